@@ -1,0 +1,136 @@
+// `kairos-cli bench`: simulation speed against the time to merely read the workload,
+// both measured in the same run, plus the engine stepping one iteration at a time as a
+// second baseline (what skipping ahead buys).
+#include "commands.h"
+#include "exec/execution_model.h"
+#include "metrics/summary.h"
+#include "profiles.h"
+#include "sched/registry.h"
+#include "sim/engine.h"
+#include "workload/readers.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <unistd.h>
+
+namespace kairos::cli {
+namespace {
+
+template <class Fn> double medianMs(int repeat, Fn&& fn) {
+    std::vector<double> t;
+    for (int i = 0; i < repeat; ++i) {
+        const auto a = std::chrono::steady_clock::now();
+        fn();
+        t.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - a)
+                        .count());
+    }
+    std::sort(t.begin(), t.end());
+    return t[t.size() / 2];
+}
+
+} // namespace
+
+void addBench(CLI::App& app) {
+    struct Args {
+        std::string workload, profile = kDefaultProfile, json_out;
+        std::size_t requests = 20000;
+        int repeat = 5;
+        double rate = 4.0;
+    };
+    auto a = std::make_shared<Args>();
+    auto* c = app.add_subcommand("bench",
+                                 "Measure simulation speed against the time to read the workload");
+    c->add_option("--workload,-w", a->workload,
+                  "Trace to use (default: a generated native workload)");
+    c->add_option("--requests,-n", a->requests, "Requests in the generated workload")
+        ->capture_default_str();
+    c->add_option("--rate", a->rate, "Arrival rate of the generated workload (req/s)")
+        ->capture_default_str();
+    c->add_option("--repeat", a->repeat, "Repetitions (the median is reported)")
+        ->capture_default_str();
+    c->add_option("--profile", a->profile, "Device profile")->capture_default_str();
+    c->add_option("--json", a->json_out, "Write the figures as JSON here");
+    c->callback([a] {
+        if (a->repeat < 1) throw std::invalid_argument("--repeat must be >= 1");
+        std::string path = a->workload;
+        std::string tmp;
+        if (path.empty()) {
+            GenerateSpec g;
+            g.count = a->requests;
+            g.arrivals.rate = a->rate;
+            g.arrivals.seed = 7;
+            g.length_seed = 8;
+            g.prompt = LengthDist::parse("lognormal:700,0.9,max=8192");
+            g.output = LengthDist::parse("lognormal:150,1.0,max=2048");
+            g.name = "bench";
+            tmp = (std::filesystem::temp_directory_path() /
+                   ("kairos-bench-" + std::to_string(::getpid()) + ".jsonl"))
+                      .string();
+            writeKairosFile(generateWorkload(g), tmp);
+            path = tmp;
+        }
+        Workload w;
+        const double read_ms = medianMs(a->repeat, [&] { w = readWorkload(path); });
+        const DeviceProfile prof = resolveProfile(a->profile);
+        const auto model = makeExecutionModel(prof);
+        EngineLimits lim;
+        lim.kv_capacity_tokens = prof.kvCapacityTokens();
+        RunLog log;
+        auto run = [&](bool skip) {
+            lim.skip_ahead = skip;
+            auto s = makeScheduler("fcfs");
+            log = simulate(w, *model, *s, lim);
+        };
+        const double sim_ms = medianMs(a->repeat, [&] { run(true); });
+        const Summary s = summarize(log);
+        const double metrics_ms = medianMs(a->repeat, [&] { (void)summarize(log); });
+        const double step_ms = medianMs(std::max(1, a->repeat / 2), [&] { run(false); });
+        if (!tmp.empty()) std::filesystem::remove(tmp);
+
+        const double gen = static_cast<double>(s.total_output_tokens);
+        const double tok = static_cast<double>(s.total_input_tokens + s.total_output_tokens);
+        std::printf("workload: %s (%zu requests, %lld prompt + %lld output tokens)\n", path.c_str(),
+                    w.size(), w.totalPromptTokens(), w.totalOutputTokens());
+        std::printf("profile: %s, KV capacity %lld tokens; policy fcfs; median of %d runs\n",
+                    prof.name.c_str(), static_cast<long long>(lim.kv_capacity_tokens), a->repeat);
+        std::printf("%-34s %10.2f ms\n", "read workload (baseline)", read_ms);
+        std::printf("%-34s %10.2f ms  (%.2fx the read time)\n", "simulate fcfs, skipping ahead",
+                    sim_ms, sim_ms / read_ms);
+        std::printf("%-34s %10.2f ms  (%.2fx the read time, %.1fx slower than skipping)\n",
+                    "simulate fcfs, one step per iter.", step_ms, step_ms / read_ms,
+                    step_ms / sim_ms);
+        std::printf("%-34s %10.2f ms\n", "summary metrics from the run log", metrics_ms);
+        std::printf("%-34s %10.0f req/s\n", "simulated requests per second",
+                    1e3 * static_cast<double>(w.size()) / sim_ms);
+        std::printf("%-34s %10.3g tok/s (generated), %.3g tok/s (prompt+generated)\n",
+                    "simulated tokens per second", 1e3 * gen / sim_ms, 1e3 * tok / sim_ms);
+        std::printf("%-34s %10lld in %lld stretches\n", "iterations",
+                    static_cast<long long>(s.iterations), static_cast<long long>(s.stretches));
+        std::printf("%-34s %10lld of %lld (killed %lld, preemptions %lld)\n", "completed",
+                    static_cast<long long>(s.completed), static_cast<long long>(s.num_requests),
+                    static_cast<long long>(s.killed), static_cast<long long>(s.preemptions));
+        if (!a->json_out.empty()) {
+            nlohmann::json j = {{"workload", path},
+                                {"requests", w.size()},
+                                {"read_ms", read_ms},
+                                {"simulate_ms", sim_ms},
+                                {"simulate_step_ms", step_ms},
+                                {"metrics_ms", metrics_ms},
+                                {"ratio_to_read", sim_ms / read_ms},
+                                {"generated_tokens_per_s", 1e3 * gen / sim_ms},
+                                {"iterations", s.iterations},
+                                {"stretches", s.stretches}};
+            std::FILE* f = std::fopen(a->json_out.c_str(), "w");
+            if (f) {
+                std::fputs((j.dump(2) + "\n").c_str(), f);
+                std::fclose(f);
+            }
+        }
+    });
+}
+
+} // namespace kairos::cli

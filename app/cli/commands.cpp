@@ -1,0 +1,296 @@
+#include "commands.h"
+
+#include "exec/execution_model.h"
+#include "export/runlog_jsonl.h"
+#include "fit/ete_fit.h"
+#include "metrics/summary.h"
+#include "model/input_error.h"
+#include "model/known_models.h"
+#include "profiles.h"
+#include "sched/registry.h"
+#include "sim/engine.h"
+#include "workload/readers.h"
+
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <limits>
+#include <memory>
+#include <nlohmann/json.hpp>
+
+namespace kairos::cli {
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+// Writes `text` to `path` through a temporary file: never half-written.
+void writeTextFile(const std::string& path, const std::string& text) {
+    const std::string tmp = path + ".tmp";
+    {
+        std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+        if (!out) throw InputError(path, 0, "", "cannot write");
+        out << text;
+        out.flush();
+        if (!out) {
+            std::remove(tmp.c_str());
+            throw InputError(path, 0, "", "write failed");
+        }
+    }
+    if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+        std::remove(tmp.c_str());
+        throw InputError(path, 0, "", "cannot move the finished file into place");
+    }
+}
+
+struct SimulateArgs {
+    std::string workload, format = "auto", policy = "fcfs", profile = kDefaultProfile;
+    std::vector<std::string> params, goodput;
+    std::vector<double> percentiles{50, 90, 99};
+    double rate = kInf, burstiness = 1.0;
+    std::uint64_t seed = 0;
+    bool rate_given = false;
+    long long kv_capacity = 0;
+    int block_size = 1, max_num_seqs = 256, max_num_batched_tokens = 8192;
+    bool chunked = false, no_skip = false, tokens = false, quiet = false;
+    std::size_t limit = 0;
+    std::string json_out, runlog_out;
+};
+
+void runSimulate(const SimulateArgs& a) {
+    ReadOptions ro;
+    if (!formatFromName(a.format, &ro.format))
+        throw std::invalid_argument("unknown --format '" + a.format + "'");
+    ro.arrivals.rate = a.rate;
+    ro.arrivals.burstiness = a.burstiness;
+    ro.arrivals.seed = a.seed;
+    ro.arrivals.validate();
+    ro.override_arrivals = a.rate_given;
+    ro.limit = a.limit;
+    const Workload w = readWorkload(a.workload, ro);
+
+    std::string profile_path;
+    const DeviceProfile prof = resolveProfile(a.profile, &profile_path);
+    const auto model = makeExecutionModel(prof);
+    auto sched = makeScheduler(a.policy, parsePolicyParams(a.params));
+    SummaryOptions so;
+    so.goodput = GoodputSlo::parse(a.goodput);
+    so.percentiles = a.percentiles;
+    for (double q : so.percentiles)
+        if (!(q >= 0 && q <= 100)) throw std::invalid_argument("percentiles must be in [0, 100]");
+
+    EngineLimits lim;
+    lim.kv_capacity_tokens = a.kv_capacity > 0 ? a.kv_capacity : prof.kvCapacityTokens();
+    lim.block_size = a.block_size;
+    lim.max_num_seqs = a.max_num_seqs;
+    lim.max_num_batched_tokens = a.max_num_batched_tokens;
+    lim.chunked_prefill = a.chunked;
+    lim.skip_ahead = !a.no_skip;
+
+    const RunLog log = simulate(w, *model, *sched, lim);
+    const Summary s = summarize(log, so);
+    if (!a.quiet) {
+        std::printf("profile: %s (%s)\n", prof.name.c_str(), profile_path.c_str());
+        std::fputs(s.table().c_str(), stdout);
+    }
+    if (!a.json_out.empty()) {
+        nlohmann::json j = s.toJson();
+        j["profile"] = prof.name;
+        j["workload_file"] = a.workload;
+        j["limits"] = {{"kv_capacity_tokens", lim.kv_capacity_tokens},
+                       {"block_size", lim.block_size},
+                       {"max_num_seqs", lim.max_num_seqs},
+                       {"max_num_batched_tokens", lim.max_num_batched_tokens},
+                       {"chunked_prefill", lim.chunked_prefill},
+                       {"skip_ahead", lim.skip_ahead}};
+        writeTextFile(a.json_out, j.dump(2) + "\n");
+    }
+    if (!a.runlog_out.empty())
+        writeRunLogJsonlFile(log, a.runlog_out, RunLogWriteOptions{a.tokens});
+}
+
+} // namespace
+
+void addSimulate(CLI::App& app) {
+    auto a = std::make_shared<SimulateArgs>();
+    auto* c = app.add_subcommand("simulate",
+                                 "Simulate a policy on a workload and print the latency summary");
+    c->add_option("--workload,-w", a->workload,
+                  "Trace file (Kairos JSONL, Azure CSV, Mooncake JSONL, lengths CSV, BurstGPT CSV)")
+        ->required();
+    c->add_option("--format", a->format, "auto|kairos|azure|mooncake|lengths|burstgpt")
+        ->capture_default_str();
+    auto* rate =
+        c->add_option("--rate", a->rate,
+                      "Generate Poisson/gamma arrivals at this rate (req/s), replacing the file's");
+    c->add_option("--burstiness", a->burstiness, "Gamma shape of inter-arrival times (1 = Poisson)")
+        ->capture_default_str();
+    c->add_option("--seed", a->seed, "Seed of generated arrivals")->capture_default_str();
+    c->add_option("--policy,-p", a->policy, "Scheduling policy (fcfs)")->capture_default_str();
+    c->add_option("--param", a->params, "Policy parameter NAME=VALUE (repeatable)");
+    c->add_option("--profile", a->profile, "Device profile: a shipped name or a JSON file")
+        ->capture_default_str();
+    c->add_option("--kv-capacity", a->kv_capacity,
+                  "KV cache capacity in tokens (default: from the profile)");
+    c->add_option("--block-size", a->block_size,
+                  "KV block size in tokens (1: no paging; vLLM uses 16)")
+        ->capture_default_str();
+    c->add_option("--max-num-seqs", a->max_num_seqs, "Running requests at most")
+        ->capture_default_str();
+    c->add_option("--max-num-batched-tokens", a->max_num_batched_tokens,
+                  "Tokens per iteration at most")
+        ->capture_default_str();
+    c->add_flag("--chunked-prefill", a->chunked, "Mix prefill chunks into decode iterations");
+    c->add_flag("--no-skip-ahead", a->no_skip,
+                "Step one iteration at a time (slower; same results)");
+    c->add_option("--goodput", a->goodput, "SLOs for goodput: ttft:MS tpot:MS e2el:MS")
+        ->expected(1, 3);
+    c->add_option("--percentiles", a->percentiles, "Percentiles to report")
+        ->delimiter(',')
+        ->capture_default_str();
+    c->add_option("--limit", a->limit, "Read at most this many requests");
+    c->add_option("--json", a->json_out, "Write the summary as JSON here");
+    c->add_option("--runlog", a->runlog_out, "Write the run log as JSONL here");
+    c->add_flag("--tokens", a->tokens, "With --runlog: one line per generated token too");
+    c->add_flag("--quiet,-q", a->quiet, "Print nothing");
+    c->callback([a, rate] {
+        a->rate_given = rate->count() > 0;
+        runSimulate(*a);
+    });
+}
+
+void addGenerate(CLI::App& app) {
+    struct Args {
+        std::string out, lengths, prompt = "lognormal:512,0.8,max=4096",
+                                  output = "lognormal:128,0.9,max=2048", name;
+        std::size_t count = 1000;
+        double rate = 1.0, burstiness = 1.0;
+        std::uint64_t seed = 0, length_seed = 1;
+    };
+    auto a = std::make_shared<Args>();
+    auto* c = app.add_subcommand("generate",
+                                 "Write a native workload with generated arrivals and lengths");
+    c->add_option("--out,-o", a->out, "Output file (.jsonl)")->required();
+    c->add_option("--count,-n", a->count, "Number of requests")->capture_default_str();
+    c->add_option("--rate", a->rate, "Arrival rate (req/s); inf puts all at time 0")
+        ->capture_default_str();
+    c->add_option("--burstiness", a->burstiness, "Gamma shape (1 = Poisson)")
+        ->capture_default_str();
+    c->add_option("--seed", a->seed, "Seed of the arrivals")->capture_default_str();
+    c->add_option("--lengths", a->lengths,
+                  "Draw (prompt, output) pairs from this trace (any readable format)");
+    c->add_option("--prompt", a->prompt, "Prompt length distribution without --lengths")
+        ->capture_default_str();
+    c->add_option("--output", a->output, "Output length distribution without --lengths")
+        ->capture_default_str();
+    c->add_option("--length-seed", a->length_seed, "Seed of the lengths")->capture_default_str();
+    c->add_option("--name", a->name, "Workload name (default: the output file's name)");
+    c->callback([a] {
+        GenerateSpec g;
+        g.count = a->count;
+        if (g.count == 0) throw std::invalid_argument("--count must be > 0");
+        g.arrivals.rate = a->rate;
+        g.arrivals.burstiness = a->burstiness;
+        g.arrivals.seed = a->seed;
+        g.length_seed = a->length_seed;
+        if (!a->lengths.empty()) {
+            ReadOptions ro;
+            const Workload src = readWorkload(a->lengths, ro);
+            for (const auto& r : src.requests)
+                g.length_pairs.emplace_back(r.prompt_tokens, r.output_tokens);
+        } else {
+            g.prompt = LengthDist::parse(a->prompt);
+            g.output = LengthDist::parse(a->output);
+        }
+        std::string name = a->name;
+        if (name.empty()) {
+            name = a->out.substr(a->out.find_last_of('/') + 1);
+            name = name.substr(0, name.find_last_of('.'));
+        }
+        g.name = name;
+        Workload w = generateWorkload(g);
+        if (!a->lengths.empty())
+            w.meta["lengths_from"] = a->lengths.substr(a->lengths.find_last_of('/') + 1);
+        writeKairosFile(w, a->out);
+        std::printf("wrote %zu requests to %s (span %.1f s, %lld prompt + %lld output tokens)\n",
+                    w.size(), a->out.c_str(), w.span(), w.totalPromptTokens(),
+                    w.totalOutputTokens());
+    });
+}
+
+void addFitProfile(CLI::App& app) {
+    struct Args {
+        std::string splitwise, model, hardware, name, out, description;
+        int tp = 2, gpu_count = 0;
+        double gpu_mem_gib = 80, mem_fraction = 0.9;
+    };
+    auto a = std::make_shared<Args>();
+    auto* c = app.add_subcommand(
+        "fit-profile", "Fit ETE coefficients from Splitwise's perf_model.csv and write a profile");
+    c->add_option("--splitwise", a->splitwise, "Path to splitwise_perf_model.csv")->required();
+    c->add_option("--model", a->model, "Model as named in the file (e.g. llama2-70b)")->required();
+    c->add_option("--hardware", a->hardware, "Hardware as named in the file (e.g. a100-80gb)")
+        ->required();
+    c->add_option("--tp", a->tp, "Tensor-parallel degree (rows to use)")->capture_default_str();
+    c->add_option("--gpu-count", a->gpu_count, "GPUs (default: --tp)");
+    c->add_option("--gpu-mem-gib", a->gpu_mem_gib, "Memory per GPU (GiB)")->capture_default_str();
+    c->add_option("--mem-fraction", a->mem_fraction, "Fraction of memory vLLM may use")
+        ->capture_default_str();
+    c->add_option("--name", a->name, "Profile name")->required();
+    c->add_option("--description", a->description, "One line about the profile");
+    c->add_option("--out,-o", a->out, "Output JSON")->required();
+    c->callback([a] {
+        const auto cfg = knownModel(a->model);
+        if (!cfg) throw std::invalid_argument("unknown model '" + a->model + "' (no shape known)");
+        const auto rows = readSplitwise(a->splitwise, a->model, a->hardware, a->tp);
+        const EteFit fit = fitEte(rows.prefill, rows.decode);
+        DeviceProfile p;
+        p.name = a->name;
+        p.description = a->description;
+        p.gpu_count = a->gpu_count > 0 ? a->gpu_count : a->tp;
+        p.hardware = std::to_string(p.gpu_count) + "x " + a->hardware;
+        p.gpu_mem_gib = a->gpu_mem_gib;
+        p.mem_fraction = a->mem_fraction;
+        p.model = *cfg;
+        p.ete = fit.params;
+        p.fit_mape_prefill = fit.mape_prefill_pct;
+        p.fit_mape_decode = fit.mape_decode_pct;
+        const std::string file = a->splitwise.substr(a->splitwise.find_last_of('/') + 1);
+        p.provenance =
+            "kairos-cli fit-profile --splitwise " + file + " --model " + a->model + " --hardware " +
+            a->hardware + " --tp " + std::to_string(a->tp) +
+            ": non-negative least squares on relative error over " +
+            std::to_string(fit.prefill_rows) +
+            " prefill rows (sum L = batch*prompt, sum L^2 = batch*prompt^2) and " +
+            std::to_string(fit.decode_rows) +
+            " decode rows (B = batch, sum N_kv = batch*(prompt + tokens/2)) of Splitwise's "
+            "measured perf model (Mutinifni/splitwise-sim data/perf_model.csv); rows more than 50% "
+            "off "
+            "a first fit left out (" +
+            std::to_string(fit.prefill_outliers) + " prefill, " +
+            std::to_string(fit.decode_outliers) + " decode); MAPE over all rows: prefill " +
+            std::to_string(fit.mape_prefill_all_pct) + "%, decode " +
+            std::to_string(fit.mape_decode_all_pct) + "%";
+        writeTextFile(a->out, p.toJson().dump(2) + "\n");
+        std::printf(
+            "%s: prefill a=%.6g b=%.6g c=%.6g (MAPE %.2f%%, %zu of %zu rows left out), "
+            "decode q0=%.6g q1=%.6g p=%.6g (MAPE %.2f%%, %zu left out), KV capacity %lld tokens\n",
+            p.name.c_str(), p.ete.a, p.ete.b, p.ete.c, fit.mape_prefill_pct, fit.prefill_outliers,
+            fit.prefill_rows, p.ete.q0, p.ete.q1, p.ete.p, fit.mape_decode_pct, fit.decode_outliers,
+            static_cast<long long>(p.kvCapacityTokens()));
+    });
+}
+
+void addProfiles(CLI::App& app) {
+    auto* c = app.add_subcommand("profiles", "List the shipped device profiles");
+    c->callback([] {
+        for (const auto& n : shippedProfileNames()) {
+            std::string at;
+            const DeviceProfile p = resolveProfile(n, &at);
+            std::printf("%-28s %-26s KV %8lld tokens  %s\n", p.name.c_str(), p.hardware.c_str(),
+                        static_cast<long long>(p.kvCapacityTokens()), p.description.c_str());
+        }
+    });
+}
+
+} // namespace kairos::cli

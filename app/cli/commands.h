@@ -1,0 +1,12 @@
+#pragma once
+#include <CLI/CLI.hpp>
+
+namespace kairos::cli {
+
+void addSimulate(CLI::App& app);
+void addGenerate(CLI::App& app);
+void addFitProfile(CLI::App& app);
+void addProfiles(CLI::App& app);
+void addBench(CLI::App& app);
+
+} // namespace kairos::cli

@@ -1,0 +1,55 @@
+#include "profiles.h"
+
+#include "model/input_error.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+
+namespace fs = std::filesystem;
+
+namespace kairos::cli {
+
+std::vector<std::string> profileDirs() {
+    std::vector<std::string> dirs;
+    if (const char* env = std::getenv("KAIROS_PROFILE_DIR"); env && *env) dirs.emplace_back(env);
+    std::error_code ec;
+    const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+    if (!ec) dirs.push_back((exe.parent_path().parent_path() / "share/kairos/profiles").string());
+    dirs.emplace_back(KAIROS_SOURCE_PROFILES);
+    return dirs;
+}
+
+DeviceProfile resolveProfile(const std::string& name, std::string* found_at) {
+    std::error_code ec;
+    if (fs::is_regular_file(name, ec)) {
+        if (found_at) *found_at = name;
+        return DeviceProfile::load(name);
+    }
+    for (const auto& d : profileDirs()) {
+        const fs::path p = fs::path(d) / (name + ".json");
+        if (fs::is_regular_file(p, ec)) {
+            if (found_at) *found_at = p.string();
+            return DeviceProfile::load(p.string());
+        }
+    }
+    std::string known;
+    for (const auto& n : shippedProfileNames()) known += (known.empty() ? "" : ", ") + n;
+    throw InputError(name, 0, "profile",
+                     "neither a file nor a shipped profile (shipped: " + known + ")");
+}
+
+std::vector<std::string> shippedProfileNames() {
+    std::vector<std::string> names;
+    std::error_code ec;
+    for (const auto& d : profileDirs()) {
+        if (!fs::is_directory(d, ec)) continue;
+        for (const auto& e : fs::directory_iterator(d, ec))
+            if (e.path().extension() == ".json") names.push_back(e.path().stem().string());
+        if (!names.empty()) break;
+    }
+    std::sort(names.begin(), names.end());
+    return names;
+}
+
+} // namespace kairos::cli

@@ -1,0 +1,19 @@
+#pragma once
+#include "model/device_profile.h"
+
+#include <string>
+#include <vector>
+
+namespace kairos::cli {
+
+// The profile every command uses when none is named (MC-SF's setting: Llama2-70B, 2x A100).
+inline constexpr const char* kDefaultProfile = "llama2-70b-a100x2";
+
+// Folders searched for NAME.json: $KAIROS_PROFILE_DIR, <exe>/../share/kairos/profiles,
+// the source tree's resources/profiles.
+std::vector<std::string> profileDirs();
+// A path to a JSON file, or the name of a shipped profile. Throws InputError.
+DeviceProfile resolveProfile(const std::string& name_or_path, std::string* found_at = nullptr);
+std::vector<std::string> shippedProfileNames();
+
+} // namespace kairos::cli

@@ -1,0 +1,182 @@
+#include "export/runlog_jsonl.h"
+
+#include "metrics/request_metrics.h"
+#include "model/input_error.h"
+#include "workload/text.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+namespace kairos {
+
+namespace {
+struct TokenLine {
+    double t;
+    ReqId req;
+    std::int32_t k;
+};
+} // namespace
+
+void writeRunLogJsonl(const RunLog& log, std::ostream& out, const RunLogWriteOptions& opt) {
+    nlohmann::json h = {{"kairos_runlog", 1},
+                        {"workload", log.workload},
+                        {"policy", log.policy},
+                        {"exec_model", log.exec_model},
+                        {"kv_capacity_tokens", log.kv_capacity_tokens},
+                        {"num_requests", log.num_requests},
+                        {"sim_wall_ms", log.sim_wall_ms},
+                        {"warnings", log.warnings}};
+    out << h.dump() << '\n';
+    std::vector<TokenLine> tokens;
+    if (opt.tokens) {
+        const auto times = allTokenTimes(log);
+        for (std::size_t r = 0; r < times.size(); ++r)
+            for (std::size_t k = 0; k < times[r].size(); ++k)
+                tokens.push_back(
+                    {times[r][k], static_cast<ReqId>(r), static_cast<std::int32_t>(k + 1)});
+        std::stable_sort(tokens.begin(), tokens.end(),
+                         [](const TokenLine& a, const TokenLine& b) { return a.t < b.t; });
+    }
+    char buf[320];
+    std::size_t ie = 0, ii = 0, it = 0;
+    const auto& ev = log.events;
+    const auto& iters = log.iters;
+    const double inf = std::numeric_limits<double>::infinity();
+    while (ie < ev.size() || ii < iters.size() || it < tokens.size()) {
+        const double te = ie < ev.size() ? ev[ie].t : inf;
+        const double ti = ii < iters.size() ? iters[ii].t0 : inf;
+        const double tt = it < tokens.size() ? tokens[it].t : inf;
+        // At equal times: events first, then the iteration that starts, then tokens.
+        if (te <= ti && te <= tt) {
+            const Event& e = ev[ie++];
+            std::snprintf(buf, sizeof buf, "{\"t\":%.17g,\"req\":%d,\"ev\":\"%s\",\"v\":%d}\n", e.t,
+                          e.req, evName(e.ev), e.value);
+        } else if (ti <= tt) {
+            const IterSpan& s = iters[ii++];
+            std::snprintf(
+                buf, sizeof buf,
+                "{\"t\":%.17g,\"ev\":\"iter\",\"n\":%d,\"dur\":%.17g,\"dd\":%.17g,\"batch\":%d,"
+                "\"decode\":%d,\"prefill\":%d,\"prefill_tokens\":%d,\"kv\":%lld,\"kv_last\":%lld}"
+                "\n",
+                s.t0, s.n, s.d0, s.dd, s.decode_seqs + s.prefill_seqs, s.decode_seqs,
+                s.prefill_seqs, s.prefill_tokens, static_cast<long long>(s.kv_first),
+                static_cast<long long>(s.kv_last));
+        } else {
+            const TokenLine& k = tokens[it++];
+            std::snprintf(buf, sizeof buf, "{\"t\":%.17g,\"req\":%d,\"ev\":\"token\",\"v\":%d}\n",
+                          k.t, k.req, k.k);
+        }
+        out << buf;
+    }
+}
+
+void writeRunLogJsonlFile(const RunLog& log, const std::string& path,
+                          const RunLogWriteOptions& opt) {
+    const std::string tmp = path + ".tmp";
+    {
+        std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+        if (!out) throw InputError(path, 0, "", "cannot write");
+        writeRunLogJsonl(log, out, opt);
+        out.flush();
+        if (!out) {
+            std::remove(tmp.c_str());
+            throw InputError(path, 0, "", "write failed");
+        }
+    }
+    if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+        std::remove(tmp.c_str());
+        throw InputError(path, 0, "", "cannot move the finished file into place");
+    }
+}
+
+RunLog readRunLogJsonl(std::istream& in, const std::string& name) {
+    RunLog log;
+    std::string line;
+    long lineno = 0;
+    bool header = false;
+    auto getNum = [&](const nlohmann::json& j, const char* k) {
+        const auto f = j.find(k);
+        if (f == j.end() || !f->is_number())
+            throw InputError(name, lineno, k, "missing or not a number");
+        const double v = f->get<double>();
+        if (!std::isfinite(v)) throw InputError(name, lineno, k, "not finite");
+        return v;
+    };
+    // Whole numbers in [lo, hi], so that the casts below are defined.
+    auto getInt = [&](const nlohmann::json& j, const char* k, double lo, double hi) {
+        const double v = getNum(j, k);
+        if (v != std::floor(v) || v < lo || v > hi)
+            throw InputError(name, lineno, k,
+                             "must be a whole number in [" +
+                                 std::to_string(static_cast<long long>(lo)) + ", " +
+                                 std::to_string(static_cast<long long>(hi)) + "]");
+        return v;
+    };
+    auto getStr = [&](const nlohmann::json& j, const char* k) {
+        const auto f = j.find(k);
+        if (f == j.end()) return std::string();
+        if (!f->is_string()) throw InputError(name, lineno, k, "not a string");
+        return f->get<std::string>();
+    };
+    constexpr double kMaxI32 = 2147483647.0, kMaxTokens = 1e15;
+    while (text::nextLine(in, line)) {
+        ++lineno;
+        if (text::trim(line).empty()) continue;
+        nlohmann::json j;
+        try {
+            j = nlohmann::json::parse(line);
+        } catch (const nlohmann::json::exception& e) {
+            throw InputError(name, lineno, "", std::string("not valid JSON: ") + e.what());
+        }
+        if (!j.is_object()) throw InputError(name, lineno, "", "expected a JSON object");
+        if (!header) {
+            if (!j.contains("kairos_runlog"))
+                throw InputError(name, lineno, "kairos_runlog", "not a Kairos run log");
+            log.workload = getStr(j, "workload");
+            log.policy = getStr(j, "policy");
+            log.exec_model = getStr(j, "exec_model");
+            log.kv_capacity_tokens =
+                static_cast<std::int64_t>(getInt(j, "kv_capacity_tokens", 0, kMaxTokens));
+            log.num_requests = static_cast<std::int32_t>(getInt(j, "num_requests", 0, kMaxI32));
+            if (j.contains("sim_wall_ms")) log.sim_wall_ms = getNum(j, "sim_wall_ms");
+            if (j.contains("warnings") && j["warnings"].is_array())
+                for (const auto& w : j["warnings"])
+                    if (w.is_string()) log.warnings.push_back(w.get<std::string>());
+            header = true;
+            continue;
+        }
+        const std::string evs = getStr(j, "ev");
+        if (evs.empty()) throw InputError(name, lineno, "ev", "missing");
+        if (evs == "iter") {
+            IterSpan sp;
+            sp.t0 = getNum(j, "t");
+            sp.n = static_cast<std::int32_t>(getInt(j, "n", 1, kMaxI32));
+            sp.d0 = getNum(j, "dur");
+            sp.dd = getNum(j, "dd");
+            sp.decode_seqs = static_cast<std::int32_t>(getInt(j, "decode", 0, kMaxI32));
+            sp.prefill_seqs = static_cast<std::int32_t>(getInt(j, "prefill", 0, kMaxI32));
+            sp.prefill_tokens = static_cast<std::int32_t>(getInt(j, "prefill_tokens", 0, kMaxI32));
+            sp.kv_first = static_cast<std::int64_t>(getInt(j, "kv", 0, kMaxTokens));
+            sp.kv_last = static_cast<std::int64_t>(getInt(j, "kv_last", 0, kMaxTokens));
+            log.iters.push_back(sp);
+            continue;
+        }
+        Ev ev;
+        if (!evFromName(evs, &ev))
+            throw InputError(name, lineno, "ev", "unknown event '" + evs + "'");
+        if (ev == Ev::Token) continue;
+        Event e;
+        e.t = getNum(j, "t");
+        e.req = static_cast<ReqId>(getInt(j, "req", 0, log.num_requests - 1.0));
+        e.ev = ev;
+        e.value = static_cast<std::int32_t>(getInt(j, "v", -kMaxI32, kMaxI32));
+        log.events.push_back(e);
+    }
+    if (!header) throw InputError(name, 0, "", "empty run log");
+    return log;
+}
+
+} // namespace kairos

@@ -1,0 +1,24 @@
+#pragma once
+// RunLog as JSONL (sample_traces/README.md documents the lines): a header line, then
+// events and iteration records merged in time order. Times are written with 17
+// significant digits so that a log read back gives the same metrics to the last bit.
+#include "model/run_log.h"
+
+#include <istream>
+#include <ostream>
+#include <string>
+
+namespace kairos {
+
+struct RunLogWriteOptions {
+    bool tokens = false; // also one "token" line per generated token
+};
+
+void writeRunLogJsonl(const RunLog& log, std::ostream& out, const RunLogWriteOptions& opt = {});
+// Through a temporary file renamed into place: never half-written.
+void writeRunLogJsonlFile(const RunLog& log, const std::string& path,
+                          const RunLogWriteOptions& opt = {});
+// Reads what writeRunLogJsonl wrote ("token" lines are skipped: they are derived).
+RunLog readRunLogJsonl(std::istream& in, const std::string& name);
+
+} // namespace kairos

@@ -1,0 +1,184 @@
+#include "metrics/request_metrics.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace kairos {
+
+std::vector<RequestMetrics> perRequest(const RunLog& log) {
+    std::vector<RequestMetrics> m(static_cast<std::size_t>(log.num_requests));
+    for (std::size_t i = 0; i < m.size(); ++i) m[i].id = static_cast<ReqId>(i);
+    for (const Event& e : log.events) {
+        RequestMetrics& r = m[static_cast<std::size_t>(e.req)];
+        switch (e.ev) {
+        case Ev::Arrive:
+            r.arrival = e.t;
+            r.prompt_tokens = e.value;
+            break;
+        case Ev::PrefillStart:
+            if (std::isnan(r.queue_delay)) r.queue_delay = e.t - r.arrival;
+            break;
+        case Ev::FirstToken:
+            r.first_token = e.t;
+            break;
+        case Ev::Preempt:
+            ++r.preemptions;
+            break;
+        case Ev::Suspend:
+            ++r.suspensions;
+            break;
+        case Ev::Finish:
+            r.finished = true;
+            r.end = e.t;
+            r.output_tokens = e.value;
+            break;
+        case Ev::Kill:
+            r.killed = true;
+            r.end = e.t;
+            r.output_tokens = e.value;
+            break;
+        default:
+            break;
+        }
+    }
+    return m;
+}
+
+namespace {
+
+// End times of the iterations that emit decode tokens, in order.
+std::vector<double> decodeEnds(const RunLog& log) {
+    std::vector<double> e;
+    std::int64_t n = 0;
+    for (const IterSpan& s : log.iters)
+        if (s.decode_seqs > 0) n += s.n;
+    e.reserve(static_cast<std::size_t>(n));
+    for (const IterSpan& s : log.iters)
+        if (s.decode_seqs > 0)
+            for (std::int64_t j = 0; j < s.n; ++j) e.push_back(s.end(j));
+    return e;
+}
+
+// A decode run: after `anchor` the request emits `count` tokens at the next decode
+// iteration ends; `prev` is its emission just before the run (NaN if none).
+struct Run {
+    ReqId id;
+    double anchor;
+    double prev;
+    std::int32_t count;
+};
+
+// Walks each request's events and yields its decode runs and its prefill-end emissions.
+template <class OnEmit, class OnRun>
+void walk(const RunLog& log, const std::vector<double>& ends, OnEmit&& onEmit, OnRun&& onRun) {
+    struct Open {
+        bool active = false;
+        double anchor = 0;
+        std::int32_t at = 0;    // tokens generated at the anchor
+        bool recompute = false; // preempted: the next emission comes from a prefill
+        double last = std::numeric_limits<double>::quiet_NaN(); // last emission time
+    };
+    std::vector<Open> open(static_cast<std::size_t>(log.num_requests));
+    auto close = [&](ReqId id, std::int32_t tokens) {
+        Open& o = open[static_cast<std::size_t>(id)];
+        if (!o.active) return;
+        o.active = false;
+        const std::int32_t count = tokens - o.at;
+        if (count <= 0) return;
+        onRun(Run{id, o.anchor, o.last, count});
+        // Remember the last emission of the run for the next gap.
+        const auto i = std::upper_bound(ends.begin(), ends.end(), o.anchor) - ends.begin();
+        o.last = ends[static_cast<std::size_t>(i + count - 1)];
+    };
+    for (const Event& e : log.events) {
+        Open& o = open[static_cast<std::size_t>(e.req)];
+        switch (e.ev) {
+        case Ev::PrefillEnd:
+            o.recompute = false;
+            onEmit(e.req, e.t, o.last);
+            o.last = e.t;
+            o.active = true;
+            o.anchor = e.t;
+            o.at = e.value;
+            break;
+        case Ev::Resume:
+            // From suspension the KV is there: decoding continues at the next iteration.
+            // After a preemption the request first recomputes (a PrefillEnd follows).
+            if (!std::isnan(o.last) && !o.active && !o.recompute) {
+                o.active = true;
+                o.anchor = e.t;
+                o.at = e.value;
+            }
+            break;
+        case Ev::Preempt:
+            close(e.req, e.value);
+            o.recompute = true;
+            break;
+        case Ev::Suspend:
+        case Ev::Finish:
+        case Ev::Kill:
+            close(e.req, e.value);
+            break;
+        default:
+            break;
+        }
+    }
+}
+
+} // namespace
+
+std::vector<std::pair<double, std::int64_t>> interTokenLatencies(const RunLog& log) {
+    const std::vector<double> ends = decodeEnds(log);
+    std::vector<std::int64_t> diff(ends.size() + 1, 0);
+    std::vector<std::pair<double, std::int64_t>> out;
+    // As vLLM, only requests that completed contribute.
+    std::vector<char> done(static_cast<std::size_t>(log.num_requests), 0);
+    for (const Event& e : log.events)
+        if (e.ev == Ev::Finish) done[static_cast<std::size_t>(e.req)] = 1;
+    walk(
+        log, ends,
+        [&](ReqId id, double t, double prev) {
+            if (done[static_cast<std::size_t>(id)] && !std::isnan(prev))
+                out.emplace_back(t - prev, 1);
+        },
+        [&](const Run& r) {
+            if (!done[static_cast<std::size_t>(r.id)]) return;
+            const auto i = static_cast<std::size_t>(
+                std::upper_bound(ends.begin(), ends.end(), r.anchor) - ends.begin());
+            const double prev = std::isnan(r.prev) ? r.anchor : r.prev;
+            out.emplace_back(ends[i] - prev, 1);
+            // Gaps ends[k] - ends[k-1] for k in (i, i + count).
+            if (r.count > 1) {
+                diff[i + 1] += 1;
+                diff[i + static_cast<std::size_t>(r.count)] -= 1;
+            }
+        });
+    std::int64_t w = 0;
+    for (std::size_t k = 1; k < ends.size(); ++k) {
+        w += diff[k];
+        if (w > 0) out.emplace_back(ends[k] - ends[k - 1], w);
+    }
+    return out;
+}
+
+std::vector<std::vector<double>> allTokenTimes(const RunLog& log) {
+    const std::vector<double> ends = decodeEnds(log);
+    std::vector<std::vector<double>> out(static_cast<std::size_t>(log.num_requests));
+    walk(
+        log, ends,
+        [&](ReqId id, double t, double) { out[static_cast<std::size_t>(id)].push_back(t); },
+        [&](const Run& r) {
+            const auto i = static_cast<std::size_t>(
+                std::upper_bound(ends.begin(), ends.end(), r.anchor) - ends.begin());
+            auto& v = out[static_cast<std::size_t>(r.id)];
+            for (std::int32_t k = 0; k < r.count; ++k)
+                v.push_back(ends[i + static_cast<std::size_t>(k)]);
+        });
+    return out;
+}
+
+std::vector<double> tokenTimes(const RunLog& log, ReqId id) {
+    return allTokenTimes(log)[static_cast<std::size_t>(id)];
+}
+
+} // namespace kairos

@@ -1,0 +1,45 @@
+#pragma once
+// Per-request metrics and inter-token latencies, computed from a RunLog alone.
+#include "model/run_log.h"
+
+#include <cstdint>
+#include <limits>
+#include <utility>
+#include <vector>
+
+namespace kairos {
+
+struct RequestMetrics {
+    static constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+    ReqId id = 0;
+    double arrival = kNaN;
+    double first_token = kNaN;
+    double end = kNaN; // finish or kill time
+    std::int32_t prompt_tokens = 0;
+    std::int32_t output_tokens = 0; // tokens generated (at finish or kill)
+    bool finished = false;
+    bool killed = false;
+    std::int32_t preemptions = 0;
+    std::int32_t suspensions = 0;
+    double queue_delay = kNaN; // first prefill start - arrival
+    // Seconds (vLLM's definitions); NaN where undefined.
+    double ttft() const { return first_token - arrival; }
+    double e2el() const { return end - arrival; }
+    double tpot() const {
+        return finished && output_tokens > 1 ? (end - first_token) / (output_tokens - 1) : kNaN;
+    }
+};
+
+std::vector<RequestMetrics> perRequest(const RunLog& log);
+
+// Every inter-token gap of every request (vLLM's ITL list), as (seconds, count) pairs:
+// the gaps between consecutive decode iterations are shared by all requests in them, so
+// they are counted rather than listed. Exact, also over skipped-ahead stretches.
+std::vector<std::pair<double, std::int64_t>> interTokenLatencies(const RunLog& log);
+
+// Token emission times of one request, expanded (for tests and --tokens logs).
+std::vector<double> tokenTimes(const RunLog& log, ReqId id);
+// Same for all requests at once: result[id] = times. O(tokens).
+std::vector<std::vector<double>> allTokenTimes(const RunLog& log);
+
+} // namespace kairos

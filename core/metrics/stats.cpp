@@ -1,0 +1,66 @@
+#include "metrics/stats.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+
+namespace kairos {
+
+double Stats::percentile(double q) const {
+    for (const auto& [pq, v] : percentiles)
+        if (pq == q) return v;
+    throw std::out_of_range("percentile not computed");
+}
+
+Stats describeWeighted(std::vector<std::pair<double, std::int64_t>> s,
+                       const std::vector<double>& qs) {
+    Stats st;
+    s.erase(std::remove_if(s.begin(), s.end(), [](const auto& p) { return p.second <= 0; }),
+            s.end());
+    std::sort(s.begin(), s.end());
+    std::int64_t n = 0;
+    long double sum = 0;
+    for (const auto& [v, w] : s) {
+        n += w;
+        sum += static_cast<long double>(v) * w;
+    }
+    st.count = n;
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    if (n == 0) {
+        st.mean = st.median = st.std = nan;
+        for (double q : qs) st.percentiles.emplace_back(q, nan);
+        return st;
+    }
+    st.mean = static_cast<double>(sum / n);
+    long double ss = 0;
+    for (const auto& [v, w] : s) ss += static_cast<long double>(v - st.mean) * (v - st.mean) * w;
+    st.std = std::sqrt(static_cast<double>(ss / n));
+    // Element at 0-based index k of the expanded sorted list.
+    std::vector<std::int64_t> cum(s.size());
+    std::int64_t c = 0;
+    for (std::size_t i = 0; i < s.size(); ++i) cum[i] = (c += s[i].second);
+    auto at = [&](std::int64_t k) {
+        const auto it = std::upper_bound(cum.begin(), cum.end(), k);
+        return s[static_cast<std::size_t>(it - cum.begin())].first;
+    };
+    auto pct = [&](double q) {
+        const double h = static_cast<double>(n - 1) * q / 100.0;
+        const auto lo = static_cast<std::int64_t>(std::floor(h));
+        const double a = at(lo);
+        if (lo + 1 >= n) return a;
+        return a + (h - static_cast<double>(lo)) * (at(lo + 1) - a);
+    };
+    st.median = pct(50.0);
+    for (double q : qs) st.percentiles.emplace_back(q, pct(q));
+    return st;
+}
+
+Stats describe(std::vector<double> values, const std::vector<double>& qs) {
+    std::vector<std::pair<double, std::int64_t>> s;
+    s.reserve(values.size());
+    for (double v : values) s.emplace_back(v, 1);
+    return describeWeighted(std::move(s), qs);
+}
+
+} // namespace kairos

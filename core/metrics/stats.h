@@ -1,0 +1,23 @@
+#pragma once
+// Descriptive statistics with numpy's definitions (population std, linear-interpolation
+// percentiles), over plain or integer-weighted samples. A weight w stands for w copies
+// of the value, so the results equal numpy's on the expanded list.
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+namespace kairos {
+
+struct Stats {
+    std::int64_t count = 0;
+    double mean = 0, median = 0, std = 0;
+    std::vector<std::pair<double, double>> percentiles; // (q in [0,100], value)
+    double percentile(double q) const;                  // one of those asked for
+};
+
+Stats describe(std::vector<double> values, const std::vector<double>& qs);
+// (value, weight) pairs; weights >= 0.
+Stats describeWeighted(std::vector<std::pair<double, std::int64_t>> samples,
+                       const std::vector<double>& qs);
+
+} // namespace kairos

@@ -1,0 +1,211 @@
+#include "metrics/summary.h"
+
+#include "metrics/request_metrics.h"
+#include "workload/text.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <stdexcept>
+
+namespace kairos {
+
+GoodputSlo GoodputSlo::parse(const std::vector<std::string>& items) {
+    GoodputSlo g;
+    for (const auto& it : items) {
+        const auto colon = it.find(':');
+        double v;
+        if (colon == std::string::npos ||
+            !text::parseDouble(std::string_view(it).substr(colon + 1), &v) || v <= 0)
+            throw std::invalid_argument("goodput SLO '" + it +
+                                        "': expected ttft:MS, tpot:MS or e2el:MS with MS > 0");
+        const std::string k = it.substr(0, colon);
+        if (k == "ttft")
+            g.ttft_ms = v;
+        else if (k == "tpot")
+            g.tpot_ms = v;
+        else if (k == "e2el")
+            g.e2el_ms = v;
+        else
+            throw std::invalid_argument("goodput SLO '" + it + "': unknown metric '" + k +
+                                        "' (ttft, tpot, e2el)");
+    }
+    return g;
+}
+
+std::string percentileKey(double q) {
+    char buf[32];
+    if (q == std::floor(q))
+        std::snprintf(buf, sizeof buf, "p%d", static_cast<int>(q));
+    else
+        std::snprintf(buf, sizeof buf, "p%g", q);
+    return buf;
+}
+
+Summary summarize(const RunLog& log, const SummaryOptions& opt) {
+    Summary s;
+    s.workload = log.workload;
+    s.policy = log.policy;
+    s.exec_model = log.exec_model;
+    s.num_requests = log.num_requests;
+    s.kv_capacity_tokens = log.kv_capacity_tokens;
+    s.sim_wall_ms = log.sim_wall_ms;
+    s.percentiles = opt.percentiles;
+    s.warnings = log.warnings;
+    const auto reqs = perRequest(log);
+    std::vector<double> ttft, tpot, e2el, queue;
+    double t_first = std::numeric_limits<double>::infinity(), t_last = -t_first;
+    for (const auto& r : reqs) {
+        if (!std::isnan(r.arrival)) t_first = std::min(t_first, r.arrival);
+        if (!std::isnan(r.end)) t_last = std::max(t_last, r.end);
+        s.preemptions += r.preemptions;
+        s.suspensions += r.suspensions;
+        if (r.killed) ++s.killed;
+        if (!std::isnan(r.queue_delay)) queue.push_back(r.queue_delay * 1e3);
+        if (!r.finished) continue;
+        ++s.completed;
+        s.total_input_tokens += r.prompt_tokens;
+        s.total_output_tokens += r.output_tokens;
+        ttft.push_back(r.ttft() * 1e3);
+        e2el.push_back(r.e2el() * 1e3);
+        const double tp = r.tpot();
+        if (!std::isnan(tp)) tpot.push_back(tp * 1e3);
+        const GoodputSlo& g = opt.goodput;
+        if (g.any()) {
+            const double tpot_ms = std::isnan(tp) ? 0.0 : tp * 1e3; // vLLM: 0 for one token
+            const bool good = (!g.ttft_ms || r.ttft() * 1e3 <= *g.ttft_ms) &&
+                              (!g.tpot_ms || tpot_ms <= *g.tpot_ms) &&
+                              (!g.e2el_ms || r.e2el() * 1e3 <= *g.e2el_ms);
+            if (good) ++s.good_requests;
+        }
+    }
+    s.duration_s = t_last > t_first ? t_last - t_first : 0.0;
+    const double d = s.duration_s > 0 ? s.duration_s : std::numeric_limits<double>::quiet_NaN();
+    s.request_throughput = s.completed / d;
+    s.output_throughput = s.total_output_tokens / d;
+    s.total_token_throughput = (s.total_input_tokens + s.total_output_tokens) / d;
+    if (opt.goodput.any()) s.request_goodput = s.good_requests / d;
+    s.ttft_ms = describe(std::move(ttft), opt.percentiles);
+    s.tpot_ms = describe(std::move(tpot), opt.percentiles);
+    s.e2el_ms = describe(std::move(e2el), opt.percentiles);
+    s.queue_ms = describe(std::move(queue), opt.percentiles);
+    auto itl = interTokenLatencies(log);
+    for (auto& p : itl) p.first *= 1e3;
+    s.itl_ms = describeWeighted(std::move(itl), opt.percentiles);
+    for (const auto& sp : log.iters) {
+        s.kv_peak_tokens = std::max(s.kv_peak_tokens, sp.kvPeak());
+        s.iterations += sp.n;
+    }
+    s.stretches = static_cast<std::int64_t>(log.iters.size());
+    return s;
+}
+
+namespace {
+// NaN is not JSON: write null.
+nlohmann::json num(double v) {
+    return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr);
+}
+} // namespace
+
+nlohmann::json Summary::toJson() const {
+    nlohmann::json j;
+    j["workload"] = workload;
+    j["policy"] = policy;
+    j["exec_model"] = exec_model;
+    j["num_requests"] = num_requests;
+    j["completed"] = completed;
+    j["killed"] = killed;
+    j["total_input_tokens"] = total_input_tokens;
+    j["total_output_tokens"] = total_output_tokens;
+    j["duration"] = num(duration_s);
+    j["request_throughput"] = num(request_throughput);
+    j["output_throughput"] = num(output_throughput);
+    j["total_token_throughput"] = num(total_token_throughput);
+    if (request_goodput) {
+        j["request_goodput"] = num(*request_goodput);
+        j["good_requests"] = good_requests;
+    }
+    auto put = [&](const char* m, const Stats& st) {
+        const std::string name(m);
+        j["mean_" + name + "_ms"] = num(st.mean);
+        j["median_" + name + "_ms"] = num(st.median);
+        j["std_" + name + "_ms"] = num(st.std);
+        for (const auto& [q, v] : st.percentiles) j[percentileKey(q) + "_" + name + "_ms"] = num(v);
+    };
+    put("ttft", ttft_ms);
+    put("tpot", tpot_ms);
+    put("itl", itl_ms);
+    put("e2el", e2el_ms);
+    put("queue", queue_ms);
+    j["kv_peak_tokens"] = kv_peak_tokens;
+    j["kv_capacity_tokens"] = kv_capacity_tokens;
+    j["preemptions"] = preemptions;
+    j["suspensions"] = suspensions;
+    j["iterations"] = iterations;
+    j["stretches"] = stretches;
+    j["sim_wall_ms"] = sim_wall_ms;
+    j["warnings"] = warnings;
+    return j;
+}
+
+std::string Summary::table() const {
+    std::ostringstream o;
+    char buf[160];
+    auto line = [&](const char* label, const std::string& v) {
+        std::snprintf(buf, sizeof buf, "%-40s %s\n", label, v.c_str());
+        o << buf;
+    };
+    auto f = [](double v, int prec = 2) {
+        if (!std::isfinite(v)) return std::string("n/a");
+        char b[64];
+        std::snprintf(b, sizeof b, "%.*f", prec, v);
+        return std::string(b);
+    };
+    auto head = [&](const char* t) {
+        std::snprintf(buf, sizeof buf, "%s\n", std::string(50, '-').c_str());
+        o << buf << t << "\n" << buf;
+    };
+    o << "=============== Kairos simulation ===============\n";
+    line("Workload:", workload);
+    line("Policy:", policy);
+    line("Execution model:", exec_model);
+    line("Requests (completed / killed / all):", std::to_string(completed) + " / " +
+                                                     std::to_string(killed) + " / " +
+                                                     std::to_string(num_requests));
+    line("Duration (s):", f(duration_s));
+    line("Total input tokens:", std::to_string(total_input_tokens));
+    line("Total generated tokens:", std::to_string(total_output_tokens));
+    line("Request throughput (req/s):", f(request_throughput));
+    line("Output token throughput (tok/s):", f(output_throughput));
+    line("Total token throughput (tok/s):", f(total_token_throughput));
+    if (request_goodput)
+        line("Request goodput (req/s):",
+             f(*request_goodput) + "  (" + std::to_string(good_requests) + " good)");
+    auto block = [&](const char* title, const char* m, const Stats& st) {
+        head(title);
+        line(("Mean " + std::string(m) + " (ms):").c_str(), f(st.mean));
+        line(("Median " + std::string(m) + " (ms):").c_str(), f(st.median));
+        for (const auto& [q, v] : st.percentiles) {
+            const std::string k = "P" + percentileKey(q).substr(1) + " " + m + " (ms):";
+            line(k.c_str(), f(v));
+        }
+    };
+    block("Time to First Token", "TTFT", ttft_ms);
+    block("Time per Output Token (excl. 1st token)", "TPOT", tpot_ms);
+    block("Inter-token Latency", "ITL", itl_ms);
+    block("End-to-end Latency", "E2EL", e2el_ms);
+    head("KV cache and engine");
+    line("KV peak / capacity (tokens):",
+         std::to_string(kv_peak_tokens) + " / " + std::to_string(kv_capacity_tokens));
+    line("Preemptions:", std::to_string(preemptions));
+    line("Iterations (in stretches):",
+         std::to_string(iterations) + " (" + std::to_string(stretches) + ")");
+    line("Simulation wall time (ms):", f(sim_wall_ms, 1));
+    for (const auto& w : warnings) o << "warning: " << w << "\n";
+    o << std::string(50, '=') << "\n";
+    return o.str();
+}
+
+} // namespace kairos

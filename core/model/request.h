@@ -1,0 +1,53 @@
+#pragma once
+// Value types of one request. Units: seconds (double) for time, tokens (int) for lengths.
+#include <algorithm>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace kairos {
+
+// Index of a request inside its Workload (0..n-1); the engine, scheduler and RunLog use it.
+using ReqId = std::int32_t;
+
+// Time-utility function (TimelyLLM): TUF(t) = min(beta, slope * (t - ert) + beta), slope < 0.
+// t is the waiting/response time of the request (or segment), not the wall clock.
+struct Tuf {
+    double ert = 0.0;   // expected response time: utility is beta up to here
+    double slope = 0.0; // alpha in the paper, <= 0
+    double beta = 0.0;  // maximum utility
+
+    double value(double t) const { return std::min(beta, slope * (t - ert) + beta); }
+    // TUF_1 of a suspended segment: the same line with ERT = 0.
+    double valueSuspended(double t) const {
+        return std::min(beta, slope * std::max(t, 0.0) + beta);
+    }
+    // Time at which the utility reaches zero (infinite when slope == 0).
+    double zeroTime() const;
+    bool operator==(const Tuf& o) const {
+        return ert == o.ert && slope == o.slope && beta == o.beta;
+    }
+};
+
+// One piece of a robot plan: generate `tokens`, then the robot executes it for `exec_s`.
+struct Segment {
+    int tokens = 0;
+    double exec_s = 0.0;
+    bool operator==(const Segment& o) const { return tokens == o.tokens && exec_s == o.exec_s; }
+};
+
+struct Request {
+    std::int64_t id = 0;            // the identifier in the source file (row number if it has none)
+    double arrival = 0.0;           // seconds from the start of the workload
+    int prompt_tokens = 0;          // > 0
+    int output_tokens = 0;          // > 0: the true length the model will generate
+    std::string cls;                // free class label ("normal", "urgent", ...); empty if none
+    std::optional<Tuf> tuf;         // time-utility function, if the request has one
+    std::optional<double> budget_s; // TimeBill time budget, if any
+    std::vector<Segment> segments;  // robot plan; when present their tokens sum to output_tokens
+
+    bool operator==(const Request& o) const;
+};
+
+} // namespace kairos

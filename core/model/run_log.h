@@ -1,0 +1,81 @@
+#pragma once
+// RunLog: the single result format. Engines write it; metrics, views, storage and
+// exports read only this. Two streams:
+//  - events: per-request lifecycle (arrive .. finish/kill), in time order;
+//  - iters:  per-iteration records. A record may stand for a *stretch* of n iterations
+//            whose batch did not change (the engine skipped ahead over it); iteration j
+//            of the stretch (0-based) lasts d0 + j*dd seconds, so token times inside a
+//            stretch are exact, not interpolated.
+// Token emission rule (what metrics rely on): a request emits a token at the end of the
+// iteration that completes its prefill (event prefill_end), and then at the end of every
+// iteration with decode_seqs > 0 until its next preempt/suspend/finish/kill event; while
+// suspended it emits nothing and after `resume` it emits again in every decode iteration.
+#include "model/request.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace kairos {
+
+enum class Ev : std::uint8_t {
+    Arrive,       // value = prompt tokens
+    Admit,        // first time the scheduler takes the request in; value = 0
+    PrefillStart, // a prefill (or recompute) begins; value = context tokens to compute
+    PrefillEnd,   // prefill done, one token emitted; value = tokens generated after it
+    FirstToken,   // value = 1 (same time as the first PrefillEnd)
+    Preempt,      // KV dropped, back to waiting (recompute); value = tokens generated so far
+    Suspend,      // paused with its KV kept; value = tokens generated so far
+    Resume,       // back from waiting-after-preempt or from suspended; value = tokens so far
+    Dispatch,     // a robot segment is handed to the robot; value = segment index
+    Finish,       // value = tokens generated (= output tokens)
+    Kill,         // dropped unfinished; value = tokens generated so far
+    Token,        // only in expanded logs (--tokens); value = token index (1-based)
+};
+
+const char* evName(Ev e);
+bool evFromName(const std::string& s, Ev* out);
+
+struct Event {
+    double t = 0.0;
+    ReqId req = 0;
+    Ev ev = Ev::Arrive;
+    std::int32_t value = 0;
+};
+
+struct IterSpan {
+    double t0 = 0.0;              // start of the first iteration
+    std::int32_t n = 1;           // iterations in the stretch (>= 1)
+    double d0 = 0.0;              // duration of the first iteration
+    double dd = 0.0;              // growth of the duration per iteration (decode KV growth)
+    std::int32_t decode_seqs = 0; // requests emitting a decode token in every iteration
+    std::int32_t prefill_seqs = 0;
+    std::int32_t prefill_tokens = 0; // tokens prefilled in this (single) iteration
+    std::int64_t kv_first = 0;       // KV tokens allocated during the first iteration
+    std::int64_t kv_last = 0;        // ... during the last one (KV only grows inside a stretch)
+
+    // End of iteration j (0-based): t0 + (j+1)*d0 + dd*j*(j+1)/2. The one formula every
+    // reader and the engine use, so times agree to the last bit.
+    double end(std::int64_t j) const {
+        return t0 + static_cast<double>(j + 1) * d0 +
+               dd * 0.5 * static_cast<double>(j) * static_cast<double>(j + 1);
+    }
+    double tEnd() const { return end(n - 1); }
+    std::int64_t kvPeak() const { return kv_last; }
+};
+
+struct RunLog {
+    std::string workload;   // name
+    std::string policy;     // scheduler name with parameters
+    std::string exec_model; // description of the execution model / profile
+    std::int64_t kv_capacity_tokens = 0;
+    std::int32_t num_requests = 0;
+    std::vector<Event> events;
+    std::vector<IterSpan> iters;
+    double sim_wall_ms = 0.0;          // wall time the engine took
+    std::vector<std::string> warnings; // what the engine refused or had to resolve
+
+    std::int64_t totalIterations() const;
+};
+
+} // namespace kairos

@@ -1,0 +1,119 @@
+#pragma once
+// The Scheduler interface (DESIGN.md): called at every iteration boundary with a read-only
+// view of the engine, it answers with a Decision. The same scheduler objects drive the
+// simulator and the live engine, so a simulated decision and a measured one compare.
+#include "model/workload.h"
+
+#include <climits>
+#include <cmath>
+#include <cstdint>
+#include <deque>
+#include <limits>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace kairos {
+
+class ExecutionModel;
+
+enum class Phase : std::uint8_t { Pending, Waiting, Running, Suspended, Finished, Killed };
+
+// What the engine knows about one request. Owned by the engine; schedulers only read it.
+struct ReqState {
+    const Request* req = nullptr;
+    Phase phase = Phase::Pending;
+    std::int32_t generated = 0;      // tokens emitted so far (kept across preemptions)
+    std::int32_t prefill_target = 0; // context tokens the current prefill computes
+    std::int32_t prefilled = 0;      // of prefill_target, done so far
+    std::int64_t kv = 0;             // KV tokens held (logical)
+    std::int64_t alloc = 0;          // KV tokens allocated (kv rounded up to whole blocks)
+    double alpha = 0.0;              // KV eviction ratio applied to the prompt after prefill
+    double first_admit = std::numeric_limits<double>::quiet_NaN();
+    double first_token = std::numeric_limits<double>::quiet_NaN();
+    double last_token = std::numeric_limits<double>::quiet_NaN();
+    std::int32_t preemptions = 0;
+    std::int32_t suspensions = 0;
+
+    bool needsPrefill() const { return prefilled < prefill_target; }
+    std::int32_t remaining() const { return req->output_tokens - generated; }
+    // Context to recompute on (re)admission: the prompt and every token generated so far.
+    std::int32_t context() const { return req->prompt_tokens + generated; }
+};
+
+struct EngineLimits {
+    std::int64_t kv_capacity_tokens = 0;
+    std::int32_t block_size = 1;                // 1: token granularity; 16: vLLM's paged blocks
+    std::int32_t max_num_seqs = 256;            // running requests at most
+    std::int32_t max_num_batched_tokens = 8192; // tokens per iteration (see sim/engine.h)
+    bool chunked_prefill = false;
+    bool skip_ahead = true;
+};
+
+// Read-only view of an engine at an iteration boundary.
+class EngineView {
+public:
+    virtual ~EngineView() = default;
+    virtual double now() const = 0;
+    virtual const std::deque<ReqId>& waiting() const = 0;  // in queue order
+    virtual const std::vector<ReqId>& running() const = 0; // in admission order
+    virtual const std::vector<ReqId>& suspended() const = 0;
+    virtual const ReqState& state(ReqId id) const = 0;
+    virtual std::int64_t kvUsed() const = 0; // allocated KV tokens
+    virtual const EngineLimits& limits() const = 0;
+    virtual const ExecutionModel* model() const = 0; // nullptr in the live engine
+    virtual double nextArrival() const = 0;          // +inf when none is pending
+    // KV tokens allocated for a request holding `tokens` (rounded up to whole blocks).
+    std::int64_t kvCost(std::int64_t tokens) const {
+        const std::int64_t bs = limits().block_size;
+        return bs <= 1 ? tokens : (tokens + bs - 1) / bs * bs;
+    }
+    std::int64_t kvCapacity() const {
+        const std::int64_t bs = std::max<std::int32_t>(1, limits().block_size);
+        return limits().kv_capacity_tokens / bs * bs;
+    }
+    std::int64_t kvFree() const { return kvCapacity() - kvUsed(); }
+};
+
+struct Decision {
+    std::vector<ReqId> kill;    // dropped unfinished
+    std::vector<ReqId> preempt; // running -> front of waiting, KV dropped (recompute later)
+    std::vector<ReqId> suspend; // running -> suspended, KV kept
+    std::vector<ReqId> resume;  // suspended -> running
+    std::vector<std::pair<ReqId, double>> evict; // KV eviction ratio alpha, set before admit
+    std::vector<ReqId> admit; // waiting -> running; prefill starts, in this order
+    // Iterations the engine may run without asking again, unless a request arrives or
+    // finishes or the KV cache overflows first. INT_MAX: until such an event.
+    std::int32_t hold = 1;
+    // With nothing runnable, wake the scheduler at this time even if nothing arrives.
+    double wake_at = std::numeric_limits<double>::infinity();
+
+    void clear() {
+        kill.clear();
+        preempt.clear();
+        suspend.clear();
+        resume.clear();
+        evict.clear();
+        admit.clear();
+        hold = 1;
+        wake_at = std::numeric_limits<double>::infinity();
+    }
+};
+
+class Scheduler {
+public:
+    virtual ~Scheduler() = default;
+    // Name with parameters, e.g. "fcfs(watermark=0.01)".
+    virtual std::string name() const = 0;
+    virtual void reset(const Workload& w) { (void)w; }
+    virtual void schedule(const EngineView& view, Decision& out) = 0;
+    // The next iteration needs more KV than is free: name one running request to preempt
+    // (recompute). Default: vLLM's rule, the most recently arrived running request.
+    virtual ReqId overflowVictim(const EngineView& view);
+    virtual void onFinish(const EngineView& view, ReqId id) {
+        (void)view;
+        (void)id;
+    }
+};
+
+} // namespace kairos

@@ -1,0 +1,392 @@
+#include "sim/engine.h"
+
+#include <algorithm>
+#include <cassert>
+#include <limits>
+#include <stdexcept>
+
+namespace kairos {
+
+namespace {
+constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr std::size_t kMaxWarnings = 50;
+} // namespace
+
+Simulator::Simulator(const Workload& w, const ExecutionModel& model, Scheduler& sched,
+                     EngineLimits lim)
+    : w_(w), model_(model), sched_(sched), lim_(lim) {
+    if (lim_.kv_capacity_tokens <= 0) throw std::invalid_argument("KV capacity must be > 0 tokens");
+    if (lim_.block_size < 1) throw std::invalid_argument("block size must be >= 1");
+    if (lim_.max_num_seqs < 1) throw std::invalid_argument("max_num_seqs must be >= 1");
+    if (lim_.max_num_batched_tokens < 1)
+        throw std::invalid_argument("max_num_batched_tokens must be >= 1");
+    for (std::size_t i = 1; i < w_.requests.size(); ++i)
+        if (w_.requests[i].arrival < w_.requests[i - 1].arrival)
+            throw std::invalid_argument("workload is not sorted by arrival time");
+    capacity_ = kvCapacity();
+    st_.resize(w_.requests.size());
+    for (std::size_t i = 0; i < st_.size(); ++i) st_[i].req = &w_.requests[i];
+}
+
+double Simulator::nextArrival() const {
+    return next_ < w_.requests.size() ? w_.requests[next_].arrival : kInf;
+}
+
+void Simulator::warn(const std::string& w) {
+    if (log_.warnings.size() < kMaxWarnings) log_.warnings.push_back(w);
+}
+
+void Simulator::arriveUpTo(double t) {
+    while (next_ < w_.requests.size() && w_.requests[next_].arrival <= t) {
+        const ReqId id = static_cast<ReqId>(next_++);
+        st(id).phase = Phase::Waiting;
+        waiting_.push_back(id);
+        log(w_.requests[static_cast<std::size_t>(id)].arrival, id, Ev::Arrive,
+            w_.requests[static_cast<std::size_t>(id)].prompt_tokens);
+    }
+}
+
+void Simulator::setKv(ReqState& s, std::int64_t kv) {
+    const std::int64_t alloc = kvCost(kv);
+    kv_used_ += alloc - s.alloc;
+    s.alloc = alloc;
+    s.kv = kv;
+}
+
+void Simulator::removeFrom(std::vector<ReqId>& v, ReqId id) {
+    auto it = std::find(v.begin(), v.end(), id);
+    assert(it != v.end());
+    v.erase(it);
+}
+
+bool Simulator::removeWaiting(ReqId id) {
+    if (!waiting_.empty() && waiting_.front() == id) {
+        waiting_.pop_front();
+        return true;
+    }
+    auto it = std::find(waiting_.begin(), waiting_.end(), id);
+    if (it == waiting_.end()) return false;
+    waiting_.erase(it);
+    return true;
+}
+
+void Simulator::doAdmit(ReqId id) {
+    ReqState& s = st(id);
+    if (s.phase != Phase::Waiting) {
+        warn("admit of a request that is not waiting (req " + std::to_string(id) + ")");
+        return;
+    }
+    const std::int64_t reserve = s.context() + 1;
+    if (kv_used_ + kvCost(reserve) > capacity_ ||
+        static_cast<std::int32_t>(running_.size()) >= lim_.max_num_seqs) {
+        warn("admission refused: no room for req " + std::to_string(id));
+        return;
+    }
+    removeWaiting(id);
+    const bool first = std::isnan(s.first_admit);
+    if (first) s.first_admit = now_;
+    log(now_, id, first ? Ev::Admit : Ev::Resume, s.generated);
+    s.phase = Phase::Running;
+    s.prefill_target = s.context();
+    s.prefilled = 0;
+    setKv(s, reserve);
+    running_.push_back(id);
+}
+
+void Simulator::doPreempt(ReqId id) {
+    ReqState& s = st(id);
+    if (s.phase != Phase::Running) return;
+    removeFrom(running_, id);
+    setKv(s, 0);
+    s.prefill_target = s.prefilled = 0;
+    s.phase = Phase::Waiting;
+    ++s.preemptions;
+    waiting_.push_front(id);
+    log(now_, id, Ev::Preempt, s.generated);
+}
+
+void Simulator::doSuspend(ReqId id) {
+    ReqState& s = st(id);
+    if (s.phase != Phase::Running) return;
+    removeFrom(running_, id);
+    s.phase = Phase::Suspended;
+    ++s.suspensions;
+    suspended_.push_back(id);
+    log(now_, id, Ev::Suspend, s.generated);
+}
+
+void Simulator::doResume(ReqId id) {
+    ReqState& s = st(id);
+    if (s.phase != Phase::Suspended) return;
+    if (static_cast<std::int32_t>(running_.size()) >= lim_.max_num_seqs) {
+        warn("resume refused: max_num_seqs reached");
+        return;
+    }
+    removeFrom(suspended_, id);
+    s.phase = Phase::Running;
+    running_.push_back(id);
+    log(now_, id, Ev::Resume, s.generated);
+}
+
+void Simulator::doKill(ReqId id) {
+    ReqState& s = st(id);
+    switch (s.phase) {
+    case Phase::Running:
+        removeFrom(running_, id);
+        break;
+    case Phase::Suspended:
+        removeFrom(suspended_, id);
+        break;
+    case Phase::Waiting:
+        removeWaiting(id);
+        break;
+    default:
+        return;
+    }
+    setKv(s, 0);
+    s.phase = Phase::Killed;
+    ++done_;
+    log(now_, id, Ev::Kill, s.generated);
+}
+
+void Simulator::doFinish(ReqId id, double t) {
+    ReqState& s = st(id);
+    removeFrom(running_, id);
+    setKv(s, 0);
+    s.phase = Phase::Finished;
+    ++done_;
+    log(t, id, Ev::Finish, s.generated);
+}
+
+void Simulator::applyDecision() {
+    for (ReqId id : dec_.kill) doKill(id);
+    for (ReqId id : dec_.preempt) doPreempt(id);
+    for (ReqId id : dec_.suspend) doSuspend(id);
+    for (ReqId id : dec_.resume) doResume(id);
+    for (const auto& [id, a] : dec_.evict) {
+        ReqState& s = st(id);
+        // The ratio applies when the prompt's KV is compressed at the end of its prefill.
+        if (s.phase == Phase::Waiting || (s.phase == Phase::Running && s.needsPrefill()))
+            s.alpha = std::clamp(a, 0.0, 1.0);
+    }
+    for (ReqId id : dec_.admit) doAdmit(id);
+}
+
+void Simulator::compose() {
+    decoders_.clear();
+    chunks_.clear();
+    bool any_prefill = false;
+    for (ReqId id : running_)
+        if (st(id).needsPrefill()) {
+            any_prefill = true;
+            break;
+        }
+    if (!lim_.chunked_prefill) {
+        if (any_prefill) {
+            std::int64_t budget = lim_.max_num_batched_tokens;
+            for (ReqId id : running_) {
+                const ReqState& s = st(id);
+                if (!s.needsPrefill()) continue;
+                const std::int32_t rest = s.prefill_target - s.prefilled;
+                if (!chunks_.empty() && rest > budget) break;
+                chunks_.push_back({id, rest});
+                budget -= rest;
+            }
+        } else {
+            decoders_ = running_;
+        }
+        return;
+    }
+    std::int64_t budget = lim_.max_num_batched_tokens;
+    for (ReqId id : running_)
+        if (!st(id).needsPrefill()) decoders_.push_back(id);
+    budget -= static_cast<std::int64_t>(decoders_.size());
+    for (ReqId id : running_) {
+        if (budget <= 0) break;
+        const ReqState& s = st(id);
+        if (!s.needsPrefill()) continue;
+        const auto take = static_cast<std::int32_t>(
+            std::min<std::int64_t>(budget, s.prefill_target - s.prefilled));
+        chunks_.push_back({id, take});
+        budget -= take;
+    }
+}
+
+std::int64_t Simulator::growth(std::int64_t iterations) const {
+    if (lim_.block_size <= 1) return iterations * static_cast<std::int64_t>(decoders_.size());
+    std::int64_t g = 0;
+    for (ReqId id : decoders_) {
+        const ReqState& s = st_[static_cast<std::size_t>(id)];
+        g += kvCost(s.kv + iterations) - s.alloc;
+    }
+    return g;
+}
+
+bool Simulator::makeRoom() {
+    compose();
+    while (!running_.empty() && kv_used_ + growth(1) > capacity_) {
+        const ReqId victim = sched_.overflowVictim(*this);
+        if (st(victim).phase != Phase::Running)
+            throw std::logic_error("overflowVictim named a request that is not running");
+        if (running_.size() == 1 && suspended_.empty()) {
+            warn("req " + std::to_string(victim) +
+                 " cannot fit in the KV cache even alone: killed");
+            doKill(victim);
+        } else {
+            doPreempt(victim);
+        }
+        compose();
+    }
+    return !running_.empty();
+}
+
+void Simulator::runIteration() {
+    if (!makeRoom()) return;
+    BatchShape shape;
+    for (const Chunk& c : chunks_) {
+        ++shape.prefill_seqs;
+        shape.prefill_tokens += c.tokens;
+        shape.prefill_tokens_sq += static_cast<double>(c.tokens) * c.tokens;
+    }
+    shape.decode_seqs = static_cast<std::int32_t>(decoders_.size());
+    std::int32_t min_remaining = std::numeric_limits<std::int32_t>::max();
+    for (ReqId id : decoders_) {
+        const ReqState& s = st(id);
+        shape.decode_kv_tokens += s.kv;
+        min_remaining = std::min(min_remaining, s.remaining());
+    }
+
+    IterSpan sp;
+    sp.t0 = now_;
+    sp.n = 1;
+    sp.d0 = model_.iterationTime(shape);
+    sp.dd = 0.0;
+    sp.decode_seqs = shape.decode_seqs;
+    sp.prefill_seqs = shape.prefill_seqs;
+    sp.prefill_tokens = static_cast<std::int32_t>(shape.prefill_tokens);
+
+    if (chunks_.empty() && lim_.skip_ahead && dec_.hold > 1 && !decoders_.empty()) {
+        if (const auto ramp = model_.decodeRamp(shape.decode_seqs, shape.decode_kv_tokens)) {
+            std::int64_t n = std::min<std::int64_t>(dec_.hold, min_remaining);
+            // KV: the largest n whose growth still fits.
+            const std::int64_t room = capacity_ - kv_used_;
+            if (lim_.block_size <= 1) {
+                n = std::min<std::int64_t>(n, room / static_cast<std::int64_t>(decoders_.size()));
+            } else if (growth(n) > room) {
+                std::int64_t lo = 1, hi = n; // growth(lo) fits, growth(hi) does not
+                while (hi - lo > 1) {
+                    const std::int64_t mid = lo + (hi - lo) / 2;
+                    (growth(mid) <= room ? lo : hi) = mid;
+                }
+                n = lo;
+            }
+            sp.d0 = ramp->d0;
+            sp.dd = ramp->dd;
+            // Stop at the first boundary at or after the next arrival or wake-up time.
+            const double until = std::min(nextArrival(), dec_.wake_at > now_ ? dec_.wake_at : kInf);
+            if (n > 1 && until < kInf) {
+                sp.n = static_cast<std::int32_t>(n);
+                if (sp.end(n - 1) > until) {
+                    std::int64_t lo = -1, hi = n - 1; // end(lo) < until <= end(hi)
+                    while (hi - lo > 1) {
+                        const std::int64_t mid = lo + (hi - lo) / 2;
+                        (sp.end(mid) >= until ? hi : lo) = mid;
+                    }
+                    n = hi + 1;
+                }
+            }
+            sp.n = static_cast<std::int32_t>(std::max<std::int64_t>(1, n));
+        }
+    }
+
+    sp.kv_first = kv_used_ + growth(1);
+    sp.kv_last = sp.n == 1 ? sp.kv_first : kv_used_ + growth(sp.n);
+    const double t_end = sp.tEnd();
+    log_.iters.push_back(sp);
+
+    for (const Chunk& c : chunks_)
+        if (st(c.id).prefilled == 0) log(sp.t0, c.id, Ev::PrefillStart, st(c.id).prefill_target);
+    // Arrivals during the stretch become visible at its end (the next boundary); logging
+    // them here keeps the event stream in time order.
+    arriveUpTo(t_end);
+
+    finished_now_.clear();
+    for (const Chunk& c : chunks_) {
+        ReqState& s = st(c.id);
+        s.prefilled += c.tokens;
+        if (s.prefilled < s.prefill_target) continue;
+        // Prefill done: the prompt's KV is compressed by alpha and one token is emitted.
+        s.prefill_target = s.prefilled = 0;
+        ++s.generated;
+        const auto prompt = s.req->prompt_tokens;
+        const auto kept = prompt - static_cast<std::int64_t>(s.alpha * prompt);
+        setKv(s, kept + s.generated);
+        s.last_token = t_end;
+        log(t_end, c.id, Ev::PrefillEnd, s.generated);
+        if (s.generated == 1) {
+            s.first_token = t_end;
+            log(t_end, c.id, Ev::FirstToken, 1);
+        }
+        if (s.remaining() <= 0) finished_now_.push_back(c.id);
+    }
+    for (ReqId id : decoders_) {
+        ReqState& s = st(id);
+        s.generated += sp.n;
+        setKv(s, s.kv + sp.n);
+        s.last_token = t_end;
+        if (s.remaining() <= 0) finished_now_.push_back(id);
+    }
+    now_ = t_end;
+    for (ReqId id : finished_now_) {
+        doFinish(id, t_end);
+        sched_.onFinish(*this, id);
+    }
+}
+
+RunLog Simulator::run() {
+    const auto t_start = std::chrono::steady_clock::now();
+    log_ = RunLog{};
+    log_.workload = w_.name;
+    log_.policy = sched_.name();
+    log_.exec_model = model_.describe();
+    log_.kv_capacity_tokens = capacity_;
+    log_.num_requests = static_cast<std::int32_t>(w_.requests.size());
+    log_.events.reserve(w_.requests.size() * 6);
+    sched_.reset(w_);
+    if (!w_.requests.empty()) now_ = w_.requests.front().arrival;
+
+    while (done_ < w_.requests.size()) {
+        arriveUpTo(now_);
+        dec_.clear();
+        sched_.schedule(*this, dec_);
+        applyDecision();
+        if (!running_.empty()) {
+            runIteration();
+            continue;
+        }
+        // Nothing runs: jump to the next arrival or wake-up, or give up if none can come.
+        const double next = std::min(nextArrival(), dec_.wake_at > now_ ? dec_.wake_at : kInf);
+        if (next < kInf) {
+            now_ = std::max(now_, next);
+            continue;
+        }
+        if (done_ == w_.requests.size()) break;
+        warn("scheduler '" + sched_.name() + "' left " +
+             std::to_string(waiting_.size() + suspended_.size()) +
+             " request(s) that nothing can start: killed");
+        while (!waiting_.empty()) doKill(waiting_.front());
+        while (!suspended_.empty()) doKill(suspended_.front());
+    }
+    log_.sim_wall_ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t_start)
+            .count();
+    return std::move(log_);
+}
+
+RunLog simulate(const Workload& w, const ExecutionModel& model, Scheduler& sched,
+                const EngineLimits& lim) {
+    Simulator sim(w, model, sched, lim);
+    return sim.run();
+}
+
+} // namespace kairos

@@ -1,0 +1,162 @@
+#include "workload/generators.h"
+
+#include "workload/random.h"
+#include "workload/text.h"
+
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+#include <stdexcept>
+
+namespace kairos {
+
+void ArrivalSpec::validate() const {
+    if (!(rate > 0)) throw std::invalid_argument("arrival rate must be > 0 (inf: all at once)");
+    if (!(burstiness > 0) || !std::isfinite(burstiness))
+        throw std::invalid_argument("burstiness must be a positive number");
+    if (!std::isfinite(start)) throw std::invalid_argument("start time must be finite");
+}
+
+std::vector<double> generateArrivals(const ArrivalSpec& spec, std::size_t n) {
+    spec.validate();
+    std::vector<double> t(n, spec.start);
+    if (std::isinf(spec.rate)) return t;
+    Rng rng(spec.seed);
+    const double shape = spec.burstiness;
+    const double scale = 1.0 / (spec.rate * spec.burstiness);
+    double now = spec.start;
+    for (std::size_t i = 0; i < n; ++i) {
+        // The first request arrives after one gap too, as in vLLM's benchmark.
+        now += shape == 1.0 ? rng.exponential(spec.rate) : rng.gamma(shape, scale);
+        t[i] = now;
+    }
+    return t;
+}
+
+LengthDist LengthDist::parse(const std::string& text) {
+    LengthDist d;
+    const auto colon = text.find(':');
+    if (colon == std::string::npos)
+        throw std::invalid_argument("length distribution '" + text +
+                                    "': expected KIND:PARAMS (const:N, uniform:LO,HI, "
+                                    "lognormal:MEDIAN,SIGMA[,max=M])");
+    const std::string kind = text.substr(0, colon);
+    std::vector<std::string_view> f;
+    text::split(std::string_view(text).substr(colon + 1), ',', f);
+    std::vector<double> nums;
+    for (auto s : f) {
+        if (s.substr(0, 4) == "max=") {
+            std::int64_t m;
+            if (!text::parseInt64(s.substr(4), &m) || m < 1 || m > (1 << 24))
+                throw std::invalid_argument("length distribution '" + text + "': bad max");
+            d.max = static_cast<int>(m);
+            continue;
+        }
+        double v;
+        if (!text::parseDouble(s, &v))
+            throw std::invalid_argument("length distribution '" + text + "': bad number '" +
+                                        std::string(s) + "'");
+        nums.push_back(v);
+    }
+    auto want = [&](std::size_t k) {
+        if (nums.size() != k)
+            throw std::invalid_argument("length distribution '" + text + "': expected " +
+                                        std::to_string(k) + " parameter(s)");
+    };
+    if (kind == "const") {
+        want(1);
+        d.kind = Kind::Const;
+        if (nums[0] < 1) throw std::invalid_argument("const length must be >= 1");
+    } else if (kind == "uniform") {
+        want(2);
+        d.kind = Kind::Uniform;
+        if (nums[0] < 1 || nums[1] < nums[0])
+            throw std::invalid_argument("uniform lengths need 1 <= LO <= HI");
+    } else if (kind == "lognormal") {
+        want(2);
+        d.kind = Kind::LogNormal;
+        if (nums[0] < 1 || nums[1] < 0)
+            throw std::invalid_argument("lognormal lengths need MEDIAN >= 1 and SIGMA >= 0");
+    } else {
+        throw std::invalid_argument("length distribution '" + text + "': unknown kind '" + kind +
+                                    "'");
+    }
+    d.p1 = nums[0];
+    d.p2 = nums.size() > 1 ? nums[1] : 0.0;
+    return d;
+}
+
+int LengthDist::sample(Rng& rng) const {
+    double v = p1;
+    switch (kind) {
+    case Kind::Const:
+        break;
+    case Kind::Uniform:
+        v = static_cast<double>(
+            rng.uniformInt(static_cast<std::int64_t>(p1), static_cast<std::int64_t>(p2)));
+        break;
+    case Kind::LogNormal:
+        v = std::round(rng.lognormal(std::log(p1), p2));
+        break;
+    }
+    return static_cast<int>(std::clamp(v, 1.0, static_cast<double>(max)));
+}
+
+std::string LengthDist::describe() const {
+    std::ostringstream s;
+    switch (kind) {
+    case Kind::Const:
+        s << "const:" << p1;
+        break;
+    case Kind::Uniform:
+        s << "uniform:" << p1 << "," << p2;
+        break;
+    case Kind::LogNormal:
+        s << "lognormal:" << p1 << "," << p2;
+        break;
+    }
+    s << ",max=" << max;
+    return s.str();
+}
+
+Workload generateWorkload(const GenerateSpec& spec) {
+    Workload w;
+    w.name = spec.name;
+    const auto arrivals = generateArrivals(spec.arrivals, spec.count);
+    Rng rng(spec.length_seed);
+    w.requests.resize(spec.count);
+    for (std::size_t i = 0; i < spec.count; ++i) {
+        Request& r = w.requests[i];
+        r.id = static_cast<std::int64_t>(i);
+        r.arrival = arrivals[i];
+        if (!spec.length_pairs.empty()) {
+            const auto k =
+                rng.uniformInt(0, static_cast<std::int64_t>(spec.length_pairs.size()) - 1);
+            r.prompt_tokens = spec.length_pairs[static_cast<std::size_t>(k)].first;
+            r.output_tokens = spec.length_pairs[static_cast<std::size_t>(k)].second;
+        } else {
+            r.prompt_tokens = spec.prompt.sample(rng);
+            r.output_tokens = spec.output.sample(rng);
+        }
+    }
+    std::ostringstream src;
+    src << "generated: n=" << spec.count << " rate=" << spec.arrivals.rate
+        << " burstiness=" << spec.arrivals.burstiness << " seed=" << spec.arrivals.seed;
+    w.source = src.str();
+    w.meta["arrival_rate"] = std::to_string(spec.arrivals.rate);
+    w.meta["burstiness"] = std::to_string(spec.arrivals.burstiness);
+    w.meta["arrival_seed"] = std::to_string(spec.arrivals.seed);
+    w.meta["length_seed"] = std::to_string(spec.length_seed);
+    if (spec.length_pairs.empty()) {
+        w.meta["prompt_dist"] = spec.prompt.describe();
+        w.meta["output_dist"] = spec.output.describe();
+    }
+    return w;
+}
+
+void assignArrivals(Workload& w, const ArrivalSpec& spec) {
+    const auto t = generateArrivals(spec, w.requests.size());
+    for (std::size_t i = 0; i < t.size(); ++i) w.requests[i].arrival = t[i];
+}
+
+} // namespace kairos

@@ -1,0 +1,215 @@
+// The native Kairos workload format (JSONL), documented in sample_traces/README.md.
+#include "model/input_error.h"
+#include "workload/readers.h"
+#include "workload/text.h"
+
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <iomanip>
+#include <nlohmann/json.hpp>
+#include <set>
+
+namespace kairos {
+namespace {
+
+using nlohmann::json;
+constexpr int kVersion = 1;
+
+struct Ctx {
+    const std::string& file;
+    long line;
+};
+
+double getNum(const json& j, const char* key, const Ctx& c, const std::string& prefix = "") {
+    const auto it = j.find(key);
+    if (it == j.end()) throw InputError(c.file, c.line, prefix + key, "missing");
+    if (!it->is_number()) throw InputError(c.file, c.line, prefix + key, "not a number");
+    const double v = it->get<double>();
+    if (!std::isfinite(v)) throw InputError(c.file, c.line, prefix + key, "not finite");
+    return v;
+}
+
+int getCount(const json& j, const char* key, const Ctx& c, int lo, const std::string& prefix = "") {
+    const double v = getNum(j, key, c, prefix);
+    if (v != std::floor(v)) throw InputError(c.file, c.line, prefix + key, "not a whole number");
+    if (v < lo)
+        throw InputError(c.file, c.line, prefix + key, "must be at least " + std::to_string(lo));
+    if (v > 1e9) throw InputError(c.file, c.line, prefix + key, "too large");
+    return static_cast<int>(v);
+}
+
+Request parseRequest(const json& j, const Ctx& c, std::int64_t default_id) {
+    if (!j.is_object())
+        throw InputError(c.file, c.line, "", "a request line must be a JSON object");
+    static const std::set<std::string> known = {"id",    "arrival", "prompt", "output",
+                                                "class", "tuf",     "budget", "segments"};
+    for (auto it = j.begin(); it != j.end(); ++it)
+        if (!known.count(it.key())) throw InputError(c.file, c.line, it.key(), "unknown field");
+    Request r;
+    r.id = default_id;
+    if (j.contains("id")) {
+        const double id = getNum(j, "id", c);
+        if (id != std::floor(id) || std::fabs(id) > 9.0e15)
+            throw InputError(c.file, c.line, "id", "must be a whole number");
+        r.id = static_cast<std::int64_t>(id);
+    }
+    r.arrival = getNum(j, "arrival", c);
+    if (r.arrival < 0) throw InputError(c.file, c.line, "arrival", "must be >= 0");
+    r.prompt_tokens = getCount(j, "prompt", c, 1);
+    r.output_tokens = getCount(j, "output", c, 1);
+    if (j.contains("class")) {
+        if (!j["class"].is_string()) throw InputError(c.file, c.line, "class", "not a string");
+        r.cls = j["class"].get<std::string>();
+    }
+    if (j.contains("budget")) {
+        const double b = getNum(j, "budget", c);
+        if (!(b > 0)) throw InputError(c.file, c.line, "budget", "must be > 0 seconds");
+        r.budget_s = b;
+    }
+    if (j.contains("tuf")) {
+        const json& t = j["tuf"];
+        if (!t.is_object()) throw InputError(c.file, c.line, "tuf", "must be an object");
+        Tuf tuf;
+        tuf.ert = getNum(t, "ert", c, "tuf.");
+        tuf.slope = getNum(t, "slope", c, "tuf.");
+        tuf.beta = getNum(t, "beta", c, "tuf.");
+        if (tuf.slope > 0) throw InputError(c.file, c.line, "tuf.slope", "must be <= 0");
+        if (tuf.ert < 0) throw InputError(c.file, c.line, "tuf.ert", "must be >= 0");
+        r.tuf = tuf;
+    }
+    if (j.contains("segments")) {
+        const json& s = j["segments"];
+        if (!s.is_array()) throw InputError(c.file, c.line, "segments", "must be a list");
+        long sum = 0;
+        for (std::size_t k = 0; k < s.size(); ++k) {
+            const std::string f = "segments[" + std::to_string(k) + "]";
+            const json& e = s[k];
+            if (!e.is_array() || e.size() != 2 || !e[0].is_number() || !e[1].is_number())
+                throw InputError(c.file, c.line, f, "must be [tokens, exec_seconds]");
+            const double tok = e[0].get<double>(), ex = e[1].get<double>();
+            if (tok < 1 || tok != std::floor(tok) || tok > 1e9)
+                throw InputError(c.file, c.line, f, "tokens must be a whole number >= 1");
+            if (!(ex >= 0) || !std::isfinite(ex))
+                throw InputError(c.file, c.line, f, "exec seconds must be >= 0");
+            r.segments.push_back({static_cast<int>(tok), ex});
+            sum += static_cast<long>(tok);
+        }
+        if (!r.segments.empty() && sum != r.output_tokens)
+            throw InputError(c.file, c.line, "segments",
+                             "tokens sum to " + std::to_string(sum) + " but output is " +
+                                 std::to_string(r.output_tokens));
+    }
+    return r;
+}
+
+json parseLine(const std::string& line, const Ctx& c) {
+    try {
+        return json::parse(line);
+    } catch (const json::exception& e) {
+        throw InputError(c.file, c.line, "", std::string("not valid JSON: ") + e.what());
+    }
+}
+
+} // namespace
+
+Workload readKairos(std::istream& in, const std::string& name, std::size_t limit) {
+    Workload w;
+    w.source = name;
+    std::string line;
+    long lineno = 0;
+    bool header = false;
+    long declared = -1;
+    while (text::nextLine(in, line)) {
+        ++lineno;
+        if (text::trim(line).empty()) continue;
+        const Ctx c{name, lineno};
+        json j = parseLine(line, c);
+        if (!header) {
+            if (!j.is_object() || !j.contains("kairos_workload"))
+                throw InputError(name, lineno, "kairos_workload",
+                                 "the first line must be the header {\"kairos_workload\": 1, ...}");
+            const double v = getNum(j, "kairos_workload", c);
+            if (v != kVersion)
+                throw InputError(name, lineno, "kairos_workload",
+                                 "unsupported version " + std::to_string(v));
+            if (j.contains("requests")) declared = getCount(j, "requests", c, 0);
+            if (j.contains("name") && j["name"].is_string()) w.name = j["name"].get<std::string>();
+            if (j.contains("meta")) {
+                if (!j["meta"].is_object())
+                    throw InputError(name, lineno, "meta", "must be an object");
+                for (auto it = j["meta"].begin(); it != j["meta"].end(); ++it)
+                    w.meta[it.key()] = it->is_string() ? it->get<std::string>() : it->dump();
+            }
+            if (j.contains("source") && j["source"].is_string())
+                w.meta["generated_by"] = j["source"].get<std::string>();
+            header = true;
+            continue;
+        }
+        w.requests.push_back(parseRequest(j, c, static_cast<std::int64_t>(w.requests.size())));
+        if (limit && w.requests.size() >= limit) break;
+    }
+    if (!header) throw InputError(name, 0, "", "empty file: no header line");
+    if (!limit && declared >= 0 && static_cast<std::size_t>(declared) != w.requests.size())
+        throw InputError(name, lineno, "requests",
+                         "the header declares " + std::to_string(declared) + " requests but " +
+                             std::to_string(w.requests.size()) + " follow (truncated file?)");
+    if (w.name.empty()) w.name = name;
+    w.sortByArrival();
+    return w;
+}
+
+void writeKairos(const Workload& w, std::ostream& out) {
+    json h;
+    h["kairos_workload"] = kVersion;
+    h["name"] = w.name;
+    if (!w.source.empty()) h["source"] = w.source;
+    h["requests"] = w.requests.size();
+    if (!w.meta.empty()) h["meta"] = w.meta;
+    out << h.dump() << '\n';
+    char buf[64];
+    for (const auto& r : w.requests) {
+        // Arrival with enough digits to round-trip a double exactly.
+        std::snprintf(buf, sizeof buf, "%.17g", r.arrival);
+        out << "{\"id\":" << r.id << ",\"arrival\":" << buf << ",\"prompt\":" << r.prompt_tokens
+            << ",\"output\":" << r.output_tokens;
+        if (!r.cls.empty()) out << ",\"class\":" << json(r.cls).dump();
+        if (r.budget_s) {
+            std::snprintf(buf, sizeof buf, "%.17g", *r.budget_s);
+            out << ",\"budget\":" << buf;
+        }
+        if (r.tuf) {
+            json t = {{"ert", r.tuf->ert}, {"slope", r.tuf->slope}, {"beta", r.tuf->beta}};
+            out << ",\"tuf\":" << t.dump();
+        }
+        if (!r.segments.empty()) {
+            out << ",\"segments\":[";
+            for (std::size_t k = 0; k < r.segments.size(); ++k) {
+                std::snprintf(buf, sizeof buf, "%.17g", r.segments[k].exec_s);
+                out << (k ? "," : "") << "[" << r.segments[k].tokens << "," << buf << "]";
+            }
+            out << "]";
+        }
+        out << "}\n";
+    }
+}
+
+void writeKairosFile(const Workload& w, const std::string& path) {
+    const std::string tmp = path + ".tmp";
+    {
+        std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+        if (!out) throw InputError(path, 0, "", "cannot write");
+        writeKairos(w, out);
+        out.flush();
+        if (!out) {
+            std::remove(tmp.c_str());
+            throw InputError(path, 0, "", "write failed");
+        }
+    }
+    if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+        std::remove(tmp.c_str());
+        throw InputError(path, 0, "", "cannot move the finished file into place");
+    }
+}
+
+} // namespace kairos

@@ -1,0 +1,147 @@
+#include "workload/text.h"
+
+#include "model/input_error.h"
+
+#include <charconv>
+#include <cmath>
+#include <limits>
+
+namespace kairos::text {
+
+std::string_view trim(std::string_view s) {
+    std::size_t b = 0, e = s.size();
+    while (b < e && (s[b] == ' ' || s[b] == '\t' || s[b] == '\r' || s[b] == '"')) ++b;
+    while (e > b && (s[e - 1] == ' ' || s[e - 1] == '\t' || s[e - 1] == '\r' || s[e - 1] == '"'))
+        --e;
+    return s.substr(b, e - b);
+}
+
+void split(std::string_view line, char sep, std::vector<std::string_view>& out) {
+    out.clear();
+    std::size_t start = 0;
+    for (;;) {
+        const std::size_t pos = line.find(sep, start);
+        if (pos == std::string_view::npos) {
+            out.push_back(trim(line.substr(start)));
+            return;
+        }
+        out.push_back(trim(line.substr(start, pos - start)));
+        start = pos + 1;
+    }
+}
+
+bool parseInt64(std::string_view s, std::int64_t* out) {
+    s = trim(s);
+    if (s.empty()) return false;
+    if (s.front() == '+') s.remove_prefix(1);
+    const char* end = s.data() + s.size();
+    auto [p, ec] = std::from_chars(s.data(), end, *out);
+    if (ec == std::errc() && p == end) return true;
+    // Accept integral values written as floats ("128.0"), as some exports do.
+    double d;
+    if (!parseDouble(s, &d) || d != std::floor(d) || std::fabs(d) > 9.0e15) return false;
+    *out = static_cast<std::int64_t>(d);
+    return true;
+}
+
+bool parseDouble(std::string_view s, double* out) {
+    s = trim(s);
+    if (s.empty()) return false;
+    if (s.front() == '+') s.remove_prefix(1);
+    const char* end = s.data() + s.size();
+    auto [p, ec] = std::from_chars(s.data(), end, *out);
+    return ec == std::errc() && p == end && std::isfinite(*out);
+}
+
+namespace {
+std::string shown(std::string_view s) {
+    std::string v(s.substr(0, 40));
+    if (s.size() > 40) v += "...";
+    return "'" + v + "'";
+}
+} // namespace
+
+std::int64_t needInt(std::string_view s, const std::string& file, long line, const char* field) {
+    std::int64_t v;
+    if (s.empty()) throw InputError(file, line, field, "empty");
+    if (!parseInt64(s, &v)) throw InputError(file, line, field, "not a whole number: " + shown(s));
+    return v;
+}
+
+double needDouble(std::string_view s, const std::string& file, long line, const char* field) {
+    double v;
+    if (s.empty()) throw InputError(file, line, field, "empty");
+    if (!parseDouble(s, &v)) throw InputError(file, line, field, "not a number: " + shown(s));
+    return v;
+}
+
+int needCount(std::string_view s, const std::string& file, long line, const char* field, int lo) {
+    const std::int64_t v = needInt(s, file, line, field);
+    if (v < lo)
+        throw InputError(file, line, field,
+                         "must be at least " + std::to_string(lo) + ", got " + std::to_string(v));
+    if (v > std::numeric_limits<int>::max() / 4)
+        throw InputError(file, line, field, "too large: " + std::to_string(v));
+    return static_cast<int>(v);
+}
+
+bool nextLine(std::istream& in, std::string& line) {
+    if (!std::getline(in, line)) return false;
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    return true;
+}
+
+namespace {
+// Days from 1970-01-01 to y-m-d in the proleptic Gregorian calendar (H. Hinnant's
+// days_from_civil, public domain).
+std::int64_t daysFromCivil(std::int64_t y, unsigned m, unsigned d) {
+    y -= m <= 2;
+    const std::int64_t era = (y >= 0 ? y : y - 399) / 400;
+    const unsigned yoe = static_cast<unsigned>(y - era * 400);
+    const unsigned doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+    const unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    return era * 146097 + static_cast<std::int64_t>(doe) - 719468;
+}
+
+bool digits(std::string_view s, std::size_t pos, std::size_t n, int* out) {
+    if (pos + n > s.size()) return false;
+    int v = 0;
+    for (std::size_t i = pos; i < pos + n; ++i) {
+        if (s[i] < '0' || s[i] > '9') return false;
+        v = v * 10 + (s[i] - '0');
+    }
+    *out = v;
+    return true;
+}
+} // namespace
+
+bool parseTimestamp(std::string_view s, std::int64_t* whole, double* fraction) {
+    s = trim(s);
+    // YYYY-MM-DD[ T]HH:MM:SS[.fraction]
+    int y, mo, d, h, mi, se;
+    if (s.size() < 19 || s[4] != '-' || s[7] != '-' || (s[10] != ' ' && s[10] != 'T') ||
+        s[13] != ':' || s[16] != ':')
+        return false;
+    if (!digits(s, 0, 4, &y) || !digits(s, 5, 2, &mo) || !digits(s, 8, 2, &d) ||
+        !digits(s, 11, 2, &h) || !digits(s, 14, 2, &mi) || !digits(s, 17, 2, &se))
+        return false;
+    if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || se > 60) return false;
+    double frac = 0.0;
+    std::size_t pos = 19;
+    if (pos < s.size()) {
+        if (s[pos] != '.') return false;
+        double scale = 0.1;
+        if (++pos == s.size()) return false;
+        for (; pos < s.size(); ++pos) {
+            if (s[pos] < '0' || s[pos] > '9') return false;
+            frac += (s[pos] - '0') * scale;
+            scale *= 0.1;
+        }
+    }
+    const std::int64_t days = daysFromCivil(y, static_cast<unsigned>(mo), static_cast<unsigned>(d));
+    *whole = days * 86400 + h * 3600 + mi * 60 + se;
+    *fraction = frac;
+    return true;
+}
+
+} // namespace kairos::text

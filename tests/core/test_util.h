@@ -1,0 +1,33 @@
+#pragma once
+// Helpers shared by the core suites.
+#include <QtTest>
+#include <cstdlib>
+#include <string>
+
+namespace kairos::test {
+
+// Real public traces live in ../shared/data beside the checkout (never copied here).
+// KAIROS_DATA_DIR overrides the folder.
+inline std::string dataPath(const std::string& file) {
+    const char* env = std::getenv("KAIROS_DATA_DIR");
+    return std::string(env && *env ? env : KAIROS_SHARED_DATA) + "/" + file;
+}
+
+inline std::string tempPath(const std::string& name) {
+    static QTemporaryDir dir;
+    return (dir.path() + "/" + QString::fromStdString(name)).toStdString();
+}
+
+} // namespace kairos::test
+
+// Float comparison with an explicit absolute tolerance, printing both values.
+#define KAIROS_COMPARE_NEAR(actual, expected, tol)                                                 \
+    do {                                                                                           \
+        const double a_ = (actual), e_ = (expected);                                               \
+        if (!(std::fabs(a_ - e_) <= (tol)))                                                        \
+            QFAIL(qPrintable(QString("%1 = %2, expected %3 (tolerance %4)")                        \
+                                 .arg(#actual)                                                     \
+                                 .arg(a_, 0, 'g', 12)                                              \
+                                 .arg(e_, 0, 'g', 12)                                              \
+                                 .arg(tol)));                                                      \
+    } while (0)

@@ -1,0 +1,111 @@
+// kairos-cli end to end: simulate the whole Azure conversation trace, errors, generate.
+#include "test_util.h"
+#include "workload/readers.h"
+
+#include <QtTest>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+namespace {
+struct Result {
+    int code;
+    QString out, err;
+};
+Result cli(const QStringList& args) {
+    QProcess p;
+    p.start(KAIROS_CLI, args);
+    if (!p.waitForFinished(120000)) return {-1, {}, "timeout"};
+    return {p.exitCode(), QString::fromUtf8(p.readAllStandardOutput()),
+            QString::fromUtf8(p.readAllStandardError())};
+}
+nlohmann::json readJson(const std::string& path) {
+    std::ifstream in(path);
+    return nlohmann::json::parse(in);
+}
+} // namespace
+
+class TestCli : public QObject {
+    Q_OBJECT
+private slots:
+    void simulateAzureConversation() {
+        const std::string json = kairos::test::tempPath("azure.json"),
+                          runlog = kairos::test::tempPath("azure.jsonl");
+        const Result r = cli(
+            {"simulate", "--workload",
+             QString::fromStdString(kairos::test::dataPath("AzureLLMInferenceTrace_conv_2023.csv")),
+             "--profile", "llama2-70b-a100x4", "--goodput", "ttft:2000", "tpot:100", "--json",
+             QString::fromStdString(json), "--runlog", QString::fromStdString(runlog)});
+        QVERIFY2(r.code == 0, qPrintable(r.err));
+        QVERIFY(r.out.contains("llama2-70b-a100x4"));
+        QVERIFY(r.out.contains("Mean TTFT (ms):"));
+        const auto j = readJson(json);
+        QCOMPARE(j["completed"].get<int>(), 19366);
+        QCOMPARE(j["killed"].get<int>(), 0);
+        QCOMPARE(j["total_input_tokens"].get<long long>(), 22361870LL); // sum of ContextTokens
+        for (const char* k : {"request_throughput", "output_throughput", "mean_ttft_ms",
+                              "median_ttft_ms", "std_ttft_ms", "p50_ttft_ms", "p90_tpot_ms",
+                              "p99_itl_ms", "mean_e2el_ms", "request_goodput", "kv_peak_tokens",
+                              "kv_capacity_tokens", "preemptions", "sim_wall_ms"})
+            QVERIFY2(j.contains(k), k);
+        QVERIFY(j["kv_peak_tokens"].get<long long>() <= j["kv_capacity_tokens"].get<long long>());
+        // The run log has an arrive and a finish line for every request.
+        std::ifstream in(runlog);
+        std::string line;
+        int arrive = 0, finish = 0, iter = 0;
+        while (std::getline(in, line)) {
+            arrive += line.find("\"ev\":\"arrive\"") != std::string::npos;
+            finish += line.find("\"ev\":\"finish\"") != std::string::npos;
+            iter += line.find("\"ev\":\"iter\"") != std::string::npos;
+        }
+        QCOMPARE(arrive, 19366);
+        QCOMPARE(finish, 19366);
+        QVERIFY(iter > 1000);
+    }
+
+    void badInputNamesFileLineField() {
+        const std::string bad = kairos::test::tempPath("bad.csv");
+        {
+            std::ofstream o(bad);
+            o << "TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 "
+                 "18:15:46.68,374,44\n2023-11-16 18:15:47.1,12,oops\n";
+        }
+        const std::string json = kairos::test::tempPath("never.json");
+        const Result r = cli({"simulate", "-w", QString::fromStdString(bad), "--json",
+                              QString::fromStdString(json)});
+        QCOMPARE(r.code, 2);
+        QVERIFY2(r.err.contains(QString::fromStdString(bad) + ":3: field 'GeneratedTokens'"),
+                 qPrintable(r.err));
+        QVERIFY(!QFile::exists(QString::fromStdString(json))); // nothing half-written
+        const Result p = cli({"simulate", "-w", QString::fromStdString(bad), "--policy", "nope"});
+        QCOMPARE(p.code, 2);
+    }
+
+    void generateIsDeterministic() {
+        const std::string a = kairos::test::tempPath("g1.jsonl"),
+                          b = kairos::test::tempPath("g2.jsonl");
+        for (const auto& f : {a, b}) {
+            const Result r =
+                cli({"generate", "-o", QString::fromStdString(f), "-n", "300", "--rate", "2",
+                     "--burstiness", "0.5", "--seed", "4", "--name", "g"});
+            QVERIFY2(r.code == 0, qPrintable(r.err));
+        }
+        QFile fa(QString::fromStdString(a)), fb(QString::fromStdString(b));
+        QVERIFY(fa.open(QIODevice::ReadOnly) && fb.open(QIODevice::ReadOnly));
+        QCOMPARE(fa.readAll(), fb.readAll());
+        QCOMPARE(kairos::readWorkload(a).size(), std::size_t(300));
+    }
+
+    // Every sample trace shipped in sample_traces/ reads and simulates.
+    void sampleTraces() {
+        const QDir dir(QString(KAIROS_SOURCE_DIR) + "/sample_traces");
+        const auto files = dir.entryList({"*.jsonl"}, QDir::Files);
+        QVERIFY(!files.isEmpty());
+        for (const auto& f : files) {
+            const Result r = cli({"simulate", "-q", "-w", dir.filePath(f)});
+            QVERIFY2(r.code == 0, qPrintable(f + ": " + r.err));
+        }
+    }
+};
+
+QTEST_GUILESS_MAIN(TestCli)
+#include "tst_cli.moc"

@@ -1,0 +1,136 @@
+// Device profiles: KV sizing by hand, shipped profiles reproduce from the data, bad input.
+#include "fit/ete_fit.h"
+#include "model/device_profile.h"
+#include "model/input_error.h"
+#include "model/known_models.h"
+#include "test_util.h"
+
+#include <QtTest>
+#include <nlohmann/json.hpp>
+
+using namespace kairos;
+
+class TestProfiles : public QObject {
+    Q_OBJECT
+private slots:
+    // Llama-2-70B: 2 * 80 layers * 8 KV heads * 128 * 2 bytes = 327,680 bytes per token.
+    // 2 x 80 GiB x 0.9 = 154,618,822,656 B; minus 68.98e9 * 2 B of weights leaves
+    // 16,658,822,656 B = 50,838.0 tokens.
+    void kvCapacityByHand() {
+        const ModelConfig m = *knownModel("llama2-70b");
+        QCOMPARE(m.kvBytesPerToken(), std::int64_t(327680));
+        QCOMPARE(kvCapacityFromMemory(m, 2 * 80.0 * (1 << 30), 0.9), std::int64_t(50838));
+        QCOMPARE(kvCapacityFromMemory(m, 80.0 * (1 << 30), 0.9),
+                 std::int64_t(0)); // weights do not fit
+    }
+
+    // Every shipped ETE profile is what `kairos-cli fit-profile` makes from the data today.
+    void shippedProfilesReproduce_data() {
+        QTest::addColumn<QString>("name");
+        QTest::addColumn<QString>("hw");
+        QTest::addColumn<int>("tp");
+        QTest::newRow("a100x2") << "llama2-70b-a100x2"
+                                << "a100-80gb" << 2;
+        QTest::newRow("a100x4") << "llama2-70b-a100x4"
+                                << "a100-80gb" << 4;
+        QTest::newRow("h100x2") << "llama2-70b-h100x2"
+                                << "h100-80gb" << 2;
+        QTest::newRow("h100x4") << "llama2-70b-h100x4"
+                                << "h100-80gb" << 4;
+    }
+    void shippedProfilesReproduce() {
+        QFETCH(QString, name);
+        QFETCH(QString, hw);
+        QFETCH(int, tp);
+        const DeviceProfile p = DeviceProfile::load(
+            std::string(KAIROS_SOURCE_DIR) + "/resources/profiles/" + name.toStdString() + ".json");
+        const auto rows = readSplitwise(test::dataPath("splitwise_perf_model.csv"), "llama2-70b",
+                                        hw.toStdString(), tp);
+        QCOMPARE(rows.prefill.size(), std::size_t(105));
+        const EteFit f = fitEte(rows.prefill, rows.decode);
+        for (auto [got, want] : {std::pair{f.params.a, p.ete.a},
+                                 {f.params.b, p.ete.b},
+                                 {f.params.c, p.ete.c},
+                                 {f.params.q0, p.ete.q0},
+                                 {f.params.q1, p.ete.q1},
+                                 {f.params.p, p.ete.p}})
+            KAIROS_COMPARE_NEAR(got, want, 1e-9 * std::max(1e-6, std::fabs(want)));
+        QVERIFY(p.ete.a >= 0 && p.ete.b >= 0 && p.ete.c >= 0 && p.ete.q0 >= 0 && p.ete.q1 >= 0 &&
+                p.ete.p >= 0);
+        // The data README: a quadratic fit of prompt_time has 3-12 % error; token_time grows
+        // with batch (43 -> 71 ms at batch 64). Our fits must be in that league.
+        QVERIFY2(f.mape_prefill_pct < 16, qPrintable(QString::number(f.mape_prefill_pct)));
+        QVERIFY2(f.mape_decode_pct < 6, qPrintable(QString::number(f.mape_decode_pct)));
+        QVERIFY(p.ete.q1 > 0); // decode time grows with batch
+    }
+
+    // A fit on exact synthetic data recovers the coefficients.
+    void fitRecoversExact() {
+        const EteParams truth{0.02, 3e-4, 2e-8, 0.04, 2e-4, 1e-7};
+        std::vector<PrefillSample> pre;
+        std::vector<DecodeSample> dec;
+        for (double b : {1.0, 2.0, 8.0, 32.0})
+            for (double l : {128.0, 512.0, 2048.0, 8192.0}) {
+                pre.push_back({b * l, b * l * l, truth.a + truth.b * b * l + truth.c * b * l * l});
+                dec.push_back({b, b * l, truth.q0 + truth.q1 * b + truth.p * b * l});
+            }
+        const EteFit f = fitEte(pre, dec);
+        KAIROS_COMPARE_NEAR(f.params.a, truth.a, 1e-9);
+        KAIROS_COMPARE_NEAR(f.params.b, truth.b, 1e-12);
+        KAIROS_COMPARE_NEAR(f.params.c, truth.c, 1e-15);
+        KAIROS_COMPARE_NEAR(f.params.q0, truth.q0, 1e-9);
+        KAIROS_COMPARE_NEAR(f.params.p, truth.p, 1e-14);
+        QVERIFY(f.mape_prefill_pct < 1e-6 && f.mape_decode_pct < 1e-6);
+        QCOMPARE(f.prefill_outliers, std::size_t(0));
+    }
+
+    void badProfiles_data() {
+        QTest::addColumn<QString>("json");
+        QTest::addColumn<QString>("field");
+        const QString model =
+            R"("model": {"layers": 2, "hidden": 8, "heads": 2, "kv_heads": 1, "head_dim": 4, "dtype_bytes": 2, "params": 100})";
+        QTest::newRow("no name") << "{" + model + "}"
+                                 << "name";
+        QTest::newRow("no model") << R"({"name": "x", "kv_capacity_tokens": 10})"
+                                  << "model";
+        QTest::newRow("bad layers")
+            << R"({"name": "x", "kv_capacity_tokens": 10, "model": {"layers": -2}})"
+            << "model.layers";
+        QTest::newRow("fraction") << R"({"name": "x", "mem_fraction": 1.5, )" + model + "}"
+                                  << "mem_fraction";
+        QTest::newRow("no ete") << R"({"name": "x", "kv_capacity_tokens": 10, )" + model + "}"
+                                << "ete";
+        QTest::newRow("ete string")
+            << R"({"name": "x", "kv_capacity_tokens": 10, "ete": {"prefill": {"a": "1", "b": 0, "c": 0}, "decode": {}}, )" +
+                   model + "}"
+            << "ete.prefill.a";
+        QTest::newRow("exec kind")
+            << R"({"name": "x", "exec": "magic", "kv_capacity_tokens": 10, )" + model + "}"
+            << "exec";
+        QTest::newRow("no memory") << R"({"name": "x", "exec": "unit", )" + model + "}"
+                                   << "gpu_mem_gib";
+    }
+    void badProfiles() {
+        QFETCH(QString, json);
+        QFETCH(QString, field);
+        try {
+            DeviceProfile::fromJson(nlohmann::json::parse(json.toStdString()), "p.json");
+            QFAIL("no error");
+        } catch (const InputError& e) {
+            QCOMPARE(QString::fromStdString(e.field()), field);
+            QVERIFY(QString(e.what()).startsWith("p.json"));
+        }
+    }
+
+    void roundTrip() {
+        const DeviceProfile p = DeviceProfile::load(std::string(KAIROS_SOURCE_DIR) +
+                                                    "/resources/profiles/llama2-70b-h100x2.json");
+        const DeviceProfile q = DeviceProfile::fromJson(p.toJson(), "rt");
+        QCOMPARE(q.ete.p, p.ete.p);
+        QCOMPARE(q.kvCapacityTokens(), p.kvCapacityTokens());
+        QCOMPARE(q.model.kv_heads, 8);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestProfiles)
+#include "tst_profiles.moc"

@@ -1,0 +1,231 @@
+// Workload readers on the real traces in ../shared/data and on malformed input.
+#include "model/input_error.h"
+#include "test_util.h"
+#include "workload/readers.h"
+
+#include <QtTest>
+#include <cmath>
+#include <sstream>
+
+using namespace kairos;
+using kairos::test::dataPath;
+
+namespace {
+// Runs `fn`, expects an InputError naming `line` and `field`; returns its message.
+template <class Fn> QString expectError(Fn&& fn, long line, const std::string& field) {
+    try {
+        fn();
+    } catch (const InputError& e) {
+        if (e.line() != line || e.field() != field)
+            QTest::qFail(qPrintable(QString("wrong place: %1 (want line %2, field '%3')")
+                                        .arg(e.what())
+                                        .arg(line)
+                                        .arg(QString::fromStdString(field))),
+                         __FILE__, __LINE__);
+        return QString::fromStdString(e.what());
+    }
+    QTest::qFail("no InputError thrown", __FILE__, __LINE__);
+    return {};
+}
+
+Workload readText(const std::string& text, TraceFormat f, const std::string& name = "mem.txt") {
+    std::istringstream in(text);
+    ReadOptions o;
+    o.format = f;
+    return readWorkload(in, name, o);
+}
+} // namespace
+
+class TestReaders : public QObject {
+    Q_OBJECT
+private slots:
+    void azureConversation() {
+        const Workload w = readWorkload(dataPath("AzureLLMInferenceTrace_conv_2023.csv"));
+        QCOMPARE(w.size(), std::size_t(19366));
+        QCOMPARE(w.meta.at("format"), std::string("azure"));
+        // First rows: 18:15:46.6805900,374,44 and 18:15:50.9951690,396,109.
+        QCOMPARE(w.requests[0].prompt_tokens, 374);
+        QCOMPARE(w.requests[0].output_tokens, 44);
+        QCOMPARE(w.requests[0].arrival, 0.0);
+        QCOMPARE(w.requests[1].prompt_tokens, 396);
+        KAIROS_COMPARE_NEAR(w.requests[1].arrival, 50.9951690 - 46.6805900, 1e-9);
+        // README facts: context mean 1155, generated mean 211, about 5.5 requests/s over 1 h.
+        KAIROS_COMPARE_NEAR(double(w.totalPromptTokens()) / w.size(), 1155, 1.0);
+        KAIROS_COMPARE_NEAR(double(w.totalOutputTokens()) / w.size(), 211, 1.0);
+        KAIROS_COMPARE_NEAR(w.size() / w.span(), 5.5, 0.15);
+    }
+
+    void azureCode() {
+        const Workload w = readWorkload(dataPath("AzureLLMInferenceTrace_code_2023.csv"));
+        QCOMPARE(w.size(), std::size_t(8819));
+        QCOMPARE(w.requests[0].prompt_tokens, 4808);
+        QCOMPARE(w.requests[0].output_tokens, 10);
+        KAIROS_COMPARE_NEAR(double(w.totalPromptTokens()) / w.size(), 2048, 1.0);
+        KAIROS_COMPARE_NEAR(double(w.totalOutputTokens()) / w.size(), 28, 1.0);
+    }
+
+    void mooncake() {
+        const Workload w = readWorkload(dataPath("mooncake_conversation_trace.jsonl"));
+        QCOMPARE(w.size(), std::size_t(12031));
+        QCOMPARE(w.meta.at("format"), std::string("mooncake"));
+        QCOMPARE(w.requests[0].prompt_tokens, 6758);
+        QCOMPARE(w.requests[0].output_tokens, 500);
+        // Last timestamp 3,536,999 ms.
+        KAIROS_COMPARE_NEAR(w.requests.back().arrival, 3536.999, 1e-9);
+    }
+
+    void lengthsWithGeneratedArrivals() {
+        ReadOptions o;
+        o.arrivals.rate = 10;
+        o.arrivals.seed = 3;
+        const Workload w = readWorkload(dataPath("sharegpt_8k_lengths_llama2.csv"), o);
+        QCOMPARE(w.size(), std::size_t(30731));
+        QCOMPARE(w.meta.at("format"), std::string("lengths"));
+        QCOMPARE(w.requests[0].prompt_tokens, 74);
+        QCOMPARE(w.requests[0].output_tokens, 918);
+        KAIROS_COMPARE_NEAR(w.size() / w.span(), 10.0, 0.25);
+        const Workload a = readWorkload(dataPath("arxiv_summarization_lengths_llama2.csv"));
+        QCOMPARE(a.size(), std::size_t(28257));
+        QCOMPARE(a.requests[1].prompt_tokens, 2015);
+        QCOMPARE(a.requests.back().arrival, 0.0); // no rate given: all at once, as vLLM
+    }
+
+    // No BurstGPT file is in ../shared/data; this follows its published header.
+    void burstGpt() {
+        const std::string text =
+            "Timestamp,Model,Request tokens,Response tokens,Total tokens,Log Type\n"
+            "5,ChatGPT,472,18,490,Conversation log\n"
+            "45,ChatGPT,1087,0,1087,Conversation log\n"
+            "118,GPT-4,417,276,693,API log\n";
+        const Workload w = readText(text, TraceFormat::Auto);
+        QCOMPARE(w.meta.at("format"), std::string("burstgpt"));
+        QCOMPARE(w.size(), std::size_t(2));
+        QCOMPARE(w.meta.at("skipped_zero_token_rows"), std::string("1"));
+        QCOMPARE(w.requests[1].prompt_tokens, 417);
+        QCOMPARE(w.requests[1].arrival, 113.0);
+    }
+
+    void nativeRoundTrip() {
+        Workload w;
+        w.name = "rt";
+        w.meta["k"] = "v";
+        Request r;
+        r.id = 7;
+        r.arrival = 0.1 + 0.2; // not representable exactly: must round-trip bit for bit
+        r.prompt_tokens = 12;
+        r.output_tokens = 30;
+        r.cls = "urgent";
+        r.tuf = Tuf{0.2, -6.67, 2};
+        r.budget_s = 5.5;
+        r.segments = {{10, 1.25}, {20, 0.5}};
+        w.requests.push_back(r);
+        Request q;
+        q.id = 8;
+        q.arrival = 1e-3;
+        q.prompt_tokens = 1;
+        q.output_tokens = 1;
+        w.requests.push_back(q);
+        std::stringstream s;
+        writeKairos(w, s);
+        const Workload b = readText(s.str(), TraceFormat::Auto);
+        QCOMPARE(b.name, std::string("rt"));
+        QCOMPARE(b.meta.at("k"), std::string("v"));
+        QCOMPARE(b.size(), std::size_t(2));
+        QVERIFY(b.requests[0] == w.requests[1]); // sorted by arrival
+        QVERIFY(b.requests[1] == w.requests[0]);
+    }
+
+    void malformed_data() {
+        QTest::addColumn<QString>("text");
+        QTest::addColumn<int>("format");
+        QTest::addColumn<int>("line");
+        QTest::addColumn<QString>("field");
+        const int az = int(TraceFormat::Azure), ln = int(TraceFormat::Lengths),
+                  na = int(TraceFormat::Kairos), mc = int(TraceFormat::Mooncake),
+                  au = int(TraceFormat::Auto);
+        const QString azh = "TIMESTAMP,ContextTokens,GeneratedTokens\n";
+        QTest::newRow("azure bad number")
+            << azh + "2023-11-16 18:15:46.68,374,44\n2023-11-16 18:15:47.00,3x4,44\n"
+            << az << 3 << "ContextTokens";
+        QTest::newRow("azure negative") << azh + "2023-11-16 18:15:46.68,374,-4\n"
+                                        << az << 2 << "GeneratedTokens";
+        QTest::newRow("azure zero output") << azh + "2023-11-16 18:15:46.68,374,0\n"
+                                           << az << 2 << "GeneratedTokens";
+        QTest::newRow("azure bad time") << azh + "2023-13-16 18:15:46.68,374,4\n"
+                                        << az << 2 << "TIMESTAMP";
+        QTest::newRow("azure missing column")
+            << "TIMESTAMP,ContextTokens\n2023-11-16 18:15:46.68,374\n"
+            << az << 1 << "GeneratedTokens";
+        QTest::newRow("azure short row") << azh + "2023-11-16 18:15:46.68,374\n" << az << 2 << "";
+        QTest::newRow("empty file") << "" << az << 0 << "";
+        QTest::newRow("only blank lines") << "\n\n" << au << 0 << "";
+        QTest::newRow("header only") << azh << az << 0 << "";
+        QTest::newRow("lengths negative") << "num_prefill_tokens,num_decode_tokens\n10,20\n-5,3\n"
+                                          << ln << 3 << "num_prefill_tokens";
+        QTest::newRow("lengths empty field") << "num_prefill_tokens,num_decode_tokens\n10,\n"
+                                             << ln << 2 << "num_decode_tokens";
+        QTest::newRow("mooncake bad json")
+            << "{\"timestamp\": 0, \"input_length\": 5, \"output_length\": 2}\n{\"timestamp\": 1,\n"
+            << mc << 2 << "";
+        QTest::newRow("mooncake missing") << "{\"timestamp\": 0, \"input_length\": 5}\n"
+                                          << mc << 1 << "output_length";
+        QTest::newRow("mooncake huge number")
+            << "{\"timestamp\": 1e999, \"input_length\": 5, \"output_length\": 2}\n"
+            << mc << 1 << "";
+        QTest::newRow("native huge id") << "{\"kairos_workload\": 1}\n{\"id\": 1e300, \"arrival\": "
+                                           "0, \"prompt\": 1, \"output\": 2}\n"
+                                        << na << 2 << "id";
+        QTest::newRow("mooncake string")
+            << "{\"timestamp\": 0, \"input_length\": \"5\", \"output_length\": 2}\n"
+            << mc << 1 << "input_length";
+        const QString nh = "{\"kairos_workload\": 1, \"name\": \"x\"}\n";
+        QTest::newRow("native negative") << nh + "{\"arrival\": 0, \"prompt\": -1, \"output\": 2}\n"
+                                         << na << 2 << "prompt";
+        QTest::newRow("native unknown field")
+            << nh + "{\"arrival\": 0, \"prompt\": 1, \"output\": 2, \"outptu\": 3}\n"
+            << na << 2 << "outptu";
+        QTest::newRow("native segments sum") << nh + "{\"arrival\": 0, \"prompt\": 1, \"output\": "
+                                                     "5, \"segments\": [[2, 1.0], [2, 0.5]]}\n"
+                                             << na << 2 << "segments";
+        QTest::newRow("native tuf slope")
+            << nh + "{\"arrival\": 0, \"prompt\": 1, \"output\": 5, \"tuf\": {\"ert\": 1, "
+                    "\"slope\": 2, \"beta\": 1}}\n"
+            << na << 2 << "tuf.slope";
+        QTest::newRow("native no header") << "{\"arrival\": 0, \"prompt\": 1, \"output\": 2}\n"
+                                          << na << 1 << "kairos_workload";
+        QTest::newRow("native truncated") << "{\"kairos_workload\": 1, \"requests\": "
+                                             "3}\n{\"arrival\": 0, \"prompt\": 1, \"output\": 2}\n"
+                                          << na << 2 << "requests";
+        QTest::newRow("unknown format") << "a,b,c\n1,2,3\n" << au << 1 << "";
+    }
+
+    void malformed() {
+        QFETCH(QString, text);
+        QFETCH(int, format);
+        QFETCH(int, line);
+        QFETCH(QString, field);
+        const QString msg =
+            expectError([&] { readText(text.toStdString(), TraceFormat(format), "bad.trace"); },
+                        line, field.toStdString());
+        QVERIFY2(msg.startsWith("bad.trace"), qPrintable(msg)); // names the file
+        if (line > 0) QVERIFY2(msg.contains(QString("bad.trace:%1:").arg(line)), qPrintable(msg));
+    }
+
+    void missingFile() {
+        expectError([] { readWorkload("/nonexistent/trace.csv"); }, 0, "");
+    }
+
+    void detection() {
+        QCOMPARE(detectFormat("TIMESTAMP,ContextTokens,GeneratedTokens", "x"), TraceFormat::Azure);
+        QCOMPARE(detectFormat("{\"kairos_workload\": 1}", "x"), TraceFormat::Kairos);
+        QCOMPARE(detectFormat("{\"timestamp\": 0, \"input_length\": 1}", "x"),
+                 TraceFormat::Mooncake);
+        QCOMPARE(detectFormat("num_prefill_tokens,num_decode_tokens", "x"), TraceFormat::Lengths);
+        QCOMPARE(detectFormat("Timestamp,Model,Request tokens,Response tokens", "x"),
+                 TraceFormat::BurstGpt);
+        QCOMPARE(detectFormat("hello", "x"), TraceFormat::Auto);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestReaders)
+#include "tst_readers.moc"

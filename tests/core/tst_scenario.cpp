@@ -1,0 +1,181 @@
+// Tiny scenarios computed by hand: exact event times and metrics.
+#include "exec/execution_model.h"
+#include "metrics/request_metrics.h"
+#include "metrics/summary.h"
+#include "sched/fcfs.h"
+#include "sim/engine.h"
+#include "test_util.h"
+
+#include <QtTest>
+#include <cmath>
+
+using namespace kairos;
+
+namespace {
+Request req(double arrival, int prompt, int output) {
+    Request r;
+    r.arrival = arrival;
+    r.prompt_tokens = prompt;
+    r.output_tokens = output;
+    return r;
+}
+
+struct Ev3 {
+    double t;
+    ReqId req;
+    Ev ev;
+    int v;
+};
+
+void compareEvents(const RunLog& log, const std::vector<Ev3>& want) {
+    QCOMPARE(log.events.size(), want.size());
+    for (std::size_t i = 0; i < want.size(); ++i) {
+        const Event& e = log.events[i];
+        const QString where = QString("event %1 (%2)").arg(i).arg(evName(want[i].ev));
+        QVERIFY2(e.req == want[i].req, qPrintable(where + ": req"));
+        QVERIFY2(e.ev == want[i].ev, qPrintable(where + ": got " + evName(e.ev)));
+        QVERIFY2(e.value == want[i].v, qPrintable(where + QString(": value %1").arg(e.value)));
+        QVERIFY2(std::fabs(e.t - want[i].t) < 1e-12,
+                 qPrintable(where + QString(": t=%1").arg(e.t, 0, 'g', 17)));
+    }
+}
+} // namespace
+
+class TestScenario : public QObject {
+    Q_OBJECT
+private slots:
+    // Two requests under FCFS without chunked prefill, ETE model with round coefficients:
+    //   prefill = 0.1 + 0.01*sum(L);  decode = 0.05 + 0.01*B + 0.001*sum(N_kv).
+    // R0 (t=0, 10 -> 3 tokens): prefill 0.1+0.1 = 0.2, first token at 0.2, kv 11.
+    // R1 (t=0.1, 20 -> 2): waits for the running prefill; prefill 0.1+0.2 = 0.3: 0.2 -> 0.5,
+    //   R0 stalls meanwhile (vLLM v0 runs prefills alone). kv 21.
+    // Decode B=2, sum N_kv = 11+21 = 32: 0.05+0.02+0.032 = 0.102: 0.5 -> 0.602; R1 done.
+    // Decode B=1, N_kv = 12: 0.05+0.01+0.012 = 0.072: 0.602 -> 0.674; R0 done.
+    void twoRequestsEte() {
+        Workload w;
+        w.requests = {req(0.0, 10, 3), req(0.1, 20, 2)};
+        EteParams p;
+        p.a = 0.1;
+        p.b = 0.01;
+        p.q0 = 0.05;
+        p.q1 = 0.01;
+        p.p = 0.001;
+        EteModel model(p);
+        FcfsScheduler fcfs(FcfsOptions{0.0});
+        EngineLimits lim;
+        lim.kv_capacity_tokens = 1000;
+        const RunLog log = simulate(w, model, fcfs, lim);
+        compareEvents(log, {
+                               {0.0, 0, Ev::Arrive, 10},
+                               {0.0, 0, Ev::Admit, 0},
+                               {0.0, 0, Ev::PrefillStart, 10},
+                               {0.1, 1, Ev::Arrive, 20},
+                               {0.2, 0, Ev::PrefillEnd, 1},
+                               {0.2, 0, Ev::FirstToken, 1},
+                               {0.2, 1, Ev::Admit, 0},
+                               {0.2, 1, Ev::PrefillStart, 20},
+                               {0.5, 1, Ev::PrefillEnd, 1},
+                               {0.5, 1, Ev::FirstToken, 1},
+                               {0.602, 1, Ev::Finish, 2},
+                               {0.674, 0, Ev::Finish, 3},
+                           });
+        QCOMPARE(log.iters.size(), std::size_t(4));
+        KAIROS_COMPARE_NEAR(log.iters[2].d0, 0.102, 1e-12);
+        QCOMPARE(log.iters[2].decode_seqs, 2);
+        QCOMPARE(log.iters[2].kv_first, std::int64_t(11 + 21 + 2));
+
+        const auto m = perRequest(log);
+        KAIROS_COMPARE_NEAR(m[0].ttft(), 0.2, 1e-12);
+        KAIROS_COMPARE_NEAR(m[1].ttft(), 0.4, 1e-12);
+        KAIROS_COMPARE_NEAR(m[0].e2el(), 0.674, 1e-12);
+        KAIROS_COMPARE_NEAR(m[1].e2el(), 0.502, 1e-12);
+        KAIROS_COMPARE_NEAR(m[0].tpot(), (0.674 - 0.2) / 2, 1e-12);
+        KAIROS_COMPARE_NEAR(m[1].tpot(), 0.102, 1e-12);
+        KAIROS_COMPARE_NEAR(m[1].queue_delay, 0.1, 1e-12);
+
+        // ITL: R0 gaps 0.402 (it stalled through R1's prefill) and 0.072; R1 gap 0.102.
+        SummaryOptions so;
+        so.percentiles = {50, 100};
+        so.goodput = GoodputSlo::parse({"ttft:300"});
+        const Summary s = summarize(log, so);
+        QCOMPARE(s.completed, std::int64_t(2));
+        QCOMPARE(s.itl_ms.count, std::int64_t(3));
+        KAIROS_COMPARE_NEAR(s.itl_ms.mean, (402.0 + 72.0 + 102.0) / 3, 1e-9);
+        KAIROS_COMPARE_NEAR(s.itl_ms.median, 102.0, 1e-9);
+        KAIROS_COMPARE_NEAR(s.itl_ms.percentile(100), 402.0, 1e-9);
+        KAIROS_COMPARE_NEAR(s.duration_s, 0.674, 1e-12);
+        KAIROS_COMPARE_NEAR(s.request_throughput, 2 / 0.674, 1e-9);
+        KAIROS_COMPARE_NEAR(s.output_throughput, 5 / 0.674, 1e-9);
+        KAIROS_COMPARE_NEAR(s.ttft_ms.mean, 300.0, 1e-9);
+        QCOMPARE(s.good_requests, std::int64_t(1)); // R0: 200 ms <= 300; R1: 400 ms > 300
+        QCOMPARE(s.kv_peak_tokens, std::int64_t(34));
+    }
+
+    // Preemption by recompute, unit model (1 time unit per iteration), capacity 12 tokens:
+    // A and B (t=0, 4 -> 4 tokens each) are admitted together (5 + 5 reserved <= 12).
+    // t=1: both have 1 token (kv 5+5). Decode to t=2: kv 6+6 = 12 (full).
+    // t=2: growth would need 14 > 12: B (latest arrival; tie -> higher id) is preempted.
+    //      A decodes alone, tokens 3 and 4 at t=3, t=4, and finishes.
+    // t=4: B is readmitted (needs 4+2+1 = 7), recomputes 6 tokens, emits token 3 at t=5,
+    //      token 4 at t=6.
+    void preemptionUnit() {
+        for (const bool skip : {true, false}) {
+            Workload w;
+            w.requests = {req(0, 4, 4), req(0, 4, 4)};
+            UnitModel model;
+            FcfsScheduler fcfs(FcfsOptions{0.0});
+            EngineLimits lim;
+            lim.kv_capacity_tokens = 12;
+            lim.skip_ahead = skip;
+            const RunLog log = simulate(w, model, fcfs, lim);
+            compareEvents(log, {
+                                   {0, 0, Ev::Arrive, 4},
+                                   {0, 1, Ev::Arrive, 4},
+                                   {0, 0, Ev::Admit, 0},
+                                   {0, 1, Ev::Admit, 0},
+                                   {0, 0, Ev::PrefillStart, 4},
+                                   {0, 1, Ev::PrefillStart, 4},
+                                   {1, 0, Ev::PrefillEnd, 1},
+                                   {1, 0, Ev::FirstToken, 1},
+                                   {1, 1, Ev::PrefillEnd, 1},
+                                   {1, 1, Ev::FirstToken, 1},
+                                   {2, 1, Ev::Preempt, 2},
+                                   {4, 0, Ev::Finish, 4},
+                                   {4, 1, Ev::Resume, 2},
+                                   {4, 1, Ev::PrefillStart, 6},
+                                   {5, 1, Ev::PrefillEnd, 3},
+                                   {6, 1, Ev::Finish, 4},
+                               });
+            QCOMPARE(tokenTimes(log, 0), (std::vector<double>{1, 2, 3, 4}));
+            QCOMPARE(tokenTimes(log, 1), (std::vector<double>{1, 2, 5, 6}));
+            const Summary s = summarize(log);
+            QCOMPARE(s.preemptions, std::int64_t(1));
+            QCOMPARE(s.kv_peak_tokens, std::int64_t(12));
+            QCOMPARE(s.itl_ms.count,
+                     std::int64_t(6)); // A: 1,1,1  B: 1,3,1 (time units -> "ms" x1000)
+            KAIROS_COMPARE_NEAR(s.itl_ms.mean, 1000.0 * 8 / 6, 1e-9);
+            QCOMPARE(s.iterations, std::int64_t(6));
+            QCOMPARE(s.stretches, std::int64_t(skip ? 5 : 6)); // A's t=2..4 stretch is one record
+        }
+    }
+
+    // A request that cannot fit even alone is killed, not looped on forever.
+    void tooLargeIsKilled() {
+        Workload w;
+        w.requests = {req(0, 20, 5), req(0, 4, 2)};
+        UnitModel model;
+        FcfsScheduler fcfs(FcfsOptions{0.0});
+        EngineLimits lim;
+        lim.kv_capacity_tokens = 10;
+        const RunLog log = simulate(w, model, fcfs, lim);
+        const Summary s = summarize(log);
+        QCOMPARE(s.killed, std::int64_t(1));
+        QCOMPARE(s.completed, std::int64_t(1));
+        const auto m = perRequest(log);
+        QVERIFY(m[0].killed);
+        QVERIFY(m[1].finished);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestScenario)
+#include "tst_scenario.moc"

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Runs every fuzz target for a few seconds, seeded with the shipped samples and a few
+# lines of each real trace. Usage: run.sh BIN_DIR SECONDS
+set -euo pipefail
+bin=$1; secs=${2:-20}
+root=$(cd "$(dirname "$0")/../.." && pwd)
+data=${KAIROS_DATA_DIR:-$root/../shared/data}
+work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
+seed() { # seed NAME FILE...
+  mkdir -p "$work/$1"
+  local i=0
+  for f in "${@:2}"; do [ -f "$f" ] && head -c 4096 "$f" > "$work/$1/seed$((i++))"; done
+  echo x > "$work/$1/empty"
+}
+seed kairos "$root"/sample_traces/*.jsonl
+seed azure "$data/AzureLLMInferenceTrace_conv_2023.csv" "$data/AzureLLMInferenceTrace_code_2023.csv"
+seed mooncake "$data/mooncake_conversation_trace.jsonl"
+seed lengths "$data/sharegpt_8k_lengths_llama2.csv" "$data/arxiv_summarization_lengths_llama2.csv"
+seed burstgpt
+printf 'Timestamp,Model,Request tokens,Response tokens,Total tokens,Log Type\n5,ChatGPT,472,18,490,Conversation log\n' > "$work/burstgpt/seed0"
+seed runlog
+"$root/build/bin/kairos-cli" simulate -q -w "$root/sample_traces/offline_batch.jsonl" --limit 5 --runlog "$work/runlog/seed0" 2>/dev/null || true
+status=0
+for t in kairos azure mooncake lengths burstgpt runlog; do
+  echo "fuzz_$t: ${secs}s"
+  # Crash reproducers land in $work/crashes; the log keeps libFuzzer's report.
+  mkdir -p "$work/crashes"
+  if "$bin/fuzz_$t" -max_total_time="$secs" -max_len=8192 -print_final_stats=1 \
+       -artifact_prefix="$work/crashes/$t-" "$work/$t" > "$work/$t.log" 2>&1; then
+    grep -E "stat::number_of_executed_units" "$work/$t.log" || true
+  else
+    echo "fuzz_$t FAILED:"; grep -A30 -E "ERROR|runtime error" "$work/$t.log" | head -60
+    for c in "$work"/crashes/$t-*; do [ -f "$c" ] && { echo "input (base64):"; base64 "$c" | head -5; }; done
+    status=1
+  fi
+done
+[ $status -eq 0 ] && echo "fuzz: all targets clean"
+exit $status
