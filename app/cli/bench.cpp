@@ -3,6 +3,7 @@
 // second baseline (what skipping ahead buys).
 #include "commands.h"
 #include "exec/execution_model.h"
+#include "export/atomic_file.h"
 #include "metrics/summary.h"
 #include "profiles.h"
 #include "sched/registry.h"
@@ -124,11 +125,7 @@ void addBench(CLI::App& app) {
                                 {"generated_tokens_per_s", 1e3 * gen / sim_ms},
                                 {"iterations", s.iterations},
                                 {"stretches", s.stretches}};
-            std::FILE* f = std::fopen(a->json_out.c_str(), "w");
-            if (f) {
-                std::fputs((j.dump(2) + "\n").c_str(), f);
-                std::fclose(f);
-            }
+            writeFileAtomically(a->json_out, [&](std::ostream& out) { out << j.dump(2) << "\n"; });
         }
     });
 }

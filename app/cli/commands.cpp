@@ -1,6 +1,8 @@
 #include "commands.h"
 
 #include "exec/execution_model.h"
+#include "export/atomic_file.h"
+#include "export/requests_csv.h"
 #include "export/runlog_jsonl.h"
 #include "fit/ete_fit.h"
 #include "metrics/summary.h"
@@ -26,21 +28,7 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 
 // Writes `text` to `path` through a temporary file: never half-written.
 void writeTextFile(const std::string& path, const std::string& text) {
-    const std::string tmp = path + ".tmp";
-    {
-        std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-        if (!out) throw InputError(path, 0, "", "cannot write");
-        out << text;
-        out.flush();
-        if (!out) {
-            std::remove(tmp.c_str());
-            throw InputError(path, 0, "", "write failed");
-        }
-    }
-    if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-        std::remove(tmp.c_str());
-        throw InputError(path, 0, "", "cannot move the finished file into place");
-    }
+    writeFileAtomically(path, [&](std::ostream& out) { out << text; });
 }
 
 struct SimulateArgs {
@@ -54,7 +42,7 @@ struct SimulateArgs {
     int block_size = 1, max_num_seqs = 256, max_num_batched_tokens = 8192;
     bool chunked = false, no_skip = false, tokens = false, quiet = false;
     std::size_t limit = 0;
-    std::string json_out, runlog_out;
+    std::string json_out, runlog_out, requests_csv;
 };
 
 void runSimulate(const SimulateArgs& a) {
@@ -107,6 +95,7 @@ void runSimulate(const SimulateArgs& a) {
     }
     if (!a.runlog_out.empty())
         writeRunLogJsonlFile(log, a.runlog_out, RunLogWriteOptions{a.tokens});
+    if (!a.requests_csv.empty()) writeRequestsCsvFile(log, a.requests_csv);
 }
 
 } // namespace
@@ -151,6 +140,9 @@ void addSimulate(CLI::App& app) {
     c->add_option("--limit", a->limit, "Read at most this many requests");
     c->add_option("--json", a->json_out, "Write the summary as JSON here");
     c->add_option("--runlog", a->runlog_out, "Write the run log as JSONL here");
+    c->add_option(
+        "--requests-csv", a->requests_csv,
+        "Write per-request metrics (TTFT, TPOT, E2EL, queueing, preemptions) as CSV here");
     c->add_flag("--tokens", a->tokens, "With --runlog: one line per generated token too");
     c->add_flag("--quiet,-q", a->quiet, "Print nothing");
     c->callback([a, rate] {

@@ -1,5 +1,6 @@
 #include "export/runlog_jsonl.h"
 
+#include "export/atomic_file.h"
 #include "metrics/request_metrics.h"
 #include "model/input_error.h"
 #include "workload/text.h"
@@ -75,21 +76,7 @@ void writeRunLogJsonl(const RunLog& log, std::ostream& out, const RunLogWriteOpt
 
 void writeRunLogJsonlFile(const RunLog& log, const std::string& path,
                           const RunLogWriteOptions& opt) {
-    const std::string tmp = path + ".tmp";
-    {
-        std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-        if (!out) throw InputError(path, 0, "", "cannot write");
-        writeRunLogJsonl(log, out, opt);
-        out.flush();
-        if (!out) {
-            std::remove(tmp.c_str());
-            throw InputError(path, 0, "", "write failed");
-        }
-    }
-    if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-        std::remove(tmp.c_str());
-        throw InputError(path, 0, "", "cannot move the finished file into place");
-    }
+    writeFileAtomically(path, [&](std::ostream& out) { writeRunLogJsonl(log, out, opt); });
 }
 
 RunLog readRunLogJsonl(std::istream& in, const std::string& name) {

@@ -1,4 +1,5 @@
 // The native Kairos workload format (JSONL), documented in sample_traces/README.md.
+#include "export/atomic_file.h"
 #include "model/input_error.h"
 #include "workload/readers.h"
 #include "workload/text.h"
@@ -195,21 +196,7 @@ void writeKairos(const Workload& w, std::ostream& out) {
 }
 
 void writeKairosFile(const Workload& w, const std::string& path) {
-    const std::string tmp = path + ".tmp";
-    {
-        std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-        if (!out) throw InputError(path, 0, "", "cannot write");
-        writeKairos(w, out);
-        out.flush();
-        if (!out) {
-            std::remove(tmp.c_str());
-            throw InputError(path, 0, "", "write failed");
-        }
-    }
-    if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-        std::remove(tmp.c_str());
-        throw InputError(path, 0, "", "cannot move the finished file into place");
-    }
+    writeFileAtomically(path, [&](std::ostream& out) { writeKairos(w, out); });
 }
 
 } // namespace kairos

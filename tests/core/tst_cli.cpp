@@ -62,6 +62,35 @@ private slots:
         QVERIFY(iter > 1000);
     }
 
+    // Per-request CSV: one row per request, with the hand scenario's values on a tiny trace.
+    void requestsCsv() {
+        const std::string trace = kairos::test::tempPath("two.jsonl"),
+                          csv = kairos::test::tempPath("two.csv");
+        {
+            std::ofstream o(trace);
+            o << "{\"kairos_workload\":1,\"name\":\"two\"}\n{\"arrival\":0,\"prompt\":4,\"output\":"
+                 "4}\n"
+                 "{\"arrival\":0,\"prompt\":4,\"output\":4}\n";
+        }
+        // Unit model, 12 KV tokens: the preemption scenario of tst_scenario (B waits 2 units).
+        const Result r = cli({"simulate", "-q", "-w", QString::fromStdString(trace), "--profile",
+                              "unit", "--kv-capacity", "12", "--param", "watermark=0",
+                              "--requests-csv", QString::fromStdString(csv)});
+        QVERIFY2(r.code == 0, qPrintable(r.err));
+        QFile f(QString::fromStdString(csv));
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        const QStringList lines = QString::fromUtf8(f.readAll()).split('\n', Qt::SkipEmptyParts);
+        QCOMPARE(lines.size(), 3);
+        QCOMPARE(lines[0], QString("req,arrival_s,prompt_tokens,output_tokens,status,ttft_ms,tpot_"
+                                   "ms,e2el_ms,queue_ms,preemptions,suspensions"));
+        QCOMPARE(
+            lines[1],
+            QString("0,0.000000,4,4,finished,1000.000000,1000.000000,4000.000000,0.000000,0,0"));
+        QCOMPARE(
+            lines[2],
+            QString("1,0.000000,4,4,finished,1000.000000,1666.666667,6000.000000,0.000000,1,0"));
+    }
+
     void badInputNamesFileLineField() {
         const std::string bad = kairos::test::tempPath("bad.csv");
         {

@@ -1,0 +1,35 @@
+#include "export/requests_csv.h"
+
+#include "export/atomic_file.h"
+#include "metrics/request_metrics.h"
+#include "model/input_error.h"
+
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+
+namespace kairos {
+
+void writeRequestsCsv(const RunLog& log, std::ostream& out) {
+    out << "req,arrival_s,prompt_tokens,output_tokens,status,ttft_ms,tpot_ms,e2el_ms,queue_ms,"
+           "preemptions,suspensions\n";
+    char buf[64];
+    auto cell = [&](double v, double scale) {
+        if (!std::isfinite(v)) return std::string();
+        std::snprintf(buf, sizeof buf, "%.6f", v * scale);
+        return std::string(buf);
+    };
+    for (const RequestMetrics& r : perRequest(log)) {
+        const char* status = r.finished ? "finished" : r.killed ? "killed" : "unfinished";
+        out << r.id << ',' << cell(r.arrival, 1) << ',' << r.prompt_tokens << ',' << r.output_tokens
+            << ',' << status << ',' << cell(r.ttft(), 1e3) << ',' << cell(r.tpot(), 1e3) << ','
+            << cell(r.finished ? r.e2el() : NAN, 1e3) << ',' << cell(r.queue_delay, 1e3) << ','
+            << r.preemptions << ',' << r.suspensions << '\n';
+    }
+}
+
+void writeRequestsCsvFile(const RunLog& log, const std::string& path) {
+    writeFileAtomically(path, [&](std::ostream& out) { writeRequestsCsv(log, out); });
+}
+
+} // namespace kairos
