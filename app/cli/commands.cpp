@@ -4,6 +4,7 @@
 #include "export/atomic_file.h"
 #include "export/requests_csv.h"
 #include "export/runlog_jsonl.h"
+#include "fit/cpu_profile.h"
 #include "fit/ete_fit.h"
 #include "metrics/summary.h"
 #include "model/input_error.h"
@@ -270,6 +271,83 @@ void addFitProfile(CLI::App& app) {
             p.name.c_str(), p.ete.a, p.ete.b, p.ete.c, fit.mape_prefill_pct, fit.prefill_outliers,
             fit.prefill_rows, p.ete.q0, p.ete.q1, p.ete.p, fit.mape_decode_pct, fit.decode_outliers,
             static_cast<long long>(p.kvCapacityTokens()));
+    });
+}
+
+void addProfileCpu(CLI::App& app) {
+    struct Args {
+        std::string model = "smollm-135m", name, out;
+        int repeats = 3;
+        double mem_gib = 8;
+        bool quick = false;
+    };
+    auto a = std::make_shared<Args>();
+    auto* c = app.add_subcommand(
+        "profile-cpu",
+        "Measure the reference decoder of a model shape on this CPU and fit a profile");
+    c->add_option("--model", a->model, "Model shape (known: smollm-135m, qwen2.5-0.5b, ...)")
+        ->capture_default_str();
+    c->add_option("--name", a->name, "Profile name (default: MODEL-cpu)");
+    c->add_option("--out,-o", a->out, "Output JSON")->required();
+    c->add_option("--repeats", a->repeats, "Timings per point (median kept)")
+        ->capture_default_str();
+    c->add_option("--mem-gib", a->mem_gib,
+                  "Host memory the KV cache may use with the weights (GiB)")
+        ->capture_default_str();
+    c->add_flag("--quick", a->quick, "A smaller grid (for a first look)");
+    c->callback([a] {
+        auto cfg = knownModel(a->model);
+        if (!cfg) throw std::invalid_argument("unknown model '" + a->model + "'");
+        cfg->dtype_bytes = 4; // the reference decoder computes in fp32
+        CpuProfileGrid grid;
+        grid.repeats = a->repeats;
+        if (a->quick) {
+            grid.prefill_lengths = {16, 64, 128};
+            grid.decode_batches = {1, 4};
+            grid.decode_contexts = {32, 512};
+        }
+        const CpuProfileResult r = profileReferenceDecoder(
+            *cfg, grid, [](const std::string& s) { std::printf("  %s\n", s.c_str()); });
+        DeviceProfile p;
+        p.name = a->name.empty() ? a->model + "-cpu" : a->name;
+        std::string cpu = "this CPU";
+        {
+            std::ifstream in("/proc/cpuinfo");
+            std::string line;
+            while (std::getline(in, line))
+                if (line.rfind("model name", 0) == 0) {
+                    cpu = line.substr(line.find(':') + 2);
+                    break;
+                }
+        }
+        p.hardware = cpu + ", 1 thread";
+        p.description = a->model + " (fp32, Kairos reference decoder) on " + p.hardware;
+        p.gpu_count = 1;
+        p.gpu_mem_gib = a->mem_gib;
+        p.mem_fraction = 1.0;
+        p.model = *cfg;
+        p.ete = r.fit.params;
+        p.fit_mape_prefill = r.fit.mape_prefill_pct;
+        p.fit_mape_decode = r.fit.mape_decode_pct;
+        p.provenance = "kairos-cli profile-cpu --model " + a->model + (a->quick ? " --quick" : "") +
+                       ": measured the reference decoder (core/exec/reference_decoder.h: Eigen, "
+                       "random weights, the "
+                       "model's real shape, fp32, one thread) on " +
+                       cpu + ", median of " + std::to_string(grid.repeats) +
+                       " timings per point over " + std::to_string(r.prefill.size()) +
+                       " prefill and " + std::to_string(r.decode.size()) +
+                       " decode points, then fitted like fit-profile (non-negative least squares "
+                       "on relative error, "
+                       "outliers > 50% left out: " +
+                       std::to_string(r.fit.prefill_outliers) + " prefill, " +
+                       std::to_string(r.fit.decode_outliers) + " decode)";
+        writeTextFile(a->out, p.toJson().dump(2) + "\n");
+        std::printf("%s: prefill a=%.6g b=%.6g c=%.6g (MAPE %.2f%%), decode q0=%.6g q1=%.6g p=%.6g "
+                    "(MAPE %.2f%%), "
+                    "KV capacity %lld tokens; %.1f s of measuring\n",
+                    p.name.c_str(), p.ete.a, p.ete.b, p.ete.c, r.fit.mape_prefill_pct, p.ete.q0,
+                    p.ete.q1, p.ete.p, r.fit.mape_decode_pct,
+                    static_cast<long long>(p.kvCapacityTokens()), r.seconds_spent);
     });
 }
 

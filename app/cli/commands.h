@@ -7,6 +7,7 @@ void addSimulate(CLI::App& app);
 void addGenerate(CLI::App& app);
 void addFitProfile(CLI::App& app);
 void addProfiles(CLI::App& app);
+void addProfileCpu(CLI::App& app);
 void addBench(CLI::App& app);
 
 } // namespace kairos::cli

@@ -13,6 +13,7 @@ int main(int argc, char** argv) {
     kairos::cli::addGenerate(app);
     kairos::cli::addBench(app);
     kairos::cli::addFitProfile(app);
+    kairos::cli::addProfileCpu(app);
     kairos::cli::addProfiles(app);
     try {
         app.parse(argc, argv);

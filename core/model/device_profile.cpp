@@ -85,6 +85,8 @@ DeviceProfile DeviceProfile::fromJson(const json& j, const std::string& file) {
     p.model.head_dim = positiveInt(m, "head_dim", file, mc);
     p.model.dtype_bytes = positiveInt(m, "dtype_bytes", file, mc);
     p.model.params = num(m, "params", file, mc);
+    if (m.contains("intermediate")) p.model.intermediate = positiveInt(m, "intermediate", file, mc);
+    if (m.contains("vocab")) p.model.vocab = positiveInt(m, "vocab", file, mc);
     if (p.model.params <= 0) throw InputError(file, 0, "model.params", "must be positive");
 
     p.exec_kind = str(j, "exec", "ete");
@@ -144,6 +146,8 @@ json DeviceProfile::toJson() const {
                   {"head_dim", model.head_dim},
                   {"dtype_bytes", model.dtype_bytes},
                   {"params", model.params}};
+    if (model.intermediate > 0) j["model"]["intermediate"] = model.intermediate;
+    if (model.vocab > 0) j["model"]["vocab"] = model.vocab;
     j["exec"] = exec_kind;
     if (exec_kind == "ete") {
         j["ete"] = {{"prefill", {{"a", ete.a}, {"b", ete.b}, {"c", ete.c}}},

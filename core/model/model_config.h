@@ -12,8 +12,10 @@ struct ModelConfig {
     int heads = 0;
     int kv_heads = 0; // < heads with grouped-query attention
     int head_dim = 0;
-    int dtype_bytes = 2; // 2 for fp16/bf16
-    double params = 0.0; // parameter count
+    int dtype_bytes = 2;  // 2 for fp16/bf16
+    double params = 0.0;  // parameter count
+    int intermediate = 0; // MLP width (0: unknown; only the reference decoder needs it)
+    int vocab = 0;        // vocabulary size (0: unknown)
 
     // K and V for every layer and KV head: 2 * layers * kv_heads * head_dim * dtype_bytes.
     std::int64_t kvBytesPerToken() const {

@@ -122,6 +122,19 @@ private slots:
         }
     }
 
+    // The measured CPU profile of a small local model loads and describes its measurement.
+    void smallLocalModel() {
+        const DeviceProfile p = DeviceProfile::load(std::string(KAIROS_SOURCE_DIR) +
+                                                    "/resources/profiles/smollm-135m-cpu.json");
+        QCOMPARE(p.model.name, std::string("smollm-135m"));
+        QCOMPARE(p.model.dtype_bytes, 4);
+        QVERIFY(p.provenance.find("profile-cpu") != std::string::npos);
+        QVERIFY(p.fit_mape_decode.has_value() && p.fit_mape_prefill.has_value());
+        // 2 * 30 layers * 3 KV heads * 64 * 4 bytes = 46,080 bytes per token.
+        QCOMPARE(p.model.kvBytesPerToken(), std::int64_t(46080));
+        QVERIFY(p.kvCapacityTokens() > 100000);
+    }
+
     void roundTrip() {
         const DeviceProfile p = DeviceProfile::load(std::string(KAIROS_SOURCE_DIR) +
                                                     "/resources/profiles/llama2-70b-h100x2.json");
