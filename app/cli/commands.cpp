@@ -40,6 +40,7 @@ struct SimulateArgs {
     std::uint64_t seed = 0;
     bool rate_given = false;
     long long kv_capacity = 0;
+    double gpu_mem_gib = 0, mem_fraction = 0;
     int block_size = 1, max_num_seqs = 256, max_num_batched_tokens = 8192;
     bool chunked = false, no_skip = false, tokens = false, quiet = false;
     std::size_t limit = 0;
@@ -59,7 +60,16 @@ void runSimulate(const SimulateArgs& a) {
     const Workload w = readWorkload(a.workload, ro);
 
     std::string profile_path;
-    const DeviceProfile prof = resolveProfile(a.profile, &profile_path);
+    DeviceProfile prof = resolveProfile(a.profile, &profile_path);
+    if (a.gpu_mem_gib > 0) {
+        prof.gpu_mem_gib = a.gpu_mem_gib;
+        prof.kv_capacity_tokens.reset();
+    }
+    if (a.mem_fraction > 0) {
+        if (a.mem_fraction > 1) throw std::invalid_argument("--mem-fraction must be in (0, 1]");
+        prof.mem_fraction = a.mem_fraction;
+        prof.kv_capacity_tokens.reset();
+    }
     const auto model = makeExecutionModel(prof);
     auto sched = makeScheduler(a.policy, parsePolicyParams(a.params));
     SummaryOptions so;
@@ -122,6 +132,10 @@ void addSimulate(CLI::App& app) {
         ->capture_default_str();
     c->add_option("--kv-capacity", a->kv_capacity,
                   "KV cache capacity in tokens (default: from the profile)");
+    c->add_option("--gpu-mem-gib", a->gpu_mem_gib,
+                  "Memory per GPU (GiB), replacing the profile's; the KV capacity follows");
+    c->add_option("--mem-fraction", a->mem_fraction,
+                  "Fraction of memory for weights + KV (vLLM's gpu_memory_utilization)");
     c->add_option("--block-size", a->block_size,
                   "KV block size in tokens (1: no paging; vLLM uses 16)")
         ->capture_default_str();

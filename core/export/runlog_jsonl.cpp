@@ -3,6 +3,7 @@
 #include "export/atomic_file.h"
 #include "metrics/request_metrics.h"
 #include "model/input_error.h"
+#include "workload/json_line.h"
 #include "workload/text.h"
 
 #include <algorithm>
@@ -112,13 +113,7 @@ RunLog readRunLogJsonl(std::istream& in, const std::string& name) {
     while (text::nextLine(in, line)) {
         ++lineno;
         if (text::trim(line).empty()) continue;
-        nlohmann::json j;
-        try {
-            j = nlohmann::json::parse(line);
-        } catch (const nlohmann::json::exception& e) {
-            throw InputError(name, lineno, "", std::string("not valid JSON: ") + e.what());
-        }
-        if (!j.is_object()) throw InputError(name, lineno, "", "expected a JSON object");
+        const nlohmann::json j = parseJsonObjectLine(line, name, lineno);
         if (!header) {
             if (!j.contains("kairos_runlog"))
                 throw InputError(name, lineno, "kairos_runlog", "not a Kairos run log");

@@ -1,6 +1,7 @@
 // Mooncake traces (FAST'25 release): one JSON object per line,
 // {"timestamp": ms, "input_length": n, "output_length": n, "hash_ids": [...]}.
 #include "model/input_error.h"
+#include "workload/json_line.h"
 #include "workload/readers.h"
 #include "workload/text.h"
 
@@ -19,13 +20,7 @@ Workload readMooncake(std::istream& in, const std::string& name, std::size_t lim
     while (text::nextLine(in, line)) {
         ++lineno;
         if (text::trim(line).empty()) continue;
-        nlohmann::json j;
-        try {
-            j = nlohmann::json::parse(line);
-        } catch (const nlohmann::json::exception& e) {
-            throw InputError(name, lineno, "", std::string("not valid JSON: ") + e.what());
-        }
-        if (!j.is_object()) throw InputError(name, lineno, "", "expected a JSON object");
+        const nlohmann::json j = parseJsonObjectLine(line, name, lineno);
         auto field = [&](const char* key, double lo) {
             const auto it = j.find(key);
             if (it == j.end()) throw InputError(name, lineno, key, "missing");

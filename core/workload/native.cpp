@@ -1,6 +1,7 @@
 // The native Kairos workload format (JSONL), documented in sample_traces/README.md.
 #include "export/atomic_file.h"
 #include "model/input_error.h"
+#include "workload/json_line.h"
 #include "workload/readers.h"
 #include "workload/text.h"
 
@@ -104,14 +105,6 @@ Request parseRequest(const json& j, const Ctx& c, std::int64_t default_id) {
     return r;
 }
 
-json parseLine(const std::string& line, const Ctx& c) {
-    try {
-        return json::parse(line);
-    } catch (const json::exception& e) {
-        throw InputError(c.file, c.line, "", std::string("not valid JSON: ") + e.what());
-    }
-}
-
 } // namespace
 
 Workload readKairos(std::istream& in, const std::string& name, std::size_t limit) {
@@ -125,7 +118,7 @@ Workload readKairos(std::istream& in, const std::string& name, std::size_t limit
         ++lineno;
         if (text::trim(line).empty()) continue;
         const Ctx c{name, lineno};
-        json j = parseLine(line, c);
+        json j = parseJsonObjectLine(line, name, lineno);
         if (!header) {
             if (!j.is_object() || !j.contains("kairos_workload"))
                 throw InputError(name, lineno, "kairos_workload",

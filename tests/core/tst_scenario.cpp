@@ -1,5 +1,6 @@
 // Tiny scenarios computed by hand: exact event times and metrics.
 #include "exec/execution_model.h"
+#include "export/runlog_jsonl.h"
 #include "metrics/request_metrics.h"
 #include "metrics/summary.h"
 #include "sched/fcfs.h"
@@ -8,6 +9,8 @@
 
 #include <QtTest>
 #include <cmath>
+#include <nlohmann/json.hpp>
+#include <sstream>
 
 using namespace kairos;
 
@@ -156,6 +159,23 @@ private slots:
             KAIROS_COMPARE_NEAR(s.itl_ms.mean, 1000.0 * 8 / 6, 1e-9);
             QCOMPARE(s.iterations, std::int64_t(6));
             QCOMPARE(s.stretches, std::int64_t(skip ? 5 : 6)); // A's t=2..4 stretch is one record
+
+            // --tokens writes one line per token, in time order, at these same times.
+            std::stringstream out;
+            writeRunLogJsonl(log, out, RunLogWriteOptions{true});
+            std::vector<std::vector<double>> seen(2);
+            std::string line;
+            double last_t = -1;
+            while (std::getline(out, line)) {
+                if (line.find("\"ev\":\"token\"") == std::string::npos) continue;
+                const auto j = nlohmann::json::parse(line);
+                seen[j["req"].get<std::size_t>()].push_back(j["t"].get<double>());
+                QCOMPARE(j["v"].get<std::size_t>(), seen[j["req"].get<std::size_t>()].size());
+                QVERIFY(j["t"].get<double>() >= last_t);
+                last_t = j["t"].get<double>();
+            }
+            QCOMPARE(seen[0], (std::vector<double>{1, 2, 3, 4}));
+            QCOMPARE(seen[1], (std::vector<double>{1, 2, 5, 6}));
         }
     }
 
