@@ -344,6 +344,8 @@ void Simulator::runIteration() {
 }
 
 RunLog Simulator::run() {
+    if (ran_) throw std::logic_error("Simulator::run: a simulator runs once; make a new one");
+    ran_ = true;
     const auto t_start = std::chrono::steady_clock::now();
     log_ = RunLog{};
     log_.workload = w_.name;

@@ -36,6 +36,7 @@ class Simulator final : public EngineView {
 public:
     // `w` must be sorted by arrival (Workload::sortByArrival) and outlive the simulator.
     Simulator(const Workload& w, const ExecutionModel& model, Scheduler& sched, EngineLimits lim);
+    // Runs the whole workload once; a Simulator is single-use (a second call throws).
     RunLog run();
 
     // EngineView
@@ -93,6 +94,7 @@ private:
     std::int64_t kv_used_ = 0;
     Decision dec_;
     RunLog log_;
+    bool ran_ = false;
 };
 
 // Convenience: runs a fresh Simulator.
