@@ -33,7 +33,9 @@ void writeTextFile(const std::string& path, const std::string& text) {
 }
 
 struct SimulateArgs {
-    std::string workload, format = "auto", policy = "fcfs", profile = kDefaultProfile;
+    std::string workload, format = "auto", policy = "fcfs", profile = kDefaultProfile,
+                          predictor = "oracle";
+    std::uint64_t policy_seed = 0;
     std::vector<std::string> params, goodput;
     std::vector<double> percentiles{50, 90, 99};
     double rate = kInf, burstiness = 1.0;
@@ -71,7 +73,12 @@ void runSimulate(const SimulateArgs& a) {
         prof.kv_capacity_tokens.reset();
     }
     const auto model = makeExecutionModel(prof);
-    auto sched = makeScheduler(a.policy, parsePolicyParams(a.params));
+    PolicyConfig pc;
+    pc.name = a.policy;
+    pc.params = parsePolicyParams(a.params);
+    pc.predictor = a.predictor;
+    pc.seed = a.policy_seed;
+    auto sched = makeScheduler(pc);
     SummaryOptions so;
     so.goodput = GoodputSlo::parse(a.goodput);
     so.percentiles = a.percentiles;
@@ -126,7 +133,15 @@ void addSimulate(CLI::App& app) {
     c->add_option("--burstiness", a->burstiness, "Gamma shape of inter-arrival times (1 = Poisson)")
         ->capture_default_str();
     c->add_option("--seed", a->seed, "Seed of generated arrivals")->capture_default_str();
-    c->add_option("--policy,-p", a->policy, "Scheduling policy (fcfs)")->capture_default_str();
+    c->add_option("--policy,-p", a->policy, "Scheduling policy: fcfs, sjf, sprpt_lp, sprpt, edf")
+        ->capture_default_str();
+    c->add_option("--predictor", a->predictor,
+                  "Length predictor of the predicting policies: oracle, lognormal:SIGMA, "
+                  "exponential, bucket:B[,ACC[,NMAX]]")
+        ->capture_default_str();
+    c->add_option("--policy-seed", a->policy_seed,
+                  "Seed of noisy predictors and randomised policies")
+        ->capture_default_str();
     c->add_option("--param", a->params, "Policy parameter NAME=VALUE (repeatable)");
     c->add_option("--profile", a->profile, "Device profile: a shipped name or a JSON file")
         ->capture_default_str();

@@ -1,8 +1,10 @@
 #include "sched/registry.h"
 
 #include "sched/fcfs.h"
+#include "sched/priority.h"
 #include "workload/text.h"
 
+#include <cmath>
 #include <stdexcept>
 
 namespace kairos {
@@ -13,8 +15,12 @@ PolicyParams parsePolicyParams(const std::vector<std::string>& items) {
         const auto eq = it.find('=');
         double v;
         if (eq == std::string::npos || eq == 0 ||
-            !text::parseDouble(std::string_view(it).substr(eq + 1), &v))
-            throw std::invalid_argument("policy parameter '" + it + "': expected NAME=NUMBER");
+            !text::parseDouble(std::string_view(it).substr(eq + 1), &v)) {
+            if (eq != std::string::npos && std::string_view(it).substr(eq + 1) == "inf")
+                v = INFINITY;
+            else
+                throw std::invalid_argument("policy parameter '" + it + "': expected NAME=NUMBER");
+        }
         p[it.substr(0, eq)] = v;
     }
     return p;
@@ -33,23 +39,58 @@ void noneLeft(const PolicyParams& p, const std::string& policy) {
         throw std::invalid_argument("policy '" + policy + "' has no parameter '" +
                                     p.begin()->first + "'");
 }
+double watermark(PolicyParams& p, const std::string& policy) {
+    const double w = take(p, "watermark", 0.01);
+    if (w < 0 || w >= 1) throw std::invalid_argument(policy + ": watermark must be in [0, 1)");
+    return w;
+}
 } // namespace
 
-std::unique_ptr<Scheduler> makeScheduler(const std::string& name, const PolicyParams& params) {
-    PolicyParams p = params;
+std::unique_ptr<Scheduler> makeScheduler(const PolicyConfig& cfg) {
+    PolicyParams p = cfg.params;
+    const std::string& name = cfg.name;
+    auto predictor = [&]() -> std::shared_ptr<LengthPredictor> {
+        return makePredictor(cfg.predictor, cfg.seed);
+    };
+    std::unique_ptr<Scheduler> s;
     if (name == "fcfs") {
         FcfsOptions o;
-        o.watermark = take(p, "watermark", o.watermark);
-        if (o.watermark < 0 || o.watermark >= 1)
-            throw std::invalid_argument("fcfs: watermark must be in [0, 1)");
-        noneLeft(p, name);
-        return std::make_unique<FcfsScheduler>(o);
+        o.watermark = watermark(p, name);
+        s = std::make_unique<FcfsScheduler>(o);
+    } else if (name == "sjf" || name == "sprpt_lp" || name == "sprpt") {
+        PriorityOptions o;
+        o.policy = name;
+        o.watermark = watermark(p, name);
+        o.C = name == "sjf" ? 0.0 : name == "sprpt" ? INFINITY : take(p, "C", 0.8);
+        if (!(o.C >= 0)) throw std::invalid_argument(name + ": C must be >= 0");
+        s = std::make_unique<PriorityScheduler>(o, predictor());
+    } else if (name == "edf") {
+        PriorityOptions o;
+        o.policy = name;
+        o.key = PriorityOptions::Key::Deadline;
+        o.watermark = watermark(p, name);
+        o.slack = take(p, "slack", 10.0);
+        o.C = take(p, "preemptive", 0.0) != 0 ? INFINITY : 0.0;
+        if (!(o.slack > 0)) throw std::invalid_argument("edf: slack must be > 0 seconds");
+        s = std::make_unique<PriorityScheduler>(o, nullptr);
+    } else {
+        std::string known;
+        for (const auto& n : policyNames()) known += (known.empty() ? "" : ", ") + n;
+        throw std::invalid_argument("unknown policy '" + name + "' (known: " + known + ")");
     }
-    throw std::invalid_argument("unknown policy '" + name + "' (known: fcfs)");
+    noneLeft(p, name);
+    return s;
+}
+
+std::unique_ptr<Scheduler> makeScheduler(const std::string& name, const PolicyParams& params) {
+    PolicyConfig c;
+    c.name = name;
+    c.params = params;
+    return makeScheduler(c);
 }
 
 std::vector<std::string> policyNames() {
-    return {"fcfs"};
+    return {"fcfs", "sjf", "sprpt_lp", "sprpt", "edf"};
 }
 
 } // namespace kairos

@@ -1,5 +1,6 @@
 #pragma once
 // Policies by name, with parameters by name ("--param watermark=0.02").
+#include "predict/predictor.h"
 #include "sched/scheduler.h"
 
 #include <map>
@@ -11,9 +12,24 @@ namespace kairos {
 
 using PolicyParams = std::map<std::string, double>;
 
-// Parses "key=value" items; throws std::invalid_argument naming the bad item.
+// Parses "key=value" items (value a number or "inf"); throws std::invalid_argument
+// naming the bad item.
 PolicyParams parsePolicyParams(const std::vector<std::string>& items);
+
+struct PolicyConfig {
+    std::string name = "fcfs";
+    PolicyParams params;
+    std::string predictor = "oracle"; // makePredictor spec, for policies that predict
+    std::uint64_t seed = 0;           // for noisy predictors and randomised policies
+};
+
 // Throws std::invalid_argument for an unknown policy or parameter.
+//   fcfs      watermark=0.01
+//   sjf       watermark                      (shortest predicted job first)
+//   sprpt_lp  C=0.8, watermark               (Trail)
+//   sprpt     watermark                      (sprpt_lp with unlimited preemption)
+//   edf       slack=10, preemptive=0, watermark
+std::unique_ptr<Scheduler> makeScheduler(const PolicyConfig& cfg);
 std::unique_ptr<Scheduler> makeScheduler(const std::string& name, const PolicyParams& params = {});
 std::vector<std::string> policyNames();
 

@@ -19,6 +19,70 @@ class ExecutionModel;
 
 enum class Phase : std::uint8_t { Pending, Waiting, Running, Suspended, Finished, Killed };
 
+// An ordered list of request ids with O(1) insertion at either end and O(1) removal of
+// any member (a doubly linked list over arrays indexed by ReqId): the waiting queue,
+// from which policies admit in any order.
+class ReqList {
+public:
+    explicit ReqList(std::size_t capacity = 0) { resize(capacity); }
+    void resize(std::size_t n) {
+        next_.assign(n, -1);
+        prev_.assign(n, -1);
+        in_.assign(n, 0);
+        head_ = tail_ = -1;
+        size_ = 0;
+    }
+    bool contains(ReqId id) const { return in_[static_cast<std::size_t>(id)] != 0; }
+    std::size_t size() const { return size_; }
+    bool empty() const { return size_ == 0; }
+    ReqId front() const { return head_; }
+    void pushBack(ReqId id) { link(id, tail_, -1); }
+    void pushFront(ReqId id) { link(id, -1, head_); }
+    bool remove(ReqId id) {
+        const auto i = static_cast<std::size_t>(id);
+        if (!in_[i]) return false;
+        const ReqId p = prev_[i], n = next_[i];
+        (p >= 0 ? next_[static_cast<std::size_t>(p)] : head_) = n;
+        (n >= 0 ? prev_[static_cast<std::size_t>(n)] : tail_) = p;
+        in_[i] = 0;
+        --size_;
+        return true;
+    }
+    class const_iterator {
+    public:
+        const_iterator(const ReqList* l, ReqId at) : l_(l), at_(at) {}
+        ReqId operator*() const { return at_; }
+        const_iterator& operator++() {
+            at_ = l_->next_[static_cast<std::size_t>(at_)];
+            return *this;
+        }
+        bool operator!=(const const_iterator& o) const { return at_ != o.at_; }
+        bool operator==(const const_iterator& o) const { return at_ == o.at_; }
+
+    private:
+        const ReqList* l_;
+        ReqId at_;
+    };
+    const_iterator begin() const { return {this, head_}; }
+    const_iterator end() const { return {this, -1}; }
+
+private:
+    void link(ReqId id, ReqId p, ReqId n) {
+        const auto i = static_cast<std::size_t>(id);
+        if (in_[i]) return;
+        prev_[i] = p;
+        next_[i] = n;
+        (p >= 0 ? next_[static_cast<std::size_t>(p)] : head_) = id;
+        (n >= 0 ? prev_[static_cast<std::size_t>(n)] : tail_) = id;
+        in_[i] = 1;
+        ++size_;
+    }
+    std::vector<ReqId> next_, prev_;
+    std::vector<char> in_;
+    ReqId head_ = -1, tail_ = -1;
+    std::size_t size_ = 0;
+};
+
 // What the engine knows about one request. Owned by the engine; schedulers only read it.
 struct ReqState {
     const Request* req = nullptr;
@@ -55,7 +119,7 @@ class EngineView {
 public:
     virtual ~EngineView() = default;
     virtual double now() const = 0;
-    virtual const std::deque<ReqId>& waiting() const = 0;  // in queue order
+    virtual const ReqList& waiting() const = 0;            // in queue order
     virtual const std::vector<ReqId>& running() const = 0; // in admission order
     virtual const std::vector<ReqId>& suspended() const = 0;
     virtual const ReqState& state(ReqId id) const = 0;
@@ -77,7 +141,7 @@ public:
 
 struct Decision {
     std::vector<ReqId> kill;    // dropped unfinished
-    std::vector<ReqId> preempt; // running -> front of waiting, KV dropped (recompute later)
+    std::vector<ReqId> preempt; // running or suspended -> front of waiting, KV dropped (recompute)
     std::vector<ReqId> suspend; // running -> suspended, KV kept
     std::vector<ReqId> resume;  // suspended -> running
     std::vector<std::pair<ReqId, double>> evict; // KV eviction ratio alpha, set before admit
@@ -107,9 +171,16 @@ public:
     virtual std::string name() const = 0;
     virtual void reset(const Workload& w) { (void)w; }
     virtual void schedule(const EngineView& view, Decision& out) = 0;
-    // The next iteration needs more KV than is free: name one running request to preempt
-    // (recompute). Default: vLLM's rule, the most recently arrived running request.
+    // The next iteration needs more KV than is free: name one request whose KV to drop: a
+    // running one (preempted, it will recompute) or a suspended one (its kept KV is
+    // released and it goes back to waiting). Default: vLLM's rule, the most recently
+    // arrived running request.
     virtual ReqId overflowVictim(const EngineView& view);
+    // A request entered the waiting queue (it arrived, or lost its KV to a preemption).
+    virtual void onEnqueue(const EngineView& view, ReqId id) {
+        (void)view;
+        (void)id;
+    }
     virtual void onFinish(const EngineView& view, ReqId id) {
         (void)view;
         (void)id;

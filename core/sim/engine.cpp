@@ -25,6 +25,7 @@ Simulator::Simulator(const Workload& w, const ExecutionModel& model, Scheduler& 
             throw std::invalid_argument("workload is not sorted by arrival time");
     capacity_ = kvCapacity();
     st_.resize(w_.requests.size());
+    waiting_.resize(w_.requests.size());
     for (std::size_t i = 0; i < st_.size(); ++i) st_[i].req = &w_.requests[i];
 }
 
@@ -40,9 +41,10 @@ void Simulator::arriveUpTo(double t) {
     while (next_ < w_.requests.size() && w_.requests[next_].arrival <= t) {
         const ReqId id = static_cast<ReqId>(next_++);
         st(id).phase = Phase::Waiting;
-        waiting_.push_back(id);
+        waiting_.pushBack(id);
         log(w_.requests[static_cast<std::size_t>(id)].arrival, id, Ev::Arrive,
             w_.requests[static_cast<std::size_t>(id)].prompt_tokens);
+        sched_.onEnqueue(*this, id);
     }
 }
 
@@ -60,14 +62,7 @@ void Simulator::removeFrom(std::vector<ReqId>& v, ReqId id) {
 }
 
 bool Simulator::removeWaiting(ReqId id) {
-    if (!waiting_.empty() && waiting_.front() == id) {
-        waiting_.pop_front();
-        return true;
-    }
-    auto it = std::find(waiting_.begin(), waiting_.end(), id);
-    if (it == waiting_.end()) return false;
-    waiting_.erase(it);
-    return true;
+    return waiting_.remove(id);
 }
 
 void Simulator::doAdmit(ReqId id) {
@@ -95,14 +90,19 @@ void Simulator::doAdmit(ReqId id) {
 
 void Simulator::doPreempt(ReqId id) {
     ReqState& s = st(id);
-    if (s.phase != Phase::Running) return;
-    removeFrom(running_, id);
+    if (s.phase == Phase::Running)
+        removeFrom(running_, id);
+    else if (s.phase == Phase::Suspended)
+        removeFrom(suspended_, id);
+    else
+        return;
     setKv(s, 0);
     s.prefill_target = s.prefilled = 0;
     s.phase = Phase::Waiting;
     ++s.preemptions;
-    waiting_.push_front(id);
+    waiting_.pushFront(id);
     log(now_, id, Ev::Preempt, s.generated);
+    sched_.onEnqueue(*this, id);
 }
 
 void Simulator::doSuspend(ReqId id) {
@@ -226,9 +226,13 @@ bool Simulator::makeRoom() {
     compose();
     while (!running_.empty() && kv_used_ + growth(1) > capacity_) {
         const ReqId victim = sched_.overflowVictim(*this);
-        if (st(victim).phase != Phase::Running)
-            throw std::logic_error("overflowVictim named a request that is not running");
-        if (running_.size() == 1 && suspended_.empty()) {
+        const Phase ph = st(victim).phase;
+        if (ph == Phase::Suspended) {
+            doPreempt(victim); // releases the KV it kept
+        } else if (ph != Phase::Running) {
+            throw std::logic_error(
+                "overflowVictim named a request that is neither running nor suspended");
+        } else if (running_.size() == 1 && suspended_.empty()) {
             warn("req " + std::to_string(victim) +
                  " cannot fit in the KV cache even alone: killed");
             doKill(victim);

@@ -41,7 +41,7 @@ public:
 
     // EngineView
     double now() const override { return now_; }
-    const std::deque<ReqId>& waiting() const override { return waiting_; }
+    const ReqList& waiting() const override { return waiting_; }
     const std::vector<ReqId>& running() const override { return running_; }
     const std::vector<ReqId>& suspended() const override { return suspended_; }
     const ReqState& state(ReqId id) const override { return st_[static_cast<std::size_t>(id)]; }
@@ -83,7 +83,7 @@ private:
     EngineLimits lim_;
     std::int64_t capacity_ = 0;
     std::vector<ReqState> st_;
-    std::deque<ReqId> waiting_;
+    ReqList waiting_;
     std::vector<ReqId> running_, suspended_;
     std::vector<ReqId> decoders_;
     std::vector<Chunk> chunks_;

@@ -1,0 +1,49 @@
+#include "predict/predictor.h"
+
+#include "predict/simple_predictors.h"
+#include "workload/text.h"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+namespace kairos {
+
+double LengthPredictor::remaining(ReqId id, int generated) const {
+    return std::max(1.0, initial(id) - generated);
+}
+
+double initialMae(const LengthPredictor& p, const Workload& w) {
+    double s = 0;
+    for (std::size_t i = 0; i < w.size(); ++i)
+        s += std::fabs(p.initial(static_cast<ReqId>(i)) - w.requests[i].output_tokens);
+    return w.empty() ? 0.0 : s / static_cast<double>(w.size());
+}
+
+std::unique_ptr<LengthPredictor> makePredictor(const std::string& spec, std::uint64_t seed) {
+    const auto colon = spec.find(':');
+    const std::string kind = spec.substr(0, colon);
+    std::vector<double> args;
+    if (colon != std::string::npos) {
+        std::vector<std::string_view> f;
+        text::split(std::string_view(spec).substr(colon + 1), ',', f);
+        for (auto s : f) {
+            double v;
+            if (!text::parseDouble(s, &v))
+                throw std::invalid_argument("predictor '" + spec + "': bad number '" +
+                                            std::string(s) + "'");
+            args.push_back(v);
+        }
+    }
+    auto arg = [&](std::size_t i, double dflt) { return i < args.size() ? args[i] : dflt; };
+    if (kind == "oracle") return std::make_unique<OraclePredictor>();
+    if (kind == "lognormal") return std::make_unique<LogNormalPredictor>(arg(0, 0.5), seed);
+    if (kind == "exponential") return std::make_unique<ExponentialPredictor>(seed);
+    if (kind == "bucket")
+        return std::make_unique<BucketPredictor>(static_cast<int>(arg(0, 16)), arg(1, 1.0),
+                                                 static_cast<int>(arg(2, 8192)), seed);
+    throw std::invalid_argument("unknown predictor '" + spec +
+                                "' (oracle, lognormal:SIGMA, exponential, bucket:B[,ACC[,NMAX]])");
+}
+
+} // namespace kairos

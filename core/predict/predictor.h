@@ -1,0 +1,39 @@
+#pragma once
+// Length predictors (simulation side). A predictor knows the true lengths (it is given
+// the workload) and models what a real predictor would have said: exactly (oracle), with
+// noise, in buckets, or refined while generating (Trail). The live engine plugs real
+// predictors into the same interface.
+#include "model/workload.h"
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace kairos {
+
+class LengthPredictor {
+public:
+    virtual ~LengthPredictor() = default;
+    virtual std::string name() const = 0;
+    // Called once before a run; predictions are drawn here (seeded), so they do not depend
+    // on the order in which a scheduler asks.
+    virtual void reset(const Workload& w) = 0;
+    // Predicted output length (tokens, >= 1) known at arrival, from the prompt.
+    virtual double initial(ReqId id) const = 0;
+    // Predicted tokens still to come after `generated` tokens (>= 1 while unfinished).
+    // Default: the initial prediction minus what was generated, at least 1.
+    virtual double remaining(ReqId id, int generated) const;
+    // 0 when predictions change only at events (arrival, finish); k > 0 when they are
+    // refined every k generated tokens (schedulers then re-rank that often).
+    virtual int refreshEvery() const { return 0; }
+};
+
+// Mean absolute error of the initial predictions over a workload (tokens).
+double initialMae(const LengthPredictor& p, const Workload& w);
+
+// "oracle", "lognormal:SIGMA", "exponential", "bucket:B[,ACC[,NMAX]]"; `seed` makes the
+// noisy ones reproducible. Throws std::invalid_argument.
+std::unique_ptr<LengthPredictor> makePredictor(const std::string& spec, std::uint64_t seed);
+
+} // namespace kairos

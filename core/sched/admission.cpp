@@ -1,0 +1,34 @@
+#include "sched/admission.h"
+
+namespace kairos {
+
+AdmissionBudget::AdmissionBudget(const EngineView& view, double watermark) : view_(view) {
+    const std::int64_t capacity = view.kvCapacity();
+    const auto wm = static_cast<std::int64_t>(watermark * static_cast<double>(capacity));
+    capacity_after_watermark_ = capacity - wm;
+    free_ = view.kvFree() - wm;
+    seats_ = view.limits().max_num_seqs - static_cast<std::int64_t>(view.running().size());
+}
+
+AdmissionBudget::Verdict AdmissionBudget::take(const ReqState& s) {
+    const std::int64_t n = need(s);
+    if (n > capacity_after_watermark_) return Verdict::NeverFits;
+    if (seats_ <= 0 || n > free_) return Verdict::NoRoom;
+    const EngineLimits& lim = view_.limits();
+    if (!lim.chunked_prefill && batch_tokens_ > 0 &&
+        batch_tokens_ + s.context() > lim.max_num_batched_tokens)
+        return Verdict::NoRoom;
+    free_ -= n;
+    --seats_;
+    batch_tokens_ += s.context();
+    return Verdict::Ok;
+}
+
+bool prefillPending(const EngineView& view) {
+    if (view.limits().chunked_prefill) return false;
+    for (ReqId id : view.running())
+        if (view.state(id).needsPrefill()) return true;
+    return false;
+}
+
+} // namespace kairos

@@ -1,0 +1,39 @@
+#pragma once
+// What every admitting policy checks before it takes a waiting request in, as vLLM does:
+// the KV it reserves (prompt, tokens to recompute, one slot) must leave a watermark of
+// the capacity free, the running count must stay under max_num_seqs, and without
+// chunked prefill one prefill batch stays under max_num_batched_tokens (its first
+// request is always allowed, so long prompts are not starved).
+#include "sched/scheduler.h"
+
+#include <cstdint>
+
+namespace kairos {
+
+class AdmissionBudget {
+public:
+    AdmissionBudget(const EngineView& view, double watermark);
+    enum class Verdict { Ok, NoRoom, NeverFits };
+    // Ok: the request fits and its share is taken from the budget.
+    Verdict take(const ReqState& s);
+    // KV tokens admitting `s` would reserve.
+    std::int64_t need(const ReqState& s) const { return view_.kvCost(s.context() + 1); }
+    std::int64_t freeTokens() const { return free_; }
+    void addFree(std::int64_t tokens) { free_ += tokens; }
+    std::int64_t seats() const { return seats_; }
+    // For policies that free seats by preempting within the same decision.
+    void setSeats(std::int64_t n) { seats_ = n; }
+
+private:
+    const EngineView& view_;
+    std::int64_t capacity_after_watermark_;
+    std::int64_t free_;
+    std::int64_t seats_;
+    std::int64_t batch_tokens_ = 0;
+};
+
+// True when, without chunked prefill, a running request still has its prefill to do:
+// vLLM v0 runs such a prefill batch alone, so nothing is admitted meanwhile.
+bool prefillPending(const EngineView& view);
+
+} // namespace kairos

@@ -1,0 +1,188 @@
+#include "sched/priority.h"
+
+#include "sched/admission.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <stdexcept>
+
+namespace kairos {
+
+PriorityScheduler::PriorityScheduler(PriorityOptions o, std::shared_ptr<LengthPredictor> predictor)
+    : opt_(std::move(o)), pred_(std::move(predictor)) {
+    if (opt_.key == PriorityOptions::Key::PredictedRemaining && !pred_)
+        throw std::invalid_argument(opt_.policy + ": needs a length predictor");
+    if (!(opt_.C >= 0)) throw std::invalid_argument(opt_.policy + ": C must be >= 0");
+}
+
+std::string PriorityScheduler::name() const {
+    char buf[160];
+    if (opt_.key == PriorityOptions::Key::Deadline)
+        std::snprintf(buf, sizeof buf, "%s(preemptive=%d, slack=%g, watermark=%g)",
+                      opt_.policy.c_str(), opt_.C > 0 ? 1 : 0, opt_.slack, opt_.watermark);
+    else if (opt_.policy == "sjf")
+        std::snprintf(buf, sizeof buf, "sjf(predictor=%s, watermark=%g)", pred_->name().c_str(),
+                      opt_.watermark);
+    else
+        std::snprintf(buf, sizeof buf, "%s(C=%g, predictor=%s, watermark=%g)", opt_.policy.c_str(),
+                      opt_.C, pred_->name().c_str(), opt_.watermark);
+    return buf;
+}
+
+void PriorityScheduler::reset(const Workload& w) {
+    waiting_.clear();
+    suspended_.clear();
+    if (pred_) pred_->reset(w);
+}
+
+double PriorityScheduler::key(const EngineView& view, ReqId id) const {
+    const ReqState& s = view.state(id);
+    if (opt_.key == PriorityOptions::Key::Deadline) {
+        const Request& r = *s.req;
+        const double rel = r.budget_s ? *r.budget_s : r.tuf ? r.tuf->ert : opt_.slack;
+        return r.arrival + rel;
+    }
+    return pred_->remaining(id, s.generated);
+}
+
+bool PriorityScheduler::preemptible(const EngineView& view, ReqId id) const {
+    if (opt_.C <= 0) return false;
+    if (std::isinf(opt_.C)) return true;
+    const ReqState& s = view.state(id);
+    const double initial =
+        opt_.key == PriorityOptions::Key::Deadline ? s.req->output_tokens : pred_->initial(id);
+    return s.generated < opt_.C * initial;
+}
+
+void PriorityScheduler::onEnqueue(const EngineView& view, ReqId id) {
+    waiting_.emplace(key(view, id), id);
+}
+
+ReqId PriorityScheduler::overflowVictim(const EngineView& view) {
+    // Release kept KV first (worst-ranked suspended request), else preempt the worst-
+    // ranked running request.
+    ReqId victim = -1;
+    double worst = -INFINITY;
+    for (ReqId id : view.suspended()) {
+        const double k = key(view, id);
+        if (k > worst || (k == worst && id > victim)) worst = k, victim = id;
+    }
+    if (victim >= 0) return victim;
+    for (ReqId id : view.running()) {
+        const double k = key(view, id);
+        if (k > worst || (k == worst && id > victim)) worst = k, victim = id;
+    }
+    if (victim < 0) throw std::logic_error("overflowVictim: nothing to preempt");
+    return victim;
+}
+
+void PriorityScheduler::schedule(const EngineView& view, Decision& out) {
+    out.hold = opt_.key == PriorityOptions::Key::PredictedRemaining && pred_->refreshEvery() > 0
+                   ? pred_->refreshEvery()
+                   : INT_MAX;
+    if (prefillPending(view)) return;
+    const std::int64_t total_seats = view.limits().max_num_seqs;
+    AdmissionBudget budget(view, opt_.watermark);
+    budget.setSeats(total_seats); // seats are counted below: displaced requests free theirs
+
+    struct Cand {
+        double key;
+        ReqId id;
+    };
+    std::vector<Cand> movable;
+    std::int64_t used = 0;
+    for (ReqId id : view.running()) {
+        if (preemptible(view, id))
+            movable.push_back({key(view, id), id});
+        else
+            ++used; // pinned: keeps its seat whatever comes
+    }
+    std::sort(movable.begin(), movable.end(), [](const Cand& a, const Cand& b) {
+        return a.key < b.key || (a.key == b.key && a.id < b.id);
+    });
+    std::vector<char> reached(movable.size(), 0), dropped(movable.size(), 0);
+
+    using Index = std::set<std::pair<double, ReqId>>;
+    // First entry of `idx` whose request is still in `phase`; stale ones are erased.
+    auto front = [&](Index& idx, Phase phase) {
+        auto it = idx.begin();
+        while (it != idx.end() && view.state(it->second).phase != phase) it = idx.erase(it);
+        return it;
+    };
+    // Releases kept or displaced KV, worst-ranked first, of requests ranked after `k`:
+    // suspended requests first, then running requests not reached yet.
+    auto reclaim = [&](double k, std::size_t next_movable, std::int64_t need) {
+        for (auto it = suspended_.rbegin();
+             it != suspended_.rend() && budget.freeTokens() < need;) {
+            if (it->first <= k) break;
+            const ReqId sid = it->second;
+            const ReqState& s = view.state(sid);
+            it = std::make_reverse_iterator(suspended_.erase(std::next(it).base()));
+            if (s.phase != Phase::Suspended) continue;
+            out.preempt.push_back(sid);
+            budget.addFree(s.alloc);
+        }
+        for (std::size_t j = movable.size(); j-- > next_movable && budget.freeTokens() < need;) {
+            if (dropped[j]) continue;
+            dropped[j] = 1;
+            out.preempt.push_back(movable[j].id);
+            budget.addFree(view.state(movable[j].id).alloc);
+        }
+    };
+
+    std::size_t mi = 0;
+    bool seats_full = false;
+    while (true) {
+        auto wi = front(waiting_, Phase::Waiting);
+        auto si = front(suspended_, Phase::Suspended);
+        while (mi < movable.size() && dropped[mi]) ++mi;
+        const bool have_m = mi < movable.size(), have_w = wi != waiting_.end(),
+                   have_s = si != suspended_.end();
+        if (!have_m && !have_w && !have_s) break;
+        if (used >= total_seats) {
+            seats_full = true;
+            break;
+        }
+        // The best of the three; ties go to running, then suspended (no churn on equal keys).
+        const double km = have_m ? movable[mi].key : INFINITY;
+        const double ks = have_s ? si->first : INFINITY;
+        const double kw = have_w ? wi->first : INFINITY;
+        if (have_m && km <= ks && km <= kw) {
+            reached[mi++] = 1;
+            ++used;
+            continue;
+        }
+        if (have_s && ks <= kw) {
+            out.resume.push_back(si->second);
+            suspended_.erase(si);
+            ++used;
+            continue;
+        }
+        const auto [k, id] = *wi;
+        const ReqState& s = view.state(id);
+        auto v = budget.take(s);
+        if (v == AdmissionBudget::Verdict::NoRoom) {
+            reclaim(k, mi, budget.need(s));
+            v = budget.take(s);
+        }
+        if (v == AdmissionBudget::Verdict::NeverFits) {
+            out.kill.push_back(id);
+            waiting_.erase(wi);
+            continue;
+        }
+        if (v == AdmissionBudget::Verdict::NoRoom) break; // memory-bound: stop here
+        out.admit.push_back(id);
+        ++used;
+        waiting_.erase(wi);
+    }
+    // Displaced running requests: those not reached when the seats ran out are suspended
+    // (KV kept); those whose KV was released above are preempted (recompute).
+    for (std::size_t j = 0; j < movable.size(); ++j)
+        if (!dropped[j] && seats_full && !reached[j]) {
+            out.suspend.push_back(movable[j].id);
+            suspended_.emplace(movable[j].key, movable[j].id);
+        }
+}
+
+} // namespace kairos

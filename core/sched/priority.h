@@ -1,0 +1,53 @@
+#pragma once
+// Policies that rank requests by one key and run the best-ranked ones:
+//   sjf       shortest predicted job first, never preempts (Trail's SPJF baseline);
+//   sprpt_lp  shortest predicted remaining processing time with limited preemption
+//             (Trail): a running request may be preempted only while its age (tokens
+//             generated) is below C times its initial prediction; C = 1 is plain SPRPT,
+//             C = 0 never preempts (= sjf);
+//   edf       earliest deadline first (deadline = arrival + budget, else + the TUF's
+//             expected response time, else + `slack`), non-preemptive unless asked.
+// Every decision ranks running, suspended and waiting requests together. Running
+// requests that may be preempted and fall outside the top max_num_seqs are suspended
+// with their KV kept; when a better-ranked waiting request needs KV that is not free,
+// kept KV is released (suspended requests first, then the running ones being displaced,
+// worst-ranked first) and those requests will recompute. Ties keep running requests.
+#include "predict/predictor.h"
+#include "sched/scheduler.h"
+
+#include <memory>
+#include <set>
+#include <utility>
+
+namespace kairos {
+
+struct PriorityOptions {
+    enum class Key { PredictedRemaining, Deadline };
+    Key key = Key::PredictedRemaining;
+    double C = 0.0;          // preemption limit (sprpt_lp); 0: never preempt; inf: always may
+    double watermark = 0.01; // as vLLM, see AdmissionBudget
+    double slack = 10.0;     // EDF: deadline offset for requests without budget or TUF
+    std::string policy = "sprpt_lp";
+};
+
+class PriorityScheduler final : public Scheduler {
+public:
+    PriorityScheduler(PriorityOptions o, std::shared_ptr<LengthPredictor> predictor);
+    std::string name() const override;
+    void reset(const Workload& w) override;
+    void schedule(const EngineView& view, Decision& out) override;
+    ReqId overflowVictim(const EngineView& view) override;
+    void onEnqueue(const EngineView& view, ReqId id) override;
+
+    double key(const EngineView& view, ReqId id) const;
+    bool preemptible(const EngineView& view, ReqId id) const;
+
+private:
+    PriorityOptions opt_;
+    std::shared_ptr<LengthPredictor> pred_;
+    // Waiting and suspended requests by (key, id), apart so that releasing kept KV looks
+    // at suspended requests only; entries of requests that moved on are dropped lazily.
+    std::set<std::pair<double, ReqId>> waiting_, suspended_;
+};
+
+} // namespace kairos
