@@ -133,7 +133,9 @@ void addSimulate(CLI::App& app) {
     c->add_option("--burstiness", a->burstiness, "Gamma shape of inter-arrival times (1 = Poisson)")
         ->capture_default_str();
     c->add_option("--seed", a->seed, "Seed of generated arrivals")->capture_default_str();
-    c->add_option("--policy,-p", a->policy, "Scheduling policy: fcfs, sjf, sprpt_lp, sprpt, edf")
+    c->add_option("--policy,-p", a->policy,
+                  "Scheduling policy: fcfs, sjf, sprpt_lp, sprpt, edf, mcsf, protect_greedy, "
+                  "protect_clearing")
         ->capture_default_str();
     c->add_option("--predictor", a->predictor,
                   "Length predictor of the predicting policies: oracle, lognormal:SIGMA, "

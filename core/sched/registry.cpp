@@ -1,7 +1,9 @@
 #include "sched/registry.h"
 
 #include "sched/fcfs.h"
+#include "sched/mcsf.h"
 #include "sched/priority.h"
+#include "sched/protect.h"
 #include "workload/text.h"
 
 #include <cmath>
@@ -73,6 +75,15 @@ std::unique_ptr<Scheduler> makeScheduler(const PolicyConfig& cfg) {
         o.C = take(p, "preemptive", 0.0) != 0 ? INFINITY : 0.0;
         if (!(o.slack > 0)) throw std::invalid_argument("edf: slack must be > 0 seconds");
         s = std::make_unique<PriorityScheduler>(o, nullptr);
+    } else if (name == "mcsf") {
+        s = std::make_unique<McsfScheduler>(predictor());
+    } else if (name == "protect_greedy" || name == "protect_clearing") {
+        ProtectOptions o;
+        o.alpha = take(p, "alpha", 0.2);
+        o.clearing = name == "protect_clearing";
+        o.beta = o.clearing ? take(p, "beta", 0.5) : 1.0;
+        o.seed = cfg.seed;
+        s = std::make_unique<ProtectScheduler>(o);
     } else {
         std::string known;
         for (const auto& n : policyNames()) known += (known.empty() ? "" : ", ") + n;

@@ -29,6 +29,9 @@ struct PolicyConfig {
 //   sprpt_lp  C=0.8, watermark               (Trail)
 //   sprpt     watermark                      (sprpt_lp with unlimited preemption)
 //   edf       slack=10, preemptive=0, watermark
+//   mcsf      (memory-constrained shortest first; uses the predictor)
+//   protect_greedy    alpha=0.2
+//   protect_clearing  alpha=0.2, beta=0.5 (coin flips seeded by `seed`)
 std::unique_ptr<Scheduler> makeScheduler(const PolicyConfig& cfg);
 std::unique_ptr<Scheduler> makeScheduler(const std::string& name, const PolicyParams& params = {});
 std::vector<std::string> policyNames();

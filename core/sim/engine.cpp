@@ -367,10 +367,18 @@ RunLog Simulator::run() {
         sched_.schedule(*this, dec_);
         applyDecision();
         if (!running_.empty()) {
+            idle_rounds_ = 0;
             runIteration();
             continue;
         }
-        // Nothing runs: jump to the next arrival or wake-up, or give up if none can come.
+        // Nothing runs. If the decision changed something (it cleared or dropped requests),
+        // ask again at the same time; else jump to the next arrival or wake-up, or give
+        // up if none can come.
+        if (!dec_.preempt.empty() || !dec_.suspend.empty() || !dec_.kill.empty()) {
+            if (++idle_rounds_ > 1000000)
+                throw std::logic_error("scheduler '" + sched_.name() + "' makes no progress");
+            continue;
+        }
         const double next = std::min(nextArrival(), dec_.wake_at > now_ ? dec_.wake_at : kInf);
         if (next < kInf) {
             now_ = std::max(now_, next);

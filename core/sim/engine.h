@@ -95,6 +95,7 @@ private:
     Decision dec_;
     RunLog log_;
     bool ran_ = false;
+    long idle_rounds_ = 0; // decisions in a row that changed state but started nothing
 };
 
 // Convenience: runs a fresh Simulator.

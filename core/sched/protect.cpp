@@ -1,0 +1,97 @@
+#include "sched/protect.h"
+
+#include "sched/admission.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <stdexcept>
+
+namespace kairos {
+
+ProtectScheduler::ProtectScheduler(ProtectOptions o) : opt_(o), rng_(o.seed) {
+    if (!(o.alpha >= 0 && o.alpha < 1))
+        throw std::invalid_argument("protect: alpha must be in [0, 1)");
+    if (!(o.beta > 0 && o.beta <= 1))
+        throw std::invalid_argument("protect: beta must be in (0, 1]");
+}
+
+std::string ProtectScheduler::name() const {
+    char buf[96];
+    if (opt_.clearing)
+        std::snprintf(buf, sizeof buf, "protect_clearing(alpha=%g, beta=%g)", opt_.alpha,
+                      opt_.beta);
+    else
+        std::snprintf(buf, sizeof buf, "protect_greedy(alpha=%g)", opt_.alpha);
+    return buf;
+}
+
+void ProtectScheduler::reset(const Workload&) {
+    rng_ = Rng(opt_.seed);
+    overflows_ = 0;
+}
+
+void ProtectScheduler::schedule(const EngineView& view, Decision& out) {
+    out.hold = INT_MAX;
+    const std::int64_t cap = view.kvCapacity();
+    // Will the next iteration's growth overflow? (The same test the engine makes.)
+    if (!prefillPending(view)) {
+        std::int64_t growth = 0;
+        std::vector<ReqId> decoding;
+        for (ReqId id : view.running()) {
+            const ReqState& s = view.state(id);
+            if (s.needsPrefill()) continue;
+            growth += view.kvCost(s.kv + 1) - s.alloc;
+            decoding.push_back(id);
+        }
+        if (view.kvUsed() + growth > cap) {
+            ++overflows_;
+            std::int64_t used = view.kvUsed() + growth;
+            std::vector<char> cleared(view.running().size(), 0);
+            // Rounds of independent coin flips until the iteration fits (one round when beta = 1).
+            while (used > cap) {
+                bool any = false;
+                for (std::size_t i = 0; i < view.running().size(); ++i) {
+                    if (cleared[i] || !rng_.bernoulli(opt_.beta)) continue;
+                    const ReqId id = view.running()[i];
+                    const ReqState& s = view.state(id);
+                    cleared[i] = 1;
+                    any = true;
+                    out.preempt.push_back(id);
+                    used -= s.alloc + (s.needsPrefill() ? 0 : view.kvCost(s.kv + 1) - s.alloc);
+                }
+                if (!any &&
+                    std::all_of(cleared.begin(), cleared.end(), [](char c) { return c != 0; }))
+                    break;
+            }
+            return; // nothing is admitted in an overflow round
+        }
+    }
+    if (prefillPending(view)) return;
+    // Admission: arrival order, while the usage is at most (1 - alpha) * M (the last one
+    // admitted may take it above; it must fit the cache itself).
+    const auto limit =
+        static_cast<std::int64_t>(std::floor((1.0 - opt_.alpha) * static_cast<double>(cap)));
+    std::int64_t used = view.kvUsed();
+    std::int64_t seats =
+        view.limits().max_num_seqs - static_cast<std::int64_t>(view.running().size());
+    std::int64_t batch = 0;
+    for (ReqId id : view.waiting()) {
+        const ReqState& s = view.state(id);
+        const std::int64_t need = view.kvCost(s.context() + 1);
+        if (need > cap) {
+            out.kill.push_back(id);
+            continue;
+        }
+        if (seats <= 0 || used > limit || used + need > cap) break;
+        if (!view.limits().chunked_prefill && batch > 0 &&
+            batch + s.context() > view.limits().max_num_batched_tokens)
+            break;
+        out.admit.push_back(id);
+        used += need;
+        batch += s.context();
+        --seats;
+    }
+}
+
+} // namespace kairos
