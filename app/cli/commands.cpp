@@ -42,7 +42,8 @@ struct SimulateArgs {
     std::uint64_t seed = 0;
     bool rate_given = false;
     long long kv_capacity = 0;
-    double gpu_mem_gib = 0, mem_fraction = 0;
+    double gpu_mem_gib = 0, mem_fraction = 0, budget = 0;
+    std::string quality;
     int block_size = 1, max_num_seqs = 256, max_num_batched_tokens = 8192;
     bool chunked = false, no_skip = false, tokens = false, quiet = false;
     std::size_t limit = 0;
@@ -59,7 +60,11 @@ void runSimulate(const SimulateArgs& a) {
     ro.arrivals.validate();
     ro.override_arrivals = a.rate_given;
     ro.limit = a.limit;
-    const Workload w = readWorkload(a.workload, ro);
+    Workload w = readWorkload(a.workload, ro);
+    if (a.budget < 0) throw std::invalid_argument("--budget must be > 0 seconds");
+    if (a.budget > 0)
+        for (auto& r : w.requests)
+            if (!r.budget_s) r.budget_s = a.budget;
 
     std::string profile_path;
     DeviceProfile prof = resolveProfile(a.profile, &profile_path);
@@ -82,6 +87,7 @@ void runSimulate(const SimulateArgs& a) {
     SummaryOptions so;
     so.goodput = GoodputSlo::parse(a.goodput);
     so.percentiles = a.percentiles;
+    if (!a.quality.empty()) so.quality = QualityCurve::parse(a.quality);
     for (double q : so.percentiles)
         if (!(q >= 0 && q <= 100)) throw std::invalid_argument("percentiles must be in [0, 100]");
 
@@ -164,6 +170,10 @@ void addSimulate(CLI::App& app) {
     c->add_flag("--chunked-prefill", a->chunked, "Mix prefill chunks into decode iterations");
     c->add_flag("--no-skip-ahead", a->no_skip,
                 "Step one iteration at a time (slower; same results)");
+    c->add_option("--budget", a->budget,
+                  "Time budget (s) for every request without one (TimeBill)");
+    c->add_option("--quality", a->quality,
+                  "Quality proxy q(alpha) as ALPHA:Q,... (default 1 - alpha^2)");
     c->add_option("--goodput", a->goodput, "SLOs for goodput: ttft:MS tpot:MS e2el:MS")
         ->expected(1, 3);
     c->add_option("--percentiles", a->percentiles, "Percentiles to report")

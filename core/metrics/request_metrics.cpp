@@ -24,6 +24,12 @@ std::vector<RequestMetrics> perRequest(const RunLog& log) {
         case Ev::Preempt:
             ++r.preemptions;
             break;
+        case Ev::Budget:
+            r.budget = e.value / 1e3;
+            break;
+        case Ev::Evict:
+            r.alpha = e.value / 1e4;
+            break;
         case Ev::Suspend:
             ++r.suspensions;
             break;

@@ -22,6 +22,9 @@ struct RequestMetrics {
     std::int32_t preemptions = 0;
     std::int32_t suspensions = 0;
     double queue_delay = kNaN; // first prefill start - arrival
+    double budget = kNaN;      // time budget (s), if the request had one
+    double alpha = 0.0;        // KV eviction ratio applied to its prompt
+    bool inBudget() const { return finished && !(e2el() > budget); }
     // Seconds (vLLM's definitions); NaN where undefined.
     double ttft() const { return first_token - arrival; }
     double e2el() const { return end - arrival; }

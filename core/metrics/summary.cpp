@@ -35,6 +35,38 @@ GoodputSlo GoodputSlo::parse(const std::vector<std::string>& items) {
     return g;
 }
 
+double QualityCurve::at(double alpha) const {
+    if (points.empty()) return 1.0;
+    if (alpha <= points.front().first) return points.front().second;
+    for (std::size_t i = 1; i < points.size(); ++i)
+        if (alpha <= points[i].first) {
+            const auto [a0, q0] = points[i - 1];
+            const auto [a1, q1] = points[i];
+            return a1 == a0 ? q1 : q0 + (q1 - q0) * (alpha - a0) / (a1 - a0);
+        }
+    return points.back().second;
+}
+
+QualityCurve QualityCurve::parse(const std::string& text) {
+    QualityCurve c;
+    c.points.clear();
+    std::vector<std::string_view> items;
+    text::split(text, ',', items);
+    for (auto it : items) {
+        const auto colon = it.find(':');
+        double a, q;
+        if (colon == std::string_view::npos || !text::parseDouble(it.substr(0, colon), &a) ||
+            !text::parseDouble(it.substr(colon + 1), &q) || a < 0 || a > 1 ||
+            (!c.points.empty() && a <= c.points.back().first))
+            throw std::invalid_argument(
+                "quality curve '" + text +
+                "': expected ALPHA:QUALITY,... with ALPHA rising in [0, 1]");
+        c.points.emplace_back(a, q);
+    }
+    if (c.points.empty()) throw std::invalid_argument("quality curve: empty");
+    return c;
+}
+
 std::string percentileKey(double q) {
     char buf[32];
     if (q == std::floor(q))
@@ -57,6 +89,7 @@ Summary summarize(const RunLog& log, const SummaryOptions& opt) {
     const auto reqs = perRequest(log);
     std::vector<double> ttft, tpot, e2el, queue;
     double t_first = std::numeric_limits<double>::infinity(), t_last = -t_first;
+    std::int64_t prefilled_with_budget = 0;
     for (const auto& r : reqs) {
         if (!std::isnan(r.arrival)) t_first = std::min(t_first, r.arrival);
         if (!std::isnan(r.end)) t_last = std::max(t_last, r.end);
@@ -64,6 +97,16 @@ Summary summarize(const RunLog& log, const SummaryOptions& opt) {
         s.suspensions += r.suspensions;
         if (r.killed) ++s.killed;
         if (!std::isnan(r.queue_delay)) queue.push_back(r.queue_delay * 1e3);
+        if (!std::isnan(r.budget)) {
+            ++s.budget_requests;
+            const bool ok = r.inBudget();
+            s.in_budget += ok;
+            s.mean_quality += ok ? opt.quality.at(r.alpha) : 0.0;
+            if (!std::isnan(r.queue_delay)) {
+                s.mean_alpha += r.alpha;
+                ++prefilled_with_budget;
+            }
+        }
         if (!r.finished) continue;
         ++s.completed;
         s.total_input_tokens += r.prompt_tokens;
@@ -81,6 +124,11 @@ Summary summarize(const RunLog& log, const SummaryOptions& opt) {
             if (good) ++s.good_requests;
         }
     }
+    if (s.budget_requests > 0) {
+        s.completion_rate = double(s.in_budget) / double(s.budget_requests);
+        s.mean_quality /= double(s.budget_requests);
+    }
+    if (prefilled_with_budget > 0) s.mean_alpha /= double(prefilled_with_budget);
     s.duration_s = t_last > t_first ? t_last - t_first : 0.0;
     const double d = s.duration_s > 0 ? s.duration_s : std::numeric_limits<double>::quiet_NaN();
     s.request_throughput = s.completed / d;
@@ -139,6 +187,13 @@ nlohmann::json Summary::toJson() const {
     put("itl", itl_ms);
     put("e2el", e2el_ms);
     put("queue", queue_ms);
+    if (budget_requests > 0) {
+        j["budget_requests"] = budget_requests;
+        j["in_budget"] = in_budget;
+        j["completion_rate"] = completion_rate;
+        j["mean_alpha"] = mean_alpha;
+        j["mean_quality"] = mean_quality;
+    }
     j["kv_peak_tokens"] = kv_peak_tokens;
     j["kv_capacity_tokens"] = kv_capacity_tokens;
     j["preemptions"] = preemptions;
@@ -196,6 +251,14 @@ std::string Summary::table() const {
     block("Time per Output Token (excl. 1st token)", "TPOT", tpot_ms);
     block("Inter-token Latency", "ITL", itl_ms);
     block("End-to-end Latency", "E2EL", e2el_ms);
+    if (budget_requests > 0) {
+        head("Time budgets");
+        line("Finished within budget:", std::to_string(in_budget) + " of " +
+                                            std::to_string(budget_requests) + " (" +
+                                            f(100.0 * completion_rate, 1) + " %)");
+        line("Mean eviction ratio alpha:", f(mean_alpha, 3));
+        line("Mean quality proxy q(alpha):", f(mean_quality, 3));
+    }
     head("KV cache and engine");
     line("KV peak / capacity (tokens):",
          std::to_string(kv_peak_tokens) + " / " + std::to_string(kv_capacity_tokens));

@@ -18,9 +18,22 @@ struct GoodputSlo {
     static GoodputSlo parse(const std::vector<std::string>& items); // throws std::invalid_argument
 };
 
+// Response quality as a function of the KV eviction ratio alpha (TimeBill's trade-off),
+// piecewise linear through (alpha, quality) points. Default: q = 1 - alpha^2 at alpha =
+// 0, .25, .5, .75, .95, 1 — a placeholder shape, not a measurement: small evictions cost
+// little and the last ones most (TimeBill reports alpha = 95 % as "poor quality"). Set
+// your own from measurements of your model and task (CLI: --quality A:Q,...).
+struct QualityCurve {
+    std::vector<std::pair<double, double>> points{{0, 1},         {0.25, 0.9375}, {0.5, 0.75},
+                                                  {0.75, 0.4375}, {0.95, 0.0975}, {1, 0}};
+    double at(double alpha) const;
+    static QualityCurve parse(const std::string& text); // "0:1,0.5:0.8,1:0"
+};
+
 struct SummaryOptions {
     std::vector<double> percentiles{50, 90, 99};
     GoodputSlo goodput;
+    QualityCurve quality;
 };
 
 struct Summary {
@@ -36,6 +49,11 @@ struct Summary {
     Stats ttft_ms, tpot_ms, itl_ms, e2el_ms, queue_ms;
     std::int64_t kv_peak_tokens = 0, kv_capacity_tokens = 0;
     std::int64_t preemptions = 0, suspensions = 0, iterations = 0, stretches = 0;
+    // Time budgets (TimeBill): only when some requests have one.
+    std::int64_t budget_requests = 0, in_budget = 0;
+    double completion_rate = 0; // finished within budget / requests with a budget
+    double mean_alpha = 0;      // over requests with a budget that were prefilled
+    double mean_quality = 0;    // q(alpha) if finished within budget, else 0; averaged
     double sim_wall_ms = 0;
     std::vector<double> percentiles;
     std::vector<std::string> warnings;

@@ -4,9 +4,9 @@
 
 namespace kairos {
 namespace {
-constexpr const char* kNames[] = {"arrive",      "admit",   "prefill_start", "prefill_end",
-                                  "first_token", "preempt", "suspend",       "resume",
-                                  "dispatch",    "finish",  "kill",          "token"};
+constexpr const char* kNames[] = {
+    "arrive", "admit",    "prefill_start", "prefill_end", "first_token", "preempt", "suspend",
+    "resume", "dispatch", "finish",        "kill",        "token",       "budget",  "evict"};
 constexpr int kCount = sizeof(kNames) / sizeof(kNames[0]);
 } // namespace
 

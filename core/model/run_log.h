@@ -31,6 +31,8 @@ enum class Ev : std::uint8_t {
     Finish,       // value = tokens generated (= output tokens)
     Kill,         // dropped unfinished; value = tokens generated so far
     Token,        // only in expanded logs (--tokens); value = token index (1-based)
+    Budget,       // at arrival, for a request with a time budget; value = budget in ms
+    Evict,        // the prompt's KV was compressed at prefill end; value = alpha * 10,000
 };
 
 const char* evName(Ev e);

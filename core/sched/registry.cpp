@@ -4,6 +4,7 @@
 #include "sched/mcsf.h"
 #include "sched/priority.h"
 #include "sched/protect.h"
+#include "sched/timebill.h"
 #include "workload/text.h"
 
 #include <cmath>
@@ -84,6 +85,20 @@ std::unique_ptr<Scheduler> makeScheduler(const PolicyConfig& cfg) {
         o.beta = o.clearing ? take(p, "beta", 0.5) : 1.0;
         o.seed = cfg.seed;
         s = std::make_unique<ProtectScheduler>(o);
+    } else if (name == "timebill") {
+        TimeBillOptions o;
+        o.k = take(p, "k", o.k);
+        o.alpha_max = take(p, "alpha_max", o.alpha_max);
+        o.n_max = static_cast<int>(take(p, "n_max", o.n_max));
+        o.t_predict = take(p, "t_predict", o.t_predict);
+        o.kill = take(p, "skip_next", 0) == 0;
+        o.fixed_alpha = take(p, "alpha", -1);
+        o.default_budget = take(p, "budget", o.default_budget);
+        o.batch_aware = take(p, "batch_aware", 1) != 0;
+        o.auto_k = take(p, "auto_k", 0) != 0;
+        o.auto_k_quantile = take(p, "quantile", o.auto_k_quantile);
+        o.watermark = watermark(p, name);
+        s = std::make_unique<TimeBillScheduler>(o, predictor());
     } else {
         std::string known;
         for (const auto& n : policyNames()) known += (known.empty() ? "" : ", ") + n;

@@ -32,6 +32,9 @@ struct PolicyConfig {
 //   mcsf      (memory-constrained shortest first; uses the predictor)
 //   protect_greedy    alpha=0.2
 //   protect_clearing  alpha=0.2, beta=0.5 (coin flips seeded by `seed`)
+//   timebill  k=5, alpha_max=0.95, n_max=8192, t_predict=0, skip_next=0 (Kill), alpha=-1
+//             (>= 0: fixed-alpha baseline), budget=5 (for requests without one),
+//             batch_aware=1, auto_k=0, quantile=0.95
 std::unique_ptr<Scheduler> makeScheduler(const PolicyConfig& cfg);
 std::unique_ptr<Scheduler> makeScheduler(const std::string& name, const PolicyParams& params = {});
 std::vector<std::string> policyNames();

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cassert>
+#include <cmath>
 #include <limits>
 #include <stdexcept>
 
@@ -44,6 +45,9 @@ void Simulator::arriveUpTo(double t) {
         waiting_.pushBack(id);
         log(w_.requests[static_cast<std::size_t>(id)].arrival, id, Ev::Arrive,
             w_.requests[static_cast<std::size_t>(id)].prompt_tokens);
+        if (const auto& b = w_.requests[static_cast<std::size_t>(id)].budget_s)
+            log(w_.requests[static_cast<std::size_t>(id)].arrival, id, Ev::Budget,
+                static_cast<std::int32_t>(std::min(2.0e9, std::round(*b * 1e3))));
         sched_.onEnqueue(*this, id);
     }
 }
@@ -323,9 +327,11 @@ void Simulator::runIteration() {
         s.prefill_target = s.prefilled = 0;
         ++s.generated;
         const auto prompt = s.req->prompt_tokens;
-        const auto kept = prompt - static_cast<std::int64_t>(s.alpha * prompt);
+        const auto kept = prompt - static_cast<std::int64_t>(std::floor(s.alpha * prompt + 1e-9));
         setKv(s, kept + s.generated);
         s.last_token = t_end;
+        if (s.alpha > 0)
+            log(t_end, c.id, Ev::Evict, static_cast<std::int32_t>(std::lround(s.alpha * 1e4)));
         log(t_end, c.id, Ev::PrefillEnd, s.generated);
         if (s.generated == 1) {
             s.first_token = t_end;

@@ -1,0 +1,162 @@
+#include "sched/timebill.h"
+
+#include "exec/execution_model.h"
+#include "sched/admission.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <stdexcept>
+
+namespace kairos {
+
+double timebillWcet(const EteSingle& e, double n_x, double n_w, double alpha) {
+    // sum_{i=1}^{n-1} [p((1-alpha) N + i - 1) + q] = (n-1)(p(1-alpha)N + q) + p (n-1)(n-2)/2
+    const double steps = std::max(0.0, n_w - 1);
+    return e.prefill(n_x) + steps * (e.p * (1 - alpha) * n_x + e.q) +
+           e.p * steps * std::max(0.0, n_w - 2) / 2;
+}
+
+double timebillAlpha(const EteSingle& e, double n_x, double n_w, double budget, double t_predict,
+                     double alpha_max) {
+    if (n_w <= 1 || e.p <= 0 || n_x <= 0) {
+        // Eviction cannot change the time: nothing to gain from it.
+        return 0.0;
+    }
+    const double a = 1 - (budget - e.prefill(n_x) - t_predict) / (e.p * n_x * (n_w - 1)) +
+                     (n_w - 2) / (2 * n_x) + e.q / (e.p * n_x);
+    return std::clamp(a, 0.0, alpha_max);
+}
+
+TimeBillScheduler::TimeBillScheduler(TimeBillOptions o, std::shared_ptr<LengthPredictor> predictor)
+    : opt_(o), pred_(std::move(predictor)), k_(o.k) {
+    if (!pred_) throw std::invalid_argument("timebill: needs a length predictor");
+    if (!(o.k >= 1)) throw std::invalid_argument("timebill: k must be >= 1");
+    if (!(o.alpha_max >= 0 && o.alpha_max <= 1))
+        throw std::invalid_argument("timebill: alpha_max must be in [0, 1]");
+    if (o.fixed_alpha > 1) throw std::invalid_argument("timebill: alpha must be <= 1");
+    if (!(o.default_budget > 0)) throw std::invalid_argument("timebill: budget must be > 0");
+    if (!(o.auto_k_quantile > 0 && o.auto_k_quantile < 1))
+        throw std::invalid_argument("timebill: quantile in (0, 1)");
+}
+
+std::string TimeBillScheduler::name() const {
+    char buf[200];
+    if (opt_.fixed_alpha >= 0)
+        std::snprintf(buf, sizeof buf, "timebill(alpha=%g fixed, %s)", opt_.fixed_alpha,
+                      opt_.kill ? "kill" : "skip-next");
+    else
+        std::snprintf(buf, sizeof buf, "timebill(k=%g%s, alpha_max=%g, %s, %s, predictor=%s)",
+                      opt_.k, opt_.auto_k ? " auto" : "", opt_.alpha_max,
+                      opt_.kill ? "kill" : "skip-next",
+                      opt_.batch_aware ? "batch-aware" : "single-request", pred_->name().c_str());
+    return buf;
+}
+
+void TimeBillScheduler::reset(const Workload& w) {
+    pred_->reset(w);
+    k_ = opt_.k;
+    ratios_.clear();
+    skipped_ = 0;
+    overruns_.clear();
+    open_overruns_.clear();
+}
+
+void TimeBillScheduler::onFinish(const EngineView& view, ReqId id) {
+    for (auto it = open_overruns_.begin(); it != open_overruns_.end(); ++it)
+        if (it->first == id) {
+            overruns_[it->second].second = view.now();
+            open_overruns_.erase(it);
+            break;
+        }
+    if (!opt_.auto_k) return;
+    // k should cover the chosen quantile of true / predicted length.
+    ratios_.push_back(view.state(id).generated / std::max(1.0, pred_->initial(id)));
+    if (static_cast<int>(ratios_.size()) > opt_.auto_k_window) ratios_.pop_front();
+    std::vector<double> r(ratios_.begin(), ratios_.end());
+    const auto at = static_cast<std::size_t>(
+        std::floor(opt_.auto_k_quantile * static_cast<double>(r.size() - 1)));
+    std::nth_element(r.begin(), r.begin() + static_cast<std::ptrdiff_t>(at), r.end());
+    k_ = std::clamp(r[at], 1.0, opt_.k_max);
+}
+
+void TimeBillScheduler::schedule(const EngineView& view, Decision& out) {
+    const double now = view.now();
+    out.hold = INT_MAX;
+    double next_deadline = INFINITY;
+    std::int64_t running_kv = 0;
+    for (ReqId id : view.running()) {
+        const Request& r = *view.state(id).req;
+        const double deadline = r.arrival + budgetOf(r);
+        if (now >= deadline) {
+            if (opt_.kill) {
+                out.kill.push_back(id);
+            } else if (std::none_of(open_overruns_.begin(), open_overruns_.end(),
+                                    [&](const auto& o) { return o.first == id; })) {
+                open_overruns_.emplace_back(id, overruns_.size());
+                overruns_.emplace_back(deadline, INFINITY);
+            }
+        } else {
+            next_deadline = std::min(next_deadline, deadline);
+            running_kv += view.state(id).kv;
+        }
+    }
+    // Stop a stretch at the next deadline so that Kill acts at the first boundary after it.
+    out.wake_at = next_deadline;
+    if (prefillPending(view)) return;
+
+    EteSingle e; // the unit model (or a non-ETE model) makes eviction pointless: p = 0
+    double q0 = 1, q1 = 0;
+    if (const auto* ete = dynamic_cast<const EteModel*>(view.model())) {
+        const EteParams& p = ete->params();
+        e = {p.c, p.b, p.a, p.p, 0};
+        q0 = p.q0;
+        q1 = p.q1;
+    }
+    std::int64_t batch = static_cast<std::int64_t>(view.running().size() - out.kill.size());
+    AdmissionBudget budget(view, opt_.watermark);
+    for (ReqId id : view.waiting()) {
+        const ReqState& s = view.state(id);
+        const Request& r = *s.req;
+        const double left = r.arrival + budgetOf(r) - now;
+        if (opt_.kill && left <= 0) { // its deadline passed while it waited
+            out.kill.push_back(id);
+            continue;
+        }
+        if (std::any_of(overruns_.begin(), overruns_.end(), [&](const auto& o) {
+                return r.arrival >= o.first && r.arrival <= o.second;
+            })) {
+            out.kill.push_back(id); // Skip-next: released during an overrun
+            ++skipped_;
+            continue;
+        }
+        const auto v = budget.take(s);
+        if (v == AdmissionBudget::Verdict::NeverFits) {
+            out.kill.push_back(id);
+            continue;
+        }
+        if (v == AdmissionBudget::Verdict::NoRoom) break;
+        double alpha = opt_.fixed_alpha;
+        if (alpha < 0) {
+            // The engine's decode step i attends (1 - alpha) N_x + i tokens (it counts the
+            // token being decoded), TimeBill's N_kv^i = (1 - alpha) N_x + i - 1 does not:
+            // adding p to q makes alpha* exact for the engine.
+            e.q = (opt_.batch_aware ? q0 + q1 * static_cast<double>(batch + 1) +
+                                          e.p * static_cast<double>(running_kv)
+                                    : q0 + q1) +
+                  e.p;
+            const double n_hat = std::min<double>(opt_.n_max, pred_->initial(id));
+            const double n_w = std::min<double>(opt_.n_max, std::ceil(k_ * n_hat));
+            alpha = timebillAlpha(e, r.prompt_tokens, n_w, left, opt_.t_predict, opt_.alpha_max);
+            // Whole tokens are evicted: round up so that the budget still holds.
+            alpha = std::min(opt_.alpha_max,
+                             std::ceil(alpha * r.prompt_tokens - 1e-9) / r.prompt_tokens);
+        }
+        if (alpha > 0) out.evict.emplace_back(id, alpha);
+        out.admit.push_back(id);
+        ++batch;
+        running_kv += s.context() + 1;
+    }
+}
+
+} // namespace kairos
