@@ -1,6 +1,7 @@
 #include "predict/predictor.h"
 
 #include "predict/simple_predictors.h"
+#include "predict/trail_predictor.h"
 #include "workload/text.h"
 
 #include <algorithm>
@@ -42,8 +43,19 @@ std::unique_ptr<LengthPredictor> makePredictor(const std::string& spec, std::uin
     if (kind == "bucket")
         return std::make_unique<BucketPredictor>(static_cast<int>(arg(0, 16)), arg(1, 1.0),
                                                  static_cast<int>(arg(2, 8192)), seed);
+    if (kind == "trail") {
+        // trail[:PROMPT_NOISE,TOKEN_NOISE[,EVERY[,BINS[,L_MAX]]]]
+        TrailOptions o;
+        o.prompt_noise = arg(0, o.prompt_noise);
+        o.token_noise = arg(1, o.token_noise);
+        o.every = static_cast<int>(arg(2, o.every));
+        o.bins = static_cast<int>(arg(3, o.bins));
+        o.l_max = arg(4, o.l_max);
+        return std::make_unique<TrailPredictor>(o, seed);
+    }
     throw std::invalid_argument("unknown predictor '" + spec +
-                                "' (oracle, lognormal:SIGMA, exponential, bucket:B[,ACC[,NMAX]])");
+                                "' (oracle, lognormal:SIGMA, exponential, bucket:B[,ACC[,NMAX]], "
+                                "trail[:PN,TN[,EVERY[,BINS[,LMAX]]]])");
 }
 
 } // namespace kairos

@@ -1,0 +1,140 @@
+#include "predict/trail_predictor.h"
+
+#include "workload/random.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <stdexcept>
+
+namespace kairos {
+
+std::vector<double> trailSmooth(const std::vector<double>& post, const std::vector<double>& q,
+                                double p, int s) {
+    std::vector<double> prior = post;
+    for (int step = 0; step < s; ++step) {
+        // prior_i <- prior_i (1 - p) + prior_{i+1} p, bin 0 absorbing.
+        std::vector<double> next(prior.size(), 0.0);
+        for (std::size_t i = 0; i < prior.size(); ++i) {
+            const double stay = i == 0 ? 1.0 : 1.0 - p;
+            next[i] += prior[i] * stay;
+            if (i > 0) next[i - 1] += prior[i] * p;
+        }
+        prior.swap(next);
+    }
+    double sum = 0;
+    for (std::size_t i = 0; i < prior.size(); ++i) sum += (prior[i] *= q[i]);
+    if (sum <= 0) return std::vector<double>(prior.size(), 1.0 / static_cast<double>(prior.size()));
+    for (double& x : prior) x /= sum;
+    return prior;
+}
+
+TrailPredictor::TrailPredictor(TrailOptions o, std::uint64_t seed) : opt_(o), seed_(seed) {
+    if (o.bins < 2 || !(o.l_max > 0) || o.every < 1 || !(o.spread > 0) || o.prompt_noise < 0 ||
+        o.token_noise < 0)
+        throw std::invalid_argument(
+            "trail predictor: bins >= 2, l_max > 0, every >= 1, spread > 0, noise >= 0");
+}
+
+std::string TrailPredictor::name() const {
+    char b[120];
+    std::snprintf(b, sizeof b, "trail(bins=%d, every=%d, prompt_noise=%g, token_noise=%g)",
+                  opt_.bins, opt_.every, opt_.prompt_noise, opt_.token_noise);
+    return b;
+}
+
+std::vector<double> TrailPredictor::classifier(ReqId id, int generated) const {
+    const double width = opt_.l_max / opt_.bins;
+    const int rem = std::max(0, truth_[static_cast<std::size_t>(id)] - generated);
+    const double true_bin = std::min<double>(opt_.bins - 1, std::floor(rem / width));
+    // A fresh generator per (request, token): the same call gives the same output.
+    Rng rng(seed_ ^ (static_cast<std::uint64_t>(id) * 0x9E3779B97F4A7C15ULL) ^
+            (static_cast<std::uint64_t>(generated) << 40));
+    const double centre =
+        true_bin + (generated == 0 ? opt_.prompt_noise : opt_.token_noise) * rng.normal();
+    std::vector<double> q(static_cast<std::size_t>(opt_.bins));
+    double sum = 0;
+    for (int i = 0; i < opt_.bins; ++i) {
+        const double z = (i - centre) / opt_.spread;
+        sum += (q[static_cast<std::size_t>(i)] = std::exp(-0.5 * z * z) + 1e-6);
+    }
+    for (double& x : q) x /= sum;
+    return q;
+}
+
+double TrailPredictor::estimate(const std::vector<double>& post) const {
+    const double width = opt_.l_max / opt_.bins;
+    double e = 0;
+    for (std::size_t i = 0; i < post.size(); ++i)
+        e += post[i] * (static_cast<double>(i) + 0.5) * width;
+    return e;
+}
+
+void TrailPredictor::reset(const Workload& w) {
+    truth_.clear();
+    initial_.clear();
+    for (const auto& r : w.requests) truth_.push_back(r.output_tokens);
+    cache_.assign(truth_.size(), Cache{});
+    for (std::size_t i = 0; i < truth_.size(); ++i)
+        initial_.push_back(std::max(1.0, estimate(classifier(static_cast<ReqId>(i), 0))));
+}
+
+double TrailPredictor::initial(ReqId id) const {
+    return initial_[static_cast<std::size_t>(id)];
+}
+
+double TrailPredictor::promptOnlyRemaining(ReqId id, int generated) const {
+    return std::max(1.0, initial(id) - generated);
+}
+
+double TrailPredictor::remaining(ReqId id, int generated) const {
+    Cache& c = cache_[static_cast<std::size_t>(id)];
+    const int s = opt_.every;
+    const int target = generated / s * s; // the last classifier call at or before `generated`
+    if (c.at < 0 || c.at > target) {
+        c.at = 0;
+        c.post = classifier(id, 0);
+    }
+    const double p = std::min(1.0, opt_.bins / opt_.l_max);
+    while (c.at < target) {
+        c.at += s;
+        c.post = trailSmooth(c.post, classifier(id, c.at), p, s);
+    }
+    return std::max(1.0, estimate(c.post) - (generated - target));
+}
+
+TrailMae trailMae(const Workload& w, const TrailOptions& o, std::uint64_t seed) {
+    TrailPredictor t(o, seed);
+    t.reset(w);
+    TrailMae m;
+    double n = 0;
+    for (std::size_t i = 0; i < w.size(); ++i) {
+        const int out = w.requests[i].output_tokens;
+        for (int g = 0; g < out; ++g) {
+            const double truth = out - g;
+            m.prompt_only += std::fabs(t.promptOnlyRemaining(static_cast<ReqId>(i), g) - truth);
+            m.refined += std::fabs(t.remaining(static_cast<ReqId>(i), g) - truth);
+            n += 1;
+        }
+    }
+    if (n > 0) {
+        m.prompt_only /= n;
+        m.refined /= n;
+    }
+    return m;
+}
+
+TrailOptions calibrateTrail(const Workload& w, TrailOptions o, double target_ratio,
+                            std::uint64_t seed) {
+    // The refined MAE grows with token_noise (the prompt-only one does not depend on it),
+    // so the ratio falls monotonically: bisect.
+    double lo = 0.0, hi = 8.0;
+    for (int it = 0; it < 22; ++it) { // 8 / 2^22: far finer than the noise it sets
+        o.token_noise = (lo + hi) / 2;
+        (trailMae(w, o, seed).ratio() > target_ratio ? lo : hi) = o.token_noise;
+    }
+    o.token_noise = (lo + hi) / 2;
+    return o;
+}
+
+} // namespace kairos

@@ -1,0 +1,71 @@
+#pragma once
+// Trail's refined length prediction (seeds/002, PAPERS.md section 3). A classifier gives
+// probabilities over k equal bins of *remaining* length in [0, L_max): once from the
+// prompt (Trail: BERT), then every s generated tokens from an intermediate layer's
+// embedding (a 2-layer MLP). Bayesian smoothing across tokens (the authors' code):
+//   p = min(1, k / L_max);  T[0][0] = 1, T[i][i] = 1 - p, T[i][i-1] = p;
+//   prior_t = post_{t-s} T^s;   post_t ∝ prior_t ⊙ q_t;   estimate = sum_i post_i mid_i.
+// In simulation the classifier outputs are modelled: q is a discretised Gaussian over
+// the bins centred on the true remaining bin plus a per-call Gaussian offset (sd
+// `prompt_noise` bins for the prompt classifier, `token_noise` for the per-token one) of
+// width `spread` bins; draws are seeded per (request, token), so predictions do not
+// depend on who asks when. trailMae() measures both MAEs and calibrateTrail() sets
+// token_noise so that the refined MAE is the paper's 2.66x below the prompt-only one.
+#include "predict/predictor.h"
+
+#include <cstdint>
+#include <vector>
+
+namespace kairos {
+
+struct TrailOptions {
+    int bins = 10;
+    double l_max = 512;
+    int every = 1;             // classifier period s (tokens)
+    double prompt_noise = 2.0; // bins
+    double token_noise = 0.7;  // bins
+    double spread = 0.8;       // bins
+};
+
+// One smoothing step over s tokens: post <- normalise((post T^s) ⊙ q).
+std::vector<double> trailSmooth(const std::vector<double>& post, const std::vector<double>& q,
+                                double p, int s);
+
+class TrailPredictor final : public LengthPredictor {
+public:
+    TrailPredictor(TrailOptions o, std::uint64_t seed);
+    std::string name() const override;
+    void reset(const Workload& w) override;
+    double initial(ReqId id) const override;
+    double remaining(ReqId id, int generated) const override;
+    int refreshEvery() const override { return opt_.every; }
+    const TrailOptions& options() const { return opt_; }
+    // The modelled classifier output for request `id` after `generated` tokens.
+    std::vector<double> classifier(ReqId id, int generated) const;
+    // The prompt-only estimate of the remaining length after `generated` tokens.
+    double promptOnlyRemaining(ReqId id, int generated) const;
+
+private:
+    double estimate(const std::vector<double>& post) const;
+    TrailOptions opt_;
+    std::uint64_t seed_;
+    std::vector<int> truth_;
+    std::vector<double> initial_;
+    struct Cache {
+        int at = -1;
+        std::vector<double> post;
+    };
+    mutable std::vector<Cache> cache_;
+};
+
+struct TrailMae {
+    double prompt_only = 0, refined = 0;
+    double ratio() const { return refined > 0 ? prompt_only / refined : 0; }
+};
+// MAE of remaining-length predictions over every token of every request (tokens).
+TrailMae trailMae(const Workload& w, const TrailOptions& o, std::uint64_t seed);
+// token_noise making prompt_only / refined = target (bisection); the other options kept.
+TrailOptions calibrateTrail(const Workload& w, TrailOptions o, double target_ratio,
+                            std::uint64_t seed);
+
+} // namespace kairos
