@@ -35,12 +35,74 @@ template <class Fn> double medianMs(int repeat, Fn&& fn) {
 
 } // namespace
 
+namespace {
+// Decision time per scheduler call at given queue lengths, and whole-trace simulation
+// time of every policy against FCFS on the same workload, in the same run.
+void benchPolicies(const std::string& trace, int repeat) {
+    const DeviceProfile prof = resolveProfile(kDefaultProfile);
+    const auto model = makeExecutionModel(prof);
+    std::printf("decision time per schedule() call, median / p99 in microseconds (queue = requests "
+                "waiting)\n");
+    std::printf("%-18s %16s %16s %16s %16s\n", "policy", "queue 8", "queue 64", "queue 512",
+                "queue 4096");
+    const std::vector<std::size_t> queues{8, 64, 512, 4096};
+    for (const auto& name : policyNames()) {
+        std::printf("%-18s", name.c_str());
+        for (std::size_t q : queues) {
+            // q + 8 requests at time 0; 8 of them fit the KV cache at a time, the rest queue.
+            GenerateSpec g;
+            g.count = q + 8;
+            g.prompt = LengthDist::parse("uniform:400,600");
+            g.output = LengthDist::parse("uniform:50,150");
+            const Workload w = generateWorkload(g);
+            EngineLimits lim;
+            lim.kv_capacity_tokens = 8 * 760;
+            PolicyConfig pc;
+            pc.name = name;
+            auto sched = makeScheduler(pc);
+            Simulator sim(w, *model, *sched, lim);
+            sim.timeDecisions(true);
+            sim.run();
+            std::vector<double> t;
+            for (const auto& [len, sec] : sim.decisionTimes())
+                if (len + 8 >= q && len <= q + 8) t.push_back(sec);
+            std::sort(t.begin(), t.end());
+            if (t.empty())
+                std::printf(" %16s", "-");
+            else
+                std::printf(" %7.2f / %6.2f", 1e6 * t[t.size() / 2],
+                            1e6 * t[std::min(t.size() - 1, t.size() * 99 / 100)]);
+        }
+        std::printf("\n");
+    }
+    std::printf("TimelyLLM reports 580-2030 us per decision for 1-8 tasks.\n\n");
+
+    const Workload w = readWorkload(trace);
+    EngineLimits lim;
+    lim.kv_capacity_tokens = prof.kvCapacityTokens();
+    std::printf("whole trace: %s (%zu requests), profile %s; median of %d runs\n", trace.c_str(),
+                w.size(), prof.name.c_str(), repeat);
+    double fcfs_ms = 0;
+    for (const auto& name : policyNames()) {
+        PolicyConfig pc;
+        pc.name = name;
+        const double ms = medianMs(repeat, [&] {
+            auto sched = makeScheduler(pc);
+            (void)simulate(w, *model, *sched, lim);
+        });
+        if (name == "fcfs") fcfs_ms = ms;
+        std::printf("%-18s %10.1f ms  (%.2fx fcfs)\n", name.c_str(), ms, ms / fcfs_ms);
+    }
+}
+} // namespace
+
 void addBench(CLI::App& app) {
     struct Args {
         std::string workload, profile = kDefaultProfile, json_out;
         std::size_t requests = 20000;
         int repeat = 5;
         double rate = 4.0;
+        bool policies = false;
     };
     auto a = std::make_shared<Args>();
     auto* c = app.add_subcommand("bench",
@@ -55,8 +117,19 @@ void addBench(CLI::App& app) {
         ->capture_default_str();
     c->add_option("--profile", a->profile, "Device profile")->capture_default_str();
     c->add_option("--json", a->json_out, "Write the figures as JSON here");
+    c->add_flag("--policies", a->policies,
+                "Instead: decision time of every policy at queue lengths 8..4096, and whole-trace "
+                "time against fcfs "
+                "(on --workload, default the Azure conversation trace)");
     c->callback([a] {
         if (a->repeat < 1) throw std::invalid_argument("--repeat must be >= 1");
+        if (a->policies) {
+            benchPolicies(a->workload.empty() ? std::string(KAIROS_SHARED_DATA) +
+                                                    "/AzureLLMInferenceTrace_conv_2023.csv"
+                                              : a->workload,
+                          a->repeat);
+            return;
+        }
         std::string path = a->workload;
         std::string tmp;
         if (path.empty()) {

@@ -116,7 +116,9 @@ std::unique_ptr<Scheduler> makeScheduler(const std::string& name, const PolicyPa
 }
 
 std::vector<std::string> policyNames() {
-    return {"fcfs", "sjf", "sprpt_lp", "sprpt", "edf"};
+    return {"fcfs",    "sjf",  "sprpt_lp",       "sprpt",
+            "edf",     "mcsf", "protect_greedy", "protect_clearing",
+            "timebill"};
 }
 
 } // namespace kairos

@@ -370,7 +370,16 @@ RunLog Simulator::run() {
     while (done_ < w_.requests.size()) {
         arriveUpTo(now_);
         dec_.clear();
-        sched_.schedule(*this, dec_);
+        if (time_decisions_) {
+            const std::size_t queued = waiting_.size();
+            const auto a = std::chrono::steady_clock::now();
+            sched_.schedule(*this, dec_);
+            decision_times_.emplace_back(
+                queued,
+                std::chrono::duration<double>(std::chrono::steady_clock::now() - a).count());
+        } else {
+            sched_.schedule(*this, dec_);
+        }
         applyDecision();
         if (!running_.empty()) {
             idle_rounds_ = 0;

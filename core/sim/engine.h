@@ -38,6 +38,11 @@ public:
     Simulator(const Workload& w, const ExecutionModel& model, Scheduler& sched, EngineLimits lim);
     // Runs the whole workload once; a Simulator is single-use (a second call throws).
     RunLog run();
+    // Time every Scheduler::schedule call (for benchmarks): (waiting queue length, seconds).
+    void timeDecisions(bool on) { time_decisions_ = on; }
+    const std::vector<std::pair<std::size_t, double>>& decisionTimes() const {
+        return decision_times_;
+    }
 
     // EngineView
     double now() const override { return now_; }
@@ -95,6 +100,8 @@ private:
     Decision dec_;
     RunLog log_;
     bool ran_ = false;
+    bool time_decisions_ = false;
+    std::vector<std::pair<std::size_t, double>> decision_times_;
     long idle_rounds_ = 0; // decisions in a row that changed state but started nothing
 };
 
