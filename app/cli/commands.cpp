@@ -88,6 +88,7 @@ void runSimulate(const SimulateArgs& a) {
     so.goodput = GoodputSlo::parse(a.goodput);
     so.percentiles = a.percentiles;
     if (!a.quality.empty()) so.quality = QualityCurve::parse(a.quality);
+    so.workload = &w;
     for (double q : so.percentiles)
         if (!(q >= 0 && q <= 100)) throw std::invalid_argument("percentiles must be in [0, 100]");
 
@@ -131,7 +132,7 @@ void addSimulate(CLI::App& app) {
     c->add_option("--workload,-w", a->workload,
                   "Trace file (Kairos JSONL, Azure CSV, Mooncake JSONL, lengths CSV, BurstGPT CSV)")
         ->required();
-    c->add_option("--format", a->format, "auto|kairos|azure|mooncake|lengths|burstgpt")
+    c->add_option("--format", a->format, "auto|kairos|azure|mooncake|lengths|burstgpt|timelyllm")
         ->capture_default_str();
     auto* rate =
         c->add_option("--rate", a->rate,

@@ -147,6 +147,10 @@ Summary summarize(const RunLog& log, const SummaryOptions& opt) {
         s.iterations += sp.n;
     }
     s.stretches = static_cast<std::int64_t>(log.iters.size());
+    if (opt.workload) {
+        const auto tasks = robotTasks(log, *opt.workload);
+        if (!tasks.empty()) s.robot = summarizeRobotTasks(tasks);
+    }
     return s;
 }
 
@@ -193,6 +197,15 @@ nlohmann::json Summary::toJson() const {
         j["completion_rate"] = completion_rate;
         j["mean_alpha"] = mean_alpha;
         j["mean_quality"] = mean_quality;
+    }
+    for (const auto& r : robot) {
+        const std::string k = "robot_" + r.cls + "_";
+        j[k + "tasks"] = r.tasks;
+        j[k + "utility"] = r.utility;
+        j[k + "utility_pct"] = r.utilityPercent();
+        j[k + "mean_response_s"] = r.mean_response;
+        j[k + "mean_robot_wait_s"] = r.mean_robot_wait;
+        j[k + "mean_completion_s"] = r.mean_completion;
     }
     j["kv_peak_tokens"] = kv_peak_tokens;
     j["kv_capacity_tokens"] = kv_capacity_tokens;
@@ -258,6 +271,18 @@ std::string Summary::table() const {
                                             f(100.0 * completion_rate, 1) + " %)");
         line("Mean eviction ratio alpha:", f(mean_alpha, 3));
         line("Mean quality proxy q(alpha):", f(mean_quality, 3));
+    }
+    if (!robot.empty()) {
+        head("Robot plans (TimelyLLM)");
+        for (const auto& r : robot) {
+            const std::string label =
+                "Utility, " + r.cls + " (" + std::to_string(r.tasks) + " tasks):";
+            line(label.c_str(), f(r.utility) + " of " + f(r.max_utility) + " (" +
+                                    f(r.utilityPercent(), 1) + " %)");
+        }
+        line("Mean response time W(s0) (s):", f(robot[0].mean_response, 3));
+        line("Mean robot waiting time (s):", f(robot[0].mean_robot_wait, 3));
+        line("Mean task completion time (s):", f(robot[0].mean_completion, 3));
     }
     head("KV cache and engine");
     line("KV peak / capacity (tokens):",

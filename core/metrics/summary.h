@@ -1,7 +1,9 @@
 #pragma once
 // The run summary, with vLLM benchmark_serving's names and definitions.
+#include "metrics/robot_metrics.h"
 #include "metrics/stats.h"
 #include "model/run_log.h"
+#include "model/workload.h"
 
 #include <nlohmann/json_fwd.hpp>
 #include <optional>
@@ -34,6 +36,9 @@ struct SummaryOptions {
     std::vector<double> percentiles{50, 90, 99};
     GoodputSlo goodput;
     QualityCurve quality;
+    // The workload the run log came from: robot-plan and utility metrics need its segment
+    // execution times and TUFs (metrics/robot_metrics.h). Optional.
+    const Workload* workload = nullptr;
 };
 
 struct Summary {
@@ -51,9 +56,10 @@ struct Summary {
     std::int64_t preemptions = 0, suspensions = 0, iterations = 0, stretches = 0;
     // Time budgets (TimeBill): only when some requests have one.
     std::int64_t budget_requests = 0, in_budget = 0;
-    double completion_rate = 0; // finished within budget / requests with a budget
-    double mean_alpha = 0;      // over requests with a budget that were prefilled
-    double mean_quality = 0;    // q(alpha) if finished within budget, else 0; averaged
+    double completion_rate = 0;           // finished within budget / requests with a budget
+    double mean_alpha = 0;                // over requests with a budget that were prefilled
+    double mean_quality = 0;              // q(alpha) if finished within budget, else 0; averaged
+    std::vector<RobotClassSummary> robot; // TimelyLLM utility per class, when known
     double sim_wall_ms = 0;
     std::vector<double> percentiles;
     std::vector<std::string> warnings;

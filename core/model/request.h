@@ -11,17 +11,18 @@ namespace kairos {
 // Index of a request inside its Workload (0..n-1); the engine, scheduler and RunLog use it.
 using ReqId = std::int32_t;
 
-// Time-utility function (TimelyLLM): TUF(t) = min(beta, slope * (t - ert) + beta), slope < 0.
+// Time-utility function (TimelyLLM): TUF(t) = min(beta, slope * (t - ert) + beta), slope < 0,
+// and no less than 0 (past its zero-utility time a response is worth nothing, not less).
 // t is the waiting/response time of the request (or segment), not the wall clock.
 struct Tuf {
     double ert = 0.0;   // expected response time: utility is beta up to here
     double slope = 0.0; // alpha in the paper, <= 0
     double beta = 0.0;  // maximum utility
 
-    double value(double t) const { return std::min(beta, slope * (t - ert) + beta); }
+    double value(double t) const { return std::max(0.0, std::min(beta, slope * (t - ert) + beta)); }
     // TUF_1 of a suspended segment: the same line with ERT = 0.
     double valueSuspended(double t) const {
-        return std::min(beta, slope * std::max(t, 0.0) + beta);
+        return std::max(0.0, std::min(beta, slope * std::max(t, 0.0) + beta));
     }
     // Time at which the utility reaches zero (infinite when slope == 0).
     double zeroTime() const;

@@ -5,6 +5,7 @@
 #include "sched/priority.h"
 #include "sched/protect.h"
 #include "sched/timebill.h"
+#include "sched/timely.h"
 #include "workload/text.h"
 
 #include <cmath>
@@ -85,6 +86,18 @@ std::unique_ptr<Scheduler> makeScheduler(const PolicyConfig& cfg) {
         o.beta = o.clearing ? take(p, "beta", 0.5) : 1.0;
         o.seed = cfg.seed;
         s = std::make_unique<ProtectScheduler>(o);
+    } else if (name == "timely" || name == "seg_fcfs" || name == "seg_edf" ||
+               name == "vllm_stream") {
+        TimelyOptions o;
+        o.mode = name == "timely"     ? TimelyOptions::Mode::Pud
+                 : name == "seg_fcfs" ? TimelyOptions::Mode::Fcfs
+                 : name == "seg_edf"  ? TimelyOptions::Mode::Edf
+                                      : TimelyOptions::Mode::Stream;
+        o.segment_time = take(p, "segment_time", o.segment_time);
+        o.adaptive_batch = take(p, "adaptive_batch", 1) != 0;
+        o.slack = take(p, "slack", o.slack);
+        o.watermark = watermark(p, name);
+        s = std::make_unique<TimelyScheduler>(o);
     } else if (name == "timebill") {
         TimeBillOptions o;
         o.k = take(p, "k", o.k);
@@ -116,9 +129,10 @@ std::unique_ptr<Scheduler> makeScheduler(const std::string& name, const PolicyPa
 }
 
 std::vector<std::string> policyNames() {
-    return {"fcfs",    "sjf",  "sprpt_lp",       "sprpt",
-            "edf",     "mcsf", "protect_greedy", "protect_clearing",
-            "timebill"};
+    return {"fcfs",       "sjf",    "sprpt_lp",       "sprpt",
+            "edf",        "mcsf",   "protect_greedy", "protect_clearing",
+            "timebill",   "timely", "seg_fcfs",       "seg_edf",
+            "vllm_stream"};
 }
 
 } // namespace kairos

@@ -35,6 +35,7 @@ struct PolicyConfig {
 //   timebill  k=5, alpha_max=0.95, n_max=8192, t_predict=0, skip_next=0 (Kill), alpha=-1
 //             (>= 0: fixed-alpha baseline), budget=5 (for requests without one),
 //             batch_aware=1, auto_k=0, quantile=0.95
+//   timely, seg_fcfs, seg_edf, vllm_stream   segment_time=0.09, adaptive_batch=1, slack=10
 std::unique_ptr<Scheduler> makeScheduler(const PolicyConfig& cfg);
 std::unique_ptr<Scheduler> makeScheduler(const std::string& name, const PolicyParams& params = {});
 std::vector<std::string> policyNames();

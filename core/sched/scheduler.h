@@ -146,6 +146,8 @@ struct Decision {
     std::vector<ReqId> resume;  // suspended -> running
     std::vector<std::pair<ReqId, double>> evict; // KV eviction ratio alpha, set before admit
     std::vector<ReqId> admit; // waiting -> running; prefill starts, in this order
+    // Robot plan segments handed to the robot now: (request, segment index). Logged only.
+    std::vector<std::pair<ReqId, std::int32_t>> dispatch;
     // Iterations the engine may run without asking again, unless a request arrives or
     // finishes or the KV cache overflows first. INT_MAX: until such an event.
     std::int32_t hold = 1;
@@ -159,6 +161,7 @@ struct Decision {
         resume.clear();
         evict.clear();
         admit.clear();
+        dispatch.clear();
         hold = 1;
         wake_at = std::numeric_limits<double>::infinity();
     }

@@ -163,6 +163,7 @@ void Simulator::doFinish(ReqId id, double t) {
 }
 
 void Simulator::applyDecision() {
+    for (const auto& [id, k] : dec_.dispatch) log(now_, id, Ev::Dispatch, k);
     for (ReqId id : dec_.kill) doKill(id);
     for (ReqId id : dec_.preempt) doPreempt(id);
     for (ReqId id : dec_.suspend) doSuspend(id);

@@ -20,6 +20,8 @@ const char* formatName(TraceFormat f) {
         return "mooncake";
     case TraceFormat::Lengths:
         return "lengths";
+    case TraceFormat::TimelyLlm:
+        return "timelyllm";
     case TraceFormat::BurstGpt:
         return "burstgpt";
     }
@@ -27,8 +29,9 @@ const char* formatName(TraceFormat f) {
 }
 
 bool formatFromName(const std::string& s, TraceFormat* out) {
-    for (auto f : {TraceFormat::Auto, TraceFormat::Kairos, TraceFormat::Azure,
-                   TraceFormat::Mooncake, TraceFormat::Lengths, TraceFormat::BurstGpt})
+    for (auto f :
+         {TraceFormat::Auto, TraceFormat::Kairos, TraceFormat::Azure, TraceFormat::Mooncake,
+          TraceFormat::Lengths, TraceFormat::BurstGpt, TraceFormat::TimelyLlm})
         if (s == formatName(f)) {
             *out = f;
             return true;
@@ -36,8 +39,12 @@ bool formatFromName(const std::string& s, TraceFormat* out) {
     return false;
 }
 
-TraceFormat detectFormat(const std::string& first_line, const std::string& path) {
-    const std::string_view l = text::trim(first_line);
+TraceFormat detectFormat(const std::string& head, const std::string& path) {
+    const std::string_view h = text::trim(head);
+    if (!h.empty() && h.front() == '[')
+        return h.find("\"trigger time\"") != std::string_view::npos ? TraceFormat::TimelyLlm
+                                                                    : TraceFormat::Auto;
+    const std::string_view l = text::trim(h.substr(0, h.find('\n')));
     if (!l.empty() && l.front() == '{') {
         if (l.find("\"kairos_workload\"") != std::string_view::npos) return TraceFormat::Kairos;
         if (l.find("\"input_length\"") != std::string_view::npos) return TraceFormat::Mooncake;
@@ -57,18 +64,16 @@ TraceFormat detectFormat(const std::string& first_line, const std::string& path)
 Workload readWorkload(std::istream& in, const std::string& name, const ReadOptions& opt) {
     TraceFormat f = opt.format;
     if (f == TraceFormat::Auto) {
-        // Peek at the first non-empty line, then rewind the stream.
+        // Peek at the start of the file, then rewind the stream.
         std::string all((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-        std::istringstream probe(all);
-        std::string line;
-        while (text::nextLine(probe, line) && text::trim(line).empty()) {
-        }
-        if (text::trim(line).empty()) throw InputError(name, 0, "", "empty file");
-        f = detectFormat(line, name);
+        const auto first = all.find_first_not_of(" \t\r\n\xEF\xBB\xBF");
+        if (first == std::string::npos) throw InputError(name, 0, "", "empty file");
+        const std::string_view body = std::string_view(all).substr(first);
+        f = detectFormat(std::string(body.substr(0, 4096)), name);
         if (f == TraceFormat::Auto)
             throw InputError(name, 1, "",
                              "unknown trace format; name it with --format "
-                             "(kairos, azure, mooncake, lengths, burstgpt)");
+                             "(kairos, azure, mooncake, lengths, burstgpt, timelyllm)");
         std::istringstream again(std::move(all));
         ReadOptions o = opt;
         o.format = f;
@@ -90,6 +95,9 @@ Workload readWorkload(std::istream& in, const std::string& name, const ReadOptio
         break;
     case TraceFormat::BurstGpt:
         w = readBurstGpt(in, name, opt.limit);
+        break;
+    case TraceFormat::TimelyLlm:
+        w = readTimelyLlmFile(in, name, opt.limit);
         break;
     case TraceFormat::Auto:
         break;

@@ -6,12 +6,13 @@
 #include "workload/generators.h"
 
 #include <istream>
+#include <map>
 #include <ostream>
 #include <string>
 
 namespace kairos {
 
-enum class TraceFormat { Auto, Kairos, Azure, Mooncake, Lengths, BurstGpt };
+enum class TraceFormat { Auto, Kairos, Azure, Mooncake, Lengths, BurstGpt, TimelyLlm };
 
 const char* formatName(TraceFormat f);
 bool formatFromName(const std::string& s, TraceFormat* out);
@@ -25,8 +26,9 @@ struct ReadOptions {
     std::size_t limit = 0; // read at most this many requests (0: all)
 };
 
-// Decides the format from the first non-empty line (and the file name as a tie-breaker).
-TraceFormat detectFormat(const std::string& first_line, const std::string& path);
+// Decides the format from the start of the file (its first non-empty line, or for a
+// JSON list its first few kilobytes).
+TraceFormat detectFormat(const std::string& head, const std::string& path);
 
 Workload readWorkload(const std::string& path, const ReadOptions& opt = {});
 // The same from a stream; `name` stands for the file in error messages.
@@ -38,6 +40,11 @@ Workload readAzure(std::istream& in, const std::string& name, std::size_t limit 
 Workload readMooncake(std::istream& in, const std::string& name, std::size_t limit = 0);
 Workload readLengths(std::istream& in, const std::string& name, std::size_t limit = 0);
 Workload readBurstGpt(std::istream& in, const std::string& name, std::size_t limit = 0);
+// TimelyLLM's job list; plan texts by trace id (see workload/timelyllm.cpp).
+Workload readTimelyLlm(std::istream& in, const std::string& name,
+                       const std::map<int, std::string>& plans, std::size_t limit = 0);
+// The same, with the plans read from a "*trace_set*.json" beside `path`.
+Workload readTimelyLlmFile(std::istream& in, const std::string& path, std::size_t limit = 0);
 
 // Native format: a header line, then one request per line (sample_traces/README.md).
 void writeKairos(const Workload& w, std::ostream& out);

@@ -22,6 +22,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         kairos::readLengths(in, "fuzz");
 #elif defined(KAIROS_FUZZ_READER_burstgpt)
         kairos::readBurstGpt(in, "fuzz");
+#elif defined(KAIROS_FUZZ_READER_timelyllm)
+        kairos::readTimelyLlm(in, "fuzz", {{0, "?s('cat')==True{g('cat')}->False"}});
 #elif defined(KAIROS_FUZZ_READER_runlog)
         kairos::readRunLogJsonl(in, "fuzz");
 #endif

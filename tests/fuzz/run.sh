@@ -18,10 +18,11 @@ seed mooncake "$data/mooncake_conversation_trace.jsonl"
 seed lengths "$data/sharegpt_8k_lengths_llama2.csv" "$data/arxiv_summarization_lengths_llama2.csv"
 seed burstgpt
 printf 'Timestamp,Model,Request tokens,Response tokens,Total tokens,Log Type\n5,ChatGPT,472,18,490,Conversation log\n' > "$work/burstgpt/seed0"
+seed timelyllm "$data/timelyllm/timelyllm_workload_25agents.json"
 seed runlog
 "$root/build/bin/kairos-cli" simulate -q -w "$root/sample_traces/offline_batch.jsonl" --limit 5 --runlog "$work/runlog/seed0" 2>/dev/null || true
 status=0
-for t in kairos azure mooncake lengths burstgpt runlog; do
+for t in kairos azure mooncake lengths burstgpt timelyllm runlog; do
   echo "fuzz_$t: ${secs}s"
   # Crash reproducers land in $work/crashes; the log keeps libFuzzer's report.
   mkdir -p "$work/crashes"

@@ -1,0 +1,92 @@
+#include "metrics/robot_metrics.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace kairos {
+
+std::vector<RobotTask> robotTasks(const RunLog& log, const Workload& w) {
+    const std::size_t n = w.requests.size();
+    std::vector<std::vector<double>> dispatch(n);
+    std::vector<double> finish(n, RobotTask::kNaN);
+    for (const Event& e : log.events) {
+        const auto i = static_cast<std::size_t>(e.req);
+        if (i >= n) continue;
+        if (e.ev == Ev::Dispatch) {
+            auto& d = dispatch[i];
+            if (static_cast<std::size_t>(e.value) >= d.size())
+                d.resize(static_cast<std::size_t>(e.value) + 1, RobotTask::kNaN);
+            d[static_cast<std::size_t>(e.value)] = e.t;
+        } else if (e.ev == Ev::Finish) {
+            finish[i] = e.t;
+        }
+    }
+    std::vector<RobotTask> out;
+    for (std::size_t i = 0; i < n; ++i) {
+        const Request& r = w.requests[i];
+        if (r.segments.empty() && !r.tuf) continue;
+        RobotTask t;
+        t.id = static_cast<ReqId>(i);
+        t.cls = r.cls.empty() ? "default" : r.cls;
+        const std::vector<Segment> segs =
+            r.segments.empty() ? std::vector<Segment>{{r.output_tokens, 0.0}} : r.segments;
+        t.segments = static_cast<int>(segs.size());
+        const Tuf tuf = r.tuf ? *r.tuf : Tuf{};
+        t.max_utility = tuf.beta * t.segments;
+        double robot_free = -INFINITY; // end of the previous segment's execution
+        bool complete = true;
+        for (std::size_t k = 0; k < segs.size(); ++k) {
+            double d = k < dispatch[i].size() ? dispatch[i][k] : RobotTask::kNaN;
+            if (std::isnan(d)) d = finish[i]; // delivered with the finished plan
+            if (std::isnan(d)) {
+                complete = false;
+                break;
+            }
+            ++t.dispatched;
+            if (k == 0) {
+                t.response = d - r.arrival;
+                t.utility += tuf.value(t.response);
+            } else {
+                const double wait = std::max(0.0, d - robot_free);
+                t.robot_wait += wait;
+                t.utility += tuf.valueSuspended(wait);
+            }
+            robot_free = std::max(d, robot_free) + segs[k].exec_s;
+        }
+        if (complete) t.completion = robot_free - r.arrival;
+        out.push_back(t);
+    }
+    return out;
+}
+
+std::vector<RobotClassSummary> summarizeRobotTasks(const std::vector<RobotTask>& tasks) {
+    std::vector<RobotClassSummary> out{{"all"}};
+    std::vector<long> done;
+    auto add = [](RobotClassSummary& s, const RobotTask& t) {
+        ++s.tasks;
+        s.utility += t.utility;
+        s.max_utility += t.max_utility;
+        if (!std::isnan(t.response)) s.mean_response += t.response;
+        s.mean_robot_wait += t.robot_wait;
+        if (!std::isnan(t.completion)) s.mean_completion += t.completion;
+    };
+    for (const RobotTask& t : tasks) {
+        add(out[0], t);
+        auto it = std::find_if(out.begin() + 1, out.end(),
+                               [&](const RobotClassSummary& s) { return s.cls == t.cls; });
+        if (it == out.end()) {
+            out.push_back({t.cls});
+            it = out.end() - 1;
+        }
+        add(*it, t);
+    }
+    for (auto& s : out)
+        if (s.tasks > 0) {
+            s.mean_response /= static_cast<double>(s.tasks);
+            s.mean_robot_wait /= static_cast<double>(s.tasks);
+            s.mean_completion /= static_cast<double>(s.tasks);
+        }
+    return out;
+}
+
+} // namespace kairos

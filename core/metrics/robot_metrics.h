@@ -1,0 +1,45 @@
+#pragma once
+// TimelyLLM's metrics for robot plans (seeds/001): a plan's segments are dispatched to
+// the robot as they are generated (Dispatch events; whatever was not dispatched when the
+// generation finished goes at its finish, as a plain server delivers the whole plan);
+// the robot executes them one after another.
+//   W(s_0) = dispatch_0 - arrival                      (response time)
+//   W(s_k) = max(0, dispatch_k - end of s_{k-1})       (robot waiting, k >= 1)
+//   utility = TUF(W(s_0)) + sum_k TUF_1(W(s_k)),  at most beta * segments
+//   completion = end of the last segment's execution - arrival
+// Segment execution times and TUFs are workload data, so these take the Workload too.
+#include "model/run_log.h"
+#include "model/workload.h"
+
+#include <limits>
+#include <string>
+#include <vector>
+
+namespace kairos {
+
+struct RobotTask {
+    static constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+    ReqId id = 0;
+    std::string cls;
+    int segments = 0, dispatched = 0;
+    double response = kNaN;   // W(s_0)
+    double robot_wait = 0;    // sum of W(s_k), k >= 1
+    double completion = kNaN; // end of the last segment - arrival (NaN if not all dispatched)
+    double utility = 0, max_utility = 0;
+};
+
+// One entry per request that has segments or a TUF (a TUF without segments: one segment
+// of no execution, its utility TUF(W(s_0))).
+std::vector<RobotTask> robotTasks(const RunLog& log, const Workload& w);
+
+struct RobotClassSummary {
+    std::string cls;
+    long tasks = 0;
+    double utility = 0, max_utility = 0;
+    double mean_response = 0, mean_robot_wait = 0, mean_completion = 0;
+    double utilityPercent() const { return max_utility > 0 ? 100.0 * utility / max_utility : 0; }
+};
+// Per class ("all" first), in order of first appearance.
+std::vector<RobotClassSummary> summarizeRobotTasks(const std::vector<RobotTask>& tasks);
+
+} // namespace kairos

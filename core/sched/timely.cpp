@@ -1,0 +1,167 @@
+#include "sched/timely.h"
+
+#include "exec/execution_model.h"
+#include "sched/admission.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace kairos {
+
+std::string TimelyScheduler::name() const {
+    switch (opt_.mode) {
+    case TimelyOptions::Mode::Pud:
+        return opt_.adaptive_batch ? "timely(PUD, adaptive batch)" : "timely(PUD)";
+    case TimelyOptions::Mode::Fcfs:
+        return "seg_fcfs";
+    case TimelyOptions::Mode::Edf:
+        return "seg_edf";
+    case TimelyOptions::Mode::Stream:
+        return "vllm_stream";
+    }
+    return "timely";
+}
+
+void TimelyScheduler::reset(const Workload& w) {
+    plans_.assign(w.requests.size(), Plan{});
+    for (std::size_t i = 0; i < w.requests.size(); ++i) {
+        const Request& r = w.requests[i];
+        Plan& p = plans_[i];
+        int sum = 0;
+        if (r.segments.empty()) {
+            p.ends.push_back(r.output_tokens);
+            p.exec.push_back(0);
+        }
+        for (const Segment& s : r.segments) {
+            p.ends.push_back(sum += s.tokens);
+            p.exec.push_back(s.exec_s);
+        }
+        p.ready = r.arrival;
+    }
+}
+
+double TimelyScheduler::stepTime(const EngineView& view, std::int64_t extra) const {
+    const auto* ete = dynamic_cast<const EteModel*>(view.model());
+    if (!ete) return -1;
+    std::int64_t kv = 0;
+    for (ReqId id : view.running()) kv += view.state(id).kv;
+    return ete->decodeTime(
+        static_cast<std::int32_t>(view.running().size() + static_cast<std::size_t>(extra)), kv);
+}
+
+double TimelyScheduler::generationTime(const EngineView& view, ReqId id) const {
+    const Plan& p = plans_[static_cast<std::size_t>(id)];
+    const int start = p.next == 0 ? 0 : p.ends[static_cast<std::size_t>(p.next - 1)];
+    const int tokens =
+        p.ends[static_cast<std::size_t>(p.next)] - std::max(start, view.state(id).generated);
+    const double step = stepTime(view, 1);
+    return step > 0 ? std::max(1, tokens) * step : opt_.segment_time;
+}
+
+double TimelyScheduler::due(const EngineView& view, ReqId id) const {
+    const Plan& p = plans_[static_cast<std::size_t>(id)];
+    const Request& r = *view.state(id).req;
+    if (p.next == 0) return r.arrival + (r.tuf ? r.tuf->ert : opt_.slack);
+    return p.robot_free;
+}
+
+double TimelyScheduler::priority(const EngineView& view, ReqId id, double t) const {
+    const Plan& p = plans_[static_cast<std::size_t>(id)];
+    const Request& r = *view.state(id).req;
+    const Tuf tuf = r.tuf ? *r.tuf : Tuf{opt_.slack, -1.0 / opt_.slack, 1.0};
+    const double g = generationTime(view, id);
+    double value;
+    if (p.next == 0)
+        value = tuf.value(t + g - r.arrival);
+    else
+        value = tuf.valueSuspended(std::max(0.0, t + g - p.robot_free));
+    const double slack = std::max(1e-3, due(view, id) - (t + g));
+    return std::max(0.0, value) / (std::max(1e-3, g) * slack);
+}
+
+double TimelyScheduler::rankKey(const EngineView& view, ReqId id) const {
+    switch (opt_.mode) {
+    case TimelyOptions::Mode::Pud:
+        return -priority(view, id, view.now());
+    case TimelyOptions::Mode::Edf:
+        return due(view, id);
+    default:
+        return plans_[static_cast<std::size_t>(id)].ready;
+    }
+}
+
+void TimelyScheduler::schedule(const EngineView& view, Decision& out) {
+    const double now = view.now();
+    // 1. Segments finished in the last iterations: dispatch, and suspend the generation
+    //    (KV kept) until its next segment is picked.
+    std::int64_t hold = INT_MAX;
+    for (ReqId id : view.running()) {
+        const ReqState& s = view.state(id);
+        if (s.needsPrefill()) continue;
+        Plan& p = plans_[static_cast<std::size_t>(id)];
+        bool done_segment = false;
+        while (p.next + 1 < static_cast<int>(p.ends.size()) &&
+               s.generated >= p.ends[static_cast<std::size_t>(p.next)]) {
+            out.dispatch.emplace_back(id, p.next);
+            p.robot_free = std::max(now, p.robot_free) + p.exec[static_cast<std::size_t>(p.next)];
+            ++p.next;
+            done_segment = true;
+        }
+        if (done_segment && opt_.mode != TimelyOptions::Mode::Stream) {
+            out.suspend.push_back(id);
+            p.ready = now;
+            continue;
+        }
+        hold = std::min<std::int64_t>(hold, p.ends[static_cast<std::size_t>(p.next)] - s.generated);
+    }
+    out.hold = static_cast<std::int32_t>(std::max<std::int64_t>(1, hold));
+    if (prefillPending(view)) return;
+
+    // 2. Rank the ready segments: new requests (waiting) and suspended generations.
+    std::vector<std::pair<double, ReqId>> ready;
+    for (ReqId id : view.waiting()) ready.emplace_back(rankKey(view, id), id);
+    for (ReqId id : view.suspended()) ready.emplace_back(rankKey(view, id), id);
+    for (ReqId id : out.suspend) ready.emplace_back(rankKey(view, id), id);
+    std::sort(ready.begin(), ready.end());
+
+    // 3. Start them in rank order while seats and KV allow.
+    AdmissionBudget budget(view, opt_.watermark);
+    std::int64_t seats = view.limits().max_num_seqs -
+                         static_cast<std::int64_t>(view.running().size()) +
+                         static_cast<std::int64_t>(out.suspend.size());
+    budget.setSeats(seats);
+    std::int64_t added = 0;
+    // Latency-guided admission: the tightest running segment's slack per remaining token.
+    double tightest = INFINITY;
+    if (opt_.mode == TimelyOptions::Mode::Pud && opt_.adaptive_batch)
+        for (ReqId id : view.running()) {
+            if (std::find(out.suspend.begin(), out.suspend.end(), id) != out.suspend.end())
+                continue;
+            const Plan& p = plans_[static_cast<std::size_t>(id)];
+            const int left = p.ends[static_cast<std::size_t>(p.next)] - view.state(id).generated;
+            if (left > 0) tightest = std::min(tightest, (due(view, id) - now) / left);
+        }
+    for (const auto& [key, id] : ready) {
+        if (seats <= 0) break;
+        if (tightest < INFINITY && added > 0) {
+            const double step = stepTime(view, added + 1);
+            if (step > 0 && step > tightest) break; // a larger batch would make it late
+        }
+        const ReqState& s = view.state(id);
+        if (s.phase == Phase::Waiting) {
+            const auto v = budget.take(s);
+            if (v == AdmissionBudget::Verdict::NeverFits) {
+                out.kill.push_back(id);
+                continue;
+            }
+            if (v == AdmissionBudget::Verdict::NoRoom) break;
+            out.admit.push_back(id);
+        } else {
+            out.resume.push_back(id); // its KV is kept: it only needs a seat
+        }
+        --seats;
+        ++added;
+    }
+}
+
+} // namespace kairos

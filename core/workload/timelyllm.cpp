@@ -1,0 +1,134 @@
+// The TimelyLLM authors' drone workload (MarkoMile/TimelyLLM dataset/data_sample_*.json):
+// a JSON list of jobs {"job_id", "trigger time" (s), "agent_id", "trace_id", "task_input",
+// "exe_time_detail": [[skill, seconds], ...], "task_exe_time", "tuf": [beta, ERT, zero-
+// utility time]}. Each executable skill is one plan segment. The plan text comes from the
+// trace set beside the file (a JSON list of {"trace_id", "task_plan", ...}); tokens are
+// counted at 3 characters per token for MiniSpec's code-like plans and 4 for English
+// task text, as Llama-family tokenizers do on average; the segments share the plan's
+// tokens evenly. The prompt also carries TypeFly's system prompt (MiniSpec syntax,
+// skills, guides, examples: 4,704 characters in ../shared/data/typefly, 1,176 tokens).
+#include "model/input_error.h"
+#include "workload/readers.h"
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+
+namespace kairos {
+namespace {
+using nlohmann::json;
+constexpr int kSystemPromptTokens = 1176;
+
+int tokensOf(const std::string& text, double chars_per_token) {
+    return static_cast<int>(std::ceil(static_cast<double>(text.size()) / chars_per_token));
+}
+
+json parseWhole(std::istream& in, const std::string& name) {
+    try {
+        return json::parse(in);
+    } catch (const json::exception& e) {
+        throw InputError(name, 0, "", std::string("not valid JSON: ") + e.what());
+    }
+}
+
+std::map<int, std::string> readPlans(const std::string& workload_path) {
+    std::map<int, std::string> plans;
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    const fs::path dir = fs::path(workload_path).parent_path();
+    for (const auto& e : fs::directory_iterator(dir.empty() ? fs::path(".") : dir, ec)) {
+        const std::string f = e.path().filename().string();
+        if (e.path().extension() != ".json" || f.find("trace_set") == std::string::npos) continue;
+        std::ifstream in(e.path());
+        const json j = parseWhole(in, e.path().string());
+        if (!j.is_array()) continue;
+        for (const auto& t : j)
+            if (t.is_object() && t.contains("trace_id") && t["trace_id"].is_number_integer() &&
+                t.contains("task_plan") && t["task_plan"].is_string())
+                plans[t["trace_id"].get<int>()] = t["task_plan"].get<std::string>();
+    }
+    return plans;
+}
+} // namespace
+
+Workload readTimelyLlm(std::istream& in, const std::string& name,
+                       const std::map<int, std::string>& plans, std::size_t limit) {
+    const json j = parseWhole(in, name);
+    if (!j.is_array()) throw InputError(name, 0, "", "expected a JSON list of jobs");
+    Workload w;
+    w.name = name;
+    w.source = name;
+    long missing_plans = 0;
+    for (std::size_t k = 0; k < j.size(); ++k) {
+        const json& job = j[k];
+        const std::string at = "jobs[" + std::to_string(k) + "].";
+        auto num = [&](const char* key) {
+            const auto f = job.find(key);
+            if (f == job.end() || !f->is_number())
+                throw InputError(name, 0, at + key, "missing or not a number");
+            const double v = f->get<double>();
+            if (!std::isfinite(v)) throw InputError(name, 0, at + key, "not finite");
+            return v;
+        };
+        if (!job.is_object())
+            throw InputError(name, 0, at.substr(0, at.size() - 1), "expected an object");
+        Request r;
+        r.id = static_cast<std::int64_t>(job.contains("job_id") ? num("job_id")
+                                                                : static_cast<double>(k));
+        r.arrival = num("trigger time");
+        if (r.arrival < 0) throw InputError(name, 0, at + "trigger time", "must be >= 0");
+        const auto tuf = job.find("tuf");
+        if (tuf == job.end() || !tuf->is_array() || tuf->size() != 3 || !(*tuf)[0].is_number() ||
+            !(*tuf)[1].is_number() || !(*tuf)[2].is_number())
+            throw InputError(name, 0, at + "tuf", "expected [beta, ERT, zero-utility time]");
+        const double beta = (*tuf)[0].get<double>(), ert = (*tuf)[1].get<double>(),
+                     zero = (*tuf)[2].get<double>();
+        if (!(beta > 0) || !(ert >= 0) || !(zero > ert))
+            throw InputError(name, 0, at + "tuf", "need beta > 0 and 0 <= ERT < zero time");
+        r.tuf = Tuf{ert, -beta / (zero - ert), beta};
+        r.cls = beta > 1 ? "urgent" : "normal";
+        const auto det = job.find("exe_time_detail");
+        if (det == job.end() || !det->is_array() || det->empty())
+            throw InputError(name, 0, at + "exe_time_detail",
+                             "expected a non-empty list of [skill, seconds]");
+        std::vector<double> exec;
+        for (std::size_t s = 0; s < det->size(); ++s) {
+            const json& e = (*det)[s];
+            if (!e.is_array() || e.size() != 2 || !e[1].is_number() || !(e[1].get<double>() >= 0))
+                throw InputError(name, 0, at + "exe_time_detail[" + std::to_string(s) + "]",
+                                 "expected [skill, seconds >= 0]");
+            exec.push_back(e[1].get<double>());
+        }
+        const int trace = job.contains("trace_id") && job["trace_id"].is_number_integer()
+                              ? job["trace_id"].get<int>()
+                              : -1;
+        const auto plan = plans.find(trace);
+        // Without the plan text, the paper's typical drone plan: about 20 tokens.
+        int plan_tokens = plan != plans.end() ? tokensOf(plan->second, 3.0) : 20;
+        if (plan == plans.end()) ++missing_plans;
+        plan_tokens = std::max<int>(plan_tokens, static_cast<int>(exec.size()));
+        const std::string input = job.contains("task_input") && job["task_input"].is_string()
+                                      ? job["task_input"].get<std::string>()
+                                      : "";
+        r.prompt_tokens = kSystemPromptTokens + tokensOf(input, 4.0);
+        r.output_tokens = plan_tokens;
+        const int n = static_cast<int>(exec.size());
+        for (int s = 0; s < n; ++s)
+            r.segments.push_back({plan_tokens / n + (s < plan_tokens % n ? 1 : 0),
+                                  exec[static_cast<std::size_t>(s)]});
+        w.requests.push_back(std::move(r));
+        if (limit && w.requests.size() >= limit) break;
+    }
+    w.meta["plans_found"] = std::to_string(plans.size());
+    w.meta["jobs_without_plan_text"] = std::to_string(missing_plans);
+    w.sortByArrival();
+    return w;
+}
+
+Workload readTimelyLlmFile(std::istream& in, const std::string& path, std::size_t limit) {
+    return readTimelyLlm(in, path, readPlans(path), limit);
+}
+
+} // namespace kairos

@@ -1,0 +1,158 @@
+// TimelyLLM: the authors' workload format, segmented generation and its metrics.
+#include "exec/execution_model.h"
+#include "metrics/request_metrics.h"
+#include "metrics/robot_metrics.h"
+#include "metrics/summary.h"
+#include "sched/registry.h"
+#include "sim/engine.h"
+#include "test_util.h"
+#include "workload/readers.h"
+
+#include <QtTest>
+
+using namespace kairos;
+
+namespace {
+std::unique_ptr<Scheduler> policy(const std::string& name) {
+    PolicyConfig c;
+    c.name = name;
+    c.params["watermark"] = 0;
+    return makeScheduler(c);
+}
+} // namespace
+
+class TestTimely : public QObject {
+    Q_OBJECT
+private slots:
+    // TUF with the zero floor: normal [beta 1, ERT 1, zero at 1.5] has slope -2.
+    void tufValues() {
+        const Tuf normal{1, -2, 1}, urgent{0.2, -2.0 / 0.3, 2};
+        QCOMPARE(normal.value(0.5), 1.0);
+        KAIROS_COMPARE_NEAR(normal.value(1.25), 0.5, 1e-12);
+        QCOMPARE(normal.value(3.0), 0.0);
+        KAIROS_COMPARE_NEAR(normal.zeroTime(), 1.5, 1e-12);
+        KAIROS_COMPARE_NEAR(urgent.value(0.35), 1.0, 1e-12);
+        KAIROS_COMPARE_NEAR(normal.valueSuspended(0.25), 0.5, 1e-12); // TUF_1: ERT = 0
+        QCOMPARE(normal.valueSuspended(-1.0), 1.0);
+    }
+
+    // The TimelyLLM authors' 25-agent drone workload, with plans from the trace set beside it.
+    void authorsWorkload() {
+        const Workload w =
+            readWorkload(test::dataPath("timelyllm/timelyllm_workload_25agents.json"));
+        QCOMPARE(w.size(), std::size_t(295));
+        QCOMPARE(w.meta.at("format"), std::string("timelyllm"));
+        QCOMPARE(w.meta.at("plans_found"), std::string("8"));
+        QCOMPARE(w.meta.at("jobs_without_plan_text"), std::string("0"));
+        const Request& r = w.requests[0]; // job 0, trace 2: plan of 44 characters
+        QCOMPARE(r.id, std::int64_t(0));
+        KAIROS_COMPARE_NEAR(r.arrival, 35.36046967883034, 1e-12);
+        QCOMPARE(r.output_tokens, 15);   // ceil(44 / 3)
+        QCOMPARE(r.prompt_tokens, 1215); // 1176 + ceil(155 / 4)
+        QCOMPARE(r.segments.size(), std::size_t(3));
+        QCOMPARE(r.segments[0].tokens, 5);
+        KAIROS_COMPARE_NEAR(r.segments[0].exec_s, 2.4995, 1e-12);
+        QCOMPARE(r.cls, std::string("normal"));
+        KAIROS_COMPARE_NEAR(r.tuf->slope, -2.0, 1e-12);
+        int urgent = 0, segments = 0;
+        for (const auto& q : w.requests) {
+            urgent += q.cls == "urgent";
+            segments += int(q.segments.size());
+        }
+        QCOMPARE(urgent, 108);
+        QCOMPARE(segments, 731);
+    }
+
+    // Unit time, one seat. R0 (t=0): two segments of 2 tokens, the robot takes 5 s then
+    // 1 s; R1 (t=1): one segment of 3 tokens, TUF ERT 4, slope -1, beta 2.
+    //  vllm_stream: R0 runs 0 -> 4 (s_0 dispatched at 2, s_1 with the finish at 4; the
+    //   robot is busy to 7, so s_1 waits 0); R1 then runs 4 -> 7: W(s_0) = 6, utility 0.
+    //  seg_fcfs and timely: at t=2 R0's s_0 is dispatched and R0 suspended; R1 (ready
+    //   since 1) goes first, 2 -> 5: W = 4, utility 2; R0 resumes 5 -> 7, its s_1 is
+    //   ready at 7 when the robot becomes free: no wait.
+    void segmentsByHand() {
+        Workload w;
+        Request r0;
+        r0.prompt_tokens = 4;
+        r0.output_tokens = 4;
+        r0.segments = {{2, 5.0}, {2, 1.0}};
+        r0.tuf = Tuf{1, -1, 1};
+        Request r1;
+        r1.arrival = 1;
+        r1.prompt_tokens = 4;
+        r1.output_tokens = 3;
+        r1.segments = {{3, 0.5}};
+        r1.tuf = Tuf{4, -1, 2};
+        r1.cls = "urgent";
+        w.requests = {r0, r1};
+        EngineLimits lim;
+        lim.kv_capacity_tokens = 1000;
+        lim.max_num_seqs = 1;
+        SummaryOptions so;
+        so.workload = &w;
+        {
+            auto s = policy("vllm_stream");
+            const RunLog log = simulate(w, UnitModel(), *s, lim);
+            const auto m = perRequest(log);
+            QCOMPARE(m[0].end, 4.0);
+            QCOMPARE(m[1].end, 7.0);
+            const auto t = robotTasks(log, w);
+            QCOMPARE(t.size(), std::size_t(2));
+            QCOMPARE(t[0].response, 2.0);
+            QCOMPARE(t[0].robot_wait, 0.0);
+            QCOMPARE(t[0].completion, 8.0); // robot: 2 -> 7, then 7 -> 8
+            QCOMPARE(t[0].utility, 0.0 + 1.0);
+            QCOMPARE(t[1].response, 6.0);
+            QCOMPARE(t[1].utility, 0.0);
+        }
+        for (const char* name : {"seg_fcfs", "timely"}) {
+            auto s = policy(name);
+            const RunLog log = simulate(w, UnitModel(), *s, lim);
+            const auto m = perRequest(log);
+            QCOMPARE(m[1].end, 5.0);
+            QCOMPARE(m[0].end, 7.0);
+            QCOMPARE(m[0].suspensions, 1);
+            int dispatches = 0;
+            for (const Event& e : log.events) dispatches += e.ev == Ev::Dispatch;
+            QCOMPARE(dispatches, 1); // s_0 of R0; the last segments go with the finish
+            const auto t = robotTasks(log, w);
+            QCOMPARE(t[1].response, 4.0);
+            QCOMPARE(t[1].utility, 2.0);
+            QCOMPARE(t[0].robot_wait, 0.0);
+            QCOMPARE(t[0].completion, 8.0);
+            const Summary sum = summarize(log, so);
+            QCOMPARE(sum.robot.size(), std::size_t(3)); // all, default, urgent
+            QCOMPARE(sum.robot[0].utility, 3.0);
+            QCOMPARE(sum.robot[0].max_utility, 4.0);
+        }
+    }
+
+    // Every segmented policy finishes the authors' workload, keeps KV within capacity and
+    // dispatches every segment exactly once.
+    void authorsWorkloadRuns() {
+        const Workload w =
+            readWorkload(test::dataPath("timelyllm/timelyllm_workload_25agents.json"));
+        EteModel model(EteParams{0.02, 1e-4, 0, 0.02, 2e-4, 1e-7});
+        EngineLimits lim;
+        lim.kv_capacity_tokens = 40000;
+        for (const char* name : {"timely", "seg_fcfs", "seg_edf", "vllm_stream", "fcfs"}) {
+            auto s = policy(name);
+            const RunLog log = simulate(w, model, *s, lim);
+            const auto tasks = robotTasks(log, w);
+            QCOMPARE(tasks.size(), std::size_t(295));
+            for (const auto& t : tasks) {
+                QCOMPARE(t.dispatched, t.segments);
+                QVERIFY(t.utility >= 0 && t.utility <= t.max_utility + 1e-12);
+                QVERIFY(t.completion >= t.response);
+            }
+            SummaryOptions so;
+            so.workload = &w;
+            const Summary sum = summarize(log, so);
+            QCOMPARE(sum.completed, std::int64_t(295));
+            QVERIFY(sum.kv_peak_tokens <= 40000);
+        }
+    }
+};
+
+QTEST_GUILESS_MAIN(TestTimely)
+#include "tst_timely.moc"
