@@ -1,7 +1,5 @@
 #include "predict/trail_predictor.h"
 
-#include "workload/random.h"
-
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -47,11 +45,23 @@ std::vector<double> TrailPredictor::classifier(ReqId id, int generated) const {
     const double width = opt_.l_max / opt_.bins;
     const int rem = std::max(0, truth_[static_cast<std::size_t>(id)] - generated);
     const double true_bin = std::min<double>(opt_.bins - 1, std::floor(rem / width));
-    // A fresh generator per (request, token): the same call gives the same output.
-    Rng rng(seed_ ^ (static_cast<std::uint64_t>(id) * 0x9E3779B97F4A7C15ULL) ^
-            (static_cast<std::uint64_t>(generated) << 40));
+    // One normal draw per (request, token), from a hash of both (SplitMix64 and
+    // Box-Muller): the same call gives the same output, whoever asks first, and it costs
+    // nothing like seeding a generator per call.
+    auto mix = [](std::uint64_t z) {
+        z += 0x9E3779B97F4A7C15ULL;
+        z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+        z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+        return z ^ (z >> 31);
+    };
+    const std::uint64_t h1 = mix(seed_ ^ mix(static_cast<std::uint64_t>(id) * 0x100000001B3ULL +
+                                             static_cast<std::uint64_t>(generated)));
+    const std::uint64_t h2 = mix(h1);
+    const double u1 = (static_cast<double>(h1 >> 11) + 0.5) * 0x1.0p-53;
+    const double u2 = static_cast<double>(h2 >> 11) * 0x1.0p-53;
+    const double normal = std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2);
     const double centre =
-        true_bin + (generated == 0 ? opt_.prompt_noise : opt_.token_noise) * rng.normal();
+        true_bin + (generated == 0 ? opt_.prompt_noise : opt_.token_noise) * normal;
     std::vector<double> q(static_cast<std::size_t>(opt_.bins));
     double sum = 0;
     for (int i = 0; i < opt_.bins; ++i) {

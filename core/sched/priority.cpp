@@ -90,18 +90,16 @@ void PriorityScheduler::schedule(const EngineView& view, Decision& out) {
         double key;
         ReqId id;
     };
-    std::vector<Cand> movable;
-    std::int64_t used = 0;
-    for (ReqId id : view.running()) {
-        if (preemptible(view, id))
-            movable.push_back({key(view, id), id});
-        else
-            ++used; // pinned: keeps its seat whatever comes
-    }
+    std::vector<Cand>
+        movable; // running requests that may be preempted; the others keep their seats
+    for (ReqId id : view.running())
+        if (preemptible(view, id)) movable.push_back({key(view, id), id});
     std::sort(movable.begin(), movable.end(), [](const Cand& a, const Cand& b) {
         return a.key < b.key || (a.key == b.key && a.id < b.id);
     });
-    std::vector<char> reached(movable.size(), 0), dropped(movable.size(), 0);
+    std::vector<char> reached(movable.size(), 0), dropped(movable.size(), 0),
+        displaced(movable.size(), 0);
+    std::int64_t free_seats = total_seats - static_cast<std::int64_t>(view.running().size());
 
     using Index = std::set<std::pair<double, ReqId>>;
     // First entry of `idx` whose request is still in `phase`; stale ones are erased.
@@ -125,6 +123,7 @@ void PriorityScheduler::schedule(const EngineView& view, Decision& out) {
         }
         for (std::size_t j = movable.size(); j-- > next_movable && budget.freeTokens() < need;) {
             if (dropped[j]) continue;
+            if (!displaced[j]) ++free_seats;
             dropped[j] = 1;
             out.preempt.push_back(movable[j].id);
             budget.addFree(view.state(movable[j].id).alloc);
@@ -132,35 +131,51 @@ void PriorityScheduler::schedule(const EngineView& view, Decision& out) {
     };
 
     std::size_t mi = 0;
-    bool seats_full = false;
+    // Seats: a running request keeps its seat; a waiting or suspended one needs a free
+    // seat, or displaces the worst-ranked running request not reached yet (suspended,
+    // KV kept) if that one ranks after it.
+    auto gone = [&](std::size_t j) { return dropped[j] || displaced[j]; };
+    auto seatFor = [&](double k) {
+        if (free_seats > 0) return true;
+        for (std::size_t j = movable.size(); j-- > mi;) {
+            if (gone(j)) continue;
+            if (!(movable[j].key > k)) return false;
+            displaced[j] = 1;
+            ++free_seats;
+            return true;
+        }
+        return false;
+    };
     while (true) {
         auto wi = front(waiting_, Phase::Waiting);
         auto si = front(suspended_, Phase::Suspended);
-        while (mi < movable.size() && dropped[mi]) ++mi;
+        while (mi < movable.size() && gone(mi)) ++mi;
         const bool have_m = mi < movable.size(), have_w = wi != waiting_.end(),
                    have_s = si != suspended_.end();
         if (!have_m && !have_w && !have_s) break;
-        if (used >= total_seats) {
-            seats_full = true;
-            break;
-        }
         // The best of the three; ties go to running, then suspended (no churn on equal keys).
         const double km = have_m ? movable[mi].key : INFINITY;
         const double ks = have_s ? si->first : INFINITY;
         const double kw = have_w ? wi->first : INFINITY;
         if (have_m && km <= ks && km <= kw) {
             reached[mi++] = 1;
-            ++used;
             continue;
         }
         if (have_s && ks <= kw) {
+            if (!seatFor(ks)) break;
             out.resume.push_back(si->second);
             suspended_.erase(si);
-            ++used;
+            --free_seats;
             continue;
         }
         const auto [k, id] = *wi;
         const ReqState& s = view.state(id);
+        if (budget.need(s) > view.kvCapacity()) { // can never fit
+            out.kill.push_back(id);
+            waiting_.erase(wi);
+            continue;
+        }
+        if (!seatFor(k)) break;
         auto v = budget.take(s);
         if (v == AdmissionBudget::Verdict::NoRoom) {
             reclaim(k, mi, budget.need(s));
@@ -173,13 +188,13 @@ void PriorityScheduler::schedule(const EngineView& view, Decision& out) {
         }
         if (v == AdmissionBudget::Verdict::NoRoom) break; // memory-bound: stop here
         out.admit.push_back(id);
-        ++used;
+        --free_seats;
         waiting_.erase(wi);
     }
-    // Displaced running requests: those not reached when the seats ran out are suspended
-    // (KV kept); those whose KV was released above are preempted (recompute).
+    // Displaced running requests are suspended (KV kept); those whose KV was released
+    // above are preempted (recompute).
     for (std::size_t j = 0; j < movable.size(); ++j)
-        if (!dropped[j] && seats_full && !reached[j]) {
+        if (displaced[j] && !dropped[j]) {
             out.suspend.push_back(movable[j].id);
             suspended_.emplace(movable[j].key, movable[j].id);
         }
