@@ -52,14 +52,15 @@ void McsfScheduler::schedule(const EngineView& view, Decision& out) {
         std::int64_t base; // tokens before the first of its iterations
         std::int64_t left; // iterations it still runs (predicted)
     };
+    const std::int64_t cap = view.kvCapacity();
     std::vector<Use> uses;
     for (ReqId id : view.running()) {
         const ReqState& s = view.state(id);
         const auto left =
             static_cast<std::int64_t>(remaining(view, id)) + (s.needsPrefill() ? 1 : 0);
-        uses.push_back({s.needsPrefill() ? s.context() : s.kv, left});
+        const std::int64_t base = s.needsPrefill() ? s.context() : s.kv;
+        uses.push_back({base, std::max<std::int64_t>(1, std::min<std::int64_t>(left, cap - base))});
     }
-    const std::int64_t cap = view.kvCapacity();
     std::int64_t seats =
         view.limits().max_num_seqs - static_cast<std::int64_t>(view.running().size());
     // Memory peaks at completions: check every m at which some request ends. Token
@@ -104,7 +105,13 @@ void McsfScheduler::schedule(const EngineView& view, Decision& out) {
         }
         // Admitted now: holds context + m during its m-th iteration, for its predicted
         // remaining length (the prefill emits the first of those tokens).
-        const Use mine{s.context(), static_cast<std::int64_t>(it->first)};
+        // A prediction longer than the cache can hold would block the request forever:
+        // no request can grow past the capacity, so cap its window there (if it really
+        // needs more, the engine stops it when it is alone).
+        const Use mine{
+            s.context(),
+            std::max<std::int64_t>(1, std::min<std::int64_t>(static_cast<std::int64_t>(it->first),
+                                                             cap - s.context()))};
         if (view.kvCost(s.context() + 1) > cap) { // cannot even start
             out.kill.push_back(id);
             it = waiting_.erase(it);

@@ -10,7 +10,8 @@
 // and the engine's real KV. Overflow rule (the paper leaves it open): when a running
 // request outgrows its prediction and the KV cache overflows, the request with the
 // longest predicted remaining length is preempted and recomputes later; such events are
-// counted (overflows()).
+// counted (overflows()). A predicted window longer than the cache can hold is capped at
+// the capacity, so that an overestimate cannot block a request for ever.
 #include "predict/predictor.h"
 #include "sched/scheduler.h"
 

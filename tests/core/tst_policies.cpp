@@ -297,6 +297,55 @@ private slots:
             QVERIFY_THROWS_EXCEPTION(std::invalid_argument, makePredictor(bad, 1));
     }
 
+    // Every policy, on random workloads with tight KV and few seats: each request ends
+    // exactly once (finished with all its tokens), KV stays within capacity, no admission
+    // is refused by the engine.
+    void everyPolicyKeepsInvariants() {
+        for (const auto& name : policyNames()) {
+            for (std::uint64_t seed = 1; seed <= 8; ++seed) {
+                Workload w = randomWorkload(seed, 80);
+                for (auto& r : w.requests) {
+                    r.budget_s = 1000.0; // timebill: loose budgets, nothing killed for time
+                    if (r.output_tokens >= 4)
+                        r.segments = {{r.output_tokens / 2, 0.5},
+                                      {r.output_tokens - r.output_tokens / 2, 0.2}};
+                }
+                EngineLimits lim;
+                lim.kv_capacity_tokens = 160;
+                lim.max_num_seqs = static_cast<std::int32_t>(2 + seed % 5);
+                lim.chunked_prefill = seed % 2 == 0;
+                PolicyConfig c;
+                c.name = name;
+                c.predictor = seed % 3 == 0 ? "trail" : "lognormal:0.5";
+                c.seed = seed;
+                auto s = makeScheduler(c);
+                const RunLog log =
+                    simulate(w, EteModel(EteParams{0.01, 1e-4, 0, 0.01, 1e-4, 1e-6}), *s, lim);
+                const QString what =
+                    QString::fromStdString(name) + " seed " + QString::number(seed);
+                std::vector<int> ends(w.size(), 0);
+                for (const Event& e : log.events) {
+                    if (e.ev == Ev::Finish) {
+                        QVERIFY2(e.value == w.requests[std::size_t(e.req)].output_tokens,
+                                 qPrintable(what));
+                        ++ends[std::size_t(e.req)];
+                    }
+                    if (e.ev == Ev::Kill) ++ends[std::size_t(e.req)];
+                }
+                for (int x : ends) QVERIFY2(x == 1, qPrintable(what));
+                for (const auto& sp : log.iters) QVERIFY2(sp.kv_last <= 160, qPrintable(what));
+                for (const auto& warning : log.warnings)
+                    QVERIFY2(warning.find("refused") == std::string::npos,
+                             qPrintable(what + ": " + QString::fromStdString(warning)));
+                const Summary sum = summarize(log);
+                QVERIFY2(sum.completed + sum.killed == 80, qPrintable(what));
+                if (name != "timebill")
+                    QVERIFY2(sum.killed == 0,
+                             qPrintable(what + QString(": %1 killed").arg(sum.killed)));
+            }
+        }
+    }
+
     void registry() {
         for (const auto& n : policyNames()) QVERIFY(makeScheduler(n) != nullptr);
         QVERIFY_THROWS_EXCEPTION(std::invalid_argument, makeScheduler("sprpt_lp", {{"C", -1}}));
