@@ -1,10 +1,23 @@
 #pragma once
 // Helpers shared by the core suites.
+#include "model/request.h"
+
 #include <QtTest>
 #include <cstdlib>
+#include <optional>
 #include <string>
 
 namespace kairos::test {
+
+// A request for hand-computed scenarios.
+inline Request req(double arrival, int prompt, int output, std::optional<double> budget = {}) {
+    Request r;
+    r.arrival = arrival;
+    r.prompt_tokens = prompt;
+    r.output_tokens = output;
+    r.budget_s = budget;
+    return r;
+}
 
 // Real public traces live in ../shared/data beside the checkout (never copied here).
 // KAIROS_DATA_DIR overrides the folder.

@@ -15,16 +15,9 @@
 #include <cmath>
 
 using namespace kairos;
+using kairos::test::req;
 
 namespace {
-Request req(double arrival, int prompt, int output, std::optional<double> budget = {}) {
-    Request r;
-    r.arrival = arrival;
-    r.prompt_tokens = prompt;
-    r.output_tokens = output;
-    r.budget_s = budget;
-    return r;
-}
 
 RunLog run(const Workload& w, Scheduler& s, EngineLimits lim) {
     return simulate(w, UnitModel(), s, lim);

@@ -13,15 +13,9 @@
 #include <sstream>
 
 using namespace kairos;
+using kairos::test::req;
 
 namespace {
-Request req(double arrival, int prompt, int output) {
-    Request r;
-    r.arrival = arrival;
-    r.prompt_tokens = prompt;
-    r.output_tokens = output;
-    return r;
-}
 
 struct Ev3 {
     double t;

@@ -14,16 +14,9 @@
 #include <cmath>
 
 using namespace kairos;
+using kairos::test::req;
 
 namespace {
-Request req(double arrival, int prompt, int output, double budget) {
-    Request r;
-    r.arrival = arrival;
-    r.prompt_tokens = prompt;
-    r.output_tokens = output;
-    r.budget_s = budget;
-    return r;
-}
 std::unique_ptr<Scheduler> timebill(PolicyParams p, const std::string& pred = "oracle") {
     PolicyConfig c;
     c.name = "timebill";
