@@ -23,6 +23,7 @@ std::string TimelyScheduler::name() const {
 }
 
 void TimelyScheduler::reset(const Workload& w) {
+    index_.clear();
     plans_.assign(w.requests.size(), Plan{});
     for (std::size_t i = 0; i < w.requests.size(); ++i) {
         const Request& r = w.requests[i];
@@ -41,12 +42,13 @@ void TimelyScheduler::reset(const Workload& w) {
 }
 
 double TimelyScheduler::stepTime(const EngineView& view, std::int64_t extra) const {
-    const auto* ete = dynamic_cast<const EteModel*>(view.model());
-    if (!ete) return -1;
-    std::int64_t kv = 0;
-    for (ReqId id : view.running()) kv += view.state(id).kv;
-    return ete->decodeTime(
-        static_cast<std::int32_t>(view.running().size() + static_cast<std::size_t>(extra)), kv);
+    (void)view;
+    if (!ete_) return -1;
+    return ete_->decodeTime(static_cast<std::int32_t>(running_n_ + extra), running_kv_);
+}
+
+void TimelyScheduler::onEnqueue(const EngineView& view, ReqId id) {
+    if (opt_.mode != TimelyOptions::Mode::Pud) index_.emplace(rankKey(view, id), id);
 }
 
 double TimelyScheduler::generationTime(const EngineView& view, ReqId id) const {
@@ -92,6 +94,10 @@ double TimelyScheduler::rankKey(const EngineView& view, ReqId id) const {
 
 void TimelyScheduler::schedule(const EngineView& view, Decision& out) {
     const double now = view.now();
+    ete_ = dynamic_cast<const EteModel*>(view.model());
+    running_n_ = static_cast<std::int64_t>(view.running().size());
+    running_kv_ = 0;
+    for (ReqId id : view.running()) running_kv_ += view.state(id).kv;
     // 1. Segments finished in the last iterations: dispatch, and suspend the generation
     //    (KV kept) until its next segment is picked.
     std::int64_t hold = INT_MAX;
@@ -117,12 +123,37 @@ void TimelyScheduler::schedule(const EngineView& view, Decision& out) {
     out.hold = static_cast<std::int32_t>(std::max<std::int64_t>(1, hold));
     if (prefillPending(view)) return;
 
-    // 2. Rank the ready segments: new requests (waiting) and suspended generations.
+    // 2. Rank the ready segments: new requests (waiting) and suspended generations. FIFO
+    //    and EDF keys do not change while a request waits, so new requests come from an
+    //    index in key order; PUD priorities change with time and are evaluated for all,
+    //    and only the best few are sorted.
+    const std::int64_t seats_now = view.limits().max_num_seqs -
+                                   static_cast<std::int64_t>(view.running().size()) +
+                                   static_cast<std::int64_t>(out.suspend.size());
+    const std::size_t want = static_cast<std::size_t>(std::max<std::int64_t>(0, seats_now)) + 16;
     std::vector<std::pair<double, ReqId>> ready;
-    for (ReqId id : view.waiting()) ready.emplace_back(rankKey(view, id), id);
     for (ReqId id : view.suspended()) ready.emplace_back(rankKey(view, id), id);
     for (ReqId id : out.suspend) ready.emplace_back(rankKey(view, id), id);
-    std::sort(ready.begin(), ready.end());
+    if (opt_.mode == TimelyOptions::Mode::Pud) {
+        for (ReqId id : view.waiting()) ready.emplace_back(rankKey(view, id), id);
+    } else {
+        std::size_t taken = 0;
+        for (auto it = index_.begin(); it != index_.end() && taken < want;) {
+            if (view.state(it->second).phase != Phase::Waiting) {
+                it = index_.erase(it);
+                continue;
+            }
+            ready.push_back(*it++);
+            ++taken;
+        }
+    }
+    if (ready.size() > want) {
+        std::partial_sort(ready.begin(), ready.begin() + static_cast<std::ptrdiff_t>(want),
+                          ready.end());
+        ready.resize(want);
+    } else {
+        std::sort(ready.begin(), ready.end());
+    }
 
     // 3. Start them in rank order while seats and KV allow.
     AdmissionBudget budget(view, opt_.watermark);

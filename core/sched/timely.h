@@ -19,7 +19,12 @@
 // A segment, once started, runs to its end. Requests without segments are one segment.
 #include "sched/scheduler.h"
 
+namespace kairos {
+class EteModel;
+}
+
 #include <memory>
+#include <set>
 #include <vector>
 
 namespace kairos {
@@ -39,6 +44,7 @@ public:
     std::string name() const override;
     void reset(const Workload& w) override;
     void schedule(const EngineView& view, Decision& out) override;
+    void onEnqueue(const EngineView& view, ReqId id) override;
 
     // PUD priority of request `id`'s next segment at time t (exposed for tests).
     double priority(const EngineView& view, ReqId id, double t) const;
@@ -57,6 +63,10 @@ private:
     double rankKey(const EngineView& view, ReqId id) const; // lower first
     TimelyOptions opt_;
     std::vector<Plan> plans_;
+    std::set<std::pair<double, ReqId>> index_; // waiting requests by FIFO/EDF key
+    // Per decision: the model and the running batch, for step-time estimates.
+    const EteModel* ete_ = nullptr;
+    std::int64_t running_n_ = 0, running_kv_ = 0;
 };
 
 } // namespace kairos
