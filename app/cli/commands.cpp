@@ -13,6 +13,7 @@
 #include "sched/registry.h"
 #include "sim/engine.h"
 #include "workload/readers.h"
+#include "workload/robot_generator.h"
 
 #include <cmath>
 #include <cstdio>
@@ -201,6 +202,9 @@ void addGenerate(CLI::App& app) {
         std::size_t count = 1000;
         double rate = 1.0, burstiness = 1.0;
         std::uint64_t seed = 0, length_seed = 1;
+        std::string robot, traces = std::string(KAIROS_SHARED_DATA) +
+                                    "/timelyllm/timelyllm_drone_trace_set_extracted.json";
+        double reading_wpm = 0;
     };
     auto a = std::make_shared<Args>();
     auto* c = app.add_subcommand("generate",
@@ -220,7 +224,26 @@ void addGenerate(CLI::App& app) {
         ->capture_default_str();
     c->add_option("--length-seed", a->length_seed, "Seed of the lengths")->capture_default_str();
     c->add_option("--name", a->name, "Workload name (default: the output file's name)");
+    c->add_option("--robot", a->robot,
+                  "A TimelyLLM-like robot workload instead: wid1, wid2 or wid3 (uses --seed)");
+    c->add_option("--traces", a->traces, "Drone trace set for wid1/wid2")->capture_default_str();
+    c->add_option("--reading-time", a->reading_wpm,
+                  "Chat with reading-time execution: one segment per answer, read at this many "
+                  "words per minute");
     c->callback([a] {
+        if (!a->robot.empty()) {
+            RobotWorkloadSpec spec = RobotWorkloadSpec::preset_(a->robot);
+            spec.seed = a->seed;
+            Workload w = generateRobotWorkload(
+                spec, a->robot == "wid3" ? std::vector<RobotTrace>{} : readRobotTraces(a->traces));
+            if (!a->name.empty()) w.name = a->name;
+            w.source =
+                "kairos-cli generate --robot " + a->robot + " --seed " + std::to_string(a->seed);
+            writeKairosFile(w, a->out);
+            std::printf("wrote %zu robot tasks to %s (span %.1f s)\n", w.size(), a->out.c_str(),
+                        w.span());
+            return;
+        }
         GenerateSpec g;
         g.count = a->count;
         if (g.count == 0) throw std::invalid_argument("--count must be > 0");

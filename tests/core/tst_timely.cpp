@@ -7,6 +7,7 @@
 #include "sim/engine.h"
 #include "test_util.h"
 #include "workload/readers.h"
+#include "workload/robot_generator.h"
 
 #include <QtTest>
 
@@ -125,6 +126,48 @@ private slots:
             QCOMPARE(sum.robot[0].utility, 3.0);
             QCOMPARE(sum.robot[0].max_utility, 4.0);
         }
+    }
+
+    // WID-like generators: structure, and the task count of a Poisson process of events
+    // each releasing U{1..8} tasks: 0.25/s * 260 s * 4.5 = 292.5 tasks on average (over 12
+    // seeds the mean is within 8 %: sd of one run is about sqrt(65 * (4.5^2 + 5.25)) = 40).
+    void widGenerators() {
+        const auto traces =
+            readRobotTraces(test::dataPath("timelyllm/timelyllm_drone_trace_set_extracted.json"));
+        QCOMPARE(traces.size(), std::size_t(8));
+        double total = 0;
+        for (std::uint64_t seed = 1; seed <= 12; ++seed) {
+            RobotWorkloadSpec spec = RobotWorkloadSpec::preset_("wid1");
+            spec.seed = seed;
+            const Workload w = generateRobotWorkload(spec, traces);
+            total += double(w.size());
+            for (std::size_t i = 0; i < w.size(); ++i) {
+                const Request& r = w.requests[i];
+                QVERIFY(r.arrival >= 0 && r.arrival < 260 + 0.01);
+                QVERIFY(r.tuf.has_value());
+                QVERIFY(r.cls == "normal" || r.cls == "urgent");
+                int sum = 0;
+                for (const auto& sg : r.segments) sum += sg.tokens;
+                QCOMPARE(sum, r.output_tokens);
+                // Tasks of one event come 1 ms apart from distinct agents.
+                if (i > 0 && r.arrival - w.requests[i - 1].arrival < 0.0015)
+                    QVERIFY(r.id / 100000 != w.requests[i - 1].id / 100000);
+            }
+        }
+        KAIROS_COMPARE_NEAR(total / 12, 292.5, 0.08 * 292.5);
+        RobotWorkloadSpec arm = RobotWorkloadSpec::preset_("wid3");
+        const Workload a = generateRobotWorkload(arm, {});
+        for (const auto& r : a.requests) {
+            QVERIFY(r.segments.size() >= 8 && r.segments.size() <= 16);
+            for (const auto& sg : r.segments) QVERIFY(sg.exec_s >= 1 && sg.exec_s <= 4.2);
+            QVERIFY(r.output_tokens >= 48 && r.output_tokens <= 106);
+        }
+        QVERIFY_THROWS_EXCEPTION(std::invalid_argument, RobotWorkloadSpec::preset_("wid9"));
+        // Reading time: 0.75 words per token at 300 words per minute.
+        Workload chat;
+        chat.requests = {test::req(0, 10, 400)};
+        addReadingTime(chat, 300);
+        KAIROS_COMPARE_NEAR(chat.requests[0].segments[0].exec_s, 400 * 0.75 / 300 * 60, 1e-12);
     }
 
     // Every segmented policy finishes the authors' workload, keeps KV within capacity and

@@ -1,0 +1,156 @@
+#include "workload/robot_generator.h"
+
+#include "model/input_error.h"
+#include "workload/random.h"
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <numeric>
+#include <stdexcept>
+
+namespace kairos {
+namespace {
+const Tuf kNormal{1.0, -2.0, 1.0};       // [1, 1, 1.5]
+const Tuf kUrgent{0.2, -2.0 / 0.3, 2.0}; // [2, 0.2, 0.5]
+} // namespace
+
+std::vector<RobotTrace> readRobotTraces(const std::string& path) {
+    std::ifstream in(path);
+    if (!in) throw InputError(path, 0, "", "cannot open trace set");
+    nlohmann::json j;
+    try {
+        j = nlohmann::json::parse(in);
+    } catch (const nlohmann::json::exception& e) {
+        throw InputError(path, 0, "", std::string("not valid JSON: ") + e.what());
+    }
+    if (!j.is_array()) throw InputError(path, 0, "", "expected a JSON list of traces");
+    std::vector<RobotTrace> out;
+    for (std::size_t k = 0; k < j.size(); ++k) {
+        const auto& t = j[k];
+        const std::string at = "[" + std::to_string(k) + "].";
+        if (!t.is_object() || !t.contains("trace_id") || !t["trace_id"].is_number_integer())
+            throw InputError(path, 0, at + "trace_id", "missing");
+        RobotTrace r;
+        r.id = t["trace_id"].get<int>();
+        r.task = t.value("task_input", "");
+        const std::string plan = t.contains("task_plan") && t["task_plan"].is_string()
+                                     ? t["task_plan"].get<std::string>()
+                                     : "";
+        r.plan_tokens = std::max(1, static_cast<int>(std::ceil(plan.size() / 3.0)));
+        if (!t.contains("exe_time_detail") || !t["exe_time_detail"].is_array() ||
+            t["exe_time_detail"].empty())
+            throw InputError(path, 0, at + "exe_time_detail", "missing or empty");
+        for (const auto& e : t["exe_time_detail"]) {
+            if (!e.is_array() || e.size() != 2 || !e[1].is_number())
+                throw InputError(path, 0, at + "exe_time_detail", "expected [skill, seconds]");
+            r.skill_seconds.push_back(e[1].get<double>());
+        }
+        const bool urgent = t.contains("tuf") && t["tuf"].is_array() && !t["tuf"].empty() &&
+                            t["tuf"][0].is_number() && t["tuf"][0].get<double>() > 1;
+        r.cls = urgent ? "urgent" : "normal";
+        r.plan_tokens = std::max<int>(r.plan_tokens, static_cast<int>(r.skill_seconds.size()));
+        out.push_back(std::move(r));
+    }
+    return out;
+}
+
+RobotWorkloadSpec RobotWorkloadSpec::preset_(const std::string& name) {
+    RobotWorkloadSpec s;
+    s.preset = name;
+    if (name == "wid1") return s;
+    if (name == "wid2") {
+        s.max_tasks_per_event = 16;
+        s.agents = 42;
+        s.duration_s = 300;
+        return s;
+    }
+    if (name == "wid3") {
+        s.event_rate = 0.1;
+        s.max_tasks_per_event = 8;
+        s.agents = 40;
+        s.duration_s = 900;
+        return s;
+    }
+    throw std::invalid_argument("unknown robot workload '" + name + "' (wid1, wid2, wid3)");
+}
+
+Workload generateRobotWorkload(const RobotWorkloadSpec& spec,
+                               const std::vector<RobotTrace>& traces) {
+    const bool arm = spec.preset == "wid3";
+    if (!arm && traces.empty())
+        throw std::invalid_argument(spec.preset + ": needs the drone traces");
+    if (spec.max_tasks_per_event > spec.agents)
+        throw std::invalid_argument("more tasks per event than agents");
+    Rng rng(spec.seed);
+    Workload w;
+    w.name = spec.preset;
+    std::vector<int> agents(static_cast<std::size_t>(spec.agents));
+    for (double t = rng.exponential(spec.event_rate); t < spec.duration_s;
+         t += rng.exponential(spec.event_rate)) {
+        const auto tasks = rng.uniformInt(1, spec.max_tasks_per_event);
+        std::iota(agents.begin(), agents.end(), 0);
+        for (std::int64_t k = 0; k < tasks; ++k) {
+            // Distinct agents: a partial Fisher-Yates shuffle.
+            const auto pick = rng.uniformInt(k, spec.agents - 1);
+            std::swap(agents[static_cast<std::size_t>(k)], agents[static_cast<std::size_t>(pick)]);
+            Request r;
+            r.arrival = t + 0.001 * static_cast<double>(k);
+            std::vector<double> secs;
+            int plan_tokens;
+            int task_tokens;
+            if (arm) {
+                const int objects = static_cast<int>(rng.uniformInt(2, 4)); // desk items to clear
+                for (int o = 0; o < objects; ++o) {
+                    secs.push_back(1 + 2 * rng.uniform());   // move_to
+                    secs.push_back(3 + 1.2 * rng.uniform()); // take
+                    secs.push_back(1 + 2 * rng.uniform());   // move_to
+                    secs.push_back(3 + 1.2 * rng.uniform()); // drop
+                }
+                plan_tokens = 6 * static_cast<int>(secs.size()) +
+                              static_cast<int>(rng.uniformInt(0, 10)); // ~100
+                task_tokens = 40;
+                r.cls = rng.bernoulli(3.0 / 8.0) ? "urgent" : "normal";
+            } else {
+                const RobotTrace& tr = traces[static_cast<std::size_t>(
+                    rng.uniformInt(0, static_cast<std::int64_t>(traces.size()) - 1))];
+                secs = tr.skill_seconds;
+                plan_tokens = tr.plan_tokens;
+                task_tokens = static_cast<int>(std::ceil(tr.task.size() / 4.0));
+                r.cls = tr.cls;
+            }
+            r.tuf = r.cls == "urgent" ? kUrgent : kNormal;
+            r.prompt_tokens = spec.system_prompt_tokens + task_tokens;
+            r.output_tokens = std::max<int>(plan_tokens, static_cast<int>(secs.size()));
+            const int n = static_cast<int>(secs.size());
+            for (int s = 0; s < n; ++s)
+                r.segments.push_back({r.output_tokens / n + (s < r.output_tokens % n ? 1 : 0),
+                                      secs[static_cast<std::size_t>(s)]});
+            r.id = static_cast<std::int64_t>(agents[static_cast<std::size_t>(k)]) * 100000 +
+                   static_cast<std::int64_t>(w.requests.size());
+            w.requests.push_back(std::move(r));
+        }
+    }
+    w.meta["preset"] = spec.preset;
+    w.meta["event_rate"] = std::to_string(spec.event_rate);
+    w.meta["max_tasks_per_event"] = std::to_string(spec.max_tasks_per_event);
+    w.meta["agents"] = std::to_string(spec.agents);
+    w.meta["duration_s"] = std::to_string(spec.duration_s);
+    w.meta["seed"] = std::to_string(spec.seed);
+    w.meta["id"] = "agent * 100000 + request index";
+    w.sortByArrival();
+    return w;
+}
+
+void addReadingTime(Workload& w, double wpm) {
+    if (!(wpm > 0)) throw std::invalid_argument("reading speed must be > 0 words per minute");
+    for (auto& r : w.requests) {
+        r.segments = {{r.output_tokens, r.output_tokens * 0.75 / wpm * 60.0}};
+        if (!r.tuf) r.tuf = kNormal;
+        if (r.cls.empty()) r.cls = "chat";
+    }
+    w.meta["reading_wpm"] = std::to_string(wpm);
+}
+
+} // namespace kairos

@@ -1,0 +1,52 @@
+#pragma once
+// Robot workloads shaped like TimelyLLM's WID1-3 (seeds/001, Table 3): Poisson events,
+// each releasing 1..max tasks (uniformly) from distinct agents 1 ms apart; each task is a
+// plan of skills, one segment per skill, with the robot's execution time per skill.
+//   wid1: drone traces (the 8 of the TimelyLLM trace set), 0.25 events/s, <= 8 tasks per
+//         event, 25 agents, 260 s;  wid2: the same with <= 16 tasks, 42 agents, 300 s;
+//   wid3: robot-arm desk-clearing plans (move_to / take / move_to / drop ...), 0.1
+//         events/s, <= 8 tasks, 40 agents, 900 s, skill times drawn from the FLTRNN arm
+//         models of timelyllm_skill_time_models.csv (move_to U(1, 3) s, take/drop
+//         U(3, 4.2) s), about 100 plan tokens.
+// TUFs as the authors': normal [beta 1, ERT 1, zero 1.5], urgent [2, 0.2, 0.5]; drone
+// traces 0-4 normal and 5-7 urgent; arm tasks urgent with probability 3/8.
+#include "model/workload.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace kairos {
+
+struct RobotTrace {
+    int id = 0;
+    std::string cls = "normal";
+    std::string task; // task text (prompt)
+    int plan_tokens = 20;
+    std::vector<double> skill_seconds; // one per executable skill
+};
+
+// The drone traces of a TimelyLLM trace-set JSON file (plan tokens at 3 characters each).
+std::vector<RobotTrace> readRobotTraces(const std::string& path);
+
+struct RobotWorkloadSpec {
+    std::string preset = "wid1";
+    double event_rate = 0.25;
+    int max_tasks_per_event = 8;
+    int agents = 25;
+    double duration_s = 260;
+    std::uint64_t seed = 1;
+    int system_prompt_tokens = 1176; // TypeFly's system prompt (see workload/timelyllm.cpp)
+    static RobotWorkloadSpec preset_(const std::string& name); // wid1, wid2, wid3
+};
+
+// `traces`: the drone traces for wid1/wid2 (ignored for wid3, whose plans are generated).
+Workload generateRobotWorkload(const RobotWorkloadSpec& spec,
+                               const std::vector<RobotTrace>& traces);
+
+// Chat with reading-time execution: each request becomes one segment whose "execution"
+// is the time to read its answer at `words_per_minute` (0.75 words per token), with the
+// normal TUF.
+void addReadingTime(Workload& w, double words_per_minute = 300);
+
+} // namespace kairos
