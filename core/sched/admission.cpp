@@ -11,8 +11,8 @@ AdmissionBudget::AdmissionBudget(const EngineView& view, double watermark) : vie
 }
 
 AdmissionBudget::Verdict AdmissionBudget::take(const ReqState& s) {
+    if (neverFits(s)) return Verdict::NeverFits;
     const std::int64_t n = need(s);
-    if (n > capacity_after_watermark_) return Verdict::NeverFits;
     if (seats_ <= 0 || n > free_) return Verdict::NoRoom;
     const EngineLimits& lim = view_.limits();
     if (!lim.chunked_prefill && batch_tokens_ > 0 &&

@@ -16,6 +16,8 @@ public:
     enum class Verdict { Ok, NoRoom, NeverFits };
     // Ok: the request fits and its share is taken from the budget.
     Verdict take(const ReqState& s);
+    // Its reservation exceeds the capacity less the watermark: it can never be admitted.
+    bool neverFits(const ReqState& s) const { return need(s) > capacity_after_watermark_; }
     // KV tokens admitting `s` would reserve.
     std::int64_t need(const ReqState& s) const { return view_.kvCost(s.context() + 1); }
     std::int64_t freeTokens() const { return free_; }

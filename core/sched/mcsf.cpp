@@ -33,12 +33,7 @@ void McsfScheduler::onEnqueue(const EngineView& view, ReqId id) {
 
 ReqId McsfScheduler::overflowVictim(const EngineView& view) {
     ++overflows_;
-    ReqId victim = -1;
-    double worst = -1;
-    for (ReqId id : view.running()) {
-        const double r = remaining(view, id);
-        if (r > worst || (r == worst && id > victim)) worst = r, victim = id;
-    }
+    const ReqId victim = worstBy(view.running(), [&](ReqId id) { return remaining(view, id); });
     if (victim < 0) throw std::logic_error("mcsf: nothing running to preempt");
     return victim;
 }

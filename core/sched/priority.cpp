@@ -62,17 +62,9 @@ void PriorityScheduler::onEnqueue(const EngineView& view, ReqId id) {
 ReqId PriorityScheduler::overflowVictim(const EngineView& view) {
     // Release kept KV first (worst-ranked suspended request), else preempt the worst-
     // ranked running request.
-    ReqId victim = -1;
-    double worst = -INFINITY;
-    for (ReqId id : view.suspended()) {
-        const double k = key(view, id);
-        if (k > worst || (k == worst && id > victim)) worst = k, victim = id;
-    }
-    if (victim >= 0) return victim;
-    for (ReqId id : view.running()) {
-        const double k = key(view, id);
-        if (k > worst || (k == worst && id > victim)) worst = k, victim = id;
-    }
+    const auto k = [&](ReqId id) { return key(view, id); };
+    ReqId victim = worstBy(view.suspended(), k);
+    if (victim < 0) victim = worstBy(view.running(), k);
     if (victim < 0) throw std::logic_error("overflowVictim: nothing to preempt");
     return victim;
 }
@@ -97,8 +89,7 @@ void PriorityScheduler::schedule(const EngineView& view, Decision& out) {
     std::sort(movable.begin(), movable.end(), [](const Cand& a, const Cand& b) {
         return a.key < b.key || (a.key == b.key && a.id < b.id);
     });
-    std::vector<char> reached(movable.size(), 0), dropped(movable.size(), 0),
-        displaced(movable.size(), 0);
+    std::vector<char> dropped(movable.size(), 0), displaced(movable.size(), 0);
     std::int64_t free_seats = total_seats - static_cast<std::int64_t>(view.running().size());
 
     using Index = std::set<std::pair<double, ReqId>>;
@@ -158,7 +149,7 @@ void PriorityScheduler::schedule(const EngineView& view, Decision& out) {
         const double ks = have_s ? si->first : INFINITY;
         const double kw = have_w ? wi->first : INFINITY;
         if (have_m && km <= ks && km <= kw) {
-            reached[mi++] = 1;
+            ++mi;
             continue;
         }
         if (have_s && ks <= kw) {
@@ -170,7 +161,7 @@ void PriorityScheduler::schedule(const EngineView& view, Decision& out) {
         }
         const auto [k, id] = *wi;
         const ReqState& s = view.state(id);
-        if (budget.need(s) > view.kvCapacity()) { // can never fit
+        if (budget.neverFits(s)) {
             out.kill.push_back(id);
             waiting_.erase(wi);
             continue;

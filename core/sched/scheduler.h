@@ -7,7 +7,6 @@
 #include <climits>
 #include <cmath>
 #include <cstdint>
-#include <deque>
 #include <limits>
 #include <string>
 #include <utility>
@@ -166,6 +165,18 @@ struct Decision {
         wake_at = std::numeric_limits<double>::infinity();
     }
 };
+
+// The request among `ids` with the largest key(id), ties to the larger id; -1 if none.
+// What overflow rules pick: the worst-ranked request.
+template <class Ids, class Key> ReqId worstBy(const Ids& ids, Key&& key) {
+    ReqId victim = -1;
+    double worst = -std::numeric_limits<double>::infinity();
+    for (ReqId id : ids) {
+        const double k = key(id);
+        if (victim < 0 || k > worst || (k == worst && id > victim)) worst = k, victim = id;
+    }
+    return victim;
+}
 
 class Scheduler {
 public:

@@ -41,8 +41,7 @@ void TimelyScheduler::reset(const Workload& w) {
     }
 }
 
-double TimelyScheduler::stepTime(const EngineView& view, std::int64_t extra) const {
-    (void)view;
+double TimelyScheduler::stepTime(std::int64_t extra) const {
     if (!ete_) return -1;
     return ete_->decodeTime(static_cast<std::int32_t>(running_n_ + extra), running_kv_);
 }
@@ -56,7 +55,7 @@ double TimelyScheduler::generationTime(const EngineView& view, ReqId id) const {
     const int start = p.next == 0 ? 0 : p.ends[static_cast<std::size_t>(p.next - 1)];
     const int tokens =
         p.ends[static_cast<std::size_t>(p.next)] - std::max(start, view.state(id).generated);
-    const double step = stepTime(view, 1);
+    const double step = stepTime(1);
     return step > 0 ? std::max(1, tokens) * step : opt_.segment_time;
 }
 
@@ -175,7 +174,7 @@ void TimelyScheduler::schedule(const EngineView& view, Decision& out) {
     for (const auto& [key, id] : ready) {
         if (seats <= 0) break;
         if (tightest < INFINITY && added > 0) {
-            const double step = stepTime(view, added + 1);
+            const double step = stepTime(added + 1);
             if (step > 0 && step > tightest) break; // a larger batch would make it late
         }
         const ReqState& s = view.state(id);

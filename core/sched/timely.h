@@ -57,7 +57,7 @@ private:
         double robot_free = -1e300; // end of the robot's execution of the dispatched ones
         double ready = 0;           // when the next segment became ready to generate
     };
-    double stepTime(const EngineView& view, std::int64_t extra_batch) const;
+    double stepTime(std::int64_t extra_batch) const;
     double generationTime(const EngineView& view, ReqId id) const;
     double due(const EngineView& view, ReqId id) const;
     double rankKey(const EngineView& view, ReqId id) const; // lower first

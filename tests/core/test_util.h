@@ -1,6 +1,7 @@
 #pragma once
 // Helpers shared by the core suites.
 #include "model/request.h"
+#include "sched/registry.h"
 
 #include <QtTest>
 #include <cstdlib>
@@ -29,6 +30,27 @@ inline std::string dataPath(const std::string& file) {
 inline std::string tempPath(const std::string& name) {
     static QTemporaryDir dir;
     return (dir.path() + "/" + QString::fromStdString(name)).toStdString();
+}
+
+// A policy by name, as the CLI makes it.
+inline std::unique_ptr<Scheduler> policy(const std::string& name, PolicyParams params = {},
+                                         const std::string& predictor = "oracle",
+                                         std::uint64_t seed = 0) {
+    PolicyConfig c;
+    c.name = name;
+    c.params = std::move(params);
+    c.predictor = predictor;
+    c.seed = seed;
+    return makeScheduler(c);
+}
+
+// The same with vLLM's admission watermark at 0, for hand-computed scenarios.
+inline std::unique_ptr<Scheduler> policyNoWatermark(const std::string& name,
+                                                    PolicyParams params = {},
+                                                    const std::string& predictor = "oracle",
+                                                    std::uint64_t seed = 0) {
+    params["watermark"] = 0;
+    return policy(name, std::move(params), predictor, seed);
 }
 
 } // namespace kairos::test

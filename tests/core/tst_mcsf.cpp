@@ -35,12 +35,7 @@ d::Instance randomInstance(Rng& r, int nmin, int nmax, int smax, int omax, int e
 
 std::unique_ptr<Scheduler> policy(const std::string& name, PolicyParams p = {},
                                   const std::string& pred = "oracle") {
-    PolicyConfig c;
-    c.name = name;
-    c.params = std::move(p);
-    c.predictor = pred;
-    c.seed = 9;
-    return makeScheduler(c);
+    return test::policy(name, std::move(p), pred, 9);
 }
 } // namespace
 

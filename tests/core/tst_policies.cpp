@@ -25,13 +25,7 @@ RunLog run(const Workload& w, Scheduler& s, EngineLimits lim) {
 
 std::unique_ptr<Scheduler> policy(const std::string& name, PolicyParams p = {},
                                   const std::string& pred = "oracle") {
-    PolicyConfig c;
-    c.name = name;
-    c.params = std::move(p);
-    c.params["watermark"] = 0;
-    c.predictor = pred;
-    c.seed = 5;
-    return makeScheduler(c);
+    return test::policyNoWatermark(name, std::move(p), pred, 5);
 }
 
 void sameLog(const RunLog& a, const RunLog& b, const QString& what) {

@@ -18,13 +18,7 @@ using kairos::test::req;
 
 namespace {
 std::unique_ptr<Scheduler> timebill(PolicyParams p, const std::string& pred = "oracle") {
-    PolicyConfig c;
-    c.name = "timebill";
-    c.params = std::move(p);
-    c.params["watermark"] = 0;
-    c.predictor = pred;
-    c.seed = 3;
-    return makeScheduler(c);
+    return test::policyNoWatermark("timebill", std::move(p), pred, 3);
 }
 } // namespace
 

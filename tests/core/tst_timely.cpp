@@ -15,10 +15,7 @@ using namespace kairos;
 
 namespace {
 std::unique_ptr<Scheduler> policy(const std::string& name) {
-    PolicyConfig c;
-    c.name = name;
-    c.params["watermark"] = 0;
-    return makeScheduler(c);
+    return test::policyNoWatermark(name);
 }
 } // namespace
 
