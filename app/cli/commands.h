@@ -9,5 +9,6 @@ void addFitProfile(CLI::App& app);
 void addProfiles(CLI::App& app);
 void addProfileCpu(CLI::App& app);
 void addBench(CLI::App& app);
+void addReproduce(CLI::App& app);
 
 } // namespace kairos::cli

@@ -1,6 +1,7 @@
 // kairos-cli: the headless face of Kairos (simulate, generate, bench, fit-profile).
 #include "commands.h"
 #include "model/input_error.h"
+#include "sched/scheduler.h"
 
 #include <cstdio>
 #include <stdexcept>
@@ -15,11 +16,15 @@ int main(int argc, char** argv) {
     kairos::cli::addFitProfile(app);
     kairos::cli::addProfileCpu(app);
     kairos::cli::addProfiles(app);
+    kairos::cli::addReproduce(app);
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
         return app.exit(e);
     } catch (const kairos::InputError& e) {
+        std::fprintf(stderr, "kairos-cli: error: %s\n", e.what());
+        return 2;
+    } catch (const kairos::SchedulerLoop& e) {
         std::fprintf(stderr, "kairos-cli: error: %s\n", e.what());
         return 2;
     } catch (const std::invalid_argument& e) {

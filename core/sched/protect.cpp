@@ -19,16 +19,51 @@ ProtectScheduler::ProtectScheduler(ProtectOptions o) : opt_(o), rng_(o.seed) {
 std::string ProtectScheduler::name() const {
     char buf[96];
     if (opt_.clearing)
-        std::snprintf(buf, sizeof buf, "protect_clearing(alpha=%g, beta=%g)", opt_.alpha,
-                      opt_.beta);
+        std::snprintf(buf, sizeof buf, "protect_clearing(alpha=%g, beta=%g%s)", opt_.alpha,
+                      opt_.beta, opt_.reset ? ", reset=1" : "");
     else
-        std::snprintf(buf, sizeof buf, "protect_greedy(alpha=%g)", opt_.alpha);
+        std::snprintf(buf, sizeof buf, "protect_greedy(alpha=%g%s)", opt_.alpha,
+                      opt_.reset ? ", reset=1" : "");
     return buf;
 }
 
 void ProtectScheduler::reset(const Workload&) {
     rng_ = Rng(opt_.seed);
     overflows_ = 0;
+    seen_.clear();
+    clears_since_finish_ = 0;
+}
+
+void ProtectScheduler::onFinish(const EngineView&, ReqId) {
+    seen_.clear();
+    clears_since_finish_ = 0;
+}
+
+void ProtectScheduler::detectLoop(const EngineView& view, const std::vector<ReqId>& cleared) {
+    constexpr int kRepeats = 3;
+    constexpr long kClearsWithoutFinish = 1000;
+    std::vector<std::pair<ReqId, std::int32_t>> now;
+    now.reserve(cleared.size());
+    for (ReqId id : cleared) now.emplace_back(id, view.state(id).generated);
+    std::sort(now.begin(), now.end());
+    const int times = ++seen_[now];
+    ++clears_since_finish_;
+    if (times < kRepeats && clears_since_finish_ < kClearsWithoutFinish) return;
+    char buf[320];
+    if (times >= kRepeats)
+        std::snprintf(buf, sizeof buf,
+                      "%s: infinite processing loop at t = %.3f s: the same %zu requests were "
+                      "admitted, overflowed the KV cache (M = %lld) and were cleared at the same "
+                      "progress %d times with nothing finishing; raise alpha",
+                      name().c_str(), view.now(), now.size(),
+                      static_cast<long long>(view.kvCapacity()), times);
+    else
+        std::snprintf(buf, sizeof buf,
+                      "%s: processing loop at t = %.3f s: %ld clears of the KV cache (M = %lld) "
+                      "with no request finishing; raise alpha",
+                      name().c_str(), view.now(), clears_since_finish_,
+                      static_cast<long long>(view.kvCapacity()));
+    throw SchedulerLoop(buf);
 }
 
 void ProtectScheduler::schedule(const EngineView& view, Decision& out) {
@@ -46,6 +81,7 @@ void ProtectScheduler::schedule(const EngineView& view, Decision& out) {
         }
         if (view.kvUsed() + growth > cap) {
             ++overflows_;
+            out.restart = opt_.reset;
             std::int64_t used = view.kvUsed() + growth;
             std::vector<char> cleared(view.running().size(), 0);
             // Rounds of independent coin flips until the iteration fits (one round when beta = 1).
@@ -64,6 +100,7 @@ void ProtectScheduler::schedule(const EngineView& view, Decision& out) {
                     std::all_of(cleared.begin(), cleared.end(), [](char c) { return c != 0; }))
                     break;
             }
+            if (opt_.beta >= 1) detectLoop(view, out.preempt);
             return; // nothing is admitted in an overflow round
         }
     }

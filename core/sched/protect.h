@@ -7,10 +7,20 @@
 //     cleared independently with probability beta (seeded), in rounds, until the next
 //     iteration fits.
 // A small alpha admits aggressively and can loop: overflow, clear, readmit, overflow.
+// With reset = true cleared requests start over, as in the paper ("sent back to the waiting
+// queue as unprocessed"); then greedy (beta = 1) can repeat itself exactly: when, with no
+// request finishing in between, the same requests are cleared at the same progress a
+// third time, or 1,000 clears pass, it throws SchedulerLoop (the run would never end, or
+// only by the luck of arrivals). With reset = false
+// (default) clearing is vLLM's recompute: generated tokens are kept, so every cycle makes
+// progress and no loop is possible, only thrashing.
 #include "sched/scheduler.h"
 #include "workload/random.h"
 
 #include <cstdint>
+#include <map>
+#include <utility>
+#include <vector>
 
 namespace kairos {
 
@@ -19,6 +29,7 @@ struct ProtectOptions {
     double beta = 1.0; // 1: clear all (protect_greedy)
     std::uint64_t seed = 0;
     bool clearing = false; // name the policy protect_clearing
+    bool reset = false;    // cleared requests start over (the paper's benchmarks)
 };
 
 class ProtectScheduler final : public Scheduler {
@@ -27,12 +38,18 @@ public:
     std::string name() const override;
     void reset(const Workload& w) override;
     void schedule(const EngineView& view, Decision& out) override;
+    void onFinish(const EngineView& view, ReqId id) override;
     long overflows() const { return overflows_; }
 
 private:
+    void detectLoop(const EngineView& view, const std::vector<ReqId>& cleared);
+
     ProtectOptions opt_;
     Rng rng_;
     long overflows_ = 0;
+    // Clear-alls since the last finish: how often each (request, generated) set was seen.
+    std::map<std::vector<std::pair<ReqId, std::int32_t>>, int> seen_;
+    long clears_since_finish_ = 0;
 };
 
 } // namespace kairos

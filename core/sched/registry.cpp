@@ -84,6 +84,7 @@ std::unique_ptr<Scheduler> makeScheduler(const PolicyConfig& cfg) {
         o.alpha = take(p, "alpha", 0.2);
         o.clearing = name == "protect_clearing";
         o.beta = o.clearing ? take(p, "beta", 0.5) : 1.0;
+        o.reset = take(p, "reset", 0) != 0;
         o.seed = cfg.seed;
         s = std::make_unique<ProtectScheduler>(o);
     } else if (name == "timely" || name == "seg_fcfs" || name == "seg_edf" ||

@@ -30,8 +30,9 @@ struct PolicyConfig {
 //   sprpt     watermark                      (sprpt_lp with unlimited preemption)
 //   edf       slack=10, preemptive=0, watermark
 //   mcsf      (memory-constrained shortest first; uses the predictor)
-//   protect_greedy    alpha=0.2
-//   protect_clearing  alpha=0.2, beta=0.5 (coin flips seeded by `seed`)
+//   protect_greedy    alpha=0.2, reset=0 (1: cleared requests start over, as in the paper;
+//                     throws SchedulerLoop when that cycles for ever)
+//   protect_clearing  alpha=0.2, beta=0.5 (coin flips seeded by `seed`), reset=0
 //   timebill  k=5, alpha_max=0.95, n_max=8192, t_predict=0, skip_next=0 (Kill), alpha=-1
 //             (>= 0: fixed-alpha baseline), budget=5 (for requests without one),
 //             batch_aware=1, auto_k=0, quantile=0.95

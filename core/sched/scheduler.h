@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
@@ -141,8 +142,12 @@ public:
 struct Decision {
     std::vector<ReqId> kill;    // dropped unfinished
     std::vector<ReqId> preempt; // running or suspended -> front of waiting, KV dropped (recompute)
-    std::vector<ReqId> suspend; // running -> suspended, KV kept
-    std::vector<ReqId> resume;  // suspended -> running
+    // The requests in `preempt` start over: their generated tokens are discarded too (the
+    // MC-SF paper's benchmarks clear requests "as unprocessed"); default: vLLM's recompute,
+    // which keeps the tokens and re-prefills them with the prompt.
+    bool restart = false;
+    std::vector<ReqId> suspend;                  // running -> suspended, KV kept
+    std::vector<ReqId> resume;                   // suspended -> running
     std::vector<std::pair<ReqId, double>> evict; // KV eviction ratio alpha, set before admit
     std::vector<ReqId> admit; // waiting -> running; prefill starts, in this order
     // Robot plan segments handed to the robot now: (request, segment index). Logged only.
@@ -156,6 +161,7 @@ struct Decision {
     void clear() {
         kill.clear();
         preempt.clear();
+        restart = false;
         suspend.clear();
         resume.clear();
         evict.clear();
@@ -177,6 +183,13 @@ template <class Ids, class Key> ReqId worstBy(const Ids& ids, Key&& key) {
     }
     return victim;
 }
+
+// Thrown by a scheduler that finds itself in a cycle that can never end (e.g. the MC-SF
+// paper's alpha-protection greedy with too small an alpha: the same requests are admitted,
+// overflow the cache and are cleared again and again).
+struct SchedulerLoop : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
 
 class Scheduler {
 public:

@@ -92,7 +92,7 @@ void Simulator::doAdmit(ReqId id) {
     running_.push_back(id);
 }
 
-void Simulator::doPreempt(ReqId id) {
+void Simulator::doPreempt(ReqId id, bool restart) {
     ReqState& s = st(id);
     if (s.phase == Phase::Running)
         removeFrom(running_, id);
@@ -106,6 +106,7 @@ void Simulator::doPreempt(ReqId id) {
     ++s.preemptions;
     waiting_.pushFront(id);
     log(now_, id, Ev::Preempt, s.generated);
+    if (restart) s.generated = 0; // the tokens are lost: they will be generated again
     sched_.onEnqueue(*this, id);
 }
 
@@ -165,7 +166,7 @@ void Simulator::doFinish(ReqId id, double t) {
 void Simulator::applyDecision() {
     for (const auto& [id, k] : dec_.dispatch) log(now_, id, Ev::Dispatch, k);
     for (ReqId id : dec_.kill) doKill(id);
-    for (ReqId id : dec_.preempt) doPreempt(id);
+    for (ReqId id : dec_.preempt) doPreempt(id, dec_.restart);
     for (ReqId id : dec_.suspend) doSuspend(id);
     for (ReqId id : dec_.resume) doResume(id);
     for (const auto& [id, a] : dec_.evict) {

@@ -71,7 +71,7 @@ private:
     bool removeWaiting(ReqId id);
     void applyDecision();
     void doAdmit(ReqId id);
-    void doPreempt(ReqId id);
+    void doPreempt(ReqId id, bool restart = false);
     void doSuspend(ReqId id);
     void doResume(ReqId id);
     void doKill(ReqId id);

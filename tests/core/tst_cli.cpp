@@ -4,6 +4,7 @@
 
 #include <QtTest>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 
 namespace {
@@ -27,6 +28,52 @@ nlohmann::json readJson(const std::string& path) {
 class TestCli : public QObject {
     Q_OBJECT
 private slots:
+    // reproduce: every claim has the documented keys and types; the measured values obey
+    // what must hold whatever the setting (MC-SF within M with no overflow, ratios to the
+    // optimum >= 1, Trail's MAE ratio set to the paper's, ranks in 1..6); the same seed
+    // gives the same claims.
+    void reproduceQuick() {
+        const std::string a = kairos::test::tempPath("repro_a.json"),
+                          b = kairos::test::tempPath("repro_b.json");
+        const QString data = QString::fromStdString(kairos::test::dataPath(""));
+        const Result r = cli(
+            {"reproduce", "all", "--quick", "--data", data, "--json", QString::fromStdString(a)});
+        QVERIFY2(r.code == 0, qPrintable(r.err));
+        QVERIFY(r.out.contains("Settings:"));
+        const auto j = readJson(a);
+        QVERIFY(j.is_array());
+        std::map<std::string, int> per_paper;
+        std::map<std::string, double> v;
+        for (const auto& c : j) {
+            for (const char* k : {"paper", "claim", "unit", "setting"})
+                QVERIFY2(c.at(k).is_string() && !c.at(k).get<std::string>().empty(), k);
+            const auto& pv = c.at("paper_value");
+            QVERIFY(pv.is_null() || pv.is_number() || (pv.is_array() && pv.size() == 2));
+            QVERIFY2(c.at("kairos_value").is_number(), c.at("claim").get<std::string>().c_str());
+            ++per_paper[c["paper"].get<std::string>()];
+            v[c["claim"].get<std::string>()] = c["kairos_value"].get<double>();
+        }
+        for (const char* p : {"mcsf", "trail", "timely", "timebill"})
+            QVERIFY2(per_paper[p] >= 5, p);
+        QVERIFY(v.at("MC-SF peak KV / M over every run") <= 1.0);
+        QCOMPARE(v.at("MC-SF overflows (clears) over every run"), 0.0);
+        QVERIFY(v.at("MC-SF / optimum, all arrive at 0 (Algorithm 1)") >= 1.0);
+        QVERIFY(v.at("MC-SF / optimum, online arrivals (Algorithm 2)") >= 1.0);
+        QVERIFY(v.at("smallest loop-free alpha, high demand") > 0); // alpha = 0 loops
+        KAIROS_COMPARE_NEAR(v.at("prompt-only MAE / refined MAE"), 2.66, 0.02);
+        KAIROS_COMPARE_NEAR(v.at("response-length predictor MAE (paper: 512 buckets)"), 42.71,
+                            0.05);
+        const double rank = v.at("TimeBill's rank by average score (1 = highest of 6)");
+        QVERIFY(rank >= 1 && rank <= 6);
+        const Result again = cli({"reproduce", "all", "--quick", "--threads", "1", "--quiet",
+                                  "--data", data, "--json", QString::fromStdString(b)});
+        QVERIFY2(again.code == 0, qPrintable(again.err));
+        QCOMPARE(readJson(b), j);
+        const Result bad = cli({"reproduce", "mcsf", "--quick", "--data", "/nonexistent"});
+        QCOMPARE(bad.code, 2);
+        QVERIFY(bad.err.contains("AzureLLMInferenceTrace_conv_2023.csv"));
+    }
+
     void simulateAzureConversation() {
         const std::string json = kairos::test::tempPath("azure.json"),
                           runlog = kairos::test::tempPath("azure.jsonl");

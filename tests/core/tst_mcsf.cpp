@@ -189,6 +189,57 @@ private slots:
         QCOMPARE(m6[1].end, 12.0);
     }
 
+    // The paper's clearing "as unprocessed" (reset=1): A and B as above, M = 12, alpha = 0.
+    // Both are admitted, overflow at t=2 and start over with nothing kept: the same state
+    // again, so greedy loops for ever and says so. With vLLM's recompute (reset=0) the
+    // same run finishes (tested above); alpha = 0.6 admits one at a time and never loops.
+    void protectGreedyResetLoops() {
+        Workload w;
+        for (int i = 0; i < 2; ++i) {
+            Request q;
+            q.prompt_tokens = 4;
+            q.output_tokens = 6;
+            w.requests.push_back(q);
+        }
+        EngineLimits lim;
+        lim.kv_capacity_tokens = 12;
+        auto g = policy("protect_greedy", {{"alpha", 0.0}, {"reset", 1}});
+        bool looped = false;
+        try {
+            simulate(w, UnitModel(), *g, lim);
+        } catch (const SchedulerLoop& e) {
+            looped = true;
+            QVERIFY(QString(e.what()).contains("raise alpha"));
+        }
+        QVERIFY(looped);
+        auto ok = policy("protect_greedy", {{"alpha", 0.6}, {"reset", 1}});
+        const auto m = perRequest(simulate(w, UnitModel(), *ok, lim));
+        QCOMPARE(m[0].end, 6.0);
+        QCOMPARE(m[1].end, 12.0);
+    }
+
+    // With reset, a cleared request's tokens are generated again: it still ends with its
+    // output length, and the run log's token accounting stays consistent.
+    void protectClearingReset() {
+        GenerateSpec g;
+        g.count = 80;
+        g.arrivals.rate = 50;
+        g.prompt = LengthDist::parse("uniform:5,30");
+        g.output = LengthDist::parse("uniform:5,60");
+        const Workload w = generateWorkload(g);
+        EngineLimits lim;
+        lim.kv_capacity_tokens = 400;
+        auto a = policy("protect_clearing", {{"alpha", 0.05}, {"beta", 0.5}, {"reset", 1}});
+        const RunLog log = simulate(w, UnitModel(), *a, lim);
+        const Summary s = summarize(log);
+        QCOMPARE(s.completed, std::int64_t(80));
+        QVERIFY(s.preemptions > 0);
+        QVERIFY(s.kv_peak_tokens <= 400);
+        const auto m = perRequest(log);
+        for (std::size_t i = 0; i < w.size(); ++i)
+            QCOMPARE(m[i].output_tokens, w.requests[i].output_tokens);
+    }
+
     // beta-clearing clears some of the running requests at random (seeded): repeatable,
     // and it finishes everything.
     void protectClearing() {

@@ -1,0 +1,61 @@
+// kairos-cli reproduce: the papers' experiments, claim by claim (core/repro).
+#include "commands.h"
+#include "export/atomic_file.h"
+#include "profiles.h"
+#include "repro/repro.h"
+
+#include <chrono>
+#include <cstdio>
+
+namespace kairos::cli {
+
+void addReproduce(CLI::App& app) {
+    struct Args {
+        std::string paper = "all", json_out, data = KAIROS_SHARED_DATA;
+        bool quick = false, quiet = false, details = true;
+        std::uint64_t seed = 1;
+        int threads = 0;
+    };
+    auto a = std::make_shared<Args>();
+    auto* c = app.add_subcommand(
+        "reproduce",
+        "Run each paper's experiment on the closest workload here and print, per claim, the "
+        "paper's figure next to the one Kairos measures");
+    c->add_option("paper", a->paper, "mcsf, trail, timely, timebill or all")
+        ->check(CLI::IsMember({"mcsf", "trail", "timely", "timebill", "all"}));
+    c->add_option("--json", a->json_out,
+                  "Write the claims as a JSON list of {paper, claim, paper_value, kairos_value, "
+                  "unit, setting}");
+    c->add_option("--data", a->data, "Folder of the public traces (../shared/data)");
+    c->add_option("--seed", a->seed, "Seed of arrivals, predictors and random instances");
+    c->add_option("--threads", a->threads, "Simulations run in parallel (0: all cores)");
+    c->add_flag("--quick", a->quick, "Smaller experiments (a first look; noisier figures)");
+    c->add_flag("--quiet", a->quiet, "Print nothing but errors");
+    c->add_flag("!--no-details", a->details, "Print only the claims, not the tables behind them");
+    c->callback([a] {
+        repro::Options o;
+        o.data_dir = a->data;
+        o.quick = a->quick;
+        o.seed = a->seed;
+        o.threads = a->threads;
+        o.profile = [](const std::string& name) { return resolveProfile(name); };
+        const auto t0 = std::chrono::steady_clock::now();
+        if (!a->quiet)
+            o.progress = [t0](const std::string& line) {
+                const double s =
+                    std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+                std::fprintf(stderr, "[%6.1f s] %s\n", s, line.c_str());
+            };
+        const repro::Report r = repro::reproduce(a->paper, o);
+        if (!a->quiet) {
+            if (a->details) std::fputs(r.details.c_str(), stdout);
+            std::fputs(repro::claimsTable(r.claims).c_str(), stdout);
+        }
+        if (!a->json_out.empty())
+            writeFileAtomically(a->json_out, [&](std::ostream& out) {
+                out << repro::toJson(r.claims).dump(2) << "\n";
+            });
+    });
+}
+
+} // namespace kairos::cli

@@ -1,0 +1,55 @@
+#pragma once
+// What the reproduction experiments share: running many simulations in parallel, small
+// text tables, and fitting a line.
+#include "exec/execution_model.h"
+#include "metrics/summary.h"
+#include "model/workload.h"
+#include "repro/repro.h"
+#include "sched/registry.h"
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace kairos::repro {
+
+// One simulation to run: a workload (shared, read-only), a policy, limits.
+struct Job {
+    const Workload* workload = nullptr;
+    PolicyConfig policy;
+    EngineLimits limits;
+    SummaryOptions summary; // its `workload` is set to the job's
+};
+
+struct Outcome {
+    Summary summary;
+    bool looped = false; // the scheduler threw SchedulerLoop
+    std::string error;
+};
+
+// Runs every job on `model` with up to opt.threads threads; results in job order.
+std::vector<Outcome> runAll(const std::vector<Job>& jobs, const ExecutionModel& model,
+                            const Options& opt);
+
+// Least-squares slope of y on x.
+double slope(const std::vector<double>& x, const std::vector<double>& y);
+
+// A plain text table: a header row, then rows; columns padded to their widest cell.
+class Table {
+public:
+    explicit Table(std::vector<std::string> header) : rows_{std::move(header)} {}
+    void add(std::vector<std::string> row) { rows_.push_back(std::move(row)); }
+    std::string str() const;
+
+private:
+    std::vector<std::vector<std::string>> rows_;
+};
+
+std::string fmt(double v, int digits = 3); // %.{digits}g, "inf"/"nan" spelled out
+std::string fixed(double v, int decimals);
+
+std::string dataFile(const Options& opt, const std::string& name); // throws InputError if missing
+void say(const Options& opt, const std::string& line);
+
+} // namespace kairos::repro

@@ -1,0 +1,239 @@
+// MC-SF (seeds/003, section 7) against the alpha-protection greedy and beta-clearing
+// benchmarks, and against the exact optimum in the paper's discrete model.
+#include "repro/common.h"
+#include "sched/discrete_model.h"
+#include "workload/random.h"
+#include "workload/readers.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace kairos::repro {
+namespace {
+
+constexpr std::int64_t kPaperM = 16492; // Llama2-70B on 2x A100 (the paper's figure)
+
+Workload conversations(const Options& opt, double rate, std::size_t n) {
+    ReadOptions ro;
+    ro.override_arrivals = true;
+    ro.arrivals.rate = rate;
+    ro.arrivals.seed = opt.seed;
+    ro.limit = n;
+    return readWorkload(dataFile(opt, "AzureLLMInferenceTrace_conv_2023.csv"), ro);
+}
+
+Workload prefix(const Workload& w, std::size_t n) {
+    Workload p = w;
+    p.requests.resize(std::min(n, w.size()));
+    return p;
+}
+
+EngineLimits paperLimits() {
+    EngineLimits lim;
+    lim.kv_capacity_tokens = kPaperM;
+    lim.chunked_prefill = true; // a batch mixes prompts and output tokens (the paper's model)
+    lim.max_num_batched_tokens = 8192;
+    lim.max_num_seqs = 1024;
+    return lim;
+}
+
+PolicyConfig greedy(double alpha) {
+    PolicyConfig p;
+    p.name = "protect_greedy";
+    p.params = {{"alpha", alpha}, {"reset", 1}};
+    return p;
+}
+
+PolicyConfig clearing(double alpha, double beta, std::uint64_t seed) {
+    PolicyConfig p;
+    p.name = "protect_clearing";
+    p.params = {{"alpha", alpha}, {"beta", beta}, {"reset", 1}};
+    p.seed = seed;
+    return p;
+}
+
+std::string policyLabel(const PolicyConfig& p) {
+    if (p.name == "mcsf") return "MC-SF";
+    std::string s = p.name == "protect_greedy" ? "greedy a=" : "clearing a=";
+    s += fmt(p.params.at("alpha"), 3);
+    if (p.name == "protect_clearing") s += " b=" + fmt(p.params.at("beta"), 3);
+    return s;
+}
+
+// The smallest alpha on a 0.01 grid for which greedy (reset) does not loop on `w`.
+double smallestLoopFreeAlpha(const Workload& w, const ExecutionModel& model, const Options& opt,
+                             double step) {
+    // Scan the grid in parallel blocks; the answer is the first loop-free alpha.
+    const int per_block = std::max(2, opt.threads > 0 ? opt.threads : 4);
+    for (int base = 0; base * step < 1.0; base += per_block) {
+        std::vector<Job> jobs;
+        for (int i = base; i < base + per_block && i * step < 1.0; ++i)
+            jobs.push_back({&w, greedy(i * step), paperLimits(), {}});
+        const auto res = runAll(jobs, model, opt);
+        for (std::size_t i = 0; i < res.size(); ++i)
+            if (!res[i].looped) return (base + static_cast<int>(i)) * step;
+    }
+    return 1.0;
+}
+
+discrete::Instance randomInstance(Rng& r, int max_arrival) {
+    discrete::Instance in;
+    const auto n = r.uniformInt(3, 6);
+    std::int64_t need = 0;
+    for (int i = 0; i < n; ++i) {
+        discrete::Job j{static_cast<int>(r.uniformInt(0, max_arrival)),
+                        static_cast<int>(r.uniformInt(1, 3)), static_cast<int>(r.uniformInt(1, 6))};
+        in.jobs.push_back(j);
+        need = std::max<std::int64_t>(need, j.prompt + j.output + 1);
+    }
+    in.capacity = need + r.uniformInt(0, 20);
+    return in;
+}
+
+} // namespace
+
+Report reproduceMcsf(const Options& opt) {
+    Report rep;
+    const DeviceProfile prof = opt.profile("llama2-70b-a100x2");
+    const auto model = makeExecutionModel(prof);
+    const std::size_t n_max = opt.quick ? 600 : 5000;
+    const std::vector<std::size_t> ns =
+        opt.quick ? std::vector<std::size_t>{200, 400, 600}
+                  : std::vector<std::size_t>{1000, 2000, 3000, 4000, 5000};
+    const std::string base_setting =
+        "Llama2-70B on 2x A100 (profile llama2-70b-a100x2, fitted to Splitwise measurements; "
+        "the paper used Vidur's batch times) with the paper's M = 16,492 tokens; lengths of "
+        "the Azure LLM conversation trace (real; LMSYS-Chat-1M is not available here, and "
+        "its prompts are shorter), Poisson arrivals";
+
+    // Demand relative to what MC-SF can serve here: at the paper's low demand (10/s) MC-SF's
+    // latency barely grows (below its capacity) and high demand is 5x that. Here low
+    // demand is 95 % of MC-SF's service rate under overload, high demand 5x low.
+    say(opt, "mcsf: measuring MC-SF's service rate on this setting");
+    const Workload flood = conversations(opt, 1000.0, n_max);
+    PolicyConfig mcsf;
+    mcsf.name = "mcsf";
+    const auto cap = runAll({{&flood, mcsf, paperLimits(), {}}}, *model, opt);
+    const double mu = cap[0].summary.request_throughput;
+    const double low = std::round(0.95 * mu * 100) / 100, high = 5 * low;
+    rep.details += "MC-SF vs alpha-protection benchmarks (" + base_setting + ")\n";
+    rep.details += "  MC-SF serves " + fixed(mu, 2) + " req/s under overload: low demand " +
+                   fixed(low, 2) + " req/s (95 %), high demand " + fixed(high, 2) + " req/s\n";
+
+    struct Demand {
+        std::string name;
+        double rate, paper_alpha, paper_mcsf_slope, paper_bench_slope;
+    };
+    const Demand demands[] = {{"high", high, 0.21, 1.0 / 6, 1.0 / 2},
+                              {"low", low, 0.24, 1.0 / 800, 1.0 / 100}};
+    double mcsf_peak = 0;
+    std::int64_t mcsf_preemptions = 0;
+    for (const Demand& d : demands) {
+        const std::string setting =
+            base_setting + " at " + fixed(d.rate, 2) + " req/s (" + d.name +
+            " demand: the paper's " + (d.name == "high" ? "50" : "10") +
+            "/s relative to its capacity; ours is scaled to MC-SF's measured service rate)";
+        const Workload w = conversations(opt, d.rate, n_max);
+        say(opt, "mcsf: " + d.name + " demand, grid search for the smallest loop-free alpha");
+        const double a_min = smallestLoopFreeAlpha(w, *model, opt, opt.quick ? 0.05 : 0.01);
+        rep.claims.push_back({"mcsf", "smallest loop-free alpha, " + d.name + " demand",
+                              d.paper_alpha, a_min, "fraction of M", setting});
+
+        // The seven algorithms of the paper's Figure 5: MC-SF, greedy at the smallest
+        // loop-free alpha and above it, beta-clearing below it (the text lost the paper's
+        // four (alpha, beta) cases; these are ours).
+        std::vector<PolicyConfig> pols{mcsf, greedy(a_min), greedy(std::min(0.95, a_min + 0.1))};
+        for (double da : {0.1, 0.05})
+            for (double b : {0.2, 0.5})
+                pols.push_back(clearing(std::max(0.0, a_min - da), b, opt.seed));
+        std::vector<Workload> prefixes;
+        prefixes.reserve(ns.size());
+        for (std::size_t n : ns) prefixes.push_back(prefix(w, n));
+        std::vector<Job> jobs;
+        for (const auto& p : pols)
+            for (const auto& pw : prefixes) jobs.push_back({&pw, p, paperLimits(), {}});
+        say(opt, "mcsf: " + d.name + " demand, " + std::to_string(jobs.size()) + " runs");
+        const auto res = runAll(jobs, *model, opt);
+
+        std::vector<std::string> head{"algorithm"};
+        for (std::size_t n : ns) head.push_back("n=" + std::to_string(n));
+        head.insert(head.end(), {"slope s/arrival", "clears"});
+        Table t(head);
+        std::vector<double> x(ns.begin(), ns.end());
+        double mcsf_slope = 0, best_bench = INFINITY;
+        std::string best_name;
+        for (std::size_t p = 0; p < pols.size(); ++p) {
+            std::vector<double> y;
+            std::vector<std::string> row{policyLabel(pols[p])};
+            std::int64_t clears = 0;
+            bool looped = false;
+            for (std::size_t k = 0; k < ns.size(); ++k) {
+                const Outcome& o = res[p * ns.size() + k];
+                looped |= o.looped;
+                y.push_back(o.summary.e2el_ms.mean / 1e3);
+                row.push_back(o.looped ? "loop" : fixed(y.back(), 1));
+                clears += o.summary.preemptions;
+                if (p == 0) {
+                    mcsf_peak = std::max(mcsf_peak, double(o.summary.kv_peak_tokens) / kPaperM);
+                    mcsf_preemptions += o.summary.preemptions;
+                }
+            }
+            const double s = looped ? INFINITY : slope(x, y);
+            row.push_back(fmt(s, 3));
+            row.push_back(std::to_string(clears));
+            t.add(row);
+            if (p == 0)
+                mcsf_slope = s;
+            else if (s < best_bench)
+                best_bench = s, best_name = row[0];
+        }
+        rep.details += "\n  " + d.name + " demand, " + fixed(d.rate, 2) +
+                       " req/s: mean end-to-end latency (s) against the number of arrivals\n" +
+                       t.str();
+        rep.claims.push_back({"mcsf", "MC-SF average-latency slope, " + d.name + " demand",
+                              d.paper_mcsf_slope, mcsf_slope, "s per arrival", setting});
+        rep.claims.push_back({"mcsf",
+                              "best benchmark's slope (" + best_name + "), " + d.name + " demand",
+                              d.paper_bench_slope, best_bench, "s per arrival", setting});
+        rep.claims.push_back({"mcsf", "best benchmark slope / MC-SF slope, " + d.name + " demand",
+                              d.paper_bench_slope / d.paper_mcsf_slope, best_bench / mcsf_slope,
+                              "x", setting});
+    }
+    rep.claims.push_back({"mcsf", "MC-SF peak KV / M over every run", 1.0, mcsf_peak, "fraction",
+                          base_setting + "; exact (oracle) output lengths as in the paper"});
+    rep.claims.push_back({"mcsf", "MC-SF overflows (clears) over every run", 0.0,
+                          double(mcsf_preemptions), "count",
+                          base_setting + "; exact (oracle) output lengths as in the paper"});
+
+    // Ratio to the hindsight optimum on random tiny instances of the discrete model.
+    say(opt, "mcsf: ratio to the exact optimum on random tiny instances");
+    const int count = opt.quick ? 60 : 400;
+    Rng r(opt.seed * 7919 + 1);
+    double at_once = 0, online = 0, worst = 1;
+    for (int k = 0; k < count; ++k) {
+        const auto a = randomInstance(r, 0);
+        const double ra = double(discrete::totalLatency(a, discrete::mcsf(a))) /
+                          double(discrete::totalLatency(a, discrete::optimal(a)));
+        const auto o = randomInstance(r, 4);
+        const double ro = double(discrete::totalLatency(o, discrete::mcsf(o))) /
+                          double(discrete::totalLatency(o, discrete::optimal(o)));
+        at_once += ra;
+        online += ro;
+        worst = std::max({worst, ra, ro});
+    }
+    const std::string tiny =
+        std::to_string(count) +
+        " random instances of the paper's discrete model (3-6 requests, prompt 1-3, output 1-6, "
+        "M = largest need + U(0, 20); online: arrivals U(0, 4)); the paper does not state its "
+        "instance distribution. Optimum by exhaustive search (checked against a brute force)";
+    rep.claims.push_back({"mcsf", "MC-SF / optimum, all arrive at 0 (Algorithm 1)", 1.005,
+                          at_once / count, "ratio", tiny});
+    rep.claims.push_back({"mcsf", "MC-SF / optimum, online arrivals (Algorithm 2)", 1.047,
+                          online / count, "ratio", tiny});
+    rep.details += "\n  ratio to the optimum over " + std::to_string(count) +
+                   " tiny instances each: all at 0 " + fixed(at_once / count, 4) + ", online " +
+                   fixed(online / count, 4) + ", worst single instance " + fixed(worst, 3) + "\n\n";
+    return rep;
+}
+
+} // namespace kairos::repro

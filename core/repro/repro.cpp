@@ -1,0 +1,182 @@
+#include "repro/repro.h"
+
+#include "model/input_error.h"
+#include "repro/common.h"
+#include "sim/engine.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <mutex>
+#include <sstream>
+#include <stdexcept>
+#include <thread>
+
+namespace kairos::repro {
+
+std::vector<Outcome> runAll(const std::vector<Job>& jobs, const ExecutionModel& model,
+                            const Options& opt) {
+    std::vector<Outcome> out(jobs.size());
+    std::atomic<std::size_t> next{0};
+    auto worker = [&] {
+        for (std::size_t i = next++; i < jobs.size(); i = next++) {
+            const Job& j = jobs[i];
+            try {
+                auto sched = makeScheduler(j.policy);
+                SummaryOptions so = j.summary;
+                so.workload = j.workload;
+                out[i].summary = summarize(simulate(*j.workload, model, *sched, j.limits), so);
+            } catch (const SchedulerLoop& e) {
+                out[i].looped = true;
+                out[i].error = e.what();
+            }
+        }
+    };
+    unsigned n = opt.threads > 0 ? static_cast<unsigned>(opt.threads)
+                                 : std::max(1u, std::thread::hardware_concurrency());
+    n = std::min<unsigned>(n, static_cast<unsigned>(std::max<std::size_t>(1, jobs.size())));
+    std::vector<std::thread> pool;
+    // Exceptions other than a loop are programming or input errors: let the first escape
+    // (after the threads are joined) rather than report a partial table.
+    std::exception_ptr failure;
+    std::mutex m;
+    for (unsigned t = 0; t < n; ++t)
+        pool.emplace_back([&] {
+            try {
+                worker();
+            } catch (...) {
+                std::lock_guard<std::mutex> lock(m);
+                if (!failure) failure = std::current_exception();
+                next = jobs.size();
+            }
+        });
+    for (auto& t : pool) t.join();
+    if (failure) std::rethrow_exception(failure);
+    return out;
+}
+
+double slope(const std::vector<double>& x, const std::vector<double>& y) {
+    const double n = static_cast<double>(x.size());
+    double sx = 0, sy = 0, sxx = 0, sxy = 0;
+    for (std::size_t i = 0; i < x.size(); ++i) {
+        sx += x[i];
+        sy += y[i];
+        sxx += x[i] * x[i];
+        sxy += x[i] * y[i];
+    }
+    const double d = n * sxx - sx * sx;
+    return d != 0 ? (n * sxy - sx * sy) / d : std::nan("");
+}
+
+std::string Table::str() const {
+    std::vector<std::size_t> w;
+    for (const auto& r : rows_)
+        for (std::size_t c = 0; c < r.size(); ++c) {
+            if (w.size() <= c) w.push_back(0);
+            w[c] = std::max(w[c], r[c].size());
+        }
+    std::string s;
+    for (std::size_t i = 0; i < rows_.size(); ++i) {
+        for (std::size_t c = 0; c < rows_[i].size(); ++c) {
+            s += "  ";
+            s += rows_[i][c];
+            if (c + 1 < rows_[i].size()) s.append(w[c] - rows_[i][c].size(), ' ');
+        }
+        s += '\n';
+        if (i == 0) {
+            std::size_t total = 0;
+            for (std::size_t c : w) total += c + 2;
+            s += "  " + std::string(total - 2, '-') + '\n';
+        }
+    }
+    return s;
+}
+
+std::string fmt(double v, int digits) {
+    if (std::isnan(v)) return "nan";
+    if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+    char b[64];
+    std::snprintf(b, sizeof b, "%.*g", digits, v);
+    return b;
+}
+
+std::string fixed(double v, int decimals) {
+    if (!std::isfinite(v)) return fmt(v);
+    char b[64];
+    std::snprintf(b, sizeof b, "%.*f", decimals, v);
+    return b;
+}
+
+std::string dataFile(const Options& opt, const std::string& name) {
+    const std::string path = opt.data_dir + "/" + name;
+    if (!std::ifstream(path))
+        throw InputError(path, 0, "",
+                         "data file not found (reproduce reads the public traces of "
+                         "../shared/data; give their folder with --data)");
+    return path;
+}
+
+void say(const Options& opt, const std::string& line) {
+    if (opt.progress) opt.progress(line);
+}
+
+std::vector<std::string> paperNames() {
+    return {"mcsf", "trail", "timely", "timebill"};
+}
+
+Report reproduce(const std::string& paper, const Options& opt) {
+    if (!opt.profile) throw std::invalid_argument("reproduce: no profile resolver");
+    if (paper == "all") {
+        Report all;
+        for (const auto& p : paperNames()) {
+            Report r = reproduce(p, opt);
+            all.claims.insert(all.claims.end(), r.claims.begin(), r.claims.end());
+            all.details += r.details;
+        }
+        return all;
+    }
+    if (paper == "mcsf") return reproduceMcsf(opt);
+    if (paper == "trail") return reproduceTrail(opt);
+    if (paper == "timely") return reproduceTimely(opt);
+    if (paper == "timebill") return reproduceTimebill(opt);
+    throw std::invalid_argument("reproduce: unknown paper '" + paper +
+                                "' (mcsf, trail, timely, timebill, all)");
+}
+
+nlohmann::json toJson(const std::vector<Claim>& claims) {
+    nlohmann::json a = nlohmann::json::array();
+    for (const Claim& c : claims)
+        a.push_back({{"paper", c.paper},
+                     {"claim", c.claim},
+                     {"paper_value", c.paper_value},
+                     {"kairos_value", std::isfinite(c.kairos_value) ? nlohmann::json(c.kairos_value)
+                                                                    : nlohmann::json(nullptr)},
+                     {"unit", c.unit},
+                     {"setting", c.setting}});
+    return a;
+}
+
+std::string claimsTable(const std::vector<Claim>& claims) {
+    Table t({"paper", "claim", "paper", "kairos", "unit"});
+    for (const Claim& c : claims) {
+        std::string pv = "-";
+        if (c.paper_value.is_number()) pv = fmt(c.paper_value.get<double>(), 4);
+        if (c.paper_value.is_array())
+            pv = fmt(c.paper_value[0].get<double>(), 4) + "-" +
+                 fmt(c.paper_value[1].get<double>(), 4);
+        t.add({c.paper, c.claim, pv, fmt(c.kairos_value, 4), c.unit});
+    }
+    std::string s = t.str();
+    s += "\nSettings:\n";
+    std::string last;
+    for (const Claim& c : claims) {
+        if (c.setting == last) continue;
+        last = c.setting;
+        s += "  [" + c.paper + "] " + c.setting + "\n";
+    }
+    return s;
+}
+
+} // namespace kairos::repro

@@ -1,0 +1,134 @@
+// TimeBill (seeds/000): completion rate and a quality proxy under time budgets, for fixed
+// eviction ratios and for the closed-form alpha*, and the pessimism factor k.
+#include "predict/predictor.h"
+#include "repro/common.h"
+#include "workload/readers.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace kairos::repro {
+
+Report reproduceTimebill(const Options& opt) {
+    Report rep;
+    // Our own measured profile: on this CPU a decode step grows with the KV it reads
+    // (p * N_kv is ~40 % of a step at 3k tokens), the regime TimeBill's eviction acts on.
+    // The shipped GPU profiles are fitted to Splitwise data whose token time barely grows
+    // with context, so eviction would change nothing there.
+    const DeviceProfile prof = opt.profile("smollm-135m-cpu");
+    const auto model = makeExecutionModel(prof);
+    EngineLimits lim;
+    lim.kv_capacity_tokens = prof.kvCapacityTokens();
+
+    // One request at a time, as in the paper: arrivals further apart than any budget
+    // (Kill ends every request by its budget).
+    constexpr double kScale = 3; // budgets 5-10 s scaled to this CPU's slower prefill
+    const std::vector<double> budgets{5, 6, 7, 8, 9, 10};
+    const std::size_t n = opt.quick ? 40 : 200;
+    ReadOptions ro;
+    ro.limit = n;
+    Workload w = readWorkload(dataFile(opt, "arxiv_summarization_lengths_llama2.csv"), ro);
+    for (std::size_t i = 0; i < w.size(); ++i)
+        w.requests[i].arrival = static_cast<double>(i) * (kScale * budgets.back() + 1);
+    std::vector<Workload> per_budget;
+    for (double T : budgets) {
+        Workload b = w;
+        for (auto& r : b.requests) r.budget_s = kScale * T;
+        per_budget.push_back(std::move(b));
+    }
+    // The response-length predictor's error as the paper's RLP (MAE 42.71 tokens with 512
+    // buckets): multiplicative log-normal noise whose sigma is set by bisection so that the
+    // MAE on this workload is 42.71. (How wrong the predictor is decides what k is worth.)
+    auto maeOf = [&](const std::string& spec) {
+        auto p = makePredictor(spec, opt.seed);
+        p->reset(w);
+        return initialMae(*p, w);
+    };
+    double lo = 0.001, hi = 3;
+    for (int i = 0; i < 40; ++i) {
+        const double mid = 0.5 * (lo + hi);
+        (maeOf("lognormal:" + fmt(mid, 9)) < 42.71 ? lo : hi) = mid;
+    }
+    const std::string predictor = "lognormal:" + fmt(0.5 * (lo + hi), 9);
+    auto tb = [&](double alpha, double k) {
+        PolicyConfig p;
+        p.name = "timebill";
+        p.params = {{"alpha", alpha}, {"k", k}};
+        p.predictor = predictor;
+        p.seed = opt.seed;
+        return p;
+    };
+    struct Method {
+        std::string name;
+        PolicyConfig p;
+    };
+    const std::vector<Method> methods{{"vanilla", tb(0, 5)},      {"alpha=25%", tb(0.25, 5)},
+                                      {"alpha=50%", tb(0.5, 5)},  {"alpha=75%", tb(0.75, 5)},
+                                      {"alpha=95%", tb(0.95, 5)}, {"TimeBill k=5", tb(-1, 5)}};
+    std::vector<Job> jobs;
+    for (const auto& b : per_budget)
+        for (const auto& m : methods) jobs.push_back({&b, m.p, lim, {}});
+    say(opt, "timebill: " + std::to_string(jobs.size()) + " runs over budgets");
+    const auto res = runAll(jobs, *model, opt);
+
+    const std::string setting =
+        "SmolLM-135M on this machine's CPU (profile smollm-135m-cpu, measured by kairos-cli "
+        "profile-cpu) with arXiv-summarisation lengths (prompts ~2.6k tokens), one request at "
+        "a time, Kill on overrun; budgets are the paper's 5-10 s times 3 (this CPU's prefill "
+        "of a 2.6k-token prompt takes ~7 s); predictions with the paper's RLP error (MAE "
+        "42.71 tokens, log-normal); "
+        "quality proxy q(alpha) = 1 - alpha^2 (Kairos's default curve), 0 when killed. The "
+        "paper: Qwen2.5-7B on an A40, LongBench scores";
+    Table t({"budget s", "method", "completion %", "score", "mean alpha"});
+    std::vector<double> score(methods.size(), 0), done(methods.size(), 0);
+    for (std::size_t b = 0; b < budgets.size(); ++b)
+        for (std::size_t m = 0; m < methods.size(); ++m) {
+            const Summary& s = res[b * methods.size() + m].summary;
+            t.add({fmt(kScale * budgets[b]), methods[m].name, fixed(100 * s.completion_rate, 1),
+                   fixed(s.mean_quality, 3), fixed(s.mean_alpha, 3)});
+            score[m] += s.mean_quality / double(budgets.size());
+            done[m] += s.completion_rate / double(budgets.size());
+        }
+    rep.details += "TimeBill: time budgets (" + setting + ")\n" + t.str();
+    auto rankOf = [&](const std::vector<double>& v, std::size_t i) {
+        return 1.0 + double(std::count_if(v.begin(), v.end(), [&](double x) { return x > v[i]; }));
+    };
+    const std::size_t tbi = methods.size() - 1;
+    rep.claims.push_back({"timebill", "TimeBill's rank by average score (1 = highest of 6)", 1.0,
+                          rankOf(score, tbi), "rank", setting});
+    rep.claims.push_back({"timebill", "TimeBill completion rate minus alpha=95%'s", 0.0,
+                          100 * (done[tbi] - done[4]), "points", setting});
+    rep.claims.push_back({"timebill", "vanilla's rank by completion rate (6 = lowest of 6)", 6.0,
+                          rankOf(done, 0), "rank", setting});
+    rep.claims.push_back(
+        {"timebill", "TimeBill average completion rate", nullptr, 100 * done[tbi], "%", setting});
+
+    // The k sweep at the paper's T = 5 s (scaled).
+    std::vector<Job> kj;
+    for (int k = 1; k <= 8; ++k) kj.push_back({&per_budget[0], tb(-1, k), lim, {}});
+    say(opt, "timebill: k sweep");
+    const auto kr = runAll(kj, *model, opt);
+    Table kt({"k", "completion %", "score", "mean alpha"});
+    double best = -1;
+    int best_k = 0;
+    for (int k = 1; k <= 8; ++k) {
+        const Summary& s = kr[static_cast<std::size_t>(k - 1)].summary;
+        kt.add({std::to_string(k), fixed(100 * s.completion_rate, 1), fixed(s.mean_quality, 3),
+                fixed(s.mean_alpha, 3)});
+        if (s.mean_quality > best) best = s.mean_quality, best_k = k;
+    }
+    rep.details += "\n  pessimism k at budget " + fmt(kScale * budgets[0]) + " s\n" + kt.str();
+    rep.claims.push_back({"timebill", "k with the highest average score", 5.0, double(best_k), "k",
+                          setting + "; budget " + fmt(kScale * budgets[0]) + " s"});
+
+    rep.claims.push_back({"timebill", "response-length predictor MAE (paper: 512 buckets)", 42.71,
+                          maeOf(predictor), "tokens",
+                          "set, not found: " + predictor +
+                              " predictions, its sigma chosen so that the MAE on these "
+                              "arXiv-summarisation lengths is the paper's (its RLP is a "
+                              "fine-tuned Qwen2.5-0.5B on LongBench)"});
+    rep.details += "\n";
+    return rep;
+}
+
+} // namespace kairos::repro
