@@ -49,6 +49,10 @@ private:
 std::string fmt(double v, int digits = 3); // %.{digits}g, "inf"/"nan" spelled out
 std::string fixed(double v, int decimals);
 
+// The first n requests of the Azure conversation trace (its lengths) with seeded Poisson
+// arrivals at `rate` instead of its timestamps.
+Workload conversationTrace(const Options& opt, double rate, std::size_t n);
+
 std::string dataFile(const Options& opt, const std::string& name); // throws InputError if missing
 void say(const Options& opt, const std::string& line);
 

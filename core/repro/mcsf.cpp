@@ -13,15 +13,6 @@ namespace {
 
 constexpr std::int64_t kPaperM = 16492; // Llama2-70B on 2x A100 (the paper's figure)
 
-Workload conversations(const Options& opt, double rate, std::size_t n) {
-    ReadOptions ro;
-    ro.override_arrivals = true;
-    ro.arrivals.rate = rate;
-    ro.arrivals.seed = opt.seed;
-    ro.limit = n;
-    return readWorkload(dataFile(opt, "AzureLLMInferenceTrace_conv_2023.csv"), ro);
-}
-
 Workload prefix(const Workload& w, std::size_t n) {
     Workload p = w;
     p.requests.resize(std::min(n, w.size()));
@@ -110,7 +101,7 @@ Report reproduceMcsf(const Options& opt) {
     // latency barely grows (below its capacity) and high demand is 5x that. Here low
     // demand is 95 % of MC-SF's service rate under overload, high demand 5x low.
     say(opt, "mcsf: measuring MC-SF's service rate on this setting");
-    const Workload flood = conversations(opt, 1000.0, n_max);
+    const Workload flood = conversationTrace(opt, 1000.0, n_max);
     PolicyConfig mcsf;
     mcsf.name = "mcsf";
     const auto cap = runAll({{&flood, mcsf, paperLimits(), {}}}, *model, opt);
@@ -133,7 +124,7 @@ Report reproduceMcsf(const Options& opt) {
             base_setting + " at " + fixed(d.rate, 2) + " req/s (" + d.name +
             " demand: the paper's " + (d.name == "high" ? "50" : "10") +
             "/s relative to its capacity; ours is scaled to MC-SF's measured service rate)";
-        const Workload w = conversations(opt, d.rate, n_max);
+        const Workload w = conversationTrace(opt, d.rate, n_max);
         say(opt, "mcsf: " + d.name + " demand, grid search for the smallest loop-free alpha");
         const double a_min = smallestLoopFreeAlpha(w, *model, opt, opt.quick ? 0.05 : 0.01);
         rep.claims.push_back({"mcsf", "smallest loop-free alpha, " + d.name + " demand",

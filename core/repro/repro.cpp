@@ -3,6 +3,7 @@
 #include "model/input_error.h"
 #include "repro/common.h"
 #include "sim/engine.h"
+#include "workload/readers.h"
 
 #include <algorithm>
 #include <atomic>
@@ -116,6 +117,15 @@ std::string dataFile(const Options& opt, const std::string& name) {
                          "data file not found (reproduce reads the public traces of "
                          "../shared/data; give their folder with --data)");
     return path;
+}
+
+Workload conversationTrace(const Options& opt, double rate, std::size_t n) {
+    ReadOptions ro;
+    ro.override_arrivals = true;
+    ro.arrivals.rate = rate;
+    ro.arrivals.seed = opt.seed;
+    ro.limit = n;
+    return readWorkload(dataFile(opt, "AzureLLMInferenceTrace_conv_2023.csv"), ro);
 }
 
 void say(const Options& opt, const std::string& line) {

@@ -10,15 +10,6 @@
 namespace kairos::repro {
 namespace {
 
-Workload conversations(const Options& opt, double rate, std::size_t n) {
-    ReadOptions ro;
-    ro.override_arrivals = true;
-    ro.arrivals.rate = rate;
-    ro.arrivals.seed = opt.seed;
-    ro.limit = n;
-    return readWorkload(dataFile(opt, "AzureLLMInferenceTrace_conv_2023.csv"), ro);
-}
-
 // Trail's prediction model with the per-token noise that gives the paper's MAE ratio.
 std::string g_predictor = "trail";
 
@@ -58,17 +49,17 @@ Report reproduceTrail(const Options& opt) {
     // Prediction quality as the paper's: the per-token classifier's noise is set so that
     // refined predictions have 2.66x lower MAE than prompt-only ones on this workload.
     say(opt, "trail: calibrating the prediction model to the paper's MAE ratio");
-    const Workload sample = conversations(opt, 1.0, n);
+    const Workload sample = conversationTrace(opt, 1.0, n);
     const TrailOptions to = calibrateTrail(sample, TrailOptions{}, 2.66, opt.seed);
     const TrailMae mae = trailMae(sample, to, opt.seed);
     g_predictor = "trail:" + fmt(to.prompt_noise, 6) + "," + fmt(to.token_noise, 6);
     say(opt, "trail: measuring FCFS's service rate");
-    const Workload flood = conversations(opt, 1000.0, n);
+    const Workload flood = conversationTrace(opt, 1000.0, n);
     const double mu = runAll({{&flood, policy("fcfs", 0, opt.seed), lim, {}}}, *model, opt)[0]
                           .summary.request_throughput;
     const std::vector<double> fractions{0.8, 0.9, 1.0, 1.1};
     std::vector<Workload> ws;
-    for (double f : fractions) ws.push_back(conversations(opt, f * mu, n));
+    for (double f : fractions) ws.push_back(conversationTrace(opt, f * mu, n));
 
     const std::vector<std::string> names{"fcfs", "sjf", "sprpt_lp"};
     std::vector<Job> jobs;
@@ -144,10 +135,10 @@ Report reproduceTrail(const Options& opt) {
     {
         EngineLimits mem = lim;
         mem.max_num_seqs = 256;
-        const Workload fl = conversations(opt, 1000.0, n);
+        const Workload fl = conversationTrace(opt, 1000.0, n);
         const double mu_m = runAll({{&fl, policy("fcfs", 0, opt.seed), mem, {}}}, *model, opt)[0]
                                 .summary.request_throughput;
-        const Workload wm = conversations(opt, 0.9 * mu_m, n);
+        const Workload wm = conversationTrace(opt, 0.9 * mu_m, n);
         say(opt, "trail: memory-bound regime at 90 % load");
         const auto mr = runAll({{&wm, policy("fcfs", 0, opt.seed), mem, {}},
                                 {&wm, policy("sprpt_lp", 0.8, opt.seed), mem, {}}},

@@ -33,6 +33,28 @@ d::Instance randomInstance(Rng& r, int nmin, int nmax, int smax, int omax, int e
     return in;
 }
 
+// 80 short requests at 50/s: with a 400-token cache the benchmarks overflow and clear.
+Workload crowded() {
+    GenerateSpec g;
+    g.count = 80;
+    g.arrivals.rate = 50;
+    g.prompt = LengthDist::parse("uniform:5,30");
+    g.output = LengthDist::parse("uniform:5,60");
+    return generateWorkload(g);
+}
+
+// A and B at t = 0, each 4 prompt tokens and 6 output tokens.
+Workload twoAtZero() {
+    Workload w;
+    for (int i = 0; i < 2; ++i) {
+        Request q;
+        q.prompt_tokens = 4;
+        q.output_tokens = 6;
+        w.requests.push_back(q);
+    }
+    return w;
+}
+
 std::unique_ptr<Scheduler> policy(const std::string& name, PolicyParams p = {},
                                   const std::string& pred = "oracle") {
     return test::policy(name, std::move(p), pred, 9);
@@ -167,13 +189,7 @@ private slots:
     // tokens (needs 7), A does not fit beside it (7 + 7 > 12). B: 2 -> 3 prefill, ends 6;
     // A: 6 -> 7, ends 10. alpha = 0.6 (limit 4 tokens) admits A alone: no overflow.
     void protectGreedyByHand() {
-        Workload w;
-        for (int i = 0; i < 2; ++i) {
-            Request q;
-            q.prompt_tokens = 4;
-            q.output_tokens = 6;
-            w.requests.push_back(q);
-        }
+        const Workload w = twoAtZero();
         EngineLimits lim;
         lim.kv_capacity_tokens = 12;
         auto g0 = policy("protect_greedy", {{"alpha", 0.0}});
@@ -194,13 +210,7 @@ private slots:
     // again, so greedy loops for ever and says so. With vLLM's recompute (reset=0) the
     // same run finishes (tested above); alpha = 0.6 admits one at a time and never loops.
     void protectGreedyResetLoops() {
-        Workload w;
-        for (int i = 0; i < 2; ++i) {
-            Request q;
-            q.prompt_tokens = 4;
-            q.output_tokens = 6;
-            w.requests.push_back(q);
-        }
+        const Workload w = twoAtZero();
         EngineLimits lim;
         lim.kv_capacity_tokens = 12;
         auto g = policy("protect_greedy", {{"alpha", 0.0}, {"reset", 1}});
@@ -221,12 +231,7 @@ private slots:
     // With reset, a cleared request's tokens are generated again: it still ends with its
     // output length, and the run log's token accounting stays consistent.
     void protectClearingReset() {
-        GenerateSpec g;
-        g.count = 80;
-        g.arrivals.rate = 50;
-        g.prompt = LengthDist::parse("uniform:5,30");
-        g.output = LengthDist::parse("uniform:5,60");
-        const Workload w = generateWorkload(g);
+        const Workload w = crowded();
         EngineLimits lim;
         lim.kv_capacity_tokens = 400;
         auto a = policy("protect_clearing", {{"alpha", 0.05}, {"beta", 0.5}, {"reset", 1}});
@@ -243,12 +248,7 @@ private slots:
     // beta-clearing clears some of the running requests at random (seeded): repeatable,
     // and it finishes everything.
     void protectClearing() {
-        GenerateSpec g;
-        g.count = 80;
-        g.arrivals.rate = 50;
-        g.prompt = LengthDist::parse("uniform:5,30");
-        g.output = LengthDist::parse("uniform:5,60");
-        const Workload w = generateWorkload(g);
+        const Workload w = crowded();
         EngineLimits lim;
         lim.kv_capacity_tokens = 400;
         auto a = policy("protect_clearing", {{"alpha", 0.05}, {"beta", 0.5}});
