@@ -160,25 +160,64 @@ void TimelyScheduler::schedule(const EngineView& view, Decision& out) {
                          static_cast<std::int64_t>(view.running().size()) +
                          static_cast<std::int64_t>(out.suspend.size());
     budget.setSeats(seats);
-    std::int64_t added = 0;
-    // Latency-guided admission: the tightest running segment's slack per remaining token.
-    double tightest = INFINITY;
-    if (opt_.mode == TimelyOptions::Mode::Pud && opt_.adaptive_batch)
+    // Latency-guided admission (TimelyLLM's adaptive batching, extended to prefill): a
+    // segment joins only if every segment that would meet its due time still does with
+    // the larger batch: the prefill of the admitted prompts stalls the batch (vLLM v0
+    // runs it as its own iteration), and each decode step grows with the batch. Without
+    // this a burst of tasks is prefilled together and no urgent plan (due 0.5 s after
+    // arrival) meets its due time: on the authors' 25-agent workload PUD order alone kept
+    // urgent utility at FCFS's. The first segment is always admitted when nothing runs.
+    struct Tracked {
+        double due;
+        std::int64_t left;  // decode steps to the end of its segment
+        bool after_prefill; // a new request: waits for the prefill
+    };
+    std::vector<Tracked> tracked;
+    const bool guided = opt_.mode == TimelyOptions::Mode::Pud && opt_.adaptive_batch && ete_;
+    std::int64_t batch = running_n_ - static_cast<std::int64_t>(out.suspend.size());
+    std::int64_t prefill_l = 0;
+    double prefill_l2 = 0;
+    if (guided)
         for (ReqId id : view.running()) {
             if (std::find(out.suspend.begin(), out.suspend.end(), id) != out.suspend.end())
                 continue;
             const Plan& p = plans_[static_cast<std::size_t>(id)];
             const int left = p.ends[static_cast<std::size_t>(p.next)] - view.state(id).generated;
-            if (left > 0) tightest = std::min(tightest, (due(view, id) - now) / left);
+            if (left > 0) tracked.push_back({due(view, id), left, false});
         }
+    // Whether every tracked segment that meets its due time with (batch, prefill) still
+    // does with one more member.
+    auto fits = [&](std::int64_t b2, std::int64_t l2, double sq2) {
+        const double p1 = prefill_l > 0 ? ete_->prefillTime(prefill_l, prefill_l2) : 0;
+        const double p2 = l2 > 0 ? ete_->prefillTime(l2, sq2) : 0;
+        const double s1 = ete_->decodeTime(
+            static_cast<std::int32_t>(std::max<std::int64_t>(1, batch)), running_kv_);
+        const double s2 =
+            ete_->decodeTime(static_cast<std::int32_t>(std::max<std::int64_t>(1, b2)), running_kv_);
+        auto finish = [&](const Tracked& t, double pf, double st) {
+            return now + pf +
+                   static_cast<double>(
+                       std::max<std::int64_t>(0, t.left - (t.after_prefill ? 1 : 0))) *
+                       st;
+        };
+        for (const Tracked& t : tracked)
+            if (finish(t, p1, s1) <= t.due && finish(t, p2, s2) > t.due) return false;
+        return true;
+    };
+    std::int64_t added = 0;
     for (const auto& [key, id] : ready) {
         if (seats <= 0) break;
-        if (tightest < INFINITY && added > 0) {
-            const double step = stepTime(added + 1);
-            if (step > 0 && step > tightest) break; // a larger batch would make it late
-        }
         const ReqState& s = view.state(id);
-        if (s.phase == Phase::Waiting) {
+        const Plan& p = plans_[static_cast<std::size_t>(id)];
+        const int start = p.next == 0 ? 0 : p.ends[static_cast<std::size_t>(p.next - 1)];
+        const std::int64_t left =
+            p.ends[static_cast<std::size_t>(p.next)] - std::max(start, s.generated);
+        const bool fresh = s.phase == Phase::Waiting;
+        const std::int64_t l = fresh ? s.context() : 0;
+        if (guided && (added > 0 || batch > 0) &&
+            !fits(batch + 1, prefill_l + l, prefill_l2 + double(l) * double(l)))
+            continue; // it would make a segment late; a cheaper one may still fit
+        if (fresh) {
             const auto v = budget.take(s);
             if (v == AdmissionBudget::Verdict::NeverFits) {
                 out.kill.push_back(id);
@@ -188,6 +227,12 @@ void TimelyScheduler::schedule(const EngineView& view, Decision& out) {
             out.admit.push_back(id);
         } else {
             out.resume.push_back(id); // its KV is kept: it only needs a seat
+        }
+        if (guided) {
+            tracked.push_back({due(view, id), std::max<std::int64_t>(1, left), fresh});
+            ++batch;
+            prefill_l += l;
+            prefill_l2 += double(l) * double(l);
         }
         --seats;
         ++added;

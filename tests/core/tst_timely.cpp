@@ -167,6 +167,40 @@ private slots:
         KAIROS_COMPARE_NEAR(chat.requests[0].segments[0].exec_s, 400 * 0.75 / 300 * 60, 1e-12);
     }
 
+    // Latency-guided admission by hand. Prefill 1 ms per token, decode 10 ms per step.
+    // A normal task (ERT 1 s) and an urgent one (ERT 0.2 s) arrive together, 100-token
+    // prompts, first segments of 5 tokens. Alone, the urgent segment ends at 0.1 + 4 * 0.01
+    // = 0.14 <= 0.2; prefilled with the normal one at 0.2 + 0.04 = 0.24 > 0.2. timely
+    // (PUD ranks the urgent first) admits it alone, and the normal one only when that would
+    // no longer make the urgent segment late: after it is dispatched at 0.14. fcfs
+    // prefills both at once: the urgent first token comes at 0.2.
+    void guidedAdmissionByHand() {
+        Workload w;
+        for (int i = 0; i < 2; ++i) {
+            Request q = test::req(0, 100, 10);
+            q.segments = {{5, 1.0}, {5, 1.0}};
+            q.cls = i ? "urgent" : "normal";
+            q.tuf = i ? Tuf{0.2, -2.0 / 0.3, 2} : Tuf{1, -2, 1};
+            w.requests.push_back(q);
+        }
+        EteModel model(EteParams{0, 1e-3, 0, 0.01, 0, 0});
+        EngineLimits lim;
+        lim.kv_capacity_tokens = 1000;
+        auto firstEvent = [](const RunLog& log, ReqId id, Ev ev) {
+            for (const Event& e : log.events)
+                if (e.req == id && e.ev == ev) return e.t;
+            return -1.0;
+        };
+        auto t = policy("timely");
+        const RunLog log = simulate(w, model, *t, lim);
+        KAIROS_COMPARE_NEAR(firstEvent(log, 1, Ev::FirstToken), 0.1, 1e-12);
+        KAIROS_COMPARE_NEAR(firstEvent(log, 1, Ev::Dispatch), 0.14, 1e-12);
+        QVERIFY(firstEvent(log, 0, Ev::Admit) >= 0.14 - 1e-12);
+        auto f = policy("fcfs");
+        const RunLog lf = simulate(w, model, *f, lim);
+        KAIROS_COMPARE_NEAR(firstEvent(lf, 1, Ev::FirstToken), 0.2, 1e-12);
+    }
+
     // Every segmented policy finishes the authors' workload, keeps KV within capacity and
     // dispatches every segment exactly once.
     void authorsWorkloadRuns() {
