@@ -2,6 +2,7 @@
 
 #include "sched/fcfs.h"
 #include "sched/mcsf.h"
+#include "sched/optimal.h"
 #include "sched/priority.h"
 #include "sched/protect.h"
 #include "sched/timebill.h"
@@ -79,6 +80,8 @@ std::unique_ptr<Scheduler> makeScheduler(const PolicyConfig& cfg) {
         s = std::make_unique<PriorityScheduler>(o, nullptr);
     } else if (name == "mcsf") {
         s = std::make_unique<McsfScheduler>(predictor());
+    } else if (name == "optimal") {
+        s = std::make_unique<OptimalScheduler>();
     } else if (name == "protect_greedy" || name == "protect_clearing") {
         ProtectOptions o;
         o.alpha = take(p, "alpha", 0.2);

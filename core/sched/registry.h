@@ -37,6 +37,8 @@ struct PolicyConfig {
 //             (>= 0: fixed-alpha baseline), budget=5 (for requests without one),
 //             batch_aware=1, auto_k=0, quantile=0.95
 //   timely, seg_fcfs, seg_edf, vllm_stream   segment_time=0.09, adaptive_batch=1, slack=10
+//   optimal   (hindsight optimum of the discrete model: <= 8 requests, unit model; not in
+//             policyNames(), which lists the policies that run on any workload)
 std::unique_ptr<Scheduler> makeScheduler(const PolicyConfig& cfg);
 std::unique_ptr<Scheduler> makeScheduler(const std::string& name, const PolicyParams& params = {});
 std::vector<std::string> policyNames();

@@ -154,6 +154,67 @@ private slots:
         }
     }
 
+    // The `optimal` policy replays the exhaustive search in the engine: the same start
+    // rounds as discrete::optimal, and mcsf (online, no hindsight, never preempting with
+    // exact lengths) is never below it. (A preempting policy can be: in the unit model a
+    // recompute costs no time, so the non-preemptive optimum is not a bound for it.) It
+    // refuses what it cannot solve.
+    void optimalPolicyInTheEngine() {
+        Rng r(31);
+        double sum_ratio = 0;
+        const int n = 40;
+        for (int k = 0; k < n; ++k) {
+            const d::Instance in = randomInstance(r, 3, 7, 6, 8, 20, 5, d::Occupancy::Engine);
+            Workload w;
+            for (const auto& j : in.jobs)
+                w.requests.push_back(test::req(j.arrival, j.prompt, j.output));
+            w.sortByArrival();
+            d::Instance sorted = in;
+            for (std::size_t i = 0; i < w.size(); ++i)
+                sorted.jobs[i] = {int(w.requests[i].arrival), w.requests[i].prompt_tokens,
+                                  w.requests[i].output_tokens};
+            EngineLimits lim;
+            lim.kv_capacity_tokens = in.capacity;
+            lim.chunked_prefill = true;
+            lim.max_num_batched_tokens = 1 << 20;
+            lim.max_num_seqs = 1 << 20;
+            auto run = [&](const std::string& name) {
+                auto s = policy(name);
+                const RunLog log = simulate(w, UnitModel(), *s, lim);
+                std::vector<int> starts(w.size(), -1);
+                for (const Event& e : log.events)
+                    if (e.ev == Ev::Admit) starts[std::size_t(e.req)] = int(e.t);
+                const Summary sum = summarize(log);
+                [&] { QCOMPARE(sum.completed, std::int64_t(w.size())); }();
+                [&] { QVERIFY(sum.kv_peak_tokens <= in.capacity); }();
+                return starts;
+            };
+            const auto opt = run("optimal");
+            QCOMPARE(opt, d::optimal(sorted));
+            const auto m = run("mcsf");
+            const auto lo = d::totalLatency(sorted, opt), lm = d::totalLatency(sorted, m);
+            QVERIFY(lm >= lo);
+            sum_ratio += double(lm) / double(lo);
+        }
+        qInfo("engine mcsf / optimal over %d online instances: %.4f", n, sum_ratio / n);
+
+        Workload nine;
+        for (int i = 0; i < 9; ++i) nine.requests.push_back(test::req(0, 2, 2));
+        EngineLimits lim;
+        lim.kv_capacity_tokens = 100;
+        lim.chunked_prefill = true;
+        auto o = policy("optimal");
+        QVERIFY_THROWS_EXCEPTION(std::invalid_argument, simulate(nine, UnitModel(), *o, lim));
+        nine.requests.resize(3);
+        auto o2 = policy("optimal");
+        QVERIFY_THROWS_EXCEPTION(
+            std::invalid_argument,
+            simulate(nine, EteModel(EteParams{0.01, 1e-4, 0, 0.01, 0, 0}), *o2, lim));
+        nine.requests[1].arrival = 0.5;
+        auto o3 = policy("optimal");
+        QVERIFY_THROWS_EXCEPTION(std::invalid_argument, simulate(nine, UnitModel(), *o3, lim));
+    }
+
     // With exact predictions mcsf never overflows, also with the ETE model and prefill-only
     // iterations; with noisy ones it may, and each overflow preempts (KV stays within M).
     void neverOverflowsWithExactPredictions() {
