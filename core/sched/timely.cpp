@@ -160,17 +160,30 @@ void TimelyScheduler::schedule(const EngineView& view, Decision& out) {
                          static_cast<std::int64_t>(view.running().size()) +
                          static_cast<std::int64_t>(out.suspend.size());
     budget.setSeats(seats);
-    // Latency-guided admission (TimelyLLM's adaptive batching, extended to prefill): a
-    // segment joins only if every segment that would meet its due time still does with
-    // the larger batch: the prefill of the admitted prompts stalls the batch (vLLM v0
-    // runs it as its own iteration), and each decode step grows with the batch. Without
-    // this a burst of tasks is prefilled together and no urgent plan (due 0.5 s after
-    // arrival) meets its due time: on the authors' 25-agent workload PUD order alone kept
-    // urgent utility at FCFS's. The first segment is always admitted when nothing runs.
+    // Latency-guided admission (TimelyLLM's adaptive batching, extended to prefill). A
+    // segment joins the batch only if the utility it gains by starting now rather than
+    // after the segments already in the batch is at least the utility those lose by the
+    // delay it causes: the prefill of admitted prompts stalls the batch (vLLM v0 runs it
+    // as its own iteration) and every decode step grows with the batch. Utilities are the
+    // TUFs at the predicted segment ends (TUF for s_0, TUF_1 after the robot). Without
+    // this a burst of tasks is prefilled together and urgent plans (utility 0 half a second
+    // after arrival) arrive too late: on the authors' 25-agent workload PUD order alone
+    // kept urgent utility at FCFS's. The first segment is always admitted when nothing runs.
     struct Tracked {
-        double due;
+        double origin; // arrival (s_0) or when the robot is free (s_k)
+        Tuf tuf;
+        bool first;         // s_0: TUF; else TUF_1
         std::int64_t left;  // decode steps to the end of its segment
-        bool after_prefill; // a new request: waits for the prefill
+        bool after_prefill; // a new request: its first token comes from the prefill
+        double utility(double end) const {
+            return first ? tuf.value(end - origin) : tuf.valueSuspended(end - origin);
+        }
+    };
+    auto describe = [&](ReqId id, std::int64_t left, bool fresh) {
+        const Plan& p = plans_[static_cast<std::size_t>(id)];
+        const Request& r = *view.state(id).req;
+        const Tuf tuf = r.tuf ? *r.tuf : Tuf{opt_.slack, -1.0 / opt_.slack, 1.0};
+        return Tracked{p.next == 0 ? r.arrival : p.robot_free, tuf, p.next == 0, left, fresh};
     };
     std::vector<Tracked> tracked;
     const bool guided = opt_.mode == TimelyOptions::Mode::Pud && opt_.adaptive_batch && ete_;
@@ -183,26 +196,31 @@ void TimelyScheduler::schedule(const EngineView& view, Decision& out) {
                 continue;
             const Plan& p = plans_[static_cast<std::size_t>(id)];
             const int left = p.ends[static_cast<std::size_t>(p.next)] - view.state(id).generated;
-            if (left > 0) tracked.push_back({due(view, id), left, false});
+            if (left > 0) tracked.push_back(describe(id, left, false));
         }
-    // Whether every tracked segment that meets its due time with (batch, prefill) still
-    // does with one more member.
-    auto fits = [&](std::int64_t b2, std::int64_t l2, double sq2) {
+    auto endOf = [&](const Tracked& t, double prefill, double step) {
+        return now + prefill +
+               static_cast<double>(std::max<std::int64_t>(0, t.left - (t.after_prefill ? 1 : 0))) *
+                   step;
+    };
+    // Whether adding `cand` (prefill of l tokens) gains at least what the others lose.
+    auto worthIt = [&](const Tracked& cand, std::int64_t l) {
         const double p1 = prefill_l > 0 ? ete_->prefillTime(prefill_l, prefill_l2) : 0;
-        const double p2 = l2 > 0 ? ete_->prefillTime(l2, sq2) : 0;
-        const double s1 = ete_->decodeTime(
-            static_cast<std::int32_t>(std::max<std::int64_t>(1, batch)), running_kv_);
-        const double s2 =
-            ete_->decodeTime(static_cast<std::int32_t>(std::max<std::int64_t>(1, b2)), running_kv_);
-        auto finish = [&](const Tracked& t, double pf, double st) {
-            return now + pf +
-                   static_cast<double>(
-                       std::max<std::int64_t>(0, t.left - (t.after_prefill ? 1 : 0))) *
-                       st;
-        };
-        for (const Tracked& t : tracked)
-            if (finish(t, p1, s1) <= t.due && finish(t, p2, s2) > t.due) return false;
-        return true;
+        const double p2 = prefill_l + l > 0
+                              ? ete_->prefillTime(prefill_l + l, prefill_l2 + double(l) * double(l))
+                              : 0;
+        const auto b1 = static_cast<std::int32_t>(std::max<std::int64_t>(1, batch));
+        const double s1 = ete_->decodeTime(b1, running_kv_),
+                     s2 = ete_->decodeTime(b1 + 1, running_kv_);
+        double loss = 0, last = now;
+        for (const Tracked& t : tracked) {
+            const double e1 = endOf(t, p1, s1);
+            loss += t.utility(e1) - t.utility(endOf(t, p2, s2));
+            last = std::max(last, e1);
+        }
+        const double e_now = endOf(cand, p2, s2);
+        const double gain = cand.utility(e_now) - cand.utility(e_now + (last - now));
+        return gain >= loss;
     };
     std::int64_t added = 0;
     for (const auto& [key, id] : ready) {
@@ -210,13 +228,13 @@ void TimelyScheduler::schedule(const EngineView& view, Decision& out) {
         const ReqState& s = view.state(id);
         const Plan& p = plans_[static_cast<std::size_t>(id)];
         const int start = p.next == 0 ? 0 : p.ends[static_cast<std::size_t>(p.next - 1)];
-        const std::int64_t left =
-            p.ends[static_cast<std::size_t>(p.next)] - std::max(start, s.generated);
+        const std::int64_t left = std::max<std::int64_t>(
+            1, p.ends[static_cast<std::size_t>(p.next)] - std::max(start, s.generated));
         const bool fresh = s.phase == Phase::Waiting;
         const std::int64_t l = fresh ? s.context() : 0;
-        if (guided && (added > 0 || batch > 0) &&
-            !fits(batch + 1, prefill_l + l, prefill_l2 + double(l) * double(l)))
-            continue; // it would make a segment late; a cheaper one may still fit
+        const Tracked me = describe(id, left, fresh);
+        if (guided && (added > 0 || batch > 0) && !worthIt(me, l))
+            continue; // it would cost the batch more than it gains; a cheaper one may not
         if (fresh) {
             const auto v = budget.take(s);
             if (v == AdmissionBudget::Verdict::NeverFits) {
@@ -229,7 +247,7 @@ void TimelyScheduler::schedule(const EngineView& view, Decision& out) {
             out.resume.push_back(id); // its KV is kept: it only needs a seat
         }
         if (guided) {
-            tracked.push_back({due(view, id), std::max<std::int64_t>(1, left), fresh});
+            tracked.push_back(me);
             ++batch;
             prefill_l += l;
             prefill_l2 += double(l) * double(l);

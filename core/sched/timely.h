@@ -10,8 +10,9 @@
 //                `segment_time`); W = its waiting time if generated now (response time
 //                for s_0, robot idle time for later ones); L = slack until it is due
 //                (s_0: arrival + ERT; s_k: when the robot finishes s_{k-1}), at least 1 ms.
-//                Latency-guided admission: a segment is added only if the most urgent
-//                running one still meets its slack with the larger batch.
+//                Latency-guided admission: a segment joins the batch only if the utility
+//                it gains by starting now is at least what the segments in the batch lose
+//                by the longer prefill and decode steps it causes.
 //   seg_fcfs     segmented, first ready first served;
 //   seg_edf      segmented, earliest due time first;
 //   vllm_stream  FCFS without suspension: segments are dispatched as they are generated.

@@ -170,10 +170,11 @@ private slots:
     // Latency-guided admission by hand. Prefill 1 ms per token, decode 10 ms per step.
     // A normal task (ERT 1 s) and an urgent one (ERT 0.2 s) arrive together, 100-token
     // prompts, first segments of 5 tokens. Alone, the urgent segment ends at 0.1 + 4 * 0.01
-    // = 0.14 <= 0.2; prefilled with the normal one at 0.2 + 0.04 = 0.24 > 0.2. timely
-    // (PUD ranks the urgent first) admits it alone, and the normal one only when that would
-    // no longer make the urgent segment late: after it is dispatched at 0.14. fcfs
-    // prefills both at once: the urgent first token comes at 0.2.
+    // = 0.14 <= 0.2 (utility 2); prefilled with the normal one at 0.2 + 0.04 = 0.24
+    // (utility 2 - 6.67 * 0.04 = 1.73). The normal one gains nothing by starting now (it
+    // ends by 0.38 either way, before its ERT of 1 s), so timely (PUD ranks the urgent
+    // first) admits the urgent one alone and the normal one after the urgent segment is
+    // dispatched at 0.14. fcfs prefills both at once: the urgent first token comes at 0.2.
     void guidedAdmissionByHand() {
         Workload w;
         for (int i = 0; i < 2; ++i) {
