@@ -24,6 +24,7 @@ std::string TimelyScheduler::name() const {
 
 void TimelyScheduler::reset(const Workload& w) {
     index_.clear();
+    window_ = 0;
     plans_.assign(w.requests.size(), Plan{});
     for (std::size_t i = 0; i < w.requests.size(); ++i) {
         const Request& r = w.requests[i];
@@ -38,6 +39,8 @@ void TimelyScheduler::reset(const Workload& w) {
             p.exec.push_back(s.exec_s);
         }
         p.ready = r.arrival;
+        const Tuf tuf = r.tuf ? *r.tuf : Tuf{opt_.slack, -1.0 / opt_.slack, 1.0};
+        window_ = std::max(window_, tuf.zeroTime());
     }
 }
 
@@ -47,7 +50,13 @@ double TimelyScheduler::stepTime(std::int64_t extra) const {
 }
 
 void TimelyScheduler::onEnqueue(const EngineView& view, ReqId id) {
-    if (opt_.mode != TimelyOptions::Mode::Pud) index_.emplace(rankKey(view, id), id);
+    Plan& p = plans_[static_cast<std::size_t>(id)];
+    // FIFO/EDF: the rank key, fixed while waiting. PUD: when the segment's utility clock
+    // started (arrival for s_0, the robot's free time after), see schedule().
+    p.index_key = opt_.mode != TimelyOptions::Mode::Pud ? rankKey(view, id)
+                  : p.next == 0                         ? view.state(id).req->arrival
+                                                        : p.robot_free;
+    index_.emplace(p.index_key, id);
 }
 
 double TimelyScheduler::generationTime(const EngineView& view, ReqId id) const {
@@ -133,12 +142,34 @@ void TimelyScheduler::schedule(const EngineView& view, Decision& out) {
     std::vector<std::pair<double, ReqId>> ready;
     for (ReqId id : view.suspended()) ready.emplace_back(rankKey(view, id), id);
     for (ReqId id : out.suspend) ready.emplace_back(rankKey(view, id), id);
-    if (opt_.mode == TimelyOptions::Mode::Pud) {
+    // An index entry is current if its request waits and it was made by its last enqueue.
+    auto current = [&](const std::pair<double, ReqId>& e) {
+        return view.state(e.second).phase == Phase::Waiting &&
+               plans_[static_cast<std::size_t>(e.second)].index_key == e.first;
+    };
+    if (opt_.mode == TimelyOptions::Mode::Pud && std::isfinite(window_)) {
+        // A segment whose utility clock started more than window_ ago (the longest time to
+        // zero utility of any TUF here) has priority 0: evaluate the recent ones, and of
+        // the old ones only the first `want` (their ties go to the lower id).
+        const double old = now - window_;
+        for (auto it = index_.rbegin(); it != index_.rend() && it->first >= old; ++it)
+            if (current(*it)) ready.emplace_back(rankKey(view, it->second), it->second);
+        std::size_t taken = 0;
+        for (auto it = index_.begin(); it != index_.end() && it->first < old && taken < want;) {
+            if (!current(*it)) {
+                it = index_.erase(it);
+                continue;
+            }
+            ready.emplace_back(rankKey(view, it->second), it->second);
+            ++it;
+            ++taken;
+        }
+    } else if (opt_.mode == TimelyOptions::Mode::Pud) {
         for (ReqId id : view.waiting()) ready.emplace_back(rankKey(view, id), id);
     } else {
         std::size_t taken = 0;
         for (auto it = index_.begin(); it != index_.end() && taken < want;) {
-            if (view.state(it->second).phase != Phase::Waiting) {
+            if (!current(*it)) {
                 it = index_.erase(it);
                 continue;
             }

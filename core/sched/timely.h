@@ -57,6 +57,7 @@ private:
         int next = 0;               // segment being (or to be) generated
         double robot_free = -1e300; // end of the robot's execution of the dispatched ones
         double ready = 0;           // when the next segment became ready to generate
+        double index_key = 0;       // key of its current entry in index_
     };
     double stepTime(std::int64_t extra_batch) const;
     double generationTime(const EngineView& view, ReqId id) const;
@@ -64,7 +65,9 @@ private:
     double rankKey(const EngineView& view, ReqId id) const; // lower first
     TimelyOptions opt_;
     std::vector<Plan> plans_;
-    std::set<std::pair<double, ReqId>> index_; // waiting requests by FIFO/EDF key
+    std::set<std::pair<double, ReqId>> index_; // waiting requests by FIFO/EDF key, or (PUD)
+                                               // by when their utility clock started
+    double window_ = 0; // PUD: the longest time to zero utility of any TUF in the workload
     // Per decision: the model and the running batch, for step-time estimates.
     const EteModel* ete_ = nullptr;
     std::int64_t running_n_ = 0, running_kv_ = 0;
