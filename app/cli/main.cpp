@@ -10,6 +10,13 @@ int main(int argc, char** argv) {
     CLI::App app{"Kairos: latency analysis of LLM serving under deadlines (headless)"};
     app.set_version_flag("--version", std::string("kairos-cli ") + KAIROS_VERSION);
     app.require_subcommand(1);
+    // A run configuration: options by their long names in a TOML file, under a section
+    // per command ([simulate] policy = "sprpt_lp", param = ["C=0.8"], ...), read by CLI11.
+    // Options on the command line win over the file. (CLI11 2.1 reads a configuration
+    // only for the top-level app, so it is given before the command.)
+    app.set_config("--config", "", "Read options from a TOML run configuration")
+        ->check(CLI::ExistingFile);
+    app.allow_config_extras(CLI::config_extras_mode::error);
     kairos::cli::addSimulate(app);
     kairos::cli::addGenerate(app);
     kairos::cli::addBench(app);
@@ -19,6 +26,15 @@ int main(int argc, char** argv) {
     kairos::cli::addReproduce(app);
     try {
         app.parse(argc, argv);
+    } catch (const CLI::ConfigError& e) {
+        // CLI11 names the key but not the file: say which configuration it was.
+        std::string file;
+        if (auto* o = app.get_config_ptr(); o && o->count()) file = o->as<std::string>() + ": ";
+        std::fprintf(stderr,
+                     "kairos-cli: error: %s%s (a key names an option of the command in "
+                     "its section, e.g. [simulate] policy = \"fcfs\")\n",
+                     file.c_str(), e.what());
+        return 2;
     } catch (const CLI::ParseError& e) {
         return app.exit(e);
     } catch (const kairos::InputError& e) {
