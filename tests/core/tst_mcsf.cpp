@@ -33,6 +33,21 @@ d::Instance randomInstance(Rng& r, int nmin, int nmax, int smax, int omax, int e
     return in;
 }
 
+// The instance as a workload sorted by arrival (and the instance in that order), with the
+// limits under which the engine is the discrete model (Engine occupancy).
+void inEngine(const d::Instance& in, Workload* w, d::Instance* sorted, EngineLimits* lim) {
+    for (const auto& j : in.jobs) w->requests.push_back(test::req(j.arrival, j.prompt, j.output));
+    w->sortByArrival();
+    *sorted = in;
+    for (std::size_t i = 0; i < w->size(); ++i)
+        sorted->jobs[i] = {int(w->requests[i].arrival), w->requests[i].prompt_tokens,
+                           w->requests[i].output_tokens};
+    lim->kv_capacity_tokens = in.capacity;
+    lim->chunked_prefill = true;
+    lim->max_num_batched_tokens = 1 << 20;
+    lim->max_num_seqs = 1 << 20;
+}
+
 // 80 short requests at 50/s: with a 400-token cache the benchmarks overflow and clear.
 Workload crowded() {
     GenerateSpec g;
@@ -124,23 +139,9 @@ private slots:
         for (int k = 0; k < 40; ++k) {
             const d::Instance in = randomInstance(r, 3, 12, 8, 10, 25, 6, d::Occupancy::Engine);
             Workload w;
-            for (const auto& j : in.jobs) {
-                Request q;
-                q.arrival = j.arrival;
-                q.prompt_tokens = j.prompt;
-                q.output_tokens = j.output;
-                w.requests.push_back(q);
-            }
-            w.sortByArrival();
-            d::Instance sorted = in;
-            for (std::size_t i = 0; i < w.size(); ++i)
-                sorted.jobs[i] = {int(w.requests[i].arrival), w.requests[i].prompt_tokens,
-                                  w.requests[i].output_tokens};
+            d::Instance sorted;
             EngineLimits lim;
-            lim.kv_capacity_tokens = in.capacity;
-            lim.chunked_prefill = true;
-            lim.max_num_batched_tokens = 1 << 20;
-            lim.max_num_seqs = 1 << 20;
+            inEngine(in, &w, &sorted, &lim);
             auto s = policy("mcsf");
             const RunLog log = simulate(w, UnitModel(), *s, lim);
             std::vector<int> starts(w.size(), -1);
@@ -166,18 +167,9 @@ private slots:
         for (int k = 0; k < n; ++k) {
             const d::Instance in = randomInstance(r, 3, 7, 6, 8, 20, 5, d::Occupancy::Engine);
             Workload w;
-            for (const auto& j : in.jobs)
-                w.requests.push_back(test::req(j.arrival, j.prompt, j.output));
-            w.sortByArrival();
-            d::Instance sorted = in;
-            for (std::size_t i = 0; i < w.size(); ++i)
-                sorted.jobs[i] = {int(w.requests[i].arrival), w.requests[i].prompt_tokens,
-                                  w.requests[i].output_tokens};
+            d::Instance sorted;
             EngineLimits lim;
-            lim.kv_capacity_tokens = in.capacity;
-            lim.chunked_prefill = true;
-            lim.max_num_batched_tokens = 1 << 20;
-            lim.max_num_seqs = 1 << 20;
+            inEngine(in, &w, &sorted, &lim);
             auto run = [&](const std::string& name) {
                 auto s = policy(name);
                 const RunLog log = simulate(w, UnitModel(), *s, lim);
