@@ -15,6 +15,8 @@ PACKAGES=(
   nlohmann-json3-dev libcli11-dev libeigen3-dev
   # Qt 6 (Qt Test runs every suite; the GUI uses widgets and SVG)
   qt6-base-dev qt6-base-dev-tools qt6-svg-dev libgl-dev
+  # charts (KV memory, CDFs, TUF curves) in views/
+  libqcustomplot-dev
   # benchmarks (tests/benchmarks) and the fuzz preset (clang's libFuzzer runtime)
   libbenchmark-dev clang libclang-rt-14-dev
   # offscreen rendering and headless runs of the GUI

@@ -1,0 +1,42 @@
+#pragma once
+// The mapping between time (seconds) and horizontal pixels that every view shares. A
+// plain value: views hold one, the zoom/pan object hands it out, tests check it with
+// data tables.
+#include <algorithm>
+
+namespace kairos::lod {
+
+struct TimeAxis {
+    double t0 = 0.0;    // time at the left edge (x = 0)
+    double t1 = 1.0;    // time at the right edge (x = width)
+    double width = 1.0; // pixels
+
+    double secondsPerPixel() const { return (t1 - t0) / width; }
+    double toX(double t) const { return (t - t0) / (t1 - t0) * width; }
+    double toT(double x) const { return t0 + x / width * (t1 - t0); }
+
+    // Zoom by `factor` (> 1 zooms in) keeping the time under pixel `x` fixed; the span
+    // never gets shorter than `min_span` seconds.
+    void zoom(double x, double factor, double min_span = 1e-6) {
+        const double anchor = toT(x);
+        const double span = std::max(min_span, (t1 - t0) / factor);
+        const double left = (x / width) * span;
+        t0 = anchor - left;
+        t1 = t0 + span;
+    }
+    // Move the view right by `dx` pixels (content moves left).
+    void pan(double dx) {
+        const double dt = dx * secondsPerPixel();
+        t0 += dt;
+        t1 += dt;
+    }
+    // Keep [t0, t1] inside [lo, hi] (shifting first, shrinking only if it is wider).
+    void clampTo(double lo, double hi) {
+        const double span = std::min(t1 - t0, hi - lo);
+        if (t0 < lo) t0 = lo, t1 = lo + span;
+        if (t1 > hi) t1 = hi, t0 = hi - span;
+        t1 = t0 + span;
+    }
+};
+
+} // namespace kairos::lod

@@ -1,0 +1,179 @@
+#include "lod/timeline.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace kairos::lod {
+
+const char* spanKindName(SpanKind p) {
+    switch (p) {
+    case SpanKind::Queued:
+        return "queued";
+    case SpanKind::Prefill:
+        return "prefill";
+    case SpanKind::Decode:
+        return "decoding";
+    case SpanKind::Preempted:
+        return "preempted";
+    case SpanKind::Suspended:
+        return "suspended";
+    case SpanKind::Robot:
+        return "robot executing";
+    case SpanKind::Folded:
+        return "folded";
+    }
+    return "?";
+}
+
+std::vector<Row> buildRows(const RunLog& log, const Workload* w) {
+    const auto n = static_cast<std::size_t>(log.num_requests);
+    std::vector<Row> rows(n);
+    struct Open {
+        SpanKind kind = SpanKind::Queued;
+        double since = 0;
+        bool active = false;
+        double robot_free = -INFINITY;
+    };
+    std::vector<Open> open(n);
+    for (std::size_t i = 0; i < n; ++i) rows[i].id = static_cast<ReqId>(i);
+    auto enter = [&](std::size_t i, double t, SpanKind p) {
+        Open& o = open[i];
+        if (o.active && t > o.since) rows[i].spans.push_back({o.since, t, o.kind});
+        o.kind = p;
+        o.since = t;
+        o.active = true;
+    };
+    auto close = [&](std::size_t i, double t) {
+        Open& o = open[i];
+        if (o.active && t > o.since) rows[i].spans.push_back({o.since, t, o.kind});
+        o.active = false;
+        rows[i].end = t;
+    };
+    for (const Event& e : log.events) {
+        const auto i = static_cast<std::size_t>(e.req);
+        if (i >= n) continue;
+        Row& r = rows[i];
+        switch (e.ev) {
+        case Ev::Arrive:
+            r.arrival = r.end = e.t;
+            r.prompt = e.value;
+            enter(i, e.t, SpanKind::Queued);
+            break;
+        case Ev::PrefillStart:
+            enter(i, e.t, SpanKind::Prefill);
+            break;
+        case Ev::PrefillEnd:
+        case Ev::Resume:
+            enter(i, e.t, SpanKind::Decode);
+            break;
+        case Ev::Preempt:
+            ++r.preemptions;
+            enter(i, e.t, SpanKind::Preempted);
+            break;
+        case Ev::Suspend:
+            enter(i, e.t, SpanKind::Suspended);
+            break;
+        case Ev::Dispatch: {
+            double exec = 0;
+            if (w && i < w->size()) {
+                const auto& segs = w->requests[i].segments;
+                const auto k = static_cast<std::size_t>(e.value);
+                if (k < segs.size()) exec = segs[k].exec_s;
+            }
+            const double start = std::max(e.t, open[i].robot_free);
+            if (exec > 0) r.robot.push_back({start, start + exec, SpanKind::Robot});
+            open[i].robot_free = start + exec;
+            break;
+        }
+        case Ev::Finish:
+            r.finished = true;
+            r.output = e.value;
+            close(i, e.t);
+            break;
+        case Ev::Kill:
+            r.killed = true;
+            r.output = e.value;
+            close(i, e.t);
+            break;
+        default:
+            break;
+        }
+    }
+    return rows;
+}
+
+void fold(const std::vector<Span>& spans, double from, double to, double min_len,
+          std::vector<Draw>& out) {
+    auto it = std::lower_bound(spans.begin(), spans.end(), from,
+                               [](const Span& s, double t) { return s.t1 < t; });
+    Draw group;
+    bool have = false;
+    auto flush = [&] {
+        if (!have) return;
+        if (group.count > 1) group.kind = SpanKind::Folded;
+        out.push_back(group);
+        have = false;
+    };
+    for (; it != spans.end() && it->t0 <= to; ++it) {
+        if (it->t1 - it->t0 >= min_len) {
+            flush();
+            out.push_back({it->t0, it->t1, it->kind, 1});
+            continue;
+        }
+        if (have && it->t0 - group.t1 < min_len) {
+            group.t1 = it->t1;
+            ++group.count;
+        } else {
+            flush();
+            group = {it->t0, it->t1, it->kind, 1};
+            have = true;
+        }
+    }
+    flush();
+}
+
+const Span* spanAt(const std::vector<Span>& spans, double t) {
+    auto it = std::upper_bound(spans.begin(), spans.end(), t,
+                               [](double x, const Span& s) { return x < s.t0; });
+    if (it == spans.begin()) return nullptr;
+    --it;
+    return t < it->t1 ? &*it : nullptr;
+}
+
+std::vector<std::pair<double, double>> kvSeries(const RunLog& log) {
+    std::vector<std::pair<double, double>> s;
+    s.reserve(log.iters.size() * 2);
+    for (const IterSpan& it : log.iters) {
+        s.emplace_back(it.t0, static_cast<double>(it.kv_first));
+        if (it.n > 1) s.emplace_back(it.end(it.n - 2), static_cast<double>(it.kv_last));
+    }
+    if (!log.iters.empty()) s.emplace_back(log.iters.back().tEnd(), 0.0);
+    return s;
+}
+
+std::vector<Bucket> downsample(const std::vector<std::pair<double, double>>& points, double from,
+                               double to, int buckets) {
+    std::vector<Bucket> out;
+    if (buckets <= 0 || !(to > from) || points.empty()) return out;
+    out.reserve(static_cast<std::size_t>(buckets));
+    const double width = (to - from) / buckets;
+    // The step in force at `from`: the last point at or before it.
+    auto it =
+        std::upper_bound(points.begin(), points.end(), from,
+                         [](double t, const std::pair<double, double>& p) { return t < p.first; });
+    double value = it == points.begin() ? std::nan("") : std::prev(it)->second;
+    for (int b = 0; b < buckets; ++b) {
+        const double b0 = from + b * width, b1 = from + (b + 1) * width;
+        for (; it != points.end() && it->first <= b0; ++it) value = it->second; // in force at b0
+        double lo = value, hi = value;
+        for (; it != points.end() && it->first < b1; ++it) {
+            value = it->second;
+            lo = std::isnan(lo) ? value : std::min(lo, value);
+            hi = std::isnan(hi) ? value : std::max(hi, value);
+        }
+        if (!std::isnan(lo)) out.push_back({from + (b + 0.5) * width, lo, hi});
+    }
+    return out;
+}
+
+} // namespace kairos::lod

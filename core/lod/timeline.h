@@ -1,0 +1,71 @@
+#pragma once
+// What a timeline shows, built from a RunLog alone (plus the Workload for robot execution
+// times): per request, the phases it went through as spans of time, and the robot
+// executing its dispatched segments. Then level of detail (Tracy's): `fold` cuts the
+// visible range with two binary searches and merges runs of spans narrower than a few
+// pixels into one folded draw, so painting costs O(visible pixels), not O(events).
+#include "model/run_log.h"
+#include "model/workload.h"
+
+#include <cstdint>
+#include <vector>
+
+namespace kairos::lod {
+
+enum class SpanKind : std::uint8_t {
+    Queued,    // arrived, waiting for its first prefill
+    Prefill,   // prefill or recompute running
+    Decode,    // generating
+    Preempted, // KV dropped, waiting to recompute
+    Suspended, // paused with its KV kept
+    Robot,     // the robot executes a dispatched segment (a lane of its own)
+    Folded,    // several spans narrower than the fold width, merged
+};
+const char* spanKindName(SpanKind p);
+
+struct Span {
+    double t0 = 0, t1 = 0;
+    SpanKind kind = SpanKind::Queued;
+};
+
+struct Row {
+    ReqId id = 0;
+    double arrival = 0, end = 0; // end: finish or kill (or the last event)
+    bool finished = false, killed = false;
+    std::int32_t prompt = 0, output = 0, preemptions = 0;
+    std::vector<Span> spans; // generation phases: sorted, not overlapping, no empty span
+    std::vector<Span> robot; // robot execution of dispatched segments, sorted
+};
+
+// One row per request, in request order. `w` (may be null) gives segment execution times.
+std::vector<Row> buildRows(const RunLog& log, const Workload* w);
+
+struct Draw {
+    double t0 = 0, t1 = 0;
+    SpanKind kind = SpanKind::Queued; // Folded when count > 1
+    std::int32_t count = 1;           // spans merged into this draw
+};
+
+// Spans of `spans` (sorted, not overlapping) that meet [from, to], with runs of spans
+// shorter than `min_len` seconds merged into Folded draws (a run ends at a gap of at least
+// `min_len` or at a span that is long enough to draw by itself). Appends to `out`.
+void fold(const std::vector<Span>& spans, double from, double to, double min_len,
+          std::vector<Draw>& out);
+
+// The span of `spans` that contains time t, or nullptr (binary search).
+const Span* spanAt(const std::vector<Span>& spans, double t);
+
+// A series downsampled to buckets, keeping each bucket's minimum and maximum so that
+// spikes survive (heaptrack).
+struct Bucket {
+    double t = 0;          // bucket centre
+    double lo = 0, hi = 0; // min and max of the series over the bucket
+};
+// The KV tokens in use over time, as steps: one point per iteration stretch (t0,
+// kv_first) and (tEnd, kv_last). Sorted by time.
+std::vector<std::pair<double, double>> kvSeries(const RunLog& log);
+// `points` sorted by time, read as a step function: buckets of equal width over [from, to].
+std::vector<Bucket> downsample(const std::vector<std::pair<double, double>>& points, double from,
+                               double to, int buckets);
+
+} // namespace kairos::lod

@@ -1,0 +1,256 @@
+// Level of detail for the views: the time<->pixel mapping, timeline rows from a run log,
+// folding of narrow spans, and downsampling that keeps peaks.
+#include "exec/execution_model.h"
+#include "lod/time_axis.h"
+#include "lod/timeline.h"
+#include "sched/registry.h"
+#include "sim/engine.h"
+#include "test_util.h"
+#include "workload/generators.h"
+#include "workload/random.h"
+
+#include <QtTest>
+
+using namespace kairos;
+using namespace kairos::lod;
+
+namespace {
+double unif(Rng& r, double lo, double hi) {
+    return lo + (hi - lo) * r.uniform();
+}
+} // namespace
+
+class TestLod : public QObject {
+    Q_OBJECT
+private slots:
+    // x = (t - t0) / (t1 - t0) * width, and back.
+    void axisMapping_data() {
+        QTest::addColumn<double>("t0");
+        QTest::addColumn<double>("t1");
+        QTest::addColumn<double>("width");
+        QTest::addColumn<double>("t");
+        QTest::addColumn<double>("x");
+        QTest::newRow("left edge") << 0.0 << 10.0 << 1000.0 << 0.0 << 0.0;
+        QTest::newRow("middle") << 0.0 << 10.0 << 1000.0 << 5.0 << 500.0;
+        QTest::newRow("right edge") << 0.0 << 10.0 << 1000.0 << 10.0 << 1000.0;
+        QTest::newRow("offset") << 100.0 << 102.0 << 400.0 << 100.5 << 100.0;
+        QTest::newRow("left of view") << 1.0 << 2.0 << 100.0 << 0.5 << -50.0;
+        QTest::newRow("microseconds") << 0.0 << 1e-3 << 1000.0 << 2.5e-4 << 250.0;
+    }
+    void axisMapping() {
+        QFETCH(double, t0);
+        QFETCH(double, t1);
+        QFETCH(double, width);
+        QFETCH(double, t);
+        QFETCH(double, x);
+        const TimeAxis a{t0, t1, width};
+        KAIROS_COMPARE_NEAR(a.toX(t), x, 1e-9);
+        KAIROS_COMPARE_NEAR(a.toT(x), t, 1e-12 * std::max(1.0, std::abs(t)));
+        KAIROS_COMPARE_NEAR(a.secondsPerPixel(), (t1 - t0) / width, 1e-15);
+    }
+
+    // Zooming keeps the time under the cursor where it was; panning moves by pixels;
+    // clamping keeps the view inside the run.
+    void axisZoomPan_data() {
+        QTest::addColumn<double>("x");
+        QTest::addColumn<double>("factor");
+        QTest::newRow("in at left") << 0.0 << 2.0;
+        QTest::newRow("in at middle") << 500.0 << 4.0;
+        QTest::newRow("out at right") << 1000.0 << 0.5;
+        QTest::newRow("in at 123") << 123.0 << 1.25;
+    }
+    void axisZoomPan() {
+        QFETCH(double, x);
+        QFETCH(double, factor);
+        TimeAxis a{0, 10, 1000};
+        const double anchor = a.toT(x);
+        a.zoom(x, factor);
+        KAIROS_COMPARE_NEAR(a.toT(x), anchor, 1e-12);
+        KAIROS_COMPARE_NEAR(a.t1 - a.t0, 10.0 / factor, 1e-12);
+        const double before = a.t0;
+        a.pan(100); // 100 px right = 100 * spp seconds later
+        KAIROS_COMPARE_NEAR(a.t0 - before, 100 * (10.0 / factor) / 1000, 1e-12);
+        a.clampTo(0, 10);
+        QVERIFY(a.t0 >= 0 && a.t1 <= 10 + 1e-12);
+    }
+
+    // One request through every phase (times by hand): arrive 0, prefill 1-2, decode 2-3,
+    // suspended 3-4, decode 4-5, preempted 5-6, recompute 6-7, decode 7-8, finish 8; a
+    // segment dispatched at 3 runs on the robot for its 2.5 s.
+    void rowsByHand() {
+        RunLog log;
+        log.num_requests = 1;
+        const std::pair<double, Ev> evs[] = {
+            {0, Ev::Arrive},   {0.5, Ev::Admit},      {1, Ev::PrefillStart}, {2, Ev::PrefillEnd},
+            {3, Ev::Dispatch}, {3, Ev::Suspend},      {4, Ev::Resume},       {5, Ev::Preempt},
+            {6, Ev::Resume},   {6, Ev::PrefillStart}, {7, Ev::PrefillEnd},   {8, Ev::Finish}};
+        for (const auto& [t, ev] : evs) log.events.push_back({t, 0, ev, ev == Ev::Finish ? 9 : 0});
+        Workload w;
+        w.requests.push_back(test::req(0, 10, 9));
+        w.requests[0].segments = {{3, 2.5}, {6, 1.0}};
+        const auto rows = buildRows(log, &w);
+        QCOMPARE(rows.size(), std::size_t(1));
+        const Row& r = rows[0];
+        const std::vector<std::tuple<double, double, SpanKind>> want{
+            {0, 1, SpanKind::Queued},    {1, 2, SpanKind::Prefill}, {2, 3, SpanKind::Decode},
+            {3, 4, SpanKind::Suspended}, {4, 5, SpanKind::Decode},  {5, 6, SpanKind::Preempted},
+            {6, 7, SpanKind::Prefill},   {7, 8, SpanKind::Decode}};
+        QCOMPARE(r.spans.size(), want.size());
+        for (std::size_t i = 0; i < want.size(); ++i) {
+            QCOMPARE(r.spans[i].t0, std::get<0>(want[i]));
+            QCOMPARE(r.spans[i].t1, std::get<1>(want[i]));
+            QCOMPARE(r.spans[i].kind, std::get<2>(want[i]));
+        }
+        QVERIFY(r.finished && !r.killed);
+        QCOMPARE(r.preemptions, 1);
+        QCOMPARE(r.end, 8.0);
+        QCOMPARE(r.robot.size(), std::size_t(1));
+        QCOMPARE(r.robot[0].t0, 3.0);
+        QCOMPARE(r.robot[0].t1, 5.5);
+        QCOMPARE(spanAt(r.spans, 3.5)->kind, SpanKind::Suspended);
+        QCOMPARE(spanAt(r.spans, 3.0)->kind, SpanKind::Suspended); // [t0, t1)
+        QVERIFY(spanAt(r.spans, 8.0) == nullptr);
+        QVERIFY(spanAt(r.spans, -1.0) == nullptr);
+    }
+
+    // Rows from real simulations tile each request's life: sorted, touching, no empty
+    // span, from arrival to its end, for every policy family.
+    void rowsTileLifetimes() {
+        GenerateSpec g;
+        g.count = 300;
+        g.arrivals.rate = 30;
+        g.prompt = LengthDist::parse("lognormal:300,0.8,max=2000");
+        g.output = LengthDist::parse("lognormal:80,0.9,max=600");
+        const Workload w = generateWorkload(g);
+        EteModel model(EteParams{0.02, 2e-4, 0, 0.03, 3e-4, 2e-7});
+        for (const char* name : {"fcfs", "sprpt_lp", "mcsf"}) {
+            EngineLimits lim;
+            lim.kv_capacity_tokens = 6000;
+            auto s = test::policy(name, {}, "lognormal:0.6", 3);
+            const RunLog log = simulate(w, model, *s, lim);
+            const auto rows = buildRows(log, &w);
+            QCOMPARE(rows.size(), w.size());
+            for (const Row& r : rows) {
+                QVERIFY(!r.spans.empty());
+                QCOMPARE(r.spans.front().t0, r.arrival);
+                QCOMPARE(r.spans.back().t1, r.end);
+                for (std::size_t i = 0; i < r.spans.size(); ++i) {
+                    QVERIFY(r.spans[i].t1 > r.spans[i].t0);
+                    if (i) QCOMPARE(r.spans[i].t0, r.spans[i - 1].t1);
+                }
+            }
+        }
+    }
+
+    // Folding by hand, fold width 0.5 s: decode [0, 1) draws alone; the four short spans
+    // [1, 1.1), [1.1, 1.15), [1.15, 1.2), [1.2, 1.3) merge into one folded draw of 4; the
+    // long decode [1.3, 3) draws alone. A view from 1.5 cuts everything before.
+    void foldByHand() {
+        const std::vector<Span> s{{0, 1, SpanKind::Decode},      {1, 1.1, SpanKind::Suspended},
+                                  {1.1, 1.15, SpanKind::Decode}, {1.15, 1.2, SpanKind::Suspended},
+                                  {1.2, 1.3, SpanKind::Decode},  {1.3, 3, SpanKind::Decode}};
+        std::vector<Draw> d;
+        fold(s, 0, 10, 0.5, d);
+        QCOMPARE(d.size(), std::size_t(3));
+        QCOMPARE(d[0].kind, SpanKind::Decode);
+        QCOMPARE(d[1].kind, SpanKind::Folded);
+        QCOMPARE(d[1].count, 4);
+        QCOMPARE(d[1].t0, 1.0);
+        QCOMPARE(d[1].t1, 1.3);
+        QCOMPARE(d[2].t0, 1.3);
+        d.clear();
+        fold(s, 1.5, 10, 0.5, d);
+        QCOMPARE(d.size(), std::size_t(1));
+        QCOMPARE(d[0].t0, 1.3);
+        d.clear();
+        fold(s, 0, 10, 0.01, d); // narrower than every span: nothing folds
+        QCOMPARE(d.size(), s.size());
+        d.clear();
+        fold(s, 3.5, 10, 0.5, d);
+        QVERIFY(d.empty());
+    }
+
+    // Folding random rows: draws are sorted and disjoint, count every visible span once,
+    // and cover exactly the visible spans' extent.
+    void foldInvariants() {
+        Rng r(5);
+        for (int k = 0; k < 200; ++k) {
+            std::vector<Span> s;
+            double t = unif(r, 0, 1);
+            const auto n = r.uniformInt(0, 200);
+            for (int i = 0; i < n; ++i) {
+                t += r.bernoulli(0.2) ? unif(r, 0, 0.5) : 0; // a gap sometimes
+                const double len = r.bernoulli(0.5) ? unif(r, 1e-4, 0.01) : unif(r, 0.01, 2);
+                s.push_back({t, t + len, static_cast<SpanKind>(r.uniformInt(0, 4))});
+                t += len;
+            }
+            const double from = unif(r, 0, t), to = from + unif(r, 0, t);
+            const double min_len = unif(r, 1e-3, 0.2);
+            std::vector<Draw> d;
+            fold(s, from, to, min_len, d);
+            int visible = 0;
+            for (const Span& x : s) visible += x.t1 >= from && x.t0 <= to;
+            int counted = 0;
+            for (std::size_t i = 0; i < d.size(); ++i) {
+                counted += d[i].count;
+                QVERIFY(d[i].t1 >= d[i].t0);
+                QVERIFY(d[i].count == 1 || d[i].kind == SpanKind::Folded);
+                if (i) QVERIFY(d[i].t0 >= d[i - 1].t1);
+            }
+            QCOMPARE(counted, visible);
+        }
+    }
+
+    // A step series downsampled into buckets keeps each bucket's min and max: a spike of
+    // one point survives. Series: 0 from t=0, 10 at t=1, 100 at t=1.5 (spike), 10 at
+    // t=1.6, 0 at t=3. Buckets of 1 s over [0, 4): [0,1) 0..0, [1,2) 10..100, [2,3)
+    // 10..10, [3,4) 0..0.
+    void downsampleKeepsPeaks() {
+        const std::vector<std::pair<double, double>> p{
+            {0, 0}, {1, 10}, {1.5, 100}, {1.6, 10}, {3, 0}};
+        const auto b = downsample(p, 0, 4, 4);
+        QCOMPARE(b.size(), std::size_t(4));
+        QCOMPARE(b[0].lo, 0.0);
+        QCOMPARE(b[0].hi, 0.0);
+        QCOMPARE(b[1].lo, 10.0);
+        QCOMPARE(b[1].hi, 100.0);
+        QCOMPARE(b[2].lo, 10.0);
+        QCOMPARE(b[2].hi, 10.0);
+        QCOMPARE(b[3].hi, 0.0);
+        QCOMPARE(b[1].t, 1.5);
+        // A window inside a step starts from the value in force.
+        const auto c = downsample(p, 2.0, 2.5, 1);
+        QCOMPARE(c.size(), std::size_t(1));
+        QCOMPARE(c[0].lo, 10.0);
+        QVERIFY(downsample(p, -2, -1, 3).empty()); // before the series: nothing known
+    }
+
+    // The KV series of a run never exceeds the capacity and its peak is the summary's.
+    void kvSeriesPeak() {
+        GenerateSpec g;
+        g.count = 200;
+        g.arrivals.rate = 40;
+        g.prompt = LengthDist::parse("uniform:100,400");
+        g.output = LengthDist::parse("uniform:10,200");
+        const Workload w = generateWorkload(g);
+        EngineLimits lim;
+        lim.kv_capacity_tokens = 5000;
+        auto s = test::policy("fcfs");
+        const RunLog log =
+            simulate(w, EteModel(EteParams{0.02, 2e-4, 0, 0.03, 3e-4, 2e-7}), *s, lim);
+        const auto kv = kvSeries(log);
+        double peak = 0;
+        for (const auto& [t, v] : kv) peak = std::max(peak, v);
+        std::int64_t want = 0;
+        for (const IterSpan& it : log.iters) want = std::max(want, it.kvPeak());
+        QCOMPARE(peak, double(want));
+        QVERIFY(peak <= 5000);
+        const auto b = downsample(kv, kv.front().first, kv.back().first, 50);
+        double bpeak = 0;
+        for (const auto& x : b) bpeak = std::max(bpeak, x.hi);
+        QCOMPARE(bpeak, peak);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestLod)
+#include "tst_lod.moc"
