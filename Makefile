@@ -3,6 +3,7 @@
 JOBS ?= $(shell nproc)
 BUILD := build
 CLI := $(BUILD)/bin/kairos-cli
+GUI := $(BUILD)/bin/kairos
 SAMPLE := sample_traces/chat_poisson_small.jsonl
 REPORT_DIR ?= out
 FUZZ_SECONDS ?= 20
@@ -22,13 +23,20 @@ configure: deps $(BUILD)/build.ninja
 build: configure
 	cmake --build --preset dev -j $(JOBS)
 
-# With a display the GUI opens on the sample; without one (or until the GUI lands)
-# the same analysis runs headless and writes the report.
+# With a display the workbench opens on the sample; without one the same analysis runs
+# headless: the summary and run log from kairos-cli, and the workbench drawn offscreen.
 run: build
 	@mkdir -p $(REPORT_DIR)
-	$(CLI) simulate --workload $(SAMPLE) --policy fcfs --goodput ttft:2000 tpot:100 \
-	    --json $(REPORT_DIR)/sample_summary.json --runlog $(REPORT_DIR)/sample_runlog.jsonl
-	@echo "report: $(REPORT_DIR)/sample_summary.json, run log: $(REPORT_DIR)/sample_runlog.jsonl"
+	@if [ -n "$$DISPLAY$$WAYLAND_DISPLAY" ]; then \
+	  $(GUI) --workload $(SAMPLE) --policy sprpt_lp --predictor trail; \
+	else \
+	  $(CLI) simulate --workload $(SAMPLE) --policy sprpt_lp --predictor trail \
+	    --goodput ttft:2000 tpot:100 \
+	    --json $(REPORT_DIR)/sample_summary.json --runlog $(REPORT_DIR)/sample_runlog.jsonl && \
+	  QT_QPA_PLATFORM=offscreen $(GUI) --workload $(SAMPLE) --policy sprpt_lp --predictor trail \
+	    --screenshot $(REPORT_DIR)/sample_workbench.png --quit 2>/dev/null && \
+	  echo "report: $(REPORT_DIR)/sample_summary.json, run log: $(REPORT_DIR)/sample_runlog.jsonl, picture: $(REPORT_DIR)/sample_workbench.png"; \
+	fi
 
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
@@ -50,7 +58,7 @@ fuzz: deps
 	bash tests/fuzz/run.sh build-fuzz/bin $(FUZZ_SECONDS)
 
 format:
-	find core app tests -name '*.cpp' -o -name '*.h' | xargs clang-format -i
+	find core views app tests -name '*.cpp' -o -name '*.h' | xargs clang-format -i
 
 clean:
 	rm -rf $(BUILD) build-asan build-fuzz build-release

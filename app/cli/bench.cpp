@@ -19,6 +19,9 @@
 #include <unistd.h>
 
 namespace kairos::cli {
+using app::kDefaultProfile;
+using app::resolveProfile;
+
 namespace {
 
 template <class Fn> double medianMs(int repeat, Fn&& fn) {

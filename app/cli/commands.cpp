@@ -24,6 +24,10 @@
 #include <nlohmann/json.hpp>
 
 namespace kairos::cli {
+using app::kDefaultProfile;
+using app::resolveProfile;
+using app::shippedProfileNames;
+
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();

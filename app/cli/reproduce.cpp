@@ -8,6 +8,8 @@
 #include <cstdio>
 
 namespace kairos::cli {
+using app::kDefaultProfile;
+using app::resolveProfile;
 
 void addReproduce(CLI::App& app) {
     struct Args {

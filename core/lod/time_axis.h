@@ -3,6 +3,8 @@
 // plain value: views hold one, the zoom/pan object hands it out, tests check it with
 // data tables.
 #include <algorithm>
+#include <cmath>
+#include <vector>
 
 namespace kairos::lod {
 
@@ -38,5 +40,23 @@ struct TimeAxis {
         t1 = t0 + span;
     }
 };
+
+// Tick positions for an axis over [from, to]: multiples of 1, 2 or 5 x 10^k, at most
+// `max_ticks` of them (at least 2 for any non-empty range).
+inline std::vector<double> niceTicks(double from, double to, int max_ticks) {
+    std::vector<double> ticks;
+    if (!(to > from) || max_ticks < 2) return ticks;
+    const double raw = (to - from) / (max_ticks - 1);
+    const double mag = std::pow(10.0, std::floor(std::log10(raw)));
+    double step = mag;
+    for (double m : {1.0, 2.0, 5.0, 10.0})
+        if (m * mag >= raw) {
+            step = m * mag;
+            break;
+        }
+    for (double t = std::ceil(from / step) * step; t <= to + step * 1e-9; t += step)
+        ticks.push_back(std::abs(t) < step * 1e-9 ? 0.0 : t);
+    return ticks;
+}
 
 } // namespace kairos::lod

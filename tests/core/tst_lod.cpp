@@ -74,6 +74,32 @@ private slots:
         QVERIFY(a.t0 >= 0 && a.t1 <= 10 + 1e-12);
     }
 
+    // Ticks are 1, 2 or 5 x 10^k apart, inside the range, at most max_ticks.
+    void ticks_data() {
+        QTest::addColumn<double>("from");
+        QTest::addColumn<double>("to");
+        QTest::addColumn<int>("max");
+        QTest::addColumn<double>("step");
+        QTest::addColumn<double>("first");
+        QTest::newRow("0-100 by 6") << 0.0 << 100.0 << 6 << 20.0 << 0.0;
+        QTest::newRow("0-100 by 11") << 0.0 << 100.0 << 11 << 10.0 << 0.0;
+        QTest::newRow("3.7-4.2") << 3.7 << 4.2 << 6 << 0.1 << 3.7;
+        QTest::newRow("ms") << 0.0012 << 0.0049 << 5 << 0.001 << 0.002;
+        QTest::newRow("1000 s") << 12.0 << 1012.0 << 8 << 200.0 << 200.0;
+    }
+    void ticks() {
+        QFETCH(double, from);
+        QFETCH(double, to);
+        QFETCH(int, max);
+        QFETCH(double, step);
+        QFETCH(double, first);
+        const auto t = niceTicks(from, to, max);
+        QVERIFY(t.size() >= 2 && int(t.size()) <= max);
+        KAIROS_COMPARE_NEAR(t[0], first, 1e-9);
+        KAIROS_COMPARE_NEAR(t[1] - t[0], step, 1e-9);
+        QVERIFY(t.front() >= from - 1e-12 && t.back() <= to + 1e-9);
+    }
+
     // One request through every phase (times by hand): arrive 0, prefill 1-2, decode 2-3,
     // suspended 3-4, decode 4-5, preempted 5-6, recompute 6-7, decode 7-8, finish 8; a
     // segment dispatched at 3 runs on the robot for its 2.5 s.

@@ -8,7 +8,7 @@
 
 namespace fs = std::filesystem;
 
-namespace kairos::cli {
+namespace kairos::app {
 
 std::vector<std::string> profileDirs() {
     std::vector<std::string> dirs;
@@ -52,4 +52,4 @@ std::vector<std::string> shippedProfileNames() {
     return names;
 }
 
-} // namespace kairos::cli
+} // namespace kairos::app

@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-namespace kairos::cli {
+namespace kairos::app {
 
 // The profile every command uses when none is named (MC-SF's setting: Llama2-70B, 2x A100).
 inline constexpr const char* kDefaultProfile = "llama2-70b-a100x2";
@@ -16,4 +16,4 @@ std::vector<std::string> profileDirs();
 DeviceProfile resolveProfile(const std::string& name_or_path, std::string* found_at = nullptr);
 std::vector<std::string> shippedProfileNames();
 
-} // namespace kairos::cli
+} // namespace kairos::app

@@ -1,0 +1,67 @@
+// kairos: the workbench. `kairos --workload F --policy P [--param K=V ...] [--screenshot
+// OUT.png --quit]` opens on a workload; with --screenshot the window is saved as soon as
+// the first simulation is shown (for tests and docs).
+#include "main_window.h"
+
+#include <QApplication>
+#include <QCommandLineParser>
+#include <QPixmap>
+#include <QTimer>
+#include <cstdio>
+
+int main(int argc, char** argv) {
+    QApplication app(argc, argv);
+    QApplication::setApplicationName(QStringLiteral("Kairos"));
+    QApplication::setOrganizationName(QStringLiteral("Kairos"));
+    QApplication::setApplicationVersion(QStringLiteral(KAIROS_VERSION));
+    qRegisterMetaType<std::shared_ptr<const kairos::app::SimResult>>();
+
+    QCommandLineParser cl;
+    cl.setApplicationDescription(QStringLiteral("Latency analysis of LLM serving under deadlines"));
+    cl.addHelpOption();
+    cl.addVersionOption();
+    const QCommandLineOption workload({"w", "workload"}, "Workload file to open.", "file");
+    const QCommandLineOption policy({"p", "policy"}, "Scheduling policy.", "name", "fcfs");
+    const QCommandLineOption param("param", "Policy parameter NAME=VALUE (repeatable).", "k=v");
+    const QCommandLineOption predictor("predictor", "Length predictor.", "spec", "oracle");
+    const QCommandLineOption profile("profile", "Device profile (name or JSON file).", "name");
+    const QCommandLineOption shot("screenshot", "Save the window to this PNG once shown.", "png");
+    const QCommandLineOption quit("quit", "Quit after --screenshot.");
+    const QCommandLineOption size("size", "Window size WIDTHxHEIGHT.", "WxH", "1400x850");
+    cl.addOptions({workload, policy, param, predictor, profile, shot, quit, size});
+    cl.process(app);
+
+    kairos::app::StartOptions opt;
+    opt.workload = cl.value(workload);
+    opt.policy = cl.value(policy);
+    opt.params = cl.values(param);
+    opt.predictor = cl.value(predictor);
+    opt.profile = cl.value(profile);
+    std::unique_ptr<kairos::app::MainWindow> w;
+    try {
+        w = std::make_unique<kairos::app::MainWindow>(opt);
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "kairos: error: %s\n", e.what());
+        return 2;
+    }
+    const QStringList wh = cl.value(size).split('x');
+    if (wh.size() == 2) w->resize(wh[0].toInt(), wh[1].toInt());
+    w->show();
+    if (cl.isSet(shot)) {
+        const QString out = cl.value(shot);
+        const bool and_quit = cl.isSet(quit);
+        auto save = [&w, out, and_quit] {
+            const bool ok = w->grab().save(out);
+            std::fprintf(ok ? stdout : stderr,
+                         ok ? "kairos: saved %s\n" : "kairos: cannot write %s\n", qPrintable(out));
+            if (and_quit) QApplication::exit(ok ? 0 : 1);
+        };
+        if (opt.workload.isEmpty())
+            QTimer::singleShot(200, save);
+        else
+            QObject::connect(
+                w.get(), &kairos::app::MainWindow::resultShown, w.get(),
+                [save](long) { QTimer::singleShot(50, save); }, Qt::SingleShotConnection);
+    }
+    return QApplication::exec();
+}

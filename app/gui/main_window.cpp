@@ -1,0 +1,315 @@
+#include "main_window.h"
+
+#include "kv_chart.h"
+#include "model/input_error.h"
+#include "param_slider.h"
+#include "profiles.h"
+#include "time_range.h"
+#include "timeline_view.h"
+#include "workload/readers.h"
+
+#include <QComboBox>
+#include <QDockWidget>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QFormLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QMenuBar>
+#include <QMessageBox>
+#include <QPushButton>
+#include <QSplitter>
+#include <QStatusBar>
+#include <QStyle>
+#include <QTableWidget>
+#include <QThreadPool>
+#include <QVBoxLayout>
+#include <cmath>
+
+namespace kairos::app {
+
+namespace {
+
+// The sliders: parameter name, label, range, default, decimals, log scale, and the
+// policies it applies to (empty: every run).
+struct SliderSpec {
+    const char* name;
+    const char* label;
+    double lo, hi, value;
+    int decimals;
+    bool log;
+    std::vector<std::string> policies;
+};
+
+const std::vector<SliderSpec>& sliderSpecs() {
+    static const std::vector<SliderSpec> specs{
+        {"k", "pessimism k", 1, 8, 5, 1, false, {"timebill"}},
+        {"C", "preemption C", 0, 1, 0.8, 2, false, {"sprpt_lp"}},
+        {"alpha", "α-protection", 0, 0.9, 0.2, 2, false, {"protect_greedy", "protect_clearing"}},
+        {"beta", "β-clearing", 0.05, 1, 0.5, 2, false, {"protect_clearing"}},
+        {"kv", "KV capacity ×", 0.1, 2, 1, 2, true, {}},
+        {"seqs", "max running", 1, 512, 256, 0, true, {}},
+        {"rate", "arrival rate ×", 0.25, 4, 1, 2, true, {}},
+        {"ttft_slo", "TTFT SLO (ms)", 50, 20000, 2000, 0, true, {}},
+        {"tpot_slo", "TPOT SLO (ms)", 5, 2000, 100, 0, true, {}},
+    };
+    return specs;
+}
+
+bool appliesTo(const SliderSpec& s, const std::string& policy) {
+    return s.policies.empty() ||
+           std::find(s.policies.begin(), s.policies.end(), policy) != s.policies.end();
+}
+
+QString ms(double v) {
+    return QString::number(v, 'f', v < 10 ? 2 : 1);
+}
+
+} // namespace
+
+MainWindow::MainWindow(const StartOptions& opt, QWidget* parent)
+    : QMainWindow(parent), start_(opt) {
+    setWindowTitle(QStringLiteral("Kairos"));
+    profile_ = resolveProfile(opt.profile.isEmpty() ? std::string(kDefaultProfile)
+                                                    : opt.profile.toStdString());
+    model_ = makeExecutionModel(profile_);
+    for (const auto& [k, v] : parsePolicyParams([&] {
+             std::vector<std::string> items;
+             for (const QString& p : opt.params) items.push_back(p.toStdString());
+             return items;
+         }()))
+        extra_params_[k] = v;
+    buildUi();
+    connect(&runner_, &SimRunner::finished, this, &MainWindow::showResult);
+    if (!opt.workload.isEmpty()) openWorkload(opt.workload);
+}
+
+MainWindow::~MainWindow() {
+    QThreadPool::globalInstance()->waitForDone();
+}
+
+views::ParamSlider* MainWindow::slider(const QString& name) const {
+    auto it = sliders_.find(name);
+    return it == sliders_.end() ? nullptr : it->second;
+}
+
+void MainWindow::buildUi() {
+    range_ = new views::TimeRange(this);
+    timeline_ = new views::TimelineView(range_);
+    kv_ = new views::KvChart(range_);
+    auto* split = new QSplitter(Qt::Vertical);
+    split->addWidget(timeline_);
+    split->addWidget(kv_);
+    split->setStretchFactor(0, 3);
+    split->setStretchFactor(1, 1);
+    split->setSizes({600, 230});
+    setCentralWidget(split);
+    kv_->setPlotMargins(views::TimelineView::kGutter,
+                        timeline_->style()->pixelMetric(QStyle::PM_ScrollBarExtent));
+
+    // Policy panel.
+    auto* panel = new QWidget;
+    auto* v = new QVBoxLayout(panel);
+    workload_label_ = new QLabel(tr("No workload"));
+    workload_label_->setWordWrap(true);
+    auto* open = new QPushButton(tr("&Open workload…"));
+    connect(open, &QPushButton::clicked, this, [this] {
+        const QString f = QFileDialog::getOpenFileName(
+            this, tr("Open workload"), QString(), tr("Traces (*.jsonl *.json *.csv);;All (*)"));
+        if (!f.isEmpty()) openWorkload(f);
+    });
+    v->addWidget(workload_label_);
+    v->addWidget(open);
+    auto* form = new QFormLayout;
+    policy_ = new QComboBox;
+    for (const auto& n : policyNames()) policy_->addItem(QString::fromStdString(n));
+    policy_->setCurrentText(start_.policy);
+    predictor_ = new QComboBox;
+    predictor_->setObjectName(QStringLiteral("predictor"));
+    policy_->setObjectName(QStringLiteral("policy"));
+    predictor_->addItems({"oracle", "lognormal:0.5", "exponential", "bucket:16", "trail"});
+    predictor_->setEditable(true);
+    predictor_->setCurrentText(start_.predictor);
+    form->addRow(tr("&Policy"), policy_);
+    form->addRow(tr("P&redictor"), predictor_);
+    v->addLayout(form);
+    for (const SliderSpec& s : sliderSpecs()) {
+        double value = s.value;
+        if (auto it = extra_params_.find(s.name); it != extra_params_.end()) value = it->second;
+        auto* w = new views::ParamSlider(QString::fromUtf8(s.label), s.lo, s.hi, value, s.decimals,
+                                         s.log);
+        sliders_[QString::fromLatin1(s.name)] = w;
+        v->addWidget(w);
+        connect(w, &views::ParamSlider::valueChanged, this, [this] { resimulate(); });
+    }
+    details_ = new QLabel;
+    details_->setWordWrap(true);
+    details_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    v->addWidget(details_);
+    v->addStretch(1);
+    auto* dock = new QDockWidget(tr("Policy"), this);
+    dock->setObjectName(QStringLiteral("policy"));
+    dock->setWidget(panel);
+    addDockWidget(Qt::LeftDockWidgetArea, dock);
+
+    metrics_ = new QTableWidget(0, 2);
+    metrics_->setHorizontalHeaderLabels({tr("metric"), tr("value")});
+    metrics_->horizontalHeader()->setStretchLastSection(true);
+    metrics_->setMinimumWidth(330);
+    metrics_->verticalHeader()->setVisible(false);
+    metrics_->setEditTriggers(QAbstractItemView::NoEditTriggers);
+    auto* mdock = new QDockWidget(tr("Metrics"), this);
+    mdock->setObjectName(QStringLiteral("metrics"));
+    mdock->setWidget(metrics_);
+    addDockWidget(Qt::RightDockWidgetArea, mdock);
+
+    connect(policy_, &QComboBox::currentTextChanged, this, [this] {
+        updateEnabledParams();
+        resimulate();
+    });
+    connect(predictor_, &QComboBox::currentTextChanged, this, [this] { resimulate(); });
+    connect(timeline_, &views::TimelineView::requestClicked, this, [this](int id) {
+        if (!last_ || !last_->rows) return;
+        QString text;
+        // Describe the clicked request: its row's summary.
+        const auto& r = (*last_->rows)[static_cast<std::size_t>(id)];
+        text = tr("Request %1\narrival %2 s, end %3 s\nprompt %4, output %5 tokens\n"
+                  "preemptions %6, %7")
+                   .arg(r.id)
+                   .arg(r.arrival, 0, 'f', 3)
+                   .arg(r.end, 0, 'f', 3)
+                   .arg(r.prompt)
+                   .arg(r.output)
+                   .arg(r.preemptions)
+                   .arg(r.killed ? tr("killed") : tr("finished"));
+        details_->setText(text);
+    });
+    auto* file = menuBar()->addMenu(tr("&File"));
+    file->addAction(tr("&Open workload…"), QKeySequence::Open, open, &QPushButton::click);
+    file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
+    auto* view = menuBar()->addMenu(tr("&View"));
+    view->addAction(tr("&Reset zoom"), QKeySequence(Qt::Key_Home), range_,
+                    &views::TimeRange::reset);
+    updateEnabledParams();
+    statusBar()->showMessage(tr("Open a workload to begin"));
+    resize(1400, 850);
+}
+
+void MainWindow::updateEnabledParams() {
+    const std::string p = policy_->currentText().toStdString();
+    for (const SliderSpec& s : sliderSpecs())
+        sliders_[QString::fromLatin1(s.name)]->setEnabled(appliesTo(s, p));
+}
+
+bool MainWindow::openWorkload(const QString& path) {
+    try {
+        auto w = std::make_shared<Workload>(readWorkload(path.toStdString()));
+        if (w->empty()) throw std::invalid_argument("the workload has no requests");
+        base_ = std::move(w);
+    } catch (const std::exception& e) {
+        QMessageBox::warning(this, tr("Cannot open workload"), QString::fromStdString(e.what()));
+        return false;
+    }
+    scaled_.reset();
+    workload_label_->setText(tr("<b>%1</b><br>%2 requests over %3 s")
+                                 .arg(QFileInfo(path).fileName().toHtmlEscaped())
+                                 .arg(base_->size())
+                                 .arg(base_->span(), 0, 'f', 1));
+    setWindowTitle(tr("Kairos — %1").arg(QFileInfo(path).fileName()));
+    resimulate();
+    return true;
+}
+
+void MainWindow::resimulate() {
+    if (!base_) return;
+    const double rate = slider("rate")->value();
+    if (!scaled_ || scaled_for_ != rate) {
+        auto w = std::make_shared<Workload>(*base_);
+        const double t0 = w->requests.front().arrival;
+        for (auto& r : w->requests) r.arrival = t0 + (r.arrival - t0) / rate;
+        scaled_ = std::move(w);
+        scaled_for_ = rate;
+    }
+    SimRequest req;
+    req.workload = scaled_;
+    req.model = model_;
+    req.policy.name = policy_->currentText().toStdString();
+    req.policy.predictor = predictor_->currentText().toStdString();
+    // --param values without a slider go to the policy they were given for.
+    if (req.policy.name == start_.policy.toStdString())
+        for (const auto& [k, v] : extra_params_)
+            if (!slider(QString::fromStdString(k))) req.policy.params[k] = v;
+    for (const SliderSpec& s : sliderSpecs())
+        if (!s.policies.empty() && appliesTo(s, req.policy.name))
+            req.policy.params[s.name] = slider(QString::fromLatin1(s.name))->value();
+    req.limits.kv_capacity_tokens = std::max<std::int64_t>(
+        1, std::llround(double(profile_.kvCapacityTokens()) * slider("kv")->value()));
+    req.limits.max_num_seqs = static_cast<std::int32_t>(std::lround(slider("seqs")->value()));
+    req.summary.goodput.ttft_ms = slider("ttft_slo")->value();
+    req.summary.goodput.tpot_ms = slider("tpot_slo")->value();
+    const long job = runner_.submit(std::move(req));
+    statusBar()->showMessage(tr("simulating (job %1)…").arg(job));
+}
+
+void MainWindow::showResult(std::shared_ptr<const SimResult> r) {
+    if (!r->error.isEmpty()) {
+        statusBar()->showMessage(tr("error: %1").arg(r->error));
+        details_->setText(tr("<b>The run failed:</b> %1").arg(r->error.toHtmlEscaped()));
+        return;
+    }
+    const bool first = !last_ || last_->workload != r->workload;
+    last_ = r;
+    if (first) {
+        double lo = r->workload->requests.front().arrival, hi = lo;
+        for (const auto& row : *r->rows) hi = std::max(hi, row.end);
+        range_->setExtent(lo, hi);
+    }
+    timeline_->setRows(r->rows);
+    kv_->setRun(r->kv, double(r->limits.kv_capacity_tokens), r->preemptions);
+    fillMetrics(r->summary);
+    statusBar()->showMessage(tr("%1: %2 requests simulated in %3 ms (job %4)")
+                                 .arg(QString::fromStdString(r->summary.policy))
+                                 .arg(r->summary.num_requests)
+                                 .arg(r->wall_ms, 0, 'f', 1)
+                                 .arg(r->job));
+    Q_EMIT resultShown(r->job);
+}
+
+void MainWindow::fillMetrics(const Summary& s) {
+    std::vector<std::pair<QString, QString>> rows{
+        {tr("Completed / killed"), QStringLiteral("%1 / %2").arg(s.completed).arg(s.killed)},
+        {tr("Request throughput (req/s)"), QString::number(s.request_throughput, 'f', 3)},
+        {tr("Output token throughput (tok/s)"), QString::number(s.output_throughput, 'f', 1)},
+        {tr("Mean TTFT (ms)"), ms(s.ttft_ms.mean)},
+        {tr("Median TTFT (ms)"), ms(s.ttft_ms.median)},
+        {tr("P99 TTFT (ms)"), ms(s.ttft_ms.percentile(99))},
+        {tr("Mean TPOT (ms)"), ms(s.tpot_ms.mean)},
+        {tr("P99 TPOT (ms)"), ms(s.tpot_ms.percentile(99))},
+        {tr("Mean E2EL (ms)"), ms(s.e2el_ms.mean)},
+        {tr("P99 E2EL (ms)"), ms(s.e2el_ms.percentile(99))},
+        {tr("Request goodput (req/s)"),
+         s.request_goodput ? QString::number(*s.request_goodput, 'f', 3) : QStringLiteral("-")},
+        {tr("Preemptions / suspensions"),
+         QStringLiteral("%1 / %2").arg(s.preemptions).arg(s.suspensions)},
+        {tr("KV peak / capacity (tokens)"),
+         QStringLiteral("%1 / %2").arg(s.kv_peak_tokens).arg(s.kv_capacity_tokens)},
+    };
+    if (s.budget_requests > 0) {
+        rows.emplace_back(tr("Completion rate"),
+                          QString::number(100 * s.completion_rate, 'f', 1) + " %");
+        rows.emplace_back(
+            tr("Mean α / quality"),
+            QStringLiteral("%1 / %2").arg(s.mean_alpha, 0, 'f', 3).arg(s.mean_quality, 0, 'f', 3));
+    }
+    for (const auto& c : s.robot)
+        rows.emplace_back(tr("Utility, %1").arg(QString::fromStdString(c.cls)),
+                          QString::number(c.utilityPercent(), 'f', 1) + " % of max");
+    metrics_->setRowCount(int(rows.size()));
+    for (int i = 0; i < int(rows.size()); ++i) {
+        metrics_->setItem(i, 0, new QTableWidgetItem(rows[std::size_t(i)].first));
+        metrics_->setItem(i, 1, new QTableWidgetItem(rows[std::size_t(i)].second));
+    }
+    metrics_->resizeColumnToContents(0);
+}
+
+} // namespace kairos::app

@@ -1,0 +1,76 @@
+#pragma once
+// The workbench window: the policy panel with its parameters as sliders, the request
+// timeline over the KV-memory chart (one shared time axis), and the metrics table.
+// Every change re-simulates off the GUI thread (SimRunner); only the latest result paints.
+#include "model/device_profile.h"
+#include "sim_runner.h"
+
+#include <QMainWindow>
+#include <map>
+#include <memory>
+
+class QComboBox;
+class QLabel;
+class QTableWidget;
+class QSlider;
+class QDoubleSpinBox;
+
+namespace kairos::views {
+class ParamSlider;
+class TimeRange;
+class TimelineView;
+class KvChart;
+} // namespace kairos::views
+
+namespace kairos::app {
+
+struct StartOptions {
+    QString workload, policy = QStringLiteral("fcfs"), predictor = QStringLiteral("oracle"),
+                      profile;
+    QStringList params;
+};
+
+class MainWindow : public QMainWindow {
+    Q_OBJECT
+public:
+    explicit MainWindow(const StartOptions& opt, QWidget* parent = nullptr);
+    ~MainWindow() override;
+
+    // Loads a workload file (any format); false with a message box on error.
+    bool openWorkload(const QString& path);
+    // Re-simulates with the panel's current settings.
+    void resimulate();
+    std::shared_ptr<const SimResult> lastResult() const { return last_; }
+    views::TimelineView* timeline() const { return timeline_; }
+    views::ParamSlider* slider(const QString& name) const;
+    QComboBox* policyBox() const { return policy_; }
+
+Q_SIGNALS:
+    void resultShown(long job);
+
+private:
+    void buildUi();
+    void showResult(std::shared_ptr<const SimResult> r);
+    void updateEnabledParams();
+    void fillMetrics(const Summary& s);
+
+    StartOptions start_;
+    DeviceProfile profile_;
+    std::shared_ptr<const ExecutionModel> model_;
+    std::shared_ptr<const Workload> base_; // as read; the rate slider rescales arrivals
+    std::shared_ptr<const Workload> scaled_;
+    double scaled_for_ = 1.0;
+    PolicyParams extra_params_; // from --param, for parameters without a slider
+    SimRunner runner_;
+    std::shared_ptr<const SimResult> last_;
+
+    views::TimeRange* range_ = nullptr;
+    views::TimelineView* timeline_ = nullptr;
+    views::KvChart* kv_ = nullptr;
+    QComboBox *policy_ = nullptr, *predictor_ = nullptr;
+    QLabel *workload_label_ = nullptr, *details_ = nullptr;
+    QTableWidget* metrics_ = nullptr;
+    std::map<QString, views::ParamSlider*> sliders_;
+};
+
+} // namespace kairos::app

@@ -1,0 +1,56 @@
+#pragma once
+// Runs simulations off the GUI thread (hotspot's background jobs): every submit gets a
+// new job id; a result comes back through a queued call and is dropped unless it is the
+// latest job's, so a slider moved ten times repaints once with the last setting.
+#include "exec/execution_model.h"
+#include "lod/timeline.h"
+#include "metrics/summary.h"
+#include "model/run_log.h"
+#include "model/workload.h"
+#include "sched/registry.h"
+
+#include <QObject>
+#include <atomic>
+#include <memory>
+
+namespace kairos::app {
+
+struct SimRequest {
+    std::shared_ptr<const Workload> workload;
+    std::shared_ptr<const ExecutionModel> model;
+    PolicyConfig policy;
+    EngineLimits limits;
+    SummaryOptions summary;
+};
+
+struct SimResult {
+    long job = 0;
+    PolicyConfig policy;
+    EngineLimits limits;
+    std::shared_ptr<const Workload> workload;
+    std::shared_ptr<const RunLog> log;
+    Summary summary;
+    std::shared_ptr<const std::vector<lod::Row>> rows;
+    std::shared_ptr<const std::vector<std::pair<double, double>>> kv;
+    std::vector<double> preemptions;
+    double wall_ms = 0; // simulate + summarise + timeline rows
+    QString error;      // set when the run failed (bad parameter, scheduler loop)
+};
+
+class SimRunner : public QObject {
+    Q_OBJECT
+public:
+    explicit SimRunner(QObject* parent = nullptr) : QObject(parent) {}
+    long submit(SimRequest req);
+    long latest() const { return latest_.load(); }
+    // Runs one request on the calling thread (what the job does; also for benchmarks).
+    static SimResult run(const SimRequest& req, long job);
+
+Q_SIGNALS:
+    void finished(std::shared_ptr<const kairos::app::SimResult> result);
+
+private:
+    std::atomic<long> latest_{0};
+};
+
+} // namespace kairos::app

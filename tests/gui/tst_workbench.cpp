@@ -1,0 +1,141 @@
+// The workbench window, offscreen: a slider move re-simulates off the GUI thread and the
+// metrics change as the policy says they must; stale results are dropped; the
+// --screenshot command writes a real picture.
+#include "main_window.h"
+#include "param_slider.h"
+#include "timeline_view.h"
+#include "workload/generators.h"
+#include "workload/readers.h"
+
+#include <QComboBox>
+#include <QImage>
+#include <QProcess>
+#include <QSignalSpy>
+#include <QtTest>
+#include <fstream>
+#include <set>
+
+using namespace kairos;
+
+namespace {
+// A loaded chat workload: 16 seats are busy, so shorter requests arriving find long ones
+// running (what sprpt_lp preempts).
+QString loadedWorkload() {
+    const QString path = QDir::temp().filePath("kairos_tst_workbench.jsonl");
+    GenerateSpec g;
+    g.count = 600;
+    g.arrivals.rate = 1.0;
+    g.arrivals.seed = 3;
+    g.prompt = LengthDist::parse("lognormal:400,0.8,max=3000");
+    g.output = LengthDist::parse("lognormal:150,1.0,max=1500");
+    std::ofstream out(path.toStdString());
+    writeKairos(generateWorkload(g), out);
+    return path;
+}
+
+long waitForResult(QSignalSpy& spy) {
+    if (!spy.wait(20000)) return -1;
+    return spy.takeLast().at(0).value<long>();
+}
+} // namespace
+
+class TestWorkbench : public QObject {
+    Q_OBJECT
+private slots:
+    // sprpt_lp on a loaded workload with 16 seats: C = 0 never preempts (it is SJF);
+    // C = 1 preempts (suspends with KV kept) whenever a shorter request arrives.
+    void preemptionSliderChangesTheRun() {
+        app::StartOptions o;
+        o.workload = loadedWorkload();
+        o.policy = "sprpt_lp";
+        o.predictor = "oracle";
+        app::MainWindow w(o);
+        QSignalSpy spy(&w, &app::MainWindow::resultShown);
+        QVERIFY(waitForResult(spy) > 0);
+        w.slider("seqs")->setValue(16);
+        QVERIFY(waitForResult(spy) > 0);
+        w.slider("C")->setValue(0.0);
+        QVERIFY(waitForResult(spy) > 0);
+        const auto c0 = w.lastResult();
+        QCOMPARE(c0->policy.params.at("C"), 0.0);
+        QCOMPARE(c0->limits.max_num_seqs, 16);
+        QCOMPARE(c0->summary.preemptions + c0->summary.suspensions, std::int64_t(0));
+        w.slider("C")->setValue(1.0);
+        QVERIFY(waitForResult(spy) > 0);
+        const auto c1 = w.lastResult();
+        QCOMPARE(c1->policy.params.at("C"), 1.0);
+        QVERIFY2(c1->summary.preemptions + c1->summary.suspensions > 0,
+                 qPrintable(QString::number(c1->summary.suspensions)));
+        QCOMPARE(c1->summary.completed, std::int64_t(600));
+        // The timeline shows the new run.
+        QCOMPARE(w.timeline()->rows(), c1->rows.get());
+    }
+
+    // Many moves in a row: only the latest job's result is shown.
+    void staleResultsAreDropped() {
+        app::StartOptions o;
+        o.workload = loadedWorkload();
+        app::MainWindow w(o);
+        QSignalSpy spy(&w, &app::MainWindow::resultShown);
+        QVERIFY(waitForResult(spy) > 0);
+        const std::int64_t full = w.lastResult()->limits.kv_capacity_tokens; // KV x 1.0
+        spy.clear();
+        for (int i = 1; i <= 12; ++i) w.slider("kv")->setValue(0.3 + 0.05 * i);
+        const auto want = std::llround(double(full) * 0.9);
+        QTRY_VERIFY_WITH_TIMEOUT(w.lastResult()->limits.kv_capacity_tokens == want, 20000);
+        QTest::qWait(300); // let any stale job finish: none may be shown
+        std::set<long> shown;
+        for (const auto& args : spy) shown.insert(args.at(0).value<long>());
+        QVERIFY(!shown.empty());
+        QCOMPARE(*shown.rbegin(), w.lastResult()->job);
+        QVERIFY(shown.size() < 12); // stale ones dropped (at least one: the last)
+        QVERIFY(std::abs(w.slider("kv")->value() - 0.9) < 1e-9);
+    }
+
+    // A bad setting (an unknown predictor) shows an error instead of a run, and the
+    // window stays usable: fixing it runs.
+    void errorsAreShown() {
+        app::StartOptions o;
+        o.workload = loadedWorkload();
+        o.policy = "sjf";
+        o.predictor = "bogus:1";
+        app::MainWindow w(o);
+        QTest::qWait(500);
+        QVERIFY(!w.lastResult());
+        QSignalSpy spy(&w, &app::MainWindow::resultShown);
+        w.findChild<QComboBox*>("predictor")->setCurrentText("oracle");
+        QVERIFY(waitForResult(spy) > 0);
+        QVERIFY(w.lastResult()->summary.policy.rfind("sjf", 0) == 0);
+    }
+
+    // kairos --screenshot writes a non-blank picture of the window (many colours: the
+    // timeline's phases, the chart, the panels).
+    void screenshotCommand() {
+        const QString png = QDir::temp().filePath("kairos_tst_shot.png");
+        QFile::remove(png);
+        QProcess p;
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        env.insert("QT_QPA_PLATFORM", "offscreen");
+        p.setProcessEnvironment(env);
+        p.start(KAIROS_GUI, {"--workload", loadedWorkload(), "--policy", "sprpt_lp", "--param",
+                             "C=0.8", "--screenshot", png, "--quit", "--size", "1200x800"});
+        QVERIFY(p.waitForFinished(60000));
+        QCOMPARE(p.exitCode(), 0);
+        QImage img(png);
+        QCOMPARE(img.size(), QSize(1200, 800));
+        std::set<QRgb> colours;
+        for (int y = 0; y < img.height(); y += 3)
+            for (int x = 0; x < img.width(); x += 3) colours.insert(img.pixel(x, y));
+        QVERIFY2(colours.size() > 20, qPrintable(QString::number(colours.size())));
+        // Decode blue is on the picture.
+        bool blue = false;
+        for (int y = 0; y < img.height() && !blue; ++y)
+            for (int x = 0; x < img.width() && !blue; ++x)
+                blue =
+                    QColor(img.pixel(x, y)) == views::TimelineView::colorOf(lod::SpanKind::Decode);
+        QVERIFY(blue);
+    }
+};
+
+QTEST_MAIN(TestWorkbench)
+#include "tst_workbench.moc"

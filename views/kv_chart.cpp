@@ -1,0 +1,126 @@
+#include "kv_chart.h"
+
+#include "lod/timeline.h"
+
+#include <algorithm>
+
+namespace kairos::views {
+
+KvChart::KvChart(TimeRange* range, QWidget* parent) : QCustomPlot(parent), range_(range) {
+    setMinimumHeight(110);
+    setBackground(palette().color(QPalette::Base));
+    const QColor fg = palette().color(QPalette::Text);
+    for (QCPAxis* a : {xAxis, yAxis}) {
+        a->setBasePen(QPen(fg));
+        a->setTickPen(QPen(fg));
+        a->setSubTickPen(QPen(fg));
+        a->setTickLabelColor(fg);
+        a->setLabelColor(fg);
+    }
+    xAxis->setLabel(QStringLiteral("time (s)"));
+    yAxis->setLabel(QStringLiteral("KV tokens"));
+    lo_ = addGraph();
+    hi_ = addGraph();
+    const QColor blue(0x2f, 0x80, 0xed);
+    for (QCPGraph* g : {lo_, hi_}) {
+        g->setPen(QPen(blue, 1));
+        g->setLineStyle(QCPGraph::lsLine);
+        g->setAdaptiveSampling(false); // we downsample ourselves, keeping min and max
+    }
+    QColor fill = blue;
+    fill.setAlpha(110);
+    hi_->setBrush(fill);
+    hi_->setChannelFillGraph(lo_);
+    hi_->setName(QStringLiteral("in use"));
+    cap_ = addGraph();
+    cap_->setPen(QPen(QColor(0xe0, 0x3e, 0x3e), 1, Qt::DashLine));
+    cap_->setName(QStringLiteral("capacity"));
+    marks_ = addGraph();
+    marks_->setLineStyle(QCPGraph::lsNone);
+    marks_->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssTriangleInverted,
+                                            QColor(0xe0, 0x3e, 0x3e), QColor(0xe0, 0x3e, 0x3e), 6));
+    marks_->setName(QStringLiteral("preemption"));
+    legend->setVisible(true);
+    legend->setBrush(palette().color(QPalette::Base));
+    legend->setTextColor(fg);
+    lo_->removeFromLegend();
+    axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignRight);
+    legend->setFillOrder(QCPLayoutGrid::foColumnsFirst);
+    legend->setRowSpacing(0);
+    legend->setColumnSpacing(8);
+    setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
+    axisRect()->setRangeDrag(Qt::Horizontal);
+    axisRect()->setRangeZoom(Qt::Horizontal);
+    // Two-way: the shared range moves the axis; dragging or zooming here moves the range.
+    connect(range_, &TimeRange::changed, this, [this](double from, double to) {
+        syncing_ = true;
+        xAxis->setRange(from, to);
+        syncing_ = false;
+        resample();
+    });
+    connect(xAxis, qOverload<const QCPRange&>(&QCPAxis::rangeChanged), this,
+            [this](const QCPRange& r) {
+                if (!syncing_) range_->setRange(r.lower, r.upper);
+            });
+}
+
+void KvChart::setRun(std::shared_ptr<const std::vector<std::pair<double, double>>> kv,
+                     double capacity, std::vector<double> preemptions) {
+    kv_ = std::move(kv);
+    capacity_ = capacity;
+    QVector<double> mx, my;
+    for (double t : preemptions) {
+        mx.push_back(t);
+        my.push_back(capacity);
+    }
+    marks_->setData(mx, my, true);
+    // Show the capacity line when usage reaches a third of it; otherwise scale to the
+    // usage (a mostly idle cache would be a flat line) and name the capacity in the legend.
+    double peak = 0;
+    if (kv_)
+        for (const auto& pt : *kv_) peak = std::max(peak, pt.second);
+    const bool cap_on_scale = peak >= capacity / 3;
+    yAxis->setRange(0, std::max(1.0, cap_on_scale ? capacity * 1.08 : peak * 1.25));
+    cap_->setName(cap_on_scale
+                      ? tr("capacity")
+                      : tr("capacity %L1 (off scale)").arg(static_cast<qlonglong>(capacity)));
+    syncing_ = true;
+    xAxis->setRange(range_->from(), range_->to());
+    syncing_ = false;
+    resample();
+}
+
+void KvChart::setPlotMargins(int left, int right) {
+    margin_lr_ = left + right;
+    axisRect()->setAutoMargins(QCP::msTop | QCP::msBottom);
+    axisRect()->setMargins(QMargins(left, 0, right, 0));
+    resample();
+}
+
+void KvChart::resizeEvent(QResizeEvent* e) {
+    QCustomPlot::resizeEvent(e);
+    resample();
+}
+
+void KvChart::resample() {
+    const double from = range_->from(), to = range_->to();
+    cap_->setData(QVector<double>{from, to}, QVector<double>{capacity_, capacity_}, true);
+    QVector<double> t, lo, hi;
+    if (kv_) {
+        // One bucket per pixel of the plot (known before the first layout when the
+        // margins are fixed).
+        buckets_ = std::max(1, margin_lr_ >= 0 ? width() - margin_lr_ : axisRect()->width());
+        const auto b = lod::downsample(*kv_, from, to, buckets_);
+        t.reserve(int(b.size()));
+        for (const auto& x : b) {
+            t.push_back(x.t);
+            lo.push_back(x.lo);
+            hi.push_back(x.hi);
+        }
+    }
+    lo_->setData(t, lo, true);
+    hi_->setData(t, hi, true);
+    replot(QCustomPlot::rpQueuedReplot);
+}
+
+} // namespace kairos::views

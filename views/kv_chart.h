@@ -1,0 +1,41 @@
+#pragma once
+// KV-cache memory under the timeline, on the same time axis: tokens in use (the min-max
+// band of each pixel column, so spikes survive downsampling), the capacity, and a mark
+// at every preemption. QCustomPlot draws; core/lod downsamples the visible window to one
+// bucket per pixel on every range change.
+#include "time_range.h"
+
+#include <memory>
+#include <qcustomplot.h>
+#include <utility>
+#include <vector>
+
+namespace kairos::views {
+
+class KvChart : public QCustomPlot {
+    Q_OBJECT
+public:
+    explicit KvChart(TimeRange* range, QWidget* parent = nullptr);
+    // The KV series (lod::kvSeries), the capacity in tokens and the preemption times.
+    void setRun(std::shared_ptr<const std::vector<std::pair<double, double>>> kv, double capacity,
+                std::vector<double> preemptions);
+    int bucketCount() const { return buckets_; }
+    // Fixed left and right margins of the plot, to line its time axis up with the timeline's.
+    void setPlotMargins(int left, int right);
+
+protected:
+    void resizeEvent(QResizeEvent* e) override;
+
+private:
+    void resample();
+
+    TimeRange* range_;
+    std::shared_ptr<const std::vector<std::pair<double, double>>> kv_;
+    QCPGraph *hi_, *lo_, *cap_, *marks_;
+    double capacity_ = 0;
+    int buckets_ = 0;
+    int margin_lr_ = -1; // left + right plot margins when fixed
+    bool syncing_ = false;
+};
+
+} // namespace kairos::views

@@ -1,0 +1,358 @@
+#include "timeline_view.h"
+
+#include "lod/time_axis.h"
+
+#include <QFontMetrics>
+#include <QHelpEvent>
+#include <QMouseEvent>
+#include <QPainter>
+#include <QScrollBar>
+#include <QToolTip>
+#include <QWheelEvent>
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <iterator>
+#include <limits>
+
+namespace kairos::views {
+
+namespace {
+constexpr double kFoldPx = 3.0; // spans narrower than this fold (Tracy)
+}
+
+TimelineView::TimelineView(TimeRange* range, QWidget* parent)
+    : QAbstractScrollArea(parent), range_(range) {
+    setMouseTracking(true);
+    viewport()->setMouseTracking(true);
+    setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    setMinimumHeight(120);
+    connect(range_, &TimeRange::changed, viewport(), [this] { viewport()->update(); });
+    connect(verticalScrollBar(), &QScrollBar::valueChanged, viewport(),
+            [this] { viewport()->update(); });
+}
+
+void TimelineView::setRows(std::shared_ptr<const std::vector<lod::Row>> rows) {
+    rows_ = std::move(rows);
+    updateScrollBar();
+    viewport()->update();
+}
+
+void TimelineView::setRowHeight(double px) {
+    row_h_ = std::clamp(px, 0.01, 64.0);
+    updateScrollBar();
+    viewport()->update();
+}
+
+QColor TimelineView::colorOf(lod::SpanKind k) {
+    switch (k) {
+    case lod::SpanKind::Queued:
+        return QColor(0xb0, 0xb7, 0xc0);
+    case lod::SpanKind::Prefill:
+        return QColor(0xf5, 0xa6, 0x23);
+    case lod::SpanKind::Decode:
+        return QColor(0x2f, 0x80, 0xed);
+    case lod::SpanKind::Preempted:
+        return QColor(0xe0, 0x3e, 0x3e);
+    case lod::SpanKind::Suspended:
+        return QColor(0x9b, 0x59, 0xb6);
+    case lod::SpanKind::Robot:
+        return QColor(0x27, 0xae, 0x60);
+    case lod::SpanKind::Folded:
+        return QColor(0x6b, 0x72, 0x80);
+    }
+    return Qt::black;
+}
+
+void TimelineView::paintHeader(QPainter& p, const QRect& area) const {
+    // Legend: a swatch and a name per phase.
+    const QFontMetrics fm = p.fontMetrics();
+    int x = area.left() + 4;
+    const int y = area.top() + 3;
+    for (lod::SpanKind k : {lod::SpanKind::Queued, lod::SpanKind::Prefill, lod::SpanKind::Decode,
+                            lod::SpanKind::Preempted, lod::SpanKind::Suspended,
+                            lod::SpanKind::Robot, lod::SpanKind::Folded}) {
+        p.fillRect(x, y + 2, 10, 10, colorOf(k));
+        const QString name = QString::fromLatin1(lod::spanKindName(k));
+        p.drawText(x + 14, y + fm.ascent(), name);
+        x += 14 + fm.horizontalAdvance(name) + 12;
+    }
+    p.fillRect(x, y + 2, 2, 10, palette().color(QPalette::Text));
+    p.drawText(x + 6, y + fm.ascent(), tr("killed"));
+    // Ruler: ticks and labels over the plot area.
+    const QRect plot(area.left() + kGutter, area.top(), area.width() - kGutter, area.height());
+    const lod::TimeAxis axis{range_->from(), range_->to(), double(std::max(1, plot.width()))};
+    const int base = area.bottom();
+    p.drawLine(plot.left(), base, plot.right(), base);
+    const int max_ticks = std::max(2, plot.width() / 90);
+    for (double t : lod::niceTicks(axis.t0, axis.t1, max_ticks)) {
+        const int tx = plot.left() + static_cast<int>(std::lround(axis.toX(t)));
+        p.drawLine(tx, base - 4, tx, base);
+        p.drawText(tx + 3, base - 4, QString::number(t, 'g', 6) + QStringLiteral(" s"));
+    }
+    p.drawText(area.left() + 4, base - 4, tr("request"));
+}
+
+void TimelineView::render(QPainter& p, const QRect& area, double scroll_px) const {
+    draws_ = 0;
+    p.save();
+    p.setRenderHint(QPainter::Antialiasing, false);
+    p.setClipRect(area);
+    p.setPen(palette().color(QPalette::Text));
+    paintHeader(p, QRect(area.left(), area.top(), area.width(), kHeader));
+    const QRect rowsArea(area.left(), area.top() + kHeader, area.width(), area.height() - kHeader);
+    const QRect plot(rowsArea.left() + kGutter, rowsArea.top(), rowsArea.width() - kGutter,
+                     rowsArea.height());
+    p.setClipRect(rowsArea);
+    if (!rows_ || rows_->empty() || plot.width() <= 0) {
+        p.restore();
+        return;
+    }
+    const lod::TimeAxis axis{range_->from(), range_->to(), double(plot.width())};
+    const double spp = axis.secondsPerPixel(), fold_len = kFoldPx * spp;
+    const auto n = static_cast<long>(rows_->size());
+    const long first = std::max(0L, static_cast<long>(std::floor(scroll_px / row_h_)));
+    const long last =
+        std::min(n, static_cast<long>(std::ceil((scroll_px + plot.height()) / row_h_)) + 1);
+    // Rows thinner than 4 px get no gap and no robot lane; below a pixel, consecutive rows
+    // land on the same pixel line and simply overdraw (the line shows the union).
+    const int bar_h = std::max(1, static_cast<int>(row_h_ >= 4 ? row_h_ - 1 : row_h_));
+    const bool lanes = row_h_ >= 6;
+    if (row_h_ < 1.0) {
+        renderDense(p, plot, axis, first, last, scroll_px);
+        p.restore();
+        return;
+    }
+    const QFontMetrics fm = p.fontMetrics();
+    const bool labels = row_h_ >= fm.height();
+    long last_label_px = -1000000;
+    for (long i = first; i < last; ++i) {
+        const lod::Row& r = (*rows_)[static_cast<std::size_t>(i)];
+        const int y = plot.top() + static_cast<int>(std::floor(i * row_h_ - scroll_px));
+        // Request ids in the gutter where they fit (every row when rows are tall enough,
+        // else one every few rows).
+        if (y - last_label_px >= fm.height() && y >= plot.top() && (labels || i % 10 == 0)) {
+            p.setClipRect(rowsArea);
+            p.drawText(rowsArea.left() + 4, y + (bar_h + fm.ascent() - fm.descent()) / 2,
+                       QString::number(r.id));
+            last_label_px = y;
+        }
+        if (r.end < axis.t0 || r.arrival > axis.t1) continue;
+        p.setClipRect(plot);
+        scratch_.clear();
+        lod::fold(r.spans, axis.t0, axis.t1, fold_len, scratch_);
+        const int h = lanes && !r.robot.empty() ? bar_h * 2 / 3 : bar_h;
+        for (const lod::Draw& d : scratch_) {
+            const int x0 = plot.left() + static_cast<int>(std::floor(axis.toX(d.t0)));
+            const int x1 = plot.left() + static_cast<int>(std::ceil(axis.toX(d.t1)));
+            p.fillRect(x0, y, std::max(1, x1 - x0), h, colorOf(d.kind));
+            ++draws_;
+        }
+        if (r.killed && r.end >= axis.t0 && r.end <= axis.t1) {
+            const int x = plot.left() + static_cast<int>(axis.toX(r.end));
+            p.fillRect(x, y, 2, bar_h, palette().color(QPalette::Text));
+            ++draws_;
+        }
+        if (lanes && !r.robot.empty()) {
+            scratch_.clear();
+            lod::fold(r.robot, axis.t0, axis.t1, fold_len, scratch_);
+            for (const lod::Draw& d : scratch_) {
+                const int x0 = plot.left() + static_cast<int>(std::floor(axis.toX(d.t0)));
+                const int x1 = plot.left() + static_cast<int>(std::ceil(axis.toX(d.t1)));
+                p.fillRect(x0, y + h, std::max(1, x1 - x0), bar_h - h,
+                           colorOf(lod::SpanKind::Robot));
+                ++draws_;
+            }
+        }
+    }
+    p.restore();
+}
+
+void TimelineView::renderDense(QPainter& p, const QRect& plot, const lod::TimeAxis& axis,
+                               long first, long last, double scroll_px) const {
+    // Several requests per pixel line: each line's rows go into per-phase difference
+    // arrays (+1 where a span starts, -1 where it ends), one sweep finds at every pixel
+    // column the most telling phase present, and one rectangle fills each run of equal
+    // phase. O(spans + phases * width) per line, whatever the spans' lengths.
+    // Phases by how telling they are when rows of one line disagree (last wins).
+    static constexpr lod::SpanKind kOrder[] = {lod::SpanKind::Queued,    lod::SpanKind::Robot,
+                                               lod::SpanKind::Folded,    lod::SpanKind::Decode,
+                                               lod::SpanKind::Suspended, lod::SpanKind::Prefill,
+                                               lod::SpanKind::Preempted};
+    constexpr int kPhases = int(std::size(kOrder));
+    static const auto kRankOf = [] {
+        std::array<int, 8> r{};
+        for (int i = 0; i < kPhases; ++i) r[std::size_t(kOrder[i])] = i;
+        return r;
+    }();
+    const int w = plot.width();
+    const auto stride = static_cast<std::size_t>(w + 1);
+    diff_.assign(stride * kPhases, 0);
+    const double fold_len = axis.secondsPerPixel(); // one pixel: finer cannot show
+    int line_y = std::numeric_limits<int>::min();
+    bool any = false;
+    auto flush = [&] {
+        if (!any) return;
+        int cnt[kPhases] = {};
+        int run_start = 0, run_phase = -1;
+        for (int x = 0; x <= w; ++x) {
+            int top = -1;
+            if (x < w)
+                for (int k = kPhases - 1; k >= 0; --k) {
+                    cnt[k] += diff_[std::size_t(k) * stride + std::size_t(x)];
+                    if (top < 0 && cnt[k] > 0) top = k;
+                }
+            if (top != run_phase) {
+                if (run_phase >= 0) {
+                    p.fillRect(plot.left() + run_start, line_y, x - run_start, 1,
+                               colorOf(kOrder[run_phase]));
+                    ++draws_;
+                }
+                run_start = x;
+                run_phase = top;
+            }
+        }
+        std::fill(diff_.begin(), diff_.end(), 0);
+        any = false;
+    };
+    for (long i = first; i < last; ++i) {
+        const int y = plot.top() + static_cast<int>(std::floor(i * row_h_ - scroll_px));
+        if (y != line_y) {
+            flush();
+            line_y = y;
+        }
+        const lod::Row& r = (*rows_)[static_cast<std::size_t>(i)];
+        if (r.end < axis.t0 || r.arrival > axis.t1) continue;
+        scratch_.clear();
+        lod::fold(r.spans, axis.t0, axis.t1, fold_len, scratch_);
+        for (const lod::Draw& d : scratch_) {
+            const int x0 = std::clamp(static_cast<int>(std::floor(axis.toX(d.t0))), 0, w - 1);
+            const int x1 = std::clamp(static_cast<int>(std::ceil(axis.toX(d.t1))), x0 + 1, w);
+            int* row = diff_.data() + std::size_t(kRankOf[std::size_t(d.kind)]) * stride;
+            ++row[x0];
+            --row[x1];
+            any = true;
+        }
+    }
+    flush();
+}
+
+int TimelineView::requestAt(const QPoint& pos, QString* what) const {
+    if (!rows_) return -1;
+    const double scroll = verticalScrollBar()->value();
+    if (pos.y() < kHeader || pos.x() < kGutter) return -1;
+    const auto i = static_cast<long>(std::floor((pos.y() - kHeader + scroll) / row_h_));
+    if (i < 0 || i >= static_cast<long>(rows_->size())) return -1;
+    const lod::Row& r = (*rows_)[static_cast<std::size_t>(i)];
+    const lod::TimeAxis axis{range_->from(), range_->to(),
+                             double(std::max(1, viewport()->width() - kGutter))};
+    const double t = axis.toT(pos.x() - kGutter);
+    const double slop = 2 * axis.secondsPerPixel();
+    if (t < r.arrival - slop || t > r.end + slop) return -1;
+    if (what) {
+        const lod::Span* s = lod::spanAt(r.spans, t);
+        const lod::Span* robot = lod::spanAt(r.robot, t);
+        QString phase = s ? QString::fromLatin1(lod::spanKindName(s->kind)) : QStringLiteral("-");
+        if (s)
+            phase += QStringLiteral(" %1 – %2 s (%3 ms)")
+                         .arg(s->t0, 0, 'f', 3)
+                         .arg(s->t1, 0, 'f', 3)
+                         .arg((s->t1 - s->t0) * 1e3, 0, 'f', 1);
+        *what = QStringLiteral("request %1: %2\narrival %3 s, end %4 s (%5)\nprompt %6, output %7 "
+                               "tokens, %8 preemption(s)%9")
+                    .arg(r.id)
+                    .arg(phase)
+                    .arg(r.arrival, 0, 'f', 3)
+                    .arg(r.end, 0, 'f', 3)
+                    .arg(r.killed     ? QStringLiteral("killed")
+                         : r.finished ? QStringLiteral("finished")
+                                      : QStringLiteral("unfinished"))
+                    .arg(r.prompt)
+                    .arg(r.output)
+                    .arg(r.preemptions)
+                    .arg(robot ? QStringLiteral("\nrobot executing a segment") : QString());
+    }
+    return static_cast<int>(r.id);
+}
+
+void TimelineView::paintEvent(QPaintEvent*) {
+    QPainter p(viewport());
+    p.fillRect(viewport()->rect(), palette().color(QPalette::Base));
+    render(p, viewport()->rect(), verticalScrollBar()->value());
+}
+
+void TimelineView::resizeEvent(QResizeEvent* e) {
+    QAbstractScrollArea::resizeEvent(e);
+    updateScrollBar();
+}
+
+void TimelineView::updateScrollBar() {
+    const double total = rows_ ? double(rows_->size()) * row_h_ : 0.0;
+    const int page = std::max(1, viewport()->height() - kHeader);
+    verticalScrollBar()->setRange(0, std::max(0, static_cast<int>(std::ceil(total)) - page));
+    verticalScrollBar()->setPageStep(page);
+    verticalScrollBar()->setSingleStep(std::max(1, static_cast<int>(row_h_)));
+}
+
+void TimelineView::wheelEvent(QWheelEvent* e) {
+    const double steps = e->angleDelta().y() / 120.0;
+    if (e->modifiers() & Qt::ShiftModifier) { // scroll rows
+        QAbstractScrollArea::wheelEvent(e);
+        return;
+    }
+    if (e->modifiers() & Qt::ControlModifier) { // row height, keeping the row under the cursor
+        const double y = e->position().y() - kHeader;
+        const double row = (y + verticalScrollBar()->value()) / row_h_;
+        setRowHeight(row_h_ * std::pow(1.25, steps));
+        verticalScrollBar()->setValue(static_cast<int>(row * row_h_ - y));
+        e->accept();
+        return;
+    }
+    const lod::TimeAxis axis{range_->from(), range_->to(),
+                             double(std::max(1, viewport()->width() - kGutter))};
+    range_->zoom(axis.toT(e->position().x() - kGutter), std::pow(1.25, steps));
+    e->accept();
+}
+
+void TimelineView::mousePressEvent(QMouseEvent* e) {
+    if (e->button() == Qt::LeftButton) {
+        press_ = e->pos();
+        dragging_ = true;
+        moved_ = false;
+    }
+}
+
+void TimelineView::mouseMoveEvent(QMouseEvent* e) {
+    if (!dragging_) return;
+    const QPoint d = e->pos() - press_;
+    if (std::abs(d.x()) + std::abs(d.y()) > 2) moved_ = true;
+    if (!moved_) return;
+    const double spp = (range_->to() - range_->from()) / std::max(1, viewport()->width() - kGutter);
+    range_->pan(-d.x() * spp);
+    verticalScrollBar()->setValue(verticalScrollBar()->value() - d.y());
+    press_ = e->pos();
+}
+
+void TimelineView::mouseReleaseEvent(QMouseEvent* e) {
+    if (dragging_ && !moved_ && e->button() == Qt::LeftButton) {
+        const int id = requestAt(e->pos());
+        if (id >= 0) Q_EMIT requestClicked(id);
+    }
+    dragging_ = false;
+}
+
+bool TimelineView::viewportEvent(QEvent* e) {
+    if (e->type() == QEvent::ToolTip) {
+        auto* he = static_cast<QHelpEvent*>(e);
+        QString text;
+        if (requestAt(he->pos(), &text) >= 0)
+            QToolTip::showText(he->globalPos(), text, viewport());
+        else
+            QToolTip::hideText();
+        return true;
+    }
+    return QAbstractScrollArea::viewportEvent(e);
+}
+
+} // namespace kairos::views
