@@ -245,6 +245,7 @@ void MainWindow::resimulate() {
     req.limits.kv_capacity_tokens = std::max<std::int64_t>(
         1, std::llround(double(profile_.kvCapacityTokens()) * slider("kv")->value()));
     req.limits.max_num_seqs = static_cast<std::int32_t>(std::lround(slider("seqs")->value()));
+    req.summary.itl = false; // not shown here; the costliest statistic
     req.summary.goodput.ttft_ms = slider("ttft_slo")->value();
     req.summary.goodput.tpot_ms = slider("tpot_slo")->value();
     const long job = runner_.submit(std::move(req));

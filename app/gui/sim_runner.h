@@ -33,8 +33,9 @@ struct SimResult {
     std::shared_ptr<const std::vector<lod::Row>> rows;
     std::shared_ptr<const std::vector<std::pair<double, double>>> kv;
     std::vector<double> preemptions;
-    double wall_ms = 0; // simulate + summarise + timeline rows
-    QString error;      // set when the run failed (bad parameter, scheduler loop)
+    double wall_ms = 0;                             // simulate + summarise + timeline rows
+    double sim_ms = 0, summary_ms = 0, rows_ms = 0; // the parts
+    QString error; // set when the run failed (bad parameter, scheduler loop)
 };
 
 class SimRunner : public QObject {

@@ -139,9 +139,11 @@ Summary summarize(const RunLog& log, const SummaryOptions& opt) {
     s.tpot_ms = describe(std::move(tpot), opt.percentiles);
     s.e2el_ms = describe(std::move(e2el), opt.percentiles);
     s.queue_ms = describe(std::move(queue), opt.percentiles);
-    auto itl = interTokenLatencies(log);
-    for (auto& p : itl) p.first *= 1e3;
-    s.itl_ms = describeWeighted(std::move(itl), opt.percentiles);
+    if (opt.itl) {
+        auto itl = interTokenLatencies(log);
+        for (auto& p : itl) p.first *= 1e3;
+        s.itl_ms = describeWeighted(std::move(itl), opt.percentiles);
+    }
     for (const auto& sp : log.iters) {
         s.kv_peak_tokens = std::max(s.kv_peak_tokens, sp.kvPeak());
         s.iterations += sp.n;

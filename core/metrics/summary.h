@@ -39,6 +39,9 @@ struct SummaryOptions {
     // The workload the run log came from: robot-plan and utility metrics need its segment
     // execution times and TUFs (metrics/robot_metrics.h). Optional.
     const Workload* workload = nullptr;
+    // Inter-token latencies are the costliest statistic (one sample per decode
+    // iteration gap); a view that does not show them can skip them (itl_ms stays empty).
+    bool itl = true;
 };
 
 struct Summary {

@@ -8,6 +8,7 @@
 #include "workload/readers.h"
 
 #include <QComboBox>
+#include <QElapsedTimer>
 #include <QImage>
 #include <QProcess>
 #include <QSignalSpy>
@@ -106,6 +107,58 @@ private slots:
         w.findChild<QComboBox*>("predictor")->setCurrentText("oracle");
         QVERIFY(waitForResult(spy) > 0);
         QVERIFY(w.lastResult()->summary.policy.rfind("sjf", 0) == 0);
+    }
+
+    // Slider to repaint with 20,000 requests (the target: under 100 ms): move the
+    // preemption C slider 50 times, each time until the new run is simulated, summarised,
+    // laid out as timeline rows and painted. A figure for the closing note, not a timed test.
+    void sliderToRepaint20k_data() {
+        QTest::addColumn<double>("rate");
+        QTest::newRow("1 req/s, ~90 % load") << 1.0;
+        QTest::newRow("8 req/s, overloaded") << 8.0;
+    }
+    void sliderToRepaint20k() {
+        QFETCH(double, rate);
+        const QString path = QDir::temp().filePath("kairos_tst_20k.jsonl");
+        GenerateSpec g;
+        g.count = 20000;
+        g.arrivals.rate = rate;
+        g.prompt = LengthDist::parse("lognormal:400,0.8,max=3000");
+        g.output = LengthDist::parse("lognormal:120,0.9,max=1500");
+        {
+            std::ofstream out(path.toStdString());
+            writeKairos(generateWorkload(g), out);
+        }
+        app::StartOptions o;
+        o.workload = path;
+        o.policy = "sprpt_lp";
+        app::MainWindow w(o);
+        w.resize(1400, 850);
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        QSignalSpy spy(&w, &app::MainWindow::resultShown);
+        QVERIFY(waitForResult(spy) > 0);
+        std::vector<double> total, sim, part_sim, part_sum, part_rows;
+        for (int i = 0; i < 50; ++i) {
+            QElapsedTimer t;
+            t.start();
+            w.slider("C")->setValue(i % 2 ? 0.3 + 0.01 * i : 0.9 - 0.01 * i);
+            QVERIFY(waitForResult(spy) > 0);
+            w.timeline()->viewport()->repaint();
+            total.push_back(t.nsecsElapsed() / 1e6);
+            sim.push_back(w.lastResult()->wall_ms);
+            part_sim.push_back(w.lastResult()->sim_ms);
+            part_sum.push_back(w.lastResult()->summary_ms);
+            part_rows.push_back(w.lastResult()->rows_ms);
+        }
+        std::sort(total.begin(), total.end());
+        for (auto* v : {&sim, &part_sim, &part_sum, &part_rows}) std::sort(v->begin(), v->end());
+        qInfo(
+            "slider to repaint, 20,000 requests at %g req/s (sprpt_lp, C moved 50 times): median "
+            "%.1f ms, "
+            "p95 %.1f ms; of which simulate %.1f, summarise %.1f, timeline rows %.1f ms (medians)",
+            rate, total[25], total[47], part_sim[25], part_sum[25], part_rows[25]);
+        QCOMPARE(w.lastResult()->summary.completed, std::int64_t(20000));
     }
 
     // kairos --screenshot writes a non-blank picture of the window (many colours: the
