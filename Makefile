@@ -44,6 +44,8 @@ test: build
 bench: build
 	$(CLI) bench
 	$(BUILD)/bin/kairos-benchmarks --benchmark_min_time=0.2
+	KAIROS_BENCH=1 QT_QPA_PLATFORM=offscreen $(BUILD)/bin/tst_timeline paintCost20k
+	KAIROS_BENCH=1 QT_QPA_PLATFORM=offscreen $(BUILD)/bin/tst_workbench sliderToRepaint20k
 
 asan: deps
 	cmake --preset asan

@@ -8,6 +8,7 @@
 #include "timeline_view.h"
 #include "workload/readers.h"
 
+#include <QCloseEvent>
 #include <QComboBox>
 #include <QDockWidget>
 #include <QFileDialog>
@@ -18,6 +19,7 @@
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QPushButton>
+#include <QSettings>
 #include <QSplitter>
 #include <QStatusBar>
 #include <QStyle>
@@ -186,6 +188,8 @@ void MainWindow::buildUi() {
     });
     auto* file = menuBar()->addMenu(tr("&File"));
     file->addAction(tr("&Open workload…"), QKeySequence::Open, open, &QPushButton::click);
+    recent_menu_ = file->addMenu(tr("Open &recent"));
+    rebuildRecentMenu();
     file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
     auto* view = menuBar()->addMenu(tr("&View"));
     view->addAction(tr("&Reset zoom"), QKeySequence(Qt::Key_Home), range_,
@@ -193,6 +197,37 @@ void MainWindow::buildUi() {
     updateEnabledParams();
     statusBar()->showMessage(tr("Open a workload to begin"));
     resize(1400, 850);
+    // Window layout as the user left it.
+    QSettings settings;
+    restoreGeometry(settings.value(QStringLiteral("window/geometry")).toByteArray());
+    restoreState(settings.value(QStringLiteral("window/state")).toByteArray());
+}
+
+void MainWindow::closeEvent(QCloseEvent* e) {
+    QSettings settings;
+    settings.setValue(QStringLiteral("window/geometry"), saveGeometry());
+    settings.setValue(QStringLiteral("window/state"), saveState());
+    QMainWindow::closeEvent(e);
+}
+
+void MainWindow::rememberRecent(const QString& path) {
+    QSettings settings;
+    QStringList recent = settings.value(QStringLiteral("recentFiles")).toStringList();
+    const QString abs = QFileInfo(path).absoluteFilePath();
+    recent.removeAll(abs);
+    recent.prepend(abs);
+    while (recent.size() > 10) recent.removeLast();
+    settings.setValue(QStringLiteral("recentFiles"), recent);
+    rebuildRecentMenu();
+}
+
+void MainWindow::rebuildRecentMenu() {
+    recent_menu_->clear();
+    const QStringList recent = QSettings().value(QStringLiteral("recentFiles")).toStringList();
+    for (const QString& f : recent)
+        recent_menu_->addAction(QFileInfo(f).fileName(), this, [this, f] { openWorkload(f); })
+            ->setToolTip(f);
+    recent_menu_->setEnabled(!recent.isEmpty());
 }
 
 void MainWindow::updateEnabledParams() {
@@ -216,6 +251,7 @@ bool MainWindow::openWorkload(const QString& path) {
                                  .arg(base_->size())
                                  .arg(base_->span(), 0, 'f', 1));
     setWindowTitle(tr("Kairos — %1").arg(QFileInfo(path).fileName()));
+    rememberRecent(path);
     resimulate();
     return true;
 }

@@ -48,8 +48,13 @@ public:
 Q_SIGNALS:
     void resultShown(long job);
 
+protected:
+    void closeEvent(QCloseEvent* e) override;
+
 private:
     void buildUi();
+    void rememberRecent(const QString& path);
+    void rebuildRecentMenu();
     void showResult(std::shared_ptr<const SimResult> r);
     void updateEnabledParams();
     void fillMetrics(const Summary& s);
@@ -71,6 +76,7 @@ private:
     QLabel *workload_label_ = nullptr, *details_ = nullptr;
     QTableWidget* metrics_ = nullptr;
     std::map<QString, views::ParamSlider*> sliders_;
+    class QMenu* recent_menu_ = nullptr;
 };
 
 } // namespace kairos::app

@@ -175,6 +175,8 @@ private slots:
     // Paint cost with 20,000 requests (the target: under 16 ms per frame at any
     // zoom). A figure, not a pass/fail: printed for the closing note.
     void paintCost20k() {
+        if (qEnvironmentVariableIsEmpty("KAIROS_BENCH"))
+            QSKIP("a benchmark: run with KAIROS_BENCH=1 (make bench)");
         const Run run = simulateChat(20000, 40);
         views::TimeRange range;
         const double end = extentEnd(*run.rows);
