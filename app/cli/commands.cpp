@@ -2,6 +2,7 @@
 
 #include "exec/execution_model.h"
 #include "export/atomic_file.h"
+#include "export/perfetto.h"
 #include "export/requests_csv.h"
 #include "export/runlog_jsonl.h"
 #include "fit/cpu_profile.h"
@@ -52,7 +53,7 @@ struct SimulateArgs {
     int block_size = 1, max_num_seqs = 256, max_num_batched_tokens = 8192;
     bool chunked = false, no_skip = false, tokens = false, quiet = false;
     std::size_t limit = 0;
-    std::string json_out, runlog_out, requests_csv;
+    std::string json_out, runlog_out, requests_csv, perfetto;
 };
 
 void runSimulate(const SimulateArgs& a) {
@@ -126,6 +127,7 @@ void runSimulate(const SimulateArgs& a) {
     if (!a.runlog_out.empty())
         writeRunLogJsonlFile(log, a.runlog_out, RunLogWriteOptions{a.tokens});
     if (!a.requests_csv.empty()) writeRequestsCsvFile(log, a.requests_csv);
+    if (!a.perfetto.empty()) writePerfettoFile(log, &w, a.perfetto);
 }
 
 } // namespace
@@ -192,6 +194,8 @@ void addSimulate(CLI::App& app) {
         "--requests-csv", a->requests_csv,
         "Write per-request metrics (TTFT, TPOT, E2EL, queueing, preemptions) as CSV here");
     c->add_flag("--tokens", a->tokens, "With --runlog: one line per generated token too");
+    c->add_option("--perfetto", a->perfetto,
+                  "Write a Chrome/Perfetto trace (JSON): a track per request, KV as a counter");
     c->add_flag("--quiet,-q", a->quiet, "Print nothing");
     c->callback([a, rate] {
         a->rate_given = rate->count() > 0;

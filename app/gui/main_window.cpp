@@ -1,5 +1,8 @@
 #include "main_window.h"
 
+#include "export/perfetto.h"
+#include "export/requests_csv.h"
+#include "export/runlog_jsonl.h"
 #include "kv_chart.h"
 #include "model/input_error.h"
 #include "param_slider.h"
@@ -27,6 +30,7 @@
 #include <QThreadPool>
 #include <QVBoxLayout>
 #include <cmath>
+#include <functional>
 
 namespace kairos::app {
 
@@ -190,6 +194,37 @@ void MainWindow::buildUi() {
     file->addAction(tr("&Open workload…"), QKeySequence::Open, open, &QPushButton::click);
     recent_menu_ = file->addMenu(tr("Open &recent"));
     rebuildRecentMenu();
+    auto* exp = file->addMenu(tr("&Export"));
+    // Exports write the shown run through core's writers (whole file or nothing).
+    auto exporter = [this](const QString& title, const QString& filter,
+                           std::function<void(const SimResult&, const std::string&)> write) {
+        return [this, title, filter, write] {
+            if (!last_) return;
+            const QString f = QFileDialog::getSaveFileName(this, title, QString(), filter);
+            if (f.isEmpty()) return;
+            try {
+                write(*last_, f.toStdString());
+                statusBar()->showMessage(tr("wrote %1").arg(f));
+            } catch (const std::exception& e) {
+                QMessageBox::warning(this, title, QString::fromStdString(e.what()));
+            }
+        };
+    };
+    exp->addAction(tr("&Perfetto trace…"), this,
+                   exporter(tr("Export Perfetto trace"), tr("Chrome trace (*.json)"),
+                            [](const SimResult& r, const std::string& f) {
+                                writePerfettoFile(*r.log, r.workload.get(), f);
+                            }));
+    exp->addAction(tr("Per-request &CSV…"), this,
+                   exporter(tr("Export per-request metrics"), tr("CSV (*.csv)"),
+                            [](const SimResult& r, const std::string& f) {
+                                writeRequestsCsvFile(*r.log, f);
+                            }));
+    exp->addAction(tr("&Run log…"), this,
+                   exporter(tr("Export run log"), tr("Run log (*.jsonl)"),
+                            [](const SimResult& r, const std::string& f) {
+                                writeRunLogJsonlFile(*r.log, f, RunLogWriteOptions{});
+                            }));
     file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
     auto* view = menuBar()->addMenu(tr("&View"));
     view->addAction(tr("&Reset zoom"), QKeySequence(Qt::Key_Home), range_,

@@ -1,4 +1,6 @@
 // kairos-cli end to end: simulate the whole Azure conversation trace, errors, generate.
+#include "export/runlog_jsonl.h"
+#include "lod/timeline.h"
 #include "test_util.h"
 #include "workload/readers.h"
 
@@ -6,6 +8,7 @@
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <set>
 
 namespace {
 struct Result {
@@ -28,6 +31,43 @@ nlohmann::json readJson(const std::string& path) {
 class TestCli : public QObject {
     Q_OBJECT
 private slots:
+    // --perfetto: the trace loads as JSON with one complete event per phase span, one per
+    // robot execution, one counter per KV point, and a named track per request, exactly
+    // as many as the run log (written in the same run) gives.
+    void perfettoTrace() {
+        const std::string trace = kairos::test::tempPath("t.perfetto.json"),
+                          runlog = kairos::test::tempPath("t.runlog.jsonl");
+        const std::string wl = std::string(KAIROS_SOURCE_DIR) + "/sample_traces/wid1_like.jsonl";
+        const Result r = cli({"simulate", "-w", QString::fromStdString(wl), "--policy", "timely",
+                              "--quiet", "--perfetto", QString::fromStdString(trace), "--runlog",
+                              QString::fromStdString(runlog)});
+        QVERIFY2(r.code == 0, qPrintable(r.err));
+        const auto j = readJson(trace);
+        std::map<std::string, long> ph;
+        std::set<long> tracks;
+        for (const auto& e : j["traceEvents"]) {
+            ++ph[e["ph"].get<std::string>()];
+            if (e["ph"] == "M" && e["name"] == "thread_name" && e["pid"] == 1)
+                tracks.insert(e["tid"].get<long>());
+            if (e["ph"] == "X") QVERIFY(e["dur"].get<double>() > 0);
+        }
+        const kairos::Workload w = kairos::readWorkload(wl);
+        std::ifstream rl(runlog);
+        const kairos::RunLog log = kairos::readRunLogJsonl(rl, runlog);
+        long spans = 0, robot = 0, with_robot = 0;
+        for (const auto& row : kairos::lod::buildRows(log, &w)) {
+            spans += long(row.spans.size());
+            robot += long(row.robot.size());
+            with_robot += !row.robot.empty();
+        }
+        QCOMPARE(ph["X"], spans + robot);
+        QCOMPARE(ph["C"], long(kairos::lod::kvSeries(log).size()));
+        QCOMPARE(ph["M"], 3 + long(w.size()) + with_robot);
+        QCOMPARE(long(tracks.size()), long(w.size()));
+        QVERIFY(robot > 0);
+        QCOMPARE(j["otherData"]["policy"].get<std::string>(), log.policy);
+    }
+
     // A TOML run configuration sets options by name ([simulate] section); the command line
     // wins over it; an unknown key is an error naming the file.
     void runConfiguration() {
