@@ -6,6 +6,7 @@
 #include <QApplication>
 #include <QCommandLineParser>
 #include <QPixmap>
+#include <QTabWidget>
 #include <QTimer>
 #include <cstdio>
 
@@ -28,7 +29,9 @@ int main(int argc, char** argv) {
     const QCommandLineOption shot("screenshot", "Save the window to this PNG once shown.", "png");
     const QCommandLineOption quit("quit", "Quit after --screenshot.");
     const QCommandLineOption size("size", "Window size WIDTHxHEIGHT.", "WxH", "1400x850");
-    cl.addOptions({workload, policy, param, predictor, profile, shot, quit, size});
+    const QCommandLineOption tab("tab", "Chart shown under the timeline: kv, latency or utility.",
+                                 "name", "kv");
+    cl.addOptions({workload, policy, param, predictor, profile, shot, quit, size, tab});
     cl.process(app);
 
     kairos::app::StartOptions opt;
@@ -46,6 +49,10 @@ int main(int argc, char** argv) {
     }
     const QStringList wh = cl.value(size).split('x');
     if (wh.size() == 2) w->resize(wh[0].toInt(), wh[1].toInt());
+    if (auto* tabs = w->findChild<QTabWidget*>(QStringLiteral("charts")))
+        tabs->setCurrentIndex(QStringList{"kv", "latency", "utility"}.indexOf(cl.value(tab)) < 0
+                                  ? 0
+                                  : QStringList{"kv", "latency", "utility"}.indexOf(cl.value(tab)));
     w->show();
     if (cl.isSet(shot)) {
         const QString out = cl.value(shot);

@@ -4,11 +4,13 @@
 #include "export/requests_csv.h"
 #include "export/runlog_jsonl.h"
 #include "kv_chart.h"
+#include "latency_chart.h"
 #include "model/input_error.h"
 #include "param_slider.h"
 #include "profiles.h"
 #include "time_range.h"
 #include "timeline_view.h"
+#include "tuf_chart.h"
 #include "workload/readers.h"
 
 #include <QCloseEvent>
@@ -26,6 +28,7 @@
 #include <QSplitter>
 #include <QStatusBar>
 #include <QStyle>
+#include <QTabWidget>
 #include <QTableWidget>
 #include <QThreadPool>
 #include <QVBoxLayout>
@@ -103,9 +106,16 @@ void MainWindow::buildUi() {
     range_ = new views::TimeRange(this);
     timeline_ = new views::TimelineView(range_);
     kv_ = new views::KvChart(range_);
+    latency_ = new views::LatencyChart;
+    tuf_ = new views::TufChart;
+    auto* tabs = new QTabWidget;
+    tabs->setObjectName(QStringLiteral("charts"));
+    tabs->addTab(kv_, tr("&KV memory"));
+    tabs->addTab(latency_, tr("&Latency CDFs"));
+    tabs->addTab(tuf_, tr("&Utility (TUF)"));
     auto* split = new QSplitter(Qt::Vertical);
     split->addWidget(timeline_);
-    split->addWidget(kv_);
+    split->addWidget(tabs);
     split->setStretchFactor(0, 3);
     split->setStretchFactor(1, 1);
     split->setSizes({600, 230});
@@ -338,6 +348,10 @@ void MainWindow::showResult(std::shared_ptr<const SimResult> r) {
     }
     timeline_->setRows(r->rows);
     kv_->setRun(r->kv, double(r->limits.kv_capacity_tokens), r->preemptions);
+    latency_->setSeries({{tr("TTFT"), QColor(0xf5, 0xa6, 0x23), r->cdf_ttft},
+                         {tr("TPOT"), QColor(0x9b, 0x59, 0xb6), r->cdf_tpot},
+                         {tr("E2EL"), QColor(0x2f, 0x80, 0xed), r->cdf_e2el}});
+    tuf_->setClasses(r->tufs);
     fillMetrics(r->summary);
     statusBar()->showMessage(tr("%1: %2 requests simulated in %3 ms (job %4)")
                                  .arg(QString::fromStdString(r->summary.policy))

@@ -18,6 +18,8 @@ class QDoubleSpinBox;
 namespace kairos::views {
 class ParamSlider;
 class TimeRange;
+class LatencyChart;
+class TufChart;
 class TimelineView;
 class KvChart;
 } // namespace kairos::views
@@ -72,6 +74,8 @@ private:
     views::TimeRange* range_ = nullptr;
     views::TimelineView* timeline_ = nullptr;
     views::KvChart* kv_ = nullptr;
+    views::LatencyChart* latency_ = nullptr;
+    views::TufChart* tuf_ = nullptr;
     QComboBox *policy_ = nullptr, *predictor_ = nullptr;
     QLabel *workload_label_ = nullptr, *details_ = nullptr;
     QTableWidget* metrics_ = nullptr;

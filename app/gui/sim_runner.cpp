@@ -1,10 +1,15 @@
 #include "sim_runner.h"
 
+#include "lod/cdf.h"
+#include "metrics/request_metrics.h"
+#include "metrics/robot_metrics.h"
 #include "sim/engine.h"
 
 #include <QMetaObject>
 #include <QThreadPool>
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 
 namespace kairos::app {
 
@@ -34,6 +39,30 @@ SimResult SimRunner::run(const SimRequest& req, long job) {
         r.kv = std::make_shared<const std::vector<std::pair<double, double>>>(lod::kvSeries(*log));
         for (const Event& e : log->events)
             if (e.ev == Ev::Preempt) r.preemptions.push_back(e.t);
+        std::vector<double> ttft, tpot, e2el;
+        for (const RequestMetrics& m : perRequest(*log)) {
+            if (!m.finished) continue;
+            ttft.push_back(m.ttft() * 1e3);
+            tpot.push_back(m.tpot() * 1e3);
+            e2el.push_back(m.e2el() * 1e3);
+        }
+        r.cdf_ttft = lod::ecdf(std::move(ttft));
+        r.cdf_tpot = lod::ecdf(std::move(tpot));
+        r.cdf_e2el = lod::ecdf(std::move(e2el));
+        // Utility view: per class, its TUF and every task at (W(s0), TUF(W(s0))).
+        for (const RobotTask& t : robotTasks(*log, *req.workload)) {
+            const Request& q = req.workload->requests[static_cast<std::size_t>(t.id)];
+            if (!q.tuf || std::isnan(t.response)) continue;
+            auto it = std::find_if(r.tufs.begin(), r.tufs.end(),
+                                   [&](const views::TufClass& k) { return k.cls == t.cls; });
+            if (it == r.tufs.end()) {
+                r.tufs.push_back({t.cls, *q.tuf, {}, 0});
+                for (const auto& k : r.summary.robot)
+                    if (k.cls == t.cls) r.tufs.back().utility_pct = k.utilityPercent();
+                it = std::prev(r.tufs.end());
+            }
+            it->tasks.emplace_back(t.response, q.tuf->value(t.response));
+        }
         const auto d = Clock::now();
         r.sim_ms = ms(a, b);
         r.summary_ms = ms(b, c);

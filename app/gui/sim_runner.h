@@ -8,6 +8,7 @@
 #include "model/run_log.h"
 #include "model/workload.h"
 #include "sched/registry.h"
+#include "tuf_chart.h"
 
 #include <QObject>
 #include <atomic>
@@ -33,6 +34,9 @@ struct SimResult {
     std::shared_ptr<const std::vector<lod::Row>> rows;
     std::shared_ptr<const std::vector<std::pair<double, double>>> kv;
     std::vector<double> preemptions;
+    // Latency CDFs of finished requests (ms, lod::ecdf) and the utility view's data.
+    std::vector<std::pair<double, double>> cdf_ttft, cdf_tpot, cdf_e2el;
+    std::vector<views::TufClass> tufs;
     double wall_ms = 0;                             // simulate + summarise + timeline rows
     double sim_ms = 0, summary_ms = 0, rows_ms = 0; // the parts
     QString error; // set when the run failed (bad parameter, scheduler loop)

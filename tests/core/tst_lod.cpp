@@ -1,6 +1,7 @@
 // Level of detail for the views: the time<->pixel mapping, timeline rows from a run log,
 // folding of narrow spans, and downsampling that keeps peaks.
 #include "exec/execution_model.h"
+#include "lod/cdf.h"
 #include "lod/time_axis.h"
 #include "lod/timeline.h"
 #include "sched/registry.h"
@@ -225,6 +226,31 @@ private slots:
             }
             QCOMPARE(counted, visible);
         }
+    }
+
+    // ECDF by hand: values 3, 1, 2, 2, NaN: (1, 1/4), (2, 3/4), (3, 1). A large sample
+    // is cut to the budget but keeps min, max and every rank from p99 up, and is monotone.
+    void ecdfPoints() {
+        const auto c = ecdf({3, 1, 2, 2, std::nan("")});
+        QCOMPARE(c.size(), std::size_t(3));
+        QCOMPARE(c[0], std::make_pair(1.0, 0.25));
+        QCOMPARE(c[1], std::make_pair(2.0, 0.75));
+        QCOMPARE(c[2], std::make_pair(3.0, 1.0));
+        std::vector<double> big;
+        Rng r(9);
+        for (int i = 0; i < 20000; ++i) big.push_back(std::exp(3 * r.uniform()));
+        const auto e = ecdf(big, 600);
+        QVERIFY(e.size() <= 602);
+        QCOMPARE(e.front().first, *std::min_element(big.begin(), big.end()));
+        QCOMPARE(e.back().first, *std::max_element(big.begin(), big.end()));
+        QCOMPARE(e.back().second, 1.0);
+        int tail = 0;
+        for (std::size_t i = 1; i < e.size(); ++i) {
+            QVERIFY(e[i].first > e[i - 1].first && e[i].second > e[i - 1].second);
+            tail += e[i].second > 0.99;
+        }
+        QVERIFY(tail >= 199); // the top 1 %: 200 values, each its own point
+        QVERIFY(ecdf({}).empty());
     }
 
     // A step series downsampled into buckets keeps each bucket's min and max: a spike of

@@ -1,0 +1,15 @@
+#pragma once
+// Empirical CDFs for the latency view, reduced to at most a few hundred points without
+// losing the tail: the points are the order statistics at evenly spaced ranks plus the
+// top ones (p99 and above are where serving SLOs live), so a plot of them is the ECDF.
+#include <utility>
+#include <vector>
+
+namespace kairos::lod {
+
+// (value, fraction of values <= it) for the finite values of `v`, at most `max_points`
+// (>= 2) points: ranks evenly spaced over [0, n), always including the minimum, the
+// maximum and every rank from the 99th percentile up when that fits.
+std::vector<std::pair<double, double>> ecdf(std::vector<double> v, int max_points = 400);
+
+} // namespace kairos::lod
