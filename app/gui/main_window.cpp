@@ -5,6 +5,7 @@
 #include "export/runlog_jsonl.h"
 #include "kv_chart.h"
 #include "latency_chart.h"
+#include "metrics_model.h"
 #include "model/input_error.h"
 #include "param_slider.h"
 #include "profiles.h"
@@ -19,6 +20,7 @@
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QFormLayout>
+#include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
 #include <QMenuBar>
@@ -29,7 +31,7 @@
 #include <QStatusBar>
 #include <QStyle>
 #include <QTabWidget>
-#include <QTableWidget>
+#include <QTableView>
 #include <QThreadPool>
 #include <QVBoxLayout>
 #include <cmath>
@@ -68,10 +70,6 @@ const std::vector<SliderSpec>& sliderSpecs() {
 bool appliesTo(const SliderSpec& s, const std::string& policy) {
     return s.policies.empty() ||
            std::find(s.policies.begin(), s.policies.end(), policy) != s.policies.end();
-}
-
-QString ms(double v) {
-    return QString::number(v, 'f', v < 10 ? 2 : 1);
 }
 
 } // namespace
@@ -168,15 +166,28 @@ void MainWindow::buildUi() {
     dock->setWidget(panel);
     addDockWidget(Qt::LeftDockWidgetArea, dock);
 
-    metrics_ = new QTableWidget(0, 2);
-    metrics_->setHorizontalHeaderLabels({tr("metric"), tr("value")});
+    metrics_model_ = new views::MetricsModel(this);
+    metrics_ = new QTableView;
+    metrics_->setModel(metrics_model_);
     metrics_->horizontalHeader()->setStretchLastSection(true);
-    metrics_->setMinimumWidth(330);
     metrics_->verticalHeader()->setVisible(false);
-    metrics_->setEditTriggers(QAbstractItemView::NoEditTriggers);
+    metrics_->setMinimumWidth(360);
+    auto* mpanel = new QWidget;
+    auto* mv = new QVBoxLayout(mpanel);
+    mv->setContentsMargins(0, 0, 0, 0);
+    auto* pinRow = new QHBoxLayout;
+    auto* pinButton = new QPushButton(tr("&Pin this run"));
+    pinButton->setToolTip(tr("Keep the shown run to compare the next ones with (Ctrl+P)"));
+    auto* unpinButton = new QPushButton(tr("U&npin"));
+    pinRow->addWidget(pinButton);
+    pinRow->addWidget(unpinButton);
+    mv->addLayout(pinRow);
+    mv->addWidget(metrics_);
+    connect(pinButton, &QPushButton::clicked, this, &MainWindow::pin);
+    connect(unpinButton, &QPushButton::clicked, this, &MainWindow::unpin);
     auto* mdock = new QDockWidget(tr("Metrics"), this);
     mdock->setObjectName(QStringLiteral("metrics"));
-    mdock->setWidget(metrics_);
+    mdock->setWidget(mpanel);
     addDockWidget(Qt::RightDockWidgetArea, mdock);
 
     connect(policy_, &QComboBox::currentTextChanged, this, [this] {
@@ -236,6 +247,11 @@ void MainWindow::buildUi() {
                                 writeRunLogJsonlFile(*r.log, f, RunLogWriteOptions{});
                             }));
     file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
+    auto* run = menuBar()->addMenu(tr("&Run"));
+    run->addAction(tr("&Pin this run"), QKeySequence(Qt::CTRL | Qt::Key_P), this, &MainWindow::pin);
+    run->addAction(tr("U&npin"), QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_P), this,
+                   &MainWindow::unpin);
+    run->addAction(tr("&Re-simulate"), QKeySequence(Qt::Key_F5), this, &MainWindow::resimulate);
     auto* view = menuBar()->addMenu(tr("&View"));
     view->addAction(tr("&Reset zoom"), QKeySequence(Qt::Key_Home), range_,
                     &views::TimeRange::reset);
@@ -348,11 +364,8 @@ void MainWindow::showResult(std::shared_ptr<const SimResult> r) {
     }
     timeline_->setRows(r->rows);
     kv_->setRun(r->kv, double(r->limits.kv_capacity_tokens), r->preemptions);
-    latency_->setSeries({{tr("TTFT"), QColor(0xf5, 0xa6, 0x23), r->cdf_ttft},
-                         {tr("TPOT"), QColor(0x9b, 0x59, 0xb6), r->cdf_tpot},
-                         {tr("E2EL"), QColor(0x2f, 0x80, 0xed), r->cdf_e2el}});
     tuf_->setClasses(r->tufs);
-    fillMetrics(r->summary);
+    refreshComparison();
     statusBar()->showMessage(tr("%1: %2 requests simulated in %3 ms (job %4)")
                                  .arg(QString::fromStdString(r->summary.policy))
                                  .arg(r->summary.num_requests)
@@ -361,41 +374,36 @@ void MainWindow::showResult(std::shared_ptr<const SimResult> r) {
     Q_EMIT resultShown(r->job);
 }
 
-void MainWindow::fillMetrics(const Summary& s) {
-    std::vector<std::pair<QString, QString>> rows{
-        {tr("Completed / killed"), QStringLiteral("%1 / %2").arg(s.completed).arg(s.killed)},
-        {tr("Request throughput (req/s)"), QString::number(s.request_throughput, 'f', 3)},
-        {tr("Output token throughput (tok/s)"), QString::number(s.output_throughput, 'f', 1)},
-        {tr("Mean TTFT (ms)"), ms(s.ttft_ms.mean)},
-        {tr("Median TTFT (ms)"), ms(s.ttft_ms.median)},
-        {tr("P99 TTFT (ms)"), ms(s.ttft_ms.percentile(99))},
-        {tr("Mean TPOT (ms)"), ms(s.tpot_ms.mean)},
-        {tr("P99 TPOT (ms)"), ms(s.tpot_ms.percentile(99))},
-        {tr("Mean E2EL (ms)"), ms(s.e2el_ms.mean)},
-        {tr("P99 E2EL (ms)"), ms(s.e2el_ms.percentile(99))},
-        {tr("Request goodput (req/s)"),
-         s.request_goodput ? QString::number(*s.request_goodput, 'f', 3) : QStringLiteral("-")},
-        {tr("Preemptions / suspensions"),
-         QStringLiteral("%1 / %2").arg(s.preemptions).arg(s.suspensions)},
-        {tr("KV peak / capacity (tokens)"),
-         QStringLiteral("%1 / %2").arg(s.kv_peak_tokens).arg(s.kv_capacity_tokens)},
-    };
-    if (s.budget_requests > 0) {
-        rows.emplace_back(tr("Completion rate"),
-                          QString::number(100 * s.completion_rate, 'f', 1) + " %");
-        rows.emplace_back(
-            tr("Mean α / quality"),
-            QStringLiteral("%1 / %2").arg(s.mean_alpha, 0, 'f', 3).arg(s.mean_quality, 0, 'f', 3));
+void MainWindow::pin() {
+    if (!last_) return;
+    pinned_ = last_;
+    refreshComparison();
+    statusBar()->showMessage(tr("pinned: %1").arg(QString::fromStdString(pinned_->summary.policy)));
+}
+
+void MainWindow::unpin() {
+    pinned_.reset();
+    refreshComparison();
+}
+
+void MainWindow::refreshComparison() {
+    // A pinned run of another workload is not comparable: drop it.
+    if (pinned_ && last_ && pinned_->workload != last_->workload &&
+        pinned_->workload->requests.size() != last_->workload->requests.size())
+        pinned_.reset();
+    metrics_model_->setRuns(last_ ? &last_->summary : nullptr,
+                            pinned_ ? &pinned_->summary : nullptr);
+    metrics_->resizeColumnsToContents();
+    if (!last_) return;
+    std::vector<views::CdfSeries> cdfs{{tr("TTFT"), QColor(0xf5, 0xa6, 0x23), last_->cdf_ttft},
+                                       {tr("TPOT"), QColor(0x9b, 0x59, 0xb6), last_->cdf_tpot},
+                                       {tr("E2EL"), QColor(0x2f, 0x80, 0xed), last_->cdf_e2el}};
+    if (pinned_) {
+        cdfs.push_back({tr("TTFT, pinned"), QColor(0xf5, 0xa6, 0x23), pinned_->cdf_ttft, true});
+        cdfs.push_back({tr("TPOT, pinned"), QColor(0x9b, 0x59, 0xb6), pinned_->cdf_tpot, true});
+        cdfs.push_back({tr("E2EL, pinned"), QColor(0x2f, 0x80, 0xed), pinned_->cdf_e2el, true});
     }
-    for (const auto& c : s.robot)
-        rows.emplace_back(tr("Utility, %1").arg(QString::fromStdString(c.cls)),
-                          QString::number(c.utilityPercent(), 'f', 1) + " % of max");
-    metrics_->setRowCount(int(rows.size()));
-    for (int i = 0; i < int(rows.size()); ++i) {
-        metrics_->setItem(i, 0, new QTableWidgetItem(rows[std::size_t(i)].first));
-        metrics_->setItem(i, 1, new QTableWidgetItem(rows[std::size_t(i)].second));
-    }
-    metrics_->resizeColumnToContents(0);
+    latency_->setSeries(cdfs);
 }
 
 } // namespace kairos::app

@@ -11,7 +11,7 @@
 
 class QComboBox;
 class QLabel;
-class QTableWidget;
+class QTableView;
 class QSlider;
 class QDoubleSpinBox;
 
@@ -20,6 +20,7 @@ class ParamSlider;
 class TimeRange;
 class LatencyChart;
 class TufChart;
+class MetricsModel;
 class TimelineView;
 class KvChart;
 } // namespace kairos::views
@@ -43,6 +44,11 @@ public:
     // Re-simulates with the panel's current settings.
     void resimulate();
     std::shared_ptr<const SimResult> lastResult() const { return last_; }
+    // Compare: keep the shown run as the reference the next runs are compared with.
+    void pin();
+    void unpin();
+    std::shared_ptr<const SimResult> pinned() const { return pinned_; }
+    views::MetricsModel* metricsModel() const { return metrics_model_; }
     views::TimelineView* timeline() const { return timeline_; }
     views::ParamSlider* slider(const QString& name) const;
     QComboBox* policyBox() const { return policy_; }
@@ -59,7 +65,7 @@ private:
     void rebuildRecentMenu();
     void showResult(std::shared_ptr<const SimResult> r);
     void updateEnabledParams();
-    void fillMetrics(const Summary& s);
+    void refreshComparison();
 
     StartOptions start_;
     DeviceProfile profile_;
@@ -78,7 +84,9 @@ private:
     views::TufChart* tuf_ = nullptr;
     QComboBox *policy_ = nullptr, *predictor_ = nullptr;
     QLabel *workload_label_ = nullptr, *details_ = nullptr;
-    QTableWidget* metrics_ = nullptr;
+    QTableView* metrics_ = nullptr;
+    views::MetricsModel* metrics_model_ = nullptr;
+    std::shared_ptr<const SimResult> pinned_;
     std::map<QString, views::ParamSlider*> sliders_;
     class QMenu* recent_menu_ = nullptr;
 };

@@ -1,4 +1,5 @@
 // Statistics with numpy's definitions, weighted samples, goodput parsing, percentile keys.
+#include "metrics/compare.h"
 #include "metrics/stats.h"
 #include "metrics/summary.h"
 #include "test_util.h"
@@ -6,6 +7,7 @@
 
 #include <QtTest>
 #include <cmath>
+#include <map>
 
 using namespace kairos;
 
@@ -24,6 +26,41 @@ private slots:
         KAIROS_COMPARE_NEAR(s.percentile(99), 3.97, 1e-12);
         KAIROS_COMPARE_NEAR(s.percentile(0), 1.0, 0);
         KAIROS_COMPARE_NEAR(s.percentile(100), 4.0, 0);
+    }
+
+    // Comparing runs by hand. Before: mean TTFT 100 ms, 2 req/s, 3 suspensions; after:
+    // 80 ms (-20, -20 %, better: lower is better), 1 req/s (worse: higher is better), 5
+    // suspensions (a change with no better direction: verdict 0). A run against itself:
+    // every change 0, every verdict 0.
+    void compareByHand() {
+        Summary a, b;
+        a.ttft_ms = describe({100, 100}, {99});
+        b.ttft_ms = describe({80, 80}, {99});
+        a.request_throughput = 2;
+        b.request_throughput = 1;
+        a.suspensions = 3;
+        b.suspensions = 5;
+        std::map<std::string, MetricDelta> d;
+        for (const auto& x : compareRuns(a, b)) d[x.key] = x;
+        KAIROS_COMPARE_NEAR(d.at("mean_ttft_ms").change, -20.0, 1e-12);
+        KAIROS_COMPARE_NEAR(d.at("mean_ttft_ms").relative, -0.2, 1e-12);
+        QCOMPARE(d.at("mean_ttft_ms").verdict, 1);
+        QCOMPARE(d.at("p99_ttft_ms").verdict, 1);
+        QCOMPARE(d.at("request_throughput").verdict, -1);
+        QCOMPARE(d.at("suspensions").verdict, 0);
+        QCOMPARE(d.at("suspensions").change, 2.0);
+        QVERIFY(std::isnan(d.at("request_goodput").change)); // no SLOs: undefined
+        for (const auto& x : compareRuns(b, b)) {
+            QCOMPARE(x.verdict, 0);
+            QVERIFY(x.change == 0 || std::isnan(x.change));
+        }
+        // A metric only one run has (utility of a class) is NaN on the other side.
+        b.robot.push_back({"urgent", 3, 1.5, 3.0, 0, 0, 0});
+        const auto withRobot = compareRuns(a, b);
+        QCOMPARE(withRobot.back().key, std::string("utility_pct_urgent"));
+        KAIROS_COMPARE_NEAR(withRobot.back().after, 50.0, 1e-12);
+        QVERIFY(std::isnan(withRobot.back().before));
+        QCOMPARE(withRobot.back().verdict, 0);
     }
 
     void emptyIsNan() {

@@ -2,11 +2,13 @@
 // metrics change as the policy says they must; stale results are dropped; the
 // --screenshot command writes a real picture.
 #include "main_window.h"
+#include "metrics_model.h"
 #include "param_slider.h"
 #include "timeline_view.h"
 #include "workload/generators.h"
 #include "workload/readers.h"
 
+#include <QAbstractItemModelTester>
 #include <QComboBox>
 #include <QElapsedTimer>
 #include <QImage>
@@ -92,6 +94,40 @@ private slots:
         }
         app::MainWindow again(app::StartOptions{});
         QCOMPARE(again.size(), QSize(900, 700));
+    }
+
+    // The metrics model under Qt's model tester, through no run, one run, a comparison
+    // and back; the change column says better/worse as core's comparison decides.
+    void metricsModelAndCompare() {
+        app::StartOptions o;
+        o.workload = loadedWorkload();
+        o.policy = "sprpt_lp";
+        app::MainWindow w(o);
+        QAbstractItemModelTester tester(w.metricsModel(),
+                                        QAbstractItemModelTester::FailureReportingMode::QtTest);
+        QSignalSpy spy(&w, &app::MainWindow::resultShown);
+        QVERIFY(waitForResult(spy) > 0);
+        w.slider("seqs")->setValue(16);
+        QVERIFY(waitForResult(spy) > 0);
+        QCOMPARE(w.metricsModel()->columnCount(), 2);
+        w.pin();
+        QCOMPARE(w.metricsModel()->columnCount(), 4);
+        w.slider("C")->setValue(0.0); // SJF: fewer preemptions than C = 0.8
+        QVERIFY(waitForResult(spy) > 0);
+        auto* m = w.metricsModel();
+        int row = -1;
+        for (int r = 0; r < m->rowCount(); ++r)
+            if (m->index(r, 0).data(views::MetricsModel::KeyRole).toString() == "preemptions")
+                row = r;
+        QVERIFY(row >= 0);
+        const auto before = w.pinned()->summary.suspensions + w.pinned()->summary.preemptions;
+        QVERIFY(before > 0);
+        QCOMPARE(m->index(row, views::MetricsModel::Value).data().toString(),
+                 QString::number(w.lastResult()->summary.preemptions));
+        QCOMPARE(m->index(row, views::MetricsModel::Pinned).data().toString(),
+                 QString::number(w.pinned()->summary.preemptions));
+        w.unpin();
+        QCOMPARE(w.metricsModel()->columnCount(), 2);
     }
 
     // Many moves in a row: only the latest job's result is shown.

@@ -1,0 +1,68 @@
+#include "metrics/compare.h"
+
+#include <cmath>
+#include <limits>
+#include <map>
+
+namespace kairos {
+
+std::vector<MetricRow> keyMetrics(const Summary& s) {
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    std::vector<MetricRow> m{
+        {"completed", "Completed", double(s.completed), Better::Higher},
+        {"killed", "Killed", double(s.killed), Better::Lower},
+        {"request_throughput", "Request throughput (req/s)", s.request_throughput, Better::Higher},
+        {"output_throughput", "Output token throughput (tok/s)", s.output_throughput,
+         Better::Higher},
+        {"mean_ttft_ms", "Mean TTFT (ms)", s.ttft_ms.mean, Better::Lower},
+        {"median_ttft_ms", "Median TTFT (ms)", s.ttft_ms.median, Better::Lower},
+        {"p99_ttft_ms", "P99 TTFT (ms)", s.ttft_ms.count ? s.ttft_ms.percentile(99) : nan,
+         Better::Lower},
+        {"mean_tpot_ms", "Mean TPOT (ms)", s.tpot_ms.mean, Better::Lower},
+        {"p99_tpot_ms", "P99 TPOT (ms)", s.tpot_ms.count ? s.tpot_ms.percentile(99) : nan,
+         Better::Lower},
+        {"mean_e2el_ms", "Mean E2EL (ms)", s.e2el_ms.mean, Better::Lower},
+        {"p99_e2el_ms", "P99 E2EL (ms)", s.e2el_ms.count ? s.e2el_ms.percentile(99) : nan,
+         Better::Lower},
+        {"request_goodput", "Request goodput (req/s)", s.request_goodput ? *s.request_goodput : nan,
+         Better::Higher},
+        {"preemptions", "Preemptions", double(s.preemptions), Better::Lower},
+        {"suspensions", "Suspensions", double(s.suspensions), Better::Neither},
+        {"kv_peak_tokens", "KV peak (tokens)", double(s.kv_peak_tokens), Better::Neither},
+    };
+    if (s.budget_requests > 0) {
+        m.push_back(
+            {"completion_rate", "Completion rate (%)", 100 * s.completion_rate, Better::Higher});
+        m.push_back({"mean_alpha", "Mean eviction α", s.mean_alpha, Better::Lower});
+        m.push_back({"mean_quality", "Mean quality", s.mean_quality, Better::Higher});
+    }
+    for (const auto& c : s.robot)
+        m.push_back({"utility_pct_" + c.cls, "Utility, " + c.cls + " (% of max)",
+                     c.utilityPercent(), Better::Higher});
+    return m;
+}
+
+std::vector<MetricDelta> compareRuns(const Summary& before, const Summary& after,
+                                     double tolerance) {
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    std::map<std::string, double> b;
+    for (const auto& r : keyMetrics(before)) b[r.key] = r.value;
+    std::vector<MetricDelta> out;
+    for (const auto& r : keyMetrics(after)) {
+        MetricDelta d;
+        d.key = r.key;
+        d.label = r.label;
+        d.after = r.value;
+        const auto it = b.find(r.key);
+        d.before = it == b.end() ? nan : it->second;
+        d.change = d.after - d.before;
+        d.relative = d.before != 0 && std::isfinite(d.before) ? d.change / std::abs(d.before) : nan;
+        const bool same = std::abs(d.change) <= tolerance * std::max(1.0, std::abs(d.before));
+        if (std::isfinite(d.change) && !same && r.better != Better::Neither)
+            d.verdict = (d.change < 0) == (r.better == Better::Lower) ? 1 : -1;
+        out.push_back(d);
+    }
+    return out;
+}
+
+} // namespace kairos

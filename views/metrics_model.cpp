@@ -1,0 +1,89 @@
+#include "metrics_model.h"
+
+#include <QColor>
+#include <cmath>
+
+namespace kairos::views {
+
+void MetricsModel::setRuns(const Summary* current, const Summary* pinned) {
+    beginResetModel();
+    rows_.clear();
+    comparing_ = current && pinned;
+    if (comparing_) {
+        rows_ = compareRuns(*pinned, *current);
+    } else if (current) {
+        for (const MetricRow& r : keyMetrics(*current)) {
+            MetricDelta d;
+            d.key = r.key;
+            d.label = r.label;
+            d.after = r.value;
+            d.before = d.change = d.relative = std::nan("");
+            rows_.push_back(d);
+        }
+    }
+    endResetModel();
+}
+
+int MetricsModel::rowCount(const QModelIndex& parent) const {
+    return parent.isValid() ? 0 : static_cast<int>(rows_.size());
+}
+
+int MetricsModel::columnCount(const QModelIndex& parent) const {
+    return parent.isValid() ? 0 : (comparing_ ? 4 : 2);
+}
+
+QString MetricsModel::formatValue(double v) {
+    if (std::isnan(v)) return QStringLiteral("–");
+    if (std::isinf(v)) return v > 0 ? QStringLiteral("∞") : QStringLiteral("-∞");
+    if (v == std::floor(v) && std::abs(v) < 1e12) return QString::number(static_cast<qlonglong>(v));
+    return QString::number(v, 'f', std::abs(v) >= 100 ? 1 : 3);
+}
+
+QVariant MetricsModel::data(const QModelIndex& index, int role) const {
+    if (!index.isValid() || index.row() >= rowCount() || index.column() >= columnCount()) return {};
+    const MetricDelta& d = rows_[static_cast<std::size_t>(index.row())];
+    if (role == KeyRole) return QString::fromStdString(d.key);
+    if (role == Qt::TextAlignmentRole && index.column() != Metric)
+        return QVariant::fromValue(Qt::AlignRight | Qt::AlignVCenter);
+    if (role == Qt::ForegroundRole && index.column() == Change && d.verdict != 0)
+        return d.verdict > 0 ? QColor(0x1e, 0x8e, 0x3e) : QColor(0xd0, 0x30, 0x30);
+    if (role == Qt::ToolTipRole && index.column() == Change && comparing_)
+        return d.verdict > 0   ? tr("better than the pinned run")
+               : d.verdict < 0 ? tr("worse than the pinned run")
+                               : tr("unchanged, or no better direction");
+    if (role != Qt::DisplayRole) return {};
+    switch (index.column()) {
+    case Metric:
+        return QString::fromStdString(d.label);
+    case Value:
+        return formatValue(d.after);
+    case Pinned:
+        return formatValue(d.before);
+    case Change: {
+        if (std::isnan(d.change)) return QStringLiteral("–");
+        if (d.change == 0) return QStringLiteral("=");
+        const QString sign = d.change > 0 ? QStringLiteral("+") : QString();
+        if (!std::isnan(d.relative))
+            return sign + QString::number(100 * d.relative, 'f', 1) + QStringLiteral(" %");
+        return sign + formatValue(d.change);
+    }
+    }
+    return {};
+}
+
+QVariant MetricsModel::headerData(int section, Qt::Orientation o, int role) const {
+    if (o != Qt::Horizontal || role != Qt::DisplayRole) return {};
+    switch (section) {
+    case Metric:
+        return tr("metric");
+    case Value:
+        return tr("value");
+    case Pinned:
+        return tr("pinned");
+    case Change:
+        return tr("change");
+    }
+    return {};
+}
+
+} // namespace kairos::views

@@ -1,0 +1,37 @@
+#pragma once
+// The metrics table as an item model: one row per headline metric (core's keyMetrics),
+// columns metric | value, and with a pinned run also | pinned | change, the change
+// coloured by whether it is an improvement (core's compareRuns decides).
+#include "metrics/compare.h"
+
+#include <QAbstractTableModel>
+#include <optional>
+#include <vector>
+
+namespace kairos::views {
+
+class MetricsModel : public QAbstractTableModel {
+    Q_OBJECT
+public:
+    enum Column { Metric, Value, Pinned, Change };
+    // Rows carry the metric key here, for tests and exports.
+    static constexpr int KeyRole = Qt::UserRole + 1;
+
+    explicit MetricsModel(QObject* parent = nullptr) : QAbstractTableModel(parent) {}
+    // `pinned` may be null (no comparison).
+    void setRuns(const Summary* current, const Summary* pinned);
+    bool comparing() const { return comparing_; }
+
+    int rowCount(const QModelIndex& parent = {}) const override;
+    int columnCount(const QModelIndex& parent = {}) const override;
+    QVariant data(const QModelIndex& index, int role) const override;
+    QVariant headerData(int section, Qt::Orientation o, int role) const override;
+
+    static QString formatValue(double v);
+
+private:
+    std::vector<MetricDelta> rows_; // before = pinned (NaN when not comparing)
+    bool comparing_ = false;
+};
+
+} // namespace kairos::views
