@@ -8,7 +8,7 @@ SAMPLE := sample_traces/chat_poisson_small.jsonl
 REPORT_DIR ?= out
 FUZZ_SECONDS ?= 20
 
-.PHONY: all deps configure build run test bench asan test-asan fuzz format clean
+.PHONY: all deps configure build run test bench asan test-asan fuzz format clean package
 
 all: build
 
@@ -46,6 +46,13 @@ bench: build
 	$(BUILD)/bin/kairos-benchmarks --benchmark_min_time=0.2
 	KAIROS_BENCH=1 QT_QPA_PLATFORM=offscreen $(BUILD)/bin/tst_timeline paintCost20k
 	KAIROS_BENCH=1 QT_QPA_PLATFORM=offscreen $(BUILD)/bin/tst_workbench sliderToRepaint20k
+
+# A .deb and a .tar.gz of a portable Release build (no -march=native) in build-release/.
+package: deps
+	cmake --preset release
+	cmake --build --preset release -j $(JOBS)
+	cd build-release && cpack
+	@ls -1 build-release/*.deb build-release/*.tar.gz
 
 asan: deps
 	cmake --preset asan

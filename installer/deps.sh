@@ -21,6 +21,8 @@ PACKAGES=(
   libbenchmark-dev clang libclang-rt-14-dev
   # offscreen rendering and headless runs of the GUI
   fonts-dejavu-core xvfb xauth
+  # packaging checks: the .desktop file and the AppStream metainfo validate
+  desktop-file-utils appstream
 )
 
 case "${1:-}" in
