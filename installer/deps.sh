@@ -23,6 +23,8 @@ PACKAGES=(
   fonts-dejavu-core xvfb xauth
   # packaging checks: the .desktop file and the AppStream metainfo validate
   desktop-file-utils appstream
+  # looking at exported PDF reports (pdftoppm, pdfinfo)
+  poppler-utils
 )
 
 case "${1:-}" in

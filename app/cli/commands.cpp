@@ -54,9 +54,19 @@ struct SimulateArgs {
     bool chunked = false, no_skip = false, tokens = false, quiet = false;
     std::size_t limit = 0;
     std::string json_out, runlog_out, requests_csv, perfetto;
+    std::string html, pdf; // report only
 };
 
-void runSimulate(const SimulateArgs& a) {
+} // namespace
+
+ReportWriter& reportWriter() {
+    static ReportWriter w;
+    return w;
+}
+
+namespace {
+
+RunOutputs runSimulate(const SimulateArgs& a) {
     ReadOptions ro;
     if (!formatFromName(a.format, &ro.format))
         throw std::invalid_argument("unknown --format '" + a.format + "'");
@@ -106,8 +116,11 @@ void runSimulate(const SimulateArgs& a) {
     lim.chunked_prefill = a.chunked;
     lim.skip_ahead = !a.no_skip;
 
-    const RunLog log = simulate(w, *model, *sched, lim);
-    const Summary s = summarize(log, so);
+    RunOutputs o;
+    o.log = simulate(w, *model, *sched, lim);
+    o.summary = summarize(o.log, so);
+    const RunLog& log = o.log;
+    const Summary& s = o.summary;
     if (!a.quiet) {
         std::printf("profile: %s (%s)\n", prof.name.c_str(), profile_path.c_str());
         std::fputs(s.table().c_str(), stdout);
@@ -128,14 +141,22 @@ void runSimulate(const SimulateArgs& a) {
         writeRunLogJsonlFile(log, a.runlog_out, RunLogWriteOptions{a.tokens});
     if (!a.requests_csv.empty()) writeRequestsCsvFile(log, a.requests_csv);
     if (!a.perfetto.empty()) writePerfettoFile(log, &w, a.perfetto);
+    o.config = {{"profile", prof.name},
+                {"predictor", a.predictor},
+                {"block size", std::to_string(lim.block_size)},
+                {"max running requests", std::to_string(lim.max_num_seqs)},
+                {"max batched tokens", std::to_string(lim.max_num_batched_tokens)},
+                {"chunked prefill", lim.chunked_prefill ? "yes" : "no"},
+                {"workload file", a.workload}};
+    o.workload = std::move(w);
+    return o;
 }
 
 } // namespace
 
-void addSimulate(CLI::App& app) {
-    auto a = std::make_shared<SimulateArgs>();
-    auto* c = app.add_subcommand("simulate",
-                                 "Simulate a policy on a workload and print the latency summary");
+namespace {
+// The options of simulate (and report, which adds its documents).
+CLI::Option* addRunOptions(CLI::App* c, const std::shared_ptr<SimulateArgs>& a) {
     c->add_option("--workload,-w", a->workload,
                   "Trace file (Kairos JSONL, Azure CSV, Mooncake JSONL, lengths CSV, BurstGPT CSV)")
         ->required();
@@ -197,9 +218,38 @@ void addSimulate(CLI::App& app) {
     c->add_option("--perfetto", a->perfetto,
                   "Write a Chrome/Perfetto trace (JSON): a track per request, KV as a counter");
     c->add_flag("--quiet,-q", a->quiet, "Print nothing");
+    return rate;
+}
+} // namespace
+
+void addSimulate(CLI::App& app) {
+    auto a = std::make_shared<SimulateArgs>();
+    auto* c = app.add_subcommand("simulate",
+                                 "Simulate a policy on a workload and print the latency summary");
+    auto* rate = addRunOptions(c, a);
     c->callback([a, rate] {
         a->rate_given = rate->count() > 0;
         runSimulate(*a);
+    });
+}
+
+void addReport(CLI::App& app) {
+    auto a = std::make_shared<SimulateArgs>();
+    auto* c = app.add_subcommand(
+        "report", "Simulate and write a report: HTML and PDF (workload, configuration, metrics, "
+                  "the workbench's charts), per-request CSV, Perfetto trace");
+    auto* rate = addRunOptions(c, a);
+    c->add_option("--html", a->html, "Write the report as one HTML file (charts inline)");
+    c->add_option("--pdf", a->pdf, "Write the report as PDF");
+    c->add_option("--csv", a->requests_csv, "Write per-request metrics as CSV");
+    c->callback([a, rate] {
+        a->rate_given = rate->count() > 0;
+        if ((!a->html.empty() || !a->pdf.empty()) && !reportWriter())
+            throw std::invalid_argument(
+                "--html/--pdf: this kairos-cli was built without the GUI libraries "
+                "(KAIROS_BUILD_GUI=OFF), which draw the report's charts");
+        const RunOutputs o = runSimulate(*a);
+        if (!a->html.empty() || !a->pdf.empty()) reportWriter()(o, a->html, a->pdf);
     });
 }
 

@@ -1,5 +1,13 @@
 #pragma once
+#include "metrics/summary.h"
+#include "model/run_log.h"
+#include "model/workload.h"
+
 #include <CLI/CLI.hpp>
+#include <functional>
+#include <string>
+#include <utility>
+#include <vector>
 
 namespace kairos::cli {
 
@@ -10,5 +18,19 @@ void addProfiles(CLI::App& app);
 void addProfileCpu(CLI::App& app);
 void addBench(CLI::App& app);
 void addReproduce(CLI::App& app);
+void addReport(CLI::App& app);
+
+// What a simulate/report run produced, for the report writer.
+struct RunOutputs {
+    Workload workload;
+    RunLog log;
+    Summary summary;
+    std::vector<std::pair<std::string, std::string>> config;
+};
+// Writes the HTML and/or PDF report (empty path: skip). Set by a build with the GUI
+// libraries (report_qt.cpp); empty otherwise.
+using ReportWriter =
+    std::function<void(const RunOutputs&, const std::string& html, const std::string& pdf)>;
+ReportWriter& reportWriter();
 
 } // namespace kairos::cli

@@ -1,5 +1,11 @@
 // kairos-cli: the headless face of Kairos (simulate, generate, bench, fit-profile).
 #include "commands.h"
+
+#ifdef KAIROS_WITH_REPORT
+namespace kairos::cli {
+void installReportWriter();
+}
+#endif
 #include "model/input_error.h"
 #include "sched/scheduler.h"
 
@@ -24,6 +30,10 @@ int main(int argc, char** argv) {
     kairos::cli::addProfileCpu(app);
     kairos::cli::addProfiles(app);
     kairos::cli::addReproduce(app);
+    kairos::cli::addReport(app);
+#ifdef KAIROS_WITH_REPORT
+    kairos::cli::installReportWriter();
+#endif
     try {
         app.parse(argc, argv);
     } catch (const CLI::ConfigError& e) {

@@ -9,6 +9,7 @@
 #include "model/input_error.h"
 #include "param_slider.h"
 #include "profiles.h"
+#include "report.h"
 #include "time_range.h"
 #include "timeline_view.h"
 #include "tuf_chart.h"
@@ -231,6 +232,25 @@ void MainWindow::buildUi() {
             }
         };
     };
+    auto report = [this](bool pdf) {
+        return [this, pdf](const SimResult& r, const std::string& f) {
+            views::ReportData d;
+            d.workload = r.workload.get();
+            d.log = r.log.get();
+            d.summary = &r.summary;
+            d.pinned = pinned_ && pinned_.get() != &r ? &pinned_->summary : nullptr;
+            d.config = {{"profile", profile_.name}, {"predictor", r.policy.predictor}};
+            d.title = tr("Kairos report: %1").arg(QString::fromStdString(r.workload->name));
+            if (pdf)
+                views::writeReportPdf(d, QString::fromStdString(f));
+            else
+                views::writeReportHtml(d, QString::fromStdString(f));
+        };
+    };
+    exp->addAction(tr("Report (&HTML)…"), this,
+                   exporter(tr("Export report"), tr("HTML (*.html)"), report(false)));
+    exp->addAction(tr("Report (P&DF)…"), this,
+                   exporter(tr("Export report"), tr("PDF (*.pdf)"), report(true)));
     exp->addAction(tr("&Perfetto trace…"), this,
                    exporter(tr("Export Perfetto trace"), tr("Chrome trace (*.json)"),
                             [](const SimResult& r, const std::string& f) {

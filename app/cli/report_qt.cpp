@@ -1,0 +1,35 @@
+// The report writer of kairos-cli report, in builds with the GUI libraries: the charts
+// are painted by the workbench's widgets on an offscreen QApplication.
+#include "commands.h"
+#include "report.h"
+
+#include <QApplication>
+#include <cstdlib>
+#include <memory>
+
+namespace kairos::cli {
+
+void installReportWriter() {
+    reportWriter() = [](const RunOutputs& o, const std::string& html, const std::string& pdf) {
+        // Widgets need an application; without a display, paint offscreen.
+        std::unique_ptr<QApplication> app;
+        if (!QApplication::instance()) {
+            if (!std::getenv("DISPLAY") && !std::getenv("WAYLAND_DISPLAY"))
+                qputenv("QT_QPA_PLATFORM", "offscreen");
+            static int argc = 1;
+            static char name[] = "kairos-cli";
+            static char* argv[] = {name, nullptr};
+            app = std::make_unique<QApplication>(argc, argv);
+        }
+        views::ReportData d;
+        d.workload = &o.workload;
+        d.log = &o.log;
+        d.summary = &o.summary;
+        d.config = o.config;
+        d.title = QStringLiteral("Kairos report: %1").arg(QString::fromStdString(o.workload.name));
+        if (!html.empty()) views::writeReportHtml(d, QString::fromStdString(html));
+        if (!pdf.empty()) views::writeReportPdf(d, QString::fromStdString(pdf));
+    };
+}
+
+} // namespace kairos::cli
