@@ -3,8 +3,10 @@
 #include "export/perfetto.h"
 #include "export/requests_csv.h"
 #include "export/runlog_jsonl.h"
+#include "generate_dialog.h"
 #include "kv_chart.h"
 #include "latency_chart.h"
+#include "length_histogram.h"
 #include "metrics_model.h"
 #include "model/input_error.h"
 #include "param_slider.h"
@@ -133,8 +135,15 @@ void MainWindow::buildUi() {
             this, tr("Open workload"), QString(), tr("Traces (*.jsonl *.json *.csv);;All (*)"));
         if (!f.isEmpty()) openWorkload(f);
     });
+    auto* gen = new QPushButton(tr("&Generate…"));
+    connect(gen, &QPushButton::clicked, this, &MainWindow::generateWorkload);
+    auto* wrow = new QHBoxLayout;
+    wrow->addWidget(open);
+    wrow->addWidget(gen);
+    histogram_ = new views::LengthHistogram;
     v->addWidget(workload_label_);
-    v->addWidget(open);
+    v->addLayout(wrow);
+    v->addWidget(histogram_);
     auto* form = new QFormLayout;
     policy_ = new QComboBox;
     for (const auto& n : policyNames()) policy_->addItem(QString::fromStdString(n));
@@ -214,6 +223,8 @@ void MainWindow::buildUi() {
     });
     auto* file = menuBar()->addMenu(tr("&File"));
     file->addAction(tr("&Open workload…"), QKeySequence::Open, open, &QPushButton::click);
+    file->addAction(tr("&Generate workload…"), QKeySequence(Qt::CTRL | Qt::Key_G), this,
+                    &MainWindow::generateWorkload);
     recent_menu_ = file->addMenu(tr("Open &recent"));
     rebuildRecentMenu();
     auto* exp = file->addMenu(tr("&Export"));
@@ -318,23 +329,46 @@ void MainWindow::updateEnabledParams() {
 }
 
 bool MainWindow::openWorkload(const QString& path) {
+    std::shared_ptr<Workload> w;
     try {
-        auto w = std::make_shared<Workload>(readWorkload(path.toStdString()));
+        w = std::make_shared<Workload>(readWorkload(path.toStdString()));
         if (w->empty()) throw std::invalid_argument("the workload has no requests");
-        base_ = std::move(w);
     } catch (const std::exception& e) {
         QMessageBox::warning(this, tr("Cannot open workload"), QString::fromStdString(e.what()));
         return false;
     }
-    scaled_.reset();
-    workload_label_->setText(tr("<b>%1</b><br>%2 requests over %3 s")
-                                 .arg(QFileInfo(path).fileName().toHtmlEscaped())
-                                 .arg(base_->size())
-                                 .arg(base_->span(), 0, 'f', 1));
-    setWindowTitle(tr("Kairos — %1").arg(QFileInfo(path).fileName()));
+    setWorkload(std::move(w), QFileInfo(path).fileName());
     rememberRecent(path);
-    resimulate();
     return true;
+}
+
+bool MainWindow::generateWorkload() {
+    GenerateDialog dlg(this);
+    if (dlg.exec() != QDialog::Accepted) return false;
+    try {
+        auto w = std::make_shared<Workload>(dlg.generate());
+        const QString name = QString::fromStdString(w->name);
+        setWorkload(std::move(w), name);
+    } catch (const std::exception& e) {
+        QMessageBox::warning(this, tr("Cannot generate"), QString::fromStdString(e.what()));
+        return false;
+    }
+    return true;
+}
+
+void MainWindow::setWorkload(std::shared_ptr<Workload> w, const QString& label) {
+    base_ = std::move(w);
+    scaled_.reset();
+    pinned_.reset();
+    workload_label_->setText(tr("<b>%1</b><br>%2 requests over %3 s; %4 prompt + %5 output tokens")
+                                 .arg(label.toHtmlEscaped())
+                                 .arg(base_->size())
+                                 .arg(base_->span(), 0, 'f', 1)
+                                 .arg(base_->totalPromptTokens())
+                                 .arg(base_->totalOutputTokens()));
+    histogram_->setWorkload(*base_);
+    setWindowTitle(tr("Kairos — %1").arg(label));
+    resimulate();
 }
 
 void MainWindow::resimulate() {

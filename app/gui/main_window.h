@@ -21,6 +21,7 @@ class TimeRange;
 class LatencyChart;
 class TufChart;
 class MetricsModel;
+class LengthHistogram;
 class TimelineView;
 class KvChart;
 } // namespace kairos::views
@@ -41,6 +42,10 @@ public:
 
     // Loads a workload file (any format); false with a message box on error.
     bool openWorkload(const QString& path);
+    // Shows a workload (read or generated); `label` names it in the panel.
+    void setWorkload(std::shared_ptr<Workload> w, const QString& label);
+    // Opens the generate dialog; true when a workload was generated.
+    bool generateWorkload();
     // Re-simulates with the panel's current settings.
     void resimulate();
     std::shared_ptr<const SimResult> lastResult() const { return last_; }
@@ -82,6 +87,7 @@ private:
     views::KvChart* kv_ = nullptr;
     views::LatencyChart* latency_ = nullptr;
     views::TufChart* tuf_ = nullptr;
+    views::LengthHistogram* histogram_ = nullptr;
     QComboBox *policy_ = nullptr, *predictor_ = nullptr;
     QLabel *workload_label_ = nullptr, *details_ = nullptr;
     QTableView* metrics_ = nullptr;

@@ -43,4 +43,22 @@ std::vector<std::pair<double, double>> ecdf(std::vector<double> v, int max_point
     return out;
 }
 
+LogHistogram logHistogram(const std::vector<double>& v, int bins) {
+    LogHistogram h;
+    double lo = INFINITY, hi = 0;
+    for (double x : v)
+        if (std::isfinite(x) && x > 0) lo = std::min(lo, x), hi = std::max(hi, x);
+    if (bins < 1 || !(hi > 0)) return h;
+    if (hi <= lo) hi = lo * 1.0001; // one value: one narrow bin range
+    const double l0 = std::log(lo), step = (std::log(hi) - l0) / bins;
+    for (int i = 0; i <= bins; ++i) h.edges.push_back(std::exp(l0 + i * step));
+    h.counts.assign(static_cast<std::size_t>(bins), 0);
+    for (double x : v) {
+        if (!(std::isfinite(x) && x > 0)) continue;
+        const auto b = std::clamp(static_cast<int>((std::log(x) - l0) / step), 0, bins - 1);
+        ++h.counts[static_cast<std::size_t>(b)];
+    }
+    return h;
+}
+
 } // namespace kairos::lod

@@ -12,4 +12,12 @@ namespace kairos::lod {
 // maximum and every rank from the 99th percentile up when that fits.
 std::vector<std::pair<double, double>> ecdf(std::vector<double> v, int max_points = 400);
 
+// A histogram over log-spaced bins between the smallest and largest positive value:
+// `bins` edges ratios equal; counts sum to the number of positive finite values.
+struct LogHistogram {
+    std::vector<double> edges; // bins + 1 edges
+    std::vector<long> counts;  // bins counts
+};
+LogHistogram logHistogram(const std::vector<double>& v, int bins);
+
 } // namespace kairos::lod

@@ -253,6 +253,18 @@ private slots:
         QVERIFY(ecdf({}).empty());
     }
 
+    // Log histogram by hand: 1, 10, 100, 1000 over 3 bins (edges 1, 10, 100, 1000): counts
+    // 1, 1, 2 (the maximum falls in the last bin). Counts always sum to the positive values.
+    void logHistogramBins() {
+        const auto h = logHistogram({1, 10, 100, 1000, 0, -5, std::nan("")}, 3);
+        QCOMPARE(h.edges.size(), std::size_t(4));
+        KAIROS_COMPARE_NEAR(h.edges[1], 10.0, 1e-9);
+        KAIROS_COMPARE_NEAR(h.edges[3], 1000.0, 1e-9);
+        QCOMPARE(h.counts, (std::vector<long>{1, 1, 2}));
+        QVERIFY(logHistogram({}, 5).counts.empty());
+        QCOMPARE(logHistogram({7, 7}, 4).counts[0] + logHistogram({7, 7}, 4).counts[3], 2L);
+    }
+
     // A step series downsampled into buckets keeps each bucket's min and max: a spike of
     // one point survives. Series: 0 from t=0, 10 at t=1, 100 at t=1.5 (spike), 10 at
     // t=1.6, 0 at t=3. Buckets of 1 s over [0, 4): [0,1) 0..0, [1,2) 10..100, [2,3)

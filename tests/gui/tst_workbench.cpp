@@ -1,6 +1,7 @@
 // The workbench window, offscreen: a slider move re-simulates off the GUI thread and the
 // metrics change as the policy says they must; stale results are dropped; the
 // --screenshot command writes a real picture.
+#include "generate_dialog.h"
 #include "main_window.h"
 #include "metrics_model.h"
 #include "param_slider.h"
@@ -12,9 +13,12 @@
 #include <QComboBox>
 #include <QElapsedTimer>
 #include <QImage>
+#include <QLabel>
+#include <QLineEdit>
 #include <QProcess>
 #include <QSettings>
 #include <QSignalSpy>
+#include <QSpinBox>
 #include <QStandardPaths>
 #include <QtTest>
 #include <fstream>
@@ -128,6 +132,33 @@ private slots:
                  QString::number(w.pinned()->summary.preemptions));
         w.unpin();
         QCOMPARE(w.metricsModel()->columnCount(), 2);
+    }
+
+    // The generate dialog: chat with given distributions gives that many requests; a bad
+    // distribution keeps the dialog open with the error; WID3 gives robot plans with
+    // segments; a generated workload simulates in the window.
+    void generateDialog() {
+        app::GenerateDialog dlg;
+        dlg.findChild<QSpinBox*>("count")->setValue(300);
+        const Workload chat = dlg.generate();
+        QCOMPARE(chat.size(), std::size_t(300));
+        dlg.findChild<QLineEdit*>("prompt")->setText("lognormal:-3");
+        dlg.show();
+        dlg.accept();
+        QVERIFY(dlg.isVisible()); // refused
+        QVERIFY(!dlg.findChild<QLabel*>("error")->text().isEmpty());
+        dlg.kindBox()->setCurrentIndex(4); // WID3
+        const Workload arm = dlg.generate();
+        QVERIFY(arm.size() > 50);
+        int segs = 0;
+        for (const auto& r : arm.requests) segs += int(r.segments.size());
+        QVERIFY(segs > int(arm.size()));
+        app::MainWindow w(app::StartOptions{});
+        QSignalSpy spy(&w, &app::MainWindow::resultShown);
+        w.setWorkload(std::make_shared<Workload>(arm), "arm");
+        QVERIFY(waitForResult(spy) > 0);
+        QCOMPARE(w.lastResult()->summary.num_requests, std::int64_t(arm.size()));
+        QVERIFY(!w.lastResult()->tufs.empty());
     }
 
     // Many moves in a row: only the latest job's result is shown.
