@@ -1,5 +1,6 @@
 #include "kv_chart.h"
 
+#include "chart_style.h"
 #include "lod/timeline.h"
 
 #include <algorithm>
@@ -8,15 +9,7 @@ namespace kairos::views {
 
 KvChart::KvChart(TimeRange* range, QWidget* parent) : QCustomPlot(parent), range_(range) {
     setMinimumHeight(110);
-    setBackground(palette().color(QPalette::Base));
-    const QColor fg = palette().color(QPalette::Text);
-    for (QCPAxis* a : {xAxis, yAxis}) {
-        a->setBasePen(QPen(fg));
-        a->setTickPen(QPen(fg));
-        a->setSubTickPen(QPen(fg));
-        a->setTickLabelColor(fg);
-        a->setLabelColor(fg);
-    }
+    applyPalette(this, QPalette::Base);
     xAxis->setLabel(QStringLiteral("time (s)"));
     yAxis->setLabel(QStringLiteral("KV tokens"));
     lo_ = addGraph();
@@ -40,9 +33,6 @@ KvChart::KvChart(TimeRange* range, QWidget* parent) : QCustomPlot(parent), range
     marks_->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssTriangleInverted,
                                             QColor(0xe0, 0x3e, 0x3e), QColor(0xe0, 0x3e, 0x3e), 6));
     marks_->setName(QStringLiteral("preemption"));
-    legend->setVisible(true);
-    legend->setBrush(palette().color(QPalette::Base));
-    legend->setTextColor(fg);
     lo_->removeFromLegend();
     axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignRight);
     legend->setFillOrder(QCPLayoutGrid::foColumnsFirst);

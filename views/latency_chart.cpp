@@ -1,28 +1,19 @@
 #include "latency_chart.h"
 
+#include "chart_style.h"
+
 #include <algorithm>
 #include <cmath>
 
 namespace kairos::views {
 
 LatencyChart::LatencyChart(QWidget* parent) : QCustomPlot(parent) {
-    setBackground(palette().color(QPalette::Base));
-    const QColor fg = palette().color(QPalette::Text);
-    for (QCPAxis* a : {xAxis, yAxis}) {
-        a->setBasePen(QPen(fg));
-        a->setTickPen(QPen(fg));
-        a->setSubTickPen(QPen(fg));
-        a->setTickLabelColor(fg);
-        a->setLabelColor(fg);
-    }
+    applyPalette(this, QPalette::Base);
     xAxis->setScaleType(QCPAxis::stLogarithmic);
     xAxis->setTicker(QSharedPointer<QCPAxisTickerLog>(new QCPAxisTickerLog));
     xAxis->setLabel(tr("latency (ms, log scale)"));
     yAxis->setLabel(tr("fraction of requests ≤"));
     yAxis->setRange(0, 1.02);
-    legend->setVisible(true);
-    legend->setBrush(palette().color(QPalette::Base));
-    legend->setTextColor(fg);
     axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignBottom | Qt::AlignRight);
     setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
     axisRect()->setRangeDrag(Qt::Horizontal);

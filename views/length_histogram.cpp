@@ -1,5 +1,6 @@
 #include "length_histogram.h"
 
+#include "chart_style.h"
 #include "lod/cdf.h"
 
 #include <algorithm>
@@ -8,22 +9,11 @@ namespace kairos::views {
 
 LengthHistogram::LengthHistogram(QWidget* parent) : QCustomPlot(parent) {
     setMinimumHeight(150);
-    setBackground(palette().color(QPalette::Window));
-    const QColor fg = palette().color(QPalette::Text);
-    for (QCPAxis* a : {xAxis, yAxis}) {
-        a->setBasePen(QPen(fg));
-        a->setTickPen(QPen(fg));
-        a->setSubTickPen(QPen(fg));
-        a->setTickLabelColor(fg);
-        a->setLabelColor(fg);
-    }
+    applyPalette(this, QPalette::Window);
     xAxis->setScaleType(QCPAxis::stLogarithmic);
     xAxis->setTicker(QSharedPointer<QCPAxisTickerLog>(new QCPAxisTickerLog));
     xAxis->setLabel(tr("tokens"));
     yAxis->setLabel(tr("requests"));
-    legend->setVisible(true);
-    legend->setBrush(palette().color(QPalette::Base));
-    legend->setTextColor(fg);
     QFont small = font();
     small.setPointSizeF(small.pointSizeF() * 0.85);
     legend->setFont(small);

@@ -1,25 +1,16 @@
 #include "tuf_chart.h"
 
+#include "chart_style.h"
+
 #include <algorithm>
 #include <cmath>
 
 namespace kairos::views {
 
 TufChart::TufChart(QWidget* parent) : QCustomPlot(parent) {
-    setBackground(palette().color(QPalette::Base));
-    const QColor fg = palette().color(QPalette::Text);
-    for (QCPAxis* a : {xAxis, yAxis}) {
-        a->setBasePen(QPen(fg));
-        a->setTickPen(QPen(fg));
-        a->setSubTickPen(QPen(fg));
-        a->setTickLabelColor(fg);
-        a->setLabelColor(fg);
-    }
+    applyPalette(this, QPalette::Base);
     xAxis->setLabel(tr("response time W(s0) (s)"));
     yAxis->setLabel(tr("utility"));
-    legend->setVisible(true);
-    legend->setBrush(palette().color(QPalette::Base));
-    legend->setTextColor(fg);
     axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignRight);
     setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
 }
