@@ -19,6 +19,7 @@
 
 #include <QCloseEvent>
 #include <QComboBox>
+#include <QDateTime>
 #include <QDockWidget>
 #include <QFileDialog>
 #include <QFileInfo>
@@ -28,6 +29,7 @@
 #include <QLabel>
 #include <QMenuBar>
 #include <QMessageBox>
+#include <QProgressBar>
 #include <QPushButton>
 #include <QSettings>
 #include <QSplitter>
@@ -36,6 +38,8 @@
 #include <QTabWidget>
 #include <QTableView>
 #include <QThreadPool>
+#include <QTimer>
+#include <QToolButton>
 #include <QVBoxLayout>
 #include <cmath>
 #include <functional>
@@ -286,6 +290,29 @@ void MainWindow::buildUi() {
     auto* view = menuBar()->addMenu(tr("&View"));
     view->addAction(tr("&Reset zoom"), QKeySequence(Qt::Key_Home), range_,
                     &views::TimeRange::reset);
+    // Progress and cancel for simulations that take longer than a third of a second.
+    progress_ = new QProgressBar;
+    progress_->setRange(0, 1000);
+    progress_->setMaximumWidth(220);
+    progress_->setTextVisible(false);
+    cancel_ = new QToolButton;
+    cancel_->setText(tr("Cancel"));
+    cancel_->setShortcut(QKeySequence(Qt::Key_Escape));
+    statusBar()->addPermanentWidget(progress_);
+    statusBar()->addPermanentWidget(cancel_);
+    progress_->hide();
+    cancel_->hide();
+    connect(cancel_, &QToolButton::clicked, this, [this] { runner_.cancel(); });
+    poll_ = new QTimer(this);
+    poll_->setInterval(100);
+    connect(poll_, &QTimer::timeout, this, [this] {
+        const bool show =
+            runner_.busy() && QDateTime::currentMSecsSinceEpoch() - job_started_ms_ > 300;
+        progress_->setVisible(show);
+        cancel_->setVisible(show);
+        if (show) progress_->setValue(static_cast<int>(1000 * runner_.progress()));
+        if (!runner_.busy()) poll_->stop();
+    });
     updateEnabledParams();
     statusBar()->showMessage(tr("Open a workload to begin"));
     resize(1400, 850);
@@ -400,10 +427,14 @@ void MainWindow::resimulate() {
     req.summary.goodput.ttft_ms = slider("ttft_slo")->value();
     req.summary.goodput.tpot_ms = slider("tpot_slo")->value();
     const long job = runner_.submit(std::move(req));
+    job_started_ms_ = QDateTime::currentMSecsSinceEpoch();
+    poll_->start();
     statusBar()->showMessage(tr("simulating (job %1)…").arg(job));
 }
 
 void MainWindow::showResult(std::shared_ptr<const SimResult> r) {
+    progress_->hide();
+    cancel_->hide();
     if (!r->error.isEmpty()) {
         statusBar()->showMessage(tr("error: %1").arg(r->error));
         details_->setText(tr("<b>The run failed:</b> %1").arg(r->error.toHtmlEscaped()));

@@ -14,6 +14,8 @@ class QLabel;
 class QTableView;
 class QSlider;
 class QDoubleSpinBox;
+class QProgressBar;
+class QTimer;
 
 namespace kairos::views {
 class ParamSlider;
@@ -54,6 +56,7 @@ public:
     void unpin();
     std::shared_ptr<const SimResult> pinned() const { return pinned_; }
     views::MetricsModel* metricsModel() const { return metrics_model_; }
+    SimRunner& runner() { return runner_; }
     views::TimelineView* timeline() const { return timeline_; }
     views::ParamSlider* slider(const QString& name) const;
     QComboBox* policyBox() const { return policy_; }
@@ -95,6 +98,11 @@ private:
     std::shared_ptr<const SimResult> pinned_;
     std::map<QString, views::ParamSlider*> sliders_;
     class QMenu* recent_menu_ = nullptr;
+    // Shown while a simulation runs longer than a moment: progress and cancel.
+    QProgressBar* progress_ = nullptr;
+    class QToolButton* cancel_ = nullptr;
+    QTimer* poll_ = nullptr;
+    qint64 job_started_ms_ = 0;
 };
 
 } // namespace kairos::app

@@ -13,7 +13,8 @@
 
 namespace kairos::app {
 
-SimResult SimRunner::run(const SimRequest& req, long job) {
+SimResult SimRunner::run(const SimRequest& req, long job, const std::atomic<bool>* cancel,
+                         std::atomic<double>* progress) {
     SimResult r;
     r.job = job;
     r.policy = req.policy;
@@ -27,8 +28,10 @@ SimResult SimRunner::run(const SimRequest& req, long job) {
         };
         auto sched = makeScheduler(req.policy);
         const auto a = Clock::now();
-        auto log =
-            std::make_shared<RunLog>(simulate(*req.workload, *req.model, *sched, req.limits));
+        Simulator sim(*req.workload, *req.model, *sched, req.limits);
+        sim.setCancelFlag(cancel);
+        sim.setProgress(progress);
+        auto log = std::make_shared<RunLog>(sim.run());
         const auto b = Clock::now();
         SummaryOptions so = req.summary;
         so.workload = req.workload.get();
@@ -78,8 +81,13 @@ SimResult SimRunner::run(const SimRequest& req, long job) {
 
 long SimRunner::submit(SimRequest req) {
     const long job = ++latest_;
-    QThreadPool::globalInstance()->start([this, job, req = std::move(req)] {
-        auto result = std::make_shared<const SimResult>(run(req, job));
+    if (current_) current_->cancel = true; // stale: stop spending the CPU on it
+    auto control = std::make_shared<Control>();
+    current_ = control;
+    QThreadPool::globalInstance()->start([this, job, control, req = std::move(req)] {
+        auto result =
+            std::make_shared<const SimResult>(run(req, job, &control->cancel, &control->progress));
+        control->done = true;
         QMetaObject::invokeMethod(
             this,
             [this, result] {
@@ -88,6 +96,18 @@ long SimRunner::submit(SimRequest req) {
             Qt::QueuedConnection);
     });
     return job;
+}
+
+void SimRunner::cancel() {
+    if (current_) current_->cancel = true;
+}
+
+double SimRunner::progress() const {
+    return current_ ? current_->progress.load() : 0.0;
+}
+
+bool SimRunner::busy() const {
+    return current_ && !current_->done.load();
 }
 
 } // namespace kairos::app

@@ -46,16 +46,28 @@ class SimRunner : public QObject {
     Q_OBJECT
 public:
     explicit SimRunner(QObject* parent = nullptr) : QObject(parent) {}
+    // Starts a job; the previous one is cancelled (its result would be dropped anyway).
     long submit(SimRequest req);
     long latest() const { return latest_.load(); }
+    // Cancels the latest job (it reports a result with error "simulation cancelled").
+    void cancel();
+    // The latest job's progress in [0, 1], and whether it is still running.
+    double progress() const;
+    bool busy() const;
     // Runs one request on the calling thread (what the job does; also for benchmarks).
-    static SimResult run(const SimRequest& req, long job);
+    static SimResult run(const SimRequest& req, long job, const std::atomic<bool>* cancel = nullptr,
+                         std::atomic<double>* progress = nullptr);
 
 Q_SIGNALS:
     void finished(std::shared_ptr<const kairos::app::SimResult> result);
 
 private:
+    struct Control {
+        std::atomic<bool> cancel{false}, done{false};
+        std::atomic<double> progress{0};
+    };
     std::atomic<long> latest_{0};
+    std::shared_ptr<Control> current_; // GUI thread only
 };
 
 } // namespace kairos::app

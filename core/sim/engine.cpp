@@ -369,7 +369,14 @@ RunLog Simulator::run() {
     sched_.reset(w_);
     if (!w_.requests.empty()) now_ = w_.requests.front().arrival;
 
+    std::uint32_t steps = 0;
     while (done_ < w_.requests.size()) {
+        if ((++steps & 255U) == 0 && (cancel_ || progress_)) {
+            if (cancel_ && cancel_->load(std::memory_order_relaxed)) throw SimulationCancelled();
+            if (progress_)
+                progress_->store(double(done_) / double(w_.requests.size()),
+                                 std::memory_order_relaxed);
+        }
         arriveUpTo(now_);
         dec_.clear();
         if (time_decisions_) {

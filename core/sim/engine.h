@@ -26,8 +26,10 @@
 #include "model/workload.h"
 #include "sched/scheduler.h"
 
+#include <atomic>
 #include <chrono>
 #include <deque>
+#include <stdexcept>
 #include <vector>
 
 namespace kairos {
@@ -43,6 +45,10 @@ public:
     const std::vector<std::pair<std::size_t, double>>& decisionTimes() const {
         return decision_times_;
     }
+    // For front ends: `cancel` is polled between iterations (run() then throws
+    // SimulationCancelled); `progress` receives the fraction of requests done.
+    void setCancelFlag(const std::atomic<bool>* cancel) { cancel_ = cancel; }
+    void setProgress(std::atomic<double>* progress) { progress_ = progress; }
 
     // EngineView
     double now() const override { return now_; }
@@ -103,6 +109,13 @@ private:
     bool time_decisions_ = false;
     std::vector<std::pair<std::size_t, double>> decision_times_;
     long idle_rounds_ = 0; // decisions in a row that changed state but started nothing
+    const std::atomic<bool>* cancel_ = nullptr;
+    std::atomic<double>* progress_ = nullptr;
+};
+
+// Thrown by Simulator::run when its cancel flag is set.
+struct SimulationCancelled : std::runtime_error {
+    SimulationCancelled() : std::runtime_error("simulation cancelled") {}
 };
 
 // Convenience: runs a fresh Simulator.

@@ -1,6 +1,7 @@
 // The workbench window, offscreen: a slider move re-simulates off the GUI thread and the
 // metrics change as the policy says they must; stale results are dropped; the
 // --screenshot command writes a real picture.
+#include "exec/execution_model.h"
 #include "generate_dialog.h"
 #include "main_window.h"
 #include "metrics_model.h"
@@ -159,6 +160,39 @@ private slots:
         QVERIFY(waitForResult(spy) > 0);
         QCOMPARE(w.lastResult()->summary.num_requests, std::int64_t(arm.size()));
         QVERIFY(!w.lastResult()->tufs.empty());
+    }
+
+    // A cancelled simulation stops with "simulation cancelled" and shows no run; a new
+    // submit cancels the stale one (which then never reaches the window).
+    void cancelSimulation() {
+        GenerateSpec g;
+        g.count = 15000;
+        g.arrivals.rate = 20;
+        auto w = std::make_shared<const Workload>(generateWorkload(g));
+        std::atomic<bool> cancel{true};
+        std::atomic<double> progress{0};
+        app::SimRequest req;
+        req.workload = w;
+        req.model = std::make_shared<EteModel>(EteParams{0.02, 2e-4, 0, 0.03, 3e-4, 2e-7});
+        req.policy.name = "fcfs";
+        req.limits.kv_capacity_tokens = 50000;
+        const auto r = app::SimRunner::run(req, 1, &cancel, &progress);
+        QCOMPARE(r.error, QString("simulation cancelled"));
+        QVERIFY(!r.log);
+        cancel = false;
+        const auto full = app::SimRunner::run(req, 2, &cancel, &progress);
+        QVERIFY(full.error.isEmpty());
+        QVERIFY(progress.load() > 0.9);
+        app::SimRunner runner;
+        QSignalSpy spy(&runner, &app::SimRunner::finished);
+        runner.submit(req);
+        runner.submit(req); // cancels the first
+        QVERIFY(spy.wait(30000));
+        QTest::qWait(200);
+        QCOMPARE(spy.count(), 1);
+        const auto shown = spy.at(0).at(0).value<std::shared_ptr<const app::SimResult>>();
+        QCOMPARE(shown->job, 2L);
+        QVERIFY(shown->error.isEmpty());
     }
 
     // Many moves in a row: only the latest job's result is shown.
