@@ -24,6 +24,7 @@
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QFormLayout>
+#include <QGroupBox>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
@@ -31,6 +32,7 @@
 #include <QMessageBox>
 #include <QProgressBar>
 #include <QPushButton>
+#include <QScrollArea>
 #include <QSettings>
 #include <QSplitter>
 #include <QStatusBar>
@@ -170,6 +172,10 @@ void MainWindow::buildUi() {
         v->addWidget(w);
         connect(w, &views::ParamSlider::valueChanged, this, [this] { resimulate(); });
     }
+    tuf_box_ = new QGroupBox(tr("Time-utility per class"));
+    tuf_box_->setLayout(new QVBoxLayout);
+    tuf_box_->hide();
+    v->addWidget(tuf_box_);
     details_ = new QLabel;
     details_->setWordWrap(true);
     details_->setTextInteractionFlags(Qt::TextSelectableByMouse);
@@ -177,7 +183,12 @@ void MainWindow::buildUi() {
     v->addStretch(1);
     auto* dock = new QDockWidget(tr("Policy"), this);
     dock->setObjectName(QStringLiteral("policy"));
-    dock->setWidget(panel);
+    auto* scroll = new QScrollArea; // many TUF classes or a small screen: scroll, never clip
+    scroll->setWidget(panel);
+    scroll->setWidgetResizable(true);
+    scroll->setFrameShape(QFrame::NoFrame);
+    scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    dock->setWidget(scroll);
     addDockWidget(Qt::LeftDockWidgetArea, dock);
 
     metrics_model_ = new views::MetricsModel(this);
@@ -329,6 +340,44 @@ void MainWindow::closeEvent(QCloseEvent* e) {
     QMainWindow::closeEvent(e);
 }
 
+std::pair<views::ParamSlider*, views::ParamSlider*>
+MainWindow::tufSliders(const std::string& cls) const {
+    auto it = tuf_sliders_.find(cls);
+    return it == tuf_sliders_.end() ? std::pair<views::ParamSlider*, views::ParamSlider*>{}
+                                    : it->second;
+}
+
+void MainWindow::rebuildTufSliders() {
+    for (auto& [cls, pair] : tuf_sliders_) {
+        delete pair.first;
+        delete pair.second;
+    }
+    tuf_sliders_.clear();
+    for (QLabel* l : tuf_box_->findChildren<QLabel*>(QString(), Qt::FindDirectChildrenOnly))
+        delete l;
+    // One pair of sliders per class that has a TUF (its first request's), e.g. TimelyLLM's
+    // normal [ERT 1 s, zero at 1.5 s] and urgent [0.2 s, 0.5 s].
+    for (const Request& r : base_->requests) {
+        if (!r.tuf || tuf_sliders_.count(r.cls)) continue;
+        const QString name = r.cls.empty() ? tr("(no class)") : QString::fromStdString(r.cls);
+        auto* label =
+            new QLabel(tr("<b>%1</b> (utility %2)").arg(name.toHtmlEscaped()).arg(r.tuf->beta));
+        auto* ert = new views::ParamSlider(tr("ERT (s)"), 0.01, 30, r.tuf->ert, 2, true);
+        const double z = std::isfinite(r.tuf->zeroTime()) ? r.tuf->zeroTime() : 60.0;
+        auto* zero = new views::ParamSlider(tr("zero at (s)"), 0.02, 60, z, 2, true);
+        tuf_box_->layout()->addWidget(label);
+        tuf_box_->layout()->addWidget(ert);
+        tuf_box_->layout()->addWidget(zero);
+        for (auto* s : {ert, zero})
+            connect(s, &views::ParamSlider::valueChanged, this, [this] {
+                ++tuf_version_;
+                resimulate();
+            });
+        tuf_sliders_[r.cls] = {ert, zero};
+    }
+    tuf_box_->setVisible(!tuf_sliders_.empty());
+}
+
 void MainWindow::rememberRecent(const QString& path) {
     QSettings settings;
     QStringList recent = settings.value(QStringLiteral("recentFiles")).toStringList();
@@ -394,6 +443,7 @@ void MainWindow::setWorkload(std::shared_ptr<Workload> w, const QString& label) 
                                  .arg(base_->totalPromptTokens())
                                  .arg(base_->totalOutputTokens()));
     histogram_->setWorkload(*base_);
+    rebuildTufSliders();
     setWindowTitle(tr("Kairos — %1").arg(label));
     resimulate();
 }
@@ -401,12 +451,24 @@ void MainWindow::setWorkload(std::shared_ptr<Workload> w, const QString& label) 
 void MainWindow::resimulate() {
     if (!base_) return;
     const double rate = slider("rate")->value();
-    if (!scaled_ || scaled_for_ != rate) {
+    if (!scaled_ || scaled_for_ != rate || scaled_tuf_version_ != tuf_version_) {
         auto w = std::make_shared<Workload>(*base_);
         const double t0 = w->requests.front().arrival;
-        for (auto& r : w->requests) r.arrival = t0 + (r.arrival - t0) / rate;
+        for (auto& r : w->requests) {
+            r.arrival = t0 + (r.arrival - t0) / rate;
+            // The class's TUF as the sliders set it: utility beta until ERT, then falling
+            // linearly to 0 at the zero-utility time.
+            auto it = tuf_sliders_.find(r.cls);
+            if (r.tuf && it != tuf_sliders_.end()) {
+                const double ert = it->second.first->value();
+                const double zero = std::max(it->second.second->value(), ert + 1e-3);
+                r.tuf->ert = ert;
+                r.tuf->slope = -r.tuf->beta / (zero - ert);
+            }
+        }
         scaled_ = std::move(w);
         scaled_for_ = rate;
+        scaled_tuf_version_ = tuf_version_;
     }
     SimRequest req;
     req.workload = scaled_;

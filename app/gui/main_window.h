@@ -59,6 +59,8 @@ public:
     SimRunner& runner() { return runner_; }
     views::TimelineView* timeline() const { return timeline_; }
     views::ParamSlider* slider(const QString& name) const;
+    // The TUF sliders of a class (ERT, zero-utility time); nulls if it has none.
+    std::pair<views::ParamSlider*, views::ParamSlider*> tufSliders(const std::string& cls) const;
     QComboBox* policyBox() const { return policy_; }
 
 Q_SIGNALS:
@@ -71,6 +73,7 @@ private:
     void buildUi();
     void rememberRecent(const QString& path);
     void rebuildRecentMenu();
+    void rebuildTufSliders();
     void showResult(std::shared_ptr<const SimResult> r);
     void updateEnabledParams();
     void refreshComparison();
@@ -81,6 +84,10 @@ private:
     std::shared_ptr<const Workload> base_; // as read; the rate slider rescales arrivals
     std::shared_ptr<const Workload> scaled_;
     double scaled_for_ = 1.0;
+    long tuf_version_ = 0, scaled_tuf_version_ = -1; // TUF sliders moved since scaling
+    class QGroupBox* tuf_box_ = nullptr;
+    // Per class with a TUF: its ERT and zero-utility-time sliders.
+    std::map<std::string, std::pair<views::ParamSlider*, views::ParamSlider*>> tuf_sliders_;
     PolicyParams extra_params_; // from --param, for parameters without a slider
     SimRunner runner_;
     std::shared_ptr<const SimResult> last_;

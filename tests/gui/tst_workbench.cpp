@@ -1,6 +1,7 @@
 // The workbench window, offscreen: a slider move re-simulates off the GUI thread and the
 // metrics change as the policy says they must; stale results are dropped; the
 // --screenshot command writes a real picture.
+#include "core/test_util.h"
 #include "exec/execution_model.h"
 #include "generate_dialog.h"
 #include "main_window.h"
@@ -193,6 +194,33 @@ private slots:
         const auto shown = spy.at(0).at(0).value<std::shared_ptr<const app::SimResult>>();
         QCOMPARE(shown->job, 2L);
         QVERIFY(shown->error.isEmpty());
+    }
+
+    // TUF sliders per class: making the urgent class's deadline looser (zero utility at
+    // 5 s instead of 0.5 s) can only raise its utility share, and the run uses the new TUF.
+    void tufSlidersPerClass() {
+        app::StartOptions o;
+        o.workload = QString(KAIROS_SOURCE_DIR) + "/sample_traces/wid1_like.jsonl";
+        o.policy = "timely";
+        app::MainWindow w(o);
+        QSignalSpy spy(&w, &app::MainWindow::resultShown);
+        QVERIFY(waitForResult(spy) > 0);
+        const auto [ert, zero] = w.tufSliders("urgent");
+        QVERIFY(ert && zero);
+        KAIROS_COMPARE_NEAR(ert->value(), 0.2, 1e-9);
+        KAIROS_COMPARE_NEAR(zero->value(), 0.5, 1e-9);
+        auto urgentPct = [&] {
+            for (const auto& c : w.lastResult()->summary.robot)
+                if (c.cls == "urgent") return c.utilityPercent();
+            return -1.0;
+        };
+        const double before = urgentPct();
+        zero->setValue(5.0);
+        QVERIFY(waitForResult(spy) > 0);
+        QVERIFY2(urgentPct() > before,
+                 qPrintable(QString("%1 -> %2").arg(before).arg(urgentPct())));
+        for (const auto& r : w.lastResult()->workload->requests)
+            if (r.cls == "urgent") KAIROS_COMPARE_NEAR(r.tuf->zeroTime(), 5.0, 1e-9);
     }
 
     // Many moves in a row: only the latest job's result is shown.
