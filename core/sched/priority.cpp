@@ -74,6 +74,9 @@ void PriorityScheduler::schedule(const EngineView& view, Decision& out) {
                    ? pred_->refreshEvery()
                    : INT_MAX;
     if (prefillPending(view)) return;
+    // Nothing waits or is suspended: nobody to admit, resume or preempt for (the common
+    // case below saturation; skipping it halves sprpt_lp's time on a 20,000-request trace).
+    if (view.waiting().empty() && view.suspended().empty()) return;
     const std::int64_t total_seats = view.limits().max_num_seqs;
     AdmissionBudget budget(view, opt_.watermark);
     budget.setSeats(total_seats); // seats are counted below: displaced requests free theirs
@@ -82,16 +85,6 @@ void PriorityScheduler::schedule(const EngineView& view, Decision& out) {
         double key;
         ReqId id;
     };
-    std::vector<Cand>
-        movable; // running requests that may be preempted; the others keep their seats
-    for (ReqId id : view.running())
-        if (preemptible(view, id)) movable.push_back({key(view, id), id});
-    std::sort(movable.begin(), movable.end(), [](const Cand& a, const Cand& b) {
-        return a.key < b.key || (a.key == b.key && a.id < b.id);
-    });
-    std::vector<char> dropped(movable.size(), 0), displaced(movable.size(), 0);
-    std::int64_t free_seats = total_seats - static_cast<std::int64_t>(view.running().size());
-
     using Index = std::set<std::pair<double, ReqId>>;
     // First entry of `idx` whose request is still in `phase`; stale ones are erased.
     auto front = [&](Index& idx, Phase phase) {
@@ -99,6 +92,24 @@ void PriorityScheduler::schedule(const EngineView& view, Decision& out) {
         while (it != idx.end() && view.state(it->second).phase != phase) it = idx.erase(it);
         return it;
     };
+    // The best key waiting or suspended: a running request ranked at or before it is passed
+    // over before any candidate is considered (ties keep running), so it can be neither
+    // displaced nor dropped and is left out (on a loaded trace that is almost every one).
+    double best = INFINITY;
+    if (auto w = front(waiting_, Phase::Waiting); w != waiting_.end()) best = w->first;
+    if (auto u = front(suspended_, Phase::Suspended); u != suspended_.end())
+        best = std::min(best, u->first);
+    std::vector<Cand>
+        movable; // running requests that may be preempted; the others keep their seats
+    for (ReqId id : view.running())
+        if (preemptible(view, id))
+            if (const double k = key(view, id); k > best) movable.push_back({k, id});
+    std::sort(movable.begin(), movable.end(), [](const Cand& a, const Cand& b) {
+        return a.key < b.key || (a.key == b.key && a.id < b.id);
+    });
+    std::vector<char> dropped(movable.size(), 0), displaced(movable.size(), 0);
+    std::int64_t free_seats = total_seats - static_cast<std::int64_t>(view.running().size());
+
     // Releases kept or displaced KV of requests ranked after `k`, worst-ranked first:
     // suspended requests, then running requests not reached yet; only when that frees
     // enough for `need` (releasing KV for an admission that still fails would make its
