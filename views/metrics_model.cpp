@@ -9,18 +9,7 @@ void MetricsModel::setRuns(const Summary* current, const Summary* pinned) {
     beginResetModel();
     rows_.clear();
     comparing_ = current && pinned;
-    if (comparing_) {
-        rows_ = compareRuns(*pinned, *current);
-    } else if (current) {
-        for (const MetricRow& r : keyMetrics(*current)) {
-            MetricDelta d;
-            d.key = r.key;
-            d.label = r.label;
-            d.after = r.value;
-            d.before = d.change = d.relative = std::nan("");
-            rows_.push_back(d);
-        }
-    }
+    if (current) rows_ = compareRuns(comparing_ ? pinned : nullptr, *current);
     endResetModel();
 }
 

@@ -33,11 +33,7 @@ struct Charts {
 Charts paintCharts(const ReportData& d) {
     Charts c;
     auto rows = std::make_shared<const std::vector<lod::Row>>(lod::buildRows(*d.log, d.workload));
-    double lo = 0, hi = 1;
-    if (!rows->empty()) {
-        lo = rows->front().arrival;
-        for (const auto& r : *rows) hi = std::max(hi, r.end);
-    }
+    const auto [lo, hi] = lod::timeExtent(*rows);
     TimeRange range;
     range.setExtent(lo, hi);
     TimelineView tl(&range);
@@ -108,8 +104,7 @@ QString html(const ReportData& d, const QString& timeline_src, const QString& kv
     h += QStringLiteral("</table>\n<h2>Metrics</h2>\n<table><tr><th>metric</th><th>value</th>");
     if (d.pinned) h += QStringLiteral("<th>pinned</th><th>change</th>");
     h += QStringLiteral("</tr>\n");
-    const auto deltas =
-        d.pinned ? compareRuns(*d.pinned, *d.summary) : compareRuns(*d.summary, *d.summary);
+    const auto deltas = compareRuns(d.pinned, *d.summary);
     for (const MetricDelta& m : deltas) {
         h += QStringLiteral("<tr><td>%1</td><td class=\"n\">%2</td>")
                  .arg(esc(m.label), MetricsModel::formatValue(m.after));

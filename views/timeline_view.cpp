@@ -126,6 +126,15 @@ void TimelineView::render(QPainter& p, const QRect& area, double scroll_px) cons
     }
     const QFontMetrics fm = p.fontMetrics();
     const bool labels = row_h_ >= fm.height();
+    // A draw's pixel columns, clamped to the plot: the bars never reach the gutter, so one
+    // clip to the rows area serves the labels and the bars alike.
+    auto pixels = [&](const lod::Draw& d) {
+        const int x0 =
+            std::max(plot.left(), plot.left() + static_cast<int>(std::floor(axis.toX(d.t0))));
+        const int x1 =
+            std::min(plot.right() + 1, plot.left() + static_cast<int>(std::ceil(axis.toX(d.t1))));
+        return std::pair<int, int>{x0, x1};
+    };
     long last_label_px = -1000000;
     for (long i = first; i < last; ++i) {
         const lod::Row& r = (*rows_)[static_cast<std::size_t>(i)];
@@ -133,19 +142,16 @@ void TimelineView::render(QPainter& p, const QRect& area, double scroll_px) cons
         // Request ids in the gutter where they fit (every row when rows are tall enough,
         // else one every few rows).
         if (y - last_label_px >= fm.height() && y >= plot.top() && (labels || i % 10 == 0)) {
-            p.setClipRect(rowsArea);
             p.drawText(rowsArea.left() + 4, y + (bar_h + fm.ascent() - fm.descent()) / 2,
                        QString::number(r.id));
             last_label_px = y;
         }
         if (r.end < axis.t0 || r.arrival > axis.t1) continue;
-        p.setClipRect(plot);
         scratch_.clear();
         lod::fold(r.spans, axis.t0, axis.t1, fold_len, scratch_);
         const int h = lanes && !r.robot.empty() ? bar_h * 2 / 3 : bar_h;
         for (const lod::Draw& d : scratch_) {
-            const int x0 = plot.left() + static_cast<int>(std::floor(axis.toX(d.t0)));
-            const int x1 = plot.left() + static_cast<int>(std::ceil(axis.toX(d.t1)));
+            const auto [x0, x1] = pixels(d);
             p.fillRect(x0, y, std::max(1, x1 - x0), h, colorOf(d.kind));
             ++draws_;
         }
@@ -158,8 +164,7 @@ void TimelineView::render(QPainter& p, const QRect& area, double scroll_px) cons
             scratch_.clear();
             lod::fold(r.robot, axis.t0, axis.t1, fold_len, scratch_);
             for (const lod::Draw& d : scratch_) {
-                const int x0 = plot.left() + static_cast<int>(std::floor(axis.toX(d.t0)));
-                const int x1 = plot.left() + static_cast<int>(std::ceil(axis.toX(d.t1)));
+                const auto [x0, x1] = pixels(d);
                 p.fillRect(x0, y + h, std::max(1, x1 - x0), bar_h - h,
                            colorOf(lod::SpanKind::Robot));
                 ++draws_;

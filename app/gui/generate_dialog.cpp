@@ -127,7 +127,7 @@ Workload GenerateDialog::generate() const {
 
 void GenerateDialog::accept() {
     try {
-        (void)generate();
+        result_ = generate();
     } catch (const std::exception& e) {
         error_->setText(QString::fromStdString(e.what()));
         return;

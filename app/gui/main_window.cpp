@@ -421,14 +421,9 @@ bool MainWindow::openWorkload(const QString& path) {
 bool MainWindow::generateWorkload() {
     GenerateDialog dlg(this);
     if (dlg.exec() != QDialog::Accepted) return false;
-    try {
-        auto w = std::make_shared<Workload>(dlg.generate());
-        const QString name = QString::fromStdString(w->name);
-        setWorkload(std::move(w), name);
-    } catch (const std::exception& e) {
-        QMessageBox::warning(this, tr("Cannot generate"), QString::fromStdString(e.what()));
-        return false;
-    }
+    auto w = std::make_shared<Workload>(dlg.takeResult()); // generated and checked by accept()
+    const QString name = QString::fromStdString(w->name);
+    setWorkload(std::move(w), name);
     return true;
 }
 
@@ -505,8 +500,7 @@ void MainWindow::showResult(std::shared_ptr<const SimResult> r) {
     const bool first = !last_ || last_->workload != r->workload;
     last_ = r;
     if (first) {
-        double lo = r->workload->requests.front().arrival, hi = lo;
-        for (const auto& row : *r->rows) hi = std::max(hi, row.end);
+        const auto [lo, hi] = lod::timeExtent(*r->rows);
         range_->setExtent(lo, hi);
     }
     timeline_->setRows(r->rows);

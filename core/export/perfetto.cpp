@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <nlohmann/json.hpp>
 
 namespace kairos {
 
@@ -17,30 +18,9 @@ void us(std::ostream& out, double seconds) {
     out << b;
 }
 
+// A JSON string literal, escaped by nlohmann::json (the project's JSON library).
 void jsonString(std::ostream& out, const std::string& s) {
-    out << '"';
-    for (char c : s) {
-        switch (c) {
-        case '"':
-            out << "\\\"";
-            break;
-        case '\\':
-            out << "\\\\";
-            break;
-        case '\n':
-            out << "\\n";
-            break;
-        default:
-            if (static_cast<unsigned char>(c) < 0x20) {
-                char b[8];
-                std::snprintf(b, sizeof b, "\\u%04x", c);
-                out << b;
-            } else {
-                out << c;
-            }
-        }
-    }
-    out << '"';
+    out << nlohmann::json(s).dump();
 }
 
 } // namespace

@@ -102,6 +102,16 @@ std::vector<Row> buildRows(const RunLog& log, const Workload* w) {
     return rows;
 }
 
+std::pair<double, double> timeExtent(const std::vector<Row>& rows) {
+    if (rows.empty()) return {0.0, 0.0};
+    double lo = rows.front().arrival, hi = lo;
+    for (const Row& r : rows) {
+        lo = std::min(lo, r.arrival);
+        hi = std::max(hi, r.end);
+    }
+    return {lo, hi};
+}
+
 void fold(const std::vector<Span>& spans, double from, double to, double min_len,
           std::vector<Draw>& out) {
     auto it = std::lower_bound(spans.begin(), spans.end(), from,

@@ -40,6 +40,9 @@ struct Row {
 // One row per request, in request order. `w` (may be null) gives segment execution times.
 std::vector<Row> buildRows(const RunLog& log, const Workload* w);
 
+// The time a set of rows covers: the first arrival to the last end ({0, 0} when empty).
+std::pair<double, double> timeExtent(const std::vector<Row>& rows);
+
 struct Draw {
     double t0 = 0, t1 = 0;
     SpanKind kind = SpanKind::Queued; // Folded when count > 1

@@ -44,9 +44,15 @@ std::vector<MetricRow> keyMetrics(const Summary& s) {
 
 std::vector<MetricDelta> compareRuns(const Summary& before, const Summary& after,
                                      double tolerance) {
+    return compareRuns(&before, after, tolerance);
+}
+
+std::vector<MetricDelta> compareRuns(const Summary* before, const Summary& after,
+                                     double tolerance) {
     const double nan = std::numeric_limits<double>::quiet_NaN();
     std::map<std::string, double> b;
-    for (const auto& r : keyMetrics(before)) b[r.key] = r.value;
+    if (before)
+        for (const auto& r : keyMetrics(*before)) b[r.key] = r.value;
     std::vector<MetricDelta> out;
     for (const auto& r : keyMetrics(after)) {
         MetricDelta d;

@@ -32,5 +32,9 @@ struct MetricDelta {
 // there). A change within `tolerance` (relative) counts as unchanged.
 std::vector<MetricDelta> compareRuns(const Summary& before, const Summary& after,
                                      double tolerance = 1e-9);
+// The same with no run to compare with when `before` is null: every metric of `after`,
+// before/change/relative NaN and verdict 0 (what a table shows for a single run).
+std::vector<MetricDelta> compareRuns(const Summary* before, const Summary& after,
+                                     double tolerance = 1e-9);
 
 } // namespace kairos

@@ -67,20 +67,6 @@ double smallestLoopFreeAlpha(const Workload& w, const ExecutionModel& model, con
     return 1.0;
 }
 
-discrete::Instance randomInstance(Rng& r, int max_arrival) {
-    discrete::Instance in;
-    const auto n = r.uniformInt(3, 6);
-    std::int64_t need = 0;
-    for (int i = 0; i < n; ++i) {
-        discrete::Job j{static_cast<int>(r.uniformInt(0, max_arrival)),
-                        static_cast<int>(r.uniformInt(1, 3)), static_cast<int>(r.uniformInt(1, 6))};
-        in.jobs.push_back(j);
-        need = std::max<std::int64_t>(need, j.prompt + j.output + 1);
-    }
-    in.capacity = need + r.uniformInt(0, 20);
-    return in;
-}
-
 } // namespace
 
 Report reproduceMcsf(const Options& opt) {
@@ -202,10 +188,10 @@ Report reproduceMcsf(const Options& opt) {
     Rng r(opt.seed * 7919 + 1);
     double at_once = 0, online = 0, worst = 1;
     for (int k = 0; k < count; ++k) {
-        const auto a = randomInstance(r, 0);
+        const auto a = discrete::randomInstance(r, 3, 6, 3, 6, 20, 0, discrete::Occupancy::Paper);
         const double ra = double(discrete::totalLatency(a, discrete::mcsf(a))) /
                           double(discrete::totalLatency(a, discrete::optimal(a)));
-        const auto o = randomInstance(r, 4);
+        const auto o = discrete::randomInstance(r, 3, 6, 3, 6, 20, 4, discrete::Occupancy::Paper);
         const double ro = double(discrete::totalLatency(o, discrete::mcsf(o))) /
                           double(discrete::totalLatency(o, discrete::optimal(o)));
         at_once += ra;

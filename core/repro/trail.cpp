@@ -10,14 +10,13 @@
 namespace kairos::repro {
 namespace {
 
-// Trail's prediction model with the per-token noise that gives the paper's MAE ratio.
-std::string g_predictor = "trail";
-
-PolicyConfig policy(const std::string& name, double C, std::uint64_t seed) {
+// `predictor`: Trail's prediction model, refined per token (sjf uses the first estimate).
+PolicyConfig policy(const std::string& name, double C, std::uint64_t seed,
+                    const std::string& predictor) {
     PolicyConfig p;
     p.name = name;
     if (name == "sprpt_lp") p.params["C"] = C;
-    if (name != "fcfs") p.predictor = g_predictor; // refined per token (sjf uses the first)
+    if (name != "fcfs") p.predictor = predictor;
     p.seed = seed;
     return p;
 }
@@ -52,11 +51,12 @@ Report reproduceTrail(const Options& opt) {
     const Workload sample = conversationTrace(opt, 1.0, n);
     const TrailOptions to = calibrateTrail(sample, TrailOptions{}, 2.66, opt.seed);
     const TrailMae mae = trailMae(sample, to, opt.seed);
-    g_predictor = "trail:" + fmt(to.prompt_noise, 6) + "," + fmt(to.token_noise, 6);
+    const std::string predictor = "trail:" + fmt(to.prompt_noise, 6) + "," + fmt(to.token_noise, 6);
     say(opt, "trail: measuring FCFS's service rate");
     const Workload flood = conversationTrace(opt, 1000.0, n);
-    const double mu = runAll({{&flood, policy("fcfs", 0, opt.seed), lim, {}}}, *model, opt)[0]
-                          .summary.request_throughput;
+    const double mu =
+        runAll({{&flood, policy("fcfs", 0, opt.seed, predictor), lim, {}}}, *model, opt)[0]
+            .summary.request_throughput;
     const std::vector<double> fractions{0.8, 0.9, 1.0, 1.1};
     std::vector<Workload> ws;
     for (double f : fractions) ws.push_back(conversationTrace(opt, f * mu, n));
@@ -64,7 +64,8 @@ Report reproduceTrail(const Options& opt) {
     const std::vector<std::string> names{"fcfs", "sjf", "sprpt_lp"};
     std::vector<Job> jobs;
     for (const auto& w : ws)
-        for (const auto& p : names) jobs.push_back({&w, policy(p, 0.8, opt.seed), lim, {}});
+        for (const auto& p : names)
+            jobs.push_back({&w, policy(p, 0.8, opt.seed, predictor), lim, {}});
     say(opt, "trail: " + std::to_string(jobs.size()) + " runs at " +
                  std::to_string(fractions.size()) + " rates");
     const auto res = runAll(jobs, *model, opt);
@@ -109,7 +110,7 @@ Report reproduceTrail(const Options& opt) {
     const std::vector<double> Cs{0, 0.2, 0.5, 0.8, 1};
     const Workload& w90 = ws[2];
     std::vector<Job> cj;
-    for (double C : Cs) cj.push_back({&w90, policy("sprpt_lp", C, opt.seed), lim, {}});
+    for (double C : Cs) cj.push_back({&w90, policy("sprpt_lp", C, opt.seed, predictor), lim, {}});
     say(opt, "trail: C sweep at 100 % load");
     const auto cr = runAll(cj, *model, opt);
     Table ct({"C", "mean E2E s", "mean TTFT s", "peak KV tokens", "preemptions"});
@@ -136,12 +137,13 @@ Report reproduceTrail(const Options& opt) {
         EngineLimits mem = lim;
         mem.max_num_seqs = 256;
         const Workload fl = conversationTrace(opt, 1000.0, n);
-        const double mu_m = runAll({{&fl, policy("fcfs", 0, opt.seed), mem, {}}}, *model, opt)[0]
-                                .summary.request_throughput;
+        const double mu_m =
+            runAll({{&fl, policy("fcfs", 0, opt.seed, predictor), mem, {}}}, *model, opt)[0]
+                .summary.request_throughput;
         const Workload wm = conversationTrace(opt, 0.9 * mu_m, n);
         say(opt, "trail: memory-bound regime at 90 % load");
-        const auto mr = runAll({{&wm, policy("fcfs", 0, opt.seed), mem, {}},
-                                {&wm, policy("sprpt_lp", 0.8, opt.seed), mem, {}}},
+        const auto mr = runAll({{&wm, policy("fcfs", 0, opt.seed, predictor), mem, {}},
+                                {&wm, policy("sprpt_lp", 0.8, opt.seed, predictor), mem, {}}},
                                *model, opt);
         const Summary &f = mr[0].summary, &t2 = mr[1].summary;
         rep.details += "\n  memory-bound (256 seats) at " + fixed(0.9 * mu_m, 2) +
@@ -159,7 +161,7 @@ Report reproduceTrail(const Options& opt) {
 
     rep.details += "\n  remaining-length MAE over every token: prompt-only " +
                    fixed(mae.prompt_only, 1) + ", refined " + fixed(mae.refined, 1) + " tokens (" +
-                   g_predictor + ")\n\n";
+                   predictor + ")\n\n";
     rep.claims.push_back(
         {"trail", "prompt-only MAE / refined MAE", 2.66, mae.ratio(), "x",
          "set, not found: the per-token classifier's noise of Trail's prediction model is "

@@ -1,5 +1,7 @@
 #include "sched/discrete_model.h"
 
+#include "workload/random.h"
+
 #include <algorithm>
 #include <limits>
 #include <numeric>
@@ -31,6 +33,22 @@ bool feasible(const Instance& in, const std::vector<int>& start) {
         if (m > in.capacity) return false;
     }
     return true;
+}
+
+Instance randomInstance(Rng& r, int n_min, int n_max, int s_max, int o_max, int extra,
+                        int max_arrival, Occupancy occ) {
+    Instance in;
+    in.occupancy = occ;
+    const auto n = r.uniformInt(n_min, n_max);
+    std::int64_t need = 0;
+    for (int i = 0; i < n; ++i) {
+        Job j{static_cast<int>(r.uniformInt(0, max_arrival)),
+              static_cast<int>(r.uniformInt(1, s_max)), static_cast<int>(r.uniformInt(1, o_max))};
+        in.jobs.push_back(j);
+        need = std::max<std::int64_t>(need, j.prompt + j.output + 1);
+    }
+    in.capacity = need + r.uniformInt(0, extra);
+    return in;
 }
 
 std::int64_t totalLatency(const Instance& in, const std::vector<int>& start) {

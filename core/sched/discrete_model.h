@@ -14,6 +14,10 @@
 #include <cstdint>
 #include <vector>
 
+namespace kairos {
+class Rng;
+}
+
 namespace kairos::discrete {
 
 struct Job {
@@ -36,6 +40,12 @@ std::int64_t usage(const Instance& in, const Job& j, int p, int t);
 bool feasible(const Instance& in, const std::vector<int>& start);
 // Sum of latencies (p_i + o_i - a_i).
 std::int64_t totalLatency(const Instance& in, const std::vector<int>& start);
+
+// A random instance for checks against the optimum: n in [n_min, n_max] jobs with prompt
+// U(1, s_max), output U(1, o_max), arrival U(0, max_arrival), and capacity M = the largest
+// single need (s + o + 1) + U(0, extra) so that every job fits alone.
+Instance randomInstance(class kairos::Rng& r, int n_min, int n_max, int s_max, int o_max, int extra,
+                        int max_arrival, Occupancy occ);
 
 // MC-SF (Algorithm 2, online; Algorithm 1 when all arrive at 0): at every round, keep the
 // running jobs and add arrived ones in order of output length (ties: index) while the

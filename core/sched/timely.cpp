@@ -39,9 +39,14 @@ void TimelyScheduler::reset(const Workload& w) {
             p.exec.push_back(s.exec_s);
         }
         p.ready = r.arrival;
-        const Tuf tuf = r.tuf ? *r.tuf : Tuf{opt_.slack, -1.0 / opt_.slack, 1.0};
+        const Tuf tuf = tufOf(r);
         window_ = std::max(window_, tuf.zeroTime());
     }
+}
+
+Tuf TimelyScheduler::tufOf(const Request& r) const {
+    // Requests without a TUF: full utility for `slack` seconds, zero at twice that.
+    return r.tuf ? *r.tuf : Tuf{opt_.slack, -1.0 / opt_.slack, 1.0};
 }
 
 double TimelyScheduler::stepTime(std::int64_t extra) const {
@@ -78,7 +83,7 @@ double TimelyScheduler::due(const EngineView& view, ReqId id) const {
 double TimelyScheduler::priority(const EngineView& view, ReqId id, double t) const {
     const Plan& p = plans_[static_cast<std::size_t>(id)];
     const Request& r = *view.state(id).req;
-    const Tuf tuf = r.tuf ? *r.tuf : Tuf{opt_.slack, -1.0 / opt_.slack, 1.0};
+    const Tuf tuf = tufOf(r);
     const double g = generationTime(view, id);
     double value;
     if (p.next == 0)
@@ -213,7 +218,7 @@ void TimelyScheduler::schedule(const EngineView& view, Decision& out) {
     auto describe = [&](ReqId id, std::int64_t left, bool fresh) {
         const Plan& p = plans_[static_cast<std::size_t>(id)];
         const Request& r = *view.state(id).req;
-        const Tuf tuf = r.tuf ? *r.tuf : Tuf{opt_.slack, -1.0 / opt_.slack, 1.0};
+        const Tuf tuf = tufOf(r);
         return Tracked{p.next == 0 ? r.arrival : p.robot_free, tuf, p.next == 0, left, fresh};
     };
     std::vector<Tracked> tracked;

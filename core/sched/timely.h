@@ -59,6 +59,7 @@ private:
         double ready = 0;           // when the next segment became ready to generate
         double index_key = 0;       // key of its current entry in index_
     };
+    Tuf tufOf(const Request& r) const;
     double stepTime(std::int64_t extra_batch) const;
     double generationTime(const EngineView& view, ReqId id) const;
     double due(const EngineView& view, ReqId id) const;

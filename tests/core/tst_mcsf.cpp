@@ -17,21 +17,6 @@ using namespace kairos;
 namespace d = kairos::discrete;
 
 namespace {
-d::Instance randomInstance(Rng& r, int nmin, int nmax, int smax, int omax, int extra,
-                           int max_arrival, d::Occupancy occ) {
-    d::Instance in;
-    in.occupancy = occ;
-    const auto n = r.uniformInt(nmin, nmax);
-    std::int64_t need = 0;
-    for (int i = 0; i < n; ++i) {
-        d::Job j{static_cast<int>(r.uniformInt(0, max_arrival)),
-                 static_cast<int>(r.uniformInt(1, smax)), static_cast<int>(r.uniformInt(1, omax))};
-        in.jobs.push_back(j);
-        need = std::max<std::int64_t>(need, j.prompt + j.output + 1);
-    }
-    in.capacity = need + r.uniformInt(0, extra);
-    return in;
-}
 
 // The instance as a workload sorted by arrival (and the instance in that order), with the
 // limits under which the engine is the discrete model (Engine occupancy).
@@ -100,7 +85,7 @@ private slots:
         Rng r(17);
         for (int k = 0; k < 60; ++k) {
             const auto occ = k % 2 ? d::Occupancy::Paper : d::Occupancy::Engine;
-            const d::Instance in = randomInstance(r, 2, 4, 3, 4, 6, k % 3 == 0 ? 3 : 0, occ);
+            const d::Instance in = d::randomInstance(r, 2, 4, 3, 4, 6, k % 3 == 0 ? 3 : 0, occ);
             const auto opt = d::optimal(in), bf = d::bruteForce(in, 16);
             QVERIFY(d::feasible(in, opt));
             QCOMPARE(d::totalLatency(in, opt), d::totalLatency(in, bf));
@@ -116,13 +101,13 @@ private slots:
         double sum = 0, online = 0;
         const int n = 300;
         for (int k = 0; k < n; ++k) {
-            const d::Instance in = randomInstance(r, 3, 6, 3, 6, 20, 0, d::Occupancy::Paper);
+            const d::Instance in = d::randomInstance(r, 3, 6, 3, 6, 20, 0, d::Occupancy::Paper);
             const auto m = d::mcsf(in), opt = d::optimal(in);
             QVERIFY(d::feasible(in, m));
             const double ratio = double(d::totalLatency(in, m)) / double(d::totalLatency(in, opt));
             QVERIFY2(ratio >= 1.0, "MC-SF beat the optimum: the search is wrong");
             sum += ratio;
-            const d::Instance on = randomInstance(r, 3, 6, 3, 6, 20, 4, d::Occupancy::Paper);
+            const d::Instance on = d::randomInstance(r, 3, 6, 3, 6, 20, 4, d::Occupancy::Paper);
             online += double(d::totalLatency(on, d::mcsf(on))) /
                       double(d::totalLatency(on, d::optimal(on)));
         }
@@ -137,7 +122,7 @@ private slots:
     void engineMatchesDiscrete() {
         Rng r(23);
         for (int k = 0; k < 40; ++k) {
-            const d::Instance in = randomInstance(r, 3, 12, 8, 10, 25, 6, d::Occupancy::Engine);
+            const d::Instance in = d::randomInstance(r, 3, 12, 8, 10, 25, 6, d::Occupancy::Engine);
             Workload w;
             d::Instance sorted;
             EngineLimits lim;
@@ -165,7 +150,7 @@ private slots:
         double sum_ratio = 0;
         const int n = 40;
         for (int k = 0; k < n; ++k) {
-            const d::Instance in = randomInstance(r, 3, 7, 6, 8, 20, 5, d::Occupancy::Engine);
+            const d::Instance in = d::randomInstance(r, 3, 7, 6, 8, 20, 5, d::Occupancy::Engine);
             Workload w;
             d::Instance sorted;
             EngineLimits lim;

@@ -41,9 +41,7 @@ Run simulateChat(std::size_t n, double rate) {
 }
 
 double extentEnd(const std::vector<lod::Row>& rows) {
-    double hi = 0;
-    for (const auto& r : rows) hi = std::max(hi, r.end);
-    return hi;
+    return lod::timeExtent(rows).second;
 }
 
 int countColor(const QImage& img, QColor c) {
