@@ -12,7 +12,7 @@ double Tuf::zeroTime() const {
 bool Request::operator==(const Request& o) const {
     return id == o.id && arrival == o.arrival && prompt_tokens == o.prompt_tokens &&
            output_tokens == o.output_tokens && cls == o.cls && tuf == o.tuf &&
-           budget_s == o.budget_s && segments == o.segments;
+           budget_s == o.budget_s && segments == o.segments && agent == o.agent;
 }
 
 } // namespace kairos

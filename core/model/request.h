@@ -47,6 +47,7 @@ struct Request {
     std::optional<Tuf> tuf;         // time-utility function, if the request has one
     std::optional<double> budget_s; // TimeBill time budget, if any
     std::vector<Segment> segments;  // robot plan; when present their tokens sum to output_tokens
+    std::int32_t agent = -1;        // the robot/agent that issued it (>= 0), -1 if none
 
     bool operator==(const Request& o) const;
 };

@@ -45,7 +45,7 @@ Request parseRequest(const json& j, const Ctx& c, std::int64_t default_id) {
     if (!j.is_object())
         throw InputError(c.file, c.line, "", "a request line must be a JSON object");
     static const std::set<std::string> known = {"id",    "arrival", "prompt", "output",
-                                                "class", "tuf",     "budget", "segments"};
+                                                "class", "tuf",     "budget", "segments", "agent"};
     for (auto it = j.begin(); it != j.end(); ++it)
         if (!known.count(it.key())) throw InputError(c.file, c.line, it.key(), "unknown field");
     Request r;
@@ -64,6 +64,7 @@ Request parseRequest(const json& j, const Ctx& c, std::int64_t default_id) {
         if (!j["class"].is_string()) throw InputError(c.file, c.line, "class", "not a string");
         r.cls = j["class"].get<std::string>();
     }
+    if (j.contains("agent")) r.agent = getCount(j, "agent", c, 0);
     if (j.contains("budget")) {
         const double b = getNum(j, "budget", c);
         if (!(b > 0)) throw InputError(c.file, c.line, "budget", "must be > 0 seconds");
@@ -168,6 +169,7 @@ void writeKairos(const Workload& w, std::ostream& out) {
         out << "{\"id\":" << r.id << ",\"arrival\":" << buf << ",\"prompt\":" << r.prompt_tokens
             << ",\"output\":" << r.output_tokens;
         if (!r.cls.empty()) out << ",\"class\":" << json(r.cls).dump();
+        if (r.agent >= 0) out << ",\"agent\":" << r.agent;
         if (r.budget_s) {
             std::snprintf(buf, sizeof buf, "%.17g", *r.budget_s);
             out << ",\"budget\":" << buf;

@@ -127,7 +127,8 @@ Workload generateRobotWorkload(const RobotWorkloadSpec& spec,
             for (int s = 0; s < n; ++s)
                 r.segments.push_back({r.output_tokens / n + (s < r.output_tokens % n ? 1 : 0),
                                       secs[static_cast<std::size_t>(s)]});
-            r.id = static_cast<std::int64_t>(agents[static_cast<std::size_t>(k)]) * 100000 +
+            r.agent = agents[static_cast<std::size_t>(k)];
+            r.id = static_cast<std::int64_t>(r.agent) * 100000 +
                    static_cast<std::int64_t>(w.requests.size());
             w.requests.push_back(std::move(r));
         }

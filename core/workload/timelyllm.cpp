@@ -78,6 +78,12 @@ Workload readTimelyLlm(std::istream& in, const std::string& name,
         r.id = static_cast<std::int64_t>(job.contains("job_id") ? num("job_id")
                                                                 : static_cast<double>(k));
         r.arrival = num("trigger time");
+        if (job.contains("agent_id")) {
+            const double a = num("agent_id");
+            if (a < 0 || a != std::floor(a) || a > 1e9)
+                throw InputError(name, 0, at + "agent_id", "must be a whole number >= 0");
+            r.agent = static_cast<std::int32_t>(a);
+        }
         if (r.arrival < 0) throw InputError(name, 0, at + "trigger time", "must be >= 0");
         const auto tuf = job.find("tuf");
         if (tuf == job.end() || !tuf->is_array() || tuf->size() != 3 || !(*tuf)[0].is_number() ||

@@ -118,6 +118,7 @@ private slots:
         r.tuf = Tuf{0.2, -6.67, 2};
         r.budget_s = 5.5;
         r.segments = {{10, 1.25}, {20, 0.5}};
+        r.agent = 3;
         w.requests.push_back(r);
         Request q;
         q.id = 8;
@@ -191,6 +192,9 @@ private slots:
             << nh + "{\"arrival\": 0, \"prompt\": 1, \"output\": 5, \"tuf\": {\"ert\": 1, "
                     "\"slope\": 2, \"beta\": 1}}\n"
             << na << 2 << "tuf.slope";
+        QTest::newRow("native negative agent")
+            << nh + "{\"arrival\": 0, \"prompt\": 1, \"output\": 2, \"agent\": -2}\n"
+            << na << 2 << "agent";
         QTest::newRow("native no header") << "{\"arrival\": 0, \"prompt\": 1, \"output\": 2}\n"
                                           << na << 1 << "kairos_workload";
         QTest::newRow("native truncated") << "{\"kairos_workload\": 1, \"requests\": "

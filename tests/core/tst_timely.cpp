@@ -10,6 +10,7 @@
 #include "workload/robot_generator.h"
 
 #include <QtTest>
+#include <set>
 
 using namespace kairos;
 
@@ -52,11 +53,17 @@ private slots:
         KAIROS_COMPARE_NEAR(r.segments[0].exec_s, 2.4995, 1e-12);
         QCOMPARE(r.cls, std::string("normal"));
         KAIROS_COMPARE_NEAR(r.tuf->slope, -2.0, 1e-12);
+        QCOMPARE(r.agent, 0);
         int urgent = 0, segments = 0;
+        std::set<int> agents;
         for (const auto& q : w.requests) {
             urgent += q.cls == "urgent";
             segments += int(q.segments.size());
+            agents.insert(q.agent);
         }
+        QCOMPARE(agents.size(), std::size_t(25)); // agent_id 0..24
+        QCOMPARE(*agents.begin(), 0);
+        QCOMPARE(*agents.rbegin(), 24);
         QCOMPARE(urgent, 108);
         QCOMPARE(segments, 731);
     }
@@ -147,8 +154,10 @@ private slots:
                 for (const auto& sg : r.segments) sum += sg.tokens;
                 QCOMPARE(sum, r.output_tokens);
                 // Tasks of one event come 1 ms apart from distinct agents.
+                QVERIFY(r.agent >= 0 && r.agent < spec.agents);
+                QCOMPARE(std::int64_t(r.agent), r.id / 100000);
                 if (i > 0 && r.arrival - w.requests[i - 1].arrival < 0.0015)
-                    QVERIFY(r.id / 100000 != w.requests[i - 1].id / 100000);
+                    QVERIFY(r.agent != w.requests[i - 1].agent);
             }
         }
         KAIROS_COMPARE_NEAR(total / 12, 292.5, 0.08 * 292.5);
