@@ -12,6 +12,13 @@ KvChart::KvChart(TimeRange* range, QWidget* parent) : QCustomPlot(parent), range
     applyPalette(this, QPalette::Base);
     xAxis->setLabel(QStringLiteral("time (s)"));
     yAxis->setLabel(QStringLiteral("KV tokens"));
+    // Drawn in the order added: the pinned run's line under this run's band.
+    pinned_hi_ = addGraph();
+    pinned_hi_->setPen(QPen(QColor(0x6b, 0x72, 0x80), 1.5));
+    pinned_hi_->setAdaptiveSampling(false);
+    pinned_hi_->setName(QStringLiteral("pinned run"));
+    pinned_hi_->setVisible(false);
+    pinned_hi_->removeFromLegend();
     lo_ = addGraph();
     hi_ = addGraph();
     const QColor blue(0x2f, 0x80, 0xed);
@@ -64,20 +71,37 @@ void KvChart::setRun(std::shared_ptr<const std::vector<std::pair<double, double>
         my.push_back(capacity);
     }
     marks_->setData(mx, my, true);
-    // Show the capacity line when usage reaches a third of it; otherwise scale to the
-    // usage (a mostly idle cache would be a flat line) and name the capacity in the legend.
-    double peak = 0;
-    if (kv_)
-        for (const auto& pt : *kv_) peak = std::max(peak, pt.second);
-    const bool cap_on_scale = peak >= capacity / 3;
-    yAxis->setRange(0, std::max(1.0, cap_on_scale ? capacity * 1.08 : peak * 1.25));
-    cap_->setName(cap_on_scale
-                      ? tr("capacity")
-                      : tr("capacity %L1 (off scale)").arg(static_cast<qlonglong>(capacity)));
+    updateYRange();
     syncing_ = true;
     xAxis->setRange(range_->from(), range_->to());
     syncing_ = false;
     resample();
+}
+
+void KvChart::setPinned(std::shared_ptr<const std::vector<std::pair<double, double>>> kv) {
+    pinned_ = std::move(kv);
+    pinned_hi_->setVisible(bool(pinned_));
+    updateYRange();
+    if (pinned_)
+        pinned_hi_->addToLegend();
+    else
+        pinned_hi_->removeFromLegend();
+    resample();
+}
+
+void KvChart::updateYRange() {
+    // Show the capacity line when usage (of this run or the pinned one) reaches a third of
+    // it; otherwise scale to the usage (a mostly idle cache would be a flat line) and name
+    // the capacity in the legend.
+    double peak = 0;
+    for (const auto* kv : {kv_.get(), pinned_.get()})
+        if (kv)
+            for (const auto& pt : *kv) peak = std::max(peak, pt.second);
+    const bool cap_on_scale = peak >= capacity_ / 3;
+    yAxis->setRange(0, std::max(1.0, cap_on_scale ? capacity_ * 1.08 : peak * 1.25));
+    cap_->setName(cap_on_scale
+                      ? tr("capacity")
+                      : tr("capacity %L1 (off scale)").arg(static_cast<qlonglong>(capacity_)));
 }
 
 void KvChart::setPlotMargins(int left, int right) {
@@ -95,21 +119,26 @@ void KvChart::resizeEvent(QResizeEvent* e) {
 void KvChart::resample() {
     const double from = range_->from(), to = range_->to();
     cap_->setData(QVector<double>{from, to}, QVector<double>{capacity_, capacity_}, true);
-    QVector<double> t, lo, hi;
-    if (kv_) {
-        // One bucket per pixel of the plot (known before the first layout when the
-        // margins are fixed).
-        buckets_ = std::max(1, margin_lr_ >= 0 ? width() - margin_lr_ : axisRect()->width());
-        const auto b = lod::downsample(*kv_, from, to, buckets_);
-        t.reserve(int(b.size()));
-        for (const auto& x : b) {
-            t.push_back(x.t);
-            lo.push_back(x.lo);
-            hi.push_back(x.hi);
+    // One bucket per pixel of the plot (known before the first layout when the margins
+    // are fixed).
+    buckets_ = std::max(1, margin_lr_ >= 0 ? width() - margin_lr_ : axisRect()->width());
+    auto series = [&](const std::vector<std::pair<double, double>>* kv, QCPGraph* lo_graph,
+                      QCPGraph* hi_graph) {
+        QVector<double> t, lo, hi;
+        if (kv) {
+            const auto b = lod::downsample(*kv, from, to, buckets_);
+            t.reserve(int(b.size()));
+            for (const auto& x : b) {
+                t.push_back(x.t);
+                lo.push_back(x.lo);
+                hi.push_back(x.hi);
+            }
         }
-    }
-    lo_->setData(t, lo, true);
-    hi_->setData(t, hi, true);
+        if (lo_graph) lo_graph->setData(t, lo, true);
+        hi_graph->setData(t, hi, true);
+    };
+    series(kv_.get(), lo_, hi_);
+    series(pinned_.get(), nullptr, pinned_hi_);
     replot(QCustomPlot::rpQueuedReplot);
 }
 

@@ -1,8 +1,8 @@
 #pragma once
 // KV-cache memory under the timeline, on the same time axis: tokens in use (the min-max
 // band of each pixel column, so spikes survive downsampling), the capacity, and a mark
-// at every preemption. QCustomPlot draws; core/lod downsamples the visible window to one
-// bucket per pixel on every range change.
+// at every preemption; with a pinned run, its peak tokens per pixel as a grey line. QCustomPlot
+// draws; core/lod downsamples the visible window to one bucket per pixel on every range change.
 #include "time_range.h"
 
 #include <memory>
@@ -19,6 +19,8 @@ public:
     // The KV series (lod::kvSeries), the capacity in tokens and the preemption times.
     void setRun(std::shared_ptr<const std::vector<std::pair<double, double>>> kv, double capacity,
                 std::vector<double> preemptions);
+    // Compare: the pinned run's KV series, drawn as a grey line (nullptr: none).
+    void setPinned(std::shared_ptr<const std::vector<std::pair<double, double>>> kv);
     int bucketCount() const { return buckets_; }
     // Fixed left and right margins of the plot, to line its time axis up with the timeline's.
     void setPlotMargins(int left, int right);
@@ -28,10 +30,11 @@ protected:
 
 private:
     void resample();
+    void updateYRange();
 
     TimeRange* range_;
-    std::shared_ptr<const std::vector<std::pair<double, double>>> kv_;
-    QCPGraph *hi_, *lo_, *cap_, *marks_;
+    std::shared_ptr<const std::vector<std::pair<double, double>>> kv_, pinned_;
+    QCPGraph *hi_, *lo_, *cap_, *marks_, *pinned_hi_;
     double capacity_ = 0;
     int buckets_ = 0;
     int margin_lr_ = -1; // left + right plot margins when fixed

@@ -39,8 +39,8 @@ Charts paintCharts(const ReportData& d) {
     TimelineView tl(&range);
     // All requests on one picture: rows as tall as fit in 460 px (dense below a pixel).
     const int rows_h = 460;
-    tl.setRowHeight(rows->empty() ? 8.0 : std::min(8.0, double(rows_h) / double(rows->size())));
     tl.setRows(rows);
+    tl.setRowHeight(rows->empty() ? 8.0 : std::min(8.0, double(rows_h) / double(rows->size())));
     c.timeline = QImage(kChartWidth, rows_h + TimelineView::kHeader, QImage::Format_RGB32);
     c.timeline.fill(Qt::white);
     {

@@ -19,8 +19,10 @@
 namespace kairos::views {
 
 namespace {
-constexpr double kFoldPx = 3.0; // spans narrower than this fold (Tracy)
-}
+constexpr double kFoldPx = 3.0;   // spans narrower than this fold (Tracy)
+constexpr int kPinnedAlpha = 110; // the pinned run's lane: faded
+constexpr double kDefaultRowPx = 8.0;
+} // namespace
 
 TimelineView::TimelineView(TimeRange* range, QWidget* parent)
     : QAbstractScrollArea(parent), range_(range) {
@@ -33,10 +35,30 @@ TimelineView::TimelineView(TimeRange* range, QWidget* parent)
             [this] { viewport()->update(); });
 }
 
-void TimelineView::setRows(std::shared_ptr<const std::vector<lod::Row>> rows) {
+void TimelineView::setRows(std::shared_ptr<const std::vector<lod::Row>> rows,
+                           std::shared_ptr<const std::vector<lod::Row>> requests) {
+    const std::size_t before = rows_ ? rows_->size() : 0;
     rows_ = std::move(rows);
+    // New rows (another workload, or lanes instead of requests) that would leave the view
+    // half empty at the default height: taller rows, up to 16 px, filling it.
+    if (rows_ && rows_->size() != before && !rows_->empty()) {
+        const double fit = double(viewport()->height() - kHeader) / double(rows_->size());
+        row_h_ = fit > kDefaultRowPx ? std::min(16.0, std::floor(fit)) : kDefaultRowPx;
+    }
+    requests_ = requests ? std::move(requests) : rows_;
+    has_robot_ = rows_ && std::any_of(rows_->begin(), rows_->end(),
+                                      [](const lod::Row& r) { return !r.robot.empty(); });
     updateScrollBar();
     viewport()->update();
+}
+
+void TimelineView::setPinnedRows(std::shared_ptr<const std::vector<lod::Row>> pinned) {
+    pinned_ = std::move(pinned);
+    viewport()->update();
+}
+
+bool TimelineView::showsPinned() const {
+    return pinned_ && rows_ && !agentLanes() && pinned_->size() == rows_->size();
 }
 
 void TimelineView::setRowHeight(double px) {
@@ -73,6 +95,7 @@ void TimelineView::paintHeader(QPainter& p, const QRect& area) const {
     for (lod::SpanKind k : {lod::SpanKind::Queued, lod::SpanKind::Prefill, lod::SpanKind::Decode,
                             lod::SpanKind::Preempted, lod::SpanKind::Suspended,
                             lod::SpanKind::Robot, lod::SpanKind::Folded}) {
+        if (k == lod::SpanKind::Robot && !has_robot_) continue; // not a robot workload
         p.fillRect(x, y + 2, 10, 10, colorOf(k));
         const QString name = QString::fromLatin1(lod::spanKindName(k));
         p.drawText(x + 14, y + fm.ascent(), name);
@@ -80,6 +103,13 @@ void TimelineView::paintHeader(QPainter& p, const QRect& area) const {
     }
     p.fillRect(x, y + 2, 2, 10, palette().color(QPalette::Text));
     p.drawText(x + 6, y + fm.ascent(), tr("killed"));
+    if (showsPinned()) {
+        x += 6 + fm.horizontalAdvance(tr("killed")) + 12;
+        QColor c = colorOf(lod::SpanKind::Decode);
+        c.setAlpha(kPinnedAlpha);
+        p.fillRect(x, y + 7, 10, 5, c);
+        p.drawText(x + 14, y + fm.ascent(), tr("pinned (lower lane)"));
+    }
     // Ruler: ticks and labels over the plot area.
     const QRect plot(area.left() + kGutter, area.top(), area.width() - kGutter, area.height());
     const lod::TimeAxis axis{range_->from(), range_->to(), double(std::max(1, plot.width()))};
@@ -91,7 +121,7 @@ void TimelineView::paintHeader(QPainter& p, const QRect& area) const {
         p.drawLine(tx, base - 4, tx, base);
         p.drawText(tx + 3, base - 4, QString::number(t, 'g', 6) + QStringLiteral(" s"));
     }
-    p.drawText(area.left() + 4, base - 4, tr("request"));
+    p.drawText(area.left() + 4, base - 4, agentLanes() ? tr("agent") : tr("request"));
 }
 
 void TimelineView::render(QPainter& p, const QRect& area, double scroll_px) const {
@@ -126,6 +156,7 @@ void TimelineView::render(QPainter& p, const QRect& area, double scroll_px) cons
     }
     const QFontMetrics fm = p.fontMetrics();
     const bool labels = row_h_ >= fm.height();
+    const bool agents = agentLanes(), compare = showsPinned();
     // A draw's pixel columns, clamped to the plot: the bars never reach the gutter, so one
     // clip to the rows area serves the labels and the bars alike.
     auto pixels = [&](const lod::Draw& d) {
@@ -135,40 +166,65 @@ void TimelineView::render(QPainter& p, const QRect& area, double scroll_px) cons
             std::min(plot.right() + 1, plot.left() + static_cast<int>(std::ceil(axis.toX(d.t1))));
         return std::pair<int, int>{x0, x1};
     };
+    // Folds `spans` and fills each draw in [y, y + h); alpha < 255 fades the colours.
+    auto lane = [&](const std::vector<lod::Span>& spans, int y, int h, int alpha,
+                    bool robot_colour) {
+        if (h <= 0) return;
+        scratch_.clear();
+        lod::fold(spans, axis.t0, axis.t1, fold_len, scratch_);
+        for (const lod::Draw& d : scratch_) {
+            const auto [x0, x1] = pixels(d);
+            QColor c = colorOf(robot_colour ? lod::SpanKind::Robot : d.kind);
+            c.setAlpha(alpha);
+            p.fillRect(x0, y, std::max(1, x1 - x0), h, c);
+            ++draws_;
+        }
+    };
+    auto killMark = [&](double t, int y) {
+        if (t < axis.t0 || t > axis.t1) return;
+        p.fillRect(plot.left() + static_cast<int>(axis.toX(t)), y, 2, bar_h,
+                   palette().color(QPalette::Text));
+        ++draws_;
+    };
+    const QColor separator = palette().color(QPalette::Mid);
     long last_label_px = -1000000;
     for (long i = first; i < last; ++i) {
         const lod::Row& r = (*rows_)[static_cast<std::size_t>(i)];
         const int y = plot.top() + static_cast<int>(std::floor(i * row_h_ - scroll_px));
-        // Request ids in the gutter where they fit (every row when rows are tall enough,
-        // else one every few rows).
-        if (y - last_label_px >= fm.height() && y >= plot.top() && (labels || i % 10 == 0)) {
-            p.drawText(rowsArea.left() + 4, y + (bar_h + fm.ascent() - fm.descent()) / 2,
-                       QString::number(r.id));
+        // Request ids (or agents, on each agent's first lane) in the gutter where they fit:
+        // every row when rows are tall enough, else one every few rows.
+        const bool first_lane = agents && r.lane == 0;
+        if (first_lane && i > first && row_h_ >= 3)
+            p.fillRect(plot.left(), y - 1, plot.width(), 1, separator); // not over labels
+        if (y - last_label_px >= fm.height() && y >= plot.top() &&
+            (agents ? first_lane : (labels || i % 10 == 0))) {
+            // Centred on a row that is tall enough, else hanging from its top (a label
+            // taller than the row must not reach above it, into the header).
+            const int base =
+                labels ? y + (bar_h + fm.ascent() - fm.descent()) / 2 : y + fm.ascent() - 1;
+            p.drawText(rowsArea.left() + 4, base,
+                       agents ? (r.agent >= 0 ? tr("agent %1").arg(r.agent) : tr("no agent"))
+                              : QString::number(r.id));
             last_label_px = y;
         }
-        if (r.end < axis.t0 || r.arrival > axis.t1) continue;
-        scratch_.clear();
-        lod::fold(r.spans, axis.t0, axis.t1, fold_len, scratch_);
-        const int h = lanes && !r.robot.empty() ? bar_h * 2 / 3 : bar_h;
-        for (const lod::Draw& d : scratch_) {
-            const auto [x0, x1] = pixels(d);
-            p.fillRect(x0, y, std::max(1, x1 - x0), h, colorOf(d.kind));
-            ++draws_;
-        }
-        if (r.killed && r.end >= axis.t0 && r.end <= axis.t1) {
-            const int x = plot.left() + static_cast<int>(axis.toX(r.end));
-            p.fillRect(x, y, 2, bar_h, palette().color(QPalette::Text));
-            ++draws_;
-        }
-        if (lanes && !r.robot.empty()) {
-            scratch_.clear();
-            lod::fold(r.robot, axis.t0, axis.t1, fold_len, scratch_);
-            for (const lod::Draw& d : scratch_) {
-                const auto [x0, x1] = pixels(d);
-                p.fillRect(x0, y + h, std::max(1, x1 - x0), bar_h - h,
-                           colorOf(lod::SpanKind::Robot));
-                ++draws_;
-            }
+        const double end = r.robot.empty() ? r.end : std::max(r.end, r.robot.back().t1);
+        if (end < axis.t0 || r.arrival > axis.t1) continue;
+        // Lanes of a row: generation on top, then the robot executing (if any), then the
+        // pinned run's generation (compare).
+        const bool robot = lanes && !r.robot.empty(), pin = lanes && compare;
+        const int h_gen = robot && pin ? bar_h / 2 : (robot || pin ? bar_h * 2 / 3 : bar_h);
+        const int h_robot = robot ? (pin ? (bar_h - h_gen) / 2 : bar_h - h_gen) : 0;
+        lane(r.spans, y, h_gen, 255, false);
+        if (robot) lane(r.robot, y + h_gen, h_robot, 255, true);
+        if (pin)
+            lane((*pinned_)[static_cast<std::size_t>(i)].spans, y + h_gen + h_robot,
+                 bar_h - h_gen - h_robot, kPinnedAlpha, false);
+        if (!r.members.empty()) {
+            for (const lod::Member& m : r.members)
+                if (m.killed && requests_ && std::size_t(m.id) < requests_->size())
+                    killMark((*requests_)[std::size_t(m.id)].end, y);
+        } else if (r.killed) {
+            killMark(r.end, y);
         }
     }
     p.restore();
@@ -243,42 +299,68 @@ void TimelineView::renderDense(QPainter& p, const QRect& plot, const lod::TimeAx
     flush();
 }
 
-int TimelineView::requestAt(const QPoint& pos, QString* what) const {
+QString TimelineView::describe(const lod::Row& r, double t, const lod::Row* pinned) {
+    const lod::Span* s = lod::spanAt(r.spans, t);
+    const lod::Span* robot = lod::spanAt(r.robot, t);
+    QString phase = s ? QString::fromLatin1(lod::spanKindName(s->kind)) : QStringLiteral("-");
+    if (s)
+        phase += QStringLiteral(" %1 – %2 s (%3 ms)")
+                     .arg(s->t0, 0, 'f', 3)
+                     .arg(s->t1, 0, 'f', 3)
+                     .arg((s->t1 - s->t0) * 1e3, 0, 'f', 1);
+    auto outcome = [](const lod::Row& x) {
+        return x.killed ? tr("killed") : x.finished ? tr("finished") : tr("unfinished");
+    };
+    QString text = tr("request %1: %2\narrival %3 s, end %4 s (%5)\nprompt %6, output %7 tokens, "
+                      "%8 preemption(s)")
+                       .arg(r.id)
+                       .arg(phase)
+                       .arg(r.arrival, 0, 'f', 3)
+                       .arg(r.end, 0, 'f', 3)
+                       .arg(outcome(r))
+                       .arg(r.prompt)
+                       .arg(r.output)
+                       .arg(r.preemptions);
+    if (robot) text += tr("\nrobot executing a segment");
+    if (pinned)
+        text += tr("\npinned run: end %1 s (%2, %3%4 s), %5 preemption(s)")
+                    .arg(pinned->end, 0, 'f', 3)
+                    .arg(outcome(*pinned))
+                    .arg(r.end - r.arrival >= pinned->end - pinned->arrival ? "+" : "")
+                    .arg((r.end - r.arrival) - (pinned->end - pinned->arrival), 0, 'f', 3)
+                    .arg(pinned->preemptions);
+    return text;
+}
+
+int TimelineView::requestAt(const QPoint& pos, QString* what, double* t_out) const {
     if (!rows_) return -1;
     const double scroll = verticalScrollBar()->value();
     if (pos.y() < kHeader || pos.x() < kGutter) return -1;
     const auto i = static_cast<long>(std::floor((pos.y() - kHeader + scroll) / row_h_));
     if (i < 0 || i >= static_cast<long>(rows_->size())) return -1;
-    const lod::Row& r = (*rows_)[static_cast<std::size_t>(i)];
+    const lod::Row& row = (*rows_)[static_cast<std::size_t>(i)];
     const lod::TimeAxis axis{range_->from(), range_->to(),
                              double(std::max(1, viewport()->width() - kGutter))};
     const double t = axis.toT(pos.x() - kGutter);
     const double slop = 2 * axis.secondsPerPixel();
-    if (t < r.arrival - slop || t > r.end + slop) return -1;
-    if (what) {
-        const lod::Span* s = lod::spanAt(r.spans, t);
-        const lod::Span* robot = lod::spanAt(r.robot, t);
-        QString phase = s ? QString::fromLatin1(lod::spanKindName(s->kind)) : QStringLiteral("-");
-        if (s)
-            phase += QStringLiteral(" %1 – %2 s (%3 ms)")
-                         .arg(s->t0, 0, 'f', 3)
-                         .arg(s->t1, 0, 'f', 3)
-                         .arg((s->t1 - s->t0) * 1e3, 0, 'f', 1);
-        *what = QStringLiteral("request %1: %2\narrival %3 s, end %4 s (%5)\nprompt %6, output %7 "
-                               "tokens, %8 preemption(s)%9")
-                    .arg(r.id)
-                    .arg(phase)
-                    .arg(r.arrival, 0, 'f', 3)
-                    .arg(r.end, 0, 'f', 3)
-                    .arg(r.killed     ? QStringLiteral("killed")
-                         : r.finished ? QStringLiteral("finished")
-                                      : QStringLiteral("unfinished"))
-                    .arg(r.prompt)
-                    .arg(r.output)
-                    .arg(r.preemptions)
-                    .arg(robot ? QStringLiteral("\nrobot executing a segment") : QString());
+    const lod::Row* r = &row;
+    if (!row.members.empty()) { // an agent lane: the request under the cursor
+        const lod::Member* m = lod::memberAt(row.members, t, slop);
+        if (!m || !requests_ || std::size_t(m->id) >= requests_->size()) return -1;
+        r = &(*requests_)[std::size_t(m->id)];
     }
-    return static_cast<int>(r.id);
+    const double end = r->robot.empty() ? r->end : std::max(r->end, r->robot.back().t1);
+    if (t < r->arrival - slop || t > end + slop) return -1;
+    if (what) {
+        const bool pin = showsPinned() && std::size_t(r->id) < pinned_->size();
+        *what = describe(*r, t, pin ? &(*pinned_)[std::size_t(r->id)] : nullptr);
+        if (!row.members.empty())
+            *what = (row.agent >= 0 ? tr("agent %1, lane %2\n").arg(row.agent).arg(row.lane + 1)
+                                    : tr("no agent, lane %1\n").arg(row.lane + 1)) +
+                    *what;
+    }
+    if (t_out) *t_out = t;
+    return static_cast<int>(r->id);
 }
 
 void TimelineView::paintEvent(QPaintEvent*) {
@@ -341,8 +423,9 @@ void TimelineView::mouseMoveEvent(QMouseEvent* e) {
 
 void TimelineView::mouseReleaseEvent(QMouseEvent* e) {
     if (dragging_ && !moved_ && e->button() == Qt::LeftButton) {
-        const int id = requestAt(e->pos());
-        if (id >= 0) Q_EMIT requestClicked(id);
+        double t = 0;
+        const int id = requestAt(e->pos(), nullptr, &t);
+        if (id >= 0) Q_EMIT requestClicked(id, t);
     }
     dragging_ = false;
 }

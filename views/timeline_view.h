@@ -1,5 +1,7 @@
 #pragma once
-// The request timeline: one row per request, time across, a colour per phase. A model
+// The request timeline: one row per request (or per agent lane, lod::agentRows), time
+// across, a colour per phase; with a pinned run, each request's row shows the pinned
+// run's phases in a lower lane, faded, for comparison. A model
 // plus painting, no item per event (hotspot): each paint cuts the visible rows by index
 // and the visible time with two binary searches per row, folds spans narrower than 3 px
 // (core/lod), and fills rectangles with antialiasing off. The same render() paints the
@@ -20,16 +22,29 @@ class TimelineView : public QAbstractScrollArea {
 public:
     explicit TimelineView(TimeRange* range, QWidget* parent = nullptr);
 
-    void setRows(std::shared_ptr<const std::vector<lod::Row>> rows);
+    // `rows`: one per request, or agent lanes; then `requests` (one row per request, by
+    // id) describes the request under the cursor.
+    void setRows(std::shared_ptr<const std::vector<lod::Row>> rows,
+                 std::shared_ptr<const std::vector<lod::Row>> requests = nullptr);
     const std::vector<lod::Row>* rows() const { return rows_.get(); }
+    bool agentLanes() const { return rows_ && !rows_->empty() && !rows_->front().members.empty(); }
+    // Compare: the pinned run's rows, one per request (nullptr: none). Shown on request
+    // rows of the same workload (same count); not on agent lanes, whose packing differs
+    // between runs.
+    void setPinnedRows(std::shared_ptr<const std::vector<lod::Row>> pinned);
+    bool showsPinned() const;
     // Pixels per row (vertical zoom); below 1 several requests share a pixel line.
     void setRowHeight(double px);
     double rowHeight() const { return row_h_; }
 
     // Paints rows [first pixel line = `scroll_px`] into `area` of `p` for the range's window.
     void render(QPainter& p, const QRect& area, double scroll_px) const;
-    // The request under a viewport point, -1 if none; `what` describes it (tooltip text).
-    int requestAt(const QPoint& pos, QString* what = nullptr) const;
+    // The request under a viewport point, -1 if none; `what` describes it (tooltip text)
+    // and `t` receives the time under the point.
+    int requestAt(const QPoint& pos, QString* what = nullptr, double* t = nullptr) const;
+    // A request's row as text: the phase at time t (if inside), arrival, end, outcome,
+    // lengths, preemptions; with `pinned`, the same request in the pinned run.
+    static QString describe(const lod::Row& r, double t, const lod::Row* pinned = nullptr);
 
     static QColor colorOf(lod::SpanKind k);
     // Left gutter (request ids) and header (legend and time ruler) in pixels: the chart
@@ -40,7 +55,7 @@ public:
     long lastDrawCount() const { return draws_; }
 
 Q_SIGNALS:
-    void requestClicked(int id);
+    void requestClicked(int id, double t);
 
 protected:
     void paintEvent(QPaintEvent*) override;
@@ -58,10 +73,10 @@ private:
                      long last, double scroll_px) const;
 
     TimeRange* range_;
-    std::shared_ptr<const std::vector<lod::Row>> rows_;
+    std::shared_ptr<const std::vector<lod::Row>> rows_, requests_, pinned_;
     double row_h_ = 8.0;
     QPoint press_;
-    bool dragging_ = false, moved_ = false;
+    bool dragging_ = false, moved_ = false, has_robot_ = false;
     mutable long draws_ = 0;
     mutable std::vector<lod::Draw> scratch_;
     mutable std::vector<int> diff_; // renderDense: per phase, +1/-1 at span ends per column

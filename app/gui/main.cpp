@@ -31,7 +31,11 @@ int main(int argc, char** argv) {
     const QCommandLineOption size("size", "Window size WIDTHxHEIGHT.", "WxH", "1400x850");
     const QCommandLineOption tab("tab", "Chart shown under the timeline: kv, latency or utility.",
                                  "name", "kv");
-    cl.addOptions({workload, policy, param, predictor, profile, shot, quit, size, tab});
+    const QCommandLineOption compare(
+        "compare", "Simulate this policy first and pin it; then show --policy against it.", "name");
+    const QCommandLineOption rows("rows", "Timeline rows: request or agent.", "kind", "request");
+    cl.addOptions(
+        {workload, policy, param, predictor, profile, shot, quit, size, tab, compare, rows});
     cl.process(app);
 
     kairos::app::StartOptions opt;
@@ -40,6 +44,12 @@ int main(int argc, char** argv) {
     opt.params = cl.values(param);
     opt.predictor = cl.value(predictor);
     opt.profile = cl.value(profile);
+    opt.compare = cl.value(compare);
+    if (cl.value(rows) != "request" && cl.value(rows) != "agent") {
+        std::fprintf(stderr, "kairos: error: --rows must be request or agent\n");
+        return 2;
+    }
+    opt.agent_rows = cl.value(rows) == "agent";
     std::unique_ptr<kairos::app::MainWindow> w;
     try {
         w = std::make_unique<kairos::app::MainWindow>(opt);
@@ -67,8 +77,8 @@ int main(int argc, char** argv) {
             QTimer::singleShot(200, save);
         else
             QObject::connect(
-                w.get(), &kairos::app::MainWindow::resultShown, w.get(),
-                [save](long) { QTimer::singleShot(50, save); }, Qt::SingleShotConnection);
+                w.get(), &kairos::app::MainWindow::ready, w.get(),
+                [save] { QTimer::singleShot(50, save); }, Qt::SingleShotConnection);
     }
     return QApplication::exec();
 }

@@ -33,6 +33,7 @@
 #include <QProgressBar>
 #include <QPushButton>
 #include <QScrollArea>
+#include <QScrollBar>
 #include <QSettings>
 #include <QSplitter>
 #include <QStatusBar>
@@ -96,6 +97,9 @@ MainWindow::MainWindow(const StartOptions& opt, QWidget* parent)
          }()))
         extra_params_[k] = v;
     buildUi();
+    for (const QString& p : {start_.policy, start_.compare})
+        if (!p.isEmpty() && policy_->findText(p) < 0)
+            throw std::invalid_argument("unknown policy: " + p.toStdString());
     connect(&runner_, &SimRunner::finished, this, &MainWindow::showResult);
     if (!opt.workload.isEmpty()) openWorkload(opt.workload);
 }
@@ -153,7 +157,7 @@ void MainWindow::buildUi() {
     auto* form = new QFormLayout;
     policy_ = new QComboBox;
     for (const auto& n : policyNames()) policy_->addItem(QString::fromStdString(n));
-    policy_->setCurrentText(start_.policy);
+    policy_->setCurrentText(start_.compare.isEmpty() ? start_.policy : start_.compare);
     predictor_ = new QComboBox;
     predictor_->setObjectName(QStringLiteral("predictor"));
     policy_->setObjectName(QStringLiteral("policy"));
@@ -210,31 +214,25 @@ void MainWindow::buildUi() {
     mv->addWidget(metrics_);
     connect(pinButton, &QPushButton::clicked, this, &MainWindow::pin);
     connect(unpinButton, &QPushButton::clicked, this, &MainWindow::unpin);
-    auto* mdock = new QDockWidget(tr("Metrics"), this);
-    mdock->setObjectName(QStringLiteral("metrics"));
-    mdock->setWidget(mpanel);
-    addDockWidget(Qt::RightDockWidgetArea, mdock);
+    metrics_dock_ = new QDockWidget(tr("Metrics"), this);
+    metrics_dock_->setObjectName(QStringLiteral("metrics"));
+    metrics_dock_->setWidget(mpanel);
+    addDockWidget(Qt::RightDockWidgetArea, metrics_dock_);
 
     connect(policy_, &QComboBox::currentTextChanged, this, [this] {
         updateEnabledParams();
         resimulate();
     });
     connect(predictor_, &QComboBox::currentTextChanged, this, [this] { resimulate(); });
-    connect(timeline_, &views::TimelineView::requestClicked, this, [this](int id) {
-        if (!last_ || !last_->rows) return;
-        QString text;
-        // Describe the clicked request: its row's summary.
-        const auto& r = (*last_->rows)[static_cast<std::size_t>(id)];
-        text = tr("Request %1\narrival %2 s, end %3 s\nprompt %4, output %5 tokens\n"
-                  "preemptions %6, %7")
-                   .arg(r.id)
-                   .arg(r.arrival, 0, 'f', 3)
-                   .arg(r.end, 0, 'f', 3)
-                   .arg(r.prompt)
-                   .arg(r.output)
-                   .arg(r.preemptions)
-                   .arg(r.killed ? tr("killed") : tr("finished"));
-        details_->setText(text);
+    connect(timeline_, &views::TimelineView::requestClicked, this, [this](int id, double t) {
+        if (!last_ || !last_->rows || id < 0 || std::size_t(id) >= last_->rows->size()) return;
+        const auto i = static_cast<std::size_t>(id);
+        const bool pin = timeline_->showsPinned() && pinned_ && i < pinned_->rows->size();
+        const QString text = views::TimelineView::describe((*last_->rows)[i], t,
+                                                           pin ? &(*pinned_->rows)[i] : nullptr);
+        details_->setText(
+            QStringLiteral("<b>%1</b>")
+                .arg(text.toHtmlEscaped().replace(QLatin1Char('\n'), QStringLiteral("</b><br>"))));
     });
     auto* file = menuBar()->addMenu(tr("&File"));
     file->addAction(tr("&Open workload…"), QKeySequence::Open, open, &QPushButton::click);
@@ -301,6 +299,13 @@ void MainWindow::buildUi() {
     auto* view = menuBar()->addMenu(tr("&View"));
     view->addAction(tr("&Reset zoom"), QKeySequence(Qt::Key_Home), range_,
                     &views::TimeRange::reset);
+    agent_rows_action_ = view->addAction(tr("Rows per &agent"));
+    agent_rows_action_->setCheckable(true);
+    agent_rows_action_->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_R));
+    agent_rows_action_->setToolTip(
+        tr("One row per agent (robot workloads): its requests packed into lanes"));
+    agent_rows_action_->setEnabled(false);
+    connect(agent_rows_action_, &QAction::toggled, this, &MainWindow::setAgentRows);
     // Progress and cancel for simulations that take longer than a third of a second.
     progress_ = new QProgressBar;
     progress_->setRange(0, 1000);
@@ -329,6 +334,7 @@ void MainWindow::buildUi() {
     resize(1400, 850);
     // Window layout as the user left it.
     QSettings settings;
+    setAgentRows(start_.agent_rows || settings.value(QStringLiteral("view/agentRows")).toBool());
     restoreGeometry(settings.value(QStringLiteral("window/geometry")).toByteArray());
     restoreState(settings.value(QStringLiteral("window/state")).toByteArray());
 }
@@ -337,6 +343,7 @@ void MainWindow::closeEvent(QCloseEvent* e) {
     QSettings settings;
     settings.setValue(QStringLiteral("window/geometry"), saveGeometry());
     settings.setValue(QStringLiteral("window/state"), saveState());
+    settings.setValue(QStringLiteral("view/agentRows"), agent_rows_);
     QMainWindow::closeEvent(e);
 }
 
@@ -495,6 +502,7 @@ void MainWindow::showResult(std::shared_ptr<const SimResult> r) {
     if (!r->error.isEmpty()) {
         statusBar()->showMessage(tr("error: %1").arg(r->error));
         details_->setText(tr("<b>The run failed:</b> %1").arg(r->error.toHtmlEscaped()));
+        Q_EMIT ready();
         return;
     }
     const bool first = !last_ || last_->workload != r->workload;
@@ -503,7 +511,7 @@ void MainWindow::showResult(std::shared_ptr<const SimResult> r) {
         const auto [lo, hi] = lod::timeExtent(*r->rows);
         range_->setExtent(lo, hi);
     }
-    timeline_->setRows(r->rows);
+    applyRows();
     kv_->setRun(r->kv, double(r->limits.kv_capacity_tokens), r->preemptions);
     tuf_->setClasses(r->tufs);
     refreshComparison();
@@ -513,6 +521,30 @@ void MainWindow::showResult(std::shared_ptr<const SimResult> r) {
                                  .arg(r->wall_ms, 0, 'f', 1)
                                  .arg(r->job));
     Q_EMIT resultShown(r->job);
+    // --compare: the first run shown is the reference; pin it and run the chosen policy.
+    if (!start_.compare.isEmpty() && !startup_compare_done_) {
+        startup_compare_done_ = true;
+        pin();
+        if (policy_->currentText() != start_.policy)
+            policy_->setCurrentText(start_.policy); // re-simulates
+        else
+            resimulate();
+        return;
+    }
+    Q_EMIT ready();
+}
+
+void MainWindow::setAgentRows(bool on) {
+    agent_rows_ = on;
+    if (agent_rows_action_->isChecked() != on) agent_rows_action_->setChecked(on);
+    applyRows();
+}
+
+void MainWindow::applyRows() {
+    agent_rows_action_->setEnabled(last_ && last_->agent_rows);
+    if (!last_) return;
+    timeline_->setRows(agent_rows_ && last_->agent_rows ? last_->agent_rows : last_->rows,
+                       last_->rows);
 }
 
 void MainWindow::pin() {
@@ -534,7 +566,14 @@ void MainWindow::refreshComparison() {
         pinned_.reset();
     metrics_model_->setRuns(last_ ? &last_->summary : nullptr,
                             pinned_ ? &pinned_->summary : nullptr);
+    timeline_->setPinnedRows(pinned_ ? pinned_->rows : nullptr);
+    kv_->setPinned(pinned_ ? pinned_->kv : nullptr);
     metrics_->resizeColumnsToContents();
+    // Widen the metrics dock to show every column (the change column appears on pin).
+    int want = metrics_->frameWidth() * 2 + metrics_->verticalScrollBar()->sizeHint().width();
+    for (int c = 0; c < metrics_model_->columnCount(); ++c)
+        want += metrics_->horizontalHeader()->sectionSize(c);
+    if (metrics_dock_->width() < want) resizeDocks({metrics_dock_}, {want}, Qt::Horizontal);
     if (!last_) return;
     std::vector<views::CdfSeries> cdfs{{tr("TTFT"), QColor(0xf5, 0xa6, 0x23), last_->cdf_ttft},
                                        {tr("TPOT"), QColor(0x9b, 0x59, 0xb6), last_->cdf_tpot},

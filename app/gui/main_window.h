@@ -34,6 +34,8 @@ struct StartOptions {
     QString workload, policy = QStringLiteral("fcfs"), predictor = QStringLiteral("oracle"),
                       profile;
     QStringList params;
+    QString compare;         // a policy simulated first and pinned, to compare `policy` against
+    bool agent_rows = false; // timeline rows per agent (robot workloads), else per request
 };
 
 class MainWindow : public QMainWindow {
@@ -63,8 +65,14 @@ public:
     std::pair<views::ParamSlider*, views::ParamSlider*> tufSliders(const std::string& cls) const;
     QComboBox* policyBox() const { return policy_; }
 
+    // Timeline rows per agent lane (when the workload names agents) or per request.
+    void setAgentRows(bool on);
+    bool agentRows() const { return agent_rows_; }
+
 Q_SIGNALS:
     void resultShown(long job);
+    // The start-up runs are shown (with --compare: the pinned one and then the other).
+    void ready();
 
 protected:
     void closeEvent(QCloseEvent* e) override;
@@ -77,6 +85,7 @@ private:
     void showResult(std::shared_ptr<const SimResult> r);
     void updateEnabledParams();
     void refreshComparison();
+    void applyRows();
 
     StartOptions start_;
     DeviceProfile profile_;
@@ -101,8 +110,11 @@ private:
     QComboBox *policy_ = nullptr, *predictor_ = nullptr;
     QLabel *workload_label_ = nullptr, *details_ = nullptr;
     QTableView* metrics_ = nullptr;
+    class QDockWidget* metrics_dock_ = nullptr;
     views::MetricsModel* metrics_model_ = nullptr;
     std::shared_ptr<const SimResult> pinned_;
+    bool agent_rows_ = false, startup_compare_done_ = false;
+    class QAction* agent_rows_action_ = nullptr;
     std::map<QString, views::ParamSlider*> sliders_;
     class QMenu* recent_menu_ = nullptr;
     // Shown while a simulation runs longer than a moment: progress and cancel.

@@ -35,15 +35,19 @@ SimResult SimRunner::run(const SimRequest& req, long job, const std::atomic<bool
         const auto b = Clock::now();
         SummaryOptions so = req.summary;
         so.workload = req.workload.get();
-        r.summary = summarize(*log, so);
+        const std::vector<RequestMetrics> per_request = perRequest(*log);
+        r.summary = summarize(*log, per_request, so);
         const auto c = Clock::now();
         r.rows =
             std::make_shared<const std::vector<lod::Row>>(lod::buildRows(*log, req.workload.get()));
+        if (lod::hasAgents(*req.workload))
+            r.agent_rows = std::make_shared<const std::vector<lod::Row>>(
+                lod::agentRows(*r.rows, *req.workload));
         r.kv = std::make_shared<const std::vector<std::pair<double, double>>>(lod::kvSeries(*log));
         for (const Event& e : log->events)
             if (e.ev == Ev::Preempt) r.preemptions.push_back(e.t);
         std::vector<double> ttft, tpot, e2el;
-        for (const RequestMetrics& m : perRequest(*log)) {
+        for (const RequestMetrics& m : per_request) {
             if (!m.finished) continue;
             ttft.push_back(m.ttft() * 1e3);
             tpot.push_back(m.tpot() * 1e3);

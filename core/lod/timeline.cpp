@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace kairos::lod {
 
@@ -100,6 +101,81 @@ std::vector<Row> buildRows(const RunLog& log, const Workload* w) {
         }
     }
     return rows;
+}
+
+bool hasAgents(const Workload& w) {
+    return std::any_of(w.requests.begin(), w.requests.end(),
+                       [](const Request& r) { return r.agent >= 0; });
+}
+
+std::vector<Row> agentRows(const std::vector<Row>& requests, const Workload& w) {
+    // Requests grouped by agent (-1 last), each group by arrival then id.
+    std::vector<std::size_t> order;
+    order.reserve(requests.size());
+    for (std::size_t i = 0; i < requests.size(); ++i) order.push_back(i);
+    auto agentOf = [&](std::size_t i) {
+        const std::int32_t a = i < w.size() ? w.requests[i].agent : -1;
+        return a < 0 ? std::numeric_limits<std::int32_t>::max() : a; // no agent: last
+    };
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+        const auto ka = agentOf(a), kb = agentOf(b);
+        if (ka != kb) return ka < kb;
+        return requests[a].arrival < requests[b].arrival;
+    });
+    std::vector<Row> out;
+    std::size_t g = 0;
+    while (g < order.size()) {
+        const std::int32_t key = agentOf(order[g]);
+        std::size_t e = g;
+        while (e < order.size() && agentOf(order[e]) == key) ++e;
+        // First fit: the first lane whose last request is over before this one arrives.
+        const std::size_t base = out.size();
+        for (std::size_t k = g; k < e; ++k) {
+            const Row& r = requests[order[k]];
+            const double t1 = std::max(r.end, r.robot.empty() ? r.end : r.robot.back().t1);
+            std::size_t lane = base;
+            while (lane < out.size() && !(out[lane].members.back().t1 < r.arrival)) ++lane;
+            if (lane == out.size()) {
+                Row l;
+                l.id = r.id;
+                l.arrival = r.arrival;
+                l.finished = true;
+                l.agent = key == std::numeric_limits<std::int32_t>::max() ? -1 : key;
+                l.lane = static_cast<std::int32_t>(lane - base);
+                out.push_back(std::move(l));
+            }
+            Row& l = out[lane];
+            l.members.push_back({r.arrival, t1, r.id, r.killed});
+            l.end = std::max(l.end, t1);
+            l.finished = l.finished && r.finished;
+            l.killed = l.killed || r.killed;
+            l.prompt += r.prompt;
+            l.output += r.output;
+            l.preemptions += r.preemptions;
+            l.spans.insert(l.spans.end(), r.spans.begin(), r.spans.end());
+            l.robot.insert(l.robot.end(), r.robot.begin(), r.robot.end());
+        }
+        g = e;
+    }
+    return out;
+}
+
+const Member* memberAt(const std::vector<Member>& members, double t, double slop) {
+    auto it = std::upper_bound(members.begin(), members.end(), t,
+                               [](double x, const Member& m) { return x < m.t0; });
+    // The nearer of the next member and the last one starting at or before t (a tie goes
+    // to the next).
+    const Member* best = nullptr;
+    double dist = slop;
+    for (auto c : {it, it == members.begin() ? members.end() : std::prev(it)}) {
+        if (c == members.end()) continue;
+        const double d = t < c->t0 ? c->t0 - t : (t > c->t1 ? t - c->t1 : 0.0);
+        if (d < dist || (!best && d <= dist)) {
+            best = &*c;
+            dist = d;
+        }
+    }
+    return best;
 }
 
 std::pair<double, double> timeExtent(const std::vector<Row>& rows) {

@@ -28,17 +28,40 @@ struct Span {
     SpanKind kind = SpanKind::Queued;
 };
 
-struct Row {
+// A request placed in an agent lane: it occupies [t0, t1] (arrival to the later of its
+// end and its robot's last execution).
+struct Member {
+    double t0 = 0, t1 = 0;
     ReqId id = 0;
+    bool killed = false;
+};
+
+struct Row {
+    ReqId id = 0;                // the request; for an agent lane, its first request
     double arrival = 0, end = 0; // end: finish or kill (or the last event)
     bool finished = false, killed = false;
     std::int32_t prompt = 0, output = 0, preemptions = 0;
     std::vector<Span> spans; // generation phases: sorted, not overlapping, no empty span
     std::vector<Span> robot; // robot execution of dispatched segments, sorted
+    // Agent lanes only (agentRows): the agent (-1: requests without one), the lane within
+    // the agent (0 is the agent's first), and the requests in this lane by time.
+    std::int32_t agent = -1, lane = 0;
+    std::vector<Member> members;
 };
 
 // One row per request, in request order. `w` (may be null) gives segment execution times.
 std::vector<Row> buildRows(const RunLog& log, const Workload* w);
+
+// Rows per agent: each agent's requests (from `w`) packed first-fit, by arrival, into as
+// few lanes as keep them from overlapping; a lane's spans and robot spans are its
+// requests' in time order. Agents ascending, then the requests without an agent (agent
+// -1). `requests`: buildRows' output for the same workload.
+std::vector<Row> agentRows(const std::vector<Row>& requests, const Workload& w);
+// True when some request of `w` names its agent.
+bool hasAgents(const Workload& w);
+// The member of a lane whose [t0, t1] contains t (with `slop` seconds either side), or
+// nullptr (binary search).
+const Member* memberAt(const std::vector<Member>& members, double t, double slop = 0);
 
 // The time a set of rows covers: the first arrival to the last end ({0, 0} when empty).
 std::pair<double, double> timeExtent(const std::vector<Row>& rows);

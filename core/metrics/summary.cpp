@@ -77,6 +77,11 @@ std::string percentileKey(double q) {
 }
 
 Summary summarize(const RunLog& log, const SummaryOptions& opt) {
+    return summarize(log, perRequest(log), opt);
+}
+
+Summary summarize(const RunLog& log, const std::vector<RequestMetrics>& reqs,
+                  const SummaryOptions& opt) {
     Summary s;
     s.workload = log.workload;
     s.policy = log.policy;
@@ -86,7 +91,6 @@ Summary summarize(const RunLog& log, const SummaryOptions& opt) {
     s.sim_wall_ms = log.sim_wall_ms;
     s.percentiles = opt.percentiles;
     s.warnings = log.warnings;
-    const auto reqs = perRequest(log);
     std::vector<double> ttft, tpot, e2el, queue;
     double t_first = std::numeric_limits<double>::infinity(), t_last = -t_first;
     std::int64_t prefilled_with_budget = 0;

@@ -1,5 +1,6 @@
 #pragma once
 // The run summary, with vLLM benchmark_serving's names and definitions.
+#include "metrics/request_metrics.h"
 #include "metrics/robot_metrics.h"
 #include "metrics/stats.h"
 #include "model/run_log.h"
@@ -72,6 +73,9 @@ struct Summary {
 };
 
 Summary summarize(const RunLog& log, const SummaryOptions& opt = {});
+// The same from per-request metrics already computed from `log` (perRequest(log)).
+Summary summarize(const RunLog& log, const std::vector<RequestMetrics>& per_request,
+                  const SummaryOptions& opt = {});
 
 // vLLM's key for a percentile: 99 -> "p99", 99.9 -> "p99.9".
 std::string percentileKey(double q);

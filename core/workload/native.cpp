@@ -44,8 +44,8 @@ int getCount(const json& j, const char* key, const Ctx& c, int lo, const std::st
 Request parseRequest(const json& j, const Ctx& c, std::int64_t default_id) {
     if (!j.is_object())
         throw InputError(c.file, c.line, "", "a request line must be a JSON object");
-    static const std::set<std::string> known = {"id",    "arrival", "prompt", "output",
-                                                "class", "tuf",     "budget", "segments", "agent"};
+    static const std::set<std::string> known = {"id",  "arrival", "prompt",   "output", "class",
+                                                "tuf", "budget",  "segments", "agent"};
     for (auto it = j.begin(); it != j.end(); ++it)
         if (!known.count(it.key())) throw InputError(c.file, c.line, it.key(), "unknown field");
     Request r;

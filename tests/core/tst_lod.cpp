@@ -9,6 +9,7 @@
 #include "test_util.h"
 #include "workload/generators.h"
 #include "workload/random.h"
+#include "workload/readers.h"
 
 #include <QtTest>
 
@@ -166,6 +167,101 @@ private slots:
                     if (i) QCOMPARE(r.spans[i].t0, r.spans[i - 1].t1);
                 }
             }
+        }
+    }
+
+    // Agent lanes by hand. Agent 1: R0 [0, 5], R1 [2, 4] (overlaps R0: lane 1), R2 [6, 8]
+    // (after R0: lane 0). Agent 0: R3 [1, 3] whose robot executes until 7, R4 [5, 9]
+    // (overlaps R3's robot: lane 1). R5 [0, 1] has no agent: last.
+    void agentLanesByHand() {
+        const double iv[6][2] = {{0, 5}, {2, 4}, {6, 8}, {1, 3}, {5, 9}, {0, 1}};
+        const int agent[6] = {1, 1, 1, 0, 0, -1};
+        std::vector<Row> rows(6);
+        Workload w;
+        for (int i = 0; i < 6; ++i) {
+            Row& r = rows[std::size_t(i)];
+            r.id = i;
+            r.arrival = iv[i][0];
+            r.end = iv[i][1];
+            r.finished = i != 2;
+            r.killed = i == 2;
+            r.prompt = 10 * (i + 1);
+            r.spans = {{r.arrival, (r.arrival + r.end) / 2, SpanKind::Queued},
+                       {(r.arrival + r.end) / 2, r.end, SpanKind::Decode}};
+            Request q = test::req(iv[i][0], 10, 5);
+            q.agent = agent[i];
+            w.requests.push_back(q);
+        }
+        rows[3].robot = {{3, 7, SpanKind::Robot}};
+        QVERIFY(hasAgents(w));
+        const auto lanes = agentRows(rows, w);
+        QCOMPARE(lanes.size(), std::size_t(5));
+        const int want_agent[5] = {0, 0, 1, 1, -1}, want_lane[5] = {0, 1, 0, 1, 0};
+        const std::vector<std::vector<ReqId>> want_members = {{3}, {4}, {0, 2}, {1}, {5}};
+        for (std::size_t k = 0; k < 5; ++k) {
+            QCOMPARE(lanes[k].agent, want_agent[k]);
+            QCOMPARE(lanes[k].lane, want_lane[k]);
+            std::vector<ReqId> ids;
+            for (const Member& m : lanes[k].members) ids.push_back(m.id);
+            QCOMPARE(ids, want_members[k]);
+            QCOMPARE(lanes[k].id, want_members[k][0]);
+        }
+        QCOMPARE(lanes[0].members[0].t1, 7.0); // R3's robot runs past its end
+        QCOMPARE(lanes[0].end, 7.0);
+        QCOMPARE(lanes[0].robot.size(), std::size_t(1));
+        const Row& a1 = lanes[2]; // R0 then R2
+        QCOMPARE(a1.spans.size(), std::size_t(4));
+        QCOMPARE(a1.spans[2].t0, 6.0);
+        QCOMPARE(a1.arrival, 0.0);
+        QCOMPARE(a1.end, 8.0);
+        QVERIFY(a1.killed && !a1.finished); // R2 was killed
+        QVERIFY(a1.members[1].killed && !a1.members[0].killed);
+        QCOMPARE(a1.prompt, 10 + 30);
+        QCOMPARE(memberAt(a1.members, 5.5), nullptr);           // the gap between R0 and R2
+        QCOMPARE(memberAt(a1.members, 5.5, 0.6)->id, ReqId(2)); // a tie: the next
+        QCOMPARE(memberAt(a1.members, 5.2, 0.6)->id, ReqId(0)); // the nearer one
+        QCOMPARE(memberAt(a1.members, 0.0)->id, ReqId(0));
+        QCOMPARE(memberAt(a1.members, 8.0)->id, ReqId(2));
+        QCOMPARE(memberAt(a1.members, -0.1), nullptr);
+        // Without agents: one lane group (agent -1), packed the same way.
+        for (auto& q : w.requests) q.agent = -1;
+        QVERIFY(!hasAgents(w));
+        QCOMPARE(agentRows(rows, w).front().agent, -1);
+    }
+
+    // Agent lanes of a simulated robot workload: every request in exactly one lane, lanes
+    // of an agent hold only its requests, members and spans in order without overlap.
+    void agentLanesInvariants() {
+        const Workload w =
+            readWorkload(std::string(KAIROS_SOURCE_DIR) + "/sample_traces/wid2_like.jsonl");
+        EteModel model(EteParams{0.02, 2e-4, 0, 0.03, 3e-4, 2e-7});
+        for (const char* name : {"vllm_stream", "timely"}) {
+            auto s = test::policy(name);
+            EngineLimits lim;
+            lim.kv_capacity_tokens = 60000;
+            const RunLog log = simulate(w, model, *s, lim);
+            const auto rows = buildRows(log, &w);
+            const auto lanes = agentRows(rows, w);
+            std::vector<int> seen(w.size(), 0);
+            std::int32_t prev_agent = -1;
+            for (std::size_t k = 0; k < lanes.size(); ++k) {
+                const Row& l = lanes[k];
+                QVERIFY(l.agent >= prev_agent);
+                QCOMPARE(l.lane == 0, k == 0 || lanes[k - 1].agent != l.agent);
+                prev_agent = l.agent;
+                for (std::size_t m = 0; m < l.members.size(); ++m) {
+                    const Member& x = l.members[m];
+                    ++seen[std::size_t(x.id)];
+                    QCOMPARE(w.requests[std::size_t(x.id)].agent, l.agent);
+                    QVERIFY(x.t1 >= x.t0);
+                    if (m) QVERIFY(x.t0 > l.members[m - 1].t1);
+                }
+                for (const auto* spans : {&l.spans, &l.robot})
+                    for (std::size_t i = 1; i < spans->size(); ++i)
+                        QVERIFY((*spans)[i].t0 >= (*spans)[i - 1].t1);
+            }
+            QVERIFY(std::all_of(seen.begin(), seen.end(), [](int c) { return c == 1; }));
+            QVERIFY(lanes.size() >= 42); // 42 agents
         }
     }
 

@@ -8,10 +8,12 @@
 #include "time_range.h"
 #include "timeline_view.h"
 #include "workload/generators.h"
+#include "workload/readers.h"
 
 #include <QElapsedTimer>
 #include <QImage>
 #include <QPainter>
+#include <QSignalSpy>
 #include <QtTest>
 #include <algorithm>
 
@@ -63,8 +65,8 @@ private slots:
         range.setExtent(0, extentEnd(*run.rows));
         views::TimelineView view(&range);
         view.resize(1000, 600);
-        view.setRowHeight(10);
         view.setRows(run.rows);
+        view.setRowHeight(10);
         QImage img(1000, 600, QImage::Format_RGB32);
         img.fill(Qt::white);
         {
@@ -88,6 +90,127 @@ private slots:
         QCOMPARE(view.requestAt(QPoint(x, views::TimelineView::kHeader + 7 * 10 + 4), &what), 7);
         QVERIFY2(what.contains("decoding"), qPrintable(what));
         QCOMPARE(view.requestAt(QPoint(5, 200)), -1); // the gutter
+        // A click (press and release without moving) reports the request and the time.
+        QSignalSpy clicked(&view, &views::TimelineView::requestClicked);
+        QTest::mouseClick(view.viewport(), Qt::LeftButton, {},
+                          QPoint(x, views::TimelineView::kHeader + 7 * 10 + 4));
+        QCOMPARE(clicked.size(), 1);
+        QCOMPARE(clicked.at(0).at(0).toInt(), 7);
+        QVERIFY(std::abs(clicked.at(0).at(1).toDouble() - t) <
+                2 * (range.to() - range.from()) / width);
+    }
+
+    // Agent lanes: the request under the cursor is the lane's member at that time, its
+    // description names the agent and lane; robot spans draw in the lane's lower part.
+    void agentLanesPick() {
+        const Workload w =
+            readWorkload(std::string(KAIROS_SOURCE_DIR) + "/sample_traces/wid1_like.jsonl");
+        EngineLimits lim;
+        lim.kv_capacity_tokens = 100000;
+        auto s = makeScheduler("vllm_stream");
+        const RunLog log =
+            simulate(w, EteModel(EteParams{0.02, 2e-4, 0, 0.03, 3e-4, 2e-7}), *s, lim);
+        auto rows = std::make_shared<const std::vector<lod::Row>>(lod::buildRows(log, &w));
+        auto lanes = std::make_shared<const std::vector<lod::Row>>(lod::agentRows(*rows, w));
+        views::TimeRange range;
+        range.setExtent(0, extentEnd(*rows));
+        views::TimelineView view(&range);
+        view.resize(1000, 600);
+        view.setRows(lanes, rows);
+        view.setRowHeight(12);
+        QVERIFY(view.agentLanes());
+        // The second member of the first lane with two, in the middle of its first span.
+        const auto k = std::find_if(lanes->begin(), lanes->end(),
+                                    [](const lod::Row& l) { return l.members.size() >= 2; }) -
+                       lanes->begin();
+        QVERIFY(k < long(lanes->size()));
+        const lod::Row& lane = (*lanes)[std::size_t(k)];
+        const lod::Row& req = (*rows)[std::size_t(lane.members[1].id)];
+        range.setRange(req.arrival - 1, req.end + 1);
+        const lod::Span& sp = req.spans.front();
+        const double width = view.viewport()->width() - views::TimelineView::kGutter;
+        const int x =
+            views::TimelineView::kGutter + int(std::lround((0.5 * (sp.t0 + sp.t1) - range.from()) /
+                                                           (range.to() - range.from()) * width));
+        QString what;
+        QCOMPARE(view.requestAt(QPoint(x, views::TimelineView::kHeader + int(k) * 12 + 3), &what),
+                 int(req.id));
+        QVERIFY2(what.startsWith(QStringLiteral("agent %1, lane %2\nrequest %3")
+                                     .arg(lane.agent)
+                                     .arg(lane.lane + 1)
+                                     .arg(req.id)),
+                 qPrintable(what));
+        // Robot execution is painted.
+        range.setExtent(0, extentEnd(*rows));
+        QImage img(1000, 600, QImage::Format_RGB32);
+        img.fill(Qt::white);
+        {
+            QPainter p(&img);
+            view.render(p, img.rect(), 0);
+        }
+        QVERIFY(countColor(img, views::TimelineView::colorOf(lod::SpanKind::Robot)) > 100);
+        // A pinned run is not overlaid on lanes (their packing differs between runs).
+        view.setPinnedRows(rows);
+        QVERIFY(!view.showsPinned());
+    }
+
+    // Compare: the pinned run's phases in a faded lower lane of each request's row; the
+    // description tells the pinned run's end and the change in latency.
+    void pinnedLane() {
+        const Run a = simulateChat(100, 5);
+        Run b;
+        {
+            EngineLimits lim;
+            lim.kv_capacity_tokens = 40000;
+            auto s = makeScheduler("sjf");
+            b.log = simulate(a.w, EteModel(EteParams{0.02, 2e-4, 0, 0.03, 3e-4, 2e-7}), *s, lim);
+            b.rows = std::make_shared<const std::vector<lod::Row>>(lod::buildRows(b.log, &a.w));
+        }
+        views::TimeRange range;
+        range.setExtent(0, extentEnd(*a.rows));
+        views::TimelineView view(&range);
+        view.resize(1000, 600);
+        view.setRows(a.rows);
+        view.setRowHeight(12); // bars 11 px: current 7, pinned 4
+        auto paint = [&] {
+            QImage img(1000, 600, QImage::Format_RGB32);
+            img.fill(Qt::white);
+            QPainter p(&img);
+            view.render(p, img.rect(), 0);
+            return img;
+        };
+        const QImage plain = paint();
+        const long plain_draws = view.lastDrawCount();
+        view.setPinnedRows(b.rows);
+        QVERIFY(view.showsPinned());
+        const QImage cmp = paint();
+        QVERIFY(view.lastDrawCount() > plain_draws);
+        // Row 5: where the pinned run decodes, its lane (rows 8-10 of the bar) is decode
+        // blue faded over the background: not white, not full blue, bluer than red.
+        const lod::Row& pr = (*b.rows)[5];
+        const lod::Span* dec = nullptr;
+        for (const auto& s : pr.spans)
+            if (s.kind == lod::SpanKind::Decode) dec = &s;
+        QVERIFY(dec);
+        const double width = view.viewport()->width() - views::TimelineView::kGutter;
+        const int x =
+            views::TimelineView::kGutter +
+            int((0.5 * (dec->t0 + dec->t1) - range.from()) / (range.to() - range.from()) * width);
+        const int y = views::TimelineView::kHeader + 5 * 12 + 9;
+        const QColor c = cmp.pixelColor(x, y);
+        QVERIFY(c != QColor(Qt::white));
+        QVERIFY(c != views::TimelineView::colorOf(lod::SpanKind::Decode));
+        QVERIFY(c.blue() > c.red());
+        QCOMPARE(plain.pixelColor(x, y) == cmp.pixelColor(x, y), false);
+        QString what;
+        view.requestAt(QPoint(x, views::TimelineView::kHeader + 5 * 12 + 3), &what);
+        QVERIFY2(what.contains(QStringLiteral("pinned run: end %1 s").arg(pr.end, 0, 'f', 3)),
+                 qPrintable(what));
+        // Another workload's run (different count) is not overlaid.
+        auto other =
+            std::make_shared<const std::vector<lod::Row>>(a.rows->begin(), a.rows->begin() + 50);
+        view.setPinnedRows(other);
+        QVERIFY(!view.showsPinned());
     }
 
     // Rows thinner than a pixel share lines; on a shared line the most telling phase
@@ -103,8 +226,8 @@ private slots:
         views::TimeRange range;
         range.setExtent(0, 100);
         views::TimelineView view(&range);
-        view.setRowHeight(0.5);
         view.setRows(rows);
+        view.setRowHeight(0.5);
         const int w = 100 + views::TimelineView::kGutter, top = views::TimelineView::kHeader;
         QImage img(w, top + 10, QImage::Format_RGB32);
         img.fill(Qt::white);

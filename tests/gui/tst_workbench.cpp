@@ -136,6 +136,60 @@ private slots:
         QCOMPARE(w.metricsModel()->columnCount(), 2);
     }
 
+    // Start-up compare (kairos --compare fcfs --policy sjf): fcfs runs first and is pinned,
+    // then sjf is shown against it: the metrics table compares, the timeline overlays the
+    // pinned run.
+    void startupCompare() {
+        app::StartOptions o;
+        o.workload = loadedWorkload();
+        o.policy = "sjf";
+        o.compare = "fcfs";
+        app::MainWindow w(o);
+        QSignalSpy ready(&w, &app::MainWindow::ready);
+        QVERIFY(ready.wait(20000));
+        QVERIFY(w.pinned() && w.lastResult());
+        QVERIFY(w.pinned()->summary.policy.rfind("fcfs", 0) == 0);
+        QVERIFY(w.lastResult()->summary.policy.rfind("sjf", 0) == 0);
+        QCOMPARE(w.metricsModel()->columnCount(), 4);
+        QVERIFY(w.timeline()->showsPinned());
+        w.unpin();
+        QVERIFY(!w.timeline()->showsPinned());
+        // An unknown policy is refused at start.
+        o.compare = "nope";
+        QVERIFY_THROWS_EXCEPTION(std::invalid_argument, app::MainWindow{o});
+    }
+
+    // Robot workloads: View > Rows per agent shows agent lanes (and back); the choice is
+    // remembered; chat workloads (no agents) keep request rows with the action disabled.
+    void agentRowsToggle() {
+        QSettings().remove("view/agentRows");
+        {
+            app::StartOptions o;
+            o.workload = QString(KAIROS_SOURCE_DIR) + "/sample_traces/wid2_like.jsonl";
+            o.policy = "timely";
+            app::MainWindow w(o);
+            QSignalSpy spy(&w, &app::MainWindow::resultShown);
+            QVERIFY(waitForResult(spy) > 0);
+            const auto r = w.lastResult();
+            QVERIFY(r->agent_rows);
+            QCOMPARE(w.timeline()->rows(), r->rows.get());
+            w.setAgentRows(true);
+            QCOMPARE(w.timeline()->rows(), r->agent_rows.get());
+            QVERIFY(w.timeline()->agentLanes());
+            QVERIFY(r->agent_rows->size() >= 42 && r->agent_rows->size() < r->rows->size());
+            w.close(); // remembers the choice
+        }
+        app::StartOptions o;
+        o.workload = loadedWorkload(); // chat: no agents
+        app::MainWindow w(o);
+        QVERIFY(w.agentRows());
+        QSignalSpy spy(&w, &app::MainWindow::resultShown);
+        QVERIFY(waitForResult(spy) > 0);
+        QVERIFY(!w.lastResult()->agent_rows);
+        QCOMPARE(w.timeline()->rows(), w.lastResult()->rows.get());
+        w.setAgentRows(false);
+    }
+
     // The generate dialog: chat with given distributions gives that many requests; a bad
     // distribution keeps the dialog open with the error; WID3 gives robot plans with
     // segments; a generated workload simulates in the window.
