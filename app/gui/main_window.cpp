@@ -84,6 +84,12 @@ bool appliesTo(const SliderSpec& s, const std::string& policy) {
 
 } // namespace
 
+struct MainWindow::LoadJob {
+    long id = 0;
+    std::atomic<double> progress{0};
+    std::atomic<bool> cancel{false}, done{false};
+};
+
 MainWindow::MainWindow(const StartOptions& opt, QWidget* parent)
     : QMainWindow(parent), start_(opt) {
     setWindowTitle(QStringLiteral("Kairos"));
@@ -318,16 +324,23 @@ void MainWindow::buildUi() {
     statusBar()->addPermanentWidget(cancel_);
     progress_->hide();
     cancel_->hide();
-    connect(cancel_, &QToolButton::clicked, this, [this] { runner_.cancel(); });
+    connect(cancel_, &QToolButton::clicked, this, [this] {
+        if (loading())
+            load_->cancel = true;
+        else
+            runner_.cancel();
+    });
     poll_ = new QTimer(this);
     poll_->setInterval(100);
     connect(poll_, &QTimer::timeout, this, [this] {
-        const bool show =
-            runner_.busy() && QDateTime::currentMSecsSinceEpoch() - job_started_ms_ > 300;
+        const bool busy = loading() || runner_.busy();
+        const bool show = busy && QDateTime::currentMSecsSinceEpoch() - job_started_ms_ > 300;
         progress_->setVisible(show);
         cancel_->setVisible(show);
-        if (show) progress_->setValue(static_cast<int>(1000 * runner_.progress()));
-        if (!runner_.busy()) poll_->stop();
+        if (show)
+            progress_->setValue(
+                static_cast<int>(1000 * (loading() ? load_->progress.load() : runner_.progress())));
+        if (!busy) poll_->stop();
     });
     updateEnabledParams();
     statusBar()->showMessage(tr("Open a workload to begin"));
@@ -411,18 +424,56 @@ void MainWindow::updateEnabledParams() {
         sliders_[QString::fromLatin1(s.name)]->setEnabled(appliesTo(s, p));
 }
 
-bool MainWindow::openWorkload(const QString& path) {
-    std::shared_ptr<Workload> w;
-    try {
-        w = std::make_shared<Workload>(readWorkload(path.toStdString()));
-        if (w->empty()) throw std::invalid_argument("the workload has no requests");
-    } catch (const std::exception& e) {
-        QMessageBox::warning(this, tr("Cannot open workload"), QString::fromStdString(e.what()));
-        return false;
-    }
-    setWorkload(std::move(w), QFileInfo(path).fileName());
-    rememberRecent(path);
-    return true;
+bool MainWindow::loading() const {
+    return load_ && !load_->done.load();
+}
+
+void MainWindow::openWorkload(const QString& path) {
+    if (load_) load_->cancel = true; // a newer open wins
+    auto job = std::make_shared<LoadJob>();
+    job->id = ++load_id_;
+    load_ = job;
+    job_started_ms_ = QDateTime::currentMSecsSinceEpoch();
+    poll_->start();
+    statusBar()->showMessage(tr("reading %1…").arg(path));
+    QThreadPool::globalInstance()->start([this, job, path] {
+        std::shared_ptr<Workload> w;
+        QString error;
+        bool cancelled = false;
+        try {
+            ReadOptions o;
+            o.progress = &job->progress;
+            o.cancel = &job->cancel;
+            w = std::make_shared<Workload>(readWorkload(path.toStdString(), o));
+        } catch (const ReadCancelled&) {
+            cancelled = true;
+        } catch (const std::exception& e) {
+            error = QString::fromStdString(e.what());
+        }
+        job->done = true;
+        QMetaObject::invokeMethod(
+            this,
+            [this, job, path, w, error, cancelled] {
+                if (job->id != load_id_) return; // superseded by a newer open
+                if (cancelled) {
+                    statusBar()->showMessage(tr("reading %1 cancelled").arg(path));
+                } else if (!error.isEmpty()) {
+                    statusBar()->showMessage(tr("cannot open %1").arg(path));
+                    // Not modal: automation (--screenshot --quit) must not hang on it.
+                    auto* box = new QMessageBox(QMessageBox::Warning, tr("Cannot open workload"),
+                                                error, QMessageBox::Ok, this);
+                    box->setAttribute(Qt::WA_DeleteOnClose);
+                    box->open();
+                } else {
+                    setWorkload(w, QFileInfo(path).fileName());
+                    rememberRecent(path);
+                }
+                const bool ok = !cancelled && error.isEmpty();
+                Q_EMIT workloadLoaded(ok);
+                if (!ok && !start_.workload.isEmpty() && !last_) Q_EMIT ready(); // nothing to show
+            },
+            Qt::QueuedConnection);
+    });
 }
 
 bool MainWindow::generateWorkload() {

@@ -44,8 +44,11 @@ public:
     explicit MainWindow(const StartOptions& opt, QWidget* parent = nullptr);
     ~MainWindow() override;
 
-    // Loads a workload file (any format); false with a message box on error.
-    bool openWorkload(const QString& path);
+    // Reads a workload file (any format) off the GUI thread, with progress and cancel in
+    // the status bar; then shows it and remembers it in the recent files. On error, a
+    // message names the file, line and field. workloadLoaded tells the outcome.
+    void openWorkload(const QString& path);
+    bool loading() const;
     // Shows a workload (read or generated); `label` names it in the panel.
     void setWorkload(std::shared_ptr<Workload> w, const QString& label);
     // Opens the generate dialog; true when a workload was generated.
@@ -71,6 +74,7 @@ public:
 
 Q_SIGNALS:
     void resultShown(long job);
+    void workloadLoaded(bool ok);
     // The start-up runs are shown (with --compare: the pinned one and then the other).
     void ready();
 
@@ -121,6 +125,9 @@ private:
     QProgressBar* progress_ = nullptr;
     class QToolButton* cancel_ = nullptr;
     QTimer* poll_ = nullptr;
+    struct LoadJob; // a workload being read (openWorkload)
+    std::shared_ptr<LoadJob> load_;
+    long load_id_ = 0;
     qint64 job_started_ms_ = 0;
 };
 

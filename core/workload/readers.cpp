@@ -61,22 +61,60 @@ TraceFormat detectFormat(const std::string& head, const std::string& path) {
     return TraceFormat::Auto;
 }
 
+namespace {
+
+// The file's bytes served to the readers in 64 KiB pieces; at each piece the progress is
+// published and the cancel flag checked. (A streambuf: every reader takes an istream, so
+// none of them needs to know.)
+class ProgressBuf : public std::streambuf {
+public:
+    ProgressBuf(std::string data, std::atomic<double>* progress, const std::atomic<bool>* cancel)
+        : data_(std::move(data)), progress_(progress), cancel_(cancel) {}
+
+protected:
+    int_type underflow() override {
+        if (gptr() && gptr() < egptr()) return traits_type::to_int_type(*gptr());
+        const std::size_t at = gptr() ? std::size_t(gptr() - data_.data()) : 0;
+        if (cancel_ && cancel_->load()) throw ReadCancelled();
+        if (progress_) progress_->store(data_.empty() ? 1.0 : double(at) / double(data_.size()));
+        if (at >= data_.size()) return traits_type::eof();
+        char* b = data_.data() + at;
+        setg(b, b, b + std::min<std::size_t>(kPiece, data_.size() - at));
+        return traits_type::to_int_type(*gptr());
+    }
+
+private:
+    static constexpr std::size_t kPiece = 64 * 1024;
+    std::string data_;
+    std::atomic<double>* progress_;
+    const std::atomic<bool>* cancel_;
+};
+
+} // namespace
+
 Workload readWorkload(std::istream& in, const std::string& name, const ReadOptions& opt) {
     TraceFormat f = opt.format;
-    if (f == TraceFormat::Auto) {
+    const bool watched = opt.progress || opt.cancel;
+    if (f == TraceFormat::Auto || (watched && !dynamic_cast<ProgressBuf*>(in.rdbuf()))) {
         // Peek at the start of the file, then rewind the stream.
         std::string all((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
         const auto first = all.find_first_not_of(" \t\r\n\xEF\xBB\xBF");
         if (first == std::string::npos) throw InputError(name, 0, "", "empty file");
         const std::string_view body = std::string_view(all).substr(first);
-        f = detectFormat(std::string(body.substr(0, 4096)), name);
+        if (f == TraceFormat::Auto) f = detectFormat(std::string(body.substr(0, 4096)), name);
         if (f == TraceFormat::Auto)
             throw InputError(name, 1, "",
                              "unknown trace format; name it with --format "
                              "(kairos, azure, mooncake, lengths, burstgpt, timelyllm)");
-        std::istringstream again(std::move(all));
         ReadOptions o = opt;
         o.format = f;
+        if (watched) {
+            ProgressBuf buf(std::move(all), opt.progress, opt.cancel);
+            std::istream again(&buf);
+            again.exceptions(std::ios::badbit); // rethrow ReadCancelled, not swallow it
+            return readWorkload(again, name, o);
+        }
+        std::istringstream again(std::move(all));
         return readWorkload(again, name, o);
     }
     Workload w;

@@ -5,9 +5,11 @@
 #include "model/workload.h"
 #include "workload/generators.h"
 
+#include <atomic>
 #include <istream>
 #include <map>
 #include <ostream>
+#include <stdexcept>
 #include <string>
 
 namespace kairos {
@@ -24,6 +26,15 @@ struct ReadOptions {
     ArrivalSpec arrivals;
     bool override_arrivals = false;
     std::size_t limit = 0; // read at most this many requests (0: all)
+    // For long reads (the workbench reads off its GUI thread): the fraction of the input
+    // parsed so far, and a flag that stops the read with ReadCancelled. Either may be null.
+    std::atomic<double>* progress = nullptr;
+    const std::atomic<bool>* cancel = nullptr;
+};
+
+// Thrown when ReadOptions::cancel was set during a read.
+struct ReadCancelled : std::runtime_error {
+    ReadCancelled() : std::runtime_error("reading cancelled") {}
 };
 
 // Decides the format from the start of the file (its first non-empty line, or for a

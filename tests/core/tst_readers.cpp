@@ -74,6 +74,38 @@ private slots:
         KAIROS_COMPARE_NEAR(w.requests.back().arrival, 3536.999, 1e-9);
     }
 
+    // A watched read (the workbench's): the same workload, progress rising to 1 in one
+    // step per 64 KiB piece; a cancel flag stops it with ReadCancelled, for any format.
+    void progressAndCancel() {
+        const std::string path = dataPath("mooncake_conversation_trace.jsonl");
+        const Workload plain = readWorkload(path);
+        std::atomic<double> progress{0};
+        std::atomic<bool> cancel{false};
+        ReadOptions o;
+        o.progress = &progress;
+        o.cancel = &cancel;
+        const Workload w = readWorkload(path, o);
+        QCOMPARE(w.size(), plain.size());
+        QVERIFY(w.requests == plain.requests);
+        QCOMPARE(progress.load(), 1.0);
+        cancel = true;
+        QVERIFY_THROWS_EXCEPTION(ReadCancelled, readWorkload(path, o));
+        o.format = TraceFormat::Mooncake;
+        QVERIFY_THROWS_EXCEPTION(ReadCancelled, readWorkload(path, o));
+        // Bad input under a watched read is still an InputError naming the line.
+        cancel = false;
+        std::istringstream bad("{\"kairos_workload\": 1}\n{\"arrival\": 0, \"prompt\": 0, "
+                               "\"output\": 2}\n");
+        o.format = TraceFormat::Auto;
+        try {
+            readWorkload(bad, "bad.jsonl", o);
+            QFAIL("no error");
+        } catch (const InputError& e) {
+            QCOMPARE(e.line(), 2L);
+            QCOMPARE(e.field(), std::string("prompt"));
+        }
+    }
+
     void lengthsWithGeneratedArrivals() {
         ReadOptions o;
         o.arrivals.rate = 10;

@@ -13,10 +13,13 @@
 
 #include <QAbstractItemModelTester>
 #include <QComboBox>
+#include <QDir>
 #include <QElapsedTimer>
+#include <QFile>
 #include <QImage>
 #include <QLabel>
 #include <QLineEdit>
+#include <QMessageBox>
 #include <QProcess>
 #include <QSettings>
 #include <QSignalSpy>
@@ -93,6 +96,9 @@ private slots:
             app::StartOptions o;
             o.workload = path;
             app::MainWindow w(o);
+            QSignalSpy loaded(&w, &app::MainWindow::workloadLoaded);
+            QVERIFY(loaded.wait(20000));
+            QCOMPARE(loaded.at(0).at(0).toBool(), true);
             QCOMPARE(QSettings().value("recentFiles").toStringList().value(0),
                      QFileInfo(path).absoluteFilePath());
             w.resize(900, 700);
@@ -188,6 +194,41 @@ private slots:
         QVERIFY(!w.lastResult()->agent_rows);
         QCOMPARE(w.timeline()->rows(), w.lastResult()->rows.get());
         w.setAgentRows(false);
+    }
+
+    // Opening reads off the GUI thread: a bad file gives a message naming the file and
+    // line and leaves the shown workload alone; a cancelled read changes nothing.
+    void openIsAsynchronous() {
+        const QString bad = QDir::temp().filePath("kairos_bad_workload.jsonl");
+        {
+            QFile f(bad);
+            QVERIFY(f.open(QIODevice::WriteOnly));
+            f.write("{\"kairos_workload\": 1}\n{\"arrival\": 0, \"prompt\": 1, \"output\": -3}\n");
+        }
+        app::MainWindow w(app::StartOptions{});
+        QSignalSpy loaded(&w, &app::MainWindow::workloadLoaded);
+        QSignalSpy shown(&w, &app::MainWindow::resultShown);
+        w.openWorkload(loadedWorkload());
+        QVERIFY(loaded.wait(20000));
+        QVERIFY(loaded.takeFirst().at(0).toBool());
+        QVERIFY(waitForResult(shown) > 0);
+        const auto before = w.lastResult();
+        w.openWorkload(bad);
+        QVERIFY(loaded.wait(20000));
+        QVERIFY(!loaded.takeFirst().at(0).toBool());
+        auto* box = w.findChild<QMessageBox*>();
+        QVERIFY(box);
+        QVERIFY2(box->text().contains("kairos_bad_workload.jsonl:2") &&
+                     box->text().contains("output"),
+                 qPrintable(box->text()));
+        box->close();
+        QCOMPARE(w.lastResult(), before);
+        // Two opens in a row: the first is cancelled, only the second is shown.
+        w.openWorkload(bad);
+        w.openWorkload(loadedWorkload());
+        QTRY_COMPARE_WITH_TIMEOUT(loaded.size(), 1, 20000);
+        QVERIFY(loaded.takeFirst().at(0).toBool());
+        QFile::remove(bad);
     }
 
     // The generate dialog: chat with given distributions gives that many requests; a bad
