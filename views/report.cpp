@@ -41,6 +41,9 @@ Charts paintCharts(const ReportData& d) {
     const int rows_h = 460;
     tl.setRows(rows);
     tl.setRowHeight(rows->empty() ? 8.0 : std::min(8.0, double(rows_h) / double(rows->size())));
+    if (d.pinned_log) // its lanes show where rows are tall enough (small workloads)
+        tl.setPinnedRows(std::make_shared<const std::vector<lod::Row>>(
+            lod::buildRows(*d.pinned_log, d.workload)));
     c.timeline = QImage(kChartWidth, rows_h + TimelineView::kHeader, QImage::Format_RGB32);
     c.timeline.fill(Qt::white);
     {
@@ -52,6 +55,9 @@ Charts paintCharts(const ReportData& d) {
     kv.setPlotMargins(TimelineView::kGutter, 0);
     kv.setRun(std::make_shared<const std::vector<std::pair<double, double>>>(lod::kvSeries(*d.log)),
               double(d.log->kv_capacity_tokens), {});
+    if (d.pinned_log)
+        kv.setPinned(std::make_shared<const std::vector<std::pair<double, double>>>(
+            lod::kvSeries(*d.pinned_log)));
     c.kv = kv.toPixmap(kChartWidth, 260).toImage();
     return c;
 }

@@ -17,7 +17,8 @@ struct ReportData {
     const Workload* workload = nullptr;
     const RunLog* log = nullptr;
     const Summary* summary = nullptr;
-    const Summary* pinned = nullptr;                         // optional: compare against it
+    const Summary* pinned = nullptr;    // optional: compare against it
+    const RunLog* pinned_log = nullptr; // optional: the pinned run, overlaid on the charts
     std::vector<std::pair<std::string, std::string>> config; // (setting, value) rows
     QString title = QStringLiteral("Kairos run report");
 };

@@ -22,6 +22,7 @@ namespace {
 constexpr double kFoldPx = 3.0;   // spans narrower than this fold (Tracy)
 constexpr int kPinnedAlpha = 110; // the pinned run's lane: faded
 constexpr double kDefaultRowPx = 8.0;
+constexpr double kLanePx = 6.0; // rows at least this tall get lanes (robot, pinned run)
 } // namespace
 
 TimelineView::TimelineView(TimeRange* range, QWidget* parent)
@@ -103,7 +104,7 @@ void TimelineView::paintHeader(QPainter& p, const QRect& area) const {
     }
     p.fillRect(x, y + 2, 2, 10, palette().color(QPalette::Text));
     p.drawText(x + 6, y + fm.ascent(), tr("killed"));
-    if (showsPinned()) {
+    if (showsPinned() && row_h_ >= kLanePx) { // lanes are drawn: say what the lower one is
         x += 6 + fm.horizontalAdvance(tr("killed")) + 12;
         QColor c = colorOf(lod::SpanKind::Decode);
         c.setAlpha(kPinnedAlpha);
@@ -148,7 +149,7 @@ void TimelineView::render(QPainter& p, const QRect& area, double scroll_px) cons
     // Rows thinner than 4 px get no gap and no robot lane; below a pixel, consecutive rows
     // land on the same pixel line and simply overdraw (the line shows the union).
     const int bar_h = std::max(1, static_cast<int>(row_h_ >= 4 ? row_h_ - 1 : row_h_));
-    const bool lanes = row_h_ >= 6;
+    const bool lanes = row_h_ >= kLanePx;
     if (row_h_ < 1.0) {
         renderDense(p, plot, axis, first, last, scroll_px);
         p.restore();

@@ -7,6 +7,7 @@
 #include "export/runlog_jsonl.h"
 #include "fit/cpu_profile.h"
 #include "fit/ete_fit.h"
+#include "metrics/compare.h"
 #include "metrics/summary.h"
 #include "model/input_error.h"
 #include "model/known_models.h"
@@ -23,6 +24,7 @@
 #include <limits>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 namespace kairos::cli {
 using app::kDefaultProfile;
@@ -54,7 +56,7 @@ struct SimulateArgs {
     bool chunked = false, no_skip = false, tokens = false, quiet = false;
     std::size_t limit = 0;
     std::string json_out, runlog_out, requests_csv, perfetto;
-    std::string html, pdf; // report only
+    std::string html, pdf, compare; // report only
 };
 
 } // namespace
@@ -242,14 +244,35 @@ void addReport(CLI::App& app) {
     c->add_option("--html", a->html, "Write the report as one HTML file (charts inline)");
     c->add_option("--pdf", a->pdf, "Write the report as PDF");
     c->add_option("--csv", a->requests_csv, "Write per-request metrics as CSV");
+    c->add_option("--compare", a->compare,
+                  "Also simulate this policy (its default parameters, the same workload, "
+                  "profile, predictor and limits) and compare: a delta table, and the report's "
+                  "metrics and charts against it");
     c->callback([a, rate] {
         a->rate_given = rate->count() > 0;
         if ((!a->html.empty() || !a->pdf.empty()) && !reportWriter())
             throw std::invalid_argument(
                 "--html/--pdf: this kairos-cli was built without the GUI libraries "
                 "(KAIROS_BUILD_GUI=OFF), which draw the report's charts");
+        std::optional<RunOutputs> ref;
+        if (!a->compare.empty()) { // the reference run first: its errors before any output
+            SimulateArgs b = *a;
+            b.policy = a->compare;
+            b.params.clear();
+            b.quiet = true;
+            b.json_out.clear();
+            b.runlog_out.clear();
+            b.requests_csv.clear();
+            b.perfetto.clear();
+            ref = runSimulate(b);
+        }
         const RunOutputs o = runSimulate(*a);
-        if (!a->html.empty() || !a->pdf.empty()) reportWriter()(o, a->html, a->pdf);
+        if (ref && !a->quiet)
+            std::printf(
+                "\ncompared with %s:\n%s", ref->summary.policy.c_str(),
+                deltaTable(compareRuns(ref->summary, o.summary), a->compare, a->policy).c_str());
+        if (!a->html.empty() || !a->pdf.empty())
+            reportWriter()(o, ref ? &*ref : nullptr, a->html, a->pdf);
     });
 }
 

@@ -27,10 +27,10 @@ struct RunOutputs {
     Summary summary;
     std::vector<std::pair<std::string, std::string>> config;
 };
-// Writes the HTML and/or PDF report (empty path: skip). Set by a build with the GUI
-// libraries (report_qt.cpp); empty otherwise.
-using ReportWriter =
-    std::function<void(const RunOutputs&, const std::string& html, const std::string& pdf)>;
+// Writes the HTML and/or PDF report (empty path: skip), comparing with `pinned` when it
+// is not null. Set by a build with the GUI libraries (report_qt.cpp); empty otherwise.
+using ReportWriter = std::function<void(const RunOutputs&, const RunOutputs* pinned,
+                                        const std::string& html, const std::string& pdf)>;
 ReportWriter& reportWriter();
 
 } // namespace kairos::cli

@@ -10,7 +10,8 @@
 namespace kairos::cli {
 
 void installReportWriter() {
-    reportWriter() = [](const RunOutputs& o, const std::string& html, const std::string& pdf) {
+    reportWriter() = [](const RunOutputs& o, const RunOutputs* pinned, const std::string& html,
+                        const std::string& pdf) {
         // Widgets need an application; without a display, paint offscreen.
         std::unique_ptr<QApplication> app;
         if (!QApplication::instance()) {
@@ -26,6 +27,10 @@ void installReportWriter() {
         d.log = &o.log;
         d.summary = &o.summary;
         d.config = o.config;
+        if (pinned) {
+            d.pinned = &pinned->summary;
+            d.pinned_log = &pinned->log;
+        }
         d.title = QStringLiteral("Kairos report: %1").arg(QString::fromStdString(o.workload.name));
         if (!html.empty()) views::writeReportHtml(d, QString::fromStdString(html));
         if (!pdf.empty()) views::writeReportPdf(d, QString::fromStdString(pdf));

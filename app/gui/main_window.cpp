@@ -269,6 +269,7 @@ void MainWindow::buildUi() {
             d.log = r.log.get();
             d.summary = &r.summary;
             d.pinned = pinned_ && pinned_.get() != &r ? &pinned_->summary : nullptr;
+            d.pinned_log = d.pinned ? pinned_->log.get() : nullptr;
             d.config = {{"profile", profile_.name}, {"predictor", r.policy.predictor}};
             d.title = tr("Kairos report: %1").arg(QString::fromStdString(r.workload->name));
             if (pdf)

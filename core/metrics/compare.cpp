@@ -1,6 +1,8 @@
 #include "metrics/compare.h"
 
+#include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 #include <map>
 
@@ -67,6 +69,48 @@ std::vector<MetricDelta> compareRuns(const Summary* before, const Summary& after
         if (std::isfinite(d.change) && !same && r.better != Better::Neither)
             d.verdict = (d.change < 0) == (r.better == Better::Lower) ? 1 : -1;
         out.push_back(d);
+    }
+    return out;
+}
+
+std::string deltaTable(const std::vector<MetricDelta>& deltas, const std::string& before_name,
+                       const std::string& after_name) {
+    auto num = [](double v) {
+        if (std::isnan(v)) return std::string("-");
+        char buf[64];
+        // Counts as integers, large values to 0.1, the rest to 4 significant digits.
+        std::snprintf(buf, sizeof buf,
+                      v == std::floor(v) && std::abs(v) < 1e15 ? "%.0f"
+                      : std::abs(v) >= 1000                    ? "%.1f"
+                                                               : "%.4g",
+                      v);
+        return std::string(buf);
+    };
+    std::size_t w0 = 6, w1 = std::max<std::size_t>(before_name.size(), 10),
+                w2 = std::max<std::size_t>(after_name.size(), 10);
+    for (const auto& d : deltas) w0 = std::max(w0, d.label.size());
+    std::string out;
+    char line[512];
+    std::snprintf(line, sizeof line, "%-*s  %*s  %*s  %12s\n", int(w0), "metric", int(w1),
+                  before_name.c_str(), int(w2), after_name.c_str(), "change");
+    out += line;
+    for (const auto& d : deltas) {
+        std::string change = "-";
+        if (std::isfinite(d.change)) {
+            char buf[64];
+            if (std::abs(d.change) <= 1e-12)
+                std::snprintf(buf, sizeof buf, "=");
+            else if (std::isfinite(d.relative))
+                std::snprintf(buf, sizeof buf, "%+.1f %%", 100 * d.relative);
+            else
+                std::snprintf(buf, sizeof buf, "%+.4g", d.change);
+            change = buf;
+        }
+        const char* verdict = d.verdict > 0 ? "  better" : d.verdict < 0 ? "  worse" : "";
+        std::snprintf(line, sizeof line, "%-*s  %*s  %*s  %12s%s\n", int(w0), d.label.c_str(),
+                      int(w1), num(d.before).c_str(), int(w2), num(d.after).c_str(), change.c_str(),
+                      verdict);
+        out += line;
     }
     return out;
 }

@@ -37,4 +37,10 @@ std::vector<MetricDelta> compareRuns(const Summary& before, const Summary& after
 std::vector<MetricDelta> compareRuns(const Summary* before, const Summary& after,
                                      double tolerance = 1e-9);
 
+// The comparison as a text table: metric, both values, the change (relative where it is
+// defined) and "better"/"worse" — what `kairos-cli report --compare` and `runs compare`
+// print.
+std::string deltaTable(const std::vector<MetricDelta>& deltas, const std::string& before_name,
+                       const std::string& after_name);
+
 } // namespace kairos

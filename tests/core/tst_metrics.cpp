@@ -8,6 +8,7 @@
 #include <QtTest>
 #include <cmath>
 #include <map>
+#include <sstream>
 
 using namespace kairos;
 
@@ -61,6 +62,24 @@ private slots:
         KAIROS_COMPARE_NEAR(withRobot.back().after, 50.0, 1e-12);
         QVERIFY(std::isnan(withRobot.back().before));
         QCOMPARE(withRobot.back().verdict, 0);
+        // As text: the rows of the hand example, column by column.
+        const std::string table = deltaTable(compareRuns(a, b), "fcfs", "sjf");
+        // The fields after a metric's label on its line.
+        auto fields = [&](const std::string& label) {
+            const auto at = table.find(label);
+            std::vector<std::string> f;
+            if (at == std::string::npos) return f;
+            std::istringstream in(
+                table.substr(at + label.size(), table.find('\n', at) - at - label.size()));
+            for (std::string x; in >> x;) f.push_back(x);
+            return f;
+        };
+        using F = std::vector<std::string>;
+        QCOMPARE(fields("Mean TTFT (ms)"), (F{"100", "80", "-20.0", "%", "better"}));
+        QCOMPARE(fields("Request throughput (req/s)"), (F{"2", "1", "-50.0", "%", "worse"}));
+        QCOMPARE(fields("Suspensions"), (F{"3", "5", "+66.7", "%"})); // no better direction
+        QCOMPARE(fields("Request goodput (req/s)"), (F{"-", "-", "-"}));
+        QVERIFY(table.rfind("metric", 0) == 0 && table.find("fcfs") < table.find("sjf"));
     }
 
     void emptyIsNan() {

@@ -85,9 +85,15 @@ private slots:
         proc.start(KAIROS_CLI,
                    {"report", "-w", QString(KAIROS_SOURCE_DIR) + "/sample_traces/wid1_like.jsonl",
                     "--policy", "timely", "--quiet", "--html", outs[0], "--pdf", outs[1], "--csv",
-                    outs[2], "--perfetto", outs[3]});
+                    outs[2], "--perfetto", outs[3], "--compare", "vllm_stream"});
         QVERIFY(proc.waitForFinished(60000));
         QVERIFY2(proc.exitCode() == 0, proc.readAllStandardError().constData());
+        // --compare: the delta table on stdout (--quiet keeps it quiet), and the report's
+        // metrics table with the pinned column.
+        QVERIFY(proc.readAllStandardOutput().isEmpty());
+        QFile h(outs[0]);
+        QVERIFY(h.open(QIODevice::ReadOnly));
+        QVERIFY(h.readAll().contains("pinned"));
         for (const auto& o : outs) QVERIFY2(QFileInfo(o).size() > 1000, qPrintable(o));
         QFile csv(outs[2]);
         QVERIFY(csv.open(QIODevice::ReadOnly));
