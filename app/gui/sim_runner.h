@@ -39,8 +39,9 @@ struct SimResult {
     std::vector<std::pair<double, double>> cdf_ttft, cdf_tpot, cdf_e2el;
     std::vector<views::TufClass> tufs;
     double wall_ms = 0;                             // simulate + summarise + timeline rows
-    double sim_ms = 0, summary_ms = 0, rows_ms = 0; // the parts
-    QString error; // set when the run failed (bad parameter, scheduler loop)
+    double sim_ms = 0, summary_ms = 0, rows_ms = 0; // the parts (rows: after the summary)
+    double layout_wait_ms = 0; // of rows_ms: waiting for the timeline layout's thread
+    QString error;             // set when the run failed (bad parameter, scheduler loop)
 };
 
 class SimRunner : public QObject {
