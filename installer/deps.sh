@@ -13,6 +13,11 @@ PACKAGES=(
   build-essential cmake ninja-build pkg-config git
   # core: JSON, CLI, least squares (Eigen)
   nlohmann-json3-dev libcli11-dev libeigen3-dev
+  # the store (SQLite, with its shell for inspecting a database)
+  libsqlite3-dev sqlite3
+  # fitted models: bounded nonlinear least squares (Ceres) and XGBoost (its CMake config
+  # needs the xgboost binary package)
+  libceres-dev libxgboost-dev xgboost
   # Qt 6 (Qt Test runs every suite; the GUI uses widgets and SVG)
   qt6-base-dev qt6-base-dev-tools qt6-svg-dev libgl-dev
   # charts (KV memory, CDFs, TUF curves) in views/

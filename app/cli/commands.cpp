@@ -8,12 +8,14 @@
 #include "fit/cpu_profile.h"
 #include "fit/ete_fit.h"
 #include "metrics/compare.h"
+#include "metrics/request_metrics.h"
 #include "metrics/summary.h"
 #include "model/input_error.h"
 #include "model/known_models.h"
 #include "profiles.h"
 #include "sched/registry.h"
 #include "sim/engine.h"
+#include "store/store.h"
 #include "workload/readers.h"
 #include "workload/robot_generator.h"
 
@@ -57,6 +59,8 @@ struct SimulateArgs {
     std::size_t limit = 0;
     std::string json_out, runlog_out, requests_csv, perfetto;
     std::string html, pdf, compare; // report only
+    std::string db, label;          // store the run (--db FILE, or --store: the default)
+    bool store = false;
 };
 
 } // namespace
@@ -143,6 +147,31 @@ RunOutputs runSimulate(const SimulateArgs& a) {
         writeRunLogJsonlFile(log, a.runlog_out, RunLogWriteOptions{a.tokens});
     if (!a.requests_csv.empty()) writeRequestsCsvFile(log, a.requests_csv);
     if (!a.perfetto.empty()) writePerfettoFile(log, &w, a.perfetto);
+    if (!a.db.empty() || a.store) {
+        nlohmann::json params = nlohmann::json::object();
+        for (const auto& [k, v] : pc.params) params[k] = v;
+        params["predictor"] = a.predictor;
+        const nlohmann::json limits = {{"kv_capacity_tokens", lim.kv_capacity_tokens},
+                                       {"block_size", lim.block_size},
+                                       {"max_num_seqs", lim.max_num_seqs},
+                                       {"max_num_batched_tokens", lim.max_num_batched_tokens},
+                                       {"chunked_prefill", lim.chunked_prefill}};
+        store::RunRecord rec;
+        rec.workload = &w;
+        rec.workload_source = a.workload;
+        rec.policy = log.policy;
+        rec.params_json = params.dump();
+        rec.exec_model = log.exec_model;
+        rec.limits_json = limits.dump();
+        rec.label = a.label;
+        rec.summary = &s;
+        rec.per_request = perRequest(log);
+        store::Store db(a.db.empty() ? store::Store::defaultPath() : a.db);
+        o.run_id = db.putRun(rec);
+        if (!a.quiet)
+            std::printf("stored as run %lld in %s\n", static_cast<long long>(o.run_id),
+                        db.path().c_str());
+    }
     o.config = {{"profile", prof.name},
                 {"predictor", a.predictor},
                 {"block size", std::to_string(lim.block_size)},
@@ -219,6 +248,11 @@ CLI::Option* addRunOptions(CLI::App* c, const std::shared_ptr<SimulateArgs>& a) 
     c->add_flag("--tokens", a->tokens, "With --runlog: one line per generated token too");
     c->add_option("--perfetto", a->perfetto,
                   "Write a Chrome/Perfetto trace (JSON): a track per request, KV as a counter");
+    c->add_option("--db", a->db, "Store the run in this Kairos database (SQLite)");
+    c->add_flag("--store", a->store,
+                "Store the run in the default database ($KAIROS_DB, else "
+                "~/.local/share/kairos/kairos.db)");
+    c->add_option("--label", a->label, "With --db/--store: a label for the stored run");
     c->add_flag("--quiet,-q", a->quiet, "Print nothing");
     return rate;
 }
@@ -264,6 +298,8 @@ void addReport(CLI::App& app) {
             b.runlog_out.clear();
             b.requests_csv.clear();
             b.perfetto.clear();
+            b.db.clear();
+            b.store = false;
             ref = runSimulate(b);
         }
         const RunOutputs o = runSimulate(*a);

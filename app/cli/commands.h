@@ -4,6 +4,7 @@
 #include "model/workload.h"
 
 #include <CLI/CLI.hpp>
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <utility>
@@ -19,6 +20,7 @@ void addProfileCpu(CLI::App& app);
 void addBench(CLI::App& app);
 void addReproduce(CLI::App& app);
 void addReport(CLI::App& app);
+void addRuns(CLI::App& app);
 
 // What a simulate/report run produced, for the report writer.
 struct RunOutputs {
@@ -26,6 +28,7 @@ struct RunOutputs {
     RunLog log;
     Summary summary;
     std::vector<std::pair<std::string, std::string>> config;
+    std::int64_t run_id = 0; // when stored (--db/--store)
 };
 // Writes the HTML and/or PDF report (empty path: skip), comparing with `pinned` when it
 // is not null. Set by a build with the GUI libraries (report_qt.cpp); empty otherwise.

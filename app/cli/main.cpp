@@ -8,6 +8,7 @@ void installReportWriter();
 #endif
 #include "model/input_error.h"
 #include "sched/scheduler.h"
+#include "store/store.h"
 
 #include <cstdio>
 #include <stdexcept>
@@ -31,6 +32,7 @@ int main(int argc, char** argv) {
     kairos::cli::addProfiles(app);
     kairos::cli::addReproduce(app);
     kairos::cli::addReport(app);
+    kairos::cli::addRuns(app);
 #ifdef KAIROS_WITH_REPORT
     kairos::cli::installReportWriter();
 #endif
@@ -48,6 +50,9 @@ int main(int argc, char** argv) {
     } catch (const CLI::ParseError& e) {
         return app.exit(e);
     } catch (const kairos::InputError& e) {
+        std::fprintf(stderr, "kairos-cli: error: %s\n", e.what());
+        return 2;
+    } catch (const kairos::store::StoreError& e) {
         std::fprintf(stderr, "kairos-cli: error: %s\n", e.what());
         return 2;
     } catch (const kairos::SchedulerLoop& e) {

@@ -10,6 +10,13 @@ namespace kairos {
 
 std::vector<MetricRow> keyMetrics(const Summary& s) {
     const double nan = std::numeric_limits<double>::quiet_NaN();
+    // P99 when there were values and it was computed (--percentiles may leave it out).
+    auto p99 = [nan](const Stats& st) {
+        if (st.count == 0) return nan;
+        for (const auto& [q, v] : st.percentiles)
+            if (q == 99) return v;
+        return nan;
+    };
     std::vector<MetricRow> m{
         {"completed", "Completed", double(s.completed), Better::Higher},
         {"killed", "Killed", double(s.killed), Better::Lower},
@@ -18,14 +25,11 @@ std::vector<MetricRow> keyMetrics(const Summary& s) {
          Better::Higher},
         {"mean_ttft_ms", "Mean TTFT (ms)", s.ttft_ms.mean, Better::Lower},
         {"median_ttft_ms", "Median TTFT (ms)", s.ttft_ms.median, Better::Lower},
-        {"p99_ttft_ms", "P99 TTFT (ms)", s.ttft_ms.count ? s.ttft_ms.percentile(99) : nan,
-         Better::Lower},
+        {"p99_ttft_ms", "P99 TTFT (ms)", p99(s.ttft_ms), Better::Lower},
         {"mean_tpot_ms", "Mean TPOT (ms)", s.tpot_ms.mean, Better::Lower},
-        {"p99_tpot_ms", "P99 TPOT (ms)", s.tpot_ms.count ? s.tpot_ms.percentile(99) : nan,
-         Better::Lower},
+        {"p99_tpot_ms", "P99 TPOT (ms)", p99(s.tpot_ms), Better::Lower},
         {"mean_e2el_ms", "Mean E2EL (ms)", s.e2el_ms.mean, Better::Lower},
-        {"p99_e2el_ms", "P99 E2EL (ms)", s.e2el_ms.count ? s.e2el_ms.percentile(99) : nan,
-         Better::Lower},
+        {"p99_e2el_ms", "P99 E2EL (ms)", p99(s.e2el_ms), Better::Lower},
         {"request_goodput", "Request goodput (req/s)", s.request_goodput ? *s.request_goodput : nan,
          Better::Higher},
         {"preemptions", "Preemptions", double(s.preemptions), Better::Lower},

@@ -190,6 +190,7 @@ nlohmann::json Summary::toJson() const {
         j["mean_" + name + "_ms"] = num(st.mean);
         j["median_" + name + "_ms"] = num(st.median);
         j["std_" + name + "_ms"] = num(st.std);
+        j[name + "_count"] = st.count; // samples behind the statistics
         for (const auto& [q, v] : st.percentiles) j[percentileKey(q) + "_" + name + "_ms"] = num(v);
     };
     put("ttft", ttft_ms);
@@ -209,6 +210,7 @@ nlohmann::json Summary::toJson() const {
         j[k + "tasks"] = r.tasks;
         j[k + "utility"] = r.utility;
         j[k + "utility_pct"] = r.utilityPercent();
+        j[k + "max_utility"] = r.max_utility;
         j[k + "mean_response_s"] = r.mean_response;
         j[k + "mean_robot_wait_s"] = r.mean_robot_wait;
         j[k + "mean_completion_s"] = r.mean_completion;
@@ -221,7 +223,103 @@ nlohmann::json Summary::toJson() const {
     j["stretches"] = stretches;
     j["sim_wall_ms"] = sim_wall_ms;
     j["warnings"] = warnings;
+    j["percentiles"] = percentiles;
     return j;
+}
+
+Summary Summary::fromJson(const nlohmann::json& j) {
+    if (!j.is_object()) throw std::invalid_argument("a run summary must be a JSON object");
+    Summary s;
+    auto str = [&](const char* k) {
+        const auto it = j.find(k);
+        return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
+    };
+    auto real = [&](const std::string& k) {
+        const auto it = j.find(k);
+        return it != j.end() && it->is_number() ? it->get<double>() : std::nan("");
+    };
+    auto count = [&](const char* k) {
+        const auto it = j.find(k);
+        return it != j.end() && it->is_number() ? it->get<std::int64_t>() : std::int64_t(0);
+    };
+    s.workload = str("workload");
+    s.policy = str("policy");
+    s.exec_model = str("exec_model");
+    s.num_requests = count("num_requests");
+    s.completed = count("completed");
+    s.killed = count("killed");
+    s.total_input_tokens = count("total_input_tokens");
+    s.total_output_tokens = count("total_output_tokens");
+    s.duration_s = real("duration");
+    s.request_throughput = real("request_throughput");
+    s.output_throughput = real("output_throughput");
+    s.total_token_throughput = real("total_token_throughput");
+    if (j.contains("request_goodput")) {
+        s.request_goodput = real("request_goodput");
+        s.good_requests = count("good_requests");
+    }
+    if (const auto it = j.find("percentiles"); it != j.end() && it->is_array())
+        for (const auto& q : *it)
+            if (q.is_number()) s.percentiles.push_back(q.get<double>());
+    auto get = [&](const char* m, Stats& st) {
+        const std::string name(m);
+        st.mean = real("mean_" + name + "_ms");
+        st.median = real("median_" + name + "_ms");
+        st.std = real("std_" + name + "_ms");
+        const auto c = j.find(name + "_count");
+        st.count = c != j.end() && c->is_number() ? c->get<std::int64_t>()
+                                                  : std::int64_t(std::isfinite(st.mean));
+        for (double q : s.percentiles)
+            st.percentiles.emplace_back(q, real(percentileKey(q) + "_" + name + "_ms"));
+    };
+    get("ttft", s.ttft_ms);
+    get("tpot", s.tpot_ms);
+    get("itl", s.itl_ms);
+    get("e2el", s.e2el_ms);
+    get("queue", s.queue_ms);
+    s.budget_requests = count("budget_requests");
+    s.in_budget = count("in_budget");
+    if (s.budget_requests > 0) {
+        s.completion_rate = real("completion_rate");
+        s.mean_alpha = real("mean_alpha");
+        s.mean_quality = real("mean_quality");
+    }
+    // Robot classes: the keys robot_<class>_tasks ("all" first, then by name: JSON objects
+    // keep no order).
+    for (auto it = j.begin(); it != j.end(); ++it) {
+        const std::string& k = it.key();
+        const std::string pre = "robot_", suf = "_tasks";
+        if (k.size() <= pre.size() + suf.size() || k.compare(0, pre.size(), pre) != 0 ||
+            k.compare(k.size() - suf.size(), suf.size(), suf) != 0)
+            continue;
+        RobotClassSummary r;
+        r.cls = k.substr(pre.size(), k.size() - pre.size() - suf.size());
+        const std::string p = pre + r.cls + "_";
+        r.tasks = long(count(k.c_str()));
+        r.utility = real(p + "utility");
+        r.max_utility = real(p + "max_utility");
+        if (std::isnan(r.max_utility)) { // written before max_utility was: from the share
+            const double pct = real(p + "utility_pct");
+            r.max_utility = pct > 0 ? 100.0 * r.utility / pct : 0.0;
+        }
+        r.mean_response = real(p + "mean_response_s");
+        r.mean_robot_wait = real(p + "mean_robot_wait_s");
+        r.mean_completion = real(p + "mean_completion_s");
+        s.robot.push_back(r);
+    }
+    std::stable_partition(s.robot.begin(), s.robot.end(),
+                          [](const RobotClassSummary& r) { return r.cls == "all"; });
+    s.kv_peak_tokens = count("kv_peak_tokens");
+    s.kv_capacity_tokens = count("kv_capacity_tokens");
+    s.preemptions = count("preemptions");
+    s.suspensions = count("suspensions");
+    s.iterations = count("iterations");
+    s.stretches = count("stretches");
+    s.sim_wall_ms = real("sim_wall_ms");
+    if (const auto it = j.find("warnings"); it != j.end() && it->is_array())
+        for (const auto& w : *it)
+            if (w.is_string()) s.warnings.push_back(w.get<std::string>());
+    return s;
 }
 
 std::string Summary::table() const {

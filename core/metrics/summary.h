@@ -69,6 +69,8 @@ struct Summary {
     std::vector<std::string> warnings;
 
     nlohmann::json toJson() const;
+    // The inverse of toJson() (a stored run's summary); missing numbers are NaN or 0.
+    static Summary fromJson(const nlohmann::json& j);
     std::string table() const; // the readable summary the CLI prints
 };
 

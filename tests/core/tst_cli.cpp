@@ -209,6 +209,57 @@ private slots:
             QString("1,0.000000,4,4,finished,1000.000000,1666.666667,6000.000000,0.000000,1,0"));
     }
 
+    // The store from the command line: simulate --db stores, runs list/show/compare/
+    // export/delete read it; a file that is not a database is an error naming it.
+    void runsCommands() {
+        const QString db = QString::fromStdString(kairos::test::tempPath("cli_runs.db"));
+        QFile::remove(db);
+        const QString wl = QString(KAIROS_SOURCE_DIR) + "/sample_traces/chat_poisson_small.jsonl";
+        auto r1 = cli({"simulate", "-w", wl, "--policy", "fcfs", "--db", db, "--label", "base"});
+        QVERIFY2(r1.code == 0, qPrintable(r1.err));
+        QVERIFY(r1.out.contains("stored as run 1 in "));
+        auto r2 = cli({"simulate", "-w", wl, "--policy", "sprpt_lp", "--param", "C=0.5",
+                       "--kv-capacity", "3000", "--db", db, "-q"});
+        QVERIFY2(r2.code == 0, qPrintable(r2.err));
+        auto list = cli({"runs", "list", "--db", db, "--json"});
+        QCOMPARE(list.code, 0);
+        const auto j = nlohmann::json::parse(list.out.toStdString());
+        QCOMPARE(j.size(), std::size_t(2));
+        QCOMPARE(j[0]["id"].get<int>(), 2); // newest first
+        QCOMPARE(j[0]["params"]["C"].get<double>(), 0.5);
+        QCOMPARE(j[0]["limits"]["kv_capacity_tokens"].get<int>(), 3000);
+        QCOMPARE(j[1]["label"].get<std::string>(), std::string("base"));
+        QCOMPARE(j[1]["num_requests"].get<int>(), 400);
+        auto cmp = cli({"runs", "compare", "1", "2", "--db", db});
+        QCOMPARE(cmp.code, 0);
+        QVERIFY(cmp.out.contains("A (run 1)") && cmp.out.contains("Mean TTFT (ms)"));
+        auto cmpj = cli({"runs", "compare", "1", "2", "--db", db, "--json"});
+        const auto d = nlohmann::json::parse(cmpj.out.toStdString());
+        QCOMPARE(d["deltas"][0]["key"].get<std::string>(), std::string("completed"));
+        QCOMPARE(d["deltas"][0]["a"].get<double>(), 400.0);
+        const std::string csv = kairos::test::tempPath("cli_runs.csv");
+        auto ex = cli({"runs", "export", "2", "--csv", QString::fromStdString(csv), "--db", db});
+        QCOMPARE(ex.code, 0);
+        std::ifstream in(csv);
+        const std::string text((std::istreambuf_iterator<char>(in)), {});
+        QCOMPARE(std::count(text.begin(), text.end(), '\n'), 401L);
+        QCOMPARE(cli({"runs", "delete", "1", "--db", db}).code, 0);
+        auto gone = cli({"runs", "show", "1", "--db", db});
+        QCOMPARE(gone.code, 2);
+        QVERIFY(gone.err.contains("no run 1 in"));
+        QCOMPARE(cli({"runs", "show", "2", "--db", db}).code, 0);
+        // Not a database (a copy of the workload: the store must not touch it).
+        const QString notdb = QString::fromStdString(kairos::test::tempPath("notdb.jsonl"));
+        QFile::remove(notdb);
+        QVERIFY(QFile::copy(wl, notdb));
+        auto bad = cli({"runs", "list", "--db", notdb});
+        QCOMPARE(bad.code, 2);
+        QVERIFY2(bad.err.contains(notdb), qPrintable(bad.err));
+        QFile a(wl), b(notdb);
+        QVERIFY(a.open(QIODevice::ReadOnly) && b.open(QIODevice::ReadOnly));
+        QCOMPARE(b.readAll(), a.readAll());
+    }
+
     void badInputNamesFileLineField() {
         const std::string bad = kairos::test::tempPath("bad.csv");
         {

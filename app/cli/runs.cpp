@@ -1,0 +1,203 @@
+// kairos-cli runs list|show|compare|delete|export: the runs in a Kairos database.
+#include "commands.h"
+#include "export/atomic_file.h"
+#include "metrics/compare.h"
+#include "store/store.h"
+
+#include <cmath>
+#include <cstdio>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <stdexcept>
+
+namespace kairos::cli {
+
+namespace {
+
+struct RunsArgs {
+    std::string db;
+    std::int64_t limit = 0;
+    bool json = false;
+    std::vector<std::int64_t> ids;
+    std::string csv_out, json_out;
+};
+
+std::string dbPath(const RunsArgs& a) {
+    return a.db.empty() ? store::Store::defaultPath() : a.db;
+}
+
+store::RunInfo need(const store::Store& s, std::int64_t id) {
+    auto r = s.run(id);
+    if (!r) throw std::invalid_argument("no run " + std::to_string(id) + " in " + s.path());
+    return *r;
+}
+
+Summary summaryOf(const store::RunInfo& r) {
+    return Summary::fromJson(nlohmann::json::parse(r.summary_json));
+}
+
+nlohmann::json infoJson(const store::RunInfo& r, bool with_summary) {
+    nlohmann::json j = {{"id", r.id},
+                        {"created_at", r.created_at},
+                        {"workload", r.workload_name},
+                        {"workload_hash", r.workload_hash},
+                        {"num_requests", r.num_requests},
+                        {"policy", r.policy},
+                        {"params", nlohmann::json::parse(r.params_json)},
+                        {"exec_model", r.exec_model},
+                        {"limits", nlohmann::json::parse(r.limits_json)},
+                        {"label", r.label},
+                        {"kairos_version", r.kairos_version}};
+    if (with_summary) j["summary"] = nlohmann::json::parse(r.summary_json);
+    return j;
+}
+
+std::string fmt(double v, const char* f) {
+    if (!std::isfinite(v)) return "-";
+    char b[64];
+    std::snprintf(b, sizeof b, f, v);
+    return b;
+}
+
+void list(const RunsArgs& a) {
+    const store::Store s(dbPath(a));
+    const auto runs = s.listRuns(a.limit);
+    if (a.json) {
+        nlohmann::json j = nlohmann::json::array();
+        for (const auto& r : runs) j.push_back(infoJson(r, false));
+        std::printf("%s\n", j.dump(2).c_str());
+        return;
+    }
+    std::printf("%6s  %-24s  %-22s %8s  %-28s %9s %12s %12s  %s\n", "id", "created (UTC)",
+                "workload", "requests", "policy", "completed", "mean TTFT", "p99 E2EL", "label");
+    for (const auto& r : runs) {
+        const auto j = nlohmann::json::parse(r.summary_json);
+        auto num = [&](const char* k) {
+            const auto it = j.find(k);
+            return it != j.end() && it->is_number() ? it->get<double>() : std::nan("");
+        };
+        std::printf("%6lld  %-24s  %-22.22s %8lld  %-28.28s %9s %9s ms %9s ms  %s\n",
+                    static_cast<long long>(r.id), r.created_at.c_str(), r.workload_name.c_str(),
+                    static_cast<long long>(r.num_requests), r.policy.c_str(),
+                    fmt(num("completed"), "%.0f").c_str(), fmt(num("mean_ttft_ms"), "%.1f").c_str(),
+                    fmt(num("p99_e2el_ms"), "%.1f").c_str(), r.label.c_str());
+    }
+    std::printf("%zu run(s) in %s\n", runs.size(), s.path().c_str());
+}
+
+void show(const RunsArgs& a) {
+    const store::Store s(dbPath(a));
+    for (std::int64_t id : a.ids) {
+        const auto r = need(s, id);
+        if (a.json) {
+            std::printf("%s\n", infoJson(r, true).dump(2).c_str());
+            continue;
+        }
+        std::printf("run %lld (%s, Kairos %s)%s\nworkload: %s (%lld requests, content %s)\n"
+                    "params: %s\nlimits: %s\n",
+                    static_cast<long long>(r.id), r.created_at.c_str(), r.kairos_version.c_str(),
+                    r.label.empty() ? "" : (" \"" + r.label + "\"").c_str(),
+                    r.workload_name.c_str(), static_cast<long long>(r.num_requests),
+                    r.workload_hash.c_str(), r.params_json.c_str(), r.limits_json.c_str());
+        std::fputs(summaryOf(r).table().c_str(), stdout);
+    }
+}
+
+void compare(const RunsArgs& a) {
+    if (a.ids.size() != 2) throw std::invalid_argument("runs compare takes two run ids: A B");
+    const store::Store s(dbPath(a));
+    const auto ra = need(s, a.ids[0]), rb = need(s, a.ids[1]);
+    const Summary sa = summaryOf(ra), sb = summaryOf(rb);
+    if (a.json) {
+        nlohmann::json d = nlohmann::json::array();
+        auto num = [](double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(); };
+        for (const auto& x : compareRuns(sa, sb))
+            d.push_back({{"key", x.key},
+                         {"label", x.label},
+                         {"a", num(x.before)},
+                         {"b", num(x.after)},
+                         {"change", num(x.change)},
+                         {"relative", num(x.relative)},
+                         {"verdict", x.verdict}});
+        std::printf(
+            "%s\n",
+            nlohmann::json{{"a", infoJson(ra, false)}, {"b", infoJson(rb, false)}, {"deltas", d}}
+                .dump(2)
+                .c_str());
+        return;
+    }
+    std::printf("A: run %lld, %s on %s\nB: run %lld, %s on %s\n", static_cast<long long>(ra.id),
+                ra.policy.c_str(), ra.workload_name.c_str(), static_cast<long long>(rb.id),
+                rb.policy.c_str(), rb.workload_name.c_str());
+    if (ra.workload_hash != rb.workload_hash)
+        std::printf("note: the runs are on different workloads (%s vs %s)\n",
+                    ra.workload_hash.c_str(), rb.workload_hash.c_str());
+    std::fputs(deltaTable(compareRuns(sa, sb), "A (run " + std::to_string(ra.id) + ")",
+                          "B (run " + std::to_string(rb.id) + ")")
+                   .c_str(),
+               stdout);
+}
+
+void remove(const RunsArgs& a) {
+    store::Store s(dbPath(a));
+    for (std::int64_t id : a.ids)
+        if (!s.deleteRun(id))
+            throw std::invalid_argument("no run " + std::to_string(id) + " in " + s.path());
+        else
+            std::printf("deleted run %lld\n", static_cast<long long>(id));
+}
+
+void exportRun(const RunsArgs& a) {
+    if (a.ids.size() != 1) throw std::invalid_argument("runs export takes one run id");
+    if (a.csv_out.empty() && a.json_out.empty())
+        throw std::invalid_argument("runs export: give --csv FILE and/or --json FILE");
+    const store::Store s(dbPath(a));
+    const auto r = need(s, a.ids[0]);
+    if (!a.csv_out.empty()) {
+        const std::string text = store::requestsCsv(s.runRequests(r.id));
+        writeFileAtomically(a.csv_out, [&](std::ostream& out) { out << text; });
+    }
+    if (!a.json_out.empty()) {
+        const std::string text = infoJson(r, true).dump(2) + "\n";
+        writeFileAtomically(a.json_out, [&](std::ostream& out) { out << text; });
+    }
+}
+
+} // namespace
+
+void addRuns(CLI::App& app) {
+    auto a = std::make_shared<RunsArgs>();
+    auto* c = app.add_subcommand("runs", "The runs stored in a Kairos database");
+    c->require_subcommand(1);
+    auto dbOpt = [&](CLI::App* s) {
+        s->add_option("--db", a->db,
+                      "Database file (default $KAIROS_DB, else ~/.local/share/kairos/kairos.db)");
+    };
+    auto* l = c->add_subcommand("list", "The stored runs, newest first");
+    dbOpt(l);
+    l->add_option("--limit", a->limit, "At most this many");
+    l->add_flag("--json", a->json, "As JSON");
+    l->callback([a] { list(*a); });
+    auto* sh = c->add_subcommand("show", "A run's settings and summary");
+    dbOpt(sh);
+    sh->add_option("id", a->ids, "Run id(s)")->required();
+    sh->add_flag("--json", a->json, "As JSON");
+    sh->callback([a] { show(*a); });
+    auto* cmp = c->add_subcommand("compare", "Two runs' metrics and the change from A to B");
+    dbOpt(cmp);
+    cmp->add_option("ids", a->ids, "A B")->required()->expected(2);
+    cmp->add_flag("--json", a->json, "As JSON");
+    cmp->callback([a] { compare(*a); });
+    auto* del = c->add_subcommand("delete", "Delete runs (and workloads no run uses)");
+    dbOpt(del);
+    del->add_option("id", a->ids, "Run id(s)")->required();
+    del->callback([a] { remove(*a); });
+    auto* ex = c->add_subcommand("export", "A run's per-request results (CSV) and summary (JSON)");
+    dbOpt(ex);
+    ex->add_option("id", a->ids, "Run id")->required()->expected(1);
+    ex->add_option("--csv", a->csv_out, "Per-request results as CSV");
+    ex->add_option("--json", a->json_out, "Settings and summary as JSON");
+    ex->callback([a] { exportRun(*a); });
+}
+
+} // namespace kairos::cli

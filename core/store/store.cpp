@@ -1,0 +1,566 @@
+#include "store/store.h"
+
+#include "workload/readers.h"
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <sqlite3.h>
+#include <sstream>
+
+#ifndef KAIROS_VERSION
+#define KAIROS_VERSION "unknown"
+#endif
+
+namespace kairos::store {
+
+namespace {
+
+// The schema, one entry per version: migrations[v - 1] takes a database from version
+// v - 1 to v. Never edit a released entry; add one.
+const char* const kMigrations[] = {
+    // 1: the tables.
+    R"sql(
+CREATE TABLE profiles(
+  id INTEGER PRIMARY KEY,
+  name TEXT NOT NULL,
+  device TEXT NOT NULL,
+  model TEXT NOT NULL,
+  weights TEXT NOT NULL,          -- "real" or "synthetic" (live engine), "" when imported
+  json TEXT NOT NULL,             -- the DeviceProfile
+  created_at TEXT NOT NULL);
+CREATE TABLE measurements(
+  id INTEGER PRIMARY KEY,
+  profile_id INTEGER NOT NULL REFERENCES profiles(id) ON DELETE CASCADE,
+  kind TEXT NOT NULL,             -- prefill, decode, ...
+  batch INTEGER NOT NULL,
+  tokens INTEGER NOT NULL,
+  context INTEGER NOT NULL,
+  seconds REAL NOT NULL);
+CREATE INDEX measurements_profile ON measurements(profile_id);
+CREATE TABLE models(
+  id INTEGER PRIMARY KEY,
+  kind TEXT NOT NULL,             -- ete, ala
+  name TEXT NOT NULL,
+  params TEXT NOT NULL,           -- JSON
+  training TEXT NOT NULL,         -- JSON: the training data
+  accuracy TEXT NOT NULL,         -- JSON: errors
+  created_at TEXT NOT NULL);
+CREATE TABLE workloads(
+  id INTEGER PRIMARY KEY,
+  hash TEXT NOT NULL UNIQUE,      -- contentHash()
+  name TEXT NOT NULL,
+  source TEXT NOT NULL,
+  num_requests INTEGER NOT NULL);
+CREATE TABLE runs(
+  id INTEGER PRIMARY KEY,
+  workload_id INTEGER NOT NULL REFERENCES workloads(id),
+  policy TEXT NOT NULL,
+  params TEXT NOT NULL,           -- JSON
+  exec_model TEXT NOT NULL,
+  limits TEXT NOT NULL,           -- JSON
+  summary TEXT NOT NULL,          -- JSON: Summary::toJson()
+  created_at TEXT NOT NULL,
+  kairos_version TEXT NOT NULL);
+CREATE TABLE run_requests(
+  run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+  req INTEGER NOT NULL,
+  arrival REAL, first_token REAL, end_time REAL,
+  prompt INTEGER NOT NULL, output INTEGER NOT NULL,
+  preemptions INTEGER NOT NULL, suspensions INTEGER NOT NULL,
+  status INTEGER NOT NULL,        -- 0 unfinished, 1 finished, 2 killed
+  PRIMARY KEY(run_id, req)) WITHOUT ROWID;
+)sql",
+    // 2: runs get an optional label; runs by workload and time are indexed (the list).
+    R"sql(
+ALTER TABLE runs ADD COLUMN label TEXT NOT NULL DEFAULT '';
+CREATE INDEX runs_workload ON runs(workload_id);
+CREATE INDEX runs_created ON runs(created_at);
+)sql",
+};
+static_assert(sizeof(kMigrations) / sizeof(kMigrations[0]) == Store::kSchemaVersion,
+              "one migration per schema version");
+
+std::string nowIso() {
+    const auto now = std::chrono::system_clock::now();
+    const std::time_t t = std::chrono::system_clock::to_time_t(now);
+    const auto ms =
+        std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count() %
+        1000;
+    std::tm tm{};
+    gmtime_r(&t, &tm);
+    char buf[96];
+    std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900,
+                  tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, int(ms));
+    return buf;
+}
+
+// A prepared statement (RAII), with the few bind/column helpers the store needs.
+class Stmt {
+public:
+    Stmt(sqlite3* db, const std::string& path, const char* sql) : db_(db), path_(path) {
+        if (sqlite3_prepare_v2(db, sql, -1, &s_, nullptr) != SQLITE_OK)
+            throw StoreError(path, std::string("cannot prepare: ") + sqlite3_errmsg(db));
+    }
+    ~Stmt() { sqlite3_finalize(s_); }
+    Stmt(const Stmt&) = delete;
+    Stmt& operator=(const Stmt&) = delete;
+
+    Stmt& bind(int i, std::int64_t v) {
+        check(sqlite3_bind_int64(s_, i, v));
+        return *this;
+    }
+    Stmt& bind(int i, double v) { // NaN is stored as NULL
+        check(std::isnan(v) ? sqlite3_bind_null(s_, i) : sqlite3_bind_double(s_, i, v));
+        return *this;
+    }
+    Stmt& bind(int i, const std::string& v) {
+        check(sqlite3_bind_text(s_, i, v.data(), int(v.size()), SQLITE_TRANSIENT));
+        return *this;
+    }
+    // True while there is a row.
+    bool step() {
+        const int rc = sqlite3_step(s_);
+        if (rc == SQLITE_ROW) return true;
+        if (rc == SQLITE_DONE) return false;
+        throw StoreError(path_, sqlite3_errmsg(db_));
+    }
+    void reset() {
+        sqlite3_reset(s_);
+        sqlite3_clear_bindings(s_);
+    }
+    std::int64_t i64(int c) const { return sqlite3_column_int64(s_, c); }
+    double real(int c) const {
+        return sqlite3_column_type(s_, c) == SQLITE_NULL ? std::nan("")
+                                                         : sqlite3_column_double(s_, c);
+    }
+    std::string text(int c) const {
+        const auto* p = sqlite3_column_text(s_, c);
+        return p ? std::string(reinterpret_cast<const char*>(p),
+                               size_t(sqlite3_column_bytes(s_, c)))
+                 : std::string();
+    }
+
+private:
+    void check(int rc) {
+        if (rc != SQLITE_OK) throw StoreError(path_, sqlite3_errmsg(db_));
+    }
+    sqlite3* db_;
+    const std::string& path_;
+    sqlite3_stmt* s_ = nullptr;
+};
+
+void exec(sqlite3* db, const std::string& path, const char* sql) {
+    char* err = nullptr;
+    if (sqlite3_exec(db, sql, nullptr, nullptr, &err) != SQLITE_OK) {
+        const std::string msg = err ? err : sqlite3_errmsg(db);
+        sqlite3_free(err);
+        throw StoreError(path, msg);
+    }
+}
+
+// BEGIN IMMEDIATE (the write lock up front: no deadlock between two writers that both
+// read first) ... COMMIT; rolled back unless committed.
+class Transaction {
+public:
+    Transaction(sqlite3* db, const std::string& path) : db_(db), path_(path) {
+        exec(db_, path_, "BEGIN IMMEDIATE");
+    }
+    ~Transaction() {
+        if (!done_) sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+    }
+    void commit() {
+        exec(db_, path_, "COMMIT");
+        done_ = true;
+    }
+
+private:
+    sqlite3* db_;
+    const std::string& path_;
+    bool done_ = false;
+};
+
+RunInfo runFrom(const Stmt& s) {
+    RunInfo r;
+    r.id = s.i64(0);
+    r.workload_id = s.i64(1);
+    r.workload_name = s.text(2);
+    r.workload_hash = s.text(3);
+    r.num_requests = s.i64(4);
+    r.policy = s.text(5);
+    r.params_json = s.text(6);
+    r.exec_model = s.text(7);
+    r.limits_json = s.text(8);
+    r.summary_json = s.text(9);
+    r.created_at = s.text(10);
+    r.kairos_version = s.text(11);
+    r.label = s.text(12);
+    return r;
+}
+
+constexpr const char* kRunColumns =
+    "SELECT r.id, r.workload_id, w.name, w.hash, w.num_requests, r.policy, r.params, "
+    "r.exec_model, r.limits, r.summary, r.created_at, r.kairos_version, r.label FROM runs r "
+    "JOIN workloads w ON w.id = r.workload_id ";
+
+ModelInfo modelFrom(const Stmt& s) {
+    ModelInfo m;
+    m.id = s.i64(0);
+    m.kind = s.text(1);
+    m.name = s.text(2);
+    m.params = s.text(3);
+    m.training = s.text(4);
+    m.accuracy = s.text(5);
+    m.created_at = s.text(6);
+    return m;
+}
+
+} // namespace
+
+const char* migrationSql(int v) {
+    if (v < 1 || v > Store::kSchemaVersion) throw std::out_of_range("no such schema version");
+    return kMigrations[v - 1];
+}
+
+std::string contentHash(const Workload& w) {
+    // FNV-1a, 64 bits, over the native serialization without its header (name and source
+    // do not change the content). Hand-written: no hash library is in the dependency set,
+    // and this is identification, not security.
+    Workload body = w;
+    body.name.clear();
+    body.source.clear();
+    body.meta.clear();
+    std::ostringstream out;
+    writeKairos(body, out);
+    std::uint64_t h = 1469598103934665603ULL;
+    for (unsigned char c : out.str()) {
+        h ^= c;
+        h *= 1099511628211ULL;
+    }
+    char buf[17];
+    std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
+    return buf;
+}
+
+Store::Store(const std::string& path) : path_(path) {
+    namespace fs = std::filesystem;
+    const fs::path p(path);
+    if (p.has_parent_path()) {
+        std::error_code ec;
+        fs::create_directories(p.parent_path(), ec);
+        if (ec) throw StoreError(path, "cannot create its folder: " + ec.message());
+    }
+    if (sqlite3_open_v2(path.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr) !=
+        SQLITE_OK) {
+        const std::string msg = db_ ? sqlite3_errmsg(db_) : "out of memory";
+        sqlite3_close(db_);
+        db_ = nullptr;
+        throw StoreError(path, "cannot open: " + msg);
+    }
+    try {
+        sqlite3_busy_timeout(db_, 10000);
+        // Not a database at all (a text file given by mistake) fails here, clearly.
+        exec(db_, path_, "PRAGMA foreign_keys = ON");
+        {
+            Stmt s(db_, path_, "PRAGMA journal_mode = WAL");
+            if (!s.step() || s.text(0) != "wal")
+                throw StoreError(path_, "cannot switch to WAL journaling");
+        }
+        exec(db_, path_, "PRAGMA synchronous = FULL");
+        migrate();
+    } catch (...) {
+        sqlite3_close(db_);
+        db_ = nullptr;
+        throw;
+    }
+}
+
+Store::~Store() {
+    sqlite3_close(db_);
+}
+
+std::string Store::defaultPath() {
+    if (const char* e = std::getenv("KAIROS_DB"); e && *e) return e;
+    if (const char* x = std::getenv("XDG_DATA_HOME"); x && *x)
+        return std::string(x) + "/kairos/kairos.db";
+    const char* home = std::getenv("HOME");
+    return std::string(home && *home ? home : ".") + "/.local/share/kairos/kairos.db";
+}
+
+int Store::schemaVersion() const {
+    Stmt s(db_, path_, "PRAGMA user_version");
+    s.step();
+    return int(s.i64(0));
+}
+
+void Store::migrate() {
+    const int have = schemaVersion();
+    if (have > kSchemaVersion)
+        throw StoreError(path_, "the database has schema version " + std::to_string(have) +
+                                    ", newer than this Kairos knows (" +
+                                    std::to_string(kSchemaVersion) + "); use a newer Kairos");
+    for (int v = have + 1; v <= kSchemaVersion; ++v) {
+        Transaction t(db_, path_);
+        // Another process may have migrated meanwhile: look again under the write lock.
+        if (schemaVersion() >= v) continue;
+        exec(db_, path_, kMigrations[v - 1]);
+        exec(db_, path_, ("PRAGMA user_version = " + std::to_string(v)).c_str());
+        t.commit();
+    }
+}
+
+std::int64_t Store::putRun(const RunRecord& r,
+                           const std::function<void(std::int64_t rows)>& progress) {
+    if (!r.workload || !r.summary) throw StoreError(path_, "a run needs its workload and summary");
+    const std::string hash = contentHash(*r.workload);
+    const std::string summary = r.summary->toJson().dump();
+    for (const auto* j : {&r.params_json, &r.limits_json})
+        if (!nlohmann::json::accept(*j)) throw StoreError(path_, "run parameters are not JSON");
+    Transaction t(db_, path_);
+    std::int64_t workload_id = 0;
+    {
+        Stmt find(db_, path_, "SELECT id, num_requests FROM workloads WHERE hash = ?");
+        find.bind(1, hash);
+        if (find.step()) {
+            workload_id = find.i64(0);
+            if (find.i64(1) != std::int64_t(r.workload->size()))
+                throw StoreError(path_, "workload hash " + hash +
+                                            " is stored with another request count (a hash "
+                                            "collision); not storing the run");
+        }
+    }
+    if (!workload_id) {
+        Stmt ins(db_, path_,
+                 "INSERT INTO workloads(hash, name, source, num_requests) VALUES (?, ?, ?, ?)");
+        ins.bind(1, hash)
+            .bind(2, r.workload->name)
+            .bind(3, r.workload_source.empty() ? r.workload->source : r.workload_source)
+            .bind(4, std::int64_t(r.workload->size()));
+        ins.step();
+        workload_id = sqlite3_last_insert_rowid(db_);
+    }
+    std::int64_t run_id = 0;
+    {
+        Stmt ins(db_, path_,
+                 "INSERT INTO runs(workload_id, policy, params, exec_model, limits, summary, "
+                 "created_at, kairos_version, label) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)");
+        ins.bind(1, workload_id)
+            .bind(2, r.policy)
+            .bind(3, r.params_json)
+            .bind(4, r.exec_model)
+            .bind(5, r.limits_json)
+            .bind(6, summary)
+            .bind(7, nowIso())
+            .bind(8, std::string(KAIROS_VERSION))
+            .bind(9, r.label);
+        ins.step();
+        run_id = sqlite3_last_insert_rowid(db_);
+    }
+    Stmt row(db_, path_,
+             "INSERT INTO run_requests(run_id, req, arrival, first_token, end_time, prompt, "
+             "output, preemptions, suspensions, status) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+    std::int64_t n = 0;
+    for (const RequestMetrics& m : r.per_request) {
+        row.bind(1, run_id)
+            .bind(2, std::int64_t(m.id))
+            .bind(3, m.arrival)
+            .bind(4, m.first_token)
+            .bind(5, m.end)
+            .bind(6, std::int64_t(m.prompt_tokens))
+            .bind(7, std::int64_t(m.output_tokens))
+            .bind(8, std::int64_t(m.preemptions))
+            .bind(9, std::int64_t(m.suspensions))
+            .bind(10, std::int64_t(m.killed     ? 2
+                                   : m.finished ? 1
+                                                : 0));
+        row.step();
+        row.reset();
+        if (progress && ++n % 1024 == 0) progress(n);
+    }
+    if (progress) progress(std::int64_t(r.per_request.size()));
+    t.commit();
+    return run_id;
+}
+
+std::vector<RunInfo> Store::listRuns(std::int64_t limit) const {
+    const std::string sql = std::string(kRunColumns) + "ORDER BY r.id DESC" +
+                            (limit > 0 ? " LIMIT " + std::to_string(limit) : "");
+    Stmt s(db_, path_, sql.c_str());
+    std::vector<RunInfo> out;
+    while (s.step()) out.push_back(runFrom(s));
+    return out;
+}
+
+std::optional<RunInfo> Store::run(std::int64_t id) const {
+    Stmt s(db_, path_, (std::string(kRunColumns) + "WHERE r.id = ?").c_str());
+    s.bind(1, id);
+    if (!s.step()) return std::nullopt;
+    return runFrom(s);
+}
+
+std::vector<RequestRow> Store::runRequests(std::int64_t id) const {
+    Stmt s(db_, path_,
+           "SELECT req, arrival, first_token, end_time, prompt, output, preemptions, "
+           "suspensions, status FROM run_requests WHERE run_id = ? ORDER BY req");
+    s.bind(1, id);
+    std::vector<RequestRow> out;
+    while (s.step()) {
+        RequestRow r;
+        r.req = std::int32_t(s.i64(0));
+        r.arrival = s.real(1);
+        r.first_token = s.real(2);
+        r.end = s.real(3);
+        r.prompt = std::int32_t(s.i64(4));
+        r.output = std::int32_t(s.i64(5));
+        r.preemptions = std::int32_t(s.i64(6));
+        r.suspensions = std::int32_t(s.i64(7));
+        r.finished = s.i64(8) == 1;
+        r.killed = s.i64(8) == 2;
+        out.push_back(r);
+    }
+    return out;
+}
+
+bool Store::deleteRun(std::int64_t id) {
+    Transaction t(db_, path_);
+    Stmt s(db_, path_, "DELETE FROM runs WHERE id = ?"); // its requests cascade
+    s.bind(1, id);
+    s.step();
+    const bool any = sqlite3_changes(db_) > 0;
+    // A workload no run refers to any more goes too.
+    exec(db_, path_,
+         "DELETE FROM workloads WHERE id NOT IN (SELECT DISTINCT workload_id FROM runs)");
+    t.commit();
+    return any;
+}
+
+std::int64_t Store::countRuns() const {
+    Stmt s(db_, path_, "SELECT count(*) FROM runs");
+    s.step();
+    return s.i64(0);
+}
+
+std::int64_t Store::putProfile(const std::string& name, const std::string& device,
+                               const std::string& model, const std::string& weights,
+                               const std::string& json, const std::vector<Measurement>& ms) {
+    if (!nlohmann::json::accept(json)) throw StoreError(path_, "the profile is not JSON");
+    Transaction t(db_, path_);
+    Stmt ins(db_, path_,
+             "INSERT INTO profiles(name, device, model, weights, json, created_at) VALUES (?, "
+             "?, ?, ?, ?, ?)");
+    ins.bind(1, name)
+        .bind(2, device)
+        .bind(3, model)
+        .bind(4, weights)
+        .bind(5, json)
+        .bind(6, nowIso());
+    ins.step();
+    const std::int64_t id = sqlite3_last_insert_rowid(db_);
+    Stmt m(db_, path_,
+           "INSERT INTO measurements(profile_id, kind, batch, tokens, context, seconds) VALUES "
+           "(?, ?, ?, ?, ?, ?)");
+    for (const Measurement& x : ms) {
+        if (!(x.seconds >= 0) || !std::isfinite(x.seconds))
+            throw StoreError(path_, "a measurement of '" + x.kind + "' has no valid time");
+        m.bind(1, id)
+            .bind(2, x.kind)
+            .bind(3, x.batch)
+            .bind(4, x.tokens)
+            .bind(5, x.context)
+            .bind(6, x.seconds);
+        m.step();
+        m.reset();
+    }
+    t.commit();
+    return id;
+}
+
+std::vector<ProfileInfo> Store::listProfiles() const {
+    Stmt s(db_, path_,
+           "SELECT p.id, p.name, p.device, p.model, p.weights, p.json, p.created_at, "
+           "(SELECT count(*) FROM measurements m WHERE m.profile_id = p.id) FROM profiles p "
+           "ORDER BY p.id");
+    std::vector<ProfileInfo> out;
+    while (s.step())
+        out.push_back(
+            {s.i64(0), s.text(1), s.text(2), s.text(3), s.text(4), s.text(5), s.text(6), s.i64(7)});
+    return out;
+}
+
+std::vector<Measurement> Store::measurements(std::int64_t profile_id) const {
+    Stmt s(db_, path_,
+           "SELECT kind, batch, tokens, context, seconds FROM measurements WHERE profile_id = ? "
+           "ORDER BY id");
+    s.bind(1, profile_id);
+    std::vector<Measurement> out;
+    while (s.step()) out.push_back({s.text(0), s.i64(1), s.i64(2), s.i64(3), s.real(4)});
+    return out;
+}
+
+std::int64_t Store::putModel(const ModelInfo& m) {
+    for (const auto* j : {&m.params, &m.training, &m.accuracy})
+        if (!nlohmann::json::accept(*j)) throw StoreError(path_, "model fields must be JSON");
+    Transaction t(db_, path_);
+    Stmt s(db_, path_,
+           "INSERT INTO models(kind, name, params, training, accuracy, created_at) VALUES (?, ?, "
+           "?, ?, ?, ?)");
+    s.bind(1, m.kind)
+        .bind(2, m.name)
+        .bind(3, m.params)
+        .bind(4, m.training)
+        .bind(5, m.accuracy)
+        .bind(6, nowIso());
+    s.step();
+    const std::int64_t id = sqlite3_last_insert_rowid(db_);
+    t.commit();
+    return id;
+}
+
+std::vector<ModelInfo> Store::listModels(const std::string& kind) const {
+    Stmt s(db_, path_,
+           "SELECT id, kind, name, params, training, accuracy, created_at FROM models WHERE ? = "
+           "'' OR kind = ? ORDER BY id");
+    s.bind(1, kind).bind(2, kind);
+    std::vector<ModelInfo> out;
+    while (s.step()) out.push_back(modelFrom(s));
+    return out;
+}
+
+std::optional<ModelInfo> Store::model(std::int64_t id) const {
+    Stmt s(
+        db_, path_,
+        "SELECT id, kind, name, params, training, accuracy, created_at FROM models WHERE id = ?");
+    s.bind(1, id);
+    if (!s.step()) return std::nullopt;
+    return modelFrom(s);
+}
+
+std::string requestsCsv(const std::vector<RequestRow>& rows) {
+    std::string out = "req,arrival_s,first_token_s,end_s,ttft_ms,e2el_ms,prompt_tokens,"
+                      "output_tokens,preemptions,suspensions,status\n";
+    char buf[512];
+    auto num = [](double v, double scale) {
+        if (std::isnan(v)) return std::string();
+        char b[40];
+        std::snprintf(b, sizeof b, "%.9g", v * scale);
+        return std::string(b);
+    };
+    for (const RequestRow& r : rows) {
+        std::snprintf(buf, sizeof buf, "%d,%s,%s,%s,%s,%s,%d,%d,%d,%d,%s\n", r.req,
+                      num(r.arrival, 1).c_str(), num(r.first_token, 1).c_str(),
+                      num(r.end, 1).c_str(), num(r.first_token - r.arrival, 1e3).c_str(),
+                      num(r.end - r.arrival, 1e3).c_str(), r.prompt, r.output, r.preemptions,
+                      r.suspensions,
+                      r.killed     ? "killed"
+                      : r.finished ? "finished"
+                                   : "unfinished");
+        out += buf;
+    }
+    return out;
+}
+
+} // namespace kairos::store

@@ -1,0 +1,149 @@
+#pragma once
+// The Kairos store: one embedded SQLite database of device profiles with their raw
+// measurements, fitted models, workloads, and runs with their per-request results.
+//
+// WAL journal (a reader never waits for a writer: the GUI reads while the CLI writes),
+// foreign keys on, synchronous=FULL, a busy timeout for two writers, every write one
+// transaction (an interrupted write leaves the database as it was before it), and a schema
+// version (PRAGMA user_version) with forward migrations applied on open. The schema is in
+// store.cpp, one migration per version; docs in sample_traces/README.md ("The store").
+#include "metrics/request_metrics.h"
+#include "metrics/summary.h"
+#include "model/run_log.h"
+#include "model/workload.h"
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+struct sqlite3;
+
+namespace kairos::store {
+
+// Anything the database refused, naming the database file.
+class StoreError : public std::runtime_error {
+public:
+    StoreError(const std::string& path, const std::string& what)
+        : std::runtime_error(path + ": " + what) {}
+};
+
+// 64-bit FNV-1a over the workload's native serialization, as 16 hex digits: identifies a
+// workload's content (two files with the same requests are one workload). Not a security
+// hash; the store also checks the request count on a match.
+std::string contentHash(const Workload& w);
+
+// What a run is stored with: its per-request results are `per_request` (perRequest(log)).
+struct RunRecord {
+    const Workload* workload = nullptr; // required
+    std::string workload_source;        // the file it came from, or how it was generated
+    std::string policy;                 // name with parameters, as the run log has it
+    std::string params_json = "{}";     // the policy's parameters, by name
+    std::string exec_model;             // execution model / profile description
+    std::string limits_json = "{}";     // engine limits
+    std::string label;                  // optional user label
+    const Summary* summary = nullptr;   // required
+    std::vector<RequestMetrics> per_request;
+};
+
+struct RunInfo {
+    std::int64_t id = 0, workload_id = 0;
+    std::string workload_name, workload_hash, policy, params_json, exec_model, limits_json, label,
+        created_at, kairos_version;
+    std::int64_t num_requests = 0;
+    std::string summary_json; // Summary::toJson()
+};
+
+// One stored request result (a row of run_requests).
+struct RequestRow {
+    std::int32_t req = 0;
+    double arrival = 0, first_token = 0, end = 0; // NaN where undefined
+    std::int32_t prompt = 0, output = 0, preemptions = 0, suspensions = 0;
+    bool finished = false, killed = false;
+};
+
+struct ProfileInfo {
+    std::int64_t id = 0;
+    std::string name, device, model, weights, json, created_at;
+    std::int64_t measurements = 0;
+};
+
+// A raw measurement of a profile: `kind` is "prefill" (tokens = N_x, batch), "decode"
+// (batch, context = total KV tokens) or any other label; seconds measured.
+struct Measurement {
+    std::string kind;
+    std::int64_t batch = 1, tokens = 0, context = 0;
+    double seconds = 0;
+};
+
+struct ModelInfo {
+    std::int64_t id = 0;
+    std::string kind;     // "ete", "ala", ...
+    std::string name;     // what it models (e.g. "llama2-70b a100-80gb tp4")
+    std::string params;   // JSON: the fitted parameters
+    std::string training; // JSON: what it was trained on (file, rows, groups, seed)
+    std::string accuracy; // JSON: errors (MAPE, max, per group)
+    std::string created_at;
+};
+
+class Store {
+public:
+    static constexpr int kSchemaVersion = 2;
+
+    // Opens the database at `path`, creating it (and its folder) when missing, and brings
+    // its schema up to kSchemaVersion. A database from a newer Kairos is refused.
+    explicit Store(const std::string& path);
+    ~Store();
+    Store(const Store&) = delete;
+    Store& operator=(const Store&) = delete;
+
+    // $KAIROS_DB, else $XDG_DATA_HOME/kairos/kairos.db, else ~/.local/share/kairos/kairos.db.
+    static std::string defaultPath();
+    const std::string& path() const { return path_; }
+    int schemaVersion() const;
+
+    // Runs. putRun writes the workload (if its content is new), the run and its requests
+    // in one transaction; `progress` (may be empty) is called with the rows written so
+    // far. Returns the run's id.
+    std::int64_t putRun(const RunRecord& r,
+                        const std::function<void(std::int64_t rows)>& progress = {});
+    // Newest first. `limit` 0: all.
+    std::vector<RunInfo> listRuns(std::int64_t limit = 0) const;
+    std::optional<RunInfo> run(std::int64_t id) const;
+    std::vector<RequestRow> runRequests(std::int64_t id) const;
+    // False when there is no such run.
+    bool deleteRun(std::int64_t id);
+    std::int64_t countRuns() const;
+
+    // Profiles and their measurements (one transaction).
+    std::int64_t putProfile(const std::string& name, const std::string& device,
+                            const std::string& model, const std::string& weights,
+                            const std::string& json, const std::vector<Measurement>& m);
+    std::vector<ProfileInfo> listProfiles() const;
+    std::vector<Measurement> measurements(std::int64_t profile_id) const;
+
+    // Fitted models.
+    std::int64_t putModel(const ModelInfo& m);
+    std::vector<ModelInfo> listModels(const std::string& kind = "") const;
+    std::optional<ModelInfo> model(std::int64_t id) const;
+
+    // The underlying connection (for tests and one-off queries).
+    sqlite3* handle() const { return db_; }
+
+private:
+    void migrate();
+    std::string path_;
+    sqlite3* db_ = nullptr;
+};
+
+// The SQL that takes a database from schema version v - 1 to v (1 <= v <= kSchemaVersion);
+// for tests that build an older database.
+const char* migrationSql(int v);
+
+// Per-request rows of a run as CSV (the columns of run_requests).
+std::string requestsCsv(const std::vector<RequestRow>& rows);
+
+} // namespace kairos::store
