@@ -61,6 +61,7 @@ struct SimulateArgs {
     std::string html, pdf, compare; // report only
     std::string db, label;          // store the run (--db FILE, or --store: the default)
     bool store = false;
+    std::int64_t exec_model = 0; // a stored ETE model instead of the profile's
 };
 
 } // namespace
@@ -99,7 +100,30 @@ RunOutputs runSimulate(const SimulateArgs& a) {
         prof.mem_fraction = a.mem_fraction;
         prof.kv_capacity_tokens.reset();
     }
-    const auto model = makeExecutionModel(prof);
+    std::unique_ptr<ExecutionModel> model;
+    if (a.exec_model > 0) {
+        // A fitted model from the store; the profile still gives the KV capacity.
+        const store::Store db(a.db.empty() ? store::Store::defaultPath() : a.db);
+        const auto m = db.model(a.exec_model);
+        if (!m)
+            throw std::invalid_argument("no model " + std::to_string(a.exec_model) + " in " +
+                                        db.path());
+        if (m->kind != "ete")
+            throw std::invalid_argument("model " + std::to_string(a.exec_model) + " is '" +
+                                        m->kind + "', not an ETE model");
+        const auto j = nlohmann::json::parse(m->params);
+        EteParams p;
+        p.a = j.at("a").get<double>();
+        p.b = j.at("b").get<double>();
+        p.c = j.at("c").get<double>();
+        p.q0 = j.at("q0").get<double>();
+        p.q1 = j.at("q1").get<double>();
+        p.p = j.at("p").get<double>();
+        model = std::make_unique<EteModel>(p, "ete model " + std::to_string(m->id) + " (" +
+                                                  m->name + ")");
+    } else {
+        model = makeExecutionModel(prof);
+    }
     PolicyConfig pc;
     pc.name = a.policy;
     pc.params = parsePolicyParams(a.params);
@@ -253,6 +277,9 @@ CLI::Option* addRunOptions(CLI::App* c, const std::shared_ptr<SimulateArgs>& a) 
                 "Store the run in the default database ($KAIROS_DB, else "
                 "~/.local/share/kairos/kairos.db)");
     c->add_option("--label", a->label, "With --db/--store: a label for the stored run");
+    c->add_option("--exec-model", a->exec_model,
+                  "Use this fitted ETE model from the database (kairos-cli fit ete --db) for "
+                  "iteration times; the profile still sets the KV capacity");
     c->add_flag("--quiet,-q", a->quiet, "Print nothing");
     return rate;
 }

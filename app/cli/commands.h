@@ -21,6 +21,7 @@ void addBench(CLI::App& app);
 void addReproduce(CLI::App& app);
 void addReport(CLI::App& app);
 void addRuns(CLI::App& app);
+void addFit(CLI::App& app);
 
 // What a simulate/report run produced, for the report writer.
 struct RunOutputs {

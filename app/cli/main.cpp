@@ -33,6 +33,7 @@ int main(int argc, char** argv) {
     kairos::cli::addReproduce(app);
     kairos::cli::addReport(app);
     kairos::cli::addRuns(app);
+    kairos::cli::addFit(app);
 #ifdef KAIROS_WITH_REPORT
     kairos::cli::installReportWriter();
 #endif

@@ -8,6 +8,7 @@
 #include <array>
 #include <cmath>
 #include <fstream>
+#include <map>
 #include <random>
 #include <stdexcept>
 
@@ -19,32 +20,34 @@ namespace {
 // problem on every subset of free coefficients (the others fixed at 0) and keeping the
 // best feasible one: a negative coefficient (decode time falling with context) would let
 // large batches take negative time.
-Eigen::Vector3d relativeLeastSquares(const std::vector<std::array<double, 3>>& x,
-                                     const std::vector<double>& y,
-                                     const std::vector<double>& weight) {
+// Features per row: up to 3 (unused ones are 0 and ignored when `k` < 3).
+using Row3 = std::array<double, 3>;
+
+Eigen::VectorXd relativeLeastSquares(const std::vector<Row3>& x, const std::vector<double>& y,
+                                     const std::vector<double>& weight, int k = 3) {
     const auto n = static_cast<Eigen::Index>(x.size());
-    Eigen::MatrixXd a = Eigen::MatrixXd::Zero(n, 3);
+    Eigen::MatrixXd a = Eigen::MatrixXd::Zero(n, k);
     Eigen::VectorXd b = Eigen::VectorXd::Zero(n);
     for (std::size_t i = 0; i < x.size(); ++i) {
         if (weight[i] <= 0) continue;
         const double w = std::sqrt(weight[i]);
         b(static_cast<Eigen::Index>(i)) = w;
-        for (int k = 0; k < 3; ++k)
-            a(static_cast<Eigen::Index>(i), k) = w * x[i][static_cast<std::size_t>(k)] / y[i];
+        for (int c = 0; c < k; ++c)
+            a(static_cast<Eigen::Index>(i), c) = w * x[i][static_cast<std::size_t>(c)] / y[i];
     }
     // Scale columns so that the solve is well conditioned (sum L^2 reaches 1e9).
-    Eigen::Vector3d scale;
-    for (int k = 0; k < 3; ++k) {
-        const double nrm = a.col(k).norm();
-        scale(k) = nrm > 0 ? nrm : 1.0;
-        a.col(k) /= scale(k);
+    Eigen::VectorXd scale(k);
+    for (int c = 0; c < k; ++c) {
+        const double nrm = a.col(c).norm();
+        scale(c) = nrm > 0 ? nrm : 1.0;
+        a.col(c) /= scale(c);
     }
-    Eigen::Vector3d best = Eigen::Vector3d::Zero();
+    Eigen::VectorXd best = Eigen::VectorXd::Zero(k);
     double best_err = (b).squaredNorm();
-    for (int mask = 1; mask < 8; ++mask) {
+    for (int mask = 1; mask < (1 << k); ++mask) {
         std::vector<int> cols;
-        for (int k = 0; k < 3; ++k)
-            if (mask & (1 << k)) cols.push_back(k);
+        for (int c = 0; c < k; ++c)
+            if (mask & (1 << c)) cols.push_back(c);
         Eigen::MatrixXd sub(n, static_cast<Eigen::Index>(cols.size()));
         for (std::size_t c = 0; c < cols.size(); ++c)
             sub.col(static_cast<Eigen::Index>(c)) = a.col(cols[c]);
@@ -61,8 +64,14 @@ Eigen::Vector3d relativeLeastSquares(const std::vector<std::array<double, 3>>& x
     return best.cwiseQuotient(scale);
 }
 
-double relErr(const std::array<double, 3>& x, double y, const Eigen::Vector3d& beta) {
-    return std::fabs(beta(0) * x[0] + beta(1) * x[1] + beta(2) * x[2] - y) / y;
+double predict(const Row3& x, const Eigen::VectorXd& beta) {
+    double v = 0;
+    for (Eigen::Index c = 0; c < beta.size(); ++c) v += beta(c) * x[static_cast<std::size_t>(c)];
+    return v;
+}
+
+double relErr(const Row3& x, double y, const Eigen::VectorXd& beta) {
+    return std::fabs(predict(x, beta) - y) / y;
 }
 
 // Robust fit: a least-trimmed-squares search over exact fits of random row triples
@@ -71,16 +80,16 @@ double relErr(const std::array<double, 3>& x, double y, const Eigen::Vector3d& b
 // (their error is unbounded), such as Splitwise's batch-64 prompt rows at TP2 that are 8x
 // faster than batch 32. Rows more than 50 % off the best candidate are outliers; the
 // relative-error fit is then done without them. If over a quarter would go, none do.
-Eigen::Vector3d robustFit(const std::vector<std::array<double, 3>>& x, const std::vector<double>& y,
-                          std::size_t* outliers) {
+Eigen::VectorXd robustFit(const std::vector<Row3>& x, const std::vector<double>& y,
+                          std::size_t* outliers, int k = 3) {
     const std::size_t n = x.size();
     std::vector<double> w(n, 1.0);
-    const Eigen::Vector3d plain = relativeLeastSquares(x, y, w);
+    const Eigen::VectorXd plain = relativeLeastSquares(x, y, w, k);
     const std::size_t h = (3 * n + 3) / 4;
     std::vector<double> e2(n);
-    auto score = [&](const Eigen::Vector3d& b) {
+    auto score = [&](const Eigen::VectorXd& b) {
         for (std::size_t i = 0; i < n; ++i) {
-            const double pred = b(0) * x[i][0] + b(1) * x[i][1] + b(2) * x[i][2];
+            const double pred = predict(x[i], b);
             e2[i] = pred > 0 ? std::pow(std::log(pred / y[i]), 2) : INFINITY;
         }
         std::nth_element(e2.begin(), e2.begin() + static_cast<std::ptrdiff_t>(h - 1), e2.end());
@@ -88,20 +97,20 @@ Eigen::Vector3d robustFit(const std::vector<std::array<double, 3>>& x, const std
         for (std::size_t i = 0; i < h; ++i) s += e2[i];
         return s;
     };
-    Eigen::Vector3d best = plain;
+    Eigen::VectorXd best = plain;
     double best_score = score(plain);
     std::mt19937_64 rng(20240531);
-    for (int trial = 0; trial < 400 && n >= 3; ++trial) {
-        Eigen::Matrix3d m;
-        Eigen::Vector3d r;
-        for (int k = 0; k < 3; ++k) {
+    for (int trial = 0; trial < 400 && n >= std::size_t(k); ++trial) {
+        Eigen::MatrixXd m(k, k);
+        Eigen::VectorXd r(k);
+        for (int j = 0; j < k; ++j) {
             const std::size_t i = static_cast<std::size_t>(rng() % n);
-            for (int c = 0; c < 3; ++c) m(k, c) = x[i][static_cast<std::size_t>(c)];
-            r(k) = y[i];
+            for (int c = 0; c < k; ++c) m(j, c) = x[i][static_cast<std::size_t>(c)];
+            r(j) = y[i];
         }
-        Eigen::FullPivLU<Eigen::Matrix3d> lu(m);
+        Eigen::FullPivLU<Eigen::MatrixXd> lu(m);
         if (!lu.isInvertible()) continue;
-        const Eigen::Vector3d b = lu.solve(r);
+        const Eigen::VectorXd b = lu.solve(r);
         if ((b.array() < 0).any()) continue;
         const double sc = score(b);
         if (sc < best_score) {
@@ -119,12 +128,12 @@ Eigen::Vector3d robustFit(const std::vector<std::array<double, 3>>& x, const std
         *outliers = 0;
         return plain;
     }
-    return *outliers ? relativeLeastSquares(x, y, w) : plain;
+    return *outliers ? relativeLeastSquares(x, y, w, k) : plain;
 }
 
 // Mean absolute percentage error over the rows whose error is at most `cut`.
-double mape(const std::vector<std::array<double, 3>>& x, const std::vector<double>& y,
-            const Eigen::Vector3d& beta, double cut) {
+double mape(const std::vector<Row3>& x, const std::vector<double>& y, const Eigen::VectorXd& beta,
+            double cut) {
     double s = 0;
     std::size_t n = 0;
     for (std::size_t i = 0; i < x.size(); ++i) {
@@ -154,7 +163,7 @@ EteFit fitEte(const std::vector<PrefillSample>& pre, const std::vector<DecodeSam
         yd.push_back(s.seconds);
     }
     EteFit f;
-    const Eigen::Vector3d bp = robustFit(xp, yp, &f.prefill_outliers),
+    const Eigen::VectorXd bp = robustFit(xp, yp, &f.prefill_outliers),
                           bd = robustFit(xd, yd, &f.decode_outliers);
     f.params.a = bp(0);
     f.params.b = bp(1);
@@ -169,6 +178,176 @@ EteFit fitEte(const std::vector<PrefillSample>& pre, const std::vector<DecodeSam
     f.prefill_rows = pre.size();
     f.decode_rows = dec.size();
     return f;
+}
+
+std::vector<Measurement> readMeasurementsCsv(const std::string& path) {
+    std::ifstream in(path);
+    if (!in) throw InputError(path, 0, "", "cannot open file");
+    std::string line;
+    std::vector<std::string_view> f, h;
+    if (!text::nextLine(in, line)) throw InputError(path, 0, "", "empty file");
+    const std::string header = line;
+    text::split(header, ',', h);
+    auto col = [&](const char* name) {
+        for (std::size_t i = 0; i < h.size(); ++i)
+            if (text::trim(h[i]) == name) return i;
+        throw InputError(path, 1, name, "missing column in the header");
+    };
+    const auto cK = col("kind"), cB = col("batch"), cT = col("tokens"), cC = col("context"),
+               cS = col("seconds");
+    std::vector<Measurement> out;
+    long lineno = 1;
+    while (text::nextLine(in, line)) {
+        ++lineno;
+        if (text::trim(line).empty()) continue;
+        text::split(line, ',', f);
+        if (f.size() < h.size()) throw InputError(path, lineno, "", "too few fields");
+        Measurement m;
+        m.kind = std::string(text::trim(f[cK]));
+        if (m.kind.empty()) throw InputError(path, lineno, "kind", "empty");
+        m.batch = text::needCount(f[cB], path, lineno, "batch", 1);
+        m.tokens = text::needCount(f[cT], path, lineno, "tokens", 0);
+        m.context = text::needCount(f[cC], path, lineno, "context", 0);
+        m.seconds = text::needDouble(f[cS], path, lineno, "seconds");
+        if (!(m.seconds > 0)) throw InputError(path, lineno, "seconds", "must be > 0");
+        if (m.kind == "prefill" && m.tokens < 1)
+            throw InputError(path, lineno, "tokens", "a prefill needs tokens >= 1");
+        if (m.kind == "decode" && m.context < 1)
+            throw InputError(path, lineno, "context", "a decode step needs context >= 1");
+        out.push_back(m);
+    }
+    if (out.empty()) throw InputError(path, 0, "", "no measurements in the file");
+    return out;
+}
+
+std::map<std::string, std::vector<Measurement>> splitwiseMeasurements(const std::string& path) {
+    std::ifstream in(path);
+    if (!in) throw InputError(path, 0, "", "cannot open file");
+    std::string line;
+    std::vector<std::string_view> f, h;
+    if (!text::nextLine(in, line)) throw InputError(path, 0, "", "empty file");
+    const std::string header = line;
+    text::split(header, ',', h);
+    auto col = [&](const char* name) {
+        for (std::size_t i = 0; i < h.size(); ++i)
+            if (h[i] == name) return i;
+        throw InputError(path, 1, name, "missing column in the header");
+    };
+    const auto cM = col("model"), cH = col("hardware"), cP = col("prompt_size"),
+               cB = col("batch_size"), cT = col("token_size"), cPT = col("prompt_time"),
+               cTT = col("token_time"), cTP = col("tensor_parallel");
+    std::map<std::string, std::vector<Measurement>> out;
+    long lineno = 1;
+    while (text::nextLine(in, line)) {
+        ++lineno;
+        if (text::trim(line).empty()) continue;
+        text::split(line, ',', f);
+        if (f.size() < h.size()) throw InputError(path, lineno, "", "too few fields");
+        const auto tp = text::needInt(f[cTP], path, lineno, "tensor_parallel");
+        const std::int64_t p = text::needCount(f[cP], path, lineno, "prompt_size", 1);
+        const std::int64_t b = text::needCount(f[cB], path, lineno, "batch_size", 1);
+        const std::int64_t t = text::needCount(f[cT], path, lineno, "token_size", 1);
+        const double pt = text::needDouble(f[cPT], path, lineno, "prompt_time") / 1e3;
+        const double tt = text::needDouble(f[cTT], path, lineno, "token_time") / 1e3;
+        if (!(pt > 0)) throw InputError(path, lineno, "prompt_time", "must be > 0");
+        if (!(tt > 0)) throw InputError(path, lineno, "token_time", "must be > 0");
+        auto& g = out[std::string(f[cM]) + " " + std::string(f[cH]) + " tp" + std::to_string(tp)];
+        g.push_back({"prefill", b, p, 0, pt});
+        g.push_back({"decode", b, 0, std::int64_t(std::llround(double(b) * (p + t / 2.0))), tt});
+    }
+    if (out.empty()) throw InputError(path, 0, "", "no rows");
+    return out;
+}
+
+EteReport fitEteReport(const std::vector<Measurement>& m, double test_fraction,
+                       std::uint64_t seed) {
+    if (!(test_fraction >= 0 && test_fraction < 1))
+        throw std::invalid_argument("the held-out fraction must be in [0, 1)");
+    // Hold out whole settings: every repeat of (kind, batch, tokens, context) on one side.
+    std::vector<std::array<std::int64_t, 4>> keys;
+    std::map<std::array<std::int64_t, 4>, bool> test;
+    for (const auto& x : m) {
+        if (x.kind != "prefill" && x.kind != "decode") continue;
+        const std::array<std::int64_t, 4> k{x.kind == "prefill", x.batch, x.tokens, x.context};
+        if (!test.count(k)) {
+            test[k] = false;
+            keys.push_back(k);
+        }
+    }
+    std::mt19937_64 rng(seed);
+    std::shuffle(keys.begin(), keys.end(), rng);
+    const auto n_test = static_cast<std::size_t>(std::ceil(test_fraction * double(keys.size())));
+    for (std::size_t i = 0; i < n_test && i < keys.size(); ++i) test[keys[i]] = true;
+    auto held = [&](const Measurement& x) {
+        return test[{x.kind == "prefill", x.batch, x.tokens, x.context}];
+    };
+
+    EteReport rep;
+    rep.test_fraction = test_fraction;
+    rep.seed = seed;
+    struct Spec {
+        const char* name;
+        std::vector<std::string> terms;
+        bool prefill, batch1;
+    };
+    const Spec specs[] = {
+        {"prefill, batch 1: a*N^2 + b*N + c", {"c", "b", "a"}, true, true},
+        {"decode step, batch 1: p*N_kv + q", {"q", "p"}, false, true},
+        {"prefill, batched: a + b*sum L + c*sum L^2", {"a", "b", "c"}, true, false},
+        {"decode step, batched: q0 + q1*B + p*sum N_kv", {"q0", "q1", "p"}, false, false},
+    };
+    for (const Spec& sp : specs) {
+        const int k = int(sp.terms.size());
+        std::vector<Row3> xtr, xte;
+        std::vector<double> ytr, yte;
+        for (const auto& x : m) {
+            if (x.kind != (sp.prefill ? "prefill" : "decode")) continue;
+            if (sp.batch1 && x.batch != 1) continue;
+            const double b = double(x.batch), n = double(x.tokens), c = double(x.context);
+            Row3 row = sp.prefill ? Row3{1.0, b * n, b * n * n}
+                                  : (sp.batch1 ? Row3{1.0, c, 0.0} : Row3{1.0, b, c});
+            (held(x) ? xte : xtr).push_back(row);
+            (held(x) ? yte : ytr).push_back(x.seconds);
+        }
+        if (xtr.size() < std::size_t(k) + 1) continue; // too few rows for this form
+        LinearFit f;
+        f.name = sp.name;
+        f.terms = sp.terms;
+        const Eigen::VectorXd beta = robustFit(xtr, ytr, &f.outliers, k);
+        f.beta.assign(beta.data(), beta.data() + beta.size());
+        f.rows = xtr.size();
+        f.test_rows = xte.size();
+        auto errors = [&](const std::vector<Row3>& x, const std::vector<double>& y, double* mean,
+                          double* mx, std::vector<double>* res) {
+            double s = 0;
+            *mx = 0;
+            for (std::size_t i = 0; i < x.size(); ++i) {
+                const double r = (predict(x[i], beta) - y[i]) / y[i];
+                s += std::fabs(r);
+                *mx = std::max(*mx, std::fabs(r) * 100);
+                if (res) res->push_back(100 * r);
+            }
+            *mean = x.empty() ? std::nan("") : 100 * s / double(x.size());
+            if (x.empty()) *mx = std::nan("");
+        };
+        errors(xtr, ytr, &f.mape_pct, &f.max_pct, &f.residuals_pct);
+        errors(xte, yte, &f.test_mape_pct, &f.test_max_pct, nullptr);
+        if (!sp.batch1) {
+            if (sp.prefill) {
+                rep.params.a = f.beta[0];
+                rep.params.b = f.beta[1];
+                rep.params.c = f.beta[2];
+            } else {
+                rep.params.q0 = f.beta[0];
+                rep.params.q1 = f.beta[1];
+                rep.params.p = f.beta[2];
+            }
+        }
+        rep.fits.push_back(std::move(f));
+    }
+    if (rep.fits.empty())
+        throw std::invalid_argument("too few prefill/decode measurements to fit any ETE form");
+    return rep;
 }
 
 SplitwiseRows readSplitwise(const std::string& path, const std::string& model,

@@ -6,6 +6,9 @@
 // outliers and left out of the second (robust) fit.
 #include "model/device_profile.h"
 
+#include <array>
+#include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -43,5 +46,48 @@ struct SplitwiseRows {
 };
 SplitwiseRows readSplitwise(const std::string& path, const std::string& model,
                             const std::string& hardware, int tensor_parallel);
+
+// A raw timing, as profiles and the store keep them. `kind` "prefill": `batch` prompts of
+// `tokens` tokens each prefilled together; "decode": one decode step of `batch` requests
+// holding `context` KV tokens in total. Other kinds are carried but not fitted.
+struct Measurement {
+    std::string kind;
+    std::int64_t batch = 1, tokens = 0, context = 0;
+    double seconds = 0;
+};
+
+// Measurements from CSV with the header kind,batch,tokens,context,seconds (any column
+// order); bad rows throw InputError naming the file, line and field.
+std::vector<Measurement> readMeasurementsCsv(const std::string& path);
+// Splitwise's perf model as measurements, one group per model, hardware and TP
+// ("llama2-70b a100-80gb tp2"): each row gives one prefill (prompt_time) and one decode
+// step (token_time at the mean context prompt + tokens/2 per request).
+std::map<std::string, std::vector<Measurement>> splitwiseMeasurements(const std::string& path);
+
+// One linear fit y = sum_k beta_k x_k on relative error, coefficients >= 0 (the robust
+// screening of fitEte), with its errors on the rows it was fitted on and on held-out rows.
+struct LinearFit {
+    std::string name;               // e.g. "prefill, batch 1: a*N^2 + b*N + c"
+    std::vector<std::string> terms; // coefficient names, in the order of `beta`
+    std::vector<double> beta;
+    std::size_t rows = 0, outliers = 0, test_rows = 0;
+    double mape_pct = 0, max_pct = 0;           // training rows, all of them
+    double test_mape_pct = 0, test_max_pct = 0; // held-out rows (NaN when none)
+    std::vector<double> residuals_pct;          // (predicted - measured) / measured, training rows
+};
+
+struct EteReport {
+    std::vector<LinearFit> fits; // the batch-1 forms first (when there are batch-1 rows)
+    EteParams params;            // the batched forms, as the simulator uses them
+    double test_fraction = 0;
+    std::uint64_t seed = 0;
+};
+
+// The ETE fits of a set of measurements: prefill a*N^2 + b*N + c and decode p*N_kv + q at
+// batch 1 (TimeBill's forms), and the simulator's batched forms a + b*sum L + c*sum L^2
+// and q0 + q1*B + p*sum N_kv. `test_fraction` of the distinct settings (all repeats of a
+// setting on one side) are held out, chosen by `seed`.
+EteReport fitEteReport(const std::vector<Measurement>& m, double test_fraction = 0.2,
+                       std::uint64_t seed = 1);
 
 } // namespace kairos

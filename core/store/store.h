@@ -7,6 +7,7 @@
 // transaction (an interrupted write leaves the database as it was before it), and a schema
 // version (PRAGMA user_version) with forward migrations applied on open. The schema is in
 // store.cpp, one migration per version; docs in sample_traces/README.md ("The store").
+#include "fit/ete_fit.h"
 #include "metrics/request_metrics.h"
 #include "metrics/summary.h"
 #include "model/run_log.h"
@@ -71,13 +72,9 @@ struct ProfileInfo {
     std::int64_t measurements = 0;
 };
 
-// A raw measurement of a profile: `kind` is "prefill" (tokens = N_x, batch), "decode"
-// (batch, context = total KV tokens) or any other label; seconds measured.
-struct Measurement {
-    std::string kind;
-    std::int64_t batch = 1, tokens = 0, context = 0;
-    double seconds = 0;
-};
+// A raw measurement of a profile (fit/ete_fit.h): prefill (batch, tokens = N_x), decode
+// (batch, context = total KV tokens) or any other kind; seconds measured.
+using Measurement = kairos::Measurement;
 
 struct ModelInfo {
     std::int64_t id = 0;

@@ -260,6 +260,37 @@ private slots:
         QCOMPARE(b.readAll(), a.readAll());
     }
 
+    // fit ete on Splitwise's data for one group: four fits with errors in JSON, stored
+    // as a model that simulate --exec-model then uses; an unknown group lists the groups.
+    void fitEteAndUseIt() {
+        const QString db = QString::fromStdString(kairos::test::tempPath("cli_fit.db"));
+        QFile::remove(db);
+        const std::string js = kairos::test::tempPath("ete.json");
+        const QString data =
+            QString::fromStdString(kairos::test::dataPath("splitwise_perf_model.csv"));
+        auto f = cli({"fit", "ete", "--splitwise", data, "--group", "llama2-70b a100-80gb tp4",
+                      "--db", db, "--json", QString::fromStdString(js)});
+        QVERIFY2(f.code == 0, qPrintable(f.err));
+        const auto j = readJson(js);
+        QCOMPARE(j.size(), std::size_t(1));
+        QCOMPARE(j[0]["fits"].size(), std::size_t(4));
+        QCOMPARE(j[0]["model_id"].get<int>(), 1);
+        for (const auto& fit : j[0]["fits"]) {
+            QVERIFY(fit["mape_pct"].get<double>() < 15);
+            QCOMPARE(fit["residuals_pct"].size(), fit["rows"].get<std::size_t>());
+        }
+        const std::string sj = kairos::test::tempPath("exec_model_run.json");
+        auto s = cli({"simulate", "-w",
+                      QString(KAIROS_SOURCE_DIR) + "/sample_traces/chat_poisson_small.jsonl",
+                      "--exec-model", "1", "--db", db, "--json", QString::fromStdString(sj), "-q"});
+        QVERIFY2(s.code == 0, qPrintable(s.err));
+        QVERIFY(readJson(sj)["exec_model"].get<std::string>().find(
+                    "ete model 1 (llama2-70b a100-80gb tp4)") != std::string::npos);
+        auto bad = cli({"fit", "ete", "--splitwise", data, "--group", "nope"});
+        QCOMPARE(bad.code, 2);
+        QVERIFY(bad.err.contains("llama2-70b h100-80gb tp8"));
+    }
+
     void badInputNamesFileLineField() {
         const std::string bad = kairos::test::tempPath("bad.csv");
         {

@@ -6,6 +6,7 @@
 #include "test_util.h"
 
 #include <QtTest>
+#include <fstream>
 #include <nlohmann/json.hpp>
 
 using namespace kairos;
@@ -82,6 +83,83 @@ private slots:
         KAIROS_COMPARE_NEAR(f.params.p, truth.p, 1e-14);
         QVERIFY(f.mape_prefill_pct < 1e-6 && f.mape_decode_pct < 1e-6);
         QCOMPARE(f.prefill_outliers, std::size_t(0));
+    }
+
+    // fitEteReport on noiseless measurements: every form recovers its coefficients (batch
+    // 1: a*N^2 + b*N + c = 2e-8 N^2 + 3e-4 N + 0.02 and p*N_kv + q = 1e-7 N_kv + 0.0402;
+    // batched: the EteParams), with zero error on fitted and held-out settings, and
+    // holds out whole settings (repeats together) as the fraction says.
+    void eteReportRecoversExact() {
+        const EteParams t{0.02, 3e-4, 2e-8, 0.04, 2e-4, 1e-7};
+        std::vector<Measurement> m;
+        for (int rep = 0; rep < 2; ++rep)
+            for (std::int64_t b : {1, 2, 8, 32})
+                for (std::int64_t l : {128, 512, 2048, 8192}) {
+                    const double bl = double(b * l);
+                    m.push_back({"prefill", b, l, 0, t.a + t.b * bl + t.c * bl * double(l)});
+                    m.push_back({"decode", b, 0, b * l, t.q0 + t.q1 * double(b) + t.p * bl});
+                }
+        m.push_back({"other", 1, 1, 1, 1.0}); // carried, not fitted
+        const EteReport r = fitEteReport(m, 0.25, 3);
+        QCOMPARE(r.fits.size(), std::size_t(4));
+        const std::vector<std::vector<double>> want = {
+            {t.a, t.b, t.c}, {t.q0 + t.q1, t.p}, {t.a, t.b, t.c}, {t.q0, t.q1, t.p}};
+        for (std::size_t k = 0; k < 4; ++k) {
+            const LinearFit& f = r.fits[k];
+            QCOMPARE(f.beta.size(), want[k].size());
+            for (std::size_t i = 0; i < f.beta.size(); ++i)
+                QVERIFY2(std::abs(f.beta[i] - want[k][i]) <= 1e-9 * std::abs(want[k][i]) + 1e-15,
+                         qPrintable(QString("%1 %2: %3 vs %4")
+                                        .arg(f.name.c_str())
+                                        .arg(f.terms[i].c_str())
+                                        .arg(f.beta[i])
+                                        .arg(want[k][i])));
+            QVERIFY(f.mape_pct < 1e-6 && f.max_pct < 1e-6);
+            QVERIFY(f.test_rows == 0 ? std::isnan(f.test_mape_pct) : f.test_mape_pct < 1e-6);
+            if (k >= 2) QVERIFY(f.test_rows > 0);
+            QCOMPARE(f.residuals_pct.size(), f.rows);
+            QCOMPARE(f.rows % 2, std::size_t(0)); // repeats stay together
+        }
+        // 32 distinct settings, 25 % held out: 8 settings, 16 rows over the forms.
+        QCOMPARE(r.fits[2].test_rows + r.fits[3].test_rows, std::size_t(16));
+        KAIROS_COMPARE_NEAR(r.params.p, t.p, 1e-18);
+        // The same seed holds out the same settings.
+        QCOMPARE(fitEteReport(m, 0.25, 3).fits[2].test_rows, r.fits[2].test_rows);
+    }
+
+    // Measurement CSVs: read with any column order; bad rows name file, line and field.
+    void measurementsCsv() {
+        const std::string ok = test::tempPath("m.csv");
+        {
+            std::ofstream(ok) << "seconds,kind,batch,tokens,context\n0.5,prefill,1,128,0\n"
+                                 "0.02,decode,8,0,4096\n";
+        }
+        const auto m = readMeasurementsCsv(ok);
+        QCOMPARE(m.size(), std::size_t(2));
+        QCOMPARE(m[1].context, std::int64_t(4096));
+        QCOMPARE(m[0].seconds, 0.5);
+        const struct {
+            const char* text;
+            long line;
+            const char* field;
+        } bad[] = {
+            {"kind,batch,tokens,context,seconds\nprefill,1,128,0,-1\n", 2, "seconds"},
+            {"kind,batch,tokens,context,seconds\nprefill,0,128,0,1\n", 2, "batch"},
+            {"kind,batch,tokens,context,seconds\nprefill,1,1,0,1\ndecode,1,0,0,1\n", 3, "context"},
+            {"kind,batch,tokens,seconds\nprefill,1,1,1\n", 1, "context"},
+            {"kind,batch,tokens,context,seconds\nprefill,1,x,0,1\n", 2, "tokens"}};
+        for (const auto& b : bad) {
+            const std::string f = test::tempPath("bad_m.csv");
+            { std::ofstream(f) << b.text; }
+            try {
+                readMeasurementsCsv(f);
+                QFAIL(b.text);
+            } catch (const InputError& e) {
+                QCOMPARE(e.file(), f);
+                QCOMPARE(e.line(), b.line);
+                QCOMPARE(e.field(), std::string(b.field));
+            }
+        }
     }
 
     void badProfiles_data() {

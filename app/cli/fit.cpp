@@ -1,0 +1,174 @@
+// kairos-cli fit ete: the execution-time models from measurements (a CSV, Splitwise's
+// perf model, or a stored profile), their errors on the rows fitted and on held-out
+// settings, stored as models the simulator can use (simulate --exec-model ID).
+#include "commands.h"
+#include "export/atomic_file.h"
+#include "fit/ete_fit.h"
+#include "store/store.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <stdexcept>
+
+namespace kairos::cli {
+
+namespace {
+
+nlohmann::json num(double v) {
+    return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json();
+}
+
+nlohmann::json fitJson(const LinearFit& f, bool residuals) {
+    nlohmann::json c = nlohmann::json::object();
+    for (std::size_t i = 0; i < f.terms.size(); ++i) c[f.terms[i]] = f.beta[i];
+    nlohmann::json j = {{"fit", f.name},
+                        {"coefficients", c},
+                        {"rows", f.rows},
+                        {"outliers_left_out", f.outliers},
+                        {"mape_pct", num(f.mape_pct)},
+                        {"max_error_pct", num(f.max_pct)},
+                        {"held_out_rows", f.test_rows},
+                        {"held_out_mape_pct", num(f.test_mape_pct)},
+                        {"held_out_max_error_pct", num(f.test_max_pct)}};
+    if (residuals) j["residuals_pct"] = f.residuals_pct;
+    return j;
+}
+
+std::string pct(double v) {
+    if (!std::isfinite(v)) return "-";
+    char b[32];
+    std::snprintf(b, sizeof b, "%.2f %%", v);
+    return b;
+}
+
+} // namespace
+
+void addFit(CLI::App& app) {
+    struct Args {
+        std::string measurements, splitwise, group, db, json_out;
+        std::int64_t profile = 0;
+        double test_fraction = 0.2;
+        std::uint64_t seed = 1;
+        bool store = false;
+    };
+    auto a = std::make_shared<Args>();
+    auto* fit = app.add_subcommand("fit", "Fit performance models from measurements");
+    fit->require_subcommand(1);
+    auto* c = fit->add_subcommand(
+        "ete", "Execution-time estimation: prefill a*N^2+b*N+c and decode p*N_kv+q at batch 1, "
+               "and the simulator's batched forms; errors on fitted and held-out settings");
+    auto* src_m = c->add_option("--measurements", a->measurements,
+                                "CSV with kind,batch,tokens,context,seconds");
+    auto* src_s = c->add_option("--splitwise", a->splitwise,
+                                "Splitwise perf_model.csv: one fit per model, hardware and TP");
+    auto* src_p = c->add_option("--profile", a->profile,
+                                "A profile stored in the database (its measurements)");
+    src_m->excludes(src_s)->excludes(src_p);
+    src_s->excludes(src_p);
+    c->add_option("--group", a->group,
+                  "With --splitwise: only this group (e.g. \"llama2-70b a100-80gb tp2\")");
+    c->add_option("--test-fraction", a->test_fraction,
+                  "Fraction of distinct settings held out for the held-out error")
+        ->capture_default_str();
+    c->add_option("--seed", a->seed, "Seed of the held-out choice")->capture_default_str();
+    c->add_option("--db", a->db, "Database: where --profile is read, and the fits stored");
+    c->add_flag("--store", a->store, "Store the fits in the default database");
+    c->add_option("--json", a->json_out, "Write the fits (with residuals) as JSON");
+    c->callback([a] {
+        std::map<std::string, std::vector<Measurement>> groups;
+        std::string source;
+        std::unique_ptr<store::Store> db;
+        if (!a->db.empty() || a->store || a->profile)
+            db =
+                std::make_unique<store::Store>(a->db.empty() ? store::Store::defaultPath() : a->db);
+        if (!a->measurements.empty()) {
+            groups[a->measurements.substr(a->measurements.find_last_of('/') + 1)] =
+                readMeasurementsCsv(a->measurements);
+            source = a->measurements;
+        } else if (!a->splitwise.empty()) {
+            groups = splitwiseMeasurements(a->splitwise);
+            source = a->splitwise;
+            if (!a->group.empty()) {
+                auto it = groups.find(a->group);
+                if (it == groups.end()) {
+                    std::string names;
+                    for (const auto& [k, v] : groups) names += "\n  " + k;
+                    throw std::invalid_argument("no group '" + a->group + "' in " + source +
+                                                "; the groups are:" + names);
+                }
+                auto one = std::move(it->second);
+                groups.clear();
+                groups[a->group] = std::move(one);
+            }
+        } else if (a->profile) {
+            const auto ps = db->listProfiles();
+            auto it = std::find_if(ps.begin(), ps.end(),
+                                   [&](const store::ProfileInfo& p) { return p.id == a->profile; });
+            if (it == ps.end())
+                throw std::invalid_argument("no profile " + std::to_string(a->profile) + " in " +
+                                            db->path());
+            groups[it->name] = db->measurements(a->profile);
+            source = db->path() + " profile " + std::to_string(a->profile);
+        } else {
+            throw std::invalid_argument("fit ete: give --measurements, --splitwise or --profile");
+        }
+        nlohmann::json out = nlohmann::json::array();
+        for (const auto& [name, ms] : groups) {
+            const EteReport rep = fitEteReport(ms, a->test_fraction, a->seed);
+            std::printf("%s: %zu measurements (%.0f %% of settings held out, seed %llu)\n",
+                        name.c_str(), ms.size(), 100 * a->test_fraction,
+                        static_cast<unsigned long long>(a->seed));
+            std::printf("  %-46s %5s %4s %9s %9s %9s %9s  %s\n", "fit", "rows", "out", "MAPE",
+                        "max", "held-out", "max", "coefficients (s)");
+            nlohmann::json g = {
+                {"group", name}, {"source", source}, {"fits", nlohmann::json::array()}};
+            for (const LinearFit& f : rep.fits) {
+                std::string coef;
+                for (std::size_t i = 0; i < f.terms.size(); ++i) {
+                    char b[64];
+                    std::snprintf(b, sizeof b, "%s%s=%.4g", i ? " " : "", f.terms[i].c_str(),
+                                  f.beta[i]);
+                    coef += b;
+                }
+                std::printf("  %-46s %5zu %4zu %9s %9s %9s %9s  %s\n", f.name.c_str(), f.rows,
+                            f.outliers, pct(f.mape_pct).c_str(), pct(f.max_pct).c_str(),
+                            pct(f.test_mape_pct).c_str(), pct(f.test_max_pct).c_str(),
+                            coef.c_str());
+                g["fits"].push_back(fitJson(f, true));
+            }
+            if (db) {
+                store::ModelInfo mi;
+                mi.kind = "ete";
+                mi.name = name;
+                mi.params = nlohmann::json{{"a", rep.params.a},   {"b", rep.params.b},
+                                           {"c", rep.params.c},   {"q0", rep.params.q0},
+                                           {"q1", rep.params.q1}, {"p", rep.params.p}}
+                                .dump();
+                mi.training = nlohmann::json{
+                    {"source", source},
+                    {"group", name},
+                    {"measurements", ms.size()},
+                    {"test_fraction", a->test_fraction},
+                    {"seed",
+                     a->seed}}.dump();
+                nlohmann::json acc = nlohmann::json::array();
+                for (const LinearFit& f : rep.fits) acc.push_back(fitJson(f, false));
+                mi.accuracy = acc.dump();
+                const auto id = db->putModel(mi);
+                g["model_id"] = id;
+                std::printf("  stored as model %lld (simulate --exec-model %lld)\n",
+                            static_cast<long long>(id), static_cast<long long>(id));
+            }
+            out.push_back(g);
+        }
+        if (!a->json_out.empty()) {
+            const std::string text = out.dump(2) + "\n";
+            writeFileAtomically(a->json_out, [&](std::ostream& o) { o << text; });
+        }
+    });
+}
+
+} // namespace kairos::cli
