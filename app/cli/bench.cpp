@@ -4,10 +4,12 @@
 #include "commands.h"
 #include "exec/execution_model.h"
 #include "export/atomic_file.h"
+#include "metrics/request_metrics.h"
 #include "metrics/summary.h"
 #include "profiles.h"
 #include "sched/registry.h"
 #include "sim/engine.h"
+#include "store/store.h"
 #include "workload/readers.h"
 
 #include <algorithm>
@@ -97,6 +99,76 @@ void benchPolicies(const std::string& trace, int repeat) {
         std::printf("%-18s %10.1f ms  (%.2fx fcfs)\n", name.c_str(), ms, ms / fcfs_ms);
     }
 }
+// The store: `runs` runs of one simulated `requests`-request workload written one by one
+// (each its own transaction, as simulate --db writes), with the time to list all runs and
+// the newest 20 as the database grows, and its size per run. Baseline in the same run:
+// writing the same per-request rows as CSV (the export every run could write instead).
+void benchStore(const std::string& db_path, std::size_t requests, int runs, double rate) {
+    GenerateSpec g;
+    g.count = requests;
+    g.arrivals.rate = rate;
+    const Workload w = generateWorkload(g);
+    const DeviceProfile prof = resolveProfile(kDefaultProfile);
+    const auto model = makeExecutionModel(prof);
+    EngineLimits lim;
+    lim.kv_capacity_tokens = prof.kvCapacityTokens();
+    auto sched = makeScheduler("fcfs");
+    const RunLog log = simulate(w, *model, *sched, lim);
+    SummaryOptions so;
+    so.itl = false;
+    const Summary sum = summarize(log, so);
+    store::RunRecord rec;
+    rec.workload = &w;
+    rec.policy = log.policy;
+    rec.exec_model = log.exec_model;
+    rec.summary = &sum;
+    rec.per_request = perRequest(log);
+    for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(db_path + suffix);
+    const std::string csv_path = db_path + ".baseline.csv";
+    const double csv_ms = medianMs(5, [&] {
+        std::vector<store::RequestRow> rows;
+        rows.reserve(rec.per_request.size());
+        for (const auto& m : rec.per_request)
+            rows.push_back({m.id, m.arrival, m.first_token, m.end, m.prompt_tokens, m.output_tokens,
+                            m.preemptions, m.suspensions, m.finished, m.killed});
+        const std::string text = store::requestsCsv(rows);
+        writeFileAtomically(csv_path, [&](std::ostream& o) { o << text; });
+    });
+    const auto csv_bytes = std::filesystem::file_size(csv_path);
+    std::filesystem::remove(csv_path);
+    std::printf("store: %d runs of %zu requests into %s (synchronous=FULL, WAL)\n", runs, requests,
+                db_path.c_str());
+    std::printf("baseline: the same rows as CSV, written atomically: %.1f ms, %.2f MB per run\n",
+                csv_ms, double(csv_bytes) / 1e6);
+    std::printf("%8s %14s %14s %16s %16s %14s\n", "runs", "write ms/run", "(median of last)",
+                "list all (ms)", "list 20 (ms)", "MB per run");
+    store::Store st(db_path);
+    std::vector<double> write_ms;
+    int next_report = 1;
+    for (int i = 1; i <= runs; ++i) {
+        const auto t0 = std::chrono::steady_clock::now();
+        st.putRun(rec);
+        write_ms.push_back(
+            std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
+                .count());
+        if (i == next_report || i == runs) {
+            std::vector<double> last(write_ms.end() - std::min<std::ptrdiff_t>(10, i),
+                                     write_ms.end());
+            std::sort(last.begin(), last.end());
+            const double all_ms = medianMs(5, [&] { (void)st.listRuns(); });
+            const double top_ms = medianMs(5, [&] { (void)st.listRuns(20); });
+            std::uintmax_t bytes = 0;
+            for (const char* suffix : {"", "-wal"})
+                if (std::filesystem::exists(db_path + suffix))
+                    bytes += std::filesystem::file_size(db_path + suffix);
+            std::printf("%8d %14.1f %14.1f %16.2f %16.3f %14.2f\n", i, write_ms.back(),
+                        last[last.size() / 2], all_ms, top_ms, double(bytes) / 1e6 / i);
+            std::fflush(stdout);
+            next_report *= 10;
+        }
+    }
+}
+
 } // namespace
 
 void addBench(CLI::App& app) {
@@ -106,6 +178,8 @@ void addBench(CLI::App& app) {
         int repeat = 5;
         double rate = 4.0;
         bool policies = false;
+        int store_runs = 0;
+        std::string store_db = "kairos-bench.db";
     };
     auto a = std::make_shared<Args>();
     auto* c = app.add_subcommand("bench",
@@ -124,8 +198,17 @@ void addBench(CLI::App& app) {
                 "Instead: decision time of every policy at queue lengths 8..4096, and whole-trace "
                 "time against fcfs "
                 "(on --workload, default the Azure conversation trace)");
+    c->add_option("--store-runs", a->store_runs,
+                  "Instead: write this many runs of --requests requests into a database (--db) "
+                  "and time writing and listing as it grows (the issue's figure: 1000 x 20000)");
+    c->add_option("--db", a->store_db, "Database for --store-runs (replaced)")
+        ->capture_default_str();
     c->callback([a] {
         if (a->repeat < 1) throw std::invalid_argument("--repeat must be >= 1");
+        if (a->store_runs > 0) {
+            benchStore(a->store_db, a->requests, a->store_runs, a->rate);
+            return;
+        }
         if (a->policies) {
             benchPolicies(a->workload.empty() ? std::string(KAIROS_SHARED_DATA) +
                                                     "/AzureLLMInferenceTrace_conv_2023.csv"
