@@ -5,6 +5,7 @@
 
 #include <QApplication>
 #include <QCommandLineParser>
+#include <QDockWidget>
 #include <QPixmap>
 #include <QTabWidget>
 #include <QTimer>
@@ -34,8 +35,12 @@ int main(int argc, char** argv) {
     const QCommandLineOption compare(
         "compare", "Simulate this policy first and pin it; then show --policy against it.", "name");
     const QCommandLineOption rows("rows", "Timeline rows: request or agent.", "kind", "request");
-    cl.addOptions(
-        {workload, policy, param, predictor, profile, shot, quit, size, tab, compare, rows});
+    const QCommandLineOption dock("dock", "Right-hand panel shown: metrics or runs.", "name",
+                                  "metrics");
+    const QCommandLineOption db("db", "Kairos database of the runs browser (default: the user's).",
+                                "file");
+    cl.addOptions({workload, policy, param, predictor, profile, shot, quit, size, tab, compare,
+                   rows, db, dock});
     cl.process(app);
 
     kairos::app::StartOptions opt;
@@ -45,6 +50,7 @@ int main(int argc, char** argv) {
     opt.predictor = cl.value(predictor);
     opt.profile = cl.value(profile);
     opt.compare = cl.value(compare);
+    opt.db = cl.value(db);
     if (cl.value(rows) != "request" && cl.value(rows) != "agent") {
         std::fprintf(stderr, "kairos: error: --rows must be request or agent\n");
         return 2;
@@ -63,6 +69,7 @@ int main(int argc, char** argv) {
         tabs->setCurrentIndex(QStringList{"kv", "latency", "utility"}.indexOf(cl.value(tab)) < 0
                                   ? 0
                                   : QStringList{"kv", "latency", "utility"}.indexOf(cl.value(tab)));
+    if (auto* d = w->findChild<QDockWidget*>(cl.value(dock))) d->raise();
     w->show();
     if (cl.isSet(shot)) {
         const QString out = cl.value(shot);

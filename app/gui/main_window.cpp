@@ -7,22 +7,28 @@
 #include "kv_chart.h"
 #include "latency_chart.h"
 #include "length_histogram.h"
+#include "lod/cdf.h"
+#include "metrics/request_metrics.h"
 #include "metrics_model.h"
 #include "model/input_error.h"
 #include "param_slider.h"
 #include "profiles.h"
 #include "report.h"
+#include "runs_model.h"
+#include "store/store.h"
 #include "time_range.h"
 #include "timeline_view.h"
 #include "tuf_chart.h"
 #include "workload/readers.h"
 
+#include <QApplication>
 #include <QCloseEvent>
 #include <QComboBox>
 #include <QDateTime>
 #include <QDockWidget>
 #include <QFileDialog>
 #include <QFileInfo>
+#include <QFileSystemWatcher>
 #include <QFormLayout>
 #include <QGroupBox>
 #include <QHBoxLayout>
@@ -30,6 +36,7 @@
 #include <QLabel>
 #include <QMenuBar>
 #include <QMessageBox>
+#include <QPointer>
 #include <QProgressBar>
 #include <QPushButton>
 #include <QScrollArea>
@@ -46,6 +53,7 @@
 #include <QVBoxLayout>
 #include <cmath>
 #include <functional>
+#include <nlohmann/json.hpp>
 
 namespace kairos::app {
 
@@ -225,6 +233,72 @@ void MainWindow::buildUi() {
     metrics_dock_->setWidget(mpanel);
     addDockWidget(Qt::RightDockWidgetArea, metrics_dock_);
 
+    // Runs browser: the database's runs, newest first; double-click pins one.
+    db_path_ =
+        start_.db.isEmpty() ? QString::fromStdString(store::Store::defaultPath()) : start_.db;
+    runs_model_ = new views::RunsModel(this);
+    auto* runs_view = new QTableView;
+    runs_view_ = runs_view;
+    runs_view->setObjectName(QStringLiteral("runs"));
+    runs_view->setWordWrap(false);
+    runs_view->setModel(runs_model_);
+    runs_view->setSelectionBehavior(QAbstractItemView::SelectRows);
+    runs_view->setSelectionMode(QAbstractItemView::SingleSelection);
+    runs_view->verticalHeader()->setVisible(false);
+    runs_view->horizontalHeader()->setStretchLastSection(true);
+    connect(runs_view, &QTableView::doubleClicked, this, [this](const QModelIndex& i) {
+        pinStoredRun(i.data(views::RunsModel::RunIdRole).toLongLong());
+    });
+    auto* rpanel = new QWidget;
+    auto* rv = new QVBoxLayout(rpanel);
+    rv->setContentsMargins(0, 0, 0, 0);
+    auto* rrow = new QHBoxLayout;
+    auto* save_button = new QPushButton(tr("&Save this run"));
+    save_button->setToolTip(tr("Store the shown run in the database (Ctrl+S)"));
+    auto* pin_stored = new QPushButton(tr("Compare with selected"));
+    pin_stored->setToolTip(tr("Pin the selected stored run (or double-click it)"));
+    rrow->addWidget(save_button);
+    rrow->addWidget(pin_stored);
+    runs_label_ = new QLabel;
+    runs_label_->setWordWrap(true);
+    runs_label_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    rv->addLayout(rrow);
+    rv->addWidget(runs_view);
+    rv->addWidget(runs_label_);
+    connect(save_button, &QPushButton::clicked, this, &MainWindow::saveRun);
+    connect(pin_stored, &QPushButton::clicked, this, [this, runs_view] {
+        const auto sel = runs_view->selectionModel()->selectedRows();
+        if (!sel.isEmpty())
+            pinStoredRun(sel.front().data(views::RunsModel::RunIdRole).toLongLong());
+    });
+    auto* runs_dock = new QDockWidget(tr("Runs"), this);
+    runs_dock->setObjectName(QStringLiteral("runs"));
+    runs_dock->setWidget(rpanel);
+    addDockWidget(Qt::RightDockWidgetArea, runs_dock);
+    tabifyDockWidget(metrics_dock_, runs_dock);
+    metrics_dock_->raise();
+    // Another process (kairos-cli simulate --db) writing the database: re-read, at most
+    // a few times a second. SQLite's WAL file changes on every commit.
+    runs_refresh_ = new QTimer(this);
+    runs_refresh_->setSingleShot(true);
+    runs_refresh_->setInterval(300);
+    connect(runs_refresh_, &QTimer::timeout, this, &MainWindow::refreshRuns);
+    runs_watch_ = new QFileSystemWatcher(this);
+    auto watch = [this] {
+        const QString dir = QFileInfo(db_path_).absolutePath();
+        if (QFileInfo::exists(dir)) runs_watch_->addPath(dir);
+        for (const QString& f : {db_path_, db_path_ + QStringLiteral("-wal")})
+            if (QFileInfo::exists(f)) runs_watch_->addPath(f);
+    };
+    watch();
+    connect(runs_watch_, &QFileSystemWatcher::fileChanged, runs_refresh_,
+            qOverload<>(&QTimer::start));
+    connect(runs_watch_, &QFileSystemWatcher::directoryChanged, this, [this, watch] {
+        watch(); // the database or its WAL may have appeared
+        runs_refresh_->start();
+    });
+    refreshRuns();
+
     connect(policy_, &QComboBox::currentTextChanged, this, [this] {
         updateEnabledParams();
         resimulate();
@@ -233,7 +307,8 @@ void MainWindow::buildUi() {
     connect(timeline_, &views::TimelineView::requestClicked, this, [this](int id, double t) {
         if (!last_ || !last_->rows || id < 0 || std::size_t(id) >= last_->rows->size()) return;
         const auto i = static_cast<std::size_t>(id);
-        const bool pin = timeline_->showsPinned() && pinned_ && i < pinned_->rows->size();
+        const bool pin =
+            timeline_->showsPinned() && pinned_ && pinned_->rows && i < pinned_->rows->size();
         const QString text = views::TimelineView::describe((*last_->rows)[i], t,
                                                            pin ? &(*pinned_->rows)[i] : nullptr);
         details_->setText(
@@ -297,6 +372,7 @@ void MainWindow::buildUi() {
                             [](const SimResult& r, const std::string& f) {
                                 writeRunLogJsonlFile(*r.log, f, RunLogWriteOptions{});
                             }));
+    file->addAction(tr("&Save run to database"), QKeySequence::Save, this, &MainWindow::saveRun);
     file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
     auto* run = menuBar()->addMenu(tr("&Run"));
     run->addAction(tr("&Pin this run"), QKeySequence(Qt::CTRL | Qt::Key_P), this, &MainWindow::pin);
@@ -586,6 +662,103 @@ void MainWindow::showResult(std::shared_ptr<const SimResult> r) {
     Q_EMIT ready();
 }
 
+void MainWindow::refreshRuns() {
+    if (!QFileInfo::exists(db_path_)) { // nothing stored yet: do not create a database here
+        runs_model_->setRuns({});
+        runs_label_->setText(tr("No database yet at %1; Save this run creates it.").arg(db_path_));
+        return;
+    }
+    try {
+        const store::Store db(db_path_.toStdString());
+        runs_model_->setRuns(db.listRuns());
+        runs_view_->resizeColumnsToContents();
+        runs_label_->setText(tr("%1 run(s) in %2").arg(runs_model_->rowCount()).arg(db_path_));
+    } catch (const std::exception& e) {
+        runs_model_->setRuns({});
+        runs_label_->setText(
+            tr("Cannot read the database: %1").arg(QString::fromStdString(e.what())));
+    }
+}
+
+void MainWindow::saveRun() {
+    if (!last_ || !last_->log) {
+        statusBar()->showMessage(tr("no run to save"));
+        return;
+    }
+    auto r = last_;
+    const QString path = db_path_;
+    QPointer<MainWindow> self(this);
+    QThreadPool::globalInstance()->start([self, r, path] {
+        qint64 id = -1;
+        QString error;
+        try {
+            nlohmann::json params = nlohmann::json::object();
+            for (const auto& [k, v] : r->policy.params) params[k] = v;
+            params["predictor"] = r->policy.predictor;
+            store::RunRecord rec;
+            rec.workload = r->workload.get();
+            rec.workload_source = r->workload->source;
+            rec.policy = r->log->policy;
+            rec.params_json = params.dump();
+            rec.exec_model = r->log->exec_model;
+            rec.limits_json = nlohmann::json{{"kv_capacity_tokens", r->limits.kv_capacity_tokens},
+                                             {"max_num_seqs", r->limits.max_num_seqs}}
+                                  .dump();
+            rec.label = "saved from the workbench";
+            rec.summary = &r->summary;
+            rec.per_request = perRequest(*r->log);
+            store::Store db(path.toStdString());
+            id = db.putRun(rec);
+        } catch (const std::exception& e) {
+            error = QString::fromStdString(e.what());
+        }
+        QMetaObject::invokeMethod(
+            qApp,
+            [self, id, error] {
+                if (!self) return;
+                if (id < 0)
+                    self->statusBar()->showMessage(tr("cannot save the run: %1").arg(error));
+                else
+                    self->statusBar()->showMessage(tr("saved as run %1").arg(id));
+                self->refreshRuns();
+                Q_EMIT self->runSaved(id);
+            },
+            Qt::QueuedConnection);
+    });
+}
+
+bool MainWindow::pinStoredRun(qint64 id) {
+    try {
+        const store::Store db(db_path_.toStdString());
+        const auto info = db.run(id);
+        if (!info) return false;
+        auto r = std::make_shared<SimResult>();
+        r->summary = Summary::fromJson(nlohmann::json::parse(info->summary_json));
+        // Its latency CDFs from the stored per-request results (no run log is stored: no
+        // timeline or KV overlay for it).
+        std::vector<double> ttft, tpot, e2el;
+        for (const auto& q : db.runRequests(id)) {
+            if (!q.finished) continue;
+            ttft.push_back((q.first_token - q.arrival) * 1e3);
+            if (q.output > 1) tpot.push_back((q.end - q.first_token) / (q.output - 1) * 1e3);
+            e2el.push_back((q.end - q.arrival) * 1e3);
+        }
+        r->cdf_ttft = lod::ecdf(std::move(ttft));
+        r->cdf_tpot = lod::ecdf(std::move(tpot));
+        r->cdf_e2el = lod::ecdf(std::move(e2el));
+        pinned_ = std::move(r);
+        refreshComparison();
+        statusBar()->showMessage(tr("pinned stored run %1: %2 on %3")
+                                     .arg(id)
+                                     .arg(QString::fromStdString(info->policy))
+                                     .arg(QString::fromStdString(info->workload_name)));
+        return true;
+    } catch (const std::exception& e) {
+        statusBar()->showMessage(tr("cannot read run %1: %2").arg(id).arg(e.what()));
+        return false;
+    }
+}
+
 void MainWindow::setAgentRows(bool on) {
     agent_rows_ = on;
     if (agent_rows_action_->isChecked() != on) agent_rows_action_->setChecked(on);
@@ -614,7 +787,7 @@ void MainWindow::unpin() {
 void MainWindow::refreshComparison() {
     // A pinned run of another workload is not comparable: drop it.
     if (pinned_ && last_ && pinned_->workload != last_->workload &&
-        pinned_->workload->requests.size() != last_->workload->requests.size())
+        pinned_->summary.num_requests != last_->summary.num_requests)
         pinned_.reset();
     metrics_model_->setRuns(last_ ? &last_->summary : nullptr,
                             pinned_ ? &pinned_->summary : nullptr);

@@ -24,6 +24,7 @@ class LatencyChart;
 class TufChart;
 class MetricsModel;
 class LengthHistogram;
+class RunsModel;
 class TimelineView;
 class KvChart;
 } // namespace kairos::views
@@ -36,6 +37,7 @@ struct StartOptions {
     QStringList params;
     QString compare;         // a policy simulated first and pinned, to compare `policy` against
     bool agent_rows = false; // timeline rows per agent (robot workloads), else per request
+    QString db;              // the Kairos database of the runs browser (default: the user's)
 };
 
 class MainWindow : public QMainWindow {
@@ -68,6 +70,14 @@ public:
     std::pair<views::ParamSlider*, views::ParamSlider*> tufSliders(const std::string& cls) const;
     QComboBox* policyBox() const { return policy_; }
 
+    // The runs browser: the database's runs (re-read when another process writes), the
+    // shown run saved into it (off the GUI thread), a stored run pinned for comparison.
+    QString databasePath() const { return db_path_; }
+    void refreshRuns();
+    void saveRun();
+    bool pinStoredRun(qint64 id);
+    views::RunsModel* runsModel() const { return runs_model_; }
+
     // Timeline rows per agent lane (when the workload names agents) or per request.
     void setAgentRows(bool on);
     bool agentRows() const { return agent_rows_; }
@@ -75,6 +85,7 @@ public:
 Q_SIGNALS:
     void resultShown(long job);
     void workloadLoaded(bool ok);
+    void runSaved(qint64 id); // -1 on failure
     // The start-up runs are shown (with --compare: the pinned one and then the other).
     void ready();
 
@@ -125,6 +136,12 @@ private:
     QProgressBar* progress_ = nullptr;
     class QToolButton* cancel_ = nullptr;
     QTimer* poll_ = nullptr;
+    QString db_path_;
+    views::RunsModel* runs_model_ = nullptr;
+    QTableView* runs_view_ = nullptr;
+    QLabel* runs_label_ = nullptr;
+    QTimer* runs_refresh_ = nullptr; // debounces file-change notices
+    class QFileSystemWatcher* runs_watch_ = nullptr;
     struct LoadJob; // a workload being read (openWorkload)
     std::shared_ptr<LoadJob> load_;
     long load_id_ = 0;

@@ -7,6 +7,7 @@
 #include "main_window.h"
 #include "metrics_model.h"
 #include "param_slider.h"
+#include "runs_model.h"
 #include "timeline_view.h"
 #include "workload/generators.h"
 #include "workload/readers.h"
@@ -229,6 +230,49 @@ private slots:
         QTRY_COMPARE_WITH_TIMEOUT(loaded.size(), 1, 20000);
         QVERIFY(loaded.takeFirst().at(0).toBool());
         QFile::remove(bad);
+    }
+
+    // The runs browser: no database until a run is saved; the saved run is listed; a run
+    // another process stores (kairos-cli simulate --db) appears by itself; a stored run
+    // pinned compares in the metrics table. The runs model passes Qt's model tester.
+    void runsBrowser() {
+        const QString db = QDir::temp().filePath("kairos_tst_runs_browser.db");
+        for (const char* suffix : {"", "-wal", "-shm"}) QFile::remove(db + suffix);
+        app::StartOptions o;
+        o.workload = loadedWorkload();
+        o.policy = "sjf";
+        o.db = db;
+        app::MainWindow w(o);
+        QAbstractItemModelTester tester(w.runsModel(),
+                                        QAbstractItemModelTester::FailureReportingMode::QtTest);
+        QSignalSpy shown(&w, &app::MainWindow::resultShown);
+        QVERIFY(waitForResult(shown) > 0);
+        QCOMPARE(w.runsModel()->rowCount(), 0);
+        QVERIFY(!QFile::exists(db)); // showing runs creates nothing
+        QSignalSpy saved(&w, &app::MainWindow::runSaved);
+        w.saveRun();
+        QVERIFY(saved.wait(20000));
+        QCOMPARE(saved.at(0).at(0).toLongLong(), 1LL);
+        QCOMPARE(w.runsModel()->rowCount(), 1);
+        QCOMPARE(w.runsModel()->runAt(0)->policy.rfind("sjf", 0), std::size_t(0));
+        QCOMPARE(w.runsModel()->runAt(0)->num_requests, std::int64_t(600));
+        // Another process writes.
+        QProcess cli;
+        cli.start(KAIROS_CLI, {"simulate", "-w", o.workload, "--policy", "fcfs", "--db", db, "-q"});
+        QVERIFY(cli.waitForFinished(60000));
+        QCOMPARE(cli.exitCode(), 0);
+        QTRY_COMPARE_WITH_TIMEOUT(w.runsModel()->rowCount(), 2, 10000);
+        QCOMPARE(w.runsModel()->index(0, views::RunsModel::Id).data().toLongLong(), 2LL);
+        QCOMPARE(w.runsModel()->index(0, views::RunsModel::Completed).data().toString(),
+                 QStringLiteral("600"));
+        // Pin the stored fcfs run: the table compares sjf (shown) with it.
+        QVERIFY(w.pinStoredRun(2));
+        QVERIFY(w.pinned()->summary.policy.rfind("fcfs", 0) == 0);
+        QCOMPARE(w.metricsModel()->columnCount(), 4);
+        QVERIFY(!w.pinned()->cdf_ttft.empty());
+        QVERIFY(!w.timeline()->showsPinned()); // no run log stored: no timeline overlay
+        QVERIFY(!w.pinStoredRun(99));
+        for (const char* suffix : {"", "-wal", "-shm"}) QFile::remove(db + suffix);
     }
 
     // The generate dialog: chat with given distributions gives that many requests; a bad
