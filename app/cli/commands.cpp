@@ -485,10 +485,10 @@ void addFitProfile(CLI::App& app) {
 
 void addProfileCpu(CLI::App& app) {
     struct Args {
-        std::string model = "smollm-135m", name, out;
+        std::string model = "smollm-135m", name, out, db;
         int repeats = 3;
         double mem_gib = 8;
-        bool quick = false;
+        bool quick = false, store = false;
     };
     auto a = std::make_shared<Args>();
     auto* c = app.add_subcommand(
@@ -504,6 +504,10 @@ void addProfileCpu(CLI::App& app) {
                   "Host memory the KV cache may use with the weights (GiB)")
         ->capture_default_str();
     c->add_flag("--quick", a->quick, "A smaller grid (for a first look)");
+    c->add_option("--db", a->db,
+                  "Also store the profile and its raw measurements in this database (then "
+                  "kairos-cli fit ete --profile ID refits them)");
+    c->add_flag("--store", a->store, "The same in the default database");
     c->callback([a] {
         auto cfg = knownModel(a->model);
         if (!cfg) throw std::invalid_argument("unknown model '" + a->model + "'");
@@ -551,6 +555,23 @@ void addProfileCpu(CLI::App& app) {
                        std::to_string(r.fit.prefill_outliers) + " prefill, " +
                        std::to_string(r.fit.decode_outliers) + " decode)";
         writeTextFile(a->out, p.toJson().dump(2) + "\n");
+        if (!a->db.empty() || a->store) {
+            // The raw timings: a prefill of batch b at length l has sum L = b*l and
+            // sum L^2 = b*l^2; a decode step keeps its batch and total KV.
+            std::vector<Measurement> ms;
+            for (const auto& x : r.prefill) {
+                const double l = x.sum_l2 / x.sum_l;
+                ms.push_back({"prefill", std::llround(x.sum_l / l), std::llround(l), 0, x.seconds});
+            }
+            for (const auto& x : r.decode)
+                ms.push_back(
+                    {"decode", std::llround(x.batch), 0, std::llround(x.sum_kv), x.seconds});
+            store::Store db(a->db.empty() ? store::Store::defaultPath() : a->db);
+            const auto id =
+                db.putProfile(p.name, cpu, a->model, "synthetic", p.toJson().dump(), ms);
+            std::printf("stored as profile %lld with %zu measurements in %s\n",
+                        static_cast<long long>(id), ms.size(), db.path().c_str());
+        }
         std::printf("%s: prefill a=%.6g b=%.6g c=%.6g (MAPE %.2f%%), decode q0=%.6g q1=%.6g p=%.6g "
                     "(MAPE %.2f%%), "
                     "KV capacity %lld tokens; %.1f s of measuring\n",

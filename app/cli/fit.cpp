@@ -139,7 +139,10 @@ void addFit(CLI::App& app) {
                             coef.c_str());
                 g["fits"].push_back(fitJson(f, true));
             }
-            if (db) {
+            for (const auto& why : rep.skipped) std::printf("  not fitted: %s\n", why.c_str());
+            if (db && !(rep.batched_prefill && rep.batched_decode)) {
+                std::printf("  not stored: the simulator needs both batched forms\n");
+            } else if (db) {
                 store::ModelInfo mi;
                 mi.kind = "ete";
                 mi.name = name;

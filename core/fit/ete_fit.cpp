@@ -309,7 +309,11 @@ EteReport fitEteReport(const std::vector<Measurement>& m, double test_fraction,
             (held(x) ? xte : xtr).push_back(row);
             (held(x) ? yte : ytr).push_back(x.seconds);
         }
-        if (xtr.size() < std::size_t(k) + 1) continue; // too few rows for this form
+        if (xtr.size() < std::size_t(k) + 1) { // too few rows for this form
+            rep.skipped.push_back(std::string(sp.name) + ": " + std::to_string(xtr.size()) +
+                                  " training rows, needs " + std::to_string(k + 1));
+            continue;
+        }
         LinearFit f;
         f.name = sp.name;
         f.terms = sp.terms;
@@ -333,6 +337,7 @@ EteReport fitEteReport(const std::vector<Measurement>& m, double test_fraction,
         errors(xtr, ytr, &f.mape_pct, &f.max_pct, &f.residuals_pct);
         errors(xte, yte, &f.test_mape_pct, &f.test_max_pct, nullptr);
         if (!sp.batch1) {
+            (sp.prefill ? rep.batched_prefill : rep.batched_decode) = true;
             if (sp.prefill) {
                 rep.params.a = f.beta[0];
                 rep.params.b = f.beta[1];

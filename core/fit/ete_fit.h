@@ -77,8 +77,10 @@ struct LinearFit {
 };
 
 struct EteReport {
-    std::vector<LinearFit> fits; // the batch-1 forms first (when there are batch-1 rows)
-    EteParams params;            // the batched forms, as the simulator uses them
+    std::vector<LinearFit> fits;      // the batch-1 forms first (when there are batch-1 rows)
+    EteParams params;                 // the batched forms, as the simulator uses them
+    std::vector<std::string> skipped; // forms with too few training rows, and why
+    bool batched_prefill = false, batched_decode = false; // `params` holds these fits
     double test_fraction = 0;
     std::uint64_t seed = 0;
 };
