@@ -357,44 +357,20 @@ EteReport fitEteReport(const std::vector<Measurement>& m, double test_fraction,
 
 SplitwiseRows readSplitwise(const std::string& path, const std::string& model,
                             const std::string& hardware, int tensor_parallel) {
-    std::ifstream in(path);
-    if (!in) throw InputError(path, 0, "", "cannot open file");
-    std::string line;
-    std::vector<std::string_view> f, h;
-    if (!text::nextLine(in, line)) throw InputError(path, 0, "", "empty file");
-    const std::string header = line;
-    text::split(header, ',', h);
-    auto col = [&](const char* name) {
-        for (std::size_t i = 0; i < h.size(); ++i)
-            if (h[i] == name) return i;
-        throw InputError(path, 1, name, "missing column in the header");
-    };
-    const auto cM = col("model"), cH = col("hardware"), cP = col("prompt_size"),
-               cB = col("batch_size"), cT = col("token_size"), cPT = col("prompt_time"),
-               cTT = col("token_time"), cTP = col("tensor_parallel");
-    SplitwiseRows rows;
-    long lineno = 1;
-    while (text::nextLine(in, line)) {
-        ++lineno;
-        if (text::trim(line).empty()) continue;
-        text::split(line, ',', f);
-        if (f.size() < h.size()) throw InputError(path, lineno, "", "too few fields");
-        if (f[cM] != model || f[cH] != hardware) continue;
-        if (text::needInt(f[cTP], path, lineno, "tensor_parallel") != tensor_parallel) continue;
-        const double p = text::needCount(f[cP], path, lineno, "prompt_size", 1);
-        const double b = text::needCount(f[cB], path, lineno, "batch_size", 1);
-        const double t = text::needCount(f[cT], path, lineno, "token_size", 1);
-        const double pt = text::needDouble(f[cPT], path, lineno, "prompt_time") / 1e3;
-        const double tt = text::needDouble(f[cTT], path, lineno, "token_time") / 1e3;
-        if (pt <= 0) throw InputError(path, lineno, "prompt_time", "must be > 0");
-        if (tt <= 0) throw InputError(path, lineno, "token_time", "must be > 0");
-        rows.prefill.push_back({b * p, b * p * p, pt});
-        rows.decode.push_back({b, b * (p + t / 2.0), tt});
-    }
-    if (rows.prefill.empty())
+    const auto groups = splitwiseMeasurements(path);
+    const auto it = groups.find(model + " " + hardware + " tp" + std::to_string(tensor_parallel));
+    if (it == groups.end())
         throw InputError(path, 0, "model",
                          "no rows for model '" + model + "', hardware '" + hardware +
                              "', tensor_parallel " + std::to_string(tensor_parallel));
+    SplitwiseRows rows;
+    for (const Measurement& m : it->second) {
+        const double b = double(m.batch), l = double(m.tokens);
+        if (m.kind == "prefill")
+            rows.prefill.push_back({b * l, b * l * l, m.seconds});
+        else
+            rows.decode.push_back({b, double(m.context), m.seconds});
+    }
     return rows;
 }
 
