@@ -34,6 +34,9 @@ nlohmann::json fitJson(const LinearFit& f, bool residuals) {
                         {"held_out_mape_pct", num(f.test_mape_pct)},
                         {"held_out_max_error_pct", num(f.test_max_pct)}};
     if (residuals) j["residuals_pct"] = f.residuals_pct;
+    // (measured, predicted) seconds: what the workbench's model view plots.
+    j["points"] = f.points;
+    j["held_out_points"] = f.test_points;
     return j;
 }
 

@@ -11,6 +11,7 @@
 #include "metrics/request_metrics.h"
 #include "metrics_model.h"
 #include "model/input_error.h"
+#include "model_chart.h"
 #include "param_slider.h"
 #include "profiles.h"
 #include "report.h"
@@ -47,6 +48,7 @@
 #include <QStyle>
 #include <QTabWidget>
 #include <QTableView>
+#include <QTableWidget>
 #include <QThreadPool>
 #include <QTimer>
 #include <QToolButton>
@@ -276,6 +278,33 @@ void MainWindow::buildUi() {
     runs_dock->setWidget(rpanel);
     addDockWidget(Qt::RightDockWidgetArea, runs_dock);
     tabifyDockWidget(metrics_dock_, runs_dock);
+    metrics_dock_->raise();
+    // Models: the fitted models in the database, the selected one plotted.
+    models_table_ = new QTableWidget(0, 4);
+    models_table_->setObjectName(QStringLiteral("models"));
+    models_table_->setHorizontalHeaderLabels(
+        {tr("id"), tr("kind"), tr("name"), tr("created (UTC)")});
+    models_table_->setSelectionBehavior(QAbstractItemView::SelectRows);
+    models_table_->setSelectionMode(QAbstractItemView::SingleSelection);
+    models_table_->setEditTriggers(QAbstractItemView::NoEditTriggers);
+    models_table_->verticalHeader()->setVisible(false);
+    models_table_->horizontalHeader()->setStretchLastSection(true);
+    models_table_->setWordWrap(false);
+    model_chart_ = new views::ModelChart;
+    connect(models_table_, &QTableWidget::itemSelectionChanged, this, [this] {
+        const auto sel = models_table_->selectedItems();
+        if (!sel.isEmpty())
+            showModel(models_table_->item(sel.front()->row(), 0)->text().toLongLong());
+    });
+    auto* msplit = new QSplitter(Qt::Vertical);
+    msplit->addWidget(models_table_);
+    msplit->addWidget(model_chart_);
+    msplit->setSizes({150, 400});
+    auto* models_dock = new QDockWidget(tr("Models"), this);
+    models_dock->setObjectName(QStringLiteral("models"));
+    models_dock->setWidget(msplit);
+    addDockWidget(Qt::RightDockWidgetArea, models_dock);
+    tabifyDockWidget(runs_dock, models_dock);
     metrics_dock_->raise();
     // Another process (kairos-cli simulate --db) writing the database: re-read, at most
     // a few times a second. SQLite's WAL file changes on every commit.
@@ -663,6 +692,7 @@ void MainWindow::showResult(std::shared_ptr<const SimResult> r) {
 }
 
 void MainWindow::refreshRuns() {
+    refreshModels();
     if (!QFileInfo::exists(db_path_)) { // nothing stored yet: do not create a database here
         runs_model_->setRuns({});
         runs_label_->setText(tr("No database yet at %1; Save this run creates it.").arg(db_path_));
@@ -677,6 +707,50 @@ void MainWindow::refreshRuns() {
         runs_model_->setRuns({});
         runs_label_->setText(
             tr("Cannot read the database: %1").arg(QString::fromStdString(e.what())));
+    }
+}
+
+void MainWindow::refreshModels() {
+    const qint64 selected = [&] {
+        const auto sel = models_table_->selectedItems();
+        return sel.isEmpty() ? -1 : models_table_->item(sel.front()->row(), 0)->text().toLongLong();
+    }();
+    models_table_->setRowCount(0);
+    if (!QFileInfo::exists(db_path_)) return;
+    try {
+        const store::Store db(db_path_.toStdString());
+        const auto models = db.listModels();
+        models_table_->setRowCount(int(models.size()));
+        for (int i = 0; i < int(models.size()); ++i) {
+            const auto& m = models[std::size_t(models.size()) - 1 - std::size_t(i)]; // newest first
+            const QStringList cells{QString::number(m.id), QString::fromStdString(m.kind),
+                                    QString::fromStdString(m.name),
+                                    QString::fromStdString(m.created_at.substr(0, 19))
+                                        .replace(QLatin1Char('T'), QLatin1Char(' '))};
+            for (int c = 0; c < 4; ++c)
+                models_table_->setItem(i, c, new QTableWidgetItem(cells[c]));
+            if (m.id == selected) models_table_->selectRow(i);
+        }
+        if (selected < 0 && !models.empty()) models_table_->selectRow(0); // the newest
+        models_table_->resizeColumnsToContents();
+    } catch (const std::exception&) {
+        // refreshRuns() says what is wrong with the database
+    }
+}
+
+bool MainWindow::showModel(qint64 id) {
+    try {
+        const store::Store db(db_path_.toStdString());
+        const auto m = db.model(id);
+        if (!m) return false;
+        return model_chart_->setModel(
+            tr("model %1 (%2): %3")
+                .arg(id)
+                .arg(QString::fromStdString(m->kind), QString::fromStdString(m->name)),
+            m->accuracy);
+    } catch (const std::exception& e) {
+        statusBar()->showMessage(tr("cannot read model %1: %2").arg(id).arg(e.what()));
+        return false;
     }
 }
 

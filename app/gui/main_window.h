@@ -25,6 +25,7 @@ class TufChart;
 class MetricsModel;
 class LengthHistogram;
 class RunsModel;
+class ModelChart;
 class TimelineView;
 class KvChart;
 } // namespace kairos::views
@@ -77,6 +78,13 @@ public:
     void saveRun();
     bool pinStoredRun(qint64 id);
     views::RunsModel* runsModel() const { return runs_model_; }
+    // Model views: the database's fitted models; selecting one plots it.
+    void refreshModels();
+    bool showModel(qint64 id);
+    views::ModelChart* modelChart() const { return model_chart_; }
+    class QTableWidget* modelsTable() const {
+        return models_table_;
+    }
 
     // Timeline rows per agent lane (when the workload names agents) or per request.
     void setAgentRows(bool on);
@@ -139,6 +147,8 @@ private:
     QString db_path_;
     views::RunsModel* runs_model_ = nullptr;
     QTableView* runs_view_ = nullptr;
+    class QTableWidget* models_table_ = nullptr;
+    views::ModelChart* model_chart_ = nullptr;
     QLabel* runs_label_ = nullptr;
     QTimer* runs_refresh_ = nullptr; // debounces file-change notices
     class QFileSystemWatcher* runs_watch_ = nullptr;

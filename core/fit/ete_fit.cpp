@@ -322,11 +322,14 @@ EteReport fitEteReport(const std::vector<Measurement>& m, double test_fraction,
         f.rows = xtr.size();
         f.test_rows = xte.size();
         auto errors = [&](const std::vector<Row3>& x, const std::vector<double>& y, double* mean,
-                          double* mx, std::vector<double>* res) {
+                          double* mx, std::vector<double>* res,
+                          std::vector<std::pair<double, double>>* pts) {
             double s = 0;
             *mx = 0;
             for (std::size_t i = 0; i < x.size(); ++i) {
-                const double r = (predict(x[i], beta) - y[i]) / y[i];
+                const double pred = predict(x[i], beta);
+                pts->emplace_back(y[i], pred);
+                const double r = (pred - y[i]) / y[i];
                 s += std::fabs(r);
                 *mx = std::max(*mx, std::fabs(r) * 100);
                 if (res) res->push_back(100 * r);
@@ -334,8 +337,8 @@ EteReport fitEteReport(const std::vector<Measurement>& m, double test_fraction,
             *mean = x.empty() ? std::nan("") : 100 * s / double(x.size());
             if (x.empty()) *mx = std::nan("");
         };
-        errors(xtr, ytr, &f.mape_pct, &f.max_pct, &f.residuals_pct);
-        errors(xte, yte, &f.test_mape_pct, &f.test_max_pct, nullptr);
+        errors(xtr, ytr, &f.mape_pct, &f.max_pct, &f.residuals_pct, &f.points);
+        errors(xte, yte, &f.test_mape_pct, &f.test_max_pct, nullptr, &f.test_points);
         if (!sp.batch1) {
             (sp.prefill ? rep.batched_prefill : rep.batched_decode) = true;
             if (sp.prefill) {

@@ -74,6 +74,8 @@ struct LinearFit {
     double mape_pct = 0, max_pct = 0;           // training rows, all of them
     double test_mape_pct = 0, test_max_pct = 0; // held-out rows (NaN when none)
     std::vector<double> residuals_pct;          // (predicted - measured) / measured, training rows
+    // (measured, predicted) seconds per row, for plots: training rows, then held-out rows.
+    std::vector<std::pair<double, double>> points, test_points;
 };
 
 struct EteReport {

@@ -6,8 +6,10 @@
 #include "generate_dialog.h"
 #include "main_window.h"
 #include "metrics_model.h"
+#include "model_chart.h"
 #include "param_slider.h"
 #include "runs_model.h"
+#include "store/store.h"
 #include "timeline_view.h"
 #include "workload/generators.h"
 #include "workload/readers.h"
@@ -26,6 +28,7 @@
 #include <QSignalSpy>
 #include <QSpinBox>
 #include <QStandardPaths>
+#include <QTableWidget>
 #include <QtTest>
 #include <fstream>
 #include <set>
@@ -272,6 +275,24 @@ private slots:
         QVERIFY(!w.pinned()->cdf_ttft.empty());
         QVERIFY(!w.timeline()->showsPinned()); // no run log stored: no timeline overlay
         QVERIFY(!w.pinStoredRun(99));
+        // Model views: a stored model is listed (the newest selected) and plotted, every
+        // point of its fits, fitted and held out.
+        {
+            store::Store st(db.toStdString());
+            store::ModelInfo mi;
+            mi.kind = "ete";
+            mi.name = "test group";
+            mi.params = "{}";
+            mi.training = "{}";
+            mi.accuracy = R"([{"fit": "prefill, batch 1: a*N^2 + b*N + c", "mape_pct": 1.5,
+                "held_out_mape_pct": 2.0, "points": [[0.1, 0.11], [1.0, 0.9], [2.0, 2.1]],
+                "held_out_points": [[0.5, 0.52]]}])";
+            st.putModel(mi);
+        }
+        w.refreshRuns();
+        QCOMPARE(w.modelsTable()->rowCount(), 1);
+        QCOMPARE(w.modelsTable()->item(0, 2)->text(), QStringLiteral("test group"));
+        QCOMPARE(w.modelChart()->pointCount(), 4);
         for (const char* suffix : {"", "-wal", "-shm"}) QFile::remove(db + suffix);
     }
 

@@ -1,0 +1,86 @@
+#include "model_chart.h"
+
+#include "chart_style.h"
+
+#include <algorithm>
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+namespace kairos::views {
+
+ModelChart::ModelChart(QWidget* parent) : QCustomPlot(parent) {
+    applyPalette(this, QPalette::Base);
+    for (QCPAxis* a : {xAxis, yAxis}) {
+        a->setScaleType(QCPAxis::stLogarithmic);
+        a->setTicker(QSharedPointer<QCPAxisTickerLog>(new QCPAxisTickerLog));
+    }
+    xAxis->setLabel(tr("measured (s)"));
+    yAxis->setLabel(tr("predicted (s)"));
+    axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignLeft);
+    setMinimumHeight(220);
+    QFont small = font();
+    small.setPointSizeF(small.pointSizeF() * 0.85);
+    legend->setFont(small);
+    plotLayout()->insertRow(0);
+    title_ = new QCPTextElement(this, QString(), QFont(font().family(), 10, QFont::Bold));
+    title_->setTextColor(palette().color(QPalette::Text));
+    plotLayout()->addElement(0, 0, title_);
+}
+
+bool ModelChart::setModel(const QString& title, const std::string& accuracy) {
+    clearGraphs();
+    points_ = 0;
+    const auto j = nlohmann::json::parse(accuracy, nullptr, false);
+    static const QColor colors[] = {QColor(0xf5, 0xa6, 0x23), QColor(0x2f, 0x80, 0xed),
+                                    QColor(0xe0, 0x3e, 0x3e), QColor(0x27, 0xae, 0x60)};
+    double lo = INFINITY, hi = 0;
+    int k = 0;
+    if (j.is_array())
+        for (const auto& f : j) {
+            if (!f.is_object() || !f.contains("points")) continue;
+            const QColor c = colors[k++ % 4];
+            auto num = [&](const char* key) {
+                return f.contains(key) && f[key].is_number() ? f[key].get<double>() : NAN;
+            };
+            // The fit's name up to its formula ("prefill, batch 1: a*N^2 ..." -> "prefill,
+            // batch 1"): the formula is in the fit tool's output, the legend stays narrow.
+            const QString name = QString::fromStdString(f.value("fit", std::string()))
+                                     .section(QLatin1Char(':'), 0, 0);
+            for (const char* which : {"points", "held_out_points"}) {
+                const bool held = which[0] == 'h';
+                QVector<double> x, y;
+                if (f.contains(which) && f[which].is_array())
+                    for (const auto& p : f[which])
+                        if (p.is_array() && p.size() == 2 && p[0].is_number() && p[1].is_number() &&
+                            p[0].get<double>() > 0 && p[1].get<double>() > 0) {
+                            x.push_back(p[0].get<double>());
+                            y.push_back(p[1].get<double>());
+                            lo = std::min({lo, x.back(), y.back()});
+                            hi = std::max({hi, x.back(), y.back()});
+                        }
+                if (x.isEmpty()) continue;
+                points_ += int(x.size());
+                QCPGraph* g = addGraph();
+                g->setLineStyle(QCPGraph::lsNone);
+                g->setScatterStyle(
+                    QCPScatterStyle(held ? QCPScatterStyle::ssCircle : QCPScatterStyle::ssDisc, c,
+                                    held ? Qt::transparent : c, held ? 7 : 5));
+                g->setData(x, y);
+                g->setName(held ? tr("  held out: %1 %").arg(num("held_out_mape_pct"), 0, 'f', 1)
+                                : tr("%1: MAPE %2 %").arg(name).arg(num("mape_pct"), 0, 'f', 1));
+            }
+        }
+    if (points_ > 0) {
+        QCPGraph* diag = addGraph(); // perfect prediction
+        diag->setPen(QPen(palette().color(QPalette::Mid), 1, Qt::DashLine));
+        diag->setData(QVector<double>{lo / 1.5, hi * 1.5}, QVector<double>{lo / 1.5, hi * 1.5});
+        diag->setName(tr("predicted = measured"));
+        xAxis->setRange(lo / 1.5, hi * 1.5);
+        yAxis->setRange(lo / 1.5, hi * 1.5);
+    }
+    title_->setText(title);
+    replot(QCustomPlot::rpQueuedReplot);
+    return points_ > 0;
+}
+
+} // namespace kairos::views

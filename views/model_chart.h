@@ -1,0 +1,27 @@
+#pragma once
+// A fitted execution-time model (kairos-cli fit ete) against its measurements: each
+// fit's rows as predicted vs measured time on log axes, the held-out rows hollow, and
+// the line of perfect prediction; the legend gives each fit's MAPE on fitted and
+// held-out rows. Reads the model's stored accuracy JSON (core/store).
+#include <QString>
+#include <qcustomplot.h>
+#include <string>
+
+namespace kairos::views {
+
+class ModelChart : public QCustomPlot {
+    Q_OBJECT
+public:
+    explicit ModelChart(QWidget* parent = nullptr);
+    // `accuracy`: the stored JSON list of fits ({"fit", "mape_pct", "held_out_mape_pct",
+    // "points": [[measured, predicted], ...], "held_out_points": ...}). False (and an
+    // empty chart) when it has no points to draw.
+    bool setModel(const QString& title, const std::string& accuracy);
+    int pointCount() const { return points_; }
+
+private:
+    int points_ = 0;
+    QCPTextElement* title_ = nullptr;
+};
+
+} // namespace kairos::views
