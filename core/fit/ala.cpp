@@ -1,0 +1,200 @@
+#include "fit/ala.h"
+
+#include "metrics/stats.h"
+#include "model/input_error.h"
+#include "workload/text.h"
+
+#include <algorithm>
+#include <ceres/ceres.h>
+#include <cmath>
+#include <fstream>
+#include <tuple>
+
+namespace kairos::ala {
+
+namespace {
+
+constexpr double kAMax = 1e6, kCMax = 1e6, kBMin = 1e-5, kBMax = 1.0;
+
+// r = c - a*exp(-b*bb) - thpt: the absolute residual, as the authors' least squares.
+struct Residual {
+    double bb, thpt;
+    template <class T>
+    bool operator()(const T* const a, const T* const b, const T* const c, T* r) const {
+        r[0] = c[0] - a[0] * exp(-b[0] * T(bb)) - T(thpt);
+        return true;
+    }
+};
+
+double sse(const std::vector<std::pair<double, double>>& pts, double a, double b, double c) {
+    double s = 0;
+    for (const auto& [x, y] : pts) s += std::pow(c - a * std::exp(-b * x) - y, 2);
+    return s;
+}
+
+// Ceres's bounded Levenberg-Marquardt projects steps onto the box and can stall next to
+// an active bound (e.g. a = 0 with c short of the mean). So: solve, hold the parameters
+// that ended on a bound constant and solve again over the others, and keep the better.
+// Each parameter is its own block so that any of them can be held.
+struct Solved {
+    double p[3] = {0, 0, 0};
+    int iterations = 0;
+    bool converged = false;
+};
+
+Solved solveBounded(const std::vector<std::pair<double, double>>& pts, const double start[3]) {
+    static const double lo[3] = {0.0, kBMin, 0.0}, hi[3] = {kAMax, kBMax, kCMax};
+    Solved best;
+    std::copy(start, start + 3, best.p);
+    std::vector<bool> hold(3, false);
+    for (int round = 0; round < 3; ++round) {
+        Solved s = best;
+        ceres::Problem problem;
+        for (const auto& [x, y] : pts)
+            problem.AddResidualBlock(
+                new ceres::AutoDiffCostFunction<Residual, 1, 1, 1, 1>(new Residual{x, y}), nullptr,
+                &s.p[0], &s.p[1], &s.p[2]);
+        for (int k = 0; k < 3; ++k) {
+            if (hold[std::size_t(k)]) {
+                problem.SetParameterBlockConstant(&s.p[k]);
+                continue;
+            }
+            problem.SetParameterLowerBound(&s.p[k], 0, lo[k]);
+            problem.SetParameterUpperBound(&s.p[k], 0, hi[k]);
+        }
+        ceres::Solver::Options opt;
+        opt.linear_solver_type = ceres::DENSE_QR;
+        opt.max_num_iterations = 2000;
+        opt.function_tolerance = 1e-15;
+        opt.gradient_tolerance = 1e-15;
+        opt.parameter_tolerance = 1e-15;
+        opt.logging_type = ceres::SILENT;
+        ceres::Solver::Summary sum;
+        ceres::Solve(opt, &problem, &sum);
+        s.iterations = best.iterations + int(sum.iterations.size());
+        s.converged = sum.termination_type == ceres::CONVERGENCE;
+        if (round == 0 ||
+            sse(pts, s.p[0], s.p[1], s.p[2]) <= sse(pts, best.p[0], best.p[1], best.p[2]))
+            best = s;
+        // Parameters on a bound are held next round; none: done.
+        bool any = false;
+        for (int k = 0; k < 3; ++k) {
+            const bool at = best.p[k] <= lo[k] || best.p[k] >= hi[k];
+            any = any || (at && !hold[std::size_t(k)]);
+            hold[std::size_t(k)] = hold[std::size_t(k)] || at;
+        }
+        if (!any) break;
+    }
+    return best;
+}
+
+} // namespace
+
+std::string BenchRow::group() const {
+    return framework + " | " + model + " | " + hardware + " | " + precision;
+}
+
+double ExpFit::operator()(double bb) const {
+    return c - a * std::exp(-b * bb);
+}
+
+std::vector<BenchRow> readBench(const std::string& path) {
+    std::ifstream in(path);
+    if (!in) throw InputError(path, 0, "", "cannot open file");
+    std::string line;
+    std::vector<std::string_view> f, h;
+    if (!text::nextLine(in, line)) throw InputError(path, 0, "", "empty file");
+    const std::string header = line;
+    text::split(header, ',', h);
+    auto col = [&](const char* name) {
+        for (std::size_t i = 0; i < h.size(); ++i)
+            if (text::trim(h[i]) == name) return i;
+        throw InputError(path, 1, name, "missing column in the header");
+    };
+    const auto cF = col("framework"), cM = col("model"), cH = col("hardware"),
+               cP = col("precision"), cI = col("input_len"), cO = col("output_len"),
+               cB = col("batch"), cT = col("throughput");
+    // Repeated keys: averaged, in the order the keys first appear.
+    std::map<std::tuple<std::string, std::string, std::string, std::string, int, int, int>,
+             std::size_t>
+        index;
+    std::vector<BenchRow> out;
+    std::vector<int> count;
+    long lineno = 1;
+    while (text::nextLine(in, line)) {
+        ++lineno;
+        if (text::trim(line).empty()) continue;
+        text::split(line, ',', f);
+        if (f.size() < h.size()) throw InputError(path, lineno, "", "too few fields");
+        BenchRow r;
+        r.framework = std::string(text::trim(f[cF]));
+        r.model = std::string(text::trim(f[cM]));
+        r.hardware = std::string(text::trim(f[cH]));
+        r.precision = std::string(text::trim(f[cP]));
+        r.ii = text::needCount(f[cI], path, lineno, "input_len", 1);
+        r.oo = text::needCount(f[cO], path, lineno, "output_len", 1);
+        r.bb = text::needCount(f[cB], path, lineno, "batch", 1);
+        r.thpt = text::needDouble(f[cT], path, lineno, "throughput");
+        if (!(r.thpt > 0)) throw InputError(path, lineno, "throughput", "must be > 0");
+        const auto key =
+            std::make_tuple(r.framework, r.model, r.hardware, r.precision, r.ii, r.oo, r.bb);
+        const auto it = index.find(key);
+        if (it == index.end()) {
+            index.emplace(key, out.size());
+            out.push_back(r);
+            count.push_back(1);
+        } else { // running mean
+            const std::size_t i = it->second;
+            ++count[i];
+            out[i].thpt += (r.thpt - out[i].thpt) / count[i];
+        }
+    }
+    if (out.empty()) throw InputError(path, 0, "", "no rows");
+    return out;
+}
+
+ExpFit fitThroughput(const std::vector<std::pair<double, double>>& pts) {
+    if (pts.empty()) throw std::invalid_argument("a throughput fit needs at least one point");
+    ExpFit fit;
+    fit.points = int(pts.size());
+    std::vector<double> bb, th;
+    for (const auto& [x, y] : pts) {
+        bb.push_back(x);
+        th.push_back(y);
+    }
+    const Stats sb = describe(bb, {10, 90}), st = describe(th, {10, 90});
+    const bool single = std::all_of(bb.begin(), bb.end(), [&](double x) { return x == bb[0]; });
+    if (single) {
+        fit.a0 = 1;
+        fit.b0 = 0.001;
+        fit.c0 = 0;
+    } else {
+        fit.a0 = std::max(1e-5, st.percentile(90) - st.percentile(10));
+        const double spread = sb.percentile(90) - sb.percentile(10);
+        fit.b0 = spread > 0 ? 1.0 / spread : 0.001;
+        fit.c0 = st.percentile(90);
+    }
+    fit.a0 = std::clamp(fit.a0, 0.0, kAMax);
+    fit.b0 = std::clamp(fit.b0, kBMin, kBMax);
+    fit.c0 = std::clamp(fit.c0, 0.0, kCMax);
+    const double start[3] = {fit.a0, fit.b0, fit.c0};
+    const Solved s = solveBounded(pts, start);
+    fit.iterations = s.iterations;
+    fit.a = s.p[0];
+    fit.b = s.p[1];
+    fit.c = s.p[2];
+    fit.converged = s.converged;
+    for (const auto& [x, y] : pts)
+        fit.max_abs_pct = std::max(fit.max_abs_pct, 100.0 * std::abs(fit(x) - y) / y);
+    return fit;
+}
+
+std::map<std::pair<int, int>, ExpFit> parameterDatabase(const std::vector<BenchRow>& rows) {
+    std::map<std::pair<int, int>, std::vector<std::pair<double, double>>> by;
+    for (const auto& r : rows) by[{r.ii, r.oo}].emplace_back(double(r.bb), r.thpt);
+    std::map<std::pair<int, int>, ExpFit> db;
+    for (const auto& [k, pts] : by) db[k] = fitThroughput(pts);
+    return db;
+}
+
+} // namespace kairos::ala

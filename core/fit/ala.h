@@ -1,0 +1,44 @@
+#pragma once
+// ALA (seeds/004, PAPERS.md §5), its analytical part: throughput against batch size
+// thpt(bb) = c - a*exp(-b*bb), fitted per (input ii, output oo) pair of one hardware/
+// software configuration by bounded nonlinear least squares (Ceres): a, c in [0, 1e6],
+// b in [1e-5, 1], started where the authors start (see fitThroughput). The fits of a
+// configuration form its parameter database, (ii, oo) -> (a, b, c).
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace kairos::ala {
+
+// One row of LLM-Inference-Bench's table (throughput in tokens/s).
+struct BenchRow {
+    std::string framework, model, hardware, precision;
+    int ii = 0, oo = 0, bb = 0;
+    double thpt = 0;
+    std::string group() const; // "framework | model | hardware | precision"
+};
+
+// Reads `framework,model,hardware,precision,input_len,output_len,batch,throughput` (any
+// column order); rows with the same (configuration, ii, oo, bb) are averaged into one.
+// Bad rows throw InputError naming the file, line and field.
+std::vector<BenchRow> readBench(const std::string& path);
+
+struct ExpFit {
+    double a = 0, b = 0, c = 0;
+    double a0 = 0, b0 = 0, c0 = 0; // where the solver started
+    int points = 0, iterations = 0;
+    bool converged = false;
+    double max_abs_pct = 0; // largest |fit - measured| / measured over the points, in %
+    double operator()(double bb) const;
+};
+
+// The bounded fit over (bb, thpt) points. Start (the authors'): a0 = p90 - p10 of thpt
+// (at least 1e-5), b0 = 1 / (p90 - p10 of bb), c0 = p90 of thpt, percentiles as numpy's;
+// with a single batch size a0 = 1, b0 = 0.001, c0 = 0. Starts are clamped into the bounds.
+ExpFit fitThroughput(const std::vector<std::pair<double, double>>& bb_thpt);
+
+// One configuration's parameter database: a fit per (ii, oo) from its rows.
+std::map<std::pair<int, int>, ExpFit> parameterDatabase(const std::vector<BenchRow>& rows);
+
+} // namespace kairos::ala

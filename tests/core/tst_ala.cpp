@@ -1,0 +1,167 @@
+// ALA's analytical part: the bounded exponential throughput fit (exact recovery, bounds,
+// the authors' starting values) and LLM-Inference-Bench's table read with repeated keys
+// averaged; on every real (configuration, ii, oo) the fit is at least as good as the best
+// of a dense search over b (for a fixed b the model is linear in a and c, solved exactly):
+// the solver finds the global optimum, not a local one.
+#include "fit/ala.h"
+#include "model/input_error.h"
+#include "test_util.h"
+
+#include <QtTest>
+#include <cmath>
+#include <fstream>
+#include <set>
+
+using namespace kairos;
+using namespace kairos::ala;
+
+class TestAla : public QObject {
+    Q_OBJECT
+private slots:
+    // Noiseless c - a*exp(-b*bb) with a = 3000, b = 0.05, c = 5000: recovered.
+    void exactRecovery() {
+        std::vector<std::pair<double, double>> pts;
+        for (double bb : {1, 2, 4, 8, 16, 32, 64, 128})
+            pts.emplace_back(bb, 5000 - 3000 * std::exp(-0.05 * bb));
+        const ExpFit f = fitThroughput(pts);
+        QVERIFY(f.converged);
+        KAIROS_COMPARE_NEAR(f.a, 3000, 3000 * 1e-7);
+        KAIROS_COMPARE_NEAR(f.b, 0.05, 0.05 * 1e-7);
+        KAIROS_COMPARE_NEAR(f.c, 5000, 5000 * 1e-7);
+        QVERIFY(f.max_abs_pct < 1e-6);
+        KAIROS_COMPARE_NEAR(f(10), 5000 - 3000 * std::exp(-0.5), 1e-4);
+    }
+
+    // The bounds hold: a curve steeper than b = 1 allows ends at b = 1; throughput that
+    // falls with batch (a < 0 would fit) ends at a = 0 with c the mean.
+    void boundsRespected() {
+        std::vector<std::pair<double, double>> steep, falling;
+        for (double bb : {1, 2, 4, 8}) {
+            steep.emplace_back(bb, 900 - 800 * std::exp(-3 * bb));
+            falling.emplace_back(bb, 1000 - 10 * bb);
+        }
+        const ExpFit s = fitThroughput(steep);
+        QCOMPARE(s.b, 1.0);
+        QVERIFY(s.a >= 0 && s.a <= 1e6 && s.c >= 0 && s.c <= 1e6);
+        const ExpFit d = fitThroughput(falling);
+        QCOMPARE(d.a, 0.0);
+        KAIROS_COMPARE_NEAR(d.c, (990 + 980 + 960 + 920) / 4.0, 1e-6);
+    }
+
+    // Starting values as the authors', percentiles as numpy's: thpt {100, 200, 300, 400}
+    // at bb {1, 16, 32, 64}: a0 = p90 - p10 = 370 - 130 = 240, b0 = 1 / (54.4 - 5.5),
+    // c0 = 370. A single batch size: a0 = 1, b0 = 0.001, c0 = 0.
+    void startingValues() {
+        const ExpFit f = fitThroughput({{1, 100}, {16, 200}, {32, 300}, {64, 400}});
+        KAIROS_COMPARE_NEAR(f.a0, 240, 1e-9);
+        KAIROS_COMPARE_NEAR(f.b0, 1 / 48.9, 1e-12);
+        KAIROS_COMPARE_NEAR(f.c0, 370, 1e-9);
+        const ExpFit one = fitThroughput({{16, 500}, {16, 520}});
+        QCOMPARE(one.a0, 1.0);
+        QCOMPARE(one.b0, 0.001);
+        QCOMPARE(one.c0, 0.0);
+        QVERIFY_THROWS_EXCEPTION(std::invalid_argument, fitThroughput({}));
+    }
+
+    // The real table: 4,136 rows, repeated keys averaged; 211 configurations; every fit
+    // in bounds and no worse than a grid search: 400 values of b log-spaced over
+    // [1e-5, 1], for each the least-squares a >= 0 and c in closed form (kept when inside
+    // the bounds).
+    void realTable() {
+        const auto rows = readBench(test::dataPath("llm_inference_bench.csv"));
+        std::set<std::string> groups;
+        for (const auto& r : rows) groups.insert(r.group());
+        QCOMPARE(groups.size(), std::size_t(211));
+        QVERIFY(rows.size() < 4136);
+        std::map<std::string, std::vector<BenchRow>> by;
+        for (const auto& r : rows) by[r.group()].push_back(r);
+        int fits = 0;
+        for (const auto& [g, rs] : by)
+            for (const auto& [key, f] : parameterDatabase(rs)) {
+                std::vector<double> y;
+                double sse = 0;
+                for (const auto& r : rs)
+                    if (r.ii == key.first && r.oo == key.second) {
+                        y.push_back(r.thpt);
+                        sse += std::pow(f(r.bb) - r.thpt, 2);
+                    }
+                std::vector<double> bbs;
+                for (const auto& r : rs)
+                    if (r.ii == key.first && r.oo == key.second) bbs.push_back(r.bb);
+                double grid_best = INFINITY;
+                for (int k = 0; k <= 400; ++k) {
+                    const double b = std::pow(10.0, -5.0 + 5.0 * k / 400);
+                    // y = c + a*x with x = -exp(-b*bb): least squares, a clamped at 0.
+                    const double n = double(y.size());
+                    double sx = 0, sy = 0, sxx = 0, sxy = 0;
+                    for (std::size_t i = 0; i < y.size(); ++i) {
+                        const double x = -std::exp(-b * bbs[i]);
+                        sx += x;
+                        sy += y[i];
+                        sxx += x * x;
+                        sxy += x * y[i];
+                    }
+                    const double den = n * sxx - sx * sx;
+                    double a = den > 1e-300 ? (n * sxy - sx * sy) / den : 0.0;
+                    a = std::max(a, 0.0);
+                    const double c = (sy - a * sx) / n;
+                    if (a > 1e6 || c > 1e6 || c < 0) continue; // outside the model's box
+                    double e = 0;
+                    for (std::size_t i = 0; i < y.size(); ++i)
+                        e += std::pow(c - a * std::exp(-b * bbs[i]) - y[i], 2);
+                    grid_best = std::min(grid_best, e);
+                }
+                QVERIFY2(sse <= grid_best * (1 + 1e-6) + 1e-6,
+                         qPrintable(QString("%1 (%2, %3): %4 > grid %5")
+                                        .arg(QString::fromStdString(g))
+                                        .arg(key.first)
+                                        .arg(key.second)
+                                        .arg(sse)
+                                        .arg(grid_best)));
+                QVERIFY(f.a >= 0 && f.a <= 1e6 && f.b >= 1e-5 && f.b <= 1 && f.c >= 0 &&
+                        f.c <= 1e6);
+                ++fits;
+            }
+        qInfo("%d (configuration, ii, oo) fits", fits);
+        QVERIFY(fits > 900);
+    }
+
+    // Repeated keys are averaged; bad rows name file, line and field.
+    void averagingAndErrors() {
+        const std::string ok = test::tempPath("bench.csv");
+        {
+            std::ofstream(ok) << "framework,model,hardware,precision,input_len,output_len,batch,"
+                                 "throughput\nvLLM,m,h,fp16,128,128,1,100\nvLLM,m,h,fp16,128,128,1,"
+                                 "200\nvLLM,m,h,fp16,128,128,16,900\n";
+        }
+        const auto rows = readBench(ok);
+        QCOMPARE(rows.size(), std::size_t(2));
+        QCOMPARE(rows[0].thpt, 150.0);
+        QCOMPARE(rows[1].bb, 16);
+        const struct {
+            const char* body;
+            long line;
+            const char* field;
+        } bad[] = {{"vLLM,m,h,fp16,128,128,0,100\n", 2, "batch"},
+                   {"vLLM,m,h,fp16,128,x,1,100\n", 2, "output_len"},
+                   {"vLLM,m,h,fp16,128,128,1,-5\n", 2, "throughput"}};
+        for (const auto& b : bad) {
+            const std::string f = test::tempPath("bad_bench.csv");
+            {
+                std::ofstream(f) << "framework,model,hardware,precision,input_len,output_len,"
+                                    "batch,throughput\n"
+                                 << b.body;
+            }
+            try {
+                readBench(f);
+                QFAIL(b.body);
+            } catch (const InputError& e) {
+                QCOMPARE(e.line(), b.line);
+                QCOMPARE(e.field(), std::string(b.field));
+            }
+        }
+    }
+};
+
+QTEST_GUILESS_MAIN(TestAla)
+#include "tst_ala.moc"
