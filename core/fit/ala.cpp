@@ -101,36 +101,22 @@ double ExpFit::operator()(double bb) const {
 std::vector<BenchRow> readBench(const std::string& path) {
     std::ifstream in(path);
     if (!in) throw InputError(path, 0, "", "cannot open file");
-    std::string line;
-    std::vector<std::string_view> f, h;
-    if (!text::nextLine(in, line)) throw InputError(path, 0, "", "empty file");
-    const std::string header = line;
-    text::split(header, ',', h);
-    auto col = [&](const char* name) {
-        for (std::size_t i = 0; i < h.size(); ++i)
-            if (text::trim(h[i]) == name) return i;
-        throw InputError(path, 1, name, "missing column in the header");
-    };
-    const auto cF = col("framework"), cM = col("model"), cH = col("hardware"),
-               cP = col("precision"), cI = col("input_len"), cO = col("output_len"),
-               cB = col("batch"), cT = col("throughput");
+    const text::CsvHeader h(in, path);
+    const auto cF = h.column("framework"), cM = h.column("model"), cH = h.column("hardware"),
+               cP = h.column("precision"), cI = h.column("input_len"), cO = h.column("output_len"),
+               cB = h.column("batch"), cT = h.column("throughput");
     // Repeated keys: averaged, in the order the keys first appear.
     std::map<std::tuple<std::string, std::string, std::string, std::string, int, int, int>,
              std::size_t>
         index;
     std::vector<BenchRow> out;
     std::vector<int> count;
-    long lineno = 1;
-    while (text::nextLine(in, line)) {
-        ++lineno;
-        if (text::trim(line).empty()) continue;
-        text::split(line, ',', f);
-        if (f.size() < h.size()) throw InputError(path, lineno, "", "too few fields");
+    text::forCsvRows(in, path, h, 0, [&](const std::vector<std::string_view>& f, long lineno) {
         BenchRow r;
-        r.framework = std::string(text::trim(f[cF]));
-        r.model = std::string(text::trim(f[cM]));
-        r.hardware = std::string(text::trim(f[cH]));
-        r.precision = std::string(text::trim(f[cP]));
+        r.framework = std::string(f[cF]);
+        r.model = std::string(f[cM]);
+        r.hardware = std::string(f[cH]);
+        r.precision = std::string(f[cP]);
         r.ii = text::needCount(f[cI], path, lineno, "input_len", 1);
         r.oo = text::needCount(f[cO], path, lineno, "output_len", 1);
         r.bb = text::needCount(f[cB], path, lineno, "batch", 1);
@@ -148,7 +134,7 @@ std::vector<BenchRow> readBench(const std::string& path) {
             ++count[i];
             out[i].thpt += (r.thpt - out[i].thpt) / count[i];
         }
-    }
+    });
     if (out.empty()) throw InputError(path, 0, "", "no rows");
     return out;
 }

@@ -183,25 +183,11 @@ EteFit fitEte(const std::vector<PrefillSample>& pre, const std::vector<DecodeSam
 std::vector<Measurement> readMeasurementsCsv(const std::string& path) {
     std::ifstream in(path);
     if (!in) throw InputError(path, 0, "", "cannot open file");
-    std::string line;
-    std::vector<std::string_view> f, h;
-    if (!text::nextLine(in, line)) throw InputError(path, 0, "", "empty file");
-    const std::string header = line;
-    text::split(header, ',', h);
-    auto col = [&](const char* name) {
-        for (std::size_t i = 0; i < h.size(); ++i)
-            if (text::trim(h[i]) == name) return i;
-        throw InputError(path, 1, name, "missing column in the header");
-    };
-    const auto cK = col("kind"), cB = col("batch"), cT = col("tokens"), cC = col("context"),
-               cS = col("seconds");
+    const text::CsvHeader h(in, path);
+    const auto cK = h.column("kind"), cB = h.column("batch"), cT = h.column("tokens"),
+               cC = h.column("context"), cS = h.column("seconds");
     std::vector<Measurement> out;
-    long lineno = 1;
-    while (text::nextLine(in, line)) {
-        ++lineno;
-        if (text::trim(line).empty()) continue;
-        text::split(line, ',', f);
-        if (f.size() < h.size()) throw InputError(path, lineno, "", "too few fields");
+    text::forCsvRows(in, path, h, 0, [&](const std::vector<std::string_view>& f, long lineno) {
         Measurement m;
         m.kind = std::string(text::trim(f[cK]));
         if (m.kind.empty()) throw InputError(path, lineno, "kind", "empty");
@@ -215,7 +201,7 @@ std::vector<Measurement> readMeasurementsCsv(const std::string& path) {
         if (m.kind == "decode" && m.context < 1)
             throw InputError(path, lineno, "context", "a decode step needs context >= 1");
         out.push_back(m);
-    }
+    });
     if (out.empty()) throw InputError(path, 0, "", "no measurements in the file");
     return out;
 }
@@ -223,26 +209,13 @@ std::vector<Measurement> readMeasurementsCsv(const std::string& path) {
 std::map<std::string, std::vector<Measurement>> splitwiseMeasurements(const std::string& path) {
     std::ifstream in(path);
     if (!in) throw InputError(path, 0, "", "cannot open file");
-    std::string line;
-    std::vector<std::string_view> f, h;
-    if (!text::nextLine(in, line)) throw InputError(path, 0, "", "empty file");
-    const std::string header = line;
-    text::split(header, ',', h);
-    auto col = [&](const char* name) {
-        for (std::size_t i = 0; i < h.size(); ++i)
-            if (h[i] == name) return i;
-        throw InputError(path, 1, name, "missing column in the header");
-    };
-    const auto cM = col("model"), cH = col("hardware"), cP = col("prompt_size"),
-               cB = col("batch_size"), cT = col("token_size"), cPT = col("prompt_time"),
-               cTT = col("token_time"), cTP = col("tensor_parallel");
+    const text::CsvHeader h(in, path);
+    const auto cM = h.column("model"), cH = h.column("hardware"), cP = h.column("prompt_size"),
+               cB = h.column("batch_size"), cT = h.column("token_size"),
+               cPT = h.column("prompt_time"), cTT = h.column("token_time"),
+               cTP = h.column("tensor_parallel");
     std::map<std::string, std::vector<Measurement>> out;
-    long lineno = 1;
-    while (text::nextLine(in, line)) {
-        ++lineno;
-        if (text::trim(line).empty()) continue;
-        text::split(line, ',', f);
-        if (f.size() < h.size()) throw InputError(path, lineno, "", "too few fields");
+    text::forCsvRows(in, path, h, 0, [&](const std::vector<std::string_view>& f, long lineno) {
         const auto tp = text::needInt(f[cTP], path, lineno, "tensor_parallel");
         const std::int64_t p = text::needCount(f[cP], path, lineno, "prompt_size", 1);
         const std::int64_t b = text::needCount(f[cB], path, lineno, "batch_size", 1);
@@ -254,7 +227,7 @@ std::map<std::string, std::vector<Measurement>> splitwiseMeasurements(const std:
         auto& g = out[std::string(f[cM]) + " " + std::string(f[cH]) + " tp" + std::to_string(tp)];
         g.push_back({"prefill", b, p, 0, pt});
         g.push_back({"decode", b, 0, std::int64_t(std::llround(double(b) * (p + t / 2.0))), tt});
-    }
+    });
     if (out.empty()) throw InputError(path, 0, "", "no rows");
     return out;
 }

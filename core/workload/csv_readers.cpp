@@ -8,63 +8,10 @@
 #include <string_view>
 
 namespace kairos {
-namespace {
-
-// Header of a CSV file: finds columns by name so that column order does not matter.
-class Header {
-public:
-    Header(std::istream& in, const std::string& file) : file_(file) {
-        std::string line;
-        while (text::nextLine(in, line)) {
-            ++lineno_;
-            if (!text::trim(line).empty()) break;
-        }
-        if (text::trim(line).empty()) throw InputError(file, 0, "", "empty file: no header line");
-        // Strip a UTF-8 byte-order mark.
-        if (line.size() >= 3 && line.compare(0, 3, "\xEF\xBB\xBF") == 0) line.erase(0, 3);
-        text_ = line;
-        text::split(text_, ',', cols_);
-    }
-    std::size_t column(const char* name) const {
-        for (std::size_t i = 0; i < cols_.size(); ++i)
-            if (cols_[i] == name) return i;
-        throw InputError(file_, lineno_, name, "missing column in the header");
-    }
-    std::size_t count() const { return cols_.size(); }
-    long lines() const { return lineno_; }
-
-private:
-    const std::string& file_;
-    long lineno_ = 0;
-    std::string text_;
-    std::vector<std::string_view> cols_;
-};
-
-// Iterates the data rows; checks that each has at least the header's column count.
-template <class Fn>
-void forRows(std::istream& in, const std::string& file, const Header& h, std::size_t limit,
-             Fn&& fn) {
-    std::string line;
-    std::vector<std::string_view> f;
-    long lineno = h.lines();
-    std::size_t rows = 0;
-    while (text::nextLine(in, line)) {
-        ++lineno;
-        if (text::trim(line).empty()) continue;
-        text::split(line, ',', f);
-        if (f.size() < h.count())
-            throw InputError(file, lineno, "",
-                             "expected " + std::to_string(h.count()) + " fields, found " +
-                                 std::to_string(f.size()));
-        fn(f, lineno);
-        if (limit && ++rows >= limit) break;
-    }
-}
-
-} // namespace
+namespace {} // namespace
 
 Workload readAzure(std::istream& in, const std::string& name, std::size_t limit) {
-    Header h(in, name);
+    text::CsvHeader h(in, name);
     const auto cT = h.column("TIMESTAMP"), cP = h.column("ContextTokens"),
                cO = h.column("GeneratedTokens");
     Workload w;
@@ -73,7 +20,7 @@ Workload readAzure(std::istream& in, const std::string& name, std::size_t limit)
     std::int64_t base = 0;
     double base_frac = 0.0;
     bool first = true;
-    forRows(in, name, h, limit, [&](const std::vector<std::string_view>& f, long line) {
+    text::forCsvRows(in, name, h, limit, [&](const std::vector<std::string_view>& f, long line) {
         std::int64_t whole;
         double frac;
         if (f[cT].empty()) throw InputError(name, line, "TIMESTAMP", "empty");
@@ -99,12 +46,12 @@ Workload readAzure(std::istream& in, const std::string& name, std::size_t limit)
 }
 
 Workload readLengths(std::istream& in, const std::string& name, std::size_t limit) {
-    Header h(in, name);
+    text::CsvHeader h(in, name);
     const auto cP = h.column("num_prefill_tokens"), cO = h.column("num_decode_tokens");
     Workload w;
     w.name = name;
     w.source = name;
-    forRows(in, name, h, limit, [&](const std::vector<std::string_view>& f, long line) {
+    text::forCsvRows(in, name, h, limit, [&](const std::vector<std::string_view>& f, long line) {
         Request r;
         r.id = static_cast<std::int64_t>(w.requests.size());
         r.prompt_tokens = text::needCount(f[cP], name, line, "num_prefill_tokens", 1);
@@ -115,14 +62,14 @@ Workload readLengths(std::istream& in, const std::string& name, std::size_t limi
 }
 
 Workload readBurstGpt(std::istream& in, const std::string& name, std::size_t limit) {
-    Header h(in, name);
+    text::CsvHeader h(in, name);
     const auto cT = h.column("Timestamp"), cP = h.column("Request tokens"),
                cO = h.column("Response tokens");
     Workload w;
     w.name = name;
     w.source = name;
     long skipped = 0;
-    forRows(in, name, h, limit, [&](const std::vector<std::string_view>& f, long line) {
+    text::forCsvRows(in, name, h, limit, [&](const std::vector<std::string_view>& f, long line) {
         const double t = text::needDouble(f[cT], name, line, "Timestamp");
         if (t < 0) throw InputError(name, line, "Timestamp", "must be >= 0");
         const int p = text::needCount(f[cP], name, line, "Request tokens", 0);

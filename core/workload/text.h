@@ -3,6 +3,8 @@
 // numbers strictly (the whole field, nothing else), and fail with InputError naming the
 // file, line and field. Hand-written because the formats are plain comma-separated
 // lines without quoting, and a CSV library would add a dependency for no gain.
+#include "model/input_error.h"
+
 #include <cstdint>
 #include <istream>
 #include <string>
@@ -31,5 +33,56 @@ bool nextLine(std::istream& in, std::string& line);
 // "2023-11-16 18:17:03.9799600" -> whole seconds since 1970-01-01 (UTC, no leap seconds)
 // and the fraction apart, so that differences keep the 100 ns resolution of the traces.
 bool parseTimestamp(std::string_view s, std::int64_t* whole, double* fraction);
+
+// Header of a CSV file: finds columns by name so that column order does not matter.
+class CsvHeader {
+public:
+    CsvHeader(std::istream& in, const std::string& file) : file_(file) {
+        std::string line;
+        while (text::nextLine(in, line)) {
+            ++lineno_;
+            if (!text::trim(line).empty()) break;
+        }
+        if (text::trim(line).empty()) throw InputError(file, 0, "", "empty file: no header line");
+        // Strip a UTF-8 byte-order mark.
+        if (line.size() >= 3 && line.compare(0, 3, "\xEF\xBB\xBF") == 0) line.erase(0, 3);
+        text_ = line;
+        text::split(text_, ',', cols_);
+    }
+    std::size_t column(const char* name) const {
+        for (std::size_t i = 0; i < cols_.size(); ++i)
+            if (cols_[i] == name) return i;
+        throw InputError(file_, lineno_, name, "missing column in the header");
+    }
+    std::size_t count() const { return cols_.size(); }
+    long lines() const { return lineno_; }
+
+private:
+    const std::string& file_;
+    long lineno_ = 0;
+    std::string text_;
+    std::vector<std::string_view> cols_;
+};
+
+// Iterates the data rows; checks that each has at least the header's column count.
+template <class Fn>
+void forCsvRows(std::istream& in, const std::string& file, const CsvHeader& h, std::size_t limit,
+                Fn&& fn) {
+    std::string line;
+    std::vector<std::string_view> f;
+    long lineno = h.lines();
+    std::size_t rows = 0;
+    while (text::nextLine(in, line)) {
+        ++lineno;
+        if (text::trim(line).empty()) continue;
+        text::split(line, ',', f);
+        if (f.size() < h.count())
+            throw InputError(file, lineno, "",
+                             "expected " + std::to_string(h.count()) + " fields, found " +
+                                 std::to_string(f.size()));
+        fn(f, lineno);
+        if (limit && ++rows >= limit) break;
+    }
+}
 
 } // namespace kairos::text
