@@ -1,0 +1,46 @@
+#pragma once
+// A gradient-boosted tree regressor through XGBoost's C API (ALA's augmentation and its
+// error predictor use it). Deterministic: one thread and a fixed seed, so the same data
+// and parameters give the same model, byte for byte. Models save to and load from JSON
+// (XGBoost's own format), so a stored model predicts exactly as the trained one.
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace kairos::fit {
+
+struct XgbParams {
+    int trees = 5000;       // boosting rounds (the ALA authors': 5000)
+    int max_depth = 8;      // 8
+    double eta = 0.007;     // learning rate 0.007
+    double subsample = 0.8; // 0.8
+    double colsample = 0.8; // colsample_bytree 0.8
+    double lambda = 1.5;    // L2 regularisation 1.5
+    std::uint64_t seed = 0;
+};
+
+class XgbRegressor {
+public:
+    XgbRegressor();
+    ~XgbRegressor();
+    XgbRegressor(XgbRegressor&&) noexcept;
+    XgbRegressor& operator=(XgbRegressor&&) noexcept;
+
+    // Rows of equal length; y one value per row. Throws std::runtime_error with XGBoost's
+    // message on failure, std::invalid_argument on shape errors.
+    void fit(const std::vector<std::vector<float>>& x, const std::vector<float>& y,
+             const XgbParams& p = {});
+    std::vector<float> predict(const std::vector<std::vector<float>>& x) const;
+    bool trained() const { return trained_; }
+
+    std::string toJson() const;
+    static XgbRegressor fromJson(const std::string& json);
+
+private:
+    void* booster_ = nullptr; // BoosterHandle
+    bool trained_ = false;
+    std::size_t features_ = 0;
+};
+
+} // namespace kairos::fit
