@@ -1,4 +1,5 @@
-// kairos-cli runs list|show|compare|delete|export: the runs in a Kairos database.
+// kairos-cli runs list|show|compare|delete|export and models list|show: what a Kairos
+// database holds.
 #include "commands.h"
 #include "export/atomic_file.h"
 #include "metrics/compare.h"
@@ -163,6 +164,49 @@ void exportRun(const RunsArgs& a) {
     }
 }
 
+void listModels(const RunsArgs& a) {
+    const store::Store s(dbPath(a));
+    const auto models = s.listModels();
+    if (a.json) {
+        nlohmann::json j = nlohmann::json::array();
+        for (const auto& m : models)
+            j.push_back({{"id", m.id},
+                         {"kind", m.kind},
+                         {"name", m.name},
+                         {"created_at", m.created_at},
+                         {"params", nlohmann::json::parse(m.params)},
+                         {"training", nlohmann::json::parse(m.training)}});
+        std::printf("%s\n", j.dump(2).c_str());
+        return;
+    }
+    std::printf("%6s  %-6s %-36s %-24s  %s\n", "id", "kind", "name", "created (UTC)", "training");
+    for (const auto& m : models) {
+        const auto t = nlohmann::json::parse(m.training, nullptr, false);
+        const std::string src = t.is_object() && t.contains("source") && t["source"].is_string()
+                                    ? t["source"].get<std::string>()
+                                    : std::string();
+        std::printf("%6lld  %-6s %-36.36s %-24s  %s\n", static_cast<long long>(m.id),
+                    m.kind.c_str(), m.name.c_str(), m.created_at.c_str(), src.c_str());
+    }
+    std::printf("%zu model(s) in %s\n", models.size(), s.path().c_str());
+}
+
+void showModel(const RunsArgs& a) {
+    const store::Store s(dbPath(a));
+    for (std::int64_t id : a.ids) {
+        const auto m = s.model(id);
+        if (!m) throw std::invalid_argument("no model " + std::to_string(id) + " in " + s.path());
+        const nlohmann::json j = {{"id", m->id},
+                                  {"kind", m->kind},
+                                  {"name", m->name},
+                                  {"created_at", m->created_at},
+                                  {"params", nlohmann::json::parse(m->params)},
+                                  {"training", nlohmann::json::parse(m->training)},
+                                  {"accuracy", nlohmann::json::parse(m->accuracy)}};
+        std::printf("%s\n", j.dump(2).c_str());
+    }
+}
+
 } // namespace
 
 void addRuns(CLI::App& app) {
@@ -198,6 +242,18 @@ void addRuns(CLI::App& app) {
     ex->add_option("--csv", a->csv_out, "Per-request results as CSV");
     ex->add_option("--json", a->json_out, "Settings and summary as JSON");
     ex->callback([a] { exportRun(*a); });
+
+    auto* models = app.add_subcommand("models", "The fitted models stored in a Kairos database");
+    models->require_subcommand(1);
+    auto* ml = models->add_subcommand("list", "Stored models: id, kind, name, training data");
+    dbOpt(ml);
+    ml->add_flag("--json", a->json, "As JSON");
+    ml->callback([a] { listModels(*a); });
+    auto* ms =
+        models->add_subcommand("show", "A model's parameters, training data and errors (JSON)");
+    dbOpt(ms);
+    ms->add_option("id", a->ids, "Model id(s)")->required();
+    ms->callback([a] { showModel(*a); });
 }
 
 } // namespace kairos::cli

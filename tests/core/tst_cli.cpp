@@ -286,6 +286,16 @@ private slots:
         QVERIFY2(s.code == 0, qPrintable(s.err));
         QVERIFY(readJson(sj)["exec_model"].get<std::string>().find(
                     "ete model 1 (llama2-70b a100-80gb tp4)") != std::string::npos);
+        auto ml = cli({"models", "list", "--db", db, "--json"});
+        QCOMPARE(ml.code, 0);
+        const auto mj = nlohmann::json::parse(ml.out.toStdString());
+        QCOMPARE(mj.size(), std::size_t(1));
+        QCOMPARE(mj[0]["kind"].get<std::string>(), std::string("ete"));
+        QVERIFY(mj[0]["params"]["p"].get<double>() > 0);
+        auto show = cli({"models", "show", "1", "--db", db});
+        QCOMPARE(show.code, 0);
+        QVERIFY(show.out.contains("held_out_mape_pct"));
+        QCOMPARE(cli({"models", "show", "7", "--db", db}).code, 2);
         auto bad = cli({"fit", "ete", "--splitwise", data, "--group", "nope"});
         QCOMPARE(bad.code, 2);
         QVERIFY(bad.err.contains("llama2-70b h100-80gb tp8"));
