@@ -5,9 +5,11 @@
 #include "workload/text.h"
 
 #include <algorithm>
+#include <array>
 #include <ceres/ceres.h>
 #include <cmath>
 #include <fstream>
+#include <set>
 #include <tuple>
 
 namespace kairos::ala {
@@ -181,6 +183,69 @@ std::map<std::pair<int, int>, ExpFit> parameterDatabase(const std::vector<BenchR
     std::map<std::pair<int, int>, ExpFit> db;
     for (const auto& [k, pts] : by) db[k] = fitThroughput(pts);
     return db;
+}
+
+Vocabulary Vocabulary::of(const std::vector<Subset>& subsets) {
+    std::set<int> ii, oo, bb;
+    for (const auto& s : subsets)
+        for (const Point& p : s) {
+            ii.insert(p.ii);
+            oo.insert(p.oo);
+            bb.insert(p.bb);
+        }
+    return {{ii.begin(), ii.end()}, {oo.begin(), oo.end()}, {bb.begin(), bb.end()}};
+}
+
+std::vector<float> encode(const Subset& s, const Vocabulary& v) {
+    std::vector<float> out(v.size(), 0.0f);
+    auto mark = [&](const std::vector<int>& values, std::size_t offset, int x) {
+        const auto it = std::lower_bound(values.begin(), values.end(), x);
+        if (it != values.end() && *it == x) out[offset + std::size_t(it - values.begin())] = 1.0f;
+    };
+    for (const Point& p : s) {
+        mark(v.ii, 0, p.ii);
+        mark(v.oo, v.ii.size(), p.oo);
+        mark(v.bb, v.ii.size() + v.oo.size(), p.bb);
+    }
+    return out;
+}
+
+namespace {
+// 1 - cosine similarity of two value histograms (counts per distinct value).
+double cosineDistance(const std::map<int, double>& a, const std::map<int, double>& b) {
+    double dot = 0, na = 0, nb = 0;
+    for (const auto& [k, v] : a) {
+        na += v * v;
+        const auto it = b.find(k);
+        if (it != b.end()) dot += v * it->second;
+    }
+    for (const auto& [k, v] : b) nb += v * v;
+    if (na == 0 || nb == 0) return 1.0;
+    return 1.0 - dot / std::sqrt(na * nb);
+}
+
+std::array<std::map<int, double>, 3> histograms(const Subset& s) {
+    std::array<std::map<int, double>, 3> h;
+    for (const Point& p : s) {
+        h[0][p.ii] += 1;
+        h[1][p.oo] += 1;
+        h[2][p.bb] += 1;
+    }
+    return h;
+}
+} // namespace
+
+double confidence(const std::vector<Subset>& logged, const Subset& query) {
+    if (logged.empty()) throw std::invalid_argument("confidence needs at least one logged subset");
+    const auto q = histograms(query);
+    double d_min = INFINITY;
+    for (const Subset& s : logged) {
+        const auto h = histograms(s);
+        double d = 0;
+        for (int f = 0; f < 3; ++f) d += cosineDistance(q[std::size_t(f)], h[std::size_t(f)]) / 3.0;
+        d_min = std::min(d_min, d);
+    }
+    return 1.0 / (1.0 + d_min);
 }
 
 } // namespace kairos::ala

@@ -6,6 +6,7 @@
 // configuration form its parameter database, (ii, oo) -> (a, b, c).
 #include <map>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -40,5 +41,34 @@ ExpFit fitThroughput(const std::vector<std::pair<double, double>>& bb_thpt);
 
 // One configuration's parameter database: a fit per (ii, oo) from its rows.
 std::map<std::pair<int, int>, ExpFit> parameterDatabase(const std::vector<BenchRow>& rows);
+
+// ALA's subsets and confidence (PAPERS.md §5). A subset is a set of measured points
+// (ii, oo, bb); simulated annealing logs the subsets it tried with their error.
+struct Point {
+    int ii = 0, oo = 0, bb = 0;
+    bool operator<(const Point& o) const {
+        return std::tie(ii, oo, bb) < std::tie(o.ii, o.oo, o.bb);
+    }
+    bool operator==(const Point& o) const { return ii == o.ii && oo == o.oo && bb == o.bb; }
+};
+using Subset = std::vector<Point>;
+
+// The unique values of each feature over some subsets: the vocabulary of the encoding.
+struct Vocabulary {
+    std::vector<int> ii, oo, bb; // sorted, unique
+    static Vocabulary of(const std::vector<Subset>& subsets);
+    std::size_t size() const { return ii.size() + oo.size() + bb.size(); }
+};
+
+// The error predictor's input: for each unique ii, then oo, then bb of the vocabulary,
+// 1 if the subset has a point with that value, else 0.
+std::vector<float> encode(const Subset& s, const Vocabulary& v);
+
+// Confidence of a prediction for `query` given the logged subsets: per feature (ii, oo,
+// bb) the histogram of the query's values and of each logged subset's over the union
+// of their values; the cosine distance (1 - cosine similarity) averaged over the three
+// features; d_min the smallest over the logged subsets; c = 1 / (1 + d_min). 1 for a
+// query identical to a logged subset; 0.5 when no value is shared with any.
+double confidence(const std::vector<Subset>& logged, const Subset& query);
 
 } // namespace kairos::ala

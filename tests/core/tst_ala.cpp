@@ -169,6 +169,28 @@ private slots:
         QVERIFY_THROWS_EXCEPTION(std::invalid_argument, fit::XgbRegressor().fit(x, {1.0f}, p));
     }
 
+    // Subsets: the binary encoding by hand, and the confidence: 1 for a query identical to
+    // a logged subset (whatever the order of its points), 0.5 when no value is shared,
+    // and by hand in between. Query {(128,128,1), (128,128,16)} against logged
+    // {(128,128,1), (256,256,16)}: ii histograms {128: 2} vs {128: 1, 256: 1}, cosine
+    // 2 / (2 * sqrt 2) = 0.7071; oo the same; bb {1: 1, 16: 1} vs {1: 1, 16: 1}: 1. d =
+    // (0.2929 + 0.2929 + 0) / 3 = 0.19526, c = 1 / 1.19526 = 0.83664.
+    void subsetsAndConfidence() {
+        const Subset a{{128, 128, 1}, {256, 256, 16}}, b{{512, 512, 32}},
+            q{{128, 128, 1}, {128, 128, 16}};
+        const Vocabulary v = Vocabulary::of({a, b});
+        QCOMPARE(v.ii, (std::vector<int>{128, 256, 512}));
+        QCOMPARE(v.bb, (std::vector<int>{1, 16, 32}));
+        QCOMPARE(encode(a, v), (std::vector<float>{1, 1, 0, 1, 1, 0, 1, 1, 0}));
+        QCOMPARE(encode(q, v), (std::vector<float>{1, 0, 0, 1, 0, 0, 1, 1, 0}));
+        QCOMPARE(confidence({a, b}, Subset{{256, 256, 16}, {128, 128, 1}}), 1.0);
+        QCOMPARE(confidence({b}, Subset{{1024, 1024, 64}}), 0.5);
+        const double s = 1 - 1 / std::sqrt(2.0), d = 2 * s / 3;
+        KAIROS_COMPARE_NEAR(confidence({a}, q), 1 / (1 + d), 1e-12);
+        KAIROS_COMPARE_NEAR(confidence({a, b}, q), 1 / (1 + d), 1e-12); // the nearer one
+        QVERIFY_THROWS_EXCEPTION(std::invalid_argument, confidence({}, q));
+    }
+
     // Repeated keys are averaged; bad rows name file, line and field.
     void averagingAndErrors() {
         const std::string ok = test::tempPath("bench.csv");
