@@ -9,6 +9,8 @@
 #include <ceres/ceres.h>
 #include <cmath>
 #include <fstream>
+#include <iterator>
+#include <random>
 #include <set>
 #include <tuple>
 
@@ -246,6 +248,53 @@ double confidence(const std::vector<Subset>& logged, const Subset& query) {
         d_min = std::min(d_min, d);
     }
     return 1.0 / (1.0 + d_min);
+}
+
+AnnealLog anneal(const Subset& pool, const Subset& start,
+                 const std::function<double(const Subset&)>& error, const AnnealOptions& o) {
+    if (pool.empty()) throw std::invalid_argument("annealing needs a pool of points");
+    std::mt19937_64 rng(o.seed);
+    std::uniform_real_distribution<double> u(0.0, 1.0);
+    auto sorted = [](Subset s) {
+        std::sort(s.begin(), s.end());
+        s.erase(std::unique(s.begin(), s.end()), s.end());
+        return s;
+    };
+    const Subset all = sorted(pool);
+    Subset cur = sorted(start);
+    double e = error(cur);
+    AnnealLog log;
+    log.tried.emplace_back(cur, e);
+    log.best = cur;
+    log.best_error = e;
+    double tau = o.tau0;
+    for (int step = 0; step < o.steps; ++step) {
+        Subset next = cur;
+        std::vector<Point> outside;
+        std::set_difference(all.begin(), all.end(), cur.begin(), cur.end(),
+                            std::back_inserter(outside));
+        const bool can_add = !outside.empty(), can_remove = cur.size() > o.min_size;
+        if (!can_add && !can_remove) break;
+        const bool add = can_add && (!can_remove || u(rng) < 0.5);
+        if (add) {
+            next.push_back(outside[std::size_t(rng() % outside.size())]);
+            next = sorted(std::move(next));
+        } else {
+            next.erase(next.begin() + std::ptrdiff_t(rng() % next.size()));
+        }
+        const double e2 = error(next);
+        log.tried.emplace_back(next, e2);
+        if (e2 <= e || u(rng) < std::exp((e - e2) / tau)) {
+            cur = std::move(next);
+            e = e2;
+            if (e < log.best_error) {
+                log.best = cur;
+                log.best_error = e;
+            }
+        }
+        tau *= o.alpha;
+    }
+    return log;
 }
 
 } // namespace kairos::ala

@@ -4,6 +4,8 @@
 // software configuration by bounded nonlinear least squares (Ceres): a, c in [0, 1e6],
 // b in [1e-5, 1], started where the authors start (see fitThroughput). The fits of a
 // configuration form its parameter database, (ii, oo) -> (a, b, c).
+#include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <tuple>
@@ -70,5 +72,25 @@ std::vector<float> encode(const Subset& s, const Vocabulary& v);
 // features; d_min the smallest over the logged subsets; c = 1 / (1 + d_min). 1 for a
 // query identical to a logged subset; 0.5 when no value is shared with any.
 double confidence(const std::vector<Subset>& logged, const Subset& query);
+
+// Simulated annealing over training subsets (the authors' search for the training set
+// that gives the lowest error): start from `start`; each step adds a point of `pool`
+// not in the subset or removes one (at least `min_size` kept), chosen at random; a
+// worse subset is accepted with probability exp((E - E') / tau), tau <- alpha * tau.
+// Every subset evaluated is logged with its error (what the error predictor learns
+// from). Deterministic under `seed`.
+struct AnnealOptions {
+    int steps = 200;
+    double tau0 = 1.0, alpha = 0.95;
+    std::size_t min_size = 1;
+    std::uint64_t seed = 1;
+};
+struct AnnealLog {
+    std::vector<std::pair<Subset, double>> tried; // in order, the start first
+    Subset best;
+    double best_error = 0;
+};
+AnnealLog anneal(const Subset& pool, const Subset& start,
+                 const std::function<double(const Subset&)>& error, const AnnealOptions& o = {});
 
 } // namespace kairos::ala

@@ -191,6 +191,47 @@ private slots:
         QVERIFY_THROWS_EXCEPTION(std::invalid_argument, confidence({}, q));
     }
 
+    // Annealing: deterministic under a seed (the same log twice), different with another
+    // seed; on an error whose minimum is a known subset (the points with bb = 16: error =
+    // points of other batch sizes + missing bb-16 points) it finds that subset; every
+    // logged subset is a subset of the pool, at least min_size long.
+    void annealing() {
+        Subset pool;
+        for (int ii : {128, 256, 512, 1024})
+            for (int bb : {1, 16, 32, 64}) pool.push_back({ii, ii, bb});
+        auto err = [](const Subset& s) {
+            double e = 4;
+            for (const Point& p : s) e += p.bb == 16 ? -1 : 1;
+            return e;
+        };
+        AnnealOptions o;
+        o.steps = 400;
+        o.seed = 7;
+        o.min_size = 2;
+        const AnnealLog a = anneal(pool, {pool[0], pool[5]}, err, o),
+                        b = anneal(pool, {pool[0], pool[5]}, err, o);
+        QCOMPARE(a.tried.size(), b.tried.size());
+        for (std::size_t i = 0; i < a.tried.size(); ++i) {
+            QVERIFY(a.tried[i].first == b.tried[i].first);
+            QCOMPARE(a.tried[i].second, b.tried[i].second);
+        }
+        o.seed = 8;
+        const AnnealLog c = anneal(pool, {pool[0], pool[5]}, err, o);
+        bool differs = c.tried.size() != a.tried.size();
+        for (std::size_t i = 0; !differs && i < a.tried.size(); ++i)
+            differs = !(a.tried[i].first == c.tried[i].first);
+        QVERIFY(differs);
+        QCOMPARE(a.best_error, 0.0);
+        QCOMPARE(a.best,
+                 (Subset{{128, 128, 16}, {256, 256, 16}, {512, 512, 16}, {1024, 1024, 16}}));
+        const std::set<Point> in(pool.begin(), pool.end());
+        for (const auto& [s, e] : a.tried) {
+            QVERIFY(s.size() >= 2);
+            for (const Point& p : s) QVERIFY(in.count(p));
+            QCOMPARE(e, err(s));
+        }
+    }
+
     // Repeated keys are averaged; bad rows name file, line and field.
     void averagingAndErrors() {
         const std::string ok = test::tempPath("bench.csv");
