@@ -3,17 +3,24 @@
 // settings, stored as models the simulator can use (simulate --exec-model ID).
 #include "commands.h"
 #include "export/atomic_file.h"
+#include "fit/ala.h"
 #include "fit/ete_fit.h"
+#include "metrics/stats.h"
 #include "store/store.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
 #include <stdexcept>
 
 namespace kairos::cli {
+
+void addFitAlaTo(CLI::App* fit);
 
 namespace {
 
@@ -60,6 +67,7 @@ void addFit(CLI::App& app) {
     auto a = std::make_shared<Args>();
     auto* fit = app.add_subcommand("fit", "Fit performance models from measurements");
     fit->require_subcommand(1);
+    addFitAlaTo(fit);
     auto* c = fit->add_subcommand(
         "ete", "Execution-time estimation: prefill a*N^2+b*N+c and decode p*N_kv+q at batch 1, "
                "and the simulator's batched forms; errors on fitted and held-out settings");
@@ -175,6 +183,114 @@ void addFit(CLI::App& app) {
             writeFileAtomically(a->json_out, [&](std::ostream& o) { o << text; });
         }
     });
+}
+
+namespace {
+
+void addFitAla(CLI::App* fit) {
+    struct Args {
+        std::string data, group = "framework,model,hardware,precision", json_out;
+        double test_fraction = 0.2;
+        std::uint64_t seed = 1;
+        int trees = 5000;
+    };
+    auto a = std::make_shared<Args>();
+    auto* c = fit->add_subcommand(
+        "ala", "ALA: thpt = c - a*exp(-b*batch) per (input, output) pair, extended to unseen "
+               "pairs by XGBoost; held-out error per configuration against linear regression "
+               "and plain XGBoost");
+    c->add_option("--data", a->data, "LLM-Inference-Bench CSV")->required();
+    c->add_option("--group", a->group,
+                  "Columns that make a configuration (of framework,model,hardware,precision)")
+        ->capture_default_str();
+    c->add_option("--test-fraction", a->test_fraction,
+                  "Fraction of each configuration's (input, output) pairs held out (at least one)")
+        ->capture_default_str();
+    c->add_option("--seed", a->seed, "Seed of the held-out choice and of XGBoost")
+        ->capture_default_str();
+    c->add_option("--trees", a->trees, "XGBoost rounds (the authors': 5000)")
+        ->capture_default_str();
+    c->add_option("--json", a->json_out, "Write every configuration's errors as JSON");
+    c->callback([a] {
+        std::vector<std::string> cols;
+        {
+            std::stringstream ss(a->group);
+            for (std::string x; std::getline(ss, x, ',');) {
+                if (x != "framework" && x != "model" && x != "hardware" && x != "precision")
+                    throw std::invalid_argument("--group: unknown column '" + x + "'");
+                cols.push_back(x);
+            }
+        }
+        const auto rows = ala::readBench(a->data);
+        std::map<std::string, std::vector<ala::BenchRow>> groups;
+        for (const auto& r : rows) {
+            std::string k;
+            for (const auto& col : cols)
+                k += (k.empty() ? "" : " | ") + (col == "framework"  ? r.framework
+                                                 : col == "model"    ? r.model
+                                                 : col == "hardware" ? r.hardware
+                                                                     : r.precision);
+            groups[k].push_back(r);
+        }
+        fit::XgbParams p;
+        p.trees = a->trees;
+        p.seed = a->seed;
+        auto q = [](const std::vector<double>& v, double pct) {
+            return v.empty() ? std::nan("") : describe(v, {pct}).percentile(pct);
+        };
+        nlohmann::json out = nlohmann::json::array();
+        std::map<std::string, std::array<std::vector<double>, 3>> by_hw;
+        int evaluated = 0, skipped = 0, ala_best = 0;
+        std::printf("%-70s %5s %5s | %15s | %15s | %15s\n", "configuration", "pairs", "held",
+                    "ALA med/p90 %", "linear med/p90", "XGBoost med/p90");
+        for (const auto& [name, rs] : groups) {
+            std::set<std::pair<int, int>> pairs;
+            for (const auto& r : rs) pairs.insert({r.ii, r.oo});
+            if (pairs.size() < 2) {
+                ++skipped;
+                continue;
+            }
+            const auto ev = ala::evaluate(rs, a->test_fraction, a->seed, p);
+            ++evaluated;
+            const double am = q(ev.ala_pct, 50), lm = q(ev.linear_pct, 50), xm = q(ev.xgb_pct, 50);
+            ala_best += am < lm && am < xm;
+            std::printf("%-70.70s %5zu %5zu | %7.1f %7.1f | %7.1f %7.1f | %7.1f %7.1f\n",
+                        name.c_str(), pairs.size(), ev.held_out.size(), am, q(ev.ala_pct, 90), lm,
+                        q(ev.linear_pct, 90), xm, q(ev.xgb_pct, 90));
+            auto& h = by_hw[rs.front().hardware];
+            h[0].insert(h[0].end(), ev.ala_pct.begin(), ev.ala_pct.end());
+            h[1].insert(h[1].end(), ev.linear_pct.begin(), ev.linear_pct.end());
+            h[2].insert(h[2].end(), ev.xgb_pct.begin(), ev.xgb_pct.end());
+            nlohmann::json held = nlohmann::json::array();
+            for (const auto& [ii, oo] : ev.held_out) held.push_back({ii, oo});
+            out.push_back({{"configuration", name},
+                           {"pairs", pairs.size()},
+                           {"held_out", held},
+                           {"train_rows", ev.train_rows},
+                           {"ala_pct", ev.ala_pct},
+                           {"linear_pct", ev.linear_pct},
+                           {"xgboost_pct", ev.xgb_pct}});
+        }
+        std::printf("\n%d configurations evaluated (%d with a single pair skipped); ALA's median "
+                    "below both baselines' in %d\n\nper hardware (all held-out rows):\n",
+                    evaluated, skipped, ala_best);
+        std::printf("%-26s %6s | %15s | %15s | %15s\n", "hardware", "rows", "ALA med/p90 %",
+                    "linear med/p90", "XGBoost med/p90");
+        for (const auto& [hw, e] : by_hw)
+            std::printf("%-26s %6zu | %7.1f %7.1f | %7.1f %7.1f | %7.1f %7.1f\n", hw.c_str(),
+                        e[0].size(), q(e[0], 50), q(e[0], 90), q(e[1], 50), q(e[1], 90),
+                        q(e[2], 50), q(e[2], 90));
+        if (!a->json_out.empty()) {
+            const std::string text = out.dump(2) + "\n";
+            writeFileAtomically(a->json_out, [&](std::ostream& o) { o << text; });
+        }
+    });
+}
+
+} // namespace
+
+void addFitAlaTo(CLI::App* fit) {
+    addFitAla(fit);
 }
 
 } // namespace kairos::cli

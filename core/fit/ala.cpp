@@ -4,6 +4,7 @@
 #include "model/input_error.h"
 #include "workload/text.h"
 
+#include <Eigen/Dense>
 #include <algorithm>
 #include <array>
 #include <ceres/ceres.h>
@@ -185,6 +186,116 @@ std::map<std::pair<int, int>, ExpFit> parameterDatabase(const std::vector<BenchR
     std::map<std::pair<int, int>, ExpFit> db;
     for (const auto& [k, pts] : by) db[k] = fitThroughput(pts);
     return db;
+}
+
+std::vector<float> features(int ii, int oo) {
+    const double i = ii, o = oo;
+    return {float(i),
+            float(o),
+            float(std::log1p(i)),
+            float(std::log1p(o)),
+            float(std::log1p(i / o)),
+            float(i / (o + 1)),
+            float(i / (i + 1))};
+}
+
+void AlaModel::train(const std::vector<BenchRow>& rows, const fit::XgbParams& p) {
+    db_ = parameterDatabase(rows);
+    if (db_.empty()) throw std::invalid_argument("ALA: no rows to train on");
+    std::vector<std::vector<float>> x;
+    std::vector<float> ya, yb, yc;
+    for (const auto& [k, f] : db_) {
+        x.push_back(features(k.first, k.second));
+        ya.push_back(float(f.a));
+        yb.push_back(float(f.b));
+        yc.push_back(float(f.c));
+    }
+    ra_.fit(x, ya, p);
+    rb_.fit(x, yb, p);
+    rc_.fit(x, yc, p);
+}
+
+ExpFit AlaModel::parameters(int ii, int oo) const {
+    const auto it = db_.find({ii, oo});
+    if (it != db_.end()) return it->second;
+    const std::vector<std::vector<float>> x{features(ii, oo)};
+    ExpFit f;
+    f.a = std::clamp(double(ra_.predict(x)[0]), 0.0, kAMax);
+    f.b = std::clamp(double(rb_.predict(x)[0]), kBMin, kBMax);
+    f.c = std::clamp(double(rc_.predict(x)[0]), 0.0, kCMax);
+    return f;
+}
+
+double AlaModel::predict(int ii, int oo, int bb) const {
+    return parameters(ii, oo)(bb);
+}
+
+void LinearBaseline::train(const std::vector<BenchRow>& rows) {
+    // Normal equations on [1, ii, oo, bb], solved by Eigen's QR (rank-deficient columns,
+    // e.g. ii = oo in every row, get a least-squares minimum-norm-like solution).
+    Eigen::MatrixXd a(Eigen::Index(rows.size()), 4);
+    Eigen::VectorXd y(Eigen::Index(rows.size()));
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+        a.row(Eigen::Index(i)) << 1.0, rows[i].ii, rows[i].oo, rows[i].bb;
+        y(Eigen::Index(i)) = rows[i].thpt;
+    }
+    const Eigen::VectorXd w = a.completeOrthogonalDecomposition().solve(y);
+    for (int k = 0; k < 4; ++k) w_[k] = w(k);
+}
+
+double LinearBaseline::predict(int ii, int oo, int bb) const {
+    return w_[0] + w_[1] * ii + w_[2] * oo + w_[3] * bb;
+}
+
+void XgbBaseline::train(const std::vector<BenchRow>& rows, const fit::XgbParams& p) {
+    std::vector<std::vector<float>> x;
+    std::vector<float> y;
+    for (const auto& r : rows) {
+        x.push_back({float(r.ii), float(r.oo), float(r.bb)});
+        y.push_back(float(r.thpt));
+    }
+    r_.fit(x, y, p);
+}
+
+double XgbBaseline::predict(int ii, int oo, int bb) const {
+    return r_.predict({{float(ii), float(oo), float(bb)}})[0];
+}
+
+Evaluation evaluate(const std::vector<BenchRow>& rows, double test_fraction, std::uint64_t seed,
+                    const fit::XgbParams& p) {
+    std::vector<std::pair<int, int>> pairs;
+    for (const auto& r : rows)
+        if (std::find(pairs.begin(), pairs.end(), std::make_pair(r.ii, r.oo)) == pairs.end())
+            pairs.emplace_back(r.ii, r.oo);
+    if (pairs.size() < 2)
+        throw std::invalid_argument("held-out evaluation needs at least two (ii, oo) pairs");
+    std::sort(pairs.begin(), pairs.end());
+    std::mt19937_64 rng(seed);
+    std::shuffle(pairs.begin(), pairs.end(), rng);
+    const std::size_t n_test = std::clamp<std::size_t>(
+        std::size_t(std::ceil(test_fraction * double(pairs.size()))), 1, pairs.size() - 1);
+    Evaluation ev;
+    ev.held_out.assign(pairs.begin(), pairs.begin() + std::ptrdiff_t(n_test));
+    auto held = [&](const BenchRow& r) {
+        return std::find(ev.held_out.begin(), ev.held_out.end(), std::make_pair(r.ii, r.oo)) !=
+               ev.held_out.end();
+    };
+    std::vector<BenchRow> train, test;
+    for (const auto& r : rows) (held(r) ? test : train).push_back(r);
+    ev.train_rows = train.size();
+    AlaModel ala;
+    ala.train(train, p);
+    LinearBaseline lin;
+    lin.train(train);
+    XgbBaseline xgb;
+    xgb.train(train, p);
+    for (const auto& r : test) {
+        auto pct = [&](double pred) { return 100.0 * std::abs(pred - r.thpt) / r.thpt; };
+        ev.ala_pct.push_back(pct(ala.predict(r.ii, r.oo, r.bb)));
+        ev.linear_pct.push_back(pct(lin.predict(r.ii, r.oo, r.bb)));
+        ev.xgb_pct.push_back(pct(xgb.predict(r.ii, r.oo, r.bb)));
+    }
+    return ev;
 }
 
 Vocabulary Vocabulary::of(const std::vector<Subset>& subsets) {

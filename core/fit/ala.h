@@ -4,6 +4,8 @@
 // software configuration by bounded nonlinear least squares (Ceres): a, c in [0, 1e6],
 // b in [1e-5, 1], started where the authors start (see fitThroughput). The fits of a
 // configuration form its parameter database, (ii, oo) -> (a, b, c).
+#include "fit/xgb.h"
+
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -43,6 +45,57 @@ ExpFit fitThroughput(const std::vector<std::pair<double, double>>& bb_thpt);
 
 // One configuration's parameter database: a fit per (ii, oo) from its rows.
 std::map<std::pair<int, int>, ExpFit> parameterDatabase(const std::vector<BenchRow>& rows);
+
+// The authors' features of an (ii, oo) pair: ii, oo, log1p(ii), log1p(oo), log1p(ii/oo),
+// ii/(oo + 1), ii/(ii + 1).
+std::vector<float> features(int ii, int oo);
+
+// ALA for one configuration: its parameter database, and XGBoost regressors of a, b and
+// c on the features of the measured pairs. A measured (ii, oo) is looked up; an unseen
+// one gets its (a, b, c) predicted (clamped into the fit's bounds).
+class AlaModel {
+public:
+    // `trees` etc.: XGBoost's settings (the authors': 5000 trees, depth 8, eta 0.007).
+    void train(const std::vector<BenchRow>& rows, const fit::XgbParams& p);
+    double predict(int ii, int oo, int bb) const;
+    // (a, b, c) for a pair: looked up or predicted.
+    ExpFit parameters(int ii, int oo) const;
+    const std::map<std::pair<int, int>, ExpFit>& database() const { return db_; }
+
+private:
+    std::map<std::pair<int, int>, ExpFit> db_;
+    fit::XgbRegressor ra_, rb_, rc_;
+};
+
+// The baselines the authors compare with, on raw (ii, oo, bb) -> throughput.
+class LinearBaseline { // ordinary least squares with an intercept
+public:
+    void train(const std::vector<BenchRow>& rows);
+    double predict(int ii, int oo, int bb) const;
+
+private:
+    double w_[4] = {0, 0, 0, 0};
+};
+class XgbBaseline {
+public:
+    void train(const std::vector<BenchRow>& rows, const fit::XgbParams& p);
+    double predict(int ii, int oo, int bb) const;
+
+private:
+    fit::XgbRegressor r_;
+};
+
+// Held-out evaluation of one configuration: `test_fraction` of its distinct (ii, oo)
+// pairs (at least one; chosen by `seed`) are held out whole; ALA and both baselines are
+// trained on the rest; absolute % errors on every held-out row.
+struct Evaluation {
+    std::vector<std::pair<int, int>> held_out;
+    std::vector<double> ala_pct, linear_pct, xgb_pct; // per held-out row
+    std::size_t train_rows = 0;
+};
+// Throws std::invalid_argument when the configuration has fewer than two pairs.
+Evaluation evaluate(const std::vector<BenchRow>& rows, double test_fraction, std::uint64_t seed,
+                    const fit::XgbParams& p);
 
 // ALA's subsets and confidence (PAPERS.md §5). A subset is a set of measured points
 // (ii, oo, bb); simulated annealing logs the subsets it tried with their error.

@@ -232,6 +232,42 @@ private slots:
         }
     }
 
+    // ALA's model looks measured pairs up (exactly the database's fit) and predicts the
+    // parameters of unseen ones inside the bounds; features by hand; the held-out
+    // evaluation keeps whole pairs out of training and scores every held-out row.
+    void alaModelAndEvaluation() {
+        const auto f = features(512, 128);
+        KAIROS_COMPARE_NEAR(f[4], std::log1p(4.0), 1e-6);
+        KAIROS_COMPARE_NEAR(f[5], 512.0 / 129, 1e-5);
+        KAIROS_COMPARE_NEAR(f[6], 512.0 / 513, 1e-6);
+        std::vector<BenchRow> rows;
+        for (int ii : {128, 256, 512, 1024})
+            for (int bb : {1, 16, 32, 64}) {
+                BenchRow r;
+                r.ii = r.oo = ii;
+                r.bb = bb;
+                r.thpt = (4000.0 - ii) - 3000.0 * std::exp(-0.05 * bb);
+                rows.push_back(r);
+            }
+        fit::XgbParams p;
+        p.trees = 50;
+        p.eta = 0.3;
+        AlaModel m;
+        m.train(rows, p);
+        QCOMPARE(m.database().size(), std::size_t(4));
+        const ExpFit& stored = m.database().at({256, 256});
+        QCOMPARE(m.predict(256, 256, 16), stored(16));
+        const ExpFit un = m.parameters(384, 384);
+        QVERIFY(un.a >= 0 && un.b >= 1e-5 && un.b <= 1 && un.c >= 0);
+        const Evaluation ev = evaluate(rows, 0.25, 3, p);
+        QCOMPARE(ev.held_out.size(), std::size_t(1));
+        QCOMPARE(ev.ala_pct.size(), std::size_t(4)); // the held-out pair's 4 batch sizes
+        QCOMPARE(ev.linear_pct.size(), ev.ala_pct.size());
+        QCOMPARE(ev.train_rows, std::size_t(12));
+        QVERIFY_THROWS_EXCEPTION(std::invalid_argument,
+                                 evaluate({rows[0], rows[1]}, 0.5, 1, p)); // one pair
+    }
+
     // Repeated keys are averaged; bad rows name file, line and field.
     void averagingAndErrors() {
         const std::string ok = test::tempPath("bench.csv");

@@ -301,6 +301,25 @@ private slots:
         QVERIFY(bad.err.contains("llama2-70b h100-80gb tp8"));
     }
 
+    // fit ala on LLM-Inference-Bench: every configuration with two or more (input,
+    // output) pairs evaluated with held-out pairs, errors per method in JSON.
+    void fitAla() {
+        const std::string js = kairos::test::tempPath("ala.json");
+        auto r = cli({"fit", "ala", "--data",
+                      QString::fromStdString(kairos::test::dataPath("llm_inference_bench.csv")),
+                      "--trees", "20", "--json", QString::fromStdString(js)});
+        QVERIFY2(r.code == 0, qPrintable(r.err));
+        QVERIFY(r.out.contains("per hardware"));
+        const auto j = readJson(js);
+        QCOMPARE(j.size(), std::size_t(197)); // 211 configurations, 14 with a single pair
+        for (const auto& g : j) {
+            QVERIFY(g["held_out"].size() >= 1);
+            QCOMPARE(g["ala_pct"].size(), g["linear_pct"].size());
+            QCOMPARE(g["ala_pct"].size(), g["xgboost_pct"].size());
+        }
+        QCOMPARE(cli({"fit", "ala", "--data", "x.csv", "--group", "gpu"}).code, 2);
+    }
+
     void badInputNamesFileLineField() {
         const std::string bad = kairos::test::tempPath("bad.csv");
         {
