@@ -208,8 +208,7 @@ void TimelineView::render(QPainter& p, const QRect& area, double scroll_px) cons
                               : QString::number(r.id));
             last_label_px = y;
         }
-        const double end = r.robot.empty() ? r.end : std::max(r.end, r.robot.back().t1);
-        if (end < axis.t0 || r.arrival > axis.t1) continue;
+        if (r.lastTime() < axis.t0 || r.arrival > axis.t1) continue;
         // Lanes of a row: generation on top, then the robot executing (if any), then the
         // pinned run's generation (compare).
         const bool robot = lanes && !r.robot.empty(), pin = lanes && compare;
@@ -350,8 +349,7 @@ int TimelineView::requestAt(const QPoint& pos, QString* what, double* t_out) con
         if (!m || !requests_ || std::size_t(m->id) >= requests_->size()) return -1;
         r = &(*requests_)[std::size_t(m->id)];
     }
-    const double end = r->robot.empty() ? r->end : std::max(r->end, r->robot.back().t1);
-    if (t < r->arrival - slop || t > end + slop) return -1;
+    if (t < r->arrival - slop || t > r->lastTime() + slop) return -1;
     if (what) {
         const bool pin = showsPinned() && std::size_t(r->id) < pinned_->size();
         *what = describe(*r, t, pin ? &(*pinned_)[std::size_t(r->id)] : nullptr);

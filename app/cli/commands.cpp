@@ -172,24 +172,7 @@ RunOutputs runSimulate(const SimulateArgs& a) {
     if (!a.requests_csv.empty()) writeRequestsCsvFile(log, a.requests_csv);
     if (!a.perfetto.empty()) writePerfettoFile(log, &w, a.perfetto);
     if (!a.db.empty() || a.store) {
-        nlohmann::json params = nlohmann::json::object();
-        for (const auto& [k, v] : pc.params) params[k] = v;
-        params["predictor"] = a.predictor;
-        const nlohmann::json limits = {{"kv_capacity_tokens", lim.kv_capacity_tokens},
-                                       {"block_size", lim.block_size},
-                                       {"max_num_seqs", lim.max_num_seqs},
-                                       {"max_num_batched_tokens", lim.max_num_batched_tokens},
-                                       {"chunked_prefill", lim.chunked_prefill}};
-        store::RunRecord rec;
-        rec.workload = &w;
-        rec.workload_source = a.workload;
-        rec.policy = log.policy;
-        rec.params_json = params.dump();
-        rec.exec_model = log.exec_model;
-        rec.limits_json = limits.dump();
-        rec.label = a.label;
-        rec.summary = &s;
-        rec.per_request = perRequest(log);
+        const store::RunRecord rec = store::makeRunRecord(w, a.workload, log, s, pc, lim, a.label);
         store::Store db(a.db.empty() ? store::Store::defaultPath() : a.db);
         o.run_id = db.putRun(rec);
         if (!a.quiet)

@@ -692,50 +692,44 @@ void MainWindow::showResult(std::shared_ptr<const SimResult> r) {
 }
 
 void MainWindow::refreshRuns() {
-    refreshModels();
+    // One read of the database for both panels.
     if (!QFileInfo::exists(db_path_)) { // nothing stored yet: do not create a database here
         runs_model_->setRuns({});
+        showModels({});
         runs_label_->setText(tr("No database yet at %1; Save this run creates it.").arg(db_path_));
         return;
     }
     try {
         const store::Store db(db_path_.toStdString());
         runs_model_->setRuns(db.listRuns());
+        showModels(db.listModels());
         runs_view_->resizeColumnsToContents();
         runs_label_->setText(tr("%1 run(s) in %2").arg(runs_model_->rowCount()).arg(db_path_));
     } catch (const std::exception& e) {
         runs_model_->setRuns({});
+        showModels({});
         runs_label_->setText(
             tr("Cannot read the database: %1").arg(QString::fromStdString(e.what())));
     }
 }
 
-void MainWindow::refreshModels() {
+void MainWindow::showModels(const std::vector<store::ModelInfo>& models) {
     const qint64 selected = [&] {
         const auto sel = models_table_->selectedItems();
         return sel.isEmpty() ? -1 : models_table_->item(sel.front()->row(), 0)->text().toLongLong();
     }();
-    models_table_->setRowCount(0);
-    if (!QFileInfo::exists(db_path_)) return;
-    try {
-        const store::Store db(db_path_.toStdString());
-        const auto models = db.listModels();
-        models_table_->setRowCount(int(models.size()));
-        for (int i = 0; i < int(models.size()); ++i) {
-            const auto& m = models[std::size_t(models.size()) - 1 - std::size_t(i)]; // newest first
-            const QStringList cells{QString::number(m.id), QString::fromStdString(m.kind),
-                                    QString::fromStdString(m.name),
-                                    QString::fromStdString(m.created_at.substr(0, 19))
-                                        .replace(QLatin1Char('T'), QLatin1Char(' '))};
-            for (int c = 0; c < 4; ++c)
-                models_table_->setItem(i, c, new QTableWidgetItem(cells[c]));
-            if (m.id == selected) models_table_->selectRow(i);
-        }
-        if (selected < 0 && !models.empty()) models_table_->selectRow(0); // the newest
-        models_table_->resizeColumnsToContents();
-    } catch (const std::exception&) {
-        // refreshRuns() says what is wrong with the database
+    models_table_->setRowCount(int(models.size()));
+    for (int i = 0; i < int(models.size()); ++i) {
+        const auto& m = models[models.size() - 1 - std::size_t(i)]; // newest first
+        const QStringList cells{QString::number(m.id), QString::fromStdString(m.kind),
+                                QString::fromStdString(m.name),
+                                QString::fromStdString(m.created_at.substr(0, 19))
+                                    .replace(QLatin1Char('T'), QLatin1Char(' '))};
+        for (int c = 0; c < 4; ++c) models_table_->setItem(i, c, new QTableWidgetItem(cells[c]));
+        if (m.id == selected) models_table_->selectRow(i);
     }
+    if (selected < 0 && !models.empty()) models_table_->selectRow(0); // the newest
+    models_table_->resizeColumnsToContents();
 }
 
 bool MainWindow::showModel(qint64 id) {
@@ -766,21 +760,9 @@ void MainWindow::saveRun() {
         qint64 id = -1;
         QString error;
         try {
-            nlohmann::json params = nlohmann::json::object();
-            for (const auto& [k, v] : r->policy.params) params[k] = v;
-            params["predictor"] = r->policy.predictor;
-            store::RunRecord rec;
-            rec.workload = r->workload.get();
-            rec.workload_source = r->workload->source;
-            rec.policy = r->log->policy;
-            rec.params_json = params.dump();
-            rec.exec_model = r->log->exec_model;
-            rec.limits_json = nlohmann::json{{"kv_capacity_tokens", r->limits.kv_capacity_tokens},
-                                             {"max_num_seqs", r->limits.max_num_seqs}}
-                                  .dump();
-            rec.label = "saved from the workbench";
-            rec.summary = &r->summary;
-            rec.per_request = perRequest(*r->log);
+            const store::RunRecord rec =
+                store::makeRunRecord(*r->workload, r->workload->source, *r->log, r->summary,
+                                     r->policy, r->limits, "saved from the workbench");
             store::Store db(path.toStdString());
             id = db.putRun(rec);
         } catch (const std::exception& e) {

@@ -4,6 +4,7 @@
 // Every change re-simulates off the GUI thread (SimRunner); only the latest result paints.
 #include "model/device_profile.h"
 #include "sim_runner.h"
+#include "store/store.h"
 
 #include <QMainWindow>
 #include <map>
@@ -78,8 +79,7 @@ public:
     void saveRun();
     bool pinStoredRun(qint64 id);
     views::RunsModel* runsModel() const { return runs_model_; }
-    // Model views: the database's fitted models; selecting one plots it.
-    void refreshModels();
+    // Model views: the database's fitted models (read with the runs); selecting one plots it.
     bool showModel(qint64 id);
     views::ModelChart* modelChart() const { return model_chart_; }
     class QTableWidget* modelsTable() const {
@@ -109,6 +109,7 @@ private:
     void updateEnabledParams();
     void refreshComparison();
     void applyRows();
+    void showModels(const std::vector<store::ModelInfo>& models);
 
     StartOptions start_;
     DeviceProfile profile_;

@@ -132,7 +132,7 @@ std::vector<Row> agentRows(const std::vector<Row>& requests, const Workload& w) 
         const std::size_t base = out.size();
         for (std::size_t k = g; k < e; ++k) {
             const Row& r = requests[order[k]];
-            const double t1 = std::max(r.end, r.robot.empty() ? r.end : r.robot.back().t1);
+            const double t1 = r.lastTime();
             std::size_t lane = base;
             while (lane < out.size() && !(out[lane].members.back().t1 < r.arrival)) ++lane;
             if (lane == out.size()) {

@@ -7,6 +7,7 @@
 #include "model/run_log.h"
 #include "model/workload.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -47,6 +48,8 @@ struct Row {
     // the agent (0 is the agent's first), and the requests in this lane by time.
     std::int32_t agent = -1, lane = 0;
     std::vector<Member> members;
+    // The last moment the row shows anything: its end or its robot's last execution.
+    double lastTime() const { return robot.empty() ? end : std::max(end, robot.back().t1); }
 };
 
 // One row per request, in request order. `w` (may be null) gives segment execution times.

@@ -221,6 +221,30 @@ ModelInfo modelFrom(const Stmt& s) {
 
 } // namespace
 
+RunRecord makeRunRecord(const Workload& w, const std::string& source, const RunLog& log,
+                        const Summary& summary, const PolicyConfig& policy,
+                        const EngineLimits& limits, const std::string& label) {
+    nlohmann::json params = nlohmann::json::object();
+    for (const auto& [k, v] : policy.params) params[k] = v;
+    params["predictor"] = policy.predictor;
+    RunRecord rec;
+    rec.workload = &w;
+    rec.workload_source = source;
+    rec.policy = log.policy;
+    rec.params_json = params.dump();
+    rec.exec_model = log.exec_model;
+    rec.limits_json = nlohmann::json{{"kv_capacity_tokens", limits.kv_capacity_tokens},
+                                     {"block_size", limits.block_size},
+                                     {"max_num_seqs", limits.max_num_seqs},
+                                     {"max_num_batched_tokens", limits.max_num_batched_tokens},
+                                     {"chunked_prefill", limits.chunked_prefill}}
+                          .dump();
+    rec.label = label;
+    rec.summary = &summary;
+    rec.per_request = perRequest(log);
+    return rec;
+}
+
 const char* migrationSql(int v) {
     if (v < 1 || v > Store::kSchemaVersion) throw std::out_of_range("no such schema version");
     return kMigrations[v - 1];

@@ -12,6 +12,8 @@
 #include "metrics/summary.h"
 #include "model/run_log.h"
 #include "model/workload.h"
+#include "sched/registry.h"
+#include "sched/scheduler.h"
 
 #include <cstdint>
 #include <functional>
@@ -49,6 +51,14 @@ struct RunRecord {
     const Summary* summary = nullptr;   // required
     std::vector<RequestMetrics> per_request;
 };
+
+// A run's record from what a simulation used and produced: the policy's parameters (and
+// its predictor) and the engine limits as JSON, per-request results from the log. What
+// kairos-cli simulate --db and the workbench's Save store alike. `w` and `summary` must
+// outlive the record.
+RunRecord makeRunRecord(const Workload& w, const std::string& source, const RunLog& log,
+                        const Summary& summary, const PolicyConfig& policy,
+                        const EngineLimits& limits, const std::string& label);
 
 struct RunInfo {
     std::int64_t id = 0, workload_id = 0;
