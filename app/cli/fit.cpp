@@ -180,7 +180,7 @@ void addFit(CLI::App& app) {
         }
         if (!a->json_out.empty()) {
             const std::string text = out.dump(2) + "\n";
-            writeFileAtomically(a->json_out, [&](std::ostream& o) { o << text; });
+            writeFileAtomically(a->json_out, [&](std::ostream& f) { f << text; });
         }
     });
 }
@@ -190,14 +190,14 @@ namespace {
 void addFitAla(CLI::App* fit) {
     struct Args {
         std::string data, group = "framework,model,hardware,precision", json_out;
-        double test_fraction = 0.2;
+        double test_fraction = 0.2, screen = 10;
         std::uint64_t seed = 1;
         int trees = 5000;
     };
     auto a = std::make_shared<Args>();
     auto* c = fit->add_subcommand(
-        "ala", "ALA: thpt = c - a*exp(-b*batch) per (input, output) pair, extended to unseen "
-               "pairs by XGBoost; held-out error per configuration against linear regression "
+        "ala", "ALA: thpt = c - a*exp(-b*batch) per (input, output) pair of each configuration, "
+               "extended to unseen pairs by XGBoost; held-out error against linear regression "
                "and plain XGBoost");
     c->add_option("--data", a->data, "LLM-Inference-Bench CSV")->required();
     c->add_option("--group", a->group,
@@ -210,79 +210,83 @@ void addFitAla(CLI::App* fit) {
         ->capture_default_str();
     c->add_option("--trees", a->trees, "XGBoost rounds (the authors': 5000)")
         ->capture_default_str();
+    c->add_option("--screen", a->screen,
+                  "Leave out of training rows more than this factor off their configuration's "
+                  "median at the same batch size (0: keep all)")
+        ->capture_default_str();
     c->add_option("--json", a->json_out, "Write every configuration's errors as JSON");
     c->callback([a] {
-        std::vector<std::string> cols;
-        {
-            std::stringstream ss(a->group);
-            for (std::string x; std::getline(ss, x, ',');) {
-                if (x != "framework" && x != "model" && x != "hardware" && x != "precision")
-                    throw std::invalid_argument("--group: unknown column '" + x + "'");
-                cols.push_back(x);
-            }
-        }
+        ala::AlaOptions o;
+        o.columns = ala::parseColumns(a->group);
+        o.xgb.trees = a->trees;
+        o.xgb.seed = a->seed;
+        o.screen_ratio = a->screen;
         const auto rows = ala::readBench(a->data);
-        std::map<std::string, std::vector<ala::BenchRow>> groups;
-        for (const auto& r : rows) {
-            std::string k;
-            for (const auto& col : cols)
-                k += (k.empty() ? "" : " | ") + (col == "framework"  ? r.framework
-                                                 : col == "model"    ? r.model
-                                                 : col == "hardware" ? r.hardware
-                                                                     : r.precision);
-            groups[k].push_back(r);
-        }
-        fit::XgbParams p;
-        p.trees = a->trees;
-        p.seed = a->seed;
+        const auto ev = ala::evaluate(rows, o, a->test_fraction, a->seed);
         auto q = [](const std::vector<double>& v, double pct) {
-            return v.empty() ? std::nan("") : describe(v, {pct}).percentile(pct);
+            std::vector<double> ok;
+            for (double x : v)
+                if (std::isfinite(x)) ok.push_back(x);
+            return ok.empty() ? std::nan("") : describe(ok, {pct}).percentile(pct);
         };
         nlohmann::json out = nlohmann::json::array();
         std::map<std::string, std::array<std::vector<double>, 3>> by_hw;
-        int evaluated = 0, skipped = 0, ala_best = 0;
+        std::array<std::vector<double>, 3> all;
+        int ala_best = 0;
+        std::size_t suspect_held = 0;
         std::printf("%-70s %5s %5s | %15s | %15s | %15s\n", "configuration", "pairs", "held",
                     "ALA med/p90 %", "linear med/p90", "XGBoost med/p90");
-        for (const auto& [name, rs] : groups) {
-            std::set<std::pair<int, int>> pairs;
-            for (const auto& r : rs) pairs.insert({r.ii, r.oo});
-            if (pairs.size() < 2) {
-                ++skipped;
-                continue;
-            }
-            const auto ev = ala::evaluate(rs, a->test_fraction, a->seed, p);
-            ++evaluated;
-            const double am = q(ev.ala_pct, 50), lm = q(ev.linear_pct, 50), xm = q(ev.xgb_pct, 50);
+        for (const auto& ce : ev.configs) {
+            const double am = q(ce.ala_pct, 50), lm = q(ce.linear_pct, 50), xm = q(ce.xgb_pct, 50);
             ala_best += am < lm && am < xm;
+            suspect_held += ce.suspect_held_rows;
             std::printf("%-70.70s %5zu %5zu | %7.1f %7.1f | %7.1f %7.1f | %7.1f %7.1f\n",
-                        name.c_str(), pairs.size(), ev.held_out.size(), am, q(ev.ala_pct, 90), lm,
-                        q(ev.linear_pct, 90), xm, q(ev.xgb_pct, 90));
-            auto& h = by_hw[rs.front().hardware];
-            h[0].insert(h[0].end(), ev.ala_pct.begin(), ev.ala_pct.end());
-            h[1].insert(h[1].end(), ev.linear_pct.begin(), ev.linear_pct.end());
-            h[2].insert(h[2].end(), ev.xgb_pct.begin(), ev.xgb_pct.end());
+                        ce.config.c_str(), ce.pairs, ce.held_out.size(), am, q(ce.ala_pct, 90), lm,
+                        q(ce.linear_pct, 90), xm, q(ce.xgb_pct, 90));
+            const std::array<const std::vector<double>*, 3> e{&ce.ala_pct, &ce.linear_pct,
+                                                              &ce.xgb_pct};
+            for (std::size_t m = 0; m < 3; ++m) {
+                auto& h = by_hw[ce.fields.hardware][m];
+                h.insert(h.end(), e[m]->begin(), e[m]->end());
+                all[m].insert(all[m].end(), e[m]->begin(), e[m]->end());
+            }
             nlohmann::json held = nlohmann::json::array();
-            for (const auto& [ii, oo] : ev.held_out) held.push_back({ii, oo});
-            out.push_back({{"configuration", name},
-                           {"pairs", pairs.size()},
+            for (const auto& [ii, oo] : ce.held_out) held.push_back({ii, oo});
+            out.push_back({{"configuration", ce.config},
+                           {"hardware", ce.fields.hardware},
+                           {"pairs", ce.pairs},
                            {"held_out", held},
-                           {"train_rows", ev.train_rows},
-                           {"ala_pct", ev.ala_pct},
-                           {"linear_pct", ev.linear_pct},
-                           {"xgboost_pct", ev.xgb_pct}});
+                           {"train_rows", ce.train_rows},
+                           {"suspect_held_rows", ce.suspect_held_rows},
+                           {"ala_pct", ce.ala_pct},
+                           {"linear_pct", ce.linear_pct},
+                           {"xgboost_pct", ce.xgb_pct}});
         }
-        std::printf("\n%d configurations evaluated (%d with a single pair skipped); ALA's median "
-                    "below both baselines' in %d\n\nper hardware (all held-out rows):\n",
-                    evaluated, skipped, ala_best);
+        std::printf("\n%zu configurations evaluated (%zu with a single pair: trained on, not "
+                    "evaluated); ALA's median below both baselines' in %d\n",
+                    ev.configs.size(), ev.single_pair_configs, ala_best);
+        std::printf("training left out %zu suspect rows (--screen %g); %zu held-out rows are "
+                    "suspect and count against every method\n\nper hardware (all held-out "
+                    "rows):\n",
+                    ev.screened_rows, a->screen, suspect_held);
         std::printf("%-26s %6s | %15s | %15s | %15s\n", "hardware", "rows", "ALA med/p90 %",
                     "linear med/p90", "XGBoost med/p90");
-        for (const auto& [hw, e] : by_hw)
-            std::printf("%-26s %6zu | %7.1f %7.1f | %7.1f %7.1f | %7.1f %7.1f\n", hw.c_str(),
+        int hw_best = 0;
+        auto line = [&](const std::string& name, const std::array<std::vector<double>, 3>& e) {
+            std::printf("%-26s %6zu | %7.1f %7.1f | %7.1f %7.1f | %7.1f %7.1f\n", name.c_str(),
                         e[0].size(), q(e[0], 50), q(e[0], 90), q(e[1], 50), q(e[1], 90),
                         q(e[2], 50), q(e[2], 90));
+        };
+        for (const auto& [hw, e] : by_hw) {
+            line(hw, e);
+            hw_best += q(e[0], 50) < q(e[1], 50) && q(e[0], 50) < q(e[2], 50);
+        }
+        line("all", all);
+        std::printf("ALA's median below both baselines' on %d of %zu hardware\n", hw_best,
+                    by_hw.size());
         if (!a->json_out.empty()) {
             const std::string text = out.dump(2) + "\n";
-            writeFileAtomically(a->json_out, [&](std::ostream& o) { o << text; });
+            writeFileAtomically(a->json_out, [&](std::ostream& f) { f << text; });
         }
     });
 }

@@ -8,11 +8,15 @@
 #include <algorithm>
 #include <array>
 #include <ceres/ceres.h>
+#include <climits>
 #include <cmath>
 #include <fstream>
 #include <iterator>
+#include <nlohmann/json.hpp>
 #include <random>
+#include <regex>
 #include <set>
+#include <sstream>
 #include <tuple>
 
 namespace kairos::ala {
@@ -199,35 +203,384 @@ std::vector<float> features(int ii, int oo) {
             float(i / (i + 1))};
 }
 
-void AlaModel::train(const std::vector<BenchRow>& rows, const fit::XgbParams& p) {
-    db_ = parameterDatabase(rows);
-    if (db_.empty()) throw std::invalid_argument("ALA: no rows to train on");
-    std::vector<std::vector<float>> x;
-    std::vector<float> ya, yb, yc;
-    for (const auto& [k, f] : db_) {
-        x.push_back(features(k.first, k.second));
-        ya.push_back(float(f.a));
-        yb.push_back(float(f.b));
-        yc.push_back(float(f.c));
-    }
-    ra_.fit(x, ya, p);
-    rb_.fit(x, yb, p);
-    rc_.fit(x, yc, p);
+const Columns& allColumns() {
+    static const Columns c{"framework", "model", "hardware", "precision"};
+    return c;
 }
 
-ExpFit AlaModel::parameters(int ii, int oo) const {
-    const auto it = db_.find({ii, oo});
-    if (it != db_.end()) return it->second;
-    const std::vector<std::vector<float>> x{features(ii, oo)};
+Columns parseColumns(const std::string& list) {
+    Columns cols;
+    std::stringstream ss(list);
+    for (std::string x; std::getline(ss, x, ',');) {
+        if (std::find(allColumns().begin(), allColumns().end(), x) == allColumns().end())
+            throw std::invalid_argument("unknown configuration column '" + x +
+                                        "' (framework, model, hardware, precision)");
+        cols.push_back(x);
+    }
+    if (cols.empty()) throw std::invalid_argument("no configuration columns");
+    return cols;
+}
+
+namespace {
+const std::string& field(const BenchRow& r, const std::string& col) {
+    return col == "framework"  ? r.framework
+           : col == "model"    ? r.model
+           : col == "hardware" ? r.hardware
+                               : r.precision;
+}
+} // namespace
+
+std::string configKey(const BenchRow& r, const Columns& cols) {
+    std::string k;
+    for (const auto& c : cols) k += (k.empty() ? "" : " | ") + field(r, c);
+    return k;
+}
+
+namespace {
+double median(std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    const std::size_t n = v.size();
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+} // namespace
+
+std::vector<bool> suspectRows(const std::vector<BenchRow>& rows, const Columns& cols,
+                              double ratio) {
+    std::vector<bool> out(rows.size(), false);
+    if (!(ratio > 0)) return out;
+    std::map<std::pair<std::string, int>, std::vector<double>> by;
+    for (const auto& r : rows) by[{configKey(r, cols), r.bb}].push_back(r.thpt);
+    std::map<std::pair<std::string, int>, double> med;
+    for (const auto& [k, v] : by)
+        if (v.size() >= 3) med[k] = median(v);
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+        const auto it = med.find({configKey(rows[i], cols), rows[i].bb});
+        if (it != med.end())
+            out[i] = rows[i].thpt > ratio * it->second || rows[i].thpt * ratio < it->second;
+    }
+    return out;
+}
+
+const char* sourceName(Source s) {
+    switch (s) {
+    case Source::Measured:
+        return "measured";
+    case Source::Predicted:
+        return "predicted";
+    case Source::OtherConfiguration:
+        return "other-configuration";
+    }
+    return "?";
+}
+
+namespace {
+
+// A curve: fitted over three or more batch sizes (fewer leave (a, b, c) undetermined).
+bool isCurve(const ExpFit& f) {
+    return f.points >= 3;
+}
+
+// The well-conditioned coordinates of a curve (see AlaModel) and back.
+std::array<double, 3> toUvw(const ExpFit& f) {
+    const double y1 = std::max(f(1.0), 1e-3);
+    const double head = std::max(f.c - y1, 1e-3 * y1);
+    return {std::log(y1), std::log(head), std::log(std::clamp(f.b, kBMin, kBMax))};
+}
+ExpFit fromUvw(double u, double v, double w) {
     ExpFit f;
-    f.a = std::clamp(double(ra_.predict(x)[0]), 0.0, kAMax);
-    f.b = std::clamp(double(rb_.predict(x)[0]), kBMin, kBMax);
-    f.c = std::clamp(double(rc_.predict(x)[0]), 0.0, kCMax);
+    f.b = std::clamp(std::exp(w), kBMin, kBMax);
+    const double y1 = std::exp(u), head = std::exp(v);
+    f.c = std::clamp(y1 + head, 0.0, kCMax);
+    f.a = std::clamp(head * std::exp(f.b), 0.0, kAMax);
     return f;
 }
 
-double AlaModel::predict(int ii, int oo, int bb) const {
-    return parameters(ii, oo)(bb);
+double pairDistance(const std::pair<int, int>& p, int ii, int oo) {
+    return std::hypot(std::log(double(p.first) / ii), std::log(double(p.second) / oo));
+}
+
+// The nearest curve of `db` to (ii, oo) other than (ii, oo) itself; ties to the smaller
+// pair (the map's order). Null when there is none.
+const std::pair<const std::pair<int, int>, ExpFit>*
+nearestCurve(const std::map<std::pair<int, int>, ExpFit>& db, int ii, int oo) {
+    const std::pair<const std::pair<int, int>, ExpFit>* best = nullptr;
+    double best_d = INFINITY;
+    for (const auto& e : db) {
+        if (!isCurve(e.second) || (e.first.first == ii && e.first.second == oo)) continue;
+        const double d = pairDistance(e.first, ii, oo);
+        if (d < best_d) {
+            best_d = d;
+            best = &e;
+        }
+    }
+    return best;
+}
+
+// Numbers in free-text names, parsed by hand because no library knows these names:
+// the device count is the hardware's trailing "xN" ("Nvidia H100 GPU x4"), the chip is
+// the rest; the model's parameters in billions are "NxMB" (mixture of experts, N*M) or
+// "MB" ("Llama-2-70b-hf", "Mixtral-8x7B"), 0 when absent.
+int deviceCount(const std::string& hw) {
+    static const std::regex re(R"(\bx(\d+)\s*$)", std::regex::icase);
+    std::smatch m;
+    return std::regex_search(hw, m, re) ? std::max(1, std::stoi(m[1])) : 1;
+}
+std::string chip(const std::string& hw) {
+    static const std::regex re(R"(\s*\bx\d+\s*$)", std::regex::icase);
+    return std::regex_replace(hw, re, "");
+}
+double modelBillions(const std::string& model, bool* moe) {
+    static const std::regex mix(R"((\d+)x(\d+(?:\.\d+)?)b)", std::regex::icase),
+        plain(R"((\d+(?:\.\d+)?)b(?![a-z]))", std::regex::icase);
+    std::smatch m;
+    *moe = false;
+    if (std::regex_search(model, m, mix)) {
+        *moe = true;
+        return std::stod(m[1]) * std::stod(m[2]);
+    }
+    return std::regex_search(model, m, plain) ? std::stod(m[1]) : 0.0;
+}
+
+void oneHot(std::vector<float>& out, const std::vector<std::string>& vocab, const std::string& v) {
+    for (const auto& x : vocab) out.push_back(x == v ? 1.0f : 0.0f);
+}
+
+void addUnique(std::vector<std::string>& v, const std::string& x) {
+    if (std::find(v.begin(), v.end(), x) == v.end()) v.push_back(x);
+}
+
+} // namespace
+
+std::vector<float> AlaModel::descriptors(const BenchRow& r) const {
+    bool moe = false;
+    const double b = modelBillions(r.model, &moe);
+    const int n = deviceCount(r.hardware);
+    std::vector<float> f{float(n), float(std::log1p(b)), float(b / n), moe ? 1.0f : 0.0f};
+    oneHot(f, frameworks_, r.framework);
+    oneHot(f, chips_, chip(r.hardware));
+    oneHot(f, precisions_, r.precision);
+    return f;
+}
+
+std::vector<float> AlaModel::regressorInput(const Config& c, int ii, int oo,
+                                            const std::pair<int, int>& anchor) const {
+    std::vector<float> x = features(ii, oo);
+    const auto fa = features(anchor.first, anchor.second);
+    x.insert(x.end(), fa.begin(), fa.end());
+    x.push_back(float(std::log(double(ii) / anchor.first)));
+    x.push_back(float(std::log(double(oo) / anchor.second)));
+    for (double t : toUvw(c.db.at(anchor))) x.push_back(float(t));
+    const auto d = descriptors(c.fields);
+    x.insert(x.end(), d.begin(), d.end());
+    return x;
+}
+
+void AlaModel::train(const std::vector<BenchRow>& rows, const AlaOptions& o) {
+    if (rows.empty()) throw std::invalid_argument("ALA: no rows to train on");
+    opt_ = o;
+    configs_.clear();
+    frameworks_.clear();
+    chips_.clear();
+    precisions_.clear();
+    const auto suspect = suspectRows(rows, o.columns, o.screen_ratio);
+    screened_ = std::size_t(std::count(suspect.begin(), suspect.end(), true));
+    std::map<std::string, std::vector<BenchRow>> by;
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+        if (suspect[i]) continue;
+        by[configKey(rows[i], o.columns)].push_back(rows[i]);
+        addUnique(frameworks_, rows[i].framework);
+        addUnique(chips_, chip(rows[i].hardware));
+        addUnique(precisions_, rows[i].precision);
+    }
+    for (auto& [k, rs] : by) {
+        Config& c = configs_[k];
+        c.fields = rs.front();
+        c.fields.ii = c.fields.oo = c.fields.bb = 0;
+        c.fields.thpt = 0;
+        c.db = parameterDatabase(rs);
+    }
+    // Each curve against the nearest other curve of its configuration.
+    std::vector<std::vector<float>> x;
+    std::array<std::vector<float>, 3> y;
+    for (const auto& [k, c] : configs_)
+        for (const auto& [p, f] : c.db) {
+            if (!isCurve(f)) continue;
+            const auto* a = nearestCurve(c.db, p.first, p.second);
+            if (!a) continue;
+            x.push_back(regressorInput(c, p.first, p.second, a->first));
+            const auto t = toUvw(f), ta = toUvw(a->second);
+            for (int j = 0; j < 3; ++j) y[std::size_t(j)].push_back(float(t[j] - ta[j]));
+        }
+    learned_pairs_ = x.size();
+    learned_ = !x.empty();
+    if (learned_)
+        for (int j = 0; j < 3; ++j) r_[j].fit(x, y[std::size_t(j)], o.xgb);
+}
+
+const AlaModel::Config* AlaModel::nearestWithCurves(const BenchRow& q) const {
+    // Fewest differing columns (framework, model, hardware, precision), then the closer
+    // device count, then the key's order.
+    const Config* best = nullptr;
+    std::pair<int, double> best_d{INT_MAX, INFINITY};
+    for (const auto& [k, c] : configs_) {
+        if (std::none_of(c.db.begin(), c.db.end(), [](const auto& e) { return isCurve(e.second); }))
+            continue;
+        int diff = 0;
+        for (const auto& col : allColumns()) diff += field(c.fields, col) != field(q, col);
+        const std::pair<int, double> d{
+            diff,
+            std::abs(std::log(double(deviceCount(c.fields.hardware)) / deviceCount(q.hardware)))};
+        if (d < best_d) {
+            best_d = d;
+            best = &c;
+        }
+    }
+    return best;
+}
+
+Prediction AlaModel::parameters(const BenchRow& q, int ii, int oo) const {
+    if (configs_.empty()) throw std::logic_error("ALA: parameters before train");
+    Prediction out;
+    const auto it = configs_.find(configKey(q, opt_.columns));
+    if (it != configs_.end()) {
+        const auto m = it->second.db.find({ii, oo});
+        if (m != it->second.db.end()) {
+            out.fit = m->second;
+            out.source = Source::Measured;
+            out.anchor_config = it->first;
+            out.anchor = m->first;
+            return out;
+        }
+    }
+    const Config* c = it != configs_.end() && nearestCurve(it->second.db, ii, oo)
+                          ? &it->second
+                          : nearestWithCurves(q);
+    if (!c || !learned_)
+        throw std::runtime_error("ALA: no measured curve to predict (" + std::to_string(ii) + ", " +
+                                 std::to_string(oo) + ") from");
+    out.source = c == (it != configs_.end() ? &it->second : nullptr) ? Source::Predicted
+                                                                     : Source::OtherConfiguration;
+    for (const auto& [k, v] : configs_)
+        if (&v == c) out.anchor_config = k;
+    const auto* a = nearestCurve(c->db, ii, oo);
+    out.anchor = a->first;
+    const std::vector<std::vector<float>> x{regressorInput(*c, ii, oo, a->first)};
+    const auto ta = toUvw(a->second);
+    out.fit = fromUvw(ta[0] + r_[0].predict(x)[0], ta[1] + r_[1].predict(x)[0],
+                      ta[2] + r_[2].predict(x)[0]);
+    return out;
+}
+
+double AlaModel::predict(const BenchRow& q) const {
+    return parameters(q, q.ii, q.oo).fit(q.bb);
+}
+
+const std::map<std::pair<int, int>, ExpFit>& AlaModel::database(const std::string& key) const {
+    static const std::map<std::pair<int, int>, ExpFit> none;
+    const auto it = configs_.find(key);
+    return it == configs_.end() ? none : it->second.db;
+}
+
+std::vector<std::string> AlaModel::configurations() const {
+    std::vector<std::string> k;
+    for (const auto& [name, c] : configs_) k.push_back(name);
+    return k;
+}
+
+std::string AlaModel::toJson() const {
+    nlohmann::json j;
+    j["format"] = "kairos-ala-1";
+    j["columns"] = opt_.columns;
+    j["screen_ratio"] = opt_.screen_ratio;
+    const auto& p = opt_.xgb;
+    j["xgboost"] = {{"trees", p.trees},
+                    {"max_depth", p.max_depth},
+                    {"eta", p.eta},
+                    {"subsample", p.subsample},
+                    {"colsample", p.colsample},
+                    {"lambda", p.lambda},
+                    {"seed", p.seed}};
+    j["frameworks"] = frameworks_;
+    j["chips"] = chips_;
+    j["precisions"] = precisions_;
+    j["screened_rows"] = screened_;
+    j["learned_pairs"] = learned_pairs_;
+    nlohmann::json cs = nlohmann::json::array();
+    for (const auto& [k, c] : configs_) {
+        nlohmann::json fits = nlohmann::json::array();
+        for (const auto& [pr, f] : c.db)
+            fits.push_back({{"ii", pr.first},
+                            {"oo", pr.second},
+                            {"a", f.a},
+                            {"b", f.b},
+                            {"c", f.c},
+                            {"points", f.points},
+                            {"max_abs_pct", f.max_abs_pct}});
+        cs.push_back({{"key", k},
+                      {"framework", c.fields.framework},
+                      {"model", c.fields.model},
+                      {"hardware", c.fields.hardware},
+                      {"precision", c.fields.precision},
+                      {"fits", fits}});
+    }
+    j["configurations"] = cs;
+    if (learned_)
+        for (int i = 0; i < 3; ++i)
+            j["regressors"].push_back(r_[i].toJson()); // XGBoost's JSON after a line
+    return j.dump();
+}
+
+AlaModel AlaModel::fromJson(const std::string& text) {
+    AlaModel m;
+    try {
+        const auto j = nlohmann::json::parse(text);
+        if (j.value("format", "") != "kairos-ala-1")
+            throw std::runtime_error("not a Kairos ALA model (format kairos-ala-1)");
+        m.opt_.columns = j.at("columns").get<Columns>();
+        m.opt_.screen_ratio = j.at("screen_ratio").get<double>();
+        const auto& x = j.at("xgboost");
+        m.opt_.xgb.trees = x.at("trees");
+        m.opt_.xgb.max_depth = x.at("max_depth");
+        m.opt_.xgb.eta = x.at("eta");
+        m.opt_.xgb.subsample = x.at("subsample");
+        m.opt_.xgb.colsample = x.at("colsample");
+        m.opt_.xgb.lambda = x.at("lambda");
+        m.opt_.xgb.seed = x.at("seed");
+        m.frameworks_ = j.at("frameworks").get<std::vector<std::string>>();
+        m.chips_ = j.at("chips").get<std::vector<std::string>>();
+        m.precisions_ = j.at("precisions").get<std::vector<std::string>>();
+        m.screened_ = j.at("screened_rows");
+        m.learned_pairs_ = j.at("learned_pairs");
+        for (const auto& c : j.at("configurations")) {
+            Config& cf = m.configs_[c.at("key").get<std::string>()];
+            cf.fields.framework = c.at("framework");
+            cf.fields.model = c.at("model");
+            cf.fields.hardware = c.at("hardware");
+            cf.fields.precision = c.at("precision");
+            for (const auto& f : c.at("fits")) {
+                ExpFit e;
+                e.a = f.at("a");
+                e.b = f.at("b");
+                e.c = f.at("c");
+                e.points = f.at("points");
+                e.max_abs_pct = f.at("max_abs_pct");
+                cf.db[{f.at("ii").get<int>(), f.at("oo").get<int>()}] = e;
+            }
+        }
+        if (j.contains("regressors")) {
+            const auto& r = j.at("regressors");
+            if (r.size() != 3) throw std::runtime_error("ALA model: expected three regressors");
+            for (int i = 0; i < 3; ++i)
+                m.r_[i] = fit::XgbRegressor::fromJson(r[std::size_t(i)].get<std::string>());
+            m.learned_ = true;
+        }
+    } catch (const nlohmann::json::exception& e) {
+        throw std::runtime_error(std::string("ALA model: ") + e.what());
+    } catch (const std::invalid_argument& e) { // a regressor's text
+        throw std::runtime_error(std::string("ALA model: ") + e.what());
+    }
+    if (m.configs_.empty()) throw std::runtime_error("ALA model: no configurations");
+    return m;
 }
 
 void LinearBaseline::train(const std::vector<BenchRow>& rows) {
@@ -261,39 +614,80 @@ double XgbBaseline::predict(int ii, int oo, int bb) const {
     return r_.predict({{float(ii), float(oo), float(bb)}})[0];
 }
 
-Evaluation evaluate(const std::vector<BenchRow>& rows, double test_fraction, std::uint64_t seed,
-                    const fit::XgbParams& p) {
-    std::vector<std::pair<int, int>> pairs;
-    for (const auto& r : rows)
-        if (std::find(pairs.begin(), pairs.end(), std::make_pair(r.ii, r.oo)) == pairs.end())
-            pairs.emplace_back(r.ii, r.oo);
-    if (pairs.size() < 2)
-        throw std::invalid_argument("held-out evaluation needs at least two (ii, oo) pairs");
-    std::sort(pairs.begin(), pairs.end());
-    std::mt19937_64 rng(seed);
-    std::shuffle(pairs.begin(), pairs.end(), rng);
-    const std::size_t n_test = std::clamp<std::size_t>(
-        std::size_t(std::ceil(test_fraction * double(pairs.size()))), 1, pairs.size() - 1);
+namespace {
+// FNV-1a of a configuration's key: its held-out choice, the same on every platform.
+std::uint64_t fnv(const std::string& s) {
+    std::uint64_t h = 1469598103934665603ull;
+    for (unsigned char ch : s) {
+        h ^= ch;
+        h *= 1099511628211ull;
+    }
+    return h;
+}
+} // namespace
+
+Evaluation evaluate(const std::vector<BenchRow>& rows, const AlaOptions& o, double test_fraction,
+                    std::uint64_t seed) {
+    std::map<std::string, std::vector<std::size_t>> by;
+    for (std::size_t i = 0; i < rows.size(); ++i) by[configKey(rows[i], o.columns)].push_back(i);
+    const auto suspect = suspectRows(rows, o.columns, o.screen_ratio);
     Evaluation ev;
-    ev.held_out.assign(pairs.begin(), pairs.begin() + std::ptrdiff_t(n_test));
-    auto held = [&](const BenchRow& r) {
-        return std::find(ev.held_out.begin(), ev.held_out.end(), std::make_pair(r.ii, r.oo)) !=
-               ev.held_out.end();
-    };
-    std::vector<BenchRow> train, test;
-    for (const auto& r : rows) (held(r) ? test : train).push_back(r);
-    ev.train_rows = train.size();
+    std::vector<bool> held(rows.size(), false);
+    std::map<std::string, ConfigEvaluation> per;
+    for (const auto& [k, idx] : by) {
+        std::vector<std::pair<int, int>> pairs;
+        for (std::size_t i : idx) pairs.emplace_back(rows[i].ii, rows[i].oo);
+        std::sort(pairs.begin(), pairs.end());
+        pairs.erase(std::unique(pairs.begin(), pairs.end()), pairs.end());
+        if (pairs.size() < 2) {
+            ++ev.single_pair_configs;
+            continue;
+        }
+        std::mt19937_64 rng(seed ^ fnv(k));
+        std::shuffle(pairs.begin(), pairs.end(), rng);
+        const std::size_t n_test = std::clamp<std::size_t>(
+            std::size_t(std::ceil(test_fraction * double(pairs.size()))), 1, pairs.size() - 1);
+        ConfigEvaluation& ce = per[k];
+        ce.config = k;
+        ce.fields = rows[idx.front()];
+        ce.pairs = pairs.size();
+        ce.held_out.assign(pairs.begin(), pairs.begin() + std::ptrdiff_t(n_test));
+        std::sort(ce.held_out.begin(), ce.held_out.end());
+        for (std::size_t i : idx)
+            held[i] = std::binary_search(ce.held_out.begin(), ce.held_out.end(),
+                                         std::make_pair(rows[i].ii, rows[i].oo));
+    }
+    if (per.empty())
+        throw std::invalid_argument("held-out evaluation needs a configuration with two or more "
+                                    "(ii, oo) pairs");
+    std::vector<BenchRow> train;
+    for (std::size_t i = 0; i < rows.size(); ++i)
+        if (!held[i]) train.push_back(rows[i]);
     AlaModel ala;
-    ala.train(train, p);
-    LinearBaseline lin;
-    lin.train(train);
-    XgbBaseline xgb;
-    xgb.train(train, p);
-    for (const auto& r : test) {
-        auto pct = [&](double pred) { return 100.0 * std::abs(pred - r.thpt) / r.thpt; };
-        ev.ala_pct.push_back(pct(ala.predict(r.ii, r.oo, r.bb)));
-        ev.linear_pct.push_back(pct(lin.predict(r.ii, r.oo, r.bb)));
-        ev.xgb_pct.push_back(pct(xgb.predict(r.ii, r.oo, r.bb)));
+    ala.train(train, o);
+    ev.screened_rows = ala.screenedRows();
+    const auto train_suspect = suspectRows(train, o.columns, o.screen_ratio);
+    for (auto& [k, ce] : per) {
+        std::vector<BenchRow> tr;
+        for (std::size_t t = 0; t < train.size(); ++t)
+            if (!train_suspect[t] && configKey(train[t], o.columns) == k) tr.push_back(train[t]);
+        ce.train_rows = tr.size();
+        LinearBaseline lin;
+        XgbBaseline xgb;
+        if (!tr.empty()) {
+            lin.train(tr);
+            xgb.train(tr, o.xgb);
+        }
+        for (std::size_t i : by.at(k)) {
+            if (!held[i]) continue;
+            const BenchRow& r = rows[i];
+            auto pct = [&](double pred) { return 100.0 * std::abs(pred - r.thpt) / r.thpt; };
+            ce.suspect_held_rows += suspect[i];
+            ce.ala_pct.push_back(pct(ala.predict(r)));
+            ce.linear_pct.push_back(tr.empty() ? NAN : pct(lin.predict(r.ii, r.oo, r.bb)));
+            ce.xgb_pct.push_back(tr.empty() ? NAN : pct(xgb.predict(r.ii, r.oo, r.bb)));
+        }
+        ev.configs.push_back(std::move(ce));
     }
     return ev;
 }

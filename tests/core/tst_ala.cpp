@@ -232,40 +232,95 @@ private slots:
         }
     }
 
-    // ALA's model looks measured pairs up (exactly the database's fit) and predicts the
-    // parameters of unseen ones inside the bounds; features by hand; the held-out
+    // ALA's model looks measured pairs up (exactly the database's fit); an unseen pair of a
+    // known configuration is predicted from its nearest measured curve, of an unknown one
+    // from the nearest configuration's; the model saves and loads exactly; the held-out
     // evaluation keeps whole pairs out of training and scores every held-out row.
     void alaModelAndEvaluation() {
         const auto f = features(512, 128);
         KAIROS_COMPARE_NEAR(f[4], std::log1p(4.0), 1e-6);
         KAIROS_COMPARE_NEAR(f[5], 512.0 / 129, 1e-5);
         KAIROS_COMPARE_NEAR(f[6], 512.0 / 513, 1e-6);
+        // Two configurations of one family: thpt = (6000 - ii) * s - 3000 * s * e^(-0.05 bb).
+        std::vector<BenchRow> rows;
+        for (const char* hw : {"GPU x1", "GPU x2"})
+            for (int ii : {128, 256, 512, 1024, 2048})
+                for (int bb : {1, 16, 32, 64}) {
+                    BenchRow r{"fw", "m-7b", hw, "fp16", ii, ii, bb, 0};
+                    const double s = hw[5] == '2' ? 1.8 : 1.0;
+                    r.thpt = s * ((6000.0 - ii) - 3000.0 * std::exp(-0.05 * bb));
+                    rows.push_back(r);
+                }
+        AlaOptions o;
+        o.xgb.trees = 60;
+        o.xgb.eta = 0.3;
+        AlaModel m;
+        m.train(rows, o);
+        QCOMPARE(m.configurations().size(), std::size_t(2));
+        QCOMPARE(m.learnedPairs(), std::size_t(10));
+        const std::string k1 = "fw | m-7b | GPU x1 | fp16";
+        QCOMPARE(m.database(k1).size(), std::size_t(5));
+        const ExpFit& stored = m.database(k1).at({256, 256});
+        BenchRow q = rows[4]; // GPU x1, 256/256, batch 1
+        q.bb = 16;
+        QCOMPARE(m.predict(q), stored(16));
+        QCOMPARE(m.parameters(q, 256, 256).source, Source::Measured);
+        const Prediction un = m.parameters(q, 384, 384);
+        QCOMPARE(un.source, Source::Predicted);
+        QCOMPARE(un.anchor_config, k1);
+        QVERIFY(un.anchor == std::make_pair(256, 256) || un.anchor == std::make_pair(512, 512));
+        QVERIFY(un.fit.a >= 0 && un.fit.b >= 1e-5 && un.fit.b <= 1 && un.fit.c >= 0);
+        BenchRow other{"fw", "m-7b", "GPU x4", "fp16", 0, 0, 0, 0};
+        const Prediction far = m.parameters(other, 384, 384);
+        QCOMPARE(far.source, Source::OtherConfiguration);
+        QCOMPARE(far.anchor_config, std::string("fw | m-7b | GPU x2 | fp16")); // closer count
+        // Save and load: the same predictions, bit for bit.
+        const AlaModel back = AlaModel::fromJson(m.toJson());
+        QCOMPARE(back.toJson(), m.toJson());
+        for (int ii : {100, 256, 384, 3000})
+            for (int bb : {1, 8, 64}) {
+                BenchRow x = q;
+                x.ii = x.oo = ii;
+                x.bb = bb;
+                QCOMPARE(back.predict(x), m.predict(x));
+            }
+        QVERIFY_THROWS_EXCEPTION(std::runtime_error, AlaModel::fromJson("{\"format\": 2}"));
+        QVERIFY_THROWS_EXCEPTION(std::runtime_error, AlaModel::fromJson("not json"));
+
+        const Evaluation ev = evaluate(rows, o, 0.2, 3);
+        QCOMPARE(ev.configs.size(), std::size_t(2));
+        for (const auto& ce : ev.configs) {
+            QCOMPARE(ce.held_out.size(), std::size_t(1));
+            QCOMPARE(ce.ala_pct.size(), std::size_t(4)); // the held-out pair's 4 batch sizes
+            QCOMPARE(ce.linear_pct.size(), ce.ala_pct.size());
+            QCOMPARE(ce.train_rows, std::size_t(16));
+        }
+        QVERIFY_THROWS_EXCEPTION(std::invalid_argument, parseColumns("framework,gpu"));
+        QCOMPARE(configKey(rows[0], parseColumns("hardware,framework")),
+                 std::string("GPU x1 | fw"));
+        QVERIFY_THROWS_EXCEPTION(std::invalid_argument,
+                                 evaluate({rows[0], rows[1]}, o, 0.5, 1)); // one pair
+    }
+
+    // A row an order of magnitude off its configuration's others at the same batch size
+    // is suspect: left out of training, counted.
+    void suspectRowsScreened() {
         std::vector<BenchRow> rows;
         for (int ii : {128, 256, 512, 1024})
-            for (int bb : {1, 16, 32, 64}) {
-                BenchRow r;
-                r.ii = r.oo = ii;
-                r.bb = bb;
-                r.thpt = (4000.0 - ii) - 3000.0 * std::exp(-0.05 * bb);
-                rows.push_back(r);
-            }
-        fit::XgbParams p;
-        p.trees = 50;
-        p.eta = 0.3;
+            for (int bb : {1, 16}) rows.push_back({"fw", "m", "h", "p", ii, ii, bb, 100.0 + bb});
+        rows[6].thpt = 85000; // 1024/1024 at batch 1
+        rows[3].thpt = 9;     // 256/256 at batch 16: 117 / 9 = 13 > 10
+        const auto s = suspectRows(rows, allColumns(), 10);
+        QCOMPARE(std::count(s.begin(), s.end(), true), 2L);
+        QVERIFY(s[6] && s[3]);
+        const auto none = suspectRows(rows, allColumns(), 0);
+        QCOMPARE(std::count(none.begin(), none.end(), true), 0L);
         AlaModel m;
-        m.train(rows, p);
-        QCOMPARE(m.database().size(), std::size_t(4));
-        const ExpFit& stored = m.database().at({256, 256});
-        QCOMPARE(m.predict(256, 256, 16), stored(16));
-        const ExpFit un = m.parameters(384, 384);
-        QVERIFY(un.a >= 0 && un.b >= 1e-5 && un.b <= 1 && un.c >= 0);
-        const Evaluation ev = evaluate(rows, 0.25, 3, p);
-        QCOMPARE(ev.held_out.size(), std::size_t(1));
-        QCOMPARE(ev.ala_pct.size(), std::size_t(4)); // the held-out pair's 4 batch sizes
-        QCOMPARE(ev.linear_pct.size(), ev.ala_pct.size());
-        QCOMPARE(ev.train_rows, std::size_t(12));
-        QVERIFY_THROWS_EXCEPTION(std::invalid_argument,
-                                 evaluate({rows[0], rows[1]}, 0.5, 1, p)); // one pair
+        AlaOptions o;
+        o.xgb.trees = 5;
+        m.train(rows, o);
+        QCOMPARE(m.screenedRows(), std::size_t(2));
+        QCOMPARE(m.database("fw | m | h | p").at({1024, 1024}).points, 1); // batch 16 only
     }
 
     // Repeated keys are averaged; bad rows name file, line and field.
