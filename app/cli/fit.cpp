@@ -187,12 +187,87 @@ void addFit(CLI::App& app) {
 
 namespace {
 
+std::string fmt2(double x) {
+    char b[32];
+    std::snprintf(b, sizeof b, "%.2f", x);
+    return b;
+}
+
+template <class Args>
+void predictAla(const ala::AlaModel& model, const std::vector<ala::BenchRow>& rows,
+                const ala::AlaOptions& o, const Args& a) {
+    const auto queries = ala::readBench(a.predict, false);
+    ala::UncertaintyOptions u;
+    u.anneal.steps = a.anneal_steps;
+    u.anneal.seed = a.seed;
+    u.anneal.move = a.anneal_move;
+    u.step_xgb.seed = u.predictor.seed = a.seed;
+    std::printf("\nannealing %d steps over training subsets (error predictor and "
+                "confidence)...\n",
+                a.anneal_steps);
+    std::fflush(stdout);
+    ala::Uncertainty unc = ala::Uncertainty::learn(rows, o, a.test_fraction, a.seed, u);
+    std::printf("best subset: %zu points, median error %.2f %% (start %.2f %%); %zu "
+                "per-configuration subsets logged\n",
+                unc.log().best.size(), unc.log().best_error, unc.log().tried.front().second,
+                unc.loggedSubsets());
+    std::map<std::string, std::vector<std::size_t>> by;
+    for (std::size_t i = 0; i < queries.size(); ++i)
+        by[ala::configKey(queries[i], o.columns)].push_back(i);
+    struct PerConfig {
+        double predicted_error = 0, confidence = 0;
+    };
+    std::map<std::string, PerConfig> per;
+    std::printf("\n%-70s %5s %9s %10s %10s %11s\n", "configuration (of --predict)", "rows",
+                "measured", "pred. err%", "confidence", "actual err%");
+    for (const auto& [k, idx] : by) {
+        std::vector<ala::BenchRow> w;
+        for (std::size_t i : idx) w.push_back(queries[i]);
+        const ala::Subset s = unc.workload(w);
+        PerConfig& pc = per[k];
+        pc.predicted_error = unc.predictedError(s);
+        pc.confidence = unc.confidence(s);
+        std::vector<double> actual;
+        int measured = 0;
+        for (std::size_t i : idx) {
+            const auto pr = model.parameters(queries[i], queries[i].ii, queries[i].oo);
+            measured += pr.source == ala::Source::Measured;
+            if (queries[i].thpt > 0)
+                actual.push_back(100.0 * std::abs(pr.fit(queries[i].bb) - queries[i].thpt) /
+                                 queries[i].thpt);
+        }
+        std::printf("%-70.70s %5zu %9d %10.2f %10.3f %11s\n", k.c_str(), idx.size(), measured,
+                    pc.predicted_error, pc.confidence,
+                    actual.empty() ? "-" : fmt2(describe(actual, {50}).percentile(50)).c_str());
+    }
+    writeFileAtomically(a.out, [&](std::ostream& f) {
+        f << "framework,model,hardware,precision,input_len,output_len,batch,throughput,"
+             "predicted_throughput,source,anchor_configuration,anchor_input_len,"
+             "anchor_output_len,predicted_error_pct,confidence\n";
+        for (const auto& r : queries) {
+            const auto pr = model.parameters(r, r.ii, r.oo);
+            const PerConfig& pc = per.at(ala::configKey(r, o.columns));
+            // Fields came from a CSV read without quoting: they hold no comma.
+            auto q = [](const std::string& x) { return x; };
+            f << q(r.framework) << ',' << q(r.model) << ',' << q(r.hardware) << ','
+              << q(r.precision) << ',' << r.ii << ',' << r.oo << ',' << r.bb << ',';
+            if (r.thpt > 0) f << r.thpt;
+            f << ',' << pr.fit(r.bb) << ',' << ala::sourceName(pr.source) << ','
+              << q(pr.anchor_config) << ',' << pr.anchor.first << ',' << pr.anchor.second << ','
+              << pc.predicted_error << ',' << pc.confidence << '\n';
+        }
+    });
+    std::printf("wrote %zu predictions to %s\n", queries.size(), a.out.c_str());
+}
+
 void addFitAla(CLI::App* fit) {
     struct Args {
-        std::string data, group = "framework,model,hardware,precision", json_out;
+        std::string data, group = "framework,model,hardware,precision", json_out, predict, out, db;
         double test_fraction = 0.2, screen = 10;
         std::uint64_t seed = 1;
-        int trees = 5000;
+        int trees = 5000, anneal_steps = 40;
+        std::size_t anneal_move = 0;
+        bool store = false;
     };
     auto a = std::make_shared<Args>();
     auto* c = fit->add_subcommand(
@@ -215,7 +290,25 @@ void addFitAla(CLI::App* fit) {
                   "median at the same batch size (0: keep all)")
         ->capture_default_str();
     c->add_option("--json", a->json_out, "Write every configuration's errors as JSON");
+    auto* pr = c->add_option("--predict", a->predict,
+                             "CSV of rows to predict (the same columns; throughput optional): "
+                             "trains on all of --data, anneals for the error predictor and "
+                             "the confidence, writes --out");
+    c->add_option("--out", a->out,
+                  "With --predict: CSV of the rows with predicted_throughput, source, "
+                  "predicted_error_pct, confidence")
+        ->needs(pr);
+    c->add_option("--anneal-steps", a->anneal_steps,
+                  "With --predict: simulated-annealing steps (each trains ALA once)")
+        ->capture_default_str();
+    c->add_option("--anneal-move", a->anneal_move,
+                  "Training points added or removed per step (0: a twentieth of them)")
+        ->capture_default_str();
+    c->add_option("--db", a->db, "Store the model trained on all of --data in this database");
+    c->add_flag("--store", a->store, "Store it in the default database");
     c->callback([a] {
+        if (!a->predict.empty() && a->out.empty())
+            throw std::invalid_argument("fit ala --predict needs --out FILE");
         ala::AlaOptions o;
         o.columns = ala::parseColumns(a->group);
         o.xgb.trees = a->trees;
@@ -288,6 +381,36 @@ void addFitAla(CLI::App* fit) {
             const std::string text = out.dump(2) + "\n";
             writeFileAtomically(a->json_out, [&](std::ostream& f) { f << text; });
         }
+        if (a->predict.empty() && a->db.empty() && !a->store) return;
+        ala::AlaModel model;
+        model.train(rows, o);
+        if (!a->db.empty() || a->store) {
+            store::Store db(a->db.empty() ? store::Store::defaultPath() : a->db);
+            store::ModelInfo mi;
+            mi.kind = "ala";
+            mi.name = a->data.substr(a->data.find_last_of('/') + 1) + " by " + a->group;
+            mi.params = model.toJson();
+            mi.training = nlohmann::json{
+                {"source", a->data},
+                {"rows", rows.size()},
+                {"columns", o.columns},
+                {"configurations", model.configurations().size()},
+                {"screened_rows", model.screenedRows()},
+                {"trees", a->trees},
+                {"seed",
+                 a->seed}}.dump();
+            mi.accuracy =
+                nlohmann::json{
+                    {"test_fraction", a->test_fraction},   {"ala_median_pct", q(all[0], 50)},
+                    {"ala_p90_pct", q(all[0], 90)},        {"linear_median_pct", q(all[1], 50)},
+                    {"xgboost_median_pct", q(all[2], 50)}, {"configurations", out}}
+                    .dump();
+            const auto id = db.putModel(mi);
+            std::printf("stored as model %lld in %s (simulate --exec-model %lld)\n",
+                        static_cast<long long>(id), db.path().c_str(), static_cast<long long>(id));
+        }
+        if (a->predict.empty()) return;
+        predictAla(model, rows, o, *a);
     });
 }
 

@@ -107,13 +107,15 @@ double ExpFit::operator()(double bb) const {
     return c - a * std::exp(-b * bb);
 }
 
-std::vector<BenchRow> readBench(const std::string& path) {
+std::vector<BenchRow> readBench(const std::string& path, bool need_throughput) {
     std::ifstream in(path);
     if (!in) throw InputError(path, 0, "", "cannot open file");
     const text::CsvHeader h(in, path);
     const auto cF = h.column("framework"), cM = h.column("model"), cH = h.column("hardware"),
                cP = h.column("precision"), cI = h.column("input_len"), cO = h.column("output_len"),
-               cB = h.column("batch"), cT = h.column("throughput");
+               cB = h.column("batch");
+    const bool has_t = need_throughput || h.has("throughput");
+    const auto cT = has_t ? h.column("throughput") : 0;
     // Repeated keys: averaged, in the order the keys first appear.
     std::map<std::tuple<std::string, std::string, std::string, std::string, int, int, int>,
              std::size_t>
@@ -129,8 +131,10 @@ std::vector<BenchRow> readBench(const std::string& path) {
         r.ii = text::needCount(f[cI], path, lineno, "input_len", 1);
         r.oo = text::needCount(f[cO], path, lineno, "output_len", 1);
         r.bb = text::needCount(f[cB], path, lineno, "batch", 1);
-        r.thpt = text::needDouble(f[cT], path, lineno, "throughput");
-        if (!(r.thpt > 0)) throw InputError(path, lineno, "throughput", "must be > 0");
+        if (has_t) {
+            r.thpt = text::needDouble(f[cT], path, lineno, "throughput");
+            if (!(r.thpt > 0)) throw InputError(path, lineno, "throughput", "must be > 0");
+        }
         const auto key =
             std::make_tuple(r.framework, r.model, r.hardware, r.precision, r.ii, r.oo, r.bb);
         const auto it = index.find(key);
@@ -299,14 +303,17 @@ double pairDistance(const std::pair<int, int>& p, int ii, int oo) {
     return std::hypot(std::log(double(p.first) / ii), std::log(double(p.second) / oo));
 }
 
-// The nearest curve of `db` to (ii, oo) other than (ii, oo) itself; ties to the smaller
-// pair (the map's order). Null when there is none.
+// The nearest curve of `db` to (ii, oo), other than (ii, oo) itself when `skip_same`
+// (training: a pair against another); ties to the smaller pair (the map's order). Null
+// when there is none.
 const std::pair<const std::pair<int, int>, ExpFit>*
-nearestCurve(const std::map<std::pair<int, int>, ExpFit>& db, int ii, int oo) {
+nearestCurve(const std::map<std::pair<int, int>, ExpFit>& db, int ii, int oo,
+             bool skip_same = false) {
     const std::pair<const std::pair<int, int>, ExpFit>* best = nullptr;
     double best_d = INFINITY;
     for (const auto& e : db) {
-        if (!isCurve(e.second) || (e.first.first == ii && e.first.second == oo)) continue;
+        if (!isCurve(e.second) || (skip_same && e.first.first == ii && e.first.second == oo))
+            continue;
         const double d = pairDistance(e.first, ii, oo);
         if (d < best_d) {
             best_d = d;
@@ -405,7 +412,7 @@ void AlaModel::train(const std::vector<BenchRow>& rows, const AlaOptions& o) {
     for (const auto& [k, c] : configs_)
         for (const auto& [p, f] : c.db) {
             if (!isCurve(f)) continue;
-            const auto* a = nearestCurve(c.db, p.first, p.second);
+            const auto* a = nearestCurve(c.db, p.first, p.second, true);
             if (!a) continue;
             x.push_back(regressorInput(c, p.first, p.second, a->first));
             const auto t = toUvw(f), ta = toUvw(a->second);
@@ -626,48 +633,64 @@ std::uint64_t fnv(const std::string& s) {
 }
 } // namespace
 
-Evaluation evaluate(const std::vector<BenchRow>& rows, const AlaOptions& o, double test_fraction,
-                    std::uint64_t seed) {
-    std::map<std::string, std::vector<std::size_t>> by;
-    for (std::size_t i = 0; i < rows.size(); ++i) by[configKey(rows[i], o.columns)].push_back(i);
-    const auto suspect = suspectRows(rows, o.columns, o.screen_ratio);
-    Evaluation ev;
-    std::vector<bool> held(rows.size(), false);
+namespace {
+// evaluate's choice of held-out pairs: the rows held out, and per configuration with two
+// or more pairs its evaluation record (pairs, held-out pairs) to fill.
+struct Split {
+    std::vector<bool> held;
     std::map<std::string, ConfigEvaluation> per;
-    for (const auto& [k, idx] : by) {
+    std::map<std::string, std::vector<std::size_t>> by; // rows per configuration
+    std::size_t single_pair_configs = 0;
+};
+Split split(const std::vector<BenchRow>& rows, const AlaOptions& o, double test_fraction,
+            std::uint64_t seed) {
+    Split sp;
+    sp.held.assign(rows.size(), false);
+    for (std::size_t i = 0; i < rows.size(); ++i) sp.by[configKey(rows[i], o.columns)].push_back(i);
+    for (const auto& [k, idx] : sp.by) {
         std::vector<std::pair<int, int>> pairs;
         for (std::size_t i : idx) pairs.emplace_back(rows[i].ii, rows[i].oo);
         std::sort(pairs.begin(), pairs.end());
         pairs.erase(std::unique(pairs.begin(), pairs.end()), pairs.end());
         if (pairs.size() < 2) {
-            ++ev.single_pair_configs;
+            ++sp.single_pair_configs;
             continue;
         }
         std::mt19937_64 rng(seed ^ fnv(k));
         std::shuffle(pairs.begin(), pairs.end(), rng);
         const std::size_t n_test = std::clamp<std::size_t>(
             std::size_t(std::ceil(test_fraction * double(pairs.size()))), 1, pairs.size() - 1);
-        ConfigEvaluation& ce = per[k];
+        ConfigEvaluation& ce = sp.per[k];
         ce.config = k;
         ce.fields = rows[idx.front()];
         ce.pairs = pairs.size();
         ce.held_out.assign(pairs.begin(), pairs.begin() + std::ptrdiff_t(n_test));
         std::sort(ce.held_out.begin(), ce.held_out.end());
         for (std::size_t i : idx)
-            held[i] = std::binary_search(ce.held_out.begin(), ce.held_out.end(),
-                                         std::make_pair(rows[i].ii, rows[i].oo));
+            sp.held[i] = std::binary_search(ce.held_out.begin(), ce.held_out.end(),
+                                            std::make_pair(rows[i].ii, rows[i].oo));
     }
-    if (per.empty())
+    if (sp.per.empty())
         throw std::invalid_argument("held-out evaluation needs a configuration with two or more "
                                     "(ii, oo) pairs");
+    return sp;
+}
+} // namespace
+
+Evaluation evaluate(const std::vector<BenchRow>& rows, const AlaOptions& o, double test_fraction,
+                    std::uint64_t seed) {
+    Split sp = split(rows, o, test_fraction, seed);
+    const auto suspect = suspectRows(rows, o.columns, o.screen_ratio);
+    Evaluation ev;
+    ev.single_pair_configs = sp.single_pair_configs;
     std::vector<BenchRow> train;
     for (std::size_t i = 0; i < rows.size(); ++i)
-        if (!held[i]) train.push_back(rows[i]);
+        if (!sp.held[i]) train.push_back(rows[i]);
     AlaModel ala;
     ala.train(train, o);
     ev.screened_rows = ala.screenedRows();
     const auto train_suspect = suspectRows(train, o.columns, o.screen_ratio);
-    for (auto& [k, ce] : per) {
+    for (auto& [k, ce] : sp.per) {
         std::vector<BenchRow> tr;
         for (std::size_t t = 0; t < train.size(); ++t)
             if (!train_suspect[t] && configKey(train[t], o.columns) == k) tr.push_back(train[t]);
@@ -678,8 +701,8 @@ Evaluation evaluate(const std::vector<BenchRow>& rows, const AlaOptions& o, doub
             lin.train(tr);
             xgb.train(tr, o.xgb);
         }
-        for (std::size_t i : by.at(k)) {
-            if (!held[i]) continue;
+        for (std::size_t i : sp.by.at(k)) {
+            if (!sp.held[i]) continue;
             const BenchRow& r = rows[i];
             auto pct = [&](double pred) { return 100.0 * std::abs(pred - r.thpt) / r.thpt; };
             ce.suspect_held_rows += suspect[i];
@@ -692,15 +715,49 @@ Evaluation evaluate(const std::vector<BenchRow>& rows, const AlaOptions& o, doub
     return ev;
 }
 
+Point ConfigIds::point(const BenchRow& r) {
+    Point p{r.ii, r.oo, r.bb};
+    const std::string* f[4] = {&r.framework, &r.model, &r.hardware, &r.precision};
+    for (std::size_t k = 0; k < 4; ++k) {
+        auto& m = ids_[k];
+        const auto it = m.emplace(*f[k], int(m.size())).first;
+        p.cfg[k] = it->second;
+    }
+    return p;
+}
+
+nlohmann::json ConfigIds::toJson() const {
+    nlohmann::json j = nlohmann::json::array();
+    for (const auto& m : ids_) j.push_back(m);
+    return j;
+}
+
+ConfigIds ConfigIds::fromJson(const nlohmann::json& j) {
+    ConfigIds c;
+    for (std::size_t k = 0; k < 4; ++k) c.ids_[k] = j.at(k).get<std::map<std::string, int>>();
+    return c;
+}
+
 Vocabulary Vocabulary::of(const std::vector<Subset>& subsets) {
     std::set<int> ii, oo, bb;
+    std::array<std::set<int>, 4> cfg;
     for (const auto& s : subsets)
         for (const Point& p : s) {
             ii.insert(p.ii);
             oo.insert(p.oo);
             bb.insert(p.bb);
+            for (std::size_t k = 0; k < 4; ++k)
+                if (p.cfg[k] >= 0) cfg[k].insert(p.cfg[k]);
         }
-    return {{ii.begin(), ii.end()}, {oo.begin(), oo.end()}, {bb.begin(), bb.end()}};
+    Vocabulary v{{ii.begin(), ii.end()}, {oo.begin(), oo.end()}, {bb.begin(), bb.end()}, {}};
+    for (std::size_t k = 0; k < 4; ++k) v.cfg[k].assign(cfg[k].begin(), cfg[k].end());
+    return v;
+}
+
+std::size_t Vocabulary::size() const {
+    std::size_t n = ii.size() + oo.size() + bb.size();
+    for (const auto& c : cfg) n += c.size();
+    return n;
 }
 
 std::vector<float> encode(const Subset& s, const Vocabulary& v) {
@@ -710,9 +767,15 @@ std::vector<float> encode(const Subset& s, const Vocabulary& v) {
         if (it != values.end() && *it == x) out[offset + std::size_t(it - values.begin())] = 1.0f;
     };
     for (const Point& p : s) {
-        mark(v.ii, 0, p.ii);
-        mark(v.oo, v.ii.size(), p.oo);
-        mark(v.bb, v.ii.size() + v.oo.size(), p.bb);
+        std::size_t off = 0;
+        mark(v.ii, off, p.ii);
+        mark(v.oo, off += v.ii.size(), p.oo);
+        mark(v.bb, off += v.oo.size(), p.bb);
+        off += v.bb.size();
+        for (std::size_t k = 0; k < 4; ++k) {
+            mark(v.cfg[k], off, p.cfg[k]);
+            off += v.cfg[k].size();
+        }
     }
     return out;
 }
@@ -731,14 +794,20 @@ double cosineDistance(const std::map<int, double>& a, const std::map<int, double
     return 1.0 - dot / std::sqrt(na * nb);
 }
 
-std::array<std::map<int, double>, 3> histograms(const Subset& s) {
-    std::array<std::map<int, double>, 3> h;
+using Histograms = std::array<std::map<int, double>, 7>;
+Histograms histograms(const Subset& s) {
+    Histograms h;
     for (const Point& p : s) {
         h[0][p.ii] += 1;
         h[1][p.oo] += 1;
         h[2][p.bb] += 1;
+        for (std::size_t k = 0; k < 4; ++k) h[3 + k][p.cfg[k]] += 1;
     }
     return h;
+}
+// A configuration feature neither side knows (only -1) is left out of the average.
+bool unknown(const std::map<int, double>& h) {
+    return h.empty() || (h.size() == 1 && h.begin()->first == -1);
 }
 } // namespace
 
@@ -749,8 +818,13 @@ double confidence(const std::vector<Subset>& logged, const Subset& query) {
     for (const Subset& s : logged) {
         const auto h = histograms(s);
         double d = 0;
-        for (int f = 0; f < 3; ++f) d += cosineDistance(q[std::size_t(f)], h[std::size_t(f)]) / 3.0;
-        d_min = std::min(d_min, d);
+        int n = 0;
+        for (std::size_t f = 0; f < 7; ++f) {
+            if (f >= 3 && unknown(q[f]) && unknown(h[f])) continue;
+            d += cosineDistance(q[f], h[f]);
+            ++n;
+        }
+        d_min = std::min(d_min, d / n);
     }
     return 1.0 / (1.0 + d_min);
 }
@@ -781,12 +855,16 @@ AnnealLog anneal(const Subset& pool, const Subset& start,
         const bool can_add = !outside.empty(), can_remove = cur.size() > o.min_size;
         if (!can_add && !can_remove) break;
         const bool add = can_add && (!can_remove || u(rng) < 0.5);
-        if (add) {
-            next.push_back(outside[std::size_t(rng() % outside.size())]);
-            next = sorted(std::move(next));
-        } else {
-            next.erase(next.begin() + std::ptrdiff_t(rng() % next.size()));
+        for (std::size_t m = 0; m < std::max<std::size_t>(1, o.move); ++m) {
+            if (add && !outside.empty()) {
+                const std::size_t i = std::size_t(rng() % outside.size());
+                next.push_back(outside[i]);
+                outside.erase(outside.begin() + std::ptrdiff_t(i));
+            } else if (!add && next.size() > o.min_size) {
+                next.erase(next.begin() + std::ptrdiff_t(rng() % next.size()));
+            }
         }
+        if (add) next = sorted(std::move(next));
         const double e2 = error(next);
         log.tried.emplace_back(next, e2);
         if (e2 <= e || u(rng) < std::exp((e - e2) / tau)) {
@@ -800,6 +878,87 @@ AnnealLog anneal(const Subset& pool, const Subset& start,
         tau *= o.alpha;
     }
     return log;
+}
+
+Uncertainty Uncertainty::learn(const std::vector<BenchRow>& rows, const AlaOptions& o,
+                               double test_fraction, std::uint64_t seed,
+                               const UncertaintyOptions& u) {
+    const Split sp = split(rows, o, test_fraction, seed);
+    Uncertainty out;
+    std::map<Point, std::size_t> index; // point -> row
+    Subset pool;
+    std::vector<std::size_t> test;
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+        const Point p = out.ids_.point(rows[i]);
+        if (sp.held[i]) {
+            test.push_back(i);
+            continue;
+        }
+        index.emplace(p, i);
+        pool.push_back(p);
+    }
+    std::sort(pool.begin(), pool.end());
+    std::mt19937_64 rng(u.anneal.seed);
+    Subset start = pool;
+    std::shuffle(start.begin(), start.end(), rng);
+    start.resize(std::max<std::size_t>(
+        1, std::size_t(std::llround(u.start_fraction * double(pool.size())))));
+    AlaOptions step = o;
+    step.xgb = u.step_xgb;
+    auto error = [&](const Subset& s) {
+        std::vector<BenchRow> train;
+        for (const Point& p : s) train.push_back(rows[index.at(p)]);
+        std::map<std::string, std::vector<double>> per;
+        std::vector<double> all;
+        try {
+            AlaModel m;
+            m.train(train, step);
+            for (std::size_t i : test) {
+                const double e = 100.0 * std::abs(m.predict(rows[i]) - rows[i].thpt) / rows[i].thpt;
+                per[configKey(rows[i], o.columns)].push_back(e);
+                all.push_back(e);
+            }
+        } catch (const std::exception&) {
+            return 1e6; // nothing to predict from: the worst subset
+        }
+        // Log the subset per configuration: its points there, that configuration's error.
+        std::map<std::string, Subset> parts;
+        for (const Point& p : s) parts[configKey(rows[index.at(p)], o.columns)].push_back(p);
+        for (auto& [k, e] : per) {
+            const auto it = parts.find(k);
+            if (it == parts.end()) continue;
+            out.logged_.push_back(it->second);
+            out.logged_error_.push_back(median(e));
+        }
+        return median(all);
+    };
+    AnnealOptions ao = u.anneal;
+    if (ao.move == 0) ao.move = std::max<std::size_t>(1, pool.size() / 20);
+    out.log_ = anneal(pool, start, error, ao);
+    if (out.logged_.empty()) throw std::runtime_error("ALA: annealing logged no subset");
+    out.vocab_ = Vocabulary::of(out.logged_);
+    std::vector<std::vector<float>> x;
+    std::vector<float> y;
+    for (std::size_t i = 0; i < out.logged_.size(); ++i) {
+        x.push_back(encode(out.logged_[i], out.vocab_));
+        y.push_back(float(out.logged_error_[i]));
+    }
+    out.predictor_.fit(x, y, u.predictor);
+    return out;
+}
+
+Subset Uncertainty::workload(const std::vector<BenchRow>& rows) {
+    Subset s;
+    for (const auto& r : rows) s.push_back(ids_.point(r));
+    return s;
+}
+
+double Uncertainty::predictedError(const Subset& w) const {
+    return std::max(0.0, double(predictor_.predict({encode(w, vocab_)})[0]));
+}
+
+double Uncertainty::confidence(const Subset& w) const {
+    return ala::confidence(logged_, w);
 }
 
 } // namespace kairos::ala

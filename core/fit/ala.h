@@ -6,9 +6,11 @@
 // configuration form its parameter database, (ii, oo) -> (a, b, c).
 #include "fit/xgb.h"
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -26,8 +28,9 @@ struct BenchRow {
 
 // Reads `framework,model,hardware,precision,input_len,output_len,batch,throughput` (any
 // column order); rows with the same (configuration, ii, oo, bb) are averaged into one.
-// Bad rows throw InputError naming the file, line and field.
-std::vector<BenchRow> readBench(const std::string& path);
+// Bad rows throw InputError naming the file, line and field. With `need_throughput`
+// false the throughput column may be absent (rows to predict): throughput 0 then.
+std::vector<BenchRow> readBench(const std::string& path, bool need_throughput = true);
 
 struct ExpFit {
     double a = 0, b = 0, c = 0;
@@ -180,42 +183,63 @@ Evaluation evaluate(const std::vector<BenchRow>& rows, const AlaOptions& o, doub
                     std::uint64_t seed);
 
 // ALA's subsets and confidence (PAPERS.md §5). A subset is a set of measured points
-// (ii, oo, bb); simulated annealing logs the subsets it tried with their error.
+// (ii, oo, bb); simulated annealing logs the subsets it tried with their error. Our
+// points also carry their configuration (framework, model, hardware, precision as ids
+// of a ConfigIds table; -1 when unknown): the paper's features see only (ii, oo, bb),
+// so a workload on hardware the training never saw would look familiar; with these it
+// does not (the paper's Qwen2-7B-on-PVC case, which it attributes to the hardware).
 struct Point {
     int ii = 0, oo = 0, bb = 0;
+    std::array<int, 4> cfg{-1, -1, -1, -1};
     bool operator<(const Point& o) const {
-        return std::tie(ii, oo, bb) < std::tie(o.ii, o.oo, o.bb);
+        return std::tie(ii, oo, bb, cfg) < std::tie(o.ii, o.oo, o.bb, o.cfg);
     }
-    bool operator==(const Point& o) const { return ii == o.ii && oo == o.oo && bb == o.bb; }
+    bool operator==(const Point& o) const {
+        return ii == o.ii && oo == o.oo && bb == o.bb && cfg == o.cfg;
+    }
 };
 using Subset = std::vector<Point>;
 
-// The unique values of each feature over some subsets: the vocabulary of the encoding.
-struct Vocabulary {
-    std::vector<int> ii, oo, bb; // sorted, unique
-    static Vocabulary of(const std::vector<Subset>& subsets);
-    std::size_t size() const { return ii.size() + oo.size() + bb.size(); }
+// Interned configuration strings, per column (framework, model, hardware, precision).
+class ConfigIds {
+public:
+    Point point(const BenchRow& r); // adds unseen strings
+    nlohmann::json toJson() const;
+    static ConfigIds fromJson(const nlohmann::json& j);
+
+private:
+    std::array<std::map<std::string, int>, 4> ids_;
 };
 
-// The error predictor's input: for each unique ii, then oo, then bb of the vocabulary,
-// 1 if the subset has a point with that value, else 0.
+// The unique values of each feature over some subsets: the vocabulary of the encoding.
+struct Vocabulary {
+    std::vector<int> ii, oo, bb;         // sorted, unique
+    std::array<std::vector<int>, 4> cfg; // sorted, unique ids (-1 left out)
+    static Vocabulary of(const std::vector<Subset>& subsets);
+    std::size_t size() const;
+};
+
+// The error predictor's input: for each unique ii, then oo, then bb, then configuration
+// value of the vocabulary, 1 if the subset has a point with that value, else 0.
 std::vector<float> encode(const Subset& s, const Vocabulary& v);
 
 // Confidence of a prediction for `query` given the logged subsets: per feature (ii, oo,
-// bb) the histogram of the query's values and of each logged subset's over the union
-// of their values; the cosine distance (1 - cosine similarity) averaged over the three
-// features; d_min the smallest over the logged subsets; c = 1 / (1 + d_min). 1 for a
-// query identical to a logged subset; 0.5 when no value is shared with any.
+// bb, and each configuration column that either side knows) the histogram of the
+// query's values and of each logged subset's over the union of their values; the
+// cosine distance (1 - cosine similarity) averaged over those features; d_min the
+// smallest over the logged subsets; c = 1 / (1 + d_min). 1 for a query identical to a
+// logged subset; 0.5 when no value is shared with any.
 double confidence(const std::vector<Subset>& logged, const Subset& query);
 
 // Simulated annealing over training subsets (the authors' search for the training set
-// that gives the lowest error): start from `start`; each step adds a point of `pool`
-// not in the subset or removes one (at least `min_size` kept), chosen at random; a
+// that gives the lowest error): start from `start`; each step adds `move` points of
+// `pool` not in the subset or removes `move` (at least `min_size` kept), at random; a
 // worse subset is accepted with probability exp((E - E') / tau), tau <- alpha * tau.
 // Every subset evaluated is logged with its error (what the error predictor learns
 // from). Deterministic under `seed`.
 struct AnnealOptions {
     int steps = 200;
+    std::size_t move = 1; // points added or removed per step
     double tau0 = 1.0, alpha = 0.95;
     std::size_t min_size = 1;
     std::uint64_t seed = 1;
@@ -227,5 +251,46 @@ struct AnnealLog {
 };
 AnnealLog anneal(const Subset& pool, const Subset& start,
                  const std::function<double(const Subset&)>& error, const AnnealOptions& o = {});
+
+// ALA's error predictor and confidence, learned by simulated annealing over subsets of
+// the training points of evaluate's split (same test_fraction and seed): each step
+// trains ALA on the subset (with `step_xgb`, lighter than the final model's: the search
+// needs many trainings) and scores it by the median % error on the held-out rows. Every
+// subset tried is logged per configuration: its points of that configuration with that
+// configuration's median error, so that a workload (one configuration's points) is
+// compared with workloads of one configuration. The error predictor is XGBoost on the
+// encodings of those logged subsets.
+struct UncertaintyOptions {
+    AnnealOptions anneal;        // steps, points per move, cooling, seed
+    double start_fraction = 0.5; // the first subset: this share of the pool, at random
+    fit::XgbParams step_xgb = light();
+    fit::XgbParams predictor = light();
+    static fit::XgbParams light() {
+        fit::XgbParams p;
+        p.trees = 100;
+        p.eta = 0.1;
+        p.max_depth = 6;
+        return p;
+    }
+};
+class Uncertainty {
+public:
+    static Uncertainty learn(const std::vector<BenchRow>& rows, const AlaOptions& o,
+                             double test_fraction, std::uint64_t seed,
+                             const UncertaintyOptions& u = {});
+    Subset workload(const std::vector<BenchRow>& rows);  // its points (ids of this table)
+    double predictedError(const Subset& workload) const; // median % error, >= 0
+    double confidence(const Subset& workload) const;
+    const AnnealLog& log() const { return log_; } // the global subsets and errors
+    std::size_t loggedSubsets() const { return logged_.size(); }
+
+private:
+    ConfigIds ids_;
+    AnnealLog log_;
+    std::vector<Subset> logged_; // per configuration
+    std::vector<double> logged_error_;
+    Vocabulary vocab_;
+    fit::XgbRegressor predictor_;
+};
 
 } // namespace kairos::ala

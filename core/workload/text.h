@@ -5,6 +5,7 @@
 // lines without quoting, and a CSV library would add a dependency for no gain.
 #include "model/input_error.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <istream>
 #include <string>
@@ -53,6 +54,9 @@ public:
         for (std::size_t i = 0; i < cols_.size(); ++i)
             if (cols_[i] == name) return i;
         throw InputError(file_, lineno_, name, "missing column in the header");
+    }
+    bool has(const char* name) const {
+        return std::find(cols_.begin(), cols_.end(), name) != cols_.end();
     }
     std::size_t count() const { return cols_.size(); }
     long lines() const { return lineno_; }

@@ -323,6 +323,46 @@ private slots:
         QCOMPARE(m.database("fw | m | h | p").at({1024, 1024}).points, 1); // batch 16 only
     }
 
+    // The error predictor and confidence on real data: trained on NVIDIA rows only, a
+    // workload of an NVIDIA configuration in training gets a higher confidence than the
+    // same model and framework on AMD hardware the training never saw; learning is
+    // deterministic under its seeds; a workload equal to a logged subset has confidence 1.
+    void uncertaintyOnRealData() {
+        const auto all = readBench(test::dataPath("llm_inference_bench.csv"));
+        std::vector<BenchRow> nvidia, like, unlike;
+        for (const auto& r : all) {
+            const bool nv = r.hardware.rfind("Nvidia", 0) == 0;
+            if (nv) nvidia.push_back(r);
+            if (r.framework == "vLLM" && r.model == "meta-llama/Llama-2-7b-hf" &&
+                r.precision == "default") {
+                if (r.hardware == "Nvidia H100 GPU x2") like.push_back(r);
+                if (r.hardware == "AMD MI300X GPU x2") unlike.push_back(r);
+            }
+        }
+        QCOMPARE(like.size(), std::size_t(20));
+        QCOMPARE(unlike.size(), std::size_t(30));
+        AlaOptions o;
+        o.xgb.trees = 30;
+        o.xgb.eta = 0.3;
+        UncertaintyOptions u;
+        u.anneal.steps = 4;
+        u.step_xgb.trees = u.predictor.trees = 20;
+        Uncertainty a = Uncertainty::learn(nvidia, o, 0.2, 7, u);
+        Uncertainty b = Uncertainty::learn(nvidia, o, 0.2, 7, u);
+        QCOMPARE(a.log().tried.size(), std::size_t(5)); // the start and 4 steps
+        QCOMPARE(a.loggedSubsets(), b.loggedSubsets());
+        QVERIFY(a.loggedSubsets() > 100); // a subset per configuration with held-out rows
+        for (std::size_t i = 0; i < a.log().tried.size(); ++i)
+            QCOMPARE(a.log().tried[i].second, b.log().tried[i].second);
+        const Subset wl = a.workload(like), wu = a.workload(unlike);
+        const double cl = a.confidence(wl), cu = a.confidence(wu);
+        QVERIFY2(cl > cu, qPrintable(QString("like %1, unlike %2").arg(cl).arg(cu)));
+        QVERIFY(cu > 0.5 && cl <= 1.0);
+        QCOMPARE(b.confidence(b.workload(like)), cl);
+        QCOMPARE(a.predictedError(wl), b.predictedError(wl));
+        QVERIFY(std::isfinite(a.predictedError(wu)) && a.predictedError(wu) >= 0);
+    }
+
     // Repeated keys are averaged; bad rows name file, line and field.
     void averagingAndErrors() {
         const std::string ok = test::tempPath("bench.csv");

@@ -5,6 +5,7 @@
 #include "workload/readers.h"
 
 #include <QtTest>
+#include <cstdio>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -318,6 +319,43 @@ private slots:
             QCOMPARE(g["ala_pct"].size(), g["xgboost_pct"].size());
         }
         QCOMPARE(cli({"fit", "ala", "--data", "x.csv", "--group", "gpu"}).code, 2);
+
+        // --predict: every row written with its prediction, source, predicted error and
+        // confidence (a measured pair, an unseen pair, an unseen configuration); --db
+        // stores the model.
+        const std::string in = kairos::test::tempPath("ala_in.csv"),
+                          pred = kairos::test::tempPath("ala_pred.csv"),
+                          db = kairos::test::tempPath("ala.db");
+        std::remove(db.c_str());
+        {
+            std::ofstream(in) << "framework,model,hardware,precision,input_len,output_len,batch\n"
+                                 "vLLM,meta-llama/Llama-2-7b-hf,Nvidia H100 GPU x2,default,128,"
+                                 "128,16\n"
+                                 "vLLM,meta-llama/Llama-2-7b-hf,Nvidia H100 GPU x2,default,700,"
+                                 "300,8\n"
+                                 "vLLM,meta-llama/Llama-2-7b-hf,Intel PVC x1,default,128,128,4\n";
+        }
+        auto p =
+            cli({"fit", "ala", "--data",
+                 QString::fromStdString(kairos::test::dataPath("llm_inference_bench.csv")),
+                 "--trees", "20", "--anneal-steps", "2", "--predict", QString::fromStdString(in),
+                 "--out", QString::fromStdString(pred), "--db", QString::fromStdString(db)});
+        QVERIFY2(p.code == 0, qPrintable(p.err));
+        std::ifstream pf(pred);
+        std::string header, l1, l2, l3, extra;
+        std::getline(pf, header);
+        std::getline(pf, l1);
+        std::getline(pf, l2);
+        std::getline(pf, l3);
+        QVERIFY(!std::getline(pf, extra));
+        QVERIFY(header.find("predicted_throughput,source") != std::string::npos);
+        QVERIFY(l1.find(",measured,") != std::string::npos);
+        QVERIFY(l2.find(",predicted,") != std::string::npos);
+        QVERIFY(l3.find(",other-configuration,") != std::string::npos);
+        auto models = cli({"models", "list", "--db", QString::fromStdString(db)});
+        QCOMPARE(models.code, 0);
+        QVERIFY2(models.out.contains("ala"), qPrintable(models.out));
+        QCOMPARE(cli({"fit", "ala", "--data", "x.csv", "--predict", "y.csv"}).code, 2); // no --out
     }
 
     void badInputNamesFileLineField() {
