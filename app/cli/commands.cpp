@@ -5,6 +5,8 @@
 #include "export/perfetto.h"
 #include "export/requests_csv.h"
 #include "export/runlog_jsonl.h"
+#include "fit/ala.h"
+#include "fit/ala_exec.h"
 #include "fit/cpu_profile.h"
 #include "fit/ete_fit.h"
 #include "metrics/compare.h"
@@ -19,6 +21,7 @@
 #include "workload/readers.h"
 #include "workload/robot_generator.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -61,7 +64,8 @@ struct SimulateArgs {
     std::string html, pdf, compare; // report only
     std::string db, label;          // store the run (--db FILE, or --store: the default)
     bool store = false;
-    std::int64_t exec_model = 0; // a stored ETE model instead of the profile's
+    std::int64_t exec_model = 0; // a stored ETE or ALA model instead of the profile's
+    std::string exec_config;     // an ALA model's configuration
 };
 
 } // namespace
@@ -108,19 +112,39 @@ RunOutputs runSimulate(const SimulateArgs& a) {
         if (!m)
             throw std::invalid_argument("no model " + std::to_string(a.exec_model) + " in " +
                                         db.path());
-        if (m->kind != "ete")
+        if (m->kind == "ala") {
+            const auto ala = ala::AlaModel::fromJson(m->params);
+            const auto keys = ala.configurations();
+            std::string key = a.exec_config;
+            if (key.empty() && keys.size() == 1) key = keys.front();
+            if (std::find(keys.begin(), keys.end(), key) == keys.end()) {
+                std::string list;
+                for (std::size_t i = 0; i < keys.size() && i < 12; ++i) list += "\n  " + keys[i];
+                if (keys.size() > 12)
+                    list += "\n  ... (" + std::to_string(keys.size()) +
+                            " in all: kairos-cli models show " + std::to_string(m->id) + ")";
+                throw std::invalid_argument(std::string(key.empty()
+                                                            ? "--exec-config is needed"
+                                                            : "no configuration '" + key + "'") +
+                                            ": ALA model " + std::to_string(m->id) + " has" + list);
+            }
+            model = std::make_unique<ala::AlaExecutionModel>(
+                ala, key, "ala model " + std::to_string(m->id) + " (" + key + ")");
+        } else if (m->kind == "ete") {
+            const auto j = nlohmann::json::parse(m->params);
+            EteParams p;
+            p.a = j.at("a").get<double>();
+            p.b = j.at("b").get<double>();
+            p.c = j.at("c").get<double>();
+            p.q0 = j.at("q0").get<double>();
+            p.q1 = j.at("q1").get<double>();
+            p.p = j.at("p").get<double>();
+            model = std::make_unique<EteModel>(p, "ete model " + std::to_string(m->id) + " (" +
+                                                      m->name + ")");
+        } else {
             throw std::invalid_argument("model " + std::to_string(a.exec_model) + " is '" +
-                                        m->kind + "', not an ETE model");
-        const auto j = nlohmann::json::parse(m->params);
-        EteParams p;
-        p.a = j.at("a").get<double>();
-        p.b = j.at("b").get<double>();
-        p.c = j.at("c").get<double>();
-        p.q0 = j.at("q0").get<double>();
-        p.q1 = j.at("q1").get<double>();
-        p.p = j.at("p").get<double>();
-        model = std::make_unique<EteModel>(p, "ete model " + std::to_string(m->id) + " (" +
-                                                  m->name + ")");
+                                        m->kind + "': the simulator takes ETE and ALA models");
+        }
     } else {
         model = makeExecutionModel(prof);
     }
@@ -261,8 +285,11 @@ CLI::Option* addRunOptions(CLI::App* c, const std::shared_ptr<SimulateArgs>& a) 
                 "~/.local/share/kairos/kairos.db)");
     c->add_option("--label", a->label, "With --db/--store: a label for the stored run");
     c->add_option("--exec-model", a->exec_model,
-                  "Use this fitted ETE model from the database (kairos-cli fit ete --db) for "
-                  "iteration times; the profile still sets the KV capacity");
+                  "Use this fitted ETE or ALA model from the database (kairos-cli fit ete|ala "
+                  "--db) for iteration times; the profile still sets the KV capacity");
+    c->add_option("--exec-config", a->exec_config,
+                  "With an ALA --exec-model: its configuration (\"framework | model | hardware | "
+                  "precision\")");
     c->add_flag("--quiet,-q", a->quiet, "Print nothing");
     return rate;
 }

@@ -4,6 +4,7 @@
 // of a dense search over b (for a fixed b the model is linear in a and c, solved exactly):
 // the solver finds the global optimum, not a local one.
 #include "fit/ala.h"
+#include "fit/ala_exec.h"
 #include "fit/xgb.h"
 #include "model/input_error.h"
 #include "test_util.h"
@@ -321,6 +322,44 @@ private slots:
         m.train(rows, o);
         QCOMPARE(m.screenedRows(), std::size_t(2));
         QCOMPARE(m.database("fw | m | h | p").at({1024, 1024}).points, 1); // batch 16 only
+    }
+
+    // The simulator's view of an ALA configuration: a decode step of B requests at mean
+    // context 1.5 n takes B / thpt(n, n, B), exactly on the grid (n = 256 = 2^(32/4)); a
+    // prefill of S prompts of L tokens once S / thpt(L, L, S); between grid points (n rounded to
+    // whole tokens) the throughput is interpolated geometrically; unknown configurations are
+    // refused.
+    void executionModel() {
+        std::vector<BenchRow> rows;
+        for (int ii : {128, 256, 512, 1024})
+            for (int bb : {1, 16, 32, 64})
+                rows.push_back({"fw", "m", "h", "p", ii, ii, bb,
+                                (6000.0 - ii) - 3000.0 * std::exp(-0.05 * bb)});
+        AlaOptions o;
+        o.xgb.trees = 20;
+        AlaModel m;
+        m.train(rows, o);
+        const std::string key = "fw | m | h | p";
+        const AlaExecutionModel e(m, key, "test");
+        const BenchRow cfg{"fw", "m", "h", "p", 0, 0, 0, 0};
+        const double t256 = m.parameters(cfg, 256, 256).fit(4);
+        BatchShape d;
+        d.decode_seqs = 4;
+        d.decode_kv_tokens = 4 * 384; // mean 384 = 1.5 * 256
+        KAIROS_COMPARE_NEAR(e.iterationTime(d), 4 / t256, 1e-12);
+        BatchShape pf;
+        pf.prefill_seqs = 4;
+        pf.prefill_tokens = 4 * 256;
+        KAIROS_COMPARE_NEAR(e.iterationTime(pf), 4 / t256, 1e-12);
+        BatchShape both = d;
+        both.prefill_seqs = pf.prefill_seqs;
+        both.prefill_tokens = pf.prefill_tokens;
+        KAIROS_COMPARE_NEAR(e.iterationTime(both), 8 / t256, 1e-12);
+        const double lo = e.throughput(256, 4), hi = e.throughput(304, 4), // 2^(33/4) rounded
+            mid = e.throughput(std::sqrt(256.0 * 304.0), 4);
+        KAIROS_COMPARE_NEAR(mid, std::sqrt(lo * hi), 1e-9 * mid);
+        QVERIFY(!e.decodeRamp(4, 100));
+        QVERIFY_THROWS_EXCEPTION(std::invalid_argument, AlaExecutionModel(m, "nope", "x"));
     }
 
     // The error predictor and confidence on real data: trained on NVIDIA rows only, a

@@ -356,6 +356,17 @@ private slots:
         QCOMPARE(models.code, 0);
         QVERIFY2(models.out.contains("ala"), qPrintable(models.out));
         QCOMPARE(cli({"fit", "ala", "--data", "x.csv", "--predict", "y.csv"}).code, 2); // no --out
+        // The stored model drives the simulator for one of its configurations.
+        const QString w = QString(KAIROS_SOURCE_DIR) + "/sample_traces/chat_poisson_small.jsonl";
+        auto sim = cli({"simulate", "-w", w, "--exec-model", "1", "--exec-config",
+                        "vLLM | meta-llama/Llama-2-7b-hf | Nvidia H100 GPU x2 | default", "--db",
+                        QString::fromStdString(db)});
+        QVERIFY2(sim.code == 0, qPrintable(sim.err));
+        QVERIFY(sim.out.contains("ala model 1 (vLLM | meta-llama/Llama-2-7b-hf"));
+        auto nocfg =
+            cli({"simulate", "-w", w, "--exec-model", "1", "--db", QString::fromStdString(db)});
+        QCOMPARE(nocfg.code, 2);
+        QVERIFY(nocfg.err.contains("--exec-config is needed"));
     }
 
     void badInputNamesFileLineField() {
