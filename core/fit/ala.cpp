@@ -401,6 +401,7 @@ void AlaModel::train(const std::vector<BenchRow>& rows, const AlaOptions& o) {
     }
     for (auto& [k, rs] : by) {
         Config& c = configs_[k];
+        c.key = k;
         c.fields = rs.front();
         c.fields.ii = c.fields.oo = c.fields.bb = 0;
         c.fields.thpt = 0;
@@ -467,8 +468,7 @@ Prediction AlaModel::parameters(const BenchRow& q, int ii, int oo) const {
                                  std::to_string(oo) + ") from");
     out.source = c == (it != configs_.end() ? &it->second : nullptr) ? Source::Predicted
                                                                      : Source::OtherConfiguration;
-    for (const auto& [k, v] : configs_)
-        if (&v == c) out.anchor_config = k;
+    out.anchor_config = c->key;
     const auto* a = nearestCurve(c->db, ii, oo);
     out.anchor = a->first;
     const std::vector<std::vector<float>> x{regressorInput(*c, ii, oo, a->first)};
@@ -486,6 +486,11 @@ const std::map<std::pair<int, int>, ExpFit>& AlaModel::database(const std::strin
     static const std::map<std::pair<int, int>, ExpFit> none;
     const auto it = configs_.find(key);
     return it == configs_.end() ? none : it->second.db;
+}
+
+const BenchRow* AlaModel::fields(const std::string& key) const {
+    const auto it = configs_.find(key);
+    return it == configs_.end() ? nullptr : &it->second.fields;
 }
 
 std::vector<std::string> AlaModel::configurations() const {
@@ -560,6 +565,7 @@ AlaModel AlaModel::fromJson(const std::string& text) {
         m.learned_pairs_ = j.at("learned_pairs");
         for (const auto& c : j.at("configurations")) {
             Config& cf = m.configs_[c.at("key").get<std::string>()];
+            cf.key = c.at("key").get<std::string>();
             cf.fields.framework = c.at("framework");
             cf.fields.model = c.at("model");
             cf.fields.hardware = c.at("hardware");

@@ -117,6 +117,8 @@ public:
     // One configuration's database (empty when unknown).
     const std::map<std::pair<int, int>, ExpFit>& database(const std::string& config_key) const;
     std::vector<std::string> configurations() const;
+    // A configuration's framework/model/hardware/precision (null when unknown).
+    const BenchRow* fields(const std::string& config_key) const;
     std::size_t screenedRows() const { return screened_; }
     std::size_t learnedPairs() const { return learned_pairs_; }
     const AlaOptions& options() const { return opt_; }
@@ -127,6 +129,7 @@ public:
 
 private:
     struct Config {
+        std::string key;
         BenchRow fields; // framework/model/hardware/precision of the configuration
         std::map<std::pair<int, int>, ExpFit> db;
     };

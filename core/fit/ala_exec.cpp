@@ -8,28 +8,13 @@ namespace kairos::ala {
 
 AlaExecutionModel::AlaExecutionModel(const AlaModel& m, const std::string& key, std::string label)
     : label_(std::move(label)) {
-    const auto keys = m.configurations();
-    if (std::find(keys.begin(), keys.end(), key) == keys.end())
-        throw std::invalid_argument("the ALA model has no configuration '" + key + "'");
-    // The configuration's fields, from the key in the model's column order.
-    BenchRow cfg;
-    {
-        std::size_t from = 0;
-        for (const auto& col : m.options().columns) {
-            const std::size_t to = key.find(" | ", from);
-            const std::string v = key.substr(from, to == std::string::npos ? to : to - from);
-            (col == "framework"  ? cfg.framework
-             : col == "model"    ? cfg.model
-             : col == "hardware" ? cfg.hardware
-                                 : cfg.precision) = v;
-            from = to == std::string::npos ? key.size() : to + 3;
-        }
-    }
+    const BenchRow* cfg = m.fields(key);
+    if (!cfg) throw std::invalid_argument("the ALA model has no configuration '" + key + "'");
     for (int k = 16; k <= 64; ++k) { // n = 2^(k/4): 16 .. 65,536
         const double n = std::pow(2.0, k / 4.0);
         const int ni = std::max(1, int(std::lround(n)));
         log_n_.push_back(std::log(double(ni)));
-        fits_.push_back(m.parameters(cfg, ni, ni).fit);
+        fits_.push_back(m.parameters(*cfg, ni, ni).fit);
     }
 }
 
