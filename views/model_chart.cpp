@@ -8,12 +8,37 @@
 
 namespace kairos::views {
 
+void ModelChart::setLogAxes(bool log) {
+    for (QCPAxis* a : {xAxis, yAxis}) {
+        a->setScaleType(log ? QCPAxis::stLogarithmic : QCPAxis::stLinear);
+        a->setTicker(log ? QSharedPointer<QCPAxisTicker>(new QCPAxisTickerLog)
+                         : QSharedPointer<QCPAxisTicker>(new QCPAxisTicker));
+    }
+}
+
+void ModelChart::setLegendBelow(bool below) {
+    QCPLayoutInset* inset = axisRect()->insetLayout();
+    const bool is_below = legend->layout() == plotLayout();
+    if (below == is_below) return;
+    if (below) {
+        inset->take(legend);
+        plotLayout()->addElement(2, 0, legend);
+        plotLayout()->setRowStretchFactor(2, 0.001);
+        legend->setFillOrder(QCPLayoutGrid::foColumnsFirst);
+        legend->setWrap(2);
+        legend->setMargins(QMargins(4, 2, 4, 2));
+    } else {
+        plotLayout()->take(legend);
+        plotLayout()->simplify();
+        legend->setFillOrder(QCPLayoutGrid::foRowsFirst);
+        legend->setWrap(0);
+        inset->addElement(legend, Qt::AlignTop | Qt::AlignLeft);
+    }
+}
+
 ModelChart::ModelChart(QWidget* parent) : QCustomPlot(parent) {
     applyPalette(this, QPalette::Base);
-    for (QCPAxis* a : {xAxis, yAxis}) {
-        a->setScaleType(QCPAxis::stLogarithmic);
-        a->setTicker(QSharedPointer<QCPAxisTickerLog>(new QCPAxisTickerLog));
-    }
+    setLogAxes(true);
     xAxis->setLabel(tr("measured (s)"));
     yAxis->setLabel(tr("predicted (s)"));
     axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignLeft);
@@ -29,7 +54,12 @@ ModelChart::ModelChart(QWidget* parent) : QCustomPlot(parent) {
 
 bool ModelChart::setModel(const QString& title, const std::string& accuracy) {
     clearGraphs();
-    points_ = 0;
+    points_ = curves_ = 0;
+    setLogAxes(true);
+    setLegendBelow(false);
+    xAxis->setLabel(tr("measured (s)"));
+    yAxis->setLabel(tr("predicted (s)"));
+    legend->setVisible(true);
     const auto j = nlohmann::json::parse(accuracy, nullptr, false);
     static const QColor colors[] = {QColor(0xf5, 0xa6, 0x23), QColor(0x2f, 0x80, 0xed),
                                     QColor(0xe0, 0x3e, 0x3e), QColor(0x27, 0xae, 0x60)};
@@ -81,6 +111,37 @@ bool ModelChart::setModel(const QString& title, const std::string& accuracy) {
     title_->setText(title);
     replot(QCustomPlot::rpQueuedReplot);
     return points_ > 0;
+}
+
+void ModelChart::setCurves(const QString& title, const QString& note,
+                           const std::vector<Curve>& curves) {
+    clearGraphs();
+    points_ = curves_ = 0;
+    setLogAxes(false);
+    setLegendBelow(true);
+    xAxis->setLabel(tr("batch size"));
+    yAxis->setLabel(tr("throughput (tokens/s)"));
+    static const QColor colors[] = {QColor(0xf5, 0xa6, 0x23), QColor(0x2f, 0x80, 0xed),
+                                    QColor(0xe0, 0x3e, 0x3e), QColor(0x27, 0xae, 0x60),
+                                    QColor(0x8e, 0x44, 0xad), QColor(0x16, 0xa0, 0x85)};
+    double x_hi = 1, y_hi = 0;
+    for (const Curve& c : curves) {
+        if (c.batch.isEmpty() || c.batch.size() != c.throughput.size()) continue;
+        QCPGraph* g = addGraph();
+        QPen pen(colors[curves_ % 6], c.measured ? 2.0 : 1.6);
+        if (!c.measured) pen.setStyle(Qt::DashLine);
+        g->setPen(pen);
+        g->setData(c.batch, c.throughput);
+        g->setName(c.name);
+        ++curves_;
+        x_hi = std::max(x_hi, c.batch.back());
+        for (double y : c.throughput) y_hi = std::max(y_hi, y);
+    }
+    legend->setVisible(curves_ > 0);
+    xAxis->setRange(0, x_hi);
+    yAxis->setRange(0, y_hi > 0 ? y_hi * 1.08 : 1);
+    title_->setText(note.isEmpty() ? title : title + QLatin1Char('\n') + note);
+    replot(QCustomPlot::rpQueuedReplot);
 }
 
 } // namespace kairos::views

@@ -4,8 +4,10 @@
 // the line of perfect prediction; the legend gives each fit's MAPE on fitted and
 // held-out rows. Reads the model's stored accuracy JSON (core/store).
 #include <QString>
+#include <QVector>
 #include <qcustomplot.h>
 #include <string>
+#include <vector>
 
 namespace kairos::views {
 
@@ -19,8 +21,21 @@ public:
     bool setModel(const QString& title, const std::string& accuracy);
     int pointCount() const { return points_; }
 
+    // An ALA configuration (kairos-cli fit ala): throughput against batch size, one curve
+    // per (input, output) pair, measured pairs solid, predicted ones dashed, on linear
+    // axes. `note` goes under the title (e.g. the held-out error).
+    struct Curve {
+        QString name;
+        QVector<double> batch, throughput;
+        bool measured = true;
+    };
+    void setCurves(const QString& title, const QString& note, const std::vector<Curve>& curves);
+    int curveCount() const { return curves_; }
+
 private:
-    int points_ = 0;
+    void setLogAxes(bool log);
+    void setLegendBelow(bool below); // below the plot (curves) or inside it (ETE)
+    int points_ = 0, curves_ = 0;
     QCPTextElement* title_ = nullptr;
 };
 

@@ -85,7 +85,16 @@ int main(int argc, char** argv) {
         else
             QObject::connect(
                 w.get(), &kairos::app::MainWindow::ready, w.get(),
-                [save] { QTimer::singleShot(50, save); }, Qt::SingleShotConnection);
+                [save, win = w.get()] {
+                    // A model still loading in the Models panel (ALA): after it is drawn.
+                    if (win->modelLoading())
+                        QObject::connect(
+                            win, &kairos::app::MainWindow::alaModelShown, win,
+                            [save] { QTimer::singleShot(50, save); }, Qt::SingleShotConnection);
+                    else
+                        QTimer::singleShot(50, save);
+                },
+                Qt::SingleShotConnection);
     }
     return QApplication::exec();
 }

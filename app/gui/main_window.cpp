@@ -3,6 +3,7 @@
 #include "export/perfetto.h"
 #include "export/requests_csv.h"
 #include "export/runlog_jsonl.h"
+#include "fit/ala.h"
 #include "generate_dialog.h"
 #include "kv_chart.h"
 #include "latency_chart.h"
@@ -43,6 +44,7 @@
 #include <QScrollArea>
 #include <QScrollBar>
 #include <QSettings>
+#include <QSignalBlocker>
 #include <QSplitter>
 #include <QStatusBar>
 #include <QStyle>
@@ -296,9 +298,22 @@ void MainWindow::buildUi() {
         if (!sel.isEmpty())
             showModel(models_table_->item(sel.front()->row(), 0)->text().toLongLong());
     });
+    ala_config_ = new QComboBox;
+    ala_config_->setObjectName(QStringLiteral("alaConfig"));
+    ala_config_->setToolTip(tr("The ALA model's configuration to plot"));
+    ala_config_->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+    ala_config_->setMinimumContentsLength(30);
+    ala_config_->setVisible(false);
+    connect(ala_config_, &QComboBox::currentTextChanged, this,
+            [this](const QString& key) { plotAlaConfiguration(key); });
+    auto* chart_box = new QWidget;
+    auto* chart_layout = new QVBoxLayout(chart_box);
+    chart_layout->setContentsMargins(0, 0, 0, 0);
+    chart_layout->addWidget(ala_config_);
+    chart_layout->addWidget(model_chart_, 1);
     auto* msplit = new QSplitter(Qt::Vertical);
     msplit->addWidget(models_table_);
-    msplit->addWidget(model_chart_);
+    msplit->addWidget(chart_box);
     msplit->setSizes({150, 400});
     auto* models_dock = new QDockWidget(tr("Models"), this);
     models_dock->setObjectName(QStringLiteral("models"));
@@ -737,15 +752,118 @@ bool MainWindow::showModel(qint64 id) {
         const store::Store db(db_path_.toStdString());
         const auto m = db.model(id);
         if (!m) return false;
-        return model_chart_->setModel(
+        const QString title =
             tr("model %1 (%2): %3")
                 .arg(id)
-                .arg(QString::fromStdString(m->kind), QString::fromStdString(m->name)),
-            m->accuracy);
+                .arg(QString::fromStdString(m->kind), QString::fromStdString(m->name));
+        if (m->kind != "ala") {
+            ala_wanted_ = -1;
+            ala_config_->setVisible(false);
+            return model_chart_->setModel(title, m->accuracy);
+        }
+        if (ala_ && ala_id_ == id) { // already loaded
+            ala_wanted_ = -1;
+            ala_config_->setVisible(true);
+            plotAlaConfiguration(ala_config_->currentText());
+            return true;
+        }
+        // Parsing an ALA model (XGBoost's trees as JSON) takes a while: off the GUI thread.
+        ala_wanted_ = id;
+        model_chart_->setCurves(title, tr("loading…"), {});
+        QPointer<MainWindow> self(this);
+        auto params = std::make_shared<std::string>(m->params);
+        std::string accuracy = m->accuracy;
+        QThreadPool::globalInstance()->start([self, id, params, accuracy] {
+            std::shared_ptr<const ala::AlaModel> model;
+            QString error;
+            try {
+                model = std::make_shared<const ala::AlaModel>(ala::AlaModel::fromJson(*params));
+            } catch (const std::exception& e) {
+                error = QString::fromStdString(e.what());
+            }
+            QMetaObject::invokeMethod(
+                qApp,
+                [self, id, model, error, accuracy] {
+                    if (!self || self->ala_wanted_ != id) return; // another model was chosen
+                    self->ala_wanted_ = -1;
+                    if (!model) {
+                        self->statusBar()->showMessage(
+                            tr("cannot read model %1: %2").arg(id).arg(error));
+                        Q_EMIT self->alaModelShown(id, false);
+                        return;
+                    }
+                    self->ala_ = model;
+                    self->ala_id_ = id;
+                    self->ala_accuracy_ = accuracy;
+                    const QSignalBlocker block(self->ala_config_);
+                    self->ala_config_->clear();
+                    for (const auto& k : model->configurations())
+                        self->ala_config_->addItem(QString::fromStdString(k));
+                    self->ala_config_->setVisible(true);
+                    self->plotAlaConfiguration(self->ala_config_->currentText());
+                    Q_EMIT self->alaModelShown(id, true);
+                },
+                Qt::QueuedConnection);
+        });
+        return true;
     } catch (const std::exception& e) {
         statusBar()->showMessage(tr("cannot read model %1: %2").arg(id).arg(e.what()));
         return false;
     }
+}
+
+void MainWindow::plotAlaConfiguration(const QString& key) {
+    if (!ala_ || key.isEmpty()) return;
+    const std::string k = key.toStdString();
+    const auto& db = ala_->database(k);
+    const ala::BenchRow* cfg = ala_->fields(k);
+    if (!cfg) return;
+    // Batch sizes 1 to 64 (the fits do not keep their batch range; LLM-Inference-Bench
+    // measures 1 to 64).
+    const int max_bb = 64;
+    std::vector<views::ModelChart::Curve> curves;
+    auto curve = [&](int ii, int oo) {
+        const ala::Prediction p = ala_->parameters(*cfg, ii, oo);
+        views::ModelChart::Curve c;
+        c.measured = p.source == ala::Source::Measured;
+        for (int bb = 1; bb <= max_bb; ++bb) {
+            c.batch.push_back(bb);
+            c.throughput.push_back(std::max(0.0, p.fit(bb)));
+        }
+        c.name =
+            c.measured
+                ? tr("%1/%2 fit ≤ %3 %").arg(ii).arg(oo).arg(p.fit.max_abs_pct, 0, 'f', 1)
+                : tr("%1/%2 from %3/%4").arg(ii).arg(oo).arg(p.anchor.first).arg(p.anchor.second);
+        curves.push_back(std::move(c));
+    };
+    std::vector<std::pair<int, int>> pairs;
+    for (const auto& [pair, f] : db) pairs.push_back(pair);
+    for (const auto& [ii, oo] : pairs) curve(ii, oo);
+    // Unseen pairs between measured diagonal neighbours (geometric midpoints), predicted.
+    for (std::size_t i = 0; i + 1 < pairs.size() && curves.size() < 10; ++i) {
+        const auto [a, b] = pairs[i];
+        const auto [c, d] = pairs[i + 1];
+        if (a != b || c != d) continue;
+        const int mid = int(std::lround(std::sqrt(double(a) * c)));
+        curve(mid, mid);
+    }
+    // The configuration's held-out error, when fit ala stored one.
+    QString note;
+    const auto acc = nlohmann::json::parse(ala_accuracy_, nullptr, false);
+    if (acc.is_object() && acc.contains("configurations"))
+        for (const auto& c : acc["configurations"])
+            if (c.value("configuration", std::string()) == k && c.contains("ala_pct")) {
+                std::vector<double> e;
+                for (const auto& x : c["ala_pct"])
+                    if (x.is_number()) e.push_back(x.get<double>());
+                if (e.empty()) break;
+                std::sort(e.begin(), e.end());
+                note = tr("held-out median error %1 % (%2 rows)\nall configurations: %3 %")
+                           .arg(e[e.size() / 2], 0, 'f', 1)
+                           .arg(e.size())
+                           .arg(acc.value("ala_median_pct", NAN), 0, 'f', 1);
+            }
+    model_chart_->setCurves(tr("ALA model %1 (dashed: predicted)").arg(ala_id_), note, curves);
 }
 
 void MainWindow::saveRun() {

@@ -18,6 +18,10 @@ class QDoubleSpinBox;
 class QProgressBar;
 class QTimer;
 
+namespace kairos::ala {
+class AlaModel;
+}
+
 namespace kairos::views {
 class ParamSlider;
 class TimeRange;
@@ -80,7 +84,14 @@ public:
     bool pinStoredRun(qint64 id);
     views::RunsModel* runsModel() const { return runs_model_; }
     // Model views: the database's fitted models (read with the runs); selecting one plots it.
+    // An ETE model at once; an ALA model is loaded off the GUI thread, then its
+    // configuration chooser filled and the chosen configuration's curves drawn
+    // (alaModelShown).
     bool showModel(qint64 id);
+    class QComboBox* alaConfigBox() const {
+        return ala_config_;
+    }
+    bool modelLoading() const { return ala_wanted_ >= 0; }
     views::ModelChart* modelChart() const { return model_chart_; }
     class QTableWidget* modelsTable() const {
         return models_table_;
@@ -94,6 +105,7 @@ Q_SIGNALS:
     void resultShown(long job);
     void workloadLoaded(bool ok);
     void runSaved(qint64 id); // -1 on failure
+    void alaModelShown(qint64 id, bool ok);
     // The start-up runs are shown (with --compare: the pinned one and then the other).
     void ready();
 
@@ -150,6 +162,11 @@ private:
     QTableView* runs_view_ = nullptr;
     class QTableWidget* models_table_ = nullptr;
     views::ModelChart* model_chart_ = nullptr;
+    class QComboBox* ala_config_ = nullptr;
+    std::shared_ptr<const ala::AlaModel> ala_; // the ALA model shown
+    qint64 ala_id_ = -1, ala_wanted_ = -1;
+    std::string ala_accuracy_;
+    void plotAlaConfiguration(const QString& key);
     QLabel* runs_label_ = nullptr;
     QTimer* runs_refresh_ = nullptr; // debounces file-change notices
     class QFileSystemWatcher* runs_watch_ = nullptr;

@@ -3,6 +3,7 @@
 // --screenshot command writes a real picture.
 #include "core/test_util.h"
 #include "exec/execution_model.h"
+#include "fit/ala.h"
 #include "generate_dialog.h"
 #include "main_window.h"
 #include "metrics_model.h"
@@ -293,6 +294,46 @@ private slots:
         QCOMPARE(w.modelsTable()->rowCount(), 1);
         QCOMPARE(w.modelsTable()->item(0, 2)->text(), QStringLiteral("test group"));
         QCOMPARE(w.modelChart()->pointCount(), 4);
+        QVERIFY(!w.alaConfigBox()->isVisible());
+        // An ALA model: loaded off the GUI thread, its configurations offered, the chosen
+        // one's curves drawn (its 4 measured pairs and the 3 unseen midpoints between
+        // them, predicted); another configuration redraws.
+        {
+            std::vector<ala::BenchRow> rows;
+            for (const char* hw : {"GPU x1", "GPU x2"})
+                for (int ii : {128, 256, 512, 1024})
+                    for (int bb : {1, 16, 32, 64})
+                        rows.push_back({"fw", "m", hw, "p", ii, ii, bb,
+                                        (hw[5] == '2' ? 1.7 : 1.0) *
+                                            ((6000.0 - ii) - 3000.0 * std::exp(-0.05 * bb))});
+            ala::AlaOptions o;
+            o.xgb.trees = 10;
+            ala::AlaModel m;
+            m.train(rows, o);
+            store::Store st(db.toStdString());
+            store::ModelInfo mi;
+            mi.kind = "ala";
+            mi.name = "two gpus";
+            mi.params = m.toJson();
+            mi.training = "{}";
+            mi.accuracy = "{}";
+            QCOMPARE(st.putModel(mi), 2);
+        }
+        QSignalSpy ala_shown(&w, &app::MainWindow::alaModelShown);
+        w.refreshRuns();
+        QCOMPARE(w.modelsTable()->item(0, 1)->text(), QStringLiteral("ala")); // newest first
+        w.modelsTable()->selectRow(0);
+        QTRY_COMPARE(ala_shown.count(), 1);
+        QCOMPARE(ala_shown.front().at(1).toBool(), true);
+        QVERIFY(!w.modelLoading());
+        QCOMPARE(w.alaConfigBox()->count(), 2);
+        QCOMPARE(w.modelChart()->curveCount(), 7);
+        QCOMPARE(w.modelChart()->pointCount(), 0);
+        w.alaConfigBox()->setCurrentIndex(1);
+        QCOMPARE(w.modelChart()->curveCount(), 7);
+        QVERIFY(w.showModel(1)); // back to the ETE model: at once
+        QCOMPARE(w.modelChart()->pointCount(), 4);
+        QCOMPARE(w.modelChart()->curveCount(), 0);
         for (const char* suffix : {"", "-wal", "-shm"}) QFile::remove(db + suffix);
     }
 
