@@ -124,6 +124,12 @@ void ModelChart::setCurves(const QString& title, const QString& note,
     static const QColor colors[] = {QColor(0xf5, 0xa6, 0x23), QColor(0x2f, 0x80, 0xed),
                                     QColor(0xe0, 0x3e, 0x3e), QColor(0x27, 0xae, 0x60),
                                     QColor(0x8e, 0x44, 0xad), QColor(0x16, 0xa0, 0x85)};
+    // Two columns while the names are short; long ones (with the predicted error and the
+    // confidence) get a line each. Set before the graphs add their legend items.
+    int longest = 0;
+    for (const Curve& c : curves) longest = std::max(longest, int(c.name.size()));
+    legend->setWrap(longest > 28 ? 1 : 2);
+    legend->setFillOrder(QCPLayoutGrid::foColumnsFirst, true);
     double x_hi = 1, y_hi = 0;
     for (const Curve& c : curves) {
         if (c.batch.isEmpty() || c.batch.size() != c.throughput.size()) continue;
@@ -142,6 +148,12 @@ void ModelChart::setCurves(const QString& title, const QString& note,
     yAxis->setRange(0, y_hi > 0 ? y_hi * 1.08 : 1);
     title_->setText(note.isEmpty() ? title : title + QLatin1Char('\n') + note);
     replot(QCustomPlot::rpQueuedReplot);
+}
+
+QStringList ModelChart::curveNames() const {
+    QStringList names;
+    for (int i = 0; i < curves_ && i < graphCount(); ++i) names << graph(i)->name();
+    return names;
 }
 
 } // namespace kairos::views

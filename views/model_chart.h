@@ -4,6 +4,7 @@
 // the line of perfect prediction; the legend gives each fit's MAPE on fitted and
 // held-out rows. Reads the model's stored accuracy JSON (core/store).
 #include <QString>
+#include <QStringList>
 #include <QVector>
 #include <qcustomplot.h>
 #include <string>
@@ -31,6 +32,7 @@ public:
     };
     void setCurves(const QString& title, const QString& note, const std::vector<Curve>& curves);
     int curveCount() const { return curves_; }
+    QStringList curveNames() const; // the legend's names of the curves
 
 private:
     void setLogAxes(bool log);

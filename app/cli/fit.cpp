@@ -194,9 +194,8 @@ std::string fmt2(double x) {
 }
 
 template <class Args>
-void predictAla(const ala::AlaModel& model, const std::vector<ala::BenchRow>& rows,
-                const ala::AlaOptions& o, const Args& a) {
-    const auto queries = ala::readBench(a.predict, false);
+ala::Uncertainty learnUncertainty(const std::vector<ala::BenchRow>& rows, const ala::AlaOptions& o,
+                                  const Args& a) {
     ala::UncertaintyOptions u;
     u.anneal.steps = a.anneal_steps;
     u.anneal.seed = a.seed;
@@ -211,6 +210,13 @@ void predictAla(const ala::AlaModel& model, const std::vector<ala::BenchRow>& ro
                 "per-configuration subsets logged\n",
                 unc.log().best.size(), unc.log().best_error, unc.log().tried.front().second,
                 unc.loggedSubsets());
+    return unc;
+}
+
+template <class Args>
+void predictAla(const ala::AlaModel& model, ala::Uncertainty& unc, const ala::AlaOptions& o,
+                const Args& a) {
+    const auto queries = ala::readBench(a.predict, false);
     std::map<std::string, std::vector<std::size_t>> by;
     for (std::size_t i = 0; i < queries.size(); ++i)
         by[ala::configKey(queries[i], o.columns)].push_back(i);
@@ -299,7 +305,8 @@ void addFitAla(CLI::App* fit) {
                   "predicted_error_pct, confidence")
         ->needs(pr);
     c->add_option("--anneal-steps", a->anneal_steps,
-                  "With --predict: simulated-annealing steps (each trains ALA once)")
+                  "With --predict or --db: simulated-annealing steps for the error predictor and "
+                  "the confidence (each trains ALA once)")
         ->capture_default_str();
     c->add_option("--anneal-move", a->anneal_move,
                   "Training points added or removed per step (0: a twentieth of them)")
@@ -384,12 +391,13 @@ void addFitAla(CLI::App* fit) {
         if (a->predict.empty() && a->db.empty() && !a->store) return;
         ala::AlaModel model;
         model.train(rows, o);
+        ala::Uncertainty unc = learnUncertainty(rows, o, *a);
         if (!a->db.empty() || a->store) {
             store::Store db(a->db.empty() ? store::Store::defaultPath() : a->db);
             store::ModelInfo mi;
             mi.kind = "ala";
             mi.name = a->data.substr(a->data.find_last_of('/') + 1) + " by " + a->group;
-            mi.params = model.toJson();
+            mi.params = model.toJson({{"uncertainty", unc.toJson()}});
             mi.training = nlohmann::json{
                 {"source", a->data},
                 {"rows", rows.size()},
@@ -410,7 +418,7 @@ void addFitAla(CLI::App* fit) {
                         static_cast<long long>(id), db.path().c_str(), static_cast<long long>(id));
         }
         if (a->predict.empty()) return;
-        predictAla(model, rows, o, *a);
+        predictAla(model, unc, o, *a);
     });
 }
 

@@ -775,15 +775,21 @@ bool MainWindow::showModel(qint64 id) {
         std::string accuracy = m->accuracy;
         QThreadPool::globalInstance()->start([self, id, params, accuracy] {
             std::shared_ptr<const ala::AlaModel> model;
+            std::shared_ptr<ala::Uncertainty> unc;
             QString error;
             try {
-                model = std::make_shared<const ala::AlaModel>(ala::AlaModel::fromJson(*params));
+                const auto j = nlohmann::json::parse(*params);
+                model = std::make_shared<const ala::AlaModel>(ala::AlaModel::fromParsed(j));
+                if (j.contains("uncertainty"))
+                    unc = std::make_shared<ala::Uncertainty>(
+                        ala::Uncertainty::fromJson(j["uncertainty"]));
             } catch (const std::exception& e) {
                 error = QString::fromStdString(e.what());
+                model.reset();
             }
             QMetaObject::invokeMethod(
                 qApp,
-                [self, id, model, error, accuracy] {
+                [self, id, model, unc, error, accuracy] {
                     if (!self || self->ala_wanted_ != id) return; // another model was chosen
                     self->ala_wanted_ = -1;
                     if (!model) {
@@ -793,6 +799,7 @@ bool MainWindow::showModel(qint64 id) {
                         return;
                     }
                     self->ala_ = model;
+                    self->ala_unc_ = unc;
                     self->ala_id_ = id;
                     self->ala_accuracy_ = accuracy;
                     const QSignalBlocker block(self->ala_config_);
@@ -830,10 +837,29 @@ void MainWindow::plotAlaConfiguration(const QString& key) {
             c.batch.push_back(bb);
             c.throughput.push_back(std::max(0.0, p.fit(bb)));
         }
-        c.name =
-            c.measured
-                ? tr("%1/%2 fit ≤ %3 %").arg(ii).arg(oo).arg(p.fit.max_abs_pct, 0, 'f', 1)
-                : tr("%1/%2 from %3/%4").arg(ii).arg(oo).arg(p.anchor.first).arg(p.anchor.second);
+        if (c.measured) {
+            c.name = tr("%1/%2 fit ≤ %3 %").arg(ii).arg(oo).arg(p.fit.max_abs_pct, 0, 'f', 1);
+        } else {
+            c.name = tr("%1/%2 ← %3/%4").arg(ii).arg(oo).arg(p.anchor.first).arg(p.anchor.second);
+            if (ala_unc_) {
+                // The pair as a workload at the anchor's batch sizes: the stored error
+                // predictor's estimate and the confidence.
+                std::vector<ala::BenchRow> w;
+                const auto& anchor_db = ala_->database(p.anchor_config);
+                const auto an = anchor_db.find(p.anchor);
+                for (int bb : an != anchor_db.end() ? an->second.batches : std::vector<int>{1}) {
+                    ala::BenchRow r = *cfg;
+                    r.ii = ii;
+                    r.oo = oo;
+                    r.bb = bb;
+                    w.push_back(r);
+                }
+                const ala::Subset s = ala_unc_->workload(w);
+                c.name += tr("  error ≈ %1 %, conf. %2")
+                              .arg(ala_unc_->predictedError(s), 0, 'f', 1)
+                              .arg(ala_unc_->confidence(s), 0, 'f', 2);
+            }
+        }
         curves.push_back(std::move(c));
     };
     std::vector<std::pair<int, int>> pairs;

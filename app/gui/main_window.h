@@ -20,7 +20,8 @@ class QTimer;
 
 namespace kairos::ala {
 class AlaModel;
-}
+class Uncertainty;
+} // namespace kairos::ala
 
 namespace kairos::views {
 class ParamSlider;
@@ -163,7 +164,8 @@ private:
     class QTableWidget* models_table_ = nullptr;
     views::ModelChart* model_chart_ = nullptr;
     class QComboBox* ala_config_ = nullptr;
-    std::shared_ptr<const ala::AlaModel> ala_; // the ALA model shown
+    std::shared_ptr<const ala::AlaModel> ala_;  // the ALA model shown
+    std::shared_ptr<ala::Uncertainty> ala_unc_; // its error predictor and confidence, if stored
     qint64 ala_id_ = -1, ala_wanted_ = -1;
     std::string ala_accuracy_;
     void plotAlaConfiguration(const QString& key);

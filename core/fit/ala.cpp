@@ -156,6 +156,8 @@ ExpFit fitThroughput(const std::vector<std::pair<double, double>>& pts) {
     if (pts.empty()) throw std::invalid_argument("a throughput fit needs at least one point");
     ExpFit fit;
     fit.points = int(pts.size());
+    for (const auto& pt : pts) fit.batches.push_back(int(std::lround(pt.first)));
+    std::sort(fit.batches.begin(), fit.batches.end());
     std::vector<double> bb, th;
     for (const auto& [x, y] : pts) {
         bb.push_back(x);
@@ -499,8 +501,8 @@ std::vector<std::string> AlaModel::configurations() const {
     return k;
 }
 
-std::string AlaModel::toJson() const {
-    nlohmann::json j;
+std::string AlaModel::toJson(const nlohmann::json& extra) const {
+    nlohmann::json j = extra.is_object() ? extra : nlohmann::json::object();
     j["format"] = "kairos-ala-1";
     j["columns"] = opt_.columns;
     j["screen_ratio"] = opt_.screen_ratio;
@@ -527,6 +529,7 @@ std::string AlaModel::toJson() const {
                             {"b", f.b},
                             {"c", f.c},
                             {"points", f.points},
+                            {"batches", f.batches},
                             {"max_abs_pct", f.max_abs_pct}});
         cs.push_back({{"key", k},
                       {"framework", c.fields.framework},
@@ -543,9 +546,18 @@ std::string AlaModel::toJson() const {
 }
 
 AlaModel AlaModel::fromJson(const std::string& text) {
+    nlohmann::json j;
+    try {
+        j = nlohmann::json::parse(text);
+    } catch (const nlohmann::json::exception& e) {
+        throw std::runtime_error(std::string("ALA model: ") + e.what());
+    }
+    return fromParsed(j);
+}
+
+AlaModel AlaModel::fromParsed(const nlohmann::json& j) {
     AlaModel m;
     try {
-        const auto j = nlohmann::json::parse(text);
         if (j.value("format", "") != "kairos-ala-1")
             throw std::runtime_error("not a Kairos ALA model (format kairos-ala-1)");
         m.opt_.columns = j.at("columns").get<Columns>();
@@ -576,6 +588,7 @@ AlaModel AlaModel::fromJson(const std::string& text) {
                 e.b = f.at("b");
                 e.c = f.at("c");
                 e.points = f.at("points");
+                e.batches = f.value("batches", std::vector<int>{});
                 e.max_abs_pct = f.at("max_abs_pct");
                 cf.db[{f.at("ii").get<int>(), f.at("oo").get<int>()}] = e;
             }
@@ -941,6 +954,7 @@ Uncertainty Uncertainty::learn(const std::vector<BenchRow>& rows, const AlaOptio
     AnnealOptions ao = u.anneal;
     if (ao.move == 0) ao.move = std::max<std::size_t>(1, pool.size() / 20);
     out.log_ = anneal(pool, start, error, ao);
+    out.anneal_steps_ = out.log_.tried.size();
     if (out.logged_.empty()) throw std::runtime_error("ALA: annealing logged no subset");
     out.vocab_ = Vocabulary::of(out.logged_);
     std::vector<std::vector<float>> x;
@@ -965,6 +979,56 @@ double Uncertainty::predictedError(const Subset& w) const {
 
 double Uncertainty::confidence(const Subset& w) const {
     return ala::confidence(logged_, w);
+}
+
+nlohmann::json Uncertainty::toJson() const {
+    nlohmann::json logged = nlohmann::json::array();
+    for (const Subset& sub : logged_) {
+        nlohmann::json pts = nlohmann::json::array();
+        for (const Point& p : sub)
+            pts.push_back({p.ii, p.oo, p.bb, p.cfg[0], p.cfg[1], p.cfg[2], p.cfg[3]});
+        logged.push_back(std::move(pts));
+    }
+    return {{"format", "kairos-ala-uncertainty-1"},
+            {"ids", ids_.toJson()},
+            {"logged", std::move(logged)},
+            {"errors", logged_error_},
+            {"predictor", predictor_.toJson()},
+            {"anneal_steps", annealSteps()},
+            {"start_error", log_.tried.empty() ? 0.0 : log_.tried.front().second},
+            {"best_error", log_.best_error}};
+}
+
+Uncertainty Uncertainty::fromJson(const nlohmann::json& j) {
+    Uncertainty u;
+    try {
+        if (j.value("format", "") != "kairos-ala-uncertainty-1")
+            throw std::runtime_error("not a Kairos ALA uncertainty (kairos-ala-uncertainty-1)");
+        u.ids_ = ConfigIds::fromJson(j.at("ids"));
+        for (const auto& sub : j.at("logged")) {
+            Subset s;
+            for (const auto& p : sub) {
+                Point pt{p.at(0).get<int>(), p.at(1).get<int>(), p.at(2).get<int>()};
+                for (std::size_t k = 0; k < 4; ++k) pt.cfg[k] = p.at(3 + k).get<int>();
+                s.push_back(pt);
+            }
+            u.logged_.push_back(std::move(s));
+        }
+        u.logged_error_ = j.at("errors").get<std::vector<double>>();
+        if (u.logged_.empty() || u.logged_error_.size() != u.logged_.size())
+            throw std::runtime_error("ALA uncertainty: logged subsets and errors differ");
+        u.predictor_ = fit::XgbRegressor::fromJson(j.at("predictor").get<std::string>());
+        // The log's subsets are not kept: its start and best errors are.
+        u.log_.best_error = j.at("best_error").get<double>();
+        u.log_.tried.emplace_back(Subset{}, j.at("start_error").get<double>());
+        u.anneal_steps_ = j.at("anneal_steps").get<std::size_t>();
+    } catch (const nlohmann::json::exception& e) {
+        throw std::runtime_error(std::string("ALA uncertainty: ") + e.what());
+    } catch (const std::invalid_argument& e) {
+        throw std::runtime_error(std::string("ALA uncertainty: ") + e.what());
+    }
+    u.vocab_ = Vocabulary::of(u.logged_);
+    return u;
 }
 
 } // namespace kairos::ala

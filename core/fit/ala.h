@@ -36,6 +36,7 @@ struct ExpFit {
     double a = 0, b = 0, c = 0;
     double a0 = 0, b0 = 0, c0 = 0; // where the solver started
     int points = 0, iterations = 0;
+    std::vector<int> batches; // the batch sizes fitted over, ascending
     bool converged = false;
     double max_abs_pct = 0; // largest |fit - measured| / measured over the points, in %
     double operator()(double bb) const;
@@ -123,9 +124,11 @@ public:
     std::size_t learnedPairs() const { return learned_pairs_; }
     const AlaOptions& options() const { return opt_; }
 
-    // Everything needed to predict again, exactly (XGBoost's own JSON inside).
-    std::string toJson() const;
-    static AlaModel fromJson(const std::string& json); // throws std::runtime_error
+    // Everything needed to predict again, exactly (XGBoost's own JSON inside); `extra`'s
+    // keys are added (fromJson ignores keys it does not know).
+    std::string toJson(const nlohmann::json& extra = nlohmann::json::object()) const;
+    static AlaModel fromJson(const std::string& json);   // throws std::runtime_error
+    static AlaModel fromParsed(const nlohmann::json& j); // the same, already parsed
 
 private:
     struct Config {
@@ -284,12 +287,21 @@ public:
     Subset workload(const std::vector<BenchRow>& rows);  // its points (ids of this table)
     double predictedError(const Subset& workload) const; // median % error, >= 0
     double confidence(const Subset& workload) const;
-    const AnnealLog& log() const { return log_; } // the global subsets and errors
+    // The global subsets and errors (after fromJson: only the start's and the best error).
+    const AnnealLog& log() const { return log_; }
+    std::size_t annealSteps() const { return anneal_steps_; } // subsets tried, the start too
     std::size_t loggedSubsets() const { return logged_.size(); }
+
+    // The logged subsets, their errors, the id table and the error predictor (of the
+    // annealing's log only its length, first and best errors): enough to predict errors
+    // and confidences again, exactly.
+    nlohmann::json toJson() const;
+    static Uncertainty fromJson(const nlohmann::json& j); // throws std::runtime_error
 
 private:
     ConfigIds ids_;
     AnnealLog log_;
+    std::size_t anneal_steps_ = 0;
     std::vector<Subset> logged_; // per configuration
     std::vector<double> logged_error_;
     Vocabulary vocab_;

@@ -399,6 +399,15 @@ private slots:
         QVERIFY(cu > 0.5 && cl <= 1.0);
         QCOMPARE(b.confidence(b.workload(like)), cl);
         QCOMPARE(a.predictedError(wl), b.predictedError(wl));
+        // Stored and loaded: the same confidences and predicted errors.
+        Uncertainty c = Uncertainty::fromJson(nlohmann::json::parse(a.toJson().dump()));
+        QCOMPARE(c.loggedSubsets(), a.loggedSubsets());
+        QCOMPARE(c.annealSteps(), a.annealSteps());
+        QCOMPARE(c.log().best_error, a.log().best_error);
+        QCOMPARE(c.confidence(c.workload(unlike)), cu);
+        QCOMPARE(c.predictedError(c.workload(like)), a.predictedError(wl));
+        QVERIFY_THROWS_EXCEPTION(std::runtime_error,
+                                 Uncertainty::fromJson(nlohmann::json{{"format", "x"}}));
         QVERIFY(std::isfinite(a.predictedError(wu)) && a.predictedError(wu) >= 0);
     }
 

@@ -314,7 +314,11 @@ private slots:
             store::ModelInfo mi;
             mi.kind = "ala";
             mi.name = "two gpus";
-            mi.params = m.toJson();
+            ala::UncertaintyOptions u;
+            u.anneal.steps = 2;
+            u.step_xgb.trees = u.predictor.trees = 5;
+            const auto unc = ala::Uncertainty::learn(rows, o, 0.25, 1, u);
+            mi.params = m.toJson({{"uncertainty", unc.toJson()}});
             mi.training = "{}";
             mi.accuracy = "{}";
             QCOMPARE(st.putModel(mi), 2);
@@ -329,6 +333,11 @@ private slots:
         QCOMPARE(w.alaConfigBox()->count(), 2);
         QCOMPARE(w.modelChart()->curveCount(), 7);
         QCOMPARE(w.modelChart()->pointCount(), 0);
+        // Predicted curves carry the stored error predictor's estimate and confidence.
+        const QStringList names = w.modelChart()->curveNames();
+        QCOMPARE(names.filter(QStringLiteral("conf. ")).size(), 3);
+        QVERIFY2(names.contains(QStringLiteral("256/256 fit ≤ 0.0 %")),
+                 qPrintable(names.join('|')));
         w.alaConfigBox()->setCurrentIndex(1);
         QCOMPARE(w.modelChart()->curveCount(), 7);
         QVERIFY(w.showModel(1)); // back to the ETE model: at once
