@@ -541,7 +541,7 @@ std::string AlaModel::toJson(const nlohmann::json& extra) const {
     j["configurations"] = cs;
     if (learned_)
         for (int i = 0; i < 3; ++i)
-            j["regressors"].push_back(r_[i].toJson()); // XGBoost's JSON after a line
+            j["regressors"].push_back(r_[i].toCompact()); // XGBoost's UBJSON, base64
     return j.dump();
 }
 

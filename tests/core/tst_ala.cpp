@@ -166,6 +166,15 @@ private slots:
         QCOMPARE(again.toJson(), m.toJson());
         const auto loaded = fit::XgbRegressor::fromJson(m.toJson());
         QCOMPARE(loaded.predict(xt), pred);
+        // The compact (UBJSON, base64) text: the same predictions, and the same text again
+        // from the loaded model.
+        const std::string compact = m.toCompact();
+        const auto from_compact = fit::XgbRegressor::fromJson(compact);
+        QCOMPARE(from_compact.predict(xt), pred);
+        QCOMPARE(from_compact.toCompact(), compact);
+        QVERIFY_THROWS_EXCEPTION(std::invalid_argument,
+                                 fit::XgbRegressor::fromJson("3\nubj64:%%%"));
+        QVERIFY_THROWS_EXCEPTION(std::invalid_argument, fit::XgbRegressor::fromJson("x\n{}"));
         QVERIFY_THROWS_EXCEPTION(std::invalid_argument, m.predict({{1.0f}}));
         QVERIFY_THROWS_EXCEPTION(std::invalid_argument, fit::XgbRegressor().fit(x, {1.0f}, p));
     }
