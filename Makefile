@@ -67,7 +67,7 @@ fuzz: deps
 	bash tests/fuzz/run.sh build-fuzz/bin $(FUZZ_SECONDS)
 
 format:
-	find core views app tests -name '*.cpp' -o -name '*.h' | xargs clang-format -i
+	find core views app tests gpu -name '*.cpp' -o -name '*.h' -o -name '*.cu' | xargs clang-format -i
 
 clean:
 	rm -rf $(BUILD) build-asan build-fuzz build-release

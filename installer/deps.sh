@@ -18,6 +18,8 @@ PACKAGES=(
   # fitted models: bounded nonlinear least squares (Ceres) and XGBoost (its CMake config
   # needs the xgboost binary package)
   libceres-dev libxgboost-dev xgboost
+  # the live engine (gpu/): libtorch on the CPU (CUDA builds use PyTorch's own libtorch)
+  libtorch-dev
   # Qt 6 (Qt Test runs every suite; the GUI uses widgets and SVG)
   qt6-base-dev qt6-base-dev-tools qt6-svg-dev libgl-dev
   # charts (KV memory, CDFs, TUF curves) in views/

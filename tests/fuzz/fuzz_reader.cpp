@@ -2,6 +2,7 @@
 // throw InputError; anything else (a crash, a sanitizer report, another exception) is a bug.
 #include "export/runlog_jsonl.h"
 #include "model/input_error.h"
+#include "weights/safetensors.h"
 #include "workload/readers.h"
 
 #include <cstddef>
@@ -26,6 +27,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         kairos::readTimelyLlm(in, "fuzz", {{0, "?s('cat')==True{g('cat')}->False"}});
 #elif defined(KAIROS_FUZZ_READER_runlog)
         kairos::readRunLogJsonl(in, "fuzz");
+#elif defined(KAIROS_FUZZ_READER_safetensors)
+        kairos::safetensors::parseHeader(reinterpret_cast<const std::byte*>(data), size, size,
+                                         "fuzz");
 #endif
     } catch (const kairos::InputError&) {
     }

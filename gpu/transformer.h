@@ -1,0 +1,102 @@
+#pragma once
+// A decoder-only transformer of the Llama/Qwen2 family in libtorch (ATen): token
+// embeddings, RMSNorm, rotary position embeddings (with Llama 3.1's scaling), grouped-query
+// attention over a per-request KV cache, SwiGLU MLP, LM head (tied or not). fp32 on the
+// CPU, bf16 or fp16 on a GPU.
+//
+// One forward call is one engine iteration: any mix of prefill chunks and single decode
+// tokens from different requests. Everything but attention runs on the concatenated tokens
+// of the iteration; attention runs per request (a chunk of several tokens: ATen matmuls
+// with a causal mask) or, for the requests decoding one token, in one call of the ragged
+// decode-attention kernel (host reference on the CPU, CUDA kernel on a GPU).
+//
+// Requests' caches are separate tensors per layer, [kv_heads, capacity, head_dim], grown
+// by doubling; SnapKV-style eviction compacts them per KV head after a prefill.
+#include "llm_config.h"
+
+#include <ATen/ATen.h>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace kairos::gpu {
+
+struct SeqCache {
+    std::vector<at::Tensor> k, v; // per layer [kv_heads, cap, head_dim]
+    std::int64_t len = 0;         // cached positions
+    std::int64_t cap = 0;
+    std::int64_t next_pos = 0; // rotary position of the next token (len + evicted)
+    // After an eviction: per layer, the kept prompt positions of each KV head [kv_heads,
+    // kept], ascending.
+    std::vector<at::Tensor> kept;
+    std::int64_t bytes() const;
+    void clear();
+};
+
+struct TransformerOptions {
+    at::Device device = at::kCPU;
+    at::ScalarType dtype = at::kFloat;
+    std::uint64_t seed = 1;  // synthetic weights
+    std::string weights_dir; // a Hugging Face folder; empty: synthetic weights
+};
+
+// SnapKV's observation: the attention the last `window` prompt queries pay to each prompt
+// position, summed over those queries and over the query heads of each KV head.
+struct SnapScores {
+    int window = 0;
+    std::vector<at::Tensor> per_layer; // [kv_heads, prompt_len] float
+};
+
+class Transformer {
+public:
+    Transformer(const LlmConfig& cfg, const TransformerOptions& opt);
+
+    const LlmConfig& config() const { return cfg_; }
+    const TransformerOptions& options() const { return opt_; }
+    bool realWeights() const { return !opt_.weights_dir.empty(); }
+    at::TensorOptions tensorOptions() const {
+        return at::TensorOptions(opt_.dtype).device(opt_.device);
+    }
+    std::int64_t weightBytes() const;
+
+    struct Step {
+        SeqCache* cache = nullptr;
+        std::vector<std::int64_t> tokens; // appended to the cache, attending causally
+        // When > 0: fill `snap` with SnapKV scores of the last `snap_window` tokens (a
+        // prefill of the whole prompt in this step).
+        int snap_window = 0;
+        SnapScores* snap = nullptr;
+    };
+    // One iteration. Returns the logits of each step's last token, [steps, vocab] float.
+    at::Tensor forward(std::vector<Step>& steps);
+
+    // SnapKV-style eviction of a prompt's KV after its prefill: keeps
+    // prompt_len - floor(alpha * prompt_len) positions per KV head and layer: the last
+    // `window` positions and the highest-scoring others after max-pooling the scores
+    // over `pool` neighbours (ties to the earlier position). alpha = 0 leaves the cache
+    // untouched. Positions after the prompt (none right after prefill) are kept.
+    void evict(SeqCache& cache, double alpha, const SnapScores& scores, int pool = 7) const;
+
+    // Prompt positions kept by evict() for one head's scores (exposed for tests).
+    static std::vector<std::int64_t> keptPositions(const std::vector<float>& scores, int keep,
+                                                   int window, int pool);
+
+private:
+    struct Layer {
+        at::Tensor attn_norm, wq, bq, wk, bk, wv, bv, wo, mlp_norm, wg, wu, wd;
+    };
+    void loadSynthetic();
+    void loadCheckpoint();
+    at::Tensor rmsnorm(const at::Tensor& x, const at::Tensor& w) const;
+    at::Tensor rope(const at::Tensor& x, const at::Tensor& pos) const; // x [T, h, d]
+    void ensureCapacity(SeqCache& c, std::int64_t need) const;
+
+    LlmConfig cfg_;
+    TransformerOptions opt_;
+    at::Tensor embed_, final_norm_, lm_head_;
+    std::vector<Layer> layers_;
+    at::Tensor inv_freq_; // [head_dim / 2] float on the device
+};
+
+} // namespace kairos::gpu
