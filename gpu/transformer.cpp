@@ -237,8 +237,6 @@ at::Tensor Transformer::forward(std::vector<Step>& steps) {
     for (std::size_t i = 0; i < steps.size(); ++i) {
         Step& s = steps[i];
         if (!s.cache || s.tokens.empty()) throw std::invalid_argument("forward: empty step");
-        if (s.snap_window > 0 && s.cache->len != 0)
-            throw std::invalid_argument("forward: SnapKV scores need a prefill from position 0");
         offset[i] = std::int64_t(ids.size());
         for (std::size_t t = 0; t < s.tokens.size(); ++t) {
             const auto tok = s.tokens[t];
@@ -420,17 +418,21 @@ std::vector<std::int64_t> Transformer::keptPositions(const std::vector<float>& s
     return order;
 }
 
-void Transformer::evict(SeqCache& c, double alpha, const SnapScores& scores, int pool) const {
+void Transformer::evict(SeqCache& c, double alpha, const SnapScores& scores,
+                        std::int64_t prompt_len, int pool) const {
     alpha = std::clamp(alpha, 0.0, 1.0);
     if (alpha <= 0.0 || c.len == 0) return;
     if (int(scores.per_layer.size()) != cfg_.layers)
         throw std::invalid_argument("evict: SnapKV scores missing (prefill with snap_window > 0)");
-    const std::int64_t prompt = scores.per_layer[0].size(1);
+    const std::int64_t scored = scores.per_layer[0].size(1);
+    if (scored != c.len)
+        throw std::invalid_argument("evict: the scores are not of this cache's positions");
+    const std::int64_t prompt = prompt_len < 0 ? scored : std::min(prompt_len, scored);
     const std::int64_t keep =
         prompt - static_cast<std::int64_t>(std::floor(alpha * double(prompt) + 1e-9));
     const std::int64_t after = c.len - prompt; // positions after the prompt, all kept
-    if (after < 0) throw std::invalid_argument("evict: cache shorter than the scored prompt");
     const std::int64_t new_len = keep + after;
+    const std::int64_t new_cap = new_len + 64;
     const auto kvh = cfg_.kv_heads;
     c.kept.clear();
     const bool on_cuda = opt_.device.is_cuda();
@@ -439,7 +441,7 @@ void Transformer::evict(SeqCache& c, double alpha, const SnapScores& scores, int
         std::vector<std::int32_t> index;
         std::vector<std::int64_t> kept_all;
         for (std::int64_t g = 0; g < kvh; ++g) {
-            const float* p = sc[g].data_ptr<float>();
+            const float* p = sc[g].data_ptr<float>(); // the prompt's positions come first
             std::vector<float> row(p, p + prompt);
             const auto kept = keptPositions(row, int(keep), scores.window, pool);
             kept_all.insert(kept_all.end(), kept.begin(), kept.end());
@@ -449,10 +451,13 @@ void Transformer::evict(SeqCache& c, double alpha, const SnapScores& scores, int
         c.kept.push_back(at::tensor(kept_all, at::TensorOptions(at::kLong)).view({kvh, keep}));
         at::Tensor& K = c.k[std::size_t(l)];
         at::Tensor& V = c.v[std::size_t(l)];
-        at::Tensor K2 = at::empty_like(K), V2 = at::empty_like(V);
+        // The compacted cache is allocated smaller (the point of evicting), with room for
+        // new_cap - new_len tokens before it grows again.
+        at::Tensor K2 = at::empty({kvh, new_cap, cfg_.head_dim}, K.options());
+        at::Tensor V2 = at::empty({kvh, new_cap, cfg_.head_dim}, V.options());
         kernels::KvCompact a;
         a.kv_heads = int(kvh), a.head_dim = cfg_.head_dim, a.keep = int(new_len);
-        a.src_cap = int(c.cap), a.dst_cap = int(c.cap);
+        a.src_cap = int(c.cap), a.dst_cap = int(new_cap);
         if (!on_cuda) {
             a.index = index.data();
             a.src = K.data_ptr(), a.dst = K2.data_ptr();
@@ -481,6 +486,7 @@ void Transformer::evict(SeqCache& c, double alpha, const SnapScores& scores, int
         V = V2;
     }
     c.len = new_len; // next_pos is unchanged: new tokens keep their true positions
+    c.cap = new_cap;
 }
 
 } // namespace kairos::gpu

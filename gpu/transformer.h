@@ -63,20 +63,22 @@ public:
     struct Step {
         SeqCache* cache = nullptr;
         std::vector<std::int64_t> tokens; // appended to the cache, attending causally
-        // When > 0: fill `snap` with SnapKV scores of the last `snap_window` tokens (a
-        // prefill of the whole prompt in this step).
+        // When > 0: fill `snap` with SnapKV scores: the attention of this step's last
+        // `snap_window` tokens to every cached position (the last chunk of a prefill).
         int snap_window = 0;
         SnapScores* snap = nullptr;
     };
     // One iteration. Returns the logits of each step's last token, [steps, vocab] float.
     at::Tensor forward(std::vector<Step>& steps);
 
-    // SnapKV-style eviction of a prompt's KV after its prefill: keeps
-    // prompt_len - floor(alpha * prompt_len) positions per KV head and layer: the last
-    // `window` positions and the highest-scoring others after max-pooling the scores
-    // over `pool` neighbours (ties to the earlier position). alpha = 0 leaves the cache
-    // untouched. Positions after the prompt (none right after prefill) are kept.
-    void evict(SeqCache& cache, double alpha, const SnapScores& scores, int pool = 7) const;
+    // SnapKV-style eviction of a prompt's KV right after the prefill that scored it
+    // (`scores` cover every cached position): of the first `prompt_len` positions (-1: all)
+    // keeps prompt_len - floor(alpha * prompt_len) per KV head and layer: the prompt's last
+    // `window` positions and the highest-scoring others after max-pooling the scores over
+    // `pool` neighbours (ties to the earlier position). Positions after the prompt (tokens
+    // generated before a recompute) are kept. alpha = 0 leaves the cache untouched.
+    void evict(SeqCache& cache, double alpha, const SnapScores& scores,
+               std::int64_t prompt_len = -1, int pool = 7) const;
 
     // Prompt positions kept by evict() for one head's scores (exposed for tests).
     static std::vector<std::int64_t> keptPositions(const std::vector<float>& scores, int keep,

@@ -66,6 +66,8 @@ struct SimulateArgs {
     bool store = false;
     std::int64_t exec_model = 0; // a stored ETE or ALA model instead of the profile's
     std::string exec_config;     // an ALA model's configuration
+    bool live = false;           // kairos-cli live: run on a real model
+    LiveArgs live_args;
 };
 
 } // namespace
@@ -73,6 +75,11 @@ struct SimulateArgs {
 ReportWriter& reportWriter() {
     static ReportWriter w;
     return w;
+}
+
+LiveMaker& liveMaker() {
+    static LiveMaker m;
+    return m;
 }
 
 namespace {
@@ -171,12 +178,26 @@ RunOutputs runSimulate(const SimulateArgs& a) {
     lim.skip_ahead = !a.no_skip;
 
     RunOutputs o;
-    o.log = simulate(w, *model, *sched, lim);
+    std::unique_ptr<LiveSession> live;
+    if (a.live) {
+        if (!liveMaker())
+            throw std::invalid_argument("this kairos-cli was built without libtorch "
+                                        "(KAIROS_BUILD_LIVE=OFF): no live runs");
+        live = liveMaker()(a.live_args, w, lim, a.kv_capacity > 0);
+        Simulator engine(w, *model, *sched, lim, &live->backend());
+        o.log = engine.run();
+    } else {
+        o.log = simulate(w, *model, *sched, lim);
+    }
     o.summary = summarize(o.log, so);
     const RunLog& log = o.log;
     const Summary& s = o.summary;
     if (!a.quiet) {
-        std::printf("profile: %s (%s)\n", prof.name.c_str(), profile_path.c_str());
+        if (live)
+            std::printf("%s\nplanning model (for policies that plan): profile %s\n",
+                        o.log.exec_model.c_str(), prof.name.c_str());
+        else
+            std::printf("profile: %s (%s)\n", prof.name.c_str(), profile_path.c_str());
         std::fputs(s.table().c_str(), stdout);
     }
     if (!a.json_out.empty()) {
@@ -210,6 +231,8 @@ RunOutputs runSimulate(const SimulateArgs& a) {
                 {"max batched tokens", std::to_string(lim.max_num_batched_tokens)},
                 {"chunked prefill", lim.chunked_prefill ? "yes" : "no"},
                 {"workload file", a.workload}};
+    if (live)
+        for (auto& kv : live->config()) o.config.push_back(kv);
     o.workload = std::move(w);
     return o;
 }
@@ -300,6 +323,39 @@ void addSimulate(CLI::App& app) {
     auto* c = app.add_subcommand("simulate",
                                  "Simulate a policy on a workload and print the latency summary");
     auto* rate = addRunOptions(c, a);
+    c->callback([a, rate] {
+        a->rate_given = rate->count() > 0;
+        runSimulate(*a);
+    });
+}
+
+void addLive(CLI::App& app) {
+    auto a = std::make_shared<SimulateArgs>();
+    a->live = true;
+    auto* c = app.add_subcommand(
+        "live", "Run a policy on a workload live, on a real transformer (GPU or CPU): requests "
+                "released at their arrival times on the wall clock, every iteration measured; "
+                "the same outputs as simulate");
+    auto* rate = addRunOptions(c, a);
+    LiveArgs& l = a->live_args;
+    c->add_option("--model", l.model, "Model: tiny, qwen2.5-0.5b, llama-3-8b (or --weights)")
+        ->capture_default_str();
+    c->add_option("--weights", l.weights,
+                  "A Hugging Face folder (config.json, model.safetensors or its sharded index); "
+                  "without it the weights are synthetic (seeded)");
+    c->add_option("--device", l.device, "cpu or cuda")->capture_default_str();
+    c->add_option("--dtype", l.dtype, "fp32, bf16 or fp16 (default fp32 on cpu, bf16 on cuda)");
+    c->add_option("--weight-seed", l.weight_seed, "Seed of synthetic weights")
+        ->capture_default_str();
+    c->add_option("--prompt-seed", l.prompt_seed, "Seed of the prompts' token ids")
+        ->capture_default_str();
+    c->add_option("--snap-window", l.snap_window,
+                  "SnapKV observation window for KV eviction (tokens)")
+        ->capture_default_str();
+    c->add_option("--kv-mem-gib", l.kv_mem_gib,
+                  "KV cache memory (GiB) when --kv-capacity is not given (default 4 on cpu, "
+                  "16 on cuda)");
+    c->add_option("--threads", l.threads, "CPU threads for libtorch (default: its own)");
     c->callback([a, rate] {
         a->rate_given = rate->count() > 0;
         runSimulate(*a);

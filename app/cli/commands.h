@@ -2,6 +2,7 @@
 #include "metrics/summary.h"
 #include "model/run_log.h"
 #include "model/workload.h"
+#include "sim/engine.h"
 
 #include <CLI/CLI.hpp>
 #include <cstdint>
@@ -22,6 +23,7 @@ void addReproduce(CLI::App& app);
 void addReport(CLI::App& app);
 void addRuns(CLI::App& app);
 void addFit(CLI::App& app);
+void addLive(CLI::App& app);
 
 // What a simulate/report run produced, for the report writer.
 struct RunOutputs {
@@ -36,5 +38,29 @@ struct RunOutputs {
 using ReportWriter = std::function<void(const RunOutputs&, const RunOutputs* pinned,
                                         const std::string& html, const std::string& pdf)>;
 ReportWriter& reportWriter();
+
+// `kairos-cli live`: the options of the real model, beside simulate's.
+struct LiveArgs {
+    std::string model = "tiny";
+    std::string weights; // a Hugging Face folder (config.json + safetensors)
+    std::string device = "cpu";
+    std::string dtype; // fp32 | bf16 | fp16; default fp32 on the CPU, bf16 on CUDA
+    std::uint64_t weight_seed = 1, prompt_seed = 1;
+    int snap_window = 32;
+    double kv_mem_gib = 0; // KV memory budget (0: 4 GiB on the CPU, 16 GiB on CUDA)
+    int threads = 0;       // CPU threads for libtorch (0: its default)
+};
+// A live run's model and backend (live.cpp, in builds with libtorch).
+class LiveSession {
+public:
+    virtual ~LiveSession() = default;
+    virtual LiveBackend& backend() = 0;
+    virtual std::vector<std::pair<std::string, std::string>> config() const = 0;
+};
+// Builds the session for a workload; sets lim.kv_capacity_tokens from the device's memory
+// unless `kv_given`. Empty in builds without libtorch.
+using LiveMaker = std::function<std::unique_ptr<LiveSession>(const LiveArgs&, const Workload&,
+                                                             EngineLimits& lim, bool kv_given)>;
+LiveMaker& liveMaker();
 
 } // namespace kairos::cli

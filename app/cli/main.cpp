@@ -6,6 +6,11 @@ namespace kairos::cli {
 void installReportWriter();
 }
 #endif
+#ifdef KAIROS_WITH_LIVE
+namespace kairos::cli {
+void installLive();
+}
+#endif
 #include "model/input_error.h"
 #include "sched/scheduler.h"
 #include "store/store.h"
@@ -34,6 +39,10 @@ int main(int argc, char** argv) {
     kairos::cli::addReport(app);
     kairos::cli::addRuns(app);
     kairos::cli::addFit(app);
+    kairos::cli::addLive(app);
+#ifdef KAIROS_WITH_LIVE
+    kairos::cli::installLive();
+#endif
 #ifdef KAIROS_WITH_REPORT
     kairos::cli::installReportWriter();
 #endif

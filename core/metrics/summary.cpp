@@ -339,7 +339,9 @@ std::string Summary::table() const {
         std::snprintf(buf, sizeof buf, "%s\n", std::string(50, '-').c_str());
         o << buf << t << "\n" << buf;
     };
-    o << "=============== Kairos simulation ===============\n";
+    const bool live = exec_model.rfind("live:", 0) == 0; // a live run (gpu/live_engine)
+    o << (live ? "================ Kairos live run ================\n"
+               : "=============== Kairos simulation ===============\n");
     line("Workload:", workload);
     line("Policy:", policy);
     line("Execution model:", exec_model);
@@ -394,7 +396,7 @@ std::string Summary::table() const {
     line("Preemptions:", std::to_string(preemptions));
     line("Iterations (in stretches):",
          std::to_string(iterations) + " (" + std::to_string(stretches) + ")");
-    line("Simulation wall time (ms):", f(sim_wall_ms, 1));
+    line(live ? "Engine wall time (ms):" : "Simulation wall time (ms):", f(sim_wall_ms, 1));
     for (const auto& w : warnings) o << "warning: " << w << "\n";
     o << std::string(50, '=') << "\n";
     return o.str();

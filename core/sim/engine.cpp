@@ -14,8 +14,9 @@ constexpr std::size_t kMaxWarnings = 50;
 } // namespace
 
 Simulator::Simulator(const Workload& w, const ExecutionModel& model, Scheduler& sched,
-                     EngineLimits lim)
-    : w_(w), model_(model), sched_(sched), lim_(lim) {
+                     EngineLimits lim, LiveBackend* live)
+    : w_(w), model_(model), sched_(sched), live_(live), lim_(lim) {
+    if (live_) lim_.skip_ahead = false; // every live iteration is measured
     if (lim_.kv_capacity_tokens <= 0) throw std::invalid_argument("KV capacity must be > 0 tokens");
     if (lim_.block_size < 1) throw std::invalid_argument("block size must be >= 1");
     if (lim_.max_num_seqs < 1) throw std::invalid_argument("max_num_seqs must be >= 1");
@@ -101,6 +102,7 @@ void Simulator::doPreempt(ReqId id, bool restart) {
     else
         return;
     setKv(s, 0);
+    if (live_) live_->release(id, restart);
     s.prefill_target = s.prefilled = 0;
     s.phase = Phase::Waiting;
     ++s.preemptions;
@@ -149,6 +151,7 @@ void Simulator::doKill(ReqId id) {
         return;
     }
     setKv(s, 0);
+    if (live_) live_->release(id, false);
     s.phase = Phase::Killed;
     ++done_;
     log(now_, id, Ev::Kill, s.generated);
@@ -158,6 +161,7 @@ void Simulator::doFinish(ReqId id, double t) {
     ReqState& s = st(id);
     removeFrom(running_, id);
     setKv(s, 0);
+    if (live_) live_->release(id, false);
     s.phase = Phase::Finished;
     ++done_;
     log(t, id, Ev::Finish, s.generated);
@@ -267,9 +271,23 @@ void Simulator::runIteration() {
     }
 
     IterSpan sp;
-    sp.t0 = now_;
+    if (live_) {
+        // The iteration runs now on the real model; its duration is what it took.
+        live_chunks_.clear();
+        for (const Chunk& c : chunks_) {
+            const ReqState& s = st(c.id);
+            live_chunks_.push_back(
+                {c.id, s.prefilled, c.tokens, s.prefilled + c.tokens >= s.prefill_target});
+        }
+        now_ = std::max(now_, live_->clock());
+        sp.t0 = now_;
+        live_->iterate(live_chunks_, decoders_, *this);
+        sp.d0 = std::max(0.0, live_->clock() - sp.t0);
+    } else {
+        sp.t0 = now_;
+        sp.d0 = model_.iterationTime(shape);
+    }
     sp.n = 1;
-    sp.d0 = model_.iterationTime(shape);
     sp.dd = 0.0;
     sp.decode_seqs = shape.decode_seqs;
     sp.prefill_seqs = shape.prefill_seqs;
@@ -362,7 +380,7 @@ RunLog Simulator::run() {
     log_ = RunLog{};
     log_.workload = w_.name;
     log_.policy = sched_.name();
-    log_.exec_model = model_.describe();
+    log_.exec_model = live_ ? live_->describe() : model_.describe();
     log_.kv_capacity_tokens = capacity_;
     log_.num_requests = static_cast<std::int32_t>(w_.requests.size());
     log_.events.reserve(w_.requests.size() * 6);
@@ -377,6 +395,7 @@ RunLog Simulator::run() {
                 progress_->store(double(done_) / double(w_.requests.size()),
                                  std::memory_order_relaxed);
         }
+        if (live_) now_ = std::max(now_, live_->clock());
         arriveUpTo(now_);
         dec_.clear();
         if (time_decisions_) {
@@ -405,6 +424,7 @@ RunLog Simulator::run() {
         }
         const double next = std::min(nextArrival(), dec_.wake_at > now_ ? dec_.wake_at : kInf);
         if (next < kInf) {
+            if (live_) live_->sleepUntil(next); // wait on the wall clock
             now_ = std::max(now_, next);
             continue;
         }

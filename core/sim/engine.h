@@ -34,10 +34,41 @@
 
 namespace kairos {
 
+// What runs the iterations of a live run: a real model on the wall clock (gpu/). The
+// engine is the same for simulation and live runs, so both take the same scheduling
+// decisions through the same code and write the same RunLog; with a backend, each
+// iteration's duration is measured instead of computed, the clock is the wall clock
+// (requests are released at their arrival times), and stretches are never skipped ahead.
+// The ExecutionModel then only serves the schedulers that plan with one (EngineView::model).
+class LiveBackend {
+public:
+    virtual ~LiveBackend() = default;
+    virtual std::string describe() const = 0;
+    // Seconds on the run's clock; the backend starts it at the first arrival's time.
+    virtual double clock() const = 0;
+    virtual void sleepUntil(double t) = 0;
+    struct Chunk {
+        ReqId id;
+        std::int32_t from;   // offset in the request's context (prompt + generated tokens)
+        std::int32_t tokens; // how many to compute now
+        bool completes;      // the prefill ends with this chunk: emit a token, then evict
+                             // the prompt's KV by the request's alpha
+    };
+    // One iteration: the chunks, and one token for each decoding request. Returns when
+    // every new token exists.
+    virtual void iterate(const std::vector<Chunk>& chunks, const std::vector<ReqId>& decoders,
+                         const EngineView& view) = 0;
+    // The request's KV is dropped (preempted, killed or finished); with `restart`, its
+    // generated tokens are forgotten too.
+    virtual void release(ReqId id, bool restart) = 0;
+};
+
 class Simulator final : public EngineView {
 public:
     // `w` must be sorted by arrival (Workload::sortByArrival) and outlive the simulator.
-    Simulator(const Workload& w, const ExecutionModel& model, Scheduler& sched, EngineLimits lim);
+    // With `live`, iterations run on it (see LiveBackend); it must outlive the simulator.
+    Simulator(const Workload& w, const ExecutionModel& model, Scheduler& sched, EngineLimits lim,
+              LiveBackend* live = nullptr);
     // Runs the whole workload once; a Simulator is single-use (a second call throws).
     RunLog run();
     // Time every Scheduler::schedule call (for benchmarks): (waiting queue length, seconds).
@@ -91,6 +122,8 @@ private:
     const Workload& w_;
     const ExecutionModel& model_;
     Scheduler& sched_;
+    LiveBackend* live_ = nullptr;
+    std::vector<LiveBackend::Chunk> live_chunks_;
     EngineLimits lim_;
     std::int64_t capacity_ = 0;
     std::vector<ReqState> st_;

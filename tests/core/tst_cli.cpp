@@ -32,6 +32,38 @@ nlohmann::json readJson(const std::string& path) {
 class TestCli : public QObject {
     Q_OBJECT
 private slots:
+    // live: the same run options and outputs as simulate, on the real (tiny) model.
+    void liveRun() {
+#ifndef KAIROS_WITH_LIVE
+        QSKIP("built without libtorch (KAIROS_BUILD_LIVE=OFF)");
+#else
+        const QString wl = QString::fromStdString(kairos::test::tempPath("live.jsonl"));
+        QCOMPARE(cli({"generate", "-o", wl, "-n", "12", "--rate", "40", "--prompt",
+                      "lognormal:40,0.5,max=120", "--output", "lognormal:16,0.5,max=40"})
+                     .code,
+                 0);
+        const std::string js = kairos::test::tempPath("live.json");
+        const QString db = QString::fromStdString(kairos::test::tempPath("live.db"));
+        QFile::remove(db);
+        const Result r = cli({"live", "-w", wl, "--policy", "sjf", "--model", "tiny", "--json",
+                              QString::fromStdString(js), "--db", db});
+        QVERIFY2(r.code == 0, qPrintable(r.err));
+        QVERIFY(r.out.contains("Kairos live run"));
+        const auto j = readJson(js);
+        QCOMPARE(j["exec_model"].get<std::string>(),
+                 std::string("live: tiny on cpu (fp32, synthetic weights)"));
+        QCOMPARE(j["completed"].get<int>(), 12);
+        const Result show = cli({"runs", "show", "1", "--db", db});
+        QVERIFY2(show.code == 0, qPrintable(show.err));
+        QVERIFY(show.out.contains("synthetic weights"));
+        const Result bad = cli({"live", "-w", wl, "--device", "tpu"});
+        QCOMPARE(bad.code, 2);
+        QVERIFY(bad.err.contains("--device must be cpu or cuda"));
+        const Result model = cli({"live", "-w", wl, "--model", "gpt-5"});
+        QCOMPARE(model.code, 2);
+        QVERIFY(model.err.contains("qwen2.5-0.5b"));
+#endif
+    }
     // --perfetto: the trace loads as JSON with one complete event per phase span, one per
     // robot execution, one counter per KV point, and a named track per request, exactly
     // as many as the run log (written in the same run) gives.

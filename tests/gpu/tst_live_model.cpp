@@ -253,7 +253,7 @@ void TestLiveModel::evictionKeepsStatedPositions() {
         const double total = sc.per_layer[std::size_t(l)].sum().item<double>();
         QVERIFY(std::abs(total - double(cfg.heads) * window) < 1e-3);
     }
-    m.evict(c, alpha, sc, pool);
+    m.evict(c, alpha, sc, -1, pool);
     const int keep = n - int(std::floor(alpha * n)); // 30
     QCOMPARE(keep, 30);
     QCOMPARE(c.len, std::int64_t(keep));
@@ -299,7 +299,7 @@ void TestLiveModel::evictionKeepsStatedPositions() {
     SnapScores s1;
     std::vector<Transformer::Step> p1{{&c1, prompt, window, &s1}};
     m.forward(p1);
-    m.evict(c1, 1.0, s1, pool);
+    m.evict(c1, 1.0, s1, -1, pool);
     QCOMPARE(c1.len, std::int64_t(0)); // floor(1.0 * 50) = 50 evicted: nothing kept
 }
 

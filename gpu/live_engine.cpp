@@ -1,0 +1,129 @@
+#include "live_engine.h"
+
+#include <algorithm>
+#include <stdexcept>
+#include <thread>
+
+namespace kairos::gpu {
+
+namespace {
+// splitmix64: the prompt's token ids from (seed, request, position).
+std::uint64_t mix(std::uint64_t x) {
+    x += 0x9E3779B97F4A7C15ULL;
+    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
+    return x ^ (x >> 31);
+}
+} // namespace
+
+TorchBackend::TorchBackend(Transformer& model, const Workload& w, LiveOptions opt)
+    : m_(model), w_(w), opt_(opt), reqs_(w.requests.size()),
+      start_(std::chrono::steady_clock::now()),
+      origin_(w.requests.empty() ? 0.0 : w.requests.front().arrival) {
+    const auto& c = m_.config();
+    for (const auto& r : w.requests)
+        if (r.prompt_tokens + r.output_tokens > c.max_positions)
+            throw std::invalid_argument("request " + std::to_string(r.id) + " needs " +
+                                        std::to_string(r.prompt_tokens + r.output_tokens) +
+                                        " positions; " + c.name + " has " +
+                                        std::to_string(c.max_positions));
+}
+
+std::string TorchBackend::describe() const {
+    const auto& o = m_.options();
+    std::string dtype = o.dtype == at::kFloat ? "fp32" : o.dtype == at::kBFloat16 ? "bf16" : "fp16";
+    return "live: " + m_.config().name + " on " + o.device.str() + " (" + dtype + ", " +
+           (m_.realWeights() ? "real weights from " + o.weights_dir : "synthetic weights") + ")";
+}
+
+double TorchBackend::clock() const {
+    return origin_ +
+           std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+}
+
+void TorchBackend::sleepUntil(double t) {
+    const double wait = t - clock();
+    if (wait > 0) std::this_thread::sleep_for(std::chrono::duration<double>(wait));
+}
+
+std::vector<std::int64_t> TorchBackend::promptTokens(ReqId id) const {
+    const Request& r = w_.requests[static_cast<std::size_t>(id)];
+    const auto vocab = static_cast<std::uint64_t>(m_.config().vocab);
+    std::vector<std::int64_t> t(static_cast<std::size_t>(r.prompt_tokens));
+    const std::uint64_t base = mix(opt_.prompt_seed ^ mix(static_cast<std::uint64_t>(id)));
+    for (std::size_t i = 0; i < t.size(); ++i)
+        t[i] = static_cast<std::int64_t>(mix(base + i) % vocab);
+    return t;
+}
+
+std::vector<std::int64_t> TorchBackend::context(ReqId id, std::int32_t from, std::int32_t n) {
+    Req& q = reqs_[static_cast<std::size_t>(id)];
+    if (q.prompt.empty()) q.prompt = promptTokens(id);
+    std::vector<std::int64_t> out;
+    out.reserve(static_cast<std::size_t>(n));
+    for (std::int32_t i = from; i < from + n; ++i) {
+        const auto p = static_cast<std::size_t>(i);
+        if (p < q.prompt.size())
+            out.push_back(q.prompt[p]);
+        else if (p - q.prompt.size() < q.generated.size())
+            out.push_back(q.generated[p - q.prompt.size()]);
+        else
+            throw std::logic_error("live engine: context position past the generated tokens");
+    }
+    return out;
+}
+
+void TorchBackend::iterate(const std::vector<Chunk>& chunks, const std::vector<ReqId>& decoders,
+                           const EngineView& view) {
+    std::vector<Transformer::Step> steps;
+    std::vector<SnapScores> snaps(chunks.size());
+    steps.reserve(chunks.size() + decoders.size());
+    for (std::size_t i = 0; i < chunks.size(); ++i) {
+        const Chunk& c = chunks[i];
+        Req& q = reqs_[static_cast<std::size_t>(c.id)];
+        if (c.from == 0) q.cache.clear();
+        Transformer::Step s{&q.cache, context(c.id, c.from, c.tokens)};
+        if (c.completes && view.state(c.id).alpha > 0) {
+            s.snap_window = opt_.snap_window;
+            s.snap = &snaps[i];
+        }
+        steps.push_back(std::move(s));
+    }
+    for (ReqId id : decoders) {
+        Req& q = reqs_[static_cast<std::size_t>(id)];
+        if (q.generated.empty()) throw std::logic_error("live engine: decode before prefill");
+        steps.push_back({&q.cache, {q.generated.back()}});
+    }
+    if (steps.empty()) return;
+    const at::Tensor next = m_.forward(steps).argmax(-1).to(at::kCPU); // waits for the device
+    const auto* ids = next.data_ptr<std::int64_t>();
+    for (std::size_t i = 0; i < chunks.size(); ++i) {
+        const Chunk& c = chunks[i];
+        if (!c.completes) continue;
+        Req& q = reqs_[static_cast<std::size_t>(c.id)];
+        q.generated.push_back(ids[i]);
+        const double alpha = view.state(c.id).alpha;
+        if (alpha > 0)
+            m_.evict(q.cache, alpha, snaps[i],
+                     w_.requests[static_cast<std::size_t>(c.id)].prompt_tokens, opt_.snap_pool);
+    }
+    for (std::size_t j = 0; j < decoders.size(); ++j)
+        reqs_[static_cast<std::size_t>(decoders[j])].generated.push_back(ids[chunks.size() + j]);
+    ++iterations_;
+    kv_bytes_ = 0;
+    for (const auto& q : reqs_) kv_bytes_ += q.cache.bytes();
+    peak_kv_bytes_ = std::max(peak_kv_bytes_, kv_bytes_);
+}
+
+void TorchBackend::release(ReqId id, bool restart) {
+    Req& q = reqs_[static_cast<std::size_t>(id)];
+    q.cache.clear();
+    if (restart) q.generated.clear();
+}
+
+std::int64_t kvCapacityTokens(const Transformer& m, double budget_bytes) {
+    const auto per = m.config().shape(int(c10::elementSize(m.options().dtype))).kvBytesPerToken();
+    return std::max<std::int64_t>(1, static_cast<std::int64_t>(budget_bytes / double(per)));
+}
+
+} // namespace kairos::gpu
