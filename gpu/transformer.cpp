@@ -226,6 +226,16 @@ void Transformer::ensureCapacity(SeqCache& c, std::int64_t need) const {
     c.cap = cap;
 }
 
+void Transformer::fillCache(SeqCache& c, std::int64_t n) const {
+    c.clear();
+    ensureCapacity(c, n);
+    for (int l = 0; l < cfg_.layers; ++l) {
+        c.k[std::size_t(l)].normal_(0.0, 1.0);
+        c.v[std::size_t(l)].normal_(0.0, 1.0);
+    }
+    c.len = c.next_pos = n;
+}
+
 at::Tensor Transformer::forward(std::vector<Step>& steps) {
     at::NoGradGuard no_grad;
     if (steps.empty()) return at::empty({0, cfg_.vocab}, at::kFloat);

@@ -68,6 +68,10 @@ public:
         int snap_window = 0;
         SnapScores* snap = nullptr;
     };
+    // Gives a cache `n` positions of random keys and values, as a prefill would leave it
+    // as far as time goes (decode cost does not depend on the values). For profiling.
+    void fillCache(SeqCache& cache, std::int64_t n) const;
+
     // One iteration. Returns the logits of each step's last token, [steps, vocab] float.
     at::Tensor forward(std::vector<Step>& steps);
 

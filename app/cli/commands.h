@@ -1,4 +1,5 @@
 #pragma once
+#include "fit/ete_fit.h"
 #include "metrics/summary.h"
 #include "model/run_log.h"
 #include "model/workload.h"
@@ -7,9 +8,14 @@
 #include <CLI/CLI.hpp>
 #include <cstdint>
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <utility>
 #include <vector>
+
+namespace kairos::store {
+class Store;
+}
 
 namespace kairos::cli {
 
@@ -24,6 +30,13 @@ void addReport(CLI::App& app);
 void addRuns(CLI::App& app);
 void addFit(CLI::App& app);
 void addLive(CLI::App& app);
+
+// The ETE fits of one group of measurements, printed as a table; stored as an "ete" model
+// in `db` when it is not null and both batched forms were fitted. Returns the group's JSON
+// (with "model_id" when stored); `report` (may be null) receives the fits.
+nlohmann::json fitEteGroup(const std::string& name, const std::vector<Measurement>& ms,
+                           const std::string& source, double test_fraction, std::uint64_t seed,
+                           store::Store* db, EteReport* report = nullptr);
 
 // What a simulate/report run produced, for the report writer.
 struct RunOutputs {

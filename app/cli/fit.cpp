@@ -56,6 +56,57 @@ std::string pct(double v) {
 
 } // namespace
 
+nlohmann::json fitEteGroup(const std::string& name, const std::vector<Measurement>& ms,
+                           const std::string& source, double test_fraction, std::uint64_t seed,
+                           store::Store* db, EteReport* report) {
+    const EteReport rep = fitEteReport(ms, test_fraction, seed);
+    std::printf("%s: %zu measurements (%.0f %% of settings held out, seed %llu)\n", name.c_str(),
+                ms.size(), 100 * test_fraction, static_cast<unsigned long long>(seed));
+    std::printf("  %-46s %5s %4s %9s %9s %9s %9s  %s\n", "fit", "rows", "out", "MAPE", "max",
+                "held-out", "max", "coefficients (s)");
+    nlohmann::json g = {{"group", name}, {"source", source}, {"fits", nlohmann::json::array()}};
+    for (const LinearFit& f : rep.fits) {
+        std::string coef;
+        for (std::size_t i = 0; i < f.terms.size(); ++i) {
+            char b[64];
+            std::snprintf(b, sizeof b, "%s%s=%.4g", i ? " " : "", f.terms[i].c_str(), f.beta[i]);
+            coef += b;
+        }
+        std::printf("  %-46s %5zu %4zu %9s %9s %9s %9s  %s\n", f.name.c_str(), f.rows, f.outliers,
+                    pct(f.mape_pct).c_str(), pct(f.max_pct).c_str(), pct(f.test_mape_pct).c_str(),
+                    pct(f.test_max_pct).c_str(), coef.c_str());
+        g["fits"].push_back(fitJson(f, true));
+    }
+    for (const auto& why : rep.skipped) std::printf("  not fitted: %s\n", why.c_str());
+    if (db && !(rep.batched_prefill && rep.batched_decode)) {
+        std::printf("  not stored: the simulator needs both batched forms\n");
+    } else if (db) {
+        store::ModelInfo mi;
+        mi.kind = "ete";
+        mi.name = name;
+        mi.params =
+            nlohmann::json{{"a", rep.params.a},   {"b", rep.params.b},   {"c", rep.params.c},
+                           {"q0", rep.params.q0}, {"q1", rep.params.q1}, {"p", rep.params.p}}
+                .dump();
+        mi.training = nlohmann::json{
+            {"source", source},
+            {"group", name},
+            {"measurements", ms.size()},
+            {"test_fraction", test_fraction},
+            {"seed",
+             seed}}.dump();
+        nlohmann::json acc = nlohmann::json::array();
+        for (const LinearFit& f : rep.fits) acc.push_back(fitJson(f, false));
+        mi.accuracy = acc.dump();
+        const auto id = db->putModel(mi);
+        g["model_id"] = id;
+        std::printf("  stored as model %lld (simulate --exec-model %lld)\n",
+                    static_cast<long long>(id), static_cast<long long>(id));
+    }
+    if (report) *report = rep;
+    return g;
+}
+
 void addFit(CLI::App& app) {
     struct Args {
         std::string measurements, splitwise, group, db, json_out;
@@ -127,57 +178,8 @@ void addFit(CLI::App& app) {
             throw std::invalid_argument("fit ete: give --measurements, --splitwise or --profile");
         }
         nlohmann::json out = nlohmann::json::array();
-        for (const auto& [name, ms] : groups) {
-            const EteReport rep = fitEteReport(ms, a->test_fraction, a->seed);
-            std::printf("%s: %zu measurements (%.0f %% of settings held out, seed %llu)\n",
-                        name.c_str(), ms.size(), 100 * a->test_fraction,
-                        static_cast<unsigned long long>(a->seed));
-            std::printf("  %-46s %5s %4s %9s %9s %9s %9s  %s\n", "fit", "rows", "out", "MAPE",
-                        "max", "held-out", "max", "coefficients (s)");
-            nlohmann::json g = {
-                {"group", name}, {"source", source}, {"fits", nlohmann::json::array()}};
-            for (const LinearFit& f : rep.fits) {
-                std::string coef;
-                for (std::size_t i = 0; i < f.terms.size(); ++i) {
-                    char b[64];
-                    std::snprintf(b, sizeof b, "%s%s=%.4g", i ? " " : "", f.terms[i].c_str(),
-                                  f.beta[i]);
-                    coef += b;
-                }
-                std::printf("  %-46s %5zu %4zu %9s %9s %9s %9s  %s\n", f.name.c_str(), f.rows,
-                            f.outliers, pct(f.mape_pct).c_str(), pct(f.max_pct).c_str(),
-                            pct(f.test_mape_pct).c_str(), pct(f.test_max_pct).c_str(),
-                            coef.c_str());
-                g["fits"].push_back(fitJson(f, true));
-            }
-            for (const auto& why : rep.skipped) std::printf("  not fitted: %s\n", why.c_str());
-            if (db && !(rep.batched_prefill && rep.batched_decode)) {
-                std::printf("  not stored: the simulator needs both batched forms\n");
-            } else if (db) {
-                store::ModelInfo mi;
-                mi.kind = "ete";
-                mi.name = name;
-                mi.params = nlohmann::json{{"a", rep.params.a},   {"b", rep.params.b},
-                                           {"c", rep.params.c},   {"q0", rep.params.q0},
-                                           {"q1", rep.params.q1}, {"p", rep.params.p}}
-                                .dump();
-                mi.training = nlohmann::json{
-                    {"source", source},
-                    {"group", name},
-                    {"measurements", ms.size()},
-                    {"test_fraction", a->test_fraction},
-                    {"seed",
-                     a->seed}}.dump();
-                nlohmann::json acc = nlohmann::json::array();
-                for (const LinearFit& f : rep.fits) acc.push_back(fitJson(f, false));
-                mi.accuracy = acc.dump();
-                const auto id = db->putModel(mi);
-                g["model_id"] = id;
-                std::printf("  stored as model %lld (simulate --exec-model %lld)\n",
-                            static_cast<long long>(id), static_cast<long long>(id));
-            }
-            out.push_back(g);
-        }
+        for (const auto& [name, ms] : groups)
+            out.push_back(fitEteGroup(name, ms, source, a->test_fraction, a->seed, db.get()));
         if (!a->json_out.empty()) {
             const std::string text = out.dump(2) + "\n";
             writeFileAtomically(a->json_out, [&](std::ostream& f) { f << text; });

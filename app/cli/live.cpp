@@ -1,51 +1,71 @@
 // kairos-cli live: builds the real transformer and its backend for the engine. The only
 // translation unit of the CLI that sees libtorch.
 #include "commands.h"
+#include "exec/execution_model.h"
+#include "export/atomic_file.h"
 #include "live_engine.h"
+#include "live_profile.h"
+#include "metrics/request_metrics.h"
+#include "metrics/stats.h"
+#include "sched/registry.h"
+#include "store/store.h"
+#include "workload/readers.h"
 
 #include <ATen/Parallel.h>
+#include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <stdexcept>
+#include <unistd.h>
 
 namespace kairos::cli {
 
 namespace {
 
+// The transformer a command's live options describe; `dtype_out` gets its dtype's name.
+std::unique_ptr<gpu::Transformer> buildModel(const LiveArgs& a, std::string* dtype_out) {
+    if (a.threads > 0) at::set_num_threads(a.threads);
+    gpu::TransformerOptions o;
+    if (a.device == "cpu") {
+        o.device = at::kCPU;
+    } else if (a.device == "cuda") {
+        if (!at::hasCUDA())
+            throw std::invalid_argument(
+                "--device cuda: this libtorch has no CUDA (Debian's libtorch is CPU-only; "
+                "build against PyTorch's libtorch on a GPU machine)");
+        o.device = at::Device(at::kCUDA, 0);
+    } else {
+        throw std::invalid_argument("--device must be cpu or cuda, not '" + a.device + "'");
+    }
+    const std::string dtype = a.dtype.empty() ? (o.device.is_cuda() ? "bf16" : "fp32") : a.dtype;
+    if (dtype == "fp32")
+        o.dtype = at::kFloat;
+    else if (dtype == "bf16")
+        o.dtype = at::kBFloat16;
+    else if (dtype == "fp16")
+        o.dtype = at::kHalf;
+    else
+        throw std::invalid_argument("--dtype must be fp32, bf16 or fp16, not '" + dtype + "'");
+    o.seed = a.weight_seed;
+    gpu::LlmConfig cfg;
+    if (!a.weights.empty()) {
+        o.weights_dir = a.weights;
+        cfg = gpu::readHfConfig((std::filesystem::path(a.weights) / "config.json").string());
+    } else {
+        cfg = gpu::builtinConfig(a.model);
+    }
+    if (dtype_out) *dtype_out = dtype;
+    return std::make_unique<gpu::Transformer>(cfg, o);
+}
+
 class Session final : public LiveSession {
 public:
     Session(const LiveArgs& a, const Workload& w, EngineLimits& lim, bool kv_given) {
-        if (a.threads > 0) at::set_num_threads(a.threads);
-        gpu::TransformerOptions o;
-        if (a.device == "cpu") {
-            o.device = at::kCPU;
-        } else if (a.device == "cuda") {
-            if (!at::hasCUDA())
-                throw std::invalid_argument(
-                    "--device cuda: this libtorch has no CUDA (Debian's libtorch is CPU-only; "
-                    "build against PyTorch's libtorch on a GPU machine)");
-            o.device = at::Device(at::kCUDA, 0);
-        } else {
-            throw std::invalid_argument("--device must be cpu or cuda, not '" + a.device + "'");
-        }
-        const std::string dtype =
-            a.dtype.empty() ? (o.device.is_cuda() ? "bf16" : "fp32") : a.dtype;
-        if (dtype == "fp32")
-            o.dtype = at::kFloat;
-        else if (dtype == "bf16")
-            o.dtype = at::kBFloat16;
-        else if (dtype == "fp16")
-            o.dtype = at::kHalf;
-        else
-            throw std::invalid_argument("--dtype must be fp32, bf16 or fp16, not '" + dtype + "'");
-        o.seed = a.weight_seed;
-        gpu::LlmConfig cfg;
-        if (!a.weights.empty()) {
-            o.weights_dir = a.weights;
-            cfg = gpu::readHfConfig((std::filesystem::path(a.weights) / "config.json").string());
-        } else {
-            cfg = gpu::builtinConfig(a.model);
-        }
-        model_ = std::make_unique<gpu::Transformer>(cfg, o);
+        std::string dtype;
+        model_ = buildModel(a, &dtype);
+        const auto& cfg = model_->config();
+        const auto& o = model_->options();
+
         gpu::LiveOptions lo;
         lo.snap_window = a.snap_window;
         lo.prompt_seed = a.prompt_seed;
@@ -72,12 +92,300 @@ private:
     std::vector<std::pair<std::string, std::string>> config_;
 };
 
+// The live model options shared by live, profile and validate.
+void addModelOptions(CLI::App* c, LiveArgs& l) {
+    c->add_option("--model", l.model, "Model: tiny, qwen2.5-0.5b, llama-3-8b (or --weights)")
+        ->capture_default_str();
+    c->add_option("--weights", l.weights,
+                  "A Hugging Face folder (config.json, model.safetensors or its sharded index); "
+                  "without it the weights are synthetic (seeded)");
+    c->add_option("--device", l.device, "cpu or cuda")->capture_default_str();
+    c->add_option("--dtype", l.dtype, "fp32, bf16 or fp16 (default fp32 on cpu, bf16 on cuda)");
+    c->add_option("--weight-seed", l.weight_seed, "Seed of synthetic weights")
+        ->capture_default_str();
+    c->add_option("--threads", l.threads, "CPU threads for libtorch (default: its own)");
+}
+
+// A progress bar on stderr, redrawn in place (on a terminal; elsewhere a line per tenth).
+void progressBar(int done, int total, const std::string& what) {
+    if (!isatty(fileno(stderr))) {
+        if (total > 0 && (done * 10 / total != (done - 1) * 10 / total || done == total))
+            std::fprintf(stderr, "  %d/%d %s\n", done, total, what.c_str());
+        return;
+    }
+    const int width = 30, filled = total > 0 ? done * width / total : width;
+    std::fprintf(stderr, "\r[%s%s] %3d/%d %-44.44s", std::string(std::size_t(filled), '#').c_str(),
+                 std::string(std::size_t(width - filled), ' ').c_str(), done, total, what.c_str());
+    if (done == total) std::fputc('\n', stderr);
+    std::fflush(stderr);
+}
+
+struct ProfileOutcome {
+    gpu::LiveProfile raw;
+    EteReport report;
+    DeviceProfile profile;
+    std::int64_t profile_id = 0, model_id = 0;
+};
+
+// Profiles the model, fits ETE, and stores both when `db` is given.
+ProfileOutcome profileAndFit(gpu::Transformer& m, const std::string& dtype,
+                             const gpu::LiveProfileGrid& grid, store::Store* db,
+                             const std::string& name_override) {
+    ProfileOutcome out;
+    const auto& cfg = m.config();
+    const std::string device = gpu::deviceName(m);
+    const std::string weights = m.realWeights() ? "real" : "synthetic";
+    std::fprintf(stderr, "profiling %s (%s, %s weights) on %s, %s\n", cfg.name.c_str(),
+                 dtype.c_str(), weights.c_str(), device.c_str(), gpu::libraryVersions().c_str());
+    out.raw = gpu::profileTransformer(m, grid, progressBar);
+    const std::string name = name_override.empty()
+                                 ? cfg.name + "-" + m.options().device.str() + "-" + dtype
+                                 : name_override;
+    out.report = fitEteReport(out.raw.measurements, 0.2, 1);
+    DeviceProfile& p = out.profile;
+    p.name = name;
+    p.hardware = device;
+    p.description = cfg.name + " (" + dtype + ", " + weights + " weights, Kairos live engine) on " +
+                    device + "; " + gpu::libraryVersions();
+    p.gpu_count = 1;
+    p.gpu_mem_gib = m.options().device.is_cuda() ? 16.0 : 4.0;
+    p.mem_fraction = 1.0;
+    p.model = cfg.shape(int(c10::elementSize(m.options().dtype)));
+    p.ete = out.report.params;
+    for (const auto& f : out.report.fits) {
+        if (f.name.rfind("prefill, batched", 0) == 0) p.fit_mape_prefill = f.mape_pct;
+        if (f.name.rfind("decode step, batched", 0) == 0) p.fit_mape_decode = f.mape_pct;
+    }
+    p.kv_capacity_tokens = gpu::kvCapacityTokens(m, p.gpu_mem_gib * 1073741824.0);
+    p.provenance = "kairos-cli profile: the live engine's transformer measured on " + device +
+                   " (" + gpu::libraryVersions() + "), median of " + std::to_string(grid.repeats) +
+                   " timings per point after " + std::to_string(grid.warmup) + " warm-up, " +
+                   std::to_string(out.raw.measurements.size()) + " points; " + weights +
+                   " weights; KV capacity for " + std::to_string(int(p.gpu_mem_gib)) + " GiB";
+    std::string source = "kairos-cli profile on " + device;
+    if (db) {
+        out.profile_id = db->putProfile(p.name, device, cfg.name, weights, p.toJson().dump(),
+                                        out.raw.measurements);
+        source = db->path() + " profile " + std::to_string(out.profile_id);
+        std::printf("stored as profile %lld in %s\n", static_cast<long long>(out.profile_id),
+                    db->path().c_str());
+    }
+    // The table (and the stored model): the same fit as above, printed once.
+    const nlohmann::json g = fitEteGroup(name, out.raw.measurements, source, 0.2, 1, db, nullptr);
+    if (g.contains("model_id")) out.model_id = g["model_id"].get<std::int64_t>();
+    return out;
+}
+
+void addProfile(CLI::App& app) {
+    struct Args {
+        LiveArgs live;
+        std::string db, out, bench_csv, json_out, name;
+        bool store = false, quick = false;
+        int repeats = 0;
+    };
+    auto a = std::make_shared<Args>();
+    auto* c = app.add_subcommand(
+        "profile", "Measure the live engine's transformer on this device (prefill over length "
+                   "and batch, decode steps over context and batch), fit the ETE models, store "
+                   "the raw measurements, and write a throughput table for ALA");
+    addModelOptions(c, a->live);
+    c->add_flag("--quick", a->quick, "A smaller grid (a first look; tests)");
+    c->add_option("--repeats", a->repeats, "Timings per point (median kept; default 5, quick 3)");
+    c->add_option("--name", a->name, "Profile name (default MODEL-DEVICE-DTYPE)");
+    c->add_option("--db", a->db, "Store the profile, its measurements and the ETE model here");
+    c->add_flag("--store", a->store, "The same in the default database");
+    c->add_option("--out,-o", a->out, "Write the fitted device profile (JSON) here");
+    c->add_option("--bench-csv", a->bench_csv,
+                  "Write the throughput table in LLM-Inference-Bench's layout (kairos-cli fit "
+                  "ala --data reads it)");
+    c->add_option("--json", a->json_out, "Write the raw measurements and fits as JSON");
+    c->callback([a] {
+        std::string dtype;
+        auto m = buildModel(a->live, &dtype);
+        gpu::LiveProfileGrid grid =
+            a->quick ? gpu::LiveProfileGrid::quick() : gpu::LiveProfileGrid{};
+        if (a->repeats > 0) grid.repeats = a->repeats;
+        std::unique_ptr<store::Store> db;
+        if (!a->db.empty() || a->store)
+            db =
+                std::make_unique<store::Store>(a->db.empty() ? store::Store::defaultPath() : a->db);
+        const ProfileOutcome r = profileAndFit(*m, dtype, grid, db.get(), a->name);
+        if (!a->out.empty())
+            writeFileAtomically(a->out,
+                                [&](std::ostream& f) { f << r.profile.toJson().dump(2) << "\n"; });
+        if (!a->bench_csv.empty())
+            writeFileAtomically(a->bench_csv, [&](std::ostream& f) {
+                f << "framework,model,hardware,precision,input_len,output_len,batch,throughput\n";
+                for (const auto& b : r.raw.bench)
+                    f << "kairos-live," << m->config().name << ",\"" << gpu::deviceName(*m) << "\","
+                      << dtype << "," << b.input << "," << b.output << "," << b.batch << ","
+                      << b.throughput << "\n";
+            });
+        if (!a->json_out.empty()) {
+            nlohmann::json j = {{"profile", r.profile.toJson()},
+                                {"seconds_spent", r.raw.seconds_spent},
+                                {"measurements", nlohmann::json::array()},
+                                {"throughput", nlohmann::json::array()}};
+            for (const auto& x : r.raw.measurements)
+                j["measurements"].push_back({{"kind", x.kind},
+                                             {"batch", x.batch},
+                                             {"tokens", x.tokens},
+                                             {"context", x.context},
+                                             {"seconds", x.seconds}});
+            for (const auto& b : r.raw.bench)
+                j["throughput"].push_back({{"input_len", b.input},
+                                           {"output_len", b.output},
+                                           {"batch", b.batch},
+                                           {"seconds", b.seconds},
+                                           {"throughput", b.throughput}});
+            for (const auto& f : r.report.fits)
+                j["fits"].push_back({{"fit", f.name},
+                                     {"mape_pct", f.mape_pct},
+                                     {"max_error_pct", f.max_pct},
+                                     {"held_out_mape_pct", std::isfinite(f.test_mape_pct)
+                                                               ? nlohmann::json(f.test_mape_pct)
+                                                               : nlohmann::json()}});
+            writeFileAtomically(a->json_out, [&](std::ostream& f) { f << j.dump(2) << "\n"; });
+        }
+        std::printf("throughput (tokens/s), input = output:\n");
+        for (const auto& b : r.raw.bench)
+            std::printf("  %4d tokens, batch %3d: %9.1f\n", b.input, b.batch, b.throughput);
+        std::printf("%.1f s of measuring\n", r.raw.seconds_spent);
+    });
+}
+
+// Per-request relative errors of the simulator against the live run.
+struct ErrorStats {
+    double median = NAN, p90 = NAN;
+    std::size_t n = 0;
+};
+ErrorStats relErrors(const std::vector<double>& e) {
+    ErrorStats s;
+    s.n = e.size();
+    if (e.empty()) return s;
+    const Stats d = describe(e, {50, 90});
+    s.median = d.percentile(50);
+    s.p90 = d.percentile(90);
+    return s;
+}
+
+void addValidate(CLI::App& app) {
+    struct Args {
+        LiveArgs live;
+        std::string workload, policy = "fcfs", db, json_out;
+        std::vector<std::string> params;
+        std::int64_t exec_model = 0;
+        long long kv_capacity = 0;
+        std::size_t limit = 0;
+        bool quick = false, chunked = false;
+        int max_num_seqs = 256, max_num_batched_tokens = 8192;
+    };
+    auto a = std::make_shared<Args>();
+    auto* c = app.add_subcommand(
+        "validate", "Run a workload live and simulate it with the ETE model fitted on this "
+                    "device; print the simulator's per-request errors (TTFT, E2EL)");
+    c->add_option("--workload,-w", a->workload, "Trace file")->required();
+    c->add_option("--policy,-p", a->policy, "Scheduling policy")->capture_default_str();
+    c->add_option("--param", a->params, "Policy parameter NAME=VALUE (repeatable)");
+    addModelOptions(c, a->live);
+    c->add_option("--exec-model", a->exec_model,
+                  "A stored ETE model (kairos-cli profile --db) instead of profiling now");
+    c->add_option("--db", a->db, "Database of --exec-model, or where the new profile is stored");
+    c->add_flag("--quick", a->quick, "Profile with the quick grid");
+    c->add_option("--kv-capacity", a->kv_capacity, "KV capacity (tokens; default: 4 GiB of KV)");
+    c->add_option("--limit", a->limit, "Read at most this many requests");
+    c->add_flag("--chunked-prefill", a->chunked, "Mix prefill chunks into decode iterations");
+    c->add_option("--max-num-seqs", a->max_num_seqs, "Running requests at most")
+        ->capture_default_str();
+    c->add_option("--max-num-batched-tokens", a->max_num_batched_tokens,
+                  "Tokens per iteration at most")
+        ->capture_default_str();
+    c->add_option("--json", a->json_out, "Write the per-request errors and their summary as JSON");
+    c->callback([a] {
+        ReadOptions ro;
+        ro.limit = a->limit;
+        Workload w = readWorkload(a->workload, ro);
+        std::string dtype;
+        auto m = buildModel(a->live, &dtype);
+        std::unique_ptr<store::Store> db;
+        if (!a->db.empty()) db = std::make_unique<store::Store>(a->db);
+        EteParams ete;
+        std::string source;
+        if (a->exec_model > 0) {
+            if (!db) throw std::invalid_argument("--exec-model needs --db");
+            const auto mi = db->model(a->exec_model);
+            if (!mi || mi->kind != "ete")
+                throw std::invalid_argument("no ETE model " + std::to_string(a->exec_model) +
+                                            " in " + db->path());
+            const auto j = nlohmann::json::parse(mi->params);
+            ete.a = j.at("a"), ete.b = j.at("b"), ete.c = j.at("c");
+            ete.q0 = j.at("q0"), ete.q1 = j.at("q1"), ete.p = j.at("p");
+            source = "ete model " + std::to_string(a->exec_model) + " (" + mi->name + ")";
+        } else {
+            const auto r = profileAndFit(
+                *m, dtype, a->quick ? gpu::LiveProfileGrid::quick() : gpu::LiveProfileGrid{},
+                db.get(), "");
+            ete = r.profile.ete;
+            source = "profiled now: " + r.profile.name;
+        }
+        const EteModel planning(ete, source);
+        EngineLimits lim;
+        lim.kv_capacity_tokens =
+            a->kv_capacity > 0 ? a->kv_capacity : gpu::kvCapacityTokens(*m, 4.0 * 1073741824.0);
+        lim.chunked_prefill = a->chunked;
+        lim.max_num_seqs = a->max_num_seqs;
+        lim.max_num_batched_tokens = a->max_num_batched_tokens;
+        PolicyConfig pc;
+        pc.name = a->policy;
+        pc.params = parsePolicyParams(a->params);
+        auto s_sim = makeScheduler(pc), s_live = makeScheduler(pc);
+        const RunLog sim = simulate(w, planning, *s_sim, lim);
+        gpu::TorchBackend backend(*m, w);
+        std::fprintf(stderr, "running %zu requests live (%.1f s of arrivals)...\n", w.size(),
+                     w.span());
+        Simulator engine(w, planning, *s_live, lim, &backend);
+        const RunLog live = engine.run();
+        const auto ms = perRequest(sim), ml = perRequest(live);
+        std::vector<double> e_ttft, e_e2el;
+        nlohmann::json rows = nlohmann::json::array();
+        for (std::size_t i = 0; i < ms.size() && i < ml.size(); ++i) {
+            if (!ms[i].finished || !ml[i].finished) continue;
+            const double et = std::abs(ms[i].ttft() - ml[i].ttft()) / ml[i].ttft();
+            const double ee = std::abs(ms[i].e2el() - ml[i].e2el()) / ml[i].e2el();
+            e_ttft.push_back(et);
+            e_e2el.push_back(ee);
+            rows.push_back({{"id", ms[i].id},
+                            {"ttft_live", ml[i].ttft()},
+                            {"ttft_sim", ms[i].ttft()},
+                            {"e2el_live", ml[i].e2el()},
+                            {"e2el_sim", ms[i].e2el()}});
+        }
+        const ErrorStats t = relErrors(e_ttft), e = relErrors(e_e2el);
+        std::printf("simulator (%s) against the live run (%s), %zu requests finished in both:\n",
+                    source.c_str(), live.exec_model.c_str(), t.n);
+        std::printf("  %-6s %10s %10s\n", "", "median", "p90");
+        std::printf("  %-6s %9.2f%% %9.2f%%\n", "TTFT", 100 * t.median, 100 * t.p90);
+        std::printf("  %-6s %9.2f%% %9.2f%%\n", "E2EL", 100 * e.median, 100 * e.p90);
+        if (!a->json_out.empty()) {
+            const nlohmann::json j = {{"simulator", source},
+                                      {"live", live.exec_model},
+                                      {"policy", live.policy},
+                                      {"requests", rows},
+                                      {"ttft_error", {{"median", t.median}, {"p90", t.p90}}},
+                                      {"e2el_error", {{"median", e.median}, {"p90", e.p90}}}};
+            writeFileAtomically(a->json_out, [&](std::ostream& f) { f << j.dump(2) << "\n"; });
+        }
+    });
+}
+
 } // namespace
 
-void installLive() {
+void installLive(CLI::App& app) {
     liveMaker() = [](const LiveArgs& a, const Workload& w, EngineLimits& lim, bool kv_given) {
         return std::unique_ptr<LiveSession>(new Session(a, w, lim, kv_given));
     };
+    addProfile(app);
+    addValidate(app);
 }
 
 } // namespace kairos::cli

@@ -8,7 +8,7 @@ void installReportWriter();
 #endif
 #ifdef KAIROS_WITH_LIVE
 namespace kairos::cli {
-void installLive();
+void installLive(CLI::App& app);
 }
 #endif
 #include "model/input_error.h"
@@ -41,7 +41,7 @@ int main(int argc, char** argv) {
     kairos::cli::addFit(app);
     kairos::cli::addLive(app);
 #ifdef KAIROS_WITH_LIVE
-    kairos::cli::installLive();
+    kairos::cli::installLive(app);
 #endif
 #ifdef KAIROS_WITH_REPORT
     kairos::cli::installReportWriter();

@@ -62,6 +62,44 @@ private slots:
         const Result model = cli({"live", "-w", wl, "--model", "gpt-5"});
         QCOMPARE(model.code, 2);
         QVERIFY(model.err.contains("qwen2.5-0.5b"));
+
+        // profile: raw measurements and an ETE model stored, a throughput table written.
+        const QString csv = QString::fromStdString(kairos::test::tempPath("live_bench.csv"));
+        const std::string pj = kairos::test::tempPath("live_profile.json");
+        const Result p = cli({"profile", "--model", "tiny", "--quick", "--db", db, "--bench-csv",
+                              csv, "--json", QString::fromStdString(pj)});
+        QVERIFY2(p.code == 0, qPrintable(p.err));
+        QVERIFY(p.out.contains("stored as profile 1"));
+        QVERIFY(p.out.contains("stored as model 1"));
+        const auto prof = readJson(pj);
+        QCOMPARE(prof["measurements"].size(), std::size_t(20)); // the quick grid's settings
+        for (const auto& m : prof["measurements"]) QVERIFY(m["seconds"].get<double>() > 0);
+        QCOMPARE(prof["fits"].size(), std::size_t(4));
+        QFile f(csv);
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        const QStringList lines = QString::fromUtf8(f.readAll()).trimmed().split('\n');
+        QCOMPARE(lines.size(), 3); // header and batches 1 and 4
+        QCOMPARE(
+            lines[0],
+            QString("framework,model,hardware,precision,input_len,output_len,batch,throughput"));
+        QVERIFY(lines[2].startsWith("kairos-live,tiny,"));
+        const Result ml = cli({"models", "list", "--db", db, "--json"});
+        QVERIFY(nlohmann::json::parse(ml.out.toStdString())[0]["name"].get<std::string>() ==
+                "tiny-cpu-fp32");
+
+        // validate with the stored model: per-request errors of the simulator, as JSON.
+        const std::string vj = kairos::test::tempPath("validate.json");
+        const Result v = cli({"validate", "-w", wl, "--model", "tiny", "--exec-model", "1", "--db",
+                              db, "--json", QString::fromStdString(vj)});
+        QVERIFY2(v.code == 0, qPrintable(v.err));
+        QVERIFY(v.out.contains("E2EL"));
+        const auto val = readJson(vj);
+        QCOMPARE(val["requests"].size(), std::size_t(12));
+        for (const auto& r : val["requests"]) {
+            QVERIFY(r["e2el_live"].get<double>() > 0);
+            QVERIFY(r["e2el_sim"].get<double>() > 0);
+        }
+        QVERIFY(std::isfinite(val["e2el_error"]["median"].get<double>()));
 #endif
     }
     // --perfetto: the trace loads as JSON with one complete event per phase span, one per

@@ -1,0 +1,155 @@
+#include "live_profile.h"
+
+#include <ATen/Parallel.h>
+#include <algorithm>
+#include <chrono>
+#include <fstream>
+#include <stdexcept>
+#include <torch/version.h>
+
+namespace kairos::gpu {
+
+namespace {
+
+double now() {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+}
+
+double median(std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    const std::size_t n = v.size();
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+std::vector<std::int64_t> tokens(int n, int vocab, std::int64_t salt) {
+    std::vector<std::int64_t> t(static_cast<std::size_t>(n));
+    for (int i = 0; i < n; ++i)
+        t[std::size_t(i)] = (salt * 7919 + std::int64_t(i) * 104729) % vocab;
+    return t;
+}
+
+// Waits for the device (a small copy to the host synchronises a CUDA stream).
+void sync(const at::Tensor& t) {
+    (void)t.sum().item<float>();
+}
+
+} // namespace
+
+LiveProfileGrid LiveProfileGrid::quick() {
+    // Enough settings for all four ETE forms with a fifth held out, in seconds on a CPU.
+    LiveProfileGrid g;
+    g.prefill_lengths = {16, 32, 64, 128, 256};
+    g.prefill_batches = {2, 4};
+    g.prefill_batch_lengths = {32, 64};
+    g.decode_contexts = {16, 128, 512, 1024, 2048};
+    g.decode_batches = {2, 4, 8};
+    g.decode_batch_contexts = {64, 256};
+    g.bench_lengths = {32};
+    g.bench_batches = {1, 4};
+    g.repeats = 3;
+    g.warmup = 1;
+    return g;
+}
+
+LiveProfile profileTransformer(Transformer& m, const LiveProfileGrid& g,
+                               const std::function<void(int, int, const std::string&)>& progress,
+                               const std::atomic<bool>* cancel) {
+    const double t_start = now();
+    const int vocab = m.config().vocab;
+    const int total =
+        int(g.prefill_lengths.size() + g.prefill_batches.size() * g.prefill_batch_lengths.size() +
+            g.decode_contexts.size() + g.decode_batches.size() * g.decode_batch_contexts.size() +
+            g.bench_lengths.size() * g.bench_batches.size());
+    int done = 0;
+    LiveProfile out;
+    const auto step = [&](const std::string& what) {
+        ++done;
+        if (progress) progress(done, total, what);
+        if (cancel && cancel->load()) throw std::runtime_error("cancelled");
+    };
+    // Prefill: `batch` prompts of `len` tokens in one iteration, fresh caches each time.
+    const auto prefill = [&](int batch, int len) {
+        std::vector<double> t;
+        for (int r = 0; r < g.warmup + g.repeats; ++r) {
+            std::vector<SeqCache> caches(static_cast<std::size_t>(batch));
+            std::vector<Transformer::Step> s;
+            for (int b = 0; b < batch; ++b)
+                s.push_back({&caches[std::size_t(b)], tokens(len, vocab, b + r)});
+            const double a = now();
+            sync(m.forward(s));
+            if (r >= g.warmup) t.push_back(now() - a);
+        }
+        out.measurements.push_back({"prefill", batch, len, 0, median(t)});
+        step("prefill " + std::to_string(batch) + " x " + std::to_string(len) + " tokens");
+    };
+    // Decode: one step of `batch` requests holding `context` positions each.
+    const auto decode = [&](int batch, int context) {
+        std::vector<SeqCache> caches(static_cast<std::size_t>(batch));
+        for (auto& c : caches) m.fillCache(c, context);
+        std::vector<double> t;
+        std::int64_t kv = 0;
+        for (int r = 0; r < g.warmup + g.repeats; ++r) {
+            std::vector<Transformer::Step> s;
+            kv = 0;
+            for (auto& c : caches) {
+                s.push_back({&c, {std::int64_t(r % vocab)}});
+                kv += c.len + 1; // the step attends to the cache and its own token
+            }
+            const double a = now();
+            sync(m.forward(s));
+            if (r >= g.warmup) t.push_back(now() - a);
+        }
+        out.measurements.push_back({"decode", batch, 0, kv, median(t)});
+        step("decode " + std::to_string(batch) + " x " + std::to_string(context) + " context");
+    };
+    for (int len : g.prefill_lengths) prefill(1, len);
+    for (int b : g.prefill_batches)
+        for (int len : g.prefill_batch_lengths) prefill(b, len);
+    for (int ctx : g.decode_contexts) decode(1, ctx);
+    for (int b : g.decode_batches)
+        for (int ctx : g.decode_batch_contexts) decode(b, ctx);
+    // Throughput, end to end: a batch prefilled together, then decoded to `len` tokens.
+    for (int len : g.bench_lengths)
+        for (int b : g.bench_batches) {
+            std::vector<SeqCache> caches(static_cast<std::size_t>(b));
+            std::vector<Transformer::Step> s;
+            for (int i = 0; i < b; ++i)
+                s.push_back({&caches[std::size_t(i)], tokens(len, vocab, i)});
+            const double a = now();
+            at::Tensor next = m.forward(s).argmax(-1).to(at::kCPU);
+            for (int k = 1; k < len; ++k) {
+                std::vector<Transformer::Step> d;
+                for (int i = 0; i < b; ++i)
+                    d.push_back({&caches[std::size_t(i)], {next[i].item<std::int64_t>()}});
+                next = m.forward(d).argmax(-1).to(at::kCPU);
+            }
+            const double secs = now() - a;
+            out.bench.push_back({len, len, b, secs, double(b) * len / secs});
+            step("throughput batch " + std::to_string(b) + ", " + std::to_string(len) + " in / " +
+                 std::to_string(len) + " out");
+        }
+    out.seconds_spent = now() - t_start;
+    return out;
+}
+
+std::string deviceName(const Transformer& m) {
+    if (m.options().device.is_cuda())
+        return "CUDA device " + std::to_string(m.options().device.index());
+    std::string cpu = "CPU";
+    std::ifstream in("/proc/cpuinfo");
+    std::string line;
+    while (std::getline(in, line))
+        if (line.rfind("model name", 0) == 0) {
+            cpu = line.substr(line.find(':') + 2);
+            break;
+        }
+    const int n = at::get_num_threads();
+    return cpu + ", " + std::to_string(n) + (n == 1 ? " thread" : " threads");
+}
+
+std::string libraryVersions() {
+    return std::string("libtorch ") + TORCH_VERSION;
+}
+
+} // namespace kairos::gpu
