@@ -1,5 +1,7 @@
 #include "live_profile.h"
 
+#include "fit/cpu_profile.h"
+
 #include <ATen/Parallel.h>
 #include <algorithm>
 #include <chrono>
@@ -136,14 +138,7 @@ LiveProfile profileTransformer(Transformer& m, const LiveProfileGrid& g,
 std::string deviceName(const Transformer& m) {
     if (m.options().device.is_cuda())
         return "CUDA device " + std::to_string(m.options().device.index());
-    std::string cpu = "CPU";
-    std::ifstream in("/proc/cpuinfo");
-    std::string line;
-    while (std::getline(in, line))
-        if (line.rfind("model name", 0) == 0) {
-            cpu = line.substr(line.find(':') + 2);
-            break;
-        }
+    const std::string cpu = cpuModelName();
     const int n = at::get_num_threads();
     return cpu + ", " + std::to_string(n) + (n == 1 ? " thread" : " threads");
 }

@@ -194,8 +194,9 @@ RunOutputs runSimulate(const SimulateArgs& a) {
     const Summary& s = o.summary;
     if (!a.quiet) {
         if (live)
-            std::printf("%s\nplanning model (for policies that plan): profile %s\n",
-                        o.log.exec_model.c_str(), prof.name.c_str());
+            std::printf("%s\nplanning model (for policies that plan; --exec-model ID sets "
+                        "this device's): %s\n",
+                        o.log.exec_model.c_str(), model->describe().c_str());
         else
             std::printf("profile: %s (%s)\n", prof.name.c_str(), profile_path.c_str());
         std::fputs(s.table().c_str(), stdout);
@@ -329,15 +330,7 @@ void addSimulate(CLI::App& app) {
     });
 }
 
-void addLive(CLI::App& app) {
-    auto a = std::make_shared<SimulateArgs>();
-    a->live = true;
-    auto* c = app.add_subcommand(
-        "live", "Run a policy on a workload live, on a real transformer (GPU or CPU): requests "
-                "released at their arrival times on the wall clock, every iteration measured; "
-                "the same outputs as simulate");
-    auto* rate = addRunOptions(c, a);
-    LiveArgs& l = a->live_args;
+void addLiveModelOptions(CLI::App* c, LiveArgs& l) {
     c->add_option("--model", l.model, "Model: tiny, qwen2.5-0.5b, llama-3-8b (or --weights)")
         ->capture_default_str();
     c->add_option("--weights", l.weights,
@@ -347,6 +340,19 @@ void addLive(CLI::App& app) {
     c->add_option("--dtype", l.dtype, "fp32, bf16 or fp16 (default fp32 on cpu, bf16 on cuda)");
     c->add_option("--weight-seed", l.weight_seed, "Seed of synthetic weights")
         ->capture_default_str();
+    c->add_option("--threads", l.threads, "CPU threads for libtorch (default: its own)");
+}
+
+void addLive(CLI::App& app) {
+    auto a = std::make_shared<SimulateArgs>();
+    a->live = true;
+    auto* c = app.add_subcommand(
+        "live", "Run a policy on a workload live, on a real transformer (GPU or CPU): requests "
+                "released at their arrival times on the wall clock, every iteration measured; "
+                "the same outputs as simulate");
+    auto* rate = addRunOptions(c, a);
+    LiveArgs& l = a->live_args;
+    addLiveModelOptions(c, l);
     c->add_option("--prompt-seed", l.prompt_seed, "Seed of the prompts' token ids")
         ->capture_default_str();
     c->add_option("--snap-window", l.snap_window,
@@ -355,7 +361,6 @@ void addLive(CLI::App& app) {
     c->add_option("--kv-mem-gib", l.kv_mem_gib,
                   "KV cache memory (GiB) when --kv-capacity is not given (default 4 on cpu, "
                   "16 on cuda)");
-    c->add_option("--threads", l.threads, "CPU threads for libtorch (default: its own)");
     c->callback([a, rate] {
         a->rate_given = rate->count() > 0;
         runSimulate(*a);
@@ -589,16 +594,7 @@ void addProfileCpu(CLI::App& app) {
             *cfg, grid, [](const std::string& s) { std::printf("  %s\n", s.c_str()); });
         DeviceProfile p;
         p.name = a->name.empty() ? a->model + "-cpu" : a->name;
-        std::string cpu = "this CPU";
-        {
-            std::ifstream in("/proc/cpuinfo");
-            std::string line;
-            while (std::getline(in, line))
-                if (line.rfind("model name", 0) == 0) {
-                    cpu = line.substr(line.find(':') + 2);
-                    break;
-                }
-        }
+        const std::string cpu = cpuModelName();
         p.hardware = cpu + ", 1 thread";
         p.description = a->model + " (fp32, Kairos reference decoder) on " + p.hardware;
         p.gpu_count = 1;

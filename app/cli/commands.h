@@ -72,6 +72,8 @@ public:
 };
 // Builds the session for a workload; sets lim.kv_capacity_tokens from the device's memory
 // unless `kv_given`. Empty in builds without libtorch.
+// The model options of live, profile and validate.
+void addLiveModelOptions(CLI::App* c, LiveArgs& l);
 using LiveMaker = std::function<std::unique_ptr<LiveSession>(const LiveArgs&, const Workload&,
                                                              EngineLimits& lim, bool kv_given)>;
 LiveMaker& liveMaker();

@@ -92,20 +92,6 @@ private:
     std::vector<std::pair<std::string, std::string>> config_;
 };
 
-// The live model options shared by live, profile and validate.
-void addModelOptions(CLI::App* c, LiveArgs& l) {
-    c->add_option("--model", l.model, "Model: tiny, qwen2.5-0.5b, llama-3-8b (or --weights)")
-        ->capture_default_str();
-    c->add_option("--weights", l.weights,
-                  "A Hugging Face folder (config.json, model.safetensors or its sharded index); "
-                  "without it the weights are synthetic (seeded)");
-    c->add_option("--device", l.device, "cpu or cuda")->capture_default_str();
-    c->add_option("--dtype", l.dtype, "fp32, bf16 or fp16 (default fp32 on cpu, bf16 on cuda)");
-    c->add_option("--weight-seed", l.weight_seed, "Seed of synthetic weights")
-        ->capture_default_str();
-    c->add_option("--threads", l.threads, "CPU threads for libtorch (default: its own)");
-}
-
 // A progress bar on stderr, redrawn in place (on a terminal; elsewhere a line per tenth).
 void progressBar(int done, int total, const std::string& what) {
     if (!isatty(fileno(stderr))) {
@@ -188,7 +174,7 @@ void addProfile(CLI::App& app) {
         "profile", "Measure the live engine's transformer on this device (prefill over length "
                    "and batch, decode steps over context and batch), fit the ETE models, store "
                    "the raw measurements, and write a throughput table for ALA");
-    addModelOptions(c, a->live);
+    addLiveModelOptions(c, a->live);
     c->add_flag("--quick", a->quick, "A smaller grid (a first look; tests)");
     c->add_option("--repeats", a->repeats, "Timings per point (median kept; default 5, quick 3)");
     c->add_option("--name", a->name, "Profile name (default MODEL-DEVICE-DTYPE)");
@@ -287,7 +273,7 @@ void addValidate(CLI::App& app) {
     c->add_option("--workload,-w", a->workload, "Trace file")->required();
     c->add_option("--policy,-p", a->policy, "Scheduling policy")->capture_default_str();
     c->add_option("--param", a->params, "Policy parameter NAME=VALUE (repeatable)");
-    addModelOptions(c, a->live);
+    addLiveModelOptions(c, a->live);
     c->add_option("--exec-model", a->exec_model,
                   "A stored ETE model (kairos-cli profile --db) instead of profiling now");
     c->add_option("--db", a->db, "Database of --exec-model, or where the new profile is stored");

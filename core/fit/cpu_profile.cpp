@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <fstream>
 
 namespace kairos {
 namespace {
@@ -73,6 +74,14 @@ CpuProfileResult profileReferenceDecoder(const ModelConfig& shape, const CpuProf
     res.fit = fitEte(res.prefill, res.decode);
     res.seconds_spent = std::chrono::duration<double>(Clock::now() - t0).count();
     return res;
+}
+
+std::string cpuModelName() {
+    std::ifstream in("/proc/cpuinfo");
+    std::string line;
+    while (std::getline(in, line))
+        if (line.rfind("model name", 0) == 0) return line.substr(line.find(':') + 2);
+    return "this CPU";
 }
 
 } // namespace kairos

@@ -25,6 +25,9 @@ struct CpuProfileResult {
     double seconds_spent = 0;
 };
 
+// This machine's CPU model ("model name" in /proc/cpuinfo), or "this CPU".
+std::string cpuModelName();
+
 // `progress` (may be empty) is told each measured point: a line of text.
 CpuProfileResult
 profileReferenceDecoder(const ModelConfig& shape, const CpuProfileGrid& grid,
