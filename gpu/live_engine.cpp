@@ -81,7 +81,10 @@ void TorchBackend::iterate(const std::vector<Chunk>& chunks, const std::vector<R
     for (std::size_t i = 0; i < chunks.size(); ++i) {
         const Chunk& c = chunks[i];
         Req& q = reqs_[static_cast<std::size_t>(c.id)];
-        if (c.from == 0) q.cache.clear();
+        if (c.from == 0) {
+            kv_bytes_ -= q.cache.bytes();
+            q.cache.clear();
+        }
         Transformer::Step s{&q.cache, context(c.id, c.from, c.tokens)};
         if (c.completes && view.state(c.id).alpha > 0) {
             s.snap_window = opt_.snap_window;
@@ -95,6 +98,9 @@ void TorchBackend::iterate(const std::vector<Chunk>& chunks, const std::vector<R
         steps.push_back({&q.cache, {q.generated.back()}});
     }
     if (steps.empty()) return;
+    // KV held changes only for this iteration's requests (and releases): no scan of all.
+    std::int64_t before = 0;
+    for (const auto& s : steps) before += s.cache->bytes();
     const at::Tensor next = m_.forward(steps).argmax(-1).to(at::kCPU); // waits for the device
     const auto* ids = next.data_ptr<std::int64_t>();
     for (std::size_t i = 0; i < chunks.size(); ++i) {
@@ -110,13 +116,14 @@ void TorchBackend::iterate(const std::vector<Chunk>& chunks, const std::vector<R
     for (std::size_t j = 0; j < decoders.size(); ++j)
         reqs_[static_cast<std::size_t>(decoders[j])].generated.push_back(ids[chunks.size() + j]);
     ++iterations_;
-    kv_bytes_ = 0;
-    for (const auto& q : reqs_) kv_bytes_ += q.cache.bytes();
+    for (const auto& s : steps) kv_bytes_ += s.cache->bytes();
+    kv_bytes_ -= before;
     peak_kv_bytes_ = std::max(peak_kv_bytes_, kv_bytes_);
 }
 
 void TorchBackend::release(ReqId id, bool restart) {
     Req& q = reqs_[static_cast<std::size_t>(id)];
+    kv_bytes_ -= q.cache.bytes();
     q.cache.clear();
     if (restart) q.generated.clear();
 }

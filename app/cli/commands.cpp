@@ -138,14 +138,7 @@ RunOutputs runSimulate(const SimulateArgs& a) {
             model = std::make_unique<ala::AlaExecutionModel>(
                 ala, key, "ala model " + std::to_string(m->id) + " (" + key + ")");
         } else if (m->kind == "ete") {
-            const auto j = nlohmann::json::parse(m->params);
-            EteParams p;
-            p.a = j.at("a").get<double>();
-            p.b = j.at("b").get<double>();
-            p.c = j.at("c").get<double>();
-            p.q0 = j.at("q0").get<double>();
-            p.q1 = j.at("q1").get<double>();
-            p.p = j.at("p").get<double>();
+            const EteParams p = EteParams::fromModelJson(m->params);
             model = std::make_unique<EteModel>(p, "ete model " + std::to_string(m->id) + " (" +
                                                       m->name + ")");
         } else {

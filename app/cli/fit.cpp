@@ -84,10 +84,7 @@ nlohmann::json fitEteGroup(const std::string& name, const std::vector<Measuremen
         store::ModelInfo mi;
         mi.kind = "ete";
         mi.name = name;
-        mi.params =
-            nlohmann::json{{"a", rep.params.a},   {"b", rep.params.b},   {"c", rep.params.c},
-                           {"q0", rep.params.q0}, {"q1", rep.params.q1}, {"p", rep.params.p}}
-                .dump();
+        mi.params = rep.params.toModelJson().dump();
         mi.training = nlohmann::json{
             {"source", source},
             {"group", name},

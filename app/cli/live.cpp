@@ -303,9 +303,7 @@ void addValidate(CLI::App& app) {
             if (!mi || mi->kind != "ete")
                 throw std::invalid_argument("no ETE model " + std::to_string(a->exec_model) +
                                             " in " + db->path());
-            const auto j = nlohmann::json::parse(mi->params);
-            ete.a = j.at("a"), ete.b = j.at("b"), ete.c = j.at("c");
-            ete.q0 = j.at("q0"), ete.q1 = j.at("q1"), ete.p = j.at("p");
+            ete = EteParams::fromModelJson(mi->params);
             source = "ete model " + std::to_string(a->exec_model) + " (" + mi->name + ")";
         } else {
             const auto r = profileAndFit(

@@ -7,6 +7,22 @@
 #include <nlohmann/json.hpp>
 
 namespace kairos {
+
+nlohmann::json EteParams::toModelJson() const {
+    return {{"a", a}, {"b", b}, {"c", c}, {"q0", q0}, {"q1", q1}, {"p", p}};
+}
+
+EteParams EteParams::fromModelJson(const std::string& text) {
+    const auto j = nlohmann::json::parse(text);
+    EteParams e;
+    e.a = j.at("a").get<double>();
+    e.b = j.at("b").get<double>();
+    e.c = j.at("c").get<double>();
+    e.q0 = j.at("q0").get<double>();
+    e.q1 = j.at("q1").get<double>();
+    e.p = j.at("p").get<double>();
+    return e;
+}
 namespace {
 
 using nlohmann::json;

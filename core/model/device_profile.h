@@ -16,6 +16,10 @@ namespace kairos {
 struct EteParams {
     double a = 0, b = 0, c = 0;
     double q0 = 0, q1 = 0, p = 0;
+    // A stored "ete" model's parameters: {"a", "b", "c", "q0", "q1", "p"} (flat, unlike a
+    // profile's "ete" section).
+    nlohmann::json toModelJson() const;
+    static EteParams fromModelJson(const std::string& text); // throws nlohmann::json errors
 };
 
 struct DeviceProfile {
