@@ -1,6 +1,7 @@
 #include "live_engine.h"
 
 #include <algorithm>
+#include <limits>
 #include <stdexcept>
 #include <thread>
 
@@ -27,6 +28,17 @@ TorchBackend::TorchBackend(Transformer& model, const Workload& w, LiveOptions op
                                         std::to_string(r.prompt_tokens + r.output_tokens) +
                                         " positions; " + c.name + " has " +
                                         std::to_string(c.max_positions));
+    if (opt_.length_cue < 0) throw std::invalid_argument("length cue width must be >= 0");
+    if (opt_.length_cue > 0) {
+        int longest = 1;
+        for (const auto& r : w.requests) longest = std::max(longest, r.output_tokens);
+        cue_slices_ = (longest + opt_.length_cue - 1) / opt_.length_cue;
+        if (c.vocab / cue_slices_ < 2)
+            throw std::invalid_argument(
+                "length cue: " + std::to_string(cue_slices_) + " length buckets of " +
+                std::to_string(opt_.length_cue) + " tokens leave fewer than 2 token ids each in " +
+                c.name + "'s vocabulary of " + std::to_string(c.vocab) + "; use a wider bucket");
+    }
 }
 
 std::string TorchBackend::describe() const {
@@ -46,13 +58,21 @@ void TorchBackend::sleepUntil(double t) {
     if (wait > 0) std::this_thread::sleep_for(std::chrono::duration<double>(wait));
 }
 
+std::pair<std::int64_t, std::int64_t> TorchBackend::cueSlice(ReqId id) const {
+    const std::int64_t vocab = m_.config().vocab;
+    if (cue_slices_ == 0) return {0, vocab};
+    const std::int64_t size = vocab / cue_slices_;
+    const Request& r = w_.requests[static_cast<std::size_t>(id)];
+    return {std::int64_t((r.output_tokens - 1) / opt_.length_cue) * size, size};
+}
+
 std::vector<std::int64_t> TorchBackend::promptTokens(ReqId id) const {
     const Request& r = w_.requests[static_cast<std::size_t>(id)];
-    const auto vocab = static_cast<std::uint64_t>(m_.config().vocab);
+    const auto [first, size] = cueSlice(id);
     std::vector<std::int64_t> t(static_cast<std::size_t>(r.prompt_tokens));
     const std::uint64_t base = mix(opt_.prompt_seed ^ mix(static_cast<std::uint64_t>(id)));
     for (std::size_t i = 0; i < t.size(); ++i)
-        t[i] = static_cast<std::int64_t>(mix(base + i) % vocab);
+        t[i] = first + static_cast<std::int64_t>(mix(base + i) % static_cast<std::uint64_t>(size));
     return t;
 }
 
@@ -92,16 +112,37 @@ void TorchBackend::iterate(const std::vector<Chunk>& chunks, const std::vector<R
         }
         steps.push_back(std::move(s));
     }
-    for (ReqId id : decoders) {
-        Req& q = reqs_[static_cast<std::size_t>(id)];
+    // The observer's readings: (request, generated) of the decoders it reads this time.
+    std::vector<at::Tensor> readings(decoders.size());
+    for (std::size_t j = 0; j < decoders.size(); ++j) {
+        Req& q = reqs_[static_cast<std::size_t>(decoders[j])];
         if (q.generated.empty()) throw std::logic_error("live engine: decode before prefill");
-        steps.push_back({&q.cache, {q.generated.back()}});
+        Transformer::Step s{&q.cache, {q.generated.back()}};
+        if (observer_ && q.generated.size() % std::size_t(observer_->every()) == 0) {
+            s.hidden_layer = observer_->layer();
+            s.hidden = &readings[j];
+        }
+        steps.push_back(std::move(s));
     }
     if (steps.empty()) return;
     // KV held changes only for this iteration's requests (and releases): no scan of all.
     std::int64_t before = 0;
     for (const auto& s : steps) before += s.cache->bytes();
-    const at::Tensor next = m_.forward(steps).argmax(-1).to(at::kCPU); // waits for the device
+    at::Tensor logits = m_.forward(steps);
+    if (cue_slices_ > 0) {
+        // The length task: each request's tokens stay in its bucket's slice of the
+        // vocabulary (greedy over the slice), so the answer carries the prompt's cue.
+        std::vector<ReqId> order;
+        for (const auto& c : chunks) order.push_back(c.id);
+        for (ReqId id : decoders) order.push_back(id);
+        at::Tensor mask = at::full_like(logits, -std::numeric_limits<float>::infinity());
+        for (std::size_t i = 0; i < order.size(); ++i) {
+            const auto [first, size] = cueSlice(order[i]);
+            mask[std::int64_t(i)].narrow(0, first, size).zero_();
+        }
+        logits = logits + mask;
+    }
+    const at::Tensor next = logits.argmax(-1).to(at::kCPU); // waits for the device
     const auto* ids = next.data_ptr<std::int64_t>();
     for (std::size_t i = 0; i < chunks.size(); ++i) {
         const Chunk& c = chunks[i];
@@ -113,8 +154,11 @@ void TorchBackend::iterate(const std::vector<Chunk>& chunks, const std::vector<R
             m_.evict(q.cache, alpha, snaps[i],
                      w_.requests[static_cast<std::size_t>(c.id)].prompt_tokens, opt_.snap_pool);
     }
-    for (std::size_t j = 0; j < decoders.size(); ++j)
-        reqs_[static_cast<std::size_t>(decoders[j])].generated.push_back(ids[chunks.size() + j]);
+    for (std::size_t j = 0; j < decoders.size(); ++j) {
+        auto& gen = reqs_[static_cast<std::size_t>(decoders[j])].generated;
+        if (readings[j].defined()) observer_->observe(decoders[j], int(gen.size()), readings[j][0]);
+        gen.push_back(ids[chunks.size() + j]);
+    }
     ++iterations_;
     for (const auto& s : steps) kv_bytes_ += s.cache->bytes();
     kv_bytes_ -= before;

@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace kairos::gpu {
@@ -17,6 +18,28 @@ struct LiveOptions {
     int snap_window = 32;          // SnapKV observation window (queries at the prompt's end)
     int snap_pool = 7;             // max-pooling width over the scores
     std::uint64_t prompt_seed = 1; // prompt token ids
+    // The synthetic length task (0: off). With width W > 0 the prompt tells the output
+    // length's bucket: request r's prompt ids are drawn from the vocabulary's slice number
+    // (output_tokens - 1) / W (the vocabulary cut into ceil(max output / W) equal slices),
+    // and its answer is decoded greedily within the same slice, so the prompt and the
+    // generated tokens carry the bucket as a real answer carries its question's kind.
+    // Synthetic ids carry no such cue unless asked; a synthetic-weights model's free
+    // answer would not carry it either (its residual stream mixes the prompt in too
+    // weakly for a per-token probe to read it, which the tests showed).
+    int length_cue = 0;
+};
+
+// Reads the residual stream of generated tokens as the engine decodes them (a length
+// probe, or the collector of its training data).
+class TokenObserver {
+public:
+    virtual ~TokenObserver() = default;
+    virtual int layer() const = 0; // 1 .. layers: the stream after this many layers
+    virtual int every() const = 0; // read when generated % every == 0
+    // `h` [hidden] float: the stream at request `id`'s newest token once `generated`
+    // tokens exist (the embedding of token number `generated`). After a restart the
+    // same counts come again.
+    virtual void observe(ReqId id, int generated, const at::Tensor& h) = 0;
 };
 
 class TorchBackend final : public LiveBackend {
@@ -31,9 +54,14 @@ public:
     void iterate(const std::vector<Chunk>& chunks, const std::vector<ReqId>& decoders,
                  const EngineView& view) override;
     void release(ReqId id, bool restart) override;
+    // Not owned; null: none. Set before the run.
+    void setObserver(TokenObserver* o) { observer_ = o; }
 
     // The prompt token ids of request `id` (deterministic in the seed).
     std::vector<std::int64_t> promptTokens(ReqId id) const;
+    // The token ids request `id` may use: [first, first + size) (the whole vocabulary
+    // unless the length task is on).
+    std::pair<std::int64_t, std::int64_t> cueSlice(ReqId id) const;
     const std::vector<std::int64_t>& generated(ReqId id) const {
         return reqs_[static_cast<std::size_t>(id)].generated;
     }
@@ -54,6 +82,8 @@ private:
     std::chrono::steady_clock::time_point start_;
     double origin_ = 0.0;
     std::int64_t kv_bytes_ = 0, peak_kv_bytes_ = 0, iterations_ = 0;
+    TokenObserver* observer_ = nullptr;
+    int cue_slices_ = 0; // the length task's vocabulary slices
 };
 
 // Tokens of KV the device can hold: `budget_bytes` over the model's bytes per token.

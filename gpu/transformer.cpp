@@ -236,8 +236,9 @@ void Transformer::fillCache(SeqCache& c, std::int64_t n) const {
     c.len = c.next_pos = n;
 }
 
-at::Tensor Transformer::forward(std::vector<Step>& steps) {
+at::Tensor Transformer::forward(std::vector<Step>& steps, int layers) {
     at::NoGradGuard no_grad;
+    const int n_layers = layers <= 0 ? cfg_.layers : std::min(layers, cfg_.layers);
     if (steps.empty()) return at::empty({0, cfg_.vocab}, at::kFloat);
     const std::int64_t heads = cfg_.heads, kvh = cfg_.kv_heads, d = cfg_.head_dim,
                        group = heads / kvh;
@@ -263,6 +264,9 @@ at::Tensor Transformer::forward(std::vector<Step>& steps) {
             s.snap->window = std::min<int>(s.snap_window, int(s.tokens.size()));
             s.snap->per_layer.clear();
         }
+        if (s.hidden && (s.hidden_layer < 1 || s.hidden_layer > cfg_.layers))
+            throw std::invalid_argument("forward: hidden_layer " + std::to_string(s.hidden_layer) +
+                                        " outside 1.." + std::to_string(cfg_.layers));
     }
     const auto T = std::int64_t(ids.size());
     const auto dev = opt_.device;
@@ -291,7 +295,7 @@ at::Tensor Transformer::forward(std::vector<Step>& steps) {
     }
     const float scale = 1.0f / std::sqrt(float(d));
 
-    for (int l = 0; l < cfg_.layers; ++l) {
+    for (int l = 0; l < n_layers; ++l) {
         const Layer& L = layers_[std::size_t(l)];
         const at::Tensor hN = rmsnorm(x, L.attn_norm);
         at::Tensor q = at::linear(hN, L.wq, L.bq).view({T, heads, d});
@@ -388,15 +392,32 @@ at::Tensor Transformer::forward(std::vector<Step>& steps) {
         x = x + at::linear(attn.view({T, heads * d}), L.wo);
         const at::Tensor h2 = rmsnorm(x, L.mlp_norm);
         x = x + at::linear(at::silu(at::linear(h2, L.wg)) * at::linear(h2, L.wu), L.wd);
+        for (std::size_t i = 0; i < steps.size(); ++i)
+            if (steps[i].hidden && steps[i].hidden_layer == l + 1)
+                *steps[i].hidden = x.narrow(0, offset[i], std::int64_t(steps[i].tokens.size()))
+                                       .to(at::kFloat)
+                                       .to(at::kCPU)
+                                       .clone(); // not a view of the whole iteration's x
     }
     for (auto& s : steps) {
         const auto n = std::int64_t(s.tokens.size());
         s.cache->len += n;
         s.cache->next_pos += n;
     }
+    if (n_layers < cfg_.layers) return {};
     const at::Tensor last_t = at::tensor(last, at::TensorOptions(at::kLong)).to(dev);
     const at::Tensor xl = rmsnorm(x.index_select(0, last_t), final_norm_);
     return at::linear(xl, lm_head_).to(at::kFloat);
+}
+
+at::Tensor Transformer::hiddenStates(const std::vector<std::int64_t>& tokens, int layer) {
+    SeqCache c;
+    at::Tensor h;
+    std::vector<Step> s{{&c, tokens}};
+    s[0].hidden_layer = layer;
+    s[0].hidden = &h;
+    forward(s, layer);
+    return h;
 }
 
 std::vector<std::int64_t> Transformer::keptPositions(const std::vector<float>& scores, int keep,

@@ -67,13 +67,25 @@ public:
         // `snap_window` tokens to every cached position (the last chunk of a prefill).
         int snap_window = 0;
         SnapScores* snap = nullptr;
+        // When `hidden` is set: the residual stream after `hidden_layer` layers (1 ..
+        // layers) for this step's tokens, [tokens, hidden] float on the CPU: what a length
+        // probe reads (Trail: an intermediate layer's embedding).
+        int hidden_layer = 0;
+        at::Tensor* hidden = nullptr;
     };
     // Gives a cache `n` positions of random keys and values, as a prefill would leave it
     // as far as time goes (decode cost does not depend on the values). For profiling.
     void fillCache(SeqCache& cache, std::int64_t n) const;
 
     // One iteration. Returns the logits of each step's last token, [steps, vocab] float.
-    at::Tensor forward(std::vector<Step>& steps);
+    // With 0 < `layers` < config().layers only that many layers run (the caches then hold
+    // those layers alone: for reading hidden states, not for decoding on) and the result
+    // is an undefined tensor.
+    at::Tensor forward(std::vector<Step>& steps, int layers = -1);
+
+    // The residual stream after `layer` layers for `tokens` as a fresh prompt,
+    // [tokens, hidden] float on the CPU; runs only those layers, with a throwaway cache.
+    at::Tensor hiddenStates(const std::vector<std::int64_t>& tokens, int layer);
 
     // SnapKV-style eviction of a prompt's KV right after the prefill that scored it
     // (`scores` cover every cached position): of the first `prompt_len` positions (-1: all)

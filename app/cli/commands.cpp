@@ -153,7 +153,6 @@ RunOutputs runSimulate(const SimulateArgs& a) {
     pc.params = parsePolicyParams(a.params);
     pc.predictor = a.predictor;
     pc.seed = a.policy_seed;
-    auto sched = makeScheduler(pc);
     SummaryOptions so;
     so.goodput = GoodputSlo::parse(a.goodput);
     so.percentiles = a.percentiles;
@@ -177,6 +176,13 @@ RunOutputs runSimulate(const SimulateArgs& a) {
             throw std::invalid_argument("this kairos-cli was built without libtorch "
                                         "(KAIROS_BUILD_LIVE=OFF): no live runs");
         live = liveMaker()(a.live_args, w, lim, a.kv_capacity > 0);
+        if (auto p = live->predictor()) {
+            pc.predictor_instance = p;
+            pc.predictor = p->name();
+        }
+    }
+    auto sched = makeScheduler(pc);
+    if (live) {
         Simulator engine(w, *model, *sched, lim, &live->backend());
         o.log = engine.run();
     } else {
@@ -219,7 +225,7 @@ RunOutputs runSimulate(const SimulateArgs& a) {
                         db.path().c_str());
     }
     o.config = {{"profile", prof.name},
-                {"predictor", a.predictor},
+                {"predictor", pc.predictor},
                 {"block size", std::to_string(lim.block_size)},
                 {"max running requests", std::to_string(lim.max_num_seqs)},
                 {"max batched tokens", std::to_string(lim.max_num_batched_tokens)},
@@ -347,6 +353,16 @@ void addLive(CLI::App& app) {
     LiveArgs& l = a->live_args;
     addLiveModelOptions(c, l);
     c->add_option("--prompt-seed", l.prompt_seed, "Seed of the prompts' token ids")
+        ->capture_default_str();
+    c->add_option("--length-cue", l.length_cue,
+                  "The synthetic length task: prompt ids tell the output length's bucket of this "
+                  "many tokens (0: off)");
+    c->add_option("--length-heads", l.length_heads,
+                  "Length heads trained by kairos-cli lengths: the predicting policies use them "
+                  "instead of --predictor");
+    c->add_option("--length-predictor", l.length_mode,
+                  "With --length-heads: rlp (TimeBill's bucket prediction) or trail (the probe, "
+                  "smoothed, refreshed while generating)")
         ->capture_default_str();
     c->add_option("--snap-window", l.snap_window,
                   "SnapKV observation window for KV eviction (tokens)")

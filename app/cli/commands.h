@@ -3,6 +3,7 @@
 #include "metrics/summary.h"
 #include "model/run_log.h"
 #include "model/workload.h"
+#include "predict/predictor.h"
 #include "sim/engine.h"
 
 #include <CLI/CLI.hpp>
@@ -60,8 +61,11 @@ struct LiveArgs {
     std::string dtype; // fp32 | bf16 | fp16; default fp32 on the CPU, bf16 on CUDA
     std::uint64_t weight_seed = 1, prompt_seed = 1;
     int snap_window = 32;
-    double kv_mem_gib = 0; // KV memory budget (0: 4 GiB on the CPU, 16 GiB on CUDA)
-    int threads = 0;       // CPU threads for libtorch (0: its default)
+    double kv_mem_gib = 0;             // KV memory budget (0: 4 GiB on the CPU, 16 GiB on CUDA)
+    int threads = 0;                   // CPU threads for libtorch (0: its default)
+    int length_cue = 0;                // the synthetic length task's bucket width (0: off)
+    std::string length_heads;          // trained length heads (kairos-cli lengths)
+    std::string length_mode = "trail"; // rlp | trail
 };
 // A live run's model and backend (live.cpp, in builds with libtorch).
 class LiveSession {
@@ -69,6 +73,8 @@ public:
     virtual ~LiveSession() = default;
     virtual LiveBackend& backend() = 0;
     virtual std::vector<std::pair<std::string, std::string>> config() const = 0;
+    // The trained length heads' predictor (--length-heads), or null.
+    virtual std::shared_ptr<LengthPredictor> predictor() const { return nullptr; }
 };
 // Builds the session for a workload; sets lim.kv_capacity_tokens from the device's memory
 // unless `kv_given`. Empty in builds without libtorch.

@@ -3,6 +3,7 @@
 #include "commands.h"
 #include "exec/execution_model.h"
 #include "export/atomic_file.h"
+#include "length_heads.h"
 #include "live_engine.h"
 #include "live_profile.h"
 #include "metrics/request_metrics.h"
@@ -15,6 +16,7 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <map>
 #include <stdexcept>
 #include <unistd.h>
 
@@ -69,7 +71,20 @@ public:
         gpu::LiveOptions lo;
         lo.snap_window = a.snap_window;
         lo.prompt_seed = a.prompt_seed;
+        lo.length_cue = a.length_cue;
         backend_ = std::make_unique<gpu::TorchBackend>(*model_, w, lo);
+        std::string heads_note;
+        if (!a.length_heads.empty()) {
+            auto heads =
+                std::make_shared<const gpu::LengthHeads>(gpu::LengthHeads::load(a.length_heads));
+            predictor_ =
+                std::make_shared<gpu::LivePredictor>(heads, a.length_mode, *model_, *backend_);
+            heads_note = a.length_mode + " from " + a.length_heads;
+            const auto& meta = heads->metadata();
+            if (auto it = meta.find("model"); it != meta.end() && it->second != cfg.name)
+                std::fprintf(stderr, "warning: %s was trained on %s, this run is on %s\n",
+                             a.length_heads.c_str(), it->second.c_str(), cfg.name.c_str());
+        }
         if (!kv_given) {
             double budget = a.kv_mem_gib * 1073741824.0;
             if (budget <= 0) budget = (o.device.is_cuda() ? 16.0 : 4.0) * 1073741824.0;
@@ -82,13 +97,19 @@ public:
                                    ? "synthetic (seed " + std::to_string(o.seed) + ")"
                                    : "real: " + o.weights_dir},
                    {"KV capacity (tokens)", std::to_string(lim.kv_capacity_tokens)}};
+        if (a.length_cue > 0)
+            config_.push_back(
+                {"prompts", "length task: buckets of " + std::to_string(a.length_cue) + " tokens"});
+        if (!heads_note.empty()) config_.push_back({"length heads", heads_note});
     }
     LiveBackend& backend() override { return *backend_; }
+    std::shared_ptr<LengthPredictor> predictor() const override { return predictor_; }
     std::vector<std::pair<std::string, std::string>> config() const override { return config_; }
 
 private:
     std::unique_ptr<gpu::Transformer> model_;
     std::unique_ptr<gpu::TorchBackend> backend_;
+    std::shared_ptr<gpu::LivePredictor> predictor_;
     std::vector<std::pair<std::string, std::string>> config_;
 };
 
@@ -362,6 +383,149 @@ void addValidate(CLI::App& app) {
     });
 }
 
+// kairos-cli lengths: collect (prompt, length) pairs and embeddings from a live run, train
+// the RLP head and the Trail probe, evaluate them on held-out requests, save them.
+void addLengths(CLI::App& app) {
+    struct Args {
+        LiveArgs live;
+        std::string workload, policy = "fcfs", out, json_out;
+        std::size_t limit = 0;
+        double test_fraction = 0.25;
+        gpu::LengthHeadOptions heads;
+        long long kv_capacity = 0;
+    };
+    auto a = std::make_shared<Args>();
+    auto* c = app.add_subcommand(
+        "lengths", "Train length predictors on the live model: run a workload live, collect each "
+                   "request's prompt and generated tokens' embeddings, train TimeBill's RLP head "
+                   "and Trail's probe, report their held-out errors, save them (--out)");
+    c->add_option("--workload,-w", a->workload, "Trace file")->required();
+    c->add_option("--policy,-p", a->policy, "Policy of the collecting run")->capture_default_str();
+    addLiveModelOptions(c, a->live);
+    c->add_option("--length-cue", a->live.length_cue,
+                  "The synthetic length task: prompt ids tell the output length's bucket of this "
+                  "many tokens (0: off)");
+    c->add_option("--prompt-seed", a->live.prompt_seed, "Seed of the prompts' token ids")
+        ->capture_default_str();
+    c->add_option("--out,-o", a->out, "Write the trained heads here (safetensors)")->required();
+    c->add_option("--json", a->json_out, "Write the evaluation as JSON");
+    c->add_option("--limit", a->limit, "Read at most this many requests");
+    c->add_option("--test-fraction", a->test_fraction,
+                  "Share of requests held out (the last ones by id)")
+        ->capture_default_str();
+    auto& h = a->heads;
+    c->add_option("--layer", h.layer, "Embeddings after this many layers (default: half)");
+    c->add_option("--bucket", h.bucket, "RLP bucket width B (tokens)")->capture_default_str();
+    c->add_option("--n-max", h.n_max, "RLP's largest length N_max")->capture_default_str();
+    c->add_option("--bins", h.bins, "Probe's bins of remaining length k")->capture_default_str();
+    c->add_option("--l-max", h.l_max, "Probe's range of remaining length")->capture_default_str();
+    c->add_option("--every", h.every, "Probe period s (tokens)")->capture_default_str();
+    c->add_option("--rlp-epochs", h.rlp_epochs, "RLP training epochs")->capture_default_str();
+    c->add_option("--probe-epochs", h.probe_epochs, "Probe training epochs")->capture_default_str();
+    c->add_option("--lr", h.lr, "Adam's learning rate")->capture_default_str();
+    c->add_option("--seed", h.seed, "Seed of training")->capture_default_str();
+    c->add_option("--kv-capacity", a->kv_capacity, "KV capacity (tokens; default: 4 GiB of KV)");
+    c->callback([a] {
+        ReadOptions ro;
+        ro.limit = a->limit;
+        const Workload w = readWorkload(a->workload, ro);
+        if (!(a->test_fraction > 0 && a->test_fraction < 1))
+            throw std::invalid_argument("--test-fraction must be in (0, 1)");
+        const auto n_test = std::size_t(std::lround(a->test_fraction * double(w.size())));
+        if (n_test < 1 || n_test >= w.size())
+            throw std::invalid_argument("--test-fraction leaves no training or no test requests "
+                                        "of " +
+                                        std::to_string(w.size()));
+        std::string dtype;
+        auto m = buildModel(a->live, &dtype);
+        gpu::LengthHeadOptions o = a->heads;
+        if (o.layer == 0) o.layer = (m->config().layers + 1) / 2;
+        o.validate();
+        if (o.layer > m->config().layers)
+            throw std::invalid_argument("--layer " + std::to_string(o.layer) + ": " +
+                                        m->config().name + " has " +
+                                        std::to_string(m->config().layers) + " layers");
+        gpu::LiveOptions lo;
+        lo.prompt_seed = a->live.prompt_seed;
+        lo.length_cue = a->live.length_cue;
+        gpu::TorchBackend backend(*m, w, lo);
+        gpu::LengthCollector collector(o.layer, o.every);
+        backend.setObserver(&collector);
+        PolicyConfig pc;
+        pc.name = a->policy;
+        auto sched = makeScheduler(pc);
+        EngineLimits lim;
+        lim.kv_capacity_tokens =
+            a->kv_capacity > 0 ? a->kv_capacity : gpu::kvCapacityTokens(*m, 4.0 * 1073741824.0);
+        UnitModel planning;
+        std::fprintf(stderr, "collecting: %zu requests live on %s (%.1f s of arrivals)...\n",
+                     w.size(), backend.describe().c_str(), w.span());
+        Simulator engine(w, planning, *sched, lim, &backend);
+        const RunLog log = engine.run();
+        const auto samples = collector.samples(*m, backend, w);
+        const std::vector<gpu::LengthSample> train(samples.begin(),
+                                                   samples.end() - std::ptrdiff_t(n_test));
+        const std::vector<gpu::LengthSample> test(samples.end() - std::ptrdiff_t(n_test),
+                                                  samples.end());
+        double mean = 0;
+        for (const auto& s : train) mean += s.length;
+        mean /= double(train.size());
+        gpu::TrainLog tl;
+        const auto heads = gpu::LengthHeads::train(train, m->config().hidden, o, &tl);
+        const gpu::LengthEval e = gpu::evaluateHeads(heads, test, mean);
+        std::map<std::string, std::string> meta = {
+            {"model", m->config().name},
+            {"weights", m->realWeights()
+                            ? "real: " + m->options().weights_dir
+                            : "synthetic (seed " + std::to_string(m->options().seed) + ")"},
+            {"length_cue", std::to_string(a->live.length_cue)},
+            {"trained_on", a->workload},
+            {"train_requests", std::to_string(train.size())}};
+        heads.save(a->out, meta);
+        std::printf("trained on %zu requests (%d probe readings) in %.1f s; held out: %d requests, "
+                    "%ld tokens\n",
+                    train.size(), tl.probe_examples, tl.seconds, e.requests, e.tokens);
+        std::printf("  RLP (TimeBill, B=%d):  MAE %7.2f tokens, bucket accuracy %.1f %%\n",
+                    o.bucket, e.rlp_mae, 100 * e.rlp_bucket_accuracy);
+        std::printf("  training-mean length:  MAE %7.2f tokens\n", e.mean_baseline_mae);
+        std::printf("remaining length at every generated token (MAE, tokens):\n");
+        std::printf("  Trail probe, smoothed: %7.2f   (probe bin accuracy %.1f %%)\n",
+                    e.trail_refined_mae, 100 * e.probe_bin_accuracy);
+        std::printf("  probe's prompt only:   %7.2f   (refined / prompt-only %.2fx better)\n",
+                    e.trail_prompt_only_mae,
+                    e.trail_refined_mae > 0 ? e.trail_prompt_only_mae / e.trail_refined_mae : 0.0);
+        std::printf("  RLP counted down:      %7.2f\n", e.rlp_countdown_mae);
+        std::printf("  mean counted down:     %7.2f\n", e.mean_countdown_mae);
+        const double floor =
+            a->live.length_cue > 0 ? gpu::bucketOracleMae(test, a->live.length_cue) : NAN;
+        if (a->live.length_cue > 0)
+            std::printf("  told the true bucket:  %7.2f   (the task's floor)\n", floor);
+        std::printf("heads written to %s (collecting run: %lld iterations, %.1f s)\n",
+                    a->out.c_str(), static_cast<long long>(backend.iterations()),
+                    log.sim_wall_ms / 1000.0);
+        if (!a->json_out.empty()) {
+            const nlohmann::json j = {
+                {"model", m->config().name},
+                {"layer", o.layer},
+                {"train_requests", train.size()},
+                {"test_requests", e.requests},
+                {"test_tokens", e.tokens},
+                {"train_seconds", tl.seconds},
+                {"rlp", {{"mae", e.rlp_mae}, {"bucket_accuracy", e.rlp_bucket_accuracy}}},
+                {"mean_baseline_mae", e.mean_baseline_mae},
+                {"remaining_mae",
+                 {{"trail_refined", e.trail_refined_mae},
+                  {"trail_prompt_only", e.trail_prompt_only_mae},
+                  {"rlp_countdown", e.rlp_countdown_mae},
+                  {"mean_countdown", e.mean_countdown_mae},
+                  {"bucket_floor",
+                   std::isfinite(floor) ? nlohmann::json(floor) : nlohmann::json()}}},
+                {"probe_bin_accuracy", e.probe_bin_accuracy}};
+            writeFileAtomically(a->json_out, [&](std::ostream& f) { f << j.dump(2) << "\n"; });
+        }
+    });
+}
+
 } // namespace
 
 void installLive(CLI::App& app) {
@@ -370,6 +534,7 @@ void installLive(CLI::App& app) {
     };
     addProfile(app);
     addValidate(app);
+    addLengths(app);
 }
 
 } // namespace kairos::cli

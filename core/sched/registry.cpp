@@ -55,6 +55,7 @@ std::unique_ptr<Scheduler> makeScheduler(const PolicyConfig& cfg) {
     PolicyParams p = cfg.params;
     const std::string& name = cfg.name;
     auto predictor = [&]() -> std::shared_ptr<LengthPredictor> {
+        if (cfg.predictor_instance) return cfg.predictor_instance;
         return makePredictor(cfg.predictor, cfg.seed);
     };
     std::unique_ptr<Scheduler> s;

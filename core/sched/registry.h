@@ -21,6 +21,9 @@ struct PolicyConfig {
     PolicyParams params;
     std::string predictor = "oracle"; // makePredictor spec, for policies that predict
     std::uint64_t seed = 0;           // for noisy predictors and randomised policies
+    // When set, the predicting policies use this one (a live run's trained heads) and
+    // `predictor` only names it.
+    std::shared_ptr<LengthPredictor> predictor_instance;
 };
 
 // Throws std::invalid_argument for an unknown policy or parameter.

@@ -102,6 +102,51 @@ private slots:
         QVERIFY(std::isfinite(val["e2el_error"]["median"].get<double>()));
 #endif
     }
+    // lengths: collect from a live run of the length task, train the RLP and the probe,
+    // report held-out errors, save the heads; live --length-heads schedules by them.
+    void liveLengths() {
+#ifndef KAIROS_WITH_LIVE
+        QSKIP("built without libtorch (KAIROS_BUILD_LIVE=OFF)");
+#else
+        const QString wl = QString::fromStdString(kairos::test::tempPath("task.jsonl"));
+        QCOMPARE(cli({"generate", "-o", wl, "-n", "120", "--rate", "inf", "--prompt",
+                      "uniform:16,40", "--output", "uniform:1,64", "--length-seed", "4"})
+                     .code,
+                 0);
+        const QString heads = QString::fromStdString(kairos::test::tempPath("heads.safetensors"));
+        const std::string js = kairos::test::tempPath("lengths.json");
+        const Result t = cli({"lengths", "-w", wl, "--model", "tiny", "--length-cue", "16",
+                              "--bucket", "16", "--n-max", "64", "--bins", "8", "--l-max", "64",
+                              "--out", heads, "--json", QString::fromStdString(js)});
+        QVERIFY2(t.code == 0, qPrintable(t.err));
+        QVERIFY(t.out.contains("RLP (TimeBill, B=16)"));
+        QVERIFY(t.out.contains("the task's floor"));
+        const auto j = readJson(js);
+        QCOMPARE(j["train_requests"].get<int>(), 90);
+        QCOMPARE(j["test_requests"].get<int>(), 30);
+        QCOMPARE(j["layer"].get<int>(), 1);
+        QVERIFY(j["rlp"]["bucket_accuracy"].get<double>() >= 0.8);
+        const auto& rem = j["remaining_mae"];
+        QVERIFY(rem["trail_refined"].get<double>() < 0.5 * rem["mean_countdown"].get<double>());
+        QVERIFY(rem["bucket_floor"].get<double>() <= rem["trail_refined"].get<double>());
+
+        const std::string lj = kairos::test::tempPath("lengths_live.json");
+        const Result l = cli({"live", "-w", wl, "--model", "tiny", "--length-cue", "16", "--policy",
+                              "sprpt_lp", "--length-heads", heads, "--length-predictor", "trail",
+                              "--json", QString::fromStdString(lj)});
+        QVERIFY2(l.code == 0, qPrintable(l.err));
+        QVERIFY2(l.out.contains("predictor=trail (trained heads on layer 1)"), qPrintable(l.out));
+        QCOMPARE(readJson(lj)["completed"].get<int>(), 120);
+        // A file that is not a heads file is named with its field.
+        const Result bad = cli({"live", "-w", wl, "--model", "tiny", "--length-heads", wl});
+        QCOMPARE(bad.code, 2);
+        QVERIFY2(bad.err.contains("task.jsonl"), qPrintable(bad.err));
+        const Result mode = cli({"live", "-w", wl, "--model", "tiny", "--length-heads", heads,
+                                 "--length-predictor", "oracle"});
+        QCOMPARE(mode.code, 2);
+        QVERIFY(mode.err.contains("rlp or trail"));
+#endif
+    }
     // --perfetto: the trace loads as JSON with one complete event per phase span, one per
     // robot execution, one counter per KV point, and a named track per request, exactly
     // as many as the run log (written in the same run) gives.
