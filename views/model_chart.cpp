@@ -52,13 +52,14 @@ ModelChart::ModelChart(QWidget* parent) : QCustomPlot(parent) {
     plotLayout()->addElement(0, 0, title_);
 }
 
-bool ModelChart::setModel(const QString& title, const std::string& accuracy) {
+bool ModelChart::setModel(const QString& title, const std::string& accuracy, const QString& x_label,
+                          const QString& y_label) {
     clearGraphs();
     points_ = curves_ = 0;
     setLogAxes(true);
     setLegendBelow(false);
-    xAxis->setLabel(tr("measured (s)"));
-    yAxis->setLabel(tr("predicted (s)"));
+    xAxis->setLabel(x_label.isEmpty() ? tr("measured (s)") : x_label);
+    yAxis->setLabel(y_label.isEmpty() ? tr("predicted (s)") : y_label);
     legend->setVisible(true);
     const auto j = nlohmann::json::parse(accuracy, nullptr, false);
     static const QColor colors[] = {QColor(0xf5, 0xa6, 0x23), QColor(0x2f, 0x80, 0xed),
@@ -96,15 +97,23 @@ bool ModelChart::setModel(const QString& title, const std::string& accuracy) {
                     QCPScatterStyle(held ? QCPScatterStyle::ssCircle : QCPScatterStyle::ssDisc, c,
                                     held ? Qt::transparent : c, held ? 7 : 5));
                 g->setData(x, y);
-                g->setName(held ? tr("  held out: %1 %").arg(num("held_out_mape_pct"), 0, 'f', 1)
-                                : tr("%1: MAPE %2 %").arg(name).arg(num("mape_pct"), 0, 'f', 1));
+                if (!held && f.contains("label") && f["label"].is_string())
+                    g->setName(QString::fromStdString(f["label"].get<std::string>()));
+                else
+                    g->setName(held
+                                   ? tr("  held out: %1 %").arg(num("held_out_mape_pct"), 0, 'f', 1)
+                                   : tr("%1: MAPE %2 %").arg(name).arg(num("mape_pct"), 0, 'f', 1));
             }
         }
     if (points_ > 0) {
         QCPGraph* diag = addGraph(); // perfect prediction
         diag->setPen(QPen(palette().color(QPalette::Mid), 1, Qt::DashLine));
         diag->setData(QVector<double>{lo / 1.5, hi * 1.5}, QVector<double>{lo / 1.5, hi * 1.5});
-        diag->setName(tr("predicted = measured"));
+        diag->setName(
+            x_label.isEmpty() || y_label.isEmpty()
+                ? tr("predicted = measured")
+                : QStringLiteral("%1 = %2").arg(y_label.section(QStringLiteral(" ("), 0, 0),
+                                                x_label.section(QStringLiteral(" ("), 0, 0)));
         xAxis->setRange(lo / 1.5, hi * 1.5);
         yAxis->setRange(lo / 1.5, hi * 1.5);
     }

@@ -17,9 +17,11 @@ class ModelChart : public QCustomPlot {
 public:
     explicit ModelChart(QWidget* parent = nullptr);
     // `accuracy`: the stored JSON list of fits ({"fit", "mape_pct", "held_out_mape_pct",
-    // "points": [[measured, predicted], ...], "held_out_points": ...}). False (and an
-    // empty chart) when it has no points to draw.
-    bool setModel(const QString& title, const std::string& accuracy);
+    // "points": [[measured, predicted], ...], "held_out_points": ...}; a "label" replaces
+    // the legend's "FIT: MAPE x %"). False (and an empty chart) when it has no points to
+    // draw. The axes say "measured (s)" and "predicted (s)" unless given.
+    bool setModel(const QString& title, const std::string& accuracy,
+                  const QString& x_label = QString(), const QString& y_label = QString());
     int pointCount() const { return points_; }
 
     // An ALA configuration (kairos-cli fit ala): throughput against batch size, one curve

@@ -114,7 +114,16 @@ private:
 };
 
 // A progress bar on stderr, redrawn in place (on a terminal; elsewhere a line per tenth).
+// --progress-lines: one "progress DONE/TOTAL WHAT" line per step, for a front end (the
+// workbench's Live panel reads them).
+bool g_progress_lines = false;
+
 void progressBar(int done, int total, const std::string& what) {
+    if (g_progress_lines) {
+        std::fprintf(stderr, "progress %d/%d %s\n", done, total, what.c_str());
+        std::fflush(stderr);
+        return;
+    }
     if (!isatty(fileno(stderr))) {
         if (total > 0 && (done * 10 / total != (done - 1) * 10 / total || done == total))
             std::fprintf(stderr, "  %d/%d %s\n", done, total, what.c_str());
@@ -206,6 +215,8 @@ void addProfile(CLI::App& app) {
                   "Write the throughput table in LLM-Inference-Bench's layout (kairos-cli fit "
                   "ala --data reads it)");
     c->add_option("--json", a->json_out, "Write the raw measurements and fits as JSON");
+    c->add_flag("--progress-lines", g_progress_lines,
+                "Progress as 'progress DONE/TOTAL WHAT' lines on stderr (for front ends)");
     c->callback([a] {
         std::string dtype;
         auto m = buildModel(a->live, &dtype);
@@ -308,6 +319,8 @@ void addValidate(CLI::App& app) {
                   "Tokens per iteration at most")
         ->capture_default_str();
     c->add_option("--json", a->json_out, "Write the per-request errors and their summary as JSON");
+    c->add_flag("--progress-lines", g_progress_lines,
+                "Progress as 'progress DONE/TOTAL WHAT' lines on stderr (for front ends)");
     c->callback([a] {
         ReadOptions ro;
         ro.limit = a->limit;
@@ -348,6 +361,7 @@ void addValidate(CLI::App& app) {
         gpu::TorchBackend backend(*m, w);
         std::fprintf(stderr, "running %zu requests live (%.1f s of arrivals)...\n", w.size(),
                      w.span());
+        if (g_progress_lines) std::fprintf(stderr, "progress 0/0 running live\n");
         Simulator engine(w, planning, *s_live, lim, &backend);
         const RunLog live = engine.run();
         const auto ms = perRequest(sim), ml = perRequest(live);

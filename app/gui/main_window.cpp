@@ -8,6 +8,7 @@
 #include "kv_chart.h"
 #include "latency_chart.h"
 #include "length_histogram.h"
+#include "live_panel.h"
 #include "lod/cdf.h"
 #include "metrics/request_metrics.h"
 #include "metrics_model.h"
@@ -320,6 +321,16 @@ void MainWindow::buildUi() {
     models_dock->setWidget(msplit);
     addDockWidget(Qt::RightDockWidgetArea, models_dock);
     tabifyDockWidget(runs_dock, models_dock);
+    // Live: profile the live engine here and run the workload on it (kairos-cli children).
+    live_ = new LivePanel;
+    live_->setObjectName(QStringLiteral("livePanel"));
+    live_->setDatabase(db_path_);
+    live_->setPolicy(policy_->currentText());
+    auto* live_dock = new QDockWidget(tr("Live"), this);
+    live_dock->setObjectName(QStringLiteral("live"));
+    live_dock->setWidget(live_);
+    addDockWidget(Qt::RightDockWidgetArea, live_dock);
+    tabifyDockWidget(models_dock, live_dock);
     metrics_dock_->raise();
     // Another process (kairos-cli simulate --db) writing the database: re-read, at most
     // a few times a second. SQLite's WAL file changes on every commit.
@@ -344,6 +355,7 @@ void MainWindow::buildUi() {
     refreshRuns();
 
     connect(policy_, &QComboBox::currentTextChanged, this, [this] {
+        live_->setPolicy(policy_->currentText());
         updateEnabledParams();
         resimulate();
     });
@@ -643,6 +655,7 @@ void MainWindow::resimulate() {
         scaled_ = std::move(w);
         scaled_for_ = rate;
         scaled_tuf_version_ = tuf_version_;
+        live_->setWorkload(scaled_); // a live run uses the workload as shown
     }
     SimRequest req;
     req.workload = scaled_;

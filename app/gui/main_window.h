@@ -76,6 +76,9 @@ public:
     // The TUF sliders of a class (ERT, zero-utility time); nulls if it has none.
     std::pair<views::ParamSlider*, views::ParamSlider*> tufSliders(const std::string& cls) const;
     QComboBox* policyBox() const { return policy_; }
+    class LivePanel* livePanel() const {
+        return live_;
+    }
 
     // The runs browser: the database's runs (re-read when another process writes), the
     // shown run saved into it (off the GUI thread), a stored run pinned for comparison.
@@ -176,6 +179,7 @@ private:
     std::shared_ptr<LoadJob> load_;
     long load_id_ = 0;
     qint64 job_started_ms_ = 0;
+    class LivePanel* live_ = nullptr;
 };
 
 } // namespace kairos::app

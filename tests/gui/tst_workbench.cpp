@@ -5,6 +5,7 @@
 #include "exec/execution_model.h"
 #include "fit/ala.h"
 #include "generate_dialog.h"
+#include "live_panel.h"
 #include "main_window.h"
 #include "metrics_model.h"
 #include "model_chart.h"
@@ -16,8 +17,10 @@
 #include "workload/readers.h"
 
 #include <QAbstractItemModelTester>
+#include <QCheckBox>
 #include <QComboBox>
 #include <QDir>
+#include <QDockWidget>
 #include <QElapsedTimer>
 #include <QFile>
 #include <QImage>
@@ -25,6 +28,7 @@
 #include <QLineEdit>
 #include <QMessageBox>
 #include <QProcess>
+#include <QProgressBar>
 #include <QSettings>
 #include <QSignalSpy>
 #include <QSpinBox>
@@ -349,6 +353,88 @@ private slots:
     // The generate dialog: chat with given distributions gives that many requests; a bad
     // distribution keeps the dialog open with the error; WID3 gives robot plans with
     // segments; a generated workload simulates in the window.
+    // The Live panel: profiling the tiny model in a kairos-cli child (progress, the ETE
+    // model stored and listed), running the workload's first requests live beside their
+    // simulation (every request plotted live against simulated), cancelling a profile
+    // (nothing stored), and a missing kairos-cli named.
+    void livePanel() {
+#ifndef KAIROS_WITH_LIVE
+        QSKIP("built without libtorch (KAIROS_BUILD_LIVE=OFF)");
+#else
+        const QString db = QDir::temp().filePath("kairos_tst_live_panel.db");
+        for (const char* suffix : {"", "-wal", "-shm"}) QFile::remove(db + suffix);
+        app::StartOptions o;
+        o.db = db;
+        app::MainWindow w(o);
+        GenerateSpec g;
+        g.count = 40;
+        g.arrivals.rate = 50;
+        g.prompt = LengthDist::parse("uniform:16,48");
+        g.output = LengthDist::parse("uniform:4,24");
+        QSignalSpy shown(&w, &app::MainWindow::resultShown);
+        w.setWorkload(std::make_shared<Workload>(generateWorkload(g)), "live test");
+        QVERIFY(waitForResult(shown) > 0);
+        app::LivePanel* live = w.livePanel();
+        QVERIFY(live);
+        live->setCliPath(KAIROS_CLI);
+        QCOMPARE(live->modelBox()->currentText(), QStringLiteral("tiny"));
+        QVERIFY(live->quickBox()->isChecked());
+        QSignalSpy done(live, &app::LivePanel::finished);
+
+        // Cancel a full profile as soon as it reports progress.
+        live->quickBox()->setChecked(false);
+        live->startProfile();
+        QVERIFY(live->busy());
+        QTRY_VERIFY_WITH_TIMEOUT(live->progressBar()->maximum() > 1, 60000);
+        live->cancel();
+        QVERIFY(done.wait(20000));
+        QCOMPARE(done.takeFirst().at(0).toBool(), false);
+        QVERIFY2(live->statusLabel()->text().contains("cancelled"),
+                 qPrintable(live->statusLabel()->text()));
+        QCOMPARE(live->profiledModelId(), -1LL);
+        w.refreshRuns();
+        QCOMPARE(w.modelsTable()->rowCount(), 0);
+
+        // A quick profile: progress to the end, the model stored and listed.
+        live->quickBox()->setChecked(true);
+        live->startProfile();
+        QVERIFY(done.wait(120000));
+        QVERIFY2(done.takeFirst().at(0).toBool(), qPrintable(live->statusLabel()->text()));
+        QCOMPARE(live->profiledModelId(), 1LL);
+        QCOMPARE(live->progressBar()->value(), live->progressBar()->maximum());
+        QVERIFY(live->statusLabel()->text().contains("ETE model 1 stored"));
+        w.refreshRuns();
+        QCOMPARE(w.modelsTable()->rowCount(), 1);
+        QCOMPARE(w.modelsTable()->item(0, 2)->text(), QStringLiteral("tiny-cpu-fp32"));
+
+        // Live against simulated on that model: the first 8 requests, E2EL and TTFT each.
+        live->limitBox()->setValue(8);
+        live->startCompare();
+        QVERIFY(done.wait(120000));
+        QVERIFY2(done.takeFirst().at(0).toBool(), qPrintable(live->statusLabel()->text()));
+        QCOMPARE(live->chart()->pointCount(), 16);
+        QVERIFY(std::isfinite(live->e2elMedianError()));
+        QVERIFY2(live->statusLabel()->text().contains("ete model 1"),
+                 qPrintable(live->statusLabel()->text()));
+        if (qEnvironmentVariableIsSet("KAIROS_TEST_SHOTS")) { // a picture to look at
+            w.resize(1400, 850);
+            w.show();
+            QTest::qWait(100);
+            w.findChild<QDockWidget*>("live")->raise();
+            QTest::qWait(200);
+            w.grab().save(qEnvironmentVariable("KAIROS_TEST_SHOTS") + "/live_panel.png");
+        }
+
+        // No kairos-cli: said, nothing started.
+        live->setCliPath("/nonexistent/kairos-cli");
+        live->startProfile();
+        QCOMPARE(done.size(), 1);
+        QCOMPARE(done.takeFirst().at(0).toBool(), false);
+        QVERIFY(live->statusLabel()->text().contains("not found"));
+        QVERIFY(!live->busy());
+#endif
+    }
+
     void generateDialog() {
         app::GenerateDialog dlg;
         dlg.findChild<QSpinBox*>("count")->setValue(300);
