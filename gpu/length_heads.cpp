@@ -127,6 +127,18 @@ struct LengthHeads::Impl {
     int binOf(double remaining) const {
         return std::clamp(int(std::floor(remaining / (o.l_max / o.bins))), 0, o.bins - 1);
     }
+    // Every tensor of the heads by its name in the file (the parameters' own storage).
+    std::vector<std::pair<std::string, at::Tensor>> tensors() const {
+        std::vector<std::pair<std::string, at::Tensor>> out;
+        for (const auto& p : rlp->named_parameters()) out.emplace_back("rlp." + p.key(), p.value());
+        for (const auto& p : probe->named_parameters())
+            out.emplace_back("probe." + p.key(), p.value());
+        out.emplace_back("rlp.mean", rlp_mean);
+        out.emplace_back("rlp.sd", rlp_sd);
+        out.emplace_back("probe.mean", probe_mean);
+        out.emplace_back("probe.sd", probe_sd);
+        return out;
+    }
 };
 
 LengthHeads::LengthHeads(std::unique_ptr<Impl> d) : d_(std::move(d)) {}
@@ -240,26 +252,14 @@ double LengthHeads::binEstimate(const std::vector<double>& post) const {
 
 namespace {
 const char* kFormat = "kairos-length-heads";
-
-std::vector<std::pair<std::string, at::Tensor>> namedTensors(const torch::nn::Sequential& net,
-                                                             const std::string& prefix) {
-    std::vector<std::pair<std::string, at::Tensor>> out;
-    for (const auto& p : net->named_parameters()) out.emplace_back(prefix + p.key(), p.value());
-    return out;
-}
 } // namespace
 
 void LengthHeads::save(const std::string& path,
                        const std::map<std::string, std::string>& meta) const {
-    auto named = namedTensors(d_->rlp, "rlp.");
-    for (auto& p : namedTensors(d_->probe, "probe.")) named.push_back(p);
-    named.emplace_back("rlp.mean", d_->rlp_mean);
-    named.emplace_back("rlp.sd", d_->rlp_sd);
-    named.emplace_back("probe.mean", d_->probe_mean);
-    named.emplace_back("probe.sd", d_->probe_sd);
+    const auto named = d_->tensors();
     std::vector<at::Tensor> keep; // contiguous float copies outlive the write
     std::vector<safetensors::TensorBytes> tb;
-    for (auto& [name, t] : named) {
+    for (const auto& [name, t] : named) {
         keep.push_back(t.detach().to(at::kFloat).contiguous());
         const at::Tensor& c = keep.back();
         tb.push_back({name, safetensors::DType::F32, c.sizes().vec(), c.data_ptr(),
@@ -328,14 +328,10 @@ LengthHeads LengthHeads::load(const std::string& path) {
     d->rlp_sd = at::empty({d->hidden}, at::kFloat);
     d->probe_mean = at::empty({d->hidden}, at::kFloat);
     d->probe_sd = at::empty({d->hidden}, at::kFloat);
-    auto named = namedTensors(d->rlp, "rlp.");
-    for (auto& p : namedTensors(d->probe, "probe.")) named.push_back(p);
-    named.emplace_back("rlp.mean", d->rlp_mean);
-    named.emplace_back("rlp.sd", d->rlp_sd);
-    named.emplace_back("probe.mean", d->probe_mean);
-    named.emplace_back("probe.sd", d->probe_sd);
+    const auto named = d->tensors();
     at::NoGradGuard no_grad;
-    for (auto& [name, t] : named) {
+    for (const auto& [name, tensor] : named) {
+        at::Tensor t = tensor; // shares the parameter's storage
         const auto* info = f.find(name);
         if (!info) throw InputError(path, 0, name, "tensor missing");
         if (info->dtype != safetensors::DType::F32 || info->shape != t.sizes().vec())
@@ -436,6 +432,9 @@ LivePredictor::LivePredictor(std::shared_ptr<const LengthHeads> heads, std::stri
     if (layer() < 1 || layer() > m.config().layers)
         throw std::invalid_argument("length heads read layer " + std::to_string(layer()) + "; " +
                                     m.config().name + " has " + std::to_string(m.config().layers));
+    // Ready before reset(): a policy that never asks still has the engine's readings
+    // delivered here.
+    states_.assign(backend_.workload().size(), State{});
     if (mode_ == "trail") backend_.setObserver(this);
 }
 

@@ -61,9 +61,13 @@ void TorchBackend::sleepUntil(double t) {
 std::pair<std::int64_t, std::int64_t> TorchBackend::cueSlice(ReqId id) const {
     const std::int64_t vocab = m_.config().vocab;
     if (cue_slices_ == 0) return {0, vocab};
-    const std::int64_t size = vocab / cue_slices_;
+    // At most kCueIds ids per bucket: random embeddings have no semantic structure, so a
+    // bucket is recognisable only as a small set of ids (a topic's words); the mean of a
+    // large random slice is the same for every slice.
+    const std::int64_t slice = vocab / cue_slices_;
     const Request& r = w_.requests[static_cast<std::size_t>(id)];
-    return {std::int64_t((r.output_tokens - 1) / opt_.length_cue) * size, size};
+    return {std::int64_t((r.output_tokens - 1) / opt_.length_cue) * slice,
+            std::min(slice, kCueIds)};
 }
 
 std::vector<std::int64_t> TorchBackend::promptTokens(ReqId id) const {
@@ -135,10 +139,19 @@ void TorchBackend::iterate(const std::vector<Chunk>& chunks, const std::vector<R
         std::vector<ReqId> order;
         for (const auto& c : chunks) order.push_back(c.id);
         for (ReqId id : decoders) order.push_back(id);
-        at::Tensor mask = at::full_like(logits, -std::numeric_limits<float>::infinity());
+        // No token of the last few of the answer again (a repetition ban, as real decoding
+        // uses): with tied embeddings a synthetic model's greedy answer is otherwise one
+        // token repeated, which names the bucket no better than a single id.
+        const float inf = std::numeric_limits<float>::infinity();
+        at::Tensor mask = at::full_like(logits, -inf);
         for (std::size_t i = 0; i < order.size(); ++i) {
             const auto [first, size] = cueSlice(order[i]);
-            mask[std::int64_t(i)].narrow(0, first, size).zero_();
+            at::Tensor row = mask[std::int64_t(i)];
+            row.narrow(0, first, size).zero_();
+            const auto& gen = reqs_[static_cast<std::size_t>(order[i])].generated;
+            const auto ban = std::min<std::size_t>(
+                {gen.size(), kCueNoRepeat, static_cast<std::size_t>(size - 1)});
+            for (std::size_t k = gen.size() - ban; k < gen.size(); ++k) row[gen[k]] = -inf;
         }
         logits = logits + mask;
     }

@@ -19,18 +19,22 @@ struct LiveOptions {
     int snap_pool = 7;             // max-pooling width over the scores
     std::uint64_t prompt_seed = 1; // prompt token ids
     // The synthetic length task (0: off). With width W > 0 the prompt tells the output
-    // length's bucket: request r's prompt ids are drawn from the vocabulary's slice number
-    // (output_tokens - 1) / W (the vocabulary cut into ceil(max output / W) equal slices),
-    // and its answer is decoded greedily within the same slice, so the prompt and the
-    // generated tokens carry the bucket as a real answer carries its question's kind.
-    // Synthetic ids carry no such cue unless asked; a synthetic-weights model's free
-    // answer would not carry it either (its residual stream mixes the prompt in too
-    // weakly for a per-token probe to read it, which the tests showed).
+    // length's bucket: request r's prompt ids are drawn from the ids of bucket
+    // (output_tokens - 1) / W (the vocabulary cut into ceil(max output / W) equal slices,
+    // of which each bucket uses the first kCueIds ids at most), and its answer is decoded
+    // greedily within the same ids, none of its last kCueNoRepeat tokens again, so the
+    // prompt and the generated tokens carry the bucket as a real answer carries its
+    // question's kind. Synthetic ids carry no such cue unless asked; a synthetic-weights
+    // model's free answer would not carry it either (its residual stream mixes the prompt
+    // in too weakly for a per-token probe to read it, which the tests showed).
     int length_cue = 0;
 };
 
 // Reads the residual stream of generated tokens as the engine decodes them (a length
 // probe, or the collector of its training data).
+constexpr std::int64_t kCueIds = 64;    // token ids per bucket of the length task
+constexpr std::size_t kCueNoRepeat = 8; // its answers repeat none of their last 8 tokens
+
 class TokenObserver {
 public:
     virtual ~TokenObserver() = default;
@@ -66,6 +70,7 @@ public:
         return reqs_[static_cast<std::size_t>(id)].generated;
     }
     std::int64_t peakKvBytes() const { return peak_kv_bytes_; }
+    const Workload& workload() const { return w_; }
     std::int64_t iterations() const { return iterations_; }
 
 private:

@@ -13,6 +13,7 @@
 #include "workload/readers.h"
 
 #include <ATen/Parallel.h>
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -287,6 +288,38 @@ ErrorStats relErrors(const std::vector<double>& e) {
     return s;
 }
 
+// The planning model against the live run's iterations, by kind (prefill only, decode
+// only, mixed): count, median signed and absolute relative error, median measured time;
+// and the median time between iterations.
+nlohmann::json iterationErrors(const std::vector<Simulator::LiveIteration>& it) {
+    std::map<std::string, std::vector<double>> sgn, mag, meas;
+    std::vector<double> gaps;
+    for (std::size_t i = 0; i < it.size(); ++i) {
+        const auto& x = it[i];
+        if (!(x.measured > 0)) continue;
+        const std::string kind = x.shape.prefill_seqs == 0  ? "decode"
+                                 : x.shape.decode_seqs == 0 ? "prefill"
+                                                            : "mixed";
+        const double e = (x.predicted - x.measured) / x.measured;
+        sgn[kind].push_back(e);
+        mag[kind].push_back(std::abs(e));
+        meas[kind].push_back(x.measured);
+        if (i > 0) gaps.push_back(x.gap);
+    }
+    auto median = [](std::vector<double> v) -> double {
+        if (v.empty()) return NAN;
+        std::nth_element(v.begin(), v.begin() + std::ptrdiff_t(v.size() / 2), v.end());
+        return v[v.size() / 2];
+    };
+    nlohmann::json kinds = nlohmann::json::object();
+    for (const auto& [k, v] : sgn)
+        kinds[k] = {{"count", v.size()},
+                    {"median_signed", median(v)},
+                    {"median_abs", median(mag[k])},
+                    {"median_measured", median(meas[k])}};
+    return {{"kinds", kinds}, {"median_gap", gaps.empty() ? 0.0 : median(gaps)}};
+}
+
 void addValidate(CLI::App& app) {
     struct Args {
         LiveArgs live;
@@ -364,6 +397,7 @@ void addValidate(CLI::App& app) {
         if (g_progress_lines) std::fprintf(stderr, "progress 0/0 running live\n");
         Simulator engine(w, planning, *s_live, lim, &backend);
         const RunLog live = engine.run();
+        const nlohmann::json iters = iterationErrors(engine.liveIterations());
         const auto ms = perRequest(sim), ml = perRequest(live);
         std::vector<double> e_ttft, e_e2el;
         nlohmann::json rows = nlohmann::json::array();
@@ -385,12 +419,24 @@ void addValidate(CLI::App& app) {
         std::printf("  %-6s %10s %10s\n", "", "median", "p90");
         std::printf("  %-6s %9.2f%% %9.2f%%\n", "TTFT", 100 * t.median, 100 * t.p90);
         std::printf("  %-6s %9.2f%% %9.2f%%\n", "E2EL", 100 * e.median, 100 * e.p90);
+        std::printf("the planning model on the live run's own iterations (signed: + when it "
+                    "predicts longer):\n");
+        std::printf("  %-9s %6s %14s %14s %12s\n", "", "count", "median signed", "median |err|",
+                    "measured");
+        for (const auto& [kind, r] : iters["kinds"].items())
+            std::printf("  %-9s %6d %13.2f%% %13.2f%% %9.2f ms\n", kind.c_str(),
+                        r["count"].get<int>(), 100 * r["median_signed"].get<double>(),
+                        100 * r["median_abs"].get<double>(),
+                        1e3 * r["median_measured"].get<double>());
+        std::printf("  between iterations (engine and scheduler): median %.3f ms\n",
+                    1e3 * iters["median_gap"].get<double>());
         if (!a->json_out.empty()) {
             const nlohmann::json j = {{"simulator", source},
                                       {"live", live.exec_model},
                                       {"policy", live.policy},
                                       {"requests", rows},
                                       {"ttft_error", {{"median", t.median}, {"p90", t.p90}}},
+                                      {"iterations", iters},
                                       {"e2el_error", {{"median", e.median}, {"p90", e.p90}}}};
             writeFileAtomically(a->json_out, [&](std::ostream& f) { f << j.dump(2) << "\n"; });
         }

@@ -283,6 +283,9 @@ void Simulator::runIteration() {
         sp.t0 = now_;
         live_->iterate(live_chunks_, decoders_, *this);
         sp.d0 = std::max(0.0, live_->clock() - sp.t0);
+        const double gap = live_iters_.empty() ? 0.0 : sp.t0 - live_last_end_;
+        live_iters_.push_back({shape, sp.d0, model_.iterationTime(shape), gap});
+        live_last_end_ = sp.t0 + sp.d0;
     } else {
         sp.t0 = now_;
         sp.d0 = model_.iterationTime(shape);

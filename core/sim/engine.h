@@ -80,6 +80,15 @@ public:
     // SimulationCancelled); `progress` receives the fraction of requests done.
     void setCancelFlag(const std::atomic<bool>* cancel) { cancel_ = cancel; }
     void setProgress(std::atomic<double>* progress) { progress_ = progress; }
+    // Live runs: each iteration's shape, its measured duration and what the execution
+    // model predicts for that shape (validate's iteration-level errors: the model's own
+    // error, apart from where the schedules part).
+    struct LiveIteration {
+        BatchShape shape;
+        double measured = 0.0, predicted = 0.0;
+        double gap = 0.0; // since the previous iteration ended (engine work, or idle)
+    };
+    const std::vector<LiveIteration>& liveIterations() const { return live_iters_; }
 
     // EngineView
     double now() const override { return now_; }
@@ -124,6 +133,8 @@ private:
     Scheduler& sched_;
     LiveBackend* live_ = nullptr;
     std::vector<LiveBackend::Chunk> live_chunks_;
+    std::vector<LiveIteration> live_iters_;
+    double live_last_end_ = 0.0;
     EngineLimits lim_;
     std::int64_t capacity_ = 0;
     std::vector<ReqState> st_;

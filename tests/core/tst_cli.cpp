@@ -100,6 +100,13 @@ private slots:
             QVERIFY(r["e2el_sim"].get<double>() > 0);
         }
         QVERIFY(std::isfinite(val["e2el_error"]["median"].get<double>()));
+        // The model on the live run's own iterations: every decode iteration counted.
+        QVERIFY(v.out.contains("between iterations"));
+        const auto& kinds = val["iterations"]["kinds"];
+        QVERIFY(kinds.contains("decode"));
+        QVERIFY(kinds.contains("prefill") || kinds.contains("mixed"));
+        QVERIFY(kinds["decode"]["count"].get<int>() > 0);
+        QVERIFY(kinds["decode"]["median_measured"].get<double>() > 0);
 #endif
     }
     // lengths: collect from a live run of the length task, train the RLP and the probe,

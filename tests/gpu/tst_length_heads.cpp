@@ -124,12 +124,13 @@ private Q_SLOTS:
         LiveOptions lo;
         lo.length_cue = kCue;
         TorchBackend b(model(), w, lo);
-        const int slice = model().config().vocab / (kLongest / kCue); // 512 / 6 = 85
+        const int slice = model().config().vocab / (kLongest / kCue); // 512 / 6 = 85 ids
+        const int ids = int(kCueIds);                                 // of which 64 used
         for (const auto& r : w.requests) {
             const int bucket = (r.output_tokens - 1) / kCue;
             for (auto t : b.promptTokens(r.id)) {
                 QVERIFY(t >= bucket * slice);
-                QVERIFY(t < (bucket + 1) * slice);
+                QVERIFY(t < bucket * slice + ids);
             }
         }
         // Without the cue the ids span the vocabulary.
@@ -174,12 +175,20 @@ private Q_SLOTS:
         std::vector<Transformer::Step> st{{&cache, ctx}};
         // The task keeps the answer in the bucket's slice of the vocabulary.
         const auto [first, size] = b.cueSlice(0);
-        QCOMPARE(size, std::int64_t(512 / 6));
+        QCOMPARE(size, kCueIds);
+        // ... and repeats none of its last kCueNoRepeat tokens.
+        std::vector<std::int64_t> answer;
         auto pick = [&, first = first, size = size](const at::Tensor& logits) {
-            return logits.narrow(1, first, size).argmax(-1).item<std::int64_t>() + first;
+            at::Tensor l = logits[0].narrow(0, first, size).clone();
+            for (std::size_t k = answer.size() - std::min(answer.size(), kCueNoRepeat);
+                 k < answer.size(); ++k)
+                l[answer[k] - first] = -std::numeric_limits<float>::infinity();
+            return l.argmax().item<std::int64_t>() + first;
         };
         std::int64_t next = pick(model().forward(st));
         for (int g = 1; g < smp.length; ++g) {
+            QVERIFY(next >= first && next < first + size);
+            answer.push_back(next);
             ctx.push_back(next);
             std::vector<Transformer::Step> d{{&cache, {next}}};
             next = pick(model().forward(d));
@@ -290,6 +299,10 @@ private Q_SLOTS:
             if (s.length > 1) QCOMPARE(trail->remaining(s.id, s.length - 1) >= 1.0, true);
         }
         QCOMPARE(trail->refreshEvery(), 1);
+        // A policy that never asks for lengths: the readings still arrive, nothing breaks.
+        std::shared_ptr<LivePredictor> unused;
+        const RunLog plain = runTask(w, "fcfs", nullptr, nullptr, &unused, t.heads, "trail");
+        for (const auto& r : perRequest(plain)) QVERIFY(r.finished);
         std::shared_ptr<LivePredictor> rlp;
         runTask(w, "sjf", nullptr, nullptr, &rlp, t.heads, "rlp");
         QCOMPARE(rlp->refreshEvery(), 0);
