@@ -32,6 +32,7 @@ void LengthHeadOptions::validate() const {
     need(rlp_epochs >= 1 && probe_epochs >= 1, "epochs must be >= 1");
     need(batch >= 1, "batch must be >= 1");
     need(lr > 0, "lr must be > 0");
+    need(temper > 0 && temper <= 1, "temper must be in (0, 1]");
 }
 
 at::Tensor promptFeature(Transformer& m, const std::vector<std::int64_t>& prompt, int layer) {
@@ -105,6 +106,15 @@ std::vector<double> toVector(const at::Tensor& t) {
     return std::vector<double>(c.data_ptr<double>(), c.data_ptr<double>() + c.numel());
 }
 
+} // namespace
+
+namespace {
+std::vector<double> temperedSmooth(const std::vector<double>& post, std::vector<double> q, double p,
+                                   int steps, double temper) {
+    if (temper != 1.0)
+        for (double& x : q) x = std::pow(x, temper);
+    return trailSmooth(post, q, p, steps);
+}
 } // namespace
 
 struct LengthHeads::Impl {
@@ -241,6 +251,11 @@ std::vector<double> LengthHeads::promptBins(const at::Tensor& prompt) const {
     return q;
 }
 
+std::vector<double> LengthHeads::smooth(const std::vector<double>& post,
+                                        const std::vector<double>& q, int steps) const {
+    return temperedSmooth(post, q, transition(), steps, d_->o.temper);
+}
+
 double LengthHeads::binEstimate(const std::vector<double>& post) const {
     const double w = d_->o.l_max / d_->o.bins;
     double e = 0;
@@ -275,6 +290,7 @@ void LengthHeads::save(const std::string& path,
     m["bins"] = std::to_string(o.bins);
     m["l_max"] = std::to_string(o.l_max);
     m["every"] = std::to_string(o.every);
+    m["temper"] = std::to_string(o.temper);
     m["rlp_hidden"] = std::to_string(o.rlp_hidden);
     m["probe_hidden"] = std::to_string(o.probe_hidden);
     safetensors::write(path, tb, m);
@@ -315,6 +331,7 @@ LengthHeads LengthHeads::load(const std::string& path) {
     o.bins = int(number("bins"));
     o.l_max = number("l_max");
     o.every = int(number("every"));
+    o.temper = meta.count("temper") ? number("temper") : 1.0; // files before it: Trail's
     o.rlp_hidden = int(number("rlp_hidden"));
     o.probe_hidden = int(number("probe_hidden"));
     try {
@@ -353,6 +370,8 @@ LengthEval evaluateHeads(const LengthHeads& h, const std::vector<LengthSample>& 
     const auto& o = h.options();
     const double p = h.transition();
     double rlp_hits = 0;
+    const std::vector<double> tempers{1.0, 0.5, 0.2, 0.1, 0.05};
+    std::vector<double> sweep_sum(tempers.size(), 0.0);
     for (const auto& s : test) {
         const int L = s.length;
         const auto probs = h.rlpProbs(s.prompt);
@@ -367,7 +386,9 @@ LengthEval evaluateHeads(const LengthHeads& h, const std::vector<LengthSample>& 
             e.probe_bin_accuracy += b == std::clamp(int(std::floor(remaining / w)), 0, o.bins - 1);
             ++e.readings;
         };
-        std::vector<double> post = h.promptBins(s.prompt);
+        const std::vector<double> prior = h.promptBins(s.prompt);
+        std::vector<double> post = prior;
+        std::vector<std::vector<double>> swept(tempers.size(), prior);
         const double init = std::max(1.0, h.binEstimate(post));
         int at = 0;
         for (int g = 0; g < L; ++g) {
@@ -375,11 +396,16 @@ LengthEval evaluateHeads(const LengthHeads& h, const std::vector<LengthSample>& 
                 if (auto it = s.readings.find(g); it != s.readings.end()) {
                     const auto q = h.probe(it->second, g);
                     binHit(q, L - g);
-                    post = trailSmooth(post, q, p, g - at);
+                    post = h.smooth(post, q, g - at);
+                    for (std::size_t t = 0; t < tempers.size(); ++t)
+                        swept[t] = temperedSmooth(swept[t], q, p, g - at, tempers[t]);
                     at = g;
                 }
             const double truth = L - g;
             e.trail_refined_mae += std::fabs(std::max(1.0, h.binEstimate(post) - (g - at)) - truth);
+            for (std::size_t t = 0; t < tempers.size(); ++t)
+                sweep_sum[t] +=
+                    std::fabs(std::max(1.0, h.binEstimate(swept[t]) - (g - at)) - truth);
             e.trail_prompt_only_mae += std::fabs(std::max(1.0, init - g) - truth);
             e.rlp_countdown_mae += std::fabs(std::max(1.0, rlp - g) - truth);
             e.mean_countdown_mae += std::fabs(std::max(1.0, train_mean_length - g) - truth);
@@ -397,6 +423,8 @@ LengthEval evaluateHeads(const LengthHeads& h, const std::vector<LengthSample>& 
         e.trail_prompt_only_mae /= double(e.tokens);
         e.rlp_countdown_mae /= double(e.tokens);
         e.mean_countdown_mae /= double(e.tokens);
+        for (std::size_t t = 0; t < tempers.size(); ++t)
+            e.temper_mae.emplace_back(tempers[t], sweep_sum[t] / double(e.tokens));
     }
     if (e.readings > 0) e.probe_bin_accuracy /= double(e.readings);
     return e;
@@ -487,8 +515,7 @@ void LivePredictor::observe(ReqId id, int generated, const at::Tensor& h) {
         s.post = s.prompt_post;
         s.at = 0;
     }
-    s.post =
-        trailSmooth(s.post, heads_->probe(h, generated), heads_->transition(), generated - s.at);
+    s.post = heads_->smooth(s.post, heads_->probe(h, generated), generated - s.at);
     s.at = generated;
 }
 

@@ -44,6 +44,11 @@ struct LengthHeadOptions {
     int bins = 10;      // Trail's k
     double l_max = 512; // Trail's range of remaining length
     int every = 1;      // Trail's classifier period s (tokens)
+    // The probe's outputs enter the smoothing raised to this power. 1 is Trail's rule,
+    // which counts every reading as independent evidence; the readings of one answer are
+    // not, and with a sure prompt prior they can pull it off (tempering, < 1, weighs
+    // each less). Not in the paper.
+    double temper = 1.0;
     int rlp_hidden = 256, probe_hidden = 512;
     int rlp_epochs = 300, probe_epochs = 30;
     int batch = 64;
@@ -116,6 +121,9 @@ public:
     std::vector<double> probe(const at::Tensor& h, int generated) const;
     // Sum of posterior x bin midpoints.
     double binEstimate(const std::vector<double>& post) const;
+    // One smoothing step over `steps` tokens with the reading `q` (tempered).
+    std::vector<double> smooth(const std::vector<double>& post, const std::vector<double>& q,
+                               int steps) const;
     double transition() const; // Trail's p = min(1, k / L_max)
 
 private:
@@ -134,6 +142,10 @@ struct LengthEval {
     double trail_prompt_only_mae = 0, trail_refined_mae = 0, rlp_countdown_mae = 0,
            mean_countdown_mae = 0;
     double probe_bin_accuracy = 0; // readings whose argmax bin is right
+    // The refined MAE at other tempers (the options' own included): how much Trail's
+    // independence assumption costs on these requests. Held-out figures, to choose by;
+    // not a tuned result.
+    std::vector<std::pair<double, double>> temper_mae;
     long readings = 0;
     long tokens = 0;
 };

@@ -54,6 +54,28 @@ LiveProfileGrid LiveProfileGrid::quick() {
     return g;
 }
 
+double timeDecodeStep(Transformer& m, int batch, int context, int warmup, int repeats,
+                      std::int64_t* kv_out) {
+    const int vocab = m.config().vocab;
+    std::vector<SeqCache> caches(static_cast<std::size_t>(batch));
+    for (auto& c : caches) m.fillCache(c, context);
+    std::vector<double> t;
+    std::int64_t kv = 0;
+    for (int r = 0; r < warmup + repeats; ++r) {
+        std::vector<Transformer::Step> s;
+        kv = 0;
+        for (auto& c : caches) {
+            s.push_back({&c, {std::int64_t(r % vocab)}});
+            kv += c.len + 1; // the step attends to the cache and its own token
+        }
+        const double a = now();
+        sync(m.forward(s));
+        if (r >= warmup) t.push_back(now() - a);
+    }
+    if (kv_out) *kv_out = kv;
+    return median(t);
+}
+
 LiveProfile profileTransformer(Transformer& m, const LiveProfileGrid& g,
                                const std::function<void(int, int, const std::string&)>& progress,
                                const std::atomic<bool>* cancel) {
@@ -87,22 +109,9 @@ LiveProfile profileTransformer(Transformer& m, const LiveProfileGrid& g,
     };
     // Decode: one step of `batch` requests holding `context` positions each.
     const auto decode = [&](int batch, int context) {
-        std::vector<SeqCache> caches(static_cast<std::size_t>(batch));
-        for (auto& c : caches) m.fillCache(c, context);
-        std::vector<double> t;
         std::int64_t kv = 0;
-        for (int r = 0; r < g.warmup + g.repeats; ++r) {
-            std::vector<Transformer::Step> s;
-            kv = 0;
-            for (auto& c : caches) {
-                s.push_back({&c, {std::int64_t(r % vocab)}});
-                kv += c.len + 1; // the step attends to the cache and its own token
-            }
-            const double a = now();
-            sync(m.forward(s));
-            if (r >= g.warmup) t.push_back(now() - a);
-        }
-        out.measurements.push_back({"decode", batch, 0, kv, median(t)});
+        const double t = timeDecodeStep(m, batch, context, g.warmup, g.repeats, &kv);
+        out.measurements.push_back({"decode", batch, 0, kv, t});
         step("decode " + std::to_string(batch) + " x " + std::to_string(context) + " context");
     };
     for (int len : g.prefill_lengths) prefill(1, len);

@@ -49,6 +49,11 @@ profileTransformer(Transformer& m, const LiveProfileGrid& grid,
                    const std::function<void(int, int, const std::string&)>& progress = {},
                    const std::atomic<bool>* cancel = nullptr);
 
+// The median time of one decode step of `batch` requests holding `context` positions
+// each, after `warmup` untimed steps; `kv_out`: the KV positions the step attends to.
+double timeDecodeStep(Transformer& m, int batch, int context, int warmup, int repeats,
+                      std::int64_t* kv_out = nullptr);
+
 // This process's device description: CPU model and thread count, or the GPU's name.
 std::string deviceName(const Transformer& m);
 // libtorch's version (and CUDA's when built with it).

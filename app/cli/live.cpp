@@ -328,7 +328,7 @@ void addValidate(CLI::App& app) {
         std::int64_t exec_model = 0;
         long long kv_capacity = 0;
         std::size_t limit = 0;
-        bool quick = false, chunked = false;
+        bool quick = false, chunked = false, recalibrate = false;
         int max_num_seqs = 256, max_num_batched_tokens = 8192;
     };
     auto a = std::make_shared<Args>();
@@ -343,6 +343,9 @@ void addValidate(CLI::App& app) {
                   "A stored ETE model (kairos-cli profile --db) instead of profiling now");
     c->add_option("--db", a->db, "Database of --exec-model, or where the new profile is stored");
     c->add_flag("--quick", a->quick, "Profile with the quick grid");
+    c->add_flag("--recalibrate", a->recalibrate,
+                "Right before the live run, time a batch-1 decode step and scale the model by "
+                "how far this device's speed has drifted from the profile's");
     c->add_option("--kv-capacity", a->kv_capacity, "KV capacity (tokens; default: 4 GiB of KV)");
     c->add_option("--limit", a->limit, "Read at most this many requests");
     c->add_flag("--chunked-prefill", a->chunked, "Mix prefill chunks into decode iterations");
@@ -378,6 +381,20 @@ void addValidate(CLI::App& app) {
                 db.get(), "");
             ete = r.profile.ete;
             source = "profiled now: " + r.profile.name;
+        }
+        double drift = 1.0;
+        if (a->recalibrate) {
+            // A machine's speed drifts (shared hosts, clocks): re-time one point of the
+            // profile now and scale every coefficient by the ratio.
+            const int ctx = 128;
+            const double now_s = gpu::timeDecodeStep(*m, 1, ctx, 2, 5);
+            const double then_s = EteModel(ete).decodeTime(1, ctx + 1);
+            drift = now_s / then_s;
+            for (double* x : {&ete.a, &ete.b, &ete.c, &ete.q0, &ete.q1, &ete.p}) *x *= drift;
+            std::printf("recalibrated: a batch-1 decode step at %d positions takes %.2f ms now, "
+                        "%.2f ms by the model: coefficients scaled by %.3f\n",
+                        ctx + 1, 1e3 * now_s, 1e3 * then_s, drift);
+            source += " x " + std::to_string(drift).substr(0, 5);
         }
         const EteModel planning(ete, source);
         EngineLimits lim;
@@ -431,13 +448,11 @@ void addValidate(CLI::App& app) {
         std::printf("  between iterations (engine and scheduler): median %.3f ms\n",
                     1e3 * iters["median_gap"].get<double>());
         if (!a->json_out.empty()) {
-            const nlohmann::json j = {{"simulator", source},
-                                      {"live", live.exec_model},
-                                      {"policy", live.policy},
-                                      {"requests", rows},
-                                      {"ttft_error", {{"median", t.median}, {"p90", t.p90}}},
-                                      {"iterations", iters},
-                                      {"e2el_error", {{"median", e.median}, {"p90", e.p90}}}};
+            const nlohmann::json j = {
+                {"simulator", source},     {"recalibration", drift},
+                {"live", live.exec_model}, {"policy", live.policy},
+                {"requests", rows},        {"ttft_error", {{"median", t.median}, {"p90", t.p90}}},
+                {"iterations", iters},     {"e2el_error", {{"median", e.median}, {"p90", e.p90}}}};
             writeFileAtomically(a->json_out, [&](std::ostream& f) { f << j.dump(2) << "\n"; });
         }
     });
@@ -483,6 +498,10 @@ void addLengths(CLI::App& app) {
     c->add_option("--rlp-epochs", h.rlp_epochs, "RLP training epochs")->capture_default_str();
     c->add_option("--probe-epochs", h.probe_epochs, "Probe training epochs")->capture_default_str();
     c->add_option("--lr", h.lr, "Adam's learning rate")->capture_default_str();
+    c->add_option("--temper", h.temper,
+                  "Power on the probe's readings in the smoothing (1: Trail's rule; < 1 weighs "
+                  "each reading less)")
+        ->capture_default_str();
     c->add_option("--seed", h.seed, "Seed of training")->capture_default_str();
     c->add_option("--kv-capacity", a->kv_capacity, "KV capacity (tokens; default: 4 GiB of KV)");
     c->callback([a] {
@@ -554,6 +573,9 @@ void addLengths(CLI::App& app) {
         std::printf("  probe's prompt only:   %7.2f   (refined / prompt-only %.2fx better)\n",
                     e.trail_prompt_only_mae,
                     e.trail_refined_mae > 0 ? e.trail_prompt_only_mae / e.trail_refined_mae : 0.0);
+        std::printf("  smoothed, other tempers:");
+        for (const auto& [t, mae] : e.temper_mae) std::printf("  %g: %.2f", t, mae);
+        std::printf("\n");
         std::printf("  RLP counted down:      %7.2f\n", e.rlp_countdown_mae);
         std::printf("  mean counted down:     %7.2f\n", e.mean_countdown_mae);
         const double floor =
@@ -564,7 +586,7 @@ void addLengths(CLI::App& app) {
                     a->out.c_str(), static_cast<long long>(backend.iterations()),
                     log.sim_wall_ms / 1000.0);
         if (!a->json_out.empty()) {
-            const nlohmann::json j = {
+            nlohmann::json j = {
                 {"model", m->config().name},
                 {"layer", o.layer},
                 {"train_requests", train.size()},
@@ -580,7 +602,12 @@ void addLengths(CLI::App& app) {
                   {"mean_countdown", e.mean_countdown_mae},
                   {"bucket_floor",
                    std::isfinite(floor) ? nlohmann::json(floor) : nlohmann::json()}}},
-                {"probe_bin_accuracy", e.probe_bin_accuracy}};
+                {"probe_bin_accuracy", e.probe_bin_accuracy},
+                {"temper", o.temper},
+                {"temper_sweep", nlohmann::json::array()}};
+            nlohmann::json& sweep = j["temper_sweep"];
+            for (const auto& [t, mae] : e.temper_mae)
+                sweep.push_back({{"temper", t}, {"mae", mae}});
             writeFileAtomically(a->json_out, [&](std::ostream& f) { f << j.dump(2) << "\n"; });
         }
     });

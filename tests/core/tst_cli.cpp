@@ -107,6 +107,13 @@ private slots:
         QVERIFY(kinds.contains("prefill") || kinds.contains("mixed"));
         QVERIFY(kinds["decode"]["count"].get<int>() > 0);
         QVERIFY(kinds["decode"]["median_measured"].get<double>() > 0);
+        // --recalibrate: one profile point re-timed, the model scaled by the ratio.
+        const std::string rj = kairos::test::tempPath("validate_recal.json");
+        const Result rc = cli({"validate", "-w", wl, "--model", "tiny", "--exec-model", "1", "--db",
+                               db, "--recalibrate", "--json", QString::fromStdString(rj)});
+        QVERIFY2(rc.code == 0, qPrintable(rc.err));
+        QVERIFY(rc.out.contains("recalibrated: a batch-1 decode step at 129 positions"));
+        QVERIFY(readJson(rj)["recalibration"].get<double>() > 0);
 #endif
     }
     // lengths: collect from a live run of the length task, train the RLP and the probe,

@@ -241,6 +241,17 @@ private Q_SLOTS:
         QVERIFY(e.trail_refined_mae < 0.5 * e.mean_countdown_mae);
         QVERIFY(e.trail_refined_mae <= 1.5 * floor); // bins of 8 tokens, a mean not a median
         QVERIFY(e.trail_refined_mae <= 1.1 * e.trail_prompt_only_mae);
+        // The temper sweep: its first point is Trail's rule, the options' own.
+        QCOMPARE(e.temper_mae.size(), std::size_t(5));
+        QCOMPARE(e.temper_mae[0].first, 1.0);
+        QCOMPARE(e.temper_mae[0].second, e.trail_refined_mae);
+        for (const auto& [t, mae] : e.temper_mae) {
+            qInfo("  temper %.2f: refined MAE %.2f", t, mae);
+            QVERIFY(mae > 0 && mae < e.mean_countdown_mae);
+        }
+        LengthHeadOptions bad = headOptions();
+        bad.temper = 0;
+        QVERIFY_THROWS_EXCEPTION(std::invalid_argument, bad.validate());
     }
 
     void saveLoadRoundTrip() {
@@ -252,6 +263,7 @@ private Q_SLOTS:
         QCOMPARE(back.metadata().at("model"), std::string("tiny"));
         QCOMPARE(back.options().layer, 1);
         QCOMPARE(back.options().bins, 12);
+        QCOMPARE(back.options().temper, 1.0);
         for (const auto& s : t.test) {
             QCOMPARE(back.rlpProbs(s.prompt), t.heads->rlpProbs(s.prompt));
             for (const auto& [g, h] : s.readings) QCOMPARE(back.probe(h, g), t.heads->probe(h, g));
