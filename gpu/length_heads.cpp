@@ -227,10 +227,20 @@ std::vector<double> LengthHeads::rlpProbs(const at::Tensor& prompt) const {
     return toVector(at::softmax(d_->rlp->forward(x), 1)[0]);
 }
 
-double LengthHeads::rlpPredict(const at::Tensor& prompt) const {
-    const auto p = rlpProbs(prompt);
+double LengthHeads::rlpEstimate(const std::vector<double>& p) const {
     const auto k = std::max_element(p.begin(), p.end()) - p.begin();
     return std::min<double>(d_->o.n_max, double(k + 1) * d_->o.bucket);
+}
+
+double LengthHeads::rlpPredict(const at::Tensor& prompt) const {
+    return rlpEstimate(rlpProbs(prompt));
+}
+
+int LengthHeads::bucketOf(int length) const {
+    return d_->rlpTarget(length);
+}
+int LengthHeads::binOf(double remaining) const {
+    return d_->binOf(remaining);
 }
 
 std::vector<double> LengthHeads::probe(const at::Tensor& h, int generated) const {
@@ -375,15 +385,14 @@ LengthEval evaluateHeads(const LengthHeads& h, const std::vector<LengthSample>& 
     for (const auto& s : test) {
         const int L = s.length;
         const auto probs = h.rlpProbs(s.prompt);
-        const double rlp = h.rlpPredict(s.prompt);
+        const double rlp = h.rlpEstimate(probs);
         const auto k = std::max_element(probs.begin(), probs.end()) - probs.begin();
-        rlp_hits += k == std::clamp((L + o.bucket - 1) / o.bucket - 1, 0, o.buckets() - 1);
+        rlp_hits += k == h.bucketOf(L);
         e.rlp_mae += std::fabs(rlp - L);
         e.mean_baseline_mae += std::fabs(train_mean_length - L);
         auto binHit = [&](const std::vector<double>& q, double remaining) {
             const auto b = std::max_element(q.begin(), q.end()) - q.begin();
-            const double w = o.l_max / o.bins;
-            e.probe_bin_accuracy += b == std::clamp(int(std::floor(remaining / w)), 0, o.bins - 1);
+            e.probe_bin_accuracy += b == h.binOf(remaining);
             ++e.readings;
         };
         const std::vector<double> prior = h.promptBins(s.prompt);

@@ -124,7 +124,11 @@ public:
     // One smoothing step over `steps` tokens with the reading `q` (tempered).
     std::vector<double> smooth(const std::vector<double>& post, const std::vector<double>& q,
                                int steps) const;
-    double transition() const; // Trail's p = min(1, k / L_max)
+    double transition() const;         // Trail's p = min(1, k / L_max)
+    int bucketOf(int length) const;    // the RLP's class of an output length
+    int binOf(double remaining) const; // the probe's bin of a remaining length
+    // N_hat of a bucket-probability vector: min(N_max, (argmax + 1) * B).
+    double rlpEstimate(const std::vector<double>& probs) const;
 
 private:
     struct Impl;

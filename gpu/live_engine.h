@@ -30,11 +30,11 @@ struct LiveOptions {
     int length_cue = 0;
 };
 
-// Reads the residual stream of generated tokens as the engine decodes them (a length
-// probe, or the collector of its training data).
 constexpr std::int64_t kCueIds = 64;    // token ids per bucket of the length task
 constexpr std::size_t kCueNoRepeat = 8; // its answers repeat none of their last 8 tokens
 
+// Reads the residual stream of generated tokens as the engine decodes them (a length
+// probe, or the collector of its training data).
 class TokenObserver {
 public:
     virtual ~TokenObserver() = default;

@@ -394,10 +394,10 @@ at::Tensor Transformer::forward(std::vector<Step>& steps, int layers) {
         x = x + at::linear(at::silu(at::linear(h2, L.wg)) * at::linear(h2, L.wu), L.wd);
         for (std::size_t i = 0; i < steps.size(); ++i)
             if (steps[i].hidden && steps[i].hidden_layer == l + 1)
+                // One copy, float on the CPU: not a view of the whole iteration's x.
                 *steps[i].hidden = x.narrow(0, offset[i], std::int64_t(steps[i].tokens.size()))
-                                       .to(at::kFloat)
-                                       .to(at::kCPU)
-                                       .clone(); // not a view of the whole iteration's x
+                                       .to(at::TensorOptions(at::kFloat).device(at::kCPU),
+                                           /*non_blocking=*/false, /*copy=*/true);
     }
     for (auto& s : steps) {
         const auto n = std::int64_t(s.tokens.size());

@@ -61,6 +61,20 @@ std::unique_ptr<gpu::Transformer> buildModel(const LiveArgs& a, std::string* dty
     return std::make_unique<gpu::Transformer>(cfg, o);
 }
 
+// The backend options a command's live options describe.
+gpu::LiveOptions liveOptions(const LiveArgs& a) {
+    gpu::LiveOptions lo;
+    lo.snap_window = a.snap_window;
+    lo.prompt_seed = a.prompt_seed;
+    lo.length_cue = a.length_cue;
+    return lo;
+}
+
+// --kv-capacity when given, else what 4 GiB of KV holds for this model.
+std::int64_t kvCapacityOr(long long given, const gpu::Transformer& m) {
+    return given > 0 ? given : gpu::kvCapacityTokens(m, 4.0 * 1073741824.0);
+}
+
 class Session final : public LiveSession {
 public:
     Session(const LiveArgs& a, const Workload& w, EngineLimits& lim, bool kv_given) {
@@ -69,11 +83,7 @@ public:
         const auto& cfg = model_->config();
         const auto& o = model_->options();
 
-        gpu::LiveOptions lo;
-        lo.snap_window = a.snap_window;
-        lo.prompt_seed = a.prompt_seed;
-        lo.length_cue = a.length_cue;
-        backend_ = std::make_unique<gpu::TorchBackend>(*model_, w, lo);
+        backend_ = std::make_unique<gpu::TorchBackend>(*model_, w, liveOptions(a));
         std::string heads_note;
         if (!a.length_heads.empty()) {
             auto heads =
@@ -306,11 +316,7 @@ nlohmann::json iterationErrors(const std::vector<Simulator::LiveIteration>& it) 
         meas[kind].push_back(x.measured);
         if (i > 0) gaps.push_back(x.gap);
     }
-    auto median = [](std::vector<double> v) -> double {
-        if (v.empty()) return NAN;
-        std::nth_element(v.begin(), v.begin() + std::ptrdiff_t(v.size() / 2), v.end());
-        return v[v.size() / 2];
-    };
+    auto median = [](const std::vector<double>& v) { return describe(v, {50}).percentile(50); };
     nlohmann::json kinds = nlohmann::json::object();
     for (const auto& [k, v] : sgn)
         kinds[k] = {{"count", v.size()},
@@ -398,8 +404,7 @@ void addValidate(CLI::App& app) {
         }
         const EteModel planning(ete, source);
         EngineLimits lim;
-        lim.kv_capacity_tokens =
-            a->kv_capacity > 0 ? a->kv_capacity : gpu::kvCapacityTokens(*m, 4.0 * 1073741824.0);
+        lim.kv_capacity_tokens = kvCapacityOr(a->kv_capacity, *m);
         lim.chunked_prefill = a->chunked;
         lim.max_num_seqs = a->max_num_seqs;
         lim.max_num_batched_tokens = a->max_num_batched_tokens;
@@ -408,7 +413,7 @@ void addValidate(CLI::App& app) {
         pc.params = parsePolicyParams(a->params);
         auto s_sim = makeScheduler(pc), s_live = makeScheduler(pc);
         const RunLog sim = simulate(w, planning, *s_sim, lim);
-        gpu::TorchBackend backend(*m, w);
+        gpu::TorchBackend backend(*m, w, liveOptions(a->live));
         std::fprintf(stderr, "running %zu requests live (%.1f s of arrivals)...\n", w.size(),
                      w.span());
         if (g_progress_lines) std::fprintf(stderr, "progress 0/0 running live\n");
@@ -524,18 +529,14 @@ void addLengths(CLI::App& app) {
             throw std::invalid_argument("--layer " + std::to_string(o.layer) + ": " +
                                         m->config().name + " has " +
                                         std::to_string(m->config().layers) + " layers");
-        gpu::LiveOptions lo;
-        lo.prompt_seed = a->live.prompt_seed;
-        lo.length_cue = a->live.length_cue;
-        gpu::TorchBackend backend(*m, w, lo);
+        gpu::TorchBackend backend(*m, w, liveOptions(a->live));
         gpu::LengthCollector collector(o.layer, o.every);
         backend.setObserver(&collector);
         PolicyConfig pc;
         pc.name = a->policy;
         auto sched = makeScheduler(pc);
         EngineLimits lim;
-        lim.kv_capacity_tokens =
-            a->kv_capacity > 0 ? a->kv_capacity : gpu::kvCapacityTokens(*m, 4.0 * 1073741824.0);
+        lim.kv_capacity_tokens = kvCapacityOr(a->kv_capacity, *m);
         UnitModel planning;
         std::fprintf(stderr, "collecting: %zu requests live on %s (%.1f s of arrivals)...\n",
                      w.size(), backend.describe().c_str(), w.span());
