@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <limits>
 #include <numeric>
 #include <random>
 #include <stdexcept>
@@ -437,6 +438,31 @@ LengthEval evaluateHeads(const LengthHeads& h, const std::vector<LengthSample>& 
     }
     if (e.readings > 0) e.probe_bin_accuracy /= double(e.readings);
     return e;
+}
+
+TemperChoice chooseTemper(const std::vector<LengthSample>& train, int hidden,
+                          const LengthHeadOptions& o, double val_fraction) {
+    const auto n_val = std::size_t(std::lround(val_fraction * double(train.size())));
+    if (!(val_fraction > 0 && val_fraction < 1) || n_val < 1 || n_val >= train.size())
+        throw std::invalid_argument(
+            "choosing the temper: a validation share of " + std::to_string(val_fraction) + " of " +
+            std::to_string(train.size()) + " requests leaves one side empty");
+    const std::vector<LengthSample> fit(train.begin(), train.end() - std::ptrdiff_t(n_val));
+    const std::vector<LengthSample> val(train.end() - std::ptrdiff_t(n_val), train.end());
+    double mean = 0;
+    for (const auto& s : fit) mean += s.length;
+    mean /= double(fit.size());
+    const LengthEval e = evaluateHeads(LengthHeads::train(fit, hidden, o), val, mean);
+    TemperChoice c;
+    c.validation_mae = e.temper_mae;
+    c.validation_requests = e.requests;
+    double best = std::numeric_limits<double>::infinity();
+    for (const auto& [t, mae] : e.temper_mae)
+        if (mae < best) { // the sweep runs from 1 down: ties keep the larger temper
+            best = mae;
+            c.temper = t;
+        }
+    return c;
 }
 
 double bucketOracleMae(const std::vector<LengthSample>& test, int width) {

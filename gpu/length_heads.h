@@ -155,6 +155,18 @@ struct LengthEval {
 };
 LengthEval evaluateHeads(const LengthHeads& h, const std::vector<LengthSample>& test,
                          double train_mean_length);
+// Trail's temper chosen on data the test never sees: heads trained on the first
+// (1 - val_fraction) of `train` (in order) are evaluated on the rest at each temper of
+// evaluateHeads' sweep, and the temper with the lowest refined MAE is returned (ties: the
+// larger, nearer Trail's rule). Throws std::invalid_argument when either part is empty.
+struct TemperChoice {
+    double temper = 1.0;
+    std::vector<std::pair<double, double>> validation_mae; // (temper, refined MAE)
+    int validation_requests = 0;
+};
+TemperChoice chooseTemper(const std::vector<LengthSample>& train, int hidden,
+                          const LengthHeadOptions& o, double val_fraction = 0.2);
+
 // The synthetic length task's floor: the remaining-length MAE over the same tokens of a
 // predictor told the true bucket of `width` tokens that answers, after g tokens, the
 // median of the lengths in the bucket above g (within a bucket lengths are uniform and

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <chrono>
 #include <fstream>
+#include <limits>
 #include <stdexcept>
 #include <torch/version.h>
 
@@ -24,6 +25,12 @@ double median(std::vector<double> v) {
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
+double spreadPct(const std::vector<double>& v) {
+    if (v.empty()) return 0;
+    const auto [lo, hi] = std::minmax_element(v.begin(), v.end());
+    return 100 * (*hi - *lo) / median(v);
+}
+
 std::vector<std::int64_t> tokens(int n, int vocab, std::int64_t salt) {
     std::vector<std::int64_t> t(static_cast<std::size_t>(n));
     for (int i = 0; i < n; ++i)
@@ -34,6 +41,32 @@ std::vector<std::int64_t> tokens(int n, int vocab, std::int64_t salt) {
 // Waits for the device (a small copy to the host synchronises a CUDA stream).
 void sync(const at::Tensor& t) {
     (void)t.sum().item<float>();
+}
+
+// The median of one decode step of `batch` requests holding `context` positions each,
+// after `warmup` untimed steps, and the spread of the timings; `kv_out`: the KV positions
+// the step attends to.
+double timeDecodeStep(Transformer& m, int batch, int context, int warmup, int repeats,
+                      std::int64_t* kv_out, double* spread_pct) {
+    const int vocab = m.config().vocab;
+    std::vector<SeqCache> caches(static_cast<std::size_t>(batch));
+    for (auto& c : caches) m.fillCache(c, context);
+    std::vector<double> t;
+    std::int64_t kv = 0;
+    for (int r = 0; r < warmup + repeats; ++r) {
+        std::vector<Transformer::Step> s;
+        kv = 0;
+        for (auto& c : caches) {
+            s.push_back({&c, {std::int64_t(r % vocab)}});
+            kv += c.len + 1; // the step attends to the cache and its own token
+        }
+        const double a = now();
+        sync(m.forward(s));
+        if (r >= warmup) t.push_back(now() - a);
+    }
+    if (kv_out) *kv_out = kv;
+    if (spread_pct) *spread_pct = spreadPct(t);
+    return median(t);
 }
 
 } // namespace
@@ -54,25 +87,20 @@ LiveProfileGrid LiveProfileGrid::quick() {
     return g;
 }
 
-double timeDecodeStep(Transformer& m, int batch, int context, int warmup, int repeats,
-                      std::int64_t* kv_out) {
-    const int vocab = m.config().vocab;
-    std::vector<SeqCache> caches(static_cast<std::size_t>(batch));
-    for (auto& c : caches) m.fillCache(c, context);
+ReferenceStep::ReferenceStep(Transformer& m, int context) : m_(m), context_(context) {
+    m_.fillCache(cache_, context_);
+}
+
+double ReferenceStep::time() {
+    const int vocab = m_.config().vocab;
     std::vector<double> t;
-    std::int64_t kv = 0;
-    for (int r = 0; r < warmup + repeats; ++r) {
-        std::vector<Transformer::Step> s;
-        kv = 0;
-        for (auto& c : caches) {
-            s.push_back({&c, {std::int64_t(r % vocab)}});
-            kv += c.len + 1; // the step attends to the cache and its own token
-        }
+    for (int r = 0; r < 1 + 3; ++r) {
+        cache_.len = cache_.next_pos = context_;
+        std::vector<Transformer::Step> s{{&cache_, {std::int64_t(r % vocab)}}};
         const double a = now();
-        sync(m.forward(s));
-        if (r >= warmup) t.push_back(now() - a);
+        sync(m_.forward(s));
+        if (r >= 1) t.push_back(now() - a);
     }
-    if (kv_out) *kv_out = kv;
     return median(t);
 }
 
@@ -87,31 +115,60 @@ LiveProfile profileTransformer(Transformer& m, const LiveProfileGrid& g,
             g.bench_lengths.size() * g.bench_batches.size());
     int done = 0;
     LiveProfile out;
+    ReferenceStep ref(m, g.reference_context);
+    std::vector<double> refs;
+    const auto reference = [&] { refs.push_back(ref.time()); };
+    reference();
     const auto step = [&](const std::string& what) {
         ++done;
+        reference();
         if (progress) progress(done, total, what);
         if (cancel && cancel->load()) throw std::runtime_error("cancelled");
     };
+    // A point whose repeats disagree by more than max_spread_pct is timed again, up to
+    // `retries` times; the attempt with the least spread is kept. `time(spread)` returns
+    // one attempt's median.
+    const auto settled = [&](const auto& time) {
+        double best = 0, best_spread = std::numeric_limits<double>::infinity();
+        for (int attempt = 0; attempt <= g.retries; ++attempt) {
+            double spread = 0;
+            const double t = time(spread);
+            if (spread < best_spread) {
+                best = t;
+                best_spread = spread;
+            }
+            if (best_spread <= g.max_spread_pct) break;
+            if (attempt < g.retries) ++out.retimed;
+        }
+        out.spread_pct.push_back(best_spread);
+        return best;
+    };
     // Prefill: `batch` prompts of `len` tokens in one iteration, fresh caches each time.
     const auto prefill = [&](int batch, int len) {
-        std::vector<double> t;
-        for (int r = 0; r < g.warmup + g.repeats; ++r) {
-            std::vector<SeqCache> caches(static_cast<std::size_t>(batch));
-            std::vector<Transformer::Step> s;
-            for (int b = 0; b < batch; ++b)
-                s.push_back({&caches[std::size_t(b)], tokens(len, vocab, b + r)});
-            const double a = now();
-            sync(m.forward(s));
-            if (r >= g.warmup) t.push_back(now() - a);
-        }
-        out.measurements.push_back({"prefill", batch, len, 0, median(t)});
+        const double secs = settled([&](double& spread) {
+            std::vector<double> t;
+            for (int r = 0; r < g.warmup + g.repeats; ++r) {
+                std::vector<SeqCache> caches(static_cast<std::size_t>(batch));
+                std::vector<Transformer::Step> s;
+                for (int b = 0; b < batch; ++b)
+                    s.push_back({&caches[std::size_t(b)], tokens(len, vocab, b + r)});
+                const double a = now();
+                sync(m.forward(s));
+                if (r >= g.warmup) t.push_back(now() - a);
+            }
+            spread = spreadPct(t);
+            return median(t);
+        });
+        out.measurements.push_back({"prefill", batch, len, 0, secs});
         step("prefill " + std::to_string(batch) + " x " + std::to_string(len) + " tokens");
     };
     // Decode: one step of `batch` requests holding `context` positions each.
     const auto decode = [&](int batch, int context) {
         std::int64_t kv = 0;
-        const double t = timeDecodeStep(m, batch, context, g.warmup, g.repeats, &kv);
-        out.measurements.push_back({"decode", batch, 0, kv, t});
+        const double secs = settled([&](double& spread) {
+            return timeDecodeStep(m, batch, context, g.warmup, g.repeats, &kv, &spread);
+        });
+        out.measurements.push_back({"decode", batch, 0, kv, secs});
         step("decode " + std::to_string(batch) + " x " + std::to_string(context) + " context");
     };
     for (int len : g.prefill_lengths) prefill(1, len);
@@ -140,6 +197,30 @@ LiveProfile profileTransformer(Transformer& m, const LiveProfileGrid& g,
             step("throughput batch " + std::to_string(b) + ", " + std::to_string(len) + " in / " +
                  std::to_string(len) + " out");
         }
+    // Point k was timed between references k and k + 1; its factor is the median of the
+    // `reference_window` references from k - w/2 to k + w/2.
+    const double ref_median = median(refs);
+    out.reference_seconds = ref_median;
+    out.reference_spread_pct = spreadPct(refs);
+    const std::size_t n_meas = out.measurements.size();
+    const std::ptrdiff_t half = std::max(1, g.reference_window) / 2,
+                         n_refs = std::ptrdiff_t(refs.size());
+    for (std::ptrdiff_t k = 0; k + 1 < n_refs; ++k) {
+        const std::ptrdiff_t lo = std::max<std::ptrdiff_t>(k - half, 0),
+                             hi = std::min<std::ptrdiff_t>(k + half, n_refs - 1);
+        const double f = median({refs.begin() + lo, refs.begin() + hi + 1}) / ref_median;
+        out.speed.push_back(f);
+        if (!g.normalise) continue;
+        if (std::size_t(k) < n_meas) {
+            out.measurements[std::size_t(k)].seconds /= f;
+        } else {
+            BenchPoint& b = out.bench[std::size_t(k) - n_meas];
+            b.seconds /= f;
+            b.throughput = double(b.batch) * b.output / b.seconds;
+        }
+    }
+    for (double r : refs)
+        out.measurements.push_back({"reference", 1, 0, g.reference_context + 1, r});
     out.seconds_spent = now() - t_start;
     return out;
 }

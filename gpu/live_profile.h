@@ -27,6 +27,22 @@ struct LiveProfileGrid {
     std::vector<int> bench_batches{1, 2, 4, 8, 16};
     int repeats = 5; // the median of this many timings is kept
     int warmup = 2;  // timings thrown away first, per point
+    // Drift control. A shared host's speed wanders (this project's CPU VM: -28 % in three
+    // minutes), so a reference point, one batch-1 decode step at `reference_context`
+    // positions, is timed before the first point and after every point. With `normalise`
+    // each point's timing is divided by its speed factor: the mean of the references
+    // bracketing it over the median of all references, so every point reads as if timed
+    // at the session's median speed. A factor is the median of the `reference_window`
+    // references nearest the point, so a slow drift is followed and a one-off spike (a
+    // neighbour's burst: seen here as +35 % on one reference in 23) is not. The references
+    // are kept as "reference" rows.
+    int reference_context = 128;
+    int reference_window = 5;
+    // A point whose repeats differ by more than this share of their median (slowest -
+    // fastest) is timed again, at most `retries` more times, and the steadiest kept.
+    double max_spread_pct = 10;
+    int retries = 2;
+    bool normalise = true;
     static LiveProfileGrid quick();
 };
 
@@ -37,8 +53,15 @@ struct BenchPoint {
 };
 
 struct LiveProfile {
+    // The grid's points (normalised when the grid says so), then one "reference" row per
+    // reference timing (batch 1, context = reference_context + 1, raw seconds, in order).
     std::vector<Measurement> measurements;
-    std::vector<BenchPoint> bench;
+    std::vector<BenchPoint> bench;   // normalised likewise
+    std::vector<double> speed;       // per grid point then per bench point: its speed factor
+    std::vector<double> spread_pct;  // per grid point: (slowest - fastest) / median repeat, %
+    int retimed = 0;                 // attempts timed again for too much spread
+    double reference_seconds = 0;    // the median reference timing
+    double reference_spread_pct = 0; // (slowest - fastest) / median reference, percent
     double seconds_spent = 0;
 };
 
@@ -49,10 +72,20 @@ profileTransformer(Transformer& m, const LiveProfileGrid& grid,
                    const std::function<void(int, int, const std::string&)>& progress = {},
                    const std::atomic<bool>* cancel = nullptr);
 
-// The median time of one decode step of `batch` requests holding `context` positions
-// each, after `warmup` untimed steps; `kv_out`: the KV positions the step attends to.
-double timeDecodeStep(Transformer& m, int batch, int context, int warmup, int repeats,
-                      std::int64_t* kv_out = nullptr);
+// The drift reference of profiles (LiveProfileGrid::reference_context): one batch-1 decode
+// step at `context` positions, the median of 3 after a warm-up step. Its cache is filled
+// once and cut back before each step, so a timing costs four decode steps.
+class ReferenceStep {
+public:
+    ReferenceStep(Transformer& m, int context);
+    double time();
+    int context() const { return context_; }
+
+private:
+    Transformer& m_;
+    int context_;
+    SeqCache cache_;
+};
 
 // This process's device description: CPU model and thread count, or the GPU's name.
 std::string deviceName(const Transformer& m);

@@ -8,10 +8,25 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 #include <numeric>
 #include <stdexcept>
 
 namespace kairos::gpu {
+
+bool settleHostAllocator() {
+#if defined(__GLIBC__)
+    // 32 MiB is the largest M_MMAP_THRESHOLD glibc takes on 64-bit (4 * 1024 * 1024 *
+    // sizeof(long)); setting it also turns off its dynamic adjustment.
+    const bool mmap_ok = mallopt(M_MMAP_THRESHOLD, 32 * 1024 * 1024) == 1;
+    const bool trim_ok = mallopt(M_TRIM_THRESHOLD, 1024 * 1024 * 1024) == 1;
+    return mmap_ok && trim_ok;
+#else
+    return false;
+#endif
+}
 
 namespace {
 

@@ -340,6 +340,9 @@ void addLiveModelOptions(CLI::App* c, LiveArgs& l) {
     c->add_option("--weight-seed", l.weight_seed, "Seed of synthetic weights")
         ->capture_default_str();
     c->add_option("--threads", l.threads, "CPU threads for libtorch (default: its own)");
+    c->add_flag("--default-allocator", l.default_allocator,
+                "Leave the C library's allocator as it is (for comparison: profiles and live "
+                "runs then time the same iteration differently; gpu/transformer.h)");
 }
 
 void addLive(CLI::App& app) {

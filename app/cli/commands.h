@@ -63,6 +63,7 @@ struct LiveArgs {
     int snap_window = 32;
     double kv_mem_gib = 0;             // KV memory budget (0: 4 GiB on the CPU, 16 GiB on CUDA)
     int threads = 0;                   // CPU threads for libtorch (0: its default)
+    bool default_allocator = false;    // leave glibc's allocator as it is (for comparison)
     int length_cue = 0;                // the synthetic length task's bucket width (0: off)
     std::string length_heads;          // trained length heads (kairos-cli lengths)
     std::string length_mode = "trail"; // rlp | trail

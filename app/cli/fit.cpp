@@ -85,13 +85,26 @@ nlohmann::json fitEteGroup(const std::string& name, const std::vector<Measuremen
         mi.kind = "ete";
         mi.name = name;
         mi.params = rep.params.toModelJson().dump();
-        mi.training = nlohmann::json{
-            {"source", source},
-            {"group", name},
-            {"measurements", ms.size()},
-            {"test_fraction", test_fraction},
-            {"seed",
-             seed}}.dump();
+        nlohmann::json training = {{"source", source},
+                                   {"group", name},
+                                   {"measurements", ms.size()},
+                                   {"test_fraction", test_fraction},
+                                   {"seed", seed}};
+        // A live profile's drift reference (gpu/live_profile.h): what validate
+        // --recalibrate re-times.
+        std::vector<double> refs;
+        std::int64_t ref_context = 0;
+        for (const Measurement& x : ms)
+            if (x.kind == "reference") {
+                refs.push_back(x.seconds);
+                ref_context = x.context;
+            }
+        if (!refs.empty())
+            training["reference"] = {{"batch", 1},
+                                     {"context", ref_context},
+                                     {"seconds", describe(refs, {50}).percentile(50)},
+                                     {"timings", refs.size()}};
+        mi.training = training.dump();
         nlohmann::json acc = nlohmann::json::array();
         for (const LinearFit& f : rep.fits) acc.push_back(fitJson(f, false));
         mi.accuracy = acc.dump();

@@ -18,6 +18,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <stdexcept>
 #include <unistd.h>
 
@@ -28,6 +29,8 @@ namespace {
 // The transformer a command's live options describe; `dtype_out` gets its dtype's name.
 std::unique_ptr<gpu::Transformer> buildModel(const LiveArgs& a, std::string* dtype_out) {
     if (a.threads > 0) at::set_num_threads(a.threads);
+    // Profiles and live runs time iterations alike (transformer.h says why).
+    if (!a.default_allocator) gpu::settleHostAllocator();
     gpu::TransformerOptions o;
     if (a.device == "cpu") {
         o.device = at::kCPU;
@@ -165,6 +168,13 @@ ProfileOutcome profileAndFit(gpu::Transformer& m, const std::string& dtype,
     std::fprintf(stderr, "profiling %s (%s, %s weights) on %s, %s\n", cfg.name.c_str(),
                  dtype.c_str(), weights.c_str(), device.c_str(), gpu::libraryVersions().c_str());
     out.raw = gpu::profileTransformer(m, grid, progressBar);
+    std::printf("drift reference (a batch-1 decode step at %d positions, %zu timings): median "
+                "%.2f ms, spread %.1f %% of it; points %s; %d timed again (repeats over %.0f %% "
+                "apart)\n",
+                grid.reference_context + 1, out.raw.speed.size() + 1,
+                1e3 * out.raw.reference_seconds, out.raw.reference_spread_pct,
+                grid.normalise ? "normalised to the median speed" : "left as measured",
+                out.raw.retimed, grid.max_spread_pct);
     const std::string name = name_override.empty()
                                  ? cfg.name + "-" + m.options().device.str() + "-" + dtype
                                  : name_override;
@@ -187,6 +197,7 @@ ProfileOutcome profileAndFit(gpu::Transformer& m, const std::string& dtype,
     p.provenance = "kairos-cli profile: the live engine's transformer measured on " + device +
                    " (" + gpu::libraryVersions() + "), median of " + std::to_string(grid.repeats) +
                    " timings per point after " + std::to_string(grid.warmup) + " warm-up, " +
+                   (grid.normalise ? "normalised by a bracketing reference step, " : "") +
                    std::to_string(out.raw.measurements.size()) + " points; " + weights +
                    " weights; KV capacity for " + std::to_string(int(p.gpu_mem_gib)) + " GiB";
     std::string source = "kairos-cli profile on " + device;
@@ -207,7 +218,7 @@ void addProfile(CLI::App& app) {
     struct Args {
         LiveArgs live;
         std::string db, out, bench_csv, json_out, name;
-        bool store = false, quick = false;
+        bool store = false, quick = false, raw = false;
         int repeats = 0;
     };
     auto a = std::make_shared<Args>();
@@ -218,6 +229,9 @@ void addProfile(CLI::App& app) {
     addLiveModelOptions(c, a->live);
     c->add_flag("--quick", a->quick, "A smaller grid (a first look; tests)");
     c->add_option("--repeats", a->repeats, "Timings per point (median kept; default 5, quick 3)");
+    c->add_flag("--no-normalise", a->raw,
+                "Keep every timing as measured (by default each is divided by the device's "
+                "speed then, from a reference step timed between points)");
     c->add_option("--name", a->name, "Profile name (default MODEL-DEVICE-DTYPE)");
     c->add_option("--db", a->db, "Store the profile, its measurements and the ETE model here");
     c->add_flag("--store", a->store, "The same in the default database");
@@ -234,6 +248,7 @@ void addProfile(CLI::App& app) {
         gpu::LiveProfileGrid grid =
             a->quick ? gpu::LiveProfileGrid::quick() : gpu::LiveProfileGrid{};
         if (a->repeats > 0) grid.repeats = a->repeats;
+        grid.normalise = !a->raw;
         std::unique_ptr<store::Store> db;
         if (!a->db.empty() || a->store)
             db =
@@ -253,6 +268,12 @@ void addProfile(CLI::App& app) {
         if (!a->json_out.empty()) {
             nlohmann::json j = {{"profile", r.profile.toJson()},
                                 {"seconds_spent", r.raw.seconds_spent},
+                                {"normalised", grid.normalise},
+                                {"reference_seconds", r.raw.reference_seconds},
+                                {"reference_spread_pct", r.raw.reference_spread_pct},
+                                {"speed", r.raw.speed},
+                                {"spread_pct", r.raw.spread_pct},
+                                {"retimed", r.raw.retimed},
                                 {"measurements", nlohmann::json::array()},
                                 {"throughput", nlohmann::json::array()}};
             for (const auto& x : r.raw.measurements)
@@ -296,6 +317,36 @@ ErrorStats relErrors(const std::vector<double>& e) {
     s.median = d.percentile(50);
     s.p90 = d.percentile(90);
     return s;
+}
+
+// The simulator's per-request errors against a live run of the same workload.
+struct SimErrors {
+    ErrorStats ttft, e2el;
+    nlohmann::json rows = nlohmann::json::array();
+};
+SimErrors simErrors(const RunLog& sim, const RunLog& live) {
+    const auto ms = perRequest(sim), ml = perRequest(live);
+    std::vector<double> e_ttft, e_e2el;
+    SimErrors out;
+    for (std::size_t i = 0; i < ms.size() && i < ml.size(); ++i) {
+        if (!ms[i].finished || !ml[i].finished) continue;
+        e_ttft.push_back(std::abs(ms[i].ttft() - ml[i].ttft()) / ml[i].ttft());
+        e_e2el.push_back(std::abs(ms[i].e2el() - ml[i].e2el()) / ml[i].e2el());
+        out.rows.push_back({{"id", ms[i].id},
+                            {"ttft_live", ml[i].ttft()},
+                            {"ttft_sim", ms[i].ttft()},
+                            {"e2el_live", ml[i].e2el()},
+                            {"e2el_sim", ms[i].e2el()}});
+    }
+    out.ttft = relErrors(e_ttft);
+    out.e2el = relErrors(e_e2el);
+    return out;
+}
+
+// Every coefficient times `k` (a device `k` times slower).
+EteParams scaled(EteParams p, double k) {
+    for (double* x : {&p.a, &p.b, &p.c, &p.q0, &p.q1, &p.p}) *x *= k;
+    return p;
 }
 
 // The planning model against the live run's iterations, by kind (prefill only, decode
@@ -373,6 +424,8 @@ void addValidate(CLI::App& app) {
         if (!a->db.empty()) db = std::make_unique<store::Store>(a->db);
         EteParams ete;
         std::string source;
+        double ref_then = 0; // the profile's drift reference (seconds), 0 when it has none
+        int ref_ctx = gpu::LiveProfileGrid{}.reference_context;
         if (a->exec_model > 0) {
             if (!db) throw std::invalid_argument("--exec-model needs --db");
             const auto mi = db->model(a->exec_model);
@@ -381,28 +434,37 @@ void addValidate(CLI::App& app) {
                                             " in " + db->path());
             ete = EteParams::fromModelJson(mi->params);
             source = "ete model " + std::to_string(a->exec_model) + " (" + mi->name + ")";
+            const auto tr = nlohmann::json::parse(mi->training, nullptr, false);
+            if (tr.is_object() && tr.contains("reference")) {
+                ref_then = tr["reference"].value("seconds", 0.0);
+                ref_ctx = int(tr["reference"].value("context", std::int64_t(ref_ctx + 1)) - 1);
+            }
         } else {
             const auto r = profileAndFit(
                 *m, dtype, a->quick ? gpu::LiveProfileGrid::quick() : gpu::LiveProfileGrid{},
                 db.get(), "");
             ete = r.profile.ete;
             source = "profiled now: " + r.profile.name;
+            ref_then = r.raw.reference_seconds;
         }
+        // A machine's speed drifts (shared hosts, clocks): the profile's reference point is
+        // re-timed before and after the live run. A profile without one (older models) is
+        // compared with its own prediction of that point instead.
+        gpu::ReferenceStep reference(*m, ref_ctx);
+        const std::string ref_source =
+            ref_then > 0 ? "the profile's reference timing" : "the model's prediction";
+        if (!(ref_then > 0)) ref_then = EteModel(ete).decodeTime(1, ref_ctx + 1);
+        const double ref_before = reference.time();
         double drift = 1.0;
         if (a->recalibrate) {
-            // A machine's speed drifts (shared hosts, clocks): re-time one point of the
-            // profile now and scale every coefficient by the ratio.
-            const int ctx = 128;
-            const double now_s = gpu::timeDecodeStep(*m, 1, ctx, 2, 5);
-            const double then_s = EteModel(ete).decodeTime(1, ctx + 1);
-            drift = now_s / then_s;
-            for (double* x : {&ete.a, &ete.b, &ete.c, &ete.q0, &ete.q1, &ete.p}) *x *= drift;
-            std::printf("recalibrated: a batch-1 decode step at %d positions takes %.2f ms now, "
-                        "%.2f ms by the model: coefficients scaled by %.3f\n",
-                        ctx + 1, 1e3 * now_s, 1e3 * then_s, drift);
+            drift = ref_before / ref_then;
             source += " x " + std::to_string(drift).substr(0, 5);
         }
-        const EteModel planning(ete, source);
+        std::printf("device speed, a batch-1 decode step at %d positions: %.2f ms now, %.2f ms "
+                    "by %s (x%.3f)%s\n",
+                    ref_ctx + 1, 1e3 * ref_before, 1e3 * ref_then, ref_source.c_str(),
+                    ref_before / ref_then, a->recalibrate ? ": the model is scaled by it" : "");
+        const EteModel planning(scaled(ete, drift), source);
         EngineLimits lim;
         lim.kv_capacity_tokens = kvCapacityOr(a->kv_capacity, *m);
         lim.chunked_prefill = a->chunked;
@@ -419,28 +481,26 @@ void addValidate(CLI::App& app) {
         if (g_progress_lines) std::fprintf(stderr, "progress 0/0 running live\n");
         Simulator engine(w, planning, *s_live, lim, &backend);
         const RunLog live = engine.run();
+        const double ref_after = reference.time();
         const nlohmann::json iters = iterationErrors(engine.liveIterations());
-        const auto ms = perRequest(sim), ml = perRequest(live);
-        std::vector<double> e_ttft, e_e2el;
-        nlohmann::json rows = nlohmann::json::array();
-        for (std::size_t i = 0; i < ms.size() && i < ml.size(); ++i) {
-            if (!ms[i].finished || !ml[i].finished) continue;
-            const double et = std::abs(ms[i].ttft() - ml[i].ttft()) / ml[i].ttft();
-            const double ee = std::abs(ms[i].e2el() - ml[i].e2el()) / ml[i].e2el();
-            e_ttft.push_back(et);
-            e_e2el.push_back(ee);
-            rows.push_back({{"id", ms[i].id},
-                            {"ttft_live", ml[i].ttft()},
-                            {"ttft_sim", ms[i].ttft()},
-                            {"e2el_live", ml[i].e2el()},
-                            {"e2el_sim", ms[i].e2el()}});
-        }
-        const ErrorStats t = relErrors(e_ttft), e = relErrors(e_e2el);
+        const SimErrors err = simErrors(sim, live);
         std::printf("simulator (%s) against the live run (%s), %zu requests finished in both:\n",
-                    source.c_str(), live.exec_model.c_str(), t.n);
+                    source.c_str(), live.exec_model.c_str(), err.ttft.n);
         std::printf("  %-6s %10s %10s\n", "", "median", "p90");
-        std::printf("  %-6s %9.2f%% %9.2f%%\n", "TTFT", 100 * t.median, 100 * t.p90);
-        std::printf("  %-6s %9.2f%% %9.2f%%\n", "E2EL", 100 * e.median, 100 * e.p90);
+        std::printf("  %-6s %9.2f%% %9.2f%%\n", "TTFT", 100 * err.ttft.median, 100 * err.ttft.p90);
+        std::printf("  %-6s %9.2f%% %9.2f%%\n", "E2EL", 100 * err.e2el.median, 100 * err.e2el.p90);
+        // The same simulation with the model scaled to the device's mean speed over the run
+        // (the references before and after it): the error left when drift is taken out.
+        // It uses a timing taken after the run, so it explains the error; it is no forecast.
+        const double mean_speed = 0.5 * (ref_before + ref_after) / ref_then;
+        auto s_br = makeScheduler(pc);
+        const EteModel bracketed(scaled(ete, mean_speed), "bracketed");
+        const SimErrors br = simErrors(simulate(w, bracketed, *s_br, lim), live);
+        std::printf("device speed after the run: %.2f ms (x%.3f of before); the model scaled to "
+                    "the run's mean speed (x%.3f):\n",
+                    1e3 * ref_after, ref_after / ref_before, mean_speed);
+        std::printf("  %-6s %9.2f%% %9.2f%%\n", "TTFT", 100 * br.ttft.median, 100 * br.ttft.p90);
+        std::printf("  %-6s %9.2f%% %9.2f%%\n", "E2EL", 100 * br.e2el.median, 100 * br.e2el.p90);
         std::printf("the planning model on the live run's own iterations (signed: + when it "
                     "predicts longer):\n");
         std::printf("  %-9s %6s %14s %14s %12s\n", "", "count", "median signed", "median |err|",
@@ -453,11 +513,27 @@ void addValidate(CLI::App& app) {
         std::printf("  between iterations (engine and scheduler): median %.3f ms\n",
                     1e3 * iters["median_gap"].get<double>());
         if (!a->json_out.empty()) {
-            const nlohmann::json j = {
-                {"simulator", source},     {"recalibration", drift},
-                {"live", live.exec_model}, {"policy", live.policy},
-                {"requests", rows},        {"ttft_error", {{"median", t.median}, {"p90", t.p90}}},
-                {"iterations", iters},     {"e2el_error", {{"median", e.median}, {"p90", e.p90}}}};
+            const auto stats = [](const ErrorStats& x) {
+                return nlohmann::json{{"median", x.median}, {"p90", x.p90}};
+            };
+            const nlohmann::json j = {{"simulator", source},
+                                      {"recalibration", drift},
+                                      {"live", live.exec_model},
+                                      {"policy", live.policy},
+                                      {"requests", err.rows},
+                                      {"ttft_error", stats(err.ttft)},
+                                      {"e2el_error", stats(err.e2el)},
+                                      {"iterations", iters},
+                                      {"reference",
+                                       {{"context", ref_ctx + 1},
+                                        {"profile", ref_then},
+                                        {"profile_source", ref_source},
+                                        {"before", ref_before},
+                                        {"after", ref_after}}},
+                                      {"bracketed",
+                                       {{"scale", mean_speed},
+                                        {"ttft_error", stats(br.ttft)},
+                                        {"e2el_error", stats(br.e2el)}}}};
             writeFileAtomically(a->json_out, [&](std::ostream& f) { f << j.dump(2) << "\n"; });
         }
     });
@@ -473,6 +549,7 @@ void addLengths(CLI::App& app) {
         double test_fraction = 0.25;
         gpu::LengthHeadOptions heads;
         long long kv_capacity = 0;
+        bool choose_temper = false;
     };
     auto a = std::make_shared<Args>();
     auto* c = app.add_subcommand(
@@ -507,6 +584,10 @@ void addLengths(CLI::App& app) {
                   "Power on the probe's readings in the smoothing (1: Trail's rule; < 1 weighs "
                   "each reading less)")
         ->capture_default_str();
+    c->add_flag("--choose-temper", a->choose_temper,
+                "Choose the temper on a validation split (the last 20 % of the training "
+                "requests; heads trained on the rest) from 1, 0.5, 0.2, 0.1, 0.05, then train "
+                "on all training requests with it");
     c->add_option("--seed", h.seed, "Seed of training")->capture_default_str();
     c->add_option("--kv-capacity", a->kv_capacity, "KV capacity (tokens; default: 4 GiB of KV)");
     c->callback([a] {
@@ -550,6 +631,14 @@ void addLengths(CLI::App& app) {
         double mean = 0;
         for (const auto& s : train) mean += s.length;
         mean /= double(train.size());
+        std::optional<gpu::TemperChoice> chosen;
+        if (a->choose_temper) {
+            chosen = gpu::chooseTemper(train, m->config().hidden, o);
+            o.temper = chosen->temper;
+            std::printf("temper chosen on %d validation requests:", chosen->validation_requests);
+            for (const auto& [t, mae] : chosen->validation_mae) std::printf("  %g: %.2f", t, mae);
+            std::printf("  -> %g\n", o.temper);
+        }
         gpu::TrainLog tl;
         const auto heads = gpu::LengthHeads::train(train, m->config().hidden, o, &tl);
         const gpu::LengthEval e = gpu::evaluateHeads(heads, test, mean);
@@ -609,6 +698,12 @@ void addLengths(CLI::App& app) {
             nlohmann::json& sweep = j["temper_sweep"];
             for (const auto& [t, mae] : e.temper_mae)
                 sweep.push_back({{"temper", t}, {"mae", mae}});
+            if (chosen) {
+                j["temper_choice"] = {{"validation_requests", chosen->validation_requests},
+                                      {"sweep", nlohmann::json::array()}};
+                for (const auto& [t, mae] : chosen->validation_mae)
+                    j["temper_choice"]["sweep"].push_back({{"temper", t}, {"mae", mae}});
+            }
             writeFileAtomically(a->json_out, [&](std::ostream& f) { f << j.dump(2) << "\n"; });
         }
     });

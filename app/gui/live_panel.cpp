@@ -60,12 +60,20 @@ LivePanel::LivePanel(QWidget* parent) : QWidget(parent), e2el_median_(NAN) {
     quick_->setChecked(true);
     quick_->setToolTip(tr("Profile fewer settings: a first look in about a minute on a CPU "
                           "for the tiny model"));
+    recalibrate_ = new QCheckBox(tr("recalibrate"));
+    recalibrate_->setChecked(true);
+    recalibrate_->setToolTip(tr("Before the live run, re-time the profile's reference step and "
+                                "scale the model by how far this device's speed has drifted"));
     form->addRow(tr("Model"), model_);
     form->addRow(tr("Weights"), wrow);
     form->addRow(tr("Device"), device_);
     form->addRow(tr("Threads"), threads_);
     form->addRow(tr("Requests"), limit_);
-    form->addRow(QString(), quick_);
+    auto* checks = new QHBoxLayout;
+    checks->addWidget(quick_);
+    checks->addWidget(recalibrate_);
+    checks->addStretch(1);
+    form->addRow(QString(), checks);
     v->addLayout(form);
     profile_button_ = new QPushButton(tr("&Profile"));
     profile_button_->setToolTip(tr("Measure prefill and decode steps on this device, fit the ETE "
@@ -130,8 +138,8 @@ void LivePanel::setBusy(bool on) {
     profile_button_->setEnabled(!on);
     compare_button_->setEnabled(!on);
     cancel_button_->setEnabled(on);
-    for (QWidget* w :
-         std::initializer_list<QWidget*>{model_, weights_, device_, threads_, limit_, quick_})
+    for (QWidget* w : std::initializer_list<QWidget*>{model_, weights_, device_, threads_, limit_,
+                                                      quick_, recalibrate_})
         w->setEnabled(!on);
 }
 
@@ -184,6 +192,7 @@ void LivePanel::startCompare() {
                      QStringLiteral("--limit"),
                      QString::number(limit_->value())};
     args << modelArgs() << QStringLiteral("--json") << js << QStringLiteral("--progress-lines");
+    if (recalibrate_->isChecked()) args << QStringLiteral("--recalibrate");
     const QString key = modelArgs().join(QLatin1Char(' '));
     if (model_id_ > 0 && model_id_for_ == key && !db_.isEmpty())
         args << QStringLiteral("--exec-model") << QString::number(model_id_);
@@ -224,11 +233,25 @@ bool LivePanel::showComparison(const QString& json_path) {
     e2el_median_ = err("e2el_error", "median");
     chart_->setModel(tr("Simulated against live, per request"), fits.dump(), tr("live (s)"),
                      tr("simulated (s)"));
-    status_->setText(tr("%1 requests live on %2; simulated with %3 (%4).")
-                         .arg(j["requests"].size())
-                         .arg(QString::fromStdString(j.value("live", std::string())))
-                         .arg(QString::fromStdString(j.value("simulator", std::string())))
-                         .arg(QString::fromStdString(j.value("policy", std::string()))));
+    QString text = tr("%1 requests live on %2; simulated with %3 (%4).")
+                       .arg(j["requests"].size())
+                       .arg(QString::fromStdString(j.value("live", std::string())))
+                       .arg(QString::fromStdString(j.value("simulator", std::string())))
+                       .arg(QString::fromStdString(j.value("policy", std::string())));
+    // How far the device's speed was from the profile's, before and after the run, and the
+    // error left with the model scaled to the run's mean speed.
+    const auto ref = j.value("reference", nlohmann::json::object());
+    const double then = ref.value("profile", 0.0);
+    if (then > 0 && ref.contains("before") && ref.contains("after"))
+        text += tr(" Device speed against the profile: ×%1 before the run, ×%2 after; "
+                   "E2EL median error at the run's mean speed %3 %.")
+                    .arg(ref.value("before", 0.0) / then, 0, 'f', 3)
+                    .arg(ref.value("after", 0.0) / then, 0, 'f', 3)
+                    .arg(100 * j.value("bracketed", nlohmann::json::object())
+                                   .value("e2el_error", nlohmann::json::object())
+                                   .value("median", NAN),
+                         0, 'f', 1);
+    status_->setText(text);
     return true;
 }
 

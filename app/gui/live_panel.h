@@ -55,6 +55,7 @@ public:
     // For tests and the window.
     QComboBox* modelBox() const { return model_; }
     QCheckBox* quickBox() const { return quick_; }
+    QCheckBox* recalibrateBox() const { return recalibrate_; }
     QSpinBox* limitBox() const { return limit_; }
     QProgressBar* progressBar() const { return progress_; }
     QLabel* statusLabel() const { return status_; }
@@ -81,6 +82,7 @@ private:
     QLineEdit* weights_ = nullptr;
     QSpinBox *threads_ = nullptr, *limit_ = nullptr;
     QCheckBox* quick_ = nullptr;
+    QCheckBox* recalibrate_ = nullptr;
     QPushButton *profile_button_ = nullptr, *compare_button_ = nullptr, *cancel_button_ = nullptr;
     QProgressBar* progress_ = nullptr;
     QLabel* status_ = nullptr;

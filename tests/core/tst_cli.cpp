@@ -5,6 +5,7 @@
 #include "workload/readers.h"
 
 #include <QtTest>
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <map>
@@ -72,8 +73,33 @@ private slots:
         QVERIFY(p.out.contains("stored as profile 1"));
         QVERIFY(p.out.contains("stored as model 1"));
         const auto prof = readJson(pj);
-        QCOMPARE(prof["measurements"].size(), std::size_t(20)); // the quick grid's settings
-        for (const auto& m : prof["measurements"]) QVERIFY(m["seconds"].get<double>() > 0);
+        // The quick grid's 20 settings, then the drift reference before the first point
+        // and after each of the 22 (20 and 2 throughput batches).
+        QCOMPARE(prof["measurements"].size(), std::size_t(20 + 23));
+        std::vector<double> refs;
+        for (std::size_t i = 0; i < prof["measurements"].size(); ++i) {
+            const auto& m = prof["measurements"][i];
+            QVERIFY(m["seconds"].get<double>() > 0);
+            QCOMPARE(m["kind"] == "reference", i >= 20);
+            if (i >= 20) {
+                QCOMPARE(m["context"].get<int>(), 129);
+                refs.push_back(m["seconds"].get<double>());
+            }
+        }
+        std::sort(refs.begin(), refs.end());
+        QCOMPARE(prof["reference_seconds"].get<double>(), refs[11]); // the median of 23
+        QVERIFY(prof["normalised"].get<bool>());
+        QCOMPARE(prof["speed"].size(), std::size_t(22));
+        QCOMPARE(prof["spread_pct"].size(), std::size_t(20));
+        // A point kept with its repeats over 10 % apart was timed twice more first.
+        int unsteady = 0;
+        for (const auto& sp : prof["spread_pct"]) unsteady += sp.get<double>() > 10;
+        QVERIFY(prof["retimed"].get<int>() >= 2 * unsteady);
+        for (const auto& f : prof["speed"]) {
+            // Each factor is a median of references over their median.
+            QVERIFY(f.get<double>() >= refs.front() / refs[11] - 1e-12);
+            QVERIFY(f.get<double>() <= refs.back() / refs[11] + 1e-12);
+        }
         QCOMPARE(prof["fits"].size(), std::size_t(4));
         QFile f(csv);
         QVERIFY(f.open(QIODevice::ReadOnly));
@@ -107,13 +133,29 @@ private slots:
         QVERIFY(kinds.contains("prefill") || kinds.contains("mixed"));
         QVERIFY(kinds["decode"]["count"].get<int>() > 0);
         QVERIFY(kinds["decode"]["median_measured"].get<double>() > 0);
+        // The device's speed re-timed before and after the run against the profile's
+        // reference; the simulation scaled to the run's mean speed is reported beside.
+        QVERIFY(v.out.contains("device speed, a batch-1 decode step at 129 positions"));
+        const auto& ref = val["reference"];
+        QCOMPARE(ref["profile"].get<double>(), prof["reference_seconds"].get<double>());
+        QCOMPARE(ref["profile_source"].get<std::string>(),
+                 std::string("the profile's reference timing"));
+        QVERIFY(ref["before"].get<double>() > 0 && ref["after"].get<double>() > 0);
+        QCOMPARE(val["recalibration"].get<double>(), 1.0);
+        QCOMPARE(val["bracketed"]["scale"].get<double>(),
+                 0.5 * (ref["before"].get<double>() + ref["after"].get<double>()) /
+                     ref["profile"].get<double>());
+        QVERIFY(std::isfinite(val["bracketed"]["e2el_error"]["median"].get<double>()));
         // --recalibrate: one profile point re-timed, the model scaled by the ratio.
         const std::string rj = kairos::test::tempPath("validate_recal.json");
         const Result rc = cli({"validate", "-w", wl, "--model", "tiny", "--exec-model", "1", "--db",
                                db, "--recalibrate", "--json", QString::fromStdString(rj)});
         QVERIFY2(rc.code == 0, qPrintable(rc.err));
-        QVERIFY(rc.out.contains("recalibrated: a batch-1 decode step at 129 positions"));
-        QVERIFY(readJson(rj)["recalibration"].get<double>() > 0);
+        QVERIFY(rc.out.contains("the model is scaled by it"));
+        const auto recal = readJson(rj);
+        QCOMPARE(recal["recalibration"].get<double>(),
+                 recal["reference"]["before"].get<double>() /
+                     recal["reference"]["profile"].get<double>());
 #endif
     }
     // lengths: collect from a live run of the length task, train the RLP and the probe,

@@ -12,6 +12,7 @@
 
 #include <QtTest/QtTest>
 #include <cmath>
+#include <limits>
 #include <random>
 
 using namespace kairos;
@@ -252,6 +253,33 @@ private Q_SLOTS:
         LengthHeadOptions bad = headOptions();
         bad.temper = 0;
         QVERIFY_THROWS_EXCEPTION(std::invalid_argument, bad.validate());
+    }
+
+    // The temper chosen on a validation split of the training requests, never the test's:
+    // the sweep's lowest validation error; on the test it does no worse than Trail's rule.
+    void temperChosenOnValidation() {
+        const Trained& t = trained();
+        const int hidden = model().config().hidden;
+        const TemperChoice c = chooseTemper(t.train, hidden, headOptions());
+        QCOMPARE(c.validation_requests, 30); // 20 % of 150
+        QCOMPARE(c.validation_mae.size(), std::size_t(5));
+        double best = std::numeric_limits<double>::infinity(), chosen_val = NAN;
+        for (const auto& [temper, mae] : c.validation_mae) {
+            qInfo("  validation, temper %.2f: refined MAE %.2f", temper, mae);
+            best = std::min(best, mae);
+            if (temper == c.temper) chosen_val = mae;
+        }
+        QCOMPARE(chosen_val, best);
+        const LengthEval e = evaluateHeads(*t.heads, t.test, t.mean_length);
+        double chosen_test = NAN;
+        for (const auto& [temper, mae] : e.temper_mae)
+            if (temper == c.temper) chosen_test = mae;
+        qInfo("chosen temper %.2f: held-out refined MAE %.2f, Trail's rule %.2f", c.temper,
+              chosen_test, e.trail_refined_mae);
+        QVERIFY(chosen_test <= 1.05 * e.trail_refined_mae);
+        // Two requests leave no validation request: named, not a crash.
+        const std::vector<LengthSample> two(t.train.begin(), t.train.begin() + 2);
+        QVERIFY_THROWS_EXCEPTION(std::invalid_argument, chooseTemper(two, hidden, headOptions()));
     }
 
     void saveLoadRoundTrip() {

@@ -416,6 +416,12 @@ private slots:
         QVERIFY(std::isfinite(live->e2elMedianError()));
         QVERIFY2(live->statusLabel()->text().contains("ete model 1"),
                  qPrintable(live->statusLabel()->text()));
+        // Recalibrated by default; the device's speed before and after the run is shown.
+        QVERIFY(live->recalibrateBox()->isChecked());
+        QVERIFY2(live->statusLabel()->text().contains(" x "), // "ete model 1 (...) x 1.02"
+                 qPrintable(live->statusLabel()->text()));
+        QVERIFY2(live->statusLabel()->text().contains("Device speed against the profile"),
+                 qPrintable(live->statusLabel()->text()));
         if (qEnvironmentVariableIsSet("KAIROS_TEST_SHOTS")) { // a picture to look at
             w.resize(1400, 850);
             w.show();
