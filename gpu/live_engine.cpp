@@ -29,6 +29,9 @@ TorchBackend::TorchBackend(Transformer& model, const Workload& w, LiveOptions op
                                         " positions; " + c.name + " has " +
                                         std::to_string(c.max_positions));
     if (opt_.length_cue < 0) throw std::invalid_argument("length cue width must be >= 0");
+    if (opt_.stop_at_eos && (c.eos_token < 0 || c.eos_token >= c.vocab))
+        throw std::invalid_argument("stop at EOS: " + c.name +
+                                    " has no end-of-sequence token (eos_token_id)");
     if (opt_.length_cue > 0) {
         int longest = 1;
         for (const auto& r : w.requests) longest = std::max(longest, r.output_tokens);
@@ -176,6 +179,11 @@ void TorchBackend::iterate(const std::vector<Chunk>& chunks, const std::vector<R
     for (const auto& s : steps) kv_bytes_ += s.cache->bytes();
     kv_bytes_ -= before;
     peak_kv_bytes_ = std::max(peak_kv_bytes_, kv_bytes_);
+}
+
+bool TorchBackend::stopped(ReqId id) const {
+    const auto& gen = reqs_[static_cast<std::size_t>(id)].generated;
+    return opt_.stop_at_eos && !gen.empty() && gen.back() == m_.config().eos_token;
 }
 
 void TorchBackend::release(ReqId id, bool restart) {

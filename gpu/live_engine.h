@@ -28,6 +28,10 @@ struct LiveOptions {
     // model's free answer would not carry it either (its residual stream mixes the prompt
     // in too weakly for a per-token probe to read it, which the tests showed).
     int length_cue = 0;
+    // End a request when it emits the model's end-of-sequence token (LlmConfig::eos_token)
+    // rather than at the workload's output length, which stays its limit. Meant for real
+    // weights (kairos-cli live refuses it without them): a synthetic model's EOS is noise.
+    bool stop_at_eos = false;
 };
 
 constexpr std::int64_t kCueIds = 64;    // token ids per bucket of the length task
@@ -58,6 +62,7 @@ public:
     void iterate(const std::vector<Chunk>& chunks, const std::vector<ReqId>& decoders,
                  const EngineView& view) override;
     void release(ReqId id, bool restart) override;
+    bool stopped(ReqId id) const override;
     // Not owned; null: none. Set before the run.
     void setObserver(TokenObserver* o) { observer_ = o; }
 

@@ -360,6 +360,9 @@ void addLive(CLI::App& app) {
     c->add_option("--length-cue", l.length_cue,
                   "The synthetic length task: prompt ids tell the output length's bucket of this "
                   "many tokens (0: off)");
+    c->add_flag("--stop-at-eos", l.stop_at_eos,
+                "End each answer at the model's end-of-sequence token (real weights, --weights); "
+                "the workload's output length stays its limit");
     c->add_option("--length-heads", l.length_heads,
                   "Length heads trained by kairos-cli lengths: the predicting policies use them "
                   "instead of --predictor");

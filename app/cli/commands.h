@@ -65,6 +65,7 @@ struct LiveArgs {
     int threads = 0;                   // CPU threads for libtorch (0: its default)
     bool default_allocator = false;    // leave glibc's allocator as it is (for comparison)
     int length_cue = 0;                // the synthetic length task's bucket width (0: off)
+    bool stop_at_eos = false;          // end answers at the model's EOS (real weights)
     std::string length_heads;          // trained length heads (kairos-cli lengths)
     std::string length_mode = "trail"; // rlp | trail
 };

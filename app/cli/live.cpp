@@ -70,6 +70,7 @@ gpu::LiveOptions liveOptions(const LiveArgs& a) {
     lo.snap_window = a.snap_window;
     lo.prompt_seed = a.prompt_seed;
     lo.length_cue = a.length_cue;
+    lo.stop_at_eos = a.stop_at_eos;
     return lo;
 }
 
@@ -86,6 +87,9 @@ public:
         const auto& cfg = model_->config();
         const auto& o = model_->options();
 
+        if (a.stop_at_eos && !model_->realWeights())
+            throw std::invalid_argument("--stop-at-eos needs real weights (--weights DIR): a "
+                                        "synthetic model's end-of-sequence token is noise");
         backend_ = std::make_unique<gpu::TorchBackend>(*model_, w, liveOptions(a));
         std::string heads_note;
         if (!a.length_heads.empty()) {
@@ -115,6 +119,9 @@ public:
             config_.push_back(
                 {"prompts", "length task: buckets of " + std::to_string(a.length_cue) + " tokens"});
         if (!heads_note.empty()) config_.push_back({"length heads", heads_note});
+        if (a.stop_at_eos)
+            config_.push_back({"answers end", "at EOS (token " + std::to_string(cfg.eos_token) +
+                                                  ") or the workload's length"});
     }
     LiveBackend& backend() override { return *backend_; }
     std::shared_ptr<LengthPredictor> predictor() const override { return predictor_; }
@@ -660,9 +667,10 @@ void addLengths(CLI::App& app) {
         std::printf("remaining length at every generated token (MAE, tokens):\n");
         std::printf("  Trail probe, smoothed: %7.2f   (probe bin accuracy %.1f %%)\n",
                     e.trail_refined_mae, 100 * e.probe_bin_accuracy);
-        std::printf("  probe's prompt only:   %7.2f   (refined / prompt-only %.2fx better)\n",
+        std::printf("  probe's prompt only:   %7.2f   (the refinement's error is %.2fx this)\n",
                     e.trail_prompt_only_mae,
-                    e.trail_refined_mae > 0 ? e.trail_prompt_only_mae / e.trail_refined_mae : 0.0);
+                    e.trail_prompt_only_mae > 0 ? e.trail_refined_mae / e.trail_prompt_only_mae
+                                                : 0.0);
         std::printf("  smoothed, other tempers:");
         for (const auto& [t, mae] : e.temper_mae) std::printf("  %g: %.2f", t, mae);
         std::printf("\n");

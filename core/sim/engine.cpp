@@ -360,14 +360,14 @@ void Simulator::runIteration() {
             s.first_token = t_end;
             log(t_end, c.id, Ev::FirstToken, 1);
         }
-        if (s.remaining() <= 0) finished_now_.push_back(c.id);
+        if (s.remaining() <= 0 || (live_ && live_->stopped(c.id))) finished_now_.push_back(c.id);
     }
     for (ReqId id : decoders_) {
         ReqState& s = st(id);
         s.generated += sp.n;
         setKv(s, s.kv + sp.n);
         s.last_token = t_end;
-        if (s.remaining() <= 0) finished_now_.push_back(id);
+        if (s.remaining() <= 0 || (live_ && live_->stopped(id))) finished_now_.push_back(id);
     }
     now_ = t_end;
     for (ReqId id : finished_now_) {

@@ -61,6 +61,10 @@ public:
     // The request's KV is dropped (preempted, killed or finished); with `restart`, its
     // generated tokens are forgotten too.
     virtual void release(ReqId id, bool restart) = 0;
+    // Whether the request's newest token ended its answer (a model's end-of-sequence
+    // token, when the backend stops at it): the engine finishes it then, before the
+    // workload's output length, which stays its limit.
+    virtual bool stopped(ReqId) const { return false; }
 };
 
 class Simulator final : public EngineView {

@@ -60,6 +60,9 @@ private slots:
         const Result bad = cli({"live", "-w", wl, "--device", "tpu"});
         QCOMPARE(bad.code, 2);
         QVERIFY(bad.err.contains("--device must be cpu or cuda"));
+        const Result eos = cli({"live", "-w", wl, "--stop-at-eos"});
+        QCOMPARE(eos.code, 2);
+        QVERIFY2(eos.err.contains("--stop-at-eos needs real weights"), qPrintable(eos.err));
         const Result model = cli({"live", "-w", wl, "--model", "gpt-5"});
         QCOMPARE(model.code, 2);
         QVERIFY(model.err.contains("qwen2.5-0.5b"));

@@ -94,6 +94,7 @@ private Q_SLOTS:
     void preemptionKeepsTokens();
     void suspendResumeKeepsTokens();
     void evictionThroughTheEngine();
+    void stopsAtEos();
 };
 
 void TestLiveEngine::realTimeRun() {
@@ -179,4 +180,50 @@ void TestLiveEngine::evictionThroughTheEngine() {
 }
 
 QTEST_GUILESS_MAIN(TestLiveEngine)
+// With stop_at_eos a request ends at the first end-of-sequence token it emits, else at
+// its workload length: the greedy answers are those of a run without stopping, cut after
+// their first EOS, and the run log's finishes say how many tokens each request got.
+void TestLiveEngine::stopsAtEos() {
+    const Workload w = smallWorkload(8, 0.0, 30, 20);
+    auto a = fcfs();
+    const Outcome full = runLive(w, *a, 100000);
+    // EOS: request 0's fourth token, so request 0 stops early and others may too.
+    LlmConfig cfg = builtinConfig("tiny");
+    cfg.eos_token = int(full.tokens[0][3]);
+    std::vector<std::int32_t> want;
+    int early = 0;
+    for (const auto& t : full.tokens) {
+        const auto at = std::find(t.begin(), t.end(), std::int64_t(cfg.eos_token));
+        want.push_back(std::int32_t(at == t.end() ? t.size() : at - t.begin() + 1));
+        early += at != t.end() && at + 1 != t.end();
+    }
+    qInfo("EOS %d: %d of %zu requests stop early", cfg.eos_token, early, w.size());
+    QVERIFY(want[0] <= 4);
+    QVERIFY2(early < int(w.size()), "every request would stop early: pick another EOS");
+    Transformer model(cfg, {}); // the same seeded weights: the config's EOS takes no part
+    LiveOptions opt;
+    opt.stop_at_eos = true;
+    TorchBackend backend(model, w, opt);
+    EngineLimits lim;
+    lim.kv_capacity_tokens = 100000;
+    UnitModel planning;
+    auto s = fcfs();
+    Simulator engine(w, planning, *s, lim, &backend);
+    const RunLog log = engine.run();
+    const auto m = perRequest(log);
+    for (const auto& r : w.requests) {
+        const auto i = std::size_t(r.id);
+        QVERIFY(m[i].finished);
+        QCOMPARE(m[i].output_tokens, want[i]);
+        const auto& got = backend.generated(r.id);
+        QCOMPARE(
+            std::vector<std::int64_t>(got.begin(), got.end()),
+            std::vector<std::int64_t>(full.tokens[i].begin(), full.tokens[i].begin() + want[i]));
+    }
+    // Without an EOS in the configuration it is refused by name.
+    cfg.eos_token = -1;
+    Transformer no_eos(cfg, {});
+    QVERIFY_THROWS_EXCEPTION(std::invalid_argument, TorchBackend(no_eos, w, opt));
+}
+
 #include "tst_live_engine.moc"
