@@ -104,6 +104,12 @@ double ReferenceStep::time() {
     return median(t);
 }
 
+double ReferenceStep::steadyTime(int n) {
+    std::vector<double> t;
+    for (int i = 0; i < std::max(1, n); ++i) t.push_back(time());
+    return median(t);
+}
+
 LiveProfile profileTransformer(Transformer& m, const LiveProfileGrid& g,
                                const std::function<void(int, int, const std::string&)>& progress,
                                const std::atomic<bool>* cancel) {

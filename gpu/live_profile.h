@@ -79,6 +79,9 @@ class ReferenceStep {
 public:
     ReferenceStep(Transformer& m, int context);
     double time();
+    // The median of `n` timings one after another: a reading that a one-off spike (seen
+    // here: +30 % for a second or two) does not move, for recalibrating a model.
+    double steadyTime(int n = 5);
     int context() const { return context_; }
 
 private:

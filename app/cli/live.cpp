@@ -461,7 +461,7 @@ void addValidate(CLI::App& app) {
         const std::string ref_source =
             ref_then > 0 ? "the profile's reference timing" : "the model's prediction";
         if (!(ref_then > 0)) ref_then = EteModel(ete).decodeTime(1, ref_ctx + 1);
-        const double ref_before = reference.time();
+        const double ref_before = reference.steadyTime();
         double drift = 1.0;
         if (a->recalibrate) {
             drift = ref_before / ref_then;
@@ -488,7 +488,7 @@ void addValidate(CLI::App& app) {
         if (g_progress_lines) std::fprintf(stderr, "progress 0/0 running live\n");
         Simulator engine(w, planning, *s_live, lim, &backend);
         const RunLog live = engine.run();
-        const double ref_after = reference.time();
+        const double ref_after = reference.steadyTime();
         const nlohmann::json iters = iterationErrors(engine.liveIterations());
         const SimErrors err = simErrors(sim, live);
         std::printf("simulator (%s) against the live run (%s), %zu requests finished in both:\n",
