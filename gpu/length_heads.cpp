@@ -107,15 +107,13 @@ std::vector<double> toVector(const at::Tensor& t) {
     return std::vector<double>(c.data_ptr<double>(), c.data_ptr<double>() + c.numel());
 }
 
-} // namespace
-
-namespace {
 std::vector<double> temperedSmooth(const std::vector<double>& post, std::vector<double> q, double p,
                                    int steps, double temper) {
     if (temper != 1.0)
         for (double& x : q) x = std::pow(x, temper);
     return trailSmooth(post, q, p, steps);
 }
+
 } // namespace
 
 struct LengthHeads::Impl {
@@ -440,6 +438,12 @@ LengthEval evaluateHeads(const LengthHeads& h, const std::vector<LengthSample>& 
     return e;
 }
 
+double meanLength(const std::vector<LengthSample>& samples) {
+    double sum = 0;
+    for (const auto& s : samples) sum += s.length;
+    return samples.empty() ? 0.0 : sum / double(samples.size());
+}
+
 TemperChoice chooseTemper(const std::vector<LengthSample>& train, int hidden,
                           const LengthHeadOptions& o, double val_fraction) {
     const auto n_val = std::size_t(std::lround(val_fraction * double(train.size())));
@@ -449,10 +453,7 @@ TemperChoice chooseTemper(const std::vector<LengthSample>& train, int hidden,
             std::to_string(train.size()) + " requests leaves one side empty");
     const std::vector<LengthSample> fit(train.begin(), train.end() - std::ptrdiff_t(n_val));
     const std::vector<LengthSample> val(train.end() - std::ptrdiff_t(n_val), train.end());
-    double mean = 0;
-    for (const auto& s : fit) mean += s.length;
-    mean /= double(fit.size());
-    const LengthEval e = evaluateHeads(LengthHeads::train(fit, hidden, o), val, mean);
+    const LengthEval e = evaluateHeads(LengthHeads::train(fit, hidden, o), val, meanLength(fit));
     TemperChoice c;
     c.validation_mae = e.temper_mae;
     c.validation_requests = e.requests;

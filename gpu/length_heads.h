@@ -155,6 +155,9 @@ struct LengthEval {
 };
 LengthEval evaluateHeads(const LengthHeads& h, const std::vector<LengthSample>& test,
                          double train_mean_length);
+// The samples' mean output length (0 when there are none): the constant baseline.
+double meanLength(const std::vector<LengthSample>& samples);
+
 // Trail's temper chosen on data the test never sees: heads trained on the first
 // (1 - val_fraction) of `train` (in order) are evaluated on the rest at each temper of
 // evaluateHeads' sweep, and the temper with the lowest refined MAE is returned (ties: the

@@ -635,9 +635,7 @@ void addLengths(CLI::App& app) {
                                                    samples.end() - std::ptrdiff_t(n_test));
         const std::vector<gpu::LengthSample> test(samples.end() - std::ptrdiff_t(n_test),
                                                   samples.end());
-        double mean = 0;
-        for (const auto& s : train) mean += s.length;
-        mean /= double(train.size());
+        const double mean = gpu::meanLength(train);
         std::optional<gpu::TemperChoice> chosen;
         if (a->choose_temper) {
             chosen = gpu::chooseTemper(train, m->config().hidden, o);

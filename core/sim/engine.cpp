@@ -342,6 +342,10 @@ void Simulator::runIteration() {
     arriveUpTo(t_end);
 
     finished_now_.clear();
+    // Done at its output length, or earlier when the live backend says its answer ended.
+    const auto done = [&](ReqId id, const ReqState& s) {
+        return s.remaining() <= 0 || (live_ && live_->stopped(id));
+    };
     for (const Chunk& c : chunks_) {
         ReqState& s = st(c.id);
         s.prefilled += c.tokens;
@@ -360,14 +364,14 @@ void Simulator::runIteration() {
             s.first_token = t_end;
             log(t_end, c.id, Ev::FirstToken, 1);
         }
-        if (s.remaining() <= 0 || (live_ && live_->stopped(c.id))) finished_now_.push_back(c.id);
+        if (done(c.id, s)) finished_now_.push_back(c.id);
     }
     for (ReqId id : decoders_) {
         ReqState& s = st(id);
         s.generated += sp.n;
         setKv(s, s.kv + sp.n);
         s.last_token = t_end;
-        if (s.remaining() <= 0 || (live_ && live_->stopped(id))) finished_now_.push_back(id);
+        if (done(id, s)) finished_now_.push_back(id);
     }
     now_ = t_end;
     for (ReqId id : finished_now_) {
