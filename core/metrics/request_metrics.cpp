@@ -38,6 +38,9 @@ std::vector<RequestMetrics> perRequest(const RunLog& log) {
             r.end = e.t;
             r.output_tokens = e.value;
             break;
+        case Ev::KillCause:
+            r.kill_cause = static_cast<KillCause>(e.value);
+            break;
         case Ev::Kill:
             r.killed = true;
             r.end = e.t;

@@ -19,11 +19,14 @@ struct RequestMetrics {
     std::int32_t output_tokens = 0; // tokens generated (at finish or kill)
     bool finished = false;
     bool killed = false;
+    KillCause kill_cause = KillCause::Unknown; // when killed
     std::int32_t preemptions = 0;
     std::int32_t suspensions = 0;
     double queue_delay = kNaN; // first prefill start - arrival
     double budget = kNaN;      // time budget (s), if the request had one
     double alpha = 0.0;        // KV eviction ratio applied to its prompt
+    // Its first prefill began (it was admitted and computed on at least once).
+    bool started() const { return queue_delay == queue_delay; }
     bool inBudget() const { return finished && !(e2el() > budget); }
     // Seconds (vLLM's definitions); NaN where undefined.
     double ttft() const { return first_token - arrival; }

@@ -6,7 +6,8 @@ namespace kairos {
 namespace {
 constexpr const char* kNames[] = {
     "arrive", "admit",    "prefill_start", "prefill_end", "first_token", "preempt", "suspend",
-    "resume", "dispatch", "finish",        "kill",        "token",       "budget",  "evict"};
+    "resume", "dispatch", "finish",        "kill",        "token",       "budget",  "evict",
+    "kill_cause"};
 constexpr int kCount = sizeof(kNames) / sizeof(kNames[0]);
 } // namespace
 
@@ -22,6 +23,21 @@ bool evFromName(const std::string& s, Ev* out) {
             return true;
         }
     return false;
+}
+
+const char* killCauseName(KillCause c) {
+    switch (c) {
+    case KillCause::NeverFits:
+        return "never_fits";
+    case KillCause::CannotGrow:
+        return "cannot_grow";
+    case KillCause::Deadline:
+        return "deadline";
+    case KillCause::SkipNext:
+        return "skip_next";
+    default:
+        return "unknown";
+    }
 }
 
 std::int64_t RunLog::totalIterations() const {

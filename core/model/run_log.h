@@ -33,7 +33,20 @@ enum class Ev : std::uint8_t {
     Token,        // only in expanded logs (--tokens); value = token index (1-based)
     Budget,       // at arrival, for a request with a time budget; value = budget in ms
     Evict,        // the prompt's KV was compressed at prefill end; value = alpha * 10,000
+    KillCause,    // just before a Kill of the same request at the same time: why (KillCause)
 };
+
+// Why a request was dropped unfinished. Every kill names one, and each is a documented
+// rule (tests/core/tst_liveness.cpp checks that the rule really applied):
+enum class KillCause : std::int32_t {
+    Unknown = 0,    // a log written before causes were recorded
+    NeverFits = 1,  // its reservation (context + 1) exceeds the KV capacity less the
+                    // policy's watermark: it can never be admitted (vLLM: AllocStatus.NEVER)
+    CannotGrow = 2, // alone in the engine, its next token does not fit the KV cache
+    Deadline = 3,   // TimeBill's Kill: its time budget ran out
+    SkipNext = 4,   // TimeBill's Skip-next: it arrived while an earlier request overran
+};
+const char* killCauseName(KillCause c); // "never_fits", ...; "unknown" for others
 
 const char* evName(Ev e);
 bool evFromName(const std::string& s, Ev* out);

@@ -19,7 +19,7 @@ void FcfsScheduler::schedule(const EngineView& view, Decision& out) {
     for (ReqId id : view.waiting()) {
         const auto v = budget.take(view.state(id));
         if (v == AdmissionBudget::Verdict::NeverFits) { // vLLM ignores such a request
-            out.kill.push_back(id);
+            out.killFor(id, KillCause::NeverFits);
             continue;
         }
         if (v == AdmissionBudget::Verdict::NoRoom) break; // no overtaking

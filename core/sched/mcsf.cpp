@@ -108,7 +108,7 @@ void McsfScheduler::schedule(const EngineView& view, Decision& out) {
             std::max<std::int64_t>(1, std::min<std::int64_t>(static_cast<std::int64_t>(it->first),
                                                              cap - s.context()))};
         if (view.kvCost(s.context() + 1) > cap) { // cannot even start
-            out.kill.push_back(id);
+            out.killFor(id, KillCause::NeverFits);
             it = waiting_.erase(it);
             continue;
         }

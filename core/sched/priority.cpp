@@ -188,7 +188,7 @@ void PriorityScheduler::schedule(const EngineView& view, Decision& out) {
         const auto [k, id] = *wi;
         const ReqState& s = view.state(id);
         if (budget.neverFits(s)) {
-            out.kill.push_back(id);
+            out.killFor(id, KillCause::NeverFits);
             waiting_.erase(wi);
             continue;
         }
@@ -199,7 +199,7 @@ void PriorityScheduler::schedule(const EngineView& view, Decision& out) {
             v = budget.take(s);
         }
         if (v == AdmissionBudget::Verdict::NeverFits) {
-            out.kill.push_back(id);
+            out.killFor(id, KillCause::NeverFits);
             waiting_.erase(wi);
             continue;
         }

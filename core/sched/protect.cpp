@@ -117,7 +117,7 @@ void ProtectScheduler::schedule(const EngineView& view, Decision& out) {
         const ReqState& s = view.state(id);
         const std::int64_t need = view.kvCost(s.context() + 1);
         if (need > cap) {
-            out.kill.push_back(id);
+            out.killFor(id, KillCause::NeverFits);
             continue;
         }
         if (seats <= 0 || used > limit || used + need > cap) break;

@@ -2,6 +2,7 @@
 // The Scheduler interface (DESIGN.md): called at every iteration boundary with a read-only
 // view of the engine, it answers with a Decision. The same scheduler objects drive the
 // simulator and the live engine, so a simulated decision and a measured one compare.
+#include "model/run_log.h"
 #include "model/workload.h"
 
 #include <climits>
@@ -140,7 +141,11 @@ public:
 };
 
 struct Decision {
-    std::vector<ReqId> kill;    // dropped unfinished
+    struct Kill {
+        ReqId id;
+        KillCause cause;
+    };
+    std::vector<Kill> kill;     // dropped unfinished, each by a documented rule (KillCause)
     std::vector<ReqId> preempt; // running or suspended -> front of waiting, KV dropped (recompute)
     // The requests in `preempt` start over: their generated tokens are discarded too (the
     // MC-SF paper's benchmarks clear requests "as unprocessed"); default: vLLM's recompute,
@@ -158,6 +163,7 @@ struct Decision {
     // With nothing runnable, wake the scheduler at this time even if nothing arrives.
     double wake_at = std::numeric_limits<double>::infinity();
 
+    void killFor(ReqId id, KillCause cause) { kill.push_back({id, cause}); }
     void clear() {
         kill.clear();
         preempt.clear();

@@ -90,7 +90,7 @@ void TimeBillScheduler::schedule(const EngineView& view, Decision& out) {
         const double deadline = r.arrival + budgetOf(r);
         if (now >= deadline) {
             if (opt_.kill) {
-                out.kill.push_back(id);
+                out.killFor(id, KillCause::Deadline);
             } else if (std::none_of(open_overruns_.begin(), open_overruns_.end(),
                                     [&](const auto& o) { return o.first == id; })) {
                 open_overruns_.emplace_back(id, overruns_.size());
@@ -120,19 +120,19 @@ void TimeBillScheduler::schedule(const EngineView& view, Decision& out) {
         const Request& r = *s.req;
         const double left = r.arrival + budgetOf(r) - now;
         if (opt_.kill && left <= 0) { // its deadline passed while it waited
-            out.kill.push_back(id);
+            out.killFor(id, KillCause::Deadline);
             continue;
         }
         if (std::any_of(overruns_.begin(), overruns_.end(), [&](const auto& o) {
                 return r.arrival >= o.first && r.arrival <= o.second;
             })) {
-            out.kill.push_back(id); // Skip-next: released during an overrun
+            out.killFor(id, KillCause::SkipNext); // released during an overrun
             ++skipped_;
             continue;
         }
         const auto v = budget.take(s);
         if (v == AdmissionBudget::Verdict::NeverFits) {
-            out.kill.push_back(id);
+            out.killFor(id, KillCause::NeverFits);
             continue;
         }
         if (v == AdmissionBudget::Verdict::NoRoom) break;

@@ -145,8 +145,6 @@ void TimelyScheduler::schedule(const EngineView& view, Decision& out) {
                                    static_cast<std::int64_t>(out.suspend.size());
     const std::size_t want = static_cast<std::size_t>(std::max<std::int64_t>(0, seats_now)) + 16;
     std::vector<std::pair<double, ReqId>> ready;
-    for (ReqId id : view.suspended()) ready.emplace_back(rankKey(view, id), id);
-    for (ReqId id : out.suspend) ready.emplace_back(rankKey(view, id), id);
     // An index entry is current if its request waits and it was made by its last enqueue.
     auto current = [&](const std::pair<double, ReqId>& e) {
         return view.state(e.second).phase == Phase::Waiting &&
@@ -186,9 +184,12 @@ void TimelyScheduler::schedule(const EngineView& view, Decision& out) {
         std::partial_sort(ready.begin(), ready.begin() + static_cast<std::ptrdiff_t>(want),
                           ready.end());
         ready.resize(want);
-    } else {
-        std::sort(ready.begin(), ready.end());
     }
+    // Suspended generations are always candidates: they need only a seat, and the best
+    // few new requests may all be waiting for memory that the suspended ones hold.
+    for (ReqId id : view.suspended()) ready.emplace_back(rankKey(view, id), id);
+    for (ReqId id : out.suspend) ready.emplace_back(rankKey(view, id), id);
+    std::sort(ready.begin(), ready.end());
 
     // 3. Start them in rank order while seats and KV allow.
     AdmissionBudget budget(view, opt_.watermark);
@@ -259,9 +260,14 @@ void TimelyScheduler::schedule(const EngineView& view, Decision& out) {
         return gain >= loss;
     };
     std::int64_t added = 0;
+    // Once a new request waits for memory, no later-ranked new request overtakes it; a
+    // suspended generation ranked later still resumes (its KV is kept: it needs only a
+    // seat, and resuming it is what eventually frees the memory the new one waits for).
+    bool fresh_blocked = false;
     for (const auto& [key, id] : ready) {
         if (seats <= 0) break;
         const ReqState& s = view.state(id);
+        if (fresh_blocked && s.phase == Phase::Waiting) continue;
         const Plan& p = plans_[static_cast<std::size_t>(id)];
         const int start = p.next == 0 ? 0 : p.ends[static_cast<std::size_t>(p.next - 1)];
         const std::int64_t left = std::max<std::int64_t>(
@@ -274,10 +280,13 @@ void TimelyScheduler::schedule(const EngineView& view, Decision& out) {
         if (fresh) {
             const auto v = budget.take(s);
             if (v == AdmissionBudget::Verdict::NeverFits) {
-                out.kill.push_back(id);
+                out.killFor(id, KillCause::NeverFits);
                 continue;
             }
-            if (v == AdmissionBudget::Verdict::NoRoom) break;
+            if (v == AdmissionBudget::Verdict::NoRoom) {
+                fresh_blocked = true;
+                continue;
+            }
             out.admit.push_back(id);
         } else {
             out.resume.push_back(id); // its KV is kept: it only needs a seat

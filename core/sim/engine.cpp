@@ -135,7 +135,7 @@ void Simulator::doResume(ReqId id) {
     log(now_, id, Ev::Resume, s.generated);
 }
 
-void Simulator::doKill(ReqId id) {
+void Simulator::doKill(ReqId id, KillCause cause) {
     ReqState& s = st(id);
     switch (s.phase) {
     case Phase::Running:
@@ -154,6 +154,7 @@ void Simulator::doKill(ReqId id) {
     if (live_) live_->release(id, false);
     s.phase = Phase::Killed;
     ++done_;
+    log(now_, id, Ev::KillCause, static_cast<std::int32_t>(cause));
     log(now_, id, Ev::Kill, s.generated);
 }
 
@@ -169,7 +170,7 @@ void Simulator::doFinish(ReqId id, double t) {
 
 void Simulator::applyDecision() {
     for (const auto& [id, k] : dec_.dispatch) log(now_, id, Ev::Dispatch, k);
-    for (ReqId id : dec_.kill) doKill(id);
+    for (const auto& k : dec_.kill) doKill(k.id, k.cause);
     for (ReqId id : dec_.preempt) doPreempt(id, dec_.restart);
     for (ReqId id : dec_.suspend) doSuspend(id);
     for (ReqId id : dec_.resume) doResume(id);
@@ -245,7 +246,7 @@ bool Simulator::makeRoom() {
         } else if (running_.size() == 1 && suspended_.empty()) {
             warn("req " + std::to_string(victim) +
                  " cannot fit in the KV cache even alone: killed");
-            doKill(victim);
+            doKill(victim, KillCause::CannotGrow);
         } else {
             doPreempt(victim);
         }
@@ -436,11 +437,15 @@ RunLog Simulator::run() {
             continue;
         }
         if (done_ == w_.requests.size()) break;
-        warn("scheduler '" + sched_.name() + "' left " +
-             std::to_string(waiting_.size() + suspended_.size()) +
-             " request(s) that nothing can start: killed");
-        while (!waiting_.empty()) doKill(waiting_.front());
-        while (!suspended_.empty()) doKill(suspended_.front());
+        // Nothing runs, nothing can arrive, and the scheduler starts none of the requests
+        // left: a scheduler bug (every policy is live: tests/core/tst_liveness.cpp), never
+        // a result to report.
+        throw SchedulerStall("scheduler '" + sched_.name() + "' stalled at t = " +
+                             std::to_string(now_) + " s: " + std::to_string(waiting_.size()) +
+                             " waiting and " + std::to_string(suspended_.size()) +
+                             " suspended request(s), nothing running, KV " +
+                             std::to_string(kv_used_) + " of " + std::to_string(capacity_) +
+                             " tokens in use");
     }
     log_.sim_wall_ms =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t_start)

@@ -124,7 +124,7 @@ private:
     void doPreempt(ReqId id, bool restart = false);
     void doSuspend(ReqId id);
     void doResume(ReqId id);
-    void doKill(ReqId id);
+    void doKill(ReqId id, KillCause cause);
     void doFinish(ReqId id, double t);
     void compose();
     std::int64_t growth(std::int64_t iterations) const;
@@ -164,6 +164,12 @@ private:
 // Thrown by Simulator::run when its cancel flag is set.
 struct SimulationCancelled : std::runtime_error {
     SimulationCancelled() : std::runtime_error("simulation cancelled") {}
+};
+
+// Thrown by Simulator::run when nothing runs, nothing can arrive, and the scheduler leaves
+// requests waiting or suspended: a bug in the scheduler (a logic_error: "internal error").
+struct SchedulerStall : std::logic_error {
+    using std::logic_error::logic_error;
 };
 
 // Convenience: runs a fresh Simulator.

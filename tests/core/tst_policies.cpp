@@ -65,7 +65,7 @@ public:
         for (auto [k, id] : w) {
             const auto verdict = b.take(v.state(id));
             if (verdict == AdmissionBudget::Verdict::NeverFits) {
-                out.kill.push_back(id);
+                out.killFor(id, KillCause::NeverFits);
                 continue;
             }
             if (verdict == AdmissionBudget::Verdict::NoRoom) break;
