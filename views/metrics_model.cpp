@@ -1,15 +1,27 @@
 #include "metrics_model.h"
 
 #include <QColor>
+#include <QFont>
 #include <cmath>
 
 namespace kairos::views {
 
-void MetricsModel::setRuns(const Summary* current, const Summary* pinned) {
+void MetricsModel::setRuns(const Summary* current, const Summary* pinned,
+                           const std::vector<RequestMetrics>* current_requests,
+                           const std::vector<RequestMetrics>* pinned_requests) {
     beginResetModel();
     rows_.clear();
+    note_.clear();
     comparing_ = current && pinned;
-    if (current) rows_ = compareRuns(comparing_ ? pinned : nullptr, *current);
+    if (comparing_) {
+        const Comparison c = compare({pinned, pinned_requests}, {current, current_requests});
+        rows_ = c.deltas;
+        note_ = QString::fromStdString(c.note);
+    } else if (current) {
+        rows_ = compareRuns(nullptr, *current);
+    }
+    if (note_.isEmpty() && current && current->completed < current->num_requests)
+        note_ = tr("Latency is over %1").arg(QString::fromStdString(current->coverage()));
     endResetModel();
 }
 
@@ -36,19 +48,32 @@ QVariant MetricsModel::data(const QModelIndex& index, int role) const {
         return QVariant::fromValue(Qt::AlignRight | Qt::AlignVCenter);
     if (role == Qt::ForegroundRole && index.column() == Change && d.verdict != 0)
         return d.verdict > 0 ? QColor(0x1e, 0x8e, 0x3e) : QColor(0xd0, 0x30, 0x30);
+    if (role == Qt::ToolTipRole && comparing_ && d.basis == Basis::Common)
+        return tr("over the requests both runs completed; not judged: which requests finish "
+                  "depends on the policy");
+    if (role == Qt::ToolTipRole && comparing_ && d.basis == Basis::NotComparable)
+        return tr("not comparable: %1").arg(note_);
     if (role == Qt::ToolTipRole && index.column() == Change && comparing_)
         return d.verdict > 0   ? tr("better than the pinned run")
                : d.verdict < 0 ? tr("worse than the pinned run")
                                : tr("unchanged, or no better direction");
+    if (role == Qt::FontRole && comparing_ && d.basis != Basis::AllRequests &&
+        index.column() == Change) {
+        QFont f;
+        f.setItalic(true);
+        return f;
+    }
     if (role != Qt::DisplayRole) return {};
     switch (index.column()) {
     case Metric:
-        return QString::fromStdString(d.label);
+        return d.basis == Basis::Common ? QString::fromStdString(d.label) + tr(" [common]")
+                                        : QString::fromStdString(d.label);
     case Value:
         return formatValue(d.after);
     case Pinned:
         return formatValue(d.before);
     case Change: {
+        if (d.basis == Basis::NotComparable) return tr("n/c");
         if (std::isnan(d.change)) return QStringLiteral("–");
         if (d.change == 0) return QStringLiteral("=");
         const QString sign = d.change > 0 ? QStringLiteral("+") : QString();

@@ -1,7 +1,8 @@
 #pragma once
 // The metrics table as an item model: one row per headline metric (core's keyMetrics),
 // columns metric | value, and with a pinned run also | pinned | change, the change
-// coloured by whether it is an improvement (core's compareRuns decides).
+// coloured by whether it is an improvement (core's compare decides; rows it could not
+// judge, such as latency of runs that completed different requests, stay uncoloured).
 #include "metrics/compare.h"
 
 #include <QAbstractTableModel>
@@ -18,9 +19,15 @@ public:
     static constexpr int KeyRole = Qt::UserRole + 1;
 
     explicit MetricsModel(QObject* parent = nullptr) : QAbstractTableModel(parent) {}
-    // `pinned` may be null (no comparison).
-    void setRuns(const Summary* current, const Summary* pinned);
+    // `pinned` may be null (no comparison). The per-request results (either may be null)
+    // let the comparison recompute latency over the requests both runs completed.
+    void setRuns(const Summary* current, const Summary* pinned,
+                 const std::vector<RequestMetrics>* current_requests = nullptr,
+                 const std::vector<RequestMetrics>* pinned_requests = nullptr);
     bool comparing() const { return comparing_; }
+    // What the table leaves out or could not judge, in a sentence (empty when nothing):
+    // the comparison's note, else the run's coverage when it did not complete everything.
+    const QString& note() const { return note_; }
 
     int rowCount(const QModelIndex& parent = {}) const override;
     int columnCount(const QModelIndex& parent = {}) const override;
@@ -32,6 +39,7 @@ public:
 private:
     std::vector<MetricDelta> rows_; // before = pinned (NaN when not comparing)
     bool comparing_ = false;
+    QString note_;
 };
 
 } // namespace kairos::views

@@ -110,7 +110,23 @@ QString html(const ReportData& d, const QString& timeline_src, const QString& kv
     h += QStringLiteral("</table>\n<h2>Metrics</h2>\n<table><tr><th>metric</th><th>value</th>");
     if (d.pinned) h += QStringLiteral("<th>pinned</th><th>change</th>");
     h += QStringLiteral("</tr>\n");
-    const auto deltas = compareRuns(d.pinned, *d.summary);
+    std::vector<MetricDelta> deltas;
+    std::string note;
+    if (d.pinned) {
+        // Per-request results of both runs when their logs are at hand: latency then
+        // compares over the requests both completed (core's compare).
+        std::vector<RequestMetrics> qa, qb;
+        if (d.pinned_log) qa = perRequest(*d.pinned_log);
+        qb = perRequest(*d.log);
+        const Comparison c =
+            compare({d.pinned, d.pinned_log ? &qa : nullptr}, {d.summary, &qb});
+        deltas = c.deltas;
+        note = c.note;
+    } else {
+        deltas = compareRuns(nullptr, *d.summary);
+    }
+    if (note.empty() && d.summary->completed < d.summary->num_requests)
+        note = "latency is over " + d.summary->coverage();
     for (const MetricDelta& m : deltas) {
         h += QStringLiteral("<tr><td>%1</td><td class=\"n\">%2</td>")
                  .arg(esc(m.label), MetricsModel::formatValue(m.after));
@@ -119,7 +135,13 @@ QString html(const ReportData& d, const QString& timeline_src, const QString& kv
                                 : m.verdict < 0 ? QStringLiteral("worse")
                                                 : QString();
             const QString change =
-                std::isnan(m.change) ? QStringLiteral("–")
+                m.basis == Basis::NotComparable ? QStringLiteral("n/c")
+                : m.basis == Basis::Common
+                    ? (std::isnan(m.relative)
+                           ? MetricsModel::formatValue(m.change)
+                           : QString::number(100 * m.relative, 'f', 1) + QStringLiteral(" %")) +
+                          QStringLiteral(" (common set, not judged)")
+                : std::isnan(m.change) ? QStringLiteral("–")
                 : std::isnan(m.relative)
                     ? MetricsModel::formatValue(m.change)
                     : QString::number(100 * m.relative, 'f', 1) + QStringLiteral(" %");
@@ -128,7 +150,9 @@ QString html(const ReportData& d, const QString& timeline_src, const QString& kv
         }
         h += QStringLiteral("</tr>\n");
     }
-    h += QStringLiteral("</table>\n<h2 style=\"page-break-before:always\">Request timeline</h2>\n");
+    h += QStringLiteral("</table>\n");
+    if (!note.empty()) h += QStringLiteral("<p class=\"note\">Note: %1.</p>\n").arg(esc(note));
+    h += QStringLiteral("<h2 style=\"page-break-before:always\">Request timeline</h2>\n");
     h += QStringLiteral("<p><img src=\"%1\" width=\"%2\" alt=\"request timeline\"/></p>\n")
              .arg(timeline_src)
              .arg(kChartWidth * 6 / 10);

@@ -416,10 +416,13 @@ void addReport(CLI::App& app) {
             ref = runSimulate(b);
         }
         const RunOutputs o = runSimulate(*a);
-        if (ref && !a->quiet)
-            std::printf(
-                "\ncompared with %s:\n%s", ref->summary.policy.c_str(),
-                deltaTable(compareRuns(ref->summary, o.summary), a->compare, a->policy).c_str());
+        if (ref && !a->quiet) {
+            const auto qa = perRequest(ref->log), qb = perRequest(o.log);
+            std::printf("\ncompared with %s:\n%s", ref->summary.policy.c_str(),
+                        deltaTable(compare({&ref->summary, &qa}, {&o.summary, &qb}), a->compare,
+                                   a->policy)
+                            .c_str());
+        }
         if (!a->html.empty() || !a->pdf.empty())
             reportWriter()(o, ref ? &*ref : nullptr, a->html, a->pdf);
     });

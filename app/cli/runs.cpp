@@ -4,6 +4,7 @@
 #include "export/atomic_file.h"
 #include "metrics/compare.h"
 #include "store/store.h"
+#include "workload/text.h"
 
 #include <cmath>
 #include <cstdio>
@@ -53,6 +54,11 @@ nlohmann::json infoJson(const store::RunInfo& r, bool with_summary) {
     return j;
 }
 
+// Names from the database printed to a terminal: escaped (text::printable).
+std::string term(const std::string& s) {
+    return text::printable(s);
+}
+
 std::string fmt(double v, const char* f) {
     if (!std::isfinite(v)) return "-";
     char b[64];
@@ -78,10 +84,11 @@ void list(const RunsArgs& a) {
             return it != j.end() && it->is_number() ? it->get<double>() : std::nan("");
         };
         std::printf("%6lld  %-24s  %-22.22s %8lld  %-28.28s %9s %9s ms %9s ms  %s\n",
-                    static_cast<long long>(r.id), r.created_at.c_str(), r.workload_name.c_str(),
-                    static_cast<long long>(r.num_requests), r.policy.c_str(),
-                    fmt(num("completed"), "%.0f").c_str(), fmt(num("mean_ttft_ms"), "%.1f").c_str(),
-                    fmt(num("p99_e2el_ms"), "%.1f").c_str(), r.label.c_str());
+                    static_cast<long long>(r.id), term(r.created_at).c_str(),
+                    term(r.workload_name).c_str(), static_cast<long long>(r.num_requests),
+                    term(r.policy).c_str(), fmt(num("completed"), "%.0f").c_str(),
+                    fmt(num("mean_ttft_ms"), "%.1f").c_str(),
+                    fmt(num("p99_e2el_ms"), "%.1f").c_str(), term(r.label).c_str());
     }
     std::printf("%zu run(s) in %s\n", runs.size(), s.path().c_str());
 }
@@ -96,10 +103,12 @@ void show(const RunsArgs& a) {
         }
         std::printf("run %lld (%s, Kairos %s)%s\nworkload: %s (%lld requests, content %s)\n"
                     "params: %s\nlimits: %s\n",
-                    static_cast<long long>(r.id), r.created_at.c_str(), r.kairos_version.c_str(),
-                    r.label.empty() ? "" : (" \"" + r.label + "\"").c_str(),
-                    r.workload_name.c_str(), static_cast<long long>(r.num_requests),
-                    r.workload_hash.c_str(), r.params_json.c_str(), r.limits_json.c_str());
+                    static_cast<long long>(r.id), term(r.created_at).c_str(),
+                    term(r.kairos_version).c_str(),
+                    r.label.empty() ? "" : (" \"" + term(r.label) + "\"").c_str(),
+                    term(r.workload_name).c_str(), static_cast<long long>(r.num_requests),
+                    term(r.workload_hash).c_str(), term(r.params_json).c_str(),
+                    term(r.limits_json).c_str());
         std::fputs(summaryOf(r).table().c_str(), stdout);
     }
 }
@@ -109,31 +118,39 @@ void compare(const RunsArgs& a) {
     const store::Store s(dbPath(a));
     const auto ra = need(s, a.ids[0]), rb = need(s, a.ids[1]);
     const Summary sa = summaryOf(ra), sb = summaryOf(rb);
+    const auto qa = store::toRequestMetrics(s.runRequests(ra.id));
+    const auto qb = store::toRequestMetrics(s.runRequests(rb.id));
+    const Comparison c = kairos::compare({&sa, &qa, ra.workload_hash}, {&sb, &qb, rb.workload_hash});
     if (a.json) {
         nlohmann::json d = nlohmann::json::array();
         auto num = [](double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(); };
-        for (const auto& x : compareRuns(sa, sb))
+        for (const auto& x : c.deltas)
             d.push_back({{"key", x.key},
                          {"label", x.label},
                          {"a", num(x.before)},
                          {"b", num(x.after)},
                          {"change", num(x.change)},
                          {"relative", num(x.relative)},
-                         {"verdict", x.verdict}});
-        std::printf(
-            "%s\n",
-            nlohmann::json{{"a", infoJson(ra, false)}, {"b", infoJson(rb, false)}, {"deltas", d}}
-                .dump(2)
-                .c_str());
+                         {"verdict", x.verdict},
+                         {"basis", basisName(x.basis)}});
+        std::printf("%s\n", nlohmann::json{{"a", infoJson(ra, false)},
+                                           {"b", infoJson(rb, false)},
+                                           {"same_workload", c.same_workload},
+                                           {"same_completed", c.same_completed},
+                                           {"common_completed", c.common},
+                                           {"only_a", c.only_before},
+                                           {"only_b", c.only_after},
+                                           {"note", c.note},
+                                           {"deltas", d}}
+                                 .dump(2)
+                                 .c_str());
         return;
     }
     std::printf("A: run %lld, %s on %s\nB: run %lld, %s on %s\n", static_cast<long long>(ra.id),
-                ra.policy.c_str(), ra.workload_name.c_str(), static_cast<long long>(rb.id),
-                rb.policy.c_str(), rb.workload_name.c_str());
-    if (ra.workload_hash != rb.workload_hash)
-        std::printf("note: the runs are on different workloads (%s vs %s)\n",
-                    ra.workload_hash.c_str(), rb.workload_hash.c_str());
-    std::fputs(deltaTable(compareRuns(sa, sb), "A (run " + std::to_string(ra.id) + ")",
+                term(ra.policy).c_str(), term(ra.workload_name).c_str(),
+                static_cast<long long>(rb.id), term(rb.policy).c_str(),
+                term(rb.workload_name).c_str());
+    std::fputs(deltaTable(c, "A (run " + std::to_string(ra.id) + ")",
                           "B (run " + std::to_string(rb.id) + ")")
                    .c_str(),
                stdout);

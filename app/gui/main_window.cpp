@@ -231,6 +231,14 @@ void MainWindow::buildUi() {
     pinRow->addWidget(unpinButton);
     mv->addLayout(pinRow);
     mv->addWidget(metrics_);
+    // What the table leaves out (killed requests) or could not judge (a pinned run that
+    // completed other requests): said in words under it.
+    metrics_note_ = new QLabel;
+    metrics_note_->setObjectName(QStringLiteral("metricsNote"));
+    metrics_note_->setWordWrap(true);
+    metrics_note_->setVisible(false);
+    metrics_note_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    mv->addWidget(metrics_note_);
     connect(pinButton, &QPushButton::clicked, this, &MainWindow::pin);
     connect(unpinButton, &QPushButton::clicked, this, &MainWindow::unpin);
     metrics_dock_ = new QDockWidget(tr("Metrics"), this);
@@ -950,7 +958,9 @@ bool MainWindow::pinStoredRun(qint64 id) {
         // Its latency CDFs from the stored per-request results (no run log is stored: no
         // timeline or KV overlay for it).
         std::vector<double> ttft, tpot, e2el;
-        for (const auto& q : db.runRequests(id)) {
+        const auto rows = db.runRequests(id);
+        r->requests = std::make_shared<const std::vector<RequestMetrics>>(store::toRequestMetrics(rows));
+        for (const auto& q : rows) {
             if (!q.finished) continue;
             ttft.push_back((q.first_token - q.arrival) * 1e3);
             if (q.output > 1) tpot.push_back((q.end - q.first_token) / (q.output - 1) * 1e3);
@@ -1003,7 +1013,11 @@ void MainWindow::refreshComparison() {
         pinned_->summary.num_requests != last_->summary.num_requests)
         pinned_.reset();
     metrics_model_->setRuns(last_ ? &last_->summary : nullptr,
-                            pinned_ ? &pinned_->summary : nullptr);
+                            pinned_ ? &pinned_->summary : nullptr,
+                            last_ ? last_->requests.get() : nullptr,
+                            pinned_ ? pinned_->requests.get() : nullptr);
+    metrics_note_->setText(metrics_model_->note());
+    metrics_note_->setVisible(!metrics_model_->note().isEmpty());
     timeline_->setPinnedRows(pinned_ ? pinned_->rows : nullptr);
     kv_->setPinned(pinned_ ? pinned_->kv : nullptr);
     metrics_->resizeColumnsToContents();

@@ -173,6 +173,7 @@ private:
     std::string ala_accuracy_;
     void plotAlaConfiguration(const QString& key);
     QLabel* runs_label_ = nullptr;
+    QLabel* metrics_note_ = nullptr; // under the metrics table: what it leaves out
     QTimer* runs_refresh_ = nullptr; // debounces file-change notices
     class QFileSystemWatcher* runs_watch_ = nullptr;
     struct LoadJob; // a workload being read (openWorkload)

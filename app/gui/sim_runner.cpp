@@ -47,7 +47,9 @@ SimResult SimRunner::run(const SimRequest& req, long job, const std::atomic<bool
             r.kv =
                 std::make_shared<const std::vector<std::pair<double, double>>>(lod::kvSeries(*log));
         });
-        const std::vector<RequestMetrics> per_request = perRequest(*log);
+        auto requests = std::make_shared<const std::vector<RequestMetrics>>(perRequest(*log));
+        const std::vector<RequestMetrics>& per_request = *requests;
+        r.requests = requests;
         r.summary = summarize(*log, per_request, so);
         const auto c = Clock::now();
         for (const Event& e : log->events)

@@ -48,6 +48,150 @@ std::vector<MetricRow> keyMetrics(const Summary& s) {
     return m;
 }
 
+const char* basisName(Basis b) {
+    switch (b) {
+    case Basis::Common:
+        return "common";
+    case Basis::NotComparable:
+        return "not_comparable";
+    default:
+        return "all";
+    }
+}
+
+bool isLatencyMetric(const std::string& key) {
+    for (const char* m : {"_ttft_ms", "_tpot_ms", "_e2el_ms", "_itl_ms"}) {
+        const std::string suf(m);
+        if (key.size() > suf.size() && key.compare(key.size() - suf.size(), suf.size(), suf) == 0)
+            return true;
+    }
+    return false;
+}
+
+namespace {
+
+// The same requests: equal counts and, when both runs' results are known, the same
+// arrival times and prompt lengths.
+bool sameWorkload(const RunResults& a, const RunResults& b) {
+    if (a.summary->num_requests != b.summary->num_requests) return false;
+    if (!a.workload_hash.empty() && !b.workload_hash.empty() && a.workload_hash != b.workload_hash)
+        return false;
+    if (!a.requests || !b.requests) return a.summary->workload == b.summary->workload;
+    if (a.requests->size() != b.requests->size()) return false;
+    for (std::size_t i = 0; i < a.requests->size(); ++i) {
+        const RequestMetrics &x = (*a.requests)[i], &y = (*b.requests)[i];
+        if (x.prompt_tokens != y.prompt_tokens) return false;
+        const bool both_nan = std::isnan(x.arrival) && std::isnan(y.arrival);
+        if (!both_nan && !(std::abs(x.arrival - y.arrival) <= 1e-9 * std::max(1.0, std::abs(x.arrival))))
+            return false;
+    }
+    return true;
+}
+
+// `s` with its latency statistics recomputed over the requests marked in `keep`.
+Summary restricted(const Summary& s, const std::vector<RequestMetrics>& reqs,
+                   const std::vector<char>& keep) {
+    Summary r = s;
+    std::vector<double> ttft, tpot, e2el;
+    for (std::size_t i = 0; i < reqs.size(); ++i) {
+        if (!keep[i] || !reqs[i].finished) continue;
+        ttft.push_back(reqs[i].ttft() * 1e3);
+        e2el.push_back(reqs[i].e2el() * 1e3);
+        if (const double tp = reqs[i].tpot(); !std::isnan(tp)) tpot.push_back(tp * 1e3);
+    }
+    std::vector<double> qs = s.percentiles;
+    if (std::find(qs.begin(), qs.end(), 99.0) == qs.end()) qs.push_back(99);
+    r.ttft_ms = describe(std::move(ttft), qs);
+    r.tpot_ms = describe(std::move(tpot), qs);
+    r.e2el_ms = describe(std::move(e2el), qs);
+    r.itl_ms = Stats{}; // needs the run log: not recomputed
+    return r;
+}
+
+MetricDelta delta(const MetricRow& r, double before, double tolerance) {
+    MetricDelta d;
+    d.key = r.key;
+    d.label = r.label;
+    d.after = r.value;
+    d.before = before;
+    d.change = d.after - d.before;
+    d.relative = d.before != 0 && std::isfinite(d.before) ? d.change / std::abs(d.before)
+                                                          : std::numeric_limits<double>::quiet_NaN();
+    const bool same = std::abs(d.change) <= tolerance * std::max(1.0, std::abs(d.before));
+    if (std::isfinite(d.change) && !same && r.better != Better::Neither)
+        d.verdict = (d.change < 0) == (r.better == Better::Lower) ? 1 : -1;
+    return d;
+}
+
+} // namespace
+
+Comparison compare(const RunResults& before, const RunResults& after, double tolerance) {
+    Comparison c;
+    const Summary& a = *before.summary;
+    const Summary& b = *after.summary;
+    c.same_workload = sameWorkload(before, after);
+    const Summary* lat_a = &a;
+    const Summary* lat_b = &b;
+    Summary ra, rb;
+    Basis latency = Basis::AllRequests;
+    if (!c.same_workload) {
+        latency = Basis::NotComparable;
+        c.same_completed = false;
+        c.note = "different workloads (" + std::to_string(a.num_requests) + " and " +
+                 std::to_string(b.num_requests) +
+                 " requests): values side by side, no change judged";
+    } else if (before.requests && after.requests) {
+        const auto& x = *before.requests;
+        const auto& y = *after.requests;
+        std::vector<char> both(x.size(), 0);
+        c.common = 0;
+        for (std::size_t i = 0; i < x.size(); ++i) {
+            both[i] = x[i].finished && y[i].finished;
+            c.common += both[i];
+            c.only_before += x[i].finished && !y[i].finished;
+            c.only_after += !x[i].finished && y[i].finished;
+        }
+        c.same_completed = c.only_before == 0 && c.only_after == 0;
+        if (!c.same_completed) {
+            latency = Basis::Common;
+            ra = restricted(a, x, both);
+            rb = restricted(b, y, both);
+            lat_a = &ra;
+            lat_b = &rb;
+            c.note = "the runs completed different requests (" + std::to_string(c.only_before) +
+                     " only in the first, " + std::to_string(c.only_after) +
+                     " only in the second): latency rows are over the " +
+                     std::to_string(c.common) +
+                     " requests both completed, and not judged (which requests finish "
+                     "depends on the policy)";
+        }
+    } else if (!(a.completed == a.num_requests && b.completed == b.num_requests)) {
+        latency = Basis::NotComparable;
+        c.same_completed = false;
+        c.note = "the runs completed " + std::to_string(a.completed) + " and " +
+                 std::to_string(b.completed) + " of " + std::to_string(a.num_requests) +
+                 " requests and their per-request results are not at hand: latency rows are "
+                 "not comparable";
+    }
+    std::map<std::string, double> va, la;
+    for (const auto& r : keyMetrics(a)) va[r.key] = r.value;
+    for (const auto& r : keyMetrics(*lat_a)) la[r.key] = r.value;
+    std::map<std::string, double> lb;
+    for (const auto& r : keyMetrics(*lat_b)) lb[r.key] = r.value;
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    for (MetricRow r : keyMetrics(b)) {
+        const bool lat = isLatencyMetric(r.key);
+        const auto& from = lat ? la : va;
+        if (lat) r.value = lb.count(r.key) ? lb.at(r.key) : nan;
+        const auto it = from.find(r.key);
+        MetricDelta d = delta(r, it == from.end() ? nan : it->second, tolerance);
+        d.basis = !c.same_workload ? Basis::NotComparable : lat ? latency : Basis::AllRequests;
+        if (d.basis != Basis::AllRequests) d.verdict = 0;
+        c.deltas.push_back(d);
+    }
+    return c;
+}
+
 std::vector<MetricDelta> compareRuns(const Summary& before, const Summary& after,
                                      double tolerance) {
     return compareRuns(&before, after, tolerance);
@@ -55,26 +199,18 @@ std::vector<MetricDelta> compareRuns(const Summary& before, const Summary& after
 
 std::vector<MetricDelta> compareRuns(const Summary* before, const Summary& after,
                                      double tolerance) {
+    if (before) return compare({before, nullptr}, {&after, nullptr}, tolerance).deltas;
     const double nan = std::numeric_limits<double>::quiet_NaN();
-    std::map<std::string, double> b;
-    if (before)
-        for (const auto& r : keyMetrics(*before)) b[r.key] = r.value;
     std::vector<MetricDelta> out;
-    for (const auto& r : keyMetrics(after)) {
-        MetricDelta d;
-        d.key = r.key;
-        d.label = r.label;
-        d.after = r.value;
-        const auto it = b.find(r.key);
-        d.before = it == b.end() ? nan : it->second;
-        d.change = d.after - d.before;
-        d.relative = d.before != 0 && std::isfinite(d.before) ? d.change / std::abs(d.before) : nan;
-        const bool same = std::abs(d.change) <= tolerance * std::max(1.0, std::abs(d.before));
-        if (std::isfinite(d.change) && !same && r.better != Better::Neither)
-            d.verdict = (d.change < 0) == (r.better == Better::Lower) ? 1 : -1;
-        out.push_back(d);
-    }
+    for (const auto& r : keyMetrics(after)) out.push_back(delta(r, nan, tolerance));
     return out;
+}
+
+std::string deltaTable(const Comparison& c, const std::string& before_name,
+                       const std::string& after_name) {
+    std::string out;
+    if (!c.note.empty()) out += "note: " + c.note + "\n";
+    return out + deltaTable(c.deltas, before_name, after_name);
 }
 
 std::string deltaTable(const std::vector<MetricDelta>& deltas, const std::string& before_name,
@@ -110,7 +246,11 @@ std::string deltaTable(const std::vector<MetricDelta>& deltas, const std::string
                 std::snprintf(buf, sizeof buf, "%+.4g", d.change);
             change = buf;
         }
-        const char* verdict = d.verdict > 0 ? "  better" : d.verdict < 0 ? "  worse" : "";
+        const char* verdict = d.basis == Basis::NotComparable ? "  n/c"
+                              : d.basis == Basis::Common      ? "  not judged (common set)"
+                              : d.verdict > 0                 ? "  better"
+                              : d.verdict < 0                 ? "  worse"
+                                                              : "";
         std::snprintf(line, sizeof line, "%-*s  %*s  %*s  %12s%s\n", int(w0), d.label.c_str(),
                       int(w1), num(d.before).c_str(), int(w2), num(d.after).c_str(), change.c_str(),
                       verdict);

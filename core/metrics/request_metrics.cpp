@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <stdexcept>
+#include <string>
 
 namespace kairos {
 
@@ -94,9 +96,18 @@ void walk(const RunLog& log, const std::vector<double>& ends, OnEmit&& onEmit, O
         o.active = false;
         const std::int32_t count = tokens - o.at;
         if (count <= 0) return;
+        // The run's tokens come at the next `count` decode iteration ends after its anchor;
+        // a log that claims more (events that do not match its iterations, or iteration
+        // times that stop advancing) is refused rather than read past its end.
+        const auto i = std::upper_bound(ends.begin(), ends.end(), o.anchor) - ends.begin();
+        if (static_cast<std::size_t>(i) + static_cast<std::size_t>(count) > ends.size())
+            throw std::invalid_argument(
+                "inconsistent run log: request " + std::to_string(id) + " emits " +
+                std::to_string(count) + " decode token(s) after t = " + std::to_string(o.anchor) +
+                " s, but only " + std::to_string(ends.size() - static_cast<std::size_t>(i)) +
+                " decode iteration(s) end after it");
         onRun(Run{id, o.anchor, o.last, count});
         // Remember the last emission of the run for the next gap.
-        const auto i = std::upper_bound(ends.begin(), ends.end(), o.anchor) - ends.begin();
         o.last = ends[static_cast<std::size_t>(i + count - 1)];
     };
     for (const Event& e : log.events) {

@@ -61,14 +61,19 @@ std::vector<RobotTask> robotTasks(const RunLog& log, const Workload& w) {
 
 std::vector<RobotClassSummary> summarizeRobotTasks(const std::vector<RobotTask>& tasks) {
     std::vector<RobotClassSummary> out{{"all"}};
-    std::vector<long> done;
     auto add = [](RobotClassSummary& s, const RobotTask& t) {
         ++s.tasks;
         s.utility += t.utility;
         s.max_utility += t.max_utility;
-        if (!std::isnan(t.response)) s.mean_response += t.response;
-        s.mean_robot_wait += t.robot_wait;
-        if (!std::isnan(t.completion)) s.mean_completion += t.completion;
+        if (!std::isnan(t.response)) {
+            ++s.responded;
+            s.mean_response += t.response;
+        }
+        if (!std::isnan(t.completion)) {
+            ++s.complete;
+            s.mean_robot_wait += t.robot_wait;
+            s.mean_completion += t.completion;
+        }
     };
     for (const RobotTask& t : tasks) {
         add(out[0], t);
@@ -80,12 +85,12 @@ std::vector<RobotClassSummary> summarizeRobotTasks(const std::vector<RobotTask>&
         }
         add(*it, t);
     }
-    for (auto& s : out)
-        if (s.tasks > 0) {
-            s.mean_response /= static_cast<double>(s.tasks);
-            s.mean_robot_wait /= static_cast<double>(s.tasks);
-            s.mean_completion /= static_cast<double>(s.tasks);
-        }
+    const double nan = RobotTask::kNaN;
+    for (auto& s : out) {
+        s.mean_response = s.responded > 0 ? s.mean_response / double(s.responded) : nan;
+        s.mean_robot_wait = s.complete > 0 ? s.mean_robot_wait / double(s.complete) : nan;
+        s.mean_completion = s.complete > 0 ? s.mean_completion / double(s.complete) : nan;
+    }
     return out;
 }
 

@@ -32,11 +32,19 @@ struct RobotTask {
 // of no execution, its utility TUF(W(s_0))).
 std::vector<RobotTask> robotTasks(const RunLog& log, const Workload& w);
 
+// Each mean is over the tasks it applies to, and says how many that is: a task whose
+// first segment was never dispatched has no response time (it is not a 0 s response),
+// and one that was not dispatched whole has no completion time or total robot wait.
+// Utility is over every task: a task that got nothing earns nothing.
 struct RobotClassSummary {
     std::string cls;
     long tasks = 0;
+    long responded = 0; // first segment dispatched: W(s0) defined
+    long complete = 0;  // every segment dispatched: completion and robot wait defined
     double utility = 0, max_utility = 0;
-    double mean_response = 0, mean_robot_wait = 0, mean_completion = 0;
+    double mean_response = 0;   // over `responded` (NaN when none)
+    double mean_robot_wait = 0; // over `complete` (NaN when none)
+    double mean_completion = 0; // over `complete` (NaN when none)
     double utilityPercent() const { return max_utility > 0 ? 100.0 * utility / max_utility : 0; }
 };
 // Per class ("all" first), in order of first appearance.

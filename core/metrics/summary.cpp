@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <stdexcept>
@@ -94,12 +95,17 @@ Summary summarize(const RunLog& log, const std::vector<RequestMetrics>& reqs,
     std::vector<double> ttft, tpot, e2el, queue;
     double t_first = std::numeric_limits<double>::infinity(), t_last = -t_first;
     std::int64_t prefilled_with_budget = 0;
+    std::map<std::string, std::int64_t> killed_by;
     for (const auto& r : reqs) {
         if (!std::isnan(r.arrival)) t_first = std::min(t_first, r.arrival);
         if (!std::isnan(r.end)) t_last = std::max(t_last, r.end);
         s.preemptions += r.preemptions;
         s.suspensions += r.suspensions;
-        if (r.killed) ++s.killed;
+        if (r.killed) {
+            ++s.killed;
+            ++killed_by[killCauseName(r.kill_cause)];
+        }
+        if (!r.started() && !r.finished) ++s.never_started;
         if (!std::isnan(r.queue_delay)) queue.push_back(r.queue_delay * 1e3);
         if (!std::isnan(r.budget)) {
             ++s.budget_requests;
@@ -128,6 +134,7 @@ Summary summarize(const RunLog& log, const std::vector<RequestMetrics>& reqs,
             if (good) ++s.good_requests;
         }
     }
+    s.killed_by.assign(killed_by.begin(), killed_by.end());
     if (s.budget_requests > 0) {
         s.completion_rate = double(s.in_budget) / double(s.budget_requests);
         s.mean_quality /= double(s.budget_requests);
@@ -175,6 +182,12 @@ nlohmann::json Summary::toJson() const {
     j["num_requests"] = num_requests;
     j["completed"] = completed;
     j["killed"] = killed;
+    {
+        nlohmann::json k = nlohmann::json::object();
+        for (const auto& [cause, n] : killed_by) k[cause] = n;
+        j["killed_by"] = k;
+    }
+    j["never_started"] = never_started;
     j["total_input_tokens"] = total_input_tokens;
     j["total_output_tokens"] = total_output_tokens;
     j["duration"] = num(duration_s);
@@ -211,9 +224,11 @@ nlohmann::json Summary::toJson() const {
         j[k + "utility"] = r.utility;
         j[k + "utility_pct"] = r.utilityPercent();
         j[k + "max_utility"] = r.max_utility;
-        j[k + "mean_response_s"] = r.mean_response;
-        j[k + "mean_robot_wait_s"] = r.mean_robot_wait;
-        j[k + "mean_completion_s"] = r.mean_completion;
+        j[k + "responded"] = r.responded;
+        j[k + "complete"] = r.complete;
+        j[k + "mean_response_s"] = num(r.mean_response);
+        j[k + "mean_robot_wait_s"] = num(r.mean_robot_wait);
+        j[k + "mean_completion_s"] = num(r.mean_completion);
     }
     j["kv_peak_tokens"] = kv_peak_tokens;
     j["kv_capacity_tokens"] = kv_capacity_tokens;
@@ -248,6 +263,10 @@ Summary Summary::fromJson(const nlohmann::json& j) {
     s.num_requests = count("num_requests");
     s.completed = count("completed");
     s.killed = count("killed");
+    if (const auto it = j.find("killed_by"); it != j.end() && it->is_object())
+        for (auto k = it->begin(); k != it->end(); ++k)
+            if (k->is_number()) s.killed_by.emplace_back(k.key(), k->get<std::int64_t>());
+    s.never_started = count("never_started");
     s.total_input_tokens = count("total_input_tokens");
     s.total_output_tokens = count("total_output_tokens");
     s.duration_s = real("duration");
@@ -302,6 +321,9 @@ Summary Summary::fromJson(const nlohmann::json& j) {
             const double pct = real(p + "utility_pct");
             r.max_utility = pct > 0 ? 100.0 * r.utility / pct : 0.0;
         }
+        // Written before the counts were: the means were over every task.
+        r.responded = j.contains(p + "responded") ? long(count((p + "responded").c_str())) : r.tasks;
+        r.complete = j.contains(p + "complete") ? long(count((p + "complete").c_str())) : r.tasks;
         r.mean_response = real(p + "mean_response_s");
         r.mean_robot_wait = real(p + "mean_robot_wait_s");
         r.mean_completion = real(p + "mean_completion_s");
@@ -322,12 +344,32 @@ Summary Summary::fromJson(const nlohmann::json& j) {
     return s;
 }
 
+std::string Summary::coverage() const {
+    if (num_requests > 0 && completed == num_requests)
+        return "all " + std::to_string(num_requests) + " requests";
+    std::string c = std::to_string(completed) + " completed of " + std::to_string(num_requests) +
+                    " requests";
+    std::string left;
+    if (killed > 0) {
+        std::string by;
+        for (const auto& [cause, n] : killed_by)
+            by += (by.empty() ? "" : ", ") + cause + " " + std::to_string(n);
+        left = std::to_string(killed) + " killed" + (by.empty() ? "" : " (" + by + ")");
+    }
+    const std::int64_t unfinished = num_requests - completed - killed;
+    if (unfinished > 0)
+        left += (left.empty() ? "" : ", ") + std::to_string(unfinished) + " unfinished";
+    return left.empty() ? c : c + "; left out: " + left;
+}
+
 std::string Summary::table() const {
     std::ostringstream o;
     char buf[160];
+    // Labels padded to 40 columns; values whole, however long (an execution model's
+    // description can run past any fixed buffer).
     auto line = [&](const char* label, const std::string& v) {
-        std::snprintf(buf, sizeof buf, "%-40s %s\n", label, v.c_str());
-        o << buf;
+        std::snprintf(buf, sizeof buf, "%-40s ", label);
+        o << buf << v << "\n";
     };
     auto f = [](double v, int prec = 2) {
         if (!std::isfinite(v)) return std::string("n/a");
@@ -342,12 +384,20 @@ std::string Summary::table() const {
     const bool live = exec_model.rfind("live:", 0) == 0; // a live run (gpu/live_engine)
     o << (live ? "================ Kairos live run ================\n"
                : "=============== Kairos simulation ===============\n");
-    line("Workload:", workload);
-    line("Policy:", policy);
-    line("Execution model:", exec_model);
+    line("Workload:", text::printable(workload));
+    line("Policy:", text::printable(policy));
+    line("Execution model:", text::printable(exec_model));
     line("Requests (completed / killed / all):", std::to_string(completed) + " / " +
                                                      std::to_string(killed) + " / " +
                                                      std::to_string(num_requests));
+    if (killed > 0) {
+        std::string by;
+        for (const auto& [cause, n] : killed_by)
+            by += (by.empty() ? "" : ", ") + cause + " " + std::to_string(n);
+        line("Killed by rule:", by);
+    }
+    if (never_started > 0) line("Never started (no prefill):", std::to_string(never_started));
+    line("Latency statistics are over:", coverage());
     line("Duration (s):", f(duration_s));
     line("Total input tokens:", std::to_string(total_input_tokens));
     line("Total generated tokens:", std::to_string(total_output_tokens));
@@ -386,9 +436,17 @@ std::string Summary::table() const {
             line(label.c_str(), f(r.utility) + " of " + f(r.max_utility) + " (" +
                                     f(r.utilityPercent(), 1) + " %)");
         }
-        line("Mean response time W(s0) (s):", f(robot[0].mean_response, 3));
-        line("Mean robot waiting time (s):", f(robot[0].mean_robot_wait, 3));
-        line("Mean task completion time (s):", f(robot[0].mean_completion, 3));
+        const RobotClassSummary& a = robot[0];
+        auto over = [&](long n) {
+            return n == a.tasks ? std::string()
+                                : "  (over " + std::to_string(n) + " of " +
+                                      std::to_string(a.tasks) + " tasks)";
+        };
+        line("Mean response time W(s0) (s):", f(a.mean_response, 3) + over(a.responded));
+        line("Mean robot waiting time (s):", f(a.mean_robot_wait, 3) + over(a.complete));
+        line("Mean task completion time (s):", f(a.mean_completion, 3) + over(a.complete));
+        if (a.responded < a.tasks)
+            line("Tasks never answered:", std::to_string(a.tasks - a.responded));
     }
     head("KV cache and engine");
     line("KV peak / capacity (tokens):",
@@ -397,7 +455,7 @@ std::string Summary::table() const {
     line("Iterations (in stretches):",
          std::to_string(iterations) + " (" + std::to_string(stretches) + ")");
     line(live ? "Engine wall time (ms):" : "Simulation wall time (ms):", f(sim_wall_ms, 1));
-    for (const auto& w : warnings) o << "warning: " << w << "\n";
+    for (const auto& w : warnings) o << "warning: " << text::printable(w) << "\n";
     o << std::string(50, '=') << "\n";
     return o.str();
 }

@@ -48,6 +48,11 @@ struct SummaryOptions {
 struct Summary {
     std::string workload, policy, exec_model;
     std::int64_t num_requests = 0, completed = 0, killed = 0;
+    // What the latency statistics leave out: they are over the `completed` requests only
+    // (vLLM's definitions). Killed requests by the rule that dropped them (KillCause
+    // names, e.g. "deadline"), and requests whose prefill never began.
+    std::vector<std::pair<std::string, std::int64_t>> killed_by;
+    std::int64_t never_started = 0;
     std::int64_t total_input_tokens = 0, total_output_tokens = 0;
     double duration_s = 0;         // first arrival to the last finish or kill
     double request_throughput = 0; // completed / duration
@@ -72,6 +77,9 @@ struct Summary {
     // The inverse of toJson() (a stored run's summary); missing numbers are NaN or 0.
     static Summary fromJson(const nlohmann::json& j);
     std::string table() const; // the readable summary the CLI prints
+    // One line saying what the latency statistics are over, and what they leave out
+    // ("over all 1000 requests", "over 4 of 1000 requests: 996 killed (deadline 996)").
+    std::string coverage() const;
 };
 
 Summary summarize(const RunLog& log, const SummaryOptions& opt = {});

@@ -563,6 +563,26 @@ std::optional<ModelInfo> Store::model(std::int64_t id) const {
     return modelFrom(s);
 }
 
+std::vector<RequestMetrics> toRequestMetrics(const std::vector<RequestRow>& rows) {
+    std::vector<RequestMetrics> out;
+    out.reserve(rows.size());
+    for (const RequestRow& r : rows) {
+        RequestMetrics m;
+        m.id = r.req;
+        m.arrival = r.arrival;
+        m.first_token = r.first_token;
+        m.end = r.end;
+        m.prompt_tokens = r.prompt;
+        m.output_tokens = r.output;
+        m.finished = r.finished;
+        m.killed = r.killed;
+        m.preemptions = r.preemptions;
+        m.suspensions = r.suspensions;
+        out.push_back(m);
+    }
+    return out;
+}
+
 std::string requestsCsv(const std::vector<RequestRow>& rows) {
     std::string out = "req,arrival_s,first_token_s,end_s,ttft_ms,e2el_ms,prompt_tokens,"
                       "output_tokens,preemptions,suspensions,status\n";

@@ -150,6 +150,10 @@ private:
 // for tests that build an older database.
 const char* migrationSql(int v);
 
+// Stored rows as per-request results (what comparisons need: which requests finished,
+// and their latencies).
+std::vector<RequestMetrics> toRequestMetrics(const std::vector<RequestRow>& rows);
+
 // Per-request rows of a run as CSV (the columns of run_requests).
 std::string requestsCsv(const std::vector<RequestRow>& rows);
 

@@ -144,4 +144,56 @@ bool parseTimestamp(std::string_view s, std::int64_t* whole, double* fraction) {
     return true;
 }
 
+std::string printable(std::string_view s) {
+    std::string out;
+    out.reserve(s.size());
+    auto hex = [&](unsigned char c) {
+        static const char* d = "0123456789abcdef";
+        out += "\\x";
+        out += d[c >> 4];
+        out += d[c & 15];
+    };
+    std::size_t i = 0;
+    while (i < s.size()) {
+        const auto c = static_cast<unsigned char>(s[i]);
+        if (c == '\\') {
+            out += "\\\\";
+            ++i;
+            continue;
+        }
+        if (c < 0x20 || c == 0x7f) {
+            hex(c);
+            ++i;
+            continue;
+        }
+        if (c < 0x80) {
+            out += static_cast<char>(c);
+            ++i;
+            continue;
+        }
+        // A UTF-8 sequence: its length from the lead byte, then continuation bytes; no
+        // overlong forms, surrogates or code points past U+10FFFF; C1 controls escaped.
+        std::size_t n = c >= 0xc2 && c <= 0xdf ? 2 : c >= 0xe0 && c <= 0xef ? 3
+                      : c >= 0xf0 && c <= 0xf4 ? 4 : 0;
+        bool ok = n > 0 && i + n <= s.size();
+        std::uint32_t cp = n == 2 ? c & 0x1f : n == 3 ? c & 0x0f : c & 0x07;
+        for (std::size_t k = 1; ok && k < n; ++k) {
+            const auto b = static_cast<unsigned char>(s[i + k]);
+            ok = (b & 0xc0) == 0x80;
+            cp = (cp << 6) | (b & 0x3f);
+        }
+        if (ok)
+            ok = !(n == 3 && cp < 0x800) && !(n == 4 && (cp < 0x10000 || cp > 0x10ffff)) &&
+                 !(cp >= 0xd800 && cp <= 0xdfff) && !(cp >= 0x80 && cp <= 0x9f);
+        if (!ok) {
+            hex(c);
+            ++i;
+            continue;
+        }
+        out.append(s.substr(i, n));
+        i += n;
+    }
+    return out;
+}
+
 } // namespace kairos::text

@@ -35,6 +35,11 @@ bool nextLine(std::istream& in, std::string& line);
 // and the fraction apart, so that differences keep the 100 ns resolution of the traces.
 bool parseTimestamp(std::string_view s, std::int64_t* whole, double* fraction);
 
+// `s` made safe to print to a terminal in one line: valid UTF-8 text is kept; control
+// characters (C0, DEL and C1, so no escape sequence passes), newlines included, and bytes
+// that are not valid UTF-8 are written as \xNN; a backslash is doubled.
+std::string printable(std::string_view s);
+
 // Header of a CSV file: finds columns by name so that column order does not matter.
 class CsvHeader {
 public:

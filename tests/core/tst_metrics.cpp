@@ -2,15 +2,51 @@
 #include "metrics/compare.h"
 #include "metrics/stats.h"
 #include "metrics/summary.h"
+#include "metrics/robot_metrics.h"
+#include "workload/text.h"
 #include "test_util.h"
 #include "workload/random.h"
 
 #include <QtTest>
+#include <nlohmann/json.hpp>
 #include <cmath>
 #include <map>
 #include <sstream>
 
 using namespace kairos;
+
+namespace {
+// A run log by hand: per request (arrival, first token, end, output tokens, how it ended).
+struct R {
+    double arrival, first, end;
+    int output;
+    enum { Finished, Killed, KilledUnstarted } how;
+};
+RunLog logOf(const std::vector<R>& rs) {
+    RunLog log;
+    log.workload = "hand";
+    log.num_requests = static_cast<std::int32_t>(rs.size());
+    for (std::size_t i = 0; i < rs.size(); ++i) {
+        const auto id = static_cast<ReqId>(i);
+        const R& r = rs[i];
+        log.events.push_back({r.arrival, id, Ev::Arrive, 10});
+        if (r.how != R::KilledUnstarted) {
+            log.events.push_back({r.arrival, id, Ev::PrefillStart, 10});
+            log.events.push_back({r.first, id, Ev::PrefillEnd, 1});
+            log.events.push_back({r.first, id, Ev::FirstToken, 1});
+        }
+        if (r.how == R::Finished) {
+            log.events.push_back({r.end, id, Ev::Finish, r.output});
+        } else {
+            log.events.push_back({r.end, id, Ev::KillCause, static_cast<std::int32_t>(
+                                                    r.how == R::Killed ? KillCause::Deadline
+                                                                       : KillCause::NeverFits)});
+            log.events.push_back({r.end, id, Ev::Kill, r.how == R::Killed ? 1 : 0});
+        }
+    }
+    return log;
+}
+} // namespace
 
 class TestMetrics : public QObject {
     Q_OBJECT
@@ -56,7 +92,7 @@ private slots:
             QVERIFY(x.change == 0 || std::isnan(x.change));
         }
         // A metric only one run has (utility of a class) is NaN on the other side.
-        b.robot.push_back({"urgent", 3, 1.5, 3.0, 0, 0, 0});
+        b.robot.push_back({"urgent", 3, 3, 3, 1.5, 3.0, 0, 0, 0});
         const auto withRobot = compareRuns(a, b);
         QCOMPARE(withRobot.back().key, std::string("utility_pct_urgent"));
         KAIROS_COMPARE_NEAR(withRobot.back().after, 50.0, 1e-12);
@@ -80,6 +116,136 @@ private slots:
         QCOMPARE(fields("Suspensions"), (F{"3", "5", "+66.7", "%"})); // no better direction
         QCOMPARE(fields("Request goodput (req/s)"), (F{"-", "-", "-"}));
         QVERIFY(table.rfind("metric", 0) == 0 && table.find("fcfs") < table.find("sjf"));
+    }
+
+    // What the latency leaves out is counted beside it: 2 of 4 requests completed, one
+    // killed for its deadline after its first token, one dropped before it started.
+    void coverageCountsWhatIsLeftOut() {
+        const RunLog log = logOf({{0, 1, 3, 1, R::Finished},
+                                  {0, 2, 4, 1, R::Finished},
+                                  {0, 1, 5, 0, R::Killed},
+                                  {1, 0, 1, 0, R::KilledUnstarted}});
+        const Summary s = summarize(log);
+        QCOMPARE(s.completed, std::int64_t(2));
+        QCOMPARE(s.killed, std::int64_t(2));
+        QCOMPARE(s.never_started, std::int64_t(1));
+        QCOMPARE(s.ttft_ms.count, std::int64_t(2));
+        KAIROS_COMPARE_NEAR(s.ttft_ms.mean, 1500.0, 1e-9);
+        using P = std::vector<std::pair<std::string, std::int64_t>>;
+        QCOMPARE(s.killed_by, (P{{"deadline", 1}, {"never_fits", 1}}));
+        QCOMPARE(s.coverage(),
+                 std::string("2 completed of 4 requests; left out: 2 killed (deadline 1, "
+                             "never_fits 1)"));
+        QVERIFY(s.table().find("Latency statistics are over:") != std::string::npos);
+        // A log that claims decode tokens without decode iterations is refused, not read
+        // past its end.
+        QVERIFY_THROWS_EXCEPTION(std::invalid_argument,
+                                 summarize(logOf({{0, 1, 2, 3, R::Finished}})));
+        // The counts survive the JSON a stored run keeps.
+        const Summary back = Summary::fromJson(s.toJson());
+        QCOMPARE(back.killed_by, s.killed_by);
+        QCOMPARE(back.never_started, std::int64_t(1));
+        QCOMPARE(summarize(logOf({{0, 1, 2, 1, R::Finished}})).coverage(),
+                 std::string("all 1 requests"));
+    }
+
+    // Survivorship. Run A completes requests 0..3 (TTFT 1, 2, 3, 4 s); run B completes
+    // only request 0 (TTFT 0.5 s) and kills the rest. As they stand B's mean TTFT would
+    // be 80 % lower (500 vs 2500 ms); over the one request both completed it is 500 vs
+    // 1000 ms, shown but not judged. Completed and killed are judged as usual. Without
+    // per-request results the latency rows do not compare at all; with another workload
+    // nothing does.
+    void comparisonOnTheCommonSet() {
+        const RunLog la = logOf({{0, 1, 2, 1, R::Finished},
+                                 {0, 2, 3, 1, R::Finished},
+                                 {0, 3, 4, 1, R::Finished},
+                                 {0, 4, 5, 1, R::Finished}});
+        const RunLog lb = logOf({{0, 0.5, 1, 1, R::Finished},
+                                 {0, 1, 5, 0, R::Killed},
+                                 {0, 1, 5, 0, R::Killed},
+                                 {0, 1, 5, 0, R::Killed}});
+        const Summary a = summarize(la), b = summarize(lb);
+        const auto qa = perRequest(la), qb = perRequest(lb);
+        const Comparison c = compare({&a, &qa}, {&b, &qb});
+        QVERIFY(c.same_workload);
+        QVERIFY(!c.same_completed);
+        QCOMPARE(c.common, std::int64_t(1));
+        QCOMPARE(c.only_before, std::int64_t(3));
+        QCOMPARE(c.only_after, std::int64_t(0));
+        QVERIFY(c.note.find("1 requests both completed") != std::string::npos);
+        std::map<std::string, MetricDelta> d;
+        for (const auto& x : c.deltas) d[x.key] = x;
+        KAIROS_COMPARE_NEAR(d.at("mean_ttft_ms").before, 1000.0, 1e-9);
+        KAIROS_COMPARE_NEAR(d.at("mean_ttft_ms").after, 500.0, 1e-9);
+        for (const auto& x : c.deltas) {
+            QCOMPARE(x.basis, isLatencyMetric(x.key) ? Basis::Common : Basis::AllRequests);
+            if (isLatencyMetric(x.key)) QCOMPARE(x.verdict, 0);
+        }
+        QCOMPARE(d.at("completed").verdict, -1);
+        QCOMPARE(d.at("killed").verdict, -1);
+        const std::string table = deltaTable(c, "A", "B");
+        QVERIFY(table.rfind("note: the runs completed different requests", 0) == 0);
+        QVERIFY(table.find("not judged") != std::string::npos);
+        QVERIFY(table.find("better") == std::string::npos);
+
+        // Summaries alone: latency not comparable, never coloured.
+        for (const auto& x : compareRuns(a, b)) {
+            if (!isLatencyMetric(x.key)) continue;
+            QCOMPARE(x.basis, Basis::NotComparable);
+            QCOMPARE(x.verdict, 0);
+        }
+        // The same set of requests completed: judged as they stand.
+        const auto same = compare({&a, &qa}, {&a, &qa});
+        QVERIFY(same.same_completed && same.note.empty());
+        // Another workload (other arrivals): nothing judged.
+        RunLog lc = la;
+        for (auto& e : lc.events) e.t += 1;
+        const Summary sc = summarize(lc);
+        const auto qc = perRequest(lc);
+        const Comparison other = compare({&a, &qa}, {&sc, &qc});
+        QVERIFY(!other.same_workload);
+        for (const auto& x : other.deltas) {
+            QCOMPARE(x.basis, Basis::NotComparable);
+            QCOMPARE(x.verdict, 0);
+        }
+        // Workload hashes that differ say so even when the requests look alike.
+        QVERIFY(!compare({&a, &qa, "aa"}, {&a, &qa, "bb"}).same_workload);
+    }
+
+    // Robot means are over the tasks they apply to: a task never answered has no
+    // response time (not 0 s), and one not dispatched whole has no completion time.
+    void robotMeansOverTheirTasks() {
+        std::vector<RobotTask> t(3);
+        t[0].cls = t[1].cls = t[2].cls = "c";
+        t[0].response = 1.0;
+        t[0].completion = 4.0;
+        t[0].robot_wait = 0.5;
+        t[0].utility = 2;
+        t[0].max_utility = 2;
+        t[1].response = 3.0; // answered, but its plan never dispatched whole
+        t[1].max_utility = 2;
+        t[2].max_utility = 2; // never answered
+        const auto s = summarizeRobotTasks(t);
+        QCOMPARE(s.size(), std::size_t(2));
+        QCOMPARE(s[0].tasks, 3L);
+        QCOMPARE(s[0].responded, 2L);
+        QCOMPARE(s[0].complete, 1L);
+        KAIROS_COMPARE_NEAR(s[0].mean_response, 2.0, 1e-12);
+        KAIROS_COMPARE_NEAR(s[0].mean_completion, 4.0, 1e-12);
+        KAIROS_COMPARE_NEAR(s[0].mean_robot_wait, 0.5, 1e-12);
+        KAIROS_COMPARE_NEAR(s[0].utilityPercent(), 100.0 / 3, 1e-9);
+        // None answered: the means are undefined, not 0.
+        const auto none = summarizeRobotTasks({t[2]});
+        QVERIFY(std::isnan(none[0].mean_response) && std::isnan(none[0].mean_completion));
+    }
+
+    void printableNames() {
+        QCOMPARE(text::printable("fcfs"), std::string("fcfs"));
+        QCOMPARE(text::printable("a\x1b[31mred\nb"), std::string("a\\x1b[31mred\\x0ab"));
+        QCOMPARE(text::printable("caf\xc3\xa9 \xe2\x86\x92"), std::string("caf\xc3\xa9 \xe2\x86\x92"));
+        QCOMPARE(text::printable("\xc2\x9b"), std::string("\\xc2\\x9b")); // C1 CSI
+        QCOMPARE(text::printable("\xff\xc3"), std::string("\\xff\\xc3"));   // not UTF-8
+        QCOMPARE(text::printable("a\\b"), std::string("a\\\\b"));
     }
 
     void emptyIsNan() {

@@ -34,6 +34,7 @@
 #include <QSpinBox>
 #include <QStandardPaths>
 #include <QTableWidget>
+#include "metrics/compare.h"
 #include <QtTest>
 #include <fstream>
 #include <set>
@@ -172,6 +173,38 @@ private slots:
         // An unknown policy is refused at start.
         o.compare = "nope";
         QVERIFY_THROWS_EXCEPTION(std::invalid_argument, app::MainWindow{o});
+    }
+
+    // Survivorship in the window: TimeBill (5 s budgets) kills most requests of a loaded
+    // workload; against pinned FCFS the latency rows are over the requests both completed,
+    // marked and never coloured, and the note under the table says so.
+    void pinnedRunThatCompletedOtherRequests() {
+        app::StartOptions o;
+        o.workload = loadedWorkload();
+        o.policy = "timebill";
+        o.compare = "fcfs";
+        app::MainWindow w(o);
+        QSignalSpy ready(&w, &app::MainWindow::ready);
+        QVERIFY(ready.wait(20000));
+        QVERIFY(w.lastResult()->summary.killed > 0);
+        const auto* m = w.metricsModel();
+        QCOMPARE(m->columnCount(), 4);
+        int latency_rows = 0;
+        for (int r = 0; r < m->rowCount(); ++r) {
+            const QString key = m->index(r, 0).data(views::MetricsModel::KeyRole).toString();
+            if (!isLatencyMetric(key.toStdString())) continue;
+            ++latency_rows;
+            QVERIFY2(!m->index(r, views::MetricsModel::Change).data(Qt::ForegroundRole).isValid(),
+                     qPrintable(key));
+            QVERIFY(m->index(r, 0).data().toString().endsWith("[common]"));
+        }
+        QVERIFY(latency_rows >= 7);
+        auto* note = w.findChild<QLabel*>("metricsNote");
+        QVERIFY(note && !note->isHidden());
+        QVERIFY2(note->text().contains("completed different requests"), qPrintable(note->text()));
+        // Alone, the run says what its latency leaves out.
+        w.unpin();
+        QVERIFY2(note->text().contains("killed (deadline"), qPrintable(note->text()));
     }
 
     // Robot workloads: View > Rows per agent shows agent lanes (and back); the choice is
