@@ -91,6 +91,15 @@ QString html(const ReportData& d, const QString& timeline_src, const QString& kv
                        "table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:3px 8px}"
                        "td.n{text-align:right}.better{color:#1e8e3e}.worse{color:#d03030}</style>");
     h += QStringLiteral("</head><body>\n<h1>%1</h1>\n").arg(d.title.toHtmlEscaped());
+    const LoadReport& load = d.summary->load;
+    if (load.saturated.value_or(false))
+        h += QStringLiteral("<p class=\"warn\" style=\"background:#fff1d6;border:1px solid #e0a040;"
+                            "padding:6px\"><b>Overloaded:</b> %1 req/s offered, %2 req/s served. "
+                            "%3. Its latencies grow with the run's length and describe no "
+                            "service level.</p>\n")
+                 .arg(load.offered_rate, 0, 'f', 2)
+                 .arg(d.summary->request_throughput, 0, 'f', 2)
+                 .arg(esc(load.verdict));
     h += QStringLiteral("<h2>Workload</h2>\n<table>");
     auto row = [&](const QString& k, const QString& v) {
         h += QStringLiteral("<tr><th align=\"left\">%1</th><td>%2</td></tr>").arg(k, v);
@@ -101,6 +110,13 @@ QString html(const ReportData& d, const QString& timeline_src, const QString& kv
     row(QStringLiteral("span"), QString::number(w.span(), 'f', 2) + QStringLiteral(" s"));
     row(QStringLiteral("prompt tokens"), QString::number(w.totalPromptTokens()));
     row(QStringLiteral("output tokens"), QString::number(w.totalOutputTokens()));
+    row(QStringLiteral("offered rate"),
+        std::isinf(load.offered_rate)
+            ? QStringLiteral("all at once (offline batch)")
+            : QString::number(load.offered_rate, 'f', 2) + QStringLiteral(" req/s"));
+    row(QStringLiteral("achieved rate"),
+        QString::number(d.summary->request_throughput, 'f', 2) + QStringLiteral(" req/s"));
+    row(QStringLiteral("load"), esc(load.verdict));
     h += QStringLiteral("</table>\n<h2>Configuration</h2>\n<table>");
     row(QStringLiteral("policy"), esc(d.log->policy));
     row(QStringLiteral("execution model"), esc(d.log->exec_model));

@@ -51,7 +51,7 @@ struct SimulateArgs {
     std::uint64_t policy_seed = 0;
     std::vector<std::string> params, goodput;
     std::vector<double> percentiles{50, 90, 99};
-    double rate = kInf, burstiness = 1.0;
+    double rate = kInf, burstiness = 1.0, rate_scale = 1.0;
     std::uint64_t seed = 0;
     bool rate_given = false;
     long long kv_capacity = 0;
@@ -95,6 +95,12 @@ RunOutputs runSimulate(const SimulateArgs& a) {
     ro.override_arrivals = a.rate_given;
     ro.limit = a.limit;
     Workload w = readWorkload(a.workload, ro);
+    if (a.rate_scale != 1.0) {
+        if (a.rate_given)
+            throw std::invalid_argument("--rate-scale scales the trace's own arrivals; --rate "
+                                        "replaces them: give one of the two");
+        scaleArrivalRate(w, a.rate_scale);
+    }
     if (a.budget < 0) throw std::invalid_argument("--budget must be > 0 seconds");
     if (a.budget > 0)
         for (auto& r : w.requests)
@@ -251,6 +257,10 @@ CLI::Option* addRunOptions(CLI::App* c, const std::shared_ptr<SimulateArgs>& a) 
         c->add_option("--rate", a->rate,
                       "Generate Poisson/gamma arrivals at this rate (req/s), replacing the file's");
     c->add_option("--burstiness", a->burstiness, "Gamma shape of inter-arrival times (1 = Poisson)")
+        ->capture_default_str();
+    c->add_option("--rate-scale", a->rate_scale,
+                  "Scale the trace's own arrival rate by this factor (its gaps divided by it; "
+                  "its burstiness and shape kept)")
         ->capture_default_str();
     c->add_option("--seed", a->seed, "Seed of generated arrivals")->capture_default_str();
     c->add_option("--policy,-p", a->policy,

@@ -1,4 +1,5 @@
 #include "main_window.h"
+#include "workload/generators.h"
 
 #include "export/perfetto.h"
 #include "export/requests_csv.h"
@@ -149,7 +150,23 @@ void MainWindow::buildUi() {
     split->setStretchFactor(0, 3);
     split->setStretchFactor(1, 1);
     split->setSizes({600, 230});
-    setCentralWidget(split);
+    // Above the charts, when the run was overloaded: its numbers describe a queue that
+    // grows without bound, not a service level (core/metrics/load.h decides).
+    load_banner_ = new QLabel;
+    load_banner_->setObjectName(QStringLiteral("loadBanner"));
+    load_banner_->setWordWrap(true);
+    load_banner_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    load_banner_->setStyleSheet(QStringLiteral(
+        "QLabel { background: #fff1d6; color: #6b4300; border: 1px solid #e0a040; "
+        "padding: 4px 8px; }"));
+    load_banner_->setVisible(false);
+    auto* central = new QWidget;
+    auto* cv = new QVBoxLayout(central);
+    cv->setContentsMargins(0, 0, 0, 0);
+    cv->setSpacing(2);
+    cv->addWidget(load_banner_);
+    cv->addWidget(split, 1);
+    setCentralWidget(central);
     kv_->setPlotMargins(views::TimelineView::kGutter,
                         timeline_->style()->pixelMetric(QStyle::PM_ScrollBarExtent));
 
@@ -647,9 +664,8 @@ void MainWindow::resimulate() {
     const double rate = slider("rate")->value();
     if (!scaled_ || scaled_for_ != rate || scaled_tuf_version_ != tuf_version_) {
         auto w = std::make_shared<Workload>(*base_);
-        const double t0 = w->requests.front().arrival;
+        scaleArrivalRate(*w, rate);
         for (auto& r : w->requests) {
-            r.arrival = t0 + (r.arrival - t0) / rate;
             // The class's TUF as the sliders set it: utility beta until ERT, then falling
             // linearly to 0 at the zero-utility time.
             auto it = tuf_sliders_.find(r.cls);
@@ -705,6 +721,16 @@ void MainWindow::showResult(std::shared_ptr<const SimResult> r) {
         range_->setExtent(lo, hi);
     }
     applyRows();
+    const LoadReport& load = r->summary.load;
+    load_banner_->setVisible(load.saturated.value_or(false));
+    if (load.saturated.value_or(false))
+        load_banner_->setText(
+            tr("<b>Overloaded:</b> %1 req/s offered, %2 req/s served. %3. Latencies of a run "
+               "like this grow with its length; lower the rate or add capacity to measure a "
+               "service level.")
+                .arg(load.offered_rate, 0, 'f', 2)
+                .arg(r->summary.request_throughput, 0, 'f', 2)
+                .arg(QString::fromStdString(load.verdict).toHtmlEscaped()));
     kv_->setRun(r->kv, double(r->limits.kv_capacity_tokens), r->preemptions);
     tuf_->setClasses(r->tufs);
     refreshComparison();

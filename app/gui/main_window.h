@@ -174,6 +174,7 @@ private:
     void plotAlaConfiguration(const QString& key);
     QLabel* runs_label_ = nullptr;
     QLabel* metrics_note_ = nullptr; // under the metrics table: what it leaves out
+    QLabel* load_banner_ = nullptr;  // above the charts when the run was saturated
     QTimer* runs_refresh_ = nullptr; // debounces file-change notices
     class QFileSystemWatcher* runs_watch_ = nullptr;
     struct LoadJob; // a workload being read (openWorkload)

@@ -20,6 +20,7 @@ std::vector<MetricRow> keyMetrics(const Summary& s) {
     std::vector<MetricRow> m{
         {"completed", "Completed", double(s.completed), Better::Higher},
         {"killed", "Killed", double(s.killed), Better::Lower},
+        {"offered_rate", "Offered rate (req/s)", s.load.offered_rate, Better::Neither},
         {"request_throughput", "Request throughput (req/s)", s.request_throughput, Better::Higher},
         {"output_throughput", "Output token throughput (tok/s)", s.output_throughput,
          Better::Higher},

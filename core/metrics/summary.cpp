@@ -160,6 +160,7 @@ Summary summarize(const RunLog& log, const std::vector<RequestMetrics>& reqs,
         s.iterations += sp.n;
     }
     s.stretches = static_cast<std::int64_t>(log.iters.size());
+    s.load = loadOf(log);
     if (opt.workload) {
         const auto tasks = robotTasks(log, *opt.workload);
         if (!tasks.empty()) s.robot = summarizeRobotTasks(tasks);
@@ -191,6 +192,21 @@ nlohmann::json Summary::toJson() const {
     j["total_input_tokens"] = total_input_tokens;
     j["total_output_tokens"] = total_output_tokens;
     j["duration"] = num(duration_s);
+    // The offered load: +inf (an offline batch) is written as null, like NaN.
+    j["offered_rate"] = num(load.offered_rate);
+    j["saturated"] = load.saturated ? nlohmann::json(*load.saturated) : nlohmann::json(nullptr);
+    j["saturation"] = {{"verdict", load.verdict},
+                       {"arrival_span_s", num(load.arrival_span_s)},
+                       {"queue_growth", num(load.queue_growth)},
+                       {"from_s", num(load.from_s)},
+                       {"to_s", num(load.to_s)},
+                       {"arrival_cv2", num(load.arrival_cv2)},
+                       {"window_s", num(load.window_s)},
+                       {"window_arrivals", load.window_arrivals},
+                       {"queue_at_last_arrival", load.queue_at_last_arrival},
+                       {"dropped_waiting", load.dropped_waiting},
+                       {"max_queue", load.max_queue},
+                       {"drain_s", num(load.drain_s)}};
     j["request_throughput"] = num(request_throughput);
     j["output_throughput"] = num(output_throughput);
     j["total_token_throughput"] = num(total_token_throughput);
@@ -270,6 +286,30 @@ Summary Summary::fromJson(const nlohmann::json& j) {
     s.total_input_tokens = count("total_input_tokens");
     s.total_output_tokens = count("total_output_tokens");
     s.duration_s = real("duration");
+    s.load.offered_rate = real("offered_rate");
+    if (const auto it = j.find("saturated"); it != j.end() && it->is_boolean())
+        s.load.saturated = it->get<bool>();
+    if (const auto it = j.find("saturation"); it != j.end() && it->is_object()) {
+        const auto& l = *it;
+        auto lnum = [&](const char* k) {
+            const auto f = l.find(k);
+            return f != l.end() && f->is_number() ? f->get<double>() : std::nan("");
+        };
+        if (const auto v = l.find("verdict"); v != l.end() && v->is_string())
+            s.load.verdict = v->get<std::string>();
+        s.load.arrival_span_s = lnum("arrival_span_s");
+        s.load.queue_growth = lnum("queue_growth");
+        s.load.from_s = lnum("from_s");
+        s.load.to_s = lnum("to_s");
+        s.load.arrival_cv2 = lnum("arrival_cv2");
+        s.load.window_s = lnum("window_s");
+        s.load.window_arrivals = static_cast<std::int64_t>(std::max(0.0, lnum("window_arrivals")));
+        s.load.queue_at_last_arrival =
+            static_cast<std::int64_t>(std::max(0.0, lnum("queue_at_last_arrival")));
+        s.load.drain_s = lnum("drain_s");
+        s.load.dropped_waiting = static_cast<std::int64_t>(std::max(0.0, lnum("dropped_waiting")));
+        s.load.max_queue = static_cast<std::int64_t>(std::max(0.0, lnum("max_queue")));
+    }
     s.request_throughput = real("request_throughput");
     s.output_throughput = real("output_throughput");
     s.total_token_throughput = real("total_token_throughput");
@@ -398,6 +438,11 @@ std::string Summary::table() const {
     }
     if (never_started > 0) line("Never started (no prefill):", std::to_string(never_started));
     line("Latency statistics are over:", coverage());
+    line("Offered request rate (req/s):",
+         std::isinf(load.offered_rate) ? std::string("inf (all arrive at once)")
+                                       : f(load.offered_rate));
+    line("Achieved request rate (req/s):", f(request_throughput));
+    line("Load:", load.verdict.empty() ? std::string("n/a") : load.verdict);
     line("Duration (s):", f(duration_s));
     line("Total input tokens:", std::to_string(total_input_tokens));
     line("Total generated tokens:", std::to_string(total_output_tokens));

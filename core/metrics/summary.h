@@ -1,5 +1,6 @@
 #pragma once
 // The run summary, with vLLM benchmark_serving's names and definitions.
+#include "metrics/load.h"
 #include "metrics/request_metrics.h"
 #include "metrics/robot_metrics.h"
 #include "metrics/stats.h"
@@ -55,7 +56,8 @@ struct Summary {
     std::int64_t never_started = 0;
     std::int64_t total_input_tokens = 0, total_output_tokens = 0;
     double duration_s = 0;         // first arrival to the last finish or kill
-    double request_throughput = 0; // completed / duration
+    double request_throughput = 0; // completed / duration: the achieved rate
+    LoadReport load;               // offered rate and the saturation verdict
     double output_throughput = 0;  // output tokens / duration
     double total_token_throughput = 0;
     std::optional<double> request_goodput; // good requests / duration

@@ -159,4 +159,12 @@ void assignArrivals(Workload& w, const ArrivalSpec& spec) {
     for (std::size_t i = 0; i < t.size(); ++i) w.requests[i].arrival = t[i];
 }
 
+void scaleArrivalRate(Workload& w, double factor) {
+    if (!(factor > 0) || !std::isfinite(factor))
+        throw std::invalid_argument("arrival rate scale must be a finite number > 0");
+    if (w.requests.empty() || factor == 1) return;
+    const double t0 = w.requests.front().arrival;
+    for (auto& r : w.requests) r.arrival = t0 + (r.arrival - t0) / factor;
+}
+
 } // namespace kairos

@@ -51,4 +51,10 @@ Workload generateWorkload(const GenerateSpec& spec);
 // Replaces the arrival times of `w` (in its order) by a generated process.
 void assignArrivals(Workload& w, const ArrivalSpec& spec);
 
+// Scales the workload's own arrival rate by `factor` (> 0, finite): every gap between
+// arrivals is divided by it, the first arrival stays. The trace's burstiness and daily
+// shape are kept, unlike --rate, which replaces the arrivals. Throws
+// std::invalid_argument for a factor out of range.
+void scaleArrivalRate(Workload& w, double factor);
+
 } // namespace kairos

@@ -579,6 +579,39 @@ private slots:
         QVERIFY(std::abs(w.slider("kv")->value() - 0.9) < 1e-9);
     }
 
+    // The load banner: shown over an overloaded run (3,000 requests at 20 req/s on the
+    // default 70B profile, several times what it serves) with the offered and served
+    // rates, hidden for a light one (the same lengths at 0.05 req/s).
+    void overloadBanner() {
+        for (double rate : {20.0, 0.05}) {
+            const QString path = QDir::temp().filePath("kairos_tst_banner.jsonl");
+            GenerateSpec g;
+            g.count = rate > 1 ? 3000 : 200;
+            g.arrivals.rate = rate;
+            g.arrivals.seed = 5;
+            g.prompt = LengthDist::parse("lognormal:400,0.8,max=3000");
+            g.output = LengthDist::parse("lognormal:150,1.0,max=1500");
+            {
+                std::ofstream out(path.toStdString());
+                writeKairos(generateWorkload(g), out);
+            }
+            app::StartOptions o;
+            o.workload = path;
+            app::MainWindow w(o);
+            QSignalSpy ready(&w, &app::MainWindow::ready);
+            QVERIFY(ready.wait(20000));
+            auto* banner = w.findChild<QLabel*>("loadBanner");
+            QVERIFY(banner);
+            QCOMPARE(!banner->isHidden(), rate > 1);
+            QCOMPARE(w.lastResult()->summary.load.saturated.value_or(false), rate > 1);
+            if (rate > 1) {
+                QVERIFY2(banner->text().contains("Overloaded") &&
+                             banner->text().contains("req/s served"),
+                         qPrintable(banner->text()));
+            }
+        }
+    }
+
     // A bad setting (an unknown predictor) shows an error instead of a run, and the
     // window stays usable: fixing it runs.
     void errorsAreShown() {
