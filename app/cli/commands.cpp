@@ -118,6 +118,7 @@ RunOutputs runSimulate(const SimulateArgs& a) {
         prof.kv_capacity_tokens.reset();
     }
     std::unique_ptr<ExecutionModel> model;
+    std::vector<std::string> model_warnings; // what the stored model's own errors say
     if (a.exec_model > 0) {
         // A fitted model from the store; the profile still gives the KV capacity.
         const store::Store db(a.db.empty() ? store::Store::defaultPath() : a.db);
@@ -143,10 +144,12 @@ RunOutputs runSimulate(const SimulateArgs& a) {
             }
             model = std::make_unique<ala::AlaExecutionModel>(
                 ala, key, "ala model " + std::to_string(m->id) + " (" + key + ")");
+            model_warnings = store::modelFitWarnings(*m, key);
         } else if (m->kind == "ete") {
             const EteParams p = EteParams::fromModelJson(m->params);
             model = std::make_unique<EteModel>(p, "ete model " + std::to_string(m->id) + " (" +
                                                       m->name + ")");
+            model_warnings = store::modelFitWarnings(*m);
         } else {
             throw std::invalid_argument("model " + std::to_string(a.exec_model) + " is '" +
                                         m->kind + "': the simulator takes ETE and ALA models");
@@ -193,6 +196,10 @@ RunOutputs runSimulate(const SimulateArgs& a) {
         o.log = engine.run();
     } else {
         o.log = simulate(w, *model, *sched, lim);
+    }
+    for (const auto& mw : model_warnings) {
+        o.log.warnings.push_back(mw);
+        if (!a.quiet) std::fprintf(stderr, "kairos-cli: warning: %s\n", mw.c_str());
     }
     o.summary = summarize(o.log, so);
     const RunLog& log = o.log;

@@ -39,7 +39,10 @@ nlohmann::json fitJson(const LinearFit& f, bool residuals) {
                         {"max_error_pct", num(f.max_pct)},
                         {"held_out_rows", f.test_rows},
                         {"held_out_mape_pct", num(f.test_mape_pct)},
-                        {"held_out_max_error_pct", num(f.test_max_pct)}};
+                        {"held_out_max_error_pct", num(f.test_max_pct)},
+                        {"held_out_median_pct", num(f.test_median_pct)},
+                        {"held_out_p90_pct", num(f.test_p90_pct)},
+                        {"poor", f.poor()}};
     if (residuals) j["residuals_pct"] = f.residuals_pct;
     // (measured, predicted) seconds: what the workbench's model view plots.
     j["points"] = f.points;
@@ -62,8 +65,8 @@ nlohmann::json fitEteGroup(const std::string& name, const std::vector<Measuremen
     const EteReport rep = fitEteReport(ms, test_fraction, seed);
     std::printf("%s: %zu measurements (%.0f %% of settings held out, seed %llu)\n", name.c_str(),
                 ms.size(), 100 * test_fraction, static_cast<unsigned long long>(seed));
-    std::printf("  %-46s %5s %4s %9s %9s %9s %9s  %s\n", "fit", "rows", "out", "MAPE", "max",
-                "held-out", "max", "coefficients (s)");
+    std::printf("  %-46s %5s %4s %9s %9s | %9s %9s %9s %9s  %s\n", "fit", "rows", "out", "MAPE",
+                "max", "held-out", "median", "p90", "max", "coefficients (s)");
     nlohmann::json g = {{"group", name}, {"source", source}, {"fits", nlohmann::json::array()}};
     for (const LinearFit& f : rep.fits) {
         std::string coef;
@@ -72,12 +75,37 @@ nlohmann::json fitEteGroup(const std::string& name, const std::vector<Measuremen
             std::snprintf(b, sizeof b, "%s%s=%.4g", i ? " " : "", f.terms[i].c_str(), f.beta[i]);
             coef += b;
         }
-        std::printf("  %-46s %5zu %4zu %9s %9s %9s %9s  %s\n", f.name.c_str(), f.rows, f.outliers,
-                    pct(f.mape_pct).c_str(), pct(f.max_pct).c_str(), pct(f.test_mape_pct).c_str(),
-                    pct(f.test_max_pct).c_str(), coef.c_str());
+        std::printf("  %-46s %5zu %4zu %9s %9s | %9s %9s %9s %9s  %s\n", f.name.c_str(), f.rows,
+                    f.outliers, pct(f.mape_pct).c_str(), pct(f.max_pct).c_str(),
+                    pct(f.test_mape_pct).c_str(), pct(f.test_median_pct).c_str(),
+                    pct(f.test_p90_pct).c_str(), pct(f.test_max_pct).c_str(), coef.c_str());
         g["fits"].push_back(fitJson(f, true));
     }
     for (const auto& why : rep.skipped) std::printf("  not fitted: %s\n", why.c_str());
+    if (!rep.suspect.empty()) {
+        std::printf("  left out as suspect (%zu measurements: more work in less than half the "
+                    "time of another setting):\n",
+                    rep.suspect_rows);
+        for (const auto& why : rep.suspect) std::printf("    %s\n", why.c_str());
+    }
+    g["suspect"] = rep.suspect;
+    g["suspect_rows"] = rep.suspect_rows;
+    nlohmann::json warnings = nlohmann::json::array();
+    for (const LinearFit& f : rep.fits)
+        if (f.poor()) {
+            char b[400];
+            std::snprintf(b, sizeof b,
+                          "%s, %s: held-out error median %.1f %%, p90 %.1f %% (above %.0f %% / "
+                          "%.0f %%): a poor fit%s",
+                          name.c_str(), f.name.c_str(), f.test_median_pct, f.test_p90_pct,
+                          kPoorMedianPct, kPoorP90Pct,
+                          f.name.find("batched") != std::string::npos
+                              ? "; simulations with it are not to be trusted"
+                              : "");
+            std::printf("  warning: %s\n", b);
+            warnings.push_back(b);
+        }
+    g["warnings"] = warnings;
     if (db && !(rep.batched_prefill && rep.batched_decode)) {
         std::printf("  not stored: the simulator needs both batched forms\n");
     } else if (db) {
@@ -346,15 +374,18 @@ void addFitAla(CLI::App* fit) {
         std::array<std::vector<double>, 3> all;
         int ala_best = 0;
         std::size_t suspect_held = 0;
+        std::vector<std::string> poor; // configurations whose held-out error is too high
         std::printf("%-70s %5s %5s | %15s | %15s | %15s\n", "configuration", "pairs", "held",
                     "ALA med/p90 %", "linear med/p90", "XGBoost med/p90");
         for (const auto& ce : ev.configs) {
             const double am = q(ce.ala_pct, 50), lm = q(ce.linear_pct, 50), xm = q(ce.xgb_pct, 50);
             ala_best += am < lm && am < xm;
             suspect_held += ce.suspect_held_rows;
-            std::printf("%-70.70s %5zu %5zu | %7.1f %7.1f | %7.1f %7.1f | %7.1f %7.1f\n",
+            const bool is_poor = poorFit(am, q(ce.ala_pct, 90));
+            if (is_poor) poor.push_back(ce.config);
+            std::printf("%-70.70s %5zu %5zu | %7.1f %7.1f | %7.1f %7.1f | %7.1f %7.1f%s\n",
                         ce.config.c_str(), ce.pairs, ce.held_out.size(), am, q(ce.ala_pct, 90), lm,
-                        q(ce.linear_pct, 90), xm, q(ce.xgb_pct, 90));
+                        q(ce.linear_pct, 90), xm, q(ce.xgb_pct, 90), is_poor ? "  poor" : "");
             const std::array<const std::vector<double>*, 3> e{&ce.ala_pct, &ce.linear_pct,
                                                               &ce.xgb_pct};
             for (std::size_t m = 0; m < 3; ++m) {
@@ -370,6 +401,7 @@ void addFitAla(CLI::App* fit) {
                            {"held_out", held},
                            {"train_rows", ce.train_rows},
                            {"suspect_held_rows", ce.suspect_held_rows},
+                           {"poor", is_poor},
                            {"ala_pct", ce.ala_pct},
                            {"linear_pct", ce.linear_pct},
                            {"xgboost_pct", ce.xgb_pct}});
@@ -377,6 +409,15 @@ void addFitAla(CLI::App* fit) {
         std::printf("\n%zu configurations evaluated (%zu with a single pair: trained on, not "
                     "evaluated); ALA's median below both baselines' in %d\n",
                     ev.configs.size(), ev.single_pair_configs, ala_best);
+        if (!poor.empty()) {
+            std::printf("warning: %zu configuration(s) with ALA's held-out error above %.0f %% "
+                        "(median) or %.0f %% (p90), poor fits that simulations should not use:",
+                        poor.size(), kPoorMedianPct, kPoorP90Pct);
+            for (std::size_t i = 0; i < poor.size() && i < 8; ++i)
+                std::printf("\n  %s", poor[i].c_str());
+            if (poor.size() > 8) std::printf("\n  ... (--json lists them: \"poor\": true)");
+            std::printf("\n");
+        }
         std::printf("training left out %zu suspect rows (--screen %g); %zu held-out rows are "
                     "suspect and count against every method\n\nper hardware (all held-out "
                     "rows):\n",

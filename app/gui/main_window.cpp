@@ -337,6 +337,16 @@ void MainWindow::buildUi() {
     chart_layout->setContentsMargins(0, 0, 0, 0);
     chart_layout->addWidget(ala_config_);
     chart_layout->addWidget(model_chart_, 1);
+    // What the model's own held-out errors say against trusting it (store::modelFitWarnings).
+    model_warning_ = new QLabel;
+    model_warning_->setObjectName(QStringLiteral("modelWarning"));
+    model_warning_->setWordWrap(true);
+    model_warning_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    model_warning_->setStyleSheet(QStringLiteral(
+        "QLabel { background: #fde8e8; color: #7a1010; border: 1px solid #d06060; "
+        "padding: 3px 6px; }"));
+    model_warning_->setVisible(false);
+    chart_layout->addWidget(model_warning_);
     auto* msplit = new QSplitter(Qt::Vertical);
     msplit->addWidget(models_table_);
     msplit->addWidget(chart_box);
@@ -806,8 +816,10 @@ bool MainWindow::showModel(qint64 id) {
         if (m->kind != "ala") {
             ala_wanted_ = -1;
             ala_config_->setVisible(false);
+            showModelWarnings(store::modelFitWarnings(*m));
             return model_chart_->setModel(title, m->accuracy);
         }
+        ala_name_ = m->name;
         if (ala_ && ala_id_ == id) { // already loaded
             ala_wanted_ = -1;
             ala_config_->setVisible(true);
@@ -937,6 +949,19 @@ void MainWindow::plotAlaConfiguration(const QString& key) {
                            .arg(acc.value("ala_median_pct", NAN), 0, 'f', 1);
             }
     model_chart_->setCurves(tr("ALA model %1 (dashed: predicted)").arg(ala_id_), note, curves);
+    store::ModelInfo info;
+    info.id = ala_id_;
+    info.kind = "ala";
+    info.name = ala_name_;
+    info.accuracy = ala_accuracy_;
+    showModelWarnings(store::modelFitWarnings(info, k));
+}
+
+void MainWindow::showModelWarnings(const std::vector<std::string>& warnings) {
+    QStringList lines;
+    for (const auto& w : warnings) lines << QString::fromStdString(w);
+    model_warning_->setText(lines.join(QLatin1Char('\n')));
+    model_warning_->setVisible(!lines.isEmpty());
 }
 
 void MainWindow::saveRun() {

@@ -175,6 +175,9 @@ private:
     QLabel* runs_label_ = nullptr;
     QLabel* metrics_note_ = nullptr; // under the metrics table: what it leaves out
     QLabel* load_banner_ = nullptr;  // above the charts when the run was saturated
+    QLabel* model_warning_ = nullptr; // under the Models panel's chart: a poor fit
+    std::string ala_name_;            // the loaded ALA model's name (for its warnings)
+    void showModelWarnings(const std::vector<std::string>& warnings);
     QTimer* runs_refresh_ = nullptr; // debounces file-change notices
     class QFileSystemWatcher* runs_watch_ = nullptr;
     struct LoadJob; // a workload being read (openWorkload)

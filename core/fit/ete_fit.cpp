@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstdint>
+#include <cstdio>
 #include <fstream>
 #include <map>
 #include <random>
@@ -62,6 +64,16 @@ Eigen::VectorXd relativeLeastSquares(const std::vector<Row3>& x, const std::vect
         }
     }
     return best.cwiseQuotient(scale);
+}
+
+// numpy's linear-interpolation quantile (q in [0, 1]); NaN for no values.
+double quantile(std::vector<double> v, double q) {
+    if (v.empty()) return std::nan("");
+    std::sort(v.begin(), v.end());
+    const double at = q * double(v.size() - 1);
+    const auto lo = static_cast<std::size_t>(std::floor(at));
+    const std::size_t hi = std::min(lo + 1, v.size() - 1);
+    return v[lo] + (v[hi] - v[lo]) * (at - double(lo));
 }
 
 double predict(const Row3& x, const Eigen::VectorXd& beta) {
@@ -232,6 +244,101 @@ std::map<std::string, std::vector<Measurement>> splitwiseMeasurements(const std:
     return out;
 }
 
+bool poorFit(double held_out_median_pct, double held_out_p90_pct) {
+    return held_out_median_pct > kPoorMedianPct || held_out_p90_pct > kPoorP90Pct;
+}
+
+bool LinearFit::poor() const {
+    return poorFit(test_median_pct, test_p90_pct);
+}
+
+std::vector<std::string> suspectSettings(const std::vector<Measurement>& m) {
+    struct Setting {
+        bool prefill;
+        double w1, w2; // prefill: sum L, sum L^2; decode: batch, context
+        std::vector<double> times;
+        double t = 0;
+        std::string label;
+    };
+    std::map<std::array<std::int64_t, 4>, std::size_t> index;
+    std::vector<Setting> settings;
+    std::vector<std::size_t> of(m.size(), SIZE_MAX);
+    for (std::size_t i = 0; i < m.size(); ++i) {
+        const Measurement& x = m[i];
+        if (x.kind != "prefill" && x.kind != "decode") continue;
+        const std::array<std::int64_t, 4> k{x.kind == "prefill", x.batch, x.tokens, x.context};
+        auto it = index.find(k);
+        if (it == index.end()) {
+            Setting s;
+            s.prefill = x.kind == "prefill";
+            const double b = double(x.batch), n = double(x.tokens);
+            s.w1 = s.prefill ? b * n : b;
+            s.w2 = s.prefill ? b * n * n : double(x.context);
+            s.label = s.prefill ? "prefill of " + std::to_string(x.batch) + " x " +
+                                      std::to_string(x.tokens) + " tokens"
+                                : "decode step of " + std::to_string(x.batch) + " requests over " +
+                                      std::to_string(x.context) + " KV tokens";
+            it = index.emplace(k, settings.size()).first;
+            settings.push_back(s);
+        }
+        settings[it->second].times.push_back(x.seconds);
+        of[i] = it->second;
+    }
+    for (auto& s : settings) {
+        std::sort(s.times.begin(), s.times.end());
+        const std::size_t n = s.times.size();
+        s.t = n % 2 ? s.times[n / 2] : (s.times[n / 2 - 1] + s.times[n / 2]) / 2;
+    }
+    const std::size_t n = settings.size();
+    // Contradicting pairs: (light, heavy) where heavy does at least light's work in less
+    // than half its time.
+    std::vector<std::vector<std::size_t>> with(n);
+    for (std::size_t r = 0; r < n; ++r)
+        for (std::size_t s = 0; s < n; ++s) {
+            if (r == s || settings[r].prefill != settings[s].prefill) continue;
+            const Setting &light = settings[r], &heavy = settings[s];
+            if (heavy.w1 >= light.w1 && heavy.w2 >= light.w2 && heavy.t < light.t / 2) {
+                with[r].push_back(s);
+                with[s].push_back(r);
+            }
+        }
+    std::vector<char> out(n, 0);
+    std::vector<std::string> why(n);
+    while (true) {
+        std::size_t worst = n, most = 1;
+        for (std::size_t i = 0; i < n; ++i) {
+            if (out[i]) continue;
+            std::size_t c = 0;
+            for (std::size_t j : with[i]) c += !out[j];
+            if (c > most) most = c, worst = i;
+        }
+        if (worst == n) break;
+        out[worst] = 1;
+        const Setting& s = settings[worst];
+        std::string others;
+        std::size_t listed = 0;
+        for (std::size_t j : with[worst]) {
+            if (out[j] || listed == 2) continue;
+            char b[160];
+            std::snprintf(b, sizeof b, "%s%s took %.3g s", listed ? ", " : "",
+                          settings[j].label.c_str(), settings[j].t);
+            others += b;
+            ++listed;
+        }
+        char b[512];
+        std::snprintf(b, sizeof b,
+                      "%s: %.3g s (%zu measurement%s), contradicted by %zu other settings "
+                      "(%s%s)",
+                      s.label.c_str(), s.t, s.times.size(), s.times.size() == 1 ? "" : "s", most,
+                      others.c_str(), most > listed ? ", ..." : "");
+        why[worst] = b;
+    }
+    std::vector<std::string> res(m.size());
+    for (std::size_t i = 0; i < m.size(); ++i)
+        if (of[i] != SIZE_MAX && out[of[i]]) res[i] = why[of[i]];
+    return res;
+}
+
 EteReport fitEteReport(const std::vector<Measurement>& m, double test_fraction,
                        std::uint64_t seed) {
     if (!(test_fraction >= 0 && test_fraction < 1))
@@ -258,6 +365,13 @@ EteReport fitEteReport(const std::vector<Measurement>& m, double test_fraction,
     EteReport rep;
     rep.test_fraction = test_fraction;
     rep.seed = seed;
+    const std::vector<std::string> suspect = suspectSettings(m);
+    for (std::size_t i = 0; i < m.size(); ++i) {
+        if (suspect[i].empty()) continue;
+        ++rep.suspect_rows;
+        if (std::find(rep.suspect.begin(), rep.suspect.end(), suspect[i]) == rep.suspect.end())
+            rep.suspect.push_back(suspect[i]);
+    }
     struct Spec {
         const char* name;
         std::vector<std::string> terms;
@@ -273,9 +387,11 @@ EteReport fitEteReport(const std::vector<Measurement>& m, double test_fraction,
         const int k = int(sp.terms.size());
         std::vector<Row3> xtr, xte;
         std::vector<double> ytr, yte;
-        for (const auto& x : m) {
+        for (std::size_t i = 0; i < m.size(); ++i) {
+            const Measurement& x = m[i];
             if (x.kind != (sp.prefill ? "prefill" : "decode")) continue;
             if (sp.batch1 && x.batch != 1) continue;
+            if (!suspect[i].empty()) continue;
             const double b = double(x.batch), n = double(x.tokens), c = double(x.context);
             Row3 row = sp.prefill ? Row3{1.0, b * n, b * n * n}
                                   : (sp.batch1 ? Row3{1.0, c, 0.0} : Row3{1.0, b, c});
@@ -312,6 +428,13 @@ EteReport fitEteReport(const std::vector<Measurement>& m, double test_fraction,
         };
         errors(xtr, ytr, &f.mape_pct, &f.max_pct, &f.residuals_pct, &f.points);
         errors(xte, yte, &f.test_mape_pct, &f.test_max_pct, nullptr, &f.test_points);
+        {
+            std::vector<double> abs_pct;
+            for (const auto& [meas, pred] : f.test_points)
+                abs_pct.push_back(100 * std::fabs(pred - meas) / meas);
+            f.test_median_pct = quantile(abs_pct, 0.5);
+            f.test_p90_pct = quantile(abs_pct, 0.9);
+        }
         if (!sp.batch1) {
             (sp.prefill ? rep.batched_prefill : rep.batched_decode) = true;
             if (sp.prefill) {

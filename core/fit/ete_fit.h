@@ -73,13 +73,26 @@ struct LinearFit {
     std::size_t rows = 0, outliers = 0, test_rows = 0;
     double mape_pct = 0, max_pct = 0;           // training rows, all of them
     double test_mape_pct = 0, test_max_pct = 0; // held-out rows (NaN when none)
+    double test_median_pct = 0, test_p90_pct = 0; // of the held-out absolute % errors
+    // Held-out error above kPoorMedianPct (median) or kPoorP90Pct (p90): a model that
+    // must not be trusted; every front end warns (fit ete, profile, the Models panel,
+    // simulate --exec-model).
+    bool poor() const;
     std::vector<double> residuals_pct;          // (predicted - measured) / measured, training rows
     // (measured, predicted) seconds per row, for plots: training rows, then held-out rows.
     std::vector<std::pair<double, double>> points, test_points;
 };
 
+// A fit is poor when its held-out error's median is above 20 % or its p90 above 50 %.
+constexpr double kPoorMedianPct = 20, kPoorP90Pct = 50;
+bool poorFit(double held_out_median_pct, double held_out_p90_pct);
+
 struct EteReport {
     std::vector<LinearFit> fits;      // the batch-1 forms first (when there are batch-1 rows)
+    // Settings left out of every fit and of the held-out errors because they contradict
+    // the others (suspectSettings), one line each saying why.
+    std::vector<std::string> suspect;
+    std::size_t suspect_rows = 0;
     EteParams params;                 // the batched forms, as the simulator uses them
     std::vector<std::string> skipped; // forms with too few training rows, and why
     bool batched_prefill = false, batched_decode = false; // `params` holds these fits
@@ -87,10 +100,24 @@ struct EteReport {
     std::uint64_t seed = 0;
 };
 
+// Measurements that contradict the others, whatever model is fitted to them: more work
+// cannot take much less time on the same device. A setting s does at least the work of r
+// when it prefills at least as many tokens with at least the same sum of squared lengths
+// (prefill), or decodes at least as many requests over at least as much KV (decode); s
+// and r contradict each other when s then took less than half of r's time (medians over
+// repeats). The setting that contradicts the most others (two or more) is taken out, and
+// again until none contradicts two; a lone contradicting pair is kept, since nothing says
+// which of the two is wrong. (Splitwise's Llama-2-70B on 2x A100: 64 prompts of 512 tokens
+// in 0.80 s, while 32 of them took 6.6 s and one of 8,192 tokens 3.0 s: 0.024 ms per
+// token against 0.38-0.41 in every other setting, 5.7 PFLOP/s on two 312-TFLOP/s GPUs.)
+// Returns, per measurement of `m`, a reason when it is suspect (empty when not).
+std::vector<std::string> suspectSettings(const std::vector<Measurement>& m);
+
 // The ETE fits of a set of measurements: prefill a*N^2 + b*N + c and decode p*N_kv + q at
 // batch 1 (TimeBill's forms), and the simulator's batched forms a + b*sum L + c*sum L^2
 // and q0 + q1*B + p*sum N_kv. `test_fraction` of the distinct settings (all repeats of a
-// setting on one side) are held out, chosen by `seed`.
+// setting on one side) are held out, chosen by `seed`. Suspect settings (suspectSettings)
+// are left out of both sides and listed.
 EteReport fitEteReport(const std::vector<Measurement>& m, double test_fraction = 0.2,
                        std::uint64_t seed = 1);
 

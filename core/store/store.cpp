@@ -1,7 +1,10 @@
 #include "store/store.h"
 
+#include "fit/ete_fit.h"
+
 #include "workload/readers.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -561,6 +564,92 @@ std::optional<ModelInfo> Store::model(std::int64_t id) const {
     s.bind(1, id);
     if (!s.step()) return std::nullopt;
     return modelFrom(s);
+}
+
+namespace {
+double quantileOf(std::vector<double> v, double q) {
+    if (v.empty()) return std::nan("");
+    std::sort(v.begin(), v.end());
+    const double at = q * double(v.size() - 1);
+    const auto lo = static_cast<std::size_t>(std::floor(at));
+    const std::size_t hi = std::min(lo + 1, v.size() - 1);
+    return v[lo] + (v[hi] - v[lo]) * (at - double(lo));
+}
+std::string pctText(double v) {
+    char b[32];
+    std::snprintf(b, sizeof b, "%.1f %%", v);
+    return b;
+}
+} // namespace
+
+std::vector<std::string> modelFitWarnings(const ModelInfo& m, const std::string& config) {
+    std::vector<std::string> out;
+    const auto acc = nlohmann::json::parse(m.accuracy, nullptr, false);
+    const std::string who = "model " + std::to_string(m.id) + " (" + m.name + ")";
+    auto number = [](const nlohmann::json& j, const char* k) {
+        const auto it = j.find(k);
+        return it != j.end() && it->is_number() ? it->get<double>() : std::nan("");
+    };
+    if (m.kind == "ete") {
+        if (!acc.is_array()) return {who + ": no held-out errors stored: its accuracy is unknown"};
+        for (const auto& f : acc) {
+            if (!f.is_object()) continue;
+            const auto name = f.find("fit");
+            if (name == f.end() || !name->is_string() ||
+                name->get<std::string>().find("batched") == std::string::npos)
+                continue;
+            double med = number(f, "held_out_median_pct"), p90 = number(f, "held_out_p90_pct");
+            if (std::isnan(med)) { // stored before the median was: from the held-out points
+                std::vector<double> e;
+                if (const auto pts = f.find("held_out_points"); pts != f.end() && pts->is_array())
+                    for (const auto& pt : *pts)
+                        if (pt.is_array() && pt.size() == 2 && pt[0].is_number() &&
+                            pt[1].is_number() && pt[0].get<double>() > 0)
+                            e.push_back(100 * std::fabs(pt[1].get<double>() - pt[0].get<double>()) /
+                                        pt[0].get<double>());
+                med = quantileOf(e, 0.5);
+                p90 = quantileOf(e, 0.9);
+            }
+            if (std::isnan(med))
+                out.push_back(who + ", " + name->get<std::string>() +
+                              ": no held-out settings, its accuracy is unknown");
+            else if (poorFit(med, p90))
+                out.push_back(who + ", " + name->get<std::string>() + ": held-out error median " +
+                              pctText(med) + ", p90 " + pctText(p90) +
+                              " (above 20 % / 50 %): a poor fit, simulations with it are not "
+                              "to be trusted");
+        }
+        return out;
+    }
+    if (m.kind == "ala") {
+        const auto cfgs = acc.is_object() ? acc.find("configurations") : acc.end();
+        if (!acc.is_object() || cfgs == acc.end() || !cfgs->is_array())
+            return {who + ": no held-out errors stored: its accuracy is unknown"};
+        bool found = false;
+        for (const auto& c : *cfgs) {
+            if (!c.is_object()) continue;
+            const auto key = c.find("configuration");
+            if (key == c.end() || !key->is_string()) continue;
+            if (!config.empty() && key->get<std::string>() != config) continue;
+            found = true;
+            std::vector<double> e;
+            if (const auto v = c.find("ala_pct"); v != c.end() && v->is_array())
+                for (const auto& x : *v)
+                    if (x.is_number() && std::isfinite(x.get<double>())) e.push_back(x.get<double>());
+            const double med = quantileOf(e, 0.5), p90 = quantileOf(e, 0.9);
+            if (!std::isnan(med) && poorFit(med, p90))
+                out.push_back(who + ", configuration " + key->get<std::string>() +
+                              ": held-out error median " + pctText(med) + ", p90 " + pctText(p90) +
+                              " (above 20 % / 50 %): a poor fit, simulations with it are not to "
+                              "be trusted");
+        }
+        if (!found && !config.empty())
+            out.push_back(who + ", configuration " + config +
+                          ": not evaluated on held-out pairs (a single measured pair): its "
+                          "accuracy is unknown");
+        return out;
+    }
+    return out;
 }
 
 std::vector<RequestMetrics> toRequestMetrics(const std::vector<RequestRow>& rows) {

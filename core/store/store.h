@@ -150,6 +150,14 @@ private:
 // for tests that build an older database.
 const char* migrationSql(int v);
 
+// What a stored model's own held-out errors say against trusting it (fit/ete_fit.h's
+// rule: a held-out median above 20 % or p90 above 50 %), one line each; empty when
+// nothing. An "ete" model: its two batched fits (what the simulator uses). An "ala"
+// model: the configuration `config` (every configuration when empty), or that it was
+// never evaluated on held-out pairs. Older models without the median/p90 keys are judged
+// from their stored held-out points.
+std::vector<std::string> modelFitWarnings(const ModelInfo& m, const std::string& config = "");
+
 // Stored rows as per-request results (what comparisons need: which requests finished,
 // and their latencies).
 std::vector<RequestMetrics> toRequestMetrics(const std::vector<RequestRow>& rows);

@@ -454,13 +454,34 @@ private slots:
             QVERIFY(fit["mape_pct"].get<double>() < 15);
             QCOMPARE(fit["residuals_pct"].size(), fit["rows"].get<std::size_t>());
         }
+        // Its batched prefill misses held-out settings by a median of 25 % (batched
+        // 512-token prompts cost more per token than single prompts of the same total,
+        // which the form cannot express): a warning when fitted, and again when used.
+        QVERIFY2(f.out.contains("warning: llama2-70b a100-80gb tp4, prefill, batched"),
+                 qPrintable(f.out));
+        QCOMPARE(j[0]["warnings"].size(), std::size_t(1));
+        QVERIFY(j[0]["fits"][2]["poor"].get<bool>() && !j[0]["fits"][3]["poor"].get<bool>());
         const std::string sj = kairos::test::tempPath("exec_model_run.json");
         auto s = cli({"simulate", "-w",
                       QString(KAIROS_SOURCE_DIR) + "/sample_traces/chat_poisson_small.jsonl",
-                      "--exec-model", "1", "--db", db, "--json", QString::fromStdString(sj), "-q"});
+                      "--exec-model", "1", "--db", db, "--json", QString::fromStdString(sj)});
         QVERIFY2(s.code == 0, qPrintable(s.err));
-        QVERIFY(readJson(sj)["exec_model"].get<std::string>().find(
+        const auto sjj = readJson(sj);
+        QVERIFY(sjj["exec_model"].get<std::string>().find(
                     "ete model 1 (llama2-70b a100-80gb tp4)") != std::string::npos);
+        QVERIFY2(s.err.contains("warning: model 1") && s.err.contains("poor fit"),
+                 qPrintable(s.err));
+        QVERIFY(sjj["warnings"].dump().find("poor fit") != std::string::npos);
+        // Splitwise's 64 x 512 prompts on 2x A100 at TP2 (0.80 s, 16x faster per token
+        // than every other setting) are left out as suspect; without them the batched
+        // prefill's held-out error is small (it was 341 % mean, 1,339 % max with them).
+        auto f2 = cli({"fit", "ete", "--splitwise", data, "--group", "llama2-70b a100-80gb tp2",
+                       "--json", QString::fromStdString(js)});
+        QVERIFY2(f2.code == 0, qPrintable(f2.err));
+        const auto j2 = readJson(js);
+        QCOMPARE(j2[0]["suspect_rows"].get<int>(), 5);
+        QVERIFY(j2[0]["suspect"][0].get<std::string>().rfind("prefill of 64 x 512 tokens", 0) == 0);
+        QVERIFY(j2[0]["fits"][2]["held_out_p90_pct"].get<double>() < 50);
         auto ml = cli({"models", "list", "--db", db, "--json"});
         QCOMPARE(ml.code, 0);
         const auto mj = nlohmann::json::parse(ml.out.toStdString());

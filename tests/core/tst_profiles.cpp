@@ -6,6 +6,7 @@
 #include "test_util.h"
 
 #include <QtTest>
+#include <algorithm>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
@@ -125,6 +126,39 @@ private slots:
         KAIROS_COMPARE_NEAR(r.params.p, t.p, 1e-18);
         // The same seed holds out the same settings.
         QCOMPARE(fitEteReport(m, 0.25, 3).fits[2].test_rows, r.fits[2].test_rows);
+    }
+
+    // The suspect screen by hand. Exact prefill times t = 0.02 + 3e-4 sum L over batches
+    // 1..32 of 512-token prompts, plus one setting (64 x 512) 16x too fast: it does more
+    // work than four others in less than half their time and is the only one taken out,
+    // with all its repeats; held-out errors then stay exact and no fit is poor. One lone
+    // contradicting pair is kept (nothing says which is wrong). Without the bad setting,
+    // nothing is suspect.
+    void suspectSettingsByHand() {
+        std::vector<Measurement> m;
+        auto t = [](double b, double l) { return 0.02 + 3e-4 * b * l; };
+        for (std::int64_t b : {1, 2, 4, 8, 16, 32})
+            for (int rep = 0; rep < 3; ++rep) m.push_back({"prefill", b, 512, 0, t(b, 512)});
+        for (std::int64_t b : {1, 4, 16})
+            m.push_back({"decode", b, 0, b * 600, 0.04 + 2e-4 * double(b) + 1e-7 * b * 600});
+        const std::size_t clean = m.size();
+        for (const auto& w : suspectSettings(m)) QVERIFY(w.empty());
+        for (int rep = 0; rep < 3; ++rep) m.push_back({"prefill", 64, 512, 0, t(64, 512) / 16});
+        const auto why = suspectSettings(m);
+        for (std::size_t i = 0; i < m.size(); ++i)
+            QVERIFY2(why[i].empty() == (i < clean), qPrintable(QString::fromStdString(why[i])));
+        QVERIFY(why.back().rfind("prefill of 64 x 512 tokens", 0) == 0);
+        const EteReport r = fitEteReport(m, 0.3, 2);
+        QCOMPARE(r.suspect_rows, std::size_t(3));
+        QCOMPARE(r.suspect.size(), std::size_t(1));
+        for (const LinearFit& f : r.fits) QVERIFY2(!f.poor(), f.name.c_str());
+        // A lone pair: 16 x 512 at 0.4 of its time contradicts only 8 x 512; both kept.
+        std::vector<Measurement> pair = {m.begin(), m.begin() + long(clean)};
+        for (auto& x : pair)
+            if (x.kind == "prefill" && x.batch == 16) x.seconds *= 0.45;
+        for (const auto& w : suspectSettings(pair)) QVERIFY(w.empty());
+        // The poor-fit rule: median above 20 % or p90 above 50 %.
+        QVERIFY(!poorFit(20, 50) && poorFit(20.1, 0) && poorFit(0, 50.1));
     }
 
     // Measurement CSVs: read with any column order; bad rows name file, line and field.

@@ -380,6 +380,29 @@ private slots:
         QVERIFY(w.showModel(1)); // back to the ETE model: at once
         QCOMPARE(w.modelChart()->pointCount(), 4);
         QCOMPARE(w.modelChart()->curveCount(), 0);
+        auto* warning = w.findChild<QLabel*>("modelWarning");
+        QVERIFY(warning && warning->isHidden()); // its batched fits: none to judge
+        // A model whose batched prefill misses its held-out settings by a median of 30 %:
+        // the panel says it is a poor fit (an ALA configuration never held out says its
+        // accuracy is unknown).
+        {
+            store::Store st(db.toStdString());
+            store::ModelInfo mi;
+            mi.kind = "ete";
+            mi.name = "poor group";
+            mi.params = "{}";
+            mi.training = "{}";
+            mi.accuracy = R"([{"fit": "prefill, batched: a + b*sum L + c*sum L^2",
+                "held_out_median_pct": 30.0, "held_out_p90_pct": 45.0,
+                "points": [[1.0, 1.0]], "held_out_points": [[1.0, 1.3]]}])";
+            QCOMPARE(st.putModel(mi), 3);
+        }
+        QVERIFY(w.showModel(3));
+        QVERIFY(!warning->isHidden());
+        QVERIFY2(warning->text().contains("poor fit") && warning->text().contains("30.0 %"),
+                 qPrintable(warning->text()));
+        QVERIFY(w.showModel(1));
+        QVERIFY(warning->isHidden());
         for (const char* suffix : {"", "-wal", "-shm"}) QFile::remove(db + suffix);
     }
 
