@@ -193,6 +193,10 @@ void writeReportHtml(const ReportData& d, const QString& path) {
 }
 
 void writeReportPdf(const ReportData& d, const QString& path) {
+    saveText(path, reportPdfBytes(d));
+}
+
+QByteArray reportPdfBytes(const ReportData& d) {
     const Charts c = paintCharts(d);
     QTextDocument doc;
     doc.addResource(QTextDocument::ImageResource, QUrl(QStringLiteral("timeline.png")), c.timeline);
@@ -211,7 +215,7 @@ void writeReportPdf(const ReportData& d, const QString& path) {
         doc.setPageSize(QSizeF(pdf.width(), pdf.height()));
         doc.print(&pdf);
     }
-    saveText(path, bytes);
+    return bytes;
 }
 
 } // namespace kairos::views

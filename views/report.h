@@ -27,6 +27,8 @@ struct ReportData {
 // go through a temporary file).
 void writeReportHtml(const ReportData& d, const QString& path);
 void writeReportPdf(const ReportData& d, const QString& path);
+// The documents' bytes, for a caller that writes them with its other outputs.
+QByteArray reportPdfBytes(const ReportData& d);
 // The HTML text; `inline_images` embeds the charts as data: URLs (else "timeline.png" and
 // "kv.png", which the PDF writer registers as document resources).
 QString reportHtml(const ReportData& d, bool inline_images);

@@ -2,6 +2,8 @@
 // both measured in the same run, plus the engine stepping one iteration at a time as a
 // second baseline (what skipping ahead buys).
 #include "commands.h"
+
+#include "checks.h"
 #include "exec/execution_model.h"
 #include "export/atomic_file.h"
 #include "metrics/request_metrics.h"
@@ -103,7 +105,17 @@ void benchPolicies(const std::string& trace, int repeat) {
 // (each its own transaction, as simulate --db writes), with the time to list all runs and
 // the newest 20 as the database grows, and its size per run. Baseline in the same run:
 // writing the same per-request rows as CSV (the export every run could write instead).
-void benchStore(const std::string& db_path, std::size_t requests, int runs, double rate) {
+void benchStore(const std::string& db_path, std::size_t requests, int runs, double rate,
+                bool replace) {
+    // The benchmark starts from an empty database: an existing file is replaced only when
+    // asked (a stored 200,000-request run was once lost to a mistyped --db).
+    std::error_code ec;
+    if (std::filesystem::exists(db_path, ec) && !replace)
+        throw std::invalid_argument("--db " + db_path +
+                                    " exists: bench --store-runs starts from an empty database; "
+                                    "give another path, or --replace-db to delete this one");
+    if (std::filesystem::exists(db_path, ec) && !std::filesystem::is_regular_file(db_path, ec))
+        throw std::invalid_argument("--db " + db_path + " is not a regular file");
     GenerateSpec g;
     g.count = requests;
     g.arrivals.rate = rate;
@@ -177,7 +189,7 @@ void addBench(CLI::App& app) {
         std::size_t requests = 20000;
         int repeat = 5;
         double rate = 4.0;
-        bool policies = false;
+        bool policies = false, replace_db = false;
         int store_runs = 0;
         std::string store_db = "kairos-bench.db";
     };
@@ -187,11 +199,14 @@ void addBench(CLI::App& app) {
     c->add_option("--workload,-w", a->workload,
                   "Trace to use (default: a generated native workload)");
     c->add_option("--requests,-n", a->requests, "Requests in the generated workload")
-        ->capture_default_str();
+        ->capture_default_str()
+        ->check(whole(1, 100000000));
     c->add_option("--rate", a->rate, "Arrival rate of the generated workload (req/s)")
-        ->capture_default_str();
+        ->capture_default_str()
+        ->check(number(0, 1e9, true, true));
     c->add_option("--repeat", a->repeat, "Repetitions (the median is reported)")
-        ->capture_default_str();
+        ->capture_default_str()
+        ->check(whole(1, 10000));
     c->add_option("--profile", a->profile, "Device profile")->capture_default_str();
     c->add_option("--json", a->json_out, "Write the figures as JSON here");
     c->add_flag("--policies", a->policies,
@@ -200,13 +215,17 @@ void addBench(CLI::App& app) {
                 "(on --workload, default the Azure conversation trace)");
     c->add_option("--store-runs", a->store_runs,
                   "Instead: write this many runs of --requests requests into a database (--db) "
-                  "and time writing and listing as it grows (the issue's figure: 1000 x 20000)");
-    c->add_option("--db", a->store_db, "Database for --store-runs (replaced)")
+                  "and time writing and listing as it grows (the issue's figure: 1000 x 20000)")
+        ->check(whole(1, 1000000));
+    c->add_option("--db", a->store_db,
+                  "A new database for --store-runs (an existing file is refused)")
         ->capture_default_str();
+    c->add_flag("--replace-db", a->replace_db,
+                "With --store-runs: delete an existing --db first");
     c->callback([a] {
         if (a->repeat < 1) throw std::invalid_argument("--repeat must be >= 1");
         if (a->store_runs > 0) {
-            benchStore(a->store_db, a->requests, a->store_runs, a->rate);
+            benchStore(a->store_db, a->requests, a->store_runs, a->rate, a->replace_db);
             return;
         }
         if (a->policies) {

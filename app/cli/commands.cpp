@@ -1,5 +1,7 @@
 #include "commands.h"
 
+#include "checks.h"
+
 #include "exec/execution_model.h"
 #include "export/atomic_file.h"
 #include "export/perfetto.h"
@@ -84,7 +86,9 @@ LiveMaker& liveMaker() {
 
 namespace {
 
-RunOutputs runSimulate(const SimulateArgs& a) {
+// Runs, prints and stores; the files asked for are staged in `outputs`, which the caller
+// commits once everything it writes has been staged.
+RunOutputs runSimulate(const SimulateArgs& a, OutputBatch& outputs) {
     ReadOptions ro;
     if (!formatFromName(a.format, &ro.format))
         throw std::invalid_argument("unknown --format '" + a.format + "'");
@@ -121,7 +125,8 @@ RunOutputs runSimulate(const SimulateArgs& a) {
     std::vector<std::string> model_warnings; // what the stored model's own errors say
     if (a.exec_model > 0) {
         // A fitted model from the store; the profile still gives the KV capacity.
-        const store::Store db(a.db.empty() ? store::Store::defaultPath() : a.db);
+        const store::Store db(a.db.empty() ? store::Store::defaultPath() : a.db,
+                              store::Store::Open::Existing);
         const auto m = db.model(a.exec_model);
         if (!m)
             throw std::invalid_argument("no model " + std::to_string(a.exec_model) + " in " +
@@ -213,6 +218,8 @@ RunOutputs runSimulate(const SimulateArgs& a) {
             std::printf("profile: %s (%s)\n", prof.name.c_str(), profile_path.c_str());
         std::fputs(s.table().c_str(), stdout);
     }
+    // Every output whole or none: each written to a temporary first, the run stored, and
+    // only then all moved into place by the caller (a failure anywhere replaces nothing).
     if (!a.json_out.empty()) {
         nlohmann::json j = s.toJson();
         j["profile"] = prof.name;
@@ -223,12 +230,17 @@ RunOutputs runSimulate(const SimulateArgs& a) {
                        {"max_num_batched_tokens", lim.max_num_batched_tokens},
                        {"chunked_prefill", lim.chunked_prefill},
                        {"skip_ahead", lim.skip_ahead}};
-        writeTextFile(a.json_out, j.dump(2) + "\n");
+        const std::string text = j.dump(2) + "\n";
+        outputs.add(a.json_out, [&](std::ostream& out) { out << text; });
     }
     if (!a.runlog_out.empty())
-        writeRunLogJsonlFile(log, a.runlog_out, RunLogWriteOptions{a.tokens});
-    if (!a.requests_csv.empty()) writeRequestsCsvFile(log, a.requests_csv);
-    if (!a.perfetto.empty()) writePerfettoFile(log, &w, a.perfetto);
+        outputs.add(a.runlog_out, [&](std::ostream& out) {
+            writeRunLogJsonl(log, out, RunLogWriteOptions{a.tokens});
+        });
+    if (!a.requests_csv.empty())
+        outputs.add(a.requests_csv, [&](std::ostream& out) { writeRequestsCsv(log, out); });
+    if (!a.perfetto.empty())
+        outputs.add(a.perfetto, [&](std::ostream& out) { writePerfetto(log, &w, out); });
     if (!a.db.empty() || a.store) {
         const store::RunRecord rec = store::makeRunRecord(w, a.workload, log, s, pc, lim, a.label);
         store::Store db(a.db.empty() ? store::Store::defaultPath() : a.db);
@@ -262,13 +274,16 @@ CLI::Option* addRunOptions(CLI::App* c, const std::shared_ptr<SimulateArgs>& a) 
         ->capture_default_str();
     auto* rate =
         c->add_option("--rate", a->rate,
-                      "Generate Poisson/gamma arrivals at this rate (req/s), replacing the file's");
+                      "Generate Poisson/gamma arrivals at this rate (req/s), replacing the file's")
+            ->check(number(0, 1e9, true, true));
     c->add_option("--burstiness", a->burstiness, "Gamma shape of inter-arrival times (1 = Poisson)")
-        ->capture_default_str();
+        ->capture_default_str()
+        ->check(number(0, 1e6, true));
     c->add_option("--rate-scale", a->rate_scale,
                   "Scale the trace's own arrival rate by this factor (its gaps divided by it; "
                   "its burstiness and shape kept)")
-        ->capture_default_str();
+        ->capture_default_str()
+        ->check(number(0, 1e9, true));
     c->add_option("--seed", a->seed, "Seed of generated arrivals")->capture_default_str();
     c->add_option("--policy,-p", a->policy,
                   "Scheduling policy: fcfs, sjf, sprpt_lp, sprpt, edf, mcsf, protect_greedy, "
@@ -285,32 +300,41 @@ CLI::Option* addRunOptions(CLI::App* c, const std::shared_ptr<SimulateArgs>& a) 
     c->add_option("--profile", a->profile, "Device profile: a shipped name or a JSON file")
         ->capture_default_str();
     c->add_option("--kv-capacity", a->kv_capacity,
-                  "KV cache capacity in tokens (default: from the profile)");
+                  "KV cache capacity in tokens (default: from the profile)")
+        ->check(whole(1, 1000000000000000LL));
     c->add_option("--gpu-mem-gib", a->gpu_mem_gib,
-                  "Memory per GPU (GiB), replacing the profile's; the KV capacity follows");
+                  "Memory per GPU (GiB), replacing the profile's; the KV capacity follows")
+        ->check(number(0, 1e6, true));
     c->add_option("--mem-fraction", a->mem_fraction,
-                  "Fraction of memory for weights + KV (vLLM's gpu_memory_utilization)");
+                  "Fraction of memory for weights + KV (vLLM's gpu_memory_utilization)")
+        ->check(number(0, 1, true));
     c->add_option("--block-size", a->block_size,
                   "KV block size in tokens (1: no paging; vLLM uses 16)")
-        ->capture_default_str();
+        ->capture_default_str()
+        ->check(whole(1, 1 << 20));
     c->add_option("--max-num-seqs", a->max_num_seqs, "Running requests at most")
-        ->capture_default_str();
+        ->capture_default_str()
+        ->check(whole(1, 1 << 24));
     c->add_option("--max-num-batched-tokens", a->max_num_batched_tokens,
                   "Tokens per iteration at most")
-        ->capture_default_str();
+        ->capture_default_str()
+        ->check(whole(1, 1 << 30));
     c->add_flag("--chunked-prefill", a->chunked, "Mix prefill chunks into decode iterations");
     c->add_flag("--no-skip-ahead", a->no_skip,
                 "Step one iteration at a time (slower; same results)");
     c->add_option("--budget", a->budget,
-                  "Time budget (s) for every request without one (TimeBill)");
+                  "Time budget (s) for every request without one (TimeBill)")
+        ->check(number(0, kMaxSeconds, true));
     c->add_option("--quality", a->quality,
                   "Quality proxy q(alpha) as ALPHA:Q,... (default 1 - alpha^2)");
     c->add_option("--goodput", a->goodput, "SLOs for goodput: ttft:MS tpot:MS e2el:MS")
         ->expected(1, 3);
     c->add_option("--percentiles", a->percentiles, "Percentiles to report")
         ->delimiter(',')
-        ->capture_default_str();
-    c->add_option("--limit", a->limit, "Read at most this many requests");
+        ->capture_default_str()
+        ->check(number(0, 100));
+    c->add_option("--limit", a->limit, "Read at most this many requests")
+        ->check(whole(1, 1000000000000LL));
     c->add_option("--json", a->json_out, "Write the summary as JSON here");
     c->add_option("--runlog", a->runlog_out, "Write the run log as JSONL here");
     c->add_option(
@@ -326,7 +350,8 @@ CLI::Option* addRunOptions(CLI::App* c, const std::shared_ptr<SimulateArgs>& a) 
     c->add_option("--label", a->label, "With --db/--store: a label for the stored run");
     c->add_option("--exec-model", a->exec_model,
                   "Use this fitted ETE or ALA model from the database (kairos-cli fit ete|ala "
-                  "--db) for iteration times; the profile still sets the KV capacity");
+                  "--db) for iteration times; the profile still sets the KV capacity")
+        ->check(whole(1, std::numeric_limits<std::int64_t>::max()));
     c->add_option("--exec-config", a->exec_config,
                   "With an ALA --exec-model: its configuration (\"framework | model | hardware | "
                   "precision\")");
@@ -342,7 +367,9 @@ void addSimulate(CLI::App& app) {
     auto* rate = addRunOptions(c, a);
     c->callback([a, rate] {
         a->rate_given = rate->count() > 0;
-        runSimulate(*a);
+        OutputBatch outputs;
+        runSimulate(*a, outputs);
+        outputs.commit();
     });
 }
 
@@ -395,7 +422,9 @@ void addLive(CLI::App& app) {
                   "16 on cuda)");
     c->callback([a, rate] {
         a->rate_given = rate->count() > 0;
-        runSimulate(*a);
+        OutputBatch outputs;
+        runSimulate(*a, outputs);
+        outputs.commit();
     });
 }
 
@@ -407,7 +436,8 @@ void addReport(CLI::App& app) {
     auto* rate = addRunOptions(c, a);
     c->add_option("--html", a->html, "Write the report as one HTML file (charts inline)");
     c->add_option("--pdf", a->pdf, "Write the report as PDF");
-    c->add_option("--csv", a->requests_csv, "Write per-request metrics as CSV");
+    c->add_option("--csv", a->requests_csv, "Write per-request metrics as CSV (as --requests-csv)")
+        ->excludes("--requests-csv");
     c->add_option("--compare", a->compare,
                   "Also simulate this policy (its default parameters, the same workload, "
                   "profile, predictor and limits) and compare: a delta table, and the report's "
@@ -419,6 +449,7 @@ void addReport(CLI::App& app) {
                 "--html/--pdf: this kairos-cli was built without the GUI libraries "
                 "(KAIROS_BUILD_GUI=OFF), which draw the report's charts");
         std::optional<RunOutputs> ref;
+        OutputBatch outputs;
         if (!a->compare.empty()) { // the reference run first: its errors before any output
             SimulateArgs b = *a;
             b.policy = a->compare;
@@ -430,9 +461,10 @@ void addReport(CLI::App& app) {
             b.perfetto.clear();
             b.db.clear();
             b.store = false;
-            ref = runSimulate(b);
+            OutputBatch none;
+            ref = runSimulate(b, none);
         }
-        const RunOutputs o = runSimulate(*a);
+        const RunOutputs o = runSimulate(*a, outputs);
         if (ref && !a->quiet) {
             const auto qa = perRequest(ref->log), qb = perRequest(o.log);
             std::printf("\ncompared with %s:\n%s", ref->summary.policy.c_str(),
@@ -440,8 +472,15 @@ void addReport(CLI::App& app) {
                                    a->policy)
                             .c_str());
         }
-        if (!a->html.empty() || !a->pdf.empty())
-            reportWriter()(o, ref ? &*ref : nullptr, a->html, a->pdf);
+        if (!a->html.empty() || !a->pdf.empty()) {
+            const auto docs = reportWriter()(o, ref ? &*ref : nullptr, !a->html.empty(),
+                                             !a->pdf.empty());
+            if (!a->html.empty())
+                outputs.add(a->html, [&](std::ostream& f) { f << docs.first; });
+            if (!a->pdf.empty())
+                outputs.add(a->pdf, [&](std::ostream& f) { f << docs.second; });
+        }
+        outputs.commit();
     });
 }
 
@@ -460,11 +499,15 @@ void addGenerate(CLI::App& app) {
     auto* c = app.add_subcommand("generate",
                                  "Write a native workload with generated arrivals and lengths");
     c->add_option("--out,-o", a->out, "Output file (.jsonl)")->required();
-    c->add_option("--count,-n", a->count, "Number of requests")->capture_default_str();
+    c->add_option("--count,-n", a->count, "Number of requests")
+        ->capture_default_str()
+        ->check(whole(1, 100000000));
     c->add_option("--rate", a->rate, "Arrival rate (req/s); inf puts all at time 0")
-        ->capture_default_str();
+        ->capture_default_str()
+        ->check(number(0, 1e9, true, true));
     c->add_option("--burstiness", a->burstiness, "Gamma shape (1 = Poisson)")
-        ->capture_default_str();
+        ->capture_default_str()
+        ->check(number(0, 1e6, true));
     c->add_option("--seed", a->seed, "Seed of the arrivals")->capture_default_str();
     c->add_option("--lengths", a->lengths,
                   "Draw (prompt, output) pairs from this trace (any readable format)");
@@ -479,7 +522,8 @@ void addGenerate(CLI::App& app) {
     c->add_option("--traces", a->traces, "Drone trace set for wid1/wid2")->capture_default_str();
     c->add_option("--reading-time", a->reading_wpm,
                   "Chat with reading-time execution: one segment per answer, read at this many "
-                  "words per minute");
+                  "words per minute")
+        ->check(number(0, 1e6, true));
     c->callback([a] {
         if (!a->robot.empty()) {
             RobotWorkloadSpec spec = RobotWorkloadSpec::preset_(a->robot);
@@ -539,11 +583,16 @@ void addFitProfile(CLI::App& app) {
     c->add_option("--model", a->model, "Model as named in the file (e.g. llama2-70b)")->required();
     c->add_option("--hardware", a->hardware, "Hardware as named in the file (e.g. a100-80gb)")
         ->required();
-    c->add_option("--tp", a->tp, "Tensor-parallel degree (rows to use)")->capture_default_str();
-    c->add_option("--gpu-count", a->gpu_count, "GPUs (default: --tp)");
-    c->add_option("--gpu-mem-gib", a->gpu_mem_gib, "Memory per GPU (GiB)")->capture_default_str();
+    c->add_option("--tp", a->tp, "Tensor-parallel degree (rows to use)")
+        ->capture_default_str()
+        ->check(whole(1, 1024));
+    c->add_option("--gpu-count", a->gpu_count, "GPUs (default: --tp)")->check(whole(1, 1 << 20));
+    c->add_option("--gpu-mem-gib", a->gpu_mem_gib, "Memory per GPU (GiB)")
+        ->capture_default_str()
+        ->check(number(0, 1e6, true));
     c->add_option("--mem-fraction", a->mem_fraction, "Fraction of memory vLLM may use")
-        ->capture_default_str();
+        ->capture_default_str()
+        ->check(number(0, 1, true));
     c->add_option("--name", a->name, "Profile name")->required();
     c->add_option("--description", a->description, "One line about the profile");
     c->add_option("--out,-o", a->out, "Output JSON")->required();
@@ -605,10 +654,12 @@ void addProfileCpu(CLI::App& app) {
     c->add_option("--name", a->name, "Profile name (default: MODEL-cpu)");
     c->add_option("--out,-o", a->out, "Output JSON")->required();
     c->add_option("--repeats", a->repeats, "Timings per point (median kept)")
-        ->capture_default_str();
+        ->capture_default_str()
+        ->check(whole(1, 1000));
     c->add_option("--mem-gib", a->mem_gib,
                   "Host memory the KV cache may use with the weights (GiB)")
-        ->capture_default_str();
+        ->capture_default_str()
+        ->check(number(0, 1e6, true));
     c->add_flag("--quick", a->quick, "A smaller grid (for a first look)");
     c->add_option("--db", a->db,
                   "Also store the profile and its raw measurements in this database (then "

@@ -47,10 +47,11 @@ struct RunOutputs {
     std::vector<std::pair<std::string, std::string>> config;
     std::int64_t run_id = 0; // when stored (--db/--store)
 };
-// Writes the HTML and/or PDF report (empty path: skip), comparing with `pinned` when it
-// is not null. Set by a build with the GUI libraries (report_qt.cpp); empty otherwise.
-using ReportWriter = std::function<void(const RunOutputs&, const RunOutputs* pinned,
-                                        const std::string& html, const std::string& pdf)>;
+// The HTML and/or PDF report's bytes (an empty string where not asked for), comparing
+// with `pinned` when it is not null. Set by a build with the GUI libraries
+// (report_qt.cpp); empty otherwise.
+using ReportWriter = std::function<std::pair<std::string, std::string>(
+    const RunOutputs&, const RunOutputs* pinned, bool html, bool pdf)>;
 ReportWriter& reportWriter();
 
 // `kairos-cli live`: the options of the real model, beside simulate's.

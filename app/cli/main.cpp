@@ -16,7 +16,46 @@ void installLive(CLI::App& app);
 #include "store/store.h"
 
 #include <cstdio>
+#include <iterator>
+#include <memory>
+#include <sstream>
 #include <stdexcept>
+
+namespace {
+// CLI11's TOML reader, stricter: a UTF-8 byte-order mark (editors on Windows write one)
+// is skipped, and a line with an unterminated string is an error naming the line (CLI11
+// 2.1 reads the rest of the line as the value).
+class CheckedToml : public CLI::ConfigTOML {
+public:
+    std::vector<CLI::ConfigItem> from_config(std::istream& input) const override {
+        std::string text((std::istreambuf_iterator<char>(input)), std::istreambuf_iterator<char>());
+        if (text.compare(0, 3, "\xEF\xBB\xBF") == 0) text.erase(0, 3);
+        std::istringstream lines(text);
+        std::string line;
+        for (long n = 1; std::getline(lines, line); ++n) {
+            char open = 0;
+            for (std::size_t i = 0; i < line.size(); ++i) {
+                const char c = line[i];
+                if (open) {
+                    if (c == '\\' && open == '"') {
+                        ++i;
+                        continue;
+                    }
+                    if (c == open) open = 0;
+                } else if (c == '#') {
+                    break;
+                } else if (c == '"' || c == '\'') {
+                    open = c;
+                }
+            }
+            if (open)
+                throw CLI::ConfigError("line " + std::to_string(n) + ": unterminated string");
+        }
+        std::istringstream in(text);
+        return CLI::ConfigTOML::from_config(in);
+    }
+};
+} // namespace
 
 int main(int argc, char** argv) {
     CLI::App app{"Kairos: latency analysis of LLM serving under deadlines (headless)"};
@@ -29,6 +68,7 @@ int main(int argc, char** argv) {
     app.set_config("--config", "", "Read options from a TOML run configuration")
         ->check(CLI::ExistingFile);
     app.allow_config_extras(CLI::config_extras_mode::error);
+    app.config_formatter(std::make_shared<CheckedToml>());
     kairos::cli::addSimulate(app);
     kairos::cli::addGenerate(app);
     kairos::cli::addBench(app);
@@ -57,8 +97,18 @@ int main(int argc, char** argv) {
                      "its section, e.g. [simulate] policy = \"fcfs\")\n",
                      file.c_str(), e.what());
         return 2;
-    } catch (const CLI::ParseError& e) {
+    } catch (const CLI::CallForHelp& e) {
         return app.exit(e);
+    } catch (const CLI::CallForAllHelp& e) {
+        return app.exit(e);
+    } catch (const CLI::CallForVersion& e) {
+        return app.exit(e);
+    } catch (const CLI::ParseError& e) {
+        // A mistake in the command line: exit 2 like every user mistake (CLI11's own codes
+        // are 101 to 120), naming what CLI11 found and where the options are listed.
+        std::fprintf(stderr, "kairos-cli: error: %s (kairos-cli COMMAND --help lists the options)\n",
+                     e.what());
+        return 2;
     } catch (const kairos::InputError& e) {
         std::fprintf(stderr, "kairos-cli: error: %s\n", e.what());
         return 2;

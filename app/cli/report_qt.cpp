@@ -10,8 +10,7 @@
 namespace kairos::cli {
 
 void installReportWriter() {
-    reportWriter() = [](const RunOutputs& o, const RunOutputs* pinned, const std::string& html,
-                        const std::string& pdf) {
+    reportWriter() = [](const RunOutputs& o, const RunOutputs* pinned, bool html, bool pdf) {
         // Widgets need an application; without a display, paint offscreen.
         std::unique_ptr<QApplication> app;
         if (!QApplication::instance()) {
@@ -32,8 +31,13 @@ void installReportWriter() {
             d.pinned_log = &pinned->log;
         }
         d.title = QStringLiteral("Kairos report: %1").arg(QString::fromStdString(o.workload.name));
-        if (!html.empty()) views::writeReportHtml(d, QString::fromStdString(html));
-        if (!pdf.empty()) views::writeReportPdf(d, QString::fromStdString(pdf));
+        std::pair<std::string, std::string> docs;
+        if (html) docs.first = views::reportHtml(d, true).toUtf8().toStdString();
+        if (pdf) {
+            const QByteArray b = views::reportPdfBytes(d);
+            docs.second.assign(b.constData(), std::size_t(b.size()));
+        }
+        return docs;
     };
 }
 

@@ -1,12 +1,14 @@
 // kairos-cli runs list|show|compare|delete|export and models list|show: what a Kairos
 // database holds.
 #include "commands.h"
+#include "checks.h"
 #include "export/atomic_file.h"
 #include "metrics/compare.h"
 #include "store/store.h"
 #include "workload/text.h"
 
 #include <cmath>
+#include <limits>
 #include <cstdio>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -67,7 +69,7 @@ std::string fmt(double v, const char* f) {
 }
 
 void list(const RunsArgs& a) {
-    const store::Store s(dbPath(a));
+    const store::Store s(dbPath(a), store::Store::Open::Existing);
     const auto runs = s.listRuns(a.limit);
     if (a.json) {
         nlohmann::json j = nlohmann::json::array();
@@ -94,7 +96,7 @@ void list(const RunsArgs& a) {
 }
 
 void show(const RunsArgs& a) {
-    const store::Store s(dbPath(a));
+    const store::Store s(dbPath(a), store::Store::Open::Existing);
     for (std::int64_t id : a.ids) {
         const auto r = need(s, id);
         if (a.json) {
@@ -115,7 +117,7 @@ void show(const RunsArgs& a) {
 
 void compare(const RunsArgs& a) {
     if (a.ids.size() != 2) throw std::invalid_argument("runs compare takes two run ids: A B");
-    const store::Store s(dbPath(a));
+    const store::Store s(dbPath(a), store::Store::Open::Existing);
     const auto ra = need(s, a.ids[0]), rb = need(s, a.ids[1]);
     const Summary sa = summaryOf(ra), sb = summaryOf(rb);
     const auto qa = store::toRequestMetrics(s.runRequests(ra.id));
@@ -157,7 +159,7 @@ void compare(const RunsArgs& a) {
 }
 
 void remove(const RunsArgs& a) {
-    store::Store s(dbPath(a));
+    store::Store s(dbPath(a), store::Store::Open::Existing);
     for (std::int64_t id : a.ids)
         if (!s.deleteRun(id))
             throw std::invalid_argument("no run " + std::to_string(id) + " in " + s.path());
@@ -169,7 +171,7 @@ void exportRun(const RunsArgs& a) {
     if (a.ids.size() != 1) throw std::invalid_argument("runs export takes one run id");
     if (a.csv_out.empty() && a.json_out.empty())
         throw std::invalid_argument("runs export: give --csv FILE and/or --json FILE");
-    const store::Store s(dbPath(a));
+    const store::Store s(dbPath(a), store::Store::Open::Existing);
     const auto r = need(s, a.ids[0]);
     if (!a.csv_out.empty()) {
         const std::string text = store::requestsCsv(s.runRequests(r.id));
@@ -182,7 +184,7 @@ void exportRun(const RunsArgs& a) {
 }
 
 void listModels(const RunsArgs& a) {
-    const store::Store s(dbPath(a));
+    const store::Store s(dbPath(a), store::Store::Open::Existing);
     const auto models = s.listModels();
     if (a.json) {
         nlohmann::json j = nlohmann::json::array();
@@ -209,7 +211,7 @@ void listModels(const RunsArgs& a) {
 }
 
 void showModel(const RunsArgs& a) {
-    const store::Store s(dbPath(a));
+    const store::Store s(dbPath(a), store::Store::Open::Existing);
     for (std::int64_t id : a.ids) {
         const auto m = s.model(id);
         if (!m) throw std::invalid_argument("no model " + std::to_string(id) + " in " + s.path());
@@ -226,6 +228,8 @@ void showModel(const RunsArgs& a) {
 
 } // namespace
 
+constexpr long long kMaxId = std::numeric_limits<std::int64_t>::max();
+
 void addRuns(CLI::App& app) {
     auto a = std::make_shared<RunsArgs>();
     auto* c = app.add_subcommand("runs", "The runs stored in a Kairos database");
@@ -236,26 +240,26 @@ void addRuns(CLI::App& app) {
     };
     auto* l = c->add_subcommand("list", "The stored runs, newest first");
     dbOpt(l);
-    l->add_option("--limit", a->limit, "At most this many");
+    l->add_option("--limit", a->limit, "At most this many")->check(whole(1, 1000000000000LL));
     l->add_flag("--json", a->json, "As JSON");
     l->callback([a] { list(*a); });
     auto* sh = c->add_subcommand("show", "A run's settings and summary");
     dbOpt(sh);
-    sh->add_option("id", a->ids, "Run id(s)")->required();
+    sh->add_option("id", a->ids, "Run id(s)")->required()->check(whole(1, kMaxId));
     sh->add_flag("--json", a->json, "As JSON");
     sh->callback([a] { show(*a); });
     auto* cmp = c->add_subcommand("compare", "Two runs' metrics and the change from A to B");
     dbOpt(cmp);
-    cmp->add_option("ids", a->ids, "A B")->required()->expected(2);
+    cmp->add_option("ids", a->ids, "A B")->required()->expected(2)->check(whole(1, kMaxId));
     cmp->add_flag("--json", a->json, "As JSON");
     cmp->callback([a] { compare(*a); });
     auto* del = c->add_subcommand("delete", "Delete runs (and workloads no run uses)");
     dbOpt(del);
-    del->add_option("id", a->ids, "Run id(s)")->required();
+    del->add_option("id", a->ids, "Run id(s)")->required()->check(whole(1, kMaxId));
     del->callback([a] { remove(*a); });
     auto* ex = c->add_subcommand("export", "A run's per-request results (CSV) and summary (JSON)");
     dbOpt(ex);
-    ex->add_option("id", a->ids, "Run id")->required()->expected(1);
+    ex->add_option("id", a->ids, "Run id")->required()->expected(1)->check(whole(1, kMaxId));
     ex->add_option("--csv", a->csv_out, "Per-request results as CSV");
     ex->add_option("--json", a->json_out, "Settings and summary as JSON");
     ex->callback([a] { exportRun(*a); });
@@ -269,7 +273,7 @@ void addRuns(CLI::App& app) {
     auto* ms =
         models->add_subcommand("show", "A model's parameters, training data and errors (JSON)");
     dbOpt(ms);
-    ms->add_option("id", a->ids, "Model id(s)")->required();
+    ms->add_option("id", a->ids, "Model id(s)")->required()->check(whole(1, kMaxId));
     ms->callback([a] { showModel(*a); });
 }
 

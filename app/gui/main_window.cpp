@@ -839,7 +839,9 @@ bool MainWindow::showModel(qint64 id) {
             try {
                 const auto j = nlohmann::json::parse(*params);
                 model = std::make_shared<const ala::AlaModel>(ala::AlaModel::fromParsed(j));
-                if (j.contains("uncertainty"))
+                // Models stored with the first, annealed uncertainty (format 1) carry none
+                // that tracks error: their curves are drawn without an estimate.
+                if (j.contains("uncertainty") && ala::Uncertainty::isCurrent(j["uncertainty"]))
                     unc = std::make_shared<ala::Uncertainty>(
                         ala::Uncertainty::fromJson(j["uncertainty"]));
             } catch (const std::exception& e) {
@@ -913,10 +915,9 @@ void MainWindow::plotAlaConfiguration(const QString& key) {
                     r.bb = bb;
                     w.push_back(r);
                 }
-                const ala::Subset s = ala_unc_->workload(w);
                 c.name += tr("  error ≈ %1 %, conf. %2")
-                              .arg(ala_unc_->predictedError(s), 0, 'f', 1)
-                              .arg(ala_unc_->confidence(s), 0, 'f', 2);
+                              .arg(ala_unc_->predictedError(*ala_, w), 0, 'f', 1)
+                              .arg(ala_unc_->confidence(*ala_, w), 0, 'f', 2);
             }
         }
         curves.push_back(std::move(c));

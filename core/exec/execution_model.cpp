@@ -1,10 +1,14 @@
 #include "exec/execution_model.h"
 
 #include <sstream>
+#include <stdexcept>
 
 namespace kairos {
 
-EteModel::EteModel(const EteParams& p, std::string label) : p_(p), label_(std::move(label)) {}
+EteModel::EteModel(const EteParams& p, std::string label) : p_(p), label_(std::move(label)) {
+    if (const auto [field, what] = p.check(); !field.empty())
+        throw std::invalid_argument("ETE coefficient " + field + ": " + what);
+}
 
 double EteModel::prefillTime(std::int64_t sum_l, double sum_l2) const {
     return p_.a + p_.b * static_cast<double>(sum_l) + p_.c * sum_l2;

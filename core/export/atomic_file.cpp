@@ -2,27 +2,234 @@
 
 #include "model/input_error.h"
 
+#include <atomic>
+#include <cerrno>
 #include <cstdio>
-#include <fstream>
+#include <cstring>
+#include <fcntl.h>
+#include <random>
+#include <sstream>
+#include <streambuf>
+#include <sys/stat.h>
+#include <unistd.h>
+
+// Written against POSIX and Linux's open(2), linkat(2) and rename(2) by hand: no library
+// at hand in the core offers an exclusive, link-safe temporary in a chosen folder (Qt's
+// QSaveFile does, but the core has no Qt).
 
 namespace kairos {
 
-void writeFileAtomically(const std::string& path, const std::function<void(std::ostream&)>& fill) {
-    const std::string tmp = path + ".tmp";
-    try {
-        std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-        if (!out) throw InputError(path, 0, "", "cannot write (does the folder exist?)");
-        fill(out);
+namespace {
+
+// An ostream's buffer over a file descriptor; a failed write marks the stream bad.
+class FdBuf : public std::streambuf {
+public:
+    explicit FdBuf(int fd) : fd_(fd) { setp(buf_, buf_ + sizeof buf_); }
+    bool failed() const { return failed_; }
+
+protected:
+    int_type overflow(int_type ch) override {
+        if (!flush()) return traits_type::eof();
+        if (!traits_type::eq_int_type(ch, traits_type::eof())) {
+            *pptr() = traits_type::to_char_type(ch);
+            pbump(1);
+        }
+        return traits_type::not_eof(ch);
+    }
+    int sync() override { return flush() ? 0 : -1; }
+
+private:
+    bool flush() {
+        const char* p = pbase();
+        std::size_t left = static_cast<std::size_t>(pptr() - pbase());
+        while (left > 0) {
+            const ssize_t n = ::write(fd_, p, left);
+            if (n < 0 && errno == EINTR) continue;
+            if (n <= 0) {
+                failed_ = true;
+                return false;
+            }
+            p += n;
+            left -= static_cast<std::size_t>(n);
+        }
+        setp(buf_, buf_ + sizeof buf_);
+        return true;
+    }
+    int fd_;
+    bool failed_ = false;
+    char buf_[1 << 16];
+};
+
+std::string folderOf(const std::string& path) {
+    const auto slash = path.find_last_of('/');
+    if (slash == std::string::npos) return ".";
+    return slash == 0 ? "/" : path.substr(0, slash);
+}
+
+std::string baseOf(const std::string& path) {
+    const auto slash = path.find_last_of('/');
+    return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+std::string randomSuffix() {
+    static std::atomic<unsigned> counter{0};
+    std::random_device rd;
+    char b[32];
+    std::snprintf(b, sizeof b, "%08x%04x", rd(), counter++ & 0xffffu);
+    return b;
+}
+
+enum class Target { Absent, Regular, InPlace };
+
+// What is at `path` now, and whether it may be replaced.
+Target targetKind(const std::string& path) {
+    struct stat st;
+    if (::lstat(path.c_str(), &st) != 0) {
+        if (errno == ENOENT) return Target::Absent;
+        throw InputError(path, 0, "", std::string("cannot write: ") + std::strerror(errno));
+    }
+    if (S_ISREG(st.st_mode) || S_ISLNK(st.st_mode)) return Target::Regular;
+    if (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode)) return Target::InPlace;
+    if (S_ISDIR(st.st_mode)) throw InputError(path, 0, "", "is a folder, not a file to write");
+    throw InputError(path, 0, "", "exists and is not a regular file: not replaced");
+}
+
+void writeAll(int fd, const std::string& data, const std::string& path) {
+    const char* p = data.data();
+    std::size_t left = data.size();
+    while (left > 0) {
+        const ssize_t n = ::write(fd, p, left);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0)
+            throw InputError(path, 0, "", std::string("write failed: ") + std::strerror(errno));
+        p += n;
+        left -= static_cast<std::size_t>(n);
+    }
+}
+
+} // namespace
+
+// One output: its content written to an unnamed or exclusively created temporary, or
+// kept in memory for a target written in place.
+struct OutputBatch::Staged {
+    std::string path;
+    Target kind = Target::Absent;
+    int fd = -1;
+    bool unnamed = false; // O_TMPFILE: no name until commit
+    std::string tmp;      // the temporary's name (named temporaries, or after linking)
+    std::string data;     // in-place targets
+
+    ~Staged() {
+        if (fd >= 0) ::close(fd);
+        if (!tmp.empty()) ::unlink(tmp.c_str());
+    }
+
+    void create() {
+        const std::string dir = folderOf(path);
+#ifdef O_TMPFILE
+        fd = ::open(dir.c_str(), O_TMPFILE | O_WRONLY | O_CLOEXEC, 0666);
+        if (fd >= 0) {
+            unnamed = true;
+            return;
+        }
+#endif
+        for (int tries = 0; tries < 100; ++tries) {
+            const std::string name = dir + "/." + baseOf(path) + ".kairos-" + randomSuffix();
+            fd = ::open(name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+            if (fd >= 0) {
+                tmp = name;
+                return;
+            }
+            if (errno != EEXIST) break;
+        }
+        throw InputError(path, 0, "",
+                         std::string("cannot write (does the folder exist?): ") +
+                             std::strerror(errno));
+    }
+
+    void fill(const std::function<void(std::ostream&)>& f) {
+        kind = targetKind(path);
+        if (kind == Target::InPlace) {
+            std::ostringstream out;
+            f(out);
+            data = out.str();
+            return;
+        }
+        create();
+        FdBuf buf(fd);
+        std::ostream out(&buf);
+        f(out);
         out.flush();
-        if (!out) throw InputError(path, 0, "", "write failed (disk full?)");
-    } catch (...) {
-        std::remove(tmp.c_str());
-        throw;
+        if (!out || buf.failed())
+            throw InputError(path, 0, "", "write failed (disk full?)");
     }
-    if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-        std::remove(tmp.c_str());
-        throw InputError(path, 0, "", "cannot move the finished file into place");
+
+    // Gives the unnamed temporary a fresh name beside the target.
+    void name() {
+        if (!unnamed) return;
+        const std::string proc = "/proc/self/fd/" + std::to_string(fd);
+        const std::string dir = folderOf(path);
+        for (int tries = 0; tries < 100; ++tries) {
+            const std::string n = dir + "/." + baseOf(path) + ".kairos-" + randomSuffix();
+            if (::linkat(AT_FDCWD, proc.c_str(), AT_FDCWD, n.c_str(), AT_SYMLINK_FOLLOW) == 0) {
+                tmp = n;
+                unnamed = false;
+                return;
+            }
+            if (errno != EEXIST) break;
+        }
+        throw InputError(path, 0, "",
+                         std::string("cannot move the finished file into place: ") +
+                             std::strerror(errno));
     }
+
+    void commit() {
+        if (kind == Target::InPlace) {
+            const int out = ::open(path.c_str(), O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+            if (out < 0)
+                throw InputError(path, 0, "", std::string("cannot write: ") + std::strerror(errno));
+            try {
+                writeAll(out, data, path);
+            } catch (...) {
+                ::close(out);
+                throw;
+            }
+            ::close(out);
+            return;
+        }
+        // The target may have changed kind since the content was written.
+        if (targetKind(path) == Target::InPlace)
+            throw InputError(path, 0, "", "became a device or pipe while it was written");
+        name();
+        if (::rename(tmp.c_str(), path.c_str()) != 0)
+            throw InputError(path, 0, "",
+                             std::string("cannot move the finished file into place: ") +
+                                 std::strerror(errno));
+        tmp.clear();
+        ::close(fd);
+        fd = -1;
+    }
+};
+
+OutputBatch::OutputBatch() = default;
+OutputBatch::~OutputBatch() = default;
+
+void OutputBatch::add(const std::string& path, const std::function<void(std::ostream&)>& fill) {
+    auto s = std::make_unique<Staged>();
+    s->path = path;
+    s->fill(fill);
+    staged_.push_back(std::move(s));
+}
+
+void OutputBatch::commit() {
+    for (auto& s : staged_) s->commit();
+    staged_.clear();
+}
+
+void writeFileAtomically(const std::string& path, const std::function<void(std::ostream&)>& fill) {
+    OutputBatch b;
+    b.add(path, fill);
+    b.commit();
 }
 
 } // namespace kairos

@@ -7,16 +7,19 @@
 #include <Eigen/Dense>
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <ceres/ceres.h>
 #include <climits>
 #include <cmath>
 #include <fstream>
 #include <iterator>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <random>
 #include <regex>
 #include <set>
 #include <sstream>
+#include <thread>
 #include <tuple>
 
 namespace kairos::ala {
@@ -107,7 +110,7 @@ double ExpFit::operator()(double bb) const {
     return c - a * std::exp(-b * bb);
 }
 
-std::vector<BenchRow> readBench(const std::string& path, bool need_throughput) {
+std::vector<BenchRow> readBench(const std::string& path, bool need_throughput, bool average) {
     std::ifstream in(path);
     if (!in) throw InputError(path, 0, "", "cannot open file");
     const text::CsvHeader h(in, path);
@@ -131,9 +134,16 @@ std::vector<BenchRow> readBench(const std::string& path, bool need_throughput) {
         r.ii = text::needCount(f[cI], path, lineno, "input_len", 1);
         r.oo = text::needCount(f[cO], path, lineno, "output_len", 1);
         r.bb = text::needCount(f[cB], path, lineno, "batch", 1);
-        if (has_t) {
+        if (has_t && (need_throughput || !text::trim(f[cT]).empty())) {
             r.thpt = text::needDouble(f[cT], path, lineno, "throughput");
             if (!(r.thpt > 0)) throw InputError(path, lineno, "throughput", "must be > 0");
+            if (r.thpt > kCMax)
+                throw InputError(path, lineno, "throughput",
+                                 "above 1e6 tokens/s, the largest throughput a fit can reach");
+        }
+        if (!average) {
+            out.push_back(r);
+            return;
         }
         const auto key =
             std::make_tuple(r.framework, r.model, r.hardware, r.precision, r.ii, r.oo, r.bb);
@@ -360,6 +370,52 @@ void addUnique(std::vector<std::string>& v, const std::string& x) {
 
 } // namespace
 
+namespace {
+// The vendor: the chip's first word ("Nvidia", "AMD").
+std::string vendor(const std::string& hw) {
+    const auto sp = hw.find(' ');
+    return hw.substr(0, sp);
+}
+// Descriptor columns that are numbers (the rest are one-hot): devices, log size, size per
+// device, mixture of experts.
+constexpr std::size_t kNumericDescriptors = 4;
+} // namespace
+
+void AlaModel::computeScales() {
+    desc_scale_.clear();
+    std::vector<std::vector<float>> d;
+    for (auto& [k, c] : configs_) {
+        c.desc = descriptors(c.fields);
+        c.chip = chip(c.fields.hardware);
+        c.curves = std::any_of(c.db.begin(), c.db.end(), [](const auto& e) { return isCurve(e.second); });
+        d.push_back(c.desc);
+    }
+    if (d.empty()) return;
+    desc_scale_.assign(d.front().size(), 1.0);
+    for (std::size_t j = 0; j < kNumericDescriptors && j < desc_scale_.size(); ++j) {
+        double m = 0, v = 0;
+        for (const auto& x : d) m += x[j];
+        m /= double(d.size());
+        for (const auto& x : d) v += (x[j] - m) * (x[j] - m);
+        const double sd = std::sqrt(v / double(d.size()));
+        desc_scale_[j] = sd > 0 ? sd : 1.0;
+    }
+}
+
+double AlaModel::configDistance(const BenchRow& a, const BenchRow& b) const {
+    return distance(descriptors(a), descriptors(b));
+}
+
+double AlaModel::distance(const std::vector<float>& da, const std::vector<float>& db) const {
+    double s = 0;
+    for (std::size_t j = 0; j < da.size(); ++j) {
+        const double scale = j < desc_scale_.size() ? desc_scale_[j] : 1.0;
+        const double x = (double(da[j]) - double(db[j])) / scale;
+        s += x * x;
+    }
+    return std::sqrt(s);
+}
+
 std::vector<float> AlaModel::descriptors(const BenchRow& r) const {
     bool moe = false;
     const double b = modelBillions(r.model, &moe);
@@ -409,6 +465,7 @@ void AlaModel::train(const std::vector<BenchRow>& rows, const AlaOptions& o) {
         c.fields.thpt = 0;
         c.db = parameterDatabase(rs);
     }
+    computeScales();
     // Each curve against the nearest other curve of its configuration.
     std::vector<std::vector<float>> x;
     std::array<std::vector<float>, 3> y;
@@ -427,24 +484,22 @@ void AlaModel::train(const std::vector<BenchRow>& rows, const AlaOptions& o) {
         for (int j = 0; j < 3; ++j) r_[j].fit(x, y[std::size_t(j)], o.xgb);
 }
 
-const AlaModel::Config* AlaModel::nearestWithCurves(const BenchRow& q) const {
-    // Fewest differing columns (framework, model, hardware, precision), then the closer
-    // device count, then the key's order.
-    const Config* best = nullptr;
-    std::pair<int, double> best_d{INT_MAX, INFINITY};
+std::vector<const AlaModel::Config*> AlaModel::nearestWithCurves(const BenchRow& q,
+                                                                 double* nearest) const {
+    std::vector<const Config*> best;
+    double best_d = INFINITY;
+    const auto dq = descriptors(q);
     for (const auto& [k, c] : configs_) {
-        if (std::none_of(c.db.begin(), c.db.end(), [](const auto& e) { return isCurve(e.second); }))
-            continue;
-        int diff = 0;
-        for (const auto& col : allColumns()) diff += field(c.fields, col) != field(q, col);
-        const std::pair<int, double> d{
-            diff,
-            std::abs(std::log(double(deviceCount(c.fields.hardware)) / deviceCount(q.hardware)))};
-        if (d < best_d) {
+        if (!c.curves) continue;
+        const double d = distance(c.desc, dq);
+        if (d < best_d - 1e-9) {
             best_d = d;
-            best = &c;
+            best.assign(1, &c);
+        } else if (d <= best_d + 1e-9) {
+            best.push_back(&c);
         }
     }
+    if (nearest) *nearest = best_d;
     return best;
 }
 
@@ -459,25 +514,107 @@ Prediction AlaModel::parameters(const BenchRow& q, int ii, int oo) const {
             out.source = Source::Measured;
             out.anchor_config = it->first;
             out.anchor = m->first;
+            out.anchor_batches = m->second.batches;
+            out.anchor_max_abs_pct = m->second.max_abs_pct;
             return out;
         }
     }
-    const Config* c = it != configs_.end() && nearestCurve(it->second.db, ii, oo)
-                          ? &it->second
-                          : nearestWithCurves(q);
-    if (!c || !learned_)
+    std::vector<const Config*> from;
+    if (it != configs_.end() && nearestCurve(it->second.db, ii, oo)) {
+        from.push_back(&it->second);
+        out.source = Source::Predicted;
+    } else {
+        from = nearestWithCurves(q, &out.config_distance);
+        out.source = Source::OtherConfiguration;
+    }
+    if (from.empty() || !learned_)
         throw std::runtime_error("ALA: no measured curve to predict (" + std::to_string(ii) + ", " +
                                  std::to_string(oo) + ") from");
-    out.source = c == (it != configs_.end() ? &it->second : nullptr) ? Source::Predicted
-                                                                     : Source::OtherConfiguration;
-    out.anchor_config = c->key;
-    const auto* a = nearestCurve(c->db, ii, oo);
-    out.anchor = a->first;
-    const std::vector<std::vector<float>> x{regressorInput(*c, ii, oo, a->first)};
-    const auto ta = toUvw(a->second);
-    out.fit = fromUvw(ta[0] + r_[0].predict(x)[0], ta[1] + r_[1].predict(x)[0],
-                      ta[2] + r_[2].predict(x)[0]);
+    // Each equally near configuration predicts; the mean in (u, v, w) is the prediction.
+    std::array<double, 3> mean{0, 0, 0};
+    for (const Config* c : from) {
+        const auto* a = nearestCurve(c->db, ii, oo);
+        if (c == from.front()) {
+            out.anchor_config = c->key;
+            out.anchor = a->first;
+            out.anchor_batches = a->second.batches;
+            out.anchor_max_abs_pct = a->second.max_abs_pct;
+        }
+        const std::vector<std::vector<float>> x{regressorInput(*c, ii, oo, a->first)};
+        const auto ta = toUvw(a->second);
+        for (int j = 0; j < 3; ++j) mean[std::size_t(j)] += ta[std::size_t(j)] + r_[j].predict(x)[0];
+    }
+    for (double& m : mean) m /= double(from.size());
+    out.fit = fromUvw(mean[0], mean[1], mean[2]);
+    out.anchors = from.size();
     return out;
+}
+
+std::vector<float> AlaModel::queryFeatures(const std::vector<BenchRow>& workload,
+                                           std::vector<Prediction>* predictions) const {
+    if (workload.empty()) throw std::invalid_argument("ALA: an empty workload");
+    if (predictions) predictions->clear();
+    const BenchRow& q = workload.front();
+    const std::string qchip = chip(q.hardware), qvendor = vendor(q.hardware);
+    bool moe = false;
+    const double qb = modelBillions(q.model, &moe);
+    const int qn = deviceCount(q.hardware);
+    std::vector<double> f(kQueryFeatures, 0.0);
+    // The anchor configurations' numbers, once each.
+    std::map<std::string, std::pair<int, double>> anchor_numbers;
+    for (const BenchRow& r : workload) {
+        Prediction p = parameters(r, r.ii, r.oo);
+        const BenchRow& a = configs_.at(p.anchor_config).fields;
+        auto an = anchor_numbers.find(p.anchor_config);
+        if (an == anchor_numbers.end()) {
+            bool amoe = false;
+            an = anchor_numbers
+                     .emplace(p.anchor_config,
+                              std::make_pair(deviceCount(a.hardware), modelBillions(a.model, &amoe)))
+                     .first;
+        }
+        f[std::size_t(p.source)] += 1; // 0 measured, 1 predicted, 2 other configuration
+        f[3] += p.config_distance;
+        f[5] += vendor(a.hardware) != qvendor;
+        f[6] += std::abs(std::log2(double(qn) / an->second.first));
+        f[7] += std::abs(std::log1p(qb) - std::log1p(an->second.second));
+        f[8] += a.framework != q.framework;
+        f[9] += a.precision != q.precision;
+        f[10] += a.model != q.model;
+        f[11] += p.source == Source::Measured ? 0.0 : pairDistance(p.anchor, r.ii, r.oo);
+        if (!p.anchor_batches.empty()) {
+            f[12] += std::max(0.0, std::log(double(r.bb) / p.anchor_batches.back()));
+            f[13] += std::max(0.0, std::log(double(p.anchor_batches.front()) / r.bb));
+        }
+        f[14] += std::log1p(p.anchor_max_abs_pct);
+        f[18] += std::log(double(p.anchors));
+        if (predictions) predictions->push_back(std::move(p));
+    }
+    const double n = double(workload.size());
+    for (double& x : f) x /= n;
+    f[4] = std::find(chips_.begin(), chips_.end(), qchip) != chips_.end() ? 1.0 : 0.0;
+    const auto own = configs_.find(configKey(q, opt_.columns));
+    std::size_t curves = 0, same_chip = 0, same_model = 0;
+    if (own != configs_.end())
+        for (const auto& [pr, e] : own->second.db) curves += isCurve(e);
+    for (const auto& [k, c] : configs_) {
+        same_chip += c.chip == qchip;
+        same_model += c.fields.model == q.model;
+    }
+    f[15] = std::log1p(double(curves));
+    f[16] = std::log1p(double(same_chip));
+    f[17] = std::log1p(double(same_model));
+    return {f.begin(), f.end()};
+}
+
+std::array<double, AlaModel::kNovelty> AlaModel::novelty(const std::vector<BenchRow>& workload) const {
+    return noveltyOf(queryFeatures(workload));
+}
+
+std::array<double, AlaModel::kNovelty> AlaModel::noveltyOf(const std::vector<float>& f) {
+    // Configuration distance, (ii, oo) distance, batch extrapolation, unknown chip, other vendor.
+    return {double(f[3]), double(f[11]), double(f[12]) + double(f[13]), 1.0 - double(f[4]),
+            double(f[5])};
 }
 
 double AlaModel::predict(const BenchRow& q) const {
@@ -606,6 +743,7 @@ AlaModel AlaModel::fromParsed(const nlohmann::json& j) {
         throw std::runtime_error(std::string("ALA model: ") + e.what());
     }
     if (m.configs_.empty()) throw std::runtime_error("ALA model: no configurations");
+    m.computeScales();
     return m;
 }
 
@@ -899,11 +1037,12 @@ AnnealLog anneal(const Subset& pool, const Subset& start,
     return log;
 }
 
-Uncertainty Uncertainty::learn(const std::vector<BenchRow>& rows, const AlaOptions& o,
-                               double test_fraction, std::uint64_t seed,
-                               const UncertaintyOptions& u) {
+AnnealedUncertainty AnnealedUncertainty::learn(const std::vector<BenchRow>& rows,
+                                               const AlaOptions& o, double test_fraction,
+                                               std::uint64_t seed,
+                                               const AnnealedUncertaintyOptions& u) {
     const Split sp = split(rows, o, test_fraction, seed);
-    Uncertainty out;
+    AnnealedUncertainty out;
     std::map<Point, std::size_t> index; // point -> row
     Subset pool;
     std::vector<std::size_t> test;
@@ -967,21 +1106,21 @@ Uncertainty Uncertainty::learn(const std::vector<BenchRow>& rows, const AlaOptio
     return out;
 }
 
-Subset Uncertainty::workload(const std::vector<BenchRow>& rows) {
+Subset AnnealedUncertainty::workload(const std::vector<BenchRow>& rows) {
     Subset s;
     for (const auto& r : rows) s.push_back(ids_.point(r));
     return s;
 }
 
-double Uncertainty::predictedError(const Subset& w) const {
+double AnnealedUncertainty::predictedError(const Subset& w) const {
     return std::max(0.0, double(predictor_.predict({encode(w, vocab_)})[0]));
 }
 
-double Uncertainty::confidence(const Subset& w) const {
+double AnnealedUncertainty::confidence(const Subset& w) const {
     return ala::confidence(logged_, w);
 }
 
-nlohmann::json Uncertainty::toJson() const {
+nlohmann::json AnnealedUncertainty::toJson() const {
     nlohmann::json logged = nlohmann::json::array();
     for (const Subset& sub : logged_) {
         nlohmann::json pts = nlohmann::json::array();
@@ -999,8 +1138,8 @@ nlohmann::json Uncertainty::toJson() const {
             {"best_error", log_.best_error}};
 }
 
-Uncertainty Uncertainty::fromJson(const nlohmann::json& j) {
-    Uncertainty u;
+AnnealedUncertainty AnnealedUncertainty::fromJson(const nlohmann::json& j) {
+    AnnealedUncertainty u;
     try {
         if (j.value("format", "") != "kairos-ala-uncertainty-1")
             throw std::runtime_error("not a Kairos ALA uncertainty (kairos-ala-uncertainty-1)");
@@ -1029,6 +1168,324 @@ Uncertainty Uncertainty::fromJson(const nlohmann::json& j) {
     }
     u.vocab_ = Vocabulary::of(u.logged_);
     return u;
+}
+
+} // namespace kairos::ala
+
+namespace kairos::ala {
+
+namespace {
+
+// The rows' configurations, each a workload, in key order.
+std::map<std::string, std::vector<BenchRow>> byConfiguration(const std::vector<BenchRow>& rows,
+                                                             const Columns& cols) {
+    std::map<std::string, std::vector<BenchRow>> by;
+    for (const auto& r : rows) by[configKey(r, cols)].push_back(r);
+    return by;
+}
+
+// A workload as a query of `m`: its features, novelty and actual median % error. False
+// when the model has nothing to predict it from.
+bool makeQuery(const AlaModel& m, const std::string& key, const std::vector<BenchRow>& w,
+               const std::string& regime, UncertaintyQuery& q) {
+    try {
+        std::vector<Prediction> preds;
+        q.features = m.queryFeatures(w, &preds);
+        std::vector<double> e;
+        for (std::size_t i = 0; i < w.size(); ++i)
+            e.push_back(100.0 * std::abs(preds[i].fit(w[i].bb) - w[i].thpt) / w[i].thpt);
+        q.config = key;
+        q.hardware = w.front().hardware;
+        q.regime = regime;
+        q.rows = w.size();
+        q.novelty = AlaModel::noveltyOf(q.features);
+        q.actual_pct = median(e);
+        return true;
+    } catch (const std::runtime_error&) {
+        return false;
+    }
+}
+
+// One inner training: ALA on `train`, then each configuration of `held` as a query (and,
+// with `measured`, each configuration of `train` queried on its own rows).
+struct Task {
+    std::string regime, label;
+    std::vector<BenchRow> train, held;
+    bool measured = false;
+};
+
+std::vector<UncertaintyQuery> runTask(const Task& t, const AlaOptions& o) {
+    std::vector<UncertaintyQuery> out;
+    AlaModel m;
+    try {
+        m.train(t.train, o);
+    } catch (const std::exception&) {
+        return out; // nothing trainable without these rows
+    }
+    for (const auto& [k, w] : byConfiguration(t.held, o.columns)) {
+        UncertaintyQuery q;
+        if (makeQuery(m, k, w, t.regime, q)) out.push_back(std::move(q));
+    }
+    if (t.measured)
+        for (const auto& [k, w] : byConfiguration(t.train, o.columns)) {
+            UncertaintyQuery q;
+            if (makeQuery(m, k, w, "measured", q)) out.push_back(std::move(q));
+        }
+    return out;
+}
+
+// The tasks run on `threads` threads (each XGBoost training single-threaded and seeded,
+// so the result does not depend on how many), results in task order.
+std::vector<UncertaintyQuery> runTasks(const std::vector<Task>& tasks, const AlaOptions& o,
+                                       int threads,
+                                       const std::function<void(const std::string&)>& progress) {
+    std::vector<std::vector<UncertaintyQuery>> res(tasks.size());
+    std::atomic<std::size_t> next{0};
+    std::mutex mu;
+    std::exception_ptr failure;
+    auto work = [&] {
+        for (std::size_t i; (i = next++) < tasks.size();) {
+            try {
+                res[i] = runTask(tasks[i], o);
+            } catch (...) {
+                std::lock_guard<std::mutex> g(mu);
+                if (!failure) failure = std::current_exception();
+            }
+            if (progress) {
+                std::lock_guard<std::mutex> g(mu);
+                progress(tasks[i].label + ": " + std::to_string(res[i].size()) + " queries");
+            }
+        }
+    };
+    const int n = std::max(1, std::min<int>(threads > 0 ? threads
+                                                        : int(std::thread::hardware_concurrency()),
+                                            int(tasks.size())));
+    std::vector<std::thread> pool;
+    for (int k = 1; k < n; ++k) pool.emplace_back(work);
+    work();
+    for (auto& th : pool) th.join();
+    if (failure) std::rethrow_exception(failure);
+    std::vector<UncertaintyQuery> all;
+    for (auto& r : res)
+        for (auto& q : r) all.push_back(std::move(q));
+    return all;
+}
+
+// Holds out whole configurations in `folds` groups (seeded), or every configuration of one
+// hardware, or (ii, oo) pairs within configurations (split's choice).
+std::vector<Task> foldsOf(const std::vector<BenchRow>& rows, const AlaOptions& o,
+                          const std::string& regime, int folds, double test_fraction,
+                          std::uint64_t seed) {
+    std::vector<Task> tasks;
+    if (regime == "hardware") {
+        std::set<std::string> hws;
+        for (const auto& r : rows) hws.insert(r.hardware);
+        if (hws.size() < 2) return tasks;
+        for (const auto& h : hws) {
+            Task t;
+            t.regime = regime;
+            t.label = "without " + h;
+            for (const auto& r : rows) (r.hardware == h ? t.held : t.train).push_back(r);
+            tasks.push_back(std::move(t));
+        }
+    } else if (regime == "configuration") {
+        std::vector<std::string> keys;
+        for (const auto& [k, w] : byConfiguration(rows, o.columns)) keys.push_back(k);
+        if (keys.size() < 2) return tasks;
+        std::mt19937_64 rng(seed);
+        std::shuffle(keys.begin(), keys.end(), rng);
+        const int n = std::clamp<int>(folds, 2, int(keys.size()));
+        for (int f = 0; f < n; ++f) {
+            std::set<std::string> out;
+            for (std::size_t i = std::size_t(f); i < keys.size(); i += std::size_t(n)) out.insert(keys[i]);
+            Task t;
+            t.regime = regime;
+            t.label = "configurations, fold " + std::to_string(f + 1) + " of " + std::to_string(n);
+            for (const auto& r : rows) (out.count(configKey(r, o.columns)) ? t.held : t.train).push_back(r);
+            tasks.push_back(std::move(t));
+        }
+    } else if (regime == "pairs") {
+        Split sp;
+        try {
+            sp = split(rows, o, test_fraction, seed);
+        } catch (const std::invalid_argument&) {
+            return tasks;
+        }
+        Task t;
+        t.regime = regime;
+        t.label = "pairs held out";
+        t.measured = true;
+        for (std::size_t i = 0; i < rows.size(); ++i) (sp.held[i] ? t.held : t.train).push_back(rows[i]);
+        tasks.push_back(std::move(t));
+    } else {
+        throw std::invalid_argument("unknown held-out regime '" + regime +
+                                    "' (hardware, configuration, pairs)");
+    }
+    return tasks;
+}
+
+// min |N w + b - y|^2 over w >= 0 (b free), exactly: every subset of free w solved by least
+// squares, the best feasible kept (2^5 subsets).
+std::array<double, AlaModel::kNovelty> nonNegativeWeights(const std::vector<UncertaintyQuery>& qs) {
+    constexpr std::size_t K = AlaModel::kNovelty;
+    std::array<double, K> best{};
+    double best_err = INFINITY;
+    const auto n = static_cast<Eigen::Index>(qs.size());
+    Eigen::VectorXd y(n);
+    for (Eigen::Index i = 0; i < n; ++i) y(i) = std::log1p(qs[std::size_t(i)].actual_pct);
+    for (unsigned mask = 0; mask < (1u << K); ++mask) {
+        std::vector<std::size_t> cols;
+        for (std::size_t k = 0; k < K; ++k)
+            if (mask & (1u << k)) cols.push_back(k);
+        Eigen::MatrixXd a(n, Eigen::Index(cols.size()) + 1);
+        for (Eigen::Index i = 0; i < n; ++i) {
+            a(i, 0) = 1.0;
+            for (std::size_t c = 0; c < cols.size(); ++c)
+                a(i, Eigen::Index(c) + 1) = qs[std::size_t(i)].novelty[cols[c]];
+        }
+        const Eigen::VectorXd sol = a.colPivHouseholderQr().solve(y);
+        bool ok = true;
+        for (Eigen::Index c = 1; c < sol.size(); ++c) ok = ok && sol(c) >= 0;
+        if (!ok || !sol.allFinite()) continue;
+        const double err = (a * sol - y).squaredNorm();
+        if (err < best_err - 1e-12) {
+            best_err = err;
+            best.fill(0.0);
+            for (std::size_t c = 0; c < cols.size(); ++c) best[cols[c]] = sol(Eigen::Index(c) + 1);
+        }
+    }
+    return best;
+}
+
+} // namespace
+
+Uncertainty Uncertainty::learn(const std::vector<BenchRow>& rows, const AlaOptions& o,
+                               const UncertaintyOptions& u) {
+    AlaOptions step = o;
+    step.xgb = u.step_xgb;
+    step.xgb.seed = o.xgb.seed;
+    std::vector<Task> tasks;
+    for (const char* regime : {"hardware", "configuration", "pairs"}) {
+        auto t = foldsOf(rows, o, regime, u.configuration_folds, u.test_fraction, u.seed);
+        for (auto& x : t) tasks.push_back(std::move(x));
+    }
+    Uncertainty out;
+    out.queries_ = runTasks(tasks, step, u.threads, u.progress);
+    if (out.queries_.size() < 10)
+        throw std::runtime_error("ALA uncertainty: " + std::to_string(out.queries_.size()) +
+                                 " held-out queries, at least 10 needed (more configurations, "
+                                 "pairs or hardware)");
+    std::vector<std::vector<float>> x;
+    std::vector<float> y;
+    for (const auto& q : out.queries_) {
+        x.push_back(q.features);
+        y.push_back(float(std::log1p(q.actual_pct)));
+    }
+    fit::XgbParams p = u.predictor;
+    p.seed = u.seed;
+    out.predictor_.fit(x, y, p);
+    out.w_ = nonNegativeWeights(out.queries_);
+    return out;
+}
+
+double Uncertainty::predictedError(const AlaModel& model,
+                                   const std::vector<BenchRow>& workload) const {
+    const double z = double(predictor_.predict({model.queryFeatures(workload)})[0]);
+    // (log(1 + error %) back to %.)
+    return std::max(0.0, std::expm1(z));
+}
+
+double Uncertainty::confidence(const AlaModel& model, const std::vector<BenchRow>& workload) const {
+    const auto nv = model.novelty(workload);
+    double d = 0;
+    for (std::size_t k = 0; k < nv.size(); ++k) d += w_[k] * nv[k];
+    return 1.0 / (1.0 + d);
+}
+
+bool Uncertainty::isCurrent(const nlohmann::json& j) {
+    return j.is_object() && j.value("format", "") == "kairos-ala-uncertainty-2";
+}
+
+nlohmann::json Uncertainty::toJson() const {
+    std::map<std::string, std::size_t> by;
+    for (const auto& q : queries_) ++by[q.regime];
+    return {{"format", "kairos-ala-uncertainty-2"},
+            {"predictor", predictor_.toCompact()},
+            {"novelty_weights", w_},
+            {"queries", by}};
+}
+
+Uncertainty Uncertainty::fromJson(const nlohmann::json& j) {
+    Uncertainty u;
+    try {
+        if (!isCurrent(j))
+            throw std::runtime_error("not a Kairos ALA uncertainty (kairos-ala-uncertainty-2)");
+        u.predictor_ = fit::XgbRegressor::fromJson(j.at("predictor").get<std::string>());
+        const auto w = j.at("novelty_weights").get<std::vector<double>>();
+        if (w.size() != AlaModel::kNovelty)
+            throw std::runtime_error("ALA uncertainty: " + std::to_string(AlaModel::kNovelty) +
+                                     " novelty weights expected");
+        for (std::size_t k = 0; k < w.size(); ++k) {
+            if (!(w[k] >= 0) || !std::isfinite(w[k]))
+                throw std::runtime_error("ALA uncertainty: a novelty weight must be finite and >= 0");
+            u.w_[k] = w[k];
+        }
+    } catch (const nlohmann::json::exception& e) {
+        throw std::runtime_error(std::string("ALA uncertainty: ") + e.what());
+    } catch (const std::invalid_argument& e) {
+        throw std::runtime_error(std::string("ALA uncertainty: ") + e.what());
+    }
+    return u;
+}
+
+UncertaintyEvaluation evaluateUncertainty(const std::vector<BenchRow>& rows, const AlaOptions& o,
+                                          const std::string& regime, int folds,
+                                          const UncertaintyOptions& u, UncertaintyMethod method,
+                                          const AnnealedUncertaintyOptions& annealed) {
+    UncertaintyEvaluation ev;
+    ev.regime = regime;
+    const auto tasks = foldsOf(rows, o, regime, folds, u.test_fraction, u.seed);
+    if (tasks.empty())
+        throw std::invalid_argument("evaluating the uncertainty by " + regime +
+                                    " needs at least two of them in the data");
+    for (const Task& t : tasks) {
+        AlaModel m;
+        m.train(t.train, o);
+        std::function<std::pair<double, double>(const std::vector<BenchRow>&)> judge;
+        std::shared_ptr<Uncertainty> cur;
+        std::shared_ptr<AnnealedUncertainty> ann;
+        if (method == UncertaintyMethod::Current) {
+            cur = std::make_shared<Uncertainty>(Uncertainty::learn(t.train, o, u));
+            judge = [&](const std::vector<BenchRow>& w) {
+                return std::make_pair(cur->predictedError(m, w), cur->confidence(m, w));
+            };
+        } else {
+            ann = std::make_shared<AnnealedUncertainty>(
+                AnnealedUncertainty::learn(t.train, o, u.test_fraction, u.seed, annealed));
+            judge = [&](const std::vector<BenchRow>& w) {
+                const Subset s = ann->workload(w);
+                return std::make_pair(ann->predictedError(s), ann->confidence(s));
+            };
+        }
+        for (const auto& [k, w] : byConfiguration(t.held, o.columns)) {
+            UncertaintyQuery q;
+            if (!makeQuery(m, k, w, regime, q)) continue;
+            std::tie(q.predicted_pct, q.confidence) = judge(w);
+            ev.queries.push_back(std::move(q));
+        }
+        if (u.progress)
+            u.progress("evaluated " + t.label + ": " + std::to_string(ev.queries.size()) +
+                       " held-out configurations so far");
+    }
+    std::vector<double> a, p, c;
+    for (const auto& q : ev.queries) {
+        a.push_back(q.actual_pct);
+        p.push_back(q.predicted_pct);
+        c.push_back(q.confidence);
+    }
+    ev.spearman_predicted = spearman(p, a);
+    ev.spearman_confidence = spearman(c, a);
+    return ev;
 }
 
 } // namespace kairos::ala

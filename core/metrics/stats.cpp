@@ -63,4 +63,38 @@ Stats describe(std::vector<double> values, const std::vector<double>& qs) {
     return describeWeighted(std::move(s), qs);
 }
 
+namespace {
+std::vector<double> averageRanks(const std::vector<double>& x) {
+    std::vector<std::size_t> order(x.size());
+    for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return x[a] < x[b]; });
+    std::vector<double> r(x.size());
+    for (std::size_t a = 0; a < order.size();) {
+        std::size_t b = a;
+        while (b + 1 < order.size() && x[order[b + 1]] == x[order[a]]) ++b;
+        for (std::size_t k = a; k <= b; ++k) r[order[k]] = (double(a) + double(b)) / 2 + 1;
+        a = b + 1;
+    }
+    return r;
+}
+} // namespace
+
+double spearman(const std::vector<double>& a, const std::vector<double>& b) {
+    if (a.size() != b.size()) throw std::invalid_argument("spearman: samples of different sizes");
+    if (a.size() < 2) return std::numeric_limits<double>::quiet_NaN();
+    const auto ra = averageRanks(a), rb = averageRanks(b);
+    const double n = double(a.size());
+    double ma = 0, mb = 0;
+    for (std::size_t i = 0; i < ra.size(); ++i) ma += ra[i], mb += rb[i];
+    ma /= n;
+    mb /= n;
+    double sab = 0, saa = 0, sbb = 0;
+    for (std::size_t i = 0; i < ra.size(); ++i) {
+        sab += (ra[i] - ma) * (rb[i] - mb);
+        saa += (ra[i] - ma) * (ra[i] - ma);
+        sbb += (rb[i] - mb) * (rb[i] - mb);
+    }
+    return saa > 0 && sbb > 0 ? sab / std::sqrt(saa * sbb) : std::numeric_limits<double>::quiet_NaN();
+}
+
 } // namespace kairos

@@ -20,4 +20,9 @@ Stats describe(std::vector<double> values, const std::vector<double>& qs);
 Stats describeWeighted(std::vector<std::pair<double, std::int64_t>> samples,
                        const std::vector<double>& qs);
 
+// Spearman's rank correlation of two equally long samples (Pearson's correlation of their
+// ranks, ties at their average rank, as scipy.stats.spearmanr); NaN for fewer than two
+// pairs or a constant sample.
+double spearman(const std::vector<double>& a, const std::vector<double>& b);
+
 } // namespace kairos

@@ -2,8 +2,13 @@
 
 #include "model/input_error.h"
 
+#include "workload/json_line.h"
+
 #include <cmath>
+#include <filesystem>
 #include <fstream>
+#include <iterator>
+#include <stdexcept>
 #include <nlohmann/json.hpp>
 
 namespace kairos {
@@ -13,15 +18,36 @@ nlohmann::json EteParams::toModelJson() const {
 }
 
 EteParams EteParams::fromModelJson(const std::string& text) {
-    const auto j = nlohmann::json::parse(text);
+    const auto j = nlohmann::json::parse(text, nullptr, false);
+    if (!j.is_object()) throw std::invalid_argument("ETE model parameters: not a JSON object");
     EteParams e;
-    e.a = j.at("a").get<double>();
-    e.b = j.at("b").get<double>();
-    e.c = j.at("c").get<double>();
-    e.q0 = j.at("q0").get<double>();
-    e.q1 = j.at("q1").get<double>();
-    e.p = j.at("p").get<double>();
+    double* fields[] = {&e.a, &e.b, &e.c, &e.q0, &e.q1, &e.p};
+    const char* names[] = {"a", "b", "c", "q0", "q1", "p"};
+    for (int k = 0; k < 6; ++k) {
+        const auto it = j.find(names[k]);
+        if (it == j.end() || !it->is_number())
+            throw std::invalid_argument(std::string("ETE model parameter '") + names[k] +
+                                        "': missing or not a number");
+        *fields[k] = it->get<double>();
+    }
+    if (const auto [field, what] = e.check(); !field.empty())
+        throw std::invalid_argument("ETE model parameter '" + field + "': " + what);
     return e;
+}
+
+std::pair<std::string, std::string> EteParams::check() const {
+    const struct {
+        const char* name;
+        double v, hi;
+    } cs[] = {{"prefill.a", a, 1e4}, {"prefill.b", b, 100}, {"prefill.c", c, 1},
+              {"decode.q0", q0, 1e4}, {"decode.q1", q1, 100}, {"decode.p", p, 1}};
+    for (const auto& x : cs)
+        if (!(x.v >= 0) || !(x.v <= x.hi))
+            return {x.name, "must be a number in [0, " + std::to_string(x.hi).substr(0, 5) + "]"};
+    if (!(a + b + c > 0)) return {"prefill.b", "a one-token prefill must take time (a + b + c > 0)"};
+    if (!(q0 + q1 + p > 0))
+        return {"decode.q0", "a one-request decode step must take time (q0 + q1 + p > 0)"};
+    return {"", ""};
 }
 namespace {
 
@@ -83,12 +109,15 @@ DeviceProfile DeviceProfile::fromJson(const json& j, const std::string& file) {
     p.provenance = str(j, "provenance", "");
     p.gpu_count = j.contains("gpu_count") ? positiveInt(j, "gpu_count", file, "") : 1;
     p.gpu_mem_gib = numOr(j, "gpu_mem_gib", 0.0, file, "");
+    if (p.gpu_mem_gib < 0 || p.gpu_mem_gib > 1e6)
+        throw InputError(file, 0, "gpu_mem_gib", "must be in [0, 1e6] GiB");
     p.mem_fraction = numOr(j, "mem_fraction", 0.9, file, "");
     if (p.mem_fraction <= 0 || p.mem_fraction > 1)
         throw InputError(file, 0, "mem_fraction", "must be in (0, 1]");
     if (j.contains("kv_capacity_tokens")) {
         const double c = num(j, "kv_capacity_tokens", file, "");
-        if (c <= 0) throw InputError(file, 0, "kv_capacity_tokens", "must be positive");
+        if (c < 1 || c != std::floor(c) || c > 1e15)
+            throw InputError(file, 0, "kv_capacity_tokens", "must be a whole number in [1, 1e15]");
         p.kv_capacity_tokens = static_cast<std::int64_t>(c);
     }
     const json& m = need(j, "model", file, "");
@@ -101,6 +130,7 @@ DeviceProfile DeviceProfile::fromJson(const json& j, const std::string& file) {
     p.model.head_dim = positiveInt(m, "head_dim", file, mc);
     p.model.dtype_bytes = positiveInt(m, "dtype_bytes", file, mc);
     p.model.params = num(m, "params", file, mc);
+    if (p.model.params > 1e15) throw InputError(file, 0, "model.params", "more than 1e15");
     if (m.contains("intermediate")) p.model.intermediate = positiveInt(m, "intermediate", file, mc);
     if (m.contains("vocab")) p.model.vocab = positiveInt(m, "vocab", file, mc);
     if (p.model.params <= 0) throw InputError(file, 0, "model.params", "must be positive");
@@ -116,6 +146,8 @@ DeviceProfile DeviceProfile::fromJson(const json& j, const std::string& file) {
         p.ete.q0 = num(dec, "q0", file, "ete.decode.");
         p.ete.q1 = num(dec, "q1", file, "ete.decode.");
         p.ete.p = num(dec, "p", file, "ete.decode.");
+        if (const auto [field, what] = p.ete.check(); !field.empty())
+            throw InputError(file, 0, "ete." + field, what);
         if (e.contains("mape_prefill_pct"))
             p.fit_mape_prefill = num(e, "mape_prefill_pct", file, "ete.");
         if (e.contains("mape_decode_pct"))
@@ -134,15 +166,20 @@ DeviceProfile DeviceProfile::fromJson(const json& j, const std::string& file) {
 }
 
 DeviceProfile DeviceProfile::load(const std::string& path) {
+    std::error_code ec;
+    if (std::filesystem::is_directory(path, ec))
+        throw InputError(path, 0, "", "is a folder, not a device profile");
     std::ifstream in(path);
     if (!in) throw InputError(path, 0, "", "cannot open device profile");
-    json j;
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const json j = parseJsonDocument(text, path);
     try {
-        j = json::parse(in);
-    } catch (const json::exception& e) {
-        throw InputError(path, 0, "", std::string("not valid JSON: ") + e.what());
+        return fromJson(j, path);
+    } catch (const InputError& e) {
+        // fromJson names the field; the text says on which line it is.
+        if (e.line() != 0) throw;
+        throw InputError(path, JsonLines(text).line(e.field()), e.field(), e.message());
     }
-    return fromJson(j, path);
 }
 
 json DeviceProfile::toJson() const {

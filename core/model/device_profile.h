@@ -19,7 +19,14 @@ struct EteParams {
     // A stored "ete" model's parameters: {"a", "b", "c", "q0", "q1", "p"} (flat, unlike a
     // profile's "ete" section).
     nlohmann::json toModelJson() const;
-    static EteParams fromModelJson(const std::string& text); // throws nlohmann::json errors
+    // Throws std::invalid_argument naming the field when a coefficient is missing or
+    // outside what check() allows.
+    static EteParams fromModelJson(const std::string& text);
+    // What is wrong with the coefficients, as (field, message), or ("", "") when nothing:
+    // every one finite and >= 0, the constants (a, q0) at most 1e4 s, the per-token and
+    // per-request ones (b, q1) at most 100 s, the quadratic and per-KV-token ones (c, p) at
+    // most 1 s; a one-token prefill and a one-request decode step must take time.
+    std::pair<std::string, std::string> check() const;
 };
 
 struct DeviceProfile {

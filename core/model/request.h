@@ -11,6 +11,14 @@ namespace kairos {
 // Index of a request inside its Workload (0..n-1); the engine, scheduler and RunLog use it.
 using ReqId = std::int32_t;
 
+// Bounds every reader and generator enforces, an input error naming the field past them.
+// Times (arrivals, budgets, robot execution, TUF times) stay within 1e9 s (31.7 years),
+// where a double still resolves 0.12 us, so iteration ends always advance the clock; a
+// prompt or an output stays within 1e8 tokens, so a context and its reservation stay
+// inside 32-bit token counts.
+constexpr double kMaxSeconds = 1e9;
+constexpr int kMaxRequestTokens = 100000000;
+
 // Time-utility function (TimelyLLM): TUF(t) = min(beta, slope * (t - ert) + beta), slope < 0,
 // and no less than 0 (past its zero-utility time a response is worth nothing, not less).
 // t is the waiting/response time of the request (or segment), not the wall clock.

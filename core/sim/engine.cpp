@@ -334,6 +334,17 @@ void Simulator::runIteration() {
     sp.kv_first = kv_used_ + growth(1);
     sp.kv_last = sp.n == 1 ? sp.kv_first : kv_used_ + growth(sp.n);
     const double t_end = sp.tEnd();
+    // Every iteration must move the clock: an execution model that gives one no time (or
+    // a time that does not register at this clock's magnitude) would emit tokens that no
+    // reader can place. Inputs are bounded so that this cannot happen (request.h); a model
+    // outside them is an input error, named here.
+    if (!live_ && (!(t_end > sp.t0) || !std::isfinite(t_end) || !(sp.d0 > 0)))
+        throw std::invalid_argument(
+            "the execution model (" + model_.describe() + ") gives an iteration of " +
+            std::to_string(shape.prefill_seqs) + " prefill(s) and " +
+            std::to_string(shape.decode_seqs) + " decode(s) at t = " + std::to_string(sp.t0) +
+            " s a duration of " + std::to_string(sp.d0) +
+            " s, which does not advance the clock");
     log_.iters.push_back(sp);
 
     for (const Chunk& c : chunks_)

@@ -273,16 +273,22 @@ std::string contentHash(const Workload& w) {
     return buf;
 }
 
-Store::Store(const std::string& path) : path_(path) {
+Store::Store(const std::string& path, Open mode) : path_(path) {
     namespace fs = std::filesystem;
     const fs::path p(path);
+    std::error_code ec0;
+    if (mode == Open::Existing && !fs::exists(p, ec0))
+        throw StoreError(path, "no database here (a command that stores, e.g. simulate --db, "
+                               "creates one)");
+    if (fs::is_directory(p, ec0)) throw StoreError(path, "is a folder, not a database");
     if (p.has_parent_path()) {
         std::error_code ec;
         fs::create_directories(p.parent_path(), ec);
         if (ec) throw StoreError(path, "cannot create its folder: " + ec.message());
     }
-    if (sqlite3_open_v2(path.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr) !=
-        SQLITE_OK) {
+    const int flags =
+        SQLITE_OPEN_READWRITE | (mode == Open::Create ? SQLITE_OPEN_CREATE : 0);
+    if (sqlite3_open_v2(path.c_str(), &db_, flags, nullptr) != SQLITE_OK) {
         const std::string msg = db_ ? sqlite3_errmsg(db_) : "out of memory";
         sqlite3_close(db_);
         db_ = nullptr;

@@ -100,9 +100,13 @@ class Store {
 public:
     static constexpr int kSchemaVersion = 2;
 
-    // Opens the database at `path`, creating it (and its folder) when missing, and brings
-    // its schema up to kSchemaVersion. A database from a newer Kairos is refused.
-    explicit Store(const std::string& path);
+    // How a missing database is met: created (commands that store), or refused
+    // (commands that only read one: a mistyped path must not leave an empty database).
+    enum class Open { Create, Existing };
+    // Opens the database at `path`, creating it (and its folder) when missing if `mode`
+    // allows, and brings its schema up to kSchemaVersion. A database from a newer Kairos is
+    // refused.
+    explicit Store(const std::string& path, Open mode = Open::Create);
     ~Store();
     Store(const Store&) = delete;
     Store& operator=(const Store&) = delete;

@@ -36,8 +36,11 @@ Workload readAzure(std::istream& in, const std::string& name, std::size_t limit)
         Request r;
         r.id = static_cast<std::int64_t>(w.requests.size());
         r.arrival = static_cast<double>(whole - base) + (frac - base_frac);
-        r.prompt_tokens = text::needCount(f[cP], name, line, "ContextTokens", 1);
-        r.output_tokens = text::needCount(f[cO], name, line, "GeneratedTokens", 1);
+        if (std::abs(r.arrival) > kMaxSeconds)
+            throw InputError(name, line, "TIMESTAMP",
+                             "more than 1e9 s (31.7 years) from the first request's");
+        r.prompt_tokens = text::needTokens(f[cP], name, line, "ContextTokens", 1);
+        r.output_tokens = text::needTokens(f[cO], name, line, "GeneratedTokens", 1);
         w.requests.push_back(std::move(r));
     });
     w.meta["trace_start_unix_s"] = std::to_string(base);
@@ -54,8 +57,8 @@ Workload readLengths(std::istream& in, const std::string& name, std::size_t limi
     text::forCsvRows(in, name, h, limit, [&](const std::vector<std::string_view>& f, long line) {
         Request r;
         r.id = static_cast<std::int64_t>(w.requests.size());
-        r.prompt_tokens = text::needCount(f[cP], name, line, "num_prefill_tokens", 1);
-        r.output_tokens = text::needCount(f[cO], name, line, "num_decode_tokens", 1);
+        r.prompt_tokens = text::needTokens(f[cP], name, line, "num_prefill_tokens", 1);
+        r.output_tokens = text::needTokens(f[cO], name, line, "num_decode_tokens", 1);
         w.requests.push_back(std::move(r));
     });
     return w; // arrivals all 0 until the caller assigns a process
@@ -70,10 +73,9 @@ Workload readBurstGpt(std::istream& in, const std::string& name, std::size_t lim
     w.source = name;
     long skipped = 0;
     text::forCsvRows(in, name, h, limit, [&](const std::vector<std::string_view>& f, long line) {
-        const double t = text::needDouble(f[cT], name, line, "Timestamp");
-        if (t < 0) throw InputError(name, line, "Timestamp", "must be >= 0");
-        const int p = text::needCount(f[cP], name, line, "Request tokens", 0);
-        const int o = text::needCount(f[cO], name, line, "Response tokens", 0);
+        const double t = text::needSeconds(f[cT], name, line, "Timestamp");
+        const int p = text::needTokens(f[cP], name, line, "Request tokens", 0);
+        const int o = text::needTokens(f[cO], name, line, "Response tokens", 0);
         // BurstGPT logs failed requests with zero tokens; they never reached the model.
         if (p == 0 || o == 0) {
             ++skipped;

@@ -30,6 +30,10 @@ std::vector<double> generateArrivals(const ArrivalSpec& spec, std::size_t n) {
         now += shape == 1.0 ? rng.exponential(spec.rate) : rng.gamma(shape, scale);
         t[i] = now;
     }
+    if (n > 0 && !(t.back() <= kMaxSeconds))
+        throw std::invalid_argument("arrivals at " + std::to_string(spec.rate) +
+                                    " req/s run past 1e9 s (31.7 years): a rate too low for " +
+                                    std::to_string(n) + " requests");
     return t;
 }
 
@@ -164,7 +168,12 @@ void scaleArrivalRate(Workload& w, double factor) {
         throw std::invalid_argument("arrival rate scale must be a finite number > 0");
     if (w.requests.empty() || factor == 1) return;
     const double t0 = w.requests.front().arrival;
-    for (auto& r : w.requests) r.arrival = t0 + (r.arrival - t0) / factor;
+    for (auto& r : w.requests) {
+        r.arrival = t0 + (r.arrival - t0) / factor;
+        if (!(r.arrival <= kMaxSeconds))
+            throw std::invalid_argument("scaling the arrival rate by " + std::to_string(factor) +
+                                        " puts arrivals past 1e9 s (31.7 years)");
+    }
 }
 
 } // namespace kairos

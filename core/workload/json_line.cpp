@@ -2,9 +2,45 @@
 
 #include "model/input_error.h"
 
+#include <vector>
+
 namespace kairos {
 
+int jsonDepth(std::string_view text, int limit) {
+    int depth = 0, deepest = 0;
+    bool in_string = false, escaped = false;
+    for (const char ch : text) {
+        if (in_string) {
+            if (escaped)
+                escaped = false;
+            else if (ch == '\\')
+                escaped = true;
+            else if (ch == '"')
+                in_string = false;
+            continue;
+        }
+        if (ch == '"') {
+            in_string = true;
+        } else if (ch == '[' || ch == '{') {
+            deepest = std::max(deepest, ++depth);
+            if (deepest > limit) return deepest;
+        } else if (ch == ']' || ch == '}') {
+            --depth;
+        }
+    }
+    return deepest;
+}
+
+namespace {
+void checkDepth(std::string_view text, const std::string& file, long lineno) {
+    if (jsonDepth(text) > kMaxJsonDepth)
+        throw InputError(file, lineno, "",
+                         "JSON nested deeper than " + std::to_string(kMaxJsonDepth) + " levels");
+}
+} // namespace
+
 nlohmann::json parseJsonObjectLine(const std::string& line, const std::string& file, long lineno) {
+    checkDepth(line, file, lineno);
     nlohmann::json j;
     try {
         j = nlohmann::json::parse(line);
@@ -13,6 +49,144 @@ nlohmann::json parseJsonObjectLine(const std::string& line, const std::string& f
     }
     if (!j.is_object()) throw InputError(file, lineno, "", "expected a JSON object");
     return j;
+}
+
+nlohmann::json parseJsonDocument(std::string_view text, const std::string& file, long first_line) {
+    auto lineAt = [&](std::size_t byte) {
+        long n = first_line;
+        for (std::size_t i = 0; i < byte && i < text.size(); ++i) n += text[i] == '\n';
+        return n;
+    };
+    if (jsonDepth(text) > kMaxJsonDepth) {
+        // The line where it passes the limit.
+        int depth = 0;
+        bool in_string = false, escaped = false;
+        std::size_t at = 0;
+        for (; at < text.size(); ++at) {
+            const char ch = text[at];
+            if (in_string) {
+                if (escaped)
+                    escaped = false;
+                else if (ch == '\\')
+                    escaped = true;
+                else if (ch == '"')
+                    in_string = false;
+            } else if (ch == '"') {
+                in_string = true;
+            } else if ((ch == '[' || ch == '{') && ++depth > kMaxJsonDepth) {
+                break;
+            } else if (ch == ']' || ch == '}') {
+                --depth;
+            }
+        }
+        throw InputError(file, lineAt(at), "",
+                         "JSON nested deeper than " + std::to_string(kMaxJsonDepth) + " levels");
+    }
+    try {
+        return nlohmann::json::parse(text.begin(), text.end());
+    } catch (const nlohmann::json::parse_error& e) {
+        throw InputError(file, lineAt(e.byte > 0 ? e.byte - 1 : 0), "",
+                         std::string("not valid JSON: ") + e.what());
+    } catch (const nlohmann::json::exception& e) {
+        throw InputError(file, 0, "", std::string("not valid JSON: ") + e.what());
+    }
+}
+
+JsonLines::JsonLines(std::string_view text, long first_line) {
+    // A scan that follows the structure: a stack of containers, each with its path and,
+    // for arrays, the next element's index; a key seen in an object names the path of the
+    // value after it.
+    struct Frame {
+        std::string path;
+        bool array;
+        long index;
+    };
+    std::vector<Frame> stack;
+    long line = first_line;
+    std::string pending_key; // the last key read in the innermost object
+    bool have_key = false;
+    auto child = [&](const Frame& f, const std::string& key) {
+        if (f.array) return f.path + "[" + std::to_string(f.index) + "]";
+        return f.path.empty() ? key : f.path + "." + key;
+    };
+    auto valueStarts = [&]() -> std::string {
+        if (stack.empty()) return "";
+        Frame& f = stack.back();
+        const std::string p = child(f, pending_key);
+        if (!f.array) have_key = false;
+        lines_.emplace(p, line);
+        return p;
+    };
+    std::size_t i = 0;
+    while (i < text.size()) {
+        const char ch = text[i];
+        if (ch == '\n') {
+            ++line;
+            ++i;
+            continue;
+        }
+        if (ch == '"') {
+            // A string: a key when the innermost container is an object expecting one.
+            std::string s;
+            ++i;
+            while (i < text.size() && text[i] != '"') {
+                if (text[i] == '\\' && i + 1 < text.size()) {
+                    s += text[i + 1];
+                    i += 2;
+                    continue;
+                }
+                if (text[i] == '\n') ++line;
+                s += text[i++];
+            }
+            ++i;
+            if (!stack.empty() && !stack.back().array && !have_key) {
+                pending_key = s;
+                have_key = true;
+            } else {
+                valueStarts();
+            }
+            continue;
+        }
+        if (ch == '{' || ch == '[') {
+            const std::string p = valueStarts();
+            stack.push_back({p, ch == '[', 0});
+            have_key = false;
+            ++i;
+            continue;
+        }
+        if (ch == '}' || ch == ']') {
+            if (!stack.empty()) stack.pop_back();
+            have_key = false;
+            ++i;
+            continue;
+        }
+        if (ch == ',') {
+            if (!stack.empty() && stack.back().array) ++stack.back().index;
+            have_key = false;
+            ++i;
+            continue;
+        }
+        if (ch == ':' || ch == ' ' || ch == '\t' || ch == '\r') {
+            ++i;
+            continue;
+        }
+        // A scalar (number, true, false, null).
+        valueStarts();
+        while (i < text.size() && text[i] != ',' && text[i] != '}' && text[i] != ']' &&
+               text[i] != '\n')
+            ++i;
+    }
+}
+
+long JsonLines::line(const std::string& path) const {
+    std::string p = path;
+    while (true) {
+        const auto it = lines_.find(p);
+        if (it != lines_.end()) return it->second;
+        const auto cut = p.find_last_of(".[");
+        if (cut == std::string::npos) return p.empty() ? 0 : line("");
+        p.erase(cut);
+    }
 }
 
 } // namespace kairos

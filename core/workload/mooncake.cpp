@@ -29,13 +29,19 @@ Workload readMooncake(std::istream& in, const std::string& name, std::size_t lim
             if (!std::isfinite(v) || v < lo)
                 throw InputError(name, lineno, key,
                                  "must be a number >= " + std::to_string(static_cast<int>(lo)));
-            if (v > 1e9) throw InputError(name, lineno, key, "too large");
             return v;
         };
         Request r;
         r.id = static_cast<std::int64_t>(w.requests.size());
         r.arrival = field("timestamp", 0) / 1000.0;
+        if (r.arrival > kMaxSeconds)
+            throw InputError(name, lineno, "timestamp", "more than 1e12 ms (31.7 years)");
         const double in_len = field("input_length", 1), out_len = field("output_length", 1);
+        for (const auto& [k, v] : {std::pair<const char*, double>{"input_length", in_len},
+                                   {"output_length", out_len}})
+            if (v > kMaxRequestTokens)
+                throw InputError(name, lineno, k,
+                                 "more than " + std::to_string(kMaxRequestTokens) + " tokens");
         if (in_len != std::floor(in_len))
             throw InputError(name, lineno, "input_length", "not a whole number");
         if (out_len != std::floor(out_len))

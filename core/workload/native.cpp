@@ -32,13 +32,25 @@ double getNum(const json& j, const char* key, const Ctx& c, const std::string& p
     return v;
 }
 
-int getCount(const json& j, const char* key, const Ctx& c, int lo, const std::string& prefix = "") {
+int getCount(const json& j, const char* key, const Ctx& c, int lo, const std::string& prefix = "",
+             double hi = 1e9) {
     const double v = getNum(j, key, c, prefix);
     if (v != std::floor(v)) throw InputError(c.file, c.line, prefix + key, "not a whole number");
     if (v < lo)
         throw InputError(c.file, c.line, prefix + key, "must be at least " + std::to_string(lo));
-    if (v > 1e9) throw InputError(c.file, c.line, prefix + key, "too large");
+    if (v > hi)
+        throw InputError(c.file, c.line, prefix + key,
+                         "too large (at most " + std::to_string(static_cast<long long>(hi)) + ")");
     return static_cast<int>(v);
+}
+
+// A time in seconds: in [0, kMaxSeconds].
+double getSeconds(const json& j, const char* key, const Ctx& c, const std::string& prefix = "") {
+    const double v = getNum(j, key, c, prefix);
+    if (v < 0) throw InputError(c.file, c.line, prefix + key, "must be >= 0");
+    if (v > kMaxSeconds)
+        throw InputError(c.file, c.line, prefix + key, "more than 1e9 s (31.7 years)");
+    return v;
 }
 
 Request parseRequest(const json& j, const Ctx& c, std::int64_t default_id) {
@@ -56,17 +68,16 @@ Request parseRequest(const json& j, const Ctx& c, std::int64_t default_id) {
             throw InputError(c.file, c.line, "id", "must be a whole number");
         r.id = static_cast<std::int64_t>(id);
     }
-    r.arrival = getNum(j, "arrival", c);
-    if (r.arrival < 0) throw InputError(c.file, c.line, "arrival", "must be >= 0");
-    r.prompt_tokens = getCount(j, "prompt", c, 1);
-    r.output_tokens = getCount(j, "output", c, 1);
+    r.arrival = getSeconds(j, "arrival", c);
+    r.prompt_tokens = getCount(j, "prompt", c, 1, "", kMaxRequestTokens);
+    r.output_tokens = getCount(j, "output", c, 1, "", kMaxRequestTokens);
     if (j.contains("class")) {
         if (!j["class"].is_string()) throw InputError(c.file, c.line, "class", "not a string");
         r.cls = j["class"].get<std::string>();
     }
     if (j.contains("agent")) r.agent = getCount(j, "agent", c, 0);
     if (j.contains("budget")) {
-        const double b = getNum(j, "budget", c);
+        const double b = getSeconds(j, "budget", c);
         if (!(b > 0)) throw InputError(c.file, c.line, "budget", "must be > 0 seconds");
         r.budget_s = b;
     }
@@ -74,11 +85,13 @@ Request parseRequest(const json& j, const Ctx& c, std::int64_t default_id) {
         const json& t = j["tuf"];
         if (!t.is_object()) throw InputError(c.file, c.line, "tuf", "must be an object");
         Tuf tuf;
-        tuf.ert = getNum(t, "ert", c, "tuf.");
+        tuf.ert = getSeconds(t, "ert", c, "tuf.");
         tuf.slope = getNum(t, "slope", c, "tuf.");
         tuf.beta = getNum(t, "beta", c, "tuf.");
-        if (tuf.slope > 0) throw InputError(c.file, c.line, "tuf.slope", "must be <= 0");
-        if (tuf.ert < 0) throw InputError(c.file, c.line, "tuf.ert", "must be >= 0");
+        if (tuf.slope > 0 || tuf.slope < -1e9)
+            throw InputError(c.file, c.line, "tuf.slope", "must be in [-1e9, 0]");
+        if (tuf.beta < 0 || tuf.beta > 1e9)
+            throw InputError(c.file, c.line, "tuf.beta", "must be in [0, 1e9]");
         r.tuf = tuf;
     }
     if (j.contains("segments")) {
@@ -91,10 +104,11 @@ Request parseRequest(const json& j, const Ctx& c, std::int64_t default_id) {
             if (!e.is_array() || e.size() != 2 || !e[0].is_number() || !e[1].is_number())
                 throw InputError(c.file, c.line, f, "must be [tokens, exec_seconds]");
             const double tok = e[0].get<double>(), ex = e[1].get<double>();
-            if (tok < 1 || tok != std::floor(tok) || tok > 1e9)
-                throw InputError(c.file, c.line, f, "tokens must be a whole number >= 1");
-            if (!(ex >= 0) || !std::isfinite(ex))
-                throw InputError(c.file, c.line, f, "exec seconds must be >= 0");
+            if (tok < 1 || tok != std::floor(tok) || tok > kMaxRequestTokens)
+                throw InputError(c.file, c.line, f,
+                                 "tokens must be a whole number in [1, 1e8]");
+            if (!(ex >= 0) || !(ex <= kMaxSeconds))
+                throw InputError(c.file, c.line, f, "exec seconds must be in [0, 1e9]");
             r.segments.push_back({static_cast<int>(tok), ex});
             sum += static_cast<long>(tok);
         }

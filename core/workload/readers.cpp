@@ -3,6 +3,7 @@
 #include "model/input_error.h"
 #include "workload/text.h"
 
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -143,7 +144,11 @@ Workload readWorkload(std::istream& in, const std::string& name, const ReadOptio
     if (w.empty()) throw InputError(name, 0, "", "no requests in the file");
     w.meta["format"] = formatName(f);
     if (f == TraceFormat::Lengths || opt.override_arrivals) {
-        assignArrivals(w, opt.arrivals);
+        try {
+            assignArrivals(w, opt.arrivals);
+        } catch (const std::invalid_argument& e) {
+            throw InputError(name, 0, "--rate", e.what());
+        }
         w.meta["arrival_rate"] = std::to_string(opt.arrivals.rate);
         w.meta["burstiness"] = std::to_string(opt.arrivals.burstiness);
         w.meta["arrival_seed"] = std::to_string(opt.arrivals.seed);
@@ -153,6 +158,9 @@ Workload readWorkload(std::istream& in, const std::string& name, const ReadOptio
 }
 
 Workload readWorkload(const std::string& path, const ReadOptions& opt) {
+    std::error_code ec;
+    if (std::filesystem::is_directory(path, ec))
+        throw InputError(path, 0, "", "is a folder, not a workload file");
     std::ifstream in(path, std::ios::binary);
     if (!in) throw InputError(path, 0, "", "cannot open file");
     Workload w = readWorkload(in, path, opt);

@@ -1,5 +1,7 @@
 #include "workload/text.h"
 
+#include "model/request.h"
+
 #include "model/input_error.h"
 
 #include <charconv>
@@ -83,6 +85,22 @@ int needCount(std::string_view s, const std::string& file, long line, const char
     if (v > std::numeric_limits<int>::max() / 4)
         throw InputError(file, line, field, "too large: " + std::to_string(v));
     return static_cast<int>(v);
+}
+
+int needTokens(std::string_view s, const std::string& file, long line, const char* field, int lo) {
+    const int v = needCount(s, file, line, field, lo);
+    if (v > kMaxRequestTokens)
+        throw InputError(file, line, field,
+                         "more than " + std::to_string(kMaxRequestTokens) + " tokens: " +
+                             std::to_string(v));
+    return v;
+}
+
+double needSeconds(std::string_view s, const std::string& file, long line, const char* field) {
+    const double v = needDouble(s, file, line, field);
+    if (v < 0) throw InputError(file, line, field, "must be >= 0");
+    if (v > kMaxSeconds) throw InputError(file, line, field, "more than 1e9 s (31.7 years)");
+    return v;
 }
 
 bool nextLine(std::istream& in, std::string& line) {

@@ -27,6 +27,10 @@ std::int64_t needInt(std::string_view s, const std::string& file, long line, con
 double needDouble(std::string_view s, const std::string& file, long line, const char* field);
 // A whole number >= lo (token counts).
 int needCount(std::string_view s, const std::string& file, long line, const char* field, int lo);
+// A token count in [lo, kMaxRequestTokens].
+int needTokens(std::string_view s, const std::string& file, long line, const char* field, int lo);
+// A time in seconds in [0, kMaxSeconds].
+double needSeconds(std::string_view s, const std::string& file, long line, const char* field);
 
 // Reads the next line (without '\n' or a trailing '\r'); false at end of input.
 bool nextLine(std::istream& in, std::string& line);

@@ -8,11 +8,13 @@
 // tokens evenly. The prompt also carries TypeFly's system prompt (MiniSpec syntax,
 // skills, guides, examples: 4,704 characters in ../shared/data/typefly, 1,176 tokens).
 #include "model/input_error.h"
+#include "workload/json_line.h"
 #include "workload/readers.h"
 
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <nlohmann/json.hpp>
 
@@ -25,12 +27,8 @@ int tokensOf(const std::string& text, double chars_per_token) {
     return static_cast<int>(std::ceil(static_cast<double>(text.size()) / chars_per_token));
 }
 
-json parseWhole(std::istream& in, const std::string& name) {
-    try {
-        return json::parse(in);
-    } catch (const json::exception& e) {
-        throw InputError(name, 0, "", std::string("not valid JSON: ") + e.what());
-    }
+std::string slurp(std::istream& in) {
+    return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
 }
 
 std::map<int, std::string> readPlans(const std::string& workload_path) {
@@ -42,7 +40,7 @@ std::map<int, std::string> readPlans(const std::string& workload_path) {
         const std::string f = e.path().filename().string();
         if (e.path().extension() != ".json" || f.find("trace_set") == std::string::npos) continue;
         std::ifstream in(e.path());
-        const json j = parseWhole(in, e.path().string());
+        const json j = parseJsonDocument(slurp(in), e.path().string());
         if (!j.is_array()) continue;
         for (const auto& t : j)
             if (t.is_object() && t.contains("trace_id") && t["trace_id"].is_number_integer() &&
@@ -55,8 +53,14 @@ std::map<int, std::string> readPlans(const std::string& workload_path) {
 
 Workload readTimelyLlm(std::istream& in, const std::string& name,
                        const std::map<int, std::string>& plans, std::size_t limit) {
-    const json j = parseWhole(in, name);
-    if (!j.is_array()) throw InputError(name, 0, "", "expected a JSON list of jobs");
+    const std::string text = slurp(in);
+    const json j = parseJsonDocument(text, name);
+    if (!j.is_array()) throw InputError(name, 1, "", "expected a JSON list of jobs");
+    // Errors name the line of the field: "jobs[3].tuf" is the document's "[3].tuf".
+    const JsonLines lines(text);
+    auto fail = [&](const std::string& field, const std::string& what) -> InputError {
+        return InputError(name, lines.line(field.substr(4)), field, what);
+    };
     Workload w;
     w.name = name;
     w.source = name;
@@ -66,45 +70,47 @@ Workload readTimelyLlm(std::istream& in, const std::string& name,
         const std::string at = "jobs[" + std::to_string(k) + "].";
         auto num = [&](const char* key) {
             const auto f = job.find(key);
-            if (f == job.end() || !f->is_number())
-                throw InputError(name, 0, at + key, "missing or not a number");
+            if (f == job.end() || !f->is_number()) throw fail(at + key, "missing or not a number");
             const double v = f->get<double>();
-            if (!std::isfinite(v)) throw InputError(name, 0, at + key, "not finite");
+            if (!std::isfinite(v)) throw fail(at + key, "not finite");
             return v;
         };
-        if (!job.is_object())
-            throw InputError(name, 0, at.substr(0, at.size() - 1), "expected an object");
+        if (!job.is_object()) throw fail(at.substr(0, at.size() - 1), "expected an object");
         Request r;
-        r.id = static_cast<std::int64_t>(job.contains("job_id") ? num("job_id")
-                                                                : static_cast<double>(k));
+        const double id = job.contains("job_id") ? num("job_id") : static_cast<double>(k);
+        if (std::abs(id) > 9e15 || id != std::floor(id))
+            throw fail(at + "job_id", "must be a whole number");
+        r.id = static_cast<std::int64_t>(id);
         r.arrival = num("trigger time");
         if (job.contains("agent_id")) {
             const double a = num("agent_id");
             if (a < 0 || a != std::floor(a) || a > 1e9)
-                throw InputError(name, 0, at + "agent_id", "must be a whole number >= 0");
+                throw fail(at + "agent_id", "must be a whole number >= 0");
             r.agent = static_cast<std::int32_t>(a);
         }
-        if (r.arrival < 0) throw InputError(name, 0, at + "trigger time", "must be >= 0");
+        if (r.arrival < 0) throw fail(at + "trigger time", "must be >= 0");
+        if (r.arrival > kMaxSeconds) throw fail(at + "trigger time", "more than 1e9 s (31.7 years)");
         const auto tuf = job.find("tuf");
         if (tuf == job.end() || !tuf->is_array() || tuf->size() != 3 || !(*tuf)[0].is_number() ||
             !(*tuf)[1].is_number() || !(*tuf)[2].is_number())
-            throw InputError(name, 0, at + "tuf", "expected [beta, ERT, zero-utility time]");
+            throw fail(at + "tuf", "expected [beta, ERT, zero-utility time]");
         const double beta = (*tuf)[0].get<double>(), ert = (*tuf)[1].get<double>(),
                      zero = (*tuf)[2].get<double>();
-        if (!(beta > 0) || !(ert >= 0) || !(zero > ert))
-            throw InputError(name, 0, at + "tuf", "need beta > 0 and 0 <= ERT < zero time");
+        if (!(beta > 0) || !(ert >= 0) || !(zero > ert) || beta > 1e9 || zero > kMaxSeconds)
+            throw fail(at + "tuf",
+                       "need 0 < beta <= 1e9 and 0 <= ERT < zero time <= 1e9 s");
         r.tuf = Tuf{ert, -beta / (zero - ert), beta};
         r.cls = beta > 1 ? "urgent" : "normal";
         const auto det = job.find("exe_time_detail");
         if (det == job.end() || !det->is_array() || det->empty())
-            throw InputError(name, 0, at + "exe_time_detail",
-                             "expected a non-empty list of [skill, seconds]");
+            throw fail(at + "exe_time_detail", "expected a non-empty list of [skill, seconds]");
         std::vector<double> exec;
         for (std::size_t s = 0; s < det->size(); ++s) {
             const json& e = (*det)[s];
-            if (!e.is_array() || e.size() != 2 || !e[1].is_number() || !(e[1].get<double>() >= 0))
-                throw InputError(name, 0, at + "exe_time_detail[" + std::to_string(s) + "]",
-                                 "expected [skill, seconds >= 0]");
+            if (!e.is_array() || e.size() != 2 || !e[1].is_number() ||
+                !(e[1].get<double>() >= 0) || !(e[1].get<double>() <= kMaxSeconds))
+                throw fail(at + "exe_time_detail[" + std::to_string(s) + "]",
+                           "expected [skill, seconds in [0, 1e9]]");
             exec.push_back(e[1].get<double>());
         }
         const int trace = job.contains("trace_id") && job["trace_id"].is_number_integer()
@@ -113,11 +119,15 @@ Workload readTimelyLlm(std::istream& in, const std::string& name,
         const auto plan = plans.find(trace);
         // Without the plan text, the paper's typical drone plan: about 20 tokens.
         int plan_tokens = plan != plans.end() ? tokensOf(plan->second, 3.0) : 20;
+        if (exec.size() > std::size_t(kMaxRequestTokens))
+            throw fail(at + "exe_time_detail", "more segments than 1e8");
         if (plan == plans.end()) ++missing_plans;
         plan_tokens = std::max<int>(plan_tokens, static_cast<int>(exec.size()));
         const std::string input = job.contains("task_input") && job["task_input"].is_string()
                                       ? job["task_input"].get<std::string>()
                                       : "";
+        if (input.size() > 4.0 * kMaxRequestTokens)
+            throw fail(at + "task_input", "more than 1e8 tokens");
         r.prompt_tokens = kSystemPromptTokens + tokensOf(input, 4.0);
         r.output_tokens = plan_tokens;
         const int n = static_cast<int>(exec.size());

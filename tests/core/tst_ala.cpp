@@ -371,11 +371,12 @@ private slots:
         QVERIFY_THROWS_EXCEPTION(std::invalid_argument, AlaExecutionModel(m, "nope", "x"));
     }
 
-    // The error predictor and confidence on real data: trained on NVIDIA rows only, a
+    // The paper's annealed error predictor and confidence (kept to compare with), on real
+    // data: trained on NVIDIA rows only, a
     // workload of an NVIDIA configuration in training gets a higher confidence than the
     // same model and framework on AMD hardware the training never saw; learning is
     // deterministic under its seeds; a workload equal to a logged subset has confidence 1.
-    void uncertaintyOnRealData() {
+    void annealedUncertaintyOnRealData() {
         const auto all = readBench(test::dataPath("llm_inference_bench.csv"));
         std::vector<BenchRow> nvidia, like, unlike;
         for (const auto& r : all) {
@@ -392,11 +393,11 @@ private slots:
         AlaOptions o;
         o.xgb.trees = 30;
         o.xgb.eta = 0.3;
-        UncertaintyOptions u;
+        AnnealedUncertaintyOptions u;
         u.anneal.steps = 4;
         u.step_xgb.trees = u.predictor.trees = 20;
-        Uncertainty a = Uncertainty::learn(nvidia, o, 0.2, 7, u);
-        Uncertainty b = Uncertainty::learn(nvidia, o, 0.2, 7, u);
+        AnnealedUncertainty a = AnnealedUncertainty::learn(nvidia, o, 0.2, 7, u);
+        AnnealedUncertainty b = AnnealedUncertainty::learn(nvidia, o, 0.2, 7, u);
         QCOMPARE(a.log().tried.size(), std::size_t(5)); // the start and 4 steps
         QCOMPARE(a.loggedSubsets(), b.loggedSubsets());
         QVERIFY(a.loggedSubsets() > 100); // a subset per configuration with held-out rows
@@ -409,15 +410,102 @@ private slots:
         QCOMPARE(b.confidence(b.workload(like)), cl);
         QCOMPARE(a.predictedError(wl), b.predictedError(wl));
         // Stored and loaded: the same confidences and predicted errors.
-        Uncertainty c = Uncertainty::fromJson(nlohmann::json::parse(a.toJson().dump()));
+        AnnealedUncertainty c = AnnealedUncertainty::fromJson(nlohmann::json::parse(a.toJson().dump()));
         QCOMPARE(c.loggedSubsets(), a.loggedSubsets());
         QCOMPARE(c.annealSteps(), a.annealSteps());
         QCOMPARE(c.log().best_error, a.log().best_error);
         QCOMPARE(c.confidence(c.workload(unlike)), cu);
         QCOMPARE(c.predictedError(c.workload(like)), a.predictedError(wl));
         QVERIFY_THROWS_EXCEPTION(std::runtime_error,
-                                 Uncertainty::fromJson(nlohmann::json{{"format", "x"}}));
+                                 AnnealedUncertainty::fromJson(nlohmann::json{{"format", "x"}}));
         QVERIFY(std::isfinite(a.predictedError(wu)) && a.predictedError(wu) >= 0);
+    }
+
+    // The error predictor and confidence as redesigned (fit/ala.h, Uncertainty), on the
+    // vLLM rows of LLM-Inference-Bench with light settings:
+    //  - learned from held-out predictions of every regime, deterministic whatever the
+    //    number of threads, stored and loaded exactly;
+    //  - confidence 1 for a trained configuration's measured rows, lower for the same model
+    //    on hardware the training never saw (trained on NVIDIA only, asked about AMD), never
+    //    above 1; the novelty weights are >= 0;
+    //  - on configurations held out whole (3 folds), the predicted error rises with the
+    //    actual error and the confidence falls (Spearman's rank correlation; the full figure,
+    //    leave one hardware out at the authors' settings, is fit ala --evaluate-uncertainty's);
+    //  - the nearest configuration is chosen by ALA's features: ties are averaged, so the
+    //    order of names plays no part.
+    void uncertaintyTracksError() {
+        std::vector<BenchRow> vllm, nvidia;
+        for (const auto& r : readBench(test::dataPath("llm_inference_bench.csv")))
+            if (r.framework == "vLLM") {
+                vllm.push_back(r);
+                if (r.hardware.rfind("Nvidia", 0) == 0) nvidia.push_back(r);
+            }
+        AlaOptions o;
+        o.xgb.trees = 30;
+        o.xgb.eta = 0.3;
+        o.xgb.seed = 3;
+        UncertaintyOptions u;
+        u.step_xgb.trees = 30;
+        u.step_xgb.eta = 0.3;
+        u.predictor.trees = 60;
+        u.predictor.eta = 0.15;
+        u.seed = 3;
+        u.configuration_folds = 3;
+        u.threads = 1;
+        AlaModel m;
+        m.train(nvidia, o);
+        const Uncertainty a = Uncertainty::learn(nvidia, o, u);
+        u.threads = 2;
+        const Uncertainty b = Uncertainty::learn(nvidia, o, u);
+        QCOMPARE(a.toJson().dump(), b.toJson().dump());
+        std::map<std::string, std::size_t> regimes;
+        for (const auto& q : a.queries()) ++regimes[q.regime];
+        for (const char* k : {"hardware", "configuration", "pairs", "measured"})
+            QVERIFY2(regimes[k] > 0, k);
+        for (double w : a.noveltyWeights()) QVERIFY(w >= 0);
+        std::vector<BenchRow> like, unlike;
+        for (const auto& r : vllm)
+            if (r.model == "meta-llama/Llama-2-7b-hf" && r.precision == "default") {
+                if (r.hardware == "Nvidia H100 GPU x2") like.push_back(r);
+                if (r.hardware == "AMD MI300X GPU x2") unlike.push_back(r);
+            }
+        QVERIFY(!like.empty() && !unlike.empty());
+        const double cl = a.confidence(m, like), cu = a.confidence(m, unlike);
+        QCOMPARE(cl, 1.0); // measured pairs at measured batch sizes of a trained configuration
+        QVERIFY2(cu < cl && cu > 0, qPrintable(QString("unlike %1").arg(cu)));
+        QVERIFY(a.predictedError(m, unlike) > a.predictedError(m, like));
+        const Uncertainty c = Uncertainty::fromJson(nlohmann::json::parse(a.toJson().dump()));
+        QCOMPARE(c.confidence(m, unlike), cu);
+        QCOMPARE(c.predictedError(m, unlike), a.predictedError(m, unlike));
+        QVERIFY_THROWS_EXCEPTION(std::runtime_error,
+                                 Uncertainty::fromJson(nlohmann::json{{"format", "x"}}));
+        QVERIFY(!Uncertainty::isCurrent(nlohmann::json{{"format", "kairos-ala-uncertainty-1"}}));
+
+        u.threads = 0;
+        const UncertaintyEvaluation ev = evaluateUncertainty(vllm, o, "configuration", 3, u);
+        QVERIFY(ev.queries.size() > 40);
+        qInfo("configurations held out whole (vLLM rows, light settings): %zu queries, "
+              "Spearman(predicted, actual) %+.3f, Spearman(confidence, actual) %+.3f",
+              ev.queries.size(), ev.spearman_predicted, ev.spearman_confidence);
+        QVERIFY2(ev.spearman_predicted > 0.3, qPrintable(QString::number(ev.spearman_predicted)));
+        QVERIFY2(ev.spearman_confidence < -0.1,
+                 qPrintable(QString::number(ev.spearman_confidence)));
+
+        // Two configurations equally near an unseen one (the same model on x1 and x4, asked
+        // about x2, which the training lacks): the prediction is their mean, whatever
+        // their names; renaming the chips' hardware strings' order changes nothing.
+        std::vector<BenchRow> two;
+        for (const auto& r : vllm)
+            if (r.model == "meta-llama/Llama-2-7b-hf" && r.precision == "default" &&
+                (r.hardware == "Nvidia H100 GPU x1" || r.hardware == "Nvidia H100 GPU x4"))
+                two.push_back(r);
+        AlaModel t;
+        t.train(two, o);
+        BenchRow q = two.front();
+        q.hardware = "Nvidia H100 GPU x2";
+        const Prediction p = t.parameters(q, 1000, 1000);
+        QCOMPARE(p.source, Source::OtherConfiguration);
+        QCOMPARE(p.anchors, std::size_t(2));
     }
 
     // Repeated keys are averaged; bad rows name file, line and field.

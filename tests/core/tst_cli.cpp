@@ -528,21 +528,25 @@ private slots:
                                  "128,16\n"
                                  "vLLM,meta-llama/Llama-2-7b-hf,Nvidia H100 GPU x2,default,700,"
                                  "300,8\n"
-                                 "vLLM,meta-llama/Llama-2-7b-hf,Intel PVC x1,default,128,128,4\n";
+                                 "vLLM,meta-llama/Llama-2-7b-hf,Intel PVC x1,default,128,128,4\n"
+                                 "vLLM,meta-llama/Llama-2-7b-hf,Nvidia H100 GPU x2,default,128,"
+                                 "128,16\n";
         }
         auto p =
             cli({"fit", "ala", "--data",
                  QString::fromStdString(kairos::test::dataPath("llm_inference_bench.csv")),
-                 "--trees", "20", "--anneal-steps", "2", "--predict", QString::fromStdString(in),
+                 "--trees", "20", "--inner-trees", "10", "--predict", QString::fromStdString(in),
                  "--out", QString::fromStdString(pred), "--db", QString::fromStdString(db)});
         QVERIFY2(p.code == 0, qPrintable(p.err));
         std::ifstream pf(pred);
-        std::string header, l1, l2, l3, extra;
+        std::string header, l1, l2, l3, l4, extra;
         std::getline(pf, header);
         std::getline(pf, l1);
         std::getline(pf, l2);
         std::getline(pf, l3);
+        std::getline(pf, l4); // a repeated row is kept, in its place
         QVERIFY(!std::getline(pf, extra));
+        QCOMPARE(l4, l1);
         QVERIFY(header.find("predicted_throughput,source") != std::string::npos);
         QVERIFY(l1.find(",measured,") != std::string::npos);
         QVERIFY(l2.find(",predicted,") != std::string::npos);

@@ -337,11 +337,11 @@ private slots:
         // them, predicted); another configuration redraws.
         {
             std::vector<ala::BenchRow> rows;
-            for (const char* hw : {"GPU x1", "GPU x2"})
+            for (const char* hw : {"GPU x1", "GPU x2", "GPU x4", "GPU x8"})
                 for (int ii : {128, 256, 512, 1024})
                     for (int bb : {1, 16, 32, 64})
                         rows.push_back({"fw", "m", hw, "p", ii, ii, bb,
-                                        (hw[5] == '2' ? 1.7 : 1.0) *
+                                        (1.0 + 0.7 * std::log2(double(hw[5] - '0'))) *
                                             ((6000.0 - ii) - 3000.0 * std::exp(-0.05 * bb))});
             ala::AlaOptions o;
             o.xgb.trees = 10;
@@ -350,11 +350,11 @@ private slots:
             store::Store st(db.toStdString());
             store::ModelInfo mi;
             mi.kind = "ala";
-            mi.name = "two gpus";
+            mi.name = "four gpu counts";
             ala::UncertaintyOptions u;
-            u.anneal.steps = 2;
             u.step_xgb.trees = u.predictor.trees = 5;
-            const auto unc = ala::Uncertainty::learn(rows, o, 0.25, 1, u);
+            u.threads = 1;
+            const auto unc = ala::Uncertainty::learn(rows, o, u);
             mi.params = m.toJson({{"uncertainty", unc.toJson()}});
             mi.training = "{}";
             mi.accuracy = "{}";
@@ -367,7 +367,7 @@ private slots:
         QTRY_COMPARE(ala_shown.count(), 1);
         QCOMPARE(ala_shown.front().at(1).toBool(), true);
         QVERIFY(!w.modelLoading());
-        QCOMPARE(w.alaConfigBox()->count(), 2);
+        QCOMPARE(w.alaConfigBox()->count(), 4);
         QCOMPARE(w.modelChart()->curveCount(), 7);
         QCOMPARE(w.modelChart()->pointCount(), 0);
         // Predicted curves carry the stored error predictor's estimate and confidence.

@@ -1,0 +1,48 @@
+#pragma once
+// Option domains for kairos-cli: a value outside its domain is an error naming the
+// option (exit 2), never a silent default. CLI11's own Range lets NaN through (every
+// comparison with NaN is false), so numbers are parsed here, strictly and finite.
+#include "workload/text.h"
+
+#include <CLI/CLI.hpp>
+#include <cmath>
+#include <string>
+
+namespace kairos::cli {
+
+// A finite number in [lo, hi], or (lo, hi] with `lo_open`; `inf_ok` also takes "inf".
+inline CLI::Validator number(double lo, double hi, bool lo_open = false, bool inf_ok = false) {
+    auto text = [](double v) {
+        if (std::isinf(v)) return std::string(v > 0 ? "inf" : "-inf");
+        char b[32];
+        std::snprintf(b, sizeof b, "%g", v);
+        return std::string(b);
+    };
+    const std::string desc = std::string(lo_open ? "(" : "[") + text(lo) + ", " + text(hi) + "]" +
+                             (inf_ok ? " or inf" : "");
+    return CLI::Validator(
+        [=](std::string& s) -> std::string {
+            if (inf_ok && (s == "inf" || s == "+inf")) return "";
+            double v;
+            if (!text::parseDouble(s, &v)) return "'" + s + "' is not a finite number";
+            if (v < lo || (lo_open && v == lo) || v > hi)
+                return "'" + s + "' is outside " + desc;
+            return "";
+        },
+        desc, "NUMBER");
+}
+
+// A whole number in [lo, hi].
+inline CLI::Validator whole(long long lo, long long hi) {
+    const std::string desc = "[" + std::to_string(lo) + ", " + std::to_string(hi) + "]";
+    return CLI::Validator(
+        [=](std::string& s) -> std::string {
+            std::int64_t v;
+            if (!text::parseInt64(s, &v)) return "'" + s + "' is not a whole number";
+            if (v < lo || v > hi) return "'" + s + "' is outside " + desc;
+            return "";
+        },
+        desc, "INT");
+}
+
+} // namespace kairos::cli
