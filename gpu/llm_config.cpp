@@ -2,8 +2,12 @@
 
 #include "model/input_error.h"
 
+#include <cmath>
 #include <fstream>
+#include <iterator>
 #include <nlohmann/json.hpp>
+
+#include "workload/json_line.h"
 #include <stdexcept>
 
 namespace kairos::gpu {
@@ -80,53 +84,88 @@ LlmConfig builtinConfig(const std::string& name) {
 LlmConfig readHfConfig(const std::string& path) {
     std::ifstream in(path);
     if (!in) throw InputError(path, 0, "", "cannot open");
-    nlohmann::json j;
-    try {
-        j = nlohmann::json::parse(in);
-    } catch (const nlohmann::json::exception& e) {
-        throw InputError(path, 0, "", std::string("not valid JSON: ") + e.what());
-    }
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const nlohmann::json j = parseJsonDocument(text, path);
+    if (!j.is_object()) throw InputError(path, 1, "", "a config.json must be a JSON object");
+    const JsonLines lines(text);
+    auto fail = [&](const std::string& field, const std::string& what) {
+        return InputError(path, lines.line(field), field, what);
+    };
+    // Every field read through one of these: a value of the wrong type is an error naming
+    // the field and its line (nlohmann's value() would throw its own type_error).
     const auto num = [&](const char* field, bool required, double fallback) {
         const auto it = j.find(field);
         if (it == j.end() || it->is_null()) {
-            if (required) throw InputError(path, 0, field, "missing");
+            if (required) throw fail(field, "missing");
             return fallback;
         }
-        if (!it->is_number()) throw InputError(path, 0, field, "must be a number");
-        return it->get<double>();
+        if (!it->is_number()) throw fail(field, "must be a number");
+        const double v = it->get<double>();
+        if (!std::isfinite(v) || std::abs(v) > 1e12) throw fail(field, "out of range");
+        return v;
+    };
+    const auto whole = [&](const char* field, bool required, double fallback) {
+        const double v = num(field, required, fallback);
+        if (v != std::floor(v) || v < 0 || v > 1e9) throw fail(field, "must be a whole number");
+        return int(v);
+    };
+    const auto str = [&](const nlohmann::json& o, const char* field, const std::string& path_of,
+                         const std::string& fallback) {
+        const auto it = o.find(field);
+        if (it == o.end() || it->is_null()) return fallback;
+        if (!it->is_string()) throw fail(path_of, "must be a string");
+        return it->get<std::string>();
+    };
+    const auto flag = [&](const char* field, bool fallback) {
+        const auto it = j.find(field);
+        if (it == j.end() || it->is_null()) return fallback;
+        if (!it->is_boolean()) throw fail(field, "must be true or false");
+        return it->get<bool>();
     };
     LlmConfig c;
-    const std::string type = j.value("model_type", std::string());
+    const std::string type = str(j, "model_type", "model_type", "");
     if (type != "llama" && type != "qwen2")
-        throw InputError(path, 0, "model_type",
-                         "'" + type + "' is not supported (llama and qwen2 are)");
-    c.name = j.value("_name_or_path", type);
-    c.vocab = int(num("vocab_size", true, 0));
-    c.hidden = int(num("hidden_size", true, 0));
-    c.intermediate = int(num("intermediate_size", true, 0));
-    c.layers = int(num("num_hidden_layers", true, 0));
-    c.heads = int(num("num_attention_heads", true, 0));
-    c.kv_heads = int(num("num_key_value_heads", false, c.heads));
-    c.head_dim = int(num("head_dim", false, c.heads > 0 ? double(c.hidden / c.heads) : 0.0));
+        throw fail("model_type", "'" + type + "' is not supported (llama and qwen2 are)");
+    c.name = str(j, "_name_or_path", "_name_or_path", type);
+    c.vocab = whole("vocab_size", true, 0);
+    c.hidden = whole("hidden_size", true, 0);
+    c.intermediate = whole("intermediate_size", true, 0);
+    c.layers = whole("num_hidden_layers", true, 0);
+    c.heads = whole("num_attention_heads", true, 0);
+    c.kv_heads = whole("num_key_value_heads", false, c.heads);
+    c.head_dim = whole("head_dim", false, c.heads > 0 ? double(c.hidden / c.heads) : 0.0);
     c.rope_theta = num("rope_theta", false, 10000.0);
     c.rms_eps = num("rms_norm_eps", false, 1e-6);
-    c.max_positions = int(num("max_position_embeddings", false, 4096));
-    c.tie_embeddings = j.value("tie_word_embeddings", false);
-    c.qkv_bias = type == "qwen2" || j.value("attention_bias", false);
-    if (j.contains("eos_token_id") && j["eos_token_id"].is_number_integer())
-        c.eos_token = j["eos_token_id"].get<int>();
-    else if (j.contains("eos_token_id") && j["eos_token_id"].is_array() &&
-             !j["eos_token_id"].empty())
-        c.eos_token = j["eos_token_id"][0].get<int>();
+    c.max_positions = whole("max_position_embeddings", false, 4096);
+    c.tie_embeddings = flag("tie_word_embeddings", false);
+    c.qkv_bias = type == "qwen2" || flag("attention_bias", false);
+    if (const auto e = j.find("eos_token_id"); e != j.end() && !e->is_null()) {
+        const nlohmann::json& v = e->is_array() && !e->empty() ? (*e)[0] : *e;
+        if (!v.is_number_integer() || v.get<std::int64_t>() < 0 || v.get<std::int64_t>() > 1e9)
+            throw fail("eos_token_id", "must be a token id (a whole number) or a list of them");
+        c.eos_token = int(v.get<std::int64_t>());
+    }
     if (const auto rs = j.find("rope_scaling"); rs != j.end() && !rs->is_null()) {
-        const std::string kind = rs->value("rope_type", rs->value("type", std::string()));
+        if (!rs->is_object()) throw fail("rope_scaling", "must be an object");
+        const std::string kind =
+            str(*rs, "rope_type", "rope_scaling.rope_type",
+                str(*rs, "type", "rope_scaling.type", std::string()));
         if (kind != "llama3")
-            throw InputError(path, 0, "rope_scaling.rope_type",
-                             "'" + kind + "' is not supported (llama3 is)");
-        c.rope_factor = rs->value("factor", 8.0);
-        c.rope_low_freq_factor = rs->value("low_freq_factor", 1.0);
-        c.rope_high_freq_factor = rs->value("high_freq_factor", 4.0);
-        c.rope_original_max_positions = rs->value("original_max_position_embeddings", 8192);
+            throw fail("rope_scaling.rope_type", "'" + kind + "' is not supported (llama3 is)");
+        auto rnum = [&](const char* field, double fallback) {
+            const auto it = rs->find(field);
+            if (it == rs->end() || it->is_null()) return fallback;
+            if (!it->is_number() || !std::isfinite(it->get<double>()))
+                throw fail(std::string("rope_scaling.") + field, "must be a number");
+            return it->get<double>();
+        };
+        c.rope_factor = rnum("factor", 8.0);
+        c.rope_low_freq_factor = rnum("low_freq_factor", 1.0);
+        c.rope_high_freq_factor = rnum("high_freq_factor", 4.0);
+        const double omp = rnum("original_max_position_embeddings", 8192);
+        if (omp < 1 || omp > 1e9 || omp != std::floor(omp))
+            throw fail("rope_scaling.original_max_position_embeddings", "must be a whole number");
+        c.rope_original_max_positions = int(omp);
     }
     try {
         c.validate();

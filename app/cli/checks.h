@@ -6,6 +6,8 @@
 
 #include <CLI/CLI.hpp>
 #include <cmath>
+#include <cstdint>
+#include <limits>
 #include <string>
 
 namespace kairos::cli {
@@ -43,6 +45,12 @@ inline CLI::Validator whole(long long lo, long long hi) {
             return "";
         },
         desc, "INT");
+}
+
+// A seed: a whole number in [0, 2^63) (CLI11 would read -1 into an unsigned seed as
+// 2^64 - 1 without a word).
+inline CLI::Validator seedValue() {
+    return whole(0, std::numeric_limits<std::int64_t>::max());
 }
 
 } // namespace kairos::cli

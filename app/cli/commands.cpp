@@ -166,6 +166,8 @@ RunOutputs runSimulate(const SimulateArgs& a, OutputBatch& outputs) {
     pc.name = a.policy;
     pc.params = parsePolicyParams(a.params);
     pc.predictor = a.predictor;
+    makePredictor(a.predictor, 0); // a mistaken --predictor is an error even for a policy
+                                   // that does not predict
     pc.seed = a.policy_seed;
     SummaryOptions so;
     so.goodput = GoodputSlo::parse(a.goodput);
@@ -284,7 +286,8 @@ CLI::Option* addRunOptions(CLI::App* c, const std::shared_ptr<SimulateArgs>& a) 
                   "its burstiness and shape kept)")
         ->capture_default_str()
         ->check(number(0, 1e9, true));
-    c->add_option("--seed", a->seed, "Seed of generated arrivals")->capture_default_str();
+    c->add_option("--seed", a->seed, "Seed of generated arrivals")->capture_default_str()
+        ->check(seedValue());
     c->add_option("--policy,-p", a->policy,
                   "Scheduling policy: fcfs, sjf, sprpt_lp, sprpt, edf, mcsf, protect_greedy, "
                   "protect_clearing")
@@ -295,7 +298,8 @@ CLI::Option* addRunOptions(CLI::App* c, const std::shared_ptr<SimulateArgs>& a) 
         ->capture_default_str();
     c->add_option("--policy-seed", a->policy_seed,
                   "Seed of noisy predictors and randomised policies")
-        ->capture_default_str();
+        ->capture_default_str()
+        ->check(seedValue());
     c->add_option("--param", a->params, "Policy parameter NAME=VALUE (repeatable)");
     c->add_option("--profile", a->profile, "Device profile: a shipped name or a JSON file")
         ->capture_default_str();
@@ -382,7 +386,8 @@ void addLiveModelOptions(CLI::App* c, LiveArgs& l) {
     c->add_option("--device", l.device, "cpu or cuda")->capture_default_str();
     c->add_option("--dtype", l.dtype, "fp32, bf16 or fp16 (default fp32 on cpu, bf16 on cuda)");
     c->add_option("--weight-seed", l.weight_seed, "Seed of synthetic weights")
-        ->capture_default_str();
+        ->capture_default_str()
+        ->check(seedValue());
     c->add_option("--threads", l.threads, "CPU threads for libtorch (default: its own)");
     c->add_flag("--default-allocator", l.default_allocator,
                 "Leave the C library's allocator as it is (for comparison: profiles and live "
@@ -400,7 +405,8 @@ void addLive(CLI::App& app) {
     LiveArgs& l = a->live_args;
     addLiveModelOptions(c, l);
     c->add_option("--prompt-seed", l.prompt_seed, "Seed of the prompts' token ids")
-        ->capture_default_str();
+        ->capture_default_str()
+        ->check(seedValue());
     c->add_option("--length-cue", l.length_cue,
                   "The synthetic length task: prompt ids tell the output length's bucket of this "
                   "many tokens (0: off)");
@@ -508,14 +514,16 @@ void addGenerate(CLI::App& app) {
     c->add_option("--burstiness", a->burstiness, "Gamma shape (1 = Poisson)")
         ->capture_default_str()
         ->check(number(0, 1e6, true));
-    c->add_option("--seed", a->seed, "Seed of the arrivals")->capture_default_str();
+    c->add_option("--seed", a->seed, "Seed of the arrivals")->capture_default_str()
+        ->check(seedValue());
     c->add_option("--lengths", a->lengths,
                   "Draw (prompt, output) pairs from this trace (any readable format)");
     c->add_option("--prompt", a->prompt, "Prompt length distribution without --lengths")
         ->capture_default_str();
     c->add_option("--output", a->output, "Output length distribution without --lengths")
         ->capture_default_str();
-    c->add_option("--length-seed", a->length_seed, "Seed of the lengths")->capture_default_str();
+    c->add_option("--length-seed", a->length_seed, "Seed of the lengths")->capture_default_str()
+        ->check(seedValue());
     c->add_option("--name", a->name, "Workload name (default: the output file's name)");
     c->add_option("--robot", a->robot,
                   "A TimelyLLM-like robot workload instead: wid1, wid2 or wid3 (uses --seed)");

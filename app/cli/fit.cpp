@@ -179,7 +179,8 @@ void addFit(CLI::App& app) {
                   "Fraction of distinct settings held out for the held-out error")
         ->capture_default_str()
         ->check(number(0, 0.95));
-    c->add_option("--seed", a->seed, "Seed of the held-out choice")->capture_default_str();
+    c->add_option("--seed", a->seed, "Seed of the held-out choice")->capture_default_str()
+        ->check(seedValue());
     c->add_option("--db", a->db, "Database: where --profile is read, and the fits stored");
     c->add_flag("--store", a->store, "Store the fits in the default database");
     c->add_option("--json", a->json_out, "Write the fits (with residuals) as JSON");
@@ -188,8 +189,10 @@ void addFit(CLI::App& app) {
         std::string source;
         std::unique_ptr<store::Store> db;
         if (!a->db.empty() || a->store || a->profile)
-            db =
-                std::make_unique<store::Store>(a->db.empty() ? store::Store::defaultPath() : a->db);
+            // Reading a stored profile needs the database to exist; storing fits creates it.
+            db = std::make_unique<store::Store>(
+                a->db.empty() ? store::Store::defaultPath() : a->db,
+                a->profile ? store::Store::Open::Existing : store::Store::Open::Create);
         if (!a->measurements.empty()) {
             groups[a->measurements.substr(a->measurements.find_last_of('/') + 1)] =
                 readMeasurementsCsv(a->measurements);
@@ -412,7 +415,8 @@ void addFitAla(CLI::App* fit) {
         ->capture_default_str()
         ->check(number(0, 0.95, true));
     c->add_option("--seed", a->seed, "Seed of the held-out choice and of XGBoost")
-        ->capture_default_str();
+        ->capture_default_str()
+        ->check(seedValue());
     c->add_option("--trees", a->trees, "XGBoost rounds (the authors': 5000, at eta 0.007)")
         ->capture_default_str()
         ->check(whole(1, 100000));

@@ -1,6 +1,8 @@
 // kairos-cli live: builds the real transformer and its backend for the engine. The only
 // translation unit of the CLI that sees libtorch.
 #include "commands.h"
+
+#include "checks.h"
 #include "exec/execution_model.h"
 #include "export/atomic_file.h"
 #include "length_heads.h"
@@ -570,7 +572,8 @@ void addLengths(CLI::App& app) {
                   "The synthetic length task: prompt ids tell the output length's bucket of this "
                   "many tokens (0: off)");
     c->add_option("--prompt-seed", a->live.prompt_seed, "Seed of the prompts' token ids")
-        ->capture_default_str();
+        ->capture_default_str()
+        ->check(seedValue());
     c->add_option("--out,-o", a->out, "Write the trained heads here (safetensors)")->required();
     c->add_option("--json", a->json_out, "Write the evaluation as JSON");
     c->add_option("--limit", a->limit, "Read at most this many requests");
@@ -595,7 +598,8 @@ void addLengths(CLI::App& app) {
                 "Choose the temper on a validation split (the last 20 % of the training "
                 "requests; heads trained on the rest) from 1, 0.5, 0.2, 0.1, 0.05, then train "
                 "on all training requests with it");
-    c->add_option("--seed", h.seed, "Seed of training")->capture_default_str();
+    c->add_option("--seed", h.seed, "Seed of training")->capture_default_str()
+        ->check(seedValue());
     c->add_option("--kv-capacity", a->kv_capacity, "KV capacity (tokens; default: 4 GiB of KV)");
     c->callback([a] {
         ReadOptions ro;

@@ -16,6 +16,7 @@ void installLive(CLI::App& app);
 #include "store/store.h"
 
 #include <cstdio>
+#include <fstream>
 #include <iterator>
 #include <memory>
 #include <sstream>
@@ -89,13 +90,38 @@ int main(int argc, char** argv) {
     try {
         app.parse(argc, argv);
     } catch (const CLI::ConfigError& e) {
-        // CLI11 names the key but not the file: say which configuration it was.
+        // CLI11 names the key but not the file or line: say which configuration it was,
+        // and find the key's line ("INI was not able to parse simulate.bogus").
         std::string file;
-        if (auto* o = app.get_config_ptr(); o && o->count()) file = o->as<std::string>() + ": ";
+        if (auto* o = app.get_config_ptr(); o && o->count()) file = o->as<std::string>();
+        const std::string what = e.what();
+        if (what.rfind("line ", 0) == 0) { // ours (CheckedToml): "line N: ..."
+            const auto colon = what.find(':');
+            std::fprintf(stderr, "kairos-cli: error: %s:%s:%s\n", file.c_str(),
+                         what.substr(5, colon - 5).c_str(), what.substr(colon + 1).c_str());
+            return 2;
+        }
+        const auto sp = what.find_last_of(' ');
+        const std::string dotted = sp == std::string::npos ? what : what.substr(sp + 1);
+        const std::string key = dotted.substr(dotted.find_last_of('.') + 1);
+        long line = 0;
+        if (!file.empty() && !key.empty()) {
+            std::ifstream in(file);
+            std::string l;
+            for (long n = 1; std::getline(in, l); ++n) {
+                const auto k = l.find_first_not_of(" \t");
+                if (k != std::string::npos && l.compare(k, key.size(), key) == 0 &&
+                    l.find('=', k + key.size()) != std::string::npos &&
+                    l.find_first_not_of(" \t", k + key.size()) == l.find('=', k + key.size())) {
+                    line = n;
+                    break;
+                }
+            }
+        }
         std::fprintf(stderr,
-                     "kairos-cli: error: %s%s (a key names an option of the command in "
-                     "its section, e.g. [simulate] policy = \"fcfs\")\n",
-                     file.c_str(), e.what());
+                     "kairos-cli: error: %s:%ld: field '%s': %s (a key names an option of the "
+                     "command in its section, e.g. [simulate] policy = \"fcfs\")\n",
+                     file.c_str(), line, dotted.c_str(), what.c_str());
         return 2;
     } catch (const CLI::CallForHelp& e) {
         return app.exit(e);

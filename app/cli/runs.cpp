@@ -5,6 +5,7 @@
 #include "export/atomic_file.h"
 #include "metrics/compare.h"
 #include "store/store.h"
+#include "workload/json_line.h"
 #include "workload/text.h"
 
 #include <cmath>
@@ -36,23 +37,43 @@ store::RunInfo need(const store::Store& s, std::int64_t id) {
     return *r;
 }
 
-Summary summaryOf(const store::RunInfo& r) {
-    return Summary::fromJson(nlohmann::json::parse(r.summary_json));
+// A stored JSON column, or an error naming the database, the run and the column when it
+// is not valid JSON (a database changed outside Kairos).
+nlohmann::json column(const std::string& db, const store::RunInfo& r, const char* name,
+                      const std::string& text) {
+    auto j = nlohmann::json::parse(text, nullptr, false);
+    if (j.is_discarded() || jsonDepth(text) > kMaxJsonDepth)
+        throw store::StoreError(db, "run " + std::to_string(r.id) + ": its stored " + name +
+                                        " is not valid JSON (changed outside Kairos?)");
+    return j;
 }
 
-nlohmann::json infoJson(const store::RunInfo& r, bool with_summary) {
+// A stored JSON text as JSON, or its text as a string when it is not valid JSON (what a
+// listing shows of a corrupt row instead of failing on every row).
+nlohmann::json lenient(const std::string& text) {
+    auto j = nlohmann::json::parse(text, nullptr, false);
+    if (j.is_discarded() || jsonDepth(text) > kMaxJsonDepth)
+        return nlohmann::json{{"invalid_json", text.substr(0, 200)}};
+    return j;
+}
+
+Summary summaryOf(const std::string& db, const store::RunInfo& r) {
+    return Summary::fromJson(column(db, r, "summary", r.summary_json));
+}
+
+nlohmann::json infoJson(const std::string& db, const store::RunInfo& r, bool with_summary) {
     nlohmann::json j = {{"id", r.id},
                         {"created_at", r.created_at},
                         {"workload", r.workload_name},
                         {"workload_hash", r.workload_hash},
                         {"num_requests", r.num_requests},
                         {"policy", r.policy},
-                        {"params", nlohmann::json::parse(r.params_json)},
+                        {"params", column(db, r, "params", r.params_json)},
                         {"exec_model", r.exec_model},
-                        {"limits", nlohmann::json::parse(r.limits_json)},
+                        {"limits", column(db, r, "limits", r.limits_json)},
                         {"label", r.label},
                         {"kairos_version", r.kairos_version}};
-    if (with_summary) j["summary"] = nlohmann::json::parse(r.summary_json);
+    if (with_summary) j["summary"] = column(db, r, "summary", r.summary_json);
     return j;
 }
 
@@ -73,14 +94,20 @@ void list(const RunsArgs& a) {
     const auto runs = s.listRuns(a.limit);
     if (a.json) {
         nlohmann::json j = nlohmann::json::array();
-        for (const auto& r : runs) j.push_back(infoJson(r, false));
+        for (const auto& r : runs) {
+            try {
+                j.push_back(infoJson(s.path(), r, false));
+            } catch (const store::StoreError& e) {
+                j.push_back({{"id", r.id}, {"error", e.what()}});
+            }
+        }
         std::printf("%s\n", j.dump(2).c_str());
         return;
     }
     std::printf("%6s  %-24s  %-22s %8s  %-28s %9s %12s %12s  %s\n", "id", "created (UTC)",
                 "workload", "requests", "policy", "completed", "mean TTFT", "p99 E2EL", "label");
     for (const auto& r : runs) {
-        const auto j = nlohmann::json::parse(r.summary_json);
+        const auto j = lenient(r.summary_json);
         auto num = [&](const char* k) {
             const auto it = j.find(k);
             return it != j.end() && it->is_number() ? it->get<double>() : std::nan("");
@@ -100,7 +127,7 @@ void show(const RunsArgs& a) {
     for (std::int64_t id : a.ids) {
         const auto r = need(s, id);
         if (a.json) {
-            std::printf("%s\n", infoJson(r, true).dump(2).c_str());
+            std::printf("%s\n", infoJson(s.path(), r, true).dump(2).c_str());
             continue;
         }
         std::printf("run %lld (%s, Kairos %s)%s\nworkload: %s (%lld requests, content %s)\n"
@@ -111,7 +138,7 @@ void show(const RunsArgs& a) {
                     term(r.workload_name).c_str(), static_cast<long long>(r.num_requests),
                     term(r.workload_hash).c_str(), term(r.params_json).c_str(),
                     term(r.limits_json).c_str());
-        std::fputs(summaryOf(r).table().c_str(), stdout);
+        std::fputs(summaryOf(s.path(), r).table().c_str(), stdout);
     }
 }
 
@@ -119,7 +146,7 @@ void compare(const RunsArgs& a) {
     if (a.ids.size() != 2) throw std::invalid_argument("runs compare takes two run ids: A B");
     const store::Store s(dbPath(a), store::Store::Open::Existing);
     const auto ra = need(s, a.ids[0]), rb = need(s, a.ids[1]);
-    const Summary sa = summaryOf(ra), sb = summaryOf(rb);
+    const Summary sa = summaryOf(s.path(), ra), sb = summaryOf(s.path(), rb);
     const auto qa = store::toRequestMetrics(s.runRequests(ra.id));
     const auto qb = store::toRequestMetrics(s.runRequests(rb.id));
     const Comparison c = kairos::compare({&sa, &qa, ra.workload_hash}, {&sb, &qb, rb.workload_hash});
@@ -135,8 +162,8 @@ void compare(const RunsArgs& a) {
                          {"relative", num(x.relative)},
                          {"verdict", x.verdict},
                          {"basis", basisName(x.basis)}});
-        std::printf("%s\n", nlohmann::json{{"a", infoJson(ra, false)},
-                                           {"b", infoJson(rb, false)},
+        std::printf("%s\n", nlohmann::json{{"a", infoJson(s.path(), ra, false)},
+                                           {"b", infoJson(s.path(), rb, false)},
                                            {"same_workload", c.same_workload},
                                            {"same_completed", c.same_completed},
                                            {"common_completed", c.common},
@@ -178,7 +205,7 @@ void exportRun(const RunsArgs& a) {
         writeFileAtomically(a.csv_out, [&](std::ostream& out) { out << text; });
     }
     if (!a.json_out.empty()) {
-        const std::string text = infoJson(r, true).dump(2) + "\n";
+        const std::string text = infoJson(s.path(), r, true).dump(2) + "\n";
         writeFileAtomically(a.json_out, [&](std::ostream& out) { out << text; });
     }
 }
@@ -193,8 +220,8 @@ void listModels(const RunsArgs& a) {
                          {"kind", m.kind},
                          {"name", m.name},
                          {"created_at", m.created_at},
-                         {"params", nlohmann::json::parse(m.params)},
-                         {"training", nlohmann::json::parse(m.training)}});
+                         {"params", lenient(m.params)},
+                         {"training", lenient(m.training)}});
         std::printf("%s\n", j.dump(2).c_str());
         return;
     }
@@ -205,7 +232,8 @@ void listModels(const RunsArgs& a) {
                                     ? t["source"].get<std::string>()
                                     : std::string();
         std::printf("%6lld  %-6s %-36.36s %-24s  %s\n", static_cast<long long>(m.id),
-                    m.kind.c_str(), m.name.c_str(), m.created_at.c_str(), src.c_str());
+                    term(m.kind).c_str(), term(m.name).c_str(), term(m.created_at).c_str(),
+                    term(src).c_str());
     }
     std::printf("%zu model(s) in %s\n", models.size(), s.path().c_str());
 }
@@ -219,9 +247,9 @@ void showModel(const RunsArgs& a) {
                                   {"kind", m->kind},
                                   {"name", m->name},
                                   {"created_at", m->created_at},
-                                  {"params", nlohmann::json::parse(m->params)},
-                                  {"training", nlohmann::json::parse(m->training)},
-                                  {"accuracy", nlohmann::json::parse(m->accuracy)}};
+                                  {"params", lenient(m->params)},
+                                  {"training", lenient(m->training)},
+                                  {"accuracy", lenient(m->accuracy)}};
         std::printf("%s\n", j.dump(2).c_str());
     }
 }

@@ -56,6 +56,23 @@ int main(int argc, char** argv) {
         return 2;
     }
     opt.agent_rows = cl.value(rows) == "agent";
+    // The window's size: WIDTHxHEIGHT, each 200..8192 pixels (a 100,000-pixel window hangs
+    // the X server or the offscreen backend).
+    const QStringList wh = cl.value(size).split('x');
+    bool wok = false, hok = false;
+    const int width = wh.size() == 2 ? wh[0].toInt(&wok) : 0;
+    const int height = wh.size() == 2 ? wh[1].toInt(&hok) : 0;
+    if (!wok || !hok || width < 200 || height < 200 || width > 8192 || height > 8192) {
+        std::fprintf(stderr, "kairos: error: --size %s: expected WIDTHxHEIGHT, each 200..8192\n",
+                     qPrintable(cl.value(size)));
+        return 2;
+    }
+    const QStringList tabs_known{"kv", "latency", "utility"};
+    if (!tabs_known.contains(cl.value(tab))) {
+        std::fprintf(stderr, "kairos: error: --tab %s: expected kv, latency or utility\n",
+                     qPrintable(cl.value(tab)));
+        return 2;
+    }
     std::unique_ptr<kairos::app::MainWindow> w;
     try {
         w = std::make_unique<kairos::app::MainWindow>(opt);
@@ -63,13 +80,17 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "kairos: error: %s\n", e.what());
         return 2;
     }
-    const QStringList wh = cl.value(size).split('x');
-    if (wh.size() == 2) w->resize(wh[0].toInt(), wh[1].toInt());
+    w->resize(width, height);
     if (auto* tabs = w->findChild<QTabWidget*>(QStringLiteral("charts")))
-        tabs->setCurrentIndex(QStringList{"kv", "latency", "utility"}.indexOf(cl.value(tab)) < 0
-                                  ? 0
-                                  : QStringList{"kv", "latency", "utility"}.indexOf(cl.value(tab)));
-    if (auto* d = w->findChild<QDockWidget*>(cl.value(dock))) d->raise();
+        tabs->setCurrentIndex(int(tabs_known.indexOf(cl.value(tab))));
+    if (auto* d = w->findChild<QDockWidget*>(cl.value(dock)))
+        d->raise();
+    else {
+        std::fprintf(stderr, "kairos: error: --dock %s: no such panel (metrics, runs, models, "
+                             "live)\n",
+                     qPrintable(cl.value(dock)));
+        return 2;
+    }
     w->show();
     if (cl.isSet(shot)) {
         const QString out = cl.value(shot);
@@ -78,7 +99,11 @@ int main(int argc, char** argv) {
             const bool ok = w->grab().save(out);
             std::fprintf(ok ? stdout : stderr,
                          ok ? "kairos: saved %s\n" : "kairos: cannot write %s\n", qPrintable(out));
-            if (and_quit) QApplication::exit(ok ? 0 : 1);
+            // A workload that could not be opened, or a first run that failed, is an error
+            // for a script, whatever the picture shows.
+            if (!w->startError().isEmpty())
+                std::fprintf(stderr, "kairos: error: %s\n", qPrintable(w->startError()));
+            if (and_quit) QApplication::exit(!ok ? 1 : w->startError().isEmpty() ? 0 : 2);
         };
         if (opt.workload.isEmpty())
             QTimer::singleShot(200, save);

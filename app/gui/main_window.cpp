@@ -626,7 +626,8 @@ void MainWindow::openWorkload(const QString& path) {
                 if (cancelled) {
                     statusBar()->showMessage(tr("reading %1 cancelled").arg(path));
                 } else if (!error.isEmpty()) {
-                    statusBar()->showMessage(tr("cannot open %1").arg(path));
+                    statusBar()->showMessage(tr("cannot open %1: %2").arg(path, error));
+                    if (!last_ && path == start_.workload) start_error_ = error;
                     // Not modal: automation (--screenshot --quit) must not hang on it.
                     auto* box = new QMessageBox(QMessageBox::Warning, tr("Cannot open workload"),
                                                 error, QMessageBox::Ok, this);
@@ -721,6 +722,7 @@ void MainWindow::showResult(std::shared_ptr<const SimResult> r) {
     if (!r->error.isEmpty()) {
         statusBar()->showMessage(tr("error: %1").arg(r->error));
         details_->setText(tr("<b>The run failed:</b> %1").arg(r->error.toHtmlEscaped()));
+        if (!last_) start_error_ = r->error;
         Q_EMIT ready();
         return;
     }

@@ -104,13 +104,17 @@ public:
     // Timeline rows per agent lane (when the workload names agents) or per request.
     void setAgentRows(bool on);
     bool agentRows() const { return agent_rows_; }
+    // Why the start-up workload could not be opened or its first run failed (empty: it
+    // did not fail): what kairos --screenshot --quit reports with exit code 2.
+    const QString& startError() const { return start_error_; }
 
 Q_SIGNALS:
     void resultShown(long job);
     void workloadLoaded(bool ok);
     void runSaved(qint64 id); // -1 on failure
     void alaModelShown(qint64 id, bool ok);
-    // The start-up runs are shown (with --compare: the pinned one and then the other).
+    // The start-up runs are shown (with --compare: the pinned one and then the other), or
+    // failed: startError() then says why.
     void ready();
 
 protected:
@@ -174,6 +178,7 @@ private:
     void plotAlaConfiguration(const QString& key);
     QLabel* runs_label_ = nullptr;
     QLabel* metrics_note_ = nullptr; // under the metrics table: what it leaves out
+    QString start_error_;
     QLabel* load_banner_ = nullptr;  // above the charts when the run was saturated
     QLabel* model_warning_ = nullptr; // under the Models panel's chart: a poor fit
     std::string ala_name_;            // the loaded ALA model's name (for its warnings)

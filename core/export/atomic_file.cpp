@@ -79,6 +79,18 @@ std::string randomSuffix() {
     return b;
 }
 
+// Tries `make(name)` on fresh random names beside `path` until it succeeds (true) or
+// fails for another reason than the name being taken (false, errno set).
+template <class Make> bool freshName(const std::string& path, std::string* name, Make&& make) {
+    const std::string dir = folderOf(path);
+    for (int tries = 0; tries < 100; ++tries) {
+        *name = dir + "/." + baseOf(path) + ".kairos-" + randomSuffix();
+        if (make(*name)) return true;
+        if (errno != EEXIST) return false;
+    }
+    return false;
+}
+
 enum class Target { Absent, Regular, InPlace };
 
 // What is at `path` now, and whether it may be replaced.
@@ -125,22 +137,20 @@ struct OutputBatch::Staged {
     }
 
     void create() {
-        const std::string dir = folderOf(path);
 #ifdef O_TMPFILE
-        fd = ::open(dir.c_str(), O_TMPFILE | O_WRONLY | O_CLOEXEC, 0666);
+        fd = ::open(folderOf(path).c_str(), O_TMPFILE | O_WRONLY | O_CLOEXEC, 0666);
         if (fd >= 0) {
             unnamed = true;
             return;
         }
 #endif
-        for (int tries = 0; tries < 100; ++tries) {
-            const std::string name = dir + "/." + baseOf(path) + ".kairos-" + randomSuffix();
-            fd = ::open(name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
-            if (fd >= 0) {
-                tmp = name;
-                return;
-            }
-            if (errno != EEXIST) break;
+        std::string name;
+        if (freshName(path, &name, [&](const std::string& n) {
+                fd = ::open(n.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+                return fd >= 0;
+            })) {
+            tmp = name;
+            return;
         }
         throw InputError(path, 0, "",
                          std::string("cannot write (does the folder exist?): ") +
@@ -168,15 +178,13 @@ struct OutputBatch::Staged {
     void name() {
         if (!unnamed) return;
         const std::string proc = "/proc/self/fd/" + std::to_string(fd);
-        const std::string dir = folderOf(path);
-        for (int tries = 0; tries < 100; ++tries) {
-            const std::string n = dir + "/." + baseOf(path) + ".kairos-" + randomSuffix();
-            if (::linkat(AT_FDCWD, proc.c_str(), AT_FDCWD, n.c_str(), AT_SYMLINK_FOLLOW) == 0) {
-                tmp = n;
-                unnamed = false;
-                return;
-            }
-            if (errno != EEXIST) break;
+        std::string name;
+        if (freshName(path, &name, [&](const std::string& n) {
+                return ::linkat(AT_FDCWD, proc.c_str(), AT_FDCWD, n.c_str(), AT_SYMLINK_FOLLOW) == 0;
+            })) {
+            tmp = name;
+            unnamed = false;
+            return;
         }
         throw InputError(path, 0, "",
                          std::string("cannot move the finished file into place: ") +

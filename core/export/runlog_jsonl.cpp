@@ -3,6 +3,7 @@
 #include "export/atomic_file.h"
 #include "metrics/request_metrics.h"
 #include "model/input_error.h"
+#include "model/request.h"
 #include "workload/json_line.h"
 #include "workload/text.h"
 
@@ -110,6 +111,22 @@ RunLog readRunLogJsonl(std::istream& in, const std::string& name) {
         return f->get<std::string>();
     };
     constexpr double kMaxI32 = 2147483647.0, kMaxTokens = 1e15;
+    // What the reader checks beyond each field (a log whose events or iterations are out of
+    // order, or a request whose lifecycle makes no sense, is refused here rather than read
+    // into metrics that assume an engine wrote it): times within twice kMaxSeconds, events
+    // in time order, iterations in order and never overlapping, each iteration of a stretch
+    // lasting > 0, and per request: it arrives first, ends (finish or kill) once, nothing
+    // after its end.
+    constexpr double kMaxLogSeconds = 2 * kMaxSeconds;
+    double last_event_t = -1, last_iter_end = -1;
+    enum : char { NotYet, Arrived, Ended };
+    std::vector<char> life;
+    auto getTime = [&](const nlohmann::json& j, const char* k) {
+        const double t = getNum(j, k);
+        if (t < 0 || t > kMaxLogSeconds)
+            throw InputError(name, lineno, k, "a time must be in [0, 2e9] s");
+        return t;
+    };
     while (text::nextLine(in, line)) {
         ++lineno;
         if (text::trim(line).empty()) continue;
@@ -122,7 +139,8 @@ RunLog readRunLogJsonl(std::istream& in, const std::string& name) {
             log.exec_model = getStr(j, "exec_model");
             log.kv_capacity_tokens =
                 static_cast<std::int64_t>(getInt(j, "kv_capacity_tokens", 0, kMaxTokens));
-            log.num_requests = static_cast<std::int32_t>(getInt(j, "num_requests", 0, kMaxI32));
+            log.num_requests = static_cast<std::int32_t>(getInt(j, "num_requests", 0, 1e8));
+            life.assign(static_cast<std::size_t>(log.num_requests), NotYet);
             if (j.contains("sim_wall_ms")) log.sim_wall_ms = getNum(j, "sim_wall_ms");
             if (j.contains("warnings") && j["warnings"].is_array())
                 for (const auto& w : j["warnings"])
@@ -134,10 +152,19 @@ RunLog readRunLogJsonl(std::istream& in, const std::string& name) {
         if (evs.empty()) throw InputError(name, lineno, "ev", "missing");
         if (evs == "iter") {
             IterSpan sp;
-            sp.t0 = getNum(j, "t");
+            sp.t0 = getTime(j, "t");
             sp.n = static_cast<std::int32_t>(getInt(j, "n", 1, kMaxI32));
             sp.d0 = getNum(j, "dur");
             sp.dd = getNum(j, "dd");
+            if (!(sp.d0 > 0)) throw InputError(name, lineno, "dur", "must be > 0");
+            if (!(sp.d0 + double(sp.n - 1) * sp.dd > 0))
+                throw InputError(name, lineno, "dd", "makes the stretch's last iteration last <= 0");
+            if (!(sp.tEnd() <= kMaxLogSeconds) || !(sp.tEnd() > sp.t0))
+                throw InputError(name, lineno, "dur", "the stretch ends past 2e9 s or not after it starts");
+            if (sp.t0 < last_iter_end - 1e-9 * (1 + last_iter_end))
+                throw InputError(name, lineno, "t",
+                                 "the iteration starts before the one before it ends");
+            last_iter_end = sp.tEnd();
             sp.decode_seqs = static_cast<std::int32_t>(getInt(j, "decode", 0, kMaxI32));
             sp.prefill_seqs = static_cast<std::int32_t>(getInt(j, "prefill", 0, kMaxI32));
             sp.prefill_tokens = static_cast<std::int32_t>(getInt(j, "prefill_tokens", 0, kMaxI32));
@@ -151,10 +178,30 @@ RunLog readRunLogJsonl(std::istream& in, const std::string& name) {
             throw InputError(name, lineno, "ev", "unknown event '" + evs + "'");
         if (ev == Ev::Token) continue;
         Event e;
-        e.t = getNum(j, "t");
+        e.t = getTime(j, "t");
         e.req = static_cast<ReqId>(getInt(j, "req", 0, log.num_requests - 1.0));
         e.ev = ev;
         e.value = static_cast<std::int32_t>(getInt(j, "v", -kMaxI32, kMaxI32));
+        if (e.t < last_event_t)
+            throw InputError(name, lineno, "t", "earlier than the event before it (events are in time order)");
+        last_event_t = e.t;
+        char& st = life[static_cast<std::size_t>(e.req)];
+        if (st == Ended)
+            throw InputError(name, lineno, "ev",
+                             "request " + std::to_string(e.req) + " already finished or was killed");
+        if (ev == Ev::Arrive) {
+            if (st != NotYet)
+                throw InputError(name, lineno, "ev", "request " + std::to_string(e.req) + " arrives twice");
+            st = Arrived;
+        } else if (st == NotYet) {
+            throw InputError(name, lineno, "ev",
+                             "request " + std::to_string(e.req) + " has '" + evs + "' before it arrives");
+        }
+        if (ev == Ev::Finish || ev == Ev::Kill) st = Ended;
+        if ((ev == Ev::Finish || ev == Ev::PrefillEnd) && e.value < 1)
+            throw InputError(name, lineno, "v", "a request emits at least one token by then");
+        if (e.value < 0 && ev != Ev::Budget)
+            throw InputError(name, lineno, "v", "must be >= 0");
         log.events.push_back(e);
     }
     if (!header) throw InputError(name, 0, "", "empty run log");

@@ -1,5 +1,6 @@
 #include "fit/ete_fit.h"
 
+#include "metrics/stats.h"
 #include "model/input_error.h"
 #include "workload/text.h"
 
@@ -64,16 +65,6 @@ Eigen::VectorXd relativeLeastSquares(const std::vector<Row3>& x, const std::vect
         }
     }
     return best.cwiseQuotient(scale);
-}
-
-// numpy's linear-interpolation quantile (q in [0, 1]); NaN for no values.
-double quantile(std::vector<double> v, double q) {
-    if (v.empty()) return std::nan("");
-    std::sort(v.begin(), v.end());
-    const double at = q * double(v.size() - 1);
-    const auto lo = static_cast<std::size_t>(std::floor(at));
-    const std::size_t hi = std::min(lo + 1, v.size() - 1);
-    return v[lo] + (v[hi] - v[lo]) * (at - double(lo));
 }
 
 double predict(const Row3& x, const Eigen::VectorXd& beta) {
@@ -432,8 +423,9 @@ EteReport fitEteReport(const std::vector<Measurement>& m, double test_fraction,
             std::vector<double> abs_pct;
             for (const auto& [meas, pred] : f.test_points)
                 abs_pct.push_back(100 * std::fabs(pred - meas) / meas);
-            f.test_median_pct = quantile(abs_pct, 0.5);
-            f.test_p90_pct = quantile(abs_pct, 0.9);
+            const Stats st = describe(std::move(abs_pct), {50, 90});
+            f.test_median_pct = st.percentile(50);
+            f.test_p90_pct = st.percentile(90);
         }
         if (!sp.batch1) {
             (sp.prefill ? rep.batched_prefill : rep.batched_decode) = true;

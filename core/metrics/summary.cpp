@@ -269,9 +269,14 @@ Summary Summary::fromJson(const nlohmann::json& j) {
         const auto it = j.find(k);
         return it != j.end() && it->is_number() ? it->get<double>() : std::nan("");
     };
+    // Counts: whole numbers in [0, 2^62]; anything else (a corrupt or edited row) is 0,
+    // never a cast of an out-of-range double.
     auto count = [&](const char* k) {
         const auto it = j.find(k);
-        return it != j.end() && it->is_number() ? it->get<std::int64_t>() : std::int64_t(0);
+        if (it == j.end() || !it->is_number()) return std::int64_t(0);
+        if (it->is_number_integer()) return std::max<std::int64_t>(0, it->get<std::int64_t>());
+        const double v = it->get<double>();
+        return v >= 0 && v <= 4.6e18 ? static_cast<std::int64_t>(v) : std::int64_t(0);
     };
     s.workload = str("workload");
     s.policy = str("policy");
@@ -281,7 +286,8 @@ Summary Summary::fromJson(const nlohmann::json& j) {
     s.killed = count("killed");
     if (const auto it = j.find("killed_by"); it != j.end() && it->is_object())
         for (auto k = it->begin(); k != it->end(); ++k)
-            if (k->is_number()) s.killed_by.emplace_back(k.key(), k->get<std::int64_t>());
+            if (k->is_number_integer() && k->get<std::int64_t>() >= 0)
+                s.killed_by.emplace_back(k.key(), k->get<std::int64_t>());
     s.never_started = count("never_started");
     s.total_input_tokens = count("total_input_tokens");
     s.total_output_tokens = count("total_output_tokens");
@@ -303,12 +309,15 @@ Summary Summary::fromJson(const nlohmann::json& j) {
         s.load.to_s = lnum("to_s");
         s.load.arrival_cv2 = lnum("arrival_cv2");
         s.load.window_s = lnum("window_s");
-        s.load.window_arrivals = static_cast<std::int64_t>(std::max(0.0, lnum("window_arrivals")));
-        s.load.queue_at_last_arrival =
-            static_cast<std::int64_t>(std::max(0.0, lnum("queue_at_last_arrival")));
+        auto lcount = [&](const char* k) {
+            const double v = lnum(k);
+            return v >= 0 && v <= 4.6e18 ? static_cast<std::int64_t>(v) : std::int64_t(0);
+        };
+        s.load.window_arrivals = lcount("window_arrivals");
+        s.load.queue_at_last_arrival = lcount("queue_at_last_arrival");
         s.load.drain_s = lnum("drain_s");
-        s.load.dropped_waiting = static_cast<std::int64_t>(std::max(0.0, lnum("dropped_waiting")));
-        s.load.max_queue = static_cast<std::int64_t>(std::max(0.0, lnum("max_queue")));
+        s.load.dropped_waiting = lcount("dropped_waiting");
+        s.load.max_queue = lcount("max_queue");
     }
     s.request_throughput = real("request_throughput");
     s.output_throughput = real("output_throughput");
@@ -325,9 +334,8 @@ Summary Summary::fromJson(const nlohmann::json& j) {
         st.mean = real("mean_" + name + "_ms");
         st.median = real("median_" + name + "_ms");
         st.std = real("std_" + name + "_ms");
-        const auto c = j.find(name + "_count");
-        st.count = c != j.end() && c->is_number() ? c->get<std::int64_t>()
-                                                  : std::int64_t(std::isfinite(st.mean));
+        st.count = j.contains(name + "_count") ? count((name + "_count").c_str())
+                                               : std::int64_t(std::isfinite(st.mean));
         for (double q : s.percentiles)
             st.percentiles.emplace_back(q, real(percentileKey(q) + "_" + name + "_ms"));
     };

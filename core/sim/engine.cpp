@@ -154,6 +154,11 @@ void Simulator::doKill(ReqId id, KillCause cause) {
     if (live_) live_->release(id, false);
     s.phase = Phase::Killed;
     ++done_;
+    if (cause == KillCause::NeverFits || cause == KillCause::CannotGrow) {
+        ++too_big_;
+        too_big_need_ = std::max<std::int64_t>(too_big_need_, std::int64_t(s.req->prompt_tokens) +
+                                                                  s.req->output_tokens);
+    }
     log(now_, id, Ev::KillCause, static_cast<std::int32_t>(cause));
     log(now_, id, Ev::Kill, s.generated);
 }
@@ -244,8 +249,6 @@ bool Simulator::makeRoom() {
             throw std::logic_error(
                 "overflowVictim named a request that is neither running nor suspended");
         } else if (running_.size() == 1 && suspended_.empty()) {
-            warn("req " + std::to_string(victim) +
-                 " cannot fit in the KV cache even alone: killed");
             doKill(victim, KillCause::CannotGrow);
         } else {
             doPreempt(victim);
@@ -458,6 +461,11 @@ RunLog Simulator::run() {
                              std::to_string(kv_used_) + " of " + std::to_string(capacity_) +
                              " tokens in use");
     }
+    if (too_big_ > 0)
+        warn(std::to_string(too_big_) + " request(s) could not fit the KV cache of " +
+             std::to_string(capacity_) + " tokens (the largest needs " +
+             std::to_string(too_big_need_) + " with its output): killed as never_fits or "
+             "cannot_grow");
     log_.sim_wall_ms =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t_start)
             .count();

@@ -157,6 +157,7 @@ private:
     bool time_decisions_ = false;
     std::vector<std::pair<std::size_t, double>> decision_times_;
     long idle_rounds_ = 0; // decisions in a row that changed state but started nothing
+    std::int64_t too_big_ = 0, too_big_need_ = 0; // requests killed for their size
     const std::atomic<bool>* cancel_ = nullptr;
     std::atomic<double>* progress_ = nullptr;
 };

@@ -1,6 +1,7 @@
 #include "store/store.h"
 
 #include "fit/ete_fit.h"
+#include "metrics/stats.h"
 
 #include "workload/readers.h"
 
@@ -14,6 +15,7 @@
 #include <nlohmann/json.hpp>
 #include <sqlite3.h>
 #include <sstream>
+#include <tuple>
 
 #ifndef KAIROS_VERSION
 #define KAIROS_VERSION "unknown"
@@ -573,13 +575,10 @@ std::optional<ModelInfo> Store::model(std::int64_t id) const {
 }
 
 namespace {
-double quantileOf(std::vector<double> v, double q) {
-    if (v.empty()) return std::nan("");
-    std::sort(v.begin(), v.end());
-    const double at = q * double(v.size() - 1);
-    const auto lo = static_cast<std::size_t>(std::floor(at));
-    const std::size_t hi = std::min(lo + 1, v.size() - 1);
-    return v[lo] + (v[hi] - v[lo]) * (at - double(lo));
+// The median and p90 of absolute % errors (NaN for none), numpy's definitions.
+std::pair<double, double> medianP90(std::vector<double> e) {
+    const Stats st = describe(std::move(e), {50, 90});
+    return {st.percentile(50), st.percentile(90)};
 }
 std::string pctText(double v) {
     char b[32];
@@ -613,8 +612,7 @@ std::vector<std::string> modelFitWarnings(const ModelInfo& m, const std::string&
                             pt[1].is_number() && pt[0].get<double>() > 0)
                             e.push_back(100 * std::fabs(pt[1].get<double>() - pt[0].get<double>()) /
                                         pt[0].get<double>());
-                med = quantileOf(e, 0.5);
-                p90 = quantileOf(e, 0.9);
+                std::tie(med, p90) = medianP90(std::move(e));
             }
             if (std::isnan(med))
                 out.push_back(who + ", " + name->get<std::string>() +
@@ -642,7 +640,7 @@ std::vector<std::string> modelFitWarnings(const ModelInfo& m, const std::string&
             if (const auto v = c.find("ala_pct"); v != c.end() && v->is_array())
                 for (const auto& x : *v)
                     if (x.is_number() && std::isfinite(x.get<double>())) e.push_back(x.get<double>());
-            const double med = quantileOf(e, 0.5), p90 = quantileOf(e, 0.9);
+            const auto [med, p90] = medianP90(std::move(e));
             if (!std::isnan(med) && poorFit(med, p90))
                 out.push_back(who + ", configuration " + key->get<std::string>() +
                               ": held-out error median " + pctText(med) + ", p90 " + pctText(p90) +

@@ -2,14 +2,20 @@
 
 #include "model/input_error.h"
 
+#include <algorithm>
+#include <utility>
 #include <vector>
 
 namespace kairos {
 
-int jsonDepth(std::string_view text, int limit) {
+namespace {
+// The deepest nesting of arrays and objects outside strings, and the offset of the
+// bracket that first went past `limit` (the scan stops there; npos when none did).
+std::pair<int, std::size_t> scanDepth(std::string_view text, int limit) {
     int depth = 0, deepest = 0;
     bool in_string = false, escaped = false;
-    for (const char ch : text) {
+    for (std::size_t i = 0; i < text.size(); ++i) {
+        const char ch = text[i];
         if (in_string) {
             if (escaped)
                 escaped = false;
@@ -17,18 +23,21 @@ int jsonDepth(std::string_view text, int limit) {
                 escaped = true;
             else if (ch == '"')
                 in_string = false;
-            continue;
-        }
-        if (ch == '"') {
+        } else if (ch == '"') {
             in_string = true;
         } else if (ch == '[' || ch == '{') {
             deepest = std::max(deepest, ++depth);
-            if (deepest > limit) return deepest;
+            if (deepest > limit) return {deepest, i};
         } else if (ch == ']' || ch == '}') {
             --depth;
         }
     }
-    return deepest;
+    return {deepest, std::string_view::npos};
+}
+} // namespace
+
+int jsonDepth(std::string_view text, int limit) {
+    return scanDepth(text, limit).first;
 }
 
 namespace {
@@ -57,31 +66,9 @@ nlohmann::json parseJsonDocument(std::string_view text, const std::string& file,
         for (std::size_t i = 0; i < byte && i < text.size(); ++i) n += text[i] == '\n';
         return n;
     };
-    if (jsonDepth(text) > kMaxJsonDepth) {
-        // The line where it passes the limit.
-        int depth = 0;
-        bool in_string = false, escaped = false;
-        std::size_t at = 0;
-        for (; at < text.size(); ++at) {
-            const char ch = text[at];
-            if (in_string) {
-                if (escaped)
-                    escaped = false;
-                else if (ch == '\\')
-                    escaped = true;
-                else if (ch == '"')
-                    in_string = false;
-            } else if (ch == '"') {
-                in_string = true;
-            } else if ((ch == '[' || ch == '{') && ++depth > kMaxJsonDepth) {
-                break;
-            } else if (ch == ']' || ch == '}') {
-                --depth;
-            }
-        }
+    if (const auto [deepest, at] = scanDepth(text, kMaxJsonDepth); deepest > kMaxJsonDepth)
         throw InputError(file, lineAt(at), "",
                          "JSON nested deeper than " + std::to_string(kMaxJsonDepth) + " levels");
-    }
     try {
         return nlohmann::json::parse(text.begin(), text.end());
     } catch (const nlohmann::json::parse_error& e) {

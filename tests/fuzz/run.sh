@@ -9,7 +9,7 @@ work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
 seed() { # seed NAME FILE...
   mkdir -p "$work/$1"
   local i=0
-  for f in "${@:2}"; do [ -f "$f" ] && head -c 4096 "$f" > "$work/$1/seed$((i++))"; done
+  for f in "${@:2}"; do [ -f "$f" ] && head -c 16384 "$f" > "$work/$1/seed$((i++))"; done
   echo x > "$work/$1/empty"
 }
 seed kairos "$root"/sample_traces/*.jsonl
@@ -24,12 +24,18 @@ seed runlog
 seed safetensors
 # One F32 tensor of 2 values: the 8-byte header size (66), the header, 8 data bytes.
 { printf 'B\0\0\0\0\0\0\0'; printf '{"w":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}}            '; printf '\0\0\200?\0\0\0@'; } > "$work/safetensors/seed0"
+# The bad-input corpus's inputs (tests/badinput, the cases with a fuzz: line), through
+# the dev build's runner, which knows the case format.
+if [ -x "$root/build/bin/tst_badinput" ]; then
+  KAIROS_FUZZ_SEEDS="$work" "$root/build/bin/tst_badinput" > /dev/null 2>&1 || true
+fi
 status=0
 for t in kairos azure mooncake lengths burstgpt timelyllm runlog safetensors; do
   echo "fuzz_$t: ${secs}s"
   # Crash reproducers land in $work/crashes; the log keeps libFuzzer's report.
   mkdir -p "$work/crashes"
-  if "$bin/fuzz_$t" -max_total_time="$secs" -max_len=8192 -print_final_stats=1 \
+  # Inputs up to 300 KB: enough for JSON nested 100,000 deep (the seeds have such).
+  if "$bin/fuzz_$t" -max_total_time="$secs" -max_len=300000 -print_final_stats=1 \
        -artifact_prefix="$work/crashes/$t-" "$work/$t" > "$work/$t.log" 2>&1; then
     grep -E "stat::number_of_executed_units" "$work/$t.log" || true
   else
