@@ -279,9 +279,7 @@ ala::Uncertainty learnUncertainty(const std::vector<ala::BenchRow>& rows, const 
 
 template <class Args>
 void predictAla(const ala::AlaModel& model, const ala::Uncertainty& unc, const ala::AlaOptions& o,
-                const Args& a) {
-    // Every row, in its order (no averaging of repeated keys).
-    const auto queries = ala::readBench(a.predict, false, false);
+                const std::vector<ala::BenchRow>& queries, const Args& a) {
     std::map<std::string, std::vector<std::size_t>> by;
     for (std::size_t i = 0; i < queries.size(); ++i)
         by[ala::configKey(queries[i], o.columns)].push_back(i);
@@ -470,6 +468,10 @@ void addFitAla(CLI::App* fit) {
             o.xgb.eta = ala::UncertaintyOptions::fast().eta;
         }
         const auto rows = ala::readBench(a->data);
+        // The query file is read before anything is trained: a bad row is reported at once,
+        // not after minutes of training. Every row, in its order (no averaging of repeats).
+        const auto queries = a->predict.empty() ? std::vector<ala::BenchRow>{}
+                                                : ala::readBench(a->predict, false, false);
         if (!a->evaluate_uncertainty.empty()) {
             evaluateUncertaintyCli(rows, o, *a);
             return;
@@ -583,7 +585,7 @@ void addFitAla(CLI::App* fit) {
                         static_cast<long long>(id), db.path().c_str(), static_cast<long long>(id));
         }
         if (a->predict.empty()) return;
-        predictAla(model, unc, o, *a);
+        predictAla(model, unc, o, queries, *a);
     });
 }
 

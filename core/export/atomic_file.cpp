@@ -5,6 +5,7 @@
 #include <atomic>
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
 #include <random>
@@ -93,14 +94,39 @@ template <class Make> bool freshName(const std::string& path, std::string* name,
 
 enum class Target { Absent, Regular, InPlace };
 
-// What is at `path` now, and whether it may be replaced.
-Target targetKind(const std::string& path) {
+// What is at `path` now, and whether it may be replaced. A symbolic link is the user's
+// way of naming another file: what it points to is judged, and written (`*resolved`).
+Target targetKind(const std::string& path, std::string* resolved, bool* via_link = nullptr) {
+    *resolved = path;
+    if (via_link) *via_link = false;
     struct stat st;
     if (::lstat(path.c_str(), &st) != 0) {
         if (errno == ENOENT) return Target::Absent;
         throw InputError(path, 0, "", std::string("cannot write: ") + std::strerror(errno));
     }
-    if (S_ISREG(st.st_mode) || S_ISLNK(st.st_mode)) return Target::Regular;
+    if (S_ISLNK(st.st_mode)) {
+        if (::stat(path.c_str(), &st) != 0) { // a dangling link: not followed into a place
+            if (errno == ENOENT)               // nobody chose
+                throw InputError(path, 0, "", "is a link to nothing: not written through");
+            throw InputError(path, 0, "", std::string("cannot write: ") + std::strerror(errno));
+        }
+        // /dev/stdout links to /proc/self/fd/1, which links to "pipe:[N]", a name realpath
+        // cannot resolve: a device or pipe is written in place through the link itself.
+        if (via_link) *via_link = true;
+        if (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode)) return Target::InPlace;
+        char* real = ::realpath(path.c_str(), nullptr);
+        if (!real)
+            throw InputError(path, 0, "", std::string("cannot write: ") + std::strerror(errno));
+        *resolved = real;
+        std::free(real);
+        // One of this process's own descriptors (/dev/stdout redirected to a file): the
+        // shell's file is appended to in place, never replaced behind the shell's back.
+        if (resolved->rfind("/proc/", 0) == 0 && S_ISREG(st.st_mode)) {
+            *resolved = path;
+            return Target::InPlace;
+        }
+    }
+    if (S_ISREG(st.st_mode)) return Target::Regular;
     if (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode)) return Target::InPlace;
     if (S_ISDIR(st.st_mode)) throw InputError(path, 0, "", "is a folder, not a file to write");
     throw InputError(path, 0, "", "exists and is not a regular file: not replaced");
@@ -124,10 +150,12 @@ void writeAll(int fd, const std::string& data, const std::string& path) {
 // One output: its content written to an unnamed or exclusively created temporary, or
 // kept in memory for a target written in place.
 struct OutputBatch::Staged {
-    std::string path;
+    std::string path;  // where it is written (a link's target)
+    std::string shown; // as the user named it
     Target kind = Target::Absent;
     int fd = -1;
     bool unnamed = false; // O_TMPFILE: no name until commit
+    bool via_link = false; // an in-place target named through a symbolic link
     std::string tmp;      // the temporary's name (named temporaries, or after linking)
     std::string data;     // in-place targets
 
@@ -158,7 +186,10 @@ struct OutputBatch::Staged {
     }
 
     void fill(const std::function<void(std::ostream&)>& f) {
-        kind = targetKind(path);
+        std::string resolved;
+        kind = targetKind(path, &resolved, &via_link);
+        shown = path;
+        path = resolved;
         if (kind == Target::InPlace) {
             std::ostringstream out;
             f(out);
@@ -193,7 +224,10 @@ struct OutputBatch::Staged {
 
     void commit() {
         if (kind == Target::InPlace) {
-            const int out = ::open(path.c_str(), O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+            // Through a link only where the link was judged to name a device, a pipe or a
+            // descriptor of ours (then appended to); otherwise never following one.
+            const int out = ::open(path.c_str(), via_link ? O_WRONLY | O_APPEND | O_CLOEXEC
+                                                          : O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
             if (out < 0)
                 throw InputError(path, 0, "", std::string("cannot write: ") + std::strerror(errno));
             try {
@@ -206,7 +240,8 @@ struct OutputBatch::Staged {
             return;
         }
         // The target may have changed kind since the content was written.
-        if (targetKind(path) == Target::InPlace)
+        std::string again;
+        if (targetKind(path, &again) == Target::InPlace || again != path)
             throw InputError(path, 0, "", "became a device or pipe while it was written");
         name();
         if (::rename(tmp.c_str(), path.c_str()) != 0)

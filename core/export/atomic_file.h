@@ -9,8 +9,9 @@
 // A process killed while writing leaves nothing behind with O_TMPFILE (the unnamed file
 // goes with it). A target that exists and is not a regular file is never replaced: a
 // character device or a FIFO (/dev/null, a pipe) is written in place, anything else (a
-// folder, a socket, a block device) is refused. A symbolic link as the target is replaced
-// by the new file, never written through.
+// folder, a socket, a block device) is refused. A symbolic link as the target names the
+// file it points to, which is then judged and written as above (the link stays; a link
+// to nothing is refused): /dev/stdout is the pipe or terminal behind it, never a new file.
 #include <functional>
 #include <memory>
 #include <ostream>

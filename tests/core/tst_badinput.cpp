@@ -20,6 +20,8 @@
 //   setup: ARGUMENTS                (repeatable: kairos-cli commands run first, exit 0)
 //   sql: PATH STATEMENT             (run on a database after the setup)
 //   symlink: LINK TARGET            (made before the run)
+//   contains: FILE TEXT             (after the run FILE holds TEXT)
+//   islink: PATH                    (after the run PATH is still a symbolic link)
 //   fuzz: TARGET                    (the case's first file also seeds this fuzz target)
 //   --- FILE [escaped]              (a file, its lines up to the next --- or ===; with
 //                                    "escaped", \n \t \\ and \xNN are decoded)
@@ -51,7 +53,8 @@ struct Case {
     QString prog = QStringLiteral("cli");
     QString args;
     int expect = 2;
-    QStringList stderr_has, stdout_has, absent, unchanged, setup, sql, symlinks, needs;
+    QStringList stderr_has, stdout_has, absent, unchanged, setup, sql, symlinks, needs, contains,
+        links;
     QString fuzz;
     std::vector<std::pair<QString, QByteArray>> files;
 };
@@ -159,6 +162,10 @@ std::vector<Case> readCases(const QString& dir) {
                 c->sql << val;
             else if (key == QStringLiteral("symlink"))
                 c->symlinks << val;
+            else if (key == QStringLiteral("contains"))
+                c->contains << val;
+            else if (key == QStringLiteral("islink"))
+                c->links << val;
         }
         closeBody();
     }
@@ -331,6 +338,14 @@ Outcome runCase(const Case& c) {
         check(!QFileInfo::exists(subst(a)), QStringLiteral("left behind: ") + subst(a));
     for (const auto& [path, bytes] : before)
         check(contents(path) == bytes, QStringLiteral("changed: ") + path);
+    for (const QString& s : c.contains) { // "FILE TEXT": the file holds TEXT after the run
+        const QString v = subst(s);
+        const auto sp = v.indexOf(QLatin1Char(' '));
+        check(sp > 0 && contents(v.left(sp)).contains(v.mid(sp + 1).toUtf8()),
+              QStringLiteral("expected in the file: ") + v);
+    }
+    for (const QString& l : c.links)
+        check(QFileInfo(subst(l)).isSymLink(), QStringLiteral("no longer a link: ") + subst(l));
     // Nothing left behind but what the case made: no temporaries beside the outputs.
     for (const QString& f : QDir(tmp).entryList(QDir::Files | QDir::Hidden | QDir::System))
         check(!f.contains(QStringLiteral(".kairos-")), QStringLiteral("temporary left: ") + f);

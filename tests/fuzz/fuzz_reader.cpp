@@ -24,7 +24,7 @@ namespace {
 
 void simulateAndSummarise(const kairos::Workload& w) {
     using namespace kairos;
-    if (w.requests.empty() || w.requests.size() > 5000) return;
+    if (w.requests.empty() || w.requests.size() > 1000) return;
     EngineLimits lim;
     lim.kv_capacity_tokens = 4096;
     lim.max_num_seqs = 8;
