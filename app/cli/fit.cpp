@@ -429,8 +429,8 @@ void addFitAla(CLI::App* fit) {
     c->add_option("--json", a->json_out, "Write every configuration's errors as JSON");
     auto* pr = c->add_option("--predict", a->predict,
                              "CSV of rows to predict (the same columns; throughput optional): "
-                             "trains on all of --data, anneals for the error predictor and "
-                             "the confidence, writes --out");
+                             "trains on all of --data, learns the error predictor and the "
+                             "confidence from inner hold-outs, writes --out");
     c->add_option("--out", a->out,
                   "With --predict: CSV of the rows with predicted_throughput, source, "
                   "predicted_error_pct, confidence")
