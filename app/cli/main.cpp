@@ -15,8 +15,13 @@ void installLive(CLI::App& app);
 #include "sched/scheduler.h"
 #include "store/store.h"
 
+#include <cerrno>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <fstream>
+#include <string>
+#include <unistd.h>
 #include <iterator>
 #include <memory>
 #include <sstream>
@@ -58,7 +63,55 @@ public:
 };
 } // namespace
 
+#ifdef KAIROS_LIVE_FORWARD
+namespace {
+// The commands that run the real transformer live in kairos-live (app/cli/CMakeLists.txt
+// says why). They are handed over before anything is parsed: the same arguments, the same
+// standard streams, and kairos-live's exit code is this command's.
+const char* const kLiveCommands[] = {"live", "profile", "validate", "lengths"};
+
+// The command named on the line: the first word that is not an option, skipping the value
+// of the one top-level option that takes one (--config FILE).
+const char* commandOf(int argc, char** argv) {
+    for (int i = 1; i < argc; ++i) {
+        const std::string a = argv[i];
+        if (a == "--config") {
+            ++i;
+            continue;
+        }
+        if (!a.empty() && a[0] == '-') continue;
+        return argv[i];
+    }
+    return nullptr;
+}
+
+void handOverLiveCommands(int argc, char** argv) {
+    const char* cmd = commandOf(argc, argv);
+    if (!cmd) return;
+    bool live = false;
+    for (const char* c : kLiveCommands) live = live || std::strcmp(cmd, c) == 0;
+    if (!live) return;
+    std::string self(4096, '\0');
+    const ssize_t n = ::readlink("/proc/self/exe", self.data(), self.size() - 1);
+    if (n <= 0) {
+        std::fprintf(stderr, "kairos-cli: error: cannot find kairos-live (the program that runs "
+                             "'%s'): /proc/self/exe unreadable\n", cmd);
+        std::exit(2);
+    }
+    self.resize(static_cast<std::size_t>(n));
+    const std::string live_exe = self.substr(0, self.find_last_of('/') + 1) + "kairos-live";
+    ::execv(live_exe.c_str(), argv);
+    std::fprintf(stderr, "kairos-cli: error: '%s' runs in %s, which could not be started: %s\n",
+                 cmd, live_exe.c_str(), std::strerror(errno));
+    std::exit(2);
+}
+} // namespace
+#endif
+
 int main(int argc, char** argv) {
+#ifdef KAIROS_LIVE_FORWARD
+    handOverLiveCommands(argc, argv);
+#endif
     CLI::App app{"Kairos: latency analysis of LLM serving under deadlines (headless)"};
     app.set_version_flag("--version", std::string("kairos-cli ") + KAIROS_VERSION);
     app.require_subcommand(1);
@@ -83,6 +136,14 @@ int main(int argc, char** argv) {
     kairos::cli::addLive(app);
 #ifdef KAIROS_WITH_LIVE
     kairos::cli::installLive(app);
+#endif
+#ifdef KAIROS_LIVE_FORWARD
+    // Listed in --help; never reached (handed to kairos-live above).
+    app.add_subcommand("profile", "Measure this device's transformer and fit ETE (kairos-live)")
+        ->allow_extras();
+    app.add_subcommand("validate", "Live run against its simulation (kairos-live)")->allow_extras();
+    app.add_subcommand("lengths", "Train length predictors on the live model (kairos-live)")
+        ->allow_extras();
 #endif
 #ifdef KAIROS_WITH_REPORT
     kairos::cli::installReportWriter();

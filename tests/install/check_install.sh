@@ -14,6 +14,15 @@ export KAIROS_INSTALLED_ONLY=1 QT_QPA_PLATFORM=offscreen
 "$prefix/bin/kairos-cli" simulate -w "$src/sample_traces/chat_poisson_small.jsonl" \
   --profile llama2-70b-a100x4 --quiet --json "$prefix/s.json"
 grep -q '"completed": 400' "$prefix/s.json"
+# The commands that run a model are handed to kairos-live beside it (it links libtorch;
+# kairos-cli does not).
+if [ -x "$prefix/bin/kairos-live" ]; then
+  "$prefix/bin/kairos-cli" profile --help | grep -q 'Measure the live engine'
+  if ldd "$prefix/bin/kairos-cli" | grep -q libtorch; then
+    echo "install check: kairos-cli links libtorch" >&2
+    exit 1
+  fi
+fi
 "$prefix/bin/kairos" --workload "$src/sample_traces/chat_poisson_small.jsonl" --policy sprpt_lp \
   --screenshot "$prefix/shot.png" --quit --size 800x600 2>/dev/null | grep -q saved
 test "$(stat -c %s "$prefix/shot.png")" -gt 20000
