@@ -137,7 +137,11 @@ Report reproduceMcsf(const Options& opt) {
         head.insert(head.end(), {"slope s/arrival", "clears"});
         Table t(head);
         std::vector<double> x(ns.begin(), ns.end());
-        double mcsf_slope = 0, best_bench = INFINITY;
+        // The best benchmark is the one with the lowest mean latency at the most arrivals,
+        // not the one with the smallest slope: a benchmark congested from the first
+        // thousand arrivals on (clearing a=0.05 b=0.5 at low demand: 105-117 s flat, four
+        // times MC-SF's level) has a near-zero slope and would read as the best.
+        double mcsf_slope = 0, best_bench = INFINITY, best_level = INFINITY;
         std::string best_name;
         for (std::size_t p = 0; p < pols.size(); ++p) {
             std::vector<double> y;
@@ -161,8 +165,8 @@ Report reproduceMcsf(const Options& opt) {
             t.add(row);
             if (p == 0)
                 mcsf_slope = s;
-            else if (s < best_bench)
-                best_bench = s, best_name = row[0];
+            else if (!looped && y.back() < best_level)
+                best_level = y.back(), best_bench = s, best_name = row[0];
         }
         rep.details += "\n  " + d.name + " demand, " + fixed(d.rate, 2) +
                        " req/s: mean end-to-end latency (s) against the number of arrivals\n" +
@@ -171,10 +175,14 @@ Report reproduceMcsf(const Options& opt) {
                               d.paper_mcsf_slope, mcsf_slope, "s per arrival", setting});
         rep.claims.push_back({"mcsf",
                               "best benchmark's slope (" + best_name + "), " + d.name + " demand",
-                              d.paper_bench_slope, best_bench, "s per arrival", setting});
+                              d.paper_bench_slope, best_bench, "s per arrival",
+                              setting + "; best benchmark: the lowest mean latency at the most "
+                                        "arrivals"});
         rep.claims.push_back({"mcsf", "best benchmark slope / MC-SF slope, " + d.name + " demand",
                               d.paper_bench_slope / d.paper_mcsf_slope, best_bench / mcsf_slope,
-                              "x", setting});
+                              "x",
+                              setting + "; best benchmark: the lowest mean latency at the most "
+                                        "arrivals"});
     }
     rep.claims.push_back({"mcsf", "MC-SF peak KV / M over every run", 1.0, mcsf_peak, "fraction",
                           base_setting + "; exact (oracle) output lengths as in the paper"});

@@ -105,8 +105,11 @@ void ProtectScheduler::schedule(const EngineView& view, Decision& out) {
         }
     }
     if (prefillPending(view)) return;
-    // Admission: arrival order, while the usage is at most (1 - alpha) * M (the last one
-    // admitted may take it above; it must fit the cache itself).
+    // Admission (the paper's benchmark, section 5): arrival order, a new prompt only if adding
+    // it keeps the usage within (1 - alpha) * M; the first that would exceed it stops
+    // admission. One exception keeps the policy live: an engine with nothing running admits
+    // the first waiting request that fits the cache even when it alone exceeds the limit
+    // (otherwise a prompt larger than (1 - alpha) * M would wait for ever).
     const auto limit =
         static_cast<std::int64_t>(std::floor((1.0 - opt_.alpha) * static_cast<double>(cap)));
     std::int64_t used = view.kvUsed();
@@ -120,7 +123,8 @@ void ProtectScheduler::schedule(const EngineView& view, Decision& out) {
             out.killFor(id, KillCause::NeverFits);
             continue;
         }
-        if (seats <= 0 || used > limit || used + need > cap) break;
+        const bool idle = view.running().empty() && out.admit.empty();
+        if (seats <= 0 || used + need > (idle ? cap : limit)) break;
         if (!view.limits().chunked_prefill && batch > 0 &&
             batch + s.context() > view.limits().max_num_batched_tokens)
             break;

@@ -1,7 +1,8 @@
 #pragma once
 // The vLLM-like benchmarks of the MC-SF paper (seeds/003, section 7):
-//   protect_greedy(alpha): admit waiting requests in arrival order while the KV in use
-//     stays at or below (1 - alpha) * M; when the running requests' growth would overflow
+//   protect_greedy(alpha): admit waiting requests in arrival order while adding the next
+//     one keeps the KV in use at or below (1 - alpha) * M (an idle engine admits its first
+//     request whatever its size, if it fits M); when the running requests' growth would overflow
 //     the cache, every running request is cleared back to the queue (it will recompute).
 //   protect_clearing(alpha, beta): the same admission; on overflow each running request is
 //     cleared independently with probability beta (seeded), in rounds, until the next

@@ -243,6 +243,32 @@ private slots:
         QCOMPARE(m6[1].end, 12.0);
     }
 
+    // The paper's admission test is "would adding this prompt exceed (1 - alpha) M?", so no
+    // request is admitted past the limit. M = 20, alpha = 0.5: limit 10. A, B, C at t = 0,
+    // 4 prompt + 2 output tokens, each needing 5 at admission: A (5) and B (10) are admitted,
+    // C (15 > 10) waits for them and ends at 4, not 2 (the check "usage so far <= limit"
+    // admitted C too, one request past the limit). A request larger than the limit alone
+    // still runs when the engine is idle (alpha = 0.8, limit 4).
+    void protectAdmitsOnlyWithinTheLimit() {
+        Workload w;
+        for (int i = 0; i < 3; ++i) w.requests.push_back(test::req(0, 4, 2));
+        w.sortByArrival();
+        EngineLimits lim;
+        lim.kv_capacity_tokens = 20;
+        for (const char* name : {"protect_greedy", "protect_clearing"}) {
+            auto g = policy(name, {{"alpha", 0.5}});
+            const auto m = perRequest(simulate(w, UnitModel(), *g, lim));
+            QCOMPARE(m[0].end, 2.0);
+            QCOMPARE(m[1].end, 2.0);
+            QCOMPARE(m[2].end, 4.0);
+            auto big = policy(name, {{"alpha", 0.8}});
+            const auto mb = perRequest(simulate(w, UnitModel(), *big, lim));
+            QCOMPARE(mb[0].end, 2.0);
+            QCOMPARE(mb[1].end, 4.0);
+            QCOMPARE(mb[2].end, 6.0);
+        }
+    }
+
     // The paper's clearing "as unprocessed" (reset=1): A and B as above, M = 12, alpha = 0.
     // Both are admitted, overflow at t=2 and start over with nothing kept: the same state
     // again, so greedy loops for ever and says so. With vLLM's recompute (reset=0) the
