@@ -68,7 +68,15 @@ namespace {
 // The commands that run the real transformer live in kairos-live (app/cli/CMakeLists.txt
 // says why). They are handed over before anything is parsed: the same arguments, the same
 // standard streams, and kairos-live's exit code is this command's.
-const char* const kLiveCommands[] = {"live", "profile", "validate", "lengths"};
+struct LiveCommand {
+    const char* name;
+    const char* about; // for kairos-cli --help (null: kairos-cli registers it itself)
+};
+const LiveCommand kLiveCommands[] = {
+    {"live", nullptr},
+    {"profile", "Measure this device's transformer and fit ETE (kairos-live)"},
+    {"validate", "Live run against its simulation (kairos-live)"},
+    {"lengths", "Train length predictors on the live model (kairos-live)"}};
 
 // The command named on the line: the first word that is not an option, skipping the value
 // of the one top-level option that takes one (--config FILE).
@@ -89,7 +97,7 @@ void handOverLiveCommands(int argc, char** argv) {
     const char* cmd = commandOf(argc, argv);
     if (!cmd) return;
     bool live = false;
-    for (const char* c : kLiveCommands) live = live || std::strcmp(cmd, c) == 0;
+    for (const LiveCommand& c : kLiveCommands) live = live || std::strcmp(cmd, c.name) == 0;
     if (!live) return;
     std::string self(4096, '\0');
     const ssize_t n = ::readlink("/proc/self/exe", self.data(), self.size() - 1);
@@ -139,11 +147,8 @@ int main(int argc, char** argv) {
 #endif
 #ifdef KAIROS_LIVE_FORWARD
     // Listed in --help; never reached (handed to kairos-live above).
-    app.add_subcommand("profile", "Measure this device's transformer and fit ETE (kairos-live)")
-        ->allow_extras();
-    app.add_subcommand("validate", "Live run against its simulation (kairos-live)")->allow_extras();
-    app.add_subcommand("lengths", "Train length predictors on the live model (kairos-live)")
-        ->allow_extras();
+    for (const LiveCommand& c : kLiveCommands)
+        if (c.about) app.add_subcommand(c.name, c.about)->allow_extras();
 #endif
 #ifdef KAIROS_WITH_REPORT
     kairos::cli::installReportWriter();

@@ -150,8 +150,7 @@ void writeAll(int fd, const std::string& data, const std::string& path) {
 // One output: its content written to an unnamed or exclusively created temporary, or
 // kept in memory for a target written in place.
 struct OutputBatch::Staged {
-    std::string path;  // where it is written (a link's target)
-    std::string shown; // as the user named it
+    std::string path; // where it is written (a link's target)
     Target kind = Target::Absent;
     int fd = -1;
     bool unnamed = false; // O_TMPFILE: no name until commit
@@ -188,7 +187,6 @@ struct OutputBatch::Staged {
     void fill(const std::function<void(std::ostream&)>& f) {
         std::string resolved;
         kind = targetKind(path, &resolved, &via_link);
-        shown = path;
         path = resolved;
         if (kind == Target::InPlace) {
             std::ostringstream out;

@@ -18,6 +18,16 @@ struct XgbParams {
     double colsample = 0.8; // colsample_bytree 0.8
     double lambda = 1.5;    // L2 regularisation 1.5
     std::uint64_t seed = 0;
+
+    // The defaults but for the rounds, the learning rate and the depth: the named lighter
+    // settings (ALA's --fast, the uncertainty's inner trainings) are written as one line.
+    static XgbParams with(int trees, double eta, int max_depth = 8) {
+        XgbParams p;
+        p.trees = trees;
+        p.eta = eta;
+        p.max_depth = max_depth;
+        return p;
+    }
 };
 
 class XgbRegressor {
