@@ -10,7 +10,7 @@ namespace kairos::views {
 TufChart::TufChart(QWidget* parent) : QCustomPlot(parent) {
     applyPalette(this, QPalette::Base);
     xAxis->setLabel(tr("response time W(s0) (s)"));
-    yAxis->setLabel(tr("utility"));
+    yAxis->setLabel(tr("utility of the first response TUF(W(s0))"));
     axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignRight);
     setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
 }
@@ -25,7 +25,7 @@ QColor TufChart::classColor(std::size_t i) {
 void TufChart::setClasses(const std::vector<TufClass>& classes) {
     clearGraphs();
     clearItems();
-    double xmax = 0, ymax = 0;
+    double xmax = 0, ymax = 0, ymin = 0;
     for (std::size_t i = 0; i < classes.size(); ++i) {
         const TufClass& k = classes[i];
         const QColor col = classColor(i);
@@ -35,15 +35,19 @@ void TufChart::setClasses(const std::vector<TufClass>& classes) {
         xmax = std::max(xmax, tmax);
         ymax = std::max(ymax, k.tuf.beta);
         QCPGraph* curve = addGraph();
-        curve->setName(
-            tr("%1: %2 % of max").arg(QString::fromStdString(k.cls)).arg(k.utility_pct, 0, 'f', 1));
+        curve->setName(tr("%1: %2 % of max (first response)")
+                           .arg(QString::fromStdString(k.cls))
+                           .arg(k.utility_pct, 0, 'f', 1));
         curve->setPen(QPen(col, 2));
         QVector<double> x, y;
         for (int s = 0; s <= 200; ++s) {
             const double t = tmax * s / 200.0;
             x.push_back(t);
-            y.push_back(k.tuf.value(t));
+            y.push_back(k.tuf.signedValue(t)); // negative past the cut-off, as scored
         }
+        // Show the curve down to where the late tasks are, but not past -3 beta (a task
+        // seconds late would flatten the rest; its point sits at the lower edge).
+        ymin = std::min(ymin, std::max(-3 * k.tuf.beta, k.tuf.signedValue(tmax)));
         curve->setData(x, y, true);
         QCPGraph* pts = addGraph();
         pts->removeFromLegend();
@@ -54,7 +58,8 @@ void TufChart::setClasses(const std::vector<TufClass>& classes) {
         QVector<double> px, py;
         for (const auto& [t, u] : k.tasks) {
             px.push_back(t);
-            py.push_back(u);
+            py.push_back(std::max(u, -3 * k.tuf.beta));
+            ymin = std::min(ymin, py.back());
         }
         pts->setData(px, py);
     }
@@ -67,7 +72,8 @@ void TufChart::setClasses(const std::vector<TufClass>& classes) {
         text->setColor(palette().color(QPalette::Text));
     }
     xAxis->setRange(0, std::max(1.0, xmax));
-    yAxis->setRange(-0.05 * std::max(1.0, ymax), std::max(1.0, ymax) * 1.1);
+    const double top = std::max(1.0, ymax);
+    yAxis->setRange(std::min(ymin, 0.0) - 0.05 * top, top * 1.1);
     replot(QCustomPlot::rpQueuedReplot);
 }
 

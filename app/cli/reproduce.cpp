@@ -14,8 +14,9 @@ using app::resolveProfile;
 void addReproduce(CLI::App& app) {
     struct Args {
         std::string paper = "all", json_out, data = KAIROS_SHARED_DATA;
-        bool quick = false, quiet = false, details = true;
+        bool quick = false, quiet = false, details = true, uncovered = false;
         std::uint64_t seed = 1;
+        int seeds = 1;
         int threads = 0;
     };
     auto a = std::make_shared<Args>();
@@ -27,15 +28,27 @@ void addReproduce(CLI::App& app) {
         ->check(CLI::IsMember({"mcsf", "trail", "timely", "timebill", "all"}));
     c->add_option("--json", a->json_out,
                   "Write the claims as a JSON list of {paper, claim, paper_value, kairos_value, "
-                  "unit, setting}");
+                  "unit, setting, band, verdict, cause, seeds, ci_low, ci_high}");
     c->add_option("--data", a->data, "Folder of the public traces (../shared/data)");
     c->add_option("--seed", a->seed, "Seed of arrivals, predictors and random instances");
+    c->add_option("--seeds", a->seeds,
+                  "Run every experiment with this many seeds (--seed, --seed + 1, ...): each "
+                  "claim is their mean, with its 95 % interval")
+        ->check(CLI::Range(1, 100));
+    c->add_flag("--uncovered", a->uncovered,
+                "List the papers' headline claims that no row measures, with the reason, and "
+                "exit");
     c->add_option("--threads", a->threads, "Simulations run in parallel (0: all cores)");
     c->add_flag("--quick", a->quick, "Smaller experiments (a first look; noisier figures)");
     c->add_flag("--quiet", a->quiet, "Print nothing but errors");
     c->add_flag("!--no-details", a->details, "Print only the claims, not the tables behind them");
     c->callback([a] {
+        if (a->uncovered) {
+            std::fputs(repro::uncoveredTable().c_str(), stdout);
+            return;
+        }
         repro::Options o;
+        o.seeds = a->seeds;
         o.data_dir = a->data;
         o.quick = a->quick;
         o.seed = a->seed;

@@ -678,7 +678,8 @@ void MainWindow::resimulate() {
         scaleArrivalRate(*w, rate);
         for (auto& r : w->requests) {
             // The class's TUF as the sliders set it: utility beta until ERT, then falling
-            // linearly to 0 at the zero-utility time.
+            // linearly through 0 at the zero-utility time (and below it after: a late first
+            // response scores negatively).
             auto it = tuf_sliders_.find(r.cls);
             if (r.tuf && it != tuf_sliders_.end()) {
                 const double ert = it->second.first->value();

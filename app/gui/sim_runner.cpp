@@ -76,7 +76,7 @@ SimResult SimRunner::run(const SimRequest& req, long job, const std::atomic<bool
                     if (k.cls == t.cls) r.tufs.back().utility_pct = k.utilityPercent();
                 it = std::prev(r.tufs.end());
             }
-            it->tasks.emplace_back(t.response, q.tuf->value(t.response));
+            it->tasks.emplace_back(t.response, q.tuf->signedValue(t.response));
         }
         const auto c2 = Clock::now();
         layout.get(); // rethrows what the layout threw

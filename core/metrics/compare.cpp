@@ -44,8 +44,12 @@ std::vector<MetricRow> keyMetrics(const Summary& s) {
         m.push_back({"mean_quality", "Mean quality", s.mean_quality, Better::Higher});
     }
     for (const auto& c : s.robot)
-        m.push_back({"utility_pct_" + c.cls, "Utility, " + c.cls + " (% of max)",
+        m.push_back({"utility_pct_" + c.cls, "Utility W(s0), " + c.cls + " (% of max)",
                      c.utilityPercent(), Better::Higher});
+    for (const auto& c : s.robot)
+        m.push_back({"segment_utility_pct_" + c.cls,
+                     "Utility summed over segments, " + c.cls + " (% of max)",
+                     c.segmentUtilityPercent(), Better::Higher});
     return m;
 }
 
@@ -83,7 +87,8 @@ bool sameWorkload(const RunResults& a, const RunResults& b) {
         const RequestMetrics &x = (*a.requests)[i], &y = (*b.requests)[i];
         if (x.prompt_tokens != y.prompt_tokens) return false;
         const bool both_nan = std::isnan(x.arrival) && std::isnan(y.arrival);
-        if (!both_nan && !(std::abs(x.arrival - y.arrival) <= 1e-9 * std::max(1.0, std::abs(x.arrival))))
+        if (!both_nan &&
+            !(std::abs(x.arrival - y.arrival) <= 1e-9 * std::max(1.0, std::abs(x.arrival))))
             return false;
     }
     return true;
@@ -116,8 +121,9 @@ MetricDelta delta(const MetricRow& r, double before, double tolerance) {
     d.after = r.value;
     d.before = before;
     d.change = d.after - d.before;
-    d.relative = d.before != 0 && std::isfinite(d.before) ? d.change / std::abs(d.before)
-                                                          : std::numeric_limits<double>::quiet_NaN();
+    d.relative = d.before != 0 && std::isfinite(d.before)
+                     ? d.change / std::abs(d.before)
+                     : std::numeric_limits<double>::quiet_NaN();
     const bool same = std::abs(d.change) <= tolerance * std::max(1.0, std::abs(d.before));
     if (std::isfinite(d.change) && !same && r.better != Better::Neither)
         d.verdict = (d.change < 0) == (r.better == Better::Lower) ? 1 : -1;
@@ -161,8 +167,7 @@ Comparison compare(const RunResults& before, const RunResults& after, double tol
             lat_b = &rb;
             c.note = "the runs completed different requests (" + std::to_string(c.only_before) +
                      " only in the first, " + std::to_string(c.only_after) +
-                     " only in the second): latency rows are over the " +
-                     std::to_string(c.common) +
+                     " only in the second): latency rows are over the " + std::to_string(c.common) +
                      " requests both completed, and not judged (which requests finish "
                      "depends on the policy)";
         }

@@ -9,7 +9,9 @@ std::vector<RobotTask> robotTasks(const RunLog& log, const Workload& w) {
     const std::size_t n = w.requests.size();
     std::vector<std::vector<double>> dispatch(n);
     std::vector<double> finish(n, RobotTask::kNaN);
+    double run_end = 0;
     for (const Event& e : log.events) {
+        run_end = std::max(run_end, e.t);
         const auto i = static_cast<std::size_t>(e.req);
         if (i >= n) continue;
         if (e.ev == Ev::Dispatch) {
@@ -32,24 +34,27 @@ std::vector<RobotTask> robotTasks(const RunLog& log, const Workload& w) {
             r.segments.empty() ? std::vector<Segment>{{r.output_tokens, 0.0}} : r.segments;
         t.segments = static_cast<int>(segs.size());
         const Tuf tuf = r.tuf ? *r.tuf : Tuf{};
-        t.max_utility = tuf.beta * t.segments;
+        t.max_utility = tuf.beta;
+        t.segment_max_utility = tuf.beta * t.segments;
         double robot_free = -INFINITY; // end of the previous segment's execution
         bool complete = true;
         for (std::size_t k = 0; k < segs.size(); ++k) {
             double d = k < dispatch[i].size() ? dispatch[i][k] : RobotTask::kNaN;
             if (std::isnan(d)) d = finish[i]; // delivered with the finished plan
             if (std::isnan(d)) {
+                if (k == 0) t.utility = std::min(0.0, tuf.signedValue(run_end - r.arrival));
                 complete = false;
                 break;
             }
             ++t.dispatched;
             if (k == 0) {
                 t.response = d - r.arrival;
-                t.utility += tuf.value(t.response);
+                t.utility = tuf.signedValue(t.response);
+                t.segment_utility += tuf.value(t.response);
             } else {
                 const double wait = std::max(0.0, d - robot_free);
                 t.robot_wait += wait;
-                t.utility += tuf.valueSuspended(wait);
+                t.segment_utility += tuf.valueSuspended(wait);
             }
             robot_free = std::max(d, robot_free) + segs[k].exec_s;
         }
@@ -65,6 +70,8 @@ std::vector<RobotClassSummary> summarizeRobotTasks(const std::vector<RobotTask>&
         ++s.tasks;
         s.utility += t.utility;
         s.max_utility += t.max_utility;
+        s.segment_utility += t.segment_utility;
+        s.segment_max_utility += t.segment_max_utility;
         if (!std::isnan(t.response)) {
             ++s.responded;
             s.mean_response += t.response;

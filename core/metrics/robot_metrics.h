@@ -5,7 +5,13 @@
 // the robot executes them one after another.
 //   W(s_0) = dispatch_0 - arrival                      (response time)
 //   W(s_k) = max(0, dispatch_k - end of s_{k-1})       (robot waiting, k >= 1)
-//   utility = TUF(W(s_0)) + sum_k TUF_1(W(s_k)),  at most beta * segments
+//   utility = TUF(W(s_0)) without the zero floor, at most beta: the paper's metric (section
+//             7.1, "the time utility value of the LLM's response ... based on its actual
+//             response time (Eq. 1)"), negative past the cut-off (alpha = -2 normal, -6.67
+//             urgent). A task never answered scores min(0, TUF(end of the run - arrival)):
+//             dropping a task can never score better than answering it late.
+//   segment utility = TUF(W(s_0)) + sum_k TUF_1(W(s_k)), each floored at 0, at most
+//             beta * segments (Eq. 3's objective; Kairos's summed figure, named as such)
 //   completion = end of the last segment's execution - arrival
 // Segment execution times and TUFs are workload data, so these take the Workload too.
 #include "model/run_log.h"
@@ -25,7 +31,8 @@ struct RobotTask {
     double response = kNaN;   // W(s_0)
     double robot_wait = 0;    // sum of W(s_k), k >= 1
     double completion = kNaN; // end of the last segment - arrival (NaN if not all dispatched)
-    double utility = 0, max_utility = 0;
+    double utility = 0, max_utility = 0;                 // first response; beta
+    double segment_utility = 0, segment_max_utility = 0; // summed over segments
 };
 
 // One entry per request that has segments or a TUF (a TUF without segments: one segment
@@ -35,17 +42,29 @@ std::vector<RobotTask> robotTasks(const RunLog& log, const Workload& w);
 // Each mean is over the tasks it applies to, and says how many that is: a task whose
 // first segment was never dispatched has no response time (it is not a 0 s response),
 // and one that was not dispatched whole has no completion time or total robot wait.
-// Utility is over every task: a task that got nothing earns nothing.
+// Utility is over every task (an unanswered one scores as in robotTasks).
 struct RobotClassSummary {
     std::string cls;
     long tasks = 0;
     long responded = 0; // first segment dispatched: W(s0) defined
     long complete = 0;  // every segment dispatched: completion and robot wait defined
-    double utility = 0, max_utility = 0;
+    double utility = 0, max_utility = 0; // first-response utility (NaN: not recorded)
+    double segment_utility = 0, segment_max_utility = 0;
     double mean_response = 0;   // over `responded` (NaN when none)
     double mean_robot_wait = 0; // over `complete` (NaN when none)
     double mean_completion = 0; // over `complete` (NaN when none)
-    double utilityPercent() const { return max_utility > 0 ? 100.0 * utility / max_utility : 0; }
+    // First-response utility as % of its maximum (negative when late answers dominate).
+    double utilityPercent() const {
+        return max_utility > 0 ? 100.0 * utility / max_utility
+                               : std::numeric_limits<double>::quiet_NaN();
+    }
+    double meanUtility() const { // per task, the unit of the paper's Fig. 7
+        return tasks > 0 ? utility / double(tasks) : std::numeric_limits<double>::quiet_NaN();
+    }
+    double segmentUtilityPercent() const {
+        return segment_max_utility > 0 ? 100.0 * segment_utility / segment_max_utility
+                                       : std::numeric_limits<double>::quiet_NaN();
+    }
 };
 // Per class ("all" first), in order of first appearance.
 std::vector<RobotClassSummary> summarizeRobotTasks(const std::vector<RobotTask>& tasks);

@@ -237,9 +237,15 @@ nlohmann::json Summary::toJson() const {
     for (const auto& r : robot) {
         const std::string k = "robot_" + r.cls + "_";
         j[k + "tasks"] = r.tasks;
-        j[k + "utility"] = r.utility;
-        j[k + "utility_pct"] = r.utilityPercent();
+        // utility*: the first response's (the paper's metric; negative when late);
+        // segment_utility*: summed over the plan's segments, each floored at zero.
+        j[k + "utility"] = num(r.utility);
+        j[k + "utility_pct"] = num(r.utilityPercent());
         j[k + "max_utility"] = r.max_utility;
+        j[k + "mean_utility"] = num(r.meanUtility());
+        j[k + "segment_utility"] = r.segment_utility;
+        j[k + "segment_utility_pct"] = num(r.segmentUtilityPercent());
+        j[k + "segment_max_utility"] = r.segment_max_utility;
         j[k + "responded"] = r.responded;
         j[k + "complete"] = r.complete;
         j[k + "mean_response_s"] = num(r.mean_response);
@@ -363,14 +369,25 @@ Summary Summary::fromJson(const nlohmann::json& j) {
         r.cls = k.substr(pre.size(), k.size() - pre.size() - suf.size());
         const std::string p = pre + r.cls + "_";
         r.tasks = long(count(k.c_str()));
-        r.utility = real(p + "utility");
-        r.max_utility = real(p + "max_utility");
-        if (std::isnan(r.max_utility)) { // written before max_utility was: from the share
-            const double pct = real(p + "utility_pct");
-            r.max_utility = pct > 0 ? 100.0 * r.utility / pct : 0.0;
+        if (j.contains(p + "segment_utility")) {
+            r.utility = real(p + "utility");
+            r.max_utility = real(p + "max_utility");
+            r.segment_utility = real(p + "segment_utility");
+            r.segment_max_utility = real(p + "segment_max_utility");
+        } else {
+            // Written before the first-response utility was the metric: what was stored as
+            // "utility" is the summed one; the first-response utility was not recorded.
+            r.segment_utility = real(p + "utility");
+            r.segment_max_utility = real(p + "max_utility");
+            if (std::isnan(r.segment_max_utility)) { // older still: from the share
+                const double pct = real(p + "utility_pct");
+                r.segment_max_utility = pct > 0 ? 100.0 * r.segment_utility / pct : 0.0;
+            }
+            r.utility = r.max_utility = std::nan("");
         }
         // Written before the counts were: the means were over every task.
-        r.responded = j.contains(p + "responded") ? long(count((p + "responded").c_str())) : r.tasks;
+        r.responded =
+            j.contains(p + "responded") ? long(count((p + "responded").c_str())) : r.tasks;
         r.complete = j.contains(p + "complete") ? long(count((p + "complete").c_str())) : r.tasks;
         r.mean_response = real(p + "mean_response_s");
         r.mean_robot_wait = real(p + "mean_robot_wait_s");
@@ -395,8 +412,8 @@ Summary Summary::fromJson(const nlohmann::json& j) {
 std::string Summary::coverage() const {
     if (num_requests > 0 && completed == num_requests)
         return "all " + std::to_string(num_requests) + " requests";
-    std::string c = std::to_string(completed) + " completed of " + std::to_string(num_requests) +
-                    " requests";
+    std::string c =
+        std::to_string(completed) + " completed of " + std::to_string(num_requests) + " requests";
     std::string left;
     if (killed > 0) {
         std::string by;
@@ -446,9 +463,9 @@ std::string Summary::table() const {
     }
     if (never_started > 0) line("Never started (no prefill):", std::to_string(never_started));
     line("Latency statistics are over:", coverage());
-    line("Offered request rate (req/s):",
-         std::isinf(load.offered_rate) ? std::string("inf (all arrive at once)")
-                                       : f(load.offered_rate));
+    line("Offered request rate (req/s):", std::isinf(load.offered_rate)
+                                              ? std::string("inf (all arrive at once)")
+                                              : f(load.offered_rate));
     line("Achieved request rate (req/s):", f(request_throughput));
     line("Load:", load.verdict.empty() ? std::string("n/a") : load.verdict);
     line("Duration (s):", f(duration_s));
@@ -485,9 +502,16 @@ std::string Summary::table() const {
         head("Robot plans (TimelyLLM)");
         for (const auto& r : robot) {
             const std::string label =
-                "Utility, " + r.cls + " (" + std::to_string(r.tasks) + " tasks):";
-            line(label.c_str(), f(r.utility) + " of " + f(r.max_utility) + " (" +
-                                    f(r.utilityPercent(), 1) + " %)");
+                "Utility W(s0), " + r.cls + " (" + std::to_string(r.tasks) + " tasks):";
+            line(label.c_str(), std::isnan(r.utility)
+                                    ? std::string("not recorded (a run stored before it was)")
+                                    : f(r.utility) + " of " + f(r.max_utility) + " (" +
+                                          f(r.utilityPercent(), 1) + " %)");
+        }
+        for (const auto& r : robot) {
+            const std::string label = "Utility summed over segments, " + r.cls + ":";
+            line(label.c_str(), f(r.segment_utility) + " of " + f(r.segment_max_utility) + " (" +
+                                    f(r.segmentUtilityPercent(), 1) + " %)");
         }
         const RobotClassSummary& a = robot[0];
         auto over = [&](long n) {

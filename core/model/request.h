@@ -28,6 +28,9 @@ struct Tuf {
     double beta = 0.0;  // maximum utility
 
     double value(double t) const { return std::max(0.0, std::min(beta, slope * (t - ert) + beta)); }
+    // The paper's Eq. 1 without the zero floor: negative past the cut-off (TimelyLLM scores
+    // the first response W(s0) with it: a late answer costs utility, it is not merely 0).
+    double signedValue(double t) const { return std::min(beta, slope * (t - ert) + beta); }
     // TUF_1 of a suspended segment: the same line with ERT = 0.
     double valueSuspended(double t) const {
         return std::max(0.0, std::min(beta, slope * std::max(t, 0.0) + beta));

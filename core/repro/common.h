@@ -53,6 +53,19 @@ std::string fixed(double v, int decimals);
 // arrivals at `rate` instead of its timestamps.
 Workload conversationTrace(const Options& opt, double rate, std::size_t n);
 
+// A claim with no band yet (set it, or a flag, before the report is judged).
+inline Claim makeClaim(std::string paper, std::string claim, nlohmann::json paper_value,
+                       double value, std::string unit, std::string setting) {
+    Claim c;
+    c.paper = std::move(paper);
+    c.claim = std::move(claim);
+    c.paper_value = std::move(paper_value);
+    c.kairos_value = value;
+    c.unit = std::move(unit);
+    c.setting = std::move(setting);
+    return c;
+}
+
 std::string dataFile(const Options& opt, const std::string& name); // throws InputError if missing
 void say(const Options& opt, const std::string& line);
 

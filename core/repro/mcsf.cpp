@@ -113,8 +113,9 @@ Report reproduceMcsf(const Options& opt) {
         const Workload w = conversationTrace(opt, d.rate, n_max);
         say(opt, "mcsf: " + d.name + " demand, grid search for the smallest loop-free alpha");
         const double a_min = smallestLoopFreeAlpha(w, *model, opt, opt.quick ? 0.05 : 0.01);
-        rep.claims.push_back({"mcsf", "smallest loop-free alpha, " + d.name + " demand",
-                              d.paper_alpha, a_min, "fraction of M", setting});
+        rep.claims.push_back(makeClaim("mcsf", "smallest loop-free alpha, " + d.name + " demand",
+                                       d.paper_alpha, a_min, "fraction of M", setting));
+        rep.claims.back().band = Band::relative(0.25);
 
         // The seven algorithms of the paper's Figure 5: MC-SF, greedy at the smallest
         // loop-free alpha and above it, beta-clearing below it (the text lost the paper's
@@ -171,24 +172,36 @@ Report reproduceMcsf(const Options& opt) {
         rep.details += "\n  " + d.name + " demand, " + fixed(d.rate, 2) +
                        " req/s: mean end-to-end latency (s) against the number of arrivals\n" +
                        t.str();
-        rep.claims.push_back({"mcsf", "MC-SF average-latency slope, " + d.name + " demand",
-                              d.paper_mcsf_slope, mcsf_slope, "s per arrival", setting});
-        rep.claims.push_back({"mcsf",
-                              "best benchmark's slope (" + best_name + "), " + d.name + " demand",
-                              d.paper_bench_slope, best_bench, "s per arrival",
-                              setting + "; best benchmark: the lowest mean latency at the most "
-                                        "arrivals"});
-        rep.claims.push_back({"mcsf", "best benchmark slope / MC-SF slope, " + d.name + " demand",
-                              d.paper_bench_slope / d.paper_mcsf_slope, best_bench / mcsf_slope,
-                              "x",
-                              setting + "; best benchmark: the lowest mean latency at the most "
-                                        "arrivals"});
+        const std::string slopes_differ =
+            "a slope in seconds per arrival depends on the absolute load, and ours is scaled to "
+            "MC-SF's measured service rate (the paper's 10 and 50 req/s are not stated "
+            "relative to its capacity); the ratio of the slopes below is the comparable figure";
+        rep.claims.push_back(makeClaim("mcsf", "MC-SF average-latency slope, " + d.name + " demand",
+                                       d.paper_mcsf_slope, mcsf_slope, "s per arrival", setting));
+        rep.claims.back().not_comparable = slopes_differ;
+        rep.claims.push_back(makeClaim("mcsf", "best benchmark's slope, " + d.name + " demand",
+                                       d.paper_bench_slope, best_bench, "s per arrival",
+                                       setting + "; best benchmark (seed " +
+                                           std::to_string(opt.seed) + "): " + best_name +
+                                           ", the lowest mean latency at the most arrivals"));
+        rep.claims.back().not_comparable = slopes_differ;
+        rep.claims.push_back(
+            makeClaim("mcsf", "best benchmark slope / MC-SF slope, " + d.name + " demand",
+                      d.paper_bench_slope / d.paper_mcsf_slope, best_bench / mcsf_slope, "x",
+                      setting + "; best benchmark: the lowest mean latency at the most "
+                                "arrivals"));
+        // The paper's claim is that MC-SF's latency grows more slowly than the best
+        // benchmark's (3x and 8x in its setting): agreement is the same side of 1.
+        rep.claims.back().band = Band::direction(1);
     }
-    rep.claims.push_back({"mcsf", "MC-SF peak KV / M over every run", 1.0, mcsf_peak, "fraction",
-                          base_setting + "; exact (oracle) output lengths as in the paper"});
-    rep.claims.push_back({"mcsf", "MC-SF overflows (clears) over every run", 0.0,
-                          double(mcsf_preemptions), "count",
-                          base_setting + "; exact (oracle) output lengths as in the paper"});
+    rep.claims.push_back(
+        makeClaim("mcsf", "MC-SF peak KV / M over every run", 1.0, mcsf_peak, "fraction",
+                  base_setting + "; exact (oracle) output lengths as in the paper"));
+    rep.claims.back().band = Band::atMost();
+    rep.claims.push_back(
+        makeClaim("mcsf", "MC-SF overflows (clears) over every run", 0.0, double(mcsf_preemptions),
+                  "count", base_setting + "; exact (oracle) output lengths as in the paper"));
+    rep.claims.back().band = Band::absolute(0);
 
     // Ratio to the hindsight optimum on random tiny instances of the discrete model.
     say(opt, "mcsf: ratio to the exact optimum on random tiny instances");
@@ -211,10 +224,13 @@ Report reproduceMcsf(const Options& opt) {
         " random instances of the paper's discrete model (3-6 requests, prompt 1-3, output 1-6, "
         "M = largest need + U(0, 20); online: arrivals U(0, 4)); the paper does not state its "
         "instance distribution. Optimum by exhaustive search (checked against a brute force)";
-    rep.claims.push_back({"mcsf", "MC-SF / optimum, all arrive at 0 (Algorithm 1)", 1.005,
-                          at_once / count, "ratio", tiny});
-    rep.claims.push_back({"mcsf", "MC-SF / optimum, online arrivals (Algorithm 2)", 1.047,
-                          online / count, "ratio", tiny});
+    rep.claims.push_back(makeClaim("mcsf", "MC-SF / optimum, all arrive at 0 (Algorithm 1)", 1.005,
+                                   at_once / count, "ratio", tiny));
+    // Ratios near 1: the excess over the optimum (0.5 % and 4.7 %) within 2 points.
+    rep.claims.back().band = Band::absolute(0.02);
+    rep.claims.push_back(makeClaim("mcsf", "MC-SF / optimum, online arrivals (Algorithm 2)", 1.047,
+                                   online / count, "ratio", tiny));
+    rep.claims.back().band = Band::absolute(0.02);
     rep.details += "\n  ratio to the optimum over " + std::to_string(count) +
                    " tiny instances each: all at 0 " + fixed(at_once / count, 4) + ", online " +
                    fixed(online / count, 4) + ", worst single instance " + fixed(worst, 3) + "\n\n";

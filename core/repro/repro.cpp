@@ -136,8 +136,20 @@ std::vector<std::string> paperNames() {
     return {"mcsf", "trail", "timely", "timebill"};
 }
 
+namespace {
+Report reproduceOnce(const std::string& paper, const Options& opt) {
+    if (paper == "mcsf") return reproduceMcsf(opt);
+    if (paper == "trail") return reproduceTrail(opt);
+    if (paper == "timely") return reproduceTimely(opt);
+    if (paper == "timebill") return reproduceTimebill(opt);
+    throw std::invalid_argument("reproduce: unknown paper '" + paper +
+                                "' (mcsf, trail, timely, timebill, all)");
+}
+} // namespace
+
 Report reproduce(const std::string& paper, const Options& opt) {
     if (!opt.profile) throw std::invalid_argument("reproduce: no profile resolver");
+    if (opt.seeds < 1) throw std::invalid_argument("reproduce: seeds must be at least 1");
     if (paper == "all") {
         Report all;
         for (const auto& p : paperNames()) {
@@ -147,38 +159,88 @@ Report reproduce(const std::string& paper, const Options& opt) {
         }
         return all;
     }
-    if (paper == "mcsf") return reproduceMcsf(opt);
-    if (paper == "trail") return reproduceTrail(opt);
-    if (paper == "timely") return reproduceTimely(opt);
-    if (paper == "timebill") return reproduceTimebill(opt);
-    throw std::invalid_argument("reproduce: unknown paper '" + paper +
-                                "' (mcsf, trail, timely, timebill, all)");
+    // Every row over seeds seed .. seed + seeds - 1: its mean and 95 % interval; the
+    // tables behind the rows are the first seed's.
+    std::vector<std::vector<Claim>> runs;
+    Report first;
+    for (int k = 0; k < opt.seeds; ++k) {
+        Options o = opt;
+        o.seed = opt.seed + static_cast<std::uint64_t>(k);
+        if (opt.seeds > 1) say(opt, paper + ": seed " + std::to_string(o.seed));
+        Report r = reproduceOnce(paper, o);
+        runs.push_back(r.claims);
+        if (k == 0) first = std::move(r);
+    }
+    first.claims = aggregate(runs);
+    if (opt.seeds > 1)
+        first.details += "  (tables above: seed " + std::to_string(opt.seed) +
+                         "; the claims below are means over " + std::to_string(opt.seeds) +
+                         " seeds)\n\n";
+    return first;
 }
 
 nlohmann::json toJson(const std::vector<Claim>& claims) {
+    auto num = [](double v) {
+        return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr);
+    };
     nlohmann::json a = nlohmann::json::array();
     for (const Claim& c : claims)
         a.push_back({{"paper", c.paper},
                      {"claim", c.claim},
                      {"paper_value", c.paper_value},
-                     {"kairos_value", std::isfinite(c.kairos_value) ? nlohmann::json(c.kairos_value)
-                                                                    : nlohmann::json(nullptr)},
+                     {"kairos_value", num(c.kairos_value)},
                      {"unit", c.unit},
-                     {"setting", c.setting}});
+                     {"setting", c.setting},
+                     {"band", c.band.text()},
+                     {"verdict", verdictName(c.verdict)},
+                     {"cause", c.verdict == Verdict::NotComparable ? c.not_comparable : c.cause},
+                     {"seeds", c.seeds},
+                     {"ci_low", num(c.ci_low)},
+                     {"ci_high", num(c.ci_high)}});
     return a;
 }
 
 std::string claimsTable(const std::vector<Claim>& claims) {
-    Table t({"paper", "claim", "paper", "kairos", "unit"});
+    const bool several =
+        std::any_of(claims.begin(), claims.end(), [](const Claim& c) { return c.seeds > 1; });
+    std::vector<std::string> head{"paper", "claim", "paper", "kairos"};
+    if (several) head.push_back("95 % interval");
+    head.insert(head.end(), {"unit", "band", "verdict"});
+    Table t(head);
     for (const Claim& c : claims) {
         std::string pv = "-";
         if (c.paper_value.is_number()) pv = fmt(c.paper_value.get<double>(), 4);
         if (c.paper_value.is_array())
             pv = fmt(c.paper_value[0].get<double>(), 4) + "-" +
                  fmt(c.paper_value[1].get<double>(), 4);
-        t.add({c.paper, c.claim, pv, fmt(c.kairos_value, 4), c.unit});
+        std::vector<std::string> row{c.paper, c.claim, pv, fmt(c.kairos_value, 4)};
+        if (several)
+            row.push_back(c.seeds > 1 ? fmt(c.ci_low, 4) + " .. " + fmt(c.ci_high, 4) : "-");
+        row.insert(row.end(), {c.unit, c.band.text(), verdictName(c.verdict)});
+        t.add(row);
     }
     std::string s = t.str();
+    const Tally n = tally(claims);
+    s += "\n" + std::to_string(n.agree) + " of " + std::to_string(n.comparable) +
+         " comparable claims agree";
+    if (several) s += " (means over " + std::to_string(claims.front().seeds) + " seeds)";
+    s += "; " + std::to_string(n.calibrated) + " calibrated (tuned to the paper's figure, not " +
+         "counted), " + std::to_string(n.not_comparable) + " not comparable (not counted)\n";
+    bool any = false;
+    for (const Claim& c : claims) {
+        if (c.verdict != Verdict::Disagrees) continue;
+        if (!any) s += "\nWhy Kairos disagrees:\n";
+        any = true;
+        s += "  [" + c.paper + "] " + c.claim + ": " +
+             (c.cause.empty() ? "cause not measured yet" : c.cause) + "\n";
+    }
+    any = false;
+    for (const Claim& c : claims) {
+        if (c.verdict != Verdict::NotComparable) continue;
+        if (!any) s += "\nNot comparable:\n";
+        any = true;
+        s += "  [" + c.paper + "] " + c.claim + ": " + c.not_comparable + "\n";
+    }
     s += "\nSettings:\n";
     std::string last;
     for (const Claim& c : claims) {

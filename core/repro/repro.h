@@ -16,19 +16,70 @@
 
 namespace kairos::repro {
 
+// How close a Kairos figure must be to the paper's to agree with it. A reviewer's reading
+// of the claim: a ratio the paper reports to two digits agrees within a relative band; a
+// ranking or a best setting within a step; a claim in words ("grows", "minimal benefit")
+// by its direction.
+struct Band {
+    enum class Kind { None, Relative, Absolute, Direction, AtMost, AtLeast };
+    Kind kind = Kind::None;
+    double tol = 0;   // Relative: a fraction of the paper's figure; Absolute / AtMost /
+                      // AtLeast: in the claim's unit
+    double pivot = 0; // Direction: the value between the two directions (1 for a ratio)
+    static Band relative(double fraction) { return {Kind::Relative, fraction, 0}; }
+    static Band absolute(double tol) { return {Kind::Absolute, tol, 0}; }
+    static Band direction(double pivot) { return {Kind::Direction, 0, pivot}; }
+    static Band atMost(double tol = 0) { return {Kind::AtMost, tol, 0}; }
+    static Band atLeast(double tol = 0) { return {Kind::AtLeast, tol, 0}; }
+    std::string text() const; // "within 25 %", "same side of 1", ...
+    // Whether `value` agrees with `paper` (a number or a [lo, hi] range) in this band.
+    bool contains(const nlohmann::json& paper, double value) const;
+};
+
+enum class Verdict { Agrees, Disagrees, Calibrated, NotComparable };
+const char* verdictName(Verdict v); // "agrees", "disagrees", "calibrated", "not comparable"
+
 struct Claim {
-    std::string paper;          // "mcsf", "trail", "timely", "timebill"
+    std::string paper;          // "mcsf", "trail", "timely", "timebill", "ala"
     std::string claim;          // what is compared, in words
     nlohmann::json paper_value; // number, [lo, hi] or null
-    double kairos_value = 0;
+    double kairos_value = 0;    // over several seeds: their mean
     std::string unit;
     std::string setting; // the setting of our measurement and how it differs from the paper's
+    Band band;
+    // Set by the experiment: the figure was tuned to the paper's (not found), or the row
+    // cannot be compared (the reason; e.g. it rests on an invented curve). A row without a
+    // paper figure is not comparable by itself.
+    bool calibrated = false;
+    std::string not_comparable;
+    // Why Kairos disagrees, as measured by the experiment (it sets this when it has
+    // measured a cause, whatever the verdict turns out to be; shown for `disagrees`).
+    std::string cause;
+    // Filled by judge() / the seed aggregation.
+    Verdict verdict = Verdict::NotComparable;
+    int seeds = 1;
+    double ci_low = 0, ci_high = 0; // 95 % interval of the mean over the seeds (t-based)
 };
+
+// Sets the verdict from the band, the flags and the paper's figure.
+void judge(Claim& c);
+// Claims of one experiment run over several seeds: the same rows in the same order, each
+// one's kairos_value the mean, with its 95 % interval; the first run's words. Throws
+// std::logic_error when the runs' rows differ.
+std::vector<Claim> aggregate(const std::vector<std::vector<Claim>>& runs);
+
+// A headline claim of a paper that no row measures, and why.
+struct Uncovered {
+    std::string paper, claim, reason;
+};
+std::vector<Uncovered> uncoveredClaims();
+std::string uncoveredTable();
 
 struct Options {
     std::string data_dir;   // ../shared/data: the real traces the experiments use
     bool quick = false;     // smaller instances (tests, a first look): same claims, noisier
     std::uint64_t seed = 1; // arrivals, predictors, random instances
+    int seeds = 1;          // reproduce(): run each experiment with seeds seed .. seed+seeds-1
     int threads = 0;        // simulations run in parallel; 0: the hardware's count
     // Finds a shipped device profile by name (the CLI's resolver).
     std::function<DeviceProfile(const std::string&)> profile;
@@ -46,7 +97,13 @@ Report reproduce(const std::string& paper, const Options& opt);
 std::vector<std::string> paperNames();
 
 nlohmann::json toJson(const std::vector<Claim>& claims);
+// The claims, their verdicts, the causes of disagreements, the settings, and the count
+// "N of M comparable claims agree".
 std::string claimsTable(const std::vector<Claim>& claims);
+struct Tally {
+    int agree = 0, comparable = 0, calibrated = 0, not_comparable = 0;
+};
+Tally tally(const std::vector<Claim>& claims);
 
 Report reproduceMcsf(const Options& opt);
 Report reproduceTrail(const Options& opt);

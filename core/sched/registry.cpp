@@ -130,8 +130,17 @@ std::unique_ptr<Scheduler> makeScheduler(const PolicyConfig& cfg) {
                  : name == "seg_fcfs" ? TimelyOptions::Mode::Fcfs
                  : name == "seg_edf"  ? TimelyOptions::Mode::Edf
                                       : TimelyOptions::Mode::Stream;
-        o.segment_time = p.number("segment_time", o.segment_time, 0, 1e6, true);
-        o.adaptive_batch = p.flag("adaptive_batch", true);
+        o.segment_time = p.number("segment_time", o.segment_time, 0, 1e6);
+        o.max_segment = static_cast<int>(p.whole("max_segment", o.max_segment, 1, 1 << 20));
+        const bool adaptive = p.flag("adaptive_batch", true);
+        const bool gain = p.flag("gain_admission", false);
+        if (gain && !adaptive)
+            throw std::invalid_argument(name + ": gain_admission=1 is an adaptive batching "
+                                               "rule; it cannot go with adaptive_batch=0");
+        o.batching = o.mode == TimelyOptions::Mode::Stream ? TimelyOptions::Batching::Fixed
+                     : !adaptive                           ? TimelyOptions::Batching::Fixed
+                     : gain                                ? TimelyOptions::Batching::UtilityGain
+                                                           : TimelyOptions::Batching::Wcet;
         o.slack = p.number("slack", o.slack, 0, kMaxSeconds, true);
         o.watermark = watermark();
         s = std::make_unique<TimelyScheduler>(o);

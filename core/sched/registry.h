@@ -39,7 +39,10 @@ struct PolicyConfig {
 //   timebill  k=5, alpha_max=0.95, n_max=8192, t_predict=0, skip_next=0 (Kill), alpha=-1
 //             (>= 0: fixed-alpha baseline), budget=5 (for requests without one),
 //             batch_aware=1, auto_k=0, quantile=0.95
-//   timely, seg_fcfs, seg_edf, vllm_stream   segment_time=0.09, adaptive_batch=1, slack=10
+//   timely, seg_fcfs, seg_edf, vllm_stream   segment_time=0.09 (0: from the ETE model),
+//             max_segment=10, adaptive_batch=1 (the paper's WCET batching; 0: fixed batch
+//             of max_num_seqs), gain_admission=0 (1: Kairos's utility-gain admission
+//             instead of WCET batching), slack=10
 //   optimal   (hindsight optimum of the discrete model: <= 8 requests, unit model; not in
 //             policyNames(), which lists the policies that run on any workload)
 std::unique_ptr<Scheduler> makeScheduler(const PolicyConfig& cfg);

@@ -9,13 +9,25 @@
 namespace kairos {
 
 std::string TimelyScheduler::name() const {
+    std::string batching;
+    switch (opt_.batching) {
+    case TimelyOptions::Batching::Wcet:
+        batching = "WCET batching, max segment " + std::to_string(opt_.max_segment);
+        break;
+    case TimelyOptions::Batching::UtilityGain:
+        batching = "utility-gain admission";
+        break;
+    case TimelyOptions::Batching::Fixed:
+        batching = "fixed batch";
+        break;
+    }
     switch (opt_.mode) {
     case TimelyOptions::Mode::Pud:
-        return opt_.adaptive_batch ? "timely(PUD, adaptive batch)" : "timely(PUD)";
+        return "timely(PUD, " + batching + ")";
     case TimelyOptions::Mode::Fcfs:
-        return "seg_fcfs";
+        return "seg_fcfs(" + batching + ")";
     case TimelyOptions::Mode::Edf:
-        return "seg_edf";
+        return "seg_edf(" + batching + ")";
     case TimelyOptions::Mode::Stream:
         return "vllm_stream";
     }
@@ -67,10 +79,11 @@ void TimelyScheduler::onEnqueue(const EngineView& view, ReqId id) {
 double TimelyScheduler::generationTime(const EngineView& view, ReqId id) const {
     const Plan& p = plans_[static_cast<std::size_t>(id)];
     const int start = p.next == 0 ? 0 : p.ends[static_cast<std::size_t>(p.next - 1)];
+    if (opt_.segment_time > 0) return opt_.segment_time;
     const int tokens =
         p.ends[static_cast<std::size_t>(p.next)] - std::max(start, view.state(id).generated);
     const double step = stepTime(1);
-    return step > 0 ? std::max(1, tokens) * step : opt_.segment_time;
+    return step > 0 ? std::max(1, tokens) * step : 0.09;
 }
 
 double TimelyScheduler::due(const EngineView& view, ReqId id) const {
@@ -98,16 +111,53 @@ double TimelyScheduler::rankKey(const EngineView& view, ReqId id) const {
     switch (opt_.mode) {
     case TimelyOptions::Mode::Pud:
         return -priority(view, id, view.now());
-    case TimelyOptions::Mode::Edf:
-        return due(view, id);
-    default:
+    case TimelyOptions::Mode::Edf: { // the request's deadline, kept for every segment
+        const Request& r = *view.state(id).req;
+        return r.arrival + (r.tuf ? r.tuf->ert : opt_.slack);
+    }
+    case TimelyOptions::Mode::Fcfs:
+        return view.state(id).req->arrival;
+    default: // vllm_stream: never suspends, so this is the arrival too
         return plans_[static_cast<std::size_t>(id)].ready;
     }
+}
+
+void TimelyScheduler::observeRates(const EngineView& view) {
+    const double now = view.now();
+    for (ReqId id : view.running()) {
+        const ReqState& s = view.state(id);
+        Plan& p = plans_[static_cast<std::size_t>(id)];
+        if (s.generated > p.obs_gen) {
+            p.spt = (now - p.obs_t) / double(s.generated - p.obs_gen);
+            p.obs_t = now;
+            p.obs_gen = s.generated;
+        }
+    }
+}
+
+bool TimelyScheduler::wcetAllows(const EngineView& view, const std::vector<ReqId>& pool) const {
+    const double now = view.now();
+    for (ReqId id : pool) {
+        const ReqState& s = view.state(id);
+        const Request& r = *s.req;
+        const Plan& p = plans_[static_cast<std::size_t>(id)];
+        // The lag for one generation: the last to join has not shown its rate yet (no token
+        // since it joined), so the rate of the larger batch is not known: wait for it.
+        if (!(p.spt > 0)) return false;
+        if (!r.tuf) continue; // no time budget to protect
+        const double end = p.next == 0 ? r.arrival + r.tuf->ert : p.robot_free;
+        if (end <= now) continue; // already late: waiting longer cannot save its deadline
+        const int start = p.next == 0 ? 0 : p.ends[static_cast<std::size_t>(p.next - 1)];
+        const int left = std::max(1, opt_.max_segment - (s.generated - start));
+        if (now + left * p.spt > end) return false;
+    }
+    return true;
 }
 
 void TimelyScheduler::schedule(const EngineView& view, Decision& out) {
     const double now = view.now();
     ete_ = dynamic_cast<const EteModel*>(view.model());
+    observeRates(view);
     running_n_ = static_cast<std::int64_t>(view.running().size());
     running_kv_ = 0;
     for (ReqId id : view.running()) running_kv_ += view.state(id).kv;
@@ -133,6 +183,11 @@ void TimelyScheduler::schedule(const EngineView& view, Decision& out) {
         }
         hold = std::min<std::int64_t>(hold, p.ends[static_cast<std::size_t>(p.next)] - s.generated);
     }
+    const bool wcet =
+        opt_.batching == TimelyOptions::Batching::Wcet && opt_.mode != TimelyOptions::Mode::Stream;
+    // WCET batching decides again after every iteration while anything is ready to join.
+    if (wcet && (!view.waiting().empty() || !view.suspended().empty() || !out.suspend.empty()))
+        hold = 1;
     out.hold = static_cast<std::int32_t>(std::max<std::int64_t>(1, hold));
     if (prefillPending(view)) return;
 
@@ -223,7 +278,15 @@ void TimelyScheduler::schedule(const EngineView& view, Decision& out) {
         return Tracked{p.next == 0 ? r.arrival : p.robot_free, tuf, p.next == 0, left, fresh};
     };
     std::vector<Tracked> tracked;
-    const bool guided = opt_.mode == TimelyOptions::Mode::Pud && opt_.adaptive_batch && ete_;
+    const bool guided = opt_.batching == TimelyOptions::Batching::UtilityGain &&
+                        opt_.mode != TimelyOptions::Mode::Stream && ete_;
+    // WCET batching: the generations that stay in the batch, checked before any joins.
+    std::vector<ReqId> pool;
+    if (wcet)
+        for (ReqId id : view.running())
+            if (std::find(out.suspend.begin(), out.suspend.end(), id) == out.suspend.end())
+                pool.push_back(id);
+    const bool wcet_room = !wcet || pool.empty() || wcetAllows(view, pool);
     std::int64_t batch = running_n_ - static_cast<std::int64_t>(out.suspend.size());
     std::int64_t prefill_l = 0;
     double prefill_l2 = 0;
@@ -265,7 +328,7 @@ void TimelyScheduler::schedule(const EngineView& view, Decision& out) {
     // seat, and resuming it is what eventually frees the memory the new one waits for).
     bool fresh_blocked = false;
     for (const auto& [key, id] : ready) {
-        if (seats <= 0) break;
+        if (seats <= 0 || !wcet_room || (wcet && added > 0)) break;
         const ReqState& s = view.state(id);
         if (fresh_blocked && s.phase == Phase::Waiting) continue;
         const Plan& p = plans_[static_cast<std::size_t>(id)];
@@ -291,6 +354,10 @@ void TimelyScheduler::schedule(const EngineView& view, Decision& out) {
         } else {
             out.resume.push_back(id); // its KV is kept: it only needs a seat
         }
+        Plan& joined = plans_[static_cast<std::size_t>(id)];
+        joined.obs_t = now; // its rate is measured from here (prefill stall included)
+        joined.obs_gen = s.generated;
+        joined.spt = std::numeric_limits<double>::quiet_NaN();
         if (guided) {
             tracked.push_back(me);
             ++batch;

@@ -5,25 +5,41 @@
 // with its KV kept and queued again for its next segment. Before every pick the queued
 // segments are ranked:
 //   timely       PUD priority (Eq. 4): [delta TUF_0(W) + (1 - delta) TUF_1(W)] / (G L),
-//                delta = 1 for a first segment; G = expected generation time of the
-//                segment (its tokens times the current decode step of the ETE model, or
-//                `segment_time`); W = its waiting time if generated now (response time
-//                for s_0, robot idle time for later ones); L = slack until it is due
-//                (s_0: arrival + ERT; s_k: when the robot finishes s_{k-1}), at least 1 ms.
-//                Latency-guided admission: a segment joins the batch only if the utility
-//                it gains by starting now is at least what the segments in the batch lose
-//                by the longer prefill and decode steps it causes.
-//   seg_fcfs     segmented, first ready first served;
-//   seg_edf      segmented, earliest due time first;
+//                delta = 1 for a first segment; G = the profiled generation time of a
+//                segment (`segment_time`, the paper's 90 ms; 0: its tokens times the ETE
+//                model's current decode step); W = its waiting time if generated now
+//                (response time for s_0, robot idle time for later ones); L = slack until
+//                it is due (s_0: arrival + ERT; s_k: when the robot finishes s_{k-1}), at
+//                least 1 ms.
+//   seg_fcfs     segmented, by arrival; seg_edf: segmented, by deadline (arrival + ERT).
+//                Both keep "the initial generation priority for suspended generations"
+//                (section 7.3.2): a suspended plan is ranked by its request's arrival or
+//                deadline, not by when its next segment became ready.
 //   vllm_stream  FCFS without suspension: segments are dispatched as they are generated.
 // (Plain `fcfs` is TimelyLLM's vLLM baseline: the plan goes to the robot when complete.)
 // A segment, once started, runs to its end. Requests without segments are one segment.
+//
+// How the batch grows (the three segmented policies; vllm_stream always fills it):
+//   Wcet (default; section 4.4, latency-guided batch size selection): the highest-ranked
+//        ready segment joins only if every running generation whose due time is still
+//        ahead can finish the worst case of its segment before it: WCET = (max_segment -
+//        tokens of the segment generated so far, at least 1) x its time per token measured
+//        over its most recent tokens; and the KV it needs is free. One generation joins
+//        at a time ("a lag for one generation"): the next joins only once every one in
+//        the batch has generated a token since the last joined, so that its rate is the
+//        larger batch's. An empty batch always takes the first ready segment.
+//   UtilityGain (`gain_admission=1`; Kairos's own rule, not the paper's): a segment joins
+//        if the utility it gains by starting now is at least what the segments in the batch
+//        lose by the longer prefill and decode steps it causes (needs the ETE model).
+//   Fixed (`adaptive_batch=0`): as many as seats (max_num_seqs) and memory allow, the
+//        paper's fixed-batch-size study (Fig. 7).
 #include "sched/scheduler.h"
 
 namespace kairos {
 class EteModel;
 }
 
+#include <limits>
 #include <memory>
 #include <set>
 #include <vector>
@@ -32,10 +48,12 @@ namespace kairos {
 
 struct TimelyOptions {
     enum class Mode { Pud, Fcfs, Edf, Stream };
+    enum class Batching { Wcet, UtilityGain, Fixed };
     Mode mode = Mode::Pud;
-    double segment_time = 0.09; // G without an ETE model: the paper's profiled 90 ms
-    bool adaptive_batch = true;
-    double slack = 10.0; // due time offset of a first segment without a TUF
+    Batching batching = Batching::Wcet;
+    double segment_time = 0.09; // G of a segment: the paper's profiled 90 ms; 0: ETE model's
+    int max_segment = 10;       // the paper's maximum segment length for batching (tokens)
+    double slack = 10.0;        // due time offset of a first segment without a TUF
     double watermark = 0.01;
 };
 
@@ -58,7 +76,17 @@ private:
         double robot_free = -1e300; // end of the robot's execution of the dispatched ones
         double ready = 0;           // when the next segment became ready to generate
         double index_key = 0;       // key of its current entry in index_
+        // Token rate as last observed (WCET batching): the time and token count at the
+        // last look, and the seconds per token between the two looks before (NaN: none).
+        double obs_t = 0;
+        std::int32_t obs_gen = 0;
+        double spt = std::numeric_limits<double>::quiet_NaN();
     };
+    void observeRates(const EngineView& view);
+    // Whether every generation in `pool` whose due time is ahead finishes its segment's
+    // worst case before it (section 4.4).
+    bool wcetAllows(const EngineView& view, const std::vector<ReqId>& pool) const;
+
     Tuf tufOf(const Request& r) const;
     double stepTime(std::int64_t extra_batch) const;
     double generationTime(const EngineView& view, ReqId id) const;

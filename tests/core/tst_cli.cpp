@@ -291,8 +291,16 @@ private slots:
         std::map<std::string, int> per_paper;
         std::map<std::string, double> v;
         for (const auto& c : j) {
-            for (const char* k : {"paper", "claim", "unit", "setting"})
+            for (const char* k : {"paper", "claim", "unit", "setting", "band", "verdict"})
                 QVERIFY2(c.at(k).is_string() && !c.at(k).get<std::string>().empty(), k);
+            const std::string verdict = c.at("verdict");
+            QVERIFY(verdict == "agrees" || verdict == "disagrees" || verdict == "calibrated" ||
+                    verdict == "not comparable");
+            // A row that cannot be compared says why.
+            if (verdict == "not comparable") QVERIFY(!c.at("cause").get<std::string>().empty());
+            QVERIFY(c.at("cause").is_string());
+            QCOMPARE(c.at("seeds").get<int>(), 1);
+            QVERIFY(c.at("ci_low").is_number() || c.at("ci_low").is_null());
             const auto& pv = c.at("paper_value");
             QVERIFY(pv.is_null() || pv.is_number() || (pv.is_array() && pv.size() == 2));
             QVERIFY2(c.at("kairos_value").is_number(), c.at("claim").get<std::string>().c_str());
@@ -311,6 +319,27 @@ private slots:
                             0.05);
         const double rank = v.at("TimeBill's rank by average score (1 = highest of 6)");
         QVERIFY(rank >= 1 && rank <= 6);
+        QVERIFY(r.out.contains("comparable claims agree"));
+        for (const auto& c : j) {
+            const std::string claim = c["claim"];
+            // Tuned to the paper's figure: never counted as agreeing.
+            if (claim == "prompt-only MAE / refined MAE") QCOMPARE(c["verdict"], "calibrated");
+            // Decided by an invented quality curve: not comparable.
+            if (claim.rfind("TimeBill's rank", 0) == 0) QCOMPARE(c["verdict"], "not comparable");
+        }
+        // Over two seeds: each row is their mean, with its interval.
+        const std::string t2 = kairos::test::tempPath("repro_t2.json");
+        const Result two = cli({"reproduce", "timely", "--quick", "--seeds", "2", "--quiet",
+                                "--data", data, "--json", QString::fromStdString(t2)});
+        QVERIFY2(two.code == 0, qPrintable(two.err));
+        for (const auto& c : readJson(t2)) {
+            QCOMPARE(c.at("seeds").get<int>(), 2);
+            if (c.at("kairos_value").is_number() && c.at("ci_low").is_number())
+                QVERIFY(c["ci_low"].get<double>() <= c["kairos_value"].get<double>() + 1e-9);
+        }
+        const Result unc = cli({"reproduce", "--uncovered"});
+        QCOMPARE(unc.code, 0);
+        QVERIFY(unc.out.contains("why"));
         const Result again = cli({"reproduce", "all", "--quick", "--threads", "1", "--quiet",
                                   "--data", data, "--json", QString::fromStdString(b)});
         QVERIFY2(again.code == 0, qPrintable(again.err));

@@ -52,8 +52,8 @@ public:
         ++decisions;
         if (!out.preempt.empty() || !out.suspend.empty() || !out.kill.empty()) return;
         if (std::isfinite(out.wake_at) && out.wake_at > v.now()) return;
-        const auto running = static_cast<std::int64_t>(v.running().size() + out.admit.size() +
-                                                       out.resume.size());
+        const auto running =
+            static_cast<std::int64_t>(v.running().size() + out.admit.size() + out.resume.size());
         if (running > 0) return;
         const auto waiting = static_cast<std::int64_t>(v.waiting().size());
         const auto suspended = static_cast<std::int64_t>(v.suspended().size());
@@ -120,8 +120,8 @@ Case makeCase(std::uint64_t seed) {
         spec.seed = seed;
         spec.agents = static_cast<int>(rng.uniformInt(spec.max_tasks_per_event, 25));
         spec.duration_s = 10 + 70 * rng.uniform();
-        c.w = generateRobotWorkload(spec, preset == "wid3" ? std::vector<RobotTrace>{}
-                                                           : droneTraces());
+        c.w = generateRobotWorkload(spec,
+                                    preset == "wid3" ? std::vector<RobotTrace>{} : droneTraces());
         label << preset << " n=" << c.w.size();
     }
     // Time budgets on some requests (TimeBill plans with them; the others ignore them).
@@ -137,12 +137,12 @@ Case makeCase(std::uint64_t seed) {
     c.lim.max_num_batched_tokens = static_cast<std::int32_t>(rng.uniformInt(8, 4096));
     c.lim.chunked_prefill = rng.bernoulli(0.5);
     c.unit = rng.bernoulli(0.2);
-    c.ete = EteParams{0.005 + 0.05 * rng.uniform(), 1e-5 + 4e-4 * rng.uniform(),
-                      1e-8 * rng.uniform(), 0.005 + 0.05 * rng.uniform(),
-                      4e-4 * rng.uniform(), 4e-7 * rng.uniform()};
+    c.ete =
+        EteParams{0.005 + 0.05 * rng.uniform(), 1e-5 + 4e-4 * rng.uniform(), 1e-8 * rng.uniform(),
+                  0.005 + 0.05 * rng.uniform(), 4e-4 * rng.uniform(),        4e-7 * rng.uniform()};
     for (const auto& r : c.w.requests)
-        c.largest_need = std::max<std::int64_t>(c.largest_need,
-                                                std::int64_t(r.prompt_tokens) + r.output_tokens + 1);
+        c.largest_need = std::max<std::int64_t>(c.largest_need, std::int64_t(r.prompt_tokens) +
+                                                                    r.output_tokens + 1);
     label << " block=" << c.lim.block_size << " seqs=" << c.lim.max_num_seqs
           << " tokens=" << c.lim.max_num_batched_tokens << " chunked=" << c.lim.chunked_prefill
           << " unit=" << c.unit;
@@ -163,7 +163,13 @@ PolicyParams variation(const std::string& policy, Rng& rng) {
     }
     if (policy == "protect_greedy" || policy == "protect_clearing")
         p["alpha"] = 0.1 + 0.5 * rng.uniform();
-    if (policy == "timely") p["adaptive_batch"] = double(rng.uniformInt(0, 1));
+    if (policy == "timely" || policy == "seg_fcfs" || policy == "seg_edf") {
+        // The three batching rules: WCET (the paper's), fixed, utility gain.
+        const int rule = rng.uniformInt(0, 2);
+        p["adaptive_batch"] = double(rule != 1);
+        p["gain_admission"] = double(rule == 2);
+        if (rng.uniformInt(0, 1)) p["max_segment"] = double(rng.uniformInt(1, 40));
+    }
     return p;
 }
 
@@ -176,8 +182,7 @@ class TestLiveness : public QObject {
 private slots:
     void everyPolicyIsLive_data() {
         QTest::addColumn<QString>("policy");
-        for (const auto& n : policyNames())
-            QTest::newRow(n.c_str()) << QString::fromStdString(n);
+        for (const auto& n : policyNames()) QTest::newRow(n.c_str()) << QString::fromStdString(n);
     }
 
     void everyPolicyIsLive() {
@@ -204,9 +209,9 @@ private slots:
                 const std::int64_t cap = lim.kv_capacity_tokens / lim.block_size * lim.block_size;
                 std::ostringstream params;
                 for (const auto& [k, v] : pc.params) params << k << "=" << v << " ";
-                const QString what = QString::fromStdString(
-                    name + " " + params.str() + "predictor=" + pc.predictor + ", " + c.label +
-                    " cap=" + std::to_string(cap));
+                const QString what =
+                    QString::fromStdString(name + " " + params.str() + "predictor=" + pc.predictor +
+                                           ", " + c.label + " cap=" + std::to_string(cap));
                 Watch watch(makeScheduler(pc));
                 const EteModel ete(c.ete);
                 const UnitModel unit;
@@ -235,8 +240,8 @@ private slots:
                                                    .arg(i)
                                                    .arg(r.prompt_tokens)
                                                    .arg(r.output_tokens);
-                    QVERIFY2(ends[i] == 1, qPrintable(req + ": ended " + QString::number(ends[i]) +
-                                                      " times"));
+                    QVERIFY2(ends[i] == 1,
+                             qPrintable(req + ": ended " + QString::number(ends[i]) + " times"));
                     if (m[i].finished) {
                         QVERIFY2(m[i].output_tokens == r.output_tokens, qPrintable(req));
                         ++completed;

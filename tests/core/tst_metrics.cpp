@@ -1,20 +1,20 @@
 // Statistics with numpy's definitions, weighted samples, goodput parsing, percentile keys.
+#include "exec/execution_model.h"
 #include "metrics/compare.h"
+#include "metrics/load.h"
+#include "metrics/robot_metrics.h"
 #include "metrics/stats.h"
 #include "metrics/summary.h"
-#include "metrics/load.h"
-#include "exec/execution_model.h"
 #include "sim/engine.h"
-#include "workload/generators.h"
-#include "metrics/robot_metrics.h"
-#include "workload/text.h"
 #include "test_util.h"
+#include "workload/generators.h"
 #include "workload/random.h"
+#include "workload/text.h"
 
 #include <QtTest>
-#include <nlohmann/json.hpp>
 #include <cmath>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 using namespace kairos;
@@ -42,9 +42,10 @@ RunLog logOf(const std::vector<R>& rs) {
         if (r.how == R::Finished) {
             log.events.push_back({r.end, id, Ev::Finish, r.output});
         } else {
-            log.events.push_back({r.end, id, Ev::KillCause, static_cast<std::int32_t>(
-                                                    r.how == R::Killed ? KillCause::Deadline
-                                                                       : KillCause::NeverFits)});
+            log.events.push_back(
+                {r.end, id, Ev::KillCause,
+                 static_cast<std::int32_t>(r.how == R::Killed ? KillCause::Deadline
+                                                              : KillCause::NeverFits)});
             log.events.push_back({r.end, id, Ev::Kill, r.how == R::Killed ? 1 : 0});
         }
     }
@@ -96,12 +97,16 @@ private slots:
             QVERIFY(x.change == 0 || std::isnan(x.change));
         }
         // A metric only one run has (utility of a class) is NaN on the other side.
-        b.robot.push_back({"urgent", 3, 3, 3, 1.5, 3.0, 0, 0, 0});
+        b.robot.push_back({"urgent", 3, 3, 3, 1.5, 3.0, 2.0, 8.0, 0, 0, 0});
         const auto withRobot = compareRuns(a, b);
-        QCOMPARE(withRobot.back().key, std::string("utility_pct_urgent"));
-        KAIROS_COMPARE_NEAR(withRobot.back().after, 50.0, 1e-12);
-        QVERIFY(std::isnan(withRobot.back().before));
-        QCOMPARE(withRobot.back().verdict, 0);
+        // First-response utility, then the one summed over segments.
+        const auto& u = withRobot[withRobot.size() - 2];
+        QCOMPARE(u.key, std::string("utility_pct_urgent"));
+        KAIROS_COMPARE_NEAR(u.after, 50.0, 1e-12);
+        QVERIFY(std::isnan(u.before));
+        QCOMPARE(u.verdict, 0);
+        QCOMPARE(withRobot.back().key, std::string("segment_utility_pct_urgent"));
+        KAIROS_COMPARE_NEAR(withRobot.back().after, 25.0, 1e-12);
         // As text: the rows of the hand example, column by column.
         const std::string table = deltaTable(compareRuns(a, b), "fcfs", "sjf");
         // The fields after a metric's label on its line.
@@ -226,7 +231,8 @@ private slots:
         t[0].robot_wait = 0.5;
         t[0].utility = 2;
         t[0].max_utility = 2;
-        t[1].response = 3.0; // answered, but its plan never dispatched whole
+        t[1].response = 3.0; // answered late (negative utility), plan never dispatched whole
+        t[1].utility = -1;
         t[1].max_utility = 2;
         t[2].max_utility = 2; // never answered
         const auto s = summarizeRobotTasks(t);
@@ -237,7 +243,8 @@ private slots:
         KAIROS_COMPARE_NEAR(s[0].mean_response, 2.0, 1e-12);
         KAIROS_COMPARE_NEAR(s[0].mean_completion, 4.0, 1e-12);
         KAIROS_COMPARE_NEAR(s[0].mean_robot_wait, 0.5, 1e-12);
-        KAIROS_COMPARE_NEAR(s[0].utilityPercent(), 100.0 / 3, 1e-9);
+        KAIROS_COMPARE_NEAR(s[0].utilityPercent(), 100.0 / 6, 1e-9); // (2 - 1 + 0) / 6
+        KAIROS_COMPARE_NEAR(s[0].meanUtility(), 1.0 / 3, 1e-12);
         // None answered: the means are undefined, not 0.
         const auto none = summarizeRobotTasks({t[2]});
         QVERIFY(std::isnan(none[0].mean_response) && std::isnan(none[0].mean_completion));
@@ -246,9 +253,10 @@ private slots:
     void printableNames() {
         QCOMPARE(text::printable("fcfs"), std::string("fcfs"));
         QCOMPARE(text::printable("a\x1b[31mred\nb"), std::string("a\\x1b[31mred\\x0ab"));
-        QCOMPARE(text::printable("caf\xc3\xa9 \xe2\x86\x92"), std::string("caf\xc3\xa9 \xe2\x86\x92"));
+        QCOMPARE(text::printable("caf\xc3\xa9 \xe2\x86\x92"),
+                 std::string("caf\xc3\xa9 \xe2\x86\x92"));
         QCOMPARE(text::printable("\xc2\x9b"), std::string("\\xc2\\x9b")); // C1 CSI
-        QCOMPARE(text::printable("\xff\xc3"), std::string("\\xff\\xc3"));   // not UTF-8
+        QCOMPARE(text::printable("\xff\xc3"), std::string("\\xff\\xc3")); // not UTF-8
         QCOMPARE(text::printable("a\\b"), std::string("a\\\\b"));
     }
 
@@ -260,47 +268,47 @@ private slots:
     // with a count by hand.
     void saturationVerdict() {
         for (double rho : {0.5, 0.8, 2.0, 3.0})
-          for (double burstiness : {1.0, 0.2}) {
-            int saturated = 0;
-            for (std::uint64_t seed = 1; seed <= 20; ++seed) {
-                GenerateSpec g;
-                g.count = 2000;
-                g.arrivals.rate = rho / 10;
-                g.arrivals.burstiness = burstiness;
-                g.arrivals.seed = seed;
-                g.prompt = LengthDist::parse("const:8");
-                g.output = LengthDist::parse("const:10");
-                const Workload w = generateWorkload(g);
-                EngineLimits lim;
-                lim.kv_capacity_tokens = 1000;
-                lim.max_num_seqs = 1;
-                auto fcfs = test::policy("fcfs");
-                const RunLog log = simulate(w, UnitModel(), *fcfs, lim);
-                const Summary s = summarize(log);
-                QVERIFY(s.load.saturated.has_value());
-                saturated += *s.load.saturated;
-                KAIROS_COMPARE_NEAR(s.load.offered_rate,
-                                    1999.0 / (w.requests.back().arrival - w.requests.front().arrival),
-                                    1e-9);
-                // The queue each arrival found: arrived before it and not admitted yet (one
-                // admitted at the very instant it arrives still waited: arrivals at a time
-                // come before the decisions at that time).
-                const auto q = queueAtArrivals(log);
-                const auto m = perRequest(log);
-                QCOMPARE(q.size(), w.size());
-                for (std::size_t i = 0; i < w.size(); i += 197) {
-                    std::int64_t waiting = 0;
-                    for (std::size_t j = 0; j < i; ++j)
-                        waiting += m[j].arrival + m[j].queue_delay >= m[i].arrival;
-                    QCOMPARE(q[i].second, waiting);
+            for (double burstiness : {1.0, 0.2}) {
+                int saturated = 0;
+                for (std::uint64_t seed = 1; seed <= 20; ++seed) {
+                    GenerateSpec g;
+                    g.count = 2000;
+                    g.arrivals.rate = rho / 10;
+                    g.arrivals.burstiness = burstiness;
+                    g.arrivals.seed = seed;
+                    g.prompt = LengthDist::parse("const:8");
+                    g.output = LengthDist::parse("const:10");
+                    const Workload w = generateWorkload(g);
+                    EngineLimits lim;
+                    lim.kv_capacity_tokens = 1000;
+                    lim.max_num_seqs = 1;
+                    auto fcfs = test::policy("fcfs");
+                    const RunLog log = simulate(w, UnitModel(), *fcfs, lim);
+                    const Summary s = summarize(log);
+                    QVERIFY(s.load.saturated.has_value());
+                    saturated += *s.load.saturated;
+                    KAIROS_COMPARE_NEAR(
+                        s.load.offered_rate,
+                        1999.0 / (w.requests.back().arrival - w.requests.front().arrival), 1e-9);
+                    // The queue each arrival found: arrived before it and not admitted yet (one
+                    // admitted at the very instant it arrives still waited: arrivals at a time
+                    // come before the decisions at that time).
+                    const auto q = queueAtArrivals(log);
+                    const auto m = perRequest(log);
+                    QCOMPARE(q.size(), w.size());
+                    for (std::size_t i = 0; i < w.size(); i += 197) {
+                        std::int64_t waiting = 0;
+                        for (std::size_t j = 0; j < i; ++j)
+                            waiting += m[j].arrival + m[j].queue_delay >= m[i].arrival;
+                        QCOMPARE(q[i].second, waiting);
+                    }
                 }
+                QVERIFY2(rho < 1 ? saturated == 0 : saturated == 20,
+                         qPrintable(QString("rho %1, burstiness %2: %3 of 20 saturated")
+                                        .arg(rho)
+                                        .arg(burstiness)
+                                        .arg(saturated)));
             }
-            QVERIFY2(rho < 1 ? saturated == 0 : saturated == 20,
-                     qPrintable(QString("rho %1, burstiness %2: %3 of 20 saturated")
-                                    .arg(rho)
-                                    .arg(burstiness)
-                                    .arg(saturated)));
-          }
         // Overloaded for a while, then drained (the Azure trace's busy hour): 600 arrivals
         // at rho 0.5, 400 at rho 2, 1000 at rho 0.3. The stretch named lies in the burst,
         // and the verdict says the queue drained before the arrivals stopped.
@@ -308,8 +316,8 @@ private slots:
             Workload w;
             double t = 0;
             int id = 0;
-            for (const auto& [n, rho] : std::vector<std::pair<int, double>>{
-                     {600, 0.5}, {400, 2.0}, {1000, 0.3}}) {
+            for (const auto& [n, rho] :
+                 std::vector<std::pair<int, double>>{{600, 0.5}, {400, 2.0}, {1000, 0.3}}) {
                 ArrivalSpec a;
                 a.rate = rho / 10;
                 a.seed = static_cast<std::uint64_t>(n);
@@ -328,8 +336,8 @@ private slots:
             const double burst0 = w.requests[600].arrival - w.requests[0].arrival;
             const double burst1 = w.requests[999].arrival - w.requests[0].arrival;
             QVERIFY2(l.saturated.value_or(false), l.verdict.c_str());
-            QVERIFY2(l.from_s >= burst0 - 0.1 * burst1 && l.from_s <= burst1 &&
-                         l.to_s >= burst0 && l.to_s <= burst1 + 0.2 * burst1,
+            QVERIFY2(l.from_s >= burst0 - 0.1 * burst1 && l.from_s <= burst1 && l.to_s >= burst0 &&
+                         l.to_s <= burst1 + 0.2 * burst1,
                      l.verdict.c_str());
             QVERIFY2(l.verdict.find("then it drained") != std::string::npos, l.verdict.c_str());
         }

@@ -10,6 +10,7 @@
 #include "workload/robot_generator.h"
 
 #include <QtTest>
+#include <nlohmann/json.hpp>
 #include <set>
 
 using namespace kairos;
@@ -33,6 +34,50 @@ private slots:
         KAIROS_COMPARE_NEAR(urgent.value(0.35), 1.0, 1e-12);
         KAIROS_COMPARE_NEAR(normal.valueSuspended(0.25), 0.5, 1e-12); // TUF_1: ERT = 0
         QCOMPARE(normal.valueSuspended(-1.0), 1.0);
+        // The paper's Eq. 1 has no zero floor: past the cut-off a response costs utility.
+        KAIROS_COMPARE_NEAR(normal.signedValue(2.0), -1.0, 1e-12);
+        KAIROS_COMPARE_NEAR(urgent.signedValue(0.8), 2 - 2.0 / 0.3 * 0.6, 1e-12);
+        QCOMPARE(urgent.signedValue(0.1), 2.0);
+    }
+
+    // The first-response utility (the paper's metric) goes negative for a late answer, and
+    // a task never answered scores no better than a late one. Unit model: R0 (output 3,
+    // no segments) has its plan dispatched with its finish at t = 3: W(s0) = 3, TUF ERT 1,
+    // slope -1, beta 1: 1 - 2 = -1 (the summed-over-segments utility floors it at 0). R1
+    // has no event in the log (never answered): min(0, TUF(end of run 3 - arrival 0.5)).
+    void firstResponseUtilityGoesNegative() {
+        Workload w;
+        Request r0 = test::req(0, 4, 3);
+        r0.tuf = Tuf{1, -1, 1};
+        Request r1 = r0;
+        r1.arrival = 0.5;
+        r1.tuf = Tuf{0.5, -1, 2};
+        w.requests = {r0};
+        EngineLimits lim;
+        lim.kv_capacity_tokens = 1000;
+        auto s = policy("fcfs");
+        RunLog log = simulate(w, UnitModel(), *s, lim);
+        w.requests.push_back(r1); // not in the run: never answered
+        const auto t = robotTasks(log, w);
+        QCOMPARE(t.size(), std::size_t(2));
+        QCOMPARE(t[0].response, 3.0);
+        QCOMPARE(t[0].utility, -1.0);
+        QCOMPARE(t[0].max_utility, 1.0);
+        QCOMPARE(t[0].segment_utility, 0.0);
+        QVERIFY(std::isnan(t[1].response));
+        KAIROS_COMPARE_NEAR(t[1].utility, 2 - 2.0, 1e-12); // TUF(2.5) = 2 - (2.5 - 0.5) = 0
+        w.requests[1].tuf = Tuf{0.5, -2, 2};
+        KAIROS_COMPARE_NEAR(robotTasks(log, w)[1].utility, -2.0, 1e-12); // 2 - 2 * 2
+        SummaryOptions so;
+        so.workload = &w;
+        const Summary sum = summarize(log, so);
+        QCOMPARE(sum.robot[0].utility, -3.0);
+        QCOMPARE(sum.robot[0].max_utility, 3.0);
+        KAIROS_COMPARE_NEAR(sum.robot[0].utilityPercent(), -100.0, 1e-12);
+        // The JSON keeps both utilities and reads them back.
+        const Summary back = Summary::fromJson(sum.toJson());
+        QCOMPARE(back.robot[0].utility, -3.0);
+        QCOMPARE(back.robot[0].segment_utility, 0.0);
     }
 
     // The TimelyLLM authors' 25-agent drone workload, with plans from the trace set beside it.
@@ -106,11 +151,23 @@ private slots:
             QCOMPARE(t[0].response, 2.0);
             QCOMPARE(t[0].robot_wait, 0.0);
             QCOMPARE(t[0].completion, 8.0); // robot: 2 -> 7, then 7 -> 8
-            QCOMPARE(t[0].utility, 0.0 + 1.0);
+            QCOMPARE(t[0].utility, 0.0);    // W(s0) = 2: 1 - 1 * (2 - 1)
+            QCOMPARE(t[0].segment_utility, 0.0 + 1.0);
             QCOMPARE(t[1].response, 6.0);
-            QCOMPARE(t[1].utility, 0.0);
+            QCOMPARE(t[1].utility, 0.0); // 2 - 1 * (6 - 4)
         }
-        for (const char* name : {"seg_fcfs", "timely"}) {
+        // seg_fcfs keeps the initial priority (arrival) for R0's suspended generation
+        // (section 7.3.2): R0 resumes at 2 before R1 and ends at 4; R1 runs 4 -> 7.
+        {
+            auto s = policy("seg_fcfs");
+            const RunLog log = simulate(w, UnitModel(), *s, lim);
+            const auto m = perRequest(log);
+            QCOMPARE(m[0].end, 4.0);
+            QCOMPARE(m[1].end, 7.0);
+            QCOMPARE(m[0].suspensions, 1);
+            QCOMPARE(robotTasks(log, w)[1].response, 6.0);
+        }
+        for (const char* name : {"timely"}) {
             auto s = policy(name);
             const RunLog log = simulate(w, UnitModel(), *s, lim);
             const auto m = perRequest(log);
@@ -123,12 +180,16 @@ private slots:
             const auto t = robotTasks(log, w);
             QCOMPARE(t[1].response, 4.0);
             QCOMPARE(t[1].utility, 2.0);
+            QCOMPARE(t[0].utility, 0.0); // W(s0) = 2: 1 - 1 * (2 - 1)
+            QCOMPARE(t[0].segment_utility, 1.0);
             QCOMPARE(t[0].robot_wait, 0.0);
             QCOMPARE(t[0].completion, 8.0);
             const Summary sum = summarize(log, so);
             QCOMPARE(sum.robot.size(), std::size_t(3)); // all, default, urgent
-            QCOMPARE(sum.robot[0].utility, 3.0);
-            QCOMPARE(sum.robot[0].max_utility, 4.0);
+            QCOMPARE(sum.robot[0].utility, 2.0);
+            QCOMPARE(sum.robot[0].max_utility, 3.0);
+            QCOMPARE(sum.robot[0].segment_utility, 3.0);
+            QCOMPARE(sum.robot[0].segment_max_utility, 4.0);
         }
     }
 
@@ -176,8 +237,8 @@ private slots:
         KAIROS_COMPARE_NEAR(chat.requests[0].segments[0].exec_s, 400 * 0.75 / 300 * 60, 1e-12);
     }
 
-    // Latency-guided admission by hand. Prefill 1 ms per token, decode 10 ms per step.
-    // A normal task (ERT 1 s) and an urgent one (ERT 0.2 s) arrive together, 100-token
+    // Kairos's utility-gain admission (gain_admission=1) by hand. Prefill 1 ms per token, decode 10
+    // ms per step. A normal task (ERT 1 s) and an urgent one (ERT 0.2 s) arrive together, 100-token
     // prompts, first segments of 5 tokens. Alone, the urgent segment ends at 0.1 + 4 * 0.01
     // = 0.14 <= 0.2 (utility 2); prefilled with the normal one at 0.2 + 0.04 = 0.24
     // (utility 2 - 6.67 * 0.04 = 1.73). The normal one gains nothing by starting now (it
@@ -201,7 +262,7 @@ private slots:
                 if (e.req == id && e.ev == ev) return e.t;
             return -1.0;
         };
-        auto t = policy("timely");
+        auto t = test::policyNoWatermark("timely", {{"gain_admission", 1}});
         const RunLog log = simulate(w, model, *t, lim);
         KAIROS_COMPARE_NEAR(firstEvent(log, 1, Ev::FirstToken), 0.1, 1e-12);
         KAIROS_COMPARE_NEAR(firstEvent(log, 1, Ev::Dispatch), 0.14, 1e-12);
@@ -209,6 +270,82 @@ private slots:
         auto f = policy("fcfs");
         const RunLog lf = simulate(w, model, *f, lim);
         KAIROS_COMPARE_NEAR(firstEvent(lf, 1, Ev::FirstToken), 0.2, 1e-12);
+    }
+
+    // The paper's WCET batching (section 4.4) by hand. Prefill 1 ms per token, decode 10 ms
+    // per step; an urgent task U (ERT 0.15 s) and a normal one N (ERT 2 s) arrive at 0 with
+    // 100-token prompts, first segments of 5 tokens; max segment 10. PUD ranks U first; an empty
+    // batch takes one generation, so U is prefilled alone: first token at 0.1. At 0.1 U's
+    // rate is 0.1 s per token (its prefill), WCET = 9 x 0.1 s: N is refused; from 0.11 on
+    // U runs at 0.01 s per token and WCET = (10 - generated) x 0.01 ends at 0.19 > 0.15:
+    // still refused (admitting N, whose prefill takes 0.1 s, would make U miss). U's
+    // segment is dispatched at 0.14 <= 0.15 and suspended; the batch is empty and U's next
+    // segment ranks first (PUD 2 / (0.09 x 0.91) against N's 1 / (0.09 x 1.77); by arrival
+    // and by deadline too), so it resumes alone; at 0.15 its WCET (due when the robot ends
+    // s_0, at 1.14) allows N, which joins. With a loose ERT (1.05 s) N joins at the first decision
+    // after U's prefill: 0.1 + 0.9 <= 1.05. With a fixed batch both are prefilled together: U's
+    // first token at 0.2.
+    void wcetBatchingByHand() {
+        auto make = [](double urgent_ert) {
+            Workload w;
+            for (int i = 0; i < 2; ++i) {
+                Request q = test::req(0, 100, 10);
+                q.segments = {{5, 1.0}, {5, 1.0}};
+                q.cls = i ? "normal" : "urgent";
+                q.tuf = i ? Tuf{2, -2, 1} : Tuf{urgent_ert, -2.0 / 0.3, 2};
+                w.requests.push_back(q);
+            }
+            return w;
+        };
+        EteModel model(EteParams{0, 1e-3, 0, 0.01, 0, 0});
+        EngineLimits lim;
+        lim.kv_capacity_tokens = 1000;
+        auto firstEvent = [](const RunLog& log, ReqId id, Ev ev) {
+            for (const Event& e : log.events)
+                if (e.req == id && e.ev == ev) return e.t;
+            return -1.0;
+        };
+        for (const char* name : {"timely", "seg_edf", "seg_fcfs"}) {
+            const Workload tight = make(0.15);
+            auto t = policy(name);
+            const RunLog log = simulate(tight, model, *t, lim);
+            QCOMPARE(firstEvent(log, 0, Ev::Admit), 0.0);
+            KAIROS_COMPARE_NEAR(firstEvent(log, 0, Ev::FirstToken), 0.1, 1e-12);
+            KAIROS_COMPARE_NEAR(firstEvent(log, 0, Ev::Dispatch), 0.14, 1e-12);
+            KAIROS_COMPARE_NEAR(firstEvent(log, 1, Ev::Admit), 0.15, 1e-12);
+            QCOMPARE(robotTasks(log, tight)[0].utility, 2.0); // in time
+            const Workload loose = make(1.05);
+            auto t2 = policy(name);
+            const RunLog l2 = simulate(loose, model, *t2, lim);
+            KAIROS_COMPARE_NEAR(firstEvent(l2, 1, Ev::Admit), 0.1, 1e-12);
+        }
+        const Workload tight = make(0.15);
+        auto fixed = test::policyNoWatermark("timely", {{"adaptive_batch", 0}});
+        const RunLog lf = simulate(tight, model, *fixed, lim);
+        KAIROS_COMPARE_NEAR(firstEvent(lf, 0, Ev::FirstToken), 0.2, 1e-12);
+        QVERIFY(robotTasks(lf, tight)[0].utility < 2.0);
+    }
+
+    // seg_edf orders by deadline wherever a queue forms; seg_fcfs by arrival. One seat,
+    // unit model: R0 runs 0 -> 3; N (t = 0.5, ERT 10) and U (t = 1, ERT 3) queue behind it.
+    // seg_fcfs serves N at 3 -> 6, then U 6 -> 9; seg_edf serves U (due 4) at 3 -> 6 first.
+    void edfOrdersByDeadlineWhenAQueueForms() {
+        Workload w;
+        w.requests = {test::req(0, 4, 3), test::req(0.5, 4, 3), test::req(1, 4, 3)};
+        w.requests[0].tuf = Tuf{1, -1, 1};
+        w.requests[1].tuf = Tuf{10, -1, 1};
+        w.requests[2].tuf = Tuf{3, -1, 2};
+        EngineLimits lim;
+        lim.kv_capacity_tokens = 1000;
+        lim.max_num_seqs = 1;
+        auto fc = policy("seg_fcfs");
+        const auto mf = perRequest(simulate(w, UnitModel(), *fc, lim));
+        QCOMPARE(mf[1].end, 6.0);
+        QCOMPARE(mf[2].end, 9.0);
+        auto ed = policy("seg_edf");
+        const auto me = perRequest(simulate(w, UnitModel(), *ed, lim));
+        QCOMPARE(me[2].end, 6.0);
+        QCOMPARE(me[1].end, 9.0);
     }
 
     // Every segmented policy finishes the authors' workload, keeps KV within capacity and
@@ -226,7 +363,9 @@ private slots:
             QCOMPARE(tasks.size(), std::size_t(295));
             for (const auto& t : tasks) {
                 QCOMPARE(t.dispatched, t.segments);
-                QVERIFY(t.utility >= 0 && t.utility <= t.max_utility + 1e-12);
+                QVERIFY(t.utility <= t.max_utility + 1e-12); // negative when late
+                QVERIFY(t.segment_utility >= 0 &&
+                        t.segment_utility <= t.segment_max_utility + 1e-12);
                 QVERIFY(t.completion >= t.response);
             }
             SummaryOptions so;
