@@ -10,7 +10,7 @@ namespace kairos::views {
 TufChart::TufChart(QWidget* parent) : QCustomPlot(parent) {
     applyPalette(this, QPalette::Base);
     xAxis->setLabel(tr("response time W(s0) (s)"));
-    yAxis->setLabel(tr("utility of the first response TUF(W(s0))"));
+    yAxis->setLabel(tr("first-response utility"));
     axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignRight);
     setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
 }
