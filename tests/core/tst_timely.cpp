@@ -19,6 +19,12 @@ namespace {
 std::unique_ptr<Scheduler> policy(const std::string& name) {
     return test::policyNoWatermark(name);
 }
+// Time of request id's first event of kind ev in the log; -1 if none.
+double firstEvent(const RunLog& log, ReqId id, Ev ev) {
+    for (const Event& e : log.events)
+        if (e.req == id && e.ev == ev) return e.t;
+    return -1.0;
+}
 } // namespace
 
 class TestTimely : public QObject {
@@ -257,11 +263,6 @@ private slots:
         EteModel model(EteParams{0, 1e-3, 0, 0.01, 0, 0});
         EngineLimits lim;
         lim.kv_capacity_tokens = 1000;
-        auto firstEvent = [](const RunLog& log, ReqId id, Ev ev) {
-            for (const Event& e : log.events)
-                if (e.req == id && e.ev == ev) return e.t;
-            return -1.0;
-        };
         auto t = test::policyNoWatermark("timely", {{"gain_admission", 1}});
         const RunLog log = simulate(w, model, *t, lim);
         KAIROS_COMPARE_NEAR(firstEvent(log, 1, Ev::FirstToken), 0.1, 1e-12);
@@ -300,11 +301,6 @@ private slots:
         EteModel model(EteParams{0, 1e-3, 0, 0.01, 0, 0});
         EngineLimits lim;
         lim.kv_capacity_tokens = 1000;
-        auto firstEvent = [](const RunLog& log, ReqId id, Ev ev) {
-            for (const Event& e : log.events)
-                if (e.req == id && e.ev == ev) return e.t;
-            return -1.0;
-        };
         for (const char* name : {"timely", "seg_edf", "seg_fcfs"}) {
             const Workload tight = make(0.15);
             auto t = policy(name);
