@@ -1,21 +1,21 @@
 // kairos-cli fit ete: the execution-time models from measurements (a CSV, Splitwise's
 // perf model, or a stored profile), their errors on the rows fitted and on held-out
 // settings, stored as models the simulator can use (simulate --exec-model ID).
-#include "commands.h"
-
 #include "checks.h"
+#include "commands.h"
 #include "export/atomic_file.h"
 #include "fit/ala.h"
 #include "fit/ete_fit.h"
 #include "metrics/stats.h"
+#include "model/json_number.h"
 #include "store/store.h"
 #include "workload/text.h"
 
 #include <algorithm>
 #include <array>
 #include <cmath>
-#include <limits>
 #include <cstdio>
+#include <limits>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -28,10 +28,6 @@ void addFitAlaTo(CLI::App* fit);
 
 namespace {
 
-nlohmann::json num(double v) {
-    return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json();
-}
-
 nlohmann::json fitJson(const LinearFit& f, bool residuals) {
     nlohmann::json c = nlohmann::json::object();
     for (std::size_t i = 0; i < f.terms.size(); ++i) c[f.terms[i]] = f.beta[i];
@@ -39,13 +35,13 @@ nlohmann::json fitJson(const LinearFit& f, bool residuals) {
                         {"coefficients", c},
                         {"rows", f.rows},
                         {"outliers_left_out", f.outliers},
-                        {"mape_pct", num(f.mape_pct)},
-                        {"max_error_pct", num(f.max_pct)},
+                        {"mape_pct", jsonNumber(f.mape_pct)},
+                        {"max_error_pct", jsonNumber(f.max_pct)},
                         {"held_out_rows", f.test_rows},
-                        {"held_out_mape_pct", num(f.test_mape_pct)},
-                        {"held_out_max_error_pct", num(f.test_max_pct)},
-                        {"held_out_median_pct", num(f.test_median_pct)},
-                        {"held_out_p90_pct", num(f.test_p90_pct)},
+                        {"held_out_mape_pct", jsonNumber(f.test_mape_pct)},
+                        {"held_out_max_error_pct", jsonNumber(f.test_max_pct)},
+                        {"held_out_median_pct", jsonNumber(f.test_median_pct)},
+                        {"held_out_p90_pct", jsonNumber(f.test_p90_pct)},
                         {"poor", f.poor()}};
     if (residuals) j["residuals_pct"] = f.residuals_pct;
     // (measured, predicted) seconds: what the workbench's model view plots.
@@ -179,7 +175,8 @@ void addFit(CLI::App& app) {
                   "Fraction of distinct settings held out for the held-out error")
         ->capture_default_str()
         ->check(number(0, 0.95));
-    c->add_option("--seed", a->seed, "Seed of the held-out choice")->capture_default_str()
+    c->add_option("--seed", a->seed, "Seed of the held-out choice")
+        ->capture_default_str()
         ->check(seedValue());
     c->add_option("--db", a->db, "Database: where --profile is read, and the fits stored");
     c->add_flag("--store", a->store, "Store the fits in the default database");
@@ -190,9 +187,9 @@ void addFit(CLI::App& app) {
         std::unique_ptr<store::Store> db;
         if (!a->db.empty() || a->store || a->profile)
             // Reading a stored profile needs the database to exist; storing fits creates it.
-            db = std::make_unique<store::Store>(
-                a->db.empty() ? store::Store::defaultPath() : a->db,
-                a->profile ? store::Store::Open::Existing : store::Store::Open::Create);
+            db = std::make_unique<store::Store>(a->db.empty() ? store::Store::defaultPath() : a->db,
+                                                a->profile ? store::Store::Open::Existing
+                                                           : store::Store::Open::Create);
         if (!a->measurements.empty()) {
             groups[a->measurements.substr(a->measurements.find_last_of('/') + 1)] =
                 readMeasurementsCsv(a->measurements);
@@ -242,8 +239,7 @@ std::string fmt2(double x) {
     return b;
 }
 
-template <class Args>
-ala::UncertaintyOptions uncertaintyOptions(const Args& a) {
+template <class Args> ala::UncertaintyOptions uncertaintyOptions(const Args& a) {
     ala::UncertaintyOptions u;
     u.seed = a.seed;
     u.test_fraction = a.test_fraction;
@@ -269,7 +265,8 @@ ala::Uncertainty learnUncertainty(const std::vector<ala::BenchRow>& rows, const 
     std::map<std::string, std::size_t> by;
     for (const auto& q : unc.queries()) ++by[q.regime];
     std::string counts;
-    for (const auto& [k, n] : by) counts += (counts.empty() ? "" : ", ") + std::to_string(n) + " " + k;
+    for (const auto& [k, n] : by)
+        counts += (counts.empty() ? "" : ", ") + std::to_string(n) + " " + k;
     const auto& w = unc.noveltyWeights();
     std::printf("learned from %zu held-out workloads (%s); confidence weights: configuration "
                 "%.3g, pair %.3g, batch %.3g, unknown chip %.3g, other vendor %.3g\n",
@@ -319,9 +316,9 @@ void predictAla(const ala::AlaModel& model, const ala::Uncertainty& unc, const a
             f << r.framework << ',' << r.model << ',' << r.hardware << ',' << r.precision << ','
               << r.ii << ',' << r.oo << ',' << r.bb << ',';
             if (r.thpt > 0) f << r.thpt;
-            f << ',' << pr.fit(r.bb) << ',' << ala::sourceName(pr.source) << ','
-              << pr.anchor_config << ',' << pr.anchor.first << ',' << pr.anchor.second << ','
-              << pr.anchors << ',' << pc.predicted_error << ',' << pc.confidence << '\n';
+            f << ',' << pr.fit(r.bb) << ',' << ala::sourceName(pr.source) << ',' << pr.anchor_config
+              << ',' << pr.anchor.first << ',' << pr.anchor.second << ',' << pr.anchors << ','
+              << pc.predicted_error << ',' << pc.confidence << '\n';
         }
     });
     std::printf("wrote %zu predictions to %s\n", queries.size(), a.out.c_str());
@@ -338,7 +335,8 @@ void evaluateUncertaintyCli(const std::vector<ala::BenchRow>& rows, const ala::A
     std::vector<std::pair<ala::UncertaintyMethod, const char*>> methods{
         {ala::UncertaintyMethod::Current, "current (held-out predictions)"}};
     if (a.compare_annealed)
-        methods.emplace_back(ala::UncertaintyMethod::Annealed, "annealed (the paper's, as first built)");
+        methods.emplace_back(ala::UncertaintyMethod::Annealed,
+                             "annealed (the paper's, as first built)");
     for (auto rv : regimes) {
         const std::string regime(rv);
         for (const auto& [method, mname] : methods) {
@@ -348,8 +346,8 @@ void evaluateUncertaintyCli(const std::vector<ala::BenchRow>& rows, const ala::A
             ala::AnnealedUncertaintyOptions ann;
             ann.anneal.seed = a.seed;
             ann.step_xgb.seed = ann.predictor.seed = a.seed;
-            const auto ev = ala::evaluateUncertainty(rows, o, regime, a.folds, uncertaintyOptions(a),
-                                                     method, ann);
+            const auto ev = ala::evaluateUncertainty(rows, o, regime, a.folds,
+                                                     uncertaintyOptions(a), method, ann);
             std::map<std::string, std::vector<const ala::UncertaintyQuery*>> by_hw;
             for (const auto& q : ev.queries) by_hw[q.hardware].push_back(&q);
             std::printf("  %-26s %7s | %10s %10s %10s\n", "hardware", "configs", "actual %",
@@ -364,24 +362,25 @@ void evaluateUncertaintyCli(const std::vector<ala::BenchRow>& rows, const ala::A
                 }
                 std::printf("  %-26s %7zu | %10.1f %10.1f %10.3f  (medians)\n", hw.c_str(),
                             v.size(), describe(act, {50}).percentile(50),
-                            describe(pred, {50}).percentile(50), describe(conf, {50}).percentile(50));
+                            describe(pred, {50}).percentile(50),
+                            describe(conf, {50}).percentile(50));
             }
             for (const auto& q : ev.queries)
                 qs.push_back({{"configuration", q.config},
                               {"hardware", q.hardware},
                               {"rows", q.rows},
-                              {"actual_pct", num(q.actual_pct)},
-                              {"predicted_pct", num(q.predicted_pct)},
-                              {"confidence", num(q.confidence)}});
+                              {"actual_pct", jsonNumber(q.actual_pct)},
+                              {"predicted_pct", jsonNumber(q.predicted_pct)},
+                              {"confidence", jsonNumber(q.confidence)}});
             std::printf("  %zu held-out configurations: Spearman(predicted, actual error) %+.3f, "
                         "Spearman(confidence, actual error) %+.3f\n",
                         ev.queries.size(), ev.spearman_predicted, ev.spearman_confidence);
-            out.push_back({{"regime", regime},
-                           {"method", method == ala::UncertaintyMethod::Current ? "current"
-                                                                                : "annealed"},
-                           {"spearman_predicted", num(ev.spearman_predicted)},
-                           {"spearman_confidence", num(ev.spearman_confidence)},
-                           {"queries", qs}});
+            out.push_back(
+                {{"regime", regime},
+                 {"method", method == ala::UncertaintyMethod::Current ? "current" : "annealed"},
+                 {"spearman_predicted", jsonNumber(ev.spearman_predicted)},
+                 {"spearman_confidence", jsonNumber(ev.spearman_confidence)},
+                 {"queries", qs}});
         }
     }
     if (!a.json_out.empty()) {

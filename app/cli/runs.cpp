@@ -1,16 +1,17 @@
 // kairos-cli runs list|show|compare|delete|export and models list|show: what a Kairos
 // database holds.
-#include "commands.h"
 #include "checks.h"
+#include "commands.h"
 #include "export/atomic_file.h"
 #include "metrics/compare.h"
+#include "model/json_number.h"
 #include "store/store.h"
 #include "workload/json_line.h"
 #include "workload/text.h"
 
 #include <cmath>
-#include <limits>
 #include <cstdio>
+#include <limits>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
@@ -149,17 +150,17 @@ void compare(const RunsArgs& a) {
     const Summary sa = summaryOf(s.path(), ra), sb = summaryOf(s.path(), rb);
     const auto qa = store::toRequestMetrics(s.runRequests(ra.id));
     const auto qb = store::toRequestMetrics(s.runRequests(rb.id));
-    const Comparison c = kairos::compare({&sa, &qa, ra.workload_hash}, {&sb, &qb, rb.workload_hash});
+    const Comparison c =
+        kairos::compare({&sa, &qa, ra.workload_hash}, {&sb, &qb, rb.workload_hash});
     if (a.json) {
         nlohmann::json d = nlohmann::json::array();
-        auto num = [](double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(); };
         for (const auto& x : c.deltas)
             d.push_back({{"key", x.key},
                          {"label", x.label},
-                         {"a", num(x.before)},
-                         {"b", num(x.after)},
-                         {"change", num(x.change)},
-                         {"relative", num(x.relative)},
+                         {"a", jsonNumber(x.before)},
+                         {"b", jsonNumber(x.after)},
+                         {"change", jsonNumber(x.change)},
+                         {"relative", jsonNumber(x.relative)},
                          {"verdict", x.verdict},
                          {"basis", basisName(x.basis)}});
         std::printf("%s\n", nlohmann::json{{"a", infoJson(s.path(), ra, false)},
@@ -171,8 +172,8 @@ void compare(const RunsArgs& a) {
                                            {"only_b", c.only_after},
                                            {"note", c.note},
                                            {"deltas", d}}
-                                 .dump(2)
-                                 .c_str());
+                                .dump(2)
+                                .c_str());
         return;
     }
     std::printf("A: run %lld, %s on %s\nB: run %lld, %s on %s\n", static_cast<long long>(ra.id),

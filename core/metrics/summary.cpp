@@ -1,6 +1,7 @@
 #include "metrics/summary.h"
 
 #include "metrics/request_metrics.h"
+#include "model/json_number.h"
 #include "workload/text.h"
 
 #include <algorithm>
@@ -168,13 +169,6 @@ Summary summarize(const RunLog& log, const std::vector<RequestMetrics>& reqs,
     return s;
 }
 
-namespace {
-// NaN is not JSON: write null.
-nlohmann::json num(double v) {
-    return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr);
-}
-} // namespace
-
 nlohmann::json Summary::toJson() const {
     nlohmann::json j;
     j["workload"] = workload;
@@ -191,36 +185,37 @@ nlohmann::json Summary::toJson() const {
     j["never_started"] = never_started;
     j["total_input_tokens"] = total_input_tokens;
     j["total_output_tokens"] = total_output_tokens;
-    j["duration"] = num(duration_s);
+    j["duration"] = jsonNumber(duration_s);
     // The offered load: +inf (an offline batch) is written as null, like NaN.
-    j["offered_rate"] = num(load.offered_rate);
+    j["offered_rate"] = jsonNumber(load.offered_rate);
     j["saturated"] = load.saturated ? nlohmann::json(*load.saturated) : nlohmann::json(nullptr);
     j["saturation"] = {{"verdict", load.verdict},
-                       {"arrival_span_s", num(load.arrival_span_s)},
-                       {"queue_growth", num(load.queue_growth)},
-                       {"from_s", num(load.from_s)},
-                       {"to_s", num(load.to_s)},
-                       {"arrival_cv2", num(load.arrival_cv2)},
-                       {"window_s", num(load.window_s)},
+                       {"arrival_span_s", jsonNumber(load.arrival_span_s)},
+                       {"queue_growth", jsonNumber(load.queue_growth)},
+                       {"from_s", jsonNumber(load.from_s)},
+                       {"to_s", jsonNumber(load.to_s)},
+                       {"arrival_cv2", jsonNumber(load.arrival_cv2)},
+                       {"window_s", jsonNumber(load.window_s)},
                        {"window_arrivals", load.window_arrivals},
                        {"queue_at_last_arrival", load.queue_at_last_arrival},
                        {"dropped_waiting", load.dropped_waiting},
                        {"max_queue", load.max_queue},
-                       {"drain_s", num(load.drain_s)}};
-    j["request_throughput"] = num(request_throughput);
-    j["output_throughput"] = num(output_throughput);
-    j["total_token_throughput"] = num(total_token_throughput);
+                       {"drain_s", jsonNumber(load.drain_s)}};
+    j["request_throughput"] = jsonNumber(request_throughput);
+    j["output_throughput"] = jsonNumber(output_throughput);
+    j["total_token_throughput"] = jsonNumber(total_token_throughput);
     if (request_goodput) {
-        j["request_goodput"] = num(*request_goodput);
+        j["request_goodput"] = jsonNumber(*request_goodput);
         j["good_requests"] = good_requests;
     }
     auto put = [&](const char* m, const Stats& st) {
         const std::string name(m);
-        j["mean_" + name + "_ms"] = num(st.mean);
-        j["median_" + name + "_ms"] = num(st.median);
-        j["std_" + name + "_ms"] = num(st.std);
+        j["mean_" + name + "_ms"] = jsonNumber(st.mean);
+        j["median_" + name + "_ms"] = jsonNumber(st.median);
+        j["std_" + name + "_ms"] = jsonNumber(st.std);
         j[name + "_count"] = st.count; // samples behind the statistics
-        for (const auto& [q, v] : st.percentiles) j[percentileKey(q) + "_" + name + "_ms"] = num(v);
+        for (const auto& [q, v] : st.percentiles)
+            j[percentileKey(q) + "_" + name + "_ms"] = jsonNumber(v);
     };
     put("ttft", ttft_ms);
     put("tpot", tpot_ms);
@@ -239,18 +234,18 @@ nlohmann::json Summary::toJson() const {
         j[k + "tasks"] = r.tasks;
         // utility*: the first response's (the paper's metric; negative when late);
         // segment_utility*: summed over the plan's segments, each floored at zero.
-        j[k + "utility"] = num(r.utility);
-        j[k + "utility_pct"] = num(r.utilityPercent());
+        j[k + "utility"] = jsonNumber(r.utility);
+        j[k + "utility_pct"] = jsonNumber(r.utilityPercent());
         j[k + "max_utility"] = r.max_utility;
-        j[k + "mean_utility"] = num(r.meanUtility());
+        j[k + "mean_utility"] = jsonNumber(r.meanUtility());
         j[k + "segment_utility"] = r.segment_utility;
-        j[k + "segment_utility_pct"] = num(r.segmentUtilityPercent());
+        j[k + "segment_utility_pct"] = jsonNumber(r.segmentUtilityPercent());
         j[k + "segment_max_utility"] = r.segment_max_utility;
         j[k + "responded"] = r.responded;
         j[k + "complete"] = r.complete;
-        j[k + "mean_response_s"] = num(r.mean_response);
-        j[k + "mean_robot_wait_s"] = num(r.mean_robot_wait);
-        j[k + "mean_completion_s"] = num(r.mean_completion);
+        j[k + "mean_response_s"] = jsonNumber(r.mean_response);
+        j[k + "mean_robot_wait_s"] = jsonNumber(r.mean_robot_wait);
+        j[k + "mean_completion_s"] = jsonNumber(r.mean_completion);
     }
     j["kv_peak_tokens"] = kv_peak_tokens;
     j["kv_capacity_tokens"] = kv_capacity_tokens;

@@ -1,6 +1,7 @@
 #include "repro/repro.h"
 
 #include "model/input_error.h"
+#include "model/json_number.h"
 #include "repro/common.h"
 #include "sim/engine.h"
 #include "workload/readers.h"
@@ -180,23 +181,20 @@ Report reproduce(const std::string& paper, const Options& opt) {
 }
 
 nlohmann::json toJson(const std::vector<Claim>& claims) {
-    auto num = [](double v) {
-        return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr);
-    };
     nlohmann::json a = nlohmann::json::array();
     for (const Claim& c : claims)
         a.push_back({{"paper", c.paper},
                      {"claim", c.claim},
                      {"paper_value", c.paper_value},
-                     {"kairos_value", num(c.kairos_value)},
+                     {"kairos_value", jsonNumber(c.kairos_value)},
                      {"unit", c.unit},
                      {"setting", c.setting},
                      {"band", c.band.text()},
                      {"verdict", verdictName(c.verdict)},
                      {"cause", c.verdict == Verdict::NotComparable ? c.not_comparable : c.cause},
                      {"seeds", c.seeds},
-                     {"ci_low", num(c.ci_low)},
-                     {"ci_high", num(c.ci_high)}});
+                     {"ci_low", jsonNumber(c.ci_low)},
+                     {"ci_high", jsonNumber(c.ci_high)}});
     return a;
 }
 
@@ -226,21 +224,18 @@ std::string claimsTable(const std::vector<Claim>& claims) {
     if (several) s += " (means over " + std::to_string(claims.front().seeds) + " seeds)";
     s += "; " + std::to_string(n.calibrated) + " calibrated (tuned to the paper's figure, not " +
          "counted), " + std::to_string(n.not_comparable) + " not comparable (not counted)\n";
-    bool any = false;
-    for (const Claim& c : claims) {
-        if (c.verdict != Verdict::Disagrees) continue;
-        if (!any) s += "\nWhy Kairos disagrees:\n";
-        any = true;
-        s += "  [" + c.paper + "] " + c.claim + ": " +
-             (c.cause.empty() ? "cause not measured yet" : c.cause) + "\n";
-    }
-    any = false;
-    for (const Claim& c : claims) {
-        if (c.verdict != Verdict::NotComparable) continue;
-        if (!any) s += "\nNot comparable:\n";
-        any = true;
-        s += "  [" + c.paper + "] " + c.claim + ": " + c.not_comparable + "\n";
-    }
+    // The rows of one verdict with their reason, under a heading (nothing when none).
+    auto section = [&](Verdict v, const char* heading, auto reason) {
+        std::string lines;
+        for (const Claim& c : claims)
+            if (c.verdict == v) lines += "  [" + c.paper + "] " + c.claim + ": " + reason(c) + "\n";
+        if (!lines.empty()) s += std::string("\n") + heading + "\n" + lines;
+    };
+    section(Verdict::Disagrees, "Why Kairos disagrees:", [](const Claim& c) {
+        return c.cause.empty() ? std::string("cause not measured yet") : c.cause;
+    });
+    section(Verdict::NotComparable,
+            "Not comparable:", [](const Claim& c) { return c.not_comparable; });
     s += "\nSettings:\n";
     std::string last;
     for (const Claim& c : claims) {

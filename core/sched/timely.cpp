@@ -76,21 +76,26 @@ void TimelyScheduler::onEnqueue(const EngineView& view, ReqId id) {
     index_.emplace(p.index_key, id);
 }
 
+int TimelyScheduler::Plan::segmentStart() const {
+    return next == 0 ? 0 : ends[static_cast<std::size_t>(next - 1)];
+}
+
 double TimelyScheduler::generationTime(const EngineView& view, ReqId id) const {
-    const Plan& p = plans_[static_cast<std::size_t>(id)];
-    const int start = p.next == 0 ? 0 : p.ends[static_cast<std::size_t>(p.next - 1)];
     if (opt_.segment_time > 0) return opt_.segment_time;
-    const int tokens =
-        p.ends[static_cast<std::size_t>(p.next)] - std::max(start, view.state(id).generated);
+    const Plan& p = plans_[static_cast<std::size_t>(id)];
+    const int tokens = p.ends[static_cast<std::size_t>(p.next)] -
+                       std::max(p.segmentStart(), view.state(id).generated);
     const double step = stepTime(1);
-    return step > 0 ? std::max(1, tokens) * step : 0.09;
+    return step > 0 ? std::max(1, tokens) * step : TimelyOptions{}.segment_time;
+}
+
+double TimelyScheduler::firstDue(const Request& r) const {
+    return r.arrival + (r.tuf ? r.tuf->ert : opt_.slack);
 }
 
 double TimelyScheduler::due(const EngineView& view, ReqId id) const {
     const Plan& p = plans_[static_cast<std::size_t>(id)];
-    const Request& r = *view.state(id).req;
-    if (p.next == 0) return r.arrival + (r.tuf ? r.tuf->ert : opt_.slack);
-    return p.robot_free;
+    return p.next == 0 ? firstDue(*view.state(id).req) : p.robot_free;
 }
 
 double TimelyScheduler::priority(const EngineView& view, ReqId id, double t) const {
@@ -111,10 +116,8 @@ double TimelyScheduler::rankKey(const EngineView& view, ReqId id) const {
     switch (opt_.mode) {
     case TimelyOptions::Mode::Pud:
         return -priority(view, id, view.now());
-    case TimelyOptions::Mode::Edf: { // the request's deadline, kept for every segment
-        const Request& r = *view.state(id).req;
-        return r.arrival + (r.tuf ? r.tuf->ert : opt_.slack);
-    }
+    case TimelyOptions::Mode::Edf: // the request's deadline, kept for every segment
+        return firstDue(*view.state(id).req);
     case TimelyOptions::Mode::Fcfs:
         return view.state(id).req->arrival;
     default: // vllm_stream: never suspends, so this is the arrival too
@@ -139,16 +142,14 @@ bool TimelyScheduler::wcetAllows(const EngineView& view, const std::vector<ReqId
     const double now = view.now();
     for (ReqId id : pool) {
         const ReqState& s = view.state(id);
-        const Request& r = *s.req;
         const Plan& p = plans_[static_cast<std::size_t>(id)];
         // The lag for one generation: the last to join has not shown its rate yet (no token
         // since it joined), so the rate of the larger batch is not known: wait for it.
         if (!(p.spt > 0)) return false;
-        if (!r.tuf) continue; // no time budget to protect
-        const double end = p.next == 0 ? r.arrival + r.tuf->ert : p.robot_free;
+        if (!s.req->tuf) continue; // no time budget to protect
+        const double end = due(view, id);
         if (end <= now) continue; // already late: waiting longer cannot save its deadline
-        const int start = p.next == 0 ? 0 : p.ends[static_cast<std::size_t>(p.next - 1)];
-        const int left = std::max(1, opt_.max_segment - (s.generated - start));
+        const int left = std::max(1, opt_.max_segment - (s.generated - p.segmentStart()));
         if (now + left * p.spt > end) return false;
     }
     return true;
@@ -280,20 +281,19 @@ void TimelyScheduler::schedule(const EngineView& view, Decision& out) {
     std::vector<Tracked> tracked;
     const bool guided = opt_.batching == TimelyOptions::Batching::UtilityGain &&
                         opt_.mode != TimelyOptions::Mode::Stream && ete_;
-    // WCET batching: the generations that stay in the batch, checked before any joins.
-    std::vector<ReqId> pool;
-    if (wcet)
+    // The generations that stay in the batch (running, not suspended by this decision):
+    // what either batching rule protects.
+    std::vector<ReqId> staying;
+    if (wcet || guided)
         for (ReqId id : view.running())
             if (std::find(out.suspend.begin(), out.suspend.end(), id) == out.suspend.end())
-                pool.push_back(id);
-    const bool wcet_room = !wcet || pool.empty() || wcetAllows(view, pool);
+                staying.push_back(id);
+    const bool wcet_room = !wcet || staying.empty() || wcetAllows(view, staying);
     std::int64_t batch = running_n_ - static_cast<std::int64_t>(out.suspend.size());
     std::int64_t prefill_l = 0;
     double prefill_l2 = 0;
     if (guided)
-        for (ReqId id : view.running()) {
-            if (std::find(out.suspend.begin(), out.suspend.end(), id) != out.suspend.end())
-                continue;
+        for (ReqId id : staying) {
             const Plan& p = plans_[static_cast<std::size_t>(id)];
             const int left = p.ends[static_cast<std::size_t>(p.next)] - view.state(id).generated;
             if (left > 0) tracked.push_back(describe(id, left, false));
@@ -332,9 +332,8 @@ void TimelyScheduler::schedule(const EngineView& view, Decision& out) {
         const ReqState& s = view.state(id);
         if (fresh_blocked && s.phase == Phase::Waiting) continue;
         const Plan& p = plans_[static_cast<std::size_t>(id)];
-        const int start = p.next == 0 ? 0 : p.ends[static_cast<std::size_t>(p.next - 1)];
         const std::int64_t left = std::max<std::int64_t>(
-            1, p.ends[static_cast<std::size_t>(p.next)] - std::max(start, s.generated));
+            1, p.ends[static_cast<std::size_t>(p.next)] - std::max(p.segmentStart(), s.generated));
         const bool fresh = s.phase == Phase::Waiting;
         const std::int64_t l = fresh ? s.context() : 0;
         const Tracked me = describe(id, left, fresh);

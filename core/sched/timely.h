@@ -81,6 +81,7 @@ private:
         double obs_t = 0;
         std::int32_t obs_gen = 0;
         double spt = std::numeric_limits<double>::quiet_NaN();
+        int segmentStart() const; // tokens before the segment being (or to be) generated
     };
     void observeRates(const EngineView& view);
     // Whether every generation in `pool` whose due time is ahead finishes its segment's
@@ -91,6 +92,7 @@ private:
     double stepTime(std::int64_t extra_batch) const;
     double generationTime(const EngineView& view, ReqId id) const;
     double due(const EngineView& view, ReqId id) const;
+    double firstDue(const Request& r) const; // s_0's due time: arrival + ERT (or slack)
     double rankKey(const EngineView& view, ReqId id) const; // lower first
     TimelyOptions opt_;
     std::vector<Plan> plans_;
