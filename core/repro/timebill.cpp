@@ -1,5 +1,7 @@
 // TimeBill (seeds/000): completion rate and a quality proxy under time budgets, for fixed
 // eviction ratios and for the closed-form alpha*, and the pessimism factor k.
+#include "fit/ete_fit.h"
+#include "metrics/stats.h"
 #include "predict/predictor.h"
 #include "repro/common.h"
 #include "workload/generators.h"
@@ -167,6 +169,51 @@ Report reproduceTimebill(const Options& opt) {
         rep.claims.push_back(makeClaim(
             "timebill", "shared machine: auto_k completion minus k=5's", nullptr,
             100 * (sr[2].summary.completion_rate - sr[1].summary.completion_rate), "points", sset));
+    }
+
+    // The ETE's accuracy (TimeBill's forms at batch 1: prefill a*N^2 + b*N + c, decode step
+    // p*N_kv + q) on held-out settings of every Splitwise model/hardware/TP group (the
+    // power-capped H100 groups repeat the uncapped ones' timings and are left out): the
+    // paper reports 1.22 % / 1.69 % on its own profiling of Qwen2.5-7B on an A40.
+    {
+        std::vector<double> pre_test, dec_test, pre_train, pre_max;
+        std::size_t groups = 0;
+        for (const auto& [name, m] :
+             splitwiseMeasurements(dataFile(opt, "splitwise_perf_model.csv"))) {
+            if (name.find("-pcap") != std::string::npos) continue;
+            const EteReport r = fitEteReport(m, 0.2, opt.seed);
+            for (const LinearFit& f : r.fits) {
+                if (f.name.rfind("prefill, batch 1", 0) == 0) {
+                    pre_test.push_back(f.test_mape_pct);
+                    pre_train.push_back(f.mape_pct);
+                    pre_max.push_back(f.max_pct);
+                }
+                if (f.name.rfind("decode step, batch 1", 0) == 0)
+                    dec_test.push_back(f.test_mape_pct);
+            }
+            ++groups;
+        }
+        const auto median = [](std::vector<double> v) { return describe(std::move(v), {}).median; };
+        const std::string eset =
+            "Kairos's ETE fit (kairos-cli fit ete --splitwise) on " + std::to_string(groups) +
+            " Splitwise groups (Llama2-70B and BLOOM-176B on A100/H100, TP 2-8), 20 % of the "
+            "settings held out (seed " +
+            std::to_string(opt.seed) +
+            "); median over the groups of the held-out MAPE. The paper profiled Qwen2.5-7B on "
+            "an A40, which is not here";
+        rep.claims.push_back(makeClaim("timebill", "ETE prefill MAPE, held out (TimeBill's form)",
+                                       1.22, median(pre_test), "%", eset));
+        rep.claims.back().band = Band::absolute(2);
+        rep.claims.back().cause =
+            "Splitwise's batch-1 prefill times are not quadratic in N over 128-8,192 tokens: "
+            "even on the settings it is fitted to the form is " +
+            fixed(median(pre_train), 1) + " % off (median over groups; worst row " +
+            fixed(median(pre_max), 1) +
+            " %), so a held-out error near 1.22 % is not to be expected of it";
+        rep.claims.push_back(makeClaim("timebill",
+                                       "ETE decode-step MAPE, held out (TimeBill's form)", 1.69,
+                                       median(dec_test), "%", eset));
+        rep.claims.back().band = Band::absolute(2);
     }
 
     rep.claims.push_back(makeClaim("timebill", "response-length predictor MAE (paper: 512 buckets)",
