@@ -7,7 +7,9 @@
 
 namespace kairos::repro {
 
-// Llama3-8B on one RTX 4090 (TimelyLLM's machine): see derived.cpp.
+// Llama3-8B on one A100-80GB (Trail's machine) and on one RTX 4090 (TimelyLLM's): see
+// derived.cpp.
+DeviceProfile llama3_8bA100(const Options& opt);
 DeviceProfile llama3_8bRtx4090(const Options& opt);
 
 } // namespace kairos::repro
