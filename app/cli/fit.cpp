@@ -476,15 +476,8 @@ void addFitAla(CLI::App* fit) {
             return;
         }
         const auto ev = ala::evaluate(rows, o, a->test_fraction, a->seed);
-        auto q = [](const std::vector<double>& v, double pct) {
-            std::vector<double> ok;
-            for (double x : v)
-                if (std::isfinite(x)) ok.push_back(x);
-            return ok.empty() ? std::nan("") : describe(ok, {pct}).percentile(pct);
-        };
+        const auto q = ala::finitePercentile;
         nlohmann::json out = nlohmann::json::array();
-        std::map<std::string, std::array<std::vector<double>, 3>> by_hw;
-        std::array<std::vector<double>, 3> all;
         int ala_best = 0;
         std::size_t suspect_held = 0;
         std::vector<std::string> poor; // configurations whose held-out error is too high
@@ -499,13 +492,6 @@ void addFitAla(CLI::App* fit) {
             std::printf("%-70.70s %5zu %5zu | %7.1f %7.1f | %7.1f %7.1f | %7.1f %7.1f%s\n",
                         ce.config.c_str(), ce.pairs, ce.held_out.size(), am, q(ce.ala_pct, 90), lm,
                         q(ce.linear_pct, 90), xm, q(ce.xgb_pct, 90), is_poor ? "  poor" : "");
-            const std::array<const std::vector<double>*, 3> e{&ce.ala_pct, &ce.linear_pct,
-                                                              &ce.xgb_pct};
-            for (std::size_t m = 0; m < 3; ++m) {
-                auto& h = by_hw[ce.fields.hardware][m];
-                h.insert(h.end(), e[m]->begin(), e[m]->end());
-                all[m].insert(all[m].end(), e[m]->begin(), e[m]->end());
-            }
             nlohmann::json held = nlohmann::json::array();
             for (const auto& [ii, oo] : ce.held_out) held.push_back({ii, oo});
             out.push_back({{"configuration", ce.config},
@@ -537,19 +523,16 @@ void addFitAla(CLI::App* fit) {
                     ev.screened_rows, a->screen, suspect_held);
         std::printf("%-26s %6s | %15s | %15s | %15s\n", "hardware", "rows", "ALA med/p90 %",
                     "linear med/p90", "XGBoost med/p90");
-        int hw_best = 0;
+        const ala::PooledErrors pooled = ala::poolErrors(ev);
         auto line = [&](const std::string& name, const std::array<std::vector<double>, 3>& e) {
             std::printf("%-26s %6zu | %7.1f %7.1f | %7.1f %7.1f | %7.1f %7.1f\n", name.c_str(),
                         e[0].size(), q(e[0], 50), q(e[0], 90), q(e[1], 50), q(e[1], 90),
                         q(e[2], 50), q(e[2], 90));
         };
-        for (const auto& [hw, e] : by_hw) {
-            line(hw, e);
-            hw_best += q(e[0], 50) < q(e[1], 50) && q(e[0], 50) < q(e[2], 50);
-        }
-        line("all", all);
-        std::printf("ALA's median below both baselines' on %d of %zu hardware\n", hw_best,
-                    by_hw.size());
+        for (const auto& [hw, e] : pooled.by_hardware) line(hw, e);
+        line("all", pooled.all);
+        std::printf("ALA's median below both baselines' on %d of %zu hardware\n",
+                    pooled.hardware_ala_best, pooled.by_hardware.size());
         if (!a->json_out.empty()) {
             const std::string text = out.dump(2) + "\n";
             writeFileAtomically(a->json_out, [&](std::ostream& f) { f << text; });
@@ -573,12 +556,13 @@ void addFitAla(CLI::App* fit) {
                 {"trees", a->trees},
                 {"seed",
                  a->seed}}.dump();
-            mi.accuracy =
-                nlohmann::json{
-                    {"test_fraction", a->test_fraction},   {"ala_median_pct", q(all[0], 50)},
-                    {"ala_p90_pct", q(all[0], 90)},        {"linear_median_pct", q(all[1], 50)},
-                    {"xgboost_median_pct", q(all[2], 50)}, {"configurations", out}}
-                    .dump();
+            mi.accuracy = nlohmann::json{{"test_fraction", a->test_fraction},
+                                         {"ala_median_pct", q(pooled.all[0], 50)},
+                                         {"ala_p90_pct", q(pooled.all[0], 90)},
+                                         {"linear_median_pct", q(pooled.all[1], 50)},
+                                         {"xgboost_median_pct", q(pooled.all[2], 50)},
+                                         {"configurations", out}}
+                              .dump();
             const auto id = db.putModel(mi);
             std::printf("stored as model %lld in %s (simulate --exec-model %lld)\n",
                         static_cast<long long>(id), db.path().c_str(), static_cast<long long>(id));

@@ -387,7 +387,8 @@ void AlaModel::computeScales() {
     for (auto& [k, c] : configs_) {
         c.desc = descriptors(c.fields);
         c.chip = chip(c.fields.hardware);
-        c.curves = std::any_of(c.db.begin(), c.db.end(), [](const auto& e) { return isCurve(e.second); });
+        c.curves =
+            std::any_of(c.db.begin(), c.db.end(), [](const auto& e) { return isCurve(e.second); });
         d.push_back(c.desc);
     }
     if (d.empty()) return;
@@ -542,7 +543,8 @@ Prediction AlaModel::parameters(const BenchRow& q, int ii, int oo) const {
         }
         const std::vector<std::vector<float>> x{regressorInput(*c, ii, oo, a->first)};
         const auto ta = toUvw(a->second);
-        for (int j = 0; j < 3; ++j) mean[std::size_t(j)] += ta[std::size_t(j)] + r_[j].predict(x)[0];
+        for (int j = 0; j < 3; ++j)
+            mean[std::size_t(j)] += ta[std::size_t(j)] + r_[j].predict(x)[0];
     }
     for (double& m : mean) m /= double(from.size());
     out.fit = fromUvw(mean[0], mean[1], mean[2]);
@@ -569,8 +571,8 @@ std::vector<float> AlaModel::queryFeatures(const std::vector<BenchRow>& workload
         if (an == anchor_numbers.end()) {
             bool amoe = false;
             an = anchor_numbers
-                     .emplace(p.anchor_config,
-                              std::make_pair(deviceCount(a.hardware), modelBillions(a.model, &amoe)))
+                     .emplace(p.anchor_config, std::make_pair(deviceCount(a.hardware),
+                                                              modelBillions(a.model, &amoe)))
                      .first;
         }
         f[std::size_t(p.source)] += 1; // 0 measured, 1 predicted, 2 other configuration
@@ -607,7 +609,8 @@ std::vector<float> AlaModel::queryFeatures(const std::vector<BenchRow>& workload
     return {f.begin(), f.end()};
 }
 
-std::array<double, AlaModel::kNovelty> AlaModel::novelty(const std::vector<BenchRow>& workload) const {
+std::array<double, AlaModel::kNovelty>
+AlaModel::novelty(const std::vector<BenchRow>& workload) const {
     return noveltyOf(queryFeatures(workload));
 }
 
@@ -833,6 +836,30 @@ Split split(const std::vector<BenchRow>& rows, const AlaOptions& o, double test_
     return sp;
 }
 } // namespace
+
+double finitePercentile(const std::vector<double>& v, double pct) {
+    std::vector<double> ok;
+    for (double x : v)
+        if (std::isfinite(x)) ok.push_back(x);
+    return ok.empty() ? std::nan("") : describe(ok, {pct}).percentile(pct);
+}
+
+PooledErrors poolErrors(const Evaluation& ev) {
+    PooledErrors p;
+    for (const auto& ce : ev.configs) {
+        const std::array<const std::vector<double>*, 3> e{&ce.ala_pct, &ce.linear_pct, &ce.xgb_pct};
+        for (std::size_t m = 0; m < 3; ++m) {
+            auto& h = p.by_hardware[ce.fields.hardware][m];
+            h.insert(h.end(), e[m]->begin(), e[m]->end());
+            p.all[m].insert(p.all[m].end(), e[m]->begin(), e[m]->end());
+        }
+    }
+    for (const auto& [hw, e] : p.by_hardware) {
+        const double a = finitePercentile(e[0], 50);
+        p.hardware_ala_best += a < finitePercentile(e[1], 50) && a < finitePercentile(e[2], 50);
+    }
+    return p;
+}
 
 Evaluation evaluate(const std::vector<BenchRow>& rows, const AlaOptions& o, double test_fraction,
                     std::uint64_t seed) {
@@ -1257,9 +1284,9 @@ std::vector<UncertaintyQuery> runTasks(const std::vector<Task>& tasks, const Ala
             }
         }
     };
-    const int n = std::max(1, std::min<int>(threads > 0 ? threads
-                                                        : int(std::thread::hardware_concurrency()),
-                                            int(tasks.size())));
+    const int n =
+        std::max(1, std::min<int>(threads > 0 ? threads : int(std::thread::hardware_concurrency()),
+                                  int(tasks.size())));
     std::vector<std::thread> pool;
     for (int k = 1; k < n; ++k) pool.emplace_back(work);
     work();
@@ -1297,11 +1324,13 @@ std::vector<Task> foldsOf(const std::vector<BenchRow>& rows, const AlaOptions& o
         const int n = std::clamp<int>(folds, 2, int(keys.size()));
         for (int f = 0; f < n; ++f) {
             std::set<std::string> out;
-            for (std::size_t i = std::size_t(f); i < keys.size(); i += std::size_t(n)) out.insert(keys[i]);
+            for (std::size_t i = std::size_t(f); i < keys.size(); i += std::size_t(n))
+                out.insert(keys[i]);
             Task t;
             t.regime = regime;
             t.label = "configurations, fold " + std::to_string(f + 1) + " of " + std::to_string(n);
-            for (const auto& r : rows) (out.count(configKey(r, o.columns)) ? t.held : t.train).push_back(r);
+            for (const auto& r : rows)
+                (out.count(configKey(r, o.columns)) ? t.held : t.train).push_back(r);
             tasks.push_back(std::move(t));
         }
     } else if (regime == "pairs") {
@@ -1315,7 +1344,8 @@ std::vector<Task> foldsOf(const std::vector<BenchRow>& rows, const AlaOptions& o
         t.regime = regime;
         t.label = "pairs held out";
         t.measured = true;
-        for (std::size_t i = 0; i < rows.size(); ++i) (sp.held[i] ? t.held : t.train).push_back(rows[i]);
+        for (std::size_t i = 0; i < rows.size(); ++i)
+            (sp.held[i] ? t.held : t.train).push_back(rows[i]);
         tasks.push_back(std::move(t));
     } else {
         throw std::invalid_argument("unknown held-out regime '" + regime +
@@ -1427,7 +1457,8 @@ Uncertainty Uncertainty::fromJson(const nlohmann::json& j) {
                                      " novelty weights expected");
         for (std::size_t k = 0; k < w.size(); ++k) {
             if (!(w[k] >= 0) || !std::isfinite(w[k]))
-                throw std::runtime_error("ALA uncertainty: a novelty weight must be finite and >= 0");
+                throw std::runtime_error(
+                    "ALA uncertainty: a novelty weight must be finite and >= 0");
             u.w_[k] = w[k];
         }
     } catch (const nlohmann::json::exception& e) {

@@ -9,8 +9,8 @@
 #include <array>
 #include <cstdint>
 #include <functional>
-#include <memory>
 #include <map>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <tuple>
@@ -95,7 +95,7 @@ struct Prediction {
     // in the regressors' coordinates, of the predictions from each (anchor_config is
     // the first of them by key, for display).
     std::size_t anchors = 1;
-    double config_distance = 0; // configDistance to the anchor configuration (0: its own)
+    double config_distance = 0;      // configDistance to the anchor configuration (0: its own)
     std::vector<int> anchor_batches; // the anchor curve's measured batch sizes
     double anchor_max_abs_pct = 0;   // and its own fit's largest error (%)
 };
@@ -236,6 +236,18 @@ struct Evaluation {
 Evaluation evaluate(const std::vector<BenchRow>& rows, const AlaOptions& o, double test_fraction,
                     std::uint64_t seed);
 
+// The pct-th percentile of the finite values of v (NaN when there are none).
+double finitePercentile(const std::vector<double>& v, double pct);
+// An evaluation's held-out errors pooled per hardware and over every configuration, per
+// method (0: ALA, 1: linear regression, 2: XGBoost), and on how many hardware ALA's median
+// is below both baselines' medians.
+struct PooledErrors {
+    std::map<std::string, std::array<std::vector<double>, 3>> by_hardware;
+    std::array<std::vector<double>, 3> all;
+    int hardware_ala_best = 0;
+};
+PooledErrors poolErrors(const Evaluation& ev);
+
 // ALA's subsets and confidence (PAPERS.md §5). A subset is a set of measured points
 // (ii, oo, bb); simulated annealing logs the subsets it tried with their error. Our
 // points also carry their configuration (framework, model, hardware, precision as ids
@@ -356,7 +368,6 @@ private:
     fit::XgbRegressor predictor_;
 };
 
-
 // ALA's error predictor and confidence (format kairos-ala-uncertainty-2), learned from
 // held-out predictions made the way a query is: within the training rows, ALA is trained
 // again without one hardware at a time, without a fifth of the configurations at a time,
@@ -373,12 +384,12 @@ private:
 // (The paper anneals over training subsets and learns from their encodings, with a
 // histogram similarity for confidence; AnnealedUncertainty keeps that.)
 struct UncertaintyOptions {
-    fit::XgbParams step_xgb = fast();     // ALA's regressors in the inner trainings
+    fit::XgbParams step_xgb = fast(); // ALA's regressors in the inner trainings
     fit::XgbParams predictor = predictorParams();
-    int configuration_folds = 5;          // whole configurations held out, a fold at a time
-    double test_fraction = 0.2;           // pairs held out within configurations
+    int configuration_folds = 5; // whole configurations held out, a fold at a time
+    double test_fraction = 0.2;  // pairs held out within configurations
     std::uint64_t seed = 1;
-    int threads = 0;                      // inner trainings at once (0: the hardware's)
+    int threads = 0;                                  // inner trainings at once (0: the hardware's)
     std::function<void(const std::string&)> progress; // one line per inner training
     // 350 rounds at eta 0.1: the authors' 5,000 at 0.007 in a fifteenth of the time, held-out
     // median error 2.5 % against 2.3 % on LLM-Inference-Bench.
@@ -391,9 +402,9 @@ struct UncertaintyQuery {
     std::string config, hardware;
     std::string regime; // "hardware", "configuration", "pairs" or "measured"
     std::size_t rows = 0;
-    std::vector<float> features;        // AlaModel::queryFeatures
+    std::vector<float> features; // AlaModel::queryFeatures
     std::array<double, AlaModel::kNovelty> novelty{};
-    double actual_pct = 0;              // median % error of ALA's predictions of its rows
+    double actual_pct = 0;                    // median % error of ALA's predictions of its rows
     double predicted_pct = 0, confidence = 0; // filled by evaluations
 };
 

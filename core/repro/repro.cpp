@@ -134,7 +134,7 @@ void say(const Options& opt, const std::string& line) {
 }
 
 std::vector<std::string> paperNames() {
-    return {"mcsf", "trail", "timely", "timebill"};
+    return {"mcsf", "trail", "timely", "timebill", "ala"};
 }
 
 namespace {
@@ -143,8 +143,9 @@ Report reproduceOnce(const std::string& paper, const Options& opt) {
     if (paper == "trail") return reproduceTrail(opt);
     if (paper == "timely") return reproduceTimely(opt);
     if (paper == "timebill") return reproduceTimebill(opt);
+    if (paper == "ala") return reproduceAla(opt);
     throw std::invalid_argument("reproduce: unknown paper '" + paper +
-                                "' (mcsf, trail, timely, timebill, all)");
+                                "' (mcsf, trail, timely, timebill, ala, all)");
 }
 } // namespace
 

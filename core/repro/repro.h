@@ -91,7 +91,7 @@ struct Report {
     std::string details; // the tables behind the claims, for people
 };
 
-// "mcsf", "trail", "timely", "timebill"; "all" runs each in that order. Throws
+// "mcsf", "trail", "timely", "timebill", "ala"; "all" runs each in that order. Throws
 // std::invalid_argument for another name and InputError when a data file is missing.
 Report reproduce(const std::string& paper, const Options& opt);
 std::vector<std::string> paperNames();
@@ -109,5 +109,6 @@ Report reproduceMcsf(const Options& opt);
 Report reproduceTrail(const Options& opt);
 Report reproduceTimely(const Options& opt);
 Report reproduceTimebill(const Options& opt);
+Report reproduceAla(const Options& opt);
 
 } // namespace kairos::repro

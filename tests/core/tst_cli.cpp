@@ -309,6 +309,7 @@ private slots:
         }
         for (const char* p : {"mcsf", "trail", "timely", "timebill"})
             QVERIFY2(per_paper[p] >= 5, p);
+        QVERIFY(per_paper["ala"] >= 3);
         QVERIFY(v.at("MC-SF peak KV / M over every run") <= 1.0);
         QCOMPARE(v.at("MC-SF overflows (clears) over every run"), 0.0);
         QVERIFY(v.at("MC-SF / optimum, all arrive at 0 (Algorithm 1)") >= 1.0);

@@ -1,0 +1,67 @@
+// ALA (seeds/004): held-out throughput error of the analytical model extended by XGBoost
+// against the paper's baselines (linear regression, vanilla XGBoost) on LLM-Inference-Bench,
+// the data the paper's ANL dataset comes from.
+#include "fit/ala.h"
+
+#include "repro/common.h"
+
+namespace kairos::repro {
+
+Report reproduceAla(const Options& opt) {
+    Report rep;
+    const std::string path = dataFile(opt, "llm_inference_bench.csv");
+    const auto rows = ala::readBench(path);
+    // The authors' 5,000 rounds at eta 0.007 take 83 s per training on two cores; every
+    // seed trains once, so the rows use Kairos's named faster setting (350 rounds at eta
+    // 0.1), whose held-out median kairos-cli fit ala measures at 2.5 % against 2.3 % for
+    // the authors' setting (kairos-cli fit ala --data ... runs the latter).
+    ala::AlaOptions o;
+    o.xgb.trees = ala::UncertaintyOptions::fast().trees;
+    o.xgb.eta = ala::UncertaintyOptions::fast().eta;
+    if (opt.quick) o.xgb = fit::XgbParams::with(60, 0.3); // a first look
+    o.xgb.seed = opt.seed;
+    constexpr double kHeldOut = 0.2;
+    say(opt, "ala: training on LLM-Inference-Bench with 20 % of each configuration's pairs "
+             "held out");
+    const ala::Evaluation ev = ala::evaluate(rows, o, kHeldOut, opt.seed);
+    const ala::PooledErrors pooled = ala::poolErrors(ev);
+    const auto median = [](const std::vector<double>& v) { return ala::finitePercentile(v, 50); };
+    const double a = median(pooled.all[0]), l = median(pooled.all[1]), x = median(pooled.all[2]);
+
+    Table t({"hardware", "held-out rows", "ALA median %", "linear median %", "XGBoost median %"});
+    for (const auto& [hw, e] : pooled.by_hardware)
+        t.add({hw, std::to_string(e[0].size()), fixed(median(e[0]), 1), fixed(median(e[1]), 1),
+               fixed(median(e[2]), 1)});
+    t.add({"all", std::to_string(pooled.all[0].size()), fixed(a, 1), fixed(l, 1), fixed(x, 1)});
+    const std::string setting =
+        "LLM-Inference-Bench (" + std::to_string(rows.size()) + " rows, " +
+        std::to_string(ev.configs.size()) +
+        " configurations of framework, model, hardware and precision evaluated), 20 % of each "
+        "configuration's (input, output) pairs held out whole (seed " +
+        std::to_string(opt.seed) + "); XGBoost at " + std::to_string(o.xgb.trees) +
+        " rounds, eta " + fmt(o.xgb.eta) +
+        " (the authors' 5,000 at 0.007 take 83 s a training); the baselines trained per "
+        "configuration on raw (ii, oo, bb). The paper's "
+        "Experiment 1 split is not reproducible from its text";
+    rep.details += "ALA: held-out throughput error (" + setting + ")\n" + t.str() + "\n";
+
+    rep.claims.push_back(
+        makeClaim("ala", "ALA median held-out error (Experiment 1: 4 %)", 4.0, a, "%", setting));
+    rep.claims.back().band = Band::absolute(2);
+    rep.claims.push_back(makeClaim(
+        "ala", "linear regression median / ALA median (Fig. 7a: ALA lowest, read as >= 1)", 1.0,
+        l / a, "ratio", setting));
+    rep.claims.back().band = Band::atLeast();
+    rep.claims.push_back(
+        makeClaim("ala", "vanilla XGBoost median / ALA median (Fig. 7a: ALA lowest, read as >= 1)",
+                  1.0, x / a, "ratio", setting));
+    rep.claims.back().band = Band::atLeast();
+    rep.claims.push_back(
+        makeClaim("ala", "share of hardware where ALA's median beats both baselines'", nullptr,
+                  double(pooled.hardware_ala_best) /
+                      double(std::max<std::size_t>(1, pooled.by_hardware.size())),
+                  "fraction", setting));
+    return rep;
+}
+
+} // namespace kairos::repro
