@@ -1,7 +1,6 @@
 #include "commands.h"
 
 #include "checks.h"
-
 #include "exec/execution_model.h"
 #include "export/atomic_file.h"
 #include "export/perfetto.h"
@@ -286,11 +285,13 @@ CLI::Option* addRunOptions(CLI::App* c, const std::shared_ptr<SimulateArgs>& a) 
                   "its burstiness and shape kept)")
         ->capture_default_str()
         ->check(number(0, 1e9, true));
-    c->add_option("--seed", a->seed, "Seed of generated arrivals")->capture_default_str()
+    c->add_option("--seed", a->seed, "Seed of generated arrivals")
+        ->capture_default_str()
         ->check(seedValue());
     c->add_option("--policy,-p", a->policy,
-                  "Scheduling policy: fcfs, sjf, sprpt_lp, sprpt, edf, mcsf, protect_greedy, "
-                  "protect_clearing")
+                  "Scheduling policy: " + policyNameList() +
+                      " (kairos-cli policies: each one's "
+                      "parameters)")
         ->capture_default_str();
     c->add_option("--predictor", a->predictor,
                   "Length predictor of the predicting policies: oracle, lognormal:SIGMA, "
@@ -326,8 +327,7 @@ CLI::Option* addRunOptions(CLI::App* c, const std::shared_ptr<SimulateArgs>& a) 
     c->add_flag("--chunked-prefill", a->chunked, "Mix prefill chunks into decode iterations");
     c->add_flag("--no-skip-ahead", a->no_skip,
                 "Step one iteration at a time (slower; same results)");
-    c->add_option("--budget", a->budget,
-                  "Time budget (s) for every request without one (TimeBill)")
+    c->add_option("--budget", a->budget, "Time budget (s) for every request without one (TimeBill)")
         ->check(number(0, kMaxSeconds, true));
     c->add_option("--quality", a->quality,
                   "Quality proxy q(alpha) as ALPHA:Q,... (default 1 - alpha^2)");
@@ -473,18 +473,16 @@ void addReport(CLI::App& app) {
         const RunOutputs o = runSimulate(*a, outputs);
         if (ref && !a->quiet) {
             const auto qa = perRequest(ref->log), qb = perRequest(o.log);
-            std::printf("\ncompared with %s:\n%s", ref->summary.policy.c_str(),
-                        deltaTable(compare({&ref->summary, &qa}, {&o.summary, &qb}), a->compare,
-                                   a->policy)
-                            .c_str());
+            std::printf(
+                "\ncompared with %s:\n%s", ref->summary.policy.c_str(),
+                deltaTable(compare({&ref->summary, &qa}, {&o.summary, &qb}), a->compare, a->policy)
+                    .c_str());
         }
         if (!a->html.empty() || !a->pdf.empty()) {
-            const auto docs = reportWriter()(o, ref ? &*ref : nullptr, !a->html.empty(),
-                                             !a->pdf.empty());
-            if (!a->html.empty())
-                outputs.add(a->html, [&](std::ostream& f) { f << docs.first; });
-            if (!a->pdf.empty())
-                outputs.add(a->pdf, [&](std::ostream& f) { f << docs.second; });
+            const auto docs =
+                reportWriter()(o, ref ? &*ref : nullptr, !a->html.empty(), !a->pdf.empty());
+            if (!a->html.empty()) outputs.add(a->html, [&](std::ostream& f) { f << docs.first; });
+            if (!a->pdf.empty()) outputs.add(a->pdf, [&](std::ostream& f) { f << docs.second; });
         }
         outputs.commit();
     });
@@ -514,7 +512,8 @@ void addGenerate(CLI::App& app) {
     c->add_option("--burstiness", a->burstiness, "Gamma shape (1 = Poisson)")
         ->capture_default_str()
         ->check(number(0, 1e6, true));
-    c->add_option("--seed", a->seed, "Seed of the arrivals")->capture_default_str()
+    c->add_option("--seed", a->seed, "Seed of the arrivals")
+        ->capture_default_str()
         ->check(seedValue());
     c->add_option("--lengths", a->lengths,
                   "Draw (prompt, output) pairs from this trace (any readable format)");
@@ -522,7 +521,8 @@ void addGenerate(CLI::App& app) {
         ->capture_default_str();
     c->add_option("--output", a->output, "Output length distribution without --lengths")
         ->capture_default_str();
-    c->add_option("--length-seed", a->length_seed, "Seed of the lengths")->capture_default_str()
+    c->add_option("--length-seed", a->length_seed, "Seed of the lengths")
+        ->capture_default_str()
         ->check(seedValue());
     c->add_option("--name", a->name, "Workload name (default: the output file's name)");
     c->add_option("--robot", a->robot,
@@ -735,6 +735,14 @@ void addProfileCpu(CLI::App& app) {
                     p.ete.q1, p.ete.p, r.fit.mape_decode_pct,
                     static_cast<long long>(p.kvCapacityTokens()), r.seconds_spent);
     });
+}
+
+void addPolicies(CLI::App& app) {
+    auto* c = app.add_subcommand(
+        "policies", "List the scheduling policies and their parameters (defaults, domains, units)");
+    auto markdown = std::make_shared<bool>(false);
+    c->add_flag("--markdown", *markdown, "As Markdown (docs/policies.md is this output)");
+    c->callback([markdown] { std::fputs(policyTable(*markdown).c_str(), stdout); });
 }
 
 void addProfiles(CLI::App& app) {

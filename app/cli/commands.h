@@ -23,6 +23,7 @@ namespace kairos::cli {
 void addSimulate(CLI::App& app);
 void addGenerate(CLI::App& app);
 void addFitProfile(CLI::App& app);
+void addPolicies(CLI::App& app);
 void addProfiles(CLI::App& app);
 void addProfileCpu(CLI::App& app);
 void addBench(CLI::App& app);

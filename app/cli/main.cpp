@@ -137,6 +137,7 @@ int main(int argc, char** argv) {
     kairos::cli::addFitProfile(app);
     kairos::cli::addProfileCpu(app);
     kairos::cli::addProfiles(app);
+    kairos::cli::addPolicies(app);
     kairos::cli::addReproduce(app);
     kairos::cli::addReport(app);
     kairos::cli::addRuns(app);

@@ -1,5 +1,4 @@
 #include "main_window.h"
-#include "workload/generators.h"
 
 #include "export/perfetto.h"
 #include "export/requests_csv.h"
@@ -23,6 +22,7 @@
 #include "time_range.h"
 #include "timeline_view.h"
 #include "tuf_chart.h"
+#include "workload/generators.h"
 #include "workload/readers.h"
 
 #include <QApplication>
@@ -65,11 +65,12 @@ namespace kairos::app {
 
 namespace {
 
-// The sliders: parameter name, label, range, default, decimals, log scale, and the
-// policies it applies to (empty: every run).
+// The sliders: parameter name, label, tooltip, range, default, decimals, log scale, and
+// the policies it applies to (empty: every run). A policy's sliders come from the
+// registry (the parameters it marks `slider`); the run's own (KV capacity, seats, rate,
+// SLOs) are listed here.
 struct SliderSpec {
-    const char* name;
-    const char* label;
+    std::string name, label, tooltip;
     double lo, hi, value;
     int decimals;
     bool log;
@@ -77,17 +78,84 @@ struct SliderSpec {
 };
 
 const std::vector<SliderSpec>& sliderSpecs() {
-    static const std::vector<SliderSpec> specs{
-        {"k", "pessimism k", 1, 8, 5, 1, false, {"timebill"}},
-        {"C", "preemption C", 0, 1, 0.8, 2, false, {"sprpt_lp"}},
-        {"alpha", "α-protection", 0, 0.9, 0.2, 2, false, {"protect_greedy", "protect_clearing"}},
-        {"beta", "β-clearing", 0.05, 1, 0.5, 2, false, {"protect_clearing"}},
-        {"kv", "KV capacity ×", 0.1, 2, 1, 2, true, {}},
-        {"seqs", "max running", 1, 512, 256, 0, true, {}},
-        {"rate", "arrival rate ×", 0.25, 4, 1, 2, true, {}},
-        {"ttft_slo", "TTFT SLO (ms)", 50, 20000, 2000, 0, true, {}},
-        {"tpot_slo", "TPOT SLO (ms)", 5, 2000, 100, 0, true, {}},
-    };
+    static const std::vector<SliderSpec> specs = [] {
+        std::vector<SliderSpec> v;
+        for (const PolicySpec& ps : policySpecs()) {
+            if (!ps.general) continue;
+            for (const ParamSpec& p : ps.params) {
+                if (!p.slider) continue;
+                auto it = std::find_if(v.begin(), v.end(),
+                                       [&](const SliderSpec& s) { return s.name == p.name; });
+                if (it != v.end()) {
+                    it->policies.push_back(ps.name);
+                    continue;
+                }
+                std::string tip = p.help;
+                if (!p.unit.empty()) tip += " (" + p.unit + ")";
+                tip += ". Accepted: " + p.domainText() +
+                       "; kairos-cli policies lists every "
+                       "parameter.";
+                v.push_back({p.name,
+                             p.label.empty() ? p.name : p.label,
+                             tip,
+                             p.explore_lo,
+                             p.explore_hi,
+                             p.dflt,
+                             p.decimals,
+                             p.log,
+                             {ps.name}});
+            }
+        }
+        const std::vector<SliderSpec> run{
+            {"kv",
+             "KV capacity ×",
+             "KV cache capacity as a multiple of the profile's",
+             0.1,
+             2,
+             1,
+             2,
+             true,
+             {}},
+            {"seqs",
+             "max running",
+             "most requests running at once (vLLM's max_num_seqs)",
+             1,
+             512,
+             256,
+             0,
+             true,
+             {}},
+            {"rate",
+             "arrival rate ×",
+             "the workload's arrival rate scaled (its gaps divided by this)",
+             0.25,
+             4,
+             1,
+             2,
+             true,
+             {}},
+            {"ttft_slo",
+             "TTFT SLO (ms)",
+             "time to first token a request must meet for goodput",
+             50,
+             20000,
+             2000,
+             0,
+             true,
+             {}},
+            {"tpot_slo",
+             "TPOT SLO (ms)",
+             "time per output token a request must meet for goodput",
+             5,
+             2000,
+             100,
+             0,
+             true,
+             {}},
+        };
+        v.insert(v.end(), run.begin(), run.end());
+        return v;
+    }();
     return specs;
 }
 
@@ -156,9 +224,9 @@ void MainWindow::buildUi() {
     load_banner_->setObjectName(QStringLiteral("loadBanner"));
     load_banner_->setWordWrap(true);
     load_banner_->setTextInteractionFlags(Qt::TextSelectableByMouse);
-    load_banner_->setStyleSheet(QStringLiteral(
-        "QLabel { background: #fff1d6; color: #6b4300; border: 1px solid #e0a040; "
-        "padding: 4px 8px; }"));
+    load_banner_->setStyleSheet(
+        QStringLiteral("QLabel { background: #fff1d6; color: #6b4300; border: 1px solid #e0a040; "
+                       "padding: 4px 8px; }"));
     load_banner_->setVisible(false);
     auto* central = new QWidget;
     auto* cv = new QVBoxLayout(central);
@@ -206,9 +274,10 @@ void MainWindow::buildUi() {
     for (const SliderSpec& s : sliderSpecs()) {
         double value = s.value;
         if (auto it = extra_params_.find(s.name); it != extra_params_.end()) value = it->second;
-        auto* w = new views::ParamSlider(QString::fromUtf8(s.label), s.lo, s.hi, value, s.decimals,
-                                         s.log);
-        sliders_[QString::fromLatin1(s.name)] = w;
+        auto* w = new views::ParamSlider(QString::fromStdString(s.label), s.lo, s.hi, value,
+                                         s.decimals, s.log);
+        w->setToolTip(QString::fromStdString(s.tooltip));
+        sliders_[QString::fromStdString(s.name)] = w;
         v->addWidget(w);
         connect(w, &views::ParamSlider::valueChanged, this, [this] { resimulate(); });
     }
@@ -342,9 +411,9 @@ void MainWindow::buildUi() {
     model_warning_->setObjectName(QStringLiteral("modelWarning"));
     model_warning_->setWordWrap(true);
     model_warning_->setTextInteractionFlags(Qt::TextSelectableByMouse);
-    model_warning_->setStyleSheet(QStringLiteral(
-        "QLabel { background: #fde8e8; color: #7a1010; border: 1px solid #d06060; "
-        "padding: 3px 6px; }"));
+    model_warning_->setStyleSheet(
+        QStringLiteral("QLabel { background: #fde8e8; color: #7a1010; border: 1px solid #d06060; "
+                       "padding: 3px 6px; }"));
     model_warning_->setVisible(false);
     chart_layout->addWidget(model_warning_);
     auto* msplit = new QSplitter(Qt::Vertical);
@@ -589,7 +658,7 @@ void MainWindow::rebuildRecentMenu() {
 void MainWindow::updateEnabledParams() {
     const std::string p = policy_->currentText().toStdString();
     for (const SliderSpec& s : sliderSpecs())
-        sliders_[QString::fromLatin1(s.name)]->setEnabled(appliesTo(s, p));
+        sliders_[QString::fromStdString(s.name)]->setEnabled(appliesTo(s, p));
 }
 
 bool MainWindow::loading() const {
@@ -704,7 +773,7 @@ void MainWindow::resimulate() {
             if (!slider(QString::fromStdString(k))) req.policy.params[k] = v;
     for (const SliderSpec& s : sliderSpecs())
         if (!s.policies.empty() && appliesTo(s, req.policy.name))
-            req.policy.params[s.name] = slider(QString::fromLatin1(s.name))->value();
+            req.policy.params[s.name] = slider(QString::fromStdString(s.name))->value();
     req.limits.kv_capacity_tokens = std::max<std::int64_t>(
         1, std::llround(double(profile_.kvCapacityTokens()) * slider("kv")->value()));
     req.limits.max_num_seqs = static_cast<std::int32_t>(std::lround(slider("seqs")->value()));
@@ -1014,7 +1083,8 @@ bool MainWindow::pinStoredRun(qint64 id) {
         // timeline or KV overlay for it).
         std::vector<double> ttft, tpot, e2el;
         const auto rows = db.runRequests(id);
-        r->requests = std::make_shared<const std::vector<RequestMetrics>>(store::toRequestMetrics(rows));
+        r->requests =
+            std::make_shared<const std::vector<RequestMetrics>>(store::toRequestMetrics(rows));
         for (const auto& q : rows) {
             if (!q.finished) continue;
             ttft.push_back((q.first_token - q.arrival) * 1e3);
@@ -1067,10 +1137,9 @@ void MainWindow::refreshComparison() {
     if (pinned_ && last_ && pinned_->workload != last_->workload &&
         pinned_->summary.num_requests != last_->summary.num_requests)
         pinned_.reset();
-    metrics_model_->setRuns(last_ ? &last_->summary : nullptr,
-                            pinned_ ? &pinned_->summary : nullptr,
-                            last_ ? last_->requests.get() : nullptr,
-                            pinned_ ? pinned_->requests.get() : nullptr);
+    metrics_model_->setRuns(
+        last_ ? &last_->summary : nullptr, pinned_ ? &pinned_->summary : nullptr,
+        last_ ? last_->requests.get() : nullptr, pinned_ ? pinned_->requests.get() : nullptr);
     metrics_note_->setText(metrics_model_->note());
     metrics_note_->setVisible(!metrics_model_->note().isEmpty());
     timeline_->setPinnedRows(pinned_ ? pinned_->rows : nullptr);

@@ -44,7 +44,9 @@ double waiting(const Summary& s) {
 PolicyConfig pol(const std::string& name, int fixed_batch = 0) {
     PolicyConfig p;
     p.name = name;
-    if (fixed_batch > 0 && name != "fcfs") p.params["adaptive_batch"] = 0;
+    // vLLM's batch is always fixed.
+    if (fixed_batch > 0 && findPolicy(name)->param("adaptive_batch"))
+        p.params["adaptive_batch"] = 0;
     return p;
 }
 

@@ -46,7 +46,11 @@ void ProtectScheduler::detectLoop(const EngineView& view, const std::vector<ReqI
     now.reserve(cleared.size());
     for (ReqId id : cleared) now.emplace_back(id, view.state(id).generated);
     std::sort(now.begin(), now.end());
-    const int times = ++seen_[now];
+    // A repeat of the same cleared set at the same progress is a loop only when clearing is
+    // deterministic (beta = 1); with coin flips a repeat can be chance, and only the count of
+    // clears without a finish bounds the run (with reset=1 and beta < 1 the expected time to
+    // finish grows exponentially with the batch, so an unbounded run would exhaust memory).
+    const int times = opt_.beta >= 1 ? ++seen_[now] : 0;
     ++clears_since_finish_;
     if (times < kRepeats && clears_since_finish_ < kClearsWithoutFinish) return;
     char buf[320];
@@ -100,7 +104,7 @@ void ProtectScheduler::schedule(const EngineView& view, Decision& out) {
                     std::all_of(cleared.begin(), cleared.end(), [](char c) { return c != 0; }))
                     break;
             }
-            if (opt_.beta >= 1) detectLoop(view, out.preempt);
+            detectLoop(view, out.preempt);
             return; // nothing is admitted in an overflow round
         }
     }

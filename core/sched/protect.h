@@ -11,8 +11,10 @@
 // With reset = true cleared requests start over, as in the paper ("sent back to the waiting
 // queue as unprocessed"); then greedy (beta = 1) can repeat itself exactly: when, with no
 // request finishing in between, the same requests are cleared at the same progress a
-// third time, or 1,000 clears pass, it throws SchedulerLoop (the run would never end, or
-// only by the luck of arrivals). With reset = false
+// third time it throws SchedulerLoop (the run would never end, or only by the luck of
+// arrivals). For any beta, 1,000 clears with nothing finishing also throw SchedulerLoop:
+// with reset and beta < 1 a batch finishes only when the coin spares all of it long enough,
+// which takes exponentially many rounds in the batch size. With reset = false
 // (default) clearing is vLLM's recompute: generated tokens are kept, so every cycle makes
 // progress and no loop is possible, only thrashing.
 #include "sched/scheduler.h"

@@ -9,6 +9,7 @@
 #include "sched/timely.h"
 #include "workload/text.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <stdexcept>
@@ -33,144 +34,370 @@ PolicyParams parsePolicyParams(const std::vector<std::string>& items) {
 }
 
 namespace {
-// Parameters by name, each checked against its domain: a value outside it is an error
-// naming the policy and the parameter, never a silent default or a reinterpretation
-// (reset=7 is not "on", auto_k=0.5 is not "on", C=inf is sprpt, not sprpt_lp).
-struct Params {
-    PolicyParams& p;
-    const std::string& policy;
-    double raw(const std::string& key, double dflt) {
-        const auto it = p.find(key);
-        if (it == p.end()) return dflt;
-        const double v = it->second;
-        p.erase(it);
-        return v;
-    }
-    [[noreturn]] void bad(const std::string& key, double v, const std::string& domain) {
-        char b[64];
-        std::snprintf(b, sizeof b, "%g", v);
-        throw std::invalid_argument(policy + ": parameter " + key + "=" + b + " is outside " +
-                                    domain);
-    }
-    // A finite number in [lo, hi] ((lo, hi] with lo_open).
-    double number(const std::string& key, double dflt, double lo, double hi, bool lo_open = false) {
-        const double v = raw(key, dflt);
-        if (!std::isfinite(v) || v < lo || v > hi || (lo_open && v == lo)) {
-            char b[96];
-            std::snprintf(b, sizeof b, "%s%g, %g] (a finite number)", lo_open ? "(" : "[", lo, hi);
-            bad(key, v, b);
-        }
-        return v;
-    }
-    // 0 or 1.
-    bool flag(const std::string& key, bool dflt) {
-        const double v = raw(key, dflt ? 1 : 0);
-        if (v != 0 && v != 1) bad(key, v, "{0, 1} (off or on)");
-        return v == 1;
-    }
-    // A whole number in [lo, hi].
-    int whole(const std::string& key, int dflt, int lo, int hi) {
-        const double v = raw(key, dflt);
-        if (!(v >= lo && v <= hi) || v != std::floor(v))
-            bad(key, v, "the whole numbers " + std::to_string(lo) + ".." + std::to_string(hi));
-        return static_cast<int>(v);
-    }
-    void noneLeft() {
-        if (!p.empty())
-            throw std::invalid_argument("policy '" + policy + "' has no parameter '" +
-                                        p.begin()->first + "'");
-    }
-};
+
+std::string num(double v) {
+    char b[48];
+    std::snprintf(b, sizeof b, "%g", v);
+    return b;
+}
+
 } // namespace
 
-std::unique_ptr<Scheduler> makeScheduler(const PolicyConfig& cfg) {
-    PolicyParams params = cfg.params;
-    const std::string& name = cfg.name;
-    Params p{params, name};
-    auto predictor = [&]() -> std::shared_ptr<LengthPredictor> {
-        if (cfg.predictor_instance) return cfg.predictor_instance;
-        return makePredictor(cfg.predictor, cfg.seed);
-    };
-    auto watermark = [&] { return p.number("watermark", 0.01, 0, 0.99); };
-    std::unique_ptr<Scheduler> s;
-    if (name == "fcfs") {
-        FcfsOptions o;
-        o.watermark = watermark();
-        s = std::make_unique<FcfsScheduler>(o);
-    } else if (name == "sjf" || name == "sprpt_lp" || name == "sprpt") {
-        PriorityOptions o;
-        o.policy = name;
-        o.watermark = watermark();
-        o.C = name == "sjf" ? 0.0 : name == "sprpt" ? INFINITY : p.number("C", 0.8, 0, 1e6);
-        s = std::make_unique<PriorityScheduler>(o, predictor());
-    } else if (name == "edf") {
-        PriorityOptions o;
-        o.policy = name;
-        o.key = PriorityOptions::Key::Deadline;
-        o.watermark = watermark();
-        o.slack = p.number("slack", 10.0, 0, kMaxSeconds, true);
-        o.C = p.flag("preemptive", false) ? INFINITY : 0.0;
-        s = std::make_unique<PriorityScheduler>(o, nullptr);
-    } else if (name == "mcsf") {
-        s = std::make_unique<McsfScheduler>(predictor());
-    } else if (name == "optimal") {
-        s = std::make_unique<OptimalScheduler>();
-    } else if (name == "protect_greedy" || name == "protect_clearing") {
-        ProtectOptions o;
-        o.alpha = p.number("alpha", 0.2, 0, 0.99);
-        o.clearing = name == "protect_clearing";
-        o.beta = o.clearing ? p.number("beta", 0.5, 0, 1, true) : 1.0;
-        o.reset = p.flag("reset", false);
-        o.seed = cfg.seed;
-        s = std::make_unique<ProtectScheduler>(o);
-    } else if (name == "timely" || name == "seg_fcfs" || name == "seg_edf" ||
-               name == "vllm_stream") {
-        TimelyOptions o;
-        o.mode = name == "timely"     ? TimelyOptions::Mode::Pud
-                 : name == "seg_fcfs" ? TimelyOptions::Mode::Fcfs
-                 : name == "seg_edf"  ? TimelyOptions::Mode::Edf
-                                      : TimelyOptions::Mode::Stream;
-        o.segment_time = p.number("segment_time", o.segment_time, 0, 1e6);
-        o.max_segment = static_cast<int>(p.whole("max_segment", o.max_segment, 1, 1 << 20));
-        const bool adaptive = p.flag("adaptive_batch", true);
-        const bool gain = p.flag("gain_admission", false);
-        if (gain && !adaptive)
-            throw std::invalid_argument(name + ": gain_admission=1 is an adaptive batching "
-                                               "rule; it cannot go with adaptive_batch=0");
-        o.batching = o.mode == TimelyOptions::Mode::Stream ? TimelyOptions::Batching::Fixed
-                     : !adaptive                           ? TimelyOptions::Batching::Fixed
-                     : gain                                ? TimelyOptions::Batching::UtilityGain
-                                                           : TimelyOptions::Batching::Wcet;
-        o.slack = p.number("slack", o.slack, 0, kMaxSeconds, true);
-        o.watermark = watermark();
-        s = std::make_unique<TimelyScheduler>(o);
-    } else if (name == "timebill") {
-        TimeBillOptions o;
-        o.k = p.number("k", o.k, 1, 1e6);
-        o.alpha_max = p.number("alpha_max", o.alpha_max, 0, 1);
-        o.n_max = p.whole("n_max", o.n_max, 1, kMaxRequestTokens);
-        o.t_predict = p.number("t_predict", o.t_predict, 0, kMaxSeconds);
-        o.kill = !p.flag("skip_next", false);
-        // -1: alpha* per request; a value in [0, 1]: the fixed-alpha baseline.
-        o.fixed_alpha = p.number("alpha", -1, -1, 1);
-        if (o.fixed_alpha < 0 && o.fixed_alpha != -1)
-            throw std::invalid_argument("timebill: parameter alpha is -1 (alpha* per request) or "
-                                        "in [0, 1] (a fixed ratio)");
-        o.default_budget = p.number("budget", o.default_budget, 0, kMaxSeconds, true);
-        o.batch_aware = p.flag("batch_aware", true);
-        o.auto_k = p.flag("auto_k", false);
-        o.auto_k_quantile = p.number("quantile", o.auto_k_quantile, 0, 1, true);
-        if (o.auto_k_quantile >= 1)
-            throw std::invalid_argument("timebill: parameter quantile must be below 1");
-        o.watermark = watermark();
-        s = std::make_unique<TimeBillScheduler>(o, predictor());
-    } else {
-        std::string known;
-        for (const auto& n : policyNames()) known += (known.empty() ? "" : ", ") + n;
-        throw std::invalid_argument("unknown policy '" + name + "' (known: " + known + ")");
+std::string ParamSpec::domainText() const {
+    switch (kind) {
+    case Kind::Flag:
+        return "{0, 1}";
+    case Kind::Whole:
+        return "whole numbers " + num(lo) + ".." + num(hi);
+    case Kind::Number:
+        break;
     }
-    p.noneLeft();
+    return std::string(lo_open ? "(" : "[") + num(lo) + ", " + num(hi) + "]";
+}
+
+void ParamSpec::check(const std::string& policy, double v) const {
+    bool ok = std::isfinite(v) && v >= lo && v <= hi && !(lo_open && v == lo);
+    if (kind == Kind::Flag) ok = v == 0 || v == 1;
+    if (kind == Kind::Whole) ok = ok && v == std::floor(v);
+    if (!ok)
+        throw std::invalid_argument(policy + ": parameter " + name + "=" + num(v) + " is outside " +
+                                    domainText() +
+                                    (kind == Kind::Number ? " (a finite number)" : ""));
+}
+
+double ParamValues::number(const std::string& key) const {
+    const auto it = v_.find(key);
+    // A constructor asking for a parameter its spec does not declare is a bug here.
+    if (it == v_.end())
+        throw std::logic_error("registry: policy " + policy_ + " reads undeclared parameter " +
+                               key);
+    return it->second;
+}
+
+const ParamSpec* PolicySpec::param(const std::string& n) const {
+    for (const auto& p : params)
+        if (p.name == n) return &p;
+    return nullptr;
+}
+
+namespace {
+
+using Kind = ParamSpec::Kind;
+
+ParamSpec number(std::string name, double dflt, double lo, double hi, double explore_lo,
+                 double explore_hi, std::string unit, std::string help) {
+    ParamSpec p;
+    p.name = std::move(name);
+    p.dflt = dflt;
+    p.lo = lo;
+    p.hi = hi;
+    p.explore_lo = explore_lo;
+    p.explore_hi = explore_hi;
+    p.unit = std::move(unit);
+    p.help = std::move(help);
+    return p;
+}
+ParamSpec whole(std::string name, int dflt, int lo, int hi, int explore_lo, int explore_hi,
+                std::string unit, std::string help) {
+    ParamSpec p = number(std::move(name), dflt, lo, hi, explore_lo, explore_hi, std::move(unit),
+                         std::move(help));
+    p.kind = Kind::Whole;
+    p.decimals = 0;
+    return p;
+}
+ParamSpec flag(std::string name, bool dflt, std::string help) {
+    ParamSpec p = number(std::move(name), dflt ? 1 : 0, 0, 1, 0, 1, "", std::move(help));
+    p.kind = Kind::Flag;
+    p.decimals = 0;
+    return p;
+}
+ParamSpec watermark() {
+    return number("watermark", 0.01, 0, 0.99, 0, 0.1, "fraction of KV",
+                  "share of the KV cache kept free when admitting (vLLM's watermark)");
+}
+std::shared_ptr<LengthPredictor> predictorOf(const PolicyConfig& cfg) {
+    if (cfg.predictor_instance) return cfg.predictor_instance;
+    return makePredictor(cfg.predictor, cfg.seed);
+}
+
+std::unique_ptr<Scheduler> makePriority(const std::string& name, const ParamValues& v,
+                                        const PolicyConfig& cfg) {
+    PriorityOptions o;
+    o.policy = name;
+    o.watermark = v.number("watermark");
+    o.C = name == "sjf" ? 0.0 : name == "sprpt" ? INFINITY : v.number("C");
+    return std::make_unique<PriorityScheduler>(o, predictorOf(cfg));
+}
+
+std::unique_ptr<Scheduler> makeTimely(TimelyOptions::Mode mode, const ParamValues& v) {
+    TimelyOptions o;
+    o.mode = mode;
+    o.watermark = v.number("watermark");
+    if (mode == TimelyOptions::Mode::Stream) {
+        o.batching = TimelyOptions::Batching::Fixed;
+        return std::make_unique<TimelyScheduler>(o);
+    }
+    o.slack = v.number("slack");
+    o.segment_time = v.number("segment_time");
+    o.max_segment = v.whole("max_segment");
+    const bool adaptive = v.flag("adaptive_batch"), gain = v.flag("gain_admission");
+    if (gain && !adaptive)
+        throw std::invalid_argument(v.policy() + ": gain_admission=1 is an adaptive batching "
+                                                 "rule; it cannot go with adaptive_batch=0");
+    o.batching = !adaptive ? TimelyOptions::Batching::Fixed
+                 : gain    ? TimelyOptions::Batching::UtilityGain
+                           : TimelyOptions::Batching::Wcet;
+    return std::make_unique<TimelyScheduler>(o);
+}
+
+std::vector<ParamSpec> timelyParams() {
+    const TimelyOptions d;
+    ParamSpec slack_p = number("slack", d.slack, 0, kMaxSeconds, 0.1, 100, "s",
+                               "due time of a first segment without a TUF, after its arrival");
+    slack_p.lo_open = true;
+    slack_p.log = true;
+    return {
+        number("segment_time", d.segment_time, 0, 1e6, 0, 0.5, "s",
+               "G, the time of a segment for PUD priorities (the paper's 90 ms; 0: from the "
+               "execution model)"),
+        whole("max_segment", d.max_segment, 1, 1 << 20, 1, 64, "tokens",
+              "longest segment the WCET batching assumes (the paper's 10)"),
+        flag("adaptive_batch", true,
+             "1: the paper's latency-guided (WCET) batching; 0: a fixed batch of max_num_seqs"),
+        flag("gain_admission", false,
+             "1: Kairos's utility-gain admission instead of the WCET batching"),
+        slack_p,
+        watermark(),
+    };
+}
+
+using Maker = std::function<std::unique_ptr<Scheduler>(const ParamValues&, const PolicyConfig&)>;
+void add(std::vector<PolicySpec>& s, std::string name, std::string summary, bool predicts,
+         bool general, std::vector<ParamSpec> params, Maker make, std::string loops_when = {}) {
+    PolicySpec p;
+    p.name = std::move(name);
+    p.summary = std::move(summary);
+    p.predicts = predicts;
+    p.general = general;
+    p.params = std::move(params);
+    p.make = std::move(make);
+    p.loops_when = std::move(loops_when);
+    s.push_back(std::move(p));
+}
+
+std::vector<PolicySpec> buildSpecs() {
+    std::vector<PolicySpec> s;
+    add(s, "fcfs", "first come, first served; new prefills first (vLLM's default)", false, true,
+        {watermark()}, [](const ParamValues& v, const PolicyConfig&) {
+            FcfsOptions o;
+            o.watermark = v.number("watermark");
+            return std::unique_ptr<Scheduler>(std::make_unique<FcfsScheduler>(o));
+        });
+    add(s, "sjf",
+        "shortest predicted job first among waiting requests; a running one is never "
+        "preempted (Trail's vLLM-SJF)",
+        true, true, {watermark()},
+        [](const ParamValues& v, const PolicyConfig& c) { return makePriority("sjf", v, c); });
+    {
+        ParamSpec C = number("C", 0.8, 0, 1e6, 0, 1, "",
+                             "a running request may be preempted only while its generated "
+                             "tokens are under C x its first prediction (1: SPRPT, 0: SJF)");
+        C.slider = true;
+        C.label = "preemption C";
+        add(s, "sprpt_lp",
+            "Trail: shortest predicted remaining time first, with limited preemption", true, true,
+            {C, watermark()}, [](const ParamValues& v, const PolicyConfig& c) {
+                return makePriority("sprpt_lp", v, c);
+            });
+    }
+    add(s, "sprpt", "shortest predicted remaining time first, preempting at any time", true, true,
+        {watermark()},
+        [](const ParamValues& v, const PolicyConfig& c) { return makePriority("sprpt", v, c); });
+    {
+        ParamSpec sl = number("slack", 10, 0, kMaxSeconds, 0.1, 100, "s",
+                              "deadline of a request without a budget, after its arrival");
+        sl.lo_open = true;
+        sl.log = true;
+        add(s, "edf", "earliest deadline (arrival + budget) first", false, true,
+            {sl, flag("preemptive", false, "1: a later deadline is preempted"), watermark()},
+            [](const ParamValues& v, const PolicyConfig&) {
+                PriorityOptions o;
+                o.policy = "edf";
+                o.key = PriorityOptions::Key::Deadline;
+                o.watermark = v.number("watermark");
+                o.slack = v.number("slack");
+                o.C = v.flag("preemptive") ? INFINITY : 0.0;
+                return std::unique_ptr<Scheduler>(std::make_unique<PriorityScheduler>(o, nullptr));
+            });
+    }
+    add(s, "mcsf",
+        "MC-SF: shortest predicted first, admitting only what fits the KV limit at "
+        "every future completion time",
+        true, true, {}, [](const ParamValues&, const PolicyConfig& c) {
+            return std::unique_ptr<Scheduler>(std::make_unique<McsfScheduler>(predictorOf(c)));
+        });
+    for (const bool clearing : {false, true}) {
+        ParamSpec alpha = number("alpha", 0.2, 0, 0.99, 0, 0.9, "fraction of KV",
+                                 "share of the KV limit kept free for running requests to grow");
+        alpha.slider = true;
+        alpha.label = "α-protection";
+        std::vector<ParamSpec> ps{alpha};
+        if (clearing) {
+            ParamSpec beta = number("beta", 0.5, 0, 1, 0.05, 1, "probability",
+                                    "chance that each running request is cleared on overflow");
+            beta.lo_open = true;
+            beta.slider = true;
+            beta.label = "β-clearing";
+            ps.push_back(beta);
+        }
+        ps.push_back(flag("reset", false,
+                          "1: cleared requests start over, as in the paper (may loop for ever)"));
+        add(
+            s, clearing ? "protect_clearing" : "protect_greedy",
+            clearing ? "MC-SF's beta-clearing baseline: alpha-protection, clearing "
+                       "running requests at random on overflow"
+                     : "MC-SF's alpha-protection baseline: greedy admission under "
+                       "(1 - alpha) of the KV limit",
+            false, true, ps,
+            [clearing](const ParamValues& v, const PolicyConfig& c) {
+                ProtectOptions o;
+                o.alpha = v.number("alpha");
+                o.clearing = clearing;
+                o.beta = clearing ? v.number("beta") : 1.0;
+                o.reset = v.flag("reset");
+                o.seed = c.seed;
+                return std::unique_ptr<Scheduler>(std::make_unique<ProtectScheduler>(o));
+            },
+            "reset=1");
+    }
+    {
+        const TimeBillOptions d;
+        ParamSpec k = number("k", d.k, 1, 1e6, 1, 8, "",
+                             "pessimism: the budget assumes k x the predicted decode time");
+        k.slider = true;
+        k.label = "pessimism k";
+        k.decimals = 1;
+        ParamSpec budget = number("budget", d.default_budget, 0, kMaxSeconds, 0.1, 60, "s",
+                                  "time budget of a request the workload gives none");
+        budget.lo_open = true;
+        budget.log = true;
+        ParamSpec quantile =
+            number("quantile", d.auto_k_quantile, 0, 0.999999, 0.5, 0.99, "fraction",
+                   "auto_k: the quantile of observed/predicted decode time");
+        quantile.lo_open = true;
+        add(s, "timebill",
+            "TimeBill: per-request time budgets, KV eviction ratio alpha* and Kill / Skip-next",
+            true, true,
+            {k,
+             number("alpha_max", d.alpha_max, 0, 1, 0, 1, "fraction", "largest KV eviction ratio"),
+             whole("n_max", d.n_max, 1, kMaxRequestTokens, 256, 32768, "tokens",
+                   "longest response the budget arithmetic assumes"),
+             number("t_predict", d.t_predict, 0, kMaxSeconds, 0, 0.1, "s",
+                    "predictor latency (0: it runs beside the prefill)"),
+             flag("skip_next", false, "1: Skip-next instead of Kill for a request past budget"),
+             number("alpha", d.fixed_alpha, -1, 1, 0, 1, "fraction",
+                    "-1: alpha* per request; a value in [0, 1]: the fixed-alpha baseline"),
+             budget, flag("batch_aware", d.batch_aware, "1: decode time at the batch's size"),
+             flag("auto_k", d.auto_k, "1: k learned from observed/predicted decode times"),
+             quantile, watermark()},
+            [](const ParamValues& v, const PolicyConfig& c) {
+                TimeBillOptions o;
+                o.k = v.number("k");
+                o.alpha_max = v.number("alpha_max");
+                o.n_max = v.whole("n_max");
+                o.t_predict = v.number("t_predict");
+                o.kill = !v.flag("skip_next");
+                o.fixed_alpha = v.number("alpha");
+                if (o.fixed_alpha < 0 && o.fixed_alpha != -1)
+                    throw std::invalid_argument("timebill: parameter alpha is -1 (alpha* per "
+                                                "request) or in [0, 1] (a fixed ratio)");
+                o.default_budget = v.number("budget");
+                o.batch_aware = v.flag("batch_aware");
+                o.auto_k = v.flag("auto_k");
+                o.auto_k_quantile = v.number("quantile");
+                o.watermark = v.number("watermark");
+                return std::unique_ptr<Scheduler>(
+                    std::make_unique<TimeBillScheduler>(o, predictorOf(c)));
+            });
+    }
+    const std::pair<const char*, const char*> timely[] = {
+        {"timely", "TimelyLLM: segmented generation, PUD priorities, latency-guided batching"},
+        {"seg_fcfs", "TimelyLLM's segments dispatched first come, first served (its baseline)"},
+        {"seg_edf", "TimelyLLM's segments dispatched earliest deadline first (its baseline)"},
+    };
+    for (const auto& [name, summary] : timely) {
+        const std::string n = name;
+        const auto mode = n == "timely"     ? TimelyOptions::Mode::Pud
+                          : n == "seg_fcfs" ? TimelyOptions::Mode::Fcfs
+                                            : TimelyOptions::Mode::Edf;
+        add(s, n, summary, false, true, timelyParams(),
+            [mode](const ParamValues& v, const PolicyConfig&) { return makeTimely(mode, v); });
+    }
+    {
+        std::vector<ParamSpec> ps;
+        for (auto& p : timelyParams())
+            if (p.name == "watermark") ps.push_back(p); // it never suspends nor batches by WCET
+        add(s, "vllm_stream", "TimelyLLM's vLLM baseline: whole plans streamed, fixed batch", false,
+            true, ps, [](const ParamValues& v, const PolicyConfig&) {
+                return makeTimely(TimelyOptions::Mode::Stream, v);
+            });
+    }
+    add(s, "optimal",
+        "hindsight optimum of MC-SF's discrete model (<= 8 requests, unit model; for "
+        "checking)",
+        false, false, {}, [](const ParamValues&, const PolicyConfig&) {
+            return std::unique_ptr<Scheduler>(std::make_unique<OptimalScheduler>());
+        });
     return s;
+}
+
+} // namespace
+
+const std::vector<PolicySpec>& policySpecs() {
+    static const std::vector<PolicySpec> specs = buildSpecs();
+    return specs;
+}
+
+const PolicySpec* findPolicy(const std::string& name) {
+    for (const auto& s : policySpecs())
+        if (s.name == name) return &s;
+    return nullptr;
+}
+
+std::string policyNameList() {
+    std::string known;
+    for (const auto& n : policyNames()) known += (known.empty() ? "" : ", ") + n;
+    return known;
+}
+
+const PolicySpec& policySpec(const std::string& name) {
+    if (const PolicySpec* s = findPolicy(name)) return *s;
+    throw std::invalid_argument("unknown policy '" + name + "' (known: " + policyNameList() + ")");
+}
+
+PolicyParams resolvePolicyParams(const std::string& policy, const PolicyParams& given) {
+    const PolicySpec& spec = policySpec(policy);
+    for (const auto& [k, v] : given)
+        if (!spec.param(k)) {
+            std::string names;
+            for (const auto& p : spec.params) names += (names.empty() ? "" : ", ") + p.name;
+            throw std::invalid_argument(
+                "policy '" + policy + "' has no parameter '" + k + "'" +
+                (names.empty() ? " (it has none)" : " (its parameters: " + names + ")"));
+        }
+    PolicyParams out;
+    for (const auto& p : spec.params) {
+        const auto it = given.find(p.name);
+        const double v = it == given.end() ? p.dflt : it->second;
+        p.check(policy, v);
+        out[p.name] = v;
+    }
+    return out;
+}
+
+std::unique_ptr<Scheduler> makeScheduler(const PolicyConfig& cfg) {
+    const PolicySpec& spec = policySpec(cfg.name);
+    return spec.make(ParamValues(cfg.name, resolvePolicyParams(cfg.name, cfg.params)), cfg);
 }
 
 std::unique_ptr<Scheduler> makeScheduler(const std::string& name, const PolicyParams& params) {
@@ -181,10 +408,48 @@ std::unique_ptr<Scheduler> makeScheduler(const std::string& name, const PolicyPa
 }
 
 std::vector<std::string> policyNames() {
-    return {"fcfs",       "sjf",    "sprpt_lp",       "sprpt",
-            "edf",        "mcsf",   "protect_greedy", "protect_clearing",
-            "timebill",   "timely", "seg_fcfs",       "seg_edf",
-            "vllm_stream"};
+    std::vector<std::string> out;
+    for (const auto& s : policySpecs())
+        if (s.general) out.push_back(s.name);
+    return out;
+}
+
+std::string policyTable(bool markdown) {
+    std::string o;
+    if (markdown)
+        o += "# Policies\n\nGenerated by `kairos-cli policies --markdown` from the registry "
+             "(core/sched/registry.cpp); tests/core/tst_policies checks that this file is "
+             "current.\n\nSet a parameter with `--param NAME=VALUE`; sweep it with `kairos-cli "
+             "sweep --param NAME=LO:HI:STEP`. The domain is what is accepted; the explored "
+             "range is what the GUI's slider and a sweep without a range cover.\n";
+    for (const auto& s : policySpecs()) {
+        if (markdown) {
+            o += "\n## `" + s.name + "`\n\n" + s.summary + ".";
+            if (s.predicts) o += " Uses the length predictor (`--predictor`).";
+            if (!s.general) o += " Not run on general workloads (constructed by name only).";
+            if (!s.loops_when.empty())
+                o += " With " + s.loops_when +
+                     " it may cycle for ever: the run stops with a "
+                     "named error.";
+            o += "\n";
+            if (s.params.empty()) {
+                o += "\nNo parameters.\n";
+                continue;
+            }
+            o += "\n| parameter | default | domain | explored | unit | meaning |\n"
+                 "|---|---|---|---|---|---|\n";
+            for (const auto& p : s.params)
+                o += "| `" + p.name + "` | " + num(p.dflt) + " | " + p.domainText() + " | " +
+                     num(p.explore_lo) + " .. " + num(p.explore_hi) + (p.log ? " (log)" : "") +
+                     " | " + p.unit + " | " + p.help + (p.slider ? " (slider)" : "") + " |\n";
+        } else {
+            o += s.name + (s.predicts ? " (predicts)" : "") + "\n    " + s.summary + "\n";
+            for (const auto& p : s.params)
+                o += "    " + p.name + "=" + num(p.dflt) + "  " + p.domainText() +
+                     (p.unit.empty() ? "" : " " + p.unit) + "  " + p.help + "\n";
+        }
+    }
+    return o;
 }
 
 } // namespace kairos

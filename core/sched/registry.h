@@ -1,8 +1,15 @@
 #pragma once
-// Policies by name, with parameters by name ("--param watermark=0.02").
+// Policies described by data: each policy registers its name, a one-line summary, its
+// parameters (default, accepted domain, the range a user explores, linear or log scale,
+// unit, one-line help) and its constructor in one place (registry.cpp). Everything that
+// lists policies or their parameters is generated from policySpecs(): the CLI help and
+// `kairos-cli policies`, the GUI's sliders and tooltips, the sweep grammar's range checks,
+// the liveness test's parameter draws and docs/policies.md. Adding a policy touches its
+// own files and its entry in registry.cpp, nothing else.
 #include "predict/predictor.h"
 #include "sched/scheduler.h"
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -26,27 +33,82 @@ struct PolicyConfig {
     std::shared_ptr<LengthPredictor> predictor_instance;
 };
 
-// Throws std::invalid_argument for an unknown policy or parameter.
-//   fcfs      watermark=0.01
-//   sjf       watermark                      (shortest predicted job first)
-//   sprpt_lp  C=0.8, watermark               (Trail)
-//   sprpt     watermark                      (sprpt_lp with unlimited preemption)
-//   edf       slack=10, preemptive=0, watermark
-//   mcsf      (memory-constrained shortest first; uses the predictor)
-//   protect_greedy    alpha=0.2, reset=0 (1: cleared requests start over, as in the paper;
-//                     throws SchedulerLoop when that cycles for ever)
-//   protect_clearing  alpha=0.2, beta=0.5 (coin flips seeded by `seed`), reset=0
-//   timebill  k=5, alpha_max=0.95, n_max=8192, t_predict=0, skip_next=0 (Kill), alpha=-1
-//             (>= 0: fixed-alpha baseline), budget=5 (for requests without one),
-//             batch_aware=1, auto_k=0, quantile=0.95
-//   timely, seg_fcfs, seg_edf, vllm_stream   segment_time=0.09 (0: from the ETE model),
-//             max_segment=10, adaptive_batch=1 (the paper's WCET batching; 0: fixed batch
-//             of max_num_seqs), gain_admission=0 (1: Kairos's utility-gain admission
-//             instead of WCET batching), slack=10
-//   optimal   (hindsight optimum of the discrete model: <= 8 requests, unit model; not in
-//             policyNames(), which lists the policies that run on any workload)
+// One parameter of a policy.
+struct ParamSpec {
+    enum class Kind { Number, Whole, Flag };
+    std::string name;
+    double dflt = 0;
+    Kind kind = Kind::Number;
+    // Accepted values: [lo, hi] ((lo, hi] with lo_open); a Flag is 0 or 1; a Whole is an
+    // integer. A value outside is an error naming the policy and the parameter.
+    double lo = 0, hi = 1;
+    bool lo_open = false;
+    // The range a user explores (slider, a sweep's default range, random tests), inside
+    // the domain, and whether it is explored on a log scale.
+    double explore_lo = 0, explore_hi = 1;
+    bool log = false;
+    std::string unit;    // "s", "tokens", "fraction of KV", "" (a pure number)
+    std::string help;    // one line
+    std::string label;   // the GUI's slider label ("pessimism k"); empty: the name
+    bool slider = false; // the GUI gives it a slider (the others are set with --param)
+    int decimals = 2;    // shown with this many decimals
+
+    // Throws std::invalid_argument naming `policy` and the parameter when `v` is outside
+    // the domain.
+    void check(const std::string& policy, double v) const;
+    std::string domainText() const; // "[0, 1]", "{0, 1}", "whole numbers 1..8192"
+};
+
+// The values of a policy's parameters, every one present (defaults filled in).
+class ParamValues {
+public:
+    ParamValues(const std::string& policy, PolicyParams values)
+        : policy_(policy), v_(std::move(values)) {}
+    double number(const std::string& key) const;
+    int whole(const std::string& key) const { return static_cast<int>(number(key)); }
+    bool flag(const std::string& key) const { return number(key) == 1; }
+    const std::string& policy() const { return policy_; }
+
+private:
+    std::string policy_;
+    PolicyParams v_;
+};
+
+struct PolicySpec {
+    std::string name;
+    std::string summary;   // one line, naming the paper where there is one
+    bool predicts = false; // uses the length predictor (--predictor)
+    // Runs on any workload (every command lists it); false for `optimal` (<= 8 requests,
+    // unit model), which is constructed by name only.
+    bool general = true;
+    std::vector<ParamSpec> params;
+    std::function<std::unique_ptr<Scheduler>(const ParamValues&, const PolicyConfig&)> make;
+    // Where the policy may cycle for ever (detected: it throws SchedulerLoop), the settings
+    // that allow it ("reset=1"); empty: it never does.
+    std::string loops_when;
+
+    const ParamSpec* param(const std::string& name) const;
+};
+
+// Every registered policy, in the order the CLI and the GUI list them.
+const std::vector<PolicySpec>& policySpecs();
+// Null when there is no such policy.
+const PolicySpec* findPolicy(const std::string& name);
+// Throws std::invalid_argument for an unknown policy, an unknown parameter or a value
+// outside its domain, naming the policy and the parameter.
+const PolicySpec& policySpec(const std::string& name);
+
+// The policy's values: `given` checked against the spec and the defaults filled in.
+PolicyParams resolvePolicyParams(const std::string& policy, const PolicyParams& given);
+
 std::unique_ptr<Scheduler> makeScheduler(const PolicyConfig& cfg);
 std::unique_ptr<Scheduler> makeScheduler(const std::string& name, const PolicyParams& params = {});
+// The general policies' names (every spec with general = true), in registry order.
 std::vector<std::string> policyNames();
+// "fcfs, sjf, ..." (general policies).
+std::string policyNameList();
+// A table of every policy and its parameters: plain text for the terminal, or Markdown
+// (docs/policies.md is this output).
+std::string policyTable(bool markdown);
 
 } // namespace kairos

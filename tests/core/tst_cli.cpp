@@ -1,6 +1,7 @@
 // kairos-cli end to end: simulate the whole Azure conversation trace, errors, generate.
 #include "export/runlog_jsonl.h"
 #include "lod/timeline.h"
+#include "sched/registry.h"
 #include "test_util.h"
 #include "workload/readers.h"
 
@@ -607,6 +608,29 @@ private slots:
             cli({"simulate", "-w", w, "--exec-model", "1", "--db", QString::fromStdString(db)});
         QCOMPARE(nocfg.code, 2);
         QVERIFY(nocfg.err.contains("--exec-config is needed"));
+    }
+
+    // The help and `kairos-cli policies` are generated from the registry: every general
+    // policy is in simulate's help, and every policy with every parameter in `policies`.
+    void helpListsEveryPolicy() {
+        const Result h = cli({"simulate", "--help"});
+        QCOMPARE(h.code, 0);
+        for (const auto& name : kairos::policyNames())
+            QVERIFY2(h.out.contains(QString::fromStdString(name)), name.c_str());
+        const Result p = cli({"policies"});
+        QCOMPARE(p.code, 0);
+        for (const auto& spec : kairos::policySpecs()) {
+            QVERIFY2(p.out.contains(QString::fromStdString(spec.name)), spec.name.c_str());
+            for (const auto& param : spec.params)
+                QVERIFY2(p.out.contains(QString::fromStdString(param.name + "=")),
+                         (spec.name + "." + param.name).c_str());
+        }
+        // An out-of-domain parameter exits 2 naming it.
+        const Result bad =
+            cli({"simulate", "-w", KAIROS_SOURCE_DIR "/sample_traces/chat_poisson_small.jsonl",
+                 "--policy", "sprpt_lp", "--param", "C=-1"});
+        QCOMPARE(bad.code, 2);
+        QVERIFY2(bad.err.contains("sprpt_lp") && bad.err.contains("C"), qPrintable(bad.err));
     }
 
     void badInputNamesFileLineField() {

@@ -13,6 +13,7 @@
 #include <QtTest>
 #include <algorithm>
 #include <cmath>
+#include <set>
 
 using namespace kairos;
 using kairos::test::req;
@@ -141,6 +142,81 @@ Workload randomWorkload(std::uint64_t seed, std::size_t n) {
 class TestPolicies : public QObject {
     Q_OBJECT
 private slots:
+    // docs/policies.md is the registry's Markdown table; regenerate it with
+    // `kairos-cli policies --markdown > docs/policies.md` when a policy changes.
+    void docsArePolicyTable() {
+        QFile f(QStringLiteral(KAIROS_SOURCE_DIR "/docs/policies.md"));
+        QVERIFY2(f.open(QIODevice::ReadOnly), "docs/policies.md is missing");
+        const std::string doc = f.readAll().toStdString();
+        QVERIFY2(doc == policyTable(true),
+                 "docs/policies.md is stale: run kairos-cli policies --markdown > "
+                 "docs/policies.md");
+        for (const auto& spec : policySpecs())
+            QVERIFY2(doc.find("## `" + spec.name + "`") != std::string::npos, spec.name.c_str());
+    }
+
+    // Every registered parameter is consistent: its default and its explored range lie in
+    // its domain, a log range is positive, names are unique, and the policy can be built at
+    // the default and at both ends of the explored range.
+    void registryIsConsistent() {
+        std::set<std::string> names;
+        for (const auto& spec : policySpecs()) {
+            QVERIFY2(names.insert(spec.name).second, spec.name.c_str());
+            QVERIFY2(!spec.summary.empty(), spec.name.c_str());
+            QVERIFY(spec.make != nullptr);
+            std::set<std::string> params;
+            for (const auto& p : spec.params) {
+                const std::string where = spec.name + "." + p.name;
+                QVERIFY2(params.insert(p.name).second, where.c_str());
+                QVERIFY2(!p.help.empty(), where.c_str());
+                for (double v : {p.dflt, p.explore_lo, p.explore_hi}) {
+                    try {
+                        p.check(spec.name, v);
+                    } catch (const std::invalid_argument& e) {
+                        QFAIL((where + ": " + e.what()).c_str());
+                    }
+                }
+                QVERIFY2(p.explore_lo <= p.explore_hi, where.c_str());
+                if (p.log) QVERIFY2(p.explore_lo > 0, where.c_str());
+                if (!spec.general) continue;
+                for (double v : {p.explore_lo, p.explore_hi}) {
+                    PolicyConfig cfg;
+                    cfg.name = spec.name;
+                    cfg.params = {{p.name, v}};
+                    try {
+                        QVERIFY(makeScheduler(cfg) != nullptr);
+                    } catch (const std::invalid_argument& e) {
+                        // A combination a constructor rejects is allowed only with a message
+                        // that names the policy.
+                        QVERIFY2(std::string(e.what()).find(spec.name) != std::string::npos,
+                                 (where + ": " + e.what()).c_str());
+                    }
+                }
+            }
+            if (spec.general) QVERIFY(makeScheduler(spec.name) != nullptr);
+        }
+        // Out of the domain, an unknown parameter and an unknown policy are errors naming
+        // what was wrong.
+        auto message = [](const PolicyConfig& cfg) {
+            try {
+                makeScheduler(cfg);
+            } catch (const std::invalid_argument& e) {
+                return std::string(e.what());
+            }
+            return std::string();
+        };
+        PolicyConfig bad;
+        bad.name = "sprpt_lp";
+        bad.params = {{"C", -0.5}};
+        QVERIFY(message(bad).find("C") != std::string::npos);
+        bad.params = {{"nonsense", 1}};
+        QVERIFY(message(bad).find("nonsense") != std::string::npos);
+        QVERIFY(message(bad).find("C") != std::string::npos); // lists what exists
+        bad.name = "no_such_policy";
+        bad.params = {};
+        QVERIFY(message(bad).find("no_such_policy") != std::string::npos);
+    }
+
     // One seat, unit time. A (t=0, 10 tokens) runs; B (t=2, 3 tokens) arrives.
     // C = 1: at t=2 A has 2 tokens < 1 * 10, so B (3 left) displaces A (8 left): A is
     // suspended with its KV; B runs 2->5; A resumes at 5 and ends at 13.
