@@ -11,8 +11,8 @@ set -euo pipefail
 PACKAGES=(
   # toolchain
   build-essential cmake ninja-build pkg-config git
-  # core: JSON, CLI, least squares (Eigen)
-  nlohmann-json3-dev libcli11-dev libeigen3-dev
+  # core: JSON, CLI, least squares (Eigen), TOML (a RunSpec's and a sweep's files)
+  nlohmann-json3-dev libcli11-dev libeigen3-dev libtomlplusplus-dev
   # the store (SQLite, with its shell for inspecting a database)
   libsqlite3-dev sqlite3
   # fitted models: bounded nonlinear least squares (Ceres) and XGBoost (its CMake config
@@ -30,6 +30,8 @@ PACKAGES=(
   fonts-dejavu-core xvfb xauth
   # packaging checks: the .desktop file and the AppStream metainfo validate
   desktop-file-utils appstream
+  # sweeps beyond one machine (mpirun / srun kairos-cli sweep); optional at build time
+  libopenmpi-dev openmpi-bin
   # looking at exported PDF reports (pdftoppm, pdfinfo)
   poppler-utils
 )

@@ -16,6 +16,7 @@
 #include "model/input_error.h"
 #include "model/known_models.h"
 #include "profiles.h"
+#include "run/pipeline.h"
 #include "sched/registry.h"
 #include "sim/engine.h"
 #include "store/store.h"
@@ -25,9 +26,11 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <limits>
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -62,8 +65,10 @@ struct SimulateArgs {
     bool chunked = false, no_skip = false, tokens = false, quiet = false;
     std::size_t limit = 0;
     std::string json_out, runlog_out, requests_csv, perfetto;
-    std::string html, pdf, compare; // report only
-    std::string db, label;          // store the run (--db FILE, or --store: the default)
+    std::string html, pdf, compare;   // report only
+    std::string db, label;            // store the run (--db FILE, or --store: the default)
+    std::string spec_file, save_spec; // --spec: run this RunSpec; --save-spec: write it
+    bool reference_policy = false;    // report --compare's run: `policy` replaces the spec's
     bool store = false;
     std::int64_t exec_model = 0; // a stored ETE or ALA model instead of the profile's
     std::string exec_config;     // an ALA model's configuration
@@ -85,104 +90,129 @@ LiveMaker& liveMaker() {
 
 namespace {
 
+// The RunSpec the run options describe (or the --spec file's).
+RunSpec specFromArgs(const SimulateArgs& a) {
+    if (!a.spec_file.empty()) {
+        RunSpec s = RunSpec::load(a.spec_file);
+        if (a.reference_policy) { // report --compare: the same run under another policy
+            s.policy.name = a.policy;
+            s.policy.params.clear();
+        }
+        return s;
+    }
+    if (a.workload.empty()) throw std::invalid_argument("--workload is required (or --spec FILE)");
+    RunSpec s;
+    // Absolute, so a stored or saved spec re-runs from any folder.
+    std::error_code ec;
+    const auto abs = std::filesystem::absolute(a.workload, ec);
+    s.workload.path = ec ? a.workload : abs.lexically_normal().string();
+    s.workload.format = a.format;
+    s.workload.limit = a.limit;
+    s.workload.generate_arrivals = a.rate_given;
+    s.workload.rate = a.rate;
+    s.workload.burstiness = a.burstiness;
+    s.workload.arrival_seed = a.seed;
+    if (a.rate_scale != 1.0 && a.rate_given)
+        throw std::invalid_argument("--rate-scale scales the trace's own arrivals; --rate "
+                                    "replaces them: give one of the two");
+    s.workload.rate_scale = a.rate_scale;
+    if (a.budget < 0) throw std::invalid_argument("--budget must be > 0 seconds");
+    s.workload.budget = a.budget;
+    s.policy.name = a.policy;
+    s.policy.params = parsePolicyParams(a.params);
+    s.policy.predictor = a.predictor;
+    s.policy.seed = a.policy_seed;
+    s.exec.profile = a.profile;
+    if (std::filesystem::is_regular_file(a.profile, ec)) // a file, not a shipped name
+        s.exec.profile = std::filesystem::absolute(a.profile, ec).lexically_normal().string();
+    s.exec.gpu_mem_gib = a.gpu_mem_gib;
+    if (a.mem_fraction > 1) throw std::invalid_argument("--mem-fraction must be in (0, 1]");
+    s.exec.mem_fraction = a.mem_fraction;
+    s.exec.model_id = a.exec_model;
+    s.exec.model_config = a.exec_config;
+    if (a.exec_model > 0) s.exec.db = a.db; // where the model is (--db also stores the run)
+    s.limits.kv_capacity_tokens = a.kv_capacity;
+    s.limits.block_size = a.block_size;
+    s.limits.max_num_seqs = a.max_num_seqs;
+    s.limits.max_num_batched_tokens = a.max_num_batched_tokens;
+    s.limits.chunked_prefill = a.chunked;
+    s.limits.skip_ahead = !a.no_skip;
+    s.summary.goodput = a.goodput;
+    s.summary.percentiles = a.percentiles;
+    s.summary.quality = a.quality;
+    s.validate("the command line");
+    return s;
+}
+
+// A RunSpec key as the command line spells it: errors in a run given by options name the
+// option, errors in a --spec file name the key.
+std::string cliField(const std::string& key) {
+    static const std::map<std::string, std::string> names = {
+        {"workload.path", "--workload"},
+        {"workload.format", "--format"},
+        {"workload.limit", "--limit"},
+        {"workload.rate", "--rate"},
+        {"workload.burstiness", "--burstiness"},
+        {"workload.arrival_seed", "--seed"},
+        {"workload.rate_scale", "--rate-scale"},
+        {"workload.budget", "--budget"},
+        {"policy", "--policy/--param"},
+        {"policy.predictor", "--predictor"},
+        {"exec.profile", "--profile"},
+        {"exec.gpu_mem_gib", "--gpu-mem-gib"},
+        {"exec.mem_fraction", "--mem-fraction"},
+        {"exec.model_id", "--exec-model"},
+        {"exec.model_config", "--exec-config"},
+        {"limits.kv_capacity_tokens", "--kv-capacity"},
+        {"limits.block_size", "--block-size"},
+        {"limits.max_num_seqs", "--max-num-seqs"},
+        {"limits.max_num_batched_tokens", "--max-num-batched-tokens"},
+        {"summary.goodput", "--goodput"},
+        {"summary.percentiles", "--percentiles"},
+        {"summary.quality", "--quality"}};
+    const auto it = names.find(key);
+    return it == names.end() ? key : it->second;
+}
+
+// Runs `f`, renaming a RunSpec key in an InputError to its option when the spec came from
+// the command line.
+template <class F> auto withCliFields(const SimulateArgs& a, F&& f) -> decltype(f()) {
+    if (!a.spec_file.empty()) return f();
+    try {
+        return f();
+    } catch (const InputError& e) {
+        if (e.file() == "the command line")
+            throw std::invalid_argument(cliField(e.field()) + ": " + e.message());
+        throw InputError(e.file(), e.line(), cliField(e.field()), e.message());
+    }
+}
+
+RunContext cliContext() {
+    RunContext ctx;
+    ctx.resolve_profile = [](const std::string& name, std::string* found) {
+        return resolveProfile(name, found);
+    };
+    return ctx;
+}
+
 // Runs, prints and stores; the files asked for are staged in `outputs`, which the caller
 // commits once everything it writes has been staged.
 RunOutputs runSimulate(const SimulateArgs& a, OutputBatch& outputs) {
-    ReadOptions ro;
-    if (!formatFromName(a.format, &ro.format))
-        throw std::invalid_argument("unknown --format '" + a.format + "'");
-    ro.arrivals.rate = a.rate;
-    ro.arrivals.burstiness = a.burstiness;
-    ro.arrivals.seed = a.seed;
-    ro.arrivals.validate();
-    ro.override_arrivals = a.rate_given;
-    ro.limit = a.limit;
-    Workload w = readWorkload(a.workload, ro);
-    if (a.rate_scale != 1.0) {
-        if (a.rate_given)
-            throw std::invalid_argument("--rate-scale scales the trace's own arrivals; --rate "
-                                        "replaces them: give one of the two");
-        scaleArrivalRate(w, a.rate_scale);
-    }
-    if (a.budget < 0) throw std::invalid_argument("--budget must be > 0 seconds");
-    if (a.budget > 0)
-        for (auto& r : w.requests)
-            if (!r.budget_s) r.budget_s = a.budget;
-
-    std::string profile_path;
-    DeviceProfile prof = resolveProfile(a.profile, &profile_path);
-    if (a.gpu_mem_gib > 0) {
-        prof.gpu_mem_gib = a.gpu_mem_gib;
-        prof.kv_capacity_tokens.reset();
-    }
-    if (a.mem_fraction > 0) {
-        if (a.mem_fraction > 1) throw std::invalid_argument("--mem-fraction must be in (0, 1]");
-        prof.mem_fraction = a.mem_fraction;
-        prof.kv_capacity_tokens.reset();
-    }
-    std::unique_ptr<ExecutionModel> model;
-    std::vector<std::string> model_warnings; // what the stored model's own errors say
-    if (a.exec_model > 0) {
-        // A fitted model from the store; the profile still gives the KV capacity.
-        const store::Store db(a.db.empty() ? store::Store::defaultPath() : a.db,
-                              store::Store::Open::Existing);
-        const auto m = db.model(a.exec_model);
-        if (!m)
-            throw std::invalid_argument("no model " + std::to_string(a.exec_model) + " in " +
-                                        db.path());
-        if (m->kind == "ala") {
-            const auto ala = ala::AlaModel::fromJson(m->params);
-            const auto keys = ala.configurations();
-            std::string key = a.exec_config;
-            if (key.empty() && keys.size() == 1) key = keys.front();
-            if (std::find(keys.begin(), keys.end(), key) == keys.end()) {
-                std::string list;
-                for (std::size_t i = 0; i < keys.size() && i < 12; ++i) list += "\n  " + keys[i];
-                if (keys.size() > 12)
-                    list += "\n  ... (" + std::to_string(keys.size()) +
-                            " in all: kairos-cli models show " + std::to_string(m->id) + ")";
-                throw std::invalid_argument(std::string(key.empty()
-                                                            ? "--exec-config is needed"
-                                                            : "no configuration '" + key + "'") +
-                                            ": ALA model " + std::to_string(m->id) + " has" + list);
-            }
-            model = std::make_unique<ala::AlaExecutionModel>(
-                ala, key, "ala model " + std::to_string(m->id) + " (" + key + ")");
-            model_warnings = store::modelFitWarnings(*m, key);
-        } else if (m->kind == "ete") {
-            const EteParams p = EteParams::fromModelJson(m->params);
-            model = std::make_unique<EteModel>(p, "ete model " + std::to_string(m->id) + " (" +
-                                                      m->name + ")");
-            model_warnings = store::modelFitWarnings(*m);
-        } else {
-            throw std::invalid_argument("model " + std::to_string(a.exec_model) + " is '" +
-                                        m->kind + "': the simulator takes ETE and ALA models");
-        }
-    } else {
-        model = makeExecutionModel(prof);
-    }
-    PolicyConfig pc;
-    pc.name = a.policy;
-    pc.params = parsePolicyParams(a.params);
-    pc.predictor = a.predictor;
-    makePredictor(a.predictor, 0); // a mistaken --predictor is an error even for a policy
-                                   // that does not predict
-    pc.seed = a.policy_seed;
-    SummaryOptions so;
-    so.goodput = GoodputSlo::parse(a.goodput);
-    so.percentiles = a.percentiles;
-    if (!a.quality.empty()) so.quality = QualityCurve::parse(a.quality);
-    so.workload = &w;
-    for (double q : so.percentiles)
-        if (!(q >= 0 && q <= 100)) throw std::invalid_argument("percentiles must be in [0, 100]");
-
-    EngineLimits lim;
-    lim.kv_capacity_tokens = a.kv_capacity > 0 ? a.kv_capacity : prof.kvCapacityTokens();
-    lim.block_size = a.block_size;
-    lim.max_num_seqs = a.max_num_seqs;
-    lim.max_num_batched_tokens = a.max_num_batched_tokens;
-    lim.chunked_prefill = a.chunked;
-    lim.skip_ahead = !a.no_skip;
+    const RunSpec spec = withCliFields(a, [&] { return specFromArgs(a); });
+    const RunContext ctx = cliContext();
+    PreparedRun prep = withCliFields(a, [&] { return prepareRun(spec, ctx); });
+    const Workload& w = *prep.workload;
+    const DeviceProfile& prof = prep.profile;
+    const std::string& profile_path = prep.profile_path;
+    const ExecutionModel* model = prep.model.get();
+    EngineLimits& lim = prep.limits;
+    PolicyConfig pc = prep.policy;
+    if (!a.save_spec.empty())
+        outputs.add(a.save_spec, [&](std::ostream& out) {
+            const bool toml = a.save_spec.size() > 5 &&
+                              a.save_spec.compare(a.save_spec.size() - 5, 5, ".toml") == 0;
+            out << (toml ? spec.toToml() : spec.toJson().dump(2) + "\n");
+        });
 
     RunOutputs o;
     std::unique_ptr<LiveSession> live;
@@ -190,24 +220,18 @@ RunOutputs runSimulate(const SimulateArgs& a, OutputBatch& outputs) {
         if (!liveMaker())
             throw std::invalid_argument("this kairos-cli was built without libtorch "
                                         "(KAIROS_BUILD_LIVE=OFF): no live runs");
-        live = liveMaker()(a.live_args, w, lim, a.kv_capacity > 0);
+        live = liveMaker()(a.live_args, w, lim, spec.limits.kv_capacity_tokens > 0);
         if (auto p = live->predictor()) {
             pc.predictor_instance = p;
             pc.predictor = p->name();
         }
     }
-    auto sched = makeScheduler(pc);
-    if (live) {
-        Simulator engine(w, *model, *sched, lim, &live->backend());
-        o.log = engine.run();
-    } else {
-        o.log = simulate(w, *model, *sched, lim);
-    }
-    for (const auto& mw : model_warnings) {
-        o.log.warnings.push_back(mw);
-        if (!a.quiet) std::fprintf(stderr, "kairos-cli: warning: %s\n", mw.c_str());
-    }
-    o.summary = summarize(o.log, so);
+    RunResult res = executeRun(prep, ctx, live ? &live->backend() : nullptr, &pc);
+    o.log = std::move(res.log);
+    o.summary = std::move(res.summary);
+    if (!a.quiet)
+        for (const auto& mw : prep.model_warnings)
+            std::fprintf(stderr, "kairos-cli: warning: %s\n", mw.c_str());
     const RunLog& log = o.log;
     const Summary& s = o.summary;
     if (!a.quiet) {
@@ -224,7 +248,8 @@ RunOutputs runSimulate(const SimulateArgs& a, OutputBatch& outputs) {
     if (!a.json_out.empty()) {
         nlohmann::json j = s.toJson();
         j["profile"] = prof.name;
-        j["workload_file"] = a.workload;
+        j["workload_file"] = spec.workload.path;
+        j["spec"] = spec.toJson();
         j["limits"] = {{"kv_capacity_tokens", lim.kv_capacity_tokens},
                        {"block_size", lim.block_size},
                        {"max_num_seqs", lim.max_num_seqs},
@@ -243,7 +268,9 @@ RunOutputs runSimulate(const SimulateArgs& a, OutputBatch& outputs) {
     if (!a.perfetto.empty())
         outputs.add(a.perfetto, [&](std::ostream& out) { writePerfetto(log, &w, out); });
     if (!a.db.empty() || a.store) {
-        const store::RunRecord rec = store::makeRunRecord(w, a.workload, log, s, pc, lim, a.label);
+        store::RunRecord rec =
+            store::makeRunRecord(w, spec.workload.path, log, s, pc, lim, a.label);
+        rec.spec_json = spec.toJson().dump();
         store::Store db(a.db.empty() ? store::Store::defaultPath() : a.db);
         o.run_id = db.putRun(rec);
         if (!a.quiet)
@@ -256,10 +283,10 @@ RunOutputs runSimulate(const SimulateArgs& a, OutputBatch& outputs) {
                 {"max running requests", std::to_string(lim.max_num_seqs)},
                 {"max batched tokens", std::to_string(lim.max_num_batched_tokens)},
                 {"chunked prefill", lim.chunked_prefill ? "yes" : "no"},
-                {"workload file", a.workload}};
+                {"workload file", spec.workload.path}};
     if (live)
         for (auto& kv : live->config()) o.config.push_back(kv);
-    o.workload = std::move(w);
+    o.workload = w;
     return o;
 }
 
@@ -269,8 +296,15 @@ namespace {
 // The options of simulate (and report, which adds its documents).
 CLI::Option* addRunOptions(CLI::App* c, const std::shared_ptr<SimulateArgs>& a) {
     c->add_option("--workload,-w", a->workload,
-                  "Trace file (Kairos JSONL, Azure CSV, Mooncake JSONL, lengths CSV, BurstGPT CSV)")
-        ->required();
+                  "Trace file (Kairos JSONL, Azure CSV, Mooncake JSONL, lengths CSV, BurstGPT "
+                  "CSV); required unless --spec");
+    c->add_option("--spec", a->spec_file,
+                  "Run the RunSpec in this file (JSON, or TOML by its .toml extension: "
+                  "--save-spec writes one; every stored run keeps its own)")
+        ->excludes("--workload");
+    c->add_option("--save-spec", a->save_spec,
+                  "Write this run's RunSpec here (JSON, or TOML for .toml): re-run it exactly "
+                  "with --spec");
     c->add_option("--format", a->format, "auto|kairos|azure|mooncake|lengths|burstgpt|timelyllm")
         ->capture_default_str();
     auto* rate =
@@ -460,6 +494,8 @@ void addReport(CLI::App& app) {
             SimulateArgs b = *a;
             b.policy = a->compare;
             b.params.clear();
+            b.reference_policy = true;
+            b.save_spec.clear();
             b.quiet = true;
             b.json_out.clear();
             b.runlog_out.clear();

@@ -20,6 +20,12 @@ class Store;
 
 namespace kairos::cli {
 
+// Thrown by a command that finished and has a verdict to give as its exit status (e.g.
+// runs rerun: 1 when a metric differs); main returns the code, printing nothing more.
+struct ExitCode {
+    int code;
+};
+
 void addSimulate(CLI::App& app);
 void addGenerate(CLI::App& app);
 void addFitProfile(CLI::App& app);

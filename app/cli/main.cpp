@@ -20,12 +20,12 @@ void installLive(CLI::App& app);
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
-#include <string>
-#include <unistd.h>
 #include <iterator>
 #include <memory>
 #include <sstream>
 #include <stdexcept>
+#include <string>
+#include <unistd.h>
 
 namespace {
 // CLI11's TOML reader, stricter: a UTF-8 byte-order mark (editors on Windows write one)
@@ -54,8 +54,7 @@ public:
                     open = c;
                 }
             }
-            if (open)
-                throw CLI::ConfigError("line " + std::to_string(n) + ": unterminated string");
+            if (open) throw CLI::ConfigError("line " + std::to_string(n) + ": unterminated string");
         }
         std::istringstream in(text);
         return CLI::ConfigTOML::from_config(in);
@@ -102,8 +101,10 @@ void handOverLiveCommands(int argc, char** argv) {
     std::string self(4096, '\0');
     const ssize_t n = ::readlink("/proc/self/exe", self.data(), self.size() - 1);
     if (n <= 0) {
-        std::fprintf(stderr, "kairos-cli: error: cannot find kairos-live (the program that runs "
-                             "'%s'): /proc/self/exe unreadable\n", cmd);
+        std::fprintf(stderr,
+                     "kairos-cli: error: cannot find kairos-live (the program that runs "
+                     "'%s'): /proc/self/exe unreadable\n",
+                     cmd);
         std::exit(2);
     }
     self.resize(static_cast<std::size_t>(n));
@@ -190,6 +191,8 @@ int main(int argc, char** argv) {
                      "command in its section, e.g. [simulate] policy = \"fcfs\")\n",
                      file.c_str(), line, dotted.c_str(), what.c_str());
         return 2;
+    } catch (const kairos::cli::ExitCode& e) {
+        return e.code;
     } catch (const CLI::CallForHelp& e) {
         return app.exit(e);
     } catch (const CLI::CallForAllHelp& e) {
@@ -199,7 +202,8 @@ int main(int argc, char** argv) {
     } catch (const CLI::ParseError& e) {
         // A mistake in the command line: exit 2 like every user mistake (CLI11's own codes
         // are 101 to 120), naming what CLI11 found and where the options are listed.
-        std::fprintf(stderr, "kairos-cli: error: %s (kairos-cli COMMAND --help lists the options)\n",
+        std::fprintf(stderr,
+                     "kairos-cli: error: %s (kairos-cli COMMAND --help lists the options)\n",
                      e.what());
         return 2;
     } catch (const kairos::InputError& e) {

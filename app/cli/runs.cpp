@@ -5,6 +5,8 @@
 #include "export/atomic_file.h"
 #include "metrics/compare.h"
 #include "model/json_number.h"
+#include "profiles.h"
+#include "run/pipeline.h"
 #include "store/store.h"
 #include "workload/json_line.h"
 #include "workload/text.h"
@@ -26,6 +28,7 @@ struct RunsArgs {
     bool json = false;
     std::vector<std::int64_t> ids;
     std::string csv_out, json_out;
+    bool spec_only = false, toml = false, quiet = false;
 };
 
 std::string dbPath(const RunsArgs& a) {
@@ -63,17 +66,21 @@ Summary summaryOf(const std::string& db, const store::RunInfo& r) {
 }
 
 nlohmann::json infoJson(const std::string& db, const store::RunInfo& r, bool with_summary) {
-    nlohmann::json j = {{"id", r.id},
-                        {"created_at", r.created_at},
-                        {"workload", r.workload_name},
-                        {"workload_hash", r.workload_hash},
-                        {"num_requests", r.num_requests},
-                        {"policy", r.policy},
-                        {"params", column(db, r, "params", r.params_json)},
-                        {"exec_model", r.exec_model},
-                        {"limits", column(db, r, "limits", r.limits_json)},
-                        {"label", r.label},
-                        {"kairos_version", r.kairos_version}};
+    nlohmann::json j = {
+        {"id", r.id},
+        {"created_at", r.created_at},
+        {"workload", r.workload_name},
+        {"workload_hash", r.workload_hash},
+        {"num_requests", r.num_requests},
+        {"policy", r.policy},
+        {"params", column(db, r, "params", r.params_json)},
+        {"exec_model", r.exec_model},
+        {"limits", column(db, r, "limits", r.limits_json)},
+        {"label", r.label},
+        {"spec",
+         r.spec_json.empty() ? nlohmann::json(nullptr) : column(db, r, "spec", r.spec_json)},
+        {"sweep", r.sweep_id ? nlohmann::json(r.sweep_id) : nlohmann::json(nullptr)},
+        {"kairos_version", r.kairos_version}};
     if (with_summary) j["summary"] = column(db, r, "summary", r.summary_json);
     return j;
 }
@@ -141,6 +148,46 @@ void show(const RunsArgs& a) {
                     term(r.limits_json).c_str());
         std::fputs(summaryOf(s.path(), r).table().c_str(), stdout);
     }
+}
+
+// Runs a stored run's RunSpec again and says whether every metric came out the same.
+void rerun(const RunsArgs& a) {
+    const store::Store s(dbPath(a), store::Store::Open::Existing);
+    const auto r = need(s, a.ids.at(0));
+    if (r.spec_json.empty())
+        throw std::invalid_argument("run " + std::to_string(r.id) +
+                                    " was stored without its RunSpec (before Kairos stored "
+                                    "them): it cannot be re-run exactly");
+    const RunSpec spec = RunSpec::fromJson(nlohmann::json::parse(r.spec_json),
+                                           s.path() + ": run " + std::to_string(r.id));
+    if (a.spec_only) {
+        std::fputs(a.toml ? spec.toToml().c_str() : (spec.toJson().dump(2) + "\n").c_str(), stdout);
+        return;
+    }
+    RunContext ctx;
+    ctx.resolve_profile = [](const std::string& n, std::string* f) {
+        return app::resolveProfile(n, f);
+    };
+    const RunResult res = runSpec(spec, ctx);
+    const Summary stored = summaryOf(s.path(), r);
+    const auto before = summaryMetrics(stored), after = summaryMetrics(res.summary);
+    long differ = 0;
+    for (std::size_t i = 0; i < before.size() && i < after.size(); ++i) {
+        const double x = before[i].second, y = after[i].second;
+        const bool same = (std::isnan(x) && std::isnan(y)) || x == y ||
+                          std::fabs(x - y) <= 1e-9 * std::max(std::fabs(x), std::fabs(y));
+        if (same) continue;
+        if (!differ++) std::printf("%-24s %16s %16s\n", "metric", "stored", "re-run");
+        std::printf("%-24s %16.6g %16.6g\n", before[i].first.c_str(), x, y);
+    }
+    if (!a.quiet) std::fputs(res.summary.table().c_str(), stdout);
+    std::printf("run %lld re-run: %s\n", static_cast<long long>(r.id),
+                differ ? (std::to_string(differ) + " metrics differ from the stored run").c_str()
+                       : "every metric equals the stored run's");
+    if (differ && r.kairos_version != KAIROS_VERSION)
+        std::printf("(stored by Kairos %s; this is %s)\n", term(r.kairos_version).c_str(),
+                    KAIROS_VERSION);
+    if (differ) throw ExitCode{1};
 }
 
 void compare(const RunsArgs& a) {
@@ -282,6 +329,15 @@ void addRuns(CLI::App& app) {
     cmp->add_option("ids", a->ids, "A B")->required()->expected(2)->check(whole(1, kMaxId));
     cmp->add_flag("--json", a->json, "As JSON");
     cmp->callback([a] { compare(*a); });
+    auto* rr = c->add_subcommand(
+        "rerun", "Run a stored run's RunSpec again and check every metric against the stored "
+                 "one (exit 1 if any differs); --spec prints the spec instead");
+    dbOpt(rr);
+    rr->add_option("id", a->ids, "Run id")->required()->expected(1)->check(whole(1, kMaxId));
+    rr->add_flag("--spec", a->spec_only, "Print the run's RunSpec (JSON) and run nothing");
+    rr->add_flag("--toml", a->toml, "With --spec: as TOML");
+    rr->add_flag("--quiet,-q", a->quiet, "Print only what differs");
+    rr->callback([a] { rerun(*a); });
     auto* del = c->add_subcommand("delete", "Delete runs (and workloads no run uses)");
     dbOpt(del);
     del->add_option("id", a->ids, "Run id(s)")->required()->check(whole(1, kMaxId));

@@ -2,7 +2,6 @@
 
 #include "fit/ete_fit.h"
 #include "metrics/stats.h"
-
 #include "workload/readers.h"
 
 #include <algorithm>
@@ -86,6 +85,20 @@ ALTER TABLE runs ADD COLUMN label TEXT NOT NULL DEFAULT '';
 CREATE INDEX runs_workload ON runs(workload_id);
 CREATE INDEX runs_created ON runs(created_at);
 )sql",
+    // 3: a run keeps the RunSpec that re-runs it; sweeps (kairos-cli sweep, the workbench's
+    // Sweep view) group their runs and keep their definition and result table.
+    R"sql(
+ALTER TABLE runs ADD COLUMN spec TEXT NOT NULL DEFAULT '';
+CREATE TABLE sweeps(
+  id INTEGER PRIMARY KEY,
+  name TEXT NOT NULL,
+  definition TEXT NOT NULL,       -- JSON: the sweep's base RunSpec, axes and seeds
+  results TEXT NOT NULL,          -- JSON: the table (a row per point, mean and interval)
+  created_at TEXT NOT NULL,
+  kairos_version TEXT NOT NULL);
+ALTER TABLE runs ADD COLUMN sweep_id INTEGER REFERENCES sweeps(id) ON DELETE CASCADE;
+CREATE INDEX runs_sweep ON runs(sweep_id);
+)sql",
 };
 static_assert(sizeof(kMigrations) / sizeof(kMigrations[0]) == Store::kSchemaVersion,
               "one migration per schema version");
@@ -138,7 +151,12 @@ public:
         sqlite3_reset(s_);
         sqlite3_clear_bindings(s_);
     }
+    Stmt& bindNull(int i) {
+        check(sqlite3_bind_null(s_, i));
+        return *this;
+    }
     std::int64_t i64(int c) const { return sqlite3_column_int64(s_, c); }
+    bool isNull(int c) const { return sqlite3_column_type(s_, c) == SQLITE_NULL; }
     double real(int c) const {
         return sqlite3_column_type(s_, c) == SQLITE_NULL ? std::nan("")
                                                          : sqlite3_column_double(s_, c);
@@ -204,12 +222,15 @@ RunInfo runFrom(const Stmt& s) {
     r.created_at = s.text(10);
     r.kairos_version = s.text(11);
     r.label = s.text(12);
+    r.spec_json = s.text(13);
+    r.sweep_id = s.isNull(14) ? 0 : s.i64(14);
     return r;
 }
 
 constexpr const char* kRunColumns =
     "SELECT r.id, r.workload_id, w.name, w.hash, w.num_requests, r.policy, r.params, "
-    "r.exec_model, r.limits, r.summary, r.created_at, r.kairos_version, r.label FROM runs r "
+    "r.exec_model, r.limits, r.summary, r.created_at, r.kairos_version, r.label, r.spec, "
+    "r.sweep_id FROM runs r "
     "JOIN workloads w ON w.id = r.workload_id ";
 
 ModelInfo modelFrom(const Stmt& s) {
@@ -288,8 +309,7 @@ Store::Store(const std::string& path, Open mode) : path_(path) {
         fs::create_directories(p.parent_path(), ec);
         if (ec) throw StoreError(path, "cannot create its folder: " + ec.message());
     }
-    const int flags =
-        SQLITE_OPEN_READWRITE | (mode == Open::Create ? SQLITE_OPEN_CREATE : 0);
+    const int flags = SQLITE_OPEN_READWRITE | (mode == Open::Create ? SQLITE_OPEN_CREATE : 0);
     if (sqlite3_open_v2(path.c_str(), &db_, flags, nullptr) != SQLITE_OK) {
         const std::string msg = db_ ? sqlite3_errmsg(db_) : "out of memory";
         sqlite3_close(db_);
@@ -350,12 +370,75 @@ void Store::migrate() {
 
 std::int64_t Store::putRun(const RunRecord& r,
                            const std::function<void(std::int64_t rows)>& progress) {
+    Transaction t(db_, path_);
+    const std::int64_t id = insertRun(r, progress);
+    t.commit();
+    return id;
+}
+
+std::int64_t Store::putSweep(const std::string& name, const std::string& definition_json,
+                             const std::string& results_json, std::vector<RunRecord> runs) {
+    for (const auto* j : {&definition_json, &results_json})
+        if (!nlohmann::json::accept(*j)) throw StoreError(path_, "a sweep's tables are not JSON");
+    Transaction t(db_, path_);
+    Stmt ins(db_, path_,
+             "INSERT INTO sweeps(name, definition, results, created_at, kairos_version) VALUES "
+             "(?, ?, ?, ?, ?)");
+    ins.bind(1, name)
+        .bind(2, definition_json)
+        .bind(3, results_json)
+        .bind(4, nowIso())
+        .bind(5, std::string(KAIROS_VERSION));
+    ins.step();
+    const std::int64_t id = sqlite3_last_insert_rowid(db_);
+    for (RunRecord& r : runs) {
+        r.sweep_id = id;
+        insertRun(r, {});
+    }
+    t.commit();
+    return id;
+}
+
+namespace {
+SweepInfo sweepFrom(const Stmt& s) {
+    SweepInfo w;
+    w.id = s.i64(0);
+    w.name = s.text(1);
+    w.definition_json = s.text(2);
+    w.results_json = s.text(3);
+    w.created_at = s.text(4);
+    w.kairos_version = s.text(5);
+    w.runs = s.i64(6);
+    return w;
+}
+constexpr const char* kSweepColumns =
+    "SELECT s.id, s.name, s.definition, s.results, s.created_at, s.kairos_version, "
+    "(SELECT COUNT(*) FROM runs r WHERE r.sweep_id = s.id) FROM sweeps s ";
+} // namespace
+
+std::vector<SweepInfo> Store::listSweeps() const {
+    Stmt s(db_, path_, (std::string(kSweepColumns) + "ORDER BY s.id DESC").c_str());
+    std::vector<SweepInfo> out;
+    while (s.step()) out.push_back(sweepFrom(s));
+    return out;
+}
+
+std::optional<SweepInfo> Store::sweep(std::int64_t id) const {
+    Stmt s(db_, path_, (std::string(kSweepColumns) + "WHERE s.id = ?").c_str());
+    s.bind(1, id);
+    if (!s.step()) return std::nullopt;
+    return sweepFrom(s);
+}
+
+std::int64_t Store::insertRun(const RunRecord& r,
+                              const std::function<void(std::int64_t rows)>& progress) {
     if (!r.workload || !r.summary) throw StoreError(path_, "a run needs its workload and summary");
     const std::string hash = contentHash(*r.workload);
     const std::string summary = r.summary->toJson().dump();
     for (const auto* j : {&r.params_json, &r.limits_json})
         if (!nlohmann::json::accept(*j)) throw StoreError(path_, "run parameters are not JSON");
-    Transaction t(db_, path_);
+    if (!r.spec_json.empty() && !nlohmann::json::accept(r.spec_json))
+        throw StoreError(path_, "a run's spec is not JSON");
     std::int64_t workload_id = 0;
     {
         Stmt find(db_, path_, "SELECT id, num_requests FROM workloads WHERE hash = ?");
@@ -382,7 +465,8 @@ std::int64_t Store::putRun(const RunRecord& r,
     {
         Stmt ins(db_, path_,
                  "INSERT INTO runs(workload_id, policy, params, exec_model, limits, summary, "
-                 "created_at, kairos_version, label) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)");
+                 "created_at, kairos_version, label, spec, sweep_id) VALUES (?, ?, ?, ?, ?, ?, "
+                 "?, ?, ?, ?, ?)");
         ins.bind(1, workload_id)
             .bind(2, r.policy)
             .bind(3, r.params_json)
@@ -391,7 +475,12 @@ std::int64_t Store::putRun(const RunRecord& r,
             .bind(6, summary)
             .bind(7, nowIso())
             .bind(8, std::string(KAIROS_VERSION))
-            .bind(9, r.label);
+            .bind(9, r.label)
+            .bind(10, r.spec_json);
+        if (r.sweep_id > 0)
+            ins.bind(11, r.sweep_id);
+        else
+            ins.bindNull(11);
         ins.step();
         run_id = sqlite3_last_insert_rowid(db_);
     }
@@ -417,7 +506,6 @@ std::int64_t Store::putRun(const RunRecord& r,
         if (progress && ++n % 1024 == 0) progress(n);
     }
     if (progress) progress(std::int64_t(r.per_request.size()));
-    t.commit();
     return run_id;
 }
 
@@ -639,7 +727,8 @@ std::vector<std::string> modelFitWarnings(const ModelInfo& m, const std::string&
             std::vector<double> e;
             if (const auto v = c.find("ala_pct"); v != c.end() && v->is_array())
                 for (const auto& x : *v)
-                    if (x.is_number() && std::isfinite(x.get<double>())) e.push_back(x.get<double>());
+                    if (x.is_number() && std::isfinite(x.get<double>()))
+                        e.push_back(x.get<double>());
             const auto [med, p90] = medianP90(std::move(e));
             if (!std::isnan(med) && poorFit(med, p90))
                 out.push_back(who + ", configuration " + key->get<std::string>() +

@@ -48,6 +48,8 @@ struct RunRecord {
     std::string exec_model;             // execution model / profile description
     std::string limits_json = "{}";     // engine limits
     std::string label;                  // optional user label
+    std::string spec_json;              // the RunSpec (JSON) that re-runs it; "" if none
+    std::int64_t sweep_id = 0;          // the sweep it belongs to (0: none)
     const Summary* summary = nullptr;   // required
     std::vector<RequestMetrics> per_request;
 };
@@ -66,6 +68,15 @@ struct RunInfo {
         created_at, kairos_version;
     std::int64_t num_requests = 0;
     std::string summary_json; // Summary::toJson()
+    std::string spec_json;    // the RunSpec that re-runs it ("" for runs stored before it)
+    std::int64_t sweep_id = 0;
+};
+
+// A sweep: its definition, its result table and (in runs.sweep_id) its runs.
+struct SweepInfo {
+    std::int64_t id = 0;
+    std::string name, definition_json, results_json, created_at, kairos_version;
+    std::int64_t runs = 0;
 };
 
 // One stored request result (a row of run_requests).
@@ -98,7 +109,7 @@ struct ModelInfo {
 
 class Store {
 public:
-    static constexpr int kSchemaVersion = 2;
+    static constexpr int kSchemaVersion = 3;
 
     // How a missing database is met: created (commands that store), or refused
     // (commands that only read one: a mistyped path must not leave an empty database).
@@ -129,6 +140,13 @@ public:
     bool deleteRun(std::int64_t id);
     std::int64_t countRuns() const;
 
+    // A sweep with its runs (stored without per-request rows unless they carry them), in
+    // one transaction. Returns the sweep's id.
+    std::int64_t putSweep(const std::string& name, const std::string& definition_json,
+                          const std::string& results_json, std::vector<RunRecord> runs);
+    std::vector<SweepInfo> listSweeps() const; // newest first
+    std::optional<SweepInfo> sweep(std::int64_t id) const;
+
     // Profiles and their measurements (one transaction).
     std::int64_t putProfile(const std::string& name, const std::string& device,
                             const std::string& model, const std::string& weights,
@@ -145,6 +163,8 @@ public:
     sqlite3* handle() const { return db_; }
 
 private:
+    std::int64_t insertRun(const RunRecord& r,
+                           const std::function<void(std::int64_t rows)>& progress);
     void migrate();
     std::string path_;
     sqlite3* db_ = nullptr;

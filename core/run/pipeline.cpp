@@ -1,0 +1,256 @@
+#include "run/pipeline.h"
+
+#include "fit/ala.h"
+#include "fit/ala_exec.h"
+#include "model/input_error.h"
+#include "predict/predictor.h"
+#include "store/store.h"
+#include "workload/generators.h"
+#include "workload/readers.h"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <limits>
+
+namespace kairos {
+
+namespace {
+
+std::string cacheKey(const std::string& path, const std::string& format, std::size_t limit) {
+    return path + '\n' + format + '\n' + std::to_string(limit);
+}
+
+Workload readBase(const RunSpec::WorkloadPart& w) {
+    ReadOptions ro;
+    if (!formatFromName(w.format, &ro.format))
+        throw InputError(w.path, 0, "workload.format", "unknown format '" + w.format + "'");
+    ro.limit = w.limit;
+    return readWorkload(w.path, ro);
+}
+
+} // namespace
+
+std::shared_ptr<const Workload> WorkloadCache::get(const RunSpec::WorkloadPart& w) {
+    const std::string key = cacheKey(w.path, w.format, w.limit);
+    {
+        std::lock_guard<std::mutex> lock(m_);
+        auto it = byKey_.find(key);
+        if (it != byKey_.end()) return it->second;
+    }
+    // Read outside the lock; two threads may both read the first time, one copy is kept.
+    auto read = std::make_shared<const Workload>(readBase(w));
+    std::lock_guard<std::mutex> lock(m_);
+    return byKey_.emplace(key, std::move(read)).first->second;
+}
+
+void WorkloadCache::put(const std::string& path, const std::string& format, std::size_t limit,
+                        std::shared_ptr<const Workload> w) {
+    std::lock_guard<std::mutex> lock(m_);
+    byKey_[cacheKey(path, format, limit)] = std::move(w);
+}
+
+Workload transformWorkload(const Workload& base, const RunSpec::WorkloadPart& w) {
+    Workload out = base;
+    if (w.generate_arrivals) {
+        ArrivalSpec a;
+        a.rate = w.rate;
+        a.burstiness = w.burstiness;
+        a.seed = w.arrival_seed;
+        try {
+            a.validate();
+            assignArrivals(out, a);
+        } catch (const std::invalid_argument& e) {
+            throw InputError(w.path, 0, "workload.rate", e.what());
+        }
+        out.meta["arrival_rate"] = std::to_string(a.rate);
+        out.meta["burstiness"] = std::to_string(a.burstiness);
+        out.meta["arrival_seed"] = std::to_string(a.seed);
+        out.sortByArrival();
+    } else if (w.rate_scale != 1.0) {
+        try {
+            scaleArrivalRate(out, w.rate_scale);
+        } catch (const std::invalid_argument& e) {
+            throw InputError(w.path, 0, "workload.rate_scale", e.what());
+        }
+    }
+    if (w.budget > 0)
+        for (auto& r : out.requests)
+            if (!r.budget_s) r.budget_s = w.budget;
+    return out;
+}
+
+PreparedRun prepareRun(const RunSpec& spec, const RunContext& ctx) {
+    spec.validate();
+    PreparedRun p;
+    p.spec = spec;
+    // The workload: from the cache or the file, then its transforms (a copy only when one
+    // applies: most sweep points share the base workload as it is).
+    std::shared_ptr<const Workload> base;
+    if (ctx.cache)
+        base = ctx.cache->get(spec.workload);
+    else
+        base = std::make_shared<const Workload>(readBase(spec.workload));
+    const bool transformed = spec.workload.generate_arrivals || spec.workload.rate_scale != 1.0 ||
+                             spec.workload.budget > 0;
+    p.workload = transformed
+                     ? std::make_shared<const Workload>(transformWorkload(*base, spec.workload))
+                     : base;
+
+    // The device profile gives the KV capacity (and the execution model unless a fitted
+    // one from the store replaces it).
+    if (ctx.resolve_profile) {
+        p.profile = ctx.resolve_profile(spec.exec.profile, &p.profile_path);
+    } else {
+        if (!std::filesystem::is_regular_file(spec.exec.profile))
+            throw InputError(spec.exec.profile, 0, "exec.profile",
+                             "not a file (shipped profiles are found by the application)");
+        p.profile = DeviceProfile::load(spec.exec.profile);
+        p.profile_path = spec.exec.profile;
+    }
+    if (spec.exec.gpu_mem_gib > 0) {
+        p.profile.gpu_mem_gib = spec.exec.gpu_mem_gib;
+        p.profile.kv_capacity_tokens.reset();
+    }
+    if (spec.exec.mem_fraction > 0) {
+        p.profile.mem_fraction = spec.exec.mem_fraction;
+        p.profile.kv_capacity_tokens.reset();
+    }
+    if (spec.exec.model_id > 0) {
+        const store::Store db(spec.exec.db.empty() ? store::Store::defaultPath() : spec.exec.db,
+                              store::Store::Open::Existing);
+        const auto m = db.model(spec.exec.model_id);
+        const std::string id = std::to_string(spec.exec.model_id);
+        if (!m) throw InputError(db.path(), 0, "exec.model_id", "no model " + id);
+        if (m->kind == "ala") {
+            const auto ala = ala::AlaModel::fromJson(m->params);
+            const auto keys = ala.configurations();
+            std::string key = spec.exec.model_config;
+            if (key.empty() && keys.size() == 1) key = keys.front();
+            if (std::find(keys.begin(), keys.end(), key) == keys.end()) {
+                std::string list;
+                for (std::size_t i = 0; i < keys.size() && i < 12; ++i) list += "\n  " + keys[i];
+                if (keys.size() > 12)
+                    list += "\n  ... (" + std::to_string(keys.size()) +
+                            " in all: kairos-cli models show " + id + ")";
+                throw InputError(db.path(), 0, "exec.model_config",
+                                 std::string(key.empty() ? "a configuration is needed"
+                                                         : "no configuration '" + key + "'") +
+                                     ": ALA model " + id + " has" + list);
+            }
+            p.model = std::make_shared<ala::AlaExecutionModel>(
+                ala, key, "ala model " + id + " (" + key + ")");
+            p.model_warnings = store::modelFitWarnings(*m, key);
+        } else if (m->kind == "ete") {
+            p.model = std::make_shared<EteModel>(EteParams::fromModelJson(m->params),
+                                                 "ete model " + id + " (" + m->name + ")");
+            p.model_warnings = store::modelFitWarnings(*m);
+        } else {
+            throw InputError(db.path(), 0, "exec.model_id",
+                             "model " + id + " is '" + m->kind +
+                                 "': the simulator takes ETE and ALA models");
+        }
+    } else {
+        p.model = makeExecutionModel(p.profile);
+    }
+
+    p.limits.kv_capacity_tokens = spec.limits.kv_capacity_tokens > 0
+                                      ? spec.limits.kv_capacity_tokens
+                                      : p.profile.kvCapacityTokens();
+    if (p.limits.kv_capacity_tokens <= 0)
+        throw InputError(p.profile_path, 0,
+                         spec.exec.gpu_mem_gib > 0    ? "exec.gpu_mem_gib"
+                         : spec.exec.mem_fraction > 0 ? "exec.mem_fraction"
+                                                      : "gpu_mem_gib",
+                         "the weights of the profile's model (" + p.profile.name + ")" +
+                             " leave no memory for the KV cache");
+    p.limits.block_size = spec.limits.block_size;
+    p.limits.max_num_seqs = spec.limits.max_num_seqs;
+    p.limits.max_num_batched_tokens = spec.limits.max_num_batched_tokens;
+    p.limits.chunked_prefill = spec.limits.chunked_prefill;
+    p.limits.skip_ahead = spec.limits.skip_ahead;
+
+    p.policy.name = spec.policy.name;
+    p.policy.params = spec.policy.params;
+    p.policy.predictor = spec.policy.predictor;
+    p.policy.seed = spec.policy.seed;
+
+    p.summary.goodput = GoodputSlo::parse(spec.summary.goodput);
+    p.summary.percentiles = spec.summary.percentiles;
+    if (!spec.summary.quality.empty())
+        p.summary.quality = QualityCurve::parse(spec.summary.quality);
+    return p;
+}
+
+RunResult executeRun(const PreparedRun& p, const RunContext& ctx, LiveBackend* live,
+                     const PolicyConfig* policy_override) {
+    RunResult r;
+    r.spec = p.spec;
+    r.workload = p.workload;
+    r.limits = p.limits;
+    r.policy = policy_override ? *policy_override : p.policy;
+    r.profile_name = p.profile.name;
+    r.profile_path = p.profile_path;
+    auto sched = makeScheduler(r.policy);
+    Simulator engine(*p.workload, *p.model, *sched, p.limits, live);
+    engine.setCancelFlag(ctx.cancel);
+    engine.setProgress(ctx.progress);
+    r.log = engine.run();
+    for (const auto& w : p.model_warnings) r.log.warnings.push_back(w);
+    SummaryOptions so = p.summary;
+    so.workload = p.workload.get();
+    r.summary = summarize(r.log, so);
+    return r;
+}
+
+RunResult runSpec(const RunSpec& spec, const RunContext& ctx) {
+    return executeRun(prepareRun(spec, ctx), ctx);
+}
+
+std::vector<std::pair<std::string, double>> summaryMetrics(const Summary& s) {
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    std::vector<std::pair<std::string, double>> m;
+    m.emplace_back("completed", double(s.completed));
+    m.emplace_back("killed", double(s.killed));
+    m.emplace_back("request_throughput", s.request_throughput);
+    double gf = nan;
+    if (s.request_goodput) {
+        if (std::isfinite(s.load.offered_rate) && s.load.offered_rate > 0)
+            gf = *s.request_goodput / s.load.offered_rate;
+        else if (s.num_requests > 0) // an offline batch: the share of requests that are good
+            gf = double(s.good_requests) / double(s.num_requests);
+    }
+    m.emplace_back("goodput_fraction", gf);
+    m.emplace_back("output_throughput", s.output_throughput);
+    const std::pair<const char*, const Stats*> stats[] = {{"ttft", &s.ttft_ms},
+                                                          {"tpot", &s.tpot_ms},
+                                                          {"itl", &s.itl_ms},
+                                                          {"e2el", &s.e2el_ms},
+                                                          {"queue", &s.queue_ms}};
+    for (const auto& [name, st] : stats) {
+        m.emplace_back(std::string(name) + "_mean_ms", st->count ? st->mean : nan);
+        for (double q : s.percentiles)
+            m.emplace_back(std::string(name) + "_" + percentileKey(q) + "_ms",
+                           st->count ? st->percentile(q) : nan);
+    }
+    m.emplace_back("kv_peak_tokens", double(s.kv_peak_tokens));
+    m.emplace_back("preemptions", double(s.preemptions));
+    m.emplace_back("suspensions", double(s.suspensions));
+    m.emplace_back("completion_rate", s.budget_requests ? s.completion_rate : nan);
+    m.emplace_back("mean_quality", s.budget_requests ? s.mean_quality : nan);
+    double util = nan;
+    for (const auto& c : s.robot)
+        if (c.cls == "all") util = c.utilityPercent();
+    m.emplace_back("utility_pct", util);
+    return m;
+}
+
+std::vector<std::string> summaryMetricNames(const std::vector<double>& percentiles) {
+    Summary s;
+    s.percentiles = percentiles;
+    std::vector<std::string> names;
+    for (const auto& [n, v] : summaryMetrics(s)) names.push_back(n);
+    return names;
+}
+
+} // namespace kairos

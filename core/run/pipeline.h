@@ -1,0 +1,98 @@
+#pragma once
+// The one run pipeline: RunSpec -> prepared inputs -> simulation -> RunResult. The CLI's
+// simulate, report and live, sweeps, capacity searches, `bench` and the workbench all call
+// it; they differ only in what they do with the result.
+//
+//   prepareRun(spec, ctx)  reads (or takes from the cache) the workload and applies its
+//                          transforms, resolves the execution model and the KV capacity,
+//                          checks the policy; everything a run needs, nothing run yet.
+//   executeRun(prepared)   builds the scheduler, simulates (or runs live on a backend),
+//                          summarises.
+//   runSpec(spec, ctx)     both.
+//
+// Thread safety: prepared inputs are immutable and shared (the workload and the execution
+// model are const); executeRun builds its own scheduler, so many threads may execute runs
+// of one PreparedRun, or of several sharing a WorkloadCache, at once.
+#include "exec/execution_model.h"
+#include "metrics/summary.h"
+#include "model/run_log.h"
+#include "model/workload.h"
+#include "run/run_spec.h"
+#include "sched/registry.h"
+#include "sim/engine.h"
+
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace kairos {
+
+// Workloads read once and shared by every run of a sweep (by path, format and limit).
+// Thread-safe.
+class WorkloadCache {
+public:
+    std::shared_ptr<const Workload> get(const RunSpec::WorkloadPart& w);
+    // A workload already in memory stands for `path` (the workbench's open trace).
+    void put(const std::string& path, const std::string& format, std::size_t limit,
+             std::shared_ptr<const Workload> w);
+
+private:
+    std::mutex m_;
+    std::map<std::string, std::shared_ptr<const Workload>> byKey_;
+};
+
+struct RunContext {
+    // Finds a device profile by name or path (the app's shipped profiles); without it the
+    // name must be a JSON file.
+    std::function<DeviceProfile(const std::string& name, std::string* found_at)> resolve_profile;
+    WorkloadCache* cache = nullptr; // optional
+    const std::atomic<bool>* cancel = nullptr;
+    std::atomic<double>* progress = nullptr;
+};
+
+struct PreparedRun {
+    RunSpec spec;
+    std::shared_ptr<const Workload> workload; // transformed, sorted by arrival
+    DeviceProfile profile;
+    std::string profile_path;
+    std::shared_ptr<const ExecutionModel> model;
+    std::vector<std::string> model_warnings; // a stored model's own fit warnings
+    EngineLimits limits;
+    PolicyConfig policy;
+    SummaryOptions summary; // .workload is set by executeRun
+};
+
+struct RunResult {
+    RunSpec spec;
+    std::shared_ptr<const Workload> workload;
+    RunLog log;
+    Summary summary;
+    EngineLimits limits;
+    PolicyConfig policy;
+    std::string profile_name, profile_path;
+};
+
+PreparedRun prepareRun(const RunSpec& spec, const RunContext& ctx = {});
+// `live` runs the iterations on a real model (the CLI's live command); `policy_override`
+// replaces the prepared policy config (a live run's trained predictor).
+RunResult executeRun(const PreparedRun& p, const RunContext& ctx = {}, LiveBackend* live = nullptr,
+                     const PolicyConfig* policy_override = nullptr);
+RunResult runSpec(const RunSpec& spec, const RunContext& ctx = {});
+
+// The workload's transforms alone (arrivals regenerated at a rate, the trace's own rate
+// scaled, budgets filled in), on a copy of `base`.
+Workload transformWorkload(const Workload& base, const RunSpec::WorkloadPart& w);
+
+// The numbers a sweep tabulates, by name, from a summary: completed, killed,
+// request_throughput, goodput_fraction (request goodput / offered rate; NaN without SLOs),
+// ttft/tpot/itl/e2el/queue _mean_ms and _pNN_ms, kv_peak_tokens, preemptions, suspensions,
+// completion_rate and mean_quality (with budgets), utility_pct (TimelyLLM, all classes).
+std::vector<std::pair<std::string, double>> summaryMetrics(const Summary& s);
+// The names summaryMetrics gives for these percentiles, in its order.
+std::vector<std::string> summaryMetricNames(const std::vector<double>& percentiles);
+
+} // namespace kairos

@@ -1,0 +1,450 @@
+#include "run/run_spec.h"
+
+#include "export/atomic_file.h"
+#include "metrics/summary.h"
+#include "model/input_error.h"
+#include "predict/predictor.h"
+#include "sched/registry.h"
+#include "workload/readers.h"
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <toml++/toml.h>
+
+namespace kairos {
+
+namespace {
+
+using json = nlohmann::json;
+
+// Strict reading of one JSON object: every key read is ticked off; what is left over at
+// the end is an unknown key, an error naming it.
+class ObjectReader {
+public:
+    ObjectReader(const json& j, std::string where, std::string prefix)
+        : j_(j), where_(std::move(where)), prefix_(std::move(prefix)) {
+        if (!j_.is_object()) fail("", "must be a table/object");
+    }
+    [[noreturn]] void fail(const std::string& key, const std::string& msg) const {
+        throw InputError(where_, 0, prefix_ + key, msg);
+    }
+    const json* find(const std::string& key) {
+        seen_.push_back(key);
+        auto it = j_.find(key);
+        return it == j_.end() ? nullptr : &*it;
+    }
+    double number(const std::string& key, double dflt) {
+        const json* v = find(key);
+        if (!v) return dflt;
+        if (v->is_null()) return std::numeric_limits<double>::infinity();
+        if (v->is_string() && (v->get<std::string>() == "inf"))
+            return std::numeric_limits<double>::infinity();
+        if (!v->is_number()) fail(key, "must be a number");
+        return v->get<double>();
+    }
+    std::int64_t integer(const std::string& key, std::int64_t dflt, std::int64_t lo,
+                         std::int64_t hi) {
+        const json* v = find(key);
+        if (!v) return dflt;
+        if (!v->is_number()) fail(key, "must be a whole number");
+        const double d = v->get<double>();
+        if (d != std::floor(d) || d < double(lo) || d > double(hi))
+            fail(key, "must be a whole number in [" + std::to_string(lo) + ", " +
+                          std::to_string(hi) + "]");
+        return v->is_number_unsigned() ? std::int64_t(v->get<std::uint64_t>())
+                                       : v->get<std::int64_t>();
+    }
+    std::uint64_t seed(const std::string& key, std::uint64_t dflt) {
+        const json* v = find(key);
+        if (!v) return dflt;
+        if (!v->is_number_integer() || (!v->is_number_unsigned() && v->get<std::int64_t>() < 0))
+            fail(key, "must be a whole number >= 0");
+        return v->get<std::uint64_t>();
+    }
+    bool flag(const std::string& key, bool dflt) {
+        const json* v = find(key);
+        if (!v) return dflt;
+        if (!v->is_boolean()) fail(key, "must be true or false");
+        return v->get<bool>();
+    }
+    std::string text(const std::string& key, const std::string& dflt) {
+        const json* v = find(key);
+        if (!v) return dflt;
+        if (!v->is_string()) fail(key, "must be a string");
+        return v->get<std::string>();
+    }
+    std::vector<std::string> texts(const std::string& key) {
+        const json* v = find(key);
+        if (!v) return {};
+        if (!v->is_array()) fail(key, "must be a list of strings");
+        std::vector<std::string> out;
+        for (const auto& e : *v) {
+            if (!e.is_string()) fail(key, "must be a list of strings");
+            out.push_back(e.get<std::string>());
+        }
+        return out;
+    }
+    std::vector<double> numbers(const std::string& key, std::vector<double> dflt) {
+        const json* v = find(key);
+        if (!v) return dflt;
+        if (!v->is_array()) fail(key, "must be a list of numbers");
+        std::vector<double> out;
+        for (const auto& e : *v) {
+            if (!e.is_number()) fail(key, "must be a list of numbers");
+            out.push_back(e.get<double>());
+        }
+        return out;
+    }
+    // A sub-table, or an empty object when absent.
+    const json& table(const std::string& key) {
+        static const json empty = json::object();
+        const json* v = find(key);
+        if (!v) return empty;
+        if (!v->is_object()) fail(key, "must be a table/object");
+        return *v;
+    }
+    void finish() const {
+        for (auto it = j_.begin(); it != j_.end(); ++it)
+            if (std::find(seen_.begin(), seen_.end(), it.key()) == seen_.end())
+                fail(it.key(), "unknown key");
+    }
+    const std::string& where() const { return where_; }
+
+private:
+    const json& j_;
+    std::string where_, prefix_;
+    std::vector<std::string> seen_;
+};
+
+json numberOrNull(double v) {
+    return std::isfinite(v) ? json(v) : json(nullptr);
+}
+
+void tomlNodeToJson(const toml::node& n, json& out, const std::string& path,
+                    std::map<std::string, long>* lines) {
+    if (lines) (*lines)[path] = static_cast<long>(n.source().begin.line);
+    if (const auto* t = n.as_table()) {
+        out = json::object();
+        for (auto&& [k, v] : *t) {
+            const std::string key(k.str());
+            tomlNodeToJson(v, out[key], path.empty() ? key : path + "." + key, lines);
+        }
+    } else if (const auto* a = n.as_array()) {
+        out = json::array();
+        for (const auto& e : *a) {
+            json item;
+            tomlNodeToJson(e, item, path, nullptr);
+            out.push_back(std::move(item));
+        }
+    } else if (const auto* i = n.as_integer()) {
+        out = i->get();
+    } else if (const auto* f = n.as_floating_point()) {
+        out = f->get();
+    } else if (const auto* b = n.as_boolean()) {
+        out = b->get();
+    } else if (const auto* s = n.as_string()) {
+        out = s->get();
+    } else {
+        throw InputError("", static_cast<long>(n.source().begin.line), path,
+                         "dates and times are not used by Kairos");
+    }
+}
+
+void jsonToTomlNode(const json& j, toml::table& t, const std::string& key);
+
+toml::array jsonToTomlArray(const json& j) {
+    toml::array a;
+    for (const auto& e : j) {
+        if (e.is_string())
+            a.push_back(e.get<std::string>());
+        else if (e.is_boolean())
+            a.push_back(e.get<bool>());
+        else if (e.is_number_integer())
+            a.push_back(e.get<std::int64_t>());
+        else if (e.is_number())
+            a.push_back(e.get<double>());
+        else if (e.is_object()) {
+            toml::table sub;
+            for (auto it = e.begin(); it != e.end(); ++it)
+                jsonToTomlNode(it.value(), sub, it.key());
+            a.push_back(std::move(sub));
+        } else if (e.is_array())
+            a.push_back(jsonToTomlArray(e));
+    }
+    return a;
+}
+
+void jsonToTomlNode(const json& j, toml::table& t, const std::string& key) {
+    if (j.is_null()) return; // TOML has no null: absent
+    if (j.is_object()) {
+        toml::table sub;
+        for (auto it = j.begin(); it != j.end(); ++it) jsonToTomlNode(it.value(), sub, it.key());
+        t.insert_or_assign(key, std::move(sub));
+    } else if (j.is_array()) {
+        t.insert_or_assign(key, jsonToTomlArray(j));
+    } else if (j.is_string()) {
+        t.insert_or_assign(key, j.get<std::string>());
+    } else if (j.is_boolean()) {
+        t.insert_or_assign(key, j.get<bool>());
+    } else if (j.is_number_unsigned()) {
+        // TOML integers are signed 64-bit; larger seeds are written as text-free floats
+        // would lose bits, so they are refused.
+        const auto u = j.get<std::uint64_t>();
+        if (u > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))
+            throw std::invalid_argument(key + " = " + std::to_string(u) +
+                                        " does not fit a TOML integer");
+        t.insert_or_assign(key, static_cast<std::int64_t>(u));
+    } else if (j.is_number_integer()) {
+        t.insert_or_assign(key, j.get<std::int64_t>());
+    } else {
+        t.insert_or_assign(key, j.get<double>());
+    }
+}
+
+} // namespace
+
+json tomlToJson(const std::string& text, const std::string& where) {
+    return [&] {
+        try {
+            const toml::table t = toml::parse(text, where);
+            json out;
+            tomlNodeToJson(t, out, "", nullptr);
+            return out;
+        } catch (const toml::parse_error& e) {
+            throw InputError(where, static_cast<long>(e.source().begin.line), "",
+                             std::string(e.description()));
+        }
+    }();
+}
+
+std::string jsonToToml(const json& j) {
+    toml::table t;
+    for (auto it = j.begin(); it != j.end(); ++it) jsonToTomlNode(it.value(), t, it.key());
+    std::ostringstream out;
+    out << t << "\n";
+    return out.str();
+}
+
+void RunSpec::validate(const std::string& where) const {
+    auto bad = [&](const std::string& key, const std::string& msg) {
+        throw InputError(where, 0, key, msg);
+    };
+    if (workload.path.empty()) bad("workload.path", "is required (the trace file)");
+    TraceFormat f;
+    if (!formatFromName(workload.format, &f))
+        bad("workload.format", "unknown format '" + workload.format + "'");
+    if (!(workload.rate > 0)) bad("workload.rate", "must be > 0 requests per second");
+    if (!(workload.burstiness > 0 && std::isfinite(workload.burstiness)))
+        bad("workload.burstiness", "must be > 0");
+    if (!(workload.rate_scale > 0 && std::isfinite(workload.rate_scale)))
+        bad("workload.rate_scale", "must be > 0");
+    if (workload.generate_arrivals && workload.rate_scale != 1.0)
+        bad("workload.rate_scale",
+            "scales the trace's own arrivals; workload.rate replaces them: give one of the two");
+    if (!(workload.budget >= 0 && std::isfinite(workload.budget)))
+        bad("workload.budget", "must be >= 0 seconds");
+    try {
+        resolvePolicyParams(policy.name, policy.params);
+    } catch (const std::invalid_argument& e) {
+        bad("policy", e.what());
+    }
+    try {
+        makePredictor(policy.predictor, 0);
+    } catch (const std::exception& e) {
+        bad("policy.predictor", e.what());
+    }
+    if (exec.profile.empty() && exec.model_id <= 0) bad("exec.profile", "is required");
+    if (exec.gpu_mem_gib < 0 || !std::isfinite(exec.gpu_mem_gib))
+        bad("exec.gpu_mem_gib", "must be >= 0 (0: the profile's)");
+    if (!(exec.mem_fraction >= 0 && exec.mem_fraction <= 1))
+        bad("exec.mem_fraction", "must be in [0, 1] (0: the profile's)");
+    if (exec.model_id < 0) bad("exec.model_id", "must be >= 0 (0: none)");
+    if (limits.kv_capacity_tokens < 0) bad("limits.kv_capacity_tokens", "must be >= 0");
+    if (limits.block_size < 1) bad("limits.block_size", "must be >= 1");
+    if (limits.max_num_seqs < 1) bad("limits.max_num_seqs", "must be >= 1");
+    if (limits.max_num_batched_tokens < 1) bad("limits.max_num_batched_tokens", "must be >= 1");
+    try {
+        GoodputSlo::parse(summary.goodput);
+    } catch (const std::exception& e) {
+        bad("summary.goodput", e.what());
+    }
+    for (double q : summary.percentiles)
+        if (!(q >= 0 && q <= 100)) bad("summary.percentiles", "must be in [0, 100]");
+    if (!summary.quality.empty()) try {
+            QualityCurve::parse(summary.quality);
+        } catch (const std::exception& e) {
+            bad("summary.quality", e.what());
+        }
+}
+
+json RunSpec::toJson() const {
+    json params = json::object();
+    for (const auto& [k, v] : policy.params) params[k] = v;
+    return json{{"kairos_run_spec", kVersion},
+                {"workload",
+                 {{"path", workload.path},
+                  {"format", workload.format},
+                  {"limit", workload.limit},
+                  {"arrivals", workload.generate_arrivals ? "generated" : "trace"},
+                  {"rate", numberOrNull(workload.rate)},
+                  {"burstiness", workload.burstiness},
+                  {"arrival_seed", workload.arrival_seed},
+                  {"rate_scale", workload.rate_scale},
+                  {"budget", workload.budget}}},
+                {"policy",
+                 {{"name", policy.name},
+                  {"params", params},
+                  {"predictor", policy.predictor},
+                  {"seed", policy.seed}}},
+                {"exec",
+                 {{"profile", exec.profile},
+                  {"gpu_mem_gib", exec.gpu_mem_gib},
+                  {"mem_fraction", exec.mem_fraction},
+                  {"model_id", exec.model_id},
+                  {"model_config", exec.model_config},
+                  {"db", exec.db}}},
+                {"limits",
+                 {{"kv_capacity_tokens", limits.kv_capacity_tokens},
+                  {"block_size", limits.block_size},
+                  {"max_num_seqs", limits.max_num_seqs},
+                  {"max_num_batched_tokens", limits.max_num_batched_tokens},
+                  {"chunked_prefill", limits.chunked_prefill},
+                  {"skip_ahead", limits.skip_ahead}}},
+                {"summary",
+                 {{"goodput", summary.goodput},
+                  {"percentiles", summary.percentiles},
+                  {"quality", summary.quality}}}};
+}
+
+RunSpec RunSpec::fromJson(const json& j, const std::string& where) {
+    RunSpec s;
+    ObjectReader top(j, where, "");
+    const std::int64_t version = top.integer("kairos_run_spec", kVersion, 1, 1 << 20);
+    if (version > kVersion)
+        top.fail("kairos_run_spec", "version " + std::to_string(version) +
+                                        " is newer than this Kairos reads (" +
+                                        std::to_string(kVersion) + ")");
+    {
+        ObjectReader r(top.table("workload"), where, "workload.");
+        s.workload.path = r.text("path", "");
+        s.workload.format = r.text("format", s.workload.format);
+        s.workload.limit = static_cast<std::size_t>(r.integer("limit", 0, 0, 1LL << 50));
+        const std::string arrivals = r.text("arrivals", "trace");
+        if (arrivals != "trace" && arrivals != "generated")
+            r.fail("arrivals", "must be \"trace\" (the file's) or \"generated\" (at rate)");
+        s.workload.generate_arrivals = arrivals == "generated";
+        s.workload.rate = r.number("rate", s.workload.rate);
+        s.workload.burstiness = r.number("burstiness", s.workload.burstiness);
+        s.workload.arrival_seed = r.seed("arrival_seed", 0);
+        s.workload.rate_scale = r.number("rate_scale", 1.0);
+        s.workload.budget = r.number("budget", 0.0);
+        r.finish();
+    }
+    {
+        ObjectReader r(top.table("policy"), where, "policy.");
+        s.policy.name = r.text("name", s.policy.name);
+        const json& params = r.table("params");
+        for (auto it = params.begin(); it != params.end(); ++it) {
+            if (!it.value().is_number() && !it.value().is_boolean())
+                r.fail("params." + it.key(), "must be a number");
+            s.policy.params[it.key()] = it.value().is_boolean() ? (it.value().get<bool>() ? 1 : 0)
+                                                                : it.value().get<double>();
+        }
+        s.policy.predictor = r.text("predictor", s.policy.predictor);
+        s.policy.seed = r.seed("seed", 0);
+        r.finish();
+    }
+    {
+        ObjectReader r(top.table("exec"), where, "exec.");
+        s.exec.profile = r.text("profile", s.exec.profile);
+        s.exec.gpu_mem_gib = r.number("gpu_mem_gib", 0);
+        s.exec.mem_fraction = r.number("mem_fraction", 0);
+        s.exec.model_id = r.integer("model_id", 0, 0, std::numeric_limits<std::int64_t>::max());
+        s.exec.model_config = r.text("model_config", "");
+        s.exec.db = r.text("db", "");
+        r.finish();
+    }
+    {
+        ObjectReader r(top.table("limits"), where, "limits.");
+        s.limits.kv_capacity_tokens = r.integer("kv_capacity_tokens", 0, 0, 1000000000000000LL);
+        s.limits.block_size = int(r.integer("block_size", s.limits.block_size, 1, 1 << 20));
+        s.limits.max_num_seqs = int(r.integer("max_num_seqs", s.limits.max_num_seqs, 1, 1 << 24));
+        s.limits.max_num_batched_tokens =
+            int(r.integer("max_num_batched_tokens", s.limits.max_num_batched_tokens, 1, 1 << 30));
+        s.limits.chunked_prefill = r.flag("chunked_prefill", false);
+        s.limits.skip_ahead = r.flag("skip_ahead", true);
+        r.finish();
+    }
+    {
+        ObjectReader r(top.table("summary"), where, "summary.");
+        s.summary.goodput = r.texts("goodput");
+        s.summary.percentiles = r.numbers("percentiles", s.summary.percentiles);
+        s.summary.quality = r.text("quality", "");
+        r.finish();
+    }
+    top.finish();
+    s.validate(where);
+    return s;
+}
+
+std::string RunSpec::toToml() const {
+    return jsonToToml(toJson());
+}
+
+RunSpec RunSpec::fromToml(const std::string& text, const std::string& where) {
+    std::map<std::string, long> lines;
+    json j;
+    try {
+        const toml::table t = toml::parse(text, where);
+        tomlNodeToJson(t, j, "", &lines);
+    } catch (const toml::parse_error& e) {
+        throw InputError(where, static_cast<long>(e.source().begin.line), "",
+                         std::string(e.description()));
+    }
+    try {
+        return fromJson(j, where);
+    } catch (const InputError& e) {
+        // The line of the key at fault (or of its table) from the TOML source.
+        std::string key = e.field();
+        while (!key.empty() && !lines.count(key)) {
+            const auto dot = key.rfind('.');
+            key = dot == std::string::npos ? "" : key.substr(0, dot);
+        }
+        throw InputError(where, key.empty() ? 0 : lines[key], e.field(), e.message());
+    }
+}
+
+RunSpec RunSpec::load(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw InputError(path, 0, "", "cannot open the run spec");
+    std::stringstream buf;
+    buf << in.rdbuf();
+    const std::string text = buf.str();
+    const bool toml_file = path.size() > 5 && path.compare(path.size() - 5, 5, ".toml") == 0;
+    if (toml_file) return fromToml(text, path);
+    json j;
+    try {
+        j = json::parse(text);
+    } catch (const json::parse_error& e) {
+        // nlohmann reports a byte offset; give the line.
+        const std::size_t upto = std::min<std::size_t>(e.byte, text.size());
+        const long line = 1 + long(std::count(text.begin(), text.begin() + long(upto), '\n'));
+        throw InputError(path, line, "", "not JSON: " + std::string(e.what()));
+    }
+    return fromJson(j, path);
+}
+
+void RunSpec::save(const std::string& path) const {
+    const bool toml_file = path.size() > 5 && path.compare(path.size() - 5, 5, ".toml") == 0;
+    const std::string text = toml_file ? toToml() : toJson().dump(2) + "\n";
+    writeFileAtomically(path, [&](std::ostream& out) { out << text; });
+}
+
+bool RunSpec::operator==(const RunSpec& o) const {
+    return toJson() == o.toJson();
+}
+
+} // namespace kairos

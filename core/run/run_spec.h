@@ -1,0 +1,93 @@
+#pragma once
+// A RunSpec says everything one simulation needs, as data: the workload and its transforms,
+// the policy with its parameters and predictor, the execution model, the engine limits and
+// what the summary measures. runSpec() (run/pipeline.h) turns it into a run; the CLI, the
+// workbench, `reproduce`, `bench`, sweeps and capacity searches all go through it, and every
+// stored run keeps its spec, so a stored run can be re-run exactly.
+//
+// It round-trips through JSON and TOML (the same tables and keys in both; an infinite
+// arrival rate is JSON null and a missing key in TOML; `arrivals` is "trace" or "generated").
+// Reading is strict: an unknown key, a value of the wrong type or out of range is an InputError
+// naming the file and the key.
+#include "model/device_profile.h"
+
+#include <cstdint>
+#include <limits>
+#include <map>
+#include <nlohmann/json_fwd.hpp>
+#include <string>
+#include <vector>
+
+namespace kairos {
+
+struct RunSpec {
+    static constexpr int kVersion = 1; // "kairos_run_spec" in the files
+
+    struct WorkloadPart {
+        std::string path;            // the trace file
+        std::string format = "auto"; // readers.h's names
+        std::size_t limit = 0;       // read at most this many requests (0: all)
+        // Arrivals: the file's own, or (generate_arrivals) Poisson/gamma at `rate` with
+        // `burstiness` and `arrival_seed`, replacing the file's (rate = inf: all at once).
+        bool generate_arrivals = false;
+        double rate = std::numeric_limits<double>::infinity();
+        double burstiness = 1.0;
+        std::uint64_t arrival_seed = 0;
+        double rate_scale = 1.0; // the file's own gaps divided by this (not with generated ones)
+        double budget = 0;       // time budget (s) of every request without one (0: none)
+    } workload;
+
+    struct PolicyPart {
+        std::string name = "fcfs";
+        std::map<std::string, double> params; // as given; the registry fills in defaults
+        std::string predictor = "oracle";
+        std::uint64_t seed = 0; // noisy predictors and randomised policies
+    } policy;
+
+    struct ExecPart {
+        std::string profile = "llama2-70b-a100x2"; // a shipped name or a JSON file
+        double gpu_mem_gib = 0;                    // > 0 replaces the profile's
+        double mem_fraction = 0;                   // > 0 replaces the profile's
+        std::int64_t model_id = 0; // > 0: a fitted ETE/ALA model from the store `db`
+        std::string model_config;  // an ALA model's configuration
+        std::string db;            // the store holding model_id ("" : the default store)
+    } exec;
+
+    struct LimitsPart {
+        std::int64_t kv_capacity_tokens = 0; // 0: from the profile
+        int block_size = 1;
+        int max_num_seqs = 256;
+        int max_num_batched_tokens = 8192;
+        bool chunked_prefill = false;
+        bool skip_ahead = true;
+    } limits;
+
+    struct SummaryPart {
+        std::vector<std::string> goodput; // "ttft:MS", "tpot:MS", "e2el:MS"
+        std::vector<double> percentiles{50, 90, 99};
+        std::string quality; // "A:Q,..."; empty: the default curve
+    } summary;
+
+    // Throws InputError (file `where`, the key) for a value out of range, an unknown
+    // policy or parameter, a malformed goodput, quality or predictor.
+    void validate(const std::string& where = "run spec") const;
+
+    nlohmann::json toJson() const;
+    std::string toToml() const;
+    // `where` names the source in errors (a file name).
+    static RunSpec fromJson(const nlohmann::json& j, const std::string& where = "run spec");
+    static RunSpec fromToml(const std::string& text, const std::string& where = "run spec");
+    // By the file's extension: .toml is TOML, anything else JSON.
+    static RunSpec load(const std::string& path);
+    void save(const std::string& path) const; // atomically; .toml or JSON by extension
+
+    bool operator==(const RunSpec& o) const;
+    bool operator!=(const RunSpec& o) const { return !(*this == o); }
+};
+
+// TOML text <-> JSON (tables as objects, arrays as arrays; an integer stays an integer).
+// Errors are InputError with the TOML parser's line. Shared by RunSpec and sweep files.
+nlohmann::json tomlToJson(const std::string& text, const std::string& where);
+std::string jsonToToml(const nlohmann::json& j);
+
+} // namespace kairos
