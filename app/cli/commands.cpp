@@ -49,33 +49,6 @@ void writeTextFile(const std::string& path, const std::string& text) {
     writeFileAtomically(path, [&](std::ostream& out) { out << text; });
 }
 
-struct SimulateArgs {
-    std::string workload, format = "auto", policy = "fcfs", profile = kDefaultProfile,
-                          predictor = "oracle";
-    std::uint64_t policy_seed = 0;
-    std::vector<std::string> params, goodput;
-    std::vector<double> percentiles{50, 90, 99};
-    double rate = kInf, burstiness = 1.0, rate_scale = 1.0;
-    std::uint64_t seed = 0;
-    bool rate_given = false;
-    long long kv_capacity = 0;
-    double gpu_mem_gib = 0, mem_fraction = 0, budget = 0;
-    std::string quality;
-    int block_size = 1, max_num_seqs = 256, max_num_batched_tokens = 8192;
-    bool chunked = false, no_skip = false, tokens = false, quiet = false;
-    std::size_t limit = 0;
-    std::string json_out, runlog_out, requests_csv, perfetto;
-    std::string html, pdf, compare;   // report only
-    std::string db, label;            // store the run (--db FILE, or --store: the default)
-    std::string spec_file, save_spec; // --spec: run this RunSpec; --save-spec: write it
-    bool reference_policy = false;    // report --compare's run: `policy` replaces the spec's
-    bool store = false;
-    std::int64_t exec_model = 0; // a stored ETE or ALA model instead of the profile's
-    std::string exec_config;     // an ALA model's configuration
-    bool live = false;           // kairos-cli live: run on a real model
-    LiveArgs live_args;
-};
-
 } // namespace
 
 ReportWriter& reportWriter() {
@@ -87,8 +60,6 @@ LiveMaker& liveMaker() {
     static LiveMaker m;
     return m;
 }
-
-namespace {
 
 // The RunSpec the run options describe (or the --spec file's).
 RunSpec specFromArgs(const SimulateArgs& a) {
@@ -143,6 +114,8 @@ RunSpec specFromArgs(const SimulateArgs& a) {
     s.validate("the command line");
     return s;
 }
+
+namespace {
 
 // A RunSpec key as the command line spells it: errors in a run given by options name the
 // option, errors in a --spec file name the key.

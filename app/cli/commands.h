@@ -4,11 +4,13 @@
 #include "model/run_log.h"
 #include "model/workload.h"
 #include "predict/predictor.h"
+#include "run/run_spec.h"
 #include "sim/engine.h"
 
 #include <CLI/CLI.hpp>
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <utility>
@@ -78,6 +80,50 @@ struct LiveArgs {
     std::string length_mode = "trail"; // rlp | trail
 };
 // A live run's model and backend (live.cpp, in builds with libtorch).
+// The options of a simulate/report/live run (and the base of sweep and capacity).
+struct SimulateArgs {
+    std::string workload, format = "auto", policy = "fcfs", profile = kDefaultProfileName,
+                          predictor = "oracle";
+    std::uint64_t policy_seed = 0;
+    std::vector<std::string> params, goodput;
+    std::vector<double> percentiles{50, 90, 99};
+    double rate = std::numeric_limits<double>::infinity(), burstiness = 1.0, rate_scale = 1.0;
+    std::uint64_t seed = 0;
+    bool rate_given = false;
+    long long kv_capacity = 0;
+    double gpu_mem_gib = 0, mem_fraction = 0, budget = 0;
+    std::string quality;
+    int block_size = 1, max_num_seqs = 256, max_num_batched_tokens = 8192;
+    bool chunked = false, no_skip = false, tokens = false, quiet = false;
+    std::size_t limit = 0;
+    std::string json_out, runlog_out, requests_csv, perfetto;
+    std::string html, pdf, compare;   // report only
+    std::string db, label;            // store the run (--db FILE, or --store: the default)
+    std::string spec_file, save_spec; // --spec: run this RunSpec; --save-spec: write it
+    bool reference_policy = false;    // report --compare's run: `policy` replaces the spec's
+    bool store = false;
+    std::int64_t exec_model = 0; // a stored ETE or ALA model instead of the profile's
+    std::string exec_config;     // an ALA model's configuration
+    bool live = false;           // kairos-cli live: run on a real model
+    LiveArgs live_args;
+};
+
+// The RunSpec the options describe, or the --spec file's; options are checked.
+RunSpec specFromArgs(const SimulateArgs& a);
+
+// Where this process stands in a distributed sweep (kairos-mpi sets it under mpirun/srun):
+// its rank of `size`, and how to gather every rank's text to rank 0 (rank 0 gets them all,
+// in rank order; the others an empty list).
+struct Distribution {
+    int rank = 0, size = 1;
+    std::function<std::vector<std::string>(const std::string&)> gather;
+    // Ends every rank (a rank that fails alone would leave the others waiting).
+    std::function<void(int code)> abort;
+};
+Distribution& distribution();
+void addSweep(CLI::App& app);
+void addCapacity(CLI::App& app);
+
 class LiveSession {
 public:
     virtual ~LiveSession() = default;

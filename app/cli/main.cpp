@@ -11,6 +11,11 @@ namespace kairos::cli {
 void installLive(CLI::App& app);
 }
 #endif
+#ifdef KAIROS_WITH_MPI
+namespace kairos::cli {
+void installMpi(int* argc, char*** argv);
+}
+#endif
 #include "model/input_error.h"
 #include "sched/scheduler.h"
 #include "store/store.h"
@@ -117,9 +122,53 @@ void handOverLiveCommands(int argc, char** argv) {
 } // namespace
 #endif
 
+#ifdef KAIROS_MPI_FORWARD
+namespace {
+// Started by an MPI launcher (mpirun, or srun with PMI/PMIx), `sweep` runs in kairos-mpi,
+// which links MPI; kairos-cli itself stays free of it (app/cli/mpi.cpp says why).
+bool underMpiLauncher() {
+    for (const char* v : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK", "PMI_RANK"})
+        if (const char* e = std::getenv(v); e && *e) return true;
+    return false;
+}
+
+void handOverMpiCommands(int argc, char** argv) {
+    const char* cmd = nullptr;
+    for (int i = 1; i < argc; ++i) {
+        if (std::strcmp(argv[i], "--config") == 0) {
+            ++i;
+            continue;
+        }
+        if (argv[i][0] != '-') {
+            cmd = argv[i];
+            break;
+        }
+    }
+    if (!cmd || std::strcmp(cmd, "sweep") != 0 || !underMpiLauncher()) return;
+    std::string self(4096, '\0');
+    const ssize_t n = ::readlink("/proc/self/exe", self.data(), self.size() - 1);
+    if (n <= 0) return; // run without MPI: one rank per process, each the whole sweep
+    self.resize(static_cast<std::size_t>(n));
+    const std::string mpi_exe = self.substr(0, self.find_last_of('/') + 1) + "kairos-mpi";
+    ::execv(mpi_exe.c_str(), argv);
+    std::fprintf(stderr,
+                 "kairos-cli: error: 'sweep' under MPI runs in %s, which could not be "
+                 "started: %s\n",
+                 mpi_exe.c_str(), std::strerror(errno));
+    std::exit(2);
+}
+} // namespace
+#endif
+
 int main(int argc, char** argv) {
 #ifdef KAIROS_LIVE_FORWARD
     handOverLiveCommands(argc, argv);
+#endif
+#ifdef KAIROS_MPI_FORWARD
+    handOverMpiCommands(argc, argv);
+#endif
+#ifdef KAIROS_WITH_MPI
+    kairos::cli::installMpi(&argc, &argv);
 #endif
     CLI::App app{"Kairos: latency analysis of LLM serving under deadlines (headless)"};
     app.set_version_flag("--version", std::string("kairos-cli ") + KAIROS_VERSION);
@@ -142,6 +191,8 @@ int main(int argc, char** argv) {
     kairos::cli::addReproduce(app);
     kairos::cli::addReport(app);
     kairos::cli::addRuns(app);
+    kairos::cli::addSweep(app);
+    kairos::cli::addCapacity(app);
     kairos::cli::addFit(app);
     kairos::cli::addLive(app);
 #ifdef KAIROS_WITH_LIVE

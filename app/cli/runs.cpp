@@ -79,7 +79,6 @@ nlohmann::json infoJson(const std::string& db, const store::RunInfo& r, bool wit
         {"label", r.label},
         {"spec",
          r.spec_json.empty() ? nlohmann::json(nullptr) : column(db, r, "spec", r.spec_json)},
-        {"sweep", r.sweep_id ? nlohmann::json(r.sweep_id) : nlohmann::json(nullptr)},
         {"kairos_version", r.kairos_version}};
     if (with_summary) j["summary"] = column(db, r, "summary", r.summary_json);
     return j;

@@ -1,5 +1,6 @@
 #pragma once
 #include "model/device_profile.h"
+#include "run/run_spec.h"
 
 #include <string>
 #include <vector>
@@ -7,7 +8,7 @@
 namespace kairos::app {
 
 // The profile every command uses when none is named (MC-SF's setting: Llama2-70B, 2x A100).
-inline constexpr const char* kDefaultProfile = "llama2-70b-a100x2";
+inline constexpr const char* kDefaultProfile = kDefaultProfileName;
 
 // Folders searched for NAME.json: $KAIROS_PROFILE_DIR, <exe>/../share/kairos/profiles,
 // the source tree's resources/profiles.

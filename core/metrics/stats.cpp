@@ -67,7 +67,8 @@ namespace {
 std::vector<double> averageRanks(const std::vector<double>& x) {
     std::vector<std::size_t> order(x.size());
     for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
-    std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return x[a] < x[b]; });
+    std::sort(order.begin(), order.end(),
+              [&](std::size_t a, std::size_t b) { return x[a] < x[b]; });
     std::vector<double> r(x.size());
     for (std::size_t a = 0; a < order.size();) {
         std::size_t b = a;
@@ -94,7 +95,37 @@ double spearman(const std::vector<double>& a, const std::vector<double>& b) {
         saa += (ra[i] - ma) * (ra[i] - ma);
         sbb += (rb[i] - mb) * (rb[i] - mb);
     }
-    return saa > 0 && sbb > 0 ? sab / std::sqrt(saa * sbb) : std::numeric_limits<double>::quiet_NaN();
+    return saa > 0 && sbb > 0 ? sab / std::sqrt(saa * sbb)
+                              : std::numeric_limits<double>::quiet_NaN();
+}
+
+double studentT975(int df) {
+    // Table values (two-sided 95 %, df 1..30), as in every statistics text; written out
+    // rather than computed from the incomplete beta function, which nothing else here needs.
+    static const double t[] = {12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306,
+                               2.262,  2.228, 2.201, 2.179, 2.160, 2.145, 2.131, 2.120,
+                               2.110,  2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064,
+                               2.060,  2.056, 2.052, 2.048, 2.045, 2.042};
+    if (df < 1) return std::numeric_limits<double>::quiet_NaN();
+    return df <= 30 ? t[df - 1] : 1.96;
+}
+
+std::pair<double, double> meanInterval95(const std::vector<double>& values, int* n_out) {
+    double sum = 0;
+    int n = 0;
+    for (double v : values)
+        if (std::isfinite(v)) {
+            sum += v;
+            ++n;
+        }
+    if (n_out) *n_out = n;
+    if (n == 0) return {std::numeric_limits<double>::quiet_NaN(), 0.0};
+    const double mean = sum / n;
+    if (n == 1) return {mean, 0.0};
+    double ss = 0;
+    for (double v : values)
+        if (std::isfinite(v)) ss += (v - mean) * (v - mean);
+    return {mean, studentT975(n - 1) * std::sqrt(ss / (n - 1) / n)};
 }
 
 } // namespace kairos

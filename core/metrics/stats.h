@@ -16,6 +16,13 @@ struct Stats {
 };
 
 Stats describe(std::vector<double> values, const std::vector<double>& qs);
+
+// Two-sided 95 % quantile of Student's t with `df` degrees of freedom (df >= 1; 1.96
+// beyond 30).
+double studentT975(int df);
+// The mean of the finite values and the half-width of its 95 % interval (t-based; 0 for
+// one value); NaN mean when there is none. `n` gets the count used.
+std::pair<double, double> meanInterval95(const std::vector<double>& values, int* n = nullptr);
 // (value, weight) pairs; weights >= 0.
 Stats describeWeighted(std::vector<std::pair<double, std::int64_t>> samples,
                        const std::vector<double>& qs);

@@ -1,5 +1,6 @@
 // Verdicts on reproduced claims: bands, the seed aggregation and its interval, the tally,
 // and the headline claims no experiment measures.
+#include "metrics/stats.h"
 #include "repro/common.h"
 #include "repro/repro.h"
 
@@ -26,15 +27,6 @@ bool paperRange(const nlohmann::json& p, double& lo, double& hi) {
 
 int sign(double v) {
     return v > 0 ? 1 : v < 0 ? -1 : 0;
-}
-
-// Two-sided 95 % quantile of Student's t with `df` degrees of freedom (df >= 1).
-double t975(int df) {
-    static const double t[] = {12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306,
-                               2.262,  2.228, 2.201, 2.179, 2.160, 2.145, 2.131, 2.120,
-                               2.110,  2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064,
-                               2.060,  2.056, 2.052, 2.048, 2.045, 2.042};
-    return df <= 30 ? t[df - 1] : 1.96;
 }
 
 } // namespace
@@ -125,7 +117,7 @@ std::vector<Claim> aggregate(const std::vector<std::vector<Claim>>& runs) {
         for (double x : v) mean += x / n;
         double ss = 0;
         for (double x : v) ss += (x - mean) * (x - mean);
-        const double half = n > 1 ? t975(n - 1) * std::sqrt(ss / (n - 1) / n) : 0.0;
+        const double half = n > 1 ? studentT975(n - 1) * std::sqrt(ss / (n - 1) / n) : 0.0;
         Claim& c = out[i];
         c.kairos_value = mean;
         c.seeds = n;

@@ -20,6 +20,9 @@
 
 namespace kairos {
 
+// The device profile of a run that names none (MC-SF's setting: Llama2-70B on 2x A100).
+inline constexpr const char* kDefaultProfileName = "llama2-70b-a100x2";
+
 struct RunSpec {
     static constexpr int kVersion = 1; // "kairos_run_spec" in the files
 
@@ -45,7 +48,7 @@ struct RunSpec {
     } policy;
 
     struct ExecPart {
-        std::string profile = "llama2-70b-a100x2"; // a shipped name or a JSON file
+        std::string profile = kDefaultProfileName; // a shipped name or a JSON file
         double gpu_mem_gib = 0;                    // > 0 replaces the profile's
         double mem_fraction = 0;                   // > 0 replaces the profile's
         std::int64_t model_id = 0; // > 0: a fitted ETE/ALA model from the store `db`

@@ -96,8 +96,15 @@ CREATE TABLE sweeps(
   results TEXT NOT NULL,          -- JSON: the table (a row per point, mean and interval)
   created_at TEXT NOT NULL,
   kairos_version TEXT NOT NULL);
-ALTER TABLE runs ADD COLUMN sweep_id INTEGER REFERENCES sweeps(id) ON DELETE CASCADE;
-CREATE INDEX runs_sweep ON runs(sweep_id);
+CREATE TABLE sweep_runs(          -- a sweep's runs: the spec that re-runs each, its numbers
+  sweep_id INTEGER NOT NULL REFERENCES sweeps(id) ON DELETE CASCADE,
+  job INTEGER NOT NULL,
+  point TEXT NOT NULL,            -- JSON: axis -> value
+  seed INTEGER NOT NULL,
+  spec TEXT NOT NULL,             -- JSON: the RunSpec
+  status TEXT NOT NULL,           -- ok, loop
+  metrics TEXT NOT NULL,          -- JSON: metric -> value (null for NaN)
+  PRIMARY KEY(sweep_id, job)) WITHOUT ROWID;
 )sql",
 };
 static_assert(sizeof(kMigrations) / sizeof(kMigrations[0]) == Store::kSchemaVersion,
@@ -223,14 +230,13 @@ RunInfo runFrom(const Stmt& s) {
     r.kairos_version = s.text(11);
     r.label = s.text(12);
     r.spec_json = s.text(13);
-    r.sweep_id = s.isNull(14) ? 0 : s.i64(14);
     return r;
 }
 
 constexpr const char* kRunColumns =
     "SELECT r.id, r.workload_id, w.name, w.hash, w.num_requests, r.policy, r.params, "
-    "r.exec_model, r.limits, r.summary, r.created_at, r.kairos_version, r.label, r.spec, "
-    "r.sweep_id FROM runs r "
+    "r.exec_model, r.limits, r.summary, r.created_at, r.kairos_version, r.label, r.spec "
+    "FROM runs r "
     "JOIN workloads w ON w.id = r.workload_id ";
 
 ModelInfo modelFrom(const Stmt& s) {
@@ -377,7 +383,7 @@ std::int64_t Store::putRun(const RunRecord& r,
 }
 
 std::int64_t Store::putSweep(const std::string& name, const std::string& definition_json,
-                             const std::string& results_json, std::vector<RunRecord> runs) {
+                             const std::string& results_json, const std::vector<SweepRun>& runs) {
     for (const auto* j : {&definition_json, &results_json})
         if (!nlohmann::json::accept(*j)) throw StoreError(path_, "a sweep's tables are not JSON");
     Transaction t(db_, path_);
@@ -391,9 +397,19 @@ std::int64_t Store::putSweep(const std::string& name, const std::string& definit
         .bind(5, std::string(KAIROS_VERSION));
     ins.step();
     const std::int64_t id = sqlite3_last_insert_rowid(db_);
-    for (RunRecord& r : runs) {
-        r.sweep_id = id;
-        insertRun(r, {});
+    Stmt row(db_, path_,
+             "INSERT INTO sweep_runs(sweep_id, job, point, seed, spec, status, metrics) VALUES "
+             "(?, ?, ?, ?, ?, ?, ?)");
+    for (const SweepRun& r : runs) {
+        row.bind(1, id)
+            .bind(2, r.job)
+            .bind(3, r.point_json)
+            .bind(4, r.seed)
+            .bind(5, r.spec_json)
+            .bind(6, r.status)
+            .bind(7, r.metrics_json);
+        row.step();
+        row.reset();
     }
     t.commit();
     return id;
@@ -413,7 +429,7 @@ SweepInfo sweepFrom(const Stmt& s) {
 }
 constexpr const char* kSweepColumns =
     "SELECT s.id, s.name, s.definition, s.results, s.created_at, s.kairos_version, "
-    "(SELECT COUNT(*) FROM runs r WHERE r.sweep_id = s.id) FROM sweeps s ";
+    "(SELECT COUNT(*) FROM sweep_runs r WHERE r.sweep_id = s.id) FROM sweeps s ";
 } // namespace
 
 std::vector<SweepInfo> Store::listSweeps() const {
@@ -428,6 +444,25 @@ std::optional<SweepInfo> Store::sweep(std::int64_t id) const {
     s.bind(1, id);
     if (!s.step()) return std::nullopt;
     return sweepFrom(s);
+}
+
+std::vector<SweepRun> Store::sweepRuns(std::int64_t id) const {
+    Stmt s(db_, path_,
+           "SELECT job, point, seed, spec, status, metrics FROM sweep_runs WHERE sweep_id = ? "
+           "ORDER BY job");
+    s.bind(1, id);
+    std::vector<SweepRun> out;
+    while (s.step()) {
+        SweepRun r;
+        r.job = s.i64(0);
+        r.point_json = s.text(1);
+        r.seed = s.i64(2);
+        r.spec_json = s.text(3);
+        r.status = s.text(4);
+        r.metrics_json = s.text(5);
+        out.push_back(std::move(r));
+    }
+    return out;
 }
 
 std::int64_t Store::insertRun(const RunRecord& r,
@@ -465,8 +500,8 @@ std::int64_t Store::insertRun(const RunRecord& r,
     {
         Stmt ins(db_, path_,
                  "INSERT INTO runs(workload_id, policy, params, exec_model, limits, summary, "
-                 "created_at, kairos_version, label, spec, sweep_id) VALUES (?, ?, ?, ?, ?, ?, "
-                 "?, ?, ?, ?, ?)");
+                 "created_at, kairos_version, label, spec) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, "
+                 "?)");
         ins.bind(1, workload_id)
             .bind(2, r.policy)
             .bind(3, r.params_json)
@@ -477,10 +512,6 @@ std::int64_t Store::insertRun(const RunRecord& r,
             .bind(8, std::string(KAIROS_VERSION))
             .bind(9, r.label)
             .bind(10, r.spec_json);
-        if (r.sweep_id > 0)
-            ins.bind(11, r.sweep_id);
-        else
-            ins.bindNull(11);
         ins.step();
         run_id = sqlite3_last_insert_rowid(db_);
     }

@@ -49,7 +49,6 @@ struct RunRecord {
     std::string limits_json = "{}";     // engine limits
     std::string label;                  // optional user label
     std::string spec_json;              // the RunSpec (JSON) that re-runs it; "" if none
-    std::int64_t sweep_id = 0;          // the sweep it belongs to (0: none)
     const Summary* summary = nullptr;   // required
     std::vector<RequestMetrics> per_request;
 };
@@ -69,10 +68,15 @@ struct RunInfo {
     std::int64_t num_requests = 0;
     std::string summary_json; // Summary::toJson()
     std::string spec_json;    // the RunSpec that re-runs it ("" for runs stored before it)
-    std::int64_t sweep_id = 0;
 };
 
-// A sweep: its definition, its result table and (in runs.sweep_id) its runs.
+// One run of a sweep: its point, seed, the spec that re-runs it and its numbers.
+struct SweepRun {
+    std::int64_t job = 0, seed = 0;
+    std::string point_json, spec_json, status, metrics_json;
+};
+
+// A sweep: its definition, its result table and (in sweep_runs) its runs.
 struct SweepInfo {
     std::int64_t id = 0;
     std::string name, definition_json, results_json, created_at, kairos_version;
@@ -140,10 +144,10 @@ public:
     bool deleteRun(std::int64_t id);
     std::int64_t countRuns() const;
 
-    // A sweep with its runs (stored without per-request rows unless they carry them), in
-    // one transaction. Returns the sweep's id.
+    // A sweep with its runs, in one transaction. Returns the sweep's id.
     std::int64_t putSweep(const std::string& name, const std::string& definition_json,
-                          const std::string& results_json, std::vector<RunRecord> runs);
+                          const std::string& results_json, const std::vector<SweepRun>& runs);
+    std::vector<SweepRun> sweepRuns(std::int64_t id) const;
     std::vector<SweepInfo> listSweeps() const; // newest first
     std::optional<SweepInfo> sweep(std::int64_t id) const;
 

@@ -7,6 +7,7 @@
 
 #include <QtTest>
 #include <algorithm>
+#include <csignal>
 #include <cstdio>
 #include <fstream>
 #include <map>
@@ -690,6 +691,128 @@ private slots:
         r = cli({"simulate", "--spec", bad});
         QCOMPARE(r.code, 2);
         QVERIFY2(r.err.contains(bad + ":3") && r.err.contains("workload.rates"), qPrintable(r.err));
+    }
+
+    // sweep: the same table from 1 and 2 threads and from 3 MPI ranks (mpirun), byte for
+    // byte; bad grammar exits 2 naming the argument; Ctrl-C keeps finished runs and
+    // --resume completes the same table.
+    void sweepDeterminismAndGrammar() {
+        const QString trace = KAIROS_SOURCE_DIR "/sample_traces/chat_poisson_small.jsonl";
+        const QStringList base = {
+            "sweep",   "-w",          trace,           "--policy",  "sjf,sprpt_lp,mcsf",
+            "--param", "C=0:1:0.5",   "--rate",        "1:4:x2",    "--seeds",
+            "2",       "--predictor", "lognormal:0.8", "--goodput", "ttft:2000",
+            "-q"};
+        QByteArray tables[3];
+        for (int i = 0; i < 2; ++i) {
+            const QString csv = QString::fromStdString(kairos::test::tempPath("sw.csv"));
+            const Result r = cli(base + QStringList{"-j", QString::number(i + 1), "--csv", csv});
+            QVERIFY2(r.code == 0, qPrintable(r.err));
+            QFile f(csv);
+            QVERIFY(f.open(QIODevice::ReadOnly));
+            tables[i] = f.readAll();
+            QVERIFY(!QFile::exists(csv + ".partial")); // the journal goes once the table is out
+        }
+        QCOMPARE(tables[1], tables[0]);
+        QVERIFY(tables[0].startsWith("policy,C,rate,runs,ok,completed,"));
+        QCOMPARE(tables[0].count('\n'), 1 + (1 + 3 + 1) * 3); // sjf, 3 C, mcsf; 3 rates
+        const QString cli_dir = QFileInfo(KAIROS_CLI).absolutePath();
+        const QString mpirun = QStandardPaths::findExecutable("mpirun");
+        if (QFile::exists(cli_dir + "/kairos-mpi") && !mpirun.isEmpty()) {
+            const QString csv = QString::fromStdString(kairos::test::tempPath("mpi.csv"));
+            QProcess p;
+            QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+            env.insert("OMPI_ALLOW_RUN_AS_ROOT", "1");
+            env.insert("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1");
+            env.insert("OMPI_MCA_plm_rsh_agent", ""); // no ssh: every rank on this machine
+            // OpenMPI keeps memory until exit by design: leak reports are not ours.
+            env.insert("ASAN_OPTIONS", "detect_leaks=0");
+            p.setProcessEnvironment(env);
+            p.start(mpirun, QStringList{"--oversubscribe", "-np", "3", KAIROS_CLI} + base +
+                                QStringList{"--csv", csv});
+            QVERIFY(p.waitForFinished(300000));
+            QVERIFY2(p.exitCode() == 0, p.readAllStandardError().constData());
+            QFile f(csv);
+            QVERIFY(f.open(QIODevice::ReadOnly));
+            QCOMPARE(f.readAll(), tables[0]);
+        } else {
+            qWarning("no kairos-mpi or mpirun: the MPI determinism check did not run");
+        }
+        for (const auto& bad :
+             {QStringList{"--param", "C=1:0:0.1"}, QStringList{"--param", "nope=1"},
+              QStringList{"--param", "C=-1,0.5"}, QStringList{"--rate", "0:4:1"},
+              QStringList{"--metrics", "bogus"}, QStringList{"--policy", "nope"}}) {
+            const Result r =
+                cli(QStringList{"sweep", "-w", trace, "--policy", "sprpt_lp", "-q"} + bad);
+            QCOMPARE(r.code, 2);
+            QVERIFY2(r.err.contains(bad[0]), qPrintable(bad.join(' ') + ": " + r.err));
+        }
+    }
+
+    void sweepInterruptAndResume() {
+        const QString trace = KAIROS_SHARED_DATA "/AzureLLMInferenceTrace_conv_2023.csv";
+        const QString csv = QString::fromStdString(kairos::test::tempPath("resume.csv"));
+        const QString journal = csv + ".partial";
+        QFile::remove(journal);
+        const QStringList args = {
+            "sweep",         "-w",      trace,        "--limit", "4000",  "--policy",
+            "sprpt_lp",      "--param", "C=0:1:0.05", "--seeds", "3",     "--predictor",
+            "lognormal:0.5", "-j",      "1",          "-q",      "--csv", csv};
+        QProcess p;
+        p.start(KAIROS_CLI, args);
+        QVERIFY(p.waitForStarted());
+        // Wait for a few finished runs in the journal, then interrupt.
+        for (int i = 0; i < 6000; ++i) {
+            QFile j(journal);
+            if (j.open(QIODevice::ReadOnly) && j.readAll().count('\n') >= 4) break;
+            QTest::qWait(10);
+        }
+        ::kill(static_cast<pid_t>(p.processId()), SIGINT);
+        QVERIFY(p.waitForFinished(120000));
+        const QString err = QString::fromUtf8(p.readAllStandardError());
+        if (p.exitCode() == 0) QSKIP("the sweep finished before the interrupt arrived");
+        QCOMPARE(p.exitCode(), 130);
+        QVERIFY2(err.contains("--resume"), qPrintable(err));
+        QVERIFY(!QFile::exists(csv)); // no partial table
+        QVERIFY(QFile::exists(journal));
+        Result r = cli(args + QStringList{"--resume"}, 300000);
+        QVERIFY2(r.code == 0, qPrintable(r.err));
+        QFile f(csv);
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        const QByteArray resumed = f.readAll();
+        f.close();
+        const QString fresh = QString::fromStdString(kairos::test::tempPath("fresh.csv"));
+        QStringList again = args;
+        again.replace(again.indexOf(csv), fresh);
+        r = cli(again, 300000);
+        QVERIFY2(r.code == 0, qPrintable(r.err));
+        QFile g(fresh);
+        QVERIFY(g.open(QIODevice::ReadOnly));
+        QCOMPARE(resumed, g.readAll());
+        // A journal of another sweep is refused.
+        {
+            QFile j(journal);
+            QVERIFY(j.open(QIODevice::WriteOnly));
+            j.write("{\"kairos_sweep\":1}\n");
+        }
+        r = cli(args + QStringList{"--resume"});
+        QCOMPARE(r.code, 2);
+        QVERIFY2(r.err.contains("another sweep"), qPrintable(r.err));
+    }
+
+    void capacityCommand() {
+        const QString trace = KAIROS_SOURCE_DIR "/sample_traces/chat_poisson_small.jsonl";
+        const QString json = QString::fromStdString(kairos::test::tempPath("cap.json"));
+        const Result r = cli({"capacity", "-w", trace, "--policy", "fcfs,sjf", "--goodput",
+                              "ttft:2000", "--target", "0.9", "--json", json});
+        QVERIFY2(r.code == 0, qPrintable(r.err));
+        QVERIFY2(r.out.contains("fcfs") && r.out.contains("sjf"), qPrintable(r.out));
+        const auto j = readJson(json.toStdString());
+        QCOMPARE(j["policies"].size(), std::size_t(2));
+        for (const auto& p : j["policies"]) QVERIFY(p["capacity"].get<double>() > 0);
+        const Result none = cli({"capacity", "-w", trace});
+        QCOMPARE(none.code, 2);
+        QVERIFY2(none.err.contains("--goodput"), qPrintable(none.err));
     }
 
     void badInputNamesFileLineField() {

@@ -1,0 +1,597 @@
+// kairos-cli sweep and capacity: curves and capacities from many runs of one pipeline.
+#include "run/sweep.h"
+
+#include "checks.h"
+#include "commands.h"
+#include "export/atomic_file.h"
+#include "model/input_error.h"
+#include "profiles.h"
+#include "run/capacity.h"
+#include "sched/registry.h"
+#include "store/store.h"
+#include "workload/readers.h"
+
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <thread>
+#include <unistd.h>
+
+namespace kairos::cli {
+
+Distribution& distribution() {
+    static Distribution d;
+    return d;
+}
+
+namespace {
+
+// Ctrl-C: the first sets the flag (finished runs are kept, running ones stop), the second
+// ends the process as usual.
+std::atomic<bool> g_interrupted{false};
+extern "C" void onInterrupt(int) {
+    g_interrupted = true;
+    std::signal(SIGINT, SIG_DFL);
+    std::signal(SIGTERM, SIG_DFL);
+}
+
+struct InterruptScope {
+    InterruptScope() {
+        g_interrupted = false;
+        std::signal(SIGINT, onInterrupt);
+        std::signal(SIGTERM, onInterrupt);
+    }
+    ~InterruptScope() {
+        std::signal(SIGINT, SIG_DFL);
+        std::signal(SIGTERM, SIG_DFL);
+    }
+};
+
+std::vector<std::string> splitList(const std::string& s) {
+    std::vector<std::string> out;
+    std::string cur;
+    for (char c : s) {
+        if (c == ',') {
+            if (!cur.empty()) out.push_back(cur);
+            cur.clear();
+        } else {
+            cur += c;
+        }
+    }
+    if (!cur.empty()) out.push_back(cur);
+    return out;
+}
+
+// A progress bar on a terminal; nothing otherwise.
+class Progress {
+public:
+    Progress(bool on, std::string what) : on_(on && ::isatty(2)), what_(std::move(what)) {}
+    void update(std::size_t done, std::size_t total) {
+        if (!on_) return;
+        const double s = std::chrono::duration<double>(Clock::now() - t0_).count();
+        const int width = 30;
+        const int fill = total ? int(double(width) * double(done) / double(total)) : width;
+        const double eta = done ? s / double(done) * double(total - done) : 0;
+        std::fprintf(stderr, "\r[%s%s] %zu/%zu %s  %.1f s  ETA %.0f s ",
+                     std::string(std::size_t(fill), '#').c_str(),
+                     std::string(std::size_t(width - fill), ' ').c_str(), done, total,
+                     what_.c_str(), s, eta);
+        std::fflush(stderr);
+    }
+    void end() {
+        if (on_) std::fputs("\r\033[K", stderr);
+    }
+
+private:
+    using Clock = std::chrono::steady_clock;
+    bool on_;
+    std::string what_;
+    Clock::time_point t0_ = Clock::now();
+};
+
+struct SweepArgs {
+    SimulateArgs base;
+    std::string policies = "fcfs";
+    std::vector<std::string> params;
+    std::string rate, rate_scale, kv, profiles, seats;
+    int seeds = 1;
+    std::string metrics;
+    std::string csv, json, name;
+    int threads = 0;
+    bool resume = false, quiet = false;
+};
+
+// The base options every sweep and capacity search shares (a subset of simulate's: the
+// axes replace the rest).
+void addBaseOptions(CLI::App* c, SimulateArgs& a) {
+    c->add_option("--workload,-w", a.workload, "Trace file (required unless --spec)");
+    c->add_option("--spec", a.spec_file,
+                  "The base RunSpec (JSON or TOML; kairos-cli simulate --save-spec writes one)")
+        ->excludes("--workload");
+    c->add_option("--format", a.format, "auto|kairos|azure|mooncake|lengths|burstgpt|timelyllm")
+        ->capture_default_str();
+    c->add_option("--limit", a.limit, "Read at most this many requests")
+        ->check(whole(1, 1000000000000LL));
+    c->add_option("--burstiness", a.burstiness,
+                  "Gamma shape of generated inter-arrival times (1 = Poisson)")
+        ->capture_default_str()
+        ->check(number(0, 1e6, true));
+    c->add_option("--seed", a.seed, "Seed of generated arrivals (seed k adds k)")
+        ->capture_default_str()
+        ->check(seedValue());
+    c->add_option("--predictor", a.predictor,
+                  "Length predictor: oracle, lognormal:SIGMA, exponential, bucket:B[,ACC[,NMAX]]")
+        ->capture_default_str();
+    c->add_option("--policy-seed", a.policy_seed, "Seed of noisy predictors (seed k adds k)")
+        ->capture_default_str()
+        ->check(seedValue());
+    c->add_option("--block-size", a.block_size, "KV block size in tokens")
+        ->capture_default_str()
+        ->check(whole(1, 1 << 20));
+    c->add_option("--max-num-batched-tokens", a.max_num_batched_tokens,
+                  "Tokens per iteration at most")
+        ->capture_default_str()
+        ->check(whole(1, 1 << 30));
+    c->add_flag("--chunked-prefill", a.chunked, "Mix prefill chunks into decode iterations");
+    c->add_option("--budget", a.budget, "Time budget (s) for every request without one")
+        ->check(number(0, kMaxSeconds, true));
+    c->add_option("--goodput", a.goodput, "SLOs for goodput: ttft:MS tpot:MS e2el:MS")
+        ->expected(1, 3);
+    c->add_option("--percentiles", a.percentiles, "Percentiles to report")
+        ->delimiter(',')
+        ->capture_default_str()
+        ->check(number(0, 100));
+    c->add_option("--quality", a.quality, "Quality proxy q(alpha) as ALPHA:Q,...");
+    c->add_option("--gpu-mem-gib", a.gpu_mem_gib, "Memory per GPU (GiB), replacing the profile's")
+        ->check(number(0, 1e6, true));
+    c->add_option("--mem-fraction", a.mem_fraction, "Fraction of memory for weights + KV")
+        ->check(number(0, 1, true));
+    c->add_option("--exec-model", a.exec_model, "A fitted ETE or ALA model from --model-db")
+        ->check(whole(1, std::numeric_limits<std::int64_t>::max()));
+    c->add_option("--exec-config", a.exec_config, "With an ALA --exec-model: its configuration");
+}
+
+RunContext appContext() {
+    RunContext ctx;
+    ctx.resolve_profile = [](const std::string& n, std::string* f) {
+        return app::resolveProfile(n, f);
+    };
+    return ctx;
+}
+
+// What to name a sweep's journal: next to its first output, or in the current folder.
+std::string journalPath(const SweepArgs& a) {
+    if (!a.csv.empty()) return a.csv + ".partial";
+    if (!a.json.empty()) return a.json + ".partial";
+    return "kairos-sweep.partial";
+}
+
+void runSweep(const SweepArgs& a) {
+    Distribution& dist = distribution();
+    const bool root = dist.rank == 0;
+    sweep::Definition d;
+    SimulateArgs base = a.base;
+    const auto policies = splitList(a.policies);
+    if (policies.empty()) throw std::invalid_argument("--policy: no policy named");
+    for (const auto& p : policies) try {
+            policySpec(p);
+        } catch (const std::invalid_argument& e) {
+            throw std::invalid_argument(std::string("--policy: ") + e.what());
+        }
+    base.policy = policies.front();
+    d.base = specFromArgs(base);
+    if (!base.spec_file.empty() && a.policies == "fcfs") {
+        // A spec's own policy stands unless --policy names others.
+    } else {
+        d.base.policy.name = policies.front();
+    }
+    if (policies.size() > 1 || a.policies != "fcfs") {
+        sweep::Axis ax;
+        ax.kind = sweep::AxisKind::Policy;
+        ax.name = "policy";
+        ax.values = policies;
+        ax.arg = "--policy " + a.policies;
+        if (policies.size() > 1) d.axes.push_back(ax);
+    }
+    const std::vector<std::string> axis_policies =
+        policies.size() > 1 ? policies : std::vector<std::string>{d.base.policy.name};
+    for (const auto& p : a.params) d.axes.push_back(sweep::paramAxis(p, axis_policies));
+    auto numeric = [&](const std::string& text, sweep::AxisKind kind, const char* name,
+                       const char* opt, double lo, double hi, bool whole_only) {
+        if (text.empty()) return;
+        sweep::Axis ax;
+        ax.kind = kind;
+        ax.name = name;
+        ax.arg = std::string(opt) + " " + text;
+        for (double v : sweep::parseRange(text, ax.arg)) {
+            if (!(v >= lo && v <= hi) || (whole_only && v != std::floor(v)))
+                throw std::invalid_argument(ax.arg + ": " + sweep::formatValue(v) + " is outside " +
+                                            (whole_only ? "whole numbers " : "") + "[" +
+                                            sweep::formatValue(lo) + ", " + sweep::formatValue(hi) +
+                                            "]");
+            if (v <= 0 && kind != sweep::AxisKind::KvCapacity)
+                throw std::invalid_argument(ax.arg + ": values must be > 0");
+            ax.values.push_back(sweep::formatValue(v));
+        }
+        d.axes.push_back(ax);
+    };
+    numeric(a.rate, sweep::AxisKind::Rate, "rate", "--rate", 1e-9, 1e9, false);
+    numeric(a.rate_scale, sweep::AxisKind::RateScale, "rate_scale", "--rate-scale", 1e-9, 1e9,
+            false);
+    numeric(a.kv, sweep::AxisKind::KvCapacity, "kv_capacity", "--kv-capacity", 1, 1e15, true);
+    numeric(a.seats, sweep::AxisKind::MaxNumSeqs, "max_num_seqs", "--max-num-seqs", 1, 1 << 24,
+            true);
+    if (!a.profiles.empty()) {
+        sweep::Axis ax;
+        ax.kind = sweep::AxisKind::Profile;
+        ax.name = "profile";
+        ax.arg = "--profile " + a.profiles;
+        for (const auto& p : splitList(a.profiles)) {
+            std::string found;
+            app::resolveProfile(p, &found); // an unknown profile is an error now, not per run
+            ax.values.push_back(p);
+        }
+        d.axes.push_back(ax);
+    }
+    if (!a.rate.empty() && !a.rate_scale.empty())
+        throw std::invalid_argument("--rate generates arrivals, --rate-scale scales the trace's: "
+                                    "give one of the two");
+    d.seeds = a.seeds;
+    const auto all = summaryMetricNames(d.base.summary.percentiles);
+    if (a.metrics.empty())
+        d.metrics = sweep::Definition::defaultMetrics(d.base);
+    else if (a.metrics == "all")
+        d.metrics = all;
+    else
+        for (const auto& m : splitList(a.metrics)) {
+            if (std::find(all.begin(), all.end(), m) == all.end()) {
+                std::string list;
+                for (const auto& n : all) list += (list.empty() ? "" : ", ") + n;
+                throw std::invalid_argument("--metrics: unknown metric '" + m +
+                                            "' (known: " + list + ")");
+            }
+            d.metrics.push_back(m);
+        }
+    const auto points = sweep::expand(d);
+    const std::size_t total = points.size() * std::size_t(d.seeds);
+    // Every point's spec is checked before anything runs (a bad value fails now).
+    for (const auto& p : points) p.spec.validate("the sweep");
+    const std::string definition = d.toJson().dump();
+
+    // Resume: the journal's first line is the definition; then a line per finished job.
+    std::map<std::size_t, sweep::Outcome> done;
+    const std::string journal = journalPath(a);
+    if (a.resume) {
+        if (dist.size > 1)
+            throw std::invalid_argument("--resume runs on one machine (without mpirun)");
+        std::ifstream in(journal);
+        if (!in)
+            throw std::invalid_argument("--resume: no journal " + journal +
+                                        " (nothing to resume: run without --resume)");
+        std::string line;
+        std::getline(in, line);
+        if (line != definition)
+            throw InputError(journal, 1, "",
+                             "the journal is of another sweep (its axes, seeds, metrics or base "
+                             "spec differ): run without --resume to start over");
+        long n = 1;
+        while (std::getline(in, line)) {
+            ++n;
+            std::size_t job;
+            sweep::Outcome o;
+            if (!sweep::decode(line, &job, &o) || job >= total) continue; // a torn last line
+            done[job] = std::move(o);
+        }
+        if (!a.quiet)
+            std::fprintf(stderr, "kairos-cli: resuming: %zu of %zu runs already done\n",
+                         done.size(), total);
+    }
+    std::unique_ptr<std::ofstream> jout;
+    if (dist.size == 1) {
+        if (!a.resume) {
+            jout = std::make_unique<std::ofstream>(journal, std::ios::trunc);
+            *jout << definition << "\n";
+        } else {
+            jout = std::make_unique<std::ofstream>(journal, std::ios::app);
+        }
+        if (!*jout) throw std::invalid_argument("cannot write the sweep's journal " + journal);
+    }
+
+    InterruptScope interrupts;
+    Progress bar(!a.quiet && root, "runs");
+    sweep::RunOptions ro;
+    ro.threads = a.threads;
+    if (ro.threads == 0 && dist.size > 1)
+        // Ranks on one machine share its cores (Open MPI says how many ranks are local).
+        if (const char* local = std::getenv("OMPI_COMM_WORLD_LOCAL_SIZE"))
+            ro.threads = std::max(1, int(std::thread::hardware_concurrency()) /
+                                         std::max(1, std::atoi(local)));
+    ro.rank = dist.rank;
+    ro.ranks = dist.size;
+    ro.cancel = &g_interrupted;
+    const std::size_t already = done.size();
+    ro.progress = [&](std::size_t n, std::size_t) { bar.update(already + n, total); };
+    ro.finished = [&](std::size_t job, const sweep::Outcome& o) {
+        if (jout) *jout << sweep::encode(job, o) << "\n" << std::flush;
+    };
+    const auto t0 = std::chrono::steady_clock::now();
+    std::map<std::size_t, sweep::Outcome> mine;
+    try {
+        mine = sweep::runJobs(d, points, appContext(), ro, done);
+    } catch (const std::exception& e) {
+        if (dist.size > 1 && dist.abort) { // the other ranks would wait in the gather
+            std::fprintf(stderr, "kairos-cli: error (rank %d of %d): %s\n", dist.rank, dist.size,
+                         e.what());
+            dist.abort(2);
+        }
+        throw;
+    }
+    const double secs =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    bar.end();
+    if (g_interrupted) {
+        const std::size_t have = done.size() + mine.size();
+        std::fprintf(stderr,
+                     "kairos-cli: interrupted: %zu of %zu runs finished and kept in %s; resume "
+                     "with the same command and --resume\n",
+                     have, total, journal.c_str());
+        throw ExitCode{130};
+    }
+    // Gather to rank 0 (MPI), as text lines: exact and independent of the rank count.
+    if (dist.size > 1) {
+        std::string text;
+        for (const auto& [job, o] : mine) text += sweep::encode(job, o) + "\n";
+        const auto parts = dist.gather(text);
+        if (!root) return;
+        mine.clear();
+        for (const auto& part : parts) {
+            std::size_t start = 0;
+            while (start < part.size()) {
+                const auto end = part.find('\n', start);
+                std::size_t job;
+                sweep::Outcome o;
+                if (sweep::decode(part.substr(start, end - start), &job, &o)) mine[job] = o;
+                start = end == std::string::npos ? part.size() : end + 1;
+            }
+        }
+    }
+    for (auto& [job, o] : done) mine.emplace(job, std::move(o));
+    const sweep::Table table = sweep::aggregate(d, points, mine);
+    if (!a.quiet) {
+        std::fputs(table.text().c_str(), stdout);
+        std::printf("%zu points x %d seeds = %zu runs in %.2f s (%.1f runs/s, %d rank%s)\n",
+                    points.size(), d.seeds, total, secs, double(total - already) / secs, dist.size,
+                    dist.size == 1 ? "" : "s");
+    }
+    OutputBatch outputs;
+    if (!a.csv.empty()) outputs.add(a.csv, [&](std::ostream& o) { o << table.csv(); });
+    if (!a.json.empty())
+        outputs.add(a.json, [&](std::ostream& o) {
+            nlohmann::json j = table.toJson();
+            j["definition"] = d.toJson();
+            o << j.dump(2) << "\n";
+        });
+    if (!base.db.empty() || base.store) {
+        // One sweep with its runs (their summaries and specs; per-request rows are left out:
+        // a sweep's runs are many, and any one can be re-run from its spec).
+        store::Store db(base.db.empty() ? store::Store::defaultPath() : base.db);
+        const auto names = summaryMetricNames(d.base.summary.percentiles);
+        std::vector<store::SweepRun> runs;
+        for (const auto& [job, o] : mine) {
+            store::SweepRun r;
+            r.job = std::int64_t(job);
+            r.seed = std::int64_t(job % std::size_t(d.seeds));
+            nlohmann::json point = nlohmann::json::object();
+            const auto& p = points[job / std::size_t(d.seeds)];
+            for (std::size_t k = 0; k < d.axes.size(); ++k) point[d.axes[k].name] = p.values[k];
+            r.point_json = point.dump();
+            r.spec_json = sweep::jobSpec(d, points, job).toJson().dump();
+            r.status = o.status;
+            nlohmann::json m = nlohmann::json::object();
+            for (std::size_t k = 0; k < names.size() && k < o.metrics.size(); ++k)
+                m[names[k]] = std::isfinite(o.metrics[k]) ? nlohmann::json(o.metrics[k])
+                                                          : nlohmann::json(nullptr);
+            r.metrics_json = m.dump();
+            runs.push_back(std::move(r));
+        }
+        const std::int64_t id =
+            db.putSweep(a.name.empty() ? ("sweep of " + d.base.workload.path) : a.name, definition,
+                        table.toJson().dump(), runs);
+        if (!a.quiet) std::printf("stored as sweep %lld in %s\n", (long long)id, db.path().c_str());
+    }
+    outputs.commit();
+    if (jout) {
+        jout.reset();
+        std::error_code ec;
+        std::filesystem::remove(journal, ec);
+    }
+}
+
+void runCapacity(const SweepArgs& a, double target, bool poisson, double start, double tol) {
+    SimulateArgs base = a.base;
+    const auto policies = splitList(a.policies);
+    if (policies.empty()) throw std::invalid_argument("--policy: no policy named");
+    base.policy = policies.front();
+    for (const auto& p : policies) try {
+            policySpec(p);
+        } catch (const std::invalid_argument& e) {
+            throw std::invalid_argument(std::string("--policy: ") + e.what());
+        }
+    const RunSpec spec = specFromArgs(base);
+    if (spec.summary.goodput.empty())
+        throw std::invalid_argument("--goodput: capacity needs SLOs (e.g. --goodput ttft:2000 "
+                                    "tpot:100)");
+    capacity::Options opt;
+    opt.target = target;
+    opt.generate = poisson;
+    opt.start = start;
+    opt.rel_tol = tol;
+    opt.seeds = a.seeds;
+    opt.threads = a.threads;
+    InterruptScope interrupts;
+    opt.cancel = &g_interrupted;
+    const auto t0 = std::chrono::steady_clock::now();
+    std::vector<capacity::Result> res;
+    try {
+        res = capacity::find(spec, policies, opt, appContext());
+    } catch (const SimulationCancelled&) {
+        std::fprintf(stderr, "kairos-cli: interrupted\n");
+        throw ExitCode{130};
+    }
+    const double secs =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    std::string slos;
+    for (const auto& g : spec.summary.goodput) slos += (slos.empty() ? "" : " ") + g;
+    if (!a.quiet) {
+        std::printf("capacity: the highest %s rate with goodput >= %.3g x offered (SLOs %s), "
+                    "%d seed%s, bisection to %.3g %%\n",
+                    poisson ? "Poisson" : "scaled-trace", target, slos.c_str(), a.seeds,
+                    a.seeds == 1 ? "" : "s", 100 * tol);
+        if (!poisson && !res.empty())
+            std::printf("the trace's own rate: %.4g req/s\n", res.front().base_rate);
+        std::printf("%-18s %12s %12s %20s %6s  %s\n", "policy", "req/s", "95% +-", "seed brackets",
+                    "runs", "note");
+        for (const auto& r : res) {
+            std::string br;
+            for (const auto& s : r.seeds) {
+                char b[64];
+                std::snprintf(b, sizeof b, "%s[%.4g, %.4g)", br.empty() ? "" : " ", s.capacity,
+                              s.failed_at);
+                br += b;
+                if (br.size() > 60) {
+                    br += " ...";
+                    break;
+                }
+            }
+            std::printf("%-18s %12.4g %12.3g %20s %6d  %s\n", r.policy.c_str(), r.capacity, r.half,
+                        br.c_str(), r.runs, r.note.c_str());
+        }
+        std::printf("%zu policies in %.2f s\n", res.size(), secs);
+    }
+    nlohmann::json j = nlohmann::json::array();
+    for (const auto& r : res) {
+        nlohmann::json seeds = nlohmann::json::array();
+        for (const auto& s : r.seeds)
+            seeds.push_back({{"capacity", s.capacity},
+                             {"failed_at", std::isfinite(s.failed_at) ? nlohmann::json(s.failed_at)
+                                                                      : nlohmann::json(nullptr)},
+                             {"runs", s.runs}});
+        j.push_back({{"policy", r.policy},
+                     {"capacity", r.capacity},
+                     {"lo", r.capacity - r.half},
+                     {"hi", r.capacity + r.half},
+                     {"trace_rate", r.base_rate},
+                     {"seeds", seeds},
+                     {"runs", r.runs},
+                     {"note", r.note}});
+    }
+    OutputBatch outputs;
+    if (!a.json.empty())
+        outputs.add(a.json, [&](std::ostream& o) {
+            o << nlohmann::json{{"target", target},
+                                {"arrivals", poisson ? "poisson" : "scaled trace"},
+                                {"goodput", spec.summary.goodput},
+                                {"base", spec.toJson()},
+                                {"policies", j}}
+                     .dump(2)
+              << "\n";
+        });
+    outputs.commit();
+}
+
+} // namespace
+
+void addSweep(CLI::App& app) {
+    auto a = std::make_shared<SweepArgs>();
+    auto* c = app.add_subcommand(
+        "sweep", "Run every combination of policies, parameters, rates, KV capacities and "
+                 "profiles over seeds; a table of each metric's mean and 95 % interval (CSV, "
+                 "JSON, the database). Ctrl-C keeps finished runs (--resume)");
+    addBaseOptions(c, a->base);
+    c->add_option("--policy,-p", a->policies, "Policies, comma-separated: " + policyNameList())
+        ->capture_default_str();
+    c->add_option("--param", a->params,
+                  "A parameter axis NAME=LO:HI:STEP, NAME=LO:HI:xFACTOR, NAME=A,B,C or a bare "
+                  "NAME (its registered range, 21 points; kairos-cli policies lists them); "
+                  "repeatable");
+    c->add_option("--rate", a->rate, "Generated Poisson/gamma arrival rates (req/s): a range");
+    c->add_option("--rate-scale", a->rate_scale,
+                  "Factors on the trace's own arrival rate: a range");
+    c->add_option("--kv-capacity", a->kv, "KV capacities (tokens): a range");
+    c->add_option("--max-num-seqs", a->seats, "Running requests at most: a range");
+    c->add_option("--profile", a->profiles, "Device profiles, comma-separated");
+    c->add_option("--seeds", a->seeds,
+                  "Seeds per point (seed k adds k to --seed and --policy-seed)")
+        ->capture_default_str()
+        ->check(whole(1, 100000));
+    c->add_option("--metrics", a->metrics,
+                  "Metrics in the table, comma-separated, or 'all' (default: completed, "
+                  "throughput, goodput fraction, TTFT/TPOT/E2EL means and p99s, KV peak, "
+                  "preemptions)");
+    c->add_option("--csv", a->csv, "Write the table as CSV here");
+    c->add_option("--json", a->json, "Write the table and the sweep's definition as JSON here");
+    c->add_option("--db", a->base.db, "Store the sweep in this Kairos database");
+    c->add_flag("--store", a->base.store, "Store the sweep in the default database");
+    c->add_option("--name", a->name, "With --db/--store: the sweep's name");
+    c->add_option("--threads,-j", a->threads, "Threads (default: every core)")
+        ->check(whole(1, 4096));
+    c->add_flag("--resume", a->resume,
+                "Continue an interrupted sweep from its journal (OUTPUT.partial)");
+    c->add_flag("--quiet,-q", a->quiet, "Print nothing");
+    c->callback([a] { runSweep(*a); });
+}
+
+void addCapacity(CLI::App& app) {
+    auto a = std::make_shared<SweepArgs>();
+    auto target = std::make_shared<double>(0.9);
+    auto arrivals = std::make_shared<std::string>("trace");
+    auto start = std::make_shared<double>(0);
+    auto tol = std::make_shared<double>(0.02);
+    auto* c = app.add_subcommand(
+        "capacity", "Per policy, the highest arrival rate at which goodput stays at or above "
+                    "a target fraction of the offered rate under the SLOs (bracketing and "
+                    "bisection, per seed; mean and 95 % interval)");
+    addBaseOptions(c, a->base);
+    c->add_option("--policy,-p", a->policies, "Policies, comma-separated: " + policyNameList())
+        ->capture_default_str();
+    c->add_option("--target", *target, "Goodput / offered rate to keep (0, 1]")
+        ->capture_default_str()
+        ->check(number(0, 1, true));
+    c->add_option("--arrivals", *arrivals,
+                  "trace: scale the trace's own arrivals; poisson: generate at the rate (gamma "
+                  "with --burstiness)")
+        ->capture_default_str()
+        ->check(CLI::IsMember({"trace", "poisson"}));
+    c->add_option("--start", *start, "First rate tried, req/s (default: the trace's own)")
+        ->check(number(0, 1e9, true));
+    c->add_option("--tolerance", *tol, "Bisection stops when HI / LO - 1 is below this")
+        ->capture_default_str()
+        ->check(number(1e-6, 1, true));
+    c->add_option("--seeds", a->seeds, "Seeds (each searched separately)")
+        ->capture_default_str()
+        ->check(whole(1, 10000));
+    c->add_option("--kv-capacity", a->base.kv_capacity, "KV cache capacity in tokens")
+        ->check(whole(1, 1000000000000000LL));
+    c->add_option("--max-num-seqs", a->base.max_num_seqs, "Running requests at most")
+        ->capture_default_str()
+        ->check(whole(1, 1 << 24));
+    c->add_option("--profile", a->base.profile, "Device profile")->capture_default_str();
+    c->add_option("--param", a->base.params, "Parameter of the first policy NAME=VALUE");
+    c->add_option("--json", a->json, "Write the capacities as JSON here");
+    c->add_option("--threads,-j", a->threads, "Threads (default: every core)")
+        ->check(whole(1, 4096));
+    c->add_flag("--quiet,-q", a->quiet, "Print nothing");
+    c->callback([a, target, arrivals, start, tol] {
+        runCapacity(*a, *target, *arrivals == "poisson", *start, *tol);
+    });
+}
+
+} // namespace kairos::cli

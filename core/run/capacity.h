@@ -1,0 +1,59 @@
+#pragma once
+// Capacity search: per policy, the highest arrival rate at which goodput stays at or above
+// a target fraction of the offered rate under the spec's SLOs (summary.goodput).
+//
+// The rate is varied either by scaling the trace's own arrivals (its burstiness and daily
+// shape kept; the rate reported is the scaled offered rate in requests per second) or by
+// generating Poisson/gamma arrivals at the rate (the spec's burstiness). For each policy
+// and seed: bracket (double the rate while the target is met, halve it while it is not),
+// then bisect until the bracket is narrower than `rel_tol` of its lower end; the seed's
+// capacity is the highest rate that met the target. The policy's capacity is the mean over
+// seeds with a 95 % interval (t-based), and each seed's bracket.
+//
+// The goodput fraction is request goodput / offered rate (run/pipeline.h's
+// goodput_fraction): a run that keeps up serves nearly all requests within their SLOs over
+// about the arrival window; an overloaded one serves fewer good requests over a longer one.
+// Goodput need not fall monotonically with the rate; bisection finds one crossing between
+// a rate that met the target and a higher one that did not.
+#include "run/pipeline.h"
+
+#include <atomic>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace kairos::capacity {
+
+struct Options {
+    double target = 0.9;    // goodput / offered rate at or above this
+    bool generate = false;  // Poisson/gamma at the rate instead of scaling the trace
+    double start = 0;       // first rate tried (req/s); 0: the trace's own rate
+    double rel_tol = 0.02;  // bisection stops when hi / lo - 1 < rel_tol
+    double max_rate = 1e6;  // bracketing gives up above this (capacity >= it)
+    double min_rate = 1e-6; // ... and below this (capacity < it)
+    int seeds = 1;
+    int threads = 0; // 0: every core
+    const std::atomic<bool>* cancel = nullptr;
+    std::function<void(const std::string& policy, int seed, double rate, double fraction)> step;
+};
+
+struct SeedResult {
+    double capacity = 0;  // highest rate that met the target (0 when none did)
+    double failed_at = 0; // lowest rate above it that did not (inf when none did not)
+    int runs = 0;
+};
+
+struct Result {
+    std::string policy;
+    double capacity = 0, half = 0; // mean over seeds and its 95 % half-width (req/s)
+    double base_rate = 0;          // the trace's own offered rate (req/s)
+    std::vector<SeedResult> seeds;
+    int runs = 0;
+    std::string note; // "", "above max_rate", "below min_rate"
+};
+
+// `base` must give goodput SLOs. Throws std::invalid_argument otherwise.
+std::vector<Result> find(const RunSpec& base, const std::vector<std::string>& policies,
+                         const Options& opt, const RunContext& ctx);
+
+} // namespace kairos::capacity

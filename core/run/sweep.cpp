@@ -1,0 +1,524 @@
+#include "run/sweep.h"
+
+#include "metrics/stats.h"
+#include "model/input_error.h"
+#include "sched/registry.h"
+
+#include <algorithm>
+#include <cinttypes>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+#include <thread>
+
+namespace kairos::sweep {
+
+namespace {
+
+using json = nlohmann::json;
+constexpr std::size_t kMaxValues = 100000;
+
+double parseNumber(const std::string& s, const std::string& arg) {
+    char* end = nullptr;
+    const double v = std::strtod(s.c_str(), &end);
+    if (s.empty() || end != s.c_str() + s.size() || !std::isfinite(v))
+        throw std::invalid_argument(arg + ": '" + s + "' is not a number");
+    return v;
+}
+
+double round12(double v) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.12g", v);
+    return std::strtod(buf, nullptr);
+}
+
+std::vector<std::string> split(const std::string& s, char sep) {
+    std::vector<std::string> out;
+    std::string cur;
+    for (char c : s) {
+        if (c == sep) {
+            out.push_back(cur);
+            cur.clear();
+        } else {
+            cur += c;
+        }
+    }
+    out.push_back(cur);
+    return out;
+}
+
+const char* kindName(AxisKind k) {
+    switch (k) {
+    case AxisKind::Policy:
+        return "policy";
+    case AxisKind::Param:
+        return "param";
+    case AxisKind::Rate:
+        return "rate";
+    case AxisKind::RateScale:
+        return "rate_scale";
+    case AxisKind::KvCapacity:
+        return "kv_capacity";
+    case AxisKind::Profile:
+        return "profile";
+    case AxisKind::MaxNumSeqs:
+        return "max_num_seqs";
+    }
+    return "?";
+}
+
+AxisKind kindFromName(const std::string& s, const std::string& where) {
+    for (AxisKind k : {AxisKind::Policy, AxisKind::Param, AxisKind::Rate, AxisKind::RateScale,
+                       AxisKind::KvCapacity, AxisKind::Profile, AxisKind::MaxNumSeqs})
+        if (s == kindName(k)) return k;
+    throw InputError(where, 0, "axes.kind", "unknown axis kind '" + s + "'");
+}
+
+// Applies an axis value to a spec; false when the axis does not apply (a parameter the
+// point's policy does not have).
+bool apply(const Axis& a, const std::string& v, RunSpec& s) {
+    switch (a.kind) {
+    case AxisKind::Policy:
+        s.policy.name = v;
+        return true;
+    case AxisKind::Param: {
+        const PolicySpec* p = findPolicy(s.policy.name);
+        if (!p || !p->param(a.name)) return false;
+        s.policy.params[a.name] = std::strtod(v.c_str(), nullptr);
+        return true;
+    }
+    case AxisKind::Rate:
+        s.workload.generate_arrivals = true;
+        s.workload.rate = std::strtod(v.c_str(), nullptr);
+        s.workload.rate_scale = 1.0;
+        return true;
+    case AxisKind::RateScale:
+        s.workload.rate_scale = std::strtod(v.c_str(), nullptr);
+        return true;
+    case AxisKind::KvCapacity:
+        s.limits.kv_capacity_tokens = std::strtoll(v.c_str(), nullptr, 10);
+        return true;
+    case AxisKind::Profile:
+        s.exec.profile = v;
+        return true;
+    case AxisKind::MaxNumSeqs:
+        s.limits.max_num_seqs = static_cast<int>(std::strtol(v.c_str(), nullptr, 10));
+        return true;
+    }
+    return false;
+}
+
+std::string num(double v) {
+    if (!std::isfinite(v)) return "";
+    char buf[40];
+    std::snprintf(buf, sizeof buf, "%.10g", v);
+    return buf;
+}
+
+std::string csvField(const std::string& s) {
+    if (s.find_first_of(",\"\n") == std::string::npos) return s;
+    std::string out = "\"";
+    for (char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+    return out + "\"";
+}
+
+} // namespace
+
+std::string formatValue(double v) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.12g", v);
+    return buf;
+}
+
+std::vector<double> parseRange(const std::string& text, const std::string& arg) {
+    if (text.empty()) throw std::invalid_argument(arg + ": no values");
+    if (text.find(':') == std::string::npos) {
+        std::vector<double> out;
+        for (const auto& item : split(text, ',')) out.push_back(parseNumber(item, arg));
+        return out;
+    }
+    const auto parts = split(text, ':');
+    if (parts.size() != 3)
+        throw std::invalid_argument(arg + ": a range is LO:HI:STEP or LO:HI:xFACTOR");
+    const double lo = parseNumber(parts[0], arg), hi = parseNumber(parts[1], arg);
+    if (lo > hi) throw std::invalid_argument(arg + ": LO " + parts[0] + " is above HI " + parts[1]);
+    std::vector<double> out;
+    if (!parts[2].empty() && (parts[2][0] == 'x' || parts[2][0] == '*')) {
+        const double f = parseNumber(parts[2].substr(1), arg);
+        if (!(f > 1)) throw std::invalid_argument(arg + ": a geometric factor must be > 1");
+        if (!(lo > 0)) throw std::invalid_argument(arg + ": a geometric range needs LO > 0");
+        for (double v = lo; v <= hi * (1 + 1e-9); v *= f) {
+            out.push_back(round12(v));
+            if (out.size() > kMaxValues) break;
+        }
+    } else {
+        const double step = parseNumber(parts[2], arg);
+        if (!(step > 0)) throw std::invalid_argument(arg + ": STEP must be > 0");
+        const double n = std::floor((hi - lo) / step + 1e-9);
+        if (n + 1 > double(kMaxValues))
+            throw std::invalid_argument(arg + ": more than 100,000 values");
+        for (long i = 0; i <= long(n); ++i) out.push_back(round12(lo + double(i) * step));
+    }
+    if (out.size() > kMaxValues) throw std::invalid_argument(arg + ": more than 100,000 values");
+    return out;
+}
+
+Axis paramAxis(const std::string& arg, const std::vector<std::string>& policies) {
+    const auto eq = arg.find('=');
+    const std::string name = arg.substr(0, eq);
+    Axis a;
+    a.kind = AxisKind::Param;
+    a.name = name;
+    a.arg = "--param " + arg;
+    std::vector<const ParamSpec*> specs;
+    std::vector<std::string> owners;
+    for (const auto& p : policies) {
+        const PolicySpec& ps = policySpec(p);
+        if (const ParamSpec* s = ps.param(name)) {
+            specs.push_back(s);
+            owners.push_back(p);
+        }
+    }
+    if (specs.empty()) {
+        std::string known;
+        for (const auto& p : policies)
+            for (const auto& s : policySpec(p).params)
+                if (known.find(" " + s.name + ",") == std::string::npos)
+                    known += " " + s.name + ",";
+        if (!known.empty()) known.pop_back();
+        throw std::invalid_argument(a.arg + ": no policy of the sweep has a parameter '" + name +
+                                    "' (they have:" + known + ")");
+    }
+    std::vector<double> values;
+    if (eq == std::string::npos) {
+        // The registered explored range: 21 points.
+        const ParamSpec& s = *specs.front();
+        if (s.kind == ParamSpec::Kind::Flag) {
+            values = {0, 1};
+        } else {
+            for (int i = 0; i <= 20; ++i) {
+                const double t = i / 20.0;
+                double v = s.log ? s.explore_lo * std::pow(s.explore_hi / s.explore_lo, t)
+                                 : s.explore_lo + t * (s.explore_hi - s.explore_lo);
+                if (s.kind == ParamSpec::Kind::Whole) v = std::round(v);
+                v = round12(v);
+                if (values.empty() || values.back() != v) values.push_back(v);
+            }
+        }
+    } else {
+        values = parseRange(arg.substr(eq + 1), a.arg);
+    }
+    for (double v : values) {
+        for (std::size_t i = 0; i < specs.size(); ++i) {
+            try {
+                specs[i]->check(owners[i], v);
+            } catch (const std::invalid_argument& e) {
+                throw std::invalid_argument(a.arg + ": " + e.what());
+            }
+        }
+        a.values.push_back(formatValue(v));
+    }
+    return a;
+}
+
+std::vector<std::string> Definition::defaultMetrics(const RunSpec& base) {
+    std::vector<std::string> m = {"completed",    "request_throughput", "goodput_fraction",
+                                  "ttft_mean_ms", "tpot_mean_ms",       "e2el_mean_ms"};
+    for (double q : base.summary.percentiles)
+        if (q == 99) {
+            m.push_back("ttft_p99_ms");
+            m.push_back("e2el_p99_ms");
+        }
+    m.push_back("kv_peak_tokens");
+    m.push_back("preemptions");
+    return m;
+}
+
+json Definition::toJson() const {
+    json axes_j = json::array();
+    for (const auto& a : axes)
+        axes_j.push_back(
+            {{"kind", kindName(a.kind)}, {"name", a.name}, {"values", a.values}, {"arg", a.arg}});
+    return json{{"kairos_sweep", 1},
+                {"base", base.toJson()},
+                {"axes", axes_j},
+                {"seeds", seeds},
+                {"metrics", metrics}};
+}
+
+Definition Definition::fromJson(const json& j, const std::string& where) {
+    Definition d;
+    try {
+        d.base = RunSpec::fromJson(j.at("base"), where);
+        for (const auto& a : j.at("axes")) {
+            Axis x;
+            x.kind = kindFromName(a.at("kind").get<std::string>(), where);
+            x.name = a.at("name").get<std::string>();
+            x.values = a.at("values").get<std::vector<std::string>>();
+            x.arg = a.value("arg", "");
+            d.axes.push_back(std::move(x));
+        }
+        d.seeds = j.at("seeds").get<int>();
+        d.metrics = j.at("metrics").get<std::vector<std::string>>();
+    } catch (const json::exception& e) {
+        throw InputError(where, 0, "", std::string("not a sweep definition: ") + e.what());
+    }
+    if (d.seeds < 1) throw InputError(where, 0, "seeds", "must be >= 1");
+    return d;
+}
+
+std::vector<Point> expand(const Definition& d) {
+    std::vector<Point> out;
+    std::set<std::vector<std::string>> seen;
+    std::vector<std::size_t> idx(d.axes.size(), 0);
+    for (const auto& a : d.axes)
+        if (a.values.empty()) return out;
+    // Policy axes first, so parameter axes see the point's policy.
+    std::vector<std::size_t> order(d.axes.size());
+    for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+        return (d.axes[a].kind == AxisKind::Policy) > (d.axes[b].kind == AxisKind::Policy);
+    });
+    while (true) {
+        Point p;
+        p.spec = d.base;
+        p.values.assign(d.axes.size(), "");
+        for (std::size_t k : order) {
+            const std::string& v = d.axes[k].values[idx[k]];
+            p.values[k] = apply(d.axes[k], v, p.spec) ? v : "-";
+        }
+        if (seen.insert(p.values).second) out.push_back(std::move(p));
+        // Odometer, the last axis fastest.
+        std::size_t k = d.axes.size();
+        while (k > 0) {
+            --k;
+            if (++idx[k] < d.axes[k].values.size()) break;
+            idx[k] = 0;
+            if (k == 0) return out;
+        }
+        if (d.axes.empty()) return out;
+    }
+}
+
+RunSpec jobSpec(const Definition& d, const std::vector<Point>& points, std::size_t job) {
+    const std::size_t seeds = static_cast<std::size_t>(d.seeds);
+    RunSpec s = points.at(job / seeds).spec;
+    const std::uint64_t k = job % seeds;
+    s.policy.seed += k;
+    s.workload.arrival_seed += k;
+    return s;
+}
+
+std::string encode(std::size_t job, const Outcome& o) {
+    std::string line = std::to_string(job) + " " + o.status;
+    char buf[40];
+    for (double v : o.metrics) {
+        std::snprintf(buf, sizeof buf, " %a", v);
+        line += buf;
+    }
+    return line;
+}
+
+bool decode(const std::string& line, std::size_t* job, Outcome* o) {
+    std::istringstream in(line);
+    long long j = -1;
+    std::string status;
+    if (!(in >> j >> status) || j < 0 || (status != "ok" && status != "loop")) return false;
+    Outcome out;
+    out.status = status;
+    std::string tok;
+    while (in >> tok) {
+        char* end = nullptr;
+        const double v = std::strtod(tok.c_str(), &end);
+        if (end != tok.c_str() + tok.size()) return false;
+        out.metrics.push_back(v);
+    }
+    *job = static_cast<std::size_t>(j);
+    *o = std::move(out);
+    return true;
+}
+
+std::map<std::size_t, Outcome> runJobs(const Definition& d, const std::vector<Point>& points,
+                                       const RunContext& ctx, const RunOptions& opt,
+                                       const std::map<std::size_t, Outcome>& done) {
+    const std::size_t total = points.size() * static_cast<std::size_t>(d.seeds);
+    std::vector<std::size_t> mine;
+    for (std::size_t j = 0; j < total; ++j)
+        if (static_cast<int>(j % static_cast<std::size_t>(opt.ranks)) == opt.rank && !done.count(j))
+            mine.push_back(j);
+    // Inputs prepared once per point (the workload read once for all): a job differs from
+    // its point's seed-0 spec by its seeds only, which matter only to generated arrivals.
+    WorkloadCache cache;
+    RunContext c = ctx;
+    if (!c.cache) c.cache = &cache;
+    c.cancel = opt.cancel;
+    c.progress = nullptr;
+    const std::size_t n_metrics = summaryMetricNames(d.base.summary.percentiles).size();
+
+    std::map<std::size_t, Outcome> out;
+    std::mutex m;
+    std::atomic<std::size_t> next{0};
+    std::size_t finished = 0;
+    std::exception_ptr failure;
+    auto worker = [&] {
+        for (std::size_t i = next++; i < mine.size(); i = next++) {
+            if (opt.cancel && opt.cancel->load()) return;
+            const std::size_t job = mine[i];
+            Outcome o;
+            try {
+                const RunResult r = runSpec(jobSpec(d, points, job), c);
+                for (const auto& [name, v] : summaryMetrics(r.summary)) o.metrics.push_back(v);
+            } catch (const SchedulerLoop&) {
+                o.status = "loop";
+                o.metrics.assign(n_metrics, std::numeric_limits<double>::quiet_NaN());
+            } catch (const SimulationCancelled&) {
+                return;
+            }
+            std::lock_guard<std::mutex> lock(m);
+            if (opt.finished) opt.finished(job, o);
+            out.emplace(job, std::move(o));
+            ++finished;
+            if (opt.progress) opt.progress(finished, mine.size());
+        }
+    };
+    unsigned n = opt.threads > 0 ? static_cast<unsigned>(opt.threads)
+                                 : std::max(1u, std::thread::hardware_concurrency());
+    n = std::min<unsigned>(n, static_cast<unsigned>(std::max<std::size_t>(1, mine.size())));
+    std::vector<std::thread> pool;
+    for (unsigned t = 0; t < n; ++t)
+        pool.emplace_back([&] {
+            try {
+                worker();
+            } catch (...) {
+                std::lock_guard<std::mutex> lock(m);
+                if (!failure) failure = std::current_exception();
+                next = mine.size();
+            }
+        });
+    for (auto& t : pool) t.join();
+    if (failure) std::rethrow_exception(failure);
+    return out;
+}
+
+Table aggregate(const Definition& d, const std::vector<Point>& points,
+                const std::map<std::size_t, Outcome>& outcomes) {
+    Table t;
+    for (const auto& a : d.axes) t.axes.push_back(a.name);
+    t.metrics = d.metrics;
+    const auto names = summaryMetricNames(d.base.summary.percentiles);
+    std::vector<std::size_t> col;
+    for (const auto& mname : d.metrics) {
+        const auto it = std::find(names.begin(), names.end(), mname);
+        if (it == names.end()) throw std::invalid_argument("unknown metric '" + mname + "'");
+        col.push_back(static_cast<std::size_t>(it - names.begin()));
+    }
+    const std::size_t seeds = static_cast<std::size_t>(d.seeds);
+    for (std::size_t p = 0; p < points.size(); ++p) {
+        Table::Row row;
+        row.values = points[p].values;
+        std::vector<std::vector<double>> per(col.size());
+        for (std::size_t s = 0; s < seeds; ++s) {
+            const auto it = outcomes.find(p * seeds + s);
+            if (it == outcomes.end())
+                throw std::logic_error("sweep: job " + std::to_string(p * seeds + s) +
+                                       " has no result");
+            ++row.runs;
+            if (it->second.status != "ok") continue;
+            ++row.ok;
+            for (std::size_t c = 0; c < col.size(); ++c)
+                per[c].push_back(col[c] < it->second.metrics.size()
+                                     ? it->second.metrics[col[c]]
+                                     : std::numeric_limits<double>::quiet_NaN());
+        }
+        for (const auto& v : per) {
+            const auto [mean, half] = meanInterval95(v);
+            row.mean.push_back(mean);
+            row.half.push_back(half);
+        }
+        t.rows.push_back(std::move(row));
+    }
+    return t;
+}
+
+std::string Table::csv() const {
+    std::string out;
+    for (const auto& a : axes) out += csvField(a) + ",";
+    out += "runs,ok";
+    for (const auto& m : metrics) out += "," + m + "," + m + "_lo," + m + "_hi";
+    out += "\n";
+    for (const auto& r : rows) {
+        for (const auto& v : r.values) out += csvField(v) + ",";
+        out += std::to_string(r.runs) + "," + std::to_string(r.ok);
+        for (std::size_t c = 0; c < metrics.size(); ++c) {
+            const double m = r.mean[c], h = r.half[c];
+            out += "," + num(m) + "," + (std::isfinite(m) ? num(m - h) : "") + "," +
+                   (std::isfinite(m) ? num(m + h) : "");
+        }
+        out += "\n";
+    }
+    return out;
+}
+
+json Table::toJson() const {
+    json rows_j = json::array();
+    auto jn = [](double v) { return std::isfinite(v) ? json(v) : json(nullptr); };
+    for (const auto& r : rows) {
+        json point = json::object();
+        for (std::size_t i = 0; i < axes.size(); ++i) point[axes[i]] = r.values[i];
+        json metrics_j = json::object();
+        for (std::size_t c = 0; c < metrics.size(); ++c)
+            metrics_j[metrics[c]] = {{"mean", jn(r.mean[c])},
+                                     {"lo", jn(r.mean[c] - r.half[c])},
+                                     {"hi", jn(r.mean[c] + r.half[c])}};
+        rows_j.push_back(
+            {{"point", point}, {"runs", r.runs}, {"ok", r.ok}, {"metrics", metrics_j}});
+    }
+    return json{{"axes", axes}, {"metrics", metrics}, {"rows", rows_j}};
+}
+
+std::string Table::text() const {
+    std::vector<std::vector<std::string>> cells;
+    std::vector<std::string> head = axes;
+    head.push_back("ok");
+    for (const auto& m : metrics) head.push_back(m);
+    cells.push_back(head);
+    for (const auto& r : rows) {
+        std::vector<std::string> line = r.values;
+        line.push_back(std::to_string(r.ok) + "/" + std::to_string(r.runs));
+        for (std::size_t c = 0; c < metrics.size(); ++c) {
+            char buf[64];
+            if (!std::isfinite(r.mean[c]))
+                std::snprintf(buf, sizeof buf, "-");
+            else if (r.half[c] > 0)
+                std::snprintf(buf, sizeof buf, "%.4g ±%.2g", r.mean[c], r.half[c]);
+            else
+                std::snprintf(buf, sizeof buf, "%.4g", r.mean[c]);
+            line.push_back(buf);
+        }
+        cells.push_back(std::move(line));
+    }
+    std::vector<std::size_t> width(head.size(), 0);
+    auto len = [](const std::string& s) { // display width: count UTF-8 lead bytes
+        std::size_t n = 0;
+        for (unsigned char c : s) n += (c & 0xC0) != 0x80;
+        return n;
+    };
+    for (const auto& line : cells)
+        for (std::size_t i = 0; i < line.size(); ++i) width[i] = std::max(width[i], len(line[i]));
+    std::string out;
+    for (const auto& line : cells) {
+        for (std::size_t i = 0; i < line.size(); ++i) {
+            out += line[i] + std::string(width[i] - len(line[i]) + 2, ' ');
+        }
+        while (!out.empty() && out.back() == ' ') out.pop_back();
+        out += "\n";
+    }
+    return out;
+}
+
+} // namespace kairos::sweep

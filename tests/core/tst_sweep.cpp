@@ -1,0 +1,253 @@
+// Sweeps and capacity search: the range grammar, expansion over policies that do and do
+// not have a parameter, determinism over threads, ranks and resumption, every registered
+// parameter swept over its explored range, and a capacity known by construction.
+#include "run/capacity.h"
+#include "run/sweep.h"
+#include "sched/registry.h"
+#include "test_util.h"
+#include "workload/readers.h"
+
+#include <QtTest>
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+using namespace kairos;
+
+namespace {
+
+const std::string kTrace = KAIROS_SOURCE_DIR "/sample_traces/chat_poisson_small.jsonl";
+
+RunContext context() {
+    RunContext ctx;
+    ctx.resolve_profile = [](const std::string& name, std::string* found) {
+        const std::string path = KAIROS_SOURCE_DIR "/resources/profiles/" + name + ".json";
+        if (found) *found = path;
+        return DeviceProfile::load(path);
+    };
+    return ctx;
+}
+
+std::string error(const std::function<void()>& f) {
+    try {
+        f();
+    } catch (const std::invalid_argument& e) {
+        return e.what();
+    }
+    return {};
+}
+
+sweep::Definition smallSweep() {
+    sweep::Definition d;
+    d.base.workload.path = kTrace;
+    d.base.workload.limit = 150;
+    d.base.policy.predictor = "lognormal:0.8";
+    d.base.summary.goodput = {"ttft:2000"};
+    sweep::Axis pol;
+    pol.kind = sweep::AxisKind::Policy;
+    pol.name = "policy";
+    pol.values = {"sjf", "sprpt_lp", "mcsf"};
+    d.axes.push_back(pol);
+    d.axes.push_back(sweep::paramAxis("C=0:1:0.5", pol.values));
+    sweep::Axis rate;
+    rate.kind = sweep::AxisKind::Rate;
+    rate.name = "rate";
+    for (double v : sweep::parseRange("1:4:x2", "--rate"))
+        rate.values.push_back(sweep::formatValue(v));
+    d.axes.push_back(rate);
+    d.seeds = 3;
+    d.metrics = sweep::Definition::defaultMetrics(d.base);
+    return d;
+}
+
+} // namespace
+
+class TestSweep : public QObject {
+    Q_OBJECT
+private slots:
+    void rangeGrammar() {
+        QCOMPARE(sweep::parseRange("0:1:0.25", "a"), (std::vector<double>{0, 0.25, 0.5, 0.75, 1}));
+        const auto tenths = sweep::parseRange("0:1:0.1", "a");
+        QCOMPARE(tenths.size(), std::size_t(11));
+        QCOMPARE(tenths[3], 0.3); // rounded to 12 digits, not 0.30000000000000004
+        QCOMPARE(tenths.back(), 1.0);
+        QCOMPARE(sweep::parseRange("1:8:x2", "a"), (std::vector<double>{1, 2, 4, 8}));
+        QCOMPARE(sweep::parseRange("0.5:8:x1.25", "a").size(),
+                 std::size_t(13)); // 0.5*1.25^12 = 7.45
+        QCOMPARE(sweep::parseRange("1,2,5", "a"), (std::vector<double>{1, 2, 5}));
+        QCOMPARE(sweep::parseRange("3", "a"), (std::vector<double>{3}));
+        QCOMPARE(sweep::parseRange("0:1:0.3", "a"), (std::vector<double>{0, 0.3, 0.6, 0.9}));
+        for (const char* bad : {"1:0:0.1", "0:1:0", "0:1:-1", "0:1:x1", "0:4:x2", "a", "1,,2",
+                                "0:1", "0:1:2:3", "0:1e9:1e-9", "nan", "inf"})
+            QVERIFY2(error([&] { sweep::parseRange(bad, "--param C=X"); }).find("--param C=X") == 0,
+                     bad);
+    }
+
+    // A parameter applies only to the policies that have it: sjf and mcsf run once per
+    // other coordinate, sprpt_lp once per C. Unknown parameters and values outside the
+    // registered domain are errors naming the argument.
+    void expansionAndParamChecks() {
+        const sweep::Definition d = smallSweep();
+        const auto points = sweep::expand(d);
+        QCOMPARE(points.size(), std::size_t((1 + 3 + 1) * 3));
+        for (const auto& p : points) {
+            QCOMPARE(p.values[1] == "-", p.spec.policy.name != "sprpt_lp");
+            QVERIFY(p.spec.workload.generate_arrivals);
+            if (p.spec.policy.name == "sprpt_lp")
+                QCOMPARE(sweep::formatValue(p.spec.policy.params.at("C")), p.values[1]);
+        }
+        const std::vector<std::string> pol = {"sprpt_lp"};
+        QVERIFY(error([&] { sweep::paramAxis("nope=1", pol); }).find("--param nope=1") == 0);
+        QVERIFY(error([&] { sweep::paramAxis("C=-1:1:0.5", pol); }).find("outside") !=
+                std::string::npos);
+        QVERIFY(error([&] { sweep::paramAxis("C=1:0:0.1", pol); }).find("--param C=1:0:0.1") == 0);
+        // A bare name sweeps the registered explored range.
+        const auto bare = sweep::paramAxis("C", pol);
+        QCOMPARE(bare.values.size(), std::size_t(21));
+        QCOMPARE(bare.values.front(), std::string("0"));
+        QCOMPARE(bare.values.back(), std::string("1"));
+    }
+
+    // The same table, byte for byte, from 1 thread, 2 threads, 3 ranks (run one after the
+    // other here, merged as rank 0 gathers them) and a run resumed from half its jobs.
+    void deterministicOverThreadsRanksAndResume() {
+        const sweep::Definition d = smallSweep();
+        const auto points = sweep::expand(d);
+        const RunContext ctx = context();
+        sweep::RunOptions one;
+        one.threads = 1;
+        const auto a = sweep::runJobs(d, points, ctx, one);
+        QCOMPARE(a.size(), points.size() * 3);
+        const std::string reference = sweep::aggregate(d, points, a).csv();
+        sweep::RunOptions two;
+        two.threads = 2;
+        QCOMPARE(sweep::aggregate(d, points, sweep::runJobs(d, points, ctx, two)).csv(), reference);
+        std::map<std::size_t, sweep::Outcome> merged;
+        for (int r = 0; r < 3; ++r) {
+            sweep::RunOptions rank;
+            rank.rank = r;
+            rank.ranks = 3;
+            for (auto& [job, o] : sweep::runJobs(d, points, ctx, rank)) {
+                QCOMPARE(int(job % 3), r);
+                // Through the wire format, as MPI and the journal carry it.
+                std::size_t j2;
+                sweep::Outcome o2;
+                QVERIFY(sweep::decode(sweep::encode(job, o), &j2, &o2));
+                QCOMPARE(j2, job);
+                merged[job] = o2;
+            }
+        }
+        QCOMPARE(sweep::aggregate(d, points, merged).csv(), reference);
+        std::map<std::size_t, sweep::Outcome> half;
+        for (const auto& [job, o] : a)
+            if (job % 2 == 0) half[job] = o;
+        auto rest = sweep::runJobs(d, points, ctx, two, half);
+        QCOMPARE(rest.size(), a.size() - half.size());
+        for (auto& [job, o] : half) rest[job] = o;
+        QCOMPARE(sweep::aggregate(d, points, rest).csv(), reference);
+        // The definition round-trips (a resumed sweep checks it against its journal).
+        const auto back = sweep::Definition::fromJson(d.toJson(), "def");
+        QCOMPARE(back.toJson().dump(), d.toJson().dump());
+        // Seeds vary the generated arrivals: the interval of a rate point is not zero.
+        const auto t = sweep::aggregate(d, points, a);
+        QVERIFY(t.rows.front().half[1] > 0); // request_throughput over 3 seeds
+    }
+
+    // Every registered parameter of every general policy, swept over its explored range
+    // (the bare-name form), runs: each point ends or loops only where the registry says it
+    // may, and never completes more requests than there are.
+    void everyRegisteredParameterSweeps() {
+        for (const auto& spec : policySpecs()) {
+            if (!spec.general) continue;
+            for (const auto& p : spec.params) {
+                sweep::Definition d;
+                d.base.workload.path = kTrace;
+                d.base.workload.limit = 60;
+                d.base.policy.name = spec.name;
+                d.base.limits.kv_capacity_tokens = 20000;
+                d.base.workload.budget = 30;
+                auto ax = sweep::paramAxis(p.name, {spec.name});
+                // Five of the 21 points keep this quick.
+                std::vector<std::string> few;
+                for (std::size_t i = 0; i < ax.values.size(); i += 5) few.push_back(ax.values[i]);
+                ax.values = few;
+                d.axes.push_back(ax);
+                d.metrics = {"completed"};
+                const auto points = sweep::expand(d);
+                sweep::RunOptions ro;
+                ro.threads = 2;
+                std::map<std::size_t, sweep::Outcome> out;
+                try {
+                    out = sweep::runJobs(d, points, context(), ro);
+                } catch (const std::invalid_argument& e) {
+                    // Some combinations are refused by the constructor: a named error.
+                    QVERIFY2(std::string(e.what()).find(spec.name) != std::string::npos, e.what());
+                    continue;
+                }
+                const auto t = sweep::aggregate(d, points, out);
+                for (const auto& row : t.rows) {
+                    if (row.ok < row.runs)
+                        QVERIFY2(!spec.loops_when.empty(), (spec.name + "." + p.name).c_str());
+                    else
+                        QVERIFY2(row.mean[0] >= 0 && row.mean[0] <= 60,
+                                 (spec.name + "." + p.name).c_str());
+                }
+            }
+        }
+    }
+
+    // One seat, the unit model (one time unit per iteration), requests of 1 prompt token
+    // and 9 output tokens arriving evenly: the service time S of a lone request is the whole
+    // story, and the capacity under a TTFT SLO of 2 units is 1/S (below it nobody waits;
+    // above it the queue grows by S - 1/rate per request). The search finds it within its
+    // tolerance, for scaled trace arrivals.
+    void capacityKnownByConstruction() {
+        Workload w;
+        w.name = "even";
+        for (int i = 0; i < 200; ++i) {
+            Request r;
+            r.id = i;
+            r.arrival = i;
+            r.prompt_tokens = 1;
+            r.output_tokens = 9;
+            w.requests.push_back(r);
+        }
+        const std::string path = test::tempPath("even.jsonl");
+        writeKairosFile(w, path);
+        RunSpec base;
+        base.workload.path = path;
+        base.exec.profile = "unit";
+        base.limits.max_num_seqs = 1;
+        base.summary.goodput = {"ttft:2000"};
+        // The service time, measured: one request alone.
+        RunSpec lone = base;
+        lone.workload.limit = 1;
+        const RunResult r1 = runSpec(lone, context());
+        const double service = r1.summary.e2el_ms.mean / 1e3;
+        QVERIFY(service > 1);
+        capacity::Options opt;
+        opt.rel_tol = 0.01;
+        opt.threads = 2;
+        const auto res = capacity::find(base, {"fcfs", "sjf"}, opt, context());
+        for (const auto& r : res) {
+            QCOMPARE(r.base_rate, 1.0);
+            const double expected = 1 / service;
+            qInfo("%s: capacity %.5f req/s (bracket to %.5f, %d runs); 1/S = %.5f",
+                  r.policy.c_str(), r.capacity, r.seeds.front().failed_at, r.runs, expected);
+            QVERIFY2(r.capacity >= expected * 0.98 && r.capacity <= expected * 1.01,
+                     qPrintable(QString("%1: %2 vs 1/S = %3")
+                                    .arg(QString::fromStdString(r.policy))
+                                    .arg(r.capacity)
+                                    .arg(expected)));
+            QVERIFY(r.seeds.front().failed_at > r.capacity);
+            QVERIFY(r.seeds.front().failed_at <= r.capacity * 1.01 + 1e-12);
+        }
+        // Without SLOs there is nothing to search for.
+        RunSpec no_slo = base;
+        no_slo.summary.goodput.clear();
+        QVERIFY(error([&] { capacity::find(no_slo, {"fcfs"}, opt, context()); }).find("goodput") !=
+                std::string::npos);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestSweep)
+#include "tst_sweep.moc"
