@@ -7,24 +7,37 @@
 
 namespace kairos {
 
-std::vector<double> trailSmooth(const std::vector<double>& post, const std::vector<double>& q,
-                                double p, int s) {
-    std::vector<double> prior = post;
+namespace {
+// post <- normalise((post T^s) ⊙ q), in place, n bins: the arithmetic of trailSmooth in the
+// same order (so both give the same bits), without allocating (the scheduler refines every
+// running request's prediction every token).
+void smoothInPlace(double* post, const double* q, std::size_t n, double p, int s) {
     for (int step = 0; step < s; ++step) {
-        // prior_i <- prior_i (1 - p) + prior_{i+1} p, bin 0 absorbing.
-        std::vector<double> next(prior.size(), 0.0);
-        for (std::size_t i = 0; i < prior.size(); ++i) {
+        // prior_i <- prior_i (1 - p) + prior_{i+1} p, bin 0 absorbing; ascending, so
+        // prior_{i+1} is still the old value when bin i is written.
+        for (std::size_t i = 0; i < n; ++i) {
             const double stay = i == 0 ? 1.0 : 1.0 - p;
-            next[i] += prior[i] * stay;
-            if (i > 0) next[i - 1] += prior[i] * p;
+            double v = 0.0;
+            v += post[i] * stay;
+            if (i + 1 < n) v += post[i + 1] * p;
+            post[i] = v;
         }
-        prior.swap(next);
     }
     double sum = 0;
-    for (std::size_t i = 0; i < prior.size(); ++i) sum += (prior[i] *= q[i]);
-    if (sum <= 0) return std::vector<double>(prior.size(), 1.0 / static_cast<double>(prior.size()));
-    for (double& x : prior) x /= sum;
-    return prior;
+    for (std::size_t i = 0; i < n; ++i) sum += (post[i] *= q[i]);
+    if (sum <= 0) {
+        for (std::size_t i = 0; i < n; ++i) post[i] = 1.0 / static_cast<double>(n);
+        return;
+    }
+    for (std::size_t i = 0; i < n; ++i) post[i] /= sum;
+}
+} // namespace
+
+std::vector<double> trailSmooth(const std::vector<double>& post, const std::vector<double>& q,
+                                double p, int s) {
+    std::vector<double> out = post;
+    smoothInPlace(out.data(), q.data(), out.size(), p, s);
+    return out;
 }
 
 TrailPredictor::TrailPredictor(TrailOptions o, std::uint64_t seed) : opt_(o), seed_(seed) {
@@ -41,7 +54,7 @@ std::string TrailPredictor::name() const {
     return b;
 }
 
-std::vector<double> TrailPredictor::classifier(ReqId id, int generated) const {
+void TrailPredictor::classifierInto(ReqId id, int generated, double* q) const {
     const double width = opt_.l_max / opt_.bins;
     const int rem = std::max(0, truth_[static_cast<std::size_t>(id)] - generated);
     const double true_bin = std::min<double>(opt_.bins - 1, std::floor(rem / width));
@@ -62,13 +75,17 @@ std::vector<double> TrailPredictor::classifier(ReqId id, int generated) const {
     const double normal = std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2);
     const double centre =
         true_bin + (generated == 0 ? opt_.prompt_noise : opt_.token_noise) * normal;
-    std::vector<double> q(static_cast<std::size_t>(opt_.bins));
     double sum = 0;
     for (int i = 0; i < opt_.bins; ++i) {
         const double z = (i - centre) / opt_.spread;
         sum += (q[static_cast<std::size_t>(i)] = std::exp(-0.5 * z * z) + 1e-6);
     }
-    for (double& x : q) x /= sum;
+    for (int i = 0; i < opt_.bins; ++i) q[i] /= sum;
+}
+
+std::vector<double> TrailPredictor::classifier(ReqId id, int generated) const {
+    std::vector<double> q(static_cast<std::size_t>(opt_.bins));
+    classifierInto(id, generated, q.data());
     return q;
 }
 
@@ -106,9 +123,11 @@ double TrailPredictor::remaining(ReqId id, int generated) const {
         c.post = classifier(id, 0);
     }
     const double p = std::min(1.0, opt_.bins / opt_.l_max);
+    q_.resize(static_cast<std::size_t>(opt_.bins));
     while (c.at < target) {
         c.at += s;
-        c.post = trailSmooth(c.post, classifier(id, c.at), p, s);
+        classifierInto(id, c.at, q_.data());
+        smoothInPlace(c.post.data(), q_.data(), c.post.size(), p, s);
     }
     return std::max(1.0, estimate(c.post) - (generated - target));
 }

@@ -47,6 +47,8 @@ public:
 
 private:
     double estimate(const std::vector<double>& post) const;
+    void classifierInto(ReqId id, int generated, double* q) const; // bins values
+    mutable std::vector<double> q_; // scratch for remaining()
     TrailOptions opt_;
     std::uint64_t seed_;
     std::vector<int> truth_;

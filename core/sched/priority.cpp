@@ -76,7 +76,12 @@ void PriorityScheduler::schedule(const EngineView& view, Decision& out) {
     if (prefillPending(view)) return;
     // Nothing waits or is suspended: nobody to admit, resume or preempt for (the common
     // case below saturation; skipping it halves sprpt_lp's time on a 20,000-request trace).
-    if (view.waiting().empty() && view.suspended().empty()) return;
+    // Refined predictions change nothing then either: with nobody to rank against, the
+    // engine may run until a request arrives or finishes (which consult it again).
+    if (view.waiting().empty() && view.suspended().empty()) {
+        out.hold = INT_MAX;
+        return;
+    }
     const std::int64_t total_seats = view.limits().max_num_seqs;
     AdmissionBudget budget(view, opt_.watermark);
     budget.setSeats(total_seats); // seats are counted below: displaced requests free theirs
