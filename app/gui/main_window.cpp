@@ -19,6 +19,7 @@
 #include "report.h"
 #include "runs_model.h"
 #include "store/store.h"
+#include "sweep_panel.h"
 #include "time_range.h"
 #include "timeline_view.h"
 #include "tuf_chart.h"
@@ -38,6 +39,7 @@
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
+#include <QMenu>
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QPointer>
@@ -196,6 +198,44 @@ MainWindow::~MainWindow() {
     QThreadPool::globalInstance()->waitForDone();
 }
 
+SweepBase MainWindow::sweepBase() const {
+    SweepBase b;
+    b.workload = scaled_;
+    b.profile = profile_;
+    b.profile_kv = profile_.kvCapacityTokens();
+    b.rate = slider("rate")->value();
+    RunSpec& s = b.spec;
+    s.workload.path = "shown";
+    s.policy.name = policy_->currentText().toStdString();
+    s.policy.predictor = predictor_->currentText().toStdString();
+    if (s.policy.name == start_.policy.toStdString())
+        for (const auto& [k, v] : extra_params_)
+            if (!slider(QString::fromStdString(k))) s.policy.params[k] = v;
+    for (const SliderSpec& sp : sliderSpecs())
+        if (!sp.policies.empty() && appliesTo(sp, s.policy.name))
+            s.policy.params[sp.name] = slider(QString::fromStdString(sp.name))->value();
+    s.exec.profile = profile_.name;
+    s.limits.kv_capacity_tokens =
+        std::max<std::int64_t>(1, std::llround(double(b.profile_kv) * slider("kv")->value()));
+    s.limits.max_num_seqs = static_cast<int>(std::lround(slider("seqs")->value()));
+    s.summary.goodput = {"ttft:" + std::to_string(slider("ttft_slo")->value()),
+                         "tpot:" + std::to_string(slider("tpot_slo")->value())};
+    for (const SliderSpec& sp : sliderSpecs()) {
+        if (sp.name == "ttft_slo" || sp.name == "tpot_slo") continue;
+        SweepParam p;
+        p.name = QString::fromStdString(sp.name);
+        p.label = QString::fromStdString(sp.label);
+        p.lo = sp.lo;
+        p.hi = sp.hi;
+        p.log = sp.log;
+        p.whole = sp.decimals == 0;
+        p.value = slider(p.name)->value();
+        p.policies = sp.policies;
+        b.params.push_back(p);
+    }
+    return b;
+}
+
 views::ParamSlider* MainWindow::slider(const QString& name) const {
     auto it = sliders_.find(name);
     return it == sliders_.end() ? nullptr : it->second;
@@ -280,6 +320,24 @@ void MainWindow::buildUi() {
         sliders_[QString::fromStdString(s.name)] = w;
         v->addWidget(w);
         connect(w, &views::ParamSlider::valueChanged, this, [this] { resimulate(); });
+        // "Sweep this parameter": the slider's whole range in the Sweep panel.
+        const QString name = QString::fromStdString(s.name);
+        if (name != "ttft_slo" && name != "tpot_slo") {
+            w->setContextMenuPolicy(Qt::CustomContextMenu);
+            connect(w, &QWidget::customContextMenuRequested, this, [this, w, name](QPoint at) {
+                QMenu menu;
+                QAction* a = menu.addAction(tr("Sweep this parameter"));
+                a->setEnabled(w->isEnabled());
+                if (menu.exec(w->mapToGlobal(at)) == a) {
+                    sweep_dock_->show();
+                    sweep_dock_->raise();
+                    sweep_->sweep(name);
+                }
+            });
+        }
+        connect(w, &views::ParamSlider::valueChanged, this, [this, name](double value) {
+            if (sweep_) sweep_->sliderMoved(name, value);
+        });
     }
     tuf_box_ = new QGroupBox(tr("Time-utility per class"));
     tuf_box_->setLayout(new QVBoxLayout);
@@ -435,6 +493,14 @@ void MainWindow::buildUi() {
     live_dock->setWidget(live_);
     addDockWidget(Qt::RightDockWidgetArea, live_dock);
     tabifyDockWidget(models_dock, live_dock);
+    // Sweep: a slider's whole range as a curve (run/sweep.h in the background).
+    sweep_ = new SweepPanel([this] { return sweepBase(); });
+    sweep_->setObjectName(QStringLiteral("sweepPanel"));
+    sweep_dock_ = new QDockWidget(tr("Sweep"), this);
+    sweep_dock_->setObjectName(QStringLiteral("sweep"));
+    sweep_dock_->setWidget(sweep_);
+    addDockWidget(Qt::RightDockWidgetArea, sweep_dock_);
+    tabifyDockWidget(live_dock, sweep_dock_);
     metrics_dock_->raise();
     // Another process (kairos-cli simulate --db) writing the database: re-read, at most
     // a few times a second. SQLite's WAL file changes on every commit.

@@ -17,6 +17,7 @@ class QSlider;
 class QDoubleSpinBox;
 class QProgressBar;
 class QTimer;
+class QDockWidget;
 
 namespace kairos::ala {
 class AlaModel;
@@ -34,6 +35,7 @@ class RunsModel;
 class ModelChart;
 class TimelineView;
 class KvChart;
+class SweepChart;
 } // namespace kairos::views
 
 namespace kairos::app {
@@ -73,6 +75,11 @@ public:
     SimRunner& runner() { return runner_; }
     views::TimelineView* timeline() const { return timeline_; }
     views::ParamSlider* slider(const QString& name) const;
+    class SweepPanel* sweepPanel() const {
+        return sweep_;
+    }
+    // The shown run's settings and workload, and the sliders that can be swept.
+    struct SweepBase sweepBase() const;
     // The TUF sliders of a class (ERT, zero-utility time); nulls if it has none.
     std::pair<views::ParamSlider*, views::ParamSlider*> tufSliders(const std::string& cls) const;
     QComboBox* policyBox() const { return policy_; }
@@ -160,6 +167,8 @@ private:
     bool agent_rows_ = false, startup_compare_done_ = false;
     class QAction* agent_rows_action_ = nullptr;
     std::map<QString, views::ParamSlider*> sliders_;
+    class SweepPanel* sweep_ = nullptr;
+    QDockWidget* sweep_dock_ = nullptr;
     class QMenu* recent_menu_ = nullptr;
     // Shown while a simulation runs longer than a moment: progress and cancel.
     QProgressBar* progress_ = nullptr;
@@ -179,7 +188,7 @@ private:
     QLabel* runs_label_ = nullptr;
     QLabel* metrics_note_ = nullptr; // under the metrics table: what it leaves out
     QString start_error_;
-    QLabel* load_banner_ = nullptr;  // above the charts when the run was saturated
+    QLabel* load_banner_ = nullptr;   // above the charts when the run was saturated
     QLabel* model_warning_ = nullptr; // under the Models panel's chart: a poor fit
     std::string ala_name_;            // the loaded ALA model's name (for its warnings)
     void showModelWarnings(const std::vector<std::string>& warnings);

@@ -7,11 +7,15 @@
 #include "generate_dialog.h"
 #include "live_panel.h"
 #include "main_window.h"
+#include "metrics/compare.h"
 #include "metrics_model.h"
 #include "model_chart.h"
 #include "param_slider.h"
+#include "run/sweep.h"
 #include "runs_model.h"
 #include "store/store.h"
+#include "sweep_chart.h"
+#include "sweep_panel.h"
 #include "timeline_view.h"
 #include "workload/generators.h"
 #include "workload/readers.h"
@@ -34,7 +38,6 @@
 #include <QSpinBox>
 #include <QStandardPaths>
 #include <QTableWidget>
-#include "metrics/compare.h"
 #include <QtTest>
 #include <fstream>
 #include <set>
@@ -703,6 +706,96 @@ private slots:
               "CDFs + waiting for the layout %.1f ms (medians)",
               rate, total[25], total[47], part_sim[25], part_sum[25], part_rows[25]);
         QCOMPARE(w.lastResult()->summary.completed, std::int64_t(20000));
+    }
+
+    // The Sweep panel: "sweep this parameter" runs the slider's range in the background and
+    // draws the chosen metric with one point per value; the mark follows the slider; the
+    // table is the core's (the same numbers as kairos-cli sweep gives for that range).
+    void sweepPanelSweepsASlider() {
+        app::StartOptions o;
+        o.workload = loadedWorkload();
+        o.policy = "sprpt_lp";
+        o.predictor = "lognormal:0.5";
+        app::MainWindow w(o);
+        QSignalSpy spy(&w, &app::MainWindow::resultShown);
+        QVERIFY(waitForResult(spy) > 0);
+        w.slider("seqs")->setValue(16);
+        QVERIFY(waitForResult(spy) > 0);
+        auto* panel = w.sweepPanel();
+        QVERIFY(panel);
+        QSignalSpy done(panel, &app::SweepPanel::finished);
+        panel->sweep("C");
+        QVERIFY(done.wait(60000));
+        const sweep::Table* t = panel->table();
+        QVERIFY(t);
+        QCOMPARE(t->rows.size(), std::size_t(21));
+        QCOMPARE(panel->sweptParam(), QString("C"));
+        QCOMPARE(panel->chart()->curveCount(), 1);
+        // C = 0 is SJF: no preemption or suspension at the left end; C = 1 preempts.
+        const auto& m = t->metrics;
+        const std::size_t pre = std::find(m.begin(), m.end(), "preemptions") - m.begin();
+        const std::size_t sus = std::find(m.begin(), m.end(), "suspensions") - m.begin();
+        QCOMPARE(t->rows.front().mean[pre] + t->rows.front().mean[sus], 0.0);
+        QVERIFY(t->rows.back().mean[pre] + t->rows.back().mean[sus] > 0);
+        QCOMPARE(panel->chart()->marker(), w.slider("C")->value());
+        w.slider("C")->setValue(0.35);
+        QCOMPARE(panel->chart()->marker(), 0.35);
+        // Every policy that has the rate: one curve each.
+        done.clear();
+        panel->sweep("rate");
+        QVERIFY(done.wait(60000));
+        QCOMPARE(panel->sweptParam(), QString("rate"));
+        QVERIFY(panel->table()->rows.size() >= 2);
+        // KAIROS_SHOTS=DIR: pictures of the panel at two window sizes, to look at.
+        if (const QString dir = qEnvironmentVariable("KAIROS_SHOTS"); !dir.isEmpty()) {
+            done.clear();
+            w.slider("C")->setValue(0.8);
+            panel->sweep("C");
+            QVERIFY(done.wait(60000));
+            w.show();
+            for (const QSize sz : {QSize(1366, 768), QSize(1920, 1080)}) {
+                w.resize(sz);
+                if (auto* d = w.findChild<QDockWidget*>("sweep")) d->raise();
+                QTest::qWait(300);
+                w.grab().save(dir + QString("/sweep_%1x%2.png").arg(sz.width()).arg(sz.height()));
+            }
+        }
+    }
+
+    // A figure for the closing note: the sweep of one slider (21 points, 3 seeds) on a
+    // 20,000-request workload, from the request to the drawn curve.
+    void sweepOfOneSlider20k() {
+        if (qEnvironmentVariableIsEmpty("KAIROS_BENCH"))
+            QSKIP("a benchmark: run with KAIROS_BENCH=1 (make bench)");
+        const QString path = QDir::temp().filePath("kairos_tst_20k_sweep.jsonl");
+        GenerateSpec g;
+        g.count = 20000;
+        g.arrivals.rate = 1.0;
+        g.prompt = LengthDist::parse("lognormal:400,0.8,max=3000");
+        g.output = LengthDist::parse("lognormal:120,0.9,max=1500");
+        {
+            std::ofstream out(path.toStdString());
+            writeKairos(generateWorkload(g), out);
+        }
+        app::StartOptions o;
+        o.workload = path;
+        o.policy = "sprpt_lp";
+        o.predictor = "lognormal:0.5";
+        app::MainWindow w(o);
+        w.resize(1400, 850);
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        QSignalSpy spy(&w, &app::MainWindow::resultShown);
+        QVERIFY(waitForResult(spy) > 0);
+        QSignalSpy done(w.sweepPanel(), &app::SweepPanel::finished);
+        QElapsedTimer t;
+        t.start();
+        w.sweepPanel()->sweep("C");
+        QVERIFY(done.wait(120000));
+        w.sweepPanel()->chart()->replot();
+        qInfo("sweep of one slider (C, 21 points x 3 seeds, 20,000 requests): %.2f s to the drawn "
+              "curve (%.2f s of runs)",
+              t.nsecsElapsed() / 1e9, w.sweepPanel()->lastSeconds());
     }
 
     // kairos --screenshot writes a non-blank picture of the window (many colours: the

@@ -1,0 +1,352 @@
+#include "sweep_panel.h"
+
+#include "sched/registry.h"
+#include "sweep_chart.h"
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QElapsedTimer>
+#include <QFile>
+#include <QFileDialog>
+#include <QFormLayout>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QMessageBox>
+#include <QPointer>
+#include <QPushButton>
+#include <QSpinBox>
+#include <QThreadPool>
+#include <QVBoxLayout>
+#include <cmath>
+#include <map>
+
+namespace kairos::app {
+
+// A running sweep: its cancel flag and what it needs to label the result. Shared with the
+// worker, which may outlive the panel's interest in it (a newer sweep cancels this one).
+struct SweepPanel::Job {
+    std::atomic<bool> cancel{false};
+    sweep::Definition def;
+    std::vector<sweep::Point> points;
+    std::shared_ptr<const Workload> workload;
+    DeviceProfile profile;
+    std::map<std::string, double> x_of; // the swept axis' value text -> the slider's value
+    QString param;
+    bool log = false;
+};
+
+namespace {
+
+const char* kGuiWorkload = "kairos-workbench:shown-workload";
+
+QString metricLabel(const std::string& m) {
+    static const std::map<std::string, const char*> labels = {
+        {"completed", "completed requests"},
+        {"killed", "killed requests"},
+        {"request_throughput", "throughput (req/s)"},
+        {"goodput_fraction", "goodput / offered rate"},
+        {"output_throughput", "output tokens/s"},
+        {"kv_peak_tokens", "KV peak (tokens)"},
+        {"preemptions", "preemptions"},
+        {"suspensions", "suspensions"},
+        {"completion_rate", "within budget (fraction)"},
+        {"mean_quality", "mean quality"},
+        {"utility_pct", "first-response utility (%)"}};
+    if (auto it = labels.find(m); it != labels.end()) return QString::fromUtf8(it->second);
+    QString s = QString::fromStdString(m);
+    s.replace("_ms", " (ms)").replace('_', ' ');
+    return s.replace("ttft", "TTFT")
+        .replace("tpot", "TPOT")
+        .replace("e2el", "E2EL")
+        .replace("itl", "ITL");
+}
+
+} // namespace
+
+SweepPanel::SweepPanel(std::function<SweepBase()> base, QWidget* parent)
+    : QWidget(parent), base_(std::move(base)) {
+    auto* v = new QVBoxLayout(this);
+    auto* form = new QFormLayout;
+    param_ = new QComboBox;
+    param_->setToolTip(tr("The slider whose range is swept"));
+    metric_ = new QComboBox;
+    for (const auto& m : summaryMetricNames({50, 90, 99}))
+        metric_->addItem(metricLabel(m), QString::fromStdString(m));
+    metric_->setCurrentIndex(metric_->findData(QStringLiteral("ttft_p99_ms")));
+    metric_->setToolTip(
+        tr("The metric drawn against the parameter (switching redraws; no re-run)"));
+    points_ = new QSpinBox;
+    points_->setRange(2, 201);
+    points_->setValue(21);
+    points_->setToolTip(tr("Points over the slider's range (log-spaced for a log slider)"));
+    seeds_ = new QSpinBox;
+    seeds_->setRange(1, 50);
+    seeds_->setValue(3);
+    seeds_->setToolTip(tr("Seeds per point: the band is the 95 % interval of the mean. Seeds "
+                          "change noisy predictors and randomised policies; with exact "
+                          "lengths on a trace every seed gives the same run"));
+    compare_ = new QCheckBox(tr("every policy that has it"));
+    compare_->setToolTip(tr("One curve per policy: for a policy parameter, the policies that "
+                            "register it; for rate, KV or seats, fcfs, sjf, sprpt_lp, mcsf "
+                            "and the current policy"));
+    form->addRow(tr("Parameter"), param_);
+    form->addRow(tr("Metric"), metric_);
+    form->addRow(tr("Points"), points_);
+    form->addRow(tr("Seeds"), seeds_);
+    form->addRow(tr("Compare"), compare_);
+    v->addLayout(form);
+    auto* buttons = new QHBoxLayout;
+    run_ = new QPushButton(tr("&Sweep"));
+    run_->setToolTip(tr("Run the parameter's range in the background"));
+    export_ = new QPushButton(tr("Export CSV…"));
+    export_->setEnabled(false);
+    buttons->addWidget(run_);
+    buttons->addWidget(export_);
+    v->addLayout(buttons);
+    status_ = new QLabel;
+    status_->setWordWrap(true);
+    v->addWidget(status_);
+    chart_ = new views::SweepChart;
+    v->addWidget(chart_, 1);
+    connect(run_, &QPushButton::clicked, this, [this] {
+        if (job_) {
+            job_->cancel = true;
+            return;
+        }
+        start();
+    });
+    connect(export_, &QPushButton::clicked, this, &SweepPanel::exportCsv);
+    connect(metric_, &QComboBox::currentIndexChanged, this, [this] { redraw(); });
+    refreshParams();
+}
+
+SweepPanel::~SweepPanel() {
+    if (job_) job_->cancel = true;
+}
+
+void SweepPanel::refreshParams() {
+    const SweepBase b = base_();
+    params_ = b.params;
+    const QString keep = param_->currentData().toString();
+    param_->clear();
+    for (const auto& p : params_) param_->addItem(p.label, p.name);
+    if (const int i = param_->findData(keep); i >= 0) param_->setCurrentIndex(i);
+}
+
+void SweepPanel::sweep(const QString& param) {
+    refreshParams();
+    if (const int i = param_->findData(param); i >= 0) param_->setCurrentIndex(i);
+    if (job_) job_->cancel = true;
+    job_.reset();
+    start();
+}
+
+void SweepPanel::sliderMoved(const QString& param, double value) {
+    if (param == swept_) chart_->setMarker(value);
+}
+
+void SweepPanel::start() {
+    const SweepBase b = base_();
+    if (!b.workload) {
+        status_->setText(tr("Open or generate a workload first."));
+        return;
+    }
+    params_ = b.params;
+    const QString name = param_->currentData().toString();
+    auto pit = std::find_if(params_.begin(), params_.end(),
+                            [&](const SweepParam& p) { return p.name == name; });
+    if (pit == params_.end()) {
+        status_->setText(tr("Choose a parameter to sweep."));
+        return;
+    }
+    const SweepParam& p = *pit;
+    if (!compare_->isChecked() && !p.policies.empty() &&
+        std::find(p.policies.begin(), p.policies.end(), b.spec.policy.name) == p.policies.end()) {
+        status_->setText(tr("%1 has no %2: choose a policy that has it, or compare every "
+                            "policy that has it")
+                             .arg(QString::fromStdString(b.spec.policy.name), p.label));
+        return;
+    }
+    auto job = std::make_shared<Job>();
+    job->param = p.name;
+    job->log = p.log;
+    job->workload = b.workload;
+    job->profile = b.profile;
+    sweep::Definition& d = job->def;
+    d.base = b.spec;
+    d.base.workload = RunSpec::WorkloadPart{};
+    d.base.workload.path = kGuiWorkload;
+    d.seeds = seeds_->value();
+    d.metrics = summaryMetricNames(d.base.summary.percentiles);
+    // The slider's range as points (log-spaced for a log slider), as the slider shows them.
+    std::vector<double> xs;
+    const int n = points_->value();
+    for (int i = 0; i < n; ++i) {
+        const double t = n > 1 ? double(i) / (n - 1) : 0;
+        double x = p.log ? p.lo * std::pow(p.hi / p.lo, t) : p.lo + t * (p.hi - p.lo);
+        if (p.whole) x = std::round(x);
+        if (xs.empty() || xs.back() != x) xs.push_back(x);
+    }
+    std::vector<std::string> policies = {d.base.policy.name};
+    if (compare_->isChecked()) {
+        if (!p.policies.empty()) {
+            policies = p.policies;
+        } else {
+            policies = {"fcfs", "sjf", "sprpt_lp", "mcsf"};
+            if (std::find(policies.begin(), policies.end(), d.base.policy.name) == policies.end())
+                policies.push_back(d.base.policy.name);
+        }
+    }
+    if (policies.size() > 1) {
+        sweep::Axis ax;
+        ax.kind = sweep::AxisKind::Policy;
+        ax.name = "policy";
+        ax.values = policies;
+        d.axes.push_back(ax);
+    }
+    sweep::Axis ax;
+    ax.name = p.name.toStdString();
+    for (double x : xs) {
+        std::string text;
+        if (p.name == "rate") { // the shown workload already has the slider's factor
+            ax.kind = sweep::AxisKind::RateScale;
+            text = sweep::formatValue(x / b.rate);
+        } else if (p.name == "kv") {
+            ax.kind = sweep::AxisKind::KvCapacity;
+            text = sweep::formatValue(std::max<double>(1, std::llround(double(b.profile_kv) * x)));
+        } else if (p.name == "seqs") {
+            ax.kind = sweep::AxisKind::MaxNumSeqs;
+            text = sweep::formatValue(std::max(1.0, std::round(x)));
+        } else {
+            ax.kind = sweep::AxisKind::Param;
+            text = sweep::formatValue(x);
+        }
+        if (std::find(ax.values.begin(), ax.values.end(), text) != ax.values.end()) continue;
+        ax.values.push_back(text);
+        job->x_of[text] = x;
+    }
+    d.axes.push_back(ax);
+    try {
+        job->points = sweep::expand(d);
+        for (const auto& pt : job->points) pt.spec.validate("the sweep");
+    } catch (const std::exception& e) {
+        status_->setText(tr("Cannot sweep: %1").arg(QString::fromUtf8(e.what())));
+        return;
+    }
+    job_ = job;
+    run_->setText(tr("&Stop"));
+    status_->setText(
+        tr("sweeping %1: %2 points × %3 seeds…").arg(p.label).arg(job->points.size()).arg(d.seeds));
+    QPointer<SweepPanel> self(this);
+    QThreadPool::globalInstance()->start([self, job] {
+        QElapsedTimer t;
+        t.start();
+        auto table = std::make_shared<sweep::Table>();
+        QString error;
+        try {
+            WorkloadCache cache;
+            cache.put(kGuiWorkload, "auto", 0, job->workload);
+            RunContext ctx;
+            ctx.cache = &cache;
+            const DeviceProfile prof = job->profile;
+            ctx.resolve_profile = [prof](const std::string&, std::string* found) {
+                if (found) *found = prof.name;
+                return prof;
+            };
+            sweep::RunOptions ro;
+            ro.cancel = &job->cancel;
+            const auto out = sweep::runJobs(job->def, job->points, ctx, ro);
+            if (job->cancel)
+                error = QObject::tr("stopped");
+            else
+                *table = sweep::aggregate(job->def, job->points, out);
+        } catch (const std::exception& e) {
+            error = QString::fromUtf8(e.what());
+        }
+        const double secs = double(t.elapsed()) / 1e3;
+        QMetaObject::invokeMethod(
+            qApp,
+            [self, job, table, error, secs] {
+                if (!self || self->job_ != job) return; // superseded, or the panel is gone
+                self->job_.reset();
+                self->run_->setText(tr("&Sweep"));
+                if (!error.isEmpty()) {
+                    self->status_->setText(tr("Sweep: %1").arg(error));
+                    Q_EMIT self->finished();
+                    return;
+                }
+                self->table_ = std::make_unique<sweep::Table>(*table);
+                self->x_.clear();
+                const std::size_t col = self->table_->axes.size() - 1;
+                for (const auto& row : self->table_->rows) {
+                    const auto x = job->x_of.find(row.values[col]);
+                    self->x_.push_back(x == job->x_of.end() ? NAN : x->second);
+                }
+                self->swept_ = job->param;
+                self->swept_log_ = job->log;
+                self->last_seconds_ = secs;
+                self->export_->setEnabled(true);
+                self->status_->setText(tr("%1 points × %2 seeds = %3 runs in %4 s")
+                                           .arg(job->points.size())
+                                           .arg(job->def.seeds)
+                                           .arg(job->points.size() * std::size_t(job->def.seeds))
+                                           .arg(secs, 0, 'f', 2));
+                self->redraw();
+                Q_EMIT self->finished();
+            },
+            Qt::QueuedConnection);
+    });
+}
+
+void SweepPanel::redraw() {
+    if (!table_) return;
+    const std::string metric = metric_->currentData().toString().toStdString();
+    const auto it = std::find(table_->metrics.begin(), table_->metrics.end(), metric);
+    if (it == table_->metrics.end()) return;
+    const std::size_t c = static_cast<std::size_t>(it - table_->metrics.begin());
+    static const QColor colors[] = {QColor(31, 119, 180),  QColor(214, 39, 40),
+                                    QColor(44, 160, 44),   QColor(255, 127, 14),
+                                    QColor(148, 103, 189), QColor(140, 86, 75)};
+    std::vector<views::SweepCurve> curves;
+    std::map<std::string, std::size_t> by_policy;
+    const bool has_policy = table_->axes.size() > 1;
+    for (std::size_t r = 0; r < table_->rows.size(); ++r) {
+        const auto& row = table_->rows[r];
+        const std::string pol = has_policy ? row.values[0] : std::string();
+        auto [pos, added] = by_policy.emplace(pol, curves.size());
+        if (added) {
+            views::SweepCurve curve;
+            curve.name =
+                has_policy ? QString::fromStdString(pol)
+                           : QString::fromStdString(table_->axes.empty() ? "" : "mean over seeds");
+            curve.color = colors[curves.size() % 6];
+            curves.push_back(curve);
+        }
+        auto& curve = curves[pos->second];
+        curve.x.push_back(x_[r]);
+        curve.mean.push_back(row.mean[c]);
+        curve.lo.push_back(row.mean[c] - row.half[c]);
+        curve.hi.push_back(row.mean[c] + row.half[c]);
+    }
+    QString label = swept_;
+    for (const auto& p : params_)
+        if (p.name == swept_) label = p.label;
+    chart_->setCurves(label, metric_->currentText(), swept_log_, curves);
+    for (const auto& p : params_)
+        if (p.name == swept_) chart_->setMarker(p.value);
+}
+
+void SweepPanel::exportCsv() {
+    if (!table_) return;
+    const QString path = QFileDialog::getSaveFileName(
+        this, tr("Export the sweep"), QStringLiteral("sweep.csv"), tr("CSV (*.csv)"));
+    if (path.isEmpty()) return;
+    QFile f(path);
+    if (!f.open(QIODevice::WriteOnly) || f.write(QByteArray::fromStdString(table_->csv())) < 0) {
+        QMessageBox::warning(this, tr("Export"), tr("Cannot write %1").arg(path));
+        return;
+    }
+    status_->setText(tr("Exported to %1").arg(path));
+}
+
+} // namespace kairos::app

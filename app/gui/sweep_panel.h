@@ -1,0 +1,86 @@
+#pragma once
+// The Sweep panel: one slider's whole range at once. "Sweep this parameter" (a slider's
+// context menu, or the panel's button) runs the parameter's range x seeds through the core's
+// sweep (run/sweep.h) in the background, on the workload and settings the window shows, and
+// plots the chosen metric against it: the mean over seeds, its 95 % band, one curve per
+// policy when comparing, and the slider's current value as a mark that follows it.
+// Switching the metric redraws from the finished table; Export writes its CSV.
+#include "run/sweep.h"
+
+#include <QWidget>
+#include <atomic>
+#include <functional>
+#include <memory>
+
+class QComboBox;
+class QSpinBox;
+class QCheckBox;
+class QPushButton;
+class QLabel;
+
+namespace kairos::views {
+class SweepChart;
+}
+
+namespace kairos::app {
+
+// What the window can sweep, and its current settings.
+struct SweepParam {
+    QString name, label; // the slider's name ("C", "rate", "kv", "seqs") and label
+    double lo = 0, hi = 1, value = 0;
+    bool log = false, whole = false;
+    std::vector<std::string> policies; // the policies that have it (empty: every run)
+};
+struct SweepBase {
+    RunSpec spec; // the shown run's settings (workload path is a placeholder)
+    std::shared_ptr<const Workload> workload; // as shown (rate-scaled, TUF-edited)
+    DeviceProfile profile;
+    double rate = 1;                // the rate slider's factor that `workload` has
+    std::int64_t profile_kv = 0;    // the profile's KV capacity (the kv slider's unit)
+    std::vector<SweepParam> params; // every slider that can be swept
+};
+
+class SweepPanel : public QWidget {
+    Q_OBJECT
+public:
+    explicit SweepPanel(std::function<SweepBase()> base, QWidget* parent = nullptr);
+    ~SweepPanel() override;
+    // Sweeps this slider's range now (selecting it in the panel).
+    void sweep(const QString& param);
+    // The slider `param` moved: moves the mark when that is the swept parameter.
+    void sliderMoved(const QString& param, double value);
+    bool running() const { return job_ != nullptr; }
+    views::SweepChart* chart() const { return chart_; }
+    const sweep::Table* table() const { return table_.get(); }
+    QString sweptParam() const { return swept_; }
+    double lastSeconds() const { return last_seconds_; }
+    QComboBox* metricBox() const { return metric_; }
+
+Q_SIGNALS:
+    void finished(); // a sweep finished (or failed: see the status)
+
+private:
+    struct Job;
+    void start();
+    void redraw();
+    void exportCsv();
+    void refreshParams();
+
+    std::function<SweepBase()> base_;
+    QComboBox *param_, *metric_;
+    QSpinBox *points_, *seeds_;
+    QCheckBox* compare_;
+    QPushButton *run_, *export_;
+    QLabel* status_;
+    views::SweepChart* chart_;
+    std::shared_ptr<Job> job_;
+    // The finished sweep: its table, axis values as numbers, and what was swept.
+    std::unique_ptr<sweep::Table> table_;
+    std::vector<double> x_;
+    QString swept_;
+    bool swept_log_ = false;
+    double last_seconds_ = 0;
+    std::vector<SweepParam> params_;
+};
+
+} // namespace kairos::app

@@ -1,0 +1,100 @@
+#include "sweep_chart.h"
+
+#include "chart_style.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace kairos::views {
+
+SweepChart::SweepChart(QWidget* parent) : QCustomPlot(parent) {
+    applyPalette(this, QPalette::Base);
+    // The legend in its own row above the axis rect: never over the data.
+    auto* sub = new QCPLayoutGrid;
+    plotLayout()->insertRow(0);
+    plotLayout()->addElement(0, 0, sub);
+    sub->setMargins(QMargins(5, 5, 5, 0));
+    sub->addElement(0, 0, legend);
+    legend->setFillOrder(QCPLegend::foColumnsFirst);
+    plotLayout()->setRowStretchFactor(0, 0.001);
+    legend->setBorderPen(Qt::NoPen);
+    marker_ = new QCPItemStraightLine(this);
+    marker_->setPen(QPen(palette().color(QPalette::Text), 1.5, Qt::DashLine));
+    marker_->setVisible(false);
+    setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
+    setMinimumHeight(180);
+}
+
+void SweepChart::setCurves(const QString& x_label, const QString& y_label, bool log_x,
+                           const std::vector<SweepCurve>& curves) {
+    clearGraphs();
+    legend->clearItems();
+    xAxis->setLabel(x_label);
+    yAxis->setLabel(y_label);
+    if (log_x) {
+        xAxis->setScaleType(QCPAxis::stLogarithmic);
+        xAxis->setTicker(QSharedPointer<QCPAxisTickerLog>(new QCPAxisTickerLog));
+    } else {
+        xAxis->setScaleType(QCPAxis::stLinear);
+        xAxis->setTicker(QSharedPointer<QCPAxisTicker>(new QCPAxisTicker));
+    }
+    double xlo = INFINITY, xhi = -INFINITY, ylo = INFINITY, yhi = -INFINITY;
+    for (const SweepCurve& c : curves) {
+        QVector<double> x, m, lo, hi;
+        for (std::size_t i = 0; i < c.x.size(); ++i) {
+            if (!std::isfinite(c.mean[i])) continue;
+            x.push_back(c.x[i]);
+            m.push_back(c.mean[i]);
+            lo.push_back(std::isfinite(c.lo[i]) ? c.lo[i] : c.mean[i]);
+            hi.push_back(std::isfinite(c.hi[i]) ? c.hi[i] : c.mean[i]);
+            xlo = std::min(xlo, c.x[i]);
+            xhi = std::max(xhi, c.x[i]);
+            ylo = std::min(ylo, lo.back());
+            yhi = std::max(yhi, hi.back());
+        }
+        // The band: the upper bound filled down to the lower one.
+        QCPGraph* lower = addGraph();
+        lower->setData(x, lo, true);
+        lower->setPen(Qt::NoPen);
+        lower->removeFromLegend();
+        QCPGraph* upper = addGraph();
+        upper->setData(x, hi, true);
+        upper->setPen(Qt::NoPen);
+        QColor band = c.color;
+        band.setAlpha(50);
+        upper->setBrush(band);
+        upper->setChannelFillGraph(lower);
+        if (curves.size() == 1)
+            upper->setName(tr("95 % interval over seeds"));
+        else
+            upper->removeFromLegend();
+        QCPGraph* mean = addGraph();
+        mean->setName(c.name);
+        mean->setData(x, m, true);
+        mean->setPen(QPen(c.color, 2));
+        mean->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCircle, 5));
+    }
+    curves_ = static_cast<int>(curves.size());
+    if (std::isfinite(xlo)) {
+        if (xhi <= xlo) xhi = xlo + 1;
+        const double pad = log_x ? 0 : 0.03 * (xhi - xlo);
+        xAxis->setRange(log_x ? xlo / 1.1 : xlo - pad, log_x ? xhi * 1.1 : xhi + pad);
+        if (yhi <= ylo) yhi = ylo + 1;
+        const double ypad = 0.06 * (yhi - ylo);
+        yAxis->setRange(ylo - ypad, yhi + ypad);
+    }
+    setMarker(marker_x_);
+    replot(QCustomPlot::rpQueuedReplot);
+}
+
+void SweepChart::setMarker(double x) {
+    marker_x_ = x;
+    marker_->setVisible(std::isfinite(x) && graphCount() > 0);
+    if (std::isfinite(x)) {
+        marker_->point1->setCoords(x, 0);
+        marker_->point2->setCoords(x, 1);
+    }
+    replot(QCustomPlot::rpQueuedReplot);
+}
+
+} // namespace kairos::views

@@ -1,0 +1,36 @@
+#pragma once
+// A metric against a swept parameter: one curve per policy, the mean over seeds as a line
+// with points, its 95 % interval as a shaded band, and the slider's current value as a
+// dashed vertical mark that follows the slider. The legend sits outside the data (above
+// the plot), so it never covers a curve.
+#include <QColor>
+#include <QString>
+#include <qcustomplot.h>
+#include <vector>
+
+namespace kairos::views {
+
+struct SweepCurve {
+    QString name;
+    std::vector<double> x, mean, lo, hi; // NaN where a point has no value (a loop)
+    QColor color;
+};
+
+class SweepChart : public QCustomPlot {
+    Q_OBJECT
+public:
+    explicit SweepChart(QWidget* parent = nullptr);
+    void setCurves(const QString& x_label, const QString& y_label, bool log_x,
+                   const std::vector<SweepCurve>& curves);
+    // The slider's value (NaN hides the mark).
+    void setMarker(double x);
+    double marker() const { return marker_x_; }
+    int curveCount() const { return curves_; }
+
+private:
+    QCPItemStraightLine* marker_ = nullptr;
+    double marker_x_ = 0;
+    int curves_ = 0;
+};
+
+} // namespace kairos::views
