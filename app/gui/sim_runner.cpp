@@ -3,6 +3,7 @@
 #include "lod/cdf.h"
 #include "metrics/request_metrics.h"
 #include "metrics/robot_metrics.h"
+#include "run/pipeline.h"
 #include "sim/engine.h"
 
 #include <QMetaObject>
@@ -27,12 +28,18 @@ SimResult SimRunner::run(const SimRequest& req, long job, const std::atomic<bool
         auto ms = [](Clock::time_point a, Clock::time_point b) {
             return std::chrono::duration<double, std::milli>(b - a).count();
         };
-        auto sched = makeScheduler(req.policy);
+        // The core's run pipeline on what the window holds (its workload as shown and its
+        // execution model); the summary is computed below beside the timeline layout.
+        PreparedRun prep;
+        prep.workload = req.workload;
+        prep.model = req.model;
+        prep.limits = req.limits;
+        prep.policy = req.policy;
+        RunContext ctx;
+        ctx.cancel = cancel;
+        ctx.progress = progress;
         const auto a = Clock::now();
-        Simulator sim(*req.workload, *req.model, *sched, req.limits);
-        sim.setCancelFlag(cancel);
-        sim.setProgress(progress);
-        auto log = std::make_shared<RunLog>(sim.run());
+        auto log = std::make_shared<RunLog>(simulatePrepared(prep, ctx));
         const auto b = Clock::now();
         SummaryOptions so = req.summary;
         so.workload = req.workload.get();

@@ -3,6 +3,7 @@
 #include "model/input_error.h"
 #include "model/json_number.h"
 #include "repro/common.h"
+#include "run/pipeline.h"
 #include "sim/engine.h"
 #include "workload/readers.h"
 
@@ -26,10 +27,17 @@ std::vector<Outcome> runAll(const std::vector<Job>& jobs, const ExecutionModel& 
         for (std::size_t i = next++; i < jobs.size(); i = next++) {
             const Job& j = jobs[i];
             try {
-                auto sched = makeScheduler(j.policy);
+                // The core's run pipeline on the experiment's inputs (not owned: the jobs
+                // and the model outlive the runs).
+                PreparedRun p;
+                p.workload = std::shared_ptr<const Workload>(j.workload, [](const Workload*) {});
+                p.model =
+                    std::shared_ptr<const ExecutionModel>(&model, [](const ExecutionModel*) {});
+                p.limits = j.limits;
+                p.policy = j.policy;
                 SummaryOptions so = j.summary;
                 so.workload = j.workload;
-                out[i].summary = summarize(simulate(*j.workload, model, *sched, j.limits), so);
+                out[i].summary = summarize(simulatePrepared(p), so);
             } catch (const SchedulerLoop& e) {
                 out[i].looped = true;
                 out[i].error = e.what();

@@ -191,16 +191,22 @@ RunResult executeRun(const PreparedRun& p, const RunContext& ctx, LiveBackend* l
     r.policy = policy_override ? *policy_override : p.policy;
     r.profile_name = p.profile.name;
     r.profile_path = p.profile_path;
-    auto sched = makeScheduler(r.policy);
-    Simulator engine(*p.workload, *p.model, *sched, p.limits, live);
-    engine.setCancelFlag(ctx.cancel);
-    engine.setProgress(ctx.progress);
-    r.log = engine.run();
-    for (const auto& w : p.model_warnings) r.log.warnings.push_back(w);
+    r.log = simulatePrepared(p, ctx, live, &r.policy);
     SummaryOptions so = p.summary;
     so.workload = p.workload.get();
     r.summary = summarize(r.log, so);
     return r;
+}
+
+RunLog simulatePrepared(const PreparedRun& p, const RunContext& ctx, LiveBackend* live,
+                        const PolicyConfig* policy_override) {
+    auto sched = makeScheduler(policy_override ? *policy_override : p.policy);
+    Simulator engine(*p.workload, *p.model, *sched, p.limits, live);
+    engine.setCancelFlag(ctx.cancel);
+    engine.setProgress(ctx.progress);
+    RunLog log = engine.run();
+    for (const auto& w : p.model_warnings) log.warnings.push_back(w);
+    return log;
 }
 
 RunResult runSpec(const RunSpec& spec, const RunContext& ctx) {

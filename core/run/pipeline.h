@@ -82,6 +82,10 @@ PreparedRun prepareRun(const RunSpec& spec, const RunContext& ctx = {});
 RunResult executeRun(const PreparedRun& p, const RunContext& ctx = {}, LiveBackend* live = nullptr,
                      const PolicyConfig* policy_override = nullptr);
 RunResult runSpec(const RunSpec& spec, const RunContext& ctx = {});
+// The simulation step alone (no summary): for a caller that summarises its own way (the
+// workbench computes the summary beside the timeline's layout).
+RunLog simulatePrepared(const PreparedRun& p, const RunContext& ctx = {},
+                        LiveBackend* live = nullptr, const PolicyConfig* policy_override = nullptr);
 
 // The workload's transforms alone (arrivals regenerated at a rate, the trace's own rate
 // scaled, budgets filled in), on a copy of `base`.

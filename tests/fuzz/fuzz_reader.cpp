@@ -9,6 +9,7 @@
 #include "export/runlog_jsonl.h"
 #include "metrics/summary.h"
 #include "model/input_error.h"
+#include "run/run_spec.h"
 #include "sched/registry.h"
 #include "sim/engine.h"
 #include "weights/safetensors.h"
@@ -16,6 +17,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <nlohmann/json.hpp>
+#include <optional>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -61,6 +64,24 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
             kairos::readTimelyLlm(in, "fuzz", {{0, "?s('cat')==True{g('cat')}->False"}}));
 #elif defined(KAIROS_FUZZ_READER_runlog)
         kairos::summarize(kairos::readRunLogJsonl(in, "fuzz"));
+#elif defined(KAIROS_FUZZ_READER_runspec)
+        // A RunSpec as TOML, and the same bytes as JSON: either reads to a valid spec whose
+        // round trip through both formats is the same spec, or stops with InputError.
+        const std::string text(reinterpret_cast<const char*>(data), size);
+        std::optional<kairos::RunSpec> spec;
+        try {
+            spec = kairos::RunSpec::fromToml(text, "fuzz.toml");
+        } catch (const kairos::InputError&) {
+        }
+        if (!spec) {
+            const auto j = nlohmann::json::parse(text, nullptr, false);
+            if (!j.is_discarded()) spec = kairos::RunSpec::fromJson(j, "fuzz.json");
+        }
+        if (spec) {
+            if (!(kairos::RunSpec::fromJson(spec->toJson()) == *spec) ||
+                !(kairos::RunSpec::fromToml(spec->toToml()) == *spec))
+                __builtin_trap(); // a spec that does not round-trip is a bug
+        }
 #elif defined(KAIROS_FUZZ_READER_safetensors)
         kairos::safetensors::parseHeader(reinterpret_cast<const std::byte*>(data), size, size,
                                          "fuzz");

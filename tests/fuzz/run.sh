@@ -24,13 +24,16 @@ seed runlog
 seed safetensors
 # One F32 tensor of 2 values: the 8-byte header size (66), the header, 8 data bytes.
 { printf 'B\0\0\0\0\0\0\0'; printf '{"w":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}}            '; printf '\0\0\200?\0\0\0@'; } > "$work/safetensors/seed0"
+seed runspec "$root"/sample_traces/*.toml
+"$root/build/bin/kairos-cli" simulate -q -w "$root/sample_traces/offline_batch.jsonl" --limit 5 --save-spec "$work/runspec/seed1.toml" 2>/dev/null || true
+"$root/build/bin/kairos-cli" simulate -q -w "$root/sample_traces/offline_batch.jsonl" --limit 5 --policy sprpt_lp --param C=0.5 --save-spec "$work/runspec/seed2.json" 2>/dev/null || true
 # The bad-input corpus's inputs (tests/badinput, the cases with a fuzz: line), through
 # the dev build's runner, which knows the case format.
 if [ -x "$root/build/bin/tst_badinput" ]; then
   KAIROS_FUZZ_SEEDS="$work" "$root/build/bin/tst_badinput" > /dev/null 2>&1 || true
 fi
 status=0
-for t in kairos azure mooncake lengths burstgpt timelyllm runlog safetensors; do
+for t in kairos azure mooncake lengths burstgpt timelyllm runlog safetensors runspec; do
   echo "fuzz_$t: ${secs}s"
   # Crash reproducers land in $work/crashes; the log keeps libFuzzer's report.
   mkdir -p "$work/crashes"
