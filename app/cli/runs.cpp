@@ -7,6 +7,7 @@
 #include "model/json_number.h"
 #include "profiles.h"
 #include "run/pipeline.h"
+#include "run/sweep.h"
 #include "store/store.h"
 #include "workload/json_line.h"
 #include "workload/text.h"
@@ -66,20 +67,19 @@ Summary summaryOf(const std::string& db, const store::RunInfo& r) {
 }
 
 nlohmann::json infoJson(const std::string& db, const store::RunInfo& r, bool with_summary) {
-    nlohmann::json j = {
-        {"id", r.id},
-        {"created_at", r.created_at},
-        {"workload", r.workload_name},
-        {"workload_hash", r.workload_hash},
-        {"num_requests", r.num_requests},
-        {"policy", r.policy},
-        {"params", column(db, r, "params", r.params_json)},
-        {"exec_model", r.exec_model},
-        {"limits", column(db, r, "limits", r.limits_json)},
-        {"label", r.label},
-        {"spec",
-         r.spec_json.empty() ? nlohmann::json(nullptr) : column(db, r, "spec", r.spec_json)},
-        {"kairos_version", r.kairos_version}};
+    nlohmann::json j = {{"id", r.id},
+                        {"created_at", r.created_at},
+                        {"workload", r.workload_name},
+                        {"workload_hash", r.workload_hash},
+                        {"num_requests", r.num_requests},
+                        {"policy", r.policy},
+                        {"params", column(db, r, "params", r.params_json)},
+                        {"exec_model", r.exec_model},
+                        {"limits", column(db, r, "limits", r.limits_json)},
+                        {"label", r.label},
+                        {"spec", r.spec_json.empty() ? nlohmann::json(nullptr)
+                                                     : column(db, r, "spec", r.spec_json)},
+                        {"kairos_version", r.kairos_version}};
     if (with_summary) j["summary"] = column(db, r, "summary", r.summary_json);
     return j;
 }
@@ -187,6 +187,77 @@ void rerun(const RunsArgs& a) {
         std::printf("(stored by Kairos %s; this is %s)\n", term(r.kairos_version).c_str(),
                     KAIROS_VERSION);
     if (differ) throw ExitCode{1};
+}
+
+// The stored sweeps, newest first; or one sweep's table (as kairos-cli sweep printed it,
+// or as CSV) and, with --runs, each run's point, seed and status.
+void sweeps(const RunsArgs& a) {
+    const store::Store s(dbPath(a), store::Store::Open::Existing);
+    if (a.ids.empty()) {
+        const auto all = s.listSweeps();
+        if (a.json) {
+            nlohmann::json j = nlohmann::json::array();
+            for (const auto& w : all)
+                j.push_back({{"id", w.id},
+                             {"name", w.name},
+                             {"runs", w.runs},
+                             {"created_at", w.created_at},
+                             {"kairos_version", w.kairos_version}});
+            std::printf("%s\n", j.dump(2).c_str());
+            return;
+        }
+        std::printf("%-5s %-24s %6s  %s\n", "id", "created", "runs", "name");
+        for (const auto& w : all)
+            std::printf("%-5lld %-24s %6lld  %s\n", static_cast<long long>(w.id),
+                        term(w.created_at).c_str(), static_cast<long long>(w.runs),
+                        term(w.name).c_str());
+        return;
+    }
+    const auto w = s.sweep(a.ids.front());
+    if (!w)
+        throw std::invalid_argument("no sweep " + std::to_string(a.ids.front()) + " in " +
+                                    s.path());
+    const auto def = sweep::Definition::fromJson(nlohmann::json::parse(w->definition_json),
+                                                 s.path() + ": sweep " + std::to_string(w->id));
+    const nlohmann::json results = nlohmann::json::parse(w->results_json);
+    // The table again from its stored JSON (the numbers as they were written).
+    sweep::Table t;
+    t.axes = results.at("axes").get<std::vector<std::string>>();
+    t.metrics = results.at("metrics").get<std::vector<std::string>>();
+    auto num = [](const nlohmann::json& v) {
+        return v.is_number() ? v.get<double>() : std::numeric_limits<double>::quiet_NaN();
+    };
+    for (const auto& r : results.at("rows")) {
+        sweep::Table::Row row;
+        for (const auto& ax : t.axes) row.values.push_back(r.at("point").at(ax).get<std::string>());
+        row.runs = r.at("runs").get<int>();
+        row.ok = r.at("ok").get<int>();
+        for (const auto& m : t.metrics) {
+            const auto& c = r.at("metrics").at(m);
+            const double mean = num(c.at("mean"));
+            row.mean.push_back(mean);
+            row.half.push_back(std::isfinite(mean) ? num(c.at("hi")) - mean : 0);
+        }
+        t.rows.push_back(std::move(row));
+    }
+    if (a.json) {
+        std::printf("%s\n", nlohmann::json{{"id", w->id},
+                                           {"name", w->name},
+                                           {"definition", def.toJson()},
+                                           {"results", results}}
+                                .dump(2)
+                                .c_str());
+        return;
+    }
+    if (!a.csv_out.empty()) {
+        writeFileAtomically(a.csv_out, [&](std::ostream& o) { o << t.csv(); });
+        return;
+    }
+    std::printf("sweep %lld \"%s\" (%s, Kairos %s): %lld runs, %d seed%s\n",
+                static_cast<long long>(w->id), term(w->name).c_str(), term(w->created_at).c_str(),
+                term(w->kairos_version).c_str(), static_cast<long long>(w->runs), def.seeds,
+                def.seeds == 1 ? "" : "s");
+    std::fputs(t.text().c_str(), stdout);
 }
 
 void compare(const RunsArgs& a) {
@@ -337,6 +408,13 @@ void addRuns(CLI::App& app) {
     rr->add_flag("--toml", a->toml, "With --spec: as TOML");
     rr->add_flag("--quiet,-q", a->quiet, "Print only what differs");
     rr->callback([a] { rerun(*a); });
+    auto* sw = c->add_subcommand(
+        "sweeps", "Stored sweeps (kairos-cli sweep --db); with an id, that sweep's table");
+    dbOpt(sw);
+    sw->add_option("id", a->ids, "Sweep id")->expected(0, 1)->check(whole(1, kMaxId));
+    sw->add_flag("--json", a->json, "As JSON (with an id: the definition and the table)");
+    sw->add_option("--csv", a->csv_out, "With an id: write the table as CSV here");
+    sw->callback([a] { sweeps(*a); });
     auto* del = c->add_subcommand("delete", "Delete runs (and workloads no run uses)");
     dbOpt(del);
     del->add_option("id", a->ids, "Run id(s)")->required()->check(whole(1, kMaxId));

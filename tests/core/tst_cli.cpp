@@ -715,6 +715,22 @@ private slots:
         }
         QCOMPARE(tables[1], tables[0]);
         QVERIFY(tables[0].startsWith("policy,C,rate,runs,ok,completed,"));
+        {
+            // Stored: one sweep with its runs; its table read back is the same CSV.
+            const QString db = QString::fromStdString(kairos::test::tempPath("sweeps.db"));
+            QFile::remove(db);
+            Result r = cli(base + QStringList{"--db", db, "--name", "policies x C x rate"});
+            QVERIFY2(r.code == 0, qPrintable(r.err));
+            r = cli({"runs", "sweeps", "--db", db});
+            QVERIFY2(r.code == 0 && r.out.contains("policies x C x rate") && r.out.contains(" 30 "),
+                     qPrintable(r.out + r.err));
+            const QString back = QString::fromStdString(kairos::test::tempPath("back.csv"));
+            r = cli({"runs", "sweeps", "1", "--db", db, "--csv", back});
+            QVERIFY2(r.code == 0, qPrintable(r.err));
+            QFile f(back);
+            QVERIFY(f.open(QIODevice::ReadOnly));
+            QCOMPARE(f.readAll(), tables[0]);
+        }
         QCOMPARE(tables[0].count('\n'), 1 + (1 + 3 + 1) * 3); // sjf, 3 C, mcsf; 3 rates
         const QString cli_dir = QFileInfo(KAIROS_CLI).absolutePath();
         const QString mpirun = QStandardPaths::findExecutable("mpirun");
