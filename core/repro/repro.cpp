@@ -3,6 +3,7 @@
 #include "model/input_error.h"
 #include "model/json_number.h"
 #include "repro/common.h"
+#include "run/parallel.h"
 #include "run/pipeline.h"
 #include "sim/engine.h"
 #include "workload/readers.h"
@@ -22,48 +23,26 @@ namespace kairos::repro {
 std::vector<Outcome> runAll(const std::vector<Job>& jobs, const ExecutionModel& model,
                             const Options& opt) {
     std::vector<Outcome> out(jobs.size());
-    std::atomic<std::size_t> next{0};
-    auto worker = [&] {
-        for (std::size_t i = next++; i < jobs.size(); i = next++) {
-            const Job& j = jobs[i];
-            try {
-                // The core's run pipeline on the experiment's inputs (not owned: the jobs
-                // and the model outlive the runs).
-                PreparedRun p;
-                p.workload = std::shared_ptr<const Workload>(j.workload, [](const Workload*) {});
-                p.model =
-                    std::shared_ptr<const ExecutionModel>(&model, [](const ExecutionModel*) {});
-                p.limits = j.limits;
-                p.policy = j.policy;
-                SummaryOptions so = j.summary;
-                so.workload = j.workload;
-                out[i].summary = summarize(simulatePrepared(p), so);
-            } catch (const SchedulerLoop& e) {
-                out[i].looped = true;
-                out[i].error = e.what();
-            }
+    // Exceptions other than a loop are programming or input errors: the first escapes
+    // (after the threads are joined) rather than a partial table.
+    parallelFor(jobs.size(), opt.threads, [&](std::size_t i) {
+        const Job& j = jobs[i];
+        try {
+            // The core's run pipeline on the experiment's inputs (not owned: the jobs and
+            // the model outlive the runs).
+            PreparedRun p;
+            p.workload = std::shared_ptr<const Workload>(j.workload, [](const Workload*) {});
+            p.model = std::shared_ptr<const ExecutionModel>(&model, [](const ExecutionModel*) {});
+            p.limits = j.limits;
+            p.policy = j.policy;
+            SummaryOptions so = j.summary;
+            so.workload = j.workload;
+            out[i].summary = summarize(simulatePrepared(p), so);
+        } catch (const SchedulerLoop& e) {
+            out[i].looped = true;
+            out[i].error = e.what();
         }
-    };
-    unsigned n = opt.threads > 0 ? static_cast<unsigned>(opt.threads)
-                                 : std::max(1u, std::thread::hardware_concurrency());
-    n = std::min<unsigned>(n, static_cast<unsigned>(std::max<std::size_t>(1, jobs.size())));
-    std::vector<std::thread> pool;
-    // Exceptions other than a loop are programming or input errors: let the first escape
-    // (after the threads are joined) rather than report a partial table.
-    std::exception_ptr failure;
-    std::mutex m;
-    for (unsigned t = 0; t < n; ++t)
-        pool.emplace_back([&] {
-            try {
-                worker();
-            } catch (...) {
-                std::lock_guard<std::mutex> lock(m);
-                if (!failure) failure = std::current_exception();
-                next = jobs.size();
-            }
-        });
-    for (auto& t : pool) t.join();
-    if (failure) std::rethrow_exception(failure);
+    });
     return out;
 }
 

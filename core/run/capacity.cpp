@@ -1,6 +1,7 @@
 #include "run/capacity.h"
 
 #include "metrics/stats.h"
+#include "run/parallel.h"
 
 #include <algorithm>
 #include <cmath>
@@ -144,33 +145,7 @@ std::vector<Result> find(const RunSpec& base, const std::vector<std::string>& po
         r.failed_at = hi;
     };
 
-    std::mutex m;
-    std::exception_ptr failure;
-    std::size_t next = 0;
-    unsigned n = opt.threads > 0 ? static_cast<unsigned>(opt.threads)
-                                 : std::max(1u, std::thread::hardware_concurrency());
-    n = std::min<unsigned>(n, static_cast<unsigned>(std::max<std::size_t>(1, tasks.size())));
-    std::vector<std::thread> pool;
-    for (unsigned k = 0; k < n; ++k)
-        pool.emplace_back([&] {
-            while (true) {
-                std::size_t i;
-                {
-                    std::lock_guard<std::mutex> lock(m);
-                    if (failure || next >= tasks.size()) return;
-                    i = next++;
-                }
-                try {
-                    search(i);
-                } catch (...) {
-                    std::lock_guard<std::mutex> lock(m);
-                    if (!failure) failure = std::current_exception();
-                    return;
-                }
-            }
-        });
-    for (auto& th : pool) th.join();
-    if (failure) std::rethrow_exception(failure);
+    parallelFor(tasks.size(), opt.threads, search);
 
     std::vector<Result> out;
     for (std::size_t p = 0; p < policies.size(); ++p) {

@@ -2,6 +2,7 @@
 
 #include "metrics/stats.h"
 #include "model/input_error.h"
+#include "run/parallel.h"
 #include "sched/registry.h"
 
 #include <algorithm>
@@ -362,46 +363,26 @@ std::map<std::size_t, Outcome> runJobs(const Definition& d, const std::vector<Po
 
     std::map<std::size_t, Outcome> out;
     std::mutex m;
-    std::atomic<std::size_t> next{0};
     std::size_t finished = 0;
-    std::exception_ptr failure;
-    auto worker = [&] {
-        for (std::size_t i = next++; i < mine.size(); i = next++) {
-            if (opt.cancel && opt.cancel->load()) return;
-            const std::size_t job = mine[i];
-            Outcome o;
-            try {
-                const RunResult r = runSpec(jobSpec(d, points, job), c);
-                for (const auto& [name, v] : summaryMetrics(r.summary)) o.metrics.push_back(v);
-            } catch (const SchedulerLoop&) {
-                o.status = "loop";
-                o.metrics.assign(n_metrics, std::numeric_limits<double>::quiet_NaN());
-            } catch (const SimulationCancelled&) {
-                return;
-            }
-            std::lock_guard<std::mutex> lock(m);
-            if (opt.finished) opt.finished(job, o);
-            out.emplace(job, std::move(o));
-            ++finished;
-            if (opt.progress) opt.progress(finished, mine.size());
+    parallelFor(mine.size(), opt.threads, [&](std::size_t i) {
+        if (opt.cancel && opt.cancel->load()) return;
+        const std::size_t job = mine[i];
+        Outcome o;
+        try {
+            const RunResult r = runSpec(jobSpec(d, points, job), c);
+            for (const auto& [name, v] : summaryMetrics(r.summary)) o.metrics.push_back(v);
+        } catch (const SchedulerLoop&) {
+            o.status = "loop";
+            o.metrics.assign(n_metrics, std::numeric_limits<double>::quiet_NaN());
+        } catch (const SimulationCancelled&) {
+            return;
         }
-    };
-    unsigned n = opt.threads > 0 ? static_cast<unsigned>(opt.threads)
-                                 : std::max(1u, std::thread::hardware_concurrency());
-    n = std::min<unsigned>(n, static_cast<unsigned>(std::max<std::size_t>(1, mine.size())));
-    std::vector<std::thread> pool;
-    for (unsigned t = 0; t < n; ++t)
-        pool.emplace_back([&] {
-            try {
-                worker();
-            } catch (...) {
-                std::lock_guard<std::mutex> lock(m);
-                if (!failure) failure = std::current_exception();
-                next = mine.size();
-            }
-        });
-    for (auto& t : pool) t.join();
-    if (failure) std::rethrow_exception(failure);
+        std::lock_guard<std::mutex> lock(m);
+        if (opt.finished) opt.finished(job, o);
+        out.emplace(job, std::move(o));
+        ++finished;
+        if (opt.progress) opt.progress(finished, mine.size());
+    });
     return out;
 }
 

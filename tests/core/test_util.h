@@ -1,4 +1,5 @@
 #pragma once
+#include "run/pipeline.h"
 // Helpers shared by the core suites.
 #include "model/request.h"
 #include "sched/registry.h"
@@ -51,6 +52,18 @@ inline std::unique_ptr<Scheduler> policyNoWatermark(const std::string& name,
                                                     std::uint64_t seed = 0) {
     params["watermark"] = 0;
     return policy(name, std::move(params), predictor, seed);
+}
+
+// A run context finding device profiles in the source tree's resources/profiles (what the
+// application's resolver does for a build run in place).
+inline RunContext sourceProfiles() {
+    RunContext ctx;
+    ctx.resolve_profile = [](const std::string& name, std::string* found) {
+        const std::string path = KAIROS_SOURCE_DIR "/resources/profiles/" + name + ".json";
+        if (found) *found = path;
+        return DeviceProfile::load(path);
+    };
+    return ctx;
 }
 
 } // namespace kairos::test

@@ -18,13 +18,7 @@ namespace {
 const std::string kTrace = KAIROS_SOURCE_DIR "/sample_traces/chat_poisson_small.jsonl";
 
 RunContext context() {
-    RunContext ctx;
-    ctx.resolve_profile = [](const std::string& name, std::string* found) {
-        const std::string path = KAIROS_SOURCE_DIR "/resources/profiles/" + name + ".json";
-        if (found) *found = path;
-        return DeviceProfile::load(path);
-    };
-    return ctx;
+    return test::sourceProfiles();
 }
 
 double U(Rng& rng, double lo, double hi) {

@@ -60,6 +60,20 @@ QString loadedWorkload() {
     return path;
 }
 
+// The benchmarks' workload: 20,000 chat requests (prompts ~400, outputs ~120 tokens) at
+// `rate` req/s, written to the temporary folder.
+QString workload20k(const QString& name, double rate) {
+    const QString path = QDir::temp().filePath(name);
+    GenerateSpec g;
+    g.count = 20000;
+    g.arrivals.rate = rate;
+    g.prompt = LengthDist::parse("lognormal:400,0.8,max=3000");
+    g.output = LengthDist::parse("lognormal:120,0.9,max=1500");
+    std::ofstream out(path.toStdString());
+    writeKairos(generateWorkload(g), out);
+    return path;
+}
+
 long waitForResult(QSignalSpy& spy) {
     if (!spy.wait(20000)) return -1;
     return spy.takeLast().at(0).value<long>();
@@ -666,16 +680,7 @@ private slots:
         QFETCH(double, rate);
         if (qEnvironmentVariableIsEmpty("KAIROS_BENCH"))
             QSKIP("a benchmark: run with KAIROS_BENCH=1 (make bench)");
-        const QString path = QDir::temp().filePath("kairos_tst_20k.jsonl");
-        GenerateSpec g;
-        g.count = 20000;
-        g.arrivals.rate = rate;
-        g.prompt = LengthDist::parse("lognormal:400,0.8,max=3000");
-        g.output = LengthDist::parse("lognormal:120,0.9,max=1500");
-        {
-            std::ofstream out(path.toStdString());
-            writeKairos(generateWorkload(g), out);
-        }
+        const QString path = workload20k("kairos_tst_20k.jsonl", rate);
         app::StartOptions o;
         o.workload = path;
         o.policy = "sprpt_lp";
@@ -767,16 +772,7 @@ private slots:
     void sweepOfOneSlider20k() {
         if (qEnvironmentVariableIsEmpty("KAIROS_BENCH"))
             QSKIP("a benchmark: run with KAIROS_BENCH=1 (make bench)");
-        const QString path = QDir::temp().filePath("kairos_tst_20k_sweep.jsonl");
-        GenerateSpec g;
-        g.count = 20000;
-        g.arrivals.rate = 1.0;
-        g.prompt = LengthDist::parse("lognormal:400,0.8,max=3000");
-        g.output = LengthDist::parse("lognormal:120,0.9,max=1500");
-        {
-            std::ofstream out(path.toStdString());
-            writeKairos(generateWorkload(g), out);
-        }
+        const QString path = workload20k("kairos_tst_20k_sweep.jsonl", 1.0);
         app::StartOptions o;
         o.workload = path;
         o.policy = "sprpt_lp";
