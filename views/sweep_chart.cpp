@@ -27,8 +27,9 @@ SweepChart::SweepChart(QWidget* parent) : QCustomPlot(parent) {
 
 void SweepChart::setCurves(const QString& x_label, const QString& y_label, bool log_x,
                            const std::vector<SweepCurve>& curves) {
-    clearGraphs();
+    clearPlottables();
     legend->clearItems();
+    tradeoff_ = false;
     xAxis->setLabel(x_label);
     yAxis->setLabel(y_label);
     if (log_x) {
@@ -87,9 +88,67 @@ void SweepChart::setCurves(const QString& x_label, const QString& y_label, bool 
     replot(QCustomPlot::rpQueuedReplot);
 }
 
+void SweepChart::setTradeoff(const QString& x_label, const QString& y_label,
+                             const std::vector<SweepCurve>& curves,
+                             const std::vector<std::pair<double, double>>& front) {
+    clearPlottables();
+    legend->clearItems();
+    tradeoff_ = true;
+    xAxis->setLabel(x_label);
+    yAxis->setLabel(y_label);
+    xAxis->setScaleType(QCPAxis::stLinear);
+    xAxis->setTicker(QSharedPointer<QCPAxisTicker>(new QCPAxisTicker));
+    double xlo = INFINITY, xhi = -INFINITY, ylo = INFINITY, yhi = -INFINITY;
+    auto extend = [&](double x, double y) {
+        xlo = std::min(xlo, x);
+        xhi = std::max(xhi, x);
+        ylo = std::min(ylo, y);
+        yhi = std::max(yhi, y);
+    };
+    for (const SweepCurve& c : curves) {
+        // x and mean hold the two metrics, in the sweep's order (a parametric curve).
+        auto* curve = new QCPCurve(xAxis, yAxis);
+        curve->setName(c.name);
+        curve->setPen(QPen(c.color, 2));
+        curve->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCircle, 5));
+        QVector<double> t, x, y;
+        for (std::size_t i = 0; i < c.x.size(); ++i) {
+            if (!std::isfinite(c.x[i]) || !std::isfinite(c.mean[i])) continue;
+            t.push_back(double(t.size()));
+            x.push_back(c.x[i]);
+            y.push_back(c.mean[i]);
+            extend(c.x[i], c.mean[i]);
+        }
+        curve->setData(t, x, y, true);
+    }
+    if (!front.empty()) {
+        auto* f = new QCPCurve(xAxis, yAxis);
+        f->setName(tr("Pareto front"));
+        f->setPen(QPen(QColor(110, 110, 110), 1.5, Qt::DashLine));
+        f->setScatterStyle(
+            QCPScatterStyle(QCPScatterStyle::ssDiamond, QColor(60, 60, 60), Qt::NoBrush, 9));
+        QVector<double> t, x, y;
+        for (const auto& [fx, fy] : front) {
+            t.push_back(double(t.size()));
+            x.push_back(fx);
+            y.push_back(fy);
+        }
+        f->setData(t, x, y, true);
+    }
+    curves_ = static_cast<int>(curves.size());
+    if (std::isfinite(xlo)) {
+        if (xhi <= xlo) xhi = xlo + 1;
+        if (yhi <= ylo) yhi = ylo + 1;
+        xAxis->setRange(xlo - 0.05 * (xhi - xlo), xhi + 0.05 * (xhi - xlo));
+        yAxis->setRange(ylo - 0.06 * (yhi - ylo), yhi + 0.06 * (yhi - ylo));
+    }
+    marker_->setVisible(false);
+    replot(QCustomPlot::rpQueuedReplot);
+}
+
 void SweepChart::setMarker(double x) {
     marker_x_ = x;
-    marker_->setVisible(std::isfinite(x) && graphCount() > 0);
+    marker_->setVisible(std::isfinite(x) && graphCount() > 0 && !tradeoff_);
     if (std::isfinite(x)) {
         marker_->point1->setCoords(x, 0);
         marker_->point2->setCoords(x, 1);

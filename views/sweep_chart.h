@@ -22,15 +22,23 @@ public:
     explicit SweepChart(QWidget* parent = nullptr);
     void setCurves(const QString& x_label, const QString& y_label, bool log_x,
                    const std::vector<SweepCurve>& curves);
+    // Two metrics against each other: each curve's points in sweep order (x = one metric's
+    // mean, y = the other's), no band, and the Pareto front (the points no other point beats
+    // on both) as a dashed grey line with diamonds. The mark is hidden.
+    void setTradeoff(const QString& x_label, const QString& y_label,
+                     const std::vector<SweepCurve>& curves,
+                     const std::vector<std::pair<double, double>>& front);
     // The slider's value (NaN hides the mark).
     void setMarker(double x);
     double marker() const { return marker_x_; }
     int curveCount() const { return curves_; }
+    bool tradeoff() const { return tradeoff_; }
 
 private:
     QCPItemStraightLine* marker_ = nullptr;
     double marker_x_ = 0;
     int curves_ = 0;
+    bool tradeoff_ = false;
 };
 
 } // namespace kairos::views

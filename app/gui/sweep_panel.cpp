@@ -75,6 +75,13 @@ SweepPanel::SweepPanel(std::function<SweepBase()> base, QWidget* parent)
     metric_->setCurrentIndex(metric_->findData(QStringLiteral("ttft_p99_ms")));
     metric_->setToolTip(
         tr("The metric drawn against the parameter (switching redraws; no re-run)"));
+    against_ = new QComboBox;
+    against_->addItem(tr("the parameter"), QString());
+    for (const auto& m : summaryMetricNames({50, 90, 99}))
+        against_->addItem(metricLabel(m), QString::fromStdString(m));
+    against_->setToolTip(tr("Draw the metric against the parameter, or against a second "
+                            "metric: the trade-off, one curve per policy in sweep order, and "
+                            "the Pareto front (the points no other beats on both)"));
     points_ = new QSpinBox;
     points_->setRange(2, 201);
     points_->setValue(21);
@@ -91,6 +98,7 @@ SweepPanel::SweepPanel(std::function<SweepBase()> base, QWidget* parent)
                             "and the current policy"));
     form->addRow(tr("Parameter"), param_);
     form->addRow(tr("Metric"), metric_);
+    form->addRow(tr("Against"), against_);
     form->addRow(tr("Points"), points_);
     form->addRow(tr("Seeds"), seeds_);
     form->addRow(tr("Compare"), compare_);
@@ -117,6 +125,7 @@ SweepPanel::SweepPanel(std::function<SweepBase()> base, QWidget* parent)
     });
     connect(export_, &QPushButton::clicked, this, &SweepPanel::exportCsv);
     connect(metric_, &QComboBox::currentIndexChanged, this, [this] { redraw(); });
+    connect(against_, &QComboBox::currentIndexChanged, this, [this] { redraw(); });
     refreshParams();
 }
 
@@ -231,6 +240,7 @@ void SweepPanel::start() {
         for (const auto& pt : job->points) pt.spec.validate("the sweep");
     } catch (const std::exception& e) {
         status_->setText(tr("Cannot sweep: %1").arg(QString::fromUtf8(e.what())));
+        Q_EMIT finished();
         return;
     }
     job_ = job;
@@ -304,6 +314,10 @@ void SweepPanel::redraw() {
     const auto it = std::find(table_->metrics.begin(), table_->metrics.end(), metric);
     if (it == table_->metrics.end()) return;
     const std::size_t c = static_cast<std::size_t>(it - table_->metrics.begin());
+    const std::string against = against_->currentData().toString().toStdString();
+    const auto ait = std::find(table_->metrics.begin(), table_->metrics.end(), against);
+    const bool tradeoff = !against.empty() && ait != table_->metrics.end();
+    const std::size_t ac = tradeoff ? static_cast<std::size_t>(ait - table_->metrics.begin()) : 0;
     static const QColor colors[] = {QColor(31, 119, 180),  QColor(214, 39, 40),
                                     QColor(44, 160, 44),   QColor(255, 127, 14),
                                     QColor(148, 103, 189), QColor(140, 86, 75)};
@@ -323,10 +337,21 @@ void SweepPanel::redraw() {
             curves.push_back(curve);
         }
         auto& curve = curves[pos->second];
-        curve.x.push_back(x_[r]);
+        curve.x.push_back(tradeoff ? row.mean[ac] : x_[r]);
         curve.mean.push_back(row.mean[c]);
         curve.lo.push_back(row.mean[c] - row.half[c]);
         curve.hi.push_back(row.mean[c] + row.half[c]);
+    }
+    if (tradeoff) {
+        std::vector<std::pair<double, double>> pts;
+        for (const auto& cv : curves)
+            for (std::size_t i = 0; i < cv.x.size(); ++i) pts.emplace_back(cv.x[i], cv.mean[i]);
+        std::vector<std::pair<double, double>> front;
+        for (std::size_t i :
+             sweep::paretoFront(pts, sweep::higherIsBetter(against), sweep::higherIsBetter(metric)))
+            front.push_back(pts[i]);
+        chart_->setTradeoff(against_->currentText(), metric_->currentText(), curves, front);
+        return;
     }
     QString label = swept_;
     for (const auto& p : params_)

@@ -55,6 +55,10 @@ public:
     QString sweptParam() const { return swept_; }
     double lastSeconds() const { return last_seconds_; }
     QComboBox* metricBox() const { return metric_; }
+    // "" (the parameter) or a second metric: the trade-off view.
+    QComboBox* againstBox() const { return against_; }
+    QCheckBox* compareBox() const { return compare_; }
+    QSpinBox* pointsBox() const { return points_; }
 
 Q_SIGNALS:
     void finished(); // a sweep finished (or failed: see the status)
@@ -67,7 +71,7 @@ private:
     void refreshParams();
 
     std::function<SweepBase()> base_;
-    QComboBox *param_, *metric_;
+    QComboBox *param_, *metric_, *against_;
     QSpinBox *points_, *seeds_;
     QCheckBox* compare_;
     QPushButton *run_, *export_;

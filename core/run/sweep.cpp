@@ -84,9 +84,14 @@ AxisKind kindFromName(const std::string& s, const std::string& where) {
 // point's policy does not have).
 bool apply(const Axis& a, const std::string& v, RunSpec& s) {
     switch (a.kind) {
-    case AxisKind::Policy:
+    case AxisKind::Policy: {
+        // The base's parameters that this policy has (the others belong to another policy).
         s.policy.name = v;
+        const PolicySpec* p = findPolicy(v);
+        for (auto it = s.policy.params.begin(); it != s.policy.params.end();)
+            it = p && p->param(it->first) ? std::next(it) : s.policy.params.erase(it);
         return true;
+    }
     case AxisKind::Param: {
         const PolicySpec* p = findPolicy(s.policy.name);
         if (!p || !p->param(a.name)) return false;
@@ -500,6 +505,38 @@ std::string Table::text() const {
         out += "\n";
     }
     return out;
+}
+
+bool higherIsBetter(const std::string& metric) {
+    static const std::set<std::string> more = {
+        "completed",       "request_throughput", "goodput_fraction", "output_throughput",
+        "completion_rate", "mean_quality",       "utility_pct"};
+    return more.count(metric) > 0;
+}
+
+std::vector<std::size_t> paretoFront(const std::vector<std::pair<double, double>>& points,
+                                     bool x_higher_better, bool y_higher_better) {
+    // O(n^2): a sweep has at most a few thousand points, and this stays obviously right.
+    auto better = [](double a, double b, bool higher) { return higher ? a > b : a < b; };
+    auto atLeast = [](double a, double b, bool higher) { return higher ? a >= b : a <= b; };
+    std::vector<std::size_t> front;
+    for (std::size_t i = 0; i < points.size(); ++i) {
+        const auto [xi, yi] = points[i];
+        if (!std::isfinite(xi) || !std::isfinite(yi)) continue;
+        bool dominated = false;
+        for (std::size_t j = 0; j < points.size() && !dominated; ++j) {
+            if (j == i) continue;
+            const auto [xj, yj] = points[j];
+            if (!std::isfinite(xj) || !std::isfinite(yj)) continue;
+            dominated = atLeast(xj, xi, x_higher_better) && atLeast(yj, yi, y_higher_better) &&
+                        (better(xj, xi, x_higher_better) || better(yj, yi, y_higher_better));
+        }
+        if (!dominated) front.push_back(i);
+    }
+    std::sort(front.begin(), front.end(), [&](std::size_t a, std::size_t b) {
+        return points[a].first < points[b].first || (points[a].first == points[b].first && a < b);
+    });
+    return front;
 }
 
 } // namespace kairos::sweep

@@ -105,4 +105,12 @@ struct Table {
 Table aggregate(const Definition& d, const std::vector<Point>& points,
                 const std::map<std::size_t, Outcome>& outcomes);
 
+// Whether more is better for a summaryMetrics name (throughput, goodput, completions,
+// budgets met, quality, utility) or less (latencies, queueing, KV, preemptions, kills).
+bool higherIsBetter(const std::string& metric);
+// The points no other point beats on both coordinates (at least as good on both and better
+// on one), as indices sorted by x; NaN points are never on it.
+std::vector<std::size_t> paretoFront(const std::vector<std::pair<double, double>>& points,
+                                     bool x_higher_better, bool y_higher_better);
+
 } // namespace kairos::sweep

@@ -76,6 +76,19 @@ private slots:
                      bad);
     }
 
+    // The Pareto front by hand: lower-better on both, (1,5) (2,3) (4,1) are the front; (3,4)
+    // is beaten by (2,3); (2,3) again (a tie) is kept once per index; NaN is never on it.
+    void paretoFrontByHand() {
+        const std::vector<std::pair<double, double>> p = {{4, 1}, {3, 4},   {1, 5},
+                                                          {2, 3}, {NAN, 0}, {5, 5}};
+        QCOMPARE(sweep::paretoFront(p, false, false), (std::vector<std::size_t>{2, 3, 0}));
+        // Throughput (higher better) against p99 TTFT (lower better).
+        const std::vector<std::pair<double, double>> q = {{1, 100}, {2, 300}, {1.5, 400}, {2, 200}};
+        QCOMPARE(sweep::paretoFront(q, true, false), (std::vector<std::size_t>{0, 3}));
+        QVERIFY(sweep::higherIsBetter("goodput_fraction"));
+        QVERIFY(!sweep::higherIsBetter("ttft_p99_ms"));
+    }
+
     // A parameter applies only to the policies that have it: sjf and mcsf run once per
     // other coordinate, sprpt_lp once per C. Unknown parameters and values outside the
     // registered domain are errors naming the argument.
@@ -88,6 +101,15 @@ private slots:
             QVERIFY(p.spec.workload.generate_arrivals);
             if (p.spec.policy.name == "sprpt_lp")
                 QCOMPARE(sweep::formatValue(p.spec.policy.params.at("C")), p.values[1]);
+        }
+        // A base parameter of one policy does not follow the policy axis to another.
+        sweep::Definition withC = d;
+        withC.base.policy.params = {{"C", 0.3}, {"watermark", 0.02}};
+        withC.axes.erase(withC.axes.begin() + 1);
+        for (const auto& p : sweep::expand(withC)) {
+            p.spec.validate();
+            QCOMPARE(p.spec.policy.params.count("C"),
+                     std::size_t(p.spec.policy.name == "sprpt_lp"));
         }
         const std::vector<std::string> pol = {"sprpt_lp"};
         QVERIFY(error([&] { sweep::paramAxis("nope=1", pol); }).find("--param nope=1") == 0);

@@ -751,8 +751,29 @@ private slots:
         QVERIFY(done.wait(60000));
         QCOMPARE(panel->sweptParam(), QString("rate"));
         QVERIFY(panel->table()->rows.size() >= 2);
+        // The trade-off view: p99 TTFT against throughput, one curve per policy, the front.
+        done.clear();
+        panel->compareBox()->setChecked(true);
+        panel->pointsBox()->setValue(7);
+        QElapsedTimer took;
+        took.start();
+        panel->sweep("rate");
+        QVERIFY(done.wait(60000));
+        qInfo("4 policies x 7 rates x 3 seeds: %.1f s", took.nsecsElapsed() / 1e9);
+        QCOMPARE(panel->table()->axes.front(), std::string("policy"));
+        panel->againstBox()->setCurrentIndex(panel->againstBox()->findData("request_throughput"));
+        QVERIFY(panel->chart()->tradeoff());
+        QCOMPARE(panel->chart()->curveCount(), 4);         // fcfs, sjf, sprpt_lp (current), mcsf
+        QCOMPARE(panel->chart()->plottableCount(), 4 + 1); // and the front
         // KAIROS_SHOTS=DIR: pictures of the panel at two window sizes, to look at.
         if (const QString dir = qEnvironmentVariable("KAIROS_SHOTS"); !dir.isEmpty()) {
+            w.show();
+            w.resize(1366, 768);
+            if (auto* d = w.findChild<QDockWidget*>("sweep")) d->raise();
+            QTest::qWait(300);
+            w.grab().save(dir + "/tradeoff_1366x768.png");
+            panel->againstBox()->setCurrentIndex(0);
+            panel->compareBox()->setChecked(false);
             done.clear();
             w.slider("C")->setValue(0.8);
             panel->sweep("C");
