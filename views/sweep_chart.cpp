@@ -2,6 +2,8 @@
 
 #include "chart_style.h"
 
+#include <QFileInfo>
+#include <QSvgGenerator>
 #include <algorithm>
 #include <cmath>
 
@@ -144,6 +146,45 @@ void SweepChart::setTradeoff(const QString& x_label, const QString& y_label,
     }
     marker_->setVisible(false);
     replot(QCustomPlot::rpQueuedReplot);
+}
+
+void SweepChart::setCapacityMarks(const std::vector<CapacityMark>& marks) {
+    for (auto* item : capacity_items_) removeItem(item);
+    capacity_items_.clear();
+    int k = 0;
+    for (const auto& m : marks) {
+        auto* line = new QCPItemStraightLine(this);
+        line->setPen(QPen(m.color, 1.5, Qt::DotLine));
+        line->point1->setCoords(m.x, 0);
+        line->point2->setCoords(m.x, 1);
+        capacity_items_.push_back(line);
+        auto* text = new QCPItemText(this);
+        text->setPositionAlignment(Qt::AlignLeft | Qt::AlignTop);
+        text->position->setTypeX(QCPItemPosition::ptPlotCoords);
+        text->position->setTypeY(QCPItemPosition::ptAxisRectRatio);
+        text->position->setCoords(m.x, 0.02 + 0.06 * k++); // stacked: labels never overlap
+        text->setText(m.label);
+        text->setColor(m.color);
+        text->setPadding(QMargins(3, 0, 0, 0));
+        capacity_items_.push_back(text);
+    }
+    replot(QCustomPlot::rpQueuedReplot);
+}
+
+bool SweepChart::saveAs(const QString& path, int width, int height) {
+    if (path.endsWith(QStringLiteral(".svg"), Qt::CaseInsensitive)) {
+        QSvgGenerator gen;
+        gen.setFileName(path);
+        gen.setSize(QSize(width, height));
+        gen.setViewBox(QRect(0, 0, width, height));
+        gen.setTitle(QStringLiteral("Kairos sweep"));
+        QCPPainter painter;
+        if (!painter.begin(&gen)) return false;
+        toPainter(&painter, width, height);
+        painter.end();
+        return QFileInfo(path).size() > 0;
+    }
+    return savePng(path, width, height, 2.0);
 }
 
 void SweepChart::setMarker(double x) {

@@ -28,6 +28,18 @@ public:
     void setTradeoff(const QString& x_label, const QString& y_label,
                      const std::vector<SweepCurve>& curves,
                      const std::vector<std::pair<double, double>>& front);
+    // Capacity marks (a rate sweep): a dotted vertical line per policy at the rate where
+    // goodput fell below the target, labelled; an empty list removes them.
+    struct CapacityMark {
+        double x;
+        QColor color;
+        QString label;
+    };
+    void setCapacityMarks(const std::vector<CapacityMark>& marks);
+    int capacityMarkCount() const { return static_cast<int>(capacity_items_.size()); }
+    // The chart as a file: PNG (raster, 2x) or SVG (vector), by the extension; false when
+    // it could not be written.
+    bool saveAs(const QString& path, int width = 900, int height = 560);
     // The slider's value (NaN hides the mark).
     void setMarker(double x);
     double marker() const { return marker_x_; }
@@ -39,6 +51,7 @@ private:
     double marker_x_ = 0;
     int curves_ = 0;
     bool tradeoff_ = false;
+    std::vector<QCPAbstractItem*> capacity_items_;
 };
 
 } // namespace kairos::views

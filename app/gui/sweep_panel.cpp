@@ -11,6 +11,7 @@
 #include <QFormLayout>
 #include <QHBoxLayout>
 #include <QLabel>
+#include <QMenu>
 #include <QMessageBox>
 #include <QPointer>
 #include <QPushButton>
@@ -106,8 +107,14 @@ SweepPanel::SweepPanel(std::function<SweepBase()> base, QWidget* parent)
     auto* buttons = new QHBoxLayout;
     run_ = new QPushButton(tr("&Sweep"));
     run_->setToolTip(tr("Run the parameter's range in the background"));
-    export_ = new QPushButton(tr("Export CSV…"));
+    export_ = new QPushButton(tr("&Export"));
     export_->setEnabled(false);
+    export_->setToolTip(tr("The table as CSV, or the chart as PNG or SVG"));
+    auto* menu = new QMenu(export_);
+    menu->addAction(tr("Table (CSV)…"), this, [this] { exportFile(tr("CSV (*.csv)")); });
+    menu->addAction(tr("Chart (PNG)…"), this, [this] { exportFile(tr("PNG image (*.png)")); });
+    menu->addAction(tr("Chart (SVG)…"), this, [this] { exportFile(tr("SVG image (*.svg)")); });
+    export_->setMenu(menu);
     buttons->addWidget(run_);
     buttons->addWidget(export_);
     v->addLayout(buttons);
@@ -123,7 +130,6 @@ SweepPanel::SweepPanel(std::function<SweepBase()> base, QWidget* parent)
         }
         start();
     });
-    connect(export_, &QPushButton::clicked, this, &SweepPanel::exportCsv);
     connect(metric_, &QComboBox::currentIndexChanged, this, [this] { redraw(); });
     connect(against_, &QComboBox::currentIndexChanged, this, [this] { redraw(); });
     refreshParams();
@@ -293,6 +299,7 @@ void SweepPanel::start() {
                     self->x_.push_back(x == job->x_of.end() ? NAN : x->second);
                 }
                 self->swept_ = job->param;
+                self->policy_ = job->def.base.policy.name;
                 self->swept_log_ = job->log;
                 self->last_seconds_ = secs;
                 self->export_->setEnabled(true);
@@ -350,6 +357,7 @@ void SweepPanel::redraw() {
         for (std::size_t i :
              sweep::paretoFront(pts, sweep::higherIsBetter(against), sweep::higherIsBetter(metric)))
             front.push_back(pts[i]);
+        chart_->setCapacityMarks({});
         chart_->setTradeoff(against_->currentText(), metric_->currentText(), curves, front);
         return;
     }
@@ -357,17 +365,68 @@ void SweepPanel::redraw() {
     for (const auto& p : params_)
         if (p.name == swept_) label = p.label;
     chart_->setCurves(label, metric_->currentText(), swept_log_, curves);
+    // A rate sweep marks each policy's capacity (goodput / offered rate >= the target).
+    capacities_.clear();
+    std::vector<views::SweepChart::CapacityMark> marks;
+    const auto git = std::find(table_->metrics.begin(), table_->metrics.end(), "goodput_fraction");
+    if (swept_ == "rate" && git != table_->metrics.end()) {
+        const std::size_t g = static_cast<std::size_t>(git - table_->metrics.begin());
+        for (const auto& [pol, index] : by_policy) {
+            // The policy's points in rate order, and the first fall below the target after
+            // a point at or above it.
+            std::vector<std::pair<double, double>> pts;
+            for (std::size_t r = 0; r < table_->rows.size(); ++r)
+                if (!has_policy || table_->rows[r].values[0] == pol)
+                    pts.emplace_back(x_[r], table_->rows[r].mean[g]);
+            std::sort(pts.begin(), pts.end());
+            double cap = NAN;
+            bool met = false;
+            for (std::size_t i = 0; i < pts.size(); ++i) {
+                if (pts[i].second >= kCapacityTarget) {
+                    met = true;
+                    continue;
+                }
+                if (met && i > 0) {
+                    const auto [x0, y0] = pts[i - 1];
+                    const auto [x1, y1] = pts[i];
+                    cap = y0 == y1 ? x0 : x0 + (x1 - x0) * (y0 - kCapacityTarget) / (y0 - y1);
+                    break;
+                }
+            }
+            capacities_.emplace_back(pol.empty() ? policy_ : pol, cap);
+            const QColor color = curves[index].color;
+            const QString who = QString::fromStdString(pol.empty() ? policy_ : pol);
+            if (std::isfinite(cap))
+                marks.push_back({cap, color, tr("%1 capacity ≈ %2×").arg(who).arg(cap, 0, 'g', 3)});
+        }
+    }
+    chart_->setCapacityMarks(marks);
     for (const auto& p : params_)
         if (p.name == swept_) chart_->setMarker(p.value);
 }
 
-void SweepPanel::exportCsv() {
+bool SweepPanel::exportTo(const QString& path) {
+    if (!table_) return false;
+    if (path.endsWith(QStringLiteral(".csv"), Qt::CaseInsensitive)) {
+        // The swept column as the slider shows it (the rate slider's factor, the KV
+        // slider's multiple), not as the run specs carry it.
+        sweep::Table t = *table_;
+        t.axes.back() = swept_.toStdString();
+        for (std::size_t r = 0; r < t.rows.size(); ++r)
+            t.rows[r].values.back() = sweep::formatValue(x_[r]);
+        QFile f(path);
+        return f.open(QIODevice::WriteOnly) && f.write(QByteArray::fromStdString(t.csv())) >= 0;
+    }
+    return chart_->saveAs(path);
+}
+
+void SweepPanel::exportFile(const QString& filter) {
     if (!table_) return;
+    const QString ext = filter.contains("csv") ? "csv" : filter.contains("svg") ? "svg" : "png";
     const QString path = QFileDialog::getSaveFileName(
-        this, tr("Export the sweep"), QStringLiteral("sweep.csv"), tr("CSV (*.csv)"));
+        this, tr("Export the sweep"), QStringLiteral("sweep_%1.%2").arg(swept_, ext), filter);
     if (path.isEmpty()) return;
-    QFile f(path);
-    if (!f.open(QIODevice::WriteOnly) || f.write(QByteArray::fromStdString(table_->csv())) < 0) {
+    if (!exportTo(path)) {
         QMessageBox::warning(this, tr("Export"), tr("Cannot write %1").arg(path));
         return;
     }

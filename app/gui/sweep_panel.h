@@ -59,6 +59,13 @@ public:
     QComboBox* againstBox() const { return against_; }
     QCheckBox* compareBox() const { return compare_; }
     QSpinBox* pointsBox() const { return points_; }
+    // Writes the finished sweep by the extension: .csv the table, .png or .svg the chart.
+    bool exportTo(const QString& path);
+    // A rate sweep's capacity per policy: the rate where goodput / offered rate first falls
+    // below kCapacityTarget, interpolated between the two points around it (NaN: it never
+    // fell; the label says "above").
+    static constexpr double kCapacityTarget = 0.9;
+    const std::vector<std::pair<std::string, double>>& capacities() const { return capacities_; }
 
 Q_SIGNALS:
     void finished(); // a sweep finished (or failed: see the status)
@@ -67,7 +74,7 @@ private:
     struct Job;
     void start();
     void redraw();
-    void exportCsv();
+    void exportFile(const QString& filter);
     void refreshParams();
 
     std::function<SweepBase()> base_;
@@ -85,6 +92,8 @@ private:
     bool swept_log_ = false;
     double last_seconds_ = 0;
     std::vector<SweepParam> params_;
+    std::vector<std::pair<std::string, double>> capacities_;
+    std::string policy_; // the finished sweep's policy (one-policy sweeps)
 };
 
 } // namespace kairos::app

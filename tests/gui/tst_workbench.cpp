@@ -39,6 +39,7 @@
 #include <QStandardPaths>
 #include <QTableWidget>
 #include <QtTest>
+#include <cmath>
 #include <fstream>
 #include <set>
 
@@ -761,6 +762,37 @@ private slots:
         QVERIFY(done.wait(60000));
         qInfo("4 policies x 7 rates x 3 seeds: %.1f s", took.nsecsElapsed() / 1e9);
         QCOMPARE(panel->table()->axes.front(), std::string("policy"));
+        // Capacity marks: one per policy whose goodput fell below the target in the range,
+        // inside the swept range.
+        panel->metricBox()->setCurrentIndex(panel->metricBox()->findData("goodput_fraction"));
+        QCOMPARE(panel->capacities().size(), std::size_t(4));
+        int finite = 0;
+        for (const auto& [pol, cap] : panel->capacities())
+            if (std::isfinite(cap)) {
+                ++finite;
+                QVERIFY2(cap > 0.25 && cap < 4, pol.c_str());
+            }
+        QCOMPARE(panel->chart()->capacityMarkCount(), 2 * finite);
+        // Exports: the table, and the chart as PNG and SVG.
+        for (const char* ext : {"csv", "png", "svg"}) {
+            const QString f = QDir::temp().filePath(QString("kairos_tst_sweep.%1").arg(ext));
+            QFile::remove(f);
+            QVERIFY2(panel->exportTo(f), ext);
+            QFile file(f);
+            QVERIFY(file.open(QIODevice::ReadOnly));
+            const QByteArray head = file.read(256);
+            if (QString(ext) == "svg") QVERIFY(head.contains("<svg") || head.contains("<?xml"));
+            if (QString(ext) == "png") QVERIFY(head.startsWith("\x89PNG"));
+            if (QString(ext) == "csv") QVERIFY(head.startsWith("policy,rate,runs,ok,"));
+        }
+        if (const QString dir = qEnvironmentVariable("KAIROS_SHOTS"); !dir.isEmpty()) {
+            w.show();
+            w.resize(1366, 768);
+            if (auto* d = w.findChild<QDockWidget*>("sweep")) d->raise();
+            QTest::qWait(300);
+            w.grab().save(dir + "/capacity_1366x768.png");
+            panel->exportTo(dir + "/sweep_chart.svg");
+        }
         panel->againstBox()->setCurrentIndex(panel->againstBox()->findData("request_throughput"));
         QVERIFY(panel->chart()->tradeoff());
         QCOMPARE(panel->chart()->curveCount(), 4);         // fcfs, sjf, sprpt_lp (current), mcsf
