@@ -221,25 +221,8 @@ void sweeps(const RunsArgs& a) {
                                                  s.path() + ": sweep " + std::to_string(w->id));
     const nlohmann::json results = nlohmann::json::parse(w->results_json);
     // The table again from its stored JSON (the numbers as they were written).
-    sweep::Table t;
-    t.axes = results.at("axes").get<std::vector<std::string>>();
-    t.metrics = results.at("metrics").get<std::vector<std::string>>();
-    auto num = [](const nlohmann::json& v) {
-        return v.is_number() ? v.get<double>() : std::numeric_limits<double>::quiet_NaN();
-    };
-    for (const auto& r : results.at("rows")) {
-        sweep::Table::Row row;
-        for (const auto& ax : t.axes) row.values.push_back(r.at("point").at(ax).get<std::string>());
-        row.runs = r.at("runs").get<int>();
-        row.ok = r.at("ok").get<int>();
-        for (const auto& m : t.metrics) {
-            const auto& c = r.at("metrics").at(m);
-            const double mean = num(c.at("mean"));
-            row.mean.push_back(mean);
-            row.half.push_back(std::isfinite(mean) ? num(c.at("hi")) - mean : 0);
-        }
-        t.rows.push_back(std::move(row));
-    }
+    const sweep::Table t =
+        sweep::Table::fromJson(results, s.path() + ": sweep " + std::to_string(w->id));
     if (a.json) {
         std::printf("%s\n", nlohmann::json{{"id", w->id},
                                            {"name", w->name},

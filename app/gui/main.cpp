@@ -86,8 +86,9 @@ int main(int argc, char** argv) {
     if (auto* d = w->findChild<QDockWidget*>(cl.value(dock)))
         d->raise();
     else {
-        std::fprintf(stderr, "kairos: error: --dock %s: no such panel (metrics, runs, models, "
-                             "live)\n",
+        std::fprintf(stderr,
+                     "kairos: error: --dock %s: no such panel (metrics, runs, models, "
+                     "live)\n",
                      qPrintable(cl.value(dock)));
         return 2;
     }

@@ -495,6 +495,7 @@ void MainWindow::buildUi() {
     tabifyDockWidget(models_dock, live_dock);
     // Sweep: a slider's whole range as a curve (run/sweep.h in the background).
     sweep_ = new SweepPanel([this] { return sweepBase(); });
+    sweep_->setDatabase(db_path_);
     sweep_->setObjectName(QStringLiteral("sweepPanel"));
     sweep_dock_ = new QDockWidget(tr("Sweep"), this);
     sweep_dock_->setObjectName(QStringLiteral("sweep"));

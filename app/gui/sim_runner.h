@@ -32,8 +32,8 @@ struct SimResult {
     std::shared_ptr<const RunLog> log;
     Summary summary;
     std::shared_ptr<const std::vector<RequestMetrics>> requests; // perRequest(log), by id
-    std::shared_ptr<const std::vector<lod::Row>> rows;       // one per request, by id
-    std::shared_ptr<const std::vector<lod::Row>> agent_rows; // agent lanes; null without agents
+    std::shared_ptr<const std::vector<lod::Row>> rows;           // one per request, by id
+    std::shared_ptr<const std::vector<lod::Row>> agent_rows;     // agent lanes; null without agents
     std::shared_ptr<const std::vector<std::pair<double, double>>> kv;
     std::vector<double> preemptions;
     // Latency CDFs of finished requests (ms, lod::ecdf) and the utility view's data.

@@ -1,6 +1,7 @@
 #include "sweep_panel.h"
 
 #include "sched/registry.h"
+#include "store/store.h"
 #include "sweep_chart.h"
 
 #include <QCheckBox>
@@ -10,7 +11,9 @@
 #include <QFileDialog>
 #include <QFormLayout>
 #include <QHBoxLayout>
+#include <QInputDialog>
 #include <QLabel>
+#include <QLineEdit>
 #include <QMenu>
 #include <QMessageBox>
 #include <QPointer>
@@ -20,6 +23,7 @@
 #include <QVBoxLayout>
 #include <cmath>
 #include <map>
+#include <nlohmann/json.hpp>
 
 namespace kairos::app {
 
@@ -115,8 +119,17 @@ SweepPanel::SweepPanel(std::function<SweepBase()> base, QWidget* parent)
     menu->addAction(tr("Chart (PNG)…"), this, [this] { exportFile(tr("PNG image (*.png)")); });
     menu->addAction(tr("Chart (SVG)…"), this, [this] { exportFile(tr("SVG image (*.svg)")); });
     export_->setMenu(menu);
+    save_ = new QPushButton(tr("Sa&ve"));
+    save_->setEnabled(false);
+    save_->setToolTip(tr("Store the sweep in the Runs database (kairos-cli runs sweeps lists "
+                         "it)"));
+    open_ = new QPushButton(tr("&Open…"));
+    open_->setToolTip(tr("Show a stored sweep: this panel's, or one kairos-cli sweep --db "
+                         "stored"));
     buttons->addWidget(run_);
     buttons->addWidget(export_);
+    buttons->addWidget(save_);
+    buttons->addWidget(open_);
     v->addLayout(buttons);
     status_ = new QLabel;
     status_->setWordWrap(true);
@@ -129,6 +142,37 @@ SweepPanel::SweepPanel(std::function<SweepBase()> base, QWidget* parent)
             return;
         }
         start();
+    });
+    connect(save_, &QPushButton::clicked, this, [this] {
+        bool ok = false;
+        const QString name =
+            QInputDialog::getText(this, tr("Save the sweep"), tr("Name:"), QLineEdit::Normal,
+                                  tr("%1 sweep").arg(param_->currentText()), &ok);
+        if (ok) save(name);
+    });
+    connect(open_, &QPushButton::clicked, this, [this] {
+        std::vector<store::SweepInfo> all;
+        try {
+            all = store::Store(db_.toStdString(), store::Store::Open::Existing).listSweeps();
+        } catch (const std::exception& e) {
+            status_->setText(tr("No stored sweeps: %1").arg(QString::fromUtf8(e.what())));
+            return;
+        }
+        QStringList items;
+        for (const auto& w : all)
+            items << tr("%1: %2 (%3 runs, %4)")
+                         .arg(w.id)
+                         .arg(QString::fromStdString(w.name))
+                         .arg(w.runs)
+                         .arg(QString::fromStdString(w.created_at.substr(0, 16)));
+        if (items.isEmpty()) {
+            status_->setText(tr("No stored sweeps in %1").arg(db_));
+            return;
+        }
+        bool ok = false;
+        const QString pick = QInputDialog::getItem(this, tr("Open a stored sweep"), tr("Sweep:"),
+                                                   items, 0, false, &ok);
+        if (ok) open(pick.section(':', 0, 0).toLongLong());
     });
     connect(metric_, &QComboBox::currentIndexChanged, this, [this] { redraw(); });
     connect(against_, &QComboBox::currentIndexChanged, this, [this] { redraw(); });
@@ -300,6 +344,8 @@ void SweepPanel::start() {
                 }
                 self->swept_ = job->param;
                 self->policy_ = job->def.base.policy.name;
+                self->def_ = std::make_unique<sweep::Definition>(job->def);
+                self->save_->setEnabled(!self->db_.isEmpty());
                 self->swept_log_ = job->log;
                 self->last_seconds_ = secs;
                 self->export_->setEnabled(true);
@@ -403,6 +449,82 @@ void SweepPanel::redraw() {
     chart_->setCapacityMarks(marks);
     for (const auto& p : params_)
         if (p.name == swept_) chart_->setMarker(p.value);
+}
+
+std::int64_t SweepPanel::save(const QString& name) {
+    if (!table_ || !def_ || db_.isEmpty()) return 0;
+    // The definition, plus how the workbench draws it: the swept slider and each row's
+    // value on it (a rate sweep's specs carry factors on the shown workload).
+    nlohmann::json def = def_->toJson();
+    def["workbench"] = {
+        {"param", swept_.toStdString()}, {"log", swept_log_}, {"policy", policy_}, {"x", x_}};
+    // The workload was the window's, in memory: say which, for whoever reads the store.
+    def["base"]["workload"]["path"] = "workbench: " + def_->base.workload.path;
+    try {
+        store::Store db(db_.toStdString());
+        std::vector<store::SweepRun> none; // the table holds the numbers; the runs are cheap
+        const std::int64_t id =
+            db.putSweep(name.toStdString(), def.dump(), table_->toJson().dump(), none);
+        status_->setText(tr("Saved as sweep %1 in %2").arg(id).arg(db_));
+        return id;
+    } catch (const std::exception& e) {
+        status_->setText(tr("Cannot save: %1").arg(QString::fromUtf8(e.what())));
+        return 0;
+    }
+}
+
+bool SweepPanel::open(std::int64_t id) {
+    try {
+        const store::Store db(db_.toStdString(), store::Store::Open::Existing);
+        const auto w = db.sweep(id);
+        if (!w) {
+            status_->setText(tr("No sweep %1 in %2").arg(id).arg(db_));
+            return false;
+        }
+        const auto def = nlohmann::json::parse(w->definition_json);
+        auto table = std::make_unique<sweep::Table>(
+            sweep::Table::fromJson(nlohmann::json::parse(w->results_json), db_.toStdString()));
+        std::vector<double> x;
+        QString param;
+        bool log = false;
+        if (def.contains("workbench")) {
+            const auto& wb = def.at("workbench");
+            param = QString::fromStdString(wb.at("param").get<std::string>());
+            log = wb.at("log").get<bool>();
+            policy_ = wb.at("policy").get<std::string>();
+            for (const auto& v : wb.at("x")) x.push_back(v.is_number() ? v.get<double>() : NAN);
+        } else {
+            // A sweep from kairos-cli: its last axis is the x axis (numbers as written; a
+            // policy or profile axis by position).
+            param = QString::fromStdString(table->axes.empty() ? "" : table->axes.back());
+            for (std::size_t r = 0; r < table->rows.size(); ++r) {
+                char* end = nullptr;
+                const std::string& v = table->rows[r].values.back();
+                const double d = std::strtod(v.c_str(), &end);
+                x.push_back(end && *end == 0 && !v.empty() ? d : double(r));
+            }
+            policy_ = def.at("base").at("policy").at("name").get<std::string>();
+        }
+        if (x.size() != table->rows.size())
+            throw std::invalid_argument("the stored sweep's rows and values do not match");
+        table_ = std::move(table);
+        x_ = std::move(x);
+        swept_ = param;
+        swept_log_ = log;
+        def_.reset();
+        save_->setEnabled(false);
+        export_->setEnabled(true);
+        status_->setText(tr("Stored sweep %1: %2 (%3 runs, %4)")
+                             .arg(w->id)
+                             .arg(QString::fromStdString(w->name))
+                             .arg(w->runs)
+                             .arg(QString::fromStdString(w->created_at)));
+        redraw();
+        return true;
+    } catch (const std::exception& e) {
+        status_->setText(tr("Cannot open sweep %1: %2").arg(id).arg(QString::fromUtf8(e.what())));
+        return false;
+    }
 }
 
 bool SweepPanel::exportTo(const QString& path) {

@@ -9,6 +9,7 @@
 
 #include <QWidget>
 #include <atomic>
+#include <cstdint>
 #include <functional>
 #include <memory>
 
@@ -59,6 +60,12 @@ public:
     QComboBox* againstBox() const { return against_; }
     QCheckBox* compareBox() const { return compare_; }
     QSpinBox* pointsBox() const { return points_; }
+    // The database sweeps are saved to and opened from (the window's Runs database).
+    void setDatabase(const QString& path) { db_ = path; }
+    // Stores the finished sweep (definition, table, and how to draw it); its id, or 0.
+    std::int64_t save(const QString& name);
+    // Shows a stored sweep (this panel's or kairos-cli sweep --db's); false if none.
+    bool open(std::int64_t id);
     // Writes the finished sweep by the extension: .csv the table, .png or .svg the chart.
     bool exportTo(const QString& path);
     // A rate sweep's capacity per policy: the rate where goodput / offered rate first falls
@@ -81,7 +88,7 @@ private:
     QComboBox *param_, *metric_, *against_;
     QSpinBox *points_, *seeds_;
     QCheckBox* compare_;
-    QPushButton *run_, *export_;
+    QPushButton *run_, *export_, *save_, *open_;
     QLabel* status_;
     views::SweepChart* chart_;
     std::shared_ptr<Job> job_;
@@ -93,7 +100,9 @@ private:
     double last_seconds_ = 0;
     std::vector<SweepParam> params_;
     std::vector<std::pair<std::string, double>> capacities_;
-    std::string policy_; // the finished sweep's policy (one-policy sweeps)
+    std::string policy_;                     // the finished sweep's policy (one-policy sweeps)
+    std::unique_ptr<sweep::Definition> def_; // the finished sweep's definition
+    QString db_;
 };
 
 } // namespace kairos::app

@@ -467,6 +467,34 @@ json Table::toJson() const {
     return json{{"axes", axes}, {"metrics", metrics}, {"rows", rows_j}};
 }
 
+Table Table::fromJson(const json& j, const std::string& where) {
+    Table t;
+    auto num = [](const json& v) {
+        return v.is_number() ? v.get<double>() : std::numeric_limits<double>::quiet_NaN();
+    };
+    try {
+        t.axes = j.at("axes").get<std::vector<std::string>>();
+        t.metrics = j.at("metrics").get<std::vector<std::string>>();
+        for (const auto& r : j.at("rows")) {
+            Row row;
+            for (const auto& ax : t.axes)
+                row.values.push_back(r.at("point").at(ax).get<std::string>());
+            row.runs = r.at("runs").get<int>();
+            row.ok = r.at("ok").get<int>();
+            for (const auto& m : t.metrics) {
+                const auto& c = r.at("metrics").at(m);
+                const double mean = num(c.at("mean"));
+                row.mean.push_back(mean);
+                row.half.push_back(std::isfinite(mean) ? num(c.at("hi")) - mean : 0);
+            }
+            t.rows.push_back(std::move(row));
+        }
+    } catch (const json::exception& e) {
+        throw InputError(where, 0, "results", std::string("not a sweep table: ") + e.what());
+    }
+    return t;
+}
+
 std::string Table::text() const {
     std::vector<std::vector<std::string>> cells;
     std::vector<std::string> head = axes;

@@ -99,6 +99,8 @@ struct Table {
     // CSV: the axes, runs, ok, then per metric its mean, _lo and _hi (%.10g; empty for NaN).
     std::string csv() const;
     nlohmann::json toJson() const;
+    // The inverse of toJson (a stored sweep's table); throws InputError naming `where`.
+    static Table fromJson(const nlohmann::json& j, const std::string& where);
     std::string text() const; // aligned, for the terminal
 };
 // Every job must be in `outcomes`.

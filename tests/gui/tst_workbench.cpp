@@ -793,6 +793,35 @@ private slots:
             w.grab().save(dir + "/capacity_1366x768.png");
             panel->exportTo(dir + "/sweep_chart.svg");
         }
+        // Saved to the window's database and opened again: the same table and curve.
+        {
+            const std::string before = panel->table()->csv();
+            const std::int64_t id = panel->save("rate by policy");
+            QVERIFY(id > 0);
+            panel->sweep("C"); // something else on screen meanwhile
+            QVERIFY(done.wait(60000));
+            QVERIFY(panel->open(id));
+            QCOMPARE(panel->table()->csv(), before);
+            QCOMPARE(panel->sweptParam(), QString("rate"));
+            QCOMPARE(panel->capacities().size(), std::size_t(4));
+            // A sweep kairos-cli stored (no workbench metadata): its last axis is x.
+            sweep::Definition d;
+            d.base.workload.path = loadedWorkload().toStdString();
+            d.base.exec.profile = KAIROS_SOURCE_DIR "/resources/profiles/llama2-70b-a100x2.json";
+            d.base.limits.max_num_seqs = 16;
+            d.base.policy.name = "sprpt_lp";
+            d.axes.push_back(sweep::paramAxis("C=0:1:0.5", {"sprpt_lp"}));
+            d.metrics = sweep::Definition::defaultMetrics(d.base);
+            const auto points = sweep::expand(d);
+            const auto table = sweep::aggregate(d, points, sweep::runJobs(d, points, {}, {}));
+            const std::int64_t cli_id =
+                store::Store(w.databasePath().toStdString())
+                    .putSweep("from the CLI", d.toJson().dump(), table.toJson().dump(), {});
+            QVERIFY(panel->open(cli_id));
+            QCOMPARE(panel->table()->csv(), table.csv());
+            QCOMPARE(panel->sweptParam(), QString("C"));
+            QVERIFY(panel->open(id)); // the rate sweep again, for the trade-off below
+        }
         panel->againstBox()->setCurrentIndex(panel->againstBox()->findData("request_throughput"));
         QVERIFY(panel->chart()->tradeoff());
         QCOMPARE(panel->chart()->curveCount(), 4);         // fcfs, sjf, sprpt_lp (current), mcsf
