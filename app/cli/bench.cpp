@@ -1,14 +1,16 @@
 // `kairos-cli bench`: simulation speed against the time to merely read the workload,
 // both measured in the same run, plus the engine stepping one iteration at a time as a
 // second baseline (what skipping ahead buys).
-#include "commands.h"
-
 #include "checks.h"
+#include "commands.h"
 #include "exec/execution_model.h"
 #include "export/atomic_file.h"
 #include "metrics/request_metrics.h"
 #include "metrics/summary.h"
 #include "profiles.h"
+#include "run/capacity.h"
+#include "run/pipeline.h"
+#include "run/sweep.h"
 #include "sched/registry.h"
 #include "sim/engine.h"
 #include "store/store.h"
@@ -20,6 +22,7 @@
 #include <filesystem>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <thread>
 #include <unistd.h>
 
 namespace kairos::cli {
@@ -101,6 +104,98 @@ void benchPolicies(const std::string& trace, int repeat) {
         std::printf("%-18s %10.1f ms  (%.2fx fcfs)\n", name.c_str(), ms, ms / fcfs_ms);
     }
 }
+// Sweeps and capacity, through the run pipeline: a 21-point C sweep x 5 seeds on the trace
+// with 1 thread and with every core (runs per second and the parallel efficiency), the
+// capacity of four policies, and sprpt_lp with Trail's refined predictor against the same
+// run with exact lengths (the baseline in the same run), at 80 % and at 4x the load.
+void benchSweeps(const std::string& trace) {
+    using Clock = std::chrono::steady_clock;
+    auto secs = [](Clock::time_point a) {
+        return std::chrono::duration<double>(Clock::now() - a).count();
+    };
+    RunContext ctx;
+    ctx.resolve_profile = [](const std::string& n, std::string* f) { return resolveProfile(n, f); };
+    WorkloadCache cache;
+    ctx.cache = &cache;
+    sweep::Definition d;
+    d.base.workload.path = trace;
+    d.base.policy.name = "sprpt_lp";
+    d.base.policy.predictor = "lognormal:0.5";
+    d.axes.push_back(sweep::paramAxis("C=0:1:0.05", {"sprpt_lp"}));
+    d.seeds = 5;
+    d.metrics = sweep::Definition::defaultMetrics(d.base);
+    const auto points = sweep::expand(d);
+    (void)prepareRun(d.base, ctx); // the trace read once, outside the timings
+    const std::size_t runs = points.size() * std::size_t(d.seeds);
+    const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+    std::printf("sweep: %s, sprpt_lp, C = 0:1:0.05 (%zu points) x %d seeds = %zu runs\n",
+                trace.c_str(), points.size(), d.seeds, runs);
+    double one = 0;
+    std::string table_one;
+    for (unsigned threads : {1u, cores}) {
+        sweep::RunOptions ro;
+        ro.threads = static_cast<int>(threads);
+        const auto t0 = Clock::now();
+        const auto out = sweep::runJobs(d, points, ctx, ro);
+        const double s = secs(t0);
+        const std::string table = sweep::aggregate(d, points, out).csv();
+        if (threads == 1) {
+            one = s;
+            table_one = table;
+        }
+        std::printf("  %u thread%s: %6.2f s, %6.1f runs/s, efficiency %5.1f %%, table %s\n",
+                    threads, threads == 1 ? " " : "s", s, double(runs) / s,
+                    100.0 * one / s / double(threads),
+                    table == table_one ? "identical" : "DIFFERS");
+        if (threads == cores && cores == 1) break;
+    }
+    RunSpec cap = d.base;
+    cap.policy.predictor = "oracle";
+    cap.summary.goodput = {"ttft:2000"};
+    capacity::Options co;
+    const auto t1 = Clock::now();
+    const auto res = capacity::find(cap, {"fcfs", "sjf", "sprpt_lp", "mcsf"}, co, ctx);
+    std::printf("capacity (TTFT <= 2 s, goodput >= 0.9 x offered, scaled trace): %.2f s for 4 "
+                "policies\n",
+                secs(t1));
+    for (const auto& r : res)
+        std::printf("  %-10s %.4g req/s (%d runs)\n", r.policy.c_str(), r.capacity, r.runs);
+    std::printf("sprpt_lp, refined predictions (trail) against exact lengths (oracle), the "
+                "baseline in the same run:\n");
+    for (double scale : {0.11, 4 / 5.53}) {
+        RunSpec o = d.base, t = d.base;
+        o.policy.predictor = "oracle";
+        t.policy.predictor = "trail";
+        o.workload.rate_scale = t.workload.rate_scale = scale;
+        const PreparedRun po = prepareRun(o, ctx), pt = prepareRun(t, ctx);
+        const double oracle_ms = medianMs(3, [&] { (void)simulatePrepared(po, ctx); });
+        // Trail's estimates are shared by every run with the same lengths, options and seed
+        // (predict/trail_predictor.cpp): the first run fills them, the next ones read them.
+        t.policy.seed = 1000 + static_cast<std::uint64_t>(scale * 100); // a fresh table
+        const PreparedRun cold = prepareRun(t, ctx);
+        auto a = Clock::now();
+        (void)simulatePrepared(cold, ctx);
+        const double first_ms = 1e3 * secs(a);
+        const double warm_ms = medianMs(3, [&] { (void)simulatePrepared(cold, ctx); });
+        std::printf("  %.2f req/s: oracle %6.1f ms; trail first run %6.1f ms (%.1fx), later runs "
+                    "%6.1f ms (%.1fx)\n",
+                    scale * 5.53, oracle_ms, first_ms, first_ms / oracle_ms, warm_ms,
+                    warm_ms / oracle_ms);
+        (void)pt;
+    }
+    // A whole sweep: C x 5 seeds on refined predictions against the same on exact lengths.
+    for (const char* pred : {"oracle", "trail"}) {
+        sweep::Definition s = d;
+        s.base.policy.predictor = pred;
+        s.base.policy.seed = 5000; // tables not filled above
+        s.base.workload.rate_scale = 0.11;
+        const auto pts = sweep::expand(s);
+        const auto t0 = Clock::now();
+        (void)sweep::runJobs(s, pts, ctx, {});
+        std::printf("  sweep of C x 5 seeds at 0.61 req/s, %-6s: %.2f s\n", pred, secs(t0));
+    }
+}
+
 // The store: `runs` runs of one simulated `requests`-request workload written one by one
 // (each its own transaction, as simulate --db writes), with the time to list all runs and
 // the newest 20 as the database grows, and its size per run. Baseline in the same run:
@@ -189,7 +284,7 @@ void addBench(CLI::App& app) {
         std::size_t requests = 20000;
         int repeat = 5;
         double rate = 4.0;
-        bool policies = false, replace_db = false;
+        bool policies = false, replace_db = false, sweeps = false;
         int store_runs = 0;
         std::string store_db = "kairos-bench.db";
     };
@@ -213,6 +308,10 @@ void addBench(CLI::App& app) {
                 "Instead: decision time of every policy at queue lengths 8..4096, and whole-trace "
                 "time against fcfs "
                 "(on --workload, default the Azure conversation trace)");
+    c->add_flag("--sweeps", a->sweeps,
+                "Instead: sweep speed with 1 thread and every core, capacity of four policies, "
+                "and sprpt_lp with refined predictions against exact lengths (on --workload, "
+                "default the Azure conversation trace)");
     c->add_option("--store-runs", a->store_runs,
                   "Instead: write this many runs of --requests requests into a database (--db) "
                   "and time writing and listing as it grows (the issue's figure: 1000 x 20000)")
@@ -220,12 +319,17 @@ void addBench(CLI::App& app) {
     c->add_option("--db", a->store_db,
                   "A new database for --store-runs (an existing file is refused)")
         ->capture_default_str();
-    c->add_flag("--replace-db", a->replace_db,
-                "With --store-runs: delete an existing --db first");
+    c->add_flag("--replace-db", a->replace_db, "With --store-runs: delete an existing --db first");
     c->callback([a] {
         if (a->repeat < 1) throw std::invalid_argument("--repeat must be >= 1");
         if (a->store_runs > 0) {
             benchStore(a->store_db, a->requests, a->store_runs, a->rate, a->replace_db);
+            return;
+        }
+        if (a->sweeps) {
+            benchSweeps(a->workload.empty() ? std::string(KAIROS_SHARED_DATA) +
+                                                  "/AzureLLMInferenceTrace_conv_2023.csv"
+                                            : a->workload);
             return;
         }
         if (a->policies) {

@@ -1,9 +1,14 @@
 #include "predict/trail_predictor.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdio>
+#include <map>
+#include <memory>
+#include <mutex>
 #include <stdexcept>
+#include <tuple>
 
 namespace kairos {
 
@@ -97,6 +102,79 @@ double TrailPredictor::estimate(const std::vector<double>& post) const {
     return e;
 }
 
+// Every run of a sweep that predicts with the same options and seed on the same output
+// lengths asks for the same estimates (the modelled classifier's output depends only on the
+// request, its true length and the token): one table per such key, shared by every
+// predictor in the process and filled lazily, a request's row (its estimate after each
+// classifier call up to its last token) the first time any run asks past its prompt. A
+// sweep of 105 runs then pays for the Bayesian filter once per seed, not once per run.
+struct TrailPredictor::Table {
+    explicit Table(std::size_t n) : rows(n), ready(new std::atomic<bool>[n]) {
+        for (std::size_t i = 0; i < n; ++i) ready[i] = false;
+    }
+    std::vector<std::vector<double>> rows;
+    std::unique_ptr<std::atomic<bool>[]> ready; // rows[i] is written once, before ready[i]
+    std::mutex stripes[64];
+    std::atomic<std::size_t> bytes{0};
+};
+
+namespace {
+
+struct TableKey {
+    std::uint64_t lengths; // fingerprint of the output lengths, in request order
+    std::size_t n;
+    int bins, every;
+    double l_max, prompt_noise, token_noise, spread;
+    std::uint64_t seed;
+    auto tie() const {
+        return std::tie(lengths, n, bins, every, l_max, prompt_noise, token_noise, spread, seed);
+    }
+    bool operator<(const TableKey& o) const { return tie() < o.tie(); }
+};
+
+// The tables, least recently used first out once they hold more than kCacheBytes (a table
+// still used by a predictor lives on through its shared_ptr).
+class TableCache {
+public:
+    static constexpr std::size_t kCacheBytes = std::size_t(512) << 20;
+    std::shared_ptr<TrailPredictor::Table> get(const TableKey& key) {
+        std::lock_guard<std::mutex> lock(m_);
+        ++clock_;
+        if (auto it = tables_.find(key); it != tables_.end()) {
+            it->second.used = clock_;
+            return it->second.table;
+        }
+        std::size_t total = 0;
+        for (const auto& [k, e] : tables_) total += e.table->bytes.load();
+        while (total > kCacheBytes && !tables_.empty()) {
+            auto oldest = tables_.begin();
+            for (auto it = tables_.begin(); it != tables_.end(); ++it)
+                if (it->second.used < oldest->second.used) oldest = it;
+            total -= oldest->second.table->bytes.load();
+            tables_.erase(oldest);
+        }
+        auto t = std::make_shared<TrailPredictor::Table>(key.n);
+        tables_[key] = {t, clock_};
+        return t;
+    }
+
+private:
+    struct Entry {
+        std::shared_ptr<TrailPredictor::Table> table;
+        std::uint64_t used = 0;
+    };
+    std::mutex m_;
+    std::map<TableKey, Entry> tables_;
+    std::uint64_t clock_ = 0;
+};
+
+TableCache& tableCache() {
+    static TableCache c;
+    return c;
+}
+
+} // namespace
+
 void TrailPredictor::reset(const Workload& w) {
     truth_.clear();
     initial_.clear();
@@ -104,6 +182,39 @@ void TrailPredictor::reset(const Workload& w) {
     cache_.assign(truth_.size(), Cache{});
     for (std::size_t i = 0; i < truth_.size(); ++i)
         initial_.push_back(std::max(1.0, estimate(classifier(static_cast<ReqId>(i), 0))));
+    std::uint64_t fp = 1469598103934665603ULL; // FNV-1a over the lengths
+    for (int t : truth_) {
+        fp ^= static_cast<std::uint64_t>(static_cast<std::uint32_t>(t));
+        fp *= 1099511628211ULL;
+    }
+    table_ = tableCache().get({fp, truth_.size(), opt_.bins, opt_.every, opt_.l_max,
+                               opt_.prompt_noise, opt_.token_noise, opt_.spread, seed_});
+}
+
+const std::vector<double>& TrailPredictor::row(ReqId id) const {
+    const auto i = static_cast<std::size_t>(id);
+    Table& t = *table_;
+    if (!t.ready[i].load(std::memory_order_acquire)) {
+        std::lock_guard<std::mutex> lock(t.stripes[i % 64]);
+        if (!t.ready[i].load(std::memory_order_relaxed)) {
+            // The same steps, in the same order, as the incremental filter in remaining():
+            // the same bits.
+            const int s = opt_.every;
+            const double p = std::min(1.0, opt_.bins / opt_.l_max);
+            std::vector<double> post = classifier(id, 0);
+            std::vector<double> q(post.size());
+            std::vector<double> est{estimate(post)};
+            for (int at = s; at <= truth_[i]; at += s) {
+                classifierInto(id, at, q.data());
+                smoothInPlace(post.data(), q.data(), post.size(), p, s);
+                est.push_back(estimate(post));
+            }
+            t.bytes += est.size() * sizeof(double);
+            t.rows[i] = std::move(est);
+            t.ready[i].store(true, std::memory_order_release);
+        }
+    }
+    return t.rows[i];
 }
 
 double TrailPredictor::initial(ReqId id) const {
@@ -115,9 +226,16 @@ double TrailPredictor::promptOnlyRemaining(ReqId id, int generated) const {
 }
 
 double TrailPredictor::remaining(ReqId id, int generated) const {
-    Cache& c = cache_[static_cast<std::size_t>(id)];
     const int s = opt_.every;
     const int target = generated / s * s; // the last classifier call at or before `generated`
+    if (target == 0) // the prompt's prediction (a request waiting): no filter needed
+        return std::max(1.0, estimate(classifier(id, 0)) - generated);
+    if (table_ && target <= truth_[static_cast<std::size_t>(id)]) {
+        const auto& r = row(id);
+        return std::max(1.0, r[static_cast<std::size_t>(target / s)] - (generated - target));
+    }
+    // Past its true length (a caller probing): the filter, step by step.
+    Cache& c = cache_[static_cast<std::size_t>(id)];
     if (c.at < 0 || c.at > target) {
         c.at = 0;
         c.post = classifier(id, 0);

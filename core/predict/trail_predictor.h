@@ -14,6 +14,7 @@
 #include "predict/predictor.h"
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 namespace kairos {
@@ -46,9 +47,15 @@ public:
     double promptOnlyRemaining(ReqId id, int generated) const;
 
 private:
+public:
+    struct Table; // estimates shared across runs (trail_predictor.cpp)
+
+private:
+    const std::vector<double>& row(ReqId id) const;
+    std::shared_ptr<Table> table_;
     double estimate(const std::vector<double>& post) const;
     void classifierInto(ReqId id, int generated, double* q) const; // bins values
-    mutable std::vector<double> q_; // scratch for remaining()
+    mutable std::vector<double> q_;                                // scratch for remaining()
     TrailOptions opt_;
     std::uint64_t seed_;
     std::vector<int> truth_;

@@ -9,6 +9,7 @@
 #include "workload/generators.h"
 
 #include <QtTest>
+#include <thread>
 
 using namespace kairos;
 
@@ -71,6 +72,64 @@ private slots:
         QCOMPARE(c.refreshEvery(), 4);
         QCOMPARE(c.remaining(4, 9),
                  std::max(1.0, c.remaining(4, 8) - 1)); // no classifier call at 9
+    }
+
+    // The shared table (one per workload lengths, options and seed, filled lazily across
+    // runs and threads) gives exactly the filter's value: the posterior rebuilt here step by
+    // step from the public smoothing and classifier, for every token of every request, every
+    // classifier period, and from predictors asking in different orders on two threads.
+    void sharedTableEqualsTheFilter_data() {
+        QTest::addColumn<int>("every");
+        QTest::newRow("every token") << 1;
+        QTest::newRow("every 3 tokens") << 3;
+    }
+    void sharedTableEqualsTheFilter() {
+        QFETCH(int, every);
+        GenerateSpec g;
+        g.count = 40;
+        g.output = LengthDist::parse("lognormal:60,0.8,max=300");
+        const Workload w = generateWorkload(g);
+        TrailOptions o;
+        o.every = every;
+        const double width = o.l_max / o.bins, p = std::min(1.0, o.bins / o.l_max);
+        TrailPredictor ref(o, 11);
+        ref.reset(w);
+        std::vector<std::vector<double>> expected(w.size());
+        for (std::size_t i = 0; i < w.size(); ++i) {
+            const ReqId id = static_cast<ReqId>(i);
+            std::vector<double> post = ref.classifier(id, 0);
+            auto est = [&] {
+                double e = 0;
+                for (std::size_t b = 0; b < post.size(); ++b)
+                    e += post[b] * (static_cast<double>(b) + 0.5) * width;
+                return e;
+            };
+            double last = est();
+            for (int gen = 0; gen <= w.requests[i].output_tokens; ++gen) {
+                if (gen > 0 && gen % every == 0) {
+                    post = trailSmooth(post, ref.classifier(id, gen), p, every);
+                    last = est();
+                }
+                expected[i].push_back(std::max(1.0, last - (gen - gen / every * every)));
+            }
+        }
+        auto check = [&](bool backwards) {
+            TrailPredictor t(o, 11);
+            t.reset(w);
+            for (std::size_t k = 0; k < w.size(); ++k) {
+                const std::size_t i = backwards ? w.size() - 1 - k : k;
+                for (int gen = 0; gen <= w.requests[i].output_tokens; ++gen)
+                    if (t.remaining(static_cast<ReqId>(i), gen) != expected[i][std::size_t(gen)])
+                        return false;
+            }
+            return true;
+        };
+        bool a = false, b = false;
+        std::thread ta([&] { a = check(false); }), tb([&] { b = check(true); });
+        ta.join();
+        tb.join();
+        QVERIFY(a);
+        QVERIFY(b);
     }
 
     // sprpt_lp re-ranks as often as the predictions are refined, and finishes everything.
