@@ -173,6 +173,7 @@ void rerun(const RunsArgs& a) {
     long differ = 0;
     for (std::size_t i = 0; i < before.size() && i < after.size(); ++i) {
         const double x = before[i].second, y = after[i].second;
+        if (std::isnan(x) && !std::isnan(y)) continue; // the stored run did not measure it
         const bool same = (std::isnan(x) && std::isnan(y)) || x == y ||
                           std::fabs(x - y) <= 1e-9 * std::max(std::fabs(x), std::fabs(y));
         if (same) continue;

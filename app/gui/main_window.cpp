@@ -771,6 +771,7 @@ void MainWindow::openWorkload(const QString& path) {
                     box->open();
                 } else {
                     setWorkload(w, QFileInfo(path).fileName());
+                    workload_file_ = QFileInfo(path).absoluteFilePath();
                     rememberRecent(path);
                 }
                 const bool ok = !cancelled && error.isEmpty();
@@ -791,6 +792,7 @@ bool MainWindow::generateWorkload() {
 }
 
 void MainWindow::setWorkload(std::shared_ptr<Workload> w, const QString& label) {
+    workload_file_.clear(); // openWorkload sets it again for a file
     base_ = std::move(w);
     scaled_.reset();
     pinned_.reset();
@@ -1111,14 +1113,54 @@ void MainWindow::saveRun() {
     }
     auto r = last_;
     const QString path = db_path_;
+    // The run's RunSpec when a file and the sliders say all of it (a generated workload, or
+    // time-utility functions edited with the sliders, cannot be re-run from a file).
+    std::string spec_json;
+    if (!workload_file_.isEmpty() && r->workload == scaled_ && tuf_version_ == 0) {
+        RunSpec s;
+        s.workload.path = workload_file_.toStdString();
+        s.workload.rate_scale = scaled_for_;
+        s.policy.name = r->policy.name;
+        s.policy.params = r->policy.params;
+        s.policy.predictor = r->policy.predictor;
+        s.policy.seed = r->policy.seed;
+        s.exec.profile =
+            start_.profile.isEmpty() ? std::string(kDefaultProfile) : start_.profile.toStdString();
+        s.limits.kv_capacity_tokens = r->limits.kv_capacity_tokens;
+        s.limits.block_size = r->limits.block_size;
+        s.limits.max_num_seqs = r->limits.max_num_seqs;
+        s.limits.max_num_batched_tokens = r->limits.max_num_batched_tokens;
+        s.limits.chunked_prefill = r->limits.chunked_prefill;
+        s.limits.skip_ahead = r->limits.skip_ahead;
+        s.summary.goodput.clear();
+        auto slo = [](const char* k, double v) {
+            char b[64];
+            std::snprintf(b, sizeof b, "%s:%.17g", k, v);
+            return std::string(b);
+        };
+        if (r->summary_options.goodput.ttft_ms)
+            s.summary.goodput.push_back(slo("ttft", *r->summary_options.goodput.ttft_ms));
+        if (r->summary_options.goodput.tpot_ms)
+            s.summary.goodput.push_back(slo("tpot", *r->summary_options.goodput.tpot_ms));
+        if (r->summary_options.goodput.e2el_ms)
+            s.summary.goodput.push_back(slo("e2el", *r->summary_options.goodput.e2el_ms));
+        s.summary.percentiles = r->summary_options.percentiles;
+        try {
+            s.validate();
+            spec_json = s.toJson().dump();
+        } catch (const std::exception&) {
+            spec_json.clear(); // not expressible: stored without a spec
+        }
+    }
     QPointer<MainWindow> self(this);
-    QThreadPool::globalInstance()->start([self, r, path] {
+    QThreadPool::globalInstance()->start([self, r, path, spec_json] {
         qint64 id = -1;
         QString error;
         try {
-            const store::RunRecord rec =
+            store::RunRecord rec =
                 store::makeRunRecord(*r->workload, r->workload->source, *r->log, r->summary,
                                      r->policy, r->limits, "saved from the workbench");
+            rec.spec_json = spec_json;
             store::Store db(path.toStdString());
             id = db.putRun(rec);
         } catch (const std::exception& e) {

@@ -175,6 +175,7 @@ private:
     class QToolButton* cancel_ = nullptr;
     QTimer* poll_ = nullptr;
     QString db_path_;
+    QString workload_file_; // the file the shown workload was read from ("" if generated)
     views::RunsModel* runs_model_ = nullptr;
     QTableView* runs_view_ = nullptr;
     class QTableWidget* models_table_ = nullptr;

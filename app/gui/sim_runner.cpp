@@ -58,6 +58,7 @@ SimResult SimRunner::run(const SimRequest& req, long job, const std::atomic<bool
         const std::vector<RequestMetrics>& per_request = *requests;
         r.requests = requests;
         r.summary = summarize(*log, per_request, so);
+        r.summary_options = so;
         const auto c = Clock::now();
         for (const Event& e : log->events)
             if (e.ev == Ev::Preempt) r.preemptions.push_back(e.t);

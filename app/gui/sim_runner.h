@@ -31,6 +31,7 @@ struct SimResult {
     std::shared_ptr<const Workload> workload;
     std::shared_ptr<const RunLog> log;
     Summary summary;
+    SummaryOptions summary_options; // what the summary measured (SLOs, percentiles)
     std::shared_ptr<const std::vector<RequestMetrics>> requests; // perRequest(log), by id
     std::shared_ptr<const std::vector<lod::Row>> rows;           // one per request, by id
     std::shared_ptr<const std::vector<lod::Row>> agent_rows;     // agent lanes; null without agents

@@ -315,6 +315,15 @@ private slots:
         QCOMPARE(w.runsModel()->rowCount(), 1);
         QCOMPARE(w.runsModel()->runAt(0)->policy.rfind("sjf", 0), std::size_t(0));
         QCOMPARE(w.runsModel()->runAt(0)->num_requests, std::int64_t(600));
+        // A run saved from a file keeps its RunSpec: kairos-cli re-runs it to the same
+        // metrics.
+        {
+            QProcess rerun;
+            rerun.start(KAIROS_CLI, {"runs", "rerun", "1", "--db", db, "-q"});
+            QVERIFY(rerun.waitForFinished(60000));
+            QVERIFY2(rerun.exitCode() == 0,
+                     (rerun.readAllStandardOutput() + rerun.readAllStandardError()).constData());
+        }
         // Another process writes.
         QProcess cli;
         cli.start(KAIROS_CLI, {"simulate", "-w", o.workload, "--policy", "fcfs", "--db", db, "-q"});
