@@ -2,10 +2,12 @@
 
 #include "chart_style.h"
 
+#include <QBuffer>
 #include <QFileInfo>
 #include <QSvgGenerator>
 #include <algorithm>
 #include <cmath>
+#include <map>
 
 namespace kairos::views {
 
@@ -36,7 +38,12 @@ void SweepChart::setCurves(const QString& x_label, const QString& y_label, bool 
     yAxis->setLabel(y_label);
     if (log_x) {
         xAxis->setScaleType(QCPAxis::stLogarithmic);
-        xAxis->setTicker(QSharedPointer<QCPAxisTickerLog>(new QCPAxisTickerLog));
+        // Base 2: a sweep spans a decade or two, where base-10 ticks leave most points
+        // unlabelled (0.5, 1, 2, 4, 8 rather than 1, 10).
+        QSharedPointer<QCPAxisTickerLog> ticker(new QCPAxisTickerLog);
+        ticker->setLogBase(2);
+        ticker->setSubTickCount(1);
+        xAxis->setTicker(ticker);
     } else {
         xAxis->setScaleType(QCPAxis::stLinear);
         xAxis->setTicker(QSharedPointer<QCPAxisTicker>(new QCPAxisTicker));
@@ -195,6 +202,92 @@ void SweepChart::setMarker(double x) {
         marker_->point2->setCoords(x, 1);
     }
     replot(QCustomPlot::rpQueuedReplot);
+}
+
+QString sweepReportHtml(const QString& title, const std::vector<QString>& settings,
+                        const std::vector<std::string>& axes,
+                        const std::vector<std::vector<std::string>>& row_values,
+                        const std::vector<double>& x, bool log_x,
+                        const std::vector<std::string>& metrics,
+                        const std::vector<std::vector<double>>& mean,
+                        const std::vector<std::vector<double>>& half,
+                        const std::vector<std::string>& charted, const QString& csv) {
+    static const QColor colors[] = {QColor(31, 119, 180),  QColor(214, 39, 40),
+                                    QColor(44, 160, 44),   QColor(255, 127, 14),
+                                    QColor(148, 103, 189), QColor(140, 86, 75)};
+    QString h;
+    h += QStringLiteral("<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>%1</title>"
+                        "<style>body{font-family:DejaVu Sans,sans-serif;margin:24px;max-width:"
+                        "1100px}table{border-collapse:collapse;font-size:13px}td,th{border:1px "
+                        "solid #ccc;padding:3px 6px;text-align:right}th{background:#f2f2f2}"
+                        "figure{margin:12px 0}figcaption{font-size:13px;color:#444}</style>"
+                        "</head><body>")
+             .arg(title.toHtmlEscaped());
+    h += QStringLiteral("<h1>%1</h1><ul>").arg(title.toHtmlEscaped());
+    for (const auto& line : settings) h += "<li>" + line.toHtmlEscaped() + "</li>";
+    h += QStringLiteral("</ul>");
+    const std::string xname = axes.empty() ? std::string() : axes.back();
+    for (const auto& m : charted) {
+        const auto it = std::find(metrics.begin(), metrics.end(), m);
+        if (it == metrics.end()) continue;
+        const std::size_t c = static_cast<std::size_t>(it - metrics.begin());
+        // A curve per combination of the other axes.
+        std::vector<SweepCurve> curves;
+        std::map<std::string, std::size_t> index;
+        for (std::size_t r = 0; r < row_values.size(); ++r) {
+            std::string key;
+            for (std::size_t a = 0; a + 1 < axes.size(); ++a)
+                key += (key.empty() ? "" : ", ") + axes[a] + "=" + row_values[r][a];
+            auto [pos, added] = index.emplace(key, curves.size());
+            if (added) {
+                SweepCurve cv;
+                cv.name =
+                    key.empty() ? QStringLiteral("mean over seeds") : QString::fromStdString(key);
+                cv.color = colors[curves.size() % 6];
+                curves.push_back(cv);
+            }
+            auto& cv = curves[pos->second];
+            cv.x.push_back(x[r]);
+            cv.mean.push_back(mean[r][c]);
+            cv.lo.push_back(mean[r][c] - half[r][c]);
+            cv.hi.push_back(mean[r][c] + half[r][c]);
+        }
+        SweepChart chart;
+        chart.resize(900, 420);
+        chart.setCurves(QString::fromStdString(xname), QString::fromStdString(m), log_x, curves);
+        chart.setMarker(std::nan(""));
+        QBuffer svg;
+        svg.open(QIODevice::WriteOnly);
+        {
+            QSvgGenerator gen;
+            gen.setOutputDevice(&svg);
+            gen.setSize(QSize(900, 420));
+            gen.setViewBox(QRect(0, 0, 900, 420));
+            QCPPainter painter;
+            painter.begin(&gen);
+            chart.toPainter(&painter, 900, 420);
+            painter.end();
+        }
+        QString body = QString::fromUtf8(svg.data());
+        const int start = body.indexOf(QStringLiteral("<svg"));
+        if (start > 0) body = body.mid(start); // inline: no XML declaration
+        h += QStringLiteral("<figure>%1<figcaption>%2 against %3: the mean over seeds, its 95 %% "
+                            "interval shaded</figcaption></figure>")
+                 .arg(body, QString::fromStdString(m).toHtmlEscaped(),
+                      QString::fromStdString(xname).toHtmlEscaped());
+    }
+    // The table, as the CSV has it.
+    h += QStringLiteral("<h2>Table</h2><table>");
+    bool head = true;
+    for (const QString& line : csv.split('\n', Qt::SkipEmptyParts)) {
+        h += QStringLiteral("<tr>");
+        for (const QString& cell : line.split(','))
+            h += (head ? "<th>" : "<td>") + cell.toHtmlEscaped() + (head ? "</th>" : "</td>");
+        h += QStringLiteral("</tr>");
+        head = false;
+    }
+    h += QStringLiteral("</table></body></html>\n");
+    return h;
 }
 
 } // namespace kairos::views

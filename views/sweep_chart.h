@@ -54,4 +54,17 @@ private:
     std::vector<QCPAbstractItem*> capacity_items_;
 };
 
+// A sweep as one self-contained HTML page: its settings, a chart per metric (inline SVG,
+// drawn by SweepChart: mean and 95 % band against the swept value, a curve per combination
+// of the other axes) and the whole table. `x` is each row's value on the last axis (the
+// swept one), `settings` lines of "key: value". Needs a QApplication (offscreen is fine).
+QString sweepReportHtml(const QString& title, const std::vector<QString>& settings,
+                        const std::vector<std::string>& axes,
+                        const std::vector<std::vector<std::string>>& row_values,
+                        const std::vector<double>& x, bool log_x,
+                        const std::vector<std::string>& metrics,
+                        const std::vector<std::vector<double>>& mean,
+                        const std::vector<std::vector<double>>& half,
+                        const std::vector<std::string>& charted, const QString& csv);
+
 } // namespace kairos::views

@@ -121,6 +121,16 @@ struct Distribution {
     std::function<void(int code)> abort;
 };
 Distribution& distribution();
+// A sweep's HTML report (settings, a chart per metric, the table); set by builds with the
+// GUI libraries (report_qt.cpp), empty otherwise.
+} // namespace kairos::cli
+namespace kairos::sweep {
+struct Definition;
+struct Table;
+} // namespace kairos::sweep
+namespace kairos::cli {
+using SweepReportWriter = std::function<std::string(const sweep::Definition&, const sweep::Table&)>;
+SweepReportWriter& sweepReportWriter();
 void addSweep(CLI::App& app);
 void addCapacity(CLI::App& app);
 

@@ -2,25 +2,82 @@
 // are painted by the workbench's widgets on an offscreen QApplication.
 #include "commands.h"
 #include "report.h"
+#include "run/sweep.h"
+#include "sweep_chart.h"
 
 #include <QApplication>
+#include <algorithm>
 #include <cstdlib>
 #include <memory>
 
 namespace kairos::cli {
 
+namespace {
+std::unique_ptr<QApplication> offscreenApp() {
+    std::unique_ptr<QApplication> app;
+    if (!QApplication::instance()) {
+        if (!std::getenv("DISPLAY") && !std::getenv("WAYLAND_DISPLAY"))
+            qputenv("QT_QPA_PLATFORM", "offscreen");
+        static int argc = 1;
+        static char name[] = "kairos-cli";
+        static char* argv[] = {name, nullptr};
+        app = std::make_unique<QApplication>(argc, argv);
+    }
+    return app;
+}
+} // namespace
+
 void installReportWriter() {
+    sweepReportWriter() = [](const sweep::Definition& d, const sweep::Table& t) {
+        auto app = offscreenApp();
+        std::vector<QString> settings;
+        const RunSpec& b = d.base;
+        settings.push_back(
+            QStringLiteral("workload: %1").arg(QString::fromStdString(b.workload.path)));
+        settings.push_back(QStringLiteral("policy: %1, predictor %2")
+                               .arg(QString::fromStdString(b.policy.name),
+                                    QString::fromStdString(b.policy.predictor)));
+        settings.push_back(
+            QStringLiteral("profile: %1").arg(QString::fromStdString(b.exec.profile)));
+        for (const auto& ax : d.axes)
+            settings.push_back(QStringLiteral("axis %1: %2 values (%3)")
+                                   .arg(QString::fromStdString(ax.name))
+                                   .arg(ax.values.size())
+                                   .arg(QString::fromStdString(ax.arg)));
+        settings.push_back(QStringLiteral("seeds per point: %1 (the band: the 95 %% interval of "
+                                          "the mean, t-based)")
+                               .arg(d.seeds));
+        std::vector<std::vector<std::string>> values;
+        std::vector<std::vector<double>> mean, half;
+        std::vector<double> x;
+        bool numeric = true;
+        for (std::size_t r = 0; r < t.rows.size(); ++r) {
+            values.push_back(t.rows[r].values);
+            mean.push_back(t.rows[r].mean);
+            half.push_back(t.rows[r].half);
+            const std::string& v =
+                t.rows[r].values.empty() ? std::string() : t.rows[r].values.back();
+            char* end = nullptr;
+            const double n = std::strtod(v.c_str(), &end);
+            numeric = numeric && !v.empty() && end && *end == 0;
+            x.push_back(numeric ? n : double(r));
+        }
+        if (!numeric)
+            for (std::size_t r = 0; r < x.size(); ++r) x[r] = double(r);
+        // Rate-like axes read best on a log scale.
+        const bool log_x = !d.axes.empty() && numeric &&
+                           (d.axes.back().kind == sweep::AxisKind::Rate ||
+                            d.axes.back().kind == sweep::AxisKind::RateScale ||
+                            d.axes.back().kind == sweep::AxisKind::KvCapacity) &&
+                           *std::min_element(x.begin(), x.end()) > 0;
+        const QString html = views::sweepReportHtml(QStringLiteral("Kairos sweep"), settings,
+                                                    t.axes, values, x, log_x, t.metrics, mean, half,
+                                                    t.metrics, QString::fromStdString(t.csv()));
+        return html.toUtf8().toStdString();
+    };
     reportWriter() = [](const RunOutputs& o, const RunOutputs* pinned, bool html, bool pdf) {
         // Widgets need an application; without a display, paint offscreen.
-        std::unique_ptr<QApplication> app;
-        if (!QApplication::instance()) {
-            if (!std::getenv("DISPLAY") && !std::getenv("WAYLAND_DISPLAY"))
-                qputenv("QT_QPA_PLATFORM", "offscreen");
-            static int argc = 1;
-            static char name[] = "kairos-cli";
-            static char* argv[] = {name, nullptr};
-            app = std::make_unique<QApplication>(argc, argv);
-        }
+        auto app = offscreenApp();
         views::ReportData d;
         d.workload = &o.workload;
         d.log = &o.log;

@@ -32,6 +32,11 @@ Distribution& distribution() {
     return d;
 }
 
+SweepReportWriter& sweepReportWriter() {
+    static SweepReportWriter w;
+    return w;
+}
+
 namespace {
 
 // Ctrl-C: the first sets the flag (finished runs are kept, running ones stop), the second
@@ -104,7 +109,7 @@ struct SweepArgs {
     std::string rate, rate_scale, kv, profiles, seats;
     int seeds = 1;
     std::string metrics;
-    std::string csv, json, name;
+    std::string csv, json, name, html;
     int threads = 0;
     bool resume = false, quiet = false;
 };
@@ -260,6 +265,9 @@ void runSweep(const SweepArgs& a) {
             }
             d.metrics.push_back(m);
         }
+    if (!a.html.empty() && !sweepReportWriter())
+        throw std::invalid_argument("--html: this kairos-cli was built without the GUI libraries "
+                                    "(KAIROS_BUILD_GUI=OFF), which draw the charts");
     const auto points = sweep::expand(d);
     const std::size_t total = points.size() * std::size_t(d.seeds);
     // Every point's spec is checked before anything runs (a bad value fails now).
@@ -373,6 +381,10 @@ void runSweep(const SweepArgs& a) {
     }
     OutputBatch outputs;
     if (!a.csv.empty()) outputs.add(a.csv, [&](std::ostream& o) { o << table.csv(); });
+    if (!a.html.empty()) {
+        const std::string page = sweepReportWriter()(d, table);
+        outputs.add(a.html, [&](std::ostream& o) { o << page; });
+    }
     if (!a.json.empty())
         outputs.add(a.json, [&](std::ostream& o) {
             nlohmann::json j = table.toJson();
@@ -538,6 +550,9 @@ void addSweep(CLI::App& app) {
                   "preemptions)");
     c->add_option("--csv", a->csv, "Write the table as CSV here");
     c->add_option("--json", a->json, "Write the table and the sweep's definition as JSON here");
+    c->add_option("--html", a->html,
+                  "Write a report here: the settings, a chart per metric (mean and 95 % band "
+                  "against the last axis, a curve per combination of the others) and the table");
     c->add_option("--db", a->base.db, "Store the sweep in this Kairos database");
     c->add_flag("--store", a->base.store, "Store the sweep in the default database");
     c->add_option("--name", a->name, "With --db/--store: the sweep's name");

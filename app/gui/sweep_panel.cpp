@@ -118,6 +118,7 @@ SweepPanel::SweepPanel(std::function<SweepBase()> base, QWidget* parent)
     menu->addAction(tr("Table (CSV)…"), this, [this] { exportFile(tr("CSV (*.csv)")); });
     menu->addAction(tr("Chart (PNG)…"), this, [this] { exportFile(tr("PNG image (*.png)")); });
     menu->addAction(tr("Chart (SVG)…"), this, [this] { exportFile(tr("SVG image (*.svg)")); });
+    menu->addAction(tr("Report (HTML)…"), this, [this] { exportFile(tr("HTML report (*.html)")); });
     export_->setMenu(menu);
     save_ = new QPushButton(tr("Sa&ve"));
     save_->setEnabled(false);
@@ -529,6 +530,34 @@ bool SweepPanel::open(std::int64_t id) {
 
 bool SweepPanel::exportTo(const QString& path) {
     if (!table_) return false;
+    if (path.endsWith(QStringLiteral(".html"), Qt::CaseInsensitive)) {
+        // The report: every metric charted against the slider's values, and the table.
+        std::vector<QString> settings;
+        settings.push_back(tr("swept: %1").arg(swept_));
+        if (def_) {
+            settings.push_back(tr("policy: %1, predictor %2")
+                                   .arg(QString::fromStdString(def_->base.policy.name),
+                                        QString::fromStdString(def_->base.policy.predictor)));
+            settings.push_back(tr("seeds per point: %1 (the band: the 95 % interval of the mean)")
+                                   .arg(def_->seeds));
+        }
+        std::vector<std::vector<std::string>> values;
+        std::vector<std::vector<double>> mean, half;
+        for (const auto& r : table_->rows) {
+            values.push_back(r.values);
+            mean.push_back(r.mean);
+            half.push_back(r.half);
+        }
+        std::vector<std::string> axes = table_->axes;
+        if (!axes.empty()) axes.back() = swept_.toStdString();
+        const std::vector<std::string> charted = {"goodput_fraction", "ttft_p99_ms", "e2el_mean_ms",
+                                                  "request_throughput", "preemptions"};
+        const QString html = views::sweepReportHtml(
+            tr("Kairos sweep of %1").arg(swept_), settings, axes, values, x_, swept_log_,
+            table_->metrics, mean, half, charted, QString::fromStdString(table_->csv()));
+        QFile f(path);
+        return f.open(QIODevice::WriteOnly) && f.write(html.toUtf8()) >= 0;
+    }
     if (path.endsWith(QStringLiteral(".csv"), Qt::CaseInsensitive)) {
         // The swept column as the slider shows it (the rate slider's factor, the KV
         // slider's multiple), not as the run specs carry it.
@@ -544,7 +573,10 @@ bool SweepPanel::exportTo(const QString& path) {
 
 void SweepPanel::exportFile(const QString& filter) {
     if (!table_) return;
-    const QString ext = filter.contains("csv") ? "csv" : filter.contains("svg") ? "svg" : "png";
+    const QString ext = filter.contains("csv")    ? "csv"
+                        : filter.contains("svg")  ? "svg"
+                        : filter.contains("html") ? "html"
+                                                  : "png";
     const QString path = QFileDialog::getSaveFileName(
         this, tr("Export the sweep"), QStringLiteral("sweep_%1.%2").arg(swept_, ext), filter);
     if (path.isEmpty()) return;

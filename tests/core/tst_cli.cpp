@@ -715,6 +715,18 @@ private slots:
         }
         QCOMPARE(tables[1], tables[0]);
         QVERIFY(tables[0].startsWith("policy,C,rate,runs,ok,completed,"));
+#ifdef KAIROS_WITH_REPORT_TEST
+        {
+            const QString html = QString::fromStdString(kairos::test::tempPath("sweep.html"));
+            const Result r = cli(base + QStringList{"--html", html});
+            QVERIFY2(r.code == 0, qPrintable(r.err));
+            QFile f(html);
+            QVERIFY(f.open(QIODevice::ReadOnly));
+            const QByteArray page = f.readAll();
+            QVERIFY(page.count("<svg") >= 5); // a chart per default metric
+            QVERIFY(page.contains("<table>") && page.contains("policy=sprpt_lp, C=0.5"));
+        }
+#endif
         {
             // Stored: one sweep with its runs; its table read back is the same CSV.
             const QString db = QString::fromStdString(kairos::test::tempPath("sweeps.db"));

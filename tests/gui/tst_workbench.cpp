@@ -783,7 +783,7 @@ private slots:
             }
         QCOMPARE(panel->chart()->capacityMarkCount(), 2 * finite);
         // Exports: the table, and the chart as PNG and SVG.
-        for (const char* ext : {"csv", "png", "svg"}) {
+        for (const char* ext : {"csv", "png", "svg", "html"}) {
             const QString f = QDir::temp().filePath(QString("kairos_tst_sweep.%1").arg(ext));
             QFile::remove(f);
             QVERIFY2(panel->exportTo(f), ext);
@@ -793,6 +793,11 @@ private slots:
             if (QString(ext) == "svg") QVERIFY(head.contains("<svg") || head.contains("<?xml"));
             if (QString(ext) == "png") QVERIFY(head.startsWith("\x89PNG"));
             if (QString(ext) == "csv") QVERIFY(head.startsWith("policy,rate,runs,ok,"));
+            if (QString(ext) == "html") {
+                const QByteArray all = head + file.readAll();
+                QCOMPARE(all.count("<svg"), 5); // the five charted metrics
+                QVERIFY(all.contains("<table>"));
+            }
         }
         if (const QString dir = qEnvironmentVariable("KAIROS_SHOTS"); !dir.isEmpty()) {
             w.show();
