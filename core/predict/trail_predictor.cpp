@@ -106,14 +106,21 @@ double TrailPredictor::estimate(const std::vector<double>& post) const {
 // lengths asks for the same estimates (the modelled classifier's output depends only on the
 // request, its true length and the token): one table per such key, shared by every
 // predictor in the process and filled lazily, a request's row (its estimate after each
-// classifier call up to its last token) the first time any run asks past its prompt. A
+// classifier call) only as far as any run has asked. A
 // sweep of 105 runs then pays for the Bayesian filter once per seed, not once per run.
 struct TrailPredictor::Table {
-    explicit Table(std::size_t n) : rows(n), ready(new std::atomic<bool>[n]) {
-        for (std::size_t i = 0; i < n; ++i) ready[i] = false;
-    }
-    std::vector<std::vector<double>> rows;
-    std::unique_ptr<std::atomic<bool>[]> ready; // rows[i] is written once, before ready[i]
+    // A request's estimates after each classifier call, filled as far as any run has asked:
+    // est[k] is valid for k < filled (published with release, read with acquire); the
+    // writer extends under the row's stripe lock from `post`, the posterior after the last
+    // filled call. est is allocated once, to the request's last call, so it never moves
+    // under a reader.
+    struct Row {
+        std::unique_ptr<double[]> est;
+        std::atomic<int> filled{0};
+        std::vector<double> post;
+    };
+    explicit Table(std::size_t n) : rows(n) {}
+    std::vector<Row> rows;
     std::mutex stripes[64];
     std::atomic<std::size_t> bytes{0};
 };
@@ -191,30 +198,32 @@ void TrailPredictor::reset(const Workload& w) {
                                opt_.prompt_noise, opt_.token_noise, opt_.spread, seed_});
 }
 
-const std::vector<double>& TrailPredictor::row(ReqId id) const {
+double TrailPredictor::tableEstimate(ReqId id, int k) const {
     const auto i = static_cast<std::size_t>(id);
-    Table& t = *table_;
-    if (!t.ready[i].load(std::memory_order_acquire)) {
-        std::lock_guard<std::mutex> lock(t.stripes[i % 64]);
-        if (!t.ready[i].load(std::memory_order_relaxed)) {
-            // The same steps, in the same order, as the incremental filter in remaining():
-            // the same bits.
-            const int s = opt_.every;
-            const double p = std::min(1.0, opt_.bins / opt_.l_max);
-            std::vector<double> post = classifier(id, 0);
-            std::vector<double> q(post.size());
-            std::vector<double> est{estimate(post)};
-            for (int at = s; at <= truth_[i]; at += s) {
-                classifierInto(id, at, q.data());
-                smoothInPlace(post.data(), q.data(), post.size(), p, s);
-                est.push_back(estimate(post));
-            }
-            t.bytes += est.size() * sizeof(double);
-            t.rows[i] = std::move(est);
-            t.ready[i].store(true, std::memory_order_release);
-        }
+    Table::Row& r = table_->rows[i];
+    if (r.filled.load(std::memory_order_acquire) > k) return r.est[static_cast<std::size_t>(k)];
+    std::lock_guard<std::mutex> lock(table_->stripes[i % 64]);
+    int f = r.filled.load(std::memory_order_relaxed);
+    if (f > k) return r.est[static_cast<std::size_t>(k)];
+    // The same steps, in the same order, as the incremental filter below: the same bits.
+    const int s = opt_.every;
+    if (!r.est) {
+        const std::size_t cap = static_cast<std::size_t>(truth_[i] / s) + 1;
+        r.est = std::make_unique<double[]>(cap);
+        r.post = classifier(id, 0);
+        r.est[0] = estimate(r.post);
+        f = 1;
+        table_->bytes += cap * sizeof(double) + r.post.size() * sizeof(double);
     }
-    return t.rows[i];
+    const double p = std::min(1.0, opt_.bins / opt_.l_max);
+    std::vector<double> q(r.post.size());
+    for (; f <= k; ++f) {
+        classifierInto(id, f * s, q.data());
+        smoothInPlace(r.post.data(), q.data(), r.post.size(), p, s);
+        r.est[static_cast<std::size_t>(f)] = estimate(r.post);
+    }
+    r.filled.store(f, std::memory_order_release);
+    return r.est[static_cast<std::size_t>(k)];
 }
 
 double TrailPredictor::initial(ReqId id) const {
@@ -230,10 +239,8 @@ double TrailPredictor::remaining(ReqId id, int generated) const {
     const int target = generated / s * s; // the last classifier call at or before `generated`
     if (target == 0) // the prompt's prediction (a request waiting): no filter needed
         return std::max(1.0, estimate(classifier(id, 0)) - generated);
-    if (table_ && target <= truth_[static_cast<std::size_t>(id)]) {
-        const auto& r = row(id);
-        return std::max(1.0, r[static_cast<std::size_t>(target / s)] - (generated - target));
-    }
+    if (table_ && target <= truth_[static_cast<std::size_t>(id)])
+        return std::max(1.0, tableEstimate(id, target / s) - (generated - target));
     // Past its true length (a caller probing): the filter, step by step.
     Cache& c = cache_[static_cast<std::size_t>(id)];
     if (c.at < 0 || c.at > target) {

@@ -51,7 +51,7 @@ public:
     struct Table; // estimates shared across runs (trail_predictor.cpp)
 
 private:
-    const std::vector<double>& row(ReqId id) const;
+    double tableEstimate(ReqId id, int k) const; // after classifier call k (k * every tokens)
     std::shared_ptr<Table> table_;
     double estimate(const std::vector<double>& post) const;
     void classifierInto(ReqId id, int generated, double* q) const; // bins values
