@@ -93,13 +93,15 @@ void benchPolicies(const std::string& trace, int repeat) {
     std::printf("whole trace: %s (%zu requests), profile %s; median of %d runs\n", trace.c_str(),
                 w.size(), prof.name.c_str(), repeat);
     double fcfs_ms = 0;
+    // Through the run pipeline, on the workload and model read above (not owned here).
+    PreparedRun p;
+    p.workload = std::shared_ptr<const Workload>(&w, [](const Workload*) {});
+    p.model = std::shared_ptr<const ExecutionModel>(model.get(), [](const ExecutionModel*) {});
+    p.limits = lim;
     for (const auto& name : policyNames()) {
-        PolicyConfig pc;
-        pc.name = name;
-        const double ms = medianMs(repeat, [&] {
-            auto sched = makeScheduler(pc);
-            (void)simulate(w, *model, *sched, lim);
-        });
+        p.policy = PolicyConfig{};
+        p.policy.name = name;
+        const double ms = medianMs(repeat, [&] { (void)simulatePrepared(p); });
         if (name == "fcfs") fcfs_ms = ms;
         std::printf("%-18s %10.1f ms  (%.2fx fcfs)\n", name.c_str(), ms, ms / fcfs_ms);
     }
@@ -363,10 +365,15 @@ void addBench(CLI::App& app) {
         EngineLimits lim;
         lim.kv_capacity_tokens = prof.kvCapacityTokens();
         RunLog log;
+        PreparedRun prep; // the run pipeline, on the workload and model above (not owned)
+        prep.workload = std::shared_ptr<const Workload>(&w, [](const Workload*) {});
+        prep.model =
+            std::shared_ptr<const ExecutionModel>(model.get(), [](const ExecutionModel*) {});
+        prep.policy.name = "fcfs";
         auto run = [&](bool skip) {
             lim.skip_ahead = skip;
-            auto s = makeScheduler("fcfs");
-            log = simulate(w, *model, *s, lim);
+            prep.limits = lim;
+            log = simulatePrepared(prep);
         };
         const double sim_ms = medianMs(a->repeat, [&] { run(true); });
         const Summary s = summarize(log);
