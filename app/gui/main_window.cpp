@@ -414,8 +414,17 @@ void MainWindow::buildUi() {
     save_button->setToolTip(tr("Store the shown run in the database (Ctrl+S)"));
     auto* pin_stored = new QPushButton(tr("Compare with selected"));
     pin_stored->setToolTip(tr("Pin the selected stored run (or double-click it)"));
+    auto* sweeps_button = new QPushButton(tr("S&weeps…"));
+    sweeps_button->setToolTip(tr("Open a stored sweep (saved from the Sweep panel or by "
+                                 "kairos-cli sweep --db) in the Sweep panel"));
     rrow->addWidget(save_button);
     rrow->addWidget(pin_stored);
+    rrow->addWidget(sweeps_button);
+    connect(sweeps_button, &QPushButton::clicked, this, [this] {
+        sweep_dock_->show();
+        sweep_dock_->raise();
+        sweep_->chooseStored();
+    });
     runs_label_ = new QLabel;
     runs_label_->setWordWrap(true);
     runs_label_->setTextInteractionFlags(Qt::TextSelectableByMouse);

@@ -151,30 +151,7 @@ SweepPanel::SweepPanel(std::function<SweepBase()> base, QWidget* parent)
                                   tr("%1 sweep").arg(param_->currentText()), &ok);
         if (ok) save(name);
     });
-    connect(open_, &QPushButton::clicked, this, [this] {
-        std::vector<store::SweepInfo> all;
-        try {
-            all = store::Store(db_.toStdString(), store::Store::Open::Existing).listSweeps();
-        } catch (const std::exception& e) {
-            status_->setText(tr("No stored sweeps: %1").arg(QString::fromUtf8(e.what())));
-            return;
-        }
-        QStringList items;
-        for (const auto& w : all)
-            items << tr("%1: %2 (%3 runs, %4)")
-                         .arg(w.id)
-                         .arg(QString::fromStdString(w.name))
-                         .arg(w.runs)
-                         .arg(QString::fromStdString(w.created_at.substr(0, 16)));
-        if (items.isEmpty()) {
-            status_->setText(tr("No stored sweeps in %1").arg(db_));
-            return;
-        }
-        bool ok = false;
-        const QString pick = QInputDialog::getItem(this, tr("Open a stored sweep"), tr("Sweep:"),
-                                                   items, 0, false, &ok);
-        if (ok) open(pick.section(':', 0, 0).toLongLong());
-    });
+    connect(open_, &QPushButton::clicked, this, &SweepPanel::chooseStored);
     connect(metric_, &QComboBox::currentIndexChanged, this, [this] { redraw(); });
     connect(against_, &QComboBox::currentIndexChanged, this, [this] { redraw(); });
     refreshParams();
@@ -450,6 +427,31 @@ void SweepPanel::redraw() {
     chart_->setCapacityMarks(marks);
     for (const auto& p : params_)
         if (p.name == swept_) chart_->setMarker(p.value);
+}
+
+void SweepPanel::chooseStored() {
+    std::vector<store::SweepInfo> all;
+    try {
+        all = store::Store(db_.toStdString(), store::Store::Open::Existing).listSweeps();
+    } catch (const std::exception& e) {
+        status_->setText(tr("No stored sweeps: %1").arg(QString::fromUtf8(e.what())));
+        return;
+    }
+    QStringList items;
+    for (const auto& w : all)
+        items << tr("%1: %2 (%3 runs, %4)")
+                     .arg(w.id)
+                     .arg(QString::fromStdString(w.name))
+                     .arg(w.runs)
+                     .arg(QString::fromStdString(w.created_at.substr(0, 16)));
+    if (items.isEmpty()) {
+        status_->setText(tr("No stored sweeps in %1").arg(db_));
+        return;
+    }
+    bool ok = false;
+    const QString pick =
+        QInputDialog::getItem(this, tr("Open a stored sweep"), tr("Sweep:"), items, 0, false, &ok);
+    if (ok) open(pick.section(':', 0, 0).toLongLong());
 }
 
 std::int64_t SweepPanel::save(const QString& name) {

@@ -64,6 +64,8 @@ public:
     void setDatabase(const QString& path) { db_ = path; }
     // Stores the finished sweep (definition, table, and how to draw it); its id, or 0.
     std::int64_t save(const QString& name);
+    // Lists the stored sweeps and shows the one chosen (the Runs panel's Sweeps… button).
+    void chooseStored();
     // Shows a stored sweep (this panel's or kairos-cli sweep --db's); false if none.
     bool open(std::int64_t id);
     // Writes the finished sweep by the extension: .csv the table, .png or .svg the chart.
