@@ -159,7 +159,7 @@ void addBaseOptions(CLI::App* c, SimulateArgs& a) {
         ->check(number(0, 1e6, true));
     c->add_option("--mem-fraction", a.mem_fraction, "Fraction of memory for weights + KV")
         ->check(number(0, 1, true));
-    c->add_option("--exec-model", a.exec_model, "A fitted ETE or ALA model from --model-db")
+    c->add_option("--exec-model", a.exec_model, "A fitted ETE or ALA model from the database (--db)")
         ->check(whole(1, std::numeric_limits<std::int64_t>::max()));
     c->add_option("--exec-config", a.exec_config, "With an ALA --exec-model: its configuration");
 }
