@@ -115,8 +115,7 @@ void benchSweeps(const std::string& trace) {
     auto secs = [](Clock::time_point a) {
         return std::chrono::duration<double>(Clock::now() - a).count();
     };
-    RunContext ctx;
-    ctx.resolve_profile = [](const std::string& n, std::string* f) { return resolveProfile(n, f); };
+    RunContext ctx = app::runContext();
     WorkloadCache cache;
     ctx.cache = &cache;
     sweep::Definition d;

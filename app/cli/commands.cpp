@@ -160,19 +160,11 @@ template <class F> auto withCliFields(const SimulateArgs& a, F&& f) -> decltype(
     }
 }
 
-RunContext cliContext() {
-    RunContext ctx;
-    ctx.resolve_profile = [](const std::string& name, std::string* found) {
-        return resolveProfile(name, found);
-    };
-    return ctx;
-}
-
 // Runs, prints and stores; the files asked for are staged in `outputs`, which the caller
 // commits once everything it writes has been staged.
 RunOutputs runSimulate(const SimulateArgs& a, OutputBatch& outputs) {
     const RunSpec spec = withCliFields(a, [&] { return specFromArgs(a); });
-    const RunContext ctx = cliContext();
+    const RunContext ctx = app::runContext();
     PreparedRun prep = withCliFields(a, [&] { return prepareRun(spec, ctx); });
     const Workload& w = *prep.workload;
     const DeviceProfile& prof = prep.profile;
@@ -181,11 +173,7 @@ RunOutputs runSimulate(const SimulateArgs& a, OutputBatch& outputs) {
     EngineLimits& lim = prep.limits;
     PolicyConfig pc = prep.policy;
     if (!a.save_spec.empty())
-        outputs.add(a.save_spec, [&](std::ostream& out) {
-            const bool toml = a.save_spec.size() > 5 &&
-                              a.save_spec.compare(a.save_spec.size() - 5, 5, ".toml") == 0;
-            out << (toml ? spec.toToml() : spec.toJson().dump(2) + "\n");
-        });
+        outputs.add(a.save_spec, [&](std::ostream& out) { out << spec.textFor(a.save_spec); });
 
     RunOutputs o;
     std::unique_ptr<LiveSession> live;

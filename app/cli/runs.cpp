@@ -163,11 +163,7 @@ void rerun(const RunsArgs& a) {
         std::fputs(a.toml ? spec.toToml().c_str() : (spec.toJson().dump(2) + "\n").c_str(), stdout);
         return;
     }
-    RunContext ctx;
-    ctx.resolve_profile = [](const std::string& n, std::string* f) {
-        return app::resolveProfile(n, f);
-    };
-    const RunResult res = runSpec(spec, ctx);
+    const RunResult res = runSpec(spec, app::runContext());
     const Summary stored = summaryOf(s.path(), r);
     const auto before = summaryMetrics(stored), after = summaryMetrics(res.summary);
     long differ = 0;

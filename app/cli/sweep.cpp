@@ -164,14 +164,6 @@ void addBaseOptions(CLI::App* c, SimulateArgs& a) {
     c->add_option("--exec-config", a.exec_config, "With an ALA --exec-model: its configuration");
 }
 
-RunContext appContext() {
-    RunContext ctx;
-    ctx.resolve_profile = [](const std::string& n, std::string* f) {
-        return app::resolveProfile(n, f);
-    };
-    return ctx;
-}
-
 // What to name a sweep's journal: next to its first output, or in the current folder.
 std::string journalPath(const SweepArgs& a) {
     if (!a.csv.empty()) return a.csv + ".partial";
@@ -333,7 +325,7 @@ void runSweep(const SweepArgs& a) {
     const auto t0 = std::chrono::steady_clock::now();
     std::map<std::size_t, sweep::Outcome> mine;
     try {
-        mine = sweep::runJobs(d, points, appContext(), ro, done);
+        mine = sweep::runJobs(d, points, app::runContext(), ro, done);
     } catch (const std::exception& e) {
         if (dist.size > 1 && dist.abort) { // the other ranks would wait in the gather
             std::fprintf(stderr, "kairos-cli: error (rank %d of %d): %s\n", dist.rank, dist.size,
@@ -453,7 +445,7 @@ void runCapacity(const SweepArgs& a, double target, bool poisson, double start, 
     const auto t0 = std::chrono::steady_clock::now();
     std::vector<capacity::Result> res;
     try {
-        res = capacity::find(spec, policies, opt, appContext());
+        res = capacity::find(spec, policies, opt, app::runContext());
     } catch (const SimulationCancelled&) {
         std::fprintf(stderr, "kairos-cli: interrupted\n");
         throw ExitCode{130};

@@ -55,4 +55,12 @@ std::vector<std::string> shippedProfileNames() {
     return names;
 }
 
+RunContext runContext() {
+    RunContext ctx;
+    ctx.resolve_profile = [](const std::string& name, std::string* found) {
+        return resolveProfile(name, found);
+    };
+    return ctx;
+}
+
 } // namespace kairos::app

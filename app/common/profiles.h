@@ -1,5 +1,6 @@
 #pragma once
 #include "model/device_profile.h"
+#include "run/pipeline.h"
 #include "run/run_spec.h"
 
 #include <string>
@@ -16,5 +17,8 @@ std::vector<std::string> profileDirs();
 // A path to a JSON file, or the name of a shipped profile. Throws InputError.
 DeviceProfile resolveProfile(const std::string& name_or_path, std::string* found_at = nullptr);
 std::vector<std::string> shippedProfileNames();
+// A run context (run/pipeline.h) that finds profiles as resolveProfile does: what every
+// command that runs a RunSpec uses.
+RunContext runContext();
 
 } // namespace kairos::app

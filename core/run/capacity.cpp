@@ -34,10 +34,7 @@ std::vector<Result> find(const RunSpec& base, const std::vector<std::string>& po
         throw std::invalid_argument("--tolerance must be in (0, 1)");
     if (opt.seeds < 1) throw std::invalid_argument("--seeds must be >= 1");
     WorkloadCache cache;
-    RunContext c = ctx;
-    if (!c.cache) c.cache = &cache;
-    c.cancel = opt.cancel;
-    c.progress = nullptr;
+    const RunContext c = forManyRuns(ctx, cache, opt.cancel);
     // The trace's own rate (after any scale the base spec already applies).
     RunSpec probe = base;
     probe.workload.generate_arrivals = false;

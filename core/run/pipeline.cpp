@@ -50,6 +50,38 @@ void WorkloadCache::put(const std::string& path, const std::string& format, std:
     byKey_[cacheKey(path, format, limit)] = std::move(w);
 }
 
+RunContext forManyRuns(const RunContext& ctx, WorkloadCache& cache,
+                       const std::atomic<bool>* cancel) {
+    RunContext c = ctx;
+    if (!c.cache) c.cache = &cache;
+    c.cancel = cancel;
+    c.progress = nullptr;
+    if (ctx.resolve_profile) {
+        struct Memo {
+            std::mutex m;
+            std::map<std::string, std::pair<DeviceProfile, std::string>> found;
+        };
+        auto memo = std::make_shared<Memo>();
+        c.resolve_profile = [memo, resolve = ctx.resolve_profile](const std::string& name,
+                                                                 std::string* found_at) {
+            {
+                std::lock_guard<std::mutex> lock(memo->m);
+                if (auto it = memo->found.find(name); it != memo->found.end()) {
+                    if (found_at) *found_at = it->second.second;
+                    return it->second.first;
+                }
+            }
+            std::string at;
+            DeviceProfile p = resolve(name, &at); // outside the lock: errors pass through
+            std::lock_guard<std::mutex> lock(memo->m);
+            memo->found.emplace(name, std::make_pair(p, at));
+            if (found_at) *found_at = at;
+            return p;
+        };
+    }
+    return c;
+}
+
 Workload transformWorkload(const Workload& base, const RunSpec::WorkloadPart& w) {
     Workload out = base;
     if (w.generate_arrivals) {

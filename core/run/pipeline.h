@@ -54,6 +54,12 @@ struct RunContext {
     std::atomic<double>* progress = nullptr;
 };
 
+// The context many runs of one sweep or search share: `ctx` with `cache` for its workloads
+// (unless it has one), profiles resolved once per name (a profile file is read once, not once
+// per run; thread-safe), the cancel flag given and no per-run progress.
+RunContext forManyRuns(const RunContext& ctx, WorkloadCache& cache,
+                       const std::atomic<bool>* cancel);
+
 struct PreparedRun {
     RunSpec spec;
     std::shared_ptr<const Workload> workload; // transformed, sorted by arrival

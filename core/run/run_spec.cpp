@@ -417,14 +417,19 @@ RunSpec RunSpec::fromToml(const std::string& text, const std::string& where) {
     }
 }
 
+namespace {
+bool isTomlPath(const std::string& path) {
+    return path.size() > 5 && path.compare(path.size() - 5, 5, ".toml") == 0;
+}
+} // namespace
+
 RunSpec RunSpec::load(const std::string& path) {
     std::ifstream in(path, std::ios::binary);
     if (!in) throw InputError(path, 0, "", "cannot open the run spec");
     std::stringstream buf;
     buf << in.rdbuf();
     const std::string text = buf.str();
-    const bool toml_file = path.size() > 5 && path.compare(path.size() - 5, 5, ".toml") == 0;
-    if (toml_file) return fromToml(text, path);
+    if (isTomlPath(path)) return fromToml(text, path);
     json j;
     try {
         j = json::parse(text);
@@ -437,9 +442,12 @@ RunSpec RunSpec::load(const std::string& path) {
     return fromJson(j, path);
 }
 
+std::string RunSpec::textFor(const std::string& path) const {
+    return isTomlPath(path) ? toToml() : toJson().dump(2) + "\n";
+}
+
 void RunSpec::save(const std::string& path) const {
-    const bool toml_file = path.size() > 5 && path.compare(path.size() - 5, 5, ".toml") == 0;
-    const std::string text = toml_file ? toToml() : toJson().dump(2) + "\n";
+    const std::string text = textFor(path);
     writeFileAtomically(path, [&](std::ostream& out) { out << text; });
 }
 

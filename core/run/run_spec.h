@@ -83,6 +83,8 @@ struct RunSpec {
     // By the file's extension: .toml is TOML, anything else JSON.
     static RunSpec load(const std::string& path);
     void save(const std::string& path) const; // atomically; .toml or JSON by extension
+    // The text save() writes to `path`: TOML for a .toml path, else JSON.
+    std::string textFor(const std::string& path) const;
 
     bool operator==(const RunSpec& o) const;
     bool operator!=(const RunSpec& o) const { return !(*this == o); }

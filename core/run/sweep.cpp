@@ -357,13 +357,9 @@ std::map<std::size_t, Outcome> runJobs(const Definition& d, const std::vector<Po
     for (std::size_t j = 0; j < total; ++j)
         if (static_cast<int>(j % static_cast<std::size_t>(opt.ranks)) == opt.rank && !done.count(j))
             mine.push_back(j);
-    // Inputs prepared once per point (the workload read once for all): a job differs from
-    // its point's seed-0 spec by its seeds only, which matter only to generated arrivals.
+    // The workload read once and each profile resolved once for all jobs.
     WorkloadCache cache;
-    RunContext c = ctx;
-    if (!c.cache) c.cache = &cache;
-    c.cancel = opt.cancel;
-    c.progress = nullptr;
+    const RunContext c = forManyRuns(ctx, cache, opt.cancel);
     const std::size_t n_metrics = summaryMetricNames(d.base.summary.percentiles).size();
 
     std::map<std::size_t, Outcome> out;
