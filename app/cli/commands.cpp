@@ -253,87 +253,100 @@ RunOutputs runSimulate(const SimulateArgs& a, OutputBatch& outputs) {
 
 } // namespace
 
-namespace {
-// The options of simulate (and report, which adds its documents).
-CLI::Option* addRunOptions(CLI::App* c, const std::shared_ptr<SimulateArgs>& a) {
-    c->add_option("--workload,-w", a->workload,
+// The run options simulate, report and live share with sweep and capacity: the workload
+// and its arrivals, the predictor, the memory and engine limits not swept, the summary.
+void addSharedRunOptions(CLI::App* c, SimulateArgs& a) {
+    c->add_option("--workload,-w", a.workload,
                   "Trace file (Kairos JSONL, Azure CSV, Mooncake JSONL, lengths CSV, BurstGPT "
                   "CSV); required unless --spec");
-    c->add_option("--spec", a->spec_file,
+    c->add_option("--spec", a.spec_file,
                   "Run the RunSpec in this file (JSON, or TOML by its .toml extension: "
                   "--save-spec writes one; every stored run keeps its own)")
         ->excludes("--workload");
+    c->add_option("--format", a.format, "auto|kairos|azure|mooncake|lengths|burstgpt|timelyllm")
+        ->capture_default_str();
+    c->add_option("--burstiness", a.burstiness, "Gamma shape of inter-arrival times (1 = Poisson)")
+        ->capture_default_str()
+        ->check(number(0, 1e6, true));
+    c->add_option("--seed", a.seed, "Seed of generated arrivals")
+        ->capture_default_str()
+        ->check(seedValue());
+    c->add_option("--predictor", a.predictor,
+                  "Length predictor of the predicting policies: oracle, lognormal:SIGMA, "
+                  "exponential, bucket:B[,ACC[,NMAX]]")
+        ->capture_default_str();
+    c->add_option("--policy-seed", a.policy_seed,
+                  "Seed of noisy predictors and randomised policies")
+        ->capture_default_str()
+        ->check(seedValue());
+    c->add_option("--gpu-mem-gib", a.gpu_mem_gib,
+                  "Memory per GPU (GiB), replacing the profile's; the KV capacity follows")
+        ->check(number(0, 1e6, true));
+    c->add_option("--mem-fraction", a.mem_fraction,
+                  "Fraction of memory for weights + KV (vLLM's gpu_memory_utilization)")
+        ->check(number(0, 1, true));
+    c->add_option("--block-size", a.block_size,
+                  "KV block size in tokens (1: no paging; vLLM uses 16)")
+        ->capture_default_str()
+        ->check(whole(1, 1 << 20));
+    c->add_option("--max-num-batched-tokens", a.max_num_batched_tokens,
+                  "Tokens per iteration at most")
+        ->capture_default_str()
+        ->check(whole(1, 1 << 30));
+    c->add_flag("--chunked-prefill", a.chunked, "Mix prefill chunks into decode iterations");
+    c->add_option("--budget", a.budget, "Time budget (s) for every request without one (TimeBill)")
+        ->check(number(0, kMaxSeconds, true));
+    c->add_option("--quality", a.quality,
+                  "Quality proxy q(alpha) as ALPHA:Q,... (default 1 - alpha^2)");
+    c->add_option("--goodput", a.goodput, "SLOs for goodput: ttft:MS tpot:MS e2el:MS")
+        ->expected(1, 3);
+    c->add_option("--percentiles", a.percentiles, "Percentiles to report")
+        ->delimiter(',')
+        ->capture_default_str()
+        ->check(number(0, 100));
+    c->add_option("--limit", a.limit, "Read at most this many requests")
+        ->check(whole(1, 1000000000000LL));
+    c->add_option("--exec-model", a.exec_model,
+                  "Use this fitted ETE or ALA model from the database (kairos-cli fit ete|ala "
+                  "--db) for iteration times; the profile still sets the KV capacity")
+        ->check(whole(1, std::numeric_limits<std::int64_t>::max()));
+    c->add_option("--exec-config", a.exec_config,
+                  "With an ALA --exec-model: its configuration (\"framework | model | hardware | "
+                  "precision\")");
+}
+
+namespace {
+// The options of simulate (and report, which adds its documents).
+CLI::Option* addRunOptions(CLI::App* c, const std::shared_ptr<SimulateArgs>& a) {
     c->add_option("--save-spec", a->save_spec,
                   "Write this run's RunSpec here (JSON, or TOML for .toml): re-run it exactly "
                   "with --spec");
-    c->add_option("--format", a->format, "auto|kairos|azure|mooncake|lengths|burstgpt|timelyllm")
-        ->capture_default_str();
+    addSharedRunOptions(c, *a);
     auto* rate =
         c->add_option("--rate", a->rate,
                       "Generate Poisson/gamma arrivals at this rate (req/s), replacing the file's")
             ->check(number(0, 1e9, true, true));
-    c->add_option("--burstiness", a->burstiness, "Gamma shape of inter-arrival times (1 = Poisson)")
-        ->capture_default_str()
-        ->check(number(0, 1e6, true));
     c->add_option("--rate-scale", a->rate_scale,
                   "Scale the trace's own arrival rate by this factor (its gaps divided by it; "
                   "its burstiness and shape kept)")
         ->capture_default_str()
         ->check(number(0, 1e9, true));
-    c->add_option("--seed", a->seed, "Seed of generated arrivals")
-        ->capture_default_str()
-        ->check(seedValue());
     c->add_option("--policy,-p", a->policy,
                   "Scheduling policy: " + policyNameList() +
                       " (kairos-cli policies: each one's "
                       "parameters)")
         ->capture_default_str();
-    c->add_option("--predictor", a->predictor,
-                  "Length predictor of the predicting policies: oracle, lognormal:SIGMA, "
-                  "exponential, bucket:B[,ACC[,NMAX]]")
-        ->capture_default_str();
-    c->add_option("--policy-seed", a->policy_seed,
-                  "Seed of noisy predictors and randomised policies")
-        ->capture_default_str()
-        ->check(seedValue());
     c->add_option("--param", a->params, "Policy parameter NAME=VALUE (repeatable)");
     c->add_option("--profile", a->profile, "Device profile: a shipped name or a JSON file")
         ->capture_default_str();
     c->add_option("--kv-capacity", a->kv_capacity,
                   "KV cache capacity in tokens (default: from the profile)")
         ->check(whole(1, 1000000000000000LL));
-    c->add_option("--gpu-mem-gib", a->gpu_mem_gib,
-                  "Memory per GPU (GiB), replacing the profile's; the KV capacity follows")
-        ->check(number(0, 1e6, true));
-    c->add_option("--mem-fraction", a->mem_fraction,
-                  "Fraction of memory for weights + KV (vLLM's gpu_memory_utilization)")
-        ->check(number(0, 1, true));
-    c->add_option("--block-size", a->block_size,
-                  "KV block size in tokens (1: no paging; vLLM uses 16)")
-        ->capture_default_str()
-        ->check(whole(1, 1 << 20));
     c->add_option("--max-num-seqs", a->max_num_seqs, "Running requests at most")
         ->capture_default_str()
         ->check(whole(1, 1 << 24));
-    c->add_option("--max-num-batched-tokens", a->max_num_batched_tokens,
-                  "Tokens per iteration at most")
-        ->capture_default_str()
-        ->check(whole(1, 1 << 30));
-    c->add_flag("--chunked-prefill", a->chunked, "Mix prefill chunks into decode iterations");
     c->add_flag("--no-skip-ahead", a->no_skip,
                 "Step one iteration at a time (slower; same results)");
-    c->add_option("--budget", a->budget, "Time budget (s) for every request without one (TimeBill)")
-        ->check(number(0, kMaxSeconds, true));
-    c->add_option("--quality", a->quality,
-                  "Quality proxy q(alpha) as ALPHA:Q,... (default 1 - alpha^2)");
-    c->add_option("--goodput", a->goodput, "SLOs for goodput: ttft:MS tpot:MS e2el:MS")
-        ->expected(1, 3);
-    c->add_option("--percentiles", a->percentiles, "Percentiles to report")
-        ->delimiter(',')
-        ->capture_default_str()
-        ->check(number(0, 100));
-    c->add_option("--limit", a->limit, "Read at most this many requests")
-        ->check(whole(1, 1000000000000LL));
     c->add_option("--json", a->json_out, "Write the summary as JSON here");
     c->add_option("--runlog", a->runlog_out, "Write the run log as JSONL here");
     c->add_option(
@@ -347,13 +360,6 @@ CLI::Option* addRunOptions(CLI::App* c, const std::shared_ptr<SimulateArgs>& a) 
                 "Store the run in the default database ($KAIROS_DB, else "
                 "~/.local/share/kairos/kairos.db)");
     c->add_option("--label", a->label, "With --db/--store: a label for the stored run");
-    c->add_option("--exec-model", a->exec_model,
-                  "Use this fitted ETE or ALA model from the database (kairos-cli fit ete|ala "
-                  "--db) for iteration times; the profile still sets the KV capacity")
-        ->check(whole(1, std::numeric_limits<std::int64_t>::max()));
-    c->add_option("--exec-config", a->exec_config,
-                  "With an ALA --exec-model: its configuration (\"framework | model | hardware | "
-                  "precision\")");
     c->add_flag("--quiet,-q", a->quiet, "Print nothing");
     return rate;
 }

@@ -108,6 +108,8 @@ struct SimulateArgs {
     LiveArgs live_args;
 };
 
+// The run options simulate, report and live share with sweep and capacity.
+void addSharedRunOptions(CLI::App* c, SimulateArgs& a);
 // The RunSpec the options describe, or the --spec file's; options are checked.
 RunSpec specFromArgs(const SimulateArgs& a);
 

@@ -10,6 +10,7 @@
 #include "sched/registry.h"
 #include "store/store.h"
 #include "workload/readers.h"
+#include "workload/text.h"
 
 #include <atomic>
 #include <chrono>
@@ -22,6 +23,7 @@
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <thread>
 #include <unistd.h>
 
@@ -60,19 +62,37 @@ struct InterruptScope {
     }
 };
 
+// "a,b,,c" -> a, b, c (workload/text.h's split, empty items dropped).
 std::vector<std::string> splitList(const std::string& s) {
+    std::vector<std::string_view> parts;
+    text::split(s, ',', parts);
     std::vector<std::string> out;
-    std::string cur;
-    for (char c : s) {
-        if (c == ',') {
-            if (!cur.empty()) out.push_back(cur);
-            cur.clear();
-        } else {
-            cur += c;
-        }
-    }
-    if (!cur.empty()) out.push_back(cur);
+    for (auto p : parts)
+        if (!p.empty()) out.emplace_back(p);
     return out;
+}
+
+// --policy A,B,C: the names, each a registered policy (else an error naming --policy).
+std::vector<std::string> policiesArg(const std::string& text) {
+    const auto policies = splitList(text);
+    if (policies.empty()) throw std::invalid_argument("--policy: no policy named");
+    for (const auto& p : policies) try {
+            policySpec(p);
+        } catch (const std::invalid_argument& e) {
+            throw std::invalid_argument(std::string("--policy: ") + e.what());
+        }
+    return policies;
+}
+
+// Journal or MPI lines (sweep::encode) into `out`; lines that are not one (a torn last line
+// of an interrupted journal) or name a job past `total` are skipped.
+void decodeLines(std::istream& in, std::size_t total, std::map<std::size_t, sweep::Outcome>& out) {
+    std::string line;
+    while (std::getline(in, line)) {
+        std::size_t job;
+        sweep::Outcome o;
+        if (sweep::decode(line, &job, &o) && job < total) out[job] = std::move(o);
+    }
 }
 
 // A progress bar on a terminal; nothing otherwise.
@@ -114,56 +134,6 @@ struct SweepArgs {
     bool resume = false, quiet = false;
 };
 
-// The base options every sweep and capacity search shares (a subset of simulate's: the
-// axes replace the rest).
-void addBaseOptions(CLI::App* c, SimulateArgs& a) {
-    c->add_option("--workload,-w", a.workload, "Trace file (required unless --spec)");
-    c->add_option("--spec", a.spec_file,
-                  "The base RunSpec (JSON or TOML; kairos-cli simulate --save-spec writes one)")
-        ->excludes("--workload");
-    c->add_option("--format", a.format, "auto|kairos|azure|mooncake|lengths|burstgpt|timelyllm")
-        ->capture_default_str();
-    c->add_option("--limit", a.limit, "Read at most this many requests")
-        ->check(whole(1, 1000000000000LL));
-    c->add_option("--burstiness", a.burstiness,
-                  "Gamma shape of generated inter-arrival times (1 = Poisson)")
-        ->capture_default_str()
-        ->check(number(0, 1e6, true));
-    c->add_option("--seed", a.seed, "Seed of generated arrivals (seed k adds k)")
-        ->capture_default_str()
-        ->check(seedValue());
-    c->add_option("--predictor", a.predictor,
-                  "Length predictor: oracle, lognormal:SIGMA, exponential, bucket:B[,ACC[,NMAX]]")
-        ->capture_default_str();
-    c->add_option("--policy-seed", a.policy_seed, "Seed of noisy predictors (seed k adds k)")
-        ->capture_default_str()
-        ->check(seedValue());
-    c->add_option("--block-size", a.block_size, "KV block size in tokens")
-        ->capture_default_str()
-        ->check(whole(1, 1 << 20));
-    c->add_option("--max-num-batched-tokens", a.max_num_batched_tokens,
-                  "Tokens per iteration at most")
-        ->capture_default_str()
-        ->check(whole(1, 1 << 30));
-    c->add_flag("--chunked-prefill", a.chunked, "Mix prefill chunks into decode iterations");
-    c->add_option("--budget", a.budget, "Time budget (s) for every request without one")
-        ->check(number(0, kMaxSeconds, true));
-    c->add_option("--goodput", a.goodput, "SLOs for goodput: ttft:MS tpot:MS e2el:MS")
-        ->expected(1, 3);
-    c->add_option("--percentiles", a.percentiles, "Percentiles to report")
-        ->delimiter(',')
-        ->capture_default_str()
-        ->check(number(0, 100));
-    c->add_option("--quality", a.quality, "Quality proxy q(alpha) as ALPHA:Q,...");
-    c->add_option("--gpu-mem-gib", a.gpu_mem_gib, "Memory per GPU (GiB), replacing the profile's")
-        ->check(number(0, 1e6, true));
-    c->add_option("--mem-fraction", a.mem_fraction, "Fraction of memory for weights + KV")
-        ->check(number(0, 1, true));
-    c->add_option("--exec-model", a.exec_model, "A fitted ETE or ALA model from the database (--db)")
-        ->check(whole(1, std::numeric_limits<std::int64_t>::max()));
-    c->add_option("--exec-config", a.exec_config, "With an ALA --exec-model: its configuration");
-}
-
 // What to name a sweep's journal: next to its first output, or in the current folder.
 std::string journalPath(const SweepArgs& a) {
     if (!a.csv.empty()) return a.csv + ".partial";
@@ -176,27 +146,18 @@ void runSweep(const SweepArgs& a) {
     const bool root = dist.rank == 0;
     sweep::Definition d;
     SimulateArgs base = a.base;
-    const auto policies = splitList(a.policies);
-    if (policies.empty()) throw std::invalid_argument("--policy: no policy named");
-    for (const auto& p : policies) try {
-            policySpec(p);
-        } catch (const std::invalid_argument& e) {
-            throw std::invalid_argument(std::string("--policy: ") + e.what());
-        }
+    const auto policies = policiesArg(a.policies);
     base.policy = policies.front();
     d.base = specFromArgs(base);
-    if (!base.spec_file.empty() && a.policies == "fcfs") {
-        // A spec's own policy stands unless --policy names others.
-    } else {
-        d.base.policy.name = policies.front();
-    }
-    if (policies.size() > 1 || a.policies != "fcfs") {
+    // A spec file's own policy stands unless --policy names another.
+    if (base.spec_file.empty() || a.policies != "fcfs") d.base.policy.name = policies.front();
+    if (policies.size() > 1) {
         sweep::Axis ax;
         ax.kind = sweep::AxisKind::Policy;
         ax.name = "policy";
         ax.values = policies;
         ax.arg = "--policy " + a.policies;
-        if (policies.size() > 1) d.axes.push_back(ax);
+        d.axes.push_back(ax);
     }
     const std::vector<std::string> axis_policies =
         policies.size() > 1 ? policies : std::vector<std::string>{d.base.policy.name};
@@ -282,14 +243,7 @@ void runSweep(const SweepArgs& a) {
             throw InputError(journal, 1, "",
                              "the journal is of another sweep (its axes, seeds, metrics or base "
                              "spec differ): run without --resume to start over");
-        long n = 1;
-        while (std::getline(in, line)) {
-            ++n;
-            std::size_t job;
-            sweep::Outcome o;
-            if (!sweep::decode(line, &job, &o) || job >= total) continue; // a torn last line
-            done[job] = std::move(o);
-        }
+        decodeLines(in, total, done);
         if (!a.quiet)
             std::fprintf(stderr, "kairos-cli: resuming: %zu of %zu runs already done\n",
                          done.size(), total);
@@ -353,14 +307,8 @@ void runSweep(const SweepArgs& a) {
         if (!root) return;
         mine.clear();
         for (const auto& part : parts) {
-            std::size_t start = 0;
-            while (start < part.size()) {
-                const auto end = part.find('\n', start);
-                std::size_t job;
-                sweep::Outcome o;
-                if (sweep::decode(part.substr(start, end - start), &job, &o)) mine[job] = o;
-                start = end == std::string::npos ? part.size() : end + 1;
-            }
+            std::istringstream in(part);
+            decodeLines(in, total, mine);
         }
     }
     for (auto& [job, o] : done) mine.emplace(job, std::move(o));
@@ -421,14 +369,8 @@ void runSweep(const SweepArgs& a) {
 
 void runCapacity(const SweepArgs& a, double target, bool poisson, double start, double tol) {
     SimulateArgs base = a.base;
-    const auto policies = splitList(a.policies);
-    if (policies.empty()) throw std::invalid_argument("--policy: no policy named");
+    const auto policies = policiesArg(a.policies);
     base.policy = policies.front();
-    for (const auto& p : policies) try {
-            policySpec(p);
-        } catch (const std::invalid_argument& e) {
-            throw std::invalid_argument(std::string("--policy: ") + e.what());
-        }
     const RunSpec spec = specFromArgs(base);
     if (spec.summary.goodput.empty())
         throw std::invalid_argument("--goodput: capacity needs SLOs (e.g. --goodput ttft:2000 "
@@ -519,7 +461,7 @@ void addSweep(CLI::App& app) {
         "sweep", "Run every combination of policies, parameters, rates, KV capacities and "
                  "profiles over seeds; a table of each metric's mean and 95 % interval (CSV, "
                  "JSON, the database). Ctrl-C keeps finished runs (--resume)");
-    addBaseOptions(c, a->base);
+    addSharedRunOptions(c, a->base);
     c->add_option("--policy,-p", a->policies, "Policies, comma-separated: " + policyNameList())
         ->capture_default_str();
     c->add_option("--param", a->params,
@@ -566,7 +508,7 @@ void addCapacity(CLI::App& app) {
         "capacity", "Per policy, the highest arrival rate at which goodput stays at or above "
                     "a target fraction of the offered rate under the SLOs (bracketing and "
                     "bisection, per seed; mean and 95 % interval)");
-    addBaseOptions(c, a->base);
+    addSharedRunOptions(c, a->base);
     c->add_option("--policy,-p", a->policies, "Policies, comma-separated: " + policyNameList())
         ->capture_default_str();
     c->add_option("--target", *target, "Goodput / offered rate to keep (0, 1]")

@@ -63,7 +63,7 @@ RunContext forManyRuns(const RunContext& ctx, WorkloadCache& cache,
         };
         auto memo = std::make_shared<Memo>();
         c.resolve_profile = [memo, resolve = ctx.resolve_profile](const std::string& name,
-                                                                 std::string* found_at) {
+                                                                  std::string* found_at) {
             {
                 std::lock_guard<std::mutex> lock(memo->m);
                 if (auto it = memo->found.find(name); it != memo->found.end()) {
