@@ -204,17 +204,40 @@ void SweepChart::setMarker(double x) {
     replot(QCustomPlot::rpQueuedReplot);
 }
 
-QString sweepReportHtml(const QString& title, const std::vector<QString>& settings,
-                        const std::vector<std::string>& axes,
-                        const std::vector<std::vector<std::string>>& row_values,
-                        const std::vector<double>& x, bool log_x,
-                        const std::vector<std::string>& metrics,
-                        const std::vector<std::vector<double>>& mean,
-                        const std::vector<std::vector<double>>& half,
-                        const std::vector<std::string>& charted, const QString& csv) {
+std::vector<SweepCurve> sweepCurves(const sweep::Table& t, const std::vector<double>& x,
+                                    std::size_t metric, const std::size_t* against) {
     static const QColor colors[] = {QColor(31, 119, 180),  QColor(214, 39, 40),
                                     QColor(44, 160, 44),   QColor(255, 127, 14),
                                     QColor(148, 103, 189), QColor(140, 86, 75)};
+    const std::size_t others = t.axes.empty() ? 0 : t.axes.size() - 1;
+    std::vector<SweepCurve> curves;
+    std::map<std::string, std::size_t> index;
+    for (std::size_t r = 0; r < t.rows.size(); ++r) {
+        const auto& row = t.rows[r];
+        std::string key;
+        for (std::size_t a = 0; a < others; ++a)
+            key += (key.empty() ? "" : ", ") + (others > 1 ? t.axes[a] + "=" : std::string()) +
+                   row.values[a];
+        auto [pos, added] = index.emplace(key, curves.size());
+        if (added) {
+            SweepCurve cv;
+            cv.name = key.empty() ? QObject::tr("mean over seeds") : QString::fromStdString(key);
+            cv.color = colors[curves.size() % 6];
+            curves.push_back(cv);
+        }
+        SweepCurve& cv = curves[pos->second];
+        cv.x.push_back(against ? row.mean[*against] : x[r]);
+        cv.mean.push_back(row.mean[metric]);
+        cv.lo.push_back(row.mean[metric] - row.half[metric]);
+        cv.hi.push_back(row.mean[metric] + row.half[metric]);
+    }
+    return curves;
+}
+
+QString sweepReportHtml(const QString& title, const std::vector<QString>& settings,
+                        const sweep::Table& t, const std::vector<double>& x,
+                        const std::string& x_name, bool log_x,
+                        const std::vector<std::string>& charted) {
     QString h;
     h += QStringLiteral("<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>%1</title>"
                         "<style>body{font-family:DejaVu Sans,sans-serif;margin:24px;max-width:"
@@ -226,35 +249,13 @@ QString sweepReportHtml(const QString& title, const std::vector<QString>& settin
     h += QStringLiteral("<h1>%1</h1><ul>").arg(title.toHtmlEscaped());
     for (const auto& line : settings) h += "<li>" + line.toHtmlEscaped() + "</li>";
     h += QStringLiteral("</ul>");
-    const std::string xname = axes.empty() ? std::string() : axes.back();
     for (const auto& m : charted) {
-        const auto it = std::find(metrics.begin(), metrics.end(), m);
-        if (it == metrics.end()) continue;
-        const std::size_t c = static_cast<std::size_t>(it - metrics.begin());
-        // A curve per combination of the other axes.
-        std::vector<SweepCurve> curves;
-        std::map<std::string, std::size_t> index;
-        for (std::size_t r = 0; r < row_values.size(); ++r) {
-            std::string key;
-            for (std::size_t a = 0; a + 1 < axes.size(); ++a)
-                key += (key.empty() ? "" : ", ") + axes[a] + "=" + row_values[r][a];
-            auto [pos, added] = index.emplace(key, curves.size());
-            if (added) {
-                SweepCurve cv;
-                cv.name =
-                    key.empty() ? QStringLiteral("mean over seeds") : QString::fromStdString(key);
-                cv.color = colors[curves.size() % 6];
-                curves.push_back(cv);
-            }
-            auto& cv = curves[pos->second];
-            cv.x.push_back(x[r]);
-            cv.mean.push_back(mean[r][c]);
-            cv.lo.push_back(mean[r][c] - half[r][c]);
-            cv.hi.push_back(mean[r][c] + half[r][c]);
-        }
+        const auto it = std::find(t.metrics.begin(), t.metrics.end(), m);
+        if (it == t.metrics.end()) continue;
+        const auto curves = sweepCurves(t, x, static_cast<std::size_t>(it - t.metrics.begin()));
         SweepChart chart;
         chart.resize(900, 420);
-        chart.setCurves(QString::fromStdString(xname), QString::fromStdString(m), log_x, curves);
+        chart.setCurves(QString::fromStdString(x_name), QString::fromStdString(m), log_x, curves);
         chart.setMarker(std::nan(""));
         QBuffer svg;
         svg.open(QIODevice::WriteOnly);
@@ -271,15 +272,15 @@ QString sweepReportHtml(const QString& title, const std::vector<QString>& settin
         QString body = QString::fromUtf8(svg.data());
         const int start = body.indexOf(QStringLiteral("<svg"));
         if (start > 0) body = body.mid(start); // inline: no XML declaration
-        h += QStringLiteral("<figure>%1<figcaption>%2 against %3: the mean over seeds, its 95 %% "
+        h += QStringLiteral("<figure>%1<figcaption>%2 against %3: the mean over seeds, its 95 % "
                             "interval shaded</figcaption></figure>")
                  .arg(body, QString::fromStdString(m).toHtmlEscaped(),
-                      QString::fromStdString(xname).toHtmlEscaped());
+                      QString::fromStdString(x_name).toHtmlEscaped());
     }
     // The table, as the CSV has it.
     h += QStringLiteral("<h2>Table</h2><table>");
     bool head = true;
-    for (const QString& line : csv.split('\n', Qt::SkipEmptyParts)) {
+    for (const QString& line : QString::fromStdString(t.csv()).split('\n', Qt::SkipEmptyParts)) {
         h += QStringLiteral("<tr>");
         for (const QString& cell : line.split(','))
             h += (head ? "<th>" : "<td>") + cell.toHtmlEscaped() + (head ? "</th>" : "</td>");

@@ -3,6 +3,8 @@
 // with points, its 95 % interval as a shaded band, and the slider's current value as a
 // dashed vertical mark that follows the slider. The legend sits outside the data (above
 // the plot), so it never covers a curve.
+#include "run/sweep.h"
+
 #include <QColor>
 #include <QString>
 #include <qcustomplot.h>
@@ -54,17 +56,18 @@ private:
     std::vector<QCPAbstractItem*> capacity_items_;
 };
 
-// A sweep as one self-contained HTML page: its settings, a chart per metric (inline SVG,
-// drawn by SweepChart: mean and 95 % band against the swept value, a curve per combination
-// of the other axes) and the whole table. `x` is each row's value on the last axis (the
-// swept one), `settings` lines of "key: value". Needs a QApplication (offscreen is fine).
+// A table's rows as curves of metric column `metric`: one per combination of the axes
+// before the last (named by their values; "axis=value" when there are several), drawn
+// against `x` (a number per row), or against metric column `against` (the trade-off).
+std::vector<SweepCurve> sweepCurves(const sweep::Table& t, const std::vector<double>& x,
+                                    std::size_t metric, const std::size_t* against = nullptr);
+
+// A sweep as one self-contained HTML page: its settings ("key: value" lines), a chart per
+// metric in `charted` (inline SVG drawn by SweepChart: mean and 95 % band against `x`, the
+// last axis's value per row) and the whole table. Needs a QApplication (offscreen is fine).
 QString sweepReportHtml(const QString& title, const std::vector<QString>& settings,
-                        const std::vector<std::string>& axes,
-                        const std::vector<std::vector<std::string>>& row_values,
-                        const std::vector<double>& x, bool log_x,
-                        const std::vector<std::string>& metrics,
-                        const std::vector<std::vector<double>>& mean,
-                        const std::vector<std::vector<double>>& half,
-                        const std::vector<std::string>& charted, const QString& csv);
+                        const sweep::Table& t, const std::vector<double>& x,
+                        const std::string& x_name, bool log_x,
+                        const std::vector<std::string>& charted);
 
 } // namespace kairos::views

@@ -44,35 +44,20 @@ void installReportWriter() {
                                    .arg(QString::fromStdString(ax.name))
                                    .arg(ax.values.size())
                                    .arg(QString::fromStdString(ax.arg)));
-        settings.push_back(QStringLiteral("seeds per point: %1 (the band: the 95 %% interval of "
+        settings.push_back(QStringLiteral("seeds per point: %1 (the band: the 95 % interval of "
                                           "the mean, t-based)")
                                .arg(d.seeds));
-        std::vector<std::vector<std::string>> values;
-        std::vector<std::vector<double>> mean, half;
-        std::vector<double> x;
-        bool numeric = true;
-        for (std::size_t r = 0; r < t.rows.size(); ++r) {
-            values.push_back(t.rows[r].values);
-            mean.push_back(t.rows[r].mean);
-            half.push_back(t.rows[r].half);
-            const std::string& v =
-                t.rows[r].values.empty() ? std::string() : t.rows[r].values.back();
-            char* end = nullptr;
-            const double n = std::strtod(v.c_str(), &end);
-            numeric = numeric && !v.empty() && end && *end == 0;
-            x.push_back(numeric ? n : double(r));
-        }
-        if (!numeric)
-            for (std::size_t r = 0; r < x.size(); ++r) x[r] = double(r);
+        bool numeric = false;
+        const std::vector<double> x = t.lastAxisNumbers(&numeric);
         // Rate-like axes read best on a log scale.
         const bool log_x = !d.axes.empty() && numeric &&
                            (d.axes.back().kind == sweep::AxisKind::Rate ||
                             d.axes.back().kind == sweep::AxisKind::RateScale ||
                             d.axes.back().kind == sweep::AxisKind::KvCapacity) &&
                            *std::min_element(x.begin(), x.end()) > 0;
-        const QString html = views::sweepReportHtml(QStringLiteral("Kairos sweep"), settings,
-                                                    t.axes, values, x, log_x, t.metrics, mean, half,
-                                                    t.metrics, QString::fromStdString(t.csv()));
+        const QString html =
+            views::sweepReportHtml(QStringLiteral("Kairos sweep"), settings, t, x,
+                                   t.axes.empty() ? "" : t.axes.back(), log_x, t.metrics);
         return html.toUtf8().toStdString();
     };
     reportWriter() = [](const RunOutputs& o, const RunOutputs* pinned, bool html, bool pdf) {

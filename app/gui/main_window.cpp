@@ -512,26 +512,22 @@ void MainWindow::buildUi() {
     addDockWidget(Qt::RightDockWidgetArea, sweep_dock_);
     tabifyDockWidget(live_dock, sweep_dock_);
     metrics_dock_->raise();
-    // Another process (kairos-cli simulate --db) writing the database: re-read, at most
-    // a few times a second. SQLite's WAL file changes on every commit.
+    // Another process (kairos-cli simulate --db) writing the database: re-read at most
+    // every 300 ms (a throttle, not a debounce: a steady stream of notices still
+    // re-reads). SQLite's WAL file changes on every commit; the window's own reads
+    // create and remove the WAL too, so a notice re-reads only when the files differ
+    // from what they were after the last read.
     runs_refresh_ = new QTimer(this);
     runs_refresh_->setSingleShot(true);
     runs_refresh_->setInterval(300);
-    connect(runs_refresh_, &QTimer::timeout, this, &MainWindow::refreshRuns);
-    runs_watch_ = new QFileSystemWatcher(this);
-    auto watch = [this] {
-        const QString dir = QFileInfo(db_path_).absolutePath();
-        if (QFileInfo::exists(dir)) runs_watch_->addPath(dir);
-        for (const QString& f : {db_path_, db_path_ + QStringLiteral("-wal")})
-            if (QFileInfo::exists(f)) runs_watch_->addPath(f);
-    };
-    watch();
-    connect(runs_watch_, &QFileSystemWatcher::fileChanged, runs_refresh_,
-            qOverload<>(&QTimer::start));
-    connect(runs_watch_, &QFileSystemWatcher::directoryChanged, this, [this, watch] {
-        watch(); // the database or its WAL may have appeared
-        runs_refresh_->start();
+    connect(runs_refresh_, &QTimer::timeout, this, [this] {
+        if (runsFilesState() != runs_seen_) refreshRuns();
     });
+    runs_watch_ = new QFileSystemWatcher(this);
+    connect(runs_watch_, &QFileSystemWatcher::fileChanged, this, &MainWindow::runsFilesChanged);
+    connect(runs_watch_, &QFileSystemWatcher::directoryChanged, this,
+            &MainWindow::runsFilesChanged);
+    runsFilesChanged(); // starts watching
     refreshRuns();
 
     connect(policy_, &QComboBox::currentTextChanged, this, [this] {
@@ -913,8 +909,34 @@ void MainWindow::showResult(std::shared_ptr<const SimResult> r) {
     Q_EMIT ready();
 }
 
+QString MainWindow::runsFilesState() const {
+    QString state;
+    for (const QString& f : {db_path_, db_path_ + QStringLiteral("-wal")}) {
+        const QFileInfo info(f);
+        state += info.exists() ? QStringLiteral("%1:%2;")
+                                     .arg(info.size())
+                                     .arg(info.lastModified().toMSecsSinceEpoch())
+                               : QStringLiteral("-;");
+    }
+    return state;
+}
+
+void MainWindow::runsFilesChanged() {
+    const QString dir = QFileInfo(db_path_).absolutePath();
+    const QStringList watched = runs_watch_->files() + runs_watch_->directories();
+    if (QFileInfo::exists(dir) && !watched.contains(dir)) runs_watch_->addPath(dir);
+    for (const QString& f : {db_path_, db_path_ + QStringLiteral("-wal")}) // may have appeared
+        if (QFileInfo::exists(f) && !watched.contains(f)) runs_watch_->addPath(f);
+    if (!runs_refresh_->isActive()) runs_refresh_->start();
+}
+
 void MainWindow::refreshRuns() {
-    // One read of the database for both panels.
+    // One read of the database for both panels; runs_seen_ is taken after the
+    // connection closed (closing the last one removes the WAL).
+    struct Seen {
+        MainWindow* w;
+        ~Seen() { w->runs_seen_ = w->runsFilesState(); }
+    } seen{this};
     if (!QFileInfo::exists(db_path_)) { // nothing stored yet: do not create a database here
         runs_model_->setRuns({});
         showModels({});

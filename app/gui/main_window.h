@@ -193,7 +193,10 @@ private:
     QLabel* model_warning_ = nullptr; // under the Models panel's chart: a poor fit
     std::string ala_name_;            // the loaded ALA model's name (for its warnings)
     void showModelWarnings(const std::vector<std::string>& warnings);
-    QTimer* runs_refresh_ = nullptr; // debounces file-change notices
+    QTimer* runs_refresh_ = nullptr; // throttles file-change notices
+    QString runs_seen_;              // the database files' state after the last read
+    QString runsFilesState() const;
+    void runsFilesChanged();
     class QFileSystemWatcher* runs_watch_ = nullptr;
     struct LoadJob; // a workload being read (openWorkload)
     std::shared_ptr<LoadJob> load_;

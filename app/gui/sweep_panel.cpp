@@ -24,6 +24,7 @@
 #include <cmath>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 namespace kairos::app {
 
@@ -341,39 +342,19 @@ void SweepPanel::start() {
 
 void SweepPanel::redraw() {
     if (!table_) return;
+    auto column = [&](const std::string& m) {
+        const auto it = std::find(table_->metrics.begin(), table_->metrics.end(), m);
+        return it == table_->metrics.end() ? std::optional<std::size_t>()
+                                           : std::size_t(it - table_->metrics.begin());
+    };
     const std::string metric = metric_->currentData().toString().toStdString();
-    const auto it = std::find(table_->metrics.begin(), table_->metrics.end(), metric);
-    if (it == table_->metrics.end()) return;
-    const std::size_t c = static_cast<std::size_t>(it - table_->metrics.begin());
+    const auto c = column(metric);
+    if (!c) return;
     const std::string against = against_->currentData().toString().toStdString();
-    const auto ait = std::find(table_->metrics.begin(), table_->metrics.end(), against);
-    const bool tradeoff = !against.empty() && ait != table_->metrics.end();
-    const std::size_t ac = tradeoff ? static_cast<std::size_t>(ait - table_->metrics.begin()) : 0;
-    static const QColor colors[] = {QColor(31, 119, 180),  QColor(214, 39, 40),
-                                    QColor(44, 160, 44),   QColor(255, 127, 14),
-                                    QColor(148, 103, 189), QColor(140, 86, 75)};
-    std::vector<views::SweepCurve> curves;
-    std::map<std::string, std::size_t> by_policy;
-    const bool has_policy = table_->axes.size() > 1;
-    for (std::size_t r = 0; r < table_->rows.size(); ++r) {
-        const auto& row = table_->rows[r];
-        const std::string pol = has_policy ? row.values[0] : std::string();
-        auto [pos, added] = by_policy.emplace(pol, curves.size());
-        if (added) {
-            views::SweepCurve curve;
-            curve.name =
-                has_policy ? QString::fromStdString(pol)
-                           : QString::fromStdString(table_->axes.empty() ? "" : "mean over seeds");
-            curve.color = colors[curves.size() % 6];
-            curves.push_back(curve);
-        }
-        auto& curve = curves[pos->second];
-        curve.x.push_back(tradeoff ? row.mean[ac] : x_[r]);
-        curve.mean.push_back(row.mean[c]);
-        curve.lo.push_back(row.mean[c] - row.half[c]);
-        curve.hi.push_back(row.mean[c] + row.half[c]);
-    }
-    if (tradeoff) {
+    const auto ac = against.empty() ? std::nullopt : column(against);
+    // One curve per policy (the axis before the swept one, when the sweep compares).
+    const auto curves = views::sweepCurves(*table_, x_, *c, ac ? &*ac : nullptr);
+    if (ac) { // the trade-off
         std::vector<std::pair<double, double>> pts;
         for (const auto& cv : curves)
             for (std::size_t i = 0; i < cv.x.size(); ++i) pts.emplace_back(cv.x[i], cv.mean[i]);
@@ -392,16 +373,15 @@ void SweepPanel::redraw() {
     // A rate sweep marks each policy's capacity (goodput / offered rate >= the target).
     capacities_.clear();
     std::vector<views::SweepChart::CapacityMark> marks;
-    const auto git = std::find(table_->metrics.begin(), table_->metrics.end(), "goodput_fraction");
-    if (swept_ == "rate" && git != table_->metrics.end()) {
-        const std::size_t g = static_cast<std::size_t>(git - table_->metrics.begin());
-        for (const auto& [pol, index] : by_policy) {
+    const auto g = column("goodput_fraction");
+    if (swept_ == "rate" && g) {
+        const auto goodput = views::sweepCurves(*table_, x_, *g);
+        for (std::size_t k = 0; k < goodput.size(); ++k) {
             // The policy's points in rate order, and the first fall below the target after
             // a point at or above it.
             std::vector<std::pair<double, double>> pts;
-            for (std::size_t r = 0; r < table_->rows.size(); ++r)
-                if (!has_policy || table_->rows[r].values[0] == pol)
-                    pts.emplace_back(x_[r], table_->rows[r].mean[g]);
+            for (std::size_t i = 0; i < goodput[k].x.size(); ++i)
+                pts.emplace_back(goodput[k].x[i], goodput[k].mean[i]);
             std::sort(pts.begin(), pts.end());
             double cap = NAN;
             bool met = false;
@@ -417,11 +397,13 @@ void SweepPanel::redraw() {
                     break;
                 }
             }
-            capacities_.emplace_back(pol.empty() ? policy_ : pol, cap);
-            const QColor color = curves[index].color;
-            const QString who = QString::fromStdString(pol.empty() ? policy_ : pol);
+            const std::string who =
+                table_->axes.size() > 1 ? goodput[k].name.toStdString() : policy_;
+            capacities_.emplace_back(who, cap);
             if (std::isfinite(cap))
-                marks.push_back({cap, color, tr("%1 capacity ≈ %2×").arg(who).arg(cap, 0, 'g', 3)});
+                marks.push_back(
+                    {cap, curves[k].color,
+                     tr("%1 capacity ≈ %2×").arg(QString::fromStdString(who)).arg(cap, 0, 'g', 3)});
         }
     }
     chart_->setCapacityMarks(marks);
@@ -497,15 +479,10 @@ bool SweepPanel::open(std::int64_t id) {
             policy_ = wb.at("policy").get<std::string>();
             for (const auto& v : wb.at("x")) x.push_back(v.is_number() ? v.get<double>() : NAN);
         } else {
-            // A sweep from kairos-cli: its last axis is the x axis (numbers as written; a
-            // policy or profile axis by position).
+            // A sweep from kairos-cli: its last axis is the x axis (a policy or profile
+            // axis by position).
             param = QString::fromStdString(table->axes.empty() ? "" : table->axes.back());
-            for (std::size_t r = 0; r < table->rows.size(); ++r) {
-                char* end = nullptr;
-                const std::string& v = table->rows[r].values.back();
-                const double d = std::strtod(v.c_str(), &end);
-                x.push_back(end && *end == 0 && !v.empty() ? d : double(r));
-            }
+            x = table->lastAxisNumbers();
             policy_ = def.at("base").at("policy").at("name").get<std::string>();
         }
         if (x.size() != table->rows.size())
@@ -543,20 +520,11 @@ bool SweepPanel::exportTo(const QString& path) {
             settings.push_back(tr("seeds per point: %1 (the band: the 95 % interval of the mean)")
                                    .arg(def_->seeds));
         }
-        std::vector<std::vector<std::string>> values;
-        std::vector<std::vector<double>> mean, half;
-        for (const auto& r : table_->rows) {
-            values.push_back(r.values);
-            mean.push_back(r.mean);
-            half.push_back(r.half);
-        }
-        std::vector<std::string> axes = table_->axes;
-        if (!axes.empty()) axes.back() = swept_.toStdString();
         const std::vector<std::string> charted = {"goodput_fraction", "ttft_p99_ms", "e2el_mean_ms",
                                                   "request_throughput", "preemptions"};
-        const QString html = views::sweepReportHtml(
-            tr("Kairos sweep of %1").arg(swept_), settings, axes, values, x_, swept_log_,
-            table_->metrics, mean, half, charted, QString::fromStdString(table_->csv()));
+        const QString html =
+            views::sweepReportHtml(tr("Kairos sweep of %1").arg(swept_), settings, *table_, x_,
+                                   swept_.toStdString(), swept_log_, charted);
         QFile f(path);
         return f.open(QIODevice::WriteOnly) && f.write(html.toUtf8()) >= 0;
     }

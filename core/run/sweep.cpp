@@ -491,6 +491,22 @@ Table Table::fromJson(const json& j, const std::string& where) {
     return t;
 }
 
+std::vector<double> Table::lastAxisNumbers(bool* numeric) const {
+    std::vector<double> x;
+    bool all = !axes.empty();
+    for (const auto& row : rows) {
+        const std::string& v = row.values.empty() ? std::string() : row.values.back();
+        char* end = nullptr;
+        const double d = std::strtod(v.c_str(), &end);
+        all = all && !v.empty() && end && *end == 0;
+        x.push_back(d);
+    }
+    if (!all)
+        for (std::size_t r = 0; r < x.size(); ++r) x[r] = double(r);
+    if (numeric) *numeric = all;
+    return x;
+}
+
 std::string Table::text() const {
     std::vector<std::vector<std::string>> cells;
     std::vector<std::string> head = axes;

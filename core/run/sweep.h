@@ -102,6 +102,9 @@ struct Table {
     // The inverse of toJson (a stored sweep's table); throws InputError naming `where`.
     static Table fromJson(const nlohmann::json& j, const std::string& where);
     std::string text() const; // aligned, for the terminal
+    // Each row's value on the last axis as a number; rows by position when that axis is
+    // not numeric (a policy or profile axis). `numeric` (may be null) says which.
+    std::vector<double> lastAxisNumbers(bool* numeric = nullptr) const;
 };
 // Every job must be in `outcomes`.
 Table aggregate(const Definition& d, const std::vector<Point>& points,

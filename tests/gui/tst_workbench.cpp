@@ -330,6 +330,13 @@ private slots:
         QVERIFY(cli.waitForFinished(60000));
         QCOMPARE(cli.exitCode(), 0);
         QTRY_COMPARE_WITH_TIMEOUT(w.runsModel()->rowCount(), 2, 10000);
+        {
+            // Idle: the window's own reads (which create and remove the WAL) do not make
+            // it read again, so a selection in the runs table stays.
+            QSignalSpy resets(w.runsModel(), &QAbstractItemModel::modelReset);
+            QTest::qWait(1500);
+            QCOMPARE(resets.count(), 0);
+        }
         QCOMPARE(w.runsModel()->index(0, views::RunsModel::Id).data().toLongLong(), 2LL);
         QCOMPARE(w.runsModel()->index(0, views::RunsModel::Completed).data().toString(),
                  QStringLiteral("600"));
