@@ -1,8 +1,7 @@
 // kairos-cli live: builds the real transformer and its backend for the engine. The only
 // translation unit of the CLI that sees libtorch.
-#include "commands.h"
-
 #include "checks.h"
+#include "commands.h"
 #include "exec/execution_model.h"
 #include "export/atomic_file.h"
 #include "length_heads.h"
@@ -284,7 +283,9 @@ void addProfile(CLI::App& app) {
                                 {"spread_pct", r.raw.spread_pct},
                                 {"retimed", r.raw.retimed},
                                 {"measurements", nlohmann::json::array()},
-                                {"throughput", nlohmann::json::array()}};
+                                {"throughput", nlohmann::json::array()},
+                                {"skipped_fits", r.report.skipped},
+                                {"suspect_settings", r.report.suspect}};
             for (const auto& x : r.raw.measurements)
                 j["measurements"].push_back({{"kind", x.kind},
                                              {"batch", x.batch},
@@ -598,8 +599,7 @@ void addLengths(CLI::App& app) {
                 "Choose the temper on a validation split (the last 20 % of the training "
                 "requests; heads trained on the rest) from 1, 0.5, 0.2, 0.1, 0.05, then train "
                 "on all training requests with it");
-    c->add_option("--seed", h.seed, "Seed of training")->capture_default_str()
-        ->check(seedValue());
+    c->add_option("--seed", h.seed, "Seed of training")->capture_default_str()->check(seedValue());
     c->add_option("--kv-capacity", a->kv_capacity, "KV capacity (tokens; default: 4 GiB of KV)");
     c->callback([a] {
         ReadOptions ro;

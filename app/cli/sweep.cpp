@@ -357,7 +357,9 @@ void runSweep(const SweepArgs& a) {
         const std::int64_t id =
             db.putSweep(a.name.empty() ? ("sweep of " + d.base.workload.path) : a.name, definition,
                         table.toJson().dump(), runs);
-        if (!a.quiet) std::printf("stored as sweep %lld in %s\n", (long long)id, db.path().c_str());
+        if (!a.quiet)
+            std::printf("stored as sweep %lld in %s\n", static_cast<long long>(id),
+                        db.path().c_str());
     }
     outputs.commit();
     if (jout) {

@@ -335,8 +335,8 @@ void MainWindow::buildUi() {
                 }
             });
         }
-        connect(w, &views::ParamSlider::valueChanged, this, [this, name](double value) {
-            if (sweep_) sweep_->sliderMoved(name, value);
+        connect(w, &views::ParamSlider::valueChanged, this, [this, name](double moved) {
+            if (sweep_) sweep_->sliderMoved(name, moved);
         });
     }
     tuf_box_ = new QGroupBox(tr("Time-utility per class"));

@@ -10,6 +10,15 @@
 
 namespace kairos {
 
+int LengthPredictor::firstAbove(ReqId, int generated, int limit, double) const {
+    // No refinement: the prediction falls by one per token and cannot rise above a
+    // threshold it is not above now.
+    const int k = refreshEvery();
+    if (k <= 0 || generated >= limit) return limit + 1;
+    const long long next = (static_cast<long long>(generated) / k + 1) * k;
+    return next <= limit ? static_cast<int>(next) : limit + 1;
+}
+
 double LengthPredictor::remaining(ReqId id, int generated) const {
     return std::max(1.0, initial(id) - generated);
 }

@@ -27,6 +27,12 @@ public:
     // 0 when predictions change only at events (arrival, finish); k > 0 when they are
     // refined every k generated tokens (schedulers then re-rank that often).
     virtual int refreshEvery() const { return 0; }
+    // The first token count g in (generated, limit] at which remaining(id, g) exceeds
+    // `threshold`, or limit + 1 when there is none (the request finishing first counts as
+    // none). Schedulers use it to run until a refined prediction can change a decision
+    // instead of re-ranking every token. Default, for predictors that cannot see ahead
+    // (a live model's head): the next refresh point, where the caller looks again.
+    virtual int firstAbove(ReqId id, int generated, int limit, double threshold) const;
 };
 
 // Mean absolute error of the initial predictions over a workload (tokens).

@@ -31,6 +31,8 @@ struct TrailOptions {
 // One smoothing step over s tokens: post <- normalise((post T^s) ⊙ q).
 std::vector<double> trailSmooth(const std::vector<double>& post, const std::vector<double>& q,
                                 double p, int s);
+// The standard normal's quantile at u in (0, 1) (the classifier's noise draws).
+double trailNormalQuantile(double u);
 
 class TrailPredictor final : public LengthPredictor {
 public:
@@ -40,6 +42,8 @@ public:
     double initial(ReqId id) const override;
     double remaining(ReqId id, int generated) const override;
     int refreshEvery() const override { return opt_.every; }
+    // Reads ahead in the shared table (the modelled classifier's outputs are known).
+    int firstAbove(ReqId id, int generated, int limit, double threshold) const override;
     const TrailOptions& options() const { return opt_; }
     // The modelled classifier output for request `id` after `generated` tokens.
     std::vector<double> classifier(ReqId id, int generated) const;
@@ -54,15 +58,19 @@ private:
     double tableEstimate(ReqId id, int k) const; // after classifier call k (k * every tokens)
     std::shared_ptr<Table> table_;
     double estimate(const std::vector<double>& post) const;
-    void classifierInto(ReqId id, int generated, double* q) const; // bins values
-    mutable std::vector<double> q_;                                // scratch for remaining()
+    // The classifier output up to a constant factor (it cancels in the filter), bins values.
+    void likelihoodInto(ReqId id, int generated, double* q) const;
+    static constexpr std::size_t kMaxStackBins = 64;
+    mutable std::vector<double> q_; // scratch for remaining()
     TrailOptions opt_;
     std::uint64_t seed_;
+    double k_; // exp(-1 / spread^2), the ratio of successive bins' ratios
     std::vector<int> truth_;
     std::vector<double> initial_;
     struct Cache {
         int at = -1;
         std::vector<double> post;
+        double est = 0; // estimate(post)
     };
     mutable std::vector<Cache> cache_;
 };

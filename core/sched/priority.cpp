@@ -153,6 +153,7 @@ void PriorityScheduler::schedule(const EngineView& view, Decision& out) {
     };
 
     std::size_t mi = 0;
+    double stop_key = NAN; // the key of the candidate that could not start, if one
     // Seats: a running request keeps its seat; a waiting or suspended one needs a free
     // seat, or displaces the worst-ranked running request not reached yet (suspended,
     // KV kept) if that one ranks after it.
@@ -184,7 +185,10 @@ void PriorityScheduler::schedule(const EngineView& view, Decision& out) {
             continue;
         }
         if (have_s && ks <= kw) {
-            if (!seatFor(ks)) break;
+            if (!seatFor(ks)) {
+                stop_key = ks;
+                break;
+            }
             out.resume.push_back(si->second);
             suspended_.erase(si);
             --free_seats;
@@ -197,7 +201,10 @@ void PriorityScheduler::schedule(const EngineView& view, Decision& out) {
             waiting_.erase(wi);
             continue;
         }
-        if (!seatFor(k)) break;
+        if (!seatFor(k)) {
+            stop_key = k;
+            break;
+        }
         auto v = budget.take(s);
         if (v == AdmissionBudget::Verdict::NoRoom) {
             reclaim(k, mi, budget.need(s));
@@ -208,7 +215,10 @@ void PriorityScheduler::schedule(const EngineView& view, Decision& out) {
             waiting_.erase(wi);
             continue;
         }
-        if (v == AdmissionBudget::Verdict::NoRoom) break; // memory-bound: stop here
+        if (v == AdmissionBudget::Verdict::NoRoom) { // memory-bound: stop here
+            stop_key = k;
+            break;
+        }
         out.admit.push_back(id);
         --free_seats;
         waiting_.erase(wi);
@@ -220,6 +230,56 @@ void PriorityScheduler::schedule(const EngineView& view, Decision& out) {
             out.suspend.push_back(movable[j].id);
             suspended_.emplace(movable[j].key, movable[j].id);
         }
+    if (out.hold == INT_MAX) return; // predictions are not refined
+    if (!opt_.look_ahead) {
+        out.hold = 1; // the reference: re-rank after every token
+        return;
+    }
+    // Until a running request's next classifier call (each request is refined at its own
+    // multiples of the period), unless reading ahead proves longer.
+    std::int64_t next = INT_MAX;
+    const int every = pred_->refreshEvery();
+    auto refreshIn = [&](ReqId id) { return every - view.state(id).generated % every; };
+    for (ReqId id : view.running()) next = std::min<std::int64_t>(next, refreshIn(id));
+    for (ReqId id : out.resume) next = std::min<std::int64_t>(next, refreshIn(id));
+    out.hold = static_cast<std::int32_t>(next);
+    if (!out.resume.empty()) return; // resumed requests decode next, unseen by lookAhead
+    const bool acted =
+        !out.admit.empty() || !out.preempt.empty() || !out.suspend.empty() || !out.kill.empty();
+    if (!acted && !std::isnan(stop_key))
+        out.hold = lookAhead(view, stop_key);
+    else if (movable.empty())
+        out.hold = lookAhead(view, best);
+}
+
+std::int32_t PriorityScheduler::lookAhead(const EngineView& view, double threshold) const {
+    // Called in two cases, each with a threshold that no key may rise above unseen:
+    // - Nothing was done, and the candidate (waiting or suspended) with key `threshold`
+    //   found no seat or no KV. Until a request arrives or finishes (the engine asks again
+    //   then), KV only gets scarcer, and the candidate can gain a seat or KV only from a
+    //   running request that becomes movable, i.e. whose key rises above `threshold`:
+    //   the requests already above it were counted and were not enough, and their keys
+    //   falling only frees less.
+    // - No running request ranked after the best waiting or suspended one (`threshold`),
+    //   and this decision admitted or resumed what fits. `threshold` is the one before the
+    //   admissions; it can only have risen since, so the answer is never late. Requests
+    //   admitted now prefill next, and the engine asks again after a prefill iteration.
+    // So the engine may run until the first token at which a preemptible running request's
+    // refined prediction rises above `threshold`, or until it stops being preemptible.
+    std::int64_t hold = INT_MAX;
+    for (ReqId id : view.running()) {
+        if (!preemptible(view, id)) continue;    // cannot become preemptible again
+        if (key(view, id) > threshold) continue; // counted already
+        const ReqState& s = view.state(id);
+        // The last age at which it may still be preempted: age < C x initial.
+        const double bound = std::ceil(opt_.C * pred_->initial(id)) - 1;
+        const int limit = std::isinf(opt_.C) || bound >= INT_MAX - 1
+                              ? INT_MAX - 1
+                              : std::max(s.generated, static_cast<int>(bound));
+        const int at = pred_->firstAbove(id, s.generated, limit, threshold);
+        if (at <= limit) hold = std::min<std::int64_t>(hold, at - s.generated);
+    }
+    return static_cast<std::int32_t>(std::max<std::int64_t>(1, hold));
 }
 
 } // namespace kairos

@@ -28,6 +28,11 @@ struct PriorityOptions {
     double watermark = 0.01; // as vLLM, see AdmissionBudget
     double slack = 10.0;     // EDF: deadline offset for requests without budget or TUF
     std::string policy = "sprpt_lp";
+    // With refined predictions and nothing to preempt, run until the first token at which
+    // a refined prediction could change a decision (the predictor reads ahead), not one
+    // refresh period at a time. Off: re-rank after every token, the reference that tests
+    // compare with (it changes no decision).
+    bool look_ahead = true;
 };
 
 class PriorityScheduler final : public Scheduler {
@@ -43,6 +48,8 @@ public:
     bool preemptible(const EngineView& view, ReqId id) const;
 
 private:
+    // The iterations until a refined prediction can change a decision (see schedule()).
+    std::int32_t lookAhead(const EngineView& view, double best) const;
     PriorityOptions opt_;
     std::shared_ptr<LengthPredictor> pred_;
     // Waiting and suspended requests by (key, id), apart so that releasing kept KV looks

@@ -128,6 +128,10 @@ public:
     virtual const EngineLimits& limits() const = 0;
     virtual const ExecutionModel* model() const = 0; // nullptr in the live engine
     virtual double nextArrival() const = 0;          // +inf when none is pending
+    // Duration of the last iteration that ran (the last of a skipped-ahead stretch): what
+    // a policy measuring token rates sees whether or not the engine skipped ahead. 0 before
+    // the first.
+    virtual double lastIterationTime() const = 0;
     // KV tokens allocated for a request holding `tokens` (rounded up to whole blocks).
     std::int64_t kvCost(std::int64_t tokens) const {
         const std::int64_t bs = limits().block_size;

@@ -101,6 +101,13 @@ void TimeBillScheduler::schedule(const EngineView& view, Decision& out) {
             running_kv += view.state(id).kv;
         }
     }
+    // Waiting requests are killed at their deadline too (below).
+    if (opt_.kill)
+        for (ReqId id : view.waiting()) {
+            const Request& r = *view.state(id).req;
+            if (const double deadline = r.arrival + budgetOf(r); deadline > now)
+                next_deadline = std::min(next_deadline, deadline);
+        }
     // Stop a stretch at the next deadline so that Kill acts at the first boundary after it.
     out.wake_at = next_deadline;
     if (prefillPending(view)) return;

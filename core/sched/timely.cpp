@@ -131,7 +131,9 @@ void TimelyScheduler::observeRates(const EngineView& view) {
         const ReqState& s = view.state(id);
         Plan& p = plans_[static_cast<std::size_t>(id)];
         if (s.generated > p.obs_gen) {
-            p.spt = (now - p.obs_t) / double(s.generated - p.obs_gen);
+            // The rate of its last iteration, as when the engine asks after every one: over
+            // a skipped-ahead stretch, the stretch's last iteration.
+            p.spt = s.generated - p.obs_gen == 1 ? now - p.obs_t : view.lastIterationTime();
             p.obs_t = now;
             p.obs_gen = s.generated;
         }
@@ -186,8 +188,12 @@ void TimelyScheduler::schedule(const EngineView& view, Decision& out) {
     }
     const bool wcet =
         opt_.batching == TimelyOptions::Batching::Wcet && opt_.mode != TimelyOptions::Mode::Stream;
-    // WCET batching decides again after every iteration while anything is ready to join.
-    if (wcet && (!view.waiting().empty() || !view.suspended().empty() || !out.suspend.empty()))
+    // WCET batching and the utility-gain admission decide again after every iteration while
+    // anything is ready to join: both compare times and utilities that move with the clock.
+    const bool gain = opt_.batching == TimelyOptions::Batching::UtilityGain &&
+                      opt_.mode != TimelyOptions::Mode::Stream && ete_;
+    if ((wcet || gain) &&
+        (!view.waiting().empty() || !view.suspended().empty() || !out.suspend.empty()))
         hold = 1;
     out.hold = static_cast<std::int32_t>(std::max<std::int64_t>(1, hold));
     if (prefillPending(view)) return;
@@ -365,6 +371,15 @@ void TimelyScheduler::schedule(const EngineView& view, Decision& out) {
         }
         --seats;
         ++added;
+    }
+    // PUD priorities move with the clock: a new request waiting for memory may be overtaken
+    // by one that fits once it ranks first, with no event in between.
+    if (fresh_blocked && opt_.mode == TimelyOptions::Mode::Pud) out.hold = 1;
+    // Resumed generations decode in the next iterations too: stop at their segment ends.
+    for (ReqId id : out.resume) {
+        const Plan& p = plans_[static_cast<std::size_t>(id)];
+        out.hold = static_cast<std::int32_t>(std::clamp<std::int64_t>(
+            p.ends[static_cast<std::size_t>(p.next)] - view.state(id).generated, 1, out.hold));
     }
 }
 

@@ -240,7 +240,9 @@ std::int64_t Simulator::growth(std::int64_t iterations) const {
 
 bool Simulator::makeRoom() {
     compose();
+    made_room_ = false;
     while (!running_.empty() && kv_used_ + growth(1) > capacity_) {
+        made_room_ = true;
         const ReqId victim = sched_.overflowVictim(*this);
         const Phase ph = st(victim).phase;
         if (ph == Phase::Suspended) {
@@ -300,7 +302,12 @@ void Simulator::runIteration() {
     sp.prefill_seqs = shape.prefill_seqs;
     sp.prefill_tokens = static_cast<std::int32_t>(shape.prefill_tokens);
 
-    if (chunks_.empty() && lim_.skip_ahead && dec_.hold > 1 && !decoders_.empty()) {
+    // KV or seats freed by this decision (preempted, suspended or killed requests) or for
+    // room just now are unseen by the scheduler's `hold`: this iteration runs alone, so it
+    // is asked again after it, as when stepping (tst_liveness: skipped = stepped).
+    const bool freed =
+        made_room_ || !dec_.preempt.empty() || !dec_.suspend.empty() || !dec_.kill.empty();
+    if (chunks_.empty() && lim_.skip_ahead && dec_.hold > 1 && !decoders_.empty() && !freed) {
         if (const auto ramp = model_.decodeRamp(shape.decode_seqs, shape.decode_kv_tokens)) {
             std::int64_t n = std::min<std::int64_t>(dec_.hold, min_remaining);
             // KV: the largest n whose growth still fits.
@@ -346,9 +353,9 @@ void Simulator::runIteration() {
             "the execution model (" + model_.describe() + ") gives an iteration of " +
             std::to_string(shape.prefill_seqs) + " prefill(s) and " +
             std::to_string(shape.decode_seqs) + " decode(s) at t = " + std::to_string(sp.t0) +
-            " s a duration of " + std::to_string(sp.d0) +
-            " s, which does not advance the clock");
+            " s a duration of " + std::to_string(sp.d0) + " s, which does not advance the clock");
     log_.iters.push_back(sp);
+    last_iter_s_ = sp.n == 1 ? sp.tEnd() - sp.t0 : sp.end(sp.n - 1) - sp.end(sp.n - 2);
 
     for (const Chunk& c : chunks_)
         if (st(c.id).prefilled == 0) log(sp.t0, c.id, Ev::PrefillStart, st(c.id).prefill_target);
@@ -454,17 +461,17 @@ RunLog Simulator::run() {
         // Nothing runs, nothing can arrive, and the scheduler starts none of the requests
         // left: a scheduler bug (every policy is live: tests/core/tst_liveness.cpp), never
         // a result to report.
-        throw SchedulerStall("scheduler '" + sched_.name() + "' stalled at t = " +
-                             std::to_string(now_) + " s: " + std::to_string(waiting_.size()) +
-                             " waiting and " + std::to_string(suspended_.size()) +
-                             " suspended request(s), nothing running, KV " +
-                             std::to_string(kv_used_) + " of " + std::to_string(capacity_) +
-                             " tokens in use");
+        throw SchedulerStall(
+            "scheduler '" + sched_.name() + "' stalled at t = " + std::to_string(now_) +
+            " s: " + std::to_string(waiting_.size()) + " waiting and " +
+            std::to_string(suspended_.size()) + " suspended request(s), nothing running, KV " +
+            std::to_string(kv_used_) + " of " + std::to_string(capacity_) + " tokens in use");
     }
     if (too_big_ > 0)
         warn(std::to_string(too_big_) + " request(s) could not fit the KV cache of " +
              std::to_string(capacity_) + " tokens (the largest needs " +
-             std::to_string(too_big_need_) + " with its output): killed as never_fits or "
+             std::to_string(too_big_need_) +
+             " with its output): killed as never_fits or "
              "cannot_grow");
     log_.sim_wall_ms =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t_start)

@@ -104,6 +104,7 @@ public:
     const EngineLimits& limits() const override { return lim_; }
     const ExecutionModel* model() const override { return &model_; }
     double nextArrival() const override;
+    double lastIterationTime() const override { return last_iter_s_; }
 
 private:
     struct Chunk {
@@ -154,6 +155,8 @@ private:
     Decision dec_;
     RunLog log_;
     bool ran_ = false;
+    bool made_room_ = false; // this iteration's makeRoom() preempted or killed
+    double last_iter_s_ = 0;
     bool time_decisions_ = false;
     std::vector<std::pair<std::size_t, double>> decision_times_;
     long idle_rounds_ = 0; // decisions in a row that changed state but started nothing

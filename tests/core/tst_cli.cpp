@@ -107,7 +107,13 @@ private slots:
             QVERIFY(f.get<double>() >= refs.front() / refs[11] - 1e-12);
             QVERIFY(f.get<double>() <= refs.back() / refs[11] + 1e-12);
         }
-        QCOMPARE(prof["fits"].size(), std::size_t(4));
+        // Every ETE form is fitted, or named as skipped with its reason: on a loaded
+        // machine unsteady settings are left out (suspect_settings) and a form of this small
+        // grid can be left with too few rows.
+        QCOMPARE(prof["fits"].size() + prof["skipped_fits"].size(), std::size_t(4));
+        QVERIFY(!prof["fits"].empty());
+        for (const auto& why : prof["skipped_fits"])
+            QVERIFY(why.get<std::string>().find("training rows") != std::string::npos);
         QFile f(csv);
         QVERIFY(f.open(QIODevice::ReadOnly));
         const QStringList lines = QString::fromUtf8(f.readAll()).trimmed().split('\n');

@@ -312,6 +312,75 @@ private slots:
               "documented loops, 0 stalls",
               name.c_str(), runs, completed, kills, causes.c_str(), loops);
     }
+
+    // Skipping ahead (the engine running a stretch of decode iterations in closed form
+    // while the policy's `hold` allows) is an optimisation: for every policy, on the same
+    // random workloads, limits, parameters and predictors, the run log's events equal
+    // those of the run stepped one iteration at a time (times to rounding: a stretch sums
+    // its iteration times in closed form).
+    void skipAheadChangesNoEvent_data() { everyPolicyIsLive_data(); }
+    void skipAheadChangesNoEvent() {
+        QFETCH(QString, policy);
+        const std::string name = policy.toStdString();
+        const int seeds = qEnvironmentVariableIsSet("KAIROS_LIVENESS_SEEDS")
+                              ? qEnvironmentVariableIntValue("KAIROS_LIVENESS_SEEDS")
+                              : 60;
+        int compared = 0;
+        for (int seed = 1; seed <= seeds; ++seed) {
+            const Case c = makeCase(static_cast<std::uint64_t>(seed));
+            const std::int64_t need = std::max<std::int64_t>(16, c.largest_need);
+            for (const std::int64_t cap : {need + c.lim.block_size, 4 * need}) {
+                Rng rng(static_cast<std::uint64_t>(seed) * 37 + static_cast<std::uint64_t>(cap));
+                PolicyConfig pc;
+                pc.name = name;
+                pc.params = variation(name, rng);
+                pc.predictor = kPredictors[rng.uniformInt(0, 4)];
+                pc.seed = static_cast<std::uint64_t>(seed);
+                std::ostringstream params;
+                for (const auto& [k, v] : pc.params) params << k << "=" << v << " ";
+                const QString what =
+                    QString::fromStdString(name + " " + params.str() + "predictor=" + pc.predictor +
+                                           ", " + c.label + " cap=" + std::to_string(cap));
+                const EteModel ete(c.ete);
+                const UnitModel unit;
+                auto run = [&](bool skip) {
+                    EngineLimits lim = c.lim;
+                    lim.kv_capacity_tokens = cap;
+                    lim.skip_ahead = skip;
+                    const auto s = makeScheduler(pc);
+                    return simulate(c.w, c.unit ? static_cast<const ExecutionModel&>(unit) : ete,
+                                    *s, lim);
+                };
+                RunLog skipped, stepped;
+                try {
+                    skipped = run(true);
+                    stepped = run(false);
+                } catch (const SchedulerLoop&) {
+                    continue; // documented (everyPolicyIsLive checks where)
+                }
+                const auto& a = skipped.events;
+                const auto& b = stepped.events;
+                for (std::size_t i = 0; i < std::min(a.size(), b.size()); ++i)
+                    QVERIFY2(
+                        a[i].req == b[i].req && a[i].ev == b[i].ev && a[i].value == b[i].value &&
+                            std::fabs(a[i].t - b[i].t) <= 1e-9 * std::max(1.0, std::fabs(b[i].t)),
+                        qPrintable(what + QString(": event %1: %2 req %3 (%4) at %5 vs %6 "
+                                                  "req %7 (%8) at %9")
+                                              .arg(i)
+                                              .arg(evName(a[i].ev))
+                                              .arg(a[i].req)
+                                              .arg(a[i].value)
+                                              .arg(a[i].t, 0, 'g', 15)
+                                              .arg(evName(b[i].ev))
+                                              .arg(b[i].req)
+                                              .arg(b[i].value)
+                                              .arg(b[i].t, 0, 'g', 15)));
+                QVERIFY2(a.size() == b.size(), qPrintable(what));
+                ++compared;
+            }
+        }
+        qInfo("%s: %d runs equal skipped and stepped", name.c_str(), compared);
+    }
 };
 
 QTEST_GUILESS_MAIN(TestLiveness)

@@ -298,7 +298,13 @@ private slots:
         const Workload w = crowded();
         EngineLimits lim;
         lim.kv_capacity_tokens = 400;
-        auto a = policy("protect_clearing", {{"alpha", 0.05}, {"beta", 0.5}, {"reset", 1}});
+        // Tight protection (alpha = 0.05) re-admits the cleared requests at once and clears
+        // them again from scratch: the documented loop, named rather than run for ever.
+        // (Until skipping ahead was made to equal stepping, a stretch run after a clear hid
+        // the re-admission and this setting finished.)
+        auto tight = policy("protect_clearing", {{"alpha", 0.05}, {"beta", 0.5}, {"reset", 1}});
+        QVERIFY_THROWS_EXCEPTION(SchedulerLoop, (void)simulate(w, UnitModel(), *tight, lim));
+        auto a = policy("protect_clearing", {{"alpha", 0.3}, {"beta", 0.5}, {"reset", 1}});
         const RunLog log = simulate(w, UnitModel(), *a, lim);
         const Summary s = summarize(log);
         QCOMPARE(s.completed, std::int64_t(80));

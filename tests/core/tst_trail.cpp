@@ -3,12 +3,15 @@
 #include "exec/execution_model.h"
 #include "metrics/summary.h"
 #include "predict/trail_predictor.h"
+#include "sched/priority.h"
 #include "sched/registry.h"
 #include "sim/engine.h"
 #include "test_util.h"
 #include "workload/generators.h"
+#include "workload/random.h"
 
 #include <QtTest>
+#include <cmath>
 #include <thread>
 
 using namespace kairos;
@@ -113,23 +116,174 @@ private slots:
                 expected[i].push_back(std::max(1.0, last - (gen - gen / every * every)));
             }
         }
-        auto check = [&](bool backwards) {
+        // Each predictor's answers, in request order whichever order it asked in.
+        auto answers = [&](bool backwards) {
             TrailPredictor t(o, 11);
             t.reset(w);
+            std::vector<std::vector<double>> got(w.size());
             for (std::size_t k = 0; k < w.size(); ++k) {
                 const std::size_t i = backwards ? w.size() - 1 - k : k;
                 for (int gen = 0; gen <= w.requests[i].output_tokens; ++gen)
-                    if (t.remaining(static_cast<ReqId>(i), gen) != expected[i][std::size_t(gen)])
-                        return false;
+                    got[i].push_back(t.remaining(static_cast<ReqId>(i), gen));
             }
-            return true;
+            return got;
         };
-        bool a = false, b = false;
-        std::thread ta([&] { a = check(false); }), tb([&] { b = check(true); });
+        std::vector<std::vector<double>> fwd, bwd;
+        std::thread ta([&] { fwd = answers(false); }), tb([&] { bwd = answers(true); });
         ta.join();
         tb.join();
-        QVERIFY(a);
-        QVERIFY(b);
+        // The same bits whoever filled the table first.
+        QVERIFY(fwd == bwd);
+        // The textbook filter's value: the fast one does not normalise the classifier's
+        // output (the factor cancels) and sums the estimate in the smoothing pass, so the
+        // last bits may differ.
+        double worst = 0;
+        for (std::size_t i = 0; i < w.size(); ++i)
+            for (std::size_t gen = 0; gen < fwd[i].size(); ++gen)
+                worst = std::max(worst, std::fabs(fwd[i][gen] - expected[i][gen]) /
+                                            std::max(1.0, expected[i][gen]));
+        QVERIFY2(worst < 1e-12, QByteArray::number(worst).constData());
+    }
+
+    // The classifier's noise draws: the normal quantile inverts the normal CDF (from
+    // std::erfc) within Acklam's bound (relative error 1.15e-9 in x, so a CDF error of
+    // |x| phi(x) 1.15e-9), in the centre, at the region boundaries and far in both tails,
+    // and is odd.
+    void normalQuantileInvertsTheCdf() {
+        double worst = 0; // error / bound
+        for (double u : {1e-300, 1e-100, 1e-12, 1e-6, 0.001, 0.02, 0.02425, 0.0243, 0.1, 0.3, 0.5,
+                         0.7, 0.9, 0.97575, 0.99, 0.999999}) {
+            const double x = trailNormalQuantile(u);
+            const double cdf = 0.5 * std::erfc(-x / std::sqrt(2.0));
+            const double pdf = std::exp(-0.5 * x * x) / std::sqrt(2 * M_PI);
+            const double bound = 1.15e-9 * std::fabs(x) * pdf + 1e-16;
+            worst = std::max(worst, std::fabs(cdf - u) / std::min(u, 1 - u) /
+                                        (bound / std::min(cdf, 1 - cdf)));
+            if (u >= 0.001) // 1 - u is exact enough to test the symmetry
+                QVERIFY(std::fabs(trailNormalQuantile(1 - u) + x) <
+                        1e-9 * std::max(1.0, std::fabs(x)));
+        }
+        QVERIFY2(worst < 1.0, QByteArray::number(worst).constData());
+        QCOMPARE(trailNormalQuantile(0.5), 0.0);
+        QVERIFY(std::fabs(trailNormalQuantile(0.975) - 1.959963984540054) < 1e-8);
+    }
+
+    // firstAbove reads ahead exactly: the first token count in (generated, limit] whose
+    // remaining() exceeds the threshold, by brute force, for random requests, ages, limits
+    // and thresholds, every classifier period, in both orders of filling the table.
+    void firstAboveIsTheFirstTokenAbove() {
+        GenerateSpec g;
+        g.count = 60;
+        g.output = LengthDist::parse("lognormal:80,1.0,max=600");
+        const Workload w = generateWorkload(g);
+        Rng rng(5);
+        for (int every : {1, 2, 3, 7}) {
+            TrailOptions o;
+            o.every = every;
+            TrailPredictor t(o, 21 + static_cast<std::uint64_t>(every));
+            t.reset(w);
+            for (int trial = 0; trial < 3000; ++trial) {
+                const auto id = static_cast<ReqId>(rng.uniformInt(0, 59));
+                const int out = w.requests[static_cast<std::size_t>(id)].output_tokens;
+                const int gen = static_cast<int>(rng.uniformInt(0, std::max(0, out - 1)));
+                const int limit = static_cast<int>(rng.uniformInt(gen, out + 50));
+                const double threshold = rng.bernoulli(0.1) ? 0.5 : 1 + 300 * rng.uniform();
+                int expected = limit + 1;
+                for (int x = gen + 1; x <= std::min(limit, out - 1); ++x)
+                    if (t.remaining(id, x) > threshold) {
+                        expected = x;
+                        break;
+                    }
+                QVERIFY2(
+                    t.firstAbove(id, gen, limit, threshold) == expected,
+                    qPrintable(QString("every %1 req %2 gen %3 limit %4 threshold %5: %6 vs %7")
+                                   .arg(every)
+                                   .arg(id)
+                                   .arg(gen)
+                                   .arg(limit)
+                                   .arg(threshold)
+                                   .arg(t.firstAbove(id, gen, limit, threshold))
+                                   .arg(expected)));
+            }
+        }
+    }
+
+    // sprpt_lp with refined predictions runs until a prediction can change a decision
+    // (PriorityOptions::look_ahead, the predictor reading ahead in its table) instead of
+    // re-ranking every token. That must change no decision: over random workloads, engine
+    // limits (tight KV, few seats, blocks, chunked prefill), C (0 to unlimited), classifier
+    // periods and execution models, the run log's events are those of the token-by-token
+    // run: the same events of the same requests with the same values, at the same times
+    // (to rounding: one skipped-ahead stretch sums its iteration times in closed form).
+    void lookAheadChangesNoDecision_data() {
+        QTest::addColumn<quint64>("seed");
+        for (quint64 s = 1; s <= 200; ++s) QTest::newRow(qPrintable(QString::number(s))) << s;
+    }
+    void lookAheadChangesNoDecision() {
+        QFETCH(quint64, seed);
+        Rng rng(seed);
+        GenerateSpec g;
+        g.count = static_cast<std::size_t>(rng.uniformInt(20, 250));
+        g.arrivals.rate = 1 + 30 * rng.uniform();
+        g.arrivals.burstiness = rng.bernoulli(0.5) ? 1.0 : 0.3 + 2 * rng.uniform();
+        g.arrivals.seed = seed;
+        g.length_seed = seed + 1;
+        g.prompt = LengthDist::parse("lognormal:" + std::to_string(rng.uniformInt(4, 400)) +
+                                     ",0.9,max=1500");
+        g.output = LengthDist::parse("lognormal:" + std::to_string(rng.uniformInt(5, 250)) +
+                                     ",1.0,max=700");
+        const Workload w = generateWorkload(g);
+        EngineLimits lim;
+        lim.block_size = rng.bernoulli(0.5) ? 1 : 16;
+        lim.kv_capacity_tokens = rng.uniformInt(3000, 40000);
+        lim.max_num_seqs = static_cast<std::int32_t>(rng.uniformInt(2, 64));
+        lim.max_num_batched_tokens = static_cast<std::int32_t>(rng.uniformInt(512, 4096));
+        lim.chunked_prefill = rng.bernoulli(0.3);
+        const double Cs[] = {0.0, 0.2, 0.5, 0.8, 1.0, 3.0, INFINITY};
+        PriorityOptions po;
+        po.C = Cs[rng.uniformInt(0, 6)];
+        TrailOptions to;
+        to.every = rng.bernoulli(0.6) ? 1 : static_cast<int>(rng.uniformInt(2, 6));
+        const bool unit = rng.bernoulli(0.3);
+        const QString label = QString("n=%1 C=%2 every=%3 seqs=%4 kv=%5 block=%6 chunked=%7 "
+                                      "unit=%8")
+                                  .arg(w.size())
+                                  .arg(po.C)
+                                  .arg(to.every)
+                                  .arg(lim.max_num_seqs)
+                                  .arg(lim.kv_capacity_tokens)
+                                  .arg(lim.block_size)
+                                  .arg(lim.chunked_prefill)
+                                  .arg(unit);
+        EteModel ete(EteParams{0.02, 2e-4, 0, 0.03, 3e-4, 2e-7});
+        UnitModel unit_model;
+        auto run = [&](bool look_ahead) {
+            PriorityOptions o = po;
+            o.look_ahead = look_ahead;
+            PriorityScheduler s(o, std::make_shared<TrailPredictor>(to, seed + 7));
+            return simulate(w, unit ? static_cast<const ExecutionModel&>(unit_model) : ete, s, lim);
+        };
+        const RunLog ahead = run(true), step = run(false);
+        for (std::size_t i = 0; i < std::min(ahead.events.size(), step.events.size()); ++i) {
+            const Event &a = ahead.events[i], &b = step.events[i];
+            QVERIFY2(a.req == b.req && a.ev == b.ev && a.value == b.value &&
+                         std::fabs(a.t - b.t) <= 1e-9 * std::max(1.0, std::fabs(b.t)),
+                     qPrintable(label + QString(": event %1: %2 req %3 at %4 vs %5 req %6 at %7")
+                                            .arg(i)
+                                            .arg(evName(a.ev))
+                                            .arg(a.req)
+                                            .arg(a.t, 0, 'g', 17)
+                                            .arg(evName(b.ev))
+                                            .arg(b.req)
+                                            .arg(b.t, 0, 'g', 17)));
+        }
+        QVERIFY2(
+            ahead.events.size() == step.events.size(),
+            qPrintable(
+                label +
+                QString(": %1 vs %2 events").arg(ahead.events.size()).arg(step.events.size())));
+        // Reading ahead is the point: on a loaded run it asks the scheduler less often.
+        QVERIFY(ahead.iters.size() <= step.iters.size());
     }
 
     // sprpt_lp re-ranks as often as the predictions are refined, and finishes everything.
