@@ -253,6 +253,14 @@ RunOutputs runSimulate(const SimulateArgs& a, OutputBatch& outputs) {
 
 } // namespace
 
+void checkCliSpec(const RunSpec& s) {
+    try {
+        s.validate("the command line");
+    } catch (const InputError& e) {
+        throw std::invalid_argument(cliField(e.field()) + ": " + e.message());
+    }
+}
+
 // The run options simulate, report and live share with sweep and capacity: the workload
 // and its arrivals, the predictor, the memory and engine limits not swept, the summary.
 void addSharedRunOptions(CLI::App* c, SimulateArgs& a) {

@@ -112,6 +112,8 @@ struct SimulateArgs {
 void addSharedRunOptions(CLI::App* c, SimulateArgs& a);
 // The RunSpec the options describe, or the --spec file's; options are checked.
 RunSpec specFromArgs(const SimulateArgs& a);
+// Checks a RunSpec a command built from its options; an error names the option.
+void checkCliSpec(const RunSpec& s);
 
 // Where this process stands in a distributed sweep (kairos-mpi sets it under mpirun/srun):
 // its rank of `size`, and how to gather every rank's text to rank 0 (rank 0 gets them all,

@@ -9,6 +9,8 @@
 #include "live_profile.h"
 #include "metrics/request_metrics.h"
 #include "metrics/stats.h"
+#include "profiles.h"
+#include "run/pipeline.h"
 #include "sched/registry.h"
 #include "store/store.h"
 #include "workload/readers.h"
@@ -425,9 +427,20 @@ void addValidate(CLI::App& app) {
     c->add_flag("--progress-lines", g_progress_lines,
                 "Progress as 'progress DONE/TOTAL WHAT' lines on stderr (for front ends)");
     c->callback([a] {
-        ReadOptions ro;
-        ro.limit = a->limit;
-        Workload w = readWorkload(a->workload, ro);
+        // The run pipeline's run: the workload, policy and limits as a RunSpec, prepared
+        // once; the simulations and the live run differ only in the execution model (the
+        // one measured on this device now, as planned, as bracketed) and the backend.
+        RunSpec spec;
+        spec.workload.path = a->workload;
+        spec.workload.limit = a->limit;
+        spec.policy.name = a->policy;
+        spec.policy.params = parsePolicyParams(a->params);
+        spec.limits.chunked_prefill = a->chunked;
+        spec.limits.max_num_seqs = a->max_num_seqs;
+        spec.limits.max_num_batched_tokens = a->max_num_batched_tokens;
+        checkCliSpec(spec);
+        const RunContext ctx = app::runContext();
+        PreparedRun prep = prepareRun(spec, ctx); // reads and checks the workload first
         std::string dtype;
         auto m = buildModel(a->live, &dtype);
         std::unique_ptr<store::Store> db;
@@ -474,25 +487,19 @@ void addValidate(CLI::App& app) {
                     "by %s (x%.3f)%s\n",
                     ref_ctx + 1, 1e3 * ref_before, 1e3 * ref_then, ref_source.c_str(),
                     ref_before / ref_then, a->recalibrate ? ": the model is scaled by it" : "");
-        const EteModel planning(scaled(ete, drift), source);
-        EngineLimits lim;
-        lim.kv_capacity_tokens = kvCapacityOr(a->kv_capacity, *m);
-        lim.chunked_prefill = a->chunked;
-        lim.max_num_seqs = a->max_num_seqs;
-        lim.max_num_batched_tokens = a->max_num_batched_tokens;
-        PolicyConfig pc;
-        pc.name = a->policy;
-        pc.params = parsePolicyParams(a->params);
-        auto s_sim = makeScheduler(pc), s_live = makeScheduler(pc);
-        const RunLog sim = simulate(w, planning, *s_sim, lim);
+        prep.model = std::make_shared<const EteModel>(scaled(ete, drift), source);
+        prep.limits.kv_capacity_tokens = kvCapacityOr(a->kv_capacity, *m);
+        prep.model_warnings.clear(); // the profile named by the spec is not used
+        const Workload& w = *prep.workload;
+        const RunLog sim = simulatePrepared(prep, ctx);
         gpu::TorchBackend backend(*m, w, liveOptions(a->live));
         std::fprintf(stderr, "running %zu requests live (%.1f s of arrivals)...\n", w.size(),
                      w.span());
         if (g_progress_lines) std::fprintf(stderr, "progress 0/0 running live\n");
-        Simulator engine(w, planning, *s_live, lim, &backend);
-        const RunLog live = engine.run();
+        std::vector<Simulator::LiveIteration> live_iterations;
+        const RunLog live = simulatePrepared(prep, ctx, &backend, nullptr, &live_iterations);
         const double ref_after = reference.steadyTime();
-        const nlohmann::json iters = iterationErrors(engine.liveIterations());
+        const nlohmann::json iters = iterationErrors(live_iterations);
         const SimErrors err = simErrors(sim, live);
         std::printf("simulator (%s) against the live run (%s), %zu requests finished in both:\n",
                     source.c_str(), live.exec_model.c_str(), err.ttft.n);
@@ -503,9 +510,9 @@ void addValidate(CLI::App& app) {
         // (the references before and after it): the error left when drift is taken out.
         // It uses a timing taken after the run, so it explains the error; it is no forecast.
         const double mean_speed = 0.5 * (ref_before + ref_after) / ref_then;
-        auto s_br = makeScheduler(pc);
-        const EteModel bracketed(scaled(ete, mean_speed), "bracketed");
-        const SimErrors br = simErrors(simulate(w, bracketed, *s_br, lim), live);
+        PreparedRun bracketed = prep;
+        bracketed.model = std::make_shared<const EteModel>(scaled(ete, mean_speed), "bracketed");
+        const SimErrors br = simErrors(simulatePrepared(bracketed, ctx), live);
         std::printf("device speed after the run: %.2f ms (x%.3f of before); the model scaled to "
                     "the run's mean speed (x%.3f):\n",
                     1e3 * ref_after, ref_after / ref_before, mean_speed);

@@ -231,12 +231,14 @@ RunResult executeRun(const PreparedRun& p, const RunContext& ctx, LiveBackend* l
 }
 
 RunLog simulatePrepared(const PreparedRun& p, const RunContext& ctx, LiveBackend* live,
-                        const PolicyConfig* policy_override) {
+                        const PolicyConfig* policy_override,
+                        std::vector<Simulator::LiveIteration>* live_iterations) {
     auto sched = makeScheduler(policy_override ? *policy_override : p.policy);
     Simulator engine(*p.workload, *p.model, *sched, p.limits, live);
     engine.setCancelFlag(ctx.cancel);
     engine.setProgress(ctx.progress);
     RunLog log = engine.run();
+    if (live_iterations) *live_iterations = engine.liveIterations();
     for (const auto& w : p.model_warnings) log.warnings.push_back(w);
     return log;
 }

@@ -90,8 +90,11 @@ RunResult executeRun(const PreparedRun& p, const RunContext& ctx = {}, LiveBacke
 RunResult runSpec(const RunSpec& spec, const RunContext& ctx = {});
 // The simulation step alone (no summary): for a caller that summarises its own way (the
 // workbench computes the summary beside the timeline's layout).
+// A live run's per-iteration measurements (predicted against measured) go to
+// `live_iterations` when given.
 RunLog simulatePrepared(const PreparedRun& p, const RunContext& ctx = {},
-                        LiveBackend* live = nullptr, const PolicyConfig* policy_override = nullptr);
+                        LiveBackend* live = nullptr, const PolicyConfig* policy_override = nullptr,
+                        std::vector<Simulator::LiveIteration>* live_iterations = nullptr);
 
 // The workload's transforms alone (arrivals regenerated at a rate, the trace's own rate
 // scaled, budgets filled in), on a copy of `base`.

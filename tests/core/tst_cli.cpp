@@ -159,6 +159,12 @@ private slots:
                  0.5 * (ref["before"].get<double>() + ref["after"].get<double>()) /
                      ref["profile"].get<double>());
         QVERIFY(std::isfinite(val["bracketed"]["e2el_error"]["median"].get<double>()));
+        // Its run is the pipeline's: a bad option is named, before any model is built.
+        const Result bad_policy =
+            cli({"validate", "-w", wl, "--model", "tiny", "--policy", "nope"});
+        QCOMPARE(bad_policy.code, 2);
+        QVERIFY2(bad_policy.err.contains("--policy") && bad_policy.err.contains("nope"),
+                 qPrintable(bad_policy.err));
         // --recalibrate: one profile point re-timed, the model scaled by the ratio.
         const std::string rj = kairos::test::tempPath("validate_recal.json");
         const Result rc = cli({"validate", "-w", wl, "--model", "tiny", "--exec-model", "1", "--db",
