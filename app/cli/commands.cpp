@@ -280,8 +280,7 @@ void addSharedRunOptions(CLI::App* c, SimulateArgs& a) {
         ->capture_default_str()
         ->check(seedValue());
     c->add_option("--predictor", a.predictor,
-                  "Length predictor of the predicting policies: oracle, lognormal:SIGMA, "
-                  "exponential, bucket:B[,ACC[,NMAX]]")
+                  std::string("Length predictor of the predicting policies: ") + kPredictorGrammar)
         ->capture_default_str();
     c->add_option("--policy-seed", a.policy_seed,
                   "Seed of noisy predictors and randomised policies")

@@ -62,9 +62,7 @@ std::unique_ptr<LengthPredictor> makePredictor(const std::string& spec, std::uin
         o.l_max = arg(4, o.l_max);
         return std::make_unique<TrailPredictor>(o, seed);
     }
-    throw std::invalid_argument("unknown predictor '" + spec +
-                                "' (oracle, lognormal:SIGMA, exponential, bucket:B[,ACC[,NMAX]], "
-                                "trail[:PN,TN[,EVERY[,BINS[,LMAX]]]])");
+    throw std::invalid_argument("unknown predictor '" + spec + "' (" + kPredictorGrammar + ")");
 }
 
 } // namespace kairos

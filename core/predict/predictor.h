@@ -38,7 +38,12 @@ public:
 // Mean absolute error of the initial predictions over a workload (tokens).
 double initialMae(const LengthPredictor& p, const Workload& w);
 
-// "oracle", "lognormal:SIGMA", "exponential", "bucket:B[,ACC[,NMAX]]"; `seed` makes the
+// The predictors makePredictor knows, as its grammar (for help texts and errors).
+inline constexpr const char* kPredictorGrammar =
+    "oracle, lognormal:SIGMA, exponential, bucket:B[,ACC[,NMAX]], "
+    "trail[:PROMPT_NOISE,TOKEN_NOISE[,EVERY[,BINS[,L_MAX]]]]";
+// "oracle", "lognormal:SIGMA", "exponential", "bucket:B[,ACC[,NMAX]]", "trail[:...]" (Trail's
+// refined predictions, predict/trail_predictor.h); `seed` makes the
 // noisy ones reproducible. Throws std::invalid_argument.
 std::unique_ptr<LengthPredictor> makePredictor(const std::string& spec, std::uint64_t seed);
 

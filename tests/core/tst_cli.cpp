@@ -632,6 +632,17 @@ private slots:
         QCOMPARE(h.code, 0);
         for (const auto& name : kairos::policyNames())
             QVERIFY2(h.out.contains(QString::fromStdString(name)), name.c_str());
+        // ... and every predictor makePredictor knows (the help once left out trail), each
+        // accepted by name.
+        for (const QString& pred : QString(kairos::kPredictorGrammar).split(", ")) {
+            QVERIFY2(h.out.contains(pred), qPrintable(pred));
+            const std::string name = pred.section(':', 0, 0).section('[', 0, 0).toStdString();
+            QVERIFY2(kairos::makePredictor(name == "lognormal" ? "lognormal:0.5"
+                                           : name == "bucket"  ? "bucket:8"
+                                                               : name,
+                                           1) != nullptr,
+                     name.c_str());
+        }
         const Result p = cli({"policies"});
         QCOMPARE(p.code, 0);
         for (const auto& spec : kairos::policySpecs()) {
