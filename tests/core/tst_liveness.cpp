@@ -190,6 +190,13 @@ double valueOf(const PolicyConfig& pc, const std::string& name, double if_none) 
     return it == pc.params.end() ? ps->dflt : it->second;
 }
 
+// Seeds to run: KAIROS_LIVENESS_SEEDS, else `dflt` (CI's share).
+int seedCount(int dflt) {
+    return qEnvironmentVariableIsSet("KAIROS_LIVENESS_SEEDS")
+               ? qEnvironmentVariableIntValue("KAIROS_LIVENESS_SEEDS")
+               : dflt;
+}
+
 const char* kPredictors[] = {"oracle", "lognormal:0.5", "exponential", "bucket:16,0.8", "trail"};
 
 } // namespace
@@ -205,9 +212,7 @@ private slots:
     void everyPolicyIsLive() {
         QFETCH(QString, policy);
         const std::string name = policy.toStdString();
-        const int seeds = qEnvironmentVariableIsSet("KAIROS_LIVENESS_SEEDS")
-                              ? qEnvironmentVariableIntValue("KAIROS_LIVENESS_SEEDS")
-                              : 200;
+        const int seeds = seedCount(200);
         long runs = 0, kills = 0, completed = 0, loops = 0;
         std::map<std::string, long> by_cause;
         for (int seed = 1; seed <= seeds; ++seed) {
@@ -322,9 +327,7 @@ private slots:
     void skipAheadChangesNoEvent() {
         QFETCH(QString, policy);
         const std::string name = policy.toStdString();
-        const int seeds = qEnvironmentVariableIsSet("KAIROS_LIVENESS_SEEDS")
-                              ? qEnvironmentVariableIntValue("KAIROS_LIVENESS_SEEDS")
-                              : 60;
+        const int seeds = seedCount(60);
         int compared = 0;
         for (int seed = 1; seed <= seeds; ++seed) {
             const Case c = makeCase(static_cast<std::uint64_t>(seed));
