@@ -276,8 +276,16 @@ std::int32_t PriorityScheduler::lookAhead(const EngineView& view, double thresho
         const int limit = std::isinf(opt_.C) || bound >= INT_MAX - 1
                               ? INT_MAX - 1
                               : std::max(s.generated, static_cast<int>(bound));
-        const int at = pred_->firstAbove(id, s.generated, limit, threshold);
-        if (at <= limit) hold = std::min<std::int64_t>(hold, at - s.generated);
+        // Read at most kLookAhead tokens ahead: a refined prediction costs its filter steps
+        // once computed (predict/trail_predictor.cpp), and on a lightly loaded trace the
+        // queue is usually empty again long before the horizon, when nobody needs them.
+        const int near =
+            static_cast<int>(std::min<std::int64_t>(limit, std::int64_t(s.generated) + kLookAhead));
+        const int at = pred_->firstAbove(id, s.generated, near, threshold);
+        if (at <= near)
+            hold = std::min<std::int64_t>(hold, at - s.generated);
+        else if (near < limit) // nothing within reach: look again right after it
+            hold = std::min<std::int64_t>(hold, near + 1 - s.generated);
     }
     return static_cast<std::int32_t>(std::max<std::int64_t>(1, hold));
 }

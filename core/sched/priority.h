@@ -48,6 +48,7 @@ public:
     bool preemptible(const EngineView& view, ReqId id) const;
 
 private:
+    static constexpr int kLookAhead = 64; // tokens lookAhead reads ahead at most
     // The iterations until a refined prediction can change a decision (see schedule()).
     std::int32_t lookAhead(const EngineView& view, double best) const;
     PriorityOptions opt_;
