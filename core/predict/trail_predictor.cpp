@@ -24,13 +24,23 @@ double smoothInPlace(double* post, const double* q, std::size_t n, double p, int
         // prior_{i+1} is still the old value when bin i is written.
         for (std::size_t i = 0; i < n; ++i)
             post[i] = post[i] * (i == 0 ? 1.0 : 1.0 - p) + (i + 1 < n ? post[i + 1] * p : 0.0);
-    double sum = 0, weighted = 0;
-    for (std::size_t i = 0; i < n; ++i) {
-        const double v =
-            (post[i] * (i == 0 ? 1.0 : 1.0 - p) + (i + 1 < n ? post[i + 1] * p : 0.0)) * q[i];
+    // The last step, weighed by q: bin 0 (absorbing) and the last bin (nothing above it)
+    // apart, so that the loop between has no branch.
+    const double keep = 1.0 - p;
+    double v = (post[0] + (n > 1 ? post[1] * p : 0.0)) * q[0];
+    post[0] = v;
+    double sum = v, weighted = 0.5 * v;
+    for (std::size_t i = 1; i + 1 < n; ++i) {
+        v = (post[i] * keep + post[i + 1] * p) * q[i];
         post[i] = v;
         sum += v;
         weighted += v * (static_cast<double>(i) + 0.5);
+    }
+    if (n > 1) {
+        v = post[n - 1] * keep * q[n - 1];
+        post[n - 1] = v;
+        sum += v;
+        weighted += v * (static_cast<double>(n - 1) + 0.5);
     }
     if (!(sum > 0)) {
         for (std::size_t i = 0; i < n; ++i) post[i] = 1.0 / static_cast<double>(n);
@@ -123,7 +133,7 @@ void TrailPredictor::likelihoodInto(ReqId id, int generated, double* q) const {
     // Three exponentials instead of one per bin.
     const int n = opt_.bins;
     const double d2 = 1.0 / (opt_.spread * opt_.spread), K = k_;
-    const int i0 = static_cast<int>(std::clamp(std::round(centre), 0.0, double(n - 1)));
+    const int i0 = centre <= 0 ? 0 : centre >= n - 1 ? n - 1 : static_cast<int>(centre + 0.5);
     const double x = i0 - centre;
     const double g0 = std::exp(-0.5 * d2 * x * x);
     q[i0] = g0 + 1e-6;
