@@ -943,9 +943,21 @@ void MainWindow::refreshRuns() {
         runs_label_->setText(tr("No database yet at %1; Save this run creates it.").arg(db_path_));
         return;
     }
+    // The selected run stays selected through a re-read (by id: rows move as runs arrive).
+    qint64 selected = -1;
+    if (const auto sel = runs_view_->selectionModel()->selectedRows(); !sel.isEmpty())
+        selected = sel.front().data(views::RunsModel::RunIdRole).toLongLong();
     try {
         const store::Store db(db_path_.toStdString());
         runs_model_->setRuns(db.listRuns());
+        for (int row = 0; selected >= 0 && row < runs_model_->rowCount(); ++row)
+            if (const QModelIndex i = runs_model_->index(row, 0);
+                i.data(views::RunsModel::RunIdRole).toLongLong() == selected) {
+                runs_view_->selectionModel()->select(i, QItemSelectionModel::ClearAndSelect |
+                                                            QItemSelectionModel::Rows);
+                runs_view_->selectionModel()->setCurrentIndex(i, QItemSelectionModel::NoUpdate);
+                break;
+            }
         showModels(db.listModels());
         runs_view_->resizeColumnsToContents();
         runs_label_->setText(tr("%1 run(s) in %2").arg(runs_model_->rowCount()).arg(db_path_));
@@ -1234,9 +1246,23 @@ bool MainWindow::pinStoredRun(qint64 id) {
         r->cdf_ttft = lod::ecdf(std::move(ttft));
         r->cdf_tpot = lod::ecdf(std::move(tpot));
         r->cdf_e2el = lod::ecdf(std::move(e2el));
+        // Of the shown workload? The store keys workloads by their content.
+        pinned_other_.clear();
+        if (last_ && last_->workload && store::contentHash(*last_->workload) != info->workload_hash)
+            pinned_other_ =
+                tr("The pinned run (stored run %1) is of another workload: %2 (%3 requests), "
+                   "not the shown one (%4 requests). Its figures are shown beside, but the "
+                   "change column compares different requests.")
+                    .arg(id)
+                    .arg(QString::fromStdString(info->workload_name))
+                    .arg(info->num_requests)
+                    .arg(last_->workload->size());
         pinned_ = std::move(r);
+        pinned_stored_ = true;
         refreshComparison();
-        statusBar()->showMessage(tr("pinned stored run %1: %2 on %3")
+        statusBar()->showMessage((pinned_other_.isEmpty()
+                                      ? tr("pinned stored run %1: %2 on %3")
+                                      : tr("pinned stored run %1: %2 on %3, ANOTHER workload"))
                                      .arg(id)
                                      .arg(QString::fromStdString(info->policy))
                                      .arg(QString::fromStdString(info->workload_name)));
@@ -1263,25 +1289,33 @@ void MainWindow::applyRows() {
 void MainWindow::pin() {
     if (!last_) return;
     pinned_ = last_;
+    pinned_stored_ = false;
+    pinned_other_.clear();
     refreshComparison();
     statusBar()->showMessage(tr("pinned: %1").arg(QString::fromStdString(pinned_->summary.policy)));
 }
 
 void MainWindow::unpin() {
     pinned_.reset();
+    pinned_other_.clear();
     refreshComparison();
 }
 
 void MainWindow::refreshComparison() {
-    // A pinned run of another workload is not comparable: drop it.
-    if (pinned_ && last_ && pinned_->workload != last_->workload &&
+    // A pinned run of this window's that was of another workload (another file opened
+    // since) is not comparable: drop it. A stored run the user picked stays, with a warning
+    // when its workload differs (pinStoredRun).
+    if (pinned_ && !pinned_stored_ && last_ && pinned_->workload != last_->workload &&
         pinned_->summary.num_requests != last_->summary.num_requests)
         pinned_.reset();
+    if (!pinned_) pinned_other_.clear();
     metrics_model_->setRuns(
         last_ ? &last_->summary : nullptr, pinned_ ? &pinned_->summary : nullptr,
         last_ ? last_->requests.get() : nullptr, pinned_ ? pinned_->requests.get() : nullptr);
-    metrics_note_->setText(metrics_model_->note());
-    metrics_note_->setVisible(!metrics_model_->note().isEmpty());
+    QString note = metrics_model_->note();
+    if (!pinned_other_.isEmpty()) note = pinned_other_ + (note.isEmpty() ? "" : "\n") + note;
+    metrics_note_->setText(note);
+    metrics_note_->setVisible(!note.isEmpty());
     timeline_->setPinnedRows(pinned_ ? pinned_->rows : nullptr);
     kv_->setPinned(pinned_ ? pinned_->kv : nullptr);
     metrics_->resizeColumnsToContents();

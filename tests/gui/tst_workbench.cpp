@@ -33,10 +33,12 @@
 #include <QMessageBox>
 #include <QProcess>
 #include <QProgressBar>
+#include <QPushButton>
 #include <QSettings>
 #include <QSignalSpy>
 #include <QSpinBox>
 #include <QStandardPaths>
+#include <QTableView>
 #include <QTableWidget>
 #include <QtTest>
 #include <cmath>
@@ -347,6 +349,44 @@ private slots:
         QVERIFY(!w.pinned()->cdf_ttft.empty());
         QVERIFY(!w.timeline()->showsPinned()); // no run log stored: no timeline overlay
         QVERIFY(!w.pinStoredRun(99));
+        // The runs table keeps its selection when another process writes (the re-read
+        // restores it by run id), and "Compare with selected" pins the selected run.
+        {
+            auto* view = w.findChild<QTableView*>(QStringLiteral("runs"));
+            QVERIFY(view);
+            view->selectRow(1); // run 1 (sjf): the list is newest first
+            auto selectedId = [view] {
+                const auto sel = view->selectionModel()->selectedRows();
+                return sel.size() == 1 ? sel.front().data(views::RunsModel::RunIdRole).toLongLong()
+                                       : -1LL;
+            };
+            QCOMPARE(selectedId(), 1LL);
+            QProcess other;
+            other.start(KAIROS_CLI,
+                        {"simulate", "-w",
+                         QString(KAIROS_SOURCE_DIR) + "/sample_traces/chat_reading.jsonl",
+                         "--policy", "fcfs", "--db", db, "-q"});
+            QVERIFY(other.waitForFinished(60000));
+            QCOMPARE(other.exitCode(), 0);
+            QTRY_COMPARE_WITH_TIMEOUT(w.runsModel()->rowCount(), 3, 10000);
+            QCOMPARE(selectedId(), 1LL);
+            QPushButton* compare = nullptr;
+            for (auto* b : w.findChildren<QPushButton*>())
+                if (b->text() == QStringLiteral("Compare with selected")) compare = b;
+            QVERIFY(compare);
+            compare->click();
+            QVERIFY(w.pinned()->summary.policy.rfind("sjf", 0) == 0);
+            QVERIFY(w.pinnedWarning().isEmpty());
+            // Run 3 is of another workload: it is pinned, and the window says so.
+            QVERIFY(w.pinStoredRun(3));
+            QVERIFY2(w.pinnedWarning().contains(QStringLiteral("another workload")),
+                     qPrintable(w.pinnedWarning()));
+            auto* note = w.findChild<QLabel*>("metricsNote");
+            QVERIFY(note && note->text().contains(QStringLiteral("another workload")));
+            QVERIFY(w.pinStoredRun(2)); // the same workload again: no warning
+            QVERIFY(w.pinnedWarning().isEmpty());
+            QVERIFY(!note->text().contains(QStringLiteral("another workload")));
+        }
         // Model views: a stored model is listed (the newest selected) and plotted, every
         // point of its fits, fitted and held out.
         {
