@@ -70,7 +70,11 @@ GenerateDialog::GenerateDialog(QWidget* parent) : QDialog(parent) {
     form->addRow(tr("&Seed"), seed_);
     form->addRow(tr("&Prompt lengths"), prompt_);
     form->addRow(tr("&Output lengths"), output_);
-    form->addRow(tr("&Lengths file"), lrow);
+    // The field is a row (the path and its Browse button): the label's mnemonic needs the
+    // path as its buddy, else it shows a literal '&'.
+    auto* lengths_label = new QLabel(tr("&Lengths file"));
+    lengths_label->setBuddy(lengths_);
+    form->addRow(lengths_label, lrow);
     form->addRow(error_);
     auto* buttons = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel);
     connect(buttons, &QDialogButtonBox::accepted, this, &QDialog::accept);

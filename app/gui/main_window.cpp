@@ -621,6 +621,11 @@ void MainWindow::buildUi() {
         tr("One row per agent (robot workloads): its requests packed into lanes"));
     agent_rows_action_->setEnabled(false);
     connect(agent_rows_action_, &QAction::toggled, this, &MainWindow::setAgentRows);
+    // Every panel, shown or hidden: a closed panel comes back from here.
+    view->addSeparator();
+    view->addSection(tr("Panels"));
+    for (auto* d : findChildren<QDockWidget*>(QString(), Qt::FindDirectChildrenOnly))
+        view->addAction(d->toggleViewAction());
     // Progress and cancel for simulations that take longer than a third of a second.
     progress_ = new QProgressBar;
     progress_->setRange(0, 1000);

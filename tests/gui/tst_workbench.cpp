@@ -30,6 +30,8 @@
 #include <QImage>
 #include <QLabel>
 #include <QLineEdit>
+#include <QMenu>
+#include <QMenuBar>
 #include <QMessageBox>
 #include <QProcess>
 #include <QProgressBar>
@@ -136,6 +138,26 @@ private slots:
         }
         app::MainWindow again(app::StartOptions{});
         QCOMPARE(again.size(), QSize(900, 700));
+    }
+
+    // The View menu lists every panel; a closed panel comes back from it.
+    void viewMenuReopensPanels() {
+        app::MainWindow w(app::StartOptions{});
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        QMenu* view = nullptr;
+        for (QAction* a : w.menuBar()->actions())
+            if (a->text() == QStringLiteral("&View")) view = a->menu();
+        QVERIFY(view);
+        const auto docks = w.findChildren<QDockWidget*>(QString(), Qt::FindDirectChildrenOnly);
+        QVERIFY(docks.size() >= 6);
+        for (QDockWidget* d : docks) {
+            QVERIFY2(view->actions().contains(d->toggleViewAction()), qPrintable(d->windowTitle()));
+            d->close();
+            QVERIFY(d->isHidden());
+            d->toggleViewAction()->trigger();
+            QVERIFY2(!d->isHidden(), qPrintable(d->windowTitle()));
+        }
     }
 
     // The metrics model under Qt's model tester, through no run, one run, a comparison
@@ -573,6 +595,12 @@ private slots:
 
     void generateDialog() {
         app::GenerateDialog dlg;
+        // Every label with a mnemonic has a buddy that takes focus (the lengths file's
+        // label once had its row, a plain widget, and showed the '&' as typed).
+        for (auto* label : dlg.findChildren<QLabel*>())
+            if (label->text().contains(QLatin1Char('&')))
+                QVERIFY2(label->buddy() && label->buddy()->focusPolicy() != Qt::NoFocus,
+                         qPrintable(label->text()));
         dlg.findChild<QSpinBox*>("count")->setValue(300);
         const Workload chat = dlg.generate();
         QCOMPARE(chat.size(), std::size_t(300));
