@@ -25,14 +25,27 @@ QColor TufChart::classColor(std::size_t i) {
 void TufChart::setClasses(const std::vector<TufClass>& classes) {
     clearGraphs();
     clearItems();
+    // The x range: every curve to 1.4x its zero-utility time, and the tasks to their 99th
+    // percentile response time.
     double xmax = 0, ymax = 0, ymin = 0;
+    std::vector<double> times;
+    for (const TufClass& k : classes) {
+        const double zero = std::isfinite(k.tuf.zeroTime()) ? k.tuf.zeroTime() : k.tuf.ert * 2 + 1;
+        xmax = std::max(xmax, zero * 1.4);
+        for (const auto& p : k.tasks) times.push_back(p.first);
+    }
+    double latest = 0;
+    if (!times.empty()) {
+        std::sort(times.begin(), times.end());
+        latest = times.back();
+        const std::size_t at = (times.size() - 1) * 99 / 100;
+        xmax = std::max(xmax, times[at] * 1.05);
+    }
+    xmax = std::max(1.0, xmax);
+    beyond_ = below_ = 0;
     for (std::size_t i = 0; i < classes.size(); ++i) {
         const TufClass& k = classes[i];
         const QColor col = classColor(i);
-        const double zero = std::isfinite(k.tuf.zeroTime()) ? k.tuf.zeroTime() : k.tuf.ert * 2 + 1;
-        double tmax = zero * 1.4;
-        for (const auto& p : k.tasks) tmax = std::max(tmax, std::min(p.first, zero * 4));
-        xmax = std::max(xmax, tmax);
         ymax = std::max(ymax, k.tuf.beta);
         QCPGraph* curve = addGraph();
         curve->setName(tr("%1: %2 % of max (first response)")
@@ -41,13 +54,14 @@ void TufChart::setClasses(const std::vector<TufClass>& classes) {
         curve->setPen(QPen(col, 2));
         QVector<double> x, y;
         for (int s = 0; s <= 200; ++s) {
-            const double t = tmax * s / 200.0;
+            const double t = xmax * s / 200.0;
             x.push_back(t);
             y.push_back(k.tuf.signedValue(t)); // negative past the cut-off, as scored
         }
         // Show the curve down to where the late tasks are, but not past -3 beta (a task
         // seconds late would flatten the rest; its point sits at the lower edge).
-        ymin = std::min(ymin, std::max(-3 * k.tuf.beta, k.tuf.signedValue(tmax)));
+        const double floor = -3 * k.tuf.beta;
+        ymin = std::min(ymin, std::max(floor, k.tuf.signedValue(xmax)));
         curve->setData(x, y, true);
         QCPGraph* pts = addGraph();
         pts->removeFromLegend();
@@ -57,11 +71,43 @@ void TufChart::setClasses(const std::vector<TufClass>& classes) {
         pts->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCircle, col, fill, 5));
         QVector<double> px, py;
         for (const auto& [t, u] : k.tasks) {
+            if (t > xmax) {
+                ++beyond_;
+                continue;
+            }
+            if (u < floor) ++below_;
             px.push_back(t);
-            py.push_back(std::max(u, -3 * k.tuf.beta));
+            py.push_back(std::max(u, floor));
             ymin = std::min(ymin, py.back());
         }
         pts->setData(px, py);
+    }
+    note_.clear();
+    if (beyond_ > 0)
+        note_ = tr("%n task(s) beyond %1 s (the latest at %2 s)", nullptr, beyond_)
+                    .arg(xmax, 0, 'g', 3)
+                    .arg(latest, 0, 'g', 3);
+    if (below_ > 0)
+        note_ += (note_.isEmpty() ? QString() : QStringLiteral("; ")) +
+                 tr("%n task(s) below -3x the utility, drawn at that floor", nullptr, below_);
+    xAxis->setRange(0, xmax);
+    const double top = std::max(1.0, ymax);
+    yAxis->setRange(std::min(ymin, 0.0) - 0.05 * top, top * 1.1);
+    // The note in a row of its own above the plot: on the plot it would hide what it counts.
+    if (note_.isEmpty() && note_element_) {
+        plotLayout()->remove(note_element_);
+        plotLayout()->simplify();
+        note_element_ = nullptr;
+    } else if (!note_.isEmpty()) {
+        if (!note_element_) {
+            plotLayout()->insertRow(0);
+            note_element_ = new QCPTextElement(this, note_);
+            note_element_->setTextColor(palette().color(QPalette::Text));
+            note_element_->setTextFlags(Qt::AlignRight | Qt::AlignVCenter);
+            note_element_->setMargins(QMargins(0, 4, 10, 0));
+            plotLayout()->addElement(0, 0, note_element_);
+        }
+        note_element_->setText(note_);
     }
     if (classes.empty()) {
         auto* text = new QCPItemText(this);
@@ -71,9 +117,6 @@ void TufChart::setClasses(const std::vector<TufClass>& classes) {
             tr("This workload has no time-utility functions (robot or TUF workloads have)"));
         text->setColor(palette().color(QPalette::Text));
     }
-    xAxis->setRange(0, std::max(1.0, xmax));
-    const double top = std::max(1.0, ymax);
-    yAxis->setRange(std::min(ymin, 0.0) - 0.05 * top, top * 1.1);
     replot(QCustomPlot::rpQueuedReplot);
 }
 

@@ -23,8 +23,21 @@ class TufChart : public QCustomPlot {
     Q_OBJECT
 public:
     explicit TufChart(QWidget* parent = nullptr);
+    // The x axis spans every class's curve past its zero-utility time and the tasks up to
+    // their 99th percentile response time (one task minutes late would squeeze the rest
+    // into a corner); tasks beyond it, and below the -3 x beta floor, are counted in a note
+    // on the chart, not dropped silently.
     void setClasses(const std::vector<TufClass>& classes);
     static QColor classColor(std::size_t i);
+    int tasksBeyond() const { return beyond_; } // right of the x axis
+    int tasksBelow() const { return below_; }   // drawn at the -3 x beta floor
+    double xMax() const { return xAxis->range().upper; }
+    QString note() const { return note_; }
+
+private:
+    int beyond_ = 0, below_ = 0;
+    QString note_;
+    QCPTextElement* note_element_ = nullptr; // a row above the plot while there is a note
 };
 
 } // namespace kairos::views

@@ -17,6 +17,7 @@
 #include "sweep_chart.h"
 #include "sweep_panel.h"
 #include "timeline_view.h"
+#include "tuf_chart.h"
 #include "workload/generators.h"
 #include "workload/readers.h"
 
@@ -138,6 +139,37 @@ private slots:
         }
         app::MainWindow again(app::StartOptions{});
         QCOMPARE(again.size(), QSize(900, 700));
+    }
+
+    // The utility view's x axis spans the data: tasks late by far more than 4x the zero
+    // time (it once stopped there, with most points off-scale and no word) are shown, one
+    // outlier minutes late is left out and counted, and tasks below the -3 beta floor are
+    // counted too. Urgent TUF: utility 1 to 0.2 s, zero at 0.5 s.
+    void tufAxisSpansTheData() {
+        views::TufChart chart;
+        chart.resize(600, 400);
+        views::TufClass urgent;
+        urgent.cls = "urgent";
+        urgent.tuf = Tuf{0.2, -1.0 / 0.3, 1.0};
+        for (int i = 0; i < 100; ++i) { // 20 to 40 s: all far past the zero time
+            const double t = 20 + 0.2 * i;
+            urgent.tasks.emplace_back(t, urgent.tuf.signedValue(t));
+        }
+        chart.setClasses({urgent});
+        QVERIFY2(chart.xMax() >= 39.8, qPrintable(QString::number(chart.xMax())));
+        QCOMPARE(chart.tasksBeyond(), 0);
+        QCOMPARE(chart.tasksBelow(), 100); // about -66 each: drawn at -3
+        QVERIFY(chart.note().contains(QStringLiteral("100 task(s) below")));
+        // On time, and one task 300 s late: the axis keeps the on-time ones readable.
+        urgent.tasks.clear();
+        for (int i = 0; i < 100; ++i) urgent.tasks.emplace_back(0.1 + 0.003 * i, 1.0);
+        urgent.tasks.emplace_back(300.0, urgent.tuf.signedValue(300.0));
+        chart.setClasses({urgent});
+        QVERIFY(chart.xMax() < 2);
+        QCOMPARE(chart.tasksBeyond(), 1);
+        QVERIFY2(chart.note().contains(QStringLiteral("1 task(s) beyond")) &&
+                     chart.note().contains(QStringLiteral("300 s")),
+                 qPrintable(chart.note()));
     }
 
     // The View menu lists every panel; a closed panel comes back from it.
