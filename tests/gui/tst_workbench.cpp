@@ -706,6 +706,17 @@ private slots:
                 if (c.cls == "urgent") return c.utilityPercent();
             return -1.0;
         };
+        // Fine enough to drag: 1 % of the slider's travel moves the urgent zero time by
+        // under 5 % (over one range for all classes, 0.02-60 s, it moved it 8 %).
+        {
+            QSignalSpy moved(zero, &views::ParamSlider::valueChanged);
+            zero->slider()->setValue(zero->slider()->value() + zero->slider()->maximum() / 100);
+            QCOMPARE(moved.count(), 1);
+            QVERIFY2(zero->value() / 0.5 < 1.05, qPrintable(QString::number(zero->value())));
+            QVERIFY(waitForResult(spy) > 0);
+            zero->setValue(0.5);
+            QVERIFY(waitForResult(spy) > 0);
+        }
         const double before = urgentPct();
         zero->setValue(5.0);
         QVERIFY(waitForResult(spy) > 0);
