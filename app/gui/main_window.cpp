@@ -344,6 +344,7 @@ void MainWindow::buildUi() {
     tuf_box_->hide();
     v->addWidget(tuf_box_);
     details_ = new QLabel;
+    details_->setObjectName(QStringLiteral("requestDetails"));
     details_->setWordWrap(true);
     details_->setTextInteractionFlags(Qt::TextSelectableByMouse);
     v->addWidget(details_);
@@ -537,15 +538,8 @@ void MainWindow::buildUi() {
     });
     connect(predictor_, &QComboBox::currentTextChanged, this, [this] { resimulate(); });
     connect(timeline_, &views::TimelineView::requestClicked, this, [this](int id, double t) {
-        if (!last_ || !last_->rows || id < 0 || std::size_t(id) >= last_->rows->size()) return;
-        const auto i = static_cast<std::size_t>(id);
-        const bool pin =
-            timeline_->showsPinned() && pinned_ && pinned_->rows && i < pinned_->rows->size();
-        const QString text = views::TimelineView::describe((*last_->rows)[i], t,
-                                                           pin ? &(*pinned_->rows)[i] : nullptr);
-        details_->setText(
-            QStringLiteral("<b>%1</b>")
-                .arg(text.toHtmlEscaped().replace(QLatin1Char('\n'), QStringLiteral("</b><br>"))));
+        clicked_ = {id, t};
+        showDetails();
     });
     auto* file = menuBar()->addMenu(tr("&File"));
     file->addAction(tr("&Open workload…"), QKeySequence::Open, open, &QPushButton::click);
@@ -886,6 +880,7 @@ void MainWindow::showResult(std::shared_ptr<const SimResult> r) {
     if (first) {
         const auto [lo, hi] = lod::timeExtent(*r->rows);
         range_->setExtent(lo, hi);
+        clicked_ = {-1, 0.0}; // another workload: another request with that id
     }
     applyRows();
     const LoadReport& load = r->summary.load;
@@ -901,6 +896,7 @@ void MainWindow::showResult(std::shared_ptr<const SimResult> r) {
     kv_->setRun(r->kv, double(r->limits.kv_capacity_tokens), r->preemptions);
     tuf_->setClasses(r->tufs);
     refreshComparison();
+    showDetails();
     statusBar()->showMessage(tr("%1: %2 requests simulated in %3 ms (job %4)")
                                  .arg(QString::fromStdString(r->summary.policy))
                                  .arg(r->summary.num_requests)
@@ -918,6 +914,24 @@ void MainWindow::showResult(std::shared_ptr<const SimResult> r) {
         return;
     }
     Q_EMIT ready();
+}
+
+void MainWindow::showDetails() {
+    // The clicked request as the shown run has it: it follows re-runs (a slider moved, the
+    // policy changed) and is cleared when the workload changes.
+    const int id = clicked_.first;
+    if (!last_ || !last_->rows || id < 0 || std::size_t(id) >= last_->rows->size()) {
+        details_->clear();
+        return;
+    }
+    const auto i = static_cast<std::size_t>(id);
+    const bool pin =
+        timeline_->showsPinned() && pinned_ && pinned_->rows && i < pinned_->rows->size();
+    const QString text = views::TimelineView::describe((*last_->rows)[i], clicked_.second,
+                                                       pin ? &(*pinned_->rows)[i] : nullptr);
+    details_->setText(
+        QStringLiteral("<b>%1</b>")
+            .arg(text.toHtmlEscaped().replace(QLatin1Char('\n'), QStringLiteral("</b><br>"))));
 }
 
 QString MainWindow::runsFilesState() const {

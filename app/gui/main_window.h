@@ -162,6 +162,8 @@ private:
     views::LengthHistogram* histogram_ = nullptr;
     QComboBox *policy_ = nullptr, *predictor_ = nullptr;
     QLabel *workload_label_ = nullptr, *details_ = nullptr;
+    std::pair<int, double> clicked_{-1, 0.0}; // the request clicked on the timeline, and when
+    void showDetails();                       // the clicked request in the shown run
     QTableView* metrics_ = nullptr;
     class QDockWidget* metrics_dock_ = nullptr;
     views::MetricsModel* metrics_model_ = nullptr;

@@ -172,6 +172,33 @@ private slots:
                  qPrintable(chart.note()));
     }
 
+    // The clicked request's card follows the shown run: a re-run with fewer seats shows the
+    // same request as the new run has it (it once kept the old run's numbers).
+    void requestDetailsFollowTheRun() {
+        app::StartOptions o;
+        o.workload = loadedWorkload();
+        o.policy = "fcfs";
+        app::MainWindow w(o);
+        QSignalSpy spy(&w, &app::MainWindow::resultShown);
+        QVERIFY(waitForResult(spy) > 0);
+        auto* details = w.findChild<QLabel*>("requestDetails");
+        QVERIFY(details);
+        const int id = 400;
+        auto expected = [&] {
+            const auto& row = (*w.lastResult()->rows)[std::size_t(id)];
+            return views::TimelineView::describe(row, 0.0, nullptr)
+                .toHtmlEscaped()
+                .replace(QLatin1Char('\n'), QStringLiteral("</b><br>"));
+        };
+        Q_EMIT w.timeline()->requestClicked(id, 0.0);
+        const QString before = details->text();
+        QVERIFY(before.contains(expected()));
+        w.slider("seqs")->setValue(4); // far fewer seats: request 400 waits much longer
+        QVERIFY(waitForResult(spy) > 0);
+        QVERIFY(details->text().contains(expected()));
+        QVERIFY(details->text() != before);
+    }
+
     // The View menu lists every panel; a closed panel comes back from it.
     void viewMenuReopensPanels() {
         app::MainWindow w(app::StartOptions{});
