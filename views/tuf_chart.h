@@ -33,11 +33,16 @@ public:
     int tasksBelow() const { return below_; }   // drawn at the -3 x beta floor
     double xMax() const { return xAxis->range().upper; }
     QString note() const { return note_; }
+    // The legend's corner in the plot; none (0) when it is below the plot.
+    Qt::Alignment legendCorner() const { return legend_corner_; }
 
 private:
+    void placeLegend();
     int beyond_ = 0, below_ = 0;
     QString note_;
     QCPTextElement* note_element_ = nullptr; // a row above the plot while there is a note
+    Qt::Alignment legend_corner_ = Qt::AlignTop | Qt::AlignRight;
+    bool legend_outside_ = false;
 };
 
 } // namespace kairos::views

@@ -160,6 +160,10 @@ private slots:
         QCOMPARE(chart.tasksBeyond(), 0);
         QCOMPARE(chart.tasksBelow(), 100); // about -66 each: drawn at -3
         QVERIFY(chart.note().contains(QStringLiteral("100 task(s) below")));
+        // The late tasks lie along the bottom right: the legend stays at the top right.
+        chart.replot();
+        chart.replot();
+        QCOMPARE(chart.legendCorner(), Qt::AlignTop | Qt::AlignRight);
         // On time, and one task 300 s late: the axis keeps the on-time ones readable.
         urgent.tasks.clear();
         for (int i = 0; i < 100; ++i) urgent.tasks.emplace_back(0.1 + 0.003 * i, 1.0);
@@ -170,6 +174,14 @@ private slots:
         QVERIFY2(chart.note().contains(QStringLiteral("1 task(s) beyond")) &&
                      chart.note().contains(QStringLiteral("300 s")),
                  qPrintable(chart.note()));
+        // Tasks at the top right (on time, late in the axis): the legend moves away.
+        urgent.tasks.clear();
+        for (int i = 0; i < 50; ++i) urgent.tasks.emplace_back(6 + 0.05 * i, 1.0);
+        urgent.tuf = Tuf{8, -1.0, 1.0};
+        chart.setClasses({urgent});
+        chart.replot(); // placed at replot, against the laid-out plot
+        chart.replot();
+        QVERIFY(chart.legendCorner() != (Qt::AlignTop | Qt::AlignRight));
     }
 
     // The clicked request's card follows the shown run: a re-run with fewer seats shows the
