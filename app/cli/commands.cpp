@@ -147,6 +147,14 @@ std::string cliField(const std::string& key) {
     return it == names.end() ? key : it->second;
 }
 
+// The error again, naming the option instead of the RunSpec key; one about the command
+// line itself becomes a plain usage error.
+[[noreturn]] void throwWithCliField(const InputError& e) {
+    if (e.file() == "the command line")
+        throw std::invalid_argument(cliField(e.field()) + ": " + e.message());
+    throw InputError(e.file(), e.line(), cliField(e.field()), e.message());
+}
+
 // Runs `f`, renaming a RunSpec key in an InputError to its option when the spec came from
 // the command line.
 template <class F> auto withCliFields(const SimulateArgs& a, F&& f) -> decltype(f()) {
@@ -154,9 +162,7 @@ template <class F> auto withCliFields(const SimulateArgs& a, F&& f) -> decltype(
     try {
         return f();
     } catch (const InputError& e) {
-        if (e.file() == "the command line")
-            throw std::invalid_argument(cliField(e.field()) + ": " + e.message());
-        throw InputError(e.file(), e.line(), cliField(e.field()), e.message());
+        throwWithCliField(e);
     }
 }
 
@@ -257,7 +263,7 @@ void checkCliSpec(const RunSpec& s) {
     try {
         s.validate("the command line");
     } catch (const InputError& e) {
-        throw std::invalid_argument(cliField(e.field()) + ": " + e.message());
+        throwWithCliField(e);
     }
 }
 

@@ -1283,7 +1283,6 @@ bool MainWindow::pinStoredRun(qint64 id) {
                     .arg(info->num_requests)
                     .arg(last_->workload->size());
         pinned_ = std::move(r);
-        pinned_stored_ = true;
         refreshComparison();
         statusBar()->showMessage((pinned_other_.isEmpty()
                                       ? tr("pinned stored run %1: %2 on %3")
@@ -1314,7 +1313,6 @@ void MainWindow::applyRows() {
 void MainWindow::pin() {
     if (!last_) return;
     pinned_ = last_;
-    pinned_stored_ = false;
     pinned_other_.clear();
     refreshComparison();
     statusBar()->showMessage(tr("pinned: %1").arg(QString::fromStdString(pinned_->summary.policy)));
@@ -1328,9 +1326,9 @@ void MainWindow::unpin() {
 
 void MainWindow::refreshComparison() {
     // A pinned run of this window's that was of another workload (another file opened
-    // since) is not comparable: drop it. A stored run the user picked stays, with a warning
-    // when its workload differs (pinStoredRun).
-    if (pinned_ && !pinned_stored_ && last_ && pinned_->workload != last_->workload &&
+    // since) is not comparable: drop it. A stored run the user picked (it carries no
+    // workload) stays, with a warning when its workload differs (pinStoredRun).
+    if (pinned_ && pinned_->workload && last_ && pinned_->workload != last_->workload &&
         pinned_->summary.num_requests != last_->summary.num_requests)
         pinned_.reset();
     if (!pinned_) pinned_other_.clear();

@@ -168,8 +168,7 @@ private:
     class QDockWidget* metrics_dock_ = nullptr;
     views::MetricsModel* metrics_model_ = nullptr;
     std::shared_ptr<const SimResult> pinned_;
-    bool pinned_stored_ = false; // pinned from the database (not a run of this window's)
-    QString pinned_other_;       // why the pinned stored run is of another workload, if it is
+    QString pinned_other_; // why the pinned stored run is of another workload, if it is
     bool agent_rows_ = false, startup_compare_done_ = false;
     class QAction* agent_rows_action_ = nullptr;
     std::map<QString, views::ParamSlider*> sliders_;

@@ -104,11 +104,14 @@ void PriorityScheduler::schedule(const EngineView& view, Decision& out) {
     if (auto w = front(waiting_, Phase::Waiting); w != waiting_.end()) best = w->first;
     if (auto u = front(suspended_, Phase::Suspended); u != suspended_.end())
         best = std::min(best, u->first);
-    std::vector<Cand>
-        movable; // running requests that may be preempted; the others keep their seats
+    // Running requests that may be preempted, with their keys (lookAhead reads them too);
+    // the others keep their seats.
+    preemptible_now_.clear();
     for (ReqId id : view.running())
-        if (preemptible(view, id))
-            if (const double k = key(view, id); k > best) movable.push_back({k, id});
+        if (preemptible(view, id)) preemptible_now_.emplace_back(key(view, id), id);
+    std::vector<Cand> movable; // those ranked after the best waiting or suspended one
+    for (const auto& [k, id] : preemptible_now_)
+        if (k > best) movable.push_back({k, id});
     std::sort(movable.begin(), movable.end(), [](const Cand& a, const Cand& b) {
         return a.key < b.key || (a.key == b.key && a.id < b.id);
     });
@@ -266,10 +269,11 @@ std::int32_t PriorityScheduler::lookAhead(const EngineView& view, double thresho
     //   admitted now prefill next, and the engine asks again after a prefill iteration.
     // So the engine may run until the first token at which a preemptible running request's
     // refined prediction rises above `threshold`, or until it stops being preemptible.
+    // Requests not preemptible now cannot become so again; those above `threshold` were
+    // counted already.
     std::int64_t hold = INT_MAX;
-    for (ReqId id : view.running()) {
-        if (!preemptible(view, id)) continue;    // cannot become preemptible again
-        if (key(view, id) > threshold) continue; // counted already
+    for (const auto& [k, id] : preemptible_now_) {
+        if (k > threshold) continue;
         const ReqState& s = view.state(id);
         // The last age at which it may still be preempted: age < C x initial.
         const double bound = std::ceil(opt_.C * pred_->initial(id)) - 1;

@@ -18,6 +18,7 @@
 #include <memory>
 #include <set>
 #include <utility>
+#include <vector>
 
 namespace kairos {
 
@@ -50,7 +51,9 @@ public:
 private:
     static constexpr int kLookAhead = 64; // tokens lookAhead reads ahead at most
     // The iterations until a refined prediction can change a decision (see schedule()).
-    std::int32_t lookAhead(const EngineView& view, double best) const;
+    // Reads preemptible_now_, which schedule() filled at this decision.
+    std::int32_t lookAhead(const EngineView& view, double threshold) const;
+    std::vector<std::pair<double, ReqId>> preemptible_now_; // (key, id), reused per decision
     PriorityOptions opt_;
     std::shared_ptr<LengthPredictor> pred_;
     // Waiting and suspended requests by (key, id), apart so that releasing kept KV looks

@@ -190,9 +190,10 @@ void TimelyScheduler::schedule(const EngineView& view, Decision& out) {
         opt_.batching == TimelyOptions::Batching::Wcet && opt_.mode != TimelyOptions::Mode::Stream;
     // WCET batching and the utility-gain admission decide again after every iteration while
     // anything is ready to join: both compare times and utilities that move with the clock.
-    const bool gain = opt_.batching == TimelyOptions::Batching::UtilityGain &&
-                      opt_.mode != TimelyOptions::Mode::Stream && ete_;
-    if ((wcet || gain) &&
+    // (`guided`: the utility-gain admission below, which needs the ETE model's times.)
+    const bool guided = opt_.batching == TimelyOptions::Batching::UtilityGain &&
+                        opt_.mode != TimelyOptions::Mode::Stream && ete_;
+    if ((wcet || guided) &&
         (!view.waiting().empty() || !view.suspended().empty() || !out.suspend.empty()))
         hold = 1;
     out.hold = static_cast<std::int32_t>(std::max<std::int64_t>(1, hold));
@@ -285,8 +286,6 @@ void TimelyScheduler::schedule(const EngineView& view, Decision& out) {
         return Tracked{p.next == 0 ? r.arrival : p.robot_free, tuf, p.next == 0, left, fresh};
     };
     std::vector<Tracked> tracked;
-    const bool guided = opt_.batching == TimelyOptions::Batching::UtilityGain &&
-                        opt_.mode != TimelyOptions::Mode::Stream && ete_;
     // The generations that stay in the batch (running, not suspended by this decision):
     // what either batching rule protects.
     std::vector<ReqId> staying;

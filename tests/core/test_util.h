@@ -5,6 +5,8 @@
 #include "sched/registry.h"
 
 #include <QtTest>
+#include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <optional>
 #include <string>
@@ -64,6 +66,28 @@ inline RunContext sourceProfiles() {
         return DeviceProfile::load(path);
     };
     return ctx;
+}
+
+// Where two run logs' events first differ: the same request, kind and value exactly, the
+// time to rounding (1e-9 relative: a skipped-ahead stretch sums its iteration times in
+// closed form); then the same count. "" when they agree.
+inline QString firstEventDifference(const RunLog& x, const RunLog& y) {
+    const auto &a = x.events, &b = y.events;
+    for (std::size_t i = 0; i < std::min(a.size(), b.size()); ++i)
+        if (!(a[i].req == b[i].req && a[i].ev == b[i].ev && a[i].value == b[i].value &&
+              std::fabs(a[i].t - b[i].t) <= 1e-9 * std::max(1.0, std::fabs(b[i].t))))
+            return QString("event %1: %2 req %3 (%4) at %5 vs %6 req %7 (%8) at %9")
+                .arg(i)
+                .arg(evName(a[i].ev))
+                .arg(a[i].req)
+                .arg(a[i].value)
+                .arg(a[i].t, 0, 'g', 17)
+                .arg(evName(b[i].ev))
+                .arg(b[i].req)
+                .arg(b[i].value)
+                .arg(b[i].t, 0, 'g', 17);
+    if (a.size() != b.size()) return QString("%1 vs %2 events").arg(a.size()).arg(b.size());
+    return {};
 }
 
 } // namespace kairos::test

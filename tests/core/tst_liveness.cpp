@@ -361,24 +361,8 @@ private slots:
                 } catch (const SchedulerLoop&) {
                     continue; // documented (everyPolicyIsLive checks where)
                 }
-                const auto& a = skipped.events;
-                const auto& b = stepped.events;
-                for (std::size_t i = 0; i < std::min(a.size(), b.size()); ++i)
-                    QVERIFY2(
-                        a[i].req == b[i].req && a[i].ev == b[i].ev && a[i].value == b[i].value &&
-                            std::fabs(a[i].t - b[i].t) <= 1e-9 * std::max(1.0, std::fabs(b[i].t)),
-                        qPrintable(what + QString(": event %1: %2 req %3 (%4) at %5 vs %6 "
-                                                  "req %7 (%8) at %9")
-                                              .arg(i)
-                                              .arg(evName(a[i].ev))
-                                              .arg(a[i].req)
-                                              .arg(a[i].value)
-                                              .arg(a[i].t, 0, 'g', 15)
-                                              .arg(evName(b[i].ev))
-                                              .arg(b[i].req)
-                                              .arg(b[i].value)
-                                              .arg(b[i].t, 0, 'g', 15)));
-                QVERIFY2(a.size() == b.size(), qPrintable(what));
+                const QString diff = test::firstEventDifference(skipped, stepped);
+                QVERIFY2(diff.isEmpty(), qPrintable(what + ": " + diff));
                 ++compared;
             }
         }

@@ -264,24 +264,8 @@ private slots:
             return simulate(w, unit ? static_cast<const ExecutionModel&>(unit_model) : ete, s, lim);
         };
         const RunLog ahead = run(true), step = run(false);
-        for (std::size_t i = 0; i < std::min(ahead.events.size(), step.events.size()); ++i) {
-            const Event &a = ahead.events[i], &b = step.events[i];
-            QVERIFY2(a.req == b.req && a.ev == b.ev && a.value == b.value &&
-                         std::fabs(a.t - b.t) <= 1e-9 * std::max(1.0, std::fabs(b.t)),
-                     qPrintable(label + QString(": event %1: %2 req %3 at %4 vs %5 req %6 at %7")
-                                            .arg(i)
-                                            .arg(evName(a.ev))
-                                            .arg(a.req)
-                                            .arg(a.t, 0, 'g', 17)
-                                            .arg(evName(b.ev))
-                                            .arg(b.req)
-                                            .arg(b.t, 0, 'g', 17)));
-        }
-        QVERIFY2(
-            ahead.events.size() == step.events.size(),
-            qPrintable(
-                label +
-                QString(": %1 vs %2 events").arg(ahead.events.size()).arg(step.events.size())));
+        const QString diff = test::firstEventDifference(ahead, step);
+        QVERIFY2(diff.isEmpty(), qPrintable(label + ": " + diff));
         // Reading ahead is the point: on a loaded run it asks the scheduler less often.
         QVERIFY(ahead.iters.size() <= step.iters.size());
     }
