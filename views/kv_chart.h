@@ -21,6 +21,7 @@ public:
                 std::vector<double> preemptions);
     // Compare: the pinned run's KV series, drawn as a grey line (nullptr: none).
     void setPinned(std::shared_ptr<const std::vector<std::pair<double, double>>> kv);
+    bool hasPinned() const { return pinned_ && !pinned_->empty(); }
     int bucketCount() const { return buckets_; }
     // Fixed left and right margins of the plot, to line its time axis up with the timeline's.
     void setPlotMargins(int left, int right);

@@ -165,17 +165,11 @@ void rerun(const RunsArgs& a) {
     }
     const RunResult res = runSpec(spec, app::runContext());
     const Summary stored = summaryOf(s.path(), r);
-    const auto before = summaryMetrics(stored), after = summaryMetrics(res.summary);
-    long differ = 0;
-    for (std::size_t i = 0; i < before.size() && i < after.size(); ++i) {
-        const double x = before[i].second, y = after[i].second;
-        if (std::isnan(x) && !std::isnan(y)) continue; // the stored run did not measure it
-        const bool same = (std::isnan(x) && std::isnan(y)) || x == y ||
-                          std::fabs(x - y) <= 1e-9 * std::max(std::fabs(x), std::fabs(y));
-        if (same) continue;
-        if (!differ++) std::printf("%-24s %16s %16s\n", "metric", "stored", "re-run");
-        std::printf("%-24s %16.6g %16.6g\n", before[i].first.c_str(), x, y);
-    }
+    const auto diffs = differingMetrics(stored, res.summary);
+    const auto differ = diffs.size();
+    if (differ) std::printf("%-24s %16s %16s\n", "metric", "stored", "re-run");
+    for (const MetricDifference& d : diffs)
+        std::printf("%-24s %16.6g %16.6g\n", d.name.c_str(), d.stored, d.rerun);
     if (!a.quiet) std::fputs(res.summary.table().c_str(), stdout);
     std::printf("run %lld re-run: %s\n", static_cast<long long>(r.id),
                 differ ? (std::to_string(differ) + " metrics differ from the stored run").c_str()

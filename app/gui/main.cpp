@@ -112,10 +112,11 @@ int main(int argc, char** argv) {
             QObject::connect(
                 w.get(), &kairos::app::MainWindow::ready, w.get(),
                 [save, win = w.get()] {
-                    // A model still loading in the Models panel (ALA): after it is drawn.
-                    if (win->modelLoading())
+                    // Background work still under way (the Runs and Models panels' reads,
+                    // an ALA model parsed): after all of it is shown.
+                    if (win->jobs().pending() > 0)
                         QObject::connect(
-                            win, &kairos::app::MainWindow::alaModelShown, win,
+                            &win->jobs(), &kairos::app::JobTracker::idle, win,
                             [save] { QTimer::singleShot(50, save); }, Qt::SingleShotConnection);
                     else
                         QTimer::singleShot(50, save);

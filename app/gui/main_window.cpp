@@ -17,6 +17,8 @@
 #include "param_slider.h"
 #include "profiles.h"
 #include "report.h"
+#include "run/pipeline.h"
+#include "run/run_spec.h"
 #include "runs_model.h"
 #include "store/store.h"
 #include "sweep_panel.h"
@@ -62,6 +64,7 @@
 #include <cmath>
 #include <functional>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 namespace kairos::app {
 
@@ -168,14 +171,49 @@ bool appliesTo(const SliderSpec& s, const std::string& policy) {
 
 } // namespace
 
-struct MainWindow::LoadJob {
-    long id = 0;
-    std::atomic<double> progress{0};
-    std::atomic<bool> cancel{false}, done{false};
+namespace {
+// The database files' state (sizes, times) to tell a change by another process from the
+// window's own reads, which create and remove the WAL.
+QString filesState(const QString& db) {
+    QString state;
+    for (const QString& f : {db, db + QStringLiteral("-wal")}) {
+        const QFileInfo info(f);
+        state += info.exists() ? QStringLiteral("%1:%2;")
+                                     .arg(info.size())
+                                     .arg(info.lastModified().toMSecsSinceEpoch())
+                               : QStringLiteral("-;");
+    }
+    return state;
+}
+} // namespace
+
+// What one read of the database gives the Runs and Models panels.
+struct MainWindow::RunsSnapshot {
+    bool exists = false;
+    std::vector<store::RunInfo> runs;
+    std::vector<store::ModelInfo> models;
+    QString error;
+    QString state; // the files' state after the read's connection closed
+    // Reads `db` (creating nothing when it does not exist); on a pool thread.
+    static RunsSnapshot read(const QString& db) {
+        RunsSnapshot s;
+        s.exists = QFileInfo::exists(db);
+        if (s.exists) {
+            try {
+                const store::Store st(db.toStdString());
+                s.runs = st.listRuns();
+                s.models = st.listModels();
+            } catch (const std::exception& e) {
+                s.error = QString::fromStdString(e.what());
+            }
+        }
+        s.state = filesState(db); // closing the last connection removed the WAL
+        return s;
+    }
 };
 
 MainWindow::MainWindow(const StartOptions& opt, QWidget* parent)
-    : QMainWindow(parent), start_(opt) {
+    : QMainWindow(parent), start_(opt), runner_(&jobs_) {
     setWindowTitle(QStringLiteral("Kairos"));
     profile_ = resolveProfile(opt.profile.isEmpty() ? std::string(kDefaultProfile)
                                                     : opt.profile.toStdString());
@@ -195,7 +233,7 @@ MainWindow::MainWindow(const StartOptions& opt, QWidget* parent)
 }
 
 MainWindow::~MainWindow() {
-    QThreadPool::globalInstance()->waitForDone();
+    jobs_.shutdown(); // cancels every job and waits: nothing runs past the window
 }
 
 SweepBase MainWindow::sweepBase() const {
@@ -504,7 +542,7 @@ void MainWindow::buildUi() {
     addDockWidget(Qt::RightDockWidgetArea, live_dock);
     tabifyDockWidget(models_dock, live_dock);
     // Sweep: a slider's whole range as a curve (run/sweep.h in the background).
-    sweep_ = new SweepPanel([this] { return sweepBase(); });
+    sweep_ = new SweepPanel(&jobs_, [this] { return sweepBase(); });
     sweep_->setDatabase(db_path_);
     sweep_->setObjectName(QStringLiteral("sweepPanel"));
     sweep_dock_ = new QDockWidget(tr("Sweep"), this);
@@ -548,19 +586,44 @@ void MainWindow::buildUi() {
     recent_menu_ = file->addMenu(tr("Open &recent"));
     rebuildRecentMenu();
     auto* exp = file->addMenu(tr("&Export"));
-    // Exports write the shown run through core's writers (whole file or nothing).
+    // Exports write the shown run through core's writers (whole file or nothing). Those
+    // without charts run on the job tracker; reports draw their charts with widgets, which
+    // live on the GUI thread.
     auto exporter = [this](const QString& title, const QString& filter,
-                           std::function<void(const SimResult&, const std::string&)> write) {
-        return [this, title, filter, write] {
+                           std::function<void(const SimResult&, const std::string&)> write,
+                           bool background = true) {
+        return [this, title, filter, write, background] {
             if (!last_) return;
             const QString f = QFileDialog::getSaveFileName(this, title, QString(), filter);
             if (f.isEmpty()) return;
-            try {
-                write(*last_, f.toStdString());
-                statusBar()->showMessage(tr("wrote %1").arg(f));
-            } catch (const std::exception& e) {
-                QMessageBox::warning(this, title, QString::fromStdString(e.what()));
+            auto done = [this, title, f](const QString& error) {
+                if (error.isEmpty())
+                    statusBar()->showMessage(tr("wrote %1").arg(f));
+                else
+                    QMessageBox::warning(this, title, error);
+            };
+            if (!background) {
+                try {
+                    write(*last_, f.toStdString());
+                    done({});
+                } catch (const std::exception& e) {
+                    done(QString::fromStdString(e.what()));
+                }
+                return;
             }
+            statusBar()->showMessage(tr("writing %1…").arg(f));
+            jobs_.start(
+                QStringLiteral("export"), this,
+                [run = last_, write, f, done](JobTracker::Job&) {
+                    QString error;
+                    try {
+                        write(*run, f.toStdString());
+                    } catch (const std::exception& e) {
+                        error = QString::fromStdString(e.what());
+                    }
+                    return std::function<void()>([done, error] { done(error); });
+                },
+                JobTracker::Keep::All);
         };
     };
     auto report = [this](bool pdf) {
@@ -580,9 +643,9 @@ void MainWindow::buildUi() {
         };
     };
     exp->addAction(tr("Report (&HTML)…"), this,
-                   exporter(tr("Export report"), tr("HTML (*.html)"), report(false)));
+                   exporter(tr("Export report"), tr("HTML (*.html)"), report(false), false));
     exp->addAction(tr("Report (P&DF)…"), this,
-                   exporter(tr("Export report"), tr("PDF (*.pdf)"), report(true)));
+                   exporter(tr("Export report"), tr("PDF (*.pdf)"), report(true), false));
     exp->addAction(tr("&Perfetto trace…"), this,
                    exporter(tr("Export Perfetto trace"), tr("Chrome trace (*.json)"),
                             [](const SimResult& r, const std::string& f) {
@@ -634,7 +697,7 @@ void MainWindow::buildUi() {
     cancel_->hide();
     connect(cancel_, &QToolButton::clicked, this, [this] {
         if (loading())
-            load_->cancel = true;
+            jobs_.cancel(QStringLiteral("load"));
         else
             runner_.cancel();
     });
@@ -646,8 +709,9 @@ void MainWindow::buildUi() {
         progress_->setVisible(show);
         cancel_->setVisible(show);
         if (show)
-            progress_->setValue(
-                static_cast<int>(1000 * (loading() ? load_->progress.load() : runner_.progress())));
+            progress_->setValue(static_cast<int>(
+                1000 * (loading() ? jobs_.latest(QStringLiteral("load"))->progress.load()
+                                  : runner_.progress())));
         if (!busy) poll_->stop();
     });
     updateEnabledParams();
@@ -665,6 +729,7 @@ void MainWindow::closeEvent(QCloseEvent* e) {
     settings.setValue(QStringLiteral("window/geometry"), saveGeometry());
     settings.setValue(QStringLiteral("window/state"), saveState());
     settings.setValue(QStringLiteral("view/agentRows"), agent_rows_);
+    jobs_.cancelAll(); // closing: stop spending the CPU on what nobody will see
     QMainWindow::closeEvent(e);
 }
 
@@ -739,56 +804,48 @@ void MainWindow::updateEnabledParams() {
 }
 
 bool MainWindow::loading() const {
-    return load_ && !load_->done.load();
+    return jobs_.busy(QStringLiteral("load"));
 }
 
 void MainWindow::openWorkload(const QString& path) {
-    if (load_) load_->cancel = true; // a newer open wins
-    auto job = std::make_shared<LoadJob>();
-    job->id = ++load_id_;
-    load_ = job;
     job_started_ms_ = QDateTime::currentMSecsSinceEpoch();
     poll_->start();
     statusBar()->showMessage(tr("reading %1…").arg(path));
-    QThreadPool::globalInstance()->start([this, job, path] {
+    // A newer open wins: the tracker cancels this one and drops its result.
+    jobs_.start(QStringLiteral("load"), this, [this, path](JobTracker::Job& job) {
         std::shared_ptr<Workload> w;
         QString error;
         bool cancelled = false;
         try {
             ReadOptions o;
-            o.progress = &job->progress;
-            o.cancel = &job->cancel;
+            o.progress = &job.progress;
+            o.cancel = &job.cancel;
             w = std::make_shared<Workload>(readWorkload(path.toStdString(), o));
         } catch (const ReadCancelled&) {
             cancelled = true;
         } catch (const std::exception& e) {
             error = QString::fromStdString(e.what());
         }
-        job->done = true;
-        QMetaObject::invokeMethod(
-            this,
-            [this, job, path, w, error, cancelled] {
-                if (job->id != load_id_) return; // superseded by a newer open
-                if (cancelled) {
-                    statusBar()->showMessage(tr("reading %1 cancelled").arg(path));
-                } else if (!error.isEmpty()) {
-                    statusBar()->showMessage(tr("cannot open %1: %2").arg(path, error));
-                    if (!last_ && path == start_.workload) start_error_ = error;
-                    // Not modal: automation (--screenshot --quit) must not hang on it.
-                    auto* box = new QMessageBox(QMessageBox::Warning, tr("Cannot open workload"),
-                                                error, QMessageBox::Ok, this);
-                    box->setAttribute(Qt::WA_DeleteOnClose);
-                    box->open();
-                } else {
-                    setWorkload(w, QFileInfo(path).fileName());
-                    workload_file_ = QFileInfo(path).absoluteFilePath();
-                    rememberRecent(path);
-                }
-                const bool ok = !cancelled && error.isEmpty();
-                Q_EMIT workloadLoaded(ok);
-                if (!ok && !start_.workload.isEmpty() && !last_) Q_EMIT ready(); // nothing to show
-            },
-            Qt::QueuedConnection);
+        return std::function<void()>([this, path, w, error, cancelled] {
+            if (cancelled) {
+                statusBar()->showMessage(tr("reading %1 cancelled").arg(path));
+            } else if (!error.isEmpty()) {
+                statusBar()->showMessage(tr("cannot open %1: %2").arg(path, error));
+                if (!last_ && path == start_.workload) start_error_ = error;
+                // Not modal: automation (--screenshot --quit) must not hang on it.
+                auto* box = new QMessageBox(QMessageBox::Warning, tr("Cannot open workload"), error,
+                                            QMessageBox::Ok, this);
+                box->setAttribute(Qt::WA_DeleteOnClose);
+                box->open();
+            } else {
+                setWorkload(w, QFileInfo(path).fileName());
+                workload_file_ = QFileInfo(path).absoluteFilePath();
+                rememberRecent(path);
+            }
+            const bool ok = !cancelled && error.isEmpty();
+            Q_EMIT workloadLoaded(ok);
+            if (!ok && !start_.workload.isEmpty() && !last_) Q_EMIT ready(); // nothing to show
+        });
     });
 }
 
@@ -806,6 +863,9 @@ void MainWindow::setWorkload(std::shared_ptr<Workload> w, const QString& label) 
     base_ = std::move(w);
     scaled_.reset();
     pinned_.reset();
+    pinned_stored_ = -1;
+    pinned_other_.clear();
+    pinned_note_.clear();
     workload_label_->setText(tr("<b>%1</b><br>%2 requests over %3 s; %4 prompt + %5 output tokens")
                                  .arg(label.toHtmlEscaped())
                                  .arg(base_->size())
@@ -935,15 +995,7 @@ void MainWindow::showDetails() {
 }
 
 QString MainWindow::runsFilesState() const {
-    QString state;
-    for (const QString& f : {db_path_, db_path_ + QStringLiteral("-wal")}) {
-        const QFileInfo info(f);
-        state += info.exists() ? QStringLiteral("%1:%2;")
-                                     .arg(info.size())
-                                     .arg(info.lastModified().toMSecsSinceEpoch())
-                               : QStringLiteral("-;");
-    }
-    return state;
+    return filesState(db_path_);
 }
 
 void MainWindow::runsFilesChanged() {
@@ -956,42 +1008,48 @@ void MainWindow::runsFilesChanged() {
 }
 
 void MainWindow::refreshRuns() {
-    // One read of the database for both panels; runs_seen_ is taken after the
-    // connection closed (closing the last one removes the WAL).
-    struct Seen {
-        MainWindow* w;
-        ~Seen() { w->runs_seen_ = w->runsFilesState(); }
-    } seen{this};
-    if (!QFileInfo::exists(db_path_)) { // nothing stored yet: do not create a database here
+    // One read of the database for both panels, off the GUI thread; a newer read (another
+    // notice) supersedes this one.
+    const QString path = db_path_;
+    jobs_.start(QStringLiteral("runs"), this, [this, path](JobTracker::Job&) {
+        auto snap = std::make_shared<const RunsSnapshot>(RunsSnapshot::read(path));
+        return std::function<void()>([this, snap] { applyRuns(*snap); });
+    });
+}
+
+void MainWindow::applyRuns(const RunsSnapshot& snap) {
+    runs_seen_ = snap.state;
+    if (!snap.exists) { // nothing stored yet: no database was created here
         runs_model_->setRuns({});
         showModels({});
         runs_label_->setText(tr("No database yet at %1; Save this run creates it.").arg(db_path_));
+        Q_EMIT runsRefreshed();
+        return;
+    }
+    if (!snap.error.isEmpty()) {
+        runs_model_->setRuns({});
+        showModels({});
+        runs_label_->setText(tr("Cannot read the database: %1").arg(snap.error));
+        Q_EMIT runsRefreshed();
         return;
     }
     // The selected run stays selected through a re-read (by id: rows move as runs arrive).
     qint64 selected = -1;
     if (const auto sel = runs_view_->selectionModel()->selectedRows(); !sel.isEmpty())
         selected = sel.front().data(views::RunsModel::RunIdRole).toLongLong();
-    try {
-        const store::Store db(db_path_.toStdString());
-        runs_model_->setRuns(db.listRuns());
-        for (int row = 0; selected >= 0 && row < runs_model_->rowCount(); ++row)
-            if (const QModelIndex i = runs_model_->index(row, 0);
-                i.data(views::RunsModel::RunIdRole).toLongLong() == selected) {
-                runs_view_->selectionModel()->select(i, QItemSelectionModel::ClearAndSelect |
-                                                            QItemSelectionModel::Rows);
-                runs_view_->selectionModel()->setCurrentIndex(i, QItemSelectionModel::NoUpdate);
-                break;
-            }
-        showModels(db.listModels());
-        runs_view_->resizeColumnsToContents();
-        runs_label_->setText(tr("%1 run(s) in %2").arg(runs_model_->rowCount()).arg(db_path_));
-    } catch (const std::exception& e) {
-        runs_model_->setRuns({});
-        showModels({});
-        runs_label_->setText(
-            tr("Cannot read the database: %1").arg(QString::fromStdString(e.what())));
-    }
+    runs_model_->setRuns(snap.runs);
+    for (int row = 0; selected >= 0 && row < runs_model_->rowCount(); ++row)
+        if (const QModelIndex i = runs_model_->index(row, 0);
+            i.data(views::RunsModel::RunIdRole).toLongLong() == selected) {
+            runs_view_->selectionModel()->select(i, QItemSelectionModel::ClearAndSelect |
+                                                        QItemSelectionModel::Rows);
+            runs_view_->selectionModel()->setCurrentIndex(i, QItemSelectionModel::NoUpdate);
+            break;
+        }
+    showModels(snap.models);
+    runs_view_->resizeColumnsToContents();
+    runs_label_->setText(tr("%1 run(s) in %2").arg(runs_model_->rowCount()).arg(db_path_));
+    Q_EMIT runsRefreshed();
 }
 
 void MainWindow::showModels(const std::vector<store::ModelInfo>& models) {
@@ -1013,80 +1071,67 @@ void MainWindow::showModels(const std::vector<store::ModelInfo>& models) {
     models_table_->resizeColumnsToContents();
 }
 
-bool MainWindow::showModel(qint64 id) {
-    try {
-        const store::Store db(db_path_.toStdString());
-        const auto m = db.model(id);
-        if (!m) return false;
-        const QString title =
-            tr("model %1 (%2): %3")
-                .arg(id)
-                .arg(QString::fromStdString(m->kind), QString::fromStdString(m->name));
-        if (m->kind != "ala") {
-            ala_wanted_ = -1;
-            ala_config_->setVisible(false);
-            showModelWarnings(store::modelFitWarnings(*m));
-            return model_chart_->setModel(title, m->accuracy);
-        }
-        ala_name_ = m->name;
-        if (ala_ && ala_id_ == id) { // already loaded
-            ala_wanted_ = -1;
-            ala_config_->setVisible(true);
-            plotAlaConfiguration(ala_config_->currentText());
-            return true;
-        }
-        // Parsing an ALA model (XGBoost's trees as JSON) takes a while: off the GUI thread.
-        ala_wanted_ = id;
-        model_chart_->setCurves(title, tr("loading…"), {});
-        QPointer<MainWindow> self(this);
-        auto params = std::make_shared<std::string>(m->params);
-        std::string accuracy = m->accuracy;
-        QThreadPool::globalInstance()->start([self, id, params, accuracy] {
-            std::shared_ptr<const ala::AlaModel> model;
-            std::shared_ptr<ala::Uncertainty> unc;
-            QString error;
-            try {
-                const auto j = nlohmann::json::parse(*params);
+void MainWindow::showModel(qint64 id) {
+    // Read (and an ALA model, XGBoost's trees as JSON, parsed: a while) off the GUI
+    // thread; the one already loaded is not parsed again.
+    const QString path = db_path_;
+    const qint64 loaded_id = ala_ ? ala_id_ : -1;
+    if (ala_id_ != id) model_chart_->setCurves(tr("model %1").arg(id), tr("loading…"), {});
+    jobs_.start(QStringLiteral("model"), this, [this, path, id, loaded_id](JobTracker::Job&) {
+        std::optional<store::ModelInfo> m;
+        std::shared_ptr<const ala::AlaModel> model;
+        std::shared_ptr<ala::Uncertainty> unc;
+        QString error;
+        try {
+            m = store::Store(path.toStdString()).model(id);
+            if (!m) {
+                error = tr("no model %1 in %2").arg(id).arg(path);
+            } else if (m->kind == "ala" && id != loaded_id) {
+                const auto j = nlohmann::json::parse(m->params);
                 model = std::make_shared<const ala::AlaModel>(ala::AlaModel::fromParsed(j));
                 // Models stored with the first, annealed uncertainty (format 1) carry none
                 // that tracks error: their curves are drawn without an estimate.
                 if (j.contains("uncertainty") && ala::Uncertainty::isCurrent(j["uncertainty"]))
                     unc = std::make_shared<ala::Uncertainty>(
                         ala::Uncertainty::fromJson(j["uncertainty"]));
-            } catch (const std::exception& e) {
-                error = QString::fromStdString(e.what());
-                model.reset();
+                m->params.clear(); // parsed: not kept twice
             }
-            QMetaObject::invokeMethod(
-                qApp,
-                [self, id, model, unc, error, accuracy] {
-                    if (!self || self->ala_wanted_ != id) return; // another model was chosen
-                    self->ala_wanted_ = -1;
-                    if (!model) {
-                        self->statusBar()->showMessage(
-                            tr("cannot read model %1: %2").arg(id).arg(error));
-                        Q_EMIT self->alaModelShown(id, false);
-                        return;
-                    }
-                    self->ala_ = model;
-                    self->ala_unc_ = unc;
-                    self->ala_id_ = id;
-                    self->ala_accuracy_ = accuracy;
-                    const QSignalBlocker block(self->ala_config_);
-                    self->ala_config_->clear();
-                    for (const auto& k : model->configurations())
-                        self->ala_config_->addItem(QString::fromStdString(k));
-                    self->ala_config_->setVisible(true);
-                    self->plotAlaConfiguration(self->ala_config_->currentText());
-                    Q_EMIT self->alaModelShown(id, true);
-                },
-                Qt::QueuedConnection);
+        } catch (const std::exception& e) {
+            error = QString::fromStdString(e.what());
+        }
+        return std::function<void()>([this, id, m, model, unc, error] {
+            if (!error.isEmpty()) {
+                statusBar()->showMessage(tr("cannot read model %1: %2").arg(id).arg(error));
+                model_chart_->setCurves(tr("model %1").arg(id), error, {});
+                Q_EMIT modelShown(id, false);
+                return;
+            }
+            const QString title =
+                tr("model %1 (%2): %3")
+                    .arg(id)
+                    .arg(QString::fromStdString(m->kind), QString::fromStdString(m->name));
+            if (m->kind != "ala") {
+                ala_config_->setVisible(false);
+                showModelWarnings(store::modelFitWarnings(*m));
+                Q_EMIT modelShown(id, model_chart_->setModel(title, m->accuracy));
+                return;
+            }
+            ala_name_ = m->name;
+            if (model) { // newly parsed (else: the one loaded)
+                ala_ = model;
+                ala_unc_ = unc;
+                ala_id_ = id;
+                ala_accuracy_ = m->accuracy;
+                const QSignalBlocker block(ala_config_);
+                ala_config_->clear();
+                for (const auto& k : model->configurations())
+                    ala_config_->addItem(QString::fromStdString(k));
+            }
+            ala_config_->setVisible(true);
+            plotAlaConfiguration(ala_config_->currentText());
+            Q_EMIT modelShown(id, true);
         });
-        return true;
-    } catch (const std::exception& e) {
-        statusBar()->showMessage(tr("cannot read model %1: %2").arg(id).arg(e.what()));
-        return false;
-    }
+    });
 }
 
 void MainWindow::plotAlaConfiguration(const QString& key) {
@@ -1220,81 +1265,164 @@ void MainWindow::saveRun() {
             spec_json.clear(); // not expressible: stored without a spec
         }
     }
-    QPointer<MainWindow> self(this);
-    QThreadPool::globalInstance()->start([self, r, path, spec_json] {
-        qint64 id = -1;
-        QString error;
-        try {
-            store::RunRecord rec =
-                store::makeRunRecord(*r->workload, r->workload->source, *r->log, r->summary,
-                                     r->policy, r->limits, "saved from the workbench");
-            rec.spec_json = spec_json;
-            store::Store db(path.toStdString());
-            id = db.putRun(rec);
-        } catch (const std::exception& e) {
-            error = QString::fromStdString(e.what());
-        }
-        QMetaObject::invokeMethod(
-            qApp,
-            [self, id, error] {
-                if (!self) return;
+    // Every save matters (Keep::All); the same connection then lists the runs, so the
+    // Runs panel shows the new run when runSaved arrives.
+    jobs_.start(
+        QStringLiteral("save"), this,
+        [this, r, path, spec_json](JobTracker::Job&) {
+            qint64 id = -1;
+            QString error;
+            try {
+                store::RunRecord rec =
+                    store::makeRunRecord(*r->workload, r->workload->source, *r->log, r->summary,
+                                         r->policy, r->limits, "saved from the workbench");
+                rec.spec_json = spec_json;
+                store::Store db(path.toStdString());
+                id = db.putRun(rec);
+            } catch (const std::exception& e) {
+                error = QString::fromStdString(e.what());
+            }
+            auto snap = std::make_shared<const RunsSnapshot>(RunsSnapshot::read(path));
+            return std::function<void()>([this, id, error, snap] {
                 if (id < 0)
-                    self->statusBar()->showMessage(tr("cannot save the run: %1").arg(error));
+                    statusBar()->showMessage(tr("cannot save the run: %1").arg(error));
                 else
-                    self->statusBar()->showMessage(tr("saved as run %1").arg(id));
-                self->refreshRuns();
-                Q_EMIT self->runSaved(id);
-            },
-            Qt::QueuedConnection);
-    });
+                    statusBar()->showMessage(tr("saved as run %1").arg(id));
+                applyRuns(*snap);
+                Q_EMIT runSaved(id);
+            });
+        },
+        JobTracker::Keep::All);
 }
 
-bool MainWindow::pinStoredRun(qint64 id) {
-    try {
-        const store::Store db(db_path_.toStdString());
-        const auto info = db.run(id);
-        if (!info) return false;
-        auto r = std::make_shared<SimResult>();
-        r->summary = Summary::fromJson(nlohmann::json::parse(info->summary_json));
-        // Its latency CDFs from the stored per-request results (no run log is stored: no
-        // timeline or KV overlay for it).
-        std::vector<double> ttft, tpot, e2el;
-        const auto rows = db.runRequests(id);
-        r->requests =
-            std::make_shared<const std::vector<RequestMetrics>>(store::toRequestMetrics(rows));
-        for (const auto& q : rows) {
-            if (!q.finished) continue;
-            ttft.push_back((q.first_token - q.arrival) * 1e3);
-            if (q.output > 1) tpot.push_back((q.end - q.first_token) / (q.output - 1) * 1e3);
-            e2el.push_back((q.end - q.arrival) * 1e3);
-        }
-        r->cdf_ttft = lod::ecdf(std::move(ttft));
-        r->cdf_tpot = lod::ecdf(std::move(tpot));
-        r->cdf_e2el = lod::ecdf(std::move(e2el));
-        // Of the shown workload? The store keys workloads by their content.
-        pinned_other_.clear();
-        if (last_ && last_->workload && store::contentHash(*last_->workload) != info->workload_hash)
-            pinned_other_ =
-                tr("The pinned run (stored run %1) is of another workload: %2 (%3 requests), "
-                   "not the shown one (%4 requests). Its figures are shown beside, but the "
-                   "change column compares different requests.")
-                    .arg(id)
-                    .arg(QString::fromStdString(info->workload_name))
-                    .arg(info->num_requests)
-                    .arg(last_->workload->size());
-        pinned_ = std::move(r);
-        refreshComparison();
-        statusBar()->showMessage((pinned_other_.isEmpty()
-                                      ? tr("pinned stored run %1: %2 on %3")
-                                      : tr("pinned stored run %1: %2 on %3, ANOTHER workload"))
-                                     .arg(id)
-                                     .arg(QString::fromStdString(info->policy))
-                                     .arg(QString::fromStdString(info->workload_name)));
-        return true;
-    } catch (const std::exception& e) {
-        statusBar()->showMessage(tr("cannot read run %1: %2").arg(id).arg(e.what()));
-        return false;
-    }
+void MainWindow::pinStoredRun(qint64 id) {
+    // Off the GUI thread: the stored run, its per-request rows and, when it keeps its
+    // RunSpec, a re-run of it (deterministic) for the timeline, KV and CDF overlays, used
+    // only if it reproduces every stored metric. Goodput is then measured under this
+    // window's SLOs, as the shown run's is.
+    const QString path = db_path_;
+    const auto shown = last_ ? last_->workload : nullptr;
+    SummaryOptions window_so;
+    window_so.itl = false;
+    window_so.goodput.ttft_ms = slider("ttft_slo")->value();
+    window_so.goodput.tpot_ms = slider("tpot_slo")->value();
+    statusBar()->showMessage(tr("reading stored run %1…").arg(id));
+    jobs_.start(
+        QStringLiteral("pin"), this, [this, path, id, shown, window_so](JobTracker::Job& job) {
+            std::shared_ptr<SimResult> r;
+            std::optional<store::RunInfo> info;
+            QString error, other, overlay_note;
+            try {
+                const store::Store db(path.toStdString());
+                info = db.run(id);
+                if (!info)
+                    throw std::invalid_argument("no run " + std::to_string(id) + " in " +
+                                                path.toStdString());
+                const Summary stored = Summary::fromJson(nlohmann::json::parse(info->summary_json));
+                if (!info->spec_json.empty()) {
+                    try {
+                        const RunSpec spec =
+                            RunSpec::fromJson(nlohmann::json::parse(info->spec_json),
+                                              path.toStdString() + ": run " + std::to_string(id));
+                        RunContext ctx = runContext();
+                        ctx.cancel = &job.cancel;
+                        const PreparedRun prep = prepareRun(spec, ctx);
+                        SimRequest req;
+                        req.workload = prep.workload;
+                        req.model = prep.model;
+                        req.policy = prep.policy;
+                        req.limits = prep.limits;
+                        req.summary = prep.summary;
+                        auto full = std::make_shared<SimResult>(
+                            SimRunner::run(req, job.id, &job.cancel, &job.progress));
+                        if (!full->error.isEmpty())
+                            throw std::runtime_error(full->error.toStdString());
+                        const auto diffs = differingMetrics(stored, full->summary);
+                        if (full->summary.policy != stored.policy) {
+                            overlay_note =
+                                tr("re-running its RunSpec ran %1, not the stored %2, so "
+                                   "it has no timeline or KV overlay")
+                                    .arg(QString::fromStdString(full->summary.policy),
+                                         QString::fromStdString(stored.policy));
+                        } else if (diffs.empty()) {
+                            SummaryOptions so = window_so;
+                            so.workload = full->workload.get();
+                            full->summary = summarize(*full->log, *full->requests, so);
+                            full->summary_options = so;
+                            r = std::move(full);
+                        } else {
+                            overlay_note =
+                                tr("re-running its RunSpec gave other figures (%1: %2 stored, %3 "
+                                   "re-run; %4 metric(s) differ), so it has no timeline or KV "
+                                   "overlay")
+                                    .arg(QString::fromStdString(diffs.front().name))
+                                    .arg(diffs.front().stored, 0, 'g', 6)
+                                    .arg(diffs.front().rerun, 0, 'g', 6)
+                                    .arg(diffs.size());
+                        }
+                    } catch (const std::exception& e) {
+                        if (job.cancel) return std::function<void()>();
+                        overlay_note = tr("its RunSpec cannot be re-run here (%1), so it has no "
+                                          "timeline or KV overlay")
+                                           .arg(QString::fromStdString(e.what()));
+                    }
+                } else {
+                    overlay_note = tr("it was stored without its RunSpec (a generated workload, or "
+                                      "edited utility functions), so it has no timeline or KV "
+                                      "overlay");
+                }
+                if (!r) { // the stored figures and per-request rows only
+                    r = std::make_shared<SimResult>();
+                    r->summary = stored;
+                    std::vector<double> ttft, tpot, e2el;
+                    const auto rows = db.runRequests(id);
+                    r->requests = std::make_shared<const std::vector<RequestMetrics>>(
+                        store::toRequestMetrics(rows));
+                    for (const auto& q : rows) {
+                        if (!q.finished) continue;
+                        ttft.push_back((q.first_token - q.arrival) * 1e3);
+                        if (q.output > 1)
+                            tpot.push_back((q.end - q.first_token) / (q.output - 1) * 1e3);
+                        e2el.push_back((q.end - q.arrival) * 1e3);
+                    }
+                    r->cdf_ttft = lod::ecdf(std::move(ttft));
+                    r->cdf_tpot = lod::ecdf(std::move(tpot));
+                    r->cdf_e2el = lod::ecdf(std::move(e2el));
+                }
+                // Of the shown workload? The store keys workloads by their content.
+                if (shown && store::contentHash(*shown) != info->workload_hash)
+                    other = tr("The pinned run (stored run %1) is of another workload: %2 (%3 "
+                               "requests), not the shown one (%4 requests). Its figures are shown "
+                               "beside, but the change column compares different requests.")
+                                .arg(id)
+                                .arg(QString::fromStdString(info->workload_name))
+                                .arg(info->num_requests)
+                                .arg(shown->size());
+            } catch (const std::exception& e) {
+                error = QString::fromStdString(e.what());
+            }
+            return std::function<void()>([this, id, r, info, error, other, overlay_note] {
+                if (!error.isEmpty()) {
+                    statusBar()->showMessage(tr("cannot read run %1: %2").arg(id).arg(error));
+                    Q_EMIT storedRunPinned(id, false);
+                    return;
+                }
+                pinned_ = r;
+                pinned_stored_ = id;
+                pinned_other_ = other;
+                pinned_note_ = overlay_note.isEmpty()
+                                   ? QString()
+                                   : tr("Stored run %1: %2.").arg(id).arg(overlay_note);
+                refreshComparison();
+                statusBar()->showMessage(
+                    (other.isEmpty() ? tr("pinned stored run %1: %2 on %3")
+                                     : tr("pinned stored run %1: %2 on %3, ANOTHER workload"))
+                        .arg(id)
+                        .arg(QString::fromStdString(info->policy))
+                        .arg(QString::fromStdString(info->workload_name)));
+                Q_EMIT storedRunPinned(id, true);
+            });
+        });
 }
 
 void MainWindow::setAgentRows(bool on) {
@@ -1313,33 +1441,48 @@ void MainWindow::applyRows() {
 void MainWindow::pin() {
     if (!last_) return;
     pinned_ = last_;
+    pinned_stored_ = -1;
     pinned_other_.clear();
+    pinned_note_.clear();
     refreshComparison();
     statusBar()->showMessage(tr("pinned: %1").arg(QString::fromStdString(pinned_->summary.policy)));
 }
 
 void MainWindow::unpin() {
     pinned_.reset();
-    pinned_other_.clear();
     refreshComparison();
+}
+
+QString MainWindow::pinnedName() const {
+    if (!pinned_) return {};
+    QString name = QString::fromStdString(pinned_->summary.policy);
+    if (name.size() > 28) name = name.left(27) + QStringLiteral("…");
+    return pinned_stored_ >= 0 ? tr("run %1 %2").arg(pinned_stored_).arg(name)
+                               : tr("pinned %1").arg(name);
 }
 
 void MainWindow::refreshComparison() {
     // A pinned run of this window's that was of another workload (another file opened
     // since) is not comparable: drop it. A stored run the user picked (it carries no
     // workload) stays, with a warning when its workload differs (pinStoredRun).
-    if (pinned_ && pinned_->workload && last_ && pinned_->workload != last_->workload &&
+    if (pinned_ && pinned_stored_ < 0 && last_ && pinned_->workload != last_->workload &&
         pinned_->summary.num_requests != last_->summary.num_requests)
         pinned_.reset();
-    if (!pinned_) pinned_other_.clear();
+    if (!pinned_) {
+        pinned_stored_ = -1;
+        pinned_other_.clear();
+        pinned_note_.clear();
+    }
     metrics_model_->setRuns(
         last_ ? &last_->summary : nullptr, pinned_ ? &pinned_->summary : nullptr,
         last_ ? last_->requests.get() : nullptr, pinned_ ? pinned_->requests.get() : nullptr);
     QString note = metrics_model_->note();
-    if (!pinned_other_.isEmpty()) note = pinned_other_ + (note.isEmpty() ? "" : "\n") + note;
+    for (const QString& n : {pinned_note_, pinned_other_})
+        if (!n.isEmpty()) note = n + (note.isEmpty() ? "" : "\n") + note;
     metrics_note_->setText(note);
     metrics_note_->setVisible(!note.isEmpty());
-    timeline_->setPinnedRows(pinned_ ? pinned_->rows : nullptr);
+    // The lower lane compares request by request: only for a run of the same workload.
+    timeline_->setPinnedRows(pinned_ && pinned_other_.isEmpty() ? pinned_->rows : nullptr);
     kv_->setPinned(pinned_ ? pinned_->kv : nullptr);
     metrics_->resizeColumnsToContents();
     // Widen the metrics dock to show every column (the change column appears on pin).
@@ -1351,10 +1494,14 @@ void MainWindow::refreshComparison() {
     std::vector<views::CdfSeries> cdfs{{tr("TTFT"), QColor(0xf5, 0xa6, 0x23), last_->cdf_ttft},
                                        {tr("TPOT"), QColor(0x9b, 0x59, 0xb6), last_->cdf_tpot},
                                        {tr("E2EL"), QColor(0x2f, 0x80, 0xed), last_->cdf_e2el}};
-    if (pinned_) {
-        cdfs.push_back({tr("TTFT, pinned"), QColor(0xf5, 0xa6, 0x23), pinned_->cdf_ttft, true});
-        cdfs.push_back({tr("TPOT, pinned"), QColor(0x9b, 0x59, 0xb6), pinned_->cdf_tpot, true});
-        cdfs.push_back({tr("E2EL, pinned"), QColor(0x2f, 0x80, 0xed), pinned_->cdf_e2el, true});
+    if (pinned_) { // dashed, named by the pinned run's policy
+        const QString who = pinnedName();
+        cdfs.push_back(
+            {tr("TTFT, %1").arg(who), QColor(0xf5, 0xa6, 0x23), pinned_->cdf_ttft, true});
+        cdfs.push_back(
+            {tr("TPOT, %1").arg(who), QColor(0x9b, 0x59, 0xb6), pinned_->cdf_tpot, true});
+        cdfs.push_back(
+            {tr("E2EL, %1").arg(who), QColor(0x2f, 0x80, 0xed), pinned_->cdf_e2el, true});
     }
     latency_->setSeries(cdfs);
 }

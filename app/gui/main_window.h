@@ -2,6 +2,7 @@
 // The workbench window: the policy panel with its parameters as sliders, the request
 // timeline over the KV-memory chart (one shared time axis), and the metrics table.
 // Every change re-simulates off the GUI thread (SimRunner); only the latest result paints.
+#include "jobs.h"
 #include "model/device_profile.h"
 #include "sim_runner.h"
 #include "store/store.h"
@@ -73,9 +74,16 @@ public:
     std::shared_ptr<const SimResult> pinned() const { return pinned_; }
     // The warning shown when the pinned stored run is of another workload ("" if none).
     QString pinnedWarning() const { return pinned_other_; }
+    // What the pinned stored run lacks and why (no overlay: no RunSpec, or its re-run
+    // differs); "" when it has every overlay.
+    QString pinnedNote() const { return pinned_note_; }
+    // The pinned run as legends name it ("run 3 fcfs", "pinned sjf").
+    QString pinnedName() const;
     views::MetricsModel* metricsModel() const { return metrics_model_; }
     SimRunner& runner() { return runner_; }
     views::TimelineView* timeline() const { return timeline_; }
+    views::KvChart* kvChart() const { return kv_; }
+    views::LatencyChart* latencyChart() const { return latency_; }
     views::ParamSlider* slider(const QString& name) const;
     class SweepPanel* sweepPanel() const {
         return sweep_;
@@ -89,22 +97,28 @@ public:
         return live_;
     }
 
-    // The runs browser: the database's runs (re-read when another process writes), the
-    // shown run saved into it (off the GUI thread), a stored run pinned for comparison.
+    // The runs browser: the database's runs (re-read off the GUI thread when another
+    // process writes: runsRefreshed), the shown run saved into it (runSaved), a stored run
+    // pinned for comparison (storedRunPinned): re-run from its RunSpec when it has one and
+    // the re-run reproduces its stored metrics, for the timeline, KV and CDF overlays.
     QString databasePath() const { return db_path_; }
     void refreshRuns();
     void saveRun();
-    bool pinStoredRun(qint64 id);
+    void pinStoredRun(qint64 id);
+    // The stored run pinned (-1: none, or a run of this window's pinned).
+    qint64 pinnedStoredId() const { return pinned_stored_; }
     views::RunsModel* runsModel() const { return runs_model_; }
     // Model views: the database's fitted models (read with the runs); selecting one plots it.
-    // An ETE model at once; an ALA model is loaded off the GUI thread, then its
-    // configuration chooser filled and the chosen configuration's curves drawn
-    // (alaModelShown).
-    bool showModel(qint64 id);
+    // The model is read (and an ALA model parsed) off the GUI thread, then plotted: an ALA
+    // model's configuration chooser filled and the chosen configuration's curves drawn
+    // (modelShown).
+    void showModel(qint64 id);
     class QComboBox* alaConfigBox() const {
         return ala_config_;
     }
-    bool modelLoading() const { return ala_wanted_ >= 0; }
+    bool modelLoading() const { return jobs_.busy(QStringLiteral("model")); }
+    // Every background job of the window (jobs.h).
+    JobTracker& jobs() { return jobs_; }
     views::ModelChart* modelChart() const { return model_chart_; }
     class QTableWidget* modelsTable() const {
         return models_table_;
@@ -121,7 +135,9 @@ Q_SIGNALS:
     void resultShown(long job);
     void workloadLoaded(bool ok);
     void runSaved(qint64 id); // -1 on failure
-    void alaModelShown(qint64 id, bool ok);
+    void runsRefreshed();     // the Runs and Models tables were re-read
+    void modelShown(qint64 id, bool ok);
+    void storedRunPinned(qint64 id, bool ok);
     // The start-up runs are shown (with --compare: the pinned one and then the other), or
     // failed: startError() then says why.
     void ready();
@@ -151,6 +167,7 @@ private:
     // Per class with a TUF: its ERT and zero-utility-time sliders.
     std::map<std::string, std::pair<views::ParamSlider*, views::ParamSlider*>> tuf_sliders_;
     PolicyParams extra_params_; // from --param, for parameters without a slider
+    JobTracker jobs_;           // before runner_, which runs on it
     SimRunner runner_;
     std::shared_ptr<const SimResult> last_;
 
@@ -168,7 +185,9 @@ private:
     class QDockWidget* metrics_dock_ = nullptr;
     views::MetricsModel* metrics_model_ = nullptr;
     std::shared_ptr<const SimResult> pinned_;
-    QString pinned_other_; // why the pinned stored run is of another workload, if it is
+    qint64 pinned_stored_ = -1; // the stored run pinned, or -1
+    QString pinned_other_;      // why the pinned stored run is of another workload, if it is
+    QString pinned_note_;       // what the pinned stored run has no overlay for, and why
     bool agent_rows_ = false, startup_compare_done_ = false;
     class QAction* agent_rows_action_ = nullptr;
     std::map<QString, views::ParamSlider*> sliders_;
@@ -188,7 +207,7 @@ private:
     class QComboBox* ala_config_ = nullptr;
     std::shared_ptr<const ala::AlaModel> ala_;  // the ALA model shown
     std::shared_ptr<ala::Uncertainty> ala_unc_; // its error predictor and confidence, if stored
-    qint64 ala_id_ = -1, ala_wanted_ = -1;
+    qint64 ala_id_ = -1;
     std::string ala_accuracy_;
     void plotAlaConfiguration(const QString& key);
     QLabel* runs_label_ = nullptr;
@@ -203,10 +222,9 @@ private:
     QString runsFilesState() const;
     void runsFilesChanged();
     class QFileSystemWatcher* runs_watch_ = nullptr;
-    struct LoadJob; // a workload being read (openWorkload)
-    std::shared_ptr<LoadJob> load_;
-    long load_id_ = 0;
     qint64 job_started_ms_ = 0;
+    struct RunsSnapshot; // what refreshRuns read
+    void applyRuns(const RunsSnapshot& s);
     class LivePanel* live_ = nullptr;
 };
 

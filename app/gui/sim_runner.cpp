@@ -7,7 +7,6 @@
 #include "sim/engine.h"
 
 #include <QMetaObject>
-#include <QThreadPool>
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -102,35 +101,38 @@ SimResult SimRunner::run(const SimRequest& req, long job, const std::atomic<bool
     return r;
 }
 
+SimRunner::SimRunner(JobTracker* jobs, QObject* parent) : QObject(parent), jobs_(jobs) {
+    if (!jobs_) {
+        own_ = std::make_unique<JobTracker>();
+        jobs_ = own_.get();
+    }
+}
+
 long SimRunner::submit(SimRequest req) {
-    const long job = ++latest_;
-    if (current_) current_->cancel = true; // stale: stop spending the CPU on it
-    auto control = std::make_shared<Control>();
-    current_ = control;
-    QThreadPool::globalInstance()->start([this, job, control, req = std::move(req)] {
+    // The job's id is the tracker's (one sequence for all background work).
+    return jobs_->start(kChannel, this, [this, req = std::move(req)](JobTracker::Job& job) {
         auto result =
-            std::make_shared<const SimResult>(run(req, job, &control->cancel, &control->progress));
-        control->done = true;
-        QMetaObject::invokeMethod(
-            this,
-            [this, result] {
-                if (result->job == latest_.load()) Q_EMIT finished(result); // stale: dropped
-            },
-            Qt::QueuedConnection);
+            std::make_shared<const SimResult>(run(req, job.id, &job.cancel, &job.progress));
+        return std::function<void()>([this, result] { Q_EMIT finished(result); });
     });
-    return job;
+}
+
+long SimRunner::latest() const {
+    const auto j = jobs_->latest(kChannel);
+    return j ? j->id : 0;
 }
 
 void SimRunner::cancel() {
-    if (current_) current_->cancel = true;
+    jobs_->cancel(kChannel);
 }
 
 double SimRunner::progress() const {
-    return current_ ? current_->progress.load() : 0.0;
+    const auto j = jobs_->latest(kChannel);
+    return j ? j->progress.load() : 0.0;
 }
 
 bool SimRunner::busy() const {
-    return current_ && !current_->done.load();
+    return jobs_->busy(kChannel);
 }
 
 } // namespace kairos::app

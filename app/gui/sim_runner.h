@@ -1,8 +1,9 @@
 #pragma once
-// Runs simulations off the GUI thread (hotspot's background jobs): every submit gets a
-// new job id; a result comes back through a queued call and is dropped unless it is the
-// latest job's, so a slider moved ten times repaints once with the last setting.
+// Runs simulations off the GUI thread on the job tracker (jobs.h): every submit gets a
+// new job id; a result comes back on the GUI thread only if it is the latest job's, so a
+// slider moved ten times repaints once with the last setting.
 #include "exec/execution_model.h"
+#include "jobs.h"
 #include "lod/timeline.h"
 #include "metrics/summary.h"
 #include "model/run_log.h"
@@ -49,10 +50,11 @@ struct SimResult {
 class SimRunner : public QObject {
     Q_OBJECT
 public:
-    explicit SimRunner(QObject* parent = nullptr) : QObject(parent) {}
+    // Runs its jobs on `jobs` (channel "simulate"); without one, on a tracker of its own.
+    explicit SimRunner(JobTracker* jobs = nullptr, QObject* parent = nullptr);
     // Starts a job; the previous one is cancelled (its result would be dropped anyway).
     long submit(SimRequest req);
-    long latest() const { return latest_.load(); }
+    long latest() const;
     // Cancels the latest job (it reports a result with error "simulation cancelled").
     void cancel();
     // The latest job's progress in [0, 1], and whether it is still running.
@@ -61,17 +63,14 @@ public:
     // Runs one request on the calling thread (what the job does; also for benchmarks).
     static SimResult run(const SimRequest& req, long job, const std::atomic<bool>* cancel = nullptr,
                          std::atomic<double>* progress = nullptr);
+    static inline const QString kChannel = QStringLiteral("simulate");
 
 Q_SIGNALS:
     void finished(std::shared_ptr<const kairos::app::SimResult> result);
 
 private:
-    struct Control {
-        std::atomic<bool> cancel{false}, done{false};
-        std::atomic<double> progress{0};
-    };
-    std::atomic<long> latest_{0};
-    std::shared_ptr<Control> current_; // GUI thread only
+    std::unique_ptr<JobTracker> own_;
+    JobTracker* jobs_;
 };
 
 } // namespace kairos::app

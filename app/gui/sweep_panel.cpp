@@ -16,10 +16,8 @@
 #include <QLineEdit>
 #include <QMenu>
 #include <QMessageBox>
-#include <QPointer>
 #include <QPushButton>
 #include <QSpinBox>
-#include <QThreadPool>
 #include <QVBoxLayout>
 #include <cmath>
 #include <map>
@@ -28,10 +26,9 @@
 
 namespace kairos::app {
 
-// A running sweep: its cancel flag and what it needs to label the result. Shared with the
-// worker, which may outlive the panel's interest in it (a newer sweep cancels this one).
+// A running sweep: what it needs to label the result. Shared with the worker, which may
+// outlive the panel's interest in it (a newer sweep cancels this one through the tracker).
 struct SweepPanel::Job {
-    std::atomic<bool> cancel{false};
     sweep::Definition def;
     std::vector<sweep::Point> points;
     std::shared_ptr<const Workload> workload;
@@ -69,8 +66,8 @@ QString metricLabel(const std::string& m) {
 
 } // namespace
 
-SweepPanel::SweepPanel(std::function<SweepBase()> base, QWidget* parent)
-    : QWidget(parent), base_(std::move(base)) {
+SweepPanel::SweepPanel(JobTracker* jobs, std::function<SweepBase()> base, QWidget* parent)
+    : QWidget(parent), jobs_(jobs), base_(std::move(base)) {
     auto* v = new QVBoxLayout(this);
     auto* form = new QFormLayout;
     param_ = new QComboBox;
@@ -140,7 +137,7 @@ SweepPanel::SweepPanel(std::function<SweepBase()> base, QWidget* parent)
     v->addWidget(chart_, 1);
     connect(run_, &QPushButton::clicked, this, [this] {
         if (job_) {
-            job_->cancel = true;
+            jobs_->cancel(kChannel);
             return;
         }
         start();
@@ -159,7 +156,7 @@ SweepPanel::SweepPanel(std::function<SweepBase()> base, QWidget* parent)
 }
 
 SweepPanel::~SweepPanel() {
-    if (job_) job_->cancel = true;
+    if (job_) jobs_->cancel(kChannel);
 }
 
 void SweepPanel::refreshParams() {
@@ -174,8 +171,7 @@ void SweepPanel::refreshParams() {
 void SweepPanel::sweep(const QString& param) {
     refreshParams();
     if (const int i = param_->findData(param); i >= 0) param_->setCurrentIndex(i);
-    if (job_) job_->cancel = true;
-    job_.reset();
+    job_.reset(); // the tracker cancels it when the next one starts
     start();
 }
 
@@ -276,8 +272,7 @@ void SweepPanel::start() {
     run_->setText(tr("&Stop"));
     status_->setText(
         tr("sweeping %1: %2 points × %3 seeds…").arg(p.label).arg(job->points.size()).arg(d.seeds));
-    QPointer<SweepPanel> self(this);
-    QThreadPool::globalInstance()->start([self, job] {
+    jobs_->start(kChannel, this, [this, job](JobTracker::Job& tracked) {
         QElapsedTimer t;
         t.start();
         auto table = std::make_shared<sweep::Table>();
@@ -293,9 +288,9 @@ void SweepPanel::start() {
                 return prof;
             };
             sweep::RunOptions ro;
-            ro.cancel = &job->cancel;
+            ro.cancel = &tracked.cancel;
             const auto out = sweep::runJobs(job->def, job->points, ctx, ro);
-            if (job->cancel)
+            if (tracked.cancel)
                 error = QObject::tr("stopped");
             else
                 *table = sweep::aggregate(job->def, job->points, out);
@@ -303,40 +298,37 @@ void SweepPanel::start() {
             error = QString::fromUtf8(e.what());
         }
         const double secs = double(t.elapsed()) / 1e3;
-        QMetaObject::invokeMethod(
-            qApp,
-            [self, job, table, error, secs] {
-                if (!self || self->job_ != job) return; // superseded, or the panel is gone
-                self->job_.reset();
-                self->run_->setText(tr("&Sweep"));
-                if (!error.isEmpty()) {
-                    self->status_->setText(tr("Sweep: %1").arg(error));
-                    Q_EMIT self->finished();
-                    return;
-                }
-                self->table_ = std::make_unique<sweep::Table>(*table);
-                self->x_.clear();
-                const std::size_t col = self->table_->axes.size() - 1;
-                for (const auto& row : self->table_->rows) {
-                    const auto x = job->x_of.find(row.values[col]);
-                    self->x_.push_back(x == job->x_of.end() ? NAN : x->second);
-                }
-                self->swept_ = job->param;
-                self->policy_ = job->def.base.policy.name;
-                self->def_ = std::make_unique<sweep::Definition>(job->def);
-                self->save_->setEnabled(!self->db_.isEmpty());
-                self->swept_log_ = job->log;
-                self->last_seconds_ = secs;
-                self->export_->setEnabled(true);
-                self->status_->setText(tr("%1 points × %2 seeds = %3 runs in %4 s")
-                                           .arg(job->points.size())
-                                           .arg(job->def.seeds)
-                                           .arg(job->points.size() * std::size_t(job->def.seeds))
-                                           .arg(secs, 0, 'f', 2));
-                self->redraw();
-                Q_EMIT self->finished();
-            },
-            Qt::QueuedConnection);
+        return std::function<void()>([this, job, table, error, secs] {
+            if (job_ != job) return; // superseded
+            job_.reset();
+            run_->setText(tr("&Sweep"));
+            if (!error.isEmpty()) {
+                status_->setText(tr("Sweep: %1").arg(error));
+                Q_EMIT finished();
+                return;
+            }
+            table_ = std::make_unique<sweep::Table>(*table);
+            x_.clear();
+            const std::size_t col = table_->axes.size() - 1;
+            for (const auto& row : table_->rows) {
+                const auto x = job->x_of.find(row.values[col]);
+                x_.push_back(x == job->x_of.end() ? NAN : x->second);
+            }
+            swept_ = job->param;
+            policy_ = job->def.base.policy.name;
+            def_ = std::make_unique<sweep::Definition>(job->def);
+            save_->setEnabled(!db_.isEmpty());
+            swept_log_ = job->log;
+            last_seconds_ = secs;
+            export_->setEnabled(true);
+            status_->setText(tr("%1 points × %2 seeds = %3 runs in %4 s")
+                                 .arg(job->points.size())
+                                 .arg(job->def.seeds)
+                                 .arg(job->points.size() * std::size_t(job->def.seeds))
+                                 .arg(secs, 0, 'f', 2));
+            redraw();
+            Q_EMIT finished();
+        });
     });
 }
 
@@ -412,32 +404,44 @@ void SweepPanel::redraw() {
 }
 
 void SweepPanel::chooseStored() {
-    std::vector<store::SweepInfo> all;
-    try {
-        all = store::Store(db_.toStdString(), store::Store::Open::Existing).listSweeps();
-    } catch (const std::exception& e) {
-        status_->setText(tr("No stored sweeps: %1").arg(QString::fromUtf8(e.what())));
-        return;
-    }
-    QStringList items;
-    for (const auto& w : all)
-        items << tr("%1: %2 (%3 runs, %4)")
-                     .arg(w.id)
-                     .arg(QString::fromStdString(w.name))
-                     .arg(w.runs)
-                     .arg(QString::fromStdString(w.created_at.substr(0, 16)));
-    if (items.isEmpty()) {
-        status_->setText(tr("No stored sweeps in %1").arg(db_));
-        return;
-    }
-    bool ok = false;
-    const QString pick =
-        QInputDialog::getItem(this, tr("Open a stored sweep"), tr("Sweep:"), items, 0, false, &ok);
-    if (ok) open(pick.section(':', 0, 0).toLongLong());
+    const QString db = db_;
+    jobs_->start(QStringLiteral("sweeps"), this, [this, db](JobTracker::Job&) {
+        std::vector<store::SweepInfo> all;
+        QString error;
+        try {
+            all = store::Store(db.toStdString(), store::Store::Open::Existing).listSweeps();
+        } catch (const std::exception& e) {
+            error = QString::fromUtf8(e.what());
+        }
+        return std::function<void()>([this, db, all, error] {
+            if (!error.isEmpty()) {
+                status_->setText(tr("No stored sweeps: %1").arg(error));
+                return;
+            }
+            QStringList items;
+            for (const auto& w : all)
+                items << tr("%1: %2 (%3 runs, %4)")
+                             .arg(w.id)
+                             .arg(QString::fromStdString(w.name))
+                             .arg(w.runs)
+                             .arg(QString::fromStdString(w.created_at.substr(0, 16)));
+            if (items.isEmpty()) {
+                status_->setText(tr("No stored sweeps in %1").arg(db));
+                return;
+            }
+            bool ok = false;
+            const QString pick = QInputDialog::getItem(this, tr("Open a stored sweep"),
+                                                       tr("Sweep:"), items, 0, false, &ok);
+            if (ok) open(pick.section(':', 0, 0).toLongLong());
+        });
+    });
 }
 
-std::int64_t SweepPanel::save(const QString& name) {
-    if (!table_ || !def_ || db_.isEmpty()) return 0;
+void SweepPanel::save(const QString& name) {
+    if (!table_ || !def_ || db_.isEmpty()) {
+        Q_EMIT saved(0);
+        return;
+    }
     // The definition, plus how the workbench draws it: the swept slider and each row's
     // value on it (a rate sweep's specs carry factors on the shown workload).
     nlohmann::json def = def_->toJson();
@@ -445,66 +449,94 @@ std::int64_t SweepPanel::save(const QString& name) {
         {"param", swept_.toStdString()}, {"log", swept_log_}, {"policy", policy_}, {"x", x_}};
     // The workload was the window's, in memory: say which, for whoever reads the store.
     def["base"]["workload"]["path"] = "workbench: " + def_->base.workload.path;
-    try {
-        store::Store db(db_.toStdString());
-        std::vector<store::SweepRun> none; // the table holds the numbers; the runs are cheap
-        const std::int64_t id =
-            db.putSweep(name.toStdString(), def.dump(), table_->toJson().dump(), none);
-        status_->setText(tr("Saved as sweep %1 in %2").arg(id).arg(db_));
-        return id;
-    } catch (const std::exception& e) {
-        status_->setText(tr("Cannot save: %1").arg(QString::fromUtf8(e.what())));
-        return 0;
-    }
+    const std::string def_json = def.dump(), table_json = table_->toJson().dump();
+    const QString db = db_;
+    jobs_->start(
+        QStringLiteral("save sweep"), this,
+        [this, db, name, def_json, table_json](JobTracker::Job&) {
+            std::int64_t id = 0;
+            QString error;
+            try {
+                store::Store st(db.toStdString());
+                std::vector<store::SweepRun> none; // the table holds the numbers
+                id = st.putSweep(name.toStdString(), def_json, table_json, none);
+            } catch (const std::exception& e) {
+                error = QString::fromUtf8(e.what());
+            }
+            return std::function<void()>([this, db, id, error] {
+                status_->setText(id ? tr("Saved as sweep %1 in %2").arg(id).arg(db)
+                                    : tr("Cannot save: %1").arg(error));
+                Q_EMIT saved(id);
+            });
+        },
+        JobTracker::Keep::All);
 }
 
-bool SweepPanel::open(std::int64_t id) {
-    try {
-        const store::Store db(db_.toStdString(), store::Store::Open::Existing);
-        const auto w = db.sweep(id);
-        if (!w) {
-            status_->setText(tr("No sweep %1 in %2").arg(id).arg(db_));
-            return false;
+void SweepPanel::open(std::int64_t id) {
+    const QString db = db_;
+    jobs_->start(QStringLiteral("open sweep"), this, [this, db, id](JobTracker::Job&) {
+        // Read and parse here; shown on the GUI thread.
+        struct Opened {
+            std::unique_ptr<sweep::Table> table;
+            std::vector<double> x;
+            QString param, error, status;
+            bool log = false;
+            std::string policy;
+        };
+        auto o = std::make_shared<Opened>();
+        try {
+            const store::Store st(db.toStdString(), store::Store::Open::Existing);
+            const auto w = st.sweep(id);
+            if (!w)
+                throw std::invalid_argument("no sweep " + std::to_string(id) + " in " +
+                                            db.toStdString());
+            const auto def = nlohmann::json::parse(w->definition_json);
+            o->table = std::make_unique<sweep::Table>(
+                sweep::Table::fromJson(nlohmann::json::parse(w->results_json), db.toStdString()));
+            if (def.contains("workbench")) {
+                const auto& wb = def.at("workbench");
+                o->param = QString::fromStdString(wb.at("param").get<std::string>());
+                o->log = wb.at("log").get<bool>();
+                o->policy = wb.at("policy").get<std::string>();
+                for (const auto& v : wb.at("x"))
+                    o->x.push_back(v.is_number() ? v.get<double>() : NAN);
+            } else {
+                // A sweep from kairos-cli: its last axis is the x axis (a policy or profile
+                // axis by position).
+                o->param =
+                    QString::fromStdString(o->table->axes.empty() ? "" : o->table->axes.back());
+                o->x = o->table->lastAxisNumbers();
+                o->policy = def.at("base").at("policy").at("name").get<std::string>();
+            }
+            if (o->x.size() != o->table->rows.size())
+                throw std::invalid_argument("the stored sweep's rows and values do not match");
+            o->status = tr("Stored sweep %1: %2 (%3 runs, %4)")
+                            .arg(w->id)
+                            .arg(QString::fromStdString(w->name))
+                            .arg(w->runs)
+                            .arg(QString::fromStdString(w->created_at));
+        } catch (const std::exception& e) {
+            o->error = QString::fromUtf8(e.what());
         }
-        const auto def = nlohmann::json::parse(w->definition_json);
-        auto table = std::make_unique<sweep::Table>(
-            sweep::Table::fromJson(nlohmann::json::parse(w->results_json), db_.toStdString()));
-        std::vector<double> x;
-        QString param;
-        bool log = false;
-        if (def.contains("workbench")) {
-            const auto& wb = def.at("workbench");
-            param = QString::fromStdString(wb.at("param").get<std::string>());
-            log = wb.at("log").get<bool>();
-            policy_ = wb.at("policy").get<std::string>();
-            for (const auto& v : wb.at("x")) x.push_back(v.is_number() ? v.get<double>() : NAN);
-        } else {
-            // A sweep from kairos-cli: its last axis is the x axis (a policy or profile
-            // axis by position).
-            param = QString::fromStdString(table->axes.empty() ? "" : table->axes.back());
-            x = table->lastAxisNumbers();
-            policy_ = def.at("base").at("policy").at("name").get<std::string>();
-        }
-        if (x.size() != table->rows.size())
-            throw std::invalid_argument("the stored sweep's rows and values do not match");
-        table_ = std::move(table);
-        x_ = std::move(x);
-        swept_ = param;
-        swept_log_ = log;
-        def_.reset();
-        save_->setEnabled(false);
-        export_->setEnabled(true);
-        status_->setText(tr("Stored sweep %1: %2 (%3 runs, %4)")
-                             .arg(w->id)
-                             .arg(QString::fromStdString(w->name))
-                             .arg(w->runs)
-                             .arg(QString::fromStdString(w->created_at)));
-        redraw();
-        return true;
-    } catch (const std::exception& e) {
-        status_->setText(tr("Cannot open sweep %1: %2").arg(id).arg(QString::fromUtf8(e.what())));
-        return false;
-    }
+        return std::function<void()>([this, id, o] {
+            if (!o->error.isEmpty()) {
+                status_->setText(tr("Cannot open sweep %1: %2").arg(id).arg(o->error));
+                Q_EMIT opened(id, false);
+                return;
+            }
+            table_ = std::move(o->table);
+            x_ = std::move(o->x);
+            swept_ = o->param;
+            swept_log_ = o->log;
+            policy_ = o->policy;
+            def_.reset();
+            save_->setEnabled(false);
+            export_->setEnabled(true);
+            status_->setText(o->status);
+            redraw();
+            Q_EMIT opened(id, true);
+        });
+    });
 }
 
 bool SweepPanel::exportTo(const QString& path) {

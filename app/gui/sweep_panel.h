@@ -5,6 +5,7 @@
 // plots the chosen metric against it: the mean over seeds, its 95 % band, one curve per
 // policy when comparing, and the slider's current value as a mark that follows it.
 // Switching the metric redraws from the finished table; Export writes its CSV.
+#include "jobs.h"
 #include "run/sweep.h"
 
 #include <QWidget>
@@ -44,7 +45,8 @@ struct SweepBase {
 class SweepPanel : public QWidget {
     Q_OBJECT
 public:
-    explicit SweepPanel(std::function<SweepBase()> base, QWidget* parent = nullptr);
+    // Its sweeps and database reads run on `jobs` (the window's tracker).
+    SweepPanel(JobTracker* jobs, std::function<SweepBase()> base, QWidget* parent = nullptr);
     ~SweepPanel() override;
     // Sweeps this slider's range now (selecting it in the panel).
     void sweep(const QString& param);
@@ -62,12 +64,14 @@ public:
     QSpinBox* pointsBox() const { return points_; }
     // The database sweeps are saved to and opened from (the window's Runs database).
     void setDatabase(const QString& path) { db_ = path; }
-    // Stores the finished sweep (definition, table, and how to draw it); its id, or 0.
-    std::int64_t save(const QString& name);
+    // Stores the finished sweep (definition, table, and how to draw it), off the GUI
+    // thread: saved(id), 0 when it could not.
+    void save(const QString& name);
     // Lists the stored sweeps and shows the one chosen (the Runs panel's Sweeps… button).
     void chooseStored();
-    // Shows a stored sweep (this panel's or kairos-cli sweep --db's); false if none.
-    bool open(std::int64_t id);
+    // Reads and shows a stored sweep (this panel's or kairos-cli sweep --db's) off the GUI
+    // thread: opened(id, ok).
+    void open(std::int64_t id);
     // Writes the finished sweep by the extension: .csv the table, .png or .svg the chart.
     bool exportTo(const QString& path);
     // A rate sweep's capacity per policy: the rate where goodput / offered rate first falls
@@ -78,6 +82,8 @@ public:
 
 Q_SIGNALS:
     void finished(); // a sweep finished (or failed: see the status)
+    void saved(qint64 id);
+    void opened(qint64 id, bool ok);
 
 private:
     struct Job;
@@ -86,6 +92,8 @@ private:
     void exportFile(const QString& filter);
     void refreshParams();
 
+    static inline const QString kChannel = QStringLiteral("sweep");
+    JobTracker* jobs_;
     std::function<SweepBase()> base_;
     QComboBox *param_, *metric_, *against_;
     QSpinBox *points_, *seeds_;

@@ -247,6 +247,19 @@ RunResult runSpec(const RunSpec& spec, const RunContext& ctx) {
     return executeRun(prepareRun(spec, ctx), ctx);
 }
 
+std::vector<MetricDifference> differingMetrics(const Summary& stored, const Summary& rerun) {
+    const auto before = summaryMetrics(stored), after = summaryMetrics(rerun);
+    std::vector<MetricDifference> out;
+    for (std::size_t i = 0; i < before.size() && i < after.size(); ++i) {
+        const double x = before[i].second, y = after[i].second;
+        if (std::isnan(x) && !std::isnan(y)) continue; // the stored run did not measure it
+        const bool same = (std::isnan(x) && std::isnan(y)) || x == y ||
+                          std::fabs(x - y) <= 1e-9 * std::max(std::fabs(x), std::fabs(y));
+        if (!same) out.push_back({before[i].first, x, y});
+    }
+    return out;
+}
+
 std::vector<std::pair<std::string, double>> summaryMetrics(const Summary& s) {
     const double nan = std::numeric_limits<double>::quiet_NaN();
     std::vector<std::pair<std::string, double>> m;

@@ -105,6 +105,14 @@ Workload transformWorkload(const Workload& base, const RunSpec::WorkloadPart& w)
 // ttft/tpot/itl/e2el/queue _mean_ms and _pNN_ms, kv_peak_tokens, preemptions, suspensions,
 // completion_rate and mean_quality (with budgets), utility_pct (TimelyLLM, all classes).
 std::vector<std::pair<std::string, double>> summaryMetrics(const Summary& s);
+// Where a re-run's summary differs from a stored one: (name, stored, re-run) for every
+// metric both measured that differs by more than 1e-9 relative (a metric the stored run
+// did not measure, NaN there, is skipped). Empty: the re-run reproduced the stored run.
+struct MetricDifference {
+    std::string name;
+    double stored = 0, rerun = 0;
+};
+std::vector<MetricDifference> differingMetrics(const Summary& stored, const Summary& rerun);
 // The names summaryMetrics gives for these percentiles, in its order.
 std::vector<std::string> summaryMetricNames(const std::vector<double>& percentiles);
 

@@ -5,12 +5,14 @@
 #include "exec/execution_model.h"
 #include "fit/ala.h"
 #include "generate_dialog.h"
+#include "kv_chart.h"
 #include "live_panel.h"
 #include "main_window.h"
 #include "metrics/compare.h"
 #include "metrics_model.h"
 #include "model_chart.h"
 #include "param_slider.h"
+#include "run/pipeline.h"
 #include "run/sweep.h"
 #include "runs_model.h"
 #include "store/store.h"
@@ -43,6 +45,7 @@
 #include <QStandardPaths>
 #include <QTableView>
 #include <QTableWidget>
+#include <QThread>
 #include <QtTest>
 #include <cmath>
 #include <fstream>
@@ -83,6 +86,35 @@ QString workload20k(const QString& name, double rate) {
 long waitForResult(QSignalSpy& spy) {
     if (!spy.wait(20000)) return -1;
     return spy.takeLast().at(0).value<long>();
+}
+
+// The window's asynchronous calls (their work on the job tracker), waited for: the
+// second argument of the signal each delivers.
+template <class Obj, class Signal, class Call>
+bool awaitOk(Obj* o, Signal sig, Call call, int ms = 60000) {
+    QSignalSpy spy(o, sig);
+    call();
+    if (!spy.wait(ms)) return false;
+    return spy.takeLast().at(1).toBool();
+}
+bool pinStored(app::MainWindow& w, qint64 id) {
+    return awaitOk(&w, &app::MainWindow::storedRunPinned, [&] { w.pinStoredRun(id); });
+}
+bool showModel(app::MainWindow& w, qint64 id) {
+    return awaitOk(&w, &app::MainWindow::modelShown, [&] { w.showModel(id); });
+}
+bool refreshRuns(app::MainWindow& w) {
+    QSignalSpy spy(&w, &app::MainWindow::runsRefreshed);
+    w.refreshRuns();
+    return spy.wait(20000) && w.jobs().waitIdle(60000); // and the model it selects, drawn
+}
+bool openSweep(app::SweepPanel* p, qint64 id) {
+    return awaitOk(p, &app::SweepPanel::opened, [&] { p->open(id); });
+}
+qint64 saveSweep(app::SweepPanel* p, const QString& name) {
+    QSignalSpy spy(p, &app::SweepPanel::saved);
+    p->save(name);
+    return spy.wait(20000) ? spy.takeLast().at(0).toLongLong() : -1;
 }
 } // namespace
 
@@ -436,12 +468,21 @@ private slots:
         QCOMPARE(w.runsModel()->index(0, views::RunsModel::Completed).data().toString(),
                  QStringLiteral("600"));
         // Pin the stored fcfs run: the table compares sjf (shown) with it.
-        QVERIFY(w.pinStoredRun(2));
+        // It keeps its RunSpec, and re-running it reproduces every stored metric: the
+        // timeline's lower lane, the KV line and the dashed CDFs compare it, and its
+        // goodput is measured under the window's SLOs (the stored run had none).
+        QVERIFY(pinStored(w, 2));
         QVERIFY(w.pinned()->summary.policy.rfind("fcfs", 0) == 0);
+        QCOMPARE(w.pinnedStoredId(), 2LL);
         QCOMPARE(w.metricsModel()->columnCount(), 4);
         QVERIFY(!w.pinned()->cdf_ttft.empty());
-        QVERIFY(!w.timeline()->showsPinned()); // no run log stored: no timeline overlay
-        QVERIFY(!w.pinStoredRun(99));
+        QVERIFY2(w.pinnedNote().isEmpty(), qPrintable(w.pinnedNote()));
+        QVERIFY(w.timeline()->showsPinned());
+        QVERIFY(w.kvChart()->hasPinned());
+        QVERIFY(w.pinned()->summary.request_goodput.has_value());
+        QVERIFY2(w.pinnedName().startsWith(QStringLiteral("run 2 fcfs")),
+                 qPrintable(w.pinnedName()));
+        QVERIFY(!pinStored(w, 99));
         // The runs table keeps its selection when another process writes (the re-read
         // restores it by run id), and "Compare with selected" pins the selected run.
         {
@@ -467,18 +508,43 @@ private slots:
             for (auto* b : w.findChildren<QPushButton*>())
                 if (b->text() == QStringLiteral("Compare with selected")) compare = b;
             QVERIFY(compare);
-            compare->click();
+            QVERIFY(awaitOk(&w, &app::MainWindow::storedRunPinned, [&] { compare->click(); }));
             QVERIFY(w.pinned()->summary.policy.rfind("sjf", 0) == 0);
             QVERIFY(w.pinnedWarning().isEmpty());
             // Run 3 is of another workload: it is pinned, and the window says so.
-            QVERIFY(w.pinStoredRun(3));
+            QVERIFY(pinStored(w, 3));
             QVERIFY2(w.pinnedWarning().contains(QStringLiteral("another workload")),
                      qPrintable(w.pinnedWarning()));
             auto* note = w.findChild<QLabel*>("metricsNote");
             QVERIFY(note && note->text().contains(QStringLiteral("another workload")));
-            QVERIFY(w.pinStoredRun(2)); // the same workload again: no warning
+            QVERIFY(pinStored(w, 2)); // the same workload again: no warning
             QVERIFY(w.pinnedWarning().isEmpty());
             QVERIFY(!note->text().contains(QStringLiteral("another workload")));
+        }
+        // A stored run whose RunSpec re-runs to other figures (here: stored with 16 seats,
+        // its spec says 2) has its stored figures and CDFs only, and the window says why.
+        {
+            RunSpec spec;
+            spec.workload.path = o.workload.toStdString();
+            spec.policy.name = "fcfs";
+            spec.limits.max_num_seqs = 16;
+            spec.exec.profile = KAIROS_SOURCE_DIR "/resources/profiles/llama2-70b-a100x2.json";
+            const RunResult res = runSpec(spec);
+            store::RunRecord rec =
+                store::makeRunRecord(*res.workload, o.workload.toStdString(), res.log, res.summary,
+                                     res.policy, res.limits, "tampered");
+            spec.limits.max_num_seqs = 2;
+            rec.spec_json = spec.toJson().dump();
+            const qint64 tampered = store::Store(db.toStdString()).putRun(rec);
+            QVERIFY(pinStored(w, tampered));
+            QVERIFY(!w.timeline()->showsPinned());
+            QVERIFY(!w.kvChart()->hasPinned());
+            QVERIFY(!w.pinned()->cdf_e2el.empty());
+            QVERIFY2(w.pinnedNote().contains(QStringLiteral("other figures")),
+                     qPrintable(w.pinnedNote()));
+            auto* note = w.findChild<QLabel*>("metricsNote");
+            QVERIFY(note && note->text().contains(QStringLiteral("other figures")));
+            QTRY_COMPARE_WITH_TIMEOUT(w.runsModel()->rowCount(), 4, 10000);
         }
         // Model views: a stored model is listed (the newest selected) and plotted, every
         // point of its fits, fitted and held out.
@@ -494,7 +560,7 @@ private slots:
                 "held_out_points": [[0.5, 0.52]]}])";
             st.putModel(mi);
         }
-        w.refreshRuns();
+        QVERIFY(refreshRuns(w));
         QCOMPARE(w.modelsTable()->rowCount(), 1);
         QCOMPARE(w.modelsTable()->item(0, 2)->text(), QStringLiteral("test group"));
         QCOMPARE(w.modelChart()->pointCount(), 4);
@@ -527,11 +593,12 @@ private slots:
             mi.accuracy = "{}";
             QCOMPARE(st.putModel(mi), 2);
         }
-        QSignalSpy ala_shown(&w, &app::MainWindow::alaModelShown);
-        w.refreshRuns();
+        QVERIFY(refreshRuns(w));
+        QSignalSpy ala_shown(&w, &app::MainWindow::modelShown);
         QCOMPARE(w.modelsTable()->item(0, 1)->text(), QStringLiteral("ala")); // newest first
         w.modelsTable()->selectRow(0);
         QTRY_COMPARE(ala_shown.count(), 1);
+        QCOMPARE(ala_shown.front().at(0).toLongLong(), 2LL);
         QCOMPARE(ala_shown.front().at(1).toBool(), true);
         QVERIFY(!w.modelLoading());
         QCOMPARE(w.alaConfigBox()->count(), 4);
@@ -544,7 +611,7 @@ private slots:
                  qPrintable(names.join('|')));
         w.alaConfigBox()->setCurrentIndex(1);
         QCOMPARE(w.modelChart()->curveCount(), 7);
-        QVERIFY(w.showModel(1)); // back to the ETE model: at once
+        QVERIFY(showModel(w, 1)); // back to the ETE model: at once
         QCOMPARE(w.modelChart()->pointCount(), 4);
         QCOMPARE(w.modelChart()->curveCount(), 0);
         auto* warning = w.findChild<QLabel*>("modelWarning");
@@ -564,11 +631,11 @@ private slots:
                 "points": [[1.0, 1.0]], "held_out_points": [[1.0, 1.3]]}])";
             QCOMPARE(st.putModel(mi), 3);
         }
-        QVERIFY(w.showModel(3));
+        QVERIFY(showModel(w, 3));
         QVERIFY(!warning->isHidden());
         QVERIFY2(warning->text().contains("poor fit") && warning->text().contains("30.0 %"),
                  qPrintable(warning->text()));
-        QVERIFY(w.showModel(1));
+        QVERIFY(showModel(w, 1));
         QVERIFY(warning->isHidden());
         for (const char* suffix : {"", "-wal", "-shm"}) QFile::remove(db + suffix);
     }
@@ -615,7 +682,7 @@ private slots:
         QVERIFY2(live->statusLabel()->text().contains("cancelled"),
                  qPrintable(live->statusLabel()->text()));
         QCOMPARE(live->profiledModelId(), -1LL);
-        w.refreshRuns();
+        QVERIFY(refreshRuns(w));
         QCOMPARE(w.modelsTable()->rowCount(), 0);
 
         // A quick profile: progress to the end, the model stored and listed.
@@ -626,7 +693,7 @@ private slots:
         QCOMPARE(live->profiledModelId(), 1LL);
         QCOMPARE(live->progressBar()->value(), live->progressBar()->maximum());
         QVERIFY(live->statusLabel()->text().contains("ETE model 1 stored"));
-        w.refreshRuns();
+        QVERIFY(refreshRuns(w));
         QCOMPARE(w.modelsTable()->rowCount(), 1);
         QCOMPARE(w.modelsTable()->item(0, 2)->text(), QStringLiteral("tiny-cpu-fp32"));
 
@@ -725,6 +792,70 @@ private slots:
         const auto shown = spy.at(0).at(0).value<std::shared_ptr<const app::SimResult>>();
         QCOMPARE(shown->job, 2L);
         QVERIFY(shown->error.isEmpty());
+    }
+
+    // The job tracker every background job of the window runs on: in a channel only the
+    // latest job delivers (an older one is cancelled through the flag its work polls);
+    // Keep::All delivers every job; nothing is delivered to a destroyed context or after
+    // shutdown, which cancels the running work and waits for it.
+    void jobTracker() {
+        app::JobTracker jobs;
+        std::vector<int> got;
+        auto spin = [](app::JobTracker::Job& j, int value) {
+            // Works until cancelled or 200 ms.
+            for (int i = 0; i < 200 && !j.cancel; ++i) QThread::msleep(1);
+            return j.cancel.load() ? -value : value;
+        };
+        QObject ctx;
+        for (int k = 1; k <= 3; ++k)
+            jobs.start("a", &ctx, [&got, spin, k](app::JobTracker::Job& j) {
+                const int v = spin(j, k);
+                return std::function<void()>([&got, v] { got.push_back(v); });
+            });
+        QCOMPARE(jobs.pending(), 3);
+        QVERIFY(jobs.busy("a"));
+        QVERIFY(jobs.waitIdle(5000));
+        QCOMPARE(got, std::vector<int>({3})); // 1 and 2 were cancelled and dropped
+        got.clear();
+        for (int k = 1; k <= 3; ++k)
+            jobs.start(
+                "b", &ctx,
+                [&got, k](app::JobTracker::Job&) {
+                    return std::function<void()>([&got, k] { got.push_back(k); });
+                },
+                app::JobTracker::Keep::All);
+        QVERIFY(jobs.waitIdle(5000));
+        std::sort(got.begin(), got.end());
+        QCOMPARE(got, std::vector<int>({1, 2, 3}));
+        got.clear();
+        {
+            auto* gone = new QObject;
+            jobs.start("c", gone, [&got](app::JobTracker::Job&) {
+                QThread::msleep(50);
+                return std::function<void()>([&got] { got.push_back(9); });
+            });
+            delete gone;
+            QVERIFY(jobs.waitIdle(5000));
+            QVERIFY(got.empty());
+        }
+        // Shutdown: the running job sees its cancel flag, and its result is dropped.
+        std::atomic<bool> saw_cancel{false};
+        jobs.start("d", &ctx, [&got, &saw_cancel, spin](app::JobTracker::Job& j) {
+            QThread::msleep(20);
+            saw_cancel = spin(j, 1) < 0;
+            return std::function<void()>([&got] { got.push_back(7); });
+        });
+        jobs.shutdown();
+        QVERIFY(saw_cancel.load());
+        QCoreApplication::processEvents();
+        QVERIFY(got.empty());
+        // After shutdown nothing starts.
+        jobs.start("e", &ctx, [&got](app::JobTracker::Job&) {
+            got.push_back(8);
+            return std::function<void()>();
+        });
+        QTest::qWait(50);
+        QVERIFY(got.empty());
     }
 
     // TUF sliders per class: making the urgent class's deadline looser (zero utility at
@@ -967,11 +1098,11 @@ private slots:
         // Saved to the window's database and opened again: the same table and curve.
         {
             const std::string before = panel->table()->csv();
-            const std::int64_t id = panel->save("rate by policy");
+            const std::int64_t id = saveSweep(panel, "rate by policy");
             QVERIFY(id > 0);
             panel->sweep("C"); // something else on screen meanwhile
             QVERIFY(done.wait(60000));
-            QVERIFY(panel->open(id));
+            QVERIFY(openSweep(panel, id));
             QCOMPARE(panel->table()->csv(), before);
             QCOMPARE(panel->sweptParam(), QString("rate"));
             QCOMPARE(panel->capacities().size(), std::size_t(4));
@@ -988,10 +1119,10 @@ private slots:
             const std::int64_t cli_id =
                 store::Store(w.databasePath().toStdString())
                     .putSweep("from the CLI", d.toJson().dump(), table.toJson().dump(), {});
-            QVERIFY(panel->open(cli_id));
+            QVERIFY(openSweep(panel, cli_id));
             QCOMPARE(panel->table()->csv(), table.csv());
             QCOMPARE(panel->sweptParam(), QString("C"));
-            QVERIFY(panel->open(id)); // the rate sweep again, for the trade-off below
+            QVERIFY(openSweep(panel, id)); // the rate sweep again, for the trade-off below
         }
         panel->againstBox()->setCurrentIndex(panel->againstBox()->findData("request_throughput"));
         QVERIFY(panel->chart()->tradeoff());
