@@ -3,6 +3,7 @@
 #include "export/atomic_file.h"
 #include "lod/timeline.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <nlohmann/json.hpp>
@@ -58,6 +59,18 @@ PerfettoCounts writePerfetto(const RunLog& log, const Workload* w, std::ostream&
             label += " (" + w->requests[static_cast<std::size_t>(r.id)].cls + ")";
         meta(kPid, r.id, "thread_name", label);
         ++n.tracks;
+        // The request's facts, the same on each of its slices.
+        std::string args = ",\"request\":" + std::to_string(r.id) +
+                           ",\"prompt_tokens\":" + std::to_string(r.prompt) +
+                           ",\"output_tokens\":" + std::to_string(r.output) +
+                           ",\"preemptions\":" + std::to_string(r.preemptions) + ",\"outcome\":" +
+                           (r.finished ? "\"finished\""
+                            : r.killed ? "\"killed\""
+                                       : "\"unfinished\"");
+        if (w && static_cast<std::size_t>(r.id) < w->size() &&
+            !w->requests[static_cast<std::size_t>(r.id)].cls.empty())
+            args += ",\"class\":" +
+                    nlohmann::json(w->requests[static_cast<std::size_t>(r.id)].cls).dump();
         auto span = [&](int pid, const lod::Span& s) {
             sep();
             out << "{\"ph\":\"X\",\"pid\":" << pid << ",\"tid\":" << r.id << ",\"name\":\""
@@ -65,7 +78,7 @@ PerfettoCounts writePerfetto(const RunLog& log, const Workload* w, std::ostream&
             us(out, s.t0);
             out << ",\"dur\":";
             us(out, s.t1 - s.t0);
-            out << "}";
+            out << ",\"args\":{\"phase\":\"" << lod::spanKindName(s.kind) << "\"" << args << "}}";
         };
         for (const lod::Span& s : r.spans) {
             span(kPid, s);
@@ -84,6 +97,104 @@ PerfettoCounts writePerfetto(const RunLog& log, const Workload* w, std::ostream&
         out << ",\"args\":{\"in use\":" << static_cast<long long>(std::llround(v))
             << ",\"capacity\":" << log.kv_capacity_tokens << "}}";
         ++n.counters;
+    }
+    const int kBatchPid = 4, kQueuePid = 5, kPreemptPid = 6;
+    meta(kBatchPid, 0, "process_name", "batch");
+    meta(kQueuePid, 0, "process_name", "queues");
+    meta(kPreemptPid, 0, "process_name", "preemptions");
+    // Batch per iteration: requests in it and tokens prefilled; 0 over idle gaps. A
+    // stretch (iterations with one batch) is one point.
+    {
+        long last_n = -1, last_p = -1;
+        double busy_until = -1;
+        auto point = [&](double t, long reqs, long prefill) {
+            if (reqs == last_n && prefill == last_p) return;
+            sep();
+            out << "{\"ph\":\"C\",\"pid\":" << kBatchPid << ",\"tid\":0,\"name\":\"batch\",\"ts\":";
+            us(out, t);
+            out << ",\"args\":{\"requests\":" << reqs << ",\"prefill tokens\":" << prefill << "}}";
+            last_n = reqs;
+            last_p = prefill;
+            ++n.batch;
+        };
+        for (const IterSpan& it : log.iters) {
+            if (busy_until >= 0 && it.t0 > busy_until + 1e-12) point(busy_until, 0, 0);
+            point(it.t0, long(it.decode_seqs) + it.prefill_seqs, it.prefill_tokens);
+            busy_until = it.end(it.n - 1);
+        }
+        if (busy_until >= 0) point(busy_until, 0, 0);
+    }
+    // Queues from the timeline's phases: +1 at a span's start, -1 at its end, one point
+    // per instant where any count changed.
+    {
+        struct Step {
+            double t;
+            int running, waiting, suspended;
+        };
+        std::vector<Step> steps;
+        for (const lod::Row& r : rows)
+            for (const lod::Span& s : r.spans) {
+                int ru = 0, wa = 0, su = 0;
+                switch (s.kind) {
+                case lod::SpanKind::Prefill:
+                case lod::SpanKind::Decode:
+                    ru = 1;
+                    break;
+                case lod::SpanKind::Queued:
+                case lod::SpanKind::Preempted:
+                    wa = 1;
+                    break;
+                case lod::SpanKind::Suspended:
+                    su = 1;
+                    break;
+                default:
+                    break;
+                }
+                if (ru + wa + su == 0) continue;
+                steps.push_back({s.t0, ru, wa, su});
+                steps.push_back({s.t1, -ru, -wa, -su});
+            }
+        std::sort(steps.begin(), steps.end(),
+                  [](const Step& a, const Step& b) { return a.t < b.t; });
+        long ru = 0, wa = 0, su = 0;
+        for (std::size_t i = 0; i < steps.size();) {
+            const double t = steps[i].t;
+            for (; i < steps.size() && steps[i].t == t; ++i) {
+                ru += steps[i].running;
+                wa += steps[i].waiting;
+                su += steps[i].suspended;
+            }
+            sep();
+            out << "{\"ph\":\"C\",\"pid\":" << kQueuePid
+                << ",\"tid\":0,\"name\":\"queues\",\"ts\":";
+            us(out, t);
+            out << ",\"args\":{\"running\":" << ru << ",\"waiting\":" << wa
+                << ",\"suspended\":" << su << "}}";
+            ++n.queues;
+        }
+    }
+    // Preemptions and suspensions so far, one point per event.
+    {
+        long pre = 0, sus = 0;
+        bool any = false;
+        for (const Event& e : log.events) {
+            if (e.ev != Ev::Preempt && e.ev != Ev::Suspend) continue;
+            if (!any) { // a zero at the start, so the track begins at the run's start
+                any = true;
+                sep();
+                out << "{\"ph\":\"C\",\"pid\":" << kPreemptPid
+                    << ",\"tid\":0,\"name\":\"preemptions\",\"ts\":0,\"args\":{\"preempted\":0,"
+                       "\"suspended\":0}}";
+                ++n.preemptions;
+            }
+            (e.ev == Ev::Preempt ? pre : sus) += 1;
+            sep();
+            out << "{\"ph\":\"C\",\"pid\":" << kPreemptPid
+                << ",\"tid\":0,\"name\":\"preemptions\",\"ts\":";
+            us(out, e.t);
+            out << ",\"args\":{\"preempted\":" << pre << ",\"suspended\":" << sus << "}}";
+            ++n.preemptions;
+        }
     }
     out << "\n]}\n";
     return n;

@@ -1,8 +1,15 @@
 #pragma once
 // A run as a Chrome trace (JSON), which Perfetto's UI and chrome://tracing open: one
 // track per request (thread `tid` = request id) with a complete event per phase, the
-// robot's execution of dispatched segments on a track of its own per request, and the
-// KV cache in use as a counter track. Times in microseconds, as the format wants.
+// robot's execution of dispatched segments on a track of its own per request, and
+// counter tracks for the KV cache in use, the batch (requests and prefill tokens per
+// iteration), the queues (running, waiting, suspended) and the preemptions so far.
+// Every slice carries args: request id, phase, prompt and output tokens, preemptions and
+// class. Times in microseconds, as the format wants.
+//
+// The queue counters are the timeline's own phases counted (lod::buildRows): running =
+// in prefill or decode, waiting = queued or preempted, suspended; so the trace and the
+// workbench's timeline agree at every instant.
 #include "model/run_log.h"
 #include "model/workload.h"
 
@@ -12,7 +19,9 @@
 namespace kairos {
 
 struct PerfettoCounts {
-    long phases = 0, robot = 0, counters = 0, tracks = 0;
+    long phases = 0, robot = 0, tracks = 0;
+    long counters = 0;                           // KV points
+    long batch = 0, queues = 0, preemptions = 0; // the other counter tracks' points
 };
 
 // `w` (may be null) names the requests' classes and gives segment execution times.

@@ -252,11 +252,72 @@ private slots:
             with_robot += !row.robot.empty();
         }
         QCOMPARE(ph["X"], spans + robot);
-        QCOMPARE(ph["C"], long(kairos::lod::kvSeries(log).size()));
-        QCOMPARE(ph["M"], 3 + long(w.size()) + with_robot);
+        QCOMPARE(ph["M"], 6 + long(w.size()) + with_robot);
         QCOMPARE(long(tracks.size()), long(w.size()));
         QVERIFY(robot > 0);
         QCOMPARE(j["otherData"]["policy"].get<std::string>(), log.policy);
+        // Every slice says whose it is and what: request id, phase, its prompt and output
+        // tokens as the workload has them.
+        std::map<std::string, std::vector<const nlohmann::json*>> counters;
+        for (const auto& e : j["traceEvents"]) {
+            if (e["ph"] == "C") counters[e["name"].get<std::string>()].push_back(&e);
+            if (e["ph"] != "X") continue;
+            const auto& a = e["args"];
+            const long id = e["tid"].get<long>();
+            QCOMPARE(a["request"].get<long>(), id);
+            QCOMPARE(a["phase"], e["name"]);
+            QCOMPARE(a["prompt_tokens"].get<int>(), w.requests[std::size_t(id)].prompt_tokens);
+            QVERIFY(a.contains("output_tokens") && a.contains("outcome") && a.contains("class"));
+        }
+        QCOMPARE(long(counters["KV tokens"].size()), long(kairos::lod::kvSeries(log).size()));
+        QCOMPARE(ph["C"], long(counters["KV tokens"].size() + counters["batch"].size() +
+                               counters["queues"].size() + counters["preemptions"].size()));
+        // The queues at each point, counted again from the timeline's phases: running
+        // (prefill, decode), waiting (queued, preempted), suspended.
+        const auto rows = kairos::lod::buildRows(log, &w);
+        const auto& queues = counters["queues"];
+        QVERIFY(queues.size() > 10);
+        for (std::size_t i = 0; i < queues.size(); i += 7) {
+            const double t = (*queues[i])["ts"].get<double>() / 1e6;
+            long ru = 0, wa = 0, su = 0;
+            for (const auto& r : rows)
+                for (const auto& sp : r.spans) {
+                    if (!(sp.t0 <= t + 1e-9 && t + 1e-9 < sp.t1)) continue;
+                    using K = kairos::lod::SpanKind;
+                    ru += sp.kind == K::Prefill || sp.kind == K::Decode;
+                    wa += sp.kind == K::Queued || sp.kind == K::Preempted;
+                    su += sp.kind == K::Suspended;
+                }
+            const auto& a = (*queues[i])["args"];
+            QCOMPARE(a["running"].get<long>(), ru);
+            QCOMPARE(a["waiting"].get<long>(), wa);
+            QCOMPARE(a["suspended"].get<long>(), su);
+        }
+        QCOMPARE(queues.back()->at("args")["running"].get<long>(), 0L);
+        // The batch at each iteration's start is that iteration's; the preemption track
+        // ends at the run log's count.
+        const auto& batch = counters["batch"];
+        std::size_t k = 0;
+        for (const auto& it : log.iters) {
+            while (k + 1 < batch.size() &&
+                   (*batch[k + 1])["ts"].get<double>() <= it.t0 * 1e6 + 1e-3)
+                ++k;
+            QCOMPARE((*batch[k])["args"]["requests"].get<long>(),
+                     long(it.decode_seqs) + it.prefill_seqs);
+        }
+        long preempted = 0, suspended = 0;
+        for (const auto& e : log.events) {
+            preempted += e.ev == kairos::Ev::Preempt;
+            suspended += e.ev == kairos::Ev::Suspend;
+        }
+        if (preempted + suspended == 0) {
+            QVERIFY(counters["preemptions"].empty());
+        } else {
+            QCOMPARE(counters["preemptions"].back()->at("args")["preempted"].get<long>(),
+                     preempted);
+            QCOMPARE(counters["preemptions"].back()->at("args")["suspended"].get<long>(),
+                     suspended);
+        }
     }
 
     // A TOML run configuration sets options by name ([simulate] section); the command line
