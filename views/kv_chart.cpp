@@ -1,6 +1,7 @@
 #include "kv_chart.h"
 
 #include "chart_style.h"
+#include "chart_tools.h"
 #include "lod/timeline.h"
 
 #include <algorithm>
@@ -48,6 +49,7 @@ KvChart::KvChart(TimeRange* range, QWidget* parent) : QCustomPlot(parent), range
     setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
     axisRect()->setRangeDrag(Qt::Horizontal);
     axisRect()->setRangeZoom(Qt::Horizontal);
+    keepLegendOffData(this);
     // Two-way: the shared range moves the axis; dragging or zooming here moves the range.
     connect(range_, &TimeRange::changed, this, [this](double from, double to) {
         syncing_ = true;

@@ -1,6 +1,7 @@
 #include "latency_chart.h"
 
 #include "chart_style.h"
+#include "chart_tools.h"
 
 #include <algorithm>
 #include <cmath>
@@ -12,16 +13,18 @@ LatencyChart::LatencyChart(QWidget* parent) : QCustomPlot(parent) {
     xAxis->setScaleType(QCPAxis::stLogarithmic);
     xAxis->setTicker(QSharedPointer<QCPAxisTickerLog>(new QCPAxisTickerLog));
     xAxis->setLabel(tr("latency (ms, log scale)"));
-    yAxis->setLabel(tr("fraction of requests ≤"));
+    yAxis->setLabel(tr("fraction ≤ x")); // short: the chart is 150 px high at 1366x768
     yAxis->setRange(0, 1.02);
     axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignBottom | Qt::AlignRight);
     setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
     axisRect()->setRangeDrag(Qt::Horizontal);
     axisRect()->setRangeZoom(Qt::Horizontal);
+    keepLegendOffData(this);
 }
 
 void LatencyChart::setSeries(const std::vector<CdfSeries>& series) {
     clearGraphs();
+    slo_lines_.clear(); // cleared with the graphs; setSlos draws them again
     double lo = INFINITY, hi = 0;
     for (const CdfSeries& s : series) {
         QCPGraph* g = addGraph();
@@ -38,7 +41,37 @@ void LatencyChart::setSeries(const std::vector<CdfSeries>& series) {
             }
         g->setData(x, y, true);
     }
-    if (hi > 0) xAxis->setRange(lo / 1.3, hi * 1.3);
+    lo_ = lo;
+    hi_ = hi;
+    fitRange();
+    replot(QCustomPlot::rpQueuedReplot);
+}
+
+void LatencyChart::fitRange() {
+    double lo = lo_, hi = hi_;
+    for (const Slo& s : slos_)
+        if (s.ms > 0) {
+            lo = std::min(lo, s.ms);
+            hi = std::max(hi, s.ms);
+        }
+    if (hi > 0 && std::isfinite(lo)) xAxis->setRange(lo / 1.3, hi * 1.3);
+}
+
+void LatencyChart::setSlos(const std::vector<Slo>& slos) {
+    // Vertical dotted lines, named in the legend (a label on the line did not fit the
+    // chart's height at 1366x768).
+    for (QCPGraph* g : slo_lines_) removeGraph(g);
+    slo_lines_.clear();
+    slos_ = slos;
+    for (const Slo& s : slos) {
+        if (!(s.ms > 0)) continue;
+        QCPGraph* g = addGraph();
+        g->setName(tr("%1 %2 ms").arg(s.name).arg(s.ms, 0, 'g', 4));
+        g->setPen(QPen(s.color, 1.5, Qt::DotLine));
+        g->setData(QVector<double>{s.ms, s.ms}, QVector<double>{0.0, 1.0}, true);
+        slo_lines_.push_back(g);
+    }
+    fitRange();
     replot(QCustomPlot::rpQueuedReplot);
 }
 

@@ -1,6 +1,7 @@
 #include "length_histogram.h"
 
 #include "chart_style.h"
+#include "chart_tools.h"
 #include "lod/cdf.h"
 
 #include <algorithm>
@@ -20,6 +21,7 @@ LengthHistogram::LengthHistogram(QWidget* parent) : QCustomPlot(parent) {
     axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignRight);
     xAxis->setTickLabelFont(small);
     yAxis->setTickLabelFont(small);
+    keepLegendOffData(this);
 }
 
 void LengthHistogram::setWorkload(const Workload& w) {

@@ -1,6 +1,7 @@
 #include "sweep_chart.h"
 
 #include "chart_style.h"
+#include "chart_tools.h"
 
 #include <QBuffer>
 #include <QFileInfo>
@@ -179,19 +180,7 @@ void SweepChart::setCapacityMarks(const std::vector<CapacityMark>& marks) {
 }
 
 bool SweepChart::saveAs(const QString& path, int width, int height) {
-    if (path.endsWith(QStringLiteral(".svg"), Qt::CaseInsensitive)) {
-        QSvgGenerator gen;
-        gen.setFileName(path);
-        gen.setSize(QSize(width, height));
-        gen.setViewBox(QRect(0, 0, width, height));
-        gen.setTitle(QStringLiteral("Kairos sweep"));
-        QCPPainter painter;
-        if (!painter.begin(&gen)) return false;
-        toPainter(&painter, width, height);
-        painter.end();
-        return QFileInfo(path).size() > 0;
-    }
-    return savePng(path, width, height, 2.0);
+    return saveChart(this, path, width, height);
 }
 
 void SweepChart::setMarker(double x) {

@@ -1,6 +1,7 @@
 #include "tuf_chart.h"
 
 #include "chart_style.h"
+#include "chart_tools.h"
 
 #include <algorithm>
 #include <cmath>
@@ -123,48 +124,12 @@ void TufChart::setClasses(const std::vector<TufClass>& classes) {
 }
 
 void TufChart::placeLegend() {
-    // The legend in an empty corner (the top right first), judged by its real size against
-    // the plot's; when every corner has tasks under it (a crowded late run), below the plot,
-    // where it hides nothing. It once sat on the late tasks at the -3 beta floor.
-    const Qt::Alignment corners[] = {Qt::AlignTop | Qt::AlignRight, Qt::AlignTop | Qt::AlignLeft,
-                                     Qt::AlignBottom | Qt::AlignRight,
-                                     Qt::AlignBottom | Qt::AlignLeft};
-    const QSize ls = legend->minimumOuterSizeHint();
-    const QRect ar = axisRect()->rect();
-    const double wf = ar.width() > 0 ? std::min(0.9, (ls.width() + 16.0) / ar.width()) : 0.45;
-    const double hf = ar.height() > 0 ? std::min(0.9, (ls.height() + 16.0) / ar.height()) : 0.3;
-    int count[4] = {0, 0, 0, 0};
-    const QCPRange xr = xAxis->range(), yr = yAxis->range();
-    for (int g = 0; g < graphCount(); ++g) {
-        if (graph(g)->lineStyle() != QCPGraph::lsNone) continue; // curves, not tasks
-        for (auto it = graph(g)->data()->constBegin(); it != graph(g)->data()->constEnd(); ++it) {
-            const double fx = (it->key - xr.lower) / xr.size();
-            const double fy = (it->value - yr.lower) / yr.size(); // 1 at the top
-            for (int c = 0; c < 4; ++c) {
-                const bool at_right = corners[c] & Qt::AlignRight,
-                           at_top = corners[c] & Qt::AlignTop;
-                if ((at_right ? fx > 1 - wf : fx < wf) && (at_top ? fy > 1 - hf : fy < hf))
-                    ++count[c];
-            }
-        }
-    }
-    const int best = int(std::min_element(count, count + 4) - count);
-    const bool inside = count[best] == 0;
-    if (inside && legend_outside_) {
-        plotLayout()->take(legend);
-        plotLayout()->simplify();
-        axisRect()->insetLayout()->addElement(legend, corners[best]);
-        legend_outside_ = false;
-    } else if (!inside && !legend_outside_) {
-        axisRect()->insetLayout()->take(legend);
-        plotLayout()->addElement(plotLayout()->rowCount(), 0, legend);
-        legend->setFillOrder(QCPLayoutGrid::foColumnsFirst);
-        legend->setMargins(QMargins(6, 2, 6, 4));
-        plotLayout()->setRowStretchFactor(plotLayout()->rowCount() - 1, 0.001);
-        legend_outside_ = true;
-    }
-    if (inside) axisRect()->insetLayout()->setInsetAlignment(0, corners[best]);
-    legend_corner_ = inside ? corners[best] : Qt::Alignment();
+    // The legend in an empty corner, or below the plot when every corner has tasks under it
+    // (a crowded late run): it once sat on the late tasks at the -3 beta floor. The tasks
+    // count, not the curves, which cross the whole plot.
+    legend_corner_ = views::placeLegend(
+        this, [](const QCPGraph* g) { return g->lineStyle() == QCPGraph::lsNone; });
+    legend_outside_ = legend_corner_ == Qt::Alignment();
 }
 
 } // namespace kairos::views

@@ -1,5 +1,6 @@
 #include "live_panel.h"
 
+#include "chart_tools.h"
 #include "model_chart.h"
 #include "workload/readers.h"
 
@@ -101,6 +102,7 @@ LivePanel::LivePanel(QWidget* parent) : QWidget(parent), e2el_median_(NAN) {
     v->addWidget(progress_);
     v->addWidget(status_);
     chart_ = new views::ModelChart;
+    views::addChartExport(chart_, QStringLiteral("live_vs_simulated"));
     chart_->setObjectName(QStringLiteral("liveChart"));
     v->addWidget(chart_, 1);
 }

@@ -1,5 +1,6 @@
 #include "main_window.h"
 
+#include "chart_tools.h"
 #include "export/perfetto.h"
 #include "export/requests_csv.h"
 #include "export/runlog_jsonl.h"
@@ -315,6 +316,24 @@ void MainWindow::buildUi() {
     setCentralWidget(central);
     kv_->setPlotMargins(views::TimelineView::kGutter,
                         timeline_->style()->pixelMetric(QStyle::PM_ScrollBarExtent));
+    // Every chart: right click > Export chart as SVG or PNG (exportChart).
+    chart_savers_[QStringLiteral("timeline")] = [this](const QString& path) {
+        return views::saveDrawing(
+            path, timeline_->viewport()->size(), [this](QPainter& p, const QRect& r) {
+                p.fillRect(r, timeline_->palette().color(QPalette::Base));
+                timeline_->render(p, r, timeline_->verticalScrollBar()->value());
+            });
+    };
+    auto plot = [](QCustomPlot* c) {
+        return [c](const QString& path) { return views::saveChart(c, path); };
+    };
+    chart_savers_[QStringLiteral("kv_memory")] = plot(kv_);
+    chart_savers_[QStringLiteral("latency_cdfs")] = plot(latency_);
+    chart_savers_[QStringLiteral("utility")] = plot(tuf_);
+    views::addChartExport(timeline_, QStringLiteral("timeline"), chart_savers_["timeline"]);
+    views::addChartExport(kv_, QStringLiteral("kv_memory"));
+    views::addChartExport(latency_, QStringLiteral("latency_cdfs"));
+    views::addChartExport(tuf_, QStringLiteral("utility"));
 
     // Policy panel.
     auto* panel = new QWidget;
@@ -333,6 +352,10 @@ void MainWindow::buildUi() {
     wrow->addWidget(open);
     wrow->addWidget(gen);
     histogram_ = new views::LengthHistogram;
+    chart_savers_[QStringLiteral("lengths")] = [this](const QString& path) {
+        return views::saveChart(histogram_, path);
+    };
+    views::addChartExport(histogram_, QStringLiteral("lengths"));
     v->addWidget(workload_label_);
     v->addLayout(wrow);
     v->addWidget(histogram_);
@@ -394,13 +417,16 @@ void MainWindow::buildUi() {
     scroll->setWidgetResizable(true);
     scroll->setFrameShape(QFrame::NoFrame);
     scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    scroll->setMinimumWidth(250); // labels and sliders readable, whatever the other docks want
     dock->setWidget(scroll);
     addDockWidget(Qt::LeftDockWidgetArea, dock);
 
     metrics_model_ = new views::MetricsModel(this);
     metrics_ = new QTableView;
     metrics_->setModel(metrics_model_);
-    metrics_->horizontalHeader()->setStretchLastSection(true);
+    // The metric's name takes what the numbers leave (elided, its tooltip whole).
+    metrics_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+    metrics_->horizontalHeader()->setStretchLastSection(false);
     metrics_->verticalHeader()->setVisible(false);
     metrics_->setMinimumWidth(360);
     auto* mpanel = new QWidget;
@@ -494,6 +520,10 @@ void MainWindow::buildUi() {
     models_table_->horizontalHeader()->setStretchLastSection(true);
     models_table_->setWordWrap(false);
     model_chart_ = new views::ModelChart;
+    chart_savers_[QStringLiteral("model")] = [this](const QString& path) {
+        return views::saveChart(model_chart_, path);
+    };
+    views::addChartExport(model_chart_, QStringLiteral("model"));
     connect(models_table_, &QTableWidget::itemSelectionChanged, this, [this] {
         const auto sel = models_table_->selectedItems();
         if (!sel.isEmpty())
@@ -1455,10 +1485,21 @@ void MainWindow::unpin() {
 
 QString MainWindow::pinnedName() const {
     if (!pinned_) return {};
-    QString name = QString::fromStdString(pinned_->summary.policy);
-    if (name.size() > 28) name = name.left(27) + QStringLiteral("…");
+    // The policy's name without its parameters (the metrics table's header has them).
+    const QString name = QString::fromStdString(pinned_->summary.policy).section('(', 0, 0);
     return pinned_stored_ >= 0 ? tr("run %1 %2").arg(pinned_stored_).arg(name)
                                : tr("pinned %1").arg(name);
+}
+
+QStringList MainWindow::chartNames() const {
+    QStringList names;
+    for (const auto& [name, save] : chart_savers_) names << name;
+    return names;
+}
+
+bool MainWindow::exportChart(const QString& chart, const QString& path) {
+    const auto it = chart_savers_.find(chart);
+    return it != chart_savers_.end() && it->second(path);
 }
 
 void MainWindow::refreshComparison() {
@@ -1484,12 +1525,19 @@ void MainWindow::refreshComparison() {
     // The lower lane compares request by request: only for a run of the same workload.
     timeline_->setPinnedRows(pinned_ && pinned_other_.isEmpty() ? pinned_->rows : nullptr);
     kv_->setPinned(pinned_ ? pinned_->kv : nullptr);
-    metrics_->resizeColumnsToContents();
-    // Widen the metrics dock to show every column (the change column appears on pin).
-    int want = metrics_->frameWidth() * 2 + metrics_->verticalScrollBar()->sizeHint().width();
-    for (int c = 0; c < metrics_model_->columnCount(); ++c)
-        want += metrics_->horizontalHeader()->sectionSize(c);
-    if (metrics_dock_->width() < want) resizeDocks({metrics_dock_}, {want}, Qt::Horizontal);
+    if (metrics_model_->columnCount() > 0)
+        metrics_->horizontalHeader()->setSectionResizeMode(0, QHeaderView::Stretch);
+    // Fit the metrics dock to its columns when they change (the pinned and change columns
+    // come with a pin and go with it), at most 38 % of the window: it once widened on
+    // every re-run, never shrank, and squeezed the Policy panel to a sliver at 1366x768.
+    if (metrics_model_->columnCount() != metrics_columns_) {
+        metrics_columns_ = metrics_model_->columnCount();
+        int want = metrics_->frameWidth() * 2 + metrics_->verticalScrollBar()->sizeHint().width();
+        for (int c = 0; c < metrics_model_->columnCount(); ++c)
+            want += metrics_->horizontalHeader()->sectionSize(c);
+        want = std::min(want, int(width() * 0.38));
+        resizeDocks({metrics_dock_}, {std::max(want, metrics_->minimumWidth())}, Qt::Horizontal);
+    }
     if (!last_) return;
     std::vector<views::CdfSeries> cdfs{{tr("TTFT"), QColor(0xf5, 0xa6, 0x23), last_->cdf_ttft},
                                        {tr("TPOT"), QColor(0x9b, 0x59, 0xb6), last_->cdf_tpot},
@@ -1504,6 +1552,15 @@ void MainWindow::refreshComparison() {
             {tr("E2EL, %1").arg(who), QColor(0x2f, 0x80, 0xed), pinned_->cdf_e2el, true});
     }
     latency_->setSeries(cdfs);
+    // The goodput SLOs the shown run was measured against, on the CDFs they judge.
+    std::vector<views::LatencyChart::Slo> slos;
+    if (const auto& g = last_->summary_options.goodput; g.ttft_ms)
+        slos.push_back({tr("TTFT SLO"), QColor(0xf5, 0xa6, 0x23), *g.ttft_ms});
+    if (const auto& g = last_->summary_options.goodput; g.tpot_ms)
+        slos.push_back({tr("TPOT SLO"), QColor(0x9b, 0x59, 0xb6), *g.tpot_ms});
+    if (const auto& g = last_->summary_options.goodput; g.e2el_ms)
+        slos.push_back({tr("E2EL SLO"), QColor(0x2f, 0x80, 0xed), *g.e2el_ms});
+    latency_->setSlos(slos);
 }
 
 } // namespace kairos::app

@@ -8,6 +8,7 @@
 #include "store/store.h"
 
 #include <QMainWindow>
+#include <functional>
 #include <map>
 #include <memory>
 
@@ -124,6 +125,12 @@ public:
         return models_table_;
     }
 
+    // Every chart of the window by name (timeline, kv_memory, latency_cdfs, utility,
+    // lengths, model), and one written as .svg (vector) or .png: what each chart's right
+    // click > Export chart does.
+    QStringList chartNames() const;
+    bool exportChart(const QString& chart, const QString& path);
+
     // Timeline rows per agent lane (when the workload names agents) or per request.
     void setAgentRows(bool on);
     bool agentRows() const { return agent_rows_; }
@@ -183,6 +190,7 @@ private:
     void showDetails();                       // the clicked request in the shown run
     QTableView* metrics_ = nullptr;
     class QDockWidget* metrics_dock_ = nullptr;
+    int metrics_columns_ = -1; // the metrics table's columns when the dock was last fitted
     views::MetricsModel* metrics_model_ = nullptr;
     std::shared_ptr<const SimResult> pinned_;
     qint64 pinned_stored_ = -1; // the stored run pinned, or -1
@@ -199,6 +207,7 @@ private:
     class QToolButton* cancel_ = nullptr;
     QTimer* poll_ = nullptr;
     QString db_path_;
+    std::map<QString, std::function<bool(const QString&)>> chart_savers_;
     QString workload_file_; // the file the shown workload was read from ("" if generated)
     views::RunsModel* runs_model_ = nullptr;
     QTableView* runs_view_ = nullptr;

@@ -1,5 +1,6 @@
 #include "sweep_panel.h"
 
+#include "chart_tools.h"
 #include "sched/registry.h"
 #include "store/store.h"
 #include "sweep_chart.h"
@@ -134,6 +135,8 @@ SweepPanel::SweepPanel(JobTracker* jobs, std::function<SweepBase()> base, QWidge
     status_->setWordWrap(true);
     v->addWidget(status_);
     chart_ = new views::SweepChart;
+    views::addChartExport(chart_, QStringLiteral("sweep"),
+                          [this](const QString& path) { return chart_->saveAs(path); });
     v->addWidget(chart_, 1);
     connect(run_, &QPushButton::clicked, this, [this] {
         if (job_) {

@@ -6,6 +6,8 @@
 #include "fit/ala.h"
 #include "generate_dialog.h"
 #include "kv_chart.h"
+#include "latency_chart.h"
+#include "length_histogram.h"
 #include "live_panel.h"
 #include "main_window.h"
 #include "metrics/compare.h"
@@ -43,6 +45,8 @@
 #include <QSignalSpy>
 #include <QSpinBox>
 #include <QStandardPaths>
+#include <QSvgRenderer>
+#include <QTabWidget>
 #include <QTableView>
 #include <QTableWidget>
 #include <QThread>
@@ -177,6 +181,79 @@ private slots:
     // time (it once stopped there, with most points off-scale and no word) are shown, one
     // outlier minutes late is left out and counted, and tasks below the -3 beta floor are
     // counted too. Urgent TUF: utility 1 to 0.2 s, zero at 0.5 s.
+    // Every chart exports from its right click: SVG as vectors (it parses, and draws with
+    // paths rather than one image), PNG at twice the pixels. The CDFs carry the goodput
+    // SLOs; the KV, CDF and length charts keep their legends off their data at 1366x768.
+    void chartsExportAndKeepLegendsOffData() {
+        app::StartOptions o;
+        o.workload = loadedWorkload();
+        o.policy = "sprpt_lp";
+        app::MainWindow w(o);
+        QSignalSpy shown(&w, &app::MainWindow::resultShown);
+        QVERIFY(waitForResult(shown) > 0);
+        w.pin();
+        w.slider("rate")->setValue(1.5);
+        QVERIFY(waitForResult(shown) > 0);
+        w.resize(1366, 768);
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        QCOMPARE(w.latencyChart()->sloCount(), 2); // TTFT and TPOT
+        const QStringList names = w.chartNames();
+        for (const char* n :
+             {"timeline", "kv_memory", "latency_cdfs", "utility", "lengths", "model"})
+            QVERIFY2(names.contains(n), qPrintable(names.join(',')));
+        QVERIFY(!w.exportChart("no such chart", QDir::temp().filePath("x.svg")));
+        for (const QString& n : names) {
+            const QString svg = QDir::temp().filePath("kairos_chart_" + n + ".svg"),
+                          png = QDir::temp().filePath("kairos_chart_" + n + ".png");
+            QVERIFY2(w.exportChart(n, svg), qPrintable(n));
+            QVERIFY2(w.exportChart(n, png), qPrintable(n));
+            QSvgRenderer r(svg);
+            QVERIFY2(r.isValid(), qPrintable(n));
+            QFile f(svg);
+            QVERIFY(f.open(QIODevice::ReadOnly));
+            const QByteArray text = f.readAll();
+            QVERIFY2(text.count("<path") + text.count("<polyline") + text.count("<rect") > 5,
+                     qPrintable(n));
+            QVERIFY2(!text.contains("<image"), qPrintable(n)); // vectors, not a picture
+            QImage img(png);
+            QVERIFY2(!img.isNull() && img.width() > 100, qPrintable(n));
+            QFile::remove(svg);
+            QFile::remove(png);
+        }
+        // No data point under a legend (lines sampled between points).
+        auto under = [](QCustomPlot* c) {
+            c->replot();
+            const QRectF lr = c->legend->outerRect();
+            int n = 0;
+            for (int g = 0; g < c->graphCount(); ++g) {
+                const QCPGraph* gr = c->graph(g);
+                if (!gr->visible()) continue;
+                QPointF prev(NAN, NAN);
+                for (auto it = gr->data()->constBegin(); it != gr->data()->constEnd(); ++it) {
+                    const QPointF px = gr->coordsToPixels(it->key, it->value);
+                    if (!c->axisRect()->rect().contains(px.toPoint())) {
+                        prev = QPointF(NAN, NAN);
+                        continue;
+                    }
+                    n += lr.contains(px);
+                    if (std::isfinite(prev.x()) && gr->lineStyle() != QCPGraph::lsNone)
+                        for (int k = 1; k < 8; ++k) n += lr.contains(prev + (px - prev) * k / 8.0);
+                    prev = px;
+                }
+            }
+            return n;
+        };
+        for (auto* tab : w.findChildren<QTabWidget*>("charts"))
+            for (int t = 0; t < tab->count(); ++t) {
+                tab->setCurrentIndex(t);
+                QTest::qWait(50);
+            }
+        QCOMPARE(under(w.kvChart()), 0);
+        QCOMPARE(under(w.latencyChart()), 0);
+        QCOMPARE(under(w.findChild<views::LengthHistogram*>()), 0);
+    }
+
     void tufAxisSpansTheData() {
         views::TufChart chart;
         chart.resize(600, 400);

@@ -1,0 +1,165 @@
+#include "chart_tools.h"
+
+#include <QContextMenuEvent>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QMenu>
+#include <QMessageBox>
+#include <QSvgGenerator>
+#include <algorithm>
+#include <cmath>
+
+namespace kairos::views {
+
+Qt::Alignment placeLegend(QCustomPlot* plot, const std::function<bool(const QCPGraph*)>& counts) {
+    QCPLegend* legend = plot->legend;
+    if (!legend->visible() || legend->itemCount() == 0) return Qt::AlignTop | Qt::AlignRight;
+    QCPAxisRect* ar_el = plot->axisRect();
+    const Qt::Alignment corners[] = {Qt::AlignTop | Qt::AlignRight, Qt::AlignTop | Qt::AlignLeft,
+                                     Qt::AlignBottom | Qt::AlignRight,
+                                     Qt::AlignBottom | Qt::AlignLeft};
+    const QSize ls = legend->minimumOuterSizeHint();
+    const QRect ar = ar_el->rect();
+    const double wf = ar.width() > 0 ? std::min(0.9, (ls.width() + 16.0) / ar.width()) : 0.45;
+    const double hf = ar.height() > 0 ? std::min(0.9, (ls.height() + 16.0) / ar.height()) : 0.3;
+    int count[4] = {0, 0, 0, 0};
+    auto at = [&](QCPAxis* axis, double v) { // 0..1 across the axis, log axes too
+        const QCPRange r = axis->range();
+        if (axis->scaleType() == QCPAxis::stLogarithmic) {
+            if (v <= 0 || r.lower <= 0) return -1.0;
+            return std::log(v / r.lower) / std::log(r.upper / r.lower);
+        }
+        return (v - r.lower) / r.size();
+    };
+    auto mark = [&](double fx, double fy) {
+        if (!(fx >= 0 && fx <= 1 && fy >= 0 && fy <= 1)) return;
+        for (int c = 0; c < 4; ++c) {
+            const bool right = corners[c] & Qt::AlignRight, top = corners[c] & Qt::AlignTop;
+            if ((right ? fx > 1 - wf : fx < wf) && (top ? fy > 1 - hf : fy < hf)) ++count[c];
+        }
+    };
+    for (int g = 0; g < plot->graphCount(); ++g) {
+        const QCPGraph* graph = plot->graph(g);
+        if (!graph->visible() || (counts && !counts(graph))) continue;
+        const bool line = graph->lineStyle() != QCPGraph::lsNone;
+        const bool fill = graph->brush().style() != Qt::NoBrush;
+        double px = NAN, py = NAN;
+        for (auto it = graph->data()->constBegin(); it != graph->data()->constEnd(); ++it) {
+            const double fx = at(graph->keyAxis(), it->key), fy = at(graph->valueAxis(), it->value);
+            if (line && std::isfinite(px)) // the line between: a few samples
+                for (int k = 1; k < 8; ++k)
+                    mark(px + (fx - px) * k / 8.0, py + (fy - py) * k / 8.0);
+            mark(fx, fy);
+            if (fill) // a filled area (bars, the KV band) covers down to the axis
+                for (double f = 0; f < fy; f += 0.1) mark(fx, f);
+            px = fx;
+            py = fy;
+        }
+    }
+    const int best = int(std::min_element(count, count + 4) - count);
+    const bool inside = count[best] == 0;
+    const bool outside_now = legend->layout() == plot->plotLayout();
+    if (inside && outside_now) {
+        plot->plotLayout()->take(legend);
+        plot->plotLayout()->simplify();
+        ar_el->insetLayout()->addElement(legend, corners[best]);
+    } else if (!inside && !outside_now) {
+        ar_el->insetLayout()->take(legend);
+        plot->plotLayout()->addElement(plot->plotLayout()->rowCount(), 0, legend);
+        legend->setFillOrder(QCPLayoutGrid::foColumnsFirst);
+        legend->setMargins(QMargins(6, 2, 6, 4));
+        plot->plotLayout()->setRowStretchFactor(plot->plotLayout()->rowCount() - 1, 0.001);
+    }
+    if (!inside) {
+        // Below the plot, in as many columns as fit the plot's width (one row of every
+        // entry would set the chart's minimum width to the legend's).
+        int widest = 1;
+        for (int i = 0; i < legend->elementCount(); ++i)
+            if (QCPLayoutElement* e = legend->elementAt(i)) // empty cells of a wrapped grid
+                widest = std::max(widest, e->minimumOuterSizeHint().width());
+        const int avail = std::max(1, plot->width() - 12);
+        const int columns = std::clamp(avail / (widest + legend->columnSpacing()), 1,
+                                       std::max(1, legend->itemCount()));
+        if (legend->wrap() != columns) legend->setWrap(columns);
+    }
+    if (inside) {
+        const int i = ar_el->insetLayout()->elements(false).indexOf(legend);
+        if (i >= 0) ar_el->insetLayout()->setInsetAlignment(i, corners[best]);
+    }
+    return inside ? corners[best] : Qt::Alignment();
+}
+
+void keepLegendOffData(QCustomPlot* plot, const std::function<bool(const QCPGraph*)>& counts) {
+    QObject::connect(plot, &QCustomPlot::beforeReplot, plot,
+                     [plot, counts] { placeLegend(plot, counts); });
+}
+
+bool saveDrawing(const QString& path, QSize size,
+                 const std::function<void(QPainter&, const QRect&)>& paint) {
+    if (path.endsWith(QStringLiteral(".svg"), Qt::CaseInsensitive)) {
+        QSvgGenerator gen;
+        gen.setFileName(path);
+        gen.setSize(size);
+        gen.setViewBox(QRect(QPoint(0, 0), size));
+        gen.setTitle(QStringLiteral("Kairos"));
+        QPainter p;
+        if (!p.begin(&gen)) return false;
+        paint(p, QRect(QPoint(0, 0), size));
+        p.end();
+        return QFileInfo(path).size() > 0;
+    }
+    QImage img(size * 2, QImage::Format_ARGB32);
+    img.setDevicePixelRatio(2.0);
+    img.fill(Qt::white);
+    QPainter p(&img);
+    p.setRenderHint(QPainter::Antialiasing);
+    paint(p, QRect(QPoint(0, 0), size));
+    p.end();
+    return img.save(path);
+}
+
+bool saveChart(QCustomPlot* plot, const QString& path, int width, int height) {
+    if (width <= 0) width = plot->width();
+    if (height <= 0) height = plot->height();
+    if (path.endsWith(QStringLiteral(".svg"), Qt::CaseInsensitive)) {
+        QSvgGenerator gen;
+        gen.setFileName(path);
+        gen.setSize(QSize(width, height));
+        gen.setViewBox(QRect(0, 0, width, height));
+        gen.setTitle(QStringLiteral("Kairos"));
+        QCPPainter painter;
+        if (!painter.begin(&gen)) return false;
+        plot->toPainter(&painter, width, height);
+        painter.end();
+        return QFileInfo(path).size() > 0;
+    }
+    return plot->savePng(path, width, height, 2.0);
+}
+
+void addChartExport(QWidget* chart, const QString& name, std::function<bool(const QString&)> save) {
+    if (!save) {
+        auto* plot = qobject_cast<QCustomPlot*>(chart);
+        Q_ASSERT(plot);
+        save = [plot](const QString& path) { return saveChart(plot, path); };
+    }
+    chart->setContextMenuPolicy(Qt::CustomContextMenu);
+    QObject::connect(chart, &QWidget::customContextMenuRequested, chart,
+                     [chart, name, save](const QPoint& at) {
+                         QMenu menu(chart);
+                         QAction* svg = menu.addAction(QObject::tr("Export chart as &SVG…"));
+                         QAction* png = menu.addAction(QObject::tr("Export chart as &PNG…"));
+                         QAction* picked = menu.exec(chart->mapToGlobal(at));
+                         if (picked != svg && picked != png) return;
+                         const bool vector = picked == svg;
+                         const QString path = QFileDialog::getSaveFileName(
+                             chart, QObject::tr("Export chart"),
+                             name + (vector ? QStringLiteral(".svg") : QStringLiteral(".png")),
+                             vector ? QObject::tr("SVG (*.svg)") : QObject::tr("PNG (*.png)"));
+                         if (path.isEmpty()) return;
+                         if (!save(path))
+                             QMessageBox::warning(chart, QObject::tr("Export chart"),
+                                                  QObject::tr("Cannot write %1").arg(path));
+                     });
+}
+
+} // namespace kairos::views

@@ -1,0 +1,35 @@
+#pragma once
+// What every chart of the workbench shares beyond its look (chart_style.h): the legend
+// kept off the data, and "Export chart" as SVG (vector) or PNG from a right click.
+#include <QString>
+#include <functional>
+#include <qcustomplot.h>
+
+namespace kairos::views {
+
+// Places the plot's legend in the corner of the plotting area with no data under it (top
+// right first), judged by the legend's real size against the plot's; when every corner
+// has data, below the plot, where it hides nothing. `counts` chooses the graphs that
+// count as data (default: every visible graph; lines are sampled between their points,
+// so a line crossing a corner counts). Returns the corner, or no alignment when below.
+// Call from beforeReplot (the sizes are the ones about to be drawn).
+Qt::Alignment placeLegend(QCustomPlot* plot,
+                          const std::function<bool(const QCPGraph*)>& counts = nullptr);
+// Connects placeLegend to every replot of `plot`.
+void keepLegendOffData(QCustomPlot* plot,
+                       const std::function<bool(const QCPGraph*)>& counts = nullptr);
+
+// Writes a chart by the file's extension: .svg as vectors (QSvgGenerator), anything else
+// as PNG at twice the pixels. Width and height 0: the widget's size. False on failure.
+bool saveChart(QCustomPlot* plot, const QString& path, int width = 0, int height = 0);
+// The same for a widget that paints itself: `paint` draws it into a painter of the size.
+bool saveDrawing(const QString& path, QSize size,
+                 const std::function<void(QPainter&, const QRect&)>& paint);
+
+// A right click on `chart` offers "Export chart as SVG…" and "as PNG…", which ask for a
+// file (named `name` by default) and write it with `save` (saveChart for a QCustomPlot
+// when empty). Errors are shown in a message box.
+void addChartExport(QWidget* chart, const QString& name,
+                    std::function<bool(const QString&)> save = nullptr);
+
+} // namespace kairos::views
