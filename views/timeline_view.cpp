@@ -40,11 +40,13 @@ void TimelineView::setRows(std::shared_ptr<const std::vector<lod::Row>> rows,
                            std::shared_ptr<const std::vector<lod::Row>> requests) {
     const std::size_t before = rows_ ? rows_->size() : 0;
     rows_ = std::move(rows);
-    // New rows (another workload, or lanes instead of requests) that would leave the view
-    // half empty at the default height: taller rows, up to 16 px, filling it.
+    // New rows (another workload, lanes instead of requests, a filter): every row fits
+    // the view (up to 16 px; below a pixel, density rows), so a large trace opens whole
+    // rather than at its first 60 requests. Ctrl+wheel zooms in.
     if (rows_ && rows_->size() != before && !rows_->empty()) {
-        const double fit = double(viewport()->height() - kHeader) / double(rows_->size());
-        row_h_ = fit > kDefaultRowPx ? std::min(16.0, std::floor(fit)) : kDefaultRowPx;
+        const double fit =
+            double(std::max(40, viewport()->height() - kHeader)) / double(rows_->size());
+        row_h_ = fit >= 1 ? std::min(16.0, std::floor(fit)) : std::max(0.01, fit);
     }
     requests_ = requests ? std::move(requests) : rows_;
     has_robot_ = rows_ && std::any_of(rows_->begin(), rows_->end(),
@@ -60,6 +62,49 @@ void TimelineView::setPinnedRows(std::shared_ptr<const std::vector<lod::Row>> pi
 
 bool TimelineView::showsPinned() const {
     return pinned_ && rows_ && !agentLanes() && pinned_->size() == rows_->size();
+}
+
+void TimelineView::setMarked(std::shared_ptr<const std::vector<bool>> marked_by_id, int current) {
+    marked_ = std::move(marked_by_id);
+    current_ = current;
+    viewport()->update();
+}
+
+long TimelineView::rowOf(int id) const {
+    if (!rows_ || id < 0) return -1;
+    const auto n = static_cast<long>(rows_->size());
+    if (!agentLanes()) {
+        // Request rows are by id unless filtered: try the id's index, else search.
+        if (id < n && (*rows_)[std::size_t(id)].id == id) return id;
+        for (long i = 0; i < n; ++i)
+            if ((*rows_)[std::size_t(i)].id == id) return i;
+        return -1;
+    }
+    for (long i = 0; i < n; ++i)
+        for (const lod::Member& m : (*rows_)[std::size_t(i)].members)
+            if (m.id == id) return i;
+    return -1;
+}
+
+bool TimelineView::scrollToRequest(int id) {
+    const long i = rowOf(id);
+    if (i < 0) return false;
+    const int page = std::max(1, viewport()->height() - kHeader);
+    verticalScrollBar()->setValue(
+        static_cast<int>(std::lround((double(i) + 0.5) * row_h_ - page / 2.0)));
+    // Its lifetime in the window: the window keeps its width when that is wide enough.
+    const lod::Row* r = requests_ && std::size_t(id) < requests_->size()
+                            ? &(*requests_)[std::size_t(id)]
+                            : &(*rows_)[std::size_t(i)];
+    const double a = r->arrival, b = r->lastTime();
+    const double from = range_->from(), to = range_->to(), width = to - from;
+    if (a < from || b > to) {
+        const double w = std::max(width, (b - a) * 1.2);
+        const double mid = (a + b) / 2;
+        range_->setRange(mid - w / 2, mid + w / 2);
+    }
+    viewport()->update();
+    return true;
 }
 
 void TimelineView::setRowHeight(double px) {
@@ -152,6 +197,17 @@ void TimelineView::render(QPainter& p, const QRect& area, double scroll_px) cons
     const bool lanes = row_h_ >= kLanePx;
     if (row_h_ < 1.0) {
         renderDense(p, plot, axis, first, last, scroll_px);
+        paintMarks(p, plot, first, last, scroll_px);
+        // The gutter: the first request of a pixel line every two text lines.
+        const QFontMetrics fm = p.fontMetrics();
+        for (int y = plot.top(); y < plot.bottom() - fm.height(); y += 2 * fm.height()) {
+            const auto i = static_cast<long>(std::floor((y - plot.top() + scroll_px) / row_h_));
+            if (i < 0 || i >= n) continue;
+            const lod::Row& r = (*rows_)[static_cast<std::size_t>(i)];
+            p.drawText(rowsArea.left() + 4, y + fm.ascent(),
+                       agentLanes() ? (r.agent >= 0 ? tr("agent %1").arg(r.agent) : tr("no agent"))
+                                    : QString::number(r.id));
+        }
         p.restore();
         return;
     }
@@ -227,7 +283,38 @@ void TimelineView::render(QPainter& p, const QRect& area, double scroll_px) cons
             killMark(r.end, y);
         }
     }
+    paintMarks(p, plot, first, last, scroll_px);
     p.restore();
+}
+
+void TimelineView::paintMarks(QPainter& p, const QRect& plot, long first, long last,
+                              double scroll_px) const {
+    // Search results: a bar in the gutter's right edge; the current one outlined.
+    if (!marked_ && current_ < 0) return;
+    const QColor accent = palette().color(QPalette::Highlight);
+    auto marked = [&](const lod::Row& r) {
+        if (!marked_) return false;
+        if (r.members.empty()) return std::size_t(r.id) < marked_->size() && (*marked_)[r.id];
+        for (const lod::Member& m : r.members)
+            if (std::size_t(m.id) < marked_->size() && (*marked_)[m.id]) return true;
+        return false;
+    };
+    const int h = std::max(1, static_cast<int>(std::ceil(row_h_)));
+    for (long i = first; i < last; ++i) {
+        const lod::Row& r = (*rows_)[static_cast<std::size_t>(i)];
+        if (!marked(r)) continue;
+        const int y = plot.top() + static_cast<int>(std::floor(i * row_h_ - scroll_px));
+        p.fillRect(plot.left() - 6, y, 4, h, accent);
+        ++draws_;
+    }
+    const long c = rowOf(current_);
+    if (c >= first && c < last) {
+        const int y = plot.top() + static_cast<int>(std::floor(c * row_h_ - scroll_px));
+        p.setPen(QPen(accent, 2));
+        p.setBrush(Qt::NoBrush);
+        p.drawRect(QRect(plot.left() - 8, y - 2, plot.width() + 8, std::max(3, h + 3)));
+        ++draws_;
+    }
 }
 
 void TimelineView::renderDense(QPainter& p, const QRect& plot, const lod::TimeAxis& axis,
@@ -251,27 +338,39 @@ void TimelineView::renderDense(QPainter& p, const QRect& plot, const lod::TimeAx
     const auto stride = static_cast<std::size_t>(w + 1);
     diff_.assign(stride * kPhases, 0);
     const double fold_len = axis.secondsPerPixel(); // one pixel: finer cannot show
+    // The shade: how many of the line's requests are in the system at that column, in
+    // kShades steps from faint (one) to full (all), so a busy stretch of a large trace
+    // reads as a darker band (a heat row) while the hue still says the phase.
+    constexpr int kShades = 6;
     int line_y = std::numeric_limits<int>::min();
+    int line_rows = 0;
     bool any = false;
     auto flush = [&] {
         if (!any) return;
         int cnt[kPhases] = {};
-        int run_start = 0, run_phase = -1;
+        int run_start = 0, run_key = -1;
         for (int x = 0; x <= w; ++x) {
-            int top = -1;
+            int top = -1, total = 0;
             if (x < w)
                 for (int k = kPhases - 1; k >= 0; --k) {
                     cnt[k] += diff_[std::size_t(k) * stride + std::size_t(x)];
+                    total += cnt[k];
                     if (top < 0 && cnt[k] > 0) top = k;
                 }
-            if (top != run_phase) {
-                if (run_phase >= 0) {
-                    p.fillRect(plot.left() + run_start, line_y, x - run_start, 1,
-                               colorOf(kOrder[run_phase]));
+            const int shade =
+                top < 0 ? 0
+                        : std::clamp((total * kShades + line_rows - 1) / std::max(1, line_rows), 1,
+                                     kShades);
+            const int key = top < 0 ? -1 : top * (kShades + 1) + shade;
+            if (key != run_key) {
+                if (run_key >= 0) {
+                    QColor c = colorOf(kOrder[run_key / (kShades + 1)]);
+                    c.setAlpha(255 * (run_key % (kShades + 1) + 1) / (kShades + 1));
+                    p.fillRect(plot.left() + run_start, line_y, x - run_start, 1, c);
                     ++draws_;
                 }
                 run_start = x;
-                run_phase = top;
+                run_key = key;
             }
         }
         std::fill(diff_.begin(), diff_.end(), 0);
@@ -282,7 +381,9 @@ void TimelineView::renderDense(QPainter& p, const QRect& plot, const lod::TimeAx
         if (y != line_y) {
             flush();
             line_y = y;
+            line_rows = 0;
         }
+        ++line_rows;
         const lod::Row& r = (*rows_)[static_cast<std::size_t>(i)];
         if (r.end < axis.t0 || r.arrival > axis.t1) continue;
         scratch_.clear();

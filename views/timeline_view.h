@@ -33,7 +33,19 @@ public:
     // between runs.
     void setPinnedRows(std::shared_ptr<const std::vector<lod::Row>> pinned);
     bool showsPinned() const;
-    // Pixels per row (vertical zoom); below 1 several requests share a pixel line.
+    // Requests found by the search (by request id; empty: none) get a mark in the gutter;
+    // the current one an outline across its row.
+    void setMarked(std::shared_ptr<const std::vector<bool>> marked_by_id, int current = -1);
+    int currentMark() const { return current_; }
+    std::shared_ptr<const std::vector<bool>> marked() const { return marked_; }
+    // Scrolls to the row of request `id` (centred) and brings its lifetime into the time
+    // window; false when no row shows it.
+    bool scrollToRequest(int id);
+    // The row showing request `id` (a request row, or the agent lane holding it); -1 if none.
+    long rowOf(int id) const;
+    // Pixels per row (vertical zoom); below 1 several requests share a pixel line, drawn
+    // as a density row: the most telling phase, its shade by how many of the line's
+    // requests are in the system at that moment.
     void setRowHeight(double px);
     double rowHeight() const { return row_h_; }
 
@@ -69,11 +81,14 @@ protected:
 private:
     void updateScrollBar();
     void paintHeader(QPainter& p, const QRect& area) const;
+    void paintMarks(QPainter& p, const QRect& plot, long first, long last, double scroll_px) const;
     void renderDense(QPainter& p, const QRect& plot, const lod::TimeAxis& axis, long first,
                      long last, double scroll_px) const;
 
     TimeRange* range_;
     std::shared_ptr<const std::vector<lod::Row>> rows_, requests_, pinned_;
+    std::shared_ptr<const std::vector<bool>> marked_;
+    int current_ = -1;
     double row_h_ = 8.0;
     QPoint press_;
     bool dragging_ = false, moved_ = false, has_robot_ = false;

@@ -11,6 +11,7 @@
 #include "length_histogram.h"
 #include "live_panel.h"
 #include "lod/cdf.h"
+#include "metrics/request_filter.h"
 #include "metrics/request_metrics.h"
 #include "metrics_model.h"
 #include "model/input_error.h"
@@ -30,6 +31,7 @@
 #include "workload/readers.h"
 
 #include <QApplication>
+#include <QCheckBox>
 #include <QCloseEvent>
 #include <QComboBox>
 #include <QDateTime>
@@ -42,6 +44,7 @@
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
+#include <QLineEdit>
 #include <QMenu>
 #include <QMenuBar>
 #include <QMessageBox>
@@ -51,6 +54,7 @@
 #include <QScrollArea>
 #include <QScrollBar>
 #include <QSettings>
+#include <QShortcut>
 #include <QSignalBlocker>
 #include <QSplitter>
 #include <QStatusBar>
@@ -291,8 +295,69 @@ void MainWindow::buildUi() {
     tabs->addTab(kv_, tr("&KV memory"));
     tabs->addTab(latency_, tr("&Latency CDFs"));
     tabs->addTab(tuf_, tr("&Utility (TUF)"));
+    // Find requests: the search field (core's RequestFilter grammar) over the timeline,
+    // its count, previous / next (Shift+F3 / F3) and "only matches".
+    auto* find_bar = new QWidget;
+    auto* fb = new QHBoxLayout(find_bar);
+    fb->setContentsMargins(2, 2, 2, 0);
+    filter_ = new QLineEdit;
+    filter_->setObjectName(QStringLiteral("requestFilter"));
+    filter_->setClearButtonEnabled(true);
+    filter_->setPlaceholderText(
+        tr("Find requests: 17, killed, preempted, slo, class=urgent, agent=3, phase=suspended, "
+           "ttft>2000, e2el>30000 …"));
+    filter_->setToolTip(
+        tr("<b>Find requests</b> (Ctrl+F). Terms separated by spaces must all hold; a leading "
+           "! negates one.<br><tt>17</tt> or <tt>id=17</tt> a request; <tt>agent=3</tt>, "
+           "<tt>class=urgent</tt>; <tt>phase=queued|prefill|decoding|preempted|suspended</tt> "
+           "(it spent time in it); <tt>killed finished unfinished preempted suspended</tt>; "
+           "<tt>slo</tt> missed a goodput SLO; <tt>ttft&gt;MS tpot&gt;MS e2el&gt;MS queue&gt;MS"
+           "</tt> (also &lt;, &gt;=, &lt;=); <tt>prompt&gt;N output&gt;N</tt> tokens.<br>Enter "
+           "or F3 jumps to the next match, Shift+F3 to the previous."));
+    filter_info_ = new QLabel;
+    filter_info_->setObjectName(QStringLiteral("filterInfo"));
+    auto* prev_match = new QToolButton;
+    prev_match->setArrowType(Qt::UpArrow);
+    prev_match->setToolTip(tr("Previous match (Shift+F3)"));
+    prev_match->setShortcut(QKeySequence(Qt::SHIFT | Qt::Key_F3));
+    auto* next_match = new QToolButton;
+    next_match->setArrowType(Qt::DownArrow);
+    next_match->setToolTip(tr("Next match (F3)"));
+    next_match->setShortcut(QKeySequence(Qt::Key_F3));
+    only_matches_ = new QCheckBox(tr("Only &matches"));
+    only_matches_->setToolTip(tr("Show only the matching requests' rows"));
+    fb->addWidget(new QLabel(tr("Find:")));
+    fb->addWidget(filter_, 1);
+    fb->addWidget(filter_info_);
+    fb->addWidget(prev_match);
+    fb->addWidget(next_match);
+    fb->addWidget(only_matches_);
+    filter_timer_ = new QTimer(this);
+    filter_timer_->setSingleShot(true);
+    filter_timer_->setInterval(200);
+    connect(filter_, &QLineEdit::textChanged, filter_timer_, qOverload<>(&QTimer::start));
+    connect(filter_timer_, &QTimer::timeout, this, [this] { applyFilter(); });
+    connect(filter_, &QLineEdit::returnPressed, this, [this] {
+        filter_timer_->stop();
+        applyFilter();
+        nextMatch();
+    });
+    connect(prev_match, &QToolButton::clicked, this, &MainWindow::previousMatch);
+    connect(next_match, &QToolButton::clicked, this, &MainWindow::nextMatch);
+    connect(only_matches_, &QCheckBox::toggled, this, [this] { applyRows(); });
+    auto* find_shortcut = new QShortcut(QKeySequence::Find, this);
+    connect(find_shortcut, &QShortcut::activated, this, [this] {
+        filter_->setFocus();
+        filter_->selectAll();
+    });
+    auto* top = new QWidget;
+    auto* tv = new QVBoxLayout(top);
+    tv->setContentsMargins(0, 0, 0, 0);
+    tv->setSpacing(0);
+    tv->addWidget(find_bar);
+    tv->addWidget(timeline_, 1);
     auto* split = new QSplitter(Qt::Vertical);
-    split->addWidget(timeline_);
+    split->addWidget(top);
     split->addWidget(tabs);
     split->setStretchFactor(0, 3);
     split->setStretchFactor(1, 1);
@@ -417,7 +482,10 @@ void MainWindow::buildUi() {
     scroll->setWidgetResizable(true);
     scroll->setFrameShape(QFrame::NoFrame);
     scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
-    scroll->setMinimumWidth(250); // labels and sliders readable, whatever the other docks want
+    // Labels, sliders and spin boxes whole, whatever the other docks want (no horizontal
+    // scroll bar: a narrower dock clipped the spin boxes).
+    scroll->setMinimumWidth(std::max(250, panel->minimumSizeHint().width() +
+                                              scroll->verticalScrollBar()->sizeHint().width()));
     dock->setWidget(scroll);
     addDockWidget(Qt::LeftDockWidgetArea, dock);
 
@@ -972,7 +1040,8 @@ void MainWindow::showResult(std::shared_ptr<const SimResult> r) {
         range_->setExtent(lo, hi);
         clicked_ = {-1, 0.0}; // another workload: another request with that id
     }
-    applyRows();
+    applyFilter(); // the search's matches in this run (and its rows when only matches)
+    if (!only_matches_->isChecked()) applyRows();
     const LoadReport& load = r->summary.load;
     load_banner_->setVisible(load.saturated.value_or(false));
     if (load.saturated.value_or(false))
@@ -1455,6 +1524,72 @@ void MainWindow::pinStoredRun(qint64 id) {
         });
 }
 
+void MainWindow::setFilter(const QString& text) {
+    const QSignalBlocker block(filter_);
+    filter_->setText(text);
+    filter_timer_->stop();
+    applyFilter();
+}
+
+void MainWindow::applyFilter() {
+    matches_.clear();
+    match_pos_ = -1;
+    filter_error_.clear();
+    const QString text = filter_->text().trimmed();
+    std::shared_ptr<std::vector<bool>> marked;
+    if (!text.isEmpty() && last_ && last_->requests) {
+        try {
+            const RequestFilter f = RequestFilter::parse(text.toStdString());
+            matches_ = f.apply(*last_->requests, last_->workload.get(), last_->rows.get(),
+                               last_->summary_options.goodput);
+            marked = std::make_shared<std::vector<bool>>(last_->requests->size(), false);
+            for (ReqId id : matches_) (*marked)[std::size_t(id)] = true;
+        } catch (const std::exception& e) {
+            filter_error_ = QString::fromStdString(e.what());
+        }
+    }
+    filter_->setStyleSheet(
+        filter_error_.isEmpty() ? QString() : QStringLiteral("QLineEdit { background: #fde8e8; }"));
+    filter_->setToolTip(filter_error_.isEmpty() ? filter_->toolTip().section("<hr>", 0, 0)
+                                                : filter_->toolTip().section("<hr>", 0, 0) +
+                                                      "<hr>" + filter_error_.toHtmlEscaped());
+    if (!filter_error_.isEmpty())
+        filter_info_->setText(tr("<span style='color:#b02020'>%1</span>")
+                                  .arg(filter_error_.section(':', 1).trimmed().toHtmlEscaped()));
+    else if (text.isEmpty() || !last_)
+        filter_info_->clear();
+    else
+        filter_info_->setText(tr("%1 of %2").arg(matches_.size()).arg(last_->requests->size()));
+    timeline_->setMarked(marked, -1);
+    if (only_matches_->isChecked()) applyRows();
+}
+
+void MainWindow::stepMatch(int step) {
+    if (matches_.empty()) return;
+    const int n = int(matches_.size());
+    match_pos_ = match_pos_ < 0 ? (step > 0 ? 0 : n - 1) : ((match_pos_ + step) % n + n) % n;
+    const int id = int(matches_[std::size_t(match_pos_)]);
+    filter_info_->setText(
+        tr("%1 / %2 of %3").arg(match_pos_ + 1).arg(n).arg(last_ ? last_->requests->size() : 0));
+    timeline_->setMarked(timeline_->marked(), id);
+    timeline_->scrollToRequest(id);
+    // The request's card, at its arrival.
+    clicked_ = {id, (*last_->rows)[std::size_t(id)].arrival};
+    showDetails();
+}
+
+QString MainWindow::requestCard() const {
+    return details_->text();
+}
+
+void MainWindow::nextMatch() {
+    stepMatch(+1);
+}
+
+void MainWindow::previousMatch() {
+    stepMatch(-1);
+}
+
 void MainWindow::setAgentRows(bool on) {
     agent_rows_ = on;
     if (agent_rows_action_->isChecked() != on) agent_rows_action_->setChecked(on);
@@ -1464,8 +1599,24 @@ void MainWindow::setAgentRows(bool on) {
 void MainWindow::applyRows() {
     agent_rows_action_->setEnabled(last_ && last_->agent_rows);
     if (!last_) return;
-    timeline_->setRows(agent_rows_ && last_->agent_rows ? last_->agent_rows : last_->rows,
-                       last_->rows);
+    const bool lanes = agent_rows_ && last_->agent_rows;
+    if (only_matches_->isChecked() && !lanes && !filter_->text().trimmed().isEmpty() &&
+        filter_error_.isEmpty()) {
+        // The matching requests' rows only (and the pinned run's same requests).
+        auto rows = std::make_shared<std::vector<lod::Row>>();
+        const bool pin = pinned_ && pinned_->rows && pinned_other_.isEmpty() &&
+                         pinned_->rows->size() == last_->rows->size();
+        auto pinned = pin ? std::make_shared<std::vector<lod::Row>>() : nullptr;
+        for (ReqId id : matches_) {
+            rows->push_back((*last_->rows)[std::size_t(id)]);
+            if (pin) pinned->push_back((*pinned_->rows)[std::size_t(id)]);
+        }
+        timeline_->setRows(std::move(rows), last_->rows);
+        timeline_->setPinnedRows(std::move(pinned));
+        return;
+    }
+    timeline_->setRows(lanes ? last_->agent_rows : last_->rows, last_->rows);
+    timeline_->setPinnedRows(pinned_ && pinned_other_.isEmpty() ? pinned_->rows : nullptr);
 }
 
 void MainWindow::pin() {
@@ -1522,8 +1673,9 @@ void MainWindow::refreshComparison() {
         if (!n.isEmpty()) note = n + (note.isEmpty() ? "" : "\n") + note;
     metrics_note_->setText(note);
     metrics_note_->setVisible(!note.isEmpty());
-    // The lower lane compares request by request: only for a run of the same workload.
-    timeline_->setPinnedRows(pinned_ && pinned_other_.isEmpty() ? pinned_->rows : nullptr);
+    // The lower lane compares request by request: only for a run of the same workload
+    // (applyRows; with "only matches", the pinned run's same requests).
+    applyRows();
     kv_->setPinned(pinned_ ? pinned_->kv : nullptr);
     if (metrics_model_->columnCount() > 0)
         metrics_->horizontalHeader()->setSectionResizeMode(0, QHeaderView::Stretch);

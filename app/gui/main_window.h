@@ -131,6 +131,22 @@ public:
     QStringList chartNames() const;
     bool exportChart(const QString& chart, const QString& path);
 
+    // Find requests (core's RequestFilter grammar, e.g. "killed", "ttft>2000 class=urgent"):
+    // the matches in the shown run are marked on the timeline, next/previous jump to one
+    // (scrolled to, outlined, its card shown), "only matches" shows their rows alone.
+    void setFilter(const QString& text);
+    const std::vector<ReqId>& filterMatches() const { return matches_; }
+    QString filterError() const { return filter_error_; }
+    void nextMatch();
+    void previousMatch();
+    int currentMatch() const {
+        return match_pos_ < 0 ? -1 : int(matches_[std::size_t(match_pos_)]);
+    }
+    class QCheckBox* onlyMatchesBox() const {
+        return only_matches_;
+    }
+    QString requestCard() const;
+
     // Timeline rows per agent lane (when the workload names agents) or per request.
     void setAgentRows(bool on);
     bool agentRows() const { return agent_rows_; }
@@ -207,6 +223,15 @@ private:
     class QToolButton* cancel_ = nullptr;
     QTimer* poll_ = nullptr;
     QString db_path_;
+    class QLineEdit* filter_ = nullptr;
+    QLabel* filter_info_ = nullptr;
+    class QCheckBox* only_matches_ = nullptr;
+    QTimer* filter_timer_ = nullptr;
+    std::vector<ReqId> matches_;
+    int match_pos_ = -1;
+    QString filter_error_;
+    void applyFilter();
+    void stepMatch(int step);
     std::map<QString, std::function<bool(const QString&)>> chart_savers_;
     QString workload_file_; // the file the shown workload was read from ("" if generated)
     views::RunsModel* runs_model_ = nullptr;

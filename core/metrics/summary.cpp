@@ -14,6 +14,13 @@
 
 namespace kairos {
 
+bool GoodputSlo::meets(const RequestMetrics& r) const {
+    const double tp = r.tpot();
+    const double tpot = std::isnan(tp) ? 0.0 : tp * 1e3; // vLLM: 0 for one token
+    return (!ttft_ms || r.ttft() * 1e3 <= *ttft_ms) && (!tpot_ms || tpot <= *tpot_ms) &&
+           (!e2el_ms || r.e2el() * 1e3 <= *e2el_ms);
+}
+
 GoodputSlo GoodputSlo::parse(const std::vector<std::string>& items) {
     GoodputSlo g;
     for (const auto& it : items) {
@@ -128,11 +135,7 @@ Summary summarize(const RunLog& log, const std::vector<RequestMetrics>& reqs,
         if (!std::isnan(tp)) tpot.push_back(tp * 1e3);
         const GoodputSlo& g = opt.goodput;
         if (g.any()) {
-            const double tpot_ms = std::isnan(tp) ? 0.0 : tp * 1e3; // vLLM: 0 for one token
-            const bool good = (!g.ttft_ms || r.ttft() * 1e3 <= *g.ttft_ms) &&
-                              (!g.tpot_ms || tpot_ms <= *g.tpot_ms) &&
-                              (!g.e2el_ms || r.e2el() * 1e3 <= *g.e2el_ms);
-            if (good) ++s.good_requests;
+            if (g.meets(r)) ++s.good_requests;
         }
     }
     s.killed_by.assign(killed_by.begin(), killed_by.end());

@@ -19,6 +19,8 @@ namespace kairos {
 struct GoodputSlo {
     std::optional<double> ttft_ms, tpot_ms, e2el_ms;
     bool any() const { return ttft_ms || tpot_ms || e2el_ms; }
+    // A finished request meets every SLO given (vLLM: TPOT 0 for a one-token output).
+    bool meets(const RequestMetrics& r) const;
     static GoodputSlo parse(const std::vector<std::string>& items); // throws std::invalid_argument
 };
 

@@ -1,20 +1,25 @@
 // Statistics with numpy's definitions, weighted samples, goodput parsing, percentile keys.
 #include "exec/execution_model.h"
+#include "lod/timeline.h"
 #include "metrics/compare.h"
 #include "metrics/load.h"
+#include "metrics/request_filter.h"
 #include "metrics/robot_metrics.h"
 #include "metrics/stats.h"
 #include "metrics/summary.h"
+#include "sched/registry.h"
 #include "sim/engine.h"
 #include "test_util.h"
 #include "workload/generators.h"
 #include "workload/random.h"
+#include "workload/robot_generator.h"
 #include "workload/text.h"
 
 #include <QtTest>
 #include <cmath>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
 
 using namespace kairos;
@@ -58,6 +63,146 @@ class TestMetrics : public QObject {
 private slots:
     // numpy: np.mean([1,2,3,4]) = 2.5, np.std = sqrt(1.25) = 1.1180339887,
     // np.percentile(x, 90) = 3 + 0.7*(4-3) = 3.7, np.percentile(x, 99) = 3.97.
+    // The request filter (the workbench's search) on runs of every registered policy over
+    // chat and robot workloads with random SLOs: a term and its negation split the
+    // requests; two terms give the intersection of each; thresholds nest; the counts agree
+    // with the summary (killed, good requests) and the run log (preempted); a class term
+    // finds the workload's class. Bad terms are errors naming the term.
+    void requestFilter() {
+        auto ids = [](const RequestFilter& f, const std::vector<RequestMetrics>& m,
+                      const Workload& w, const std::vector<lod::Row>& rows, const GoodputSlo& g) {
+            const auto v = f.apply(m, &w, &rows, g);
+            return std::set<ReqId>(v.begin(), v.end());
+        };
+        int runs = 0;
+        for (std::uint64_t seed = 1; seed <= 3; ++seed)
+            for (const PolicySpec& ps : policySpecs()) {
+                if (!ps.general) continue;
+                Workload w;
+                if (seed % 2) {
+                    GenerateSpec g;
+                    g.count = 120;
+                    g.arrivals.rate = 4.0 * double(seed);
+                    g.arrivals.seed = seed;
+                    g.prompt = LengthDist::parse("lognormal:200,1.0,max=2000");
+                    g.output = LengthDist::parse("lognormal:80,1.0,max=800");
+                    w = generateWorkload(g);
+                    // Budgets, so TimeBill kills some.
+                    for (auto& r : w.requests) r.budget_s = 0.5 + 0.01 * double(r.id % 50);
+                } else {
+                    RobotWorkloadSpec spec = RobotWorkloadSpec::preset_("wid3");
+                    spec.seed = seed;
+                    spec.agents = std::max(6, spec.max_tasks_per_event);
+                    spec.duration_s = 20;
+                    w = generateRobotWorkload(spec, {});
+                }
+                EngineLimits lim;
+                lim.kv_capacity_tokens = 6000;
+                lim.max_num_seqs = 8;
+                std::unique_ptr<Scheduler> sched;
+                try {
+                    sched = test::policy(ps.name);
+                } catch (const std::exception& e) {
+                    QFAIL((ps.name + ": " + e.what()).c_str());
+                }
+                const auto model = EteModel(EteParams{0.01, 1e-4, 0, 0.02, 1e-4, 1e-7});
+                RunLog log;
+                try {
+                    log = simulate(w, model, *sched, lim);
+                } catch (const std::exception& e) {
+                    QFAIL((ps.name + " seed " + std::to_string(seed) + ": " + e.what()).c_str());
+                }
+                const auto m = perRequest(log);
+                const auto rows = lod::buildRows(log, &w);
+                SummaryOptions so;
+                so.goodput.ttft_ms = 200.0 * double(seed);
+                so.goodput.tpot_ms = 60;
+                so.workload = &w;
+                const Summary sum = summarize(log, m, so);
+                const std::string where = ps.name + " seed " + std::to_string(seed);
+                std::set<ReqId> all;
+                for (const auto& r : m) all.insert(r.id);
+                const std::vector<std::string> terms = {
+                    "killed",    "finished",     "unfinished",
+                    "preempted", "suspended",    "slo",
+                    "ttft>300",  "ttft<=300",    "e2el>=2000",
+                    "tpot>40",   "queue>50",     "prompt>300",
+                    "output<20", "phase=queued", "phase=preempted",
+                    "agent=1",   "class=urgent", "id=5",
+                    "7"};
+                for (const std::string& t : terms) {
+                    const auto in = ids(RequestFilter::parse(t), m, w, rows, so.goodput);
+                    const auto out = ids(RequestFilter::parse("!" + t), m, w, rows, so.goodput);
+                    std::set<ReqId> both;
+                    std::set_union(in.begin(), in.end(), out.begin(), out.end(),
+                                   std::inserter(both, both.end()));
+                    QVERIFY2(both == all && in.size() + out.size() == all.size(),
+                             (where + ": " + t).c_str());
+                }
+                for (const char* a : {"killed", "preempted", "ttft>300", "slo"})
+                    for (const char* b : {"prompt>300", "finished", "phase=queued"}) {
+                        const auto x = ids(RequestFilter::parse(a), m, w, rows, so.goodput),
+                                   y = ids(RequestFilter::parse(b), m, w, rows, so.goodput),
+                                   xy = ids(RequestFilter::parse(std::string(a) + "  " + b), m, w,
+                                            rows, so.goodput);
+                        std::set<ReqId> both;
+                        std::set_intersection(x.begin(), x.end(), y.begin(), y.end(),
+                                              std::inserter(both, both.end()));
+                        QVERIFY2(xy == both, (where + ": " + a + " " + b).c_str());
+                    }
+                const auto over = [&](const std::string& t) {
+                    return ids(RequestFilter::parse(t), m, w, rows, so.goodput);
+                };
+                const auto loose = over("e2el>100"), tight = over("e2el>1000");
+                QVERIFY(std::includes(loose.begin(), loose.end(), tight.begin(), tight.end()));
+                // Against the summary and the run log.
+                QCOMPARE(std::int64_t(over("killed").size()), std::int64_t(sum.killed));
+                std::int64_t good = 0;
+                for (ReqId id : over("finished !slo")) good += id >= 0;
+                QCOMPARE(good, std::int64_t(sum.good_requests));
+                std::set<ReqId> preempted_in_log;
+                for (const Event& e : log.events)
+                    if (e.ev == Ev::Preempt) preempted_in_log.insert(e.req);
+                QCOMPARE(over("preempted"), preempted_in_log);
+                std::set<ReqId> urgent;
+                for (const Request& r : w.requests)
+                    if (r.cls == "urgent") urgent.insert(r.id);
+                QCOMPARE(over("class=urgent"), urgent);
+                if (w.size() > 7) QCOMPARE(over("7"), std::set<ReqId>({7}));
+                ++runs;
+            }
+        QVERIFY(runs >= 3 * 5);
+        // Exact values on a hand log: TTFTs 125, 500 and 1000 ms (exact in binary).
+        {
+            const RunLog log = logOf({{0, 0.125, 1, 5, R::Finished},
+                                      {1, 1.5, 3, 5, R::Finished},
+                                      {2, 3.0, 4, 5, R::Killed}});
+            const auto m = perRequest(log);
+            auto run = [&](const std::string& t) {
+                return RequestFilter::parse(t).apply(m, nullptr, nullptr, {});
+            };
+            QCOMPARE(run("ttft>125"), std::vector<ReqId>({1, 2}));
+            QCOMPARE(run("ttft>=125"), std::vector<ReqId>({0, 1, 2}));
+            QCOMPARE(run("ttft<=500 finished"), std::vector<ReqId>({0, 1}));
+            QCOMPARE(run("ttft<500 finished"), std::vector<ReqId>({0}));
+            QCOMPARE(run("killed"), std::vector<ReqId>({2}));
+            QCOMPARE(run("slo"), std::vector<ReqId>());     // no SLO set: nothing missed one
+            QCOMPARE(run("class=a"), std::vector<ReqId>()); // no workload: no class
+            QCOMPARE(run(""), std::vector<ReqId>({0, 1, 2}));
+        }
+        for (const char* bad :
+             {"ttft>abc", "colour=red", "phase=sleeping", "class>3", "ttft>", "=3", "slow"}) {
+            try {
+                (void)RequestFilter::parse(std::string("killed ") + bad);
+                QFAIL(bad);
+            } catch (const std::invalid_argument& e) {
+                QVERIFY2(std::string(e.what()).find(std::string("'") + bad + "'") !=
+                             std::string::npos,
+                         e.what());
+            }
+        }
+    }
+
     void numpyValues() {
         const Stats s = describe({4, 1, 3, 2}, {90, 99, 0, 100});
         QCOMPARE(s.count, std::int64_t(4));

@@ -214,8 +214,10 @@ private slots:
     }
 
     // Rows thinner than a pixel share lines; on a shared line the most telling phase
-    // wins each column. Two rows on one line (0.5 px rows): A decodes over [0, 10) s, B
-    // is queued over [0, 20) s; 1 s per pixel: columns 0-9 decode, 10-19 queued, 20+ empty.
+    // wins each column, shaded by how many of the line's requests are in the system. Two
+    // rows on one line (0.5 px rows): A decodes over [0, 10) s, B is queued over [0, 20) s;
+    // 1 s per pixel: columns 0-9 decode (both: full), 10-19 queued (one of two: half
+    // shade), 20+ empty.
     void denseRowsMerge() {
         auto rows = std::make_shared<std::vector<lod::Row>>(2);
         (*rows)[0].spans = {{0, 10, lod::SpanKind::Decode}};
@@ -239,9 +241,17 @@ private slots:
         for (int x = 0; x < 10; ++x)
             QCOMPARE(img.pixelColor(x0 + x, top),
                      views::TimelineView::colorOf(lod::SpanKind::Decode));
-        for (int x = 10; x < 20; ++x)
-            QCOMPARE(img.pixelColor(x0 + x, top),
-                     views::TimelineView::colorOf(lod::SpanKind::Queued));
+        // Columns 10-19: one of the line's two requests in the system: its phase's hue at
+        // the middle shade (alpha 4/7 over the background), a density row.
+        const QColor q = views::TimelineView::colorOf(lod::SpanKind::Queued);
+        auto over_white = [](int c) { return 255 + (c - 255) * 4.0 / 7.0; };
+        for (int x = 10; x < 20; ++x) {
+            const QColor got = img.pixelColor(x0 + x, top);
+            QVERIFY2(std::abs(got.red() - over_white(q.red())) <= 2 &&
+                         std::abs(got.green() - over_white(q.green())) <= 2 &&
+                         std::abs(got.blue() - over_white(q.blue())) <= 2,
+                     qPrintable(got.name()));
+        }
         QCOMPARE(img.pixelColor(x0 + 25, top), QColor(Qt::white));
         QCOMPARE(img.pixelColor(x0 + 5, top + 1), QColor(Qt::white)); // one line only
     }

@@ -254,6 +254,70 @@ private slots:
         QCOMPARE(under(w.findChild<views::LengthHistogram*>()), 0);
     }
 
+    // Find requests: "killed" finds exactly the run's killed requests (TimeBill with tight
+    // budgets); next jumps to the first (scrolled to, outlined, its card says killed);
+    // "only matches" shows their rows alone; the search follows re-runs; a bad term is
+    // said, with no matches. A large trace opens with every row in view.
+    void findRequests() {
+        app::StartOptions o;
+        o.policy = "timebill";
+        app::MainWindow w(o);
+        w.resize(1366, 768);
+        GenerateSpec g;
+        g.count = 3000;
+        g.arrivals.rate = 6;
+        g.prompt = LengthDist::parse("lognormal:400,0.8,max=3000");
+        g.output = LengthDist::parse("lognormal:120,0.9,max=1500");
+        Workload wl = generateWorkload(g);
+        for (auto& r : wl.requests) r.budget_s = 2.0 + 0.1 * double(r.id % 40);
+        QSignalSpy shown(&w, &app::MainWindow::resultShown);
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        w.setWorkload(std::make_shared<Workload>(std::move(wl)), "budgets");
+        QVERIFY(waitForResult(shown) > 0);
+        const auto& m = *w.lastResult()->requests;
+        std::vector<ReqId> killed;
+        for (const auto& r : m)
+            if (r.killed) killed.push_back(r.id);
+        QVERIFY2(killed.size() > 3, qPrintable(QString::number(killed.size())));
+        // Every row in view: 3,000 rows in a few hundred pixels.
+        const double h = w.timeline()->rowHeight();
+        QVERIFY2(h * 3000 <= w.timeline()->viewport()->height() + 1,
+                 qPrintable(QString::number(h)));
+        w.setFilter("killed");
+        QVERIFY(w.filterError().isEmpty());
+        QCOMPARE(w.filterMatches(), killed);
+        w.nextMatch();
+        QCOMPARE(w.currentMatch(), int(killed.front()));
+        QCOMPARE(w.timeline()->currentMark(), int(killed.front()));
+        QVERIFY2(w.requestCard().contains(QStringLiteral("killed")), qPrintable(w.requestCard()));
+        QVERIFY2(w.requestCard().contains(QStringLiteral("request %1").arg(killed.front())),
+                 qPrintable(w.requestCard()));
+        w.previousMatch(); // wraps to the last
+        QCOMPARE(w.currentMatch(), int(killed.back()));
+        w.onlyMatchesBox()->setChecked(true);
+        QCOMPARE(w.timeline()->rows()->size(), killed.size());
+        for (const auto& row : *w.timeline()->rows()) QVERIFY(row.killed);
+        // Two terms; and the search follows a re-run.
+        w.setFilter("killed prompt>500");
+        std::size_t both = 0;
+        for (const auto& r : m) both += r.killed && r.prompt_tokens > 500;
+        QCOMPARE(w.filterMatches().size(), both);
+        QCOMPARE(w.timeline()->rows()->size(), both);
+        w.slider("rate")->setValue(0.5); // half the load: fewer killed
+        QVERIFY(waitForResult(shown) > 0);
+        std::size_t after = 0;
+        for (const auto& r : *w.lastResult()->requests) after += r.killed && r.prompt_tokens > 500;
+        QCOMPARE(w.filterMatches().size(), after);
+        QCOMPARE(w.timeline()->rows()->size(), after);
+        w.setFilter("killed ttft>fast");
+        QVERIFY(w.filterError().contains(QStringLiteral("ttft>fast")));
+        QVERIFY(w.filterMatches().empty());
+        QCOMPARE(w.timeline()->rows()->size(), std::size_t(3000)); // no filter applies
+        w.setFilter("");
+        QVERIFY(w.filterError().isEmpty());
+    }
+
     void tufAxisSpansTheData() {
         views::TufChart chart;
         chart.resize(600, 400);
