@@ -1,6 +1,7 @@
 #include "main_window.h"
 
 #include "chart_tools.h"
+#include "export/atomic_file.h"
 #include "export/perfetto.h"
 #include "export/requests_csv.h"
 #include "export/runlog_jsonl.h"
@@ -65,11 +66,14 @@
 #include <QThreadPool>
 #include <QTimer>
 #include <QToolButton>
+#include <QUndoStack>
 #include <QVBoxLayout>
 #include <cmath>
+#include <fstream>
 #include <functional>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <sstream>
 
 namespace kairos::app {
 
@@ -217,6 +221,166 @@ struct MainWindow::RunsSnapshot {
     }
 };
 
+// One parameter change (a slider, the policy, the predictor), undoable. Moves of one
+// parameter less than 0.8 s apart merge: a drag is one step, not a hundred.
+class ParamChange : public QUndoCommand {
+public:
+    ParamChange(MainWindow* w, QString name, QVariant before, QVariant after)
+        : w_(w), name_(std::move(name)), before_(std::move(before)), after_(std::move(after)),
+          at_(QDateTime::currentMSecsSinceEpoch()) {
+        setText(QObject::tr("change %1").arg(name_));
+    }
+    void undo() override { w_->setParam(name_, before_); }
+    void redo() override {
+        if (first_) { // pushed after the change was made: nothing to do
+            first_ = false;
+            return;
+        }
+        w_->setParam(name_, after_);
+    }
+    int id() const override { return 1; }
+    bool mergeWith(const QUndoCommand* other) override {
+        const auto* o = static_cast<const ParamChange*>(other);
+        if (o->name_ != name_ || o->at_ - at_ > 800) return false;
+        after_ = o->after_;
+        at_ = o->at_;
+        setObsolete(after_ == before_);
+        return true;
+    }
+
+private:
+    MainWindow* w_;
+    QString name_;
+    QVariant before_, after_;
+    qint64 at_;
+    bool first_ = true;
+};
+
+void MainWindow::noteParam(const QString& name, const QVariant& value) {
+    QVariant& last = undo_values_[name];
+    if (applying_undo_ || !last.isValid()) {
+        last = value;
+        return;
+    }
+    if (last == value) return;
+    undo_->push(new ParamChange(this, name, last, value));
+    last = value;
+}
+
+void MainWindow::setParam(const QString& name, const QVariant& value) {
+    applying_undo_ = true;
+    undo_values_[name] = value;
+    if (name == QStringLiteral("policy"))
+        policy_->setCurrentText(value.toString());
+    else if (name == QStringLiteral("predictor"))
+        predictor_->setCurrentText(value.toString());
+    else if (views::ParamSlider* s = slider(name))
+        s->setValue(value.toDouble());
+    applying_undo_ = false;
+}
+
+void MainWindow::buildHelpMenu() {
+    auto* help = menuBar()->addMenu(tr("&Help"));
+    auto show = [this](const QString& title, const QString& html) {
+        auto* box =
+            new QMessageBox(QMessageBox::NoIcon, title, QString(), QMessageBox::Close, this);
+        box->setTextFormat(Qt::RichText);
+        box->setText(html);
+        box->setAttribute(Qt::WA_DeleteOnClose);
+        box->open();
+    };
+    help->addAction(tr("&Keyboard and mouse"), QKeySequence::HelpContents, this,
+                    [this, show] { show(tr("Keyboard and mouse"), shortcutsHelp()); });
+    help->addAction(tr("&Metrics"), this, [show] {
+        show(tr("What the metrics mean"),
+             tr("<p>Latencies follow vLLM's benchmark definitions.</p><ul>"
+                "<li><b>TTFT</b>: time to first token, arrival to the first output token "
+                "(queueing and prefill).</li>"
+                "<li><b>TPOT</b>: time per output token after the first, (end − first token) "
+                "/ (output − 1).</li>"
+                "<li><b>E2EL</b>: end-to-end latency, arrival to the last token.</li>"
+                "<li><b>Goodput</b>: requests per second that met every SLO set (TTFT, TPOT); a "
+                "killed request meets none.</li>"
+                "<li><b>Offered rate / throughput</b>: requests arriving / completing per "
+                "second. When served falls behind offered the run is <i>overloaded</i> and its "
+                "latencies grow with its length, not a service level.</li>"
+                "<li><b>Preemptions</b>: KV dropped and recomputed; <b>suspensions</b>: "
+                "paused with KV kept (TimelyLLM segments).</li>"
+                "<li><b>KV peak</b>: most KV-cache tokens in use.</li>"
+                "<li><b>Utility W(s0)</b> (TimelyLLM): the time-utility function at the first "
+                "response, as % of the most it can give; negative when late.</li>"
+                "<li><b>Within budget</b> (TimeBill): finished before the request's time "
+                "budget.</li>"
+                "<li><b>[common]</b>: over the requests both compared runs completed.</li></ul>"));
+    });
+    help->addAction(tr("&Workload formats"), this, [show] {
+        show(tr("Workload formats"),
+             tr("<p>Detected from the file's content:</p><ul>"
+                "<li><b>Kairos JSONL</b>: one request per line (arrival, prompt_tokens, "
+                "output_tokens; optional class, agent, budget_s, tuf, segments).</li>"
+                "<li><b>Azure LLM inference trace</b> (CSV: TIMESTAMP, ContextTokens, "
+                "GeneratedTokens).</li>"
+                "<li><b>Mooncake</b> traces (JSONL: timestamp, input_length, "
+                "output_length).</li>"
+                "<li><b>BurstGPT</b> (CSV).</li>"
+                "<li><b>TimelyLLM</b> robot traces (JSON).</li>"
+                "<li><b>Length CSV</b> (prompt, output) with generated arrivals.</li></ul>"
+                "<p>A bad file is refused whole, with its line and field named.</p>"));
+    });
+    help->addAction(tr("&Policies and papers"), this, [show] {
+        QString html = tr("<p>The policies (kairos-cli policies --markdown gives "
+                          "their parameters):</p><ul>");
+        for (const PolicySpec& ps : policySpecs())
+            html += QStringLiteral("<li><b>%1</b>: %2</li>")
+                        .arg(QString::fromStdString(ps.name).toHtmlEscaped(),
+                             QString::fromStdString(ps.summary).toHtmlEscaped());
+        html += tr("</ul><p>Papers: <i>TimeBill</i> (time budgets, KV eviction α*, pessimism "
+                   "k), <i>TimelyLLM</i> (time-utility functions, PUD, segmented generation), "
+                   "<i>Trail</i> (refined length predictions, SPRPT with limited preemption C), "
+                   "<i>MC-SF</i> (memory-constrained shortest-first), <i>ALA</i> (throughput "
+                   "model c − a·e<sup>−b·batch</sup>). Predictors: %1.</p>")
+                    .arg(QString::fromStdString(kPredictorGrammar).toHtmlEscaped());
+        show(tr("Policies and papers"), html);
+    });
+    help->addSeparator();
+    help->addAction(tr("&About Kairos"), this, [this] {
+        QMessageBox::about(this, tr("About Kairos"),
+                           tr("<b>Kairos %1</b><br>Latency analysis of LLM serving under "
+                              "deadlines.")
+                               .arg(QStringLiteral(KAIROS_VERSION)));
+    });
+}
+
+QString MainWindow::shortcutsHelp() const {
+    // From the menus' own actions (never stale), then what the mouse does.
+    QString html = QStringLiteral("<table>");
+    std::function<void(const QMenu*, const QString&)> walk = [&](const QMenu* m,
+                                                                 const QString& path) {
+        for (const QAction* a : m->actions()) {
+            if (a->menu()) {
+                walk(a->menu(), path + a->menu()->title().remove('&') + " › ");
+                continue;
+            }
+            if (a->shortcut().isEmpty() || a->text().isEmpty()) continue;
+            html += QStringLiteral("<tr><td><b>%1</b></td><td>%2%3</td></tr>")
+                        .arg(a->shortcut().toString(QKeySequence::NativeText).toHtmlEscaped(),
+                             path.toHtmlEscaped(), a->text().remove('&').toHtmlEscaped());
+        }
+    };
+    for (const QAction* a : menuBar()->actions())
+        if (a->menu()) walk(a->menu(), a->menu()->title().remove('&') + " › ");
+    html += tr("<tr><td><b>F3 / Shift+F3</b></td><td>next / previous found request</td></tr>"
+               "<tr><td><b>Esc</b></td><td>cancel a long run or read</td></tr>"
+               "<tr><td><b>Wheel</b></td><td>zoom time around the cursor</td></tr>"
+               "<tr><td><b>Shift+wheel</b></td><td>scroll rows</td></tr>"
+               "<tr><td><b>Ctrl+wheel</b></td><td>row height</td></tr>"
+               "<tr><td><b>Drag</b></td><td>pan time (timeline and KV chart)</td></tr>"
+               "<tr><td><b>Click</b></td><td>a request's card</td></tr>"
+               "<tr><td><b>Right click</b></td><td>a chart: Export chart; a slider: "
+               "Sweep this parameter</td></tr></table>");
+    return html;
+}
+
 MainWindow::MainWindow(const StartOptions& opt, QWidget* parent)
     : QMainWindow(parent), start_(opt), runner_(&jobs_) {
     setWindowTitle(QStringLiteral("Kairos"));
@@ -345,11 +509,6 @@ void MainWindow::buildUi() {
     connect(prev_match, &QToolButton::clicked, this, &MainWindow::previousMatch);
     connect(next_match, &QToolButton::clicked, this, &MainWindow::nextMatch);
     connect(only_matches_, &QCheckBox::toggled, this, [this] { applyRows(); });
-    auto* find_shortcut = new QShortcut(QKeySequence::Find, this);
-    connect(find_shortcut, &QShortcut::activated, this, [this] {
-        filter_->setFocus();
-        filter_->selectAll();
-    });
     auto* top = new QWidget;
     auto* tv = new QVBoxLayout(top);
     tv->setContentsMargins(0, 0, 0, 0);
@@ -411,7 +570,11 @@ void MainWindow::buildUi() {
             this, tr("Open workload"), QString(), tr("Traces (*.jsonl *.json *.csv);;All (*)"));
         if (!f.isEmpty()) openWorkload(f);
     });
+    open->setToolTip(tr("Read a trace (Kairos JSONL, Azure CSV, Mooncake, BurstGPT, "
+                        "TimelyLLM robot traces, length CSV; detected from its content)"));
     auto* gen = new QPushButton(tr("&Generate…"));
+    gen->setToolTip(tr("Generate a workload: chat with length distributions and arrivals, or "
+                       "robot plans (WID1-3)"));
     connect(gen, &QPushButton::clicked, this, &MainWindow::generateWorkload);
     auto* wrow = new QHBoxLayout;
     wrow->addWidget(open);
@@ -434,6 +597,23 @@ void MainWindow::buildUi() {
     predictor_->addItems({"oracle", "lognormal:0.5", "exponential", "bucket:16", "trail"});
     predictor_->setEditable(true);
     predictor_->setCurrentText(start_.predictor);
+    // Tooltips from the registry (the policy's one-line summary and its paper) and the
+    // predictor grammar: the same text kairos-cli --help gives.
+    auto policyTip = [this] {
+        const PolicySpec* ps = findPolicy(policy_->currentText().toStdString());
+        policy_->setToolTip(
+            ps ? tr("<b>%1</b>: %2<br>kairos-cli policies lists every policy and parameter.")
+                     .arg(QString::fromStdString(ps->name).toHtmlEscaped(),
+                          QString::fromStdString(ps->summary).toHtmlEscaped())
+               : QString());
+    };
+    for (int i = 0; i < policy_->count(); ++i)
+        if (const PolicySpec* ps = findPolicy(policy_->itemText(i).toStdString()))
+            policy_->setItemData(i, QString::fromStdString(ps->summary), Qt::ToolTipRole);
+    policyTip();
+    connect(policy_, &QComboBox::currentTextChanged, this, policyTip);
+    predictor_->setToolTip(tr("Response-length predictor of the predicting policies: %1")
+                               .arg(QString::fromStdString(kPredictorGrammar).toHtmlEscaped()));
     form->addRow(tr("&Policy"), policy_);
     form->addRow(tr("P&redictor"), predictor_);
     v->addLayout(form);
@@ -445,7 +625,11 @@ void MainWindow::buildUi() {
         w->setToolTip(QString::fromStdString(s.tooltip));
         sliders_[QString::fromStdString(s.name)] = w;
         v->addWidget(w);
-        connect(w, &views::ParamSlider::valueChanged, this, [this] { resimulate(); });
+        connect(w, &views::ParamSlider::valueChanged, this,
+                [this, name = QString::fromStdString(s.name)](double moved) {
+                    noteParam(name, moved);
+                    resimulate();
+                });
         // "Sweep this parameter": the slider's whole range in the Sweep panel.
         const QString name = QString::fromStdString(s.name);
         if (name != "ttft_slo" && name != "tpot_slo") {
@@ -504,6 +688,7 @@ void MainWindow::buildUi() {
     auto* pinButton = new QPushButton(tr("&Pin this run"));
     pinButton->setToolTip(tr("Keep the shown run to compare the next ones with (Ctrl+P)"));
     auto* unpinButton = new QPushButton(tr("U&npin"));
+    unpinButton->setToolTip(tr("Stop comparing (Ctrl+Shift+P)"));
     pinRow->addWidget(pinButton);
     pinRow->addWidget(unpinButton);
     mv->addLayout(pinRow);
@@ -668,11 +853,15 @@ void MainWindow::buildUi() {
     refreshRuns();
 
     connect(policy_, &QComboBox::currentTextChanged, this, [this] {
+        noteParam(QStringLiteral("policy"), policy_->currentText());
         live_->setPolicy(policy_->currentText());
         updateEnabledParams();
         resimulate();
     });
-    connect(predictor_, &QComboBox::currentTextChanged, this, [this] { resimulate(); });
+    connect(predictor_, &QComboBox::currentTextChanged, this, [this] {
+        noteParam(QStringLiteral("predictor"), predictor_->currentText());
+        resimulate();
+    });
     connect(timeline_, &views::TimelineView::requestClicked, this, [this](int id, double t) {
         clicked_ = {id, t};
         showDetails();
@@ -760,12 +949,44 @@ void MainWindow::buildUi() {
                                 writeRunLogJsonlFile(*r.log, f, RunLogWriteOptions{});
                             }));
     file->addAction(tr("&Save run to database"), QKeySequence::Save, this, &MainWindow::saveRun);
+    file->addSeparator();
+    file->addAction(tr("Save s&ession…"), QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_S), this,
+                    [this] {
+                        const QString f = QFileDialog::getSaveFileName(
+                            this, tr("Save session"), QStringLiteral("session.kairos.json"),
+                            tr("Kairos session (*.kairos.json *.json)"));
+                        if (f.isEmpty()) return;
+                        QString error;
+                        if (!saveSession(f, &error))
+                            QMessageBox::warning(this, tr("Save session"), error);
+                    });
+    file->addAction(
+        tr("Open sess&ion…"), QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_O), this, [this] {
+            const QString f = QFileDialog::getOpenFileName(
+                this, tr("Open session"), QString(), tr("Kairos session (*.kairos.json *.json)"));
+            if (!f.isEmpty()) openSession(f);
+        });
+    file->addSeparator();
     file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
     auto* run = menuBar()->addMenu(tr("&Run"));
     run->addAction(tr("&Pin this run"), QKeySequence(Qt::CTRL | Qt::Key_P), this, &MainWindow::pin);
     run->addAction(tr("U&npin"), QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_P), this,
                    &MainWindow::unpin);
     run->addAction(tr("&Re-simulate"), QKeySequence(Qt::Key_F5), this, &MainWindow::resimulate);
+    // Edit: undo and redo of parameter changes (sliders, policy, predictor).
+    undo_ = new QUndoStack(this);
+    auto* edit = menuBar()->addMenu(tr("&Edit"));
+    QAction* undo = undo_->createUndoAction(this, tr("&Undo"));
+    undo->setShortcut(QKeySequence::Undo);
+    QAction* redo = undo_->createRedoAction(this, tr("&Redo"));
+    redo->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_Z));
+    edit->addAction(undo);
+    edit->addAction(redo);
+    edit->addSeparator();
+    edit->addAction(tr("&Find requests…"), QKeySequence::Find, this, [this] {
+        filter_->setFocus();
+        filter_->selectAll();
+    });
     auto* view = menuBar()->addMenu(tr("&View"));
     view->addAction(tr("&Reset zoom"), QKeySequence(Qt::Key_Home), range_,
                     &views::TimeRange::reset);
@@ -781,6 +1002,7 @@ void MainWindow::buildUi() {
     view->addSection(tr("Panels"));
     for (auto* d : findChildren<QDockWidget*>(QString(), Qt::FindDirectChildrenOnly))
         view->addAction(d->toggleViewAction());
+    buildHelpMenu();
     // Progress and cancel for simulations that take longer than a third of a second.
     progress_ = new QProgressBar;
     progress_->setRange(0, 1000);
@@ -813,6 +1035,10 @@ void MainWindow::buildUi() {
         if (!busy) poll_->stop();
     });
     updateEnabledParams();
+    // What undo goes back to: every parameter's value now.
+    undo_values_[QStringLiteral("policy")] = policy_->currentText();
+    undo_values_[QStringLiteral("predictor")] = predictor_->currentText();
+    for (const auto& [name, w] : sliders_) undo_values_[name] = w->value();
     statusBar()->showMessage(tr("Open a workload to begin"));
     resize(1400, 850);
     // Window layout as the user left it.
@@ -964,6 +1190,7 @@ void MainWindow::setWorkload(std::shared_ptr<Workload> w, const QString& label) 
     pinned_stored_ = -1;
     pinned_other_.clear();
     pinned_note_.clear();
+    workload_label_text_ = label;
     workload_label_->setText(tr("<b>%1</b><br>%2 requests over %3 s; %4 prompt + %5 output tokens")
                                  .arg(label.toHtmlEscaped())
                                  .arg(base_->size())
@@ -977,7 +1204,7 @@ void MainWindow::setWorkload(std::shared_ptr<Workload> w, const QString& label) 
 }
 
 void MainWindow::resimulate() {
-    if (!base_) return;
+    if (!base_ || restoring_) return;
     const double rate = slider("rate")->value();
     if (!scaled_ || scaled_for_ != rate || scaled_tuf_version_ != tuf_version_) {
         auto w = std::make_shared<Workload>(*base_);
@@ -1062,6 +1289,7 @@ void MainWindow::showResult(std::shared_ptr<const SimResult> r) {
                                  .arg(r->wall_ms, 0, 'f', 1)
                                  .arg(r->job));
     Q_EMIT resultShown(r->job);
+    if (session_view_.is_object()) applySessionView();
     // --compare: the first run shown is the reference; pin it and run the chosen policy.
     if (!start_.compare.isEmpty() && !startup_compare_done_) {
         startup_compare_done_ = true;
@@ -1590,6 +1818,217 @@ void MainWindow::previousMatch() {
     stepMatch(-1);
 }
 
+bool MainWindow::saveSession(const QString& path, QString* error) {
+    // Everything to come back to this view: the workload (its file, or itself when it was
+    // generated), the run's settings, the pinned run, and the view.
+    nlohmann::json j;
+    j["kairos_session"] = 1;
+    if (!base_) {
+        if (error) *error = tr("No workload to save a session of.");
+        return false;
+    }
+    if (!workload_file_.isEmpty()) {
+        j["workload"] = {{"path", workload_file_.toStdString()}};
+    } else {
+        std::ostringstream out;
+        writeKairos(*base_, out);
+        j["workload"] = {{"embedded", out.str()}, {"name", base_->name}};
+    }
+    j["workload"]["label"] = workload_label_text_.toStdString();
+    j["policy"] = policy_->currentText().toStdString();
+    j["predictor"] = predictor_->currentText().toStdString();
+    for (const auto& [name, w] : sliders_) j["sliders"][name.toStdString()] = w->value();
+    for (const auto& [cls, pair] : tuf_sliders_)
+        j["tuf"][cls] = {pair.first->value(), pair.second->value()};
+    if (pinned_ && pinned_stored_ >= 0) {
+        j["pinned"] = {{"stored", pinned_stored_}, {"db", db_path_.toStdString()}};
+    } else if (pinned_) {
+        nlohmann::json p = {{"policy", pinned_->policy.name},
+                            {"predictor", pinned_->policy.predictor},
+                            {"seed", pinned_->policy.seed},
+                            {"rate", pinned_rate_},
+                            {"kv_capacity_tokens", pinned_->limits.kv_capacity_tokens},
+                            {"max_num_seqs", pinned_->limits.max_num_seqs}};
+        for (const auto& [k, v] : pinned_->policy.params) p["params"][k] = v;
+        j["pinned"] = p;
+    }
+    auto* tabs = findChild<QTabWidget*>(QStringLiteral("charts"));
+    j["view"] = {{"tab", tabs ? tabs->currentIndex() : 0},
+                 {"agent_rows", agent_rows_},
+                 {"from", range_->from()},
+                 {"to", range_->to()},
+                 {"row_height", timeline_->rowHeight()},
+                 {"filter", filter_->text().toStdString()},
+                 {"only_matches", only_matches_->isChecked()}};
+    try {
+        writeFileAtomically(path.toStdString(),
+                            [&](std::ostream& out) { out << j.dump(2) << "\n"; });
+    } catch (const std::exception& e) {
+        if (error) *error = QString::fromStdString(e.what());
+        return false;
+    }
+    statusBar()->showMessage(tr("session saved to %1").arg(path));
+    return true;
+}
+
+void MainWindow::openSession(const QString& path) {
+    // Read and parse (an embedded workload can be large) off the GUI thread; then set
+    // everything, simulate once, pin, and restore the view when the run is shown.
+    statusBar()->showMessage(tr("opening session %1…").arg(path));
+    jobs_.start(QStringLiteral("load"), this, [this, path](JobTracker::Job& job) {
+        auto j = std::make_shared<nlohmann::json>();
+        std::shared_ptr<Workload> w;
+        QString error, file;
+        try {
+            std::ifstream in(path.toStdString());
+            if (!in) throw std::runtime_error(path.toStdString() + ": cannot open");
+            try {
+                *j = nlohmann::json::parse(in);
+            } catch (const nlohmann::json::parse_error& e) {
+                throw std::runtime_error(path.toStdString() + ": not a session (" + e.what() + ")");
+            }
+            if (!j->is_object() || j->value("kairos_session", 0) != 1 || !j->contains("workload"))
+                throw std::runtime_error(path.toStdString() +
+                                         ": not a Kairos session (no kairos_session: 1 and "
+                                         "workload)");
+            const auto& wj = j->at("workload");
+            ReadOptions o;
+            o.progress = &job.progress;
+            o.cancel = &job.cancel;
+            if (wj.contains("path")) {
+                file = QString::fromStdString(wj.at("path").get<std::string>());
+                w = std::make_shared<Workload>(readWorkload(file.toStdString(), o));
+            } else {
+                std::istringstream in2(wj.at("embedded").get<std::string>());
+                w = std::make_shared<Workload>(
+                    readWorkload(in2, path.toStdString() + ": embedded workload", o));
+                w->name = wj.value("name", w->name);
+            }
+        } catch (const ReadCancelled&) {
+            error = tr("cancelled");
+        } catch (const std::exception& e) {
+            error = QString::fromStdString(e.what());
+        }
+        return std::function<void()>([this, path, j, w, error, file] {
+            if (!error.isEmpty()) {
+                statusBar()->showMessage(tr("cannot open session %1: %2").arg(path, error));
+                auto* box = new QMessageBox(QMessageBox::Warning, tr("Cannot open session"), error,
+                                            QMessageBox::Ok, this);
+                box->setAttribute(Qt::WA_DeleteOnClose);
+                box->open();
+                Q_EMIT sessionOpened(false);
+                return;
+            }
+            applySession(*j, w, file);
+        });
+    });
+}
+
+void MainWindow::applySession(const nlohmann::json& j, std::shared_ptr<Workload> w,
+                              const QString& file) {
+    restoring_ = true; // one simulation at the end, not one per setting
+    applying_undo_ = true;
+    try {
+        if (j.contains("policy"))
+            policy_->setCurrentText(QString::fromStdString(j.at("policy").get<std::string>()));
+        if (j.contains("predictor"))
+            predictor_->setCurrentText(
+                QString::fromStdString(j.at("predictor").get<std::string>()));
+        if (j.contains("sliders"))
+            for (const auto& [name, v] : j.at("sliders").items())
+                if (views::ParamSlider* sl = slider(QString::fromStdString(name)))
+                    sl->setValue(v.get<double>());
+    } catch (const std::exception&) {
+        // A field of the wrong type: the rest still applies.
+    }
+    applying_undo_ = false;
+    for (const auto& [name, w2] : sliders_) undo_values_[name] = w2->value();
+    undo_values_[QStringLiteral("policy")] = policy_->currentText();
+    undo_values_[QStringLiteral("predictor")] = predictor_->currentText();
+    undo_->clear();
+    const QString label = QString::fromStdString(
+        j.at("workload").value("label", w->name.empty() ? std::string("session") : w->name));
+    setWorkload(w, label.section(QStringLiteral("</b>"), 0, 0).remove(QStringLiteral("<b>")));
+    workload_file_ = file.isEmpty() ? QString() : QFileInfo(file).absoluteFilePath();
+    if (j.contains("tuf"))
+        for (const auto& [cls, v] : j.at("tuf").items())
+            if (auto it = tuf_sliders_.find(cls); it != tuf_sliders_.end() && v.size() == 2) {
+                it->second.first->setValue(v[0].get<double>());
+                it->second.second->setValue(v[1].get<double>());
+            }
+    restoring_ = false;
+    session_view_ = j.value("view", nlohmann::json::object());
+    resimulate();
+    // The pinned run: a stored one read again, or this window's re-simulated.
+    if (j.contains("pinned") && j.at("pinned").is_object()) {
+        const auto& p = j.at("pinned");
+        if (p.contains("stored")) {
+            pinStoredRun(p.at("stored").get<qint64>());
+        } else {
+            SimRequest req;
+            auto pw = std::make_shared<Workload>(*scaled_);
+            const double rate = p.value("rate", 1.0);
+            if (rate != scaled_for_) {
+                *pw = *base_;
+                scaleArrivalRate(*pw, rate);
+            }
+            req.workload = std::move(pw);
+            req.model = model_;
+            req.policy.name = p.at("policy").get<std::string>();
+            req.policy.predictor = p.value("predictor", std::string("oracle"));
+            req.policy.seed = p.value("seed", req.policy.seed);
+            if (p.contains("params"))
+                for (const auto& [k, v] : p.at("params").items())
+                    req.policy.params[k] = v.get<double>();
+            req.limits.kv_capacity_tokens =
+                p.value("kv_capacity_tokens", req.limits.kv_capacity_tokens);
+            req.limits.max_num_seqs = p.value("max_num_seqs", req.limits.max_num_seqs);
+            req.summary.itl = false;
+            req.summary.goodput.ttft_ms = slider("ttft_slo")->value();
+            req.summary.goodput.tpot_ms = slider("tpot_slo")->value();
+            jobs_.start(QStringLiteral("pin"), this, [this, req, rate](JobTracker::Job& job) {
+                auto r = std::make_shared<const SimResult>(
+                    SimRunner::run(req, job.id, &job.cancel, &job.progress));
+                return std::function<void()>([this, r, rate] {
+                    if (!r->error.isEmpty()) {
+                        statusBar()->showMessage(
+                            tr("the session's pinned run failed: %1").arg(r->error));
+                        return;
+                    }
+                    pinned_ = r;
+                    pinned_rate_ = rate;
+                    pinned_stored_ = -1;
+                    pinned_other_.clear();
+                    pinned_note_.clear();
+                    refreshComparison();
+                });
+            });
+        }
+    }
+}
+
+void MainWindow::applySessionView() {
+    // After the session's first run is shown: the view as it was saved.
+    const nlohmann::json v = std::move(session_view_);
+    session_view_ = nullptr;
+    try {
+        if (auto* tabs = findChild<QTabWidget*>(QStringLiteral("charts")))
+            tabs->setCurrentIndex(v.value("tab", 0));
+        setAgentRows(v.value("agent_rows", false));
+        if (v.contains("from") && v.contains("to"))
+            range_->setRange(v.at("from").get<double>(), v.at("to").get<double>());
+        if (v.contains("row_height")) timeline_->setRowHeight(v.at("row_height").get<double>());
+        {
+            const QSignalBlocker block(only_matches_);
+            only_matches_->setChecked(v.value("only_matches", false));
+        }
+        setFilter(QString::fromStdString(v.value("filter", std::string())));
+    } catch (const std::exception&) {
+        // A view field of the wrong type: the view stays as it is.
+    }
+    Q_EMIT sessionOpened(true);
+}
+
 void MainWindow::setAgentRows(bool on) {
     agent_rows_ = on;
     if (agent_rows_action_->isChecked() != on) agent_rows_action_->setChecked(on);
@@ -1622,6 +2061,7 @@ void MainWindow::applyRows() {
 void MainWindow::pin() {
     if (!last_) return;
     pinned_ = last_;
+    pinned_rate_ = scaled_for_;
     pinned_stored_ = -1;
     pinned_other_.clear();
     pinned_note_.clear();

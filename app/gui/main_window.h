@@ -8,9 +8,11 @@
 #include "store/store.h"
 
 #include <QMainWindow>
+#include <QVariant>
 #include <functional>
 #include <map>
 #include <memory>
+#include <nlohmann/json.hpp>
 
 class QComboBox;
 class QLabel;
@@ -147,6 +149,24 @@ public:
     }
     QString requestCard() const;
 
+    // File > Save / Open session: the workload (its file, or embedded when generated), the
+    // policy, predictor, every slider and TUF slider, the pinned run (a stored run by id,
+    // or this window's re-simulated from its settings) and the view (chart tab, rows,
+    // time window, row height, search). Opening is asynchronous: sessionOpened(ok) when
+    // the run is shown with the view restored.
+    bool saveSession(const QString& path, QString* error = nullptr);
+    void openSession(const QString& path);
+
+    // Undo and redo of parameter changes (Edit menu): sliders, policy, predictor.
+    class QUndoStack* undoStack() const {
+        return undo_;
+    }
+    // Sets a parameter ("policy", "predictor" or a slider's name) as undo does, without
+    // recording it.
+    void setParam(const QString& name, const QVariant& value);
+    // Help > Keyboard and mouse: every menu shortcut and the mouse's gestures.
+    QString shortcutsHelp() const;
+
     // Timeline rows per agent lane (when the workload names agents) or per request.
     void setAgentRows(bool on);
     bool agentRows() const { return agent_rows_; }
@@ -161,6 +181,7 @@ Q_SIGNALS:
     void runsRefreshed();     // the Runs and Models tables were re-read
     void modelShown(qint64 id, bool ok);
     void storedRunPinned(qint64 id, bool ok);
+    void sessionOpened(bool ok);
     // The start-up runs are shown (with --compare: the pinned one and then the other), or
     // failed: startError() then says why.
     void ready();
@@ -223,6 +244,17 @@ private:
     class QToolButton* cancel_ = nullptr;
     QTimer* poll_ = nullptr;
     QString db_path_;
+    class QUndoStack* undo_ = nullptr;
+    std::map<QString, QVariant> undo_values_; // each parameter's value as undo knows it
+    bool applying_undo_ = false;
+    bool restoring_ = false;      // a session is being applied: no run per setting
+    nlohmann::json session_view_; // the opened session's view, applied after its run
+    double pinned_rate_ = 1.0;    // the rate factor of the pinned run's workload
+    QString workload_label_text_; // the shown workload's name
+    void applySession(const nlohmann::json& j, std::shared_ptr<Workload> w, const QString& file);
+    void applySessionView();
+    void noteParam(const QString& name, const QVariant& value);
+    void buildHelpMenu();
     class QLineEdit* filter_ = nullptr;
     QLabel* filter_info_ = nullptr;
     class QCheckBox* only_matches_ = nullptr;

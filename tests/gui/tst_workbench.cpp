@@ -99,7 +99,8 @@ bool awaitOk(Obj* o, Signal sig, Call call, int ms = 60000) {
     QSignalSpy spy(o, sig);
     call();
     if (!spy.wait(ms)) return false;
-    return spy.takeLast().at(1).toBool();
+    const QList<QVariant> args = spy.takeLast();
+    return args.at(args.size() - 1).toBool(); // the signal's last argument: ok
 }
 bool pinStored(app::MainWindow& w, qint64 id) {
     return awaitOk(&w, &app::MainWindow::storedRunPinned, [&] { w.pinStoredRun(id); });
@@ -316,6 +317,124 @@ private slots:
         QCOMPARE(w.timeline()->rows()->size(), std::size_t(3000)); // no filter applies
         w.setFilter("");
         QVERIFY(w.filterError().isEmpty());
+    }
+
+    // Undo and redo of parameter changes: a drag is one step; undo restores the slider,
+    // the policy and the run; redo goes forward again.
+    void undoRedoParameters() {
+        app::StartOptions o;
+        o.workload = loadedWorkload();
+        o.policy = "sprpt_lp";
+        app::MainWindow w(o);
+        QSignalSpy shown(&w, &app::MainWindow::resultShown);
+        QVERIFY(waitForResult(shown) > 0);
+        auto* c = w.slider("C");
+        const double c0 = c->value();
+        const auto first = w.lastResult()->summary;
+        for (double v : {0.7, 0.5, 0.3}) c->setValue(v); // one drag
+        QVERIFY(waitForResult(shown) > 0);
+        QCOMPARE(w.undoStack()->count(), 1);
+        QTest::qWait(900); // a new step
+        w.policyBox()->setCurrentText("fcfs");
+        QVERIFY(waitForResult(shown) > 0);
+        QCOMPARE(w.undoStack()->count(), 2);
+        w.undoStack()->undo();
+        QVERIFY(waitForResult(shown) > 0);
+        QCOMPARE(w.policyBox()->currentText(), QStringLiteral("sprpt_lp"));
+        KAIROS_COMPARE_NEAR(c->value(), 0.3, 1e-9);
+        w.undoStack()->undo();
+        QVERIFY(waitForResult(shown) > 0);
+        KAIROS_COMPARE_NEAR(c->value(), c0, 1e-9);
+        // The run is the first one again.
+        QCOMPARE(w.lastResult()->summary.policy, first.policy);
+        QCOMPARE(w.lastResult()->summary.ttft_ms.mean, first.ttft_ms.mean);
+        QCOMPARE(w.undoStack()->count(), 2); // redo kept
+        w.undoStack()->redo();
+        QVERIFY(waitForResult(shown) > 0);
+        KAIROS_COMPARE_NEAR(c->value(), 0.3, 1e-9);
+        QCOMPARE(w.undoStack()->index(), 1);
+        // Help: the shortcuts come from the menus.
+        const QString help = w.shortcutsHelp();
+        for (const char* k : {"Undo", "Find requests", "Re-simulate", "Pin this run"})
+            QVERIFY2(help.contains(k), qPrintable(help));
+    }
+
+    // File > Save / Open session: another window opening it shows the same run (workload
+    // file, policy, predictor, sliders), the same pinned run, the same search; a generated
+    // workload travels inside the session; a file that is not a session is refused.
+    void sessionRoundTrip() {
+        const QString path = QDir::temp().filePath("kairos_tst.kairos.json");
+        std::shared_ptr<const app::SimResult> a_last, a_pinned;
+        std::vector<ReqId> a_matches;
+        {
+            app::StartOptions o;
+            o.workload = loadedWorkload();
+            o.policy = "fcfs";
+            app::MainWindow w(o);
+            QSignalSpy shown(&w, &app::MainWindow::resultShown);
+            QVERIFY(waitForResult(shown) > 0);
+            w.slider("rate")->setValue(1.6);
+            QVERIFY(waitForResult(shown) > 0);
+            w.pin(); // fcfs at 1.6x
+            w.policyBox()->setCurrentText("sprpt_lp");
+            QVERIFY(waitForResult(shown) > 0);
+            w.slider("C")->setValue(0.25);
+            QVERIFY(waitForResult(shown) > 0);
+            w.slider("rate")->setValue(2.0);
+            QVERIFY(waitForResult(shown) > 0);
+            w.setFilter("preempted");
+            a_last = w.lastResult();
+            a_pinned = w.pinned();
+            a_matches = w.filterMatches();
+            QString error;
+            QVERIFY2(w.saveSession(path, &error), qPrintable(error));
+        }
+        QVERIFY(!a_matches.empty());
+        {
+            app::StartOptions o;
+            app::MainWindow w(o);
+            QVERIFY(awaitOk(&w, &app::MainWindow::sessionOpened, [&] { w.openSession(path); }));
+            QVERIFY(w.jobs().waitIdle(30000));
+            QCOMPARE(w.policyBox()->currentText(), QStringLiteral("sprpt_lp"));
+            KAIROS_COMPARE_NEAR(w.slider("C")->value(), 0.25, 1e-9);
+            KAIROS_COMPARE_NEAR(w.slider("rate")->value(), 2.0, 1e-9);
+            QCOMPARE(w.lastResult()->summary.policy, a_last->summary.policy);
+            QCOMPARE(w.lastResult()->summary.e2el_ms.mean, a_last->summary.e2el_ms.mean);
+            QVERIFY(w.pinned());
+            QCOMPARE(w.pinned()->summary.policy, a_pinned->summary.policy);
+            QCOMPARE(w.pinned()->summary.e2el_ms.mean, a_pinned->summary.e2el_ms.mean);
+            QCOMPARE(w.filterMatches(), a_matches);
+            QCOMPARE(w.undoStack()->count(), 0);
+        }
+        // A generated workload is embedded.
+        {
+            app::StartOptions o;
+            app::MainWindow w(o);
+            GenerateSpec g;
+            g.count = 50;
+            g.arrivals.rate = 3;
+            QSignalSpy shown(&w, &app::MainWindow::resultShown);
+            w.setWorkload(std::make_shared<Workload>(generateWorkload(g)), "generated");
+            QVERIFY(waitForResult(shown) > 0);
+            const auto before = w.lastResult()->summary;
+            QVERIFY(w.saveSession(path));
+            app::MainWindow w2(o);
+            QVERIFY(awaitOk(&w2, &app::MainWindow::sessionOpened, [&] { w2.openSession(path); }));
+            QCOMPARE(w2.lastResult()->summary.num_requests, 50L);
+            QCOMPARE(w2.lastResult()->summary.e2el_ms.mean, before.e2el_ms.mean);
+        }
+        {
+            QFile f(path);
+            QVERIFY(f.open(QIODevice::WriteOnly));
+            f.write("{\"hello\": 1}");
+        }
+        app::StartOptions o;
+        app::MainWindow w(o);
+        QSignalSpy opened(&w, &app::MainWindow::sessionOpened);
+        w.openSession(path);
+        QVERIFY(opened.wait(10000));
+        QCOMPARE(opened.front().at(0).toBool(), false);
+        QFile::remove(path);
     }
 
     void tufAxisSpansTheData() {
