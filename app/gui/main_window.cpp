@@ -387,6 +387,7 @@ MainWindow::MainWindow(const StartOptions& opt, QWidget* parent)
     profile_ = resolveProfile(opt.profile.isEmpty() ? std::string(kDefaultProfile)
                                                     : opt.profile.toStdString());
     model_ = makeExecutionModel(profile_);
+    exec_.profile = profile_.name;
     for (const auto& [k, v] : parsePolicyParams([&] {
              std::vector<std::string> items;
              for (const QString& p : opt.params) items.push_back(p.toStdString());
@@ -421,7 +422,7 @@ SweepBase MainWindow::sweepBase() const {
     for (const SliderSpec& sp : sliderSpecs())
         if (!sp.policies.empty() && appliesTo(sp, s.policy.name))
             s.policy.params[sp.name] = slider(QString::fromStdString(sp.name))->value();
-    s.exec.profile = profile_.name;
+    s.exec = exec_;
     s.limits.kv_capacity_tokens =
         std::max<std::int64_t>(1, std::llround(double(b.profile_kv) * slider("kv")->value()));
     s.limits.max_num_seqs = static_cast<int>(std::lround(slider("seqs")->value()));
@@ -614,8 +615,28 @@ void MainWindow::buildUi() {
     connect(policy_, &QComboBox::currentTextChanged, this, policyTip);
     predictor_->setToolTip(tr("Response-length predictor of the predicting policies: %1")
                                .arg(QString::fromStdString(kPredictorGrammar).toHtmlEscaped()));
+    // The device: a shipped profile (its execution model and KV capacity), or a fitted
+    // ETE/ALA model from the Models panel ("Simulate with this model") on the profile's
+    // KV capacity.
+    device_ = new QComboBox;
+    device_->setObjectName(QStringLiteral("device"));
+    for (const std::string& n : shippedProfileNames()) device_->addItem(QString::fromStdString(n));
+    if (device_->findText(QString::fromStdString(profile_.name)) < 0)
+        device_->addItem(QString::fromStdString(profile_.name));
+    device_->setCurrentText(QString::fromStdString(profile_.name));
+    device_->setToolTip(tr("The device profile: its execution model (iteration times) and KV "
+                           "capacity. A fitted model from the Models panel replaces the "
+                           "execution model (Simulate with this model)."));
+    connect(device_, &QComboBox::activated, this, [this](int i) {
+        const QString name = device_->itemText(i);
+        if (name.startsWith(QStringLiteral("stored "))) return; // the model in use
+        RunSpec::ExecPart e;
+        e.profile = name.toStdString();
+        useExecution(e);
+    });
     form->addRow(tr("&Policy"), policy_);
     form->addRow(tr("P&redictor"), predictor_);
+    form->addRow(tr("&Device"), device_);
     v->addLayout(form);
     for (const SliderSpec& s : sliderSpecs()) {
         double value = s.value;
@@ -805,6 +826,24 @@ void MainWindow::buildUi() {
                        "padding: 3px 6px; }"));
     model_warning_->setVisible(false);
     chart_layout->addWidget(model_warning_);
+    use_model_ = new QPushButton(tr("Simulate &with this model"));
+    use_model_->setObjectName(QStringLiteral("useModel"));
+    use_model_->setToolTip(tr("Use the shown model (an ALA model: the chosen configuration) as "
+                              "the simulations' execution model, on the device profile's KV "
+                              "capacity"));
+    use_model_->setEnabled(false);
+    connect(use_model_, &QPushButton::clicked, this, [this] {
+        const auto sel = models_table_->selectedItems();
+        if (sel.isEmpty()) return;
+        RunSpec::ExecPart e;
+        e.profile = profile_.name;
+        e.model_id = models_table_->item(sel.front()->row(), 0)->text().toLongLong();
+        if (models_table_->item(sel.front()->row(), 1)->text() == QStringLiteral("ala"))
+            e.model_config = ala_config_->currentText().toStdString();
+        e.db = db_path_.toStdString();
+        useExecution(e);
+    });
+    chart_layout->addWidget(use_model_);
     auto* msplit = new QSplitter(Qt::Vertical);
     msplit->addWidget(models_table_);
     msplit->addWidget(chart_box);
@@ -921,7 +960,9 @@ void MainWindow::buildUi() {
             d.summary = &r.summary;
             d.pinned = pinned_ && pinned_.get() != &r ? &pinned_->summary : nullptr;
             d.pinned_log = d.pinned ? pinned_->log.get() : nullptr;
-            d.config = {{"profile", profile_.name}, {"predictor", r.policy.predictor}};
+            d.config = {{"profile", profile_.name},
+                        {"execution model", r.log->exec_model},
+                        {"predictor", r.policy.predictor}};
             d.title = tr("Kairos report: %1").arg(QString::fromStdString(r.workload->name));
             if (pdf)
                 views::writeReportPdf(d, QString::fromStdString(f));
@@ -1011,6 +1052,9 @@ void MainWindow::buildUi() {
     cancel_ = new QToolButton;
     cancel_->setText(tr("Cancel"));
     cancel_->setShortcut(QKeySequence(Qt::Key_Escape));
+    exec_label_ = new QLabel;
+    exec_label_->setObjectName(QStringLiteral("execLabel"));
+    statusBar()->addPermanentWidget(exec_label_);
     statusBar()->addPermanentWidget(progress_);
     statusBar()->addPermanentWidget(cancel_);
     progress_->hide();
@@ -1035,6 +1079,7 @@ void MainWindow::buildUi() {
         if (!busy) poll_->stop();
     });
     updateEnabledParams();
+    showExecution();
     // What undo goes back to: every parameter's value now.
     undo_values_[QStringLiteral("policy")] = policy_->currentText();
     undo_values_[QStringLiteral("predictor")] = predictor_->currentText();
@@ -1229,6 +1274,7 @@ void MainWindow::resimulate() {
     SimRequest req;
     req.workload = scaled_;
     req.model = model_;
+    req.exec = exec_;
     req.policy.name = policy_->currentText().toStdString();
     req.policy.predictor = predictor_->currentText().toStdString();
     // --param values without a slider go to the policy they were given for.
@@ -1440,6 +1486,7 @@ void MainWindow::showModel(qint64 id) {
             if (m->kind != "ala") {
                 ala_config_->setVisible(false);
                 showModelWarnings(store::modelFitWarnings(*m));
+                use_model_->setEnabled(m->kind == "ete");
                 Q_EMIT modelShown(id, model_chart_->setModel(title, m->accuracy));
                 return;
             }
@@ -1456,6 +1503,7 @@ void MainWindow::showModel(qint64 id) {
             }
             ala_config_->setVisible(true);
             plotAlaConfiguration(ala_config_->currentText());
+            use_model_->setEnabled(true);
             Q_EMIT modelShown(id, true);
         });
     });
@@ -1564,8 +1612,7 @@ void MainWindow::saveRun() {
         s.policy.params = r->policy.params;
         s.policy.predictor = r->policy.predictor;
         s.policy.seed = r->policy.seed;
-        s.exec.profile =
-            start_.profile.isEmpty() ? std::string(kDefaultProfile) : start_.profile.toStdString();
+        s.exec = r->exec;
         s.limits.kv_capacity_tokens = r->limits.kv_capacity_tokens;
         s.limits.block_size = r->limits.block_size;
         s.limits.max_num_seqs = r->limits.max_num_seqs;
@@ -1818,6 +1865,66 @@ void MainWindow::previousMatch() {
     stepMatch(-1);
 }
 
+void MainWindow::useExecution(const RunSpec::ExecPart& exec) {
+    // Resolved off the GUI thread (a profile file, a stored model read and an ALA model
+    // parsed); a failure leaves the device as it was.
+    statusBar()->showMessage(tr("loading the execution model…"));
+    jobs_.start(QStringLiteral("exec"), this, [this, exec](JobTracker::Job&) {
+        auto r = std::make_shared<ResolvedExec>();
+        QString error;
+        try {
+            *r = resolveExec(exec, runContext());
+        } catch (const std::exception& e) {
+            error = QString::fromStdString(e.what());
+        }
+        return std::function<void()>([this, exec, r, error] {
+            if (!error.isEmpty()) {
+                statusBar()->showMessage(tr("cannot use that device: %1").arg(error));
+                device_->setCurrentText(QString::fromStdString(profile_.name));
+                Q_EMIT executionChanged(false);
+                return;
+            }
+            exec_ = exec;
+            profile_ = r->profile;
+            model_ = r->model;
+            showExecution();
+            for (const auto& w : r->model_warnings)
+                statusBar()->showMessage(QString::fromStdString(w));
+            resimulate();
+            Q_EMIT executionChanged(true);
+        });
+    });
+}
+
+QString MainWindow::executionLabel() const {
+    return exec_label_->text();
+}
+
+void MainWindow::showExecution() {
+    const QSignalBlocker block(device_);
+    for (int i = device_->count() - 1; i >= 0; --i) // the previous stored model's entry
+        if (device_->itemText(i).startsWith(QStringLiteral("stored "))) device_->removeItem(i);
+    if (exec_.model_id > 0) {
+        device_->addItem(tr("stored model %1 on %2")
+                             .arg(exec_.model_id)
+                             .arg(QString::fromStdString(profile_.name)));
+        device_->setCurrentIndex(device_->count() - 1);
+    } else {
+        if (device_->findText(QString::fromStdString(profile_.name)) < 0)
+            device_->addItem(QString::fromStdString(profile_.name));
+        device_->setCurrentText(QString::fromStdString(profile_.name));
+    }
+    // Short in the status bar (the model's name), whole in the tooltip (its parameters).
+    const QString full = QString::fromStdString(model_->describe());
+    QString name = full.section(QStringLiteral(" ["), 0, 0);
+    if (exec_.model_id > 0) name += tr(" on %1").arg(QString::fromStdString(profile_.name));
+    exec_label_->setText(
+        tr("device: %1 · KV %2 tokens").arg(name).arg(profile_.kvCapacityTokens()));
+    exec_label_->setToolTip(tr("%1<br>The execution model the simulations use, and the device "
+                               "profile's KV capacity (the KV slider scales it)")
+                                .arg(full.toHtmlEscaped()));
+}
+
 bool MainWindow::saveSession(const QString& path, QString* error) {
     // Everything to come back to this view: the workload (its file, or itself when it was
     // generated), the run's settings, the pinned run, and the view.
@@ -1837,6 +1944,10 @@ bool MainWindow::saveSession(const QString& path, QString* error) {
     j["workload"]["label"] = workload_label_text_.toStdString();
     j["policy"] = policy_->currentText().toStdString();
     j["predictor"] = predictor_->currentText().toStdString();
+    j["exec"] = {{"profile", exec_.profile},
+                 {"model_id", exec_.model_id},
+                 {"model_config", exec_.model_config},
+                 {"db", exec_.db}};
     for (const auto& [name, w] : sliders_) j["sliders"][name.toStdString()] = w->value();
     for (const auto& [cls, pair] : tuf_sliders_)
         j["tuf"][cls] = {pair.first->value(), pair.second->value()};
@@ -1928,6 +2039,27 @@ void MainWindow::applySession(const nlohmann::json& j, std::shared_ptr<Workload>
                               const QString& file) {
     restoring_ = true; // one simulation at the end, not one per setting
     applying_undo_ = true;
+    if (j.contains("exec") && j.at("exec").is_object()) {
+        // The session's device, resolved here: a session file names it, and its run must
+        // use it from the first simulation on.
+        const auto& e = j.at("exec");
+        RunSpec::ExecPart ex;
+        try {
+            ex.profile = e.value("profile", exec_.profile);
+            ex.model_id = e.value("model_id", std::int64_t(0));
+            ex.model_config = e.value("model_config", std::string());
+            ex.db = e.value("db", std::string());
+            ResolvedExec r = resolveExec(ex, runContext());
+            exec_ = ex;
+            profile_ = r.profile;
+            model_ = r.model;
+            showExecution();
+        } catch (const std::exception& err) {
+            statusBar()->showMessage(tr("the session's device cannot be used (%1); %2 is")
+                                         .arg(QString::fromStdString(err.what()))
+                                         .arg(QString::fromStdString(profile_.name)));
+        }
+    }
     try {
         if (j.contains("policy"))
             policy_->setCurrentText(QString::fromStdString(j.at("policy").get<std::string>()));

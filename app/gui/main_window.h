@@ -4,6 +4,7 @@
 // Every change re-simulates off the GUI thread (SimRunner); only the latest result paints.
 #include "jobs.h"
 #include "model/device_profile.h"
+#include "run/run_spec.h"
 #include "sim_runner.h"
 #include "store/store.h"
 
@@ -149,6 +150,13 @@ public:
     }
     QString requestCard() const;
 
+    // The device: a shipped profile or a fitted model from the store (exec.model_id, its
+    // configuration, its database), resolved off the GUI thread (executionChanged); shown in
+    // the Policy panel's Device box, the status bar and every export.
+    void useExecution(const RunSpec::ExecPart& exec);
+    const RunSpec::ExecPart& execution() const { return exec_; }
+    QString executionLabel() const;
+
     // File > Save / Open session: the workload (its file, or embedded when generated), the
     // policy, predictor, every slider and TUF slider, the pinned run (a stored run by id,
     // or this window's re-simulated from its settings) and the view (chart tab, rows,
@@ -182,6 +190,7 @@ Q_SIGNALS:
     void modelShown(qint64 id, bool ok);
     void storedRunPinned(qint64 id, bool ok);
     void sessionOpened(bool ok);
+    void executionChanged(bool ok);
     // The start-up runs are shown (with --compare: the pinned one and then the other), or
     // failed: startError() then says why.
     void ready();
@@ -244,6 +253,11 @@ private:
     class QToolButton* cancel_ = nullptr;
     QTimer* poll_ = nullptr;
     QString db_path_;
+    RunSpec::ExecPart exec_; // what profile_ and model_ were resolved from
+    QComboBox* device_ = nullptr;
+    QLabel* exec_label_ = nullptr;
+    class QPushButton* use_model_ = nullptr;
+    void showExecution();
     class QUndoStack* undo_ = nullptr;
     std::map<QString, QVariant> undo_values_; // each parameter's value as undo knows it
     bool applying_undo_ = false;

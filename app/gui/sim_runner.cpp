@@ -20,6 +20,7 @@ SimResult SimRunner::run(const SimRequest& req, long job, const std::atomic<bool
     r.job = job;
     r.policy = req.policy;
     r.limits = req.limits;
+    r.exec = req.exec;
     r.workload = req.workload;
     const auto t0 = std::chrono::steady_clock::now();
     try {

@@ -8,6 +8,7 @@
 #include "metrics/summary.h"
 #include "model/run_log.h"
 #include "model/workload.h"
+#include "run/run_spec.h"
 #include "sched/registry.h"
 #include "tuf_chart.h"
 
@@ -23,12 +24,14 @@ struct SimRequest {
     PolicyConfig policy;
     EngineLimits limits;
     SummaryOptions summary;
+    RunSpec::ExecPart exec; // what `model` was resolved from (for the spec a save stores)
 };
 
 struct SimResult {
     long job = 0;
     PolicyConfig policy;
     EngineLimits limits;
+    RunSpec::ExecPart exec;
     std::shared_ptr<const Workload> workload;
     std::shared_ptr<const RunLog> log;
     Summary summary;

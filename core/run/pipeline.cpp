@@ -112,6 +112,68 @@ Workload transformWorkload(const Workload& base, const RunSpec::WorkloadPart& w)
     return out;
 }
 
+ResolvedExec resolveExec(const RunSpec::ExecPart& e, const RunContext& ctx) {
+    ResolvedExec r;
+    // The device profile gives the KV capacity (and the execution model unless a fitted
+    // one from the store replaces it).
+    if (ctx.resolve_profile) {
+        r.profile = ctx.resolve_profile(e.profile, &r.profile_path);
+    } else {
+        if (!std::filesystem::is_regular_file(e.profile))
+            throw InputError(e.profile, 0, "exec.profile",
+                             "not a file (shipped profiles are found by the application)");
+        r.profile = DeviceProfile::load(e.profile);
+        r.profile_path = e.profile;
+    }
+    if (e.gpu_mem_gib > 0) {
+        r.profile.gpu_mem_gib = e.gpu_mem_gib;
+        r.profile.kv_capacity_tokens.reset();
+    }
+    if (e.mem_fraction > 0) {
+        r.profile.mem_fraction = e.mem_fraction;
+        r.profile.kv_capacity_tokens.reset();
+    }
+    if (e.model_id > 0) {
+        const store::Store db(e.db.empty() ? store::Store::defaultPath() : e.db,
+                              store::Store::Open::Existing);
+        const auto m = db.model(e.model_id);
+        const std::string id = std::to_string(e.model_id);
+        if (!m) throw InputError(db.path(), 0, "exec.model_id", "no model " + id);
+        if (m->kind == "ala") {
+            const auto ala = ala::AlaModel::fromJson(m->params);
+            const auto keys = ala.configurations();
+            std::string key = e.model_config;
+            if (key.empty() && keys.size() == 1) key = keys.front();
+            if (std::find(keys.begin(), keys.end(), key) == keys.end()) {
+                std::string list;
+                for (std::size_t i = 0; i < keys.size() && i < 12; ++i) list += "\n  " + keys[i];
+                if (keys.size() > 12)
+                    list += "\n  ... (" + std::to_string(keys.size()) +
+                            " in all: kairos-cli models show " + id + ")";
+                throw InputError(db.path(), 0, "exec.model_config",
+                                 std::string(key.empty() ? "a configuration is needed"
+                                                         : "no configuration '" + key + "'") +
+                                     ": ALA model " + id + " has" + list);
+            }
+            r.model = std::make_shared<ala::AlaExecutionModel>(
+                ala, key, "ala model " + id + " (" + key + ")");
+            r.model_warnings = store::modelFitWarnings(*m, key);
+        } else if (m->kind == "ete") {
+            r.model = std::make_shared<EteModel>(EteParams::fromModelJson(m->params),
+                                                 "ete model " + id + " (" + m->name + ")");
+            r.model_warnings = store::modelFitWarnings(*m);
+        } else {
+            throw InputError(db.path(), 0, "exec.model_id",
+                             "model " + id + " is '" + m->kind +
+                                 "': the simulator takes ETE and ALA models");
+        }
+    } else {
+        r.model = makeExecutionModel(r.profile);
+    }
+
+    return r;
+}
+
 PreparedRun prepareRun(const RunSpec& spec, const RunContext& ctx) {
     spec.validate();
     PreparedRun p;
@@ -129,63 +191,11 @@ PreparedRun prepareRun(const RunSpec& spec, const RunContext& ctx) {
                      ? std::make_shared<const Workload>(transformWorkload(*base, spec.workload))
                      : base;
 
-    // The device profile gives the KV capacity (and the execution model unless a fitted
-    // one from the store replaces it).
-    if (ctx.resolve_profile) {
-        p.profile = ctx.resolve_profile(spec.exec.profile, &p.profile_path);
-    } else {
-        if (!std::filesystem::is_regular_file(spec.exec.profile))
-            throw InputError(spec.exec.profile, 0, "exec.profile",
-                             "not a file (shipped profiles are found by the application)");
-        p.profile = DeviceProfile::load(spec.exec.profile);
-        p.profile_path = spec.exec.profile;
-    }
-    if (spec.exec.gpu_mem_gib > 0) {
-        p.profile.gpu_mem_gib = spec.exec.gpu_mem_gib;
-        p.profile.kv_capacity_tokens.reset();
-    }
-    if (spec.exec.mem_fraction > 0) {
-        p.profile.mem_fraction = spec.exec.mem_fraction;
-        p.profile.kv_capacity_tokens.reset();
-    }
-    if (spec.exec.model_id > 0) {
-        const store::Store db(spec.exec.db.empty() ? store::Store::defaultPath() : spec.exec.db,
-                              store::Store::Open::Existing);
-        const auto m = db.model(spec.exec.model_id);
-        const std::string id = std::to_string(spec.exec.model_id);
-        if (!m) throw InputError(db.path(), 0, "exec.model_id", "no model " + id);
-        if (m->kind == "ala") {
-            const auto ala = ala::AlaModel::fromJson(m->params);
-            const auto keys = ala.configurations();
-            std::string key = spec.exec.model_config;
-            if (key.empty() && keys.size() == 1) key = keys.front();
-            if (std::find(keys.begin(), keys.end(), key) == keys.end()) {
-                std::string list;
-                for (std::size_t i = 0; i < keys.size() && i < 12; ++i) list += "\n  " + keys[i];
-                if (keys.size() > 12)
-                    list += "\n  ... (" + std::to_string(keys.size()) +
-                            " in all: kairos-cli models show " + id + ")";
-                throw InputError(db.path(), 0, "exec.model_config",
-                                 std::string(key.empty() ? "a configuration is needed"
-                                                         : "no configuration '" + key + "'") +
-                                     ": ALA model " + id + " has" + list);
-            }
-            p.model = std::make_shared<ala::AlaExecutionModel>(
-                ala, key, "ala model " + id + " (" + key + ")");
-            p.model_warnings = store::modelFitWarnings(*m, key);
-        } else if (m->kind == "ete") {
-            p.model = std::make_shared<EteModel>(EteParams::fromModelJson(m->params),
-                                                 "ete model " + id + " (" + m->name + ")");
-            p.model_warnings = store::modelFitWarnings(*m);
-        } else {
-            throw InputError(db.path(), 0, "exec.model_id",
-                             "model " + id + " is '" + m->kind +
-                                 "': the simulator takes ETE and ALA models");
-        }
-    } else {
-        p.model = makeExecutionModel(p.profile);
-    }
-
+    ResolvedExec ex = resolveExec(spec.exec, ctx);
+    p.profile = std::move(ex.profile);
+    p.profile_path = std::move(ex.profile_path);
+    p.model = std::move(ex.model);
+    p.model_warnings = std::move(ex.model_warnings);
     p.limits.kv_capacity_tokens = spec.limits.kv_capacity_tokens > 0
                                       ? spec.limits.kv_capacity_tokens
                                       : p.profile.kvCapacityTokens();

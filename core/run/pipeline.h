@@ -82,6 +82,18 @@ struct RunResult {
     std::string profile_name, profile_path;
 };
 
+// The execution side of a spec alone: the device profile (memory overrides applied) and
+// the execution model (the profile's, or a fitted ETE/ALA model from the store), with a
+// stored model's fit warnings. What prepareRun does for it; the workbench's device picker
+// calls it directly.
+struct ResolvedExec {
+    DeviceProfile profile;
+    std::string profile_path;
+    std::shared_ptr<const ExecutionModel> model;
+    std::vector<std::string> model_warnings;
+};
+ResolvedExec resolveExec(const RunSpec::ExecPart& exec, const RunContext& ctx = {});
+
 PreparedRun prepareRun(const RunSpec& spec, const RunContext& ctx = {});
 // `live` runs the iterations on a real model (the CLI's live command); `policy_override`
 // replaces the prepared policy config (a live run's trained predictor).

@@ -53,6 +53,7 @@
 #include <QtTest>
 #include <cmath>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <set>
 
 using namespace kairos;
@@ -435,6 +436,83 @@ private slots:
         QVERIFY(opened.wait(10000));
         QCOMPARE(opened.front().at(0).toBool(), false);
         QFile::remove(path);
+    }
+
+    // The device picker: another shipped profile changes the run's execution model and KV
+    // capacity; a stored ETE model ("Simulate with this model") replaces the execution
+    // model on the profile's KV capacity; both are in the status bar, in the run log (every
+    // export carries it) and in the spec a saved run keeps; a broken stored model is refused
+    // with the device unchanged.
+    void devicePicker() {
+        const QString db = QDir::temp().filePath("kairos_tst_device.db");
+        for (const char* suffix : {"", "-wal", "-shm"}) QFile::remove(db + suffix);
+        {
+            store::Store st(db.toStdString());
+            store::ModelInfo mi;
+            mi.kind = "ete";
+            mi.name = "slow device";
+            mi.params = EteParams{0.05, 2e-4, 0, 0.08, 2e-4, 1e-7}.toModelJson().dump();
+            mi.training = "{}";
+            mi.accuracy = "[]";
+            QCOMPARE(st.putModel(mi), 1);
+            mi.name = "broken";
+            mi.params = R"({"a": 1})";
+            QCOMPARE(st.putModel(mi), 2);
+        }
+        app::StartOptions o;
+        o.workload = loadedWorkload();
+        o.policy = "fcfs";
+        o.db = db;
+        app::MainWindow w(o);
+        QSignalSpy shown(&w, &app::MainWindow::resultShown);
+        QVERIFY(waitForResult(shown) > 0);
+        const std::string first = w.lastResult()->log->exec_model;
+        QVERIFY2(w.executionLabel().contains("llama2-70b-a100x2"), qPrintable(w.executionLabel()));
+        auto* device = w.findChild<QComboBox*>("device");
+        QVERIFY(device && device->findText("llama2-70b-h100x4") >= 0);
+        QVERIFY(awaitOk(&w, &app::MainWindow::executionChanged, [&] {
+            device->setCurrentText("llama2-70b-h100x4");
+            Q_EMIT device->activated(device->currentIndex());
+        }));
+        QVERIFY(waitForResult(shown) > 0);
+        const DeviceProfile h100 =
+            DeviceProfile::load(KAIROS_SOURCE_DIR "/resources/profiles/llama2-70b-h100x4.json");
+        QCOMPARE(w.lastResult()->limits.kv_capacity_tokens, h100.kvCapacityTokens());
+        QVERIFY(w.lastResult()->log->exec_model != first);
+        QVERIFY2(w.executionLabel().contains(QString::number(h100.kvCapacityTokens())),
+                 qPrintable(w.executionLabel()));
+        // A stored ETE model.
+        RunSpec::ExecPart e;
+        e.profile = "llama2-70b-h100x4";
+        e.model_id = 1;
+        e.db = db.toStdString();
+        QVERIFY(awaitOk(&w, &app::MainWindow::executionChanged, [&] { w.useExecution(e); }));
+        QVERIFY(waitForResult(shown) > 0);
+        QVERIFY2(w.lastResult()->log->exec_model.find("ete model 1") != std::string::npos,
+                 w.lastResult()->log->exec_model.c_str());
+        QCOMPARE(w.lastResult()->limits.kv_capacity_tokens, h100.kvCapacityTokens());
+        QVERIFY(w.executionLabel().contains("ete model 1"));
+        QVERIFY(device->currentText().startsWith("stored model 1"));
+        // A saved run's spec names it, and re-runs to the same figures.
+        QSignalSpy saved(&w, &app::MainWindow::runSaved);
+        w.saveRun();
+        QVERIFY(saved.wait(20000));
+        {
+            const auto info = store::Store(db.toStdString()).run(saved.at(0).at(0).toLongLong());
+            QVERIFY(info && !info->spec_json.empty());
+            const auto spec = RunSpec::fromJson(nlohmann::json::parse(info->spec_json), "test");
+            QCOMPARE(spec.exec.model_id, std::int64_t(1));
+            QProcess rerun;
+            rerun.start(KAIROS_CLI, {"runs", "rerun", QString::number(info->id), "--db", db, "-q"});
+            QVERIFY(rerun.waitForFinished(60000));
+            QVERIFY2(rerun.exitCode() == 0,
+                     (rerun.readAllStandardOutput() + rerun.readAllStandardError()).constData());
+        }
+        // A broken one: refused, the device as it was.
+        e.model_id = 2;
+        QVERIFY(!awaitOk(&w, &app::MainWindow::executionChanged, [&] { w.useExecution(e); }));
+        QCOMPARE(w.execution().model_id, std::int64_t(1));
+        for (const char* suffix : {"", "-wal", "-shm"}) QFile::remove(db + suffix);
     }
 
     void tufAxisSpansTheData() {
