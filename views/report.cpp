@@ -1,11 +1,16 @@
 #include "report.h"
 
+#include "chart_style.h"
 #include "kv_chart.h"
+#include "latency_chart.h"
+#include "lod/cdf.h"
 #include "lod/timeline.h"
 #include "metrics/compare.h"
+#include "metrics/request_metrics.h"
 #include "metrics_model.h"
 #include "time_range.h"
 #include "timeline_view.h"
+#include "tuf_chart.h"
 
 #include <QBuffer>
 #include <QImage>
@@ -13,9 +18,12 @@
 #include <QPainter>
 #include <QPdfWriter>
 #include <QSaveFile>
+#include <QSvgGenerator>
 #include <QTextDocument>
 #include <algorithm>
+#include <array>
 #include <cmath>
+#include <functional>
 #include <memory>
 #include <stdexcept>
 
@@ -23,52 +31,159 @@ namespace kairos::views {
 
 namespace {
 
-constexpr int kChartWidth = 1100;
-
-// The charts, painted by the on-screen widgets into images.
-struct Charts {
-    QImage timeline, kv;
+// The charts as the window draws them (the same widgets), painted as vectors: into an SVG
+// for the HTML report, straight onto the PDF's pages for the PDF. Each is drawn at the
+// size it appears (the page's width), so its fonts are the window's, not scaled down.
+struct Chart {
+    QString title, caption;
+    int height = 0; // at the width it is drawn
+    std::function<void(QCPPainter&, const QRect&)> paint;
 };
 
-Charts paintCharts(const ReportData& d) {
-    Charts c;
+struct ChartSet {
+    // The widgets, alive while the charts are painted.
+    std::unique_ptr<TimeRange> range;
+    std::unique_ptr<TimelineView> timeline;
+    std::unique_ptr<KvChart> kv;
+    std::unique_ptr<LatencyChart> cdfs;
+    std::unique_ptr<TufChart> tuf;
+    std::vector<Chart> charts;
+};
+
+void plotInto(QCustomPlot* plot, QCPPainter& p, const QRect& r) {
+    plot->resize(r.size());
+    plot->replot(QCustomPlot::rpImmediateRefresh); // legend placement and layout at this size
+    p.save();
+    p.translate(r.topLeft());
+    plot->toPainter(&p, r.width(), r.height());
+    p.restore();
+}
+
+std::unique_ptr<ChartSet> makeCharts(const ReportData& d, int width) {
+    auto c = std::make_unique<ChartSet>();
     auto rows = std::make_shared<const std::vector<lod::Row>>(lod::buildRows(*d.log, d.workload));
     const auto [lo, hi] = lod::timeExtent(*rows);
-    TimeRange range;
-    range.setExtent(lo, hi);
-    TimelineView tl(&range);
-    // All requests on one picture: rows as tall as fit in 460 px (dense below a pixel).
-    const int rows_h = 460;
-    tl.setRows(rows);
-    tl.setRowHeight(rows->empty() ? 8.0 : std::min(8.0, double(rows_h) / double(rows->size())));
+    c->range = std::make_unique<TimeRange>();
+    c->range->setExtent(lo, hi);
+    c->timeline = std::make_unique<TimelineView>(c->range.get());
+    // Every request on one picture: rows as tall as fit (density rows below a pixel).
+    const int rows_h = 420;
+    c->timeline->setRows(rows);
+    c->timeline->setRowHeight(rows->empty() ? 8.0
+                                            : std::min(8.0, double(rows_h) / double(rows->size())));
     if (d.pinned_log) // its lanes show where rows are tall enough (small workloads)
-        tl.setPinnedRows(std::make_shared<const std::vector<lod::Row>>(
+        c->timeline->setPinnedRows(std::make_shared<const std::vector<lod::Row>>(
             lod::buildRows(*d.pinned_log, d.workload)));
-    c.timeline = QImage(kChartWidth, rows_h + TimelineView::kHeader, QImage::Format_RGB32);
-    c.timeline.fill(Qt::white);
-    {
-        QPainter p(&c.timeline);
-        tl.render(p, c.timeline.rect(), 0);
-    }
-    KvChart kv(&range);
-    kv.resize(kChartWidth, 260);
-    kv.setPlotMargins(TimelineView::kGutter, 0);
-    kv.setRun(std::make_shared<const std::vector<std::pair<double, double>>>(lod::kvSeries(*d.log)),
-              double(d.log->kv_capacity_tokens), {});
+    TimelineView* tl = c->timeline.get();
+    c->charts.push_back({QStringLiteral("Request timeline"),
+                         QStringLiteral("One row per request, its phases over time%1.")
+                             .arg(d.pinned_log && tl->showsPinned()
+                                      ? QStringLiteral("; the pinned run in each row's lower lane")
+                                      : QString()),
+                         rows_h + TimelineView::kHeader, [tl](QCPPainter& p, const QRect& r) {
+                             p.fillRect(r, Qt::white);
+                             tl->render(p, r, 0);
+                         }});
+    c->kv = std::make_unique<KvChart>(c->range.get());
+    c->kv->setPlotMargins(TimelineView::kGutter, 0);
+    c->kv->setRun(
+        std::make_shared<const std::vector<std::pair<double, double>>>(lod::kvSeries(*d.log)),
+        double(d.log->kv_capacity_tokens), {});
     if (d.pinned_log)
-        kv.setPinned(std::make_shared<const std::vector<std::pair<double, double>>>(
+        c->kv->setPinned(std::make_shared<const std::vector<std::pair<double, double>>>(
             lod::kvSeries(*d.pinned_log)));
-    c.kv = kv.toPixmap(kChartWidth, 260).toImage();
+    KvChart* kv = c->kv.get();
+    c->charts.push_back({QStringLiteral("KV-cache memory"),
+                         QStringLiteral("Tokens in use (the band: each pixel's minimum to "
+                                        "maximum) against the capacity%1.")
+                             .arg(d.pinned_log ? QStringLiteral("; the pinned run's peak as a "
+                                                                "grey line")
+                                               : QString()),
+                         230, [kv](QCPPainter& p, const QRect& r) { plotInto(kv, p, r); }});
+    // Latency CDFs of the finished requests, the pinned run's dashed, the SLOs dotted.
+    c->cdfs = std::make_unique<LatencyChart>();
+    {
+        auto ecdfs = [](const RunLog& log) {
+            std::vector<double> ttft, tpot, e2el;
+            for (const RequestMetrics& m : perRequest(log)) {
+                if (!m.finished) continue;
+                ttft.push_back(m.ttft() * 1e3);
+                if (!std::isnan(m.tpot())) tpot.push_back(m.tpot() * 1e3);
+                e2el.push_back(m.e2el() * 1e3);
+            }
+            return std::array<std::vector<std::pair<double, double>>, 3>{
+                lod::ecdf(std::move(ttft)), lod::ecdf(std::move(tpot)), lod::ecdf(std::move(e2el))};
+        };
+        const QColor colors[] = {QColor(0xf5, 0xa6, 0x23), QColor(0x9b, 0x59, 0xb6),
+                                 QColor(0x2f, 0x80, 0xed)};
+        const char* names[] = {"TTFT", "TPOT", "E2EL"};
+        std::vector<CdfSeries> series;
+        const auto mine = ecdfs(*d.log);
+        for (int k = 0; k < 3; ++k)
+            series.push_back({QString::fromLatin1(names[k]), colors[k], mine[std::size_t(k)]});
+        if (d.pinned_log) {
+            const auto theirs = ecdfs(*d.pinned_log);
+            for (int k = 0; k < 3; ++k)
+                series.push_back(
+                    {QStringLiteral("%1, %2").arg(QString::fromLatin1(names[k]), d.pinned_name),
+                     colors[k], theirs[std::size_t(k)], true});
+        }
+        c->cdfs->setSeries(series);
+        std::vector<LatencyChart::Slo> slos;
+        if (d.goodput.ttft_ms)
+            slos.push_back({QStringLiteral("TTFT SLO"), colors[0], *d.goodput.ttft_ms});
+        if (d.goodput.tpot_ms)
+            slos.push_back({QStringLiteral("TPOT SLO"), colors[1], *d.goodput.tpot_ms});
+        if (d.goodput.e2el_ms)
+            slos.push_back({QStringLiteral("E2EL SLO"), colors[2], *d.goodput.e2el_ms});
+        c->cdfs->setSlos(slos);
+    }
+    LatencyChart* cdfs = c->cdfs.get();
+    c->charts.push_back({QStringLiteral("Latency CDFs"),
+                         QStringLiteral("Fraction of the finished requests at or under each "
+                                        "latency (log scale)."),
+                         260, [cdfs](QCPPainter& p, const QRect& r) { plotInto(cdfs, p, r); }});
+    // The utility view, for workloads with time-utility functions.
+    auto classes = tufClasses(*d.log, *d.workload, *d.summary);
+    if (!classes.empty()) {
+        c->tuf = std::make_unique<TufChart>();
+        c->tuf->setClasses(classes);
+        TufChart* tuf = c->tuf.get();
+        c->charts.push_back({QStringLiteral("Utility (TUF)"),
+                             QStringLiteral("Each class's time-utility function and every task "
+                                            "at its first response W(s0)."),
+                             260, [tuf](QCPPainter& p, const QRect& r) { plotInto(tuf, p, r); }});
+    }
+    for (QCustomPlot* plot : std::initializer_list<QCustomPlot*>{c->kv.get(), c->cdfs.get(),
+                                                                 c->tuf ? c->tuf.get() : nullptr})
+        if (plot) {
+            // White paper whatever the desktop's theme.
+            plot->setPalette(QPalette(Qt::white));
+            applyPalette(plot, QPalette::Base);
+        }
+    (void)width;
     return c;
 }
 
-QString pngDataUrl(const QImage& img) {
+// One chart as an SVG document (vectors), `width` pixels wide.
+QByteArray chartSvg(const Chart& chart, int width) {
     QByteArray bytes;
     QBuffer buf(&bytes);
     buf.open(QIODevice::WriteOnly);
-    img.save(&buf, "PNG");
-    return QStringLiteral("data:image/png;base64,") + QString::fromLatin1(bytes.toBase64());
+    QSvgGenerator gen;
+    gen.setOutputDevice(&buf);
+    gen.setSize(QSize(width, chart.height));
+    gen.setViewBox(QRect(0, 0, width, chart.height));
+    gen.setTitle(chart.title);
+    QCPPainter p;
+    if (!p.begin(&gen))
+        throw std::runtime_error("cannot draw the chart " + chart.title.toStdString());
+    chart.paint(p, QRect(0, 0, width, chart.height));
+    p.end();
+    return bytes;
 }
+
+constexpr int kHtmlChartWidth = 900;
 
 QString esc(const std::string& s) {
     return QString::fromStdString(s).toHtmlEscaped();
@@ -81,7 +196,9 @@ void saveText(const QString& path, const QByteArray& bytes) {
                                  f.errorString().toStdString() + ")");
 }
 
-QString html(const ReportData& d, const QString& timeline_src, const QString& kv_src) {
+// The report's text: everything but the charts, which `charts_html` (HTML) places or the
+// PDF writer draws after it.
+QString html(const ReportData& d, const QString& charts_html) {
     const Workload& w = *d.workload;
     QString h;
     h += QStringLiteral("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"/>");
@@ -118,13 +235,17 @@ QString html(const ReportData& d, const QString& timeline_src, const QString& kv
         QString::number(d.summary->request_throughput, 'f', 2) + QStringLiteral(" req/s"));
     row(QStringLiteral("load"), esc(load.verdict));
     h += QStringLiteral("</table>\n<h2>Configuration</h2>\n<table>");
+    if (!d.name.isEmpty()) row(QStringLiteral("run"), d.name.toHtmlEscaped());
     row(QStringLiteral("policy"), esc(d.log->policy));
     row(QStringLiteral("execution model"), esc(d.log->exec_model));
     row(QStringLiteral("KV capacity"),
         QString::number(d.log->kv_capacity_tokens) + QStringLiteral(" tokens"));
     for (const auto& [k, v] : d.config) row(esc(k), esc(v));
     h += QStringLiteral("</table>\n<h2>Metrics</h2>\n<table><tr><th>metric</th><th>value</th>");
-    if (d.pinned) h += QStringLiteral("<th>pinned</th><th>change</th>");
+    if (d.pinned)
+        h += QStringLiteral("<th>%1</th><th>change</th>")
+                 .arg((d.pinned_name.isEmpty() ? QStringLiteral("pinned") : d.pinned_name)
+                          .toHtmlEscaped());
     h += QStringLiteral("</tr>\n");
     std::vector<MetricDelta> deltas;
     std::string note;
@@ -134,8 +255,7 @@ QString html(const ReportData& d, const QString& timeline_src, const QString& kv
         std::vector<RequestMetrics> qa, qb;
         if (d.pinned_log) qa = perRequest(*d.pinned_log);
         qb = perRequest(*d.log);
-        const Comparison c =
-            compare({d.pinned, d.pinned_log ? &qa : nullptr}, {d.summary, &qb});
+        const Comparison c = compare({d.pinned, d.pinned_log ? &qa : nullptr}, {d.summary, &qb});
         deltas = c.deltas;
         note = c.note;
     } else {
@@ -168,28 +288,38 @@ QString html(const ReportData& d, const QString& timeline_src, const QString& kv
     }
     h += QStringLiteral("</table>\n");
     if (!note.empty()) h += QStringLiteral("<p class=\"note\">Note: %1.</p>\n").arg(esc(note));
-    h += QStringLiteral("<h2 style=\"page-break-before:always\">Request timeline</h2>\n");
-    h += QStringLiteral("<p><img src=\"%1\" width=\"%2\" alt=\"request timeline\"/></p>\n")
-             .arg(timeline_src)
-             .arg(kChartWidth * 6 / 10);
-    h += QStringLiteral("<h2>KV-cache memory</h2>\n");
-    h += QStringLiteral("<p><img src=\"%1\" width=\"%2\" alt=\"KV memory\"/></p>\n")
-             .arg(kv_src)
-             .arg(kChartWidth * 6 / 10);
+    if (!d.spec_json.isEmpty())
+        h += QStringLiteral(
+                 "<h2>Run specification</h2>\n<p>kairos-cli simulate --spec FILE "
+                 "runs it again.</p><pre style=\"font-size:9pt;white-space:pre-wrap\">%1</pre>\n")
+                 .arg(d.spec_json.toHtmlEscaped());
+    if (!d.profile_json.isEmpty())
+        h += QStringLiteral("<h2>Device profile</h2>\n<pre "
+                            "style=\"font-size:9pt;white-space:pre-wrap\">%1</pre>\n")
+                 .arg(d.profile_json.toHtmlEscaped());
+    h += charts_html;
     h += QStringLiteral("<p>Kairos %1</p>\n</body></html>\n").arg(QStringLiteral(KAIROS_VERSION));
     return h;
 }
 
 } // namespace
 
-QString reportHtml(const ReportData& d, bool inline_images) {
-    if (!inline_images) return html(d, QStringLiteral("timeline.png"), QStringLiteral("kv.png"));
-    const Charts c = paintCharts(d);
-    return html(d, pngDataUrl(c.timeline), pngDataUrl(c.kv));
+QString reportHtml(const ReportData& d) {
+    const auto set = makeCharts(d, kHtmlChartWidth);
+    QString charts;
+    for (const Chart& c : set->charts)
+        charts +=
+            QStringLiteral("<h2>%1</h2>\n<p>%2</p>\n<p><img src=\"data:image/svg+xml;base64,%3\" "
+                           "width=\"%4\" height=\"%5\" alt=\"%1\"/></p>\n")
+                .arg(c.title.toHtmlEscaped(), c.caption.toHtmlEscaped(),
+                     QString::fromLatin1(chartSvg(c, kHtmlChartWidth).toBase64()))
+                .arg(kHtmlChartWidth)
+                .arg(c.height);
+    return html(d, charts);
 }
 
 void writeReportHtml(const ReportData& d, const QString& path) {
-    saveText(path, reportHtml(d, true).toUtf8());
+    saveText(path, reportHtml(d).toUtf8());
 }
 
 void writeReportPdf(const ReportData& d, const QString& path) {
@@ -197,24 +327,58 @@ void writeReportPdf(const ReportData& d, const QString& path) {
 }
 
 QByteArray reportPdfBytes(const ReportData& d) {
-    const Charts c = paintCharts(d);
-    QTextDocument doc;
-    doc.addResource(QTextDocument::ImageResource, QUrl(QStringLiteral("timeline.png")), c.timeline);
-    doc.addResource(QTextDocument::ImageResource, QUrl(QStringLiteral("kv.png")), c.kv);
-    doc.setHtml(html(d, QStringLiteral("timeline.png"), QStringLiteral("kv.png")));
-    // Into a buffer first, so that a failure leaves no half-written file.
+    // Into a buffer first, so that a failure leaves no half-written file. A4 with 15 mm
+    // margins at 96 dpi (the HTML is laid out in screen pixels): the text pages from the
+    // HTML, then the charts drawn as vectors straight onto the pages, two or three a page.
     QByteArray bytes;
-    {
-        QBuffer buf(&bytes);
-        buf.open(QIODevice::WriteOnly);
-        QPdfWriter pdf(&buf);
-        pdf.setPageSize(QPageSize(QPageSize::A4));
-        pdf.setResolution(96); // the HTML is laid out in screen pixels
-        pdf.setTitle(d.title);
-        pdf.setCreator(QStringLiteral("Kairos"));
-        doc.setPageSize(QSizeF(pdf.width(), pdf.height()));
-        doc.print(&pdf);
+    QBuffer buf(&bytes);
+    buf.open(QIODevice::WriteOnly);
+    QPdfWriter pdf(&buf);
+    pdf.setPageSize(QPageSize(QPageSize::A4));
+    pdf.setPageMargins(QMarginsF(15, 15, 15, 15), QPageLayout::Millimeter);
+    pdf.setResolution(96);
+    pdf.setTitle(d.title);
+    pdf.setCreator(QStringLiteral("Kairos"));
+    const QRect paint = pdf.pageLayout().paintRectPixels(pdf.resolution());
+    const int W = paint.width(), H = paint.height();
+    const auto set = makeCharts(d, W);
+    QTextDocument doc;
+    doc.setDefaultFont(QFont(QStringLiteral("DejaVu Sans"), 9));
+    doc.setHtml(html(d, QString()));
+    doc.setPageSize(QSizeF(W, H));
+    QCPPainter p;
+    if (!p.begin(&pdf)) throw std::runtime_error("cannot write the PDF report");
+    const int pages = doc.pageCount();
+    for (int i = 0; i < pages; ++i) {
+        if (i > 0) pdf.newPage();
+        p.save();
+        p.translate(0, -double(i) * H);
+        doc.drawContents(&p, QRectF(0, double(i) * H, W, H));
+        p.restore();
     }
+    QFont heading(QStringLiteral("DejaVu Sans"), 12, QFont::Bold),
+        body(QStringLiteral("DejaVu Sans"), 9);
+    int y = H; // the charts start on a new page
+    for (const Chart& c : set->charts) {
+        p.setFont(body);
+        const int caption_h =
+            p.boundingRect(QRect(0, 0, W, 1000), Qt::TextWordWrap, c.caption).height() + 4;
+        const int need = 24 + caption_h + c.height + 16;
+        if (y + need > H) {
+            pdf.newPage();
+            y = 0;
+        }
+        p.setFont(heading);
+        p.setPen(Qt::black);
+        p.drawText(QRect(0, y, W, 22), Qt::AlignLeft | Qt::AlignVCenter, c.title);
+        y += 24;
+        p.setFont(body);
+        p.drawText(QRect(0, y, W, caption_h), Qt::AlignLeft | Qt::TextWordWrap, c.caption);
+        y += caption_h;
+        c.paint(p, QRect(0, y, W, c.height));
+        y += c.height + 16;
+    }
+    p.end();
     return bytes;
 }
 

@@ -2,11 +2,30 @@
 
 #include "chart_style.h"
 #include "chart_tools.h"
+#include "metrics/robot_metrics.h"
 
 #include <algorithm>
 #include <cmath>
 
 namespace kairos::views {
+
+std::vector<TufClass> tufClasses(const RunLog& log, const Workload& w, const Summary& s) {
+    std::vector<TufClass> out;
+    for (const RobotTask& t : robotTasks(log, w)) {
+        const Request& q = w.requests[static_cast<std::size_t>(t.id)];
+        if (!q.tuf || std::isnan(t.response)) continue;
+        auto it =
+            std::find_if(out.begin(), out.end(), [&](const TufClass& k) { return k.cls == t.cls; });
+        if (it == out.end()) {
+            out.push_back({t.cls, *q.tuf, {}, 0});
+            for (const auto& k : s.robot)
+                if (k.cls == t.cls) out.back().utility_pct = k.utilityPercent();
+            it = std::prev(out.end());
+        }
+        it->tasks.emplace_back(t.response, q.tuf->signedValue(t.response));
+    }
+    return out;
+}
 
 TufChart::TufChart(QWidget* parent) : QCustomPlot(parent) {
     applyPalette(this, QPalette::Base);

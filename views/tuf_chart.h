@@ -3,7 +3,10 @@
 // time (without the zero floor: TimelyLLM scores a late first response negatively), and
 // every task plotted at its response time W(s0) and the utility it earned there; the
 // legend carries each class's first-response utility as a share of its maximum.
+#include "metrics/summary.h"
 #include "model/request.h"
+#include "model/run_log.h"
+#include "model/workload.h"
 
 #include <qcustomplot.h>
 #include <string>
@@ -18,6 +21,10 @@ struct TufClass {
     std::vector<std::pair<double, double>> tasks; // (response s, signed TUF of W(s0))
     double utility_pct = 0; // first-response utility, % of the maximum (may be negative)
 };
+
+// A run's utility view data: per class with a TUF, its function and every task at
+// (W(s0), TUF(W(s0))), with the class's first-response utility from the summary.
+std::vector<TufClass> tufClasses(const RunLog& log, const Workload& w, const Summary& s);
 
 class TufChart : public QCustomPlot {
     Q_OBJECT

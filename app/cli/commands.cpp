@@ -194,6 +194,9 @@ RunOutputs runSimulate(const SimulateArgs& a, OutputBatch& outputs) {
         }
     }
     RunResult res = executeRun(prep, ctx, live ? &live->backend() : nullptr, &pc);
+    o.spec_json = spec.toJson().dump(2);
+    o.profile_json = prof.toJson().dump(2);
+    o.goodput = prep.summary.goodput;
     o.log = std::move(res.log);
     o.summary = std::move(res.summary);
     if (!a.quiet)

@@ -54,7 +54,9 @@ struct RunOutputs {
     RunLog log;
     Summary summary;
     std::vector<std::pair<std::string, std::string>> config;
-    std::int64_t run_id = 0; // when stored (--db/--store)
+    std::int64_t run_id = 0;             // when stored (--db/--store)
+    std::string spec_json, profile_json; // the RunSpec and the device profile (reports)
+    GoodputSlo goodput;                  // the SLOs the summary used
 };
 // The HTML and/or PDF report's bytes (an empty string where not asked for), comparing
 // with `pinned` when it is not null. Set by a build with the GUI libraries

@@ -68,13 +68,18 @@ void installReportWriter() {
         d.log = &o.log;
         d.summary = &o.summary;
         d.config = o.config;
+        d.spec_json = QString::fromStdString(o.spec_json);
+        d.profile_json = QString::fromStdString(o.profile_json);
+        d.goodput = o.goodput;
+        d.name = QString::fromStdString(o.log.policy);
         if (pinned) {
             d.pinned = &pinned->summary;
             d.pinned_log = &pinned->log;
+            d.pinned_name = QString::fromStdString(pinned->log.policy).section('(', 0, 0);
         }
         d.title = QStringLiteral("Kairos report: %1").arg(QString::fromStdString(o.workload.name));
         std::pair<std::string, std::string> docs;
-        if (html) docs.first = views::reportHtml(d, true).toUtf8().toStdString();
+        if (html) docs.first = views::reportHtml(d).toUtf8().toStdString();
         if (pdf) {
             const QByteArray b = views::reportPdfBytes(d);
             docs.second.assign(b.constData(), std::size_t(b.size()));

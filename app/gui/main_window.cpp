@@ -963,6 +963,15 @@ void MainWindow::buildUi() {
             d.config = {{"profile", profile_.name},
                         {"execution model", r.log->exec_model},
                         {"predictor", r.policy.predictor}};
+            d.name = QStringLiteral("%1 on %2")
+                         .arg(QString::fromStdString(r.summary.policy), workload_label_text_);
+            if (d.pinned) d.pinned_name = pinnedName();
+            d.goodput = r.summary_options.goodput;
+            d.spec_json = QString::fromStdString(runSpecJson(r, 2));
+            if (d.spec_json.isEmpty())
+                d.spec_json = tr("(none: a generated workload or edited utility functions "
+                                 "cannot be re-run from a file)");
+            d.profile_json = QString::fromStdString(profile_.toJson().dump(2));
             d.title = tr("Kairos report: %1").arg(QString::fromStdString(r.workload->name));
             if (pdf)
                 views::writeReportPdf(d, QString::fromStdString(f));
@@ -1594,6 +1603,47 @@ void MainWindow::showModelWarnings(const std::vector<std::string>& warnings) {
     model_warning_->setVisible(!lines.isEmpty());
 }
 
+std::string MainWindow::runSpecJson(const SimResult& r, int indent) const {
+    // The run's RunSpec when a file and the sliders say all of it (a generated workload, or
+    // time-utility functions edited with the sliders, cannot be re-run from a file).
+    if (!workload_file_.isEmpty() && r.workload == scaled_ && tuf_version_ == 0) {
+        RunSpec s;
+        s.workload.path = workload_file_.toStdString();
+        s.workload.rate_scale = scaled_for_;
+        s.policy.name = r.policy.name;
+        s.policy.params = r.policy.params;
+        s.policy.predictor = r.policy.predictor;
+        s.policy.seed = r.policy.seed;
+        s.exec = r.exec;
+        s.limits.kv_capacity_tokens = r.limits.kv_capacity_tokens;
+        s.limits.block_size = r.limits.block_size;
+        s.limits.max_num_seqs = r.limits.max_num_seqs;
+        s.limits.max_num_batched_tokens = r.limits.max_num_batched_tokens;
+        s.limits.chunked_prefill = r.limits.chunked_prefill;
+        s.limits.skip_ahead = r.limits.skip_ahead;
+        s.summary.goodput.clear();
+        auto slo = [](const char* k, double v) {
+            char b[64];
+            std::snprintf(b, sizeof b, "%s:%.17g", k, v);
+            return std::string(b);
+        };
+        if (r.summary_options.goodput.ttft_ms)
+            s.summary.goodput.push_back(slo("ttft", *r.summary_options.goodput.ttft_ms));
+        if (r.summary_options.goodput.tpot_ms)
+            s.summary.goodput.push_back(slo("tpot", *r.summary_options.goodput.tpot_ms));
+        if (r.summary_options.goodput.e2el_ms)
+            s.summary.goodput.push_back(slo("e2el", *r.summary_options.goodput.e2el_ms));
+        s.summary.percentiles = r.summary_options.percentiles;
+        try {
+            s.validate();
+            return s.toJson().dump(indent);
+        } catch (const std::exception&) {
+            return {}; // not expressible: stored without a spec
+        }
+    }
+    return {};
+}
+
 void MainWindow::saveRun() {
     if (!last_ || !last_->log) {
         statusBar()->showMessage(tr("no run to save"));
@@ -1601,44 +1651,7 @@ void MainWindow::saveRun() {
     }
     auto r = last_;
     const QString path = db_path_;
-    // The run's RunSpec when a file and the sliders say all of it (a generated workload, or
-    // time-utility functions edited with the sliders, cannot be re-run from a file).
-    std::string spec_json;
-    if (!workload_file_.isEmpty() && r->workload == scaled_ && tuf_version_ == 0) {
-        RunSpec s;
-        s.workload.path = workload_file_.toStdString();
-        s.workload.rate_scale = scaled_for_;
-        s.policy.name = r->policy.name;
-        s.policy.params = r->policy.params;
-        s.policy.predictor = r->policy.predictor;
-        s.policy.seed = r->policy.seed;
-        s.exec = r->exec;
-        s.limits.kv_capacity_tokens = r->limits.kv_capacity_tokens;
-        s.limits.block_size = r->limits.block_size;
-        s.limits.max_num_seqs = r->limits.max_num_seqs;
-        s.limits.max_num_batched_tokens = r->limits.max_num_batched_tokens;
-        s.limits.chunked_prefill = r->limits.chunked_prefill;
-        s.limits.skip_ahead = r->limits.skip_ahead;
-        s.summary.goodput.clear();
-        auto slo = [](const char* k, double v) {
-            char b[64];
-            std::snprintf(b, sizeof b, "%s:%.17g", k, v);
-            return std::string(b);
-        };
-        if (r->summary_options.goodput.ttft_ms)
-            s.summary.goodput.push_back(slo("ttft", *r->summary_options.goodput.ttft_ms));
-        if (r->summary_options.goodput.tpot_ms)
-            s.summary.goodput.push_back(slo("tpot", *r->summary_options.goodput.tpot_ms));
-        if (r->summary_options.goodput.e2el_ms)
-            s.summary.goodput.push_back(slo("e2el", *r->summary_options.goodput.e2el_ms));
-        s.summary.percentiles = r->summary_options.percentiles;
-        try {
-            s.validate();
-            spec_json = s.toJson().dump();
-        } catch (const std::exception&) {
-            spec_json.clear(); // not expressible: stored without a spec
-        }
-    }
+    const std::string spec_json = runSpecJson(*r);
     // Every save matters (Keep::All); the same connection then lists the runs, so the
     // Runs panel shows the new run when runSaved arrives.
     jobs_.start(

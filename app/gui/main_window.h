@@ -258,6 +258,9 @@ private:
     QLabel* exec_label_ = nullptr;
     class QPushButton* use_model_ = nullptr;
     void showExecution();
+    // The RunSpec (JSON) that re-runs `r`, when a file and the sliders say all of it;
+    // "" otherwise (a generated workload, edited utility functions).
+    std::string runSpecJson(const SimResult& r, int indent = -1) const;
     class QUndoStack* undo_ = nullptr;
     std::map<QString, QVariant> undo_values_; // each parameter's value as undo knows it
     bool applying_undo_ = false;

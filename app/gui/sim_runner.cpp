@@ -73,19 +73,7 @@ SimResult SimRunner::run(const SimRequest& req, long job, const std::atomic<bool
         r.cdf_tpot = lod::ecdf(std::move(tpot));
         r.cdf_e2el = lod::ecdf(std::move(e2el));
         // Utility view: per class, its TUF and every task at (W(s0), TUF(W(s0))).
-        for (const RobotTask& t : robotTasks(*log, *req.workload)) {
-            const Request& q = req.workload->requests[static_cast<std::size_t>(t.id)];
-            if (!q.tuf || std::isnan(t.response)) continue;
-            auto it = std::find_if(r.tufs.begin(), r.tufs.end(),
-                                   [&](const views::TufClass& k) { return k.cls == t.cls; });
-            if (it == r.tufs.end()) {
-                r.tufs.push_back({t.cls, *q.tuf, {}, 0});
-                for (const auto& k : r.summary.robot)
-                    if (k.cls == t.cls) r.tufs.back().utility_pct = k.utilityPercent();
-                it = std::prev(r.tufs.end());
-            }
-            it->tasks.emplace_back(t.response, q.tuf->signedValue(t.response));
-        }
+        r.tufs = views::tufClasses(*log, *req.workload, r.summary);
         const auto c2 = Clock::now();
         layout.get(); // rethrows what the layout threw
         const auto d = Clock::now();

@@ -1,15 +1,18 @@
 // Reports: the HTML is well-formed XML and escapes what the workload names; the PDF has
 // pages; kairos-cli report writes every document it is asked for.
 #include "exec/execution_model.h"
+#include "metrics/request_metrics.h"
 #include "metrics/summary.h"
 #include "report.h"
 #include "sched/registry.h"
 #include "sim/engine.h"
 #include "workload/generators.h"
 #include "workload/readers.h"
+#include "workload/robot_generator.h"
 
 #include <QFile>
 #include <QProcess>
+#include <QSvgRenderer>
 #include <QXmlStreamReader>
 #include <QtTest>
 #include <fstream>
@@ -39,40 +42,79 @@ private slots:
         d.summary = &sum;
         d.pinned = &pinned;
         d.config = {{"predictor", "oracle <exact>"}};
+        d.name = "fcfs run";
+        d.pinned_name = "run 7 <sjf>";
+        d.goodput.ttft_ms = 500;
+        d.spec_json = R"({"policy": {"name": "fcfs"}})";
+        d.profile_json = R"({"name": "test-device"})";
         const QString html = QDir::temp().filePath("kairos_tst_report.html"),
                       pdf = QDir::temp().filePath("kairos_tst_report.pdf");
         views::writeReportHtml(d, html);
         views::writeReportPdf(d, pdf);
 
+        // HTML: every chart as inline SVG (vectors) that parses; the pinned run named.
         QFile f(html);
         QVERIFY(f.open(QIODevice::ReadOnly));
         const QByteArray text = f.readAll();
         QXmlStreamReader xml(text);
         int imgs = 0, rows = 0;
+        QStringList alts;
         while (!xml.atEnd()) {
             xml.readNext();
             if (xml.isStartElement() && xml.name() == QLatin1String("img")) {
                 ++imgs;
-                QVERIFY(xml.attributes().value("src").startsWith(
-                    QLatin1String("data:image/png;base64,")));
+                const QString src = xml.attributes().value("src").toString();
+                alts << xml.attributes().value("alt").toString();
+                QVERIFY(src.startsWith(QLatin1String("data:image/svg+xml;base64,")));
+                const QByteArray svg = QByteArray::fromBase64(src.section(',', 1).toLatin1());
+                QSvgRenderer r(svg);
+                QVERIFY2(r.isValid(), qPrintable(alts.back()));
+                QVERIFY2(svg.count("<path") + svg.count("<rect") + svg.count("<polyline") > 10,
+                         qPrintable(alts.back()));
+                QVERIFY(!svg.contains("<image")); // no raster inside
             }
             if (xml.isStartElement() && xml.name() == QLatin1String("tr")) ++rows;
         }
         QVERIFY2(!xml.hasError(), qPrintable(xml.errorString()));
-        QCOMPARE(imgs, 2);
+        QCOMPARE(imgs, 3); // timeline, KV, CDFs (no TUF: a chat workload)
+        QVERIFY2(alts.contains("Latency CDFs") && alts.contains("Request timeline"),
+                 qPrintable(alts.join(',')));
         QVERIFY(rows > 20);
         QVERIFY(!text.contains("<script>"));
         QVERIFY(text.contains("&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt; &amp; more"));
         QVERIFY(text.contains("oracle &lt;exact&gt;"));
         QVERIFY(text.contains("class=\"n better\">-50.0 %")); // mean TTFT halved vs pinned
+        QVERIFY(text.contains("<th>run 7 &lt;sjf&gt;</th>")); // the pinned run's name
+        QVERIFY(text.contains("Run specification") && text.contains("test-device"));
 
+        // PDF: pages of text then charts drawn as vectors (no image objects at all).
         QFile p(pdf);
         QVERIFY(p.open(QIODevice::ReadOnly));
         const QByteArray bytes = p.readAll();
         QVERIFY(bytes.startsWith("%PDF-"));
-        QVERIFY(bytes.count("/Type /Page\n") + bytes.count("/Type /Page ") +
-                    bytes.count("/Type /Page/") + bytes.count("/Type/Page") >=
-                1);
+        const int pages = int(bytes.count("/Type /Page\n") + bytes.count("/Type /Page ") +
+                              bytes.count("/Type /Page/") + bytes.count("/Type/Page"));
+        QVERIFY2(pages >= 3, qPrintable(QString::number(pages)));
+        QVERIFY(!bytes.contains("/Subtype /Image") && !bytes.contains("/Subtype/Image"));
+        // A robot workload adds the utility chart.
+        {
+            RobotWorkloadSpec spec = RobotWorkloadSpec::preset_("wid3");
+            spec.agents = 8;
+            spec.duration_s = 20;
+            const Workload rw = generateRobotWorkload(spec, {});
+            auto t = makeScheduler("timely");
+            const RunLog rlog =
+                simulate(rw, EteModel(EteParams{0.02, 2e-4, 0, 0.03, 3e-4, 2e-7}), *t, lim);
+            SummaryOptions so;
+            so.workload = &rw;
+            const Summary rs = summarize(rlog, perRequest(rlog), so);
+            views::ReportData r;
+            r.workload = &rw;
+            r.log = &rlog;
+            r.summary = &rs;
+            const QString h2 = views::reportHtml(r);
+            QVERIFY(h2.contains(QStringLiteral("alt=\"Utility (TUF)\"")));
+        }
     }
 
     // kairos-cli report: the HTML, PDF, CSV and Perfetto files it was asked for.
