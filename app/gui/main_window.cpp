@@ -491,6 +491,19 @@ void MainWindow::buildUi() {
     next_match->setShortcut(QKeySequence(Qt::Key_F3));
     only_matches_ = new QCheckBox(tr("Only &matches"));
     only_matches_->setToolTip(tr("Show only the matching requests' rows"));
+    // Back / Forward through the zoom and search history (as KDAB Hotspot does).
+    back_ = new QToolButton;
+    back_->setArrowType(Qt::LeftArrow);
+    back_->setToolTip(tr("Back to the previous zoom and search (Alt+Left)"));
+    back_->setEnabled(false);
+    forward_ = new QToolButton;
+    forward_->setArrowType(Qt::RightArrow);
+    forward_->setToolTip(tr("Forward (Alt+Right)"));
+    forward_->setEnabled(false);
+    connect(back_, &QToolButton::clicked, this, &MainWindow::historyBack);
+    connect(forward_, &QToolButton::clicked, this, &MainWindow::historyForward);
+    fb->addWidget(back_);
+    fb->addWidget(forward_);
     fb->addWidget(new QLabel(tr("Find:")));
     fb->addWidget(filter_, 1);
     fb->addWidget(filter_info_);
@@ -510,6 +523,13 @@ void MainWindow::buildUi() {
     connect(prev_match, &QToolButton::clicked, this, &MainWindow::previousMatch);
     connect(next_match, &QToolButton::clicked, this, &MainWindow::nextMatch);
     connect(only_matches_, &QCheckBox::toggled, this, [this] { applyRows(); });
+    history_timer_ = new QTimer(this);
+    history_timer_->setSingleShot(true);
+    history_timer_->setInterval(600); // a view kept this long is a step (not each wheel notch)
+    connect(history_timer_, &QTimer::timeout, this, &MainWindow::recordView);
+    connect(range_, &views::TimeRange::changed, this, [this] {
+        if (!restoring_view_) history_timer_->start();
+    });
     auto* top = new QWidget;
     auto* tv = new QVBoxLayout(top);
     tv->setContentsMargins(0, 0, 0, 0);
@@ -1040,6 +1060,10 @@ void MainWindow::buildUi() {
     auto* view = menuBar()->addMenu(tr("&View"));
     view->addAction(tr("&Reset zoom"), QKeySequence(Qt::Key_Home), range_,
                     &views::TimeRange::reset);
+    view->addAction(tr("&Back"), QKeySequence(Qt::ALT | Qt::Key_Left), this,
+                    &MainWindow::historyBack);
+    view->addAction(tr("&Forward"), QKeySequence(Qt::ALT | Qt::Key_Right), this,
+                    &MainWindow::historyForward);
     agent_rows_action_ = view->addAction(tr("Rows per &agent"));
     agent_rows_action_->setCheckable(true);
     agent_rows_action_->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_R));
@@ -1245,6 +1269,10 @@ void MainWindow::setWorkload(std::shared_ptr<Workload> w, const QString& label) 
     pinned_other_.clear();
     pinned_note_.clear();
     workload_label_text_ = label;
+    history_.clear();
+    history_pos_ = -1;
+    back_->setEnabled(false);
+    forward_->setEnabled(false);
     workload_label_->setText(tr("<b>%1</b><br>%2 requests over %3 s; %4 prompt + %5 output tokens")
                                  .arg(label.toHtmlEscaped())
                                  .arg(base_->size())
@@ -1319,10 +1347,15 @@ void MainWindow::showResult(std::shared_ptr<const SimResult> r) {
     last_ = r;
     if (first) {
         const auto [lo, hi] = lod::timeExtent(*r->rows);
+        restoring_view_ = true; // the new extent is the history's first step, not a move
         range_->setExtent(lo, hi);
+        restoring_view_ = false;
         clicked_ = {-1, 0.0}; // another workload: another request with that id
     }
-    applyFilter(); // the search's matches in this run (and its rows when only matches)
+    restoring_view_ = true; // a re-run's search is not a new step
+    applyFilter();          // the search's matches in this run (and its rows when only matches)
+    restoring_view_ = false;
+    if (history_.empty()) recordView();
     if (!only_matches_->isChecked()) applyRows();
     const LoadReport& load = r->summary.load;
     load_banner_->setVisible(load.saturated.value_or(false));
@@ -1850,6 +1883,50 @@ void MainWindow::applyFilter() {
         filter_info_->setText(tr("%1 of %2").arg(matches_.size()).arg(last_->requests->size()));
     timeline_->setMarked(marked, -1);
     if (only_matches_->isChecked()) applyRows();
+    if (!restoring_view_) recordView();
+}
+
+MainWindow::ViewState MainWindow::currentView() const {
+    return {range_->from(), range_->to(), filter_->text().trimmed(), only_matches_->isChecked()};
+}
+
+void MainWindow::recordView() {
+    history_timer_->stop();
+    if (!last_) return;
+    const ViewState v = currentView();
+    if (history_pos_ >= 0 && history_[std::size_t(history_pos_)] == v) return;
+    history_.resize(std::size_t(history_pos_ + 1)); // a new step drops the forward ones
+    history_.push_back(v);
+    if (history_.size() > 100) history_.erase(history_.begin());
+    history_pos_ = int(history_.size()) - 1;
+    back_->setEnabled(history_pos_ > 0);
+    forward_->setEnabled(false);
+}
+
+void MainWindow::restoreView(int pos) {
+    if (pos < 0 || pos >= int(history_.size())) return;
+    history_timer_->stop();
+    history_pos_ = pos;
+    const ViewState& v = history_[std::size_t(pos)];
+    restoring_view_ = true;
+    {
+        const QSignalBlocker block(only_matches_);
+        only_matches_->setChecked(v.only_matches);
+    }
+    setFilter(v.filter);
+    range_->setRange(v.from, v.to);
+    restoring_view_ = false;
+    back_->setEnabled(history_pos_ > 0);
+    forward_->setEnabled(history_pos_ + 1 < int(history_.size()));
+}
+
+void MainWindow::historyBack() {
+    if (history_timer_->isActive()) recordView(); // the view being settled is a step too
+    restoreView(history_pos_ - 1);
+}
+
+void MainWindow::historyForward() {
+    restoreView(history_pos_ + 1);
 }
 
 void MainWindow::stepMatch(int step) {

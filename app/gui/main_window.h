@@ -165,6 +165,23 @@ public:
     bool saveSession(const QString& path, QString* error = nullptr);
     void openSession(const QString& path);
 
+    // Back / Forward through the views (time window, search, only matches) the user
+    // settled on: a view kept 600 ms, or a search applied, is a step.
+    void historyBack();
+    void historyForward();
+    struct ViewState {
+        double from = 0, to = 0;
+        QString filter;
+        bool only_matches = false;
+        bool operator==(const ViewState& o) const {
+            return from == o.from && to == o.to && filter == o.filter &&
+                   only_matches == o.only_matches;
+        }
+    };
+    ViewState currentView() const;
+    int historySize() const { return int(history_.size()); }
+    int historyPosition() const { return history_pos_; }
+
     // Undo and redo of parameter changes (Edit menu): sliders, policy, predictor.
     class QUndoStack* undoStack() const {
         return undo_;
@@ -253,6 +270,13 @@ private:
     class QToolButton* cancel_ = nullptr;
     QTimer* poll_ = nullptr;
     QString db_path_;
+    std::vector<ViewState> history_;
+    int history_pos_ = -1;
+    bool restoring_view_ = false;
+    QTimer* history_timer_ = nullptr;
+    class QToolButton *back_ = nullptr, *forward_ = nullptr;
+    void recordView();
+    void restoreView(int pos);
     RunSpec::ExecPart exec_; // what profile_ and model_ were resolved from
     QComboBox* device_ = nullptr;
     QLabel* exec_label_ = nullptr;

@@ -20,6 +20,7 @@
 #include "store/store.h"
 #include "sweep_chart.h"
 #include "sweep_panel.h"
+#include "time_range.h"
 #include "timeline_view.h"
 #include "tuf_chart.h"
 #include "workload/generators.h"
@@ -513,6 +514,48 @@ private slots:
         QVERIFY(!awaitOk(&w, &app::MainWindow::executionChanged, [&] { w.useExecution(e); }));
         QCOMPARE(w.execution().model_id, std::int64_t(1));
         for (const char* suffix : {"", "-wal", "-shm"}) QFile::remove(db + suffix);
+    }
+
+    // Back / Forward: a zoom kept for a moment and a search are steps; Back goes through
+    // them in reverse (the search cleared, the window zoomed out), Forward again; a new
+    // step after Back drops the forward ones; a re-run adds none.
+    void backAndForward() {
+        app::StartOptions o;
+        o.workload = loadedWorkload();
+        o.policy = "sprpt_lp";
+        app::MainWindow w(o);
+        QSignalSpy shown(&w, &app::MainWindow::resultShown);
+        QVERIFY(waitForResult(shown) > 0);
+        QCOMPARE(w.historySize(), 1);
+        const auto whole = w.currentView();
+        auto* range = w.findChild<views::TimeRange*>();
+        QVERIFY(range);
+        range->setRange(whole.from + 10, whole.from + 20); // a zoom...
+        QTest::qWait(100);
+        range->setRange(whole.from + 12, whole.from + 30);   // ...still moving
+        QTRY_COMPARE_WITH_TIMEOUT(w.historySize(), 2, 3000); // settled: one step
+        w.setFilter("prompt>100");
+        QCOMPARE(w.historySize(), 3);
+        w.slider("C")->setValue(0.3); // a re-run: no step
+        QVERIFY(waitForResult(shown) > 0);
+        QCOMPARE(w.historySize(), 3);
+        w.historyBack();
+        QCOMPARE(w.currentView().filter, QString());
+        KAIROS_COMPARE_NEAR(w.currentView().from, whole.from + 12, 1e-9);
+        w.historyBack();
+        KAIROS_COMPARE_NEAR(w.currentView().from, whole.from, 1e-9);
+        KAIROS_COMPARE_NEAR(w.currentView().to, whole.to, 1e-9);
+        w.historyBack(); // at the start: stays
+        QCOMPARE(w.historyPosition(), 0);
+        w.historyForward();
+        w.historyForward();
+        QCOMPARE(w.currentView().filter, QStringLiteral("prompt>100"));
+        QVERIFY(!w.filterMatches().empty());
+        w.historyBack();
+        w.setFilter("killed"); // a new step here drops "prompt>100"
+        QCOMPARE(w.historySize(), 3);
+        w.historyForward();
+        QCOMPARE(w.currentView().filter, QStringLiteral("killed"));
     }
 
     void tufAxisSpansTheData() {
