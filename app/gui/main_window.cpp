@@ -504,7 +504,6 @@ void MainWindow::buildUi() {
     connect(forward_, &QToolButton::clicked, this, &MainWindow::historyForward);
     fb->addWidget(back_);
     fb->addWidget(forward_);
-    fb->addWidget(new QLabel(tr("Find:")));
     fb->addWidget(filter_, 1);
     fb->addWidget(filter_info_);
     fb->addWidget(prev_match);
