@@ -5,7 +5,6 @@
 #include "export/perfetto.h"
 #include "export/requests_csv.h"
 #include "export/runlog_jsonl.h"
-#include "fit/ala.h"
 #include "generate_dialog.h"
 #include "kv_chart.h"
 #include "latency_chart.h"
@@ -17,6 +16,7 @@
 #include "metrics_model.h"
 #include "model/input_error.h"
 #include "model_chart.h"
+#include "models_panel.h"
 #include "param_slider.h"
 #include "profiles.h"
 #include "report.h"
@@ -801,75 +801,26 @@ void MainWindow::buildUi() {
     addDockWidget(Qt::RightDockWidgetArea, runs_dock);
     tabifyDockWidget(metrics_dock_, runs_dock);
     metrics_dock_->raise();
-    // Models: the fitted models in the database, the selected one plotted.
-    models_table_ = new QTableWidget(0, 4);
-    models_table_->setObjectName(QStringLiteral("models"));
-    models_table_->setHorizontalHeaderLabels(
-        {tr("id"), tr("kind"), tr("name"), tr("created (UTC)")});
-    models_table_->setSelectionBehavior(QAbstractItemView::SelectRows);
-    models_table_->setSelectionMode(QAbstractItemView::SingleSelection);
-    models_table_->setEditTriggers(QAbstractItemView::NoEditTriggers);
-    models_table_->verticalHeader()->setVisible(false);
-    models_table_->horizontalHeader()->setStretchLastSection(true);
-    models_table_->setWordWrap(false);
-    model_chart_ = new views::ModelChart;
+    // Models: the fitted models in the database, the selected one plotted (models_panel.h).
+    models_ = new ModelsPanel(&jobs_, db_path_);
+    models_->setObjectName(QStringLiteral("modelsPanel"));
     chart_savers_[QStringLiteral("model")] = [this](const QString& path) {
-        return views::saveChart(model_chart_, path);
+        return views::saveChart(models_->chart(), path);
     };
-    views::addChartExport(model_chart_, QStringLiteral("model"));
-    connect(models_table_, &QTableWidget::itemSelectionChanged, this, [this] {
-        const auto sel = models_table_->selectedItems();
-        if (!sel.isEmpty())
-            showModel(models_table_->item(sel.front()->row(), 0)->text().toLongLong());
-    });
-    ala_config_ = new QComboBox;
-    ala_config_->setObjectName(QStringLiteral("alaConfig"));
-    ala_config_->setToolTip(tr("The ALA model's configuration to plot"));
-    ala_config_->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
-    ala_config_->setMinimumContentsLength(30);
-    ala_config_->setVisible(false);
-    connect(ala_config_, &QComboBox::currentTextChanged, this,
-            [this](const QString& key) { plotAlaConfiguration(key); });
-    auto* chart_box = new QWidget;
-    auto* chart_layout = new QVBoxLayout(chart_box);
-    chart_layout->setContentsMargins(0, 0, 0, 0);
-    chart_layout->addWidget(ala_config_);
-    chart_layout->addWidget(model_chart_, 1);
-    // What the model's own held-out errors say against trusting it (store::modelFitWarnings).
-    model_warning_ = new QLabel;
-    model_warning_->setObjectName(QStringLiteral("modelWarning"));
-    model_warning_->setWordWrap(true);
-    model_warning_->setTextInteractionFlags(Qt::TextSelectableByMouse);
-    model_warning_->setStyleSheet(
-        QStringLiteral("QLabel { background: #fde8e8; color: #7a1010; border: 1px solid #d06060; "
-                       "padding: 3px 6px; }"));
-    model_warning_->setVisible(false);
-    chart_layout->addWidget(model_warning_);
-    use_model_ = new QPushButton(tr("Simulate &with this model"));
-    use_model_->setObjectName(QStringLiteral("useModel"));
-    use_model_->setToolTip(tr("Use the shown model (an ALA model: the chosen configuration) as "
-                              "the simulations' execution model, on the device profile's KV "
-                              "capacity"));
-    use_model_->setEnabled(false);
-    connect(use_model_, &QPushButton::clicked, this, [this] {
-        const auto sel = models_table_->selectedItems();
-        if (sel.isEmpty()) return;
+    connect(models_, &ModelsPanel::modelShown, this, &MainWindow::modelShown);
+    connect(models_, &ModelsPanel::message, this,
+            [this](const QString& m) { statusBar()->showMessage(m); });
+    connect(models_, &ModelsPanel::useModel, this, [this](qint64 id, const QString& config) {
         RunSpec::ExecPart e;
         e.profile = profile_.name;
-        e.model_id = models_table_->item(sel.front()->row(), 0)->text().toLongLong();
-        if (models_table_->item(sel.front()->row(), 1)->text() == QStringLiteral("ala"))
-            e.model_config = ala_config_->currentText().toStdString();
+        e.model_id = id;
+        e.model_config = config.toStdString();
         e.db = db_path_.toStdString();
         useExecution(e);
     });
-    chart_layout->addWidget(use_model_);
-    auto* msplit = new QSplitter(Qt::Vertical);
-    msplit->addWidget(models_table_);
-    msplit->addWidget(chart_box);
-    msplit->setSizes({150, 400});
     auto* models_dock = new QDockWidget(tr("Models"), this);
     models_dock->setObjectName(QStringLiteral("models"));
-    models_dock->setWidget(msplit);
+    models_dock->setWidget(models_);
     addDockWidget(Qt::RightDockWidgetArea, models_dock);
     tabifyDockWidget(runs_dock, models_dock);
     // Live: profile the live engine here and run the workload on it (kairos-cli children).
@@ -1435,14 +1386,14 @@ void MainWindow::applyRuns(const RunsSnapshot& snap) {
     runs_seen_ = snap.state;
     if (!snap.exists) { // nothing stored yet: no database was created here
         runs_model_->setRuns({});
-        showModels({});
+        models_->setModels({});
         runs_label_->setText(tr("No database yet at %1; Save this run creates it.").arg(db_path_));
         Q_EMIT runsRefreshed();
         return;
     }
     if (!snap.error.isEmpty()) {
         runs_model_->setRuns({});
-        showModels({});
+        models_->setModels({});
         runs_label_->setText(tr("Cannot read the database: %1").arg(snap.error));
         Q_EMIT runsRefreshed();
         return;
@@ -1460,179 +1411,10 @@ void MainWindow::applyRuns(const RunsSnapshot& snap) {
             runs_view_->selectionModel()->setCurrentIndex(i, QItemSelectionModel::NoUpdate);
             break;
         }
-    showModels(snap.models);
+    models_->setModels(snap.models);
     runs_view_->resizeColumnsToContents();
     runs_label_->setText(tr("%1 run(s) in %2").arg(runs_model_->rowCount()).arg(db_path_));
     Q_EMIT runsRefreshed();
-}
-
-void MainWindow::showModels(const std::vector<store::ModelInfo>& models) {
-    const qint64 selected = [&] {
-        const auto sel = models_table_->selectedItems();
-        return sel.isEmpty() ? -1 : models_table_->item(sel.front()->row(), 0)->text().toLongLong();
-    }();
-    models_table_->setRowCount(int(models.size()));
-    for (int i = 0; i < int(models.size()); ++i) {
-        const auto& m = models[models.size() - 1 - std::size_t(i)]; // newest first
-        const QStringList cells{QString::number(m.id), QString::fromStdString(m.kind),
-                                QString::fromStdString(m.name),
-                                QString::fromStdString(m.created_at.substr(0, 19))
-                                    .replace(QLatin1Char('T'), QLatin1Char(' '))};
-        for (int c = 0; c < 4; ++c) models_table_->setItem(i, c, new QTableWidgetItem(cells[c]));
-        if (m.id == selected) models_table_->selectRow(i);
-    }
-    if (selected < 0 && !models.empty()) models_table_->selectRow(0); // the newest
-    models_table_->resizeColumnsToContents();
-}
-
-void MainWindow::showModel(qint64 id) {
-    // Read (and an ALA model, XGBoost's trees as JSON, parsed: a while) off the GUI
-    // thread; the one already loaded is not parsed again.
-    const QString path = db_path_;
-    const qint64 loaded_id = ala_ ? ala_id_ : -1;
-    if (ala_id_ != id) model_chart_->setCurves(tr("model %1").arg(id), tr("loading…"), {});
-    jobs_.start(QStringLiteral("model"), this, [this, path, id, loaded_id](JobTracker::Job&) {
-        std::optional<store::ModelInfo> m;
-        std::shared_ptr<const ala::AlaModel> model;
-        std::shared_ptr<ala::Uncertainty> unc;
-        QString error;
-        try {
-            m = store::Store(path.toStdString()).model(id);
-            if (!m) {
-                error = tr("no model %1 in %2").arg(id).arg(path);
-            } else if (m->kind == "ala" && id != loaded_id) {
-                const auto j = nlohmann::json::parse(m->params);
-                model = std::make_shared<const ala::AlaModel>(ala::AlaModel::fromParsed(j));
-                // Models stored with the first, annealed uncertainty (format 1) carry none
-                // that tracks error: their curves are drawn without an estimate.
-                if (j.contains("uncertainty") && ala::Uncertainty::isCurrent(j["uncertainty"]))
-                    unc = std::make_shared<ala::Uncertainty>(
-                        ala::Uncertainty::fromJson(j["uncertainty"]));
-                m->params.clear(); // parsed: not kept twice
-            }
-        } catch (const std::exception& e) {
-            error = QString::fromStdString(e.what());
-        }
-        return std::function<void()>([this, id, m, model, unc, error] {
-            if (!error.isEmpty()) {
-                statusBar()->showMessage(tr("cannot read model %1: %2").arg(id).arg(error));
-                model_chart_->setCurves(tr("model %1").arg(id), error, {});
-                Q_EMIT modelShown(id, false);
-                return;
-            }
-            const QString title =
-                tr("model %1 (%2): %3")
-                    .arg(id)
-                    .arg(QString::fromStdString(m->kind), QString::fromStdString(m->name));
-            if (m->kind != "ala") {
-                ala_config_->setVisible(false);
-                showModelWarnings(store::modelFitWarnings(*m));
-                use_model_->setEnabled(m->kind == "ete");
-                Q_EMIT modelShown(id, model_chart_->setModel(title, m->accuracy));
-                return;
-            }
-            ala_name_ = m->name;
-            if (model) { // newly parsed (else: the one loaded)
-                ala_ = model;
-                ala_unc_ = unc;
-                ala_id_ = id;
-                ala_accuracy_ = m->accuracy;
-                const QSignalBlocker block(ala_config_);
-                ala_config_->clear();
-                for (const auto& k : model->configurations())
-                    ala_config_->addItem(QString::fromStdString(k));
-            }
-            ala_config_->setVisible(true);
-            plotAlaConfiguration(ala_config_->currentText());
-            use_model_->setEnabled(true);
-            Q_EMIT modelShown(id, true);
-        });
-    });
-}
-
-void MainWindow::plotAlaConfiguration(const QString& key) {
-    if (!ala_ || key.isEmpty()) return;
-    const std::string k = key.toStdString();
-    const auto& db = ala_->database(k);
-    const ala::BenchRow* cfg = ala_->fields(k);
-    if (!cfg) return;
-    // Batch sizes 1 to 64 (the fits do not keep their batch range; LLM-Inference-Bench
-    // measures 1 to 64).
-    const int max_bb = 64;
-    std::vector<views::ModelChart::Curve> curves;
-    auto curve = [&](int ii, int oo) {
-        const ala::Prediction p = ala_->parameters(*cfg, ii, oo);
-        views::ModelChart::Curve c;
-        c.measured = p.source == ala::Source::Measured;
-        for (int bb = 1; bb <= max_bb; ++bb) {
-            c.batch.push_back(bb);
-            c.throughput.push_back(std::max(0.0, p.fit(bb)));
-        }
-        if (c.measured) {
-            c.name = tr("%1/%2 fit ≤ %3 %").arg(ii).arg(oo).arg(p.fit.max_abs_pct, 0, 'f', 1);
-        } else {
-            c.name = tr("%1/%2 ← %3/%4").arg(ii).arg(oo).arg(p.anchor.first).arg(p.anchor.second);
-            if (ala_unc_) {
-                // The pair as a workload at the anchor's batch sizes: the stored error
-                // predictor's estimate and the confidence.
-                std::vector<ala::BenchRow> w;
-                const auto& anchor_db = ala_->database(p.anchor_config);
-                const auto an = anchor_db.find(p.anchor);
-                for (int bb : an != anchor_db.end() ? an->second.batches : std::vector<int>{1}) {
-                    ala::BenchRow r = *cfg;
-                    r.ii = ii;
-                    r.oo = oo;
-                    r.bb = bb;
-                    w.push_back(r);
-                }
-                c.name += tr("  error ≈ %1 %, conf. %2")
-                              .arg(ala_unc_->predictedError(*ala_, w), 0, 'f', 1)
-                              .arg(ala_unc_->confidence(*ala_, w), 0, 'f', 2);
-            }
-        }
-        curves.push_back(std::move(c));
-    };
-    std::vector<std::pair<int, int>> pairs;
-    for (const auto& [pair, f] : db) pairs.push_back(pair);
-    for (const auto& [ii, oo] : pairs) curve(ii, oo);
-    // Unseen pairs between measured diagonal neighbours (geometric midpoints), predicted.
-    for (std::size_t i = 0; i + 1 < pairs.size() && curves.size() < 10; ++i) {
-        const auto [a, b] = pairs[i];
-        const auto [c, d] = pairs[i + 1];
-        if (a != b || c != d) continue;
-        const int mid = int(std::lround(std::sqrt(double(a) * c)));
-        curve(mid, mid);
-    }
-    // The configuration's held-out error, when fit ala stored one.
-    QString note;
-    const auto acc = nlohmann::json::parse(ala_accuracy_, nullptr, false);
-    if (acc.is_object() && acc.contains("configurations"))
-        for (const auto& c : acc["configurations"])
-            if (c.value("configuration", std::string()) == k && c.contains("ala_pct")) {
-                std::vector<double> e;
-                for (const auto& x : c["ala_pct"])
-                    if (x.is_number()) e.push_back(x.get<double>());
-                if (e.empty()) break;
-                std::sort(e.begin(), e.end());
-                note = tr("held-out median error %1 % (%2 rows)\nall configurations: %3 %")
-                           .arg(e[e.size() / 2], 0, 'f', 1)
-                           .arg(e.size())
-                           .arg(acc.value("ala_median_pct", NAN), 0, 'f', 1);
-            }
-    model_chart_->setCurves(tr("ALA model %1 (dashed: predicted)").arg(ala_id_), note, curves);
-    store::ModelInfo info;
-    info.id = ala_id_;
-    info.kind = "ala";
-    info.name = ala_name_;
-    info.accuracy = ala_accuracy_;
-    showModelWarnings(store::modelFitWarnings(info, k));
-}
-
-void MainWindow::showModelWarnings(const std::vector<std::string>& warnings) {
-    QStringList lines;
-    for (const auto& w : warnings) lines << QString::fromStdString(w);
-    model_warning_->setText(lines.join(QLatin1Char('\n')));
-    model_warning_->setVisible(!lines.isEmpty());
 }
 
 std::string MainWindow::runSpecJson(const SimResult& r, int indent) const {
@@ -1983,6 +1765,22 @@ void MainWindow::useExecution(const RunSpec::ExecPart& exec) {
             Q_EMIT executionChanged(true);
         });
     });
+}
+
+void MainWindow::showModel(qint64 id) {
+    models_->showModel(id);
+}
+
+QComboBox* MainWindow::alaConfigBox() const {
+    return models_->configBox();
+}
+
+views::ModelChart* MainWindow::modelChart() const {
+    return models_->chart();
+}
+
+QTableWidget* MainWindow::modelsTable() const {
+    return models_->table();
 }
 
 QString MainWindow::executionLabel() const {

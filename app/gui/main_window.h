@@ -24,11 +24,6 @@ class QProgressBar;
 class QTimer;
 class QDockWidget;
 
-namespace kairos::ala {
-class AlaModel;
-class Uncertainty;
-} // namespace kairos::ala
-
 namespace kairos::views {
 class ParamSlider;
 class TimeRange;
@@ -117,16 +112,12 @@ public:
     // model's configuration chooser filled and the chosen configuration's curves drawn
     // (modelShown).
     void showModel(qint64 id);
-    class QComboBox* alaConfigBox() const {
-        return ala_config_;
-    }
+    class QComboBox* alaConfigBox() const;
     bool modelLoading() const { return jobs_.busy(QStringLiteral("model")); }
     // Every background job of the window (jobs.h).
     JobTracker& jobs() { return jobs_; }
-    views::ModelChart* modelChart() const { return model_chart_; }
-    class QTableWidget* modelsTable() const {
-        return models_table_;
-    }
+    views::ModelChart* modelChart() const;
+    class QTableWidget* modelsTable() const;
 
     // Every chart of the window by name (timeline, kv_memory, latency_cdfs, utility,
     // lengths, model), and one written as .svg (vector) or .png: what each chart's right
@@ -224,7 +215,6 @@ private:
     void updateEnabledParams();
     void refreshComparison();
     void applyRows();
-    void showModels(const std::vector<store::ModelInfo>& models);
 
     StartOptions start_;
     DeviceProfile profile_;
@@ -280,7 +270,6 @@ private:
     RunSpec::ExecPart exec_; // what profile_ and model_ were resolved from
     QComboBox* device_ = nullptr;
     QLabel* exec_label_ = nullptr;
-    class QPushButton* use_model_ = nullptr;
     void showExecution();
     // The RunSpec (JSON) that re-runs `r`, when a file and the sliders say all of it;
     // "" otherwise (a generated workload, edited utility functions).
@@ -309,21 +298,10 @@ private:
     QString workload_file_; // the file the shown workload was read from ("" if generated)
     views::RunsModel* runs_model_ = nullptr;
     QTableView* runs_view_ = nullptr;
-    class QTableWidget* models_table_ = nullptr;
-    views::ModelChart* model_chart_ = nullptr;
-    class QComboBox* ala_config_ = nullptr;
-    std::shared_ptr<const ala::AlaModel> ala_;  // the ALA model shown
-    std::shared_ptr<ala::Uncertainty> ala_unc_; // its error predictor and confidence, if stored
-    qint64 ala_id_ = -1;
-    std::string ala_accuracy_;
-    void plotAlaConfiguration(const QString& key);
     QLabel* runs_label_ = nullptr;
     QLabel* metrics_note_ = nullptr; // under the metrics table: what it leaves out
     QString start_error_;
-    QLabel* load_banner_ = nullptr;   // above the charts when the run was saturated
-    QLabel* model_warning_ = nullptr; // under the Models panel's chart: a poor fit
-    std::string ala_name_;            // the loaded ALA model's name (for its warnings)
-    void showModelWarnings(const std::vector<std::string>& warnings);
+    QLabel* load_banner_ = nullptr;  // above the charts when the run was saturated
     QTimer* runs_refresh_ = nullptr; // throttles file-change notices
     QString runs_seen_;              // the database files' state after the last read
     QString runsFilesState() const;
@@ -333,6 +311,7 @@ private:
     struct RunsSnapshot; // what refreshRuns read
     void applyRuns(const RunsSnapshot& s);
     class LivePanel* live_ = nullptr;
+    class ModelsPanel* models_ = nullptr;
 };
 
 } // namespace kairos::app
