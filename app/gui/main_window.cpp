@@ -23,6 +23,7 @@
 #include "run/pipeline.h"
 #include "run/run_spec.h"
 #include "runs_model.h"
+#include "runs_panel.h"
 #include "store/store.h"
 #include "sweep_panel.h"
 #include "time_range.h"
@@ -179,47 +180,6 @@ bool appliesTo(const SliderSpec& s, const std::string& policy) {
 }
 
 } // namespace
-
-namespace {
-// The database files' state (sizes, times) to tell a change by another process from the
-// window's own reads, which create and remove the WAL.
-QString filesState(const QString& db) {
-    QString state;
-    for (const QString& f : {db, db + QStringLiteral("-wal")}) {
-        const QFileInfo info(f);
-        state += info.exists() ? QStringLiteral("%1:%2;")
-                                     .arg(info.size())
-                                     .arg(info.lastModified().toMSecsSinceEpoch())
-                               : QStringLiteral("-;");
-    }
-    return state;
-}
-} // namespace
-
-// What one read of the database gives the Runs and Models panels.
-struct MainWindow::RunsSnapshot {
-    bool exists = false;
-    std::vector<store::RunInfo> runs;
-    std::vector<store::ModelInfo> models;
-    QString error;
-    QString state; // the files' state after the read's connection closed
-    // Reads `db` (creating nothing when it does not exist); on a pool thread.
-    static RunsSnapshot read(const QString& db) {
-        RunsSnapshot s;
-        s.exists = QFileInfo::exists(db);
-        if (s.exists) {
-            try {
-                const store::Store st(db.toStdString());
-                s.runs = st.listRuns();
-                s.models = st.listModels();
-            } catch (const std::exception& e) {
-                s.error = QString::fromStdString(e.what());
-            }
-        }
-        s.state = filesState(db); // closing the last connection removed the WAL
-        return s;
-    }
-};
 
 // One parameter change (a slider, the policy, the predictor), undoable. Moves of one
 // parameter less than 0.8 s apart merge: a drag is one step, not a hundred.
@@ -751,53 +711,21 @@ void MainWindow::buildUi() {
     // Runs browser: the database's runs, newest first; double-click pins one.
     db_path_ =
         start_.db.isEmpty() ? QString::fromStdString(store::Store::defaultPath()) : start_.db;
-    runs_model_ = new views::RunsModel(this);
-    auto* runs_view = new QTableView;
-    runs_view_ = runs_view;
-    runs_view->setObjectName(QStringLiteral("runs"));
-    runs_view->setWordWrap(false);
-    runs_view->setModel(runs_model_);
-    runs_view->setSelectionBehavior(QAbstractItemView::SelectRows);
-    runs_view->setSelectionMode(QAbstractItemView::SingleSelection);
-    runs_view->verticalHeader()->setVisible(false);
-    runs_view->horizontalHeader()->setStretchLastSection(true);
-    connect(runs_view, &QTableView::doubleClicked, this, [this](const QModelIndex& i) {
-        pinStoredRun(i.data(views::RunsModel::RunIdRole).toLongLong());
-    });
-    auto* rpanel = new QWidget;
-    auto* rv = new QVBoxLayout(rpanel);
-    rv->setContentsMargins(0, 0, 0, 0);
-    auto* rrow = new QHBoxLayout;
-    auto* save_button = new QPushButton(tr("&Save this run"));
-    save_button->setToolTip(tr("Store the shown run in the database (Ctrl+S)"));
-    auto* pin_stored = new QPushButton(tr("Compare with selected"));
-    pin_stored->setToolTip(tr("Pin the selected stored run (or double-click it)"));
-    auto* sweeps_button = new QPushButton(tr("S&weeps…"));
-    sweeps_button->setToolTip(tr("Open a stored sweep (saved from the Sweep panel or by "
-                                 "kairos-cli sweep --db) in the Sweep panel"));
-    rrow->addWidget(save_button);
-    rrow->addWidget(pin_stored);
-    rrow->addWidget(sweeps_button);
-    connect(sweeps_button, &QPushButton::clicked, this, [this] {
+    runs_ = new RunsPanel(&jobs_, db_path_);
+    runs_->setObjectName(QStringLiteral("runsPanel"));
+    connect(runs_, &RunsPanel::saveRequested, this, &MainWindow::saveRun);
+    connect(runs_, &RunsPanel::compareRequested, this, &MainWindow::pinStoredRun);
+    connect(runs_, &RunsPanel::sweepsRequested, this, [this] {
         sweep_dock_->show();
         sweep_dock_->raise();
         sweep_->chooseStored();
     });
-    runs_label_ = new QLabel;
-    runs_label_->setWordWrap(true);
-    runs_label_->setTextInteractionFlags(Qt::TextSelectableByMouse);
-    rv->addLayout(rrow);
-    rv->addWidget(runs_view);
-    rv->addWidget(runs_label_);
-    connect(save_button, &QPushButton::clicked, this, &MainWindow::saveRun);
-    connect(pin_stored, &QPushButton::clicked, this, [this, runs_view] {
-        const auto sel = runs_view->selectionModel()->selectedRows();
-        if (!sel.isEmpty())
-            pinStoredRun(sel.front().data(views::RunsModel::RunIdRole).toLongLong());
-    });
+    connect(runs_, &RunsPanel::modelsRead, this,
+            [this](const std::vector<store::ModelInfo>& m) { models_->setModels(m); });
+    connect(runs_, &RunsPanel::refreshed, this, &MainWindow::runsRefreshed);
     auto* runs_dock = new QDockWidget(tr("Runs"), this);
     runs_dock->setObjectName(QStringLiteral("runs"));
-    runs_dock->setWidget(rpanel);
+    runs_dock->setWidget(runs_);
     addDockWidget(Qt::RightDockWidgetArea, runs_dock);
     tabifyDockWidget(metrics_dock_, runs_dock);
     metrics_dock_->raise();
@@ -843,23 +771,7 @@ void MainWindow::buildUi() {
     addDockWidget(Qt::RightDockWidgetArea, sweep_dock_);
     tabifyDockWidget(live_dock, sweep_dock_);
     metrics_dock_->raise();
-    // Another process (kairos-cli simulate --db) writing the database: re-read at most
-    // every 300 ms (a throttle, not a debounce: a steady stream of notices still
-    // re-reads). SQLite's WAL file changes on every commit; the window's own reads
-    // create and remove the WAL too, so a notice re-reads only when the files differ
-    // from what they were after the last read.
-    runs_refresh_ = new QTimer(this);
-    runs_refresh_->setSingleShot(true);
-    runs_refresh_->setInterval(300);
-    connect(runs_refresh_, &QTimer::timeout, this, [this] {
-        if (runsFilesState() != runs_seen_) refreshRuns();
-    });
-    runs_watch_ = new QFileSystemWatcher(this);
-    connect(runs_watch_, &QFileSystemWatcher::fileChanged, this, &MainWindow::runsFilesChanged);
-    connect(runs_watch_, &QFileSystemWatcher::directoryChanged, this,
-            &MainWindow::runsFilesChanged);
-    runsFilesChanged(); // starts watching
-    refreshRuns();
+    runs_->refresh();
 
     connect(policy_, &QComboBox::currentTextChanged, this, [this] {
         noteParam(QStringLiteral("policy"), policy_->currentText());
@@ -1359,62 +1271,12 @@ void MainWindow::showDetails() {
             .arg(text.toHtmlEscaped().replace(QLatin1Char('\n'), QStringLiteral("</b><br>"))));
 }
 
-QString MainWindow::runsFilesState() const {
-    return filesState(db_path_);
-}
-
-void MainWindow::runsFilesChanged() {
-    const QString dir = QFileInfo(db_path_).absolutePath();
-    const QStringList watched = runs_watch_->files() + runs_watch_->directories();
-    if (QFileInfo::exists(dir) && !watched.contains(dir)) runs_watch_->addPath(dir);
-    for (const QString& f : {db_path_, db_path_ + QStringLiteral("-wal")}) // may have appeared
-        if (QFileInfo::exists(f) && !watched.contains(f)) runs_watch_->addPath(f);
-    if (!runs_refresh_->isActive()) runs_refresh_->start();
-}
-
 void MainWindow::refreshRuns() {
-    // One read of the database for both panels, off the GUI thread; a newer read (another
-    // notice) supersedes this one.
-    const QString path = db_path_;
-    jobs_.start(QStringLiteral("runs"), this, [this, path](JobTracker::Job&) {
-        auto snap = std::make_shared<const RunsSnapshot>(RunsSnapshot::read(path));
-        return std::function<void()>([this, snap] { applyRuns(*snap); });
-    });
+    runs_->refresh();
 }
 
-void MainWindow::applyRuns(const RunsSnapshot& snap) {
-    runs_seen_ = snap.state;
-    if (!snap.exists) { // nothing stored yet: no database was created here
-        runs_model_->setRuns({});
-        models_->setModels({});
-        runs_label_->setText(tr("No database yet at %1; Save this run creates it.").arg(db_path_));
-        Q_EMIT runsRefreshed();
-        return;
-    }
-    if (!snap.error.isEmpty()) {
-        runs_model_->setRuns({});
-        models_->setModels({});
-        runs_label_->setText(tr("Cannot read the database: %1").arg(snap.error));
-        Q_EMIT runsRefreshed();
-        return;
-    }
-    // The selected run stays selected through a re-read (by id: rows move as runs arrive).
-    qint64 selected = -1;
-    if (const auto sel = runs_view_->selectionModel()->selectedRows(); !sel.isEmpty())
-        selected = sel.front().data(views::RunsModel::RunIdRole).toLongLong();
-    runs_model_->setRuns(snap.runs);
-    for (int row = 0; selected >= 0 && row < runs_model_->rowCount(); ++row)
-        if (const QModelIndex i = runs_model_->index(row, 0);
-            i.data(views::RunsModel::RunIdRole).toLongLong() == selected) {
-            runs_view_->selectionModel()->select(i, QItemSelectionModel::ClearAndSelect |
-                                                        QItemSelectionModel::Rows);
-            runs_view_->selectionModel()->setCurrentIndex(i, QItemSelectionModel::NoUpdate);
-            break;
-        }
-    models_->setModels(snap.models);
-    runs_view_->resizeColumnsToContents();
-    runs_label_->setText(tr("%1 run(s) in %2").arg(runs_model_->rowCount()).arg(db_path_));
-    Q_EMIT runsRefreshed();
+views::RunsModel* MainWindow::runsModel() const {
+    return runs_->model();
 }
 
 std::string MainWindow::runSpecJson(const SimResult& r, int indent) const {
@@ -1489,7 +1351,7 @@ void MainWindow::saveRun() {
                     statusBar()->showMessage(tr("cannot save the run: %1").arg(error));
                 else
                     statusBar()->showMessage(tr("saved as run %1").arg(id));
-                applyRuns(*snap);
+                runs_->apply(*snap);
                 Q_EMIT runSaved(id);
             });
         },

@@ -106,7 +106,7 @@ public:
     void pinStoredRun(qint64 id);
     // The stored run pinned (-1: none, or a run of this window's pinned).
     qint64 pinnedStoredId() const { return pinned_stored_; }
-    views::RunsModel* runsModel() const { return runs_model_; }
+    views::RunsModel* runsModel() const;
     // Model views: the database's fitted models (read with the runs); selecting one plots it.
     // The model is read (and an ALA model parsed) off the GUI thread, then plotted: an ALA
     // model's configuration chooser filled and the chosen configuration's curves drawn
@@ -295,23 +295,14 @@ private:
     void applyFilter();
     void stepMatch(int step);
     std::map<QString, std::function<bool(const QString&)>> chart_savers_;
-    QString workload_file_; // the file the shown workload was read from ("" if generated)
-    views::RunsModel* runs_model_ = nullptr;
-    QTableView* runs_view_ = nullptr;
-    QLabel* runs_label_ = nullptr;
+    QString workload_file_;          // the file the shown workload was read from ("" if generated)
     QLabel* metrics_note_ = nullptr; // under the metrics table: what it leaves out
     QString start_error_;
-    QLabel* load_banner_ = nullptr;  // above the charts when the run was saturated
-    QTimer* runs_refresh_ = nullptr; // throttles file-change notices
-    QString runs_seen_;              // the database files' state after the last read
-    QString runsFilesState() const;
-    void runsFilesChanged();
-    class QFileSystemWatcher* runs_watch_ = nullptr;
+    QLabel* load_banner_ = nullptr; // above the charts when the run was saturated
     qint64 job_started_ms_ = 0;
-    struct RunsSnapshot; // what refreshRuns read
-    void applyRuns(const RunsSnapshot& s);
     class LivePanel* live_ = nullptr;
     class ModelsPanel* models_ = nullptr;
+    class RunsPanel* runs_ = nullptr;
 };
 
 } // namespace kairos::app

@@ -1,0 +1,156 @@
+#include "runs_panel.h"
+
+#include "runs_model.h"
+
+#include <QFileInfo>
+#include <QFileSystemWatcher>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QPushButton>
+#include <QTableView>
+#include <QTimer>
+#include <QVBoxLayout>
+#include <functional>
+#include <memory>
+
+namespace kairos::app {
+
+QString RunsSnapshot::filesState(const QString& db) {
+    QString state;
+    for (const QString& f : {db, db + QStringLiteral("-wal")}) {
+        const QFileInfo info(f);
+        state += info.exists() ? QStringLiteral("%1:%2;")
+                                     .arg(info.size())
+                                     .arg(info.lastModified().toMSecsSinceEpoch())
+                               : QStringLiteral("-;");
+    }
+    return state;
+}
+
+RunsSnapshot RunsSnapshot::read(const QString& db) {
+    RunsSnapshot s;
+    s.exists = QFileInfo::exists(db);
+    if (s.exists) {
+        try {
+            const store::Store st(db.toStdString());
+            s.runs = st.listRuns();
+            s.models = st.listModels();
+        } catch (const std::exception& e) {
+            s.error = QString::fromStdString(e.what());
+        }
+    }
+    s.state = filesState(db); // closing the last connection removed the WAL
+    return s;
+}
+
+RunsPanel::RunsPanel(JobTracker* jobs, QString db, QWidget* parent)
+    : QWidget(parent), jobs_(jobs), db_(std::move(db)) {
+    qRegisterMetaType<std::vector<kairos::store::ModelInfo>>();
+    model_ = new views::RunsModel(this);
+    view_ = new QTableView;
+    view_->setObjectName(QStringLiteral("runs"));
+    view_->setWordWrap(false);
+    view_->setModel(model_);
+    view_->setSelectionBehavior(QAbstractItemView::SelectRows);
+    view_->setSelectionMode(QAbstractItemView::SingleSelection);
+    view_->verticalHeader()->setVisible(false);
+    view_->horizontalHeader()->setStretchLastSection(true);
+    connect(view_, &QTableView::doubleClicked, this, [this](const QModelIndex& i) {
+        Q_EMIT compareRequested(i.data(views::RunsModel::RunIdRole).toLongLong());
+    });
+    auto* v = new QVBoxLayout(this);
+    v->setContentsMargins(0, 0, 0, 0);
+    auto* row = new QHBoxLayout;
+    auto* save = new QPushButton(tr("&Save this run"));
+    save->setToolTip(tr("Store the shown run in the database (Ctrl+S)"));
+    auto* compare = new QPushButton(tr("Compare with selected"));
+    compare->setToolTip(tr("Pin the selected stored run (or double-click it)"));
+    auto* sweeps = new QPushButton(tr("S&weeps…"));
+    sweeps->setToolTip(tr("Open a stored sweep (saved from the Sweep panel or by "
+                          "kairos-cli sweep --db) in the Sweep panel"));
+    row->addWidget(save);
+    row->addWidget(compare);
+    row->addWidget(sweeps);
+    label_ = new QLabel;
+    label_->setWordWrap(true);
+    label_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    v->addLayout(row);
+    v->addWidget(view_);
+    v->addWidget(label_);
+    connect(save, &QPushButton::clicked, this, &RunsPanel::saveRequested);
+    connect(sweeps, &QPushButton::clicked, this, &RunsPanel::sweepsRequested);
+    connect(compare, &QPushButton::clicked, this, [this] {
+        if (const qint64 id = selectedRun(); id >= 0) Q_EMIT compareRequested(id);
+    });
+    // Another process (kairos-cli simulate --db) writing the database: re-read at most
+    // every 300 ms (a throttle, not a debounce: a steady stream of notices still
+    // re-reads). SQLite's WAL file changes on every commit; the panel's own reads create
+    // and remove the WAL too, so a notice re-reads only when the files differ from what
+    // they were after the last read.
+    throttle_ = new QTimer(this);
+    throttle_->setSingleShot(true);
+    throttle_->setInterval(300);
+    connect(throttle_, &QTimer::timeout, this, [this] {
+        if (RunsSnapshot::filesState(db_) != seen_) refresh();
+    });
+    watch_ = new QFileSystemWatcher(this);
+    connect(watch_, &QFileSystemWatcher::fileChanged, this, &RunsPanel::filesChanged);
+    connect(watch_, &QFileSystemWatcher::directoryChanged, this, &RunsPanel::filesChanged);
+    filesChanged(); // starts watching
+}
+
+qint64 RunsPanel::selectedRun() const {
+    const auto sel = view_->selectionModel()->selectedRows();
+    return sel.isEmpty() ? -1 : sel.front().data(views::RunsModel::RunIdRole).toLongLong();
+}
+
+void RunsPanel::filesChanged() {
+    const QString dir = QFileInfo(db_).absolutePath();
+    const QStringList watched = watch_->files() + watch_->directories();
+    if (QFileInfo::exists(dir) && !watched.contains(dir)) watch_->addPath(dir);
+    for (const QString& f : {db_, db_ + QStringLiteral("-wal")}) // may have appeared
+        if (QFileInfo::exists(f) && !watched.contains(f)) watch_->addPath(f);
+    if (!throttle_->isActive()) throttle_->start();
+}
+
+void RunsPanel::refresh() {
+    // One read of the database for both panels, off the GUI thread; a newer read (another
+    // notice) supersedes this one.
+    const QString path = db_;
+    jobs_->start(QStringLiteral("runs"), this, [this, path](JobTracker::Job&) {
+        auto snap = std::make_shared<const RunsSnapshot>(RunsSnapshot::read(path));
+        return std::function<void()>([this, snap] { apply(*snap); });
+    });
+}
+
+void RunsPanel::apply(const RunsSnapshot& snap) {
+    seen_ = snap.state;
+    if (!snap.exists || !snap.error.isEmpty()) {
+        // Nothing stored yet (no database was created here), or it cannot be read.
+        model_->setRuns({});
+        Q_EMIT modelsRead({});
+        label_->setText(!snap.exists
+                            ? tr("No database yet at %1; Save this run creates it.").arg(db_)
+                            : tr("Cannot read the database: %1").arg(snap.error));
+        Q_EMIT refreshed();
+        return;
+    }
+    // The selected run stays selected through a re-read (by id: rows move as runs arrive).
+    const qint64 selected = selectedRun();
+    model_->setRuns(snap.runs);
+    for (int row = 0; selected >= 0 && row < model_->rowCount(); ++row)
+        if (const QModelIndex i = model_->index(row, 0);
+            i.data(views::RunsModel::RunIdRole).toLongLong() == selected) {
+            view_->selectionModel()->select(i, QItemSelectionModel::ClearAndSelect |
+                                                   QItemSelectionModel::Rows);
+            view_->selectionModel()->setCurrentIndex(i, QItemSelectionModel::NoUpdate);
+            break;
+        }
+    Q_EMIT modelsRead(snap.models);
+    view_->resizeColumnsToContents();
+    label_->setText(tr("%1 run(s) in %2").arg(model_->rowCount()).arg(db_));
+    Q_EMIT refreshed();
+}
+
+} // namespace kairos::app
