@@ -341,7 +341,7 @@ QString MainWindow::shortcutsHelp() const {
 }
 
 MainWindow::MainWindow(const StartOptions& opt, QWidget* parent)
-    : QMainWindow(parent), start_(opt), runner_(&jobs_) {
+    : QMainWindow(parent), start_(opt), state_(new WorkbenchState(this)), runner_(&jobs_) {
     setWindowTitle(QStringLiteral("Kairos"));
     profile_ = resolveProfile(opt.profile.isEmpty() ? std::string(kDefaultProfile)
                                                     : opt.profile.toStdString());
@@ -409,7 +409,7 @@ views::ParamSlider* MainWindow::slider(const QString& name) const {
 }
 
 void MainWindow::buildUi() {
-    range_ = new views::TimeRange(this);
+    range_ = state_->range();
     timeline_ = new views::TimelineView(range_);
     kv_ = new views::KvChart(range_);
     latency_ = new views::LatencyChart;
@@ -782,10 +782,8 @@ void MainWindow::buildUi() {
         noteParam(QStringLiteral("predictor"), predictor_->currentText());
         resimulate();
     });
-    connect(timeline_, &views::TimelineView::requestClicked, this, [this](int id, double t) {
-        clicked_ = {id, t};
-        showDetails();
-    });
+    connect(timeline_, &views::TimelineView::requestClicked, state_, &WorkbenchState::setSelection);
+    connect(state_, &WorkbenchState::selectionChanged, this, &MainWindow::showDetails);
     auto* file = menuBar()->addMenu(tr("&File"));
     file->addAction(tr("&Open workload…"), QKeySequence::Open, open, &QPushButton::click);
     file->addAction(tr("&Generate workload…"), QKeySequence(Qt::CTRL | Qt::Key_G), this,
@@ -800,7 +798,7 @@ void MainWindow::buildUi() {
                            std::function<void(const SimResult&, const std::string&)> write,
                            bool background = true) {
         return [this, title, filter, write, background] {
-            if (!last_) return;
+            if (!state_->run()) return;
             const QString f = QFileDialog::getSaveFileName(this, title, QString(), filter);
             if (f.isEmpty()) return;
             auto done = [this, title, f](const QString& error) {
@@ -811,7 +809,7 @@ void MainWindow::buildUi() {
             };
             if (!background) {
                 try {
-                    write(*last_, f.toStdString());
+                    write(*state_->run(), f.toStdString());
                     done({});
                 } catch (const std::exception& e) {
                     done(QString::fromStdString(e.what()));
@@ -821,7 +819,7 @@ void MainWindow::buildUi() {
             statusBar()->showMessage(tr("writing %1…").arg(f));
             jobs_.start(
                 QStringLiteral("export"), this,
-                [run = last_, write, f, done](JobTracker::Job&) {
+                [run = state_->run(), write, f, done](JobTracker::Job&) {
                     QString error;
                     try {
                         write(*run, f.toStdString());
@@ -839,8 +837,9 @@ void MainWindow::buildUi() {
             d.workload = r.workload.get();
             d.log = r.log.get();
             d.summary = &r.summary;
-            d.pinned = pinned_ && pinned_.get() != &r ? &pinned_->summary : nullptr;
-            d.pinned_log = d.pinned ? pinned_->log.get() : nullptr;
+            d.pinned = state_->pinned() && state_->pinned().get() != &r ? &state_->pinned()->summary
+                                                                        : nullptr;
+            d.pinned_log = d.pinned ? state_->pinned()->log.get() : nullptr;
             d.config = {{"profile", profile_.name},
                         {"execution model", r.log->exec_model},
                         {"predictor", r.policy.predictor}};
@@ -1013,7 +1012,7 @@ void MainWindow::rebuildTufSliders() {
         delete l;
     // One pair of sliders per class that has a TUF (its first request's), e.g. TimelyLLM's
     // normal [ERT 1 s, zero at 1.5 s] and urgent [0.2 s, 0.5 s].
-    for (const Request& r : base_->requests) {
+    for (const Request& r : state_->workload()->requests) {
         if (!r.tuf || tuf_sliders_.count(r.cls)) continue;
         const QString name = r.cls.empty() ? tr("(no class)") : QString::fromStdString(r.cls);
         auto* label =
@@ -1094,7 +1093,7 @@ void MainWindow::openWorkload(const QString& path) {
                 statusBar()->showMessage(tr("reading %1 cancelled").arg(path));
             } else if (!error.isEmpty()) {
                 statusBar()->showMessage(tr("cannot open %1: %2").arg(path, error));
-                if (!last_ && path == start_.workload) start_error_ = error;
+                if (!state_->run() && path == start_.workload) start_error_ = error;
                 // Not modal: automation (--screenshot --quit) must not hang on it.
                 auto* box = new QMessageBox(QMessageBox::Warning, tr("Cannot open workload"), error,
                                             QMessageBox::Ok, this);
@@ -1107,7 +1106,8 @@ void MainWindow::openWorkload(const QString& path) {
             }
             const bool ok = !cancelled && error.isEmpty();
             Q_EMIT workloadLoaded(ok);
-            if (!ok && !start_.workload.isEmpty() && !last_) Q_EMIT ready(); // nothing to show
+            if (!ok && !start_.workload.isEmpty() && !state_->run())
+                Q_EMIT ready(); // nothing to show
         });
     });
 }
@@ -1122,11 +1122,10 @@ bool MainWindow::generateWorkload() {
 }
 
 void MainWindow::setWorkload(std::shared_ptr<Workload> w, const QString& label) {
-    workload_file_.clear(); // openWorkload sets it again for a file
-    base_ = std::move(w);
+    workload_file_.clear();            // openWorkload sets it again for a file
+    state_->setWorkload(std::move(w)); // the pinned run and the selection go with the old one
     scaled_.reset();
-    pinned_.reset();
-    pinned_stored_ = -1;
+    state_->setPinned(nullptr);
     pinned_other_.clear();
     pinned_note_.clear();
     workload_label_text_ = label;
@@ -1136,21 +1135,21 @@ void MainWindow::setWorkload(std::shared_ptr<Workload> w, const QString& label) 
     forward_->setEnabled(false);
     workload_label_->setText(tr("<b>%1</b><br>%2 requests over %3 s; %4 prompt + %5 output tokens")
                                  .arg(label.toHtmlEscaped())
-                                 .arg(base_->size())
-                                 .arg(base_->span(), 0, 'f', 1)
-                                 .arg(base_->totalPromptTokens())
-                                 .arg(base_->totalOutputTokens()));
-    histogram_->setWorkload(*base_);
+                                 .arg(state_->workload()->size())
+                                 .arg(state_->workload()->span(), 0, 'f', 1)
+                                 .arg(state_->workload()->totalPromptTokens())
+                                 .arg(state_->workload()->totalOutputTokens()));
+    histogram_->setWorkload(*state_->workload());
     rebuildTufSliders();
     setWindowTitle(tr("Kairos — %1").arg(label));
     resimulate();
 }
 
 void MainWindow::resimulate() {
-    if (!base_ || restoring_) return;
+    if (!state_->workload() || restoring_) return;
     const double rate = slider("rate")->value();
     if (!scaled_ || scaled_for_ != rate || scaled_tuf_version_ != tuf_version_) {
-        auto w = std::make_shared<Workload>(*base_);
+        auto w = std::make_shared<Workload>(*state_->workload());
         scaleArrivalRate(*w, rate);
         for (auto& r : w->requests) {
             // The class's TUF as the sliders set it: utility beta until ERT, then falling
@@ -1200,18 +1199,18 @@ void MainWindow::showResult(std::shared_ptr<const SimResult> r) {
     if (!r->error.isEmpty()) {
         statusBar()->showMessage(tr("error: %1").arg(r->error));
         details_->setText(tr("<b>The run failed:</b> %1").arg(r->error.toHtmlEscaped()));
-        if (!last_) start_error_ = r->error;
+        if (!state_->run()) start_error_ = r->error;
         Q_EMIT ready();
         return;
     }
-    const bool first = !last_ || last_->workload != r->workload;
-    last_ = r;
+    const bool first = !state_->run() || state_->run()->workload != r->workload;
+    state_->setRun(r);
     if (first) {
         const auto [lo, hi] = lod::timeExtent(*r->rows);
         restoring_view_ = true; // the new extent is the history's first step, not a move
         range_->setExtent(lo, hi);
         restoring_view_ = false;
-        clicked_ = {-1, 0.0}; // another workload: another request with that id
+        state_->setSelection(-1, 0.0); // another workload: another request with that id
     }
     restoring_view_ = true; // a re-run's search is not a new step
     applyFilter();          // the search's matches in this run (and its rows when only matches)
@@ -1255,16 +1254,18 @@ void MainWindow::showResult(std::shared_ptr<const SimResult> r) {
 void MainWindow::showDetails() {
     // The clicked request as the shown run has it: it follows re-runs (a slider moved, the
     // policy changed) and is cleared when the workload changes.
-    const int id = clicked_.first;
-    if (!last_ || !last_->rows || id < 0 || std::size_t(id) >= last_->rows->size()) {
+    const int id = state_->selectedRequest();
+    if (!state_->run() || !state_->run()->rows || id < 0 ||
+        std::size_t(id) >= state_->run()->rows->size()) {
         details_->clear();
         return;
     }
     const auto i = static_cast<std::size_t>(id);
-    const bool pin =
-        timeline_->showsPinned() && pinned_ && pinned_->rows && i < pinned_->rows->size();
-    const QString text = views::TimelineView::describe((*last_->rows)[i], clicked_.second,
-                                                       pin ? &(*pinned_->rows)[i] : nullptr);
+    const bool pin = timeline_->showsPinned() && state_->pinned() && state_->pinned()->rows &&
+                     i < state_->pinned()->rows->size();
+    const QString text =
+        views::TimelineView::describe((*state_->run()->rows)[i], state_->selectedTime(),
+                                      pin ? &(*state_->pinned()->rows)[i] : nullptr);
     details_->setText(
         QStringLiteral("<b>%1</b>")
             .arg(text.toHtmlEscaped().replace(QLatin1Char('\n'), QStringLiteral("</b><br>"))));
@@ -1320,11 +1321,11 @@ std::string MainWindow::runSpecJson(const SimResult& r, int indent) const {
 }
 
 void MainWindow::saveRun() {
-    if (!last_ || !last_->log) {
+    if (!state_->run() || !state_->run()->log) {
         statusBar()->showMessage(tr("no run to save"));
         return;
     }
-    auto r = last_;
+    auto r = state_->run();
     const QString path = db_path_;
     const std::string spec_json = runSpecJson(*r);
     // Every save matters (Keep::All); the same connection then lists the runs, so the
@@ -1363,7 +1364,7 @@ void MainWindow::pinStoredRun(qint64 id) {
     // only if it reproduces every stored metric. Goodput is then measured under this
     // window's SLOs, as the shown run's is.
     const QString path = db_path_;
-    const auto shown = last_ ? last_->workload : nullptr;
+    const auto shown = state_->run() ? state_->run()->workload : nullptr;
     SummaryOptions window_so;
     window_so.itl = false;
     window_so.goodput.ttft_ms = slider("ttft_slo")->value();
@@ -1469,8 +1470,7 @@ void MainWindow::pinStoredRun(qint64 id) {
                     Q_EMIT storedRunPinned(id, false);
                     return;
                 }
-                pinned_ = r;
-                pinned_stored_ = id;
+                state_->setPinned(r, id);
                 pinned_other_ = other;
                 pinned_note_ = overlay_note.isEmpty()
                                    ? QString()
@@ -1500,12 +1500,12 @@ void MainWindow::applyFilter() {
     filter_error_.clear();
     const QString text = filter_->text().trimmed();
     std::shared_ptr<std::vector<bool>> marked;
-    if (!text.isEmpty() && last_ && last_->requests) {
+    if (!text.isEmpty() && state_->run() && state_->run()->requests) {
         try {
             const RequestFilter f = RequestFilter::parse(text.toStdString());
-            matches_ = f.apply(*last_->requests, last_->workload.get(), last_->rows.get(),
-                               last_->summary_options.goodput);
-            marked = std::make_shared<std::vector<bool>>(last_->requests->size(), false);
+            matches_ = f.apply(*state_->run()->requests, state_->run()->workload.get(),
+                               state_->run()->rows.get(), state_->run()->summary_options.goodput);
+            marked = std::make_shared<std::vector<bool>>(state_->run()->requests->size(), false);
             for (ReqId id : matches_) (*marked)[std::size_t(id)] = true;
         } catch (const std::exception& e) {
             filter_error_ = QString::fromStdString(e.what());
@@ -1519,10 +1519,11 @@ void MainWindow::applyFilter() {
     if (!filter_error_.isEmpty())
         filter_info_->setText(tr("<span style='color:#b02020'>%1</span>")
                                   .arg(filter_error_.section(':', 1).trimmed().toHtmlEscaped()));
-    else if (text.isEmpty() || !last_)
+    else if (text.isEmpty() || !state_->run())
         filter_info_->clear();
     else
-        filter_info_->setText(tr("%1 of %2").arg(matches_.size()).arg(last_->requests->size()));
+        filter_info_->setText(
+            tr("%1 of %2").arg(matches_.size()).arg(state_->run()->requests->size()));
     timeline_->setMarked(marked, -1);
     if (only_matches_->isChecked()) applyRows();
     if (!restoring_view_) recordView();
@@ -1534,7 +1535,7 @@ MainWindow::ViewState MainWindow::currentView() const {
 
 void MainWindow::recordView() {
     history_timer_->stop();
-    if (!last_) return;
+    if (!state_->run()) return;
     const ViewState v = currentView();
     if (history_pos_ >= 0 && history_[std::size_t(history_pos_)] == v) return;
     history_.resize(std::size_t(history_pos_ + 1)); // a new step drops the forward ones
@@ -1576,13 +1577,14 @@ void MainWindow::stepMatch(int step) {
     const int n = int(matches_.size());
     match_pos_ = match_pos_ < 0 ? (step > 0 ? 0 : n - 1) : ((match_pos_ + step) % n + n) % n;
     const int id = int(matches_[std::size_t(match_pos_)]);
-    filter_info_->setText(
-        tr("%1 / %2 of %3").arg(match_pos_ + 1).arg(n).arg(last_ ? last_->requests->size() : 0));
+    filter_info_->setText(tr("%1 / %2 of %3")
+                              .arg(match_pos_ + 1)
+                              .arg(n)
+                              .arg(state_->run() ? state_->run()->requests->size() : 0));
     timeline_->setMarked(timeline_->marked(), id);
     timeline_->scrollToRequest(id);
     // The request's card, at its arrival.
-    clicked_ = {id, (*last_->rows)[std::size_t(id)].arrival};
-    showDetails();
+    state_->setSelection(id, (*state_->run()->rows)[std::size_t(id)].arrival);
 }
 
 QString MainWindow::requestCard() const {
@@ -1678,7 +1680,7 @@ bool MainWindow::saveSession(const QString& path, QString* error) {
     // generated), the run's settings, the pinned run, and the view.
     nlohmann::json j;
     j["kairos_session"] = 1;
-    if (!base_) {
+    if (!state_->workload()) {
         if (error) *error = tr("No workload to save a session of.");
         return false;
     }
@@ -1686,8 +1688,8 @@ bool MainWindow::saveSession(const QString& path, QString* error) {
         j["workload"] = {{"path", workload_file_.toStdString()}};
     } else {
         std::ostringstream out;
-        writeKairos(*base_, out);
-        j["workload"] = {{"embedded", out.str()}, {"name", base_->name}};
+        writeKairos(*state_->workload(), out);
+        j["workload"] = {{"embedded", out.str()}, {"name", state_->workload()->name}};
     }
     j["workload"]["label"] = workload_label_text_.toStdString();
     j["policy"] = policy_->currentText().toStdString();
@@ -1699,16 +1701,16 @@ bool MainWindow::saveSession(const QString& path, QString* error) {
     for (const auto& [name, w] : sliders_) j["sliders"][name.toStdString()] = w->value();
     for (const auto& [cls, pair] : tuf_sliders_)
         j["tuf"][cls] = {pair.first->value(), pair.second->value()};
-    if (pinned_ && pinned_stored_ >= 0) {
-        j["pinned"] = {{"stored", pinned_stored_}, {"db", db_path_.toStdString()}};
-    } else if (pinned_) {
-        nlohmann::json p = {{"policy", pinned_->policy.name},
-                            {"predictor", pinned_->policy.predictor},
-                            {"seed", pinned_->policy.seed},
+    if (state_->pinned() && state_->pinnedStoredId() >= 0) {
+        j["pinned"] = {{"stored", state_->pinnedStoredId()}, {"db", db_path_.toStdString()}};
+    } else if (state_->pinned()) {
+        nlohmann::json p = {{"policy", state_->pinned()->policy.name},
+                            {"predictor", state_->pinned()->policy.predictor},
+                            {"seed", state_->pinned()->policy.seed},
                             {"rate", pinned_rate_},
-                            {"kv_capacity_tokens", pinned_->limits.kv_capacity_tokens},
-                            {"max_num_seqs", pinned_->limits.max_num_seqs}};
-        for (const auto& [k, v] : pinned_->policy.params) p["params"][k] = v;
+                            {"kv_capacity_tokens", state_->pinned()->limits.kv_capacity_tokens},
+                            {"max_num_seqs", state_->pinned()->limits.max_num_seqs}};
+        for (const auto& [k, v] : state_->pinned()->policy.params) p["params"][k] = v;
         j["pinned"] = p;
     }
     auto* tabs = findChild<QTabWidget*>(QStringLiteral("charts"));
@@ -1849,7 +1851,7 @@ void MainWindow::applySession(const nlohmann::json& j, std::shared_ptr<Workload>
             auto pw = std::make_shared<Workload>(*scaled_);
             const double rate = p.value("rate", 1.0);
             if (rate != scaled_for_) {
-                *pw = *base_;
+                *pw = *state_->workload();
                 scaleArrivalRate(*pw, rate);
             }
             req.workload = std::move(pw);
@@ -1875,9 +1877,8 @@ void MainWindow::applySession(const nlohmann::json& j, std::shared_ptr<Workload>
                             tr("the session's pinned run failed: %1").arg(r->error));
                         return;
                     }
-                    pinned_ = r;
+                    state_->setPinned(r);
                     pinned_rate_ = rate;
-                    pinned_stored_ = -1;
                     pinned_other_.clear();
                     pinned_note_.clear();
                     refreshComparison();
@@ -1916,50 +1917,53 @@ void MainWindow::setAgentRows(bool on) {
 }
 
 void MainWindow::applyRows() {
-    agent_rows_action_->setEnabled(last_ && last_->agent_rows);
-    if (!last_) return;
-    const bool lanes = agent_rows_ && last_->agent_rows;
+    agent_rows_action_->setEnabled(state_->run() && state_->run()->agent_rows);
+    if (!state_->run()) return;
+    const bool lanes = agent_rows_ && state_->run()->agent_rows;
     if (only_matches_->isChecked() && !lanes && !filter_->text().trimmed().isEmpty() &&
         filter_error_.isEmpty()) {
         // The matching requests' rows only (and the pinned run's same requests).
         auto rows = std::make_shared<std::vector<lod::Row>>();
-        const bool pin = pinned_ && pinned_->rows && pinned_other_.isEmpty() &&
-                         pinned_->rows->size() == last_->rows->size();
+        const bool pin = state_->pinned() && state_->pinned()->rows && pinned_other_.isEmpty() &&
+                         state_->pinned()->rows->size() == state_->run()->rows->size();
         auto pinned = pin ? std::make_shared<std::vector<lod::Row>>() : nullptr;
         for (ReqId id : matches_) {
-            rows->push_back((*last_->rows)[std::size_t(id)]);
-            if (pin) pinned->push_back((*pinned_->rows)[std::size_t(id)]);
+            rows->push_back((*state_->run()->rows)[std::size_t(id)]);
+            if (pin) pinned->push_back((*state_->pinned()->rows)[std::size_t(id)]);
         }
-        timeline_->setRows(std::move(rows), last_->rows);
+        timeline_->setRows(std::move(rows), state_->run()->rows);
         timeline_->setPinnedRows(std::move(pinned));
         return;
     }
-    timeline_->setRows(lanes ? last_->agent_rows : last_->rows, last_->rows);
-    timeline_->setPinnedRows(pinned_ && pinned_other_.isEmpty() ? pinned_->rows : nullptr);
+    timeline_->setRows(lanes ? state_->run()->agent_rows : state_->run()->rows,
+                       state_->run()->rows);
+    timeline_->setPinnedRows(state_->pinned() && pinned_other_.isEmpty() ? state_->pinned()->rows
+                                                                         : nullptr);
 }
 
 void MainWindow::pin() {
-    if (!last_) return;
-    pinned_ = last_;
+    if (!state_->run()) return;
+    state_->setPinned(state_->run());
     pinned_rate_ = scaled_for_;
-    pinned_stored_ = -1;
     pinned_other_.clear();
     pinned_note_.clear();
     refreshComparison();
-    statusBar()->showMessage(tr("pinned: %1").arg(QString::fromStdString(pinned_->summary.policy)));
+    statusBar()->showMessage(
+        tr("pinned: %1").arg(QString::fromStdString(state_->pinned()->summary.policy)));
 }
 
 void MainWindow::unpin() {
-    pinned_.reset();
+    state_->setPinned(nullptr);
     refreshComparison();
 }
 
 QString MainWindow::pinnedName() const {
-    if (!pinned_) return {};
+    if (!state_->pinned()) return {};
     // The policy's name without its parameters (the metrics table's header has them).
-    const QString name = QString::fromStdString(pinned_->summary.policy).section('(', 0, 0);
-    return pinned_stored_ >= 0 ? tr("run %1 %2").arg(pinned_stored_).arg(name)
-                               : tr("pinned %1").arg(name);
+    const QString name =
+        QString::fromStdString(state_->pinned()->summary.policy).section('(', 0, 0);
+    return state_->pinnedStoredId() >= 0 ? tr("run %1 %2").arg(state_->pinnedStoredId()).arg(name)
+                                         : tr("pinned %1").arg(name);
 }
 
 QStringList MainWindow::chartNames() const {
@@ -1977,17 +1981,18 @@ void MainWindow::refreshComparison() {
     // A pinned run of this window's that was of another workload (another file opened
     // since) is not comparable: drop it. A stored run the user picked (it carries no
     // workload) stays, with a warning when its workload differs (pinStoredRun).
-    if (pinned_ && pinned_stored_ < 0 && last_ && pinned_->workload != last_->workload &&
-        pinned_->summary.num_requests != last_->summary.num_requests)
-        pinned_.reset();
-    if (!pinned_) {
-        pinned_stored_ = -1;
+    if (state_->pinned() && state_->pinnedStoredId() < 0 && state_->run() &&
+        state_->pinned()->workload != state_->run()->workload &&
+        state_->pinned()->summary.num_requests != state_->run()->summary.num_requests)
+        state_->setPinned(nullptr);
+    if (!state_->pinned()) {
         pinned_other_.clear();
         pinned_note_.clear();
     }
-    metrics_model_->setRuns(
-        last_ ? &last_->summary : nullptr, pinned_ ? &pinned_->summary : nullptr,
-        last_ ? last_->requests.get() : nullptr, pinned_ ? pinned_->requests.get() : nullptr);
+    metrics_model_->setRuns(state_->run() ? &state_->run()->summary : nullptr,
+                            state_->pinned() ? &state_->pinned()->summary : nullptr,
+                            state_->run() ? state_->run()->requests.get() : nullptr,
+                            state_->pinned() ? state_->pinned()->requests.get() : nullptr);
     QString note = metrics_model_->note();
     for (const QString& n : {pinned_note_, pinned_other_})
         if (!n.isEmpty()) note = n + (note.isEmpty() ? "" : "\n") + note;
@@ -1996,7 +2001,7 @@ void MainWindow::refreshComparison() {
     // The lower lane compares request by request: only for a run of the same workload
     // (applyRows; with "only matches", the pinned run's same requests).
     applyRows();
-    kv_->setPinned(pinned_ ? pinned_->kv : nullptr);
+    kv_->setPinned(state_->pinned() ? state_->pinned()->kv : nullptr);
     if (metrics_model_->columnCount() > 0)
         metrics_->horizontalHeader()->setSectionResizeMode(0, QHeaderView::Stretch);
     // Fit the metrics dock to its columns when they change (the pinned and change columns
@@ -2010,27 +2015,28 @@ void MainWindow::refreshComparison() {
         want = std::min(want, int(width() * 0.38));
         resizeDocks({metrics_dock_}, {std::max(want, metrics_->minimumWidth())}, Qt::Horizontal);
     }
-    if (!last_) return;
-    std::vector<views::CdfSeries> cdfs{{tr("TTFT"), QColor(0xf5, 0xa6, 0x23), last_->cdf_ttft},
-                                       {tr("TPOT"), QColor(0x9b, 0x59, 0xb6), last_->cdf_tpot},
-                                       {tr("E2EL"), QColor(0x2f, 0x80, 0xed), last_->cdf_e2el}};
-    if (pinned_) { // dashed, named by the pinned run's policy
+    if (!state_->run()) return;
+    std::vector<views::CdfSeries> cdfs{
+        {tr("TTFT"), QColor(0xf5, 0xa6, 0x23), state_->run()->cdf_ttft},
+        {tr("TPOT"), QColor(0x9b, 0x59, 0xb6), state_->run()->cdf_tpot},
+        {tr("E2EL"), QColor(0x2f, 0x80, 0xed), state_->run()->cdf_e2el}};
+    if (state_->pinned()) { // dashed, named by the pinned run's policy
         const QString who = pinnedName();
         cdfs.push_back(
-            {tr("TTFT, %1").arg(who), QColor(0xf5, 0xa6, 0x23), pinned_->cdf_ttft, true});
+            {tr("TTFT, %1").arg(who), QColor(0xf5, 0xa6, 0x23), state_->pinned()->cdf_ttft, true});
         cdfs.push_back(
-            {tr("TPOT, %1").arg(who), QColor(0x9b, 0x59, 0xb6), pinned_->cdf_tpot, true});
+            {tr("TPOT, %1").arg(who), QColor(0x9b, 0x59, 0xb6), state_->pinned()->cdf_tpot, true});
         cdfs.push_back(
-            {tr("E2EL, %1").arg(who), QColor(0x2f, 0x80, 0xed), pinned_->cdf_e2el, true});
+            {tr("E2EL, %1").arg(who), QColor(0x2f, 0x80, 0xed), state_->pinned()->cdf_e2el, true});
     }
     latency_->setSeries(cdfs);
     // The goodput SLOs the shown run was measured against, on the CDFs they judge.
     std::vector<views::LatencyChart::Slo> slos;
-    if (const auto& g = last_->summary_options.goodput; g.ttft_ms)
+    if (const auto& g = state_->run()->summary_options.goodput; g.ttft_ms)
         slos.push_back({tr("TTFT SLO"), QColor(0xf5, 0xa6, 0x23), *g.ttft_ms});
-    if (const auto& g = last_->summary_options.goodput; g.tpot_ms)
+    if (const auto& g = state_->run()->summary_options.goodput; g.tpot_ms)
         slos.push_back({tr("TPOT SLO"), QColor(0x9b, 0x59, 0xb6), *g.tpot_ms});
-    if (const auto& g = last_->summary_options.goodput; g.e2el_ms)
+    if (const auto& g = state_->run()->summary_options.goodput; g.e2el_ms)
         slos.push_back({tr("E2EL SLO"), QColor(0x2f, 0x80, 0xed), *g.e2el_ms});
     latency_->setSlos(slos);
 }

@@ -7,6 +7,7 @@
 #include "run/run_spec.h"
 #include "sim_runner.h"
 #include "store/store.h"
+#include "workbench_state.h"
 
 #include <QMainWindow>
 #include <QVariant>
@@ -66,11 +67,11 @@ public:
     bool generateWorkload();
     // Re-simulates with the panel's current settings.
     void resimulate();
-    std::shared_ptr<const SimResult> lastResult() const { return last_; }
+    std::shared_ptr<const SimResult> lastResult() const { return state_->run(); }
     // Compare: keep the shown run as the reference the next runs are compared with.
     void pin();
     void unpin();
-    std::shared_ptr<const SimResult> pinned() const { return pinned_; }
+    std::shared_ptr<const SimResult> pinned() const { return state_->pinned(); }
     // The warning shown when the pinned stored run is of another workload ("" if none).
     QString pinnedWarning() const { return pinned_other_; }
     // What the pinned stored run lacks and why (no overlay: no RunSpec, or its re-run
@@ -105,7 +106,9 @@ public:
     void saveRun();
     void pinStoredRun(qint64 id);
     // The stored run pinned (-1: none, or a run of this window's pinned).
-    qint64 pinnedStoredId() const { return pinned_stored_; }
+    qint64 pinnedStoredId() const { return state_->pinnedStoredId(); }
+    // What the panels share (workbench_state.h).
+    WorkbenchState* state() const { return state_; }
     views::RunsModel* runsModel() const;
     // Model views: the database's fitted models (read with the runs); selecting one plots it.
     // The model is read (and an ALA model parsed) off the GUI thread, then plotted: an ALA
@@ -217,9 +220,9 @@ private:
     void applyRows();
 
     StartOptions start_;
+    WorkbenchState* state_; // the workload, runs, selection and time window the panels share
     DeviceProfile profile_;
     std::shared_ptr<const ExecutionModel> model_;
-    std::shared_ptr<const Workload> base_; // as read; the rate slider rescales arrivals
     std::shared_ptr<const Workload> scaled_;
     double scaled_for_ = 1.0;
     long tuf_version_ = 0, scaled_tuf_version_ = -1; // TUF sliders moved since scaling
@@ -229,7 +232,6 @@ private:
     PolicyParams extra_params_; // from --param, for parameters without a slider
     JobTracker jobs_;           // before runner_, which runs on it
     SimRunner runner_;
-    std::shared_ptr<const SimResult> last_;
 
     views::TimeRange* range_ = nullptr;
     views::TimelineView* timeline_ = nullptr;
@@ -239,16 +241,13 @@ private:
     views::LengthHistogram* histogram_ = nullptr;
     QComboBox *policy_ = nullptr, *predictor_ = nullptr;
     QLabel *workload_label_ = nullptr, *details_ = nullptr;
-    std::pair<int, double> clicked_{-1, 0.0}; // the request clicked on the timeline, and when
-    void showDetails();                       // the clicked request in the shown run
+    void showDetails(); // the clicked request in the shown run
     QTableView* metrics_ = nullptr;
     class QDockWidget* metrics_dock_ = nullptr;
     int metrics_columns_ = -1; // the metrics table's columns when the dock was last fitted
     views::MetricsModel* metrics_model_ = nullptr;
-    std::shared_ptr<const SimResult> pinned_;
-    qint64 pinned_stored_ = -1; // the stored run pinned, or -1
-    QString pinned_other_;      // why the pinned stored run is of another workload, if it is
-    QString pinned_note_;       // what the pinned stored run has no overlay for, and why
+    QString pinned_other_; // why the pinned stored run is of another workload, if it is
+    QString pinned_note_;  // what the pinned stored run has no overlay for, and why
     bool agent_rows_ = false, startup_compare_done_ = false;
     class QAction* agent_rows_action_ = nullptr;
     std::map<QString, views::ParamSlider*> sliders_;

@@ -622,6 +622,22 @@ private slots:
         QVERIFY(waitForResult(spy) > 0);
         QVERIFY(details->text().contains(expected()));
         QVERIFY(details->text() != before);
+        // Through the shared state: a selection made there shows its card; a new workload
+        // clears the selection and the pinned run.
+        const double t3 = (*w.lastResult()->rows)[3].arrival;
+        w.state()->setSelection(3, t3);
+        QVERIFY2(details->text().contains(QStringLiteral("request 3:")),
+                 qPrintable(details->text()));
+        w.pin();
+        QVERIFY(w.state()->pinned());
+        QSignalSpy cleared(w.state(), &app::WorkbenchState::selectionChanged);
+        GenerateSpec g;
+        g.count = 20;
+        w.setWorkload(std::make_shared<Workload>(generateWorkload(g)), "another");
+        QCOMPARE(cleared.count(), 1);
+        QCOMPARE(w.state()->selectedRequest(), -1);
+        QVERIFY(!w.state()->pinned());
+        QVERIFY(details->text().isEmpty());
     }
 
     // The View menu lists every panel; a closed panel comes back from it.

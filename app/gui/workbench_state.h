@@ -1,0 +1,70 @@
+#pragma once
+// What the workbench's panels share, in one place: the shown workload, the shown run, the
+// pinned run (this window's, or a stored one by id), the selected request and the time
+// window. The window and its panels read it and change it through it; each change is a
+// signal, so a panel follows the others without knowing them.
+#include "sim_runner.h"
+#include "time_range.h"
+
+#include <QObject>
+#include <memory>
+
+namespace kairos::app {
+
+class WorkbenchState : public QObject {
+    Q_OBJECT
+public:
+    explicit WorkbenchState(QObject* parent = nullptr)
+        : QObject(parent), range_(new views::TimeRange(this)) {}
+
+    // The workload as read or generated (the runs use it rate-scaled and TUF-edited).
+    const std::shared_ptr<const Workload>& workload() const { return workload_; }
+    // The shown run (null before the first), and the run it is compared with (null: none).
+    const std::shared_ptr<const SimResult>& run() const { return run_; }
+    const std::shared_ptr<const SimResult>& pinned() const { return pinned_; }
+    // The stored run pinned (-1: none, or this window's run is pinned).
+    qint64 pinnedStoredId() const { return pinned_stored_; }
+    // The request whose card is shown (-1: none) and the time it was picked at.
+    int selectedRequest() const { return selected_; }
+    double selectedTime() const { return selected_t_; }
+    views::TimeRange* range() const { return range_; }
+
+    // A new workload: the pinned run and the selection no longer apply.
+    void setWorkload(std::shared_ptr<const Workload> w) {
+        workload_ = std::move(w);
+        setPinned(nullptr);
+        setSelection(-1, 0.0);
+        Q_EMIT workloadChanged();
+    }
+    void setRun(std::shared_ptr<const SimResult> r) {
+        run_ = std::move(r);
+        Q_EMIT runChanged();
+    }
+    void setPinned(std::shared_ptr<const SimResult> r, qint64 stored_id = -1) {
+        pinned_ = std::move(r);
+        pinned_stored_ = pinned_ ? stored_id : -1;
+        Q_EMIT pinnedChanged();
+    }
+    void setSelection(int request, double t) {
+        if (request == selected_ && t == selected_t_) return;
+        selected_ = request;
+        selected_t_ = t;
+        Q_EMIT selectionChanged();
+    }
+
+Q_SIGNALS:
+    void workloadChanged();
+    void runChanged();
+    void pinnedChanged();
+    void selectionChanged();
+
+private:
+    views::TimeRange* range_;
+    std::shared_ptr<const Workload> workload_;
+    std::shared_ptr<const SimResult> run_, pinned_;
+    qint64 pinned_stored_ = -1;
+    int selected_ = -1;
+    double selected_t_ = 0;
+};
+
+} // namespace kairos::app
