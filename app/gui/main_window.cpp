@@ -14,6 +14,7 @@
 #include "metrics/request_filter.h"
 #include "metrics/request_metrics.h"
 #include "metrics_model.h"
+#include "metrics_panel.h"
 #include "model/input_error.h"
 #include "model_chart.h"
 #include "models_panel.h"
@@ -43,7 +44,6 @@
 #include <QFormLayout>
 #include <QGroupBox>
 #include <QHBoxLayout>
-#include <QHeaderView>
 #include <QLabel>
 #include <QLineEdit>
 #include <QMenu>
@@ -61,7 +61,6 @@
 #include <QStatusBar>
 #include <QStyle>
 #include <QTabWidget>
-#include <QTableView>
 #include <QTableWidget>
 #include <QThreadPool>
 #include <QTimer>
@@ -672,39 +671,13 @@ void MainWindow::buildUi() {
     dock->setWidget(scroll);
     addDockWidget(Qt::LeftDockWidgetArea, dock);
 
-    metrics_model_ = new views::MetricsModel(this);
-    metrics_ = new QTableView;
-    metrics_->setModel(metrics_model_);
-    // The metric's name takes what the numbers leave (elided, its tooltip whole).
-    metrics_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
-    metrics_->horizontalHeader()->setStretchLastSection(false);
-    metrics_->verticalHeader()->setVisible(false);
-    metrics_->setMinimumWidth(360);
-    auto* mpanel = new QWidget;
-    auto* mv = new QVBoxLayout(mpanel);
-    mv->setContentsMargins(0, 0, 0, 0);
-    auto* pinRow = new QHBoxLayout;
-    auto* pinButton = new QPushButton(tr("&Pin this run"));
-    pinButton->setToolTip(tr("Keep the shown run to compare the next ones with (Ctrl+P)"));
-    auto* unpinButton = new QPushButton(tr("U&npin"));
-    unpinButton->setToolTip(tr("Stop comparing (Ctrl+Shift+P)"));
-    pinRow->addWidget(pinButton);
-    pinRow->addWidget(unpinButton);
-    mv->addLayout(pinRow);
-    mv->addWidget(metrics_);
-    // What the table leaves out (killed requests) or could not judge (a pinned run that
-    // completed other requests): said in words under it.
-    metrics_note_ = new QLabel;
-    metrics_note_->setObjectName(QStringLiteral("metricsNote"));
-    metrics_note_->setWordWrap(true);
-    metrics_note_->setVisible(false);
-    metrics_note_->setTextInteractionFlags(Qt::TextSelectableByMouse);
-    mv->addWidget(metrics_note_);
-    connect(pinButton, &QPushButton::clicked, this, &MainWindow::pin);
-    connect(unpinButton, &QPushButton::clicked, this, &MainWindow::unpin);
+    metrics_ = new MetricsPanel;
+    metrics_->setObjectName(QStringLiteral("metricsPanel"));
+    connect(metrics_, &MetricsPanel::pinRequested, this, &MainWindow::pin);
+    connect(metrics_, &MetricsPanel::unpinRequested, this, &MainWindow::unpin);
     metrics_dock_ = new QDockWidget(tr("Metrics"), this);
     metrics_dock_->setObjectName(QStringLiteral("metrics"));
-    metrics_dock_->setWidget(mpanel);
+    metrics_dock_->setWidget(metrics_);
     addDockWidget(Qt::RightDockWidgetArea, metrics_dock_);
 
     // Runs browser: the database's runs, newest first; double-click pins one.
@@ -1269,6 +1242,10 @@ void MainWindow::showDetails() {
     details_->setText(
         QStringLiteral("<b>%1</b>")
             .arg(text.toHtmlEscaped().replace(QLatin1Char('\n'), QStringLiteral("</b><br>"))));
+}
+
+views::MetricsModel* MainWindow::metricsModel() const {
+    return metrics_->model();
 }
 
 void MainWindow::refreshRuns() {
@@ -1989,31 +1966,19 @@ void MainWindow::refreshComparison() {
         pinned_other_.clear();
         pinned_note_.clear();
     }
-    metrics_model_->setRuns(state_->run() ? &state_->run()->summary : nullptr,
-                            state_->pinned() ? &state_->pinned()->summary : nullptr,
-                            state_->run() ? state_->run()->requests.get() : nullptr,
-                            state_->pinned() ? state_->pinned()->requests.get() : nullptr);
-    QString note = metrics_model_->note();
-    for (const QString& n : {pinned_note_, pinned_other_})
-        if (!n.isEmpty()) note = n + (note.isEmpty() ? "" : "\n") + note;
-    metrics_note_->setText(note);
-    metrics_note_->setVisible(!note.isEmpty());
+    metrics_->show(state_->run().get(), state_->pinned().get(), {pinned_note_, pinned_other_});
     // The lower lane compares request by request: only for a run of the same workload
     // (applyRows; with "only matches", the pinned run's same requests).
     applyRows();
     kv_->setPinned(state_->pinned() ? state_->pinned()->kv : nullptr);
-    if (metrics_model_->columnCount() > 0)
-        metrics_->horizontalHeader()->setSectionResizeMode(0, QHeaderView::Stretch);
     // Fit the metrics dock to its columns when they change (the pinned and change columns
     // come with a pin and go with it), at most 38 % of the window: it once widened on
     // every re-run, never shrank, and squeezed the Policy panel to a sliver at 1366x768.
-    if (metrics_model_->columnCount() != metrics_columns_) {
-        metrics_columns_ = metrics_model_->columnCount();
-        int want = metrics_->frameWidth() * 2 + metrics_->verticalScrollBar()->sizeHint().width();
-        for (int c = 0; c < metrics_model_->columnCount(); ++c)
-            want += metrics_->horizontalHeader()->sectionSize(c);
-        want = std::min(want, int(width() * 0.38));
-        resizeDocks({metrics_dock_}, {std::max(want, metrics_->minimumWidth())}, Qt::Horizontal);
+    if (metrics_->model()->columnCount() != metrics_columns_) {
+        metrics_columns_ = metrics_->model()->columnCount();
+        const int want = std::min(metrics_->wantedWidth(), int(width() * 0.38));
+        resizeDocks({metrics_dock_}, {std::max(want, metrics_->minimumTableWidth())},
+                    Qt::Horizontal);
     }
     if (!state_->run()) return;
     std::vector<views::CdfSeries> cdfs{

@@ -79,7 +79,7 @@ public:
     QString pinnedNote() const { return pinned_note_; }
     // The pinned run as legends name it ("run 3 fcfs", "pinned sjf").
     QString pinnedName() const;
-    views::MetricsModel* metricsModel() const { return metrics_model_; }
+    views::MetricsModel* metricsModel() const;
     SimRunner& runner() { return runner_; }
     views::TimelineView* timeline() const { return timeline_; }
     views::KvChart* kvChart() const { return kv_; }
@@ -242,12 +242,11 @@ private:
     QComboBox *policy_ = nullptr, *predictor_ = nullptr;
     QLabel *workload_label_ = nullptr, *details_ = nullptr;
     void showDetails(); // the clicked request in the shown run
-    QTableView* metrics_ = nullptr;
+    class MetricsPanel* metrics_ = nullptr;
     class QDockWidget* metrics_dock_ = nullptr;
     int metrics_columns_ = -1; // the metrics table's columns when the dock was last fitted
-    views::MetricsModel* metrics_model_ = nullptr;
-    QString pinned_other_; // why the pinned stored run is of another workload, if it is
-    QString pinned_note_;  // what the pinned stored run has no overlay for, and why
+    QString pinned_other_;     // why the pinned stored run is of another workload, if it is
+    QString pinned_note_;      // what the pinned stored run has no overlay for, and why
     bool agent_rows_ = false, startup_compare_done_ = false;
     class QAction* agent_rows_action_ = nullptr;
     std::map<QString, views::ParamSlider*> sliders_;
@@ -294,8 +293,7 @@ private:
     void applyFilter();
     void stepMatch(int step);
     std::map<QString, std::function<bool(const QString&)>> chart_savers_;
-    QString workload_file_;          // the file the shown workload was read from ("" if generated)
-    QLabel* metrics_note_ = nullptr; // under the metrics table: what it leaves out
+    QString workload_file_; // the file the shown workload was read from ("" if generated)
     QString start_error_;
     QLabel* load_banner_ = nullptr; // above the charts when the run was saturated
     qint64 job_started_ms_ = 0;

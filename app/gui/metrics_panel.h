@@ -1,0 +1,42 @@
+#pragma once
+// The Metrics panel: the shown run's metrics (vLLM's names) and, with a pinned run, its
+// values and the change (green better, red worse, italic where only the requests both
+// completed are compared); under the table, in words, what it leaves out or cannot judge.
+// Pin this run / Unpin are asked of the window.
+#include "sim_runner.h"
+
+#include <QStringList>
+#include <QWidget>
+
+class QLabel;
+class QTableView;
+
+namespace kairos::views {
+class MetricsModel;
+}
+
+namespace kairos::app {
+
+class MetricsPanel : public QWidget {
+    Q_OBJECT
+public:
+    explicit MetricsPanel(QWidget* parent = nullptr);
+    // The run and the pinned one (either may be null); `notes` go above the table's own
+    // note (a pinned stored run of another workload, one without overlays).
+    void show(const SimResult* run, const SimResult* pinned, const QStringList& notes);
+    views::MetricsModel* model() const { return model_; }
+    // The width that shows every column whole (the window fits its dock to it, capped).
+    int wantedWidth() const;
+    int minimumTableWidth() const;
+
+Q_SIGNALS:
+    void pinRequested();
+    void unpinRequested();
+
+private:
+    views::MetricsModel* model_ = nullptr;
+    QTableView* table_ = nullptr;
+    QLabel* note_ = nullptr;
+};
+
+} // namespace kairos::app
