@@ -19,6 +19,7 @@
 #include "model_chart.h"
 #include "models_panel.h"
 #include "param_slider.h"
+#include "policy_panel.h"
 #include "profiles.h"
 #include "report.h"
 #include "run/pipeline.h"
@@ -41,7 +42,6 @@
 #include <QDockWidget>
 #include <QFileDialog>
 #include <QFileInfo>
-#include <QFormLayout>
 #include <QGroupBox>
 #include <QHBoxLayout>
 #include <QLabel>
@@ -51,7 +51,6 @@
 #include <QMessageBox>
 #include <QPointer>
 #include <QProgressBar>
-#include <QPushButton>
 #include <QScrollArea>
 #include <QScrollBar>
 #include <QSettings>
@@ -75,109 +74,6 @@
 #include <sstream>
 
 namespace kairos::app {
-
-namespace {
-
-// The sliders: parameter name, label, tooltip, range, default, decimals, log scale, and
-// the policies it applies to (empty: every run). A policy's sliders come from the
-// registry (the parameters it marks `slider`); the run's own (KV capacity, seats, rate,
-// SLOs) are listed here.
-struct SliderSpec {
-    std::string name, label, tooltip;
-    double lo, hi, value;
-    int decimals;
-    bool log;
-    std::vector<std::string> policies;
-};
-
-const std::vector<SliderSpec>& sliderSpecs() {
-    static const std::vector<SliderSpec> specs = [] {
-        std::vector<SliderSpec> v;
-        for (const PolicySpec& ps : policySpecs()) {
-            if (!ps.general) continue;
-            for (const ParamSpec& p : ps.params) {
-                if (!p.slider) continue;
-                auto it = std::find_if(v.begin(), v.end(),
-                                       [&](const SliderSpec& s) { return s.name == p.name; });
-                if (it != v.end()) {
-                    it->policies.push_back(ps.name);
-                    continue;
-                }
-                std::string tip = p.help;
-                if (!p.unit.empty()) tip += " (" + p.unit + ")";
-                tip += ". Accepted: " + p.domainText() +
-                       "; kairos-cli policies lists every "
-                       "parameter.";
-                v.push_back({p.name,
-                             p.label.empty() ? p.name : p.label,
-                             tip,
-                             p.explore_lo,
-                             p.explore_hi,
-                             p.dflt,
-                             p.decimals,
-                             p.log,
-                             {ps.name}});
-            }
-        }
-        const std::vector<SliderSpec> run{
-            {"kv",
-             "KV capacity ×",
-             "KV cache capacity as a multiple of the profile's",
-             0.1,
-             2,
-             1,
-             2,
-             true,
-             {}},
-            {"seqs",
-             "max running",
-             "most requests running at once (vLLM's max_num_seqs)",
-             1,
-             512,
-             256,
-             0,
-             true,
-             {}},
-            {"rate",
-             "arrival rate ×",
-             "the workload's arrival rate scaled (its gaps divided by this)",
-             0.25,
-             4,
-             1,
-             2,
-             true,
-             {}},
-            {"ttft_slo",
-             "TTFT SLO (ms)",
-             "time to first token a request must meet for goodput",
-             50,
-             20000,
-             2000,
-             0,
-             true,
-             {}},
-            {"tpot_slo",
-             "TPOT SLO (ms)",
-             "time per output token a request must meet for goodput",
-             5,
-             2000,
-             100,
-             0,
-             true,
-             {}},
-        };
-        v.insert(v.end(), run.begin(), run.end());
-        return v;
-    }();
-    return specs;
-}
-
-bool appliesTo(const SliderSpec& s, const std::string& policy) {
-    return s.policies.empty() ||
-           std::find(s.policies.begin(), s.policies.end(), policy) != s.policies.end();
-}
-
-} // namespace
 
 // One parameter change (a slider, the policy, the predictor), undoable. Moves of one
 // parameter less than 0.8 s apart merge: a drag is one step, not a hundred.
@@ -537,73 +433,29 @@ void MainWindow::buildUi() {
     views::addChartExport(latency_, QStringLiteral("latency_cdfs"));
     views::addChartExport(tuf_, QStringLiteral("utility"));
 
-    // Policy panel.
-    auto* panel = new QWidget;
-    auto* v = new QVBoxLayout(panel);
-    workload_label_ = new QLabel(tr("No workload"));
-    workload_label_->setWordWrap(true);
-    auto* open = new QPushButton(tr("&Open workload…"));
-    connect(open, &QPushButton::clicked, this, [this] {
+    // Policy panel (policy_panel.h): the workload, the policy, predictor and device, the
+    // sliders, the TUF sliders and the request card. The window reacts to its controls.
+    policy_panel_ =
+        new PolicyPanel(start_.compare.isEmpty() ? start_.policy : start_.compare, start_.predictor,
+                        QString::fromStdString(profile_.name), extra_params_);
+    auto* panel = policy_panel_;
+    workload_label_ = policy_panel_->workloadLabel();
+    histogram_ = policy_panel_->histogram();
+    policy_ = policy_panel_->policyBox();
+    predictor_ = policy_panel_->predictorBox();
+    device_ = policy_panel_->deviceBox();
+    tuf_box_ = policy_panel_->tufBox();
+    details_ = policy_panel_->details();
+    sliders_ = policy_panel_->sliders();
+    connect(policy_panel_, &PolicyPanel::openRequested, this, [this] {
         const QString f = QFileDialog::getOpenFileName(
             this, tr("Open workload"), QString(), tr("Traces (*.jsonl *.json *.csv);;All (*)"));
         if (!f.isEmpty()) openWorkload(f);
     });
-    open->setToolTip(tr("Read a trace (Kairos JSONL, Azure CSV, Mooncake, BurstGPT, "
-                        "TimelyLLM robot traces, length CSV; detected from its content)"));
-    auto* gen = new QPushButton(tr("&Generate…"));
-    gen->setToolTip(tr("Generate a workload: chat with length distributions and arrivals, or "
-                       "robot plans (WID1-3)"));
-    connect(gen, &QPushButton::clicked, this, &MainWindow::generateWorkload);
-    auto* wrow = new QHBoxLayout;
-    wrow->addWidget(open);
-    wrow->addWidget(gen);
-    histogram_ = new views::LengthHistogram;
+    connect(policy_panel_, &PolicyPanel::generateRequested, this, &MainWindow::generateWorkload);
     chart_savers_[QStringLiteral("lengths")] = [this](const QString& path) {
         return views::saveChart(histogram_, path);
     };
-    views::addChartExport(histogram_, QStringLiteral("lengths"));
-    v->addWidget(workload_label_);
-    v->addLayout(wrow);
-    v->addWidget(histogram_);
-    auto* form = new QFormLayout;
-    policy_ = new QComboBox;
-    for (const auto& n : policyNames()) policy_->addItem(QString::fromStdString(n));
-    policy_->setCurrentText(start_.compare.isEmpty() ? start_.policy : start_.compare);
-    predictor_ = new QComboBox;
-    predictor_->setObjectName(QStringLiteral("predictor"));
-    policy_->setObjectName(QStringLiteral("policy"));
-    predictor_->addItems({"oracle", "lognormal:0.5", "exponential", "bucket:16", "trail"});
-    predictor_->setEditable(true);
-    predictor_->setCurrentText(start_.predictor);
-    // Tooltips from the registry (the policy's one-line summary and its paper) and the
-    // predictor grammar: the same text kairos-cli --help gives.
-    auto policyTip = [this] {
-        const PolicySpec* ps = findPolicy(policy_->currentText().toStdString());
-        policy_->setToolTip(
-            ps ? tr("<b>%1</b>: %2<br>kairos-cli policies lists every policy and parameter.")
-                     .arg(QString::fromStdString(ps->name).toHtmlEscaped(),
-                          QString::fromStdString(ps->summary).toHtmlEscaped())
-               : QString());
-    };
-    for (int i = 0; i < policy_->count(); ++i)
-        if (const PolicySpec* ps = findPolicy(policy_->itemText(i).toStdString()))
-            policy_->setItemData(i, QString::fromStdString(ps->summary), Qt::ToolTipRole);
-    policyTip();
-    connect(policy_, &QComboBox::currentTextChanged, this, policyTip);
-    predictor_->setToolTip(tr("Response-length predictor of the predicting policies: %1")
-                               .arg(QString::fromStdString(kPredictorGrammar).toHtmlEscaped()));
-    // The device: a shipped profile (its execution model and KV capacity), or a fitted
-    // ETE/ALA model from the Models panel ("Simulate with this model") on the profile's
-    // KV capacity.
-    device_ = new QComboBox;
-    device_->setObjectName(QStringLiteral("device"));
-    for (const std::string& n : shippedProfileNames()) device_->addItem(QString::fromStdString(n));
-    if (device_->findText(QString::fromStdString(profile_.name)) < 0)
-        device_->addItem(QString::fromStdString(profile_.name));
-    device_->setCurrentText(QString::fromStdString(profile_.name));
-    device_->setToolTip(tr("The device profile: its execution model (iteration times) and KV "
-                           "capacity. A fitted model from the Models panel replaces the "
-                           "execution model (Simulate with this model)."));
     connect(device_, &QComboBox::activated, this, [this](int i) {
         const QString name = device_->itemText(i);
         if (name.startsWith(QStringLiteral("stored "))) return; // the model in use
@@ -611,52 +463,18 @@ void MainWindow::buildUi() {
         e.profile = name.toStdString();
         useExecution(e);
     });
-    form->addRow(tr("&Policy"), policy_);
-    form->addRow(tr("P&redictor"), predictor_);
-    form->addRow(tr("&Device"), device_);
-    v->addLayout(form);
-    for (const SliderSpec& s : sliderSpecs()) {
-        double value = s.value;
-        if (auto it = extra_params_.find(s.name); it != extra_params_.end()) value = it->second;
-        auto* w = new views::ParamSlider(QString::fromStdString(s.label), s.lo, s.hi, value,
-                                         s.decimals, s.log);
-        w->setToolTip(QString::fromStdString(s.tooltip));
-        sliders_[QString::fromStdString(s.name)] = w;
-        v->addWidget(w);
-        connect(w, &views::ParamSlider::valueChanged, this,
-                [this, name = QString::fromStdString(s.name)](double moved) {
-                    noteParam(name, moved);
-                    resimulate();
-                });
-        // "Sweep this parameter": the slider's whole range in the Sweep panel.
-        const QString name = QString::fromStdString(s.name);
-        if (name != "ttft_slo" && name != "tpot_slo") {
-            w->setContextMenuPolicy(Qt::CustomContextMenu);
-            connect(w, &QWidget::customContextMenuRequested, this, [this, w, name](QPoint at) {
-                QMenu menu;
-                QAction* a = menu.addAction(tr("Sweep this parameter"));
-                a->setEnabled(w->isEnabled());
-                if (menu.exec(w->mapToGlobal(at)) == a) {
-                    sweep_dock_->show();
-                    sweep_dock_->raise();
-                    sweep_->sweep(name);
-                }
-            });
-        }
-        connect(w, &views::ParamSlider::valueChanged, this, [this, name](double moved) {
+    for (const auto& [name, w] : sliders_) {
+        connect(w, &views::ParamSlider::valueChanged, this, [this, name = name](double moved) {
+            noteParam(name, moved);
+            resimulate();
             if (sweep_) sweep_->sliderMoved(name, moved);
         });
     }
-    tuf_box_ = new QGroupBox(tr("Time-utility per class"));
-    tuf_box_->setLayout(new QVBoxLayout);
-    tuf_box_->hide();
-    v->addWidget(tuf_box_);
-    details_ = new QLabel;
-    details_->setObjectName(QStringLiteral("requestDetails"));
-    details_->setWordWrap(true);
-    details_->setTextInteractionFlags(Qt::TextSelectableByMouse);
-    v->addWidget(details_);
-    v->addStretch(1);
+    connect(policy_panel_, &PolicyPanel::sweepRequested, this, [this](const QString& name) {
+        sweep_dock_->show();
+        sweep_dock_->raise();
+        sweep_->sweep(name);
+    });
     auto* dock = new QDockWidget(tr("Policy"), this);
     dock->setObjectName(QStringLiteral("policy"));
     auto* scroll = new QScrollArea; // many TUF classes or a small screen: scroll, never clip
@@ -758,7 +576,8 @@ void MainWindow::buildUi() {
     connect(timeline_, &views::TimelineView::requestClicked, state_, &WorkbenchState::setSelection);
     connect(state_, &WorkbenchState::selectionChanged, this, &MainWindow::showDetails);
     auto* file = menuBar()->addMenu(tr("&File"));
-    file->addAction(tr("&Open workload…"), QKeySequence::Open, open, &QPushButton::click);
+    file->addAction(tr("&Open workload…"), QKeySequence::Open, policy_panel_,
+                    &PolicyPanel::openRequested);
     file->addAction(tr("&Generate workload…"), QKeySequence(Qt::CTRL | Qt::Key_G), this,
                     &MainWindow::generateWorkload);
     recent_menu_ = file->addMenu(tr("Open &recent"));

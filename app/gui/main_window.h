@@ -299,6 +299,7 @@ private:
     qint64 job_started_ms_ = 0;
     class LivePanel* live_ = nullptr;
     class ModelsPanel* models_ = nullptr;
+    class PolicyPanel* policy_panel_ = nullptr; // its widgets are aliased below
     class RunsPanel* runs_ = nullptr;
 };
 
