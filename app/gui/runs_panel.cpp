@@ -129,6 +129,8 @@ void RunsPanel::apply(const RunsSnapshot& snap) {
     if (!snap.exists || !snap.error.isEmpty()) {
         // Nothing stored yet (no database was created here), or it cannot be read.
         model_->setRuns({});
+        runs_signature_.clear();
+        models_signature_.clear();
         Q_EMIT modelsRead({});
         label_->setText(!snap.exists
                             ? tr("No database yet at %1; Save this run creates it.").arg(db_)
@@ -136,6 +138,25 @@ void RunsPanel::apply(const RunsSnapshot& snap) {
         Q_EMIT refreshed();
         return;
     }
+    // Nothing new (a notice from a write that changed no run: SQLite's checkpoint, a model
+    // stored): the table is left alone, so a selection or a scroll position stays put.
+    QStringList signature;
+    for (const auto& r : snap.runs)
+        signature << QStringLiteral("%1|%2|%3")
+                         .arg(r.id)
+                         .arg(QString::fromStdString(r.created_at),
+                              QString::fromStdString(r.label));
+    QStringList model_signature;
+    for (const auto& m : snap.models)
+        model_signature << QStringLiteral("%1|%2").arg(m.id).arg(
+            QString::fromStdString(m.created_at));
+    if (signature == runs_signature_ && model_signature == models_signature_) {
+        Q_EMIT refreshed();
+        return;
+    }
+    const bool models_changed = model_signature != models_signature_;
+    runs_signature_ = signature;
+    models_signature_ = model_signature;
     // The selected run stays selected through a re-read (by id: rows move as runs arrive).
     const qint64 selected = selectedRun();
     model_->setRuns(snap.runs);
@@ -147,7 +168,7 @@ void RunsPanel::apply(const RunsSnapshot& snap) {
             view_->selectionModel()->setCurrentIndex(i, QItemSelectionModel::NoUpdate);
             break;
         }
-    Q_EMIT modelsRead(snap.models);
+    if (models_changed) Q_EMIT modelsRead(snap.models);
     view_->resizeColumnsToContents();
     label_->setText(tr("%1 run(s) in %2").arg(model_->rowCount()).arg(db_));
     Q_EMIT refreshed();

@@ -9,6 +9,7 @@
 #include "jobs.h"
 #include "store/store.h"
 
+#include <QStringList>
 #include <QWidget>
 #include <vector>
 
@@ -66,7 +67,8 @@ private:
     QLabel* label_ = nullptr;
     QTimer* throttle_ = nullptr;
     QFileSystemWatcher* watch_ = nullptr;
-    QString seen_; // the database files' state after the last read
+    QString seen_;                                  // the database files' state after the last read
+    QStringList runs_signature_, models_signature_; // what the tables show (ids, times)
 };
 
 } // namespace kairos::app
