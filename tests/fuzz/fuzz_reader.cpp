@@ -7,12 +7,15 @@
 // anything else (a crash, a sanitizer report, another exception) is a bug.
 #include "exec/execution_model.h"
 #include "export/runlog_jsonl.h"
+#include "lod/timeline.h"
+#include "metrics/request_filter.h"
 #include "metrics/summary.h"
 #include "model/input_error.h"
 #include "run/run_spec.h"
 #include "sched/registry.h"
 #include "sim/engine.h"
 #include "weights/safetensors.h"
+#include "workload/generators.h"
 #include "workload/readers.h"
 
 #include <cstddef>
@@ -43,6 +46,30 @@ void simulateAndSummarise(const kairos::Workload& w) {
         summarize(log, so);
     }
 }
+
+// A small run to search (the workbench's Find): chat requests at an overload on a small
+// KV cache (some preempted), once.
+struct SearchedRun {
+    kairos::Workload w;
+    kairos::RunLog log;
+    std::vector<kairos::RequestMetrics> m;
+    std::vector<kairos::lod::Row> rows;
+    SearchedRun() {
+        using namespace kairos;
+        GenerateSpec g;
+        g.count = 40;
+        g.arrivals.rate = 20;
+        w = generateWorkload(g);
+        w.requests[3].cls = "urgent";
+        EngineLimits lim;
+        lim.kv_capacity_tokens = 3000;
+        lim.max_num_seqs = 4;
+        auto s = makeScheduler("sprpt_lp");
+        log = simulate(w, EteModel(EteParams{0.02, 2e-4, 1e-8, 0.03, 3e-4, 2e-7}), *s, lim);
+        m = perRequest(log);
+        rows = lod::buildRows(log, &w);
+    }
+};
 
 } // namespace
 
@@ -81,6 +108,21 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
             if (!(kairos::RunSpec::fromJson(spec->toJson()) == *spec) ||
                 !(kairos::RunSpec::fromToml(spec->toToml()) == *spec))
                 __builtin_trap(); // a spec that does not round-trip is a bug
+        }
+#elif defined(KAIROS_FUZZ_READER_filter)
+        // A search as typed: it parses, or stops with std::invalid_argument naming the
+        // term; a parsed one-term search and its negation split the requests.
+        static const SearchedRun run;
+        kairos::GoodputSlo slo;
+        slo.ttft_ms = 500;
+        const std::string text(reinterpret_cast<const char*>(data), size);
+        const auto f = kairos::RequestFilter::parse(text);
+        const auto in = f.apply(run.m, &run.w, &run.rows, slo);
+        if (!text.empty() && text[0] != '!' &&
+            text.find_first_of(" \t\n\r\f\v") == std::string::npos) {
+            const auto out =
+                kairos::RequestFilter::parse("!" + text).apply(run.m, &run.w, &run.rows, slo);
+            if (in.size() + out.size() != run.m.size()) __builtin_trap();
         }
 #elif defined(KAIROS_FUZZ_READER_safetensors)
         kairos::safetensors::parseHeader(reinterpret_cast<const std::byte*>(data), size, size,

@@ -33,7 +33,12 @@ if [ -x "$root/build/bin/tst_badinput" ]; then
   KAIROS_FUZZ_SEEDS="$work" "$root/build/bin/tst_badinput" > /dev/null 2>&1 || true
 fi
 status=0
-for t in kairos azure mooncake lengths burstgpt timelyllm runlog safetensors runspec; do
+seed filter
+i=0
+for q in "killed" "ttft>2000 class=urgent" "!preempted phase=queued" "17" "e2el<=3e4 prompt>100 slo"; do
+  printf '%s' "$q" > "$work/filter/q$((i++))"
+done
+for t in kairos azure mooncake lengths burstgpt timelyllm runlog safetensors runspec filter; do
   echo "fuzz_$t: ${secs}s"
   # Crash reproducers land in $work/crashes; the log keeps libFuzzer's report.
   mkdir -p "$work/crashes"
