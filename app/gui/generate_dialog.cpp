@@ -55,6 +55,14 @@ GenerateDialog::GenerateDialog(QWidget* parent) : QDialog(parent) {
                                                        tr("Traces (*.csv *.jsonl *.json)"));
         if (!f.isEmpty()) lengths_->setText(f);
     });
+    kind_->setToolTip(tr("Chat requests with generated lengths or a trace's lengths, or "
+                         "TimelyLLM's robot workloads (plans in segments with time-utility "
+                         "functions)"));
+    count_->setToolTip(tr("How many requests (chat) to generate"));
+    rate_->setToolTip(tr("Mean arrival rate"));
+    seed_->setToolTip(tr("Random seed: the same seed gives the same workload"));
+    lengths_->setToolTip(tr("A trace whose (prompt, output) lengths are drawn from"));
+    browse->setToolTip(tr("Choose the trace file"));
     count_->setObjectName(QStringLiteral("count"));
     prompt_->setObjectName(QStringLiteral("prompt"));
     output_->setObjectName(QStringLiteral("output"));

@@ -818,6 +818,14 @@ void MainWindow::rebuildTufSliders() {
         const double z = std::isfinite(r.tuf->zeroTime()) ? r.tuf->zeroTime() : 60.0;
         auto* zero =
             new views::ParamSlider(tr("zero at (s)"), std::max(0.02, z / 10), z * 10, z, 2, true);
+        ert->setToolTip(tr("Expected response time of class %1 (TimelyLLM): its utility is %2 "
+                           "until a first response this late (s); a tenth to ten times the "
+                           "workload's value")
+                            .arg(name)
+                            .arg(r.tuf->beta));
+        zero->setToolTip(tr("When a first response of class %1 earns zero utility (s); later "
+                            "ones earn less than zero, falling linearly")
+                             .arg(name));
         tuf_box_->layout()->addWidget(label);
         tuf_box_->layout()->addWidget(ert);
         tuf_box_->layout()->addWidget(zero);
