@@ -1,10 +1,12 @@
 #include "chart_tools.h"
 
+#include <QBuffer>
 #include <QContextMenuEvent>
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QMenu>
 #include <QMessageBox>
+#include <QSaveFile>
 #include <QSvgGenerator>
 #include <algorithm>
 #include <cmath>
@@ -94,20 +96,39 @@ void keepLegendOffData(QCustomPlot* plot, const std::function<bool(const QCPGrap
                      [plot, counts] { placeLegend(plot, counts); });
 }
 
+QByteArray drawSvg(QSize size, const QString& title,
+                   const std::function<void(QCPPainter&, const QRect&)>& paint) {
+    QByteArray bytes;
+    QBuffer buf(&bytes);
+    buf.open(QIODevice::WriteOnly);
+    QSvgGenerator gen;
+    gen.setOutputDevice(&buf);
+    gen.setSize(size);
+    gen.setViewBox(QRect(QPoint(0, 0), size));
+    gen.setTitle(title);
+    QCPPainter p;
+    if (!p.begin(&gen)) return {};
+    paint(p, QRect(QPoint(0, 0), size));
+    p.end();
+    return bytes;
+}
+
+namespace {
+bool writeSvg(const QString& path, const QByteArray& svg) {
+    QSaveFile f(path);
+    return !svg.isEmpty() && f.open(QIODevice::WriteOnly) && f.write(svg) == svg.size() &&
+           f.commit();
+}
+bool isSvg(const QString& path) {
+    return path.endsWith(QStringLiteral(".svg"), Qt::CaseInsensitive);
+}
+} // namespace
+
 bool saveDrawing(const QString& path, QSize size,
                  const std::function<void(QPainter&, const QRect&)>& paint) {
-    if (path.endsWith(QStringLiteral(".svg"), Qt::CaseInsensitive)) {
-        QSvgGenerator gen;
-        gen.setFileName(path);
-        gen.setSize(size);
-        gen.setViewBox(QRect(QPoint(0, 0), size));
-        gen.setTitle(QStringLiteral("Kairos"));
-        QPainter p;
-        if (!p.begin(&gen)) return false;
-        paint(p, QRect(QPoint(0, 0), size));
-        p.end();
-        return QFileInfo(path).size() > 0;
-    }
+    if (isSvg(path))
+        return writeSvg(path, drawSvg(size, QStringLiteral("Kairos"),
+                                      [&](QCPPainter& p, const QRect& r) { paint(p, r); }));
     QImage img(size * 2, QImage::Format_ARGB32);
     img.setDevicePixelRatio(2.0);
     img.fill(Qt::white);
@@ -121,18 +142,11 @@ bool saveDrawing(const QString& path, QSize size,
 bool saveChart(QCustomPlot* plot, const QString& path, int width, int height) {
     if (width <= 0) width = plot->width();
     if (height <= 0) height = plot->height();
-    if (path.endsWith(QStringLiteral(".svg"), Qt::CaseInsensitive)) {
-        QSvgGenerator gen;
-        gen.setFileName(path);
-        gen.setSize(QSize(width, height));
-        gen.setViewBox(QRect(0, 0, width, height));
-        gen.setTitle(QStringLiteral("Kairos"));
-        QCPPainter painter;
-        if (!painter.begin(&gen)) return false;
-        plot->toPainter(&painter, width, height);
-        painter.end();
-        return QFileInfo(path).size() > 0;
-    }
+    if (isSvg(path))
+        return writeSvg(path, drawSvg(QSize(width, height), QStringLiteral("Kairos"),
+                                      [&](QCPPainter& p, const QRect&) {
+                                          plot->toPainter(&p, width, height);
+                                      }));
     return plot->savePng(path, width, height, 2.0);
 }
 

@@ -19,6 +19,11 @@ Qt::Alignment placeLegend(QCustomPlot* plot,
 void keepLegendOffData(QCustomPlot* plot,
                        const std::function<bool(const QCPGraph*)>& counts = nullptr);
 
+// A drawing as an SVG document (vectors), `size` pixels; empty when it cannot be drawn.
+// What every SVG the workbench writes (a chart's export, a report's charts) comes from.
+QByteArray drawSvg(QSize size, const QString& title,
+                   const std::function<void(QCPPainter&, const QRect&)>& paint);
+
 // Writes a chart by the file's extension: .svg as vectors (QSvgGenerator), anything else
 // as PNG at twice the pixels. Width and height 0: the widget's size. False on failure.
 bool saveChart(QCustomPlot* plot, const QString& path, int width = 0, int height = 0);

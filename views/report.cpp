@@ -1,6 +1,7 @@
 #include "report.h"
 
 #include "chart_style.h"
+#include "chart_tools.h"
 #include "kv_chart.h"
 #include "latency_chart.h"
 #include "lod/cdf.h"
@@ -18,7 +19,6 @@
 #include <QPainter>
 #include <QPdfWriter>
 #include <QSaveFile>
-#include <QSvgGenerator>
 #include <QTextDocument>
 #include <algorithm>
 #include <array>
@@ -59,7 +59,7 @@ void plotInto(QCustomPlot* plot, QCPPainter& p, const QRect& r) {
     p.restore();
 }
 
-std::unique_ptr<ChartSet> makeCharts(const ReportData& d, int width) {
+std::unique_ptr<ChartSet> makeCharts(const ReportData& d) {
     auto c = std::make_unique<ChartSet>();
     auto rows = std::make_shared<const std::vector<lod::Row>>(lod::buildRows(*d.log, d.workload));
     const auto [lo, hi] = lod::timeExtent(*rows);
@@ -104,15 +104,9 @@ std::unique_ptr<ChartSet> makeCharts(const ReportData& d, int width) {
     c->cdfs = std::make_unique<LatencyChart>();
     {
         auto ecdfs = [](const RunLog& log) {
-            std::vector<double> ttft, tpot, e2el;
-            for (const RequestMetrics& m : perRequest(log)) {
-                if (!m.finished) continue;
-                ttft.push_back(m.ttft() * 1e3);
-                if (!std::isnan(m.tpot())) tpot.push_back(m.tpot() * 1e3);
-                e2el.push_back(m.e2el() * 1e3);
-            }
+            auto l = lod::latencyCdfs(perRequest(log));
             return std::array<std::vector<std::pair<double, double>>, 3>{
-                lod::ecdf(std::move(ttft)), lod::ecdf(std::move(tpot)), lod::ecdf(std::move(e2el))};
+                std::move(l.ttft), std::move(l.tpot), std::move(l.e2el)};
         };
         const QColor colors[] = {QColor(0xf5, 0xa6, 0x23), QColor(0x9b, 0x59, 0xb6),
                                  QColor(0x2f, 0x80, 0xed)};
@@ -161,26 +155,15 @@ std::unique_ptr<ChartSet> makeCharts(const ReportData& d, int width) {
             plot->setPalette(QPalette(Qt::white));
             applyPalette(plot, QPalette::Base);
         }
-    (void)width;
     return c;
 }
 
 // One chart as an SVG document (vectors), `width` pixels wide.
 QByteArray chartSvg(const Chart& chart, int width) {
-    QByteArray bytes;
-    QBuffer buf(&bytes);
-    buf.open(QIODevice::WriteOnly);
-    QSvgGenerator gen;
-    gen.setOutputDevice(&buf);
-    gen.setSize(QSize(width, chart.height));
-    gen.setViewBox(QRect(0, 0, width, chart.height));
-    gen.setTitle(chart.title);
-    QCPPainter p;
-    if (!p.begin(&gen))
+    const QByteArray svg = drawSvg(QSize(width, chart.height), chart.title, chart.paint);
+    if (svg.isEmpty())
         throw std::runtime_error("cannot draw the chart " + chart.title.toStdString());
-    chart.paint(p, QRect(0, 0, width, chart.height));
-    p.end();
-    return bytes;
+    return svg;
 }
 
 constexpr int kHtmlChartWidth = 900;
@@ -305,7 +288,7 @@ QString html(const ReportData& d, const QString& charts_html) {
 } // namespace
 
 QString reportHtml(const ReportData& d) {
-    const auto set = makeCharts(d, kHtmlChartWidth);
+    const auto set = makeCharts(d);
     QString charts;
     for (const Chart& c : set->charts)
         charts +=
@@ -341,7 +324,7 @@ QByteArray reportPdfBytes(const ReportData& d) {
     pdf.setCreator(QStringLiteral("Kairos"));
     const QRect paint = pdf.pageLayout().paintRectPixels(pdf.resolution());
     const int W = paint.width(), H = paint.height();
-    const auto set = makeCharts(d, W);
+    const auto set = makeCharts(d);
     QTextDocument doc;
     doc.setDefaultFont(QFont(QStringLiteral("DejaVu Sans"), 9));
     doc.setHtml(html(d, QString()));

@@ -3,9 +3,7 @@
 #include "chart_style.h"
 #include "chart_tools.h"
 
-#include <QBuffer>
 #include <QFileInfo>
-#include <QSvgGenerator>
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -246,19 +244,9 @@ QString sweepReportHtml(const QString& title, const std::vector<QString>& settin
         chart.resize(900, 420);
         chart.setCurves(QString::fromStdString(x_name), QString::fromStdString(m), log_x, curves);
         chart.setMarker(std::nan(""));
-        QBuffer svg;
-        svg.open(QIODevice::WriteOnly);
-        {
-            QSvgGenerator gen;
-            gen.setOutputDevice(&svg);
-            gen.setSize(QSize(900, 420));
-            gen.setViewBox(QRect(0, 0, 900, 420));
-            QCPPainter painter;
-            painter.begin(&gen);
-            chart.toPainter(&painter, 900, 420);
-            painter.end();
-        }
-        QString body = QString::fromUtf8(svg.data());
+        QString body = QString::fromUtf8(
+            drawSvg(QSize(900, 420), QString::fromStdString(m),
+                    [&](QCPPainter& p, const QRect&) { chart.toPainter(&p, 900, 420); }));
         const int start = body.indexOf(QStringLiteral("<svg"));
         if (start > 0) body = body.mid(start); // inline: no XML declaration
         h += QStringLiteral("<figure>%1<figcaption>%2 against %3: the mean over seeds, its 95 % "

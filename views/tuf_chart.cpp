@@ -148,7 +148,6 @@ void TufChart::placeLegend() {
     // count, not the curves, which cross the whole plot.
     legend_corner_ = views::placeLegend(
         this, [](const QCPGraph* g) { return g->lineStyle() == QCPGraph::lsNone; });
-    legend_outside_ = legend_corner_ == Qt::Alignment();
 }
 
 } // namespace kairos::views

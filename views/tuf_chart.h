@@ -49,7 +49,6 @@ private:
     QString note_;
     QCPTextElement* note_element_ = nullptr; // a row above the plot while there is a note
     Qt::Alignment legend_corner_ = Qt::AlignTop | Qt::AlignRight;
-    bool legend_outside_ = false;
 };
 
 } // namespace kairos::views

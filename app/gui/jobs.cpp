@@ -25,13 +25,9 @@ long JobTracker::start(const QString& channel, QObject* context, Work work, Keep
     job->channel = channel;
     job->started_ms = QDateTime::currentMSecsSinceEpoch();
     if (shutting_down_) return job->id; // never started, never delivered
-    if (keep == Keep::Latest) {
-        auto& slot = latest_[channel];
-        if (slot) slot->cancel = true; // stale: stop spending the CPU on it
-        slot = job;
-    } else {
-        latest_[channel] = job;
-    }
+    auto& slot = latest_[channel];
+    if (slot && keep == Keep::Latest) slot->cancel = true; // stale: stop spending the CPU on it
+    slot = job;
     ++pending_;
     QPointer<QObject> ctx(context);
     pool_.start([this, job, ctx, keep, work = std::move(work)] {

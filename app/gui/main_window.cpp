@@ -325,14 +325,15 @@ void MainWindow::buildUi() {
     filter_->setPlaceholderText(
         tr("Find requests: 17, killed, preempted, slo, class=urgent, agent=3, phase=suspended, "
            "ttft>2000, e2el>30000 …"));
-    filter_->setToolTip(
+    filter_help_ =
         tr("<b>Find requests</b> (Ctrl+F). Terms separated by spaces must all hold; a leading "
            "! negates one.<br><tt>17</tt> or <tt>id=17</tt> a request; <tt>agent=3</tt>, "
            "<tt>class=urgent</tt>; <tt>phase=queued|prefill|decoding|preempted|suspended</tt> "
            "(it spent time in it); <tt>killed finished unfinished preempted suspended</tt>; "
            "<tt>slo</tt> missed a goodput SLO; <tt>ttft&gt;MS tpot&gt;MS e2el&gt;MS queue&gt;MS"
            "</tt> (also &lt;, &gt;=, &lt;=); <tt>prompt&gt;N output&gt;N</tt> tokens.<br>Enter "
-           "or F3 jumps to the next match, Shift+F3 to the previous."));
+           "or F3 jumps to the next match, Shift+F3 to the previous.");
+    filter_->setToolTip(filter_help_);
     filter_info_ = new QLabel;
     filter_info_->setObjectName(QStringLiteral("filterInfo"));
     auto* prev_match = new QToolButton;
@@ -945,6 +946,16 @@ void MainWindow::setWorkload(std::shared_ptr<Workload> w, const QString& label) 
     resimulate();
 }
 
+SummaryOptions MainWindow::windowSummary() const {
+    // What the window's runs measure: the SLO sliders' goodput, no inter-token latency
+    // (not shown here; the costliest statistic).
+    SummaryOptions so;
+    so.itl = false;
+    so.goodput.ttft_ms = slider("ttft_slo")->value();
+    so.goodput.tpot_ms = slider("tpot_slo")->value();
+    return so;
+}
+
 void MainWindow::resimulate() {
     if (!state_->workload() || restoring_) return;
     const double rate = slider("rate")->value();
@@ -984,9 +995,7 @@ void MainWindow::resimulate() {
     req.limits.kv_capacity_tokens = std::max<std::int64_t>(
         1, std::llround(double(profile_.kvCapacityTokens()) * slider("kv")->value()));
     req.limits.max_num_seqs = static_cast<std::int32_t>(std::lround(slider("seqs")->value()));
-    req.summary.itl = false; // not shown here; the costliest statistic
-    req.summary.goodput.ttft_ms = slider("ttft_slo")->value();
-    req.summary.goodput.tpot_ms = slider("tpot_slo")->value();
+    req.summary = windowSummary();
     const long job = runner_.submit(std::move(req));
     job_started_ms_ = QDateTime::currentMSecsSinceEpoch();
     poll_->start();
@@ -1013,10 +1022,9 @@ void MainWindow::showResult(std::shared_ptr<const SimResult> r) {
         state_->setSelection(-1, 0.0); // another workload: another request with that id
     }
     restoring_view_ = true; // a re-run's search is not a new step
-    applyFilter();          // the search's matches in this run (and its rows when only matches)
+    applyFilter(false);     // the search's matches in this run; its rows: refreshComparison below
     restoring_view_ = false;
     if (history_.empty()) recordView();
-    if (!only_matches_->isChecked()) applyRows();
     const LoadReport& load = r->summary.load;
     load_banner_->setVisible(load.saturated.value_or(false));
     if (load.saturated.value_or(false))
@@ -1169,10 +1177,7 @@ void MainWindow::pinStoredRun(qint64 id) {
     // window's SLOs, as the shown run's is.
     const QString path = db_path_;
     const auto shown = state_->run() ? state_->run()->workload : nullptr;
-    SummaryOptions window_so;
-    window_so.itl = false;
-    window_so.goodput.ttft_ms = slider("ttft_slo")->value();
-    window_so.goodput.tpot_ms = slider("tpot_slo")->value();
+    const SummaryOptions window_so = windowSummary();
     statusBar()->showMessage(tr("reading stored run %1…").arg(id));
     jobs_.start(
         QStringLiteral("pin"), this, [this, path, id, shown, window_so](JobTracker::Job& job) {
@@ -1241,20 +1246,12 @@ void MainWindow::pinStoredRun(qint64 id) {
                 if (!r) { // the stored figures and per-request rows only
                     r = std::make_shared<SimResult>();
                     r->summary = stored;
-                    std::vector<double> ttft, tpot, e2el;
-                    const auto rows = db.runRequests(id);
                     r->requests = std::make_shared<const std::vector<RequestMetrics>>(
-                        store::toRequestMetrics(rows));
-                    for (const auto& q : rows) {
-                        if (!q.finished) continue;
-                        ttft.push_back((q.first_token - q.arrival) * 1e3);
-                        if (q.output > 1)
-                            tpot.push_back((q.end - q.first_token) / (q.output - 1) * 1e3);
-                        e2el.push_back((q.end - q.arrival) * 1e3);
-                    }
-                    r->cdf_ttft = lod::ecdf(std::move(ttft));
-                    r->cdf_tpot = lod::ecdf(std::move(tpot));
-                    r->cdf_e2el = lod::ecdf(std::move(e2el));
+                        store::toRequestMetrics(db.runRequests(id)));
+                    auto cdfs = lod::latencyCdfs(*r->requests);
+                    r->cdf_ttft = std::move(cdfs.ttft);
+                    r->cdf_tpot = std::move(cdfs.tpot);
+                    r->cdf_e2el = std::move(cdfs.e2el);
                 }
                 // Of the shown workload? The store keys workloads by their content.
                 if (shown && store::contentHash(*shown) != info->workload_hash)
@@ -1298,7 +1295,7 @@ void MainWindow::setFilter(const QString& text) {
     applyFilter();
 }
 
-void MainWindow::applyFilter() {
+void MainWindow::applyFilter(bool apply_rows) {
     matches_.clear();
     match_pos_ = -1;
     filter_error_.clear();
@@ -1317,9 +1314,9 @@ void MainWindow::applyFilter() {
     }
     filter_->setStyleSheet(
         filter_error_.isEmpty() ? QString() : QStringLiteral("QLineEdit { background: #fde8e8; }"));
-    filter_->setToolTip(filter_error_.isEmpty() ? filter_->toolTip().section("<hr>", 0, 0)
-                                                : filter_->toolTip().section("<hr>", 0, 0) +
-                                                      "<hr>" + filter_error_.toHtmlEscaped());
+    filter_->setToolTip(filter_error_.isEmpty()
+                            ? filter_help_
+                            : filter_help_ + "<hr>" + filter_error_.toHtmlEscaped());
     if (!filter_error_.isEmpty())
         filter_info_->setText(tr("<span style='color:#b02020'>%1</span>")
                                   .arg(filter_error_.section(':', 1).trimmed().toHtmlEscaped()));
@@ -1329,7 +1326,7 @@ void MainWindow::applyFilter() {
         filter_info_->setText(
             tr("%1 of %2").arg(matches_.size()).arg(state_->run()->requests->size()));
     timeline_->setMarked(marked, -1);
-    if (only_matches_->isChecked()) applyRows();
+    if (apply_rows && only_matches_->isChecked()) applyRows();
     if (!restoring_view_) recordView();
 }
 
@@ -1540,9 +1537,11 @@ void MainWindow::openSession(const QString& path) {
     // Read and parse (an embedded workload can be large) off the GUI thread; then set
     // everything, simulate once, pin, and restore the view when the run is shown.
     statusBar()->showMessage(tr("opening session %1…").arg(path));
-    jobs_.start(QStringLiteral("load"), this, [this, path](JobTracker::Job& job) {
+    const std::string profile = exec_.profile;
+    jobs_.start(QStringLiteral("load"), this, [this, path, profile](JobTracker::Job& job) {
         auto j = std::make_shared<nlohmann::json>();
         std::shared_ptr<Workload> w;
+        std::shared_ptr<SessionDevice> device;
         QString error, file;
         try {
             std::ifstream in(path.toStdString());
@@ -1569,12 +1568,27 @@ void MainWindow::openSession(const QString& path) {
                     readWorkload(in2, path.toStdString() + ": embedded workload", o));
                 w->name = wj.value("name", w->name);
             }
+            // The session's device (a profile file read, a stored model parsed), resolved
+            // here: its run must use it from the first simulation on.
+            if (j->contains("exec") && j->at("exec").is_object()) {
+                const auto& e = j->at("exec");
+                device = std::make_shared<SessionDevice>();
+                try {
+                    device->exec.profile = e.value("profile", profile);
+                    device->exec.model_id = e.value("model_id", std::int64_t(0));
+                    device->exec.model_config = e.value("model_config", std::string());
+                    device->exec.db = e.value("db", std::string());
+                    device->resolved = resolveExec(device->exec, runContext());
+                } catch (const std::exception& err) {
+                    device->error = QString::fromStdString(err.what());
+                }
+            }
         } catch (const ReadCancelled&) {
             error = tr("cancelled");
         } catch (const std::exception& e) {
             error = QString::fromStdString(e.what());
         }
-        return std::function<void()>([this, path, j, w, error, file] {
+        return std::function<void()>([this, path, j, w, device, error, file] {
             if (!error.isEmpty()) {
                 statusBar()->showMessage(tr("cannot open session %1: %2").arg(path, error));
                 auto* box = new QMessageBox(QMessageBox::Warning, tr("Cannot open session"), error,
@@ -1584,35 +1598,24 @@ void MainWindow::openSession(const QString& path) {
                 Q_EMIT sessionOpened(false);
                 return;
             }
-            applySession(*j, w, file);
+            applySession(*j, w, file, device.get());
         });
     });
 }
 
 void MainWindow::applySession(const nlohmann::json& j, std::shared_ptr<Workload> w,
-                              const QString& file) {
+                              const QString& file, const SessionDevice* device) {
     restoring_ = true; // one simulation at the end, not one per setting
     applying_undo_ = true;
-    if (j.contains("exec") && j.at("exec").is_object()) {
-        // The session's device, resolved here: a session file names it, and its run must
-        // use it from the first simulation on.
-        const auto& e = j.at("exec");
-        RunSpec::ExecPart ex;
-        try {
-            ex.profile = e.value("profile", exec_.profile);
-            ex.model_id = e.value("model_id", std::int64_t(0));
-            ex.model_config = e.value("model_config", std::string());
-            ex.db = e.value("db", std::string());
-            ResolvedExec r = resolveExec(ex, runContext());
-            exec_ = ex;
-            profile_ = r.profile;
-            model_ = r.model;
-            showExecution();
-        } catch (const std::exception& err) {
-            statusBar()->showMessage(tr("the session's device cannot be used (%1); %2 is")
-                                         .arg(QString::fromStdString(err.what()))
-                                         .arg(QString::fromStdString(profile_.name)));
-        }
+    if (device && device->error.isEmpty()) {
+        exec_ = device->exec;
+        profile_ = device->resolved.profile;
+        model_ = device->resolved.model;
+        showExecution();
+    } else if (device) {
+        statusBar()->showMessage(tr("the session's device cannot be used (%1); %2 is")
+                                     .arg(device->error)
+                                     .arg(QString::fromStdString(profile_.name)));
     }
     try {
         if (j.contains("policy"))
@@ -1669,9 +1672,7 @@ void MainWindow::applySession(const nlohmann::json& j, std::shared_ptr<Workload>
             req.limits.kv_capacity_tokens =
                 p.value("kv_capacity_tokens", req.limits.kv_capacity_tokens);
             req.limits.max_num_seqs = p.value("max_num_seqs", req.limits.max_num_seqs);
-            req.summary.itl = false;
-            req.summary.goodput.ttft_ms = slider("ttft_slo")->value();
-            req.summary.goodput.tpot_ms = slider("tpot_slo")->value();
+            req.summary = windowSummary();
             jobs_.start(QStringLiteral("pin"), this, [this, req, rate](JobTracker::Job& job) {
                 auto r = std::make_shared<const SimResult>(
                     SimRunner::run(req, job.id, &job.cancel, &job.progress));

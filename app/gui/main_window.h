@@ -4,6 +4,7 @@
 // Every change re-simulates off the GUI thread (SimRunner); only the latest result paints.
 #include "jobs.h"
 #include "model/device_profile.h"
+#include "run/pipeline.h"
 #include "run/run_spec.h"
 #include "sim_runner.h"
 #include "store/store.h"
@@ -269,6 +270,8 @@ private:
     QComboBox* device_ = nullptr;
     QLabel* exec_label_ = nullptr;
     void showExecution();
+    // What the window's runs measure (the SLO sliders' goodput, no ITL).
+    SummaryOptions windowSummary() const;
     // The RunSpec (JSON) that re-runs `r`, when a file and the sliders say all of it;
     // "" otherwise (a generated workload, edited utility functions).
     std::string runSpecJson(const SimResult& r, int indent = -1) const;
@@ -279,7 +282,14 @@ private:
     nlohmann::json session_view_; // the opened session's view, applied after its run
     double pinned_rate_ = 1.0;    // the rate factor of the pinned run's workload
     QString workload_label_text_; // the shown workload's name
-    void applySession(const nlohmann::json& j, std::shared_ptr<Workload> w, const QString& file);
+    // An opened session's device, resolved with the file's read (error: why it cannot be).
+    struct SessionDevice {
+        RunSpec::ExecPart exec;
+        ResolvedExec resolved;
+        QString error;
+    };
+    void applySession(const nlohmann::json& j, std::shared_ptr<Workload> w, const QString& file,
+                      const SessionDevice* device);
     void applySessionView();
     void noteParam(const QString& name, const QVariant& value);
     void buildHelpMenu();
@@ -290,7 +300,10 @@ private:
     std::vector<ReqId> matches_;
     int match_pos_ = -1;
     QString filter_error_;
-    void applyFilter();
+    QString filter_help_; // the search field's tooltip (an error is added under it)
+    // Re-evaluates the search on the shown run; with `apply_rows`, shows only the matches'
+    // rows when that is on (showResult leaves the rows to refreshComparison).
+    void applyFilter(bool apply_rows = true);
     void stepMatch(int step);
     std::map<QString, std::function<bool(const QString&)>> chart_savers_;
     QString workload_file_; // the file the shown workload was read from ("" if generated)

@@ -62,16 +62,10 @@ SimResult SimRunner::run(const SimRequest& req, long job, const std::atomic<bool
         const auto c = Clock::now();
         for (const Event& e : log->events)
             if (e.ev == Ev::Preempt) r.preemptions.push_back(e.t);
-        std::vector<double> ttft, tpot, e2el;
-        for (const RequestMetrics& m : per_request) {
-            if (!m.finished) continue;
-            ttft.push_back(m.ttft() * 1e3);
-            tpot.push_back(m.tpot() * 1e3);
-            e2el.push_back(m.e2el() * 1e3);
-        }
-        r.cdf_ttft = lod::ecdf(std::move(ttft));
-        r.cdf_tpot = lod::ecdf(std::move(tpot));
-        r.cdf_e2el = lod::ecdf(std::move(e2el));
+        auto cdfs = lod::latencyCdfs(per_request);
+        r.cdf_ttft = std::move(cdfs.ttft);
+        r.cdf_tpot = std::move(cdfs.tpot);
+        r.cdf_e2el = std::move(cdfs.e2el);
         // Utility view: per class, its TUF and every task at (W(s0), TUF(W(s0))).
         r.tufs = views::tufClasses(*log, *req.workload, r.summary);
         const auto c2 = Clock::now();

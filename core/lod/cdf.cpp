@@ -61,4 +61,15 @@ LogHistogram logHistogram(const std::vector<double>& v, int bins) {
     return h;
 }
 
+LatencyCdfs latencyCdfs(const std::vector<RequestMetrics>& requests) {
+    std::vector<double> ttft, tpot, e2el;
+    for (const RequestMetrics& m : requests) {
+        if (!m.finished) continue;
+        ttft.push_back(m.ttft() * 1e3);
+        tpot.push_back(m.tpot() * 1e3); // NaN for one token: ecdf keeps finite values only
+        e2el.push_back(m.e2el() * 1e3);
+    }
+    return {ecdf(std::move(ttft)), ecdf(std::move(tpot)), ecdf(std::move(e2el))};
+}
+
 } // namespace kairos::lod
