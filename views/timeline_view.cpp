@@ -18,13 +18,6 @@
 
 namespace kairos::views {
 
-namespace {
-constexpr double kFoldPx = 3.0;   // spans narrower than this fold (Tracy)
-constexpr int kPinnedAlpha = 110; // the pinned run's lane: faded
-constexpr double kDefaultRowPx = 8.0;
-constexpr double kLanePx = 6.0; // rows at least this tall get lanes (robot, pinned run)
-} // namespace
-
 TimelineView::TimelineView(TimeRange* range, QWidget* parent)
     : QAbstractScrollArea(parent), range_(range) {
     setMouseTracking(true);
@@ -34,6 +27,14 @@ TimelineView::TimelineView(TimeRange* range, QWidget* parent)
     connect(range_, &TimeRange::changed, viewport(), [this] { viewport()->update(); });
     connect(verticalScrollBar(), &QScrollBar::valueChanged, viewport(),
             [this] { viewport()->update(); });
+    pool_.setMaxThreadCount(1);
+}
+
+TimelineView::~TimelineView() {
+    // A frame in flight reads rows this view shares and posts to it: stop and wait.
+    if (cancel_) cancel_->store(true);
+    pool_.clear();
+    pool_.waitForDone();
 }
 
 void TimelineView::setRows(std::shared_ptr<const std::vector<lod::Row>> rows,
@@ -43,11 +44,8 @@ void TimelineView::setRows(std::shared_ptr<const std::vector<lod::Row>> rows,
     // New rows (another workload, lanes instead of requests, a filter): every row fits
     // the view (up to 16 px; below a pixel, density rows), so a large trace opens whole
     // rather than at its first 60 requests. Ctrl+wheel zooms in.
-    if (rows_ && rows_->size() != before && !rows_->empty()) {
-        const double fit =
-            double(std::max(40, viewport()->height() - kHeader)) / double(rows_->size());
-        row_h_ = fit >= 1 ? std::min(16.0, std::floor(fit)) : std::max(0.01, fit);
-    }
+    if (rows_ && rows_->size() != before && !rows_->empty()) fit_rows_ = true;
+    if (fit_rows_) fitRows();
     requests_ = requests ? std::move(requests) : rows_;
     has_robot_ = rows_ && std::any_of(rows_->begin(), rows_->end(),
                                       [](const lod::Row& r) { return !r.robot.empty(); });
@@ -107,7 +105,14 @@ bool TimelineView::scrollToRequest(int id) {
     return true;
 }
 
+void TimelineView::fitRows() {
+    if (!rows_ || rows_->empty()) return;
+    const double fit = double(std::max(40, viewport()->height() - kHeader)) / double(rows_->size());
+    row_h_ = fit >= 1 ? std::min(16.0, std::floor(fit)) : std::max(0.01, fit);
+}
+
 void TimelineView::setRowHeight(double px) {
+    fit_rows_ = false; // the user's zoom: kept through resizes
     row_h_ = std::clamp(px, 0.01, 64.0);
     updateScrollBar();
     viewport()->update();
@@ -149,10 +154,10 @@ void TimelineView::paintHeader(QPainter& p, const QRect& area) const {
     }
     p.fillRect(x, y + 2, 2, 10, palette().color(QPalette::Text));
     p.drawText(x + 6, y + fm.ascent(), tr("killed"));
-    if (showsPinned() && row_h_ >= kLanePx) { // lanes are drawn: say what the lower one is
+    if (showsPinned() && row_h_ >= lod::kLanePx) { // lanes are drawn: say what the lower one is
         x += 6 + fm.horizontalAdvance(tr("killed")) + 12;
         QColor c = colorOf(lod::SpanKind::Decode);
-        c.setAlpha(kPinnedAlpha);
+        c.setAlpha(lod::kPinnedAlpha);
         p.fillRect(x, y + 7, 10, 5, c);
         p.drawText(x + 14, y + fm.ascent(), tr("pinned (lower lane)"));
     }
@@ -165,9 +170,40 @@ void TimelineView::paintHeader(QPainter& p, const QRect& area) const {
     for (double t : lod::niceTicks(axis.t0, axis.t1, max_ticks)) {
         const int tx = plot.left() + static_cast<int>(std::lround(axis.toX(t)));
         p.drawLine(tx, base - 4, tx, base);
-        p.drawText(tx + 3, base - 4, QString::number(t, 'g', 6) + QStringLiteral(" s"));
+        const QString label = QString::number(t, 'g', 6) + QStringLiteral(" s");
+        if (tx + 3 + fm.horizontalAdvance(label) <= plot.right()) // whole, or not at all
+            p.drawText(tx + 3, base - 4, label);
     }
     p.drawText(area.left() + 4, base - 4, agentLanes() ? tr("agent") : tr("request"));
+}
+
+void TimelineView::paintFills(QPainter& p, const std::vector<lod::Fill>& fills, QPoint origin,
+                              QColor text, QColor mid) {
+    for (const lod::Fill& f : fills) {
+        QColor c = f.ink == lod::Ink::Kill        ? text
+                   : f.ink == lod::Ink::Separator ? mid
+                                                  : colorOf(f.kind);
+        if (f.ink == lod::Ink::Phase) c.setAlpha(f.alpha);
+        p.fillRect(origin.x() + f.x, origin.y() + f.y, f.w, f.h, c);
+    }
+}
+
+QImage TimelineView::buildFrame(const std::vector<lod::Row>& rows,
+                                const std::vector<lod::Row>* requests,
+                                const std::vector<lod::Row>* pinned, const lod::RasterView& v,
+                                QSize size, double dpr, QColor text, QColor mid,
+                                const std::atomic<bool>* cancel, long* fills) {
+    const std::vector<lod::Fill> list = lod::rasterize(rows, requests, pinned, v, cancel);
+    if (fills) *fills = static_cast<long>(list.size());
+    QImage image((QSizeF(size) * dpr).toSize(), QImage::Format_ARGB32_Premultiplied);
+    if (image.isNull()) return image;
+    image.setDevicePixelRatio(dpr);
+    image.fill(Qt::transparent);
+    if (cancel && cancel->load()) return {};
+    QPainter p(&image);
+    p.setRenderHint(QPainter::Antialiasing, false);
+    paintFills(p, list, QPoint(0, 0), text, mid);
+    return image;
 }
 
 void TimelineView::render(QPainter& p, const QRect& area, double scroll_px) const {
@@ -185,106 +221,56 @@ void TimelineView::render(QPainter& p, const QRect& area, double scroll_px) cons
         p.restore();
         return;
     }
-    const lod::TimeAxis axis{range_->from(), range_->to(), double(plot.width())};
-    const double spp = axis.secondsPerPixel(), fold_len = kFoldPx * spp;
+    const lod::RasterView v{
+        {range_->from(), range_->to(), double(plot.width())}, plot.height(), row_h_, scroll_px};
+    const std::vector<lod::Fill> fills =
+        lod::rasterize(*rows_, requests_.get(), showsPinned() ? pinned_.get() : nullptr, v);
+    paintFills(p, fills, plot.topLeft(), palette().color(QPalette::Text),
+               palette().color(QPalette::Mid));
+    draws_ += static_cast<long>(fills.size());
+    const auto [first, last] = lod::visibleRows(rows_->size(), v);
+    paintGutter(p, rowsArea, plot, first, last, scroll_px);
+    paintMarks(p, plot, first, last, scroll_px);
+    p.restore();
+}
+
+void TimelineView::paintGutter(QPainter& p, const QRect& rowsArea, const QRect& plot, long first,
+                               long last, double scroll_px) const {
+    // Request ids (or agents, on each agent's first lane) where they fit: every row when
+    // rows are tall enough, else one every few rows; density rows, the first request of a
+    // pixel line every two text lines.
+    const QFontMetrics fm = p.fontMetrics();
+    const bool agents = agentLanes();
+    auto label = [&](const lod::Row& r) {
+        return agents ? (r.agent >= 0 ? tr("agent %1").arg(r.agent) : tr("no agent"))
+                      : QString::number(r.id);
+    };
     const auto n = static_cast<long>(rows_->size());
-    const long first = std::max(0L, static_cast<long>(std::floor(scroll_px / row_h_)));
-    const long last =
-        std::min(n, static_cast<long>(std::ceil((scroll_px + plot.height()) / row_h_)) + 1);
-    // Rows thinner than 4 px get no gap and no robot lane; below a pixel, consecutive rows
-    // land on the same pixel line and simply overdraw (the line shows the union).
-    const int bar_h = std::max(1, static_cast<int>(row_h_ >= 4 ? row_h_ - 1 : row_h_));
-    const bool lanes = row_h_ >= kLanePx;
     if (row_h_ < 1.0) {
-        renderDense(p, plot, axis, first, last, scroll_px);
-        paintMarks(p, plot, first, last, scroll_px);
-        // The gutter: the first request of a pixel line every two text lines.
-        const QFontMetrics fm = p.fontMetrics();
         for (int y = plot.top(); y < plot.bottom() - fm.height(); y += 2 * fm.height()) {
             const auto i = static_cast<long>(std::floor((y - plot.top() + scroll_px) / row_h_));
             if (i < 0 || i >= n) continue;
-            const lod::Row& r = (*rows_)[static_cast<std::size_t>(i)];
-            p.drawText(rowsArea.left() + 4, y + fm.ascent(),
-                       agentLanes() ? (r.agent >= 0 ? tr("agent %1").arg(r.agent) : tr("no agent"))
-                                    : QString::number(r.id));
+            p.drawText(rowsArea.left() + 4, y + fm.ascent(), label((*rows_)[std::size_t(i)]));
         }
-        p.restore();
         return;
     }
-    const QFontMetrics fm = p.fontMetrics();
     const bool labels = row_h_ >= fm.height();
-    const bool agents = agentLanes(), compare = showsPinned();
-    // A draw's pixel columns, clamped to the plot: the bars never reach the gutter, so one
-    // clip to the rows area serves the labels and the bars alike.
-    auto pixels = [&](const lod::Draw& d) {
-        const int x0 =
-            std::max(plot.left(), plot.left() + static_cast<int>(std::floor(axis.toX(d.t0))));
-        const int x1 =
-            std::min(plot.right() + 1, plot.left() + static_cast<int>(std::ceil(axis.toX(d.t1))));
-        return std::pair<int, int>{x0, x1};
-    };
-    // Folds `spans` and fills each draw in [y, y + h); alpha < 255 fades the colours.
-    auto lane = [&](const std::vector<lod::Span>& spans, int y, int h, int alpha,
-                    bool robot_colour) {
-        if (h <= 0) return;
-        scratch_.clear();
-        lod::fold(spans, axis.t0, axis.t1, fold_len, scratch_);
-        for (const lod::Draw& d : scratch_) {
-            const auto [x0, x1] = pixels(d);
-            QColor c = colorOf(robot_colour ? lod::SpanKind::Robot : d.kind);
-            c.setAlpha(alpha);
-            p.fillRect(x0, y, std::max(1, x1 - x0), h, c);
-            ++draws_;
-        }
-    };
-    auto killMark = [&](double t, int y) {
-        if (t < axis.t0 || t > axis.t1) return;
-        p.fillRect(plot.left() + static_cast<int>(axis.toX(t)), y, 2, bar_h,
-                   palette().color(QPalette::Text));
-        ++draws_;
-    };
-    const QColor separator = palette().color(QPalette::Mid);
+    const int bar_h = std::max(1, static_cast<int>(row_h_ >= 4 ? row_h_ - 1 : row_h_));
     long last_label_px = -1000000;
     for (long i = first; i < last; ++i) {
         const lod::Row& r = (*rows_)[static_cast<std::size_t>(i)];
         const int y = plot.top() + static_cast<int>(std::floor(i * row_h_ - scroll_px));
-        // Request ids (or agents, on each agent's first lane) in the gutter where they fit:
-        // every row when rows are tall enough, else one every few rows.
         const bool first_lane = agents && r.lane == 0;
-        if (first_lane && i > first && row_h_ >= 3)
-            p.fillRect(plot.left(), y - 1, plot.width(), 1, separator); // not over labels
         if (y - last_label_px >= fm.height() && y >= plot.top() &&
             (agents ? first_lane : (labels || i % 10 == 0))) {
             // Centred on a row that is tall enough, else hanging from its top (a label
             // taller than the row must not reach above it, into the header).
             const int base =
                 labels ? y + (bar_h + fm.ascent() - fm.descent()) / 2 : y + fm.ascent() - 1;
-            p.drawText(rowsArea.left() + 4, base,
-                       agents ? (r.agent >= 0 ? tr("agent %1").arg(r.agent) : tr("no agent"))
-                              : QString::number(r.id));
+            p.drawText(rowsArea.left() + 4, base, label(r));
             last_label_px = y;
         }
-        if (r.lastTime() < axis.t0 || r.arrival > axis.t1) continue;
-        // Lanes of a row: generation on top, then the robot executing (if any), then the
-        // pinned run's generation (compare).
-        const bool robot = lanes && !r.robot.empty(), pin = lanes && compare;
-        const int h_gen = robot && pin ? bar_h / 2 : (robot || pin ? bar_h * 2 / 3 : bar_h);
-        const int h_robot = robot ? (pin ? (bar_h - h_gen) / 2 : bar_h - h_gen) : 0;
-        lane(r.spans, y, h_gen, 255, false);
-        if (robot) lane(r.robot, y + h_gen, h_robot, 255, true);
-        if (pin)
-            lane((*pinned_)[static_cast<std::size_t>(i)].spans, y + h_gen + h_robot,
-                 bar_h - h_gen - h_robot, kPinnedAlpha, false);
-        if (!r.members.empty()) {
-            for (const lod::Member& m : r.members)
-                if (m.killed && requests_ && std::size_t(m.id) < requests_->size())
-                    killMark((*requests_)[std::size_t(m.id)].end, y);
-        } else if (r.killed) {
-            killMark(r.end, y);
-        }
     }
-    paintMarks(p, plot, first, last, scroll_px);
-    p.restore();
 }
 
 void TimelineView::paintMarks(QPainter& p, const QRect& plot, long first, long last,
@@ -317,87 +303,88 @@ void TimelineView::paintMarks(QPainter& p, const QRect& plot, long first, long l
     }
 }
 
-void TimelineView::renderDense(QPainter& p, const QRect& plot, const lod::TimeAxis& axis,
-                               long first, long last, double scroll_px) const {
-    // Several requests per pixel line: each line's rows go into per-phase difference
-    // arrays (+1 where a span starts, -1 where it ends), one sweep finds at every pixel
-    // column the most telling phase present, and one rectangle fills each run of equal
-    // phase. O(spans + phases * width) per line, whatever the spans' lengths.
-    // Phases by how telling they are when rows of one line disagree (last wins).
-    static constexpr lod::SpanKind kOrder[] = {lod::SpanKind::Queued,    lod::SpanKind::Robot,
-                                               lod::SpanKind::Folded,    lod::SpanKind::Decode,
-                                               lod::SpanKind::Suspended, lod::SpanKind::Prefill,
-                                               lod::SpanKind::Preempted};
-    constexpr int kPhases = int(std::size(kOrder));
-    static const auto kRankOf = [] {
-        std::array<int, 8> r{};
-        for (int i = 0; i < kPhases; ++i) r[std::size_t(kOrder[i])] = i;
-        return r;
-    }();
-    const int w = plot.width();
-    const auto stride = static_cast<std::size_t>(w + 1);
-    diff_.assign(stride * kPhases, 0);
-    const double fold_len = axis.secondsPerPixel(); // one pixel: finer cannot show
-    // The shade: how many of the line's requests are in the system at that column, in
-    // kShades steps from faint (one) to full (all), so a busy stretch of a large trace
-    // reads as a darker band (a heat row) while the hue still says the phase.
-    constexpr int kShades = 6;
-    int line_y = std::numeric_limits<int>::min();
-    int line_rows = 0;
-    bool any = false;
-    auto flush = [&] {
-        if (!any) return;
-        int cnt[kPhases] = {};
-        int run_start = 0, run_key = -1;
-        for (int x = 0; x <= w; ++x) {
-            int top = -1, total = 0;
-            if (x < w)
-                for (int k = kPhases - 1; k >= 0; --k) {
-                    cnt[k] += diff_[std::size_t(k) * stride + std::size_t(x)];
-                    total += cnt[k];
-                    if (top < 0 && cnt[k] > 0) top = k;
-                }
-            const int shade =
-                top < 0 ? 0
-                        : std::clamp((total * kShades + line_rows - 1) / std::max(1, line_rows), 1,
-                                     kShades);
-            const int key = top < 0 ? -1 : top * (kShades + 1) + shade;
-            if (key != run_key) {
-                if (run_key >= 0) {
-                    QColor c = colorOf(kOrder[run_key / (kShades + 1)]);
-                    c.setAlpha(255 * (run_key % (kShades + 1) + 1) / (kShades + 1));
-                    p.fillRect(plot.left() + run_start, line_y, x - run_start, 1, c);
-                    ++draws_;
-                }
-                run_start = x;
-                run_key = key;
-            }
-        }
-        std::fill(diff_.begin(), diff_.end(), 0);
-        any = false;
-    };
-    for (long i = first; i < last; ++i) {
-        const int y = plot.top() + static_cast<int>(std::floor(i * row_h_ - scroll_px));
-        if (y != line_y) {
-            flush();
-            line_y = y;
-            line_rows = 0;
-        }
-        ++line_rows;
-        const lod::Row& r = (*rows_)[static_cast<std::size_t>(i)];
-        if (r.end < axis.t0 || r.arrival > axis.t1) continue;
-        scratch_.clear();
-        lod::fold(r.spans, axis.t0, axis.t1, fold_len, scratch_);
-        for (const lod::Draw& d : scratch_) {
-            const int x0 = std::clamp(static_cast<int>(std::floor(axis.toX(d.t0))), 0, w - 1);
-            const int x1 = std::clamp(static_cast<int>(std::ceil(axis.toX(d.t1))), x0 + 1, w);
-            int* row = diff_.data() + std::size_t(kRankOf[std::size_t(d.kind)]) * stride;
-            ++row[x0];
-            --row[x1];
-            any = true;
-        }
-    }
-    flush();
+bool TimelineView::FrameKey::operator==(const FrameKey& o) const {
+    return v.axis.t0 == o.v.axis.t0 && v.axis.t1 == o.v.axis.t1 && v.axis.width == o.v.axis.width &&
+           v.height == o.v.height && v.row_h == o.v.row_h && v.scroll_px == o.v.scroll_px &&
+           rows == o.rows && requests == o.requests && pinned == o.pinned && text == o.text &&
+           mid == o.mid && dpr == o.dpr && size == o.size;
+}
+
+TimelineView::FrameKey TimelineView::currentKey(QRect* plot_out) const {
+    const QRect area = viewport()->rect();
+    const QRect plot(area.left() + kGutter, area.top() + kHeader, area.width() - kGutter,
+                     area.height() - kHeader);
+    if (plot_out) *plot_out = plot;
+    FrameKey k;
+    k.v = {{range_->from(), range_->to(), double(std::max(1, plot.width()))},
+           plot.height(),
+           row_h_,
+           double(verticalScrollBar()->value())};
+    k.rows = rows_.get();
+    k.requests = requests_.get();
+    k.pinned = showsPinned() ? pinned_.get() : nullptr;
+    k.text = palette().color(QPalette::Text).rgba();
+    k.mid = palette().color(QPalette::Mid).rgba();
+    k.dpr = viewport()->devicePixelRatioF();
+    k.size = plot.size();
+    return k;
+}
+
+bool TimelineView::asyncFor(const FrameKey& key) const {
+    if (!rows_ || key.size.width() <= 0 || key.size.height() <= 0) return false;
+    const auto [first, last] = lod::visibleRows(rows_->size(), key.v);
+    return last - first > async_rows_;
+}
+
+bool TimelineView::frameReady() const {
+    const FrameKey key = currentKey();
+    return !asyncFor(key) || (frame_ && frame_->key == key);
+}
+
+void TimelineView::requestFrame(const FrameKey& key) {
+    if (wanted_ && *wanted_ == key) return; // already being built
+    if (cancel_) cancel_->store(true);
+    pool_.clear(); // a queued, not yet started build is dropped
+    wanted_ = key;
+    cancel_ = std::make_shared<std::atomic<bool>>(false);
+    const std::uint64_t gen = ++generation_;
+    // The job holds the rows it reads (shared, immutable) and no pointer into this view
+    // but the one it posts to: the destructor waits for the pool, and Qt drops events
+    // posted to an object that is then destroyed.
+    pool_.start([this, gen, key, rows = rows_, requests = requests_,
+                 pinned = key.pinned ? pinned_ : nullptr, cancel = cancel_] {
+        long fills = 0;
+        QImage image =
+            buildFrame(*rows, requests.get(), pinned.get(), key.v, key.size, key.dpr,
+                       QColor::fromRgba(key.text), QColor::fromRgba(key.mid), cancel.get(), &fills);
+        if (cancel->load()) return;
+        QMetaObject::invokeMethod(
+            this,
+            [this, gen, key, image = std::move(image), fills]() mutable {
+                if (gen != generation_) return; // a newer window was asked for since
+                frame_ = Frame{key, std::move(image), fills};
+                wanted_.reset();
+                ++frames_built_;
+                viewport()->update();
+            },
+            Qt::QueuedConnection);
+    });
+}
+
+void TimelineView::finishFrame() {
+    const FrameKey key = currentKey();
+    if (!asyncFor(key) || (frame_ && frame_->key == key)) return;
+    if (cancel_) cancel_->store(true);
+    pool_.clear();
+    ++generation_; // whatever is in flight is no longer wanted
+    wanted_.reset();
+    long fills = 0;
+    QImage image =
+        buildFrame(*rows_, requests_.get(), key.pinned ? pinned_.get() : nullptr, key.v, key.size,
+                   key.dpr, QColor::fromRgba(key.text), QColor::fromRgba(key.mid), nullptr, &fills);
+    frame_ = Frame{key, std::move(image), fills};
+    ++frames_built_;
+    viewport()->update();
 }
 
 QString TimelineView::describe(const lod::Row& r, double t, const lod::Row* pinned) {
@@ -466,11 +453,44 @@ int TimelineView::requestAt(const QPoint& pos, QString* what, double* t_out) con
 void TimelineView::paintEvent(QPaintEvent*) {
     QPainter p(viewport());
     p.fillRect(viewport()->rect(), palette().color(QPalette::Base));
-    render(p, viewport()->rect(), verticalScrollBar()->value());
+    QRect plot;
+    const FrameKey key = currentKey(&plot);
+    if (!asyncFor(key)) {
+        render(p, viewport()->rect(), verticalScrollBar()->value());
+        return;
+    }
+    // Many rows: the frame is built off this thread. Until it arrives, the last frame is
+    // shown moved and scaled to the current window (time and rows), as a map viewer does.
+    if (!frame_ || !(frame_->key == key)) requestFrame(key);
+    draws_ = 0;
+    p.setRenderHint(QPainter::Antialiasing, false);
+    p.setPen(palette().color(QPalette::Text));
+    paintHeader(p, QRect(0, 0, viewport()->width(), kHeader));
+    const QRect rowsArea(0, kHeader, viewport()->width(), viewport()->height() - kHeader);
+    p.setClipRect(plot);
+    if (frame_) {
+        const lod::RasterView& a = frame_->key.v; // the frame's window
+        const lod::RasterView& b = key.v;         // the current one
+        const double sx = a.axis.secondsPerPixel() / b.axis.secondsPerPixel();
+        const double dx = (a.axis.t0 - b.axis.t0) / b.axis.secondsPerPixel();
+        const double sy = b.row_h / a.row_h;
+        const double dy = a.scroll_px * sy - b.scroll_px;
+        p.save();
+        p.translate(plot.topLeft());
+        p.setTransform(QTransform(sx, 0, 0, sy, dx, dy), true);
+        p.drawImage(QPointF(0, 0), frame_->image);
+        p.restore();
+        draws_ = frame_->fills;
+    }
+    p.setClipRect(rowsArea);
+    const auto [first, last] = lod::visibleRows(rows_->size(), key.v);
+    paintGutter(p, rowsArea, plot, first, last, key.v.scroll_px);
+    paintMarks(p, plot, first, last, key.v.scroll_px);
 }
 
 void TimelineView::resizeEvent(QResizeEvent* e) {
     QAbstractScrollArea::resizeEvent(e);
+    if (fit_rows_) fitRows(); // every row still fits (a banner above, a resized window)
     updateScrollBar();
 }
 

@@ -2,17 +2,24 @@
 // The request timeline: one row per request (or per agent lane, lod::agentRows), time
 // across, a colour per phase; with a pinned run, each request's row shows the pinned
 // run's phases in a lower lane, faded, for comparison. A model
-// plus painting, no item per event (hotspot): each paint cuts the visible rows by index
-// and the visible time with two binary searches per row, folds spans narrower than 3 px
-// (core/lod), and fills rectangles with antialiasing off. The same render() paints the
-// screen, images and PDF pages.
+// plus painting, no item per event (hotspot): the visible rows are cut by index and the
+// visible time with two binary searches per row, spans narrower than 3 px fold, and the
+// result is a list of rectangles (core lod::rasterize). render() fills them directly
+// (images, PDF pages, small views); the window, when many rows are visible, builds its
+// frame as an image on a worker thread and meanwhile shows the last frame moved and
+// scaled to the new window, so no paint on the GUI thread does the per-row work.
+#include "lod/raster.h"
 #include "lod/time_axis.h"
 #include "lod/timeline.h"
 #include "time_range.h"
 
 #include <QAbstractScrollArea>
+#include <QImage>
+#include <QThreadPool>
+#include <atomic>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <vector>
 
 namespace kairos::views {
@@ -21,6 +28,7 @@ class TimelineView : public QAbstractScrollArea {
     Q_OBJECT
 public:
     explicit TimelineView(TimeRange* range, QWidget* parent = nullptr);
+    ~TimelineView() override;
 
     // `rows`: one per request, or agent lanes; then `requests` (one row per request, by
     // id) describes the request under the cursor.
@@ -43,7 +51,8 @@ public:
     bool scrollToRequest(int id);
     // The row showing request `id` (a request row, or the agent lane holding it); -1 if none.
     long rowOf(int id) const;
-    // Pixels per row (vertical zoom); below 1 several requests share a pixel line, drawn
+    // Pixels per row (vertical zoom; from then on kept through resizes, where new rows
+    // otherwise fit the view); below 1 several requests share a pixel line, drawn
     // as a density row: the most telling phase, its shade by how many of the line's
     // requests are in the system at that moment.
     void setRowHeight(double px);
@@ -63,8 +72,26 @@ public:
     // under the timeline uses the same left margin so that both share one time axis.
     static constexpr int kGutter = 72;
     static constexpr int kHeader = 36;
-    // Rectangles filled by the last render() (level-of-detail benchmark figure).
+    // Rectangles filled by the last render() or frame (level-of-detail benchmark figure).
     long lastDrawCount() const { return draws_; }
+
+    // Frames built off the GUI thread: when more than this many rows are visible (the
+    // density overview of a large trace), paintEvent shows the last frame, moved to the
+    // current window, while a worker builds the new one. 0: always; a huge value: never.
+    void setAsyncRows(long rows) { async_rows_ = rows; }
+    // True when the frame on screen is the current window's (no build pending).
+    bool frameReady() const;
+    // Builds the current window's frame now, on this thread (before a grab or screenshot).
+    void finishFrame();
+    // Frames finished by a worker so far (tests and the benchmark).
+    long framesBuilt() const { return frames_built_; }
+    // One frame as the worker builds it: the rectangles painted into a transparent image of
+    // `size` logical pixels at `dpr`. Thread-safe; used by the benchmark too.
+    static QImage buildFrame(const std::vector<lod::Row>& rows,
+                             const std::vector<lod::Row>* requests,
+                             const std::vector<lod::Row>* pinned, const lod::RasterView& v,
+                             QSize size, double dpr, QColor text, QColor mid,
+                             const std::atomic<bool>* cancel = nullptr, long* fills = nullptr);
 
 Q_SIGNALS:
     void requestClicked(int id, double t);
@@ -80,21 +107,49 @@ protected:
 
 private:
     void updateScrollBar();
+    void fitRows();
     void paintHeader(QPainter& p, const QRect& area) const;
     void paintMarks(QPainter& p, const QRect& plot, long first, long last, double scroll_px) const;
-    void renderDense(QPainter& p, const QRect& plot, const lod::TimeAxis& axis, long first,
-                     long last, double scroll_px) const;
+    void paintGutter(QPainter& p, const QRect& rows_area, const QRect& plot, long first, long last,
+                     double scroll_px) const;
+    static void paintFills(QPainter& p, const std::vector<lod::Fill>& fills, QPoint origin,
+                           QColor text, QColor mid);
+    // What a frame depends on: the window, the rows shown, the colours and the pixel ratio.
+    struct FrameKey {
+        lod::RasterView v;
+        const void *rows = nullptr, *requests = nullptr, *pinned = nullptr;
+        QRgb text = 0, mid = 0;
+        double dpr = 1;
+        QSize size;
+        bool operator==(const FrameKey& o) const;
+    };
+    struct Frame {
+        FrameKey key;
+        QImage image;
+        long fills = 0;
+    };
+    // The key for the viewport as it is now (plot area and scroll position).
+    FrameKey currentKey(QRect* plot = nullptr) const;
+    void requestFrame(const FrameKey& key);
+    bool asyncFor(const FrameKey& key) const;
 
     TimeRange* range_;
     std::shared_ptr<const std::vector<lod::Row>> rows_, requests_, pinned_;
     std::shared_ptr<const std::vector<bool>> marked_;
     int current_ = -1;
     double row_h_ = 8.0;
+    bool fit_rows_ = false; // every row fits the view until the user zooms vertically
     QPoint press_;
     bool dragging_ = false, moved_ = false, has_robot_ = false;
     mutable long draws_ = 0;
-    mutable std::vector<lod::Draw> scratch_;
-    mutable std::vector<int> diff_; // renderDense: per phase, +1/-1 at span ends per column
+    long async_rows_ = 4000;
+    // The worker's frames: the last finished one, and the generation of the one wanted.
+    std::optional<Frame> frame_;
+    std::optional<FrameKey> wanted_;
+    std::uint64_t generation_ = 0;
+    std::shared_ptr<std::atomic<bool>> cancel_;
+    long frames_built_ = 0;
+    QThreadPool pool_; // one thread: a newer frame cancels and replaces a queued one
 };
 
 } // namespace kairos::views

@@ -2,6 +2,7 @@
 // OUT.png --quit]` opens on a workload; with --screenshot the window is saved as soon as
 // the first simulation is shown (for tests and docs).
 #include "main_window.h"
+#include "timeline_view.h"
 
 #include <QApplication>
 #include <QCommandLineParser>
@@ -97,6 +98,7 @@ int main(int argc, char** argv) {
         const QString out = cl.value(shot);
         const bool and_quit = cl.isSet(quit);
         auto save = [&w, out, and_quit] {
+            w->timeline()->finishFrame(); // a large trace's frame is built off the GUI thread
             const bool ok = w->grab().save(out);
             std::fprintf(ok ? stdout : stderr,
                          ok ? "kairos: saved %s\n" : "kairos: cannot write %s\n", qPrintable(out));

@@ -2,6 +2,7 @@
 // folding of narrow spans, and downsampling that keeps peaks.
 #include "exec/execution_model.h"
 #include "lod/cdf.h"
+#include "lod/raster.h"
 #include "lod/time_axis.h"
 #include "lod/timeline.h"
 #include "sched/registry.h"
@@ -321,6 +322,113 @@ private slots:
                 if (i) QVERIFY(d[i].t0 >= d[i - 1].t1);
             }
             QCOMPARE(counted, visible);
+        }
+    }
+
+    // Rasterising by hand. Rows of 10 px over 0-10 s on 100 px: row 0 queued 0-1 s,
+    // prefill 1-2, decode 2-6 (bars of 9 px, one gap line); row 1 killed at 5 s (a 2 px
+    // text-coloured mark at x = 50 on its line 10-18).
+    void rasterRowsByHand() {
+        std::vector<Row> rows(2);
+        rows[0].spans = {
+            {0, 1, SpanKind::Queued}, {1, 2, SpanKind::Prefill}, {2, 6, SpanKind::Decode}};
+        rows[0].end = 6;
+        rows[1].id = 1;
+        rows[1].spans = {{0, 5, SpanKind::Decode}};
+        rows[1].end = 5;
+        rows[1].killed = true;
+        const RasterView v{{0, 10, 100}, 40, 10, 0};
+        const std::vector<Fill> want{{0, 0, 10, 9, Ink::Phase, SpanKind::Queued, 255},
+                                     {10, 0, 10, 9, Ink::Phase, SpanKind::Prefill, 255},
+                                     {20, 0, 40, 9, Ink::Phase, SpanKind::Decode, 255},
+                                     {0, 10, 50, 9, Ink::Phase, SpanKind::Decode, 255},
+                                     {50, 10, 2, 9, Ink::Kill, SpanKind::Queued, 255}};
+        const auto got = rasterize(rows, nullptr, nullptr, v);
+        QCOMPARE(got.size(), want.size());
+        for (std::size_t i = 0; i < want.size(); ++i)
+            QVERIFY2(got[i] == want[i], qPrintable(QString::number(i)));
+        // Scrolled by one row: row 1 alone, on line 0.
+        const auto scrolled = rasterize(rows, nullptr, nullptr, {{0, 10, 100}, 40, 10, 10});
+        QCOMPARE(scrolled.size(), std::size_t(2));
+        QCOMPARE(scrolled[0].y, 0);
+        // A pinned run (same rows) at 10 px rows: a lower lane of 3 px at the pinned alpha.
+        const auto pinned = rasterize(rows, nullptr, &rows, v);
+        QCOMPARE(pinned[0].h, 6);
+        QVERIFY(std::any_of(pinned.begin(), pinned.end(), [](const Fill& f) {
+            return f.y == 6 && f.h == 3 && f.alpha == kPinnedAlpha;
+        }));
+    }
+
+    // Density rows by hand: rows of half a pixel, so rows 0 and 1 share line 0. Row 0
+    // decodes 0-5 s, row 1 0-10 s: columns 0-49 have both in the system (full shade),
+    // 50-99 one of two (shade 3 of 6: alpha 255 * 4 / 7).
+    void rasterDenseByHand() {
+        std::vector<Row> rows(2);
+        rows[0].spans = {{0, 5, SpanKind::Decode}};
+        rows[0].end = 5;
+        rows[1].id = 1;
+        rows[1].spans = {{0, 10, SpanKind::Decode}};
+        rows[1].end = 10;
+        const auto got = rasterize(rows, nullptr, nullptr, {{0, 10, 100}, 40, 0.5, 0});
+        QCOMPARE(got.size(), std::size_t(2));
+        QVERIFY(got[0] == (Fill{0, 0, 50, 1, Ink::Phase, SpanKind::Decode, 255}));
+        QVERIFY(got[1] == (Fill{50, 0, 50, 1, Ink::Phase, SpanKind::Decode, 255 * 4 / 7}));
+    }
+
+    // Rasterising simulated runs of every policy family at random windows: every fill
+    // has a size, stays in the plot's columns (a kill mark may reach 2 px past the
+    // right edge), lies on a visible line, and density lines never overlap; a set cancel
+    // flag returns at once with nothing.
+    void rasterInvariants() {
+        GenerateSpec g;
+        g.count = 400;
+        g.arrivals.rate = 40;
+        g.prompt = LengthDist::parse("lognormal:300,0.8,max=2000");
+        g.output = LengthDist::parse("lognormal:80,0.9,max=600");
+        const Workload w = generateWorkload(g);
+        EteModel model(EteParams{0.02, 2e-4, 0, 0.03, 3e-4, 2e-7});
+        Rng r(11);
+        for (const std::string& name : policyNames()) {
+            EngineLimits lim;
+            lim.kv_capacity_tokens = 6000;
+            auto s = test::policy(name, {}, "lognormal:0.6", 3);
+            const RunLog log = simulate(w, model, *s, lim);
+            const auto rows = buildRows(log, &w);
+            const double end = timeExtent(rows).second;
+            for (int k = 0; k < 20; ++k) {
+                const double t0 = unif(r, -1, end), t1 = t0 + unif(r, 1e-3, end);
+                const int width = int(r.uniformInt(1, 1500)), height = int(r.uniformInt(1, 900));
+                const double row_h = r.bernoulli(0.5) ? unif(r, 0.01, 1) : unif(r, 1, 20);
+                const double scroll = unif(r, 0, std::max(0.0, rows.size() * row_h - height));
+                const RasterView v{{t0, t1, double(width)}, height, row_h, scroll};
+                const auto fills = rasterize(rows, nullptr, k % 2 ? &rows : nullptr, v);
+                std::vector<std::pair<int, int>> dense; // (y, x) starts per line
+                for (const Fill& f : fills) {
+                    QVERIFY(f.w >= 1 && f.h >= 1);
+                    QVERIFY(f.x >= 0 && f.x + f.w <= width + 2);
+                    QVERIFY2(f.y >= -1 - int(row_h) && f.y < height + int(row_h) + 1,
+                             qPrintable(QString("y %1 h %2 row_h %3 scroll %4")
+                                            .arg(f.y)
+                                            .arg(height)
+                                            .arg(row_h, 0, 'g', 17)
+                                            .arg(scroll, 0, 'g', 17) +
+                                        QString(" ink %1 x %2 w %3 fh %4")
+                                            .arg(int(f.ink))
+                                            .arg(f.x)
+                                            .arg(f.w)
+                                            .arg(f.h)));
+                    if (row_h < 1) {
+                        QCOMPARE(f.h, 1);
+                        dense.push_back({f.y, f.x});
+                    }
+                }
+                // Density fills: per line, runs in increasing x that do not overlap.
+                for (std::size_t i = 1; i < fills.size() && row_h < 1; ++i)
+                    if (fills[i].y == fills[i - 1].y)
+                        QVERIFY(fills[i].x >= fills[i - 1].x + fills[i - 1].w);
+                std::atomic<bool> stop{true};
+                QVERIFY(rasterize(rows, nullptr, nullptr, v, &stop).empty());
+            }
         }
     }
 

@@ -13,6 +13,7 @@
 #include <QElapsedTimer>
 #include <QImage>
 #include <QPainter>
+#include <QScrollBar>
 #include <QSignalSpy>
 #include <QtTest>
 #include <algorithm>
@@ -256,6 +257,82 @@ private slots:
         QCOMPARE(img.pixelColor(x0 + 5, top + 1), QColor(Qt::white)); // one line only
     }
 
+    // A large trace's frame is built off the GUI thread: the first paint asks for it and
+    // shows nothing stale; the finished frame is what render() paints (within rounding
+    // of the image's premultiplied alpha); a new window shows the last frame moved there
+    // until its own arrives; windows asked for in a burst build one frame; a view
+    // destroyed with a build in flight is safe (ASan); finishFrame() builds at once.
+    void frameOffTheGuiThread() {
+        const Run run = simulateChat(20000, 40);
+        views::TimeRange range;
+        const double end = extentEnd(*run.rows);
+        range.setExtent(0, end);
+        views::TimelineView view(&range);
+        view.resize(900, 600);
+        view.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        view.setRows(run.rows);
+        QVERIFY(view.rowHeight() < 1); // 20,000 rows fit: density rows
+        view.viewport()->repaint();
+        QTRY_VERIFY(view.frameReady());
+        const long built = view.framesBuilt();
+        QVERIFY(built >= 1);
+        const QImage shown =
+            view.viewport()->grab().toImage().convertToFormat(QImage::Format_RGB32);
+        QImage ref(shown.size(), QImage::Format_RGB32);
+        ref.fill(view.palette().color(QPalette::Base));
+        {
+            QPainter p(&ref);
+            view.render(p, ref.rect(), view.verticalScrollBar()->value());
+        }
+        int differ = 0, plot_pixels = 0;
+        for (int y = 0; y < ref.height(); ++y)
+            for (int x = 0; x < ref.width(); ++x) {
+                const QColor a = shown.pixelColor(x, y), b = ref.pixelColor(x, y);
+                differ += std::abs(a.red() - b.red()) > 2 || std::abs(a.green() - b.green()) > 2 ||
+                          std::abs(a.blue() - b.blue()) > 2;
+                plot_pixels += b != view.palette().color(QPalette::Base);
+            }
+        QCOMPARE(differ, 0);
+        QVERIFY(plot_pixels > 10000);
+
+        // Zoom into the middle: the next paint shows the last frame scaled there (not an
+        // empty plot) while the new one is built.
+        range.setRange(end * 0.4, end * 0.6);
+        const QImage stale = view.viewport()->grab().toImage();
+        QVERIFY(!view.frameReady());
+        int painted = 0;
+        const QColor base = view.palette().color(QPalette::Base);
+        for (int y = views::TimelineView::kHeader; y < stale.height(); y += 3)
+            for (int x = views::TimelineView::kGutter; x < stale.width(); x += 3)
+                painted += stale.pixelColor(x, y) != base;
+        QVERIFY2(painted > 1000, qPrintable(QString::number(painted)));
+        QTRY_VERIFY(view.frameReady());
+        QCOMPARE(view.framesBuilt(), built + 1);
+
+        // A burst of windows (a drag): only the last one's frame is kept.
+        for (int i = 0; i < 6; ++i) {
+            range.setRange(end * 0.01 * i, end * (0.5 + 0.01 * i));
+            view.viewport()->repaint();
+        }
+        QTRY_VERIFY(view.frameReady());
+        QCOMPARE(view.framesBuilt(), built + 2);
+
+        // finishFrame: the current window's frame now, on this thread.
+        range.setRange(0, end / 3);
+        view.finishFrame();
+        QVERIFY(view.frameReady());
+
+        // Destroyed with a build in flight.
+        auto* other = new views::TimelineView(&range);
+        other->resize(900, 600);
+        other->show();
+        other->setRows(run.rows);
+        other->viewport()->repaint();
+        delete other;
+        QTest::qWait(50); // nothing may arrive for it
+    }
+
     // The wheel zooms around the cursor, dragging pans; both through the shared range.
     void zoomAndPan() {
         const Run run = simulateChat(100, 5);
@@ -342,6 +419,34 @@ private slots:
                   c.name, ms[ms.size() / 2], ms.back(), view.lastDrawCount());
             QVERIFY(view.lastDrawCount() > 0);
         }
+        // The window itself: the overview's frame is built on a worker; the GUI thread
+        // paints the finished frame (or the last one, moved) plus the header and gutter.
+        view.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        view.setRowHeight(764.0 / 20000);
+        view.verticalScrollBar()->setValue(0);
+        std::vector<double> ready, stale, build;
+        for (int i = 0; i < 15; ++i) {
+            range.setRange(end * 0.002 * i, end * (1 - 0.002 * i));
+            QElapsedTimer t;
+            t.start();
+            view.viewport()->repaint(); // a new window: the stale frame, moved
+            stale.push_back(t.nsecsElapsed() / 1e6);
+            t.restart();
+            while (!view.frameReady() && t.elapsed() < 5000)
+                QCoreApplication::processEvents(QEventLoop::WaitForMoreEvents, 5);
+            QVERIFY(view.frameReady());
+            build.push_back(t.nsecsElapsed() / 1e6);
+            t.restart();
+            view.viewport()->repaint(); // the finished frame
+            ready.push_back(t.nsecsElapsed() / 1e6);
+        }
+        for (auto* v : {&ready, &stale, &build}) std::sort(v->begin(), v->end());
+        qInfo("timeline window, 20,000 requests, overview, GUI thread: new window (last frame "
+              "moved) median %.2f ms, max %.2f ms; frame ready median %.2f ms, max %.2f ms; "
+              "worker build to delivery median %.1f ms",
+              stale[stale.size() / 2], stale.back(), ready[ready.size() / 2], ready.back(),
+              build[build.size() / 2]);
     }
 };
 
