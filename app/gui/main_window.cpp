@@ -125,9 +125,9 @@ void MainWindow::setParam(const QString& name, const QVariant& value) {
     applying_undo_ = true;
     undo_values_[name] = value;
     if (name == QStringLiteral("policy"))
-        policy_->setCurrentText(value.toString());
+        policy_panel_->setPolicy(value.toString());
     else if (name == QStringLiteral("predictor"))
-        predictor_->setCurrentText(value.toString());
+        policy_panel_->setPredictor(value.toString());
     else if (views::ParamSlider* s = slider(name))
         s->setValue(value.toDouble());
     applying_undo_ = false;
@@ -250,7 +250,7 @@ MainWindow::MainWindow(const StartOptions& opt, QWidget* parent)
         extra_params_[k] = v;
     buildUi();
     for (const QString& p : {start_.policy, start_.compare})
-        if (!p.isEmpty() && policy_->findText(p) < 0)
+        if (!p.isEmpty() && !policy_panel_->knowsPolicy(p))
             throw std::invalid_argument("unknown policy: " + p.toStdString());
     connect(&runner_, &SimRunner::finished, this, &MainWindow::showResult);
     if (!opt.workload.isEmpty()) openWorkload(opt.workload);
@@ -268,8 +268,8 @@ SweepBase MainWindow::sweepBase() const {
     b.rate = slider("rate")->value();
     RunSpec& s = b.spec;
     s.workload.path = "shown";
-    s.policy.name = policy_->currentText().toStdString();
-    s.policy.predictor = predictor_->currentText().toStdString();
+    s.policy.name = policy_panel_->policy().toStdString();
+    s.policy.predictor = policy_panel_->predictor().toStdString();
     if (s.policy.name == start_.policy.toStdString())
         for (const auto& [k, v] : extra_params_)
             if (!slider(QString::fromStdString(k))) s.policy.params[k] = v;
@@ -298,9 +298,12 @@ SweepBase MainWindow::sweepBase() const {
     return b;
 }
 
+QComboBox* MainWindow::policyBox() const {
+    return policy_panel_->policyBox();
+}
+
 views::ParamSlider* MainWindow::slider(const QString& name) const {
-    auto it = sliders_.find(name);
-    return it == sliders_.end() ? nullptr : it->second;
+    return policy_panel_->slider(name);
 }
 
 void MainWindow::buildUi() {
@@ -440,14 +443,7 @@ void MainWindow::buildUi() {
         new PolicyPanel(start_.compare.isEmpty() ? start_.policy : start_.compare, start_.predictor,
                         QString::fromStdString(profile_.name), extra_params_);
     auto* panel = policy_panel_;
-    workload_label_ = policy_panel_->workloadLabel();
-    histogram_ = policy_panel_->histogram();
-    policy_ = policy_panel_->policyBox();
-    predictor_ = policy_panel_->predictorBox();
-    device_ = policy_panel_->deviceBox();
-    tuf_box_ = policy_panel_->tufBox();
-    details_ = policy_panel_->details();
-    sliders_ = policy_panel_->sliders();
+    policy_panel_->attach(state_);
     connect(policy_panel_, &PolicyPanel::openRequested, this, [this] {
         const QString f = QFileDialog::getOpenFileName(
             this, tr("Open workload"), QString(), tr("Traces (*.jsonl *.json *.csv);;All (*)"));
@@ -455,22 +451,23 @@ void MainWindow::buildUi() {
     });
     connect(policy_panel_, &PolicyPanel::generateRequested, this, &MainWindow::generateWorkload);
     chart_savers_[QStringLiteral("lengths")] = [this](const QString& path) {
-        return views::saveChart(histogram_, path);
+        return views::saveChart(policy_panel_->histogram(), path);
     };
-    connect(device_, &QComboBox::activated, this, [this](int i) {
-        const QString name = device_->itemText(i);
-        if (name.startsWith(QStringLiteral("stored "))) return; // the model in use
+    connect(policy_panel_, &PolicyPanel::deviceChosen, this, [this](const QString& name) {
         RunSpec::ExecPart e;
         e.profile = name.toStdString();
         useExecution(e);
     });
-    for (const auto& [name, w] : sliders_) {
-        connect(w, &views::ParamSlider::valueChanged, this, [this, name = name](double moved) {
-            noteParam(name, moved);
-            resimulate();
-            if (sweep_) sweep_->sliderMoved(name, moved);
-        });
-    }
+    connect(policy_panel_, &PolicyPanel::paramMoved, this,
+            [this](const QString& name, double moved) {
+                noteParam(name, moved);
+                resimulate();
+                if (sweep_) sweep_->sliderMoved(name, moved);
+            });
+    connect(policy_panel_, &PolicyPanel::tufMoved, this, [this] {
+        ++tuf_version_;
+        resimulate();
+    });
     connect(policy_panel_, &PolicyPanel::sweepRequested, this, [this](const QString& name) {
         sweep_dock_->show();
         sweep_dock_->raise();
@@ -494,6 +491,15 @@ void MainWindow::buildUi() {
     metrics_->setObjectName(QStringLiteral("metricsPanel"));
     connect(metrics_, &MetricsPanel::pinRequested, this, &MainWindow::pin);
     connect(metrics_, &MetricsPanel::unpinRequested, this, &MainWindow::unpin);
+    metrics_->attach(state_);
+    // Fit the metrics dock to its columns when they change (the pinned and change columns
+    // come with a pin and go with it), at most 38 % of the window: it once widened on
+    // every re-run, never shrank, and squeezed the Policy panel to a sliver at 1366x768.
+    connect(metrics_, &MetricsPanel::columnsChanged, this, [this] {
+        const int want = std::min(metrics_->wantedWidth(), int(width() * 0.38));
+        resizeDocks({metrics_dock_}, {std::max(want, metrics_->minimumTableWidth())},
+                    Qt::Horizontal);
+    });
     metrics_dock_ = new QDockWidget(tr("Metrics"), this);
     metrics_dock_->setObjectName(QStringLiteral("metrics"));
     metrics_dock_->setWidget(metrics_);
@@ -546,7 +552,7 @@ void MainWindow::buildUi() {
     live_ = new LivePanel;
     live_->setObjectName(QStringLiteral("livePanel"));
     live_->setDatabase(db_path_);
-    live_->setPolicy(policy_->currentText());
+    live_->setPolicy(policy_panel_->policy());
     auto* live_dock = new QDockWidget(tr("Live"), this);
     live_dock->setObjectName(QStringLiteral("live"));
     live_dock->setWidget(live_);
@@ -564,18 +570,16 @@ void MainWindow::buildUi() {
     metrics_dock_->raise();
     runs_->refresh();
 
-    connect(policy_, &QComboBox::currentTextChanged, this, [this] {
-        noteParam(QStringLiteral("policy"), policy_->currentText());
-        live_->setPolicy(policy_->currentText());
-        updateEnabledParams();
+    connect(policy_panel_, &PolicyPanel::policyChanged, this, [this](const QString& p) {
+        noteParam(QStringLiteral("policy"), p);
+        live_->setPolicy(p);
         resimulate();
     });
-    connect(predictor_, &QComboBox::currentTextChanged, this, [this] {
-        noteParam(QStringLiteral("predictor"), predictor_->currentText());
+    connect(policy_panel_, &PolicyPanel::predictorChanged, this, [this](const QString& p) {
+        noteParam(QStringLiteral("predictor"), p);
         resimulate();
     });
     connect(timeline_, &views::TimelineView::requestClicked, state_, &WorkbenchState::setSelection);
-    connect(state_, &WorkbenchState::selectionChanged, this, &MainWindow::showDetails);
     auto* file = menuBar()->addMenu(tr("&File"));
     file->addAction(tr("&Open workload…"), QKeySequence::Open, policy_panel_,
                     &PolicyPanel::openRequested);
@@ -637,7 +641,7 @@ void MainWindow::buildUi() {
                         {"execution model", r.log->exec_model},
                         {"predictor", r.policy.predictor}};
             d.name = QStringLiteral("%1 on %2")
-                         .arg(QString::fromStdString(r.summary.policy), workload_label_text_);
+                         .arg(QString::fromStdString(r.summary.policy), state_->workloadName());
             if (d.pinned) d.pinned_name = pinnedName();
             d.goodput = r.summary_options.goodput;
             d.spec_json = QString::fromStdString(runSpecJson(r, 2));
@@ -764,12 +768,11 @@ void MainWindow::buildUi() {
                                   : runner_.progress())));
         if (!busy) poll_->stop();
     });
-    updateEnabledParams();
     showExecution();
     // What undo goes back to: every parameter's value now.
-    undo_values_[QStringLiteral("policy")] = policy_->currentText();
-    undo_values_[QStringLiteral("predictor")] = predictor_->currentText();
-    for (const auto& [name, w] : sliders_) undo_values_[name] = w->value();
+    undo_values_[QStringLiteral("policy")] = policy_panel_->policy();
+    undo_values_[QStringLiteral("predictor")] = policy_panel_->predictor();
+    for (const auto& [name, w] : policy_panel_->sliders()) undo_values_[name] = w->value();
     statusBar()->showMessage(tr("Open a workload to begin"));
     resize(1400, 850);
     // Window layout as the user left it.
@@ -790,54 +793,7 @@ void MainWindow::closeEvent(QCloseEvent* e) {
 
 std::pair<views::ParamSlider*, views::ParamSlider*>
 MainWindow::tufSliders(const std::string& cls) const {
-    auto it = tuf_sliders_.find(cls);
-    return it == tuf_sliders_.end() ? std::pair<views::ParamSlider*, views::ParamSlider*>{}
-                                    : it->second;
-}
-
-void MainWindow::rebuildTufSliders() {
-    for (auto& [cls, pair] : tuf_sliders_) {
-        delete pair.first;
-        delete pair.second;
-    }
-    tuf_sliders_.clear();
-    for (QLabel* l : tuf_box_->findChildren<QLabel*>(QString(), Qt::FindDirectChildrenOnly))
-        delete l;
-    // One pair of sliders per class that has a TUF (its first request's), e.g. TimelyLLM's
-    // normal [ERT 1 s, zero at 1.5 s] and urgent [0.2 s, 0.5 s].
-    for (const Request& r : state_->workload()->requests) {
-        if (!r.tuf || tuf_sliders_.count(r.cls)) continue;
-        const QString name = r.cls.empty() ? tr("(no class)") : QString::fromStdString(r.cls);
-        auto* label =
-            new QLabel(tr("<b>%1</b> (utility %2)").arg(name.toHtmlEscaped()).arg(r.tuf->beta));
-        // Ranges around the class's own values (a tenth to ten times, log scale): over one
-        // range for every class (0.02 to 60 s), a 25-pixel drag in a narrow dock moved an
-        // urgent class's zero time from 0.5 s to 31 s. The spin box sets a value exactly.
-        const double e = std::max(0.01, r.tuf->ert);
-        auto* ert =
-            new views::ParamSlider(tr("ERT (s)"), std::max(0.01, e / 10), e * 10, e, 2, true);
-        const double z = std::isfinite(r.tuf->zeroTime()) ? r.tuf->zeroTime() : 60.0;
-        auto* zero =
-            new views::ParamSlider(tr("zero at (s)"), std::max(0.02, z / 10), z * 10, z, 2, true);
-        ert->setToolTip(tr("Expected response time of class %1 (TimelyLLM): its utility is %2 "
-                           "until a first response this late (s); a tenth to ten times the "
-                           "workload's value")
-                            .arg(name)
-                            .arg(r.tuf->beta));
-        zero->setToolTip(tr("When a first response of class %1 earns zero utility (s); later "
-                            "ones earn less than zero, falling linearly")
-                             .arg(name));
-        tuf_box_->layout()->addWidget(label);
-        tuf_box_->layout()->addWidget(ert);
-        tuf_box_->layout()->addWidget(zero);
-        for (auto* s : {ert, zero})
-            connect(s, &views::ParamSlider::valueChanged, this, [this] {
-                ++tuf_version_;
-                resimulate();
-            });
-        tuf_sliders_[r.cls] = {ert, zero};
-    }
-    tuf_box_->setVisible(!tuf_sliders_.empty());
+    return policy_panel_->tufSliders(cls);
 }
 
 void MainWindow::rememberRecent(const QString& path) {
@@ -858,12 +814,6 @@ void MainWindow::rebuildRecentMenu() {
         recent_menu_->addAction(QFileInfo(f).fileName(), this, [this, f] { openWorkload(f); })
             ->setToolTip(f);
     recent_menu_->setEnabled(!recent.isEmpty());
-}
-
-void MainWindow::updateEnabledParams() {
-    const std::string p = policy_->currentText().toStdString();
-    for (const SliderSpec& s : sliderSpecs())
-        sliders_[QString::fromStdString(s.name)]->setEnabled(appliesTo(s, p));
 }
 
 bool MainWindow::loading() const {
@@ -923,25 +873,14 @@ bool MainWindow::generateWorkload() {
 }
 
 void MainWindow::setWorkload(std::shared_ptr<Workload> w, const QString& label) {
-    workload_file_.clear();            // openWorkload sets it again for a file
-    state_->setWorkload(std::move(w)); // the pinned run and the selection go with the old one
+    workload_file_.clear(); // openWorkload sets it again for a file
+    // The pinned run and the selection go with the old one; the Policy panel shows it.
+    state_->setWorkload(std::move(w), label);
     scaled_.reset();
-    state_->setPinned(nullptr);
-    pinned_other_.clear();
-    pinned_note_.clear();
-    workload_label_text_ = label;
     history_.clear();
     history_pos_ = -1;
     back_->setEnabled(false);
     forward_->setEnabled(false);
-    workload_label_->setText(tr("<b>%1</b><br>%2 requests over %3 s; %4 prompt + %5 output tokens")
-                                 .arg(label.toHtmlEscaped())
-                                 .arg(state_->workload()->size())
-                                 .arg(state_->workload()->span(), 0, 'f', 1)
-                                 .arg(state_->workload()->totalPromptTokens())
-                                 .arg(state_->workload()->totalOutputTokens()));
-    histogram_->setWorkload(*state_->workload());
-    rebuildTufSliders();
     setWindowTitle(tr("Kairos — %1").arg(label));
     resimulate();
 }
@@ -966,10 +905,10 @@ void MainWindow::resimulate() {
             // The class's TUF as the sliders set it: utility beta until ERT, then falling
             // linearly through 0 at the zero-utility time (and below it after: a late first
             // response scores negatively).
-            auto it = tuf_sliders_.find(r.cls);
-            if (r.tuf && it != tuf_sliders_.end()) {
-                const double ert = it->second.first->value();
-                const double zero = std::max(it->second.second->value(), ert + 1e-3);
+            const auto [ert_slider, zero_slider] = policy_panel_->tufSliders(r.cls);
+            if (r.tuf && ert_slider) {
+                const double ert = ert_slider->value();
+                const double zero = std::max(zero_slider->value(), ert + 1e-3);
                 r.tuf->ert = ert;
                 r.tuf->slope = -r.tuf->beta / (zero - ert);
             }
@@ -983,8 +922,8 @@ void MainWindow::resimulate() {
     req.workload = scaled_;
     req.model = model_;
     req.exec = exec_;
-    req.policy.name = policy_->currentText().toStdString();
-    req.policy.predictor = predictor_->currentText().toStdString();
+    req.policy.name = policy_panel_->policy().toStdString();
+    req.policy.predictor = policy_panel_->predictor().toStdString();
     // --param values without a slider go to the policy they were given for.
     if (req.policy.name == start_.policy.toStdString())
         for (const auto& [k, v] : extra_params_)
@@ -1007,7 +946,7 @@ void MainWindow::showResult(std::shared_ptr<const SimResult> r) {
     cancel_->hide();
     if (!r->error.isEmpty()) {
         statusBar()->showMessage(tr("error: %1").arg(r->error));
-        details_->setText(tr("<b>The run failed:</b> %1").arg(r->error.toHtmlEscaped()));
+        state_->reportFailure(r->error);
         if (!state_->run()) start_error_ = r->error;
         Q_EMIT ready();
         return;
@@ -1038,7 +977,6 @@ void MainWindow::showResult(std::shared_ptr<const SimResult> r) {
     kv_->setRun(r->kv, double(r->limits.kv_capacity_tokens), r->preemptions);
     tuf_->setClasses(r->tufs);
     refreshComparison();
-    showDetails();
     statusBar()->showMessage(tr("%1: %2 requests simulated in %3 ms (job %4)")
                                  .arg(QString::fromStdString(r->summary.policy))
                                  .arg(r->summary.num_requests)
@@ -1050,33 +988,13 @@ void MainWindow::showResult(std::shared_ptr<const SimResult> r) {
     if (!start_.compare.isEmpty() && !startup_compare_done_) {
         startup_compare_done_ = true;
         pin();
-        if (policy_->currentText() != start_.policy)
-            policy_->setCurrentText(start_.policy); // re-simulates
+        if (policy_panel_->policy() != start_.policy)
+            policy_panel_->setPolicy(start_.policy); // re-simulates
         else
             resimulate();
         return;
     }
     Q_EMIT ready();
-}
-
-void MainWindow::showDetails() {
-    // The clicked request as the shown run has it: it follows re-runs (a slider moved, the
-    // policy changed) and is cleared when the workload changes.
-    const int id = state_->selectedRequest();
-    if (!state_->run() || !state_->run()->rows || id < 0 ||
-        std::size_t(id) >= state_->run()->rows->size()) {
-        details_->clear();
-        return;
-    }
-    const auto i = static_cast<std::size_t>(id);
-    const bool pin = timeline_->showsPinned() && state_->pinned() && state_->pinned()->rows &&
-                     i < state_->pinned()->rows->size();
-    const QString text =
-        views::TimelineView::describe((*state_->run()->rows)[i], state_->selectedTime(),
-                                      pin ? &(*state_->pinned()->rows)[i] : nullptr);
-    details_->setText(
-        QStringLiteral("<b>%1</b>")
-            .arg(text.toHtmlEscaped().replace(QLatin1Char('\n'), QStringLiteral("</b><br>"))));
 }
 
 views::MetricsModel* MainWindow::metricsModel() const {
@@ -1271,11 +1189,11 @@ void MainWindow::pinStoredRun(qint64 id) {
                     Q_EMIT storedRunPinned(id, false);
                     return;
                 }
-                state_->setPinned(r, id);
-                pinned_other_ = other;
-                pinned_note_ = overlay_note.isEmpty()
-                                   ? QString()
-                                   : tr("Stored run %1: %2.").arg(id).arg(overlay_note);
+                state_->setPinned(r, id,
+                                  overlay_note.isEmpty()
+                                      ? QString()
+                                      : tr("Stored run %1: %2.").arg(id).arg(overlay_note),
+                                  other);
                 refreshComparison();
                 statusBar()->showMessage(
                     (other.isEmpty() ? tr("pinned stored run %1: %2 on %3")
@@ -1389,7 +1307,7 @@ void MainWindow::stepMatch(int step) {
 }
 
 QString MainWindow::requestCard() const {
-    return details_->text();
+    return policy_panel_->cardText();
 }
 
 void MainWindow::nextMatch() {
@@ -1415,7 +1333,7 @@ void MainWindow::useExecution(const RunSpec::ExecPart& exec) {
         return std::function<void()>([this, exec, r, error] {
             if (!error.isEmpty()) {
                 statusBar()->showMessage(tr("cannot use that device: %1").arg(error));
-                device_->setCurrentText(QString::fromStdString(profile_.name));
+                policy_panel_->showDevice(QString::fromStdString(profile_.name), exec_.model_id);
                 Q_EMIT executionChanged(false);
                 return;
             }
@@ -1452,19 +1370,7 @@ QString MainWindow::executionLabel() const {
 }
 
 void MainWindow::showExecution() {
-    const QSignalBlocker block(device_);
-    for (int i = device_->count() - 1; i >= 0; --i) // the previous stored model's entry
-        if (device_->itemText(i).startsWith(QStringLiteral("stored "))) device_->removeItem(i);
-    if (exec_.model_id > 0) {
-        device_->addItem(tr("stored model %1 on %2")
-                             .arg(exec_.model_id)
-                             .arg(QString::fromStdString(profile_.name)));
-        device_->setCurrentIndex(device_->count() - 1);
-    } else {
-        if (device_->findText(QString::fromStdString(profile_.name)) < 0)
-            device_->addItem(QString::fromStdString(profile_.name));
-        device_->setCurrentText(QString::fromStdString(profile_.name));
-    }
+    policy_panel_->showDevice(QString::fromStdString(profile_.name), exec_.model_id);
     // Short in the status bar (the model's name), whole in the tooltip (its parameters).
     const QString full = QString::fromStdString(model_->describe());
     QString name = full.section(QStringLiteral(" ["), 0, 0);
@@ -1492,15 +1398,16 @@ bool MainWindow::saveSession(const QString& path, QString* error) {
         writeKairos(*state_->workload(), out);
         j["workload"] = {{"embedded", out.str()}, {"name", state_->workload()->name}};
     }
-    j["workload"]["label"] = workload_label_text_.toStdString();
-    j["policy"] = policy_->currentText().toStdString();
-    j["predictor"] = predictor_->currentText().toStdString();
+    j["workload"]["label"] = state_->workloadName().toStdString();
+    j["policy"] = policy_panel_->policy().toStdString();
+    j["predictor"] = policy_panel_->predictor().toStdString();
     j["exec"] = {{"profile", exec_.profile},
                  {"model_id", exec_.model_id},
                  {"model_config", exec_.model_config},
                  {"db", exec_.db}};
-    for (const auto& [name, w] : sliders_) j["sliders"][name.toStdString()] = w->value();
-    for (const auto& [cls, pair] : tuf_sliders_)
+    for (const auto& [name, w] : policy_panel_->sliders())
+        j["sliders"][name.toStdString()] = w->value();
+    for (const auto& [cls, pair] : policy_panel_->allTufSliders())
         j["tuf"][cls] = {pair.first->value(), pair.second->value()};
     if (state_->pinned() && state_->pinnedStoredId() >= 0) {
         j["pinned"] = {{"stored", state_->pinnedStoredId()}, {"db", db_path_.toStdString()}};
@@ -1619,9 +1526,9 @@ void MainWindow::applySession(const nlohmann::json& j, std::shared_ptr<Workload>
     }
     try {
         if (j.contains("policy"))
-            policy_->setCurrentText(QString::fromStdString(j.at("policy").get<std::string>()));
+            policy_panel_->setPolicy(QString::fromStdString(j.at("policy").get<std::string>()));
         if (j.contains("predictor"))
-            predictor_->setCurrentText(
+            policy_panel_->setPredictor(
                 QString::fromStdString(j.at("predictor").get<std::string>()));
         if (j.contains("sliders"))
             for (const auto& [name, v] : j.at("sliders").items())
@@ -1631,9 +1538,9 @@ void MainWindow::applySession(const nlohmann::json& j, std::shared_ptr<Workload>
         // A field of the wrong type: the rest still applies.
     }
     applying_undo_ = false;
-    for (const auto& [name, w2] : sliders_) undo_values_[name] = w2->value();
-    undo_values_[QStringLiteral("policy")] = policy_->currentText();
-    undo_values_[QStringLiteral("predictor")] = predictor_->currentText();
+    for (const auto& [name, w2] : policy_panel_->sliders()) undo_values_[name] = w2->value();
+    undo_values_[QStringLiteral("policy")] = policy_panel_->policy();
+    undo_values_[QStringLiteral("predictor")] = policy_panel_->predictor();
     undo_->clear();
     const QString label = QString::fromStdString(
         j.at("workload").value("label", w->name.empty() ? std::string("session") : w->name));
@@ -1641,9 +1548,9 @@ void MainWindow::applySession(const nlohmann::json& j, std::shared_ptr<Workload>
     workload_file_ = file.isEmpty() ? QString() : QFileInfo(file).absoluteFilePath();
     if (j.contains("tuf"))
         for (const auto& [cls, v] : j.at("tuf").items())
-            if (auto it = tuf_sliders_.find(cls); it != tuf_sliders_.end() && v.size() == 2) {
-                it->second.first->setValue(v[0].get<double>());
-                it->second.second->setValue(v[1].get<double>());
+            if (const auto [ert, zero] = policy_panel_->tufSliders(cls); ert && v.size() == 2) {
+                ert->setValue(v[0].get<double>());
+                zero->setValue(v[1].get<double>());
             }
     restoring_ = false;
     session_view_ = j.value("view", nlohmann::json::object());
@@ -1684,8 +1591,6 @@ void MainWindow::applySession(const nlohmann::json& j, std::shared_ptr<Workload>
                     }
                     state_->setPinned(r);
                     pinned_rate_ = rate;
-                    pinned_other_.clear();
-                    pinned_note_.clear();
                     refreshComparison();
                 });
             });
@@ -1729,7 +1634,7 @@ void MainWindow::applyRows() {
         filter_error_.isEmpty()) {
         // The matching requests' rows only (and the pinned run's same requests).
         auto rows = std::make_shared<std::vector<lod::Row>>();
-        const bool pin = state_->pinned() && state_->pinned()->rows && pinned_other_.isEmpty() &&
+        const bool pin = state_->pinnedComparable() && state_->pinned()->rows &&
                          state_->pinned()->rows->size() == state_->run()->rows->size();
         auto pinned = pin ? std::make_shared<std::vector<lod::Row>>() : nullptr;
         for (ReqId id : matches_) {
@@ -1742,16 +1647,13 @@ void MainWindow::applyRows() {
     }
     timeline_->setRows(lanes ? state_->run()->agent_rows : state_->run()->rows,
                        state_->run()->rows);
-    timeline_->setPinnedRows(state_->pinned() && pinned_other_.isEmpty() ? state_->pinned()->rows
-                                                                         : nullptr);
+    timeline_->setPinnedRows(state_->pinnedComparable() ? state_->pinned()->rows : nullptr);
 }
 
 void MainWindow::pin() {
     if (!state_->run()) return;
     state_->setPinned(state_->run());
     pinned_rate_ = scaled_for_;
-    pinned_other_.clear();
-    pinned_note_.clear();
     refreshComparison();
     statusBar()->showMessage(
         tr("pinned: %1").arg(QString::fromStdString(state_->pinned()->summary.policy)));
@@ -1783,31 +1685,12 @@ bool MainWindow::exportChart(const QString& chart, const QString& path) {
 }
 
 void MainWindow::refreshComparison() {
-    // A pinned run of this window's that was of another workload (another file opened
-    // since) is not comparable: drop it. A stored run the user picked (it carries no
-    // workload) stays, with a warning when its workload differs (pinStoredRun).
-    if (state_->pinned() && state_->pinnedStoredId() < 0 && state_->run() &&
-        state_->pinned()->workload != state_->run()->workload &&
-        state_->pinned()->summary.num_requests != state_->run()->summary.num_requests)
-        state_->setPinned(nullptr);
-    if (!state_->pinned()) {
-        pinned_other_.clear();
-        pinned_note_.clear();
-    }
-    metrics_->show(state_->run().get(), state_->pinned().get(), {pinned_note_, pinned_other_});
+    // The Metrics panel follows the state itself; the charts are the window's. (A pinned
+    // run of another workload was dropped by the state when the run came.)
     // The lower lane compares request by request: only for a run of the same workload
     // (applyRows; with "only matches", the pinned run's same requests).
     applyRows();
     kv_->setPinned(state_->pinned() ? state_->pinned()->kv : nullptr);
-    // Fit the metrics dock to its columns when they change (the pinned and change columns
-    // come with a pin and go with it), at most 38 % of the window: it once widened on
-    // every re-run, never shrank, and squeezed the Policy panel to a sliver at 1366x768.
-    if (metrics_->model()->columnCount() != metrics_columns_) {
-        metrics_columns_ = metrics_->model()->columnCount();
-        const int want = std::min(metrics_->wantedWidth(), int(width() * 0.38));
-        resizeDocks({metrics_dock_}, {std::max(want, metrics_->minimumTableWidth())},
-                    Qt::Horizontal);
-    }
     if (!state_->run()) return;
     std::vector<views::CdfSeries> cdfs{
         {tr("TTFT"), QColor(0xf5, 0xa6, 0x23), state_->run()->cdf_ttft},

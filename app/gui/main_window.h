@@ -74,10 +74,10 @@ public:
     void unpin();
     std::shared_ptr<const SimResult> pinned() const { return state_->pinned(); }
     // The warning shown when the pinned stored run is of another workload ("" if none).
-    QString pinnedWarning() const { return pinned_other_; }
+    QString pinnedWarning() const { return state_->pinnedOther(); }
     // What the pinned stored run lacks and why (no overlay: no RunSpec, or its re-run
     // differs); "" when it has every overlay.
-    QString pinnedNote() const { return pinned_note_; }
+    QString pinnedNote() const { return state_->pinnedNote(); }
     // The pinned run as legends name it ("run 3 fcfs", "pinned sjf").
     QString pinnedName() const;
     views::MetricsModel* metricsModel() const;
@@ -93,7 +93,7 @@ public:
     struct SweepBase sweepBase() const;
     // The TUF sliders of a class (ERT, zero-utility time); nulls if it has none.
     std::pair<views::ParamSlider*, views::ParamSlider*> tufSliders(const std::string& cls) const;
-    QComboBox* policyBox() const { return policy_; }
+    QComboBox* policyBox() const;
     class LivePanel* livePanel() const {
         return live_;
     }
@@ -214,9 +214,7 @@ private:
     void buildUi();
     void rememberRecent(const QString& path);
     void rebuildRecentMenu();
-    void rebuildTufSliders();
     void showResult(std::shared_ptr<const SimResult> r);
-    void updateEnabledParams();
     void refreshComparison();
     void applyRows();
 
@@ -227,9 +225,6 @@ private:
     std::shared_ptr<const Workload> scaled_;
     double scaled_for_ = 1.0;
     long tuf_version_ = 0, scaled_tuf_version_ = -1; // TUF sliders moved since scaling
-    class QGroupBox* tuf_box_ = nullptr;
-    // Per class with a TUF: its ERT and zero-utility-time sliders.
-    std::map<std::string, std::pair<views::ParamSlider*, views::ParamSlider*>> tuf_sliders_;
     PolicyParams extra_params_; // from --param, for parameters without a slider
     JobTracker jobs_;           // before runner_, which runs on it
     SimRunner runner_;
@@ -239,18 +234,10 @@ private:
     views::KvChart* kv_ = nullptr;
     views::LatencyChart* latency_ = nullptr;
     views::TufChart* tuf_ = nullptr;
-    views::LengthHistogram* histogram_ = nullptr;
-    QComboBox *policy_ = nullptr, *predictor_ = nullptr;
-    QLabel *workload_label_ = nullptr, *details_ = nullptr;
-    void showDetails(); // the clicked request in the shown run
     class MetricsPanel* metrics_ = nullptr;
     class QDockWidget* metrics_dock_ = nullptr;
-    int metrics_columns_ = -1; // the metrics table's columns when the dock was last fitted
-    QString pinned_other_;     // why the pinned stored run is of another workload, if it is
-    QString pinned_note_;      // what the pinned stored run has no overlay for, and why
     bool agent_rows_ = false, startup_compare_done_ = false;
     class QAction* agent_rows_action_ = nullptr;
-    std::map<QString, views::ParamSlider*> sliders_;
     class SweepPanel* sweep_ = nullptr;
     QDockWidget* sweep_dock_ = nullptr;
     class QMenu* recent_menu_ = nullptr;
@@ -267,7 +254,6 @@ private:
     void recordView();
     void restoreView(int pos);
     RunSpec::ExecPart exec_; // what profile_ and model_ were resolved from
-    QComboBox* device_ = nullptr;
     QLabel* exec_label_ = nullptr;
     void showExecution();
     // What the window's runs measure (the SLO sliders' goodput, no ITL).
@@ -281,7 +267,6 @@ private:
     bool restoring_ = false;      // a session is being applied: no run per setting
     nlohmann::json session_view_; // the opened session's view, applied after its run
     double pinned_rate_ = 1.0;    // the rate factor of the pinned run's workload
-    QString workload_label_text_; // the shown workload's name
     // An opened session's device, resolved with the file's read (error: why it cannot be).
     struct SessionDevice {
         RunSpec::ExecPart exec;
@@ -312,7 +297,7 @@ private:
     qint64 job_started_ms_ = 0;
     class LivePanel* live_ = nullptr;
     class ModelsPanel* models_ = nullptr;
-    class PolicyPanel* policy_panel_ = nullptr; // its widgets are aliased below
+    class PolicyPanel* policy_panel_ = nullptr;
     class RunsPanel* runs_ = nullptr;
 };
 

@@ -1,6 +1,7 @@
 #include "metrics_panel.h"
 
 #include "metrics_model.h"
+#include "workbench_state.h"
 
 #include <QHBoxLayout>
 #include <QHeaderView>
@@ -44,6 +45,15 @@ MetricsPanel::MetricsPanel(QWidget* parent) : QWidget(parent) {
     connect(unpin, &QPushButton::clicked, this, &MetricsPanel::unpinRequested);
 }
 
+void MetricsPanel::attach(WorkbenchState* state) {
+    auto refresh = [this, state] {
+        show(state->run().get(), state->pinned().get(),
+             {state->pinnedNote(), state->pinnedOther()});
+    };
+    connect(state, &WorkbenchState::runChanged, this, refresh);
+    connect(state, &WorkbenchState::pinnedChanged, this, refresh);
+}
+
 void MetricsPanel::show(const SimResult* run, const SimResult* pinned, const QStringList& notes) {
     model_->setRuns(run ? &run->summary : nullptr, pinned ? &pinned->summary : nullptr,
                     run ? run->requests.get() : nullptr, pinned ? pinned->requests.get() : nullptr);
@@ -54,6 +64,10 @@ void MetricsPanel::show(const SimResult* run, const SimResult* pinned, const QSt
     note_->setVisible(!lines.isEmpty());
     if (model_->columnCount() > 0)
         table_->horizontalHeader()->setSectionResizeMode(0, QHeaderView::Stretch);
+    if (model_->columnCount() != columns_) {
+        columns_ = model_->columnCount();
+        Q_EMIT columnsChanged();
+    }
 }
 
 int MetricsPanel::wantedWidth() const {

@@ -2,7 +2,8 @@
 // The Metrics panel: the shown run's metrics (vLLM's names) and, with a pinned run, its
 // values and the change (green better, red worse, italic where only the requests both
 // completed are compared); under the table, in words, what it leaves out or cannot judge.
-// Pin this run / Unpin are asked of the window.
+// It follows the shared state (the shown and pinned runs, the pinned run's notes); Pin
+// this run / Unpin are asked of the window.
 #include "sim_runner.h"
 
 #include <QStringList>
@@ -17,10 +18,14 @@ class MetricsModel;
 
 namespace kairos::app {
 
+class WorkbenchState;
+
 class MetricsPanel : public QWidget {
     Q_OBJECT
 public:
     explicit MetricsPanel(QWidget* parent = nullptr);
+    // Shows `state`'s run and pinned run whenever either changes.
+    void attach(WorkbenchState* state);
     // The run and the pinned one (either may be null); `notes` go above the table's own
     // note (a pinned stored run of another workload, one without overlays).
     void show(const SimResult* run, const SimResult* pinned, const QStringList& notes);
@@ -32,11 +37,14 @@ public:
 Q_SIGNALS:
     void pinRequested();
     void unpinRequested();
+    // The table's columns changed (a pin came or went): its wanted width changed.
+    void columnsChanged();
 
 private:
     views::MetricsModel* model_ = nullptr;
     QTableView* table_ = nullptr;
     QLabel* note_ = nullptr;
+    int columns_ = -1;
 };
 
 } // namespace kairos::app

@@ -5,6 +5,8 @@
 #include "param_slider.h"
 #include "predict/predictor.h"
 #include "profiles.h"
+#include "timeline_view.h"
+#include "workbench_state.h"
 
 #include <QComboBox>
 #include <QFormLayout>
@@ -13,8 +15,10 @@
 #include <QLabel>
 #include <QMenu>
 #include <QPushButton>
+#include <QSignalBlocker>
 #include <QVBoxLayout>
 #include <algorithm>
+#include <cmath>
 
 namespace kairos::app {
 
@@ -157,6 +161,11 @@ PolicyPanel::PolicyPanel(const QString& policy, const QString& predictor, const 
             policy_->setItemData(i, QString::fromStdString(ps->summary), Qt::ToolTipRole);
     policyTip();
     connect(policy_, &QComboBox::currentTextChanged, this, policyTip);
+    connect(policy_, &QComboBox::currentTextChanged, this, [this](const QString& p) {
+        enableParams();
+        Q_EMIT policyChanged(p);
+    });
+    connect(predictor_, &QComboBox::currentTextChanged, this, &PolicyPanel::predictorChanged);
     predictor_->setToolTip(tr("Response-length predictor of the predicting policies: %1")
                                .arg(QString::fromStdString(kPredictorGrammar).toHtmlEscaped()));
     // The device: a shipped profile (its execution model and KV capacity), or a fitted
@@ -170,6 +179,10 @@ PolicyPanel::PolicyPanel(const QString& policy, const QString& predictor, const 
     device_->setToolTip(tr("The device profile: its execution model (iteration times) and KV "
                            "capacity. A fitted model from the Models panel replaces the "
                            "execution model (Simulate with this model)."));
+    connect(device_, &QComboBox::activated, this, [this](int i) {
+        const QString name = device_->itemText(i);
+        if (!name.startsWith(QStringLiteral("stored "))) Q_EMIT deviceChosen(name);
+    });
     form->addRow(tr("&Policy"), policy_);
     form->addRow(tr("P&redictor"), predictor_);
     form->addRow(tr("&Device"), device_);
@@ -184,6 +197,8 @@ PolicyPanel::PolicyPanel(const QString& policy, const QString& predictor, const 
         v->addWidget(w);
         // "Sweep this parameter": the slider's whole range in the Sweep panel.
         const QString name = QString::fromStdString(s.name);
+        connect(w, &views::ParamSlider::valueChanged, this,
+                [this, name](double moved) { Q_EMIT paramMoved(name, moved); });
         if (name != "ttft_slo" && name != "tpot_slo") {
             w->setContextMenuPolicy(Qt::CustomContextMenu);
             connect(w, &QWidget::customContextMenuRequested, this, [this, w, name](QPoint at) {
@@ -204,6 +219,148 @@ PolicyPanel::PolicyPanel(const QString& policy, const QString& predictor, const 
     details_->setTextInteractionFlags(Qt::TextSelectableByMouse);
     v->addWidget(details_);
     v->addStretch(1);
+    enableParams();
+}
+
+void PolicyPanel::attach(WorkbenchState* state) {
+    state_ = state;
+    connect(state, &WorkbenchState::workloadChanged, this, &PolicyPanel::showWorkload);
+    for (auto sig : {&WorkbenchState::runChanged, &WorkbenchState::pinnedChanged,
+                     &WorkbenchState::selectionChanged})
+        connect(state, sig, this, &PolicyPanel::showCard);
+    connect(state, &WorkbenchState::runFailed, this, [this](const QString& error) {
+        details_->setText(tr("<b>The run failed:</b> %1").arg(error.toHtmlEscaped()));
+    });
+}
+
+QString PolicyPanel::policy() const {
+    return policy_->currentText();
+}
+
+void PolicyPanel::setPolicy(const QString& name) {
+    policy_->setCurrentText(name);
+}
+
+bool PolicyPanel::knowsPolicy(const QString& name) const {
+    return policy_->findText(name) >= 0;
+}
+
+QString PolicyPanel::predictor() const {
+    return predictor_->currentText();
+}
+
+void PolicyPanel::setPredictor(const QString& spec) {
+    predictor_->setCurrentText(spec);
+}
+
+views::ParamSlider* PolicyPanel::slider(const QString& name) const {
+    auto it = sliders_.find(name);
+    return it == sliders_.end() ? nullptr : it->second;
+}
+
+std::pair<views::ParamSlider*, views::ParamSlider*>
+PolicyPanel::tufSliders(const std::string& cls) const {
+    auto it = tuf_sliders_.find(cls);
+    return it == tuf_sliders_.end() ? std::pair<views::ParamSlider*, views::ParamSlider*>{}
+                                    : it->second;
+}
+
+void PolicyPanel::enableParams() {
+    const std::string p = policy_->currentText().toStdString();
+    for (const SliderSpec& s : sliderSpecs())
+        sliders_.at(QString::fromStdString(s.name))->setEnabled(appliesTo(s, p));
+}
+
+void PolicyPanel::showDevice(const QString& profile, qint64 stored_model) {
+    const QSignalBlocker block(device_);
+    for (int i = device_->count() - 1; i >= 0; --i) // the previous stored model's entry
+        if (device_->itemText(i).startsWith(QStringLiteral("stored "))) device_->removeItem(i);
+    if (stored_model > 0) {
+        device_->addItem(tr("stored model %1 on %2").arg(stored_model).arg(profile));
+        device_->setCurrentIndex(device_->count() - 1);
+    } else {
+        if (device_->findText(profile) < 0) device_->addItem(profile);
+        device_->setCurrentText(profile);
+    }
+}
+
+QString PolicyPanel::cardText() const {
+    return details_->text();
+}
+
+void PolicyPanel::showWorkload() {
+    const auto& w = state_->workload();
+    if (!w) return;
+    workload_label_->setText(tr("<b>%1</b><br>%2 requests over %3 s; %4 prompt + %5 output tokens")
+                                 .arg(state_->workloadName().toHtmlEscaped())
+                                 .arg(w->size())
+                                 .arg(w->span(), 0, 'f', 1)
+                                 .arg(w->totalPromptTokens())
+                                 .arg(w->totalOutputTokens()));
+    histogram_->setWorkload(*w);
+    rebuildTufSliders(*w);
+}
+
+void PolicyPanel::rebuildTufSliders(const Workload& w) {
+    for (auto& [cls, pair] : tuf_sliders_) {
+        delete pair.first;
+        delete pair.second;
+    }
+    tuf_sliders_.clear();
+    for (QLabel* l : tuf_box_->findChildren<QLabel*>(QString(), Qt::FindDirectChildrenOnly))
+        delete l;
+    // One pair of sliders per class that has a TUF (its first request's), e.g. TimelyLLM's
+    // normal [ERT 1 s, zero at 1.5 s] and urgent [0.2 s, 0.5 s].
+    for (const Request& r : w.requests) {
+        if (!r.tuf || tuf_sliders_.count(r.cls)) continue;
+        const QString name = r.cls.empty() ? tr("(no class)") : QString::fromStdString(r.cls);
+        auto* label =
+            new QLabel(tr("<b>%1</b> (utility %2)").arg(name.toHtmlEscaped()).arg(r.tuf->beta));
+        // Ranges around the class's own values (a tenth to ten times, log scale): over one
+        // range for every class (0.02 to 60 s), a 25-pixel drag in a narrow dock moved an
+        // urgent class's zero time from 0.5 s to 31 s. The spin box sets a value exactly.
+        const double e = std::max(0.01, r.tuf->ert);
+        auto* ert =
+            new views::ParamSlider(tr("ERT (s)"), std::max(0.01, e / 10), e * 10, e, 2, true);
+        const double z = std::isfinite(r.tuf->zeroTime()) ? r.tuf->zeroTime() : 60.0;
+        auto* zero =
+            new views::ParamSlider(tr("zero at (s)"), std::max(0.02, z / 10), z * 10, z, 2, true);
+        ert->setToolTip(tr("Expected response time of class %1 (TimelyLLM): its utility is %2 "
+                           "until a first response this late (s); a tenth to ten times the "
+                           "workload's value")
+                            .arg(name)
+                            .arg(r.tuf->beta));
+        zero->setToolTip(tr("When a first response of class %1 earns zero utility (s); later "
+                            "ones earn less than zero, falling linearly")
+                             .arg(name));
+        tuf_box_->layout()->addWidget(label);
+        tuf_box_->layout()->addWidget(ert);
+        tuf_box_->layout()->addWidget(zero);
+        for (auto* s : {ert, zero})
+            connect(s, &views::ParamSlider::valueChanged, this, &PolicyPanel::tufMoved);
+        tuf_sliders_[r.cls] = {ert, zero};
+    }
+    tuf_box_->setVisible(!tuf_sliders_.empty());
+}
+
+void PolicyPanel::showCard() {
+    // The clicked request as the shown run has it: it follows re-runs (a slider moved, the
+    // policy changed) and is cleared when the workload changes.
+    const int id = state_->selectedRequest();
+    const auto& run = state_->run();
+    if (!run || !run->rows || id < 0 || std::size_t(id) >= run->rows->size()) {
+        details_->clear();
+        return;
+    }
+    const auto i = static_cast<std::size_t>(id);
+    const auto& pinned = state_->pinned();
+    const bool pin =
+        state_->pinnedComparable() && pinned->rows && pinned->rows->size() == run->rows->size();
+    const QString text = views::TimelineView::describe((*run->rows)[i], state_->selectedTime(),
+                                                       pin ? &(*pinned->rows)[i] : nullptr);
+    details_->setText(
+        QStringLiteral("<b>%1</b>")
+            .arg(text.toHtmlEscaped().replace(QLatin1Char('\n'), QStringLiteral("</b><br>"))));
 }
 
 } // namespace kairos::app

@@ -2,8 +2,9 @@
 // The Policy panel: the workload (its name, Open and Generate, the prompt/output length
 // histograms), the policy, predictor and device, a slider per parameter (a policy's from
 // the registry, the run's own: KV capacity, seats, arrival rate, SLOs), each class's
-// time-utility sliders, and the clicked request's card. The window reacts to its
-// controls (it re-simulates on every change); the panel decides nothing itself.
+// time-utility sliders, and the clicked request's card. It follows the shared state
+// itself (the workload's name, histogram and classes; the selected request in the shown
+// and pinned runs); the window reacts to its signals (it re-simulates on every change).
 #include "sched/registry.h"
 
 #include <QString>
@@ -15,6 +16,7 @@
 class QComboBox;
 class QGroupBox;
 class QLabel;
+struct Workload;
 
 namespace kairos::views {
 class LengthHistogram;
@@ -22,6 +24,8 @@ class ParamSlider;
 } // namespace kairos::views
 
 namespace kairos::app {
+
+class WorkbenchState;
 
 // A slider: parameter name, label, tooltip, range, default, decimals, log scale, and the
 // policies it applies to (empty: every run).
@@ -43,27 +47,57 @@ public:
     // sliders they name.
     PolicyPanel(const QString& policy, const QString& predictor, const QString& profile,
                 const PolicyParams& params, QWidget* parent = nullptr);
-    QLabel* workloadLabel() const { return workload_label_; }
-    views::LengthHistogram* histogram() const { return histogram_; }
-    QComboBox* policyBox() const { return policy_; }
-    QComboBox* predictorBox() const { return predictor_; }
-    QComboBox* deviceBox() const { return device_; }
-    QGroupBox* tufBox() const { return tuf_box_; }
-    QLabel* details() const { return details_; }
+    // Follow `state`: its workload (name, lengths, one pair of TUF sliders per class with
+    // a time-utility function) and the selected request's card in the shown run (with the
+    // pinned run's same request when comparable); a failed run's error in the card.
+    void attach(WorkbenchState* state);
+
+    QString policy() const;
+    void setPolicy(const QString& name); // emits policyChanged when it changes
+    bool knowsPolicy(const QString& name) const;
+    QString predictor() const;
+    void setPredictor(const QString& spec);
+    // The slider of a parameter (sliderSpecs' names), nullptr if none.
+    views::ParamSlider* slider(const QString& name) const;
     const std::map<QString, views::ParamSlider*>& sliders() const { return sliders_; }
+    // A class's ERT and zero-utility-time sliders ({nullptr, nullptr}: none), and all.
+    std::pair<views::ParamSlider*, views::ParamSlider*> tufSliders(const std::string& cls) const;
+    const std::map<std::string, std::pair<views::ParamSlider*, views::ParamSlider*>>&
+    allTufSliders() const {
+        return tuf_sliders_;
+    }
+    // The device in use: a shipped profile by name, or a stored model (id > 0) on it.
+    void showDevice(const QString& profile, qint64 stored_model = 0);
+    QString cardText() const;
+    // Widgets for tests and the window's chart export.
+    QComboBox* policyBox() const { return policy_; }
+    QComboBox* deviceBox() const { return device_; }
+    views::LengthHistogram* histogram() const { return histogram_; }
 
 Q_SIGNALS:
     void openRequested();
     void generateRequested();
     void sweepRequested(const QString& param); // a slider's "Sweep this parameter"
+    void policyChanged(const QString& policy);
+    void predictorChanged(const QString& predictor);
+    void paramMoved(const QString& name, double value); // a slider
+    void tufMoved();                                    // a class's TUF slider
+    void deviceChosen(const QString& profile);          // a shipped profile picked
 
 private:
+    void showWorkload();
+    void rebuildTufSliders(const Workload& w);
+    void showCard();
+    void enableParams();
+
+    WorkbenchState* state_ = nullptr;
     QLabel* workload_label_ = nullptr;
     views::LengthHistogram* histogram_ = nullptr;
     QComboBox *policy_ = nullptr, *predictor_ = nullptr, *device_ = nullptr;
     QGroupBox* tuf_box_ = nullptr;
     QLabel* details_ = nullptr;
     std::map<QString, views::ParamSlider*> sliders_;
+    std::map<std::string, std::pair<views::ParamSlider*, views::ParamSlider*>> tuf_sliders_;
 };
 
 } // namespace kairos::app
