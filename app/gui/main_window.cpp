@@ -1021,12 +1021,7 @@ std::string MainWindow::runSpecJson(const SimResult& r, int indent) const {
         s.policy.predictor = r.policy.predictor;
         s.policy.seed = r.policy.seed;
         s.exec = r.exec;
-        s.limits.kv_capacity_tokens = r.limits.kv_capacity_tokens;
-        s.limits.block_size = r.limits.block_size;
-        s.limits.max_num_seqs = r.limits.max_num_seqs;
-        s.limits.max_num_batched_tokens = r.limits.max_num_batched_tokens;
-        s.limits.chunked_prefill = r.limits.chunked_prefill;
-        s.limits.skip_ahead = r.limits.skip_ahead;
+        s.limits = RunSpec::LimitsPart::of(r.limits);
         s.summary.goodput.clear();
         auto slo = [](const char* k, double v) {
             char b[64];

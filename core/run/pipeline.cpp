@@ -196,9 +196,9 @@ PreparedRun prepareRun(const RunSpec& spec, const RunContext& ctx) {
     p.profile_path = std::move(ex.profile_path);
     p.model = std::move(ex.model);
     p.model_warnings = std::move(ex.model_warnings);
-    p.limits.kv_capacity_tokens = spec.limits.kv_capacity_tokens > 0
-                                      ? spec.limits.kv_capacity_tokens
-                                      : p.profile.kvCapacityTokens();
+    p.limits =
+        spec.limits.engine(spec.limits.kv_capacity_tokens > 0 ? spec.limits.kv_capacity_tokens
+                                                              : p.profile.kvCapacityTokens());
     if (p.limits.kv_capacity_tokens <= 0)
         throw InputError(p.profile_path, 0,
                          spec.exec.gpu_mem_gib > 0    ? "exec.gpu_mem_gib"
@@ -206,11 +206,6 @@ PreparedRun prepareRun(const RunSpec& spec, const RunContext& ctx) {
                                                       : "gpu_mem_gib",
                          "the weights of the profile's model (" + p.profile.name + ")" +
                              " leave no memory for the KV cache");
-    p.limits.block_size = spec.limits.block_size;
-    p.limits.max_num_seqs = spec.limits.max_num_seqs;
-    p.limits.max_num_batched_tokens = spec.limits.max_num_batched_tokens;
-    p.limits.chunked_prefill = spec.limits.chunked_prefill;
-    p.limits.skip_ahead = spec.limits.skip_ahead;
 
     p.policy.name = spec.policy.name;
     p.policy.params = spec.policy.params;

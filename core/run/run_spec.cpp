@@ -5,6 +5,7 @@
 #include "model/input_error.h"
 #include "predict/predictor.h"
 #include "sched/registry.h"
+#include "sched/scheduler.h"
 #include "workload/readers.h"
 
 #include <algorithm>
@@ -453,6 +454,28 @@ void RunSpec::save(const std::string& path) const {
 
 bool RunSpec::operator==(const RunSpec& o) const {
     return toJson() == o.toJson();
+}
+
+EngineLimits RunSpec::LimitsPart::engine(std::int64_t kv_tokens) const {
+    EngineLimits l;
+    l.kv_capacity_tokens = kv_tokens;
+    l.block_size = block_size;
+    l.max_num_seqs = max_num_seqs;
+    l.max_num_batched_tokens = max_num_batched_tokens;
+    l.chunked_prefill = chunked_prefill;
+    l.skip_ahead = skip_ahead;
+    return l;
+}
+
+RunSpec::LimitsPart RunSpec::LimitsPart::of(const EngineLimits& l) {
+    LimitsPart p;
+    p.kv_capacity_tokens = l.kv_capacity_tokens;
+    p.block_size = l.block_size;
+    p.max_num_seqs = l.max_num_seqs;
+    p.max_num_batched_tokens = l.max_num_batched_tokens;
+    p.chunked_prefill = l.chunked_prefill;
+    p.skip_ahead = l.skip_ahead;
+    return p;
 }
 
 } // namespace kairos

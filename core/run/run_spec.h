@@ -20,6 +20,8 @@
 
 namespace kairos {
 
+struct EngineLimits;
+
 // The device profile of a run that names none (MC-SF's setting: Llama2-70B on 2x A100).
 inline constexpr const char* kDefaultProfileName = "llama2-70b-a100x2";
 
@@ -63,6 +65,11 @@ struct RunSpec {
         int max_num_batched_tokens = 8192;
         bool chunked_prefill = false;
         bool skip_ahead = true;
+
+        // The engine's limits with `kv_tokens` of KV cache (this part's own when > 0 is
+        // resolved by the caller: the profile's otherwise), and back.
+        EngineLimits engine(std::int64_t kv_tokens) const;
+        static LimitsPart of(const EngineLimits& l);
     } limits;
 
     struct SummaryPart {

@@ -112,6 +112,29 @@ private slots:
         QVERIFY(RunSpec::load(tf) == s);
     }
 
+    // A spec's limits and the engine's convert both ways without losing a field, over
+    // random values (the pipeline and the workbench's saved specs both go through it).
+    void limitsConvertBothWays() {
+        Rng r(3);
+        for (int k = 0; k < 200; ++k) {
+            RunSpec::LimitsPart a;
+            a.kv_capacity_tokens = r.uniformInt(1, 1 << 30);
+            a.block_size = int(r.uniformInt(1, 64));
+            a.max_num_seqs = int(r.uniformInt(1, 4096));
+            a.max_num_batched_tokens = int(r.uniformInt(1, 1 << 20));
+            a.chunked_prefill = r.bernoulli(0.5);
+            a.skip_ahead = r.bernoulli(0.5);
+            const EngineLimits e = a.engine(a.kv_capacity_tokens);
+            const RunSpec::LimitsPart b = RunSpec::LimitsPart::of(e);
+            RunSpec x, y;
+            x.limits = a;
+            y.limits = b;
+            QCOMPARE(QString::fromStdString(y.toJson().dump()),
+                     QString::fromStdString(x.toJson().dump()));
+            QCOMPARE(a.engine(7).kv_capacity_tokens, std::int64_t(7));
+        }
+    }
+
     // The same spec runs to the same log and summary; so does the spec read back from the
     // JSON a stored run keeps.
     void rerunIsExact_data() {
