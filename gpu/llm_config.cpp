@@ -1,13 +1,14 @@
 #include "llm_config.h"
 
 #include "model/input_error.h"
+#include "weights/llama2c.h"
+#include "workload/json_line.h"
 
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <nlohmann/json.hpp>
-
-#include "workload/json_line.h"
 #include <stdexcept>
 
 namespace kairos::gpu {
@@ -147,9 +148,8 @@ LlmConfig readHfConfig(const std::string& path) {
     }
     if (const auto rs = j.find("rope_scaling"); rs != j.end() && !rs->is_null()) {
         if (!rs->is_object()) throw fail("rope_scaling", "must be an object");
-        const std::string kind =
-            str(*rs, "rope_type", "rope_scaling.rope_type",
-                str(*rs, "type", "rope_scaling.type", std::string()));
+        const std::string kind = str(*rs, "rope_type", "rope_scaling.rope_type",
+                                     str(*rs, "type", "rope_scaling.type", std::string()));
         if (kind != "llama3")
             throw fail("rope_scaling.rope_type", "'" + kind + "' is not supported (llama3 is)");
         auto rnum = [&](const char* field, double fallback) {
@@ -173,6 +173,30 @@ LlmConfig readHfConfig(const std::string& path) {
         throw InputError(path, 0, "", e.what());
     }
     return c;
+}
+
+LlmConfig llama2cConfig(const llama2c::Header& h, const std::string& name) {
+    LlmConfig c;
+    c.name = name;
+    c.vocab = h.vocab_size;
+    c.hidden = h.dim;
+    c.intermediate = h.hidden_dim;
+    c.layers = h.n_layers;
+    c.heads = h.n_heads;
+    c.kv_heads = h.n_kv_heads;
+    c.head_dim = h.headSize();
+    c.rope_theta = 10000.0;
+    c.rms_eps = 1e-5;
+    c.tie_embeddings = h.shared_classifier;
+    c.max_positions = h.seq_len;
+    c.eos_token = llama2c::kBos; // a story ends where the next one would begin
+    c.validate();
+    return c;
+}
+
+LlmConfig readLlama2cConfig(const std::string& path) {
+    const llama2c::Weights w = llama2c::read(path);
+    return llama2cConfig(w.h, std::filesystem::path(path).stem().string());
 }
 
 } // namespace kairos::gpu

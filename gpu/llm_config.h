@@ -6,6 +6,10 @@
 #include <string>
 #include <vector>
 
+namespace kairos::llama2c {
+struct Header;
+}
+
 namespace kairos::gpu {
 
 struct LlmConfig {
@@ -44,5 +48,11 @@ LlmConfig builtinConfig(const std::string& name);
 // Reads a Hugging Face config.json (LlamaForCausalLM, Qwen2ForCausalLM); InputError
 // naming the file and field when something needed is missing or unsupported.
 LlmConfig readHfConfig(const std::string& path);
+// The configuration of a llama2.c checkpoint (run.c's semantics: RMSNorm eps 1e-5, RoPE
+// theta 10000, the classifier shared when the header says so, the context as positions,
+// and BOS (token 1) as the end of a story). `name` defaults to the file's stem.
+LlmConfig llama2cConfig(const llama2c::Header& h, const std::string& name);
+// Reads a llama2.c checkpoint's header: its configuration, named after the file.
+LlmConfig readLlama2cConfig(const std::string& path);
 
 } // namespace kairos::gpu

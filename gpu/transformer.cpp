@@ -2,6 +2,7 @@
 
 #include "kernels/kernels.h"
 #include "model/input_error.h"
+#include "weights/llama2c.h"
 #include "weights/safetensors.h"
 
 #include <ATen/CPUGeneratorImpl.h>
@@ -99,8 +100,60 @@ Transformer::Transformer(const LlmConfig& cfg, const TransformerOptions& opt)
     inv_freq_ = at::tensor(f, at::TensorOptions(at::kFloat)).to(opt_.device);
     if (opt_.weights_dir.empty())
         loadSynthetic();
+    else if (llama2cWeights())
+        loadLlama2c();
     else
         loadCheckpoint();
+}
+
+bool Transformer::llama2cWeights() const {
+    return !opt_.weights_dir.empty() && std::filesystem::is_regular_file(opt_.weights_dir);
+}
+
+void Transformer::loadLlama2c() {
+    const llama2c::Weights w = llama2c::read(opt_.weights_dir);
+    const LlmConfig want = llama2cConfig(w.h, cfg_.name);
+    if (want.hidden != cfg_.hidden || want.layers != cfg_.layers || want.heads != cfg_.heads ||
+        want.kv_heads != cfg_.kv_heads || want.vocab != cfg_.vocab ||
+        want.intermediate != cfg_.intermediate)
+        throw InputError(opt_.weights_dir, 0, "header",
+                         "the checkpoint's shape does not match the configuration " + cfg_.name +
+                             " (build the configuration with llama2cConfig)");
+    const auto cpu = at::TensorOptions(at::kFloat);
+    // run.c's arrays are row-major [out][in], as a Linear weight; copied, then moved to the
+    // device and dtype.
+    const auto tensor = [&](const std::vector<float>& v, std::int64_t offset,
+                            std::vector<std::int64_t> shape) {
+        return at::from_blob(const_cast<float*>(v.data() + offset), shape, cpu).clone();
+    };
+    // llama2.c rotates adjacent pairs (2j, 2j+1) of each head; this transformer rotates
+    // halves (j, j + head_dim / 2) with the same frequency for j. Reordering each head's
+    // rows of wq and wk to [even rows, odd rows] makes the two the same map: q.k is a sum
+    // over a head's dimensions, so the same reordering of q and k leaves scores unchanged
+    // (the conversion Hugging Face applies to Meta's Llama checkpoints).
+    const auto pairsToHalves = [&](const at::Tensor& wt, int heads) {
+        const std::int64_t hd = cfg_.head_dim, in = wt.size(1);
+        return wt.view({heads, hd / 2, 2, in}).transpose(1, 2).reshape({heads * hd, in});
+    };
+    const std::int64_t d = cfg_.hidden, hd = cfg_.intermediate,
+                       kv = std::int64_t(cfg_.kv_heads) * cfg_.head_dim;
+    const auto dev = [&](const at::Tensor& t) { return t.to(tensorOptions()).contiguous(); };
+    embed_ = dev(tensor(w.token_embedding, 0, {cfg_.vocab, d}));
+    for (int l = 0; l < cfg_.layers; ++l) {
+        Layer L;
+        L.attn_norm = dev(tensor(w.rms_att, l * d, {d}));
+        L.wq = dev(pairsToHalves(tensor(w.wq, l * d * d, {d, d}), cfg_.heads));
+        L.wk = dev(pairsToHalves(tensor(w.wk, l * kv * d, {kv, d}), cfg_.kv_heads));
+        L.wv = dev(tensor(w.wv, l * kv * d, {kv, d}));
+        L.wo = dev(tensor(w.wo, l * d * d, {d, d}));
+        L.mlp_norm = dev(tensor(w.rms_ffn, l * d, {d}));
+        L.wg = dev(tensor(w.w1, l * hd * d, {hd, d}));
+        L.wd = dev(tensor(w.w2, l * d * hd, {d, hd}));
+        L.wu = dev(tensor(w.w3, l * hd * d, {hd, d}));
+        layers_.push_back(std::move(L));
+    }
+    final_norm_ = dev(tensor(w.rms_final, 0, {d}));
+    lm_head_ = w.h.shared_classifier ? embed_ : dev(tensor(w.wcls, 0, {cfg_.vocab, d}));
 }
 
 void Transformer::loadSynthetic() {

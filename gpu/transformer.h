@@ -38,7 +38,7 @@ struct TransformerOptions {
     at::Device device = at::kCPU;
     at::ScalarType dtype = at::kFloat;
     std::uint64_t seed = 1;  // synthetic weights
-    std::string weights_dir; // a Hugging Face folder; empty: synthetic weights
+    std::string weights_dir; // a Hugging Face folder, or a llama2.c .bin file; empty: synthetic
 };
 
 // SnapKV's observation: the attention the last `window` prompt queries pay to each prompt
@@ -67,6 +67,8 @@ public:
     const LlmConfig& config() const { return cfg_; }
     const TransformerOptions& options() const { return opt_; }
     bool realWeights() const { return !opt_.weights_dir.empty(); }
+    // The weights are a llama2.c checkpoint (a file; a folder is Hugging Face's layout).
+    bool llama2cWeights() const;
     at::TensorOptions tensorOptions() const {
         return at::TensorOptions(opt_.dtype).device(opt_.device);
     }
@@ -118,6 +120,7 @@ private:
     };
     void loadSynthetic();
     void loadCheckpoint();
+    void loadLlama2c();
     at::Tensor rmsnorm(const at::Tensor& x, const at::Tensor& w) const;
     at::Tensor rope(const at::Tensor& x, const at::Tensor& pos) const; // x [T, h, d]
     void ensureCapacity(SeqCache& c, std::int64_t need) const;

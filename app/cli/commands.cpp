@@ -398,7 +398,8 @@ void addLiveModelOptions(CLI::App* c, LiveArgs& l) {
     c->add_option("--model", l.model, "Model: tiny, qwen2.5-0.5b, llama-3-8b (or --weights)")
         ->capture_default_str();
     c->add_option("--weights", l.weights,
-                  "A Hugging Face folder (config.json, model.safetensors or its sharded index); "
+                  "A Hugging Face folder (config.json, model.safetensors or its sharded index) or "
+                  "a llama2.c checkpoint FILE.bin (e.g. ../shared/data/models/stories260K.bin); "
                   "without it the weights are synthetic (seeded)");
     c->add_option("--device", l.device, "cpu or cuda")->capture_default_str();
     c->add_option("--dtype", l.dtype, "fp32, bf16 or fp16 (default fp32 on cpu, bf16 on cuda)");

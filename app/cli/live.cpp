@@ -59,7 +59,11 @@ std::unique_ptr<gpu::Transformer> buildModel(const LiveArgs& a, std::string* dty
     gpu::LlmConfig cfg;
     if (!a.weights.empty()) {
         o.weights_dir = a.weights;
-        cfg = gpu::readHfConfig((std::filesystem::path(a.weights) / "config.json").string());
+        // A file is a llama2.c checkpoint; a folder is Hugging Face's (config.json and
+        // safetensors).
+        cfg = std::filesystem::is_regular_file(a.weights)
+                  ? gpu::readLlama2cConfig(a.weights)
+                  : gpu::readHfConfig((std::filesystem::path(a.weights) / "config.json").string());
     } else {
         cfg = gpu::builtinConfig(a.model);
     }
@@ -91,8 +95,9 @@ public:
         const auto& o = model_->options();
 
         if (a.stop_at_eos && !model_->realWeights())
-            throw std::invalid_argument("--stop-at-eos needs real weights (--weights DIR): a "
-                                        "synthetic model's end-of-sequence token is noise");
+            throw std::invalid_argument(
+                "--stop-at-eos needs real weights (--weights DIR or FILE.bin): a "
+                "synthetic model's end-of-sequence token is noise");
         backend_ = std::make_unique<gpu::TorchBackend>(*model_, w, liveOptions(a));
         std::string heads_note;
         if (!a.length_heads.empty()) {

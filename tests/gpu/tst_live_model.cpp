@@ -4,6 +4,7 @@
 // (QT_NO_KEYWORDS): Qt's `slots` macro breaks them.
 #include "model/input_error.h"
 #include "transformer.h"
+#include "weights/llama2c.h"
 #include "weights/safetensors.h"
 
 #include <QtTest/QtTest>
@@ -83,6 +84,7 @@ private Q_SLOTS:
     void evictionAlphaZeroChangesNothing();
     void evictionKeepsStatedPositions();
     void checkpointRoundTrip();
+    void llama2cMatchesReference();
     void checkpointErrors();
 };
 
@@ -441,6 +443,53 @@ void TestLiveModel::checkpointErrors() {
         QCOMPARE(e.field(), std::string("model.embed_tokens.weight"));
         QVERIFY(QString(e.what()).contains("does not match"));
     }
+}
+
+void TestLiveModel::llama2cMatchesReference() {
+    // stories260K (a llama2.c checkpoint, the real trained model) through the libtorch
+    // transformer, whose rotary embedding rotates halves (its loader reorders wq and wk),
+    // against the plain reference pass of core/weights/llama2c (run.c's adjacent pairs):
+    // a 40-token prefill's last logits, then 60 decode steps, each within 1e-4. The tokens
+    // are a story the reference samples (seeded), so they are the model's own text.
+    const char* env = std::getenv("KAIROS_DATA_DIR");
+    const std::string path =
+        std::string(env && *env ? env : KAIROS_SHARED_DATA) + "/models/stories260K.bin";
+    const LlmConfig cfg = readLlama2cConfig(path);
+    QCOMPARE(cfg.name, std::string("stories260K"));
+    QCOMPARE(cfg.eos_token, kairos::llama2c::kBos);
+    TransformerOptions o;
+    o.weights_dir = path;
+    Transformer m(cfg, o);
+    QVERIFY(m.realWeights() && m.llama2cWeights());
+    const kairos::llama2c::Weights w = kairos::llama2c::read(path);
+    kairos::llama2c::Reference ref(w);
+    kairos::llama2c::Sampler sampler(1.0, 0.9, 5);
+    std::vector<std::int64_t> tokens{kairos::llama2c::kBos};
+    std::vector<std::vector<float>> want;
+    for (int pos = 0; pos < 100; ++pos) {
+        want.push_back(ref.step(int(tokens.back()), pos));
+        int next = sampler.sample(want.back().data(), int(want.back().size()));
+        if (next == kairos::llama2c::kBos) next = 3; // keep one story going
+        tokens.push_back(next);
+    }
+    const auto maxDiff = [](const at::Tensor& got, const std::vector<float>& ref_logits) {
+        const at::Tensor r = at::tensor(ref_logits);
+        return (got.reshape({-1}) - r).abs().max().item<double>();
+    };
+    SeqCache c;
+    std::vector<Transformer::Step> prefill{
+        {&c, std::vector<std::int64_t>(tokens.begin(), tokens.begin() + 40)}};
+    double worst = maxDiff(m.forward(prefill), want[39]);
+    for (int pos = 40; pos < 100; ++pos) {
+        std::vector<Transformer::Step> step{{&c, {tokens[std::size_t(pos)]}}};
+        worst = std::max(worst, maxDiff(m.forward(step), want[std::size_t(pos)]));
+    }
+    qInfo("stories260K: libtorch transformer vs reference, max |logit difference| %.2e", worst);
+    QVERIFY2(worst < 1e-4, qPrintable(QString::number(worst)));
+    // A shape that is not the checkpoint's is refused, naming the file.
+    LlmConfig wrong = cfg;
+    wrong.layers = 4;
+    QVERIFY_THROWS_EXCEPTION(kairos::InputError, Transformer(wrong, o));
 }
 
 QTEST_GUILESS_MAIN(TestLiveModel)
