@@ -158,8 +158,23 @@ void TorchBackend::iterate(const std::vector<Chunk>& chunks, const std::vector<R
         }
         logits = logits + mask;
     }
-    const at::Tensor next = logits.argmax(-1).to(at::kCPU); // waits for the device
-    const auto* ids = next.data_ptr<std::int64_t>();
+    std::vector<std::int64_t> ids(std::size_t(logits.size(0)));
+    if (opt_.temperature > 0) {
+        // Seeded sampling on the host: each row with its request's own stream.
+        const at::Tensor host = logits.to(at::kCPU, at::kFloat).contiguous(); // waits
+        const auto vocab = static_cast<int>(host.size(1));
+        for (std::size_t i = 0; i < ids.size(); ++i) {
+            const ReqId id = i < chunks.size() ? chunks[i].id : decoders[i - chunks.size()];
+            Req& q = reqs_[static_cast<std::size_t>(id)];
+            if (!q.sampler)
+                q.sampler.emplace(opt_.temperature, opt_.top_p,
+                                  mix(opt_.sample_seed ^ mix(static_cast<std::uint64_t>(id) + 1)));
+            ids[i] = q.sampler->sample(host.data_ptr<float>() + i * std::size_t(vocab), vocab);
+        }
+    } else {
+        const at::Tensor next = logits.argmax(-1).to(at::kCPU); // waits for the device
+        std::copy_n(next.data_ptr<std::int64_t>(), ids.size(), ids.begin());
+    }
     for (std::size_t i = 0; i < chunks.size(); ++i) {
         const Chunk& c = chunks[i];
         if (!c.completes) continue;
@@ -190,7 +205,10 @@ void TorchBackend::release(ReqId id, bool restart) {
     Req& q = reqs_[static_cast<std::size_t>(id)];
     kv_bytes_ -= q.cache.bytes();
     q.cache.clear();
-    if (restart) q.generated.clear();
+    if (restart) {
+        q.generated.clear();
+        q.sampler.reset(); // the recompute samples the same answer again
+    }
 }
 
 std::int64_t kvCapacityTokens(const Transformer& m, double budget_bytes) {

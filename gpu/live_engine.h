@@ -5,9 +5,11 @@
 // (EOS is not a stop), decoded greedily. Every iteration is timed on the wall clock.
 #include "sim/engine.h"
 #include "transformer.h"
+#include "weights/llama2c.h"
 
 #include <chrono>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -32,6 +34,13 @@ struct LiveOptions {
     // rather than at the workload's output length, which stays its limit. Meant for real
     // weights (kairos-cli live refuses it without them): a synthetic model's EOS is noise.
     bool stop_at_eos = false;
+    // Decoding: temperature 0 is greedy (argmax); above 0, seeded sampling (softmax of the
+    // logits / temperature, then top-p), each request's stream seeded from `sample_seed`
+    // and its id and started again when a preemption makes it recompute, so a request
+    // answers the same whatever the schedule (its length too, with stop_at_eos).
+    double temperature = 0.0;
+    double top_p = 1.0;
+    std::uint64_t sample_seed = 1;
 };
 
 constexpr std::int64_t kCueIds = 64;    // token ids per bucket of the length task
@@ -82,6 +91,7 @@ private:
     struct Req {
         SeqCache cache;
         std::vector<std::int64_t> prompt, generated;
+        std::optional<llama2c::Sampler> sampler; // with temperature > 0, from the first token
     };
     std::vector<std::int64_t> context(ReqId id, std::int32_t from, std::int32_t n);
 

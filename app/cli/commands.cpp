@@ -431,6 +431,21 @@ void addLive(CLI::App& app) {
     c->add_flag("--stop-at-eos", l.stop_at_eos,
                 "End each answer at the model's end-of-sequence token (real weights, --weights); "
                 "the workload's output length stays its limit");
+    c->add_option("--temperature", l.temperature,
+                  "Decoding: 0 is greedy; above 0, seeded sampling from softmax(logits / T), so "
+                  "answers and their lengths vary as in a real service")
+        ->capture_default_str()
+        ->check(CLI::Range(0.0, 100.0));
+    c->add_option("--top-p", l.top_p,
+                  "With --temperature: sample from the most likely tokens holding this much "
+                  "probability (1: all)")
+        ->capture_default_str()
+        ->check(CLI::Range(0.0, 1.0));
+    c->add_option("--sample-seed", l.sample_seed,
+                  "Seed of the sampling (each request's stream from it and its id; a recompute "
+                  "after a preemption samples the same answer again)")
+        ->capture_default_str()
+        ->check(seedValue());
     c->add_option("--length-heads", l.length_heads,
                   "Length heads trained by kairos-cli lengths: the predicting policies use them "
                   "instead of --predictor");

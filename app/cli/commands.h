@@ -78,6 +78,9 @@ struct LiveArgs {
     bool default_allocator = false;    // leave glibc's allocator as it is (for comparison)
     int length_cue = 0;                // the synthetic length task's bucket width (0: off)
     bool stop_at_eos = false;          // end answers at the model's EOS (real weights)
+    double temperature = 0.0;          // 0: greedy; above: seeded sampling
+    double top_p = 1.0;                // nucleus sampling's mass (1: the whole vocabulary)
+    std::uint64_t sample_seed = 1;     // each request's sampling stream: this and its id
     std::string length_heads;          // trained length heads (kairos-cli lengths)
     std::string length_mode = "trail"; // rlp | trail
 };

@@ -78,6 +78,9 @@ gpu::LiveOptions liveOptions(const LiveArgs& a) {
     lo.prompt_seed = a.prompt_seed;
     lo.length_cue = a.length_cue;
     lo.stop_at_eos = a.stop_at_eos;
+    lo.temperature = a.temperature;
+    lo.top_p = a.top_p;
+    lo.sample_seed = a.sample_seed;
     return lo;
 }
 
@@ -127,6 +130,16 @@ public:
             config_.push_back(
                 {"prompts", "length task: buckets of " + std::to_string(a.length_cue) + " tokens"});
         if (!heads_note.empty()) config_.push_back({"length heads", heads_note});
+        const auto fmtNum = [](double v) {
+            char b[32];
+            std::snprintf(b, sizeof b, "%g", v);
+            return std::string(b);
+        };
+        config_.push_back({"decoding", a.temperature > 0
+                                           ? "sampled: temperature " + fmtNum(a.temperature) +
+                                                 ", top-p " + fmtNum(a.top_p) + ", seed " +
+                                                 std::to_string(a.sample_seed)
+                                           : std::string("greedy")});
         if (a.stop_at_eos)
             config_.push_back({"answers end", "at EOS (token " + std::to_string(cfg.eos_token) +
                                                   ") or the workload's length"});

@@ -72,7 +72,9 @@ private:
 
 // Seeded sampling as llama2.c does it: temperature 0 is greedy (argmax); otherwise
 // softmax(logits / temperature), then top-p (nucleus) when 0 < top_p < 1: the smallest
-// set of most likely tokens whose probability reaches top_p, renormalised.
+// set of most likely tokens whose probability reaches top_p, renormalised. The draw walks
+// the kept tokens in id order, so logits that differ by rounding draw the same token
+// unless the uniform falls within that rounding of an interval's edge.
 class Sampler {
 public:
     Sampler(double temperature, double top_p, std::uint64_t seed)
