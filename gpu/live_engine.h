@@ -2,7 +2,8 @@
 // The live engine: the core's engine (sim/engine.h) driving a real Transformer through
 // LiveBackend. Each request's prompt is a sequence of token ids drawn from its id and a
 // seed (the workload gives lengths, not text); its output length follows the workload
-// (EOS is not a stop), decoded greedily. Every iteration is timed on the wall clock.
+// (EOS is not a stop unless asked), decoded greedily or sampled with a seed per request.
+// Every iteration is timed on the wall clock.
 #include "sim/engine.h"
 #include "transformer.h"
 #include "weights/llama2c.h"
