@@ -10,6 +10,7 @@
 #include "metrics/request_metrics.h"
 #include "metrics/stats.h"
 #include "profiles.h"
+#include "quality.h"
 #include "run/pipeline.h"
 #include "sched/registry.h"
 #include "store/store.h"
@@ -744,6 +745,107 @@ void addLengths(CLI::App& app) {
     });
 }
 
+// kairos-cli quality: TimeBill's answer quality against the KV eviction ratio, measured on
+// the live model (gpu/quality.h), with a second set of prompts held out to show how far
+// the curve moves with the prompts; the curve is what --quality takes.
+void addQuality(CLI::App& app) {
+    struct Args {
+        LiveArgs live;
+        gpu::QualityOptions q;
+        std::uint64_t holdout_seed = 2;
+        std::string out;
+    };
+    auto a = std::make_shared<Args>();
+    auto* c = app.add_subcommand(
+        "quality", "Measure answer quality against the KV eviction ratio alpha on the live model "
+                   "(TimeBill's trade-off): the full-cache answer's top-1 agreement and "
+                   "log-likelihood under an evicted cache; writes a curve for --quality");
+    addLiveModelOptions(c, a->live);
+    c->add_option("--prompts", a->q.prompts, "Prompts (openings of the model's own stories)")
+        ->capture_default_str()
+        ->check(CLI::Range(1, 4096));
+    c->add_option("--prompt-tokens", a->q.prompt_tokens, "Tokens per prompt")
+        ->capture_default_str()
+        ->check(CLI::Range(2, 1 << 20));
+    c->add_option("--answer-tokens", a->q.answer_tokens, "Tokens per answer")
+        ->capture_default_str()
+        ->check(CLI::Range(1, 1 << 20));
+    c->add_option("--alphas", a->q.alphas, "Eviction ratios measured (each in [0, 1])")
+        ->delimiter(',')
+        ->check(CLI::Range(0.0, 1.0));
+    c->add_option("--snap-window", a->q.snap_window, "SnapKV observation window")
+        ->capture_default_str()
+        ->check(CLI::Range(1, 1 << 20));
+    c->add_option("--seed", a->q.seed, "Seed of the measured prompts")->capture_default_str();
+    c->add_option("--holdout-seed", a->holdout_seed,
+                  "Seed of the held-out prompts (the curve measured again on them)")
+        ->capture_default_str();
+    c->add_option("--out,-o", a->out,
+                  "Write the curve and its figures (JSON); --quality FILE "
+                  "reads it");
+    c->callback([a] {
+        if (!a->live.weights.empty() && !std::filesystem::exists(a->live.weights))
+            throw InputError(a->live.weights, 0, "--weights", "no such file or folder");
+        std::vector<double> alphas = a->q.alphas;
+        std::sort(alphas.begin(), alphas.end());
+        alphas.erase(std::unique(alphas.begin(), alphas.end()), alphas.end());
+        if (alphas.empty() || alphas.front() != 0.0) alphas.insert(alphas.begin(), 0.0);
+        a->q.alphas = alphas;
+        std::string dtype;
+        auto m = buildModel(a->live, &dtype);
+        if (!m->realWeights())
+            std::fprintf(stderr, "warning: synthetic weights: the curve says nothing about a "
+                                 "trained model (--weights)\n");
+        const gpu::QualityCurveMeasured fit = gpu::measureQuality(*m, a->q);
+        gpu::QualityOptions held = a->q;
+        held.seed = a->holdout_seed;
+        const gpu::QualityCurveMeasured check = gpu::measureQuality(*m, held);
+        std::printf("quality against KV eviction, %s (%s), %d prompts of %d tokens, answers of %d "
+                    "tokens, SnapKV window %d\n",
+                    m->config().name.c_str(), dtype.c_str(), a->q.prompts, a->q.prompt_tokens,
+                    a->q.answer_tokens, a->q.snap_window);
+        std::printf("%6s  %10s  %12s  %8s  %18s\n", "alpha", "agreement", "loglik/tok", "prefix",
+                    "held-out agreement");
+        double worst = 0;
+        for (std::size_t i = 0; i < fit.points.size(); ++i) {
+            const auto& p = fit.points[i];
+            const auto& h = check.points[i];
+            worst = std::max(worst, std::abs(p.agreement - h.agreement));
+            std::printf("%6.3g  %10.4f  %12.4f  %8.4f  %18.4f\n", p.alpha, p.agreement,
+                        p.log_likelihood, p.prefix, h.agreement);
+        }
+        std::printf("curve (--quality): %s\nheld-out prompts: the agreement moves by %.4f at "
+                    "most\n",
+                    fit.curve().c_str(), worst);
+        if (!a->out.empty()) {
+            nlohmann::json j;
+            j["kairos_quality"] = 1;
+            j["model"] = m->config().name;
+            j["weights"] =
+                m->options().weights_dir.empty() ? "synthetic" : m->options().weights_dir;
+            j["dtype"] = dtype;
+            j["prompts"] = a->q.prompts;
+            j["prompt_tokens"] = a->q.prompt_tokens;
+            j["answer_tokens"] = a->q.answer_tokens;
+            j["snap_window"] = a->q.snap_window;
+            j["seed"] = a->q.seed;
+            j["holdout_seed"] = a->holdout_seed;
+            j["quality"] = fit.curve();
+            j["holdout_max_difference"] = worst;
+            for (std::size_t i = 0; i < fit.points.size(); ++i) {
+                const auto& p = fit.points[i];
+                j["points"].push_back({{"alpha", p.alpha},
+                                       {"agreement", p.agreement},
+                                       {"log_likelihood", p.log_likelihood},
+                                       {"prefix", p.prefix},
+                                       {"holdout_agreement", check.points[i].agreement}});
+            }
+            writeFileAtomically(a->out, [&](std::ostream& f) { f << j.dump(2) << "\n"; });
+            std::printf("wrote %s\n", a->out.c_str());
+        }
+    });
+}
+
 } // namespace
 
 void installLive(CLI::App& app) {
@@ -753,6 +855,7 @@ void installLive(CLI::App& app) {
     addProfile(app);
     addValidate(app);
     addLengths(app);
+    addQuality(app);
 }
 
 } // namespace kairos::cli

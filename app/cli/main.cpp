@@ -80,7 +80,8 @@ const LiveCommand kLiveCommands[] = {
     {"live", nullptr},
     {"profile", "Measure this device's transformer and fit ETE (kairos-live)"},
     {"validate", "Live run against its simulation (kairos-live)"},
-    {"lengths", "Train length predictors on the live model (kairos-live)"}};
+    {"lengths", "Train length predictors on the live model (kairos-live)"},
+    {"quality", "Measure answer quality against KV eviction on the live model (kairos-live)"}};
 
 // The command named on the line: the first word that is not an option, skipping the value
 // of the one top-level option that takes one (--config FILE).

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -57,6 +58,23 @@ double QualityCurve::at(double alpha) const {
 }
 
 QualityCurve QualityCurve::parse(const std::string& text) {
+    if (text.size() > 5 && text.compare(text.size() - 5, 5, ".json") == 0) {
+        // A measured curve (kairos-cli quality --out).
+        std::ifstream in(text);
+        if (!in) throw std::invalid_argument("quality curve file '" + text + "': cannot open it");
+        nlohmann::json j;
+        try {
+            in >> j;
+        } catch (const std::exception& e) {
+            throw std::invalid_argument("quality curve file '" + text + "': not JSON (" +
+                                        e.what() + ")");
+        }
+        if (!j.is_object() || !j.contains("quality") || !j.at("quality").is_string())
+            throw std::invalid_argument("quality curve file '" + text +
+                                        "': no \"quality\" string (written by kairos-cli "
+                                        "quality --out?)");
+        return parse(j.at("quality").get<std::string>());
+    }
     QualityCurve c;
     c.points.clear();
     std::vector<std::string_view> items;

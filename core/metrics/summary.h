@@ -28,12 +28,14 @@ struct GoodputSlo {
 // piecewise linear through (alpha, quality) points. Default: q = 1 - alpha^2 at alpha =
 // 0, .25, .5, .75, .95, 1 — a placeholder shape, not a measurement: small evictions cost
 // little and the last ones most (TimeBill reports alpha = 95 % as "poor quality"). Set
-// your own from measurements of your model and task (CLI: --quality A:Q,...).
+// your own from measurements of your model and task (CLI: --quality A:Q,..., or the JSON
+// file `kairos-cli quality --out` writes from a real model).
 struct QualityCurve {
     std::vector<std::pair<double, double>> points{{0, 1},         {0.25, 0.9375}, {0.5, 0.75},
                                                   {0.75, 0.4375}, {0.95, 0.0975}, {1, 0}};
     double at(double alpha) const;
-    static QualityCurve parse(const std::string& text); // "0:1,0.5:0.8,1:0"
+    // "0:1,0.5:0.8,1:0", or a file ending in .json with the curve in its "quality" field.
+    static QualityCurve parse(const std::string& text);
 };
 
 struct SummaryOptions {

@@ -12,6 +12,7 @@
 
 #include <QtTest>
 #include <cmath>
+#include <fstream>
 
 using namespace kairos;
 using kairos::test::req;
@@ -25,6 +26,30 @@ std::unique_ptr<Scheduler> timebill(PolicyParams p, const std::string& pred = "o
 class TestTimeBill : public QObject {
     Q_OBJECT
 private slots:
+    // A measured quality curve (kairos-cli quality --out) is read from its JSON file by
+    // name; the inline form is unchanged; a file without the field, not JSON, or missing is
+    // refused naming the file.
+    void qualityCurveFromFile() {
+        const std::string good = test::tempPath("q.json");
+        { std::ofstream(good) << R"({"kairos_quality": 1, "quality": "0:1,0.5:0.6,0.9:0.2"})"; }
+        const QualityCurve c = QualityCurve::parse(good);
+        QCOMPARE(c.points.size(), std::size_t(3));
+        KAIROS_COMPARE_NEAR(c.at(0.25), 0.8, 1e-12);
+        KAIROS_COMPARE_NEAR(c.at(0.7), 0.4, 1e-12);
+        QCOMPARE(QualityCurve::parse("0:1,1:0").points.size(), std::size_t(2));
+        const std::string none = test::tempPath("none.json"), bad = test::tempPath("bad.json");
+        { std::ofstream(none) << R"({"points": []})"; }
+        { std::ofstream(bad) << "0:1,1:0"; }
+        for (const std::string& f : {none, bad, test::tempPath("missing.json")}) {
+            try {
+                QualityCurve::parse(f);
+                QFAIL("accepted");
+            } catch (const std::invalid_argument& e) {
+                QVERIFY2(std::string(e.what()).find(f) != std::string::npos, e.what());
+            }
+        }
+    }
+
     // alpha* is the least alpha in [0, alpha_max] with WCET(alpha) + t_pred <= T, found
     // here by bisection (WCET falls as alpha grows), on random inputs.
     void closedFormEqualsSearch() {

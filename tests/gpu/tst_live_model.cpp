@@ -3,6 +3,7 @@
 // the computation it must equal. Torch headers come first and Qt's keywords are off
 // (QT_NO_KEYWORDS): Qt's `slots` macro breaks them.
 #include "model/input_error.h"
+#include "quality.h"
 #include "transformer.h"
 #include "weights/llama2c.h"
 #include "weights/safetensors.h"
@@ -85,6 +86,7 @@ private Q_SLOTS:
     void evictionKeepsStatedPositions();
     void checkpointRoundTrip();
     void llama2cMatchesReference();
+    void qualityOnTheRealModel();
     void checkpointErrors();
 };
 
@@ -490,6 +492,46 @@ void TestLiveModel::llama2cMatchesReference() {
     LlmConfig wrong = cfg;
     wrong.layers = 4;
     QVERIFY_THROWS_EXCEPTION(kairos::InputError, Transformer(wrong, o));
+}
+
+void TestLiveModel::qualityOnTheRealModel() {
+    // The eviction-quality measurement on stories260K, small: openings are the model's own
+    // stories (BOS first, no BOS after, the same for a seed, others for another); with no
+    // eviction the answer agrees with itself exactly; evicting three quarters of the prompt
+    // lowers both the agreement and the answer's likelihood, and not less than a quarter does.
+    const char* env = std::getenv("KAIROS_DATA_DIR");
+    const std::string path =
+        std::string(env && *env ? env : KAIROS_SHARED_DATA) + "/models/stories260K.bin";
+    TransformerOptions to;
+    to.weights_dir = path;
+    Transformer m(readLlama2cConfig(path), to);
+    const auto a = sampleOpenings(m, 4, 24, 1), b = sampleOpenings(m, 4, 24, 1),
+               c = sampleOpenings(m, 4, 24, 2);
+    QCOMPARE(a, b);
+    QVERIFY(a != c);
+    for (const auto& p : a) {
+        QCOMPARE(p.size(), std::size_t(24));
+        QCOMPARE(p.front(), std::int64_t(kairos::llama2c::kBos));
+        QCOMPARE(std::count(p.begin() + 1, p.end(), std::int64_t(kairos::llama2c::kBos)),
+                 std::ptrdiff_t(0));
+    }
+    QualityOptions o;
+    o.prompts = 6;
+    o.prompt_tokens = 48;
+    o.answer_tokens = 16;
+    o.alphas = {0, 0.25, 0.75};
+    const QualityCurveMeasured q = measureQuality(m, o);
+    QCOMPARE(q.points.size(), std::size_t(3));
+    QCOMPARE(q.points[0].agreement, 1.0);
+    QCOMPARE(q.points[0].prefix, 1.0);
+    QVERIFY(q.points[2].agreement < 1.0);
+    QVERIFY(q.points[2].agreement <= q.points[1].agreement + 0.05);
+    QVERIFY(q.points[2].log_likelihood < q.points[0].log_likelihood);
+    QVERIFY(q.curve().rfind("0:1.0000,0.25:", 0) == 0);
+    qInfo("stories260K, 6 prompts: agreement %.3f / %.3f / %.3f at alpha 0 / 0.25 / 0.75",
+          q.points[0].agreement, q.points[1].agreement, q.points[2].agreement);
+    o.prompt_tokens = 500; // with the answer, past the model's 512 positions
+    QVERIFY_THROWS_EXCEPTION(std::invalid_argument, measureQuality(m, o));
 }
 
 QTEST_GUILESS_MAIN(TestLiveModel)
