@@ -51,7 +51,10 @@ std::vector<LengthSample> LengthCollector::samples(Transformer& m, const TorchBa
     for (const auto& r : w.requests) {
         LengthSample s;
         s.id = r.id;
-        s.length = r.output_tokens;
+        // What the model generated: with --stop-at-eos an answer ends at the model's end
+        // token, before the workload's length, which is then only its limit.
+        const auto generated = static_cast<std::int32_t>(backend.generated(r.id).size());
+        s.length = generated > 0 ? generated : r.output_tokens;
         s.prompt = promptFeature(m, backend.promptTokens(r.id), layer_);
         if (auto it = readings_.find(r.id); it != readings_.end()) s.readings = it->second;
         out.push_back(std::move(s));

@@ -412,22 +412,7 @@ void addLiveModelOptions(CLI::App* c, LiveArgs& l) {
                 "runs then time the same iteration differently; gpu/transformer.h)");
 }
 
-void addLive(CLI::App& app) {
-    auto a = std::make_shared<SimulateArgs>();
-    a->live = true;
-    auto* c = app.add_subcommand(
-        "live", "Run a policy on a workload live, on a real transformer (GPU or CPU): requests "
-                "released at their arrival times on the wall clock, every iteration measured; "
-                "the same outputs as simulate");
-    auto* rate = addRunOptions(c, a);
-    LiveArgs& l = a->live_args;
-    addLiveModelOptions(c, l);
-    c->add_option("--prompt-seed", l.prompt_seed, "Seed of the prompts' token ids")
-        ->capture_default_str()
-        ->check(seedValue());
-    c->add_option("--length-cue", l.length_cue,
-                  "The synthetic length task: prompt ids tell the output length's bucket of this "
-                  "many tokens (0: off)");
+void addLiveDecodingOptions(CLI::App* c, LiveArgs& l) {
     c->add_flag("--stop-at-eos", l.stop_at_eos,
                 "End each answer at the model's end-of-sequence token (real weights, --weights); "
                 "the workload's output length stays its limit");
@@ -446,6 +431,25 @@ void addLive(CLI::App& app) {
                   "after a preemption samples the same answer again)")
         ->capture_default_str()
         ->check(seedValue());
+}
+
+void addLive(CLI::App& app) {
+    auto a = std::make_shared<SimulateArgs>();
+    a->live = true;
+    auto* c = app.add_subcommand(
+        "live", "Run a policy on a workload live, on a real transformer (GPU or CPU): requests "
+                "released at their arrival times on the wall clock, every iteration measured; "
+                "the same outputs as simulate");
+    auto* rate = addRunOptions(c, a);
+    LiveArgs& l = a->live_args;
+    addLiveModelOptions(c, l);
+    c->add_option("--prompt-seed", l.prompt_seed, "Seed of the prompts' token ids")
+        ->capture_default_str()
+        ->check(seedValue());
+    c->add_option("--length-cue", l.length_cue,
+                  "The synthetic length task: prompt ids tell the output length's bucket of this "
+                  "many tokens (0: off)");
+    addLiveDecodingOptions(c, l);
     c->add_option("--length-heads", l.length_heads,
                   "Length heads trained by kairos-cli lengths: the predicting policies use them "
                   "instead of --predictor");

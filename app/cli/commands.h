@@ -155,6 +155,8 @@ public:
 // unless `kv_given`. Empty in builds without libtorch.
 // The model options of live, profile and validate.
 void addLiveModelOptions(CLI::App* c, LiveArgs& l);
+// How answers are decoded and end: --stop-at-eos, --temperature, --top-p, --sample-seed.
+void addLiveDecodingOptions(CLI::App* c, LiveArgs& l);
 using LiveMaker = std::function<std::unique_ptr<LiveSession>(const LiveArgs&, const Workload&,
                                                              EngineLimits& lim, bool kv_given)>;
 LiveMaker& liveMaker();

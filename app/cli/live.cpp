@@ -427,6 +427,7 @@ void addValidate(CLI::App& app) {
     c->add_option("--policy,-p", a->policy, "Scheduling policy")->capture_default_str();
     c->add_option("--param", a->params, "Policy parameter NAME=VALUE (repeatable)");
     addLiveModelOptions(c, a->live);
+    addLiveDecodingOptions(c, a->live);
     c->add_option("--exec-model", a->exec_model,
                   "A stored ETE model (kairos-cli profile --db) instead of profiling now");
     c->add_option("--db", a->db, "Database of --exec-model, or where the new profile is stored");
@@ -595,6 +596,7 @@ void addLengths(CLI::App& app) {
     c->add_option("--workload,-w", a->workload, "Trace file")->required();
     c->add_option("--policy,-p", a->policy, "Policy of the collecting run")->capture_default_str();
     addLiveModelOptions(c, a->live);
+    addLiveDecodingOptions(c, a->live);
     c->add_option("--length-cue", a->live.length_cue,
                   "The synthetic length task: prompt ids tell the output length's bucket of this "
                   "many tokens (0: off)");
