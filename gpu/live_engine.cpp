@@ -1,5 +1,7 @@
 #include "live_engine.h"
 
+#include "quality.h"
+
 #include <algorithm>
 #include <limits>
 #include <stdexcept>
@@ -29,6 +31,13 @@ TorchBackend::TorchBackend(Transformer& model, const Workload& w, LiveOptions op
                                         " positions; " + c.name + " has " +
                                         std::to_string(c.max_positions));
     if (opt_.length_cue < 0) throw std::invalid_argument("length cue width must be >= 0");
+    if (opt_.story_prompts) {
+        if (opt_.length_cue > 0)
+            throw std::invalid_argument("story prompts and the length cue exclude each other");
+        int longest = 1;
+        for (const auto& r : w.requests) longest = std::max(longest, r.prompt_tokens);
+        stories_ = sampleOpenings(m_, int(w.requests.size()), longest, opt_.prompt_seed);
+    }
     if (opt_.stop_at_eos && (c.eos_token < 0 || c.eos_token >= c.vocab))
         throw std::invalid_argument("stop at EOS: " + c.name +
                                     " has no end-of-sequence token (eos_token_id)");
@@ -75,6 +84,11 @@ std::pair<std::int64_t, std::int64_t> TorchBackend::cueSlice(ReqId id) const {
 
 std::vector<std::int64_t> TorchBackend::promptTokens(ReqId id) const {
     const Request& r = w_.requests[static_cast<std::size_t>(id)];
+    if (!stories_.empty()) {
+        const auto& s = stories_[static_cast<std::size_t>(id)];
+        return {s.begin(),
+                s.begin() + std::min<std::ptrdiff_t>(r.prompt_tokens, std::ptrdiff_t(s.size()))};
+    }
     const auto [first, size] = cueSlice(id);
     std::vector<std::int64_t> t(static_cast<std::size_t>(r.prompt_tokens));
     const std::uint64_t base = mix(opt_.prompt_seed ^ mix(static_cast<std::uint64_t>(id)));

@@ -42,6 +42,11 @@ struct LiveOptions {
     double temperature = 0.0;
     double top_p = 1.0;
     std::uint64_t sample_seed = 1;
+    // Prompts as openings of stories the model itself samples (BOS, then tokens drawn at
+    // temperature 1, top-p 0.9 from `prompt_seed`), cut to each request's length, so a
+    // model without a tokenizer gets prompts of its own kind of text rather than random
+    // ids. Sampled before the clock starts.
+    bool story_prompts = false;
 };
 
 constexpr std::int64_t kCueIds = 64;    // token ids per bucket of the length task
@@ -104,7 +109,8 @@ private:
     double origin_ = 0.0;
     std::int64_t kv_bytes_ = 0, peak_kv_bytes_ = 0, iterations_ = 0;
     TokenObserver* observer_ = nullptr;
-    int cue_slices_ = 0; // the length task's vocabulary slices
+    int cue_slices_ = 0;                             // the length task's vocabulary slices
+    std::vector<std::vector<std::int64_t>> stories_; // story_prompts: each request's opening
 };
 
 // Tokens of KV the device can hold: `budget_bytes` over the model's bytes per token.

@@ -27,8 +27,7 @@ inline CLI::Validator number(double lo, double hi, bool lo_open = false, bool in
             if (inf_ok && (s == "inf" || s == "+inf")) return "";
             double v;
             if (!text::parseDouble(s, &v)) return "'" + s + "' is not a finite number";
-            if (v < lo || (lo_open && v == lo) || v > hi)
-                return "'" + s + "' is outside " + desc;
+            if (v < lo || (lo_open && v == lo) || v > hi) return "'" + s + "' is outside " + desc;
             return "";
         },
         desc, "NUMBER");

@@ -413,6 +413,12 @@ void addLiveModelOptions(CLI::App* c, LiveArgs& l) {
 }
 
 void addLiveDecodingOptions(CLI::App* c, LiveArgs& l) {
+    c->add_option("--prompts", l.prompts,
+                  "Prompt token ids: random (drawn from --prompt-seed), or stories: openings "
+                  "of stories the model samples itself (BOS first; for a model without a "
+                  "tokenizer, prompts of its own kind of text)")
+        ->capture_default_str()
+        ->check(CLI::IsMember({"random", "stories"}));
     c->add_flag("--stop-at-eos", l.stop_at_eos,
                 "End each answer at the model's end-of-sequence token (real weights, --weights); "
                 "the workload's output length stays its limit");

@@ -81,6 +81,7 @@ struct LiveArgs {
     double temperature = 0.0;          // 0: greedy; above: seeded sampling
     double top_p = 1.0;                // nucleus sampling's mass (1: the whole vocabulary)
     std::uint64_t sample_seed = 1;     // each request's sampling stream: this and its id
+    std::string prompts = "random";    // random ids, or "stories": the model's own openings
     std::string length_heads;          // trained length heads (kairos-cli lengths)
     std::string length_mode = "trail"; // rlp | trail
 };

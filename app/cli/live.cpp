@@ -82,6 +82,7 @@ gpu::LiveOptions liveOptions(const LiveArgs& a) {
     lo.temperature = a.temperature;
     lo.top_p = a.top_p;
     lo.sample_seed = a.sample_seed;
+    lo.story_prompts = a.prompts == "stories";
     return lo;
 }
 
@@ -130,6 +131,9 @@ public:
         if (a.length_cue > 0)
             config_.push_back(
                 {"prompts", "length task: buckets of " + std::to_string(a.length_cue) + " tokens"});
+        else if (a.prompts == "stories")
+            config_.push_back({"prompts", "openings of the model's own stories (seed " +
+                                              std::to_string(a.prompt_seed) + ")"});
         if (!heads_note.empty()) config_.push_back({"length heads", heads_note});
         const auto fmtNum = [](double v) {
             char b[32];

@@ -2,6 +2,7 @@
 // Real-time release, measured iterations, and the greedy tokens of every request unchanged
 // by what scheduling did to it (preempted and recomputed, suspended and resumed), which is
 // what makes a live run's latencies comparable across policies.
+#include "length_heads.h"
 #include "live_engine.h"
 #include "metrics/request_metrics.h"
 #include "sched/fcfs.h"
@@ -101,6 +102,7 @@ private Q_SLOTS:
     void evictionThroughTheEngine();
     void stopsAtEos();
     void samplesTheRealModel();
+    void storyPrompts();
 };
 
 void TestLiveEngine::realTimeRun() {
@@ -302,6 +304,61 @@ void TestLiveEngine::samplesTheRealModel() {
     for (std::size_t i = 0; i < w.requests.size(); ++i)
         differ += other.tokens[i] != first.tokens[i];
     QVERIFY(differ >= 6);
+}
+
+void TestLiveEngine::storyPrompts() {
+    // Prompts as openings of the model's own stories: BOS first, no story end inside, each
+    // request's length, the same for a seed and others for another; not with the length cue.
+    const char* env = std::getenv("KAIROS_DATA_DIR");
+    const std::string path =
+        std::string(env && *env ? env : KAIROS_SHARED_DATA) + "/models/stories260K.bin";
+    TransformerOptions to;
+    to.weights_dir = path;
+    Transformer model(readLlama2cConfig(path), to);
+    const Workload w = smallWorkload(5, 0.0, 20, 10);
+    LiveOptions opt;
+    opt.story_prompts = true;
+    opt.prompt_seed = 9;
+    TorchBackend a(model, w, opt), b(model, w, opt);
+    opt.prompt_seed = 10;
+    TorchBackend c(model, w, opt);
+    int differ = 0;
+    for (const auto& r : w.requests) {
+        const auto p = a.promptTokens(r.id);
+        QCOMPARE(std::int32_t(p.size()), r.prompt_tokens);
+        QCOMPARE(p.front(), std::int64_t(kairos::llama2c::kBos));
+        QCOMPARE(std::count(p.begin() + 1, p.end(), std::int64_t(kairos::llama2c::kBos)),
+                 std::ptrdiff_t(0));
+        QCOMPARE(b.promptTokens(r.id), p);
+        differ += c.promptTokens(r.id) != p;
+    }
+    QVERIFY(differ >= 4);
+    opt.length_cue = 8;
+    QVERIFY_THROWS_EXCEPTION(std::invalid_argument, TorchBackend(model, w, opt));
+
+    // The length collector's samples carry the length the model generated (stories ending at
+    // BOS), not the workload's limit: what the length predictors are trained on.
+    const Workload long_w = smallWorkload(6, 0.0, 20, 300);
+    LiveOptions lo;
+    lo.story_prompts = true;
+    lo.stop_at_eos = true;
+    lo.temperature = 1.0;
+    lo.top_p = 0.9;
+    TorchBackend backend(model, long_w, lo);
+    LengthCollector collector(2, 1);
+    backend.setObserver(&collector);
+    auto sched = fcfs();
+    EngineLimits lim;
+    lim.kv_capacity_tokens = 100000;
+    UnitModel planning;
+    Simulator engine(long_w, planning, *sched, lim, &backend);
+    engine.run();
+    int shorter = 0;
+    for (const LengthSample& x : collector.samples(model, backend, long_w)) {
+        QCOMPARE(std::size_t(x.length), backend.generated(x.id).size());
+        shorter += x.length < long_w.requests[std::size_t(x.id)].output_tokens;
+    }
+    QVERIFY(shorter > 0);
 }
 
 #include "tst_live_engine.moc"
