@@ -30,7 +30,7 @@ void LengthHeadOptions::validate() const {
     need(l_max > 0, "l_max must be > 0");
     need(every >= 1, "every must be >= 1");
     need(rlp_hidden >= 1 && probe_hidden >= 1, "hidden widths must be >= 1");
-    need(rlp_epochs >= 1 && probe_epochs >= 1, "epochs must be >= 1");
+    need(rlp_epochs >= 1 && probe_epochs >= 0, "epochs must be >= 1 (the probe's >= 0)");
     need(batch >= 1, "batch must be >= 1");
     need(lr > 0, "lr must be > 0");
     need(temper > 0 && temper <= 1, "temper must be in (0, 1]");
@@ -216,8 +216,9 @@ LengthHeads LengthHeads::train(const std::vector<LengthSample>& train, int hidde
     l.probe_examples = int(qx.size());
     l.rlp_loss = fitClassifier(d->rlp, (P - d->rlp_mean) / d->rlp_sd, at::tensor(py, at::kLong), o,
                                o.rlp_epochs, o.seed);
-    l.probe_loss = fitClassifier(d->probe, d->probeInput(Q, age), at::tensor(qy, at::kLong), o,
-                                 o.probe_epochs, o.seed + 1);
+    if (o.probe_epochs > 0) // 0: the RLP alone (a bucket-width comparison)
+        l.probe_loss = fitClassifier(d->probe, d->probeInput(Q, age), at::tensor(qy, at::kLong),
+                                     o, o.probe_epochs, o.seed + 1);
     l.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     if (log) *log = l;
     return LengthHeads(std::move(d));
@@ -383,6 +384,7 @@ LengthEval evaluateHeads(const LengthHeads& h, const std::vector<LengthSample>& 
     const double p = h.transition();
     double rlp_hits = 0;
     const std::vector<double> tempers{1.0, 0.5, 0.2, 0.1, 0.05};
+    std::vector<double> lengths;
     std::vector<double> sweep_sum(tempers.size(), 0.0);
     for (const auto& s : test) {
         const int L = s.length;
@@ -391,7 +393,10 @@ LengthEval evaluateHeads(const LengthHeads& h, const std::vector<LengthSample>& 
         const auto k = std::max_element(probs.begin(), probs.end()) - probs.begin();
         rlp_hits += k == h.bucketOf(L);
         e.rlp_mae += std::fabs(rlp - L);
+        e.rlp_rmse += (rlp - L) * (rlp - L);
         e.mean_baseline_mae += std::fabs(train_mean_length - L);
+        e.mean_baseline_rmse += (train_mean_length - L) * (train_mean_length - L);
+        lengths.push_back(L);
         auto binHit = [&](const std::vector<double>& q, double remaining) {
             const auto b = std::max_element(q.begin(), q.end()) - q.begin();
             e.probe_bin_accuracy += b == h.binOf(remaining);
@@ -425,6 +430,15 @@ LengthEval evaluateHeads(const LengthHeads& h, const std::vector<LengthSample>& 
         ++e.requests;
     }
     if (e.requests > 0) {
+        // R^2 against the held-out requests' own mean (0: no better than it, below 0: worse).
+        double m = 0, sst = 0;
+        for (double L : lengths) m += L;
+        m /= double(lengths.size());
+        for (double L : lengths) sst += (L - m) * (L - m);
+        e.rlp_r2 = sst > 0 ? 1 - e.rlp_rmse / sst : 0;
+        e.mean_baseline_r2 = sst > 0 ? 1 - e.mean_baseline_rmse / sst : 0;
+        e.rlp_rmse = std::sqrt(e.rlp_rmse / e.requests);
+        e.mean_baseline_rmse = std::sqrt(e.mean_baseline_rmse / e.requests);
         e.rlp_mae /= e.requests;
         e.mean_baseline_mae /= e.requests;
         e.rlp_bucket_accuracy = rlp_hits / e.requests;

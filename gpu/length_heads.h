@@ -50,7 +50,7 @@ struct LengthHeadOptions {
     // each less). Not in the paper.
     double temper = 1.0;
     int rlp_hidden = 256, probe_hidden = 512;
-    int rlp_epochs = 300, probe_epochs = 30;
+    int rlp_epochs = 300, probe_epochs = 30; // probe 0: the RLP alone (probe untrained)
     int batch = 64;
     double lr = 1e-3;
     std::uint64_t seed = 1;
@@ -142,6 +142,8 @@ private:
 struct LengthEval {
     int requests = 0;
     double rlp_mae = 0, rlp_bucket_accuracy = 0, mean_baseline_mae = 0;
+    double rlp_rmse = 0, mean_baseline_rmse = 0;
+    double rlp_r2 = 0, mean_baseline_r2 = 0; // against the held-out requests' mean
     // Remaining length at every generated token 0 .. length-1 of every request:
     double trail_prompt_only_mae = 0, trail_refined_mae = 0, rlp_countdown_mae = 0,
            mean_countdown_mae = 0;

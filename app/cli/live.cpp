@@ -591,6 +591,8 @@ void addLengths(CLI::App& app) {
         gpu::LengthHeadOptions heads;
         long long kv_capacity = 0;
         bool choose_temper = false;
+        std::vector<int> bucket_sweep;
+        int repeats = 0;
     };
     auto a = std::make_shared<Args>();
     auto* c = app.add_subcommand(
@@ -633,6 +635,17 @@ void addLengths(CLI::App& app) {
                 "on all training requests with it");
     c->add_option("--seed", h.seed, "Seed of training")->capture_default_str()->check(seedValue());
     c->add_option("--kv-capacity", a->kv_capacity, "KV capacity (tokens; default: 4 GiB of KV)");
+    c->add_option("--bucket-sweep", a->bucket_sweep,
+                  "Also train the RLP alone at these bucket widths B (TimeBill's bucket-count "
+                  "comparison) and report each one's held-out MAE, RMSE and R^2")
+        ->delimiter(',')
+        ->check(CLI::Range(1, 1 << 20));
+    c->add_option("--repeats", a->repeats,
+                  "With sampling (--temperature): run the workload this many more times with "
+                  "other sample seeds and report the best any predictor from the prompt alone "
+                  "could do on the held-out requests (the median of a prompt's other answers' "
+                  "lengths)")
+        ->check(CLI::Range(0, 64));
     c->callback([a] {
         ReadOptions ro;
         ro.limit = a->limit;
@@ -695,9 +708,64 @@ void addLengths(CLI::App& app) {
         std::printf("trained on %zu requests (%d probe readings) in %.1f s; held out: %d requests, "
                     "%ld tokens\n",
                     train.size(), tl.probe_examples, tl.seconds, e.requests, e.tokens);
-        std::printf("  RLP (TimeBill, B=%d):  MAE %7.2f tokens, bucket accuracy %.1f %%\n",
-                    o.bucket, e.rlp_mae, 100 * e.rlp_bucket_accuracy);
-        std::printf("  training-mean length:  MAE %7.2f tokens\n", e.mean_baseline_mae);
+        std::printf("  RLP (TimeBill, B=%d):  MAE %7.2f tokens, RMSE %7.2f, R^2 %6.3f, bucket "
+                    "accuracy %.1f %%\n",
+                    o.bucket, e.rlp_mae, e.rlp_rmse, e.rlp_r2, 100 * e.rlp_bucket_accuracy);
+        std::printf("  training-mean length:  MAE %7.2f tokens, RMSE %7.2f, R^2 %6.3f\n",
+                    e.mean_baseline_mae, e.mean_baseline_rmse, e.mean_baseline_r2);
+        nlohmann::json sweep_json = nlohmann::json::array();
+        std::optional<double> prompt_floor;
+        for (int b : a->bucket_sweep) {
+            gpu::LengthHeadOptions ob = o;
+            ob.bucket = b;
+            ob.n_max = std::max(b, (o.n_max / b) * b);
+            ob.probe_epochs = 0;
+            const auto hb = gpu::LengthHeads::train(train, m->config().hidden, ob);
+            const gpu::LengthEval eb = gpu::evaluateHeads(hb, test, mean);
+            std::printf("  RLP alone, B=%-4d (%3d buckets): MAE %7.2f, RMSE %7.2f, R^2 %6.3f, "
+                        "bucket accuracy %.1f %%\n",
+                        b, ob.buckets(), eb.rlp_mae, eb.rlp_rmse, eb.rlp_r2,
+                        100 * eb.rlp_bucket_accuracy);
+            sweep_json.push_back({{"bucket", b},
+                                  {"buckets", ob.buckets()},
+                                  {"mae", eb.rlp_mae},
+                                  {"rmse", eb.rlp_rmse},
+                                  {"r2", eb.rlp_r2},
+                                  {"bucket_accuracy", eb.rlp_bucket_accuracy}});
+        }
+        if (a->repeats > 0) {
+            if (!(a->live.temperature > 0))
+                throw std::invalid_argument("--repeats needs sampling (--temperature > 0): a "
+                                            "greedy answer is the same every time");
+            // Each held-out prompt answered again with other sample seeds: the error of its
+            // leave-one-out median, the best a predictor from the prompt alone could do.
+            std::vector<std::vector<int>> lengths(n_test);
+            for (std::size_t i = 0; i < n_test; ++i) lengths[i].push_back(test[i].length);
+            for (int k = 1; k <= a->repeats; ++k) {
+                LiveArgs again = a->live;
+                again.sample_seed = a->live.sample_seed + std::uint64_t(k);
+                gpu::TorchBackend b2(*m, w, liveOptions(again));
+                auto s2 = makeScheduler(pc);
+                Simulator e2(w, planning, *s2, lim, &b2);
+                e2.run();
+                for (std::size_t i = 0; i < n_test; ++i)
+                    lengths[i].push_back(int(b2.generated(test[i].id).size()));
+            }
+            double floor_mae = 0;
+            long count = 0;
+            for (const auto& ls : lengths)
+                for (std::size_t j = 0; j < ls.size(); ++j) {
+                    std::vector<double> others;
+                    for (std::size_t k = 0; k < ls.size(); ++k)
+                        if (k != j) others.push_back(ls[k]);
+                    floor_mae += std::fabs(describe(others, {}).median - ls[j]);
+                    ++count;
+                }
+            prompt_floor = floor_mae / double(count);
+            std::printf("  best from the prompt:  MAE %7.2f tokens (each held-out prompt "
+                        "answered %d times; the median of its other answers' lengths)\n",
+                        floor_mae / double(count), a->repeats + 1);
+        }
         std::printf("remaining length at every generated token (MAE, tokens):\n");
         std::printf("  Trail probe, smoothed: %7.2f   (probe bin accuracy %.1f %%)\n",
                     e.trail_refined_mae, 100 * e.probe_bin_accuracy);
@@ -718,25 +786,33 @@ void addLengths(CLI::App& app) {
                     a->out.c_str(), static_cast<long long>(backend.iterations()),
                     log.sim_wall_ms / 1000.0);
         if (!a->json_out.empty()) {
-            nlohmann::json j = {
-                {"model", m->config().name},
-                {"layer", o.layer},
-                {"train_requests", train.size()},
-                {"test_requests", e.requests},
-                {"test_tokens", e.tokens},
-                {"train_seconds", tl.seconds},
-                {"rlp", {{"mae", e.rlp_mae}, {"bucket_accuracy", e.rlp_bucket_accuracy}}},
-                {"mean_baseline_mae", e.mean_baseline_mae},
-                {"remaining_mae",
-                 {{"trail_refined", e.trail_refined_mae},
-                  {"trail_prompt_only", e.trail_prompt_only_mae},
-                  {"rlp_countdown", e.rlp_countdown_mae},
-                  {"mean_countdown", e.mean_countdown_mae},
-                  {"bucket_floor",
-                   std::isfinite(floor) ? nlohmann::json(floor) : nlohmann::json()}}},
-                {"probe_bin_accuracy", e.probe_bin_accuracy},
-                {"temper", o.temper},
-                {"temper_sweep", nlohmann::json::array()}};
+            nlohmann::json j = {{"model", m->config().name},
+                                {"layer", o.layer},
+                                {"train_requests", train.size()},
+                                {"test_requests", e.requests},
+                                {"test_tokens", e.tokens},
+                                {"train_seconds", tl.seconds},
+                                {"rlp",
+                                 {{"mae", e.rlp_mae},
+                                  {"rmse", e.rlp_rmse},
+                                  {"r2", e.rlp_r2},
+                                  {"bucket_accuracy", e.rlp_bucket_accuracy}}},
+                                {"mean_baseline_mae", e.mean_baseline_mae},
+                                {"mean_baseline_rmse", e.mean_baseline_rmse},
+                                {"mean_baseline_r2", e.mean_baseline_r2},
+                                {"remaining_mae",
+                                 {{"trail_refined", e.trail_refined_mae},
+                                  {"trail_prompt_only", e.trail_prompt_only_mae},
+                                  {"rlp_countdown", e.rlp_countdown_mae},
+                                  {"mean_countdown", e.mean_countdown_mae},
+                                  {"bucket_floor", std::isfinite(floor) ? nlohmann::json(floor)
+                                                                        : nlohmann::json()}}},
+                                {"probe_bin_accuracy", e.probe_bin_accuracy},
+                                {"rlp_bucket_sweep", sweep_json},
+                                {"best_from_prompt_mae",
+                                 prompt_floor ? nlohmann::json(*prompt_floor) : nlohmann::json()},
+                                {"temper", o.temper},
+                                {"temper_sweep", nlohmann::json::array()}};
             nlohmann::json& sweep = j["temper_sweep"];
             for (const auto& [t, mae] : e.temper_mae)
                 sweep.push_back({{"temper", t}, {"mae", mae}});

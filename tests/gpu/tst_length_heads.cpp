@@ -216,6 +216,16 @@ private Q_SLOTS:
         QCOMPARE(e.requests, 50);
         QVERIFY(e.rlp_bucket_accuracy >= 0.8);
         QVERIFY(e.rlp_mae < 0.5 * e.mean_baseline_mae);
+        // RMSE at least the MAE; R^2 against the held-out mean: the RLP explains most of
+        // the variance, the training mean none of it (about 0, below when the means differ).
+        QVERIFY(e.rlp_rmse >= e.rlp_mae && e.mean_baseline_rmse >= e.mean_baseline_mae);
+        QVERIFY2(e.rlp_r2 > 0.6, qPrintable(QString::number(e.rlp_r2)));
+        QVERIFY(e.mean_baseline_r2 <= 1e-9 && e.mean_baseline_r2 > -0.2);
+        // The RLP alone (probe untrained) evaluates the same.
+        LengthHeadOptions alone = headOptions();
+        alone.probe_epochs = 0;
+        const auto rlp_only = LengthHeads::train(t.train, model().config().hidden, alone);
+        QCOMPARE(evaluateHeads(rlp_only, t.test, t.mean_length).rlp_mae, e.rlp_mae);
         // A right bucket predicts its upper edge: within B - 1 tokens of the truth.
         for (const auto& s : t.test) {
             const double p = t.heads->rlpPredict(s.prompt);
