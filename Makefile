@@ -8,7 +8,7 @@ SAMPLE := sample_traces/chat_poisson_small.jsonl
 REPORT_DIR ?= out
 FUZZ_SECONDS ?= 20
 
-.PHONY: all deps configure build run test bench asan test-asan fuzz format clean package
+.PHONY: all deps configure build run test bench asan test-asan fuzz format clean package gpu-preset
 
 all: build
 
@@ -61,6 +61,13 @@ asan: deps
 test-asan: asan
 	ctest --preset asan -j $(JOBS)
 
+# The gpu preset as a GPU user builds it (no Qt, store, Ceres, XGBoost, MPI), here against
+# Debian's CPU libtorch; on a GPU machine: README, "On an NVIDIA GPU".
+gpu-preset: deps
+	cmake --preset gpu
+	cmake --build --preset gpu -j $(JOBS)
+	bash tests/install/check_gpu_preset.sh build-gpu .
+
 fuzz: deps
 	cmake --preset fuzz
 	cmake --build --preset fuzz -j $(JOBS)
@@ -70,4 +77,4 @@ format:
 	find core views app tests gpu -name '*.cpp' -o -name '*.h' -o -name '*.cu' | xargs clang-format -i
 
 clean:
-	rm -rf $(BUILD) build-asan build-fuzz build-release
+	rm -rf $(BUILD) build-asan build-fuzz build-release build-gpu

@@ -43,9 +43,8 @@ void sync(const at::Tensor& t) {
     (void)t.sum().item<float>();
 }
 
-// The median of one decode step of `batch` requests holding `context` positions each,
-// after `warmup` untimed steps, and the spread of the timings; `kv_out`: the KV positions
-// the step attends to.
+} // namespace
+
 double timeDecodeStep(Transformer& m, int batch, int context, int warmup, int repeats,
                       std::int64_t* kv_out, double* spread_pct) {
     const int vocab = m.config().vocab;
@@ -69,7 +68,22 @@ double timeDecodeStep(Transformer& m, int batch, int context, int warmup, int re
     return median(t);
 }
 
-} // namespace
+double timePrefillStep(Transformer& m, int batch, int len, int warmup, int repeats,
+                       double* spread_pct) {
+    const int vocab = m.config().vocab;
+    std::vector<double> t;
+    for (int r = 0; r < warmup + repeats; ++r) {
+        std::vector<SeqCache> caches(static_cast<std::size_t>(batch));
+        std::vector<Transformer::Step> s;
+        for (int b = 0; b < batch; ++b)
+            s.push_back({&caches[std::size_t(b)], tokens(len, vocab, b + r)});
+        const double a = now();
+        sync(m.forward(s));
+        if (r >= warmup) t.push_back(now() - a);
+    }
+    if (spread_pct) *spread_pct = spreadPct(t);
+    return median(t);
+}
 
 LiveProfileGrid LiveProfileGrid::quick() {
     // Enough settings for all four ETE forms with a fifth held out, in seconds on a CPU.
@@ -152,18 +166,7 @@ LiveProfile profileTransformer(Transformer& m, const LiveProfileGrid& g,
     // Prefill: `batch` prompts of `len` tokens in one iteration, fresh caches each time.
     const auto prefill = [&](int batch, int len) {
         const double secs = settled([&](double& spread) {
-            std::vector<double> t;
-            for (int r = 0; r < g.warmup + g.repeats; ++r) {
-                std::vector<SeqCache> caches(static_cast<std::size_t>(batch));
-                std::vector<Transformer::Step> s;
-                for (int b = 0; b < batch; ++b)
-                    s.push_back({&caches[std::size_t(b)], tokens(len, vocab, b + r)});
-                const double a = now();
-                sync(m.forward(s));
-                if (r >= g.warmup) t.push_back(now() - a);
-            }
-            spread = spreadPct(t);
-            return median(t);
+            return timePrefillStep(m, batch, len, g.warmup, g.repeats, &spread);
         });
         out.measurements.push_back({"prefill", batch, len, 0, secs});
         step("prefill " + std::to_string(batch) + " x " + std::to_string(len) + " tokens");

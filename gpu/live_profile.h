@@ -65,6 +65,15 @@ struct LiveProfile {
     double seconds_spent = 0;
 };
 
+// One point alone (profiles and kairos-gpu-check): the median of `repeats` timings after
+// `warmup` untimed ones, and (`spread_pct`) their (slowest - fastest) / median in percent.
+// A decode step of `batch` requests holding `context` positions each (`kv_out`: the KV
+// positions it attends to); a prefill of `batch` fresh prompts of `len` tokens.
+double timeDecodeStep(Transformer& m, int batch, int context, int warmup, int repeats,
+                      std::int64_t* kv_out = nullptr, double* spread_pct = nullptr);
+double timePrefillStep(Transformer& m, int batch, int len, int warmup, int repeats,
+                       double* spread_pct = nullptr);
+
 // `progress(done, total, what)` after each point; `cancel` polled between points
 // (throws std::runtime_error("cancelled")).
 LiveProfile

@@ -5,6 +5,8 @@
 #   installer/deps.sh            install what is missing
 #   installer/deps.sh --list     print the package list and exit
 #   installer/deps.sh --check    exit 1 (listing them) if any are missing
+#   installer/deps.sh --gpu      only what the gpu preset needs on a GPU machine that
+#                                has CUDA and PyTorch (README, "On an NVIDIA GPU")
 set -euo pipefail
 
 # One line per need, so a later room adds its packages in one place.
@@ -36,8 +38,15 @@ PACKAGES=(
   poppler-utils
 )
 
+# The gpu preset: a compiler, CMake, Ninja and the header-only libraries of the core.
+GPU_PACKAGES=(
+  build-essential cmake ninja-build
+  nlohmann-json3-dev libcli11-dev libeigen3-dev libtomlplusplus-dev
+)
+
 case "${1:-}" in
   --list) printf '%s\n' "${PACKAGES[@]}"; exit 0 ;;
+  --gpu) PACKAGES=("${GPU_PACKAGES[@]}"); shift ;;
 esac
 
 missing=()

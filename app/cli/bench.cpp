@@ -197,6 +197,7 @@ void benchSweeps(const std::string& trace) {
     }
 }
 
+#if KAIROS_HAVE_STORE
 // The store: `runs` runs of one simulated `requests`-request workload written one by one
 // (each its own transaction, as simulate --db writes), with the time to list all runs and
 // the newest 20 as the database grows, and its size per run. Baseline in the same run:
@@ -276,6 +277,7 @@ void benchStore(const std::string& db_path, std::size_t requests, int runs, doub
         }
     }
 }
+#endif
 
 } // namespace
 
@@ -313,20 +315,23 @@ void addBench(CLI::App& app) {
                 "Instead: sweep speed with 1 thread and every core, capacity of four policies, "
                 "and sprpt_lp with refined predictions against exact lengths (on --workload, "
                 "default the Azure conversation trace)");
-    c->add_option("--store-runs", a->store_runs,
-                  "Instead: write this many runs of --requests requests into a database (--db) "
-                  "and time writing and listing as it grows (the issue's figure: 1000 x 20000)")
-        ->check(whole(1, 1000000));
+    needsStore(c->add_option("--store-runs", a->store_runs,
+                             "Instead: write this many runs of --requests requests into a "
+                             "database (--db) and time writing and listing as it grows (the "
+                             "issue's figure: 1000 x 20000)")
+                   ->check(whole(1, 1000000)));
     c->add_option("--db", a->store_db,
                   "A new database for --store-runs (an existing file is refused)")
         ->capture_default_str();
     c->add_flag("--replace-db", a->replace_db, "With --store-runs: delete an existing --db first");
     c->callback([a] {
         if (a->repeat < 1) throw std::invalid_argument("--repeat must be >= 1");
+#if KAIROS_HAVE_STORE
         if (a->store_runs > 0) {
             benchStore(a->store_db, a->requests, a->store_runs, a->rate, a->replace_db);
             return;
         }
+#endif
         if (a->sweeps) {
             benchSweeps(a->workload.empty() ? std::string(KAIROS_SHARED_DATA) +
                                                   "/AzureLLMInferenceTrace_conv_2023.csv"

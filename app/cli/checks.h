@@ -52,4 +52,19 @@ inline CLI::Validator seedValue() {
     return whole(0, std::numeric_limits<std::int64_t>::max());
 }
 
+// An option that reads or writes the SQLite store (--db, --store, a stored model or
+// profile): a build without the store (KAIROS_WITH_STORE=OFF, the gpu preset) keeps the
+// option so that scripts get a clear error naming it (exit 2) before anything runs.
+inline CLI::Option* needsStore(CLI::Option* o) {
+#if !KAIROS_HAVE_STORE
+    o->check(CLI::Validator(
+        [](std::string&) {
+            return std::string("this build of Kairos has no store (built with "
+                               "KAIROS_WITH_STORE=OFF: no SQLite)");
+        },
+        "", "NEEDS-STORE"));
+#endif
+    return o;
+}
+
 } // namespace kairos::cli

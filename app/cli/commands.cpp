@@ -237,6 +237,7 @@ RunOutputs runSimulate(const SimulateArgs& a, OutputBatch& outputs) {
         outputs.add(a.requests_csv, [&](std::ostream& out) { writeRequestsCsv(log, out); });
     if (!a.perfetto.empty())
         outputs.add(a.perfetto, [&](std::ostream& out) { writePerfetto(log, &w, out); });
+#if KAIROS_HAVE_STORE
     if (!a.db.empty() || a.store) {
         store::RunRecord rec =
             store::makeRunRecord(w, spec.workload.path, log, s, pc, lim, a.label);
@@ -247,6 +248,7 @@ RunOutputs runSimulate(const SimulateArgs& a, OutputBatch& outputs) {
             std::printf("stored as run %lld in %s\n", static_cast<long long>(o.run_id),
                         db.path().c_str());
     }
+#endif
     o.config = {{"profile", prof.name},
                 {"predictor", pc.predictor},
                 {"block size", std::to_string(lim.block_size)},
@@ -322,10 +324,11 @@ void addSharedRunOptions(CLI::App* c, SimulateArgs& a) {
         ->check(number(0, 100));
     c->add_option("--limit", a.limit, "Read at most this many requests")
         ->check(whole(1, 1000000000000LL));
-    c->add_option("--exec-model", a.exec_model,
-                  "Use this fitted ETE or ALA model from the database (kairos-cli fit ete|ala "
-                  "--db) for iteration times; the profile still sets the KV capacity")
-        ->check(whole(1, std::numeric_limits<std::int64_t>::max()));
+    needsStore(
+        c->add_option("--exec-model", a.exec_model,
+                      "Use this fitted ETE or ALA model from the database (kairos-cli fit ete|ala "
+                      "--db) for iteration times; the profile still sets the KV capacity")
+            ->check(whole(1, std::numeric_limits<std::int64_t>::max())));
     c->add_option("--exec-config", a.exec_config,
                   "With an ALA --exec-model: its configuration (\"framework | model | hardware | "
                   "precision\")");
@@ -371,10 +374,10 @@ CLI::Option* addRunOptions(CLI::App* c, const std::shared_ptr<SimulateArgs>& a) 
     c->add_flag("--tokens", a->tokens, "With --runlog: one line per generated token too");
     c->add_option("--perfetto", a->perfetto,
                   "Write a Chrome/Perfetto trace (JSON): a track per request, KV as a counter");
-    c->add_option("--db", a->db, "Store the run in this Kairos database (SQLite)");
-    c->add_flag("--store", a->store,
-                "Store the run in the default database ($KAIROS_DB, else "
-                "~/.local/share/kairos/kairos.db)");
+    needsStore(c->add_option("--db", a->db, "Store the run in this Kairos database (SQLite)"));
+    needsStore(c->add_flag("--store", a->store,
+                           "Store the run in the default database ($KAIROS_DB, else "
+                           "~/.local/share/kairos/kairos.db)"));
     c->add_option("--label", a->label, "With --db/--store: a label for the stored run");
     c->add_flag("--quiet,-q", a->quiet, "Print nothing");
     return rate;
@@ -714,10 +717,11 @@ void addProfileCpu(CLI::App& app) {
         ->capture_default_str()
         ->check(number(0, 1e6, true));
     c->add_flag("--quick", a->quick, "A smaller grid (for a first look)");
-    c->add_option("--db", a->db,
-                  "Also store the profile and its raw measurements in this database (then "
-                  "kairos-cli fit ete --profile ID refits them)");
-    c->add_flag("--store", a->store, "The same in the default database");
+    needsStore(
+        c->add_option("--db", a->db,
+                      "Also store the profile and its raw measurements in this database (then "
+                      "kairos-cli fit ete --profile ID refits them)"));
+    needsStore(c->add_flag("--store", a->store, "The same in the default database"));
     c->callback([a] {
         auto cfg = knownModel(a->model);
         if (!cfg) throw std::invalid_argument("unknown model '" + a->model + "'");
@@ -756,6 +760,7 @@ void addProfileCpu(CLI::App& app) {
                        std::to_string(r.fit.prefill_outliers) + " prefill, " +
                        std::to_string(r.fit.decode_outliers) + " decode)";
         writeTextFile(a->out, p.toJson().dump(2) + "\n");
+#if KAIROS_HAVE_STORE
         if (!a->db.empty() || a->store) {
             // The raw timings: a prefill of batch b at length l has sum L = b*l and
             // sum L^2 = b*l^2; a decode step keeps its batch and total KV.
@@ -773,6 +778,7 @@ void addProfileCpu(CLI::App& app) {
             std::printf("stored as profile %lld with %zu measurements in %s\n",
                         static_cast<long long>(id), ms.size(), db.path().c_str());
         }
+#endif
         std::printf("%s: prefill a=%.6g b=%.6g c=%.6g (MAPE %.2f%%), decode q0=%.6g q1=%.6g p=%.6g "
                     "(MAPE %.2f%%), "
                     "KV capacity %lld tokens; %.1f s of measuring\n",

@@ -4,7 +4,9 @@
 #include "checks.h"
 #include "commands.h"
 #include "export/atomic_file.h"
+#if KAIROS_HAVE_ALA
 #include "fit/ala.h"
+#endif
 #include "fit/ete_fit.h"
 #include "metrics/stats.h"
 #include "model/json_number.h"
@@ -24,7 +26,9 @@
 
 namespace kairos::cli {
 
+#if KAIROS_HAVE_ALA
 void addFitAlaTo(CLI::App* fit);
+#endif
 
 namespace {
 
@@ -106,6 +110,7 @@ nlohmann::json fitEteGroup(const std::string& name, const std::vector<Measuremen
             warnings.push_back(b);
         }
     g["warnings"] = warnings;
+#if KAIROS_HAVE_STORE
     if (db && !(rep.batched_prefill && rep.batched_decode)) {
         std::printf("  not stored: the simulator needs both batched forms\n");
     } else if (db) {
@@ -141,6 +146,9 @@ nlohmann::json fitEteGroup(const std::string& name, const std::vector<Measuremen
         std::printf("  stored as model %lld (simulate --exec-model %lld)\n",
                     static_cast<long long>(id), static_cast<long long>(id));
     }
+#else
+    (void)db; // never given: the store's options refuse themselves (checks.h)
+#endif
     if (report) *report = rep;
     return g;
 }
@@ -156,7 +164,9 @@ void addFit(CLI::App& app) {
     auto a = std::make_shared<Args>();
     auto* fit = app.add_subcommand("fit", "Fit performance models from measurements");
     fit->require_subcommand(1);
+#if KAIROS_HAVE_ALA
     addFitAlaTo(fit);
+#endif
     auto* c = fit->add_subcommand(
         "ete", "Execution-time estimation: prefill a*N^2+b*N+c and decode p*N_kv+q at batch 1, "
                "and the simulator's batched forms; errors on fitted and held-out settings");
@@ -164,9 +174,9 @@ void addFit(CLI::App& app) {
                                 "CSV with kind,batch,tokens,context,seconds");
     auto* src_s = c->add_option("--splitwise", a->splitwise,
                                 "Splitwise perf_model.csv: one fit per model, hardware and TP");
-    auto* src_p = c->add_option("--profile", a->profile,
-                                "A profile stored in the database (its measurements)")
-                      ->check(whole(1, std::numeric_limits<std::int64_t>::max()));
+    auto* src_p = needsStore(c->add_option("--profile", a->profile,
+                                           "A profile stored in the database (its measurements)")
+                                 ->check(whole(1, std::numeric_limits<std::int64_t>::max())));
     src_m->excludes(src_s)->excludes(src_p);
     src_s->excludes(src_p);
     c->add_option("--group", a->group,
@@ -178,18 +188,21 @@ void addFit(CLI::App& app) {
     c->add_option("--seed", a->seed, "Seed of the held-out choice")
         ->capture_default_str()
         ->check(seedValue());
-    c->add_option("--db", a->db, "Database: where --profile is read, and the fits stored");
-    c->add_flag("--store", a->store, "Store the fits in the default database");
+    needsStore(
+        c->add_option("--db", a->db, "Database: where --profile is read, and the fits stored"));
+    needsStore(c->add_flag("--store", a->store, "Store the fits in the default database"));
     c->add_option("--json", a->json_out, "Write the fits (with residuals) as JSON");
     c->callback([a] {
         std::map<std::string, std::vector<Measurement>> groups;
         std::string source;
         std::unique_ptr<store::Store> db;
+#if KAIROS_HAVE_STORE
         if (!a->db.empty() || a->store || a->profile)
             // Reading a stored profile needs the database to exist; storing fits creates it.
             db = std::make_unique<store::Store>(a->db.empty() ? store::Store::defaultPath() : a->db,
                                                 a->profile ? store::Store::Open::Existing
                                                            : store::Store::Open::Create);
+#endif
         if (!a->measurements.empty()) {
             groups[a->measurements.substr(a->measurements.find_last_of('/') + 1)] =
                 readMeasurementsCsv(a->measurements);
@@ -209,6 +222,7 @@ void addFit(CLI::App& app) {
                 groups.clear();
                 groups[a->group] = std::move(one);
             }
+#if KAIROS_HAVE_STORE
         } else if (a->profile) {
             const auto ps = db->listProfiles();
             auto it = std::find_if(ps.begin(), ps.end(),
@@ -218,6 +232,7 @@ void addFit(CLI::App& app) {
                                             db->path());
             groups[it->name] = db->measurements(a->profile);
             source = db->path() + " profile " + std::to_string(a->profile);
+#endif
         } else {
             throw std::invalid_argument("fit ete: give --measurements, --splitwise or --profile");
         }
@@ -231,6 +246,7 @@ void addFit(CLI::App& app) {
     });
 }
 
+#if KAIROS_HAVE_ALA
 namespace {
 
 std::string fmt2(double x) {
@@ -452,8 +468,9 @@ void addFitAla(CLI::App* fit) {
     c->add_option("--threads", a->threads,
                   "Inner trainings at once while learning the uncertainty (0: one per core)")
         ->check(whole(0, 1024));
-    c->add_option("--db", a->db, "Store the model trained on all of --data in this database");
-    c->add_flag("--store", a->store, "Store it in the default database");
+    needsStore(
+        c->add_option("--db", a->db, "Store the model trained on all of --data in this database"));
+    needsStore(c->add_flag("--store", a->store, "Store it in the default database"));
     c->callback([a] {
         if (!a->predict.empty() && a->out.empty())
             throw std::invalid_argument("fit ala --predict needs --out FILE");
@@ -541,6 +558,7 @@ void addFitAla(CLI::App* fit) {
         ala::AlaModel model;
         model.train(rows, o);
         const ala::Uncertainty unc = learnUncertainty(rows, o, *a);
+#if KAIROS_HAVE_STORE
         if (!a->db.empty() || a->store) {
             store::Store db(a->db.empty() ? store::Store::defaultPath() : a->db);
             store::ModelInfo mi;
@@ -567,6 +585,7 @@ void addFitAla(CLI::App* fit) {
             std::printf("stored as model %lld in %s (simulate --exec-model %lld)\n",
                         static_cast<long long>(id), db.path().c_str(), static_cast<long long>(id));
         }
+#endif
         if (a->predict.empty()) return;
         predictAla(model, unc, o, queries, *a);
     });
@@ -577,5 +596,6 @@ void addFitAla(CLI::App* fit) {
 void addFitAlaTo(CLI::App* fit) {
     addFitAla(fit);
 }
+#endif // KAIROS_HAVE_ALA
 
 } // namespace kairos::cli

@@ -234,6 +234,7 @@ ProfileOutcome profileAndFit(gpu::Transformer& m, const std::string& dtype,
                    std::to_string(out.raw.measurements.size()) + " points; " + weights +
                    " weights; KV capacity for " + std::to_string(int(p.gpu_mem_gib)) + " GiB";
     std::string source = "kairos-cli profile on " + device;
+#if KAIROS_HAVE_STORE
     if (db) {
         out.profile_id = db->putProfile(p.name, device, cfg.name, weights, p.toJson().dump(),
                                         out.raw.measurements);
@@ -241,6 +242,7 @@ ProfileOutcome profileAndFit(gpu::Transformer& m, const std::string& dtype,
         std::printf("stored as profile %lld in %s\n", static_cast<long long>(out.profile_id),
                     db->path().c_str());
     }
+#endif
     // The table (and the stored model): the same fit as above, printed once.
     const nlohmann::json g = fitEteGroup(name, out.raw.measurements, source, 0.2, 1, db, nullptr);
     if (g.contains("model_id")) out.model_id = g["model_id"].get<std::int64_t>();
@@ -266,8 +268,9 @@ void addProfile(CLI::App& app) {
                 "Keep every timing as measured (by default each is divided by the device's "
                 "speed then, from a reference step timed between points)");
     c->add_option("--name", a->name, "Profile name (default MODEL-DEVICE-DTYPE)");
-    c->add_option("--db", a->db, "Store the profile, its measurements and the ETE model here");
-    c->add_flag("--store", a->store, "The same in the default database");
+    needsStore(
+        c->add_option("--db", a->db, "Store the profile, its measurements and the ETE model here"));
+    needsStore(c->add_flag("--store", a->store, "The same in the default database"));
     c->add_option("--out,-o", a->out, "Write the fitted device profile (JSON) here");
     c->add_option("--bench-csv", a->bench_csv,
                   "Write the throughput table in LLM-Inference-Bench's layout (kairos-cli fit "
@@ -283,9 +286,11 @@ void addProfile(CLI::App& app) {
         if (a->repeats > 0) grid.repeats = a->repeats;
         grid.normalise = !a->raw;
         std::unique_ptr<store::Store> db;
+#if KAIROS_HAVE_STORE
         if (!a->db.empty() || a->store)
             db =
                 std::make_unique<store::Store>(a->db.empty() ? store::Store::defaultPath() : a->db);
+#endif
         const ProfileOutcome r = profileAndFit(*m, dtype, grid, db.get(), a->name);
         if (!a->out.empty())
             writeFileAtomically(a->out,
@@ -432,9 +437,11 @@ void addValidate(CLI::App& app) {
     c->add_option("--param", a->params, "Policy parameter NAME=VALUE (repeatable)");
     addLiveModelOptions(c, a->live);
     addLiveDecodingOptions(c, a->live);
-    c->add_option("--exec-model", a->exec_model,
-                  "A stored ETE model (kairos-cli profile --db) instead of profiling now");
-    c->add_option("--db", a->db, "Database of --exec-model, or where the new profile is stored");
+    needsStore(
+        c->add_option("--exec-model", a->exec_model,
+                      "A stored ETE model (kairos-cli profile --db) instead of profiling now"));
+    needsStore(c->add_option("--db", a->db,
+                             "Database of --exec-model, or where the new profile is stored"));
     c->add_flag("--quick", a->quick, "Profile with the quick grid");
     c->add_flag("--recalibrate", a->recalibrate,
                 "Right before the live run, time a batch-1 decode step and scale the model by "
@@ -468,11 +475,14 @@ void addValidate(CLI::App& app) {
         std::string dtype;
         auto m = buildModel(a->live, &dtype);
         std::unique_ptr<store::Store> db;
+#if KAIROS_HAVE_STORE
         if (!a->db.empty()) db = std::make_unique<store::Store>(a->db);
+#endif
         EteParams ete;
         std::string source;
         double ref_then = 0; // the profile's drift reference (seconds), 0 when it has none
         int ref_ctx = gpu::LiveProfileGrid{}.reference_context;
+#if KAIROS_HAVE_STORE
         if (a->exec_model > 0) {
             if (!db) throw std::invalid_argument("--exec-model needs --db");
             const auto mi = db->model(a->exec_model);
@@ -486,7 +496,9 @@ void addValidate(CLI::App& app) {
                 ref_then = tr["reference"].value("seconds", 0.0);
                 ref_ctx = int(tr["reference"].value("context", std::int64_t(ref_ctx + 1)) - 1);
             }
-        } else {
+        } else
+#endif
+        {
             const auto r = profileAndFit(
                 *m, dtype, a->quick ? gpu::LiveProfileGrid::quick() : gpu::LiveProfileGrid{},
                 db.get(), "");

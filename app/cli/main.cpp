@@ -191,7 +191,9 @@ int main(int argc, char** argv) {
     kairos::cli::addPolicies(app);
     kairos::cli::addReproduce(app);
     kairos::cli::addReport(app);
+#if KAIROS_HAVE_STORE
     kairos::cli::addRuns(app);
+#endif
     kairos::cli::addSweep(app);
     kairos::cli::addCapacity(app);
     kairos::cli::addFit(app);

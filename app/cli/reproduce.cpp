@@ -24,8 +24,11 @@ void addReproduce(CLI::App& app) {
         "reproduce",
         "Run each paper's experiment on the closest workload here and print, per claim, the "
         "paper's figure next to the one Kairos measures");
-    c->add_option("paper", a->paper, "mcsf, trail, timely, timebill, ala or all")
-        ->check(CLI::IsMember({"mcsf", "trail", "timely", "timebill", "ala", "all"}));
+    std::vector<std::string> papers = repro::paperNames(); // without ALA in a build without it
+    std::string list;
+    for (const auto& n : papers) list += n + ", ";
+    papers.push_back("all");
+    c->add_option("paper", a->paper, list + "or all")->check(CLI::IsMember(papers));
     c->add_option("--json", a->json_out,
                   "Write the claims as a JSON list of {paper, claim, paper_value, kairos_value, "
                   "unit, setting, band, verdict, cause, seeds, ci_low, ci_high}");

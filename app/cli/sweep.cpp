@@ -331,6 +331,7 @@ void runSweep(const SweepArgs& a) {
             j["definition"] = d.toJson();
             o << j.dump(2) << "\n";
         });
+#if KAIROS_HAVE_STORE
     if (!base.db.empty() || base.store) {
         // One sweep with its runs (their summaries and specs; per-request rows are left out:
         // a sweep's runs are many, and any one can be re-run from its spec).
@@ -361,6 +362,7 @@ void runSweep(const SweepArgs& a) {
             std::printf("stored as sweep %lld in %s\n", static_cast<long long>(id),
                         db.path().c_str());
     }
+#endif
     outputs.commit();
     if (jout) {
         jout.reset();
@@ -489,8 +491,8 @@ void addSweep(CLI::App& app) {
     c->add_option("--html", a->html,
                   "Write a report here: the settings, a chart per metric (mean and 95 % band "
                   "against the last axis, a curve per combination of the others) and the table");
-    c->add_option("--db", a->base.db, "Store the sweep in this Kairos database");
-    c->add_flag("--store", a->base.store, "Store the sweep in the default database");
+    needsStore(c->add_option("--db", a->base.db, "Store the sweep in this Kairos database"));
+    needsStore(c->add_flag("--store", a->base.store, "Store the sweep in the default database"));
     c->add_option("--name", a->name, "With --db/--store: the sweep's name");
     c->add_option("--threads,-j", a->threads, "Threads (default: every core)")
         ->check(whole(1, 4096));

@@ -4,6 +4,7 @@
 // software configuration by bounded nonlinear least squares (Ceres): a, c in [0, 1e6],
 // b in [1e-5, 1], started where the authors start (see fitThroughput). The fits of a
 // configuration form its parameter database, (ii, oo) -> (a, b, c).
+#include "fit/bench.h"
 #include "fit/xgb.h"
 
 #include <array>
@@ -18,23 +19,6 @@
 #include <vector>
 
 namespace kairos::ala {
-
-// One row of LLM-Inference-Bench's table (throughput in tokens/s).
-struct BenchRow {
-    std::string framework, model, hardware, precision;
-    int ii = 0, oo = 0, bb = 0;
-    double thpt = 0;
-    std::string group() const; // "framework | model | hardware | precision"
-};
-
-// Reads `framework,model,hardware,precision,input_len,output_len,batch,throughput` (any
-// column order); with `average`, rows with the same (configuration, ii, oo, bb) are
-// averaged into one (training data); without, every row is kept in its order (rows to
-// predict). Bad rows throw InputError naming the file, line and field; a throughput must
-// be in (0, 1e6] tokens/s (the fits' bound on c). With `need_throughput` false the
-// throughput column may be absent or a row's field empty (rows to predict): 0 then.
-std::vector<BenchRow> readBench(const std::string& path, bool need_throughput = true,
-                                bool average = true);
 
 struct ExpFit {
     double a = 0, b = 0, c = 0;

@@ -1,7 +1,7 @@
 // Device profiles derived for the papers' own hardware where no measurement of it is here.
 #include "repro/derived.h"
 
-#include "fit/ala.h"
+#include "fit/bench.h"
 #include "fit/ete_fit.h"
 #include "model/input_error.h"
 #include "model/known_models.h"

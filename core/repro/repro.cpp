@@ -121,7 +121,11 @@ void say(const Options& opt, const std::string& line) {
 }
 
 std::vector<std::string> paperNames() {
+#if KAIROS_HAVE_ALA
     return {"mcsf", "trail", "timely", "timebill", "ala"};
+#else
+    return {"mcsf", "trail", "timely", "timebill"}; // built without ALA (KAIROS_WITH_ALA=OFF)
+#endif
 }
 
 namespace {
@@ -130,9 +134,15 @@ Report reproduceOnce(const std::string& paper, const Options& opt) {
     if (paper == "trail") return reproduceTrail(opt);
     if (paper == "timely") return reproduceTimely(opt);
     if (paper == "timebill") return reproduceTimebill(opt);
+#if KAIROS_HAVE_ALA
     if (paper == "ala") return reproduceAla(opt);
-    throw std::invalid_argument("reproduce: unknown paper '" + paper +
-                                "' (mcsf, trail, timely, timebill, ala, all)");
+#else
+    if (paper == "ala")
+        throw std::invalid_argument("reproduce: this build has no ALA (KAIROS_WITH_ALA=OFF)");
+#endif
+    std::string names;
+    for (const auto& n : paperNames()) names += n + ", ";
+    throw std::invalid_argument("reproduce: unknown paper '" + paper + "' (" + names + "all)");
 }
 } // namespace
 

@@ -1,7 +1,9 @@
 #include "run/pipeline.h"
 
+#if KAIROS_HAVE_ALA
 #include "fit/ala.h"
 #include "fit/ala_exec.h"
+#endif
 #include "model/input_error.h"
 #include "predict/predictor.h"
 #include "store/store.h"
@@ -134,12 +136,14 @@ ResolvedExec resolveExec(const RunSpec::ExecPart& e, const RunContext& ctx) {
         r.profile.kv_capacity_tokens.reset();
     }
     if (e.model_id > 0) {
+#if KAIROS_HAVE_STORE
         const store::Store db(e.db.empty() ? store::Store::defaultPath() : e.db,
                               store::Store::Open::Existing);
         const auto m = db.model(e.model_id);
         const std::string id = std::to_string(e.model_id);
         if (!m) throw InputError(db.path(), 0, "exec.model_id", "no model " + id);
         if (m->kind == "ala") {
+#if KAIROS_HAVE_ALA
             const auto ala = ala::AlaModel::fromJson(m->params);
             const auto keys = ala.configurations();
             std::string key = e.model_config;
@@ -158,6 +162,11 @@ ResolvedExec resolveExec(const RunSpec::ExecPart& e, const RunContext& ctx) {
             r.model = std::make_shared<ala::AlaExecutionModel>(
                 ala, key, "ala model " + id + " (" + key + ")");
             r.model_warnings = store::modelFitWarnings(*m, key);
+#else
+            throw InputError(db.path(), 0, "exec.model_id",
+                             "model " + id +
+                                 " is an ALA model: this build has no ALA (KAIROS_WITH_ALA=OFF)");
+#endif
         } else if (m->kind == "ete") {
             r.model = std::make_shared<EteModel>(EteParams::fromModelJson(m->params),
                                                  "ete model " + id + " (" + m->name + ")");
@@ -167,6 +176,11 @@ ResolvedExec resolveExec(const RunSpec::ExecPart& e, const RunContext& ctx) {
                              "model " + id + " is '" + m->kind +
                                  "': the simulator takes ETE and ALA models");
         }
+#else
+        throw InputError(e.db.empty() ? "--model" : e.db, 0, "exec.model_id",
+                         "this build has no store (KAIROS_WITH_STORE=OFF): fitted models "
+                         "cannot be read");
+#endif
     } else {
         r.model = makeExecutionModel(r.profile);
     }

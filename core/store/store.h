@@ -193,4 +193,11 @@ std::vector<RequestMetrics> toRequestMetrics(const std::vector<RequestRow>& rows
 // Per-request rows of a run as CSV (the columns of run_requests).
 std::string requestsCsv(const std::vector<RequestRow>& rows);
 
+#if !KAIROS_HAVE_STORE
+// Built without SQLite (KAIROS_WITH_STORE=OFF): no Store is ever opened (the options that
+// would open one refuse themselves, app/cli/checks.h), but code that holds an empty
+// std::unique_ptr<Store> still names its destructor.
+inline Store::~Store() = default;
+#endif
+
 } // namespace kairos::store
