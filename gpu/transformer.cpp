@@ -383,34 +383,58 @@ at::Tensor Transformer::forward(std::vector<Step>& steps, int layers) {
                 .copy_(v.narrow(0, offset[i], n).transpose(0, 1));
         }
         at::Tensor attn = at::empty({T, heads, d}, x.options());
-        // Chunks (prefill, or several tokens): causal attention with ATen.
+        // Chunks (prefill, or several tokens): causal attention with ATen, in blocks of
+        // queries. A whole chunk's scores are [heads, n, total] floats, several live at once
+        // (scores, masked, softmax): past ~700 tokens of a 14-head model each is above
+        // glibc's largest mmap threshold (32 MiB, settleHostAllocator), so every one was a
+        // fresh mapping faulted in page by page, and a long prompt cost more per token
+        // than the ETE form's a*N^2 allows. Blocks keep each score matrix near
+        // score_block_bytes (reused from the heap, cache-sized), and a block attends only
+        // to the keys its queries can see, skipping the masked upper triangle's arithmetic.
         for (std::size_t i : chunks) {
             Step& s = steps[i];
             SeqCache& c = *s.cache;
             const auto n = std::int64_t(s.tokens.size());
             const std::int64_t total = c.len + n;
-            const at::Tensor K = c.k[std::size_t(l)].narrow(1, 0, total); // [kvh, total, d]
-            const at::Tensor V = c.v[std::size_t(l)].narrow(1, 0, total);
-            // Queries grouped by their KV head: [kvh, group * n, d].
-            const at::Tensor qs = q.narrow(0, offset[i], n)
-                                      .view({n, kvh, group, d})
-                                      .permute({1, 2, 0, 3})
-                                      .reshape({kvh, group * n, d});
-            at::Tensor sc = at::matmul(qs, K.transpose(1, 2)).to(at::kFloat) * scale;
-            sc = sc.view({kvh, group, n, total});
-            const at::Tensor qi = at::arange(n, at::TensorOptions(at::kLong).device(dev)) + c.len;
-            const at::Tensor kj = at::arange(total, at::TensorOptions(at::kLong).device(dev));
-            const at::Tensor masked = kj.unsqueeze(0) > qi.unsqueeze(1); // [n, total]
-            sc = sc.masked_fill(masked, -std::numeric_limits<float>::infinity());
-            const at::Tensor p = at::softmax(sc, -1); // float
-            if (s.snap) {
-                const int w = s.snap->window;
-                s.snap->per_layer.push_back(
-                    p.narrow(2, n - w, w).sum({1, 2}).to(at::kCPU).contiguous());
+            const at::Tensor K = c.k[std::size_t(l)]; // [kvh, cap, d]
+            const at::Tensor V = c.v[std::size_t(l)];
+            const std::int64_t rows = std::clamp<std::int64_t>(
+                opt_.score_block_bytes / (heads * total * 4), std::min<std::int64_t>(16, n), n);
+            const int w = s.snap ? s.snap->window : 0;
+            at::Tensor snap_sum; // [kvh, total] float: the last w queries' attention
+            if (s.snap) snap_sum = at::zeros({kvh, total}, x.options().dtype(at::kFloat));
+            for (std::int64_t q0 = 0; q0 < n; q0 += rows) {
+                const std::int64_t nb = std::min(rows, n - q0);
+                const std::int64_t seen = c.len + q0 + nb; // keys these queries can see
+                const at::Tensor Kb = K.narrow(1, 0, seen), Vb = V.narrow(1, 0, seen);
+                // Queries grouped by their KV head: [kvh, group * nb, d].
+                const at::Tensor qs = q.narrow(0, offset[i] + q0, nb)
+                                          .view({nb, kvh, group, d})
+                                          .permute({1, 2, 0, 3})
+                                          .reshape({kvh, group * nb, d});
+                at::Tensor sc = at::matmul(qs, Kb.transpose(1, 2)).to(at::kFloat);
+                sc.mul_(scale);
+                sc = sc.view({kvh, group, nb, seen});
+                if (nb > 1) {
+                    const at::Tensor qi =
+                        at::arange(nb, at::TensorOptions(at::kLong).device(dev)) + (c.len + q0);
+                    const at::Tensor kj =
+                        at::arange(seen, at::TensorOptions(at::kLong).device(dev));
+                    sc.masked_fill_(kj.unsqueeze(0) > qi.unsqueeze(1), // [nb, seen]
+                                    -std::numeric_limits<float>::infinity());
+                }
+                const at::Tensor p = at::softmax(sc, -1); // float
+                if (s.snap && q0 + nb > n - w) {
+                    const std::int64_t r0 = std::max<std::int64_t>(n - w - q0, 0);
+                    snap_sum.narrow(1, 0, seen).add_(p.narrow(2, r0, nb - r0).sum({1, 2}));
+                }
+                const at::Tensor o =
+                    at::matmul(p.to(x.scalar_type()).view({kvh, group * nb, seen}), Vb);
+                attn.narrow(0, offset[i] + q0, nb)
+                    .copy_(
+                        o.view({kvh, group, nb, d}).permute({2, 0, 1, 3}).reshape({nb, heads, d}));
             }
-            const at::Tensor o = at::matmul(p.to(x.scalar_type()).view({kvh, group * n, total}), V);
-            attn.narrow(0, offset[i], n)
-                .copy_(o.view({kvh, group, n, d}).permute({2, 0, 1, 3}).reshape({n, heads, d}));
+            if (s.snap) s.snap->per_layer.push_back(snap_sum.to(at::kCPU).contiguous());
         }
         // Single-token decodes: one call of the ragged decode-attention kernel.
         if (B > 0) {

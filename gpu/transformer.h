@@ -39,6 +39,10 @@ struct TransformerOptions {
     at::ScalarType dtype = at::kFloat;
     std::uint64_t seed = 1;  // synthetic weights
     std::string weights_dir; // a Hugging Face folder, or a llama2.c .bin file; empty: synthetic
+    // A prefill's attention runs in blocks of queries whose float scores take about this
+    // many bytes (at least 16 queries a block); forward() says why. Tests set it small to
+    // check blocked against whole.
+    std::int64_t score_block_bytes = std::int64_t(4) << 20;
 };
 
 // SnapKV's observation: the attention the last `window` prompt queries pay to each prompt

@@ -80,6 +80,7 @@ private Q_SLOTS:
     void configs();
     void cachedDecodeEqualsRecompute();
     void chunkedPrefillEqualsWhole();
+    void blockedAttentionEqualsWhole();
     void batchedDecodeEqualsOneByOne();
     void suspendResumeAndRecompute();
     void evictionAlphaZeroChangesNothing();
@@ -143,6 +144,40 @@ void TestLiveModel::chunkedPrefillEqualsWhole() {
     }
     const at::Tensor full = recompute(m, tokens);
     QVERIFY(maxDiff(logits, full) <= kTol * scaleOf(full));
+}
+
+void TestLiveModel::blockedAttentionEqualsWhole() {
+    // The prefill's attention in blocks of queries (16 rows here: a 300-token prompt is 19
+    // blocks, a later chunk of 40 is 3) against the same model with one block per chunk:
+    // the same logits, and the same SnapKV scores with a window that spans blocks.
+    TransformerOptions small, whole;
+    small.score_block_bytes = 1; // clamped to 16 queries a block
+    whole.score_block_bytes = std::int64_t(1) << 40;
+    Transformer a(builtinConfig("tiny"), small), b(builtinConfig("tiny"), whole);
+    const auto tokens = randomTokens(340, 512, 9);
+    SeqCache ca, cb;
+    for (auto [from, n] : std::vector<std::pair<int, int>>{{0, 300}, {300, 40}}) {
+        const std::vector<std::int64_t> part(tokens.begin() + from, tokens.begin() + from + n);
+        SnapScores sa, sb;
+        std::vector<Transformer::Step> s1{{&ca, part, 37, &sa}}, s2{{&cb, part, 37, &sb}};
+        const at::Tensor la = a.forward(s1)[0], lb = b.forward(s2)[0];
+        QVERIFY(maxDiff(la, lb) <= kTol * scaleOf(lb));
+        QCOMPARE(sa.per_layer.size(), sb.per_layer.size());
+        for (std::size_t l = 0; l < sa.per_layer.size(); ++l) {
+            QCOMPARE(sa.per_layer[l].sizes(), sb.per_layer[l].sizes());
+            QCOMPARE(sa.per_layer[l].size(1), std::int64_t(from + n)); // every cached position
+            QVERIFY(maxDiff(sa.per_layer[l], sb.per_layer[l]) <= 1e-5 * scaleOf(sb.per_layer[l]));
+            // Each of the window's queries (of each query head) spends exactly 1 over the
+            // positions: a KV head's scores add up to window x heads per KV head.
+            const auto cfg = builtinConfig("tiny");
+            const double mass = std::min(37, n) * double(cfg.heads / cfg.kv_heads);
+            const at::Tensor per_head = sa.per_layer[l].sum(1);
+            for (std::int64_t g = 0; g < per_head.size(0); ++g)
+                QVERIFY(std::abs(per_head[g].item<double>() - mass) <= 1e-3 * mass);
+        }
+    }
+    QVERIFY(maxDiff(recompute(a, tokens), recompute(b, tokens)) <=
+            kTol * scaleOf(recompute(b, tokens)));
 }
 
 void TestLiveModel::batchedDecodeEqualsOneByOne() {
