@@ -422,6 +422,9 @@ void addLiveDecodingOptions(CLI::App* c, LiveArgs& l) {
                   "tokenizer, prompts of its own kind of text)")
         ->capture_default_str()
         ->check(CLI::IsMember({"random", "stories"}));
+    c->add_option("--prompt-seed", l.prompt_seed, "Seed of the prompts' token ids")
+        ->capture_default_str()
+        ->check(seedValue());
     c->add_flag("--stop-at-eos", l.stop_at_eos,
                 "End each answer at the model's end-of-sequence token (real weights, --weights); "
                 "the workload's output length stays its limit");
@@ -452,9 +455,6 @@ void addLive(CLI::App& app) {
     auto* rate = addRunOptions(c, a);
     LiveArgs& l = a->live_args;
     addLiveModelOptions(c, l);
-    c->add_option("--prompt-seed", l.prompt_seed, "Seed of the prompts' token ids")
-        ->capture_default_str()
-        ->check(seedValue());
     c->add_option("--length-cue", l.length_cue,
                   "The synthetic length task: prompt ids tell the output length's bucket of this "
                   "many tokens (0: off)");

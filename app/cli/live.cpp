@@ -536,12 +536,36 @@ void addValidate(CLI::App& app) {
         const RunLog live = simulatePrepared(prep, ctx, &backend, nullptr, &live_iterations);
         const double ref_after = reference.steadyTime();
         const nlohmann::json iters = iterationErrors(live_iterations);
-        const SimErrors err = simErrors(sim, live);
+        // With real stopping the answers end where the model ends them, not at the
+        // workload's lengths (its limits): the simulation compared with the live run is then
+        // told each answer's length as generated, so that it is judged on time alone. The
+        // one planned on the workload's lengths is printed beside it, marked as such.
+        SimErrors planned;
+        RunLog compared = sim;
+        if (a->live.stop_at_eos) {
+            planned = simErrors(sim, live);
+            auto told = std::make_shared<Workload>(w);
+            std::map<std::int64_t, std::int32_t> generated;
+            for (const auto& r : perRequest(live))
+                if (r.output_tokens > 0) generated[r.id] = r.output_tokens;
+            for (auto& r : told->requests)
+                if (auto it = generated.find(r.id); it != generated.end())
+                    r.output_tokens = it->second;
+            prep.workload = told;
+            compared = simulatePrepared(prep, ctx);
+        }
+        const SimErrors err = simErrors(compared, live);
         std::printf("simulator (%s) against the live run (%s), %zu requests finished in both:\n",
                     source.c_str(), live.exec_model.c_str(), err.ttft.n);
         std::printf("  %-6s %10s %10s\n", "", "median", "p90");
         std::printf("  %-6s %9.2f%% %9.2f%%\n", "TTFT", 100 * err.ttft.median, 100 * err.ttft.p90);
         std::printf("  %-6s %9.2f%% %9.2f%%\n", "E2EL", 100 * err.e2el.median, 100 * err.e2el.p90);
+        if (a->live.stop_at_eos)
+            std::printf("  (told each answer's length as generated live; planned on the workload's "
+                        "lengths, which are limits here, the errors are TTFT %.2f%% / %.2f%%, E2EL "
+                        "%.2f%% / %.2f%%: not a measure of the simulator)\n",
+                        100 * planned.ttft.median, 100 * planned.ttft.p90,
+                        100 * planned.e2el.median, 100 * planned.e2el.p90);
         // The same simulation with the model scaled to the device's mean speed over the run
         // (the references before and after it): the error left when drift is taken out.
         // It uses a timing taken after the run, so it explains the error; it is no forecast.
@@ -569,24 +593,30 @@ void addValidate(CLI::App& app) {
             const auto stats = [](const ErrorStats& x) {
                 return nlohmann::json{{"median", x.median}, {"p90", x.p90}};
             };
-            const nlohmann::json j = {{"simulator", source},
-                                      {"recalibration", drift},
-                                      {"live", live.exec_model},
-                                      {"policy", live.policy},
-                                      {"requests", err.rows},
-                                      {"ttft_error", stats(err.ttft)},
-                                      {"e2el_error", stats(err.e2el)},
-                                      {"iterations", iters},
-                                      {"reference",
-                                       {{"context", ref_ctx + 1},
-                                        {"profile", ref_then},
-                                        {"profile_source", ref_source},
-                                        {"before", ref_before},
-                                        {"after", ref_after}}},
-                                      {"bracketed",
-                                       {{"scale", mean_speed},
-                                        {"ttft_error", stats(br.ttft)},
-                                        {"e2el_error", stats(br.e2el)}}}};
+            const nlohmann::json j = {
+                {"simulator", source},
+                {"recalibration", drift},
+                {"live", live.exec_model},
+                {"policy", live.policy},
+                {"requests", err.rows},
+                {"ttft_error", stats(err.ttft)},
+                {"e2el_error", stats(err.e2el)},
+                {"lengths_told", a->live.stop_at_eos},
+                {"planned_lengths", a->live.stop_at_eos
+                                        ? nlohmann::json{{"ttft_error", stats(planned.ttft)},
+                                                         {"e2el_error", stats(planned.e2el)}}
+                                        : nlohmann::json(nullptr)},
+                {"iterations", iters},
+                {"reference",
+                 {{"context", ref_ctx + 1},
+                  {"profile", ref_then},
+                  {"profile_source", ref_source},
+                  {"before", ref_before},
+                  {"after", ref_after}}},
+                {"bracketed",
+                 {{"scale", mean_speed},
+                  {"ttft_error", stats(br.ttft)},
+                  {"e2el_error", stats(br.e2el)}}}};
             writeFileAtomically(a->json_out, [&](std::ostream& f) { f << j.dump(2) << "\n"; });
         }
     });
@@ -618,9 +648,6 @@ void addLengths(CLI::App& app) {
     c->add_option("--length-cue", a->live.length_cue,
                   "The synthetic length task: prompt ids tell the output length's bucket of this "
                   "many tokens (0: off)");
-    c->add_option("--prompt-seed", a->live.prompt_seed, "Seed of the prompts' token ids")
-        ->capture_default_str()
-        ->check(seedValue());
     c->add_option("--out,-o", a->out, "Write the trained heads here (safetensors)")->required();
     c->add_option("--json", a->json_out, "Write the evaluation as JSON");
     c->add_option("--limit", a->limit, "Read at most this many requests");

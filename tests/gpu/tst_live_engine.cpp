@@ -11,6 +11,7 @@
 
 #include <QtTest/QtTest>
 #include <algorithm>
+#include <chrono>
 #include <map>
 
 using namespace kairos;
@@ -333,6 +334,18 @@ void TestLiveEngine::storyPrompts() {
         differ += c.promptTokens(r.id) != p;
     }
     QVERIFY(differ >= 4);
+    // Sampling the openings happens before the wall clock starts: a backend whose openings
+    // took a while to sample still starts at the first arrival.
+    {
+        const Workload many = smallWorkload(64, 0.0, 96, 10);
+        const auto t0 = std::chrono::steady_clock::now();
+        TorchBackend slow(model, many, opt);
+        const double built =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        const double clock = slow.clock() - many.requests.front().arrival;
+        QVERIFY2(clock < 0.25 * built,
+                 qPrintable(QString("clock %1 s after %2 s of sampling").arg(clock).arg(built)));
+    }
     opt.length_cue = 8;
     QVERIFY_THROWS_EXCEPTION(std::invalid_argument, TorchBackend(model, w, opt));
 
