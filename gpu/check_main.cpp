@@ -89,44 +89,17 @@ double copyBandwidth(at::Device dev) {
 }
 
 // Logits of a ragged iteration (three prompts of different lengths prefilled together)
-// and then `steps` batched decode steps feeding each request's argmax back: the CPU run
-// in fp32 is the reference.
+// and then `steps` batched decode steps, each feeding back every request's argmax, or with
+// `follow` the tokens `follow` chose (teacher-forced on the reference, so that one early
+// disagreement does not make every later step differ). The CPU run in fp32 is the reference.
 struct Trace {
     std::vector<at::Tensor> logits; // per iteration [3, vocab] float on the CPU
     std::vector<std::vector<std::int64_t>> next;
 };
 
-Trace trace(Transformer& m, int steps) {
+Trace trace(Transformer& m, int steps, const Trace* follow = nullptr) {
     const int vocab = m.config().vocab;
     std::vector<SeqCache> caches(3);
-    std::vector<std::vector<std::int64_t>> prompts;
-    for (int len : {17, 64, 200}) {
-        std::vector<std::int64_t> p;
-        for (int i = 0; i < len; ++i) p.push_back((std::int64_t(i) * 7919 + len) % vocab);
-        prompts.push_back(p);
-    }
-    Trace t;
-    std::vector<Transformer::Step> s;
-    for (std::size_t i = 0; i < 3; ++i) s.push_back({&caches[i], prompts[i]});
-    for (int it = 0; it <= steps; ++it) {
-        const at::Tensor l = m.forward(s).to(at::kCPU).to(at::kFloat);
-        t.logits.push_back(l);
-        const at::Tensor best = l.argmax(1);
-        std::vector<std::int64_t> nx;
-        for (std::int64_t i = 0; i < best.size(0); ++i) nx.push_back(best[i].item<std::int64_t>());
-        t.next.push_back(nx);
-        s.clear();
-        for (std::size_t i = 0; i < 3; ++i) s.push_back({&caches[i], {nx[i]}});
-    }
-    return t;
-}
-
-// Teacher-forced on the reference's tokens, so one early disagreement does not make every
-// later step differ.
-Trace traceFollowing(Transformer& m, const Trace& ref) {
-    const int vocab = m.config().vocab;
-    std::vector<SeqCache> caches(3);
-    Trace t;
     std::vector<Transformer::Step> s;
     std::size_t i = 0;
     for (int len : {17, 64, 200}) {
@@ -134,15 +107,18 @@ Trace traceFollowing(Transformer& m, const Trace& ref) {
         for (int k = 0; k < len; ++k) p.push_back((std::int64_t(k) * 7919 + len) % vocab);
         s.push_back({&caches[i++], p});
     }
-    for (std::size_t it = 0; it < ref.next.size(); ++it) {
+    Trace t;
+    const std::size_t iterations = follow ? follow->next.size() : std::size_t(steps) + 1;
+    for (std::size_t it = 0; it < iterations; ++it) {
         const at::Tensor l = m.forward(s).to(at::kCPU).to(at::kFloat);
         t.logits.push_back(l);
         const at::Tensor best = l.argmax(1);
         std::vector<std::int64_t> nx;
         for (std::int64_t k = 0; k < best.size(0); ++k) nx.push_back(best[k].item<std::int64_t>());
         t.next.push_back(nx);
+        const auto& fed = follow ? follow->next[it] : nx;
         s.clear();
-        for (std::size_t k = 0; k < 3; ++k) s.push_back({&caches[k], {ref.next[it][k]}});
+        for (std::size_t k = 0; k < 3; ++k) s.push_back({&caches[k], {fed[k]}});
     }
     return t;
 }
@@ -209,7 +185,7 @@ int run(const Args& a) {
         const std::string serving = a.dtype.empty() ? "bf16" : a.dtype;
         for (const std::string& dt : {std::string("fp32"), serving}) {
             Transformer g = makeModel(a, at::Device(at::kCUDA, 0), dtypeOf(dt));
-            const Agreement ag = agree(ref, traceFollowing(g, ref));
+            const Agreement ag = agree(ref, trace(g, 0, &ref));
             // fp32: the same arithmetic in another order (rel. 1e-3 of the logits' range,
             // every argmax the same); 16-bit: rounding of every activation (5e-2, 90 %).
             const bool f32 = dt == "fp32";

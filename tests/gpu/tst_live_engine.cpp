@@ -5,6 +5,7 @@
 #include "length_heads.h"
 #include "live_engine.h"
 #include "metrics/request_metrics.h"
+#include "real_model.h"
 #include "sched/fcfs.h"
 #include "sched/registry.h"
 #include "weights/llama2c.h"
@@ -244,12 +245,7 @@ void TestLiveEngine::samplesTheRealModel() {
     // the nucleus's edge or a near tie later on (measured greedily: request 6 diverged 42
     // tokens after its last recompute), so whole answers are equal only mostly. Another
     // seed gives other answers; some answers end at BOS before their limit.
-    const char* env = std::getenv("KAIROS_DATA_DIR");
-    const std::string path =
-        std::string(env && *env ? env : KAIROS_SHARED_DATA) + "/models/stories260K.bin";
-    TransformerOptions to;
-    to.weights_dir = path;
-    Transformer model(readLlama2cConfig(path), to);
+    Transformer model = kairos::test::storiesModel();
     const Workload w = smallWorkload(8, 0.0, 20, 300);
     LiveOptions opt;
     opt.stop_at_eos = true;
@@ -310,12 +306,7 @@ void TestLiveEngine::samplesTheRealModel() {
 void TestLiveEngine::storyPrompts() {
     // Prompts as openings of the model's own stories: BOS first, no story end inside, each
     // request's length, the same for a seed and others for another; not with the length cue.
-    const char* env = std::getenv("KAIROS_DATA_DIR");
-    const std::string path =
-        std::string(env && *env ? env : KAIROS_SHARED_DATA) + "/models/stories260K.bin";
-    TransformerOptions to;
-    to.weights_dir = path;
-    Transformer model(readLlama2cConfig(path), to);
+    Transformer model = kairos::test::storiesModel();
     const Workload w = smallWorkload(5, 0.0, 20, 10);
     LiveOptions opt;
     opt.story_prompts = true;

@@ -4,6 +4,7 @@
 // (QT_NO_KEYWORDS): Qt's `slots` macro breaks them.
 #include "model/input_error.h"
 #include "quality.h"
+#include "real_model.h"
 #include "transformer.h"
 #include "weights/llama2c.h"
 #include "weights/safetensors.h"
@@ -488,9 +489,7 @@ void TestLiveModel::llama2cMatchesReference() {
     // against the plain reference pass of core/weights/llama2c (run.c's adjacent pairs):
     // a 40-token prefill's last logits, then 60 decode steps, each within 1e-4. The tokens
     // are a story the reference samples (seeded), so they are the model's own text.
-    const char* env = std::getenv("KAIROS_DATA_DIR");
-    const std::string path =
-        std::string(env && *env ? env : KAIROS_SHARED_DATA) + "/models/stories260K.bin";
+    const std::string path = kairos::test::storiesPath();
     const LlmConfig cfg = readLlama2cConfig(path);
     QCOMPARE(cfg.name, std::string("stories260K"));
     QCOMPARE(cfg.eos_token, kairos::llama2c::kBos);
@@ -534,12 +533,7 @@ void TestLiveModel::qualityOnTheRealModel() {
     // stories (BOS first, no BOS after, the same for a seed, others for another); with no
     // eviction the answer agrees with itself exactly; evicting three quarters of the prompt
     // lowers both the agreement and the answer's likelihood, and not less than a quarter does.
-    const char* env = std::getenv("KAIROS_DATA_DIR");
-    const std::string path =
-        std::string(env && *env ? env : KAIROS_SHARED_DATA) + "/models/stories260K.bin";
-    TransformerOptions to;
-    to.weights_dir = path;
-    Transformer m(readLlama2cConfig(path), to);
+    Transformer m = kairos::test::storiesModel();
     const auto a = sampleOpenings(m, 4, 24, 1), b = sampleOpenings(m, 4, 24, 1),
                c = sampleOpenings(m, 4, 24, 2);
     QCOMPARE(a, b);
