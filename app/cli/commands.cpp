@@ -69,6 +69,7 @@ RunSpec specFromArgs(const SimulateArgs& a) {
             s.policy.name = a.policy;
             s.policy.params.clear();
         }
+        if (a.explain) s.record.explain = true;
         return s;
     }
     if (a.workload.empty()) throw std::invalid_argument("--workload is required (or --spec FILE)");
@@ -111,6 +112,7 @@ RunSpec specFromArgs(const SimulateArgs& a) {
     s.summary.goodput = a.goodput;
     s.summary.percentiles = a.percentiles;
     s.summary.quality = a.quality;
+    s.record.explain = a.explain;
     s.validate("the command line");
     return s;
 }
@@ -212,6 +214,14 @@ RunOutputs runSimulate(const SimulateArgs& a, OutputBatch& outputs) {
         else
             std::printf("profile: %s (%s)\n", prof.name.c_str(), profile_path.c_str());
         std::fputs(s.table().c_str(), stdout);
+        if (log.explain.on)
+            std::printf("decisions recorded (--explain): %zu with their reasons over %zu "
+                        "scheduler calls, %zu request states%s\n",
+                        log.explain.reasons.size(), log.explain.calls.size(),
+                        log.explain.insights.size(),
+                        a.runlog_out.empty() && a.db.empty() && !a.store && a.perfetto.empty()
+                            ? " (give --runlog, --perfetto or --db to keep them)"
+                            : "");
     }
     // Every output whole or none: each written to a temporary first, the run stored, and
     // only then all moved into place by the caller (a failure anywhere replaces nothing).
@@ -372,6 +382,10 @@ CLI::Option* addRunOptions(CLI::App* c, const std::shared_ptr<SimulateArgs>& a) 
         "--requests-csv", a->requests_csv,
         "Write per-request metrics (TTFT, TPOT, E2EL, queueing, preemptions) as CSV here");
     c->add_flag("--tokens", a->tokens, "With --runlog: one line per generated token too");
+    c->add_flag("--explain", a->explain,
+                "Record every scheduling decision with its reason (the rule that fired, its "
+                "numbers, the request compared against) and the state each policy decided on, "
+                "into --runlog, --perfetto and --db; kairos-cli explain reads them");
     c->add_option("--perfetto", a->perfetto,
                   "Write a Chrome/Perfetto trace (JSON): a track per request, KV as a counter");
     needsStore(c->add_option("--db", a->db, "Store the run in this Kairos database (SQLite)"));

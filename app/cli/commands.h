@@ -40,6 +40,7 @@ void addReport(CLI::App& app);
 void addRuns(CLI::App& app);
 void addFit(CLI::App& app);
 void addLive(CLI::App& app);
+void addExplain(CLI::App& app);
 
 // The ETE fits of one group of measurements, printed as a table; stored as an "ete" model
 // in `db` when it is not null and both batched forms were fitted. Returns the group's JSON
@@ -101,6 +102,7 @@ struct SimulateArgs {
     std::string quality;
     int block_size = 1, max_num_seqs = 256, max_num_batched_tokens = 8192;
     bool chunked = false, no_skip = false, tokens = false, quiet = false;
+    bool explain = false; // record every decision with its reason (RunSpec record.explain)
     std::size_t limit = 0;
     std::string json_out, runlog_out, requests_csv, perfetto;
     std::string html, pdf, compare;   // report only

@@ -191,6 +191,7 @@ int main(int argc, char** argv) {
     kairos::cli::addPolicies(app);
     kairos::cli::addReproduce(app);
     kairos::cli::addReport(app);
+    kairos::cli::addExplain(app);
 #if KAIROS_HAVE_STORE
     kairos::cli::addRuns(app);
 #endif

@@ -196,6 +196,35 @@ PerfettoCounts writePerfetto(const RunLog& log, const Workload* w, std::ostream&
             ++n.preemptions;
         }
     }
+    // Decisions with their reasons (a run recorded with --explain): an instant event on
+    // the request's track, named by the action and its rule, the rule's numbers as args.
+    for (const Reason& r : log.explain.reasons) {
+        const Rule& rule = ruleOf(r.rule);
+        sep();
+        out << "{\"ph\":\"i\",\"s\":\"t\",\"pid\":" << kPid << ",\"tid\":" << r.req
+            << ",\"cat\":\"decision\",\"name\":";
+        jsonString(out, std::string(actName(r.act)) + ": " + rule.code);
+        out << ",\"ts\":";
+        us(out, r.t);
+        out << ",\"args\":{\"rule\":";
+        jsonString(out, rule.name);
+        for (int i = 0; i < ruleVarCount(r.rule); ++i) {
+            const double v = r.x[static_cast<std::size_t>(i)];
+            out << ",";
+            jsonString(out, rule.vars[static_cast<std::size_t>(i)]);
+            out << ":";
+            if (std::isfinite(v)) {
+                char b[40];
+                std::snprintf(b, sizeof b, "%.17g", v);
+                out << b;
+            } else {
+                out << (std::isnan(v) ? "null" : v > 0 ? "\"inf\"" : "\"-inf\"");
+            }
+        }
+        if (r.other >= 0) out << ",\"compared with request\":" << r.other;
+        out << ",\"call\":" << r.call << "}}";
+        ++n.decisions;
+    }
     out << "\n]}\n";
     return n;
 }

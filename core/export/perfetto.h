@@ -5,7 +5,9 @@
 // counter tracks for the KV cache in use, the batch (requests and prefill tokens per
 // iteration), the queues (running, waiting, suspended) and the preemptions so far.
 // Every slice carries args: request id, phase, prompt and output tokens, preemptions and
-// class. Times in microseconds, as the format wants.
+// class. A run recorded with its reasons (--explain) adds each decision as an instant
+// event on its request's track, its rule's numbers as args. Times in microseconds, as the
+// format wants.
 //
 // The queue counters are the timeline's own phases counted (lod::buildRows): running =
 // in prefill or decode, waiting = queued or preempted, suspended; so the trace and the
@@ -22,6 +24,7 @@ struct PerfettoCounts {
     long phases = 0, robot = 0, tracks = 0;
     long counters = 0;                           // KV points
     long batch = 0, queues = 0, preemptions = 0; // the other counter tracks' points
+    long decisions = 0;                          // instant events with reasons (--explain)
 };
 
 // `w` (may be null) names the requests' classes and gives segment execution times.

@@ -11,11 +11,81 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <limits>
 #include <nlohmann/json.hpp>
 
 namespace kairos {
 
 namespace {
+// A number of the explain stream: 17 digits; infinities as strings, NaN (none) as null.
+void putNum(std::string& o, double v) {
+    char b[40];
+    if (std::isnan(v))
+        o += "null";
+    else if (std::isinf(v))
+        o += v > 0 ? "\"inf\"" : "\"-inf\"";
+    else {
+        std::snprintf(b, sizeof b, "%.17g", v);
+        o += b;
+    }
+}
+
+// The explain stream (model/explain.h) after the events: the calls, then the reasons,
+// then the per-request states, each in the order recorded.
+void writeExplain(const Explanation& ex, std::ostream& out) {
+    std::string o;
+    char b[96];
+    for (const CallRecord& c : ex.calls) {
+        o.clear();
+        o += "{\"ev\":\"call\",\"t\":";
+        putNum(o, c.t);
+        std::snprintf(b, sizeof b, ",\"hold\":%d,\"wake\":", c.hold);
+        o += b;
+        putNum(o, c.wake_at);
+        o += c.restart ? ",\"restart\":true}\n" : "}\n";
+        out << o;
+    }
+    for (const Reason& r : ex.reasons) {
+        o.clear();
+        o += "{\"ev\":\"why\",\"t\":";
+        putNum(o, r.t);
+        std::snprintf(b, sizeof b, ",\"call\":%u,\"req\":%d,\"act\":\"%s\",\"rule\":\"", r.call,
+                      r.req, actName(r.act));
+        o += b;
+        o += ruleOf(r.rule).code;
+        o += '"';
+        if (r.other >= 0) o += ",\"other\":" + std::to_string(r.other);
+        if (r.value != 0) o += ",\"v\":" + std::to_string(r.value);
+        const int n = r.rule == RuleId::Unexplained ? 1 : ruleVarCount(r.rule);
+        o += ",\"x\":[";
+        for (int i = 0; i < n; ++i) {
+            if (i) o += ',';
+            putNum(o, r.x[static_cast<std::size_t>(i)]);
+        }
+        o += "]}\n";
+        out << o;
+    }
+    for (const Insight& in : ex.insights) {
+        o.clear();
+        o += "{\"ev\":\"state\",\"t\":";
+        putNum(o, in.t);
+        o += ",\"req\":" + std::to_string(in.req);
+        const std::pair<const char*, double> f[] = {{"key", in.key},
+                                                    {"pred", in.predicted},
+                                                    {"deadline", in.deadline},
+                                                    {"alpha", in.alpha},
+                                                    {"wcet", in.wcet}};
+        for (const auto& [k, v] : f) {
+            if (std::isnan(v)) continue;
+            o += ",\"";
+            o += k;
+            o += "\":";
+            putNum(o, v);
+        }
+        o += "}\n";
+        out << o;
+    }
+}
 struct TokenLine {
     double t;
     ReqId req;
@@ -32,6 +102,9 @@ void writeRunLogJsonl(const RunLog& log, std::ostream& out, const RunLogWriteOpt
                         {"num_requests", log.num_requests},
                         {"sim_wall_ms", log.sim_wall_ms},
                         {"warnings", log.warnings}};
+    if (log.explain.on)
+        h["explain"] = {{"key", log.explain.key_name},
+                        {"key_descending", log.explain.key_descending}};
     out << h.dump() << '\n';
     std::vector<TokenLine> tokens;
     if (opt.tokens) {
@@ -74,12 +147,115 @@ void writeRunLogJsonl(const RunLog& log, std::ostream& out, const RunLogWriteOpt
         }
         out << buf;
     }
+    if (log.explain.on) writeExplain(log.explain, out);
 }
 
 void writeRunLogJsonlFile(const RunLog& log, const std::string& path,
                           const RunLogWriteOptions& opt) {
     writeFileAtomically(path, [&](std::ostream& out) { writeRunLogJsonl(log, out, opt); });
 }
+
+namespace {
+// A number of the explain stream: a number, "inf" / "-inf", or (where `none_ok`) null.
+double explainNum(const nlohmann::json& v, const std::string& file, long line,
+                  const std::string& field, bool none_ok) {
+    if (v.is_number()) return v.get<double>();
+    if (v.is_string()) {
+        const auto s = v.get<std::string>();
+        if (s == "inf") return std::numeric_limits<double>::infinity();
+        if (s == "-inf") return -std::numeric_limits<double>::infinity();
+    }
+    if (v.is_null() && none_ok) return std::numeric_limits<double>::quiet_NaN();
+    throw InputError(file, line, field,
+                     none_ok ? "not a number, \"inf\", \"-inf\" or null"
+                             : "not a number, \"inf\" or \"-inf\"");
+}
+
+void readExplainLine(const nlohmann::json& j, const std::string& evs, RunLog& log,
+                     const std::string& name, long lineno) {
+    Explanation& ex = log.explain;
+    auto field = [&](const char* k) -> const nlohmann::json& {
+        const auto f = j.find(k);
+        if (f == j.end()) throw InputError(name, lineno, k, "missing");
+        return *f;
+    };
+    auto whole = [&](const char* k, double lo, double hi) {
+        const auto& f = field(k);
+        if (!f.is_number()) throw InputError(name, lineno, k, "not a number");
+        const double v = f.get<double>();
+        if (v != std::floor(v) || v < lo || v > hi)
+            throw InputError(name, lineno, k,
+                             "must be a whole number in [" +
+                                 std::to_string(static_cast<long long>(lo)) + ", " +
+                                 std::to_string(static_cast<long long>(hi)) + "]");
+        return v;
+    };
+    auto time = [&]() {
+        const double t = explainNum(field("t"), name, lineno, "t", false);
+        if (!(t >= 0 && t <= 2 * kMaxSeconds))
+            throw InputError(name, lineno, "t", "a time must be in [0, 2e9] s");
+        return t;
+    };
+    const double n_req = log.num_requests - 1.0;
+    if (evs == "call") {
+        if (!ex.reasons.empty() || !ex.insights.empty())
+            throw InputError(name, lineno, "ev", "a call after the reasons (calls come first)");
+        CallRecord c;
+        c.t = time();
+        if (!ex.calls.empty() && c.t < ex.calls.back().t)
+            throw InputError(name, lineno, "t", "earlier than the call before it");
+        c.hold = static_cast<std::int32_t>(whole("hold", 1, 2147483647.0));
+        c.wake_at = explainNum(field("wake"), name, lineno, "wake", false);
+        if (const auto r = j.find("restart"); r != j.end()) {
+            if (!r->is_boolean()) throw InputError(name, lineno, "restart", "not true or false");
+            c.restart = r->get<bool>();
+        }
+        ex.calls.push_back(c);
+        return;
+    }
+    if (evs == "why") {
+        if (!ex.insights.empty())
+            throw InputError(name, lineno, "ev", "a reason after the states (reasons come second)");
+        Reason r;
+        r.t = time();
+        r.call = static_cast<std::uint32_t>(whole("call", 0, double(ex.calls.size()) - 1));
+        if (ex.calls[r.call].t != r.t)
+            throw InputError(name, lineno, "t", "not the time of call " + std::to_string(r.call));
+        if (!ex.reasons.empty() && r.call < ex.reasons.back().call)
+            throw InputError(name, lineno, "call", "earlier than the reason before it");
+        r.req = static_cast<ReqId>(whole("req", 0, n_req));
+        const auto& act = field("act");
+        if (!act.is_string() || !actFromName(act.get<std::string>(), &r.act))
+            throw InputError(name, lineno, "act", "unknown action");
+        const auto& rule = field("rule");
+        if (!rule.is_string() || !ruleFromCode(rule.get<std::string>(), &r.rule))
+            throw InputError(name, lineno, "rule", "unknown rule");
+        if (j.contains("other")) r.other = static_cast<ReqId>(whole("other", -1, n_req));
+        if (j.contains("v"))
+            r.value = static_cast<std::int32_t>(whole("v", -2147483647.0, 2147483647.0));
+        const auto& x = field("x");
+        const std::size_t n =
+            r.rule == RuleId::Unexplained ? 1 : static_cast<std::size_t>(ruleVarCount(r.rule));
+        if (!x.is_array() || x.size() != n)
+            throw InputError(name, lineno, "x",
+                             "must list the rule's " + std::to_string(n) + " number(s)");
+        for (std::size_t i = 0; i < n; ++i) r.x[i] = explainNum(x[i], name, lineno, "x", false);
+        ex.reasons.push_back(r);
+        return;
+    }
+    Insight in;
+    in.t = time();
+    in.req = static_cast<ReqId>(whole("req", 0, n_req));
+    const std::pair<const char*, double*> f[] = {{"key", &in.key},
+                                                 {"pred", &in.predicted},
+                                                 {"deadline", &in.deadline},
+                                                 {"alpha", &in.alpha},
+                                                 {"wcet", &in.wcet}};
+    for (const auto& [k, v] : f)
+        if (const auto it = j.find(k); it != j.end()) *v = explainNum(*it, name, lineno, k, true);
+    ex.insights.push_back(in);
+}
+} // namespace
 
 RunLog readRunLogJsonl(std::istream& in, const std::string& name) {
     RunLog log;
@@ -145,11 +321,29 @@ RunLog readRunLogJsonl(std::istream& in, const std::string& name) {
             if (j.contains("warnings") && j["warnings"].is_array())
                 for (const auto& w : j["warnings"])
                     if (w.is_string()) log.warnings.push_back(w.get<std::string>());
+            if (const auto x = j.find("explain"); x != j.end()) {
+                if (!x->is_object()) throw InputError(name, lineno, "explain", "not an object");
+                log.explain.on = true;
+                log.explain.key_name = getStr(*x, "key");
+                if (const auto d = x->find("key_descending"); d != x->end()) {
+                    if (!d->is_boolean())
+                        throw InputError(name, lineno, "explain.key_descending",
+                                         "not true or false");
+                    log.explain.key_descending = d->get<bool>();
+                }
+            }
             header = true;
             continue;
         }
         const std::string evs = getStr(j, "ev");
         if (evs.empty()) throw InputError(name, lineno, "ev", "missing");
+        if (evs == "call" || evs == "why" || evs == "state") {
+            if (!log.explain.on)
+                throw InputError(name, lineno, "ev",
+                                 "'" + evs + "' line in a log whose header has no 'explain'");
+            readExplainLine(j, evs, log, name, lineno);
+            continue;
+        }
         if (evs == "iter") {
             IterSpan sp;
             sp.t0 = getTime(j, "t");
@@ -158,9 +352,11 @@ RunLog readRunLogJsonl(std::istream& in, const std::string& name) {
             sp.dd = getNum(j, "dd");
             if (!(sp.d0 > 0)) throw InputError(name, lineno, "dur", "must be > 0");
             if (!(sp.d0 + double(sp.n - 1) * sp.dd > 0))
-                throw InputError(name, lineno, "dd", "makes the stretch's last iteration last <= 0");
+                throw InputError(name, lineno, "dd",
+                                 "makes the stretch's last iteration last <= 0");
             if (!(sp.tEnd() <= kMaxLogSeconds) || !(sp.tEnd() > sp.t0))
-                throw InputError(name, lineno, "dur", "the stretch ends past 2e9 s or not after it starts");
+                throw InputError(name, lineno, "dur",
+                                 "the stretch ends past 2e9 s or not after it starts");
             if (sp.t0 < last_iter_end - 1e-9 * (1 + last_iter_end))
                 throw InputError(name, lineno, "t",
                                  "the iteration starts before the one before it ends");
@@ -183,25 +379,28 @@ RunLog readRunLogJsonl(std::istream& in, const std::string& name) {
         e.ev = ev;
         e.value = static_cast<std::int32_t>(getInt(j, "v", -kMaxI32, kMaxI32));
         if (e.t < last_event_t)
-            throw InputError(name, lineno, "t", "earlier than the event before it (events are in time order)");
+            throw InputError(name, lineno, "t",
+                             "earlier than the event before it (events are in time order)");
         last_event_t = e.t;
         char& st = life[static_cast<std::size_t>(e.req)];
         if (st == Ended)
             throw InputError(name, lineno, "ev",
-                             "request " + std::to_string(e.req) + " already finished or was killed");
+                             "request " + std::to_string(e.req) +
+                                 " already finished or was killed");
         if (ev == Ev::Arrive) {
             if (st != NotYet)
-                throw InputError(name, lineno, "ev", "request " + std::to_string(e.req) + " arrives twice");
+                throw InputError(name, lineno, "ev",
+                                 "request " + std::to_string(e.req) + " arrives twice");
             st = Arrived;
         } else if (st == NotYet) {
             throw InputError(name, lineno, "ev",
-                             "request " + std::to_string(e.req) + " has '" + evs + "' before it arrives");
+                             "request " + std::to_string(e.req) + " has '" + evs +
+                                 "' before it arrives");
         }
         if (ev == Ev::Finish || ev == Ev::Kill) st = Ended;
         if ((ev == Ev::Finish || ev == Ev::PrefillEnd) && e.value < 1)
             throw InputError(name, lineno, "v", "a request emits at least one token by then");
-        if (e.value < 0 && ev != Ev::Budget)
-            throw InputError(name, lineno, "v", "must be >= 0");
+        if (e.value < 0 && ev != Ev::Budget) throw InputError(name, lineno, "v", "must be >= 0");
         log.events.push_back(e);
     }
     if (!header) throw InputError(name, 0, "", "empty run log");

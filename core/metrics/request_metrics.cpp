@@ -55,9 +55,6 @@ std::vector<RequestMetrics> perRequest(const RunLog& log) {
     return m;
 }
 
-namespace {
-
-// End times of the iterations that emit decode tokens, in order.
 std::vector<double> decodeEnds(const RunLog& log) {
     std::vector<double> e;
     std::int64_t n = 0;
@@ -69,6 +66,8 @@ std::vector<double> decodeEnds(const RunLog& log) {
             for (std::int64_t j = 0; j < s.n; ++j) e.push_back(s.end(j));
     return e;
 }
+
+namespace {
 
 // A decode run: after `anchor` the request emits `count` tokens at the next decode
 // iteration ends; `prev` is its emission just before the run (NaN if none).

@@ -43,6 +43,11 @@ std::vector<RequestMetrics> perRequest(const RunLog& log);
 // they are counted rather than listed. Exact, also over skipped-ahead stretches.
 std::vector<std::pair<double, std::int64_t>> interTokenLatencies(const RunLog& log);
 
+// End times of the iterations that emit decode tokens, in order. A request decoding since
+// `t` (its PrefillEnd, or its Resume from suspension) emits one token at each of them after
+// `t` until its next event.
+std::vector<double> decodeEnds(const RunLog& log);
+
 // Token emission times of one request, expanded (for tests and --tokens logs).
 std::vector<double> tokenTimes(const RunLog& log, ReqId id);
 // Same for all requests at once: result[id] = times. O(tokens).

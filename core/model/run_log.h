@@ -10,6 +10,7 @@
 // iteration that completes its prefill (event prefill_end), and then at the end of every
 // iteration with decode_seqs > 0 until its next preempt/suspend/finish/kill event; while
 // suspended it emits nothing and after `resume` it emits again in every decode iteration.
+#include "model/explain.h"
 #include "model/request.h"
 
 #include <cstdint>
@@ -89,6 +90,7 @@ struct RunLog {
     std::vector<IterSpan> iters;
     double sim_wall_ms = 0.0;          // wall time the engine took
     std::vector<std::string> warnings; // what the engine refused or had to resolve
+    Explanation explain;               // decisions with reasons (when the run recorded them)
 
     std::int64_t totalIterations() const;
 };

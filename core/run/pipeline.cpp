@@ -256,6 +256,7 @@ RunLog simulatePrepared(const PreparedRun& p, const RunContext& ctx, LiveBackend
     Simulator engine(*p.workload, *p.model, *sched, p.limits, live);
     engine.setCancelFlag(ctx.cancel);
     engine.setProgress(ctx.progress);
+    engine.explain(p.spec.record.explain);
     RunLog log = engine.run();
     if (live_iterations) *live_iterations = engine.liveIterations();
     for (const auto& w : p.model_warnings) log.warnings.push_back(w);

@@ -284,40 +284,43 @@ void RunSpec::validate(const std::string& where) const {
 json RunSpec::toJson() const {
     json params = json::object();
     for (const auto& [k, v] : policy.params) params[k] = v;
-    return json{{"kairos_run_spec", kVersion},
-                {"workload",
-                 {{"path", workload.path},
-                  {"format", workload.format},
-                  {"limit", workload.limit},
-                  {"arrivals", workload.generate_arrivals ? "generated" : "trace"},
-                  {"rate", numberOrNull(workload.rate)},
-                  {"burstiness", workload.burstiness},
-                  {"arrival_seed", workload.arrival_seed},
-                  {"rate_scale", workload.rate_scale},
-                  {"budget", workload.budget}}},
-                {"policy",
-                 {{"name", policy.name},
-                  {"params", params},
-                  {"predictor", policy.predictor},
-                  {"seed", policy.seed}}},
-                {"exec",
-                 {{"profile", exec.profile},
-                  {"gpu_mem_gib", exec.gpu_mem_gib},
-                  {"mem_fraction", exec.mem_fraction},
-                  {"model_id", exec.model_id},
-                  {"model_config", exec.model_config},
-                  {"db", exec.db}}},
-                {"limits",
-                 {{"kv_capacity_tokens", limits.kv_capacity_tokens},
-                  {"block_size", limits.block_size},
-                  {"max_num_seqs", limits.max_num_seqs},
-                  {"max_num_batched_tokens", limits.max_num_batched_tokens},
-                  {"chunked_prefill", limits.chunked_prefill},
-                  {"skip_ahead", limits.skip_ahead}}},
-                {"summary",
-                 {{"goodput", summary.goodput},
-                  {"percentiles", summary.percentiles},
-                  {"quality", summary.quality}}}};
+    json j = json{{"kairos_run_spec", kVersion},
+                  {"workload",
+                   {{"path", workload.path},
+                    {"format", workload.format},
+                    {"limit", workload.limit},
+                    {"arrivals", workload.generate_arrivals ? "generated" : "trace"},
+                    {"rate", numberOrNull(workload.rate)},
+                    {"burstiness", workload.burstiness},
+                    {"arrival_seed", workload.arrival_seed},
+                    {"rate_scale", workload.rate_scale},
+                    {"budget", workload.budget}}},
+                  {"policy",
+                   {{"name", policy.name},
+                    {"params", params},
+                    {"predictor", policy.predictor},
+                    {"seed", policy.seed}}},
+                  {"exec",
+                   {{"profile", exec.profile},
+                    {"gpu_mem_gib", exec.gpu_mem_gib},
+                    {"mem_fraction", exec.mem_fraction},
+                    {"model_id", exec.model_id},
+                    {"model_config", exec.model_config},
+                    {"db", exec.db}}},
+                  {"limits",
+                   {{"kv_capacity_tokens", limits.kv_capacity_tokens},
+                    {"block_size", limits.block_size},
+                    {"max_num_seqs", limits.max_num_seqs},
+                    {"max_num_batched_tokens", limits.max_num_batched_tokens},
+                    {"chunked_prefill", limits.chunked_prefill},
+                    {"skip_ahead", limits.skip_ahead}}},
+                  {"summary",
+                   {{"goodput", summary.goodput},
+                    {"percentiles", summary.percentiles},
+                    {"quality", summary.quality}}}};
+    // Written only when on, so that specs saved before it read and compare as before.
+    if (record.explain) j["record"] = {{"explain", true}};
+    return j;
 }
 
 RunSpec RunSpec::fromJson(const json& j, const std::string& where) {
@@ -384,6 +387,11 @@ RunSpec RunSpec::fromJson(const json& j, const std::string& where) {
         s.summary.goodput = r.texts("goodput");
         s.summary.percentiles = r.numbers("percentiles", s.summary.percentiles);
         s.summary.quality = r.text("quality", "");
+        r.finish();
+    }
+    {
+        ObjectReader r(top.table("record"), where, "record.");
+        s.record.explain = r.flag("explain", false);
         r.finish();
     }
     top.finish();

@@ -78,6 +78,12 @@ struct RunSpec {
         std::string quality; // "A:Q,..."; empty: the default curve
     } summary;
 
+    struct RecordPart {
+        // Every decision with its reason, the schedule() calls and the per-request state
+        // the policy decided on (RunLog::explain, model/explain.h; `--explain`).
+        bool explain = false;
+    } record;
+
     // Throws InputError (file `where`, the key) for a value out of range, an unknown
     // policy or parameter, a malformed goodput, quality or predictor.
     void validate(const std::string& where = "run spec") const;

@@ -11,8 +11,11 @@ AdmissionBudget::AdmissionBudget(const EngineView& view, double watermark) : vie
 }
 
 AdmissionBudget::Verdict AdmissionBudget::take(const ReqState& s) {
-    if (neverFits(s)) return Verdict::NeverFits;
     const std::int64_t n = need(s);
+    last_need_ = n;
+    last_free_ = free_;
+    last_seats_ = seats_;
+    if (neverFits(s)) return Verdict::NeverFits;
     if (seats_ <= 0 || n > free_) return Verdict::NoRoom;
     const EngineLimits& lim = view_.limits();
     if (!lim.chunked_prefill && batch_tokens_ > 0 &&

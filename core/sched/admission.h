@@ -25,6 +25,12 @@ public:
     std::int64_t seats() const { return seats_; }
     // For policies that free seats by preempting within the same decision.
     void setSeats(std::int64_t n) { seats_ = n; }
+    // What the last take() compared (for reasons, model/explain.h): the reservation, the
+    // KV free above the watermark and the seats free before it.
+    std::int64_t lastNeed() const { return last_need_; }
+    std::int64_t lastFree() const { return last_free_; }
+    std::int64_t lastSeats() const { return last_seats_; }
+    std::int64_t limit() const { return capacity_after_watermark_; }
 
 private:
     const EngineView& view_;
@@ -32,6 +38,7 @@ private:
     std::int64_t free_;
     std::int64_t seats_;
     std::int64_t batch_tokens_ = 0;
+    std::int64_t last_need_ = 0, last_free_ = 0, last_seats_ = 0;
 };
 
 // True when, without chunked prefill, a running request still has its prefill to do:

@@ -20,10 +20,17 @@ void FcfsScheduler::schedule(const EngineView& view, Decision& out) {
         const auto v = budget.take(view.state(id));
         if (v == AdmissionBudget::Verdict::NeverFits) { // vLLM ignores such a request
             out.killFor(id, KillCause::NeverFits);
+            if (out.explain)
+                out.because(Act::Kill, id, RuleId::NeverFits,
+                            {double(budget.lastNeed()), double(budget.limit())});
             continue;
         }
         if (v == AdmissionBudget::Verdict::NoRoom) break; // no overtaking
         out.admit.push_back(id);
+        if (out.explain)
+            out.because(
+                Act::Admit, id, RuleId::FcfsHead,
+                {double(budget.lastNeed()), double(budget.lastFree()), double(budget.lastSeats())});
     }
 }
 

@@ -31,6 +31,10 @@ void McsfScheduler::onEnqueue(const EngineView& view, ReqId id) {
     waiting_.emplace(remaining(view, id), id);
 }
 
+void McsfScheduler::inspect(const EngineView& view, ReqId id, Insight& out) const {
+    out.key = out.predicted = remaining(view, id);
+}
+
 ReqId McsfScheduler::overflowVictim(const EngineView& view) {
     ++overflows_;
     const ReqId victim = worstBy(view.running(), [&](ReqId id) { return remaining(view, id); });
@@ -62,12 +66,15 @@ void McsfScheduler::schedule(const EngineView& view, Decision& out) {
     // granularity: sorted by `left`, the use at m is sum(base) + count * m over the
     // requests with left >= m (prefix sums); with paged blocks each term is rounded up.
     std::vector<Use> sorted;
+    std::int64_t peak = 0; // the largest use fits() found (a reason's number)
     auto fits = [&](const std::vector<Use>& u) {
+        peak = 0;
         if (view.limits().block_size > 1) {
             for (const Use& c : u) {
                 std::int64_t total = 0;
                 for (const Use& x : u)
                     if (x.left >= c.left) total += view.kvCost(x.base + c.left);
+                peak = std::max(peak, total);
                 if (total > cap) return false;
             }
             return true;
@@ -81,7 +88,9 @@ void McsfScheduler::schedule(const EngineView& view, Decision& out) {
             ++count;
             const bool last_of_group =
                 i + 1 == sorted.size() || sorted[i + 1].left != sorted[i].left;
-            if (last_of_group && base + count * sorted[i].left > cap) return false;
+            if (!last_of_group) continue;
+            peak = std::max(peak, base + count * sorted[i].left);
+            if (base + count * sorted[i].left > cap) return false;
         }
         return true;
     };
@@ -109,6 +118,9 @@ void McsfScheduler::schedule(const EngineView& view, Decision& out) {
                                                              cap - s.context()))};
         if (view.kvCost(s.context() + 1) > cap) { // cannot even start
             out.killFor(id, KillCause::NeverFits);
+            if (out.explain)
+                out.because(Act::Kill, id, RuleId::NeverFits,
+                            {double(view.kvCost(s.context() + 1)), double(cap)});
             it = waiting_.erase(it);
             continue;
         }
@@ -129,6 +141,8 @@ void McsfScheduler::schedule(const EngineView& view, Decision& out) {
             break;
         }
         out.admit.push_back(id);
+        if (out.explain)
+            out.because(Act::Admit, id, RuleId::McsfAdmit, {it->first, double(peak), double(cap)});
         --seats;
         it = waiting_.erase(it);
     }

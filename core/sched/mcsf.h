@@ -29,6 +29,9 @@ public:
     ReqId overflowVictim(const EngineView& view) override;
     void onEnqueue(const EngineView& view, ReqId id) override;
     long overflows() const { return overflows_; }
+    void inspect(const EngineView& view, ReqId id, Insight& out) const override;
+    std::string keyName() const override { return "predicted remaining (tokens)"; }
+    RuleId overflowRule() const override { return RuleId::RankOverflow; }
 
 private:
     double remaining(const EngineView& view, ReqId id) const;

@@ -45,9 +45,11 @@ void OptimalScheduler::schedule(const EngineView& view, Decision& out) {
     double next = INFINITY;
     for (ReqId id : view.waiting()) {
         const int s = start_[static_cast<std::size_t>(id)];
-        if (s <= now)
+        if (s <= now) {
             out.admit.push_back(id);
-        else
+            if (out.explain)
+                out.because(Act::Admit, id, RuleId::OptimalStart, {double(s), double(now)});
+        } else
             next = std::min(next, static_cast<double>(s));
     }
     out.hold = 1;

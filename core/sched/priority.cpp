@@ -46,13 +46,28 @@ double PriorityScheduler::key(const EngineView& view, ReqId id) const {
     return pred_->remaining(id, s.generated);
 }
 
+double PriorityScheduler::initialOf(const EngineView& view, ReqId id) const {
+    return opt_.key == PriorityOptions::Key::Deadline ? view.state(id).req->output_tokens
+                                                      : pred_->initial(id);
+}
+
 bool PriorityScheduler::preemptible(const EngineView& view, ReqId id) const {
     if (opt_.C <= 0) return false;
     if (std::isinf(opt_.C)) return true;
-    const ReqState& s = view.state(id);
-    const double initial =
-        opt_.key == PriorityOptions::Key::Deadline ? s.req->output_tokens : pred_->initial(id);
-    return s.generated < opt_.C * initial;
+    return view.state(id).generated < opt_.C * initialOf(view, id);
+}
+
+std::string PriorityScheduler::keyName() const {
+    return opt_.key == PriorityOptions::Key::Deadline ? "deadline (s)"
+                                                      : "predicted remaining (tokens)";
+}
+
+void PriorityScheduler::inspect(const EngineView& view, ReqId id, Insight& out) const {
+    out.key = key(view, id);
+    if (opt_.key == PriorityOptions::Key::Deadline)
+        out.deadline = out.key;
+    else
+        out.predicted = out.key;
 }
 
 void PriorityScheduler::onEnqueue(const EngineView& view, ReqId id) {
@@ -126,7 +141,7 @@ void PriorityScheduler::schedule(const EngineView& view, Decision& out) {
     // dropping again and again made long contexts recompute after every token (on the
     // Azure conversation trace at 80 % load, mean latency 20x FCFS's).
     auto droppable = [&](ReqId id) { return view.state(id).preemptions == 0; };
-    auto reclaim = [&](double k, std::size_t next_movable, std::int64_t need) {
+    auto reclaim = [&](double k, ReqId for_id, std::size_t next_movable, std::int64_t need) {
         std::int64_t can = budget.freeTokens();
         for (auto it = suspended_.rbegin(); it != suspended_.rend() && can < need; ++it) {
             if (it->first <= k) break;
@@ -140,10 +155,13 @@ void PriorityScheduler::schedule(const EngineView& view, Decision& out) {
              it != suspended_.rend() && budget.freeTokens() < need;) {
             if (it->first <= k) break;
             const ReqId sid = it->second;
+            const double skey = it->first;
             const ReqState& s = view.state(sid);
             it = std::make_reverse_iterator(suspended_.erase(std::next(it).base()));
             if (s.phase != Phase::Suspended) continue;
             out.preempt.push_back(sid);
+            if (out.explain)
+                out.because(Act::Preempt, sid, RuleId::SuspendedDrop, {skey, k}, for_id);
             budget.addFree(s.alloc);
         }
         for (std::size_t j = movable.size(); j-- > next_movable && budget.freeTokens() < need;) {
@@ -151,6 +169,11 @@ void PriorityScheduler::schedule(const EngineView& view, Decision& out) {
             if (!displaced[j]) ++free_seats;
             dropped[j] = 1;
             out.preempt.push_back(movable[j].id);
+            if (out.explain)
+                out.because(Act::Preempt, movable[j].id, RuleId::SprptDrop,
+                            {double(view.state(movable[j].id).generated), opt_.C,
+                             initialOf(view, movable[j].id), movable[j].key, k},
+                            for_id);
             budget.addFree(view.state(movable[j].id).alloc);
         }
     };
@@ -161,12 +184,14 @@ void PriorityScheduler::schedule(const EngineView& view, Decision& out) {
     // seat, or displaces the worst-ranked running request not reached yet (suspended,
     // KV kept) if that one ranks after it.
     auto gone = [&](std::size_t j) { return dropped[j] || displaced[j]; };
-    auto seatFor = [&](double k) {
+    std::vector<std::pair<ReqId, double>> displaced_by(movable.size(), {-1, 0.0});
+    auto seatFor = [&](double k, ReqId for_id) {
         if (free_seats > 0) return true;
         for (std::size_t j = movable.size(); j-- > mi;) {
             if (gone(j)) continue;
             if (!(movable[j].key > k)) return false;
             displaced[j] = 1;
+            displaced_by[j] = {for_id, k};
             ++free_seats;
             return true;
         }
@@ -188,11 +213,13 @@ void PriorityScheduler::schedule(const EngineView& view, Decision& out) {
             continue;
         }
         if (have_s && ks <= kw) {
-            if (!seatFor(ks)) {
+            if (!seatFor(ks, si->second)) {
                 stop_key = ks;
                 break;
             }
             out.resume.push_back(si->second);
+            if (out.explain)
+                out.because(Act::Resume, si->second, RuleId::RankResume, {ks, double(free_seats)});
             suspended_.erase(si);
             --free_seats;
             continue;
@@ -201,20 +228,26 @@ void PriorityScheduler::schedule(const EngineView& view, Decision& out) {
         const ReqState& s = view.state(id);
         if (budget.neverFits(s)) {
             out.killFor(id, KillCause::NeverFits);
+            if (out.explain)
+                out.because(Act::Kill, id, RuleId::NeverFits,
+                            {double(budget.need(s)), double(budget.limit())});
             waiting_.erase(wi);
             continue;
         }
-        if (!seatFor(k)) {
+        if (!seatFor(k, id)) {
             stop_key = k;
             break;
         }
         auto v = budget.take(s);
         if (v == AdmissionBudget::Verdict::NoRoom) {
-            reclaim(k, mi, budget.need(s));
+            reclaim(k, id, mi, budget.need(s));
             v = budget.take(s);
         }
         if (v == AdmissionBudget::Verdict::NeverFits) {
             out.killFor(id, KillCause::NeverFits);
+            if (out.explain)
+                out.because(Act::Kill, id, RuleId::NeverFits,
+                            {double(budget.lastNeed()), double(budget.limit())});
             waiting_.erase(wi);
             continue;
         }
@@ -223,6 +256,9 @@ void PriorityScheduler::schedule(const EngineView& view, Decision& out) {
             break;
         }
         out.admit.push_back(id);
+        if (out.explain)
+            out.because(Act::Admit, id, RuleId::RankAdmit,
+                        {k, double(budget.lastNeed()), double(budget.lastFree())});
         --free_seats;
         waiting_.erase(wi);
     }
@@ -231,6 +267,12 @@ void PriorityScheduler::schedule(const EngineView& view, Decision& out) {
     for (std::size_t j = 0; j < movable.size(); ++j)
         if (displaced[j] && !dropped[j]) {
             out.suspend.push_back(movable[j].id);
+            if (out.explain)
+                out.because(Act::Suspend, movable[j].id, RuleId::SprptSuspend,
+                            {double(view.state(movable[j].id).generated), opt_.C,
+                             initialOf(view, movable[j].id), movable[j].key,
+                             displaced_by[j].second},
+                            displaced_by[j].first);
             suspended_.emplace(movable[j].key, movable[j].id);
         }
     if (out.hold == INT_MAX) return; // predictions are not refined

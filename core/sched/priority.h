@@ -47,8 +47,13 @@ public:
 
     double key(const EngineView& view, ReqId id) const;
     bool preemptible(const EngineView& view, ReqId id) const;
+    void inspect(const EngineView& view, ReqId id, Insight& out) const override;
+    std::string keyName() const override;
+    RuleId overflowRule() const override { return RuleId::RankOverflow; }
 
 private:
+    // r of Trail's a < C*r: the initial prediction (EDF: the output length).
+    double initialOf(const EngineView& view, ReqId id) const;
     static constexpr int kLookAhead = 64; // tokens lookAhead reads ahead at most
     // The iterations until a refined prediction can change a decision (see schedule()).
     // Reads preemptible_now_, which schedule() filled at this decision.

@@ -98,6 +98,10 @@ void ProtectScheduler::schedule(const EngineView& view, Decision& out) {
                     cleared[i] = 1;
                     any = true;
                     out.preempt.push_back(id);
+                    if (out.explain)
+                        out.because(
+                            Act::Preempt, id, RuleId::ProtectClear,
+                            {double(view.kvUsed()), double(growth), double(cap), opt_.beta});
                     used -= s.alloc + (s.needsPrefill() ? 0 : view.kvCost(s.kv + 1) - s.alloc);
                 }
                 if (!any &&
@@ -125,6 +129,8 @@ void ProtectScheduler::schedule(const EngineView& view, Decision& out) {
         const std::int64_t need = view.kvCost(s.context() + 1);
         if (need > cap) {
             out.killFor(id, KillCause::NeverFits);
+            if (out.explain)
+                out.because(Act::Kill, id, RuleId::NeverFits, {double(need), double(cap)});
             continue;
         }
         const bool idle = view.running().empty() && out.admit.empty();
@@ -133,6 +139,14 @@ void ProtectScheduler::schedule(const EngineView& view, Decision& out) {
             batch + s.context() > view.limits().max_num_batched_tokens)
             break;
         out.admit.push_back(id);
+        if (out.explain) {
+            if (idle && used + need > limit)
+                out.because(Act::Admit, id, RuleId::ProtectIdle,
+                            {double(used), double(need), double(cap)});
+            else
+                out.because(Act::Admit, id, RuleId::ProtectAdmit,
+                            {double(used), double(need), double(limit), opt_.alpha, double(cap)});
+        }
         used += need;
         batch += s.context();
         --seats;

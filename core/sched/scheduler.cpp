@@ -9,4 +9,8 @@ ReqId Scheduler::overflowVictim(const EngineView& view) {
     return worstBy(view.running(), [&](ReqId id) { return view.state(id).req->arrival; });
 }
 
+void Scheduler::inspect(const EngineView& view, ReqId id, Insight& out) const {
+    out.key = view.state(id).req->arrival;
+}
+
 } // namespace kairos

@@ -8,6 +8,7 @@
 #include <climits>
 #include <cmath>
 #include <cstdint>
+#include <initializer_list>
 #include <limits>
 #include <stdexcept>
 #include <string>
@@ -168,6 +169,26 @@ struct Decision {
     double wake_at = std::numeric_limits<double>::infinity();
 
     void killFor(ReqId id, KillCause cause) { kill.push_back({id, cause}); }
+
+    // Reasons (model/explain.h): when `explain` is set (the engine records this run's
+    // reasons), a policy gives each action it takes a reason: the rule that fired, its
+    // numbers in the rule's order, and the request it compared against. Policies test
+    // `explain` first, so that a run without it builds nothing.
+    bool explain = false;
+    std::vector<Reason> why;
+    void because(Act act, ReqId id, RuleId rule, std::initializer_list<double> x, ReqId other = -1,
+                 std::int32_t value = 0) {
+        Reason r;
+        r.req = id;
+        r.act = act;
+        r.rule = rule;
+        r.other = other;
+        r.value = value;
+        std::size_t i = 0;
+        for (double v : x)
+            if (i < r.x.size()) r.x[i++] = v;
+        why.push_back(r);
+    }
     void clear() {
         kill.clear();
         preempt.clear();
@@ -177,6 +198,7 @@ struct Decision {
         evict.clear();
         admit.clear();
         dispatch.clear();
+        why.clear();
         hold = 1;
         wake_at = std::numeric_limits<double>::infinity();
     }
@@ -222,6 +244,20 @@ public:
         (void)view;
         (void)id;
     }
+
+    // Explaining (model/explain.h). What the policy decides on for request `id` now: its
+    // key in the policy's order and whatever else it uses (predicted remaining tokens,
+    // deadline, alpha*, WCET). Default: first come, first served (the key is the arrival).
+    virtual void inspect(const EngineView& view, ReqId id, Insight& out) const;
+    // What the key is, and whether higher keys go first.
+    virtual std::string keyName() const { return "arrival (s)"; }
+    virtual bool keyDescending() const { return false; }
+    // Whether waiting requests' keys change while they wait (then every decision samples
+    // them; otherwise they are sampled when they enter the queue).
+    virtual bool waitingKeysVary() const { return false; }
+    // The rule overflowVictim follows (x: used, growth, M, and the victim's arrival for
+    // EngineOverflow or its key for RankOverflow).
+    virtual RuleId overflowRule() const { return RuleId::EngineOverflow; }
 };
 
 } // namespace kairos

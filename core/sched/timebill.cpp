@@ -60,6 +60,9 @@ void TimeBillScheduler::reset(const Workload& w) {
     skipped_ = 0;
     overruns_.clear();
     open_overruns_.clear();
+    overrun_req_.clear();
+    alpha_.assign(w.size(), Insight::kNone);
+    wcet_.assign(w.size(), Insight::kNone);
 }
 
 void TimeBillScheduler::onFinish(const EngineView& view, ReqId id) {
@@ -80,6 +83,22 @@ void TimeBillScheduler::onFinish(const EngineView& view, ReqId id) {
     k_ = std::clamp(r[at], 1.0, opt_.k_max);
 }
 
+std::string TimeBillScheduler::keyName() const {
+    return "arrival (s)";
+}
+
+void TimeBillScheduler::inspect(const EngineView& view, ReqId id, Insight& out) const {
+    const ReqState& s = view.state(id);
+    out.key = s.req->arrival;
+    out.deadline = s.req->arrival + budgetOf(*s.req);
+    out.predicted = std::max(0.0, pred_->initial(id) - s.generated);
+    const auto i = static_cast<std::size_t>(id);
+    if (i < alpha_.size()) {
+        out.alpha = alpha_[i];
+        out.wcet = wcet_[i];
+    }
+}
+
 void TimeBillScheduler::schedule(const EngineView& view, Decision& out) {
     const double now = view.now();
     out.hold = INT_MAX;
@@ -91,10 +110,12 @@ void TimeBillScheduler::schedule(const EngineView& view, Decision& out) {
         if (now >= deadline) {
             if (opt_.kill) {
                 out.killFor(id, KillCause::Deadline);
+                if (out.explain) out.because(Act::Kill, id, RuleId::TimeBillKill, {now, deadline});
             } else if (std::none_of(open_overruns_.begin(), open_overruns_.end(),
                                     [&](const auto& o) { return o.first == id; })) {
                 open_overruns_.emplace_back(id, overruns_.size());
                 overruns_.emplace_back(deadline, INFINITY);
+                overrun_req_.push_back(id);
             }
         } else {
             next_deadline = std::min(next_deadline, deadline);
@@ -128,22 +149,38 @@ void TimeBillScheduler::schedule(const EngineView& view, Decision& out) {
         const double left = r.arrival + budgetOf(r) - now;
         if (opt_.kill && left <= 0) { // its deadline passed while it waited
             out.killFor(id, KillCause::Deadline);
+            if (out.explain)
+                out.because(Act::Kill, id, RuleId::TimeBillKill, {now, r.arrival + budgetOf(r)});
             continue;
         }
-        if (std::any_of(overruns_.begin(), overruns_.end(), [&](const auto& o) {
-                return r.arrival >= o.first && r.arrival <= o.second;
-            })) {
+        if (const auto o = std::find_if(overruns_.begin(), overruns_.end(),
+                                        [&](const auto& span) {
+                                            return r.arrival >= span.first &&
+                                                   r.arrival <= span.second;
+                                        });
+            o != overruns_.end()) {
             out.killFor(id, KillCause::SkipNext); // released during an overrun
+            if (out.explain)
+                out.because(Act::Kill, id, RuleId::TimeBillSkip, {r.arrival, o->first, o->second},
+                            overrun_req_[static_cast<std::size_t>(o - overruns_.begin())]);
             ++skipped_;
             continue;
         }
         const auto v = budget.take(s);
         if (v == AdmissionBudget::Verdict::NeverFits) {
             out.killFor(id, KillCause::NeverFits);
+            if (out.explain)
+                out.because(Act::Kill, id, RuleId::NeverFits,
+                            {double(budget.lastNeed()), double(budget.limit())});
             continue;
         }
         if (v == AdmissionBudget::Verdict::NoRoom) break;
+        if (out.explain)
+            out.because(Act::Admit, id, RuleId::TimeBillAdmit,
+                        {double(budget.lastNeed()), double(budget.lastFree()),
+                         double(budget.lastSeats()), left});
         double alpha = opt_.fixed_alpha;
+        double n_w = 0;
         if (alpha < 0) {
             // The engine's decode step i attends (1 - alpha) N_x + i tokens (it counts the
             // token being decoded), TimeBill's N_kv^i = (1 - alpha) N_x + i - 1 does not:
@@ -153,11 +190,28 @@ void TimeBillScheduler::schedule(const EngineView& view, Decision& out) {
                                     : q0 + q1) +
                   e.p;
             const double n_hat = std::min<double>(opt_.n_max, pred_->initial(id));
-            const double n_w = std::min<double>(opt_.n_max, std::ceil(k_ * n_hat));
+            n_w = std::min<double>(opt_.n_max, std::ceil(k_ * n_hat));
             alpha = timebillAlpha(e, r.prompt_tokens, n_w, left, opt_.t_predict, opt_.alpha_max);
             // Whole tokens are evicted: round up so that the budget still holds.
             alpha = std::min(opt_.alpha_max,
                              std::ceil(alpha * r.prompt_tokens - 1e-9) / r.prompt_tokens);
+        }
+        if (out.explain) {
+            // What it planned on: alpha and the WCET it gives (the fixed baseline's with
+            // k x the prediction too, for comparison).
+            if (n_w == 0)
+                n_w = std::min<double>(
+                    opt_.n_max, std::ceil(k_ * std::min<double>(opt_.n_max, pred_->initial(id))));
+            const auto i = static_cast<std::size_t>(id);
+            alpha_[i] = alpha;
+            wcet_[i] = timebillWcet(e, r.prompt_tokens, n_w, alpha);
+            if (alpha > 0) {
+                if (opt_.fixed_alpha >= 0)
+                    out.because(Act::Evict, id, RuleId::TimeBillFixed, {alpha});
+                else
+                    out.because(Act::Evict, id, RuleId::TimeBillAlpha,
+                                {alpha, wcet_[i], left, n_w, opt_.alpha_max, e.p});
+            }
         }
         if (alpha > 0) out.evict.emplace_back(id, alpha);
         out.admit.push_back(id);

@@ -59,6 +59,8 @@ public:
     void schedule(const EngineView& view, Decision& out) override;
     void onFinish(const EngineView& view, ReqId id) override;
     double currentK() const { return k_; }
+    void inspect(const EngineView& view, ReqId id, Insight& out) const override;
+    std::string keyName() const override;
     long skipped() const { return skipped_; }
 
 private:
@@ -74,6 +76,9 @@ private:
     // it still runs); a request released inside one is skipped.
     std::vector<std::pair<double, double>> overruns_;
     std::vector<std::pair<ReqId, std::size_t>> open_overruns_;
+    std::vector<ReqId> overrun_req_; // who overran, per entry of overruns_
+    // Explaining: alpha and the WCET it gives, per request admitted (NaN before).
+    std::vector<double> alpha_, wcet_;
 };
 
 } // namespace kairos

@@ -125,6 +125,28 @@ double TimelyScheduler::rankKey(const EngineView& view, ReqId id) const {
     }
 }
 
+double TimelyScheduler::shownKey(double rank_key) const {
+    return opt_.mode == TimelyOptions::Mode::Pud ? -rank_key : rank_key;
+}
+
+std::string TimelyScheduler::keyName() const {
+    switch (opt_.mode) {
+    case TimelyOptions::Mode::Pud:
+        return "PUD priority (1/s^2)";
+    case TimelyOptions::Mode::Edf:
+        return "deadline (s)";
+    case TimelyOptions::Mode::Fcfs:
+        return "arrival (s)";
+    default:
+        return "ready (s)";
+    }
+}
+
+void TimelyScheduler::inspect(const EngineView& view, ReqId id, Insight& out) const {
+    out.key = shownKey(rankKey(view, id));
+    out.deadline = due(view, id);
+}
+
 void TimelyScheduler::observeRates(const EngineView& view) {
     const double now = view.now();
     for (ReqId id : view.running()) {
@@ -175,12 +197,21 @@ void TimelyScheduler::schedule(const EngineView& view, Decision& out) {
         while (p.next + 1 < static_cast<int>(p.ends.size()) &&
                s.generated >= p.ends[static_cast<std::size_t>(p.next)]) {
             out.dispatch.emplace_back(id, p.next);
+            if (out.explain)
+                out.because(Act::Dispatch, id, RuleId::TimelyDispatch,
+                            {double(s.generated), double(p.ends[static_cast<std::size_t>(p.next)]),
+                             double(p.next)},
+                            -1, p.next);
             p.robot_free = std::max(now, p.robot_free) + p.exec[static_cast<std::size_t>(p.next)];
             ++p.next;
             done_segment = true;
         }
         if (done_segment && opt_.mode != TimelyOptions::Mode::Stream) {
             out.suspend.push_back(id);
+            if (out.explain)
+                out.because(
+                    Act::Suspend, id, RuleId::TimelySuspend,
+                    {double(s.generated), double(p.ends[static_cast<std::size_t>(p.next - 1)])});
             p.ready = now;
             continue;
         }
@@ -332,7 +363,9 @@ void TimelyScheduler::schedule(const EngineView& view, Decision& out) {
     // suspended generation ranked later still resumes (its KV is kept: it needs only a
     // seat, and resuming it is what eventually frees the memory the new one waits for).
     bool fresh_blocked = false;
+    double rank = -1; // position in `ready` (a reason's number)
     for (const auto& [key, id] : ready) {
+        ++rank;
         if (seats <= 0 || !wcet_room || (wcet && added > 0)) break;
         const ReqState& s = view.state(id);
         if (fresh_blocked && s.phase == Phase::Waiting) continue;
@@ -348,6 +381,9 @@ void TimelyScheduler::schedule(const EngineView& view, Decision& out) {
             const auto v = budget.take(s);
             if (v == AdmissionBudget::Verdict::NeverFits) {
                 out.killFor(id, KillCause::NeverFits);
+                if (out.explain)
+                    out.because(Act::Kill, id, RuleId::NeverFits,
+                                {double(budget.lastNeed()), double(budget.limit())});
                 continue;
             }
             if (v == AdmissionBudget::Verdict::NoRoom) {
@@ -355,8 +391,15 @@ void TimelyScheduler::schedule(const EngineView& view, Decision& out) {
                 continue;
             }
             out.admit.push_back(id);
+            if (out.explain)
+                out.because(
+                    Act::Admit, id, RuleId::TimelyAdmit,
+                    {shownKey(key), rank, double(budget.lastNeed()), double(budget.lastFree())});
         } else {
             out.resume.push_back(id); // its KV is kept: it only needs a seat
+            if (out.explain)
+                out.because(Act::Resume, id, RuleId::TimelyResume,
+                            {shownKey(key), rank, double(seats)});
         }
         Plan& joined = plans_[static_cast<std::size_t>(id)];
         joined.obs_t = now; // its rate is measured from here (prefill stall included)

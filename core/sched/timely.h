@@ -65,6 +65,11 @@ public:
     void schedule(const EngineView& view, Decision& out) override;
     void onEnqueue(const EngineView& view, ReqId id) override;
 
+    void inspect(const EngineView& view, ReqId id, Insight& out) const override;
+    std::string keyName() const override;
+    bool keyDescending() const override { return opt_.mode == TimelyOptions::Mode::Pud; }
+    bool waitingKeysVary() const override { return opt_.mode == TimelyOptions::Mode::Pud; }
+
     // PUD priority of request `id`'s next segment at time t (exposed for tests).
     double priority(const EngineView& view, ReqId id, double t) const;
 
@@ -94,6 +99,7 @@ private:
     double due(const EngineView& view, ReqId id) const;
     double firstDue(const Request& r) const; // s_0's due time: arrival + ERT (or slack)
     double rankKey(const EngineView& view, ReqId id) const; // lower first
+    double shownKey(double rank_key) const;                 // PUD: the priority itself
     TimelyOptions opt_;
     std::vector<Plan> plans_;
     std::set<std::pair<double, ReqId>> index_; // waiting requests by FIFO/EDF key, or (PUD)

@@ -39,6 +39,57 @@ void Simulator::warn(const std::string& w) {
     if (log_.warnings.size() < kMaxWarnings) log_.warnings.push_back(w);
 }
 
+void Simulator::recordAction(Act act, ReqId id, std::int32_t value, double payload) {
+    // The policy's reasons usually come in the order of its actions: look from the last
+    // match on, then from the start.
+    const std::size_t n = dec_.why.size();
+    Reason r;
+    bool found = false;
+    for (std::size_t k = 0; k < n && !found; ++k) {
+        const std::size_t i = (why_next_ + k) % n;
+        const Reason& c = dec_.why[i];
+        if (why_used_[i] || c.act != act || c.req != id) continue;
+        why_used_[i] = 1;
+        why_next_ = i + 1;
+        r = c;
+        found = true;
+    }
+    if (!found) {
+        r.req = id;
+        r.act = act;
+        r.rule = RuleId::Unexplained;
+        r.x[0] = payload;
+    }
+    r.t = now_;
+    r.call = static_cast<std::uint32_t>(log_.explain.calls.size() - 1);
+    r.value = value;
+    log_.explain.reasons.push_back(r);
+}
+
+void Simulator::recordEngine(Act act, ReqId id, RuleId rule, const std::array<double, 6>& x) {
+    Reason r;
+    r.t = now_;
+    r.call =
+        static_cast<std::uint32_t>(log_.explain.calls.empty() ? 0 : log_.explain.calls.size() - 1);
+    r.req = id;
+    r.act = act;
+    r.rule = rule;
+    r.x = x;
+    if (act == Act::Kill) r.value = static_cast<std::int32_t>(KillCause::CannotGrow);
+    log_.explain.reasons.push_back(r);
+}
+
+void Simulator::sampleInsight(ReqId id) {
+    Insight in;
+    sched_.inspect(*this, id, in);
+    std::int64_t& last = last_insight_[static_cast<std::size_t>(id)];
+    if (last >= 0 && log_.explain.insights[static_cast<std::size_t>(last)].sameAs(in)) return;
+    in.t = now_;
+    in.req = id;
+    last = static_cast<std::int64_t>(log_.explain.insights.size());
+    log_.explain.insights.push_back(in);
+}
+
 void Simulator::arriveUpTo(double t) {
     while (next_ < w_.requests.size() && w_.requests[next_].arrival <= t) {
         const ReqId id = static_cast<ReqId>(next_++);
@@ -50,6 +101,13 @@ void Simulator::arriveUpTo(double t) {
             log(w_.requests[static_cast<std::size_t>(id)].arrival, id, Ev::Budget,
                 static_cast<std::int32_t>(std::min(2.0e9, std::round(*b * 1e3))));
         sched_.onEnqueue(*this, id);
+        if (explain_) {
+            // Sampled at its arrival (a stretch's arrivals are seen at its end).
+            const double at = now_;
+            now_ = w_.requests[static_cast<std::size_t>(id)].arrival;
+            sampleInsight(id);
+            now_ = at;
+        }
     }
 }
 
@@ -110,6 +168,7 @@ void Simulator::doPreempt(ReqId id, bool restart) {
     log(now_, id, Ev::Preempt, s.generated);
     if (restart) s.generated = 0; // the tokens are lost: they will be generated again
     sched_.onEnqueue(*this, id);
+    if (explain_) sampleInsight(id);
 }
 
 void Simulator::doSuspend(ReqId id) {
@@ -120,6 +179,7 @@ void Simulator::doSuspend(ReqId id) {
     ++s.suspensions;
     suspended_.push_back(id);
     log(now_, id, Ev::Suspend, s.generated);
+    if (explain_) sampleInsight(id);
 }
 
 void Simulator::doResume(ReqId id) {
@@ -174,6 +234,19 @@ void Simulator::doFinish(ReqId id, double t) {
 }
 
 void Simulator::applyDecision() {
+    if (explain_) {
+        // Every action with its reason, in the order applied below (what a replay issues).
+        why_used_.assign(dec_.why.size(), 0);
+        why_next_ = 0;
+        for (const auto& [id, k] : dec_.dispatch) recordAction(Act::Dispatch, id, k);
+        for (const auto& k : dec_.kill)
+            recordAction(Act::Kill, k.id, static_cast<std::int32_t>(k.cause));
+        for (ReqId id : dec_.preempt) recordAction(Act::Preempt, id, 0);
+        for (ReqId id : dec_.suspend) recordAction(Act::Suspend, id, 0);
+        for (ReqId id : dec_.resume) recordAction(Act::Resume, id, 0);
+        for (const auto& [id, a] : dec_.evict) recordAction(Act::Evict, id, 0, a);
+        for (ReqId id : dec_.admit) recordAction(Act::Admit, id, 0);
+    }
     for (const auto& [id, k] : dec_.dispatch) log(now_, id, Ev::Dispatch, k);
     for (const auto& k : dec_.kill) doKill(k.id, k.cause);
     for (ReqId id : dec_.preempt) doPreempt(id, dec_.restart);
@@ -245,6 +318,20 @@ bool Simulator::makeRoom() {
         made_room_ = true;
         const ReqId victim = sched_.overflowVictim(*this);
         const Phase ph = st(victim).phase;
+        if (explain_ && (ph == Phase::Suspended || ph == Phase::Running)) {
+            const bool dies = ph == Phase::Running && running_.size() == 1 && suspended_.empty();
+            const RuleId rule = dies ? RuleId::CannotGrow : sched_.overflowRule();
+            std::array<double, 6> x{
+                double(kv_used_), double(growth(1)), double(capacity_), 0, 0, 0};
+            if (rule == RuleId::RankOverflow) {
+                Insight in;
+                sched_.inspect(*this, victim, in);
+                x[3] = in.key;
+            } else if (rule == RuleId::EngineOverflow) {
+                x[3] = st(victim).req->arrival;
+            }
+            recordEngine(dies ? Act::Kill : Act::Preempt, victim, rule, x);
+        }
         if (ph == Phase::Suspended) {
             doPreempt(victim); // releases the KV it kept
         } else if (ph != Phase::Running) {
@@ -414,6 +501,14 @@ RunLog Simulator::run() {
     log_.num_requests = static_cast<std::int32_t>(w_.requests.size());
     log_.events.reserve(w_.requests.size() * 6);
     sched_.reset(w_);
+    if (explain_) {
+        log_.explain.on = true;
+        log_.explain.key_name = sched_.keyName();
+        log_.explain.key_descending = sched_.keyDescending();
+        last_insight_.assign(w_.requests.size(), -1);
+    }
+    dec_.explain = explain_;
+    const bool vary = explain_ && sched_.waitingKeysVary();
     if (!w_.requests.empty()) now_ = w_.requests.front().arrival;
 
     std::uint32_t steps = 0;
@@ -436,6 +531,16 @@ RunLog Simulator::run() {
                 std::chrono::duration<double>(std::chrono::steady_clock::now() - a).count());
         } else {
             sched_.schedule(*this, dec_);
+        }
+        if (explain_) {
+            log_.explain.calls.push_back({now_, dec_.hold, dec_.wake_at, dec_.restart});
+            // What the policy decided on: the running batch, and the queue when its keys
+            // move with the clock.
+            for (ReqId id : running_) sampleInsight(id);
+            if (vary) {
+                for (ReqId id : waiting_) sampleInsight(id);
+                for (ReqId id : suspended_) sampleInsight(id);
+            }
         }
         applyDecision();
         if (!running_.empty()) {

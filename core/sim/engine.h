@@ -26,6 +26,7 @@
 #include "model/workload.h"
 #include "sched/scheduler.h"
 
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <deque>
@@ -80,6 +81,9 @@ public:
     const std::vector<std::pair<std::size_t, double>>& decisionTimes() const {
         return decision_times_;
     }
+    // Record every decision with its reason, the calls and the per-request state the
+    // policy decides on (RunLog::explain; model/explain.h). Off: nothing extra is built.
+    void explain(bool on) { explain_ = on; }
     // For front ends: `cancel` is polled between iterations (run() then throws
     // SimulationCancelled); `progress` receives the fraction of requests done.
     void setCancelFlag(const std::atomic<bool>* cancel) { cancel_ = cancel; }
@@ -132,6 +136,12 @@ private:
     bool makeRoom();
     void runIteration();
     void warn(const std::string& w);
+    // Explaining: the reason the policy gave for (act, id) in this decision, recorded in
+    // the order the engine applies the actions; `payload` is what an unexplained action
+    // carries (alpha of an eviction) so that a replay still reproduces it.
+    void recordAction(Act act, ReqId id, std::int32_t value, double payload = 0);
+    void recordEngine(Act act, ReqId id, RuleId rule, const std::array<double, 6>& x);
+    void sampleInsight(ReqId id);
 
     const Workload& w_;
     const ExecutionModel& model_;
@@ -161,6 +171,10 @@ private:
     std::vector<std::pair<std::size_t, double>> decision_times_;
     long idle_rounds_ = 0; // decisions in a row that changed state but started nothing
     std::int64_t too_big_ = 0, too_big_need_ = 0; // requests killed for their size
+    bool explain_ = false;
+    std::vector<std::int64_t> last_insight_; // per request: its latest sample, -1: none
+    std::vector<char> why_used_;             // reasons of this decision already matched
+    std::size_t why_next_ = 0;
     const std::atomic<bool>* cancel_ = nullptr;
     std::atomic<double>* progress_ = nullptr;
 };

@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <ctime>
 #include <filesystem>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <sqlite3.h>
 #include <sstream>
@@ -105,6 +106,40 @@ CREATE TABLE sweep_runs(          -- a sweep's runs: the spec that re-runs each,
   status TEXT NOT NULL,           -- ok, loop
   metrics TEXT NOT NULL,          -- JSON: metric -> value (null for NaN)
   PRIMARY KEY(sweep_id, job)) WITHOUT ROWID;
+)sql",
+    // 4: a run recorded with its reasons (--explain, model/explain.h) keeps them: its
+    // decisions (each action with the rule that fired and its numbers), the schedule()
+    // calls (what a replay needs) and the per-request state the policy decided on.
+    R"sql(
+ALTER TABLE runs ADD COLUMN explain TEXT NOT NULL DEFAULT '';  -- JSON: key, or '' if none
+CREATE TABLE run_calls(
+  run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+  seq INTEGER NOT NULL,
+  t REAL NOT NULL,
+  hold INTEGER NOT NULL,
+  wake_at REAL,                   -- NULL: none (infinity)
+  restart INTEGER NOT NULL,
+  PRIMARY KEY(run_id, seq)) WITHOUT ROWID;
+CREATE TABLE run_decisions(
+  run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+  seq INTEGER NOT NULL,           -- the order the engine applied them
+  t REAL NOT NULL,
+  call INTEGER NOT NULL,          -- run_calls.seq
+  req INTEGER NOT NULL,
+  act TEXT NOT NULL,              -- admit, preempt, suspend, resume, kill, evict, dispatch
+  rule TEXT NOT NULL,             -- the rule's code (kairos-cli explain --rules lists them)
+  other INTEGER,                  -- the request it was compared against
+  value INTEGER NOT NULL,         -- kill: cause; dispatch: segment
+  x TEXT NOT NULL,                -- JSON: the rule's numbers ("inf" for infinity)
+  PRIMARY KEY(run_id, seq)) WITHOUT ROWID;
+CREATE INDEX run_decisions_req ON run_decisions(run_id, req);
+CREATE TABLE run_states(
+  run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+  seq INTEGER NOT NULL,
+  t REAL NOT NULL,
+  req INTEGER NOT NULL,
+  key REAL, predicted REAL, deadline REAL, alpha REAL, wcet REAL,  -- NULL: none
+  PRIMARY KEY(run_id, seq)) WITHOUT ROWID;
 )sql",
 };
 static_assert(sizeof(kMigrations) / sizeof(kMigrations[0]) == Store::kSchemaVersion,
@@ -274,6 +309,7 @@ RunRecord makeRunRecord(const Workload& w, const std::string& source, const RunL
     rec.label = label;
     rec.summary = &summary;
     rec.per_request = perRequest(log);
+    if (log.explain.on) rec.explain = &log.explain;
     return rec;
 }
 
@@ -537,7 +573,171 @@ std::int64_t Store::insertRun(const RunRecord& r,
         if (progress && ++n % 1024 == 0) progress(n);
     }
     if (progress) progress(std::int64_t(r.per_request.size()));
+    if (r.explain && r.explain->on) insertExplanation(run_id, *r.explain);
     return run_id;
+}
+
+namespace {
+// A reason's numbers as JSON ("inf" / "-inf" for infinities, as the run log writes them).
+std::string reasonNumbers(const Reason& r) {
+    nlohmann::json x = nlohmann::json::array();
+    const int n = r.rule == RuleId::Unexplained ? 1 : ruleVarCount(r.rule);
+    for (int i = 0; i < n; ++i) {
+        const double v = r.x[static_cast<std::size_t>(i)];
+        if (std::isinf(v))
+            x.push_back(v > 0 ? "inf" : "-inf");
+        else if (std::isnan(v))
+            x.push_back(nullptr);
+        else
+            x.push_back(v);
+    }
+    return x.dump();
+}
+} // namespace
+
+void Store::insertExplanation(std::int64_t run_id, const Explanation& ex) {
+    {
+        Stmt up(db_, path_, "UPDATE runs SET explain = ? WHERE id = ?");
+        up.bind(1,
+                nlohmann::json{{"key", ex.key_name}, {"key_descending", ex.key_descending}}.dump())
+            .bind(2, run_id);
+        up.step();
+    }
+    Stmt call(db_, path_,
+              "INSERT INTO run_calls(run_id, seq, t, hold, wake_at, restart) VALUES (?, ?, ?, ?, "
+              "?, ?)");
+    for (std::size_t i = 0; i < ex.calls.size(); ++i) {
+        const CallRecord& c = ex.calls[i];
+        call.bind(1, run_id).bind(2, std::int64_t(i)).bind(3, c.t).bind(4, std::int64_t(c.hold));
+        if (std::isinf(c.wake_at))
+            call.bindNull(5);
+        else
+            call.bind(5, c.wake_at);
+        call.bind(6, std::int64_t(c.restart));
+        call.step();
+        call.reset();
+    }
+    Stmt why(db_, path_,
+             "INSERT INTO run_decisions(run_id, seq, t, call, req, act, rule, other, value, x) "
+             "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+    for (std::size_t i = 0; i < ex.reasons.size(); ++i) {
+        const Reason& r = ex.reasons[i];
+        why.bind(1, run_id)
+            .bind(2, std::int64_t(i))
+            .bind(3, r.t)
+            .bind(4, std::int64_t(r.call))
+            .bind(5, std::int64_t(r.req))
+            .bind(6, std::string(actName(r.act)))
+            .bind(7, std::string(ruleOf(r.rule).code));
+        if (r.other >= 0)
+            why.bind(8, std::int64_t(r.other));
+        else
+            why.bindNull(8);
+        why.bind(9, std::int64_t(r.value)).bind(10, reasonNumbers(r));
+        why.step();
+        why.reset();
+    }
+    Stmt state(db_, path_,
+               "INSERT INTO run_states(run_id, seq, t, req, key, predicted, deadline, alpha, "
+               "wcet) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)");
+    for (std::size_t i = 0; i < ex.insights.size(); ++i) {
+        const Insight& in = ex.insights[i];
+        // Infinite keys (a request a policy never ranks) are stored as the largest double.
+        auto fin = [](double v) {
+            return std::isinf(v) ? std::copysign(std::numeric_limits<double>::max(), v) : v;
+        };
+        state.bind(1, run_id)
+            .bind(2, std::int64_t(i))
+            .bind(3, in.t)
+            .bind(4, std::int64_t(in.req))
+            .bind(5, fin(in.key))
+            .bind(6, fin(in.predicted))
+            .bind(7, fin(in.deadline))
+            .bind(8, fin(in.alpha))
+            .bind(9, fin(in.wcet));
+        state.step();
+        state.reset();
+    }
+}
+
+Explanation Store::runExplanation(std::int64_t id) const {
+    Explanation ex;
+    {
+        Stmt s(db_, path_, "SELECT explain FROM runs WHERE id = ?");
+        s.bind(1, id);
+        if (!s.step()) throw StoreError(path_, "no run " + std::to_string(id));
+        const std::string head = s.text(0);
+        if (head.empty()) return ex;
+        const auto j = nlohmann::json::parse(head, nullptr, false);
+        if (!j.is_object()) throw StoreError(path_, "run " + std::to_string(id) + ": bad explain");
+        ex.on = true;
+        ex.key_name = j.value("key", std::string());
+        ex.key_descending = j.value("key_descending", false);
+    }
+    {
+        Stmt s(db_, path_,
+               "SELECT t, hold, wake_at, restart FROM run_calls WHERE run_id = ? ORDER BY seq");
+        s.bind(1, id);
+        while (s.step()) {
+            CallRecord c;
+            c.t = s.real(0);
+            c.hold = std::int32_t(s.i64(1));
+            c.wake_at = s.isNull(2) ? std::numeric_limits<double>::infinity() : s.real(2);
+            c.restart = s.i64(3) != 0;
+            ex.calls.push_back(c);
+        }
+    }
+    {
+        Stmt s(db_, path_,
+               "SELECT t, call, req, act, rule, other, value, x FROM run_decisions WHERE run_id = "
+               "? ORDER BY seq");
+        s.bind(1, id);
+        while (s.step()) {
+            Reason r;
+            r.t = s.real(0);
+            r.call = std::uint32_t(s.i64(1));
+            r.req = ReqId(s.i64(2));
+            if (!actFromName(s.text(3), &r.act) || !ruleFromCode(s.text(4), &r.rule))
+                throw StoreError(path_, "run " + std::to_string(id) + ": unknown action or rule '" +
+                                            s.text(3) + "', '" + s.text(4) + "'");
+            r.other = s.isNull(5) ? -1 : ReqId(s.i64(5));
+            r.value = std::int32_t(s.i64(6));
+            const auto x = nlohmann::json::parse(s.text(7), nullptr, false);
+            if (x.is_array())
+                for (std::size_t i = 0; i < std::min<std::size_t>(x.size(), r.x.size()); ++i) {
+                    const auto& v = x[i];
+                    r.x[i] = v.is_number()   ? v.get<double>()
+                             : v.is_string() ? (v.get<std::string>() == "-inf"
+                                                    ? -std::numeric_limits<double>::infinity()
+                                                    : std::numeric_limits<double>::infinity())
+                                             : std::nan("");
+                }
+            ex.reasons.push_back(r);
+        }
+    }
+    {
+        Stmt s(db_, path_,
+               "SELECT t, req, key, predicted, deadline, alpha, wcet FROM run_states WHERE "
+               "run_id = ? ORDER BY seq");
+        s.bind(1, id);
+        auto unfin = [](double v) {
+            return std::fabs(v) == std::numeric_limits<double>::max()
+                       ? std::copysign(std::numeric_limits<double>::infinity(), v)
+                       : v;
+        };
+        while (s.step()) {
+            Insight in;
+            in.t = s.real(0);
+            in.req = ReqId(s.i64(1));
+            in.key = unfin(s.real(2));
+            in.predicted = unfin(s.real(3));
+            in.deadline = unfin(s.real(4));
+            in.alpha = unfin(s.real(5));
+            in.wcet = unfin(s.real(6));
+            ex.insights.push_back(in);
+        }
+    }
+    return ex;
 }
 
 std::vector<RunInfo> Store::listRuns(std::int64_t limit) const {

@@ -51,6 +51,7 @@ struct RunRecord {
     std::string spec_json;              // the RunSpec (JSON) that re-runs it; "" if none
     const Summary* summary = nullptr;   // required
     std::vector<RequestMetrics> per_request;
+    const Explanation* explain = nullptr; // its reasons, when it recorded them
 };
 
 // A run's record from what a simulation used and produced: the policy's parameters (and
@@ -113,7 +114,7 @@ struct ModelInfo {
 
 class Store {
 public:
-    static constexpr int kSchemaVersion = 3;
+    static constexpr int kSchemaVersion = 4;
 
     // How a missing database is met: created (commands that store), or refused
     // (commands that only read one: a mistyped path must not leave an empty database).
@@ -140,6 +141,9 @@ public:
     std::vector<RunInfo> listRuns(std::int64_t limit = 0) const;
     std::optional<RunInfo> run(std::int64_t id) const;
     std::vector<RequestRow> runRequests(std::int64_t id) const;
+    // Its decisions with their reasons, calls and states (Explanation::on false when the
+    // run did not record them).
+    Explanation runExplanation(std::int64_t id) const;
     // False when there is no such run.
     bool deleteRun(std::int64_t id);
     std::int64_t countRuns() const;
@@ -169,6 +173,7 @@ public:
 private:
     std::int64_t insertRun(const RunRecord& r,
                            const std::function<void(std::int64_t rows)>& progress);
+    void insertExplanation(std::int64_t run_id, const Explanation& ex);
     void migrate();
     std::string path_;
     sqlite3* db_ = nullptr;

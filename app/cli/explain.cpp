@@ -1,0 +1,332 @@
+// kairos-cli explain: why the scheduler did what it did, from a run log recorded with
+// --explain (model/explain.h): the story of one request (--req), the scheduler's view at
+// an instant (--at), or the rules reasons name (--rules); text or --json.
+#include "commands.h"
+#include "export/runlog_jsonl.h"
+#include "metrics/explain_view.h"
+#include "model/input_error.h"
+#include "model/json_number.h"
+
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+
+namespace kairos::cli {
+
+namespace {
+
+struct ExplainArgs {
+    std::string log;
+    long long req = -1;
+    double at = std::nan("");
+    bool rules = false, json = false;
+    int top = 20;
+};
+
+nlohmann::json num(double v) {
+    return jsonNumber(v);
+}
+
+// A reason's numbers by name; infinities as "inf" (JSON has none).
+nlohmann::json reasonJson(const Reason& r) {
+    nlohmann::json x = nlohmann::json::object();
+    const Rule& rule = ruleOf(r.rule);
+    for (int i = 0; i < ruleVarCount(r.rule); ++i) {
+        const double v = r.x[static_cast<std::size_t>(i)];
+        x[rule.vars[static_cast<std::size_t>(i)]] =
+            std::isinf(v) ? nlohmann::json(v > 0 ? "inf" : "-inf") : num(v);
+    }
+    nlohmann::json j = {{"t", r.t},          {"call", r.call},
+                        {"req", r.req},      {"act", actName(r.act)},
+                        {"rule", rule.code}, {"rule_name", rule.name},
+                        {"numbers", x},      {"holds", rule.holds(r.x.data())}};
+    if (r.other >= 0) j["other"] = r.other;
+    if (r.act == Act::Kill) j["kill_cause"] = killCauseName(static_cast<KillCause>(r.value));
+    if (r.act == Act::Dispatch) j["segment"] = r.value;
+    return j;
+}
+
+nlohmann::json insightJson(const Insight& in) {
+    nlohmann::json j = {{"t", in.t}, {"req", in.req}};
+    const std::pair<const char*, double> f[] = {{"key", in.key},
+                                                {"predicted_remaining", in.predicted},
+                                                {"deadline", in.deadline},
+                                                {"alpha", in.alpha},
+                                                {"wcet", in.wcet}};
+    for (const auto& [k, v] : f)
+        if (!std::isnan(v)) j[k] = std::isinf(v) ? nlohmann::json(v > 0 ? "inf" : "-inf") : num(v);
+    return j;
+}
+
+std::string insightText(const Insight& in, const std::string& key_name) {
+    std::string s;
+    char b[96];
+    auto add = [&](const char* what, double v) {
+        if (std::isnan(v)) return;
+        std::snprintf(b, sizeof b, "%s%s %.6g", s.empty() ? "" : ", ", what, v);
+        s += b;
+    };
+    add(key_name.empty() ? "key" : ("key [" + key_name + "]").c_str(), in.key);
+    if (in.predicted != in.key) add("predicted remaining", in.predicted);
+    if (in.deadline != in.key) add("deadline", in.deadline);
+    add("alpha", in.alpha);
+    add("wcet", in.wcet);
+    return s;
+}
+
+RunLog readLog(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw InputError(path, 0, "", "cannot open the run log");
+    return readRunLogJsonl(in, path);
+}
+
+void printRules(bool json) {
+    nlohmann::json all = nlohmann::json::array();
+    for (int i = 1; i < static_cast<int>(RuleId::Count); ++i) {
+        const Rule& r = ruleOf(static_cast<RuleId>(i));
+        nlohmann::json vars = nlohmann::json::array();
+        for (int k = 0; k < ruleVarCount(static_cast<RuleId>(i)); ++k)
+            vars.push_back(r.vars[static_cast<std::size_t>(k)]);
+        if (json) {
+            all.push_back({{"code", r.code},
+                           {"name", r.name},
+                           {"numbers", vars},
+                           {"text", r.text},
+                           {"engine", r.engine}});
+            continue;
+        }
+        std::printf("%-22s %s\n%-22s numbers: %s\n%-22s %s%s\n\n", r.code, r.name, "",
+                    vars.dump().c_str(), "", r.text, r.engine ? " (the engine's own action)" : "");
+    }
+    if (json) std::cout << all.dump(2) << '\n';
+}
+
+void printStory(const ExplainIndex& ix, ReqId id, bool json) {
+    const RunLog& log = ix.log();
+    const auto story = storyOf(ix, id);
+    const Explanation& ex = log.explain;
+    if (json) {
+        nlohmann::json lines = nlohmann::json::array();
+        for (const StoryLine& l : story) {
+            switch (l.kind) {
+            case StoryLine::Kind::Event: {
+                const Event& e = log.events[l.index];
+                lines.push_back(
+                    {{"t", e.t}, {"kind", "event"}, {"ev", evName(e.ev)}, {"v", e.value}});
+                break;
+            }
+            case StoryLine::Kind::Reason: {
+                nlohmann::json j = reasonJson(ex.reasons[l.index]);
+                j["kind"] = "decision";
+                lines.push_back(std::move(j));
+                break;
+            }
+            case StoryLine::Kind::State: {
+                const Insight& in = ex.insights[l.index];
+                nlohmann::json j = insightJson(in);
+                j["kind"] = "state";
+                const std::int32_t g = ix.generatedAt(id, in.t);
+                j["generated"] = g;
+                if (ix.outputOf(id) >= 0) j["true_remaining"] = ix.outputOf(id) - g;
+                lines.push_back(std::move(j));
+                break;
+            }
+            }
+        }
+        nlohmann::json j = {{"req", id},
+                            {"policy", log.policy},
+                            {"explained", ix.explained()},
+                            {"key", ex.key_name},
+                            {"key_descending", ex.key_descending},
+                            {"arrival", num(ix.arrivalOf(id))},
+                            {"prompt_tokens", ix.promptOf(id)},
+                            {"output_tokens", ix.outputOf(id) < 0
+                                                  ? nlohmann::json(nullptr)
+                                                  : nlohmann::json(ix.outputOf(id))},
+                            {"lines", lines}};
+        std::cout << j.dump(2) << '\n';
+        return;
+    }
+    std::printf("request %d under %s: prompt %d tokens, %s, arrived at %.6f s\n", id,
+                log.policy.c_str(), ix.promptOf(id),
+                ix.outputOf(id) < 0
+                    ? "did not finish"
+                    : ("output " + std::to_string(ix.outputOf(id)) + " tokens").c_str(),
+                ix.arrivalOf(id));
+    if (!ix.explained())
+        std::printf("(this run log has no decisions recorded: simulate with --explain for the "
+                    "reasons)\n");
+    for (const StoryLine& l : story) {
+        switch (l.kind) {
+        case StoryLine::Kind::Event: {
+            const Event& e = log.events[l.index];
+            std::printf("%14.6f  %-11s %d\n", e.t, evName(e.ev), e.value);
+            break;
+        }
+        case StoryLine::Kind::Reason: {
+            const Reason& r = ex.reasons[l.index];
+            std::printf("%14.6f    why: %s%s\n", r.t, describeReason(r).c_str(),
+                        r.req != id ? "  [another request's decision]" : "");
+            break;
+        }
+        case StoryLine::Kind::State: {
+            const Insight& in = ex.insights[l.index];
+            const std::int32_t g = ix.generatedAt(id, in.t);
+            std::printf("%14.6f    state: %s; generated %d%s\n", in.t,
+                        insightText(in, ex.key_name).c_str(), g,
+                        ix.outputOf(id) >= 0
+                            ? (", true remaining " + std::to_string(ix.outputOf(id) - g)).c_str()
+                            : "");
+            break;
+        }
+        }
+    }
+}
+
+nlohmann::json rowJson(const ViewRow& r, double t) {
+    nlohmann::json j = {
+        {"req", r.req},
+        {"arrival", r.arrival},
+        {"since", r.since},
+        {"prompt_tokens", r.prompt},
+        {"generated", r.generated},
+        {"output_tokens", r.output < 0 ? nlohmann::json(nullptr) : nlohmann::json(r.output)},
+        {"true_remaining", num(r.trueRemaining())},
+        {"preemptions", r.preemptions},
+        {"suspensions", r.suspensions}};
+    const std::pair<const char*, double> f[] = {{"key", r.key},
+                                                {"predicted_remaining", r.predicted},
+                                                {"deadline", r.deadline},
+                                                {"alpha", r.alpha},
+                                                {"wcet", r.wcet}};
+    for (const auto& [k, v] : f)
+        if (!std::isnan(v)) j[k] = std::isinf(v) ? nlohmann::json(v > 0 ? "inf" : "-inf") : num(v);
+    if (!std::isnan(r.deadline)) j["slack"] = num(r.deadline - t);
+    return j;
+}
+
+void printView(const ExplainIndex& ix, double t, bool json, int top) {
+    const RunLog& log = ix.log();
+    const SchedulerView v = viewAt(ix, t);
+    const Explanation& ex = log.explain;
+    if (json) {
+        auto rows = [&](const std::vector<ViewRow>& rs) {
+            nlohmann::json a = nlohmann::json::array();
+            for (const ViewRow& r : rs) a.push_back(rowJson(r, t));
+            return a;
+        };
+        nlohmann::json decided = nlohmann::json::array();
+        for (std::size_t i = v.reasons.first; i < v.reasons.second; ++i)
+            decided.push_back(reasonJson(ex.reasons[i]));
+        nlohmann::json j = {{"t", t},
+                            {"policy", log.policy},
+                            {"explained", ix.explained()},
+                            {"key", ex.key_name},
+                            {"key_descending", ex.key_descending},
+                            {"kv_used", v.kv_used},
+                            {"kv_capacity", v.kv_capacity},
+                            {"not_arrived", v.not_arrived},
+                            {"finished", v.finished},
+                            {"killed", v.killed},
+                            {"last_call", v.call},
+                            {"last_call_t", num(v.call_t)},
+                            {"last_decisions", decided},
+                            {"running", rows(v.running)},
+                            {"waiting", rows(v.waiting)},
+                            {"suspended", rows(v.suspended)}};
+        std::cout << j.dump(2) << '\n';
+        return;
+    }
+    std::printf("scheduler at t = %.6f s under %s\n", t, log.policy.c_str());
+    std::printf("KV %lld of %lld tokens (%.1f %%); %zu running, %zu waiting, %zu suspended; "
+                "%d finished, %d killed, %d not arrived\n",
+                static_cast<long long>(v.kv_used), static_cast<long long>(v.kv_capacity),
+                v.kv_capacity > 0 ? 100.0 * double(v.kv_used) / double(v.kv_capacity) : 0.0,
+                v.running.size(), v.waiting.size(), v.suspended.size(), v.finished, v.killed,
+                v.not_arrived);
+    if (!ix.explained()) {
+        std::printf("(this run log has no decisions recorded: simulate with --explain for the "
+                    "policy's keys and reasons)\n");
+    } else if (v.call >= 0) {
+        std::printf("last decision: call %lld at %.6f s, %zu action(s)\n",
+                    static_cast<long long>(v.call), v.call_t, v.reasons.second - v.reasons.first);
+        for (std::size_t i = v.reasons.first; i < v.reasons.second; ++i)
+            std::printf("  %s\n", describeReason(ex.reasons[i]).c_str());
+    }
+    auto table = [&](const char* title, const std::vector<ViewRow>& rs) {
+        std::printf("\n%s (%zu)%s\n", title, rs.size(),
+                    rs.size() > std::size_t(top) ? (", first " + std::to_string(top)).c_str() : "");
+        if (rs.empty()) return;
+        std::printf("  %7s %12s %12s %7s %9s %11s %10s %12s %9s %8s\n", "req", "arrival", "since",
+                    "prompt", "generated", "pred. rem.", "true rem.", "key", "slack (s)", "alpha");
+        auto f = [](double x, const char* format) {
+            if (std::isnan(x)) return std::string("-");
+            char b[32];
+            std::snprintf(b, sizeof b, format, x);
+            return std::string(b);
+        };
+        for (std::size_t i = 0; i < rs.size() && i < std::size_t(top); ++i) {
+            const ViewRow& r = rs[i];
+            std::printf("  %7d %12.4f %12.4f %7d %9d %11s %10s %12s %9s %8s\n", r.req, r.arrival,
+                        r.since, r.prompt, r.generated, f(r.predicted, "%.5g").c_str(),
+                        f(r.trueRemaining(), "%.0f").c_str(), f(r.key, "%.6g").c_str(),
+                        f(r.deadline - t, "%.4g").c_str(), f(r.alpha, "%.3g").c_str());
+        }
+    };
+    table("running, in admission order", v.running);
+    table(("waiting, in the policy's order (" +
+           (ex.key_name.empty() ? std::string("arrival") : ex.key_name) +
+           (ex.key_descending ? ", highest first)" : ", lowest first)"))
+              .c_str(),
+          v.waiting);
+    table("suspended (KV kept), in the policy's order", v.suspended);
+}
+
+} // namespace
+
+void addExplain(CLI::App& app) {
+    auto a = std::make_shared<ExplainArgs>();
+    auto* c = app.add_subcommand(
+        "explain",
+        "Why the scheduler did that: a request's story (--req), the scheduler's view at an "
+        "instant (--at), from a run log recorded with simulate --explain --runlog");
+    c->add_option("runlog", a->log, "A run log (JSONL) written by simulate --runlog");
+    c->add_option("--req", a->req,
+                  "The story of this request: every event and every decision "
+                  "that touched it, with the rule and its numbers")
+        ->check(CLI::Range(0LL, 1000000000LL));
+    c->add_option("--at", a->at,
+                  "The scheduler's view at this time (s): waiting queue in the "
+                  "policy's order with keys, running batch with predicted and "
+                  "true remaining tokens, suspended requests, KV use")
+        ->check(CLI::Range(0.0, 2e9));
+    c->add_option("--top", a->top, "With --at: rows per table at most (JSON lists all)")
+        ->capture_default_str()
+        ->check(CLI::Range(1, 1000000000));
+    c->add_flag("--rules", a->rules, "List the rules reasons name (code, numbers, meaning)");
+    c->add_flag("--json", a->json, "JSON instead of text");
+    c->callback([a] {
+        if (a->rules) {
+            printRules(a->json);
+            return;
+        }
+        if (a->log.empty()) throw std::invalid_argument("explain: give a run log (or --rules)");
+        const bool want_req = a->req >= 0, want_at = !std::isnan(a->at);
+        if (want_req == want_at)
+            throw std::invalid_argument("explain: give one of --req N and --at T");
+        const RunLog log = readLog(a->log);
+        const ExplainIndex ix(log);
+        if (want_req) {
+            if (a->req >= log.num_requests)
+                throw InputError(a->log, 0, "--req",
+                                 "the run has requests 0 to " +
+                                     std::to_string(log.num_requests - 1));
+            printStory(ix, static_cast<ReqId>(a->req), a->json);
+        } else {
+            printView(ix, a->at, a->json, a->top);
+        }
+    });
+}
+
+} // namespace kairos::cli

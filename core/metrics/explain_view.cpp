@@ -1,0 +1,291 @@
+#include "metrics/explain_view.h"
+
+#include "lod/timeline.h"
+#include "metrics/request_metrics.h"
+
+#include <algorithm>
+#include <cstdio>
+
+namespace kairos {
+
+ExplainIndex::ExplainIndex(const RunLog& log) : log_(log), decode_ends_(decodeEnds(log)) {
+    const auto n = static_cast<std::size_t>(std::max(0, log.num_requests));
+    events_of_.resize(n);
+    reasons_of_.resize(n);
+    insights_of_.resize(n);
+    output_.assign(n, -1);
+    prompt_.assign(n, 0);
+    arrival_.assign(n, std::nan(""));
+    for (std::size_t i = 0; i < log.events.size(); ++i) {
+        const Event& e = log.events[i];
+        const auto r = static_cast<std::size_t>(e.req);
+        if (r >= n) continue;
+        events_of_[r].push_back(static_cast<std::uint32_t>(i));
+        if (e.ev == Ev::Arrive) {
+            arrival_[r] = e.t;
+            prompt_[r] = e.value;
+        } else if (e.ev == Ev::Finish) {
+            output_[r] = e.value;
+        }
+    }
+    const auto& ex = log.explain;
+    for (std::size_t i = 0; i < ex.reasons.size(); ++i) {
+        const Reason& r = ex.reasons[i];
+        if (static_cast<std::size_t>(r.req) < n)
+            reasons_of_[static_cast<std::size_t>(r.req)].push_back(static_cast<std::uint32_t>(i));
+        if (r.other >= 0 && static_cast<std::size_t>(r.other) < n && r.other != r.req)
+            reasons_of_[static_cast<std::size_t>(r.other)].push_back(static_cast<std::uint32_t>(i));
+        if (i == 0 || ex.reasons[i - 1].call != r.call) acting_calls_.push_back(r.call);
+    }
+    for (std::size_t i = 0; i < ex.insights.size(); ++i) {
+        const auto r = static_cast<std::size_t>(ex.insights[i].req);
+        if (r < n) insights_of_[r].push_back(static_cast<std::uint32_t>(i));
+    }
+    // A request's samples are recorded in time order but for its arrival, sampled when the
+    // engine saw it (at the end of a stretch, with the arrival's time): keep them sorted.
+    for (auto& v : insights_of_)
+        std::stable_sort(v.begin(), v.end(), [&](std::uint32_t a, std::uint32_t b) {
+            return ex.insights[a].t < ex.insights[b].t;
+        });
+    kv_ = lod::kvSeries(log);
+}
+
+std::int32_t ExplainIndex::generatedAt(ReqId id, double t) const {
+    std::int32_t at = 0;
+    bool decoding = false;
+    double anchor = 0;
+    bool recompute = false;
+    for (std::uint32_t i : eventsOf(id)) {
+        const Event& e = log_.events[i];
+        if (e.t > t) break;
+        switch (e.ev) {
+        case Ev::PrefillEnd:
+            recompute = false;
+            decoding = true;
+            anchor = e.t;
+            at = e.value;
+            break;
+        case Ev::Resume:
+            at = e.value;
+            if (!recompute) {
+                decoding = true;
+                anchor = e.t;
+            }
+            break;
+        case Ev::Preempt:
+            recompute = true;
+            decoding = false;
+            at = e.value;
+            break;
+        case Ev::Suspend:
+        case Ev::Finish:
+        case Ev::Kill:
+            decoding = false;
+            at = e.value;
+            break;
+        default:
+            break;
+        }
+    }
+    if (!decoding) return at;
+    const auto from = std::upper_bound(decode_ends_.begin(), decode_ends_.end(), anchor);
+    const auto to = std::upper_bound(from, decode_ends_.end(), t);
+    return at + static_cast<std::int32_t>(to - from);
+}
+
+const Insight* ExplainIndex::insightAt(ReqId id, double t) const {
+    const auto& v = insightsOf(id);
+    const auto& ins = log_.explain.insights;
+    const auto it = std::upper_bound(v.begin(), v.end(), t,
+                                     [&](double x, std::uint32_t i) { return x < ins[i].t; });
+    return it == v.begin() ? nullptr : &ins[*std::prev(it)];
+}
+
+std::int64_t ExplainIndex::callAt(double t) const {
+    const auto& c = log_.explain.calls;
+    const auto it = std::upper_bound(c.begin(), c.end(), t,
+                                     [](double x, const CallRecord& r) { return x < r.t; });
+    return static_cast<std::int64_t>(it - c.begin()) - 1;
+}
+
+std::pair<std::size_t, std::size_t> ExplainIndex::reasonsOfCall(std::int64_t call) const {
+    const auto& r = log_.explain.reasons;
+    if (call < 0) return {0, 0};
+    const auto c = static_cast<std::uint32_t>(call);
+    const auto lo = std::lower_bound(r.begin(), r.end(), c,
+                                     [](const Reason& x, std::uint32_t v) { return x.call < v; });
+    const auto hi = std::upper_bound(lo, r.end(), c,
+                                     [](std::uint32_t v, const Reason& x) { return v < x.call; });
+    return {static_cast<std::size_t>(lo - r.begin()), static_cast<std::size_t>(hi - r.begin())};
+}
+
+std::int64_t ExplainIndex::kvAt(double t) const {
+    const auto it =
+        std::upper_bound(kv_.begin(), kv_.end(), t,
+                         [](double x, const std::pair<double, double>& p) { return x < p.first; });
+    return it == kv_.begin() ? 0 : static_cast<std::int64_t>(std::prev(it)->second);
+}
+
+SchedulerView viewAt(const ExplainIndex& ix, double t) {
+    const RunLog& log = ix.log();
+    const auto n = static_cast<std::size_t>(std::max(0, log.num_requests));
+    enum : char { NotYet, Waiting, Running, Suspended, Finished, Killed };
+    std::vector<char> phase(n, NotYet);
+    std::vector<double> since(n, 0);
+    std::vector<std::int32_t> preempt(n, 0), suspend(n, 0);
+    std::vector<std::uint32_t> order; // requests in the order they entered the batch
+    for (const Event& e : log.events) {
+        if (e.t > t) break;
+        const auto r = static_cast<std::size_t>(e.req);
+        if (r >= n) continue;
+        char next = phase[r];
+        switch (e.ev) {
+        case Ev::Arrive:
+            next = Waiting;
+            break;
+        case Ev::Admit:
+        case Ev::Resume:
+            next = Running;
+            break;
+        case Ev::Preempt:
+            next = Waiting;
+            ++preempt[r];
+            break;
+        case Ev::Suspend:
+            next = Suspended;
+            ++suspend[r];
+            break;
+        case Ev::Finish:
+            next = Finished;
+            break;
+        case Ev::Kill:
+            next = Killed;
+            break;
+        default:
+            break;
+        }
+        if (next != phase[r]) {
+            phase[r] = next;
+            since[r] = e.t;
+            if (next == Running) order.push_back(static_cast<std::uint32_t>(r));
+        }
+    }
+    SchedulerView v;
+    v.t = t;
+    v.kv_capacity = log.kv_capacity_tokens;
+    v.kv_used = ix.kvAt(t);
+    auto row = [&](std::size_t r) {
+        ViewRow w;
+        w.req = static_cast<ReqId>(r);
+        w.arrival = ix.arrivalOf(w.req);
+        w.since = since[r];
+        w.prompt = ix.promptOf(w.req);
+        w.output = ix.outputOf(w.req);
+        w.generated = ix.generatedAt(w.req, t);
+        w.preemptions = preempt[r];
+        w.suspensions = suspend[r];
+        if (const Insight* in = ix.insightAt(w.req, t)) {
+            w.key = in->key;
+            w.predicted = in->predicted;
+            w.deadline = in->deadline;
+            w.alpha = in->alpha;
+            w.wcet = in->wcet;
+        }
+        return w;
+    };
+    for (std::size_t r = 0; r < n; ++r) {
+        switch (phase[static_cast<std::size_t>(r)]) {
+        case NotYet:
+            ++v.not_arrived;
+            break;
+        case Waiting:
+            v.waiting.push_back(row(r));
+            break;
+        case Suspended:
+            v.suspended.push_back(row(r));
+            break;
+        case Finished:
+            ++v.finished;
+            break;
+        case Killed:
+            ++v.killed;
+            break;
+        default:
+            break;
+        }
+    }
+    // The running batch in the order its members entered it (the last entry counts).
+    std::vector<char> seen(n, 0);
+    for (auto it = order.rbegin(); it != order.rend(); ++it)
+        if (phase[*it] == Running && !seen[*it]) {
+            seen[*it] = 1;
+            v.running.push_back(row(*it));
+        }
+    std::reverse(v.running.begin(), v.running.end());
+    const bool desc = log.explain.key_descending;
+    auto byKey = [desc](const ViewRow& a, const ViewRow& b) {
+        const bool na = std::isnan(a.key), nb = std::isnan(b.key);
+        if (na != nb) return nb; // unknown keys last
+        if (!na && a.key != b.key) return desc ? a.key > b.key : a.key < b.key;
+        if (a.arrival != b.arrival) return a.arrival < b.arrival;
+        return a.req < b.req;
+    };
+    std::sort(v.waiting.begin(), v.waiting.end(), byKey);
+    std::sort(v.suspended.begin(), v.suspended.end(), byKey);
+    v.call = ix.callAt(t);
+    if (v.call >= 0) {
+        v.call_t = log.explain.calls[static_cast<std::size_t>(v.call)].t;
+        v.reasons = ix.reasonsOfCall(v.call);
+    }
+    return v;
+}
+
+std::vector<StoryLine> storyOf(const ExplainIndex& ix, ReqId id) {
+    std::vector<StoryLine> out;
+    const RunLog& log = ix.log();
+    if (id < 0 || id >= log.num_requests) return out;
+    for (std::uint32_t i : ix.eventsOf(id))
+        if (log.events[i].ev != Ev::KillCause)
+            out.push_back({StoryLine::Kind::Event, log.events[i].t, i});
+    for (std::uint32_t i : ix.reasonsOf(id))
+        out.push_back({StoryLine::Kind::Reason, log.explain.reasons[i].t, i});
+    for (std::uint32_t i : ix.insightsOf(id))
+        out.push_back({StoryLine::Kind::State, log.explain.insights[i].t, i});
+    // At one time: the decision first, then what happened, then the state after it.
+    std::stable_sort(out.begin(), out.end(), [](const StoryLine& a, const StoryLine& b) {
+        if (a.t != b.t) return a.t < b.t;
+        auto rank = [](StoryLine::Kind k) {
+            return k == StoryLine::Kind::Reason ? 0 : k == StoryLine::Kind::Event ? 1 : 2;
+        };
+        return rank(a.kind) < rank(b.kind);
+    });
+    return out;
+}
+
+std::string reasonNumbers(const Reason& r) {
+    std::string s;
+    char b[64];
+    const Rule& rule = ruleOf(r.rule);
+    const int n = ruleVarCount(r.rule);
+    for (int i = 0; i < n; ++i) {
+        std::snprintf(b, sizeof b, "%s%s = %.6g", i ? ", " : "",
+                      rule.vars[static_cast<std::size_t>(i)], r.x[static_cast<std::size_t>(i)]);
+        s += b;
+    }
+    return s;
+}
+
+std::string describeReason(const Reason& r) {
+    std::string s = std::string(actName(r.act)) + " req " + std::to_string(r.req);
+    if (r.act == Act::Dispatch) s += " segment " + std::to_string(r.value);
+    if (r.act == Act::Kill)
+        s += std::string(" (") + killCauseName(static_cast<KillCause>(r.value)) + ")";
+    s += ": ";
+    s += ruleOf(r.rule).name;
+    const std::string x = reasonNumbers(r);
+    if (!x.empty()) s += " (" + x + ")";
+    if (r.other >= 0) s += " for req " + std::to_string(r.other);
+    return s;
+}
+
+} // namespace kairos

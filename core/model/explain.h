@@ -1,0 +1,120 @@
+#pragma once
+// Decisions with their reasons (issue 20): the third stream of a RunLog, recorded only when
+// a run asks for it (RunSpec explain, `--explain`), so runs without it cost nothing extra.
+//
+//  - reasons:  every action a decision took (admit, preempt, suspend, resume, kill, KV
+//              eviction ratio, segment dispatch), in the order the engine applied it, with
+//              the rule that fired (named as in PAPERS.md), the numbers it compared and the
+//              request it compared against. Actions the engine takes on its own (a victim
+//              when the KV cache overflows, a request that cannot grow) are here too.
+//  - calls:    every call of Scheduler::schedule (time, how long the engine may run without
+//              asking again, wake-up time, restart flag). With the reasons, the calls are
+//              the whole input the policy gave the engine: replaying them (sched/replay.h)
+//              reproduces the run log exactly (tests/core/tst_explain.cpp checks it).
+//  - insights: the per-request state the policy decides on (its key in the policy's order,
+//              predicted remaining tokens, deadline (slack), alpha*, WCET estimate), sampled
+//              when a request enters the queue and at each decision while it runs, kept
+//              only when it changed: what the "scheduler at t" view reads.
+//
+// Rules are a fixed table (explain.cpp). Each names its numbers and says what they must
+// satisfy; tests check every recorded reason against its rule, so a reason is a claim
+// that was verified, not a caption.
+#include "model/request.h"
+
+#include <array>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+namespace kairos {
+
+enum class Act : std::uint8_t { Admit, Preempt, Suspend, Resume, Kill, Evict, Dispatch };
+const char* actName(Act a); // "admit", ...
+bool actFromName(const std::string& s, Act* out);
+
+enum class RuleId : std::uint16_t {
+    Unexplained = 0, // an action its policy gave no reason for (a bug; tests refuse it)
+    // Admission, shared by the policies that admit through AdmissionBudget.
+    FcfsHead,       // fcfs: the head of the queue fits (need <= free, a seat)
+    NeverFits,      // never_fits: need > M - watermark
+    EngineOverflow, // engine: KV overflow, the policy's victim (latest arrival) preempted
+    RankOverflow,   // overflow: the worst-ranked request preempted (key)
+    CannotGrow,     // engine: alone, its next token does not fit M
+    RankAdmit,      // rank: best key waiting, fits
+    RankResume,     // rank: best key suspended, a seat
+    SprptSuspend,   // sprpt_lp: a < C*r and ranked after the one it makes room for
+    SprptDrop,      // sprpt_lp: KV released for a better-ranked request (recompute)
+    SuspendedDrop,  // rank: kept KV of a suspended request released for a better one
+    McsfAdmit,      // mcsf: prefix fits M at every completion time
+    ProtectAdmit,   // protect: used + need <= (1 - alpha) M
+    ProtectIdle,    // protect: nothing runs, used + need <= M
+    ProtectClear,   // protect: used + growth > M, cleared (coin of probability beta)
+    TimeBillAdmit,  // timebill: fits, in arrival order, budget left > 0
+    TimeBillAlpha,  // timebill: alpha* from WCET = budget
+    TimeBillFixed,  // timebill: a fixed alpha (the baseline)
+    TimeBillKill,   // timebill: Kill, now >= arrival + budget
+    TimeBillSkip,   // timebill: Skip-next, released during another request's overrun
+    TimelyDispatch, // timely: segment generated, handed to the robot
+    TimelySuspend,  // timely: segment done, the generation waits for its next turn
+    TimelyAdmit,    // timely: ready segments in rank order (PUD / arrival / deadline), fits
+    TimelyResume,   // timely: a suspended generation in rank order takes a seat
+    OptimalStart,   // optimal: the hindsight schedule starts it this round
+    Count
+};
+
+struct Rule {
+    const char* code;                // "sprpt_lp.suspend": what files store
+    const char* name;                // "sprpt_lp: a < C*r, ...": what people read
+    std::array<const char*, 6> vars; // names of its numbers; nullptr past the last
+    const char* text;                // one line for people
+    bool engine;                     // an action the engine took on its own
+    // Whether the recorded numbers satisfy the rule.
+    bool (*holds)(const double* x);
+};
+const Rule& ruleOf(RuleId id);
+int ruleVarCount(RuleId id);
+bool ruleFromCode(const std::string& code, RuleId* out);
+
+struct Reason {
+    double t = 0;
+    std::uint32_t call = 0; // the schedule() call that decided it (or that the engine's
+                            // own action followed)
+    ReqId req = 0;
+    Act act = Act::Admit;
+    RuleId rule = RuleId::Unexplained;
+    ReqId other = -1;       // the request it was compared against, -1 if none
+    std::int32_t value = 0; // kill: KillCause; dispatch: segment index
+    std::array<double, 6> x{};
+};
+
+struct CallRecord {
+    double t = 0;
+    std::int32_t hold = 1;
+    double wake_at = std::numeric_limits<double>::infinity();
+    bool restart = false;
+};
+
+// What a policy decides on for one request. NaN where the policy has no such notion.
+struct Insight {
+    static constexpr double kNone = std::numeric_limits<double>::quiet_NaN();
+    double t = 0;
+    ReqId req = 0;
+    double key = kNone;       // its key in the policy's order (Explanation::key_name)
+    double predicted = kNone; // predicted remaining tokens
+    double deadline = kNone;  // when it is due (s); its slack at t is deadline - t
+    double alpha = kNone;     // KV eviction ratio chosen
+    double wcet = kNone;      // worst-case execution time estimate (s)
+    bool sameAs(const Insight& o) const;
+};
+
+struct Explanation {
+    bool on = false;
+    std::string key_name;        // "arrival (s)", "predicted remaining (tokens)", ...
+    bool key_descending = false; // higher keys first (PUD priority)
+    std::vector<CallRecord> calls;
+    std::vector<Reason> reasons;
+    std::vector<Insight> insights;
+};
+
+} // namespace kairos
