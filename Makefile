@@ -43,9 +43,11 @@ test: build
 
 bench: build
 	$(CLI) bench
+	$(CLI) bench --explain --repeat 5
 	$(BUILD)/bin/kairos-benchmarks --benchmark_min_time=0.2
 	KAIROS_BENCH=1 QT_QPA_PLATFORM=offscreen $(BUILD)/bin/tst_timeline paintCost20k
 	KAIROS_BENCH=1 QT_QPA_PLATFORM=offscreen $(BUILD)/bin/tst_workbench sliderToRepaint20k
+	KAIROS_BENCH=1 QT_QPA_PLATFORM=offscreen $(BUILD)/bin/tst_workbench inspectorFollows20k
 
 # A .deb and a .tar.gz of a portable Release build (no -march=native) in build-release/.
 package: deps

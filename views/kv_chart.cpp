@@ -5,6 +5,7 @@
 #include "lod/timeline.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace kairos::views {
 
@@ -61,6 +62,31 @@ KvChart::KvChart(TimeRange* range, QWidget* parent) : QCustomPlot(parent), range
             [this](const QCPRange& r) {
                 if (!syncing_) range_->setRange(r.lower, r.upper);
             });
+    inspected_ = new QCPItemStraightLine(this);
+    inspected_->setPen(QPen(palette().color(QPalette::Text), 1, Qt::DashLine));
+    inspected_->setVisible(false);
+    setMouseTracking(true);
+    connect(this, &QCustomPlot::mousePress, this, [this](QMouseEvent* e) { press_ = e->pos(); });
+    connect(this, &QCustomPlot::mouseRelease, this, [this](QMouseEvent* e) {
+        if (e->button() != Qt::LeftButton || (e->pos() - press_).manhattanLength() > 2) return;
+        if (!axisRect()->rect().contains(e->pos())) return;
+        Q_EMIT timeClicked(xAxis->pixelToCoord(e->pos().x()));
+    });
+    connect(this, &QCustomPlot::mouseMove, this, [this](QMouseEvent* e) {
+        if (e->buttons() == Qt::NoButton && axisRect()->rect().contains(e->pos()))
+            Q_EMIT cursorMoved(xAxis->pixelToCoord(e->pos().x()));
+    });
+}
+
+void KvChart::setInspectedTime(double t) {
+    const bool show = !std::isnan(t);
+    if (!show && !inspected_->visible()) return;
+    inspected_->setVisible(show);
+    if (show) {
+        inspected_->point1->setCoords(t, 0);
+        inspected_->point2->setCoords(t, 1);
+    }
+    replot(QCustomPlot::rpQueuedReplot);
 }
 
 void KvChart::setRun(std::shared_ptr<const std::vector<std::pair<double, double>>> kv,

@@ -25,6 +25,13 @@ public:
     int bucketCount() const { return buckets_; }
     // Fixed left and right margins of the plot, to line its time axis up with the timeline's.
     void setPlotMargins(int left, int right);
+    // The inspector's instant as a dashed vertical line (NaN: none).
+    void setInspectedTime(double t);
+
+Q_SIGNALS:
+    // A click (no drag) on the plot: the time under it; the mouse moving over it: the same.
+    void timeClicked(double t);
+    void cursorMoved(double t);
 
 protected:
     void resizeEvent(QResizeEvent* e) override;
@@ -36,6 +43,8 @@ private:
     TimeRange* range_;
     std::shared_ptr<const std::vector<std::pair<double, double>>> kv_, pinned_;
     QCPGraph *hi_, *lo_, *cap_, *marks_, *pinned_hi_;
+    QCPItemStraightLine* inspected_ = nullptr;
+    QPoint press_;
     double capacity_ = 0;
     int buckets_ = 0;
     int margin_lr_ = -1; // left + right plot margins when fixed

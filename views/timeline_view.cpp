@@ -273,8 +273,23 @@ void TimelineView::paintGutter(QPainter& p, const QRect& rowsArea, const QRect& 
     }
 }
 
+void TimelineView::setInspectedTime(double t) {
+    if (t == inspected_t_ || (std::isnan(t) && std::isnan(inspected_t_))) return;
+    inspected_t_ = t;
+    viewport()->update();
+}
+
 void TimelineView::paintMarks(QPainter& p, const QRect& plot, long first, long last,
                               double scroll_px) const {
+    // The inspector's instant (inspector_panel.h): a dashed line across the rows.
+    if (!std::isnan(inspected_t_) && inspected_t_ >= range_->from() &&
+        inspected_t_ <= range_->to()) {
+        const lod::TimeAxis axis{range_->from(), range_->to(), double(std::max(1, plot.width()))};
+        const int x = plot.left() + static_cast<int>(std::lround(axis.toX(inspected_t_)));
+        p.setPen(QPen(palette().color(QPalette::Text), 1, Qt::DashLine));
+        p.drawLine(x, plot.top(), x, plot.bottom());
+        ++draws_;
+    }
     // Search results: a bar in the gutter's right edge; the current one outlined.
     if (!marked_ && current_ < 0) return;
     const QColor accent = palette().color(QPalette::Highlight);
@@ -531,7 +546,14 @@ void TimelineView::mousePressEvent(QMouseEvent* e) {
 }
 
 void TimelineView::mouseMoveEvent(QMouseEvent* e) {
-    if (!dragging_) return;
+    if (!dragging_) {
+        // The time under the cursor, for the inspector's "scheduler at t" (mouse tracking).
+        const int w = viewport()->width() - kGutter;
+        if (e->pos().x() >= kGutter && w > 0 && e->pos().y() >= kHeader)
+            Q_EMIT cursorMoved(range_->from() + (range_->to() - range_->from()) *
+                                                    double(e->pos().x() - kGutter) / w);
+        return;
+    }
     const QPoint d = e->pos() - press_;
     if (std::abs(d.x()) + std::abs(d.y()) > 2) moved_ = true;
     if (!moved_) return;

@@ -18,6 +18,7 @@
 #include <QThreadPool>
 #include <atomic>
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <vector>
@@ -93,8 +94,14 @@ public:
                              QSize size, double dpr, QColor text, QColor mid,
                              const std::atomic<bool>* cancel = nullptr, long* fills = nullptr);
 
+    // The inspector's instant, drawn as a dashed line across the rows (NaN: none).
+    void setInspectedTime(double t);
+    double inspectedTime() const { return inspected_t_; }
+
 Q_SIGNALS:
     void requestClicked(int id, double t);
+    // The time under the mouse while it moves over the rows without a button held.
+    void cursorMoved(double t);
 
 protected:
     void paintEvent(QPaintEvent*) override;
@@ -137,6 +144,7 @@ private:
     std::shared_ptr<const std::vector<lod::Row>> rows_, requests_, pinned_;
     std::shared_ptr<const std::vector<bool>> marked_;
     int current_ = -1;
+    double inspected_t_ = std::numeric_limits<double>::quiet_NaN();
     double row_h_ = 8.0;
     bool fit_rows_ = false; // every row fits the view until the user zooms vertically
     QPoint press_;

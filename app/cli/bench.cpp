@@ -5,6 +5,7 @@
 #include "commands.h"
 #include "exec/execution_model.h"
 #include "export/atomic_file.h"
+#include "export/runlog_jsonl.h"
 #include "metrics/request_metrics.h"
 #include "metrics/summary.h"
 #include "profiles.h"
@@ -22,6 +23,7 @@
 #include <filesystem>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <thread>
 #include <unistd.h>
 
@@ -104,6 +106,62 @@ void benchPolicies(const std::string& trace, int repeat) {
         const double ms = medianMs(repeat, [&] { (void)simulatePrepared(p); });
         if (name == "fcfs") fcfs_ms = ms;
         std::printf("%-18s %10.1f ms  (%.2fx fcfs)\n", name.c_str(), ms, ms / fcfs_ms);
+    }
+}
+// The cost of recording every decision with its reason (--explain): each policy the issue
+// names simulated on the trace with and without it, alternately (so drift hits both), the
+// medians' ratio, and the run log's size (JSONL) with and without the explain stream.
+void benchExplain(const std::string& trace, int repeat) {
+    const DeviceProfile prof = resolveProfile(kDefaultProfile);
+    const auto model = makeExecutionModel(prof);
+    const Workload w = readWorkload(trace);
+    PreparedRun p;
+    p.workload = std::shared_ptr<const Workload>(&w, [](const Workload*) {});
+    p.model = std::shared_ptr<const ExecutionModel>(model.get(), [](const ExecutionModel*) {});
+    p.limits.kv_capacity_tokens = prof.kvCapacityTokens();
+    std::printf("recording reasons (--explain): %s (%zu requests), profile %s; median of %d runs "
+                "each, alternated\n",
+                trace.c_str(), w.size(), prof.name.c_str(), repeat);
+    std::printf("%-22s %10s %10s %7s %10s %10s %10s %10s %12s %12s\n", "policy", "plain ms",
+                "explain ms", "ratio", "calls", "reasons", "states", "log MB", "+explain MB",
+                "kept/req");
+    const std::pair<const char*, const char*> runs[] = {{"fcfs", "oracle"},
+                                                        {"sprpt_lp", "trail"},
+                                                        {"mcsf", "oracle"},
+                                                        {"timebill", "oracle"},
+                                                        {"timely", "oracle"}};
+    for (const auto& [name, predictor] : runs) {
+        p.policy = PolicyConfig{};
+        p.policy.name = name;
+        p.policy.predictor = predictor;
+        std::vector<double> plain, explained;
+        RunLog with, without;
+        for (int i = 0; i < repeat; ++i)
+            for (bool on : {false, true}) {
+                p.spec.record.explain = on;
+                const auto a = std::chrono::steady_clock::now();
+                RunLog log = simulatePrepared(p);
+                const double ms =
+                    std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - a)
+                        .count();
+                (on ? explained : plain).push_back(ms);
+                (on ? with : without) = std::move(log);
+            }
+        std::sort(plain.begin(), plain.end());
+        std::sort(explained.begin(), explained.end());
+        auto bytes = [](const RunLog& log) {
+            std::ostringstream o;
+            writeRunLogJsonl(log, o);
+            return double(o.tellp());
+        };
+        const double b0 = bytes(without), b1 = bytes(with);
+        const auto& ex = with.explain;
+        const std::string label = std::string(name) + " (" + predictor + ")";
+        std::printf("%-22s %10.1f %10.1f %6.2fx %10zu %10zu %10zu %10.1f %12.1f %12.1f\n",
+                    label.c_str(), plain[plain.size() / 2], explained[explained.size() / 2],
+                    explained[explained.size() / 2] / plain[plain.size() / 2], ex.calls.size(),
+                    ex.reasons.size(), ex.insights.size(), b0 / 1e6, (b1 - b0) / 1e6,
+                    double(ex.reasons.size() + ex.insights.size()) / double(w.size()));
     }
 }
 // Sweeps and capacity, through the run pipeline: a 21-point C sweep x 5 seeds on the trace
@@ -287,7 +345,7 @@ void addBench(CLI::App& app) {
         std::size_t requests = 20000;
         int repeat = 5;
         double rate = 4.0;
-        bool policies = false, replace_db = false, sweeps = false;
+        bool policies = false, replace_db = false, sweeps = false, explain = false;
         int store_runs = 0;
         std::string store_db = "kairos-bench.db";
     };
@@ -311,6 +369,10 @@ void addBench(CLI::App& app) {
                 "Instead: decision time of every policy at queue lengths 8..4096, and whole-trace "
                 "time against fcfs "
                 "(on --workload, default the Azure conversation trace)");
+    c->add_flag("--explain", a->explain,
+                "Instead: the cost of recording every decision with its reason (fcfs, sprpt_lp "
+                "with Trail, mcsf, timebill, timely with and without --explain: time ratio and "
+                "run log size, on --workload, default the Azure conversation trace)");
     c->add_flag("--sweeps", a->sweeps,
                 "Instead: sweep speed with 1 thread and every core, capacity of four policies, "
                 "and sprpt_lp with refined predictions against exact lengths (on --workload, "
@@ -332,6 +394,13 @@ void addBench(CLI::App& app) {
             return;
         }
 #endif
+        if (a->explain) {
+            benchExplain(a->workload.empty() ? std::string(KAIROS_SHARED_DATA) +
+                                                   "/AzureLLMInferenceTrace_conv_2023.csv"
+                                             : a->workload,
+                         a->repeat);
+            return;
+        }
         if (a->sweeps) {
             benchSweeps(a->workload.empty() ? std::string(KAIROS_SHARED_DATA) +
                                                   "/AzureLLMInferenceTrace_conv_2023.csv"

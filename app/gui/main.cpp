@@ -1,6 +1,7 @@
 // kairos: the workbench. `kairos --workload F --policy P [--param K=V ...] [--screenshot
 // OUT.png --quit]` opens on a workload; with --screenshot the window is saved as soon as
 // the first simulation is shown (for tests and docs).
+#include "inspector_panel.h"
 #include "main_window.h"
 #include "timeline_view.h"
 
@@ -36,12 +37,17 @@ int main(int argc, char** argv) {
     const QCommandLineOption compare(
         "compare", "Simulate this policy first and pin it; then show --policy against it.", "name");
     const QCommandLineOption rows("rows", "Timeline rows: request or agent.", "kind", "request");
-    const QCommandLineOption dock("dock", "Right-hand panel shown: metrics or runs.", "name",
-                                  "metrics");
+    const QCommandLineOption dock(
+        "dock", "Right-hand panel shown: metrics, runs, models, live, sweep or inspector.", "name",
+        "metrics");
+    const QCommandLineOption inspect(
+        "inspect",
+        "Show the Inspector at time T (s), with request REQ's story when given (T or T,REQ).",
+        "T[,REQ]");
     const QCommandLineOption db("db", "Kairos database of the runs browser (default: the user's).",
                                 "file");
     cl.addOptions({workload, policy, param, predictor, profile, shot, quit, size, tab, compare,
-                   rows, db, dock});
+                   rows, db, dock, inspect});
     cl.process(app);
 
     kairos::app::StartOptions opt;
@@ -89,9 +95,31 @@ int main(int argc, char** argv) {
     else {
         std::fprintf(stderr,
                      "kairos: error: --dock %s: no such panel (metrics, runs, models, "
-                     "live)\n",
+                     "live, sweep, inspector)\n",
                      qPrintable(cl.value(dock)));
         return 2;
+    }
+    if (cl.isSet(inspect)) {
+        const QStringList parts = cl.value(inspect).split(',');
+        bool tok = false, rok = true;
+        const double t = parts.value(0).toDouble(&tok);
+        const int req = parts.size() > 1 ? parts[1].toInt(&rok) : -1;
+        if (!tok || !rok || parts.size() > 2 || !(t >= 0) || req < -1) {
+            std::fprintf(stderr, "kairos: error: --inspect %s: expected T or T,REQ\n",
+                         qPrintable(cl.value(inspect)));
+            return 2;
+        }
+        // Once the first run is shown (before a --screenshot is taken: connected first).
+        QObject::connect(
+            w.get(), &kairos::app::MainWindow::ready, w.get(),
+            [win = w.get(), t, req] {
+                if (req >= 0)
+                    win->state()->setSelection(req, t);
+                else
+                    win->inspector()->inspectAt(t);
+                win->showInspector();
+            },
+            Qt::SingleShotConnection);
     }
     w->show();
     if (cl.isSet(shot)) {

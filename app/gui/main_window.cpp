@@ -6,6 +6,7 @@
 #include "export/requests_csv.h"
 #include "export/runlog_jsonl.h"
 #include "generate_dialog.h"
+#include "inspector_panel.h"
 #include "kv_chart.h"
 #include "latency_chart.h"
 #include "length_histogram.h"
@@ -298,6 +299,21 @@ SweepBase MainWindow::sweepBase() const {
     return b;
 }
 
+void MainWindow::showInspector() {
+    inspector_dock_->show();
+    inspector_dock_->raise();
+    // Its table and reasons want width: about 40 % of the window the first time, as the
+    // user leaves it after (once the dock is laid out in its tab).
+    if (!inspector_widened_) {
+        inspector_widened_ = true;
+        QTimer::singleShot(0, this, [this] {
+            if (inspector_dock_->width() < int(width() * 0.36))
+                resizeDocks({inspector_dock_}, {std::min(760, int(width() * 0.40))},
+                            Qt::Horizontal);
+        });
+    }
+}
+
 QComboBox* MainWindow::policyBox() const {
     return policy_panel_->policyBox();
 }
@@ -496,6 +512,8 @@ void MainWindow::buildUi() {
     // come with a pin and go with it), at most 38 % of the window: it once widened on
     // every re-run, never shrank, and squeezed the Policy panel to a sliver at 1366x768.
     connect(metrics_, &MetricsPanel::columnsChanged, this, [this] {
+        // Not while the Inspector, tabbed in the same area, is the one shown (it is wider).
+        if (inspector_dock_ && !inspector_dock_->visibleRegion().isEmpty()) return;
         const int want = std::min(metrics_->wantedWidth(), int(width() * 0.38));
         resizeDocks({metrics_dock_}, {std::max(want, metrics_->minimumTableWidth())},
                     Qt::Horizontal);
@@ -567,6 +585,33 @@ void MainWindow::buildUi() {
     sweep_dock_->setWidget(sweep_);
     addDockWidget(Qt::RightDockWidgetArea, sweep_dock_);
     tabifyDockWidget(live_dock, sweep_dock_);
+    // Inspector: why the scheduler did that (inspector_panel.h). It follows the cursor over
+    // the timeline and the KV chart; a click on either shows that instant and raises it.
+    inspector_ = new InspectorPanel;
+    inspector_->setObjectName(QStringLiteral("inspectorPanel"));
+    inspector_->attach(state_);
+    inspector_dock_ = new QDockWidget(tr("Inspector"), this);
+    inspector_dock_->setObjectName(QStringLiteral("inspector"));
+    inspector_dock_->setWidget(inspector_);
+    addDockWidget(Qt::RightDockWidgetArea, inspector_dock_);
+    tabifyDockWidget(sweep_dock_, inspector_dock_);
+    connect(timeline_, &views::TimelineView::cursorMoved, inspector_,
+            &InspectorPanel::followCursor);
+    connect(kv_, &views::KvChart::cursorMoved, inspector_, &InspectorPanel::followCursor);
+    connect(kv_, &views::KvChart::timeClicked, this, [this](double t) {
+        inspector_->inspectAt(t);
+        showInspector();
+    });
+    connect(inspector_, &InspectorPanel::timeChanged, this, [this](double t) {
+        timeline_->setInspectedTime(t);
+        kv_->setInspectedTime(t);
+    });
+    connect(inspector_, &InspectorPanel::requestPicked, this, [this](int id, double t) {
+        if (id < 0) return;
+        state_->setSelection(id, t);
+        timeline_->scrollToRequest(id);
+    });
+    connect(timeline_, &views::TimelineView::requestClicked, this, [this] { showInspector(); });
     metrics_dock_->raise();
     runs_->refresh();
 

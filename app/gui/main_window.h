@@ -97,6 +97,13 @@ public:
     class LivePanel* livePanel() const {
         return live_;
     }
+    // The Inspector: the scheduler at any instant and a request's story with reasons.
+    class InspectorPanel* inspector() const {
+        return inspector_;
+    }
+    QDockWidget* inspectorDock() const { return inspector_dock_; }
+    // Shows and raises the Inspector, widening its dock when it is narrow.
+    void showInspector();
 
     // The runs browser: the database's runs (re-read off the GUI thread when another
     // process writes: runsRefreshed), the shown run saved into it (runSaved), a stored run
@@ -240,6 +247,9 @@ private:
     class QAction* agent_rows_action_ = nullptr;
     class SweepPanel* sweep_ = nullptr;
     QDockWidget* sweep_dock_ = nullptr;
+    class InspectorPanel* inspector_ = nullptr;
+    QDockWidget* inspector_dock_ = nullptr;
+    bool inspector_widened_ = false;
     class QMenu* recent_menu_ = nullptr;
     // Shown while a simulation runs longer than a moment: progress and cancel.
     QProgressBar* progress_ = nullptr;

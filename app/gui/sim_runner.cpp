@@ -35,6 +35,9 @@ SimResult SimRunner::run(const SimRequest& req, long job, const std::atomic<bool
         prep.model = req.model;
         prep.limits = req.limits;
         prep.policy = req.policy;
+        // Every decision with its reason, for the Inspector (at most 1.5x the simulation's
+        // time: kairos-cli bench explain).
+        prep.spec.record.explain = true;
         RunContext ctx;
         ctx.cancel = cancel;
         ctx.progress = progress;
@@ -53,6 +56,9 @@ SimResult SimRunner::run(const SimRequest& req, long job, const std::atomic<bool
                     lod::agentRows(*r.rows, *req.workload));
             r.kv =
                 std::make_shared<const std::vector<std::pair<double, double>>>(lod::kvSeries(*log));
+            std::shared_ptr<const RunLog> keep = log;
+            r.explain = std::shared_ptr<const ExplainIndex>(
+                new ExplainIndex(*keep), [keep](const ExplainIndex* p) { delete p; });
         });
         auto requests = std::make_shared<const std::vector<RequestMetrics>>(perRequest(*log));
         const std::vector<RequestMetrics>& per_request = *requests;

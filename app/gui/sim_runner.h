@@ -5,6 +5,7 @@
 #include "exec/execution_model.h"
 #include "jobs.h"
 #include "lod/timeline.h"
+#include "metrics/explain_view.h"
 #include "metrics/summary.h"
 #include "model/run_log.h"
 #include "model/workload.h"
@@ -40,6 +41,8 @@ struct SimResult {
     std::shared_ptr<const std::vector<lod::Row>> rows;           // one per request, by id
     std::shared_ptr<const std::vector<lod::Row>> agent_rows;     // agent lanes; null without agents
     std::shared_ptr<const std::vector<std::pair<double, double>>> kv;
+    // The run's decisions with their reasons, indexed (the Inspector); it keeps the log.
+    std::shared_ptr<const ExplainIndex> explain;
     std::vector<double> preemptions;
     // Latency CDFs of finished requests (ms, lod::ecdf) and the utility view's data.
     std::vector<std::pair<double, double>> cdf_ttft, cdf_tpot, cdf_e2el;

@@ -70,6 +70,7 @@ void writeExplain(const Explanation& ex, std::ostream& out) {
         o += "{\"ev\":\"state\",\"t\":";
         putNum(o, in.t);
         o += ",\"req\":" + std::to_string(in.req);
+        if (in.generated >= 0) o += ",\"gen\":" + std::to_string(in.generated);
         const std::pair<const char*, double> f[] = {{"key", in.key},
                                                     {"pred", in.predicted},
                                                     {"deadline", in.deadline},
@@ -104,7 +105,8 @@ void writeRunLogJsonl(const RunLog& log, std::ostream& out, const RunLogWriteOpt
                         {"warnings", log.warnings}};
     if (log.explain.on)
         h["explain"] = {{"key", log.explain.key_name},
-                        {"key_descending", log.explain.key_descending}};
+                        {"key_descending", log.explain.key_descending},
+                        {"key_counts_down", log.explain.key_counts_down}};
     out << h.dump() << '\n';
     std::vector<TokenLine> tokens;
     if (opt.tokens) {
@@ -246,6 +248,7 @@ void readExplainLine(const nlohmann::json& j, const std::string& evs, RunLog& lo
     Insight in;
     in.t = time();
     in.req = static_cast<ReqId>(whole("req", 0, n_req));
+    if (j.contains("gen")) in.generated = static_cast<std::int32_t>(whole("gen", 0, 2147483647.0));
     const std::pair<const char*, double*> f[] = {{"key", &in.key},
                                                  {"pred", &in.predicted},
                                                  {"deadline", &in.deadline},
@@ -325,12 +328,15 @@ RunLog readRunLogJsonl(std::istream& in, const std::string& name) {
                 if (!x->is_object()) throw InputError(name, lineno, "explain", "not an object");
                 log.explain.on = true;
                 log.explain.key_name = getStr(*x, "key");
-                if (const auto d = x->find("key_descending"); d != x->end()) {
-                    if (!d->is_boolean())
-                        throw InputError(name, lineno, "explain.key_descending",
-                                         "not true or false");
-                    log.explain.key_descending = d->get<bool>();
-                }
+                for (const auto& [key, flag] :
+                     {std::pair<const char*, bool*>{"key_descending", &log.explain.key_descending},
+                      {"key_counts_down", &log.explain.key_counts_down}})
+                    if (const auto d = x->find(key); d != x->end()) {
+                        if (!d->is_boolean())
+                            throw InputError(name, lineno, std::string("explain.") + key,
+                                             "not true or false");
+                        *flag = d->get<bool>();
+                    }
             }
             header = true;
             continue;

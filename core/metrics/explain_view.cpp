@@ -101,6 +101,22 @@ const Insight* ExplainIndex::insightAt(ReqId id, double t) const {
     return it == v.begin() ? nullptr : &ins[*std::prev(it)];
 }
 
+bool ExplainIndex::stateAt(ReqId id, double t, Insight* out) const {
+    const Insight* in = insightAt(id, t);
+    if (!in) return false;
+    *out = *in;
+    if (in->generated >= 0) {
+        const double since = double(generatedAt(id, t) - in->generated);
+        // As the policies count: a remaining count stays at least 1 while it runs.
+        auto down = [&](double v) {
+            return std::isfinite(v) && since > 0 ? std::max(std::min(v, 1.0), v - since) : v;
+        };
+        out->predicted = down(in->predicted);
+        if (log_.explain.key_counts_down) out->key = down(in->key);
+    }
+    return true;
+}
+
 std::int64_t ExplainIndex::callAt(double t) const {
     const auto& c = log_.explain.calls;
     const auto it = std::upper_bound(c.begin(), c.end(), t,
@@ -184,12 +200,13 @@ SchedulerView viewAt(const ExplainIndex& ix, double t) {
         w.generated = ix.generatedAt(w.req, t);
         w.preemptions = preempt[r];
         w.suspensions = suspend[r];
-        if (const Insight* in = ix.insightAt(w.req, t)) {
-            w.key = in->key;
-            w.predicted = in->predicted;
-            w.deadline = in->deadline;
-            w.alpha = in->alpha;
-            w.wcet = in->wcet;
+        Insight in;
+        if (ix.stateAt(w.req, t, &in)) {
+            w.key = in.key;
+            w.predicted = in.predicted;
+            w.deadline = in.deadline;
+            w.alpha = in.alpha;
+            w.wcet = in.wcet;
         }
         return w;
     };

@@ -29,6 +29,9 @@ public:
     // The policy's state of `id` in force at t (the latest sample at or before t); nullptr
     // if none was recorded.
     const Insight* insightAt(ReqId id, double t) const;
+    // That state read at t: its remaining counts counted down by the tokens generated since
+    // it was sampled (Insight::generated); false if there is none.
+    bool stateAt(ReqId id, double t, Insight* out) const;
     // Its true output length (its Finish event's tokens); -1 if it never finished.
     std::int32_t outputOf(ReqId id) const { return output_[static_cast<std::size_t>(id)]; }
     std::int32_t promptOf(ReqId id) const { return prompt_[static_cast<std::size_t>(id)]; }

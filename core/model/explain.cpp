@@ -1,5 +1,6 @@
 #include "model/explain.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace kairos {
@@ -10,7 +11,7 @@ bool le(double a, double b) {
     return a <= b + 1e-9 * (1 + std::fabs(b));
 }
 
-using V = std::array<const char*, 6>;
+using V = std::array<const char*, kReasonNumbers>;
 // The table, in RuleId order (checked by ruleOf's static_assert on the count).
 const Rule kRules[] = {
     {"unexplained", "unexplained", V{}, "an action its policy gave no reason for", false,
@@ -80,10 +81,13 @@ const Rule kRules[] = {
      "the next iteration overflows: every running request is cleared (beta-clearing: each "
      "with probability beta, in rounds until it fits)",
      false, [](const double* x) { return x[0] + x[1] > x[2]; }},
-    {"timebill.admit", "timebill: arrival order, need <= free", V{"need", "free", "seats", "left"},
-     "TimeBill admits in arrival order while the reservation fits; `left` is its budget "
-     "left (s)",
-     false, [](const double* x) { return x[0] <= x[1] && x[2] >= 1; }},
+    {"timebill.admit", "timebill: arrival order, need <= free",
+     V{"need", "free", "seats", "left", "prefill", "decode", "k", "n_w"},
+     "TimeBill admits in arrival order while the reservation fits. Its budget arithmetic: "
+     "`left` (s) of its budget remains; the WCET it plans on is the prefill estimate plus "
+     "the decode estimate of N_W = min(ceil(k N_hat), N_max) tokens at the KV eviction "
+     "ratio chosen (alpha*, the state's alpha)",
+     false, [](const double* x) { return x[0] <= x[1] && x[2] >= 1 && x[6] >= 1 && x[7] >= 0; }},
     {"timebill.alpha", "timebill: alpha* from WCET = budget",
      V{"alpha", "wcet", "left", "n_w", "alpha_max", "p"},
      "the smallest KV eviction ratio whose pessimistic WCET (N_W = min(k N_hat, N_max) "
@@ -166,7 +170,7 @@ const Rule& ruleOf(RuleId id) {
 int ruleVarCount(RuleId id) {
     const Rule& r = ruleOf(id);
     int n = 0;
-    while (n < 6 && r.vars[static_cast<std::size_t>(n)]) ++n;
+    while (n < int(kReasonNumbers) && r.vars[static_cast<std::size_t>(n)]) ++n;
     return n;
 }
 
@@ -179,10 +183,17 @@ bool ruleFromCode(const std::string& code, RuleId* out) {
     return false;
 }
 
-bool Insight::sameAs(const Insight& o) const {
+bool Insight::sameAs(const Insight& o, bool key_counts_down) const {
     const auto eq = [](double a, double b) { return a == b || (std::isnan(a) && std::isnan(b)); };
-    return eq(key, o.key) && eq(predicted, o.predicted) && eq(deadline, o.deadline) &&
-           eq(alpha, o.alpha) && eq(wcet, o.wcet);
+    // Remaining counts as totals (remaining + generated), within max(1 token, 1 %).
+    const auto total = [&](double a, double b) {
+        if (std::isnan(a) || std::isnan(b) || std::isinf(a) || std::isinf(b)) return eq(a, b);
+        const double x = a + generated, y = b + o.generated;
+        return std::fabs(x - y) <= std::max(1.0, 0.01 * std::fabs(y));
+    };
+    return (key_counts_down ? total(key, o.key) : eq(key, o.key)) &&
+           total(predicted, o.predicted) && eq(deadline, o.deadline) && eq(alpha, o.alpha) &&
+           eq(wcet, o.wcet);
 }
 
 } // namespace kairos

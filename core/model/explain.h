@@ -13,8 +13,10 @@
 //              reproduces the run log exactly (tests/core/tst_explain.cpp checks it).
 //  - insights: the per-request state the policy decides on (its key in the policy's order,
 //              predicted remaining tokens, deadline (slack), alpha*, WCET estimate), sampled
-//              when a request enters the queue and at each decision while it runs, kept
-//              only when it changed: what the "scheduler at t" view reads.
+//              when a request enters the queue, when a decision acts on it, while it runs
+//              where the policy refines its predictions, and while it waits where its key
+//              moves with the clock (at the decisions that act); kept only when it changed:
+//              what the "scheduler at t" view reads.
 //
 // Rules are a fixed table (explain.cpp). Each names its numbers and says what they must
 // satisfy; tests check every recorded reason against its rule, so a reason is a claim
@@ -63,12 +65,15 @@ enum class RuleId : std::uint16_t {
     Count
 };
 
+// The most numbers a reason carries.
+constexpr std::size_t kReasonNumbers = 8;
+
 struct Rule {
-    const char* code;                // "sprpt_lp.suspend": what files store
-    const char* name;                // "sprpt_lp: a < C*r, ...": what people read
-    std::array<const char*, 6> vars; // names of its numbers; nullptr past the last
-    const char* text;                // one line for people
-    bool engine;                     // an action the engine took on its own
+    const char* code;                             // "sprpt_lp.suspend": what files store
+    const char* name;                             // "sprpt_lp: a < C*r, ...": what people read
+    std::array<const char*, kReasonNumbers> vars; // names of its numbers; nullptr past the last
+    const char* text;                             // one line for people
+    bool engine;                                  // an action the engine took on its own
     // Whether the recorded numbers satisfy the rule.
     bool (*holds)(const double* x);
 };
@@ -85,7 +90,7 @@ struct Reason {
     RuleId rule = RuleId::Unexplained;
     ReqId other = -1;       // the request it was compared against, -1 if none
     std::int32_t value = 0; // kill: KillCause; dispatch: segment index
-    std::array<double, 6> x{};
+    std::array<double, kReasonNumbers> x{};
 };
 
 struct CallRecord {
@@ -105,13 +110,22 @@ struct Insight {
     double deadline = kNone;  // when it is due (s); its slack at t is deadline - t
     double alpha = kNone;     // KV eviction ratio chosen
     double wcet = kNone;      // worst-case execution time estimate (s)
-    bool sameAs(const Insight& o) const;
+    // Tokens it had generated when sampled. The predicted remaining tokens (and the key,
+    // where the key counts down: Explanation::key_counts_down) are as of then; read at a
+    // later time they count down by the tokens generated since (metrics/explain_view.h),
+    // so a prediction that only counts down is one sample, not one per token.
+    std::int32_t generated = -1;
+    // The same state: equal numbers, remaining counts compared as predicted totals
+    // (remaining + generated) within max(1 token, 1 %) (a refining predictor's estimate
+    // moves a little at every token; a sample per 1 % keeps its course, not its noise).
+    bool sameAs(const Insight& o, bool key_counts_down) const;
 };
 
 struct Explanation {
     bool on = false;
-    std::string key_name;        // "arrival (s)", "predicted remaining (tokens)", ...
-    bool key_descending = false; // higher keys first (PUD priority)
+    std::string key_name;         // "arrival (s)", "predicted remaining (tokens)", ...
+    bool key_descending = false;  // higher keys first (PUD priority)
+    bool key_counts_down = false; // the key is a remaining count (see Insight::generated)
     std::vector<CallRecord> calls;
     std::vector<Reason> reasons;
     std::vector<Insight> insights;

@@ -31,6 +31,8 @@ public:
     long overflows() const { return overflows_; }
     void inspect(const EngineView& view, ReqId id, Insight& out) const override;
     std::string keyName() const override { return "predicted remaining (tokens)"; }
+    bool keyCountsDown() const override { return true; }
+    bool runningStateVaries() const override { return pred_->refreshEvery() > 0; }
     RuleId overflowRule() const override { return RuleId::RankOverflow; }
 
 private:

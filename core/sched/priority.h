@@ -49,6 +49,10 @@ public:
     bool preemptible(const EngineView& view, ReqId id) const;
     void inspect(const EngineView& view, ReqId id, Insight& out) const override;
     std::string keyName() const override;
+    bool keyCountsDown() const override { return opt_.key != PriorityOptions::Key::Deadline; }
+    bool runningStateVaries() const override {
+        return opt_.key != PriorityOptions::Key::Deadline && pred_->refreshEvery() > 0;
+    }
     RuleId overflowRule() const override { return RuleId::RankOverflow; }
 
 private:

@@ -176,6 +176,10 @@ struct Decision {
     // `explain` first, so that a run without it builds nothing.
     bool explain = false;
     std::vector<Reason> why;
+    // With `explain`, for a policy whose keys move with the clock (waitingKeysVary): the
+    // waiting and suspended requests it ranked in this decision; the engine samples their
+    // state (inspect) when the decision acts.
+    std::vector<ReqId> ranked;
     void because(Act act, ReqId id, RuleId rule, std::initializer_list<double> x, ReqId other = -1,
                  std::int32_t value = 0) {
         Reason r;
@@ -199,6 +203,7 @@ struct Decision {
         admit.clear();
         dispatch.clear();
         why.clear();
+        ranked.clear();
         hold = 1;
         wake_at = std::numeric_limits<double>::infinity();
     }
@@ -252,9 +257,16 @@ public:
     // What the key is, and whether higher keys go first.
     virtual std::string keyName() const { return "arrival (s)"; }
     virtual bool keyDescending() const { return false; }
-    // Whether waiting requests' keys change while they wait (then every decision samples
-    // them; otherwise they are sampled when they enter the queue).
+    // Whether waiting requests' keys change while they wait (then the decisions that act
+    // sample those the policy ranked, Decision::ranked; otherwise they are sampled when
+    // they enter the queue).
     virtual bool waitingKeysVary() const { return false; }
+    // Whether the key is a remaining count (it counts down a token at a time between
+    // samples; Insight::generated), and whether what the policy knows of a running
+    // request changes other than by counting down (a refining length predictor): then
+    // every decision samples the running batch.
+    virtual bool keyCountsDown() const { return false; }
+    virtual bool runningStateVaries() const { return false; }
     // The rule overflowVictim follows (x: used, growth, M, and the victim's arrival for
     // EngineOverflow or its key for RankOverflow).
     virtual RuleId overflowRule() const { return RuleId::EngineOverflow; }

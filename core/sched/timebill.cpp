@@ -175,10 +175,6 @@ void TimeBillScheduler::schedule(const EngineView& view, Decision& out) {
             continue;
         }
         if (v == AdmissionBudget::Verdict::NoRoom) break;
-        if (out.explain)
-            out.because(Act::Admit, id, RuleId::TimeBillAdmit,
-                        {double(budget.lastNeed()), double(budget.lastFree()),
-                         double(budget.lastSeats()), left});
         double alpha = opt_.fixed_alpha;
         double n_w = 0;
         if (alpha < 0) {
@@ -205,6 +201,10 @@ void TimeBillScheduler::schedule(const EngineView& view, Decision& out) {
             const auto i = static_cast<std::size_t>(id);
             alpha_[i] = alpha;
             wcet_[i] = timebillWcet(e, r.prompt_tokens, n_w, alpha);
+            const double prefill = e.prefill(r.prompt_tokens);
+            out.because(Act::Admit, id, RuleId::TimeBillAdmit,
+                        {double(budget.lastNeed()), double(budget.lastFree()),
+                         double(budget.lastSeats()), left, prefill, wcet_[i] - prefill, k_, n_w});
             if (alpha > 0) {
                 if (opt_.fixed_alpha >= 0)
                     out.because(Act::Evict, id, RuleId::TimeBillFixed, {alpha});

@@ -38,6 +38,7 @@ void TimelyScheduler::reset(const Workload& w) {
     index_.clear();
     window_ = 0;
     plans_.assign(w.requests.size(), Plan{});
+    ranked_key_.assign(w.requests.size(), {std::nan(""), 0.0});
     for (std::size_t i = 0; i < w.requests.size(); ++i) {
         const Request& r = w.requests[i];
         Plan& p = plans_[i];
@@ -143,7 +144,10 @@ std::string TimelyScheduler::keyName() const {
 }
 
 void TimelyScheduler::inspect(const EngineView& view, ReqId id, Insight& out) const {
-    out.key = shownKey(rankKey(view, id));
+    const auto i = static_cast<std::size_t>(id);
+    out.key = i < ranked_key_.size() && ranked_key_[i].first == view.now()
+                  ? shownKey(ranked_key_[i].second)
+                  : shownKey(rankKey(view, id));
     out.deadline = due(view, id);
 }
 
@@ -284,6 +288,13 @@ void TimelyScheduler::schedule(const EngineView& view, Decision& out) {
     for (ReqId id : view.suspended()) ready.emplace_back(rankKey(view, id), id);
     for (ReqId id : out.suspend) ready.emplace_back(rankKey(view, id), id);
     std::sort(ready.begin(), ready.end());
+    if (out.explain && opt_.mode == TimelyOptions::Mode::Pud) {
+        // What it ranked by, for the engine's samples (inspect reads it back this instant).
+        for (const auto& [key, id] : ready) {
+            out.ranked.push_back(id);
+            ranked_key_[static_cast<std::size_t>(id)] = {now, key};
+        }
+    }
 
     // 3. Start them in rank order while seats and KV allow.
     AdmissionBudget budget(view, opt_.watermark);

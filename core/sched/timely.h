@@ -100,6 +100,8 @@ private:
     double firstDue(const Request& r) const; // s_0's due time: arrival + ERT (or slack)
     double rankKey(const EngineView& view, ReqId id) const; // lower first
     double shownKey(double rank_key) const;                 // PUD: the priority itself
+    // Explaining: per request, when it was last ranked and its rank key then.
+    std::vector<std::pair<double, double>> ranked_key_;
     TimelyOptions opt_;
     std::vector<Plan> plans_;
     std::set<std::pair<double, ReqId>> index_; // waiting requests by FIFO/EDF key, or (PUD)

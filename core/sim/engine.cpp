@@ -66,7 +66,8 @@ void Simulator::recordAction(Act act, ReqId id, std::int32_t value, double paylo
     log_.explain.reasons.push_back(r);
 }
 
-void Simulator::recordEngine(Act act, ReqId id, RuleId rule, const std::array<double, 6>& x) {
+void Simulator::recordEngine(Act act, ReqId id, RuleId rule,
+                             const std::array<double, kReasonNumbers>& x) {
     Reason r;
     r.t = now_;
     r.call =
@@ -82,8 +83,11 @@ void Simulator::recordEngine(Act act, ReqId id, RuleId rule, const std::array<do
 void Simulator::sampleInsight(ReqId id) {
     Insight in;
     sched_.inspect(*this, id, in);
+    in.generated = st(id).generated;
     std::int64_t& last = last_insight_[static_cast<std::size_t>(id)];
-    if (last >= 0 && log_.explain.insights[static_cast<std::size_t>(last)].sameAs(in)) return;
+    if (last >= 0 && log_.explain.insights[static_cast<std::size_t>(last)].sameAs(
+                         in, log_.explain.key_counts_down))
+        return;
     in.t = now_;
     in.req = id;
     last = static_cast<std::int64_t>(log_.explain.insights.size());
@@ -321,8 +325,8 @@ bool Simulator::makeRoom() {
         if (explain_ && (ph == Phase::Suspended || ph == Phase::Running)) {
             const bool dies = ph == Phase::Running && running_.size() == 1 && suspended_.empty();
             const RuleId rule = dies ? RuleId::CannotGrow : sched_.overflowRule();
-            std::array<double, 6> x{
-                double(kv_used_), double(growth(1)), double(capacity_), 0, 0, 0};
+            std::array<double, kReasonNumbers> x{double(kv_used_), double(growth(1)),
+                                                 double(capacity_)};
             if (rule == RuleId::RankOverflow) {
                 Insight in;
                 sched_.inspect(*this, victim, in);
@@ -505,10 +509,16 @@ RunLog Simulator::run() {
         log_.explain.on = true;
         log_.explain.key_name = sched_.keyName();
         log_.explain.key_descending = sched_.keyDescending();
+        log_.explain.key_counts_down = sched_.keyCountsDown();
         last_insight_.assign(w_.requests.size(), -1);
+        // Most runs give two or three reasons and states per request (reserved address
+        // space: pages are touched only as they fill).
+        log_.explain.reasons.reserve(3 * w_.requests.size());
+        log_.explain.insights.reserve(3 * w_.requests.size());
     }
     dec_.explain = explain_;
-    const bool vary = explain_ && sched_.waitingKeysVary();
+    const bool waiting_vary = explain_ && sched_.waitingKeysVary();
+    const bool running_vary = explain_ && sched_.runningStateVaries();
     if (!w_.requests.empty()) now_ = w_.requests.front().arrival;
 
     std::uint32_t steps = 0;
@@ -534,15 +544,37 @@ RunLog Simulator::run() {
         }
         if (explain_) {
             log_.explain.calls.push_back({now_, dec_.hold, dec_.wake_at, dec_.restart});
-            // What the policy decided on: the running batch, and the queue when its keys
-            // move with the clock.
-            for (ReqId id : running_) sampleInsight(id);
-            if (vary) {
-                for (ReqId id : waiting_) sampleInsight(id);
-                for (ReqId id : suspended_) sampleInsight(id);
+            // What the policy decided on: the running batch where its predictions are
+            // refined, and the queue at the decisions that act where its keys move with the
+            // clock (between samples a remaining count counts down: Insight::generated).
+            if (running_vary) {
+                // A refining predictor's estimate is looked at again once the request has
+                // generated max(8 tokens, 5 % of its predicted total) since its last
+                // sample: its course, at a bounded cost per token.
+                for (ReqId id : running_) {
+                    const std::int64_t last = last_insight_[static_cast<std::size_t>(id)];
+                    if (last >= 0) {
+                        const Insight& l = log_.explain.insights[static_cast<std::size_t>(last)];
+                        const double total = std::isfinite(l.predicted)
+                                                 ? l.predicted + std::max(0, l.generated)
+                                                 : 0.0;
+                        if (st(id).generated - l.generated < std::max(8.0, 0.05 * total)) continue;
+                    }
+                    sampleInsight(id);
+                }
             }
+            if (waiting_vary && !dec_.why.empty())
+                for (ReqId id : dec_.ranked) {
+                    const Phase ph = st(id).phase;
+                    if (ph == Phase::Waiting || ph == Phase::Suspended) sampleInsight(id);
+                }
         }
         applyDecision();
+        if (explain_) {
+            // What the decision set on the requests it took in (TimeBill's alpha and WCET).
+            for (ReqId id : dec_.admit) sampleInsight(id);
+            for (ReqId id : dec_.resume) sampleInsight(id);
+        }
         if (!running_.empty()) {
             idle_rounds_ = 0;
             runIteration();

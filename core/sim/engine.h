@@ -140,7 +140,7 @@ private:
     // the order the engine applies the actions; `payload` is what an unexplained action
     // carries (alpha of an eviction) so that a replay still reproduces it.
     void recordAction(Act act, ReqId id, std::int32_t value, double payload = 0);
-    void recordEngine(Act act, ReqId id, RuleId rule, const std::array<double, 6>& x);
+    void recordEngine(Act act, ReqId id, RuleId rule, const std::array<double, kReasonNumbers>& x);
     void sampleInsight(ReqId id);
 
     const Workload& w_;

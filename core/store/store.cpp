@@ -138,6 +138,7 @@ CREATE TABLE run_states(
   seq INTEGER NOT NULL,
   t REAL NOT NULL,
   req INTEGER NOT NULL,
+  generated INTEGER,              -- tokens generated when sampled (remaining counts are as of then)
   key REAL, predicted REAL, deadline REAL, alpha REAL, wcet REAL,  -- NULL: none
   PRIMARY KEY(run_id, seq)) WITHOUT ROWID;
 )sql",
@@ -598,8 +599,10 @@ std::string reasonNumbers(const Reason& r) {
 void Store::insertExplanation(std::int64_t run_id, const Explanation& ex) {
     {
         Stmt up(db_, path_, "UPDATE runs SET explain = ? WHERE id = ?");
-        up.bind(1,
-                nlohmann::json{{"key", ex.key_name}, {"key_descending", ex.key_descending}}.dump())
+        up.bind(1, nlohmann::json{{"key", ex.key_name},
+                                  {"key_descending", ex.key_descending},
+                                  {"key_counts_down", ex.key_counts_down}}
+                       .dump())
             .bind(2, run_id);
         up.step();
     }
@@ -639,7 +642,7 @@ void Store::insertExplanation(std::int64_t run_id, const Explanation& ex) {
     }
     Stmt state(db_, path_,
                "INSERT INTO run_states(run_id, seq, t, req, key, predicted, deadline, alpha, "
-               "wcet) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)");
+               "wcet, generated) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
     for (std::size_t i = 0; i < ex.insights.size(); ++i) {
         const Insight& in = ex.insights[i];
         // Infinite keys (a request a policy never ranks) are stored as the largest double.
@@ -655,6 +658,10 @@ void Store::insertExplanation(std::int64_t run_id, const Explanation& ex) {
             .bind(7, fin(in.deadline))
             .bind(8, fin(in.alpha))
             .bind(9, fin(in.wcet));
+        if (in.generated >= 0)
+            state.bind(10, std::int64_t(in.generated));
+        else
+            state.bindNull(10);
         state.step();
         state.reset();
     }
@@ -673,6 +680,7 @@ Explanation Store::runExplanation(std::int64_t id) const {
         ex.on = true;
         ex.key_name = j.value("key", std::string());
         ex.key_descending = j.value("key_descending", false);
+        ex.key_counts_down = j.value("key_counts_down", false);
     }
     {
         Stmt s(db_, path_,
@@ -717,8 +725,8 @@ Explanation Store::runExplanation(std::int64_t id) const {
     }
     {
         Stmt s(db_, path_,
-               "SELECT t, req, key, predicted, deadline, alpha, wcet FROM run_states WHERE "
-               "run_id = ? ORDER BY seq");
+               "SELECT t, req, key, predicted, deadline, alpha, wcet, generated FROM run_states "
+               "WHERE run_id = ? ORDER BY seq");
         s.bind(1, id);
         auto unfin = [](double v) {
             return std::fabs(v) == std::numeric_limits<double>::max()
@@ -734,6 +742,7 @@ Explanation Store::runExplanation(std::int64_t id) const {
             in.deadline = unfin(s.real(4));
             in.alpha = unfin(s.real(5));
             in.wcet = unfin(s.real(6));
+            in.generated = s.isNull(7) ? -1 : std::int32_t(s.i64(7));
             ex.insights.push_back(in);
         }
     }

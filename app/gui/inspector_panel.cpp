@@ -1,0 +1,544 @@
+#include "inspector_panel.h"
+
+#include "chart_style.h"
+#include "workbench_state.h"
+
+#include <QCheckBox>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QListWidget>
+#include <QShortcut>
+#include <QSplitter>
+#include <QTableView>
+#include <QToolButton>
+#include <QVBoxLayout>
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <qcustomplot.h>
+
+namespace kairos::app {
+
+namespace {
+
+QString num(double v, int digits = 5) {
+    if (std::isnan(v)) return QStringLiteral("–");
+    if (std::isinf(v)) return v > 0 ? QStringLiteral("∞") : QStringLiteral("−∞");
+    return QString::number(v, 'g', digits);
+}
+
+const char* const kSections[] = {"running", "waiting", "suspended"};
+
+} // namespace
+
+void SchedulerViewModel::setView(SchedulerView v, QString key_name) {
+    beginResetModel();
+    v_ = std::move(v);
+    key_name_ = std::move(key_name);
+    endResetModel();
+}
+
+const ViewRow* SchedulerViewModel::rowAt(int row, int* section) const {
+    if (row < 0) return nullptr;
+    std::size_t r = static_cast<std::size_t>(row);
+    const std::vector<ViewRow>* parts[] = {&v_.running, &v_.waiting, &v_.suspended};
+    for (int s = 0; s < 3; ++s) {
+        if (r < parts[s]->size()) {
+            if (section) *section = s;
+            return &(*parts[s])[r];
+        }
+        r -= parts[s]->size();
+    }
+    return nullptr;
+}
+
+int SchedulerViewModel::rowCount(const QModelIndex& parent) const {
+    return parent.isValid() ? 0 : int(v_.running.size() + v_.waiting.size() + v_.suspended.size());
+}
+
+int SchedulerViewModel::columnCount(const QModelIndex& parent) const {
+    return parent.isValid() ? 0 : ColumnCount;
+}
+
+QVariant SchedulerViewModel::data(const QModelIndex& index, int role) const {
+    int section = 0;
+    const ViewRow* r = rowAt(index.row(), &section);
+    if (!r) return {};
+    if (role == Qt::TextAlignmentRole)
+        return index.column() == State ? QVariant(Qt::AlignLeft | Qt::AlignVCenter)
+                                       : QVariant(Qt::AlignRight | Qt::AlignVCenter);
+    if (role == Qt::ForegroundRole && index.column() == TrueRem && r->output < 0)
+        return QColor(0x80, 0x80, 0x80);
+    if (role == Qt::ToolTipRole && index.column() == TrueRem && r->output < 0)
+        return tr("it was killed: its true length is not known");
+    if (role != Qt::DisplayRole) return {};
+    // Position within its section (the queue's order is the policy's).
+    int pos = index.row();
+    if (section >= 1) pos -= int(v_.running.size());
+    if (section >= 2) pos -= int(v_.waiting.size());
+    switch (index.column()) {
+    case State:
+        return QString::fromLatin1(kSections[section]);
+    case Pos:
+        return pos + 1;
+    case Req:
+        return r->req;
+    case Arrival:
+        return QString::number(r->arrival, 'f', 3);
+    case Since:
+        return QString::number(r->since, 'f', 3);
+    case Prompt:
+        return r->prompt;
+    case Generated:
+        return r->generated;
+    case Predicted:
+        return num(r->predicted);
+    case TrueRem:
+        return num(r->trueRemaining());
+    case Key:
+        return num(r->key, 6);
+    case Slack:
+        return std::isnan(r->deadline) ? QStringLiteral("–") : num(r->deadline - v_.t, 4);
+    case Alpha:
+        return num(r->alpha, 3);
+    case Wcet:
+        return num(r->wcet, 4);
+    default:
+        return {};
+    }
+}
+
+QVariant SchedulerViewModel::headerData(int section, Qt::Orientation o, int role) const {
+    if (o != Qt::Horizontal) return {};
+    static const char* const names[] = {
+        "state",     "#", "req",      "generated", "pred. rem.",  "true rem.", "key",
+        "slack (s)", "α", "WCET (s)", "prompt",    "arrival (s)", "since (s)"};
+    static const char* const tips[] = {
+        "running: in the batch (admission order); waiting: queued, in the policy's order; "
+        "suspended: paused with its KV kept",
+        "position in its section (the queue's order is the policy's)",
+        "request id",
+        "tokens generated so far",
+        "the policy's predicted remaining tokens (at its latest look, counted down since)",
+        "true remaining tokens (from its finish; unknown if it was killed)",
+        "the policy's key",
+        "time to its deadline (negative: late)",
+        "KV eviction ratio chosen (TimeBill)",
+        "worst-case execution time planned (TimeBill)",
+        "prompt tokens",
+        "arrival time",
+        "when it entered this state"};
+    if (section < 0 || section >= ColumnCount) return {};
+    if (role == Qt::DisplayRole) return QString::fromUtf8(names[section]);
+    if (role == Qt::ToolTipRole)
+        return section == Key && !key_name_.isEmpty() ? tr("the policy's key: %1").arg(key_name_)
+                                                      : QString::fromUtf8(tips[section]);
+    return {};
+}
+
+InspectorPanel::InspectorPanel(QWidget* parent) : QWidget(parent) {
+    auto* top = new QWidget;
+    auto* tv = new QVBoxLayout(top);
+    tv->setContentsMargins(4, 4, 4, 0);
+    auto* bar = new QHBoxLayout;
+    prev_ = new QToolButton;
+    prev_->setArrowType(Qt::LeftArrow);
+    prev_->setToolTip(tr("The decision before (Ctrl+,)"));
+    next_ = new QToolButton;
+    next_->setArrowType(Qt::RightArrow);
+    next_->setToolTip(tr("The next decision (Ctrl+.)"));
+    title_ = new QLabel(tr("No run"));
+    title_->setObjectName(QStringLiteral("inspectorTitle"));
+    title_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    follow_ = new QCheckBox(tr("Follow the cursor"));
+    follow_->setObjectName(QStringLiteral("inspectorFollow"));
+    follow_->setChecked(true);
+    follow_->setToolTip(tr("Show the scheduler at the time under the mouse on the timeline or "
+                           "the KV chart; stepping turns it off"));
+    bar->addWidget(prev_);
+    bar->addWidget(next_);
+    bar->addWidget(title_, 1);
+    bar->addWidget(follow_);
+    tv->addLayout(bar);
+    summary_ = new QLabel;
+    summary_->setWordWrap(true);
+    summary_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    tv->addWidget(summary_);
+    decisions_ = new QListWidget;
+    decisions_->setObjectName(QStringLiteral("inspectorDecisions"));
+    decisions_->setToolTip(tr("The last decision at or before t that acted: each action with "
+                              "the rule that fired and its numbers (double-click: its request)"));
+    decisions_->setMaximumHeight(120);
+    decisions_->setWordWrap(true);
+    tv->addWidget(decisions_);
+    model_ = new SchedulerViewModel(this);
+    table_ = new QTableView;
+    table_->setObjectName(QStringLiteral("inspectorTable"));
+    table_->setModel(model_);
+    table_->verticalHeader()->hide();
+    table_->verticalHeader()->setDefaultSectionSize(table_->fontMetrics().height() + 4);
+    table_->horizontalHeader()->setSectionResizeMode(QHeaderView::Interactive);
+    table_->horizontalHeader()->setStretchLastSection(true);
+    table_->setSelectionBehavior(QAbstractItemView::SelectRows);
+    table_->setSelectionMode(QAbstractItemView::SingleSelection);
+    table_->setWordWrap(false);
+    for (int c = 0; c < SchedulerViewModel::ColumnCount; ++c)
+        table_->setColumnWidth(c, c == SchedulerViewModel::State ? 84
+                                  : c == SchedulerViewModel::Pos || c == SchedulerViewModel::Alpha
+                                      ? 40
+                                  : c == SchedulerViewModel::Key ? 96
+                                                                 : 70);
+    tv->addWidget(table_, 1);
+
+    auto* bottom = new QWidget;
+    auto* bv = new QVBoxLayout(bottom);
+    bv->setContentsMargins(4, 0, 4, 4);
+    req_title_ = new QLabel(tr("Click a request on the timeline, or one here, for its story"));
+    req_title_->setWordWrap(true);
+    req_title_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    bv->addWidget(req_title_);
+    chart_ = new QCustomPlot;
+    chart_->setObjectName(QStringLiteral("inspectorChart"));
+    chart_->setMinimumHeight(130);
+    views::applyPalette(chart_, QPalette::Base);
+    chart_->xAxis->setLabel(tr("time (s)"));
+    chart_->yAxis->setLabel(tr("remaining tokens"));
+    chart_->yAxis2->setLabel(tr("key"));
+    chart_->legend->setVisible(true);
+    chart_->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignRight);
+    auto* predicted = chart_->addGraph();
+    predicted->setName(tr("predicted remaining"));
+    predicted->setLineStyle(QCPGraph::lsLine);
+    predicted->setPen(QPen(QColor(0x2f, 0x80, 0xed), 1.6));
+    auto* truth = chart_->addGraph();
+    truth->setName(tr("true remaining"));
+    truth->setPen(QPen(QColor(0x27, 0xae, 0x60), 1.6, Qt::DashLine));
+    auto* key = chart_->addGraph(chart_->xAxis, chart_->yAxis2);
+    key->setName(tr("key"));
+    key->setLineStyle(QCPGraph::lsStepLeft);
+    key->setPen(QPen(QColor(0xe6, 0x7e, 0x22), 1.4));
+    now_ = new QCPItemStraightLine(chart_);
+    now_->setPen(QPen(palette().color(QPalette::Text), 1, Qt::DotLine));
+    bv->addWidget(chart_, 2);
+    budget_ = new QLabel;
+    budget_->setWordWrap(true);
+    budget_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    budget_->setVisible(false);
+    bv->addWidget(budget_);
+    story_ = new QListWidget;
+    story_->setObjectName(QStringLiteral("inspectorStory"));
+    story_->setWordWrap(true);
+    story_->setToolTip(tr("Every event of the request and every decision that touched it "
+                          "(click: show the scheduler at that time)"));
+    bv->addWidget(story_, 2);
+
+    auto* split = new QSplitter(Qt::Vertical);
+    split->addWidget(top);
+    split->addWidget(bottom);
+    split->setStretchFactor(0, 3);
+    split->setStretchFactor(1, 2);
+    auto* v = new QVBoxLayout(this);
+    v->setContentsMargins(0, 0, 0, 0);
+    v->addWidget(split);
+
+    connect(prev_, &QToolButton::clicked, this, [this] { step(-1); });
+    connect(next_, &QToolButton::clicked, this, [this] { step(+1); });
+    auto* back = new QShortcut(QKeySequence(Qt::CTRL | Qt::Key_Comma), this);
+    back->setContext(Qt::WindowShortcut);
+    connect(back, &QShortcut::activated, this, [this] { step(-1); });
+    auto* fwd = new QShortcut(QKeySequence(Qt::CTRL | Qt::Key_Period), this);
+    fwd->setContext(Qt::WindowShortcut);
+    connect(fwd, &QShortcut::activated, this, [this] { step(+1); });
+    connect(table_, &QTableView::doubleClicked, this, [this](const QModelIndex& i) {
+        if (const ViewRow* r = model_->rowAt(i.row())) Q_EMIT requestPicked(r->req, t_);
+    });
+    connect(decisions_, &QListWidget::itemDoubleClicked, this, [this](QListWidgetItem* it) {
+        Q_EMIT requestPicked(it->data(Qt::UserRole).toInt(), t_);
+    });
+    connect(story_, &QListWidget::itemClicked, this, [this](QListWidgetItem* it) {
+        follow_->setChecked(false);
+        setTime(it->data(Qt::UserRole).toDouble());
+    });
+}
+
+void InspectorPanel::attach(WorkbenchState* state) {
+    connect(state, &WorkbenchState::runChanged, this, [this, state] { setRun(state->run()); });
+    connect(state, &WorkbenchState::selectionChanged, this,
+            [this, state] { showRequest(state->selectedRequest(), state->selectedTime()); });
+    setRun(state->run());
+}
+
+void InspectorPanel::setRun(std::shared_ptr<const SimResult> run) {
+    run_ = std::move(run);
+    ix_ = run_ ? run_->explain : nullptr;
+    if (req_ >= 0 && (!run_ || !run_->log || req_ >= run_->log->num_requests)) req_ = -1;
+    refreshView();
+    refreshRequest();
+}
+
+void InspectorPanel::followCursor(double t) {
+    if (follow_->isChecked()) setTime(t);
+}
+
+void InspectorPanel::inspectAt(double t) {
+    follow_->setChecked(false);
+    setTime(t);
+}
+
+void InspectorPanel::setTime(double t) {
+    if (!std::isfinite(t)) return;
+    t_ = t;
+    refreshView();
+    now_->point1->setCoords(t, 0);
+    now_->point2->setCoords(t, 1);
+    chart_->replot(QCustomPlot::rpQueuedReplot);
+    Q_EMIT timeChanged(t);
+}
+
+bool InspectorPanel::step(int direction) {
+    if (!ix_ || !ix_->explained()) return false;
+    const auto& acting = ix_->actingCalls();
+    const auto& calls = ix_->log().explain.calls;
+    auto timeOf = [&](std::uint32_t c) { return calls[c].t; };
+    double to = std::nan("");
+    if (direction > 0) {
+        const auto it = std::upper_bound(acting.begin(), acting.end(), t_,
+                                         [&](double x, std::uint32_t c) { return x < timeOf(c); });
+        if (it != acting.end()) to = timeOf(*it);
+    } else {
+        auto it = std::lower_bound(acting.begin(), acting.end(), t_,
+                                   [&](std::uint32_t c, double x) { return timeOf(c) < x; });
+        if (it != acting.begin()) to = timeOf(*std::prev(it));
+    }
+    if (std::isnan(to)) return false;
+    follow_->setChecked(false);
+    setTime(to);
+    return true;
+}
+
+void InspectorPanel::showRequest(int id, double t) {
+    req_ = id;
+    req_t_ = t;
+    refreshRequest();
+    if (id >= 0 && std::isfinite(t)) {
+        follow_->setChecked(false); // a click shows that instant until the cursor is followed
+        setTime(t);
+    }
+}
+
+QStringList InspectorPanel::decisionLines() const {
+    QStringList out;
+    for (int i = 0; i < decisions_->count(); ++i) out << decisions_->item(i)->text();
+    return out;
+}
+
+QStringList InspectorPanel::storyLines() const {
+    QStringList out;
+    for (int i = 0; i < story_->count(); ++i) out << story_->item(i)->text();
+    return out;
+}
+
+QString InspectorPanel::budgetText() const {
+    return budget_->isVisible() ? budget_->text() : QString();
+}
+
+void InspectorPanel::refreshView() {
+    const auto t0 = std::chrono::steady_clock::now();
+    prev_->setEnabled(ix_ && ix_->explained());
+    next_->setEnabled(ix_ && ix_->explained());
+    decisions_->clear();
+    if (!ix_) {
+        title_->setText(run_ ? tr("This run was not recorded with its reasons") : tr("No run"));
+        summary_->clear();
+        model_->setView({}, {});
+        return;
+    }
+    const RunLog& log = ix_->log();
+    SchedulerView v = viewAt(*ix_, t_);
+    title_->setText(tr("Scheduler at t = %1 s").arg(t_, 0, 'f', 4));
+    const QString order = log.explain.key_name.empty()
+                              ? QString()
+                              : tr("; the queue by %1, %2 first")
+                                    .arg(QString::fromStdString(log.explain.key_name),
+                                         log.explain.key_descending ? tr("highest") : tr("lowest"));
+    summary_->setText(
+        tr("KV %1 of %2 tokens (%3 %); %4 running, %5 waiting, %6 suspended; %7 finished, %8 "
+           "killed, %9 not arrived")
+            .arg(v.kv_used)
+            .arg(v.kv_capacity)
+            .arg(v.kv_capacity > 0 ? 100.0 * double(v.kv_used) / double(v.kv_capacity) : 0.0, 0,
+                 'f', 1)
+            .arg(v.running.size())
+            .arg(v.waiting.size())
+            .arg(v.suspended.size())
+            .arg(v.finished)
+            .arg(v.killed)
+            .arg(v.not_arrived) +
+        order);
+    // The last decision that acted, at or before t.
+    const auto& acting = ix_->actingCalls();
+    const auto& calls = log.explain.calls;
+    const auto it = std::upper_bound(acting.begin(), acting.end(), t_,
+                                     [&](double x, std::uint32_t c) { return x < calls[c].t; });
+    if (it != acting.begin()) {
+        const std::uint32_t call = *std::prev(it);
+        const auto [first, last] = ix_->reasonsOfCall(call);
+        auto* head = new QListWidgetItem(
+            tr("decision at %1 s (%2 action(s)):").arg(calls[call].t, 0, 'f', 4).arg(last - first));
+        QFont f = head->font();
+        f.setBold(true);
+        head->setFont(f);
+        head->setData(Qt::UserRole, -1);
+        decisions_->addItem(head);
+        for (std::size_t i = first; i < last; ++i) {
+            const Reason& r = log.explain.reasons[i];
+            auto* item = new QListWidgetItem(QString::fromStdString(describeReason(r)));
+            item->setData(Qt::UserRole, r.req);
+            item->setToolTip(QString::fromUtf8(ruleOf(r.rule).text));
+            decisions_->addItem(item);
+        }
+    } else if (log.explain.on) {
+        decisions_->addItem(tr("no decision has acted yet"));
+    }
+    model_->setView(std::move(v), QString::fromStdString(log.explain.key_name));
+    last_ms_ =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+void InspectorPanel::refreshRequest() {
+    story_->clear();
+    budget_->setVisible(false);
+    for (int g = 0; g < chart_->graphCount(); ++g) chart_->graph(g)->data()->clear();
+    if (!ix_ || req_ < 0) {
+        req_title_->setText(run_ && !ix_ ? tr("This run was not recorded with its reasons")
+                                         : tr("Click a request on the timeline, or one here, "
+                                              "for its story"));
+        chart_->replot(QCustomPlot::rpQueuedReplot);
+        return;
+    }
+    const RunLog& log = ix_->log();
+    const auto& ex = log.explain;
+    const ReqId id = req_;
+    req_title_->setText(tr("Request %1: prompt %2 tokens, %3; arrived at %4 s")
+                            .arg(id)
+                            .arg(ix_->promptOf(id))
+                            .arg(ix_->outputOf(id) < 0
+                                     ? tr("did not finish")
+                                     : tr("output %1 tokens").arg(ix_->outputOf(id)))
+                            .arg(ix_->arrivalOf(id), 0, 'f', 4));
+    // Predicted against true remaining tokens at each of its events and samples (the
+    // prediction as the policy last saw it, counted down since), and the key where it is
+    // neither the prediction nor constant (TimelyLLM's PUD priority).
+    QVector<double> pt, pv, tt, tv, kt, kv;
+    std::vector<double> times;
+    for (std::uint32_t i : ix_->eventsOf(id)) times.push_back(log.events[i].t);
+    for (std::uint32_t i : ix_->insightsOf(id)) times.push_back(ex.insights[i].t);
+    std::sort(times.begin(), times.end());
+    times.erase(std::unique(times.begin(), times.end()), times.end());
+    bool key_is_prediction = true, key_constant = true;
+    double first_key = std::nan("");
+    for (double t : times) {
+        Insight in;
+        if (ix_->stateAt(id, t, &in)) {
+            if (std::isfinite(in.predicted)) {
+                pt << t;
+                pv << in.predicted;
+            }
+            if (std::isfinite(in.key)) {
+                kt << t;
+                kv << in.key;
+                if (!(in.key == in.predicted)) key_is_prediction = false;
+                if (std::isnan(first_key)) first_key = in.key;
+                if (in.key != first_key) key_constant = false;
+            }
+        }
+        if (ix_->outputOf(id) >= 0) {
+            tt << t;
+            tv << double(ix_->outputOf(id) - ix_->generatedAt(id, t));
+        }
+    }
+    chart_->graph(0)->setData(pt, pv, true);
+    chart_->graph(1)->setData(tt, tv, true);
+    const bool show_key = !key_is_prediction && !key_constant && !kt.isEmpty();
+    chart_->graph(2)->setData(show_key ? kt : QVector<double>(), show_key ? kv : QVector<double>(),
+                              true);
+    chart_->graph(2)->setName(tr("key: %1").arg(QString::fromStdString(ex.key_name)));
+    chart_->graph(2)->setVisible(show_key);
+    if (show_key)
+        chart_->graph(2)->addToLegend();
+    else
+        chart_->graph(2)->removeFromLegend();
+    chart_->yAxis2->setVisible(show_key);
+    chart_->yAxis2->setLabel(QString::fromStdString(ex.key_name));
+    chart_->rescaleAxes();
+    chart_->yAxis->setRangeLower(0);
+    chart_->replot(QCustomPlot::rpQueuedReplot);
+    // TimeBill's budget arithmetic, from its admission's reason.
+    for (std::uint32_t i : ix_->reasonsOf(id)) {
+        const Reason& r = ex.reasons[i];
+        if (r.req != id) continue;
+        if (r.rule == RuleId::TimeBillAdmit) {
+            const double wcet = r.x[4] + r.x[5];
+            const Insight* in = ix_->insightAt(id, r.t + 1e-12);
+            budget_->setText(
+                tr("<b>Budget</b> at admission (%1 s): %2 s left. WCET planned %3 s = prefill "
+                   "%4 s + decode %5 s of N<sub>W</sub> = %6 tokens (k = %7 × the predicted "
+                   "length, capped at N<sub>max</sub>)%8; slack %9 s.")
+                    .arg(r.t, 0, 'f', 3)
+                    .arg(num(r.x[3], 4))
+                    .arg(num(wcet, 4))
+                    .arg(num(r.x[4], 4))
+                    .arg(num(r.x[5], 4))
+                    .arg(num(r.x[7]))
+                    .arg(num(r.x[6], 3))
+                    .arg(in && !std::isnan(in->alpha) && in->alpha > 0
+                             ? tr(" at KV eviction α* = %1").arg(num(in->alpha, 3))
+                             : tr(", no KV evicted"))
+                    .arg(num(r.x[3] - wcet, 4)));
+            budget_->setVisible(true);
+        }
+    }
+    // Its story: events and decisions (state changes are the chart's).
+    for (const StoryLine& l : storyOf(*ix_, id)) {
+        QString text;
+        switch (l.kind) {
+        case StoryLine::Kind::Event: {
+            const Event& e = log.events[l.index];
+            text = QStringLiteral("%1 s   %2 (%3)")
+                       .arg(e.t, 0, 'f', 4)
+                       .arg(QString::fromLatin1(evName(e.ev)))
+                       .arg(e.value);
+            break;
+        }
+        case StoryLine::Kind::Reason: {
+            const Reason& r = ex.reasons[l.index];
+            text = QStringLiteral("%1 s   why: %2%3")
+                       .arg(r.t, 0, 'f', 4)
+                       .arg(QString::fromStdString(describeReason(r)))
+                       .arg(r.req != id ? tr("  [another request's decision]") : QString());
+            break;
+        }
+        case StoryLine::Kind::State:
+            continue;
+        }
+        auto* item = new QListWidgetItem(text);
+        item->setData(Qt::UserRole, l.t);
+        if (l.kind == StoryLine::Kind::Reason) {
+            QFont f = item->font();
+            f.setBold(true);
+            item->setFont(f);
+            item->setToolTip(QString::fromUtf8(ruleOf(ex.reasons[l.index].rule).text));
+        }
+        story_->addItem(item);
+    }
+    // The line at or just before the time it was picked at.
+    for (int i = story_->count() - 1; i >= 0; --i)
+        if (story_->item(i)->data(Qt::UserRole).toDouble() <= req_t_ + 1e-9) {
+            story_->setCurrentRow(i);
+            story_->scrollToItem(story_->item(i), QAbstractItemView::PositionAtCenter);
+            break;
+        }
+}
+
+} // namespace kairos::app

@@ -1,0 +1,126 @@
+#pragma once
+// The Inspector (issue 20): why the scheduler did what it did.
+//  - "Scheduler at t": the waiting queue in the policy's order with each request's key,
+//    the running batch with predicted and true remaining tokens, the suspended requests,
+//    KV use and capacity, and the last decision at or before t with each action's reason
+//    (the rule that fired and its numbers). It follows the cursor over the timeline or
+//    the KV chart, or steps decision by decision (Ctrl+. forward, Ctrl+, back).
+//  - The selected request: its predicted against true remaining tokens over time (Trail's
+//    refinement converging; an oracle's lines coincide), its key over time where the key
+//    is not the prediction (TimelyLLM's PUD priority, a deadline), TimeBill's budget
+//    arithmetic, and its story: every event and every decision that touched it.
+// Everything is read from the run's log (metrics/explain_view.h); the window's runs
+// record their reasons (SimRunner), so the view needs no re-run.
+#include "metrics/explain_view.h"
+#include "sim_runner.h"
+
+#include <QAbstractTableModel>
+#include <QWidget>
+#include <memory>
+
+class QCheckBox;
+class QCustomPlot;
+class QCPItemStraightLine;
+class QLabel;
+class QListWidget;
+class QTableView;
+class QToolButton;
+
+namespace kairos::app {
+
+class WorkbenchState;
+
+// The view at t as a table: running (admission order), waiting (policy order), suspended.
+class SchedulerViewModel : public QAbstractTableModel {
+    Q_OBJECT
+public:
+    // What decides first, then the facts: a narrow dock shows the numbers that matter.
+    enum Column {
+        State,
+        Pos,
+        Req,
+        Generated,
+        Predicted,
+        TrueRem,
+        Key,
+        Slack,
+        Alpha,
+        Wcet,
+        Prompt,
+        Arrival,
+        Since,
+        ColumnCount
+    };
+    explicit SchedulerViewModel(QObject* parent = nullptr) : QAbstractTableModel(parent) {}
+    void setView(SchedulerView v, QString key_name);
+    const SchedulerView& view() const { return v_; }
+    // The row's request and the section it is in.
+    const ViewRow* rowAt(int row, int* section = nullptr) const;
+    int rowCount(const QModelIndex& parent = {}) const override;
+    int columnCount(const QModelIndex& parent = {}) const override;
+    QVariant data(const QModelIndex& index, int role) const override;
+    QVariant headerData(int section, Qt::Orientation o, int role) const override;
+
+private:
+    SchedulerView v_;
+    QString key_name_;
+};
+
+class InspectorPanel : public QWidget {
+    Q_OBJECT
+public:
+    explicit InspectorPanel(QWidget* parent = nullptr);
+    // Follows `state`'s run and selected request.
+    void attach(WorkbenchState* state);
+    // The run to inspect (null: none).
+    void setRun(std::shared_ptr<const SimResult> run);
+    // The instant shown; the cursor calls this while "follow the cursor" is on.
+    void setTime(double t);
+    void followCursor(double t);
+    // A click at t (the KV chart): shows t and stops following the cursor.
+    void inspectAt(double t);
+    double time() const { return t_; }
+    // One decision forward (+1) or back (-1) from the shown instant (decisions that acted).
+    bool step(int direction);
+    // The request whose story is shown (-1: none) and the time it was picked at.
+    void showRequest(int id, double t);
+    int request() const { return req_; }
+    SchedulerViewModel* model() const { return model_; }
+    // What the "last decision" list and the story show, as text (tests, screenshots).
+    QStringList decisionLines() const;
+    QStringList storyLines() const;
+    QString budgetText() const;
+    // Milliseconds the last setTime took (view rebuilt and the table reset).
+    double lastUpdateMs() const { return last_ms_; }
+
+Q_SIGNALS:
+    // The shown instant changed (the timeline and KV chart draw it).
+    void timeChanged(double t);
+    // A request picked in the table or a decision (the window selects it).
+    void requestPicked(int id, double t);
+
+private:
+    void refreshView();
+    void refreshRequest();
+
+    std::shared_ptr<const SimResult> run_;
+    std::shared_ptr<const ExplainIndex> ix_;
+    double t_ = 0;
+    int req_ = -1;
+    double req_t_ = 0;
+    double last_ms_ = 0;
+    QLabel* title_ = nullptr;
+    QLabel* summary_ = nullptr;
+    QToolButton *prev_ = nullptr, *next_ = nullptr;
+    QCheckBox* follow_ = nullptr;
+    QListWidget* decisions_ = nullptr;
+    QTableView* table_ = nullptr;
+    SchedulerViewModel* model_ = nullptr;
+    QLabel* req_title_ = nullptr;
+    QCustomPlot* chart_ = nullptr;
+    QCPItemStraightLine* now_ = nullptr;
+    QLabel* budget_ = nullptr;
+    QListWidget* story_ = nullptr;
+};
+
+} // namespace kairos::app
