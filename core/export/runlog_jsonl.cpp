@@ -158,6 +158,18 @@ void writeRunLogJsonlFile(const RunLog& log, const std::string& path,
 }
 
 namespace {
+// `v` if it is a whole number in [lo, hi] (so that casts of it are defined), else the error
+// naming the file, line and field.
+double wholeIn(double v, const std::string& file, long line, const std::string& field, double lo,
+               double hi) {
+    if (v != std::floor(v) || v < lo || v > hi)
+        throw InputError(file, line, field,
+                         "must be a whole number in [" +
+                             std::to_string(static_cast<long long>(lo)) + ", " +
+                             std::to_string(static_cast<long long>(hi)) + "]");
+    return v;
+}
+
 // A number of the explain stream: a number, "inf" / "-inf", or (where `none_ok`) null.
 double explainNum(const nlohmann::json& v, const std::string& file, long line,
                   const std::string& field, bool none_ok) {
@@ -184,13 +196,7 @@ void readExplainLine(const nlohmann::json& j, const std::string& evs, RunLog& lo
     auto whole = [&](const char* k, double lo, double hi) {
         const auto& f = field(k);
         if (!f.is_number()) throw InputError(name, lineno, k, "not a number");
-        const double v = f.get<double>();
-        if (v != std::floor(v) || v < lo || v > hi)
-            throw InputError(name, lineno, k,
-                             "must be a whole number in [" +
-                                 std::to_string(static_cast<long long>(lo)) + ", " +
-                                 std::to_string(static_cast<long long>(hi)) + "]");
-        return v;
+        return wholeIn(f.get<double>(), name, lineno, k, lo, hi);
     };
     auto time = [&]() {
         const double t = explainNum(field("t"), name, lineno, "t", false);
@@ -275,13 +281,7 @@ RunLog readRunLogJsonl(std::istream& in, const std::string& name) {
     };
     // Whole numbers in [lo, hi], so that the casts below are defined.
     auto getInt = [&](const nlohmann::json& j, const char* k, double lo, double hi) {
-        const double v = getNum(j, k);
-        if (v != std::floor(v) || v < lo || v > hi)
-            throw InputError(name, lineno, k,
-                             "must be a whole number in [" +
-                                 std::to_string(static_cast<long long>(lo)) + ", " +
-                                 std::to_string(static_cast<long long>(hi)) + "]");
-        return v;
+        return wholeIn(getNum(j, k), name, lineno, k, lo, hi);
     };
     auto getStr = [&](const nlohmann::json& j, const char* k) {
         const auto f = j.find(k);

@@ -146,4 +146,29 @@ inline int seedCount(int dflt, const char* env = "KAIROS_LIVENESS_SEEDS") {
 inline const char* const kPredictors[] = {"oracle", "lognormal:0.5", "exponential", "bucket:16,0.8",
                                           "trail"};
 
+// A row per registered policy (a test's _data function): column "policy".
+inline void policyRows() {
+    QTest::addColumn<QString>("policy");
+    for (const auto& n : policyNames()) QTest::newRow(n.c_str()) << QString::fromStdString(n);
+}
+
+// Policy `name` with a random setting of its parameters (variation) and a random predictor,
+// seeded with `seed`.
+inline PolicyConfig randomConfig(const std::string& name, std::uint64_t seed, Rng& rng) {
+    PolicyConfig pc;
+    pc.name = name;
+    pc.params = variation(name, rng);
+    pc.predictor = kPredictors[rng.uniformInt(0, 4)];
+    pc.seed = seed;
+    return pc;
+}
+
+// What a failure names: the policy, its parameters and predictor, the case, the capacity.
+inline QString describeRun(const PolicyConfig& pc, const Case& c, std::int64_t cap) {
+    std::ostringstream params;
+    for (const auto& [k, v] : pc.params) params << k << "=" << v << " ";
+    return QString::fromStdString(pc.name + " " + params.str() + "predictor=" + pc.predictor +
+                                  ", " + c.label + " cap=" + std::to_string(cap));
+}
+
 } // namespace kairos::test

@@ -225,10 +225,7 @@ const ViewRow* find(const std::vector<ViewRow>& rows, ReqId id) {
 class TestExplain : public QObject {
     Q_OBJECT
 private slots:
-    void reasonsHoldAndReplay_data() {
-        QTest::addColumn<QString>("policy");
-        for (const auto& n : policyNames()) QTest::newRow(n.c_str()) << QString::fromStdString(n);
-    }
+    void reasonsHoldAndReplay_data() { test::policyRows(); }
 
     void reasonsHoldAndReplay() {
         QFETCH(QString, policy);
@@ -242,19 +239,11 @@ private slots:
             const std::int64_t caps[] = {need / 2, need + c.lim.block_size, 4 * need};
             Rng rng(static_cast<std::uint64_t>(seed) * 41 + 7);
             const std::int64_t cap_tokens = caps[rng.uniformInt(0, 2)];
-            PolicyConfig pc;
-            pc.name = name;
-            pc.params = variation(name, rng);
-            pc.predictor = kPredictors[rng.uniformInt(0, 4)];
-            pc.seed = static_cast<std::uint64_t>(seed);
+            const PolicyConfig pc = test::randomConfig(name, static_cast<std::uint64_t>(seed), rng);
             EngineLimits lim = c.lim;
             lim.kv_capacity_tokens = cap_tokens;
             const std::int64_t cap = lim.kv_capacity_tokens / lim.block_size * lim.block_size;
-            std::ostringstream params;
-            for (const auto& [k, v] : pc.params) params << k << "=" << v << " ";
-            const QString what =
-                QString::fromStdString(name + " " + params.str() + "predictor=" + pc.predictor +
-                                       ", " + c.label + " cap=" + std::to_string(cap));
+            const QString what = test::describeRun(pc, c, cap);
             RunLog plain, explained;
             try {
                 const auto s1 = makeScheduler(pc);

@@ -81,10 +81,7 @@ private:
 class TestLiveness : public QObject {
     Q_OBJECT
 private slots:
-    void everyPolicyIsLive_data() {
-        QTest::addColumn<QString>("policy");
-        for (const auto& n : policyNames()) QTest::newRow(n.c_str()) << QString::fromStdString(n);
-    }
+    void everyPolicyIsLive_data() { test::policyRows(); }
 
     void everyPolicyIsLive() {
         QFETCH(QString, policy);
@@ -98,19 +95,12 @@ private slots:
             const std::int64_t caps[] = {need / 2, need + c.lim.block_size, 4 * need};
             for (int ci = 0; ci < 3; ++ci) {
                 Rng rng(static_cast<std::uint64_t>(seed) * 31 + ci);
-                PolicyConfig pc;
-                pc.name = name;
-                pc.params = variation(name, rng);
-                pc.predictor = kPredictors[rng.uniformInt(0, 4)];
-                pc.seed = static_cast<std::uint64_t>(seed);
+                const PolicyConfig pc =
+                    test::randomConfig(name, static_cast<std::uint64_t>(seed), rng);
                 EngineLimits lim = c.lim;
                 lim.kv_capacity_tokens = caps[ci];
                 const std::int64_t cap = lim.kv_capacity_tokens / lim.block_size * lim.block_size;
-                std::ostringstream params;
-                for (const auto& [k, v] : pc.params) params << k << "=" << v << " ";
-                const QString what =
-                    QString::fromStdString(name + " " + params.str() + "predictor=" + pc.predictor +
-                                           ", " + c.label + " cap=" + std::to_string(cap));
+                const QString what = test::describeRun(pc, c, cap);
                 Watch watch(makeScheduler(pc));
                 const EteModel ete(c.ete);
                 const UnitModel unit;
@@ -211,16 +201,9 @@ private slots:
             const std::int64_t need = std::max<std::int64_t>(16, c.largest_need);
             for (const std::int64_t cap : {need + c.lim.block_size, 4 * need}) {
                 Rng rng(static_cast<std::uint64_t>(seed) * 37 + static_cast<std::uint64_t>(cap));
-                PolicyConfig pc;
-                pc.name = name;
-                pc.params = variation(name, rng);
-                pc.predictor = kPredictors[rng.uniformInt(0, 4)];
-                pc.seed = static_cast<std::uint64_t>(seed);
-                std::ostringstream params;
-                for (const auto& [k, v] : pc.params) params << k << "=" << v << " ";
-                const QString what =
-                    QString::fromStdString(name + " " + params.str() + "predictor=" + pc.predictor +
-                                           ", " + c.label + " cap=" + std::to_string(cap));
+                const PolicyConfig pc =
+                    test::randomConfig(name, static_cast<std::uint64_t>(seed), rng);
+                const QString what = test::describeRun(pc, c, cap);
                 const EteModel ete(c.ete);
                 const UnitModel unit;
                 auto run = [&](bool skip) {

@@ -96,6 +96,23 @@ long waitForResult(QSignalSpy& spy) {
     return spy.takeLast().at(0).value<long>();
 }
 
+// The window on the benchmarks' 20,000 requests (workload20k, file `name`) at `rate` under
+// sprpt_lp, shown at 1400x850 with its first run drawn: what the KAIROS_BENCH figures start
+// from. Null if it did not come up.
+std::unique_ptr<app::MainWindow> window20k(const QString& name, double rate,
+                                           const QString& predictor = {}) {
+    app::StartOptions o;
+    o.workload = workload20k(name, rate);
+    o.policy = "sprpt_lp";
+    if (!predictor.isEmpty()) o.predictor = predictor;
+    auto w = std::make_unique<app::MainWindow>(o);
+    QSignalSpy spy(w.get(), &app::MainWindow::resultShown);
+    w->resize(1400, 850);
+    w->show();
+    if (!QTest::qWaitForWindowExposed(w.get()) || waitForResult(spy) <= 0) return nullptr;
+    return w;
+}
+
 // The window's asynchronous calls (their work on the job tracker), waited for: the
 // second argument of the signal each delivers.
 template <class Obj, class Signal, class Call>
@@ -1377,28 +1394,21 @@ private slots:
         QFETCH(double, rate);
         if (qEnvironmentVariableIsEmpty("KAIROS_BENCH"))
             QSKIP("a benchmark: run with KAIROS_BENCH=1 (make bench)");
-        const QString path = workload20k("kairos_tst_20k.jsonl", rate);
-        app::StartOptions o;
-        o.workload = path;
-        o.policy = "sprpt_lp";
-        app::MainWindow w(o);
-        w.resize(1400, 850);
-        w.show();
-        QVERIFY(QTest::qWaitForWindowExposed(&w));
-        QSignalSpy spy(&w, &app::MainWindow::resultShown);
-        QVERIFY(waitForResult(spy) > 0);
+        const auto w = window20k("kairos_tst_20k.jsonl", rate);
+        QVERIFY(w);
+        QSignalSpy spy(w.get(), &app::MainWindow::resultShown);
         std::vector<double> total, sim, part_sim, part_sum, part_rows;
         for (int i = 0; i < 50; ++i) {
             QElapsedTimer t;
             t.start();
-            w.slider("C")->setValue(i % 2 ? 0.3 + 0.01 * i : 0.9 - 0.01 * i);
+            w->slider("C")->setValue(i % 2 ? 0.3 + 0.01 * i : 0.9 - 0.01 * i);
             QVERIFY(waitForResult(spy) > 0);
-            w.timeline()->viewport()->repaint();
+            w->timeline()->viewport()->repaint();
             total.push_back(t.nsecsElapsed() / 1e6);
-            sim.push_back(w.lastResult()->wall_ms);
-            part_sim.push_back(w.lastResult()->sim_ms);
-            part_sum.push_back(w.lastResult()->summary_ms);
-            part_rows.push_back(w.lastResult()->rows_ms);
+            sim.push_back(w->lastResult()->wall_ms);
+            part_sim.push_back(w->lastResult()->sim_ms);
+            part_sum.push_back(w->lastResult()->summary_ms);
+            part_rows.push_back(w->lastResult()->rows_ms);
         }
         std::sort(total.begin(), total.end());
         for (auto* v : {&sim, &part_sim, &part_sum, &part_rows}) std::sort(v->begin(), v->end());
@@ -1407,7 +1417,7 @@ private slots:
               "p95 %.1f ms; of which simulate %.1f, summarise %.1f (timeline layout beside it), "
               "CDFs + waiting for the layout %.1f ms (medians)",
               rate, total[25], total[47], part_sim[25], part_sum[25], part_rows[25]);
-        QCOMPARE(w.lastResult()->summary.completed, std::int64_t(20000));
+        QCOMPARE(w->lastResult()->summary.completed, std::int64_t(20000));
     }
 
     // The Inspector: the scheduler at t with the last decision's reasons, the view's table
@@ -1510,20 +1520,12 @@ private slots:
         QFETCH(double, rate);
         if (qEnvironmentVariableIsEmpty("KAIROS_BENCH"))
             QSKIP("a benchmark: run with KAIROS_BENCH=1 (make bench)");
-        const QString path = workload20k("kairos_tst_20k.jsonl", rate);
-        app::StartOptions o;
-        o.workload = path;
-        o.policy = "sprpt_lp";
-        app::MainWindow w(o);
-        w.resize(1400, 850);
-        w.show();
-        QVERIFY(QTest::qWaitForWindowExposed(&w));
-        QSignalSpy spy(&w, &app::MainWindow::resultShown);
-        QVERIFY(waitForResult(spy) > 0);
-        w.inspectorDock()->show();
-        w.inspectorDock()->raise();
-        auto* ins = w.inspector();
-        const auto ix = w.lastResult()->explain;
+        const auto w = window20k("kairos_tst_20k.jsonl", rate);
+        QVERIFY(w);
+        w->inspectorDock()->show();
+        w->inspectorDock()->raise();
+        auto* ins = w->inspector();
+        const auto ix = w->lastResult()->explain;
         const double end = ix->log().iters.back().tEnd();
         std::vector<double> update, total;
         std::size_t most_rows = 0;
@@ -1531,7 +1533,7 @@ private slots:
             const double t = end * (i + 0.5) / 300;
             QElapsedTimer timer;
             timer.start();
-            Q_EMIT w.timeline()->cursorMoved(t);
+            Q_EMIT w->timeline()->cursorMoved(t);
             ins->repaint();
             total.push_back(timer.nsecsElapsed() / 1e6);
             update.push_back(ins->lastUpdateMs());
@@ -1692,26 +1694,17 @@ private slots:
     void sweepOfOneSlider20k() {
         if (qEnvironmentVariableIsEmpty("KAIROS_BENCH"))
             QSKIP("a benchmark: run with KAIROS_BENCH=1 (make bench)");
-        const QString path = workload20k("kairos_tst_20k_sweep.jsonl", 1.0);
-        app::StartOptions o;
-        o.workload = path;
-        o.policy = "sprpt_lp";
-        o.predictor = "lognormal:0.5";
-        app::MainWindow w(o);
-        w.resize(1400, 850);
-        w.show();
-        QVERIFY(QTest::qWaitForWindowExposed(&w));
-        QSignalSpy spy(&w, &app::MainWindow::resultShown);
-        QVERIFY(waitForResult(spy) > 0);
-        QSignalSpy done(w.sweepPanel(), &app::SweepPanel::finished);
+        const auto w = window20k("kairos_tst_20k_sweep.jsonl", 1.0, "lognormal:0.5");
+        QVERIFY(w);
+        QSignalSpy done(w->sweepPanel(), &app::SweepPanel::finished);
         QElapsedTimer t;
         t.start();
-        w.sweepPanel()->sweep("C");
+        w->sweepPanel()->sweep("C");
         QVERIFY(done.wait(120000));
-        w.sweepPanel()->chart()->replot();
+        w->sweepPanel()->chart()->replot();
         qInfo("sweep of one slider (C, 21 points x 3 seeds, 20,000 requests): %.2f s to the drawn "
               "curve (%.2f s of runs)",
-              t.nsecsElapsed() / 1e9, w.sweepPanel()->lastSeconds());
+              t.nsecsElapsed() / 1e9, w->sweepPanel()->lastSeconds());
     }
 
     // kairos --screenshot writes a non-blank picture of the window (many colours: the
