@@ -7,6 +7,7 @@
 #include "model/input_error.h"
 #include "model/json_number.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -208,8 +209,18 @@ nlohmann::json rowJson(const ViewRow& r, double t) {
 
 void printView(const ExplainIndex& ix, double t, bool json, int top) {
     const RunLog& log = ix.log();
-    const SchedulerView v = viewAt(ix, t);
+    SchedulerView v = viewAt(ix, t);
     const Explanation& ex = log.explain;
+    // The last decision that acted, at or before t (the calls between act on nothing).
+    {
+        const auto& acting = ix.actingCalls();
+        const auto it =
+            std::upper_bound(acting.begin(), acting.end(), t,
+                             [&](double x, std::uint32_t c) { return x < ex.calls[c].t; });
+        v.call = it == acting.begin() ? -1 : std::int64_t(*std::prev(it));
+        v.call_t = v.call < 0 ? std::nan("") : ex.calls[std::size_t(v.call)].t;
+        v.reasons = ix.reasonsOfCall(v.call);
+    }
     if (json) {
         auto rows = [&](const std::vector<ViewRow>& rs) {
             nlohmann::json a = nlohmann::json::array();
@@ -249,7 +260,7 @@ void printView(const ExplainIndex& ix, double t, bool json, int top) {
         std::printf("(this run log has no decisions recorded: simulate with --explain for the "
                     "policy's keys and reasons)\n");
     } else if (v.call >= 0) {
-        std::printf("last decision: call %lld at %.6f s, %zu action(s)\n",
+        std::printf("last decision that acted: call %lld at %.6f s, %zu action(s)\n",
                     static_cast<long long>(v.call), v.call_t, v.reasons.second - v.reasons.first);
         for (std::size_t i = v.reasons.first; i < v.reasons.second; ++i)
             std::printf("  %s\n", describeReason(ex.reasons[i]).c_str());

@@ -268,13 +268,17 @@ std::vector<StoryLine> storyOf(const ExplainIndex& ix, ReqId id) {
         out.push_back({StoryLine::Kind::Reason, log.explain.reasons[i].t, i});
     for (std::uint32_t i : ix.insightsOf(id))
         out.push_back({StoryLine::Kind::State, log.explain.insights[i].t, i});
-    // At one time: the decision first, then what happened, then the state after it.
-    std::stable_sort(out.begin(), out.end(), [](const StoryLine& a, const StoryLine& b) {
+    // At one time: its arrival, then the decision, then what happened, then the state.
+    std::stable_sort(out.begin(), out.end(), [&](const StoryLine& a, const StoryLine& b) {
         if (a.t != b.t) return a.t < b.t;
-        auto rank = [](StoryLine::Kind k) {
-            return k == StoryLine::Kind::Reason ? 0 : k == StoryLine::Kind::Event ? 1 : 2;
+        auto rank = [&](const StoryLine& l) {
+            if (l.kind == StoryLine::Kind::Event) {
+                const Ev e = log.events[l.index].ev;
+                return e == Ev::Arrive || e == Ev::Budget ? 0 : 2;
+            }
+            return l.kind == StoryLine::Kind::Reason ? 1 : 3;
         };
-        return rank(a.kind) < rank(b.kind);
+        return rank(a) < rank(b);
     });
     return out;
 }
