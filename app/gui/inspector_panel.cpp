@@ -8,7 +8,6 @@
 #include <QHeaderView>
 #include <QLabel>
 #include <QListWidget>
-#include <QShortcut>
 #include <QSplitter>
 #include <QTableView>
 #include <QToolButton>
@@ -244,12 +243,6 @@ InspectorPanel::InspectorPanel(QWidget* parent) : QWidget(parent) {
 
     connect(prev_, &QToolButton::clicked, this, [this] { step(-1); });
     connect(next_, &QToolButton::clicked, this, [this] { step(+1); });
-    auto* back = new QShortcut(QKeySequence(Qt::CTRL | Qt::Key_Comma), this);
-    back->setContext(Qt::WindowShortcut);
-    connect(back, &QShortcut::activated, this, [this] { step(-1); });
-    auto* fwd = new QShortcut(QKeySequence(Qt::CTRL | Qt::Key_Period), this);
-    fwd->setContext(Qt::WindowShortcut);
-    connect(fwd, &QShortcut::activated, this, [this] { step(+1); });
     connect(table_, &QTableView::doubleClicked, this, [this](const QModelIndex& i) {
         if (const ViewRow* r = model_->rowAt(i.row())) Q_EMIT requestPicked(r->req, t_);
     });

@@ -766,6 +766,17 @@ void MainWindow::buildUi() {
                     &MainWindow::historyBack);
     view->addAction(tr("&Forward"), QKeySequence(Qt::ALT | Qt::Key_Right), this,
                     &MainWindow::historyForward);
+    // The Inspector's steps, here so that Help's shortcut list names them.
+    view->addAction(tr("Inspector: &next decision"), QKeySequence(Qt::CTRL | Qt::Key_Period), this,
+                    [this] {
+                        showInspector();
+                        inspector_->step(+1);
+                    });
+    view->addAction(tr("Inspector: &previous decision"), QKeySequence(Qt::CTRL | Qt::Key_Comma),
+                    this, [this] {
+                        showInspector();
+                        inspector_->step(-1);
+                    });
     agent_rows_action_ = view->addAction(tr("Rows per &agent"));
     agent_rows_action_->setCheckable(true);
     agent_rows_action_->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_R));
