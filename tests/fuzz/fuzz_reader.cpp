@@ -8,6 +8,7 @@
 #include "exec/execution_model.h"
 #include "export/runlog_jsonl.h"
 #include "lod/timeline.h"
+#include "metrics/explain_view.h"
 #include "metrics/request_filter.h"
 #include "metrics/summary.h"
 #include "model/input_error.h"
@@ -18,6 +19,7 @@
 #include "workload/generators.h"
 #include "workload/readers.h"
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <nlohmann/json.hpp>
@@ -90,7 +92,17 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         simulateAndSummarise(
             kairos::readTimelyLlm(in, "fuzz", {{0, "?s('cat')==True{g('cat')}->False"}}));
 #elif defined(KAIROS_FUZZ_READER_runlog)
-        kairos::summarize(kairos::readRunLogJsonl(in, "fuzz"));
+        const kairos::RunLog log = kairos::readRunLogJsonl(in, "fuzz");
+        kairos::summarize(log);
+        // What kairos-cli explain and the Inspector read from any log the reader accepts:
+        // the view at a few instants and a few requests' stories (its index is per request:
+        // a header claiming 10^8 requests is memory, not a finding).
+        if (log.num_requests > 100000) return 0;
+        const kairos::ExplainIndex ix(log);
+        const double end = log.events.empty() ? 1.0 : log.events.back().t + 1.0;
+        for (double f : {0.0, 0.3, 0.7, 1.0}) (void)kairos::viewAt(ix, f * end);
+        for (kairos::ReqId r = 0; r < std::min(log.num_requests, 4); ++r)
+            (void)kairos::storyOf(ix, r);
 #elif defined(KAIROS_FUZZ_READER_runspec)
         // A RunSpec as TOML, and the same bytes as JSON: either reads to a valid spec whose
         // round trip through both formats is the same spec, or stops with InputError.

@@ -21,6 +21,7 @@ printf 'Timestamp,Model,Request tokens,Response tokens,Total tokens,Log Type\n5,
 seed timelyllm "$data/timelyllm/timelyllm_workload_25agents.json"
 seed runlog
 "$root/build/bin/kairos-cli" simulate -q -w "$root/sample_traces/offline_batch.jsonl" --limit 5 --runlog "$work/runlog/seed0" 2>/dev/null || true
+"$root/build/bin/kairos-cli" simulate -q -w "$root/sample_traces/offline_batch.jsonl" --limit 5 --policy sprpt_lp --predictor trail --explain --runlog "$work/runlog/seed1" 2>/dev/null || true
 seed safetensors
 # One F32 tensor of 2 values: the 8-byte header size (66), the header, 8 data bytes.
 { printf 'B\0\0\0\0\0\0\0'; printf '{"w":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}}            '; printf '\0\0\200?\0\0\0@'; } > "$work/safetensors/seed0"
