@@ -35,8 +35,7 @@ nlohmann::json reasonJson(const Reason& r) {
     const Rule& rule = ruleOf(r.rule);
     for (int i = 0; i < ruleVarCount(r.rule); ++i) {
         const double v = r.x[static_cast<std::size_t>(i)];
-        x[rule.vars[static_cast<std::size_t>(i)]] =
-            std::isinf(v) ? nlohmann::json(v > 0 ? "inf" : "-inf") : num(v);
+        x[rule.vars[static_cast<std::size_t>(i)]] = jsonNumberOrInf(v);
     }
     nlohmann::json j = {{"t", r.t},          {"call", r.call},
                         {"req", r.req},      {"act", actName(r.act)},
@@ -56,7 +55,7 @@ nlohmann::json insightJson(const Insight& in) {
                                                 {"alpha", in.alpha},
                                                 {"wcet", in.wcet}};
     for (const auto& [k, v] : f)
-        if (!std::isnan(v)) j[k] = std::isinf(v) ? nlohmann::json(v > 0 ? "inf" : "-inf") : num(v);
+        if (!std::isnan(v)) j[k] = jsonNumberOrInf(v);
     return j;
 }
 
@@ -202,7 +201,7 @@ nlohmann::json rowJson(const ViewRow& r, double t) {
                                                 {"alpha", r.alpha},
                                                 {"wcet", r.wcet}};
     for (const auto& [k, v] : f)
-        if (!std::isnan(v)) j[k] = std::isinf(v) ? nlohmann::json(v > 0 ? "inf" : "-inf") : num(v);
+        if (!std::isnan(v)) j[k] = jsonNumberOrInf(v);
     if (!std::isnan(r.deadline)) j["slack"] = num(r.deadline - t);
     return j;
 }
@@ -212,15 +211,9 @@ void printView(const ExplainIndex& ix, double t, bool json, int top) {
     SchedulerView v = viewAt(ix, t);
     const Explanation& ex = log.explain;
     // The last decision that acted, at or before t (the calls between act on nothing).
-    {
-        const auto& acting = ix.actingCalls();
-        const auto it =
-            std::upper_bound(acting.begin(), acting.end(), t,
-                             [&](double x, std::uint32_t c) { return x < ex.calls[c].t; });
-        v.call = it == acting.begin() ? -1 : std::int64_t(*std::prev(it));
-        v.call_t = v.call < 0 ? std::nan("") : ex.calls[std::size_t(v.call)].t;
-        v.reasons = ix.reasonsOfCall(v.call);
-    }
+    v.call = ix.actingCall(t);
+    v.call_t = v.call < 0 ? std::nan("") : ex.calls[std::size_t(v.call)].t;
+    v.reasons = ix.reasonsOfCall(v.call);
     if (json) {
         auto rows = [&](const std::vector<ViewRow>& rs) {
             nlohmann::json a = nlohmann::json::array();

@@ -291,20 +291,9 @@ void InspectorPanel::setTime(double t) {
 
 bool InspectorPanel::step(int direction) {
     if (!ix_ || !ix_->explained()) return false;
-    const auto& acting = ix_->actingCalls();
-    const auto& calls = ix_->log().explain.calls;
-    auto timeOf = [&](std::uint32_t c) { return calls[c].t; };
-    double to = std::nan("");
-    if (direction > 0) {
-        const auto it = std::upper_bound(acting.begin(), acting.end(), t_,
-                                         [&](double x, std::uint32_t c) { return x < timeOf(c); });
-        if (it != acting.end()) to = timeOf(*it);
-    } else {
-        auto it = std::lower_bound(acting.begin(), acting.end(), t_,
-                                   [&](std::uint32_t c, double x) { return timeOf(c) < x; });
-        if (it != acting.begin()) to = timeOf(*std::prev(it));
-    }
-    if (std::isnan(to)) return false;
+    const std::int64_t call = ix_->actingCall(t_, direction > 0 ? +1 : -1);
+    if (call < 0) return false;
+    const double to = ix_->log().explain.calls[std::size_t(call)].t;
     follow_->setChecked(false);
     setTime(to);
     return true;
@@ -370,15 +359,12 @@ void InspectorPanel::refreshView() {
             .arg(v.not_arrived) +
         order);
     // The last decision that acted, at or before t.
-    const auto& acting = ix_->actingCalls();
     const auto& calls = log.explain.calls;
-    const auto it = std::upper_bound(acting.begin(), acting.end(), t_,
-                                     [&](double x, std::uint32_t c) { return x < calls[c].t; });
-    if (it != acting.begin()) {
-        const std::uint32_t call = *std::prev(it);
+    if (const std::int64_t call = ix_->actingCall(t_); call >= 0) {
         const auto [first, last] = ix_->reasonsOfCall(call);
-        auto* head = new QListWidgetItem(
-            tr("decision at %1 s (%2 action(s)):").arg(calls[call].t, 0, 'f', 4).arg(last - first));
+        auto* head = new QListWidgetItem(tr("decision at %1 s (%2 action(s)):")
+                                             .arg(calls[std::size_t(call)].t, 0, 'f', 4)
+                                             .arg(last - first));
         QFont f = head->font();
         f.setBold(true);
         head->setFont(f);

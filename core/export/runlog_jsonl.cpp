@@ -3,6 +3,7 @@
 #include "export/atomic_file.h"
 #include "metrics/request_metrics.h"
 #include "model/input_error.h"
+#include "model/json_number.h"
 #include "model/request.h"
 #include "workload/json_line.h"
 #include "workload/text.h"
@@ -173,13 +174,8 @@ double wholeIn(double v, const std::string& file, long line, const std::string& 
 // A number of the explain stream: a number, "inf" / "-inf", or (where `none_ok`) null.
 double explainNum(const nlohmann::json& v, const std::string& file, long line,
                   const std::string& field, bool none_ok) {
-    if (v.is_number()) return v.get<double>();
-    if (v.is_string()) {
-        const auto s = v.get<std::string>();
-        if (s == "inf") return std::numeric_limits<double>::infinity();
-        if (s == "-inf") return -std::numeric_limits<double>::infinity();
-    }
-    if (v.is_null() && none_ok) return std::numeric_limits<double>::quiet_NaN();
+    // null reads as NaN: "none", which only some fields may be.
+    if (const auto x = numberOrInf(v); x && (none_ok || !std::isnan(*x))) return *x;
     throw InputError(file, line, field,
                      none_ok ? "not a number, \"inf\", \"-inf\" or null"
                              : "not a number, \"inf\" or \"-inf\"");

@@ -124,6 +124,20 @@ std::int64_t ExplainIndex::callAt(double t) const {
     return static_cast<std::int64_t>(it - c.begin()) - 1;
 }
 
+std::int64_t ExplainIndex::actingCall(double t, int direction) const {
+    const auto& calls = log_.explain.calls;
+    const auto& a = acting_calls_;
+    auto later = [&](double x, std::uint32_t c) { return x < calls[c].t; };
+    auto earlier = [&](std::uint32_t c, double x) { return calls[c].t < x; };
+    if (direction > 0) {
+        const auto it = std::upper_bound(a.begin(), a.end(), t, later);
+        return it == a.end() ? -1 : std::int64_t(*it);
+    }
+    const auto it = direction < 0 ? std::lower_bound(a.begin(), a.end(), t, earlier)
+                                  : std::upper_bound(a.begin(), a.end(), t, later);
+    return it == a.begin() ? -1 : std::int64_t(*std::prev(it));
+}
+
 std::pair<std::size_t, std::size_t> ExplainIndex::reasonsOfCall(std::int64_t call) const {
     const auto& r = log_.explain.reasons;
     if (call < 0) return {0, 0};

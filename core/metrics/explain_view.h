@@ -52,6 +52,9 @@ public:
     // The decisions that acted (reason indices whose call differs from the one before),
     // in order: what stepping "decision by decision" walks through.
     const std::vector<std::uint32_t>& actingCalls() const { return acting_calls_; }
+    // Of those: the last at or before t (`direction` 0), the first after t (+1) or the last
+    // before t (-1); -1 if there is none.
+    std::int64_t actingCall(double t, int direction = 0) const;
     // KV tokens in use at t as the KV chart draws it (the iteration in force at t).
     std::int64_t kvAt(double t) const;
 

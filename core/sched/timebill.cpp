@@ -176,7 +176,9 @@ void TimeBillScheduler::schedule(const EngineView& view, Decision& out) {
         }
         if (v == AdmissionBudget::Verdict::NoRoom) break;
         double alpha = opt_.fixed_alpha;
-        double n_w = 0;
+        // N_W: k times the predicted length, each capped at N_max.
+        const double n_w = std::min<double>(
+            opt_.n_max, std::ceil(k_ * std::min<double>(opt_.n_max, pred_->initial(id))));
         if (alpha < 0) {
             // The engine's decode step i attends (1 - alpha) N_x + i tokens (it counts the
             // token being decoded), TimeBill's N_kv^i = (1 - alpha) N_x + i - 1 does not:
@@ -185,8 +187,6 @@ void TimeBillScheduler::schedule(const EngineView& view, Decision& out) {
                                           e.p * static_cast<double>(running_kv)
                                     : q0 + q1) +
                   e.p;
-            const double n_hat = std::min<double>(opt_.n_max, pred_->initial(id));
-            n_w = std::min<double>(opt_.n_max, std::ceil(k_ * n_hat));
             alpha = timebillAlpha(e, r.prompt_tokens, n_w, left, opt_.t_predict, opt_.alpha_max);
             // Whole tokens are evicted: round up so that the budget still holds.
             alpha = std::min(opt_.alpha_max,
@@ -195,9 +195,6 @@ void TimeBillScheduler::schedule(const EngineView& view, Decision& out) {
         if (out.explain) {
             // What it planned on: alpha and the WCET it gives (the fixed baseline's with
             // k x the prediction too, for comparison).
-            if (n_w == 0)
-                n_w = std::min<double>(
-                    opt_.n_max, std::ceil(k_ * std::min<double>(opt_.n_max, pred_->initial(id))));
             const auto i = static_cast<std::size_t>(id);
             alpha_[i] = alpha;
             wcet_[i] = timebillWcet(e, r.prompt_tokens, n_w, alpha);

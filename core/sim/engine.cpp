@@ -94,6 +94,33 @@ void Simulator::sampleInsight(ReqId id) {
     log_.explain.insights.push_back(in);
 }
 
+void Simulator::recordCall() {
+    log_.explain.calls.push_back({now_, dec_.hold, dec_.wake_at, dec_.restart});
+    // What the policy decided on: the running batch where its predictions are refined,
+    // and the queue at the decisions that act where its keys move with the clock (between
+    // samples a remaining count counts down: Insight::generated).
+    if (running_vary_) {
+        // A refining predictor's estimate is looked at again once the request has generated
+        // max(8 tokens, 5 % of its predicted total) since its last sample: its course, at a
+        // bounded cost per token.
+        for (ReqId id : running_) {
+            const std::int64_t last = last_insight_[static_cast<std::size_t>(id)];
+            if (last >= 0) {
+                const Insight& l = log_.explain.insights[static_cast<std::size_t>(last)];
+                const double total =
+                    std::isfinite(l.predicted) ? l.predicted + std::max(0, l.generated) : 0.0;
+                if (st(id).generated - l.generated < std::max(8.0, 0.05 * total)) continue;
+            }
+            sampleInsight(id);
+        }
+    }
+    if (waiting_vary_ && !dec_.why.empty())
+        for (ReqId id : dec_.ranked) {
+            const Phase ph = st(id).phase;
+            if (ph == Phase::Waiting || ph == Phase::Suspended) sampleInsight(id);
+        }
+}
+
 void Simulator::arriveUpTo(double t) {
     while (next_ < w_.requests.size() && w_.requests[next_].arrival <= t) {
         const ReqId id = static_cast<ReqId>(next_++);
@@ -517,8 +544,8 @@ RunLog Simulator::run() {
         log_.explain.insights.reserve(3 * w_.requests.size());
     }
     dec_.explain = explain_;
-    const bool waiting_vary = explain_ && sched_.waitingKeysVary();
-    const bool running_vary = explain_ && sched_.runningStateVaries();
+    running_vary_ = explain_ && sched_.runningStateVaries();
+    waiting_vary_ = explain_ && sched_.waitingKeysVary();
     if (!w_.requests.empty()) now_ = w_.requests.front().arrival;
 
     std::uint32_t steps = 0;
@@ -542,33 +569,7 @@ RunLog Simulator::run() {
         } else {
             sched_.schedule(*this, dec_);
         }
-        if (explain_) {
-            log_.explain.calls.push_back({now_, dec_.hold, dec_.wake_at, dec_.restart});
-            // What the policy decided on: the running batch where its predictions are
-            // refined, and the queue at the decisions that act where its keys move with the
-            // clock (between samples a remaining count counts down: Insight::generated).
-            if (running_vary) {
-                // A refining predictor's estimate is looked at again once the request has
-                // generated max(8 tokens, 5 % of its predicted total) since its last
-                // sample: its course, at a bounded cost per token.
-                for (ReqId id : running_) {
-                    const std::int64_t last = last_insight_[static_cast<std::size_t>(id)];
-                    if (last >= 0) {
-                        const Insight& l = log_.explain.insights[static_cast<std::size_t>(last)];
-                        const double total = std::isfinite(l.predicted)
-                                                 ? l.predicted + std::max(0, l.generated)
-                                                 : 0.0;
-                        if (st(id).generated - l.generated < std::max(8.0, 0.05 * total)) continue;
-                    }
-                    sampleInsight(id);
-                }
-            }
-            if (waiting_vary && !dec_.why.empty())
-                for (ReqId id : dec_.ranked) {
-                    const Phase ph = st(id).phase;
-                    if (ph == Phase::Waiting || ph == Phase::Suspended) sampleInsight(id);
-                }
-        }
+        if (explain_) recordCall();
         applyDecision();
         if (explain_) {
             // What the decision set on the requests it took in (TimeBill's alpha and WCET).

@@ -142,6 +142,8 @@ private:
     void recordAction(Act act, ReqId id, std::int32_t value, double payload = 0);
     void recordEngine(Act act, ReqId id, RuleId rule, const std::array<double, kReasonNumbers>& x);
     void sampleInsight(ReqId id);
+    // After a schedule() call: the call, and the states its policy decided on.
+    void recordCall();
 
     const Workload& w_;
     const ExecutionModel& model_;
@@ -172,8 +174,9 @@ private:
     long idle_rounds_ = 0; // decisions in a row that changed state but started nothing
     std::int64_t too_big_ = 0, too_big_need_ = 0; // requests killed for their size
     bool explain_ = false;
-    std::vector<std::int64_t> last_insight_; // per request: its latest sample, -1: none
-    std::vector<char> why_used_;             // reasons of this decision already matched
+    bool running_vary_ = false, waiting_vary_ = false; // sched_'s, when explaining
+    std::vector<std::int64_t> last_insight_;           // per request: its latest sample, -1: none
+    std::vector<char> why_used_;                       // reasons of this decision already matched
     std::size_t why_next_ = 0;
     const std::atomic<bool>* cancel_ = nullptr;
     std::atomic<double>* progress_ = nullptr;

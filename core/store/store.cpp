@@ -2,6 +2,7 @@
 
 #include "fit/ete_fit.h"
 #include "metrics/stats.h"
+#include "model/json_number.h"
 #include "workload/readers.h"
 
 #include <algorithm>
@@ -584,13 +585,7 @@ std::string reasonNumbers(const Reason& r) {
     nlohmann::json x = nlohmann::json::array();
     const int n = r.rule == RuleId::Unexplained ? 1 : ruleVarCount(r.rule);
     for (int i = 0; i < n; ++i) {
-        const double v = r.x[static_cast<std::size_t>(i)];
-        if (std::isinf(v))
-            x.push_back(v > 0 ? "inf" : "-inf");
-        else if (std::isnan(v))
-            x.push_back(nullptr);
-        else
-            x.push_back(v);
+        x.push_back(jsonNumberOrInf(r.x[static_cast<std::size_t>(i)]));
     }
     return x.dump();
 }
@@ -712,14 +707,8 @@ Explanation Store::runExplanation(std::int64_t id) const {
             r.value = std::int32_t(s.i64(6));
             const auto x = nlohmann::json::parse(s.text(7), nullptr, false);
             if (x.is_array())
-                for (std::size_t i = 0; i < std::min<std::size_t>(x.size(), r.x.size()); ++i) {
-                    const auto& v = x[i];
-                    r.x[i] = v.is_number()   ? v.get<double>()
-                             : v.is_string() ? (v.get<std::string>() == "-inf"
-                                                    ? -std::numeric_limits<double>::infinity()
-                                                    : std::numeric_limits<double>::infinity())
-                                             : std::nan("");
-                }
+                for (std::size_t i = 0; i < std::min<std::size_t>(x.size(), r.x.size()); ++i)
+                    r.x[i] = numberOrInf(x[i]).value_or(std::nan(""));
             ex.reasons.push_back(r);
         }
     }
