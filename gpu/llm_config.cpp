@@ -1,6 +1,7 @@
 #include "llm_config.h"
 
 #include "model/input_error.h"
+#include "model/input_file.h"
 #include "weights/llama2c.h"
 #include "workload/json_line.h"
 
@@ -76,16 +77,14 @@ LlmConfig builtinConfig(const std::string& name) {
     } else {
         std::string list;
         for (const auto& n : builtinConfigNames()) list += (list.empty() ? "" : ", ") + n;
-        throw std::invalid_argument("unknown model '" + name + "' (built in: " + list +
+        throw std::invalid_argument("--model: unknown model '" + name + "' (built in: " + list +
                                     "; or give --weights DIR with a config.json)");
     }
     return c;
 }
 
 LlmConfig readHfConfig(const std::string& path) {
-    std::ifstream in(path);
-    if (!in) throw InputError(path, 0, "", "cannot open");
-    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const std::string text = readInputFile(path, limits::kSettings);
     const nlohmann::json j = parseJsonDocument(text, path);
     if (!j.is_object()) throw InputError(path, 1, "", "a config.json must be a JSON object");
     const JsonLines lines(text);

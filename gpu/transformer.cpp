@@ -210,6 +210,10 @@ void Transformer::loadCheckpoint() {
         // The mapping is read-only: the blob is only read by the copy below.
         const at::Tensor view = at::from_blob(const_cast<std::byte*>(e.file->data(*e.info)), shape,
                                               at::TensorOptions(st));
+        // A NaN or an infinity in the weights poisons every answer: refused, as the llama2.c
+        // reader refuses it, naming the tensor.
+        if (!at::isfinite(view).all().item<bool>())
+            throw InputError(e.file->path(), 0, name, "holds a value that is not finite");
         return view.to(tensorOptions(), /*non_blocking=*/false, /*copy=*/true);
     };
     const std::int64_t h = cfg_.hidden, q = std::int64_t(cfg_.heads) * cfg_.head_dim,

@@ -271,6 +271,11 @@ void benchStore(const std::string& db_path, std::size_t requests, int runs, doub
                                     "give another path, or --replace-db to delete this one");
     if (std::filesystem::exists(db_path, ec) && !std::filesystem::is_regular_file(db_path, ec))
         throw std::invalid_argument("--db " + db_path + " is not a regular file");
+    // --replace-db deletes a Kairos database, nothing else (notes.json given by mistake).
+    if (std::filesystem::exists(db_path, ec) && !store::Store::isKairosDatabase(db_path))
+        throw std::invalid_argument("--db " + db_path +
+                                    " is not a Kairos database: --replace-db deletes only one "
+                                    "(nothing was deleted)");
     GenerateSpec g;
     g.count = requests;
     g.arrivals.rate = rate;

@@ -2,6 +2,7 @@
 // Option domains for kairos-cli: a value outside its domain is an error naming the
 // option (exit 2), never a silent default. CLI11's own Range lets NaN through (every
 // comparison with NaN is false), so numbers are parsed here, strictly and finite.
+#include "run/domains.h"
 #include "workload/text.h"
 
 #include <CLI/CLI.hpp>
@@ -26,11 +27,35 @@ inline CLI::Validator number(double lo, double hi, bool lo_open = false, bool in
         [=](std::string& s) -> std::string {
             if (inf_ok && (s == "inf" || s == "+inf")) return "";
             double v;
-            if (!text::parseDouble(s, &v)) return "'" + s + "' is not a finite number";
+            if (!text::parseNumberStrict(s, &v)) return "'" + s + "' is not a finite number";
             if (v < lo || (lo_open && v == lo) || v > hi) return "'" + s + "' is outside " + desc;
             return "";
         },
         desc, "NUMBER");
+}
+
+// The domain of a run's number (run/domains.h), as RunSpec::validate checks it.
+inline CLI::Validator number(const domains::Domain& d) {
+    const std::string desc = domains::describeOption(d);
+    return CLI::Validator(
+        [d, desc](std::string& s) -> std::string {
+            if (d.inf_ok && (s == "inf" || s == "+inf")) return "";
+            double v;
+            if (d.integer) {
+                std::int64_t i;
+                if (s != text::trim(s) || !text::parseInt64(s, &i))
+                    return "'" + s + "' is not a whole number";
+                v = double(i);
+            } else if (!text::parseNumberStrict(s, &v)) {
+                return "'" + s + "' is not a finite number";
+            }
+            if (!domains::inDomain(d, v) || (d.zero_means_default && v == 0))
+                return "'" + s + "' is outside " + desc +
+                       (d.zero_means_default && v == 0 ? " (leave the option out for the default)"
+                                                       : "");
+            return "";
+        },
+        desc, d.integer ? "INT" : "NUMBER");
 }
 
 // A whole number in [lo, hi].
@@ -39,7 +64,8 @@ inline CLI::Validator whole(long long lo, long long hi) {
     return CLI::Validator(
         [=](std::string& s) -> std::string {
             std::int64_t v;
-            if (!text::parseInt64(s, &v)) return "'" + s + "' is not a whole number";
+            if (s != text::trim(s) || !text::parseInt64(s, &v))
+                return "'" + s + "' is not a whole number";
             if (v < lo || v > hi) return "'" + s + "' is outside " + desc;
             return "";
         },

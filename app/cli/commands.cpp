@@ -91,7 +91,11 @@ RunSpec specFromArgs(const SimulateArgs& a) {
     if (a.budget < 0) throw std::invalid_argument("--budget must be > 0 seconds");
     s.workload.budget = a.budget;
     s.policy.name = a.policy;
-    s.policy.params = parsePolicyParams(a.params);
+    try {
+        s.policy.params = parsePolicyParams(a.params);
+    } catch (const std::invalid_argument& e) {
+        throw std::invalid_argument(std::string("--param: ") + e.what());
+    }
     s.policy.predictor = a.predictor;
     s.policy.seed = a.policy_seed;
     s.exec.profile = a.profile;
@@ -113,7 +117,7 @@ RunSpec specFromArgs(const SimulateArgs& a) {
     s.summary.percentiles = a.percentiles;
     s.summary.quality = a.quality;
     s.record.explain = a.explain;
-    s.validate("the command line");
+    checkCliSpec(s); // errors name the options, not the RunSpec's keys
     return s;
 }
 
@@ -167,6 +171,13 @@ template <class F> auto withCliFields(const SimulateArgs& a, F&& f) -> decltype(
         throwWithCliField(e);
     }
 }
+} // namespace
+
+void runWithCliFields(const SimulateArgs& a, const std::function<void()>& f) {
+    withCliFields(a, f);
+}
+
+namespace {
 
 // Runs, prints and stores; the files asked for are staged in `outputs`, which the caller
 // commits once everything it writes has been staged.
@@ -296,7 +307,7 @@ void addSharedRunOptions(CLI::App* c, SimulateArgs& a) {
         ->capture_default_str();
     c->add_option("--burstiness", a.burstiness, "Gamma shape of inter-arrival times (1 = Poisson)")
         ->capture_default_str()
-        ->check(number(0, 1e6, true));
+        ->check(number(domains::kBurstiness));
     c->add_option("--seed", a.seed, "Seed of generated arrivals")
         ->capture_default_str()
         ->check(seedValue());
@@ -309,21 +320,21 @@ void addSharedRunOptions(CLI::App* c, SimulateArgs& a) {
         ->check(seedValue());
     c->add_option("--gpu-mem-gib", a.gpu_mem_gib,
                   "Memory per GPU (GiB), replacing the profile's; the KV capacity follows")
-        ->check(number(0, 1e6, true));
+        ->check(number(domains::kGpuMemGib));
     c->add_option("--mem-fraction", a.mem_fraction,
                   "Fraction of memory for weights + KV (vLLM's gpu_memory_utilization)")
-        ->check(number(0, 1, true));
+        ->check(number(domains::kMemFraction));
     c->add_option("--block-size", a.block_size,
                   "KV block size in tokens (1: no paging; vLLM uses 16)")
         ->capture_default_str()
-        ->check(whole(1, 1 << 20));
+        ->check(number(domains::kBlockSize));
     c->add_option("--max-num-batched-tokens", a.max_num_batched_tokens,
                   "Tokens per iteration at most")
         ->capture_default_str()
-        ->check(whole(1, 1 << 30));
+        ->check(number(domains::kMaxBatchedTokens));
     c->add_flag("--chunked-prefill", a.chunked, "Mix prefill chunks into decode iterations");
     c->add_option("--budget", a.budget, "Time budget (s) for every request without one (TimeBill)")
-        ->check(number(0, kMaxSeconds, true));
+        ->check(number(domains::kBudget));
     c->add_option("--quality", a.quality,
                   "Quality proxy q(alpha) as ALPHA:Q,... (default 1 - alpha^2)");
     c->add_option("--goodput", a.goodput, "SLOs for goodput: ttft:MS tpot:MS e2el:MS")
@@ -333,7 +344,7 @@ void addSharedRunOptions(CLI::App* c, SimulateArgs& a) {
         ->capture_default_str()
         ->check(number(0, 100));
     c->add_option("--limit", a.limit, "Read at most this many requests")
-        ->check(whole(1, 1000000000000LL));
+        ->check(number(domains::kLimit));
     needsStore(
         c->add_option("--exec-model", a.exec_model,
                       "Use this fitted ETE or ALA model from the database (kairos-cli fit ete|ala "
@@ -354,12 +365,12 @@ CLI::Option* addRunOptions(CLI::App* c, const std::shared_ptr<SimulateArgs>& a) 
     auto* rate =
         c->add_option("--rate", a->rate,
                       "Generate Poisson/gamma arrivals at this rate (req/s), replacing the file's")
-            ->check(number(0, 1e9, true, true));
+            ->check(number(domains::kRate));
     c->add_option("--rate-scale", a->rate_scale,
                   "Scale the trace's own arrival rate by this factor (its gaps divided by it; "
                   "its burstiness and shape kept)")
         ->capture_default_str()
-        ->check(number(0, 1e9, true));
+        ->check(number(domains::kRateScale));
     c->add_option("--policy,-p", a->policy,
                   "Scheduling policy: " + policyNameList() +
                       " (kairos-cli policies: each one's "
@@ -370,10 +381,10 @@ CLI::Option* addRunOptions(CLI::App* c, const std::shared_ptr<SimulateArgs>& a) 
         ->capture_default_str();
     c->add_option("--kv-capacity", a->kv_capacity,
                   "KV cache capacity in tokens (default: from the profile)")
-        ->check(whole(1, 1000000000000000LL));
+        ->check(number(domains::kKvCapacity));
     c->add_option("--max-num-seqs", a->max_num_seqs, "Running requests at most")
         ->capture_default_str()
-        ->check(whole(1, 1 << 24));
+        ->check(number(domains::kMaxNumSeqs));
     c->add_flag("--no-skip-ahead", a->no_skip,
                 "Step one iteration at a time (slower; same results)");
     c->add_option("--json", a->json_out, "Write the summary as JSON here");
@@ -423,7 +434,8 @@ void addLiveModelOptions(CLI::App* c, LiveArgs& l) {
     c->add_option("--weight-seed", l.weight_seed, "Seed of synthetic weights")
         ->capture_default_str()
         ->check(seedValue());
-    c->add_option("--threads", l.threads, "CPU threads for libtorch (default: its own)");
+    c->add_option("--threads", l.threads, "CPU threads for libtorch (default: its own)")
+        ->check(whole(1, 256));
     c->add_flag("--default-allocator", l.default_allocator,
                 "Leave the C library's allocator as it is (for comparison: profiles and live "
                 "runs then time the same iteration differently; gpu/transformer.h)");
@@ -446,12 +458,12 @@ void addLiveDecodingOptions(CLI::App* c, LiveArgs& l) {
                   "Decoding: 0 is greedy; above 0, seeded sampling from softmax(logits / T), so "
                   "answers and their lengths vary as in a real service")
         ->capture_default_str()
-        ->check(CLI::Range(0.0, 100.0));
+        ->check(number(0, 100));
     c->add_option("--top-p", l.top_p,
                   "With --temperature: sample from the most likely tokens holding this much "
                   "probability (1: all)")
         ->capture_default_str()
-        ->check(CLI::Range(0.0, 1.0));
+        ->check(number(0, 1, true));
     c->add_option("--sample-seed", l.sample_seed,
                   "Seed of the sampling (each request's stream from it and its id; a recompute "
                   "after a preemption samples the same answer again)")
@@ -471,7 +483,8 @@ void addLive(CLI::App& app) {
     addLiveModelOptions(c, l);
     c->add_option("--length-cue", l.length_cue,
                   "The synthetic length task: prompt ids tell the output length's bucket of this "
-                  "many tokens (0: off)");
+                  "many tokens (0: off)")
+        ->check(whole(0, 1 << 20));
     addLiveDecodingOptions(c, l);
     c->add_option("--length-heads", l.length_heads,
                   "Length heads trained by kairos-cli lengths: the predicting policies use them "
@@ -482,10 +495,12 @@ void addLive(CLI::App& app) {
         ->capture_default_str();
     c->add_option("--snap-window", l.snap_window,
                   "SnapKV observation window for KV eviction (tokens)")
-        ->capture_default_str();
+        ->capture_default_str()
+        ->check(whole(1, 1 << 20));
     c->add_option("--kv-mem-gib", l.kv_mem_gib,
                   "KV cache memory (GiB) when --kv-capacity is not given (default 4 on cpu, "
-                  "16 on cuda)");
+                  "16 on cuda)")
+        ->check(number(0, domains::kGpuMemGib.hi, true));
     c->callback([a, rate] {
         a->rate_given = rate->count() > 0;
         OutputBatch outputs;
@@ -565,15 +580,16 @@ void addGenerate(CLI::App& app) {
     auto* c = app.add_subcommand("generate",
                                  "Write a native workload with generated arrivals and lengths");
     c->add_option("--out,-o", a->out, "Output file (.jsonl)")->required();
-    c->add_option("--count,-n", a->count, "Number of requests")
+    c->add_option("--count,-n", a->count,
+                  "Number of requests (at most 10 million: a file of about 700 MB)")
         ->capture_default_str()
-        ->check(whole(1, 100000000));
+        ->check(whole(1, 10000000));
     c->add_option("--rate", a->rate, "Arrival rate (req/s); inf puts all at time 0")
         ->capture_default_str()
-        ->check(number(0, 1e9, true, true));
+        ->check(number(domains::kRate));
     c->add_option("--burstiness", a->burstiness, "Gamma shape (1 = Poisson)")
         ->capture_default_str()
-        ->check(number(0, 1e6, true));
+        ->check(number(domains::kBurstiness));
     c->add_option("--seed", a->seed, "Seed of the arrivals")
         ->capture_default_str()
         ->check(seedValue());
@@ -593,10 +609,18 @@ void addGenerate(CLI::App& app) {
     c->add_option("--reading-time", a->reading_wpm,
                   "Chat with reading-time execution: one segment per answer, read at this many "
                   "words per minute")
-        ->check(number(0, 1e6, true));
+        ->check(number(1, 10000));
     c->callback([a] {
+        if (!a->robot.empty() && a->reading_wpm > 0)
+            throw std::invalid_argument("--reading-time is for chat workloads; --robot gives "
+                                        "each task its robot's plan");
         if (!a->robot.empty()) {
-            RobotWorkloadSpec spec = RobotWorkloadSpec::preset_(a->robot);
+            RobotWorkloadSpec spec;
+            try {
+                spec = RobotWorkloadSpec::preset_(a->robot);
+            } catch (const std::invalid_argument& e) {
+                throw std::invalid_argument(std::string("--robot: ") + e.what());
+            }
             spec.seed = a->seed;
             Workload w = generateRobotWorkload(
                 spec, a->robot == "wid3" ? std::vector<RobotTrace>{} : readRobotTraces(a->traces));
@@ -621,8 +645,15 @@ void addGenerate(CLI::App& app) {
             for (const auto& r : src.requests)
                 g.length_pairs.emplace_back(r.prompt_tokens, r.output_tokens);
         } else {
-            g.prompt = LengthDist::parse(a->prompt);
-            g.output = LengthDist::parse(a->output);
+            auto dist = [](const char* opt, const std::string& text) {
+                try {
+                    return LengthDist::parse(text);
+                } catch (const std::invalid_argument& e) {
+                    throw std::invalid_argument(std::string(opt) + ": " + e.what());
+                }
+            };
+            g.prompt = dist("--prompt", a->prompt);
+            g.output = dist("--output", a->output);
         }
         std::string name = a->name;
         if (name.empty()) {
@@ -633,6 +664,7 @@ void addGenerate(CLI::App& app) {
         Workload w = generateWorkload(g);
         if (!a->lengths.empty())
             w.meta["lengths_from"] = a->lengths.substr(a->lengths.find_last_of('/') + 1);
+        if (a->reading_wpm > 0) addReadingTime(w, a->reading_wpm);
         writeKairosFile(w, a->out);
         std::printf("wrote %zu requests to %s (span %.1f s, %lld prompt + %lld output tokens)\n",
                     w.size(), a->out.c_str(), w.span(), w.totalPromptTokens(),
@@ -668,7 +700,9 @@ void addFitProfile(CLI::App& app) {
     c->add_option("--out,-o", a->out, "Output JSON")->required();
     c->callback([a] {
         const auto cfg = knownModel(a->model);
-        if (!cfg) throw std::invalid_argument("unknown model '" + a->model + "' (no shape known)");
+        if (!cfg)
+            throw std::invalid_argument("--model: unknown model '" + a->model +
+                                        "' (no shape known)");
         const auto rows = readSplitwise(a->splitwise, a->model, a->hardware, a->tp);
         const EteFit fit = fitEte(rows.prefill, rows.decode);
         DeviceProfile p;
@@ -738,7 +772,7 @@ void addProfileCpu(CLI::App& app) {
     needsStore(c->add_flag("--store", a->store, "The same in the default database"));
     c->callback([a] {
         auto cfg = knownModel(a->model);
-        if (!cfg) throw std::invalid_argument("unknown model '" + a->model + "'");
+        if (!cfg) throw std::invalid_argument("--model: unknown model '" + a->model + "'");
         cfg->dtype_bytes = 4; // the reference decoder computes in fp32
         CpuProfileGrid grid;
         grid.repeats = a->repeats;

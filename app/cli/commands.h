@@ -122,6 +122,9 @@ void addSharedRunOptions(CLI::App* c, SimulateArgs& a);
 RunSpec specFromArgs(const SimulateArgs& a);
 // Checks a RunSpec a command built from its options; an error names the option.
 void checkCliSpec(const RunSpec& s);
+// Runs `f`; an InputError naming a RunSpec key (workload.format, exec.gpu_mem_gib) is thrown
+// again naming its option, when the run came from options (not --spec).
+void runWithCliFields(const SimulateArgs& a, const std::function<void()>& f);
 
 // Where this process stands in a distributed sweep (kairos-mpi sets it under mpirun/srun):
 // its rank of `size`, and how to gather every rank's text to rank 0 (rank 0 gets them all,

@@ -1,17 +1,21 @@
 // kairos-cli explain: why the scheduler did what it did, from a run log recorded with
 // --explain (model/explain.h): the story of one request (--req), the scheduler's view at
 // an instant (--at), or the rules reasons name (--rules); text or --json.
+#include "checks.h"
 #include "commands.h"
 #include "export/runlog_jsonl.h"
 #include "metrics/explain_view.h"
 #include "model/input_error.h"
+#include "model/input_file.h"
 #include "model/json_number.h"
+#include "workload/text.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <sstream>
 
 namespace kairos::cli {
 
@@ -76,8 +80,7 @@ std::string insightText(const Insight& in, const std::string& key_name) {
 }
 
 RunLog readLog(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw InputError(path, 0, "", "cannot open the run log");
+    std::istringstream in(readInputFile(path, limits::kRunLog));
     return readRunLogJsonl(in, path);
 }
 
@@ -149,7 +152,7 @@ void printStory(const ExplainIndex& ix, ReqId id, bool json) {
         return;
     }
     std::printf("request %d under %s: prompt %d tokens, %s, arrived at %.6f s\n", id,
-                log.policy.c_str(), ix.promptOf(id),
+                text::printable(log.policy).c_str(), ix.promptOf(id),
                 ix.outputOf(id) < 0
                     ? "did not finish"
                     : ("output " + std::to_string(ix.outputOf(id)) + " tokens").c_str(),
@@ -242,7 +245,7 @@ void printView(const ExplainIndex& ix, double t, bool json, int top) {
         std::cout << j.dump(2) << '\n';
         return;
     }
-    std::printf("scheduler at t = %.6f s under %s\n", t, log.policy.c_str());
+    std::printf("scheduler at t = %.6f s under %s\n", t, text::printable(log.policy).c_str());
     std::printf("KV %lld of %lld tokens (%.1f %%); %zu running, %zu waiting, %zu suspended; "
                 "%d finished, %d killed, %d not arrived\n",
                 static_cast<long long>(v.kv_used), static_cast<long long>(v.kv_capacity),
@@ -304,7 +307,7 @@ void addExplain(CLI::App& app) {
                   "The scheduler's view at this time (s): waiting queue in the "
                   "policy's order with keys, running batch with predicted and "
                   "true remaining tokens, suspended requests, KV use")
-        ->check(CLI::Range(0.0, 2e9));
+        ->check(number(0, 2e9));
     c->add_option("--top", a->top, "With --at: rows per table at most (JSON lists all)")
         ->capture_default_str()
         ->check(CLI::Range(1, 1000000000));

@@ -215,7 +215,7 @@ void addFit(CLI::App& app) {
                 if (it == groups.end()) {
                     std::string names;
                     for (const auto& [k, v] : groups) names += "\n  " + k;
-                    throw std::invalid_argument("no group '" + a->group + "' in " + source +
+                    throw std::invalid_argument("--group: no group '" + a->group + "' in " + source +
                                                 "; the groups are:" + names);
                 }
                 auto one = std::move(it->second);

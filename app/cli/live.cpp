@@ -263,7 +263,8 @@ void addProfile(CLI::App& app) {
                    "the raw measurements, and write a throughput table for ALA");
     addLiveModelOptions(c, a->live);
     c->add_flag("--quick", a->quick, "A smaller grid (a first look; tests)");
-    c->add_option("--repeats", a->repeats, "Timings per point (median kept; default 5, quick 3)");
+    c->add_option("--repeats", a->repeats, "Timings per point (median kept; default 5, quick 3)")
+        ->check(whole(1, 1000));
     c->add_flag("--no-normalise", a->raw,
                 "Keep every timing as measured (by default each is divided by the device's "
                 "speed then, from a reference step timed between points)");
@@ -446,14 +447,18 @@ void addValidate(CLI::App& app) {
     c->add_flag("--recalibrate", a->recalibrate,
                 "Right before the live run, time a batch-1 decode step and scale the model by "
                 "how far this device's speed has drifted from the profile's");
-    c->add_option("--kv-capacity", a->kv_capacity, "KV capacity (tokens; default: 4 GiB of KV)");
-    c->add_option("--limit", a->limit, "Read at most this many requests");
+    c->add_option("--kv-capacity", a->kv_capacity, "KV capacity (tokens; default: 4 GiB of KV)")
+        ->check(number(domains::kKvCapacity));
+    c->add_option("--limit", a->limit, "Read at most this many requests")
+        ->check(number(domains::kLimit));
     c->add_flag("--chunked-prefill", a->chunked, "Mix prefill chunks into decode iterations");
     c->add_option("--max-num-seqs", a->max_num_seqs, "Running requests at most")
-        ->capture_default_str();
+        ->capture_default_str()
+        ->check(number(domains::kMaxNumSeqs));
     c->add_option("--max-num-batched-tokens", a->max_num_batched_tokens,
                   "Tokens per iteration at most")
-        ->capture_default_str();
+        ->capture_default_str()
+        ->check(number(domains::kMaxBatchedTokens));
     c->add_option("--json", a->json_out, "Write the per-request errors and their summary as JSON");
     c->add_flag("--progress-lines", g_progress_lines,
                 "Progress as 'progress DONE/TOTAL WHAT' lines on stderr (for front ends)");
@@ -647,33 +652,55 @@ void addLengths(CLI::App& app) {
     addLiveDecodingOptions(c, a->live);
     c->add_option("--length-cue", a->live.length_cue,
                   "The synthetic length task: prompt ids tell the output length's bucket of this "
-                  "many tokens (0: off)");
+                  "many tokens (0: off)")
+        ->check(whole(0, 1 << 20));
     c->add_option("--out,-o", a->out, "Write the trained heads here (safetensors)")->required();
     c->add_option("--json", a->json_out, "Write the evaluation as JSON");
-    c->add_option("--limit", a->limit, "Read at most this many requests");
+    c->add_option("--limit", a->limit, "Read at most this many requests")
+        ->check(number(domains::kLimit));
     c->add_option("--test-fraction", a->test_fraction,
                   "Share of requests held out (the last ones by id)")
-        ->capture_default_str();
+        ->capture_default_str()
+        ->check(number(0, 1, true));
     auto& h = a->heads;
-    c->add_option("--layer", h.layer, "Embeddings after this many layers (default: half)");
-    c->add_option("--bucket", h.bucket, "RLP bucket width B (tokens)")->capture_default_str();
-    c->add_option("--n-max", h.n_max, "RLP's largest length N_max")->capture_default_str();
-    c->add_option("--bins", h.bins, "Probe's bins of remaining length k")->capture_default_str();
-    c->add_option("--l-max", h.l_max, "Probe's range of remaining length")->capture_default_str();
-    c->add_option("--every", h.every, "Probe period s (tokens)")->capture_default_str();
-    c->add_option("--rlp-epochs", h.rlp_epochs, "RLP training epochs")->capture_default_str();
-    c->add_option("--probe-epochs", h.probe_epochs, "Probe training epochs")->capture_default_str();
-    c->add_option("--lr", h.lr, "Adam's learning rate")->capture_default_str();
+    c->add_option("--layer", h.layer, "Embeddings after this many layers (default: half)")
+        ->check(whole(0, 4096));
+    c->add_option("--bucket", h.bucket, "RLP bucket width B (tokens)")
+        ->capture_default_str()
+        ->check(whole(1, 1 << 20));
+    c->add_option("--n-max", h.n_max, "RLP's largest length N_max")
+        ->capture_default_str()
+        ->check(whole(1, 1 << 24));
+    c->add_option("--bins", h.bins, "Probe's bins of remaining length k")
+        ->capture_default_str()
+        ->check(whole(2, 4096));
+    c->add_option("--l-max", h.l_max, "Probe's range of remaining length")
+        ->capture_default_str()
+        ->check(number(1, 1 << 24));
+    c->add_option("--every", h.every, "Probe period s (tokens)")
+        ->capture_default_str()
+        ->check(whole(1, 1 << 20));
+    c->add_option("--rlp-epochs", h.rlp_epochs, "RLP training epochs")
+        ->capture_default_str()
+        ->check(whole(0, 100000));
+    c->add_option("--probe-epochs", h.probe_epochs, "Probe training epochs")
+        ->capture_default_str()
+        ->check(whole(0, 100000));
+    c->add_option("--lr", h.lr, "Adam's learning rate")
+        ->capture_default_str()
+        ->check(number(0, 10, true));
     c->add_option("--temper", h.temper,
                   "Power on the probe's readings in the smoothing (1: Trail's rule; < 1 weighs "
                   "each reading less)")
-        ->capture_default_str();
+        ->capture_default_str()
+        ->check(number(0, 1, true));
     c->add_flag("--choose-temper", a->choose_temper,
                 "Choose the temper on a validation split (the last 20 % of the training "
                 "requests; heads trained on the rest) from 1, 0.5, 0.2, 0.1, 0.05, then train "
                 "on all training requests with it");
     c->add_option("--seed", h.seed, "Seed of training")->capture_default_str()->check(seedValue());
-    c->add_option("--kv-capacity", a->kv_capacity, "KV capacity (tokens; default: 4 GiB of KV)");
+    c->add_option("--kv-capacity", a->kv_capacity, "KV capacity (tokens; default: 4 GiB of KV)")
+        ->check(number(domains::kKvCapacity));
     c->add_option("--bucket-sweep", a->bucket_sweep,
                   "Also train the RLP alone at these bucket widths B (TimeBill's bucket-count "
                   "comparison) and report each one's held-out MAE, RMSE and R^2")
@@ -893,14 +920,17 @@ void addQuality(CLI::App& app) {
         ->check(CLI::Range(1, 1 << 20));
     c->add_option("--alphas", a->q.alphas, "Eviction ratios measured (each in [0, 1])")
         ->delimiter(',')
-        ->check(CLI::Range(0.0, 1.0));
+        ->check(number(0, 1));
     c->add_option("--snap-window", a->q.snap_window, "SnapKV observation window")
         ->capture_default_str()
         ->check(CLI::Range(1, 1 << 20));
-    c->add_option("--seed", a->q.seed, "Seed of the measured prompts")->capture_default_str();
+    c->add_option("--seed", a->q.seed, "Seed of the measured prompts")
+        ->capture_default_str()
+        ->check(seedValue());
     c->add_option("--holdout-seed", a->holdout_seed,
                   "Seed of the held-out prompts (the curve measured again on them)")
-        ->capture_default_str();
+        ->capture_default_str()
+        ->check(seedValue());
     c->add_option("--out,-o", a->out,
                   "Write the curve and its figures (JSON); --quality FILE "
                   "reads it");

@@ -16,20 +16,26 @@ namespace kairos::cli {
 void installMpi(int* argc, char*** argv);
 }
 #endif
+#include "export/atomic_file.h"
 #include "model/input_error.h"
+#include "model/input_file.h"
+#include "path_rules.h"
 #include "sched/scheduler.h"
 #include "store/store.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <iostream>
 #include <iterator>
 #include <memory>
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace {
@@ -39,7 +45,21 @@ namespace {
 class CheckedToml : public CLI::ConfigTOML {
 public:
     std::vector<CLI::ConfigItem> from_config(std::istream& input) const override {
-        std::string text((std::istreambuf_iterator<char>(input)), std::istreambuf_iterator<char>());
+        // Bounded as every input is (model/input_file.h): the file was checked to be a
+        // regular file of at most the settings limit before CLI11 opened it.
+        std::string text;
+        char buf[1 << 16];
+        while (input.read(buf, sizeof buf) || input.gcount() > 0) {
+            text.append(buf, std::size_t(input.gcount()));
+            if (text.size() > kairos::limits::kSettings.max_bytes)
+                throw CLI::ConfigError("line 1: larger than the limit for a settings file");
+        }
+        try {
+            kairos::checkText(text, "", kairos::limits::kSettings);
+        } catch (const kairos::InputError& e) {
+            throw CLI::ConfigError("line " + std::to_string(std::max(1L, e.line())) + ": " +
+                                   e.message());
+        }
         if (text.compare(0, 3, "\xEF\xBB\xBF") == 0) text.erase(0, 3);
         std::istringstream lines(text);
         std::string line;
@@ -161,7 +181,47 @@ void handOverMpiCommands(int argc, char** argv) {
 } // namespace
 #endif
 
+namespace {
+int run(int argc, char** argv);
+
+// An error message as the terminal gets it: control bytes that came from a file or a
+// database (an ESC in a workload's field, a CSV cell) are shown as \xNN, never sent to the
+// terminal to act on; line breaks and tabs stay.
+std::string safe(const char* what) {
+    std::string out;
+    for (const char* p = what; *p; ++p) {
+        const auto c = static_cast<unsigned char>(*p);
+        if ((c < 0x20 && c != '\n' && c != '\t') || c == 0x7f) {
+            char b[8];
+            std::snprintf(b, sizeof b, "\\x%02x", c);
+            out += b;
+        } else {
+            out += char(c);
+        }
+    }
+    return out;
+}
+
+// What was printed must have reached standard output: a full disk or a closed pipe is an
+// error (exit 2) even after the command's work succeeded, as coreutils does.
+int checkedStdout(int code) {
+    std::cout.flush();
+    const bool bad = !std::cout || std::fflush(stdout) != 0 || std::ferror(stdout);
+    if (bad) {
+        std::fprintf(stderr, "kairos-cli: error: standard output: write failed: %s\n",
+                     errno ? std::strerror(errno) : "error");
+        return code == 0 ? 2 : code;
+    }
+    return code;
+}
+} // namespace
+
 int main(int argc, char** argv) {
+    return checkedStdout(run(argc, argv));
+}
+
+namespace {
+int run(int argc, char** argv) {
 #ifdef KAIROS_LIVE_FORWARD
     handOverLiveCommands(argc, argv);
 #endif
@@ -179,7 +239,21 @@ int main(int argc, char** argv) {
     // Options on the command line win over the file. (CLI11 2.1 reads a configuration
     // only for the top-level app, so it is given before the command.)
     app.set_config("--config", "", "Read options from a TOML run configuration")
-        ->check(CLI::ExistingFile);
+        ->check(CLI::Validator(
+            [](std::string& path) -> std::string {
+                // A regular file within the settings limit: CLI11 opens it with an
+                // ifstream, which would wait on a FIFO and read a device without end.
+                struct stat st;
+                if (path.empty()) return "an empty path names no file";
+                if (::stat(path.c_str(), &st) != 0) return path + ": no such file";
+                if (!S_ISREG(st.st_mode))
+                    return path + ": not a regular file (a TOML configuration is a file)";
+                if (std::uint64_t(st.st_size) > kairos::limits::kSettings.max_bytes)
+                    return path + ": larger than 64 MiB, the limit for a settings file";
+                kairos::noteInput(path);
+                return "";
+            },
+            "FILE", "CONFIG"));
     app.allow_config_extras(CLI::config_extras_mode::error);
     app.config_formatter(std::make_shared<CheckedToml>());
     kairos::cli::addSimulate(app);
@@ -210,6 +284,15 @@ int main(int argc, char** argv) {
 #ifdef KAIROS_WITH_REPORT
     kairos::cli::installReportWriter();
 #endif
+    // One command per process: an output may not replace a file this process read.
+    kairos::guardProcessInputs(true);
+    // Every command's paths judged together before it runs (path_rules.h).
+    app.parse_complete_callback([&app] { kairos::cli::checkCommandPaths(app); });
+    // For the generated hostile suite (tests/core/tst_hostile.cpp): the option table.
+    if (argc == 2 && std::strcmp(argv[1], "--option-table") == 0) {
+        kairos::cli::printOptionTable(app, std::cout);
+        return 0;
+    }
     try {
         app.parse(argc, argv);
     } catch (const CLI::ConfigError& e) {
@@ -259,23 +342,24 @@ int main(int argc, char** argv) {
         // are 101 to 120), naming what CLI11 found and where the options are listed.
         std::fprintf(stderr,
                      "kairos-cli: error: %s (kairos-cli COMMAND --help lists the options)\n",
-                     e.what());
+                     safe(e.what()).c_str());
         return 2;
     } catch (const kairos::InputError& e) {
-        std::fprintf(stderr, "kairos-cli: error: %s\n", e.what());
+        std::fprintf(stderr, "kairos-cli: error: %s\n", safe(e.what()).c_str());
         return 2;
     } catch (const kairos::store::StoreError& e) {
-        std::fprintf(stderr, "kairos-cli: error: %s\n", e.what());
+        std::fprintf(stderr, "kairos-cli: error: %s\n", safe(e.what()).c_str());
         return 2;
     } catch (const kairos::SchedulerLoop& e) {
-        std::fprintf(stderr, "kairos-cli: error: %s\n", e.what());
+        std::fprintf(stderr, "kairos-cli: error: %s\n", safe(e.what()).c_str());
         return 2;
     } catch (const std::invalid_argument& e) {
-        std::fprintf(stderr, "kairos-cli: error: %s\n", e.what());
+        std::fprintf(stderr, "kairos-cli: error: %s\n", safe(e.what()).c_str());
         return 2;
     } catch (const std::exception& e) {
-        std::fprintf(stderr, "kairos-cli: internal error: %s\n", e.what());
+        std::fprintf(stderr, "kairos-cli: internal error: %s\n", safe(e.what()).c_str());
         return 3;
     }
     return 0;
 }
+} // namespace

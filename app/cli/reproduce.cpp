@@ -1,8 +1,10 @@
 // kairos-cli reproduce: the papers' experiments, claim by claim (core/repro).
+#include "checks.h"
 #include "commands.h"
 #include "export/atomic_file.h"
 #include "profiles.h"
 #include "repro/repro.h"
+#include "run/parallel.h"
 
 #include <chrono>
 #include <cstdio>
@@ -33,7 +35,8 @@ void addReproduce(CLI::App& app) {
                   "Write the claims as a JSON list of {paper, claim, paper_value, kairos_value, "
                   "unit, setting, band, verdict, cause, seeds, ci_low, ci_high}");
     c->add_option("--data", a->data, "Folder of the public traces (../shared/data)");
-    c->add_option("--seed", a->seed, "Seed of arrivals, predictors and random instances");
+    c->add_option("--seed", a->seed, "Seed of arrivals, predictors and random instances")
+        ->check(seedValue());
     c->add_option("--seeds", a->seeds,
                   "Run every experiment with this many seeds (--seed, --seed + 1, ...): each "
                   "claim is their mean, with its 95 % interval")
@@ -41,7 +44,8 @@ void addReproduce(CLI::App& app) {
     c->add_flag("--uncovered", a->uncovered,
                 "List the papers' headline claims that no row measures, with the reason, and "
                 "exit");
-    c->add_option("--threads", a->threads, "Simulations run in parallel (0: all cores)");
+    c->add_option("--threads", a->threads, "Simulations run in parallel (0: all cores)")
+        ->check(whole(0, kMaxThreads));
     c->add_flag("--quick", a->quick, "Smaller experiments (a first look; noisier figures)");
     c->add_flag("--quiet", a->quiet, "Print nothing but errors");
     c->add_flag("!--no-details", a->details, "Print only the claims, not the tables behind them");

@@ -53,6 +53,28 @@ nlohmann::json column(const std::string& db, const store::RunInfo& r, const char
     return j;
 }
 
+// A stored sweep's JSON column, or an error naming the database, the sweep and the column.
+nlohmann::json sweepColumn(const std::string& db, std::int64_t id, const char* name,
+                           const std::string& text) {
+    auto j = nlohmann::json::parse(text, nullptr, false);
+    if (j.is_discarded() || jsonDepth(text) > kMaxJsonDepth)
+        throw store::StoreError(db, "sweep " + std::to_string(id) + ": its stored " + name +
+                                        " is not valid JSON (changed outside Kairos?)");
+    return j;
+}
+
+// What a stored column's JSON reads as, or an error naming the database and the row when
+// it has the wrong shape (a string where a number was, a missing member): nlohmann's own
+// errors are not a bug of Kairos but a database changed outside it.
+template <class F> auto fromStored(const std::string& db, const std::string& row, F&& read) {
+    try {
+        return read();
+    } catch (const nlohmann::json::exception& e) {
+        throw store::StoreError(db, row + ": its stored JSON has the wrong shape (" +
+                                        std::string(e.what()) + "; changed outside Kairos?)");
+    }
+}
+
 // A stored JSON text as JSON, or its text as a string when it is not valid JSON (what a
 // listing shows of a corrupt row instead of failing on every row).
 nlohmann::json lenient(const std::string& text) {
@@ -63,7 +85,8 @@ nlohmann::json lenient(const std::string& text) {
 }
 
 Summary summaryOf(const std::string& db, const store::RunInfo& r) {
-    return Summary::fromJson(column(db, r, "summary", r.summary_json));
+    return fromStored(db, "run " + std::to_string(r.id),
+                      [&] { return Summary::fromJson(column(db, r, "summary", r.summary_json)); });
 }
 
 nlohmann::json infoJson(const std::string& db, const store::RunInfo& r, bool with_summary) {
@@ -157,8 +180,10 @@ void rerun(const RunsArgs& a) {
         throw std::invalid_argument("run " + std::to_string(r.id) +
                                     " was stored without its RunSpec (before Kairos stored "
                                     "them): it cannot be re-run exactly");
-    const RunSpec spec = RunSpec::fromJson(nlohmann::json::parse(r.spec_json),
-                                           s.path() + ": run " + std::to_string(r.id));
+    const std::string row = "run " + std::to_string(r.id);
+    const RunSpec spec = fromStored(s.path(), row, [&] {
+        return RunSpec::fromJson(column(s.path(), r, "spec", r.spec_json), s.path() + ": " + row);
+    });
     if (a.spec_only) {
         std::fputs(a.toml ? spec.toToml().c_str() : (spec.toJson().dump(2) + "\n").c_str(), stdout);
         return;
@@ -208,12 +233,15 @@ void sweeps(const RunsArgs& a) {
     if (!w)
         throw std::invalid_argument("no sweep " + std::to_string(a.ids.front()) + " in " +
                                     s.path());
-    const auto def = sweep::Definition::fromJson(nlohmann::json::parse(w->definition_json),
-                                                 s.path() + ": sweep " + std::to_string(w->id));
-    const nlohmann::json results = nlohmann::json::parse(w->results_json);
+    const std::string row = "sweep " + std::to_string(w->id);
+    const auto def = fromStored(s.path(), row, [&] {
+        return sweep::Definition::fromJson(
+            sweepColumn(s.path(), w->id, "definition", w->definition_json), s.path() + ": " + row);
+    });
+    const nlohmann::json results = sweepColumn(s.path(), w->id, "results", w->results_json);
     // The table again from its stored JSON (the numbers as they were written).
-    const sweep::Table t =
-        sweep::Table::fromJson(results, s.path() + ": sweep " + std::to_string(w->id));
+    const sweep::Table t = fromStored(
+        s.path(), row, [&] { return sweep::Table::fromJson(results, s.path() + ": " + row); });
     if (a.json) {
         std::printf("%s\n", nlohmann::json{{"id", w->id},
                                            {"name", w->name},

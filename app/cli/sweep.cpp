@@ -5,8 +5,10 @@
 #include "commands.h"
 #include "export/atomic_file.h"
 #include "model/input_error.h"
+#include "model/input_file.h"
 #include "profiles.h"
 #include "run/capacity.h"
+#include "run/parallel.h"
 #include "sched/registry.h"
 #include "store/store.h"
 #include "workload/readers.h"
@@ -86,13 +88,21 @@ std::vector<std::string> policiesArg(const std::string& text) {
 
 // Journal or MPI lines (sweep::encode) into `out`; lines that are not one (a torn last line
 // of an interrupted journal) or name a job past `total` are skipped.
-void decodeLines(std::istream& in, std::size_t total, std::map<std::size_t, sweep::Outcome>& out) {
+// Returns how many lines were skipped; a line must carry every metric (`metrics` of them).
+std::size_t decodeLines(std::istream& in, std::size_t total, std::size_t metrics,
+                        std::map<std::size_t, sweep::Outcome>& out) {
     std::string line;
+    std::size_t skipped = 0;
     while (std::getline(in, line)) {
+        if (line.empty()) continue;
         std::size_t job;
         sweep::Outcome o;
-        if (sweep::decode(line, &job, &o) && job < total) out[job] = std::move(o);
+        if (sweep::decode(line, &job, &o) && job < total && o.metrics.size() == metrics)
+            out[job] = std::move(o);
+        else
+            ++skipped;
     }
+    return skipped;
 }
 
 // A progress bar on a terminal; nothing otherwise.
@@ -133,6 +143,27 @@ struct SweepArgs {
     int threads = 0;
     bool resume = false, quiet = false;
 };
+
+// FNV-1a of a file's bytes, as hex: the journal records what its runs were run on, so a
+// workload or profile changed under the same path is not mixed with the old one's rows.
+std::string contentHash(const std::string& path, const InputLimits& lim) {
+    return text::fnv1a64Hex(readInputFile(path, lim));
+}
+
+// What to name a sweep's journal: beside its first output when that is a regular file (or
+// not there yet); otherwise (no output, or /dev/stdout, /dev/null, a pipe) in the user's
+// cache folder under the definition's hash, so --resume finds it again. "" when there is no
+// such folder (HOME unset): the sweep then keeps no journal.
+std::string journalPath(const SweepArgs& a, const std::string& header) {
+    for (const std::string* out : {&a.csv, &a.json, &a.html})
+        if (!out->empty()) {
+            if (besideIsFine(*out)) return *out + ".partial";
+            break;
+        }
+    const std::string dir = userStateDir();
+    if (dir.empty()) return "";
+    return dir + "/sweep-" + text::fnv1a64Hex(header) + ".partial";
+}
 
 // What to name a sweep's journal: next to its first output, or in the current folder.
 std::string journalPath(const SweepArgs& a) {
@@ -181,9 +212,9 @@ void runSweep(const SweepArgs& a) {
         }
         d.axes.push_back(ax);
     };
-    numeric(a.rate, sweep::AxisKind::Rate, "rate", "--rate", 1e-9, 1e9, false);
-    numeric(a.rate_scale, sweep::AxisKind::RateScale, "rate_scale", "--rate-scale", 1e-9, 1e9,
-            false);
+    numeric(a.rate, sweep::AxisKind::Rate, "rate", "--rate", 1e-9, domains::kRate.hi, false);
+    numeric(a.rate_scale, sweep::AxisKind::RateScale, "rate_scale", "--rate-scale", 1e-9,
+            domains::kRateScale.hi, false);
     numeric(a.kv, sweep::AxisKind::KvCapacity, "kv_capacity", "--kv-capacity", 1, 1e15, true);
     numeric(a.seats, sweep::AxisKind::MaxNumSeqs, "max_num_seqs", "--max-num-seqs", 1, 1 << 24,
             true);
@@ -197,6 +228,7 @@ void runSweep(const SweepArgs& a) {
             app::resolveProfile(p, &found); // an unknown profile is an error now, not per run
             ax.values.push_back(p);
         }
+        if (ax.values.empty()) throw std::invalid_argument("--profile: no profile named");
         d.axes.push_back(ax);
     }
     if (!a.rate.empty() && !a.rate_scale.empty())
@@ -208,6 +240,8 @@ void runSweep(const SweepArgs& a) {
         d.metrics = sweep::Definition::defaultMetrics(d.base);
     else if (a.metrics == "all")
         d.metrics = all;
+    else if (splitList(a.metrics).empty())
+        throw std::invalid_argument("--metrics: no metric named (a list, or all)");
     else
         for (const auto& m : splitList(a.metrics)) {
             if (std::find(all.begin(), all.end(), m) == all.end()) {
@@ -227,36 +261,50 @@ void runSweep(const SweepArgs& a) {
     for (const auto& p : points) p.spec.validate("the sweep");
     const std::string definition = d.toJson().dump();
 
-    // Resume: the journal's first line is the definition; then a line per finished job.
+    // Resume: the journal's first line is the definition with the content hashes of its
+    // workload (and profile file); then a line per finished job, each with its checksum.
+    nlohmann::json head = nlohmann::json::parse(definition);
+    head["workload_content"] = contentHash(d.base.workload.path, limits::kWorkload);
+    {
+        std::error_code ec;
+        if (std::filesystem::is_regular_file(d.base.exec.profile, ec))
+            head["profile_content"] = contentHash(d.base.exec.profile, limits::kSettings);
+    }
+    const std::string header = head.dump();
     std::map<std::size_t, sweep::Outcome> done;
-    const std::string journal = journalPath(a);
+    const std::string journal = journalPath(a, header);
+    const std::size_t metric_count = summaryMetricNames(d.base.summary.percentiles).size();
     if (a.resume) {
         if (dist.size > 1)
             throw std::invalid_argument("--resume runs on one machine (without mpirun)");
-        std::ifstream in(journal);
-        if (!in)
-            throw std::invalid_argument("--resume: no journal " + journal +
+        std::error_code ec;
+        if (journal.empty() || !std::filesystem::exists(journal, ec))
+            throw std::invalid_argument("--resume: no journal" +
+                                        (journal.empty() ? std::string() : " " + journal) +
                                         " (nothing to resume: run without --resume)");
+        std::istringstream in(readInputFile(journal, limits::kJournal));
         std::string line;
         std::getline(in, line);
-        if (line != definition)
+        if (line != header)
             throw InputError(journal, 1, "",
                              "the journal is of another sweep (its axes, seeds, metrics or base "
-                             "spec differ): run without --resume to start over");
-        decodeLines(in, total, done);
-        if (!a.quiet)
+                             "spec differ, or its workload or profile file changed since): run "
+                             "without --resume to start over");
+        const std::size_t skipped = decodeLines(in, total, metric_count, done);
+        if (!a.quiet) {
             std::fprintf(stderr, "kairos-cli: resuming: %zu of %zu runs already done\n",
                          done.size(), total);
-    }
-    std::unique_ptr<std::ofstream> jout;
-    if (dist.size == 1) {
-        if (!a.resume) {
-            jout = std::make_unique<std::ofstream>(journal, std::ios::trunc);
-            *jout << definition << "\n";
-        } else {
-            jout = std::make_unique<std::ofstream>(journal, std::ios::app);
+            if (skipped)
+                std::fprintf(stderr,
+                             "kairos-cli: %zu damaged journal line%s (cut short by the "
+                             "interruption) will be run again\n",
+                             skipped, skipped == 1 ? "" : "s");
         }
-        if (!*jout) throw std::invalid_argument("cannot write the sweep's journal " + journal);
+    }
+    std::unique_ptr<AppendFile> jout;
+    if (dist.size == 1 && !journal.empty()) {
+        jout = std::make_unique<AppendFile>(journal, !a.resume);
+        if (!a.resume) jout->line(header);
     }
 
     InterruptScope interrupts;
@@ -274,7 +322,7 @@ void runSweep(const SweepArgs& a) {
     const std::size_t already = done.size();
     ro.progress = [&](std::size_t n, std::size_t) { bar.update(already + n, total); };
     ro.finished = [&](std::size_t job, const sweep::Outcome& o) {
-        if (jout) *jout << sweep::encode(job, o) << "\n" << std::flush;
+        if (jout) jout->line(sweep::encode(job, o));
     };
     const auto t0 = std::chrono::steady_clock::now();
     std::map<std::size_t, sweep::Outcome> mine;
@@ -296,7 +344,7 @@ void runSweep(const SweepArgs& a) {
         std::fprintf(stderr,
                      "kairos-cli: interrupted: %zu of %zu runs finished and kept in %s; resume "
                      "with the same command and --resume\n",
-                     have, total, journal.c_str());
+                     have, total, journal.empty() ? "no journal (HOME unset)" : journal.c_str());
         throw ExitCode{130};
     }
     // Gather to rank 0 (MPI), as text lines: exact and independent of the rank count.
@@ -308,7 +356,7 @@ void runSweep(const SweepArgs& a) {
         mine.clear();
         for (const auto& part : parts) {
             std::istringstream in(part);
-            decodeLines(in, total, mine);
+            decodeLines(in, total, metric_count, mine);
         }
     }
     for (auto& [job, o] : done) mine.emplace(job, std::move(o));
@@ -495,11 +543,11 @@ void addSweep(CLI::App& app) {
     needsStore(c->add_flag("--store", a->base.store, "Store the sweep in the default database"));
     c->add_option("--name", a->name, "With --db/--store: the sweep's name");
     c->add_option("--threads,-j", a->threads, "Threads (default: every core)")
-        ->check(whole(1, 4096));
+        ->check(whole(1, kMaxThreads));
     c->add_flag("--resume", a->resume,
                 "Continue an interrupted sweep from its journal (OUTPUT.partial)");
     c->add_flag("--quiet,-q", a->quiet, "Print nothing");
-    c->callback([a] { runSweep(*a); });
+    c->callback([a] { runWithCliFields(a->base, [&] { runSweep(*a); }); });
 }
 
 void addCapacity(CLI::App& app) {
@@ -524,10 +572,10 @@ void addCapacity(CLI::App& app) {
         ->capture_default_str()
         ->check(CLI::IsMember({"trace", "poisson"}));
     c->add_option("--start", *start, "First rate tried, req/s (default: the trace's own)")
-        ->check(number(0, 1e9, true));
+        ->check(number(1e-3, domains::kRate.hi));
     c->add_option("--tolerance", *tol, "Bisection stops when HI / LO - 1 is below this")
         ->capture_default_str()
-        ->check(number(1e-6, 1, true));
+        ->check(number(capacity::kMinTolerance, capacity::kMaxTolerance));
     c->add_option("--seeds", a->seeds, "Seeds (each searched separately)")
         ->capture_default_str()
         ->check(whole(1, 10000));
@@ -540,10 +588,11 @@ void addCapacity(CLI::App& app) {
     c->add_option("--param", a->base.params, "Parameter of the first policy NAME=VALUE");
     c->add_option("--json", a->json, "Write the capacities as JSON here");
     c->add_option("--threads,-j", a->threads, "Threads (default: every core)")
-        ->check(whole(1, 4096));
+        ->check(whole(1, kMaxThreads));
     c->add_flag("--quiet,-q", a->quiet, "Print nothing");
     c->callback([a, target, arrivals, start, tol] {
-        runCapacity(*a, *target, *arrivals == "poisson", *start, *tol);
+        runWithCliFields(a->base,
+                         [&] { runCapacity(*a, *target, *arrivals == "poisson", *start, *tol); });
     });
 }
 

@@ -38,8 +38,9 @@ DeviceProfile resolveProfile(const std::string& name, std::string* found_at) {
     }
     std::string known;
     for (const auto& n : shippedProfileNames()) known += (known.empty() ? "" : ", ") + n;
-    throw InputError(name, 0, "profile",
-                     "neither a file nor a shipped profile (shipped: " + known + ")");
+    throw InputError("--profile", 0, "",
+                     "'" + name + "' is neither a file nor a shipped profile (shipped: " + known +
+                         ")");
 }
 
 std::vector<std::string> shippedProfileNames() {

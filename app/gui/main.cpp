@@ -3,23 +3,60 @@
 // the first simulation is shown (for tests and docs).
 #include "inspector_panel.h"
 #include "main_window.h"
+#include "predict/predictor.h"
 #include "timeline_view.h"
 
 #include <QApplication>
 #include <QCommandLineParser>
+#include <QDir>
 #include <QDockWidget>
+#include <QFileInfo>
+#include <QLibraryInfo>
 #include <QPixmap>
+#include <QSaveFile>
 #include <QTabWidget>
 #include <QTimer>
 #include <cstdio>
 
-int main(int argc, char** argv) {
-    QApplication app(argc, argv);
-    QApplication::setApplicationName(QStringLiteral("Kairos"));
-    QApplication::setOrganizationName(QStringLiteral("Kairos"));
-    QApplication::setApplicationVersion(QStringLiteral(KAIROS_VERSION));
-    qRegisterMetaType<std::shared_ptr<const kairos::app::SimResult>>();
+namespace {
 
+// Why Qt could not open a window here, or "" when it can: Qt aborts (qFatal) when its
+// platform plugin is missing or cannot reach a display, so this is asked first, and the
+// user gets an error and exit 2 instead of a core dump.
+QString noDisplayReason() {
+    QString platform = qEnvironmentVariable("QT_QPA_PLATFORM");
+    platform = platform.section(QLatin1Char(':'), 0, 0).section(QLatin1Char(';'), 0, 0);
+    const QString plugins =
+        QLibraryInfo::path(QLibraryInfo::PluginsPath) + QStringLiteral("/platforms");
+    if (!platform.isEmpty()) {
+        if (!QFileInfo::exists(plugins + QStringLiteral("/libq") + platform +
+                               QStringLiteral(".so"))) {
+            QStringList known;
+            for (const QString& f : QDir(plugins).entryList({QStringLiteral("libq*.so")}))
+                known << f.mid(4, f.size() - 7);
+            return QStringLiteral("QT_QPA_PLATFORM=%1: no such Qt platform (known: %2)")
+                .arg(platform, known.join(QStringLiteral(", ")));
+        }
+        if (platform == QStringLiteral("xcb") && qEnvironmentVariableIsEmpty("DISPLAY"))
+            return QStringLiteral("QT_QPA_PLATFORM=xcb but DISPLAY is not set");
+        if (platform.startsWith(QStringLiteral("wayland")) &&
+            qEnvironmentVariableIsEmpty("WAYLAND_DISPLAY"))
+            return QStringLiteral("QT_QPA_PLATFORM=%1 but WAYLAND_DISPLAY is not set")
+                .arg(platform);
+        return {};
+    }
+    if (qEnvironmentVariableIsEmpty("DISPLAY") && qEnvironmentVariableIsEmpty("WAYLAND_DISPLAY"))
+        return QStringLiteral("no display (DISPLAY and WAYLAND_DISPLAY are not set); to draw "
+                              "without one: QT_QPA_PLATFORM=offscreen kairos ... --screenshot "
+                              "OUT.png --quit, or kairos-cli for the analysis");
+    return {};
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+    QStringList args;
+    for (int i = 0; i < argc; ++i) args << QString::fromLocal8Bit(argv[i]);
     QCommandLineParser cl;
     cl.setApplicationDescription(QStringLiteral("Latency analysis of LLM serving under deadlines"));
     cl.addHelpOption();
@@ -48,7 +85,51 @@ int main(int argc, char** argv) {
                                 "file");
     cl.addOptions({workload, policy, param, predictor, profile, shot, quit, size, tab, compare,
                    rows, db, dock, inspect});
-    cl.process(app);
+    // Parsed before any window exists: --help, --version and a mistake need no display.
+    if (!cl.parse(args)) {
+        std::fprintf(stderr, "kairos: error: %s (kairos --help lists the options)\n",
+                     qPrintable(cl.errorText()));
+        return 2;
+    }
+    if (cl.isSet(QStringLiteral("help"))) {
+        std::fputs(qPrintable(cl.helpText()), stdout);
+        return std::fflush(stdout) == 0 ? 0 : 2;
+    }
+    if (cl.isSet(QStringLiteral("version"))) {
+        std::printf("Kairos %s\n", KAIROS_VERSION);
+        return std::fflush(stdout) == 0 ? 0 : 2;
+    }
+    if (!cl.positionalArguments().isEmpty()) {
+        std::fprintf(stderr,
+                     "kairos: error: unexpected argument '%s' (options only; kairos "
+                     "--help lists them)\n",
+                     qPrintable(cl.positionalArguments().front()));
+        return 2;
+    }
+    // Each text option's value checked where it enters, as kairos-cli checks it.
+    for (const auto* o : {&workload, &shot, &db, &profile})
+        if (cl.isSet(*o) && cl.value(*o).isEmpty()) {
+            std::fprintf(stderr, "kairos: error: --%s: an empty value names nothing\n",
+                         qPrintable(o->names().last()));
+            return 2;
+        }
+    try {
+        kairos::makePredictor(cl.value(predictor).toStdString(), 0);
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "kairos: error: --predictor %s: %s\n", qPrintable(cl.value(predictor)),
+                     e.what());
+        return 2;
+    }
+    if (const QString why = noDisplayReason(); !why.isEmpty()) {
+        std::fprintf(stderr, "kairos: error: %s\n", qPrintable(why));
+        return 2;
+    }
+
+    QApplication app(argc, argv);
+    QApplication::setApplicationName(QStringLiteral("Kairos"));
+    QApplication::setOrganizationName(QStringLiteral("Kairos"));
+    QApplication::setApplicationVersion(QStringLiteral(KAIROS_VERSION));
+    qRegisterMetaType<std::shared_ptr<const kairos::app::SimResult>>();
 
     kairos::app::StartOptions opt;
     opt.workload = cl.value(workload);
@@ -104,8 +185,13 @@ int main(int argc, char** argv) {
         bool tok = false, rok = true;
         const double t = parts.value(0).toDouble(&tok);
         const int req = parts.size() > 1 ? parts[1].toInt(&rok) : -1;
-        if (!tok || !rok || parts.size() > 2 || !(t >= 0) || req < -1) {
-            std::fprintf(stderr, "kairos: error: --inspect %s: expected T or T,REQ\n",
+        // T: seconds in [0, 1e9] (a run's clock never reaches further); REQ: a row of the
+        // workload, checked once it is read.
+        if (!tok || !rok || parts.size() > 2 || !(t >= 0 && t <= 1e9) ||
+            (parts.size() > 1 && req < 0)) {
+            std::fprintf(stderr,
+                         "kairos: error: --inspect %s: expected T or T,REQ (T in [0, 1e9] s, "
+                         "REQ a request's row, from 0)\n",
                          qPrintable(cl.value(inspect)));
             return 2;
         }
@@ -113,6 +199,16 @@ int main(int argc, char** argv) {
         QObject::connect(
             w.get(), &kairos::app::MainWindow::ready, w.get(),
             [win = w.get(), t, req] {
+                const auto& wl = win->state()->workload();
+                const std::size_t rows = wl ? wl->requests.size() : 0;
+                if (req >= 0 && std::size_t(req) >= rows) {
+                    std::fprintf(stderr,
+                                 "kairos: error: --inspect %g,%d: the workload has %zu requests "
+                                 "(rows 0 to %zu)\n",
+                                 t, req, rows, rows ? rows - 1 : 0);
+                    QApplication::exit(2);
+                    return;
+                }
                 if (req >= 0)
                     win->state()->setSelection(req, t);
                 else
@@ -127,14 +223,18 @@ int main(int argc, char** argv) {
         const bool and_quit = cl.isSet(quit);
         auto save = [&w, out, and_quit] {
             w->timeline()->finishFrame(); // a large trace's frame is built off the GUI thread
-            const bool ok = w->grab().save(out);
+            // Whole or not at all: a failed write leaves no half-written picture.
+            QSaveFile file(out);
+            const bool ok =
+                file.open(QIODevice::WriteOnly) && w->grab().save(&file, "PNG") && file.commit();
             std::fprintf(ok ? stdout : stderr,
-                         ok ? "kairos: saved %s\n" : "kairos: cannot write %s\n", qPrintable(out));
+                         ok ? "kairos: saved %s\n" : "kairos: error: cannot write %s\n",
+                         qPrintable(out));
             // A workload that could not be opened, or a first run that failed, is an error
             // for a script, whatever the picture shows.
             if (!w->startError().isEmpty())
                 std::fprintf(stderr, "kairos: error: %s\n", qPrintable(w->startError()));
-            if (and_quit) QApplication::exit(!ok ? 1 : w->startError().isEmpty() ? 0 : 2);
+            if (and_quit) QApplication::exit(!ok || !w->startError().isEmpty() ? 2 : 0);
         };
         if (opt.workload.isEmpty())
             QTimer::singleShot(200, save);

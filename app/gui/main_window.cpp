@@ -17,6 +17,7 @@
 #include "metrics_model.h"
 #include "metrics_panel.h"
 #include "model/input_error.h"
+#include "model/input_file.h"
 #include "model_chart.h"
 #include "models_panel.h"
 #include "param_slider.h"
@@ -1502,10 +1503,11 @@ void MainWindow::openSession(const QString& path) {
         std::shared_ptr<SessionDevice> device;
         QString error, file;
         try {
-            std::ifstream in(path.toStdString());
-            if (!in) throw std::runtime_error(path.toStdString() + ": cannot open");
+            // Bounded, never waiting on a FIFO (model/input_file.h); a session may embed its
+            // workload, so a workload's limits.
+            const std::string text = readInputFile(path.toStdString(), limits::kWorkload);
             try {
-                *j = nlohmann::json::parse(in);
+                *j = nlohmann::json::parse(text);
             } catch (const nlohmann::json::parse_error& e) {
                 throw std::runtime_error(path.toStdString() + ": not a session (" + e.what() + ")");
             }

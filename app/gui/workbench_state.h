@@ -7,6 +7,7 @@
 #include "time_range.h"
 
 #include <QObject>
+#include <cmath>
 #include <memory>
 
 namespace kairos::app {
@@ -71,6 +72,12 @@ public:
     // A run that failed: panels say so (the shown run stays the last good one).
     void reportFailure(const QString& error) { Q_EMIT runFailed(error); }
     void setSelection(int request, double t) {
+        // Only a request of the workload shown (a row past its end, or any row before a
+        // workload is open, selects nothing).
+        if (request < -1 ||
+            (request >= 0 && (!workload_ || std::size_t(request) >= workload_->requests.size())))
+            request = -1;
+        if (!std::isfinite(t)) t = 0.0;
         if (request == selected_ && t == selected_t_) return;
         selected_ = request;
         selected_t_ = t;

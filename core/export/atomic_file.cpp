@@ -1,6 +1,7 @@
 #include "export/atomic_file.h"
 
 #include "model/input_error.h"
+#include "model/input_file.h"
 
 #include <atomic>
 #include <cerrno>
@@ -8,6 +9,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
+#include <filesystem>
 #include <random>
 #include <sstream>
 #include <streambuf>
@@ -21,6 +23,8 @@
 namespace kairos {
 
 namespace {
+
+std::atomic<bool> g_guard_inputs{false};
 
 // An ostream's buffer over a file descriptor; a failed write marks the stream bad.
 class FdBuf : public std::streambuf {
@@ -106,7 +110,7 @@ Target targetKind(const std::string& path, std::string* resolved, bool* via_link
     }
     if (S_ISLNK(st.st_mode)) {
         if (::stat(path.c_str(), &st) != 0) { // a dangling link: not followed into a place
-            if (errno == ENOENT)               // nobody chose
+            if (errno == ENOENT)              // nobody chose
                 throw InputError(path, 0, "", "is a link to nothing: not written through");
             throw InputError(path, 0, "", std::string("cannot write: ") + std::strerror(errno));
         }
@@ -153,10 +157,11 @@ struct OutputBatch::Staged {
     std::string path; // where it is written (a link's target)
     Target kind = Target::Absent;
     int fd = -1;
-    bool unnamed = false; // O_TMPFILE: no name until commit
+    bool unnamed = false;  // O_TMPFILE: no name until commit
     bool via_link = false; // an in-place target named through a symbolic link
-    std::string tmp;      // the temporary's name (named temporaries, or after linking)
-    std::string data;     // in-place targets
+    std::string tmp;       // the temporary's name (named temporaries, or after linking)
+    std::string data;      // in-place targets
+    std::string identity;  // fileIdentity() of the path as given
 
     ~Staged() {
         if (fd >= 0) ::close(fd);
@@ -168,6 +173,7 @@ struct OutputBatch::Staged {
         fd = ::open(folderOf(path).c_str(), O_TMPFILE | O_WRONLY | O_CLOEXEC, 0666);
         if (fd >= 0) {
             unnamed = true;
+            keepModeOf(path);
             return;
         }
 #endif
@@ -177,11 +183,22 @@ struct OutputBatch::Staged {
                 return fd >= 0;
             })) {
             tmp = name;
+            keepModeOf(path);
             return;
         }
         throw InputError(path, 0, "",
                          std::string("cannot write (does the folder exist?): ") +
                              std::strerror(errno));
+    }
+
+    // A file that replaces another keeps its permissions (a 600 file stays private, a 444
+    // one read-only) and, where this process may set them, its owner and group.
+    void keepModeOf(const std::string& target) {
+        struct stat st;
+        if (::stat(target.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return;
+        if (::fchmod(fd, st.st_mode & 07777) != 0) return;
+        if (st.st_uid != ::geteuid() || st.st_gid != ::getegid())
+            (void)!::fchown(fd, st.st_uid, st.st_gid);
     }
 
     void fill(const std::function<void(std::ostream&)>& f) {
@@ -199,8 +216,7 @@ struct OutputBatch::Staged {
         std::ostream out(&buf);
         f(out);
         out.flush();
-        if (!out || buf.failed())
-            throw InputError(path, 0, "", "write failed (disk full?)");
+        if (!out || buf.failed()) throw InputError(path, 0, "", "write failed (disk full?)");
     }
 
     // Gives the unnamed temporary a fresh name beside the target.
@@ -209,7 +225,8 @@ struct OutputBatch::Staged {
         const std::string proc = "/proc/self/fd/" + std::to_string(fd);
         std::string name;
         if (freshName(path, &name, [&](const std::string& n) {
-                return ::linkat(AT_FDCWD, proc.c_str(), AT_FDCWD, n.c_str(), AT_SYMLINK_FOLLOW) == 0;
+                return ::linkat(AT_FDCWD, proc.c_str(), AT_FDCWD, n.c_str(), AT_SYMLINK_FOLLOW) ==
+                       0;
             })) {
             tmp = name;
             unnamed = false;
@@ -224,10 +241,16 @@ struct OutputBatch::Staged {
         if (kind == Target::InPlace) {
             // Through a link only where the link was judged to name a device, a pipe or a
             // descriptor of ours (then appended to); otherwise never following one.
-            const int out = ::open(path.c_str(), via_link ? O_WRONLY | O_APPEND | O_CLOEXEC
-                                                          : O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+            // Without waiting: a FIFO nobody reads is refused (ENXIO), never waited on.
+            const int out = ::open(path.c_str(), (via_link ? O_WRONLY | O_APPEND | O_CLOEXEC
+                                                           : O_WRONLY | O_NOFOLLOW | O_CLOEXEC) |
+                                                     O_NONBLOCK);
+            if (out < 0 && errno == ENXIO)
+                throw InputError(path, 0, "", "is a FIFO that nobody reads: nothing written");
             if (out < 0)
                 throw InputError(path, 0, "", std::string("cannot write: ") + std::strerror(errno));
+            if (const int fl = ::fcntl(out, F_GETFL); fl >= 0)
+                ::fcntl(out, F_SETFL, fl & ~O_NONBLOCK);
             try {
                 writeAll(out, data, path);
             } catch (...) {
@@ -255,8 +278,29 @@ struct OutputBatch::Staged {
 OutputBatch::OutputBatch() = default;
 OutputBatch::~OutputBatch() = default;
 
+void OutputBatch::protect(const std::string& path) {
+    protected_.push_back(path);
+}
+
 void OutputBatch::add(const std::string& path, const std::function<void(std::ostream&)>& fill) {
+    if (path.empty()) throw InputError("<output>", 0, "", "an empty path names no file to write");
+    if (const std::string id = fileIdentity(path); !id.empty()) {
+        std::vector<std::string> ins;
+        if (g_guard_inputs) ins = inputsOfThisProcess();
+        ins.insert(ins.end(), protected_.begin(), protected_.end());
+        for (const auto& in : ins)
+            if (fileIdentity(in) == id)
+                throw InputError(path, 0, "",
+                                 "is also an input of this command (" + in +
+                                     "): writing it would replace what was read; choose "
+                                     "another file");
+        for (const auto& st : staged_)
+            if (st->identity == id)
+                throw InputError(path, 0, "",
+                                 "is written twice by this command: one output would be lost");
+    }
     auto s = std::make_unique<Staged>();
+    s->identity = fileIdentity(path);
     s->path = path;
     s->fill(fill);
     staged_.push_back(std::move(s));
@@ -265,6 +309,101 @@ void OutputBatch::add(const std::string& path, const std::function<void(std::ost
 void OutputBatch::commit() {
     for (auto& s : staged_) s->commit();
     staged_.clear();
+}
+
+void guardProcessInputs(bool on) {
+    g_guard_inputs = on;
+}
+
+std::string fileIdentity(const std::string& path) {
+    // This process's own streams (/dev/stdout, /proc/self/fd/N) are written in place and
+    // may be shared, whatever the shell connected them to.
+    if (path.empty() || path.rfind("/dev/", 0) == 0 || path.rfind("/proc/", 0) == 0) return "";
+    struct stat st;
+    if (::stat(path.c_str(), &st) == 0) {
+        if (!S_ISREG(st.st_mode)) return "";
+        return "file:" + std::to_string(st.st_dev) + ":" + std::to_string(st.st_ino);
+    }
+    // Not there (or a dangling link): the absolute path, its existing folders resolved.
+    std::error_code ec;
+    const auto abs = std::filesystem::weakly_canonical(std::filesystem::absolute(path, ec), ec);
+    return "path:" + (ec ? path : abs.string());
+}
+
+void checkOutputRules(const std::vector<NamedPath>& inputs, const std::vector<NamedPath>& outputs) {
+    for (const auto& p : inputs)
+        if (p.path.empty()) throw InputError(p.label, 0, "", "an empty path names no file");
+    for (const auto& p : outputs)
+        if (p.path.empty()) throw InputError(p.label, 0, "", "an empty path names no file");
+    for (std::size_t i = 0; i < outputs.size(); ++i) {
+        const std::string id = fileIdentity(outputs[i].path);
+        if (id.empty()) continue;
+        for (const auto& in : inputs)
+            if (fileIdentity(in.path) == id)
+                throw InputError(outputs[i].label, 0, "",
+                                 outputs[i].path + " is also the input of " + in.label +
+                                     ": writing it would replace what is read; choose another "
+                                     "file");
+        for (std::size_t k = 0; k < i; ++k)
+            if (fileIdentity(outputs[k].path) == id)
+                throw InputError(outputs[i].label, 0, "",
+                                 outputs[i].path + " is also the file of " + outputs[k].label +
+                                     ": one output would be lost; give each its own file");
+    }
+}
+
+bool besideIsFine(const std::string& target) {
+    struct stat st;
+    if (::lstat(target.c_str(), &st) != 0) return errno == ENOENT;
+    return S_ISREG(st.st_mode);
+}
+
+std::string userStateDir() {
+    std::string base;
+    if (const char* x = std::getenv("XDG_CACHE_HOME"); x && x[0] == '/')
+        base = x;
+    else if (const char* h = std::getenv("HOME"); h && h[0] == '/')
+        base = std::string(h) + "/.cache";
+    else
+        return "";
+    const std::string dir = base + "/kairos";
+    std::error_code ec;
+    std::filesystem::create_directories(dir, ec);
+    if (ec) return "";
+    ::chmod(dir.c_str(), 0700);
+    return dir;
+}
+
+AppendFile::AppendFile(const std::string& path, bool fresh) : path_(path) {
+    if (path.empty()) throw InputError("<journal>", 0, "", "an empty path names no file");
+    const int flags = O_WRONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_APPEND;
+    fd_ = ::open(path.c_str(), flags, 0666);
+    if (fd_ < 0) {
+        if (errno == ELOOP)
+            throw InputError(path, 0, "",
+                             "is a symbolic link: a journal is not written through one");
+        throw InputError(path, 0, "", std::string("cannot write: ") + std::strerror(errno));
+    }
+    struct stat st;
+    if (::fstat(fd_, &st) != 0 || !S_ISREG(st.st_mode)) {
+        ::close(fd_);
+        fd_ = -1;
+        throw InputError(path, 0, "", "is not a regular file: a journal is not written there");
+    }
+    if (fresh && ::ftruncate(fd_, 0) != 0) {
+        ::close(fd_);
+        fd_ = -1;
+        throw InputError(path, 0, "", std::string("cannot write: ") + std::strerror(errno));
+    }
+    if (const int fl = ::fcntl(fd_, F_GETFL); fl >= 0) ::fcntl(fd_, F_SETFL, fl & ~O_NONBLOCK);
+}
+
+AppendFile::~AppendFile() {
+    if (fd_ >= 0) ::close(fd_);
+}
+
+void AppendFile::line(const std::string& text) {
+    writeAll(fd_, text + "\n", path_);
 }
 
 void writeFileAtomically(const std::string& path, const std::function<void(std::ostream&)>& fill) {

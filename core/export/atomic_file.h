@@ -12,6 +12,14 @@
 // folder, a socket, a block device) is refused. A symbolic link as the target names the
 // file it points to, which is then judged and written as above (the link stays; a link
 // to nothing is refused): /dev/stdout is the pipe or terminal behind it, never a new file.
+//
+// The output rules (one place, for every command): an output may not be one of the
+// command's inputs (a file read by readInputFile, a database, one the caller names) nor
+// another output of the same command, compared by device and inode after following links,
+// and by absolute path for a file not there yet (devices and pipes may be shared: two
+// outputs to /dev/null lose nothing); a replaced file keeps its mode and, where this
+// process may set them, its owner and group; a FIFO with no reader is refused rather than
+// waited on; an empty path names nothing and is refused.
 #include <functional>
 #include <memory>
 #include <ostream>
@@ -37,10 +45,60 @@ public:
     OutputBatch& operator=(const OutputBatch&) = delete;
     void add(const std::string& path, const std::function<void(std::ostream&)>& fill);
     void commit();
+    // Also refuse to replace `path` (an input the reader did not note, e.g. a database).
+    void protect(const std::string& path);
 
 private:
     struct Staged;
     std::vector<std::unique_ptr<Staged>> staged_;
+    std::vector<std::string> protected_;
+};
+
+// A one-command process (kairos-cli, kairos-live) turns this on: then every OutputBatch also
+// refuses to replace a file this process read as input (model/input_file.h). Off in the
+// workbench, whose commands are its actions (saving a session over the file it came from
+// is what Save does).
+void guardProcessInputs(bool on);
+
+// What names the same file for the output rules: "file:DEV:INODE" for an existing file
+// (links followed), "path:/ABSOLUTE" for a file not there yet, "" for a device, a FIFO or
+// anything else that two outputs may share.
+std::string fileIdentity(const std::string& path);
+
+// A path with the label that named it ("--json", "the workload").
+struct NamedPath {
+    std::string label, path;
+};
+// The output rules over one command's paths, before anything runs: an empty path, an output
+// that is an input, two outputs on one file. Throws InputError naming the labels.
+void checkOutputRules(const std::vector<NamedPath>& inputs, const std::vector<NamedPath>& outputs);
+
+// Where a file beside `target` may go (a journal, a temporary): beside it when it is a
+// regular file or not there yet; otherwise (a device, /dev/stdout, a pipe) "" and the
+// caller uses userStateDir().
+bool besideIsFine(const std::string& target);
+// The user's cache folder for Kairos ($XDG_CACHE_HOME/kairos, else $HOME/.cache/kairos),
+// created 0700 if missing; "" when neither variable names an absolute folder (nothing is
+// then written under the current folder by mistake).
+std::string userStateDir();
+
+// A file written a line at a time and kept (a sweep's journal): created or opened never
+// through a symbolic link (O_NOFOLLOW), never a FIFO or device, each line written whole
+// with one write(2) and flushed, so an interruption leaves at most the last line torn.
+class AppendFile {
+public:
+    // `fresh`: start the file anew (an existing regular file is truncated); otherwise
+    // append to it. Throws InputError naming the path.
+    AppendFile(const std::string& path, bool fresh);
+    ~AppendFile();
+    AppendFile(const AppendFile&) = delete;
+    AppendFile& operator=(const AppendFile&) = delete;
+    void line(const std::string& text); // throws InputError when the write fails
+    const std::string& path() const { return path_; }
+
+private:
+    std::string path_;
+    int fd_ = -1;
 };
 
 } // namespace kairos

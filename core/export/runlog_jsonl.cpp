@@ -296,6 +296,7 @@ RunLog readRunLogJsonl(std::istream& in, const std::string& name) {
     double last_event_t = -1, last_iter_end = -1;
     enum : char { NotYet, Arrived, Ended };
     std::vector<char> life;
+    std::int64_t arrivals = 0;
     auto getTime = [&](const nlohmann::json& j, const char* k) {
         const double t = getNum(j, k);
         if (t < 0 || t > kMaxLogSeconds)
@@ -309,13 +310,18 @@ RunLog readRunLogJsonl(std::istream& in, const std::string& name) {
         if (!header) {
             if (!j.contains("kairos_runlog"))
                 throw InputError(name, lineno, "kairos_runlog", "not a Kairos run log");
+            if (!j["kairos_runlog"].is_number_integer() || j["kairos_runlog"].get<long long>() != 1)
+                throw InputError(name, lineno, "kairos_runlog",
+                                 "version " + j["kairos_runlog"].dump() +
+                                     " is not one this Kairos reads (1)");
             log.workload = getStr(j, "workload");
             log.policy = getStr(j, "policy");
             log.exec_model = getStr(j, "exec_model");
             log.kv_capacity_tokens =
                 static_cast<std::int64_t>(getInt(j, "kv_capacity_tokens", 0, kMaxTokens));
             log.num_requests = static_cast<std::int32_t>(getInt(j, "num_requests", 0, 1e8));
-            life.assign(static_cast<std::size_t>(log.num_requests), NotYet);
+            // Grown as requests appear, not to the count claimed: the claim is checked
+            // against the arrivals that follow (below) before anyone sizes by it.
             if (j.contains("sim_wall_ms")) log.sim_wall_ms = getNum(j, "sim_wall_ms");
             if (j.contains("warnings") && j["warnings"].is_array())
                 for (const auto& w : j["warnings"])
@@ -384,6 +390,8 @@ RunLog readRunLogJsonl(std::istream& in, const std::string& name) {
             throw InputError(name, lineno, "t",
                              "earlier than the event before it (events are in time order)");
         last_event_t = e.t;
+        if (static_cast<std::size_t>(e.req) >= life.size())
+            life.resize(static_cast<std::size_t>(e.req) + 1, NotYet);
         char& st = life[static_cast<std::size_t>(e.req)];
         if (st == Ended)
             throw InputError(name, lineno, "ev",
@@ -394,6 +402,7 @@ RunLog readRunLogJsonl(std::istream& in, const std::string& name) {
                 throw InputError(name, lineno, "ev",
                                  "request " + std::to_string(e.req) + " arrives twice");
             st = Arrived;
+            ++arrivals;
         } else if (st == NotYet) {
             throw InputError(name, lineno, "ev",
                              "request " + std::to_string(e.req) + " has '" + evs +
@@ -406,6 +415,12 @@ RunLog readRunLogJsonl(std::istream& in, const std::string& name) {
         log.events.push_back(e);
     }
     if (!header) throw InputError(name, 0, "", "empty run log");
+    // Every request of a run arrives in its log (the engine logs each arrival); a header
+    // claiming more is damaged, and would size every per-request table by its claim.
+    if (arrivals != log.num_requests)
+        throw InputError(name, 1, "num_requests",
+                         "the header claims " + std::to_string(log.num_requests) +
+                             " requests but " + std::to_string(arrivals) + " arrive in the log");
     return log;
 }
 

@@ -2,6 +2,7 @@
 
 #include "metrics/stats.h"
 #include "model/input_error.h"
+#include "run/parallel.h"
 #include "workload/text.h"
 
 #include <Eigen/Dense>
@@ -173,11 +174,11 @@ Columns parseColumns(const std::string& list) {
     std::stringstream ss(list);
     for (std::string x; std::getline(ss, x, ',');) {
         if (std::find(allColumns().begin(), allColumns().end(), x) == allColumns().end())
-            throw std::invalid_argument("unknown configuration column '" + x +
+            throw std::invalid_argument("--group: unknown configuration column '" + x +
                                         "' (framework, model, hardware, precision)");
         cols.push_back(x);
     }
-    if (cols.empty()) throw std::invalid_argument("no configuration columns");
+    if (cols.empty()) throw std::invalid_argument("--group: no configuration columns");
     return cols;
 }
 
@@ -728,12 +729,7 @@ double XgbBaseline::predict(int ii, int oo, int bb) const {
 namespace {
 // FNV-1a of a configuration's key: its held-out choice, the same on every platform.
 std::uint64_t fnv(const std::string& s) {
-    std::uint64_t h = 1469598103934665603ull;
-    for (unsigned char ch : s) {
-        h ^= ch;
-        h *= 1099511628211ull;
-    }
-    return h;
+    return text::fnv1a64(s);
 }
 } // namespace
 
@@ -1211,30 +1207,22 @@ std::vector<UncertaintyQuery> runTasks(const std::vector<Task>& tasks, const Ala
                                        int threads,
                                        const std::function<void(const std::string&)>& progress) {
     std::vector<std::vector<UncertaintyQuery>> res(tasks.size());
-    std::atomic<std::size_t> next{0};
     std::mutex mu;
+    // parallelFor stops at the first failure; every task is wanted here, so each task's
+    // failure is kept and the first one rethrown after all have run.
     std::exception_ptr failure;
-    auto work = [&] {
-        for (std::size_t i; (i = next++) < tasks.size();) {
-            try {
-                res[i] = runTask(tasks[i], o);
-            } catch (...) {
-                std::lock_guard<std::mutex> g(mu);
-                if (!failure) failure = std::current_exception();
-            }
-            if (progress) {
-                std::lock_guard<std::mutex> g(mu);
-                progress(tasks[i].label + ": " + std::to_string(res[i].size()) + " queries");
-            }
+    parallelFor(tasks.size(), threads, [&](std::size_t i) {
+        try {
+            res[i] = runTask(tasks[i], o);
+        } catch (...) {
+            std::lock_guard<std::mutex> g(mu);
+            if (!failure) failure = std::current_exception();
         }
-    };
-    const int n =
-        std::max(1, std::min<int>(threads > 0 ? threads : int(std::thread::hardware_concurrency()),
-                                  int(tasks.size())));
-    std::vector<std::thread> pool;
-    for (int k = 1; k < n; ++k) pool.emplace_back(work);
-    work();
-    for (auto& th : pool) th.join();
+        if (progress) {
+            std::lock_guard<std::mutex> g(mu);
+            progress(tasks[i].label + ": " + std::to_string(res[i].size()) + " queries");
+        }
+    });
     if (failure) std::rethrow_exception(failure);
     std::vector<UncertaintyQuery> all;
     for (auto& r : res)
@@ -1292,7 +1280,7 @@ std::vector<Task> foldsOf(const std::vector<BenchRow>& rows, const AlaOptions& o
             (sp.held[i] ? t.held : t.train).push_back(rows[i]);
         tasks.push_back(std::move(t));
     } else {
-        throw std::invalid_argument("unknown held-out regime '" + regime +
+        throw std::invalid_argument("--evaluate-uncertainty: unknown held-out regime '" + regime +
                                     "' (hardware, configuration, pairs)");
     }
     return tasks;

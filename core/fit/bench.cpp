@@ -1,10 +1,12 @@
 #include "fit/bench.h"
 
 #include "model/input_error.h"
+#include "model/input_file.h"
 #include "workload/text.h"
 
 #include <fstream>
 #include <map>
+#include <sstream>
 #include <tuple>
 
 namespace kairos::ala {
@@ -14,8 +16,7 @@ std::string BenchRow::group() const {
 }
 
 std::vector<BenchRow> readBench(const std::string& path, bool need_throughput, bool average) {
-    std::ifstream in(path);
-    if (!in) throw InputError(path, 0, "", "cannot open file");
+    std::istringstream in(readInputFile(path, limits::kTable));
     const text::CsvHeader h(in, path);
     const auto cF = h.column("framework"), cM = h.column("model"), cH = h.column("hardware"),
                cP = h.column("precision"), cI = h.column("input_len"), cO = h.column("output_len"),

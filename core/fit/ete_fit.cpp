@@ -2,6 +2,7 @@
 
 #include "metrics/stats.h"
 #include "model/input_error.h"
+#include "model/input_file.h"
 #include "workload/text.h"
 
 #include <Eigen/Dense>
@@ -13,6 +14,7 @@
 #include <fstream>
 #include <map>
 #include <random>
+#include <sstream>
 #include <stdexcept>
 
 namespace kairos {
@@ -184,8 +186,7 @@ EteFit fitEte(const std::vector<PrefillSample>& pre, const std::vector<DecodeSam
 }
 
 std::vector<Measurement> readMeasurementsCsv(const std::string& path) {
-    std::ifstream in(path);
-    if (!in) throw InputError(path, 0, "", "cannot open file");
+    std::istringstream in(readInputFile(path, limits::kTable));
     const text::CsvHeader h(in, path);
     const auto cK = h.column("kind"), cB = h.column("batch"), cT = h.column("tokens"),
                cC = h.column("context"), cS = h.column("seconds");
@@ -210,8 +211,7 @@ std::vector<Measurement> readMeasurementsCsv(const std::string& path) {
 }
 
 std::map<std::string, std::vector<Measurement>> splitwiseMeasurements(const std::string& path) {
-    std::ifstream in(path);
-    if (!in) throw InputError(path, 0, "", "cannot open file");
+    std::istringstream in(readInputFile(path, limits::kTable));
     const text::CsvHeader h(in, path);
     const auto cM = h.column("model"), cH = h.column("hardware"), cP = h.column("prompt_size"),
                cB = h.column("batch_size"), cT = h.column("token_size"),

@@ -1,6 +1,8 @@
 #include "metrics/summary.h"
 
 #include "metrics/request_metrics.h"
+#include "model/input_error.h"
+#include "model/input_file.h"
 #include "model/json_number.h"
 #include "workload/text.h"
 
@@ -60,20 +62,28 @@ double QualityCurve::at(double alpha) const {
 QualityCurve QualityCurve::parse(const std::string& text) {
     if (text.size() > 5 && text.compare(text.size() - 5, 5, ".json") == 0) {
         // A measured curve (kairos-cli quality --out).
-        std::ifstream in(text);
-        if (!in) throw std::invalid_argument("quality curve file '" + text + "': cannot open it");
+        std::string body;
+        try {
+            body = readInputFile(text, limits::kSettings);
+        } catch (const InputError& e) {
+            throw std::invalid_argument("quality curve file " + std::string(e.what()));
+        }
         nlohmann::json j;
         try {
-            in >> j;
+            j = nlohmann::json::parse(body);
         } catch (const std::exception& e) {
-            throw std::invalid_argument("quality curve file '" + text + "': not JSON (" +
-                                        e.what() + ")");
+            throw std::invalid_argument("quality curve file '" + text + "': not JSON (" + e.what() +
+                                        ")");
         }
         if (!j.is_object() || !j.contains("quality") || !j.at("quality").is_string())
             throw std::invalid_argument("quality curve file '" + text +
                                         "': no \"quality\" string (written by kairos-cli "
                                         "quality --out?)");
-        return parse(j.at("quality").get<std::string>());
+        const std::string inner = j.at("quality").get<std::string>();
+        if (inner.size() > 5 && inner.compare(inner.size() - 5, 5, ".json") == 0)
+            throw std::invalid_argument("quality curve file '" + text +
+                                        "': its \"quality\" names another file, not a curve");
+        return parse(inner);
     }
     QualityCurve c;
     c.points.clear();
@@ -83,11 +93,12 @@ QualityCurve QualityCurve::parse(const std::string& text) {
         const auto colon = it.find(':');
         double a, q;
         if (colon == std::string_view::npos || !text::parseDouble(it.substr(0, colon), &a) ||
-            !text::parseDouble(it.substr(colon + 1), &q) || a < 0 || a > 1 ||
+            !text::parseDouble(it.substr(colon + 1), &q) || a < 0 || a > 1 || q < 0 || q > 1 ||
             (!c.points.empty() && a <= c.points.back().first))
             throw std::invalid_argument(
                 "quality curve '" + text +
-                "': expected ALPHA:QUALITY,... with ALPHA rising in [0, 1]");
+                "': expected ALPHA:QUALITY,... with ALPHA rising in [0, 1] and each QUALITY in "
+                "[0, 1] (the fraction of the full-cache answer's quality kept)");
         c.points.emplace_back(a, q);
     }
     if (c.points.empty()) throw std::invalid_argument("quality curve: empty");

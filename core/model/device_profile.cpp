@@ -1,15 +1,15 @@
 #include "model/device_profile.h"
 
 #include "model/input_error.h"
-
+#include "model/input_file.h"
 #include "workload/json_line.h"
 
 #include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
-#include <stdexcept>
 #include <nlohmann/json.hpp>
+#include <stdexcept>
 
 namespace kairos {
 
@@ -39,12 +39,13 @@ std::pair<std::string, std::string> EteParams::check() const {
     const struct {
         const char* name;
         double v, hi;
-    } cs[] = {{"prefill.a", a, 1e4}, {"prefill.b", b, 100}, {"prefill.c", c, 1},
+    } cs[] = {{"prefill.a", a, 1e4},  {"prefill.b", b, 100},  {"prefill.c", c, 1},
               {"decode.q0", q0, 1e4}, {"decode.q1", q1, 100}, {"decode.p", p, 1}};
     for (const auto& x : cs)
         if (!(x.v >= 0) || !(x.v <= x.hi))
             return {x.name, "must be a number in [0, " + std::to_string(x.hi).substr(0, 5) + "]"};
-    if (!(a + b + c > 0)) return {"prefill.b", "a one-token prefill must take time (a + b + c > 0)"};
+    if (!(a + b + c > 0))
+        return {"prefill.b", "a one-token prefill must take time (a + b + c > 0)"};
     if (!(q0 + q1 + p > 0))
         return {"decode.q0", "a one-request decode step must take time (q0 + q1 + p > 0)"};
     return {"", ""};
@@ -169,9 +170,7 @@ DeviceProfile DeviceProfile::load(const std::string& path) {
     std::error_code ec;
     if (std::filesystem::is_directory(path, ec))
         throw InputError(path, 0, "", "is a folder, not a device profile");
-    std::ifstream in(path);
-    if (!in) throw InputError(path, 0, "", "cannot open device profile");
-    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const std::string text = readInputFile(path, limits::kSettings);
     const json j = parseJsonDocument(text, path);
     try {
         return fromJson(j, path);

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <stdexcept>
 
 namespace kairos {
@@ -46,6 +47,46 @@ std::unique_ptr<LengthPredictor> makePredictor(const std::string& spec, std::uin
         }
     }
     auto arg = [&](std::size_t i, double dflt) { return i < args.size() ? args[i] : dflt; };
+    // Each kind's parameters, their count and domains, as the grammar states them: junk
+    // after a kind that takes none ("oracle:1"), a sigma of 1e300 or a fractional bucket
+    // count is an error, not silently read.
+    auto most = [&](std::size_t n) {
+        if (args.size() > n || (colon != std::string::npos && args.empty()))
+            throw std::invalid_argument(
+                "predictor '" + spec + "': " + kind + " takes " +
+                (n == 0 ? std::string("no parameters")
+                        : "at most " + std::to_string(n) + " parameter" + (n == 1 ? "" : "s")) +
+                " (" + kPredictorGrammar + ")");
+    };
+    auto within = [&](std::size_t i, const char* what, double lo, double hi, bool whole) {
+        if (i >= args.size()) return;
+        const double v = args[i];
+        if (!(v >= lo && v <= hi) || (whole && v != std::floor(v))) {
+            char b[160];
+            std::snprintf(b, sizeof b, "%s must be %s in [%g, %g]", what,
+                          whole ? "a whole number" : "a number", lo, hi);
+            throw std::invalid_argument("predictor '" + spec + "': " + b);
+        }
+    };
+    if (kind == "oracle" || kind == "exponential") most(0);
+    if (kind == "lognormal") {
+        most(1);
+        within(0, "SIGMA", 0, 10, false);
+    }
+    if (kind == "bucket") {
+        most(3);
+        within(0, "B (buckets)", 1, 4096, true);
+        within(1, "ACC (accuracy)", 0, 1, false);
+        within(2, "NMAX (tokens)", 1, 1 << 24, true);
+    }
+    if (kind == "trail") {
+        most(5);
+        within(0, "PROMPT_NOISE (bins)", 0, 100, false);
+        within(1, "TOKEN_NOISE (bins)", 0, 100, false);
+        within(2, "EVERY (tokens)", 1, 1 << 20, true);
+        within(3, "BINS", 2, 4096, true);
+        within(4, "L_MAX (tokens)", 1, 1 << 24, false);
+    }
     if (kind == "oracle") return std::make_unique<OraclePredictor>();
     if (kind == "lognormal") return std::make_unique<LogNormalPredictor>(arg(0, 0.5), seed);
     if (kind == "exponential") return std::make_unique<ExponentialPredictor>(seed);

@@ -40,7 +40,7 @@ double initialMae(const LengthPredictor& p, const Workload& w);
 
 // The predictors makePredictor knows, as its grammar (for help texts and errors).
 inline constexpr const char* kPredictorGrammar =
-    "oracle, lognormal:SIGMA, exponential, bucket:B[,ACC[,NMAX]], "
+    "oracle, lognormal[:SIGMA], exponential, bucket[:B[,ACC[,NMAX]]], "
     "trail[:PROMPT_NOISE,TOKEN_NOISE[,EVERY[,BINS[,L_MAX]]]]";
 // "oracle", "lognormal:SIGMA", "exponential", "bucket:B[,ACC[,NMAX]]", "trail[:...]" (Trail's
 // refined predictions, predict/trail_predictor.h); `seed` makes the

@@ -30,8 +30,8 @@ std::vector<Result> find(const RunSpec& base, const std::vector<std::string>& po
         throw std::invalid_argument("capacity needs goodput SLOs (--goodput ttft:MS tpot:MS ...)");
     if (!(opt.target > 0 && opt.target <= 1))
         throw std::invalid_argument("--target must be in (0, 1]");
-    if (!(opt.rel_tol > 0 && opt.rel_tol < 1))
-        throw std::invalid_argument("--tolerance must be in (0, 1)");
+    if (!(opt.rel_tol >= kMinTolerance && opt.rel_tol <= kMaxTolerance))
+        throw std::invalid_argument("--tolerance must be in [1e-06, 0.5]");
     if (opt.seeds < 1) throw std::invalid_argument("--seeds must be >= 1");
     WorkloadCache cache;
     const RunContext c = forManyRuns(ctx, cache, opt.cancel);

@@ -24,6 +24,10 @@
 
 namespace kairos::capacity {
 
+// The bisection's relative tolerance: HI / LO - 1 below it ends the search. Finer than 1e-6
+// is below the simulation's own noise between seeds; coarser than 0.5 is not a search.
+inline constexpr double kMinTolerance = 1e-6, kMaxTolerance = 0.5;
+
 struct Options {
     double target = 0.9;    // goodput / offered rate at or above this
     bool generate = false;  // Poisson/gamma at the rate instead of scaling the trace

@@ -3,7 +3,9 @@
 #include "export/atomic_file.h"
 #include "metrics/summary.h"
 #include "model/input_error.h"
+#include "model/input_file.h"
 #include "predict/predictor.h"
+#include "run/domains.h"
 #include "sched/registry.h"
 #include "sched/scheduler.h"
 #include "workload/readers.h"
@@ -237,16 +239,16 @@ void RunSpec::validate(const std::string& where) const {
     TraceFormat f;
     if (!formatFromName(workload.format, &f))
         bad("workload.format", "unknown format '" + workload.format + "'");
-    if (!(workload.rate > 0)) bad("workload.rate", "must be > 0 requests per second");
-    if (!(workload.burstiness > 0 && std::isfinite(workload.burstiness)))
-        bad("workload.burstiness", "must be > 0");
-    if (!(workload.rate_scale > 0 && std::isfinite(workload.rate_scale)))
-        bad("workload.rate_scale", "must be > 0");
+    // The numbers' domains are the command line's (run/domains.h): a spec file, a stored
+    // run or a session cannot carry what the options refuse.
+    domains::check(domains::kRate, workload.rate, where);
+    domains::check(domains::kBurstiness, workload.burstiness, where);
+    domains::check(domains::kRateScale, workload.rate_scale, where);
     if (workload.generate_arrivals && workload.rate_scale != 1.0)
         bad("workload.rate_scale",
             "scales the trace's own arrivals; workload.rate replaces them: give one of the two");
-    if (!(workload.budget >= 0 && std::isfinite(workload.budget)))
-        bad("workload.budget", "must be >= 0 seconds");
+    domains::check(domains::kBudget, workload.budget, where);
+    domains::check(domains::kLimit, double(workload.limit), where);
     try {
         resolvePolicyParams(policy.name, policy.params);
     } catch (const std::invalid_argument& e) {
@@ -258,15 +260,13 @@ void RunSpec::validate(const std::string& where) const {
         bad("policy.predictor", e.what());
     }
     if (exec.profile.empty() && exec.model_id <= 0) bad("exec.profile", "is required");
-    if (exec.gpu_mem_gib < 0 || !std::isfinite(exec.gpu_mem_gib))
-        bad("exec.gpu_mem_gib", "must be >= 0 (0: the profile's)");
-    if (!(exec.mem_fraction >= 0 && exec.mem_fraction <= 1))
-        bad("exec.mem_fraction", "must be in [0, 1] (0: the profile's)");
+    domains::check(domains::kGpuMemGib, exec.gpu_mem_gib, where);
+    domains::check(domains::kMemFraction, exec.mem_fraction, where);
     if (exec.model_id < 0) bad("exec.model_id", "must be >= 0 (0: none)");
-    if (limits.kv_capacity_tokens < 0) bad("limits.kv_capacity_tokens", "must be >= 0");
-    if (limits.block_size < 1) bad("limits.block_size", "must be >= 1");
-    if (limits.max_num_seqs < 1) bad("limits.max_num_seqs", "must be >= 1");
-    if (limits.max_num_batched_tokens < 1) bad("limits.max_num_batched_tokens", "must be >= 1");
+    domains::check(domains::kKvCapacity, double(limits.kv_capacity_tokens), where);
+    domains::check(domains::kBlockSize, double(limits.block_size), where);
+    domains::check(domains::kMaxNumSeqs, double(limits.max_num_seqs), where);
+    domains::check(domains::kMaxBatchedTokens, double(limits.max_num_batched_tokens), where);
     try {
         GoodputSlo::parse(summary.goodput);
     } catch (const std::exception& e) {
@@ -433,11 +433,7 @@ bool isTomlPath(const std::string& path) {
 } // namespace
 
 RunSpec RunSpec::load(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw InputError(path, 0, "", "cannot open the run spec");
-    std::stringstream buf;
-    buf << in.rdbuf();
-    const std::string text = buf.str();
+    const std::string text = readInputFile(path, limits::kSettings);
     if (isTomlPath(path)) return fromToml(text, path);
     json j;
     try {

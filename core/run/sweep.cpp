@@ -4,6 +4,7 @@
 #include "model/input_error.h"
 #include "run/parallel.h"
 #include "sched/registry.h"
+#include "workload/text.h"
 
 #include <algorithm>
 #include <cinttypes>
@@ -23,12 +24,13 @@ namespace {
 
 using json = nlohmann::json;
 constexpr std::size_t kMaxValues = 100000;
+constexpr std::size_t kMaxRuns = 1000000;
 
 double parseNumber(const std::string& s, const std::string& arg) {
-    char* end = nullptr;
-    const double v = std::strtod(s.c_str(), &end);
-    if (s.empty() || end != s.c_str() + s.size() || !std::isfinite(v))
-        throw std::invalid_argument(arg + ": '" + s + "' is not a number");
+    double v;
+    if (!text::parseNumberStrict(s, &v))
+        throw std::invalid_argument(arg + ": '" + s +
+                                    "' is not a number (decimal, finite, no blanks)");
     return v;
 }
 
@@ -284,6 +286,19 @@ std::vector<Point> expand(const Definition& d) {
     std::vector<std::size_t> idx(d.axes.size(), 0);
     for (const auto& a : d.axes)
         if (a.values.empty()) return out;
+    // A grid's size is bounded as a whole, not only per axis: 1,000,000 runs (points times
+    // seeds) is days of simulation of any real trace, and each point's spec is held in memory.
+    double grid = std::max(1, d.seeds);
+    std::string dims;
+    for (const auto& a : d.axes) {
+        grid *= double(a.values.size());
+        dims += std::to_string(a.values.size()) + " x ";
+    }
+    if (grid > double(kMaxRuns))
+        throw std::invalid_argument("the sweep is " + dims + std::to_string(d.seeds) +
+                                    " seeds = " + std::to_string(static_cast<long long>(grid)) +
+                                    " runs, more than " + std::to_string(kMaxRuns) +
+                                    " (fewer values per --param/--rate axis, or fewer --seeds)");
     // Policy axes first, so parameter axes see the point's policy.
     std::vector<std::size_t> order(d.axes.size());
     for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
@@ -320,21 +335,35 @@ RunSpec jobSpec(const Definition& d, const std::vector<Point>& points, std::size
     return s;
 }
 
+namespace {
+// A journal line's checksum: a line cut short by an interruption (the last of a journal,
+// "0x1.83a66p+10" cut to "0x1") never reads as a shorter number.
+std::string lineCheck(std::string_view body) {
+    return text::fnv1a64Hex(body);
+}
+} // namespace
+
 std::string encode(std::size_t job, const Outcome& o) {
-    std::string line = std::to_string(job) + " " + o.status;
+    std::string line =
+        std::to_string(job) + " " + o.status + " " + std::to_string(o.metrics.size());
     char buf[40];
     for (double v : o.metrics) {
         std::snprintf(buf, sizeof buf, " %a", v);
         line += buf;
     }
-    return line;
+    return line + " #" + lineCheck(line);
 }
 
 bool decode(const std::string& line, std::size_t* job, Outcome* o) {
-    std::istringstream in(line);
-    long long j = -1;
+    const auto hash = line.rfind(" #");
+    if (hash == std::string::npos || line.size() - hash != 18) return false;
+    const std::string body = line.substr(0, hash);
+    if (lineCheck(body) != line.substr(hash + 2)) return false;
+    std::istringstream in(body);
+    long long j = -1, n = -1;
     std::string status;
-    if (!(in >> j >> status) || j < 0 || (status != "ok" && status != "loop")) return false;
+    if (!(in >> j >> status >> n) || j < 0 || n < 0 || (status != "ok" && status != "loop"))
+        return false;
     Outcome out;
     out.status = status;
     std::string tok;
@@ -344,6 +373,7 @@ bool decode(const std::string& line, std::size_t* job, Outcome* o) {
         if (end != tok.c_str() + tok.size()) return false;
         out.metrics.push_back(v);
     }
+    if (static_cast<long long>(out.metrics.size()) != n) return false;
     *job = static_cast<std::size_t>(j);
     *o = std::move(out);
     return true;

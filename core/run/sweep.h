@@ -68,9 +68,11 @@ struct Outcome {
     std::vector<double> metrics; // summaryMetrics order (every metric, not only the shown)
     std::string status = "ok";   // "ok", "loop" (the policy cycles: SchedulerLoop)
 };
-// One line, exact (doubles as hexadecimal floats): journals and MPI messages.
+// One line, exact (doubles as hexadecimal floats), with its metric count and a checksum of
+// the line: journals and MPI messages.
 std::string encode(std::size_t job, const Outcome& o);
-// False for a line that is not one (a torn last line of a journal).
+// False for a line that is not one (a torn last line of a journal: its checksum or count
+// does not match).
 bool decode(const std::string& line, std::size_t* job, Outcome* o);
 
 struct RunOptions {

@@ -22,7 +22,7 @@ PolicyParams parsePolicyParams(const std::vector<std::string>& items) {
         const auto eq = it.find('=');
         double v;
         if (eq == std::string::npos || eq == 0 ||
-            !text::parseDouble(std::string_view(it).substr(eq + 1), &v)) {
+            !text::parseNumberStrict(std::string_view(it).substr(eq + 1), &v)) {
             if (eq != std::string::npos && std::string_view(it).substr(eq + 1) == "inf")
                 v = INFINITY;
             else

@@ -4,19 +4,23 @@
 #include "metrics/stats.h"
 #include "model/json_number.h"
 #include "workload/readers.h"
+#include "workload/text.h"
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <ctime>
 #include <filesystem>
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <sqlite3.h>
 #include <sstream>
+#include <sys/stat.h>
 #include <tuple>
+#include <unistd.h>
 
 #ifndef KAIROS_VERSION
 #define KAIROS_VERSION "unknown"
@@ -321,39 +325,58 @@ const char* migrationSql(int v) {
 }
 
 std::string contentHash(const Workload& w) {
-    // FNV-1a, 64 bits, over the native serialization without its header (name and source
-    // do not change the content). Hand-written: no hash library is in the dependency set,
-    // and this is identification, not security.
+    // FNV-1a (workload/text.h) over the native serialization without its header (name and
+    // source do not change the content).
     Workload body = w;
     body.name.clear();
     body.source.clear();
     body.meta.clear();
     std::ostringstream out;
     writeKairos(body, out);
-    std::uint64_t h = 1469598103934665603ULL;
-    for (unsigned char c : out.str()) {
-        h ^= c;
-        h *= 1099511628211ULL;
-    }
-    char buf[17];
-    std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
-    return buf;
+    return text::fnv1a64Hex(out.str());
 }
 
 Store::Store(const std::string& path, Open mode) : path_(path) {
     namespace fs = std::filesystem;
+    if (path.empty())
+        throw StoreError("<database>",
+                         "no database path: give --db FILE (the default database needs HOME, "
+                         "XDG_DATA_HOME or KAIROS_DB)");
     const fs::path p(path);
-    std::error_code ec0;
-    if (mode == Open::Existing && !fs::exists(p, ec0))
+    // What is there: a database is a regular file (through a link only to an existing one);
+    // a device, a FIFO or a dangling link is never made into one (SQLite would create
+    // "/dev/null-journal" beside a device, or a file where a dangling link points).
+    struct stat st;
+    const bool there = ::stat(path.c_str(), &st) == 0;
+    struct stat lst;
+    if (!there && ::lstat(path.c_str(), &lst) == 0 && S_ISLNK(lst.st_mode))
+        throw StoreError(path, "is a link to nothing: no database is created through it");
+    if (there && S_ISDIR(st.st_mode)) throw StoreError(path, "is a folder, not a database");
+    if (there && !S_ISREG(st.st_mode))
+        throw StoreError(path, "is not a regular file (a device or a pipe): not a database");
+    // SQLite opens its -wal, -shm and -journal files beside the database by name: a link
+    // planted there would have it write through the link.
+    for (const char* suffix : {"-wal", "-shm", "-journal"}) {
+        const std::string side = path + suffix;
+        if (::lstat(side.c_str(), &lst) == 0 && S_ISLNK(lst.st_mode))
+            throw StoreError(path, side + " is a symbolic link: SQLite would write through it");
+    }
+    if (mode == Open::Existing && !there)
         throw StoreError(path, "no database here (a command that stores, e.g. simulate --db, "
                                "creates one)");
-    if (fs::is_directory(p, ec0)) throw StoreError(path, "is a folder, not a database");
-    if (p.has_parent_path()) {
+    if (!there && p.has_parent_path()) {
         std::error_code ec;
         fs::create_directories(p.parent_path(), ec);
         if (ec) throw StoreError(path, "cannot create its folder: " + ec.message());
     }
-    const int flags = SQLITE_OPEN_READWRITE | (mode == Open::Create ? SQLITE_OPEN_CREATE : 0);
+    // A database this process may not write (its file or folder), opened to read: listing
+    // and showing work; a command that stores fails naming the file.
+    const std::string folder = p.has_parent_path() ? p.parent_path().string() : ".";
+    read_only_ =
+        there && (::access(path.c_str(), W_OK) != 0 || ::access(folder.c_str(), W_OK) != 0);
+    const int flags = read_only_
+                          ? SQLITE_OPEN_READONLY
+                          : SQLITE_OPEN_READWRITE | (mode == Open::Create ? SQLITE_OPEN_CREATE : 0);
     if (sqlite3_open_v2(path.c_str(), &db_, flags, nullptr) != SQLITE_OK) {
         const std::string msg = db_ ? sqlite3_errmsg(db_) : "out of memory";
         sqlite3_close(db_);
@@ -364,18 +387,81 @@ Store::Store(const std::string& path, Open mode) : path_(path) {
         sqlite3_busy_timeout(db_, 10000);
         // Not a database at all (a text file given by mistake) fails here, clearly.
         exec(db_, path_, "PRAGMA foreign_keys = ON");
-        {
-            Stmt s(db_, path_, "PRAGMA journal_mode = WAL");
-            if (!s.step() || s.text(0) != "wal")
-                throw StoreError(path_, "cannot switch to WAL journaling");
+        if (read_only_) {
+            int have = 0;
+            try {
+                have = schemaVersion();
+            } catch (const StoreError&) {
+                // A WAL database closed cleanly has no -shm file, and one cannot be made in a
+                // folder this process may not write: read the file as it is (immutable).
+                sqlite3_close(db_);
+                db_ = nullptr;
+                std::string uri = "file:";
+                for (char c : path) {
+                    if (c == '%' || c == '?' || c == '#') {
+                        char b[4];
+                        std::snprintf(b, sizeof b, "%%%02X", static_cast<unsigned char>(c));
+                        uri += b;
+                    } else {
+                        uri += c;
+                    }
+                }
+                uri += "?immutable=1";
+                if (sqlite3_open_v2(uri.c_str(), &db_, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI,
+                                    nullptr) != SQLITE_OK)
+                    throw StoreError(path_, std::string("cannot open read-only: ") +
+                                                (db_ ? sqlite3_errmsg(db_) : "out of memory"));
+                have = schemaVersion();
+            }
+            if (have != kSchemaVersion)
+                throw StoreError(path_, "is read-only and has schema version " +
+                                            std::to_string(have) + ", not " +
+                                            std::to_string(kSchemaVersion) +
+                                            ": it cannot be upgraded (make it writable)");
+        } else {
+            {
+                Stmt s(db_, path_, "PRAGMA journal_mode = WAL");
+                if (!s.step() || s.text(0) != "wal")
+                    throw StoreError(path_, "cannot switch to WAL journaling");
+            }
+            exec(db_, path_, "PRAGMA synchronous = FULL");
+            migrate();
         }
-        exec(db_, path_, "PRAGMA synchronous = FULL");
-        migrate();
     } catch (...) {
         sqlite3_close(db_);
         db_ = nullptr;
         throw;
     }
+}
+
+bool Store::isKairosDatabase(const std::string& path) {
+    struct stat st;
+    if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return false;
+    // SQLite's own header first: SQLite reads a short text file as an empty database.
+    {
+        char head[16] = {};
+        std::FILE* f = std::fopen(path.c_str(), "rb");
+        const bool ok = f && std::fread(head, 1, sizeof head, f) == sizeof head &&
+                        std::memcmp(head, "SQLite format 3", 16) == 0;
+        if (f) std::fclose(f);
+        if (!ok) return false;
+    }
+    sqlite3* db = nullptr;
+    if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) != SQLITE_OK) {
+        sqlite3_close(db);
+        return false;
+    }
+    bool ok = false;
+    sqlite3_stmt* s = nullptr;
+    if (sqlite3_prepare_v2(db,
+                           "SELECT (SELECT user_version FROM pragma_user_version) > 0 AND "
+                           "EXISTS (SELECT 1 FROM sqlite_master WHERE name = 'runs')",
+                           -1, &s, nullptr) == SQLITE_OK &&
+        sqlite3_step(s) == SQLITE_ROW)
+        ok = sqlite3_column_int(s, 0) != 0;
+    sqlite3_finalize(s);
+    sqlite3_close(db);
+    return ok;
 }
 
 Store::~Store() {
@@ -387,7 +473,8 @@ std::string Store::defaultPath() {
     if (const char* x = std::getenv("XDG_DATA_HOME"); x && *x)
         return std::string(x) + "/kairos/kairos.db";
     const char* home = std::getenv("HOME");
-    return std::string(home && *home ? home : ".") + "/.local/share/kairos/kairos.db";
+    if (!home || !*home) return ""; // never the current folder by default
+    return std::string(home) + "/.local/share/kairos/kairos.db";
 }
 
 int Store::schemaVersion() const {

@@ -127,8 +127,16 @@ public:
     Store(const Store&) = delete;
     Store& operator=(const Store&) = delete;
 
-    // $KAIROS_DB, else $XDG_DATA_HOME/kairos/kairos.db, else ~/.local/share/kairos/kairos.db.
+    // $KAIROS_DB, else $XDG_DATA_HOME/kairos/kairos.db, else ~/.local/share/kairos/kairos.db;
+    // "" when none of them is set (opening "" is then an error that says so, rather than a
+    // database made under the current folder).
     static std::string defaultPath();
+    // True for an SQLite file with a Kairos schema (user_version > 0 and its runs table):
+    // what may be deleted when a command is asked to start a database anew.
+    static bool isKairosDatabase(const std::string& path);
+    // Opened read-only (the file or its folder cannot be written): reading works, storing
+    // fails with an error that says so.
+    bool readOnly() const { return read_only_; }
     const std::string& path() const { return path_; }
     int schemaVersion() const;
 
@@ -176,6 +184,7 @@ private:
     void insertExplanation(std::int64_t run_id, const Explanation& ex);
     void migrate();
     std::string path_;
+    bool read_only_ = false;
     sqlite3* db_ = nullptr;
 };
 

@@ -3,11 +3,14 @@
 #include "model/input_error.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <cstring>
 #include <fstream>
 #include <limits>
 #include <stdexcept>
+#include <sys/stat.h>
+#include <unistd.h>
 
 namespace kairos::llama2c {
 
@@ -66,6 +69,13 @@ std::int64_t Weights::parameters() const {
 }
 
 Weights read(const std::string& path) {
+    // A regular file only (a FIFO would be waited on, a device read without end).
+    struct stat st;
+    if (::stat(path.c_str(), &st) != 0)
+        throw InputError(path, 0, "",
+                         std::string("cannot open the checkpoint: ") + std::strerror(errno));
+    if (!S_ISREG(st.st_mode))
+        throw InputError(path, 0, "", "is not a regular file: not a llama2.c checkpoint");
     std::ifstream in(path, std::ios::binary);
     if (!in) throw InputError(path, 0, "", "cannot open the checkpoint");
     std::int32_t raw[7];
@@ -104,6 +114,15 @@ Weights read(const std::string& path) {
     in.seekg(0, std::ios::end);
     const std::int64_t bytes = std::int64_t(in.tellg()) - std::int64_t(sizeof raw);
     const std::int64_t want = h.floatsExpected();
+    // Read whole into memory: at most half of this machine's memory (a sparse file can
+    // claim any size its header asks for).
+    const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGE_SIZE);
+    const double half = pages > 0 && page > 0 ? 0.5 * double(pages) * double(page) : 8e9;
+    if (double(want) * 4 > half)
+        throw InputError(path, 0, "size",
+                         "the header asks for " + std::to_string(want * 4 / (1 << 20)) +
+                             " MiB of float32 weights, more than half of this machine's memory "
+                             "(the reference forward pass holds them all)");
     if (bytes != want * 4)
         throw InputError(path, 0, "size",
                          "the header asks for " + std::to_string(want) + " float32 (" +

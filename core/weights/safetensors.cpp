@@ -2,6 +2,7 @@
 
 #include "export/atomic_file.h"
 #include "model/input_error.h"
+#include "model/input_file.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -184,7 +185,8 @@ Header parseHeader(const std::byte* bytes, std::size_t size, std::uint64_t file_
 }
 
 File::File(const std::string& path) : path_(path) {
-    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    // Without waiting: a FIFO in place of the weights is refused below, never waited on.
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0) fail(path, "", std::string("cannot open: ") + std::strerror(errno));
     struct stat st {};
     if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
@@ -230,7 +232,7 @@ Checkpoint::Checkpoint(const std::string& dir) : dir_(dir) {
     const fs::path single = fs::path(dir) / "model.safetensors";
     std::map<std::string, std::string> weight_map; // tensor -> shard file name
     if (fs::exists(index)) {
-        std::ifstream in(index);
+        const std::string in = readInputFile(index.string(), limits::kSettings);
         nlohmann::json j;
         try {
             j = nlohmann::json::parse(in);

@@ -1,5 +1,6 @@
 #include "workload/generators.h"
 
+#include "run/domains.h"
 #include "workload/random.h"
 #include "workload/text.h"
 
@@ -11,9 +12,13 @@
 namespace kairos {
 
 void ArrivalSpec::validate() const {
-    if (!(rate > 0)) throw std::invalid_argument("arrival rate must be > 0 (inf: all at once)");
-    if (!(burstiness > 0) || !std::isfinite(burstiness))
-        throw std::invalid_argument("burstiness must be a positive number");
+    if (!domains::inDomain(domains::kRate, rate))
+        throw std::invalid_argument("arrival rate must be in " + domains::describe(domains::kRate) +
+                                    " (inf: all at once)");
+    if (!domains::inDomain(domains::kBurstiness, burstiness))
+        throw std::invalid_argument("burstiness must be in " +
+                                    domains::describe(domains::kBurstiness) +
+                                    " (run/domains.h says why)");
     if (!std::isfinite(start)) throw std::invalid_argument("start time must be finite");
 }
 
@@ -85,6 +90,21 @@ LengthDist LengthDist::parse(const std::string& text) {
         throw std::invalid_argument("length distribution '" + text + "': unknown kind '" + kind +
                                     "'");
     }
+    // Lengths are tokens of one request: at most 2^24 (16.7 M), as max= allows; a uniform's
+    // bounds are whole; a lognormal's sigma at most 10 (e^10 = 22,000 times the median).
+    constexpr double kMaxLen = 1 << 24;
+    const bool len2 = d.kind == Kind::Uniform;
+    for (std::size_t i = 0; i < nums.size(); ++i) {
+        if (i == 1 && !len2) continue;
+        if (nums[i] > kMaxLen)
+            throw std::invalid_argument("length distribution '" + text +
+                                        "': a length above 2^24 (16777216) tokens");
+        if (d.kind == Kind::Uniform && nums[i] != std::floor(nums[i]))
+            throw std::invalid_argument("length distribution '" + text +
+                                        "': uniform bounds are whole numbers of tokens");
+    }
+    if (d.kind == Kind::LogNormal && nums[1] > 10)
+        throw std::invalid_argument("length distribution '" + text + "': sigma above 10");
     d.p1 = nums[0];
     d.p2 = nums.size() > 1 ? nums[1] : 0.0;
     return d;
@@ -171,8 +191,11 @@ void scaleArrivalRate(Workload& w, double factor) {
     for (auto& r : w.requests) {
         r.arrival = t0 + (r.arrival - t0) / factor;
         if (!(r.arrival <= kMaxSeconds))
-            throw std::invalid_argument("scaling the arrival rate by " + std::to_string(factor) +
-                                        " puts arrivals past 1e9 s (31.7 years)");
+            throw std::invalid_argument("scaling the arrival rate by " + [&] {
+                char b[32];
+                std::snprintf(b, sizeof b, "%g", factor);
+                return std::string(b);
+            }() + " puts arrivals past 1e9 s (31.7 years)");
     }
 }
 

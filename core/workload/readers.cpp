@@ -1,6 +1,7 @@
 #include "workload/readers.h"
 
 #include "model/input_error.h"
+#include "model/input_file.h"
 #include "workload/text.h"
 
 #include <filesystem>
@@ -93,22 +94,31 @@ private:
 
 } // namespace
 
+namespace {
+// The format named by `all`'s first bytes (or `f` if already named); an empty file, or one
+// whose format cannot be told, is an error naming it.
+TraceFormat formatOf(const std::string& all, TraceFormat f, const std::string& name) {
+    const auto first = all.find_first_not_of(" \t\r\n\xEF\xBB\xBF");
+    if (first == std::string::npos) throw InputError(name, 0, "", "empty file");
+    if (f != TraceFormat::Auto) return f;
+    const std::string_view body = std::string_view(all).substr(first);
+    f = detectFormat(std::string(body.substr(0, 4096)), name);
+    if (f == TraceFormat::Auto)
+        throw InputError(name, 1, "",
+                         "unknown trace format; name it with --format "
+                         "(kairos, azure, mooncake, lengths, burstgpt, timelyllm)");
+    return f;
+}
+} // namespace
+
 Workload readWorkload(std::istream& in, const std::string& name, const ReadOptions& opt) {
     TraceFormat f = opt.format;
     const bool watched = opt.progress || opt.cancel;
     if (f == TraceFormat::Auto || (watched && !dynamic_cast<ProgressBuf*>(in.rdbuf()))) {
         // Peek at the start of the file, then rewind the stream.
         std::string all((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-        const auto first = all.find_first_not_of(" \t\r\n\xEF\xBB\xBF");
-        if (first == std::string::npos) throw InputError(name, 0, "", "empty file");
-        const std::string_view body = std::string_view(all).substr(first);
-        if (f == TraceFormat::Auto) f = detectFormat(std::string(body.substr(0, 4096)), name);
-        if (f == TraceFormat::Auto)
-            throw InputError(name, 1, "",
-                             "unknown trace format; name it with --format "
-                             "(kairos, azure, mooncake, lengths, burstgpt, timelyllm)");
         ReadOptions o = opt;
-        o.format = f;
+        o.format = formatOf(all, f, name);
         if (watched) {
             ProgressBuf buf(std::move(all), opt.progress, opt.cancel);
             std::istream again(&buf);
@@ -158,12 +168,14 @@ Workload readWorkload(std::istream& in, const std::string& name, const ReadOptio
 }
 
 Workload readWorkload(const std::string& path, const ReadOptions& opt) {
-    std::error_code ec;
-    if (std::filesystem::is_directory(path, ec))
-        throw InputError(path, 0, "", "is a folder, not a workload file");
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw InputError(path, 0, "", "cannot open file");
-    Workload w = readWorkload(in, path, opt);
+    // Bounded, never waiting on a FIFO, refused at the first NUL (model/input_file.h).
+    std::string data = readInputFile(path, limits::kWorkload);
+    ReadOptions o = opt;
+    o.format = formatOf(data, opt.format, path);
+    ProgressBuf buf(std::move(data), opt.progress, opt.cancel);
+    std::istream in(&buf);
+    in.exceptions(std::ios::badbit); // rethrow ReadCancelled, not swallow it
+    Workload w = readWorkload(in, path, o);
     // Name the workload after the file (without folders and extension) unless it has one.
     if (w.name.empty() || w.name == path) {
         auto base = path.substr(path.find_last_of('/') + 1);

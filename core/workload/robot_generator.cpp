@@ -1,6 +1,7 @@
 #include "workload/robot_generator.h"
 
 #include "model/input_error.h"
+#include "model/input_file.h"
 #include "workload/random.h"
 
 #include <algorithm>
@@ -17,8 +18,7 @@ const Tuf kUrgent{0.2, -2.0 / 0.3, 2.0}; // [2, 0.2, 0.5]
 } // namespace
 
 std::vector<RobotTrace> readRobotTraces(const std::string& path) {
-    std::ifstream in(path);
-    if (!in) throw InputError(path, 0, "", "cannot open trace set");
+    const std::string in = readInputFile(path, limits::kWorkload);
     nlohmann::json j;
     try {
         j = nlohmann::json::parse(in);

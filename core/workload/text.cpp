@@ -1,10 +1,10 @@
 #include "workload/text.h"
 
+#include "model/input_error.h"
 #include "model/request.h"
 
-#include "model/input_error.h"
-
 #include <charconv>
+#include <cstdio>
 #include <cmath>
 #include <limits>
 
@@ -55,6 +55,38 @@ bool parseDouble(std::string_view s, double* out) {
     return ec == std::errc() && p == end && std::isfinite(*out);
 }
 
+std::uint64_t fnv1a64(std::string_view s) {
+    std::uint64_t h = 1469598103934665603ULL;
+    for (unsigned char c : s) {
+        h ^= c;
+        h *= 1099511628211ULL;
+    }
+    return h;
+}
+
+std::string fnv1a64Hex(std::string_view s) {
+    char buf[17];
+    std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(fnv1a64(s)));
+    return buf;
+}
+
+bool parseNumberStrict(std::string_view s, double* out) {
+    if (s.empty() || s != trim(s)) return false;
+    if (s.front() == '+') s.remove_prefix(1);
+    const char* end = s.data() + s.size();
+    double v = 0;
+    auto [p, ec] = std::from_chars(s.data(), end, v, std::chars_format::general);
+    if (ec != std::errc() || p != end || !std::isfinite(v)) return false;
+    // "1e-400" reads as 0: a value the user did not give.
+    if (v == 0) {
+        const auto e = s.find_first_of("eE");
+        const std::string_view mantissa = s.substr(0, e);
+        if (mantissa.find_first_of("123456789") != std::string_view::npos) return false;
+    }
+    *out = v;
+    return true;
+}
+
 namespace {
 std::string shown(std::string_view s) {
     std::string v(s.substr(0, 40));
@@ -91,8 +123,8 @@ int needTokens(std::string_view s, const std::string& file, long line, const cha
     const int v = needCount(s, file, line, field, lo);
     if (v > kMaxRequestTokens)
         throw InputError(file, line, field,
-                         "more than " + std::to_string(kMaxRequestTokens) + " tokens: " +
-                             std::to_string(v));
+                         "more than " + std::to_string(kMaxRequestTokens) +
+                             " tokens: " + std::to_string(v));
     return v;
 }
 
@@ -191,8 +223,10 @@ std::string printable(std::string_view s) {
         }
         // A UTF-8 sequence: its length from the lead byte, then continuation bytes; no
         // overlong forms, surrogates or code points past U+10FFFF; C1 controls escaped.
-        std::size_t n = c >= 0xc2 && c <= 0xdf ? 2 : c >= 0xe0 && c <= 0xef ? 3
-                      : c >= 0xf0 && c <= 0xf4 ? 4 : 0;
+        std::size_t n = c >= 0xc2 && c <= 0xdf   ? 2
+                        : c >= 0xe0 && c <= 0xef ? 3
+                        : c >= 0xf0 && c <= 0xf4 ? 4
+                                                 : 0;
         bool ok = n > 0 && i + n <= s.size();
         std::uint32_t cp = n == 2 ? c & 0x1f : n == 3 ? c & 0x0f : c & 0x07;
         for (std::size_t k = 1; ok && k < n; ++k) {

@@ -21,6 +21,10 @@ void split(std::string_view line, char sep, std::vector<std::string_view>& out);
 // Strict parsers: the trimmed field must be exactly one number.
 bool parseInt64(std::string_view s, std::int64_t* out);
 bool parseDouble(std::string_view s, double* out); // finite values only
+// A number as an option or a parameter gives it: exactly a decimal number (no blanks
+// around it, no hexadecimal, no "inf"), finite, and not so small that it reads as 0
+// ("1e-400"). parseDouble is for fields of files, which may be padded.
+bool parseNumberStrict(std::string_view s, double* out);
 
 // Parsers that throw InputError(file, line, field, ...) with the offending text.
 std::int64_t needInt(std::string_view s, const std::string& file, long line, const char* field);
@@ -43,6 +47,12 @@ bool parseTimestamp(std::string_view s, std::int64_t* whole, double* fraction);
 // characters (C0, DEL and C1, so no escape sequence passes), newlines included, and bytes
 // that are not valid UTF-8 are written as \xNN; a backslash is doubled.
 std::string printable(std::string_view s);
+
+// FNV-1a, 64 bits, of `s` (and as 16 hex digits): identification of contents, the same on
+// every platform. Hand-written: no hash library is in the dependency set, and this is
+// identification (a workload's content, a journal line's integrity), not security.
+std::uint64_t fnv1a64(std::string_view s);
+std::string fnv1a64Hex(std::string_view s);
 
 // Header of a CSV file: finds columns by name so that column order does not matter.
 class CsvHeader {

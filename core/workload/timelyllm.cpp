@@ -8,6 +8,7 @@
 // tokens evenly. The prompt also carries TypeFly's system prompt (MiniSpec syntax,
 // skills, guides, examples: 4,704 characters in ../shared/data/typefly, 1,176 tokens).
 #include "model/input_error.h"
+#include "model/input_file.h"
 #include "workload/json_line.h"
 #include "workload/readers.h"
 
@@ -39,8 +40,8 @@ std::map<int, std::string> readPlans(const std::string& workload_path) {
     for (const auto& e : fs::directory_iterator(dir.empty() ? fs::path(".") : dir, ec)) {
         const std::string f = e.path().filename().string();
         if (e.path().extension() != ".json" || f.find("trace_set") == std::string::npos) continue;
-        std::ifstream in(e.path());
-        const json j = parseJsonDocument(slurp(in), e.path().string());
+        const json j = parseJsonDocument(readInputFile(e.path().string(), limits::kWorkload),
+                                         e.path().string());
         if (!j.is_array()) continue;
         for (const auto& t : j)
             if (t.is_object() && t.contains("trace_id") && t["trace_id"].is_number_integer() &&
@@ -89,7 +90,8 @@ Workload readTimelyLlm(std::istream& in, const std::string& name,
             r.agent = static_cast<std::int32_t>(a);
         }
         if (r.arrival < 0) throw fail(at + "trigger time", "must be >= 0");
-        if (r.arrival > kMaxSeconds) throw fail(at + "trigger time", "more than 1e9 s (31.7 years)");
+        if (r.arrival > kMaxSeconds)
+            throw fail(at + "trigger time", "more than 1e9 s (31.7 years)");
         const auto tuf = job.find("tuf");
         if (tuf == job.end() || !tuf->is_array() || tuf->size() != 3 || !(*tuf)[0].is_number() ||
             !(*tuf)[1].is_number() || !(*tuf)[2].is_number())
@@ -97,8 +99,7 @@ Workload readTimelyLlm(std::istream& in, const std::string& name,
         const double beta = (*tuf)[0].get<double>(), ert = (*tuf)[1].get<double>(),
                      zero = (*tuf)[2].get<double>();
         if (!(beta > 0) || !(ert >= 0) || !(zero > ert) || beta > 1e9 || zero > kMaxSeconds)
-            throw fail(at + "tuf",
-                       "need 0 < beta <= 1e9 and 0 <= ERT < zero time <= 1e9 s");
+            throw fail(at + "tuf", "need 0 < beta <= 1e9 and 0 <= ERT < zero time <= 1e9 s");
         r.tuf = Tuf{ert, -beta / (zero - ert), beta};
         r.cls = beta > 1 ? "urgent" : "normal";
         const auto det = job.find("exe_time_detail");
@@ -107,8 +108,8 @@ Workload readTimelyLlm(std::istream& in, const std::string& name,
         std::vector<double> exec;
         for (std::size_t s = 0; s < det->size(); ++s) {
             const json& e = (*det)[s];
-            if (!e.is_array() || e.size() != 2 || !e[1].is_number() ||
-                !(e[1].get<double>() >= 0) || !(e[1].get<double>() <= kMaxSeconds))
+            if (!e.is_array() || e.size() != 2 || !e[1].is_number() || !(e[1].get<double>() >= 0) ||
+                !(e[1].get<double>() <= kMaxSeconds))
                 throw fail(at + "exe_time_detail[" + std::to_string(s) + "]",
                            "expected [skill, seconds in [0, 1e9]]");
             exec.push_back(e[1].get<double>());

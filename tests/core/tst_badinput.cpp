@@ -23,6 +23,11 @@
 //   contains: FILE TEXT             (after the run FILE holds TEXT)
 //   islink: PATH                    (after the run PATH is still a symbolic link)
 //   fuzz: TARGET                    (the case's first file also seeds this fuzz target)
+//   fifo: PATH                      (a FIFO made before the run; nobody writes or reads it)
+//   chmod: PATH OCTAL               (permissions set before the run)
+//   mode: PATH OCTAL                (after the run PATH has these permissions)
+//   env: NAME=VALUE                 (repeatable; VALUE may be empty: set to "")
+//   wrap: PROGRAM ARGS              (the program runs under this one, e.g. prlimit --as=N --)
 //   --- FILE [escaped]              (a file, its lines up to the next --- or ===; with
 //                                    "escaped", \n \t \\ and \xNN are decoded)
 // Placeholders: {FILE} the path of a file section, {tmp} the case's folder, {src} the
@@ -38,13 +43,14 @@
 #include <QProcess>
 #include <QRegularExpression>
 #include <QTemporaryDir>
+#include <QThread>
 #include <QtTest>
 #include <atomic>
 #include <cstdio>
 #include <fstream>
-#include <thread>
-#include <QThread>
 #include <sqlite3.h>
+#include <sys/stat.h>
+#include <thread>
 
 namespace {
 
@@ -54,7 +60,8 @@ struct Case {
     QString args;
     int expect = 2;
     QStringList stderr_has, stdout_has, absent, unchanged, setup, sql, symlinks, needs, contains,
-        links;
+        links, fifos, chmods, modes, envs;
+    QString wrap;
     QString fuzz;
     std::vector<std::pair<QString, QByteArray>> files;
 };
@@ -166,6 +173,16 @@ std::vector<Case> readCases(const QString& dir) {
                 c->contains << val;
             else if (key == QStringLiteral("islink"))
                 c->links << val;
+            else if (key == QStringLiteral("fifo"))
+                c->fifos << val;
+            else if (key == QStringLiteral("chmod"))
+                c->chmods << val;
+            else if (key == QStringLiteral("mode"))
+                c->modes << val;
+            else if (key == QStringLiteral("env"))
+                c->envs << val;
+            else if (key == QStringLiteral("wrap"))
+                c->wrap = val;
         }
         closeBody();
     }
@@ -198,15 +215,30 @@ struct Run {
     bool finished = false;
 };
 
-Run runProgram(const QString& program, const QStringList& args, const QString& cwd) {
+Run runProgram(const QString& program, const QStringList& args, const QString& cwd,
+               const QStringList& envs = {}, const QString& wrap = {}) {
     QProcess p;
     p.setWorkingDirectory(cwd);
     QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
     env.insert(QStringLiteral("QT_QPA_PLATFORM"), QStringLiteral("offscreen"));
     env.insert(QStringLiteral("KAIROS_DB"), cwd + QStringLiteral("/default.db"));
     env.insert(QStringLiteral("XDG_DATA_HOME"), cwd + QStringLiteral("/xdg"));
+    env.insert(QStringLiteral("XDG_CACHE_HOME"), cwd + QStringLiteral("/cache"));
+    for (const QString& e : envs) {
+        const int eq = int(e.indexOf(QLatin1Char('=')));
+        if (e.mid(eq + 1) == QStringLiteral("<unset>"))
+            env.remove(e.left(eq));
+        else
+            env.insert(e.left(eq), e.mid(eq + 1));
+    }
     p.setProcessEnvironment(env);
-    p.start(program, args);
+    if (wrap.isEmpty()) {
+        p.start(program, args);
+    } else {
+        QStringList w = splitArgs(wrap);
+        const QString first = w.takeFirst();
+        p.start(first, w + QStringList{program} + args);
+    }
     Run r;
     r.finished = p.waitForFinished(120000);
     if (!r.finished) p.kill();
@@ -278,13 +310,23 @@ Outcome runCase(const Case& c) {
         if (rc == SQLITE_OK)
             rc = sqlite3_exec(db, line.mid(sp + 1).toUtf8().constData(), nullptr, nullptr, &msg);
         if (rc != SQLITE_OK)
-            o.failures << QStringLiteral("sql '") + s + "': " + (msg ? QString::fromUtf8(msg) : QString());
+            o.failures << QStringLiteral("sql '") + s +
+                              "': " + (msg ? QString::fromUtf8(msg) : QString());
         sqlite3_free(msg);
         sqlite3_close(db);
     }
     for (const QString& s : c.symlinks) {
         const QStringList p = subst(s).split(QLatin1Char(' '), Qt::SkipEmptyParts);
         if (p.size() != 2 || !QFile::link(p[1], p[0])) o.failures << QStringLiteral("symlink ") + s;
+    }
+    for (const QString& s : c.fifos)
+        if (::mkfifo(subst(s).toLocal8Bit().constData(), 0600) != 0)
+            o.failures << QStringLiteral("fifo ") + s;
+    for (const QString& s : c.chmods) {
+        const QStringList p = subst(s).split(QLatin1Char(' '), Qt::SkipEmptyParts);
+        if (p.size() != 2 ||
+            ::chmod(p[0].toLocal8Bit().constData(), mode_t(p[1].toUInt(nullptr, 8))) != 0)
+            o.failures << QStringLiteral("chmod ") + s;
     }
     if (!o.failures.isEmpty()) return o;
     std::vector<std::pair<QString, QByteArray>> before;
@@ -309,11 +351,13 @@ Outcome runCase(const Case& c) {
     } else {
         const QString program = c.prog == QStringLiteral("gui") ? QStringLiteral(KAIROS_GUI)
                                                                 : QStringLiteral(KAIROS_CLI);
-        r = runProgram(program, splitArgs(subst(c.args)), tmp);
+        QStringList envs;
+        for (const QString& e : c.envs) envs << subst(e);
+        r = runProgram(program, splitArgs(subst(c.args)), tmp, envs, subst(c.wrap));
     }
     o.code = r.code;
-    const QString what = QStringLiteral("exit ") + QString::number(r.code) + QStringLiteral("\n") +
-                         r.err.left(2000);
+    const QString what =
+        QStringLiteral("exit ") + QString::number(r.code) + QStringLiteral("\n") + r.err.left(2000);
     auto check = [&](bool ok, const QString& why) {
         if (!ok) o.failures << why + QStringLiteral("\n") + what;
     };
@@ -338,6 +382,14 @@ Outcome runCase(const Case& c) {
         check(!QFileInfo::exists(subst(a)), QStringLiteral("left behind: ") + subst(a));
     for (const auto& [path, bytes] : before)
         check(contents(path) == bytes, QStringLiteral("changed: ") + path);
+    for (const QString& m : c.modes) {
+        const QStringList p = subst(m).split(QLatin1Char(' '), Qt::SkipEmptyParts);
+        struct stat st {};
+        const bool ok = p.size() == 2 && ::stat(p[0].toLocal8Bit().constData(), &st) == 0 &&
+                        (st.st_mode & 07777) == mode_t(p[1].toUInt(nullptr, 8));
+        check(ok, QStringLiteral("mode of ") + m + QStringLiteral(": ") +
+                      QString::number(st.st_mode & 07777, 8));
+    }
     for (const QString& s : c.contains) { // "FILE TEXT": the file holds TEXT after the run
         const QString v = subst(s);
         const auto sp = v.indexOf(QLatin1Char(' '));

@@ -5,6 +5,10 @@
 #include "test_util.h"
 #include "workload/readers.h"
 
+#include <QDir>
+#include <QProcess>
+#include <QStandardPaths>
+#include <QTemporaryDir>
 #include <QtTest>
 #include <algorithm>
 #include <csignal>
@@ -13,6 +17,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <unistd.h>
 
 namespace {
 struct Result {
@@ -969,6 +974,118 @@ private slots:
         r = cli(args + QStringList{"--resume"});
         QCOMPARE(r.code, 2);
         QVERIFY2(r.err.contains("another sweep"), qPrintable(r.err));
+    }
+
+    // A journal whose last line an interruption cut short: the line is run again, never
+    // read as a shorter number ("0x1.83a66p+10" cut to "0x1" once made a TTFT of 1 ms); a
+    // workload changed under the same path is refused rather than mixed in.
+    void sweepResumeRefusesTornLinesAndChangedWorkloads() {
+        const QString src = KAIROS_SOURCE_DIR "/sample_traces/chat_poisson_small.jsonl";
+        const QString w = QString::fromStdString(kairos::test::tempPath("torn_w.jsonl"));
+        QFile::remove(w);
+        QVERIFY(QFile::copy(src, w));
+        const QString fresh = QString::fromStdString(kairos::test::tempPath("torn_fresh.csv"));
+        const QString csv = QString::fromStdString(kairos::test::tempPath("torn.csv"));
+        const QString journal = csv + ".partial";
+        QFile::remove(journal);
+        QFile::remove(csv);
+        const QStringList base = {"sweep",     "-w",      w,   "--policy", "sprpt_lp", "--param",
+                                  "C=0,0.5,1", "--seeds", "2", "-j",       "1"};
+        Result r = cli(base + QStringList{"-q", "--csv", fresh});
+        QVERIFY2(r.code == 0, qPrintable(r.err));
+        // Every run done and journalled, then the second output cannot be written: the table
+        // is not written and the journal stays.
+        r = cli(base +
+                QStringList{"-q", "--csv", csv, "--json",
+                            QString::fromStdString(kairos::test::tempPath("no/dir/x.json"))});
+        QCOMPARE(r.code, 2);
+        QVERIFY(!QFile::exists(csv));
+        QFile j(journal);
+        QVERIFY(j.open(QIODevice::ReadOnly));
+        QList<QByteArray> lines = j.readAll().split('\n');
+        j.close();
+        while (!lines.isEmpty() && lines.back().isEmpty()) lines.removeLast();
+        QCOMPARE(lines.size(), 1 + 6); // the header and 3 points x 2 seeds
+        // Each line carries its metric count and checksum.
+        QVERIFY2(lines[1].contains(" #"), lines[1].constData());
+        lines.back() = lines.back().left(70);
+        QVERIFY(j.open(QIODevice::WriteOnly | QIODevice::Truncate));
+        j.write(lines.join('\n') + "\n");
+        j.close();
+        r = cli(base + QStringList{"--csv", csv, "--resume"});
+        QVERIFY2(r.code == 0, qPrintable(r.err));
+        QVERIFY2(r.err.contains("resuming: 5 of 6 runs already done"), qPrintable(r.err));
+        QVERIFY2(r.err.contains("1 damaged journal line"), qPrintable(r.err));
+        QFile a(csv), b(fresh);
+        QVERIFY(a.open(QIODevice::ReadOnly) && b.open(QIODevice::ReadOnly));
+        QCOMPARE(a.readAll(), b.readAll());
+        // The same sweep interrupted again, then its workload edited in place.
+        QFile::remove(csv);
+        r = cli(base +
+                QStringList{"-q", "--csv", csv, "--json",
+                            QString::fromStdString(kairos::test::tempPath("no/dir/x.json"))});
+        QCOMPARE(r.code, 2);
+        QVERIFY(QFile::exists(journal));
+        {
+            QFile f(w);
+            QVERIFY(f.open(QIODevice::ReadOnly));
+            QByteArray text = f.readAll();
+            f.close();
+            const int at = int(text.indexOf("\"output\":"));
+            QVERIFY(at > 0);
+            text.insert(at + 9, "1");
+            QVERIFY(f.open(QIODevice::WriteOnly | QIODevice::Truncate));
+            f.write(text);
+        }
+        r = cli(base + QStringList{"--csv", csv, "--resume"});
+        QCOMPARE(r.code, 2);
+        QVERIFY2(r.err.contains("workload or profile file changed"), qPrintable(r.err));
+    }
+
+    // A database this process may not write is read, not refused ("attempt to write a
+    // readonly database" on runs list once): run as the unprivileged user on root's file.
+    void readOnlyDatabaseIsRead() {
+        if (::geteuid() != 0) QSKIP("needs root, to run the reader as another user");
+        const QString setpriv = QStandardPaths::findExecutable("setpriv");
+        if (setpriv.isEmpty()) QSKIP("no setpriv");
+        const QStringList as_nobody = {"--reuid=65534", "--regid=65534", "--clear-groups"};
+        QProcess probe;
+        probe.start(setpriv, as_nobody + QStringList{KAIROS_CLI, "--version"});
+        if (!probe.waitForFinished(30000) || probe.exitCode() != 0)
+            QSKIP("the build folder is not reachable by an unprivileged user here");
+        QTemporaryDir dir(QDir::tempPath() + "/kairos-ro-XXXXXX");
+        QVERIFY(dir.isValid());
+        QFile::setPermissions(dir.path(), QFile::ReadOwner | QFile::WriteOwner | QFile::ExeOwner |
+                                              QFile::ReadOther | QFile::ExeOther |
+                                              QFile::ReadGroup | QFile::ExeGroup);
+        const QString db = dir.path() + "/ro.db";
+        const QString trace = KAIROS_SOURCE_DIR "/sample_traces/chat_poisson_small.jsonl";
+        Result r = cli({"simulate", "-w", trace, "--db", db, "-q"});
+        QVERIFY2(r.code == 0, qPrintable(r.err));
+        QVERIFY(!QFile::exists(db + "-wal"));
+        auto asNobody = [&](const QStringList& args) {
+            QProcess p;
+            p.start(setpriv, as_nobody + QStringList{KAIROS_CLI} + args);
+            p.waitForFinished(60000);
+            return Result{p.exitCode(), QString::fromUtf8(p.readAllStandardOutput()),
+                          QString::fromUtf8(p.readAllStandardError())};
+        };
+        const QByteArray before = [&] {
+            QFile f(db);
+            return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
+        }();
+        r = asNobody({"runs", "list", "--db", db});
+        QVERIFY2(r.code == 0, qPrintable(r.err));
+        QVERIFY2(r.out.contains("fcfs"), qPrintable(r.out));
+        r = asNobody({"runs", "show", "1", "--db", db});
+        QVERIFY2(r.code == 0, qPrintable(r.err));
+        // Storing into it is an error naming the file, and it is left as it was.
+        r = asNobody({"simulate", "-w", trace, "--db", db, "-q"});
+        QCOMPARE(r.code, 2);
+        QVERIFY2(r.err.contains("ro.db"), qPrintable(r.err));
+        QFile f(db);
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        QCOMPARE(f.readAll(), before);
     }
 
     void capacityCommand() {

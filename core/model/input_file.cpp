@@ -1,0 +1,128 @@
+#include "model/input_file.h"
+
+#include "model/input_error.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
+#include <mutex>
+#include <sys/stat.h>
+#include <unistd.h>
+
+// Written against POSIX open(2), fstat(2) and read(2) by hand: an ifstream cannot open a
+// FIFO without waiting for a writer, nor say what kind of file it opened.
+
+namespace kairos {
+
+namespace {
+
+std::mutex g_inputs_mutex;
+std::vector<std::string>& inputs() {
+    static std::vector<std::string> v;
+    return v;
+}
+
+std::string sizeText(std::uint64_t bytes) {
+    if (bytes >= limits::GiB && bytes % limits::GiB == 0)
+        return std::to_string(bytes / limits::GiB) + " GiB";
+    if (bytes >= limits::MiB && bytes % limits::MiB == 0)
+        return std::to_string(bytes / limits::MiB) + " MiB";
+    return std::to_string(bytes) + " bytes";
+}
+
+// Scans `data[from, to)` for what text may not hold; `line` and `line_bytes` carry the
+// position across pieces.
+void scanText(const char* data, std::size_t n, const std::string& name, const InputLimits& lim,
+              long* line, std::uint64_t* line_bytes) {
+    const char* p = data;
+    const char* end = data + n;
+    while (p < end) {
+        const char* nl = static_cast<const char*>(std::memchr(p, '\n', std::size_t(end - p)));
+        const char* stop = nl ? nl : end;
+        if (std::memchr(p, '\0', std::size_t(stop - p)))
+            throw InputError(name, *line, "",
+                             std::string("a NUL byte: not a text file (") + lim.what +
+                                 " is text: JSON, JSONL, CSV or TOML)");
+        *line_bytes += std::uint64_t(stop - p);
+        if (lim.max_line_bytes && *line_bytes > lim.max_line_bytes)
+            throw InputError(name, *line, "",
+                             "the line is longer than " + sizeText(lim.max_line_bytes) +
+                                 ", the limit for a line of " + lim.what);
+        if (!nl) break;
+        ++*line;
+        *line_bytes = 0;
+        p = nl + 1;
+    }
+}
+
+} // namespace
+
+void noteInput(const std::string& path) {
+    std::lock_guard<std::mutex> lock(g_inputs_mutex);
+    auto& v = inputs();
+    if (std::find(v.begin(), v.end(), path) == v.end()) v.push_back(path);
+}
+
+std::vector<std::string> inputsOfThisProcess() {
+    std::lock_guard<std::mutex> lock(g_inputs_mutex);
+    return inputs();
+}
+
+void checkText(const std::string& data, const std::string& name, const InputLimits& lim) {
+    long line = 1;
+    std::uint64_t line_bytes = 0;
+    scanText(data.data(), data.size(), name, lim, &line, &line_bytes);
+}
+
+std::string readInputFile(const std::string& path, const InputLimits& lim) {
+    if (path.empty()) throw InputError(path, 0, "", "an empty path names no file");
+    const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+    if (fd < 0) {
+        if (errno == ENOENT) throw InputError(path, 0, "", "no such file");
+        if (errno == EISDIR) throw InputError(path, 0, "", "is a folder, not a file");
+        throw InputError(path, 0, "", std::string("cannot open: ") + std::strerror(errno));
+    }
+    struct Closer {
+        int fd;
+        ~Closer() { ::close(fd); }
+    } closer{fd};
+    struct stat st;
+    if (::fstat(fd, &st) != 0)
+        throw InputError(path, 0, "", std::string("cannot open: ") + std::strerror(errno));
+    if (S_ISDIR(st.st_mode)) throw InputError(path, 0, "", "is a folder, not a file");
+    if (!S_ISREG(st.st_mode) && !S_ISFIFO(st.st_mode) && !S_ISCHR(st.st_mode))
+        throw InputError(path, 0, "", "is not a file that can be read (a socket or a disk)");
+    if (S_ISREG(st.st_mode) && std::uint64_t(st.st_size) > lim.max_bytes)
+        throw InputError(path, 0, "",
+                         "is " + std::to_string(std::uint64_t(st.st_size) / limits::MiB) +
+                             " MiB, larger than " + sizeText(lim.max_bytes) + ", the limit for " +
+                             lim.what);
+    noteInput(path);
+    // Blocking from here on: a FIFO with no writer now reads as end of file at once.
+    const int flags = ::fcntl(fd, F_GETFL);
+    if (flags >= 0) ::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
+    std::string data;
+    if (S_ISREG(st.st_mode)) data.reserve(std::size_t(st.st_size));
+    long line = 1;
+    std::uint64_t line_bytes = 0;
+    char buf[1 << 16];
+    while (true) {
+        const ssize_t n = ::read(fd, buf, sizeof buf);
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) {
+            if (errno == EAGAIN) break; // a FIFO whose writer has not come: nothing to read
+            throw InputError(path, 0, "", std::string("read failed: ") + std::strerror(errno));
+        }
+        if (n == 0) break;
+        if (data.size() + std::size_t(n) > lim.max_bytes)
+            throw InputError(path, 0, "",
+                             "is larger than " + sizeText(lim.max_bytes) + ", the limit for " +
+                                 lim.what);
+        if (lim.text) scanText(buf, std::size_t(n), path, lim, &line, &line_bytes);
+        data.append(buf, std::size_t(n));
+    }
+    return data;
+}
+
+} // namespace kairos
