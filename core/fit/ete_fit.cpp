@@ -452,8 +452,8 @@ SplitwiseRows readSplitwise(const std::string& path, const std::string& model,
     const auto it = groups.find(model + " " + hardware + " tp" + std::to_string(tensor_parallel));
     if (it == groups.end())
         throw InputError(path, 0, "model",
-                         "no rows for model '" + model + "', hardware '" + hardware +
-                             "', tensor_parallel " + std::to_string(tensor_parallel));
+                         "no rows for --model '" + model + "', --hardware '" + hardware +
+                             "', --tp " + std::to_string(tensor_parallel));
     SplitwiseRows rows;
     for (const Measurement& m : it->second) {
         const double b = double(m.batch), l = double(m.tokens);

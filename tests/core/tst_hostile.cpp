@@ -12,8 +12,10 @@
 //   - leave the case's input workload and the planted victim file byte for byte as they were;
 //   - finish within its time (a case still running then is a hang), except for the slow
 //     commands (bench, reproduce, fit ala, the live model's commands), which are given a
-//     few seconds and, when still working then, are stopped and counted as "accepted".
-// The ASan build runs a deterministic third of the cases (KAIROS_HOSTILE_SHARE) to keep
+//     few seconds and, when still working then, are stopped and counted as "accepted"; they
+//     are tried on their own options (those shared with a quick command, the same
+//     registration, are tried there) with fewer values.
+// The ASan build runs a deterministic sixth of the cases (KAIROS_HOSTILE_SHARE) to keep
 // CI's time; the dev build runs them all.
 #include "test_util.h"
 
@@ -106,20 +108,20 @@ bool slowCommand(const std::string& c) {
 // The slow commands (each case starts libtorch or trains a model) get the values that
 // reach each kind of check once: empty, not a number, below and above every domain.
 QStringList numberValues(bool slow) {
-    if (slow) return {"", "nan", "-1", "1e308"};
+    if (slow) return {"nan", "-1", "1e308"};
     return {"0", "-1", "nan", "inf", "1e308", "", "1x", " 1", "0x10", "1e-400"};
 }
 QStringList textValues(bool slow) {
-    if (slow) return {"", QStringLiteral("\x1b[31mred"), ","};
+    if (slow) return {"", ","};
     return {"", "junk", QStringLiteral("\x1b[31mred"), ",", QString(5000, QChar('x'))};
 }
 QStringList outputValues(bool slow) {
-    if (slow) return {"", "{dir}", "{fifo}", "{w}"};
+    if (slow) return {"", "{fifo}", "{w}"};
     return {"",           "{dir}", "{fifo}", "/dev/full", "{tmp}/no/such/dir/f",
             "{dangling}", "{w}",   "{victimlink}"};
 }
 QStringList inputValues(bool slow) {
-    if (slow) return {"", "{dir}", "{fifo}", "/dev/zero", "{nul}"};
+    if (slow) return {"", "{fifo}", "/dev/zero"};
     return {"", "{dir}", "{fifo}", "/dev/zero", "/dev/null", "{tmp}/missing", "{dangling}",
             "{nul}", "{victim}"};
 }
@@ -179,13 +181,13 @@ QStringList withOption(QStringList args, const Option& o, const QString& value) 
     if (o.positional) {
         // The positional's place: the first word after the command's words that is not an
         // option (the base gives one where the command needs it).
+        // Right after the command's words when the base gives it (explain LOG, runs show 1),
+        // else added at the end.
         const int words = int(splitBase(o.command).size());
-        for (int i = words; i < args.size(); ++i)
-            if (!args[i].startsWith(QLatin1Char('-'))) {
-                args[i] = value;
-                return args;
-            }
-        args << value;
+        if (words < args.size() && !args[words].startsWith(QLatin1Char('-')))
+            args[words] = value;
+        else
+            args << value;
         return args;
     }
     const int at = int(args.indexOf(name));
@@ -329,7 +331,7 @@ QStringList runOne(const HostileCase& c, const Prepared& prep, int index) {
     p.setProcessEnvironment(env);
     p.start(QStringLiteral(KAIROS_CLI), args);
     Result r;
-    const int limit_ms = c.slow ? 4000 : 60000;
+    const int limit_ms = c.slow ? 3000 : 60000;
     r.finished = p.waitForFinished(limit_ms);
     if (!r.finished) {
         p.kill();
