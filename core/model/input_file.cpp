@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <fcntl.h>
 #include <mutex>
@@ -24,11 +25,14 @@ std::vector<std::string>& inputs() {
 }
 
 std::string sizeText(std::uint64_t bytes) {
-    if (bytes >= limits::GiB && bytes % limits::GiB == 0)
-        return std::to_string(bytes / limits::GiB) + " GiB";
-    if (bytes >= limits::MiB && bytes % limits::MiB == 0)
-        return std::to_string(bytes / limits::MiB) + " MiB";
-    return std::to_string(bytes) + " bytes";
+    char b[48];
+    if (bytes >= limits::GiB)
+        std::snprintf(b, sizeof b, "%.4g GiB", double(bytes) / double(limits::GiB));
+    else if (bytes >= limits::MiB)
+        std::snprintf(b, sizeof b, "%.4g MiB", double(bytes) / double(limits::MiB));
+    else
+        std::snprintf(b, sizeof b, "%llu bytes", static_cast<unsigned long long>(bytes));
+    return b;
 }
 
 // Scans `data[from, to)` for what text may not hold; `line` and `line_bytes` carry the
@@ -95,9 +99,8 @@ std::string readInputFile(const std::string& path, const InputLimits& lim) {
         throw InputError(path, 0, "", "is not a file that can be read (a socket or a disk)");
     if (S_ISREG(st.st_mode) && std::uint64_t(st.st_size) > lim.max_bytes)
         throw InputError(path, 0, "",
-                         "is " + std::to_string(std::uint64_t(st.st_size) / limits::MiB) +
-                             " MiB, larger than " + sizeText(lim.max_bytes) + ", the limit for " +
-                             lim.what);
+                         "is " + sizeText(std::uint64_t(st.st_size)) + ", larger than " +
+                             sizeText(lim.max_bytes) + ", the limit for " + lim.what);
     noteInput(path);
     // Blocking from here on: a FIFO with no writer now reads as end of file at once.
     const int flags = ::fcntl(fd, F_GETFL);
@@ -115,11 +118,11 @@ std::string readInputFile(const std::string& path, const InputLimits& lim) {
             throw InputError(path, 0, "", std::string("read failed: ") + std::strerror(errno));
         }
         if (n == 0) break;
+        if (lim.text) scanText(buf, std::size_t(n), path, lim, &line, &line_bytes);
         if (data.size() + std::size_t(n) > lim.max_bytes)
             throw InputError(path, 0, "",
                              "is larger than " + sizeText(lim.max_bytes) + ", the limit for " +
                                  lim.what);
-        if (lim.text) scanText(buf, std::size_t(n), path, lim, &line, &line_bytes);
         data.append(buf, std::size_t(n));
     }
     return data;

@@ -1,11 +1,15 @@
 // Workload readers on the real traces in ../shared/data and on malformed input.
 #include "model/input_error.h"
+#include "model/input_file.h"
 #include "test_util.h"
 #include "workload/readers.h"
 
 #include <QtTest>
 #include <cmath>
+#include <chrono>
+#include <fstream>
 #include <sstream>
+#include <sys/stat.h>
 
 using namespace kairos;
 using kairos::test::dataPath;
@@ -260,6 +264,59 @@ private slots:
         QCOMPARE(detectFormat("Timestamp,Model,Request tokens,Response tokens", "x"),
                  TraceFormat::BurstGpt);
         QCOMPARE(detectFormat("hello", "x"), TraceFormat::Auto);
+    }
+
+    // The one reader of whole files (model/input_file.h): limits, NULs, FIFOs, devices.
+    void inputFileLimits() {
+        using kairos::InputError;
+        using kairos::InputLimits;
+        const InputLimits small{64, 16, true, "a test file"};
+        auto write = [](const std::string& name, const std::string& text) {
+            const std::string p = kairos::test::tempPath(name);
+            std::ofstream(p, std::ios::binary) << text;
+            return p;
+        };
+        // Whole text within the limits is returned as it is.
+        const std::string ok = write("ok.txt", "a,b\n1,2\n");
+        QCOMPARE(kairos::readInputFile(ok, small), std::string("a,b\n1,2\n"));
+        auto message = [&](const std::string& path, const InputLimits& lim) {
+            try {
+                kairos::readInputFile(path, lim);
+            } catch (const InputError& e) {
+                return std::make_pair(e.line(), std::string(e.message()));
+            }
+            return std::make_pair(-1L, std::string("accepted"));
+        };
+        // A NUL on line 3 is named there; a line of 17 bytes is one too long.
+        auto [l1, m1] = message(write("nul.txt", std::string("x\ny\nz\0z\n", 8)), small);
+        QCOMPARE(l1, 3L);
+        QVERIFY2(m1.find("a NUL byte") != std::string::npos, m1.c_str());
+        auto [l2, m2] = message(write("long.txt", "short\n" + std::string(17, 'x') + "\n"), small);
+        QCOMPARE(l2, 2L);
+        QVERIFY2(m2.find("longer than 16 bytes") != std::string::npos, m2.c_str());
+        QCOMPARE(message(write("sixteen.txt", std::string(16, 'x') + "\n"), small).first, -1L);
+        // A regular file over the limit is refused before it is read.
+        auto [l3, m3] = message(write("big.txt", std::string(65, '\n')), small);
+        QVERIFY2(m3.find("the limit for a test file") != std::string::npos, m3.c_str());
+        // A device is read up to the limit and refused past it; /dev/zero at its first NUL.
+        const InputLimits binary{1000, 0, false, "a test file"};
+        QVERIFY(message("/dev/zero", binary).second.find("larger than 1000 bytes") !=
+                std::string::npos);
+        QCOMPARE(message("/dev/zero", small).first, 1L);
+        // A FIFO nobody writes reads as empty at once (never waited on).
+        const std::string fifo = kairos::test::tempPath("fifo");
+        QCOMPARE(::mkfifo(fifo.c_str(), 0600), 0);
+        const auto t0 = std::chrono::steady_clock::now();
+        QCOMPARE(kairos::readInputFile(fifo, small), std::string());
+        QVERIFY(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(5));
+        // A folder, a missing file and an empty path are errors naming them.
+        QVERIFY(message(QDir::tempPath().toStdString(), small).second.find("is a folder") !=
+                std::string::npos);
+        QVERIFY(message(ok + ".missing", small).second.find("no such file") != std::string::npos);
+        QVERIFY(message("", small).second.find("an empty path") != std::string::npos);
+        // What was read is an input of the process.
+        const auto inputs = kairos::inputsOfThisProcess();
+        QVERIFY(std::find(inputs.begin(), inputs.end(), ok) != inputs.end());
     }
 };
 
