@@ -4,6 +4,7 @@
 #include "model/request.h"
 #include "sched/registry.h"
 
+#include <QProcessEnvironment>
 #include <QtTest>
 #include <algorithm>
 #include <cmath>
@@ -28,6 +29,17 @@ inline Request req(double arrival, int prompt, int output, std::optional<double>
 inline std::string dataPath(const std::string& file) {
     const char* env = std::getenv("KAIROS_DATA_DIR");
     return std::string(env && *env ? env : KAIROS_SHARED_DATA) + "/" + file;
+}
+
+// The environment of a program run in the folder `cwd` for a test: drawn offscreen, its
+// default database, data and cache folders inside `cwd` (nothing of the user's touched).
+inline QProcessEnvironment programEnvironment(const QString& cwd) {
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.insert(QStringLiteral("QT_QPA_PLATFORM"), QStringLiteral("offscreen"));
+    env.insert(QStringLiteral("KAIROS_DB"), cwd + QStringLiteral("/default.db"));
+    env.insert(QStringLiteral("XDG_DATA_HOME"), cwd + QStringLiteral("/xdg"));
+    env.insert(QStringLiteral("XDG_CACHE_HOME"), cwd + QStringLiteral("/cache"));
+    return env;
 }
 
 inline std::string tempPath(const std::string& name) {

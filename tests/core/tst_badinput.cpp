@@ -14,7 +14,8 @@
 //   expect: CODE
 //   stderr: TEXT                    (repeatable: each must appear in what it printed)
 //   stdout: TEXT                    (repeatable: the same for standard output)
-//   needs: live | gui               (skipped in builds without libtorch / the GUI)
+//   needs: live | gui | no-sanitizer (skipped in builds without libtorch / the GUI / in
+//                                    the sanitizer build)
 //   absent: PATH                    (repeatable: must not exist afterwards)
 //   unchanged: PATH                 (repeatable: its bytes the same afterwards)
 //   setup: ARGUMENTS                (repeatable: kairos-cli commands run first, exit 0)
@@ -219,11 +220,7 @@ Run runProgram(const QString& program, const QStringList& args, const QString& c
                const QStringList& envs = {}, const QString& wrap = {}) {
     QProcess p;
     p.setWorkingDirectory(cwd);
-    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
-    env.insert(QStringLiteral("QT_QPA_PLATFORM"), QStringLiteral("offscreen"));
-    env.insert(QStringLiteral("KAIROS_DB"), cwd + QStringLiteral("/default.db"));
-    env.insert(QStringLiteral("XDG_DATA_HOME"), cwd + QStringLiteral("/xdg"));
-    env.insert(QStringLiteral("XDG_CACHE_HOME"), cwd + QStringLiteral("/cache"));
+    QProcessEnvironment env = kairos::test::programEnvironment(cwd);
     for (const QString& e : envs) {
         const int eq = int(e.indexOf(QLatin1Char('=')));
         if (e.mid(eq + 1) == QStringLiteral("<unset>"))
@@ -269,6 +266,14 @@ Outcome runCase(const Case& c) {
     if (c.needs.contains(QStringLiteral("live"))) {
         o.skipped = true;
         o.skip_why = QStringLiteral("built without libtorch");
+        return o;
+    }
+#endif
+#ifdef KAIROS_SANITIZED
+    if (c.needs.contains(QStringLiteral("no-sanitizer"))) {
+        o.skipped = true;
+        o.skip_why = QStringLiteral("AddressSanitizer reserves terabytes of address space: an "
+                                    "address-space limit cannot be tried under it");
         return o;
     }
 #endif

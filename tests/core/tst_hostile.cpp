@@ -15,8 +15,8 @@
 //     few seconds and, when still working then, are stopped and counted as "accepted"; they
 //     are tried on their own options (those shared with a quick command, the same
 //     registration, are tried there) with fewer values.
-// The ASan build runs a deterministic sixth of the cases (KAIROS_HOSTILE_SHARE) to keep
-// CI's time; the dev build runs them all.
+// The ASan build runs a deterministic eighth of the quick commands' cases
+// (KAIROS_HOSTILE_SHARE) to keep CI's time; the dev build runs them all.
 #include "test_util.h"
 
 #include <QCryptographicHash>
@@ -109,7 +109,7 @@ bool slowCommand(const std::string& c) {
 // reach each kind of check once: empty, not a number, below and above every domain.
 QStringList numberValues(bool slow) {
     if (slow) return {"nan", "-1", "1e308"};
-    return {"0", "-1", "nan", "inf", "1e308", "", "1x", " 1", "0x10", "1e-400"};
+    return {"0", "-1", "nan", "inf", "1e308", "", " 1", "1e-400"};
 }
 QStringList textValues(bool slow) {
     if (slow) return {"", ","};
@@ -117,13 +117,13 @@ QStringList textValues(bool slow) {
 }
 QStringList outputValues(bool slow) {
     if (slow) return {"", "{fifo}", "{w}"};
-    return {"",           "{dir}", "{fifo}", "/dev/full", "{tmp}/no/such/dir/f",
+    return {"",           "{dir}", "{fifo}",      "/dev/full", "{tmp}/no/such/dir/f",
             "{dangling}", "{w}",   "{victimlink}"};
 }
 QStringList inputValues(bool slow) {
     if (slow) return {"", "{fifo}", "/dev/zero"};
-    return {"", "{dir}", "{fifo}", "/dev/zero", "/dev/null", "{tmp}/missing", "{dangling}",
-            "{nul}", "{victim}"};
+    return {"",           "{dir}", "{fifo}",  "/dev/zero", "/dev/null", "{tmp}/missing",
+            "{dangling}", "{nul}", "{victim}"};
 }
 
 QString runDir;
@@ -281,6 +281,8 @@ struct Prepared {
 };
 
 // One case in a folder of its own.
+std::atomic<int> g_cut{0}; // slow cases still working at their cut-off (accepted)
+
 QStringList runOne(const HostileCase& c, const Prepared& prep, int index) {
     QStringList failures;
     const QString tmp = runDir + QStringLiteral("/c") + QString::number(index);
@@ -323,15 +325,11 @@ QStringList runOne(const HostileCase& c, const Prepared& prep, int index) {
     const QByteArray victim_before = bytesOf(tmp + QStringLiteral("/victim"));
     QProcess p;
     p.setWorkingDirectory(tmp);
-    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
-    env.insert(QStringLiteral("QT_QPA_PLATFORM"), QStringLiteral("offscreen"));
-    env.insert(QStringLiteral("KAIROS_DB"), tmp + QStringLiteral("/default.db"));
-    env.insert(QStringLiteral("XDG_CACHE_HOME"), tmp + QStringLiteral("/cache"));
-    env.insert(QStringLiteral("XDG_DATA_HOME"), tmp + QStringLiteral("/xdg"));
+    QProcessEnvironment env = kairos::test::programEnvironment(tmp);
     p.setProcessEnvironment(env);
     p.start(QStringLiteral(KAIROS_CLI), args);
     Result r;
-    const int limit_ms = c.slow ? 3000 : 60000;
+    const int limit_ms = c.slow ? 2500 : 60000;
     r.finished = p.waitForFinished(limit_ms);
     if (!r.finished) {
         p.kill();
@@ -364,7 +362,10 @@ QStringList runOne(const HostileCase& c, const Prepared& prep, int index) {
     check(bytesOf(tmp + QStringLiteral("/victim")) == victim_before ||
               c.value == "{victimlink}", // a link given as an output names its file
           QStringLiteral("the victim file changed"));
-    if (r.cut) return failures;
+    if (r.cut) {
+        ++g_cut;
+        return failures;
+    }
     const bool verdict = c.command == "runs rerun" && r.code == 1;
     check(r.code == 0 || r.code == 2 || verdict,
           QStringLiteral("exit ") + QString::number(r.code) + QStringLiteral(" (not 0 or 2)"));
@@ -403,8 +404,10 @@ private Q_SLOTS:
         const int share = qEnvironmentVariableIntValue("KAIROS_HOSTILE_SHARE");
         if (share > 1) {
             std::vector<HostileCase> kept;
+            // The slow commands' own options are tried in the normal build: under ASan each of
+            // their cases is mostly libtorch starting.
             for (std::size_t i = 0; i < cases.size(); ++i)
-                if (i % std::size_t(share) == 0) kept.push_back(cases[i]);
+                if (i % std::size_t(share) == 0 && !cases[i].slow) kept.push_back(cases[i]);
             cases.swap(kept);
         }
         // What every case starts from: a small workload, a database with two runs and a
@@ -461,8 +464,9 @@ private Q_SLOTS:
         std::vector<std::thread> pool;
         for (unsigned k = 0; k < n; ++k) pool.emplace_back(worker);
         for (auto& t : pool) t.join();
-        qInfo("hostile suite: %d cases over %zu options of %zu commands, %d failures", next.load(),
-              table.size(), per_command.size(), int(failures.size()));
+        qInfo("hostile suite: %d cases over %zu options of %zu commands, %d failures (%d slow "
+              "cases still working at their cut-off, counted as accepted)",
+              next.load(), table.size(), per_command.size(), int(failures.size()), g_cut.load());
         if (!failures.isEmpty())
             QFAIL(qPrintable(QString::number(failures.size()) + QStringLiteral(" failures:\n") +
                              failures.mid(0, 40).join(QStringLiteral("\n"))));

@@ -5,8 +5,8 @@
 #include "workload/readers.h"
 
 #include <QtTest>
-#include <cmath>
 #include <chrono>
+#include <cmath>
 #include <fstream>
 #include <sstream>
 #include <sys/stat.h>
