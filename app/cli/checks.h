@@ -13,27 +13,6 @@
 
 namespace kairos::cli {
 
-// A finite number in [lo, hi], or (lo, hi] with `lo_open`; `inf_ok` also takes "inf".
-inline CLI::Validator number(double lo, double hi, bool lo_open = false, bool inf_ok = false) {
-    auto text = [](double v) {
-        if (std::isinf(v)) return std::string(v > 0 ? "inf" : "-inf");
-        char b[32];
-        std::snprintf(b, sizeof b, "%g", v);
-        return std::string(b);
-    };
-    const std::string desc = std::string(lo_open ? "(" : "[") + text(lo) + ", " + text(hi) + "]" +
-                             (inf_ok ? " or inf" : "");
-    return CLI::Validator(
-        [=](std::string& s) -> std::string {
-            if (inf_ok && (s == "inf" || s == "+inf")) return "";
-            double v;
-            if (!text::parseNumberStrict(s, &v)) return "'" + s + "' is not a finite number";
-            if (v < lo || (lo_open && v == lo) || v > hi) return "'" + s + "' is outside " + desc;
-            return "";
-        },
-        desc, "NUMBER");
-}
-
 // The domain of a run's number (run/domains.h), as RunSpec::validate checks it.
 inline CLI::Validator number(const domains::Domain& d) {
     const std::string desc = domains::describeOption(d);
@@ -56,6 +35,11 @@ inline CLI::Validator number(const domains::Domain& d) {
             return "";
         },
         desc, d.integer ? "INT" : "NUMBER");
+}
+
+// A finite number in [lo, hi], or (lo, hi] with `lo_open`; `inf_ok` also takes "inf".
+inline CLI::Validator number(double lo, double hi, bool lo_open = false, bool inf_ok = false) {
+    return number(domains::Domain{"", "", lo, hi, lo_open, inf_ok, false});
 }
 
 // A whole number in [lo, hi].

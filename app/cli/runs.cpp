@@ -44,23 +44,19 @@ store::RunInfo need(const store::Store& s, std::int64_t id) {
 
 // A stored JSON column, or an error naming the database, the run and the column when it
 // is not valid JSON (a database changed outside Kairos).
-nlohmann::json column(const std::string& db, const store::RunInfo& r, const char* name,
-                      const std::string& text) {
+// `row` names it ("run 3", "sweep 1").
+nlohmann::json storedJson(const std::string& db, const std::string& row, const char* name,
+                          const std::string& text) {
     auto j = nlohmann::json::parse(text, nullptr, false);
     if (j.is_discarded() || jsonDepth(text) > kMaxJsonDepth)
-        throw store::StoreError(db, "run " + std::to_string(r.id) + ": its stored " + name +
+        throw store::StoreError(db, row + ": its stored " + name +
                                         " is not valid JSON (changed outside Kairos?)");
     return j;
 }
 
-// A stored sweep's JSON column, or an error naming the database, the sweep and the column.
-nlohmann::json sweepColumn(const std::string& db, std::int64_t id, const char* name,
-                           const std::string& text) {
-    auto j = nlohmann::json::parse(text, nullptr, false);
-    if (j.is_discarded() || jsonDepth(text) > kMaxJsonDepth)
-        throw store::StoreError(db, "sweep " + std::to_string(id) + ": its stored " + name +
-                                        " is not valid JSON (changed outside Kairos?)");
-    return j;
+nlohmann::json column(const std::string& db, const store::RunInfo& r, const char* name,
+                      const std::string& text) {
+    return storedJson(db, "run " + std::to_string(r.id), name, text);
 }
 
 // What a stored column's JSON reads as, or an error naming the database and the row when
@@ -236,9 +232,9 @@ void sweeps(const RunsArgs& a) {
     const std::string row = "sweep " + std::to_string(w->id);
     const auto def = fromStored(s.path(), row, [&] {
         return sweep::Definition::fromJson(
-            sweepColumn(s.path(), w->id, "definition", w->definition_json), s.path() + ": " + row);
+            storedJson(s.path(), row, "definition", w->definition_json), s.path() + ": " + row);
     });
-    const nlohmann::json results = sweepColumn(s.path(), w->id, "results", w->results_json);
+    const nlohmann::json results = storedJson(s.path(), row, "results", w->results_json);
     // The table again from its stored JSON (the numbers as they were written).
     const sweep::Table t = fromStored(
         s.path(), row, [&] { return sweep::Table::fromJson(results, s.path() + ": " + row); });

@@ -284,7 +284,8 @@ void OutputBatch::protect(const std::string& path) {
 
 void OutputBatch::add(const std::string& path, const std::function<void(std::ostream&)>& fill) {
     if (path.empty()) throw InputError("<output>", 0, "", "an empty path names no file to write");
-    if (const std::string id = fileIdentity(path); !id.empty()) {
+    const std::string id = fileIdentity(path);
+    if (!id.empty()) {
         std::vector<std::string> ins;
         if (g_guard_inputs) ins = inputsOfThisProcess();
         ins.insert(ins.end(), protected_.begin(), protected_.end());
@@ -300,7 +301,7 @@ void OutputBatch::add(const std::string& path, const std::function<void(std::ost
                                  "is written twice by this command: one output would be lost");
     }
     auto s = std::make_unique<Staged>();
-    s->identity = fileIdentity(path);
+    s->identity = id;
     s->path = path;
     s->fill(fill);
     staged_.push_back(std::move(s));
@@ -331,21 +332,25 @@ std::string fileIdentity(const std::string& path) {
 }
 
 void checkOutputRules(const std::vector<NamedPath>& inputs, const std::vector<NamedPath>& outputs) {
-    for (const auto& p : inputs)
-        if (p.path.empty()) throw InputError(p.label, 0, "", "an empty path names no file");
-    for (const auto& p : outputs)
-        if (p.path.empty()) throw InputError(p.label, 0, "", "an empty path names no file");
+    auto identities = [](const std::vector<NamedPath>& paths) {
+        std::vector<std::string> ids;
+        for (const auto& p : paths) {
+            if (p.path.empty()) throw InputError(p.label, 0, "", "an empty path names no file");
+            ids.push_back(fileIdentity(p.path));
+        }
+        return ids;
+    };
+    const auto in_ids = identities(inputs), out_ids = identities(outputs);
     for (std::size_t i = 0; i < outputs.size(); ++i) {
-        const std::string id = fileIdentity(outputs[i].path);
-        if (id.empty()) continue;
-        for (const auto& in : inputs)
-            if (fileIdentity(in.path) == id)
+        if (out_ids[i].empty()) continue;
+        for (std::size_t k = 0; k < inputs.size(); ++k)
+            if (in_ids[k] == out_ids[i])
                 throw InputError(outputs[i].label, 0, "",
-                                 outputs[i].path + " is also the input of " + in.label +
+                                 outputs[i].path + " is also the input of " + inputs[k].label +
                                      ": writing it would replace what is read; choose another "
                                      "file");
         for (std::size_t k = 0; k < i; ++k)
-            if (fileIdentity(outputs[k].path) == id)
+            if (out_ids[k] == out_ids[i])
                 throw InputError(outputs[i].label, 0, "",
                                  outputs[i].path + " is also the file of " + outputs[k].label +
                                      ": one output would be lost; give each its own file");

@@ -26,9 +26,7 @@ constexpr unsigned kMaxThreads = 1024;
 template <class F> void parallelFor(std::size_t n, int threads, F&& f) {
     unsigned k = threads > 0 ? static_cast<unsigned>(threads)
                              : std::max(1u, std::thread::hardware_concurrency());
-    k = std::min<unsigned>(
-        {k, kMaxThreads,
-         static_cast<unsigned>(std::min<std::size_t>(kMaxThreads, std::max<std::size_t>(1, n)))});
+    k = static_cast<unsigned>(std::min<std::size_t>({k, kMaxThreads, std::max<std::size_t>(1, n)}));
     std::atomic<std::size_t> next{0};
     std::exception_ptr failure;
     std::mutex m;
