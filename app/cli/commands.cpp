@@ -108,7 +108,8 @@ RunSpec specFromArgs(const SimulateArgs& a) {
     s.exec.model_config = a.exec_config;
     if (a.exec_model > 0) s.exec.db = a.db; // where the model is (--db also stores the run)
     s.limits.kv_capacity_tokens = a.kv_capacity;
-    s.limits.block_size = a.block_size;
+    s.limits.prefix_caching = a.prefix_caching == "on";
+    s.limits.block_size = a.block_size > 0 ? a.block_size : s.limits.prefix_caching ? 16 : 1;
     s.limits.max_num_seqs = a.max_num_seqs;
     s.limits.max_num_batched_tokens = a.max_num_batched_tokens;
     s.limits.chunked_prefill = a.chunked;
@@ -144,6 +145,7 @@ std::string cliField(const std::string& key) {
         {"exec.model_config", "--exec-config"},
         {"limits.kv_capacity_tokens", "--kv-capacity"},
         {"limits.block_size", "--block-size"},
+        {"limits.prefix_caching", "--prefix-caching"},
         {"limits.max_num_seqs", "--max-num-seqs"},
         {"limits.max_num_batched_tokens", "--max-num-batched-tokens"},
         {"summary.goodput", "--goodput"},
@@ -246,7 +248,8 @@ RunOutputs runSimulate(const SimulateArgs& a, OutputBatch& outputs) {
                        {"max_num_seqs", lim.max_num_seqs},
                        {"max_num_batched_tokens", lim.max_num_batched_tokens},
                        {"chunked_prefill", lim.chunked_prefill},
-                       {"skip_ahead", lim.skip_ahead}};
+                       {"skip_ahead", lim.skip_ahead},
+                       {"prefix_caching", lim.prefix_caching}};
         const std::string text = j.dump(2) + "\n";
         outputs.add(a.json_out, [&](std::ostream& out) { out << text; });
     }
@@ -276,6 +279,7 @@ RunOutputs runSimulate(const SimulateArgs& a, OutputBatch& outputs) {
                 {"max running requests", std::to_string(lim.max_num_seqs)},
                 {"max batched tokens", std::to_string(lim.max_num_batched_tokens)},
                 {"chunked prefill", lim.chunked_prefill ? "yes" : "no"},
+                {"prefix caching", lim.prefix_caching ? "on" : "off"},
                 {"workload file", spec.workload.path}};
     if (live)
         for (auto& kv : live->config()) o.config.push_back(kv);
@@ -325,9 +329,15 @@ void addSharedRunOptions(CLI::App* c, SimulateArgs& a) {
                   "Fraction of memory for weights + KV (vLLM's gpu_memory_utilization)")
         ->check(number(domains::kMemFraction));
     c->add_option("--block-size", a.block_size,
-                  "KV block size in tokens (1: no paging; vLLM uses 16)")
-        ->capture_default_str()
+                  "KV block size in tokens (1: no paging; vLLM uses 16). Default 1, or 16 with "
+                  "--prefix-caching on")
         ->check(number(domains::kBlockSize));
+    c->add_option("--prefix-caching", a.prefix_caching,
+                  "Automatic prefix caching as vLLM does it (on|off): KV blocks of shared "
+                  "prefixes (the trace's prefix ids: Mooncake hash_ids, the native 'prefix' "
+                  "field) are kept, reused and evicted least-recently-used")
+        ->capture_default_str()
+        ->check(CLI::IsMember({"on", "off"}));
     c->add_option("--max-num-batched-tokens", a.max_num_batched_tokens,
                   "Tokens per iteration at most")
         ->capture_default_str()

@@ -100,7 +100,9 @@ struct SimulateArgs {
     long long kv_capacity = 0;
     double gpu_mem_gib = 0, mem_fraction = 0, budget = 0;
     std::string quality;
-    int block_size = 1, max_num_seqs = 256, max_num_batched_tokens = 8192;
+    // 0: not given (1 token, or 16 with prefix caching on)
+    int block_size = 0, max_num_seqs = 256, max_num_batched_tokens = 8192;
+    std::string prefix_caching = "off"; // on|off
     bool chunked = false, no_skip = false, tokens = false, quiet = false;
     bool explain = false; // record every decision with its reason (RunSpec record.explain)
     std::size_t limit = 0;

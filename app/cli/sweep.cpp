@@ -165,13 +165,6 @@ std::string journalPath(const SweepArgs& a, const std::string& header) {
     return dir + "/sweep-" + text::fnv1a64Hex(header) + ".partial";
 }
 
-// What to name a sweep's journal: next to its first output, or in the current folder.
-std::string journalPath(const SweepArgs& a) {
-    if (!a.csv.empty()) return a.csv + ".partial";
-    if (!a.json.empty()) return a.json + ".partial";
-    return "kairos-sweep.partial";
-}
-
 void runSweep(const SweepArgs& a) {
     Distribution& dist = distribution();
     const bool root = dist.rank == 0;

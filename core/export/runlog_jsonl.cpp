@@ -104,6 +104,9 @@ void writeRunLogJsonl(const RunLog& log, std::ostream& out, const RunLogWriteOpt
                         {"num_requests", log.num_requests},
                         {"sim_wall_ms", log.sim_wall_ms},
                         {"warnings", log.warnings}};
+    if (log.prefix_caching)
+        h["prefix_caching"] = {{"block_size", log.cache_block_size},
+                               {"evictions", log.cache_evictions}};
     if (log.explain.on)
         h["explain"] = {{"key", log.explain.key_name},
                         {"key_descending", log.explain.key_descending},
@@ -135,7 +138,7 @@ void writeRunLogJsonl(const RunLog& log, std::ostream& out, const RunLogWriteOpt
                           e.req, evName(e.ev), e.value);
         } else if (ti <= tt) {
             const IterSpan& s = iters[ii++];
-            std::snprintf(
+            const int len = std::snprintf(
                 buf, sizeof buf,
                 "{\"t\":%.17g,\"ev\":\"iter\",\"n\":%d,\"dur\":%.17g,\"dd\":%.17g,\"batch\":%d,"
                 "\"decode\":%d,\"prefill\":%d,\"prefill_tokens\":%d,\"kv\":%lld,\"kv_last\":%lld}"
@@ -143,6 +146,9 @@ void writeRunLogJsonl(const RunLog& log, std::ostream& out, const RunLogWriteOpt
                 s.t0, s.n, s.d0, s.dd, s.decode_seqs + s.prefill_seqs, s.decode_seqs,
                 s.prefill_seqs, s.prefill_tokens, static_cast<long long>(s.kv_first),
                 static_cast<long long>(s.kv_last));
+            if (log.prefix_caching && len > 2 && len < int(sizeof buf) - 32)
+                std::snprintf(buf + len - 2, sizeof buf - std::size_t(len) + 2,
+                              ",\"kv_cached\":%lld}\n", static_cast<long long>(s.kv_cached));
         } else {
             const TokenLine& k = tokens[it++];
             std::snprintf(buf, sizeof buf, "{\"t\":%.17g,\"req\":%d,\"ev\":\"token\",\"v\":%d}\n",
@@ -340,6 +346,14 @@ RunLog readRunLogJsonl(std::istream& in, const std::string& name) {
                         *flag = d->get<bool>();
                     }
             }
+            if (const auto x = j.find("prefix_caching"); x != j.end()) {
+                if (!x->is_object())
+                    throw InputError(name, lineno, "prefix_caching", "not an object");
+                log.prefix_caching = true;
+                log.cache_block_size =
+                    static_cast<std::int32_t>(getInt(*x, "block_size", 2, 1 << 20));
+                log.cache_evictions = static_cast<std::int64_t>(getInt(*x, "evictions", 0, 1e15));
+            }
             header = true;
             continue;
         }
@@ -374,6 +388,8 @@ RunLog readRunLogJsonl(std::istream& in, const std::string& name) {
             sp.prefill_tokens = static_cast<std::int32_t>(getInt(j, "prefill_tokens", 0, kMaxI32));
             sp.kv_first = static_cast<std::int64_t>(getInt(j, "kv", 0, kMaxTokens));
             sp.kv_last = static_cast<std::int64_t>(getInt(j, "kv_last", 0, kMaxTokens));
+            if (j.contains("kv_cached"))
+                sp.kv_cached = static_cast<std::int64_t>(getInt(j, "kv_cached", 0, kMaxTokens));
             log.iters.push_back(sp);
             continue;
         }

@@ -43,6 +43,14 @@ std::vector<RequestMetrics> perRequest(const RunLog& log) {
         case Ev::KillCause:
             r.kill_cause = static_cast<KillCause>(e.value);
             break;
+        case Ev::CacheHit:
+            // The engine logs it right after the Admit or Resume it belongs to: the first
+            // admission is the one before any prefill began.
+            if (std::isnan(r.queue_delay))
+                r.cached_tokens = e.value;
+            else
+                r.recompute_cached_tokens += e.value;
+            break;
         case Ev::Kill:
             r.killed = true;
             r.end = e.t;

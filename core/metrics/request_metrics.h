@@ -25,6 +25,10 @@ struct RequestMetrics {
     double queue_delay = kNaN; // first prefill start - arrival
     double budget = kNaN;      // time budget (s), if the request had one
     double alpha = 0.0;        // KV eviction ratio applied to its prompt
+    // Prefix caching: prompt tokens served from the cache at its first admission, and
+    // context tokens at its later ones (recomputes after preemption).
+    std::int32_t cached_tokens = 0;
+    std::int64_t recompute_cached_tokens = 0;
     // Its first prefill began (it was admitted and computed on at least once).
     bool started() const { return queue_delay == queue_delay; }
     bool inBudget() const { return finished && !(e2el() > budget); }

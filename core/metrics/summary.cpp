@@ -133,7 +133,11 @@ Summary summarize(const RunLog& log, const std::vector<RequestMetrics>& reqs,
     double t_first = std::numeric_limits<double>::infinity(), t_last = -t_first;
     std::int64_t prefilled_with_budget = 0;
     std::map<std::string, std::int64_t> killed_by;
+    std::int64_t all_prompt_tokens = 0;
     for (const auto& r : reqs) {
+        all_prompt_tokens += r.prompt_tokens;
+        s.prefix_cached_tokens += r.cached_tokens;
+        s.prefix_recompute_cached_tokens += r.recompute_cached_tokens;
         if (!std::isnan(r.arrival)) t_first = std::min(t_first, r.arrival);
         if (!std::isnan(r.end)) t_last = std::max(t_last, r.end);
         s.preemptions += r.preemptions;
@@ -193,6 +197,10 @@ Summary summarize(const RunLog& log, const std::vector<RequestMetrics>& reqs,
         s.iterations += sp.n;
     }
     s.stretches = static_cast<std::int64_t>(log.iters.size());
+    s.prefix_caching = log.prefix_caching;
+    s.prefix_cache_evictions = log.cache_evictions;
+    s.prefix_cache_hit_rate =
+        all_prompt_tokens > 0 ? double(s.prefix_cached_tokens) / double(all_prompt_tokens) : 0.0;
     s.load = loadOf(log);
     if (opt.workload) {
         const auto tasks = robotTasks(log, *opt.workload);
@@ -285,6 +293,13 @@ nlohmann::json Summary::toJson() const {
     j["suspensions"] = suspensions;
     j["iterations"] = iterations;
     j["stretches"] = stretches;
+    if (prefix_caching) {
+        j["prefix_caching"] = true;
+        j["prefix_cached_tokens"] = prefix_cached_tokens;
+        j["prefix_cache_hit_rate"] = prefix_cache_hit_rate;
+        j["prefix_recompute_cached_tokens"] = prefix_recompute_cached_tokens;
+        j["prefix_cache_evictions"] = prefix_cache_evictions;
+    }
     j["sim_wall_ms"] = sim_wall_ms;
     j["warnings"] = warnings;
     j["percentiles"] = percentiles;
@@ -429,6 +444,12 @@ Summary Summary::fromJson(const nlohmann::json& j) {
     s.suspensions = count("suspensions");
     s.iterations = count("iterations");
     s.stretches = count("stretches");
+    if (const auto it = j.find("prefix_caching"); it != j.end() && it->is_boolean())
+        s.prefix_caching = it->get<bool>();
+    s.prefix_cached_tokens = count("prefix_cached_tokens");
+    s.prefix_recompute_cached_tokens = count("prefix_recompute_cached_tokens");
+    s.prefix_cache_evictions = count("prefix_cache_evictions");
+    s.prefix_cache_hit_rate = s.prefix_caching ? real("prefix_cache_hit_rate") : 0.0;
     s.sim_wall_ms = real("sim_wall_ms");
     if (const auto it = j.find("warnings"); it != j.end() && it->is_array())
         for (const auto& w : *it)
@@ -556,6 +577,14 @@ std::string Summary::table() const {
     line("KV peak / capacity (tokens):",
          std::to_string(kv_peak_tokens) + " / " + std::to_string(kv_capacity_tokens));
     line("Preemptions:", std::to_string(preemptions));
+    if (prefix_caching) {
+        line("Prompt tokens from the prefix cache:",
+             std::to_string(prefix_cached_tokens) + " (" + f(100.0 * prefix_cache_hit_rate, 1) +
+                 " % of all prompt tokens)");
+        if (prefix_recompute_cached_tokens > 0)
+            line("Recomputed tokens from the cache:", std::to_string(prefix_recompute_cached_tokens));
+        line("Cached blocks evicted:", std::to_string(prefix_cache_evictions));
+    }
     line("Iterations (in stretches):",
          std::to_string(iterations) + " (" + std::to_string(stretches) + ")");
     line(live ? "Engine wall time (ms):" : "Simulation wall time (ms):", f(sim_wall_ms, 1));

@@ -69,6 +69,12 @@ struct Summary {
     Stats ttft_ms, tpot_ms, itl_ms, e2el_ms, queue_ms;
     std::int64_t kv_peak_tokens = 0, kv_capacity_tokens = 0;
     std::int64_t preemptions = 0, suspensions = 0, iterations = 0, stretches = 0;
+    // Prefix caching (when the run had it): prompt tokens served from the cache at first
+    // admissions, their share of all prompt tokens, and context tokens served to recomputes.
+    bool prefix_caching = false;
+    std::int64_t prefix_cached_tokens = 0, prefix_recompute_cached_tokens = 0;
+    std::int64_t prefix_cache_evictions = 0;
+    double prefix_cache_hit_rate = 0;
     // Time budgets (TimeBill): only when some requests have one.
     std::int64_t budget_requests = 0, in_budget = 0;
     double completion_rate = 0;           // finished within budget / requests with a budget

@@ -12,7 +12,8 @@ double Tuf::zeroTime() const {
 bool Request::operator==(const Request& o) const {
     return id == o.id && arrival == o.arrival && prompt_tokens == o.prompt_tokens &&
            output_tokens == o.output_tokens && cls == o.cls && tuf == o.tuf &&
-           budget_s == o.budget_s && segments == o.segments && agent == o.agent;
+           budget_s == o.budget_s && segments == o.segments && agent == o.agent &&
+           prefix == o.prefix;
 }
 
 } // namespace kairos

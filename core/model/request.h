@@ -49,6 +49,17 @@ struct Segment {
     bool operator==(const Segment& o) const { return tokens == o.tokens && exec_s == o.exec_s; }
 };
 
+// A run of a request's context (prompt, then output) whose content has an identity: two
+// requests with the same spans from the start hold the same tokens there, so their KV is
+// the same and a prefix cache may share it (sim/prefix_cache.h). Mooncake's 512-token
+// `hash_ids`, a named system prompt, a conversation's earlier turns and their answers.
+// Tokens past the last span are the request's own.
+struct PrefixSpan {
+    std::uint64_t id = 0;
+    std::int32_t tokens = 0; // > 0
+    bool operator==(const PrefixSpan& o) const { return id == o.id && tokens == o.tokens; }
+};
+
 struct Request {
     std::int64_t id = 0;            // the identifier in the source file (row number if it has none)
     double arrival = 0.0;           // seconds from the start of the workload
@@ -59,6 +70,9 @@ struct Request {
     std::optional<double> budget_s; // TimeBill time budget, if any
     std::vector<Segment> segments;  // robot plan; when present their tokens sum to output_tokens
     std::int32_t agent = -1;        // the robot/agent that issued it (>= 0), -1 if none
+    // What its context shares with others', from the start (empty: nothing known); the
+    // spans cover at most prompt + output tokens.
+    std::vector<PrefixSpan> prefix;
 
     bool operator==(const Request& o) const;
 };

@@ -35,6 +35,9 @@ enum class Ev : std::uint8_t {
     Budget,       // at arrival, for a request with a time budget; value = budget in ms
     Evict,        // the prompt's KV was compressed at prefill end; value = alpha * 10,000
     KillCause,    // just before a Kill of the same request at the same time: why (KillCause)
+    CacheHit,     // right after an Admit or Resume that found part of its context in the
+                  // prefix cache (sim/prefix_cache.h); value = tokens neither computed nor
+                  // allocated again
 };
 
 // Why a request was dropped unfinished. Every kill names one, and each is a documented
@@ -69,6 +72,9 @@ struct IterSpan {
     std::int32_t prefill_tokens = 0; // tokens prefilled in this (single) iteration
     std::int64_t kv_first = 0;       // KV tokens allocated during the first iteration
     std::int64_t kv_last = 0;        // ... during the last one (KV only grows inside a stretch)
+    // With prefix caching: KV tokens in blocks no request references that still hold cached
+    // prefixes (free for the allocator; not in kv_first/kv_last), at the stretch's start.
+    std::int64_t kv_cached = 0;
 
     // End of iteration j (0-based): t0 + (j+1)*d0 + dd*j*(j+1)/2. The one formula every
     // reader and the engine use, so times agree to the last bit.
@@ -90,6 +96,11 @@ struct RunLog {
     std::vector<IterSpan> iters;
     double sim_wall_ms = 0.0;          // wall time the engine took
     std::vector<std::string> warnings; // what the engine refused or had to resolve
+    // Prefix caching (sim/prefix_cache.h): on, its block size, and the cached blocks the
+    // allocator took back.
+    bool prefix_caching = false;
+    std::int32_t cache_block_size = 0;
+    std::int64_t cache_evictions = 0;
     Explanation explain;               // decisions with reasons (when the run recorded them)
 
     std::int64_t totalIterations() const;

@@ -267,6 +267,10 @@ void RunSpec::validate(const std::string& where) const {
     domains::check(domains::kBlockSize, double(limits.block_size), where);
     domains::check(domains::kMaxNumSeqs, double(limits.max_num_seqs), where);
     domains::check(domains::kMaxBatchedTokens, double(limits.max_num_batched_tokens), where);
+    if (limits.prefix_caching && limits.block_size < 2)
+        bad("limits.prefix_caching",
+            "shares whole KV blocks: limits.block_size must be >= 2 (vLLM uses 16), not " +
+                std::to_string(limits.block_size));
     try {
         GoodputSlo::parse(summary.goodput);
     } catch (const std::exception& e) {
@@ -320,6 +324,7 @@ json RunSpec::toJson() const {
                     {"quality", summary.quality}}}};
     // Written only when on, so that specs saved before it read and compare as before.
     if (record.explain) j["record"] = {{"explain", true}};
+    if (limits.prefix_caching) j["limits"]["prefix_caching"] = true;
     return j;
 }
 
@@ -380,6 +385,7 @@ RunSpec RunSpec::fromJson(const json& j, const std::string& where) {
             int(r.integer("max_num_batched_tokens", s.limits.max_num_batched_tokens, 1, 1 << 30));
         s.limits.chunked_prefill = r.flag("chunked_prefill", false);
         s.limits.skip_ahead = r.flag("skip_ahead", true);
+        s.limits.prefix_caching = r.flag("prefix_caching", false);
         r.finish();
     }
     {
@@ -468,6 +474,7 @@ EngineLimits RunSpec::LimitsPart::engine(std::int64_t kv_tokens) const {
     l.max_num_batched_tokens = max_num_batched_tokens;
     l.chunked_prefill = chunked_prefill;
     l.skip_ahead = skip_ahead;
+    l.prefix_caching = prefix_caching;
     return l;
 }
 
@@ -479,6 +486,7 @@ RunSpec::LimitsPart RunSpec::LimitsPart::of(const EngineLimits& l) {
     p.max_num_batched_tokens = l.max_num_batched_tokens;
     p.chunked_prefill = l.chunked_prefill;
     p.skip_ahead = l.skip_ahead;
+    p.prefix_caching = l.prefix_caching;
     return p;
 }
 

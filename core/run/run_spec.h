@@ -65,6 +65,9 @@ struct RunSpec {
         int max_num_batched_tokens = 8192;
         bool chunked_prefill = false;
         bool skip_ahead = true;
+        // Automatic prefix caching (sim/prefix_cache.h); needs block_size >= 2. Written to
+        // JSON/TOML only when on, so that specs without it read and hash as before.
+        bool prefix_caching = false;
 
         // The engine's limits with `kv_tokens` of KV cache (this part's own when > 0 is
         // resolved by the caller: the profile's otherwise), and back.

@@ -2,7 +2,8 @@
 
 namespace kairos {
 
-AdmissionBudget::AdmissionBudget(const EngineView& view, double watermark) : view_(view) {
+AdmissionBudget::AdmissionBudget(const EngineView& view, double watermark, bool shared_credit)
+    : view_(view), shared_credit_(shared_credit) {
     const std::int64_t capacity = view.kvCapacity();
     const auto wm = static_cast<std::int64_t>(watermark * static_cast<double>(capacity));
     capacity_after_watermark_ = capacity - wm;
@@ -10,12 +11,15 @@ AdmissionBudget::AdmissionBudget(const EngineView& view, double watermark) : vie
     seats_ = view.limits().max_num_seqs - static_cast<std::int64_t>(view.running().size());
 }
 
-AdmissionBudget::Verdict AdmissionBudget::take(const ReqState& s) {
-    const std::int64_t n = need(s);
+AdmissionBudget::Verdict AdmissionBudget::take(const ReqState& s, bool whole) {
+    const std::int64_t n = need(s, whole);
     last_need_ = n;
     last_free_ = free_;
     last_seats_ = seats_;
-    if (neverFits(s)) return Verdict::NeverFits;
+    if (neverFits(s)) {
+        last_need_ = view_.kvCost(s.context() + 1); // what never fits: the whole reservation
+        return Verdict::NeverFits;
+    }
     if (seats_ <= 0 || n > free_) return Verdict::NoRoom;
     const EngineLimits& lim = view_.limits();
     if (!lim.chunked_prefill && batch_tokens_ > 0 &&

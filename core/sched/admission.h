@@ -12,15 +12,28 @@ namespace kairos {
 
 class AdmissionBudget {
 public:
-    AdmissionBudget(const EngineView& view, double watermark);
+    // `shared_credit`: charge an admission less the cached prefix running requests hold
+    // (EngineView::admissionCost). A policy that may drop running requests in the same
+    // decision passes false: a dropped request may be the one holding that prefix.
+    AdmissionBudget(const EngineView& view, double watermark, bool shared_credit = true);
     enum class Verdict { Ok, NoRoom, NeverFits };
-    // Ok: the request fits and its share is taken from the budget.
-    Verdict take(const ReqState& s);
-    // Its reservation exceeds the capacity less the watermark: it can never be admitted.
-    bool neverFits(const ReqState& s) const { return need(s) > capacity_after_watermark_; }
-    // KV tokens admitting `s` would reserve.
-    std::int64_t need(const ReqState& s) const { return view_.kvCost(s.context() + 1); }
+    // Ok: the request fits and its share is taken from the budget. `whole`: charge its
+    // whole reservation (a prompt the engine computes whole: one to be compressed).
+    Verdict take(const ReqState& s, bool whole = false);
+    // Its reservation exceeds the capacity less the watermark: it can never be admitted
+    // (whatever a prefix cache holds now: what it shares may be gone by then).
+    bool neverFits(const ReqState& s) const {
+        return view_.kvCost(s.context() + 1) > capacity_after_watermark_;
+    }
+    // KV tokens admitting `s` would add: its reservation less the blocks of a cached prefix
+    // that running requests hold already (EngineView::admissionCost).
+    std::int64_t need(const ReqState& s, bool whole = false) const {
+        return shared_credit_ && !whole ? view_.admissionCost(s.id)
+                                        : view_.kvCost(s.context() + 1);
+    }
     std::int64_t freeTokens() const { return free_; }
+    // KV the policy frees in this decision (kvFreedBy of what it drops; with
+    // shared_credit off).
     void addFree(std::int64_t tokens) { free_ += tokens; }
     std::int64_t seats() const { return seats_; }
     // For policies that free seats by preempting within the same decision.
@@ -38,6 +51,7 @@ private:
     std::int64_t free_;
     std::int64_t seats_;
     std::int64_t batch_tokens_ = 0;
+    bool shared_credit_;
     std::int64_t last_need_ = 0, last_free_ = 0, last_seats_ = 0;
 };
 

@@ -112,8 +112,9 @@ void McsfScheduler::schedule(const EngineView& view, Decision& out) {
         // A prediction longer than the cache can hold would block the request forever:
         // no request can grow past the capacity, so cap its window there (if it really
         // needs more, the engine stops it when it is alone).
+        // (A cached prefix that running requests hold is counted once: theirs.)
         const Use mine{
-            s.context(),
+            s.context() - view.prefixShared(id),
             std::max<std::int64_t>(1, std::min<std::int64_t>(static_cast<std::int64_t>(it->first),
                                                              cap - s.context()))};
         if (view.kvCost(s.context() + 1) > cap) { // cannot even start

@@ -98,7 +98,7 @@ void PriorityScheduler::schedule(const EngineView& view, Decision& out) {
         return;
     }
     const std::int64_t total_seats = view.limits().max_num_seqs;
-    AdmissionBudget budget(view, opt_.watermark);
+    AdmissionBudget budget(view, opt_.watermark, /*shared_credit=*/false); // it drops KV below
     budget.setSeats(total_seats); // seats are counted below: displaced requests free theirs
 
     struct Cand {
@@ -146,10 +146,10 @@ void PriorityScheduler::schedule(const EngineView& view, Decision& out) {
         for (auto it = suspended_.rbegin(); it != suspended_.rend() && can < need; ++it) {
             if (it->first <= k) break;
             const ReqState& s = view.state(it->second);
-            if (s.phase == Phase::Suspended) can += s.alloc;
+            if (s.phase == Phase::Suspended) can += view.kvFreedBy(it->second);
         }
         for (std::size_t j = movable.size(); j-- > next_movable && can < need;)
-            if (!dropped[j] && droppable(movable[j].id)) can += view.state(movable[j].id).alloc;
+            if (!dropped[j] && droppable(movable[j].id)) can += view.kvFreedBy(movable[j].id);
         if (can < need) return;
         for (auto it = suspended_.rbegin();
              it != suspended_.rend() && budget.freeTokens() < need;) {
@@ -162,7 +162,7 @@ void PriorityScheduler::schedule(const EngineView& view, Decision& out) {
             out.preempt.push_back(sid);
             if (out.explain)
                 out.because(Act::Preempt, sid, RuleId::SuspendedDrop, {skey, k}, for_id);
-            budget.addFree(s.alloc);
+            budget.addFree(view.kvFreedBy(sid));
         }
         for (std::size_t j = movable.size(); j-- > next_movable && budget.freeTokens() < need;) {
             if (dropped[j] || !droppable(movable[j].id)) continue;
@@ -174,7 +174,7 @@ void PriorityScheduler::schedule(const EngineView& view, Decision& out) {
                             {double(view.state(movable[j].id).generated), opt_.C,
                              initialOf(view, movable[j].id), movable[j].key, k},
                             for_id);
-            budget.addFree(view.state(movable[j].id).alloc);
+            budget.addFree(view.kvFreedBy(movable[j].id));
         }
     };
 

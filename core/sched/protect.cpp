@@ -102,7 +102,8 @@ void ProtectScheduler::schedule(const EngineView& view, Decision& out) {
                         out.because(
                             Act::Preempt, id, RuleId::ProtectClear,
                             {double(view.kvUsed()), double(growth), double(cap), opt_.beta});
-                    used -= s.alloc + (s.needsPrefill() ? 0 : view.kvCost(s.kv + 1) - s.alloc);
+                    used -= view.kvFreedBy(id) +
+                            (s.needsPrefill() ? 0 : view.kvCost(s.kv + 1) - s.alloc);
                 }
                 if (!any &&
                     std::all_of(cleared.begin(), cleared.end(), [](char c) { return c != 0; }))

@@ -88,6 +88,7 @@ private:
 // What the engine knows about one request. Owned by the engine; schedulers only read it.
 struct ReqState {
     const Request* req = nullptr;
+    ReqId id = -1; // its index in the workload
     Phase phase = Phase::Pending;
     std::int32_t generated = 0;      // tokens emitted so far (kept across preemptions)
     std::int32_t prefill_target = 0; // context tokens the current prefill computes
@@ -100,6 +101,9 @@ struct ReqState {
     double last_token = std::numeric_limits<double>::quiet_NaN();
     std::int32_t preemptions = 0;
     std::int32_t suspensions = 0;
+    // Of the current (re)admission's context, the leading tokens found in the prefix cache:
+    // not computed (prefill_target leaves them out) and not allocated again.
+    std::int32_t cached = 0;
 
     bool needsPrefill() const { return prefilled < prefill_target; }
     std::int32_t remaining() const { return req->output_tokens - generated; }
@@ -114,6 +118,8 @@ struct EngineLimits {
     std::int32_t max_num_batched_tokens = 8192; // tokens per iteration (see sim/engine.h)
     bool chunked_prefill = false;
     bool skip_ahead = true;
+    // Automatic prefix caching (sim/prefix_cache.h); needs block_size >= 2.
+    bool prefix_caching = false;
 };
 
 // Read-only view of an engine at an iteration boundary.
@@ -143,6 +149,25 @@ public:
         return limits().kv_capacity_tokens / bs * bs;
     }
     std::int64_t kvFree() const { return kvCapacity() - kvUsed(); }
+    // With prefix caching: what admitting the waiting request `id` now would find cached
+    // (leading tokens of its context), and of those the tokens running or suspended
+    // requests hold already (counted once in kvUsed). 0 without caching.
+    virtual std::int64_t prefixHit(ReqId id) const {
+        (void)id;
+        return 0;
+    }
+    virtual std::int64_t prefixShared(ReqId id) const {
+        (void)id;
+        return 0;
+    }
+    // KV tokens dropping the request's KV now frees: its allocation, less blocks other
+    // requests hold too (prefix caching).
+    virtual std::int64_t kvFreedBy(ReqId id) const { return state(id).alloc; }
+    // KV tokens admitting `id` now adds to kvUsed: its reservation (context + 1, in whole
+    // blocks) less the blocks it shares with running requests.
+    std::int64_t admissionCost(ReqId id) const {
+        return kvCost(std::int64_t(state(id).context()) + 1) - prefixShared(id);
+    }
 };
 
 struct Decision {

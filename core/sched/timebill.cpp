@@ -10,20 +10,20 @@
 
 namespace kairos {
 
-double timebillWcet(const EteSingle& e, double n_x, double n_w, double alpha) {
+double timebillWcet(const EteSingle& e, double n_x, double n_w, double alpha, double cached) {
     // sum_{i=1}^{n-1} [p((1-alpha) N + i - 1) + q] = (n-1)(p(1-alpha)N + q) + p (n-1)(n-2)/2
     const double steps = std::max(0.0, n_w - 1);
-    return e.prefill(n_x) + steps * (e.p * (1 - alpha) * n_x + e.q) +
+    return e.prefill(n_x, cached) + steps * (e.p * (1 - alpha) * n_x + e.q) +
            e.p * steps * std::max(0.0, n_w - 2) / 2;
 }
 
 double timebillAlpha(const EteSingle& e, double n_x, double n_w, double budget, double t_predict,
-                     double alpha_max) {
+                     double alpha_max, double cached) {
     if (n_w <= 1 || e.p <= 0 || n_x <= 0) {
         // Eviction cannot change the time: nothing to gain from it.
         return 0.0;
     }
-    const double a = 1 - (budget - e.prefill(n_x) - t_predict) / (e.p * n_x * (n_w - 1)) +
+    const double a = 1 - (budget - e.prefill(n_x, cached) - t_predict) / (e.p * n_x * (n_w - 1)) +
                      (n_w - 2) / (2 * n_x) + e.q / (e.p * n_x);
     return std::clamp(a, 0.0, alpha_max);
 }
@@ -166,15 +166,6 @@ void TimeBillScheduler::schedule(const EngineView& view, Decision& out) {
             ++skipped_;
             continue;
         }
-        const auto v = budget.take(s);
-        if (v == AdmissionBudget::Verdict::NeverFits) {
-            out.killFor(id, KillCause::NeverFits);
-            if (out.explain)
-                out.because(Act::Kill, id, RuleId::NeverFits,
-                            {double(budget.lastNeed()), double(budget.limit())});
-            continue;
-        }
-        if (v == AdmissionBudget::Verdict::NoRoom) break;
         double alpha = opt_.fixed_alpha;
         // N_W: k times the predicted length, each capped at N_max.
         const double n_w = std::min<double>(
@@ -187,18 +178,37 @@ void TimeBillScheduler::schedule(const EngineView& view, Decision& out) {
                                           e.p * static_cast<double>(running_kv)
                                     : q0 + q1) +
                   e.p;
-            alpha = timebillAlpha(e, r.prompt_tokens, n_w, left, opt_.t_predict, opt_.alpha_max);
+            // With a cached prefix only the rest is prefilled; but a prompt to be compressed
+            // is computed whole (the engine gives it no cached prefix), so alpha* > 0 is
+            // solved again without one.
+            const double hit = double(view.prefixHit(id));
+            alpha = timebillAlpha(e, r.prompt_tokens, n_w, left, opt_.t_predict, opt_.alpha_max,
+                                  hit);
+            if (alpha > 0 && hit > 0)
+                alpha = timebillAlpha(e, r.prompt_tokens, n_w, left, opt_.t_predict,
+                                      opt_.alpha_max);
             // Whole tokens are evicted: round up so that the budget still holds.
             alpha = std::min(opt_.alpha_max,
                              std::ceil(alpha * r.prompt_tokens - 1e-9) / r.prompt_tokens);
         }
+        // A prompt to be compressed is computed whole (no cached prefix: sim/engine.cpp).
+        const auto v = budget.take(s, alpha > 0);
+        if (v == AdmissionBudget::Verdict::NeverFits) {
+            out.killFor(id, KillCause::NeverFits);
+            if (out.explain)
+                out.because(Act::Kill, id, RuleId::NeverFits,
+                            {double(budget.lastNeed()), double(budget.limit())});
+            continue;
+        }
+        if (v == AdmissionBudget::Verdict::NoRoom) break;
         if (out.explain) {
             // What it planned on: alpha and the WCET it gives (the fixed baseline's with
             // k x the prediction too, for comparison).
             const auto i = static_cast<std::size_t>(id);
             alpha_[i] = alpha;
-            wcet_[i] = timebillWcet(e, r.prompt_tokens, n_w, alpha);
-            const double prefill = e.prefill(r.prompt_tokens);
+            const double cached = alpha > 0 ? 0.0 : double(view.prefixHit(id));
+            wcet_[i] = timebillWcet(e, r.prompt_tokens, n_w, alpha, cached);
+            const double prefill = e.prefill(r.prompt_tokens, cached);
             out.because(Act::Admit, id, RuleId::TimeBillAdmit,
                         {double(budget.lastNeed()), double(budget.lastFree()),
                          double(budget.lastSeats()), left, prefill, wcet_[i] - prefill, k_, n_w});

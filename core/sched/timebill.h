@@ -30,10 +30,17 @@ struct EteSingle {
     double a = 0, b = 0, c = 0; // prefill
     double p = 0, q = 0;        // decode step
     double prefill(double n_x) const { return a * n_x * n_x + b * n_x + c; }
+    // With the first `cached` tokens from a prefix cache: only the rest is computed, its
+    // attention still covering them.
+    double prefill(double n_x, double cached) const {
+        return cached > 0 ? a * (n_x * n_x - cached * cached) + b * (n_x - cached) + c
+                          : prefill(n_x);
+    }
 };
-double timebillWcet(const EteSingle& e, double n_x, double n_w, double alpha);
+// `cached`: prompt tokens a prefix cache serves (not prefilled).
+double timebillWcet(const EteSingle& e, double n_x, double n_w, double alpha, double cached = 0);
 double timebillAlpha(const EteSingle& e, double n_x, double n_w, double budget, double t_predict,
-                     double alpha_max);
+                     double alpha_max, double cached = 0);
 
 struct TimeBillOptions {
     double k = 5; // the paper's best pessimism factor

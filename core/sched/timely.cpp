@@ -384,7 +384,7 @@ void TimelyScheduler::schedule(const EngineView& view, Decision& out) {
         const std::int64_t left = std::max<std::int64_t>(
             1, p.ends[static_cast<std::size_t>(p.next)] - std::max(p.segmentStart(), s.generated));
         const bool fresh = s.phase == Phase::Waiting;
-        const std::int64_t l = fresh ? s.context() : 0;
+        const std::int64_t l = fresh ? s.context() - view.prefixHit(id) : 0; // tokens to compute
         const Tracked me = describe(id, left, fresh);
         if (guided && (added > 0 || batch > 0) && !worthIt(me, l))
             continue; // it would cost the batch more than it gains; a cheaper one may not

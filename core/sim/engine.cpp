@@ -26,13 +26,58 @@ Simulator::Simulator(const Workload& w, const ExecutionModel& model, Scheduler& 
         if (w_.requests[i].arrival < w_.requests[i - 1].arrival)
             throw std::invalid_argument("workload is not sorted by arrival time");
     capacity_ = kvCapacity();
+    if (lim_.prefix_caching) {
+        if (live_)
+            throw std::invalid_argument(
+                "prefix caching is not in the live engine yet: run live with it off");
+        if (lim_.block_size < 2)
+            throw std::invalid_argument("prefix caching shares whole KV blocks: the block size "
+                                        "must be >= 2 tokens (vLLM uses 16)");
+        cache_ = std::make_unique<PrefixCache>(lim_.block_size, capacity_ / lim_.block_size,
+                                               w_.requests.size());
+        compressed_.assign(w_.requests.size(), 0);
+        probes_.resize(w_.requests.size());
+    }
     st_.resize(w_.requests.size());
     waiting_.resize(w_.requests.size());
-    for (std::size_t i = 0; i < st_.size(); ++i) st_[i].req = &w_.requests[i];
+    for (std::size_t i = 0; i < st_.size(); ++i) {
+        st_[i].req = &w_.requests[i];
+        st_[i].id = static_cast<ReqId>(i);
+    }
 }
 
 double Simulator::nextArrival() const {
     return next_ < w_.requests.size() ? w_.requests[next_].arrival : kInf;
+}
+
+const PrefixCache::Hit& Simulator::probe(ReqId id) const {
+    Probe& p = probes_[static_cast<std::size_t>(id)];
+    const std::int64_t context = state(id).context();
+    if (p.version != cache_->version() || p.context != context) {
+        p.hit = cache_->probe(id, w_.requests[static_cast<std::size_t>(id)], context);
+        p.version = cache_->version();
+        p.context = context;
+    }
+    return p.hit;
+}
+
+std::int64_t Simulator::prefixHit(ReqId id) const {
+    return cache_ ? std::int64_t(probe(id).blocks) * lim_.block_size : 0;
+}
+
+std::int64_t Simulator::prefixShared(ReqId id) const {
+    return cache_ ? std::int64_t(probe(id).referenced) * lim_.block_size : 0;
+}
+
+std::int64_t Simulator::kvFreedBy(ReqId id) const {
+    return cache_ ? cache_->exclusiveBlocks(id) * lim_.block_size : state(id).alloc;
+}
+
+std::int64_t Simulator::computedTokens(const ReqState& s) const {
+    // In prefill: the cached part and the chunks done; after it: the context but the newest
+    // token, whose KV the next decode step computes.
+    return s.needsPrefill() ? std::int64_t(s.cached) + s.prefilled
+                            : std::max<std::int64_t>(0, s.kv - 1);
 }
 
 void Simulator::warn(const std::string& w) {
@@ -143,6 +188,18 @@ void Simulator::arriveUpTo(double t) {
 }
 
 void Simulator::setKv(ReqState& s, std::int64_t kv) {
+    if (cache_) {
+        const ReqId id = idOf(s);
+        if (kv == 0)
+            cache_->release(id, *s.req,
+                            compressed_[static_cast<std::size_t>(id)] ? -1 : computedTokens(s));
+        else
+            cache_->resize(id, kv);
+        kv_used_ = cache_->referencedBlocks() * lim_.block_size;
+        s.alloc = kvCost(kv);
+        s.kv = kv;
+        return;
+    }
     const std::int64_t alloc = kvCost(kv);
     kv_used_ += alloc - s.alloc;
     s.alloc = alloc;
@@ -166,7 +223,10 @@ void Simulator::doAdmit(ReqId id) {
         return;
     }
     const std::int64_t reserve = s.context() + 1;
-    if (kv_used_ + kvCost(reserve) > capacity_ ||
+    // A prompt to be compressed (alpha > 0) is computed whole, in blocks of its own: its
+    // compressed KV replaces them, and a shared prefix could not be replaced.
+    const PrefixCache::Hit hit = cache_ && !(s.alpha > 0) ? probe(id) : PrefixCache::Hit{};
+    if (kv_used_ + kvCost(reserve) - std::int64_t(hit.referenced) * lim_.block_size > capacity_ ||
         static_cast<std::int32_t>(running_.size()) >= lim_.max_num_seqs) {
         warn("admission refused: no room for req " + std::to_string(id));
         return;
@@ -176,9 +236,19 @@ void Simulator::doAdmit(ReqId id) {
     if (first) s.first_admit = now_;
     log(now_, id, first ? Ev::Admit : Ev::Resume, s.generated);
     s.phase = Phase::Running;
-    s.prefill_target = s.context();
+    s.cached = hit.blocks * lim_.block_size;
+    s.prefill_target = s.context() - s.cached;
     s.prefilled = 0;
-    setKv(s, reserve);
+    if (cache_) {
+        compressed_[static_cast<std::size_t>(id)] = 0;
+        cache_->admit(id, *s.req, hit.blocks, reserve);
+        kv_used_ = cache_->referencedBlocks() * lim_.block_size;
+        s.alloc = kvCost(reserve);
+        s.kv = reserve;
+        if (s.cached > 0) log(now_, id, Ev::CacheHit, s.cached);
+    } else {
+        setKv(s, reserve);
+    }
     running_.push_back(id);
 }
 
@@ -193,6 +263,7 @@ void Simulator::doPreempt(ReqId id, bool restart) {
     setKv(s, 0);
     if (live_) live_->release(id, restart);
     s.prefill_target = s.prefilled = 0;
+    s.cached = 0;
     s.phase = Phase::Waiting;
     ++s.preemptions;
     waiting_.pushFront(id);
@@ -286,6 +357,12 @@ void Simulator::applyDecision() {
     for (const auto& [id, a] : dec_.evict) {
         ReqState& s = st(id);
         // The ratio applies when the prompt's KV is compressed at the end of its prefill.
+        if (s.phase == Phase::Running && s.needsPrefill() && s.cached > 0 && a > 0) {
+            // Its prefix comes from the cache, shared: it cannot be compressed away.
+            warn("eviction ratio not applied to req " + std::to_string(id) +
+                 ": its prompt's prefix is shared in the prefix cache");
+            continue;
+        }
         if (s.phase == Phase::Waiting || (s.phase == Phase::Running && s.needsPrefill()))
             s.alpha = std::clamp(a, 0.0, 1.0);
     }
@@ -384,7 +461,11 @@ void Simulator::runIteration() {
     for (const Chunk& c : chunks_) {
         ++shape.prefill_seqs;
         shape.prefill_tokens += c.tokens;
-        shape.prefill_tokens_sq += static_cast<double>(c.tokens) * c.tokens;
+        // Attention over the cached prefix too: (h + L)^2 - h^2 for a chunk of L tokens after
+        // h cached ones (the L^2 of the quadratic term, extended as one chunk's share).
+        const double h = st(c.id).cached;
+        shape.prefill_tokens_sq += h > 0 ? (h + c.tokens) * (h + c.tokens) - h * h
+                                         : static_cast<double>(c.tokens) * c.tokens;
     }
     shape.decode_seqs = static_cast<std::int32_t>(decoders_.size());
     std::int32_t min_remaining = std::numeric_limits<std::int32_t>::max();
@@ -459,6 +540,7 @@ void Simulator::runIteration() {
         }
     }
 
+    if (cache_) sp.kv_cached = cache_->idleCachedBlocks() * lim_.block_size;
     sp.kv_first = kv_used_ + growth(1);
     sp.kv_last = sp.n == 1 ? sp.kv_first : kv_used_ + growth(sp.n);
     const double t_end = sp.tEnd();
@@ -495,6 +577,16 @@ void Simulator::runIteration() {
         ++s.generated;
         const auto prompt = s.req->prompt_tokens;
         const auto kept = prompt - static_cast<std::int64_t>(std::floor(s.alpha * prompt + 1e-9));
+        if (cache_) {
+            // The context's blocks are computed (all but the token just emitted): cached
+            // from now. A compressed prompt is the request's own: fresh blocks hold it.
+            cache_->publish(c.id, *s.req, s.context() - 1);
+            if (kept < prompt) {
+                cache_->release(c.id, *s.req, -1);
+                compressed_[static_cast<std::size_t>(c.id)] = 1;
+                s.kv = s.alloc = 0;
+            }
+        }
         setKv(s, kept + s.generated);
         s.last_token = t_end;
         if (s.alpha > 0)
@@ -530,6 +622,8 @@ RunLog Simulator::run() {
     log_.exec_model = live_ ? live_->describe() : model_.describe();
     log_.kv_capacity_tokens = capacity_;
     log_.num_requests = static_cast<std::int32_t>(w_.requests.size());
+    log_.prefix_caching = cache_ != nullptr;
+    log_.cache_block_size = cache_ ? lim_.block_size : 0;
     log_.events.reserve(w_.requests.size() * 6);
     sched_.reset(w_);
     if (explain_) {
@@ -611,6 +705,7 @@ RunLog Simulator::run() {
              std::to_string(too_big_need_) +
              " with its output): killed as never_fits or "
              "cannot_grow");
+    if (cache_) log_.cache_evictions = cache_->evictions();
     log_.sim_wall_ms =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t_start)
             .count();

@@ -15,6 +15,11 @@
 // asks the scheduler for a victim to preempt (vLLM: latest arrival first), repeatedly.
 // A request alone in the engine that cannot grow can never finish: it is killed.
 //
+// Prefix caching (EngineLimits::prefix_caching; sim/prefix_cache.h): the KV cache is a
+// pool of blocks; a request admitted with part of its context cached computes only the
+// rest (its prefill's attention still covers the whole context), and shared blocks count
+// once in kvUsed. Off, nothing of it exists and runs are as before, bit for bit.
+//
 // Skipping ahead. Between events the batch of a decode-only stretch does not change, and
 // the ETE and unit models give its iteration times as an exact ramp d0 + j*dd, so the
 // engine runs the whole stretch as one step: until the first request finishes, the first
@@ -25,11 +30,13 @@
 #include "model/run_log.h"
 #include "model/workload.h"
 #include "sched/scheduler.h"
+#include "sim/prefix_cache.h"
 
 #include <array>
 #include <atomic>
 #include <chrono>
 #include <deque>
+#include <memory>
 #include <stdexcept>
 #include <vector>
 
@@ -109,6 +116,9 @@ public:
     const ExecutionModel* model() const override { return &model_; }
     double nextArrival() const override;
     double lastIterationTime() const override { return last_iter_s_; }
+    std::int64_t prefixHit(ReqId id) const override;
+    std::int64_t prefixShared(ReqId id) const override;
+    std::int64_t kvFreedBy(ReqId id) const override;
 
 private:
     struct Chunk {
@@ -122,6 +132,11 @@ private:
     }
     void arriveUpTo(double t);
     void setKv(ReqState& s, std::int64_t kv);
+    ReqId idOf(const ReqState& s) const { return s.id; }
+    // Prefix caching: the cache's answer for `id` now (memoised until the cache changes).
+    const PrefixCache::Hit& probe(ReqId id) const;
+    // Tokens of the request's context whose KV is computed (what its blocks may publish).
+    std::int64_t computedTokens(const ReqState& s) const;
     void removeFrom(std::vector<ReqId>& v, ReqId id);
     bool removeWaiting(ReqId id);
     void applyDecision();
@@ -180,6 +195,15 @@ private:
     std::size_t why_next_ = 0;
     const std::atomic<bool>* cancel_ = nullptr;
     std::atomic<double>* progress_ = nullptr;
+    // Prefix caching (null when off).
+    std::unique_ptr<PrefixCache> cache_;
+    std::vector<char> compressed_; // per request: its blocks hold a compressed prompt
+    struct Probe {
+        std::uint64_t version = ~0ULL;
+        std::int64_t context = -1;
+        PrefixCache::Hit hit;
+    };
+    mutable std::vector<Probe> probes_;
 };
 
 // Thrown by Simulator::run when its cancel flag is set.

@@ -5,10 +5,15 @@
 #include "workload/readers.h"
 #include "workload/text.h"
 
+#include <algorithm>
 #include <cmath>
 #include <nlohmann/json.hpp>
 
 namespace kairos {
+
+namespace {
+constexpr std::int64_t kMooncakeBlock = 512; // tokens per hash_ids entry (the trace's)
+} // namespace
 
 Workload readMooncake(std::istream& in, const std::string& name, std::size_t limit) {
     Workload w;
@@ -48,8 +53,32 @@ Workload readMooncake(std::istream& in, const std::string& name, std::size_t lim
             throw InputError(name, lineno, "output_length", "not a whole number");
         r.prompt_tokens = static_cast<int>(in_len);
         r.output_tokens = static_cast<int>(out_len);
-        if (const auto h = j.find("hash_ids"); h != j.end() && h->is_array())
+        // hash_ids: one id per 512-token block of the prompt, the same id for the same
+        // block after the same prefix (the trace's own definition): the prefix spans the
+        // cache keys on (sim/prefix_cache.h); the last block may be partial.
+        if (const auto h = j.find("hash_ids"); h != j.end()) {
+            if (!h->is_array()) throw InputError(name, lineno, "hash_ids", "not a list");
+            const auto most = (static_cast<std::int64_t>(in_len) + kMooncakeBlock - 1) /
+                              kMooncakeBlock;
+            if (static_cast<std::int64_t>(h->size()) > most)
+                throw InputError(name, lineno, "hash_ids",
+                                 std::to_string(h->size()) + " blocks of " +
+                                     std::to_string(kMooncakeBlock) + " tokens for " +
+                                     std::to_string(r.prompt_tokens) +
+                                     " input tokens (at most " + std::to_string(most) + ")");
+            r.prefix.reserve(h->size());
+            std::int64_t at = 0;
+            for (std::size_t k = 0; k < h->size(); ++k) {
+                const auto& e = (*h)[k];
+                if (!e.is_number_unsigned())
+                    throw InputError(name, lineno, "hash_ids[" + std::to_string(k) + "]",
+                                     "not a whole number >= 0");
+                const auto tokens = std::min<std::int64_t>(kMooncakeBlock, std::int64_t(in_len) - at);
+                r.prefix.push_back({e.get<std::uint64_t>(), static_cast<std::int32_t>(tokens)});
+                at += tokens;
+            }
             blocks += static_cast<long>(h->size());
+        }
         w.requests.push_back(std::move(r));
         if (limit && w.requests.size() >= limit) break;
     }

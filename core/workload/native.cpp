@@ -53,11 +53,59 @@ double getSeconds(const json& j, const char* key, const Ctx& c, const std::strin
     return v;
 }
 
+// "prefix": [[ID, TOKENS], ...]: the spans of the context that other requests may share
+// (model/request.h). ID: a whole number in [0, 2^53], a name ("system-prompt": its
+// FNV-1a hash with the top bit set, apart from any number), or "#" and 16 hex digits (an
+// id as written back by writeKairos).
+std::vector<PrefixSpan> parsePrefix(const json& p, const Ctx& c, const Request& r) {
+    if (!p.is_array()) throw InputError(c.file, c.line, "prefix", "must be a list");
+    std::vector<PrefixSpan> out;
+    out.reserve(p.size());
+    std::int64_t sum = 0;
+    for (std::size_t k = 0; k < p.size(); ++k) {
+        const std::string f = "prefix[" + std::to_string(k) + "]";
+        const json& e = p[k];
+        if (!e.is_array() || e.size() != 2 || !e[1].is_number())
+            throw InputError(c.file, c.line, f, "must be [id, tokens]");
+        PrefixSpan sp;
+        if (e[0].is_number_unsigned() && e[0].get<std::uint64_t>() <= (1ULL << 53)) {
+            sp.id = e[0].get<std::uint64_t>();
+        } else if (e[0].is_string()) {
+            const std::string name = e[0].get<std::string>();
+            if (name.empty()) throw InputError(c.file, c.line, f, "an empty id");
+            if (name[0] == '#') {
+                const bool hex = name.size() == 17 &&
+                                 name.find_first_not_of("0123456789abcdef", 1) == std::string::npos;
+                if (!hex)
+                    throw InputError(c.file, c.line, f,
+                                     "an id written as '#' takes 16 lower-case hex digits");
+                sp.id = std::stoull(name.substr(1), nullptr, 16);
+            } else {
+                sp.id = text::fnv1a64(name) | (1ULL << 63);
+            }
+        } else {
+            throw InputError(c.file, c.line, f,
+                             "the id must be a whole number in [0, 2^53] or a string");
+        }
+        const double tok = e[1].get<double>();
+        if (tok < 1 || tok != std::floor(tok) || tok > kMaxRequestTokens)
+            throw InputError(c.file, c.line, f, "tokens must be a whole number in [1, 1e8]");
+        sp.tokens = static_cast<std::int32_t>(tok);
+        sum += sp.tokens;
+        out.push_back(sp);
+    }
+    if (sum > std::int64_t(r.prompt_tokens) + r.output_tokens)
+        throw InputError(c.file, c.line, "prefix",
+                         "spans cover " + std::to_string(sum) + " tokens, more than prompt + output (" +
+                             std::to_string(std::int64_t(r.prompt_tokens) + r.output_tokens) + ")");
+    return out;
+}
+
 Request parseRequest(const json& j, const Ctx& c, std::int64_t default_id) {
     if (!j.is_object())
         throw InputError(c.file, c.line, "", "a request line must be a JSON object");
     static const std::set<std::string> known = {"id",  "arrival", "prompt",   "output", "class",
-                                                "tuf", "budget",  "segments", "agent"};
+                                                "tuf", "budget",  "segments", "agent",  "prefix"};
     for (auto it = j.begin(); it != j.end(); ++it)
         if (!known.count(it.key())) throw InputError(c.file, c.line, it.key(), "unknown field");
     Request r;
@@ -117,6 +165,7 @@ Request parseRequest(const json& j, const Ctx& c, std::int64_t default_id) {
                              "tokens sum to " + std::to_string(sum) + " but output is " +
                                  std::to_string(r.output_tokens));
     }
+    if (j.contains("prefix")) r.prefix = parsePrefix(j["prefix"], c, r);
     return r;
 }
 
@@ -197,6 +246,22 @@ void writeKairos(const Workload& w, std::ostream& out) {
             for (std::size_t k = 0; k < r.segments.size(); ++k) {
                 std::snprintf(buf, sizeof buf, "%.17g", r.segments[k].exec_s);
                 out << (k ? "," : "") << "[" << r.segments[k].tokens << "," << buf << "]";
+            }
+            out << "]";
+        }
+        if (!r.prefix.empty()) {
+            out << ",\"prefix\":[";
+            for (std::size_t k = 0; k < r.prefix.size(); ++k) {
+                const PrefixSpan& sp = r.prefix[k];
+                out << (k ? "," : "") << "[";
+                if (sp.id <= (1ULL << 53)) {
+                    out << sp.id;
+                } else {
+                    std::snprintf(buf, sizeof buf, "\"#%016llx\"",
+                                  static_cast<unsigned long long>(sp.id));
+                    out << buf;
+                }
+                out << "," << sp.tokens << "]";
             }
             out << "]";
         }

@@ -88,6 +88,28 @@ inline Case makeCase(std::uint64_t seed) {
     c.ete =
         EteParams{0.005 + 0.05 * rng.uniform(), 1e-5 + 4e-4 * rng.uniform(), 1e-8 * rng.uniform(),
                   0.005 + 0.05 * rng.uniform(), 4e-4 * rng.uniform(),        4e-7 * rng.uniform()};
+    // Prefix caching on a third of the cases (16-token blocks), with shared prefixes: each
+    // request draws one of a few prefix groups (a system prompt, a document) and some a
+    // second span after it (a conversation's earlier turn), so blocks are shared, reused,
+    // evicted and recomputed. Drawn last, so that the other cases stay as they were.
+    if (rng.bernoulli(1.0 / 3)) {
+        c.lim.block_size = 16;
+        c.lim.prefix_caching = true;
+        const int groups = static_cast<int>(rng.uniformInt(1, 6));
+        std::vector<std::int32_t> len(static_cast<std::size_t>(groups));
+        for (auto& l : len) l = static_cast<std::int32_t>(rng.uniformInt(1, 1500));
+        for (auto& r : c.w.requests) {
+            const auto g = static_cast<std::size_t>(rng.uniformInt(0, groups));
+            if (g == std::size_t(groups)) continue; // its own prompt only
+            const std::int64_t room = std::int64_t(r.prompt_tokens) + r.output_tokens;
+            if (len[g] > room) continue;
+            r.prefix.push_back({g + 1, len[g]});
+            const auto more = static_cast<std::int32_t>(rng.uniformInt(1, 400));
+            if (rng.bernoulli(0.5) && len[g] + more <= room)
+                r.prefix.push_back({std::uint64_t(100 + rng.uniformInt(0, 3)), more});
+        }
+        label << " prefix-caching groups=" << groups;
+    }
     for (const auto& r : c.w.requests)
         c.largest_need = std::max<std::int64_t>(c.largest_need, std::int64_t(r.prompt_tokens) +
                                                                     r.output_tokens + 1);
