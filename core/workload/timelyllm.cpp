@@ -6,7 +6,9 @@
 // counted at 3 characters per token for MiniSpec's code-like plans and 4 for English
 // task text, as Llama-family tokenizers do on average; the segments share the plan's
 // tokens evenly. The prompt also carries TypeFly's system prompt (MiniSpec syntax,
-// skills, guides, examples: 4,704 characters in ../shared/data/typefly, 1,176 tokens).
+// skills, guides, examples: 4,704 characters in ../shared/data/typefly, 1,176 tokens),
+// the same for every task: a shared prefix span (model/request.h), which the paper's
+// server keeps stored and a prefix cache (--prefix-caching on) does not compute again.
 #include "model/input_error.h"
 #include "model/input_file.h"
 #include "workload/json_line.h"
@@ -23,6 +25,7 @@ namespace kairos {
 namespace {
 using nlohmann::json;
 constexpr int kSystemPromptTokens = 1176;
+constexpr std::uint64_t kSystemPromptId = 0x54797065466c79ULL; // the prefix id: 'TypeFly'
 
 int tokensOf(const std::string& text, double chars_per_token) {
     return static_cast<int>(std::ceil(static_cast<double>(text.size()) / chars_per_token));
@@ -130,6 +133,7 @@ Workload readTimelyLlm(std::istream& in, const std::string& name,
         if (input.size() > 4.0 * kMaxRequestTokens)
             throw fail(at + "task_input", "more than 1e8 tokens");
         r.prompt_tokens = kSystemPromptTokens + tokensOf(input, 4.0);
+        r.prefix = {{kSystemPromptId, kSystemPromptTokens}};
         r.output_tokens = plan_tokens;
         const int n = static_cast<int>(exec.size());
         for (int s = 0; s < n; ++s)
