@@ -65,7 +65,7 @@ test-asan: asan
 
 # The gpu preset as a GPU user builds it (no Qt, store, Ceres, XGBoost, MPI), here against
 # Debian's CPU libtorch; on a GPU machine: README, "On an NVIDIA GPU".
-# GPU_BUILD_TYPE: CI checks that it builds at -O0 (Debug: 40 % less compile time than -O3).
+# GPU_BUILD_TYPE: Debug builds at -O0 (40 % less compile time than -O3), e.g. for a quick check.
 GPU_BUILD_TYPE ?= Release
 gpu-preset: deps
 	cmake --preset gpu -DCMAKE_BUILD_TYPE=$(GPU_BUILD_TYPE)
