@@ -200,12 +200,12 @@ int main(int argc, char** argv) {
             w.get(), &kairos::app::MainWindow::ready, w.get(),
             [win = w.get(), t, req] {
                 const auto& wl = win->state()->workload();
-                const std::size_t rows = wl ? wl->requests.size() : 0;
-                if (req >= 0 && std::size_t(req) >= rows) {
+                const std::size_t count = wl ? wl->requests.size() : 0;
+                if (req >= 0 && std::size_t(req) >= count) {
                     std::fprintf(stderr,
                                  "kairos: error: --inspect %g,%d: the workload has %zu requests "
                                  "(rows 0 to %zu)\n",
-                                 t, req, rows, rows ? rows - 1 : 0);
+                                 t, req, count, count ? count - 1 : 0);
                     QApplication::exit(2);
                     return;
                 }

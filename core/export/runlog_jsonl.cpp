@@ -138,17 +138,18 @@ void writeRunLogJsonl(const RunLog& log, std::ostream& out, const RunLogWriteOpt
                           e.req, evName(e.ev), e.value);
         } else if (ti <= tt) {
             const IterSpan& s = iters[ii++];
-            const int len = std::snprintf(
+            char cached[40] = "";
+            if (log.prefix_caching)
+                std::snprintf(cached, sizeof cached, ",\"kv_cached\":%lld",
+                              static_cast<long long>(s.kv_cached));
+            std::snprintf(
                 buf, sizeof buf,
                 "{\"t\":%.17g,\"ev\":\"iter\",\"n\":%d,\"dur\":%.17g,\"dd\":%.17g,\"batch\":%d,"
-                "\"decode\":%d,\"prefill\":%d,\"prefill_tokens\":%d,\"kv\":%lld,\"kv_last\":%lld}"
+                "\"decode\":%d,\"prefill\":%d,\"prefill_tokens\":%d,\"kv\":%lld,\"kv_last\":%lld%s}"
                 "\n",
                 s.t0, s.n, s.d0, s.dd, s.decode_seqs + s.prefill_seqs, s.decode_seqs,
                 s.prefill_seqs, s.prefill_tokens, static_cast<long long>(s.kv_first),
-                static_cast<long long>(s.kv_last));
-            if (log.prefix_caching && len > 2 && len < int(sizeof buf) - 32)
-                std::snprintf(buf + len - 2, sizeof buf - std::size_t(len) + 2,
-                              ",\"kv_cached\":%lld}\n", static_cast<long long>(s.kv_cached));
+                static_cast<long long>(s.kv_last), cached);
         } else {
             const TokenLine& k = tokens[it++];
             std::snprintf(buf, sizeof buf, "{\"t\":%.17g,\"req\":%d,\"ev\":\"token\",\"v\":%d}\n",

@@ -1,5 +1,7 @@
 #include "predict/trail_predictor.h"
 
+#include "model/hash.h"
+
 #include <algorithm>
 #include <atomic>
 #include <cmath>
@@ -114,14 +116,9 @@ void TrailPredictor::likelihoodInto(ReqId id, int generated, double* q) const {
     // One normal draw per (request, token), from a hash of both (SplitMix64) through the
     // normal's quantile: the same call gives the same output, whoever asks first, and it
     // costs nothing like seeding a generator per call.
-    auto mix = [](std::uint64_t z) {
-        z += 0x9E3779B97F4A7C15ULL;
-        z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-        z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-        return z ^ (z >> 31);
-    };
-    const std::uint64_t h = mix(seed_ ^ mix(static_cast<std::uint64_t>(id) * 0x100000001B3ULL +
-                                            static_cast<std::uint64_t>(generated)));
+    const std::uint64_t h =
+        splitmix64(seed_ ^ splitmix64(static_cast<std::uint64_t>(id) * 0x100000001B3ULL +
+                                      static_cast<std::uint64_t>(generated)));
     const double u = (static_cast<double>(h >> 11) + 0.5) * 0x1.0p-53; // in (0, 1)
     const double centre =
         true_bin + (generated == 0 ? opt_.prompt_noise : opt_.token_noise) * normalQuantile(u);

@@ -269,7 +269,7 @@ void RunSpec::validate(const std::string& where) const {
     domains::check(domains::kMaxBatchedTokens, double(limits.max_num_batched_tokens), where);
     if (limits.prefix_caching && limits.block_size < 2)
         bad("limits.prefix_caching",
-            "shares whole KV blocks: limits.block_size must be >= 2 (vLLM uses 16), not " +
+            "shares whole KV blocks: the block size must be >= 2 (vLLM uses 16), not " +
                 std::to_string(limits.block_size));
     try {
         GoodputSlo::parse(summary.goodput);

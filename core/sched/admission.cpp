@@ -17,7 +17,7 @@ AdmissionBudget::Verdict AdmissionBudget::take(const ReqState& s, bool whole) {
     last_free_ = free_;
     last_seats_ = seats_;
     if (neverFits(s)) {
-        last_need_ = view_.kvCost(s.context() + 1); // what never fits: the whole reservation
+        last_need_ = reservation(s); // what never fits: the whole reservation
         return Verdict::NeverFits;
     }
     if (seats_ <= 0 || n > free_) return Verdict::NoRoom;
@@ -29,6 +29,13 @@ AdmissionBudget::Verdict AdmissionBudget::take(const ReqState& s, bool whole) {
     --seats_;
     batch_tokens_ += s.context();
     return Verdict::Ok;
+}
+
+void AdmissionBudget::killNeverFits(Decision& out, const ReqState& s) const {
+    out.killFor(s.id, KillCause::NeverFits);
+    if (out.explain)
+        out.because(Act::Kill, s.id, RuleId::NeverFits,
+                    {double(reservation(s)), double(capacity_after_watermark_)});
 }
 
 bool prefillPending(const EngineView& view) {

@@ -22,14 +22,16 @@ public:
     Verdict take(const ReqState& s, bool whole = false);
     // Its reservation exceeds the capacity less the watermark: it can never be admitted
     // (whatever a prefix cache holds now: what it shares may be gone by then).
-    bool neverFits(const ReqState& s) const {
-        return view_.kvCost(s.context() + 1) > capacity_after_watermark_;
-    }
+    bool neverFits(const ReqState& s) const { return reservation(s) > capacity_after_watermark_; }
+    // Its whole reservation: context + 1 tokens in whole blocks.
+    std::int64_t reservation(const ReqState& s) const { return view_.kvCost(s.context() + 1); }
+    // Drops a request that never fits (KillCause::NeverFits), with the rule's reason: its
+    // reservation against the capacity less the watermark.
+    void killNeverFits(Decision& out, const ReqState& s) const;
     // KV tokens admitting `s` would add: its reservation less the blocks of a cached prefix
     // that running requests hold already (EngineView::admissionCost).
     std::int64_t need(const ReqState& s, bool whole = false) const {
-        return shared_credit_ && !whole ? view_.admissionCost(s.id)
-                                        : view_.kvCost(s.context() + 1);
+        return shared_credit_ && !whole ? view_.admissionCost(s.id) : reservation(s);
     }
     std::int64_t freeTokens() const { return free_; }
     // KV the policy frees in this decision (kvFreedBy of what it drops; with

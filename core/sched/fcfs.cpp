@@ -19,10 +19,7 @@ void FcfsScheduler::schedule(const EngineView& view, Decision& out) {
     for (ReqId id : view.waiting()) {
         const auto v = budget.take(view.state(id));
         if (v == AdmissionBudget::Verdict::NeverFits) { // vLLM ignores such a request
-            out.killFor(id, KillCause::NeverFits);
-            if (out.explain)
-                out.because(Act::Kill, id, RuleId::NeverFits,
-                            {double(budget.lastNeed()), double(budget.limit())});
+            budget.killNeverFits(out, view.state(id));
             continue;
         }
         if (v == AdmissionBudget::Verdict::NoRoom) break; // no overtaking

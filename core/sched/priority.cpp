@@ -227,10 +227,7 @@ void PriorityScheduler::schedule(const EngineView& view, Decision& out) {
         const auto [k, id] = *wi;
         const ReqState& s = view.state(id);
         if (budget.neverFits(s)) {
-            out.killFor(id, KillCause::NeverFits);
-            if (out.explain)
-                out.because(Act::Kill, id, RuleId::NeverFits,
-                            {double(budget.need(s)), double(budget.limit())});
+            budget.killNeverFits(out, s);
             waiting_.erase(wi);
             continue;
         }
@@ -244,10 +241,7 @@ void PriorityScheduler::schedule(const EngineView& view, Decision& out) {
             v = budget.take(s);
         }
         if (v == AdmissionBudget::Verdict::NeverFits) {
-            out.killFor(id, KillCause::NeverFits);
-            if (out.explain)
-                out.because(Act::Kill, id, RuleId::NeverFits,
-                            {double(budget.lastNeed()), double(budget.limit())});
+            budget.killNeverFits(out, s);
             waiting_.erase(wi);
             continue;
         }

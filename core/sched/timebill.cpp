@@ -167,6 +167,7 @@ void TimeBillScheduler::schedule(const EngineView& view, Decision& out) {
             continue;
         }
         double alpha = opt_.fixed_alpha;
+        const double hit = double(view.prefixHit(id)); // prompt tokens a prefix cache holds
         // N_W: k times the predicted length, each capped at N_max.
         const double n_w = std::min<double>(
             opt_.n_max, std::ceil(k_ * std::min<double>(opt_.n_max, pred_->initial(id))));
@@ -181,7 +182,6 @@ void TimeBillScheduler::schedule(const EngineView& view, Decision& out) {
             // With a cached prefix only the rest is prefilled; but a prompt to be compressed
             // is computed whole (the engine gives it no cached prefix), so alpha* > 0 is
             // solved again without one.
-            const double hit = double(view.prefixHit(id));
             alpha = timebillAlpha(e, r.prompt_tokens, n_w, left, opt_.t_predict, opt_.alpha_max,
                                   hit);
             if (alpha > 0 && hit > 0)
@@ -194,10 +194,7 @@ void TimeBillScheduler::schedule(const EngineView& view, Decision& out) {
         // A prompt to be compressed is computed whole (no cached prefix: sim/engine.cpp).
         const auto v = budget.take(s, alpha > 0);
         if (v == AdmissionBudget::Verdict::NeverFits) {
-            out.killFor(id, KillCause::NeverFits);
-            if (out.explain)
-                out.because(Act::Kill, id, RuleId::NeverFits,
-                            {double(budget.lastNeed()), double(budget.limit())});
+            budget.killNeverFits(out, s);
             continue;
         }
         if (v == AdmissionBudget::Verdict::NoRoom) break;
@@ -206,7 +203,7 @@ void TimeBillScheduler::schedule(const EngineView& view, Decision& out) {
             // k x the prediction too, for comparison).
             const auto i = static_cast<std::size_t>(id);
             alpha_[i] = alpha;
-            const double cached = alpha > 0 ? 0.0 : double(view.prefixHit(id));
+            const double cached = alpha > 0 ? 0.0 : hit;
             wcet_[i] = timebillWcet(e, r.prompt_tokens, n_w, alpha, cached);
             const double prefill = e.prefill(r.prompt_tokens, cached);
             out.because(Act::Admit, id, RuleId::TimeBillAdmit,

@@ -391,10 +391,7 @@ void TimelyScheduler::schedule(const EngineView& view, Decision& out) {
         if (fresh) {
             const auto v = budget.take(s);
             if (v == AdmissionBudget::Verdict::NeverFits) {
-                out.killFor(id, KillCause::NeverFits);
-                if (out.explain)
-                    out.because(Act::Kill, id, RuleId::NeverFits,
-                                {double(budget.lastNeed()), double(budget.limit())});
+                budget.killNeverFits(out, s);
                 continue;
             }
             if (v == AdmissionBudget::Verdict::NoRoom) {

@@ -35,7 +35,6 @@ Simulator::Simulator(const Workload& w, const ExecutionModel& model, Scheduler& 
                                         "must be >= 2 tokens (vLLM uses 16)");
         cache_ = std::make_unique<PrefixCache>(lim_.block_size, capacity_ / lim_.block_size,
                                                w_.requests.size());
-        compressed_.assign(w_.requests.size(), 0);
         probes_.resize(w_.requests.size());
     }
     st_.resize(w_.requests.size());
@@ -76,8 +75,9 @@ std::int64_t Simulator::kvFreedBy(ReqId id) const {
 std::int64_t Simulator::computedTokens(const ReqState& s) const {
     // In prefill: the cached part and the chunks done; after it: the context but the newest
     // token, whose KV the next decode step computes.
-    return s.needsPrefill() ? std::int64_t(s.cached) + s.prefilled
-                            : std::max<std::int64_t>(0, s.kv - 1);
+    if (s.needsPrefill()) return std::int64_t(s.cached) + s.prefilled;
+    if (s.kv < s.context()) return -1; // compressed by alpha
+    return std::max<std::int64_t>(0, s.kv - 1);
 }
 
 void Simulator::warn(const std::string& w) {
@@ -189,12 +189,10 @@ void Simulator::arriveUpTo(double t) {
 
 void Simulator::setKv(ReqState& s, std::int64_t kv) {
     if (cache_) {
-        const ReqId id = idOf(s);
         if (kv == 0)
-            cache_->release(id, *s.req,
-                            compressed_[static_cast<std::size_t>(id)] ? -1 : computedTokens(s));
+            cache_->release(s.id, *s.req, computedTokens(s));
         else
-            cache_->resize(id, kv);
+            cache_->resize(s.id, kv);
         kv_used_ = cache_->referencedBlocks() * lim_.block_size;
         s.alloc = kvCost(kv);
         s.kv = kv;
@@ -240,15 +238,10 @@ void Simulator::doAdmit(ReqId id) {
     s.prefill_target = s.context() - s.cached;
     s.prefilled = 0;
     if (cache_) {
-        compressed_[static_cast<std::size_t>(id)] = 0;
-        cache_->admit(id, *s.req, hit.blocks, reserve);
-        kv_used_ = cache_->referencedBlocks() * lim_.block_size;
-        s.alloc = kvCost(reserve);
-        s.kv = reserve;
+        cache_->admit(id, *s.req, hit.blocks); // setKv allocates the rest
         if (s.cached > 0) log(now_, id, Ev::CacheHit, s.cached);
-    } else {
-        setKv(s, reserve);
     }
+    setKv(s, reserve);
     running_.push_back(id);
 }
 
@@ -581,11 +574,7 @@ void Simulator::runIteration() {
             // The context's blocks are computed (all but the token just emitted): cached
             // from now. A compressed prompt is the request's own: fresh blocks hold it.
             cache_->publish(c.id, *s.req, s.context() - 1);
-            if (kept < prompt) {
-                cache_->release(c.id, *s.req, -1);
-                compressed_[static_cast<std::size_t>(c.id)] = 1;
-                s.kv = s.alloc = 0;
-            }
+            if (kept < prompt) cache_->release(c.id, *s.req, -1);
         }
         setKv(s, kept + s.generated);
         s.last_token = t_end;

@@ -132,10 +132,11 @@ private:
     }
     void arriveUpTo(double t);
     void setKv(ReqState& s, std::int64_t kv);
-    ReqId idOf(const ReqState& s) const { return s.id; }
     // Prefix caching: the cache's answer for `id` now (memoised until the cache changes).
     const PrefixCache::Hit& probe(ReqId id) const;
-    // Tokens of the request's context whose KV is computed (what its blocks may publish).
+    // Tokens of the request's context whose KV is computed (what its blocks may publish);
+    // -1 when its blocks hold a compressed prompt (past its prefill, fewer tokens than its
+    // context): its own selection, never cached.
     std::int64_t computedTokens(const ReqState& s) const;
     void removeFrom(std::vector<ReqId>& v, ReqId id);
     bool removeWaiting(ReqId id);
@@ -197,7 +198,6 @@ private:
     std::atomic<double>* progress_ = nullptr;
     // Prefix caching (null when off).
     std::unique_ptr<PrefixCache> cache_;
-    std::vector<char> compressed_; // per request: its blocks hold a compressed prompt
     struct Probe {
         std::uint64_t version = ~0ULL;
         std::int64_t context = -1;

@@ -119,7 +119,6 @@ std::int32_t PrefixCache::allocate() {
         ref_.push_back(0);
         prev_.push_back(-1);
         next_.push_back(-1);
-        owner_.push_back(-1);
         cached_.push_back(0);
     } else {
         b = head_;
@@ -132,7 +131,6 @@ std::int32_t PrefixCache::allocate() {
             ++version_;
             --idle_cached_;
             ++evictions_;
-            if (on_evict) on_evict(hash_[i], owner_[i]);
         }
     }
     ref_[static_cast<std::size_t>(b)] = 1;
@@ -151,7 +149,7 @@ void PrefixCache::unref(std::int32_t b) {
     pushFree(b);
 }
 
-void PrefixCache::admit(ReqId id, const Request& r, std::int32_t hit_blocks, std::int64_t tokens) {
+void PrefixCache::admit(ReqId id, const Request& r, std::int32_t hit_blocks) {
     auto& t = table_[static_cast<std::size_t>(id)];
     if (!t.empty()) throw std::logic_error("prefix cache: admitted twice");
     // Every block it can come to hold (what it may grow to), allocated once.
@@ -171,7 +169,6 @@ void PrefixCache::admit(ReqId id, const Request& r, std::int32_t hit_blocks, std
         t.push_back(b);
     }
     published_[static_cast<std::size_t>(id)] = hit_blocks;
-    resize(id, tokens);
 }
 
 void PrefixCache::resize(ReqId id, std::int64_t tokens) {
@@ -200,7 +197,6 @@ void PrefixCache::publish(ReqId id, const Request& r, std::int64_t valid) {
         map_.assign(h, b);
         hash_[i] = h;
         cached_[i] = 1;
-        owner_[i] = id;
         ++cached_count_;
         ++version_;
     }

@@ -25,21 +25,18 @@
 // addressing table (BlockMap) because every block of every prompt passes through it (9 M
 // for Mooncake's trace at 16-token blocks) and std::unordered_map's node allocations made
 // caching cost 15x the run without it.
+#include "model/hash.h"
 #include "model/request.h"
 
 #include <cstdint>
-#include <functional>
 #include <vector>
 
 namespace kairos {
 
-// A 64-bit mix of two words (the finaliser of SplitMix64 over a ^ rotated b): the chain
-// step of block hashes.
+// The chain step of block hashes: a 64-bit mix of two words (SplitMix64 over a combined
+// with b as boost's hash_combine does).
 inline std::uint64_t mixHash(std::uint64_t a, std::uint64_t b) {
-    std::uint64_t z = a ^ (b + 0x9E3779B97F4A7C15ULL + (a << 6) + (a >> 2));
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-    return z ^ (z >> 31);
+    return splitmix64(a ^ (b + (a << 6) + (a >> 2)));
 }
 
 // Block hash -> block, open addressing with linear probing; the keys are hashes already,
@@ -89,9 +86,8 @@ public:
     };
     // What admitting `id` with a context of `context` tokens would find cached now.
     Hit probe(ReqId id, const Request& r, std::int64_t context) const;
-    // Takes the hit's blocks (no request of `id` may hold any now), then private blocks up
-    // to `tokens` logical tokens.
-    void admit(ReqId id, const Request& r, std::int32_t hit_blocks, std::int64_t tokens);
+    // Takes the hit's blocks (no request of `id` may hold any now); resize() adds the rest.
+    void admit(ReqId id, const Request& r, std::int32_t hit_blocks);
     // The request now holds `tokens` logical tokens: new private blocks at the tail, or the
     // tail's blocks let go.
     void resize(ReqId id, std::int64_t tokens);
@@ -113,9 +109,6 @@ public:
     // Changes whenever a probe's answer may change (a block cached or evicted, a cached
     // block referenced or let go).
     std::uint64_t version() const { return version_; }
-    // Called for every cached block the allocator takes back: its hash, and the request
-    // that last computed it.
-    std::function<void(std::uint64_t hash, ReqId owner)> on_evict;
 
 private:
     // The block cached under `hash`, or -1 (the map's entry may be stale).
@@ -136,7 +129,7 @@ private:
     std::int64_t capacity_;
     // Per block.
     std::vector<std::uint64_t> hash_;
-    std::vector<std::int32_t> ref_, prev_, next_, owner_;
+    std::vector<std::int32_t> ref_, prev_, next_;
     std::vector<char> cached_; // its hash is in map_
     std::int32_t head_ = -1, tail_ = -1; // the free queue (ref 0), head taken first
     BlockMap map_;
