@@ -12,7 +12,10 @@ namespace kairos {
 
 void writeRequestsCsv(const RunLog& log, std::ostream& out) {
     out << "req,arrival_s,prompt_tokens,output_tokens,status,ttft_ms,tpot_ms,e2el_ms,queue_ms,"
-           "preemptions,suspensions\n";
+           "preemptions,suspensions";
+    // With prefix caching: prompt tokens served from the cache at its first admission and
+    // context tokens at its recomputes (the columns exist only then).
+    out << (log.prefix_caching ? ",cached_tokens,recompute_cached_tokens\n" : "\n");
     char buf[64];
     auto cell = [&](double v, double scale) {
         if (!std::isfinite(v)) return std::string();
@@ -24,7 +27,9 @@ void writeRequestsCsv(const RunLog& log, std::ostream& out) {
         out << r.id << ',' << cell(r.arrival, 1) << ',' << r.prompt_tokens << ',' << r.output_tokens
             << ',' << status << ',' << cell(r.ttft(), 1e3) << ',' << cell(r.tpot(), 1e3) << ','
             << cell(r.finished ? r.e2el() : NAN, 1e3) << ',' << cell(r.queue_delay, 1e3) << ','
-            << r.preemptions << ',' << r.suspensions << '\n';
+            << r.preemptions << ',' << r.suspensions;
+        if (log.prefix_caching) out << ',' << r.cached_tokens << ',' << r.recompute_cached_tokens;
+        out << '\n';
     }
 }
 

@@ -2,6 +2,7 @@
 // independently of the engine on Mooncake's real trace, and as a property over every
 // registered policy: a run whose cache never hits is the run without a cache.
 #include "exec/execution_model.h"
+#include "export/requests_csv.h"
 #include "export/runlog_jsonl.h"
 #include "metrics/request_metrics.h"
 #include "metrics/summary.h"
@@ -141,6 +142,25 @@ private slots:
         const auto moff = perRequest(run(w, off_lim, m));
         QCOMPARE(moff[1].ttft(), 1.1596);
         QVERIFY(!summarize(run(w, off_lim, m)).prefix_caching);
+
+        // The per-request CSV gains the cached columns (only with caching).
+        std::stringstream csv;
+        writeRequestsCsv(on, csv);
+        std::string header, row0, row1;
+        std::getline(csv, header);
+        std::getline(csv, row0);
+        std::getline(csv, row1);
+        auto endsWith = [](const std::string& line, const std::string& tail) {
+            return line.size() >= tail.size() &&
+                   line.compare(line.size() - tail.size(), tail.size(), tail) == 0;
+        };
+        QVERIFY(endsWith(header, ",cached_tokens,recompute_cached_tokens"));
+        QVERIFY(endsWith(row0, ",0,0"));
+        QVERIFY(endsWith(row1, ",12,0"));
+        std::stringstream plain;
+        writeRequestsCsv(run(w, off_lim, m), plain);
+        std::getline(plain, header);
+        QVERIFY(header.find("cached") == std::string::npos);
 
         // The run log keeps it: header, cache hits, the idle cached band.
         std::stringstream io;
