@@ -114,6 +114,8 @@ RunSpec specFromArgs(const SimulateArgs& a) {
     s.limits.max_num_batched_tokens = a.max_num_batched_tokens;
     s.limits.chunked_prefill = a.chunked;
     s.limits.skip_ahead = !a.no_skip;
+    s.fleet.replicas = a.replicas;
+    s.fleet.router = a.router;
     s.summary.goodput = a.goodput;
     s.summary.percentiles = a.percentiles;
     s.summary.quality = a.quality;
@@ -146,6 +148,8 @@ std::string cliField(const std::string& key) {
         {"limits.kv_capacity_tokens", "--kv-capacity"},
         {"limits.block_size", "--block-size"},
         {"limits.prefix_caching", "--prefix-caching"},
+        {"fleet.replicas", "--replicas"},
+        {"fleet.router", "--router"},
         {"limits.max_num_seqs", "--max-num-seqs"},
         {"limits.max_num_batched_tokens", "--max-num-batched-tokens"},
         {"summary.goodput", "--goodput"},
@@ -365,6 +369,21 @@ void addSharedRunOptions(CLI::App* c, SimulateArgs& a) {
                   "precision\")");
 }
 
+// A fleet of replicas behind a router (simulate, report, capacity; a sweep takes ranges).
+void addFleetOptions(CLI::App* c, SimulateArgs& a) {
+    c->add_option("--replicas", a.replicas,
+                  "Identical replicas of the engine behind a router, each with its own KV cache "
+                  "and scheduler (Vidur's cluster)")
+        ->capture_default_str()
+        ->check(number(domains::kReplicas));
+    c->add_option("--router", a.router,
+                  "How requests are placed on replicas: round_robin, least_outstanding, "
+                  "least_kv (fewest KV tokens in use and queued), prefix_aware (SGLang's "
+                  "cache-aware rule; needs --prefix-caching on)")
+        ->capture_default_str()
+        ->check(CLI::IsMember({"round_robin", "least_outstanding", "least_kv", "prefix_aware"}));
+}
+
 namespace {
 // The options of simulate (and report, which adds its documents).
 CLI::Option* addRunOptions(CLI::App* c, const std::shared_ptr<SimulateArgs>& a) {
@@ -424,6 +443,7 @@ void addSimulate(CLI::App& app) {
     auto* c = app.add_subcommand("simulate",
                                  "Simulate a policy on a workload and print the latency summary");
     auto* rate = addRunOptions(c, a);
+    addFleetOptions(c, *a);
     c->callback([a, rate] {
         a->rate_given = rate->count() > 0;
         OutputBatch outputs;
@@ -525,6 +545,7 @@ void addReport(CLI::App& app) {
         "report", "Simulate and write a report: HTML and PDF (workload, configuration, metrics, "
                   "the workbench's charts), per-request CSV, Perfetto trace");
     auto* rate = addRunOptions(c, a);
+    addFleetOptions(c, *a);
     c->add_option("--html", a->html, "Write the report as one HTML file (charts inline)");
     c->add_option("--pdf", a->pdf, "Write the report as PDF");
     c->add_option("--csv", a->requests_csv, "Write per-request metrics as CSV (as --requests-csv)")
@@ -585,6 +606,8 @@ void addGenerate(CLI::App& app) {
         std::string robot, traces = std::string(KAIROS_SHARED_DATA) +
                                     "/timelyllm/timelyllm_drone_trace_set_extracted.json";
         double reading_wpm = 0;
+        int system_prompt = 0, system_prompts = 1, max_context = 32768;
+        double turns = 1, think_s = 30;
     };
     auto a = std::make_shared<Args>();
     auto* c = app.add_subcommand("generate",
@@ -616,6 +639,30 @@ void addGenerate(CLI::App& app) {
     c->add_option("--robot", a->robot,
                   "A TimelyLLM-like robot workload instead: wid1, wid2 or wid3 (uses --seed)");
     c->add_option("--traces", a->traces, "Drone trace set for wid1/wid2")->capture_default_str();
+    c->add_option("--system-prompt", a->system_prompt,
+                  "Every request begins with a shared system prompt of this many tokens (a "
+                  "prefix span: what --prefix-caching reuses)")
+        ->check(whole(1, 1 << 24));
+    c->add_option("--system-prompts", a->system_prompts,
+                  "With --system-prompt: this many different ones, drawn uniformly")
+        ->capture_default_str()
+        ->check(whole(1, 1000000));
+    c->add_option("--turns", a->turns,
+                  "Multi-turn conversations with this mean number of turns (geometric): each "
+                  "turn's prompt is the previous prompt, its answer and a new user message; "
+                  "conversations start at --rate / turns")
+        ->capture_default_str()
+        ->check(number(1, 1000));
+    c->add_option("--think-time", a->think_s,
+                  "With --turns: mean seconds between a turn's arrival and the next's "
+                  "(exponential; open loop)")
+        ->capture_default_str()
+        ->check(number(1e-3, 1e6));
+    c->add_option("--max-context", a->max_context,
+                  "With --turns: a conversation ends before a turn whose prompt and answer "
+                  "would exceed this many tokens")
+        ->capture_default_str()
+        ->check(whole(2, 1 << 30));
     c->add_option("--reading-time", a->reading_wpm,
                   "Chat with reading-time execution: one segment per answer, read at this many "
                   "words per minute")
@@ -624,6 +671,9 @@ void addGenerate(CLI::App& app) {
         if (!a->robot.empty() && a->reading_wpm > 0)
             throw std::invalid_argument("--reading-time is for chat workloads; --robot gives "
                                         "each task its robot's plan");
+        if (!a->robot.empty() && (a->system_prompt > 0 || a->turns > 1))
+            throw std::invalid_argument("--system-prompt and --turns are for chat workloads; "
+                                        "--robot's tasks share TypeFly's system prompt already");
         if (!a->robot.empty()) {
             RobotWorkloadSpec spec;
             try {
@@ -649,6 +699,11 @@ void addGenerate(CLI::App& app) {
         g.arrivals.burstiness = a->burstiness;
         g.arrivals.seed = a->seed;
         g.length_seed = a->length_seed;
+        g.system_prompt_tokens = a->system_prompt;
+        g.system_prompts = a->system_prompts;
+        g.turns = a->turns;
+        g.think_s = a->think_s;
+        g.max_context = a->max_context;
         if (!a->lengths.empty()) {
             ReadOptions ro;
             const Workload src = readWorkload(a->lengths, ro);

@@ -103,6 +103,8 @@ struct SimulateArgs {
     // 0: not given (1 token, or 16 with prefix caching on)
     int block_size = 0, max_num_seqs = 256, max_num_batched_tokens = 8192;
     std::string prefix_caching = "off"; // on|off
+    int replicas = 1;
+    std::string router = "round_robin";
     bool chunked = false, no_skip = false, tokens = false, quiet = false;
     bool explain = false; // record every decision with its reason (RunSpec record.explain)
     std::size_t limit = 0;
@@ -120,6 +122,7 @@ struct SimulateArgs {
 
 // The run options simulate, report and live share with sweep and capacity.
 void addSharedRunOptions(CLI::App* c, SimulateArgs& a);
+void addFleetOptions(CLI::App* c, SimulateArgs& a);
 // The RunSpec the options describe, or the --spec file's; options are checked.
 RunSpec specFromArgs(const SimulateArgs& a);
 // Checks a RunSpec a command built from its options; an error names the option.

@@ -7,6 +7,7 @@
 #include "model/input_error.h"
 #include "model/input_file.h"
 #include "profiles.h"
+#include "model/router.h"
 #include "run/capacity.h"
 #include "run/parallel.h"
 #include "sched/registry.h"
@@ -136,7 +137,7 @@ struct SweepArgs {
     SimulateArgs base;
     std::string policies = "fcfs";
     std::vector<std::string> params;
-    std::string rate, rate_scale, kv, profiles, seats;
+    std::string rate, rate_scale, kv, profiles, seats, replicas, routers;
     int seeds = 1;
     std::string metrics;
     std::string csv, json, name, html;
@@ -211,6 +212,23 @@ void runSweep(const SweepArgs& a) {
     numeric(a.kv, sweep::AxisKind::KvCapacity, "kv_capacity", "--kv-capacity", 1, 1e15, true);
     numeric(a.seats, sweep::AxisKind::MaxNumSeqs, "max_num_seqs", "--max-num-seqs", 1, 1 << 24,
             true);
+    numeric(a.replicas, sweep::AxisKind::Replicas, "replicas", "--replicas", 1, kMaxReplicas,
+            true);
+    if (!a.routers.empty()) {
+        sweep::Axis ax;
+        ax.kind = sweep::AxisKind::Router;
+        ax.name = "router";
+        ax.arg = "--router " + a.routers;
+        for (const auto& r : splitList(a.routers)) {
+            Router x{};
+            if (!routerFromName(r, &x))
+                throw std::invalid_argument("--router: unknown router '" + r + "' (" +
+                                            routerNames() + ")");
+            ax.values.push_back(r);
+        }
+        if (ax.values.empty()) throw std::invalid_argument("--router: no router named");
+        d.axes.push_back(ax);
+    }
     if (!a.profiles.empty()) {
         sweep::Axis ax;
         ax.kind = sweep::AxisKind::Profile;
@@ -518,6 +536,11 @@ void addSweep(CLI::App& app) {
                   "Factors on the trace's own arrival rate: a range");
     c->add_option("--kv-capacity", a->kv, "KV capacities (tokens): a range");
     c->add_option("--max-num-seqs", a->seats, "Running requests at most: a range");
+    c->add_option("--replicas", a->replicas,
+                  "Replicas behind the router (each its own engine): a range");
+    c->add_option("--router", a->routers,
+                  "Routers, comma-separated: round_robin, least_outstanding, least_kv, "
+                  "prefix_aware (needs --prefix-caching on)");
     c->add_option("--profile", a->profiles, "Device profiles, comma-separated");
     c->add_option("--seeds", a->seeds,
                   "Seeds per point (seed k adds k to --seed and --policy-seed)")
@@ -542,6 +565,79 @@ void addSweep(CLI::App& app) {
     c->add_flag("--quiet,-q", a->quiet, "Print nothing");
     c->callback([a] { runWithCliFields(a->base, [&] { runSweep(*a); }); });
 }
+// capacity --fewest-replicas: at the workload's own rate, the fewest replicas per policy.
+void runFewestReplicas(const SweepArgs& a, double target, int max_replicas) {
+    SimulateArgs base = a.base;
+    const auto policies = policiesArg(a.policies);
+    base.policy = policies.front();
+    const RunSpec spec = specFromArgs(base);
+    if (spec.summary.goodput.empty())
+        throw std::invalid_argument("--goodput: capacity needs SLOs (e.g. --goodput ttft:2000 "
+                                    "tpot:100)");
+    capacity::Options opt;
+    opt.target = target;
+    opt.seeds = a.seeds;
+    opt.threads = a.threads;
+    InterruptScope interrupts;
+    opt.cancel = &g_interrupted;
+    const auto t0 = std::chrono::steady_clock::now();
+    std::vector<capacity::ReplicaResult> res;
+    try {
+        res = capacity::fewestReplicas(spec, policies, opt, app::runContext(), max_replicas);
+    } catch (const SimulationCancelled&) {
+        std::fprintf(stderr, "kairos-cli: interrupted\n");
+        throw ExitCode{130};
+    }
+    const double secs =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    std::string slos;
+    for (const auto& g : spec.summary.goodput) slos += (slos.empty() ? "" : " ") + g;
+    if (!a.quiet) {
+        std::printf("capacity: the fewest replicas (router %s) with goodput >= %.3g x offered "
+                    "(SLOs %s) at the workload's own rate, %d seed%s\n",
+                    spec.fleet.router.c_str(), target, slos.c_str(), a.seeds,
+                    a.seeds == 1 ? "" : "s");
+        if (!res.empty()) std::printf("offered rate: %.4g req/s\n", res.front().rate);
+        std::printf("%-18s %9s %24s %6s  %s\n", "policy", "replicas", "per seed", "runs", "note");
+        for (const auto& r : res) {
+            std::string per;
+            for (int n : r.seeds) {
+                per += (per.empty() ? "" : " ") + (n > 0 ? std::to_string(n) : std::string("-"));
+                if (per.size() > 40) {
+                    per += " ...";
+                    break;
+                }
+            }
+            std::printf("%-18s %9s %24s %6d  %s\n", r.policy.c_str(),
+                        r.replicas > 0 ? std::to_string(r.replicas).c_str() : "-", per.c_str(),
+                        r.runs, r.note.c_str());
+        }
+        std::printf("%zu policies in %.2f s\n", res.size(), secs);
+    }
+    nlohmann::json j = nlohmann::json::array();
+    for (const auto& r : res)
+        j.push_back({{"policy", r.policy},
+                     {"replicas", r.replicas > 0 ? nlohmann::json(r.replicas) : nlohmann::json(nullptr)},
+                     {"seeds", r.seeds},
+                     {"goodput_fraction", r.met_at},
+                     {"rate", r.rate},
+                     {"runs", r.runs},
+                     {"note", r.note}});
+    OutputBatch outputs;
+    if (!a.json.empty())
+        outputs.add(a.json, [&](std::ostream& o) {
+            o << nlohmann::json{{"target", target},
+                                {"question", "fewest replicas"},
+                                {"router", spec.fleet.router},
+                                {"max_replicas", max_replicas},
+                                {"goodput", spec.summary.goodput},
+                                {"base", spec.toJson()},
+                                {"policies", j}}
+                     .dump(2)
+              << "\n";
+        });
+    outputs.commit();
+}
 
 void addCapacity(CLI::App& app) {
     auto a = std::make_shared<SweepArgs>();
@@ -549,11 +645,14 @@ void addCapacity(CLI::App& app) {
     auto arrivals = std::make_shared<std::string>("trace");
     auto start = std::make_shared<double>(0);
     auto tol = std::make_shared<double>(0.02);
+    auto fewest = std::make_shared<bool>(false);
+    auto max_replicas = std::make_shared<int>(1024);
     auto* c = app.add_subcommand(
         "capacity", "Per policy, the highest arrival rate at which goodput stays at or above "
                     "a target fraction of the offered rate under the SLOs (bracketing and "
                     "bisection, per seed; mean and 95 % interval)");
     addSharedRunOptions(c, a->base);
+    addFleetOptions(c, a->base);
     c->add_option("--policy,-p", a->policies, "Policies, comma-separated: " + policyNameList())
         ->capture_default_str();
     c->add_option("--target", *target, "Goodput / offered rate to keep (0, 1]")
@@ -582,10 +681,26 @@ void addCapacity(CLI::App& app) {
     c->add_option("--json", a->json, "Write the capacities as JSON here");
     c->add_option("--threads,-j", a->threads, "Threads (default: every core)")
         ->check(whole(1, kMaxThreads));
+    c->add_flag("--fewest-replicas", *fewest,
+                "The other question: at the workload's own rate, the fewest replicas (behind "
+                "--router) that keep the target (bracketing 1, 2, 4, ... then bisection, per "
+                "seed; the answer holds for every seed)");
+    c->add_option("--max-replicas", *max_replicas, "With --fewest-replicas: search up to this")
+        ->capture_default_str()
+        ->check(whole(1, 4096));
     c->add_flag("--quiet,-q", a->quiet, "Print nothing");
-    c->callback([a, target, arrivals, start, tol] {
-        runWithCliFields(a->base,
-                         [&] { runCapacity(*a, *target, *arrivals == "poisson", *start, *tol); });
+    c->callback([a, target, arrivals, start, tol, fewest, max_replicas] {
+        runWithCliFields(a->base, [&] {
+            if (*fewest) {
+                if (a->base.replicas != 1)
+                    throw std::invalid_argument(
+                        "--replicas: --fewest-replicas searches the number of replicas; give "
+                        "one or the other");
+                runFewestReplicas(*a, *target, *max_replicas);
+            } else {
+                runCapacity(*a, *target, *arrivals == "poisson", *start, *tol);
+            }
+        });
     });
 }
 

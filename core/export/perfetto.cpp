@@ -95,7 +95,7 @@ PerfettoCounts writePerfetto(const RunLog& log, const Workload* w, std::ostream&
         out << "{\"ph\":\"C\",\"pid\":" << kKvPid << ",\"tid\":0,\"name\":\"KV tokens\",\"ts\":";
         us(out, t);
         out << ",\"args\":{\"in use\":" << static_cast<long long>(std::llround(v))
-            << ",\"capacity\":" << log.kv_capacity_tokens << "}}";
+            << ",\"capacity\":" << log.kv_capacity_tokens * log.replicas << "}}";
         ++n.counters;
     }
     const int kBatchPid = 4, kQueuePid = 5, kPreemptPid = 6;
@@ -103,21 +103,26 @@ PerfettoCounts writePerfetto(const RunLog& log, const Workload* w, std::ostream&
     meta(kQueuePid, 0, "process_name", "queues");
     meta(kPreemptPid, 0, "process_name", "preemptions");
     // Batch per iteration: requests in it and tokens prefilled; 0 over idle gaps. A
-    // stretch (iterations with one batch) is one point.
-    {
+    // stretch (iterations with one batch) is one point. A fleet: a counter per replica.
+    for (int rep = 0; rep < log.replicas; ++rep) {
+        const std::string name =
+            log.fleet() ? "batch (replica " + std::to_string(rep) + ")" : std::string("batch");
         long last_n = -1, last_p = -1;
         double busy_until = -1;
         auto point = [&](double t, long reqs, long prefill) {
             if (reqs == last_n && prefill == last_p) return;
             sep();
-            out << "{\"ph\":\"C\",\"pid\":" << kBatchPid << ",\"tid\":0,\"name\":\"batch\",\"ts\":";
+            out << "{\"ph\":\"C\",\"pid\":" << kBatchPid << ",\"tid\":0,\"name\":\"" << name
+                << "\",\"ts\":";
             us(out, t);
             out << ",\"args\":{\"requests\":" << reqs << ",\"prefill tokens\":" << prefill << "}}";
             last_n = reqs;
             last_p = prefill;
             ++n.batch;
         };
-        for (const IterSpan& it : log.iters) {
+        for (std::size_t i = 0; i < log.iters.size(); ++i) {
+            if (log.fleet() && log.iter_replica[i] != rep) continue;
+            const IterSpan& it = log.iters[i];
             if (busy_until >= 0 && it.t0 > busy_until + 1e-12) point(busy_until, 0, 0);
             point(it.t0, long(it.decode_seqs) + it.prefill_seqs, it.prefill_tokens);
             busy_until = it.end(it.n - 1);

@@ -15,7 +15,8 @@ void writeRequestsCsv(const RunLog& log, std::ostream& out) {
            "preemptions,suspensions";
     // With prefix caching: prompt tokens served from the cache at its first admission and
     // context tokens at its recomputes (the columns exist only then).
-    out << (log.prefix_caching ? ",cached_tokens,recompute_cached_tokens\n" : "\n");
+    out << (log.prefix_caching ? ",cached_tokens,recompute_cached_tokens" : "");
+    out << (log.fleet() ? ",replica\n" : "\n"); // a fleet: the replica that served it
     char buf[64];
     auto cell = [&](double v, double scale) {
         if (!std::isfinite(v)) return std::string();
@@ -29,6 +30,7 @@ void writeRequestsCsv(const RunLog& log, std::ostream& out) {
             << cell(r.finished ? r.e2el() : NAN, 1e3) << ',' << cell(r.queue_delay, 1e3) << ','
             << r.preemptions << ',' << r.suspensions;
         if (log.prefix_caching) out << ',' << r.cached_tokens << ',' << r.recompute_cached_tokens;
+        if (log.fleet()) out << ',' << log.replica_of[static_cast<std::size_t>(r.id)];
         out << '\n';
     }
 }

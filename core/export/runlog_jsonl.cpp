@@ -5,6 +5,7 @@
 #include "model/input_error.h"
 #include "model/json_number.h"
 #include "model/request.h"
+#include "model/router.h"
 #include "workload/json_line.h"
 #include "workload/text.h"
 
@@ -107,6 +108,7 @@ void writeRunLogJsonl(const RunLog& log, std::ostream& out, const RunLogWriteOpt
     if (log.prefix_caching)
         h["prefix_caching"] = {{"block_size", log.cache_block_size},
                                {"evictions", log.cache_evictions}};
+    if (log.fleet()) h["fleet"] = {{"replicas", log.replicas}, {"router", log.router}};
     if (log.explain.on)
         h["explain"] = {{"key", log.explain.key_name},
                         {"key_descending", log.explain.key_descending},
@@ -134,14 +136,25 @@ void writeRunLogJsonl(const RunLog& log, std::ostream& out, const RunLogWriteOpt
         // At equal times: events first, then the iteration that starts, then tokens.
         if (te <= ti && te <= tt) {
             const Event& e = ev[ie++];
-            std::snprintf(buf, sizeof buf, "{\"t\":%.17g,\"req\":%d,\"ev\":\"%s\",\"v\":%d}\n", e.t,
-                          e.req, evName(e.ev), e.value);
+            if (log.fleet() && e.ev == Ev::Arrive) // a fleet: the request's replica
+                std::snprintf(buf, sizeof buf,
+                              "{\"t\":%.17g,\"req\":%d,\"ev\":\"%s\",\"v\":%d,\"replica\":%d}\n",
+                              e.t, e.req, evName(e.ev), e.value,
+                              log.replica_of[static_cast<std::size_t>(e.req)]);
+            else
+                std::snprintf(buf, sizeof buf, "{\"t\":%.17g,\"req\":%d,\"ev\":\"%s\",\"v\":%d}\n",
+                              e.t, e.req, evName(e.ev), e.value);
         } else if (ti <= tt) {
-            const IterSpan& s = iters[ii++];
-            char cached[40] = "";
+            const IterSpan& s = iters[ii];
+            char cached[64] = "";
+            int at = 0;
             if (log.prefix_caching)
-                std::snprintf(cached, sizeof cached, ",\"kv_cached\":%lld",
-                              static_cast<long long>(s.kv_cached));
+                at = std::snprintf(cached, sizeof cached, ",\"kv_cached\":%lld",
+                                   static_cast<long long>(s.kv_cached));
+            if (log.fleet())
+                std::snprintf(cached + at, sizeof cached - std::size_t(at), ",\"replica\":%d",
+                              log.iter_replica[ii]);
+            ++ii;
             std::snprintf(
                 buf, sizeof buf,
                 "{\"t\":%.17g,\"ev\":\"iter\",\"n\":%d,\"dur\":%.17g,\"dd\":%.17g,\"batch\":%d,"
@@ -300,7 +313,8 @@ RunLog readRunLogJsonl(std::istream& in, const std::string& name) {
     // lasting > 0, and per request: it arrives first, ends (finish or kill) once, nothing
     // after its end.
     constexpr double kMaxLogSeconds = 2 * kMaxSeconds;
-    double last_event_t = -1, last_iter_end = -1;
+    double last_event_t = -1;
+    std::vector<double> last_iter_end(1, -1.0); // per replica
     enum : char { NotYet, Arrived, Ended };
     std::vector<char> life;
     std::int64_t arrivals = 0;
@@ -347,6 +361,16 @@ RunLog readRunLogJsonl(std::istream& in, const std::string& name) {
                         *flag = d->get<bool>();
                     }
             }
+            if (const auto x = j.find("fleet"); x != j.end()) {
+                if (!x->is_object()) throw InputError(name, lineno, "fleet", "not an object");
+                log.replicas = static_cast<std::int32_t>(getInt(*x, "replicas", 2, kMaxReplicas));
+                log.router = getStr(*x, "router");
+                Router r{};
+                if (!routerFromName(log.router, &r))
+                    throw InputError(name, lineno, "fleet.router",
+                                     "unknown router '" + log.router + "'");
+                last_iter_end.assign(static_cast<std::size_t>(log.replicas), -1.0);
+            }
             if (const auto x = j.find("prefix_caching"); x != j.end()) {
                 if (!x->is_object())
                     throw InputError(name, lineno, "prefix_caching", "not an object");
@@ -380,10 +404,19 @@ RunLog readRunLogJsonl(std::istream& in, const std::string& name) {
             if (!(sp.tEnd() <= kMaxLogSeconds) || !(sp.tEnd() > sp.t0))
                 throw InputError(name, lineno, "dur",
                                  "the stretch ends past 2e9 s or not after it starts");
-            if (sp.t0 < last_iter_end - 1e-9 * (1 + last_iter_end))
+            std::size_t rep = 0;
+            if (log.fleet()) {
+                rep = static_cast<std::size_t>(getInt(j, "replica", 0, log.replicas - 1.0));
+                log.iter_replica.push_back(static_cast<std::int16_t>(rep));
+            }
+            double& prev_end = last_iter_end[rep];
+            if (sp.t0 < prev_end - 1e-9 * (1 + prev_end))
                 throw InputError(name, lineno, "t",
-                                 "the iteration starts before the one before it ends");
-            last_iter_end = sp.tEnd();
+                                 log.fleet()
+                                     ? "the iteration starts before its replica's one before it "
+                                       "ends"
+                                     : "the iteration starts before the one before it ends");
+            prev_end = sp.tEnd();
             sp.decode_seqs = static_cast<std::int32_t>(getInt(j, "decode", 0, kMaxI32));
             sp.prefill_seqs = static_cast<std::int32_t>(getInt(j, "prefill", 0, kMaxI32));
             sp.prefill_tokens = static_cast<std::int32_t>(getInt(j, "prefill_tokens", 0, kMaxI32));
@@ -420,6 +453,12 @@ RunLog readRunLogJsonl(std::istream& in, const std::string& name) {
                                  "request " + std::to_string(e.req) + " arrives twice");
             st = Arrived;
             ++arrivals;
+            if (log.fleet()) {
+                if (log.replica_of.size() <= static_cast<std::size_t>(e.req))
+                    log.replica_of.resize(static_cast<std::size_t>(e.req) + 1, -1);
+                log.replica_of[static_cast<std::size_t>(e.req)] =
+                    static_cast<std::int16_t>(getInt(j, "replica", 0, log.replicas - 1.0));
+            }
         } else if (st == NotYet) {
             throw InputError(name, lineno, "ev",
                              "request " + std::to_string(e.req) + " has '" + evs +
@@ -438,6 +477,7 @@ RunLog readRunLogJsonl(std::istream& in, const std::string& name) {
         throw InputError(name, 1, "num_requests",
                          "the header claims " + std::to_string(log.num_requests) +
                              " requests but " + std::to_string(arrivals) + " arrive in the log");
+    if (log.fleet()) log.replica_of.resize(static_cast<std::size_t>(log.num_requests), 0);
     return log;
 }
 

@@ -227,6 +227,30 @@ const Span* spanAt(const std::vector<Span>& spans, double t) {
 }
 
 std::vector<std::pair<double, double>> kvSeries(const RunLog& log) {
+    if (log.fleet()) { // the fleet's KV in use: the replicas' step functions summed
+        struct Step {
+            double t;
+            int r;
+            double v;
+        };
+        std::vector<Step> steps;
+        for (int r = 0; r < log.replicas; ++r)
+            for (const auto& [t, v] : kvSeries(replicaLog(log, r))) steps.push_back({t, r, v});
+        std::stable_sort(steps.begin(), steps.end(),
+                         [](const Step& a, const Step& b) { return a.t < b.t; });
+        std::vector<double> now(static_cast<std::size_t>(log.replicas), 0.0);
+        double total = 0;
+        std::vector<std::pair<double, double>> out;
+        for (const Step& x : steps) {
+            total += x.v - now[static_cast<std::size_t>(x.r)];
+            now[static_cast<std::size_t>(x.r)] = x.v;
+            if (!out.empty() && out.back().first == x.t)
+                out.back().second = total;
+            else
+                out.emplace_back(x.t, total);
+        }
+        return out;
+    }
     std::vector<std::pair<double, double>> s;
     s.reserve(log.iters.size() * 2);
     for (const IterSpan& it : log.iters) {

@@ -8,7 +8,12 @@
 
 namespace kairos {
 
-ExplainIndex::ExplainIndex(const RunLog& log) : log_(log), decode_ends_(decodeEnds(log)) {
+ExplainIndex::ExplainIndex(const RunLog& log) : log_(log) {
+    // Decode iteration ends per replica (a fleet's requests emit at their own replica's).
+    if (log.fleet())
+        for (int r = 0; r < log.replicas; ++r) decode_ends_.push_back(decodeEnds(replicaLog(log, r)));
+    else
+        decode_ends_.push_back(decodeEnds(log));
     const auto n = static_cast<std::size_t>(std::max(0, log.num_requests));
     events_of_.resize(n);
     reasons_of_.resize(n);
@@ -88,8 +93,10 @@ std::int32_t ExplainIndex::generatedAt(ReqId id, double t) const {
         }
     }
     if (!decoding) return at;
-    const auto from = std::upper_bound(decode_ends_.begin(), decode_ends_.end(), anchor);
-    const auto to = std::upper_bound(from, decode_ends_.end(), t);
+    const auto& ends =
+        decode_ends_[log_.fleet() ? static_cast<std::size_t>(log_.replica_of[std::size_t(id)]) : 0];
+    const auto from = std::upper_bound(ends.begin(), ends.end(), anchor);
+    const auto to = std::upper_bound(from, ends.end(), t);
     return at + static_cast<std::int32_t>(to - from);
 }
 

@@ -60,7 +60,7 @@ public:
 
 private:
     const RunLog& log_;
-    std::vector<double> decode_ends_;
+    std::vector<std::vector<double>> decode_ends_; // per replica
     std::vector<std::vector<std::uint32_t>> events_of_, reasons_of_, insights_of_;
     std::vector<std::int32_t> output_, prompt_;
     std::vector<double> arrival_;

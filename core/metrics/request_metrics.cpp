@@ -64,6 +64,9 @@ std::vector<RequestMetrics> perRequest(const RunLog& log) {
 }
 
 std::vector<double> decodeEnds(const RunLog& log) {
+    if (log.fleet())
+        throw std::invalid_argument("decodeEnds: a fleet's log has one stream of iterations per "
+                                    "replica (replicaLog)");
     std::vector<double> e;
     std::int64_t n = 0;
     for (const IterSpan& s : log.iters)
@@ -155,6 +158,14 @@ void walk(const RunLog& log, const std::vector<double>& ends, OnEmit&& onEmit, O
 } // namespace
 
 std::vector<std::pair<double, std::int64_t>> interTokenLatencies(const RunLog& log) {
+    if (log.fleet()) { // each replica's tokens come at its own iterations' ends
+        std::vector<std::pair<double, std::int64_t>> all;
+        for (int r = 0; r < log.replicas; ++r) {
+            const auto part = interTokenLatencies(replicaLog(log, r));
+            all.insert(all.end(), part.begin(), part.end());
+        }
+        return all;
+    }
     const std::vector<double> ends = decodeEnds(log);
     std::vector<std::int64_t> diff(ends.size() + 1, 0);
     std::vector<std::pair<double, std::int64_t>> out;
@@ -189,6 +200,16 @@ std::vector<std::pair<double, std::int64_t>> interTokenLatencies(const RunLog& l
 }
 
 std::vector<std::vector<double>> allTokenTimes(const RunLog& log) {
+    if (log.fleet()) {
+        std::vector<std::vector<double>> all(static_cast<std::size_t>(log.num_requests));
+        for (int r = 0; r < log.replicas; ++r) {
+            std::vector<ReqId> members;
+            auto part = allTokenTimes(replicaLog(log, r, &members));
+            for (std::size_t i = 0; i < members.size(); ++i)
+                all[static_cast<std::size_t>(members[i])] = std::move(part[i]);
+        }
+        return all;
+    }
     const std::vector<double> ends = decodeEnds(log);
     std::vector<std::vector<double>> out(static_cast<std::size_t>(log.num_requests));
     walk(

@@ -206,6 +206,32 @@ Summary summarize(const RunLog& log, const std::vector<RequestMetrics>& reqs,
         const auto tasks = robotTasks(log, *opt.workload);
         if (!tasks.empty()) s.robot = summarizeRobotTasks(tasks);
     }
+    if (log.fleet()) {
+        s.replica_count = log.replicas;
+        s.router = log.router;
+        SummaryOptions one = opt;
+        one.workload = nullptr;
+        one.itl = false;
+        for (int r = 0; r < log.replicas; ++r) {
+            const Summary x = summarize(replicaLog(log, r), one);
+            ReplicaSummary row;
+            row.replica = r;
+            row.requests = x.num_requests;
+            row.completed = x.completed;
+            row.killed = x.killed;
+            row.good_requests = x.good_requests;
+            row.preemptions = x.preemptions;
+            row.iterations = x.iterations;
+            row.kv_peak_tokens = x.kv_peak_tokens;
+            row.prefix_cached_tokens = x.prefix_cached_tokens;
+            row.prefix_cache_hit_rate = x.prefix_cache_hit_rate;
+            row.request_throughput = x.request_throughput;
+            row.ttft_ms = x.ttft_ms;
+            row.tpot_ms = x.tpot_ms;
+            row.e2el_ms = x.e2el_ms;
+            s.replicas.push_back(std::move(row));
+        }
+    }
     return s;
 }
 
@@ -299,6 +325,39 @@ nlohmann::json Summary::toJson() const {
         j["prefix_cache_hit_rate"] = prefix_cache_hit_rate;
         j["prefix_recompute_cached_tokens"] = prefix_recompute_cached_tokens;
         j["prefix_cache_evictions"] = prefix_cache_evictions;
+    }
+    if (replica_count > 1) {
+        j["router"] = router;
+        nlohmann::json rows = nlohmann::json::array();
+        for (const auto& r : replicas) {
+            nlohmann::json x;
+            x["replica"] = r.replica;
+            x["requests"] = r.requests;
+            x["completed"] = r.completed;
+            x["killed"] = r.killed;
+            if (request_goodput) x["good_requests"] = r.good_requests;
+            x["request_throughput"] = jsonNumber(r.request_throughput);
+            auto putStats = [&](const char* m, const Stats& st) {
+                const std::string name(m);
+                x["mean_" + name + "_ms"] = jsonNumber(st.mean);
+                x["median_" + name + "_ms"] = jsonNumber(st.median);
+                x[name + "_count"] = st.count;
+                for (const auto& [q, v] : st.percentiles)
+                    x[percentileKey(q) + "_" + name + "_ms"] = jsonNumber(v);
+            };
+            putStats("ttft", r.ttft_ms);
+            putStats("tpot", r.tpot_ms);
+            putStats("e2el", r.e2el_ms);
+            x["kv_peak_tokens"] = r.kv_peak_tokens;
+            x["preemptions"] = r.preemptions;
+            x["iterations"] = r.iterations;
+            if (prefix_caching) {
+                x["prefix_cached_tokens"] = r.prefix_cached_tokens;
+                x["prefix_cache_hit_rate"] = r.prefix_cache_hit_rate;
+            }
+            rows.push_back(std::move(x));
+        }
+        j["replicas"] = std::move(rows);
     }
     j["sim_wall_ms"] = sim_wall_ms;
     j["warnings"] = warnings;
@@ -398,6 +457,33 @@ Summary Summary::fromJson(const nlohmann::json& j) {
         s.completion_rate = real("completion_rate");
         s.mean_alpha = real("mean_alpha");
         s.mean_quality = real("mean_quality");
+    }
+    if (const auto it = j.find("replicas"); it != j.end() && it->is_array() && !it->empty()) {
+        s.replica_count = static_cast<std::int32_t>(std::min<std::size_t>(it->size(), 1u << 20));
+        s.router = str("router");
+        for (const auto& x : *it) {
+            if (!x.is_object()) continue;
+            nlohmann::json xx = x; // the same keys, fewer of them
+            if (const auto q = j.find("percentiles"); q != j.end()) xx["percentiles"] = *q;
+            xx["num_requests"] = x.contains("requests") ? x["requests"] : nlohmann::json(0);
+            const Summary row = fromJson(xx);
+            ReplicaSummary r;
+            r.replica = static_cast<int>(s.replicas.size());
+            r.requests = row.num_requests;
+            r.completed = row.completed;
+            r.killed = row.killed;
+            r.good_requests = row.good_requests;
+            r.request_throughput = row.request_throughput;
+            r.ttft_ms = row.ttft_ms;
+            r.tpot_ms = row.tpot_ms;
+            r.e2el_ms = row.e2el_ms;
+            r.kv_peak_tokens = row.kv_peak_tokens;
+            r.preemptions = row.preemptions;
+            r.iterations = row.iterations;
+            r.prefix_cached_tokens = row.prefix_cached_tokens;
+            r.prefix_cache_hit_rate = row.prefix_cache_hit_rate;
+            s.replicas.push_back(std::move(r));
+        }
     }
     // Robot classes: the keys robot_<class>_tasks ("all" first, then by name: JSON objects
     // keep no order).
@@ -587,6 +673,24 @@ std::string Summary::table() const {
     }
     line("Iterations (in stretches):",
          std::to_string(iterations) + " (" + std::to_string(stretches) + ")");
+    if (replica_count > 1) {
+        head(("Replicas (" + std::to_string(replica_count) + ", router " + router + ")").c_str());
+        char b[160];
+        std::snprintf(b, sizeof b, "%-8s%9s%10s%12s%12s%12s%12s\n", "replica", "requests",
+                      "completed", "TTFT mean", "TTFT p50", "TPOT mean", "KV peak");
+        o << b;
+        for (const auto& r : replicas) {
+            std::snprintf(b, sizeof b, "%-8d%9lld%10lld%12s%12s%12s%12lld\n", r.replica,
+                          static_cast<long long>(r.requests), static_cast<long long>(r.completed),
+                          f(r.ttft_ms.mean).c_str(), f(r.ttft_ms.median).c_str(),
+                          f(r.tpot_ms.mean).c_str(), static_cast<long long>(r.kv_peak_tokens));
+            o << b;
+        }
+        if (prefix_caching)
+            for (const auto& r : replicas)
+                line(("Replica " + std::to_string(r.replica) + " prefix cache hit rate:").c_str(),
+                     f(100.0 * r.prefix_cache_hit_rate, 1) + " %");
+    }
     line(live ? "Engine wall time (ms):" : "Simulation wall time (ms):", f(sim_wall_ms, 1));
     for (const auto& w : warnings) o << "warning: " << text::printable(w) << "\n";
     o << std::string(50, '=') << "\n";

@@ -50,6 +50,18 @@ struct SummaryOptions {
     bool itl = true;
 };
 
+// One replica of a fleet (sim/fleet.h): its share of the requests and its figures, as
+// summarize() gives them for the replica's own log.
+struct ReplicaSummary {
+    int replica = 0;
+    std::int64_t requests = 0, completed = 0, killed = 0, good_requests = 0;
+    std::int64_t preemptions = 0, iterations = 0, kv_peak_tokens = 0;
+    std::int64_t prefix_cached_tokens = 0;
+    double prefix_cache_hit_rate = 0;
+    double request_throughput = 0;
+    Stats ttft_ms, tpot_ms, e2el_ms;
+};
+
 struct Summary {
     std::string workload, policy, exec_model;
     std::int64_t num_requests = 0, completed = 0, killed = 0;
@@ -81,6 +93,12 @@ struct Summary {
     double mean_alpha = 0;                // over requests with a budget that were prefilled
     double mean_quality = 0;              // q(alpha) if finished within budget, else 0; averaged
     std::vector<RobotClassSummary> robot; // TimelyLLM utility per class, when known
+    // A fleet (more than one replica): its router and a row per replica. Everything above is
+    // over the whole fleet (kv_peak_tokens: the largest of one replica; kv_capacity_tokens:
+    // each replica's).
+    std::int32_t replica_count = 1;
+    std::string router;
+    std::vector<ReplicaSummary> replicas;
     double sim_wall_ms = 0;
     std::vector<double> percentiles;
     std::vector<std::string> warnings;

@@ -1,6 +1,8 @@
 #include "model/run_log.h"
 
 #include <cstring>
+#include <stdexcept>
+#include <string>
 
 namespace kairos {
 namespace {
@@ -44,6 +46,49 @@ std::int64_t RunLog::totalIterations() const {
     std::int64_t n = 0;
     for (const auto& s : iters) n += s.n;
     return n;
+}
+
+RunLog replicaLog(const RunLog& fleet, int replica, std::vector<ReqId>* members) {
+    if (!fleet.fleet()) {
+        if (replica != 0)
+            throw std::invalid_argument("replica " + std::to_string(replica) +
+                                        ": the run had one replica");
+        if (members) {
+            members->resize(static_cast<std::size_t>(fleet.num_requests));
+            for (std::size_t i = 0; i < members->size(); ++i) (*members)[i] = ReqId(i);
+        }
+        return fleet;
+    }
+    if (replica < 0 || replica >= fleet.replicas)
+        throw std::invalid_argument("replica " + std::to_string(replica) + ": the run had " +
+                                    std::to_string(fleet.replicas) + " (0 to " +
+                                    std::to_string(fleet.replicas - 1) + ")");
+    const auto r16 = static_cast<std::int16_t>(replica);
+    std::vector<ReqId> local(fleet.replica_of.size(), -1), ids;
+    for (std::size_t i = 0; i < fleet.replica_of.size(); ++i)
+        if (fleet.replica_of[i] == r16) {
+            local[i] = static_cast<ReqId>(ids.size());
+            ids.push_back(static_cast<ReqId>(i));
+        }
+    RunLog out;
+    out.workload = fleet.workload;
+    out.policy = fleet.policy;
+    out.exec_model = fleet.exec_model;
+    out.kv_capacity_tokens = fleet.kv_capacity_tokens;
+    out.num_requests = static_cast<std::int32_t>(ids.size());
+    out.prefix_caching = fleet.prefix_caching;
+    out.cache_block_size = fleet.cache_block_size;
+    for (const Event& e : fleet.events) {
+        const ReqId l = local[static_cast<std::size_t>(e.req)];
+        if (l >= 0) out.events.push_back({e.t, l, e.ev, e.value});
+    }
+    for (std::size_t i = 0; i < fleet.iters.size(); ++i)
+        if (fleet.iter_replica[i] == r16) out.iters.push_back(fleet.iters[i]);
+    const std::string tag = "replica " + std::to_string(replica) + ": ";
+    for (const auto& w : fleet.warnings)
+        if (w.compare(0, tag.size(), tag) == 0) out.warnings.push_back(w.substr(tag.size()));
+    if (members) *members = std::move(ids);
+    return out;
 }
 
 } // namespace kairos

@@ -102,8 +102,23 @@ struct RunLog {
     std::int32_t cache_block_size = 0;
     std::int64_t cache_evictions = 0;
     Explanation explain;               // decisions with reasons (when the run recorded them)
+    // A fleet of replicas behind a router (sim/fleet.h): how many, the router, each
+    // request's replica and each iteration record's. With one replica (replicas == 1) both
+    // vectors are empty and the log is one engine's. Every replica has kv_capacity_tokens.
+    // The token emission rule above holds per replica: a request emits at the ends of its
+    // own replica's iterations.
+    std::int32_t replicas = 1;
+    std::string router;
+    std::vector<std::int16_t> replica_of;   // per request
+    std::vector<std::int16_t> iter_replica; // per iteration record
 
     std::int64_t totalIterations() const;
+    bool fleet() const { return replicas > 1; }
 };
+
+// One replica of a fleet's log as a log of its own: its requests renumbered 0.. in arrival
+// order (`members`, when given, receives their ids in the fleet), its events and iterations.
+// Throws std::invalid_argument for a replica the log does not have.
+RunLog replicaLog(const RunLog& fleet, int replica, std::vector<ReqId>* members = nullptr);
 
 } // namespace kairos

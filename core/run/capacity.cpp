@@ -1,6 +1,7 @@
 #include "run/capacity.h"
 
 #include "metrics/stats.h"
+#include "model/router.h"
 #include "run/parallel.h"
 
 #include <algorithm>
@@ -22,17 +23,51 @@ double offeredRate(const Workload& w) {
                     : std::numeric_limits<double>::infinity();
 }
 
-} // namespace
-
-std::vector<Result> find(const RunSpec& base, const std::vector<std::string>& policies,
-                         const Options& opt, const RunContext& ctx) {
+void checkOptions(const RunSpec& base, const Options& opt) {
     if (base.summary.goodput.empty())
         throw std::invalid_argument("capacity needs goodput SLOs (--goodput ttft:MS tpot:MS ...)");
     if (!(opt.target > 0 && opt.target <= 1))
         throw std::invalid_argument("--target must be in (0, 1]");
+    if (opt.seeds < 1) throw std::invalid_argument("--seeds must be >= 1");
+}
+
+std::size_t goodputIndex(const RunSpec& base) {
+    const auto names = summaryMetricNames(base.summary.percentiles);
+    return static_cast<std::size_t>(
+        std::find(names.begin(), names.end(), "goodput_fraction") - names.begin());
+}
+
+// `base` for policy `policy` (its own parameters when it is the base's policy, else the
+// defaults) and seed offset `seed` (the policy's seed; the arrivals' when generated).
+RunSpec forPolicy(const RunSpec& base, const std::string& policy, int seed) {
+    RunSpec s = base;
+    s.policy.name = policy;
+    s.policy.params.clear(); // the policy's defaults (a sweep varies parameters)
+    if (policy == base.policy.name) s.policy.params = base.policy.params;
+    s.policy.seed = base.policy.seed + std::uint64_t(seed);
+    if (s.workload.generate_arrivals)
+        s.workload.arrival_seed = base.workload.arrival_seed + std::uint64_t(seed);
+    return s;
+}
+
+// The run's goodput fraction (0 when not finite, or when the policy cycles).
+double goodputFraction(const RunSpec& s, const RunContext& c, std::size_t gf_index) {
+    try {
+        const RunResult r = runSpec(s, c);
+        const double f = summaryMetrics(r.summary).at(gf_index).second;
+        return std::isfinite(f) ? f : 0.0;
+    } catch (const SchedulerLoop&) {
+        return 0.0; // a policy that cycles serves nothing well
+    }
+}
+
+} // namespace
+
+std::vector<Result> find(const RunSpec& base, const std::vector<std::string>& policies,
+                         const Options& opt, const RunContext& ctx) {
+    checkOptions(base, opt);
     if (!(opt.rel_tol >= kMinTolerance && opt.rel_tol <= kMaxTolerance))
         throw std::invalid_argument("--tolerance must be in [1e-06, 0.5]");
-    if (opt.seeds < 1) throw std::invalid_argument("--seeds must be >= 1");
     WorkloadCache cache;
     const RunContext c = forManyRuns(ctx, cache, opt.cancel);
     // The trace's own rate (after any scale the base spec already applies).
@@ -47,12 +82,7 @@ std::vector<Result> find(const RunSpec& base, const std::vector<std::string>& po
     const double start = opt.start > 0                                 ? opt.start
                          : std::isfinite(trace_rate) && trace_rate > 0 ? trace_rate
                                                                        : 1.0;
-    std::size_t gf_index = 0;
-    {
-        const auto names = summaryMetricNames(base.summary.percentiles);
-        gf_index = static_cast<std::size_t>(
-            std::find(names.begin(), names.end(), "goodput_fraction") - names.begin());
-    }
+    const std::size_t gf_index = goodputIndex(base);
 
     struct Task {
         std::size_t policy;
@@ -65,11 +95,7 @@ std::vector<Result> find(const RunSpec& base, const std::vector<std::string>& po
     std::vector<std::string> notes(tasks.size());
 
     auto fraction = [&](const Task& t, double rate) {
-        RunSpec s = base;
-        s.policy.name = policies[t.policy];
-        s.policy.params.clear(); // the policy's defaults (a sweep varies parameters)
-        if (policies[t.policy] == base.policy.name) s.policy.params = base.policy.params;
-        s.policy.seed = base.policy.seed + std::uint64_t(t.seed);
+        RunSpec s = forPolicy(base, policies[t.policy], t.seed);
         if (opt.generate) {
             s.workload.generate_arrivals = true;
             s.workload.rate = rate;
@@ -79,14 +105,7 @@ std::vector<Result> find(const RunSpec& base, const std::vector<std::string>& po
             s.workload.generate_arrivals = false;
             s.workload.rate_scale = base.workload.rate_scale * rate / trace_rate;
         }
-        double f = 0;
-        try {
-            const RunResult r = runSpec(s, c);
-            f = summaryMetrics(r.summary).at(gf_index).second;
-            if (!std::isfinite(f)) f = 0;
-        } catch (const SchedulerLoop&) {
-            f = 0; // a policy that cycles serves nothing well
-        }
+        const double f = goodputFraction(s, c, gf_index);
         if (opt.step) opt.step(policies[t.policy], t.seed, rate, f);
         return f;
     };
@@ -160,6 +179,87 @@ std::vector<Result> find(const RunSpec& base, const std::vector<std::string>& po
         const auto [mean, half] = meanInterval95(caps);
         r.capacity = mean;
         r.half = half;
+        out.push_back(std::move(r));
+    }
+    return out;
+}
+
+std::vector<ReplicaResult> fewestReplicas(const RunSpec& base,
+                                          const std::vector<std::string>& policies,
+                                          const Options& opt, const RunContext& ctx,
+                                          int max_replicas) {
+    checkOptions(base, opt);
+    if (max_replicas < 1 || max_replicas > kMaxReplicas)
+        throw std::invalid_argument("--max-replicas must be 1 to " + std::to_string(kMaxReplicas));
+    WorkloadCache cache;
+    const RunContext c = forManyRuns(ctx, cache, opt.cancel);
+    const double rate = offeredRate(*prepareRun(base, c).workload);
+    const std::size_t gf_index = goodputIndex(base);
+    struct Task {
+        std::size_t policy;
+        int seed;
+        int replicas = 0, runs = 0;
+        double met = 0;
+        bool above = false;
+    };
+    std::vector<Task> tasks;
+    for (std::size_t p = 0; p < policies.size(); ++p)
+        for (int s = 0; s < opt.seeds; ++s) tasks.push_back({p, s});
+    auto search = [&](std::size_t i) {
+        Task& t = tasks[i];
+        auto fraction = [&](int n) {
+            if (opt.cancel && opt.cancel->load()) throw SimulationCancelled();
+            RunSpec s = forPolicy(base, policies[t.policy], t.seed);
+            s.fleet.replicas = n;
+            ++t.runs;
+            const double f = goodputFraction(s, c, gf_index);
+            if (opt.step) opt.step(policies[t.policy], t.seed, double(n), f);
+            return f;
+        };
+        int lo = 0, hi = 1; // lo failed (0: none tried), hi to try
+        double f = fraction(hi);
+        while (f < opt.target) {
+            lo = hi;
+            if (hi >= max_replicas) {
+                t.above = true;
+                return;
+            }
+            hi = std::min(2 * hi, max_replicas);
+            f = fraction(hi);
+        }
+        double met = f;
+        while (hi - lo > 1) {
+            const int mid = lo + (hi - lo) / 2;
+            const double fm = fraction(mid);
+            if (fm >= opt.target) {
+                hi = mid;
+                met = fm;
+            } else {
+                lo = mid;
+            }
+        }
+        t.replicas = hi;
+        t.met = met;
+    };
+    parallelFor(tasks.size(), opt.threads, search);
+    std::vector<ReplicaResult> out;
+    for (std::size_t p = 0; p < policies.size(); ++p) {
+        ReplicaResult r;
+        r.policy = policies[p];
+        r.rate = rate;
+        bool all = true;
+        for (const Task& t : tasks) {
+            if (t.policy != p) continue;
+            r.seeds.push_back(t.replicas);
+            r.met_at.push_back(t.met);
+            r.runs += t.runs;
+            if (t.above) {
+                all = false;
+                r.note = "above max_replicas";
+            }
+            r.replicas = std::max(r.replicas, t.replicas);
+        }
+        if (!all) r.replicas = 0;
         out.push_back(std::move(r));
     }
     return out;

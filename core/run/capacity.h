@@ -60,4 +60,26 @@ struct Result {
 std::vector<Result> find(const RunSpec& base, const std::vector<std::string>& policies,
                          const Options& opt, const RunContext& ctx);
 
+// The other question (what Vidur-Search answers by brute force): at the workload's own rate
+// (the base spec's arrivals), the fewest replicas behind the base spec's router that keep the
+// goodput fraction at or above the target. Per policy and seed: 1, 2, 4, ... until the target
+// is met (bracketing), then bisection over the whole numbers between the last that failed and
+// the first that met it. The answer for a policy holds for every seed (the largest of the
+// seeds' answers); each seed's own is kept. Goodput need not rise monotonically with replicas
+// (a router can place badly); bisection finds one crossing. `opt.start`, `rel_tol`,
+// `min_rate` and `max_rate` are not used; `max_replicas` bounds the bracketing.
+struct ReplicaResult {
+    std::string policy;
+    int replicas = 0;           // the fewest that met the target for every seed (0: none did)
+    std::vector<int> seeds;     // each seed's fewest (0: none up to max_replicas)
+    std::vector<double> met_at; // each seed's goodput fraction with its fewest
+    double rate = 0;            // the offered rate searched at (req/s)
+    int runs = 0;
+    std::string note; // "", "above max_replicas"
+};
+std::vector<ReplicaResult> fewestReplicas(const RunSpec& base,
+                                          const std::vector<std::string>& policies,
+                                          const Options& opt, const RunContext& ctx,
+                                          int max_replicas = 1024);
+
 } // namespace kairos::capacity

@@ -61,6 +61,7 @@ inline constexpr Domain kMaxBatchedTokens{"limits.max_num_batched_tokens",
                                           false,
                                           false,
                                           true};
+inline constexpr Domain kReplicas{"fleet.replicas", "--replicas", 1, 4096, false, false, true};
 inline constexpr Domain kLimit{"workload.limit", "--limit", 0, 1e12, false, false, true, true};
 
 // The command line's view: (0, hi] where 0 is a RunSpec's "default".

@@ -6,6 +6,7 @@
 #endif
 #include "model/input_error.h"
 #include "predict/predictor.h"
+#include "sim/fleet.h"
 #include "store/store.h"
 #include "workload/generators.h"
 #include "workload/readers.h"
@@ -252,7 +253,25 @@ RunResult executeRun(const PreparedRun& p, const RunContext& ctx, LiveBackend* l
 RunLog simulatePrepared(const PreparedRun& p, const RunContext& ctx, LiveBackend* live,
                         const PolicyConfig* policy_override,
                         std::vector<Simulator::LiveIteration>* live_iterations) {
-    auto sched = makeScheduler(policy_override ? *policy_override : p.policy);
+    const PolicyConfig& policy = policy_override ? *policy_override : p.policy;
+    if (p.spec.fleet.replicas > 1) {
+        if (live)
+            throw std::invalid_argument("a live run drives one engine: --replicas must be 1");
+        FleetRun run;
+        run.workload = p.workload.get();
+        run.model = p.model.get();
+        run.make_scheduler = [&policy] { return makeScheduler(policy); };
+        run.limits = p.limits;
+        run.fleet.replicas = p.spec.fleet.replicas;
+        routerFromName(p.spec.fleet.router, &run.fleet.router); // validated with the spec
+        run.explain = p.spec.record.explain;
+        run.cancel = ctx.cancel;
+        run.progress = ctx.progress;
+        RunLog log = simulateFleet(run);
+        for (const auto& w : p.model_warnings) log.warnings.push_back(w);
+        return log;
+    }
+    auto sched = makeScheduler(policy);
     Simulator engine(*p.workload, *p.model, *sched, p.limits, live);
     engine.setCancelFlag(ctx.cancel);
     engine.setProgress(ctx.progress);

@@ -4,6 +4,7 @@
 #include "metrics/summary.h"
 #include "model/input_error.h"
 #include "model/input_file.h"
+#include "model/router.h"
 #include "predict/predictor.h"
 #include "run/domains.h"
 #include "sched/registry.h"
@@ -271,6 +272,17 @@ void RunSpec::validate(const std::string& where) const {
         bad("limits.prefix_caching",
             "shares whole KV blocks: the block size must be >= 2 (vLLM uses 16), not " +
                 std::to_string(limits.block_size));
+    if (fleet.replicas < 1 || fleet.replicas > kMaxReplicas)
+        bad("fleet.replicas", "must be 1 to " + std::to_string(kMaxReplicas) + ", not " +
+                                  std::to_string(fleet.replicas));
+    Router router{};
+    if (!routerFromName(fleet.router, &router))
+        bad("fleet.router", "unknown router '" + fleet.router + "' (" + routerNames() + ")");
+    if (router == Router::PrefixAware && !limits.prefix_caching)
+        bad("fleet.router",
+            "prefix_aware reads the replicas' prefix caches: it needs limits.prefix_caching on");
+    if (fleet.replicas > 1 && record.explain)
+        bad("record.explain", "follows one engine's decisions: it needs fleet.replicas = 1");
     try {
         GoodputSlo::parse(summary.goodput);
     } catch (const std::exception& e) {
@@ -325,6 +337,8 @@ json RunSpec::toJson() const {
     // Written only when on, so that specs saved before it read and compare as before.
     if (record.explain) j["record"] = {{"explain", true}};
     if (limits.prefix_caching) j["limits"]["prefix_caching"] = true;
+    if (fleet.replicas != 1 || fleet.router != "round_robin")
+        j["fleet"] = {{"replicas", fleet.replicas}, {"router", fleet.router}};
     return j;
 }
 
@@ -393,6 +407,12 @@ RunSpec RunSpec::fromJson(const json& j, const std::string& where) {
         s.summary.goodput = r.texts("goodput");
         s.summary.percentiles = r.numbers("percentiles", s.summary.percentiles);
         s.summary.quality = r.text("quality", "");
+        r.finish();
+    }
+    {
+        ObjectReader r(top.table("fleet"), where, "fleet.");
+        s.fleet.replicas = int(r.integer("replicas", 1, 1, kMaxReplicas));
+        s.fleet.router = r.text("router", s.fleet.router);
         r.finish();
     }
     {

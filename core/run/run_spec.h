@@ -75,6 +75,13 @@ struct RunSpec {
         static LimitsPart of(const EngineLimits& l);
     } limits;
 
+    // Replicas behind a router (sim/fleet.h). Written only when not the default (one
+    // replica, round robin), so that specs without it read and hash as before.
+    struct FleetPart {
+        int replicas = 1;
+        std::string router = "round_robin";
+    } fleet;
+
     struct SummaryPart {
         std::vector<std::string> goodput; // "ttft:MS", "tpot:MS", "e2el:MS"
         std::vector<double> percentiles{50, 90, 99};

@@ -71,13 +71,18 @@ const char* kindName(AxisKind k) {
         return "profile";
     case AxisKind::MaxNumSeqs:
         return "max_num_seqs";
+    case AxisKind::Replicas:
+        return "replicas";
+    case AxisKind::Router:
+        return "router";
     }
     return "?";
 }
 
 AxisKind kindFromName(const std::string& s, const std::string& where) {
     for (AxisKind k : {AxisKind::Policy, AxisKind::Param, AxisKind::Rate, AxisKind::RateScale,
-                       AxisKind::KvCapacity, AxisKind::Profile, AxisKind::MaxNumSeqs})
+                       AxisKind::KvCapacity, AxisKind::Profile, AxisKind::MaxNumSeqs,
+                       AxisKind::Replicas, AxisKind::Router})
         if (s == kindName(k)) return k;
     throw InputError(where, 0, "axes.kind", "unknown axis kind '" + s + "'");
 }
@@ -116,6 +121,12 @@ bool apply(const Axis& a, const std::string& v, RunSpec& s) {
         return true;
     case AxisKind::MaxNumSeqs:
         s.limits.max_num_seqs = static_cast<int>(std::strtol(v.c_str(), nullptr, 10));
+        return true;
+    case AxisKind::Replicas:
+        s.fleet.replicas = static_cast<int>(std::strtol(v.c_str(), nullptr, 10));
+        return true;
+    case AxisKind::Router:
+        s.fleet.router = v;
         return true;
     }
     return false;

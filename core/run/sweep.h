@@ -30,7 +30,17 @@ std::vector<double> parseRange(const std::string& text, const std::string& arg);
 // The text of a value in tables and keys (%.12g).
 std::string formatValue(double v);
 
-enum class AxisKind { Policy, Param, Rate, RateScale, KvCapacity, Profile, MaxNumSeqs };
+enum class AxisKind {
+    Policy,
+    Param,
+    Rate,
+    RateScale,
+    KvCapacity,
+    Profile,
+    MaxNumSeqs,
+    Replicas,
+    Router
+};
 
 struct Axis {
     AxisKind kind = AxisKind::Param;

@@ -46,7 +46,50 @@ Simulator::Simulator(const Workload& w, const ExecutionModel& model, Scheduler& 
 }
 
 double Simulator::nextArrival() const {
-    return next_ < w_.requests.size() ? w_.requests[next_].arrival : kInf;
+    if (!fleet_) return next_ < w_.requests.size() ? w_.requests[next_].arrival : kInf;
+    const double own = next_ < routed_.size()
+                           ? w_.requests[static_cast<std::size_t>(routed_[next_])].arrival
+                           : kInf;
+    return std::min(own, fleet_next_);
+}
+
+void Simulator::joinFleet() {
+    if (ran_) throw std::logic_error("Simulator::joinFleet: before the run only");
+    fleet_ = true;
+    fleet_next_ = w_.requests.empty() ? kInf : w_.requests.front().arrival;
+}
+
+void Simulator::route(ReqId id) {
+    if (!fleet_) throw std::logic_error("Simulator::route: not in a fleet");
+    routed_.push_back(id);
+}
+
+void Simulator::setFleetNext(double t) { fleet_next_ = t; }
+
+std::size_t Simulator::expected() const {
+    return fleet_ ? routed_.size() : w_.requests.size();
+}
+
+bool Simulator::complete() const {
+    return done_ >= expected() && (!fleet_ || fleet_next_ == kInf);
+}
+
+std::int64_t Simulator::outstanding() const {
+    return static_cast<std::int64_t>(expected() - done_);
+}
+
+std::int64_t Simulator::queuedContext() const {
+    std::int64_t n = 0;
+    for (ReqId id : waiting_) n += state(id).context();
+    for (std::size_t k = next_; k < routed_.size(); ++k)
+        n += w_.requests[static_cast<std::size_t>(routed_[k])].prompt_tokens;
+    return n;
+}
+
+std::int64_t Simulator::cachedPrefix(ReqId id) const {
+    if (!cache_) return 0;
+    const Request& r = w_.requests[static_cast<std::size_t>(id)];
+    return std::int64_t(cache_->probe(id, r, r.prompt_tokens).blocks) * lim_.block_size;
 }
 
 const PrefixCache::Hit& Simulator::probe(ReqId id) const {
@@ -167,8 +210,17 @@ void Simulator::recordCall() {
 }
 
 void Simulator::arriveUpTo(double t) {
-    while (next_ < w_.requests.size() && w_.requests[next_].arrival <= t) {
-        const ReqId id = static_cast<ReqId>(next_++);
+    while (true) {
+        ReqId id;
+        if (!fleet_) {
+            if (next_ >= w_.requests.size() || w_.requests[next_].arrival > t) break;
+            id = static_cast<ReqId>(next_++);
+        } else {
+            if (next_ >= routed_.size() ||
+                w_.requests[static_cast<std::size_t>(routed_[next_])].arrival > t)
+                break;
+            id = routed_[next_++];
+        }
         st(id).phase = Phase::Waiting;
         waiting_.pushBack(id);
         log(w_.requests[static_cast<std::size_t>(id)].arrival, id, Ev::Arrive,
@@ -602,9 +654,15 @@ void Simulator::runIteration() {
 }
 
 RunLog Simulator::run() {
+    start();
+    advance(kInf);
+    return finish();
+}
+
+void Simulator::start() {
     if (ran_) throw std::logic_error("Simulator::run: a simulator runs once; make a new one");
     ran_ = true;
-    const auto t_start = std::chrono::steady_clock::now();
+    t_start_ = std::chrono::steady_clock::now();
     log_ = RunLog{};
     log_.workload = w_.name;
     log_.policy = sched_.name();
@@ -630,10 +688,19 @@ RunLog Simulator::run() {
     running_vary_ = explain_ && sched_.runningStateVaries();
     waiting_vary_ = explain_ && sched_.waitingKeysVary();
     if (!w_.requests.empty()) now_ = w_.requests.front().arrival;
+}
 
-    std::uint32_t steps = 0;
-    while (done_ < w_.requests.size()) {
-        if ((++steps & 255U) == 0 && (cancel_ || progress_)) {
+void Simulator::advance(double horizon) {
+    while (!complete()) {
+        // In a fleet: stop at the first iteration boundary at or after the horizon (the next
+        // arrival into the fleet, which the router places); alone, the horizon is infinite.
+        if (now_ >= horizon) return;
+        // In a fleet, a replica with nothing to do waits for the router (no decision is
+        // asked of an empty engine; alone, the engine jumps to its next arrival instead).
+        if (fleet_ && next_ == routed_.size() && running_.empty() && waiting_.empty() &&
+            suspended_.empty())
+            return;
+        if ((++steps_ & 255U) == 0 && (cancel_ || progress_)) {
             if (cancel_ && cancel_->load(std::memory_order_relaxed)) throw SimulationCancelled();
             if (progress_)
                 progress_->store(double(done_) / double(w_.requests.size()),
@@ -678,7 +745,7 @@ RunLog Simulator::run() {
             now_ = std::max(now_, next);
             continue;
         }
-        if (done_ == w_.requests.size()) break;
+        if (done_ == expected()) break;
         // Nothing runs, nothing can arrive, and the scheduler starts none of the requests
         // left: a scheduler bug (every policy is live: tests/core/tst_liveness.cpp), never
         // a result to report.
@@ -688,6 +755,9 @@ RunLog Simulator::run() {
             std::to_string(suspended_.size()) + " suspended request(s), nothing running, KV " +
             std::to_string(kv_used_) + " of " + std::to_string(capacity_) + " tokens in use");
     }
+}
+
+RunLog Simulator::finish() {
     if (too_big_ > 0)
         warn(std::to_string(too_big_) + " request(s) could not fit the KV cache of " +
              std::to_string(capacity_) + " tokens (the largest needs " +
@@ -696,7 +766,7 @@ RunLog Simulator::run() {
              "cannot_grow");
     if (cache_) log_.cache_evictions = cache_->evictions();
     log_.sim_wall_ms =
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t_start)
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t_start_)
             .count();
     return std::move(log_);
 }

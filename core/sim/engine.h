@@ -36,6 +36,7 @@
 #include <atomic>
 #include <chrono>
 #include <deque>
+#include <limits>
 #include <memory>
 #include <stdexcept>
 #include <vector>
@@ -83,6 +84,28 @@ public:
               LiveBackend* live = nullptr);
     // Runs the whole workload once; a Simulator is single-use (a second call throws).
     RunLog run();
+
+    // A replica in a fleet (sim/fleet.h). The fleet's router places each request on one
+    // replica at its arrival: every replica holds the whole workload (request ids stay the
+    // fleet's), and only the requests routed to it arrive. The fleet drives the run:
+    // joinFleet() before start(); then, for each arrival into the fleet, setFleetNext(t)
+    // and advance(t) on every replica (each stops at its first iteration boundary at or
+    // after t: a stretch never runs past an arrival into the fleet, so what the router sees
+    // is each replica at an iteration boundary), route(id) on the chosen one; at the end
+    // setFleetNext(inf), advance(inf) and finish(). The RunLog holds only the requests routed
+    // here (in the fleet's ids). Alone, run() is start(), advance(inf) and finish().
+    void joinFleet();
+    void start();
+    void advance(double horizon);
+    RunLog finish();
+    void setFleetNext(double t);
+    void route(ReqId id);
+    // What a router reads at a boundary: requests routed here and not finished or killed;
+    // context tokens waiting for admission (queued and routed-not-yet-arrived); the leading
+    // prompt tokens of `id` the prefix cache holds now (0 without a cache).
+    std::int64_t outstanding() const;
+    std::int64_t queuedContext() const;
+    std::int64_t cachedPrefix(ReqId id) const;
     // Time every Scheduler::schedule call (for benchmarks): (waiting queue length, seconds).
     void timeDecisions(bool on) { time_decisions_ = on; }
     const std::vector<std::pair<std::size_t, double>>& decisionTimes() const {
@@ -131,6 +154,9 @@ private:
         log_.events.push_back({t, id, ev, value});
     }
     void arriveUpTo(double t);
+    // Requests this engine will see (routed ones in a fleet), and whether all are done.
+    std::size_t expected() const;
+    bool complete() const;
     void setKv(ReqState& s, std::int64_t kv);
     // Prefix caching: the cache's answer for `id` now (memoised until the cache changes).
     const PrefixCache::Hit& probe(ReqId id) const;
@@ -183,6 +209,13 @@ private:
     Decision dec_;
     RunLog log_;
     bool ran_ = false;
+    std::chrono::steady_clock::time_point t_start_;
+    std::uint32_t steps_ = 0;
+    // In a fleet: the requests routed here, in arrival order (next_ indexes them), and the
+    // next arrival into the fleet not routed yet (infinity when all are).
+    bool fleet_ = false;
+    std::vector<ReqId> routed_;
+    double fleet_next_ = std::numeric_limits<double>::infinity();
     bool made_room_ = false; // this iteration's makeRoom() preempted or killed
     double last_iter_s_ = 0;
     bool time_decisions_ = false;

@@ -1,11 +1,13 @@
 #include "workload/generators.h"
 
+#include "model/hash.h"
 #include "run/domains.h"
 #include "workload/random.h"
 #include "workload/text.h"
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <sstream>
 #include <stdexcept>
 
@@ -143,7 +145,105 @@ std::string LengthDist::describe() const {
     return s.str();
 }
 
+namespace {
+
+// Prefix-span ids of generated messages: distinct per seed, conversation, turn and kind.
+std::uint64_t spanId(std::uint64_t seed, std::uint64_t conversation, std::uint64_t turn,
+                     std::uint64_t kind) {
+    return splitmix64(splitmix64(splitmix64(seed ^ 0x47454e5350414e53ULL) ^ conversation) ^
+                      (turn << 2 | kind));
+}
+
+void checkPrefixSpec(const GenerateSpec& spec) {
+    if (spec.system_prompt_tokens < 0 || spec.system_prompt_tokens > (1 << 24))
+        throw std::invalid_argument("system prompt tokens must be in [0, 16777216]");
+    if (spec.system_prompts < 1 || spec.system_prompts > 1000000)
+        throw std::invalid_argument("system prompts must be in [1, 1000000]");
+    if (!(spec.turns >= 1 && spec.turns <= 1000))
+        throw std::invalid_argument("mean turns per conversation must be in [1, 1000]");
+    if (!(spec.think_s > 0 && spec.think_s <= 1e6))
+        throw std::invalid_argument("think time must be in (0, 1e6] s");
+    if (spec.max_context < 2) throw std::invalid_argument("max context must be >= 2 tokens");
+}
+
+// Multi-turn conversations (GenerateSpec's comment says how).
+Workload generateConversations(const GenerateSpec& spec) {
+    Workload w;
+    w.name = spec.name;
+    Rng rng(spec.length_seed);
+    Rng turns_rng(spec.length_seed ^ 0x5455524e53ULL);
+    ArrivalSpec starts = spec.arrivals;
+    if (std::isfinite(starts.rate)) starts.rate = starts.rate / spec.turns;
+    // At most `count` conversations are needed (each has at least one turn).
+    const auto t0 = generateArrivals(starts, spec.count);
+    auto draw = [&](bool prompt) {
+        if (!spec.length_pairs.empty()) {
+            const auto k =
+                rng.uniformInt(0, static_cast<std::int64_t>(spec.length_pairs.size()) - 1);
+            const auto& p = spec.length_pairs[static_cast<std::size_t>(k)];
+            return prompt ? p.first : p.second;
+        }
+        return prompt ? spec.prompt.sample(rng) : spec.output.sample(rng);
+    };
+    const double p_more = 1.0 - 1.0 / spec.turns;
+    std::size_t conversations = 0;
+    for (std::size_t c = 0; c < spec.count && w.requests.size() < spec.count; ++c) {
+        ++conversations;
+        std::vector<PrefixSpan> spans;
+        std::int64_t context = 0;
+        if (spec.system_prompt_tokens > 0) {
+            const auto k = std::uint64_t(turns_rng.uniformInt(0, spec.system_prompts - 1));
+            spans.push_back({spanId(spec.length_seed, ~0ULL, k, 3), spec.system_prompt_tokens});
+            context = spec.system_prompt_tokens;
+        }
+        double at = t0[c];
+        for (std::uint64_t turn = 0; w.requests.size() < spec.count; ++turn) {
+            const int user = draw(true), answer = draw(false);
+            if (turn > 0 && context + user + answer > spec.max_context) break;
+            Request r;
+            r.arrival = at;
+            r.prompt_tokens = static_cast<std::int32_t>(std::min<std::int64_t>(
+                context + user, std::numeric_limits<std::int32_t>::max()));
+            r.output_tokens = answer;
+            spans.push_back({spanId(spec.length_seed, c, turn, 1), user});
+            spans.push_back({spanId(spec.length_seed, c, turn, 2), answer});
+            r.prefix = spans; // the prompt's messages and this turn's answer
+            w.requests.push_back(std::move(r));
+            context += user + answer;
+            if (!turns_rng.bernoulli(p_more)) break;
+            at += turns_rng.exponential(1.0 / spec.think_s);
+        }
+    }
+    std::stable_sort(w.requests.begin(), w.requests.end(),
+                     [](const Request& a, const Request& b) { return a.arrival < b.arrival; });
+    for (std::size_t i = 0; i < w.requests.size(); ++i)
+        w.requests[i].id = static_cast<std::int64_t>(i);
+    w.meta["conversations"] = std::to_string(conversations);
+    w.meta["mean_turns"] = std::to_string(spec.turns);
+    w.meta["think_s"] = std::to_string(spec.think_s);
+    return w;
+}
+
+} // namespace
+
 Workload generateWorkload(const GenerateSpec& spec) {
+    checkPrefixSpec(spec);
+    if (spec.turns > 1) {
+        Workload w = generateConversations(spec);
+        std::ostringstream src;
+        src << "generated: n=" << spec.count << " conversations (mean turns " << spec.turns
+            << ") rate=" << spec.arrivals.rate << " burstiness=" << spec.arrivals.burstiness
+            << " seed=" << spec.arrivals.seed;
+        w.source = src.str();
+        w.meta["arrival_rate"] = std::to_string(spec.arrivals.rate);
+        w.meta["burstiness"] = std::to_string(spec.arrivals.burstiness);
+        w.meta["arrival_seed"] = std::to_string(spec.arrivals.seed);
+        w.meta["length_seed"] = std::to_string(spec.length_seed);
+        if (spec.system_prompt_tokens > 0)
+            w.meta["system_prompt"] = std::to_string(spec.system_prompt_tokens) + " tokens x " +
+                                      std::to_string(spec.system_prompts);
+        return w;
+    }
     Workload w;
     w.name = spec.name;
     const auto arrivals = generateArrivals(spec.arrivals, spec.count);
@@ -162,6 +262,18 @@ Workload generateWorkload(const GenerateSpec& spec) {
             r.prompt_tokens = spec.prompt.sample(rng);
             r.output_tokens = spec.output.sample(rng);
         }
+    }
+    if (spec.system_prompt_tokens > 0) { // drawn apart, so the lengths stay as without it
+        Rng sys_rng(spec.length_seed ^ 0x535953ULL);
+        for (Request& r : w.requests) {
+            const auto k = std::uint64_t(sys_rng.uniformInt(0, spec.system_prompts - 1));
+            r.prompt_tokens = static_cast<std::int32_t>(std::min<std::int64_t>(
+                std::int64_t(r.prompt_tokens) + spec.system_prompt_tokens,
+                std::numeric_limits<std::int32_t>::max()));
+            r.prefix = {{spanId(spec.length_seed, ~0ULL, k, 3), spec.system_prompt_tokens}};
+        }
+        w.meta["system_prompt"] = std::to_string(spec.system_prompt_tokens) + " tokens x " +
+                                  std::to_string(spec.system_prompts);
     }
     std::ostringstream src;
     src << "generated: n=" << spec.count << " rate=" << spec.arrivals.rate

@@ -44,6 +44,23 @@ struct GenerateSpec {
     LengthDist output = LengthDist::parse("lognormal:128,0.9,max=2048");
     std::uint64_t length_seed = 1;
     std::string name = "generated";
+    // Shared prefixes (model/request.h's prefix spans; what prefix caching reuses):
+    //  - system_prompt_tokens > 0: every request begins with one of `system_prompts` shared
+    //    system prompts of that many tokens (drawn uniformly), added to its prompt;
+    //  - turns > 1: multi-turn conversations. Conversations start at rate / turns (the
+    //    request rate stays about `rate`), each has 1 + Geometric turns (mean `turns`), and
+    //    each turn's prompt is the previous turn's prompt, its answer and a new user message
+    //    (a draw of `prompt`, or of a pair's prompt); its answer a draw of `output`. Turn k+1
+    //    arrives an exponential gap (mean think_s) after turn k: arrivals are open-loop, as
+    //    in Mooncake's trace, so under overload a turn may arrive before its predecessor's
+    //    answer is done (and then finds less of it cached). A conversation ends early when
+    //    its next turn's prompt and answer would exceed max_context tokens. Every message
+    //    (user or answer) is a prefix span of its own, so turn k+1's spans extend turn k's.
+    std::int32_t system_prompt_tokens = 0;
+    int system_prompts = 1;
+    double turns = 1;
+    double think_s = 30;
+    std::int32_t max_context = 32768;
 };
 
 Workload generateWorkload(const GenerateSpec& spec);

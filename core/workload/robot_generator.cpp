@@ -122,6 +122,8 @@ Workload generateRobotWorkload(const RobotWorkloadSpec& spec,
             }
             r.tuf = r.cls == "urgent" ? kUrgent : kNormal;
             r.prompt_tokens = spec.system_prompt_tokens + task_tokens;
+            if (spec.system_prompt_tokens > 0)
+                r.prefix = {{kTypeFlyPromptId, spec.system_prompt_tokens}};
             r.output_tokens = std::max<int>(plan_tokens, static_cast<int>(secs.size()));
             const int n = static_cast<int>(secs.size());
             for (int s = 0; s < n; ++s)

@@ -18,6 +18,10 @@
 
 namespace kairos {
 
+// The prefix-span id of TypeFly's system prompt ('TypeFly'): the TimelyLLM reader and the
+// robot generator mark it, so that prefix caching keeps it stored as the paper's server does.
+inline constexpr std::uint64_t kTypeFlyPromptId = 0x54797065466c79ULL;
+
 struct RobotTrace {
     int id = 0;
     std::string cls = "normal";
@@ -36,7 +40,8 @@ struct RobotWorkloadSpec {
     int agents = 25;
     double duration_s = 260;
     std::uint64_t seed = 1;
-    int system_prompt_tokens = 1176; // TypeFly's system prompt (see workload/timelyllm.cpp)
+    int system_prompt_tokens = 1176; // TypeFly's system prompt (see workload/timelyllm.cpp),
+                                     // a shared prefix span (kTypeFlyPromptId) of every task
     static RobotWorkloadSpec preset_(const std::string& name); // wid1, wid2, wid3
 };
 

@@ -13,6 +13,7 @@
 #include "model/input_file.h"
 #include "workload/json_line.h"
 #include "workload/readers.h"
+#include "workload/robot_generator.h"
 
 #include <cmath>
 #include <filesystem>
@@ -25,7 +26,6 @@ namespace kairos {
 namespace {
 using nlohmann::json;
 constexpr int kSystemPromptTokens = 1176;
-constexpr std::uint64_t kSystemPromptId = 0x54797065466c79ULL; // the prefix id: 'TypeFly'
 
 int tokensOf(const std::string& text, double chars_per_token) {
     return static_cast<int>(std::ceil(static_cast<double>(text.size()) / chars_per_token));
@@ -133,7 +133,7 @@ Workload readTimelyLlm(std::istream& in, const std::string& name,
         if (input.size() > 4.0 * kMaxRequestTokens)
             throw fail(at + "task_input", "more than 1e8 tokens");
         r.prompt_tokens = kSystemPromptTokens + tokensOf(input, 4.0);
-        r.prefix = {{kSystemPromptId, kSystemPromptTokens}};
+        r.prefix = {{kTypeFlyPromptId, kSystemPromptTokens}};
         r.output_tokens = plan_tokens;
         const int n = static_cast<int>(exec.size());
         for (int s = 0; s < n; ++s)

@@ -101,6 +101,7 @@ inline Case makeCase(std::uint64_t seed) {
         for (auto& r : c.w.requests) {
             const auto g = static_cast<std::size_t>(rng.uniformInt(0, groups));
             if (g == std::size_t(groups)) continue; // its own prompt only
+            r.prefix.clear(); // a robot task's TypeFly span: the groups stand for it here
             const std::int64_t room = std::int64_t(r.prompt_tokens) + r.output_tokens;
             if (len[g] > room) continue;
             r.prefix.push_back({g + 1, len[g]});

@@ -126,8 +126,19 @@ bool awaitOk(Obj* o, Signal sig, Call call, int ms = 60000) {
 bool pinStored(app::MainWindow& w, qint64 id) {
     return awaitOk(&w, &app::MainWindow::storedRunPinned, [&] { w.pinStoredRun(id); });
 }
+// Waits for model `id` itself: a model an earlier step selected (refreshRuns picks one) may
+// still be loading, and its modelShown can come first.
 bool showModel(app::MainWindow& w, qint64 id) {
-    return awaitOk(&w, &app::MainWindow::modelShown, [&] { w.showModel(id); });
+    QSignalSpy spy(&w, &app::MainWindow::modelShown);
+    w.showModel(id);
+    QElapsedTimer clock;
+    clock.start();
+    for (int seen = 0; clock.elapsed() < 60000;) {
+        for (; seen < spy.size(); ++seen)
+            if (spy.at(seen).at(0).toLongLong() == id) return spy.at(seen).at(1).toBool();
+        spy.wait(1000);
+    }
+    return false;
 }
 bool refreshRuns(app::MainWindow& w) {
     QSignalSpy spy(&w, &app::MainWindow::runsRefreshed);

@@ -1,0 +1,205 @@
+#include "sim/fleet.h"
+
+#include "sim/engine.h"
+
+#include <algorithm>
+#include <chrono>
+#include <limits>
+#include <numeric>
+#include <stdexcept>
+
+namespace kairos {
+
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+// The replica minimising `score` (ties to the lowest index).
+template <class F>
+int argmin(int n, F&& score) {
+    int best = 0;
+    auto s0 = score(0);
+    for (int r = 1; r < n; ++r) {
+        const auto s = score(r);
+        if (s < s0) {
+            s0 = s;
+            best = r;
+        }
+    }
+    return best;
+}
+
+class Fleet {
+public:
+    explicit Fleet(const FleetRun& run) : run_(run), n_(run.fleet.replicas) {
+        scheds_.reserve(static_cast<std::size_t>(n_));
+        sims_.reserve(static_cast<std::size_t>(n_));
+        for (int r = 0; r < n_; ++r) {
+            scheds_.push_back(run.make_scheduler());
+            sims_.push_back(std::make_unique<Simulator>(*run.workload, *run.model,
+                                                        *scheds_.back(), run.limits));
+            sims_.back()->setCancelFlag(run.cancel);
+            sims_.back()->joinFleet();
+        }
+    }
+
+    RunLog run() {
+        const auto t0 = std::chrono::steady_clock::now();
+        const auto& reqs = run_.workload->requests;
+        std::vector<std::int16_t> replica_of(reqs.size(), 0);
+        for (auto& s : sims_) s->start();
+        double at = -kInf;
+        for (std::size_t k = 0; k < reqs.size(); ++k) {
+            const double t = reqs[k].arrival;
+            if (t != at) { // every replica to its first boundary at or after t
+                at = t;
+                for (auto& s : sims_) {
+                    s->setFleetNext(t);
+                    s->advance(t);
+                }
+                if (run_.progress)
+                    run_.progress->store(double(k) / double(reqs.size()),
+                                         std::memory_order_relaxed);
+            }
+            const int r = choose(static_cast<ReqId>(k));
+            sims_[static_cast<std::size_t>(r)]->route(static_cast<ReqId>(k));
+            replica_of[k] = static_cast<std::int16_t>(r);
+        }
+        std::vector<RunLog> logs;
+        logs.reserve(sims_.size());
+        for (auto& s : sims_) {
+            s->setFleetNext(kInf);
+            s->advance(kInf);
+            logs.push_back(s->finish());
+        }
+        RunLog out = merge(std::move(logs), std::move(replica_of));
+        out.sim_wall_ms =
+            std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
+                .count();
+        return out;
+    }
+
+private:
+    std::int64_t load(int r) const { return sims_[static_cast<std::size_t>(r)]->outstanding(); }
+
+    int choose(ReqId id) {
+        const FleetOptions& o = run_.fleet;
+        switch (o.router) {
+        case Router::RoundRobin:
+            return static_cast<int>(next_rr_++ % static_cast<std::uint64_t>(n_));
+        case Router::LeastOutstanding:
+            return argmin(n_, [&](int r) { return load(r); });
+        case Router::LeastKv:
+            return argmin(n_, [&](int r) {
+                const Simulator& s = *sims_[static_cast<std::size_t>(r)];
+                return std::make_pair(s.kvUsed() + s.queuedContext(), s.outstanding());
+            });
+        case Router::PrefixAware: {
+            std::int64_t lo = load(0), hi = lo;
+            for (int r = 1; r < n_; ++r) {
+                lo = std::min(lo, load(r));
+                hi = std::max(hi, load(r));
+            }
+            const bool imbalanced =
+                hi - lo > o.balance_abs && double(hi) > double(lo) * o.balance_rel;
+            const int least = argmin(n_, [&](int r) { return load(r); });
+            if (imbalanced) return least;
+            // The longest cached prefix; ties to the less loaded, then the lower index.
+            const int best = argmin(n_, [&](int r) {
+                return std::make_pair(-sims_[static_cast<std::size_t>(r)]->cachedPrefix(id),
+                                      load(r));
+            });
+            const double hit = double(sims_[static_cast<std::size_t>(best)]->cachedPrefix(id));
+            const double prompt =
+                double(run_.workload->requests[static_cast<std::size_t>(id)].prompt_tokens);
+            return prompt > 0 && hit > o.cache_threshold * prompt ? best : least;
+        }
+        }
+        return 0;
+    }
+
+    RunLog merge(std::vector<RunLog> logs, std::vector<std::int16_t> replica_of) const {
+        RunLog out;
+        const RunLog& a = logs.front();
+        out.workload = a.workload;
+        out.policy = a.policy;
+        out.exec_model = a.exec_model;
+        out.kv_capacity_tokens = a.kv_capacity_tokens;
+        out.num_requests = a.num_requests;
+        out.prefix_caching = a.prefix_caching;
+        out.cache_block_size = a.cache_block_size;
+        out.replicas = n_;
+        out.router = routerName(run_.fleet.router);
+        std::size_t events = 0, iters = 0;
+        for (const auto& l : logs) {
+            events += l.events.size();
+            iters += l.iters.size();
+            out.cache_evictions += l.cache_evictions;
+        }
+        // Events in time order (a stable sort: each replica's order among equal times,
+        // and each request's own order, are kept).
+        out.events.reserve(events);
+        for (const auto& l : logs) out.events.insert(out.events.end(), l.events.begin(), l.events.end());
+        std::stable_sort(out.events.begin(), out.events.end(),
+                         [](const Event& x, const Event& y) { return x.t < y.t; });
+        // Iteration records by start, tagged with their replica.
+        struct At {
+            double t0;
+            std::int16_t r;
+            std::uint32_t i;
+        };
+        std::vector<At> order;
+        order.reserve(iters);
+        for (std::size_t r = 0; r < logs.size(); ++r)
+            for (std::size_t i = 0; i < logs[r].iters.size(); ++i)
+                order.push_back({logs[r].iters[i].t0, static_cast<std::int16_t>(r),
+                                 static_cast<std::uint32_t>(i)});
+        std::stable_sort(order.begin(), order.end(),
+                         [](const At& x, const At& y) { return x.t0 < y.t0; });
+        out.iters.reserve(iters);
+        out.iter_replica.reserve(iters);
+        for (const At& x : order) {
+            out.iters.push_back(logs[static_cast<std::size_t>(x.r)].iters[x.i]);
+            out.iter_replica.push_back(x.r);
+        }
+        for (std::size_t r = 0; r < logs.size(); ++r)
+            for (const auto& w : logs[r].warnings)
+                out.warnings.push_back("replica " + std::to_string(r) + ": " + w);
+        out.replica_of = std::move(replica_of);
+        return out;
+    }
+
+    const FleetRun& run_;
+    int n_;
+    std::vector<std::unique_ptr<Scheduler>> scheds_;
+    std::vector<std::unique_ptr<Simulator>> sims_;
+    std::uint64_t next_rr_ = 0;
+};
+
+} // namespace
+
+RunLog simulateFleet(const FleetRun& run) {
+    if (!run.workload || !run.model || !run.make_scheduler)
+        throw std::invalid_argument("simulateFleet: workload, model and schedulers are needed");
+    const FleetOptions& o = run.fleet;
+    if (o.replicas < 1 || o.replicas > kMaxReplicas)
+        throw std::invalid_argument("replicas must be 1 to " + std::to_string(kMaxReplicas));
+    if (o.router == Router::PrefixAware && !run.limits.prefix_caching)
+        throw std::invalid_argument("the prefix_aware router reads the replicas' prefix caches: "
+                                    "it needs prefix caching on");
+    if (o.replicas == 1) {
+        auto sched = run.make_scheduler();
+        Simulator engine(*run.workload, *run.model, *sched, run.limits);
+        engine.setCancelFlag(run.cancel);
+        engine.setProgress(run.progress);
+        engine.explain(run.explain);
+        return engine.run();
+    }
+    if (run.explain)
+        throw std::invalid_argument("explaining follows one engine's decisions: run it with one "
+                                    "replica");
+    Fleet f(run);
+    return f.run();
+}
+
+} // namespace kairos

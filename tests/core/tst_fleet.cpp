@@ -1,0 +1,307 @@
+// Replicas behind a router (sim/fleet.h): one replica is the engine alone, bit for bit, for
+// every registered policy and router; round robin over N replicas is N independent runs of
+// the split workload; hand-derived placements of least_outstanding and round robin; the
+// prefix-aware router keeps a conversation's turns where its prefix is cached; the fleet's
+// run log round-trips and its summary adds up over the replicas.
+#include "exec/execution_model.h"
+#include "export/runlog_jsonl.h"
+#include "metrics/request_metrics.h"
+#include "metrics/summary.h"
+#include "model/input_error.h"
+#include "random_cases.h"
+#include "sched/registry.h"
+#include "sim/engine.h"
+#include "sim/fleet.h"
+#include "test_util.h"
+
+#include <QtTest>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+using namespace kairos;
+using kairos::test::req;
+
+namespace {
+
+// The run log as its JSONL text, without the wall time (the one field that differs).
+std::string text(RunLog log) {
+    log.sim_wall_ms = 0;
+    std::ostringstream o;
+    writeRunLogJsonl(log, o);
+    return o.str();
+}
+
+RunLog fleetRun(const Workload& w, const ExecutionModel& m, const PolicyConfig& pc,
+                const EngineLimits& lim, int replicas, Router router) {
+    FleetRun run;
+    run.workload = &w;
+    run.model = &m;
+    run.make_scheduler = [&pc] { return makeScheduler(pc); };
+    run.limits = lim;
+    run.fleet.replicas = replicas;
+    run.fleet.router = router;
+    return simulateFleet(run);
+}
+
+// prefill = 1 + 0.01 sum(L) + 1e-4 sum(L^2) s; decode = 1 s.
+EteModel handModel() {
+    EteParams p;
+    p.a = 1;
+    p.b = 0.01;
+    p.c = 1e-4;
+    p.q0 = 1;
+    return EteModel(p);
+}
+
+PolicyConfig fcfs() {
+    PolicyConfig pc;
+    pc.name = "fcfs";
+    return pc;
+}
+
+double ttft(const RunLog& log, ReqId id) { return perRequest(log)[std::size_t(id)].ttft(); }
+
+// Equal up to rounding: a stretch cut in two (at an arrival into the fleet) computes its
+// second part's times from the first part's end, which may differ in the last bits from the
+// uncut stretch's formula.
+bool close(double a, double b) { return std::fabs(a - b) <= 1e-9 * std::max(1.0, std::fabs(a)); }
+
+} // namespace
+
+class TestFleet : public QObject {
+    Q_OBJECT
+private slots:
+    void oneReplicaIsTheEngine_data() { test::policyRows(); }
+
+    // With one replica every router gives the engine's own run, bit for bit.
+    void oneReplicaIsTheEngine() {
+        QFETCH(QString, policy);
+        const std::string name = policy.toStdString();
+        const int seeds = test::seedCount(25, "KAIROS_FLEET_SEEDS");
+        int compared = 0;
+        for (int seed = 1; seed <= seeds; ++seed) {
+            const test::Case c = test::makeCase(static_cast<std::uint64_t>(seed));
+            Rng rng(static_cast<std::uint64_t>(seed) * 97 + 5);
+            const PolicyConfig pc = test::randomConfig(name, std::uint64_t(seed), rng);
+            EngineLimits lim = c.lim;
+            lim.kv_capacity_tokens = 2 * std::max<std::int64_t>(16, c.largest_need);
+            const EteModel ete(c.ete);
+            const UnitModel unit;
+            const ExecutionModel& m = c.unit ? static_cast<const ExecutionModel&>(unit) : ete;
+            std::string alone;
+            try {
+                auto sched = makeScheduler(pc);
+                alone = text(simulate(c.w, m, *sched, lim));
+            } catch (const std::exception&) {
+                continue; // a setting the policy refuses (or a documented loop): not this test's
+            }
+            for (const auto& r : kRouterNames) {
+                if (r.router == Router::PrefixAware && !lim.prefix_caching) continue;
+                const QString what = test::describeRun(pc, c, lim.kv_capacity_tokens) +
+                                     ", router " + r.name;
+                RunLog one;
+                try {
+                    one = fleetRun(c.w, m, pc, lim, 1, r.router);
+                } catch (const std::exception& e) {
+                    QFAIL(qPrintable(what + ": " + e.what()));
+                }
+                QVERIFY2(text(one) == alone, qPrintable(what));
+                ++compared;
+            }
+        }
+        QVERIFY(compared > 0);
+    }
+
+    void roundRobinIsSplitRuns_data() { test::policyRows(); }
+
+    // Round robin over N identical replicas: replica r runs requests r, r + N, ... (in arrival
+    // order) exactly as an engine alone given only those. The predictor is the oracle, whose
+    // predictions do not depend on which other requests the workload holds.
+    void roundRobinIsSplitRuns() {
+        QFETCH(QString, policy);
+        const std::string name = policy.toStdString();
+        const int seeds = test::seedCount(20, "KAIROS_FLEET_SEEDS");
+        int compared = 0;
+        for (int seed = 1; seed <= seeds; ++seed) {
+            const test::Case c = test::makeCase(static_cast<std::uint64_t>(seed));
+            Rng rng(static_cast<std::uint64_t>(seed) * 131 + 7);
+            PolicyConfig pc = test::randomConfig(name, std::uint64_t(seed), rng);
+            pc.predictor = "oracle";
+            EngineLimits lim = c.lim;
+            lim.kv_capacity_tokens = 2 * std::max<std::int64_t>(16, c.largest_need);
+            const EteModel ete(c.ete);
+            const UnitModel unit;
+            const ExecutionModel& m = c.unit ? static_cast<const ExecutionModel&>(unit) : ete;
+            const int n = 2 + seed % 3;
+            RunLog fleet;
+            try {
+                fleet = fleetRun(c.w, m, pc, lim, n, Router::RoundRobin);
+            } catch (const std::invalid_argument&) {
+                continue; // a setting the policy refuses
+            } catch (const SchedulerLoop&) {
+                continue;
+            }
+            QCOMPARE(fleet.replicas, n);
+            for (int r = 0; r < n; ++r) {
+                Workload part;
+                part.name = c.w.name;
+                for (std::size_t i = std::size_t(r); i < c.w.size(); i += std::size_t(n))
+                    part.requests.push_back(c.w.requests[i]);
+                auto sched = makeScheduler(pc);
+                RunLog alone;
+                const QString what = test::describeRun(pc, c, lim.kv_capacity_tokens) +
+                                     QString(", replica %1 of %2").arg(r).arg(n);
+                try {
+                    alone = simulate(part, m, *sched, lim);
+                } catch (const std::exception& e) {
+                    QFAIL(qPrintable(what + ": alone: " + e.what()));
+                }
+                std::vector<ReqId> members;
+                const RunLog mine = replicaLog(fleet, r, &members);
+                QCOMPARE(members.size(), part.size());
+                // The same events at the same times, and the same token times. The iteration
+                // records differ only in where stretches are cut: a replica's stretch stops at
+                // every arrival into the fleet (the router looks then), and skipping ahead is
+                // exact, so the iterations themselves (and every token) are the same.
+                QCOMPARE(mine.events.size(), alone.events.size());
+                for (std::size_t i = 0; i < mine.events.size(); ++i) {
+                    const Event &x = mine.events[i], &y = alone.events[i];
+                    QVERIFY2(close(x.t, y.t) && x.req == y.req && x.ev == y.ev &&
+                                 x.value == y.value,
+                             qPrintable(what + QString(": event %1 (%2 of req %3 at %4 vs %5 of "
+                                                       "req %6 at %7)")
+                                                   .arg(i)
+                                                   .arg(evName(x.ev))
+                                                   .arg(x.req)
+                                                   .arg(x.t, 0, 'g', 17)
+                                                   .arg(evName(y.ev))
+                                                   .arg(y.req)
+                                                   .arg(y.t, 0, 'g', 17)));
+                }
+                const auto tm = allTokenTimes(mine), ta = allTokenTimes(alone);
+                QCOMPARE(tm.size(), ta.size());
+                for (std::size_t i = 0; i < tm.size(); ++i) {
+                    QCOMPARE(tm[i].size(), ta[i].size());
+                    for (std::size_t k = 0; k < tm[i].size(); ++k)
+                        QVERIFY2(close(tm[i][k], ta[i][k]), qPrintable(what));
+                }
+                QCOMPARE(mine.totalIterations(), alone.totalIterations());
+                QVERIFY(mine.iters.size() >= alone.iters.size());
+            }
+            ++compared;
+        }
+        QVERIFY(compared > 0);
+    }
+
+    // Two replicas, FCFS, the hand model. A (prompt 10, output 5) and B (10, 1) arrive at 0;
+    // C (10, 1) at 2.5 s. Round robin: A -> 0, B -> 1, C -> 0. A's prefill ends at 1.11 s,
+    // its decodes at 2.11, 3.11, ...; C waits for the boundary at 3.11, prefills alone (A's
+    // decode waits, vLLM v0) until 4.22: TTFT 1.72 s. Least outstanding: at 2.5 replica 1 has
+    // finished B (at 1.11) and replica 0 still runs A, so C -> 1 and prefills at once: TTFT
+    // 1.11 s. least_kv places it the same way (replica 1 holds no KV).
+    void handPlacements() {
+        Workload w;
+        w.requests = {req(0, 10, 5), req(0, 10, 1), req(2.5, 10, 1)};
+        EngineLimits lim;
+        lim.kv_capacity_tokens = 1000;
+        const EteModel m = handModel();
+        const RunLog rr = fleetRun(w, m, fcfs(), lim, 2, Router::RoundRobin);
+        QCOMPARE(rr.replica_of, (std::vector<std::int16_t>{0, 1, 0}));
+        QVERIFY(std::fabs(ttft(rr, 2) - 1.72) < 1e-9);
+        QVERIFY(std::fabs(ttft(rr, 0) - 1.11) < 1e-9);
+        for (Router r : {Router::LeastOutstanding, Router::LeastKv}) {
+            const RunLog lo = fleetRun(w, m, fcfs(), lim, 2, r);
+            QCOMPARE(lo.replica_of, (std::vector<std::int16_t>{0, 1, 1}));
+            QVERIFY(std::fabs(ttft(lo, 2) - 1.11) < 1e-9);
+        }
+        // The fleet summary: over all requests, and a row per replica that adds up.
+        const Summary s = summarize(rr);
+        QCOMPARE(s.replica_count, 2);
+        QCOMPARE(s.router, std::string("round_robin"));
+        QCOMPARE(int(s.replicas.size()), 2);
+        QCOMPARE(s.replicas[0].requests, std::int64_t(2));
+        QCOMPARE(s.replicas[1].requests, std::int64_t(1));
+        QCOMPARE(s.replicas[0].completed + s.replicas[1].completed, s.completed);
+        QCOMPARE(s.ttft_ms.count, std::int64_t(3));
+        const auto j = s.toJson();
+        QCOMPARE(j["replicas"].size(), std::size_t(2));
+        QCOMPARE(j["router"].get<std::string>(), std::string("round_robin"));
+        const Summary back = Summary::fromJson(j);
+        QCOMPARE(int(back.replicas.size()), 2);
+        QCOMPARE(back.replicas[1].requests, std::int64_t(1));
+        QCOMPARE(back.replicas[0].ttft_ms.mean, s.replicas[0].ttft_ms.mean);
+    }
+
+    // Three conversations (32-token shared prefixes, prompts of 50, answers of 2) take turns,
+    // 3 s apart: each turn (prefill at most 1.75 s, a 1 s decode) has finished before the next
+    // arrives, so the load never tips the balance. prefix_aware sends a conversation's later
+    // turns where its prefix is cached (32 > half of 50): every turn after each
+    // conversation's first finds 32 tokens (2 blocks of 16). Round robin over two replicas
+    // sends a conversation to alternating replicas: its second turn misses too.
+    void prefixAwareFollowsTheCache() {
+        Workload w;
+        const int turns = 12;
+        for (int k = 0; k < turns; ++k) {
+            Request r = req(3.0 * k, 50, 2);
+            r.prefix = {{std::uint64_t(1 + k % 3), 32}};
+            w.requests.push_back(r);
+        }
+        EngineLimits lim;
+        lim.kv_capacity_tokens = 100000;
+        lim.block_size = 16;
+        lim.prefix_caching = true;
+        const EteModel m = handModel();
+        const RunLog pa = fleetRun(w, m, fcfs(), lim, 2, Router::PrefixAware);
+        const Summary s = summarize(pa);
+        QCOMPARE(s.prefix_cached_tokens, std::int64_t((turns - 3) * 32));
+        for (int k = 3; k < turns; ++k) QCOMPARE(pa.replica_of[std::size_t(k)], pa.replica_of[std::size_t(k % 3)]);
+        const Summary rr = summarize(fleetRun(w, m, fcfs(), lim, 2, Router::RoundRobin));
+        QCOMPARE(rr.prefix_cached_tokens, std::int64_t((turns - 6) * 32));
+        QCOMPARE(int(s.replicas.size()), 2);
+        QCOMPARE(s.replicas[0].prefix_cached_tokens + s.replicas[1].prefix_cached_tokens,
+                 s.prefix_cached_tokens);
+        // Without prefix caching the prefix-aware router has nothing to read: refused.
+        lim.prefix_caching = false;
+        QVERIFY_THROWS_EXCEPTION(std::invalid_argument,
+                                 fleetRun(w, m, fcfs(), lim, 2, Router::PrefixAware));
+    }
+
+    // A fleet's run log round-trips through JSONL (replica of each request and iteration),
+    // and a replica the header does not have is an error naming the field.
+    void runLogRoundTrip() {
+        const test::Case c = test::makeCase(3);
+        EngineLimits lim = c.lim;
+        lim.kv_capacity_tokens = 2 * std::max<std::int64_t>(16, c.largest_need);
+        const EteModel m(c.ete);
+        const RunLog log = fleetRun(c.w, m, fcfs(), lim, 3, Router::LeastOutstanding);
+        const std::string t = text(log);
+        std::istringstream in(t);
+        const RunLog back = readRunLogJsonl(in, "fleet.jsonl");
+        QCOMPARE(back.replicas, 3);
+        QCOMPARE(back.replica_of, log.replica_of);
+        QCOMPARE(back.iter_replica, log.iter_replica);
+        QCOMPARE(text(back), t);
+        // Token times are each replica's own: the fleet's equal the replicas'.
+        const auto all = allTokenTimes(log);
+        for (int r = 0; r < 3; ++r) {
+            std::vector<ReqId> members;
+            const auto part = allTokenTimes(replicaLog(log, r, &members));
+            for (std::size_t i = 0; i < members.size(); ++i)
+                QCOMPARE(all[std::size_t(members[i])], part[i]);
+        }
+        std::string bad = t;
+        const auto at = bad.find("\"replica\":");
+        QVERIFY(at != std::string::npos);
+        bad.replace(at, 11, "\"replica\":9");
+        std::istringstream in2(bad);
+        try {
+            (void)readRunLogJsonl(in2, "fleet.jsonl");
+            QFAIL("a replica out of range was read");
+        } catch (const InputError& e) {
+            QVERIFY2(std::string(e.what()).find("replica") != std::string::npos, e.what());
+        }
+    }
+};
+
+QTEST_GUILESS_MAIN(TestFleet)
+#include "tst_fleet.moc"
