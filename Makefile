@@ -8,7 +8,7 @@ SAMPLE := sample_traces/chat_poisson_small.jsonl
 REPORT_DIR ?= out
 FUZZ_SECONDS ?= 20
 
-.PHONY: all deps configure build run test bench asan test-asan fuzz format clean package gpu-preset
+.PHONY: all deps configure build run test bench asan test-asan asan-full test-asan-full fuzz format clean package gpu-preset
 
 all: build
 
@@ -63,6 +63,15 @@ asan: deps
 test-asan: asan
 	ctest --preset asan -j $(JOBS)
 
+# CI's sanitizer share (above) leaves out the GUI and the live engine to fit its time; this is
+# the whole tree under the sanitizers (Debug), for a change to the GUI or gpu/.
+asan-full: deps
+	cmake --preset asan-full
+	cmake --build --preset asan-full -j $(JOBS)
+
+test-asan-full: asan-full
+	ctest --preset asan-full -j $(JOBS)
+
 # The gpu preset as a GPU user builds it (no Qt, store, Ceres, XGBoost, MPI), here against
 # Debian's CPU libtorch; on a GPU machine: README, "On an NVIDIA GPU".
 # GPU_BUILD_TYPE: Debug builds at -O0 (40 % less compile time than -O3), e.g. for a quick check.
@@ -81,4 +90,4 @@ format:
 	find core views app tests gpu -name '*.cpp' -o -name '*.h' -o -name '*.cu' | xargs clang-format -i
 
 clean:
-	rm -rf $(BUILD) build-asan build-fuzz build-release build-gpu
+	rm -rf $(BUILD) build-asan build-asan-full build-fuzz build-release build-gpu

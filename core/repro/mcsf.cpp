@@ -72,6 +72,7 @@ double smallestLoopFreeAlpha(const Workload& w, const ExecutionModel& model, con
 Report reproduceMcsf(const Options& opt) {
     Report rep;
     const DeviceProfile prof = opt.profile("llama2-70b-a100x2");
+    rep.prefix_caching = paperLimits().prefix_caching;
     const auto model = makeExecutionModel(prof);
     const std::size_t n_max = opt.quick ? 600 : 5000;
     const std::vector<std::size_t> ns =

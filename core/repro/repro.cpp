@@ -171,6 +171,11 @@ Report reproduce(const std::string& paper, const Options& opt) {
         if (k == 0) first = std::move(r);
     }
     first.claims = aggregate(runs);
+    if (first.prefix_caching)
+        for (Claim& c : first.claims)
+            c.setting += *first.prefix_caching
+                             ? " Engine: prefix caching on (vLLM's automatic prefix caching)."
+                             : " Engine: prefix caching off (every prompt computed in full).";
     if (opt.seeds > 1)
         first.details += "  (tables above: seed " + std::to_string(opt.seed) +
                          "; the claims below are means over " + std::to_string(opt.seeds) +

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <functional>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -89,6 +90,9 @@ struct Options {
 struct Report {
     std::vector<Claim> claims;
     std::string details; // the tables behind the claims, for people
+    // Set by the experiments that run the engine: whether they ran it with prefix caching
+    // (sim/prefix_cache.h). reproduce() then ends every row's setting saying which.
+    std::optional<bool> prefix_caching;
 };
 
 // "mcsf", "trail", "timely", "timebill", "ala"; "all" runs each in that order. Throws

@@ -22,6 +22,7 @@ Report reproduceTimebill(const Options& opt) {
     const auto model = makeExecutionModel(prof);
     EngineLimits lim;
     lim.kv_capacity_tokens = prof.kvCapacityTokens();
+    rep.prefix_caching = lim.prefix_caching;
 
     // One request at a time, as in the paper: arrivals further apart than any budget
     // (Kill ends every request by its budget).

@@ -59,6 +59,7 @@ Report reproduceTimely(const Options& opt) {
     EngineLimits lim;
     lim.kv_capacity_tokens = prof.kvCapacityTokens();
     lim.block_size = 16; // vLLM's paged blocks (TimelyLLM is built on vLLM)
+    rep.prefix_caching = lim.prefix_caching;
 
     const std::vector<RobotTrace> traces =
         readRobotTraces(dataFile(opt, "timelyllm/timelyllm_drone_trace_set_extracted.json"));

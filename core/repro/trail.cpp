@@ -55,6 +55,7 @@ Report reproduceTrail(const Options& opt) {
     lim.block_size = 16;
     lim.chunked_prefill = true;       // as in both the paper's systems
     lim.max_num_batched_tokens = 512; // vLLM 0.5's default with chunked prefill
+    rep.prefix_caching = lim.prefix_caching;
     const std::size_t n = opt.quick ? 800 : 4000;
     const std::string setting =
         "Llama3-8B on one A100-80GB as the paper, by a derived profile (" + prof.provenance + "; " +

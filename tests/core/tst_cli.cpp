@@ -389,6 +389,11 @@ private slots:
             QVERIFY2(c.at("kairos_value").is_number(), c.at("claim").get<std::string>().c_str());
             ++per_paper[c["paper"].get<std::string>()];
             v[c["claim"].get<std::string>()] = c["kairos_value"].get<double>();
+            // Every row whose experiment runs the engine says whether prefix caching was on.
+            if (c["paper"] != "ala")
+                QVERIFY2(c["setting"].get<std::string>().find("prefix caching o") !=
+                             std::string::npos,
+                         c["claim"].get<std::string>().c_str());
         }
         for (const char* p : {"mcsf", "trail", "timely", "timebill"})
             QVERIFY2(per_paper[p] >= 5, p);

@@ -62,7 +62,11 @@ struct Result {
 const std::map<std::string, std::string>& bases() {
     static const std::map<std::string, std::string> b = {
         {"simulate", "simulate -w {w} -q"},
+#if KAIROS_REPORT_CHARTS
         {"report", "report -w {w} --html {tmp}/r.html"},
+#else // built without the GUI libraries that draw the charts: --html is refused first
+        {"report", "report -w {w} --json {tmp}/r.json"},
+#endif
         {"generate", "generate -o {tmp}/g.jsonl -n 20"},
         {"explain", "explain {log} --at 1"},
         {"policies", "policies"},

@@ -126,20 +126,27 @@ bool awaitOk(Obj* o, Signal sig, Call call, int ms = 60000) {
 bool pinStored(app::MainWindow& w, qint64 id) {
     return awaitOk(&w, &app::MainWindow::storedRunPinned, [&] { w.pinStoredRun(id); });
 }
-// Waits for model `id` itself: a model an earlier step selected (refreshRuns picks one) may
-// still be loading, and its modelShown can come first.
+// Waits for model `id` itself. Another model's load may come first (refreshRuns selects one,
+// and a store change refreshes the table, which shows its selected model again: a newer load
+// drops an older one's result): then it asks again.
 bool showModel(app::MainWindow& w, qint64 id) {
-    QSignalSpy spy(&w, &app::MainWindow::modelShown);
-    w.showModel(id);
     QElapsedTimer clock;
     clock.start();
-    for (int seen = 0; clock.elapsed() < 60000;) {
-        for (; seen < spy.size(); ++seen)
-            if (spy.at(seen).at(0).toLongLong() == id) return spy.at(seen).at(1).toBool();
-        spy.wait(1000);
+    while (clock.elapsed() < 60000) {
+        QSignalSpy spy(&w, &app::MainWindow::modelShown);
+        w.showModel(id);
+        bool other = false;
+        for (int seen = 0; !other && clock.elapsed() < 60000;) {
+            for (; seen < spy.size(); ++seen) {
+                if (spy.at(seen).at(0).toLongLong() == id) return spy.at(seen).at(1).toBool();
+                other = true; // ours may have been dropped for a newer load: ask again
+            }
+            if (!other) spy.wait(1000);
+        }
     }
     return false;
 }
+
 bool refreshRuns(app::MainWindow& w) {
     QSignalSpy spy(&w, &app::MainWindow::runsRefreshed);
     w.refreshRuns();
