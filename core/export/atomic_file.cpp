@@ -22,6 +22,12 @@
 
 namespace kairos {
 
+// Named, not in the anonymous namespace: OutputBatch::Staged has a field of it.
+namespace atomic_file_detail {
+enum class Target { Absent, Regular, InPlace };
+} // namespace atomic_file_detail
+using atomic_file_detail::Target;
+
 namespace {
 
 std::atomic<bool> g_guard_inputs{false};
@@ -96,7 +102,6 @@ template <class Make> bool freshName(const std::string& path, std::string* name,
     return false;
 }
 
-enum class Target { Absent, Regular, InPlace };
 
 // What is at `path` now, and whether it may be replaced. A symbolic link is the user's
 // way of naming another file: what it points to is judged, and written (`*resolved`).

@@ -62,6 +62,7 @@ void Simulator::joinFleet() {
 void Simulator::route(ReqId id) {
     if (!fleet_) throw std::logic_error("Simulator::route: not in a fleet");
     routed_.push_back(id);
+    routed_context_ += w_.requests[static_cast<std::size_t>(id)].prompt_tokens;
 }
 
 void Simulator::setFleetNext(double t) { fleet_next_ = t; }
@@ -79,11 +80,7 @@ std::int64_t Simulator::outstanding() const {
 }
 
 std::int64_t Simulator::queuedContext() const {
-    std::int64_t n = 0;
-    for (ReqId id : waiting_) n += state(id).context();
-    for (std::size_t k = next_; k < routed_.size(); ++k)
-        n += w_.requests[static_cast<std::size_t>(routed_[k])].prompt_tokens;
-    return n;
+    return waiting_context_ + routed_context_;
 }
 
 std::int64_t Simulator::cachedPrefix(ReqId id) const {
@@ -220,9 +217,11 @@ void Simulator::arriveUpTo(double t) {
                 w_.requests[static_cast<std::size_t>(routed_[next_])].arrival > t)
                 break;
             id = routed_[next_++];
+            routed_context_ -= w_.requests[static_cast<std::size_t>(id)].prompt_tokens;
         }
         st(id).phase = Phase::Waiting;
         waiting_.pushBack(id);
+        waiting_context_ += st(id).context();
         log(w_.requests[static_cast<std::size_t>(id)].arrival, id, Ev::Arrive,
             w_.requests[static_cast<std::size_t>(id)].prompt_tokens);
         if (const auto& b = w_.requests[static_cast<std::size_t>(id)].budget_s)
@@ -263,7 +262,9 @@ void Simulator::removeFrom(std::vector<ReqId>& v, ReqId id) {
 }
 
 bool Simulator::removeWaiting(ReqId id) {
-    return waiting_.remove(id);
+    if (!waiting_.remove(id)) return false;
+    waiting_context_ -= st(id).context();
+    return true;
 }
 
 void Simulator::doAdmit(ReqId id) {
@@ -314,6 +315,7 @@ void Simulator::doPreempt(ReqId id, bool restart) {
     waiting_.pushFront(id);
     log(now_, id, Ev::Preempt, s.generated);
     if (restart) s.generated = 0; // the tokens are lost: they will be generated again
+    waiting_context_ += s.context();
     sched_.onEnqueue(*this, id);
     if (explain_) sampleInsight(id);
 }

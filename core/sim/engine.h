@@ -215,6 +215,9 @@ private:
     // next arrival into the fleet not routed yet (infinity when all are).
     bool fleet_ = false;
     std::vector<ReqId> routed_;
+    // Context tokens of the waiting requests, and prompt tokens routed here not arrived yet
+    // (queuedContext(): least_kv's measure, kept as requests come and go).
+    std::int64_t waiting_context_ = 0, routed_context_ = 0;
     double fleet_next_ = std::numeric_limits<double>::infinity();
     bool made_room_ = false; // this iteration's makeRoom() preempted or killed
     double last_iter_s_ = 0;

@@ -198,6 +198,16 @@ RunLog simulateFleet(const FleetRun& run) {
     if (run.explain)
         throw std::invalid_argument("explaining follows one engine's decisions: run it with one "
                                     "replica");
+    // Every replica keeps its state for every request of the workload (ids stay the fleet's:
+    // about 200 bytes each), so a fleet's memory grows with replicas x requests.
+    const double states = double(o.replicas) * double(run.workload->size());
+    if (states > kMaxFleetStates)
+        throw std::invalid_argument(
+            std::to_string(o.replicas) + " replicas x " + std::to_string(run.workload->size()) +
+            " requests: every replica keeps state for every request (about " +
+            std::to_string(static_cast<long long>(states * 200 / 1e9)) +
+            " GB here; at most " + std::to_string(static_cast<long long>(kMaxFleetStates / 1e6)) +
+            " million replica-requests): fewer replicas or a shorter trace (--limit)");
     Fleet f(run);
     return f.run();
 }

@@ -62,7 +62,12 @@ struct FleetRun {
     std::atomic<double>* progress = nullptr;
 };
 
-// Runs the fleet; with one replica, the engine alone (Simulator::run).
+// The most replicas x requests a fleet may hold (each replica keeps about 200 bytes per
+// request of the workload): 25 million, about 5 GB.
+inline constexpr double kMaxFleetStates = 25e6;
+
+// Runs the fleet; with one replica, the engine alone (Simulator::run). Throws
+// std::invalid_argument for more replicas x requests than kMaxFleetStates.
 RunLog simulateFleet(const FleetRun& run);
 
 } // namespace kairos

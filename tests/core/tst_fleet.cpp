@@ -260,6 +260,16 @@ private slots:
         QCOMPARE(int(s.replicas.size()), 2);
         QCOMPARE(s.replicas[0].prefix_cached_tokens + s.replicas[1].prefix_cached_tokens,
                  s.prefix_cached_tokens);
+        // A fleet whose replicas would hold more than 25 million request states is refused
+        // before anything is allocated (4096 replicas of 10,000 requests: 41 million).
+        {
+            Workload big;
+            big.requests.assign(10000, req(0, 10, 1));
+            EngineLimits l;
+            l.kv_capacity_tokens = 1000;
+            QVERIFY_THROWS_EXCEPTION(std::invalid_argument,
+                                     fleetRun(big, m, fcfs(), l, kMaxReplicas, Router::RoundRobin));
+        }
         // Without prefix caching the prefix-aware router has nothing to read: refused.
         lim.prefix_caching = false;
         QVERIFY_THROWS_EXCEPTION(std::invalid_argument,

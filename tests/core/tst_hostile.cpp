@@ -65,7 +65,7 @@ const std::map<std::string, std::string>& bases() {
 #if KAIROS_REPORT_CHARTS
         {"report", "report -w {w} --html {tmp}/r.html"},
 #else // built without the GUI libraries that draw the charts: --html is refused first
-        {"report", "report -w {w} --json {tmp}/r.json"},
+        {"report", "report -w {w}"},
 #endif
         {"generate", "generate -o {tmp}/g.jsonl -n 20"},
         {"explain", "explain {log} --at 1"},
