@@ -430,14 +430,48 @@ void runSweep(const SweepArgs& a) {
     }
 }
 
-void runCapacity(const SweepArgs& a, double target, bool poisson, double start, double tol) {
+// What both capacity questions start from: the spec (the first policy's), the policies and
+// the SLOs as written.
+struct CapacitySetup {
+    RunSpec spec;
+    std::vector<std::string> policies;
+    std::string slos;
+};
+CapacitySetup capacitySetup(const SweepArgs& a) {
+    CapacitySetup c;
     SimulateArgs base = a.base;
-    const auto policies = policiesArg(a.policies);
-    base.policy = policies.front();
-    const RunSpec spec = specFromArgs(base);
-    if (spec.summary.goodput.empty())
+    c.policies = policiesArg(a.policies);
+    base.policy = c.policies.front();
+    c.spec = specFromArgs(base);
+    if (c.spec.summary.goodput.empty())
         throw std::invalid_argument("--goodput: capacity needs SLOs (e.g. --goodput ttft:2000 "
                                     "tpot:100)");
+    for (const auto& g : c.spec.summary.goodput) c.slos += (c.slos.empty() ? "" : " ") + g;
+    return c;
+}
+
+// Runs a search with Ctrl-C as its cancel flag (exit 130 when pressed): its result and the
+// seconds it took.
+template <class Search>
+auto interruptibleSearch(capacity::Options& opt, Search&& search) {
+    InterruptScope interrupts;
+    opt.cancel = &g_interrupted;
+    const auto t0 = std::chrono::steady_clock::now();
+    try {
+        auto res = search();
+        return std::make_pair(
+            std::move(res),
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    } catch (const SimulationCancelled&) {
+        std::fprintf(stderr, "kairos-cli: interrupted\n");
+        throw ExitCode{130};
+    }
+}
+
+void runCapacity(const SweepArgs& a, double target, bool poisson, double start, double tol) {
+    const CapacitySetup cs = capacitySetup(a);
+    const RunSpec& spec = cs.spec;
+    const std::string& slos = cs.slos;
     capacity::Options opt;
     opt.target = target;
     opt.generate = poisson;
@@ -445,20 +479,8 @@ void runCapacity(const SweepArgs& a, double target, bool poisson, double start, 
     opt.rel_tol = tol;
     opt.seeds = a.seeds;
     opt.threads = a.threads;
-    InterruptScope interrupts;
-    opt.cancel = &g_interrupted;
-    const auto t0 = std::chrono::steady_clock::now();
-    std::vector<capacity::Result> res;
-    try {
-        res = capacity::find(spec, policies, opt, app::runContext());
-    } catch (const SimulationCancelled&) {
-        std::fprintf(stderr, "kairos-cli: interrupted\n");
-        throw ExitCode{130};
-    }
-    const double secs =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    std::string slos;
-    for (const auto& g : spec.summary.goodput) slos += (slos.empty() ? "" : " ") + g;
+    const auto [res, secs] = interruptibleSearch(
+        opt, [&] { return capacity::find(spec, cs.policies, opt, app::runContext()); });
     if (!a.quiet) {
         std::printf("capacity: the highest %s rate with goodput >= %.3g x offered (SLOs %s), "
                     "%d seed%s, bisection to %.3g %%\n",
@@ -567,31 +589,16 @@ void addSweep(CLI::App& app) {
 }
 // capacity --fewest-replicas: at the workload's own rate, the fewest replicas per policy.
 void runFewestReplicas(const SweepArgs& a, double target, int max_replicas) {
-    SimulateArgs base = a.base;
-    const auto policies = policiesArg(a.policies);
-    base.policy = policies.front();
-    const RunSpec spec = specFromArgs(base);
-    if (spec.summary.goodput.empty())
-        throw std::invalid_argument("--goodput: capacity needs SLOs (e.g. --goodput ttft:2000 "
-                                    "tpot:100)");
+    const CapacitySetup cs = capacitySetup(a);
+    const RunSpec& spec = cs.spec;
+    const std::string& slos = cs.slos;
     capacity::Options opt;
     opt.target = target;
     opt.seeds = a.seeds;
     opt.threads = a.threads;
-    InterruptScope interrupts;
-    opt.cancel = &g_interrupted;
-    const auto t0 = std::chrono::steady_clock::now();
-    std::vector<capacity::ReplicaResult> res;
-    try {
-        res = capacity::fewestReplicas(spec, policies, opt, app::runContext(), max_replicas);
-    } catch (const SimulationCancelled&) {
-        std::fprintf(stderr, "kairos-cli: interrupted\n");
-        throw ExitCode{130};
-    }
-    const double secs =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    std::string slos;
-    for (const auto& g : spec.summary.goodput) slos += (slos.empty() ? "" : " ") + g;
+    const auto [res, secs] = interruptibleSearch(opt, [&] {
+        return capacity::fewestReplicas(spec, cs.policies, opt, app::runContext(), max_replicas);
+    });
     if (!a.quiet) {
         std::printf("capacity: the fewest replicas (router %s) with goodput >= %.3g x offered "
                     "(SLOs %s) at the workload's own rate, %d seed%s\n",

@@ -15,6 +15,17 @@
 namespace kairos::test {
 
 // A request for hand-computed scenarios.
+// The hand-derivable execution model of tst_prefix_cache and tst_fleet: prefill = 1 +
+// 0.01 sum(L) + 1e-4 sum(L^2) s; decode = 1 s.
+inline EteModel handModel() {
+    EteParams p;
+    p.a = 1;
+    p.b = 0.01;
+    p.c = 1e-4;
+    p.q0 = 1;
+    return EteModel(p);
+}
+
 inline Request req(double arrival, int prompt, int output, std::optional<double> budget = {}) {
     Request r;
     r.arrival = arrival;

@@ -19,6 +19,7 @@
 #include <sstream>
 
 using namespace kairos;
+using kairos::test::handModel;
 using kairos::test::req;
 
 namespace {
@@ -41,16 +42,6 @@ RunLog fleetRun(const Workload& w, const ExecutionModel& m, const PolicyConfig& 
     run.fleet.replicas = replicas;
     run.fleet.router = router;
     return simulateFleet(run);
-}
-
-// prefill = 1 + 0.01 sum(L) + 1e-4 sum(L^2) s; decode = 1 s.
-EteModel handModel() {
-    EteParams p;
-    p.a = 1;
-    p.b = 0.01;
-    p.c = 1e-4;
-    p.q0 = 1;
-    return EteModel(p);
 }
 
 PolicyConfig fcfs() {

@@ -21,19 +21,10 @@
 #include <sstream>
 
 using namespace kairos;
+using kairos::test::handModel;
 using kairos::test::req;
 
 namespace {
-
-// prefill = 1 + 0.01 sum(L) + 1e-4 sum(L^2) s; decode = 1 s.
-EteModel handModel() {
-    EteParams p;
-    p.a = 1;
-    p.b = 0.01;
-    p.c = 1e-4;
-    p.q0 = 1;
-    return EteModel(p);
-}
 
 EngineLimits cachingLimits(std::int64_t capacity, int block = 4) {
     EngineLimits lim;
