@@ -430,6 +430,14 @@ void runSweep(const SweepArgs& a) {
     }
 }
 
+// A capacity answer's JSON document (--json), written atomically with the run's outputs.
+void writeCapacityJson(const std::string& path, const nlohmann::json& doc) {
+    OutputBatch outputs;
+    if (!path.empty())
+        outputs.add(path, [&](std::ostream& o) { o << doc.dump(2) << "\n"; });
+    outputs.commit();
+}
+
 // What both capacity questions start from: the spec (the first policy's), the policies and
 // the SLOs as written.
 struct CapacitySetup {
@@ -524,18 +532,11 @@ void runCapacity(const SweepArgs& a, double target, bool poisson, double start, 
                      {"runs", r.runs},
                      {"note", r.note}});
     }
-    OutputBatch outputs;
-    if (!a.json.empty())
-        outputs.add(a.json, [&](std::ostream& o) {
-            o << nlohmann::json{{"target", target},
-                                {"arrivals", poisson ? "poisson" : "scaled trace"},
-                                {"goodput", spec.summary.goodput},
-                                {"base", spec.toJson()},
-                                {"policies", j}}
-                     .dump(2)
-              << "\n";
-        });
-    outputs.commit();
+    writeCapacityJson(a.json, {{"target", target},
+                               {"arrivals", poisson ? "poisson" : "scaled trace"},
+                               {"goodput", spec.summary.goodput},
+                               {"base", spec.toJson()},
+                               {"policies", j}});
 }
 
 } // namespace
@@ -630,20 +631,13 @@ void runFewestReplicas(const SweepArgs& a, double target, int max_replicas) {
                      {"rate", r.rate},
                      {"runs", r.runs},
                      {"note", r.note}});
-    OutputBatch outputs;
-    if (!a.json.empty())
-        outputs.add(a.json, [&](std::ostream& o) {
-            o << nlohmann::json{{"target", target},
-                                {"question", "fewest replicas"},
-                                {"router", spec.fleet.router},
-                                {"max_replicas", max_replicas},
-                                {"goodput", spec.summary.goodput},
-                                {"base", spec.toJson()},
-                                {"policies", j}}
-                     .dump(2)
-              << "\n";
-        });
-    outputs.commit();
+    writeCapacityJson(a.json, {{"target", target},
+                               {"question", "fewest replicas"},
+                               {"router", spec.fleet.router},
+                               {"max_replicas", max_replicas},
+                               {"goodput", spec.summary.goodput},
+                               {"base", spec.toJson()},
+                               {"policies", j}});
 }
 
 void addCapacity(CLI::App& app) {

@@ -104,12 +104,15 @@ private:
                 hi - lo > o.balance_abs && double(hi) > double(lo) * o.balance_rel;
             const int least = argmin(n_, [&](int r) { return load(r); });
             if (imbalanced) return least;
-            // The longest cached prefix; ties to the less loaded, then the lower index.
+            // The longest cached prefix (each replica's cache walked once); ties to the less
+            // loaded, then the lower index.
+            hits_.resize(static_cast<std::size_t>(n_));
+            for (int r = 0; r < n_; ++r)
+                hits_[static_cast<std::size_t>(r)] = sims_[static_cast<std::size_t>(r)]->cachedPrefix(id);
             const int best = argmin(n_, [&](int r) {
-                return std::make_pair(-sims_[static_cast<std::size_t>(r)]->cachedPrefix(id),
-                                      load(r));
+                return std::make_pair(-hits_[static_cast<std::size_t>(r)], load(r));
             });
-            const double hit = double(sims_[static_cast<std::size_t>(best)]->cachedPrefix(id));
+            const double hit = double(hits_[static_cast<std::size_t>(best)]);
             const double prompt =
                 double(run_.workload->requests[static_cast<std::size_t>(id)].prompt_tokens);
             return prompt > 0 && hit > o.cache_threshold * prompt ? best : least;
@@ -174,6 +177,7 @@ private:
     std::vector<std::unique_ptr<Scheduler>> scheds_;
     std::vector<std::unique_ptr<Simulator>> sims_;
     std::uint64_t next_rr_ = 0;
+    std::vector<std::int64_t> hits_; // prefix_aware: each replica's cached prefix of a request
 };
 
 } // namespace
