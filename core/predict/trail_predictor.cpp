@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdlib>
 #include <cmath>
 #include <cstdio>
 #include <map>
@@ -12,14 +13,20 @@
 #include <stdexcept>
 #include <tuple>
 
+#ifdef __linux__
+#include <sys/mman.h>
+#endif
+
 namespace kairos {
 
 namespace {
-// post <- normalise((post T^s) ⊙ q), in place, n bins, returning the estimate
-// sum_i post_i mid_i of the result (mid_i = (i + 1/2) width). q need not be normalised:
-// a constant factor in q cancels in the normalisation. One pass forms the prior, weighs it
-// and sums; a second scales (the scheduler refines every running request's prediction
-// every token, so this runs millions of times in a run).
+// post <- (post T^s) ⊙ q, in place, n bins, returning the estimate
+// sum_i post_i mid_i / sum_i post_i (mid_i = (i + 1/2) width). Neither q nor post is
+// normalised: a constant factor in either cancels in the estimate, and dividing every step
+// put a division on the chain from each step to the next (the scheduler refines every
+// running request's prediction every token, so this runs millions of times in a run).
+// T keeps the total and q is at most 1 + 1e-6, so the total only shrinks (or grows by a
+// millionth): it is scaled back to 1 when it falls below 2^-600, long before underflow.
 double smoothInPlace(double* post, const double* q, std::size_t n, double p, int s, double width) {
     for (int step = 0; step + 1 < s; ++step)
         // prior_i <- prior_i (1 - p) + prior_{i+1} p, bin 0 absorbing; ascending, so
@@ -48,9 +55,11 @@ double smoothInPlace(double* post, const double* q, std::size_t n, double p, int
         for (std::size_t i = 0; i < n; ++i) post[i] = 1.0 / static_cast<double>(n);
         return 0.5 * static_cast<double>(n) * width;
     }
-    const double inv = 1.0 / sum;
-    for (std::size_t i = 0; i < n; ++i) post[i] *= inv;
-    return weighted * inv * width;
+    if (sum < 0x1p-600) {
+        const double inv = 1.0 / sum;
+        for (std::size_t i = 0; i < n; ++i) post[i] *= inv;
+    }
+    return weighted / sum * width;
 }
 
 // The standard normal's quantile function, by Acklam's rational approximation (relative
@@ -91,15 +100,20 @@ std::vector<double> trailSmooth(const std::vector<double>& post, const std::vect
                                 double p, int s) {
     std::vector<double> out = post;
     smoothInPlace(out.data(), q.data(), out.size(), p, s, 1.0);
+    double sum = 0;
+    for (double v : out) sum += v;
+    for (double& v : out) v /= sum;
     return out;
 }
 
 TrailPredictor::TrailPredictor(TrailOptions o, std::uint64_t seed)
-    : opt_(o), seed_(seed), k_(std::exp(-1.0 / (o.spread * o.spread))) {
+    : opt_(o), seed_(seed), k_(std::exp(-1.0 / (o.spread * o.spread))),
+      inv_width_(o.bins / o.l_max) {
     if (o.bins < 2 || !(o.l_max > 0) || o.every < 1 || !(o.spread > 0) || o.prompt_noise < 0 ||
         o.token_noise < 0)
         throw std::invalid_argument(
             "trail predictor: bins >= 2, l_max > 0, every >= 1, spread > 0, noise >= 0");
+    buildGaussTable();
 }
 
 std::string TrailPredictor::name() const {
@@ -109,10 +123,30 @@ std::string TrailPredictor::name() const {
     return b;
 }
 
+void TrailPredictor::buildGaussTable() {
+    // g(x) = exp(-x^2 / (2 spread^2)) + floor at the offsets x = d - m / R of bin d from
+    // the centre, for d within reach (beyond kReachSd spreads g is below 2^-53 of the
+    // floor, so q is the floor to the last bit) and the centre's fraction m / R.
+    const double sd = opt_.spread;
+    reach_ = static_cast<int>(std::ceil(kReachSd * sd)) + 1;
+    const std::size_t width = 2 * static_cast<std::size_t>(reach_) + 1;
+    if (width * (kGaussRes + 1) > kMaxGaussTable) { // a very wide spread: exps per call
+        gauss_.clear();
+        return;
+    }
+    gauss_.assign(width * (kGaussRes + 1), static_cast<float>(kFloor));
+    const double d2 = 1.0 / (sd * sd);
+    for (int m = 0; m <= kGaussRes; ++m)
+        for (int d = -reach_; d <= reach_; ++d) {
+            const double x = d - static_cast<double>(m) / kGaussRes;
+            gauss_[static_cast<std::size_t>(m) * width + static_cast<std::size_t>(d + reach_)] =
+                static_cast<float>(std::exp(-0.5 * d2 * x * x) + kFloor);
+        }
+}
+
 void TrailPredictor::likelihoodInto(ReqId id, int generated, double* q) const {
-    const double width = opt_.l_max / opt_.bins;
     const int rem = std::max(0, truth_[static_cast<std::size_t>(id)] - generated);
-    const double true_bin = std::min<double>(opt_.bins - 1, std::floor(rem / width));
+    const double true_bin = std::min<double>(opt_.bins - 1, std::floor(rem * inv_width_));
     // One normal draw per (request, token), from a hash of both (SplitMix64) through the
     // normal's quantile: the same call gives the same output, whoever asks first, and it
     // costs nothing like seeding a generator per call.
@@ -122,30 +156,49 @@ void TrailPredictor::likelihoodInto(ReqId id, int generated, double* q) const {
     const double u = (static_cast<double>(h >> 11) + 0.5) * 0x1.0p-53; // in (0, 1)
     const double centre =
         true_bin + (generated == 0 ? opt_.prompt_noise : opt_.token_noise) * normalQuantile(u);
+    const int n = opt_.bins;
+    // The centre is read to 1/kGaussRes of a bin (a fifth of a token at the default
+    // 51-token bins, far below the classifier's noise), so that the weights come from the
+    // table built once: a refined run makes millions of these calls, and three
+    // exponentials each were most of their cost.
+    if (!gauss_.empty() && std::fabs(centre) < 1e9) {
+        const double cf = std::floor(centre);
+        int i0 = static_cast<int>(cf);
+        int m = static_cast<int>((centre - cf) * kGaussRes + 0.5);
+        if (m == kGaussRes) {
+            m = 0;
+            ++i0;
+        }
+        const std::size_t w = 2 * static_cast<std::size_t>(reach_) + 1;
+        const float* row = gauss_.data() + static_cast<std::size_t>(m) * w + reach_ - i0;
+        const int lo = std::max(0, i0 - reach_), hi = std::min(n, i0 + reach_ + 1);
+        const double floor = static_cast<float>(kFloor); // as the table holds it
+        int i = 0;
+        for (; i < lo && i < n; ++i) q[i] = floor;
+        for (; i < hi; ++i) q[i] = row[i];
+        for (; i < n; ++i) q[i] = floor;
+        return;
+    }
     // g_i = exp(-(i - centre)^2 / (2 spread^2)) by its ratios, outwards from the bin i0
     // nearest the centre (both directions only shrink, so nothing overflows; far from
-    // every bin g underflows to 0 and the floor below makes q flat, as it should):
-    //   g_{i+1} = g_i r_i, r_i = exp(-d2 (i - centre) - d2/2), r_{i+1} = r_i K, K = exp(-d2),
-    //   g_{i-1} = g_i l_i, l_i = K / r_{i-1} = exp(d2 (i - centre) - d2/2), l_{i-1} = l_i K.
-    // Three exponentials instead of one per bin.
-    const int n = opt_.bins;
+    // every bin g underflows to 0 and the floor makes q flat, as it should).
     const double d2 = 1.0 / (opt_.spread * opt_.spread), K = k_;
     const int i0 = centre <= 0 ? 0 : centre >= n - 1 ? n - 1 : static_cast<int>(centre + 0.5);
     const double x = i0 - centre;
     const double g0 = std::exp(-0.5 * d2 * x * x);
-    q[i0] = g0 + 1e-6;
+    q[i0] = g0 + kFloor;
     double g = g0, r = std::exp(-d2 * x - 0.5 * d2);
     for (int i = i0 + 1; i < n; ++i) {
         g *= r;
         r *= K;
-        q[i] = g + 1e-6;
+        q[i] = g + kFloor;
     }
     g = g0;
     double l = std::exp(d2 * x - 0.5 * d2);
     for (int i = i0 - 1; i >= 0; --i) {
         g *= l;
         l *= K;
-        q[i] = g + 1e-6;
+        q[i] = g + kFloor;
     }
 }
 
@@ -179,16 +232,51 @@ struct TrailPredictor::Table {
     // filled call. est is allocated once, to the request's last call, so it never moves
     // under a reader.
     struct Row {
-        std::unique_ptr<double[]> est;
-        std::unique_ptr<double[]> block_max; // max of est over each kBlock calls
+        double* est = nullptr;
+        double* block_max = nullptr; // max of est over each kBlock calls
+        double* post = nullptr;      // bins values
         std::atomic<int> filled{0};
-        std::vector<double> post;
     };
     static constexpr int kBlock = 16; // firstAbove skips blocks that stay at or below
     explicit Table(std::size_t n) : rows(n) {}
     std::vector<Row> rows;
     std::mutex stripes[64];
     std::atomic<std::size_t> bytes{0};
+
+    // Rows' storage: carved from 2 MiB chunks, never freed before the table. A refined run
+    // fills millions of estimates; one allocation per row (malloc) and a page fault per
+    // 4 KiB written were a third of its time on this project's VM. The chunks are offered
+    // to the kernel as transparent huge pages (one fault per chunk where it agrees).
+    double* carve(std::size_t n) {
+        std::lock_guard<std::mutex> lock(arena_m);
+        if (n > chunk_left) {
+            const std::size_t want = std::max(n, kChunkDoubles);
+            const std::size_t size = (want * sizeof(double) + kChunkBytes - 1) / kChunkBytes *
+                                     kChunkBytes;
+            void* p = std::aligned_alloc(kChunkBytes, size);
+            if (!p) throw std::bad_alloc();
+#ifdef __linux__
+            (void)::madvise(p, size, MADV_HUGEPAGE); // a hint: refused is fine
+#endif
+            chunks.emplace_back(static_cast<double*>(p));
+            chunk_next = static_cast<double*>(p);
+            chunk_left = size / sizeof(double);
+            bytes += size;
+        }
+        double* out = chunk_next;
+        chunk_next += n;
+        chunk_left -= n;
+        return out;
+    }
+    static constexpr std::size_t kChunkBytes = std::size_t(2) << 20;
+    static constexpr std::size_t kChunkDoubles = kChunkBytes / sizeof(double);
+    struct FreeChunk {
+        void operator()(double* p) const { std::free(p); }
+    };
+    std::mutex arena_m;
+    std::vector<std::unique_ptr<double, FreeChunk>> chunks;
+    double* chunk_next = nullptr;
+    std::size_t chunk_left = 0;
 };
 
 namespace {
@@ -275,29 +363,40 @@ double TrailPredictor::tableEstimate(ReqId id, int k) const {
     const int s = opt_.every;
     if (!r.est) {
         const std::size_t cap = static_cast<std::size_t>(truth_[i] / s) + 1;
-        r.est = std::make_unique<double[]>(cap);
-        r.block_max = std::make_unique<double[]>(cap / Table::kBlock + 1);
-        r.post = classifier(id, 0);
-        r.block_max[0] = r.est[0] = estimate(r.post);
+        const auto bins = static_cast<std::size_t>(opt_.bins);
+        double* mem = table_->carve(cap + cap / Table::kBlock + 1 + bins);
+        r.est = mem;
+        r.block_max = mem + cap;
+        r.post = r.block_max + cap / Table::kBlock + 1;
+        const std::vector<double> q0 = classifier(id, 0);
+        std::copy(q0.begin(), q0.end(), r.post);
+        r.block_max[0] = r.est[0] = estimate(q0);
         f = 1;
-        table_->bytes +=
-            (cap + cap / Table::kBlock + 1) * sizeof(double) + r.post.size() * sizeof(double);
     }
     const double p = std::min(1.0, opt_.bins / opt_.l_max);
     const double width = opt_.l_max / opt_.bins;
-    double q[kMaxStackBins];
+    const auto bins = static_cast<std::size_t>(opt_.bins);
+    // The classifier's outputs for a batch of calls first (independent of one another, so
+    // the processor overlaps them), then the filter through them.
+    constexpr int kBatch = 16;
+    double q[kBatch * kMaxStackBins];
     std::vector<double> heap;
     double* qp = q;
-    if (r.post.size() > kMaxStackBins) {
-        heap.resize(r.post.size());
+    if (bins > kMaxStackBins) {
+        heap.resize(bins * kBatch);
         qp = heap.data();
     }
-    for (; f <= k; ++f) {
-        likelihoodInto(id, f * s, qp);
-        const double e = smoothInPlace(r.post.data(), qp, r.post.size(), p, s, width);
-        r.est[static_cast<std::size_t>(f)] = e;
-        double& m = r.block_max[static_cast<std::size_t>(f / Table::kBlock)];
-        m = f % Table::kBlock == 0 ? e : std::max(m, e);
+    while (f <= k) {
+        const int n = std::min(kBatch, k - f + 1);
+        for (int j = 0; j < n; ++j)
+            likelihoodInto(id, (f + j) * s, qp + static_cast<std::size_t>(j) * bins);
+        for (int j = 0; j < n; ++j, ++f) {
+            const double e =
+                smoothInPlace(r.post, qp + static_cast<std::size_t>(j) * bins, bins, p, s, width);
+            r.est[static_cast<std::size_t>(f)] = e;
+            double& m = r.block_max[static_cast<std::size_t>(f / Table::kBlock)];
+            m = f % Table::kBlock == 0 ? e : std::max(m, e);
+        }
     }
     r.filled.store(f, std::memory_order_release);
     return r.est[static_cast<std::size_t>(k)];
@@ -317,7 +416,7 @@ int TrailPredictor::firstAbove(ReqId id, int generated, int limit, double thresh
     if (threshold < 1.0) return k0 * s; // remaining() is at least 1
     tableEstimate(id, k1);              // the row, filled through call k1
     const Table::Row& r = table_->rows[static_cast<std::size_t>(id)];
-    const double* est = r.est.get();
+    const double* est = r.est;
     constexpr int B = Table::kBlock;
     for (int k = k0; k <= k1;) {
         // A whole block within [k, k1] is complete (filled > k1): skip it by its maximum.
