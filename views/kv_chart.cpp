@@ -21,8 +21,17 @@ KvChart::KvChart(TimeRange* range, QWidget* parent) : QCustomPlot(parent), range
     pinned_hi_->setName(QStringLiteral("pinned run"));
     pinned_hi_->setVisible(false);
     pinned_hi_->removeFromLegend();
+    // Cached blocks nobody references, above the tokens in use (filled down to them).
+    held_hi_ = addGraph();
+    held_hi_->setPen(QPen(QColor(0xd8, 0x9b, 0x2b), 1));
+    held_hi_->setBrush(QColor(0xfb, 0xe3, 0xb0, 200));
+    held_hi_->setAdaptiveSampling(false);
+    held_hi_->setName(QStringLiteral("cached, unreferenced"));
+    held_hi_->setVisible(false);
+    held_hi_->removeFromLegend();
     lo_ = addGraph();
     hi_ = addGraph();
+    held_hi_->setChannelFillGraph(hi_);
     const QColor blue(0x2f, 0x80, 0xed);
     for (QCPGraph* g : {lo_, hi_}) {
         g->setPen(QPen(blue, 1));
@@ -90,8 +99,15 @@ void KvChart::setInspectedTime(double t) {
 }
 
 void KvChart::setRun(std::shared_ptr<const std::vector<std::pair<double, double>>> kv,
-                     double capacity, std::vector<double> preemptions) {
+                     double capacity, std::vector<double> preemptions,
+                     std::shared_ptr<const std::vector<std::pair<double, double>>> held) {
     kv_ = std::move(kv);
+    held_ = std::move(held);
+    held_hi_->setVisible(bool(held_));
+    if (held_)
+        held_hi_->addToLegend();
+    else
+        held_hi_->removeFromLegend();
     capacity_ = capacity;
     QVector<double> mx, my;
     for (double t : preemptions) {
@@ -122,7 +138,7 @@ void KvChart::updateYRange() {
     // it; otherwise scale to the usage (a mostly idle cache would be a flat line) and name
     // the capacity in the legend.
     double peak = 0;
-    for (const auto* kv : {kv_.get(), pinned_.get()})
+    for (const auto* kv : {kv_.get(), pinned_.get(), held_.get()})
         if (kv)
             for (const auto& pt : *kv) peak = std::max(peak, pt.second);
     const bool cap_on_scale = peak >= capacity_ / 3;
@@ -166,6 +182,7 @@ void KvChart::resample() {
         hi_graph->setData(t, hi, true);
     };
     series(kv_.get(), lo_, hi_);
+    series(held_.get(), nullptr, held_hi_);
     series(pinned_.get(), nullptr, pinned_hi_);
     replot(QCustomPlot::rpQueuedReplot);
 }

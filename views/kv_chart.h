@@ -16,9 +16,12 @@ class KvChart : public QCustomPlot {
     Q_OBJECT
 public:
     explicit KvChart(TimeRange* range, QWidget* parent = nullptr);
-    // The KV series (lod::kvSeries), the capacity in tokens and the preemption times.
+    // The KV series (lod::kvSeries), the capacity in tokens and the preemption times;
+    // with prefix caching, `held` (lod::kvSeries(log, true)): the cached blocks nobody
+    // references are drawn as a pale band above the tokens in use.
     void setRun(std::shared_ptr<const std::vector<std::pair<double, double>>> kv, double capacity,
-                std::vector<double> preemptions);
+                std::vector<double> preemptions,
+                std::shared_ptr<const std::vector<std::pair<double, double>>> held = nullptr);
     // Compare: the pinned run's KV series, drawn as a grey line (nullptr: none).
     void setPinned(std::shared_ptr<const std::vector<std::pair<double, double>>> kv);
     bool hasPinned() const { return pinned_ && !pinned_->empty(); }
@@ -41,8 +44,8 @@ private:
     void updateYRange();
 
     TimeRange* range_;
-    std::shared_ptr<const std::vector<std::pair<double, double>>> kv_, pinned_;
-    QCPGraph *hi_, *lo_, *cap_, *marks_, *pinned_hi_;
+    std::shared_ptr<const std::vector<std::pair<double, double>>> kv_, pinned_, held_;
+    QCPGraph *hi_, *lo_, *cap_, *marks_, *pinned_hi_, *held_hi_;
     QCPItemStraightLine* inspected_ = nullptr;
     QPoint press_;
     double capacity_ = 0;

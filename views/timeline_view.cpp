@@ -49,6 +49,14 @@ void TimelineView::setRows(std::shared_ptr<const std::vector<lod::Row>> rows,
     requests_ = requests ? std::move(requests) : rows_;
     has_robot_ = rows_ && std::any_of(rows_->begin(), rows_->end(),
                                       [](const lod::Row& r) { return !r.robot.empty(); });
+    has_cached_ = rows_ && std::any_of(rows_->begin(), rows_->end(), [](const lod::Row& r) {
+                      return std::any_of(r.spans.begin(), r.spans.end(),
+                                         [](const lod::Span& s) { return s.cached > 0; });
+                  });
+    // Replica stripes only for a fleet's request rows (agent lanes mix replicas).
+    has_replicas_ = rows_ && !agentLanes() &&
+                    std::any_of(rows_->begin(), rows_->end(),
+                                [](const lod::Row& r) { return r.replica > 0; });
     updateScrollBar();
     viewport()->update();
 }
@@ -134,8 +142,20 @@ QColor TimelineView::colorOf(lod::SpanKind k) {
         return QColor(0x27, 0xae, 0x60);
     case lod::SpanKind::Folded:
         return QColor(0x6b, 0x72, 0x80);
+    case lod::SpanKind::Cached:
+        return QColor(0xfb, 0xe3, 0xb0); // the prefill's amber, pale: not computed
     }
     return Qt::black;
+}
+
+QColor TimelineView::replicaColor(int replica) {
+    // Ten distinct hues (Tableau 10), repeating past ten replicas (the label says which).
+    static const QColor kHues[] = {
+        QColor(0x4e, 0x79, 0xa7), QColor(0xf2, 0x8e, 0x2b), QColor(0xe1, 0x57, 0x59),
+        QColor(0x76, 0xb7, 0xb2), QColor(0x59, 0xa1, 0x4f), QColor(0xed, 0xc9, 0x48),
+        QColor(0xb0, 0x7a, 0xa1), QColor(0xff, 0x9d, 0xa7), QColor(0x9c, 0x75, 0x5f),
+        QColor(0xba, 0xb0, 0xac)};
+    return replica < 0 ? QColor(Qt::transparent) : kHues[replica % 10];
 }
 
 void TimelineView::paintHeader(QPainter& p, const QRect& area) const {
@@ -151,6 +171,13 @@ void TimelineView::paintHeader(QPainter& p, const QRect& area) const {
         const QString name = QString::fromLatin1(lod::spanKindName(k));
         p.drawText(x + 14, y + fm.ascent(), name);
         x += 14 + fm.horizontalAdvance(name) + 12;
+        if (k == lod::SpanKind::Prefill && has_cached_) { // the part of it found cached
+            p.fillRect(x, y + 2, 10, 10, colorOf(lod::SpanKind::Prefill));
+            p.fillRect(x, y + 7, 10, 5, colorOf(lod::SpanKind::Cached));
+            const QString c = tr("cached part");
+            p.drawText(x + 14, y + fm.ascent(), c);
+            x += 14 + fm.horizontalAdvance(c) + 12;
+        }
     }
     p.fillRect(x, y + 2, 2, 10, palette().color(QPalette::Text));
     p.drawText(x + 6, y + fm.ascent(), tr("killed"));
@@ -242,9 +269,20 @@ void TimelineView::paintGutter(QPainter& p, const QRect& rowsArea, const QRect& 
     const QFontMetrics fm = p.fontMetrics();
     const bool agents = agentLanes();
     auto label = [&](const lod::Row& r) {
-        return agents ? (r.agent >= 0 ? tr("agent %1").arg(r.agent) : tr("no agent"))
-                      : QString::number(r.id);
+        if (agents) return r.agent >= 0 ? tr("agent %1").arg(r.agent) : tr("no agent");
+        // In a fleet: the replica too (its colour is the stripe at the gutter's left).
+        return has_replicas_ && r.replica >= 0 ? tr("%1 r%2").arg(r.id).arg(r.replica)
+                                               : QString::number(r.id);
     };
+    if (has_replicas_ && row_h_ >= 1.0) {
+        const int h = std::max(1, static_cast<int>(std::ceil(row_h_)));
+        for (long i = first; i < last; ++i) {
+            const lod::Row& r = (*rows_)[static_cast<std::size_t>(i)];
+            const int y = plot.top() + static_cast<int>(std::floor(i * row_h_ - scroll_px));
+            p.fillRect(rowsArea.left(), y, 3, h, replicaColor(r.replica));
+        }
+        draws_ += last - first;
+    }
     const auto n = static_cast<long>(rows_->size());
     if (row_h_ < 1.0) {
         for (int y = plot.top(); y < plot.bottom() - fm.height(); y += 2 * fm.height()) {

@@ -69,6 +69,8 @@ public:
     static QString describe(const lod::Row& r, double t, const lod::Row* pinned = nullptr);
 
     static QColor colorOf(lod::SpanKind k);
+    // A fleet's replica (its rows' stripe in the gutter).
+    static QColor replicaColor(int replica);
     // Left gutter (request ids) and header (legend and time ruler) in pixels: the chart
     // under the timeline uses the same left margin so that both share one time axis.
     static constexpr int kGutter = 72;
@@ -149,6 +151,8 @@ private:
     bool fit_rows_ = false; // every row fits the view until the user zooms vertically
     QPoint press_;
     bool dragging_ = false, moved_ = false, has_robot_ = false;
+    bool has_cached_ = false;   // some prefill found part of its context cached
+    bool has_replicas_ = false; // request rows of a fleet
     mutable long draws_ = 0;
     long async_rows_ = 4000;
     // The worker's frames: the last finished one, and the generation of the one wanted.

@@ -3,6 +3,7 @@
 // the first simulation is shown (for tests and docs).
 #include "inspector_panel.h"
 #include "main_window.h"
+#include "model/router.h"
 #include "predict/predictor.h"
 #include "timeline_view.h"
 
@@ -83,8 +84,15 @@ int main(int argc, char** argv) {
         "T[,REQ]");
     const QCommandLineOption db("db", "Kairos database of the runs browser (default: the user's).",
                                 "file");
+    const QCommandLineOption caching(
+        "prefix-caching", "Automatic prefix caching (16-token blocks): on or off.", "on|off", "off");
+    const QCommandLineOption replicas("replicas", "Replicas behind a router (1..64).", "N", "1");
+    const QCommandLineOption router(
+        "router",
+        QString::fromStdString("Router of the replicas: " + kairos::routerNames() + "."), "name",
+        "round_robin");
     cl.addOptions({workload, policy, param, predictor, profile, shot, quit, size, tab, compare,
-                   rows, db, dock, inspect});
+                   rows, db, dock, inspect, caching, replicas, router});
     // Parsed before any window exists: --help, --version and a mistake need no display.
     if (!cl.parse(args)) {
         std::fprintf(stderr, "kairos: error: %s (kairos --help lists the options)\n",
@@ -144,6 +152,30 @@ int main(int argc, char** argv) {
         return 2;
     }
     opt.agent_rows = cl.value(rows) == "agent";
+    if (cl.value(caching) != "on" && cl.value(caching) != "off") {
+        std::fprintf(stderr, "kairos: error: --prefix-caching %s: expected on or off\n",
+                     qPrintable(cl.value(caching)));
+        return 2;
+    }
+    opt.prefix_caching = cl.value(caching) == "on";
+    bool replicas_ok = false;
+    opt.replicas = cl.value(replicas).toInt(&replicas_ok);
+    if (!replicas_ok || opt.replicas < 1 || opt.replicas > 64) {
+        std::fprintf(stderr, "kairos: error: --replicas %s: expected a whole number in 1..64\n",
+                     qPrintable(cl.value(replicas)));
+        return 2;
+    }
+    kairos::Router parsed_router{};
+    if (!kairos::routerFromName(cl.value(router).toStdString(), &parsed_router)) {
+        std::fprintf(stderr, "kairos: error: --router %s: expected one of %s\n",
+                     qPrintable(cl.value(router)), kairos::routerNames().c_str());
+        return 2;
+    }
+    if (parsed_router == kairos::Router::PrefixAware && !opt.prefix_caching) {
+        std::fprintf(stderr, "kairos: error: --router prefix_aware needs --prefix-caching on\n");
+        return 2;
+    }
+    opt.router = cl.value(router);
     // The window's size: WIDTHxHEIGHT, each 200..8192 pixels (a 100,000-pixel window hangs
     // the X server or the offscreen backend).
     const QStringList wh = cl.value(size).split('x');

@@ -282,6 +282,10 @@ SweepBase MainWindow::sweepBase() const {
     s.limits.kv_capacity_tokens =
         std::max<std::int64_t>(1, std::llround(double(b.profile_kv) * slider("kv")->value()));
     s.limits.max_num_seqs = static_cast<int>(std::lround(slider("seqs")->value()));
+    s.limits.prefix_caching = policy_panel_->prefixCaching();
+    if (s.limits.prefix_caching) s.limits.block_size = 16;
+    s.fleet.replicas = policy_panel_->replicas();
+    s.fleet.router = policy_panel_->router().toStdString();
     s.summary.goodput = {"ttft:" + std::to_string(slider("ttft_slo")->value()),
                          "tpot:" + std::to_string(slider("tpot_slo")->value())};
     for (const SliderSpec& sp : sliderSpecs()) {
@@ -460,6 +464,10 @@ void MainWindow::buildUi() {
         new PolicyPanel(start_.compare.isEmpty() ? start_.policy : start_.compare, start_.predictor,
                         QString::fromStdString(profile_.name), extra_params_);
     auto* panel = policy_panel_;
+    // Serving as the command line asked (before any signal is connected: no re-run).
+    policy_panel_->setPrefixCaching(start_.prefix_caching);
+    policy_panel_->setReplicas(start_.replicas);
+    policy_panel_->setRouter(start_.router);
     policy_panel_->attach(state_);
     connect(policy_panel_, &PolicyPanel::openRequested, this, [this] {
         const QString f = QFileDialog::getOpenFileName(
@@ -625,6 +633,7 @@ void MainWindow::buildUi() {
         noteParam(QStringLiteral("predictor"), p);
         resimulate();
     });
+    connect(policy_panel_, &PolicyPanel::servingChanged, this, &MainWindow::resimulate);
     connect(timeline_, &views::TimelineView::requestClicked, state_, &WorkbenchState::setSelection);
     auto* file = menuBar()->addMenu(tr("&File"));
     file->addAction(tr("&Open workload…"), QKeySequence::Open, policy_panel_,
@@ -991,6 +1000,11 @@ void MainWindow::resimulate() {
     req.limits.kv_capacity_tokens = std::max<std::int64_t>(
         1, std::llround(double(profile_.kvCapacityTokens()) * slider("kv")->value()));
     req.limits.max_num_seqs = static_cast<std::int32_t>(std::lround(slider("seqs")->value()));
+    // Prefix caching in vLLM's 16-token blocks (kairos-cli's default with --prefix-caching).
+    req.limits.prefix_caching = policy_panel_->prefixCaching();
+    if (req.limits.prefix_caching) req.limits.block_size = 16;
+    req.fleet.replicas = policy_panel_->replicas();
+    req.fleet.router = policy_panel_->router().toStdString();
     req.summary = windowSummary();
     const long job = runner_.submit(std::move(req));
     job_started_ms_ = QDateTime::currentMSecsSinceEpoch();
@@ -1031,7 +1045,10 @@ void MainWindow::showResult(std::shared_ptr<const SimResult> r) {
                 .arg(load.offered_rate, 0, 'f', 2)
                 .arg(r->summary.request_throughput, 0, 'f', 2)
                 .arg(QString::fromStdString(load.verdict).toHtmlEscaped()));
-    kv_->setRun(r->kv, double(r->limits.kv_capacity_tokens), r->preemptions);
+    // A fleet's KV is its replicas' together, against their capacity together.
+    kv_->setRun(r->kv,
+                double(r->limits.kv_capacity_tokens) * std::max(1, r->fleet.replicas),
+                r->preemptions, r->kv_held);
     tuf_->setClasses(r->tufs);
     refreshComparison();
     statusBar()->showMessage(tr("%1: %2 requests simulated in %3 ms (job %4)")
@@ -1079,6 +1096,7 @@ std::string MainWindow::runSpecJson(const SimResult& r, int indent) const {
         s.policy.seed = r.policy.seed;
         s.exec = r.exec;
         s.limits = RunSpec::LimitsPart::of(r.limits);
+        s.fleet = r.fleet;
         s.summary.goodput.clear();
         auto slo = [](const char* k, double v) {
             char b[64];

@@ -48,6 +48,9 @@ struct StartOptions {
     QStringList params;
     QString compare;         // a policy simulated first and pinned, to compare `policy` against
     bool agent_rows = false; // timeline rows per agent (robot workloads), else per request
+    bool prefix_caching = false;                       // --prefix-caching on
+    int replicas = 1;                                  // --replicas
+    QString router = QStringLiteral("round_robin");    // --router
     QString db;              // the Kairos database of the runs browser (default: the user's)
 };
 

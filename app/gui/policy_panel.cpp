@@ -1,5 +1,7 @@
 #include "policy_panel.h"
 
+#include "model/router.h"
+
 #include "chart_tools.h"
 #include "length_histogram.h"
 #include "param_slider.h"
@@ -8,7 +10,9 @@
 #include "timeline_view.h"
 #include "workbench_state.h"
 
+#include <QCheckBox>
 #include <QComboBox>
+#include <QSpinBox>
 #include <QFormLayout>
 #include <QGroupBox>
 #include <QHBoxLayout>
@@ -186,6 +190,42 @@ PolicyPanel::PolicyPanel(const QString& policy, const QString& predictor, const 
     form->addRow(tr("&Policy"), policy_);
     form->addRow(tr("P&redictor"), predictor_);
     form->addRow(tr("&Device"), device_);
+    // Serving: prefix caching and replicas behind a router (sim/prefix_cache.h, sim/fleet.h).
+    caching_ = new QCheckBox(tr("prefixes"));
+    caching_->setObjectName(QStringLiteral("prefix_caching"));
+    caching_->setToolTip(tr("Automatic prefix caching (vLLM's): KV blocks of 16 tokens keyed by "
+                            "their prefix, kept after use and reused by later requests with "
+                            "the same prefix (a system prompt, a conversation's earlier "
+                            "turns); evicted least recently used. kairos-cli: --prefix-caching "
+                            "on"));
+    replicas_ = new QSpinBox;
+    replicas_->setObjectName(QStringLiteral("replicas"));
+    replicas_->setRange(1, 64);
+    replicas_->setToolTip(tr("Identical replicas of the device behind a router, each with its "
+                             "own scheduler and KV cache. kairos-cli: --replicas N (up to %1)")
+                              .arg(kMaxReplicas));
+    router_ = new QComboBox;
+    router_->setObjectName(QStringLiteral("router"));
+    // As narrow as the other boxes: the longest name would widen the whole panel.
+    router_->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+    router_->setMinimumContentsLength(8);
+    for (const auto& r : kRouterNames) router_->addItem(QString::fromLatin1(r.name));
+    router_->setToolTip(tr("Where each request goes when it arrives: round_robin, "
+                           "least_outstanding (fewest requests), least_kv (least KV in use "
+                           "and queued), prefix_aware (the replica caching most of its "
+                           "prompt, else the least loaded; needs prefix caching)"));
+    router_->setEnabled(false);
+    form->addRow(tr("&Caching"), caching_); // prefix caching (the tooltip says)
+    form->addRow(tr("Replic&as"), replicas_);
+    form->addRow(tr("Ro&uter"), router_);
+    connect(caching_, &QCheckBox::toggled, this, [this] { Q_EMIT servingChanged(); });
+    connect(replicas_, &QSpinBox::valueChanged, this, [this](int n) {
+        router_->setEnabled(n > 1);
+        Q_EMIT servingChanged();
+    });
+    connect(router_, &QComboBox::currentTextChanged, this, [this] {
+        if (replicas_->value() > 1) Q_EMIT servingChanged();
+    });
     v->addLayout(form);
     for (const SliderSpec& s : sliderSpecs()) {
         double value = s.value;
@@ -231,6 +271,30 @@ void PolicyPanel::attach(WorkbenchState* state) {
     connect(state, &WorkbenchState::runFailed, this, [this](const QString& error) {
         details_->setText(tr("<b>The run failed:</b> %1").arg(error.toHtmlEscaped()));
     });
+}
+
+bool PolicyPanel::prefixCaching() const {
+    return caching_->isChecked();
+}
+
+void PolicyPanel::setPrefixCaching(bool on) {
+    caching_->setChecked(on);
+}
+
+int PolicyPanel::replicas() const {
+    return replicas_->value();
+}
+
+void PolicyPanel::setReplicas(int n) {
+    replicas_->setValue(n);
+}
+
+QString PolicyPanel::router() const {
+    return router_->currentText();
+}
+
+void PolicyPanel::setRouter(const QString& name) {
+    router_->setCurrentText(name);
 }
 
 QString PolicyPanel::policy() const {

@@ -13,8 +13,10 @@
 #include <string>
 #include <vector>
 
+class QCheckBox;
 class QComboBox;
 class QGroupBox;
+class QSpinBox;
 class QLabel;
 struct Workload;
 
@@ -66,6 +68,14 @@ public:
     allTufSliders() const {
         return tuf_sliders_;
     }
+    // How the run is served: prefix caching (vLLM's automatic prefix caching, 16-token
+    // blocks), the replicas behind a router (1: one engine, the router unused).
+    bool prefixCaching() const;
+    void setPrefixCaching(bool on);
+    int replicas() const;
+    void setReplicas(int n);
+    QString router() const;
+    void setRouter(const QString& name); // one of kRouterNames
     // The device in use: a shipped profile by name, or a stored model (id > 0) on it.
     void showDevice(const QString& profile, qint64 stored_model = 0);
     QString cardText() const;
@@ -83,6 +93,7 @@ Q_SIGNALS:
     void paramMoved(const QString& name, double value); // a slider
     void tufMoved();                                    // a class's TUF slider
     void deviceChosen(const QString& profile);          // a shipped profile picked
+    void servingChanged(); // prefix caching, replicas or router changed
 
 private:
     void showWorkload();
@@ -94,6 +105,9 @@ private:
     QLabel* workload_label_ = nullptr;
     views::LengthHistogram* histogram_ = nullptr;
     QComboBox *policy_ = nullptr, *predictor_ = nullptr, *device_ = nullptr;
+    QCheckBox* caching_ = nullptr;
+    QSpinBox* replicas_ = nullptr;
+    QComboBox* router_ = nullptr;
     QGroupBox* tuf_box_ = nullptr;
     QLabel* details_ = nullptr;
     std::map<QString, views::ParamSlider*> sliders_;

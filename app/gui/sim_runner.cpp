@@ -21,6 +21,7 @@ SimResult SimRunner::run(const SimRequest& req, long job, const std::atomic<bool
     r.policy = req.policy;
     r.limits = req.limits;
     r.exec = req.exec;
+    r.fleet = req.fleet;
     r.workload = req.workload;
     const auto t0 = std::chrono::steady_clock::now();
     try {
@@ -37,7 +38,9 @@ SimResult SimRunner::run(const SimRequest& req, long job, const std::atomic<bool
         prep.policy = req.policy;
         // Every decision with its reason, for the Inspector (at most 1.5x the simulation's
         // time: kairos-cli bench explain).
-        prep.spec.record.explain = true;
+        // A fleet records none (each replica's scheduler would need its own explanation).
+        prep.spec.fleet = req.fleet;
+        prep.spec.record.explain = req.fleet.replicas <= 1;
         RunContext ctx;
         ctx.cancel = cancel;
         ctx.progress = progress;
@@ -56,6 +59,9 @@ SimResult SimRunner::run(const SimRequest& req, long job, const std::atomic<bool
                     lod::agentRows(*r.rows, *req.workload));
             r.kv =
                 std::make_shared<const std::vector<std::pair<double, double>>>(lod::kvSeries(*log));
+            if (log->prefix_caching)
+                r.kv_held = std::make_shared<const std::vector<std::pair<double, double>>>(
+                    lod::kvSeries(*log, true));
             std::shared_ptr<const RunLog> keep = log;
             r.explain = std::shared_ptr<const ExplainIndex>(
                 new ExplainIndex(*keep), [keep](const ExplainIndex* p) { delete p; });

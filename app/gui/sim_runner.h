@@ -26,6 +26,7 @@ struct SimRequest {
     EngineLimits limits;
     SummaryOptions summary;
     RunSpec::ExecPart exec; // what `model` was resolved from (for the spec a save stores)
+    RunSpec::FleetPart fleet; // replicas behind a router (1: one engine)
 };
 
 struct SimResult {
@@ -41,6 +42,9 @@ struct SimResult {
     std::shared_ptr<const std::vector<lod::Row>> rows;           // one per request, by id
     std::shared_ptr<const std::vector<lod::Row>> agent_rows;     // agent lanes; null without agents
     std::shared_ptr<const std::vector<std::pair<double, double>>> kv;
+    // With prefix caching: KV holding data (in use plus cached blocks nobody references).
+    std::shared_ptr<const std::vector<std::pair<double, double>>> kv_held;
+    RunSpec::FleetPart fleet;
     // The run's decisions with their reasons, indexed (the Inspector); it keeps the log.
     std::shared_ptr<const ExplainIndex> explain;
     std::vector<double> preemptions;

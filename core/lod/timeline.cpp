@@ -22,6 +22,8 @@ const char* spanKindName(SpanKind p) {
         return "robot executing";
     case SpanKind::Folded:
         return "folded";
+    case SpanKind::Cached:
+        return "cached";
     }
     return "?";
 }
@@ -34,19 +36,25 @@ std::vector<Row> buildRows(const RunLog& log, const Workload* w) {
         double since = 0;
         bool active = false;
         double robot_free = -INFINITY;
+        float cached = 0;     // of the open span (a prefill)
+        std::int32_t hit = 0; // the last CacheHit, for the prefill that follows it
     };
     std::vector<Open> open(n);
-    for (std::size_t i = 0; i < n; ++i) rows[i].id = static_cast<ReqId>(i);
-    auto enter = [&](std::size_t i, double t, SpanKind p) {
+    for (std::size_t i = 0; i < n; ++i) {
+        rows[i].id = static_cast<ReqId>(i);
+        if (i < log.replica_of.size()) rows[i].replica = log.replica_of[i];
+    }
+    auto enter = [&](std::size_t i, double t, SpanKind p, float cached = 0) {
         Open& o = open[i];
-        if (o.active && t > o.since) rows[i].spans.push_back({o.since, t, o.kind});
+        if (o.active && t > o.since) rows[i].spans.push_back({o.since, t, o.kind, o.cached});
         o.kind = p;
         o.since = t;
         o.active = true;
+        o.cached = cached;
     };
     auto close = [&](std::size_t i, double t) {
         Open& o = open[i];
-        if (o.active && t > o.since) rows[i].spans.push_back({o.since, t, o.kind});
+        if (o.active && t > o.since) rows[i].spans.push_back({o.since, t, o.kind, o.cached});
         o.active = false;
         rows[i].end = t;
     };
@@ -60,11 +68,25 @@ std::vector<Row> buildRows(const RunLog& log, const Workload* w) {
             r.prompt = e.value;
             enter(i, e.t, SpanKind::Queued);
             break;
-        case Ev::PrefillStart:
-            enter(i, e.t, SpanKind::Prefill);
+        case Ev::CacheHit:
+            open[i].hit = e.value;
+            break;
+        case Ev::PrefillStart: {
+            // CacheHit's tokens were neither computed nor allocated; the prefill computes
+            // e.value tokens of the context.
+            const double hit = open[i].hit, total = hit + std::max(0, e.value);
+            enter(i, e.t, SpanKind::Prefill, total > 0 ? static_cast<float>(hit / total) : 0.0f);
+            open[i].hit = 0;
+            break;
+        }
+        case Ev::Admit:
+            open[i].hit = 0; // a CacheHit of this admission follows
+            break;
+        case Ev::Resume:
+            open[i].hit = 0;
+            enter(i, e.t, SpanKind::Decode);
             break;
         case Ev::PrefillEnd:
-        case Ev::Resume:
             enter(i, e.t, SpanKind::Decode);
             break;
         case Ev::Preempt:
@@ -203,7 +225,7 @@ void fold(const std::vector<Span>& spans, double from, double to, double min_len
     for (; it != spans.end() && it->t0 <= to; ++it) {
         if (it->t1 - it->t0 >= min_len) {
             flush();
-            out.push_back({it->t0, it->t1, it->kind, 1});
+            out.push_back({it->t0, it->t1, it->kind, 1, it->cached});
             continue;
         }
         if (have && it->t0 - group.t1 < min_len) {
@@ -226,7 +248,7 @@ const Span* spanAt(const std::vector<Span>& spans, double t) {
     return t < it->t1 ? &*it : nullptr;
 }
 
-std::vector<std::pair<double, double>> kvSeries(const RunLog& log) {
+std::vector<std::pair<double, double>> kvSeries(const RunLog& log, bool held) {
     if (log.fleet()) { // the fleet's KV in use: the replicas' step functions summed
         struct Step {
             double t;
@@ -235,7 +257,8 @@ std::vector<std::pair<double, double>> kvSeries(const RunLog& log) {
         };
         std::vector<Step> steps;
         for (int r = 0; r < log.replicas; ++r)
-            for (const auto& [t, v] : kvSeries(replicaLog(log, r))) steps.push_back({t, r, v});
+            for (const auto& [t, v] : kvSeries(replicaLog(log, r), held))
+                steps.push_back({t, r, v});
         std::stable_sort(steps.begin(), steps.end(),
                          [](const Step& a, const Step& b) { return a.t < b.t; });
         std::vector<double> now(static_cast<std::size_t>(log.replicas), 0.0);
@@ -254,10 +277,14 @@ std::vector<std::pair<double, double>> kvSeries(const RunLog& log) {
     std::vector<std::pair<double, double>> s;
     s.reserve(log.iters.size() * 2);
     for (const IterSpan& it : log.iters) {
-        s.emplace_back(it.t0, static_cast<double>(it.kv_first));
-        if (it.n > 1) s.emplace_back(it.end(it.n - 2), static_cast<double>(it.kv_last));
+        const double cached = held ? static_cast<double>(it.kv_cached) : 0.0;
+        s.emplace_back(it.t0, static_cast<double>(it.kv_first) + cached);
+        if (it.n > 1) s.emplace_back(it.end(it.n - 2), static_cast<double>(it.kv_last) + cached);
     }
-    if (!log.iters.empty()) s.emplace_back(log.iters.back().tEnd(), 0.0);
+    // After the last iteration nothing is in use; cached blocks stay (as at its start).
+    if (!log.iters.empty())
+        s.emplace_back(log.iters.back().tEnd(),
+                       held ? static_cast<double>(log.iters.back().kv_cached) : 0.0);
     return s;
 }
 

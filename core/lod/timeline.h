@@ -21,12 +21,17 @@ enum class SpanKind : std::uint8_t {
     Suspended, // paused with its KV kept
     Robot,     // the robot executes a dispatched segment (a lane of its own)
     Folded,    // several spans narrower than the fold width, merged
+    Cached,    // drawn only: the part of a prefill's context found in the prefix cache
+               // (the lower part of the prefill's bar, its height that fraction)
 };
 const char* spanKindName(SpanKind p);
 
 struct Span {
     double t0 = 0, t1 = 0;
     SpanKind kind = SpanKind::Queued;
+    // Prefill spans with prefix caching: the fraction of the context found cached (the
+    // admission's CacheHit over it and the tokens the prefill computes), else 0.
+    float cached = 0;
 };
 
 // A request placed in an agent lane: it occupies [t0, t1] (arrival to the later of its
@@ -42,6 +47,7 @@ struct Row {
     double arrival = 0, end = 0; // end: finish or kill (or the last event)
     bool finished = false, killed = false;
     std::int32_t prompt = 0, output = 0, preemptions = 0;
+    std::int32_t replica = -1; // its replica in a fleet (RunLog::replica_of), else -1
     std::vector<Span> spans; // generation phases: sorted, not overlapping, no empty span
     std::vector<Span> robot; // robot execution of dispatched segments, sorted
     // Agent lanes only (agentRows): the agent (-1: requests without one), the lane within
@@ -73,6 +79,7 @@ struct Draw {
     double t0 = 0, t1 = 0;
     SpanKind kind = SpanKind::Queued; // Folded when count > 1
     std::int32_t count = 1;           // spans merged into this draw
+    float cached = 0;                 // a single prefill span's Span::cached
 };
 
 // Spans of `spans` (sorted, not overlapping) that meet [from, to], with runs of spans
@@ -91,8 +98,10 @@ struct Bucket {
     double lo = 0, hi = 0; // min and max of the series over the bucket
 };
 // The KV tokens in use over time, as steps: one point per iteration stretch (t0,
-// kv_first) and (tEnd, kv_last). Sorted by time.
-std::vector<std::pair<double, double>> kvSeries(const RunLog& log);
+// kv_first) and (tEnd, kv_last). Sorted by time. With `held`, the KV tokens holding data:
+// in use plus the cached blocks nobody references (IterSpan::kv_cached, as at each
+// stretch's start); the same as in use without prefix caching.
+std::vector<std::pair<double, double>> kvSeries(const RunLog& log, bool held = false);
 // `points` sorted by time, read as a step function: buckets of equal width over [from, to].
 std::vector<Bucket> downsample(const std::vector<std::pair<double, double>>& points, double from,
                                double to, int buckets);

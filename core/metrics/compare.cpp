@@ -35,8 +35,22 @@ std::vector<MetricRow> keyMetrics(const Summary& s) {
          Better::Higher},
         {"preemptions", "Preemptions", double(s.preemptions), Better::Lower},
         {"suspensions", "Suspensions", double(s.suspensions), Better::Neither},
-        {"kv_peak_tokens", "KV peak (tokens)", double(s.kv_peak_tokens), Better::Neither},
+        {"kv_peak_tokens", s.replica_count > 1 ? "KV peak, one replica (tokens)" : "KV peak (tokens)",
+         double(s.kv_peak_tokens), Better::Neither},
     };
+    if (s.prefix_caching)
+        m.push_back({"prefix_cache_hit_rate", "Prefix cache hit rate (%)",
+                     100 * s.prefix_cache_hit_rate, Better::Higher});
+    // A fleet: each replica's load and latency (how evenly the router spread the work).
+    for (const ReplicaSummary& r : s.replicas) {
+        const std::string k = "replica_" + std::to_string(r.replica) + "_",
+                          n = "Replica " + std::to_string(r.replica) + ": ";
+        m.push_back({k + "requests", n + "requests", double(r.requests), Better::Neither});
+        m.push_back({k + "mean_ttft_ms", n + "mean TTFT (ms)", r.ttft_ms.mean, Better::Lower});
+        if (s.prefix_caching)
+            m.push_back({k + "prefix_cache_hit_rate", n + "prefix cache hit rate (%)",
+                         100 * r.prefix_cache_hit_rate, Better::Higher});
+    }
     if (s.budget_requests > 0) {
         m.push_back(
             {"completion_rate", "Completion rate (%)", 100 * s.completion_rate, Better::Higher});

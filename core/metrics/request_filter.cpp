@@ -30,7 +30,7 @@ RequestFilter RequestFilter::parse(const std::string& text) {
         {"id", Kind::Id},        {"agent", Kind::Agent}, {"class", Kind::Class},
         {"phase", Kind::Phase},  {"ttft", Kind::Ttft},   {"tpot", Kind::Tpot},
         {"e2el", Kind::E2el},    {"queue", Kind::Queue}, {"prompt", Kind::Prompt},
-        {"output", Kind::Output}};
+        {"output", Kind::Output}, {"replica", Kind::Replica}, {"cached", Kind::Cached}};
     RequestFilter f;
     std::size_t i = 0;
     while (i < text.size()) {
@@ -63,13 +63,13 @@ RequestFilter RequestFilter::parse(const std::string& text) {
                 "filter term '" + term +
                 "': expected a request id, a word (killed, finished, unfinished, preempted, "
                 "suspended, slo) or KEY=VALUE / KEY>VALUE (id, agent, class, phase, ttft, "
-                "tpot, e2el, queue, prompt, output)");
+                "tpot, e2el, queue, prompt, output, replica, cached)");
         const std::string key = body.substr(0, op);
         const auto k = keys.find(key);
         if (k == keys.end())
             throw std::invalid_argument("filter term '" + term + "': unknown key '" + key +
                                         "' (id, agent, class, phase, ttft, tpot, e2el, queue, "
-                                        "prompt, output)");
+                                        "prompt, output, replica, cached)");
         t.kind = k->second;
         std::size_t v = op + 1;
         if (body[op] == '=') {
@@ -175,6 +175,12 @@ bool RequestFilter::matches(const RequestMetrics& m, const Request* q, const lod
             break;
         case Kind::Output:
             ok = compare(double(m.output_tokens), t.op, t.number);
+            break;
+        case Kind::Replica: // a request of a fleet (one engine: no replica)
+            ok = row && row->replica >= 0 && compare(double(row->replica), t.op, t.number);
+            break;
+        case Kind::Cached:
+            ok = compare(double(m.cached_tokens), t.op, t.number);
             break;
         }
         if (ok == t.negate) return false;

@@ -11,6 +11,8 @@
 //   ttft>MS, ttft<MS, tpot>MS, e2el>MS, queue>MS   latencies in milliseconds (>= and <=
 //                          too); a request without the value (never started) does not match
 //   prompt>N, output>N     tokens (output: tokens generated)
+//   replica=N              a fleet's request on replica N (0-based)
+//   cached>N               prompt tokens served from the prefix cache at its first admission
 // Parse errors name the term and what was expected.
 #include "lod/timeline.h"
 #include "metrics/request_metrics.h"
@@ -51,7 +53,9 @@ private:
         E2el,
         Queue,
         Prompt,
-        Output
+        Output,
+        Replica,
+        Cached
     };
     enum class Op { Eq, Gt, Ge, Lt, Le };
     struct Term {

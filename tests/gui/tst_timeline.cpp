@@ -5,6 +5,7 @@
 #include "lod/timeline.h"
 #include "sched/registry.h"
 #include "sim/engine.h"
+#include "sim/fleet.h"
 #include "time_range.h"
 #include "timeline_view.h"
 #include "workload/generators.h"
@@ -359,6 +360,95 @@ private slots:
     }
 
     // The KV chart follows the shared range, one bucket per pixel of its plot.
+    // Prefix caching and replicas on the timeline: two replicas behind round robin, every
+    // prompt beginning with the same 1,000-token system prompt. Each replica's second
+    // request finds the prompt's 62 full 16-token blocks (992 tokens) cached, so its
+    // prefill bar's lower 992/prompt is drawn in the cached colour; each row's gutter
+    // stripe is its replica's colour. The KV chart draws cached, unreferenced blocks as a
+    // band above the tokens in use.
+    void cachedPrefillAndReplicas() {
+        GenerateSpec g;
+        g.count = 12;
+        g.arrivals.rate = 0.5; // one at a time: nothing else in the cache's way
+        g.prompt = LengthDist::parse("lognormal:300,0.5,max=1500");
+        g.output = LengthDist::parse("lognormal:40,0.5,max=100");
+        g.system_prompt_tokens = 1000;
+        const Workload w = generateWorkload(g);
+        const EteModel model(EteParams{0.02, 2e-4, 0, 0.03, 3e-4, 2e-7});
+        PolicyConfig pc;
+        pc.name = "fcfs";
+        FleetRun fr;
+        fr.workload = &w;
+        fr.model = &model;
+        fr.make_scheduler = [&pc] { return makeScheduler(pc); };
+        fr.limits.kv_capacity_tokens = 40000;
+        fr.limits.block_size = 16;
+        fr.limits.prefix_caching = true;
+        fr.fleet.replicas = 2;
+        fr.fleet.router = Router::RoundRobin;
+        const RunLog log = simulateFleet(fr);
+        auto rows = std::make_shared<const std::vector<lod::Row>>(lod::buildRows(log, &w));
+        // Round robin: requests alternate; the first on each replica finds nothing, the
+        // others the system prompt (their own prompts differ after it).
+        for (std::size_t i = 0; i < rows->size(); ++i) {
+            const lod::Row& r = (*rows)[i];
+            QCOMPARE(r.replica, int(i % 2));
+            const lod::Span* pre = nullptr;
+            for (const auto& s : r.spans)
+                if (s.kind == lod::SpanKind::Prefill) pre = &s;
+            QVERIFY(pre);
+            const float want = i < 2 ? 0.0f : float(992.0 / w.requests[i].prompt_tokens);
+            QCOMPARE(pre->cached, want);
+        }
+        // Zoomed on request 2's prefill, rows 16 px: the bar is amber over pale amber in
+        // that proportion.
+        const lod::Row& r2 = (*rows)[2];
+        const lod::Span* pre = nullptr;
+        for (const auto& s : r2.spans)
+            if (s.kind == lod::SpanKind::Prefill) pre = &s;
+        views::TimeRange range;
+        range.setExtent(0, extentEnd(*rows));
+        range.setRange(pre->t0 - 0.2 * (pre->t1 - pre->t0), pre->t1 + 0.2 * (pre->t1 - pre->t0));
+        views::TimelineView view(&range);
+        view.resize(800, 400);
+        view.setRows(rows);
+        view.setRowHeight(16);
+        QImage img(800, 400, QImage::Format_RGB32);
+        img.fill(Qt::white);
+        {
+            QPainter p(&img);
+            view.render(p, img.rect(), 0);
+        }
+        const int width = view.viewport()->width() - views::TimelineView::kGutter;
+        const int x = views::TimelineView::kGutter + width / 2;
+        const int top = views::TimelineView::kHeader + 2 * 16, bar = 15;
+        int cached = 0, computed = 0;
+        for (int y = top; y < top + bar; ++y) {
+            const QColor c = img.pixelColor(x, y);
+            cached += c == views::TimelineView::colorOf(lod::SpanKind::Cached);
+            computed += c == views::TimelineView::colorOf(lod::SpanKind::Prefill);
+        }
+        QCOMPARE(cached + computed, bar);
+        QCOMPARE(cached, std::clamp(int(std::lround(bar * double(pre->cached))), 1, bar - 1));
+        // The gutter's stripe: row 2 on replica 0, row 3 on replica 1.
+        QCOMPARE(img.pixelColor(1, top + 4), views::TimelineView::replicaColor(0));
+        QCOMPARE(img.pixelColor(1, top + 16 + 4), views::TimelineView::replicaColor(1));
+        QVERIFY(views::TimelineView::replicaColor(0) != views::TimelineView::replicaColor(1));
+        if (const QByteArray dir = qgetenv("KAIROS_SHOTS"); !dir.isEmpty())
+            img.save(QString::fromUtf8(dir) + QStringLiteral("/timeline_cached.png"));
+        // KV held is in use plus idle cached blocks: never below in use, above it once the
+        // first requests are done and their blocks stay cached.
+        const auto in_use = lod::kvSeries(log), held = lod::kvSeries(log, true);
+        QCOMPARE(held.size(), in_use.size());
+        bool above = false;
+        for (std::size_t i = 0; i < held.size(); ++i) {
+            QCOMPARE(held[i].first, in_use[i].first);
+            QVERIFY(held[i].second >= in_use[i].second);
+            above = above || held[i].second > in_use[i].second;
+        }
+        QVERIFY(above);
+    }
+
     void kvChartFollowsRange() {
         const Run run = simulateChat(300, 10);
         views::TimeRange range;

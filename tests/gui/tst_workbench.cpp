@@ -197,6 +197,61 @@ private slots:
         QCOMPARE(w.timeline()->rows(), c1->rows.get());
     }
 
+    // The policy panel's serving controls drive the run: prefix caching on gives a run log
+    // with caching, the hit rate in the metrics and the KV chart's held series; replicas
+    // and a router give a fleet (each row on its replica, the router's rule applied), and
+    // back to one replica is the single engine's run again, to the bit.
+    void servingControlsDriveTheRun() {
+        app::StartOptions o;
+        app::MainWindow w(o);
+        GenerateSpec g;
+        g.count = 200;
+        g.arrivals.rate = 4;
+        g.system_prompt_tokens = 600;
+        g.system_prompts = 2;
+        g.turns = 3;
+        QSignalSpy shown(&w, &app::MainWindow::resultShown);
+        w.setWorkload(std::make_shared<Workload>(generateWorkload(g)), "conversations");
+        QVERIFY(waitForResult(shown) > 0);
+        const auto plain = w.lastResult();
+        QVERIFY(!plain->log->prefix_caching);
+        QVERIFY(!plain->kv_held);
+        auto* caching = w.findChild<QCheckBox*>("prefix_caching");
+        auto* replicas = w.findChild<QSpinBox*>("replicas");
+        auto* router = w.findChild<QComboBox*>("router");
+        QVERIFY(caching && replicas && router);
+        QVERIFY(!router->isEnabled()); // one replica: no router to choose
+        caching->setChecked(true);
+        QVERIFY(waitForResult(shown) > 0);
+        const auto cached = w.lastResult();
+        QVERIFY(cached->log->prefix_caching);
+        QCOMPARE(cached->limits.block_size, 16);
+        QVERIFY(cached->summary.prefix_cache_hit_rate > 0.2); // system prompts and turns
+        QVERIFY(cached->kv_held);
+        QVERIFY(cached->summary.ttft_ms.mean < plain->summary.ttft_ms.mean);
+        bool listed = false;
+        for (const auto& m : keyMetrics(cached->summary))
+            listed = listed || m.key == "prefix_cache_hit_rate";
+        QVERIFY(listed);
+        replicas->setValue(3);
+        QVERIFY(waitForResult(shown) > 0);
+        QVERIFY(router->isEnabled());
+        router->setCurrentText("least_outstanding");
+        QVERIFY(waitForResult(shown) > 0);
+        const auto fleet = w.lastResult();
+        QCOMPARE(fleet->log->replicas, 3);
+        QCOMPARE(fleet->log->router, std::string("least_outstanding"));
+        QCOMPARE(fleet->summary.replicas.size(), std::size_t(3));
+        for (const auto& r : *fleet->rows) {
+            QVERIFY(r.replica >= 0 && r.replica < 3);
+            QCOMPARE(r.replica, int(fleet->log->replica_of[std::size_t(r.id)]));
+        }
+        replicas->setValue(1);
+        QVERIFY(waitForResult(shown) > 0);
+        QCOMPARE(w.lastResult()->log->replicas, 1);
+        QCOMPARE(w.lastResult()->summary.ttft_ms.mean, cached->summary.ttft_ms.mean);
+    }
+
     // Opening a workload puts it first in the recent files; the window layout persists.
     void recentFilesAndLayout() {
         QSettings().clear();
