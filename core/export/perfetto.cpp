@@ -90,12 +90,20 @@ PerfettoCounts writePerfetto(const RunLog& log, const Workload* w, std::ostream&
             ++n.robot;
         }
     }
-    for (const auto& [t, v] : lod::kvSeries(log)) {
+    // With prefix caching, a third value: cached blocks nobody references (the allocator
+    // may take them; until then a request with the same prefix reuses them).
+    const auto kv = lod::kvSeries(log);
+    const auto held = log.prefix_caching ? lod::kvSeries(log, true) : kv;
+    for (std::size_t i = 0; i < kv.size(); ++i) {
+        const auto [t, v] = kv[i];
         sep();
         out << "{\"ph\":\"C\",\"pid\":" << kKvPid << ",\"tid\":0,\"name\":\"KV tokens\",\"ts\":";
         us(out, t);
-        out << ",\"args\":{\"in use\":" << static_cast<long long>(std::llround(v))
-            << ",\"capacity\":" << log.kv_capacity_tokens * log.replicas << "}}";
+        out << ",\"args\":{\"in use\":" << static_cast<long long>(std::llround(v));
+        if (log.prefix_caching)
+            out << ",\"cached, unreferenced\":"
+                << static_cast<long long>(std::llround(held[i].second - v));
+        out << ",\"capacity\":" << log.kv_capacity_tokens * log.replicas << "}}";
         ++n.counters;
     }
     const int kBatchPid = 4, kQueuePid = 5, kPreemptPid = 6;

@@ -227,6 +227,44 @@ private slots:
         QVERIFY(mode.err.contains("rlp or trail"));
 #endif
     }
+    // --perfetto with prefix caching: every KV counter point also says how many tokens sit
+    // in cached blocks nobody references, the run log's held series less its in-use one;
+    // without caching the field is absent.
+    void perfettoCachedCounter() {
+        const std::string wl = kairos::test::tempPath("conv.jsonl"),
+                          trace = kairos::test::tempPath("c.perfetto.json"),
+                          runlog = kairos::test::tempPath("c.runlog.jsonl");
+        QCOMPARE(cli({"generate", "-o", QString::fromStdString(wl), "-n", "150", "--rate", "3",
+                      "--turns", "3", "--system-prompt", "500", "--seed", "4"})
+                     .code,
+                 0);
+        for (const bool on : {true, false}) {
+            const Result r =
+                cli({"simulate", "-w", QString::fromStdString(wl), "--quiet", "--prefix-caching",
+                     on ? "on" : "off", "--perfetto", QString::fromStdString(trace), "--runlog",
+                     QString::fromStdString(runlog)});
+            QVERIFY2(r.code == 0, qPrintable(r.err));
+            std::ifstream rl(runlog);
+            const kairos::RunLog log = kairos::readRunLogJsonl(rl, runlog);
+            const auto in_use = kairos::lod::kvSeries(log), held = kairos::lod::kvSeries(log, true);
+            std::vector<const nlohmann::json*> kv;
+            const auto j = readJson(trace);
+            for (const auto& e : j["traceEvents"])
+                if (e["ph"] == "C" && e["name"] == "KV tokens") kv.push_back(&e);
+            QCOMPARE(kv.size(), in_use.size());
+            long idle_cached = 0;
+            for (std::size_t i = 0; i < kv.size(); ++i) {
+                const auto& a = (*kv[i])["args"];
+                QCOMPARE(a.contains("cached, unreferenced"), on);
+                if (!on) continue;
+                const long c = a["cached, unreferenced"].get<long>();
+                QCOMPARE(c, long(std::llround(held[i].second) - std::llround(in_use[i].second)));
+                idle_cached = std::max(idle_cached, c);
+            }
+            QCOMPARE(idle_cached > 0, on);
+        }
+    }
+
     // --perfetto: the trace loads as JSON with one complete event per phase span, one per
     // robot execution, one counter per KV point, and a named track per request, exactly
     // as many as the run log (written in the same run) gives.
