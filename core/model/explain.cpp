@@ -128,6 +128,25 @@ const Rule kRules[] = {
      "MC-SF's exact optimum (exhaustive search over the discrete model) starts it this "
      "round",
      false, [](const double* x) { return x[0] <= x[1]; }},
+    {"prefix_cache.hit",
+     "prefix cache: the longest cached run of leading blocks, at most context - 1 tokens",
+     V{"hit", "context", "block", "shared"},
+     "at admission the request takes its longest run of leading 16-token blocks (by the "
+     "chained hash of their prefix) found cached, neither computed nor allocated again; "
+     "at least one token is always computed (vLLM's max_cache_hit_length); shared: of "
+     "them, tokens in blocks running requests already hold",
+     true,
+     [](const double* x) {
+         return x[2] >= 2 && x[0] > 0 && std::fmod(x[0], x[2]) == 0 && x[0] <= x[1] - 1 &&
+                x[3] >= 0 && x[3] <= x[0] && std::fmod(x[3], x[2]) == 0;
+     }},
+    {"prefix_cache.evict",
+     "prefix cache: cached blocks nobody references taken back for this request's KV",
+     V{"evicted", "idle cached before", "never used"},
+     "every block was in use once and the request needed more: the allocator took the "
+     "least recently released cached blocks (a chain's tail first), which nobody "
+     "referenced; their prefixes are no longer cached",
+     true, [](const double* x) { return x[0] >= 1 && x[0] <= x[1] && x[2] == 0; }},
 };
 static_assert(sizeof kRules / sizeof kRules[0] == static_cast<std::size_t>(RuleId::Count),
               "one rule per RuleId");
@@ -149,12 +168,16 @@ const char* actName(Act a) {
         return "evict";
     case Act::Dispatch:
         return "dispatch";
+    case Act::Reuse:
+        return "reuse";
+    case Act::Uncache:
+        return "uncache";
     }
     return "?";
 }
 
 bool actFromName(const std::string& s, Act* out) {
-    for (int i = 0; i <= static_cast<int>(Act::Dispatch); ++i)
+    for (int i = 0; i <= static_cast<int>(kLastAct); ++i)
         if (s == actName(static_cast<Act>(i))) {
             *out = static_cast<Act>(i);
             return true;

@@ -31,7 +31,26 @@
 
 namespace kairos {
 
-enum class Act : std::uint8_t { Admit, Preempt, Suspend, Resume, Kill, Evict, Dispatch };
+// Reuse and Uncache are the prefix cache's (sim/prefix_cache.h), recorded by the engine
+// for what it did, not decided by a policy: an admission's hit length, and cached blocks
+// the allocator took back. They change nothing a replay must repeat (sched/replay.cpp
+// passes over them).
+enum class Act : std::uint8_t {
+    Admit,
+    Preempt,
+    Suspend,
+    Resume,
+    Kill,
+    Evict,
+    Dispatch,
+    Reuse,
+    Uncache
+};
+constexpr Act kLastAct = Act::Uncache;
+// The prefix cache's own records (see above).
+inline bool cacheAct(Act a) {
+    return a == Act::Reuse || a == Act::Uncache;
+}
 const char* actName(Act a); // "admit", ...
 bool actFromName(const std::string& s, Act* out);
 
@@ -62,6 +81,8 @@ enum class RuleId : std::uint16_t {
     TimelyAdmit,    // timely: ready segments in rank order (PUD / arrival / deadline), fits
     TimelyResume,   // timely: a suspended generation in rank order takes a seat
     OptimalStart,   // optimal: the hindsight schedule starts it this round
+    CacheHit,       // prefix cache: the longest run of cached leading blocks, < context
+    CacheEvict,     // prefix cache: blocks nobody referenced taken back, least recent first
     Count
 };
 

@@ -23,6 +23,7 @@ void ReplayScheduler::schedule(const EngineView& view, Decision& out) {
         throw ReplayDiverged("replay: call " + std::to_string(call_) +
                              " at t = " + std::to_string(view.now()) + " s, recorded at " +
                              std::to_string(c.t) + " s");
+    while (next_ < rec_.reasons.size() && cacheAct(rec_.reasons[next_].act)) ++next_;
     // Engine-made actions of earlier calls that no overflow asked for: the run diverged.
     if (next_ < rec_.reasons.size() && rec_.reasons[next_].call < call_)
         throw ReplayDiverged("replay: an overflow victim recorded at t = " +
@@ -32,6 +33,7 @@ void ReplayScheduler::schedule(const EngineView& view, Decision& out) {
     out.restart = c.restart;
     for (; next_ < rec_.reasons.size() && rec_.reasons[next_].call == call_; ++next_) {
         const Reason& r = rec_.reasons[next_];
+        if (cacheAct(r.act)) continue; // the prefix cache's record, not a decision
         if (ruleOf(r.rule).engine) break; // the engine's own, after this decision
         switch (r.act) {
         case Act::Admit:
@@ -55,12 +57,16 @@ void ReplayScheduler::schedule(const EngineView& view, Decision& out) {
         case Act::Dispatch:
             out.dispatch.emplace_back(r.req, r.value);
             break;
+        case Act::Reuse:
+        case Act::Uncache:
+            break;
         }
     }
     ++call_;
 }
 
 ReqId ReplayScheduler::overflowVictim(const EngineView& view) {
+    while (next_ < rec_.reasons.size() && cacheAct(rec_.reasons[next_].act)) ++next_;
     if (next_ >= rec_.reasons.size() || !ruleOf(rec_.reasons[next_].rule).engine ||
         rec_.reasons[next_].call + 1 != call_)
         throw ReplayDiverged("replay: a KV overflow at t = " + std::to_string(view.now()) +

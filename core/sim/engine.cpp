@@ -240,10 +240,17 @@ void Simulator::arriveUpTo(double t) {
 
 void Simulator::setKv(ReqState& s, std::int64_t kv) {
     if (cache_) {
-        if (kv == 0)
+        if (kv == 0) {
             cache_->release(s.id, *s.req, computedTokens(s));
-        else
+        } else {
+            const std::int64_t evicted = cache_->evictions(), idle = cache_->idleCachedBlocks();
             cache_->resize(s.id, kv);
+            // --explain: the cached blocks its growth took back (the least recently let go).
+            if (explain_ && cache_->evictions() > evicted)
+                recordEngine(Act::Uncache, s.id, RuleId::CacheEvict,
+                             {double(cache_->evictions() - evicted), double(idle),
+                              double(cache_->unusedBlocks())});
+        }
         kv_used_ = cache_->referencedBlocks() * lim_.block_size;
         s.alloc = kvCost(kv);
         s.kv = kv;
@@ -293,6 +300,10 @@ void Simulator::doAdmit(ReqId id) {
     if (cache_) {
         cache_->admit(id, *s.req, hit.blocks); // setKv allocates the rest
         if (s.cached > 0) log(now_, id, Ev::CacheHit, s.cached);
+        if (explain_ && s.cached > 0)
+            recordEngine(Act::Reuse, id, RuleId::CacheHit,
+                         {double(s.cached), double(s.context()), double(lim_.block_size),
+                          double(std::int64_t(hit.referenced) * lim_.block_size)});
     }
     setKv(s, reserve);
     running_.push_back(id);

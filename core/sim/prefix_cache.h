@@ -105,6 +105,10 @@ public:
     // Blocks nobody references that still hold cached KV (the allocator may take them).
     std::int64_t idleCachedBlocks() const { return idle_cached_; }
     std::int64_t evictions() const { return evictions_; }
+    // Blocks never used yet (the allocator takes them before evicting any cached block).
+    std::int64_t unusedBlocks() const {
+        return capacity_ - static_cast<std::int64_t>(hash_.size());
+    }
     std::int32_t blockSize() const { return bs_; }
     // Changes whenever a probe's answer may change (a block cached or evicted, a cached
     // block referenced or let go).

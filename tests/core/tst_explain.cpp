@@ -93,12 +93,27 @@ QString checkReasons(const RunLog& log, const PolicyConfig& pc, std::int64_t cap
     };
     // Reasons by (request, time), consumed by the events they explain.
     std::map<std::pair<ReqId, double>, std::vector<std::size_t>> open;
+    // The prefix cache's records: each admission's hit (by request and time) and the
+    // blocks taken back, which must add up to the run's evictions.
+    std::map<std::pair<ReqId, double>, double> reuse;
+    double uncached = 0;
     for (std::size_t i = 0; i < ex.reasons.size(); ++i) {
         const Reason& r = ex.reasons[i];
         ++by_rule[ruleOf(r.rule).name];
         if (r.rule == RuleId::Unexplained) return "unexplained: " + show(r);
         if (!ruleOf(r.rule).holds(r.x.data())) return "rule does not hold: " + show(r);
         if (r.call >= ex.calls.size()) return "reason of no call: " + show(r);
+        if (cacheAct(r.act)) {
+            if (r.act == Act::Reuse && r.rule == RuleId::CacheHit &&
+                reuse.emplace(std::make_pair(r.req, r.t), r.x[0]).second)
+                continue;
+            if (r.act == Act::Uncache && r.rule == RuleId::CacheEvict) {
+                if (r.t < ex.calls[r.call].t) return "evicted before its call: " + show(r);
+                uncached += r.x[0];
+                continue;
+            }
+            return "a prefix cache record out of place: " + show(r);
+        }
         if (ex.calls[r.call].t != r.t) return "reason at another time than its call: " + show(r);
         if (r.act != Act::Evict) open[{r.req, r.t}].push_back(i);
         // What can be checked from outside the policy.
@@ -167,6 +182,26 @@ QString checkReasons(const RunLog& log, const PolicyConfig& pc, std::int64_t cap
     }
     for (const auto& [key, left] : open)
         if (!left.empty()) return "a reason without its event: " + show(ex.reasons[left.front()]);
+    // Every cache hit has its reason, with the hit's length; every eviction is counted in
+    // some reason.
+    for (const Event& e : log.events) {
+        if (e.ev != Ev::CacheHit) continue;
+        const auto it = reuse.find({e.req, e.t});
+        if (it == reuse.end() || it->second != double(e.value))
+            return QString("cache hit of %1 tokens for req %2 at %3 without its reason")
+                .arg(e.value)
+                .arg(e.req)
+                .arg(num(e.t));
+        reuse.erase(it);
+    }
+    if (!reuse.empty())
+        return QString("a reuse reason without its cache hit: req %1 at %2")
+            .arg(reuse.begin()->first.first)
+            .arg(num(reuse.begin()->first.second));
+    if (uncached != double(log.cache_evictions))
+        return QString("evictions with reasons %1, the run's %2")
+            .arg(num(uncached))
+            .arg(log.cache_evictions);
     return {};
 }
 
