@@ -13,8 +13,9 @@ set -euo pipefail
 PACKAGES=(
   # toolchain
   build-essential cmake ninja-build pkg-config git
-  # core: JSON, CLI, least squares (Eigen), TOML (a RunSpec's and a sweep's files)
-  nlohmann-json3-dev libcli11-dev libeigen3-dev libtomlplusplus-dev
+  # core: JSON, CLI, least squares (Eigen), TOML (a RunSpec's and a sweep's files), and
+  # simdjson (reading large native workloads)
+  nlohmann-json3-dev libcli11-dev libeigen3-dev libtomlplusplus-dev libsimdjson-dev
   # the store (SQLite, with its shell for inspecting a database)
   libsqlite3-dev sqlite3
   # fitted models: bounded nonlinear least squares (Ceres) and XGBoost (its CMake config

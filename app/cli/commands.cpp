@@ -287,7 +287,7 @@ RunOutputs runSimulate(const SimulateArgs& a, OutputBatch& outputs) {
                 {"workload file", spec.workload.path}};
     if (live)
         for (auto& kv : live->config()) o.config.push_back(kv);
-    o.workload = w;
+    o.workload = prep.workload;
     return o;
 }
 

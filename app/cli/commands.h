@@ -10,6 +10,7 @@
 #include <CLI/CLI.hpp>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -51,7 +52,7 @@ nlohmann::json fitEteGroup(const std::string& name, const std::vector<Measuremen
 
 // What a simulate/report run produced, for the report writer.
 struct RunOutputs {
-    Workload workload;
+    std::shared_ptr<const Workload> workload; // the run's, shared (a million requests: no copy)
     RunLog log;
     Summary summary;
     std::vector<std::pair<std::string, std::string>> config;

@@ -64,7 +64,7 @@ void installReportWriter() {
         // Widgets need an application; without a display, paint offscreen.
         auto app = offscreenApp();
         views::ReportData d;
-        d.workload = &o.workload;
+        d.workload = o.workload.get();
         d.log = &o.log;
         d.summary = &o.summary;
         d.config = o.config;
@@ -77,7 +77,7 @@ void installReportWriter() {
             d.pinned_log = &pinned->log;
             d.pinned_name = QString::fromStdString(pinned->log.policy).section('(', 0, 0);
         }
-        d.title = QStringLiteral("Kairos report: %1").arg(QString::fromStdString(o.workload.name));
+        d.title = QStringLiteral("Kairos report: %1").arg(QString::fromStdString(o.workload->name));
         std::pair<std::string, std::string> docs;
         if (html) docs.first = views::reportHtml(d).toUtf8().toStdString();
         if (pdf) {

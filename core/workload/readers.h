@@ -47,6 +47,9 @@ Workload readWorkload(std::istream& in, const std::string& name, const ReadOptio
 
 // Individual readers (used by the fuzz targets and tests).
 Workload readKairos(std::istream& in, const std::string& name, std::size_t limit = 0);
+// The same reader with every line through nlohmann's DOM (no simdjson fast path): what
+// the fast path must equal, field for field and error for error (tst_readers).
+Workload readKairosReference(std::istream& in, const std::string& name, std::size_t limit = 0);
 Workload readAzure(std::istream& in, const std::string& name, std::size_t limit = 0);
 Workload readMooncake(std::istream& in, const std::string& name, std::size_t limit = 0);
 Workload readLengths(std::istream& in, const std::string& name, std::size_t limit = 0);

@@ -2,6 +2,7 @@
 #include "model/input_error.h"
 #include "model/input_file.h"
 #include "test_util.h"
+#include "workload/generators.h"
 #include "workload/readers.h"
 
 #include <QtTest>
@@ -139,6 +140,94 @@ private slots:
         QCOMPARE(w.meta.at("skipped_zero_token_rows"), std::string("1"));
         QCOMPARE(w.requests[1].prompt_tokens, 417);
         QCOMPARE(w.requests[1].arrival, 113.0);
+    }
+
+    // The native reader's fast path (simdjson, common lines) reads what the reference
+    // (nlohmann, every line) reads: every sample trace, a generated workload with every
+    // field, and lines at the edges of JSON and of each field's domain, whose errors must
+    // be the reference's word for word (they come from it: the fast path declines them).
+    void fastPathEqualsReference() {
+        auto both = [](const std::string& text, const QString& what) {
+            std::istringstream a(text), b(text);
+            std::string ea, eb;
+            Workload wa, wb;
+            try {
+                wa = readKairos(a, "t.jsonl");
+            } catch (const InputError& e) {
+                ea = e.what();
+            }
+            try {
+                wb = readKairosReference(b, "t.jsonl");
+            } catch (const InputError& e) {
+                eb = e.what();
+            }
+            QVERIFY2(ea == eb, qPrintable(what + ": " + QString::fromStdString(ea) + " | " +
+                                          QString::fromStdString(eb)));
+            QVERIFY2(wa.requests == wb.requests, qPrintable(what));
+            QCOMPARE(wa.name, wb.name);
+            QVERIFY(wa.meta == wb.meta);
+        };
+        int files = 0;
+        for (const char* f : {"azure_conv_bursty.jsonl", "chat_poisson_small.jsonl",
+                              "chat_reading.jsonl", "offline_batch.jsonl", "wid1_like.jsonl",
+                              "wid2_like.jsonl", "wid3_like.jsonl"}) {
+            std::ifstream in(std::string(KAIROS_SOURCE_DIR) + "/sample_traces/" + f);
+            QVERIFY(in);
+            std::stringstream s;
+            s << in.rdbuf();
+            both(s.str(), f);
+            ++files;
+        }
+        QCOMPARE(files, 7);
+        {
+            GenerateSpec g;
+            g.count = 300;
+            g.system_prompt_tokens = 200;
+            g.turns = 2;
+            Workload w = generateWorkload(g);
+            for (std::size_t i = 0; i < w.size(); i += 3) {
+                w.requests[i].cls = i % 2 ? "urgent" : "normal";
+                w.requests[i].agent = static_cast<std::int32_t>(i % 5);
+            }
+            w.requests[7].budget_s = 2.5;
+            w.requests[8].tuf = Tuf{1.0, -0.5, 1.0};
+            std::ostringstream o;
+            writeKairos(w, o);
+            both(o.str(), "generated");
+        }
+        const std::string h = "{\"kairos_workload\":1}\n";
+        const char* lines[] = {
+            R"({"arrival":0.5,"prompt":10,"output":5})",
+            R"({"arrival":0.5,"prompt":10,"output":5,"prompt":11})", // given twice
+            R"({"arrival":1e400,"prompt":10,"output":5})",
+            R"({"arrival":-0,"prompt":10,"output":5})",
+            R"({"arrival":-1,"prompt":10,"output":5})",
+            R"({"arrival":"1","prompt":10,"output":5})",
+            R"({"arrival":1,"prompt":1.5,"output":5})",
+            R"({"arrival":1,"prompt":0,"output":5})",
+            R"({"arrival":1,"prompt":100000001,"output":5})",
+            R"({"arrival":1,"prompt":10.0,"output":5e0})",
+            R"({"arrival":1,"prompt":10,"output":5,"id":9000000000000001})",
+            R"({"arrival":1,"prompt":10,"output":5,"id":-7})",
+            R"({"arrival":1,"prompt":10,"output":5,"id":18446744073709551616})",
+            R"({"arrival":1,"prompt":10,"output":5,"class":"a\nb"})",
+            R"({"arrival":1,"prompt":10,"output":5,"class":"caf\u00e9 \ud83d\ude00"})",
+            "{\"arrival\":1,\"prompt\":10,\"output\":5,\"class\":\"a\tb\"}", // a raw tab
+            R"({"arrival":1,"prompt":10,"output":5,"class":7})",
+            R"({"arrival":1,"prompt":10,"output":5,"agent":-1})",
+            R"({"arrival":1,"prompt":10,"output":5,"agent":2.5})",
+            R"({"arrival":1,"prompt":10,"output":5,"bogus":1})",
+            R"({"arrival":1,"prompt":10,"output":5} trailing)",
+            R"({"arrival":1,"prompt":10,"output":5,})",
+            R"({"arrival":1,"prompt":10})",
+            R"([1,2,3])",
+            R"(  {"arrival" : 1 , "prompt" : 10 , "output" : 5 }  )",
+            "{\"arrival\":1,\"prompt\":10,\"output\":5}\r",
+            R"({"arrival":01,"prompt":10,"output":5})",
+            R"({"arrival":1,"prompt":10,"output":5,"prefix":[["sys",4]]})",
+            "{\"arrival\":1,\"prompt\":10,\"output\":5,\"class\":\"\xff\"}", // not UTF-8
+        };
+        for (const char* l : lines) both(h + l + "\n", QString::fromUtf8(l));
     }
 
     void nativeRoundTrip() {

@@ -79,7 +79,28 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     std::istringstream in(std::string(reinterpret_cast<const char*>(data), size));
     try {
 #if defined(KAIROS_FUZZ_READER_kairos)
-        simulateAndSummarise(kairos::readKairos(in, "fuzz"));
+        // The fast path (simdjson) and the reference (nlohmann) read every input alike: the
+        // same workload, or the same error.
+        const std::string text(reinterpret_cast<const char*>(data), size);
+        std::istringstream ref_in(text);
+        std::optional<kairos::Workload> ref;
+        std::string ref_error;
+        try {
+            ref = kairos::readKairosReference(ref_in, "fuzz");
+        } catch (const kairos::InputError& e) {
+            ref_error = e.what();
+        }
+        std::optional<kairos::Workload> fast;
+        try {
+            fast = kairos::readKairos(in, "fuzz");
+        } catch (const kairos::InputError& e) {
+            if (ref || ref_error != e.what()) __builtin_trap(); // they disagree
+            throw;
+        }
+        if (!ref || !(ref->requests == fast->requests) || ref->name != fast->name ||
+            ref->meta != fast->meta)
+            __builtin_trap(); // they disagree
+        simulateAndSummarise(*fast);
 #elif defined(KAIROS_FUZZ_READER_azure)
         simulateAndSummarise(kairos::readAzure(in, "fuzz"));
 #elif defined(KAIROS_FUZZ_READER_mooncake)
