@@ -228,7 +228,7 @@ public:
                 switch (bit) {
                 case 1u << 0:
                     ok = v == std::floor(v) && std::fabs(v) <= 9.0e15;
-                    r.id = static_cast<std::int64_t>(v);
+                    if (ok) r.id = static_cast<std::int64_t>(v); // cast only in range
                     break;
                 case 1u << 1:
                     ok = v >= 0 && v <= kMaxSeconds;
@@ -236,15 +236,15 @@ public:
                     break;
                 case 1u << 2:
                     ok = whole(v, 1, kMaxRequestTokens);
-                    r.prompt_tokens = static_cast<int>(v);
+                    if (ok) r.prompt_tokens = static_cast<int>(v);
                     break;
                 case 1u << 3:
                     ok = whole(v, 1, kMaxRequestTokens);
-                    r.output_tokens = static_cast<int>(v);
+                    if (ok) r.output_tokens = static_cast<int>(v);
                     break;
                 default:
                     ok = whole(v, 0, 1e9);
-                    r.agent = static_cast<std::int32_t>(v);
+                    if (ok) r.agent = static_cast<std::int32_t>(v);
                     break;
                 }
             }

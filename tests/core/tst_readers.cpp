@@ -206,6 +206,7 @@ private slots:
             R"({"arrival":1,"prompt":1.5,"output":5})",
             R"({"arrival":1,"prompt":0,"output":5})",
             R"({"arrival":1,"prompt":100000001,"output":5})",
+            R"({"arrival":1,"prompt":3e9,"output":5,"agent":1e300})", // beyond int (fuzz)
             R"({"arrival":1,"prompt":10.0,"output":5e0})",
             R"({"arrival":1,"prompt":10,"output":5,"id":9000000000000001})",
             R"({"arrival":1,"prompt":10,"output":5,"id":-7})",
