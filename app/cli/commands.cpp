@@ -19,6 +19,7 @@
 #include "run/pipeline.h"
 #include "sched/registry.h"
 #include "sim/engine.h"
+#include "sim/prefix_cache.h"
 #include "store/store.h"
 #include "workload/readers.h"
 #include "workload/robot_generator.h"
@@ -109,7 +110,9 @@ RunSpec specFromArgs(const SimulateArgs& a) {
     if (a.exec_model > 0) s.exec.db = a.db; // where the model is (--db also stores the run)
     s.limits.kv_capacity_tokens = a.kv_capacity;
     s.limits.prefix_caching = a.prefix_caching == "on";
-    s.limits.block_size = a.block_size > 0 ? a.block_size : s.limits.prefix_caching ? 16 : 1;
+    s.limits.block_size = a.block_size > 0             ? a.block_size
+                          : s.limits.prefix_caching ? kPrefixCacheBlockSize
+                                                    : 1;
     s.limits.max_num_seqs = a.max_num_seqs;
     s.limits.max_num_batched_tokens = a.max_num_batched_tokens;
     s.limits.chunked_prefill = a.chunked;

@@ -282,10 +282,7 @@ SweepBase MainWindow::sweepBase() const {
     s.limits.kv_capacity_tokens =
         std::max<std::int64_t>(1, std::llround(double(b.profile_kv) * slider("kv")->value()));
     s.limits.max_num_seqs = static_cast<int>(std::lround(slider("seqs")->value()));
-    s.limits.prefix_caching = policy_panel_->prefixCaching();
-    if (s.limits.prefix_caching) s.limits.block_size = 16;
-    s.fleet.replicas = policy_panel_->replicas();
-    s.fleet.router = policy_panel_->router().toStdString();
+    policy_panel_->servingInto(&s.limits.prefix_caching, &s.limits.block_size, &s.fleet);
     s.summary.goodput = {"ttft:" + std::to_string(slider("ttft_slo")->value()),
                          "tpot:" + std::to_string(slider("tpot_slo")->value())};
     for (const SliderSpec& sp : sliderSpecs()) {
@@ -1001,10 +998,7 @@ void MainWindow::resimulate() {
         1, std::llround(double(profile_.kvCapacityTokens()) * slider("kv")->value()));
     req.limits.max_num_seqs = static_cast<std::int32_t>(std::lround(slider("seqs")->value()));
     // Prefix caching in vLLM's 16-token blocks (kairos-cli's default with --prefix-caching).
-    req.limits.prefix_caching = policy_panel_->prefixCaching();
-    if (req.limits.prefix_caching) req.limits.block_size = 16;
-    req.fleet.replicas = policy_panel_->replicas();
-    req.fleet.router = policy_panel_->router().toStdString();
+    policy_panel_->servingInto(&req.limits.prefix_caching, &req.limits.block_size, &req.fleet);
     req.summary = windowSummary();
     const long job = runner_.submit(std::move(req));
     job_started_ms_ = QDateTime::currentMSecsSinceEpoch();

@@ -1,6 +1,7 @@
 #include "policy_panel.h"
 
 #include "model/router.h"
+#include "sim/prefix_cache.h"
 
 #include "chart_tools.h"
 #include "length_histogram.h"
@@ -295,6 +296,14 @@ QString PolicyPanel::router() const {
 
 void PolicyPanel::setRouter(const QString& name) {
     router_->setCurrentText(name);
+}
+
+void PolicyPanel::servingInto(bool* prefix_caching, std::int32_t* block_size,
+                              RunSpec::FleetPart* fleet) const {
+    *prefix_caching = prefixCaching();
+    if (*prefix_caching) *block_size = kPrefixCacheBlockSize;
+    fleet->replicas = replicas();
+    fleet->router = router().toStdString();
 }
 
 QString PolicyPanel::policy() const {

@@ -5,6 +5,7 @@
 // time-utility sliders, and the clicked request's card. It follows the shared state
 // itself (the workload's name, histogram and classes; the selected request in the shown
 // and pinned runs); the window reacts to its signals (it re-simulates on every change).
+#include "run/run_spec.h"
 #include "sched/registry.h"
 
 #include <QString>
@@ -76,6 +77,10 @@ public:
     void setReplicas(int n);
     QString router() const;
     void setRouter(const QString& name); // one of kRouterNames
+    // The run's settings as the panel has them: prefix caching (in kPrefixCacheBlockSize
+    // blocks) into `limits`, replicas and router into `fleet`.
+    void servingInto(bool* prefix_caching, std::int32_t* block_size,
+                     RunSpec::FleetPart* fleet) const;
     // The device in use: a shipped profile by name, or a stored model (id > 0) on it.
     void showDevice(const QString& profile, qint64 stored_model = 0);
     QString cardText() const;

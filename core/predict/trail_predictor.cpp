@@ -361,9 +361,9 @@ double TrailPredictor::tableEstimate(ReqId id, int k) const {
     if (f > k) return r.est[static_cast<std::size_t>(k)];
     // The same steps, in the same order, as the incremental filter below: the same bits.
     const int s = opt_.every;
+    const auto bins = static_cast<std::size_t>(opt_.bins);
     if (!r.est) {
         const std::size_t cap = static_cast<std::size_t>(truth_[i] / s) + 1;
-        const auto bins = static_cast<std::size_t>(opt_.bins);
         double* mem = table_->carve(cap + cap / Table::kBlock + 1 + bins);
         r.est = mem;
         r.block_max = mem + cap;
@@ -375,7 +375,6 @@ double TrailPredictor::tableEstimate(ReqId id, int k) const {
     }
     const double p = std::min(1.0, opt_.bins / opt_.l_max);
     const double width = opt_.l_max / opt_.bins;
-    const auto bins = static_cast<std::size_t>(opt_.bins);
     // The classifier's outputs for a batch of calls first (independent of one another, so
     // the processor overlaps them), then the filter through them.
     constexpr int kBatch = 16;

@@ -243,7 +243,8 @@ void Simulator::setKv(ReqState& s, std::int64_t kv) {
         if (kv == 0) {
             cache_->release(s.id, *s.req, computedTokens(s));
         } else {
-            const std::int64_t evicted = cache_->evictions(), idle = cache_->idleCachedBlocks();
+            const std::int64_t evicted = explain_ ? cache_->evictions() : 0,
+                               idle = explain_ ? cache_->idleCachedBlocks() : 0;
             cache_->resize(s.id, kv);
             // --explain: the cached blocks its growth took back (the least recently let go).
             if (explain_ && cache_->evictions() > evicted)

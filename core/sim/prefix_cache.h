@@ -33,6 +33,9 @@
 
 namespace kairos {
 
+// The block size with prefix caching when none is given: vLLM's 16 tokens.
+inline constexpr std::int32_t kPrefixCacheBlockSize = 16;
+
 // The chain step of block hashes: a 64-bit mix of two words (SplitMix64 over a combined
 // with b as boost's hash_combine does).
 inline std::uint64_t mixHash(std::uint64_t a, std::uint64_t b) {

@@ -36,8 +36,12 @@ double getNum(const json& j, const char* key, const Ctx& c, const std::string& p
     return v;
 }
 
+// The bounds the reference reader and the fast path share.
+constexpr double kMaxId = 9.0e15; // a request id: whole, |id| at most this (exact in a double)
+constexpr double kMaxCount = 1e9; // a count's default upper bound
+
 int getCount(const json& j, const char* key, const Ctx& c, int lo, const std::string& prefix = "",
-             double hi = 1e9) {
+             double hi = kMaxCount) {
     const double v = getNum(j, key, c, prefix);
     if (v != std::floor(v)) throw InputError(c.file, c.line, prefix + key, "not a whole number");
     if (v < lo)
@@ -116,7 +120,7 @@ Request parseRequest(const json& j, const Ctx& c, std::int64_t default_id) {
     r.id = default_id;
     if (j.contains("id")) {
         const double id = getNum(j, "id", c);
-        if (id != std::floor(id) || std::fabs(id) > 9.0e15)
+        if (id != std::floor(id) || std::fabs(id) > kMaxId)
             throw InputError(c.file, c.line, "id", "must be a whole number");
         r.id = static_cast<std::int64_t>(id);
     }
@@ -127,7 +131,7 @@ Request parseRequest(const json& j, const Ctx& c, std::int64_t default_id) {
         if (!j["class"].is_string()) throw InputError(c.file, c.line, "class", "not a string");
         r.cls = j["class"].get<std::string>();
     }
-    if (j.contains("agent")) r.agent = getCount(j, "agent", c, 0);
+    if (j.contains("agent")) r.agent = getCount(j, "agent", c, 0, "", kMaxCount);
     if (j.contains("budget")) {
         const double b = getSeconds(j, "budget", c);
         if (!(b > 0)) throw InputError(c.file, c.line, "budget", "must be > 0 seconds");
@@ -211,41 +215,31 @@ public:
                     if (static_cast<unsigned char>(ch) < 0x20) return false;
                 r.cls.assign(s);
             } else {
-                if (key == "id")
-                    bit = 1u << 0;
-                else if (key == "arrival")
-                    bit = 1u << 1;
-                else if (key == "prompt")
-                    bit = 1u << 2;
-                else if (key == "output")
-                    bit = 1u << 3;
-                else if (key == "agent")
-                    bit = 1u << 4;
-                else
-                    return false; // another field: parseRequest reads it
                 if (!value.is_number() || value.get_double().get(v) || !std::isfinite(v))
                     return false;
-                switch (bit) {
-                case 1u << 0:
-                    ok = v == std::floor(v) && std::fabs(v) <= 9.0e15;
-                    if (ok) r.id = static_cast<std::int64_t>(v); // cast only in range
-                    break;
-                case 1u << 1:
+                // Each value is cast to its field only once it is in the field's domain.
+                if (key == "id") {
+                    bit = 1u << 0;
+                    ok = v == std::floor(v) && std::fabs(v) <= kMaxId;
+                    if (ok) r.id = static_cast<std::int64_t>(v);
+                } else if (key == "arrival") {
+                    bit = 1u << 1;
                     ok = v >= 0 && v <= kMaxSeconds;
                     r.arrival = v;
-                    break;
-                case 1u << 2:
+                } else if (key == "prompt") {
+                    bit = 1u << 2;
                     ok = whole(v, 1, kMaxRequestTokens);
                     if (ok) r.prompt_tokens = static_cast<int>(v);
-                    break;
-                case 1u << 3:
+                } else if (key == "output") {
+                    bit = 1u << 3;
                     ok = whole(v, 1, kMaxRequestTokens);
                     if (ok) r.output_tokens = static_cast<int>(v);
-                    break;
-                default:
-                    ok = whole(v, 0, 1e9);
+                } else if (key == "agent") {
+                    bit = 1u << 4;
+                    ok = whole(v, 0, kMaxCount);
                     if (ok) r.agent = static_cast<std::int32_t>(v);
-                    break;
+                } else {
+                    return false; // another field: parseRequest reads it
                 }
             }
             if (!ok || (seen & bit)) return false; // out of domain, or given twice
