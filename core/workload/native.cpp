@@ -293,12 +293,13 @@ Workload readKairosLines(std::istream& in, const std::string& name, std::size_t 
                 throw InputError(name, lineno, "kairos_workload",
                                  "unsupported version " + std::to_string(v));
             if (j.contains("requests")) declared = getCount(j, "requests", c, 0);
-            // Room for what the header declares (at most 10 million, generate's limit, and
-            // --limit): no copies while the vector grows.
+            // Room for what the header declares, up to a million requests (a header is
+            // not trusted with more: a false count must not claim gigabytes), and --limit:
+            // no copies while the vector grows.
             if (declared > 0)
                 w.requests.reserve(std::min<std::size_t>(
-                    {static_cast<std::size_t>(declared), std::size_t(10000000),
-                     limit ? limit : std::size_t(10000000)}));
+                    {static_cast<std::size_t>(declared), std::size_t(1) << 20,
+                     limit ? limit : std::size_t(1) << 20}));
             if (j.contains("name") && j["name"].is_string()) w.name = j["name"].get<std::string>();
             if (j.contains("meta")) {
                 if (!j["meta"].is_object())
