@@ -85,7 +85,33 @@ std::pair<std::int64_t, std::int64_t> TorchBackend::cueSlice(ReqId id) const {
             std::min(slice, kCueIds)};
 }
 
+std::int64_t TorchBackend::spanToken(ReqId id, std::int64_t pos) const {
+    if (share_block_ == 0) return -1;
+    std::int64_t start = 0;
+    for (const PrefixSpan& sp : w_.requests[static_cast<std::size_t>(id)].prefix) {
+        if (pos < start + sp.tokens) {
+            // The whole vocabulary: a span's content is the same whatever the request's
+            // length cue, or its KV would not be.
+            const std::uint64_t base = mix(opt_.prompt_seed ^ mix(sp.id ^ 0x5350414eULL));
+            return static_cast<std::int64_t>(mix(base + std::uint64_t(pos - start)) %
+                                             std::uint64_t(m_.config().vocab));
+        }
+        start += sp.tokens;
+    }
+    return -1;
+}
+
 std::vector<std::int64_t> TorchBackend::promptTokens(ReqId id) const {
+    std::vector<std::int64_t> t = ownPromptTokens(id);
+    for (std::size_t i = 0; i < t.size(); ++i) {
+        const std::int64_t s = spanToken(id, std::int64_t(i));
+        if (s < 0) break; // the spans cover the context from its start
+        t[i] = s;
+    }
+    return t;
+}
+
+std::vector<std::int64_t> TorchBackend::ownPromptTokens(ReqId id) const {
     const Request& r = w_.requests[static_cast<std::size_t>(id)];
     if (!stories_.empty()) {
         const auto& s = stories_[static_cast<std::size_t>(id)];
@@ -119,6 +145,7 @@ std::vector<std::int64_t> TorchBackend::context(ReqId id, std::int32_t from, std
 
 void TorchBackend::iterate(const std::vector<Chunk>& chunks, const std::vector<ReqId>& decoders,
                            const EngineView& view) {
+    uncompressed_.clear(); // the engine cached what it wanted of them after the last one
     std::vector<Transformer::Step> steps;
     std::vector<SnapScores> snaps(chunks.size());
     steps.reserve(chunks.size() + decoders.size());
@@ -129,6 +156,10 @@ void TorchBackend::iterate(const std::vector<Chunk>& chunks, const std::vector<R
             kv_bytes_ -= q.cache.bytes();
             q.cache.clear();
         }
+        if (q.cache.next_pos != c.from)
+            throw std::logic_error("live engine: request " + std::to_string(c.id) +
+                                   "'s chunk starts at " + std::to_string(c.from) +
+                                   ", its KV holds " + std::to_string(q.cache.next_pos));
         Transformer::Step s{&q.cache, context(c.id, c.from, c.tokens)};
         if (c.completes && view.state(c.id).alpha > 0) {
             s.snap_window = opt_.snap_window;
@@ -192,12 +223,29 @@ void TorchBackend::iterate(const std::vector<Chunk>& chunks, const std::vector<R
         const at::Tensor next = logits.argmax(-1).to(at::kCPU); // waits for the device
         std::copy_n(next.data_ptr<std::int64_t>(), ids.size(), ids.begin());
     }
+    // An answer a prefix span covers is the span's (see shareBlocks).
+    const auto forced = [&](ReqId id, std::int64_t& token) {
+        const Req& q = reqs_[static_cast<std::size_t>(id)];
+        const std::int64_t s =
+            spanToken(id, std::int64_t(q.prompt.size() + q.generated.size()));
+        if (s >= 0) token = s;
+    };
     for (std::size_t i = 0; i < chunks.size(); ++i) {
         const Chunk& c = chunks[i];
         if (!c.completes) continue;
         Req& q = reqs_[static_cast<std::size_t>(c.id)];
+        forced(c.id, ids[i]);
         q.generated.push_back(ids[i]);
         const double alpha = view.state(c.id).alpha;
+        if (alpha > 0 && share_block_ > 0) {
+            // The engine caches the prompt's blocks as computed (sim/prefix_cache.h).
+            SeqCache& u = uncompressed_[c.id];
+            for (std::size_t l = 0; l < q.cache.k.size(); ++l) {
+                u.k.push_back(q.cache.k[l].narrow(1, 0, q.cache.len).clone());
+                u.v.push_back(q.cache.v[l].narrow(1, 0, q.cache.len).clone());
+            }
+            u.len = u.cap = u.next_pos = q.cache.len;
+        }
         if (alpha > 0)
             m_.evict(q.cache, alpha, snaps[i],
                      w_.requests[static_cast<std::size_t>(c.id)].prompt_tokens, opt_.snap_pool);
@@ -205,6 +253,7 @@ void TorchBackend::iterate(const std::vector<Chunk>& chunks, const std::vector<R
     for (std::size_t j = 0; j < decoders.size(); ++j) {
         auto& gen = reqs_[static_cast<std::size_t>(decoders[j])].generated;
         if (readings[j].defined()) observer_->observe(decoders[j], int(gen.size()), readings[j][0]);
+        forced(decoders[j], ids[chunks.size() + j]);
         gen.push_back(ids[chunks.size() + j]);
     }
     ++iterations_;
@@ -226,6 +275,64 @@ void TorchBackend::release(ReqId id, bool restart) {
         q.generated.clear();
         q.sampler.reset(); // the recompute samples the same answer again
     }
+}
+
+void TorchBackend::shareBlocks(std::int32_t block_size) {
+    if (block_size < 1) throw std::invalid_argument("live engine: block size must be >= 1");
+    if (iterations_ > 0) throw std::logic_error("live engine: shareBlocks after the run began");
+    share_block_ = block_size;
+    for (auto& q : reqs_) q.prompt.clear(); // drawn again with the spans' tokens
+}
+
+void TorchBackend::cacheBlock(ReqId id, std::int32_t index, std::int32_t block) {
+    const auto u = uncompressed_.find(id);
+    const SeqCache& src = u != uncompressed_.end() ? u->second
+                                                   : reqs_[static_cast<std::size_t>(id)].cache;
+    const std::int64_t from = std::int64_t(index) * share_block_;
+    if (share_block_ == 0 || !src.kept.empty() || from + share_block_ > src.len)
+        throw std::logic_error("live engine: block " + std::to_string(index) + " of request " +
+                               std::to_string(id) + " is cached but its KV is not held");
+    BlockKv b;
+    std::int64_t bytes = 0;
+    for (std::size_t l = 0; l < src.k.size(); ++l) {
+        b.k.push_back(src.k[l].narrow(1, from, share_block_).clone());
+        b.v.push_back(src.v[l].narrow(1, from, share_block_).clone());
+        bytes += 2 * b.k.back().numel() * b.k.back().element_size();
+    }
+    auto [it, fresh] = store_.try_emplace(block);
+    if (!fresh)
+        for (std::size_t l = 0; l < it->second.k.size(); ++l)
+            store_bytes_ -= 2 * it->second.k[l].numel() * it->second.k[l].element_size();
+    it->second = std::move(b);
+    store_bytes_ += bytes;
+}
+
+void TorchBackend::reuseBlocks(ReqId id, const std::vector<std::int32_t>& blocks) {
+    Req& q = reqs_[static_cast<std::size_t>(id)];
+    kv_bytes_ -= q.cache.bytes();
+    q.cache.clear();
+    if (blocks.empty()) return;
+    const std::size_t layers = static_cast<std::size_t>(m_.config().layers);
+    std::vector<at::Tensor> ks, vs;
+    for (std::size_t l = 0; l < layers; ++l) {
+        ks.clear();
+        vs.clear();
+        for (std::int32_t b : blocks) {
+            const auto it = store_.find(b);
+            if (it == store_.end() || it->second.k.size() != layers)
+                throw std::logic_error("live engine: request " + std::to_string(id) +
+                                       " reuses block " + std::to_string(b) +
+                                       ", whose KV was never cached");
+            ks.push_back(it->second.k[l]);
+            vs.push_back(it->second.v[l]);
+        }
+        q.cache.k.push_back(at::cat(ks, 1));
+        q.cache.v.push_back(at::cat(vs, 1));
+    }
+    q.cache.len = q.cache.cap = q.cache.next_pos = std::int64_t(blocks.size()) * share_block_;
+    reused_tokens_ += q.cache.len;
+    kv_bytes_ += q.cache.bytes();
+    peak_kv_bytes_ = std::max(peak_kv_bytes_, kv_bytes_);
 }
 
 std::int64_t kvCapacityTokens(const Transformer& m, double budget_bytes) {

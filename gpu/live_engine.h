@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -78,10 +79,30 @@ public:
                  const EngineView& view) override;
     void release(ReqId id, bool restart) override;
     bool stopped(ReqId id) const override;
+    // Prefix caching: the KV of each block the engine's cache holds is copied out of the
+    // request that computed it into a store by block, and copied into the cache of each
+    // request admitted with it (the transformer's attention reads one tensor per request,
+    // not a block table). So the computation of a cached prefix is saved, as in vLLM, but
+    // not its memory: a block in use by k requests is held k + 1 times here (peakKvBytes
+    // counts the requests' caches, cachedKvBytes the store).
+    //
+    // While sharing, the tokens of a request's context that its prefix spans cover are the
+    // span's own (drawn from the span's id and the position in it, the same wherever the
+    // span appears) instead of the request's ids, stories or length cue, and an answer a
+    // span covers (a conversation's earlier turn, named in the next turn's prompt) is the
+    // span's tokens: decoding emits them in place of the model's choice, as replaying a
+    // recorded conversation does. Without sharing nothing changes.
+    void shareBlocks(std::int32_t block_size) override;
+    void cacheBlock(ReqId id, std::int32_t index, std::int32_t block) override;
+    void reuseBlocks(ReqId id, const std::vector<std::int32_t>& blocks) override;
+    std::int64_t cachedKvBytes() const { return store_bytes_; }
+    // Prompt tokens the requests did not compute because they found them cached.
+    std::int64_t reusedTokens() const { return reused_tokens_; }
     // Not owned; null: none. Set before the run.
     void setObserver(TokenObserver* o) { observer_ = o; }
 
-    // The prompt token ids of request `id` (deterministic in the seed).
+    // The prompt token ids of request `id` (deterministic in the seed; while sharing, a
+    // prefix span's tokens where one covers it).
     std::vector<std::int64_t> promptTokens(ReqId id) const;
     // The token ids request `id` may use: [first, first + size) (the whole vocabulary
     // unless the length task is on).
@@ -100,6 +121,10 @@ private:
         std::optional<llama2c::Sampler> sampler; // with temperature > 0, from the first token
     };
     std::vector<std::int64_t> context(ReqId id, std::int32_t from, std::int32_t n);
+    // While sharing: the token at context position `pos` of request `id` when one of its
+    // prefix spans covers it, else -1.
+    std::int64_t spanToken(ReqId id, std::int64_t pos) const;
+    std::vector<std::int64_t> ownPromptTokens(ReqId id) const; // the request's own draw
 
     Transformer& m_;
     const Workload& w_;
@@ -111,6 +136,16 @@ private:
     TokenObserver* observer_ = nullptr;
     int cue_slices_ = 0;                             // the length task's vocabulary slices
     std::vector<std::vector<std::int64_t>> stories_; // story_prompts: each request's opening
+    // Prefix sharing (0: off): the block size, each cached block's KV per layer
+    // [kv_heads, block, head_dim], and the prompt KV of requests whose prefill just ended
+    // as computed, before an eviction compressed it (what cacheBlock copies from then).
+    std::int32_t share_block_ = 0;
+    struct BlockKv {
+        std::vector<at::Tensor> k, v;
+    };
+    std::unordered_map<std::int32_t, BlockKv> store_;
+    std::unordered_map<ReqId, SeqCache> uncompressed_;
+    std::int64_t store_bytes_ = 0, reused_tokens_ = 0;
 };
 
 // Tokens of KV the device can hold: `budget_bytes` over the model's bytes per token.

@@ -9,6 +9,7 @@
 #include "live_profile.h"
 #include "metrics/request_metrics.h"
 #include "metrics/stats.h"
+#include "metrics/summary.h"
 #include "profiles.h"
 #include "quality.h"
 #include "run/pipeline.h"
@@ -427,7 +428,8 @@ void addValidate(CLI::App& app) {
         long long kv_capacity = 0;
         std::size_t limit = 0;
         bool quick = false, chunked = false, recalibrate = false;
-        int max_num_seqs = 256, max_num_batched_tokens = 8192;
+        int max_num_seqs = 256, max_num_batched_tokens = 8192, block_size = 0;
+        std::string prefix_caching = "off";
     };
     auto a = std::make_shared<Args>();
     auto* c = app.add_subcommand(
@@ -459,6 +461,14 @@ void addValidate(CLI::App& app) {
                   "Tokens per iteration at most")
         ->capture_default_str()
         ->check(number(domains::kMaxBatchedTokens));
+    c->add_option("--prefix-caching", a->prefix_caching,
+                  "Automatic prefix caching (on|off) in both runs: the live engine reuses the "
+                  "cached blocks' KV, the simulation charges only the uncached prefill")
+        ->capture_default_str()
+        ->check(CLI::IsMember({"on", "off"}));
+    c->add_option("--block-size", a->block_size,
+                  "KV block size in tokens (default 1, or 16 with --prefix-caching on)")
+        ->check(number(domains::kBlockSize));
     c->add_option("--json", a->json_out, "Write the per-request errors and their summary as JSON");
     c->add_flag("--progress-lines", g_progress_lines,
                 "Progress as 'progress DONE/TOTAL WHAT' lines on stderr (for front ends)");
@@ -474,6 +484,10 @@ void addValidate(CLI::App& app) {
         spec.limits.chunked_prefill = a->chunked;
         spec.limits.max_num_seqs = a->max_num_seqs;
         spec.limits.max_num_batched_tokens = a->max_num_batched_tokens;
+        spec.limits.prefix_caching = a->prefix_caching == "on";
+        spec.limits.block_size = a->block_size > 0             ? a->block_size
+                                 : spec.limits.prefix_caching ? kPrefixCacheBlockSize
+                                                              : 1;
         checkCliSpec(spec);
         const RunContext ctx = app::runContext();
         PreparedRun prep = prepareRun(spec, ctx); // reads and checks the workload first
@@ -560,6 +574,26 @@ void addValidate(CLI::App& app) {
             compared = simulatePrepared(prep, ctx);
         }
         const SimErrors err = simErrors(compared, live);
+        // Both runs have the engine's prefix cache (when on), but what it finds depends on
+        // timing (which requests overlap): the hits are compared, as the latencies are.
+        nlohmann::json cache_json = nullptr;
+        if (spec.limits.prefix_caching) {
+            const Summary ls = summarize(live), ss = summarize(compared);
+            cache_json = {{"block_size", spec.limits.block_size},
+                          {"live_hit_rate", ls.prefix_cache_hit_rate},
+                          {"live_cached_tokens", ls.prefix_cached_tokens},
+                          {"live_reused_tokens", backend.reusedTokens()},
+                          {"simulated_hit_rate", ss.prefix_cache_hit_rate},
+                          {"simulated_cached_tokens", ss.prefix_cached_tokens}};
+            std::printf("prefix cache (%d-token blocks): live %.1f %% of prompt tokens reused "
+                        "(%lld tokens, %lld given by the backend's block store), simulation "
+                        "%.1f %% (%lld tokens)\n",
+                        spec.limits.block_size, 100 * ls.prefix_cache_hit_rate,
+                        static_cast<long long>(ls.prefix_cached_tokens),
+                        static_cast<long long>(backend.reusedTokens()),
+                        100 * ss.prefix_cache_hit_rate,
+                        static_cast<long long>(ss.prefix_cached_tokens));
+        }
         std::printf("simulator (%s) against the live run (%s), %zu requests finished in both:\n",
                     source.c_str(), live.exec_model.c_str(), err.ttft.n);
         std::printf("  %-6s %10s %10s\n", "", "median", "p90");
@@ -612,6 +646,7 @@ void addValidate(CLI::App& app) {
                                                          {"e2el_error", stats(planned.e2el)}}
                                         : nlohmann::json(nullptr)},
                 {"iterations", iters},
+                {"prefix_cache", cache_json},
                 {"reference",
                  {{"context", ref_ctx + 1},
                   {"profile", ref_then},

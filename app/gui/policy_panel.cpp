@@ -14,6 +14,7 @@
 #include <QCheckBox>
 #include <QComboBox>
 #include <QSpinBox>
+#include <QStandardItemModel>
 #include <QFormLayout>
 #include <QGroupBox>
 #include <QHBoxLayout>
@@ -219,7 +220,24 @@ PolicyPanel::PolicyPanel(const QString& policy, const QString& predictor, const 
     form->addRow(tr("&Caching"), caching_); // prefix caching (the tooltip says)
     form->addRow(tr("Replic&as"), replicas_);
     form->addRow(tr("Ro&uter"), router_);
-    connect(caching_, &QCheckBox::toggled, this, [this] { Q_EMIT servingChanged(); });
+    // prefix_aware reads the replicas' caches: offered only with caching on. Turning caching
+    // off under it falls back to what prefix_aware does without a hit (the least loaded).
+    const auto offerPrefixAware = [this](bool on) {
+        const int i = router_->findText(QString::fromLatin1(routerName(Router::PrefixAware)));
+        if (auto* m = qobject_cast<QStandardItemModel*>(router_->model()); m && i >= 0) {
+            m->item(i)->setEnabled(on);
+            m->item(i)->setToolTip(on ? QString() : tr("needs Caching"));
+        }
+        if (!on && router_->currentIndex() == i) {
+            const QSignalBlocker quiet(router_);
+            router_->setCurrentText(QString::fromLatin1(routerName(Router::LeastOutstanding)));
+        }
+    };
+    offerPrefixAware(false);
+    connect(caching_, &QCheckBox::toggled, this, [this, offerPrefixAware](bool on) {
+        offerPrefixAware(on);
+        Q_EMIT servingChanged();
+    });
     connect(replicas_, &QSpinBox::valueChanged, this, [this](int n) {
         router_->setEnabled(n > 1);
         Q_EMIT servingChanged();

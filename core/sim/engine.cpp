@@ -27,15 +27,18 @@ Simulator::Simulator(const Workload& w, const ExecutionModel& model, Scheduler& 
             throw std::invalid_argument("workload is not sorted by arrival time");
     capacity_ = kvCapacity();
     if (lim_.prefix_caching) {
-        if (live_)
-            throw std::invalid_argument(
-                "prefix caching is not in the live engine yet: run live with it off");
         if (lim_.block_size < 2)
             throw std::invalid_argument("prefix caching shares whole KV blocks: the block size "
                                         "must be >= 2 tokens (vLLM uses 16)");
         cache_ = std::make_unique<PrefixCache>(lim_.block_size, capacity_ / lim_.block_size,
                                                w_.requests.size());
         probes_.resize(w_.requests.size());
+        if (live_) {
+            live_->shareBlocks(lim_.block_size);
+            cache_->onCached([live = live_](ReqId id, std::int32_t index, std::int32_t block) {
+                live->cacheBlock(id, index, block);
+            });
+        }
     }
     st_.resize(w_.requests.size());
     waiting_.resize(w_.requests.size());
@@ -300,6 +303,7 @@ void Simulator::doAdmit(ReqId id) {
     s.prefilled = 0;
     if (cache_) {
         cache_->admit(id, *s.req, hit.blocks); // setKv allocates the rest
+        if (live_ && hit.blocks > 0) live_->reuseBlocks(id, cache_->blocks(id));
         if (s.cached > 0) log(now_, id, Ev::CacheHit, s.cached);
         if (explain_ && s.cached > 0)
             recordEngine(Act::Reuse, id, RuleId::CacheHit,
@@ -540,8 +544,8 @@ void Simulator::runIteration() {
         live_chunks_.clear();
         for (const Chunk& c : chunks_) {
             const ReqState& s = st(c.id);
-            live_chunks_.push_back(
-                {c.id, s.prefilled, c.tokens, s.prefilled + c.tokens >= s.prefill_target});
+            live_chunks_.push_back({c.id, s.cached + s.prefilled, c.tokens,
+                                    s.prefilled + c.tokens >= s.prefill_target});
         }
         now_ = std::max(now_, live_->clock());
         sp.t0 = now_;

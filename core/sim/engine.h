@@ -74,6 +74,23 @@ public:
     // token, when the backend stops at it): the engine finishes it then, before the
     // workload's output length, which stays its limit.
     virtual bool stopped(ReqId) const { return false; }
+
+    // Prefix caching on a live run (sim/prefix_cache.h): the engine's cache decides what
+    // is cached and what a request finds; the backend keeps the KV of every block the
+    // cache holds and gives it to the requests that find it. Called once, before the run,
+    // with the cache's block size; a backend that cannot share KV says so by throwing
+    // std::invalid_argument (the default).
+    virtual void shareBlocks(std::int32_t /*block_size*/) {
+        throw std::invalid_argument("this live backend cannot share KV blocks: run live "
+                                    "with prefix caching off");
+    }
+    // Block `index` of request `id`'s context (tokens [index, index + 1) x block size),
+    // computed by it, is now cached as the cache's block `block`: keep its KV under that
+    // block (replacing what an earlier owner of the block left there).
+    virtual void cacheBlock(ReqId /*id*/, std::int32_t /*index*/, std::int32_t /*block*/) {}
+    // Request `id` is admitted with these cached blocks as the start of its context (in
+    // order): its KV there is theirs, and its first chunk starts after them.
+    virtual void reuseBlocks(ReqId /*id*/, const std::vector<std::int32_t>& /*blocks*/) {}
 };
 
 class Simulator final : public EngineView {

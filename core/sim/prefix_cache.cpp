@@ -199,6 +199,7 @@ void PrefixCache::publish(ReqId id, const Request& r, std::int64_t valid) {
         cached_[i] = 1;
         ++cached_count_;
         ++version_;
+        if (on_cached_) on_cached_(id, static_cast<std::int32_t>(j), b);
     }
     p = static_cast<std::int32_t>(full);
     if (map_.size() > 4 * static_cast<std::size_t>(cached_count_) + 4096) {

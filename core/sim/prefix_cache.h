@@ -29,6 +29,7 @@
 #include "model/request.h"
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 namespace kairos {
@@ -113,6 +114,15 @@ public:
         return capacity_ - static_cast<std::int64_t>(hash_.size());
     }
     std::int32_t blockSize() const { return bs_; }
+    // The blocks request `id` holds, in context order.
+    const std::vector<std::int32_t>& blocks(ReqId id) const {
+        return table_[static_cast<std::size_t>(id)];
+    }
+    // Called as each block is cached: (request, its index in the request's context, the
+    // block). A live run's backend keeps the block's KV then (sim/engine.h).
+    void onCached(std::function<void(ReqId, std::int32_t, std::int32_t)> f) {
+        on_cached_ = std::move(f);
+    }
     // Changes whenever a probe's answer may change (a block cached or evicted, a cached
     // block referenced or let go).
     std::uint64_t version() const { return version_; }
@@ -145,6 +155,7 @@ private:
     std::vector<std::int32_t> published_;
     std::int64_t referenced_ = 0, idle_cached_ = 0, evictions_ = 0, cached_count_ = 0;
     std::uint64_t version_ = 0;
+    std::function<void(ReqId, std::int32_t, std::int32_t)> on_cached_;
 };
 
 } // namespace kairos

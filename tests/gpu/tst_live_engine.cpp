@@ -37,24 +37,44 @@ Workload smallWorkload(int n, double gap, int prompt, int output) {
 struct Outcome {
     RunLog log;
     std::vector<std::vector<std::int64_t>> tokens;
-    std::int64_t peak_kv_bytes = 0;
+    std::int64_t peak_kv_bytes = 0, reused_tokens = 0;
+};
+
+// Prefix caching in a live run: `caching` on, or only the spans' tokens in the prompts
+// (`spans`, caching off: the same prompts computed whole, to compare answers with).
+struct Sharing {
+    bool caching = false, spans = false;
+    std::int32_t block = 16;
 };
 
 Outcome runLive(const Workload& w, Scheduler& sched, std::int64_t kv_capacity,
-                Transformer* on = nullptr, LiveOptions opt = {}, int max_seqs = 256) {
+                Transformer* on = nullptr, LiveOptions opt = {}, int max_seqs = 256,
+                Sharing share = {}) {
     static Transformer tiny(builtinConfig("tiny"), {});
     Transformer& model = on ? *on : tiny;
     TorchBackend backend(model, w, opt);
     EngineLimits lim;
     lim.kv_capacity_tokens = kv_capacity;
     lim.max_num_seqs = max_seqs;
+    lim.prefix_caching = share.caching;
+    if (share.caching || share.spans) lim.block_size = share.block;
+    if (share.spans && !share.caching) backend.shareBlocks(share.block);
     UnitModel planning;
     Simulator engine(w, planning, sched, lim, &backend);
     Outcome o;
     o.log = engine.run();
     for (const auto& r : w.requests) o.tokens.push_back(backend.generated(r.id));
     o.peak_kv_bytes = backend.peakKvBytes();
+    o.reused_tokens = backend.reusedTokens();
     return o;
+}
+
+// Cache hits in a run log: request -> tokens found cached (the last hit of each).
+std::map<std::int64_t, std::int32_t> cacheHits(const RunLog& log) {
+    std::map<std::int64_t, std::int32_t> hits;
+    for (const auto& e : log.events)
+        if (e.ev == Ev::CacheHit) hits[e.req] = e.value;
+    return hits;
 }
 
 std::unique_ptr<Scheduler> fcfs() {
@@ -105,6 +125,9 @@ private Q_SLOTS:
     void stopsAtEos();
     void samplesTheRealModel();
     void storyPrompts();
+    void prefixSharingGivesTheSameAnswers();
+    void conversationReusesItsAnswer();
+    void sharingUnderPressureAndEviction();
 };
 
 void TestLiveEngine::realTimeRun() {
@@ -363,6 +386,85 @@ void TestLiveEngine::storyPrompts() {
         shorter += x.length < long_w.requests[std::size_t(x.id)].output_tokens;
     }
     QVERIFY(shorter > 0);
+}
+
+// Four requests whose prompts open with the same 48-token span (three 16-token blocks),
+// each arriving after the one before has finished: each later one finds the three blocks
+// cached, computes only the rest of its prompt, and answers exactly as when its whole
+// prompt is computed (the KV it reused is the KV it would have computed).
+void TestLiveEngine::prefixSharingGivesTheSameAnswers() {
+    Workload w = smallWorkload(4, 0.25, 60, 8);
+    for (auto& r : w.requests) r.prefix = {{77, 48}};
+    auto a = fcfs(), b = fcfs();
+    const Outcome shared = runLive(w, *a, 100000, nullptr, {}, 256, {true, false, 16});
+    const Outcome whole = runLive(w, *b, 100000, nullptr, {}, 256, {false, true, 16});
+    const auto hits = cacheHits(shared.log);
+    QCOMPARE(int(hits.size()), 3);
+    for (std::int64_t id = 1; id < 4; ++id) QCOMPARE(hits.at(id), 48);
+    QCOMPARE(shared.reused_tokens, std::int64_t(3 * 48));
+    QVERIFY(cacheHits(whole.log).empty());
+    for (std::size_t i = 0; i < w.requests.size(); ++i) {
+        QCOMPARE(std::int64_t(shared.tokens[i].size()), std::int64_t(w.requests[i].output_tokens));
+        QCOMPARE(shared.tokens[i], whole.tokens[i]);
+    }
+    // The first prompts differ after the span: the answers are not all one answer.
+    QVERIFY(shared.tokens[0] != shared.tokens[1]);
+}
+
+// A conversation's second turn: its prompt is the first turn's prompt (span 1, 40 tokens),
+// the first turn's answer (span 2, 20 tokens) and 10 new tokens. The first turn's answer is
+// span 2's tokens (as a replayed conversation's is), so the second turn's prompt holds
+// exactly what the first turn computed, and it finds the three full blocks of it cached.
+void TestLiveEngine::conversationReusesItsAnswer() {
+    Workload w = smallWorkload(2, 0.4, 40, 20);
+    w.requests[0].prompt_tokens = 40;
+    w.requests[0].output_tokens = 20;
+    w.requests[0].prefix = {{1, 40}, {2, 20}};
+    w.requests[1].prompt_tokens = 70;
+    w.requests[1].output_tokens = 6;
+    w.requests[1].prefix = {{1, 40}, {2, 20}};
+    auto a = fcfs(), b = fcfs();
+    static Transformer tiny(builtinConfig("tiny"), {});
+    TorchBackend probe(tiny, w, {});
+    probe.shareBlocks(16);
+    const auto second = probe.promptTokens(1);
+    const Outcome shared = runLive(w, *a, 100000, &tiny, {}, 256, {true, false, 16});
+    const Outcome whole = runLive(w, *b, 100000, &tiny, {}, 256, {false, true, 16});
+    // Turn 1's answer is what turn 2's prompt quotes.
+    QCOMPARE(shared.tokens[0],
+             std::vector<std::int64_t>(second.begin() + 40, second.begin() + 60));
+    // Turn 1 computed 59 tokens of context (its last answer token has no KV): 3 full blocks.
+    QCOMPARE(cacheHits(shared.log).at(1), 48);
+    QCOMPARE(shared.tokens, whole.tokens);
+}
+
+// A KV cache too small for all six at once (recompute preemptions), and a compressing
+// policy: cached blocks are the computed ones, recomputes may find their own blocks, and
+// every answer is the one computed without caching.
+void TestLiveEngine::sharingUnderPressureAndEviction() {
+    Workload w = smallWorkload(6, 0.0, 40, 30);
+    for (auto& r : w.requests) r.prefix = {{9, 32}};
+    auto a = fcfs(), b = fcfs();
+    const Outcome tight = runLive(w, *a, 192, nullptr, {}, 256, {true, false, 16});
+    const Outcome whole = runLive(w, *b, 100000, nullptr, {}, 256, {false, true, 16});
+    std::int64_t preemptions = 0;
+    for (const auto& e : tight.log.events) preemptions += e.ev == Ev::Preempt;
+    QVERIFY2(preemptions > 0, "the tight run was meant to preempt");
+    QVERIFY(tight.reused_tokens > 0);
+    for (std::size_t i = 0; i < w.requests.size(); ++i) QCOMPARE(tight.tokens[i], whole.tokens[i]);
+
+    // Compressed prompts (alpha 0.5): the blocks cached are the prompt as computed, before
+    // the compression; the requests after the first find the span's two blocks.
+    Workload spaced = smallWorkload(3, 0.3, 60, 6);
+    for (auto& r : spaced.requests) r.prefix = {{9, 40}};
+    Probe half(0.5, false);
+    const Outcome evicted = runLive(spaced, half, 100000, nullptr, {}, 256, {true, false, 16});
+    // A compressing request computes its prompt whole (doAdmit): no hits, but its blocks
+    // are cached for requests that do not compress.
+    QVERIFY(cacheHits(evicted.log).empty());
+    for (std::size_t i = 0; i < spaced.requests.size(); ++i)
+        QCOMPARE(std::int64_t(evicted.tokens[i].size()),
+                 std::int64_t(spaced.requests[i].output_tokens));
 }
 
 #include "tst_live_engine.moc"

@@ -46,6 +46,7 @@
 #include <QPushButton>
 #include <QSettings>
 #include <QSignalSpy>
+#include <QStandardItemModel>
 #include <QSpinBox>
 #include <QStandardPaths>
 #include <QSvgRenderer>
@@ -246,6 +247,23 @@ private slots:
             QVERIFY(r.replica >= 0 && r.replica < 3);
             QCOMPARE(r.replica, int(fleet->log->replica_of[std::size_t(r.id)]));
         }
+        // prefix_aware reads the caches: offered with caching on only; turning caching off
+        // under it falls back to least_outstanding (one run, no error in the status bar).
+        const auto* items = qobject_cast<QStandardItemModel*>(router->model());
+        const int aware = router->findText("prefix_aware");
+        QVERIFY(items && aware >= 0 && items->item(aware)->isEnabled());
+        router->setCurrentText("prefix_aware");
+        QVERIFY(waitForResult(shown) > 0);
+        QCOMPARE(w.lastResult()->log->router, std::string("prefix_aware"));
+        caching->setChecked(false);
+        QVERIFY(waitForResult(shown) > 0);
+        QVERIFY(!items->item(aware)->isEnabled());
+        QCOMPARE(router->currentText(), QString("least_outstanding"));
+        QCOMPARE(w.lastResult()->log->router, std::string("least_outstanding"));
+        QVERIFY(!w.lastResult()->log->prefix_caching);
+        caching->setChecked(true);
+        QVERIFY(waitForResult(shown) > 0);
+        QVERIFY(items->item(aware)->isEnabled());
         replicas->setValue(1);
         QVERIFY(waitForResult(shown) > 0);
         QCOMPARE(w.lastResult()->log->replicas, 1);
