@@ -284,7 +284,15 @@ void TorchBackend::shareBlocks(std::int32_t block_size) {
     for (auto& q : reqs_) q.prompt.clear(); // drawn again with the spans' tokens
 }
 
-void TorchBackend::cacheBlock(ReqId id, std::int32_t index, std::int32_t block) {
+namespace {
+std::int64_t bytesOf(const std::vector<at::Tensor>& ts) {
+    std::int64_t b = 0;
+    for (const auto& t : ts) b += t.numel() * t.element_size();
+    return b;
+}
+} // namespace
+
+void TorchBackend::cacheBlock(ReqId id, std::int32_t index, std::uint64_t hash) {
     const auto u = uncompressed_.find(id);
     const SeqCache& src = u != uncompressed_.end() ? u->second
                                                    : reqs_[static_cast<std::size_t>(id)].cache;
@@ -293,43 +301,45 @@ void TorchBackend::cacheBlock(ReqId id, std::int32_t index, std::int32_t block) 
         throw std::logic_error("live engine: block " + std::to_string(index) + " of request " +
                                std::to_string(id) + " is cached but its KV is not held");
     BlockKv b;
-    std::int64_t bytes = 0;
     for (std::size_t l = 0; l < src.k.size(); ++l) {
         b.k.push_back(src.k[l].narrow(1, from, share_block_).clone());
         b.v.push_back(src.v[l].narrow(1, from, share_block_).clone());
-        bytes += 2 * b.k.back().numel() * b.k.back().element_size();
     }
-    auto [it, fresh] = store_.try_emplace(block);
-    if (!fresh)
-        for (std::size_t l = 0; l < it->second.k.size(); ++l)
-            store_bytes_ -= 2 * it->second.k[l].numel() * it->second.k[l].element_size();
+    auto [it, fresh] = store_.try_emplace(hash);
+    if (!fresh) store_bytes_ -= bytesOf(it->second.k) + bytesOf(it->second.v);
     it->second = std::move(b);
-    store_bytes_ += bytes;
+    store_bytes_ += bytesOf(it->second.k) + bytesOf(it->second.v);
 }
 
-void TorchBackend::reuseBlocks(ReqId id, const std::vector<std::int32_t>& blocks) {
+void TorchBackend::uncacheBlock(std::uint64_t hash) {
+    const auto it = store_.find(hash);
+    if (it == store_.end()) return;
+    store_bytes_ -= bytesOf(it->second.k) + bytesOf(it->second.v);
+    store_.erase(it);
+}
+
+void TorchBackend::reuseBlocks(ReqId id, const std::vector<std::uint64_t>& hashes) {
     Req& q = reqs_[static_cast<std::size_t>(id)];
     kv_bytes_ -= q.cache.bytes();
     q.cache.clear();
-    if (blocks.empty()) return;
+    if (hashes.empty()) return;
     const std::size_t layers = static_cast<std::size_t>(m_.config().layers);
     std::vector<at::Tensor> ks, vs;
     for (std::size_t l = 0; l < layers; ++l) {
         ks.clear();
         vs.clear();
-        for (std::int32_t b : blocks) {
-            const auto it = store_.find(b);
+        for (std::uint64_t h : hashes) {
+            const auto it = store_.find(h);
             if (it == store_.end() || it->second.k.size() != layers)
                 throw std::logic_error("live engine: request " + std::to_string(id) +
-                                       " reuses block " + std::to_string(b) +
-                                       ", whose KV was never cached");
+                                       " reuses a block whose KV is not cached");
             ks.push_back(it->second.k[l]);
             vs.push_back(it->second.v[l]);
         }
         q.cache.k.push_back(at::cat(ks, 1));
         q.cache.v.push_back(at::cat(vs, 1));
     }
-    q.cache.len = q.cache.cap = q.cache.next_pos = std::int64_t(blocks.size()) * share_block_;
+    q.cache.len = q.cache.cap = q.cache.next_pos = std::int64_t(hashes.size()) * share_block_;
     reused_tokens_ += q.cache.len;
     kv_bytes_ += q.cache.bytes();
     peak_kv_bytes_ = std::max(peak_kv_bytes_, kv_bytes_);

@@ -84,7 +84,8 @@ public:
     // request admitted with it (the transformer's attention reads one tensor per request,
     // not a block table). So the computation of a cached prefix is saved, as in vLLM, but
     // not its memory: a block in use by k requests is held k + 1 times here (peakKvBytes
-    // counts the requests' caches, cachedKvBytes the store).
+    // counts the requests' caches, cachedKvBytes the store, which holds what the engine's
+    // cache holds: a block leaves it when the cache evicts it).
     //
     // While sharing, the tokens of a request's context that its prefix spans cover are the
     // span's own (drawn from the span's id and the position in it, the same wherever the
@@ -93,8 +94,9 @@ public:
     // span's tokens: decoding emits them in place of the model's choice, as replaying a
     // recorded conversation does. Without sharing nothing changes.
     void shareBlocks(std::int32_t block_size) override;
-    void cacheBlock(ReqId id, std::int32_t index, std::int32_t block) override;
-    void reuseBlocks(ReqId id, const std::vector<std::int32_t>& blocks) override;
+    void cacheBlock(ReqId id, std::int32_t index, std::uint64_t hash) override;
+    void uncacheBlock(std::uint64_t hash) override;
+    void reuseBlocks(ReqId id, const std::vector<std::uint64_t>& hashes) override;
     std::int64_t cachedKvBytes() const { return store_bytes_; }
     // Prompt tokens the requests did not compute because they found them cached.
     std::int64_t reusedTokens() const { return reused_tokens_; }
@@ -143,7 +145,7 @@ private:
     struct BlockKv {
         std::vector<at::Tensor> k, v;
     };
-    std::unordered_map<std::int32_t, BlockKv> store_;
+    std::unordered_map<std::uint64_t, BlockKv> store_; // by block hash
     std::unordered_map<ReqId, SeqCache> uncompressed_;
     std::int64_t store_bytes_ = 0, reused_tokens_ = 0;
 };

@@ -31,13 +31,14 @@ Simulator::Simulator(const Workload& w, const ExecutionModel& model, Scheduler& 
             throw std::invalid_argument("prefix caching shares whole KV blocks: the block size "
                                         "must be >= 2 tokens (vLLM uses 16)");
         cache_ = std::make_unique<PrefixCache>(lim_.block_size, capacity_ / lim_.block_size,
-                                               w_.requests.size());
+                                               w_.requests);
         probes_.resize(w_.requests.size());
         if (live_) {
             live_->shareBlocks(lim_.block_size);
-            cache_->onCached([live = live_](ReqId id, std::int32_t index, std::int32_t block) {
-                live->cacheBlock(id, index, block);
+            cache_->onCached([live = live_](ReqId id, std::int32_t index, std::uint64_t hash) {
+                live->cacheBlock(id, index, hash);
             });
+            cache_->onEvicted([live = live_](std::uint64_t hash) { live->uncacheBlock(hash); });
         }
     }
     st_.resize(w_.requests.size());
@@ -89,14 +90,14 @@ std::int64_t Simulator::queuedContext() const {
 std::int64_t Simulator::cachedPrefix(ReqId id) const {
     if (!cache_) return 0;
     const Request& r = w_.requests[static_cast<std::size_t>(id)];
-    return std::int64_t(cache_->probe(id, r, r.prompt_tokens).blocks) * lim_.block_size;
+    return std::int64_t(cache_->probe(id, r.prompt_tokens).blocks) * lim_.block_size;
 }
 
 const PrefixCache::Hit& Simulator::probe(ReqId id) const {
     Probe& p = probes_[static_cast<std::size_t>(id)];
     const std::int64_t context = state(id).context();
     if (p.version != cache_->version() || p.context != context) {
-        p.hit = cache_->probe(id, w_.requests[static_cast<std::size_t>(id)], context);
+        p.hit = cache_->probe(id, context);
         p.version = cache_->version();
         p.context = context;
     }
@@ -244,7 +245,7 @@ void Simulator::arriveUpTo(double t) {
 void Simulator::setKv(ReqState& s, std::int64_t kv) {
     if (cache_) {
         if (kv == 0) {
-            cache_->release(s.id, *s.req, computedTokens(s));
+            cache_->release(s.id, computedTokens(s));
         } else {
             const std::int64_t evicted = explain_ ? cache_->evictions() : 0,
                                idle = explain_ ? cache_->idleCachedBlocks() : 0;
@@ -302,8 +303,9 @@ void Simulator::doAdmit(ReqId id) {
     s.prefill_target = s.context() - s.cached;
     s.prefilled = 0;
     if (cache_) {
-        cache_->admit(id, *s.req, hit.blocks); // setKv allocates the rest
-        if (live_ && hit.blocks > 0) live_->reuseBlocks(id, cache_->blocks(id));
+        cache_->admit(id, hit.blocks); // setKv allocates the rest
+        if (live_ && hit.blocks > 0)
+            live_->reuseBlocks(id, cache_->blockHashes(id, hit.blocks));
         if (s.cached > 0) log(now_, id, Ev::CacheHit, s.cached);
         if (explain_ && s.cached > 0)
             recordEngine(Act::Reuse, id, RuleId::CacheHit,
@@ -643,8 +645,8 @@ void Simulator::runIteration() {
         if (cache_) {
             // The context's blocks are computed (all but the token just emitted): cached
             // from now. A compressed prompt is the request's own: fresh blocks hold it.
-            cache_->publish(c.id, *s.req, s.context() - 1);
-            if (kept < prompt) cache_->release(c.id, *s.req, -1);
+            cache_->publish(c.id, s.context() - 1);
+            if (kept < prompt) cache_->release(c.id, -1);
         }
         setKv(s, kept + s.generated);
         s.last_token = t_end;

@@ -85,12 +85,13 @@ public:
                                     "with prefix caching off");
     }
     // Block `index` of request `id`'s context (tokens [index, index + 1) x block size),
-    // computed by it, is now cached as the cache's block `block`: keep its KV under that
-    // block (replacing what an earlier owner of the block left there).
-    virtual void cacheBlock(ReqId /*id*/, std::int32_t /*index*/, std::int32_t /*block*/) {}
-    // Request `id` is admitted with these cached blocks as the start of its context (in
-    // order): its KV there is theirs, and its first chunk starts after them.
-    virtual void reuseBlocks(ReqId /*id*/, const std::vector<std::int32_t>& /*blocks*/) {}
+    // computed by it, is now cached under `hash` (what identifies its content): keep its KV.
+    virtual void cacheBlock(ReqId /*id*/, std::int32_t /*index*/, std::uint64_t /*hash*/) {}
+    // The cached block `hash` was evicted: its KV may go.
+    virtual void uncacheBlock(std::uint64_t /*hash*/) {}
+    // Request `id` is admitted with these cached blocks (their hashes, in order) as the
+    // start of its context: its KV there is theirs, and its first chunk starts after them.
+    virtual void reuseBlocks(ReqId /*id*/, const std::vector<std::uint64_t>& /*hashes*/) {}
 };
 
 class Simulator final : public EngineView {

@@ -1,221 +1,462 @@
 #include "sim/prefix_cache.h"
 
 #include <algorithm>
+#include <limits>
 #include <stdexcept>
 
 namespace kairos {
 
-std::int32_t BlockMap::find(std::uint64_t key) const {
-    if (size_ == 0) return -1;
-    for (std::size_t i = key & mask_;; i = (i + 1) & mask_) {
-        if (vals_[i] < 0) return -1;
-        if (keys_[i] == key) return vals_[i];
-    }
+namespace {
+// A request's own blocks (past its spans) chain to this: only the request finds them.
+std::uint64_t ownKey(ReqId id) {
+    return mixHash(0x4b41495230534eULL, std::uint64_t(id));
 }
-
-void BlockMap::assign(std::uint64_t key, std::int32_t v) {
-    if (2 * (size_ + 1) > keys_.size()) grow();
-    std::size_t i = key & mask_;
-    for (; vals_[i] >= 0; i = (i + 1) & mask_)
-        if (keys_[i] == key) {
-            vals_[i] = v;
-            return;
-        }
-    keys_[i] = key;
-    vals_[i] = v;
-    ++size_;
-}
-
-void BlockMap::clear() {
-    std::fill(vals_.begin(), vals_.end(), -1);
-    size_ = 0;
-}
-
-void BlockMap::grow() {
-    std::vector<std::uint64_t> keys;
-    std::vector<std::int32_t> vals;
-    keys.swap(keys_);
-    vals.swap(vals_);
-    const std::size_t n = std::max<std::size_t>(64, 2 * keys.size());
-    keys_.assign(n, 0);
-    vals_.assign(n, -1);
-    mask_ = n - 1;
-    size_ = 0;
-    for (std::size_t i = 0; i < keys.size(); ++i)
-        if (vals[i] >= 0) assign(keys[i], vals[i]);
-}
-
-BlockHashes::BlockHashes(const Request& r, std::uint64_t own_salt, std::int32_t block_size)
-    : r_(r), own_(own_salt), bs_(block_size) {
-    for (const PrefixSpan& s : r.prefix) covered_ += s.tokens;
-}
-
-std::uint64_t BlockHashes::at(std::int64_t j) {
-    const std::int64_t last_token = (j + 1) * bs_ - 1;
-    if (last_token >= covered_) return mixHash(own_, std::uint64_t(j));
-    if (j < last_) { // walking backwards: start the chain again
-        k_ = 0;
-        end_ = 0;
-        chain_ = 0;
-    }
-    last_ = j;
-    while (end_ <= last_token) {
-        const PrefixSpan& s = r_.prefix[k_++];
-        chain_ = mixHash(mixHash(chain_, s.id), std::uint64_t(s.tokens));
-        end_ += s.tokens;
-    }
-    return mixHash(chain_, std::uint64_t(j));
-}
+constexpr std::int32_t kEnd = std::numeric_limits<std::int32_t>::max();
+} // namespace
 
 PrefixCache::PrefixCache(std::int32_t block_size, std::int64_t capacity_blocks,
-                         std::size_t requests)
-    : bs_(block_size), capacity_(capacity_blocks), table_(requests), published_(requests, 0) {
+                         const std::vector<Request>& requests)
+    : bs_(block_size), capacity_(capacity_blocks), held_(requests.size()),
+      fresh_(capacity_blocks) {
     if (block_size < 2) throw std::invalid_argument("prefix caching needs blocks of >= 2 tokens");
+    // Every request's partition into nodes, and the nodes, once: block j belongs to the
+    // span holding its last token, (j + 1) * bs - 1, so a span [start, end) has the blocks
+    // [start / bs, end / bs); those past the spans are the request's own node.
+    std::size_t spans = 0;
+    for (const Request& r : requests) spans += r.prefix.size();
+    if (spans + requests.size() >= std::size_t(std::numeric_limits<std::int32_t>::max()))
+        throw std::invalid_argument("prefix caching: more than 2^31 prefix spans");
+    parts_.reserve(spans + requests.size());
+    part_at_.reserve(requests.size() + 1);
+    nodes_.reserve(spans + requests.size());
+    // Chain hash -> node, open addressing at a load of at most 2/3. A slot holds a node's
+    // index and the high half of its key (a mismatch needs no look at the node). This is
+    // the constructor's cost: one random access per span, so each request's slots (and
+    // then the nodes its tags match) are prefetched together before they are resolved.
+    struct Slot {
+        std::uint32_t tag;
+        std::int32_t node;
+    };
+    std::size_t size = 64;
+    while (2 * size < 3 * spans) size *= 2;
+    HugeVector<Slot> map(size, Slot{0, -1});
+    const std::size_t mask = size - 1;
+    struct Pending {
+        std::uint64_t key;
+        std::int32_t a, b;
+    };
+    std::vector<Pending> pend;
+    for (std::size_t id = 0; id < requests.size(); ++id) {
+        part_at_.push_back(static_cast<std::uint32_t>(parts_.size()));
+        std::uint64_t chain = 0;
+        std::int64_t start = 0;
+        pend.clear();
+        for (const PrefixSpan& sp : requests[id].prefix) {
+            chain = mixHash(mixHash(chain, sp.id), std::uint64_t(sp.tokens));
+            const std::int64_t end = start + sp.tokens;
+            const auto a = static_cast<std::int32_t>(start / bs_),
+                       b = static_cast<std::int32_t>(end / bs_);
+            start = end;
+            if (b > a) pend.push_back({chain, a, b});
+        }
+        for (const Pending& q : pend) __builtin_prefetch(&map[q.key & mask]);
+        for (const Pending& q : pend) {
+            const Slot& m = map[q.key & mask];
+            if (m.node >= 0 && m.tag == std::uint32_t(q.key >> 32))
+                __builtin_prefetch(&nodes_[static_cast<std::size_t>(m.node)]);
+        }
+        for (const Pending& q : pend) {
+            const auto tag = std::uint32_t(q.key >> 32);
+            std::size_t i = q.key & mask;
+            while (map[i].node >= 0 &&
+                   (map[i].tag != tag || nodes_[static_cast<std::size_t>(map[i].node)].key != q.key))
+                i = (i + 1) & mask;
+            if (map[i].node < 0) {
+                map[i] = {tag, static_cast<std::int32_t>(nodes_.size())};
+                nodes_.push_back({q.key, -1});
+            }
+            parts_.push_back({map[i].node, q.a, q.b});
+        }
+        // Its own blocks: only this request finds them (after a preemption).
+        parts_.push_back({static_cast<std::int32_t>(nodes_.size()),
+                          static_cast<std::int32_t>(start / bs_), kEnd});
+        nodes_.push_back({ownKey(static_cast<ReqId>(id)), -1});
+    }
+    part_at_.push_back(static_cast<std::uint32_t>(parts_.size()));
 }
 
-PrefixCache::Hit PrefixCache::probe(ReqId id, const Request& r, std::int64_t context) const {
-    Hit h;
-    if (cached_count_ == 0 || context < 2) return h;
-    const std::int64_t most = (context - 1) / bs_;
-    BlockHashes hashes(r, salt(id), bs_);
-    for (std::int64_t j = 0; j < most; ++j) {
-        const std::int32_t b = lookup(hashes.at(j));
-        if (b < 0) break;
-        ++h.blocks;
-        if (ref_[static_cast<std::size_t>(b)] > 0) ++h.referenced;
+std::int32_t PrefixCache::newRun(std::int32_t node, std::int32_t lo, std::int32_t hi,
+                                 std::int32_t ref) {
+    std::int32_t i = free_runs_;
+    if (i >= 0) {
+        free_runs_ = runs_[static_cast<std::size_t>(i)].next;
+    } else {
+        i = static_cast<std::int32_t>(runs_.size());
+        runs_.emplace_back();
     }
-    return h;
+    Run& r = runs_[static_cast<std::size_t>(i)];
+    r = Run{};
+    r.lo = lo;
+    r.hi = hi;
+    r.ref = ref;
+    r.node = node;
+    return i;
+}
+
+void PrefixCache::freeRun(std::int32_t i) {
+    runs_[static_cast<std::size_t>(i)].next = free_runs_;
+    free_runs_ = i;
+}
+
+void PrefixCache::qPushBack(std::int32_t i) {
+    Run& r = runs_[static_cast<std::size_t>(i)];
+    r.qprev = qtail_;
+    r.qnext = -1;
+    (qtail_ >= 0 ? runs_[static_cast<std::size_t>(qtail_)].qnext : qhead_) = i;
+    qtail_ = i;
+}
+
+void PrefixCache::qInsertBefore(std::int32_t i, std::int32_t at) {
+    Run& r = runs_[static_cast<std::size_t>(i)];
+    Run& a = runs_[static_cast<std::size_t>(at)];
+    r.qprev = a.qprev;
+    r.qnext = at;
+    (a.qprev >= 0 ? runs_[static_cast<std::size_t>(a.qprev)].qnext : qhead_) = i;
+    a.qprev = i;
+}
+
+void PrefixCache::qUnlink(std::int32_t i) {
+    Run& r = runs_[static_cast<std::size_t>(i)];
+    (r.qprev >= 0 ? runs_[static_cast<std::size_t>(r.qprev)].qnext : qhead_) = r.qnext;
+    (r.qnext >= 0 ? runs_[static_cast<std::size_t>(r.qnext)].qprev : qtail_) = r.qprev;
+    r.qprev = r.qnext = -1;
+}
+
+void PrefixCache::nodeUnlink(std::int32_t node, std::int32_t i) {
+    std::int32_t* at = &nodes_[static_cast<std::size_t>(node)].first;
+    while (*at != i) at = &runs_[static_cast<std::size_t>(*at)].next;
+    *at = runs_[static_cast<std::size_t>(i)].next;
+}
+
+void PrefixCache::splitAt(std::int32_t node, std::int32_t x) {
+    for (std::int32_t i = nodes_[static_cast<std::size_t>(node)].first; i >= 0;
+         i = runs_[static_cast<std::size_t>(i)].next) {
+        const Run r = runs_[static_cast<std::size_t>(i)];
+        if (r.lo >= x) return;
+        if (r.hi <= x) continue;
+        // [lo, x) stays i; [x, hi) is new, after it in the node and, when idle, ahead of it
+        // in the queue (a run's highest block is the one taken first).
+        const std::int32_t s = newRun(node, x, r.hi, r.ref);
+        runs_[static_cast<std::size_t>(s)].next = r.next;
+        runs_[static_cast<std::size_t>(i)].next = s;
+        runs_[static_cast<std::size_t>(i)].hi = x;
+        if (r.ref == 0) qInsertBefore(s, i);
+        return;
+    }
+}
+
+void PrefixCache::coalesce(std::int32_t node) {
+    std::int32_t i = nodes_[static_cast<std::size_t>(node)].first;
+    while (i >= 0) {
+        Run& r = runs_[static_cast<std::size_t>(i)];
+        const std::int32_t s = r.next;
+        if (s < 0) return;
+        const Run& n = runs_[static_cast<std::size_t>(s)];
+        // Idle runs are one only where the queue has them as one: the upper right ahead.
+        if (n.lo == r.hi && n.ref == r.ref && (r.ref > 0 || n.qnext == i)) {
+            r.hi = n.hi;
+            r.next = n.next;
+            if (r.ref == 0) qUnlink(s);
+            freeRun(s);
+        } else {
+            i = s;
+        }
+    }
+}
+
+void PrefixCache::addRef(std::int32_t node, std::int32_t lo, std::int32_t hi) {
+    splitAt(node, lo);
+    splitAt(node, hi);
+    std::int32_t covered = 0;
+    for (std::int32_t i = nodes_[static_cast<std::size_t>(node)].first; i >= 0;
+         i = runs_[static_cast<std::size_t>(i)].next) {
+        Run& r = runs_[static_cast<std::size_t>(i)];
+        if (r.hi <= lo) continue;
+        if (r.lo >= hi) break;
+        if (r.lo != lo + covered) break; // a gap
+        if (r.ref++ == 0) {
+            qUnlink(i);
+            idle_cached_ -= r.size();
+            referenced_ += r.size();
+            ++version_;
+        }
+        covered += r.size();
+    }
+    if (covered != hi - lo) throw std::logic_error("prefix cache: hit block not cached");
+    coalesce(node);
+}
+
+void PrefixCache::dropRef(std::int32_t node, std::int32_t lo, std::int32_t hi) {
+    splitAt(node, lo);
+    splitAt(node, hi);
+    std::int32_t in[64];
+    std::vector<std::int32_t> more;
+    std::size_t n = 0;
+    std::int32_t covered = 0;
+    for (std::int32_t i = nodes_[static_cast<std::size_t>(node)].first; i >= 0;
+         i = runs_[static_cast<std::size_t>(i)].next) {
+        const Run& r = runs_[static_cast<std::size_t>(i)];
+        if (r.hi <= lo) continue;
+        if (r.lo >= hi) break;
+        covered += r.size();
+        if (!(r.ref > 0)) throw std::logic_error("prefix cache: letting go of blocks not held");
+        if (n < 64)
+            in[n++] = i;
+        else
+            more.push_back(i);
+    }
+    if (covered != hi - lo)
+        throw std::logic_error("prefix cache: letting go of blocks not held");
+    // Tail first: the highest run goes into the queue first.
+    const auto drop = [&](std::int32_t i) {
+        Run& r = runs_[static_cast<std::size_t>(i)];
+        if (--r.ref > 0) return;
+        referenced_ -= r.size();
+        idle_cached_ += r.size();
+        ++version_;
+        qPushBack(i);
+    };
+    for (auto it = more.rbegin(); it != more.rend(); ++it) drop(*it);
+    while (n > 0) drop(in[--n]);
+    coalesce(node);
+}
+
+void PrefixCache::cacheGaps(ReqId id, std::int32_t node, std::int32_t lo, std::int32_t hi,
+                            std::vector<std::pair<std::int32_t, std::int32_t>>& made) {
+    const std::uint64_t key = nodes_[static_cast<std::size_t>(node)].key;
+    // prev: the run before the gap looked at (-1: the node's first); indices, not pointers,
+    // as newRun may move the runs.
+    const auto nextOf = [&](std::int32_t prev) {
+        return prev < 0 ? nodes_[static_cast<std::size_t>(node)].first
+                        : runs_[static_cast<std::size_t>(prev)].next;
+    };
+    std::int32_t prev = -1, j = lo;
+    while (j < hi) {
+        std::int32_t at = nextOf(prev);
+        while (at >= 0 && runs_[static_cast<std::size_t>(at)].hi <= j) {
+            prev = at;
+            at = runs_[static_cast<std::size_t>(at)].next;
+        }
+        const std::int32_t next_lo = at >= 0 ? runs_[static_cast<std::size_t>(at)].lo : kEnd;
+        if (next_lo <= j) { // cached already (computed twice): stays the request's own
+            j = runs_[static_cast<std::size_t>(at)].hi;
+            continue;
+        }
+        const std::int32_t g1 = std::min(hi, next_lo);
+        const std::int32_t s = newRun(node, j, g1, 1);
+        runs_[static_cast<std::size_t>(s)].next = at;
+        (prev < 0 ? nodes_[static_cast<std::size_t>(node)].first
+                  : runs_[static_cast<std::size_t>(prev)].next) = s;
+        prev = s;
+        cached_count_ += g1 - j;
+        ++version_;
+        if (on_cached_)
+            for (std::int32_t b = j; b < g1; ++b) on_cached_(id, b, mixHash(key, std::uint64_t(b)));
+        made.emplace_back(j, g1);
+        j = g1;
+    }
+    coalesce(node);
+}
+
+void PrefixCache::take(std::int64_t blocks) {
+    std::int64_t need = blocks;
+    const std::int64_t f = std::min(need, fresh_);
+    fresh_ -= f;
+    need -= f;
+    while (need > 0) {
+        const std::int32_t h = qhead_;
+        if (h < 0) throw std::logic_error("prefix cache: every KV block is referenced");
+        Run& r = runs_[static_cast<std::size_t>(h)];
+        const auto k = static_cast<std::int32_t>(std::min<std::int64_t>(need, r.size()));
+        if (r.node >= 0) { // cached blocks evicted, the highest first
+            if (on_evicted_)
+                for (std::int32_t b = r.hi - 1; b >= r.hi - k; --b)
+                    on_evicted_(mixHash(nodes_[static_cast<std::size_t>(r.node)].key,
+                                        std::uint64_t(b)));
+            evictions_ += k;
+            idle_cached_ -= k;
+            cached_count_ -= k;
+            ++version_;
+        }
+        r.hi -= k;
+        need -= k;
+        if (r.size() == 0) {
+            qUnlink(h);
+            if (r.node >= 0) nodeUnlink(r.node, h);
+            freeRun(h);
+        }
+    }
+    referenced_ += blocks;
+}
+
+void PrefixCache::markShared(std::vector<Seg>& segs,
+                             const std::vector<std::pair<std::int32_t, std::int32_t>>& made) {
+    // `made`: ascending ranges, each inside one of the segments (a private one).
+    std::vector<Seg>& out = seg_scratch_;
+    out.clear();
+    const auto emit = [&](std::int32_t lo, std::int32_t hi, bool shared) {
+        if (hi <= lo) return;
+        if (!out.empty() && out.back().shared == shared && out.back().hi == lo)
+            out.back().hi = hi;
+        else
+            out.push_back({lo, hi, shared});
+    };
+    std::size_t k = 0;
+    for (const Seg& s : segs) {
+        std::int32_t at = s.lo;
+        for (; k < made.size() && made[k].first < s.hi; ++k) {
+            emit(at, made[k].first, s.shared);
+            emit(made[k].first, made[k].second, true);
+            at = made[k].second;
+        }
+        emit(at, s.hi, s.shared);
+    }
+    segs.swap(out);
+}
+
+void PrefixCache::letGo(ReqId id, std::int32_t from) {
+    Held& h = held_[static_cast<std::size_t>(id)];
+    const Parts parts = layout(id);
+    while (!h.segs.empty() && h.segs.back().hi > from) {
+        Seg& g = h.segs.back();
+        const std::int32_t lo = std::max(g.lo, from), hi = g.hi;
+        if (g.shared) {
+            for (const Part* p = parts.end(); p-- != parts.begin();)
+                if (p->a < hi && p->b > lo)
+                    dropRef(p->node, std::max(lo, p->a), std::min(hi, p->b));
+        } else {
+            // Blocks holding nothing cached: any later allocation may take them.
+            referenced_ -= hi - lo;
+            if (qtail_ >= 0 && runs_[static_cast<std::size_t>(qtail_)].node < 0)
+                runs_[static_cast<std::size_t>(qtail_)].hi += hi - lo;
+            else
+                qPushBack(newRun(-1, 0, hi - lo, 0));
+        }
+        if (lo > g.lo)
+            g.hi = lo;
+        else
+            h.segs.pop_back();
+    }
+    h.n = std::min(h.n, from);
+    h.published = std::min(h.published, from);
+}
+
+PrefixCache::Hit PrefixCache::probe(ReqId id, std::int64_t context) const {
+    Hit hit;
+    if (cached_count_ == 0 || context < 2) return hit;
+    const auto most = static_cast<std::int32_t>(
+        std::min<std::int64_t>((context - 1) / bs_, std::numeric_limits<std::int32_t>::max()));
+    for (const Part& p : layout(id)) {
+        if (p.a >= most) break;
+        const std::int32_t node = p.node;
+        const std::int32_t end = std::min(p.b, most);
+        std::int32_t j = p.a;
+        for (std::int32_t i = nodes_[static_cast<std::size_t>(node)].first; i >= 0 && j < end;
+             i = runs_[static_cast<std::size_t>(i)].next) {
+            const Run& run = runs_[static_cast<std::size_t>(i)];
+            if (run.hi <= j) continue;
+            if (run.lo > j) break;
+            const std::int32_t k = std::min(run.hi, end) - j;
+            hit.blocks += k;
+            if (run.ref > 0) hit.referenced += k;
+            j += k;
+        }
+        if (j < end) break;
+    }
+    return hit;
 }
 
 std::int64_t PrefixCache::exclusiveBlocks(ReqId id) const {
+    const Held& h = held_[static_cast<std::size_t>(id)];
     std::int64_t n = 0;
-    for (std::int32_t b : table_[static_cast<std::size_t>(id)])
-        n += ref_[static_cast<std::size_t>(b)] == 1;
+    for (const Seg& g : h.segs) {
+        if (!g.shared) {
+            n += g.hi - g.lo;
+            continue;
+        }
+        for (const Part& p : layout(id)) {
+            const std::int32_t lo = std::max(g.lo, p.a), hi = std::min(g.hi, p.b);
+            if (lo >= hi) continue;
+            for (std::int32_t i = nodes_[static_cast<std::size_t>(p.node)].first; i >= 0;
+                 i = runs_[static_cast<std::size_t>(i)].next) {
+                const Run& run = runs_[static_cast<std::size_t>(i)];
+                if (run.lo >= hi) break;
+                if (run.ref == 1) n += std::max(0, std::min(run.hi, hi) - std::max(run.lo, lo));
+            }
+        }
+    }
     return n;
 }
 
-void PrefixCache::unlinkFree(std::int32_t b) {
-    const auto i = static_cast<std::size_t>(b);
-    const std::int32_t p = prev_[i], n = next_[i];
-    (p >= 0 ? next_[static_cast<std::size_t>(p)] : head_) = n;
-    (n >= 0 ? prev_[static_cast<std::size_t>(n)] : tail_) = p;
-    prev_[i] = next_[i] = -1;
+void PrefixCache::admit(ReqId id, std::int32_t hit_blocks) {
+    Held& h = held_[static_cast<std::size_t>(id)];
+    if (h.n != 0) throw std::logic_error("prefix cache: admitted twice");
+    for (const Part& p : layout(id)) {
+        if (p.a >= hit_blocks) break;
+        addRef(p.node, p.a, std::min(p.b, hit_blocks));
+    }
+    if (hit_blocks > 0) h.segs.push_back({0, hit_blocks, true});
+    h.n = h.published = hit_blocks;
 }
 
-void PrefixCache::pushFree(std::int32_t b) {
-    const auto i = static_cast<std::size_t>(b);
-    prev_[i] = tail_;
-    next_[i] = -1;
-    (tail_ >= 0 ? next_[static_cast<std::size_t>(tail_)] : head_) = b;
-    tail_ = b;
+void PrefixCache::resizeBlocks(ReqId id, std::int64_t tokens) {
+    Held& h = held_[static_cast<std::size_t>(id)];
+    const auto want = static_cast<std::int32_t>((tokens + bs_ - 1) / bs_);
+    if (want > h.n) {
+        take(want - h.n);
+        if (!h.segs.empty() && !h.segs.back().shared)
+            h.segs.back().hi = want;
+        else
+            h.segs.push_back({h.n, want, false});
+        h.n = want;
+    } else if (want < h.n) {
+        letGo(id, want);
+    }
 }
 
-std::int32_t PrefixCache::allocate() {
-    std::int32_t b;
-    if (static_cast<std::int64_t>(hash_.size()) < capacity_) {
-        // A block never used yet (vLLM's free queue holds them ahead of any freed block).
-        b = static_cast<std::int32_t>(hash_.size());
-        hash_.push_back(0);
-        ref_.push_back(0);
-        prev_.push_back(-1);
-        next_.push_back(-1);
-        cached_.push_back(0);
-    } else {
-        b = head_;
-        if (b < 0) throw std::logic_error("prefix cache: every KV block is referenced");
-        unlinkFree(b);
-        const auto i = static_cast<std::size_t>(b);
-        if (cached_[i]) {
-            cached_[i] = 0; // its map entry is stale from now
-            --cached_count_;
-            ++version_;
-            --idle_cached_;
-            ++evictions_;
+void PrefixCache::publish(ReqId id, std::int64_t valid) {
+    Held& h = held_[static_cast<std::size_t>(id)];
+    const auto full = static_cast<std::int32_t>(std::min<std::int64_t>(valid / bs_, h.n));
+    if (h.published >= full) return;
+    auto& made = made_scratch_;
+    made.clear();
+    for (const Seg& g : h.segs) {
+        const std::int32_t x = std::max(g.lo, h.published), y = std::min(g.hi, full);
+        if (g.shared || x >= y) continue;
+        for (const Part& p : layout(id)) {
+            const std::int32_t lo = std::max(x, p.a), hi = std::min(y, p.b);
+            if (lo < hi) cacheGaps(id, p.node, lo, hi, made);
         }
     }
-    ref_[static_cast<std::size_t>(b)] = 1;
-    ++referenced_;
-    return b;
+    if (!made.empty()) markShared(h.segs, made);
+    h.published = full;
 }
 
-void PrefixCache::unref(std::int32_t b) {
-    const auto i = static_cast<std::size_t>(b);
-    if (--ref_[i] > 0) return;
-    --referenced_;
-    if (cached_[i]) {
-        ++idle_cached_;
-        ++version_;
-    }
-    pushFree(b);
+void PrefixCache::release(ReqId id, std::int64_t valid) {
+    if (valid > 0) publish(id, valid);
+    letGo(id, 0);
+    Held& h = held_[static_cast<std::size_t>(id)];
+    h.segs.clear();
+    h.n = h.published = 0;
 }
 
-void PrefixCache::admit(ReqId id, const Request& r, std::int32_t hit_blocks) {
-    auto& t = table_[static_cast<std::size_t>(id)];
-    if (!t.empty()) throw std::logic_error("prefix cache: admitted twice");
-    // Every block it can come to hold (what it may grow to), allocated once.
-    t.reserve(static_cast<std::size_t>(
-        (std::int64_t(r.prompt_tokens) + r.output_tokens + bs_) / bs_));
-    BlockHashes hashes(r, salt(id), bs_);
-    for (std::int32_t j = 0; j < hit_blocks; ++j) {
-        const std::int32_t b = lookup(hashes.at(j));
-        if (b < 0) throw std::logic_error("prefix cache: hit block not cached");
-        const auto i = static_cast<std::size_t>(b);
-        if (ref_[i]++ == 0) {
-            unlinkFree(b);
-            --idle_cached_;
-            ++referenced_;
-            ++version_;
-        }
-        t.push_back(b);
-    }
-    published_[static_cast<std::size_t>(id)] = hit_blocks;
-}
-
-void PrefixCache::resize(ReqId id, std::int64_t tokens) {
-    auto& t = table_[static_cast<std::size_t>(id)];
-    const auto want = static_cast<std::size_t>((tokens + bs_ - 1) / bs_);
-    while (t.size() < want) t.push_back(allocate());
-    while (t.size() > want) {
-        unref(t.back());
-        t.pop_back();
-    }
-    auto& p = published_[static_cast<std::size_t>(id)];
-    p = std::min<std::int32_t>(p, static_cast<std::int32_t>(t.size()));
-}
-
-void PrefixCache::publish(ReqId id, const Request& r, std::int64_t valid) {
-    auto& t = table_[static_cast<std::size_t>(id)];
-    auto& p = published_[static_cast<std::size_t>(id)];
-    const auto full = std::min<std::int64_t>(valid / bs_, static_cast<std::int64_t>(t.size()));
-    if (p >= full) return;
-    BlockHashes hashes(r, salt(id), bs_);
-    for (std::int64_t j = p; j < full; ++j) {
-        const std::uint64_t h = hashes.at(j);
-        const std::int32_t b = t[static_cast<std::size_t>(j)];
-        const auto i = static_cast<std::size_t>(b);
-        if (cached_[i] || lookup(h) >= 0) continue; // cached, or computed twice
-        map_.assign(h, b);
-        hash_[i] = h;
-        cached_[i] = 1;
-        ++cached_count_;
-        ++version_;
-        if (on_cached_) on_cached_(id, static_cast<std::int32_t>(j), b);
-    }
-    p = static_cast<std::int32_t>(full);
-    if (map_.size() > 4 * static_cast<std::size_t>(cached_count_) + 4096) {
-        // Mostly stale entries: rebuild from the blocks that are cached.
-        map_.clear();
-        for (std::size_t b = 0; b < cached_.size(); ++b)
-            if (cached_[b]) map_.assign(hash_[b], static_cast<std::int32_t>(b));
-    }
-}
-
-void PrefixCache::release(ReqId id, const Request& r, std::int64_t valid) {
-    if (valid > 0) publish(id, r, valid);
-    auto& t = table_[static_cast<std::size_t>(id)];
-    for (auto it = t.rbegin(); it != t.rend(); ++it) unref(*it);
-    std::vector<std::int32_t>().swap(t); // its reservation too
-    published_[static_cast<std::size_t>(id)] = 0;
+std::vector<std::uint64_t> PrefixCache::blockHashes(ReqId id, std::int32_t n) const {
+    std::vector<std::uint64_t> out;
+    out.reserve(static_cast<std::size_t>(std::max(0, n)));
+    for (const Part& p : layout(id))
+        for (std::int32_t j = p.a; j < std::min(p.b, n); ++j)
+            out.push_back(mixHash(nodes_[static_cast<std::size_t>(p.node)].key, std::uint64_t(j)));
+    return out;
 }
 
 } // namespace kairos

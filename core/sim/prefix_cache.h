@@ -21,11 +21,19 @@
 // a request's own selection of the prompt: they are never cached (the prompt's blocks are,
 // as computed before the compression).
 //
-// Hand-written: vLLM's block pool is Python inside vLLM. The hash map is a small open-
-// addressing table (BlockMap) because every block of every prompt passes through it (9 M
-// for Mooncake's trace at 16-token blocks) and std::unordered_map's node allocations made
-// caching cost 15x the run without it.
+// How it is kept (hand-written: vLLM's block pool is Python inside vLLM, and a pool of
+// single blocks cost 15x the run without caching on Mooncake's trace, 9 M blocks of
+// 16 tokens): the blocks whose last token falls in the same span of the same chain of
+// spans share a *node* (the chain's hash), and a node holds the same block indices for
+// every request that has it. A node's cached blocks are kept as runs [lo, hi) of one
+// reference count each; the free queue holds runs (a node's idle run, whose highest block
+// is taken first, or a count of blocks holding nothing cached); a request holds a list of
+// segments, each either references to cached runs or blocks of its own. Every operation
+// then costs per node and per run, not per block. Its answers are those of the pool of
+// single blocks, operation by operation (tests/core/prefix_cache_oracle.h keeps that pool;
+// tst_prefix_cache compares them on random operations and whole runs).
 #include "model/hash.h"
+#include "model/huge_pages.h"
 #include "model/request.h"
 
 #include <cstdint>
@@ -43,65 +51,34 @@ inline std::uint64_t mixHash(std::uint64_t a, std::uint64_t b) {
     return splitmix64(a ^ (b + (a << 6) + (a >> 2)));
 }
 
-// Block hash -> block, open addressing with linear probing; the keys are hashes already,
-// so their low bits index the table. Nothing is erased: an entry whose block was evicted
-// (or reused) is stale, the cache checks each answer against the block (PrefixCache::
-// lookup), a new entry for the same hash overwrites it, and the table is rebuilt from the
-// live blocks once stale entries outnumber them.
-class BlockMap {
-public:
-    std::int32_t find(std::uint64_t key) const;    // -1: absent
-    void assign(std::uint64_t key, std::int32_t v); // inserts or overwrites
-    void clear();
-    std::size_t size() const { return size_; }
-
-private:
-    void grow();
-    std::vector<std::uint64_t> keys_;
-    std::vector<std::int32_t> vals_; // -1: empty slot
-    std::size_t mask_ = 0, size_ = 0;
-};
-
-// The hashes of a request's blocks, in order (amortised O(1) per block walked forwards).
-class BlockHashes {
-public:
-    BlockHashes(const Request& r, std::uint64_t own_salt, std::int32_t block_size);
-    std::uint64_t at(std::int64_t j);
-
-private:
-    const Request& r_;
-    std::uint64_t own_;
-    std::int64_t bs_;
-    std::int64_t covered_ = 0; // tokens the spans cover
-    std::size_t k_ = 0;        // spans chained so far
-    std::int64_t end_ = 0;     // tokens they cover
-    std::uint64_t chain_ = 0;
-    std::int64_t last_ = -1;
-};
-
 class PrefixCache {
 public:
-    // `requests`: the workload's size (ReqIds are 0 .. requests - 1).
-    PrefixCache(std::int32_t block_size, std::int64_t capacity_blocks, std::size_t requests);
+    // `requests`: the workload (ReqId i is requests[i]); it must outlive the cache.
+    PrefixCache(std::int32_t block_size, std::int64_t capacity_blocks,
+                const std::vector<Request>& requests);
 
     struct Hit {
         std::int32_t blocks = 0;     // leading blocks of the context found cached
         std::int32_t referenced = 0; // of those, blocks running requests hold already
     };
     // What admitting `id` with a context of `context` tokens would find cached now.
-    Hit probe(ReqId id, const Request& r, std::int64_t context) const;
+    Hit probe(ReqId id, std::int64_t context) const;
     // Takes the hit's blocks (no request of `id` may hold any now); resize() adds the rest.
-    void admit(ReqId id, const Request& r, std::int32_t hit_blocks);
+    void admit(ReqId id, std::int32_t hit_blocks);
     // The request now holds `tokens` logical tokens: new private blocks at the tail, or the
     // tail's blocks let go.
-    void resize(ReqId id, std::int64_t tokens);
+    void resize(ReqId id, std::int64_t tokens) {
+        // Called for every token decoded; a new block is needed once per block's tokens.
+        if ((tokens + bs_ - 1) / bs_ != held_[static_cast<std::size_t>(id)].n)
+            resizeBlocks(id, tokens);
+    }
     // Hashes the request's blocks that the first `valid` tokens of its context fill (those
     // not hashed yet); a block whose hash is cached already (another request computed the
     // same tokens at the same time) stays private, as in vLLM.
-    void publish(ReqId id, const Request& r, std::int64_t valid);
+    void publish(ReqId id, std::int64_t valid);
     // Lets all of its blocks go (tail first). `valid`: as for publish, which runs first;
     // negative: none of its blocks hold its context in order (compressed), none is cached.
-    void release(ReqId id, const Request& r, std::int64_t valid);
+    void release(ReqId id, std::int64_t valid);
 
     std::int64_t referencedBlocks() const { return referenced_; }
     // Blocks of the request that no other request references (what releasing it frees).
@@ -110,52 +87,97 @@ public:
     std::int64_t idleCachedBlocks() const { return idle_cached_; }
     std::int64_t evictions() const { return evictions_; }
     // Blocks never used yet (the allocator takes them before evicting any cached block).
-    std::int64_t unusedBlocks() const {
-        return capacity_ - static_cast<std::int64_t>(hash_.size());
-    }
+    std::int64_t unusedBlocks() const { return fresh_; }
     std::int32_t blockSize() const { return bs_; }
-    // The blocks request `id` holds, in context order.
-    const std::vector<std::int32_t>& blocks(ReqId id) const {
-        return table_[static_cast<std::size_t>(id)];
-    }
-    // Called as each block is cached: (request, its index in the request's context, the
-    // block). A live run's backend keeps the block's KV then (sim/engine.h).
-    void onCached(std::function<void(ReqId, std::int32_t, std::int32_t)> f) {
-        on_cached_ = std::move(f);
-    }
     // Changes whenever a probe's answer may change (a block cached or evicted, a cached
     // block referenced or let go).
     std::uint64_t version() const { return version_; }
 
-private:
-    // The block cached under `hash`, or -1 (the map's entry may be stale).
-    std::int32_t lookup(std::uint64_t hash) const {
-        const std::int32_t b = map_.find(hash);
-        return b >= 0 && cached_[static_cast<std::size_t>(b)] &&
-                       hash_[static_cast<std::size_t>(b)] == hash
-                   ? b
-                   : -1;
+    // The hashes of request `id`'s first `n` blocks (what identifies their content).
+    std::vector<std::uint64_t> blockHashes(ReqId id, std::int32_t n) const;
+    // Called as each block is cached (request, the block's index in its context, its hash)
+    // and as each cached block is evicted (its hash): a live run's backend keeps the
+    // blocks' KV meanwhile (sim/engine.h).
+    void onCached(std::function<void(ReqId, std::int32_t, std::uint64_t)> f) {
+        on_cached_ = std::move(f);
     }
-    std::uint64_t salt(ReqId id) const { return mixHash(0x4b41495230534eULL, std::uint64_t(id)); }
-    std::int32_t allocate();
-    void unlinkFree(std::int32_t b);
-    void pushFree(std::int32_t b);
-    void unref(std::int32_t b);
+    void onEvicted(std::function<void(std::uint64_t)> f) { on_evicted_ = std::move(f); }
+
+private:
+    // A node: the blocks [a, b) of every context whose spans chain to `key` there.
+    struct Node {
+        std::uint64_t key = 0;
+        std::int32_t first = -1; // its cached runs, ascending by lo
+    };
+    // A run of cached blocks [lo, hi) of `node` with one reference count; with ref 0 it
+    // is in the free queue. A queue entry with node -1 is (hi - lo) blocks holding nothing.
+    struct Run {
+        std::int32_t lo = 0, hi = 0, ref = 0, node = -1;
+        std::int32_t next = -1;             // the node's next run
+        std::int32_t qprev = -1, qnext = -1; // the free queue
+        std::int32_t size() const { return hi - lo; }
+    };
+    // A request's blocks: its context's partition into nodes (from its spans), computed
+    // for every request at the start, and what it holds: segments [lo, hi), references to
+    // cached runs or its own.
+    struct Part {
+        std::int32_t node, a, b;
+    };
+    struct Seg {
+        std::int32_t lo, hi;
+        bool shared;
+    };
+    struct Held {
+        std::vector<Seg> segs;
+        std::int32_t n = 0, published = 0;
+    };
+
+    struct Parts {
+        const Part *first, *last;
+        const Part* begin() const { return first; }
+        const Part* end() const { return last; }
+    };
+    Parts layout(ReqId id) const {
+        const auto i = static_cast<std::size_t>(id);
+        return {parts_.data() + part_at_[i], parts_.data() + part_at_[i + 1]};
+    }
+    std::int32_t newRun(std::int32_t node, std::int32_t lo, std::int32_t hi, std::int32_t ref);
+    void freeRun(std::int32_t i);
+    void qPushBack(std::int32_t i);
+    void qInsertBefore(std::int32_t i, std::int32_t at);
+    void qUnlink(std::int32_t i);
+    void nodeUnlink(std::int32_t node, std::int32_t i);
+    // Splits the node's run holding block x (lo < x < hi) at x.
+    void splitAt(std::int32_t node, std::int32_t x);
+    void coalesce(std::int32_t node);
+    void addRef(std::int32_t node, std::int32_t lo, std::int32_t hi);
+    void dropRef(std::int32_t node, std::int32_t lo, std::int32_t hi);
+    // Caches [lo, hi) of `node` where it holds nothing yet, for request `id`, whose blocks
+    // they become; returns the runs made (ascending) in `made`.
+    void cacheGaps(ReqId id, std::int32_t node, std::int32_t lo, std::int32_t hi,
+                   std::vector<std::pair<std::int32_t, std::int32_t>>& made);
+    void resizeBlocks(ReqId id, std::int64_t tokens);
+    void take(std::int64_t blocks); // for new private blocks: fresh, then the queue's head
+    void letGo(ReqId id, std::int32_t from); // the request's blocks from `from` on, tail first
+    void markShared(std::vector<Seg>& segs,
+                    const std::vector<std::pair<std::int32_t, std::int32_t>>& made);
 
     std::int32_t bs_;
     std::int64_t capacity_;
-    // Per block.
-    std::vector<std::uint64_t> hash_;
-    std::vector<std::int32_t> ref_, prev_, next_;
-    std::vector<char> cached_; // its hash is in map_
-    std::int32_t head_ = -1, tail_ = -1; // the free queue (ref 0), head taken first
-    BlockMap map_;
-    // Per request: its blocks in context order, and how many of them are hashed.
-    std::vector<std::vector<std::int32_t>> table_;
-    std::vector<std::int32_t> published_;
-    std::int64_t referenced_ = 0, idle_cached_ = 0, evictions_ = 0, cached_count_ = 0;
+    HugeVector<Node> nodes_;
+    HugeVector<Part> parts_;            // every request's, in request order
+    HugeVector<std::uint32_t> part_at_; // request i's are [part_at_[i], part_at_[i + 1])
+    HugeVector<Run> runs_;
+    std::int32_t free_runs_ = -1;       // unused Run slots, linked by next
+    std::int32_t qhead_ = -1, qtail_ = -1; // the free queue, head taken first
+    std::vector<Held> held_;
+    std::vector<Seg> seg_scratch_;
+    std::vector<std::pair<std::int32_t, std::int32_t>> made_scratch_;
+    std::int64_t fresh_ = 0, referenced_ = 0, idle_cached_ = 0, evictions_ = 0,
+                 cached_count_ = 0;
     std::uint64_t version_ = 0;
-    std::function<void(ReqId, std::int32_t, std::int32_t)> on_cached_;
+    std::function<void(ReqId, std::int32_t, std::uint64_t)> on_cached_;
+    std::function<void(std::uint64_t)> on_evicted_;
 };
 
 } // namespace kairos

@@ -10,6 +10,7 @@
 #include "sched/fcfs.h"
 #include "sched/registry.h"
 #include "sim/engine.h"
+#include "prefix_cache_oracle.h"
 #include "random_cases.h"
 #include "test_util.h"
 #include "workload/generators.h"
@@ -18,6 +19,7 @@
 #include <QtTest>
 #include <cmath>
 #include <map>
+#include <random>
 #include <sstream>
 
 using namespace kairos;
@@ -393,6 +395,108 @@ private slots:
         } catch (const InputError& e) {
             QCOMPARE(QString::fromStdString(e.field()), QString("hash_ids"));
         }
+    }
+
+    // The cache keeps runs of blocks per prefix node; the pool of single blocks it replaced
+    // (prefix_cache_oracle.h) is the specification. Random operations on both, as the
+    // engine makes them (admit at a probe's hit, grow, publish, shrink, release with or
+    // without publishing), on workloads whose spans share prefixes, answers that later
+    // prompts quote and spans shorter than a block, into caches small enough to evict all
+    // the time: after every operation the counts, every held request's exclusive blocks
+    // and a probe of every request agree.
+    void runsEqualTheBlockPool() {
+        int evicting = 0;
+        std::int64_t ops = 0, hits = 0;
+        for (std::uint64_t seed = 1; seed <= 60; ++seed) {
+            std::mt19937_64 rng(seed);
+            const auto pick = [&](int lo, int hi) {
+                return std::uniform_int_distribution<int>(lo, hi)(rng);
+            };
+            const int bs = std::array<int, 4>{2, 3, 4, 16}[std::size_t(pick(0, 3))];
+            Workload w;
+            for (int i = 0; i < 24; ++i) {
+                Request r = req(0.0, 1, pick(1, 40));
+                // A chain from a small tree: 1-4 spans, each from 3 choices, some short.
+                const int spans = pick(0, 4);
+                for (int k = 0; k < spans; ++k)
+                    r.prefix.push_back({std::uint64_t(pick(1, 3)), pick(0, 3) == 0 ? pick(1, 3)
+                                                                                     : 4 * pick(1, 8)});
+                int covered = 0;
+                for (const auto& sp : r.prefix) covered += sp.tokens;
+                // The spans may run past the prompt (an answer a later turn quotes).
+                r.prompt_tokens = std::max(1, covered + pick(-10, 20));
+                r.output_tokens = std::max(r.output_tokens, covered - r.prompt_tokens);
+                w.requests.push_back(r);
+            }
+            const std::int64_t cap = pick(8, 80);
+            PrefixCache a(bs, cap, w.requests);
+            oracle::BlockPoolCache b(bs, cap, w.requests.size());
+            std::vector<std::int64_t> held(w.requests.size(), -1); // tokens; -1: not admitted
+            const auto referenced = [&] { return a.referencedBlocks(); };
+            for (int step = 0; step < 3000; ++step) {
+                const auto id = static_cast<ReqId>(pick(0, int(w.requests.size()) - 1));
+                const Request& r = w.requests[std::size_t(id)];
+                const std::int64_t most = r.prompt_tokens + r.output_tokens;
+                const int op = pick(0, 9);
+                if (held[std::size_t(id)] < 0) {
+                    const std::int64_t context = r.prompt_tokens + pick(0, r.output_tokens - 1);
+                    const auto ha = a.probe(id, context);
+                    const auto hb = b.probe(id, r, context);
+                    QCOMPARE(ha.blocks, hb.blocks);
+                    QCOMPARE(ha.referenced, hb.referenced);
+                    const std::int64_t need = (context + 1 + bs - 1) / bs - ha.referenced;
+                    if (need > cap - referenced()) continue;
+                    a.admit(id, ha.blocks);
+                    b.admit(id, r, hb.blocks);
+                    hits += ha.blocks > 0;
+                    a.resize(id, context + 1);
+                    b.resize(id, context + 1);
+                    held[std::size_t(id)] = context + 1;
+                } else if (op < 4) { // grow
+                    const std::int64_t to = std::min(most, held[std::size_t(id)] + pick(1, 20));
+                    const std::int64_t need = (to + bs - 1) / bs - (held[std::size_t(id)] + bs - 1) / bs;
+                    if (need > cap - referenced()) continue;
+                    a.resize(id, to);
+                    b.resize(id, to);
+                    held[std::size_t(id)] = to;
+                } else if (op < 6) { // publish what is computed
+                    const std::int64_t valid = pick(0, int(held[std::size_t(id)]));
+                    a.publish(id, valid);
+                    b.publish(id, r, valid);
+                } else if (op < 7) { // shrink
+                    const std::int64_t to = pick(1, int(held[std::size_t(id)]));
+                    a.resize(id, to);
+                    b.resize(id, to);
+                    held[std::size_t(id)] = to;
+                } else { // release
+                    const std::int64_t valid =
+                        std::array<std::int64_t, 3>{-1, 0, held[std::size_t(id)] - 1}[std::size_t(pick(0, 2))];
+                    a.release(id, valid);
+                    b.release(id, r, valid);
+                    held[std::size_t(id)] = -1;
+                }
+                ++ops;
+                QCOMPARE(a.referencedBlocks(), b.referencedBlocks());
+                QCOMPARE(a.idleCachedBlocks(), b.idleCachedBlocks());
+                QCOMPARE(a.evictions(), b.evictions());
+                QCOMPARE(a.unusedBlocks(), b.unusedBlocks());
+                for (std::size_t i = 0; i < held.size(); ++i) {
+                    const auto rid = static_cast<ReqId>(i);
+                    if (held[i] >= 0) QCOMPARE(a.exclusiveBlocks(rid), b.exclusiveBlocks(rid));
+                    else {
+                        const std::int64_t ctx = w.requests[i].prompt_tokens;
+                        QCOMPARE(a.probe(rid, ctx).blocks, b.probe(rid, w.requests[i], ctx).blocks);
+                        QCOMPARE(a.probe(rid, ctx).referenced,
+                                 b.probe(rid, w.requests[i], ctx).referenced);
+                    }
+                }
+            }
+            evicting += a.evictions() > 0;
+        }
+        qInfo("%lld operations, %lld admissions with a hit, %d of 60 caches evicting",
+              static_cast<long long>(ops), static_cast<long long>(hits), evicting);
+        QVERIFY2(evicting >= 50, qPrintable(QString::number(evicting)));
+        QVERIFY(hits > 1000);
     }
 };
 
