@@ -226,8 +226,7 @@ void TorchBackend::iterate(const std::vector<Chunk>& chunks, const std::vector<R
     // An answer a prefix span covers is the span's (see shareBlocks).
     const auto forced = [&](ReqId id, std::int64_t& token) {
         const Req& q = reqs_[static_cast<std::size_t>(id)];
-        const std::int64_t s =
-            spanToken(id, std::int64_t(q.prompt.size() + q.generated.size()));
+        const std::int64_t s = spanToken(id, std::int64_t(q.prompt.size() + q.generated.size()));
         if (s >= 0) token = s;
     };
     for (std::size_t i = 0; i < chunks.size(); ++i) {
@@ -294,8 +293,8 @@ std::int64_t bytesOf(const std::vector<at::Tensor>& ts) {
 
 void TorchBackend::cacheBlock(ReqId id, std::int32_t index, std::uint64_t hash) {
     const auto u = uncompressed_.find(id);
-    const SeqCache& src = u != uncompressed_.end() ? u->second
-                                                   : reqs_[static_cast<std::size_t>(id)].cache;
+    const SeqCache& src =
+        u != uncompressed_.end() ? u->second : reqs_[static_cast<std::size_t>(id)].cache;
     const std::int64_t from = std::int64_t(index) * share_block_;
     if (share_block_ == 0 || !src.kept.empty() || from + share_block_ > src.len)
         throw std::logic_error("live engine: block " + std::to_string(index) + " of request " +

@@ -485,7 +485,7 @@ void addValidate(CLI::App& app) {
         spec.limits.max_num_seqs = a->max_num_seqs;
         spec.limits.max_num_batched_tokens = a->max_num_batched_tokens;
         spec.limits.prefix_caching = a->prefix_caching == "on";
-        spec.limits.block_size = a->block_size > 0             ? a->block_size
+        spec.limits.block_size = a->block_size > 0            ? a->block_size
                                  : spec.limits.prefix_caching ? kPrefixCacheBlockSize
                                                               : 1;
         checkCliSpec(spec);

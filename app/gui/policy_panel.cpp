@@ -1,20 +1,17 @@
 #include "policy_panel.h"
 
-#include "model/router.h"
-#include "sim/prefix_cache.h"
-
 #include "chart_tools.h"
 #include "length_histogram.h"
+#include "model/router.h"
 #include "param_slider.h"
 #include "predict/predictor.h"
 #include "profiles.h"
+#include "sim/prefix_cache.h"
 #include "timeline_view.h"
 #include "workbench_state.h"
 
 #include <QCheckBox>
 #include <QComboBox>
-#include <QSpinBox>
-#include <QStandardItemModel>
 #include <QFormLayout>
 #include <QGroupBox>
 #include <QHBoxLayout>
@@ -22,6 +19,8 @@
 #include <QMenu>
 #include <QPushButton>
 #include <QSignalBlocker>
+#include <QSpinBox>
+#include <QStandardItemModel>
 #include <QVBoxLayout>
 #include <algorithm>
 #include <cmath>

@@ -1,5 +1,7 @@
 #include "metrics/load.h"
 
+#include "model/huge_pages.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -16,20 +18,21 @@ namespace {
 // or suspended).
 struct QueueWalk {
     std::vector<std::pair<double, std::int64_t>> at_arrivals;
-    std::vector<double> arrival;        // by request id (NaN: never arrived)
-    std::vector<char> dropped_waiting; // by request id: see LoadReport::dropped_waiting
+    std::vector<double> arrival;              // by request id (NaN: never arrived)
+    std::vector<char> dropped_waiting;        // by request id: see LoadReport::dropped_waiting
     std::vector<std::int64_t> dropped_before; // per arrival sample: such drops so far
 };
 
 QueueWalk walkQueue(const RunLog& log) {
     enum : char { None, Queued, Running, Gone };
     const auto n = static_cast<std::size_t>(std::max(0, log.num_requests));
-    std::vector<char> st(n, None);
-    std::vector<double> since(n, 0.0), queued(n, 0.0); // time queued so far
-    std::vector<KillCause> cause(n, KillCause::Unknown);
+    // Arrays of a million requests are in huge pages (model/huge_pages.h says why).
+    std::vector<char> st = hugeFilled<char>(n, None);
+    std::vector<double> since = hugeFilled(n, 0.0), queued = hugeFilled(n, 0.0); // queued so far
+    std::vector<KillCause> cause = hugeFilled(n, KillCause::Unknown);
     QueueWalk w;
-    w.arrival.assign(n, std::numeric_limits<double>::quiet_NaN());
-    w.dropped_waiting.assign(n, 0);
+    w.arrival = hugeFilled(n, std::numeric_limits<double>::quiet_NaN());
+    w.dropped_waiting = hugeFilled<char>(n, 0);
     auto& out = w.at_arrivals;
     std::int64_t q = 0, dropped = 0;
     for (const Event& e : log.events) {
@@ -75,7 +78,8 @@ QueueWalk walkQueue(const RunLog& log) {
             // Dropped for time (not for its size) after waiting at least half its time.
             if (e.ev == Ev::Kill && cause[i] != KillCause::NeverFits &&
                 cause[i] != KillCause::CannotGrow && s != Gone && !std::isnan(w.arrival[i]))
-                w.dropped_waiting[i] = queued[i] >= 0.5 * (e.t - w.arrival[i]) && e.t > w.arrival[i];
+                w.dropped_waiting[i] =
+                    queued[i] >= 0.5 * (e.t - w.arrival[i]) && e.t > w.arrival[i];
             dropped += w.dropped_waiting[i];
             s = Gone;
             break;
@@ -140,8 +144,8 @@ LoadReport loadOf(const RunLog& log) {
     std::vector<double> sum(static_cast<std::size_t>(bins), 0.0), qsum = sum, dsum = sum;
     std::vector<std::int64_t> cnt(static_cast<std::size_t>(bins), 0);
     for (std::size_t i = 0; i < nq; ++i) {
-        const auto b = static_cast<std::size_t>(std::min<double>(
-            bins - 1, std::floor((q[i].first - t0) / r.arrival_span_s * bins)));
+        const auto b = static_cast<std::size_t>(
+            std::min<double>(bins - 1, std::floor((q[i].first - t0) / r.arrival_span_s * bins)));
         const double dropped = static_cast<double>(walk.dropped_before[i]);
         sum[b] += static_cast<double>(q[i].second) + dropped;
         qsum[b] += static_cast<double>(q[i].second);
@@ -163,13 +167,14 @@ LoadReport loadOf(const RunLog& log) {
         for (std::size_t j = i + 1; j < cnt.size(); ++j) {
             if (cnt[j] == 0) continue;
             // Arrivals between the two bins' middles.
-            const double a = (double(cum[j]) + double(cnt[j]) / 2) - (double(cum[i]) + double(cnt[i]) / 2);
+            const double a =
+                (double(cum[j]) + double(cnt[j]) / 2) - (double(cum[i]) + double(cnt[i]) / 2);
             if (a < kMinArrivals) continue;
             const double rise = sum[j] / double(cnt[j]) - sum[i] / double(cnt[i]);
             const double thr = std::max(0.1 * a, 3 * std::sqrt(a * r.arrival_cv2));
             const bool clears = rise > thr;
-            const bool better = clears ? !best_clears || rise > best_rise
-                                       : !best_clears && rise / thr > best;
+            const bool better =
+                clears ? !best_clears || rise > best_rise : !best_clears && rise / thr > best;
             if (better) {
                 best_clears = clears;
                 best = rise / thr;
@@ -187,8 +192,8 @@ LoadReport loadOf(const RunLog& log) {
             if (cnt[i] == 0) continue;
             for (std::size_t j = i + 1; j < cnt.size(); ++j) {
                 if (cnt[j] == 0) continue;
-                const double a = (double(cum[j]) + double(cnt[j]) / 2) -
-                                 (double(cum[i]) + double(cnt[i]) / 2);
+                const double a =
+                    (double(cum[j]) + double(cnt[j]) / 2) - (double(cum[i]) + double(cnt[i]) / 2);
                 if (a < kMinArrivals || a >= best_a) continue;
                 const double rise = sum[j] / double(cnt[j]) - sum[i] / double(cnt[i]);
                 const double thr = std::max(0.1 * a, 3 * std::sqrt(a * r.arrival_cv2));
@@ -217,8 +222,8 @@ LoadReport loadOf(const RunLog& log) {
     r.window_s = r.to_s - r.from_s;
     r.window_arrivals = static_cast<std::int64_t>(std::llround(best_a));
     r.queue_growth = best_rise;
-    r.dropped_waiting = static_cast<std::int64_t>(std::llround(
-        dsum[bj] / double(cnt[bj]) - dsum[bi] / double(cnt[bi])));
+    r.dropped_waiting = static_cast<std::int64_t>(
+        std::llround(dsum[bj] / double(cnt[bj]) - dsum[bi] / double(cnt[bi])));
     r.saturated = best_clears;
     // Still backed up when arrivals stopped: the last bin's backlog at least half the
     // highest bin's.

@@ -1,5 +1,7 @@
 #include "metrics/request_metrics.h"
 
+#include "model/huge_pages.h"
+
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
@@ -8,7 +10,10 @@
 namespace kairos {
 
 std::vector<RequestMetrics> perRequest(const RunLog& log) {
-    std::vector<RequestMetrics> m(static_cast<std::size_t>(log.num_requests));
+    std::vector<RequestMetrics> m;
+    m.reserve(static_cast<std::size_t>(log.num_requests));
+    adviseHugePages(m); // before it is written (model/huge_pages.h)
+    m.resize(static_cast<std::size_t>(log.num_requests));
     for (std::size_t i = 0; i < m.size(); ++i) m[i].id = static_cast<ReqId>(i);
     for (const Event& e : log.events) {
         RequestMetrics& r = m[static_cast<std::size_t>(e.req)];
@@ -72,6 +77,7 @@ std::vector<double> decodeEnds(const RunLog& log) {
     for (const IterSpan& s : log.iters)
         if (s.decode_seqs > 0) n += s.n;
     e.reserve(static_cast<std::size_t>(n));
+    adviseHugePages(e);
     for (const IterSpan& s : log.iters)
         if (s.decode_seqs > 0)
             for (std::int64_t j = 0; j < s.n; ++j) e.push_back(s.end(j));
@@ -167,10 +173,12 @@ std::vector<std::pair<double, std::int64_t>> interTokenLatencies(const RunLog& l
         return all;
     }
     const std::vector<double> ends = decodeEnds(log);
-    std::vector<std::int64_t> diff(ends.size() + 1, 0);
+    std::vector<std::int64_t> diff = hugeFilled<std::int64_t>(ends.size() + 1, 0);
     std::vector<std::pair<double, std::int64_t>> out;
+    out.reserve(static_cast<std::size_t>(log.num_requests) + ends.size());
+    adviseHugePages(out);
     // As vLLM, only requests that completed contribute.
-    std::vector<char> done(static_cast<std::size_t>(log.num_requests), 0);
+    std::vector<char> done = hugeFilled<char>(static_cast<std::size_t>(log.num_requests), 0);
     for (const Event& e : log.events)
         if (e.ev == Ev::Finish) done[static_cast<std::size_t>(e.req)] = 1;
     walk(

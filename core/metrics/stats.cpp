@@ -1,5 +1,7 @@
 #include "metrics/stats.h"
 
+#include "model/huge_pages.h"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -59,6 +61,7 @@ Stats describeWeighted(std::vector<std::pair<double, std::int64_t>> s,
 Stats describe(std::vector<double> values, const std::vector<double>& qs) {
     std::vector<std::pair<double, std::int64_t>> s;
     s.reserve(values.size());
+    adviseHugePages(s); // model/huge_pages.h
     for (double v : values) s.emplace_back(v, 1);
     return describeWeighted(std::move(s), qs);
 }

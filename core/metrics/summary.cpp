@@ -1,6 +1,7 @@
 #include "metrics/summary.h"
 
 #include "metrics/request_metrics.h"
+#include "model/huge_pages.h"
 #include "model/input_error.h"
 #include "model/input_file.h"
 #include "model/json_number.h"
@@ -130,6 +131,10 @@ Summary summarize(const RunLog& log, const std::vector<RequestMetrics>& reqs,
     s.percentiles = opt.percentiles;
     s.warnings = log.warnings;
     std::vector<double> ttft, tpot, e2el, queue;
+    for (auto* v : {&ttft, &tpot, &e2el, &queue}) {
+        v->reserve(reqs.size());
+        adviseHugePages(*v); // model/huge_pages.h
+    }
     double t_first = std::numeric_limits<double>::infinity(), t_last = -t_first;
     std::int64_t prefilled_with_budget = 0;
     std::map<std::string, std::int64_t> killed_by;
@@ -664,11 +669,12 @@ std::string Summary::table() const {
          std::to_string(kv_peak_tokens) + " / " + std::to_string(kv_capacity_tokens));
     line("Preemptions:", std::to_string(preemptions));
     if (prefix_caching) {
-        line("Prompt tokens from the prefix cache:",
-             std::to_string(prefix_cached_tokens) + " (" + f(100.0 * prefix_cache_hit_rate, 1) +
-                 " % of all prompt tokens)");
+        line("Prompt tokens from the prefix cache:", std::to_string(prefix_cached_tokens) + " (" +
+                                                         f(100.0 * prefix_cache_hit_rate, 1) +
+                                                         " % of all prompt tokens)");
         if (prefix_recompute_cached_tokens > 0)
-            line("Recomputed tokens from the cache:", std::to_string(prefix_recompute_cached_tokens));
+            line("Recomputed tokens from the cache:",
+                 std::to_string(prefix_recompute_cached_tokens));
         line("Cached blocks evicted:", std::to_string(prefix_cache_evictions));
     }
     line("Iterations (in stretches):",

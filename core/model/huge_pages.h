@@ -12,6 +12,7 @@
 // The advice is a hint: where the kernel refuses it (THP "never", not Linux) the memory
 // is ordinary.
 #include <cstddef>
+#include <cstdint>
 #include <cstdlib>
 #include <new>
 #include <vector>
@@ -23,12 +24,19 @@ namespace kairos {
 
 inline constexpr std::size_t kHugePageBytes = std::size_t(2) << 20;
 
-template <class T>
-struct HugePageAllocator {
+// KAIROS_NO_HUGE_PAGES=1 in the environment: no advice (to measure what it gains).
+inline bool hugePagesOff() {
+    static const bool off = [] {
+        const char* e = std::getenv("KAIROS_NO_HUGE_PAGES");
+        return e && *e && *e != '0';
+    }();
+    return off;
+}
+
+template <class T> struct HugePageAllocator {
     using value_type = T;
     HugePageAllocator() noexcept = default;
-    template <class U>
-    HugePageAllocator(const HugePageAllocator<U>&) noexcept {}
+    template <class U> HugePageAllocator(const HugePageAllocator<U>&) noexcept {}
 
     T* allocate(std::size_t n) {
         if (n > std::size_t(-1) / sizeof(T)) throw std::bad_array_new_length();
@@ -38,7 +46,7 @@ struct HugePageAllocator {
         void* p = std::aligned_alloc(kHugePageBytes, size);
         if (!p) throw std::bad_alloc();
 #ifdef __linux__
-        (void)::madvise(p, size, MADV_HUGEPAGE);
+        if (!hugePagesOff()) (void)::madvise(p, size, MADV_HUGEPAGE);
 #endif
         return static_cast<T*>(p);
     }
@@ -48,18 +56,45 @@ struct HugePageAllocator {
         else
             std::free(p);
     }
-    template <class U>
-    bool operator==(const HugePageAllocator<U>&) const noexcept {
+    template <class U> bool operator==(const HugePageAllocator<U>&) const noexcept {
         return true;
     }
-    template <class U>
-    bool operator!=(const HugePageAllocator<U>&) const noexcept {
+    template <class U> bool operator!=(const HugePageAllocator<U>&) const noexcept {
         return false;
     }
 };
 
 // A vector whose large buffers are huge pages.
-template <class T>
-using HugeVector = std::vector<T, HugePageAllocator<T>>;
+template <class T> using HugeVector = std::vector<T, HugePageAllocator<T>>;
+
+// Advises the 2 MiB pages inside an ordinary vector's buffer (after reserve or resize; a
+// later reallocation loses the advice) as huge pages: for arrays of millions of elements
+// whose type is shared too widely to take an allocator (a run log's events, a workload's
+// requests). Buffers under 4 MiB are left alone. A hint, as above.
+inline void adviseHugePages(const void* data, std::size_t bytes) {
+#ifdef __linux__
+    const auto begin = reinterpret_cast<std::uintptr_t>(data);
+    if (bytes < 2 * kHugePageBytes) return;
+    const std::uintptr_t lo = (begin + kHugePageBytes - 1) / kHugePageBytes * kHugePageBytes;
+    const std::uintptr_t hi = (begin + bytes) / kHugePageBytes * kHugePageBytes;
+    if (hi > lo && !hugePagesOff())
+        (void)::madvise(reinterpret_cast<void*>(lo), hi - lo, MADV_HUGEPAGE);
+#else
+    (void)data;
+    (void)bytes;
+#endif
+}
+template <class T, class A> void adviseHugePages(std::vector<T, A>& v) {
+    adviseHugePages(v.data(), v.capacity() * sizeof(T));
+}
+
+// n copies of `value`, in a buffer advised before it is written.
+template <class T> std::vector<T> hugeFilled(std::size_t n, const T& value) {
+    std::vector<T> v;
+    v.reserve(n);
+    adviseHugePages(v);
+    v.assign(n, value);
+    return v;
+}
 
 } // namespace kairos

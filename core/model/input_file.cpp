@@ -1,5 +1,6 @@
 #include "model/input_file.h"
 
+#include "model/huge_pages.h"
 #include "model/input_error.h"
 
 #include <algorithm>
@@ -106,7 +107,10 @@ std::string readInputFile(const std::string& path, const InputLimits& lim) {
     const int flags = ::fcntl(fd, F_GETFL);
     if (flags >= 0) ::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
     std::string data;
-    if (S_ISREG(st.st_mode)) data.reserve(std::size_t(st.st_size));
+    if (S_ISREG(st.st_mode)) {
+        data.reserve(std::size_t(st.st_size));
+        adviseHugePages(data.data(), data.capacity()); // model/huge_pages.h
+    }
     long line = 1;
     std::uint64_t line_bytes = 0;
     char buf[1 << 16];

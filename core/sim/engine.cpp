@@ -1,5 +1,7 @@
 #include "sim/engine.h"
 
+#include "model/huge_pages.h"
+
 #include <algorithm>
 #include <cassert>
 #include <cmath>
@@ -41,6 +43,8 @@ Simulator::Simulator(const Workload& w, const ExecutionModel& model, Scheduler& 
             cache_->onEvicted([live = live_](std::uint64_t hash) { live->uncacheBlock(hash); });
         }
     }
+    st_.reserve(w_.requests.size());
+    adviseHugePages(st_); // before it is written (model/huge_pages.h)
     st_.resize(w_.requests.size());
     waiting_.resize(w_.requests.size());
     for (std::size_t i = 0; i < st_.size(); ++i) {
@@ -69,7 +73,9 @@ void Simulator::route(ReqId id) {
     routed_context_ += w_.requests[static_cast<std::size_t>(id)].prompt_tokens;
 }
 
-void Simulator::setFleetNext(double t) { fleet_next_ = t; }
+void Simulator::setFleetNext(double t) {
+    fleet_next_ = t;
+}
 
 std::size_t Simulator::expected() const {
     return fleet_ ? routed_.size() : w_.requests.size();
@@ -304,8 +310,7 @@ void Simulator::doAdmit(ReqId id) {
     s.prefilled = 0;
     if (cache_) {
         cache_->admit(id, hit.blocks); // setKv allocates the rest
-        if (live_ && hit.blocks > 0)
-            live_->reuseBlocks(id, cache_->blockHashes(id, hit.blocks));
+        if (live_ && hit.blocks > 0) live_->reuseBlocks(id, cache_->blockHashes(id, hit.blocks));
         if (s.cached > 0) log(now_, id, Ev::CacheHit, s.cached);
         if (explain_ && s.cached > 0)
             recordEngine(Act::Reuse, id, RuleId::CacheHit,
@@ -692,6 +697,9 @@ void Simulator::start() {
     log_.prefix_caching = cache_ != nullptr;
     log_.cache_block_size = cache_ ? lim_.block_size : 0;
     log_.events.reserve(w_.requests.size() * 6);
+    adviseHugePages(log_.events);
+    log_.iters.reserve(w_.requests.size() + w_.requests.size() / 4);
+    adviseHugePages(log_.iters);
     sched_.reset(w_);
     if (explain_) {
         log_.explain.on = true;

@@ -16,8 +16,7 @@ constexpr std::int32_t kEnd = std::numeric_limits<std::int32_t>::max();
 
 PrefixCache::PrefixCache(std::int32_t block_size, std::int64_t capacity_blocks,
                          const std::vector<Request>& requests)
-    : bs_(block_size), capacity_(capacity_blocks), held_(requests.size()),
-      fresh_(capacity_blocks) {
+    : bs_(block_size), capacity_(capacity_blocks), held_(requests.size()), fresh_(capacity_blocks) {
     if (block_size < 2) throw std::invalid_argument("prefix caching needs blocks of >= 2 tokens");
     // Every request's partition into nodes, and the nodes, once: block j belongs to the
     // span holding its last token, (j + 1) * bs - 1, so a span [start, end) has the blocks
@@ -68,8 +67,8 @@ PrefixCache::PrefixCache(std::int32_t block_size, std::int64_t capacity_blocks,
         for (const Pending& q : pend) {
             const auto tag = std::uint32_t(q.key >> 32);
             std::size_t i = q.key & mask;
-            while (map[i].node >= 0 &&
-                   (map[i].tag != tag || nodes_[static_cast<std::size_t>(map[i].node)].key != q.key))
+            while (map[i].node >= 0 && (map[i].tag != tag ||
+                                        nodes_[static_cast<std::size_t>(map[i].node)].key != q.key))
                 i = (i + 1) & mask;
             if (map[i].node < 0) {
                 map[i] = {tag, static_cast<std::int32_t>(nodes_.size())};
@@ -215,8 +214,7 @@ void PrefixCache::dropRef(std::int32_t node, std::int32_t lo, std::int32_t hi) {
         else
             more.push_back(i);
     }
-    if (covered != hi - lo)
-        throw std::logic_error("prefix cache: letting go of blocks not held");
+    if (covered != hi - lo) throw std::logic_error("prefix cache: letting go of blocks not held");
     // Tail first: the highest run goes into the queue first.
     const auto drop = [&](std::int32_t i) {
         Run& r = runs_[static_cast<std::size_t>(i)];
@@ -281,8 +279,8 @@ void PrefixCache::take(std::int64_t blocks) {
         if (r.node >= 0) { // cached blocks evicted, the highest first
             if (on_evicted_)
                 for (std::int32_t b = r.hi - 1; b >= r.hi - k; --b)
-                    on_evicted_(mixHash(nodes_[static_cast<std::size_t>(r.node)].key,
-                                        std::uint64_t(b)));
+                    on_evicted_(
+                        mixHash(nodes_[static_cast<std::size_t>(r.node)].key, std::uint64_t(b)));
             evictions_ += k;
             idle_cached_ -= k;
             cached_count_ -= k;

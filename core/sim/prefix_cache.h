@@ -113,7 +113,7 @@ private:
     // is in the free queue. A queue entry with node -1 is (hi - lo) blocks holding nothing.
     struct Run {
         std::int32_t lo = 0, hi = 0, ref = 0, node = -1;
-        std::int32_t next = -1;             // the node's next run
+        std::int32_t next = -1;              // the node's next run
         std::int32_t qprev = -1, qnext = -1; // the free queue
         std::int32_t size() const { return hi - lo; }
     };
@@ -157,7 +157,7 @@ private:
     void cacheGaps(ReqId id, std::int32_t node, std::int32_t lo, std::int32_t hi,
                    std::vector<std::pair<std::int32_t, std::int32_t>>& made);
     void resizeBlocks(ReqId id, std::int64_t tokens);
-    void take(std::int64_t blocks); // for new private blocks: fresh, then the queue's head
+    void take(std::int64_t blocks);          // for new private blocks: fresh, then the queue's head
     void letGo(ReqId id, std::int32_t from); // the request's blocks from `from` on, tail first
     void markShared(std::vector<Seg>& segs,
                     const std::vector<std::pair<std::int32_t, std::int32_t>>& made);
@@ -168,13 +168,12 @@ private:
     HugeVector<Part> parts_;            // every request's, in request order
     HugeVector<std::uint32_t> part_at_; // request i's are [part_at_[i], part_at_[i + 1])
     HugeVector<Run> runs_;
-    std::int32_t free_runs_ = -1;       // unused Run slots, linked by next
+    std::int32_t free_runs_ = -1;          // unused Run slots, linked by next
     std::int32_t qhead_ = -1, qtail_ = -1; // the free queue, head taken first
     std::vector<Held> held_;
     std::vector<Seg> seg_scratch_;
     std::vector<std::pair<std::int32_t, std::int32_t>> made_scratch_;
-    std::int64_t fresh_ = 0, referenced_ = 0, idle_cached_ = 0, evictions_ = 0,
-                 cached_count_ = 0;
+    std::int64_t fresh_ = 0, referenced_ = 0, idle_cached_ = 0, evictions_ = 0, cached_count_ = 0;
     std::uint64_t version_ = 0;
     std::function<void(ReqId, std::int32_t, std::uint64_t)> on_cached_;
     std::function<void(std::uint64_t)> on_evicted_;

@@ -1,5 +1,6 @@
 // The native Kairos workload format (JSONL), documented in sample_traces/README.md.
 #include "export/atomic_file.h"
+#include "model/huge_pages.h"
 #include "model/input_error.h"
 #include "workload/json_line.h"
 #include "workload/readers.h"
@@ -104,7 +105,8 @@ std::vector<PrefixSpan> parsePrefix(const json& p, const Ctx& c, const Request& 
     }
     if (sum > std::int64_t(r.prompt_tokens) + r.output_tokens)
         throw InputError(c.file, c.line, "prefix",
-                         "spans cover " + std::to_string(sum) + " tokens, more than prompt + output (" +
+                         "spans cover " + std::to_string(sum) +
+                             " tokens, more than prompt + output (" +
                              std::to_string(std::int64_t(r.prompt_tokens) + r.output_tokens) + ")");
     return out;
 }
@@ -161,8 +163,7 @@ Request parseRequest(const json& j, const Ctx& c, std::int64_t default_id) {
                 throw InputError(c.file, c.line, f, "must be [tokens, exec_seconds]");
             const double tok = e[0].get<double>(), ex = e[1].get<double>();
             if (tok < 1 || tok != std::floor(tok) || tok > kMaxRequestTokens)
-                throw InputError(c.file, c.line, f,
-                                 "tokens must be a whole number in [1, 1e8]");
+                throw InputError(c.file, c.line, f, "tokens must be a whole number in [1, 1e8]");
             if (!(ex >= 0) || !(ex <= kMaxSeconds))
                 throw InputError(c.file, c.line, f, "exec seconds must be in [0, 1e9]");
             r.segments.push_back({static_cast<int>(tok), ex});
@@ -276,8 +277,8 @@ Workload readKairosLines(std::istream& in, const std::string& name, std::size_t 
         if (text::trim(line).empty()) continue;
         const Ctx c{name, lineno};
 #if KAIROS_HAVE_SIMDJSON
-        if (header && use_fast && fast.parse(line, static_cast<std::int64_t>(w.requests.size()),
-                                 fast_request)) {
+        if (header && use_fast &&
+            fast.parse(line, static_cast<std::int64_t>(w.requests.size()), fast_request)) {
             w.requests.push_back(std::move(fast_request));
             if (limit && w.requests.size() >= limit) break;
             continue;
@@ -297,9 +298,10 @@ Workload readKairosLines(std::istream& in, const std::string& name, std::size_t 
             // not trusted with more: a false count must not claim gigabytes), and --limit:
             // no copies while the vector grows.
             if (declared > 0)
-                w.requests.reserve(std::min<std::size_t>(
-                    {static_cast<std::size_t>(declared), std::size_t(1) << 20,
-                     limit ? limit : std::size_t(1) << 20}));
+                w.requests.reserve(
+                    std::min<std::size_t>({static_cast<std::size_t>(declared), std::size_t(1) << 20,
+                                           limit ? limit : std::size_t(1) << 20}));
+            adviseHugePages(w.requests);
             if (j.contains("name") && j["name"].is_string()) w.name = j["name"].get<std::string>();
             if (j.contains("meta")) {
                 if (!j["meta"].is_object())

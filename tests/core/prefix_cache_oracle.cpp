@@ -68,7 +68,7 @@ std::uint64_t BlockHashes::at(std::int64_t j) {
 }
 
 BlockPoolCache::BlockPoolCache(std::int32_t block_size, std::int64_t capacity_blocks,
-                         std::size_t requests)
+                               std::size_t requests)
     : bs_(block_size), capacity_(capacity_blocks), table_(requests), published_(requests, 0) {
     if (block_size < 2) throw std::invalid_argument("prefix caching needs blocks of >= 2 tokens");
 }
@@ -153,8 +153,8 @@ void BlockPoolCache::admit(ReqId id, const Request& r, std::int32_t hit_blocks) 
     auto& t = table_[static_cast<std::size_t>(id)];
     if (!t.empty()) throw std::logic_error("prefix cache: admitted twice");
     // Every block it can come to hold (what it may grow to), allocated once.
-    t.reserve(static_cast<std::size_t>(
-        (std::int64_t(r.prompt_tokens) + r.output_tokens + bs_) / bs_));
+    t.reserve(
+        static_cast<std::size_t>((std::int64_t(r.prompt_tokens) + r.output_tokens + bs_) / bs_));
     BlockHashes hashes(r, salt(id), bs_);
     for (std::int32_t j = 0; j < hit_blocks; ++j) {
         const std::int32_t b = lookup(hashes.at(j));

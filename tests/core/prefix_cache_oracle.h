@@ -44,7 +44,7 @@ namespace kairos::oracle {
 // live blocks once stale entries outnumber them.
 class BlockMap {
 public:
-    std::int32_t find(std::uint64_t key) const;    // -1: absent
+    std::int32_t find(std::uint64_t key) const;     // -1: absent
     void assign(std::uint64_t key, std::int32_t v); // inserts or overwrites
     void clear();
     std::size_t size() const { return size_; }
@@ -132,7 +132,7 @@ private:
     // Per block.
     std::vector<std::uint64_t> hash_;
     std::vector<std::int32_t> ref_, prev_, next_;
-    std::vector<char> cached_; // its hash is in map_
+    std::vector<char> cached_;           // its hash is in map_
     std::int32_t head_ = -1, tail_ = -1; // the free queue (ref 0), head taken first
     BlockMap map_;
     // Per request: its blocks in context order, and how many of them are hashed.

@@ -7,11 +7,11 @@
 #include "metrics/request_metrics.h"
 #include "metrics/summary.h"
 #include "model/input_error.h"
+#include "prefix_cache_oracle.h"
+#include "random_cases.h"
 #include "sched/fcfs.h"
 #include "sched/registry.h"
 #include "sim/engine.h"
-#include "prefix_cache_oracle.h"
-#include "random_cases.h"
 #include "test_util.h"
 #include "workload/generators.h"
 #include "workload/readers.h"
@@ -215,10 +215,9 @@ private slots:
             resumed = true;
             QCOMPARE(log.events[i + 1].ev, Ev::CacheHit);
             QCOMPARE(log.events[i + 1].value, 8);
-            const auto pf = std::find_if(log.events.begin() + long(i), log.events.end(),
-                                         [](const Event& x) {
-                                             return x.req == 1 && x.ev == Ev::PrefillStart;
-                                         });
+            const auto pf =
+                std::find_if(log.events.begin() + long(i), log.events.end(),
+                             [](const Event& x) { return x.req == 1 && x.ev == Ev::PrefillStart; });
             QVERIFY(pf != log.events.end());
             QCOMPARE(pf->value, 4);
         }
@@ -358,12 +357,11 @@ private slots:
         writeKairos(w, io);
         const Workload back = readKairos(io, "back.jsonl", 0);
         QCOMPARE(back.requests, w.requests);
-        const std::pair<const char*, const char*> bad[] = {
-            {"[[\"x\",0]]", "prefix[0]"},
-            {"[[-1,4]]", "prefix[0]"},
-            {"[[\"#12\",4]]", "prefix[0]"},
-            {"[[1,60],[2,60]]", "prefix"},
-            {"{\"a\":1}", "prefix"}};
+        const std::pair<const char*, const char*> bad[] = {{"[[\"x\",0]]", "prefix[0]"},
+                                                           {"[[-1,4]]", "prefix[0]"},
+                                                           {"[[\"#12\",4]]", "prefix[0]"},
+                                                           {"[[1,60],[2,60]]", "prefix"},
+                                                           {"{\"a\":1}", "prefix"}};
         for (const auto& [spans, field] : bad) {
             std::istringstream b(std::string("{\"kairos_workload\":1}\n") +
                                  "{\"arrival\":0,\"prompt\":100,\"output\":5,\"prefix\":" + spans +
@@ -419,8 +417,8 @@ private slots:
                 // A chain from a small tree: 1-4 spans, each from 3 choices, some short.
                 const int spans = pick(0, 4);
                 for (int k = 0; k < spans; ++k)
-                    r.prefix.push_back({std::uint64_t(pick(1, 3)), pick(0, 3) == 0 ? pick(1, 3)
-                                                                                     : 4 * pick(1, 8)});
+                    r.prefix.push_back(
+                        {std::uint64_t(pick(1, 3)), pick(0, 3) == 0 ? pick(1, 3) : 4 * pick(1, 8)});
                 int covered = 0;
                 for (const auto& sp : r.prefix) covered += sp.tokens;
                 // The spans may run past the prompt (an answer a later turn quotes).
@@ -454,7 +452,8 @@ private slots:
                     held[std::size_t(id)] = context + 1;
                 } else if (op < 4) { // grow
                     const std::int64_t to = std::min(most, held[std::size_t(id)] + pick(1, 20));
-                    const std::int64_t need = (to + bs - 1) / bs - (held[std::size_t(id)] + bs - 1) / bs;
+                    const std::int64_t need =
+                        (to + bs - 1) / bs - (held[std::size_t(id)] + bs - 1) / bs;
                     if (need > cap - referenced()) continue;
                     a.resize(id, to);
                     b.resize(id, to);
@@ -469,8 +468,8 @@ private slots:
                     b.resize(id, to);
                     held[std::size_t(id)] = to;
                 } else { // release
-                    const std::int64_t valid =
-                        std::array<std::int64_t, 3>{-1, 0, held[std::size_t(id)] - 1}[std::size_t(pick(0, 2))];
+                    const std::int64_t valid = std::array<std::int64_t, 3>{
+                        -1, 0, held[std::size_t(id)] - 1}[std::size_t(pick(0, 2))];
                     a.release(id, valid);
                     b.release(id, r, valid);
                     held[std::size_t(id)] = -1;
@@ -482,7 +481,8 @@ private slots:
                 QCOMPARE(a.unusedBlocks(), b.unusedBlocks());
                 for (std::size_t i = 0; i < held.size(); ++i) {
                     const auto rid = static_cast<ReqId>(i);
-                    if (held[i] >= 0) QCOMPARE(a.exclusiveBlocks(rid), b.exclusiveBlocks(rid));
+                    if (held[i] >= 0)
+                        QCOMPARE(a.exclusiveBlocks(rid), b.exclusiveBlocks(rid));
                     else {
                         const std::int64_t ctx = w.requests[i].prompt_tokens;
                         QCOMPARE(a.probe(rid, ctx).blocks, b.probe(rid, w.requests[i], ctx).blocks);

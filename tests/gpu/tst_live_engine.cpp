@@ -431,8 +431,7 @@ void TestLiveEngine::conversationReusesItsAnswer() {
     const Outcome shared = runLive(w, *a, 100000, &tiny, {}, 256, {true, false, 16});
     const Outcome whole = runLive(w, *b, 100000, &tiny, {}, 256, {false, true, 16});
     // Turn 1's answer is what turn 2's prompt quotes.
-    QCOMPARE(shared.tokens[0],
-             std::vector<std::int64_t>(second.begin() + 40, second.begin() + 60));
+    QCOMPARE(shared.tokens[0], std::vector<std::int64_t>(second.begin() + 40, second.begin() + 60));
     // Turn 1 computed 59 tokens of context (its last answer token has no KV): 3 full blocks.
     QCOMPARE(cacheHits(shared.log).at(1), 48);
     QCOMPARE(shared.tokens, whole.tokens);
