@@ -128,6 +128,7 @@ private Q_SLOTS:
     void prefixSharingGivesTheSameAnswers();
     void conversationReusesItsAnswer();
     void sharingUnderPressureAndEviction();
+    void everyPolicySharesLive();
 };
 
 void TestLiveEngine::realTimeRun() {
@@ -464,6 +465,53 @@ void TestLiveEngine::sharingUnderPressureAndEviction() {
     for (std::size_t i = 0; i < spaced.requests.size(); ++i)
         QCOMPARE(std::int64_t(evicted.tokens[i].size()),
                  std::int64_t(spaced.requests[i].output_tokens));
+}
+
+// Every registered policy, live with caching on, into a KV cache that holds a few of the
+// eight requests at a time (a shared system prompt, two turns of one conversation): no
+// error, and every answer that was neither compressed nor cut short is the one the same
+// prompts give computed whole (the reference: FCFS, caching off, all the room it needs).
+void TestLiveEngine::everyPolicySharesLive() {
+    Workload w = smallWorkload(8, 0.0, 50, 12);
+    for (auto& r : w.requests) r.prefix = {{5, 32}};
+    w.requests[3].prompt_tokens = 44;
+    w.requests[3].output_tokens = 12;
+    w.requests[3].prefix = {{5, 32}, {6, 12}, {7, 12}}; // its answer: span 7
+    w.requests[7].prompt_tokens = 70;
+    w.requests[7].prefix = {{5, 32}, {6, 12}, {7, 12}, {8, 14}};
+    auto ref_sched = fcfs();
+    const Outcome ref = runLive(w, *ref_sched, 100000, nullptr, {}, 256, {false, true, 16});
+    int reusing = 0, preempting = 0;
+    for (const std::string& name : policyNames()) {
+        PolicyConfig pc;
+        pc.name = name;
+        auto sched = makeScheduler(pc);
+        Outcome o;
+        try {
+            o = runLive(w, *sched, 256, nullptr, {}, 256, {true, false, 16});
+        } catch (const std::exception& e) {
+            QFAIL(qPrintable(QString::fromStdString(name + ": " + e.what())));
+        }
+        std::map<std::int64_t, bool> compressed, finished;
+        for (const auto& e : o.log.events) {
+            if (e.ev == Ev::Evict) compressed[e.req] = true;
+            if (e.ev == Ev::Finish) finished[e.req] = true;
+        }
+        int compared = 0;
+        for (std::size_t i = 0; i < w.requests.size(); ++i) {
+            if (compressed.count(std::int64_t(i)) || !finished.count(std::int64_t(i))) continue;
+            QVERIFY2(o.tokens[i] == ref.tokens[i],
+                     qPrintable(QString::fromStdString(name) + " request " + QString::number(i)));
+            ++compared;
+        }
+        QVERIFY2(compared >= 4, qPrintable(QString::fromStdString(name)));
+        reusing += o.reused_tokens > 0;
+        preempting += std::any_of(o.log.events.begin(), o.log.events.end(),
+                                  [](const Event& e) { return e.ev == Ev::Preempt; });
+    }
+    qInfo("%d of %zu policies reused cached KV, %d preempted", reusing, policyNames().size(),
+          preempting);
+    QVERIFY(reusing >= int(policyNames().size()) - 2);
 }
 
 #include "tst_live_engine.moc"
