@@ -16,7 +16,8 @@ constexpr std::size_t kMaxWarnings = 50;
 } // namespace
 
 Simulator::Simulator(const Workload& w, const ExecutionModel& model, Scheduler& sched,
-                     EngineLimits lim, LiveBackend* live)
+                     EngineLimits lim, LiveBackend* live,
+                     std::shared_ptr<const PrefixLayout> prefix_layout)
     : w_(w), model_(model), sched_(sched), live_(live), lim_(lim) {
     if (live_) lim_.skip_ahead = false; // every live iteration is measured
     if (lim_.kv_capacity_tokens <= 0) throw std::invalid_argument("KV capacity must be > 0 tokens");
@@ -33,7 +34,7 @@ Simulator::Simulator(const Workload& w, const ExecutionModel& model, Scheduler& 
             throw std::invalid_argument("prefix caching shares whole KV blocks: the block size "
                                         "must be >= 2 tokens (vLLM uses 16)");
         cache_ = std::make_unique<PrefixCache>(lim_.block_size, capacity_ / lim_.block_size,
-                                               w_.requests);
+                                               w_.requests, std::move(prefix_layout));
         probes_.resize(w_.requests.size());
         if (live_) {
             live_->shareBlocks(lim_.block_size);

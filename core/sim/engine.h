@@ -98,8 +98,14 @@ class Simulator final : public EngineView {
 public:
     // `w` must be sorted by arrival (Workload::sortByArrival) and outlive the simulator.
     // With `live`, iterations run on it (see LiveBackend); it must outlive the simulator.
+    // `prefix_layout`: with prefix caching, the workload's prefix layout when another
+    // engine (a replica of the same fleet) has built it (prefixLayout()).
     Simulator(const Workload& w, const ExecutionModel& model, Scheduler& sched, EngineLimits lim,
-              LiveBackend* live = nullptr);
+              LiveBackend* live = nullptr,
+              std::shared_ptr<const PrefixLayout> prefix_layout = nullptr);
+    std::shared_ptr<const PrefixLayout> prefixLayout() const {
+        return cache_ ? cache_->layout() : nullptr;
+    }
     // Runs the whole workload once; a Simulator is single-use (a second call throws).
     RunLog run();
 

@@ -15,8 +15,7 @@ namespace {
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
 // The replica minimising `score` (ties to the lowest index).
-template <class F>
-int argmin(int n, F&& score) {
+template <class F> int argmin(int n, F&& score) {
     int best = 0;
     auto s0 = score(0);
     for (int r = 1; r < n; ++r) {
@@ -36,8 +35,10 @@ public:
         sims_.reserve(static_cast<std::size_t>(n_));
         for (int r = 0; r < n_; ++r) {
             scheds_.push_back(run.make_scheduler());
-            sims_.push_back(std::make_unique<Simulator>(*run.workload, *run.model,
-                                                        *scheds_.back(), run.limits));
+            // The replicas share one prefix layout (the workload's, sim/prefix_cache.h).
+            sims_.push_back(std::make_unique<Simulator>(
+                *run.workload, *run.model, *scheds_.back(), run.limits, nullptr,
+                sims_.empty() ? nullptr : sims_.front()->prefixLayout()));
             sims_.back()->setCancelFlag(run.cancel);
             sims_.back()->joinFleet();
         }
@@ -108,7 +109,8 @@ private:
             // loaded, then the lower index.
             hits_.resize(static_cast<std::size_t>(n_));
             for (int r = 0; r < n_; ++r)
-                hits_[static_cast<std::size_t>(r)] = sims_[static_cast<std::size_t>(r)]->cachedPrefix(id);
+                hits_[static_cast<std::size_t>(r)] =
+                    sims_[static_cast<std::size_t>(r)]->cachedPrefix(id);
             const int best = argmin(n_, [&](int r) {
                 return std::make_pair(-hits_[static_cast<std::size_t>(r)], load(r));
             });
@@ -142,7 +144,8 @@ private:
         // Events in time order (a stable sort: each replica's order among equal times,
         // and each request's own order, are kept).
         out.events.reserve(events);
-        for (const auto& l : logs) out.events.insert(out.events.end(), l.events.begin(), l.events.end());
+        for (const auto& l : logs)
+            out.events.insert(out.events.end(), l.events.begin(), l.events.end());
         std::stable_sort(out.events.begin(), out.events.end(),
                          [](const Event& x, const Event& y) { return x.t < y.t; });
         // Iteration records by start, tagged with their replica.
@@ -209,8 +212,8 @@ RunLog simulateFleet(const FleetRun& run) {
         throw std::invalid_argument(
             std::to_string(o.replicas) + " replicas x " + std::to_string(run.workload->size()) +
             " requests: every replica keeps state for every request (about " +
-            std::to_string(static_cast<long long>(states * 200 / 1e9)) +
-            " GB here; at most " + std::to_string(static_cast<long long>(kMaxFleetStates / 1e6)) +
+            std::to_string(static_cast<long long>(states * 200 / 1e9)) + " GB here; at most " +
+            std::to_string(static_cast<long long>(kMaxFleetStates / 1e6)) +
             " million replica-requests): fewer replicas or a shorter trace (--limit)");
     Fleet f(run);
     return f.run();

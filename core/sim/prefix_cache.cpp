@@ -14,10 +14,14 @@ std::uint64_t ownKey(ReqId id) {
 constexpr std::int32_t kEnd = std::numeric_limits<std::int32_t>::max();
 } // namespace
 
-PrefixCache::PrefixCache(std::int32_t block_size, std::int64_t capacity_blocks,
-                         const std::vector<Request>& requests)
-    : bs_(block_size), capacity_(capacity_blocks), held_(requests.size()), fresh_(capacity_blocks) {
-    if (block_size < 2) throw std::invalid_argument("prefix caching needs blocks of >= 2 tokens");
+std::shared_ptr<const PrefixLayout> PrefixLayout::build(const std::vector<Request>& requests,
+                                                        std::int32_t bs) {
+    if (bs < 2) throw std::invalid_argument("prefix caching needs blocks of >= 2 tokens");
+    auto out = std::make_shared<PrefixLayout>();
+    out->block_size = bs;
+    auto& parts_ = out->parts;
+    auto& part_at_ = out->part_at;
+    auto& keys = out->keys;
     // Every request's partition into nodes, and the nodes, once: block j belongs to the
     // span holding its last token, (j + 1) * bs - 1, so a span [start, end) has the blocks
     // [start / bs, end / bs); those past the spans are the request's own node.
@@ -27,7 +31,7 @@ PrefixCache::PrefixCache(std::int32_t block_size, std::int64_t capacity_blocks,
         throw std::invalid_argument("prefix caching: more than 2^31 prefix spans");
     parts_.reserve(spans + requests.size());
     part_at_.reserve(requests.size() + 1);
-    nodes_.reserve(spans + requests.size());
+    keys.reserve(spans + requests.size());
     // Chain hash -> node, open addressing at a load of at most 2/3. A slot holds a node's
     // index and the high half of its key (a mismatch needs no look at the node). This is
     // the constructor's cost: one random access per span, so each request's slots (and
@@ -53,8 +57,8 @@ PrefixCache::PrefixCache(std::int32_t block_size, std::int64_t capacity_blocks,
         for (const PrefixSpan& sp : requests[id].prefix) {
             chain = mixHash(mixHash(chain, sp.id), std::uint64_t(sp.tokens));
             const std::int64_t end = start + sp.tokens;
-            const auto a = static_cast<std::int32_t>(start / bs_),
-                       b = static_cast<std::int32_t>(end / bs_);
+            const auto a = static_cast<std::int32_t>(start / bs),
+                       b = static_cast<std::int32_t>(end / bs);
             start = end;
             if (b > a) pend.push_back({chain, a, b});
         }
@@ -62,26 +66,40 @@ PrefixCache::PrefixCache(std::int32_t block_size, std::int64_t capacity_blocks,
         for (const Pending& q : pend) {
             const Slot& m = map[q.key & mask];
             if (m.node >= 0 && m.tag == std::uint32_t(q.key >> 32))
-                __builtin_prefetch(&nodes_[static_cast<std::size_t>(m.node)]);
+                __builtin_prefetch(&keys[static_cast<std::size_t>(m.node)]);
         }
         for (const Pending& q : pend) {
             const auto tag = std::uint32_t(q.key >> 32);
             std::size_t i = q.key & mask;
-            while (map[i].node >= 0 && (map[i].tag != tag ||
-                                        nodes_[static_cast<std::size_t>(map[i].node)].key != q.key))
+            while (map[i].node >= 0 &&
+                   (map[i].tag != tag || keys[static_cast<std::size_t>(map[i].node)] != q.key))
                 i = (i + 1) & mask;
             if (map[i].node < 0) {
-                map[i] = {tag, static_cast<std::int32_t>(nodes_.size())};
-                nodes_.push_back({q.key, -1});
+                map[i] = {tag, static_cast<std::int32_t>(keys.size())};
+                keys.push_back(q.key);
             }
             parts_.push_back({map[i].node, q.a, q.b});
         }
         // Its own blocks: only this request finds them (after a preemption).
-        parts_.push_back({static_cast<std::int32_t>(nodes_.size()),
-                          static_cast<std::int32_t>(start / bs_), kEnd});
-        nodes_.push_back({ownKey(static_cast<ReqId>(id)), -1});
+        parts_.push_back(
+            {static_cast<std::int32_t>(keys.size()), static_cast<std::int32_t>(start / bs), kEnd});
+        keys.push_back(ownKey(static_cast<ReqId>(id)));
     }
     part_at_.push_back(static_cast<std::uint32_t>(parts_.size()));
+    return out;
+}
+
+PrefixCache::PrefixCache(std::int32_t block_size, std::int64_t capacity_blocks,
+                         const std::vector<Request>& requests,
+                         std::shared_ptr<const PrefixLayout> layout)
+    : bs_(block_size), capacity_(capacity_blocks),
+      layout_(layout ? std::move(layout) : PrefixLayout::build(requests, block_size)),
+      held_(requests.size()), fresh_(capacity_blocks) {
+    if (layout_->block_size != block_size || layout_->part_at.size() != requests.size() + 1)
+        throw std::logic_error("prefix cache: a layout of another workload or block size");
+    first_.reserve(layout_->keys.size());
+    adviseHugePages(first_);
+    first_.assign(layout_->keys.size(), -1);
 }
 
 std::int32_t PrefixCache::newRun(std::int32_t node, std::int32_t lo, std::int32_t hi,
@@ -132,13 +150,13 @@ void PrefixCache::qUnlink(std::int32_t i) {
 }
 
 void PrefixCache::nodeUnlink(std::int32_t node, std::int32_t i) {
-    std::int32_t* at = &nodes_[static_cast<std::size_t>(node)].first;
+    std::int32_t* at = &first_[static_cast<std::size_t>(node)];
     while (*at != i) at = &runs_[static_cast<std::size_t>(*at)].next;
     *at = runs_[static_cast<std::size_t>(i)].next;
 }
 
 void PrefixCache::splitAt(std::int32_t node, std::int32_t x) {
-    for (std::int32_t i = nodes_[static_cast<std::size_t>(node)].first; i >= 0;
+    for (std::int32_t i = first_[static_cast<std::size_t>(node)]; i >= 0;
          i = runs_[static_cast<std::size_t>(i)].next) {
         const Run r = runs_[static_cast<std::size_t>(i)];
         if (r.lo >= x) return;
@@ -155,7 +173,7 @@ void PrefixCache::splitAt(std::int32_t node, std::int32_t x) {
 }
 
 void PrefixCache::coalesce(std::int32_t node) {
-    std::int32_t i = nodes_[static_cast<std::size_t>(node)].first;
+    std::int32_t i = first_[static_cast<std::size_t>(node)];
     while (i >= 0) {
         Run& r = runs_[static_cast<std::size_t>(i)];
         const std::int32_t s = r.next;
@@ -177,7 +195,7 @@ void PrefixCache::addRef(std::int32_t node, std::int32_t lo, std::int32_t hi) {
     splitAt(node, lo);
     splitAt(node, hi);
     std::int32_t covered = 0;
-    for (std::int32_t i = nodes_[static_cast<std::size_t>(node)].first; i >= 0;
+    for (std::int32_t i = first_[static_cast<std::size_t>(node)]; i >= 0;
          i = runs_[static_cast<std::size_t>(i)].next) {
         Run& r = runs_[static_cast<std::size_t>(i)];
         if (r.hi <= lo) continue;
@@ -202,7 +220,7 @@ void PrefixCache::dropRef(std::int32_t node, std::int32_t lo, std::int32_t hi) {
     std::vector<std::int32_t> more;
     std::size_t n = 0;
     std::int32_t covered = 0;
-    for (std::int32_t i = nodes_[static_cast<std::size_t>(node)].first; i >= 0;
+    for (std::int32_t i = first_[static_cast<std::size_t>(node)]; i >= 0;
          i = runs_[static_cast<std::size_t>(i)].next) {
         const Run& r = runs_[static_cast<std::size_t>(i)];
         if (r.hi <= lo) continue;
@@ -231,11 +249,11 @@ void PrefixCache::dropRef(std::int32_t node, std::int32_t lo, std::int32_t hi) {
 
 void PrefixCache::cacheGaps(ReqId id, std::int32_t node, std::int32_t lo, std::int32_t hi,
                             std::vector<std::pair<std::int32_t, std::int32_t>>& made) {
-    const std::uint64_t key = nodes_[static_cast<std::size_t>(node)].key;
+    const std::uint64_t key = layout_->keys[static_cast<std::size_t>(node)];
     // prev: the run before the gap looked at (-1: the node's first); indices, not pointers,
     // as newRun may move the runs.
     const auto nextOf = [&](std::int32_t prev) {
-        return prev < 0 ? nodes_[static_cast<std::size_t>(node)].first
+        return prev < 0 ? first_[static_cast<std::size_t>(node)]
                         : runs_[static_cast<std::size_t>(prev)].next;
     };
     std::int32_t prev = -1, j = lo;
@@ -253,7 +271,7 @@ void PrefixCache::cacheGaps(ReqId id, std::int32_t node, std::int32_t lo, std::i
         const std::int32_t g1 = std::min(hi, next_lo);
         const std::int32_t s = newRun(node, j, g1, 1);
         runs_[static_cast<std::size_t>(s)].next = at;
-        (prev < 0 ? nodes_[static_cast<std::size_t>(node)].first
+        (prev < 0 ? first_[static_cast<std::size_t>(node)]
                   : runs_[static_cast<std::size_t>(prev)].next) = s;
         prev = s;
         cached_count_ += g1 - j;
@@ -280,7 +298,7 @@ void PrefixCache::take(std::int64_t blocks) {
             if (on_evicted_)
                 for (std::int32_t b = r.hi - 1; b >= r.hi - k; --b)
                     on_evicted_(
-                        mixHash(nodes_[static_cast<std::size_t>(r.node)].key, std::uint64_t(b)));
+                        mixHash(layout_->keys[static_cast<std::size_t>(r.node)], std::uint64_t(b)));
             evictions_ += k;
             idle_cached_ -= k;
             cached_count_ -= k;
@@ -359,7 +377,7 @@ PrefixCache::Hit PrefixCache::probe(ReqId id, std::int64_t context) const {
         const std::int32_t node = p.node;
         const std::int32_t end = std::min(p.b, most);
         std::int32_t j = p.a;
-        for (std::int32_t i = nodes_[static_cast<std::size_t>(node)].first; i >= 0 && j < end;
+        for (std::int32_t i = first_[static_cast<std::size_t>(node)]; i >= 0 && j < end;
              i = runs_[static_cast<std::size_t>(i)].next) {
             const Run& run = runs_[static_cast<std::size_t>(i)];
             if (run.hi <= j) continue;
@@ -385,7 +403,7 @@ std::int64_t PrefixCache::exclusiveBlocks(ReqId id) const {
         for (const Part& p : layout(id)) {
             const std::int32_t lo = std::max(g.lo, p.a), hi = std::min(g.hi, p.b);
             if (lo >= hi) continue;
-            for (std::int32_t i = nodes_[static_cast<std::size_t>(p.node)].first; i >= 0;
+            for (std::int32_t i = first_[static_cast<std::size_t>(p.node)]; i >= 0;
                  i = runs_[static_cast<std::size_t>(i)].next) {
                 const Run& run = runs_[static_cast<std::size_t>(i)];
                 if (run.lo >= hi) break;
@@ -453,7 +471,8 @@ std::vector<std::uint64_t> PrefixCache::blockHashes(ReqId id, std::int32_t n) co
     out.reserve(static_cast<std::size_t>(std::max(0, n)));
     for (const Part& p : layout(id))
         for (std::int32_t j = p.a; j < std::min(p.b, n); ++j)
-            out.push_back(mixHash(nodes_[static_cast<std::size_t>(p.node)].key, std::uint64_t(j)));
+            out.push_back(
+                mixHash(layout_->keys[static_cast<std::size_t>(p.node)], std::uint64_t(j)));
     return out;
 }
 

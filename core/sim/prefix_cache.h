@@ -38,6 +38,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <vector>
 
 namespace kairos {
@@ -51,11 +52,32 @@ inline std::uint64_t mixHash(std::uint64_t a, std::uint64_t b) {
     return splitmix64(a ^ (b + (a << 6) + (a >> 2)));
 }
 
+// Request i's context cut into nodes: blocks [a, b) of node `node` (a request's own
+// blocks are its last part, to the end).
+struct PrefixPart {
+    std::int32_t node, a, b;
+};
+
+// What the caches of every replica of one workload share: the nodes (their chain hashes)
+// and each request's parts, for one block size. Built once (PrefixCache's constructor says
+// how); a fleet's replicas hold one between them.
+struct PrefixLayout {
+    std::int32_t block_size = 0;
+    HugeVector<std::uint64_t> keys;    // per node
+    HugeVector<PrefixPart> parts;      // every request's, in request order
+    HugeVector<std::uint32_t> part_at; // request i's are [part_at[i], part_at[i + 1])
+    static std::shared_ptr<const PrefixLayout> build(const std::vector<Request>& requests,
+                                                     std::int32_t block_size);
+};
+
 class PrefixCache {
 public:
     // `requests`: the workload (ReqId i is requests[i]); it must outlive the cache.
+    // `layout`: the workload's, when another cache has it already (else built here).
     PrefixCache(std::int32_t block_size, std::int64_t capacity_blocks,
-                const std::vector<Request>& requests);
+                const std::vector<Request>& requests,
+                std::shared_ptr<const PrefixLayout> layout = nullptr);
+    const std::shared_ptr<const PrefixLayout>& layout() const { return layout_; }
 
     struct Hit {
         std::int32_t blocks = 0;     // leading blocks of the context found cached
@@ -104,11 +126,6 @@ public:
     void onEvicted(std::function<void(std::uint64_t)> f) { on_evicted_ = std::move(f); }
 
 private:
-    // A node: the blocks [a, b) of every context whose spans chain to `key` there.
-    struct Node {
-        std::uint64_t key = 0;
-        std::int32_t first = -1; // its cached runs, ascending by lo
-    };
     // A run of cached blocks [lo, hi) of `node` with one reference count; with ref 0 it
     // is in the free queue. A queue entry with node -1 is (hi - lo) blocks holding nothing.
     struct Run {
@@ -120,9 +137,7 @@ private:
     // A request's blocks: its context's partition into nodes (from its spans), computed
     // for every request at the start, and what it holds: segments [lo, hi), references to
     // cached runs or its own.
-    struct Part {
-        std::int32_t node, a, b;
-    };
+    using Part = PrefixPart;
     struct Seg {
         std::int32_t lo, hi;
         bool shared;
@@ -139,7 +154,8 @@ private:
     };
     Parts layout(ReqId id) const {
         const auto i = static_cast<std::size_t>(id);
-        return {parts_.data() + part_at_[i], parts_.data() + part_at_[i + 1]};
+        return {layout_->parts.data() + layout_->part_at[i],
+                layout_->parts.data() + layout_->part_at[i + 1]};
     }
     std::int32_t newRun(std::int32_t node, std::int32_t lo, std::int32_t hi, std::int32_t ref);
     void freeRun(std::int32_t i);
@@ -164,9 +180,8 @@ private:
 
     std::int32_t bs_;
     std::int64_t capacity_;
-    HugeVector<Node> nodes_;
-    HugeVector<Part> parts_;            // every request's, in request order
-    HugeVector<std::uint32_t> part_at_; // request i's are [part_at_[i], part_at_[i + 1])
+    std::shared_ptr<const PrefixLayout> layout_;
+    HugeVector<std::int32_t> first_; // per node: its cached runs, ascending by lo (-1: none)
     HugeVector<Run> runs_;
     std::int32_t free_runs_ = -1;          // unused Run slots, linked by next
     std::int32_t qhead_ = -1, qtail_ = -1; // the free queue, head taken first
