@@ -85,17 +85,19 @@ std::pair<std::int64_t, std::int64_t> TorchBackend::cueSlice(ReqId id) const {
             std::min(slice, kCueIds)};
 }
 
+// Token `offset` of span `sp`: from the whole vocabulary, as a span's content is the same
+// whatever the request's length cue (or its KV would not be).
+std::int64_t TorchBackend::tokenOfSpan(const PrefixSpan& sp, std::int64_t offset) const {
+    const std::uint64_t base = mix(opt_.prompt_seed ^ mix(sp.id ^ 0x5350414eULL));
+    return static_cast<std::int64_t>(mix(base + std::uint64_t(offset)) %
+                                     std::uint64_t(m_.config().vocab));
+}
+
 std::int64_t TorchBackend::spanToken(ReqId id, std::int64_t pos) const {
     if (share_block_ == 0) return -1;
     std::int64_t start = 0;
     for (const PrefixSpan& sp : w_.requests[static_cast<std::size_t>(id)].prefix) {
-        if (pos < start + sp.tokens) {
-            // The whole vocabulary: a span's content is the same whatever the request's
-            // length cue, or its KV would not be.
-            const std::uint64_t base = mix(opt_.prompt_seed ^ mix(sp.id ^ 0x5350414eULL));
-            return static_cast<std::int64_t>(mix(base + std::uint64_t(pos - start)) %
-                                             std::uint64_t(m_.config().vocab));
-        }
+        if (pos < start + sp.tokens) return tokenOfSpan(sp, pos - start);
         start += sp.tokens;
     }
     return -1;
@@ -103,11 +105,10 @@ std::int64_t TorchBackend::spanToken(ReqId id, std::int64_t pos) const {
 
 std::vector<std::int64_t> TorchBackend::promptTokens(ReqId id) const {
     std::vector<std::int64_t> t = ownPromptTokens(id);
-    for (std::size_t i = 0; i < t.size(); ++i) {
-        const std::int64_t s = spanToken(id, std::int64_t(i));
-        if (s < 0) break; // the spans cover the context from its start
-        t[i] = s;
-    }
+    if (share_block_ == 0) return t;
+    std::size_t at = 0; // the spans cover the context from its start
+    for (const PrefixSpan& sp : w_.requests[static_cast<std::size_t>(id)].prefix)
+        for (std::int64_t k = 0; k < sp.tokens && at < t.size(); ++k) t[at++] = tokenOfSpan(sp, k);
     return t;
 }
 
@@ -283,14 +284,6 @@ void TorchBackend::shareBlocks(std::int32_t block_size) {
     for (auto& q : reqs_) q.prompt.clear(); // drawn again with the spans' tokens
 }
 
-namespace {
-std::int64_t bytesOf(const std::vector<at::Tensor>& ts) {
-    std::int64_t b = 0;
-    for (const auto& t : ts) b += t.numel() * t.element_size();
-    return b;
-}
-} // namespace
-
 void TorchBackend::cacheBlock(ReqId id, std::int32_t index, std::uint64_t hash) {
     const auto u = uncompressed_.find(id);
     const SeqCache& src =
@@ -299,21 +292,22 @@ void TorchBackend::cacheBlock(ReqId id, std::int32_t index, std::uint64_t hash) 
     if (share_block_ == 0 || !src.kept.empty() || from + share_block_ > src.len)
         throw std::logic_error("live engine: block " + std::to_string(index) + " of request " +
                                std::to_string(id) + " is cached but its KV is not held");
-    BlockKv b;
+    SeqCache b;
     for (std::size_t l = 0; l < src.k.size(); ++l) {
         b.k.push_back(src.k[l].narrow(1, from, share_block_).clone());
         b.v.push_back(src.v[l].narrow(1, from, share_block_).clone());
     }
+    b.len = b.cap = b.next_pos = share_block_;
     auto [it, fresh] = store_.try_emplace(hash);
-    if (!fresh) store_bytes_ -= bytesOf(it->second.k) + bytesOf(it->second.v);
+    if (!fresh) store_bytes_ -= it->second.bytes();
     it->second = std::move(b);
-    store_bytes_ += bytesOf(it->second.k) + bytesOf(it->second.v);
+    store_bytes_ += it->second.bytes();
 }
 
 void TorchBackend::uncacheBlock(std::uint64_t hash) {
     const auto it = store_.find(hash);
     if (it == store_.end()) return;
-    store_bytes_ -= bytesOf(it->second.k) + bytesOf(it->second.v);
+    store_bytes_ -= it->second.bytes();
     store_.erase(it);
 }
 

@@ -126,6 +126,7 @@ private:
     // While sharing: the token at context position `pos` of request `id` when one of its
     // prefix spans covers it, else -1.
     std::int64_t spanToken(ReqId id, std::int64_t pos) const;
+    std::int64_t tokenOfSpan(const PrefixSpan& sp, std::int64_t offset) const;
     std::vector<std::int64_t> ownPromptTokens(ReqId id) const; // the request's own draw
 
     Transformer& m_;
@@ -142,10 +143,7 @@ private:
     // [kv_heads, block, head_dim], and the prompt KV of requests whose prefill just ended
     // as computed, before an eviction compressed it (what cacheBlock copies from then).
     std::int32_t share_block_ = 0;
-    struct BlockKv {
-        std::vector<at::Tensor> k, v;
-    };
-    std::unordered_map<std::uint64_t, BlockKv> store_; // by block hash
+    std::unordered_map<std::uint64_t, SeqCache> store_; // by block hash: one block each
     std::unordered_map<ReqId, SeqCache> uncompressed_;
     std::int64_t store_bytes_ = 0, reused_tokens_ = 0;
 };

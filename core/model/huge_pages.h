@@ -33,6 +33,18 @@ inline bool hugePagesOff() {
     return off;
 }
 
+// `bytes` rounded up to whole 2 MiB pages, 2 MiB-aligned, advised as huge pages; the
+// rounded size in `*size`. Freed with std::free.
+inline void* allocateHugePages(std::size_t bytes, std::size_t* size) {
+    *size = (bytes + kHugePageBytes - 1) / kHugePageBytes * kHugePageBytes;
+    void* p = std::aligned_alloc(kHugePageBytes, *size);
+    if (!p) throw std::bad_alloc();
+#ifdef __linux__
+    if (!hugePagesOff()) (void)::madvise(p, *size, MADV_HUGEPAGE);
+#endif
+    return p;
+}
+
 template <class T> struct HugePageAllocator {
     using value_type = T;
     HugePageAllocator() noexcept = default;
@@ -42,13 +54,8 @@ template <class T> struct HugePageAllocator {
         if (n > std::size_t(-1) / sizeof(T)) throw std::bad_array_new_length();
         const std::size_t bytes = n * sizeof(T);
         if (bytes < kHugePageBytes) return static_cast<T*>(::operator new(bytes));
-        const std::size_t size = (bytes + kHugePageBytes - 1) / kHugePageBytes * kHugePageBytes;
-        void* p = std::aligned_alloc(kHugePageBytes, size);
-        if (!p) throw std::bad_alloc();
-#ifdef __linux__
-        if (!hugePagesOff()) (void)::madvise(p, size, MADV_HUGEPAGE);
-#endif
-        return static_cast<T*>(p);
+        std::size_t size = 0;
+        return static_cast<T*>(allocateHugePages(bytes, &size));
     }
     void deallocate(T* p, std::size_t n) noexcept {
         if (n * sizeof(T) < kHugePageBytes)
@@ -56,12 +63,8 @@ template <class T> struct HugePageAllocator {
         else
             std::free(p);
     }
-    template <class U> bool operator==(const HugePageAllocator<U>&) const noexcept {
-        return true;
-    }
-    template <class U> bool operator!=(const HugePageAllocator<U>&) const noexcept {
-        return false;
-    }
+    template <class U> bool operator==(const HugePageAllocator<U>&) const noexcept { return true; }
+    template <class U> bool operator!=(const HugePageAllocator<U>&) const noexcept { return false; }
 };
 
 // A vector whose large buffers are huge pages.

@@ -1,6 +1,7 @@
 #include "predict/trail_predictor.h"
 
 #include "model/hash.h"
+#include "model/huge_pages.h"
 
 #include <algorithm>
 #include <atomic>
@@ -12,10 +13,6 @@
 #include <mutex>
 #include <stdexcept>
 #include <tuple>
-
-#ifdef __linux__
-#include <sys/mman.h>
-#endif
 
 namespace kairos {
 
@@ -250,14 +247,8 @@ struct TrailPredictor::Table {
     double* carve(std::size_t n) {
         std::lock_guard<std::mutex> lock(arena_m);
         if (n > chunk_left) {
-            const std::size_t want = std::max(n, kChunkDoubles);
-            const std::size_t size = (want * sizeof(double) + kChunkBytes - 1) / kChunkBytes *
-                                     kChunkBytes;
-            void* p = std::aligned_alloc(kChunkBytes, size);
-            if (!p) throw std::bad_alloc();
-#ifdef __linux__
-            (void)::madvise(p, size, MADV_HUGEPAGE); // a hint: refused is fine
-#endif
+            std::size_t size = 0;
+            void* p = allocateHugePages(std::max(n, kChunkDoubles) * sizeof(double), &size);
             chunks.emplace_back(static_cast<double*>(p));
             chunk_next = static_cast<double*>(p);
             chunk_left = size / sizeof(double);
@@ -268,8 +259,7 @@ struct TrailPredictor::Table {
         chunk_left -= n;
         return out;
     }
-    static constexpr std::size_t kChunkBytes = std::size_t(2) << 20;
-    static constexpr std::size_t kChunkDoubles = kChunkBytes / sizeof(double);
+    static constexpr std::size_t kChunkDoubles = kHugePageBytes / sizeof(double);
     struct FreeChunk {
         void operator()(double* p) const { std::free(p); }
     };

@@ -92,7 +92,7 @@ std::shared_ptr<const PrefixLayout> PrefixLayout::build(const std::vector<Reques
 PrefixCache::PrefixCache(std::int32_t block_size, std::int64_t capacity_blocks,
                          const std::vector<Request>& requests,
                          std::shared_ptr<const PrefixLayout> layout)
-    : bs_(block_size), capacity_(capacity_blocks),
+    : bs_(block_size),
       layout_(layout ? std::move(layout) : PrefixLayout::build(requests, block_size)),
       held_(requests.size()), fresh_(capacity_blocks) {
     if (layout_->block_size != block_size || layout_->part_at.size() != requests.size() + 1)

@@ -179,7 +179,6 @@ private:
                     const std::vector<std::pair<std::int32_t, std::int32_t>>& made);
 
     std::int32_t bs_;
-    std::int64_t capacity_;
     std::shared_ptr<const PrefixLayout> layout_;
     HugeVector<std::int32_t> first_; // per node: its cached runs, ascending by lo (-1: none)
     HugeVector<Run> runs_;
