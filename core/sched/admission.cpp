@@ -39,10 +39,7 @@ void AdmissionBudget::killNeverFits(Decision& out, const ReqState& s) const {
 }
 
 bool prefillPending(const EngineView& view) {
-    if (view.limits().chunked_prefill) return false;
-    for (ReqId id : view.running())
-        if (view.state(id).needsPrefill()) return true;
-    return false;
+    return !view.limits().chunked_prefill && view.runningPrefill();
 }
 
 } // namespace kairos

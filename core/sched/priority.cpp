@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <functional>
 #include <stdexcept>
 
 namespace kairos {
@@ -34,6 +35,25 @@ void PriorityScheduler::reset(const Workload& w) {
     waiting_.clear();
     suspended_.clear();
     if (pred_) pred_->reset(w);
+    preempt_below_.resize(w.requests.size());
+    for (std::size_t i = 0; i < w.requests.size(); ++i)
+        preempt_below_[i] = opt_.C * (opt_.key == PriorityOptions::Key::Deadline
+                                          ? double(w.requests[i].output_tokens)
+                                          : pred_->initial(static_cast<ReqId>(i)));
+}
+
+const std::pair<double, ReqId>* PriorityScheduler::waitingFront(const EngineView& view) {
+    while (!waiting_.empty() && view.state(waiting_.front().second).phase != Phase::Waiting)
+        takeWaitingFront();
+    return waiting_.empty() ? nullptr : &waiting_.front();
+}
+
+void PriorityScheduler::takeWaitingFront() {
+    const auto top = waiting_.front();
+    do {
+        std::pop_heap(waiting_.begin(), waiting_.end(), std::greater<>());
+        waiting_.pop_back();
+    } while (!waiting_.empty() && waiting_.front() == top);
 }
 
 double PriorityScheduler::key(const EngineView& view, ReqId id) const {
@@ -54,7 +74,7 @@ double PriorityScheduler::initialOf(const EngineView& view, ReqId id) const {
 bool PriorityScheduler::preemptible(const EngineView& view, ReqId id) const {
     if (opt_.C <= 0) return false;
     if (std::isinf(opt_.C)) return true;
-    return view.state(id).generated < opt_.C * initialOf(view, id);
+    return view.state(id).generated < preempt_below_[static_cast<std::size_t>(id)];
 }
 
 std::string PriorityScheduler::keyName() const {
@@ -71,7 +91,8 @@ void PriorityScheduler::inspect(const EngineView& view, ReqId id, Insight& out) 
 }
 
 void PriorityScheduler::onEnqueue(const EngineView& view, ReqId id) {
-    waiting_.emplace(key(view, id), id);
+    waiting_.emplace_back(key(view, id), id);
+    std::push_heap(waiting_.begin(), waiting_.end(), std::greater<>());
 }
 
 ReqId PriorityScheduler::overflowVictim(const EngineView& view) {
@@ -101,36 +122,34 @@ void PriorityScheduler::schedule(const EngineView& view, Decision& out) {
     AdmissionBudget budget(view, opt_.watermark, /*shared_credit=*/false); // it drops KV below
     budget.setSeats(total_seats); // seats are counted below: displaced requests free theirs
 
-    struct Cand {
-        double key;
-        ReqId id;
-    };
-    using Index = std::set<std::pair<double, ReqId>>;
-    // First entry of `idx` whose request is still in `phase`; stale ones are erased.
-    auto front = [&](Index& idx, Phase phase) {
-        auto it = idx.begin();
-        while (it != idx.end() && view.state(it->second).phase != phase) it = idx.erase(it);
+    // First suspended entry whose request is still suspended; stale ones are erased.
+    auto suspendedFront = [&]() {
+        auto it = suspended_.begin();
+        while (it != suspended_.end() && view.state(it->second).phase != Phase::Suspended)
+            it = suspended_.erase(it);
         return it;
     };
     // The best key waiting or suspended: a running request ranked at or before it is passed
     // over before any candidate is considered (ties keep running), so it can be neither
     // displaced nor dropped and is left out (on a loaded trace that is almost every one).
     double best = INFINITY;
-    if (auto w = front(waiting_, Phase::Waiting); w != waiting_.end()) best = w->first;
-    if (auto u = front(suspended_, Phase::Suspended); u != suspended_.end())
-        best = std::min(best, u->first);
+    if (const auto* w = waitingFront(view)) best = w->first;
+    if (auto u = suspendedFront(); u != suspended_.end()) best = std::min(best, u->first);
     // Running requests that may be preempted, with their keys (lookAhead reads them too);
     // the others keep their seats.
     preemptible_now_.clear();
     for (ReqId id : view.running())
         if (preemptible(view, id)) preemptible_now_.emplace_back(key(view, id), id);
-    std::vector<Cand> movable; // those ranked after the best waiting or suspended one
+    std::vector<Cand>& movable = movable_; // those ranked after the best waiting or suspended one
+    movable.clear();
     for (const auto& [k, id] : preemptible_now_)
         if (k > best) movable.push_back({k, id});
     std::sort(movable.begin(), movable.end(), [](const Cand& a, const Cand& b) {
         return a.key < b.key || (a.key == b.key && a.id < b.id);
     });
-    std::vector<char> dropped(movable.size(), 0), displaced(movable.size(), 0);
+    std::vector<char>&dropped = dropped_, &displaced = displaced_;
+    dropped.assign(movable.size(), 0);
+    displaced.assign(movable.size(), 0);
     std::int64_t free_seats = total_seats - static_cast<std::int64_t>(view.running().size());
 
     // Releases kept or displaced KV of requests ranked after `k`, worst-ranked first:
@@ -184,7 +203,8 @@ void PriorityScheduler::schedule(const EngineView& view, Decision& out) {
     // seat, or displaces the worst-ranked running request not reached yet (suspended,
     // KV kept) if that one ranks after it.
     auto gone = [&](std::size_t j) { return dropped[j] || displaced[j]; };
-    std::vector<std::pair<ReqId, double>> displaced_by(movable.size(), {-1, 0.0});
+    std::vector<std::pair<ReqId, double>>& displaced_by = displaced_by_;
+    displaced_by.assign(movable.size(), {-1, 0.0});
     auto seatFor = [&](double k, ReqId for_id) {
         if (free_seats > 0) return true;
         for (std::size_t j = movable.size(); j-- > mi;) {
@@ -198,10 +218,10 @@ void PriorityScheduler::schedule(const EngineView& view, Decision& out) {
         return false;
     };
     while (true) {
-        auto wi = front(waiting_, Phase::Waiting);
-        auto si = front(suspended_, Phase::Suspended);
+        const auto* wi = waitingFront(view);
+        auto si = suspendedFront();
         while (mi < movable.size() && gone(mi)) ++mi;
-        const bool have_m = mi < movable.size(), have_w = wi != waiting_.end(),
+        const bool have_m = mi < movable.size(), have_w = wi != nullptr,
                    have_s = si != suspended_.end();
         if (!have_m && !have_w && !have_s) break;
         // The best of the three; ties go to running, then suspended (no churn on equal keys).
@@ -228,7 +248,7 @@ void PriorityScheduler::schedule(const EngineView& view, Decision& out) {
         const ReqState& s = view.state(id);
         if (budget.neverFits(s)) {
             budget.killNeverFits(out, s);
-            waiting_.erase(wi);
+            takeWaitingFront();
             continue;
         }
         if (!seatFor(k, id)) {
@@ -242,7 +262,7 @@ void PriorityScheduler::schedule(const EngineView& view, Decision& out) {
         }
         if (v == AdmissionBudget::Verdict::NeverFits) {
             budget.killNeverFits(out, s);
-            waiting_.erase(wi);
+            takeWaitingFront();
             continue;
         }
         if (v == AdmissionBudget::Verdict::NoRoom) { // memory-bound: stop here
@@ -254,7 +274,7 @@ void PriorityScheduler::schedule(const EngineView& view, Decision& out) {
             out.because(Act::Admit, id, RuleId::RankAdmit,
                         {k, double(budget.lastNeed()), double(budget.lastFree())});
         --free_seats;
-        waiting_.erase(wi);
+        takeWaitingFront();
     }
     // Displaced running requests are suspended (KV kept); those whose KV was released
     // above are preempted (recompute).

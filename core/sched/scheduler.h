@@ -163,6 +163,13 @@ public:
     // KV tokens dropping the request's KV now frees: its allocation, less blocks other
     // requests hold too (prefix caching).
     virtual std::int64_t kvFreedBy(ReqId id) const { return state(id).alloc; }
+    // Whether a running request is still in its prefill (a non-chunked engine finishes
+    // those first). The engine keeps a count; this default looks.
+    virtual bool runningPrefill() const {
+        for (ReqId id : running())
+            if (state(id).needsPrefill()) return true;
+        return false;
+    }
     // KV tokens admitting `id` now adds to kvUsed: its reservation (context + 1, in whole
     // blocks) less the blocks it shares with running requests.
     std::int64_t admissionCost(ReqId id) const {

@@ -123,6 +123,12 @@ std::int64_t Simulator::kvFreedBy(ReqId id) const {
     return cache_ ? cache_->exclusiveBlocks(id) * lim_.block_size : state(id).alloc;
 }
 
+bool Simulator::runningPrefill() const {
+    assert(prefilling_ == std::count_if(running_.begin(), running_.end(),
+                                        [&](ReqId id) { return state(id).needsPrefill(); }));
+    return prefilling_ > 0;
+}
+
 std::int64_t Simulator::computedTokens(const ReqState& s) const {
     // In prefill: the cached part and the chunks done; after it: the context but the newest
     // token, whose KV the next decode step computes.
@@ -320,13 +326,15 @@ void Simulator::doAdmit(ReqId id) {
     }
     setKv(s, reserve);
     running_.push_back(id);
+    prefilling_ += s.needsPrefill();
 }
 
 void Simulator::doPreempt(ReqId id, bool restart) {
     ReqState& s = st(id);
-    if (s.phase == Phase::Running)
+    if (s.phase == Phase::Running) {
         removeFrom(running_, id);
-    else if (s.phase == Phase::Suspended)
+        prefilling_ -= s.needsPrefill();
+    } else if (s.phase == Phase::Suspended)
         removeFrom(suspended_, id);
     else
         return;
@@ -348,6 +356,7 @@ void Simulator::doSuspend(ReqId id) {
     ReqState& s = st(id);
     if (s.phase != Phase::Running) return;
     removeFrom(running_, id);
+    prefilling_ -= s.needsPrefill();
     s.phase = Phase::Suspended;
     ++s.suspensions;
     suspended_.push_back(id);
@@ -365,6 +374,7 @@ void Simulator::doResume(ReqId id) {
     removeFrom(suspended_, id);
     s.phase = Phase::Running;
     running_.push_back(id);
+    prefilling_ += s.needsPrefill();
     log(now_, id, Ev::Resume, s.generated);
 }
 
@@ -373,6 +383,7 @@ void Simulator::doKill(ReqId id, KillCause cause) {
     switch (s.phase) {
     case Phase::Running:
         removeFrom(running_, id);
+        prefilling_ -= s.needsPrefill();
         break;
     case Phase::Suspended:
         removeFrom(suspended_, id);
@@ -399,6 +410,7 @@ void Simulator::doKill(ReqId id, KillCause cause) {
 void Simulator::doFinish(ReqId id, double t) {
     ReqState& s = st(id);
     removeFrom(running_, id);
+    prefilling_ -= s.needsPrefill();
     setKv(s, 0);
     if (live_) live_->release(id, false);
     s.phase = Phase::Finished;
@@ -441,16 +453,25 @@ void Simulator::applyDecision() {
 }
 
 void Simulator::compose() {
+    composeBatch();
+    decode_kv_ = 0;
+    growth1_ = 0;
+    min_remaining_ = std::numeric_limits<std::int32_t>::max();
+    const std::int64_t bs = lim_.block_size;
+    for (ReqId id : decoders_) {
+        const ReqState& s = st_[static_cast<std::size_t>(id)];
+        decode_kv_ += s.kv;
+        min_remaining_ = std::min(min_remaining_, s.remaining());
+        // kvCost(kv + 1) - alloc: a block more when kv fills its blocks.
+        growth1_ += bs <= 1 ? 1 : (s.kv + 1 > s.alloc ? kvCost(s.kv + 1) - s.alloc : 0);
+    }
+}
+
+void Simulator::composeBatch() {
     decoders_.clear();
     chunks_.clear();
-    bool any_prefill = false;
-    for (ReqId id : running_)
-        if (st(id).needsPrefill()) {
-            any_prefill = true;
-            break;
-        }
     if (!lim_.chunked_prefill) {
-        if (any_prefill) {
+        if (prefilling_ > 0) {
             std::int64_t budget = lim_.max_num_batched_tokens;
             for (ReqId id : running_) {
                 const ReqState& s = st(id);
@@ -493,14 +514,14 @@ std::int64_t Simulator::growth(std::int64_t iterations) const {
 bool Simulator::makeRoom() {
     compose();
     made_room_ = false;
-    while (!running_.empty() && kv_used_ + growth(1) > capacity_) {
+    while (!running_.empty() && kv_used_ + growth1_ > capacity_) {
         made_room_ = true;
         const ReqId victim = sched_.overflowVictim(*this);
         const Phase ph = st(victim).phase;
         if (explain_ && (ph == Phase::Suspended || ph == Phase::Running)) {
             const bool dies = ph == Phase::Running && running_.size() == 1 && suspended_.empty();
             const RuleId rule = dies ? RuleId::CannotGrow : sched_.overflowRule();
-            std::array<double, kReasonNumbers> x{double(kv_used_), double(growth(1)),
+            std::array<double, kReasonNumbers> x{double(kv_used_), double(growth1_),
                                                  double(capacity_)};
             if (rule == RuleId::RankOverflow) {
                 Insight in;
@@ -539,12 +560,8 @@ void Simulator::runIteration() {
                                          : static_cast<double>(c.tokens) * c.tokens;
     }
     shape.decode_seqs = static_cast<std::int32_t>(decoders_.size());
-    std::int32_t min_remaining = std::numeric_limits<std::int32_t>::max();
-    for (ReqId id : decoders_) {
-        const ReqState& s = st(id);
-        shape.decode_kv_tokens += s.kv;
-        min_remaining = std::min(min_remaining, s.remaining());
-    }
+    shape.decode_kv_tokens = decode_kv_;
+    const std::int32_t min_remaining = min_remaining_;
 
     IterSpan sp;
     if (live_) {
@@ -612,7 +629,7 @@ void Simulator::runIteration() {
     }
 
     if (cache_) sp.kv_cached = cache_->idleCachedBlocks() * lim_.block_size;
-    sp.kv_first = kv_used_ + growth(1);
+    sp.kv_first = kv_used_ + growth1_;
     sp.kv_last = sp.n == 1 ? sp.kv_first : kv_used_ + growth(sp.n);
     const double t_end = sp.tEnd();
     // Every iteration must move the clock: an execution model that gives one no time (or
@@ -644,6 +661,7 @@ void Simulator::runIteration() {
         s.prefilled += c.tokens;
         if (s.prefilled < s.prefill_target) continue;
         // Prefill done: the prompt's KV is compressed by alpha and one token is emitted.
+        --prefilling_;
         s.prefill_target = s.prefilled = 0;
         ++s.generated;
         const auto prompt = s.req->prompt_tokens;
@@ -697,7 +715,10 @@ void Simulator::start() {
     log_.num_requests = static_cast<std::int32_t>(w_.requests.size());
     log_.prefix_caching = cache_ != nullptr;
     log_.cache_block_size = cache_ ? lim_.block_size : 0;
-    log_.events.reserve(w_.requests.size() * 6);
+    // Six events make a request's life (arrival to finish); suspensions and preemptions
+    // add two each. Pages are touched only as events come, so reserving for eight costs
+    // address space, not memory, and spares the copy of a full log when one grows.
+    log_.events.reserve(w_.requests.size() * 8);
     adviseHugePages(log_.events);
     log_.iters.reserve(w_.requests.size() + w_.requests.size() / 4);
     adviseHugePages(log_.iters);

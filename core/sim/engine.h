@@ -166,6 +166,7 @@ public:
     std::int64_t prefixHit(ReqId id) const override;
     std::int64_t prefixShared(ReqId id) const override;
     std::int64_t kvFreedBy(ReqId id) const override;
+    bool runningPrefill() const override;
 
 private:
     struct Chunk {
@@ -197,7 +198,9 @@ private:
     void doResume(ReqId id);
     void doKill(ReqId id, KillCause cause);
     void doFinish(ReqId id, double t);
+    // The next iteration's batch (chunks_, decoders_) and the decoders' sums.
     void compose();
+    void composeBatch();
     std::int64_t growth(std::int64_t iterations) const;
     bool makeRoom();
     void runIteration();
@@ -225,6 +228,14 @@ private:
     std::vector<ReqId> running_, suspended_;
     std::vector<ReqId> decoders_;
     std::vector<Chunk> chunks_;
+    // Of decoders_, set by compose(): the KV tokens they hold, the fewest tokens any has
+    // left to generate, and the KV one more token each adds (growth(1)). One pass over the
+    // batch, where the iteration used to make four: a million-request run decodes 190
+    // million tokens in 1.1 million stretches.
+    std::int64_t decode_kv_ = 0, growth1_ = 0;
+    std::int32_t min_remaining_ = 0;
+    // Running requests in their prefill (runningPrefill(), asked before every decision).
+    std::int64_t prefilling_ = 0;
     std::vector<ReqId> finished_now_;
     double now_ = 0.0;
     std::size_t next_ = 0; // first request that has not arrived
