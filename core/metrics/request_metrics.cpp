@@ -87,25 +87,44 @@ std::vector<double> decodeEnds(const RunLog& log) {
 namespace {
 
 // A decode run: after `anchor` the request emits `count` tokens at the next decode
-// iteration ends; `prev` is its emission just before the run (NaN if none).
+// iteration ends, ends[first] onwards; `prev` is its emission just before the run (NaN if
+// none).
 struct Run {
     ReqId id;
     double anchor;
     double prev;
     std::int32_t count;
+    std::size_t first;
 };
 
 // Walks each request's events and yields its decode runs and its prefill-end emissions.
 template <class OnEmit, class OnRun>
 void walk(const RunLog& log, const std::vector<double>& ends, OnEmit&& onEmit, OnRun&& onRun) {
     struct Open {
-        bool active = false;
         double anchor = 0;
-        std::int32_t at = 0;    // tokens generated at the anchor
-        bool recompute = false; // preempted: the next emission comes from a prefill
         double last = std::numeric_limits<double>::quiet_NaN(); // last emission time
+        std::size_t first = 0; // upper_bound(ends, anchor): its first decode end
+        std::int32_t at = 0;   // tokens generated at the anchor
+        bool active = false;
+        bool recompute = false; // preempted: the next emission comes from a prefill
     };
     std::vector<Open> open(static_cast<std::size_t>(log.num_requests));
+    // upper_bound(ends, t) for the anchors as they come: events are in time order, so a
+    // cursor moves forward through the ends (a binary search per decode run, twice, was
+    // most of a million-request summary's time here); a time before the last one (a log
+    // out of order) is searched for.
+    std::size_t cursor = 0;
+    double cursor_t = -std::numeric_limits<double>::infinity();
+    auto firstEndAfter = [&](double t) {
+        if (t >= cursor_t) {
+            while (cursor < ends.size() && ends[cursor] <= t) ++cursor;
+        } else {
+            cursor = static_cast<std::size_t>(std::upper_bound(ends.begin(), ends.end(), t) -
+                                              ends.begin());
+        }
+        cursor_t = t;
+        return cursor;
+    };
     auto close = [&](ReqId id, std::int32_t tokens) {
         Open& o = open[static_cast<std::size_t>(id)];
         if (!o.active) return;
@@ -115,16 +134,16 @@ void walk(const RunLog& log, const std::vector<double>& ends, OnEmit&& onEmit, O
         // The run's tokens come at the next `count` decode iteration ends after its anchor;
         // a log that claims more (events that do not match its iterations, or iteration
         // times that stop advancing) is refused rather than read past its end.
-        const auto i = std::upper_bound(ends.begin(), ends.end(), o.anchor) - ends.begin();
-        if (static_cast<std::size_t>(i) + static_cast<std::size_t>(count) > ends.size())
-            throw std::invalid_argument(
-                "inconsistent run log: request " + std::to_string(id) + " emits " +
-                std::to_string(count) + " decode token(s) after t = " + std::to_string(o.anchor) +
-                " s, but only " + std::to_string(ends.size() - static_cast<std::size_t>(i)) +
-                " decode iteration(s) end after it");
-        onRun(Run{id, o.anchor, o.last, count});
+        const std::size_t i = o.first;
+        if (i + static_cast<std::size_t>(count) > ends.size())
+            throw std::invalid_argument("inconsistent run log: request " + std::to_string(id) +
+                                        " emits " + std::to_string(count) +
+                                        " decode token(s) after t = " + std::to_string(o.anchor) +
+                                        " s, but only " + std::to_string(ends.size() - i) +
+                                        " decode iteration(s) end after it");
+        onRun(Run{id, o.anchor, o.last, count, i});
         // Remember the last emission of the run for the next gap.
-        o.last = ends[static_cast<std::size_t>(i + count - 1)];
+        o.last = ends[i + static_cast<std::size_t>(count) - 1];
     };
     for (const Event& e : log.events) {
         Open& o = open[static_cast<std::size_t>(e.req)];
@@ -135,6 +154,7 @@ void walk(const RunLog& log, const std::vector<double>& ends, OnEmit&& onEmit, O
             o.last = e.t;
             o.active = true;
             o.anchor = e.t;
+            o.first = firstEndAfter(e.t);
             o.at = e.value;
             break;
         case Ev::Resume:
@@ -143,6 +163,7 @@ void walk(const RunLog& log, const std::vector<double>& ends, OnEmit&& onEmit, O
             if (!std::isnan(o.last) && !o.active && !o.recompute) {
                 o.active = true;
                 o.anchor = e.t;
+                o.first = firstEndAfter(e.t);
                 o.at = e.value;
             }
             break;
@@ -189,8 +210,7 @@ std::vector<std::pair<double, std::int64_t>> interTokenLatencies(const RunLog& l
         },
         [&](const Run& r) {
             if (!done[static_cast<std::size_t>(r.id)]) return;
-            const auto i = static_cast<std::size_t>(
-                std::upper_bound(ends.begin(), ends.end(), r.anchor) - ends.begin());
+            const std::size_t i = r.first;
             const double prev = std::isnan(r.prev) ? r.anchor : r.prev;
             out.emplace_back(ends[i] - prev, 1);
             // Gaps ends[k] - ends[k-1] for k in (i, i + count).
@@ -224,8 +244,7 @@ std::vector<std::vector<double>> allTokenTimes(const RunLog& log) {
         log, ends,
         [&](ReqId id, double t, double) { out[static_cast<std::size_t>(id)].push_back(t); },
         [&](const Run& r) {
-            const auto i = static_cast<std::size_t>(
-                std::upper_bound(ends.begin(), ends.end(), r.anchor) - ends.begin());
+            const std::size_t i = r.first;
             auto& v = out[static_cast<std::size_t>(r.id)];
             for (std::int32_t k = 0; k < r.count; ++k)
                 v.push_back(ends[i + static_cast<std::size_t>(k)]);
