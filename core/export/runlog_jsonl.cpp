@@ -340,7 +340,8 @@ RunLog readRunLogJsonl(std::istream& in, const std::string& name) {
             log.exec_model = getStr(j, "exec_model");
             log.kv_capacity_tokens =
                 static_cast<std::int64_t>(getInt(j, "kv_capacity_tokens", 0, kMaxTokens));
-            log.num_requests = static_cast<std::int32_t>(getInt(j, "num_requests", 0, 1e8));
+            log.num_requests =
+                static_cast<std::int32_t>(getInt(j, "num_requests", 0, kMaxRequests));
             // Grown as requests appear, not to the count claimed: the claim is checked
             // against the arrivals that follow (below) before anyone sizes by it.
             if (j.contains("sim_wall_ms")) log.sim_wall_ms = getNum(j, "sim_wall_ms");

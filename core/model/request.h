@@ -18,6 +18,9 @@ using ReqId = std::int32_t;
 // inside 32-bit token counts.
 constexpr double kMaxSeconds = 1e9;
 constexpr int kMaxRequestTokens = 100000000;
+// Requests in one workload at most: a run log keeps a request's id in 25 bits (Event,
+// model/run_log.h). Readers refuse more; generate stops at 10 million.
+constexpr std::int32_t kMaxRequests = (1 << 24) - 1;
 
 // Time-utility function (TimelyLLM): TUF(t) = min(beta, slope * (t - ert) + beta), slope < 0,
 // and no less than 0 (past its zero-utility time a response is worth nothing, not less).

@@ -55,26 +55,33 @@ const char* killCauseName(KillCause c); // "never_fits", ...; "unknown" for othe
 const char* evName(Ev e);
 bool evFromName(const std::string& s, Ev* out);
 
+// 16 bytes: the request's id and the event share a word (25 and 7 bits; kMaxRequests keeps
+// ids in range), where an aligned {double, int32, uint8, int32} took 24: a million-request
+// run logs six million events.
 struct Event {
+    Event() : req(0), ev(Ev::Arrive) {}
+    Event(double t_, ReqId req_, Ev ev_, std::int32_t value_)
+        : t(t_), req(req_), ev(ev_), value(value_) {}
     double t = 0.0;
-    ReqId req = 0;
-    Ev ev = Ev::Arrive;
+    ReqId req : 25;
+    Ev ev : 7;
     std::int32_t value = 0;
 };
+static_assert(sizeof(Event) == 16, "Event is packed to 16 bytes");
 
 struct IterSpan {
-    double t0 = 0.0;              // start of the first iteration
-    std::int32_t n = 1;           // iterations in the stretch (>= 1)
-    double d0 = 0.0;              // duration of the first iteration
-    double dd = 0.0;              // growth of the duration per iteration (decode KV growth)
-    std::int32_t decode_seqs = 0; // requests emitting a decode token in every iteration
-    std::int32_t prefill_seqs = 0;
-    std::int32_t prefill_tokens = 0; // tokens prefilled in this (single) iteration
-    std::int64_t kv_first = 0;       // KV tokens allocated during the first iteration
-    std::int64_t kv_last = 0;        // ... during the last one (KV only grows inside a stretch)
+    double t0 = 0.0;           // start of the first iteration
+    double d0 = 0.0;           // duration of the first iteration
+    double dd = 0.0;           // growth of the duration per iteration (decode KV growth)
+    std::int64_t kv_first = 0; // KV tokens allocated during the first iteration
+    std::int64_t kv_last = 0;  // ... during the last one (KV only grows inside a stretch)
     // With prefix caching: KV tokens in blocks no request references that still hold cached
     // prefixes (free for the allocator; not in kv_first/kv_last), at the stretch's start.
     std::int64_t kv_cached = 0;
+    std::int32_t n = 1;           // iterations in the stretch (>= 1)
+    std::int32_t decode_seqs = 0; // requests emitting a decode token in every iteration
+    std::int32_t prefill_seqs = 0;
+    std::int32_t prefill_tokens = 0; // tokens prefilled in this (single) iteration
 
     // End of iteration j (0-based): t0 + (j+1)*d0 + dd*j*(j+1)/2. The one formula every
     // reader and the engine use, so times agree to the last bit.
@@ -85,6 +92,7 @@ struct IterSpan {
     double tEnd() const { return end(n - 1); }
     std::int64_t kvPeak() const { return kv_last; }
 };
+static_assert(sizeof(IterSpan) == 64, "IterSpan has no padding");
 
 struct RunLog {
     std::string workload;   // name
@@ -101,7 +109,7 @@ struct RunLog {
     bool prefix_caching = false;
     std::int32_t cache_block_size = 0;
     std::int64_t cache_evictions = 0;
-    Explanation explain;               // decisions with reasons (when the run recorded them)
+    Explanation explain; // decisions with reasons (when the run recorded them)
     // A fleet of replicas behind a router (sim/fleet.h): how many, the router, each
     // request's replica and each iteration record's. With one replica (replicas == 1) both
     // vectors are empty and the log is one engine's. Every replica has kv_capacity_tokens.

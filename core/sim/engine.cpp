@@ -25,6 +25,10 @@ Simulator::Simulator(const Workload& w, const ExecutionModel& model, Scheduler& 
     if (lim_.max_num_seqs < 1) throw std::invalid_argument("max_num_seqs must be >= 1");
     if (lim_.max_num_batched_tokens < 1)
         throw std::invalid_argument("max_num_batched_tokens must be >= 1");
+    if (w_.requests.size() > static_cast<std::size_t>(kMaxRequests))
+        throw std::invalid_argument("a run takes at most " + std::to_string(kMaxRequests) +
+                                    " requests; this workload has " +
+                                    std::to_string(w_.requests.size()));
     for (std::size_t i = 1; i < w_.requests.size(); ++i)
         if (w_.requests[i].arrival < w_.requests[i - 1].arrival)
             throw std::invalid_argument("workload is not sorted by arrival time");

@@ -152,6 +152,10 @@ Workload readWorkload(std::istream& in, const std::string& name, const ReadOptio
         break;
     }
     if (w.empty()) throw InputError(name, 0, "", "no requests in the file");
+    if (w.size() > static_cast<std::size_t>(kMaxRequests))
+        throw InputError(name, 0, "",
+                         "holds " + std::to_string(w.size()) + " requests; a run takes at most " +
+                             std::to_string(kMaxRequests) + " (--limit reads fewer)");
     w.meta["format"] = formatName(f);
     if (f == TraceFormat::Lengths || opt.override_arrivals) {
         try {
