@@ -9,26 +9,28 @@
 
 namespace kairos {
 
+// The eight-byte fields first, then the four-byte ones: 88 bytes without padding (a
+// million-request summary holds a million of these).
 struct RequestMetrics {
     static constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-    ReqId id = 0;
     double arrival = kNaN;
     double first_token = kNaN;
-    double end = kNaN; // finish or kill time
-    std::int32_t prompt_tokens = 0;
-    std::int32_t output_tokens = 0; // tokens generated (at finish or kill)
-    bool finished = false;
-    bool killed = false;
-    KillCause kill_cause = KillCause::Unknown; // when killed
-    std::int32_t preemptions = 0;
-    std::int32_t suspensions = 0;
+    double end = kNaN;         // finish or kill time
     double queue_delay = kNaN; // first prefill start - arrival
     double budget = kNaN;      // time budget (s), if the request had one
     double alpha = 0.0;        // KV eviction ratio applied to its prompt
-    // Prefix caching: prompt tokens served from the cache at its first admission, and
-    // context tokens at its later ones (recomputes after preemption).
-    std::int32_t cached_tokens = 0;
+    // Prefix caching: context tokens served from the cache at its later admissions
+    // (recomputes after preemption); cached_tokens below: prompt tokens at its first.
     std::int64_t recompute_cached_tokens = 0;
+    ReqId id = 0;
+    std::int32_t prompt_tokens = 0;
+    std::int32_t output_tokens = 0; // tokens generated (at finish or kill)
+    std::int32_t preemptions = 0;
+    std::int32_t suspensions = 0;
+    std::int32_t cached_tokens = 0;
+    KillCause kill_cause = KillCause::Unknown; // when killed
+    bool finished = false;
+    bool killed = false;
     // Its first prefill began (it was admitted and computed on at least once).
     bool started() const { return queue_delay == queue_delay; }
     bool inBudget() const { return finished && !(e2el() > budget); }
@@ -39,6 +41,7 @@ struct RequestMetrics {
         return finished && output_tokens > 1 ? (end - first_token) / (output_tokens - 1) : kNaN;
     }
 };
+static_assert(sizeof(RequestMetrics) == 88, "RequestMetrics has no padding");
 
 std::vector<RequestMetrics> perRequest(const RunLog& log);
 
