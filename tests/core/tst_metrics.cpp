@@ -16,6 +16,7 @@
 #include "workload/text.h"
 
 #include <QtTest>
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -553,6 +554,37 @@ private slots:
             KAIROS_COMPARE_NEAR(a.mean, b.mean, 1e-9);
             KAIROS_COMPARE_NEAR(a.std, b.std, 1e-9);
             for (double q : qs) KAIROS_COMPARE_NEAR(a.percentile(q), b.percentile(q), 1e-12);
+        }
+    }
+
+    // describe() selects its order statistics (std::nth_element) instead of sorting: each
+    // percentile must be the sorted sample's, to the bit, for every asked q, ties and
+    // duplicates of q included; the mean and std agree with a sorted-order sum to 1e-15.
+    void describeEqualsSorting() {
+        Rng r(11);
+        for (int trial = 0; trial < 300; ++trial) {
+            const int n = static_cast<int>(r.uniformInt(1, trial < 200 ? 40 : 3000));
+            std::vector<double> v;
+            for (int i = 0; i < n; ++i)
+                v.push_back(trial % 3 == 0 ? std::round(r.uniform() * 8) // many ties
+                                           : std::exp(r.uniform() * 30) * 1e-3);
+            const std::vector<double> qs{0, 1, 25, 50, 50, 90, 99, 99.9, 100};
+            const Stats st = describe(v, qs);
+            std::vector<double> sorted = v;
+            std::sort(sorted.begin(), sorted.end());
+            auto pct = [&](double q) {
+                const double h = double(n - 1) * q / 100.0;
+                const auto lo = static_cast<std::size_t>(std::floor(h));
+                if (lo + 1 >= sorted.size()) return sorted[lo];
+                return sorted[lo] + (h - double(lo)) * (sorted[lo + 1] - sorted[lo]);
+            };
+            QCOMPARE(st.count, std::int64_t(n));
+            QCOMPARE(st.median, pct(50));
+            for (double q : qs) QCOMPARE(st.percentile(q), pct(q));
+            long double sum = 0;
+            for (double x : sorted) sum += x;
+            const double mean = static_cast<double>(sum / n);
+            QVERIFY(std::fabs(st.mean - mean) <= 1e-15 * std::fabs(mean));
         }
     }
 
