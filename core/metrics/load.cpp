@@ -34,6 +34,10 @@ QueueWalk walkQueue(const RunLog& log) {
     w.arrival = hugeFilled(n, std::numeric_limits<double>::quiet_NaN());
     w.dropped_waiting = hugeFilled<char>(n, 0);
     auto& out = w.at_arrivals;
+    out.reserve(n); // one sample per arrival (growing, the copy doubled its peak)
+    adviseHugePages(out);
+    w.dropped_before.reserve(n);
+    adviseHugePages(w.dropped_before);
     std::int64_t q = 0, dropped = 0;
     for (const Event& e : log.events) {
         if (e.req < 0 || static_cast<std::size_t>(e.req) >= st.size()) continue;

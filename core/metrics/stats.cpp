@@ -15,6 +15,17 @@ double Stats::percentile(double q) const {
     throw std::out_of_range("percentile not computed");
 }
 
+namespace {
+// The statistics of an empty sample: NaN throughout.
+Stats noSamples(const std::vector<double>& qs) {
+    Stats st;
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    st.mean = st.median = st.std = nan;
+    for (double q : qs) st.percentiles.emplace_back(q, nan);
+    return st;
+}
+} // namespace
+
 Stats describeWeighted(std::vector<std::pair<double, std::int64_t>> s,
                        const std::vector<double>& qs) {
     Stats st;
@@ -28,12 +39,7 @@ Stats describeWeighted(std::vector<std::pair<double, std::int64_t>> s,
         sum += static_cast<long double>(v) * w;
     }
     st.count = n;
-    const double nan = std::numeric_limits<double>::quiet_NaN();
-    if (n == 0) {
-        st.mean = st.median = st.std = nan;
-        for (double q : qs) st.percentiles.emplace_back(q, nan);
-        return st;
-    }
+    if (n == 0) return noSamples(qs);
     st.mean = static_cast<double>(sum / n);
     long double ss = 0;
     for (const auto& [v, w] : s) ss += static_cast<long double>(v - st.mean) * (v - st.mean) * w;
@@ -67,12 +73,7 @@ Stats describe(std::vector<double> values, const std::vector<double>& qs) {
     Stats st;
     const auto n = static_cast<std::int64_t>(values.size());
     st.count = n;
-    const double nan = std::numeric_limits<double>::quiet_NaN();
-    if (n == 0) {
-        st.mean = st.median = st.std = nan;
-        for (double q : qs) st.percentiles.emplace_back(q, nan);
-        return st;
-    }
+    if (n == 0) return noSamples(qs);
     long double sum = 0;
     for (double v : values) sum += static_cast<long double>(v);
     st.mean = static_cast<double>(sum / n);

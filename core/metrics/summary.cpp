@@ -115,24 +115,38 @@ std::string percentileKey(double q) {
     return buf;
 }
 
+namespace {
+Summary summarizeWith(const RunLog& log, const std::vector<RequestMetrics>& reqs,
+                      const SummaryOptions& opt, LoadReport* load);
+} // namespace
+
 Summary summarize(const RunLog& log, const SummaryOptions& opt) {
-    // The inter-token latencies first: their buffers are gone before the per-request table
-    // is built, which lowers a million-request run's peak memory by their size.
+    // What reads the log alone first, the inter-token latencies and the load: their
+    // buffers are gone before the per-request table is built, which lowers a
+    // million-request run's peak memory by their size.
     Stats itl;
     if (opt.itl) {
         auto gaps = interTokenLatencies(log);
         for (auto& p : gaps) p.first *= 1e3;
         itl = describeWeighted(std::move(gaps), opt.percentiles);
     }
+    LoadReport load = loadOf(log);
     SummaryOptions rest = opt;
     rest.itl = false;
-    Summary s = summarize(log, perRequest(log), rest);
+    Summary s = summarizeWith(log, perRequest(log), rest, &load);
     if (opt.itl) s.itl_ms = std::move(itl);
     return s;
 }
 
 Summary summarize(const RunLog& log, const std::vector<RequestMetrics>& reqs,
                   const SummaryOptions& opt) {
+    return summarizeWith(log, reqs, opt, nullptr);
+}
+
+namespace {
+// `load`: the run's load, computed already (else computed here).
+Summary summarizeWith(const RunLog& log, const std::vector<RequestMetrics>& reqs,
+                      const SummaryOptions& opt, LoadReport* load) {
     Summary s;
     s.workload = log.workload;
     s.policy = log.policy;
@@ -218,7 +232,7 @@ Summary summarize(const RunLog& log, const std::vector<RequestMetrics>& reqs,
     s.prefix_cache_evictions = log.cache_evictions;
     s.prefix_cache_hit_rate =
         all_prompt_tokens > 0 ? double(s.prefix_cached_tokens) / double(all_prompt_tokens) : 0.0;
-    s.load = loadOf(log);
+    s.load = load ? std::move(*load) : loadOf(log);
     if (opt.workload) {
         const auto tasks = robotTasks(log, *opt.workload);
         if (!tasks.empty()) s.robot = summarizeRobotTasks(tasks);
@@ -251,6 +265,7 @@ Summary summarize(const RunLog& log, const std::vector<RequestMetrics>& reqs,
     }
     return s;
 }
+} // namespace
 
 nlohmann::json Summary::toJson() const {
     nlohmann::json j;
