@@ -190,6 +190,7 @@ public:
     double initial(ReqId id) const override;
     double remaining(ReqId id, int generated) const override;
     int refreshEvery() const override;
+    bool remainingFromInitial() const override { return false; }
 
     int layer() const override;
     int every() const override;

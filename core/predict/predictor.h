@@ -24,6 +24,10 @@ public:
     // Predicted tokens still to come after `generated` tokens (>= 1 while unfinished).
     // Default: the initial prediction minus what was generated, at least 1.
     virtual double remaining(ReqId id, int generated) const;
+    // Whether remaining(id, g) is that default, max(1, initial(id) - g), for every g: a
+    // scheduler may then compute it from the initial predictions. A predictor that
+    // overrides remaining() says false (tst_policies checks every predictor that says true).
+    virtual bool remainingFromInitial() const { return true; }
     // 0 when predictions change only at events (arrival, finish); k > 0 when they are
     // refined every k generated tokens (schedulers then re-rank that often).
     virtual int refreshEvery() const { return 0; }

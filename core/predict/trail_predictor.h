@@ -44,6 +44,7 @@ public:
     double initial(ReqId id) const override;
     double remaining(ReqId id, int generated) const override;
     int refreshEvery() const override { return opt_.every; }
+    bool remainingFromInitial() const override { return false; }
     // Reads ahead in the shared table (the modelled classifier's outputs are known).
     int firstAbove(ReqId id, int generated, int limit, double threshold) const override;
     const TrailOptions& options() const { return opt_; }

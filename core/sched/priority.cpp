@@ -40,6 +40,12 @@ void PriorityScheduler::reset(const Workload& w) {
         preempt_below_[i] = opt_.C * (opt_.key == PriorityOptions::Key::Deadline
                                           ? double(w.requests[i].output_tokens)
                                           : pred_->initial(static_cast<ReqId>(i)));
+    count_down_ =
+        opt_.key == PriorityOptions::Key::PredictedRemaining && pred_->remainingFromInitial();
+    initial_.clear();
+    if (count_down_)
+        for (std::size_t i = 0; i < w.requests.size(); ++i)
+            initial_.push_back(pred_->initial(static_cast<ReqId>(i)));
 }
 
 const std::pair<double, ReqId>* PriorityScheduler::waitingFront(const EngineView& view) {
@@ -57,13 +63,18 @@ void PriorityScheduler::takeWaitingFront() {
 }
 
 double PriorityScheduler::key(const EngineView& view, ReqId id) const {
-    const ReqState& s = view.state(id);
+    return keyOf(view.state(id));
+}
+
+double PriorityScheduler::keyOf(const ReqState& s) const {
     if (opt_.key == PriorityOptions::Key::Deadline) {
         const Request& r = *s.req;
         const double rel = r.budget_s ? *r.budget_s : r.tuf ? r.tuf->ert : opt_.slack;
         return r.arrival + rel;
     }
-    return pred_->remaining(id, s.generated);
+    if (count_down_) // LengthPredictor::remaining's default
+        return std::max(1.0, initial_[static_cast<std::size_t>(s.id)] - s.generated);
+    return pred_->remaining(s.id, s.generated);
 }
 
 double PriorityScheduler::initialOf(const EngineView& view, ReqId id) const {
@@ -72,9 +83,13 @@ double PriorityScheduler::initialOf(const EngineView& view, ReqId id) const {
 }
 
 bool PriorityScheduler::preemptible(const EngineView& view, ReqId id) const {
+    return preemptibleState(view.state(id));
+}
+
+bool PriorityScheduler::preemptibleState(const ReqState& s) const {
     if (opt_.C <= 0) return false;
     if (std::isinf(opt_.C)) return true;
-    return view.state(id).generated < preempt_below_[static_cast<std::size_t>(id)];
+    return s.generated < preempt_below_[static_cast<std::size_t>(s.id)];
 }
 
 std::string PriorityScheduler::keyName() const {
@@ -138,8 +153,10 @@ void PriorityScheduler::schedule(const EngineView& view, Decision& out) {
     // Running requests that may be preempted, with their keys (lookAhead reads them too);
     // the others keep their seats.
     preemptible_now_.clear();
-    for (ReqId id : view.running())
-        if (preemptible(view, id)) preemptible_now_.emplace_back(key(view, id), id);
+    for (ReqId id : view.running()) {
+        const ReqState& s = view.state(id);
+        if (preemptibleState(s)) preemptible_now_.emplace_back(keyOf(s), id);
+    }
     std::vector<Cand>& movable = movable_; // those ranked after the best waiting or suspended one
     movable.clear();
     for (const auto& [k, id] : preemptible_now_)

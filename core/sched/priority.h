@@ -69,6 +69,14 @@ private:
     // (asked of every running request at every decision: a million-request run asks 150
     // million times).
     std::vector<double> preempt_below_;
+    // Per request: its initial prediction, when the predictor's remaining() is initial less
+    // what was generated (count_down_): the key is computed here, without two virtual calls
+    // per running request per decision.
+    std::vector<double> initial_;
+    bool count_down_ = false;
+    // key() and preemptible() of a state already looked up.
+    double keyOf(const ReqState& s) const;
+    bool preemptibleState(const ReqState& s) const;
     // Waiting requests by (key, id): a binary min-heap (std::push_heap with std::greater),
     // whose only operations are the best entry, taking it and adding one; a red-black tree
     // of the 100,000s that queue on an overloaded trace cost a tenth of the run in cache

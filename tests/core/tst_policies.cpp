@@ -360,6 +360,26 @@ private slots:
             QVERIFY_THROWS_EXCEPTION(std::invalid_argument, makePredictor(bad, 1));
     }
 
+    // A predictor that says remainingFromInitial() (the schedulers then compute its
+    // remaining() from the initial predictions) must mean it, to the bit, at every age; and
+    // Trail's refined predictions must not claim it.
+    void remainingFromInitialHolds() {
+        Workload w = randomWorkload(7, 300);
+        for (const char* spec :
+             {"oracle", "lognormal:0.5", "exponential", "bucket:16,0.7", "trail"}) {
+            auto p = makePredictor(spec, 4);
+            p->reset(w);
+            if (std::string(spec) == "trail") {
+                QVERIFY(!p->remainingFromInitial());
+                continue;
+            }
+            QVERIFY2(p->remainingFromInitial(), spec);
+            for (std::size_t i = 0; i < w.size(); ++i)
+                for (int g = 0; g <= w.requests[i].output_tokens; g += 7)
+                    QCOMPARE(p->remaining(ReqId(i), g), std::max(1.0, p->initial(ReqId(i)) - g));
+        }
+    }
+
     // Every policy, on random workloads with tight KV and few seats: each request ends
     // exactly once (finished with all its tokens), KV stays within capacity, no admission
     // is refused by the engine.
