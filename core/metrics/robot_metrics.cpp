@@ -8,9 +8,8 @@ namespace kairos {
 std::vector<RobotTask> robotTasks(const RunLog& log, const Workload& w) {
     // Tasks are requests with a plan or a TUF; a workload with neither (most traces) has
     // none, and a million requests' dispatch lists (24 bytes each) were a run's peak.
-    if (std::none_of(w.requests.begin(), w.requests.end(),
-                     [](const Request& r) { return !r.segments.empty() || r.tuf; }))
-        return {};
+    const auto isTask = [](const Request& r) { return !r.segments.empty() || r.tuf; };
+    if (std::none_of(w.requests.begin(), w.requests.end(), isTask)) return {};
     const std::size_t n = w.requests.size();
     std::vector<std::vector<double>> dispatch(n);
     std::vector<double> finish(n, RobotTask::kNaN);
@@ -31,7 +30,7 @@ std::vector<RobotTask> robotTasks(const RunLog& log, const Workload& w) {
     std::vector<RobotTask> out;
     for (std::size_t i = 0; i < n; ++i) {
         const Request& r = w.requests[i];
-        if (r.segments.empty() && !r.tuf) continue;
+        if (!isTask(r)) continue;
         RobotTask t;
         t.id = static_cast<ReqId>(i);
         t.cls = r.cls.empty() ? "default" : r.cls;

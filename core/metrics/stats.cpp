@@ -24,6 +24,26 @@ Stats noSamples(const std::vector<double>& qs) {
     for (double q : qs) st.percentiles.emplace_back(q, nan);
     return st;
 }
+
+// The 0-based rank just below percentile q of n sorted values.
+std::int64_t rankBelow(std::int64_t n, double q) {
+    return static_cast<std::int64_t>(std::floor(static_cast<double>(n - 1) * q / 100.0));
+}
+
+// The median and percentiles `qs` of n sorted values, the k-th given by at(k): linear
+// between the two nearest ranks.
+template <class At>
+void putPercentiles(Stats& st, std::int64_t n, const std::vector<double>& qs, At at) {
+    auto pct = [&](double q) {
+        const double h = static_cast<double>(n - 1) * q / 100.0;
+        const std::int64_t lo = rankBelow(n, q);
+        const double a = at(lo);
+        if (lo + 1 >= n) return a;
+        return a + (h - static_cast<double>(lo)) * (at(lo + 1) - a);
+    };
+    st.median = pct(50.0);
+    for (double q : qs) st.percentiles.emplace_back(q, pct(q));
+}
 } // namespace
 
 Stats describeWeighted(std::vector<std::pair<double, std::int64_t>> s,
@@ -48,19 +68,10 @@ Stats describeWeighted(std::vector<std::pair<double, std::int64_t>> s,
     std::vector<std::int64_t> cum(s.size());
     std::int64_t c = 0;
     for (std::size_t i = 0; i < s.size(); ++i) cum[i] = (c += s[i].second);
-    auto at = [&](std::int64_t k) {
+    putPercentiles(st, n, qs, [&](std::int64_t k) {
         const auto it = std::upper_bound(cum.begin(), cum.end(), k);
         return s[static_cast<std::size_t>(it - cum.begin())].first;
-    };
-    auto pct = [&](double q) {
-        const double h = static_cast<double>(n - 1) * q / 100.0;
-        const auto lo = static_cast<std::int64_t>(std::floor(h));
-        const double a = at(lo);
-        if (lo + 1 >= n) return a;
-        return a + (h - static_cast<double>(lo)) * (at(lo + 1) - a);
-    };
-    st.median = pct(50.0);
-    for (double q : qs) st.percentiles.emplace_back(q, pct(q));
+    });
     return st;
 }
 
@@ -87,9 +98,7 @@ Stats describe(std::vector<double> values, const std::vector<double>& qs) {
     asked.insert(asked.end(), qs.begin(), qs.end());
     std::vector<std::int64_t> at;
     for (double q : asked) {
-        const auto lo =
-            static_cast<std::int64_t>(std::floor(static_cast<double>(n - 1) * q / 100.0));
-        at.push_back(std::clamp<std::int64_t>(lo, 0, n - 1));
+        at.push_back(std::clamp<std::int64_t>(rankBelow(n, q), 0, n - 1));
         at.push_back(std::min<std::int64_t>(at.back() + 1, n - 1));
     }
     std::sort(at.begin(), at.end());
@@ -100,15 +109,7 @@ Stats describe(std::vector<double> values, const std::vector<double>& qs) {
         std::nth_element(from, it, values.end());
         from = it + 1;
     }
-    auto pct = [&](double q) {
-        const double h = static_cast<double>(n - 1) * q / 100.0;
-        const auto lo = static_cast<std::int64_t>(std::floor(h));
-        const double a = values[static_cast<std::size_t>(lo)];
-        if (lo + 1 >= n) return a;
-        return a + (h - static_cast<double>(lo)) * (values[static_cast<std::size_t>(lo + 1)] - a);
-    };
-    st.median = pct(50.0);
-    for (double q : qs) st.percentiles.emplace_back(q, pct(q));
+    putPercentiles(st, n, qs, [&](std::int64_t k) { return values[static_cast<std::size_t>(k)]; });
     return st;
 }
 

@@ -35,17 +35,13 @@ void PriorityScheduler::reset(const Workload& w) {
     waiting_.clear();
     suspended_.clear();
     if (pred_) pred_->reset(w);
-    preempt_below_.resize(w.requests.size());
+    initial_.resize(w.requests.size());
     for (std::size_t i = 0; i < w.requests.size(); ++i)
-        preempt_below_[i] = opt_.C * (opt_.key == PriorityOptions::Key::Deadline
-                                          ? double(w.requests[i].output_tokens)
-                                          : pred_->initial(static_cast<ReqId>(i)));
+        initial_[i] = opt_.key == PriorityOptions::Key::Deadline
+                          ? double(w.requests[i].output_tokens)
+                          : pred_->initial(static_cast<ReqId>(i));
     count_down_ =
         opt_.key == PriorityOptions::Key::PredictedRemaining && pred_->remainingFromInitial();
-    initial_.clear();
-    if (count_down_)
-        for (std::size_t i = 0; i < w.requests.size(); ++i)
-            initial_.push_back(pred_->initial(static_cast<ReqId>(i)));
 }
 
 const std::pair<double, ReqId>* PriorityScheduler::waitingFront(const EngineView& view) {
@@ -73,13 +69,12 @@ double PriorityScheduler::keyOf(const ReqState& s) const {
         return r.arrival + rel;
     }
     if (count_down_) // LengthPredictor::remaining's default
-        return std::max(1.0, initial_[static_cast<std::size_t>(s.id)] - s.generated);
+        return std::max(1.0, initialOf(s.id) - s.generated);
     return pred_->remaining(s.id, s.generated);
 }
 
-double PriorityScheduler::initialOf(const EngineView& view, ReqId id) const {
-    return opt_.key == PriorityOptions::Key::Deadline ? view.state(id).req->output_tokens
-                                                      : pred_->initial(id);
+double PriorityScheduler::initialOf(ReqId id) const {
+    return initial_[static_cast<std::size_t>(id)];
 }
 
 bool PriorityScheduler::preemptible(const EngineView& view, ReqId id) const {
@@ -89,7 +84,7 @@ bool PriorityScheduler::preemptible(const EngineView& view, ReqId id) const {
 bool PriorityScheduler::preemptibleState(const ReqState& s) const {
     if (opt_.C <= 0) return false;
     if (std::isinf(opt_.C)) return true;
-    return s.generated < preempt_below_[static_cast<std::size_t>(s.id)];
+    return s.generated < opt_.C * initialOf(s.id);
 }
 
 std::string PriorityScheduler::keyName() const {
@@ -208,7 +203,7 @@ void PriorityScheduler::schedule(const EngineView& view, Decision& out) {
             if (out.explain)
                 out.because(Act::Preempt, movable[j].id, RuleId::SprptDrop,
                             {double(view.state(movable[j].id).generated), opt_.C,
-                             initialOf(view, movable[j].id), movable[j].key, k},
+                             initialOf(movable[j].id), movable[j].key, k},
                             for_id);
             budget.addFree(view.kvFreedBy(movable[j].id));
         }
@@ -301,8 +296,7 @@ void PriorityScheduler::schedule(const EngineView& view, Decision& out) {
             if (out.explain)
                 out.because(Act::Suspend, movable[j].id, RuleId::SprptSuspend,
                             {double(view.state(movable[j].id).generated), opt_.C,
-                             initialOf(view, movable[j].id), movable[j].key,
-                             displaced_by[j].second},
+                             initialOf(movable[j].id), movable[j].key, displaced_by[j].second},
                             displaced_by[j].first);
             suspended_.emplace(movable[j].key, movable[j].id);
         }

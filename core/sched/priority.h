@@ -57,7 +57,7 @@ public:
 
 private:
     // r of Trail's a < C*r: the initial prediction (EDF: the output length).
-    double initialOf(const EngineView& view, ReqId id) const;
+    double initialOf(ReqId id) const;
     static constexpr int kLookAhead = 64; // tokens lookAhead reads ahead at most
     // The iterations until a refined prediction can change a decision (see schedule()).
     // Reads preemptible_now_, which schedule() filled at this decision.
@@ -65,13 +65,10 @@ private:
     std::vector<std::pair<double, ReqId>> preemptible_now_; // (key, id), reused per decision
     PriorityOptions opt_;
     std::shared_ptr<LengthPredictor> pred_;
-    // Per request: C x its initial prediction, the age below which it may be preempted
-    // (asked of every running request at every decision: a million-request run asks 150
-    // million times).
-    std::vector<double> preempt_below_;
-    // Per request: its initial prediction, when the predictor's remaining() is initial less
-    // what was generated (count_down_): the key is computed here, without two virtual calls
-    // per running request per decision.
+    // Per request: r of Trail's a < C*r (initialOf), kept at reset: asked of every running
+    // request at every decision (a million-request run asks 150 million times). When the
+    // predictor's remaining() is r less what was generated (count_down_), keys are computed
+    // from it too, without two virtual calls per running request per decision.
     std::vector<double> initial_;
     bool count_down_ = false;
     // key() and preemptible() of a state already looked up.

@@ -461,13 +461,11 @@ void Simulator::compose() {
     decode_kv_ = 0;
     growth1_ = 0;
     min_remaining_ = std::numeric_limits<std::int32_t>::max();
-    const std::int64_t bs = lim_.block_size;
     for (ReqId id : decoders_) {
         const ReqState& s = st_[static_cast<std::size_t>(id)];
         decode_kv_ += s.kv;
         min_remaining_ = std::min(min_remaining_, s.remaining());
-        // kvCost(kv + 1) - alloc: a block more when kv fills its blocks.
-        growth1_ += bs <= 1 ? 1 : (s.kv + 1 > s.alloc ? kvCost(s.kv + 1) - s.alloc : 0);
+        growth1_ += kvCost(s.kv + 1) - s.alloc; // growth(1), term by term
     }
 }
 
