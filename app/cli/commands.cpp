@@ -192,7 +192,11 @@ namespace {
 // commits once everything it writes has been staged.
 RunOutputs runSimulate(const SimulateArgs& a, OutputBatch& outputs) {
     const RunSpec spec = withCliFields(a, [&] { return specFromArgs(a); });
-    const RunContext ctx = app::runContext();
+    RunContext ctx = app::runContext();
+    // Nothing kept that no output asks for: the summary alone releases the event log as
+    // it reads it.
+    ctx.keep_log = a.keep_log || !a.runlog_out.empty() || !a.requests_csv.empty() ||
+                   !a.perfetto.empty() || !a.db.empty() || a.store;
     PreparedRun prep = withCliFields(a, [&] { return prepareRun(spec, ctx); });
     const Workload& w = *prep.workload;
     const DeviceProfile& prof = prep.profile;
@@ -559,6 +563,7 @@ void addReport(CLI::App& app) {
                   "metrics and charts against it");
     c->callback([a, rate] {
         a->rate_given = rate->count() > 0;
+        a->keep_log = true; // the report's charts and --compare read the events
         if ((!a->html.empty() || !a->pdf.empty()) && !reportWriter())
             throw std::invalid_argument(
                 "--html/--pdf: this kairos-cli was built without the GUI libraries "

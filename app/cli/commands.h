@@ -115,6 +115,9 @@ struct SimulateArgs {
     std::string spec_file, save_spec; // --spec: run this RunSpec; --save-spec: write it
     bool reference_policy = false;    // report --compare's run: `policy` replaces the spec's
     bool store = false;
+    // The caller reads the run's events after runSimulate (report: its charts, --compare);
+    // otherwise only the outputs asked for keep them (RunContext::keep_log).
+    bool keep_log = false;
     std::int64_t exec_model = 0; // a stored ETE or ALA model instead of the profile's
     std::string exec_config;     // an ALA model's configuration
     bool live = false;           // kairos-cli live: run on a real model

@@ -72,6 +72,7 @@ std::vector<double> decodeEnds(const RunLog& log) {
     if (log.fleet())
         throw std::invalid_argument("decodeEnds: a fleet's log has one stream of iterations per "
                                     "replica (replicaLog)");
+    if (log.iter_digest.on) return log.iter_digest.decode_ends;
     std::vector<double> e;
     std::int64_t n = 0;
     for (const IterSpan& s : log.iters)
@@ -193,7 +194,9 @@ std::vector<std::pair<double, std::int64_t>> interTokenLatencies(const RunLog& l
         }
         return all;
     }
-    const std::vector<double> ends = decodeEnds(log);
+    std::vector<double> computed; // a digest has them already
+    if (!log.iter_digest.on) computed = decodeEnds(log);
+    const std::vector<double>& ends = log.iter_digest.on ? log.iter_digest.decode_ends : computed;
     std::vector<std::int64_t> diff = hugeFilled<std::int64_t>(ends.size() + 1, 0);
     std::vector<std::pair<double, std::int64_t>> out;
     out.reserve(static_cast<std::size_t>(log.num_requests) + ends.size());

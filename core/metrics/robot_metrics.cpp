@@ -33,9 +33,9 @@ std::vector<RobotTask> robotTasks(const RunLog& log, const Workload& w) {
         if (!isTask(r)) continue;
         RobotTask t;
         t.id = static_cast<ReqId>(i);
-        t.cls = r.cls.empty() ? "default" : r.cls;
+        t.cls = r.cls.empty() ? std::string("default") : r.cls.str();
         const std::vector<Segment> segs =
-            r.segments.empty() ? std::vector<Segment>{{r.output_tokens, 0.0}} : r.segments;
+            r.segments.empty() ? std::vector<Segment>{{r.output_tokens, 0.0}} : r.segments.get();
         t.segments = static_cast<int>(segs.size());
         const Tuf tuf = r.tuf ? *r.tuf : Tuf{};
         t.max_utility = tuf.beta;

@@ -16,6 +16,8 @@ struct Stats {
 };
 
 Stats describe(std::vector<double> values, const std::vector<double>& qs);
+// The same, reordering `values` in place (no copy; for a caller that reuses the buffer).
+Stats describeInPlace(std::vector<double>& values, const std::vector<double>& qs);
 
 // Two-sided 95 % quantile of Student's t with `df` degrees of freedom (df >= 1; 1.96
 // beyond 30).

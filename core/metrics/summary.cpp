@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <stdexcept>
@@ -116,26 +117,73 @@ std::string percentileKey(double q) {
 }
 
 namespace {
-Summary summarizeWith(const RunLog& log, const std::vector<RequestMetrics>& reqs,
-                      const SummaryOptions& opt, LoadReport* load);
-} // namespace
+// What the summary reads from the iteration records.
+struct IterTotals {
+    std::int64_t kv_peak = 0, iterations = 0, stretches = 0;
+};
+IterTotals iterTotals(const RunLog& log) {
+    if (log.iter_digest.on)
+        return {log.iter_digest.kv_peak, log.iter_digest.iterations, log.iter_digest.stretches};
+    IterTotals t;
+    for (const auto& sp : log.iters) {
+        t.kv_peak = std::max(t.kv_peak, sp.kvPeak());
+        t.iterations += sp.n;
+    }
+    t.stretches = static_cast<std::int64_t>(log.iters.size());
+    return t;
+}
 
-Summary summarize(const RunLog& log, const SummaryOptions& opt) {
-    // What reads the log alone first, the inter-token latencies and the load: their
-    // buffers are gone before the per-request table is built, which lowers a
-    // million-request run's peak memory by their size.
+// What summarize() computes from the log before the per-request table.
+struct Early {
     Stats itl;
+    LoadReport load;
+    IterTotals iters;
+    std::optional<std::vector<RobotClassSummary>> robot; // set: computed (maybe empty)
+};
+
+Summary summarizeWith(const RunLog& log, const std::vector<RequestMetrics>& reqs,
+                      const SummaryOptions& opt, Early* early);
+
+// Reads the log alone first, the inter-token latencies, the iteration totals and the
+// load: their buffers are gone before the per-request table is built, which lowers a
+// million-request run's peak memory by their size. `release` (null, or the log itself):
+// emptied of its iterations, then of its events, as soon as nothing more reads them.
+Summary summarizeLog(const RunLog& log, RunLog* release, const SummaryOptions& opt) {
+    // A fleet's per-replica rows re-read the events; keep them.
+    if (log.fleet()) release = nullptr;
+    Early early;
     if (opt.itl) {
         auto gaps = interTokenLatencies(log);
         for (auto& p : gaps) p.first *= 1e3;
-        itl = describeWeighted(std::move(gaps), opt.percentiles);
+        early.itl = describeWeighted(std::move(gaps), opt.percentiles);
     }
-    LoadReport load = loadOf(log);
+    early.iters = iterTotals(log);
+    if (release) {
+        std::vector<IterSpan>().swap(release->iters);
+        std::vector<double>().swap(release->iter_digest.decode_ends);
+    }
+    early.load = loadOf(log);
+    if (opt.workload && release) {
+        const auto tasks = robotTasks(log, *opt.workload);
+        early.robot.emplace();
+        if (!tasks.empty()) *early.robot = summarizeRobotTasks(tasks);
+    }
     SummaryOptions rest = opt;
     rest.itl = false;
-    Summary s = summarizeWith(log, perRequest(log), rest, &load);
-    if (opt.itl) s.itl_ms = std::move(itl);
+    std::vector<RequestMetrics> reqs = perRequest(log);
+    if (release) std::vector<Event>().swap(release->events);
+    Summary s = summarizeWith(log, reqs, rest, &early);
+    if (opt.itl) s.itl_ms = std::move(early.itl);
     return s;
+}
+} // namespace
+
+Summary summarize(const RunLog& log, const SummaryOptions& opt) {
+    return summarizeLog(log, nullptr, opt);
+}
+
+Summary summarizeReleasing(RunLog& log, const SummaryOptions& opt) {
+    return summarizeLog(log, &log, opt);
 }
 
 Summary summarize(const RunLog& log, const std::vector<RequestMetrics>& reqs,
@@ -144,9 +192,9 @@ Summary summarize(const RunLog& log, const std::vector<RequestMetrics>& reqs,
 }
 
 namespace {
-// `load`: the run's load, computed already (else computed here).
+// `early`: what summarizeLog computed from the log already (else computed here).
 Summary summarizeWith(const RunLog& log, const std::vector<RequestMetrics>& reqs,
-                      const SummaryOptions& opt, LoadReport* load) {
+                      const SummaryOptions& opt, Early* early) {
     Summary s;
     s.workload = log.workload;
     s.policy = log.policy;
@@ -156,11 +204,6 @@ Summary summarizeWith(const RunLog& log, const std::vector<RequestMetrics>& reqs
     s.sim_wall_ms = log.sim_wall_ms;
     s.percentiles = opt.percentiles;
     s.warnings = log.warnings;
-    std::vector<double> ttft, tpot, e2el, queue;
-    for (auto* v : {&ttft, &tpot, &e2el, &queue}) {
-        v->reserve(reqs.size());
-        adviseHugePages(*v); // model/huge_pages.h
-    }
     double t_first = std::numeric_limits<double>::infinity(), t_last = -t_first;
     std::int64_t prefilled_with_budget = 0;
     std::map<std::string, std::int64_t> killed_by;
@@ -178,7 +221,6 @@ Summary summarizeWith(const RunLog& log, const std::vector<RequestMetrics>& reqs
             ++killed_by[killCauseName(r.kill_cause)];
         }
         if (!r.started() && !r.finished) ++s.never_started;
-        if (!std::isnan(r.queue_delay)) queue.push_back(r.queue_delay * 1e3);
         if (!std::isnan(r.budget)) {
             ++s.budget_requests;
             const bool ok = r.inBudget();
@@ -193,10 +235,6 @@ Summary summarizeWith(const RunLog& log, const std::vector<RequestMetrics>& reqs
         ++s.completed;
         s.total_input_tokens += r.prompt_tokens;
         s.total_output_tokens += r.output_tokens;
-        ttft.push_back(r.ttft() * 1e3);
-        e2el.push_back(r.e2el() * 1e3);
-        const double tp = r.tpot();
-        if (!std::isnan(tp)) tpot.push_back(tp * 1e3);
         const GoodputSlo& g = opt.goodput;
         if (g.any()) {
             if (g.meets(r)) ++s.good_requests;
@@ -214,26 +252,43 @@ Summary summarizeWith(const RunLog& log, const std::vector<RequestMetrics>& reqs
     s.output_throughput = s.total_output_tokens / d;
     s.total_token_throughput = (s.total_input_tokens + s.total_output_tokens) / d;
     if (opt.goodput.any()) s.request_goodput = s.good_requests / d;
-    s.ttft_ms = describe(std::move(ttft), opt.percentiles);
-    s.tpot_ms = describe(std::move(tpot), opt.percentiles);
-    s.e2el_ms = describe(std::move(e2el), opt.percentiles);
-    s.queue_ms = describe(std::move(queue), opt.percentiles);
+    // The four latency samples one after the other in one buffer, in request order (a
+    // million-request summary holds one of them at a time, not four).
+    {
+        std::vector<double> buf;
+        buf.reserve(reqs.size());
+        adviseHugePages(buf); // model/huge_pages.h
+        const auto sample = [&](Stats& out, auto&& value) {
+            buf.clear();
+            for (const auto& r : reqs) {
+                const double v = value(r); // NaN: not in the sample
+                if (!std::isnan(v)) buf.push_back(v * 1e3);
+            }
+            out = describeInPlace(buf, opt.percentiles);
+        };
+        constexpr double kSkip = std::numeric_limits<double>::quiet_NaN();
+        sample(s.ttft_ms, [&](const RequestMetrics& r) { return r.finished ? r.ttft() : kSkip; });
+        sample(s.tpot_ms, [&](const RequestMetrics& r) { return r.finished ? r.tpot() : kSkip; });
+        sample(s.e2el_ms, [&](const RequestMetrics& r) { return r.finished ? r.e2el() : kSkip; });
+        sample(s.queue_ms, [](const RequestMetrics& r) { return r.queue_delay; });
+    }
     if (opt.itl) {
         auto itl = interTokenLatencies(log);
         for (auto& p : itl) p.first *= 1e3;
         s.itl_ms = describeWeighted(std::move(itl), opt.percentiles);
     }
-    for (const auto& sp : log.iters) {
-        s.kv_peak_tokens = std::max(s.kv_peak_tokens, sp.kvPeak());
-        s.iterations += sp.n;
-    }
-    s.stretches = static_cast<std::int64_t>(log.iters.size());
+    const IterTotals it = early ? early->iters : iterTotals(log);
+    s.kv_peak_tokens = it.kv_peak;
+    s.iterations = it.iterations;
+    s.stretches = it.stretches;
     s.prefix_caching = log.prefix_caching;
     s.prefix_cache_evictions = log.cache_evictions;
     s.prefix_cache_hit_rate =
         all_prompt_tokens > 0 ? double(s.prefix_cached_tokens) / double(all_prompt_tokens) : 0.0;
-    s.load = load ? std::move(*load) : loadOf(log);
-    if (opt.workload) {
+    s.load = early ? std::move(early->load) : loadOf(log);
+    if (early && early->robot) {
+        s.robot = std::move(*early->robot);
+    } else if (opt.workload) {
         const auto tasks = robotTasks(log, *opt.workload);
         if (!tasks.empty()) s.robot = summarizeRobotTasks(tasks);
     }

@@ -116,6 +116,11 @@ Summary summarize(const RunLog& log, const SummaryOptions& opt = {});
 // The same from per-request metrics already computed from `log` (perRequest(log)).
 Summary summarize(const RunLog& log, const std::vector<RequestMetrics>& per_request,
                   const SummaryOptions& opt = {});
+// summarize(log, opt) for a caller that keeps only the summary: the log's iterations and
+// then its events are released as soon as the summary has read them, so that a
+// million-request run never holds them beside the per-request table. The log keeps its
+// header, warnings and explain record. The same summary as summarize(log, opt).
+Summary summarizeReleasing(RunLog& log, const SummaryOptions& opt = {});
 
 // vLLM's key for a percentile: 99 -> "p99", 99.9 -> "p99.9".
 std::string percentileKey(double q);

@@ -43,6 +43,7 @@ const char* killCauseName(KillCause c) {
 }
 
 std::int64_t RunLog::totalIterations() const {
+    if (iter_digest.on) return iter_digest.iterations;
     std::int64_t n = 0;
     for (const auto& s : iters) n += s.n;
     return n;

@@ -119,6 +119,17 @@ struct RunLog {
     std::string router;
     std::vector<std::int16_t> replica_of;   // per request
     std::vector<std::int16_t> iter_replica; // per iteration record
+    // A run that kept no iteration records (Simulator::recordIterations(false), for a caller
+    // that wants the summary alone: a million-request run's records are 72 MB) has `iters`
+    // empty and this digest of them instead, what the summary reads from them. Off (and
+    // empty) in every other log; no export reads a digest.
+    struct IterDigest {
+        bool on = false;
+        std::int64_t kv_peak = 0;    // max over the records of kvPeak()
+        std::int64_t iterations = 0; // sum of n
+        std::int64_t stretches = 0;  // records
+        std::vector<double> decode_ends; // what decodeEnds() gives from the records
+    } iter_digest;
 
     std::int64_t totalIterations() const;
     bool fleet() const { return replicas > 1; }

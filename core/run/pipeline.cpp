@@ -246,7 +246,7 @@ RunResult executeRun(const PreparedRun& p, const RunContext& ctx, LiveBackend* l
     r.log = simulatePrepared(p, ctx, live, &r.policy);
     SummaryOptions so = p.summary;
     so.workload = p.workload.get();
-    r.summary = summarize(r.log, so);
+    r.summary = ctx.keep_log ? summarize(r.log, so) : summarizeReleasing(r.log, so);
     return r;
 }
 
@@ -276,6 +276,7 @@ RunLog simulatePrepared(const PreparedRun& p, const RunContext& ctx, LiveBackend
     engine.setCancelFlag(ctx.cancel);
     engine.setProgress(ctx.progress);
     engine.explain(p.spec.record.explain);
+    engine.recordIterations(ctx.keep_log); // else only what the summary reads
     RunLog log = engine.run();
     if (live_iterations) *live_iterations = engine.liveIterations();
     for (const auto& w : p.model_warnings) log.warnings.push_back(w);

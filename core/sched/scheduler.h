@@ -86,30 +86,31 @@ private:
 };
 
 // What the engine knows about one request. Owned by the engine; schedulers only read it.
+// 64 bytes (a million-request run holds one per request while it simulates); what the run
+// log records (admission, first token) is not kept here twice.
 struct ReqState {
     const Request* req = nullptr;
-    ReqId id = -1; // its index in the workload
-    Phase phase = Phase::Pending;
-    std::int32_t generated = 0;      // tokens emitted so far (kept across preemptions)
-    std::int32_t prefill_target = 0; // context tokens the current prefill computes
-    std::int32_t prefilled = 0;      // of prefill_target, done so far
     std::int64_t kv = 0;             // KV tokens held (logical)
     std::int64_t alloc = 0;          // KV tokens allocated (kv rounded up to whole blocks)
     double alpha = 0.0;              // KV eviction ratio applied to the prompt after prefill
-    double first_admit = std::numeric_limits<double>::quiet_NaN();
-    double first_token = std::numeric_limits<double>::quiet_NaN();
-    double last_token = std::numeric_limits<double>::quiet_NaN();
+    ReqId id = -1;                   // its index in the workload
+    std::int32_t generated = 0;      // tokens emitted so far (kept across preemptions)
+    std::int32_t prefill_target = 0; // context tokens the current prefill computes
+    std::int32_t prefilled = 0;      // of prefill_target, done so far
     std::int32_t preemptions = 0;
     std::int32_t suspensions = 0;
     // Of the current (re)admission's context, the leading tokens found in the prefix cache:
     // not computed (prefill_target leaves them out) and not allocated again.
     std::int32_t cached = 0;
+    Phase phase = Phase::Pending;
+    bool admitted = false; // the scheduler has taken it in at least once
 
     bool needsPrefill() const { return prefilled < prefill_target; }
     std::int32_t remaining() const { return req->output_tokens - generated; }
     // Context to recompute on (re)admission: the prompt and every token generated so far.
     std::int32_t context() const { return req->prompt_tokens + generated; }
 };
+static_assert(sizeof(ReqState) == 64, "ReqState stays compact");
 
 struct EngineLimits {
     std::int64_t kv_capacity_tokens = 0;

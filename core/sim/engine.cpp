@@ -312,8 +312,8 @@ void Simulator::doAdmit(ReqId id) {
         return;
     }
     removeWaiting(id);
-    const bool first = std::isnan(s.first_admit);
-    if (first) s.first_admit = now_;
+    const bool first = !s.admitted;
+    s.admitted = true;
     log(now_, id, first ? Ev::Admit : Ev::Resume, s.generated);
     s.phase = Phase::Running;
     s.cached = hit.blocks * lim_.block_size;
@@ -644,7 +644,16 @@ void Simulator::runIteration() {
             std::to_string(shape.prefill_seqs) + " prefill(s) and " +
             std::to_string(shape.decode_seqs) + " decode(s) at t = " + std::to_string(sp.t0) +
             " s a duration of " + std::to_string(sp.d0) + " s, which does not advance the clock");
-    log_.iters.push_back(sp);
+    if (record_iters_) {
+        log_.iters.push_back(sp);
+    } else { // the digest: what the summary would read from the record (RunLog::IterDigest)
+        auto& d = log_.iter_digest;
+        d.kv_peak = std::max(d.kv_peak, sp.kvPeak());
+        d.iterations += sp.n;
+        ++d.stretches;
+        if (sp.decode_seqs > 0)
+            for (std::int64_t j = 0; j < sp.n; ++j) d.decode_ends.push_back(sp.end(j));
+    }
     last_iter_s_ = sp.n == 1 ? sp.tEnd() - sp.t0 : sp.end(sp.n - 1) - sp.end(sp.n - 2);
 
     for (const Chunk& c : chunks_)
@@ -675,21 +684,16 @@ void Simulator::runIteration() {
             if (kept < prompt) cache_->release(c.id, -1);
         }
         setKv(s, kept + s.generated);
-        s.last_token = t_end;
         if (s.alpha > 0)
             log(t_end, c.id, Ev::Evict, static_cast<std::int32_t>(std::lround(s.alpha * 1e4)));
         log(t_end, c.id, Ev::PrefillEnd, s.generated);
-        if (s.generated == 1) {
-            s.first_token = t_end;
-            log(t_end, c.id, Ev::FirstToken, 1);
-        }
+        if (s.generated == 1) log(t_end, c.id, Ev::FirstToken, 1);
         if (done(c.id, s)) finished_now_.push_back(c.id);
     }
     for (ReqId id : decoders_) {
         ReqState& s = st(id);
         s.generated += sp.n;
         setKv(s, s.kv + sp.n);
-        s.last_token = t_end;
         if (done(id, s)) finished_now_.push_back(id);
     }
     now_ = t_end;
@@ -722,8 +726,14 @@ void Simulator::start() {
     // address space, not memory, and spares the copy of a full log when one grows.
     log_.events.reserve(w_.requests.size() * 8);
     adviseHugePages(log_.events);
-    log_.iters.reserve(w_.requests.size() + w_.requests.size() / 4);
-    adviseHugePages(log_.iters);
+    if (record_iters_) {
+        log_.iters.reserve(w_.requests.size() + w_.requests.size() / 4);
+        adviseHugePages(log_.iters);
+    } else {
+        log_.iter_digest.on = true;
+        log_.iter_digest.decode_ends.reserve(w_.requests.size() + w_.requests.size() / 4);
+        adviseHugePages(log_.iter_digest.decode_ends);
+    }
     sched_.reset(w_);
     if (explain_) {
         log_.explain.on = true;

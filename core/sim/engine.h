@@ -138,6 +138,9 @@ public:
     // Record every decision with its reason, the calls and the per-request state the
     // policy decides on (RunLog::explain; model/explain.h). Off: nothing extra is built.
     void explain(bool on) { explain_ = on; }
+    // false: keep no iteration records, only their digest (RunLog::IterDigest), for a
+    // caller that wants the summary alone. Before run().
+    void recordIterations(bool on) { record_iters_ = on; }
     // For front ends: `cancel` is polled between iterations (run() then throws
     // SimulationCancelled); `progress` receives the fraction of requests done.
     void setCancelFlag(const std::atomic<bool>* cancel) { cancel_ = cancel; }
@@ -261,6 +264,7 @@ private:
     long idle_rounds_ = 0; // decisions in a row that changed state but started nothing
     std::int64_t too_big_ = 0, too_big_need_ = 0; // requests killed for their size
     bool explain_ = false;
+    bool record_iters_ = true;
     bool running_vary_ = false, waiting_vary_ = false; // sched_'s, when explaining
     std::vector<std::int64_t> last_insight_;           // per request: its latest sample, -1: none
     std::vector<char> why_used_;                       // reasons of this decision already matched

@@ -12,7 +12,7 @@ namespace kairos {
 
 namespace {
 
-constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr double kForever = std::numeric_limits<double>::infinity();
 
 // The replica minimising `score` (ties to the lowest index).
 template <class F> int argmin(int n, F&& score) {
@@ -49,7 +49,7 @@ public:
         const auto& reqs = run_.workload->requests;
         std::vector<std::int16_t> replica_of(reqs.size(), 0);
         for (auto& s : sims_) s->start();
-        double at = -kInf;
+        double at = -kForever;
         for (std::size_t k = 0; k < reqs.size(); ++k) {
             const double t = reqs[k].arrival;
             if (t != at) { // every replica to its first boundary at or after t
@@ -69,8 +69,8 @@ public:
         std::vector<RunLog> logs;
         logs.reserve(sims_.size());
         for (auto& s : sims_) {
-            s->setFleetNext(kInf);
-            s->advance(kInf);
+            s->setFleetNext(kForever);
+            s->advance(kForever);
             logs.push_back(s->finish());
         }
         RunLog out = merge(std::move(logs), std::move(replica_of));
