@@ -3,6 +3,7 @@
 #include "sched/admission.h"
 
 #include <algorithm>
+#include <cassert>
 #include <cmath>
 #include <cstdio>
 #include <functional>
@@ -42,6 +43,8 @@ void PriorityScheduler::reset(const Workload& w) {
                           : pred_->initial(static_cast<ReqId>(i));
     count_down_ =
         opt_.key == PriorityOptions::Key::PredictedRemaining && pred_->remainingFromInitial();
+    keys_fall_ = count_down_ || opt_.key == PriorityOptions::Key::Deadline;
+    running_bound_ = INFINITY;
 }
 
 const std::pair<double, ReqId>* PriorityScheduler::waitingFront(const EngineView& view) {
@@ -147,11 +150,24 @@ void PriorityScheduler::schedule(const EngineView& view, Decision& out) {
     if (auto u = suspendedFront(); u != suspended_.end()) best = std::min(best, u->first);
     // Running requests that may be preempted, with their keys (lookAhead reads them too);
     // the others keep their seats.
+    // (lookAhead reads preemptible_now_ when predictions are refined: never skipped then.)
     preemptible_now_.clear();
-    for (ReqId id : view.running()) {
-        const ReqState& s = view.state(id);
-        if (preemptibleState(s)) preemptible_now_.emplace_back(keyOf(s), id);
+    if (!(keys_fall_ && out.hold == INT_MAX && running_bound_ <= best)) {
+        double bound = -INFINITY;
+        for (ReqId id : view.running()) {
+            const ReqState& s = view.state(id);
+            if (!preemptibleState(s)) continue;
+            const double k = keyOf(s);
+            preemptible_now_.emplace_back(k, id);
+            bound = std::max(bound, k);
+        }
+        running_bound_ = bound;
     }
+#ifndef NDEBUG
+    else // skipped: a scan would have found no running request ranked after `best`
+        for (ReqId id : view.running())
+            assert(!preemptibleState(view.state(id)) || keyOf(view.state(id)) <= best);
+#endif
     std::vector<Cand>& movable = movable_; // those ranked after the best waiting or suspended one
     movable.clear();
     for (const auto& [k, id] : preemptible_now_)
@@ -250,6 +266,7 @@ void PriorityScheduler::schedule(const EngineView& view, Decision& out) {
                 break;
             }
             out.resume.push_back(si->second);
+            running_bound_ = std::max(running_bound_, ks);
             if (out.explain)
                 out.because(Act::Resume, si->second, RuleId::RankResume, {ks, double(free_seats)});
             suspended_.erase(si);
@@ -282,6 +299,7 @@ void PriorityScheduler::schedule(const EngineView& view, Decision& out) {
             break;
         }
         out.admit.push_back(id);
+        running_bound_ = std::max(running_bound_, k);
         if (out.explain)
             out.because(Act::Admit, id, RuleId::RankAdmit,
                         {k, double(budget.lastNeed()), double(budget.lastFree())});
