@@ -44,6 +44,21 @@ void putPercentiles(Stats& st, std::int64_t n, const std::vector<double>& qs, At
     st.median = pct(50.0);
     for (double q : qs) st.percentiles.emplace_back(q, pct(q));
 }
+
+// The 0-based ranks putPercentiles reads for the median and `qs` over n values, ascending
+// and distinct (the two nearest ranks of each).
+std::vector<std::int64_t> ranksAsked(std::int64_t n, const std::vector<double>& qs) {
+    std::vector<double> asked{50.0};
+    asked.insert(asked.end(), qs.begin(), qs.end());
+    std::vector<std::int64_t> at;
+    for (double q : asked) {
+        at.push_back(std::clamp<std::int64_t>(rankBelow(n, q), 0, n - 1));
+        at.push_back(std::min<std::int64_t>(at.back() + 1, n - 1));
+    }
+    std::sort(at.begin(), at.end());
+    at.erase(std::unique(at.begin(), at.end()), at.end());
+    return at;
+}
 } // namespace
 
 namespace {
@@ -120,15 +135,7 @@ Stats describeWeighted(std::vector<std::pair<double, std::int64_t>> s,
     long double ss = 0;
     for (const auto& [v, w] : s) ss += static_cast<long double>(v - st.mean) * (v - st.mean) * w;
     st.std = std::sqrt(static_cast<double>(ss / n));
-    std::vector<double> asked{50.0};
-    asked.insert(asked.end(), qs.begin(), qs.end());
-    std::vector<std::int64_t> at;
-    for (double q : asked) {
-        at.push_back(std::clamp<std::int64_t>(rankBelow(n, q), 0, n - 1));
-        at.push_back(std::min<std::int64_t>(at.back() + 1, n - 1));
-    }
-    std::sort(at.begin(), at.end());
-    at.erase(std::unique(at.begin(), at.end()), at.end());
+    const std::vector<std::int64_t> at = ranksAsked(n, qs);
     std::vector<double> value(at.size());
     std::size_t lo = 0;
     std::int64_t base = 0;
@@ -163,15 +170,7 @@ Stats describeInPlace(std::vector<double>& values, const std::vector<double>& qs
     // The elements at 0-based index lo and lo + 1 of the sorted sample, for each asked
     // percentile; selected in ascending order of index, each within what is right of the
     // last (nth_element leaves the larger elements there).
-    std::vector<double> asked{50.0};
-    asked.insert(asked.end(), qs.begin(), qs.end());
-    std::vector<std::int64_t> at;
-    for (double q : asked) {
-        at.push_back(std::clamp<std::int64_t>(rankBelow(n, q), 0, n - 1));
-        at.push_back(std::min<std::int64_t>(at.back() + 1, n - 1));
-    }
-    std::sort(at.begin(), at.end());
-    at.erase(std::unique(at.begin(), at.end()), at.end());
+    const std::vector<std::int64_t> at = ranksAsked(n, qs);
     auto from = values.begin();
     for (const std::int64_t k : at) {
         const auto it = values.begin() + k;

@@ -26,6 +26,23 @@
 using namespace kairos;
 
 namespace {
+// The workloads of the property tests over every policy: for an odd seed the chat trace
+// `chat` (its arrivals drawn with the seed) with time budgets, so that TimeBill kills some;
+// for an even seed TimelyLLM's wid3 robot workload of `robot_s` seconds (plans, TUFs).
+Workload chatOrRobot(std::uint64_t seed, GenerateSpec chat, double robot_s) {
+    if (seed % 2) {
+        chat.arrivals.seed = seed;
+        Workload w = generateWorkload(chat);
+        for (auto& r : w.requests) r.budget_s = 0.5 + 0.01 * double(r.id % 50);
+        return w;
+    }
+    RobotWorkloadSpec spec = RobotWorkloadSpec::preset_("wid3");
+    spec.seed = seed;
+    spec.agents = std::max(6, spec.max_tasks_per_event);
+    spec.duration_s = robot_s;
+    return generateRobotWorkload(spec, {});
+}
+
 // A run log by hand: per request (arrival, first token, end, output tokens, how it ended).
 struct R {
     double arrival, first, end;
@@ -79,24 +96,12 @@ private slots:
         for (std::uint64_t seed = 1; seed <= 3; ++seed)
             for (const PolicySpec& ps : policySpecs()) {
                 if (!ps.general) continue;
-                Workload w;
-                if (seed % 2) {
-                    GenerateSpec g;
-                    g.count = 120;
-                    g.arrivals.rate = 4.0 * double(seed);
-                    g.arrivals.seed = seed;
-                    g.prompt = LengthDist::parse("lognormal:200,1.0,max=2000");
-                    g.output = LengthDist::parse("lognormal:80,1.0,max=800");
-                    w = generateWorkload(g);
-                    // Budgets, so TimeBill kills some.
-                    for (auto& r : w.requests) r.budget_s = 0.5 + 0.01 * double(r.id % 50);
-                } else {
-                    RobotWorkloadSpec spec = RobotWorkloadSpec::preset_("wid3");
-                    spec.seed = seed;
-                    spec.agents = std::max(6, spec.max_tasks_per_event);
-                    spec.duration_s = 20;
-                    w = generateRobotWorkload(spec, {});
-                }
+                GenerateSpec g;
+                g.count = 120;
+                g.arrivals.rate = 4.0 * double(seed);
+                g.prompt = LengthDist::parse("lognormal:200,1.0,max=2000");
+                g.output = LengthDist::parse("lognormal:80,1.0,max=800");
+                const Workload w = chatOrRobot(seed, g, 20);
                 EngineLimits lim;
                 lim.kv_capacity_tokens = 6000;
                 lim.max_num_seqs = 8;
@@ -215,31 +220,20 @@ private slots:
         for (std::uint64_t seed = 1; seed <= 3; ++seed)
             for (const PolicySpec& ps : policySpecs()) {
                 if (!ps.general) continue;
-                Workload w;
+                GenerateSpec g;
+                g.count = 150;
+                g.arrivals.rate = 6.0 * double(seed);
+                g.prompt = LengthDist::parse("lognormal:200,1.0,max=1500");
+                g.output = LengthDist::parse("lognormal:60,1.0,max=400");
+                g.system_prompt_tokens = 300;
+                g.turns = 3;
+                g.think_s = 2;
+                const Workload w = chatOrRobot(seed, g, 240);
                 EngineLimits lim;
                 lim.kv_capacity_tokens = 6000;
                 lim.max_num_seqs = 8;
-                lim.block_size = seed == 2 ? 1 : 16;
-                if (seed % 2) {
-                    GenerateSpec g;
-                    g.count = 150;
-                    g.arrivals.rate = 6.0 * double(seed);
-                    g.arrivals.seed = seed;
-                    g.prompt = LengthDist::parse("lognormal:200,1.0,max=1500");
-                    g.output = LengthDist::parse("lognormal:60,1.0,max=400");
-                    g.system_prompt_tokens = 300;
-                    g.turns = 3;
-                    g.think_s = 2;
-                    w = generateWorkload(g);
-                    for (auto& r : w.requests) r.budget_s = 0.5 + 0.01 * double(r.id % 50);
-                    lim.prefix_caching = true;
-                } else {
-                    RobotWorkloadSpec spec = RobotWorkloadSpec::preset_("wid3");
-                    spec.seed = seed;
-                    spec.agents = std::max(6, spec.max_tasks_per_event);
-                    spec.duration_s = 240;
-                    w = generateRobotWorkload(spec, {});
-                }
+                lim.prefix_caching = seed % 2 == 1; // the conversations share prefixes
+                lim.block_size = lim.prefix_caching ? 16 : 1;
                 QVERIFY(!w.empty());
                 const auto model = EteModel(EteParams{0.01, 1e-4, 0, 0.02, 1e-4, 1e-7});
                 const std::string where = ps.name + " seed " + std::to_string(seed);
