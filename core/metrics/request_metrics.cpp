@@ -79,9 +79,7 @@ std::vector<double> decodeEnds(const RunLog& log) {
         if (s.decode_seqs > 0) n += s.n;
     e.reserve(static_cast<std::size_t>(n));
     adviseHugePages(e);
-    for (const IterSpan& s : log.iters)
-        if (s.decode_seqs > 0)
-            for (std::int64_t j = 0; j < s.n; ++j) e.push_back(s.end(j));
+    for (const IterSpan& s : log.iters) s.appendDecodeEnds(e);
     return e;
 }
 

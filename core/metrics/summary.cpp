@@ -12,7 +12,6 @@
 #include <cstdio>
 #include <fstream>
 #include <map>
-#include <optional>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <stdexcept>
@@ -117,20 +116,11 @@ std::string percentileKey(double q) {
 }
 
 namespace {
-// What the summary reads from the iteration records.
-struct IterTotals {
-    std::int64_t kv_peak = 0, iterations = 0, stretches = 0;
-};
-IterTotals iterTotals(const RunLog& log) {
-    if (log.iter_digest.on)
-        return {log.iter_digest.kv_peak, log.iter_digest.iterations, log.iter_digest.stretches};
-    IterTotals t;
-    for (const auto& sp : log.iters) {
-        t.kv_peak = std::max(t.kv_peak, sp.kvPeak());
-        t.iterations += sp.n;
-    }
-    t.stretches = static_cast<std::int64_t>(log.iters.size());
-    return t;
+// The inter-token latencies in milliseconds.
+Stats itlStats(const RunLog& log, const std::vector<double>& percentiles) {
+    auto gaps = interTokenLatencies(log);
+    for (auto& p : gaps) p.first *= 1e3;
+    return describeWeighted(std::move(gaps), percentiles);
 }
 
 // What summarize() computes from the log before the per-request table.
@@ -138,7 +128,7 @@ struct Early {
     Stats itl;
     LoadReport load;
     IterTotals iters;
-    std::optional<std::vector<RobotClassSummary>> robot; // set: computed (maybe empty)
+    std::vector<RobotClassSummary> robot;
 };
 
 Summary summarizeWith(const RunLog& log, const std::vector<RequestMetrics>& reqs,
@@ -152,21 +142,16 @@ Summary summarizeLog(const RunLog& log, RunLog* release, const SummaryOptions& o
     // A fleet's per-replica rows re-read the events; keep them.
     if (log.fleet()) release = nullptr;
     Early early;
-    if (opt.itl) {
-        auto gaps = interTokenLatencies(log);
-        for (auto& p : gaps) p.first *= 1e3;
-        early.itl = describeWeighted(std::move(gaps), opt.percentiles);
-    }
-    early.iters = iterTotals(log);
+    if (opt.itl) early.itl = itlStats(log, opt.percentiles);
+    early.iters = log.iterTotals();
     if (release) {
         std::vector<IterSpan>().swap(release->iters);
         std::vector<double>().swap(release->iter_digest.decode_ends);
     }
     early.load = loadOf(log);
-    if (opt.workload && release) {
+    if (opt.workload) {
         const auto tasks = robotTasks(log, *opt.workload);
-        early.robot.emplace();
-        if (!tasks.empty()) *early.robot = summarizeRobotTasks(tasks);
+        if (!tasks.empty()) early.robot = summarizeRobotTasks(tasks);
     }
     SummaryOptions rest = opt;
     rest.itl = false;
@@ -272,12 +257,8 @@ Summary summarizeWith(const RunLog& log, const std::vector<RequestMetrics>& reqs
         sample(s.e2el_ms, [&](const RequestMetrics& r) { return r.finished ? r.e2el() : kSkip; });
         sample(s.queue_ms, [](const RequestMetrics& r) { return r.queue_delay; });
     }
-    if (opt.itl) {
-        auto itl = interTokenLatencies(log);
-        for (auto& p : itl) p.first *= 1e3;
-        s.itl_ms = describeWeighted(std::move(itl), opt.percentiles);
-    }
-    const IterTotals it = early ? early->iters : iterTotals(log);
+    if (opt.itl) s.itl_ms = itlStats(log, opt.percentiles);
+    const IterTotals it = early ? early->iters : log.iterTotals();
     s.kv_peak_tokens = it.kv_peak;
     s.iterations = it.iterations;
     s.stretches = it.stretches;
@@ -286,8 +267,8 @@ Summary summarizeWith(const RunLog& log, const std::vector<RequestMetrics>& reqs
     s.prefix_cache_hit_rate =
         all_prompt_tokens > 0 ? double(s.prefix_cached_tokens) / double(all_prompt_tokens) : 0.0;
     s.load = early ? std::move(early->load) : loadOf(log);
-    if (early && early->robot) {
-        s.robot = std::move(*early->robot);
+    if (early) {
+        s.robot = std::move(early->robot);
     } else if (opt.workload) {
         const auto tasks = robotTasks(log, *opt.workload);
         if (!tasks.empty()) s.robot = summarizeRobotTasks(tasks);

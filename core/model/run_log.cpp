@@ -42,11 +42,11 @@ const char* killCauseName(KillCause c) {
     }
 }
 
-std::int64_t RunLog::totalIterations() const {
-    if (iter_digest.on) return iter_digest.iterations;
-    std::int64_t n = 0;
-    for (const auto& s : iters) n += s.n;
-    return n;
+IterTotals RunLog::iterTotals() const {
+    if (iter_digest.on) return iter_digest.totals;
+    IterTotals t;
+    for (const auto& s : iters) t.add(s);
+    return t;
 }
 
 RunLog replicaLog(const RunLog& fleet, int replica, std::vector<ReqId>* members) {

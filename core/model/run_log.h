@@ -13,6 +13,7 @@
 #include "model/explain.h"
 #include "model/request.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -91,8 +92,26 @@ struct IterSpan {
     }
     double tEnd() const { return end(n - 1); }
     std::int64_t kvPeak() const { return kv_last; }
+    // Appends the ends of its iterations that emit decode tokens (all of them, or none when
+    // it decodes nothing): what decodeEnds() collects, record by record.
+    void appendDecodeEnds(std::vector<double>& out) const {
+        if (decode_seqs > 0)
+            for (std::int64_t j = 0; j < n; ++j) out.push_back(end(j));
+    }
 };
 static_assert(sizeof(IterSpan) == 64, "IterSpan has no padding");
+
+// What the summary reads from the iteration records besides their decode ends.
+struct IterTotals {
+    std::int64_t kv_peak = 0;    // max over the records of kvPeak()
+    std::int64_t iterations = 0; // sum of n
+    std::int64_t stretches = 0;  // records
+    void add(const IterSpan& sp) {
+        kv_peak = std::max(kv_peak, sp.kvPeak());
+        iterations += sp.n;
+        ++stretches;
+    }
+};
 
 struct RunLog {
     std::string workload;   // name
@@ -125,13 +144,13 @@ struct RunLog {
     // empty) in every other log; no export reads a digest.
     struct IterDigest {
         bool on = false;
-        std::int64_t kv_peak = 0;    // max over the records of kvPeak()
-        std::int64_t iterations = 0; // sum of n
-        std::int64_t stretches = 0;  // records
+        IterTotals totals;
         std::vector<double> decode_ends; // what decodeEnds() gives from the records
     } iter_digest;
 
-    std::int64_t totalIterations() const;
+    // Of `iters`, or the digest's when the run kept none.
+    IterTotals iterTotals() const;
+    std::int64_t totalIterations() const { return iterTotals().iterations; }
     bool fleet() const { return replicas > 1; }
 };
 

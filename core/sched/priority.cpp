@@ -148,9 +148,9 @@ void PriorityScheduler::schedule(const EngineView& view, Decision& out) {
     double best = INFINITY;
     if (const auto* w = waitingFront(view)) best = w->first;
     if (auto u = suspendedFront(); u != suspended_.end()) best = std::min(best, u->first);
-    // Running requests that may be preempted, with their keys (lookAhead reads them too);
-    // the others keep their seats.
-    // (lookAhead reads preemptible_now_ when predictions are refined: never skipped then.)
+    // Running requests that may be preempted, with their keys (lookAhead reads them too,
+    // when predictions are refined: the scan is never skipped then); the others keep their
+    // seats.
     preemptible_now_.clear();
     if (!(keys_fall_ && out.hold == INT_MAX && running_bound_ <= best)) {
         double bound = -INFINITY;

@@ -647,12 +647,8 @@ void Simulator::runIteration() {
     if (record_iters_) {
         log_.iters.push_back(sp);
     } else { // the digest: what the summary would read from the record (RunLog::IterDigest)
-        auto& d = log_.iter_digest;
-        d.kv_peak = std::max(d.kv_peak, sp.kvPeak());
-        d.iterations += sp.n;
-        ++d.stretches;
-        if (sp.decode_seqs > 0)
-            for (std::int64_t j = 0; j < sp.n; ++j) d.decode_ends.push_back(sp.end(j));
+        log_.iter_digest.totals.add(sp);
+        sp.appendDecodeEnds(log_.iter_digest.decode_ends);
     }
     last_iter_s_ = sp.n == 1 ? sp.tEnd() - sp.t0 : sp.end(sp.n - 1) - sp.end(sp.n - 2);
 
