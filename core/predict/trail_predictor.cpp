@@ -24,7 +24,10 @@ namespace {
 // running request's prediction every token, so this runs millions of times in a run).
 // T keeps the total and q is at most 1 + 1e-6, so the total only shrinks (or grows by a
 // millionth): it is scaled back to 1 when it falls below 2^-600, long before underflow.
-double smoothInPlace(double* post, const double* q, std::size_t n, double p, int s, double width) {
+// q is the Gaussian table's row (float) or values computed per call (double); a float is
+// widened exactly, so both give the bits the same values would.
+template <class Q>
+double smoothInPlace(double* post, const Q* q, std::size_t n, double p, int s, double width) {
     for (int step = 0; step + 1 < s; ++step)
         // prior_i <- prior_i (1 - p) + prior_{i+1} p, bin 0 absorbing; ascending, so
         // prior_{i+1} is still the old value when bin i is written.
@@ -33,17 +36,17 @@ double smoothInPlace(double* post, const double* q, std::size_t n, double p, int
     // The last step, weighed by q: bin 0 (absorbing) and the last bin (nothing above it)
     // apart, so that the loop between has no branch.
     const double keep = 1.0 - p;
-    double v = (post[0] + (n > 1 ? post[1] * p : 0.0)) * q[0];
+    double v = (post[0] + (n > 1 ? post[1] * p : 0.0)) * double(q[0]);
     post[0] = v;
     double sum = v, weighted = 0.5 * v;
     for (std::size_t i = 1; i + 1 < n; ++i) {
-        v = (post[i] * keep + post[i + 1] * p) * q[i];
+        v = (post[i] * keep + post[i + 1] * p) * double(q[i]);
         post[i] = v;
         sum += v;
         weighted += v * (static_cast<double>(i) + 0.5);
     }
     if (n > 1) {
-        v = post[n - 1] * keep * q[n - 1];
+        v = post[n - 1] * keep * double(q[n - 1]);
         post[n - 1] = v;
         sum += v;
         weighted += v * (static_cast<double>(n - 1) + 0.5);
@@ -57,6 +60,52 @@ double smoothInPlace(double* post, const double* q, std::size_t n, double p, int
         for (std::size_t i = 0; i < n; ++i) post[i] *= inv;
     }
     return weighted / sum * width;
+}
+
+// smoothInPlace over `count` consecutive calls of one classifier period (s = 1) with N
+// bins known at compile time, the posterior held in registers from one call to the next
+// (through memory, each call waited for the last one's stores: the filter's chain is what
+// a cold refined run spends its time on). The same operations in the same order as
+// smoothInPlace, so the same bits (tst_trail compares the two paths).
+template <int N>
+void smoothRun(double* post, const float* const* rows, int count, double p, double width,
+               double* out) {
+    static_assert(N >= 3, "bins 0 and N - 1 are written apart");
+    const double keep = 1.0 - p;
+    double x[N];
+#pragma GCC unroll 32
+    for (int i = 0; i < N; ++i) x[i] = post[i];
+    for (int j = 0; j < count; ++j) {
+        const float* q = rows[j];
+        double v[N];
+        v[0] = (x[0] + x[1] * p) * double(q[0]);
+        double sum = v[0], weighted = 0.5 * v[0];
+#pragma GCC unroll 32
+        for (int i = 1; i + 1 < N; ++i) {
+            v[i] = (x[i] * keep + x[i + 1] * p) * double(q[i]);
+            sum += v[i];
+            weighted += v[i] * (static_cast<double>(i) + 0.5);
+        }
+        v[N - 1] = x[N - 1] * keep * double(q[N - 1]);
+        sum += v[N - 1];
+        weighted += v[N - 1] * (static_cast<double>(N - 1) + 0.5);
+        if (!(sum > 0)) {
+#pragma GCC unroll 32
+            for (int i = 0; i < N; ++i) x[i] = 1.0 / static_cast<double>(N);
+            out[j] = 0.5 * static_cast<double>(N) * width;
+            continue;
+        }
+        if (sum < 0x1p-600) {
+            const double inv = 1.0 / sum;
+#pragma GCC unroll 32
+            for (int i = 0; i < N; ++i) v[i] *= inv;
+        }
+#pragma GCC unroll 32
+        for (int i = 0; i < N; ++i) x[i] = v[i];
+        out[j] = weighted / sum * width;
+    }
+#pragma GCC unroll 32
+    for (int i = 0; i < N; ++i) post[i] = x[i];
 }
 
 // The standard normal's quantile function, by Acklam's rational approximation (relative
@@ -103,6 +152,25 @@ std::vector<double> trailSmooth(const std::vector<double>& post, const std::vect
     return out;
 }
 
+std::vector<double> trailFilterGeneric(std::vector<double>& post,
+                                       const std::vector<std::vector<float>>& rows, double p,
+                                       double width) {
+    std::vector<double> est;
+    for (const auto& q : rows) est.push_back(smoothInPlace(post.data(), q.data(), post.size(), p, 1, width));
+    return est;
+}
+
+std::vector<double> trailFilterRegisters(std::vector<double>& post,
+                                         const std::vector<std::vector<float>>& rows, double p,
+                                         double width) {
+    if (post.size() != 10) throw std::invalid_argument("trailFilterRegisters: 10 bins");
+    std::vector<double> est(rows.size());
+    std::vector<const float*> ptr;
+    for (const auto& q : rows) ptr.push_back(q.data());
+    smoothRun<10>(post.data(), ptr.data(), static_cast<int>(rows.size()), p, width, est.data());
+    return est;
+}
+
 TrailPredictor::TrailPredictor(TrailOptions o, std::uint64_t seed)
     : opt_(o), seed_(seed), k_(std::exp(-1.0 / (o.spread * o.spread))),
       inv_width_(o.bins / o.l_max) {
@@ -123,10 +191,12 @@ std::string TrailPredictor::name() const {
 void TrailPredictor::buildGaussTable() {
     // g(x) = exp(-x^2 / (2 spread^2)) + floor at the offsets x = d - m / R of bin d from
     // the centre, for d within reach (beyond kReachSd spreads g is below 2^-53 of the
-    // floor, so q is the floor to the last bit) and the centre's fraction m / R.
+    // floor, so q is the floor to the last bit) and the centre's fraction m / R; the
+    // columns beyond reach, out to bins + reach, hold the floor.
     const double sd = opt_.spread;
     reach_ = static_cast<int>(std::ceil(kReachSd * sd)) + 1;
-    const std::size_t width = 2 * static_cast<std::size_t>(reach_) + 1;
+    half_width_ = opt_.bins + reach_;
+    const std::size_t width = 2 * static_cast<std::size_t>(half_width_) + 1;
     if (width * (kGaussRes + 1) > kMaxGaussTable) { // a very wide spread: exps per call
         gauss_.clear();
         return;
@@ -136,12 +206,13 @@ void TrailPredictor::buildGaussTable() {
     for (int m = 0; m <= kGaussRes; ++m)
         for (int d = -reach_; d <= reach_; ++d) {
             const double x = d - static_cast<double>(m) / kGaussRes;
-            gauss_[static_cast<std::size_t>(m) * width + static_cast<std::size_t>(d + reach_)] =
+            gauss_[static_cast<std::size_t>(m) * width +
+                   static_cast<std::size_t>(d + half_width_)] =
                 static_cast<float>(std::exp(-0.5 * d2 * x * x) + kFloor);
         }
 }
 
-void TrailPredictor::likelihoodInto(ReqId id, int generated, double* q) const {
+double TrailPredictor::centreOf(ReqId id, int generated) const {
     const int rem = std::max(0, truth_[static_cast<std::size_t>(id)] - generated);
     const double true_bin = std::min<double>(opt_.bins - 1, std::floor(rem * inv_width_));
     // One normal draw per (request, token), from a hash of both (SplitMix64) through the
@@ -151,34 +222,34 @@ void TrailPredictor::likelihoodInto(ReqId id, int generated, double* q) const {
         splitmix64(seed_ ^ splitmix64(static_cast<std::uint64_t>(id) * 0x100000001B3ULL +
                                       static_cast<std::uint64_t>(generated)));
     const double u = (static_cast<double>(h >> 11) + 0.5) * 0x1.0p-53; // in (0, 1)
-    const double centre =
-        true_bin + (generated == 0 ? opt_.prompt_noise : opt_.token_noise) * normalQuantile(u);
-    const int n = opt_.bins;
+    return true_bin + (generated == 0 ? opt_.prompt_noise : opt_.token_noise) * normalQuantile(u);
+}
+
+const float* TrailPredictor::likelihoodRow(double centre) const {
     // The centre is read to 1/kGaussRes of a bin (a fifth of a token at the default
     // 51-token bins, far below the classifier's noise), so that the weights come from the
     // table built once: a refined run makes millions of these calls, and three
     // exponentials each were most of their cost.
-    if (!gauss_.empty() && std::fabs(centre) < 1e9) {
-        const double cf = std::floor(centre);
-        int i0 = static_cast<int>(cf);
-        int m = static_cast<int>((centre - cf) * kGaussRes + 0.5);
-        if (m == kGaussRes) {
-            m = 0;
-            ++i0;
-        }
-        const std::size_t w = 2 * static_cast<std::size_t>(reach_) + 1;
-        const float* row = gauss_.data() + static_cast<std::size_t>(m) * w + reach_ - i0;
-        const int lo = std::max(0, i0 - reach_), hi = std::min(n, i0 + reach_ + 1);
-        const double floor = static_cast<float>(kFloor); // as the table holds it
-        int i = 0;
-        for (; i < lo && i < n; ++i) q[i] = floor;
-        for (; i < hi; ++i) q[i] = row[i];
-        for (; i < n; ++i) q[i] = floor;
-        return;
+    if (gauss_.empty() || !(std::fabs(centre) < 1e9)) return nullptr;
+    const double cf = std::floor(centre);
+    int i0 = static_cast<int>(cf);
+    int m = static_cast<int>((centre - cf) * kGaussRes + 0.5);
+    if (m == kGaussRes) {
+        m = 0;
+        ++i0;
     }
+    // Farther than reach_ outside the bins every bin reads the floor, as it does from
+    // the nearest such centre's row.
+    i0 = std::clamp(i0, -reach_ - 1, opt_.bins + reach_);
+    const std::size_t w = 2 * static_cast<std::size_t>(half_width_) + 1;
+    return gauss_.data() + static_cast<std::size_t>(m) * w + half_width_ - i0;
+}
+
+void TrailPredictor::likelihoodExact(double centre, double* q) const {
     // g_i = exp(-(i - centre)^2 / (2 spread^2)) by its ratios, outwards from the bin i0
     // nearest the centre (both directions only shrink, so nothing overflows; far from
     // every bin g underflows to 0 and the floor makes q flat, as it should).
+    const int n = opt_.bins;
     const double d2 = 1.0 / (opt_.spread * opt_.spread), K = k_;
     const int i0 = centre <= 0 ? 0 : centre >= n - 1 ? n - 1 : static_cast<int>(centre + 0.5);
     const double x = i0 - centre;
@@ -197,6 +268,15 @@ void TrailPredictor::likelihoodInto(ReqId id, int generated, double* q) const {
         l *= K;
         q[i] = g + kFloor;
     }
+}
+
+void TrailPredictor::likelihoodInto(ReqId id, int generated, double* q) const {
+    const double centre = centreOf(id, generated);
+    if (const float* row = likelihoodRow(centre)) {
+        for (int i = 0; i < opt_.bins; ++i) q[i] = row[i];
+        return;
+    }
+    likelihoodExact(centre, q);
 }
 
 std::vector<double> TrailPredictor::classifier(ReqId id, int generated) const {
@@ -223,17 +303,7 @@ double TrailPredictor::estimate(const std::vector<double>& post) const {
 // classifier call) only as far as any run has asked. A
 // sweep of 105 runs then pays for the Bayesian filter once per seed, not once per run.
 struct TrailPredictor::Table {
-    // A request's estimates after each classifier call, filled as far as any run has asked:
-    // est[k] is valid for k < filled (published with release, read with acquire); the
-    // writer extends under the row's stripe lock from `post`, the posterior after the last
-    // filled call. est is allocated once, to the request's last call, so it never moves
-    // under a reader.
-    struct Row {
-        double* est = nullptr;
-        double* block_max = nullptr; // max of est over each kBlock calls
-        double* post = nullptr;      // bins values
-        std::atomic<int> filled{0};
-    };
+    using Row = TableRow;
     static constexpr int kBlock = 16; // firstAbove skips blocks that stay at or below
     explicit Table(std::size_t n) : rows(n) {}
     std::vector<Row> rows;
@@ -340,16 +410,17 @@ void TrailPredictor::reset(const Workload& w) {
     }
     table_ = tableCache().get({fp, truth_.size(), opt_.bins, opt_.every, opt_.l_max,
                                opt_.prompt_noise, opt_.token_noise, opt_.spread, seed_});
+    rows_ = table_->rows.data();
 }
 
-double TrailPredictor::tableEstimate(ReqId id, int k) const {
+double TrailPredictor::fillTable(ReqId id, int k) const {
     const auto i = static_cast<std::size_t>(id);
     Table::Row& r = table_->rows[i];
-    if (r.filled.load(std::memory_order_acquire) > k) return r.est[static_cast<std::size_t>(k)];
     std::lock_guard<std::mutex> lock(table_->stripes[i % 64]);
     int f = r.filled.load(std::memory_order_relaxed);
     if (f > k) return r.est[static_cast<std::size_t>(k)];
-    // The same steps, in the same order, as the incremental filter below: the same bits.
+    // The same steps, in the same order, as the incremental filter in remaining(): the
+    // same bits.
     const int s = opt_.every;
     const auto bins = static_cast<std::size_t>(opt_.bins);
     if (!r.est) {
@@ -366,25 +437,40 @@ double TrailPredictor::tableEstimate(ReqId id, int k) const {
     const double p = std::min(1.0, opt_.bins / opt_.l_max);
     const double width = opt_.l_max / opt_.bins;
     // The classifier's outputs for a batch of calls first (independent of one another, so
-    // the processor overlaps them), then the filter through them.
+    // the processor overlaps them), then the filter through them: from the table's rows,
+    // with the posterior in registers at the default 10 bins and one call per period.
     constexpr int kBatch = 16;
-    double q[kBatch * kMaxStackBins];
+    double q[kBatch * kMaxStackBins]; // values computed per call, where a row is not
     std::vector<double> heap;
     double* qp = q;
     if (bins > kMaxStackBins) {
         heap.resize(bins * kBatch);
         qp = heap.data();
     }
+    const float* rows[kBatch];
+    double e[kBatch];
     while (f <= k) {
         const int n = std::min(kBatch, k - f + 1);
-        for (int j = 0; j < n; ++j)
-            likelihoodInto(id, (f + j) * s, qp + static_cast<std::size_t>(j) * bins);
+        bool all_rows = true;
+        for (int j = 0; j < n; ++j) {
+            const double centre = centreOf(id, (f + j) * s);
+            rows[j] = likelihoodRow(centre);
+            if (!rows[j]) {
+                likelihoodExact(centre, qp + static_cast<std::size_t>(j) * bins);
+                all_rows = false;
+            }
+        }
+        if (s == 1 && bins == 10 && all_rows)
+            smoothRun<10>(r.post, rows, n, p, width, e);
+        else
+            for (int j = 0; j < n; ++j)
+                e[j] = rows[j] ? smoothInPlace(r.post, rows[j], bins, p, s, width)
+                               : smoothInPlace(r.post, qp + static_cast<std::size_t>(j) * bins,
+                                               bins, p, s, width);
         for (int j = 0; j < n; ++j, ++f) {
-            const double e =
-                smoothInPlace(r.post, qp + static_cast<std::size_t>(j) * bins, bins, p, s, width);
-            r.est[static_cast<std::size_t>(f)] = e;
+            r.est[static_cast<std::size_t>(f)] = e[j];
             double& m = r.block_max[static_cast<std::size_t>(f / Table::kBlock)];
-            m = f % Table::kBlock == 0 ? e : std::max(m, e);
+            m = f % Table::kBlock == 0 ? e[j] : std::max(m, e[j]);
         }
     }
     r.filled.store(f, std::memory_order_release);
@@ -398,23 +484,31 @@ int TrailPredictor::firstAbove(ReqId id, int generated, int limit, double thresh
     if (!table_ || generated >= last) return limit + 1;
     // Within a classifier period the estimate falls by one per token (at least 1), so in
     // the current period only the next token can be the first above; after it, only the
-    // classifier calls at multiples of s can raise it.
-    const int k0 = generated / s + 1, k1 = last / s;
-    if (generated + 1 < k0 * s && remaining(id, generated + 1) > threshold) return generated + 1;
+    // classifier calls at multiples of s can raise it. (No divisions at the default
+    // period: the scheduler asks this of every running request at most decisions.)
+    const int k0 = s == 1 ? generated + 1 : generated / s + 1, k1 = s == 1 ? last : last / s;
+    if (s > 1 && generated + 1 < k0 * s && remaining(id, generated + 1) > threshold)
+        return generated + 1;
     if (k0 > k1) return limit + 1;
     if (threshold < 1.0) return k0 * s; // remaining() is at least 1
     tableEstimate(id, k1);              // the row, filled through call k1
-    const Table::Row& r = table_->rows[static_cast<std::size_t>(id)];
+    const TableRow& r = rows_[static_cast<std::size_t>(id)];
     const double* est = r.est;
     constexpr int B = Table::kBlock;
+    // A block that ends within [k0, k1] is complete (filled > k1), and no writer touches
+    // it again: where its maximum is at or below the threshold the rest of it is skipped,
+    // from wherever in it the search starts. The block holding k1 may still be extended by
+    // another run's writer, so it is read entry by entry.
+    const int last_full = (k1 + 1) / B; // blocks before it end at or before k1
     for (int k = k0; k <= k1;) {
-        // A whole block within [k, k1] is complete (filled > k1): skip it by its maximum.
-        if (k % B == 0 && k + B - 1 <= k1 && !(r.block_max[k / B] > threshold)) {
-            k += B;
+        const int b = k / B;
+        if (b < last_full && !(r.block_max[b] > threshold)) {
+            k = (b + 1) * B;
             continue;
         }
-        if (est[k] > threshold) return k * s;
-        ++k;
+        const int end = std::min(k1, (b + 1) * B - 1);
+        for (; k <= end; ++k)
+            if (est[k] > threshold) return k * s;
     }
     return limit + 1;
 }
@@ -429,9 +523,11 @@ double TrailPredictor::promptOnlyRemaining(ReqId id, int generated) const {
 
 double TrailPredictor::remaining(ReqId id, int generated) const {
     const int s = opt_.every;
-    const int target = generated / s * s; // the last classifier call at or before `generated`
+    // The last classifier call at or before `generated` (no division at the default period).
+    const int target = s == 1 ? generated : generated / s * s;
     if (target == 0) // the prompt's prediction (a request waiting): no filter needed
-        return std::max(1.0, estimate(classifier(id, 0)) - generated);
+        // initial_ is max(1, that estimate): the same once `generated` is taken off.
+        return std::max(1.0, initial_[static_cast<std::size_t>(id)] - generated);
     if (table_ && target <= truth_[static_cast<std::size_t>(id)])
         return std::max(1.0, tableEstimate(id, target / s) - (generated - target));
     // Past its true length (a caller probing): the filter, step by step.

@@ -15,6 +15,7 @@
 // paper's 2.66x below the prompt-only one.
 #include "predict/predictor.h"
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -33,6 +34,16 @@ struct TrailOptions {
 // One smoothing step over s tokens: post <- normalise((post T^s) ⊙ q).
 std::vector<double> trailSmooth(const std::vector<double>& post, const std::vector<double>& q,
                                 double p, int s);
+// The filter's two implementations over consecutive calls of period 1, for tst_trail: the
+// generic step (any bins) and the register-resident one at 10 bins (the default), from
+// the same unnormalised posterior and likelihood rows; each returns the estimates and
+// leaves its posterior in `post`. They must agree to the bit.
+std::vector<double> trailFilterGeneric(std::vector<double>& post,
+                                       const std::vector<std::vector<float>>& rows, double p,
+                                       double width);
+std::vector<double> trailFilterRegisters(std::vector<double>& post,
+                                         const std::vector<std::vector<float>>& rows, double p,
+                                         double width);
 // The standard normal's quantile at u in (0, 1) (the classifier's noise draws).
 double trailNormalQuantile(double u);
 
@@ -53,28 +64,58 @@ public:
     // The prompt-only estimate of the remaining length after `generated` tokens.
     double promptOnlyRemaining(ReqId id, int generated) const;
 
-private:
 public:
     struct Table; // estimates shared across runs (trail_predictor.cpp)
+    // A request's estimates after each classifier call, filled as far as any run has asked:
+    // est[k] is valid for k < filled (published with release, read with acquire); the
+    // writer extends under the row's stripe lock from `post`, the posterior after the last
+    // filled call. est is allocated once, to the request's last call, so it never moves
+    // under a reader.
+    struct TableRow {
+        double* est = nullptr;
+        double* block_max = nullptr; // max of est over each kBlock calls
+        double* post = nullptr;      // bins values
+        std::atomic<int> filled{0};
+    };
 
 private:
-    double tableEstimate(ReqId id, int k) const; // after classifier call k (k * every tokens)
+    // The estimate after classifier call k (k * every tokens): read from the table when a
+    // run has filled it (inline: the scheduler asks for every running request at every
+    // decision), else filled through k first.
+    double tableEstimate(ReqId id, int k) const {
+        const TableRow& r = rows_[static_cast<std::size_t>(id)];
+        if (r.filled.load(std::memory_order_acquire) > k) return r.est[static_cast<std::size_t>(k)];
+        return fillTable(id, k);
+    }
+    double fillTable(ReqId id, int k) const;
     std::shared_ptr<Table> table_;
+    TableRow* rows_ = nullptr; // table_'s rows
     double estimate(const std::vector<double>& post) const;
-    // The classifier output up to a constant factor (it cancels in the filter), bins values.
+    // The centre of the modelled classifier's output after `generated` tokens, in bins.
+    double centreOf(ReqId id, int generated) const;
+    // The classifier's output for that centre up to a constant factor (it cancels in the
+    // filter): its row in the Gaussian table, q_i = row[i] for the bins i, or nullptr when
+    // there is no table (a very wide spread) or the centre is absurdly far (then
+    // likelihoodExact computes the values).
+    const float* likelihoodRow(double centre) const;
+    void likelihoodExact(double centre, double* q) const;
     void likelihoodInto(ReqId id, int generated, double* q) const;
     void buildGaussTable();
     // The Gaussian's values at the centre's fraction m / kGaussRes of a bin (rows) and
-    // bin offsets -reach_ .. reach_ (columns), plus the floor; empty for a spread so wide
-    // that the table would exceed kMaxGaussTable entries (then exponentials per call).
-    // Single precision (to 6e-8 of each value, far below the classifier's noise): the
-    // table then stays in the first-level cache (21 KB at the default spread).
+    // bin offsets -(bins + reach_) .. bins + reach_ (columns; beyond reach_ the floor), so
+    // that a row covers every bin for any centre: one farther than reach_ outside the bins
+    // reads the row of the nearest such centre, all floor as it should be. Empty for a
+    // spread or a bin count so large that the table would exceed kMaxGaussTable entries
+    // (then exponentials per call). Single precision (to 6e-8 of each value, far below the
+    // classifier's noise): the table then stays in the processor's caches (42 KB at the
+    // default spread and bins).
     static constexpr int kGaussRes = 256;
     static constexpr double kReachSd = 10.1; // exp(-10.1^2 / 2) < 1e-22
     static constexpr std::size_t kMaxGaussTable = std::size_t(1) << 20;
     static constexpr double kFloor = 1e-6; // every bin keeps some likelihood
     std::vector<float> gauss_;
     int reach_ = 0;
+    int half_width_ = 0; // bins + reach_: a row's columns are offsets -half_width_..half_width_
     static constexpr std::size_t kMaxStackBins = 64;
     mutable std::vector<double> q_; // scratch for remaining()
     TrailOptions opt_;

@@ -76,18 +76,8 @@ double PriorityScheduler::keyOf(const ReqState& s) const {
     return pred_->remaining(s.id, s.generated);
 }
 
-double PriorityScheduler::initialOf(ReqId id) const {
-    return initial_[static_cast<std::size_t>(id)];
-}
-
 bool PriorityScheduler::preemptible(const EngineView& view, ReqId id) const {
     return preemptibleState(view.state(id));
-}
-
-bool PriorityScheduler::preemptibleState(const ReqState& s) const {
-    if (opt_.C <= 0) return false;
-    if (std::isinf(opt_.C)) return true;
-    return s.generated < opt_.C * initialOf(s.id);
 }
 
 std::string PriorityScheduler::keyName() const {
@@ -361,7 +351,7 @@ std::int32_t PriorityScheduler::lookAhead(const EngineView& view, double thresho
         if (k > threshold) continue;
         const ReqState& s = view.state(id);
         // The last age at which it may still be preempted: age < C x initial.
-        const double bound = std::ceil(opt_.C * pred_->initial(id)) - 1;
+        const double bound = std::ceil(opt_.C * initialOf(id)) - 1;
         const int limit = std::isinf(opt_.C) || bound >= INT_MAX - 1
                               ? INT_MAX - 1
                               : std::max(s.generated, static_cast<int>(bound));

@@ -15,6 +15,7 @@
 #include "predict/predictor.h"
 #include "sched/scheduler.h"
 
+#include <cmath>
 #include <memory>
 #include <set>
 #include <utility>
@@ -57,7 +58,7 @@ public:
 
 private:
     // r of Trail's a < C*r: the initial prediction (EDF: the output length).
-    double initialOf(ReqId id) const;
+    double initialOf(ReqId id) const { return initial_[static_cast<std::size_t>(id)]; }
     static constexpr int kLookAhead = 64; // tokens lookAhead reads ahead at most
     // The iterations until a refined prediction can change a decision (see schedule()).
     // Reads preemptible_now_, which schedule() filled at this decision.
@@ -82,7 +83,11 @@ private:
     double running_bound_ = INFINITY;
     // key() and preemptible() of a state already looked up.
     double keyOf(const ReqState& s) const;
-    bool preemptibleState(const ReqState& s) const;
+    bool preemptibleState(const ReqState& s) const {
+        if (opt_.C <= 0) return false;
+        if (std::isinf(opt_.C)) return true;
+        return s.generated < opt_.C * initialOf(s.id);
+    }
     // Waiting requests by (key, id): a binary min-heap (std::push_heap with std::greater),
     // whose only operations are the best entry, taking it and adding one; a red-black tree
     // of the 100,000s that queue on an overloaded trace cost a tenth of the run in cache

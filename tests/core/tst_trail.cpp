@@ -168,6 +168,33 @@ private slots:
         QVERIFY(std::fabs(trailNormalQuantile(0.975) - 1.959963984540054) < 1e-8);
     }
 
+    // The register-resident filter (10 bins, one call per period: a cold refined run's
+    // inner loop) and the generic step give the same estimates and posterior to the bit:
+    // on random likelihood rows, on rows that shrink the total below 2^-600 (rescaled), and
+    // on all-zero rows (the uniform reset), with random posteriors and transition rates.
+    void registerFilterEqualsGeneric() {
+        Rng rng(17);
+        for (int trial = 0; trial < 60; ++trial) {
+            std::vector<double> post(10);
+            for (double& v : post) v = rng.uniform();
+            const double p = trial % 3 == 0 ? 1.0 : 0.5 * rng.uniform();
+            const double width = 1.0 + 99.0 * rng.uniform();
+            std::vector<std::vector<float>> rows(static_cast<std::size_t>(1 + trial * 7));
+            for (std::size_t j = 0; j < rows.size(); ++j) {
+                rows[j].resize(10);
+                for (float& q : rows[j])
+                    q = trial % 5 == 1   ? 1e-6f // the floor alone: rescaled every ~30 calls
+                        : trial % 5 == 2 && j % 9 == 4 ? 0.0f // a zero row: reset
+                                                       : static_cast<float>(rng.uniform());
+            }
+            std::vector<double> a = post, b = post;
+            const std::vector<double> ea = trailFilterGeneric(a, rows, p, width);
+            const std::vector<double> eb = trailFilterRegisters(b, rows, p, width);
+            QVERIFY2(ea == eb, qPrintable(QString("trial %1: estimates differ").arg(trial)));
+            QVERIFY2(a == b, qPrintable(QString("trial %1: posteriors differ").arg(trial)));
+        }
+    }
+
     // firstAbove reads ahead exactly: the first token count in (generated, limit] whose
     // remaining() exceeds the threshold, by brute force, for random requests, ages, limits
     // and thresholds, every classifier period, in both orders of filling the table.
