@@ -45,6 +45,10 @@ void PriorityScheduler::reset(const Workload& w) {
         opt_.key == PriorityOptions::Key::PredictedRemaining && pred_->remainingFromInitial();
     keys_fall_ = count_down_ || opt_.key == PriorityOptions::Key::Deadline;
     running_bound_ = INFINITY;
+    crossing_.clear();
+    if (opt_.key == PriorityOptions::Key::PredictedRemaining && pred_->refreshEvery() > 0 &&
+        opt_.look_ahead)
+        crossing_.resize(w.requests.size());
 }
 
 const std::pair<double, ReqId>* PriorityScheduler::waitingFront(const EngineView& view) {
@@ -144,9 +148,17 @@ void PriorityScheduler::schedule(const EngineView& view, Decision& out) {
     preemptible_now_.clear();
     if (!(keys_fall_ && out.hold == INT_MAX && running_bound_ <= best)) {
         double bound = -INFINITY;
+        const bool known = !crossing_.empty();
         for (ReqId id : view.running()) {
             const ReqState& s = view.state(id);
             if (!preemptibleState(s)) continue;
+            if (known) { // its key is at or below c.T <= best: not movable, no need to ask
+                const Crossing& c = crossing_[static_cast<std::size_t>(id)];
+                if (c.T <= best && c.from <= s.generated && s.generated < c.at) {
+                    preemptible_now_.emplace_back(c.T, id);
+                    continue;
+                }
+            }
             const double k = keyOf(s);
             preemptible_now_.emplace_back(k, id);
             bound = std::max(bound, k);
@@ -330,7 +342,7 @@ void PriorityScheduler::schedule(const EngineView& view, Decision& out) {
         out.hold = lookAhead(view, best);
 }
 
-std::int32_t PriorityScheduler::lookAhead(const EngineView& view, double threshold) const {
+std::int32_t PriorityScheduler::lookAhead(const EngineView& view, double threshold) {
     // Called in two cases, each with a threshold that no key may rise above unseen:
     // - Nothing was done, and the candidate (waiting or suspended) with key `threshold`
     //   found no seat or no KV. Until a request arrives or finishes (the engine asks again
@@ -360,13 +372,33 @@ std::int32_t PriorityScheduler::lookAhead(const EngineView& view, double thresho
         // queue is usually empty again long before the horizon, when nobody needs them.
         const int near =
             static_cast<int>(std::min<std::int64_t>(limit, std::int64_t(s.generated) + kLookAhead));
-        const int at = pred_->firstAbove(id, s.generated, near, threshold);
+        const int at = crossing_.empty() ? pred_->firstAbove(id, s.generated, near, threshold)
+                                         : firstAboveKnown(id, s.generated, near, threshold);
         if (at <= near)
             hold = std::min<std::int64_t>(hold, at - s.generated);
         else if (near < limit) // nothing within reach: look again right after it
             hold = std::min<std::int64_t>(hold, near + 1 - s.generated);
     }
     return static_cast<std::int32_t>(std::max<std::int64_t>(1, hold));
+}
+
+int PriorityScheduler::firstAboveKnown(ReqId id, int generated, int near, double T) {
+    // Called for a request whose key at `generated` is at or below T (lookAhead's entries).
+    Crossing& c = crossing_[static_cast<std::size_t>(id)];
+    if (c.T <= T && c.from <= generated && generated < c.at) {
+        // Its key stays at or below c.T <= T until `at`: no token before `at` is above T.
+        if (c.T == T && c.at <= c.to) return c.at <= near ? c.at : near + 1; // known
+        const int start = c.at - 1; // >= generated; nothing above T through it
+        if (start >= near) return near + 1;
+        const int at = pred_->firstAbove(id, start, near, T);
+        c.T = T; // [from, at) at or below the old T, so below T; `at` the first above T
+        c.at = std::min(at, near + 1);
+        c.to = near;
+        return at;
+    }
+    const int at = pred_->firstAbove(id, generated, near, T);
+    c = {T, generated, std::min(at, near + 1), near};
+    return at;
 }
 
 } // namespace kairos

@@ -62,8 +62,22 @@ private:
     static constexpr int kLookAhead = 64; // tokens lookAhead reads ahead at most
     // The iterations until a refined prediction can change a decision (see schedule()).
     // Reads preemptible_now_, which schedule() filled at this decision.
-    std::int32_t lookAhead(const EngineView& view, double threshold) const;
+    std::int32_t lookAhead(const EngineView& view, double threshold);
     std::vector<std::pair<double, ReqId>> preemptible_now_; // (key, id), reused per decision
+    // What lookAhead learnt of each request's refined key (refined predictors only): at every
+    // token in [from, at) it is at or below T, and `at` is the first token in (from, to]
+    // above T, or to + 1 when there is none. A refined prediction depends only on the
+    // request and its token count, so this stays true for the run. A decision whose best
+    // candidate ranks at or after T knows such a request is not movable without asking the
+    // predictor, and when the threshold is T again (no admission since: most decisions
+    // under load) lookAhead knows its answer; a higher threshold searches on from `at`.
+    struct Crossing {
+        double T = -INFINITY; // -inf: nothing known
+        int from = 0, at = 0, to = 0;
+    };
+    std::vector<Crossing> crossing_;
+    // firstAbove(id, generated, near, T) through crossing_.
+    int firstAboveKnown(ReqId id, int generated, int near, double T);
     PriorityOptions opt_;
     std::shared_ptr<LengthPredictor> pred_;
     // Per request: r of Trail's a < C*r (initialOf), kept at reset: asked of every running
