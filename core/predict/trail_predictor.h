@@ -88,6 +88,7 @@ private:
         return fillTable(id, k);
     }
     double fillTable(ReqId id, int k) const;
+    static constexpr int kFillAhead = 16; // calls filled at least, when a row is extended
     std::shared_ptr<Table> table_;
     TableRow* rows_ = nullptr; // table_'s rows
     double estimate(const std::vector<double>& post) const;
