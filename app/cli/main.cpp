@@ -31,9 +31,6 @@ void installMpi(int* argc, char*** argv);
 #include <fstream>
 #include <iostream>
 #include <iterator>
-#if defined(__GLIBC__)
-#include <malloc.h>
-#endif
 #include <memory>
 #include <sstream>
 #include <stdexcept>
@@ -220,13 +217,6 @@ int checkedStdout(int code) {
 } // namespace
 
 int main(int argc, char** argv) {
-#if defined(__GLIBC__)
-    // Buffers of a megabyte or more get pages of their own, returned when freed. glibc
-    // otherwise raises this threshold each time it frees such a buffer (up to 32 MiB), and
-    // a summary's per-request arrays, allocated and freed in turn, then stay in the heap:
-    // a million-request run held 46 MB it no longer used when its peak came.
-    mallopt(M_MMAP_THRESHOLD, 1 << 20);
-#endif
     return checkedStdout(run(argc, argv));
 }
 
