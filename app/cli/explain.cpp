@@ -27,6 +27,7 @@ struct ExplainArgs {
     double at = std::nan("");
     bool rules = false, json = false;
     int top = 20;
+    int replica = -1; // a fleet's: one replica's view
 };
 
 nlohmann::json num(double v) {
@@ -138,6 +139,8 @@ void printStory(const ExplainIndex& ix, ReqId id, bool json) {
             }
         }
         nlohmann::json j = {{"req", id},
+                            {"replica", log.fleet() ? nlohmann::json(log.replica_of[std::size_t(id)])
+                                                    : nlohmann::json(nullptr)},
                             {"policy", log.policy},
                             {"explained", ix.explained()},
                             {"key", ex.key_name},
@@ -151,12 +154,17 @@ void printStory(const ExplainIndex& ix, ReqId id, bool json) {
         std::cout << j.dump(2) << '\n';
         return;
     }
-    std::printf("request %d under %s: prompt %d tokens, %s, arrived at %.6f s\n", id,
+    std::printf("request %d under %s: prompt %d tokens, %s, arrived at %.6f s%s\n", id,
                 text::printable(log.policy).c_str(), ix.promptOf(id),
                 ix.outputOf(id) < 0
                     ? "did not finish"
                     : ("output " + std::to_string(ix.outputOf(id)) + " tokens").c_str(),
-                ix.arrivalOf(id));
+                ix.arrivalOf(id),
+                log.fleet() ? (", routed to replica " +
+                               std::to_string(log.replica_of[std::size_t(id)]) + " of " +
+                               std::to_string(log.replicas))
+                                  .c_str()
+                            : "");
     if (!ix.explained())
         std::printf("(this run log has no decisions recorded: simulate with --explain for the "
                     "reasons)\n");
@@ -187,7 +195,7 @@ void printStory(const ExplainIndex& ix, ReqId id, bool json) {
     }
 }
 
-nlohmann::json rowJson(const ViewRow& r, double t) {
+nlohmann::json rowJson(const ViewRow& r, double t, bool fleet) {
     nlohmann::json j = {
         {"req", r.req},
         {"arrival", r.arrival},
@@ -206,21 +214,33 @@ nlohmann::json rowJson(const ViewRow& r, double t) {
     for (const auto& [k, v] : f)
         if (!std::isnan(v)) j[k] = jsonNumberOrInf(v);
     if (!std::isnan(r.deadline)) j["slack"] = num(r.deadline - t);
+    if (fleet) j["replica"] = r.replica;
     return j;
 }
 
-void printView(const ExplainIndex& ix, double t, bool json, int top) {
+void printView(const ExplainIndex& ix, double t, bool json, int top, int replica) {
     const RunLog& log = ix.log();
-    SchedulerView v = viewAt(ix, t);
+    if (replica >= 0 && !log.fleet())
+        throw std::invalid_argument("explain: --replica is for a fleet's run log (simulate "
+                                    "--replicas N); this one is of one engine");
+    if (replica >= log.replicas)
+        throw std::invalid_argument("explain: --replica " + std::to_string(replica) +
+                                    ": the run had replicas 0 to " +
+                                    std::to_string(log.replicas - 1));
+    SchedulerView v = viewAt(ix, t, replica);
     const Explanation& ex = log.explain;
+    const bool fleet = log.fleet();
+    auto replicaOfCall = [&](std::int64_t call) {
+        return ex.call_replica.empty() ? 0 : int(ex.call_replica[std::size_t(call)]);
+    };
     // The last decision that acted, at or before t (the calls between act on nothing).
-    v.call = ix.actingCall(t);
+    v.call = ix.actingCall(t, 0, replica);
     v.call_t = v.call < 0 ? std::nan("") : ex.calls[std::size_t(v.call)].t;
     v.reasons = ix.reasonsOfCall(v.call);
     if (json) {
         auto rows = [&](const std::vector<ViewRow>& rs) {
             nlohmann::json a = nlohmann::json::array();
-            for (const ViewRow& r : rs) a.push_back(rowJson(r, t));
+            for (const ViewRow& r : rs) a.push_back(rowJson(r, t, fleet));
             return a;
         };
         nlohmann::json decided = nlohmann::json::array();
@@ -238,6 +258,12 @@ void printView(const ExplainIndex& ix, double t, bool json, int top) {
                             {"killed", v.killed},
                             {"last_call", v.call},
                             {"last_call_t", num(v.call_t)},
+                            {"replicas", log.replicas},
+                            {"replica", replica >= 0 ? nlohmann::json(replica)
+                                                     : nlohmann::json(nullptr)},
+                            {"last_call_replica", v.call >= 0 && fleet
+                                                      ? nlohmann::json(replicaOfCall(v.call))
+                                                      : nlohmann::json(nullptr)},
                             {"last_decisions", decided},
                             {"running", rows(v.running)},
                             {"waiting", rows(v.waiting)},
@@ -246,6 +272,15 @@ void printView(const ExplainIndex& ix, double t, bool json, int top) {
         return;
     }
     std::printf("scheduler at t = %.6f s under %s\n", t, text::printable(log.policy).c_str());
+    if (fleet)
+        std::printf("%s\n", replica >= 0 ? ("replica " + std::to_string(replica) + " of " +
+                                            std::to_string(log.replicas) + " (" + log.router +
+                                            " router)")
+                                               .c_str()
+                                         : ("all " + std::to_string(log.replicas) +
+                                            " replicas (" + log.router +
+                                            " router; --replica R for one)")
+                                               .c_str());
     std::printf("KV %lld of %lld tokens (%.1f %%); %zu running, %zu waiting, %zu suspended; "
                 "%d finished, %d killed, %d not arrived\n",
                 static_cast<long long>(v.kv_used), static_cast<long long>(v.kv_capacity),
@@ -256,8 +291,10 @@ void printView(const ExplainIndex& ix, double t, bool json, int top) {
         std::printf("(this run log has no decisions recorded: simulate with --explain for the "
                     "policy's keys and reasons)\n");
     } else if (v.call >= 0) {
-        std::printf("last decision that acted: call %lld at %.6f s, %zu action(s)\n",
-                    static_cast<long long>(v.call), v.call_t, v.reasons.second - v.reasons.first);
+        std::printf("last decision that acted: call %lld%s at %.6f s, %zu action(s)\n",
+                    static_cast<long long>(v.call),
+                    fleet ? (" on replica " + std::to_string(replicaOfCall(v.call))).c_str() : "",
+                    v.call_t, v.reasons.second - v.reasons.first);
         for (std::size_t i = v.reasons.first; i < v.reasons.second; ++i)
             std::printf("  %s\n", describeReason(ex.reasons[i]).c_str());
     }
@@ -265,8 +302,10 @@ void printView(const ExplainIndex& ix, double t, bool json, int top) {
         std::printf("\n%s (%zu)%s\n", title, rs.size(),
                     rs.size() > std::size_t(top) ? (", first " + std::to_string(top)).c_str() : "");
         if (rs.empty()) return;
-        std::printf("  %7s %12s %12s %7s %9s %11s %10s %12s %9s %8s\n", "req", "arrival", "since",
-                    "prompt", "generated", "pred. rem.", "true rem.", "key", "slack (s)", "alpha");
+        const bool col = fleet && replica < 0; // which replica, when all are shown
+        std::printf("  %7s%s %12s %12s %7s %9s %11s %10s %12s %9s %8s\n", "req",
+                    col ? " replica" : "", "arrival", "since", "prompt", "generated",
+                    "pred. rem.", "true rem.", "key", "slack (s)", "alpha");
         auto f = [](double x, const char* format) {
             if (std::isnan(x)) return std::string("-");
             char b[32];
@@ -275,8 +314,9 @@ void printView(const ExplainIndex& ix, double t, bool json, int top) {
         };
         for (std::size_t i = 0; i < rs.size() && i < std::size_t(top); ++i) {
             const ViewRow& r = rs[i];
-            std::printf("  %7d %12.4f %12.4f %7d %9d %11s %10s %12s %9s %8s\n", r.req, r.arrival,
-                        r.since, r.prompt, r.generated, f(r.predicted, "%.5g").c_str(),
+            std::printf("  %7d%s %12.4f %12.4f %7d %9d %11s %10s %12s %9s %8s\n", r.req,
+                        col ? (" " + std::string(7 - std::min<std::size_t>(7, std::to_string(r.replica).size()), ' ') + std::to_string(r.replica)).c_str() : "",
+                        r.arrival, r.since, r.prompt, r.generated, f(r.predicted, "%.5g").c_str(),
                         f(r.trueRemaining(), "%.0f").c_str(), f(r.key, "%.6g").c_str(),
                         f(r.deadline - t, "%.4g").c_str(), f(r.alpha, "%.3g").c_str());
         }
@@ -311,6 +351,11 @@ void addExplain(CLI::App& app) {
     c->add_option("--top", a->top, "With --at: rows per table at most (JSON lists all)")
         ->capture_default_str()
         ->check(CLI::Range(1, 1000000000));
+    c->add_option("--replica", a->replica,
+                  "With --at, on a fleet's run log (simulate --replicas N): that replica's "
+                  "requests, KV and decisions alone (default: every replica's, with a column "
+                  "naming each request's)")
+        ->check(CLI::Range(0, 32767));
     c->add_flag("--rules", a->rules, "List the rules reasons name (code, numbers, meaning)");
     c->add_flag("--json", a->json, "JSON instead of text");
     c->callback([a] {
@@ -331,7 +376,7 @@ void addExplain(CLI::App& app) {
                                      std::to_string(log.num_requests - 1));
             printStory(ix, static_cast<ReqId>(a->req), a->json);
         } else {
-            printView(ix, a->at, a->json, a->top);
+            printView(ix, a->at, a->json, a->top, a->replica);
         }
     });
 }

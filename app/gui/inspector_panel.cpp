@@ -103,6 +103,8 @@ QVariant SchedulerViewModel::data(const QModelIndex& index, int role) const {
         return num(r->alpha, 3);
     case Wcet:
         return num(r->wcet, 4);
+    case Replica:
+        return int(r->replica);
     default:
         return {};
     }
@@ -112,7 +114,7 @@ QVariant SchedulerViewModel::headerData(int section, Qt::Orientation o, int role
     if (o != Qt::Horizontal) return {};
     static const char* const names[] = {
         "state",     "#", "req",      "generated", "pred. rem.",  "true rem.", "key",
-        "slack (s)", "α", "WCET (s)", "prompt",    "arrival (s)", "since (s)"};
+        "slack (s)", "α", "WCET (s)", "prompt",    "arrival (s)", "since (s)", "replica"};
     static const char* const tips[] = {
         "running: in the batch (admission order); waiting: queued, in the policy's order; "
         "suspended: paused with its KV kept",
@@ -127,7 +129,8 @@ QVariant SchedulerViewModel::headerData(int section, Qt::Orientation o, int role
         "worst-case execution time planned (TimeBill)",
         "prompt tokens",
         "arrival time",
-        "when it entered this state"};
+        "when it entered this state",
+        "the replica the router sent it to (a fleet's run)"};
     if (section < 0 || section >= ColumnCount) return {};
     if (role == Qt::DisplayRole) return QString::fromUtf8(names[section]);
     if (role == Qt::ToolTipRole)
@@ -188,6 +191,9 @@ InspectorPanel::InspectorPanel(QWidget* parent) : QWidget(parent) {
                                       ? 40
                                   : c == SchedulerViewModel::Key ? 96
                                                                  : 70);
+    // A fleet's replica column shows beside the request's id (hidden for one engine).
+    table_->horizontalHeader()->moveSection(SchedulerViewModel::Replica,
+                                            SchedulerViewModel::Req + 1);
     tv->addWidget(table_, 1);
 
     auto* bottom = new QWidget;
@@ -338,6 +344,7 @@ void InspectorPanel::refreshView() {
     }
     const RunLog& log = ix_->log();
     SchedulerView v = viewAt(*ix_, t_);
+    table_->setColumnHidden(SchedulerViewModel::Replica, !log.fleet());
     title_->setText(tr("Scheduler at t = %1 s").arg(t_, 0, 'f', 4));
     const QString order = log.explain.key_name.empty()
                               ? QString()
@@ -362,9 +369,13 @@ void InspectorPanel::refreshView() {
     const auto& calls = log.explain.calls;
     if (const std::int64_t call = ix_->actingCall(t_); call >= 0) {
         const auto [first, last] = ix_->reasonsOfCall(call);
-        auto* head = new QListWidgetItem(tr("decision at %1 s (%2 action(s)):")
-                                             .arg(calls[std::size_t(call)].t, 0, 'f', 4)
-                                             .arg(last - first));
+        const auto& on = log.explain.call_replica; // a fleet's: each call's replica
+        QString text = (on.empty() ? tr("decision at %1 s (%2 action(s)):")
+                                   : tr("decision at %1 s on replica %3 (%2 action(s)):"))
+                           .arg(calls[std::size_t(call)].t, 0, 'f', 4)
+                           .arg(last - first);
+        if (!on.empty()) text = text.arg(int(on[std::size_t(call)]));
+        auto* head = new QListWidgetItem(text);
         QFont f = head->font();
         f.setBold(true);
         head->setFont(f);

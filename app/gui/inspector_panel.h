@@ -49,6 +49,7 @@ public:
         Prompt,
         Arrival,
         Since,
+        Replica, // a fleet's: the replica it was routed to (hidden for one engine)
         ColumnCount
     };
     explicit SchedulerViewModel(QObject* parent = nullptr) : QAbstractTableModel(parent) {}

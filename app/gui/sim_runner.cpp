@@ -37,10 +37,9 @@ SimResult SimRunner::run(const SimRequest& req, long job, const std::atomic<bool
         prep.limits = req.limits;
         prep.policy = req.policy;
         // Every decision with its reason, for the Inspector (at most 1.5x the simulation's
-        // time: kairos-cli bench explain).
-        // A fleet records none (each replica's scheduler would need its own explanation).
+        // time: kairos-cli bench explain); a fleet's replicas each record theirs.
         prep.spec.fleet = req.fleet;
-        prep.spec.record.explain = req.fleet.replicas <= 1;
+        prep.spec.record.explain = true;
         RunContext ctx;
         ctx.cancel = cancel;
         ctx.progress = progress;

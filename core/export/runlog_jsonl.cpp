@@ -37,13 +37,16 @@ void putNum(std::string& o, double v) {
 void writeExplain(const Explanation& ex, std::ostream& out) {
     std::string o;
     char b[96];
-    for (const CallRecord& c : ex.calls) {
+    const bool fleet = !ex.call_replica.empty(); // a fleet's calls name their replica
+    for (std::size_t i = 0; i < ex.calls.size(); ++i) {
+        const CallRecord& c = ex.calls[i];
         o.clear();
         o += "{\"ev\":\"call\",\"t\":";
         putNum(o, c.t);
         std::snprintf(b, sizeof b, ",\"hold\":%d,\"wake\":", c.hold);
         o += b;
         putNum(o, c.wake_at);
+        if (fleet) o += ",\"replica\":" + std::to_string(ex.call_replica[i]);
         o += c.restart ? ",\"restart\":true}\n" : "}\n";
         out << o;
     }
@@ -234,6 +237,12 @@ void readExplainLine(const nlohmann::json& j, const std::string& evs, RunLog& lo
             if (!r->is_boolean()) throw InputError(name, lineno, "restart", "not true or false");
             c.restart = r->get<bool>();
         }
+        // A fleet's call names its replica; one engine's does not.
+        if (log.fleet())
+            ex.call_replica.push_back(
+                static_cast<std::int16_t>(whole("replica", 0, log.replicas - 1.0)));
+        else if (j.contains("replica"))
+            throw InputError(name, lineno, "replica", "a call's replica in a log of one engine");
         ex.calls.push_back(c);
         return;
     }

@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <stdexcept>
+#include <string>
 
 namespace kairos {
 
@@ -53,6 +55,8 @@ ExplainIndex::ExplainIndex(const RunLog& log) : log_(log) {
             return ex.insights[a].t < ex.insights[b].t;
         });
     kv_ = lod::kvSeries(log);
+    if (log.fleet())
+        for (int r = 0; r < log.replicas; ++r) kv_replica_.push_back(lod::kvSeries(replicaLog(log, r)));
 }
 
 std::int32_t ExplainIndex::generatedAt(ReqId id, double t) const {
@@ -124,24 +128,33 @@ bool ExplainIndex::stateAt(ReqId id, double t, Insight* out) const {
     return true;
 }
 
-std::int64_t ExplainIndex::callAt(double t) const {
+bool ExplainIndex::onReplica(std::int64_t call, int replica) const {
+    const auto& cr = log_.explain.call_replica;
+    return replica < 0 || cr.empty() || cr[static_cast<std::size_t>(call)] == replica;
+}
+
+std::int64_t ExplainIndex::callAt(double t, int replica) const {
     const auto& c = log_.explain.calls;
     const auto it = std::upper_bound(c.begin(), c.end(), t,
                                      [](double x, const CallRecord& r) { return x < r.t; });
-    return static_cast<std::int64_t>(it - c.begin()) - 1;
+    std::int64_t i = static_cast<std::int64_t>(it - c.begin()) - 1;
+    while (i >= 0 && !onReplica(i, replica)) --i;
+    return i;
 }
 
-std::int64_t ExplainIndex::actingCall(double t, int direction) const {
+std::int64_t ExplainIndex::actingCall(double t, int direction, int replica) const {
     const auto& calls = log_.explain.calls;
     const auto& a = acting_calls_;
     auto later = [&](double x, std::uint32_t c) { return x < calls[c].t; };
     auto earlier = [&](std::uint32_t c, double x) { return calls[c].t < x; };
     if (direction > 0) {
-        const auto it = std::upper_bound(a.begin(), a.end(), t, later);
+        auto it = std::upper_bound(a.begin(), a.end(), t, later);
+        while (it != a.end() && !onReplica(*it, replica)) ++it;
         return it == a.end() ? -1 : std::int64_t(*it);
     }
-    const auto it = direction < 0 ? std::lower_bound(a.begin(), a.end(), t, earlier)
-                                  : std::upper_bound(a.begin(), a.end(), t, later);
+    auto it = direction < 0 ? std::lower_bound(a.begin(), a.end(), t, earlier)
+                            : std::upper_bound(a.begin(), a.end(), t, later);
+    while (it != a.begin() && !onReplica(*std::prev(it), replica)) --it;
     return it == a.begin() ? -1 : std::int64_t(*std::prev(it));
 }
 
@@ -156,15 +169,25 @@ std::pair<std::size_t, std::size_t> ExplainIndex::reasonsOfCall(std::int64_t cal
     return {static_cast<std::size_t>(lo - r.begin()), static_cast<std::size_t>(hi - r.begin())};
 }
 
-std::int64_t ExplainIndex::kvAt(double t) const {
+std::int64_t ExplainIndex::kvAt(double t, int replica) const {
+    const auto& kv = replica >= 0 && static_cast<std::size_t>(replica) < kv_replica_.size()
+                         ? kv_replica_[static_cast<std::size_t>(replica)]
+                         : kv_;
     const auto it =
-        std::upper_bound(kv_.begin(), kv_.end(), t,
+        std::upper_bound(kv.begin(), kv.end(), t,
                          [](double x, const std::pair<double, double>& p) { return x < p.first; });
-    return it == kv_.begin() ? 0 : static_cast<std::int64_t>(std::prev(it)->second);
+    return it == kv.begin() ? 0 : static_cast<std::int64_t>(std::prev(it)->second);
 }
 
-SchedulerView viewAt(const ExplainIndex& ix, double t) {
+SchedulerView viewAt(const ExplainIndex& ix, double t, int replica) {
     const RunLog& log = ix.log();
+    if (!log.fleet()) replica = -1;
+    if (replica >= log.replicas)
+        throw std::invalid_argument("replica " + std::to_string(replica) + ": the run had " +
+                                    std::to_string(log.replicas));
+    auto mine = [&](std::size_t r) {
+        return replica < 0 || log.replica_of[r] == replica;
+    };
     const auto n = static_cast<std::size_t>(std::max(0, log.num_requests));
     enum : char { NotYet, Waiting, Running, Suspended, Finished, Killed };
     std::vector<char> phase(n, NotYet);
@@ -174,7 +197,7 @@ SchedulerView viewAt(const ExplainIndex& ix, double t) {
     for (const Event& e : log.events) {
         if (e.t > t) break;
         const auto r = static_cast<std::size_t>(e.req);
-        if (r >= n) continue;
+        if (r >= n || !mine(r)) continue;
         char next = phase[r];
         switch (e.ev) {
         case Ev::Arrive:
@@ -209,11 +232,14 @@ SchedulerView viewAt(const ExplainIndex& ix, double t) {
     }
     SchedulerView v;
     v.t = t;
-    v.kv_capacity = log.kv_capacity_tokens;
-    v.kv_used = ix.kvAt(t);
+    v.replica = replica;
+    // A fleet's KV: one replica's, or all of theirs against all of their capacity.
+    v.kv_capacity = log.kv_capacity_tokens * (log.fleet() && replica < 0 ? log.replicas : 1);
+    v.kv_used = ix.kvAt(t, replica);
     auto row = [&](std::size_t r) {
         ViewRow w;
         w.req = static_cast<ReqId>(r);
+        w.replica = log.fleet() ? log.replica_of[r] : 0;
         w.arrival = ix.arrivalOf(w.req);
         w.since = since[r];
         w.prompt = ix.promptOf(w.req);
@@ -232,6 +258,7 @@ SchedulerView viewAt(const ExplainIndex& ix, double t) {
         return w;
     };
     for (std::size_t r = 0; r < n; ++r) {
+        if (!mine(r)) continue;
         switch (phase[static_cast<std::size_t>(r)]) {
         case NotYet:
             ++v.not_arrived;
@@ -270,7 +297,7 @@ SchedulerView viewAt(const ExplainIndex& ix, double t) {
     };
     std::sort(v.waiting.begin(), v.waiting.end(), byKey);
     std::sort(v.suspended.begin(), v.suspended.end(), byKey);
-    v.call = ix.callAt(t);
+    v.call = ix.callAt(t, replica);
     if (v.call >= 0) {
         v.call_t = log.explain.calls[static_cast<std::size_t>(v.call)].t;
         v.reasons = ix.reasonsOfCall(v.call);

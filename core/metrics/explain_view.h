@@ -46,17 +46,19 @@ public:
     const std::vector<std::uint32_t>& insightsOf(ReqId id) const {
         return insights_of_[static_cast<std::size_t>(id)];
     }
-    // The last schedule() call at or before t (-1: none), and the reasons it gave.
-    std::int64_t callAt(double t) const;
+    // The last schedule() call at or before t (-1: none), and the reasons it gave. A fleet's
+    // calls are every replica's; `replica` >= 0 takes that replica's alone.
+    std::int64_t callAt(double t, int replica = -1) const;
     std::pair<std::size_t, std::size_t> reasonsOfCall(std::int64_t call) const;
     // The decisions that acted (reason indices whose call differs from the one before),
     // in order: what stepping "decision by decision" walks through.
     const std::vector<std::uint32_t>& actingCalls() const { return acting_calls_; }
     // Of those: the last at or before t (`direction` 0), the first after t (+1) or the last
     // before t (-1); -1 if there is none.
-    std::int64_t actingCall(double t, int direction = 0) const;
-    // KV tokens in use at t as the KV chart draws it (the iteration in force at t).
-    std::int64_t kvAt(double t) const;
+    std::int64_t actingCall(double t, int direction = 0, int replica = -1) const;
+    // KV tokens in use at t as the KV chart draws it (the iteration in force at t): a fleet's
+    // summed over its replicas, or one replica's.
+    std::int64_t kvAt(double t, int replica = -1) const;
 
 private:
     const RunLog& log_;
@@ -66,12 +68,15 @@ private:
     std::vector<double> arrival_;
     std::vector<std::uint32_t> acting_calls_;
     std::vector<std::pair<double, double>> kv_;
+    std::vector<std::vector<std::pair<double, double>>> kv_replica_; // a fleet's, per replica
+    bool onReplica(std::int64_t call, int replica) const;
 };
 
 // One request as the scheduler saw it at t.
 struct ViewRow {
     static constexpr double kNone = std::numeric_limits<double>::quiet_NaN();
     ReqId req = 0;
+    std::int16_t replica = 0; // a fleet's: the replica it was routed to
     double arrival = 0;
     double since = 0; // when it entered this state
     std::int32_t prompt = 0;
@@ -88,6 +93,7 @@ struct ViewRow {
 
 struct SchedulerView {
     double t = 0;
+    int replica = -1; // a fleet's view of one replica; -1: all of them (or one engine)
     std::vector<ViewRow> waiting;   // in the policy's order (by key; ties by arrival)
     std::vector<ViewRow> running;   // in admission order
     std::vector<ViewRow> suspended; // in the policy's order
@@ -98,7 +104,9 @@ struct SchedulerView {
     std::pair<std::size_t, std::size_t> reasons{0, 0}; // its reasons [first, last)
 };
 
-SchedulerView viewAt(const ExplainIndex& ix, double t);
+// `replica` >= 0: a fleet's replica alone (its requests, KV and calls); ignored for one
+// engine. Throws std::invalid_argument for a replica the run did not have.
+SchedulerView viewAt(const ExplainIndex& ix, double t, int replica = -1);
 
 // One line of a request's story: an event of it, or a decision that touched it (its own,
 // or another request's that was compared against it), or a change of its state.

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <stdexcept>
 
 namespace kairos {
 
@@ -217,6 +219,33 @@ bool Insight::sameAs(const Insight& o, bool key_counts_down) const {
     return (key_counts_down ? total(key, o.key) : eq(key, o.key)) &&
            total(predicted, o.predicted) && eq(deadline, o.deadline) && eq(alpha, o.alpha) &&
            eq(wcet, o.wcet);
+}
+
+Explanation replicaExplanation(const Explanation& ex, const std::vector<std::int16_t>& replica_of,
+                               int replica) {
+    if (ex.call_replica.size() != ex.calls.size())
+        throw std::invalid_argument("replicaExplanation: not a fleet's explanation");
+    Explanation out;
+    out.on = ex.on;
+    out.key_name = ex.key_name;
+    out.key_descending = ex.key_descending;
+    out.key_counts_down = ex.key_counts_down;
+    std::vector<std::uint32_t> local(ex.calls.size(), UINT32_MAX);
+    for (std::size_t i = 0; i < ex.calls.size(); ++i)
+        if (ex.call_replica[i] == replica) {
+            local[i] = static_cast<std::uint32_t>(out.calls.size());
+            out.calls.push_back(ex.calls[i]);
+        }
+    for (const Reason& r : ex.reasons)
+        if (r.call < local.size() && local[r.call] != UINT32_MAX) {
+            out.reasons.push_back(r);
+            out.reasons.back().call = local[r.call];
+        }
+    for (const Insight& in : ex.insights)
+        if (static_cast<std::size_t>(in.req) < replica_of.size() &&
+            replica_of[static_cast<std::size_t>(in.req)] == replica)
+            out.insights.push_back(in);
+    return out;
 }
 
 } // namespace kairos

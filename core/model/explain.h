@@ -150,6 +150,15 @@ struct Explanation {
     std::vector<CallRecord> calls;
     std::vector<Reason> reasons;
     std::vector<Insight> insights;
+    // A fleet's run (sim/fleet.h): each replica's calls, reasons and states merged in time
+    // order, and here the replica each call was made on (a reason's call names its replica).
+    // Empty: one engine.
+    std::vector<std::int16_t> call_replica;
 };
+// One replica's part of a fleet's explanation, its calls numbered from 0 as that replica's
+// engine numbered them: what a replay of that replica issues (sched/replay.h). `replica_of`
+// is the run log's (RunLog::replica_of); a request's states belong to its replica.
+Explanation replicaExplanation(const Explanation& ex, const std::vector<std::int16_t>& replica_of,
+                               int replica);
 
 } // namespace kairos

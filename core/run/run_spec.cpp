@@ -281,8 +281,6 @@ void RunSpec::validate(const std::string& where) const {
     if (router == Router::PrefixAware && !limits.prefix_caching)
         bad("fleet.router",
             "prefix_aware reads the replicas' prefix caches: it needs limits.prefix_caching on");
-    if (fleet.replicas > 1 && record.explain)
-        bad("record.explain", "follows one engine's decisions: it needs fleet.replicas = 1");
     try {
         GoodputSlo::parse(summary.goodput);
     } catch (const std::exception& e) {

@@ -40,6 +40,7 @@ public:
                 *run.workload, *run.model, *scheds_.back(), run.limits, nullptr,
                 sims_.empty() ? nullptr : sims_.front()->prefixLayout()));
             sims_.back()->setCancelFlag(run.cancel);
+            sims_.back()->explain(run.explain);
             sims_.back()->joinFleet();
         }
     }
@@ -62,7 +63,7 @@ public:
                     run_.progress->store(double(k) / double(reqs.size()),
                                          std::memory_order_relaxed);
             }
-            const int r = choose(static_cast<ReqId>(k));
+            const int r = run_.routes ? (*run_.routes)[k] : choose(static_cast<ReqId>(k));
             sims_[static_cast<std::size_t>(r)]->route(static_cast<ReqId>(k));
             replica_of[k] = static_cast<std::int16_t>(r);
         }
@@ -172,7 +173,62 @@ private:
             for (const auto& w : logs[r].warnings)
                 out.warnings.push_back("replica " + std::to_string(r) + ": " + w);
         out.replica_of = std::move(replica_of);
+        if (a.explain.on) out.explain = mergeExplanations(logs);
         return out;
+    }
+
+    // Every replica's decisions in one stream: calls in time order (a stable sort: equal
+    // times keep the replicas' order), each tagged with its replica; reasons grouped by
+    // their merged call, in the order each engine applied them; states in time order.
+    static Explanation mergeExplanations(const std::vector<RunLog>& logs) {
+        Explanation ex;
+        const Explanation& a = logs.front().explain;
+        ex.on = true;
+        ex.key_name = a.key_name;
+        ex.key_descending = a.key_descending;
+        ex.key_counts_down = a.key_counts_down;
+        struct At {
+            double t;
+            std::int16_t r;
+            std::uint32_t i;
+        };
+        std::vector<At> order;
+        std::size_t reasons = 0, insights = 0;
+        for (std::size_t r = 0; r < logs.size(); ++r) {
+            const Explanation& e = logs[r].explain;
+            for (std::size_t i = 0; i < e.calls.size(); ++i)
+                order.push_back({e.calls[i].t, static_cast<std::int16_t>(r),
+                                 static_cast<std::uint32_t>(i)});
+            reasons += e.reasons.size();
+            insights += e.insights.size();
+        }
+        std::stable_sort(order.begin(), order.end(),
+                         [](const At& x, const At& y) { return x.t < y.t; });
+        std::vector<std::vector<std::uint32_t>> merged(logs.size()); // replica's call -> merged
+        for (std::size_t r = 0; r < logs.size(); ++r)
+            merged[r].resize(logs[r].explain.calls.size());
+        ex.calls.reserve(order.size());
+        ex.call_replica.reserve(order.size());
+        for (const At& x : order) {
+            merged[static_cast<std::size_t>(x.r)][x.i] = static_cast<std::uint32_t>(ex.calls.size());
+            ex.calls.push_back(logs[static_cast<std::size_t>(x.r)].explain.calls[x.i]);
+            ex.call_replica.push_back(x.r);
+        }
+        ex.reasons.reserve(reasons);
+        for (std::size_t r = 0; r < logs.size(); ++r)
+            for (Reason why : logs[r].explain.reasons) {
+                why.call = merged[r][why.call];
+                ex.reasons.push_back(why);
+            }
+        std::stable_sort(ex.reasons.begin(), ex.reasons.end(),
+                         [](const Reason& x, const Reason& y) { return x.call < y.call; });
+        ex.insights.reserve(insights);
+        for (const auto& l : logs)
+            ex.insights.insert(ex.insights.end(), l.explain.insights.begin(),
+                               l.explain.insights.end());
+        std::stable_sort(ex.insights.begin(), ex.insights.end(),
+                         [](const Insight& x, const Insight& y) { return x.t < y.t; });
+        return ex;
     }
 
     const FleetRun& run_;
@@ -202,9 +258,15 @@ RunLog simulateFleet(const FleetRun& run) {
         engine.explain(run.explain);
         return engine.run();
     }
-    if (run.explain)
-        throw std::invalid_argument("explaining follows one engine's decisions: run it with one "
-                                    "replica");
+    if (run.routes) {
+        if (run.routes->size() != run.workload->size())
+            throw std::invalid_argument("simulateFleet: a route for every request is needed");
+        for (std::int16_t r : *run.routes)
+            if (r < 0 || r >= o.replicas)
+                throw std::invalid_argument("simulateFleet: a route to replica " +
+                                            std::to_string(r) + " of " +
+                                            std::to_string(o.replicas));
+    }
     // Every replica keeps its state for every request of the workload (ids stay the fleet's:
     // about 200 bytes each), so a fleet's memory grows with replicas x requests.
     const double states = double(o.replicas) * double(run.workload->size());

@@ -57,7 +57,12 @@ struct FleetRun {
     std::function<std::unique_ptr<Scheduler>()> make_scheduler;
     EngineLimits limits;
     FleetOptions fleet;
-    bool explain = false; // one replica only
+    // Every replica records its decisions with their reasons; the run log's explanation
+    // merges them (model/explain.h, Explanation::call_replica).
+    bool explain = false;
+    // Where each request goes, in the workload's order, instead of the router's choice: a
+    // replay of a recorded fleet (sched/replay.h) routes as the run did.
+    const std::vector<std::int16_t>* routes = nullptr;
     const std::atomic<bool>* cancel = nullptr;
     std::atomic<double>* progress = nullptr;
 };

@@ -147,6 +147,11 @@ CREATE TABLE run_states(
   key REAL, predicted REAL, deadline REAL, alpha REAL, wcet REAL,  -- NULL: none
   PRIMARY KEY(run_id, seq)) WITHOUT ROWID;
 )sql",
+    // 5: a fleet's run (replicas behind a router) records every replica's decisions: each
+    // call names the replica that made it.
+    R"sql(
+ALTER TABLE run_calls ADD COLUMN replica INTEGER;  -- NULL: one engine's call
+)sql",
 };
 static_assert(sizeof(kMigrations) / sizeof(kMigrations[0]) == Store::kSchemaVersion,
               "one migration per schema version");
@@ -689,8 +694,8 @@ void Store::insertExplanation(std::int64_t run_id, const Explanation& ex) {
         up.step();
     }
     Stmt call(db_, path_,
-              "INSERT INTO run_calls(run_id, seq, t, hold, wake_at, restart) VALUES (?, ?, ?, ?, "
-              "?, ?)");
+              "INSERT INTO run_calls(run_id, seq, t, hold, wake_at, restart, replica) VALUES (?, "
+              "?, ?, ?, ?, ?, ?)");
     for (std::size_t i = 0; i < ex.calls.size(); ++i) {
         const CallRecord& c = ex.calls[i];
         call.bind(1, run_id).bind(2, std::int64_t(i)).bind(3, c.t).bind(4, std::int64_t(c.hold));
@@ -699,6 +704,10 @@ void Store::insertExplanation(std::int64_t run_id, const Explanation& ex) {
         else
             call.bind(5, c.wake_at);
         call.bind(6, std::int64_t(c.restart));
+        if (ex.call_replica.empty())
+            call.bindNull(7);
+        else
+            call.bind(7, std::int64_t(ex.call_replica[i]));
         call.step();
         call.reset();
     }
@@ -766,7 +775,8 @@ Explanation Store::runExplanation(std::int64_t id) const {
     }
     {
         Stmt s(db_, path_,
-               "SELECT t, hold, wake_at, restart FROM run_calls WHERE run_id = ? ORDER BY seq");
+               "SELECT t, hold, wake_at, restart, replica FROM run_calls WHERE run_id = ? ORDER "
+               "BY seq");
         s.bind(1, id);
         while (s.step()) {
             CallRecord c;
@@ -774,8 +784,13 @@ Explanation Store::runExplanation(std::int64_t id) const {
             c.hold = std::int32_t(s.i64(1));
             c.wake_at = s.isNull(2) ? std::numeric_limits<double>::infinity() : s.real(2);
             c.restart = s.i64(3) != 0;
+            // A fleet's calls name their replica, all of them (a mix is a damaged database).
+            if (!s.isNull(4)) ex.call_replica.push_back(std::int16_t(s.i64(4)));
             ex.calls.push_back(c);
         }
+        if (!ex.call_replica.empty() && ex.call_replica.size() != ex.calls.size())
+            throw StoreError(path_, "run " + std::to_string(id) +
+                                        ": some of its calls name a replica and some do not");
     }
     {
         Stmt s(db_, path_,

@@ -20,6 +20,7 @@
 #include "random_cases.h"
 #include "sched/replay.h"
 #include "sim/engine.h"
+#include "sim/fleet.h"
 #include "test_util.h"
 
 #include <QtTest>
@@ -222,6 +223,7 @@ QString explanationDifference(const Explanation& a, const Explanation& b) {
         a.key_counts_down != b.key_counts_down)
         return "header";
     if (a.calls.size() != b.calls.size()) return "calls' count";
+    if (a.call_replica != b.call_replica) return "calls' replicas";
     for (std::size_t i = 0; i < a.calls.size(); ++i)
         if (a.calls[i].t != b.calls[i].t || a.calls[i].hold != b.calls[i].hold ||
             a.calls[i].wake_at != b.calls[i].wake_at || a.calls[i].restart != b.calls[i].restart)
@@ -317,6 +319,147 @@ private slots:
         qInfo("%s: %ld runs, %ld calls, %ld reasons (all hold, all replayed), %ld insights:%s",
               name.c_str(), runs, calls, reasons, insights, rules.c_str());
         QVERIFY(runs > 0);
+    }
+
+    // A fleet records every replica's decisions: for every registered policy on random
+    // cases, 2 to 4 replicas behind a random router, recording changes nothing, every reason
+    // holds as in one engine's run, each call names its replica and the reasons of a call
+    // are about requests routed there, and replaying each replica's part (routed as the run
+    // routed) reproduces the fleet's log exactly, as does the run log's JSONL round trip.
+    void fleetReasonsHoldAndReplay_data() { test::policyRows(); }
+    void fleetReasonsHoldAndReplay() {
+        QFETCH(QString, policy);
+        const std::string name = policy.toStdString();
+        const int seeds = seedCount(15, "KAIROS_EXPLAIN_SEEDS");
+        long runs = 0, calls = 0;
+        std::map<std::string, long> by_rule;
+        for (int seed = 1; seed <= seeds; ++seed) {
+            const Case c = makeCase(static_cast<std::uint64_t>(seed) + 500);
+            Rng rng(static_cast<std::uint64_t>(seed) * 53 + 11);
+            EngineLimits lim = c.lim;
+            lim.kv_capacity_tokens = std::max<std::int64_t>(16, c.largest_need) *
+                                     (rng.bernoulli(0.5) ? 1 : 3);
+            const std::int64_t cap = lim.kv_capacity_tokens / lim.block_size * lim.block_size;
+            const PolicyConfig pc = test::randomConfig(name, static_cast<std::uint64_t>(seed), rng);
+            FleetRun run;
+            run.workload = &c.w;
+            const EteModel ete(c.ete);
+            const UnitModel unit;
+            run.model = c.unit ? static_cast<const ExecutionModel*>(&unit) : &ete;
+            run.limits = lim;
+            run.fleet.replicas = static_cast<int>(rng.uniformInt(2, 4));
+            const Router routers[] = {Router::RoundRobin, Router::LeastOutstanding,
+                                      Router::LeastKv, Router::PrefixAware};
+            run.fleet.router = routers[rng.uniformInt(0, lim.prefix_caching ? 3 : 2)];
+            run.make_scheduler = [&] { return makeScheduler(pc); };
+            const QString what = test::describeRun(pc, c, cap) +
+                                 QString(", %1 replicas, %2")
+                                     .arg(run.fleet.replicas)
+                                     .arg(routerName(run.fleet.router));
+            RunLog plain, recorded;
+            try {
+                plain = simulateFleet(run);
+                run.explain = true;
+                recorded = simulateFleet(run);
+            } catch (const SchedulerLoop&) {
+                continue; // documented (tst_liveness checks where)
+            } catch (const std::exception& e) {
+                QFAIL(qPrintable(what + ": " + e.what()));
+            }
+            const QString same = test::firstEventDifference(plain, recorded);
+            QVERIFY2(same.isEmpty(), qPrintable(what + ": recording changed the run: " + same));
+            const Explanation& ex = recorded.explain;
+            QVERIFY2(ex.on && ex.call_replica.size() == ex.calls.size(), qPrintable(what));
+            const QString bad = checkReasons(recorded, pc, cap, by_rule);
+            QVERIFY2(bad.isEmpty(), qPrintable(what + ": " + bad));
+            for (const Reason& r : ex.reasons)
+                QVERIFY2(recorded.replica_of[static_cast<std::size_t>(r.req)] ==
+                             ex.call_replica[r.call],
+                         qPrintable(what + ": a reason about a request of another replica"));
+            // Each replica's part replayed on a fleet routed as the run was.
+            int next = 0;
+            FleetRun again = run;
+            again.explain = false;
+            again.routes = &recorded.replica_of;
+            again.make_scheduler = [&]() -> std::unique_ptr<Scheduler> {
+                return std::make_unique<ReplayScheduler>(
+                    replicaExplanation(ex, recorded.replica_of, next++), name);
+            };
+            RunLog replayed;
+            try {
+                replayed = simulateFleet(again);
+            } catch (const std::exception& e) {
+                QFAIL(qPrintable(what + ": replay: " + e.what()));
+            }
+            QCOMPARE(next, run.fleet.replicas);
+            const QString diff = test::firstEventDifference(recorded, replayed);
+            QVERIFY2(diff.isEmpty(), qPrintable(what + ": replay differs: " + diff));
+            std::stringstream io;
+            writeRunLogJsonl(recorded, io);
+            std::istringstream in(io.str());
+            const RunLog back = readRunLogJsonl(in, "fleet.jsonl");
+            const QString round = explanationDifference(ex, back.explain);
+            QVERIFY2(round.isEmpty(), qPrintable(what + ": JSONL round trip: " + round));
+            ++runs;
+            calls += static_cast<long>(ex.calls.size());
+        }
+        qInfo("%s: %ld fleet runs, %ld calls (all replayed)", name.c_str(), runs, calls);
+        QVERIFY(runs > 0);
+    }
+
+    // The scheduler's view of a fleet: the view of each replica holds its own requests, KV
+    // and calls, and the replicas' views add up to the fleet's at every sampled instant.
+    void fleetViewSplitsByReplica() {
+        const Case c = makeCase(7);
+        EngineLimits lim = c.lim;
+        lim.kv_capacity_tokens = std::max<std::int64_t>(16, c.largest_need) * 2;
+        Rng rng(3);
+        const PolicyConfig pc = test::randomConfig("sprpt_lp", 7, rng);
+        FleetRun run;
+        run.workload = &c.w;
+        const EteModel ete(c.ete);
+        run.model = &ete;
+        run.limits = lim;
+        run.fleet.replicas = 3;
+        run.fleet.router = Router::LeastOutstanding;
+        run.explain = true;
+        run.make_scheduler = [&] { return makeScheduler(pc); };
+        const RunLog log = simulateFleet(run);
+        const ExplainIndex ix(log);
+        const double end = log.events.back().t;
+        int checked = 0;
+        for (int k = 0; k <= 40; ++k) {
+            const double t = end * k / 40;
+            const SchedulerView all = viewAt(ix, t);
+            QCOMPARE(all.kv_capacity, lim.kv_capacity_tokens / lim.block_size * lim.block_size * 3);
+            std::size_t running = 0, waiting = 0, suspended = 0;
+            std::int64_t kv = 0;
+            std::int32_t finished = 0, not_arrived = 0;
+            for (int r = 0; r < 3; ++r) {
+                const SchedulerView v = viewAt(ix, t, r);
+                for (const auto* rows : {&v.running, &v.waiting, &v.suspended})
+                    for (const ViewRow& row : *rows) QCOMPARE(int(row.replica), r);
+                if (v.call >= 0) {
+                    QCOMPARE(int(log.explain.call_replica[std::size_t(v.call)]), r);
+                    QVERIFY(log.explain.calls[std::size_t(v.call)].t <= t);
+                }
+                running += v.running.size();
+                waiting += v.waiting.size();
+                suspended += v.suspended.size();
+                kv += v.kv_used;
+                finished += v.finished;
+                not_arrived += v.not_arrived;
+            }
+            QCOMPARE(running, all.running.size());
+            QCOMPARE(waiting, all.waiting.size());
+            QCOMPARE(suspended, all.suspended.size());
+            QCOMPARE(kv, all.kv_used);
+            QCOMPARE(finished, all.finished);
+            QCOMPARE(not_arrived, all.not_arrived);
+            checked += int(all.running.size());
+        }
+        QVERIFY(checked > 0);
+        QVERIFY_THROWS_EXCEPTION(std::invalid_argument, viewAt(ix, 1.0, 3));
     }
 
     // tst_policies' sprptLimitedPreemptionByHand with its reasons: one seat, unit time, C = 1.
