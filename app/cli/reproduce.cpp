@@ -16,7 +16,7 @@ using app::resolveProfile;
 void addReproduce(CLI::App& app) {
     struct Args {
         std::string paper = "all", json_out, data = KAIROS_SHARED_DATA;
-        bool quick = false, quiet = false, details = true, uncovered = false;
+        bool quick = false, quiet = false, details = true, uncovered = false, audit = false;
         std::uint64_t seed = 1;
         int seeds = 1;
         int threads = 0;
@@ -32,8 +32,9 @@ void addReproduce(CLI::App& app) {
     papers.push_back("all");
     c->add_option("paper", a->paper, list + "or all")->check(CLI::IsMember(papers));
     c->add_option("--json", a->json_out,
-                  "Write the claims as a JSON list of {paper, claim, paper_value, kairos_value, "
-                  "unit, setting, band, verdict, cause, seeds, ci_low, ci_high}");
+                  "Write the claims as a JSON list of {paper, claim, quote, paper_value, "
+                  "kairos_value, unit, compared, setting, band, band_origin, seeds (each seed's "
+                  "value), ci_low, ci_high, rule, verdict, cause}");
     c->add_option("--data", a->data, "Folder of the public traces (../shared/data)");
     c->add_option("--seed", a->seed, "Seed of arrivals, predictors and random instances")
         ->check(seedValue());
@@ -46,6 +47,10 @@ void addReproduce(CLI::App& app) {
                 "exit");
     c->add_option("--threads", a->threads, "Simulations run in parallel (0: all cores)")
         ->check(whole(0, kMaxThreads));
+    c->add_flag("--audit", a->audit,
+                "Print every row as an auditor reads it (the paper's words, each seed's value, "
+                "the values compared, the band and its origin, the rule that decided) instead "
+                "of the table");
     c->add_flag("--quick", a->quick, "Smaller experiments (a first look; noisier figures)");
     c->add_flag("--quiet", a->quiet, "Print nothing but errors");
     c->add_flag("!--no-details", a->details, "Print only the claims, not the tables behind them");
@@ -69,7 +74,9 @@ void addReproduce(CLI::App& app) {
                 std::fprintf(stderr, "[%6.1f s] %s\n", s, line.c_str());
             };
         const repro::Report r = repro::reproduce(a->paper, o);
-        if (!a->quiet) {
+        if (!a->quiet && a->audit) {
+            std::fputs(repro::auditText(r.claims).c_str(), stdout);
+        } else if (!a->quiet) {
             if (a->details) std::fputs(r.details.c_str(), stdout);
             std::fputs(repro::claimsTable(r.claims).c_str(), stdout);
         }

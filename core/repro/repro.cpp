@@ -183,6 +183,18 @@ Report reproduce(const std::string& paper, const Options& opt) {
     return first;
 }
 
+namespace {
+// Each seed's value (one seed: the value itself).
+nlohmann::json seedValues(const Claim& c) {
+    nlohmann::json a = nlohmann::json::array();
+    if (c.seed_values.empty())
+        a.push_back(jsonNumber(c.kairos_value));
+    else
+        for (double v : c.seed_values) a.push_back(jsonNumber(v));
+    return a;
+}
+} // namespace
+
 nlohmann::json toJson(const std::vector<Claim>& claims) {
     nlohmann::json a = nlohmann::json::array();
     for (const Claim& c : claims)
@@ -195,10 +207,48 @@ nlohmann::json toJson(const std::vector<Claim>& claims) {
                      {"band", c.band.text()},
                      {"verdict", verdictName(c.verdict)},
                      {"cause", c.verdict == Verdict::NotComparable ? c.not_comparable : c.cause},
-                     {"seeds", c.seeds},
+                     {"seeds", seedValues(c)},
                      {"ci_low", jsonNumber(c.ci_low)},
-                     {"ci_high", jsonNumber(c.ci_high)}});
+                     {"ci_high", jsonNumber(c.ci_high)},
+                     {"quote", c.quote.empty() ? nlohmann::json(nullptr) : nlohmann::json(c.quote)},
+                     {"compared", c.compared},
+                     {"band_origin", c.band_origin.empty() ? nlohmann::json(nullptr)
+                                                           : nlohmann::json(c.band_origin)},
+                     {"rule", c.rule}});
     return a;
+}
+
+std::string auditText(const std::vector<Claim>& claims) {
+    std::string s;
+    for (const Claim& c : claims) {
+        s += "[" + c.paper + "] " + c.claim + "\n";
+        s += "  quote:    " + (c.quote.empty() ? std::string("(not quoted yet)") : c.quote) + "\n";
+        std::string pv = c.paper_value.is_null() ? "none" : c.paper_value.dump();
+        s += "  paper:    " + pv + " " + c.unit + "\n";
+        s += "  kairos:   " + fmt(c.kairos_value, 6) + " " + c.unit;
+        if (c.seeds > 1) {
+            s += " (mean of " + std::to_string(c.seeds) + " seeds:";
+            for (double v : c.seed_values) s += " " + fmt(v, 4);
+            s += "; 95 % interval " + fmt(c.ci_low, 4) + " .. " + fmt(c.ci_high, 4) + ")";
+        }
+        s += "\n";
+        if (!c.compared.empty()) {
+            s += "  compared:";
+            for (auto it = c.compared.begin(); it != c.compared.end(); ++it)
+                s += " " + it.key() + " = " +
+                     (it->is_number() ? fmt(it->get<double>(), 6) : it->dump());
+            s += "\n";
+        }
+        s += "  setting:  " + c.setting + "\n";
+        s += "  band:     " + c.band.text() + "; from: " +
+             (c.band_origin.empty() ? std::string("(not stated yet)") : c.band_origin) + "\n";
+        s += "  rule:     " + c.rule + "\n";
+        s += "  verdict:  " + std::string(verdictName(c.verdict));
+        const std::string why = c.verdict == Verdict::NotComparable ? c.not_comparable : c.cause;
+        if (!why.empty()) s += " (" + why + ")";
+        s += "\n\n";
+    }
+    return s;
 }
 
 std::string claimsTable(const std::vector<Claim>& claims) {

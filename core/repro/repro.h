@@ -56,13 +56,43 @@ struct Claim {
     // Why Kairos disagrees, as measured by the experiment (it sets this when it has
     // measured a cause, whatever the verdict turns out to be; shown for `disagrees`).
     std::string cause;
+    // Where the paper's figure comes from: its own words or table cell, with the seed file
+    // and section. Empty: not quoted yet (the audit says so).
+    std::string quote;
+    // The values compared, by name: "numerator" and "denominator" for a ratio (judged only
+    // when both are positive: see judge()), else one key per system. Set with ratio().
+    nlohmann::json compared = nlohmann::json::object();
+    // Where the band comes from (the paper's stated precision, its figure's readable
+    // resolution, the spread over seeds). Empty: not stated yet (the audit says so).
+    std::string band_origin;
     // Filled by judge() / the seed aggregation.
     Verdict verdict = Verdict::NotComparable;
+    std::string rule; // the verdict rule that decided, in words
+    bool ruled_out = false; // not_comparable was set by judge()'s rules (judged again: cleared)
     int seeds = 1;
+    std::vector<double> seed_values;  // each seed's kairos_value
     double ci_low = 0, ci_high = 0; // 95 % interval of the mean over the seeds (t-based)
+
+    // This claim's figure is numerator / denominator: kairos_value is set to it and both are
+    // kept in `compared` for the verdict rules.
+    void ratio(double numerator, double denominator) {
+        compared["numerator"] = numerator;
+        compared["denominator"] = denominator;
+        kairos_value = numerator / denominator;
+    }
 };
 
-// Sets the verdict from the band, the flags and the paper's figure.
+// Sets the verdict (and `rule`, which says why) from the flags, the paper's figure, the
+// values compared and the band, by these rules in order:
+//  1. calibrated (tuned to the paper's figure): not counted;
+//  2. the experiment says why the row cannot be compared: not comparable;
+//  3. the paper gives no figure: not comparable;
+//  4. a ratio whose numerator or denominator is not positive: not comparable. A ratio of
+//     negative utilities reads backwards (-202 / -152 = 1.33 "more" although -202 is worse)
+//     and one over zero means nothing; the row keeps both values in `compared`;
+//  5. a direction claim (which side of a pivot) over several seeds whose 95 % interval
+//     contains the pivot: not comparable (the seeds do not resolve the direction);
+//  6. otherwise the band decides: agrees or disagrees.
 void judge(Claim& c);
 // Claims of one experiment run over several seeds: the same rows in the same order, each
 // one's kairos_value the mean, with its 95 % interval; the first run's words. Throws
@@ -101,6 +131,10 @@ Report reproduce(const std::string& paper, const Options& opt);
 std::vector<std::string> paperNames();
 
 nlohmann::json toJson(const std::vector<Claim>& claims);
+// Every row as an auditor reads it: the paper's words, both figures (each seed's), the
+// values compared, the setting, the band and where it comes from, the rule that decided
+// and the verdict with its reason (`reproduce --audit`).
+std::string auditText(const std::vector<Claim>& claims);
 // The claims, their verdicts, the causes of disagreements, the settings, and the count
 // "N of M comparable claims agree".
 std::string claimsTable(const std::vector<Claim>& claims);

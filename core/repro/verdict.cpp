@@ -85,19 +85,47 @@ const char* verdictName(Verdict v) {
 }
 
 void judge(Claim& c) {
+    if (c.ruled_out) { // a reason an earlier judge() gave: the rules decide again
+        c.not_comparable.clear();
+        c.ruled_out = false;
+    }
     double lo, hi;
-    if (c.calibrated)
+    const auto num = c.compared.find("numerator"), den = c.compared.find("denominator");
+    const bool is_ratio = num != c.compared.end() && den != c.compared.end() &&
+                          num->is_number() && den->is_number();
+    if (c.calibrated) {
         c.verdict = Verdict::Calibrated;
-    else if (!c.not_comparable.empty())
+        c.rule = "calibrated: the figure was tuned to the paper's, not found";
+    } else if (!c.not_comparable.empty()) {
         c.verdict = Verdict::NotComparable;
-    else if (!paperRange(c.paper_value, lo, hi)) {
+        c.rule = "not comparable: the experiment says why";
+    } else if (!paperRange(c.paper_value, lo, hi)) {
         c.verdict = Verdict::NotComparable;
         c.not_comparable = "the paper gives no figure (a measurement of ours)";
+        c.ruled_out = true;
+        c.rule = "no paper figure";
     } else if (c.band.kind == Band::Kind::None) {
         throw std::logic_error("reproduce: claim '" + c.claim + "' has a figure but no band");
+    } else if (is_ratio && !(num->get<double>() > 0 && den->get<double>() > 0)) {
+        c.verdict = Verdict::NotComparable;
+        c.rule = "ratio: judged only when both sides are positive";
+        c.ruled_out = true;
+        c.not_comparable = "a ratio of " + fmt(num->get<double>(), 4) + " to " +
+                           fmt(den->get<double>(), 4) +
+                           ": with a side at or below zero the ratio does not say which is "
+                           "better (both values are in `compared`)";
+    } else if (c.band.kind == Band::Kind::Direction && c.seeds > 1 &&
+               c.ci_low <= c.band.pivot && c.ci_high >= c.band.pivot) {
+        c.verdict = Verdict::NotComparable;
+        c.rule = "direction: judged only when the seeds' 95 % interval excludes the pivot";
+        c.ruled_out = true;
+        c.not_comparable = "the seeds' 95 % interval " + fmt(c.ci_low, 4) + " .. " +
+                           fmt(c.ci_high, 4) + " contains " + fmt(c.band.pivot, 4) +
+                           ": the direction is not resolved";
     } else {
         c.verdict =
             c.band.contains(c.paper_value, c.kairos_value) ? Verdict::Agrees : Verdict::Disagrees;
+        c.rule = "band: " + c.band.text() + " of the paper's figure";
     }
 }
 
@@ -121,6 +149,21 @@ std::vector<Claim> aggregate(const std::vector<std::vector<Claim>>& runs) {
         Claim& c = out[i];
         c.kairos_value = mean;
         c.seeds = n;
+        c.seed_values = v;
+        // The values compared, each the mean over the seeds (a ratio's sides too: the rules
+        // judge the mean numerator against the mean denominator).
+        for (auto it = c.compared.begin(); it != c.compared.end(); ++it) {
+            if (!it->is_number()) continue;
+            double m = 0;
+            for (const auto& r : runs) {
+                const auto f = r[i].compared.find(it.key());
+                if (f == r[i].compared.end() || !f->is_number())
+                    throw std::logic_error("reproduce: '" + c.claim + "' compares '" + it.key() +
+                                           "' in one seed only");
+                m += f->get<double>() / n;
+            }
+            *it = m;
+        }
         c.ci_low = mean - half;
         c.ci_high = mean + half;
         // A cause measured under any seed is kept (the first one that has it).

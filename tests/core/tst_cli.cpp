@@ -420,7 +420,11 @@ private slots:
             // A row that cannot be compared says why.
             if (verdict == "not comparable") QVERIFY(!c.at("cause").get<std::string>().empty());
             QVERIFY(c.at("cause").is_string());
-            QCOMPARE(c.at("seeds").get<int>(), 1);
+            // Each seed's value (one seed: the value itself), the rule that decided and the
+            // values compared are in every row.
+            QCOMPARE(c.at("seeds").size(), std::size_t(1));
+            QVERIFY(c.at("rule").is_string() && !c.at("rule").get<std::string>().empty());
+            QVERIFY(c.at("compared").is_object());
             QVERIFY(c.at("ci_low").is_number() || c.at("ci_low").is_null());
             const auto& pv = c.at("paper_value");
             QVERIFY(pv.is_null() || pv.is_number() || (pv.is_array() && pv.size() == 2));
@@ -453,14 +457,24 @@ private slots:
             if (claim == "prompt-only MAE / refined MAE") QCOMPARE(c["verdict"], "calibrated");
             // Decided by an invented quality curve: not comparable.
             if (claim.rfind("TimeBill's rank", 0) == 0) QCOMPARE(c["verdict"], "not comparable");
+            // A ratio whose sides are not both positive is not judged (its sides are kept).
+            if (c["compared"].contains("denominator") &&
+                !(c["compared"]["numerator"].get<double>() > 0 &&
+                  c["compared"]["denominator"].get<double>() > 0))
+                QCOMPARE(c["verdict"], "not comparable");
         }
+        // --audit prints every row with the rule that decided it.
+        const Result audit = cli({"reproduce", "timely", "--quick", "--audit", "--data", data});
+        QVERIFY2(audit.code == 0, qPrintable(audit.err));
+        QVERIFY(audit.out.contains("rule:     ratio: judged only when both sides are positive"));
+        QVERIFY(audit.out.contains("quote:"));
         // Over two seeds: each row is their mean, with its interval.
         const std::string t2 = kairos::test::tempPath("repro_t2.json");
         const Result two = cli({"reproduce", "timely", "--quick", "--seeds", "2", "--quiet",
                                 "--data", data, "--json", QString::fromStdString(t2)});
         QVERIFY2(two.code == 0, qPrintable(two.err));
         for (const auto& c : readJson(t2)) {
-            QCOMPARE(c.at("seeds").get<int>(), 2);
+            QCOMPARE(c.at("seeds").size(), std::size_t(2));
             if (c.at("kairos_value").is_number() && c.at("ci_low").is_number())
                 QVERIFY(c["ci_low"].get<double>() <= c["kairos_value"].get<double>() + 1e-9);
         }

@@ -82,6 +82,111 @@ private slots:
         QVERIFY_THROWS_EXCEPTION(std::logic_error, aggregate(runs));
     }
 
+    // Rule 4: a ratio is judged only when both sides are positive. -202 / -152 = 1.33 would
+    // "agree" with a paper's 1.42 within 25 % although -202 is the worse utility.
+    void ratiosOfNonPositiveValuesAreNotJudged() {
+        Claim c;
+        c.paper = "timely";
+        c.claim = "urgent utility TimelyLLM / segmented EDF";
+        c.paper_value = 1.42;
+        c.band = Band::relative(0.25);
+        c.ratio(-202.0, -152.0);
+        KAIROS_COMPARE_NEAR(c.kairos_value, 202.0 / 152.0, 1e-15);
+        judge(c);
+        QCOMPARE(c.verdict, Verdict::NotComparable);
+        QVERIFY(c.rule.find("both sides are positive") != std::string::npos);
+        QVERIFY(c.not_comparable.find("-202") != std::string::npos);
+        // A zero denominator and a negative numerator alone: not judged either.
+        c.ratio(3.0, 0.0);
+        judge(c);
+        QCOMPARE(c.verdict, Verdict::NotComparable);
+        c.ratio(-1.0, 2.0);
+        judge(c);
+        QCOMPARE(c.verdict, Verdict::NotComparable);
+        // Both positive: the band decides (1.5 is within 25 % of 1.42; 2.0 is not).
+        c.ratio(3.0, 2.0);
+        judge(c);
+        QCOMPARE(c.verdict, Verdict::Agrees);
+        QVERIFY(c.not_comparable.empty()); // the earlier rule's reason is gone
+        QVERIFY(c.rule.find("band") == 0);
+        c.ratio(4.0, 2.0);
+        judge(c);
+        QCOMPARE(c.verdict, Verdict::Disagrees);
+        // An experiment's own reason stays whatever the values.
+        c.not_comparable = "rests on an invented curve";
+        judge(c);
+        QCOMPARE(c.verdict, Verdict::NotComparable);
+        QCOMPARE(c.not_comparable, std::string("rests on an invented curve"));
+    }
+
+    // Over seeds the sides are their means: one seed's negative denominator does not rule
+    // the row out when the mean is positive, and the reverse.
+    void ratiosOverSeedsUseTheMeanSides() {
+        auto seed = [](double n, double d) {
+            Claim c;
+            c.paper = "x";
+            c.claim = "ratio";
+            c.paper_value = 2.0;
+            c.band = Band::relative(0.5);
+            c.ratio(n, d);
+            judge(c);
+            return std::vector<Claim>{c};
+        };
+        // Denominators -1, 3, 4: mean 2; numerators 4, 4, 4: mean 4. The row's value stays
+        // the mean of the seeds' ratios, (-4 + 4/3 + 1) / 3 = -0.5556, as for any claim.
+        const auto a = aggregate({seed(4, -1), seed(4, 3), seed(4, 4)});
+        QCOMPARE(a[0].seed_values.size(), std::size_t(3));
+        KAIROS_COMPARE_NEAR(a[0].compared["denominator"].get<double>(), 2.0, 1e-12);
+        KAIROS_COMPARE_NEAR(a[0].compared["numerator"].get<double>(), 4.0, 1e-12);
+        QVERIFY(a[0].verdict != Verdict::NotComparable); // the mean sides are positive
+        const auto b = aggregate({seed(4, -3), seed(4, -3), seed(4, 1)});
+        QCOMPARE(b[0].verdict, Verdict::NotComparable);
+        // A value compared in one seed only is a bug of the experiment.
+        auto odd = seed(4, 2);
+        odd[0].compared.erase("denominator");
+        QVERIFY_THROWS_EXCEPTION(std::logic_error, aggregate({seed(4, 2), odd}));
+    }
+
+    // Rule 5: a direction (which side of 1) is judged only when the seeds resolve it.
+    void directionsTheSeedsDoNotResolveAreNotJudged() {
+        auto seeds = [](std::vector<double> v) {
+            std::vector<std::vector<Claim>> runs;
+            for (double x : v) runs.push_back({row(3.0, x, Band::direction(1))});
+            return aggregate(runs)[0];
+        };
+        // 0.99, 1.01, 1.003: mean 1.001, the interval contains 1.
+        const Claim unresolved = seeds({0.99, 1.01, 1.003});
+        QCOMPARE(unresolved.verdict, Verdict::NotComparable);
+        QVERIFY(unresolved.rule.find("direction") == 0);
+        // 1.10, 1.12, 1.11: above 1 beyond doubt; agrees with the paper's 3 (above 1).
+        QCOMPARE(seeds({1.10, 1.12, 1.11}).verdict, Verdict::Agrees);
+        QCOMPARE(seeds({0.90, 0.92, 0.91}).verdict, Verdict::Disagrees);
+    }
+
+    // The JSON row carries what an audit needs, and --audit prints it.
+    void rowsAreAuditable() {
+        Claim c = row(1.42, 1.0, Band::relative(0.25));
+        c.quote = "seeds/004, Fig. 8: '142 %'";
+        c.band_origin = "the figure's bars read to 5 %";
+        c.ratio(-2.0, -1.0);
+        judge(c);
+        const nlohmann::json j = toJson({c})[0];
+        for (const char* k : {"paper", "claim", "quote", "paper_value", "kairos_value", "unit",
+                              "compared", "band", "band_origin", "seeds", "rule", "verdict",
+                              "cause"})
+            QVERIFY2(j.contains(k), k);
+        QCOMPARE(j["compared"]["numerator"].get<double>(), -2.0);
+        QVERIFY(j["seeds"].is_array());
+        QCOMPARE(j["verdict"].get<std::string>(), std::string("not comparable"));
+        const std::string a = auditText({c});
+        QVERIFY(a.find("Fig. 8") != std::string::npos);
+        QVERIFY(a.find("numerator = -2") != std::string::npos);
+        QVERIFY(a.find("rule:     ratio") != std::string::npos);
+        // A row without its quote or band origin says so.
+        QVERIFY(auditText({row(2.0, 2.0, Band::relative(0.1))}).find("not quoted yet") !=
+                std::string::npos);
+    }
+
     void uncoveredHasReasons() {
         QVERIFY(uncoveredClaims().size() >= 5);
         for (const auto& u : uncoveredClaims()) QVERIFY(!u.reason.empty() && !u.claim.empty());
