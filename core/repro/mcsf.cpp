@@ -208,14 +208,15 @@ Report reproduceMcsf(const Options& opt) {
         // benchmark's (3x and 8x in its setting): agreement is the same side of 1.
         rep.claims.back().band = Band::direction(1);
     }
-    rep.claims.push_back(
-        makeClaim("mcsf", "MC-SF peak KV / M over every run", 1.0, mcsf_peak, "fraction",
-                  base_setting + "; exact (oracle) output lengths as in the paper"));
-    rep.claims.back().band = Band::atMost();
-    rep.claims.push_back(
-        makeClaim("mcsf", "MC-SF overflows (clears) over every run", 0.0, double(mcsf_preemptions),
-                  "count", base_setting + "; exact (oracle) output lengths as in the paper"));
-    rep.claims.back().band = Band::absolute(0);
+    // With exact lengths MC-SF admits only what fits at every future completion, so its KV
+    // never exceeds M and it never clears: true by construction, so not a claim. A test
+    // checks it (tst_mcsf neverOverflowsWithExactPredictions); here it is only reported.
+    rep.details += "\n  Properties of the construction (tests, not claims: tst_mcsf): over every "
+                   "run above MC-SF's peak KV is " +
+                   fixed(100 * mcsf_peak, 1) + " % of M and it cleared " +
+                   std::to_string(mcsf_preemptions) + " time(s)" +
+                   (mcsf_peak <= 1.0 && mcsf_preemptions == 0 ? " (as constructed)\n"
+                                                              : " (VIOLATED: a bug)\n");
 
     // Ratio to the hindsight optimum on random tiny instances of the discrete model.
     say(opt, "mcsf: ratio to the exact optimum on random tiny instances");

@@ -440,8 +440,9 @@ private slots:
         for (const char* p : {"mcsf", "trail", "timely", "timebill"})
             QVERIFY2(per_paper[p] >= 5, p);
         QVERIFY(per_paper["ala"] >= 3);
-        QVERIFY(v.at("MC-SF peak KV / M over every run") <= 1.0);
-        QCOMPARE(v.at("MC-SF overflows (clears) over every run"), 0.0);
+        // Properties true by construction are not claims (tst_mcsf tests them).
+        QVERIFY(!v.count("MC-SF peak KV / M over every run"));
+        QVERIFY(r.out.contains("(as constructed)"));
         QVERIFY(v.at("MC-SF / optimum, all arrive at 0 (Algorithm 1)") >= 1.0);
         QVERIFY(v.at("MC-SF / optimum, online arrivals (Algorithm 2)") >= 1.0);
         QVERIFY(v.at("smallest loop-free alpha, high demand") > 0); // alpha = 0 loops
