@@ -214,6 +214,8 @@ nlohmann::json toJson(const std::vector<Claim>& claims) {
                      {"compared", c.compared},
                      {"band_origin", c.band_origin.empty() ? nlohmann::json(nullptr)
                                                            : nlohmann::json(c.band_origin)},
+                     {"load", jsonNumber(c.load)},
+                     {"baseline_queue_share", jsonNumber(c.baseline_queue_share)},
                      {"rule", c.rule}});
     return a;
 }
@@ -239,6 +241,9 @@ std::string auditText(const std::vector<Claim>& claims) {
                      (it->is_number() ? fmt(it->get<double>(), 6) : it->dump());
             s += "\n";
         }
+        if (!std::isnan(c.load))
+            s += "  load:     " + fmt(c.load, 3) + " of the baseline's service rate; it queues " +
+                 fmt(100 * c.baseline_queue_share, 3) + " % of its mean latency there\n";
         s += "  setting:  " + c.setting + "\n";
         s += "  band:     " + c.band.text() + "; from: " +
              (c.band_origin.empty() ? std::string("(not stated yet)") : c.band_origin) + "\n";

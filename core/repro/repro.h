@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -65,6 +66,13 @@ struct Claim {
     // Where the band comes from (the paper's stated precision, its figure's readable
     // resolution, the spread over seeds). Empty: not stated yet (the audit says so).
     std::string band_origin;
+    // A gain of one order over a baseline: the offered load where it was measured (rate over
+    // the baseline's service rate) and the share of the baseline's mean latency spent
+    // queueing there. NaN: not a gain claim. Where the baseline barely queues no order can
+    // gain, and judge() does not judge the row (rule 5).
+    double load = std::numeric_limits<double>::quiet_NaN();
+    double baseline_queue_share = std::numeric_limits<double>::quiet_NaN();
+    static constexpr double kMinQueueShare = 0.05;
     // Filled by judge() / the seed aggregation.
     Verdict verdict = Verdict::NotComparable;
     std::string rule; // the verdict rule that decided, in words
@@ -90,9 +98,11 @@ struct Claim {
 //  4. a ratio whose numerator or denominator is not positive: not comparable. A ratio of
 //     negative utilities reads backwards (-202 / -152 = 1.33 "more" although -202 is worse)
 //     and one over zero means nothing; the row keeps both values in `compared`;
-//  5. a direction claim (which side of a pivot) over several seeds whose 95 % interval
+//  5. a gain over a baseline measured where the baseline spends under kMinQueueShare of its
+//     mean latency queueing: not comparable (no order can gain where nothing waits);
+//  6. a direction claim (which side of a pivot) over several seeds whose 95 % interval
 //     contains the pivot: not comparable (the seeds do not resolve the direction);
-//  6. otherwise the band decides: agrees or disagrees.
+//  7. otherwise the band decides: agrees or disagrees.
 void judge(Claim& c);
 // Claims of one experiment run over several seeds: the same rows in the same order, each
 // one's kairos_value the mean, with its 95 % interval; the first run's words. Throws

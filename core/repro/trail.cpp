@@ -173,20 +173,25 @@ Report reproduceTrail(const Options& opt) {
                std::to_string(displaced(x)) +
                " running requests, their KV kept, so a new request waits only for its prefill)";
     };
+    // Each gain names its load and how much FCFS queues there (judge(): no gain is judged
+    // where the baseline barely queues).
     auto gainRow = [&](const std::string& what, double value, const nlohmann::json& paper,
-                       std::string cause) {
+                       std::string cause, std::size_t r) {
         rep.claims.push_back(makeClaim("trail", what, paper, value, "x lower", f6));
-        rep.claims.back().band = Band::relative(0.25);
-        rep.claims.back().cause = std::move(cause);
+        Claim& c = rep.claims.back();
+        c.band = Band::relative(0.25);
+        c.cause = std::move(cause);
+        c.load = fractions[r];
+        c.baseline_queue_share = at(r, 0).queue_ms.mean / at(r, 0).e2el_ms.mean;
     };
     gainRow("Trail (C=0.8) mean latency vs vLLM-FCFS, lowest over rates", lat.lo, lat_paper,
-            queueCause(lat.r_lo));
+            queueCause(lat.r_lo), lat.r_lo);
     gainRow("Trail (C=0.8) mean latency vs vLLM-FCFS, highest over rates", lat.hi, lat_paper,
-            queueCause(lat.r_hi));
+            queueCause(lat.r_hi), lat.r_hi);
     gainRow("Trail (C=0.8) mean TTFT vs vLLM-FCFS, lowest over rates", ttft.lo, ttft_paper,
-            ttftCause(ttft.r_lo));
+            ttftCause(ttft.r_lo), ttft.r_lo);
     gainRow("Trail (C=0.8) mean TTFT vs vLLM-FCFS, highest over rates", ttft.hi, ttft_paper,
-            ttftCause(ttft.r_hi));
+            ttftCause(ttft.r_hi), ttft.r_hi);
     {
         const Range sjf = over(1, false);
         const Summary &f = at(sjf.r_hi, 0), &j = at(sjf.r_hi, 1);

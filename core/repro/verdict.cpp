@@ -114,6 +114,14 @@ void judge(Claim& c) {
                            fmt(den->get<double>(), 4) +
                            ": with a side at or below zero the ratio does not say which is "
                            "better (both values are in `compared`)";
+    } else if (c.baseline_queue_share < Claim::kMinQueueShare) { // false for NaN
+        c.verdict = Verdict::NotComparable;
+        c.rule = "gain: judged only where the baseline queues (at least " +
+                 fmt(100 * Claim::kMinQueueShare, 2) + " % of its latency)";
+        c.ruled_out = true;
+        c.not_comparable = "at load " + fmt(c.load, 3) + " the baseline spends " +
+                           fmt(100 * c.baseline_queue_share, 3) +
+                           " % of its mean latency queueing: no order can gain there";
     } else if (c.band.kind == Band::Kind::Direction && c.seeds > 1 &&
                c.ci_low <= c.band.pivot && c.ci_high >= c.band.pivot) {
         c.verdict = Verdict::NotComparable;
@@ -150,6 +158,15 @@ std::vector<Claim> aggregate(const std::vector<std::vector<Claim>>& runs) {
         c.kairos_value = mean;
         c.seeds = n;
         c.seed_values = v;
+        {
+            double l = 0, q = 0;
+            for (const auto& r : runs) {
+                l += r[i].load / n;
+                q += r[i].baseline_queue_share / n;
+            }
+            c.load = l;
+            c.baseline_queue_share = q;
+        }
         // The values compared, each the mean over the seeds (a ratio's sides too: the rules
         // judge the mean numerator against the mean denominator).
         for (auto it = c.compared.begin(); it != c.compared.end(); ++it) {

@@ -147,7 +147,31 @@ private slots:
         QVERIFY_THROWS_EXCEPTION(std::logic_error, aggregate({seed(4, 2), odd}));
     }
 
-    // Rule 5: a direction (which side of 1) is judged only when the seeds resolve it.
+    // A gain over a baseline is judged only where the baseline queues: at 0.8 of FCFS's
+    // service rate with 0.1 % of its latency spent waiting, no order can gain, and a 1.00x
+    // "gain" says nothing about the paper's 1.66-2.01x.
+    void gainsWhereNothingQueuesAreNotJudged() {
+        Claim c = row(nlohmann::json{1.66, 2.01}, 1.0, Band::relative(0.25));
+        QCOMPARE(c.verdict, Verdict::Disagrees); // not a gain claim: the band decides
+        c.load = 0.8;
+        c.baseline_queue_share = 0.001;
+        judge(c);
+        QCOMPARE(c.verdict, Verdict::NotComparable);
+        QVERIFY(c.rule.find("gain") == 0);
+        QVERIFY(c.not_comparable.find("0.8") != std::string::npos);
+        c.baseline_queue_share = 0.30; // FCFS queues: judged again, by the band
+        judge(c);
+        QCOMPARE(c.verdict, Verdict::Disagrees);
+        QVERIFY(c.not_comparable.empty());
+        c.kairos_value = 1.8;
+        judge(c);
+        QCOMPARE(c.verdict, Verdict::Agrees);
+        const nlohmann::json j = toJson({c})[0];
+        QCOMPARE(j["load"].get<double>(), 0.8);
+        QVERIFY(auditText({c}).find("load:     0.8") != std::string::npos);
+    }
+
+    // Rule 6: a direction (which side of 1) is judged only when the seeds resolve it.
     void directionsTheSeedsDoNotResolveAreNotJudged() {
         auto seeds = [](std::vector<double> v) {
             std::vector<std::vector<Claim>> runs;
