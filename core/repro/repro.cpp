@@ -242,8 +242,12 @@ std::string auditText(const std::vector<Claim>& claims) {
             s += "\n";
         }
         if (!std::isnan(c.load))
-            s += "  load:     " + fmt(c.load, 3) + " of the baseline's service rate; it queues " +
-                 fmt(100 * c.baseline_queue_share, 3) + " % of its mean latency there\n";
+            s += "  load:     " + fmt(c.load, 3) + " of the baseline's service rate" +
+                 (std::isnan(c.baseline_queue_share)
+                      ? std::string()
+                      : "; it queues " + fmt(100 * c.baseline_queue_share, 3) +
+                            " % of its mean latency there") +
+                 "\n";
         s += "  setting:  " + c.setting + "\n";
         s += "  band:     " + c.band.text() + "; from: " +
              (c.band_origin.empty() ? std::string("(not stated yet)") : c.band_origin) + "\n";

@@ -209,6 +209,7 @@ Report reproduceTrail(const Options& opt) {
         rep.claims.back().band_origin =
             "Kairos's reading of 'minimal' (+-0.15x): the paper gives no figure";
         rep.claims.back().load = fractions[sjf.r_hi];
+        rep.claims.back().baseline_queue_share = f.queue_ms.mean / f.e2el_ms.mean;
         rep.claims.back().cause =
             "at " + fixed(fractions[sjf.r_hi], 2) + " load SJF cuts FCFS's mean queueing from " +
             fixed(f.queue_ms.mean / 1e3, 2) + " s to " + fixed(j.queue_ms.mean / 1e3, 2) + " s";
