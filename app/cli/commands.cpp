@@ -113,7 +113,7 @@ RunSpec specFromArgs(const SimulateArgs& a) {
     if (a.exec_model > 0) s.exec.db = a.db; // where the model is (--db also stores the run)
     s.limits.kv_capacity_tokens = a.kv_capacity;
     s.limits.prefix_caching = a.prefix_caching == "on";
-    s.limits.block_size = a.block_size > 0             ? a.block_size
+    s.limits.block_size = a.block_size > 0          ? a.block_size
                           : s.limits.prefix_caching ? kPrefixCacheBlockSize
                                                     : 1;
     s.limits.max_num_seqs = a.max_num_seqs;

@@ -138,33 +138,32 @@ void printStory(const ExplainIndex& ix, ReqId id, bool json) {
             }
             }
         }
-        nlohmann::json j = {{"req", id},
-                            {"replica", log.fleet() ? nlohmann::json(log.replica_of[std::size_t(id)])
-                                                    : nlohmann::json(nullptr)},
-                            {"policy", log.policy},
-                            {"explained", ix.explained()},
-                            {"key", ex.key_name},
-                            {"key_descending", ex.key_descending},
-                            {"arrival", num(ix.arrivalOf(id))},
-                            {"prompt_tokens", ix.promptOf(id)},
-                            {"output_tokens", ix.outputOf(id) < 0
-                                                  ? nlohmann::json(nullptr)
-                                                  : nlohmann::json(ix.outputOf(id))},
-                            {"lines", lines}};
+        nlohmann::json j = {
+            {"req", id},
+            {"replica", log.fleet() ? nlohmann::json(log.replica_of[std::size_t(id)])
+                                    : nlohmann::json(nullptr)},
+            {"policy", log.policy},
+            {"explained", ix.explained()},
+            {"key", ex.key_name},
+            {"key_descending", ex.key_descending},
+            {"arrival", num(ix.arrivalOf(id))},
+            {"prompt_tokens", ix.promptOf(id)},
+            {"output_tokens",
+             ix.outputOf(id) < 0 ? nlohmann::json(nullptr) : nlohmann::json(ix.outputOf(id))},
+            {"lines", lines}};
         std::cout << j.dump(2) << '\n';
         return;
     }
-    std::printf("request %d under %s: prompt %d tokens, %s, arrived at %.6f s%s\n", id,
-                text::printable(log.policy).c_str(), ix.promptOf(id),
-                ix.outputOf(id) < 0
-                    ? "did not finish"
-                    : ("output " + std::to_string(ix.outputOf(id)) + " tokens").c_str(),
-                ix.arrivalOf(id),
-                log.fleet() ? (", routed to replica " +
-                               std::to_string(log.replica_of[std::size_t(id)]) + " of " +
-                               std::to_string(log.replicas))
-                                  .c_str()
-                            : "");
+    std::printf(
+        "request %d under %s: prompt %d tokens, %s, arrived at %.6f s%s\n", id,
+        text::printable(log.policy).c_str(), ix.promptOf(id),
+        ix.outputOf(id) < 0 ? "did not finish"
+                            : ("output " + std::to_string(ix.outputOf(id)) + " tokens").c_str(),
+        ix.arrivalOf(id),
+        log.fleet() ? (", routed to replica " + std::to_string(log.replica_of[std::size_t(id)]) +
+                       " of " + std::to_string(log.replicas))
+                          .c_str()
+                    : "");
     if (!ix.explained())
         std::printf("(this run log has no decisions recorded: simulate with --explain for the "
                     "reasons)\n");
@@ -246,41 +245,39 @@ void printView(const ExplainIndex& ix, double t, bool json, int top, int replica
         nlohmann::json decided = nlohmann::json::array();
         for (std::size_t i = v.reasons.first; i < v.reasons.second; ++i)
             decided.push_back(reasonJson(ex.reasons[i]));
-        nlohmann::json j = {{"t", t},
-                            {"policy", log.policy},
-                            {"explained", ix.explained()},
-                            {"key", ex.key_name},
-                            {"key_descending", ex.key_descending},
-                            {"kv_used", v.kv_used},
-                            {"kv_capacity", v.kv_capacity},
-                            {"not_arrived", v.not_arrived},
-                            {"finished", v.finished},
-                            {"killed", v.killed},
-                            {"last_call", v.call},
-                            {"last_call_t", num(v.call_t)},
-                            {"replicas", log.replicas},
-                            {"replica", replica >= 0 ? nlohmann::json(replica)
-                                                     : nlohmann::json(nullptr)},
-                            {"last_call_replica", v.call >= 0 && fleet
-                                                      ? nlohmann::json(replicaOfCall(v.call))
-                                                      : nlohmann::json(nullptr)},
-                            {"last_decisions", decided},
-                            {"running", rows(v.running)},
-                            {"waiting", rows(v.waiting)},
-                            {"suspended", rows(v.suspended)}};
+        nlohmann::json j = {
+            {"t", t},
+            {"policy", log.policy},
+            {"explained", ix.explained()},
+            {"key", ex.key_name},
+            {"key_descending", ex.key_descending},
+            {"kv_used", v.kv_used},
+            {"kv_capacity", v.kv_capacity},
+            {"not_arrived", v.not_arrived},
+            {"finished", v.finished},
+            {"killed", v.killed},
+            {"last_call", v.call},
+            {"last_call_t", num(v.call_t)},
+            {"replicas", log.replicas},
+            {"replica", replica >= 0 ? nlohmann::json(replica) : nlohmann::json(nullptr)},
+            {"last_call_replica", v.call >= 0 && fleet ? nlohmann::json(replicaOfCall(v.call))
+                                                       : nlohmann::json(nullptr)},
+            {"last_decisions", decided},
+            {"running", rows(v.running)},
+            {"waiting", rows(v.waiting)},
+            {"suspended", rows(v.suspended)}};
         std::cout << j.dump(2) << '\n';
         return;
     }
     std::printf("scheduler at t = %.6f s under %s\n", t, text::printable(log.policy).c_str());
     if (fleet)
-        std::printf("%s\n", replica >= 0 ? ("replica " + std::to_string(replica) + " of " +
-                                            std::to_string(log.replicas) + " (" + log.router +
-                                            " router)")
-                                               .c_str()
-                                         : ("all " + std::to_string(log.replicas) +
-                                            " replicas (" + log.router +
-                                            " router; --replica R for one)")
-                                               .c_str());
+        std::printf("%s\n", replica >= 0
+                                ? ("replica " + std::to_string(replica) + " of " +
+                                   std::to_string(log.replicas) + " (" + log.router + " router)")
+                                      .c_str()
+                                : ("all " + std::to_string(log.replicas) + " replicas (" +
+                                   log.router + " router; --replica R for one)")
+                                      .c_str());
     std::printf("KV %lld of %lld tokens (%.1f %%); %zu running, %zu waiting, %zu suspended; "
                 "%d finished, %d killed, %d not arrived\n",
                 static_cast<long long>(v.kv_used), static_cast<long long>(v.kv_capacity),
@@ -304,8 +301,8 @@ void printView(const ExplainIndex& ix, double t, bool json, int top, int replica
         if (rs.empty()) return;
         const bool col = fleet && replica < 0; // which replica, when all are shown
         std::printf("  %7s%s %12s %12s %7s %9s %11s %10s %12s %9s %8s\n", "req",
-                    col ? " replica" : "", "arrival", "since", "prompt", "generated",
-                    "pred. rem.", "true rem.", "key", "slack (s)", "alpha");
+                    col ? " replica" : "", "arrival", "since", "prompt", "generated", "pred. rem.",
+                    "true rem.", "key", "slack (s)", "alpha");
         auto f = [](double x, const char* format) {
             if (std::isnan(x)) return std::string("-");
             char b[32];
@@ -314,8 +311,9 @@ void printView(const ExplainIndex& ix, double t, bool json, int top, int replica
         };
         for (std::size_t i = 0; i < rs.size() && i < std::size_t(top); ++i) {
             const ViewRow& r = rs[i];
-            std::printf("  %7d%s %12.4f %12.4f %7d %9d %11s %10s %12s %9s %8s\n", r.req,
-                        col ? (" " + std::string(7 - std::min<std::size_t>(7, std::to_string(r.replica).size()), ' ') + std::to_string(r.replica)).c_str() : "",
+            char rep[16] = "";
+            if (col) std::snprintf(rep, sizeof rep, " %7d", int(r.replica));
+            std::printf("  %7d%s %12.4f %12.4f %7d %9d %11s %10s %12s %9s %8s\n", r.req, rep,
                         r.arrival, r.since, r.prompt, r.generated, f(r.predicted, "%.5g").c_str(),
                         f(r.trueRemaining(), "%.0f").c_str(), f(r.key, "%.6g").c_str(),
                         f(r.deadline - t, "%.4g").c_str(), f(r.alpha, "%.3g").c_str());

@@ -11,9 +11,14 @@
 namespace kairos {
 
 ExplainIndex::ExplainIndex(const RunLog& log) : log_(log) {
-    // Decode iteration ends per replica (a fleet's requests emit at their own replica's).
+    // Decode iteration ends per replica (a fleet's requests emit at their own replica's),
+    // and a fleet's KV per replica (viewAt of one replica): each replica's log built once.
     if (log.fleet())
-        for (int r = 0; r < log.replicas; ++r) decode_ends_.push_back(decodeEnds(replicaLog(log, r)));
+        for (int r = 0; r < log.replicas; ++r) {
+            const RunLog one = replicaLog(log, r);
+            decode_ends_.push_back(decodeEnds(one));
+            kv_replica_.push_back(lod::kvSeries(one));
+        }
     else
         decode_ends_.push_back(decodeEnds(log));
     const auto n = static_cast<std::size_t>(std::max(0, log.num_requests));
@@ -55,8 +60,6 @@ ExplainIndex::ExplainIndex(const RunLog& log) : log_(log) {
             return ex.insights[a].t < ex.insights[b].t;
         });
     kv_ = lod::kvSeries(log);
-    if (log.fleet())
-        for (int r = 0; r < log.replicas; ++r) kv_replica_.push_back(lod::kvSeries(replicaLog(log, r)));
 }
 
 std::int32_t ExplainIndex::generatedAt(ReqId id, double t) const {
@@ -185,9 +188,7 @@ SchedulerView viewAt(const ExplainIndex& ix, double t, int replica) {
     if (replica >= log.replicas)
         throw std::invalid_argument("replica " + std::to_string(replica) + ": the run had " +
                                     std::to_string(log.replicas));
-    auto mine = [&](std::size_t r) {
-        return replica < 0 || log.replica_of[r] == replica;
-    };
+    auto mine = [&](std::size_t r) { return replica < 0 || log.replica_of[r] == replica; };
     const auto n = static_cast<std::size_t>(std::max(0, log.num_requests));
     enum : char { NotYet, Waiting, Running, Suspended, Finished, Killed };
     std::vector<char> phase(n, NotYet);

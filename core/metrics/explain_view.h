@@ -93,9 +93,9 @@ struct ViewRow {
 
 struct SchedulerView {
     double t = 0;
-    int replica = -1; // a fleet's view of one replica; -1: all of them (or one engine)
-    std::vector<ViewRow> waiting;   // in the policy's order (by key; ties by arrival)
-    std::vector<ViewRow> running;   // in admission order
+    int replica = -1;             // a fleet's view of one replica; -1: all of them (or one engine)
+    std::vector<ViewRow> waiting; // in the policy's order (by key; ties by arrival)
+    std::vector<ViewRow> running; // in admission order
     std::vector<ViewRow> suspended; // in the policy's order
     std::int64_t kv_used = 0, kv_capacity = 0;
     std::int32_t not_arrived = 0, finished = 0, killed = 0;

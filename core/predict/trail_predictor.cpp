@@ -5,9 +5,9 @@
 
 #include <algorithm>
 #include <atomic>
-#include <cstdlib>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -164,7 +164,8 @@ std::vector<double> trailFilterGeneric(std::vector<double>& post,
                                        const std::vector<std::vector<float>>& rows, double p,
                                        double width) {
     std::vector<double> est;
-    for (const auto& q : rows) est.push_back(smoothInPlace(post.data(), q.data(), post.size(), p, 1, width));
+    for (const auto& q : rows)
+        est.push_back(smoothInPlace(post.data(), q.data(), post.size(), p, 1, width));
     return est;
 }
 
@@ -499,9 +500,8 @@ int TrailPredictor::firstAbove(ReqId id, int generated, int limit, double thresh
     if (!table_ || generated >= last) return limit + 1;
     // Within a classifier period the estimate falls by one per token (at least 1), so in
     // the current period only the next token can be the first above; after it, only the
-    // classifier calls at multiples of s can raise it. (No divisions at the default
-    // period: the scheduler asks this of every running request at most decisions.)
-    const int k0 = s == 1 ? generated + 1 : generated / s + 1, k1 = s == 1 ? last : last / s;
+    // classifier calls at multiples of s can raise it.
+    const int k0 = callAt(generated) + 1, k1 = callAt(last);
     if (s > 1 && generated + 1 < k0 * s && remaining(id, generated + 1) > threshold)
         return generated + 1;
     if (k0 > k1) return limit + 1;
@@ -538,13 +538,12 @@ double TrailPredictor::promptOnlyRemaining(ReqId id, int generated) const {
 
 double TrailPredictor::remaining(ReqId id, int generated) const {
     const int s = opt_.every;
-    // The last classifier call at or before `generated` (no division at the default period).
-    const int target = s == 1 ? generated : generated / s * s;
+    const int call = callAt(generated), target = call * s; // the last call at or before
     if (target == 0) // the prompt's prediction (a request waiting): no filter needed
         // initial_ is max(1, that estimate): the same once `generated` is taken off.
         return std::max(1.0, initial_[static_cast<std::size_t>(id)] - generated);
     if (table_ && target <= truth_[static_cast<std::size_t>(id)])
-        return std::max(1.0, tableEstimate(id, target / s) - (generated - target));
+        return std::max(1.0, tableEstimate(id, call) - (generated - target));
     // Past its true length (a caller probing): the filter, step by step.
     Cache& c = cache_[static_cast<std::size_t>(id)];
     if (c.at < 0 || c.at > target) {

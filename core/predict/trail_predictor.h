@@ -88,6 +88,9 @@ private:
         return fillTable(id, k);
     }
     double fillTable(ReqId id, int k) const;
+    // The classifier call at or before token count g (no division at the default period:
+    // the scheduler asks for every running request at most decisions).
+    int callAt(int g) const { return opt_.every == 1 ? g : g / opt_.every; }
     static constexpr int kFillAhead = 16; // calls filled at least, when a row is extended
     std::shared_ptr<Table> table_;
     TableRow* rows_ = nullptr; // table_'s rows

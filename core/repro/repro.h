@@ -75,11 +75,11 @@ struct Claim {
     static constexpr double kMinQueueShare = 0.05;
     // Filled by judge() / the seed aggregation.
     Verdict verdict = Verdict::NotComparable;
-    std::string rule; // the verdict rule that decided, in words
+    std::string rule;       // the verdict rule that decided, in words
     bool ruled_out = false; // not_comparable was set by judge()'s rules (judged again: cleared)
     int seeds = 1;
-    std::vector<double> seed_values;  // each seed's kairos_value
-    double ci_low = 0, ci_high = 0; // 95 % interval of the mean over the seeds (t-based)
+    std::vector<double> seed_values; // each seed's kairos_value
+    double ci_low = 0, ci_high = 0;  // 95 % interval of the mean over the seeds (t-based)
 
     // This claim's figure is numerator / denominator: kairos_value is set to it and both are
     // kept in `compared` for the verdict rules.

@@ -111,15 +111,17 @@ Report reproduceTimebill(const Options& opt) {
     rep.claims.push_back(makeClaim("timebill", "TimeBill completion rate minus alpha=95%'s", 0.0,
                                    100 * (done[tbi] - done[4]), "points", setting));
     rep.claims.back().band = Band::absolute(5); // "comparable to alpha = 95 %"
-    rep.claims.back().quote = "seeds/000 (TimeBill), Main Results table: \"TimeBill 5-10s Highest Comparable to alpha=95%\" "
+    rep.claims.back().quote = "seeds/000 (TimeBill), Main Results table: \"TimeBill 5-10s Highest "
+                              "Comparable to alpha=95%\" "
                               "(completion rate column)";
     rep.claims.back().band_origin = "Kairos's reading of 'comparable' (within 5 points)";
     rep.claims.push_back(makeClaim("timebill",
                                    "vanilla's rank by completion rate (6 = lowest of 6)", 6.0,
                                    rankOf(done, 0), "rank", setting));
     rep.claims.back().band = Band::absolute(0);
-    rep.claims.back().quote = "seeds/000 (TimeBill), Main Results table: \"Vanilla 5-10s Lowest Lowest Frequently times "
-                              "out\" (completion rate column)";
+    rep.claims.back().quote =
+        "seeds/000 (TimeBill), Main Results table: \"Vanilla 5-10s Lowest Lowest Frequently times "
+        "out\" (completion rate column)";
     rep.claims.back().band_origin = "exact: the table says lowest";
     rep.claims.push_back(makeClaim("timebill", "TimeBill average completion rate", nullptr,
                                    100 * done[tbi], "%", setting));

@@ -183,7 +183,9 @@ Report reproduceTrail(const Options& opt) {
         c.cause = std::move(cause);
         c.load = fractions[r];
         c.baseline_queue_share = at(r, 0).queue_ms.mean / at(r, 0).e2el_ms.mean;
-        c.quote = "seeds/002 (Trail), abstract: \"Trail achieves 1.66x to 2.01x lower mean latency on the Alpaca dataset and 1.76x to 24.07x lower mean time to the first token compared to the state-of-the-art serving system\"";
+        c.quote = "seeds/002 (Trail), abstract: \"Trail achieves 1.66x to 2.01x lower mean latency "
+                  "on the Alpaca dataset and 1.76x to 24.07x lower mean time to the first token "
+                  "compared to the state-of-the-art serving system\"";
         c.band_origin = "Kairos's choice (+-25 % around the paper's range): the paper states "
                         "no precision";
     };

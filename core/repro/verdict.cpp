@@ -91,8 +91,8 @@ void judge(Claim& c) {
     }
     double lo, hi;
     const auto num = c.compared.find("numerator"), den = c.compared.find("denominator");
-    const bool is_ratio = num != c.compared.end() && den != c.compared.end() &&
-                          num->is_number() && den->is_number();
+    const bool is_ratio =
+        num != c.compared.end() && den != c.compared.end() && num->is_number() && den->is_number();
     if (c.calibrated) {
         c.verdict = Verdict::Calibrated;
         c.rule = "calibrated: the figure was tuned to the paper's, not found";
@@ -122,8 +122,8 @@ void judge(Claim& c) {
         c.not_comparable = "at load " + fmt(c.load, 3) + " the baseline spends " +
                            fmt(100 * c.baseline_queue_share, 3) +
                            " % of its mean latency queueing: no order can gain there";
-    } else if (c.band.kind == Band::Kind::Direction && c.seeds > 1 &&
-               c.ci_low <= c.band.pivot && c.ci_high >= c.band.pivot) {
+    } else if (c.band.kind == Band::Kind::Direction && c.seeds > 1 && c.ci_low <= c.band.pivot &&
+               c.ci_high >= c.band.pivot) {
         c.verdict = Verdict::NotComparable;
         c.rule = "direction: judged only when the seeds' 95 % interval excludes the pivot";
         c.ruled_out = true;

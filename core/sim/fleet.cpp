@@ -28,6 +28,25 @@ template <class F> int argmin(int n, F&& score) {
     return best;
 }
 
+// One replica's record at a time: records of every replica in time order (a stable sort:
+// equal times keep the replicas' order, and each replica's own order).
+struct At {
+    double t;
+    std::int16_t r;  // replica
+    std::uint32_t i; // the record's index in that replica's list
+};
+template <class Time, class Count>
+std::vector<At> timeOrder(const std::vector<RunLog>& logs, Time time, Count count) {
+    std::vector<At> order;
+    for (std::size_t r = 0; r < logs.size(); ++r)
+        for (std::size_t i = 0; i < count(logs[r]); ++i)
+            order.push_back(
+                {time(logs[r], i), static_cast<std::int16_t>(r), static_cast<std::uint32_t>(i)});
+    std::stable_sort(order.begin(), order.end(),
+                     [](const At& x, const At& y) { return x.t < y.t; });
+    return order;
+}
+
 class Fleet {
 public:
     explicit Fleet(const FleetRun& run) : run_(run), n_(run.fleet.replicas) {
@@ -150,19 +169,9 @@ private:
         std::stable_sort(out.events.begin(), out.events.end(),
                          [](const Event& x, const Event& y) { return x.t < y.t; });
         // Iteration records by start, tagged with their replica.
-        struct At {
-            double t0;
-            std::int16_t r;
-            std::uint32_t i;
-        };
-        std::vector<At> order;
-        order.reserve(iters);
-        for (std::size_t r = 0; r < logs.size(); ++r)
-            for (std::size_t i = 0; i < logs[r].iters.size(); ++i)
-                order.push_back({logs[r].iters[i].t0, static_cast<std::int16_t>(r),
-                                 static_cast<std::uint32_t>(i)});
-        std::stable_sort(order.begin(), order.end(),
-                         [](const At& x, const At& y) { return x.t0 < y.t0; });
+        const std::vector<At> order = timeOrder(
+            logs, [](const RunLog& l, std::size_t i) { return l.iters[i].t0; },
+            [](const RunLog& l) { return l.iters.size(); });
         out.iters.reserve(iters);
         out.iter_replica.reserve(iters);
         for (const At& x : order) {
@@ -187,30 +196,22 @@ private:
         ex.key_name = a.key_name;
         ex.key_descending = a.key_descending;
         ex.key_counts_down = a.key_counts_down;
-        struct At {
-            double t;
-            std::int16_t r;
-            std::uint32_t i;
-        };
-        std::vector<At> order;
+        const std::vector<At> order = timeOrder(
+            logs, [](const RunLog& l, std::size_t i) { return l.explain.calls[i].t; },
+            [](const RunLog& l) { return l.explain.calls.size(); });
         std::size_t reasons = 0, insights = 0;
-        for (std::size_t r = 0; r < logs.size(); ++r) {
-            const Explanation& e = logs[r].explain;
-            for (std::size_t i = 0; i < e.calls.size(); ++i)
-                order.push_back({e.calls[i].t, static_cast<std::int16_t>(r),
-                                 static_cast<std::uint32_t>(i)});
-            reasons += e.reasons.size();
-            insights += e.insights.size();
+        for (const auto& l : logs) {
+            reasons += l.explain.reasons.size();
+            insights += l.explain.insights.size();
         }
-        std::stable_sort(order.begin(), order.end(),
-                         [](const At& x, const At& y) { return x.t < y.t; });
         std::vector<std::vector<std::uint32_t>> merged(logs.size()); // replica's call -> merged
         for (std::size_t r = 0; r < logs.size(); ++r)
             merged[r].resize(logs[r].explain.calls.size());
         ex.calls.reserve(order.size());
         ex.call_replica.reserve(order.size());
         for (const At& x : order) {
-            merged[static_cast<std::size_t>(x.r)][x.i] = static_cast<std::uint32_t>(ex.calls.size());
+            merged[static_cast<std::size_t>(x.r)][x.i] =
+                static_cast<std::uint32_t>(ex.calls.size());
             ex.calls.push_back(logs[static_cast<std::size_t>(x.r)].explain.calls[x.i]);
             ex.call_replica.push_back(x.r);
         }

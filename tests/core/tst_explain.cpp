@@ -337,8 +337,8 @@ private slots:
             const Case c = makeCase(static_cast<std::uint64_t>(seed) + 500);
             Rng rng(static_cast<std::uint64_t>(seed) * 53 + 11);
             EngineLimits lim = c.lim;
-            lim.kv_capacity_tokens = std::max<std::int64_t>(16, c.largest_need) *
-                                     (rng.bernoulli(0.5) ? 1 : 3);
+            lim.kv_capacity_tokens =
+                std::max<std::int64_t>(16, c.largest_need) * (rng.bernoulli(0.5) ? 1 : 3);
             const std::int64_t cap = lim.kv_capacity_tokens / lim.block_size * lim.block_size;
             const PolicyConfig pc = test::randomConfig(name, static_cast<std::uint64_t>(seed), rng);
             FleetRun run;
@@ -348,14 +348,14 @@ private slots:
             run.model = c.unit ? static_cast<const ExecutionModel*>(&unit) : &ete;
             run.limits = lim;
             run.fleet.replicas = static_cast<int>(rng.uniformInt(2, 4));
-            const Router routers[] = {Router::RoundRobin, Router::LeastOutstanding,
-                                      Router::LeastKv, Router::PrefixAware};
+            const Router routers[] = {Router::RoundRobin, Router::LeastOutstanding, Router::LeastKv,
+                                      Router::PrefixAware};
             run.fleet.router = routers[rng.uniformInt(0, lim.prefix_caching ? 3 : 2)];
             run.make_scheduler = [&] { return makeScheduler(pc); };
-            const QString what = test::describeRun(pc, c, cap) +
-                                 QString(", %1 replicas, %2")
-                                     .arg(run.fleet.replicas)
-                                     .arg(routerName(run.fleet.router));
+            const QString what =
+                test::describeRun(pc, c, cap) + QString(", %1 replicas, %2")
+                                                    .arg(run.fleet.replicas)
+                                                    .arg(routerName(run.fleet.router));
             RunLog plain, recorded;
             try {
                 plain = simulateFleet(run);

@@ -183,7 +183,7 @@ private slots:
             for (std::size_t j = 0; j < rows.size(); ++j) {
                 rows[j].resize(10);
                 for (float& q : rows[j])
-                    q = trial % 5 == 1   ? 1e-6f // the floor alone: rescaled every ~30 calls
+                    q = trial % 5 == 1 ? 1e-6f // the floor alone: rescaled every ~30 calls
                         : trial % 5 == 2 && j % 9 == 4 ? 0.0f // a zero row: reset
                                                        : static_cast<float>(rng.uniform());
             }

@@ -195,9 +195,9 @@ private slots:
         c.ratio(-2.0, -1.0);
         judge(c);
         const nlohmann::json j = toJson({c})[0];
-        for (const char* k : {"paper", "claim", "quote", "paper_value", "kairos_value", "unit",
-                              "compared", "band", "band_origin", "seeds", "rule", "verdict",
-                              "cause"})
+        for (const char* k :
+             {"paper", "claim", "quote", "paper_value", "kairos_value", "unit", "compared", "band",
+              "band_origin", "seeds", "rule", "verdict", "cause"})
             QVERIFY2(j.contains(k), k);
         QCOMPARE(j["compared"]["numerator"].get<double>(), -2.0);
         QVERIFY(j["seeds"].is_array());
