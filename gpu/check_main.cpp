@@ -174,7 +174,7 @@ int run(const Args& a) {
     out["kernels"] = kj;
 
     // 2. The transformer on CUDA against the CPU.
-    std::printf("\n2. The transformer on CUDA against the CPU (fp32), %s\n",
+    std::printf("\n2. The transformer on CUDA against the CPU, %s\n",
                 a.weights.empty() ? (a.model + ", synthetic weights").c_str() : a.weights.c_str());
     nlohmann::json tj = {{"ran", cuda}};
     if (!cuda) {
@@ -183,20 +183,47 @@ int run(const Args& a) {
         Transformer cpu = makeModel(a, at::kCPU, at::kFloat);
         const Trace ref = trace(cpu, 8);
         const std::string serving = a.dtype.empty() ? "bf16" : a.dtype;
+        // fp32 against the CPU's fp32: the same arithmetic in another order (rel. 1e-3 of the
+        // logits' range, every argmax the same). A 16-bit run is judged against the CPU
+        // running the same 16-bit type, on its logits (5e-2 of the range): its gap to fp32 is
+        // the type's rounding, which depends on the model, not on the CUDA code (on an H200,
+        // stories260K in bf16 was 1.44 of a 14.9 range from fp32, 9.4 times its fp16 gap, as
+        // the types' 8-bit and 11-bit significands predict; qwen2.5-0.5b's was 2.31 of 868),
+        // so that gap is printed, not judged. Nor are a 16-bit run's argmaxes: where the
+        // reference's two best logits lie within twice the tolerance, rounding may swap them
+        // (stories260K's flat logits on these synthetic prompts: 5 of 27 swapped against
+        // the CPU's bf16 while every logit was within 0.663 of it).
+        const auto judge = [&](const std::string& dt, const Agreement& ag, bool f32,
+                               const char* against) {
+            const double tol = (f32 ? 1e-3 : 5e-2) * std::max(1.0, ag.scale);
+            const bool ok = ag.max_abs <= tol && (!f32 || ag.top1 >= 1.0);
+            std::printf("   %-5s against the CPU's %-5s max |logit diff| %.3g of range %.3g "
+                        "(tolerance %.3g); next token agrees %.1f %% %s %s\n",
+                        dt.c_str(), against, ag.max_abs, ag.scale, tol, 100 * ag.top1,
+                        f32 ? "(needs 100 %)" : "(reported)", ok ? "ok" : "FAILED");
+            failed |= !ok;
+            return ok;
+        };
         for (const std::string& dt : {std::string("fp32"), serving}) {
             Transformer g = makeModel(a, at::Device(at::kCUDA, 0), dtypeOf(dt));
-            const Agreement ag = agree(ref, trace(g, 0, &ref));
-            // fp32: the same arithmetic in another order (rel. 1e-3 of the logits' range,
-            // every argmax the same); 16-bit: rounding of every activation (5e-2, 90 %).
-            const bool f32 = dt == "fp32";
-            const double tol = f32 ? 1e-3 : 5e-2, need = f32 ? 1.0 : 0.9;
-            const bool ok = ag.max_abs <= tol * std::max(1.0, ag.scale) && ag.top1 >= need;
-            std::printf("   %-5s max |logit diff| %.3g of range %.3g (tolerance %.3g); next token "
-                        "agrees %.1f %% (needs %.0f %%) %s\n",
-                        dt.c_str(), ag.max_abs, ag.scale, tol * std::max(1.0, ag.scale),
-                        100 * ag.top1, 100 * need, ok ? "ok" : "FAILED");
-            tj[dt] = {{"max_abs", ag.max_abs}, {"scale", ag.scale}, {"top1", ag.top1}, {"ok", ok}};
-            failed |= !ok;
+            const Trace got = trace(g, 0, &ref);
+            const Agreement to32 = agree(ref, got);
+            if (dt == "fp32") {
+                const bool ok = judge(dt, to32, true, "fp32");
+                tj[dt] = {{"max_abs", to32.max_abs}, {"scale", to32.scale}, {"top1", to32.top1},
+                          {"ok", ok}};
+                continue;
+            }
+            Transformer c16 = makeModel(a, at::kCPU, dtypeOf(dt));
+            const Agreement same = agree(trace(c16, 0, &ref), got);
+            const bool ok = judge(dt, same, false, dt.c_str());
+            std::printf("   %-5s against the CPU's fp32  max |logit diff| %.3g of range %.3g; "
+                        "next token agrees %.1f %% (the type's rounding: reported)\n",
+                        dt.c_str(), to32.max_abs, to32.scale, 100 * to32.top1);
+            tj[dt] = {{"max_abs", same.max_abs}, {"scale", same.scale}, {"top1", same.top1},
+                      {"ok", ok},
+                      {"against_fp32",
+                       {{"max_abs", to32.max_abs}, {"scale", to32.scale}, {"top1", to32.top1}}}};
         }
     }
     out["transformer"] = tj;

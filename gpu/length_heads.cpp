@@ -5,6 +5,7 @@
 #include "weights/safetensors.h"
 
 #include <ATen/Context.h>
+#include <ATen/core/grad_mode.h>
 #include <algorithm>
 #include <chrono>
 #include <cmath>

@@ -42,11 +42,17 @@ struct KvCompact {
 void decodeAttentionHost(const DecodeAttention& a, Elem e);
 void kvCompactHost(const KvCompact& a, Elem e);
 
+// Whether decodeAttentionCuda has a kernel for heads this wide.
+constexpr bool decodeAttentionCovers(int head_dim) {
+    return head_dim == 32 || head_dim == 64 || head_dim == 128 || head_dim == 256;
+}
 // Whether this build has the CUDA kernels (nvcc was found at configure time).
 bool cudaKernelsBuilt();
 // CUDA versions (every pointer, including the k/v pointer arrays, lens, caps and index,
 // in device memory). Return 0 on success, else a CUDA error code; -1 where not built.
-// head_dim must be a multiple of 32 and at most 256 for decode attention.
+// Decode attention covers head_dim 32, 64, 128 and 256 (decodeAttentionCovers); any other
+// returns cudaErrorInvalidValue, and the transformer attends with ATen instead (stories260K's
+// heads are 8 wide).
 int decodeAttentionCuda(const DecodeAttention& a, Elem e, void* stream);
 int kvCompactCuda(const KvCompact& a, Elem e, void* stream);
 
