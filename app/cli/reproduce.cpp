@@ -15,7 +15,7 @@ using app::resolveProfile;
 
 void addReproduce(CLI::App& app) {
     struct Args {
-        std::string paper = "all", json_out, data = KAIROS_SHARED_DATA;
+        std::string paper = "all", json_out, data = KAIROS_SHARED_DATA, workload;
         bool quick = false, quiet = false, details = true, uncovered = false, audit = false;
         std::uint64_t seed = 1;
         int seeds = 1;
@@ -36,6 +36,12 @@ void addReproduce(CLI::App& app) {
                   "kairos_value, unit, compared, setting, band, band_origin, seeds (each seed's "
                   "value), ci_low, ci_high, rule, verdict, cause}");
     c->add_option("--data", a->data, "Folder of the public traces (../shared/data)");
+    c->add_option("--workload,-w", a->workload,
+                  "timely only: run every TimelyLLM claim made on the authors' WID1 sample on "
+                  "this workload instead (their data format: a JSON list of jobs with "
+                  "'trigger time', 'tuf', 'exe_time_detail'; the plans from a *trace_set*.json "
+                  "beside it)")
+        ->check(CLI::ExistingFile);
     c->add_option("--seed", a->seed, "Seed of arrivals, predictors and random instances")
         ->check(seedValue());
     c->add_option("--seeds", a->seeds,
@@ -59,7 +65,12 @@ void addReproduce(CLI::App& app) {
             std::fputs(repro::uncoveredTable().c_str(), stdout);
             return;
         }
+        if (!a->workload.empty() && a->paper != "timely")
+            throw std::invalid_argument("--workload: only for 'reproduce timely' (the other "
+                                        "papers' claims are made on their own traces), not '" +
+                                        a->paper + "'");
         repro::Options o;
+        o.timely_workload = a->workload;
         o.seeds = a->seeds;
         o.data_dir = a->data;
         o.quick = a->quick;

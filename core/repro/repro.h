@@ -122,6 +122,9 @@ struct Options {
     std::uint64_t seed = 1; // arrivals, predictors, random instances
     int seeds = 1;          // reproduce(): run each experiment with seeds seed .. seed+seeds-1
     int threads = 0;        // simulations run in parallel; 0: the hardware's count
+    // TimelyLLM: a workload in the authors' data format (a JSON list of jobs, the trace set
+    // beside it) instead of their WID1 sample, for every claim made on that sample.
+    std::string timely_workload;
     // Finds a shipped device profile by name (the CLI's resolver).
     std::function<DeviceProfile(const std::string&)> profile;
     std::function<void(const std::string&)> progress; // one line per step; may be empty

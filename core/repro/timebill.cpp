@@ -108,21 +108,15 @@ Report reproduceTimebill(const Options& opt) {
     rep.claims.back().not_comparable = invented;
     rep.claims.back().quote = "seeds/000 (TimeBill), Main Results table: \"TimeBill 5-10s "
                               "Highest\" (average score column)";
-    rep.claims.push_back(makeClaim("timebill", "TimeBill completion rate minus alpha=95%'s", 0.0,
-                                   100 * (done[tbi] - done[4]), "points", setting));
-    rep.claims.back().band = Band::absolute(5); // "comparable to alpha = 95 %"
-    rep.claims.back().quote = "seeds/000 (TimeBill), Main Results table: \"TimeBill 5-10s Highest "
-                              "Comparable to alpha=95%\" "
-                              "(completion rate column)";
-    rep.claims.back().band_origin = "Kairos's reading of 'comparable' (within 5 points)";
-    rep.claims.push_back(makeClaim("timebill",
-                                   "vanilla's rank by completion rate (6 = lowest of 6)", 6.0,
-                                   rankOf(done, 0), "rank", setting));
-    rep.claims.back().band = Band::absolute(0);
-    rep.claims.back().quote =
-        "seeds/000 (TimeBill), Main Results table: \"Vanilla 5-10s Lowest Lowest Frequently times "
-        "out\" (completion rate column)";
-    rep.claims.back().band_origin = "exact: the table says lowest";
+    // The paper's completion-rate column ("TimeBill: comparable to alpha=95%"; "Vanilla:
+    // lowest") is true here by construction: one request at a time with fixed output
+    // lengths, completion never falls as alpha grows (tst_timebill completionMonotoneIn-
+    // Alpha), and TimeBill's alpha* at k=5 sits near 0.95 on these budgets. Reported, not
+    // counted as claims.
+    rep.details += "  (as constructed, not claims: vanilla's completion rank " +
+                   fmt(rankOf(done, 0)) + " of 6 and TimeBill's completion minus alpha=95%'s " +
+                   fixed(100 * (done[tbi] - done[4]), 1) +
+                   " points follow from completion rising with alpha at fixed output lengths)\n";
     rep.claims.push_back(makeClaim("timebill", "TimeBill average completion rate", nullptr,
                                    100 * done[tbi], "%", setting));
 

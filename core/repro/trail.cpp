@@ -307,11 +307,34 @@ Report reproduceTrail(const Options& opt) {
             "peaks at " +
             std::to_string(c1.kv_peak_tokens) + " of " + std::to_string(lim.kv_capacity_tokens) +
             " tokens, so the memory that limiting preemption saves is never short here";
+        const std::string fig5_quote =
+            "seeds/002 (Trail), 5.2: \"Figure 5 shows that when [C = 1], Trail exhibits higher "
+            "mean latency and TTFT, while [C = 0.8] results in the lowest values ... while "
+            "preemption in scheduling benefits LLM systems, it should be limited due to the "
+            "additional memory overhead it introduces\" (the values of C were lost in the seed's "
+            "conversion; PAPERS.md gives C = 0.8 as Trail's default)";
+        // Limiting preemption pays only where the KV a displaced request keeps runs memory
+        // short; where the peak stays well inside capacity C has nothing to trade, and the
+        // paper's Figure 5 cannot be reproduced in this setting (issue 31: a memory-bound
+        // configuration is still to come).
+        const bool memory_binds = double(c1.kv_peak_tokens) > 0.9 * double(lim.kv_capacity_tokens);
+        const std::string no_memory_pressure =
+            "memory never binds here: at C = 1 the KV in use peaks at " +
+            std::to_string(c1.kv_peak_tokens) + " of " + std::to_string(lim.kv_capacity_tokens) +
+            " tokens, so limiting preemption saves nothing the schedule needs (the paper's reason "
+            "for C < 1 is preemption's memory overhead); mean latency varies by " +
+            fixed(100 * (hi / lo - 1), 2) + " % over C";
+        rep.claims.back().quote = fig5_quote;
+        rep.claims.back().band_origin = "one step of the paper's C grid either side (0.2)";
+        if (!memory_binds) rep.claims.back().not_comparable = no_memory_pressure;
         rep.claims.push_back(makeClaim(
             "trail", "mean latency at C=1 / at C=0.8, 14 req/s (Fig. 5: higher, read as >= 1)", 1.0,
             res[c_at + 4].summary.e2el_ms.mean / res[c_at + 3].summary.e2el_ms.mean, "ratio",
             cset));
         rep.claims.back().band = Band::atLeast();
+        rep.claims.back().quote = fig5_quote;
+        rep.claims.back().band_origin = "Kairos's reading of 'higher' (at least 1)";
+        if (!memory_binds) rep.claims.back().not_comparable = no_memory_pressure;
         rep.claims.push_back(makeClaim(
             "trail", "peak KV at C=1 / at C=0 (memory grows with preemption)", nullptr,
             double(res[c_at + 4].summary.kv_peak_tokens) / double(res[c_at].summary.kv_peak_tokens),

@@ -2,6 +2,7 @@
 
 #include "model/input_error.h"
 #include "model/input_file.h"
+#include "workload/llama3_counts.h"
 #include "workload/random.h"
 
 #include <algorithm>
@@ -38,7 +39,8 @@ std::vector<RobotTrace> readRobotTraces(const std::string& path) {
         const std::string plan = t.contains("task_plan") && t["task_plan"].is_string()
                                      ? t["task_plan"].get<std::string>()
                                      : "";
-        r.plan_tokens = std::max(1, static_cast<int>(std::ceil(plan.size() / 3.0)));
+        // Llama 3's tokens and the EOS (workload/llama3_counts.h).
+        r.plan_tokens = llama3::tokensOf(plan, 3.0) + 1;
         if (!t.contains("exe_time_detail") || !t["exe_time_detail"].is_array() ||
             t["exe_time_detail"].empty())
             throw InputError(path, 0, at + "exe_time_detail", "missing or empty");
@@ -111,13 +113,14 @@ Workload generateRobotWorkload(const RobotWorkloadSpec& spec,
                 plan_tokens = 6 * static_cast<int>(secs.size()) +
                               static_cast<int>(rng.uniformInt(0, 10)); // ~100
                 task_tokens = 40;
-                r.cls = rng.bernoulli(3.0 / 8.0) ? "urgent" : "normal";
+                // The paper's section 7.1: trace ids 9-11 (the arm) take the normal TUF.
+                r.cls = "normal";
             } else {
                 const RobotTrace& tr = traces[static_cast<std::size_t>(
                     rng.uniformInt(0, static_cast<std::int64_t>(traces.size()) - 1))];
                 secs = tr.skill_seconds;
                 plan_tokens = tr.plan_tokens;
-                task_tokens = static_cast<int>(std::ceil(tr.task.size() / 4.0));
+                task_tokens = llama3::tokensOf(tr.task, 4.0);
                 r.cls = tr.cls;
             }
             r.tuf = r.cls == "urgent" ? kUrgent : kNormal;

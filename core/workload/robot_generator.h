@@ -30,7 +30,8 @@ struct RobotTrace {
     std::vector<double> skill_seconds; // one per executable skill
 };
 
-// The drone traces of a TimelyLLM trace-set JSON file (plan tokens at 3 characters each).
+// The drone traces of a TimelyLLM trace-set JSON file (plan tokens: Llama 3's count and the
+// EOS, workload/llama3_counts.h; 3 characters each for a plan not counted there).
 std::vector<RobotTrace> readRobotTraces(const std::string& path);
 
 struct RobotWorkloadSpec {
@@ -40,8 +41,9 @@ struct RobotWorkloadSpec {
     int agents = 25;
     double duration_s = 260;
     std::uint64_t seed = 1;
-    int system_prompt_tokens = 1176; // TypeFly's system prompt (see workload/timelyllm.cpp),
-                                     // a shared prefix span (kTypeFlyPromptId) of every task
+    // TypeFly's system prompt in Llama 3 tokens (llama3::typeflySystemPromptTokens(), which
+    // tst_readers checks it against), a shared prefix span (kTypeFlyPromptId) of every task.
+    int system_prompt_tokens = 1308;
     static RobotWorkloadSpec preset_(const std::string& name); // wid1, wid2, wid3
 };
 

@@ -3,15 +3,19 @@
 // "exe_time_detail": [[skill, seconds], ...], "task_exe_time", "tuf": [beta, ERT, zero-
 // utility time]}. Each executable skill is one plan segment. The plan text comes from the
 // trace set beside the file (a JSON list of {"trace_id", "task_plan", ...}); tokens are
-// counted at 3 characters per token for MiniSpec's code-like plans and 4 for English
-// task text, as Llama-family tokenizers do on average; the segments share the plan's
-// tokens evenly. The prompt also carries TypeFly's system prompt (MiniSpec syntax,
-// skills, guides, examples: 4,704 characters in ../shared/data/typefly, 1,176 tokens),
+// Llama 3's (the paper's plans come from Llama 3-8B): counted once with its tokenizer for
+// the texts of the shipped trace set (workload/llama3_counts.h), a plan being its count
+// plus the EOS that ends it; a text not counted there (a user's own traces) is estimated
+// at 3 characters per token for MiniSpec's code-like plans and 4 for English task text,
+// and the workload's metadata says how many were estimated. The segments share the plan's
+// tokens evenly. The prompt also carries TypeFly's system prompt (MiniSpec syntax, skills,
+// guides, examples: 4,707 characters in ../shared/data/typefly, 1,308 Llama 3 tokens),
 // the same for every task: a shared prefix span (model/request.h), which the paper's
 // server keeps stored and a prefix cache (--prefix-caching on) does not compute again.
 #include "model/input_error.h"
 #include "model/input_file.h"
 #include "workload/json_line.h"
+#include "workload/llama3_counts.h"
 #include "workload/readers.h"
 #include "workload/robot_generator.h"
 
@@ -25,11 +29,6 @@
 namespace kairos {
 namespace {
 using nlohmann::json;
-constexpr int kSystemPromptTokens = 1176;
-
-int tokensOf(const std::string& text, double chars_per_token) {
-    return static_cast<int>(std::ceil(static_cast<double>(text.size()) / chars_per_token));
-}
 
 std::string slurp(std::istream& in) {
     return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
@@ -68,7 +67,14 @@ Workload readTimelyLlm(std::istream& in, const std::string& name,
     Workload w;
     w.name = name;
     w.source = name;
-    long missing_plans = 0;
+    long missing_plans = 0, estimated_texts = 0;
+    const int system_prompt = llama3::typeflySystemPromptTokens();
+    auto tokens = [&](const std::string& s, double chars_per_token) {
+        bool counted = false;
+        const int n = llama3::tokensOf(s, chars_per_token, &counted);
+        estimated_texts += !counted;
+        return n;
+    };
     for (std::size_t k = 0; k < j.size(); ++k) {
         const json& job = j[k];
         const std::string at = "jobs[" + std::to_string(k) + "].";
@@ -121,8 +127,9 @@ Workload readTimelyLlm(std::istream& in, const std::string& name,
                               ? job["trace_id"].get<int>()
                               : -1;
         const auto plan = plans.find(trace);
-        // Without the plan text, the paper's typical drone plan: about 20 tokens.
-        int plan_tokens = plan != plans.end() ? tokensOf(plan->second, 3.0) : 20;
+        // A plan and its EOS; without the plan text, the paper's typical drone plan: about
+        // 20 tokens.
+        int plan_tokens = plan != plans.end() ? tokens(plan->second, 3.0) + 1 : 20;
         if (exec.size() > std::size_t(kMaxRequestTokens))
             throw fail(at + "exe_time_detail", "more segments than 1e8");
         if (plan == plans.end()) ++missing_plans;
@@ -132,8 +139,8 @@ Workload readTimelyLlm(std::istream& in, const std::string& name,
                                       : "";
         if (input.size() > 4.0 * kMaxRequestTokens)
             throw fail(at + "task_input", "more than 1e8 tokens");
-        r.prompt_tokens = kSystemPromptTokens + tokensOf(input, 4.0);
-        r.prefix = {{kTypeFlyPromptId, kSystemPromptTokens}};
+        r.prompt_tokens = system_prompt + tokens(input, 4.0);
+        r.prefix = {{kTypeFlyPromptId, system_prompt}};
         r.output_tokens = plan_tokens;
         const int n = static_cast<int>(exec.size());
         for (int s = 0; s < n; ++s)
@@ -144,6 +151,8 @@ Workload readTimelyLlm(std::istream& in, const std::string& name,
     }
     w.meta["plans_found"] = std::to_string(plans.size());
     w.meta["jobs_without_plan_text"] = std::to_string(missing_plans);
+    w.meta["tokenizer"] = llama3::tokenizerName();
+    w.meta["texts_estimated_from_characters"] = std::to_string(estimated_texts);
     w.sortByArrival();
     return w;
 }

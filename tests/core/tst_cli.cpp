@@ -467,7 +467,9 @@ private slots:
         // --audit prints every row with the rule that decided it.
         const Result audit = cli({"reproduce", "timely", "--quick", "--audit", "--data", data});
         QVERIFY2(audit.code == 0, qPrintable(audit.err));
-        QVERIFY(audit.out.contains("rule:     ratio: judged only when both sides are positive"));
+        QVERIFY(audit.out.contains("rule:     "));
+        // TimelyLLM's peak rows say why a flat curve places no peak, or are judged.
+        QVERIFY(audit.out.contains("batch size of TimelyLLM's peak (Fig. 7)"));
         QVERIFY(audit.out.contains("quote:"));
         // Over two seeds: each row is their mean, with its interval.
         const std::string t2 = kairos::test::tempPath("repro_t2.json");
@@ -497,6 +499,42 @@ private slots:
         const Result bad = cli({"reproduce", "mcsf", "--quick", "--data", "/nonexistent"});
         QCOMPARE(bad.code, 2);
         QVERIFY(bad.err.contains("AzureLLMInferenceTrace_conv_2023.csv"));
+    }
+
+    // reproduce timely --workload: every WID1 claim on a user's own workload in the authors'
+    // format; refused for another paper and for another format (exit 2, nothing written).
+    void reproduceTimelyOnAWorkload() {
+        const QString data = QString::fromStdString(kairos::test::dataPath(""));
+        const auto jobs = readJson(kairos::test::dataPath("timelyllm/timelyllm_workload_25agents.json"));
+        nlohmann::json mine = nlohmann::json::array();
+        for (std::size_t i = 0; i < 120; ++i) mine.push_back(jobs[i]);
+        const std::string file = kairos::test::tempPath("my_robots.json"),
+                          out = kairos::test::tempPath("my_robots_claims.json");
+        {
+            std::ofstream f(file);
+            f << mine.dump();
+        }
+        const Result r = cli({"reproduce", "timely", "--quick", "--quiet", "--data", data,
+                              "--workload", QString::fromStdString(file), "--json",
+                              QString::fromStdString(out)});
+        QVERIFY2(r.code == 0, qPrintable(r.err));
+        int named = 0;
+        for (const auto& c : readJson(out))
+            if (c["claim"].get<std::string>().find("WID1 (Fig. 5a)") != std::string::npos) {
+                // No trace set beside it: every plan is the paper's typical 20 tokens.
+                QVERIFY2(c["setting"].get<std::string>().find(
+                             "my_robots.json (120 jobs, 120 without plan text") == 0,
+                         c["setting"].get<std::string>().c_str());
+                ++named;
+            }
+        QCOMPARE(named, 2);
+        const Result other = cli({"reproduce", "trail", "--workload", QString::fromStdString(file)});
+        QCOMPARE(other.code, 2);
+        QVERIFY(other.err.contains("only for 'reproduce timely'"));
+        const Result csv = cli({"reproduce", "timely", "--quick", "--data", data, "--workload",
+                                QString::fromStdString(kairos::test::dataPath("AzureLLMInferenceTrace_conv_2023.csv"))});
+        QCOMPARE(csv.code, 2);
+        QVERIFY(csv.err.contains("not in the TimelyLLM data format"));
     }
 
     void simulateAzureConversation() {

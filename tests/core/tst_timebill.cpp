@@ -124,6 +124,37 @@ private slots:
         }
     }
 
+    // A property, not a claim (issue 31): with a request's output length fixed, evicting more
+    // of its prompt only shortens its decode steps, so one at a time with Kill on overrun the
+    // share finished in budget never falls as alpha grows. reproduce timebill used to count
+    // "vanilla (alpha = 0) has the lowest completion" and "TimeBill completes as alpha = 95 %"
+    // as agreements with the paper; both follow from this (and from alpha* near 0.95 there).
+    void completionMonotoneInAlpha() {
+        EteModel model(EteParams{0.2, 1e-4, 0, 0.01, 0, 2e-5});
+        EngineLimits lim;
+        lim.kv_capacity_tokens = 1000000;
+        lim.max_num_seqs = 1;
+        for (std::uint64_t seed = 1; seed <= 12; ++seed) {
+            Rng rng(seed);
+            Workload w;
+            for (int i = 0; i < 30; ++i)
+                w.requests.push_back(req(20.0 * i, int(rng.uniformInt(500, 4000)),
+                                         int(rng.uniformInt(20, 400)), 2 + 8 * rng.uniform()));
+            std::int64_t last = -1;
+            for (double alpha : {0.0, 0.25, 0.5, 0.75, 0.95}) {
+                auto s = timebill({{"alpha", alpha}});
+                const Summary sum = summarize(simulate(w, model, *s, lim));
+                QVERIFY2(sum.in_budget >= last, qPrintable(QString("seed %1 alpha %2: %3 < %4")
+                                                               .arg(seed)
+                                                               .arg(alpha)
+                                                               .arg(sum.in_budget)
+                                                               .arg(last)));
+                last = sum.in_budget;
+            }
+            QVERIFY(last > 0);
+        }
+    }
+
     // Eviction shortens decode steps: prompt 1000, decode step p * N_kv with p = 1 ms.
     // alpha = 0.5 keeps 500 prompt tokens: the first decode step attends 501 -> 0.501 s
     // (0 eviction: 1.001 s). The ratio is in the run log.

@@ -7,6 +7,7 @@
 #include "sim/engine.h"
 #include "test_util.h"
 #include "workload/readers.h"
+#include "workload/llama3_counts.h"
 #include "workload/robot_generator.h"
 
 #include <QtTest>
@@ -94,13 +95,17 @@ private slots:
         QCOMPARE(w.meta.at("format"), std::string("timelyllm"));
         QCOMPARE(w.meta.at("plans_found"), std::string("8"));
         QCOMPARE(w.meta.at("jobs_without_plan_text"), std::string("0"));
-        const Request& r = w.requests[0]; // job 0, trace 2: plan of 44 characters
+        // Every text of the shipped trace set was counted by Llama 3's tokenizer.
+        QCOMPARE(w.meta.at("texts_estimated_from_characters"), std::string("0"));
+        const Request& r = w.requests[0]; // job 0, trace 2: "mu(40);?iv('book')==True{tp();->True}->False"
         QCOMPARE(r.id, std::int64_t(0));
         KAIROS_COMPARE_NEAR(r.arrival, 35.36046967883034, 1e-12);
-        QCOMPARE(r.output_tokens, 15);   // ceil(44 / 3)
-        QCOMPARE(r.prompt_tokens, 1215); // 1176 + ceil(155 / 4)
+        QCOMPARE(r.output_tokens, 18);   // 17 Llama 3 tokens and the EOS
+        QCOMPARE(r.prompt_tokens, 1364); // TypeFly's 1,308 and the task's 56
+        QCOMPARE(r.prefix.size(), std::size_t(1));
+        QCOMPARE(r.prefix[0].tokens, 1308);
         QCOMPARE(r.segments.size(), std::size_t(3));
-        QCOMPARE(r.segments[0].tokens, 5);
+        QCOMPARE(r.segments[0].tokens, 6);
         KAIROS_COMPARE_NEAR(r.segments[0].exec_s, 2.4995, 1e-12);
         QCOMPARE(r.cls, std::string("normal"));
         KAIROS_COMPARE_NEAR(r.tuf->slope, -2.0, 1e-12);
@@ -228,9 +233,18 @@ private slots:
             }
         }
         KAIROS_COMPARE_NEAR(total / 12, 292.5, 0.08 * 292.5);
+        // The generator's system prompt is the counted one; the paper's section 7.1 gives the
+        // arm's tasks (trace ids 9-11) the normal TUF.
+        QCOMPARE(RobotWorkloadSpec{}.system_prompt_tokens, llama3::typeflySystemPromptTokens());
+        QCOMPARE(llama3::countedTokens("?s('cat')==True{g('cat')}->False"), 12);
+        QCOMPARE(llama3::countedTokens("not in the trace set"), -1);
+        QCOMPARE(llama3::tokensOf("not in the trace set", 4.0), 5); // ceil(20 / 4)
         RobotWorkloadSpec arm = RobotWorkloadSpec::preset_("wid3");
         const Workload a = generateRobotWorkload(arm, {});
+        QVERIFY(!a.requests.empty());
         for (const auto& r : a.requests) {
+            QCOMPARE(r.cls, std::string("normal"));
+            KAIROS_COMPARE_NEAR(r.tuf->slope, -2.0, 1e-12);
             QVERIFY(r.segments.size() >= 8 && r.segments.size() <= 16);
             for (const auto& sg : r.segments) QVERIFY(sg.exec_s >= 1 && sg.exec_s <= 4.2);
             QVERIFY(r.output_tokens >= 48 && r.output_tokens <= 106);
