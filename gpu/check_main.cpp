@@ -210,7 +210,9 @@ int run(const Args& a) {
             const Agreement to32 = agree(ref, got);
             if (dt == "fp32") {
                 const bool ok = judge(dt, to32, true, "fp32");
-                tj[dt] = {{"max_abs", to32.max_abs}, {"scale", to32.scale}, {"top1", to32.top1},
+                tj[dt] = {{"max_abs", to32.max_abs},
+                          {"scale", to32.scale},
+                          {"top1", to32.top1},
                           {"ok", ok}};
                 continue;
             }
@@ -220,7 +222,9 @@ int run(const Args& a) {
             std::printf("   %-5s against the CPU's fp32  max |logit diff| %.3g of range %.3g; "
                         "next token agrees %.1f %% (the type's rounding: reported)\n",
                         dt.c_str(), to32.max_abs, to32.scale, 100 * to32.top1);
-            tj[dt] = {{"max_abs", same.max_abs}, {"scale", same.scale}, {"top1", same.top1},
+            tj[dt] = {{"max_abs", same.max_abs},
+                      {"scale", same.scale},
+                      {"top1", same.top1},
                       {"ok", ok},
                       {"against_fp32",
                        {{"max_abs", to32.max_abs}, {"scale", to32.scale}, {"top1", to32.top1}}}};

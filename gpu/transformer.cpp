@@ -6,7 +6,7 @@
 #include "weights/safetensors.h"
 
 #include <ATen/CPUGeneratorImpl.h>
-#include <ATen/core/grad_mode.h>  // at::NoGradGuard (not reached transitively in PyTorch 2.x)
+#include <ATen/core/grad_mode.h> // at::NoGradGuard (not reached transitively in PyTorch 2.x)
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
@@ -356,7 +356,8 @@ at::Tensor Transformer::forward(std::vector<Step>& steps, int layers) {
     }
     const bool on_cuda = dev.is_cuda();
     const bool use_kernel =
-        B > 0 && (!on_cuda || (kernels::cudaKernelsBuilt() && kernels::decodeAttentionCovers(int(d))));
+        B > 0 &&
+        (!on_cuda || (kernels::cudaKernelsBuilt() && kernels::decodeAttentionCovers(int(d))));
     at::Tensor lens_dev, caps_dev, dec_rows;
     if (B > 0) {
         std::vector<std::int64_t> rows;

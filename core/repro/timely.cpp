@@ -6,17 +6,16 @@
 // FCFS and EDF with the initial priority kept (section 7.3.2). Figures 5, 7 and 8 and the
 // arm task of Figure 9.
 #include "exec/execution_model.h"
+#include "model/input_error.h"
 #include "repro/common.h"
 #include "repro/derived.h"
 #include "workload/llama3_counts.h"
 #include "workload/readers.h"
 #include "workload/robot_generator.h"
 
-#include "model/input_error.h"
-
 #include <algorithm>
-#include <filesystem>
 #include <cmath>
+#include <filesystem>
 #include <functional>
 
 namespace kairos::repro {
@@ -54,6 +53,17 @@ PolicyConfig pol(const std::string& name, int fixed_batch = 0) {
     return p;
 }
 
+// A user's workload (reproduce timely --workload) in the authors' format, named by its file
+// and how many of its jobs had no plan text beside them.
+std::string userWorkloadName(const std::string& path, const Workload& w) {
+    std::string name =
+        std::filesystem::path(path).filename().string() + " (" + std::to_string(w.size()) + " jobs";
+    const auto plans = w.meta.find("jobs_without_plan_text");
+    if (plans != w.meta.end() && plans->second != "0")
+        name += ", " + plans->second + " without plan text: 20 tokens each";
+    return name + ")";
+}
+
 } // namespace
 
 Report reproduceTimely(const Options& opt) {
@@ -88,14 +98,8 @@ Report reproduceTimely(const Options& opt) {
             throw InputError(opt.timely_workload, 0, "",
                              "not in the TimelyLLM data format (a JSON list of jobs with "
                              "'trigger time', 'tuf' and 'exe_time_detail')");
-        const auto plans = w.meta.find("jobs_without_plan_text");
-        ws.push_back({std::filesystem::path(opt.timely_workload).filename().string() + " (" +
-                          std::to_string(w.size()) + " jobs" +
-                          (plans != w.meta.end() && plans->second != "0"
-                               ? ", " + plans->second + " without plan text: 20 tokens each"
-                               : "") +
-                          ")",
-                      std::move(w)});
+        std::string name = userWorkloadName(opt.timely_workload, w);
+        ws.push_back({std::move(name), std::move(w)});
     }
     for (const char* p : {"wid1", "wid2", "wid3"}) {
         RobotWorkloadSpec spec = RobotWorkloadSpec::preset_(p);
@@ -219,6 +223,7 @@ Report reproduceTimely(const Options& opt) {
     // One row: the figure measured on the runs as set up, and as its measured cause the same
     // figure on the runs that compute the system prompt for every task.
     const Band rel = Band::relative(0.25);
+    const std::string rel_origin = "Kairos's choice (+-25 %): the paper states no precision";
     auto row = [&](std::string what, const nlohmann::json& paper,
                    const std::function<double(const Block&)>& figure, std::string unit,
                    std::string where, Band band) -> Claim& {
@@ -283,7 +288,7 @@ Report reproduceTimely(const Options& opt) {
         const double u_f = pct(at(full, 2, "fcfs"), "urgent");
         c.quote = "seeds/001 (TimelyLLM), 7.2: \"our method still improves the average time "
                   "utility of urgent tasks (5-8) by 191% relative to the baseline\"";
-        c.band_origin = "Kairos's choice (+-25 %): the paper states no precision";
+        c.band_origin = rel_origin;
         // A gain is a ratio less one: judged only over positive utilities (judge()).
         c.compared["numerator"] = pct(at(full, 2, "timely"), "urgent");
         c.compared["denominator"] = u_f;
@@ -309,7 +314,7 @@ Report reproduceTimely(const Options& opt) {
             c.ratio(pct(at(full, 2, "timely"), "urgent"), pct(at(full, 2, other), "urgent"));
             c.quote = "seeds/001 (TimelyLLM), 7.3.2: \"TIMELYLLM achieves better time utility "
                       "for urgent tasks (183% relative to FCFS and 142% relative to EDF)\"";
-            c.band_origin = "Kairos's choice (+-25 %): the paper states no precision";
+            c.band_origin = rel_origin;
             needsRoom(c, fcfs ? 1.83 : 1.42, pct(at(full, 2, other), "urgent"));
         }
     }
@@ -331,7 +336,6 @@ Report reproduceTimely(const Options& opt) {
             "its highest utility at 1.21, whereas vLLM reaches its peak utility of 0.74 at a "
             "batch size of 12 ... Overall, TIMELYLLM consistently outperforms vLLM across all "
             "tested batch sizes\"";
-        const std::string rel_origin = "Kairos's choice (+-25 %): the paper states no precision";
         for (const bool timely : {true, false}) {
             Claim& c = row(
                 timely ? "TimelyLLM peak utility over fixed batch sizes (Fig. 7)"
@@ -387,19 +391,19 @@ Report reproduceTimely(const Options& opt) {
                        meanUtility(at(b, 3, "fcfs"), "all");
             },
             "x", where, rel);
-        const double uf = meanUtility(at(full, 3, "fcfs"), "all");
-        c.ratio(meanUtility(at(full, 3, "timely"), "all"), uf);
+        const double uf = meanUtility(at(full, 3, "fcfs"), "all"),
+                     ut = meanUtility(at(full, 3, "timely"), "all");
+        c.ratio(ut, uf);
         // The paper's figure is its best task's ('Desk Clean', trace id 10), which a mean over
         // generated arm tasks cannot stand for: best case against best case needs the arm
         // traces (ids 9-11), which ../shared/data does not hold. Both readings of the figure
         // (a ratio, the abstract's "up to 1.97x"; a difference, 7.4.1's "by 1.97") are given
         // for the mean.
-        const double ut = meanUtility(at(full, 3, "timely"), "all");
         c.compared["difference"] = ut - uf;
         c.quote = "seeds/001 (TimelyLLM), abstract: \"improves the time utility up to 1.97x\"; "
                   "7.4.1: \"For the best case ('Desk Clean' task), TIMELYLLM increases utility by "
                   "1.97 and reduces waiting time by 84% compared to vLLM\"";
-        c.band_origin = "Kairos's choice (+-25 %): the paper states no precision";
+        c.band_origin = rel_origin;
         c.not_comparable =
             "the paper's figure is its best task ('Desk Clean'); the robot-arm traces (ids "
             "9-11) are not in ../shared/data, so Kairos's arm tasks are generated (about 100-"
@@ -418,7 +422,7 @@ Report reproduceTimely(const Options& opt) {
         w.quote = "seeds/001 (TimelyLLM), abstract: \"reduces the overall waiting time by 84%\"; "
                   "7.4.1: \"For the best case ('Desk Clean' task), TIMELYLLM ... reduces waiting "
                   "time by 84%\" (Kairos's figure: all tasks, the abstract's reading)";
-        w.band_origin = "Kairos's choice (+-25 %): the paper states no precision";
+        w.band_origin = rel_origin;
     }
     // The derived profile against the paper's own timings of its machine: calibrated.
     {

@@ -505,7 +505,8 @@ private slots:
     // format; refused for another paper and for another format (exit 2, nothing written).
     void reproduceTimelyOnAWorkload() {
         const QString data = QString::fromStdString(kairos::test::dataPath(""));
-        const auto jobs = readJson(kairos::test::dataPath("timelyllm/timelyllm_workload_25agents.json"));
+        const auto jobs =
+            readJson(kairos::test::dataPath("timelyllm/timelyllm_workload_25agents.json"));
         nlohmann::json mine = nlohmann::json::array();
         for (std::size_t i = 0; i < 120; ++i) mine.push_back(jobs[i]);
         const std::string file = kairos::test::tempPath("my_robots.json"),
@@ -514,9 +515,9 @@ private slots:
             std::ofstream f(file);
             f << mine.dump();
         }
-        const Result r = cli({"reproduce", "timely", "--quick", "--quiet", "--data", data,
-                              "--workload", QString::fromStdString(file), "--json",
-                              QString::fromStdString(out)});
+        const Result r =
+            cli({"reproduce", "timely", "--quick", "--quiet", "--data", data, "--workload",
+                 QString::fromStdString(file), "--json", QString::fromStdString(out)});
         QVERIFY2(r.code == 0, qPrintable(r.err));
         int named = 0;
         for (const auto& c : readJson(out))
@@ -528,11 +529,13 @@ private slots:
                 ++named;
             }
         QCOMPARE(named, 2);
-        const Result other = cli({"reproduce", "trail", "--workload", QString::fromStdString(file)});
+        const Result other =
+            cli({"reproduce", "trail", "--workload", QString::fromStdString(file)});
         QCOMPARE(other.code, 2);
         QVERIFY(other.err.contains("only for 'reproduce timely'"));
         const Result csv = cli({"reproduce", "timely", "--quick", "--data", data, "--workload",
-                                QString::fromStdString(kairos::test::dataPath("AzureLLMInferenceTrace_conv_2023.csv"))});
+                                QString::fromStdString(kairos::test::dataPath(
+                                    "AzureLLMInferenceTrace_conv_2023.csv"))});
         QCOMPARE(csv.code, 2);
         QVERIFY(csv.err.contains("not in the TimelyLLM data format"));
     }

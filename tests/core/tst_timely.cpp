@@ -6,8 +6,8 @@
 #include "sched/registry.h"
 #include "sim/engine.h"
 #include "test_util.h"
-#include "workload/readers.h"
 #include "workload/llama3_counts.h"
+#include "workload/readers.h"
 #include "workload/robot_generator.h"
 
 #include <QtTest>
@@ -97,7 +97,8 @@ private slots:
         QCOMPARE(w.meta.at("jobs_without_plan_text"), std::string("0"));
         // Every text of the shipped trace set was counted by Llama 3's tokenizer.
         QCOMPARE(w.meta.at("texts_estimated_from_characters"), std::string("0"));
-        const Request& r = w.requests[0]; // job 0, trace 2: "mu(40);?iv('book')==True{tp();->True}->False"
+        const Request& r =
+            w.requests[0]; // job 0, trace 2: "mu(40);?iv('book')==True{tp();->True}->False"
         QCOMPARE(r.id, std::int64_t(0));
         KAIROS_COMPARE_NEAR(r.arrival, 35.36046967883034, 1e-12);
         QCOMPARE(r.output_tokens, 18);   // 17 Llama 3 tokens and the EOS
