@@ -91,7 +91,8 @@ const std::map<std::string, std::string>& bases() {
                         "llama2-70b --hardware a100-80gb --name p -o {tmp}/p.json"},
         {"profile-cpu", "profile-cpu -o {tmp}/cpu.json --repeats 1"},
         {"bench", "bench -n 200"},
-        {"reproduce", "reproduce mcsf --quick --quiet"},
+        // timely: the quickest experiment (0.1 s), and the one that takes --workload.
+        {"reproduce", "reproduce timely --quick --quiet"},
         {"live", "live -w {w} --limit 2 -q"},
         {"profile", "profile --quick -o {tmp}/prof.json"},
         {"validate", "validate -w {w} --limit 2"},
