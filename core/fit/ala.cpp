@@ -726,6 +726,61 @@ double XgbBaseline::predict(int ii, int oo, int bb) const {
     return r_.predict({{float(ii), float(oo), float(bb)}})[0];
 }
 
+std::vector<double> DatasetWideBaseline::features(const BenchRow& r) const {
+    std::vector<double> f(std::size_t(width_), 0.0);
+    f[0] = r.ii, f[1] = r.oo, f[2] = r.bb;
+    const std::string* v[4] = {&r.framework, &r.model, &r.hardware, &r.precision};
+    int at = 3;
+    for (std::size_t k = 0; k < 4; ++k) {
+        const auto it = cats_[k].find(*v[k]);
+        if (it != cats_[k].end()) f[std::size_t(at + it->second)] = 1.0;
+        at += int(cats_[k].size());
+    }
+    return f;
+}
+
+void DatasetWideBaseline::train(const std::vector<BenchRow>& rows, const fit::XgbParams& p) {
+    for (const auto& r : rows) {
+        const std::string* v[4] = {&r.framework, &r.model, &r.hardware, &r.precision};
+        for (std::size_t k = 0; k < 4; ++k) cats_[k].emplace(*v[k], 0);
+    }
+    width_ = 3;
+    for (auto& m : cats_) {
+        int i = 0;
+        for (auto& [name, id] : m) id = i++;
+        width_ += int(m.size());
+    }
+    // Linear: least squares on [1, features] by Eigen's complete orthogonal decomposition
+    // (the one-hot blocks with the intercept are rank-deficient: a minimum-norm solution).
+    Eigen::MatrixXd a(Eigen::Index(rows.size()), width_ + 1);
+    Eigen::VectorXd y(Eigen::Index(rows.size()));
+    std::vector<std::vector<float>> x;
+    std::vector<float> ly;
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+        const auto f = features(rows[i]);
+        a(Eigen::Index(i), 0) = 1.0;
+        for (int k = 0; k < width_; ++k) a(Eigen::Index(i), k + 1) = f[std::size_t(k)];
+        y(Eigen::Index(i)) = rows[i].thpt;
+        x.emplace_back(f.begin(), f.end());
+        ly.push_back(float(std::log(rows[i].thpt)));
+    }
+    const Eigen::VectorXd w = a.completeOrthogonalDecomposition().solve(y);
+    w_.assign(w.data(), w.data() + w.size());
+    xgb_.fit(x, ly, p);
+}
+
+double DatasetWideBaseline::predictLinear(const BenchRow& r) const {
+    const auto f = features(r);
+    double v = w_[0];
+    for (std::size_t k = 0; k < f.size(); ++k) v += w_[k + 1] * f[k];
+    return v;
+}
+
+double DatasetWideBaseline::predictXgb(const BenchRow& r) const {
+    const auto f = features(r);
+    return std::exp(double(xgb_.predict({std::vector<float>(f.begin(), f.end())})[0]));
+}
+
 namespace {
 // FNV-1a of a configuration's key: its held-out choice, the same on every platform.
 std::uint64_t fnv(const std::string& s) {
@@ -787,8 +842,9 @@ double finitePercentile(const std::vector<double>& v, double pct) {
 PooledErrors poolErrors(const Evaluation& ev) {
     PooledErrors p;
     for (const auto& ce : ev.configs) {
-        const std::array<const std::vector<double>*, 3> e{&ce.ala_pct, &ce.linear_pct, &ce.xgb_pct};
-        for (std::size_t m = 0; m < 3; ++m) {
+        const std::array<const std::vector<double>*, PooledErrors::kMethods> e{
+            &ce.ala_pct, &ce.linear_pct, &ce.xgb_pct, &ce.linear_all_pct, &ce.xgb_all_pct};
+        for (std::size_t m = 0; m < PooledErrors::kMethods; ++m) {
             auto& h = p.by_hardware[ce.fields.hardware][m];
             h.insert(h.end(), e[m]->begin(), e[m]->end());
             p.all[m].insert(p.all[m].end(), e[m]->begin(), e[m]->end());
@@ -797,6 +853,8 @@ PooledErrors poolErrors(const Evaluation& ev) {
     for (const auto& [hw, e] : p.by_hardware) {
         const double a = finitePercentile(e[0], 50);
         p.hardware_ala_best += a < finitePercentile(e[1], 50) && a < finitePercentile(e[2], 50);
+        p.hardware_ala_best_dataset_wide +=
+            a < finitePercentile(e[3], 50) && a < finitePercentile(e[4], 50);
     }
     return p;
 }
@@ -814,6 +872,12 @@ Evaluation evaluate(const std::vector<BenchRow>& rows, const AlaOptions& o, doub
     ala.train(train, o);
     ev.screened_rows = ala.screenedRows();
     const auto train_suspect = suspectRows(train, o.columns, o.screen_ratio);
+    {
+        std::vector<BenchRow> clean; // the rows the per-configuration baselines train on
+        for (std::size_t t = 0; t < train.size(); ++t)
+            if (!train_suspect[t]) clean.push_back(train[t]);
+        ev.dataset_wide.train(clean, o.xgb);
+    }
     for (auto& [k, ce] : sp.per) {
         std::vector<BenchRow> tr;
         for (std::size_t t = 0; t < train.size(); ++t)
@@ -833,6 +897,8 @@ Evaluation evaluate(const std::vector<BenchRow>& rows, const AlaOptions& o, doub
             ce.ala_pct.push_back(pct(ala.predict(r)));
             ce.linear_pct.push_back(tr.empty() ? NAN : pct(lin.predict(r.ii, r.oo, r.bb)));
             ce.xgb_pct.push_back(tr.empty() ? NAN : pct(xgb.predict(r.ii, r.oo, r.bb)));
+            ce.linear_all_pct.push_back(pct(ev.dataset_wide.predictLinear(r)));
+            ce.xgb_all_pct.push_back(pct(ev.dataset_wide.predictXgb(r)));
         }
         ev.configs.push_back(std::move(ce));
     }

@@ -26,13 +26,16 @@ Report reproduceAla(const Options& opt) {
     const ala::Evaluation ev = ala::evaluate(rows, o, kHeldOut, opt.seed);
     const ala::PooledErrors pooled = ala::poolErrors(ev);
     const auto median = [](const std::vector<double>& v) { return ala::finitePercentile(v, 50); };
-    const double a = median(pooled.all[0]), l = median(pooled.all[1]), x = median(pooled.all[2]);
+    const double a = median(pooled.all[0]), l = median(pooled.all[1]), x = median(pooled.all[2]),
+                 la = median(pooled.all[3]), xa = median(pooled.all[4]);
 
-    Table t({"hardware", "held-out rows", "ALA median %", "linear median %", "XGBoost median %"});
+    Table t({"hardware", "held-out rows", "ALA median %", "linear median %", "XGBoost median %",
+             "dataset-wide linear %", "dataset-wide XGBoost %"});
     for (const auto& [hw, e] : pooled.by_hardware)
         t.add({hw, std::to_string(e[0].size()), fixed(median(e[0]), 1), fixed(median(e[1]), 1),
-               fixed(median(e[2]), 1)});
-    t.add({"all", std::to_string(pooled.all[0].size()), fixed(a, 1), fixed(l, 1), fixed(x, 1)});
+               fixed(median(e[2]), 1), fixed(median(e[3]), 1), fixed(median(e[4]), 1)});
+    t.add({"all", std::to_string(pooled.all[0].size()), fixed(a, 1), fixed(l, 1), fixed(x, 1),
+           fixed(la, 1), fixed(xa, 1)});
     const std::string setting =
         "LLM-Inference-Bench (" + std::to_string(rows.size()) + " rows, " +
         std::to_string(ev.configs.size()) +
@@ -40,41 +43,54 @@ Report reproduceAla(const Options& opt) {
         "configuration's (input, output) pairs held out whole (seed " +
         std::to_string(opt.seed) + "); XGBoost at " + std::to_string(o.xgb.trees) +
         " rounds, eta " + fmt(o.xgb.eta) +
-        " (the authors' 5,000 at 0.007 take 83 s a training); the baselines trained per "
-        "configuration on raw (ii, oo, bb). The paper's "
-        "Experiment 1 split is not reproducible from its text";
+        " (the authors' 5,000 at 0.007 take 83 s a training); the baselines as the paper's: "
+        "trained once on the whole dataset, the configuration one-hot beside (ii, oo, bb), "
+        "XGBoost on log throughput (the per-configuration baselines, Kairos's own, are in the "
+        "table). ALA here is Kairos's variant (its regressors learn curve coordinates anchored "
+        "at the nearest measured pair: fit/ala.h). The paper's Experiment 1 split is not "
+        "reproducible from its text";
     rep.details += "ALA: held-out throughput error (" + setting + ")\n" + t.str() + "\n";
 
     rep.claims.push_back(
         makeClaim("ala", "ALA median held-out error (Experiment 1: 4 %)", 4.0, a, "%", setting));
-    rep.claims.back().band = Band::absolute(2);
+    rep.claims.back().band = Band::relative(0.25);
     rep.claims.back().quote =
         "seeds/004 (ALA), RQ1: \"Experiment 1 achieves the lowest error (4%) due to its broad "
         "yet balanced coverage\"";
     rep.claims.back().band_origin =
-        "Kairos's choice (+-2 points): the paper gives a whole percent and no spread; Kairos's "
-        "split is not the paper's Experiment 1 (not reproducible from its text)";
+        "Kairos's choice (+-25 %): the paper gives a whole percent and no spread";
+    // A held-out error is the split's as much as the model's: the paper's four experiments
+    // (its Fig. 5) span a range of medians, and Experiment 1's split is not in its text.
+    rep.claims.back().not_comparable =
+        "the error depends on the split, and the paper's Experiment 1 split (Fig. 5, lost from "
+        "its text) cannot be rebuilt; Kairos holds out 20 % of each configuration's (input, "
+        "output) pairs, so every held-out row has siblings of its configuration in training";
     const std::string fig7a =
         "seeds/004 (ALA), RQ2: \"Fig. 7(a) depicts the distribution of median percentage "
         "errors across methods reveals that ALA achieves the lowest median errors\"";
     const std::string lowest = "Kairos's reading of 'lowest' (the baseline's error at least ALA's)";
     rep.claims.push_back(makeClaim(
-        "ala", "linear regression median / ALA median (Fig. 7a: ALA lowest, read as >= 1)", 1.0,
-        l / a, "ratio", setting));
+        "ala",
+        "linear regression (dataset-wide) median / ALA median (Fig. 7a: ALA lowest, read as >= 1)",
+        1.0, la / a, "ratio", setting));
     rep.claims.back().band = Band::atLeast();
     rep.claims.back().quote = fig7a;
     rep.claims.back().band_origin = lowest;
-    rep.claims.push_back(
-        makeClaim("ala", "vanilla XGBoost median / ALA median (Fig. 7a: ALA lowest, read as >= 1)",
-                  1.0, x / a, "ratio", setting));
+    rep.claims.push_back(makeClaim(
+        "ala",
+        "vanilla XGBoost (dataset-wide) median / ALA median (Fig. 7a: ALA lowest, read as >= 1)",
+        1.0, xa / a, "ratio", setting));
     rep.claims.back().band = Band::atLeast();
     rep.claims.back().quote = fig7a;
     rep.claims.back().band_origin = lowest;
-    rep.claims.push_back(
-        makeClaim("ala", "share of hardware where ALA's median beats both baselines'", nullptr,
-                  double(pooled.hardware_ala_best) /
-                      double(std::max<std::size_t>(1, pooled.by_hardware.size())),
-                  "fraction", setting));
+    rep.claims.back().cause = "trained per configuration instead (Kairos's own, weaker "
+                              "baseline), XGBoost's median is " +
+                              fixed(x, 2) + " % against ALA's " + fixed(a, 2) + " %";
+    rep.claims.push_back(makeClaim(
+        "ala", "share of hardware where ALA's median beats both dataset-wide baselines'", nullptr,
+        double(pooled.hardware_ala_best_dataset_wide) /
+            double(std::max<std::size_t>(1, pooled.by_hardware.size())),
+        "fraction", setting));
     return rep;
 }
 

@@ -52,6 +52,10 @@ std::string fixed(double v, int decimals);
 // The first n requests of the Azure conversation trace (its lengths) with seeded Poisson
 // arrivals at `rate` instead of its timestamps.
 Workload conversationTrace(const Options& opt, double rate, std::size_t n);
+// The first n ShareGPT conversations whose prompt is at most 256 tokens (single questions:
+// median prompt 55 tokens, the closest here to Alpaca's instructions and LMSYS-Chat-1M's
+// questions), arrivals Poisson at `rate` (all at 0 when rate is infinite: a burst).
+Workload shortPromptConversations(const Options& opt, double rate, std::size_t n);
 
 // A claim with no band yet (set it, or a flag, before the report is judged).
 inline Claim makeClaim(std::string paper, std::string claim, nlohmann::json paper_value,

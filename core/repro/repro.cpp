@@ -6,6 +6,7 @@
 #include "run/parallel.h"
 #include "run/pipeline.h"
 #include "sim/engine.h"
+#include "workload/generators.h"
 #include "workload/readers.h"
 
 #include <algorithm>
@@ -116,6 +117,20 @@ Workload conversationTrace(const Options& opt, double rate, std::size_t n) {
     return readWorkload(dataFile(opt, "AzureLLMInferenceTrace_conv_2023.csv"), ro);
 }
 
+Workload shortPromptConversations(const Options& opt, double rate, std::size_t n) {
+    const Workload all = readWorkload(dataFile(opt, "sharegpt_8k_lengths_llama2.csv"));
+    Workload w = all;
+    w.requests.clear();
+    for (const Request& r : all.requests) {
+        if (r.prompt_tokens > 256) continue;
+        w.requests.push_back(r);
+        if (w.requests.size() == n) break;
+    }
+    const auto t = generateArrivals({rate, 1.0, opt.seed, 0.0}, w.requests.size());
+    for (std::size_t i = 0; i < w.requests.size(); ++i) w.requests[i].arrival = t[i];
+    return w;
+}
+
 void say(const Options& opt, const std::string& line) {
     if (opt.progress) opt.progress(line);
 }
@@ -193,6 +208,26 @@ nlohmann::json seedValues(const Claim& c) {
         for (double v : c.seed_values) a.push_back(jsonNumber(v));
     return a;
 }
+
+// Why the row reads as it does: a not-comparable row's reason, with the cause the experiment
+// measured beside it when it has one (a premise that failed says how far; the cause, what
+// the setting does instead); any other row's measured cause.
+std::string reasonOf(const Claim& c) {
+    if (c.verdict != Verdict::NotComparable) return c.cause;
+    if (c.cause.empty() || c.not_comparable.find(c.cause) != std::string::npos)
+        return c.not_comparable;
+    return c.not_comparable + ". Measured: " + c.cause;
+}
+
+nlohmann::json premisesJson(const Claim& c) {
+    nlohmann::json a = nlohmann::json::array();
+    for (const Premise& p : c.premises)
+        a.push_back({{"what", p.what},
+                     {"value", jsonNumber(p.value)},
+                     {"at_least", jsonNumber(p.at_least)},
+                     {"why", p.why}});
+    return a;
+}
 } // namespace
 
 nlohmann::json toJson(const std::vector<Claim>& claims) {
@@ -206,7 +241,7 @@ nlohmann::json toJson(const std::vector<Claim>& claims) {
                      {"setting", c.setting},
                      {"band", c.band.text()},
                      {"verdict", verdictName(c.verdict)},
-                     {"cause", c.verdict == Verdict::NotComparable ? c.not_comparable : c.cause},
+                     {"cause", reasonOf(c)},
                      {"seeds", seedValues(c)},
                      {"ci_low", jsonNumber(c.ci_low)},
                      {"ci_high", jsonNumber(c.ci_high)},
@@ -216,6 +251,7 @@ nlohmann::json toJson(const std::vector<Claim>& claims) {
                                                            : nlohmann::json(c.band_origin)},
                      {"load", jsonNumber(c.load)},
                      {"baseline_queue_share", jsonNumber(c.baseline_queue_share)},
+                     {"premises", premisesJson(c)},
                      {"rule", c.rule}});
     return a;
 }
@@ -248,12 +284,15 @@ std::string auditText(const std::vector<Claim>& claims) {
                       : "; it queues " + fmt(100 * c.baseline_queue_share, 3) +
                             " % of its mean latency there") +
                  "\n";
+        for (const Premise& p : c.premises)
+            s += "  premise:  " + p.what + " = " + fmt(p.value, 4) + " (needs at least " +
+                 fmt(p.at_least, 4) + ": " + p.why + ")\n";
         s += "  setting:  " + c.setting + "\n";
         s += "  band:     " + c.band.text() + "; from: " +
              (c.band_origin.empty() ? std::string("(not stated yet)") : c.band_origin) + "\n";
         s += "  rule:     " + c.rule + "\n";
         s += "  verdict:  " + std::string(verdictName(c.verdict));
-        const std::string why = c.verdict == Verdict::NotComparable ? c.not_comparable : c.cause;
+        const std::string why = reasonOf(c);
         if (!why.empty()) s += " (" + why + ")";
         s += "\n\n";
     }
@@ -296,8 +335,7 @@ std::string claimsTable(const std::vector<Claim>& claims) {
     section(Verdict::Disagrees, "Why Kairos disagrees:", [](const Claim& c) {
         return c.cause.empty() ? std::string("cause not measured yet") : c.cause;
     });
-    section(Verdict::NotComparable,
-            "Not comparable:", [](const Claim& c) { return c.not_comparable; });
+    section(Verdict::NotComparable, "Not comparable:", reasonOf);
     s += "\nSettings:\n";
     std::string last;
     for (const Claim& c : claims) {

@@ -41,6 +41,18 @@ struct Band {
 enum class Verdict { Agrees, Disagrees, Calibrated, NotComparable };
 const char* verdictName(Verdict v); // "agrees", "disagrees", "calibrated", "not comparable"
 
+// A condition of the paper's setting that its claim rests on, measured in Kairos's: e.g.
+// "the baseline leaves room for the gain", "memory binds", "the curve places a peak". Where
+// the measured value (over several seeds: their mean) is below `at_least`, the setting
+// lacks what the claim needs and judge() does not judge the row (rule 6); the row says
+// which premise failed, by how much, and `why` it matters.
+struct Premise {
+    std::string what; // the condition, in words (the value's meaning)
+    double value = std::numeric_limits<double>::quiet_NaN();
+    double at_least = 0;
+    std::string why; // what the claim needs it for
+};
+
 struct Claim {
     std::string paper;          // "mcsf", "trail", "timely", "timebill", "ala"
     std::string claim;          // what is compared, in words
@@ -73,6 +85,8 @@ struct Claim {
     double load = std::numeric_limits<double>::quiet_NaN();
     double baseline_queue_share = std::numeric_limits<double>::quiet_NaN();
     static constexpr double kMinQueueShare = 0.05;
+    // The setting's conditions the claim rests on (rule 6 of judge()).
+    std::vector<Premise> premises;
     // Filled by judge() / the seed aggregation.
     Verdict verdict = Verdict::NotComparable;
     std::string rule;       // the verdict rule that decided, in words
@@ -100,9 +114,12 @@ struct Claim {
 //     and one over zero means nothing; the row keeps both values in `compared`;
 //  5. a gain over a baseline measured where the baseline spends under kMinQueueShare of its
 //     mean latency queueing: not comparable (no order can gain where nothing waits);
-//  6. a direction claim (which side of a pivot) over several seeds whose 95 % interval
-//     contains the pivot: not comparable (the seeds do not resolve the direction);
-//  7. otherwise the band decides: agrees or disagrees.
+//  6. a premise of the claim (Premise) whose measured value is below its threshold: not
+//     comparable (the setting lacks what the claim needs; the row says which and by how much);
+//  7. a side claim (a direction: which side of a pivot; or "at least" / "at most" a bound)
+//     over several seeds whose 95 % interval contains the pivot or bound: not comparable
+//     (the seeds do not resolve the side);
+//  8. otherwise the band decides: agrees or disagrees.
 void judge(Claim& c);
 // Claims of one experiment run over several seeds: the same rows in the same order, each
 // one's kairos_value the mean, with its 95 % interval; the first run's words. Throws

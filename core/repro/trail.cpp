@@ -27,23 +27,6 @@ PolicyConfig policy(const std::string& name, double C, std::uint64_t seed,
     return p;
 }
 
-// The first n ShareGPT conversations whose prompt is at most 256 tokens (single questions,
-// the closest here to Alpaca's instructions: median prompt 55 tokens), arrivals Poisson
-// at `rate` (all at 0 when rate is infinite: a burst).
-Workload shortPrompts(const Options& opt, std::size_t n, double rate) {
-    Workload all = readWorkload(dataFile(opt, "sharegpt_8k_lengths_llama2.csv"));
-    Workload w = all;
-    w.requests.clear();
-    for (const Request& r : all.requests) {
-        if (r.prompt_tokens > 256) continue;
-        w.requests.push_back(r);
-        if (w.requests.size() == n) break;
-    }
-    const auto t = generateArrivals({rate, 1.0, opt.seed, 0.0}, w.requests.size());
-    for (std::size_t i = 0; i < w.requests.size(); ++i) w.requests[i].arrival = t[i];
-    return w;
-}
-
 } // namespace
 
 Report reproduceTrail(const Options& opt) {
@@ -73,13 +56,13 @@ Report reproduceTrail(const Options& opt) {
     // Prediction quality as the paper's: the per-token classifier's noise is set so that
     // refined predictions have 2.66x lower MAE than prompt-only ones on this workload.
     say(opt, "trail: calibrating the prediction model to the paper's MAE ratio");
-    const Workload sample = shortPrompts(opt, n, 1.0);
+    const Workload sample = shortPromptConversations(opt, 1.0, n);
     const TrailOptions to = calibrateTrail(sample, TrailOptions{}, 2.66, opt.seed);
     const TrailMae mae = trailMae(sample, to, opt.seed);
     const std::string refined = "trail:" + fmt(to.prompt_noise, 6) + "," + fmt(to.token_noise, 6);
     const std::string prompt_only = refined + ",1000000"; // no classifier call after the prompt
     say(opt, "trail: measuring FCFS's service rate");
-    const Workload flood = shortPrompts(opt, n, INFINITY);
+    const Workload flood = shortPromptConversations(opt, INFINITY, n);
     const double mu =
         runAll({{&flood, policy("fcfs", 0, opt.seed, refined), lim, {}}}, *model, opt)[0]
             .summary.request_throughput;
@@ -89,7 +72,7 @@ Report reproduceTrail(const Options& opt) {
     const double paper_rate = 14;
     const std::vector<double> fractions{0.8, 0.9, 1.0, 1.1, paper_rate / mu};
     std::vector<Workload> ws;
-    for (double f : fractions) ws.push_back(shortPrompts(opt, n, f * mu));
+    for (double f : fractions) ws.push_back(shortPromptConversations(opt, f * mu, n));
     struct System {
         std::string label;
         PolicyConfig p;
@@ -103,7 +86,7 @@ Report reproduceTrail(const Options& opt) {
     for (const auto& w : ws)
         for (const auto& s : systems) jobs.push_back({&w, s.p, lim, {}});
     const std::size_t burst_at = jobs.size();
-    const Workload burst = shortPrompts(opt, opt.quick ? 400 : 1000, INFINITY);
+    const Workload burst = shortPromptConversations(opt, INFINITY, opt.quick ? 400 : 1000);
     for (const auto& s : systems) jobs.push_back({&burst, s.p, lim, {}});
     jobs.push_back({&burst, policy("sprpt_lp", 1.0, opt.seed, refined), lim, {}});
     // Figure 5: C at the paper's 14 req/s (the last rate above).
@@ -317,17 +300,14 @@ Report reproduceTrail(const Options& opt) {
         // short; where the peak stays well inside capacity C has nothing to trade, and the
         // paper's Figure 5 cannot be reproduced in this setting (issue 31: a memory-bound
         // configuration is still to come).
-        constexpr double kBinding = 0.9; // the share of the KV capacity where memory binds
-        const bool memory_binds =
-            double(c1.kv_peak_tokens) > kBinding * double(lim.kv_capacity_tokens);
-        // The measured cause above says how far from binding the memory stays.
-        const std::string no_memory_pressure =
-            "memory never binds here, and the paper's reason for C < 1 is preemption's memory "
-            "overhead: " +
-            rep.claims.back().cause;
+        const Premise memory_binds{
+            "the KV in use at its peak at C = 1, a share of the capacity",
+            double(c1.kv_peak_tokens) / double(lim.kv_capacity_tokens), 0.9,
+            "the paper's reason for C < 1 is preemption's memory overhead, which costs nothing "
+            "where memory never runs short"};
         rep.claims.back().quote = fig5_quote;
         rep.claims.back().band_origin = "one step of the paper's C grid either side (0.2)";
-        if (!memory_binds) rep.claims.back().not_comparable = no_memory_pressure;
+        rep.claims.back().premises.push_back(memory_binds);
         rep.claims.push_back(makeClaim(
             "trail", "mean latency at C=1 / at C=0.8, 14 req/s (Fig. 5: higher, read as >= 1)", 1.0,
             res[c_at + 4].summary.e2el_ms.mean / res[c_at + 3].summary.e2el_ms.mean, "ratio",
@@ -335,7 +315,7 @@ Report reproduceTrail(const Options& opt) {
         rep.claims.back().band = Band::atLeast();
         rep.claims.back().quote = fig5_quote;
         rep.claims.back().band_origin = "Kairos's reading of 'higher' (at least 1)";
-        if (!memory_binds) rep.claims.back().not_comparable = no_memory_pressure;
+        rep.claims.back().premises.push_back(memory_binds);
         rep.claims.push_back(makeClaim(
             "trail", "peak KV at C=1 / at C=0 (memory grows with preemption)", nullptr,
             double(res[c_at + 4].summary.kv_peak_tokens) / double(res[c_at].summary.kv_peak_tokens),

@@ -84,6 +84,23 @@ const char* verdictName(Verdict v) {
     return "?";
 }
 
+namespace {
+// The value a side claim turns on: a direction's pivot, an "at least" / "at most" band's
+// bound; NaN for a band that is not one-sided or a paper figure that is not one number.
+double sideEdge(const Claim& c) {
+    switch (c.band.kind) {
+    case Band::Kind::Direction:
+        return c.band.pivot;
+    case Band::Kind::AtLeast:
+        return c.paper_value.is_number() ? c.paper_value.get<double>() - c.band.tol : NAN;
+    case Band::Kind::AtMost:
+        return c.paper_value.is_number() ? c.paper_value.get<double>() + c.band.tol : NAN;
+    default:
+        return NAN;
+    }
+}
+} // namespace
+
 void judge(Claim& c) {
     if (c.ruled_out) { // a reason an earlier judge() gave: the rules decide again
         c.not_comparable.clear();
@@ -122,14 +139,26 @@ void judge(Claim& c) {
         c.not_comparable = "at load " + fmt(c.load, 3) + " the baseline spends " +
                            fmt(100 * c.baseline_queue_share, 3) +
                            " % of its mean latency queueing: no order can gain there";
-    } else if (c.band.kind == Band::Kind::Direction && c.seeds > 1 && c.ci_low <= c.band.pivot &&
-               c.ci_high >= c.band.pivot) {
+    } else if (const auto p =
+                   std::find_if(c.premises.begin(), c.premises.end(),
+                                [](const Premise& q) { return !(q.value >= q.at_least); });
+               p != c.premises.end()) {
         c.verdict = Verdict::NotComparable;
-        c.rule = "direction: judged only when the seeds' 95 % interval excludes the pivot";
+        c.rule = "premise: judged only where the setting has what the claim rests on (" + p->what +
+                 ", at least " + fmt(p->at_least, 4) + ")";
+        c.ruled_out = true;
+        c.not_comparable = p->what + " is " + fmt(p->value, 4) + " here, under the " +
+                           fmt(p->at_least, 4) + " the claim needs: " + p->why;
+    } else if (const double edge = sideEdge(c);
+               c.seeds > 1 && !std::isnan(edge) && c.ci_low <= edge && c.ci_high >= edge) {
+        c.verdict = Verdict::NotComparable;
+        c.rule = c.band.kind == Band::Kind::Direction
+                     ? "direction: judged only when the seeds' 95 % interval excludes the pivot"
+                     : "one-sided: judged only when the seeds' 95 % interval excludes the bound";
         c.ruled_out = true;
         c.not_comparable = "the seeds' 95 % interval " + fmt(c.ci_low, 4) + " .. " +
-                           fmt(c.ci_high, 4) + " contains " + fmt(c.band.pivot, 4) +
-                           ": the direction is not resolved";
+                           fmt(c.ci_high, 4) + " contains " + fmt(edge, 4) +
+                           ": which side the figure lies on is not resolved";
     } else {
         c.verdict =
             c.band.contains(c.paper_value, c.kairos_value) ? Verdict::Agrees : Verdict::Disagrees;
@@ -166,6 +195,16 @@ std::vector<Claim> aggregate(const std::vector<std::vector<Claim>>& runs) {
             }
             c.load = l;
             c.baseline_queue_share = q;
+        }
+        // Each premise's value: the mean over the seeds (the rule judges the mean).
+        for (const auto& r : runs)
+            if (r[i].premises.size() != c.premises.size())
+                throw std::logic_error("reproduce: '" + c.claim +
+                                       "' has different premises between seeds");
+        for (std::size_t k = 0; k < c.premises.size(); ++k) {
+            double m = 0;
+            for (const auto& r : runs) m += r[i].premises[k].value / n;
+            c.premises[k].value = m;
         }
         // The values compared, each the mean over the seeds (a ratio's sides too: the rules
         // judge the mean numerator against the mean denominator).

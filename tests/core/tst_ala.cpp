@@ -303,6 +303,8 @@ private slots:
             QCOMPARE(ce.held_out.size(), std::size_t(1));
             QCOMPARE(ce.ala_pct.size(), std::size_t(4)); // the held-out pair's 4 batch sizes
             QCOMPARE(ce.linear_pct.size(), ce.ala_pct.size());
+            QCOMPARE(ce.linear_all_pct.size(), ce.ala_pct.size());
+            QCOMPARE(ce.xgb_all_pct.size(), ce.ala_pct.size());
             QCOMPARE(ce.train_rows, std::size_t(16));
         }
         QVERIFY_THROWS_EXCEPTION(std::invalid_argument, parseColumns("framework,gpu"));
@@ -310,6 +312,30 @@ private slots:
                  std::string("GPU x1 | fw"));
         QVERIFY_THROWS_EXCEPTION(std::invalid_argument,
                                  evaluate({rows[0], rows[1]}, o, 0.5, 1)); // one pair
+    }
+
+    // The paper's baselines, trained once on every configuration: with throughput exactly
+    // 10 + ii/100 + 2 bb plus 50 on hardware "B", the linear one (one-hot hardware) predicts
+    // every row to rounding, of either hardware; the XGBoost one (log throughput) fits its
+    // training rows closely; a category never seen predicts from the numbers alone.
+    void datasetWideBaselines() {
+        std::vector<BenchRow> rows;
+        for (const char* hw : {"A", "B"})
+            for (int ii : {128, 256, 512, 1024, 2048})
+                for (int bb : {1, 4, 16, 64})
+                    rows.push_back({"fw", "m", hw, "fp16", ii, ii, bb,
+                                    10.0 + ii / 100.0 + 2.0 * bb + (hw[0] == 'B' ? 50 : 0)});
+        DatasetWideBaseline b;
+        b.train(rows, fit::XgbParams::with(200, 0.3));
+        double worst_xgb = 0;
+        for (const auto& r : rows) {
+            KAIROS_COMPARE_NEAR(b.predictLinear(r), r.thpt, 1e-6 * r.thpt);
+            worst_xgb = std::max(worst_xgb, std::abs(b.predictXgb(r) - r.thpt) / r.thpt);
+        }
+        QVERIFY2(worst_xgb < 0.05, qPrintable(QString::number(worst_xgb)));
+        BenchRow unseen = rows[5];
+        unseen.hardware = "C";
+        QVERIFY(std::isfinite(b.predictLinear(unseen)) && b.predictXgb(unseen) > 0);
     }
 
     // A row an order of magnitude off its configuration's others at the same batch size
@@ -410,7 +436,8 @@ private slots:
         QCOMPARE(b.confidence(b.workload(like)), cl);
         QCOMPARE(a.predictedError(wl), b.predictedError(wl));
         // Stored and loaded: the same confidences and predicted errors.
-        AnnealedUncertainty c = AnnealedUncertainty::fromJson(nlohmann::json::parse(a.toJson().dump()));
+        AnnealedUncertainty c =
+            AnnealedUncertainty::fromJson(nlohmann::json::parse(a.toJson().dump()));
         QCOMPARE(c.loggedSubsets(), a.loggedSubsets());
         QCOMPARE(c.annealSteps(), a.annealSteps());
         QCOMPARE(c.log().best_error, a.log().best_error);

@@ -171,7 +171,7 @@ private slots:
         QVERIFY(auditText({c}).find("load:     0.8") != std::string::npos);
     }
 
-    // Rule 6: a direction (which side of 1) is judged only when the seeds resolve it.
+    // Rule 7: a direction (which side of 1) is judged only when the seeds resolve it.
     void directionsTheSeedsDoNotResolveAreNotJudged() {
         auto seeds = [](std::vector<double> v) {
             std::vector<std::vector<Claim>> runs;
@@ -185,6 +185,66 @@ private slots:
         // 1.10, 1.12, 1.11: above 1 beyond doubt; agrees with the paper's 3 (above 1).
         QCOMPARE(seeds({1.10, 1.12, 1.11}).verdict, Verdict::Agrees);
         QCOMPARE(seeds({0.90, 0.92, 0.91}).verdict, Verdict::Disagrees);
+        // "At least 1" is a side too: 0.90, 1.20, 1.05 (mean 1.05) does not resolve it.
+        std::vector<std::vector<Claim>> runs;
+        for (double x : {0.90, 1.20, 1.05}) runs.push_back({row(1.0, x, Band::atLeast())});
+        const Claim one_sided = aggregate(runs)[0];
+        QCOMPARE(one_sided.verdict, Verdict::NotComparable);
+        QVERIFY(one_sided.rule.find("one-sided") == 0);
+        runs.clear();
+        for (double x : {1.50, 1.60, 1.70}) runs.push_back({row(1.0, x, Band::atLeast())});
+        QCOMPARE(aggregate(runs)[0].verdict, Verdict::Agrees);
+    }
+
+    // Rule 6: a claim resting on a condition of the paper's setting (memory binds, the
+    // baseline leaves room, the curve has a peak) is judged only where Kairos's setting has
+    // it; over seeds, the premise's mean decides, as for the figure itself.
+    void premisesTheSettingLacksAreNotJudged() {
+        const Premise binds{"peak KV over capacity", 0.43, 0.9, "C trades memory"};
+        Claim c = row(2.4, 2.4, Band::relative(0.25));
+        QCOMPARE(c.verdict, Verdict::Agrees);
+        c.premises = {binds};
+        c.cause = "latency varies 0.8 % over C";
+        judge(c);
+        QCOMPARE(c.verdict, Verdict::NotComparable);
+        QVERIFY(c.rule.find("premise") == 0);
+        QCOMPARE(c.not_comparable,
+                 std::string("peak KV over capacity is 0.43 here, under the 0.9 the claim needs: "
+                             "C trades memory"));
+        // The row keeps its measured cause beside the reason.
+        const nlohmann::json j = toJson({c})[0];
+        QCOMPARE(j["cause"].get<std::string>(),
+                 c.not_comparable + ". Measured: latency varies 0.8 % over C");
+        QCOMPARE(j["premises"][0]["value"].get<double>(), 0.43);
+        QCOMPARE(j["premises"][0]["at_least"].get<double>(), 0.9);
+        QVERIFY(auditText({c}).find("premise:  peak KV over capacity = 0.43") != std::string::npos);
+        c.premises[0].value = 0.95; // the setting has it: judged again, by the band
+        judge(c);
+        QCOMPARE(c.verdict, Verdict::Agrees);
+        QVERIFY(c.not_comparable.empty());
+        c.premises[0].value = std::nan(""); // not measured: not judged
+        judge(c);
+        QCOMPARE(c.verdict, Verdict::NotComparable);
+        // Seeds at 0.8, 1.0, 1.0: mean 0.933, judged; 0.8, 0.8, 1.0: mean 0.867, not.
+        auto seeds = [&](std::vector<double> v) {
+            std::vector<std::vector<Claim>> runs;
+            for (double x : v) {
+                Claim s = row(2.4, 2.4, Band::relative(0.25));
+                s.premises = {binds};
+                s.premises[0].value = x;
+                judge(s);
+                runs.push_back({s});
+            }
+            return aggregate(runs)[0];
+        };
+        const Claim judged = seeds({0.8, 1.0, 1.0});
+        KAIROS_COMPARE_NEAR(judged.premises[0].value, 2.8 / 3, 1e-12);
+        QCOMPARE(judged.verdict, Verdict::Agrees);
+        QCOMPARE(seeds({0.8, 0.8, 1.0}).verdict, Verdict::NotComparable);
+        std::vector<std::vector<Claim>> odd{{row(2.4, 2.4, Band::relative(0.25))},
+                                            {row(2.4, 2.4, Band::relative(0.25))}};
+        odd[1][0].premises = {binds};
+        QVERIFY_THROWS_EXCEPTION(std::logic_error, aggregate(odd));
     }
 
     // The JSON row carries what an audit needs, and --audit prints it.
