@@ -11,6 +11,17 @@
 //                (response time for s_0, robot idle time for later ones); L = slack until
 //                it is due (s_0: arrival + ERT; s_k: when the robot finishes s_{k-1}), at
 //                least 1 ms.
+//                Late segments, where the paper's Eq. 4 is not defined as written: its L
+//                is 0 at the due time and negative after it, and its TUF (Eq. 1) negative
+//                past the cut-off. Read literally, a segment between its due time and its
+//                cut-off (TUF > 0, L < 0) would rank below every on-time one, and one past
+//                its cut-off (TUF < 0, L < 0) above them, which contradicts the paper's
+//                own reading of PUD as utility per unit of time. Kairos keeps L at 1 ms
+//                (a late segment that can still earn utility goes first) and the TUF at 0
+//                (one past its cut-off, which can earn nothing, goes last); the paper's
+//                metric still counts the negative utility such a segment accrues while it
+//                waits (about 6.7 per second for an urgent task), which this priority does
+//                not weigh (issue 31: measured by no run yet).
 //   seg_fcfs     segmented, by arrival; seg_edf: segmented, by deadline (arrival + ERT).
 //                Both keep "the initial generation priority for suspended generations"
 //                (section 7.3.2): a suspended plan is ranked by its request's arrival or
