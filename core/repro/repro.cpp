@@ -219,6 +219,18 @@ std::string reasonOf(const Claim& c) {
     return c.not_comparable + ". Measured: " + c.cause;
 }
 
+// A row's quote and band origin, or what stands for them where the row has none to give: a
+// row without a paper figure quotes nothing, a row without a band is not judged by one.
+// Empty: not given yet (the audit says so).
+std::string quoteOf(const Claim& c) {
+    if (!c.quote.empty() || !c.paper_value.is_null()) return c.quote;
+    return "none: the paper gives no figure for this (a measurement of Kairos's)";
+}
+std::string bandOriginOf(const Claim& c) {
+    if (!c.band_origin.empty() || c.band.kind != Band::Kind::None) return c.band_origin;
+    return "no band: the row is not judged by one";
+}
+
 nlohmann::json premisesJson(const Claim& c) {
     nlohmann::json a = nlohmann::json::array();
     for (const Premise& p : c.premises)
@@ -233,26 +245,27 @@ nlohmann::json premisesJson(const Claim& c) {
 nlohmann::json toJson(const std::vector<Claim>& claims) {
     nlohmann::json a = nlohmann::json::array();
     for (const Claim& c : claims)
-        a.push_back({{"paper", c.paper},
-                     {"claim", c.claim},
-                     {"paper_value", c.paper_value},
-                     {"kairos_value", jsonNumber(c.kairos_value)},
-                     {"unit", c.unit},
-                     {"setting", c.setting},
-                     {"band", c.band.text()},
-                     {"verdict", verdictName(c.verdict)},
-                     {"cause", reasonOf(c)},
-                     {"seeds", seedValues(c)},
-                     {"ci_low", jsonNumber(c.ci_low)},
-                     {"ci_high", jsonNumber(c.ci_high)},
-                     {"quote", c.quote.empty() ? nlohmann::json(nullptr) : nlohmann::json(c.quote)},
-                     {"compared", c.compared},
-                     {"band_origin", c.band_origin.empty() ? nlohmann::json(nullptr)
-                                                           : nlohmann::json(c.band_origin)},
-                     {"load", jsonNumber(c.load)},
-                     {"baseline_queue_share", jsonNumber(c.baseline_queue_share)},
-                     {"premises", premisesJson(c)},
-                     {"rule", c.rule}});
+        a.push_back(
+            {{"paper", c.paper},
+             {"claim", c.claim},
+             {"paper_value", c.paper_value},
+             {"kairos_value", jsonNumber(c.kairos_value)},
+             {"unit", c.unit},
+             {"setting", c.setting},
+             {"band", c.band.text()},
+             {"verdict", verdictName(c.verdict)},
+             {"cause", reasonOf(c)},
+             {"seeds", seedValues(c)},
+             {"ci_low", jsonNumber(c.ci_low)},
+             {"ci_high", jsonNumber(c.ci_high)},
+             {"quote", quoteOf(c).empty() ? nlohmann::json(nullptr) : nlohmann::json(quoteOf(c))},
+             {"compared", c.compared},
+             {"band_origin",
+              bandOriginOf(c).empty() ? nlohmann::json(nullptr) : nlohmann::json(bandOriginOf(c))},
+             {"load", jsonNumber(c.load)},
+             {"baseline_queue_share", jsonNumber(c.baseline_queue_share)},
+             {"premises", premisesJson(c)},
+             {"rule", c.rule}});
     return a;
 }
 
@@ -260,7 +273,8 @@ std::string auditText(const std::vector<Claim>& claims) {
     std::string s;
     for (const Claim& c : claims) {
         s += "[" + c.paper + "] " + c.claim + "\n";
-        s += "  quote:    " + (c.quote.empty() ? std::string("(not quoted yet)") : c.quote) + "\n";
+        const std::string quote = quoteOf(c), origin = bandOriginOf(c);
+        s += "  quote:    " + (quote.empty() ? std::string("(not quoted yet)") : quote) + "\n";
         std::string pv = c.paper_value.is_null() ? "none" : c.paper_value.dump();
         s += "  paper:    " + pv + " " + c.unit + "\n";
         s += "  kairos:   " + fmt(c.kairos_value, 6) + " " + c.unit;
@@ -288,8 +302,8 @@ std::string auditText(const std::vector<Claim>& claims) {
             s += "  premise:  " + p.what + " = " + fmt(p.value, 4) + " (needs at least " +
                  fmt(p.at_least, 4) + ": " + p.why + ")\n";
         s += "  setting:  " + c.setting + "\n";
-        s += "  band:     " + c.band.text() + "; from: " +
-             (c.band_origin.empty() ? std::string("(not stated yet)") : c.band_origin) + "\n";
+        s += "  band:     " + c.band.text() +
+             "; from: " + (origin.empty() ? std::string("(not stated yet)") : origin) + "\n";
         s += "  rule:     " + c.rule + "\n";
         s += "  verdict:  " + std::string(verdictName(c.verdict));
         const std::string why = reasonOf(c);
