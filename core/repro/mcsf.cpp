@@ -268,10 +268,15 @@ Report reproduceMcsf(const Options& opt) {
     const int count = opt.quick ? 60 : 400;
     Rng r(opt.seed * 7919 + 1);
     double at_once = 0, online = 0, worst = 1;
+    int missed = 0; // instances, all at 0, where MC-SF is above the optimum
+    auto ratio = [](const discrete::Instance& in) {
+        return double(discrete::totalLatency(in, discrete::mcsf(in))) /
+               double(discrete::totalLatency(in, discrete::optimal(in)));
+    };
     for (int k = 0; k < count; ++k) {
         const auto a = discrete::randomInstance(r, 3, 6, 3, 6, 20, 0, discrete::Occupancy::Paper);
-        const double ra = double(discrete::totalLatency(a, discrete::mcsf(a))) /
-                          double(discrete::totalLatency(a, discrete::optimal(a)));
+        const double ra = ratio(a);
+        missed += ra > 1;
         const auto o = discrete::randomInstance(r, 3, 6, 3, 6, 20, 4, discrete::Occupancy::Paper);
         const double ro = double(discrete::totalLatency(o, discrete::mcsf(o))) /
                           double(discrete::totalLatency(o, discrete::optimal(o)));
@@ -284,22 +289,48 @@ Report reproduceMcsf(const Options& opt) {
         " random instances of the paper's discrete model (3-6 requests, prompt 1-3, output 1-6, "
         "M = largest need + U(0, 20); online: arrivals U(0, 4)); the paper does not state its "
         "instance distribution. Optimum by exhaustive search (checked against a brute force)";
-    rep.claims.push_back(makeClaim("mcsf", "MC-SF / optimum, all arrive at 0 (Algorithm 1)", 1.005,
-                                   at_once / count, "ratio", tiny));
-    // Ratios near 1: the excess over the optimum (0.5 % and 4.7 %) within 2 points.
-    rep.claims.back().band = Band::absolute(0.02);
+    // The paper's text claims exact optimality (Theorem 4.2); the ratios 1.005 and 1.047
+    // are PAPERS.md's notes, not the paper's words, so they are not what a row is judged by.
+    rep.claims.push_back(makeClaim("mcsf",
+                                   "MC-SF / optimum, all arrive at 0 (Algorithm 1; Theorem 4.2: "
+                                   "optimal)",
+                                   1.0, at_once / count, "ratio", tiny));
+    rep.claims.back().band = Band::absolute(0);
+    rep.claims.back().quote = "seeds/003 (MC-SF), 4, Theorem 4.2: \"Algorithm 1 is optimal in "
+                              "terms of average end-to-end latency\"";
+    rep.claims.back().band_origin = "exact: the theorem says optimal (PAPERS.md's 1.005 for a "
+                                    "synthetic check is not in the paper's text)";
+    {
+        // The paper assumes prompts negligible against M (3); how far MC-SF is from the
+        // optimum as M grows against a one-token prompt.
+        std::string with_room;
+        for (int extra : {20, 60}) {
+            double sum = 0;
+            int above = 0;
+            for (int k = 0; k < count; ++k) {
+                const double x = ratio(
+                    discrete::randomInstance(r, 3, 6, 1, 6, extra, 0, discrete::Occupancy::Paper));
+                sum += x;
+                above += x > 1;
+            }
+            with_room += (with_room.empty() ? "" : "; ") + std::string("M slack U(0, ") +
+                         std::to_string(extra) + "): " + fixed(sum / count, 4) + ", above on " +
+                         std::to_string(above);
+        }
+        rep.claims.back().cause =
+            "MC-SF is above the exhaustive optimum on " + std::to_string(missed) + " of " +
+            std::to_string(count) + " instances (seed " + std::to_string(opt.seed) +
+            "; e.g. M = 10, four prompts of 2 with outputs 3, 4, 5, 6: MC-SF's start rounds sum "
+            "to 12, the optimum's to 10, tst_mcsf). With every prompt one token, closer to the "
+            "paper's assumption that prompts are negligible against M, the excess shrinks but "
+            "stays: " +
+            with_room + " of " + std::to_string(count);
+    }
+    rep.claims.push_back(makeClaim("mcsf", "MC-SF / optimum, online arrivals (Algorithm 2)",
+                                   nullptr, online / count, "ratio", tiny));
     rep.claims.back().quote =
-        "not in seeds/003's text, whose Theorem says \"Algorithm 1 is optimal in terms of "
-        "average end-to-end latency\" (a ratio of 1); 1.005 is PAPERS.md's figure for the "
-        "paper's synthetic check";
-    rep.claims.back().band_origin = "Kairos's choice (+-0.02): no precision stated";
-    rep.claims.push_back(makeClaim("mcsf", "MC-SF / optimum, online arrivals (Algorithm 2)", 1.047,
-                                   online / count, "ratio", tiny));
-    rep.claims.back().band = Band::absolute(0.02);
-    rep.claims.back().quote =
-        "not in seeds/003's text (its online claim is constant regret, 5.1); 1.047 is "
-        "PAPERS.md's figure for the paper's synthetic check";
-    rep.claims.back().band_origin = "Kairos's choice (+-0.02): no precision stated";
+        "none: seeds/003 claims constant regret for Algorithm 2 (5.1), not a ratio; 1.047 is "
+        "PAPERS.md's note of a synthetic check, not in the paper's text";
     {
         // How much the online ratio depends on the instances: wider arrival spreads.
         std::string spread;
