@@ -48,6 +48,9 @@ private:
 
 std::string fmt(double v, int digits = 3); // %.{digits}g, "inf"/"nan" spelled out
 std::string fixed(double v, int decimals);
+// The band origin of a stated figure judged by Band::measured: `precision` says what the
+// tolerance is made of ("two decimals: +-0.005").
+std::string precisionOrigin(const std::string& precision);
 
 // The first n requests of the Azure conversation trace (its lengths) with seeded Poisson
 // arrivals at `rate` instead of its timestamps.

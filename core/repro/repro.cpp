@@ -131,6 +131,12 @@ Workload shortPromptConversations(const Options& opt, double rate, std::size_t n
     return w;
 }
 
+std::string precisionOrigin(const std::string& precision) {
+    return "the paper's stated precision (" + precision +
+           ") around Kairos's 95 % interval over the seeds: agreement is a figure the "
+           "measurement cannot tell from the paper's";
+}
+
 void say(const Options& opt, const std::string& line) {
     if (opt.progress) opt.progress(line);
 }

@@ -23,7 +23,11 @@ namespace kairos::repro {
 // ranking or a best setting within a step; a claim in words ("grows", "minimal benefit")
 // by its direction.
 struct Band {
-    enum class Kind { None, Relative, Absolute, Direction, AtMost, AtLeast };
+    // Measured: the paper's figure, widened by its stated precision (tol: half its last digit,
+    // plus any grid step of the measurement), meets Kairos's 95 % interval over the seeds
+    // (one seed: the value itself). The band a stated figure gets; Relative / Absolute are
+    // kept for readings of the paper's words and for checks of a calibration.
+    enum class Kind { None, Relative, Absolute, Direction, AtMost, AtLeast, Measured };
     Kind kind = Kind::None;
     double tol = 0;   // Relative: a fraction of the paper's figure; Absolute / AtMost /
                       // AtLeast: in the claim's unit
@@ -33,9 +37,14 @@ struct Band {
     static Band direction(double pivot) { return {Kind::Direction, 0, pivot}; }
     static Band atMost(double tol = 0) { return {Kind::AtMost, tol, 0}; }
     static Band atLeast(double tol = 0) { return {Kind::AtLeast, tol, 0}; }
+    static Band measured(double precision) { return {Kind::Measured, precision, 0}; }
     std::string text() const; // "within 25 %", "same side of 1", ...
-    // Whether `value` agrees with `paper` (a number or a [lo, hi] range) in this band.
+    // Whether `value` agrees with `paper` (a number or a [lo, hi] range) in this band
+    // (Measured: `value` alone, an interval of zero width).
     bool contains(const nlohmann::json& paper, double value) const;
+    // The same for an interval of Kairos's figure [lo, hi] (Measured: whether it meets the
+    // paper's figure widened by the precision; the other kinds judge the midpoint).
+    bool meets(const nlohmann::json& paper, double lo, double hi) const;
 };
 
 enum class Verdict { Agrees, Disagrees, Calibrated, NotComparable };

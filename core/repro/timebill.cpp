@@ -213,11 +213,9 @@ Report reproduceTimebill(const Options& opt) {
             "1.22% - Decoding step MAPE: 1.69%\"";
         rep.claims.push_back(makeClaim("timebill", "ETE prefill MAPE, held out (TimeBill's form)",
                                        1.22, median(pre_test), "%", eset));
-        rep.claims.back().band = Band::absolute(2);
+        rep.claims.back().band = Band::measured(0.005);
         rep.claims.back().quote = ete_quote;
-        rep.claims.back().band_origin =
-            "Kairos's choice (+-2 points): the paper states no precision; it accepts any error "
-            "up to 3.2 %";
+        rep.claims.back().band_origin = precisionOrigin("two decimals: +-0.005 points");
         rep.claims.back().cause =
             "Splitwise's batch-1 prefill times are not quadratic in N over 128-8,192 tokens: "
             "even on the settings it is fitted to the form is " +
@@ -227,11 +225,9 @@ Report reproduceTimebill(const Options& opt) {
         rep.claims.push_back(makeClaim("timebill",
                                        "ETE decode-step MAPE, held out (TimeBill's form)", 1.69,
                                        median(dec_test), "%", eset));
-        rep.claims.back().band = Band::absolute(2);
+        rep.claims.back().band = Band::measured(0.005);
         rep.claims.back().quote = ete_quote;
-        rep.claims.back().band_origin =
-            "Kairos's choice (+-2 points): the paper states no precision; it accepts any error "
-            "up to 3.7 %, a wide band for a 1.69 % figure";
+        rep.claims.back().band_origin = precisionOrigin("two decimals: +-0.005 points");
     }
 
     rep.claims.push_back(makeClaim("timebill", "response-length predictor MAE (paper: 512 buckets)",

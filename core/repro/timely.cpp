@@ -222,8 +222,8 @@ Report reproduceTimely(const Options& opt) {
 
     // One row: the figure measured on the runs as set up, and as its measured cause the same
     // figure on the runs that compute the system prompt for every task.
-    const Band rel = Band::relative(0.25);
-    const std::string rel_origin = "Kairos's choice (+-25 %): the paper states no precision";
+    const Band tenth = Band::measured(0.05), whole = Band::measured(0.5),
+               hundredth = Band::measured(0.005);
     auto row = [&](std::string what, const nlohmann::json& paper,
                    const std::function<double(const Block&)>& figure, std::string unit,
                    std::string where, Band band) -> Claim& {
@@ -264,12 +264,11 @@ Report reproduceTimely(const Options& opt) {
             "tasks, and 81.5% of the maximum time utility for urgent tasks, whereas the baseline "
             "vLLM achieves only 59.5% of the maximum time utility for urgent tasks\"";
         // (Each row's fields are set before the next row: a later push_back may move it.)
-        const std::string origin = "Kairos's choice (+-25 %): the paper gives the figures to "
-                                   "0.1 % for its own machine and states no spread";
+        const std::string origin = precisionOrigin("one decimal: +-0.05 points");
         Claim& tu = row(
             "TimelyLLM urgent utility, WID1 (Fig. 5a)", 81.5,
             [&](const Block& b) { return pct(at(b, 0, "timely"), "urgent"); }, "% of max", where,
-            rel);
+            tenth);
         tu.quote = quote;
         tu.band_origin = origin;
         const double vllm_urgent = pct(at(full, 0, "fcfs"), "urgent");
@@ -277,7 +276,7 @@ Report reproduceTimely(const Options& opt) {
         Claim& v = row(
             "vLLM urgent utility, WID1 (Fig. 5a)", 59.5,
             [&](const Block& b) { return pct(at(b, 0, "fcfs"), "urgent"); }, "% of max", where,
-            rel);
+            tenth);
         v.quote = quote;
         v.band_origin = origin;
         Claim& n = row(
@@ -296,11 +295,11 @@ Report reproduceTimely(const Options& opt) {
                 return 100 *
                        (pct(at(b, 2, "timely"), "urgent") / pct(at(b, 2, "fcfs"), "urgent") - 1);
             },
-            "%", ws[2].name + "; " + setting, rel);
+            "%", ws[2].name + "; " + setting, whole);
         const double u_f = pct(at(full, 2, "fcfs"), "urgent");
         c.quote = "seeds/001 (TimelyLLM), 7.2: \"our method still improves the average time "
                   "utility of urgent tasks (5-8) by 191% relative to the baseline\"";
-        c.band_origin = rel_origin;
+        c.band_origin = precisionOrigin("a whole percent: +-0.5");
         // A gain is a ratio less one: judged only over positive utilities (judge()).
         c.compared["numerator"] = pct(at(full, 2, "timely"), "urgent");
         c.compared["denominator"] = u_f;
@@ -322,11 +321,11 @@ Report reproduceTimely(const Options& opt) {
             const bool fcfs = std::string(other) == "seg_fcfs";
             Claim& c = row(fcfs ? "urgent utility TimelyLLM / segmented FCFS (Fig. 8: 183 %)"
                                 : "urgent utility TimelyLLM / segmented EDF (Fig. 8: 142 %)",
-                           fcfs ? 1.83 : 1.42, ratioTo(other), "x", where, rel);
+                           fcfs ? 1.83 : 1.42, ratioTo(other), "x", where, hundredth);
             c.ratio(pct(at(full, 2, "timely"), "urgent"), pct(at(full, 2, other), "urgent"));
             c.quote = "seeds/001 (TimelyLLM), 7.3.2: \"TIMELYLLM achieves better time utility "
                       "for urgent tasks (183% relative to FCFS and 142% relative to EDF)\"";
-            c.band_origin = rel_origin;
+            c.band_origin = precisionOrigin("a whole percent of the ratio: +-0.005");
             needsRoom(c, fcfs ? 1.83 : 1.42, pct(at(full, 2, other), "urgent"));
         }
     }
@@ -354,9 +353,9 @@ Report reproduceTimely(const Options& opt) {
                        : "vLLM peak utility over fixed batch sizes (Fig. 7)",
                 timely ? 1.21 : 0.74,
                 [&, timely](const Block& b) { return timely ? peaks(b).best_t : peaks(b).best_v; },
-                "per task", where, rel);
+                "per task", where, hundredth);
             c.quote = fig7_quote;
-            c.band_origin = rel_origin;
+            c.band_origin = precisionOrigin("two decimals: +-0.005");
             if (timely) {
                 const Peaks k = peaks(full);
                 needsContention(c, k.best_v / k.best_t, 0.74 / 1.21);
@@ -411,7 +410,7 @@ Report reproduceTimely(const Options& opt) {
                 return meanUtility(at(b, 3, "timely"), "all") /
                        meanUtility(at(b, 3, "fcfs"), "all");
             },
-            "x", where, rel);
+            "x", where, hundredth);
         const double uf = meanUtility(at(full, 3, "fcfs"), "all"),
                      ut = meanUtility(at(full, 3, "timely"), "all");
         c.ratio(ut, uf);
@@ -424,7 +423,7 @@ Report reproduceTimely(const Options& opt) {
         c.quote = "seeds/001 (TimelyLLM), abstract: \"improves the time utility up to 1.97x\"; "
                   "7.4.1: \"For the best case ('Desk Clean' task), TIMELYLLM increases utility by "
                   "1.97 and reduces waiting time by 84% compared to vLLM\"";
-        c.band_origin = rel_origin;
+        c.band_origin = precisionOrigin("two decimals: +-0.005");
         c.not_comparable =
             "the paper's figure is its best task ('Desk Clean'); the robot-arm traces (ids "
             "9-11) are not in ../shared/data, so Kairos's arm tasks are generated (about 100-"
@@ -437,13 +436,13 @@ Report reproduceTimely(const Options& opt) {
             [&](const Block& b) {
                 return 100 * (waiting(at(b, 3, "timely")) / waiting(at(b, 3, "fcfs")) - 1);
             },
-            "%", where, rel);
+            "%", where, whole);
         // Two readings in the paper: the abstract's "overall" waiting time, and 7.4.1's best
         // task. Kairos's figure is the overall (all tasks') waiting time.
         w.quote = "seeds/001 (TimelyLLM), abstract: \"reduces the overall waiting time by 84%\"; "
                   "7.4.1: \"For the best case ('Desk Clean' task), TIMELYLLM ... reduces waiting "
                   "time by 84%\" (Kairos's figure: all tasks, the abstract's reading)";
-        w.band_origin = rel_origin;
+        w.band_origin = precisionOrigin("a whole percent: +-0.5");
     }
     // The derived profile against the paper's own timings of its machine: calibrated.
     {

@@ -228,15 +228,14 @@ Report reproduceTrail(const Options& opt) {
                        std::string cause, std::size_t r) {
         rep.claims.push_back(makeClaim("trail", what, paper, value, "x lower", f6));
         Claim& c = rep.claims.back();
-        c.band = Band::relative(0.25);
+        c.band = Band::measured(0.005);
         c.cause = std::move(cause);
         c.load = fractions[r];
         c.baseline_queue_share = at(r, 0).queue_ms.mean / at(r, 0).e2el_ms.mean;
         c.quote = "seeds/002 (Trail), abstract: \"Trail achieves 1.66x to 2.01x lower mean latency "
                   "on the Alpaca dataset and 1.76x to 24.07x lower mean time to the first token "
                   "compared to the state-of-the-art serving system\"";
-        c.band_origin = "Kairos's choice (+-25 % around the paper's range): the paper states "
-                        "no precision";
+        c.band_origin = precisionOrigin("two decimals: +-0.005");
     };
     gainRow("Trail (C=0.8) mean latency vs vLLM-FCFS, lowest over the paper's loads", lat.lo,
             lat_paper, queueCause(lat.r_lo), lat.r_lo);

@@ -45,6 +45,8 @@ std::string Band::text() const {
         return tol == 0 ? "at most" : "at most +" + fmt(tol, 3);
     case Kind::AtLeast:
         return tol == 0 ? "at least" : "at least -" + fmt(tol, 3);
+    case Kind::Measured:
+        return "+-" + fmt(tol, 3) + " meets the 95 % interval";
     }
     return "-";
 }
@@ -66,8 +68,17 @@ bool Band::contains(const nlohmann::json& paper, double v) const {
         return v <= hi + tol + 1e-12;
     case Kind::AtLeast:
         return v >= lo - tol - 1e-12;
+    case Kind::Measured:
+        return meets(paper, v, v);
     }
     return false;
+}
+
+bool Band::meets(const nlohmann::json& paper, double klo, double khi) const {
+    if (kind != Kind::Measured) return contains(paper, 0.5 * (klo + khi));
+    double lo, hi;
+    if (!paperRange(paper, lo, hi) || !std::isfinite(klo) || !std::isfinite(khi)) return false;
+    return klo - tol <= hi + 1e-12 && khi + tol >= lo - 1e-12;
 }
 
 const char* verdictName(Verdict v) {
@@ -160,9 +171,23 @@ void judge(Claim& c) {
                            fmt(c.ci_high, 4) + " contains " + fmt(edge, 4) +
                            ": which side the figure lies on is not resolved";
     } else {
-        c.verdict =
-            c.band.contains(c.paper_value, c.kairos_value) ? Verdict::Agrees : Verdict::Disagrees;
-        c.rule = "band: " + c.band.text() + " of the paper's figure";
+        if (c.band.kind == Band::Kind::Measured) {
+            // The seeds' interval (one seed: the value) against the paper's figure +- its
+            // precision: agreement means Kairos's measurement cannot tell the two apart.
+            const bool interval =
+                c.seeds > 1 && std::isfinite(c.ci_low) && std::isfinite(c.ci_high);
+            const double klo = interval ? c.ci_low : c.kairos_value,
+                         khi = interval ? c.ci_high : c.kairos_value;
+            c.verdict =
+                c.band.meets(c.paper_value, klo, khi) ? Verdict::Agrees : Verdict::Disagrees;
+            c.rule = "band: the paper's figure +- " + fmt(c.band.tol, 3) +
+                     " (its precision) meets Kairos's " +
+                     (interval ? "95 % interval over the seeds" : "value (one seed)");
+        } else {
+            c.verdict = c.band.contains(c.paper_value, c.kairos_value) ? Verdict::Agrees
+                                                                       : Verdict::Disagrees;
+            c.rule = "band: " + c.band.text() + " of the paper's figure";
+        }
     }
 }
 

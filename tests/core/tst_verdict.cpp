@@ -82,6 +82,33 @@ private slots:
         QVERIFY_THROWS_EXCEPTION(std::logic_error, aggregate(runs));
     }
 
+    // A stated figure's band: the paper's value +- its precision against Kairos's 95 %
+    // interval over the seeds (TimeBill's decode MAPE 1.69 %, two decimals: +-0.005).
+    void measuredBandsMeetTheSeedsInterval() {
+        const Band b = Band::measured(0.005);
+        QCOMPARE(b.text(), std::string("+-0.005 meets the 95 % interval"));
+        // One seed: the value itself, within the precision.
+        QCOMPARE(row(1.69, 1.694, b).verdict, Verdict::Agrees);
+        QCOMPARE(row(1.69, 1.696, b).verdict, Verdict::Disagrees);
+        QVERIFY(b.contains(1.69, 1.685) && !b.contains(1.69, 1.684));
+        // Seeds 0.9, 1.4, 1.8: mean 1.3667, interval 1.3667 +- 4.303 * 0.2603 = [0.247, 2.487],
+        // which holds 1.69; seeds 1.2, 1.25, 1.3: [1.126, 1.374], which does not.
+        auto over = [&](std::initializer_list<double> vs, nlohmann::json paper) {
+            std::vector<std::vector<Claim>> runs;
+            for (double v : vs) runs.push_back({row(paper, v, b)});
+            return aggregate(runs)[0];
+        };
+        const Claim wide = over({0.9, 1.4, 1.8}, 1.69);
+        QCOMPARE(wide.verdict, Verdict::Agrees);
+        QVERIFY(wide.rule.find("95 % interval over the seeds") != std::string::npos);
+        QCOMPARE(over({1.2, 1.25, 1.3}, 1.69).verdict, Verdict::Disagrees);
+        // A range ([1.66, 2.01], Trail's gain): the interval must reach into it.
+        QCOMPARE(over({1.2, 1.25, 1.3}, nlohmann::json{1.66, 2.01}).verdict, Verdict::Disagrees);
+        QCOMPARE(over({1.5, 1.6, 1.7}, nlohmann::json{1.66, 2.01}).verdict, Verdict::Agrees);
+        // Identical seeds: an interval of zero width, judged as one value.
+        QCOMPARE(over({98.1, 98.1, 98.1}, 59.5).verdict, Verdict::Disagrees);
+    }
+
     // Rule 4: a ratio is judged only when both sides are positive. -202 / -152 = 1.33 would
     // "agree" with a paper's 1.42 within 25 % although -202 is the worse utility.
     void ratiosOfNonPositiveValuesAreNotJudged() {
