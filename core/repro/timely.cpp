@@ -133,6 +133,14 @@ Report reproduceTimely(const Options& opt) {
         return b;
     };
     const Block full = addRuns(ws, lim), diag = addRuns(ws, uncached_lim);
+    // TimelyLLM with Eq. 4 read literally for late segments (sched/timely.h), on the first
+    // workload and WID2, cached and not: what Kairos's reading of late segments changes.
+    PolicyConfig literal = pol("timely");
+    literal.params["literal_eq4"] = 1;
+    const std::size_t literal_at = jobs.size();
+    for (const EngineLimits* l : {&lim, &uncached_lim})
+        for (std::size_t k : {std::size_t(0), std::size_t(2)})
+            jobs.push_back({&ws[k].w, literal, *l, {}});
     say(opt, "timely: " + std::to_string(jobs.size()) + " runs");
     const auto res = runAll(jobs, *model, opt);
     auto at = [&](const Block& b, std::size_t k, const std::string& p) -> const Summary& {
@@ -219,6 +227,24 @@ Report reproduceTimely(const Options& opt) {
     rep.details += "\n  Diagnosis: the same with TypeFly's system prompt computed for every task "
                    "(no prefix cache)\n" +
                    ct.str();
+    {
+        // Late segments: PUD as Kairos reads it (L >= 1 ms, TUF >= 0) against Eq. 4 as
+        // written (sched/timely.h), where segments run late (uncached) and where few do.
+        Table lt({"workload", "prompt", "urgent % (Kairos / Eq. 4)", "normal %", "all %"});
+        std::size_t j = literal_at;
+        for (const auto* b : {&full, &diag})
+            for (std::size_t k : {std::size_t(0), std::size_t(2)}) {
+                const Summary &x = at(*b, k, "timely"), &y = res[j++].summary;
+                auto both = [&](const char* c) {
+                    return fixed(pct(x, c), 1) + " / " + fixed(pct(y, c), 1);
+                };
+                lt.add({ws[k].name, b == &full ? "cached" : "computed", both("urgent"),
+                        both("normal"), both("all")});
+            }
+        rep.details += "\n  TimelyLLM's late segments: PUD as Kairos reads Eq. 4 (L >= 1 ms, "
+                       "TUF >= 0) against Eq. 4 as written (literal_eq4=1)\n" +
+                       lt.str();
+    }
 
     // One row: the figure measured on the runs as set up, and as its measured cause the same
     // figure on the runs that compute the system prompt for every task.

@@ -140,6 +140,7 @@ std::unique_ptr<Scheduler> makeTimely(TimelyOptions::Mode mode, const ParamValue
     o.slack = v.number("slack");
     o.segment_time = v.number("segment_time");
     o.max_segment = v.whole("max_segment");
+    if (mode == TimelyOptions::Mode::Pud) o.literal_eq4 = v.flag("literal_eq4");
     const bool adaptive = v.flag("adaptive_batch"), gain = v.flag("gain_admission");
     if (gain && !adaptive)
         throw std::invalid_argument(v.policy() + ": gain_admission=1 is an adaptive batching "
@@ -330,7 +331,13 @@ std::vector<PolicySpec> buildSpecs() {
         const auto mode = n == "timely"     ? TimelyOptions::Mode::Pud
                           : n == "seg_fcfs" ? TimelyOptions::Mode::Fcfs
                                             : TimelyOptions::Mode::Edf;
-        add(s, n, summary, false, true, timelyParams(),
+        std::vector<ParamSpec> ps = timelyParams();
+        if (mode == TimelyOptions::Mode::Pud)
+            ps.push_back(flag("literal_eq4", false,
+                              "1: PUD exactly as the paper's Eq. 4 is written, late segments "
+                              "included (L signed, the TUF negative past the cut-off); 0: "
+                              "Kairos's reading (L at least 1 ms, the TUF at least 0)"));
+        add(s, n, summary, false, true, ps,
             [mode](const ParamValues& v, const PolicyConfig&) { return makeTimely(mode, v); });
     }
     {

@@ -109,6 +109,14 @@ double TimelyScheduler::priority(const EngineView& view, ReqId id, double t) con
         value = tuf.value(t + g - r.arrival);
     else
         value = tuf.valueSuspended(std::max(0.0, t + g - p.robot_free));
+    if (opt_.literal_eq4) {
+        // Eq. 4 as written: a late segment's L is negative (below every on-time one while
+        // its TUF is positive, above them past its cut-off); at L = 0, where the formula is
+        // undefined, the nearest side (a microsecond).
+        double L = due(view, id) - (t + g);
+        if (std::abs(L) < 1e-6) L = L < 0 ? -1e-6 : 1e-6;
+        return value / (std::max(1e-3, g) * L);
+    }
     const double slack = std::max(1e-3, due(view, id) - (t + g));
     return std::max(0.0, value) / (std::max(1e-3, g) * slack);
 }
