@@ -359,6 +359,29 @@ private slots:
         QCOMPARE(me[1].end, 9.0);
     }
 
+    // A late segment whose TUF is still positive (B: due at 1.1, still waiting at 3) against
+    // an on-time one (C: due at 10.2), one seat. Kairos's PUD (L at least 1 ms) serves B
+    // first; Eq. 4 as written (literal_eq4=1: L = 1.1 - 3.09 < 0, a negative priority)
+    // serves C first. Unit model: each 3-token request takes 3 s.
+    void lateSegmentsByHand() {
+        Workload w;
+        w.requests = {test::req(0, 4, 3), test::req(0.1, 4, 3), test::req(0.2, 4, 3)};
+        w.requests[0].tuf = Tuf{100, -0.1, 1};
+        w.requests[1].tuf = Tuf{1, -0.1, 1};
+        w.requests[2].tuf = Tuf{10, -0.1, 1};
+        EngineLimits lim;
+        lim.kv_capacity_tokens = 1000;
+        lim.max_num_seqs = 1;
+        for (const bool literal : {false, true}) {
+            auto p = test::policyNoWatermark(
+                "timely", {{"adaptive_batch", 0}, {"literal_eq4", literal ? 1 : 0}});
+            const auto m = perRequest(simulate(w, UnitModel(), *p, lim));
+            QCOMPARE(m[0].end, 3.0);
+            QCOMPARE(m[literal ? 2 : 1].end, 6.0);
+            QCOMPARE(m[literal ? 1 : 2].end, 9.0);
+        }
+    }
+
     // Every segmented policy finishes the authors' workload, keeps KV within capacity and
     // dispatches every segment exactly once.
     void authorsWorkloadRuns() {
