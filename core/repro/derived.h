@@ -12,4 +12,14 @@ namespace kairos::repro {
 DeviceProfile llama3_8bA100(const Options& opt);
 DeviceProfile llama3_8bRtx4090(const Options& opt);
 
+// The TimelyLLM authors' measured plan-generation times of the drone traces
+// (timelyllm_plan_times.csv, matched to the trace set by index) against a profile's: each
+// plan alone, its task text prefilled (TypeFly's prompt stored) and its tokens decoded at
+// batch 1. `measured_mean` and `predicted_mean` in seconds; `mape` in %.
+struct PlanTimes {
+    int plans = 0;
+    double measured_mean = 0, predicted_mean = 0, mape = 0;
+};
+PlanTimes planTimes(const Options& opt, const DeviceProfile& p);
+
 } // namespace kairos::repro
