@@ -269,7 +269,7 @@ Report reproduceMcsf(const Options& opt) {
         // The paper's words: "approximately three times" (high demand, a whole number) and
         // "at least eight times" (low demand, one-sided).
         if (d.name == "high") {
-            rep.claims.back().band = Band::measured(0.5);
+            rep.claims.back().band = Band::measured(0.5, 1);
             rep.claims.back().band_origin =
                 precisionOrigin("'approximately three times', a whole number: +-0.5");
         } else {

@@ -8,6 +8,7 @@
 // same options give the same claims on every machine (simulated time, not wall time).
 #include "model/device_profile.h"
 
+#include <cmath>
 #include <cstdint>
 #include <functional>
 #include <limits>
@@ -31,13 +32,18 @@ struct Band {
     Kind kind = Kind::None;
     double tol = 0;   // Relative: a fraction of the paper's figure; Absolute / AtMost /
                       // AtLeast: in the claim's unit
-    double pivot = 0; // Direction: the value between the two directions (1 for a ratio)
+    double pivot = 0; // Direction: the value between the two directions (1 for a ratio);
+                      // Measured: no effect (NaN: the figure is not a gain)
     static Band relative(double fraction) { return {Kind::Relative, fraction, 0}; }
     static Band absolute(double tol) { return {Kind::Absolute, tol, 0}; }
     static Band direction(double pivot) { return {Kind::Direction, 0, pivot}; }
     static Band atMost(double tol = 0) { return {Kind::AtMost, tol, 0}; }
     static Band atLeast(double tol = 0) { return {Kind::AtLeast, tol, 0}; }
-    static Band measured(double precision) { return {Kind::Measured, precision, 0}; }
+    // no_effect: for a gain or a change, its value when there is none (1 for a ratio, 0 for
+    // a difference); a gain whose seeds' interval holds it is not resolved (judge()).
+    static Band measured(double precision, double no_effect = NAN) {
+        return {Kind::Measured, precision, no_effect};
+    }
     std::string text() const; // "within 25 %", "same side of 1", ...
     // Whether `value` agrees with `paper` (a number or a [lo, hi] range) in this band
     // (Measured: `value` alone, an interval of zero width).

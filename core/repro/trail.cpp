@@ -234,7 +234,7 @@ Report reproduceTrail(const Options& opt) {
                        std::string cause, std::size_t r) {
         rep.claims.push_back(makeClaim("trail", what, paper, value, "x lower", f6));
         Claim& c = rep.claims.back();
-        c.band = Band::measured(0.005);
+        c.band = Band::measured(0.005, 1);
         c.cause = std::move(cause);
         c.load = fractions[r];
         c.baseline_queue_share = at(r, 0).queue_ms.mean / at(r, 0).e2el_ms.mean;

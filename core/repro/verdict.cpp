@@ -106,6 +106,8 @@ double sideEdge(const Claim& c) {
         return c.paper_value.is_number() ? c.paper_value.get<double>() - c.band.tol : NAN;
     case Band::Kind::AtMost:
         return c.paper_value.is_number() ? c.paper_value.get<double>() + c.band.tol : NAN;
+    case Band::Kind::Measured:
+        return c.band.pivot; // no effect, or NaN
     default:
         return NAN;
     }
@@ -165,11 +167,15 @@ void judge(Claim& c) {
         c.verdict = Verdict::NotComparable;
         c.rule = c.band.kind == Band::Kind::Direction
                      ? "direction: judged only when the seeds' 95 % interval excludes the pivot"
+                 : c.band.kind == Band::Kind::Measured
+                     ? "gain: judged only when the seeds' 95 % interval excludes no effect"
                      : "one-sided: judged only when the seeds' 95 % interval excludes the bound";
         c.ruled_out = true;
         c.not_comparable = "the seeds' 95 % interval " + fmt(c.ci_low, 4) + " .. " +
                            fmt(c.ci_high, 4) + " contains " + fmt(edge, 4) +
-                           ": which side the figure lies on is not resolved";
+                           (c.band.kind == Band::Kind::Measured
+                                ? ", no effect: whether there is a gain at all is not resolved"
+                                : ": which side the figure lies on is not resolved");
     } else {
         if (c.band.kind == Band::Kind::Measured) {
             // The seeds' interval (one seed: the value) against the paper's figure +- its

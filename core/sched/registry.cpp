@@ -141,6 +141,7 @@ std::unique_ptr<Scheduler> makeTimely(TimelyOptions::Mode mode, const ParamValue
     o.segment_time = v.number("segment_time");
     o.max_segment = v.whole("max_segment");
     if (mode == TimelyOptions::Mode::Pud) o.literal_eq4 = v.flag("literal_eq4");
+    o.serial_joins = v.flag("wcet_serial");
     const bool adaptive = v.flag("adaptive_batch"), gain = v.flag("gain_admission");
     if (gain && !adaptive)
         throw std::invalid_argument(v.policy() + ": gain_admission=1 is an adaptive batching "
@@ -165,6 +166,10 @@ std::vector<ParamSpec> timelyParams() {
               "longest segment the WCET batching assumes (the paper's 10)"),
         flag("adaptive_batch", true,
              "1: the paper's latency-guided (WCET) batching; 0: a fixed batch of max_num_seqs"),
+        flag("wcet_serial", true,
+             "1: under the WCET batching one generation joins at a time, the next once the "
+             "batch has shown its rate with it; 0: the rate is one generation late and every "
+             "ready segment may join while the most urgent running one can still finish"),
         flag("gain_admission", false,
              "1: Kairos's utility-gain admission instead of the WCET batching"),
         slack_p,

@@ -175,20 +175,29 @@ void TimelyScheduler::observeRates(const EngineView& view) {
 }
 
 bool TimelyScheduler::wcetAllows(const EngineView& view, const std::vector<ReqId>& pool) const {
+    // Section 4.4: "we assess whether the most urgent generation in the execution pool can
+    // be completed within its remaining time budget": the one whose due time comes first
+    // among those still ahead of it (a late one cannot be saved by waiting longer).
     const double now = view.now();
+    ReqId urgent = -1;
+    double first_due = INFINITY;
     for (ReqId id : pool) {
-        const ReqState& s = view.state(id);
         const Plan& p = plans_[static_cast<std::size_t>(id)];
         // The lag for one generation: the last to join has not shown its rate yet (no token
         // since it joined), so the rate of the larger batch is not known: wait for it.
-        if (!(p.spt > 0)) return false;
-        if (!s.req->tuf) continue; // no time budget to protect
+        if (!(p.spt > 0)) {
+            if (opt_.serial_joins) return false;
+            continue; // its rate shows one generation late
+        }
+        if (!view.state(id).req->tuf) continue; // no time budget to protect
         const double end = due(view, id);
-        if (end <= now) continue; // already late: waiting longer cannot save its deadline
-        const int left = std::max(1, opt_.max_segment - (s.generated - p.segmentStart()));
-        if (now + left * p.spt > end) return false;
+        if (end > now && end < first_due) first_due = end, urgent = id;
     }
-    return true;
+    if (urgent < 0) return true;
+    const ReqState& s = view.state(urgent);
+    const Plan& p = plans_[static_cast<std::size_t>(urgent)];
+    const int left = std::max(1, opt_.max_segment - (s.generated - p.segmentStart()));
+    return now + left * p.spt <= first_due;
 }
 
 void TimelyScheduler::schedule(const EngineView& view, Decision& out) {
@@ -385,7 +394,7 @@ void TimelyScheduler::schedule(const EngineView& view, Decision& out) {
     double rank = -1; // position in `ready` (a reason's number)
     for (const auto& [key, id] : ready) {
         ++rank;
-        if (seats <= 0 || !wcet_room || (wcet && added > 0)) break;
+        if (seats <= 0 || !wcet_room || (wcet && opt_.serial_joins && added > 0)) break;
         const ReqState& s = view.state(id);
         if (fresh_blocked && s.phase == Phase::Waiting) continue;
         const Plan& p = plans_[static_cast<std::size_t>(id)];

@@ -107,6 +107,18 @@ private slots:
         QCOMPARE(over({1.5, 1.6, 1.7}, nlohmann::json{1.66, 2.01}).verdict, Verdict::Agrees);
         // Identical seeds: an interval of zero width, judged as one value.
         QCOMPARE(over({98.1, 98.1, 98.1}, 59.5).verdict, Verdict::Disagrees);
+        // A gain (no effect at 1) whose interval holds 1 is not resolved, even though the
+        // interval also holds the paper's 1.83: seeds 0.5, 2.4, 4.3 give [-2.72, 7.12].
+        {
+            std::vector<std::vector<Claim>> runs;
+            for (double v : {0.5, 2.4, 4.3})
+                runs.push_back({row(1.83, v, Band::measured(0.005, 1))});
+            const Claim g = aggregate(runs)[0];
+            QCOMPARE(g.verdict, Verdict::NotComparable);
+            QVERIFY(g.rule.find("excludes no effect") != std::string::npos);
+            // Without the no-effect value the same row agrees: the paper's figure is inside.
+            QCOMPARE(over({0.5, 2.4, 4.3}, 1.83).verdict, Verdict::Agrees);
+        }
     }
 
     // Rule 4: a ratio is judged only when both sides are positive. -202 / -152 = 1.33 would
