@@ -21,6 +21,22 @@ namespace {
 std::unique_ptr<Scheduler> policy(const std::string& name) {
     return test::policyNoWatermark(name);
 }
+// Three requests of 3 tokens (prompt 4) arriving at 0, a1 and a2 with the given TUFs, and
+// the one seat they share (unit model: each takes 3 s).
+Workload threeRequests(double a1, double a2, Tuf t0, Tuf t1, Tuf t2) {
+    Workload w;
+    w.requests = {test::req(0, 4, 3), test::req(a1, 4, 3), test::req(a2, 4, 3)};
+    w.requests[0].tuf = t0;
+    w.requests[1].tuf = t1;
+    w.requests[2].tuf = t2;
+    return w;
+}
+EngineLimits oneSeat() {
+    EngineLimits lim;
+    lim.kv_capacity_tokens = 1000;
+    lim.max_num_seqs = 1;
+    return lim;
+}
 // Time of request id's first event of kind ev in the log; -1 if none.
 double firstEvent(const RunLog& log, ReqId id, Ev ev) {
     for (const Event& e : log.events)
@@ -342,14 +358,8 @@ private slots:
     // unit model: R0 runs 0 -> 3; N (t = 0.5, ERT 10) and U (t = 1, ERT 3) queue behind it.
     // seg_fcfs serves N at 3 -> 6, then U 6 -> 9; seg_edf serves U (due 4) at 3 -> 6 first.
     void edfOrdersByDeadlineWhenAQueueForms() {
-        Workload w;
-        w.requests = {test::req(0, 4, 3), test::req(0.5, 4, 3), test::req(1, 4, 3)};
-        w.requests[0].tuf = Tuf{1, -1, 1};
-        w.requests[1].tuf = Tuf{10, -1, 1};
-        w.requests[2].tuf = Tuf{3, -1, 2};
-        EngineLimits lim;
-        lim.kv_capacity_tokens = 1000;
-        lim.max_num_seqs = 1;
+        const Workload w = threeRequests(0.5, 1, Tuf{1, -1, 1}, Tuf{10, -1, 1}, Tuf{3, -1, 2});
+        const EngineLimits lim = oneSeat();
         auto fc = policy("seg_fcfs");
         const auto mf = perRequest(simulate(w, UnitModel(), *fc, lim));
         QCOMPARE(mf[1].end, 6.0);
@@ -365,14 +375,9 @@ private slots:
     // first; Eq. 4 as written (literal_eq4=1: L = 1.1 - 3.09 < 0, a negative priority)
     // serves C first. Unit model: each 3-token request takes 3 s.
     void lateSegmentsByHand() {
-        Workload w;
-        w.requests = {test::req(0, 4, 3), test::req(0.1, 4, 3), test::req(0.2, 4, 3)};
-        w.requests[0].tuf = Tuf{100, -0.1, 1};
-        w.requests[1].tuf = Tuf{1, -0.1, 1};
-        w.requests[2].tuf = Tuf{10, -0.1, 1};
-        EngineLimits lim;
-        lim.kv_capacity_tokens = 1000;
-        lim.max_num_seqs = 1;
+        const Workload w =
+            threeRequests(0.1, 0.2, Tuf{100, -0.1, 1}, Tuf{1, -0.1, 1}, Tuf{10, -0.1, 1});
+        const EngineLimits lim = oneSeat();
         for (const bool literal : {false, true}) {
             auto p = test::policyNoWatermark(
                 "timely", {{"adaptive_batch", 0}, {"literal_eq4", literal ? 1 : 0}});
