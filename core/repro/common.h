@@ -51,6 +51,9 @@ std::string fixed(double v, int decimals);
 // The band origin of a stated figure judged by Band::measured: `precision` says what the
 // tolerance is made of ("two decimals: +-0.005").
 std::string precisionOrigin(const std::string& precision);
+// How a figure measured under a changed factor (a row's cause) reads in the row's band:
+// " (agrees)" or " (still disagrees)".
+std::string readsInBand(const Band& band, const nlohmann::json& paper, double value);
 
 // The first n requests of the Azure conversation trace (its lengths) with seeded Poisson
 // arrivals at `rate` instead of its timestamps.

@@ -8,6 +8,7 @@
 #include "repro/common.h"
 #include "workload/llama3_counts.h"
 #include "workload/robot_generator.h"
+#include "workload/text.h"
 
 #include <cmath>
 #include <fstream>
@@ -67,35 +68,20 @@ std::vector<Plan> measuredPlans(const Options& opt) {
         readRobotTraces(dataFile(opt, "timelyllm/timelyllm_drone_trace_set_extracted.json"));
     const std::string path = dataFile(opt, "timelyllm/timelyllm_plan_times.csv");
     std::ifstream in(path);
-    std::string line;
-    int no = 0;
+    const text::CsvHeader h(in, path);
+    const std::size_t c_sys = h.column("system"), c_idx = h.column("index"),
+                      c_t = h.column("plan_time_s");
     std::vector<Plan> out;
-    while (std::getline(in, line)) {
-        ++no;
-        if (no == 1) {
-            if (line.rfind("system,index,plan_time_s", 0) != 0)
-                throw InputError(path, 1, "", "expected the header system,index,plan_time_s");
-            continue;
-        }
-        const auto a = line.find(','), b = line.find(',', a + 1);
-        if (a == std::string::npos || b == std::string::npos)
-            throw InputError(path, no, "", "expected three comma-separated fields");
-        if (line.substr(0, a) != "drone_typefly") continue;
-        std::size_t used = 0;
-        int index = -1;
-        double secs = NAN;
-        try {
-            index = std::stoi(line.substr(a + 1, b - a - 1), &used);
-            secs = std::stod(line.substr(b + 1));
-        } catch (const std::exception&) {
-        }
-        if (index < 0) throw InputError(path, no, "index", "not a whole number >= 0");
-        if (!(secs > 0 && secs < 1e3))
-            throw InputError(path, no, "plan_time_s", "not in (0, 1000) s");
-        if (static_cast<std::size_t>(index) >= traces.size()) continue; // no trace to match
-        const RobotTrace& t = traces[static_cast<std::size_t>(index)];
+    text::forCsvRows(in, path, h, 0, [&](const std::vector<std::string_view>& f, long no) {
+        if (f[c_sys] != "drone_typefly") return;
+        const auto index =
+            static_cast<std::size_t>(text::needCount(f[c_idx], path, no, "index", 0));
+        const double secs = text::needSeconds(f[c_t], path, no, "plan_time_s");
+        if (!(secs > 0)) throw InputError(path, no, "plan_time_s", "must be above 0 s");
+        if (index >= traces.size()) return; // no trace to match
+        const RobotTrace& t = traces[index];
         out.push_back({llama3::tokensOf(t.task, 4), t.plan_tokens, secs});
-    }
+    });
     if (out.size() < 3)
         throw InputError(path, 0, "", "fewer than 3 drone plans match the trace set");
     return out;
@@ -109,6 +95,18 @@ double planDecode(const EteModel& ete, const Plan& p) {
 }
 double planAlone(const EteModel& ete, const Plan& p) {
     return ete.prefillTime(p.task, double(p.task) * p.task) + planDecode(ete, p);
+}
+
+PlanTimes planTimesOf(const std::vector<Plan>& plans, const EteModel& ete) {
+    PlanTimes r;
+    r.plans = static_cast<int>(plans.size());
+    for (const Plan& q : plans) {
+        const double pred = planAlone(ete, q);
+        r.measured_mean += q.seconds / r.plans;
+        r.predicted_mean += pred / r.plans;
+        r.mape += 100 * std::abs(pred - q.seconds) / q.seconds / r.plans;
+    }
+    return r;
 }
 
 DeviceProfile llama3_8b(const std::string& gpu, double mem_gib) {
@@ -145,7 +143,7 @@ DeviceProfile llama3_8bA100(const Options& opt) {
     return p;
 }
 
-DeviceProfile llama3_8bRtx4090(const Options& opt) {
+DeviceProfile llama3_8bRtx4090(const Options& opt, PlanTimes* fit) {
     // The level on the RTX 4090 from the TimelyLLM authors' own measurements of their
     // machine: the plan-generation times of the drone traces (timelyllm_plan_times.csv).
     // They cannot include the 1,308-token prompt's prefill (133.31 ms, the paper's 4.1):
@@ -191,7 +189,8 @@ DeviceProfile llama3_8bRtx4090(const Options& opt) {
         throw InputError(dataFile(opt, "timelyllm/timelyllm_plan_times.csv"), 0, "",
                          "the plan times imply a pass over the weights longer than the paper's "
                          "133.31 ms prefill of 1,300 tokens");
-    const PlanTimes pt = planTimes(opt, p);
+    const PlanTimes pt = planTimesOf(plans, EteModel(p.ete));
+    if (fit) *fit = pt;
     p.provenance =
         "derived, not measured: " + shape(f) + ", scaled by " + fixed(scale, 2) +
         " to the TimelyLLM authors' measured plan times of " + std::to_string(pt.plans) +
@@ -206,17 +205,7 @@ DeviceProfile llama3_8bRtx4090(const Options& opt) {
 }
 
 PlanTimes planTimes(const Options& opt, const DeviceProfile& p) {
-    const EteModel ete(p.ete);
-    const std::vector<Plan> plans = measuredPlans(opt);
-    PlanTimes r;
-    r.plans = static_cast<int>(plans.size());
-    for (const Plan& q : plans) {
-        const double pred = planAlone(ete, q);
-        r.measured_mean += q.seconds / r.plans;
-        r.predicted_mean += pred / r.plans;
-        r.mape += 100 * std::abs(pred - q.seconds) / q.seconds / r.plans;
-    }
-    return r;
+    return planTimesOf(measuredPlans(opt), EteModel(p.ete));
 }
 
 } // namespace kairos::repro

@@ -10,7 +10,6 @@ namespace kairos::repro {
 // Llama3-8B on one A100-80GB (Trail's machine) and on one RTX 4090 (TimelyLLM's): see
 // derived.cpp.
 DeviceProfile llama3_8bA100(const Options& opt);
-DeviceProfile llama3_8bRtx4090(const Options& opt);
 
 // The TimelyLLM authors' measured plan-generation times of the drone traces
 // (timelyllm_plan_times.csv, matched to the trace set by index) against a profile's: each
@@ -21,5 +20,7 @@ struct PlanTimes {
     double measured_mean = 0, predicted_mean = 0, mape = 0;
 };
 PlanTimes planTimes(const Options& opt, const DeviceProfile& p);
+// `fit` (optional): the plan times the profile was fitted to, against it.
+DeviceProfile llama3_8bRtx4090(const Options& opt, PlanTimes* fit = nullptr);
 
 } // namespace kairos::repro

@@ -175,6 +175,10 @@ Report reproduceMcsf(const Options& opt) {
         out.table = t.str();
         return out;
     };
+    // The loop-free alpha's scan step, and its band: the paper's two decimals (+-0.005) and
+    // the step (the smallest loop-free alpha lies within one step below the point found).
+    const double alpha_step = opt.quick ? 0.05 : 0.01;
+    const Band alpha_band = Band::measured(0.005 + alpha_step);
     for (const Demand& d : demands) {
         const std::string setting =
             base_setting + " at " + fixed(d.rate, 2) + " req/s (" + d.name +
@@ -182,25 +186,22 @@ Report reproduceMcsf(const Options& opt) {
             "/s relative to its capacity; ours is scaled to MC-SF's measured service rate)";
         const Workload w = conversationTrace(opt, d.rate, n_max);
         say(opt, "mcsf: " + d.name + " demand, grid search for the smallest loop-free alpha");
-        const double a_min = smallestLoopFreeAlpha(w, *model, opt, opt.quick ? 0.05 : 0.01);
+        const double a_min = smallestLoopFreeAlpha(w, *model, opt, alpha_step);
         rep.claims.push_back(makeClaim("mcsf", "smallest loop-free alpha, " + d.name + " demand",
                                        d.paper_alpha, a_min, "fraction of M", setting));
-        // Two decimals (+-0.005) and this scan's 0.01 grid (its smallest loop-free alpha lies
-        // within one step below the point it reports).
-        rep.claims.back().band = Band::measured(opt.quick ? 0.055 : 0.015);
+        rep.claims.back().band = alpha_band;
         rep.claims.back().quote =
             "seeds/003 (MC-SF), 7: \"with a small value of [alpha], this may create infinite "
             "processing loops ... under high demand ... memory usage enters a repetitive loop\" "
             "(the values are lost in the seed's text conversion; PAPERS.md: 0.21 high, 0.24 "
             "low)";
         rep.claims.back().band_origin =
-            precisionOrigin(std::string("two decimals, +-0.005, plus the scan's grid step, ") +
-                            (opt.quick ? "0.05" : "0.01"));
+            precisionOrigin("two decimals, +-0.005, plus the scan's grid step, " + fmt(alpha_step));
         // The same demand relative to MC-SF's service rate on short prompts: the measured
         // cause of the alpha rows and of the slope rows.
         const double rate_short = d.rate / mu * mu_short;
         const Workload ws = shortPromptConversations(opt, rate_short, n_max);
-        const double a_short = smallestLoopFreeAlpha(ws, *model, opt, opt.quick ? 0.05 : 0.01);
+        const double a_short = smallestLoopFreeAlpha(ws, *model, opt, alpha_step);
         {
             // The protection must hold the KV the admitted requests still grow by: the share
             // of a request's final KV written while it runs. Measured: the scan again on
@@ -223,10 +224,7 @@ Report reproduceMcsf(const Options& opt) {
                 ") at the same demand relative to MC-SF's service "
                 "rate there (" +
                 fixed(rate_short, 2) + " req/s), seed " + std::to_string(opt.seed) +
-                ": alpha = " + fixed(a_short, 2) +
-                (Band::measured(opt.quick ? 0.055 : 0.015).contains(d.paper_alpha, a_short)
-                     ? " (agrees)"
-                     : " (still disagrees)") +
+                ": alpha = " + fixed(a_short, 2) + readsInBand(alpha_band, d.paper_alpha, a_short) +
                 " (the mean over the seeds is in `compared`)";
         }
 
@@ -290,11 +288,7 @@ Report reproduceMcsf(const Options& opt) {
                 "seed " +
                 std::to_string(opt.seed) + ": the best benchmark (" + ss.best_name + ") grows " +
                 fmt(r_short, 3) + "x as fast as MC-SF" +
-                (rep.claims.back().band.kind == Band::Kind::AtLeast
-                     ? (r_short >= 8 ? " (agrees)" : " (still disagrees)")
-                     : (rep.claims.back().band.contains(rep.claims.back().paper_value, r_short)
-                            ? " (agrees)"
-                            : " (still disagrees)")) +
+                readsInBand(rep.claims.back().band, rep.claims.back().paper_value, r_short) +
                 "; the paper's 10 and 50 req/s are not stated relative to its capacity, so the "
                 "demands here are scaled to MC-SF's service rate (the mean over the seeds is in "
                 "`compared`)";
@@ -325,8 +319,7 @@ Report reproduceMcsf(const Options& opt) {
         const double ra = ratio(a);
         missed += ra > 1;
         const auto o = discrete::randomInstance(r, 3, 6, 3, 6, 20, 4, discrete::Occupancy::Paper);
-        const double ro = double(discrete::totalLatency(o, discrete::mcsf(o))) /
-                          double(discrete::totalLatency(o, discrete::optimal(o)));
+        const double ro = ratio(o);
         at_once += ra;
         online += ro;
         worst = std::max({worst, ra, ro});
@@ -386,8 +379,7 @@ Report reproduceMcsf(const Options& opt) {
             for (int k = 0; k < count; ++k) {
                 const auto o = discrete::randomInstance(r, 3, 6, 3, 6, extra, max_arrival,
                                                         discrete::Occupancy::Paper);
-                sum += double(discrete::totalLatency(o, discrete::mcsf(o))) /
-                       double(discrete::totalLatency(o, discrete::optimal(o)));
+                sum += ratio(o);
             }
             spread += "; arrivals U(0, " + std::to_string(max_arrival) + "), M slack U(0, " +
                       std::to_string(extra) + "): " + fixed(sum / count, 4);

@@ -137,6 +137,10 @@ std::string precisionOrigin(const std::string& precision) {
            "measurement cannot tell from the paper's";
 }
 
+std::string readsInBand(const Band& band, const nlohmann::json& paper, double value) {
+    return band.contains(paper, value) ? " (agrees)" : " (still disagrees)";
+}
+
 void say(const Options& opt, const std::string& line) {
     if (opt.progress) opt.progress(line);
 }

@@ -152,8 +152,8 @@ Report reproduceTrail(const Options& opt) {
     // smallest gain is: reordering shortens only the waits, so a mean-latency gain g needs
     // the baseline to spend at least 1 - 1/g of its latency queueing, and the paper's lowest,
     // 1.66x, puts every rate of its Figure 6 where FCFS queues at least 40 % of its latency.
-    // The range rows are read over Kairos's rates that meet that (or, where none does, over
-    // those where FCFS queues at all: judge()'s rule 5; the row then names its load).
+    // The range rows are read over Kairos's rates that meet that (where none does, at the
+    // most loaded rate, and the premise below says the row is not at one of the paper's).
     const double paper_share = 1 - 1 / 1.66;
     auto queueShare = [&](std::size_t r) { return at(r, 0).queue_ms.mean / at(r, 0).e2el_ms.mean; };
     std::vector<std::size_t> judged;
@@ -184,23 +184,21 @@ Report reproduceTrail(const Options& opt) {
         }
         return g;
     };
-    // What reordering can win at most: FCFS's mean latency over it without its queueing
-    // (the service part stays; a size-based order only shortens the waits).
+    // FCFS / Trail at 14 req/s by the run's length: the shorter runs, then the full one.
     std::string by_length = "at 14 req/s, by the run's length (FCFS / Trail mean TTFT, mean "
                             "latency): ";
-    for (std::size_t i = 0; i < horizons.size(); ++i) {
-        const Summary &f = res[horizon_at + 2 * i].summary,
-                      &x = res[horizon_at + 2 * i + 1].summary;
-        by_length += std::to_string(horizons[i]) + " requests " +
+    for (std::size_t i = 0; i <= horizons.size(); ++i) {
+        const bool full_run = i == horizons.size();
+        const Summary& f = full_run ? at(fractions.size() - 1, 0) : res[horizon_at + 2 * i].summary;
+        const Summary& x =
+            full_run ? at(fractions.size() - 1, 2) : res[horizon_at + 2 * i + 1].summary;
+        by_length += std::to_string(full_run ? n : horizons[i]) + " requests " +
                      fixed(f.ttft_ms.mean / x.ttft_ms.mean, 1) + "x, " +
-                     fixed(f.e2el_ms.mean / x.e2el_ms.mean, 2) + "x; ";
+                     fixed(f.e2el_ms.mean / x.e2el_ms.mean, 2) + "x" +
+                     (full_run ? " (the paper does not state its run's length)" : "; ");
     }
-    {
-        const Summary &f = at(fractions.size() - 1, 0), &x = at(fractions.size() - 1, 2);
-        by_length += std::to_string(n) + " requests " + fixed(f.ttft_ms.mean / x.ttft_ms.mean, 1) +
-                     "x, " + fixed(f.e2el_ms.mean / x.e2el_ms.mean, 2) +
-                     "x (the paper does not state its run's length)";
-    }
+    // What reordering can win at most: FCFS's mean latency over it without its queueing
+    // (the service part stays; a size-based order only shortens the waits).
     auto queueCause = [&](std::size_t r) {
         const Summary& f = at(r, 0);
         const double bound = f.e2el_ms.mean / (f.e2el_ms.mean - f.queue_ms.mean);
@@ -237,7 +235,7 @@ Report reproduceTrail(const Options& opt) {
         c.band = Band::measured(0.005, 1);
         c.cause = std::move(cause);
         c.load = fractions[r];
-        c.baseline_queue_share = at(r, 0).queue_ms.mean / at(r, 0).e2el_ms.mean;
+        c.baseline_queue_share = queueShare(r);
         c.quote = "seeds/002 (Trail), abstract: \"Trail achieves 1.66x to 2.01x lower mean latency "
                   "on the Alpaca dataset and 1.76x to 24.07x lower mean time to the first token "
                   "compared to the state-of-the-art serving system\"";
@@ -267,7 +265,7 @@ Report reproduceTrail(const Options& opt) {
         rep.claims.back().band_origin =
             "Kairos's reading of 'minimal' (+-0.15x): the paper gives no figure";
         rep.claims.back().load = fractions[sjf.r_hi];
-        rep.claims.back().baseline_queue_share = f.queue_ms.mean / f.e2el_ms.mean;
+        rep.claims.back().baseline_queue_share = queueShare(sjf.r_hi);
         atPaperLoad(rep.claims.back(), queueShare(sjf.r_hi));
         rep.claims.back().cause =
             "at " + fixed(fractions[sjf.r_hi], 2) + " load SJF cuts FCFS's mean queueing from " +
