@@ -55,6 +55,9 @@ std::string precisionOrigin(const std::string& precision);
 // " (agrees)" or " (still disagrees)".
 std::string readsInBand(const Band& band, const nlohmann::json& paper, double value);
 
+// Adds `what` to the substitutes of rows[from..]: the rows of one setting rest on it.
+void restOn(std::vector<Claim>& rows, std::size_t from, const std::vector<Substitute>& what);
+
 // The first n requests of the Azure conversation trace (its lengths) with seeded Poisson
 // arrivals at `rate` instead of its timestamps.
 Workload conversationTrace(const Options& opt, double rate, std::size_t n);

@@ -14,6 +14,7 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <map>
 #include <mutex>
 #include <sstream>
 #include <stdexcept>
@@ -137,6 +138,11 @@ std::string precisionOrigin(const std::string& precision) {
            "measurement cannot tell from the paper's";
 }
 
+void restOn(std::vector<Claim>& rows, std::size_t from, const std::vector<Substitute>& what) {
+    for (std::size_t i = from; i < rows.size(); ++i)
+        rows[i].substitutes.insert(rows[i].substitutes.end(), what.begin(), what.end());
+}
+
 std::string readsInBand(const Band& band, const nlohmann::json& paper, double value) {
     return band.contains(paper, value) ? " (agrees)" : " (still disagrees)";
 }
@@ -241,6 +247,13 @@ std::string bandOriginOf(const Claim& c) {
     return "no band: the row is not judged by one";
 }
 
+nlohmann::json substitutesJson(const Claim& c) {
+    nlohmann::json a = nlohmann::json::array();
+    for (const Substitute& x : c.substitutes)
+        a.push_back({{"paper_used", x.paper_used}, {"measured_instead", x.measured_instead}});
+    return a;
+}
+
 nlohmann::json premisesJson(const Claim& c) {
     nlohmann::json a = nlohmann::json::array();
     for (const Premise& p : c.premises)
@@ -275,6 +288,7 @@ nlohmann::json toJson(const std::vector<Claim>& claims) {
              {"load", jsonNumber(c.load)},
              {"baseline_queue_share", jsonNumber(c.baseline_queue_share)},
              {"premises", premisesJson(c)},
+             {"missing_data", substitutesJson(c)},
              {"rule", c.rule}});
     return a;
 }
@@ -311,6 +325,8 @@ std::string auditText(const std::vector<Claim>& claims) {
         for (const Premise& p : c.premises)
             s += "  premise:  " + p.what + " = " + fmt(p.value, 4) + " (needs at least " +
                  fmt(p.at_least, 4) + ": " + p.why + ")\n";
+        for (const Substitute& x : c.substitutes)
+            s += "  missing:  " + x.paper_used + "; measured instead: " + x.measured_instead + "\n";
         s += "  setting:  " + c.setting + "\n";
         s += "  band:     " + c.band.text() +
              "; from: " + (origin.empty() ? std::string("(not stated yet)") : origin) + "\n";
@@ -360,6 +376,27 @@ std::string claimsTable(const std::vector<Claim>& claims) {
         return c.cause.empty() ? std::string("cause not measured yet") : c.cause;
     });
     section(Verdict::NotComparable, "Not comparable:", reasonOf);
+    // What is not here that the judged rows rest on, and how many of each verdict rest on it:
+    // the data that would settle the disagreements.
+    {
+        std::vector<std::string> order;
+        std::map<std::string, std::pair<int, int>> rows; // agree, disagree
+        for (const Claim& c : claims) {
+            if (c.verdict != Verdict::Agrees && c.verdict != Verdict::Disagrees) continue;
+            for (const Substitute& x : c.substitutes) {
+                const std::string key = "[" + c.paper + "] " + x.paper_used;
+                if (!rows.count(key)) order.push_back(key);
+                (c.verdict == Verdict::Agrees ? rows[key].first : rows[key].second) += 1;
+            }
+        }
+        if (!order.empty()) {
+            s += "\nNot here, and what the judged rows rest on instead (rows agreeing / "
+                 "disagreeing):\n";
+            for (const std::string& k : order)
+                s += "  " + k + ": " + std::to_string(rows[k].first) + " / " +
+                     std::to_string(rows[k].second) + "\n";
+        }
+    }
     s += "\nSettings:\n";
     std::string last;
     for (const Claim& c : claims) {

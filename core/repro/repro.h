@@ -68,6 +68,15 @@ struct Premise {
     std::string why; // what the claim needs it for
 };
 
+// Data, hardware or a model the paper's figure was measured on that is not here, and what
+// Kairos measured with instead. A row resting on one is a measurement in a substitute
+// setting: its verdict says how far the substitute reproduces the paper, and the row names
+// what would settle it.
+struct Substitute {
+    std::string paper_used;
+    std::string measured_instead;
+};
+
 struct Claim {
     std::string paper;          // "mcsf", "trail", "timely", "timebill", "ala"
     std::string claim;          // what is compared, in words
@@ -93,6 +102,8 @@ struct Claim {
     // Where the band comes from (the paper's stated precision, its figure's readable
     // resolution, the spread over seeds). Empty: not stated yet (the audit says so).
     std::string band_origin;
+    // What the paper used that is not here, and what stands for it (JSON `missing_data`).
+    std::vector<Substitute> substitutes;
     // A gain of one order over a baseline: the offered load where it was measured (rate over
     // the baseline's service rate) and the share of the baseline's mean latency spent
     // queueing there. NaN: not a gain claim. Where the baseline barely queues no order can

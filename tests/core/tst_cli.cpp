@@ -429,6 +429,16 @@ private slots:
             const auto& pv = c.at("paper_value");
             QVERIFY(pv.is_null() || pv.is_number() || (pv.is_array() && pv.size() == 2));
             QVERIFY2(c.at("kairos_value").is_number(), c.at("claim").get<std::string>().c_str());
+            // What the paper used that is not here, and what stands for it: every Trail and
+            // TimelyLLM row rests on a substitute machine (derived profiles).
+            QVERIFY(c.at("missing_data").is_array());
+            for (const auto& m : c["missing_data"])
+                QVERIFY(!m.at("paper_used").get<std::string>().empty() &&
+                        !m.at("measured_instead").get<std::string>().empty());
+            if (c["paper"] == "trail" || c["paper"] == "timely")
+                QVERIFY2(!c["missing_data"].empty(), c["claim"].get<std::string>().c_str());
+            if ((verdict == "agrees" || verdict == "disagrees") && !c["missing_data"].empty())
+                QVERIFY(r.out.contains("Not here, and what the judged rows rest on instead"));
             ++per_paper[c["paper"].get<std::string>()];
             v[c["claim"].get<std::string>()] = c["kairos_value"].get<double>();
             // Every row whose experiment runs the engine says whether prefix caching was on.

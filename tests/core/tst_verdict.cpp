@@ -292,12 +292,17 @@ private slots:
         c.quote = "seeds/004, Fig. 8: '142 %'";
         c.band_origin = "the figure's bars read to 5 %";
         c.ratio(-2.0, -1.0);
+        c.substitutes = {{"the paper's RTX 4090", "a derived profile"}};
         judge(c);
         const nlohmann::json j = toJson({c})[0];
         for (const char* k :
              {"paper", "claim", "quote", "paper_value", "kairos_value", "unit", "compared", "band",
-              "band_origin", "seeds", "rule", "verdict", "cause"})
+              "band_origin", "seeds", "rule", "verdict", "cause", "missing_data"})
             QVERIFY2(j.contains(k), k);
+        QCOMPARE(j["missing_data"][0]["paper_used"].get<std::string>(),
+                 std::string("the paper's RTX 4090"));
+        QCOMPARE(j["missing_data"][0]["measured_instead"].get<std::string>(),
+                 std::string("a derived profile"));
         QCOMPARE(j["compared"]["numerator"].get<double>(), -2.0);
         QVERIFY(j["seeds"].is_array());
         QCOMPARE(j["verdict"].get<std::string>(), std::string("not comparable"));
@@ -305,6 +310,8 @@ private slots:
         QVERIFY(a.find("Fig. 8") != std::string::npos);
         QVERIFY(a.find("numerator = -2") != std::string::npos);
         QVERIFY(a.find("rule:     ratio") != std::string::npos);
+        QVERIFY(a.find("missing:  the paper's RTX 4090; measured instead: a derived profile") !=
+                std::string::npos);
         // A row without its quote or band origin says so.
         QVERIFY(auditText({row(2.0, 2.0, Band::relative(0.1))}).find("not quoted yet") !=
                 std::string::npos);
