@@ -6,6 +6,8 @@
 #include "export/atomic_file.h"
 #if KAIROS_HAVE_ALA
 #include "fit/ala.h"
+#include "fit/ala_holdout.h"
+#include "fit/ala_transfer.h"
 #endif
 #include "fit/ete_fit.h"
 #include "metrics/stats.h"
@@ -290,9 +292,94 @@ ala::Uncertainty learnUncertainty(const std::vector<ala::BenchRow>& rows, const 
     return unc;
 }
 
+// The measured rows of --calibrate, per configuration (only configurations without
+// measured curves of their own are calibrated: ALA already has the others' curves).
+struct CalibrationSet {
+    std::map<std::string, std::vector<ala::BenchRow>> rows; // by configuration key
+};
+
 template <class Args>
-void predictAla(const ala::AlaModel& model, const ala::Uncertainty& unc, const ala::AlaOptions& o,
+void predictAla(const ala::AlaModel& model, const ala::Uncertainty& unc,
+                const ala::UnseenEstimator& unseen, const ala::SpecModel& spec,
+                const CalibrationSet& cal, const ala::AlaOptions& o,
                 const std::vector<ala::BenchRow>& queries, const Args& a) {
+    // Each configuration's calibration of the unseen estimate and of the second opinion.
+    struct Fix {
+        ala::Calibration estimate, second;
+        bool second_ok = false;
+    };
+    std::map<std::string, Fix> fixes;
+    for (const auto& [k, rs] : cal.rows) {
+        if (unseen.novelty(rs.front()) == ala::Novelty::Pair) {
+            std::printf("--calibrate: %s has measured curves in --data; its rows are not used\n",
+                        text::printable(k).c_str());
+            continue;
+        }
+        Fix f;
+        std::vector<double> est, sec;
+        for (const auto& r : rs) {
+            est.push_back(unseen.estimate(r));
+            sec.push_back(spec.predict(r));
+        }
+        f.estimate = ala::calibrate(rs, est);
+        f.second_ok = std::all_of(sec.begin(), sec.end(), [](double x) { return x > 0; });
+        if (f.second_ok) f.second = ala::calibrate(rs, sec);
+        fixes[k] = f;
+    }
+    struct Out {
+        double predicted = 0, lo = 0, hi = 0, error_pct = 0;
+        ala::Novelty novelty = ala::Novelty::Pair;
+        std::string estimate, from;
+    };
+    auto predictRow = [&](const ala::BenchRow& r, const ala::Prediction& pr) {
+        Out out;
+        out.novelty = unseen.novelty(r);
+        const auto& table = unseen.residuals();
+        if (out.novelty == ala::Novelty::Pair && pr.source == ala::Source::Measured) {
+            // A measured pair: the curve fitted to its own points, as far off as it is at its
+            // worst point.
+            out.predicted = pr.at(r.bb);
+            out.estimate = "ALA (measured pair)";
+            const double f = pr.anchor_max_abs_pct / 100;
+            out.lo = out.predicted * std::max(0.0, 1 - f);
+            out.hi = out.predicted * (1 + f);
+            out.from = "the measured curve's own largest error";
+            out.error_pct = NAN;
+            return out;
+        }
+        if (out.novelty == ala::Novelty::Pair) {
+            out.predicted = pr.at(r.bb);
+            out.estimate = "ALA";
+            const auto iv = table.interval(out.novelty, false, a.coverage);
+            out.lo = out.predicted * iv.lo;
+            out.hi = out.predicted * iv.hi;
+            out.from = iv.note;
+            out.error_pct = NAN; // the learned error predictor's, per configuration
+            return out;
+        }
+        const double est = unseen.estimate(r);
+        const auto fx = fixes.find(ala::configKey(r, o.columns));
+        const bool calibrated = fx != fixes.end();
+        out.predicted = calibrated ? est * fx->second.estimate.factor(r) : est;
+        out.estimate = calibrated ? "dataset-wide XGBoost calibrated on " +
+                                        std::to_string(fx->second.estimate.rows) + " rows"
+                                  : "dataset-wide XGBoost";
+        const auto iv = table.interval(out.novelty, calibrated, a.coverage);
+        out.lo = out.predicted * iv.lo;
+        out.hi = out.predicted * iv.hi;
+        out.from = iv.note;
+        if (calibrated) {
+            const double second = fx->second.second_ok
+                                      ? spec.predict(r) * fx->second.second.factor(r)
+                                      : NAN;
+            out.error_pct = ala::calibratedErrorPct(fx->second.estimate.loo_log_error,
+                                                    out.predicted, second);
+            if (!std::isfinite(out.error_pct)) out.error_pct = table.typicalErrorPct(out.novelty, true);
+        } else {
+            out.error_pct = table.typicalErrorPct(out.novelty, false);
+        }
+        return out;
+    };
     std::map<std::string, std::vector<std::size_t>> by;
     for (std::size_t i = 0; i < queries.size(); ++i)
         by[ala::configKey(queries[i], o.columns)].push_back(i);
@@ -300,44 +387,64 @@ void predictAla(const ala::AlaModel& model, const ala::Uncertainty& unc, const a
         double predicted_error = 0, confidence = 0;
     };
     std::map<std::string, PerConfig> per;
-    std::printf("\n%-70s %5s %9s %10s %10s %11s\n", "configuration (of --predict)", "rows",
-                "measured", "pred. err%", "confidence", "actual err%");
+    std::vector<Out> outs(queries.size());
+    std::printf("\n%-62s %5s %-13s %10s %10s %13s %11s %9s\n", "configuration (of --predict)",
+                "rows", "novelty", "pred. err%", "confidence", "range (x, med)", "actual err%",
+                "in range");
     for (const auto& [k, idx] : by) {
         std::vector<ala::BenchRow> w;
         for (std::size_t i : idx) w.push_back(queries[i]);
         PerConfig& pc = per[k];
         pc.predicted_error = unc.predictedError(model, w);
         pc.confidence = unc.confidence(model, w);
-        std::vector<double> actual;
-        int measured = 0;
+        std::vector<double> actual, width, errs;
+        std::size_t in = 0, with_actual = 0;
         for (std::size_t i : idx) {
-            const auto pr = model.parameters(queries[i], queries[i].ii, queries[i].oo);
-            measured += pr.source == ala::Source::Measured;
-            if (queries[i].thpt > 0)
-                actual.push_back(100.0 * std::abs(pr.fit(queries[i].bb) - queries[i].thpt) /
-                                 queries[i].thpt);
+            const auto& r = queries[i];
+            outs[i] = predictRow(r, model.parameters(r, r.ii, r.oo));
+            Out& out = outs[i];
+            if (!std::isfinite(out.error_pct)) out.error_pct = pc.predicted_error;
+            errs.push_back(out.error_pct);
+            width.push_back(out.hi / std::max(out.lo, 1e-300));
+            if (r.thpt > 0) {
+                ++with_actual;
+                in += r.thpt >= out.lo && r.thpt <= out.hi;
+                actual.push_back(100.0 * std::abs(out.predicted - r.thpt) / r.thpt);
+            }
         }
-        std::printf("%-70.70s %5zu %9d %10.2f %10.3f %11s\n", text::printable(k).c_str(),
-                    idx.size(), measured, pc.predicted_error, pc.confidence,
-                    actual.empty() ? "-" : fmt2(describe(actual, {50}).percentile(50)).c_str());
+        std::printf("%-62.62s %5zu %-13s %10.2f %10.3f %13.2f %11s %9s\n",
+                    text::printable(k).c_str(), idx.size(),
+                    ala::noveltyName(outs[idx.front()].novelty), ala::finitePercentile(errs, 50),
+                    pc.confidence, ala::finitePercentile(width, 50),
+                    actual.empty() ? "-" : fmt2(describe(actual, {50}).percentile(50)).c_str(),
+                    with_actual ? (std::to_string(in) + "/" + std::to_string(with_actual)).c_str()
+                                : "-");
     }
     writeFileAtomically(a.out, [&](std::ostream& f) {
         f << "framework,model,hardware,precision,input_len,output_len,batch,throughput,"
              "predicted_throughput,source,anchor_configuration,anchor_input_len,"
-             "anchor_output_len,anchor_configurations,predicted_error_pct,confidence\n";
-        for (const auto& r : queries) {
+             "anchor_output_len,anchor_configurations,predicted_error_pct,confidence,novelty,"
+             "estimate,interval_lo,interval_hi,coverage,interval_from\n";
+        for (std::size_t i = 0; i < queries.size(); ++i) {
+            const auto& r = queries[i];
             const auto pr = model.parameters(r, r.ii, r.oo);
             const PerConfig& pc = per.at(ala::configKey(r, o.columns));
-            // Fields came from a CSV read without quoting: they hold no comma.
+            const Out& out = outs[i];
+            // Fields came from a CSV read without quoting: they hold no comma; the interval's
+            // note may, so it is quoted.
             f << r.framework << ',' << r.model << ',' << r.hardware << ',' << r.precision << ','
               << r.ii << ',' << r.oo << ',' << r.bb << ',';
             if (r.thpt > 0) f << r.thpt;
-            f << ',' << pr.fit(r.bb) << ',' << ala::sourceName(pr.source) << ',' << pr.anchor_config
-              << ',' << pr.anchor.first << ',' << pr.anchor.second << ',' << pr.anchors << ','
-              << pc.predicted_error << ',' << pc.confidence << '\n';
+            f << ',' << out.predicted << ',' << ala::sourceName(pr.source) << ','
+              << pr.anchor_config << ',' << pr.anchor.first << ',' << pr.anchor.second << ','
+              << pr.anchors << ',' << out.error_pct << ',' << pc.confidence << ','
+              << ala::noveltyName(out.novelty) << ',' << out.estimate << ',' << out.lo << ',';
+            if (std::isfinite(out.hi)) f << out.hi;
+            f << ',' << a.coverage << ",\"" << out.from << "\"\n";
         }
     });
-    std::printf("wrote %zu predictions to %s\n", queries.size(), a.out.c_str());
+    std::printf("wrote %zu predictions to %s (each with its %.0f %% interval)\n", queries.size(),
+                a.out.c_str(), 100 * a.coverage);
 }
 
 // fit ala --evaluate-uncertainty: the error predictor and the confidence judged on data
@@ -405,13 +512,178 @@ void evaluateUncertaintyCli(const std::vector<ala::BenchRow>& rows, const ala::A
     }
 }
 
+// A method's column in fit ala --holdout --out.
+const char* holdoutColumn(std::size_t m) {
+    static const char* names[ala::kHoldoutMethods] = {"ala",
+                                                      "ala_no_prior",
+                                                      "roofline",
+                                                      "linear_dataset_wide",
+                                                      "xgb_dataset_wide",
+                                                      "spec"};
+    return m < ala::kHoldoutMethods ? names[m] : "?";
+}
+
+// fit ala --holdout: every vendor, framework or hardware held out whole in turn; each
+// method's median and p90 % error per held-out group and over all of them.
+template <class Args>
+void holdoutCli(const std::vector<ala::BenchRow>& rows, const ala::AlaOptions& o, const Args& a) {
+    std::vector<std::string_view> regimes;
+    text::split(a.holdout, ',', regimes);
+    nlohmann::json out = nlohmann::json::array();
+    std::vector<ala::HoldoutRow> all;
+    std::vector<std::string> regime_of;
+    for (auto rv : regimes) {
+        const std::string regime(rv);
+        std::printf("\nheld out by %s (ALA: %d rounds at eta %g; errors in %%, median / p90):\n",
+                    regime.c_str(), o.xgb.trees, o.xgb.eta);
+        std::fflush(stdout);
+        const auto ev = ala::evaluateHoldout(rows, o, regime, std::size_t(a.calibration_rows),
+                                             a.seed, a.coverage, [](const std::string& line) {
+                                                 std::printf("  %s\n", line.c_str());
+                                                 std::fflush(stdout);
+                                             });
+        nlohmann::json groups = nlohmann::json::array();
+        // Zero-shot over every held-out row; calibrated over the rows not used to calibrate.
+        for (const bool cal : {false, true}) {
+            if (cal && a.calibration_rows == 0) break;
+            if (cal)
+                std::printf("  calibrated with %d measured rows of each held-out configuration "
+                            "(the rest scored):\n",
+                            a.calibration_rows);
+            else
+                std::printf("  zero-shot (no row of the held-out configuration measured):\n");
+            std::printf("  %-22s %5s", "held out", "rows");
+            for (std::size_t m = 0; m < ala::kHoldoutMethods; ++m)
+                std::printf(" | %23s", ala::holdoutMethodName(m));
+            std::printf("\n");
+            auto line = [&](const std::string& name, const std::string& group) {
+                std::array<std::vector<double>, ala::kHoldoutMethods> e;
+                std::size_t n = 0;
+                for (const auto& h : ev.rows) {
+                    if ((!group.empty() && h.group != group) || (cal && h.calibration_row))
+                        continue;
+                    ++n;
+                    for (std::size_t m = 0; m < ala::kHoldoutMethods; ++m)
+                        e[m].push_back(ala::pctError(cal ? h.calibrated[m] : h.predicted[m],
+                                                     h.row.thpt));
+                }
+                std::printf("  %-22.22s %5zu", name.c_str(), n);
+                nlohmann::json g{{"held_out", name}, {"calibrated", cal}, {"rows", n}};
+                for (std::size_t m = 0; m < ala::kHoldoutMethods; ++m) {
+                    const double med = ala::finitePercentile(e[m], 50),
+                                 p90 = ala::finitePercentile(e[m], 90);
+                    std::printf(" | %11.1f %11.1f", med, p90);
+                    g[ala::holdoutMethodName(m)] = {{"median_pct", jsonNumber(med)},
+                                                    {"p90_pct", jsonNumber(p90)}};
+                }
+                std::printf("\n");
+                groups.push_back(g);
+            };
+            for (const auto& g : ev.groups) line(g, g);
+            line("all held-out rows", "");
+        }
+        // The range of the unseen estimate (dataset-wide XGBoost), learned inside the
+        // training groups: how often it holds the truth, and whether the predicted error
+        // ranks the configurations as their actual error does.
+        std::printf("  the unseen estimate's %.0f %% interval (residuals from hold-outs inside "
+                    "the training groups only):\n",
+                    100 * ev.coverage);
+        std::printf("  %-22s %9s %9s %13s %13s %14s\n", "held out", "coverage", "calibr.",
+                    "width (x)", "width cal.", "Spearman cal.");
+        for (const auto& g : ev.groups) {
+            std::size_t n = 0, in = 0, cn = 0, cin = 0;
+            std::vector<double> widths, cwidths;
+            // Per configuration: the calibrated rows' errors, and their predicted errors.
+            std::map<std::string, std::pair<std::vector<double>, std::vector<double>>> per;
+            std::set<std::string> notes;
+            for (const auto& h : ev.rows) {
+                if (h.group != g) continue;
+                notes.insert(h.interval_note);
+                if (std::isfinite(h.lo)) {
+                    ++n;
+                    in += h.row.thpt >= h.lo && h.row.thpt <= h.hi;
+                    widths.push_back(h.hi / std::max(h.lo, 1e-300));
+                }
+                if (!h.calibration_row && std::isfinite(h.cal_lo)) {
+                    ++cn;
+                    cin += h.row.thpt >= h.cal_lo && h.row.thpt <= h.cal_hi;
+                    cwidths.push_back(h.cal_hi / std::max(h.cal_lo, 1e-300));
+                    auto& p = per[h.config];
+                    p.first.push_back(ala::pctError(h.calibrated[ala::kXgbWide], h.row.thpt));
+                    p.second.push_back(ala::calibratedErrorPct(h.loo_log_error[ala::kXgbWide],
+                                                               h.calibrated[ala::kXgbWide],
+                                                               h.calibrated[ala::kSpec]));
+                }
+            }
+            std::vector<double> actual, predicted;
+            for (const auto& [k, p] : per) {
+                actual.push_back(ala::finitePercentile(p.first, 50));
+                predicted.push_back(ala::finitePercentile(p.second, 50));
+            }
+            const double rho = spearman(predicted, actual);
+            std::string note;
+            for (const auto& x : notes) note += (note.empty() ? "" : "; ") + x;
+            std::printf("  %-22.22s %8.1f%% %8.1f%% %13.2f %13.2f %14.2f   (%s)\n", g.c_str(),
+                        n ? 100.0 * double(in) / double(n) : NAN,
+                        cn ? 100.0 * double(cin) / double(cn) : NAN,
+                        ala::finitePercentile(widths, 50), ala::finitePercentile(cwidths, 50), rho,
+                        note.c_str());
+            groups.push_back({{"held_out", g},
+                              {"interval_coverage", n ? double(in) / double(n) : 0.0},
+                              {"calibrated_interval_coverage", cn ? double(cin) / double(cn) : 0.0},
+                              {"median_width_factor", jsonNumber(ala::finitePercentile(widths, 50))},
+                              {"calibrated_median_width_factor",
+                               jsonNumber(ala::finitePercentile(cwidths, 50))},
+                              {"spearman_calibrated_predicted_vs_actual", jsonNumber(rho)},
+                              {"configurations", per.size()},
+                              {"interval_from", note}});
+        }
+        out.push_back({{"regime", regime}, {"groups", groups}});
+        all.insert(all.end(), ev.rows.begin(), ev.rows.end());
+        regime_of.insert(regime_of.end(), ev.rows.size(), regime);
+    }
+    if (!a.out.empty())
+        writeFileAtomically(a.out, [&](std::ostream& f) {
+            f << "regime,held_out,framework,model,hardware,precision,input_len,output_len,batch,"
+                 "throughput,suspect,calibration_row";
+            for (std::size_t m = 0; m < ala::kHoldoutMethods; ++m)
+                f << ',' << holdoutColumn(m) << ',' << holdoutColumn(m) << "_calibrated,"
+                  << holdoutColumn(m) << "_loo_log_error";
+            f << ",novelty,interval_lo,interval_hi,calibrated_interval_lo,calibrated_interval_hi\n";
+            for (std::size_t i = 0; i < all.size(); ++i) {
+                const auto& h = all[i];
+                const auto& r = h.row;
+                // Fields came from a CSV read without quoting: they hold no comma.
+                f << regime_of[i] << ',' << h.group << ',' << r.framework << ',' << r.model << ','
+                  << r.hardware << ',' << r.precision << ',' << r.ii << ',' << r.oo << ',' << r.bb
+                  << ',' << r.thpt << ',' << (h.suspect ? 1 : 0) << ','
+                  << (h.calibration_row ? 1 : 0);
+                for (std::size_t m = 0; m < ala::kHoldoutMethods; ++m)
+                    for (double p : {h.predicted[m], h.calibrated[m], h.loo_log_error[m]}) {
+                        f << ',';
+                        if (std::isfinite(p)) f << p;
+                    }
+                f << ',' << ala::noveltyName(h.novelty);
+                for (double p : {h.lo, h.hi, h.cal_lo, h.cal_hi}) {
+                    f << ',';
+                    if (std::isfinite(p)) f << p;
+                }
+                f << '\n';
+            }
+        });
+    if (!a.json_out.empty()) {
+        const std::string text = out.dump(2) + "\n";
+        writeFileAtomically(a.json_out, [&](std::ostream& f) { f << text; });
+    }
+}
+
 void addFitAla(CLI::App* fit) {
     struct Args {
         std::string data, group = "framework,model,hardware,precision", json_out, predict, out, db;
-        std::string evaluate_uncertainty;
-        double test_fraction = 0.2, screen = 10;
+        std::string evaluate_uncertainty, holdout, hardware, calibrate;
+        double test_fraction = 0.2, screen = 10, coverage = 0.8;
         std::uint64_t seed = 1;
-        int trees = 5000, folds = 5, threads = 0, inner_trees = 0;
+        int trees = 5000, folds = 5, threads = 0, inner_trees = 0, calibration_rows = 3;
         bool store = false, fast = false, compare_annealed = false;
     };
     auto a = std::make_shared<Args>();
@@ -448,8 +720,8 @@ void addFitAla(CLI::App* fit) {
                              "confidence from inner hold-outs, writes --out");
     c->add_option("--out", a->out,
                   "With --predict: CSV of the rows with predicted_throughput, source, "
-                  "predicted_error_pct, confidence")
-        ->needs(pr);
+                  "predicted_error_pct, confidence; with --holdout: every held-out row with "
+                  "each method's prediction");
     c->add_option("--evaluate-uncertainty", a->evaluate_uncertainty,
                   "Judge the error predictor and the confidence on held-out data: hardware "
                   "(leave one out), configuration (whole configurations, --folds), pairs; a "
@@ -468,12 +740,41 @@ void addFitAla(CLI::App* fit) {
     c->add_option("--threads", a->threads,
                   "Inner trainings at once while learning the uncertainty (0: one per core)")
         ->check(whole(0, 1024));
+    c->add_option("--holdout", a->holdout,
+                  "Judge ALA on what is new to it: each vendor, framework or hardware held out "
+                  "whole in turn (a comma-separated list of vendor, framework, hardware), beside "
+                  "the roofline baseline and the paper's dataset-wide baselines");
+    c->add_option("--calibration-rows", a->calibration_rows,
+                  "With --holdout: measured rows of each held-out configuration that calibrate "
+                  "each method (chosen at random by --seed; 0: zero-shot only)")
+        ->capture_default_str()
+        ->check(whole(0, 1000));
+    c->add_option("--calibrate", a->calibrate,
+                  "With --predict: a CSV of a few measured rows (the same columns, throughput "
+                  "required; say 3 per configuration) of configurations --data lacks: each such "
+                  "configuration's estimate is fitted to them (level and slopes in log batch and "
+                  "log length) and its interval read from calibrated hold-outs")
+        ->needs(pr);
+    c->add_option("--coverage", a->coverage,
+                  "The share of rows a prediction interval should hold (split conformal on "
+                  "grouped hold-outs of the training rows)")
+        ->capture_default_str()
+        ->check(number(0.5, 0.99));
+    c->add_option("--hardware", a->hardware,
+                  "A CSV of accelerators (chip,vendor,memory_gb,memory_bandwidth_gbps,"
+                  "fp16_dense_tflops,interconnect_gbps,source) or of models (model,parameters_b,"
+                  "active_parameters_b,layers,hidden,kv_heads,head_dim,source) that adds to or "
+                  "replaces rows of the shipped tables (resources/hardware)");
     needsStore(
         c->add_option("--db", a->db, "Store the model trained on all of --data in this database"));
     needsStore(c->add_flag("--store", a->store, "Store it in the default database"));
     c->callback([a] {
         if (!a->predict.empty() && a->out.empty())
             throw std::invalid_argument("fit ala --predict needs --out FILE");
+        if (!a->calibrate.empty() && a->predict.empty())
+            throw std::invalid_argument("fit ala --calibrate is for --predict");
+        if (!a->out.empty() && a->predict.empty() && a->holdout.empty())
+            throw std::invalid_argument("fit ala --out is for --predict or --holdout");
         ala::AlaOptions o;
         o.columns = ala::parseColumns(a->group);
         o.xgb.trees = a->trees;
@@ -483,13 +784,21 @@ void addFitAla(CLI::App* fit) {
             o.xgb.trees = ala::UncertaintyOptions::fast().trees;
             o.xgb.eta = ala::UncertaintyOptions::fast().eta;
         }
+        if (!a->hardware.empty()) o.descriptors.addFile(a->hardware);
         const auto rows = ala::readBench(a->data);
         // The query file is read before anything is trained: a bad row is reported at once,
         // not after minutes of training. Every row, in its order (no averaging of repeats).
         const auto queries = a->predict.empty() ? std::vector<ala::BenchRow>{}
                                                 : ala::readBench(a->predict, false, false);
+        const auto calibration = a->calibrate.empty()
+                                     ? std::vector<ala::BenchRow>{}
+                                     : ala::readBench(a->calibrate, true, false);
         if (!a->evaluate_uncertainty.empty()) {
             evaluateUncertaintyCli(rows, o, *a);
+            return;
+        }
+        if (!a->holdout.empty()) {
+            holdoutCli(rows, o, *a);
             return;
         }
         const auto ev = ala::evaluate(rows, o, a->test_fraction, a->seed);
@@ -595,7 +904,19 @@ void addFitAla(CLI::App* fit) {
         }
 #endif
         if (a->predict.empty()) return;
-        predictAla(model, unc, o, queries, *a);
+        std::printf("\nlearning the range of configurations without measured curves (hold-outs "
+                    "of --data by framework, vendor, chip, configuration and pair)...\n");
+        std::fflush(stdout);
+        ala::UnseenOptions uo;
+        uo.seed = a->seed;
+        uo.calibration_rows = 3;
+        if (a->inner_trees > 0) uo.xgb.trees = a->inner_trees;
+        const auto unseen = ala::UnseenEstimator::learn(rows, o, uo);
+        ala::SpecModel spec;
+        spec.train(rows, o.descriptors, uo.xgb);
+        CalibrationSet cs;
+        for (const auto& r : calibration) cs.rows[ala::configKey(r, o.columns)].push_back(r);
+        predictAla(model, unc, unseen, spec, cs, o, queries, *a);
     });
 }
 

@@ -188,7 +188,7 @@ void ModelsPanel::plotAlaConfiguration(const QString& key) {
         c.measured = p.source == ala::Source::Measured;
         for (int bb = 1; bb <= max_bb; ++bb) {
             c.batch.push_back(bb);
-            c.throughput.push_back(std::max(0.0, p.fit(bb)));
+            c.throughput.push_back(std::max(0.0, p.at(bb)));
         }
         if (c.measured) {
             c.name = tr("%1/%2 fit ≤ %3 %").arg(ii).arg(oo).arg(p.fit.max_abs_pct, 0, 'f', 1);

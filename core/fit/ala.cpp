@@ -1,4 +1,5 @@
 #include "fit/ala.h"
+#include "fit/ala_holdout.h"
 
 #include "metrics/stats.h"
 #include "model/input_error.h"
@@ -494,6 +495,23 @@ Prediction AlaModel::parameters(const BenchRow& q, int ii, int oo) const {
     for (double& m : mean) m /= double(from.size());
     out.fit = fromUvw(mean[0], mean[1], mean[2]);
     out.anchors = from.size();
+    out.ii = ii;
+    out.oo = oo;
+    if (opt_.roofline_prior && out.source == Source::OtherConfiguration) {
+        out.roof_query = hw::roofline(opt_.descriptors, q);
+        for (const Config* c : from) {
+            const auto r = hw::roofline(opt_.descriptors, c->fields);
+            if (!r) {
+                out.roof_anchors.clear();
+                break;
+            }
+            out.roof_anchors.push_back(*r);
+        }
+        if (!out.roof_query || out.roof_anchors.empty()) {
+            out.roof_query.reset();
+            out.roof_anchors.clear();
+        }
+    }
     return out;
 }
 
@@ -565,8 +583,19 @@ std::array<double, AlaModel::kNovelty> AlaModel::noveltyOf(const std::vector<flo
             double(f[5])};
 }
 
+double Prediction::transfer(double bb) const {
+    if (!roof_query || roof_anchors.empty()) return 1.0;
+    const int b = std::max(1, int(std::lround(bb)));
+    const double q = roof_query->throughput(ii, oo, b);
+    double s = 0;
+    for (const hw::Roofline& a : roof_anchors) s += std::log(q / a.throughput(ii, oo, b));
+    return std::exp(s / double(roof_anchors.size()));
+}
+
+double Prediction::at(double bb) const { return fit(bb) * transfer(bb); }
+
 double AlaModel::predict(const BenchRow& q) const {
-    return parameters(q, q.ii, q.oo).fit(q.bb);
+    return parameters(q, q.ii, q.oo).at(q.bb);
 }
 
 const std::map<std::pair<int, int>, ExpFit>& AlaModel::database(const std::string& key) const {
@@ -624,6 +653,8 @@ std::string AlaModel::toJson(const nlohmann::json& extra) const {
                       {"fits", fits}});
     }
     j["configurations"] = cs;
+    j["roofline_prior"] = opt_.roofline_prior;
+    if (opt_.roofline_prior) j["descriptors"] = opt_.descriptors.toJson();
     if (learned_)
         for (int i = 0; i < 3; ++i)
             j["regressors"].push_back(r_[i].toCompact()); // XGBoost's UBJSON, base64
@@ -655,6 +686,10 @@ AlaModel AlaModel::fromParsed(const nlohmann::json& j) {
         m.opt_.xgb.colsample = x.at("colsample");
         m.opt_.xgb.lambda = x.at("lambda");
         m.opt_.xgb.seed = x.at("seed");
+        // Models stored before the prior predict as they did.
+        m.opt_.roofline_prior = j.value("roofline_prior", false);
+        if (j.contains("descriptors"))
+            m.opt_.descriptors = hw::Descriptors::fromJson(j.at("descriptors"));
         m.frameworks_ = j.at("frameworks").get<std::vector<std::string>>();
         m.chips_ = j.at("chips").get<std::vector<std::string>>();
         m.precisions_ = j.at("precisions").get<std::vector<std::string>>();
@@ -1226,7 +1261,7 @@ bool makeQuery(const AlaModel& m, const std::string& key, const std::vector<Benc
         q.features = m.queryFeatures(w, &preds);
         std::vector<double> e;
         for (std::size_t i = 0; i < w.size(); ++i)
-            e.push_back(100.0 * std::abs(preds[i].fit(w[i].bb) - w[i].thpt) / w[i].thpt);
+            e.push_back(100.0 * std::abs(preds[i].at(w[i].bb) - w[i].thpt) / w[i].thpt);
         q.config = key;
         q.hardware = w.front().hardware;
         q.regime = regime;
@@ -1302,15 +1337,21 @@ std::vector<Task> foldsOf(const std::vector<BenchRow>& rows, const AlaOptions& o
                           const std::string& regime, int folds, double test_fraction,
                           std::uint64_t seed) {
     std::vector<Task> tasks;
-    if (regime == "hardware") {
-        std::set<std::string> hws;
-        for (const auto& r : rows) hws.insert(r.hardware);
-        if (hws.size() < 2) return tasks;
-        for (const auto& h : hws) {
+    // Leave one group out: a hardware as written (chip and device count), a vendor, a framework.
+    const std::function<std::string(const BenchRow&)> group =
+        regime == "hardware"    ? [](const BenchRow& r) { return r.hardware; }
+        : regime == "vendor"    ? [](const BenchRow& r) { return vendorOf(r.hardware); }
+        : regime == "framework" ? [](const BenchRow& r) { return r.framework; }
+                                : std::function<std::string(const BenchRow&)>{};
+    if (group) {
+        std::set<std::string> gs;
+        for (const auto& r : rows) gs.insert(group(r));
+        if (gs.size() < 2) return tasks;
+        for (const auto& g : gs) {
             Task t;
             t.regime = regime;
-            t.label = "without " + h;
-            for (const auto& r : rows) (r.hardware == h ? t.held : t.train).push_back(r);
+            t.label = "without " + g;
+            for (const auto& r : rows) (group(r) == g ? t.held : t.train).push_back(r);
             tasks.push_back(std::move(t));
         }
     } else if (regime == "configuration") {
@@ -1347,7 +1388,7 @@ std::vector<Task> foldsOf(const std::vector<BenchRow>& rows, const AlaOptions& o
         tasks.push_back(std::move(t));
     } else {
         throw std::invalid_argument("--evaluate-uncertainty: unknown held-out regime '" + regime +
-                                    "' (hardware, configuration, pairs)");
+                                    "' (hardware, vendor, framework, configuration, pairs)");
     }
     return tasks;
 }

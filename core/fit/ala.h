@@ -5,6 +5,7 @@
 // b in [1e-5, 1], started where the authors start (see fitThroughput). The fits of a
 // configuration form its parameter database, (ii, oo) -> (a, b, c).
 #include "fit/bench.h"
+#include "fit/descriptors.h"
 #include "fit/xgb.h"
 
 #include <array>
@@ -12,6 +13,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <tuple>
@@ -61,6 +63,14 @@ struct AlaOptions {
     fit::XgbParams xgb;
     Columns columns = allColumns();
     double screen_ratio = 10; // suspectRows' ratio; 0 keeps every row
+    // The roofline prior: a pair predicted from another configuration's curve is scaled by
+    // the ratio of the two configurations' roofline bounds at the same (ii, oo, bb) (hardware,
+    // device count, model and precision all enter the bound). Off by default: held out by
+    // vendor it raised ALA's median error from 61 % to 92 % (software efficiency differs by
+    // vendor far more than the spec sheets do), by hardware from 46 % to 52 %; by framework
+    // it lowered it from 97 % to 90 % (fit ala --holdout, LLM-Inference-Bench).
+    bool roofline_prior = false;
+    hw::Descriptors descriptors = hw::Descriptors::shipped();
 };
 
 // Where a pair's (a, b, c) came from.
@@ -82,6 +92,16 @@ struct Prediction {
     double config_distance = 0;      // configDistance to the anchor configuration (0: its own)
     std::vector<int> anchor_batches; // the anchor curve's measured batch sizes
     double anchor_max_abs_pct = 0;   // and its own fit's largest error (%)
+    // The roofline prior (AlaOptions::roofline_prior), set where the curve comes from other
+    // configurations and every roofline involved is known: the query's and each anchor
+    // configuration's bound, evaluated at the query's pair.
+    std::optional<hw::Roofline> roof_query;
+    std::vector<hw::Roofline> roof_anchors;
+    int ii = 0, oo = 0;
+    // The predicted throughput at batch `bb`: fit(bb), times the geometric mean over the
+    // anchors of roofline(query) / roofline(anchor) where the prior applies.
+    double at(double bb) const;
+    double transfer(double bb) const; // that factor (1 without the prior)
 };
 
 // ALA's model over many configurations: each configuration's parameter database, and
@@ -118,6 +138,8 @@ public:
     std::size_t screenedRows() const { return screened_; }
     std::size_t learnedPairs() const { return learned_pairs_; }
     const AlaOptions& options() const { return opt_; }
+    // The prior only changes predictions, not what is trained: one training serves both.
+    void setRooflinePrior(bool on) { opt_.roofline_prior = on; }
 
     // Distance between two configurations in the features ALA's regressors see of a
     // configuration (descriptors: devices, log model size, size per device, mixture of

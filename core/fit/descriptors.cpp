@@ -48,6 +48,23 @@ std::string restOf(const std::vector<std::string_view>& f, std::size_t from) {
     return s;
 }
 
+// The source column: the rest of the line when it is the last column; never empty.
+std::string sourceOf(const std::vector<std::string_view>& f, std::size_t col, std::size_t columns,
+                     const std::string& file, long line) {
+    std::string s = col + 1 == columns ? restOf(f, col) : std::string(f[col]);
+    if (text::trim(s).empty())
+        throw InputError(file, line, "source", "empty: say where the figures come from");
+    return s;
+}
+
+// A row under its lower-case name; a name twice in one file is an error.
+template <class Row>
+void addOnce(std::map<std::string, Row>& rows, const std::string& key, const Row& row,
+             const std::string& file, long line, const char* field) {
+    if (!rows.emplace(lower(key), row).second)
+        throw InputError(file, line, field, "'" + key + "' appears twice");
+}
+
 bool oneByte(const std::string& precision, const char* what) {
     const std::string p = lower(precision);
     const std::string key = std::string(what) + "=";
@@ -114,11 +131,8 @@ void Descriptors::addAccelerators(std::istream& in, const std::string& name) {
         a.bandwidth_gbps = optionalPositive(f[c_bw], name, line, "memory_bandwidth_gbps");
         a.fp16_tflops = optionalPositive(f[c_fl], name, line, "fp16_dense_tflops");
         a.interconnect_gbps = optionalPositive(f[c_ic], name, line, "interconnect_gbps");
-        a.source = c_src + 1 == h.count() ? restOf(f, c_src) : std::string(f[c_src]);
-        if (text::trim(a.source).empty())
-            throw InputError(name, line, "source", "empty: say where the figures come from");
-        if (!rows.emplace(lower(a.chip), a).second)
-            throw InputError(name, line, "chip", "'" + a.chip + "' appears twice");
+        a.source = sourceOf(f, c_src, h.count(), name, line);
+        addOnce(rows, a.chip, a, name, line, "chip");
     });
     for (auto& [k, a] : rows) acc_[k] = std::move(a);
 }
@@ -141,11 +155,8 @@ void Descriptors::addModels(std::istream& in, const std::string& name) {
         m.hidden = text::needCount(f[c_h], name, line, "hidden", 1);
         m.kv_heads = text::needCount(f[c_kv], name, line, "kv_heads", 1);
         m.head_dim = text::needCount(f[c_hd], name, line, "head_dim", 1);
-        m.source = c_src + 1 == h.count() ? restOf(f, c_src) : std::string(f[c_src]);
-        if (text::trim(m.source).empty())
-            throw InputError(name, line, "source", "empty: say where the figures come from");
-        if (!rows.emplace(lower(m.model), m).second)
-            throw InputError(name, line, "model", "'" + m.model + "' appears twice");
+        m.source = sourceOf(f, c_src, h.count(), name, line);
+        addOnce(rows, m.model, m, name, line, "model");
     });
     for (auto& [k, m] : rows) models_[k] = std::move(m);
 }

@@ -5,6 +5,7 @@
 // the solver finds the global optimum, not a local one.
 #include "fit/ala.h"
 #include "fit/ala_exec.h"
+#include "fit/ala_transfer.h"
 #include "fit/descriptors.h"
 #include "fit/xgb.h"
 #include "model/input_error.h"
@@ -91,6 +92,78 @@ private slots:
             QVERIFY(t > last);
             last = t;
         }
+    }
+
+    // Calibration by hand: three rows at batch 1, 4, 16 (the same length) measured at
+    // 2 * bb^0.1 times the estimate. In log batch x = 0, 1.386, 2.773 (mean 1.386, sum of
+    // squares 3.843) the log ratio is log 2 + 0.1 x: level = log 2 + 0.1386 = 0.83178,
+    // batch slope = 0.3843 / (3.843 + 2) = 0.065775 (the ridge of 2 pulls it from 0.1), no
+    // length slope (no spread in length); at batch 64 the factor is exp(0.83178 + 0.065775 *
+    // (4.159 - 1.386)) = 2.75700. Leaving out the middle row the fit passes through it;
+    // leaving out an end row misses it by 0.14046: the median, 0.14046, is the LOO error.
+    void calibrationByHand() {
+        std::vector<BenchRow> m;
+        std::vector<double> est;
+        for (int bb : {1, 4, 16}) {
+            m.push_back({"vLLM", "x", "Acme Z1 x1", "default", 128, 128, bb,
+                         100.0 * 2 * std::pow(bb, 0.1)});
+            est.push_back(100.0);
+        }
+        const Calibration c = calibrate(m, est);
+        KAIROS_COMPARE_NEAR(c.level, 0.8317766167, 1e-9);
+        KAIROS_COMPARE_NEAR(c.slope_batch, 0.0657746638, 1e-9);
+        KAIROS_COMPARE_NEAR(c.slope_length, 0.0, 1e-12);
+        BenchRow q = m[0];
+        q.bb = 64;
+        KAIROS_COMPARE_NEAR(c.factor(q), 2.7569988300, 1e-8);
+        KAIROS_COMPARE_NEAR(c.loo_log_error, 0.1404598135, 1e-9);
+        // One row: the level only, and no leave-one-out error.
+        const Calibration one = calibrate({m[0]}, {100.0});
+        KAIROS_COMPARE_NEAR(one.factor(q), 2.0, 1e-12);
+        QVERIFY(std::isnan(one.loo_log_error));
+        QVERIFY_THROWS_EXCEPTION(std::invalid_argument, calibrate(m, {1.0}));
+    }
+
+    // Split-conformal intervals by hand: 39 residuals (i - 20) / 20, i = 1..39, of the
+    // hardware class. At 80 %: the floor(40 * 0.1) = 4th and ceil(40 * 0.9) = 36th,
+    // -0.8 and +0.8. A vendor never held out (no residuals) reads the hardware class at
+    // half the miscoverage: the 2nd and 38th, -0.9 and +0.9, and says so.
+    void conformalByHand() {
+        ResidualTable t;
+        for (int i = 1; i <= 39; ++i) t.add(Novelty::Hardware, false, (i - 20) / 20.0);
+        const auto iv = t.interval(Novelty::Hardware, false, 0.8);
+        KAIROS_COMPARE_NEAR(iv.lo, std::exp(-0.8), 1e-12);
+        KAIROS_COMPARE_NEAR(iv.hi, std::exp(0.8), 1e-12);
+        const auto v = t.interval(Novelty::Vendor, false, 0.8);
+        QCOMPARE(v.from, Novelty::Hardware);
+        KAIROS_COMPARE_NEAR(v.level, 0.9, 1e-12);
+        KAIROS_COMPARE_NEAR(v.lo, std::exp(-0.9), 1e-12);
+        KAIROS_COMPARE_NEAR(v.hi, std::exp(0.9), 1e-12);
+        QVERIFY(v.note.find("no vendor hold-out") != std::string::npos);
+        // Too few residuals at the bottom: the interval is unbounded, not made up.
+        const auto none = t.interval(Novelty::Pair, false, 0.8);
+        QCOMPARE(none.lo, 0.0);
+        QVERIFY(std::isinf(none.hi));
+        QCOMPARE(ResidualTable::fromJson(t.toJson()).count(Novelty::Hardware, false),
+                 std::size_t(39));
+        QVERIFY_THROWS_EXCEPTION(std::invalid_argument, t.interval(Novelty::Pair, false, 1.0));
+    }
+
+    // How new a query is, step by step.
+    void noveltyLadder() {
+        KnownGroups k;
+        const Columns cols = allColumns();
+        k.add({"vLLM", "m", "Nvidia H100 GPU x1", "default"}, cols);
+        k.add({"vLLM", "m", "Nvidia A100 GPU x4", "default"}, cols);
+        QCOMPARE(k.of({"vLLM", "m", "Nvidia H100 GPU x1", "default", 1, 1, 1}, cols),
+                 Novelty::Pair);
+        QCOMPARE(k.of({"vLLM", "m", "Nvidia H100 GPU x8", "default"}, cols),
+                 Novelty::Configuration);
+        QCOMPARE(k.of({"vLLM", "m", "Nvidia GH200 GPU x1", "default"}, cols), Novelty::Hardware);
+        QCOMPARE(k.of({"vLLM", "m", "Intel PVC GPU x1", "default"}, cols), Novelty::Vendor);
+        QCOMPARE(k.of({"llama.cpp", "m", "Nvidia H100 GPU x1", "default"}, cols),
+                 Novelty::Framework);
+        QCOMPARE(vendorOf("Habana Gaudi2 x8"), std::string("Habana"));
     }
 
     // A user's table adds hardware; a bad row names its file, line and field.

@@ -1,0 +1,75 @@
+#pragma once
+// ALA judged on what is truly new to it: every row of a held-out group (a vendor, a
+// framework, a hardware) predicted by models trained on the other groups only, beside the
+// baselines a performance engineer would try first.
+#include "fit/ala.h"
+#include "fit/ala_transfer.h"
+
+#include <string>
+#include <vector>
+
+namespace kairos::ala {
+
+// The roofline bound (fit/descriptors.h) times the efficiency the training rows reach
+// under it: the median of throughput / bound over the training rows of the same
+// framework (over all of them for a framework never trained on). NaN where the
+// configuration has no roofline.
+class RooflineBaseline {
+public:
+    void train(const std::vector<BenchRow>& rows, const hw::Descriptors& d);
+    double predict(const BenchRow& r) const;
+    double efficiency(const std::string& framework) const;
+
+private:
+    const hw::Descriptors* d_ = nullptr;
+    std::map<std::string, double> by_framework_;
+    double all_ = 0;
+};
+
+// Methods compared on every held-out row.
+enum HoldoutMethod : std::size_t {
+    kAla,          // ALA with the roofline prior
+    kAlaNoPrior,   // ALA as before the prior
+    kRoofline,     // RooflineBaseline
+    kLinearWide,   // dataset-wide linear regression (the paper's baseline)
+    kXgbWide,      // dataset-wide XGBoost (the paper's baseline)
+    kSpec,         // SpecModel: roofline x efficiency learned from spec-sheet descriptors
+    kHoldoutMethods
+};
+const char* holdoutMethodName(std::size_t m);
+
+struct HoldoutRow {
+    BenchRow row;
+    std::string group, config; // the held-out group it belongs to; its configuration key
+    std::array<double, kHoldoutMethods> predicted{}; // tokens/s (NaN: no prediction)
+    bool suspect = false; // suspectRows over the whole table: counts against every method
+    // Calibrated from `calibration_rows` measured rows of the same configuration (chosen at
+    // random, seeded): those rows are marked and not scored; the rest carry each method's
+    // calibrated prediction and the calibration's leave-one-out log error (its predicted
+    // error).
+    bool calibration_row = false;
+    std::array<double, kHoldoutMethods> calibrated{}, loo_log_error{};
+    // The unseen estimate's interval (UnseenEstimator learned on the training groups only,
+    // its residuals from hold-outs inside them), zero-shot and calibrated, at `coverage`.
+    Novelty novelty = Novelty::Pair;
+    double lo = NAN, hi = NAN, cal_lo = NAN, cal_hi = NAN;
+    std::string interval_note;
+};
+struct HoldoutEvaluation {
+    double coverage = 0.8;
+    std::string regime; // "vendor", "framework" or "hardware"
+    std::vector<std::string> groups;
+    std::vector<HoldoutRow> rows;
+};
+// Each group of `regime` held out in turn (a group with every configuration of one vendor,
+// framework or hardware); models trained on the rest, every held-out row predicted.
+// Throws std::invalid_argument for an unknown regime or fewer than two groups.
+HoldoutEvaluation evaluateHoldout(const std::vector<BenchRow>& rows, const AlaOptions& o,
+                                  const std::string& regime, std::size_t calibration_rows = 3,
+                                  std::uint64_t seed = 1, double coverage = 0.8,
+                                  const std::function<void(const std::string&)>& progress = {});
+
+// Absolute % error of a prediction (NaN when there is none).
+double pctError(double predicted, double actual);
+
+} // namespace kairos::ala

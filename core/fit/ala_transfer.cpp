@@ -1,0 +1,382 @@
+#include "fit/ala_transfer.h"
+
+#include <algorithm>
+#include <map>
+#include <random>
+#include <tuple>
+#include <cmath>
+
+namespace kairos::ala {
+namespace {
+
+void addUniqueName(std::vector<std::string>& v, const std::string& x) {
+    if (std::find(v.begin(), v.end(), x) == v.end()) v.push_back(x);
+}
+
+double medianAbs(std::vector<double> v) {
+    if (v.empty()) return NAN;
+    for (double& x : v) x = std::abs(x);
+    std::sort(v.begin(), v.end());
+    const std::size_t n = v.size();
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+} // namespace
+
+std::vector<float> SpecModel::features(const BenchRow& r, const hw::Roofline& f) const {
+    const auto [chip, n] = hw::splitHardware(r.hardware);
+    const double per = double(f.tensor_parallel ? n : 1);
+    std::vector<float> x{float(std::log(double(r.ii))),
+                         float(std::log(double(r.oo))),
+                         float(std::log(double(std::max(1, r.bb)))),
+                         float(std::log(f.throughput(r.ii, r.oo, r.bb))),
+                         float(std::log(f.bandwidth / per)),
+                         float(std::log(f.flops / per)),
+                         float(std::log(double(n))),
+                         f.tensor_parallel ? 1.0f : 0.0f,
+                         float(std::log(f.weight_bytes)),
+                         float(std::log(f.active_params)),
+                         float(std::log(f.kv_bytes_per_token)),
+                         float(std::log(f.dense_bytes / f.bandwidth))};
+    for (const auto& v : frameworks_) x.push_back(v == r.framework ? 1.0f : 0.0f);
+    for (const auto& v : precisions_) x.push_back(v == r.precision ? 1.0f : 0.0f);
+    return x;
+}
+
+void SpecModel::train(const std::vector<BenchRow>& rows, const hw::Descriptors& d,
+                      const fit::XgbParams& p) {
+    d_ = d;
+    frameworks_.clear();
+    precisions_.clear();
+    std::vector<std::pair<const BenchRow*, hw::Roofline>> usable;
+    for (const BenchRow& r : rows)
+        if (auto f = hw::roofline(d_, r)) {
+            usable.emplace_back(&r, *f);
+            addUniqueName(frameworks_, r.framework);
+            addUniqueName(precisions_, r.precision);
+        }
+    if (usable.empty())
+        throw std::invalid_argument("no training row has a roofline (hardware and model tables)");
+    std::vector<std::vector<float>> x;
+    std::vector<float> y; // log efficiency: throughput over its roofline bound
+    for (const auto& [r, f] : usable) {
+        x.push_back(features(*r, f));
+        y.push_back(float(std::log(r->thpt / f.throughput(r->ii, r->oo, r->bb))));
+    }
+    xgb_.fit(x, y, p);
+}
+
+double SpecModel::predict(const BenchRow& r) const {
+    if (!xgb_.trained()) return NAN;
+    const auto f = hw::roofline(d_, r);
+    if (!f) return NAN;
+    const double e = double(xgb_.predict({features(r, *f)})[0]);
+    return f->throughput(r.ii, r.oo, r.bb) * std::exp(e);
+}
+
+double Calibration::factor(const BenchRow& r) const {
+    const double lb = std::log(double(std::max(1, r.bb))), ll = std::log(double(r.ii + r.oo));
+    return std::exp(level + slope_batch * (lb - mean_log_batch) +
+                    slope_length * (ll - mean_log_length));
+}
+
+namespace {
+// Ridge least squares of y on two centred covariates (intercept free), solved in closed form.
+Calibration ridgeFit(const std::vector<std::array<double, 2>>& x, const std::vector<double>& y,
+                     double ridge) {
+    Calibration c;
+    const double n = double(x.size());
+    c.rows = x.size();
+    double my = 0;
+    for (std::size_t i = 0; i < x.size(); ++i) {
+        c.mean_log_batch += x[i][0] / n;
+        c.mean_log_length += x[i][1] / n;
+        my += y[i] / n;
+    }
+    double a11 = ridge, a12 = 0, a22 = ridge, r1 = 0, r2 = 0;
+    for (std::size_t i = 0; i < x.size(); ++i) {
+        const double u = x[i][0] - c.mean_log_batch, v = x[i][1] - c.mean_log_length,
+                     w = y[i] - my;
+        a11 += u * u;
+        a12 += u * v;
+        a22 += v * v;
+        r1 += u * w;
+        r2 += v * w;
+    }
+    const double det = a11 * a22 - a12 * a12;
+    if (det > 1e-12) {
+        c.slope_batch = (a22 * r1 - a12 * r2) / det;
+        c.slope_length = (a11 * r2 - a12 * r1) / det;
+    }
+    c.level = my;
+    return c;
+}
+} // namespace
+
+Calibration calibrate(const std::vector<BenchRow>& measured, const std::vector<double>& estimates,
+                      double ridge) {
+    if (measured.empty() || measured.size() != estimates.size())
+        throw std::invalid_argument("calibrate: one estimate per measured row, at least one row");
+    std::vector<std::array<double, 2>> x;
+    std::vector<double> y;
+    for (std::size_t i = 0; i < measured.size(); ++i) {
+        const BenchRow& r = measured[i];
+        if (!(r.thpt > 0) || !(estimates[i] > 0))
+            throw std::invalid_argument("calibrate: throughputs and estimates must be above 0");
+        x.push_back({std::log(double(std::max(1, r.bb))), std::log(double(r.ii + r.oo))});
+        y.push_back(std::log(r.thpt / estimates[i]));
+    }
+    Calibration c = ridgeFit(x, y, ridge);
+    if (x.size() >= 2) {
+        std::vector<double> loo;
+        for (std::size_t k = 0; k < x.size(); ++k) {
+            std::vector<std::array<double, 2>> xs;
+            std::vector<double> ys;
+            for (std::size_t i = 0; i < x.size(); ++i)
+                if (i != k) xs.push_back(x[i]), ys.push_back(y[i]);
+            const Calibration o = ridgeFit(xs, ys, ridge);
+            const double fitted = o.level + o.slope_batch * (x[k][0] - o.mean_log_batch) +
+                                  o.slope_length * (x[k][1] - o.mean_log_length);
+            loo.push_back(y[k] - fitted);
+        }
+        c.loo_log_error = medianAbs(loo);
+    }
+    return c;
+}
+
+double calibratedErrorPct(double loo_log_error, double estimate, double second) {
+    double d = 0;
+    if (std::isfinite(second) && second > 0 && estimate > 0) d = std::abs(std::log(estimate / second));
+    if (!std::isfinite(loo_log_error)) return NAN;
+    return 100 * (std::exp(loo_log_error + d) - 1);
+}
+
+std::string vendorOf(const std::string& hardware) {
+    const std::string chip = hw::splitHardware(hardware).first;
+    return chip.substr(0, chip.find(' '));
+}
+
+const char* noveltyName(Novelty n) {
+    switch (n) {
+    case Novelty::Pair: return "pair";
+    case Novelty::Configuration: return "configuration";
+    case Novelty::Hardware: return "hardware";
+    case Novelty::Vendor: return "vendor";
+    case Novelty::Framework: return "framework";
+    }
+    return "?";
+}
+
+void ResidualTable::add(Novelty n, bool calibrated, double log_ratio) {
+    if (!std::isfinite(log_ratio)) return;
+    auto& v = r_[std::size_t(n)][calibrated ? 1 : 0];
+    v.insert(std::upper_bound(v.begin(), v.end(), log_ratio), log_ratio);
+}
+
+std::size_t ResidualTable::count(Novelty n, bool calibrated) const {
+    return r_[std::size_t(n)][calibrated ? 1 : 0].size();
+}
+
+ResidualTable::Interval ResidualTable::interval(Novelty n, bool calibrated, double coverage) const {
+    if (!(coverage > 0 && coverage < 1))
+        throw std::invalid_argument("coverage must be in (0, 1)");
+    Interval out;
+    double miss = 1 - coverage;
+    int k = int(n);
+    std::string why;
+    while (k > 0 && count(Novelty(k), calibrated) < kMinResiduals) {
+        why += std::string(why.empty() ? "" : "; ") + "no " + noveltyName(Novelty(k)) +
+               " hold-out in training (" + std::to_string(count(Novelty(k), calibrated)) +
+               " residuals)";
+        --k;
+        miss /= 2;
+    }
+    const auto& v = r_[std::size_t(k)][calibrated ? 1 : 0];
+    out.from = Novelty(k);
+    out.level = 1 - miss;
+    if (v.empty()) {
+        out.lo = 0;
+        out.hi = INFINITY;
+        out.note = "no held-out residuals: unbounded";
+        return out;
+    }
+    const double m = double(v.size());
+    // 1-based ranks (0: unbounded); the 1e-9 keeps 1 - 0.8 = 0.19999... from moving a rank.
+    const long lo_k = long(std::floor((m + 1) * miss / 2 + 1e-9));
+    const long hi_k = long(std::ceil((m + 1) * (1 - miss / 2) - 1e-9));
+    out.lo = lo_k < 1 ? 0.0 : std::exp(v[std::size_t(lo_k - 1)]);
+    out.hi = hi_k > long(v.size()) ? INFINITY : std::exp(v[std::size_t(hi_k - 1)]);
+    out.note = std::string(noveltyName(out.from)) + " hold-outs" +
+               (calibrated ? " (calibrated)" : "") + ", " + std::to_string(v.size()) +
+               " residuals";
+    if (!why.empty())
+        out.note += ", read at " + std::to_string(int(std::lround(100 * out.level))) +
+                    " % (" + why + ")";
+    return out;
+}
+
+double ResidualTable::typicalErrorPct(Novelty n, bool calibrated) const {
+    int k = int(n);
+    while (k > 0 && count(Novelty(k), calibrated) < kMinResiduals) --k;
+    const auto& v = r_[std::size_t(k)][calibrated ? 1 : 0];
+    return v.empty() ? NAN : 100 * (std::exp(medianAbs(v)) - 1);
+}
+
+nlohmann::json ResidualTable::toJson() const {
+    nlohmann::json j = nlohmann::json::object();
+    for (int k = 0; k < kNovelties; ++k)
+        for (int c = 0; c < 2; ++c)
+            j[std::string(noveltyName(Novelty(k))) + (c ? "_calibrated" : "")] =
+                r_[std::size_t(k)][std::size_t(c)];
+    return j;
+}
+
+ResidualTable ResidualTable::fromJson(const nlohmann::json& j) {
+    ResidualTable t;
+    try {
+        for (int k = 0; k < kNovelties; ++k)
+            for (int c = 0; c < 2; ++c)
+                for (double x :
+                     j.at(std::string(noveltyName(Novelty(k))) + (c ? "_calibrated" : ""))
+                         .get<std::vector<double>>())
+                    t.add(Novelty(k), c == 1, x);
+    } catch (const nlohmann::json::exception& e) {
+        throw std::runtime_error(std::string("residual table: ") + e.what());
+    }
+    return t;
+}
+
+Novelty KnownGroups::of(const BenchRow& q, const Columns& cols) const {
+    if (configs.count(configKey(q, cols))) return Novelty::Pair;
+    if (!frameworks.count(q.framework)) return Novelty::Framework;
+    if (chips.count(hw::splitHardware(q.hardware).first)) return Novelty::Configuration;
+    if (vendors.count(vendorOf(q.hardware))) return Novelty::Hardware;
+    return Novelty::Vendor;
+}
+
+void KnownGroups::add(const BenchRow& r, const Columns& cols) {
+    configs.insert(configKey(r, cols));
+    chips.insert(hw::splitHardware(r.hardware).first);
+    vendors.insert(vendorOf(r.hardware));
+    frameworks.insert(r.framework);
+}
+
+namespace {
+
+// One inner hold-out: the estimate trained on `train`, each held row's log ratio recorded
+// by its novelty to `train`; then each held configuration calibrated from k of its rows
+// and the rest recorded as calibrated.
+void holdOut(const std::vector<BenchRow>& train, const std::vector<BenchRow>& held,
+             const AlaOptions& o, const UnseenOptions& u, ResidualTable& t) {
+    if (train.empty() || held.empty()) return;
+    DatasetWideBaseline wide;
+    wide.train(train, u.xgb);
+    KnownGroups known;
+    for (const BenchRow& r : train) known.add(r, o.columns);
+    std::map<std::string, std::vector<std::size_t>> by;
+    std::vector<double> est(held.size());
+    for (std::size_t i = 0; i < held.size(); ++i) {
+        est[i] = wide.predictXgb(held[i]);
+        t.add(known.of(held[i], o.columns), false, std::log(held[i].thpt / est[i]));
+        by[configKey(held[i], o.columns)].push_back(i);
+    }
+    if (u.calibration_rows == 0) return;
+    for (auto& [k, idx] : by) {
+        if (idx.size() <= u.calibration_rows) continue;
+        std::mt19937_64 rng(u.seed ^ std::hash<std::string>{}(k));
+        std::shuffle(idx.begin(), idx.end(), rng);
+        std::vector<BenchRow> m;
+        std::vector<double> e;
+        for (std::size_t j = 0; j < u.calibration_rows; ++j) {
+            m.push_back(held[idx[j]]);
+            e.push_back(est[idx[j]]);
+        }
+        const Calibration c = calibrate(m, e);
+        const Novelty n = known.of(held[idx.front()], o.columns);
+        for (std::size_t j = u.calibration_rows; j < idx.size(); ++j) {
+            const std::size_t i = idx[j];
+            t.add(n, true, std::log(held[i].thpt / (est[i] * c.factor(held[i]))));
+        }
+    }
+}
+
+} // namespace
+
+UnseenEstimator UnseenEstimator::learn(const std::vector<BenchRow>& rows, const AlaOptions& o,
+                                       const UnseenOptions& u) {
+    UnseenEstimator e;
+    e.columns_ = o.columns;
+    const auto suspect = suspectRows(rows, o.columns, o.screen_ratio);
+    std::vector<BenchRow> clean;
+    for (std::size_t i = 0; i < rows.size(); ++i)
+        if (!suspect[i]) clean.push_back(rows[i]);
+    if (clean.empty()) throw std::invalid_argument("no rows to learn the unseen estimate from");
+    e.wide_.train(clean, u.xgb); // the inner models' setting: the residuals are its own
+    for (const BenchRow& r : clean) e.known_.add(r, o.columns);
+    // Grouped hold-outs of the clean rows: a group's rows against a model without them.
+    auto byGroup = [&](const std::function<std::string(const BenchRow&)>& group,
+                       const std::string& what) {
+        std::set<std::string> gs;
+        for (const BenchRow& r : clean) gs.insert(group(r));
+        if (gs.size() < 2) return;
+        for (const std::string& g : gs) {
+            std::vector<BenchRow> train, held;
+            for (const BenchRow& r : clean) (group(r) == g ? held : train).push_back(r);
+            holdOut(train, held, o, u, e.table_);
+            if (u.progress) u.progress("residuals: " + what + " " + g + " held out");
+        }
+    };
+    byGroup([](const BenchRow& r) { return r.framework; }, "framework");
+    byGroup([](const BenchRow& r) { return vendorOf(r.hardware); }, "vendor");
+    byGroup([](const BenchRow& r) { return hw::splitHardware(r.hardware).first; }, "chip");
+    {
+        std::vector<std::string> keys(e.known_.configs.begin(), e.known_.configs.end());
+        std::mt19937_64 rng(u.seed);
+        std::shuffle(keys.begin(), keys.end(), rng);
+        const int n = std::clamp<int>(u.configuration_folds, 2, std::max(2, int(keys.size())));
+        std::map<std::string, int> fold;
+        for (std::size_t i = 0; i < keys.size(); ++i) fold[keys[i]] = int(i) % n;
+        byGroup([&](const BenchRow& r) { return std::to_string(fold[configKey(r, o.columns)]); },
+                "configuration fold");
+    }
+    if (u.pair_residuals) {
+        // A fifth of each configuration's (ii, oo) pairs held out (at least one, never all),
+        // ALA trained on the rest, the held rows' log ratios recorded as new pairs.
+        std::map<std::string, std::vector<std::pair<int, int>>> pairs;
+        for (const BenchRow& r : clean) {
+            auto& v = pairs[configKey(r, o.columns)];
+            if (std::find(v.begin(), v.end(), std::make_pair(r.ii, r.oo)) == v.end())
+                v.emplace_back(r.ii, r.oo);
+        }
+        std::set<std::tuple<std::string, int, int>> held_pairs;
+        for (auto& [k, v] : pairs) {
+            if (v.size() < 2) continue;
+            std::mt19937_64 rng(u.seed ^ std::hash<std::string>{}(k));
+            std::shuffle(v.begin(), v.end(), rng);
+            const std::size_t n = std::clamp<std::size_t>(v.size() / 5, 1, v.size() - 1);
+            for (std::size_t i = 0; i < n; ++i) held_pairs.emplace(k, v[i].first, v[i].second);
+        }
+        std::vector<BenchRow> train, held;
+        for (const BenchRow& r : clean)
+            (held_pairs.count({configKey(r, o.columns), r.ii, r.oo}) ? held : train).push_back(r);
+        AlaOptions inner = o;
+        inner.xgb = u.xgb;
+        AlaModel m;
+        m.train(train, inner);
+        for (const BenchRow& r : held) {
+            try {
+                e.table_.add(Novelty::Pair, false, std::log(r.thpt / m.predict(r)));
+            } catch (const std::runtime_error&) {
+                // a configuration without a measured curve left: not a pair residual
+            }
+        }
+        if (u.progress) u.progress("residuals: pairs held out within configurations");
+    }
+    return e;
+}
+
+Novelty UnseenEstimator::novelty(const BenchRow& q) const { return known_.of(q, columns_); }
+
+double UnseenEstimator::estimate(const BenchRow& q) const { return wide_.predictXgb(q); }
+
+} // namespace kairos::ala
