@@ -11,14 +11,6 @@
 namespace kairos::ala {
 namespace {
 
-double medianOf(std::vector<double> v) {
-    if (v.empty()) return NAN;
-    const auto mid = v.begin() + std::ptrdiff_t(v.size() / 2);
-    std::nth_element(v.begin(), mid, v.end());
-    if (v.size() % 2) return *mid;
-    return 0.5 * (*mid + *std::max_element(v.begin(), mid));
-}
-
 std::string groupOf(const BenchRow& r, const std::string& regime) {
     if (regime == "vendor") return vendorOf(r.hardware);
     if (regime == "framework") return r.framework;
@@ -86,8 +78,8 @@ void RooflineBaseline::train(const std::vector<BenchRow>& rows, const hw::Descri
         all.push_back(e);
     }
     by_framework_.clear();
-    for (auto& [k, v] : by) by_framework_[k] = medianOf(std::move(v));
-    all_ = medianOf(std::move(all));
+    for (auto& [k, v] : by) by_framework_[k] = finitePercentile(v, 50);
+    all_ = finitePercentile(all, 50);
 }
 
 double RooflineBaseline::efficiency(const std::string& framework) const {
