@@ -292,94 +292,11 @@ ala::Uncertainty learnUncertainty(const std::vector<ala::BenchRow>& rows, const 
     return unc;
 }
 
-// The measured rows of --calibrate, per configuration (only configurations without
-// measured curves of their own are calibrated: ALA already has the others' curves).
-struct CalibrationSet {
-    std::map<std::string, std::vector<ala::BenchRow>> rows; // by configuration key
-};
-
 template <class Args>
 void predictAla(const ala::AlaModel& model, const ala::Uncertainty& unc,
-                const ala::UnseenEstimator& unseen, const ala::SpecModel& spec,
-                const CalibrationSet& cal, const ala::AlaOptions& o,
+                const ala::RangePredictor& range, const ala::AlaOptions& o,
                 const std::vector<ala::BenchRow>& queries, const Args& a) {
-    // Each configuration's calibration of the unseen estimate and of the second opinion.
-    struct Fix {
-        ala::Calibration estimate, second;
-        bool second_ok = false;
-    };
-    std::map<std::string, Fix> fixes;
-    for (const auto& [k, rs] : cal.rows) {
-        if (unseen.novelty(rs.front()) == ala::Novelty::Pair) {
-            std::printf("--calibrate: %s has measured curves in --data; its rows are not used\n",
-                        text::printable(k).c_str());
-            continue;
-        }
-        Fix f;
-        std::vector<double> est, sec;
-        for (const auto& r : rs) {
-            est.push_back(unseen.estimate(r));
-            sec.push_back(spec.predict(r));
-        }
-        f.estimate = ala::calibrate(rs, est);
-        f.second_ok = std::all_of(sec.begin(), sec.end(), [](double x) { return x > 0; });
-        if (f.second_ok) f.second = ala::calibrate(rs, sec);
-        fixes[k] = f;
-    }
-    struct Out {
-        double predicted = 0, lo = 0, hi = 0, error_pct = 0;
-        ala::Novelty novelty = ala::Novelty::Pair;
-        std::string estimate, from;
-    };
-    auto predictRow = [&](const ala::BenchRow& r, const ala::Prediction& pr) {
-        Out out;
-        out.novelty = unseen.novelty(r);
-        const auto& table = unseen.residuals();
-        if (out.novelty == ala::Novelty::Pair && pr.source == ala::Source::Measured) {
-            // A measured pair: the curve fitted to its own points, as far off as it is at its
-            // worst point.
-            out.predicted = pr.at(r.bb);
-            out.estimate = "ALA (measured pair)";
-            const double f = pr.anchor_max_abs_pct / 100;
-            out.lo = out.predicted * std::max(0.0, 1 - f);
-            out.hi = out.predicted * (1 + f);
-            out.from = "the measured curve's own largest error";
-            out.error_pct = NAN;
-            return out;
-        }
-        if (out.novelty == ala::Novelty::Pair) {
-            out.predicted = pr.at(r.bb);
-            out.estimate = "ALA";
-            const auto iv = table.interval(out.novelty, false, a.coverage);
-            out.lo = out.predicted * iv.lo;
-            out.hi = out.predicted * iv.hi;
-            out.from = iv.note;
-            out.error_pct = NAN; // the learned error predictor's, per configuration
-            return out;
-        }
-        const double est = unseen.estimate(r);
-        const auto fx = fixes.find(ala::configKey(r, o.columns));
-        const bool calibrated = fx != fixes.end();
-        out.predicted = calibrated ? est * fx->second.estimate.factor(r) : est;
-        out.estimate = calibrated ? "dataset-wide XGBoost calibrated on " +
-                                        std::to_string(fx->second.estimate.rows) + " rows"
-                                  : "dataset-wide XGBoost";
-        const auto iv = table.interval(out.novelty, calibrated, a.coverage);
-        out.lo = out.predicted * iv.lo;
-        out.hi = out.predicted * iv.hi;
-        out.from = iv.note;
-        if (calibrated) {
-            const double second = fx->second.second_ok
-                                      ? spec.predict(r) * fx->second.second.factor(r)
-                                      : NAN;
-            out.error_pct = ala::calibratedErrorPct(fx->second.estimate.loo_log_error,
-                                                    out.predicted, second);
-            if (!std::isfinite(out.error_pct)) out.error_pct = table.typicalErrorPct(out.novelty, true);
-        } else {
-            out.error_pct = table.typicalErrorPct(out.novelty, false);
-        }
-        return out;
-    };
+    using Out = ala::RangePrediction;
     std::map<std::string, std::vector<std::size_t>> by;
     for (std::size_t i = 0; i < queries.size(); ++i)
         by[ala::configKey(queries[i], o.columns)].push_back(i);
@@ -401,7 +318,7 @@ void predictAla(const ala::AlaModel& model, const ala::Uncertainty& unc,
         std::size_t in = 0, with_actual = 0;
         for (std::size_t i : idx) {
             const auto& r = queries[i];
-            outs[i] = predictRow(r, model.parameters(r, r.ii, r.oo));
+            outs[i] = range.predict(r, a.coverage);
             Out& out = outs[i];
             if (!std::isfinite(out.error_pct)) out.error_pct = pc.predicted_error;
             errs.push_back(out.error_pct);
@@ -872,13 +789,27 @@ void addFitAla(CLI::App* fit) {
         ala::AlaModel model;
         model.train(rows, o);
         const ala::Uncertainty unc = learnUncertainty(rows, o, *a);
+        // The range of configurations without measured curves, for --predict and stored with
+        // the model (the Models panel draws it and calibrates to a user's measurements).
+        std::printf("\nlearning the range of configurations without measured curves (hold-outs "
+                    "of --data by framework, vendor, chip, configuration and pair)...\n");
+        std::fflush(stdout);
+        ala::UnseenOptions uo;
+        uo.seed = a->seed;
+        if (a->inner_trees > 0) uo.xgb.trees = a->inner_trees;
+        ala::SpecModel spec;
+        spec.train(rows, o.descriptors, uo.xgb);
+        ala::RangePredictor range(model, ala::UnseenEstimator::learn(rows, o, uo), std::move(spec));
 #if KAIROS_HAVE_STORE
         if (!a->db.empty() || a->store) {
             store::Store db(a->db.empty() ? store::Store::defaultPath() : a->db);
             store::ModelInfo mi;
             mi.kind = "ala";
             mi.name = a->data.substr(a->data.find_last_of('/') + 1) + " by " + a->group;
-            mi.params = model.toJson({{"uncertainty", unc.toJson()}});
+            mi.params = model.toJson({{"uncertainty", unc.toJson()},
+                                      {"unseen", range.unseen().toJson()},
+                                      {"spec", range.spec().toJson()},
+                                      {"coverage", a->coverage}});
             mi.training = nlohmann::json{
                 {"source", a->data},
                 {"rows", rows.size()},
@@ -904,19 +835,10 @@ void addFitAla(CLI::App* fit) {
         }
 #endif
         if (a->predict.empty()) return;
-        std::printf("\nlearning the range of configurations without measured curves (hold-outs "
-                    "of --data by framework, vendor, chip, configuration and pair)...\n");
-        std::fflush(stdout);
-        ala::UnseenOptions uo;
-        uo.seed = a->seed;
-        uo.calibration_rows = 3;
-        if (a->inner_trees > 0) uo.xgb.trees = a->inner_trees;
-        const auto unseen = ala::UnseenEstimator::learn(rows, o, uo);
-        ala::SpecModel spec;
-        spec.train(rows, o.descriptors, uo.xgb);
-        CalibrationSet cs;
-        for (const auto& r : calibration) cs.rows[ala::configKey(r, o.columns)].push_back(r);
-        predictAla(model, unc, unseen, spec, cs, o, queries, *a);
+        for (const auto& k : range.calibrateWith(calibration))
+            std::printf("--calibrate: %s has measured curves in --data; its rows are not used\n",
+                        text::printable(k).c_str());
+        predictAla(model, unc, range, o, queries, *a);
     });
 }
 

@@ -816,6 +816,38 @@ double DatasetWideBaseline::predictXgb(const BenchRow& r) const {
     return std::exp(double(xgb_.predict({std::vector<float>(f.begin(), f.end())})[0]));
 }
 
+nlohmann::json DatasetWideBaseline::toJson() const {
+    nlohmann::json cats = nlohmann::json::array();
+    for (const auto& m : cats_) cats.push_back(m);
+    return {{"categories", cats}, {"linear", w_}, {"xgboost", xgb_.toCompact()}};
+}
+
+DatasetWideBaseline DatasetWideBaseline::fromJson(const nlohmann::json& j) {
+    DatasetWideBaseline b;
+    try {
+        const auto& cats = j.at("categories");
+        if (!cats.is_array() || cats.size() != b.cats_.size())
+            throw std::runtime_error("dataset-wide baseline: four category maps expected");
+        b.width_ = 3;
+        for (std::size_t k = 0; k < b.cats_.size(); ++k) {
+            b.cats_[k] = cats[k].get<std::map<std::string, int>>();
+            for (const auto& [name, id] : b.cats_[k])
+                if (id < 0 || id >= int(b.cats_[k].size()))
+                    throw std::runtime_error("dataset-wide baseline: category index out of range");
+            b.width_ += int(b.cats_[k].size());
+        }
+        b.w_ = j.at("linear").get<std::vector<double>>();
+        if (b.w_.size() != std::size_t(b.width_ + 1))
+            throw std::runtime_error("dataset-wide baseline: linear weights do not match");
+        b.xgb_ = fit::XgbRegressor::fromJson(j.at("xgboost").get<std::string>());
+    } catch (const nlohmann::json::exception& e) {
+        throw std::runtime_error(std::string("dataset-wide baseline: ") + e.what());
+    } catch (const std::invalid_argument& e) {
+        throw std::runtime_error(std::string("dataset-wide baseline: ") + e.what());
+    }
+    return b;
+}
+
 namespace {
 // FNV-1a of a configuration's key: its held-out choice, the same on every platform.
 std::uint64_t fnv(const std::string& s) {

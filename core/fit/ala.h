@@ -231,6 +231,10 @@ public:
     void train(const std::vector<BenchRow>& rows, const fit::XgbParams& p);
     double predictLinear(const BenchRow& r) const;
     double predictXgb(const BenchRow& r) const;
+    bool trained() const { return xgb_.trained(); }
+    // Both models with their one-hot vocabularies (XGBoost's UBJSON, base64).
+    nlohmann::json toJson() const;
+    static DatasetWideBaseline fromJson(const nlohmann::json& j); // throws std::runtime_error
 
 private:
     std::vector<double> features(const BenchRow& r) const; // [ii, oo, bb, one-hots...]

@@ -1,5 +1,7 @@
 #include "fit/ala_transfer.h"
 
+#include "workload/text.h"
+
 #include <algorithm>
 #include <map>
 #include <random>
@@ -72,6 +74,29 @@ double SpecModel::predict(const BenchRow& r) const {
     if (!f) return NAN;
     const double e = double(xgb_.predict({features(r, *f)})[0]);
     return f->throughput(r.ii, r.oo, r.bb) * std::exp(e);
+}
+
+nlohmann::json SpecModel::toJson() const {
+    return {{"descriptors", d_.toJson()},
+            {"frameworks", frameworks_},
+            {"precisions", precisions_},
+            {"xgboost", xgb_.trained() ? xgb_.toCompact() : std::string()}};
+}
+
+SpecModel SpecModel::fromJson(const nlohmann::json& j) {
+    SpecModel m;
+    try {
+        m.d_ = hw::Descriptors::fromJson(j.at("descriptors"));
+        m.frameworks_ = j.at("frameworks").get<std::vector<std::string>>();
+        m.precisions_ = j.at("precisions").get<std::vector<std::string>>();
+        const std::string x = j.at("xgboost").get<std::string>();
+        if (!x.empty()) m.xgb_ = fit::XgbRegressor::fromJson(x);
+    } catch (const nlohmann::json::exception& e) {
+        throw std::runtime_error(std::string("spec-sheet model: ") + e.what());
+    } catch (const std::invalid_argument& e) {
+        throw std::runtime_error(std::string("spec-sheet model: ") + e.what());
+    }
+    return m;
 }
 
 double Calibration::factor(const BenchRow& r) const {
@@ -261,6 +286,22 @@ void KnownGroups::add(const BenchRow& r, const Columns& cols) {
     frameworks.insert(r.framework);
 }
 
+nlohmann::json KnownGroups::toJson() const {
+    return {{"configurations", configs},
+            {"chips", chips},
+            {"vendors", vendors},
+            {"frameworks", frameworks}};
+}
+
+KnownGroups KnownGroups::fromJson(const nlohmann::json& j) {
+    KnownGroups k;
+    k.configs = j.at("configurations").get<std::set<std::string>>();
+    k.chips = j.at("chips").get<std::set<std::string>>();
+    k.vendors = j.at("vendors").get<std::set<std::string>>();
+    k.frameworks = j.at("frameworks").get<std::set<std::string>>();
+    return k;
+}
+
 namespace {
 
 // One inner hold-out: the estimate trained on `train`, each held row's log ratio recorded
@@ -283,7 +324,7 @@ void holdOut(const std::vector<BenchRow>& train, const std::vector<BenchRow>& he
     if (u.calibration_rows == 0) return;
     for (auto& [k, idx] : by) {
         if (idx.size() <= u.calibration_rows) continue;
-        std::mt19937_64 rng(u.seed ^ std::hash<std::string>{}(k));
+        std::mt19937_64 rng(u.seed ^ text::fnv1a64(k));
         std::shuffle(idx.begin(), idx.end(), rng);
         std::vector<BenchRow> m;
         std::vector<double> e;
@@ -351,7 +392,7 @@ UnseenEstimator UnseenEstimator::learn(const std::vector<BenchRow>& rows, const 
         std::set<std::tuple<std::string, int, int>> held_pairs;
         for (auto& [k, v] : pairs) {
             if (v.size() < 2) continue;
-            std::mt19937_64 rng(u.seed ^ std::hash<std::string>{}(k));
+            std::mt19937_64 rng(u.seed ^ text::fnv1a64(k));
             std::shuffle(v.begin(), v.end(), rng);
             const std::size_t n = std::clamp<std::size_t>(v.size() / 5, 1, v.size() - 1);
             for (std::size_t i = 0; i < n; ++i) held_pairs.emplace(k, v[i].first, v[i].second);
@@ -378,5 +419,109 @@ UnseenEstimator UnseenEstimator::learn(const std::vector<BenchRow>& rows, const 
 Novelty UnseenEstimator::novelty(const BenchRow& q) const { return known_.of(q, columns_); }
 
 double UnseenEstimator::estimate(const BenchRow& q) const { return wide_.predictXgb(q); }
+
+nlohmann::json UnseenEstimator::toJson() const {
+    return {{"format", "kairos-ala-unseen-1"},
+            {"columns", columns_},
+            {"estimate", wide_.toJson()},
+            {"residuals", table_.toJson()},
+            {"known", known_.toJson()}};
+}
+
+UnseenEstimator UnseenEstimator::fromJson(const nlohmann::json& j) {
+    UnseenEstimator e;
+    try {
+        if (j.value("format", "") != "kairos-ala-unseen-1")
+            throw std::runtime_error("not a Kairos unseen estimate (format kairos-ala-unseen-1)");
+        e.columns_ = j.at("columns").get<Columns>();
+        e.wide_ = DatasetWideBaseline::fromJson(j.at("estimate"));
+        e.table_ = ResidualTable::fromJson(j.at("residuals"));
+        e.known_ = KnownGroups::fromJson(j.at("known"));
+    } catch (const nlohmann::json::exception& x) {
+        throw std::runtime_error(std::string("unseen estimate: ") + x.what());
+    }
+    return e;
+}
+
+RangePredictor::RangePredictor(const AlaModel& model, UnseenEstimator unseen, SpecModel spec)
+    : model_(&model), unseen_(std::move(unseen)), spec_(std::move(spec)),
+      columns_(model.options().columns) {}
+
+std::vector<std::string> RangePredictor::calibrateWith(const std::vector<BenchRow>& measured) {
+    std::map<std::string, std::vector<BenchRow>> by;
+    for (const BenchRow& r : measured) {
+        if (!(r.thpt > 0))
+            throw std::invalid_argument("a calibration row needs a measured throughput above 0");
+        by[configKey(r, columns_)].push_back(r);
+    }
+    std::vector<std::string> unused;
+    for (const auto& [k, rs] : by) {
+        if (unseen_.novelty(rs.front()) == Novelty::Pair) {
+            unused.push_back(k);
+            continue;
+        }
+        Fix f;
+        std::vector<double> est, sec;
+        for (const BenchRow& r : rs) {
+            est.push_back(unseen_.estimate(r));
+            sec.push_back(spec_.predict(r));
+        }
+        f.estimate = calibrate(rs, est);
+        f.second_ok = std::all_of(sec.begin(), sec.end(), [](double x) { return x > 0; });
+        if (f.second_ok) f.second = calibrate(rs, sec);
+        fixes_[k] = f;
+    }
+    return unused;
+}
+
+const Calibration* RangePredictor::calibration(const std::string& config_key) const {
+    const auto it = fixes_.find(config_key);
+    return it == fixes_.end() ? nullptr : &it->second.estimate;
+}
+
+RangePrediction RangePredictor::predict(const BenchRow& r, double coverage) const {
+    RangePrediction out;
+    out.novelty = unseen_.novelty(r);
+    const ResidualTable& table = unseen_.residuals();
+    if (out.novelty == Novelty::Pair) {
+        const Prediction pr = model_->parameters(r, r.ii, r.oo);
+        out.predicted = pr.at(r.bb);
+        if (pr.source == Source::Measured) {
+            // The curve fitted to the pair's own points, as far off as it is at its worst.
+            out.estimate = "ALA (measured pair)";
+            const double f = pr.anchor_max_abs_pct / 100;
+            out.lo = out.predicted * std::max(0.0, 1 - f);
+            out.hi = out.predicted * (1 + f);
+            out.from = "the measured curve's own largest error";
+            return out;
+        }
+        out.estimate = "ALA";
+        const auto iv = table.interval(out.novelty, false, coverage);
+        out.lo = out.predicted * iv.lo;
+        out.hi = out.predicted * iv.hi;
+        out.from = iv.note;
+        return out;
+    }
+    const double est = unseen_.estimate(r);
+    const auto fx = fixes_.find(configKey(r, columns_));
+    out.calibrated = fx != fixes_.end();
+    out.predicted = out.calibrated ? est * fx->second.estimate.factor(r) : est;
+    out.estimate = out.calibrated ? "dataset-wide XGBoost calibrated on " +
+                                        std::to_string(fx->second.estimate.rows) + " rows"
+                                  : "dataset-wide XGBoost";
+    const auto iv = table.interval(out.novelty, out.calibrated, coverage);
+    out.lo = out.predicted * iv.lo;
+    out.hi = out.predicted * iv.hi;
+    out.from = iv.note;
+    if (out.calibrated) {
+        const double second =
+            fx->second.second_ok ? spec_.predict(r) * fx->second.second.factor(r) : NAN;
+        out.error_pct =
+            calibratedErrorPct(fx->second.estimate.loo_log_error, out.predicted, second);
+    }
+    if (!std::isfinite(out.error_pct))
+        out.error_pct = table.typicalErrorPct(out.novelty, out.calibrated);
+    return out;
+}
 
 } // namespace kairos::ala

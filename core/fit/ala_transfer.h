@@ -17,6 +17,7 @@
 #include <array>
 #include <functional>
 #include <limits>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <string>
@@ -34,6 +35,8 @@ public:
     // Tokens/s; NaN where the configuration has no roofline (no row, or no bandwidth).
     double predict(const BenchRow& r) const;
     bool trained() const { return xgb_.trained(); }
+    nlohmann::json toJson() const;                      // the tables it was trained with too
+    static SpecModel fromJson(const nlohmann::json& j); // throws std::runtime_error
 
 private:
     std::vector<float> features(const BenchRow& r, const hw::Roofline& f) const;
@@ -124,6 +127,8 @@ struct KnownGroups {
     std::set<std::string> configs, chips, vendors, frameworks;
     Novelty of(const BenchRow& q, const Columns& cols) const;
     void add(const BenchRow& r, const Columns& cols);
+    nlohmann::json toJson() const;
+    static KnownGroups fromJson(const nlohmann::json& j); // throws nlohmann::json::exception
 };
 
 class UnseenEstimator {
@@ -133,12 +138,59 @@ public:
     Novelty novelty(const BenchRow& q) const;
     double estimate(const BenchRow& q) const; // tokens/s
     const ResidualTable& residuals() const { return table_; }
+    // Stored beside an ALA model (fit ala --db): the estimate, its residuals and what the
+    // training held, so a stored model answers for new hardware as fit ala --predict does.
+    nlohmann::json toJson() const;
+    static UnseenEstimator fromJson(const nlohmann::json& j); // throws std::runtime_error
 
 private:
     DatasetWideBaseline wide_;
     ResidualTable table_;
     KnownGroups known_;
     Columns columns_;
+};
+
+// One row's prediction with its range, whatever the row's novelty:
+//  - a pair ALA measured: ALA's curve, as far off as that curve is at its worst point;
+//  - a new pair of a trained configuration: ALA's curve, the pair hold-outs' interval;
+//  - anything newer: the unseen estimate, fitted to the configuration's measured rows when
+//    there are some (calibrateWith), with the interval of its novelty class, calibrated or
+//    not.
+struct RangePrediction {
+    double predicted = 0, lo = 0, hi = 0; // tokens/s (hi may be inf: unbounded)
+    // Predicted % error: the calibration's own (calibratedErrorPct) where there is one,
+    // else the class's typical error; NaN for ALA's pairs (ALA's error predictor answers).
+    double error_pct = std::numeric_limits<double>::quiet_NaN();
+    Novelty novelty = Novelty::Pair;
+    bool calibrated = false;
+    std::string estimate; // which estimate, in words
+    std::string from;     // where the interval comes from, in words
+};
+class RangePredictor {
+public:
+    // `model` must outlive the predictor; `spec` untrained: no second opinion.
+    RangePredictor(const AlaModel& model, UnseenEstimator unseen, SpecModel spec);
+    // Measured rows (throughput > 0) of configurations without measured curves: each such
+    // configuration's estimate (and second opinion) fitted to its rows, replacing an
+    // earlier fit. Returns the keys of configurations whose rows were not used (ALA has
+    // their curves). Throws std::invalid_argument on a row without a throughput.
+    std::vector<std::string> calibrateWith(const std::vector<BenchRow>& measured);
+    void clearCalibration() { fixes_.clear(); }
+    const Calibration* calibration(const std::string& config_key) const;
+    RangePrediction predict(const BenchRow& r, double coverage) const;
+    const UnseenEstimator& unseen() const { return unseen_; }
+    const SpecModel& spec() const { return spec_; }
+
+private:
+    struct Fix {
+        Calibration estimate, second;
+        bool second_ok = false;
+    };
+    const AlaModel* model_;
+    UnseenEstimator unseen_;
+    SpecModel spec_;
+    Columns columns_;
+    std::map<std::string, Fix> fixes_;
 };
 
 } // namespace kairos::ala

@@ -166,6 +166,101 @@ private slots:
         QCOMPARE(vendorOf("Habana Gaudi2 x8"), std::string("Habana"));
     }
 
+    // What fit ala --db stores for new hardware reads back predicting the same, and the
+    // range follows the row's novelty: a measured pair from its own curve's largest error,
+    // a new vendor from the residual table, and a new vendor with measured rows fitted to
+    // them exactly when they are the estimate times a constant (level log 0.5, slopes 0).
+    void rangePredictorStoredAndCalibrated() {
+        std::vector<BenchRow> rows;
+        const char* models[] = {"meta-llama/Llama-2-7b-hf", "mistralai/Mistral-7B-v0.1"};
+        const char* hws[] = {"Nvidia A100 GPU x1", "Nvidia H100 GPU x1", "Nvidia H100 GPU x2",
+                             "AMD MI250 GPU x1", "AMD MI300X GPU x1"};
+        for (const char* fw : {"vLLM", "TRT-LLM"})
+            for (const char* m : models)
+                for (const char* hw : hws)
+                    for (int ii : {128, 512, 1024})
+                        for (int bb : {1, 4, 16, 64}) {
+                            const double scale = (hw[0] == 'A' ? 0.8 : 1.0) *
+                                                 (std::string(hw).find("H100") != std::string::npos ? 2 : 1) *
+                                                 (fw[0] == 'T' ? 1.3 : 1.0);
+                            rows.push_back({fw, m, hw, "fp16", ii, ii, bb,
+                                            scale * (4000.0 - ii - 3000.0 * std::exp(-0.05 * bb))});
+                        }
+        AlaOptions o;
+        o.xgb.trees = 10;
+        AlaModel model;
+        model.train(rows, o);
+        UnseenOptions u;
+        u.xgb.trees = 20;
+        u.configuration_folds = 2;
+        const UnseenEstimator unseen = UnseenEstimator::learn(rows, o, u);
+        SpecModel spec;
+        spec.train(rows, o.descriptors, u.xgb);
+        UnseenEstimator back = UnseenEstimator::fromJson(
+            nlohmann::json::parse(unseen.toJson().dump()));
+        SpecModel spec_back = SpecModel::fromJson(nlohmann::json::parse(spec.toJson().dump()));
+        const BenchRow pvc{"vLLM", models[0], "Intel PVC GPU x1", "fp16", 256, 256, 8, 0};
+        for (const BenchRow& q : {rows[7], pvc}) {
+            QCOMPARE(back.estimate(q), unseen.estimate(q));
+            QCOMPARE(back.novelty(q), unseen.novelty(q));
+            QCOMPARE(spec_back.predict(q), spec.predict(q));
+        }
+        for (int n = 0; n < kNovelties; ++n)
+            for (bool cal : {false, true}) {
+                QCOMPARE(back.residuals().count(Novelty(n), cal),
+                         unseen.residuals().count(Novelty(n), cal));
+                const auto a = back.residuals().interval(Novelty(n), cal, 0.8),
+                           b = unseen.residuals().interval(Novelty(n), cal, 0.8);
+                QCOMPARE(a.lo, b.lo);
+                QCOMPARE(a.hi, b.hi);
+            }
+
+        RangePredictor range(model, std::move(back), std::move(spec_back));
+        const RangePrediction measured = range.predict(rows[7], 0.8);
+        QCOMPARE(measured.novelty, Novelty::Pair);
+        QCOMPARE(measured.estimate, std::string("ALA (measured pair)"));
+        const auto pr = model.parameters(rows[7], rows[7].ii, rows[7].oo);
+        KAIROS_COMPARE_NEAR(measured.hi / measured.predicted, 1 + pr.anchor_max_abs_pct / 100, 1e-12);
+        QVERIFY(measured.lo <= measured.predicted && measured.predicted <= measured.hi);
+
+        const RangePrediction zero = range.predict(pvc, 0.8);
+        QCOMPARE(zero.novelty, Novelty::Vendor);
+        QVERIFY(!zero.calibrated);
+        QCOMPARE(zero.predicted, unseen.estimate(pvc));
+        const auto iv = unseen.residuals().interval(Novelty::Vendor, false, 0.8);
+        QCOMPARE(zero.lo, zero.predicted * iv.lo);
+        QCOMPARE(zero.hi, zero.predicted * iv.hi);
+        QCOMPARE(zero.from, iv.note);
+
+        std::vector<BenchRow> measured_rows;
+        for (auto [ii, bb] : {std::pair{128, 1}, {512, 16}, {1024, 64}}) {
+            BenchRow r = pvc;
+            r.ii = r.oo = ii;
+            r.bb = bb;
+            r.thpt = 0.5 * unseen.estimate(r);
+            measured_rows.push_back(r);
+        }
+        measured_rows.push_back(rows[0]); // a configuration ALA has curves for: not used
+        const auto unused = range.calibrateWith(measured_rows);
+        QCOMPARE(unused.size(), std::size_t(1));
+        QCOMPARE(unused[0], configKey(rows[0], o.columns));
+        const Calibration* c = range.calibration(configKey(pvc, o.columns));
+        QVERIFY(c);
+        QCOMPARE(c->rows, std::size_t(3));
+        KAIROS_COMPARE_NEAR(c->level, std::log(0.5), 1e-12);
+        KAIROS_COMPARE_NEAR(c->slope_batch, 0, 1e-12);
+        KAIROS_COMPARE_NEAR(c->loo_log_error, 0, 1e-12);
+        const RangePrediction cal = range.predict(pvc, 0.8);
+        QVERIFY(cal.calibrated);
+        KAIROS_COMPARE_NEAR(cal.predicted / zero.predicted, 0.5, 1e-9);
+        QCOMPARE(cal.from, unseen.residuals().interval(Novelty::Vendor, true, 0.8).note);
+        QVERIFY(std::isfinite(cal.error_pct) && cal.error_pct >= 0);
+        BenchRow no_thpt = pvc;
+        QVERIFY_THROWS_EXCEPTION(std::invalid_argument, range.calibrateWith({no_thpt}));
+        range.clearCalibration();
+        QVERIFY(!range.predict(pvc, 0.8).calibrated);
+    }
+
     // A user's table adds hardware; a bad row names its file, line and field.
     void descriptorsFromAUserFile() {
         const std::string good = test::tempPath("acc_good.csv"), bad = test::tempPath("acc_bad.csv");

@@ -924,6 +924,14 @@ private slots:
         auto models = cli({"models", "list", "--db", QString::fromStdString(db)});
         QCOMPARE(models.code, 0);
         QVERIFY2(models.out.contains("ala"), qPrintable(models.out));
+        // Stored with its range for new hardware (the Models panel's band and calibration).
+        auto shown = cli({"models", "show", "1", "--db", QString::fromStdString(db)});
+        QCOMPARE(shown.code, 0);
+        const auto stored = nlohmann::json::parse(shown.out.toStdString());
+        QCOMPARE(stored["params"]["unseen"]["format"], "kairos-ala-unseen-1");
+        QVERIFY(stored["params"]["unseen"]["residuals"]["vendor"].size() > 20);
+        QVERIFY(stored["params"]["spec"]["xgboost"].get<std::string>().size() > 100);
+        QCOMPARE(stored["params"]["coverage"].get<double>(), 0.8);
         QCOMPARE(cli({"fit", "ala", "--data", "x.csv", "--predict", "y.csv"}).code, 2); // no --out
         // The stored model drives the simulator for one of its configurations.
         const QString w = QString(KAIROS_SOURCE_DIR) + "/sample_traces/chat_poisson_small.jsonl";
