@@ -55,7 +55,8 @@ ModelChart::ModelChart(QWidget* parent) : QCustomPlot(parent) {
 bool ModelChart::setModel(const QString& title, const std::string& accuracy, const QString& x_label,
                           const QString& y_label) {
     clearGraphs();
-    points_ = curves_ = 0;
+    points_ = curves_ = bands_ = 0;
+    curve_graphs_.clear();
     setLogAxes(true);
     setLegendBelow(false);
     xAxis->setLabel(x_label.isEmpty() ? tr("measured (s)") : x_label);
@@ -125,7 +126,8 @@ bool ModelChart::setModel(const QString& title, const std::string& accuracy, con
 void ModelChart::setCurves(const QString& title, const QString& note,
                            const std::vector<Curve>& curves) {
     clearGraphs();
-    points_ = curves_ = 0;
+    points_ = curves_ = bands_ = 0;
+    curve_graphs_.clear();
     setLogAxes(false);
     setLegendBelow(true);
     xAxis->setLabel(tr("batch size"));
@@ -139,29 +141,64 @@ void ModelChart::setCurves(const QString& title, const QString& note,
     for (const Curve& c : curves) longest = std::max(longest, int(c.name.size()));
     legend->setWrap(longest > 28 ? 1 : 2);
     legend->setFillOrder(QCPLayoutGrid::foColumnsFirst, true);
-    double x_hi = 1, y_hi = 0;
+    double x_hi = 1, y_hi = 0, band_hi = 0;
     for (const Curve& c : curves) {
         if (c.batch.isEmpty() || c.batch.size() != c.throughput.size()) continue;
+        const QColor color = colors[curves_ % 6];
+        if (c.lo.size() == c.batch.size() && c.hi.size() == c.batch.size()) {
+            // The band: the area between two unnamed graphs, under the curve (drawn first).
+            // An unbounded top (inf) is drawn to the top of the axis.
+            QVector<double> hi = c.hi;
+            for (double& y : hi)
+                if (!std::isfinite(y)) y = 1e300;
+                else band_hi = std::max(band_hi, y);
+            QCPGraph* lo_g = addGraph();
+            lo_g->setPen(Qt::NoPen);
+            lo_g->setData(c.batch, c.lo);
+            QCPGraph* hi_g = addGraph();
+            hi_g->setPen(Qt::NoPen);
+            QColor fill = color;
+            fill.setAlpha(38);
+            hi_g->setBrush(fill);
+            hi_g->setChannelFillGraph(lo_g);
+            hi_g->setData(c.batch, hi);
+            for (QCPGraph* b : {lo_g, hi_g}) b->removeFromLegend();
+            ++bands_;
+        }
         QCPGraph* g = addGraph();
-        QPen pen(colors[curves_ % 6], c.measured ? 2.0 : 1.6);
+        QPen pen(color, c.measured ? 2.0 : 1.6);
         if (!c.measured) pen.setStyle(Qt::DashLine);
         g->setPen(pen);
         g->setData(c.batch, c.throughput);
         g->setName(c.name);
+        curve_graphs_.push_back(g);
         ++curves_;
         x_hi = std::max(x_hi, c.batch.back());
         for (double y : c.throughput) y_hi = std::max(y_hi, y);
+        if (!c.points_batch.isEmpty() && c.points_batch.size() == c.points_throughput.size()) {
+            QCPGraph* p = addGraph();
+            p->setLineStyle(QCPGraph::lsNone);
+            p->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, color, color, 7));
+            p->setData(c.points_batch, c.points_throughput);
+            p->removeFromLegend();
+            points_ += int(c.points_batch.size());
+            for (double x : c.points_batch) x_hi = std::max(x_hi, x);
+            for (double y : c.points_throughput) y_hi = std::max(y_hi, y);
+        }
     }
     legend->setVisible(curves_ > 0);
-    xAxis->setRange(0, x_hi);
-    yAxis->setRange(0, y_hi > 0 ? y_hi * 1.08 : 1);
+    xAxis->setRange(0, x_hi * (points_ > 0 ? 1.03 : 1.0)); // a dot at the last batch whole
+    // The curves set the scale; a band may reach past them, but not beyond twice their top
+    // (an unbounded or very wide range would flatten every curve to the axis).
+    const double top = std::max(y_hi, std::min(band_hi, 2 * y_hi));
+    yAxis->setRange(0, top > 0 ? top * 1.08 : 1);
     title_->setText(note.isEmpty() ? title : title + QLatin1Char('\n') + note);
     replot(QCustomPlot::rpQueuedReplot);
 }
 
 QStringList ModelChart::curveNames() const {
     QStringList names;
-    for (int i = 0; i < curves_ && i < graphCount(); ++i) names << graph(i)->name();
+    for (const QCPGraph* g : curve_graphs_) names << g->name();
     return names;
 }
 

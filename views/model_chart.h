@@ -27,19 +27,26 @@ public:
     // An ALA configuration (kairos-cli fit ala): throughput against batch size, one curve
     // per (input, output) pair, measured pairs solid, predicted ones dashed, on linear
     // axes. `note` goes under the title (e.g. the held-out error).
+    // `lo`, `hi` (optional, as long as `batch`): the curve's prediction interval, drawn as a
+    // band in the curve's colour; `points_batch`, `points_throughput`: measurements drawn as
+    // dots on it (a user's rows of a configuration the model never measured).
     struct Curve {
         QString name;
         QVector<double> batch, throughput;
         bool measured = true;
+        QVector<double> lo, hi;
+        QVector<double> points_batch, points_throughput;
     };
     void setCurves(const QString& title, const QString& note, const std::vector<Curve>& curves);
     int curveCount() const { return curves_; }
+    int bandCount() const { return bands_; }
     QStringList curveNames() const; // the legend's names of the curves
 
 private:
     void setLogAxes(bool log);
     void setLegendBelow(bool below); // below the plot (curves) or inside it (ETE)
-    int points_ = 0, curves_ = 0;
+    int points_ = 0, curves_ = 0, bands_ = 0;
+    std::vector<QCPGraph*> curve_graphs_;
     QCPTextElement* title_ = nullptr;
 };
 

@@ -7,9 +7,12 @@
 
 #include <CLI/CLI.hpp>
 #include <cmath>
+#include <algorithm>
 #include <cstdint>
 #include <limits>
 #include <string>
+#include <string_view>
+#include <vector>
 
 namespace kairos::cli {
 
@@ -60,6 +63,23 @@ inline CLI::Validator whole(long long lo, long long hi) {
 // 2^64 - 1 without a word).
 inline CLI::Validator seedValue() {
     return whole(0, std::numeric_limits<std::int64_t>::max());
+}
+
+// A comma-separated list of names, each one of `allowed` (checked before anything runs:
+// a slow command does not start its work to fail at the second item).
+inline CLI::Validator commaListOf(std::vector<std::string> allowed) {
+    std::string desc;
+    for (const auto& a : allowed) desc += (desc.empty() ? "" : ",") + a;
+    return CLI::Validator(
+        [allowed, desc](std::string& s) -> std::string {
+            std::vector<std::string_view> items;
+            text::split(s, ',', items);
+            for (auto item : items)
+                if (std::find(allowed.begin(), allowed.end(), std::string(item)) == allowed.end())
+                    return "'" + std::string(item) + "' is not one of " + desc;
+            return "";
+        },
+        "a comma-separated list of " + desc, "LIST");
 }
 
 // An option that reads or writes the SQLite store (--db, --store, a stored model or

@@ -505,55 +505,24 @@ void holdoutCli(const std::vector<ala::BenchRow>& rows, const ala::AlaOptions& o
         std::printf("  the unseen estimate's %.0f %% interval (residuals from hold-outs inside "
                     "the training groups only):\n",
                     100 * ev.coverage);
-        std::printf("  %-22s %9s %9s %13s %13s %14s\n", "held out", "coverage", "calibr.",
-                    "width (x)", "width cal.", "Spearman cal.");
+        std::printf("  %-22s %9s %9s %10s %10s %10s %10s\n", "held out", "coverage", "calibr.",
+                    "width (x)", "width cal.", "Spearman", "(width)");
         for (const auto& g : ev.groups) {
-            std::size_t n = 0, in = 0, cn = 0, cin = 0;
-            std::vector<double> widths, cwidths;
-            // Per configuration: the calibrated rows' errors, and their predicted errors.
-            std::map<std::string, std::pair<std::vector<double>, std::vector<double>>> per;
-            std::set<std::string> notes;
-            for (const auto& h : ev.rows) {
-                if (h.group != g) continue;
-                notes.insert(h.interval_note);
-                if (std::isfinite(h.lo)) {
-                    ++n;
-                    in += h.row.thpt >= h.lo && h.row.thpt <= h.hi;
-                    widths.push_back(h.hi / std::max(h.lo, 1e-300));
-                }
-                if (!h.calibration_row && std::isfinite(h.cal_lo)) {
-                    ++cn;
-                    cin += h.row.thpt >= h.cal_lo && h.row.thpt <= h.cal_hi;
-                    cwidths.push_back(h.cal_hi / std::max(h.cal_lo, 1e-300));
-                    auto& p = per[h.config];
-                    p.first.push_back(ala::pctError(h.calibrated[ala::kXgbWide], h.row.thpt));
-                    p.second.push_back(ala::calibratedErrorPct(h.loo_log_error[ala::kXgbWide],
-                                                               h.calibrated[ala::kXgbWide],
-                                                               h.calibrated[ala::kSpec]));
-                }
-            }
-            std::vector<double> actual, predicted;
-            for (const auto& [k, p] : per) {
-                actual.push_back(ala::finitePercentile(p.first, 50));
-                predicted.push_back(ala::finitePercentile(p.second, 50));
-            }
-            const double rho = spearman(predicted, actual);
-            std::string note;
-            for (const auto& x : notes) note += (note.empty() ? "" : "; ") + x;
-            std::printf("  %-22.22s %8.1f%% %8.1f%% %13.2f %13.2f %14.2f   (%s)\n", g.c_str(),
-                        n ? 100.0 * double(in) / double(n) : NAN,
-                        cn ? 100.0 * double(cin) / double(cn) : NAN,
-                        ala::finitePercentile(widths, 50), ala::finitePercentile(cwidths, 50), rho,
-                        note.c_str());
-            groups.push_back({{"held_out", g},
-                              {"interval_coverage", n ? double(in) / double(n) : 0.0},
-                              {"calibrated_interval_coverage", cn ? double(cin) / double(cn) : 0.0},
-                              {"median_width_factor", jsonNumber(ala::finitePercentile(widths, 50))},
-                              {"calibrated_median_width_factor",
-                               jsonNumber(ala::finitePercentile(cwidths, 50))},
-                              {"spearman_calibrated_predicted_vs_actual", jsonNumber(rho)},
-                              {"configurations", per.size()},
-                              {"interval_from", note}});
+            const ala::IntervalSummary is = ala::summarizeIntervals(ev, g);
+            std::printf("  %-22.22s %8.1f%% %8.1f%% %10.2f %10.2f %10.2f %10.2f   (%s)\n",
+                        g.c_str(), 100 * is.coverage(), 100 * is.calibratedCoverage(),
+                        is.median_width, is.calibrated_median_width, is.spearman_predicted,
+                        is.spearman_width, is.interval_from.c_str());
+            groups.push_back(
+                {{"held_out", g},
+                 {"interval_coverage", jsonNumber(is.coverage())},
+                 {"calibrated_interval_coverage", jsonNumber(is.calibratedCoverage())},
+                 {"median_width_factor", jsonNumber(is.median_width)},
+                 {"calibrated_median_width_factor", jsonNumber(is.calibrated_median_width)},
+                 {"spearman_calibrated_predicted_vs_actual", jsonNumber(is.spearman_predicted)},
+                 {"spearman_calibrated_width_vs_actual", jsonNumber(is.spearman_width)},
+                 {"configurations", is.configurations},
+                 {"interval_from", is.interval_from}});
         }
         out.push_back({{"regime", regime}, {"groups", groups}});
         all.insert(all.end(), ev.rows.begin(), ev.rows.end());
@@ -643,7 +612,8 @@ void addFitAla(CLI::App* fit) {
                   "Judge the error predictor and the confidence on held-out data: hardware "
                   "(leave one out), configuration (whole configurations, --folds), pairs; a "
                   "comma-separated list. Prints Spearman's rank correlation of each with the "
-                  "actual error");
+                  "actual error")
+        ->check(commaListOf({"hardware", "vendor", "framework", "configuration", "pairs"}));
     c->add_option("--folds", a->folds, "Configuration folds (uncertainty learning and evaluation)")
         ->capture_default_str()
         ->check(whole(2, 1000));
@@ -660,7 +630,8 @@ void addFitAla(CLI::App* fit) {
     c->add_option("--holdout", a->holdout,
                   "Judge ALA on what is new to it: each vendor, framework or hardware held out "
                   "whole in turn (a comma-separated list of vendor, framework, hardware), beside "
-                  "the roofline baseline and the paper's dataset-wide baselines");
+                  "the roofline baseline and the paper's dataset-wide baselines")
+        ->check(commaListOf({"vendor", "framework", "hardware"}));
     c->add_option("--calibration-rows", a->calibration_rows,
                   "With --holdout: measured rows of each held-out configuration that calibrate "
                   "each method (chosen at random by --seed; 0: zero-shot only)")

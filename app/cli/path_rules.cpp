@@ -28,12 +28,13 @@ const std::set<std::string>& outputNames() {
 const std::set<std::string>& inputNames() {
     static const std::set<std::string> s = {
         "--workload", "--spec",    "--config",       "--lengths", "--splitwise", "--measurements",
-        "--predict",  "--weights", "--length-heads", "--data",    "runlog"};
+        "--predict",  "--weights", "--length-heads", "--data",    "runlog", "--calibrate"};
     return s;
 }
 // A name or a file: an input only when the value names something on disk.
 const std::set<std::string>& nameOrFileNames() {
-    static const std::set<std::string> s = {"--profile", "--quality", "--traces"};
+    // --hardware: a profile's hardware name, or fit ala's table of accelerators or models.
+    static const std::set<std::string> s = {"--profile", "--quality", "--traces", "--hardware"};
     return s;
 }
 
@@ -123,6 +124,7 @@ void printOptionTable(const CLI::App& app, std::ostream& os) {
             j["positional"] = o->get_positional();
             j["required"] = o->get_required();
             j["type"] = o->get_type_name();
+            j["help"] = o->get_description();
             j["multiple"] = o->get_items_expected_max() > 1 || o->get_expected_max() > 1;
             const PathRole r = pathRole(o);
             j["role"] = r == PathRole::Output       ? "output"

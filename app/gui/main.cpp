@@ -2,6 +2,7 @@
 // OUT.png --quit]` opens on a workload; with --screenshot the window is saved as soon as
 // the first simulation is shown (for tests and docs).
 #include "inspector_panel.h"
+#include "new_hardware_box.h"
 #include "main_window.h"
 #include "model/router.h"
 #include "predict/predictor.h"
@@ -82,6 +83,11 @@ int main(int argc, char** argv) {
         "inspect",
         "Show the Inspector at time T (s), with request REQ's story when given (T or T,REQ).",
         "T[,REQ]");
+    const QCommandLineOption measurements(
+        "measurements",
+        "A CSV of measured rows (LLM-Inference-Bench's columns) of a configuration the ALA "
+        "model never measured: the Models panel predicts it, fitted to them, with its range.",
+        "csv");
     const QCommandLineOption db("db", "Kairos database of the runs browser (default: the user's).",
                                 "file");
     const QCommandLineOption caching(
@@ -92,7 +98,7 @@ int main(int argc, char** argv) {
         QString::fromStdString("Router of the replicas: " + kairos::routerNames() + "."), "name",
         "round_robin");
     cl.addOptions({workload, policy, param, predictor, profile, shot, quit, size, tab, compare,
-                   rows, db, dock, inspect, caching, replicas, router});
+                   rows, db, dock, inspect, caching, replicas, router, measurements});
     // Parsed before any window exists: --help, --version and a mistake need no display.
     if (!cl.parse(args)) {
         std::fprintf(stderr, "kairos: error: %s (kairos --help lists the options)\n",
@@ -115,7 +121,7 @@ int main(int argc, char** argv) {
         return 2;
     }
     // Each text option's value checked where it enters, as kairos-cli checks it.
-    for (const auto* o : {&workload, &shot, &db, &profile})
+    for (const auto* o : {&workload, &shot, &db, &profile, &measurements})
         if (cl.isSet(*o) && cl.value(*o).isEmpty()) {
             std::fprintf(stderr, "kairos: error: --%s: an empty value names nothing\n",
                          qPrintable(o->names().last()));
@@ -211,6 +217,17 @@ int main(int argc, char** argv) {
                      "live, sweep, inspector)\n",
                      qPrintable(cl.value(dock)));
         return 2;
+    }
+    if (cl.isSet(measurements)) {
+        // Read now (a bad file is an error before any window shows); drawn once the
+        // newest ALA model is loaded.
+        auto* box = w->findChild<kairos::app::NewHardwareBox*>(QStringLiteral("newHardware"));
+        QString error;
+        if (!box || !box->importCsv(cl.value(measurements), &error)) {
+            std::fprintf(stderr, "kairos: error: --measurements: %s\n", qPrintable(error));
+            return 2;
+        }
+        if (auto* d = w->findChild<QDockWidget*>(QStringLiteral("models"))) d->raise();
     }
     if (cl.isSet(inspect)) {
         const QStringList parts = cl.value(inspect).split(',');

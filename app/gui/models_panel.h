@@ -3,9 +3,12 @@
 // first) and the selected one plotted. An ETE model as predicted against measured time per
 // fit (held-out rows hollow); an ALA model as throughput against batch size for the
 // configuration chosen above the chart (measured pairs solid, unseen pairs predicted
-// dashed, with the stored error predictor's estimate and confidence), with the model's own
-// fit warnings under it. Reading and parsing run on the window's job tracker; "Simulate
-// with this model" asks the window to use the shown model as the execution model.
+// dashed, with the stored error predictor's estimate and confidence, and each curve's
+// prediction interval as a band when the model stored its range), with the model's own
+// fit warnings under it. Below, a configuration it never measured (NewHardwareBox): its
+// estimate and range, fitted to the user's measured rows as they are typed in. Reading and
+// parsing run on the window's job tracker; "Simulate with this model" asks the window to
+// use the shown model as the execution model.
 #include "jobs.h"
 #include "store/store.h"
 
@@ -21,6 +24,7 @@ class QTableWidget;
 
 namespace kairos::ala {
 class AlaModel;
+class RangePredictor;
 class Uncertainty;
 } // namespace kairos::ala
 
@@ -29,6 +33,8 @@ class ModelChart;
 }
 
 namespace kairos::app {
+
+class NewHardwareBox;
 
 class ModelsPanel : public QWidget {
     Q_OBJECT
@@ -44,6 +50,7 @@ public:
     QTableWidget* table() const { return models_table_; }
     views::ModelChart* chart() const { return model_chart_; }
     QComboBox* configBox() const { return ala_config_; }
+    NewHardwareBox* newHardwareBox() const { return new_hw_; }
 
 Q_SIGNALS:
     void modelShown(qint64 id, bool ok);
@@ -52,6 +59,7 @@ Q_SIGNALS:
 
 private:
     void plotAlaConfiguration(const QString& key);
+    void plotNewConfiguration(); // the new-hardware box's configuration, with its range
     void showModelWarnings(const std::vector<std::string>& warnings);
 
     JobTracker* jobs_;
@@ -63,6 +71,11 @@ private:
     QPushButton* use_model_ = nullptr;
     std::shared_ptr<const ala::AlaModel> ala_;  // the ALA model shown
     std::shared_ptr<ala::Uncertainty> ala_unc_; // its error predictor and confidence, if stored
+    // Its range for what it never measured (fit ala --db stores it); null for models stored
+    // before ranges. Holds `ala_` alive with it.
+    struct Range;
+    std::shared_ptr<Range> range_;
+    NewHardwareBox* new_hw_ = nullptr;
     qint64 ala_id_ = -1;
     std::string ala_accuracy_, ala_name_;
 };

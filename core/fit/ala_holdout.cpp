@@ -1,5 +1,6 @@
 #include "fit/ala_holdout.h"
 
+#include "metrics/stats.h"
 #include "workload/text.h"
 
 #include <algorithm>
@@ -169,7 +170,8 @@ HoldoutEvaluation evaluateHoldout(const std::vector<BenchRow>& rows, const AlaOp
             h.hi = h.predicted[kXgbWide] * z.hi;
             h.interval_note = z.note;
             if (std::isfinite(h.calibrated[kXgbWide])) {
-                const auto c = unseen.residuals().interval(h.novelty, true, coverage);
+                const auto c = unseen.residuals().interval(h.novelty, true, coverage,
+                                                           h.loo_log_error[kXgbWide]);
                 h.cal_lo = h.calibrated[kXgbWide] * c.lo;
                 h.cal_hi = h.calibrated[kXgbWide] * c.hi;
             }
@@ -179,6 +181,51 @@ HoldoutEvaluation evaluateHoldout(const std::vector<BenchRow>& rows, const AlaOp
                      std::to_string(train.size()));
     }
     return ev;
+}
+
+IntervalSummary summarizeIntervals(const HoldoutEvaluation& ev, const std::string& group) {
+    IntervalSummary out;
+    out.group = group;
+    std::vector<double> widths, cwidths;
+    // Per configuration: the calibrated rows' errors, predicted errors and interval widths.
+    struct PerConfig {
+        std::vector<double> actual, predicted, width;
+    };
+    std::map<std::string, PerConfig> per;
+    std::set<std::string> notes;
+    for (const HoldoutRow& h : ev.rows) {
+        if (h.group != group) continue;
+        notes.insert(h.interval_note);
+        if (std::isfinite(h.lo)) {
+            ++out.rows;
+            out.inside += h.row.thpt >= h.lo && h.row.thpt <= h.hi;
+            widths.push_back(h.hi / std::max(h.lo, 1e-300));
+        }
+        if (!h.calibration_row && std::isfinite(h.cal_lo)) {
+            ++out.calibrated_rows;
+            out.calibrated_inside += h.row.thpt >= h.cal_lo && h.row.thpt <= h.cal_hi;
+            const double w = h.cal_hi / std::max(h.cal_lo, 1e-300);
+            cwidths.push_back(w);
+            PerConfig& p = per[h.config];
+            p.actual.push_back(pctError(h.calibrated[kXgbWide], h.row.thpt));
+            p.predicted.push_back(calibratedErrorPct(
+                h.loo_log_error[kXgbWide], h.calibrated[kXgbWide], h.calibrated[kSpec]));
+            p.width.push_back(w);
+        }
+    }
+    out.median_width = finitePercentile(widths, 50);
+    out.calibrated_median_width = finitePercentile(cwidths, 50);
+    std::vector<double> actual, predicted, width;
+    for (const auto& [k, p] : per) {
+        actual.push_back(finitePercentile(p.actual, 50));
+        predicted.push_back(finitePercentile(p.predicted, 50));
+        width.push_back(finitePercentile(p.width, 50));
+    }
+    out.configurations = per.size();
+    out.spearman_predicted = spearman(predicted, actual);
+    out.spearman_width = spearman(width, actual);
+    for (const auto& x : notes) out.interval_from += (out.interval_from.empty() ? "" : "; ") + x;
+    return out;
 }
 
 } // namespace kairos::ala

@@ -72,4 +72,23 @@ HoldoutEvaluation evaluateHoldout(const std::vector<BenchRow>& rows, const AlaOp
 // Absolute % error of a prediction (NaN when there is none).
 double pctError(double predicted, double actual);
 
+// How the unseen estimate's range did on one held-out group: the share of rows inside the
+// interval, zero-shot and calibrated (calibration rows not scored), the median width
+// (hi / lo), and per configuration whether the calibrated error follows what the rows
+// predicted of it: Spearman of the predicted error (calibratedErrorPct) and of the
+// calibrated interval's width against the actual median error.
+struct IntervalSummary {
+    std::string group;
+    std::size_t rows = 0, inside = 0, calibrated_rows = 0, calibrated_inside = 0;
+    double median_width = NAN, calibrated_median_width = NAN;
+    double spearman_predicted = NAN, spearman_width = NAN;
+    std::size_t configurations = 0;
+    std::string interval_from; // where the intervals came from, in words ("; " between)
+    double coverage() const { return rows ? double(inside) / double(rows) : NAN; }
+    double calibratedCoverage() const {
+        return calibrated_rows ? double(calibrated_inside) / double(calibrated_rows) : NAN;
+    }
+};
+IntervalSummary summarizeIntervals(const HoldoutEvaluation& ev, const std::string& group);
+
 } // namespace kairos::ala

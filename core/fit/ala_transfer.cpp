@@ -3,6 +3,7 @@
 #include "workload/text.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <map>
 #include <random>
 #include <tuple>
@@ -198,25 +199,45 @@ void ResidualTable::add(Novelty n, bool calibrated, double log_ratio) {
     v.insert(std::upper_bound(v.begin(), v.end(), log_ratio), log_ratio);
 }
 
+void ResidualTable::addCalibrated(Novelty n, double log_ratio, double loo_log_error) {
+    add(n, true, log_ratio);
+    if (!std::isfinite(log_ratio) || !std::isfinite(loo_log_error)) return;
+    auto& v = scaled_[std::size_t(n)];
+    const double x = log_ratio / scaleOf(loo_log_error);
+    v.insert(std::upper_bound(v.begin(), v.end(), x), x);
+}
+
 std::size_t ResidualTable::count(Novelty n, bool calibrated) const {
     return r_[std::size_t(n)][calibrated ? 1 : 0].size();
 }
 
-ResidualTable::Interval ResidualTable::interval(Novelty n, bool calibrated, double coverage) const {
+std::size_t ResidualTable::countScaled(Novelty n) const { return scaled_[std::size_t(n)].size(); }
+
+ResidualTable::Interval ResidualTable::interval(Novelty n, bool calibrated, double coverage,
+                                                double loo_log_error) const {
     if (!(coverage > 0 && coverage < 1))
         throw std::invalid_argument("coverage must be in (0, 1)");
+    // Scaled wherever the class the ladder lands on has scaled residuals (a new vendor
+    // reads the hardware class's, as the plain interval does).
+    bool scaled = calibrated && std::isfinite(loo_log_error);
+    if (scaled) {
+        int k = int(n);
+        while (k > 0 && countScaled(Novelty(k)) < kMinResiduals) --k;
+        scaled = countScaled(Novelty(k)) >= kMinResiduals;
+    }
+    auto size = [&](int k) { return scaled ? countScaled(Novelty(k)) : count(Novelty(k), calibrated); };
     Interval out;
     double miss = 1 - coverage;
     int k = int(n);
     std::string why;
-    while (k > 0 && count(Novelty(k), calibrated) < kMinResiduals) {
+    while (k > 0 && size(k) < kMinResiduals) {
         why += std::string(why.empty() ? "" : "; ") + "no " + noveltyName(Novelty(k)) +
-               " hold-out in training (" + std::to_string(count(Novelty(k), calibrated)) +
-               " residuals)";
+               " hold-out in training (" + std::to_string(size(k)) + " residuals)";
         --k;
         miss /= 2;
     }
-    const auto& v = r_[std::size_t(k)][calibrated ? 1 : 0];
+    const double scale = scaled ? scaleOf(loo_log_error) : 1.0;
+    const auto& v = scaled ? scaled_[std::size_t(k)] : r_[std::size_t(k)][calibrated ? 1 : 0];
     out.from = Novelty(k);
     out.level = 1 - miss;
     if (v.empty()) {
@@ -229,11 +250,17 @@ ResidualTable::Interval ResidualTable::interval(Novelty n, bool calibrated, doub
     // 1-based ranks (0: unbounded); the 1e-9 keeps 1 - 0.8 = 0.19999... from moving a rank.
     const long lo_k = long(std::floor((m + 1) * miss / 2 + 1e-9));
     const long hi_k = long(std::ceil((m + 1) * (1 - miss / 2) - 1e-9));
-    out.lo = lo_k < 1 ? 0.0 : std::exp(v[std::size_t(lo_k - 1)]);
-    out.hi = hi_k > long(v.size()) ? INFINITY : std::exp(v[std::size_t(hi_k - 1)]);
+    out.lo = lo_k < 1 ? 0.0 : std::exp(scale * v[std::size_t(lo_k - 1)]);
+    out.hi = hi_k > long(v.size()) ? INFINITY : std::exp(scale * v[std::size_t(hi_k - 1)]);
     out.note = std::string(noveltyName(out.from)) + " hold-outs" +
                (calibrated ? " (calibrated)" : "") + ", " + std::to_string(v.size()) +
                " residuals";
+    if (scaled) {
+        char b[96];
+        std::snprintf(b, sizeof b, ", scaled by the rows' own error (%.3g + %.2g in log)",
+                      loo_log_error, kScaleFloor);
+        out.note += b;
+    }
     if (!why.empty())
         out.note += ", read at " + std::to_string(int(std::lround(100 * out.level))) +
                     " % (" + why + ")";
@@ -253,6 +280,8 @@ nlohmann::json ResidualTable::toJson() const {
         for (int c = 0; c < 2; ++c)
             j[std::string(noveltyName(Novelty(k))) + (c ? "_calibrated" : "")] =
                 r_[std::size_t(k)][std::size_t(c)];
+    for (int k = 0; k < kNovelties; ++k)
+        j[std::string(noveltyName(Novelty(k))) + "_calibrated_scaled"] = scaled_[std::size_t(k)];
     return j;
 }
 
@@ -265,6 +294,15 @@ ResidualTable ResidualTable::fromJson(const nlohmann::json& j) {
                      j.at(std::string(noveltyName(Novelty(k))) + (c ? "_calibrated" : ""))
                          .get<std::vector<double>>())
                     t.add(Novelty(k), c == 1, x);
+        // Tables stored before scaled residuals: plain intervals only.
+        for (int k = 0; k < kNovelties; ++k) {
+            const auto key = std::string(noveltyName(Novelty(k))) + "_calibrated_scaled";
+            if (!j.contains(key)) continue;
+            auto& v = t.scaled_[std::size_t(k)];
+            for (double x : j.at(key).get<std::vector<double>>())
+                if (std::isfinite(x)) v.push_back(x);
+            std::sort(v.begin(), v.end());
+        }
     } catch (const nlohmann::json::exception& e) {
         throw std::runtime_error(std::string("residual table: ") + e.what());
     }
@@ -336,7 +374,8 @@ void holdOut(const std::vector<BenchRow>& train, const std::vector<BenchRow>& he
         const Novelty n = known.of(held[idx.front()], o.columns);
         for (std::size_t j = u.calibration_rows; j < idx.size(); ++j) {
             const std::size_t i = idx[j];
-            t.add(n, true, std::log(held[i].thpt / (est[i] * c.factor(held[i]))));
+            t.addCalibrated(n, std::log(held[i].thpt / (est[i] * c.factor(held[i]))),
+                            c.loo_log_error);
         }
     }
 }
@@ -509,7 +548,8 @@ RangePrediction RangePredictor::predict(const BenchRow& r, double coverage) cons
     out.estimate = out.calibrated ? "dataset-wide XGBoost calibrated on " +
                                         std::to_string(fx->second.estimate.rows) + " rows"
                                   : "dataset-wide XGBoost";
-    const auto iv = table.interval(out.novelty, out.calibrated, coverage);
+    const auto iv = table.interval(out.novelty, out.calibrated, coverage,
+                                   out.calibrated ? fx->second.estimate.loo_log_error : NAN);
     out.lo = out.predicted * iv.lo;
     out.hi = out.predicted * iv.hi;
     out.from = iv.note;

@@ -80,10 +80,21 @@ const char* noveltyName(Novelty n);
 
 // Log ratios actual / predicted of held-out predictions, by the novelty of the held-out
 // configuration and by whether the prediction was calibrated: split-conformal intervals.
+//
+// A calibrated prediction's residual is also kept scaled by its configuration's own
+// evidence, the calibration's leave-one-out log error plus kScaleFloor (normalised split
+// conformal: the same coverage over configurations, but a configuration whose measured rows
+// disagree with each other gets a wider interval than one whose rows agree, instead of
+// every configuration of a class getting the same).
 class ResidualTable {
 public:
     void add(Novelty n, bool calibrated, double log_ratio);
+    // A calibrated residual with its calibration's leave-one-out log error (NaN: none).
+    void addCalibrated(Novelty n, double log_ratio, double loo_log_error);
     std::size_t count(Novelty n, bool calibrated) const;
+    std::size_t countScaled(Novelty n) const;
+    static constexpr double kScaleFloor = 0.05;
+    static double scaleOf(double loo_log_error) { return loo_log_error + kScaleFloor; }
     struct Interval {
         double lo = 0, hi = 0; // factors on the prediction (0 / inf: unbounded)
         Novelty from = Novelty::Pair;
@@ -94,7 +105,10 @@ public:
     // residuals of the class (a = 1 - coverage). A class with fewer than kMinResiduals
     // (a new vendor where training has one vendor) takes the next less new class's
     // residuals at half the miscoverage per step down, and says so.
-    Interval interval(Novelty n, bool calibrated, double coverage) const;
+    // With `loo_log_error` (a calibrated prediction's), the scaled residuals times its
+    // scale, where the class has enough of them; else the plain residuals.
+    Interval interval(Novelty n, bool calibrated, double coverage,
+                      double loo_log_error = std::numeric_limits<double>::quiet_NaN()) const;
     // exp(median |log ratio|) - 1 of the class, in % (the class's typical error).
     double typicalErrorPct(Novelty n, bool calibrated) const;
     nlohmann::json toJson() const;
@@ -102,7 +116,8 @@ public:
     static constexpr std::size_t kMinResiduals = 20;
 
 private:
-    std::array<std::array<std::vector<double>, 2>, kNovelties> r_; // sorted lazily
+    std::array<std::array<std::vector<double>, 2>, kNovelties> r_; // sorted
+    std::array<std::vector<double>, kNovelties> scaled_;             // sorted, calibrated
 };
 
 // The estimate and range for configurations with no measured curve of their own.

@@ -5,6 +5,7 @@
 // the solver finds the global optimum, not a local one.
 #include "fit/ala.h"
 #include "fit/ala_exec.h"
+#include "fit/ala_holdout.h"
 #include "fit/ala_transfer.h"
 #include "fit/descriptors.h"
 #include "fit/xgb.h"
@@ -147,6 +148,82 @@ private slots:
         QCOMPARE(ResidualTable::fromJson(t.toJson()).count(Novelty::Hardware, false),
                  std::size_t(39));
         QVERIFY_THROWS_EXCEPTION(std::invalid_argument, t.interval(Novelty::Pair, false, 1.0));
+        // Normalised: 39 calibrated residuals r_i = (i - 20)/20 * s_i of configurations whose
+        // rows' own error is loo_i (s_i = loo_i + 0.05): scaled, they are (i - 20)/20, so
+        // the 80 % quantiles are -0.8 and 0.8 again, times the query's own scale. A query
+        // whose rows agree to 0.05 gets exp(+-0.08); one whose rows disagree by 0.45,
+        // exp(+-0.4). Without its rows' error the plain residuals answer.
+        ResidualTable c;
+        for (int i = 1; i <= 39; ++i) {
+            const double loo = i % 2 ? 0.05 : 0.45;
+            c.addCalibrated(Novelty::Hardware, (i - 20) / 20.0 * ResidualTable::scaleOf(loo), loo);
+        }
+        QCOMPARE(c.countScaled(Novelty::Hardware), std::size_t(39));
+        const auto tight = c.interval(Novelty::Hardware, true, 0.8, 0.05),
+                   wide = c.interval(Novelty::Hardware, true, 0.8, 0.45);
+        KAIROS_COMPARE_NEAR(tight.lo, std::exp(-0.8 * 0.1), 1e-12);
+        KAIROS_COMPARE_NEAR(tight.hi, std::exp(0.8 * 0.1), 1e-12);
+        KAIROS_COMPARE_NEAR(wide.lo, std::exp(-0.8 * 0.5), 1e-12);
+        KAIROS_COMPARE_NEAR(wide.hi, std::exp(0.8 * 0.5), 1e-12);
+        QVERIFY(wide.note.find("scaled by the rows' own error") != std::string::npos);
+        const auto plain = c.interval(Novelty::Hardware, true, 0.8);
+        QVERIFY(plain.note.find("scaled") == std::string::npos);
+        // A new vendor reads the hardware class, scaled, at half the miscoverage: the 90 %
+        // quantiles of the scaled residuals, -0.9 and 0.9, times its scale.
+        const auto vendor = c.interval(Novelty::Vendor, true, 0.8, 0.45);
+        QCOMPARE(vendor.from, Novelty::Hardware);
+        KAIROS_COMPARE_NEAR(vendor.hi, std::exp(0.9 * 0.5), 1e-12);
+        QVERIFY(vendor.note.find("scaled") != std::string::npos);
+        const ResidualTable back = ResidualTable::fromJson(c.toJson());
+        QCOMPARE(back.countScaled(Novelty::Hardware), std::size_t(39));
+        QCOMPARE(back.interval(Novelty::Hardware, true, 0.8, 0.45).hi, wide.hi);
+    }
+
+    // The interval summary of a held-out group, by hand: three configurations, each with a
+    // calibration row (not scored when calibrated) and two scored rows. Zero-shot, every row
+    // but row 2 of cfg1 and of cfg2 lies inside (7 of 9); calibrated, 3 of 6. The
+    // configurations'
+    // actual calibrated errors rank 10 % < 20 % < 40 %; their widths rank the same way
+    // (Spearman 1), their predicted errors the opposite way (-1).
+    void intervalSummaryByHand() {
+        HoldoutEvaluation ev;
+        ev.groups = {"G"};
+        const double loo[3] = {0.3, 0.2, 0.1}; // predicted error falls as actual error rises
+        const double actual_err[3] = {0.1, 0.2, 0.4};
+        const double cal_width[3] = {1.5, 2.0, 3.0};
+        for (int c = 0; c < 3; ++c)
+            for (int i = 0; i < 3; ++i) {
+                HoldoutRow h;
+                h.group = "G";
+                h.config = "cfg" + std::to_string(c);
+                h.row.thpt = 100;
+                h.calibration_row = i == 0;
+                h.predicted.fill(NAN);
+                h.calibrated.fill(NAN);
+                h.loo_log_error.fill(NAN);
+                h.lo = i == 2 && c > 0 ? 200 : 50; // rows 2 of cfg1, cfg2: outside
+                h.hi = h.lo * 4;
+                h.interval_note = "test";
+                if (!h.calibration_row) {
+                    h.calibrated[kXgbWide] = 100 * (1 + actual_err[c]);
+                    h.loo_log_error[kXgbWide] = loo[c];
+                    h.cal_lo = i == 1 ? 90.0 : 110.0; // row 1 inside, row 2 outside
+                    h.cal_hi = h.cal_lo * cal_width[c];
+                }
+                ev.rows.push_back(h);
+            }
+        const IntervalSummary is = summarizeIntervals(ev, "G");
+        QCOMPARE(is.rows, std::size_t(9));
+        QCOMPARE(is.inside, std::size_t(7)); // all but rows 2 of cfg1 and cfg2
+        QCOMPARE(is.calibrated_rows, std::size_t(6));
+        QCOMPARE(is.calibrated_inside, std::size_t(3));
+        QCOMPARE(is.configurations, std::size_t(3));
+        KAIROS_COMPARE_NEAR(is.median_width, 4.0, 1e-12);
+        KAIROS_COMPARE_NEAR(is.calibrated_median_width, 2.0, 1e-12);
+        KAIROS_COMPARE_NEAR(is.spearman_width, 1.0, 1e-12);
+        KAIROS_COMPARE_NEAR(is.spearman_predicted, -1.0, 1e-12);
+        QCOMPARE(is.interval_from, std::string("test"));
+        QVERIFY(std::isnan(summarizeIntervals(ev, "other").coverage()));
     }
 
     // How new a query is, step by step.
@@ -253,7 +330,8 @@ private slots:
         const RangePrediction cal = range.predict(pvc, 0.8);
         QVERIFY(cal.calibrated);
         KAIROS_COMPARE_NEAR(cal.predicted / zero.predicted, 0.5, 1e-9);
-        QCOMPARE(cal.from, unseen.residuals().interval(Novelty::Vendor, true, 0.8).note);
+        QCOMPARE(cal.from,
+                 unseen.residuals().interval(Novelty::Vendor, true, 0.8, c->loo_log_error).note);
         QVERIFY(std::isfinite(cal.error_pct) && cal.error_pct >= 0);
         BenchRow no_thpt = pvc;
         QVERIFY_THROWS_EXCEPTION(std::invalid_argument, range.calibrateWith({no_thpt}));

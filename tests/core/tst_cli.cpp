@@ -911,7 +911,7 @@ private slots:
                        QString::fromStdString(hj)},
                       300000);
         QVERIFY2(ho.code == 0, qPrintable(ho.err));
-        QVERIFY(ho.out.contains("spec-sheet XGBoost") && ho.out.contains("Spearman cal."));
+        QVERIFY(ho.out.contains("spec-sheet XGBoost") && ho.out.contains("width cal."));
         const auto hjs = readJson(hj);
         QCOMPARE(hjs.size(), std::size_t(1));
         std::set<std::string> with_coverage;
@@ -919,6 +919,7 @@ private slots:
             if (g.contains("interval_coverage")) {
                 with_coverage.insert(g["held_out"].get<std::string>());
                 QVERIFY(g["interval_coverage"].get<double>() > 0.3);
+                QVERIFY(g.contains("spearman_calibrated_width_vs_actual"));
             }
         QCOMPARE(with_coverage, (std::set<std::string>{"AMD", "Nvidia"}));
         auto models = cli({"models", "list", "--db", QString::fromStdString(db)});

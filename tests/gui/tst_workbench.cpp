@@ -4,6 +4,7 @@
 #include "core/test_util.h"
 #include "exec/execution_model.h"
 #include "fit/ala.h"
+#include "fit/ala_transfer.h"
 #include "generate_dialog.h"
 #include "inspector_panel.h"
 #include "kv_chart.h"
@@ -11,6 +12,7 @@
 #include "length_histogram.h"
 #include "live_panel.h"
 #include "main_window.h"
+#include "new_hardware_box.h"
 #include "metrics/compare.h"
 #include "metrics/explain_view.h"
 #include "metrics_model.h"
@@ -1075,6 +1077,7 @@ private slots:
         // An ALA model: loaded off the GUI thread, its configurations offered, the chosen
         // one's curves drawn (its 4 measured pairs and the 3 unseen midpoints between
         // them, predicted); another configuration redraws.
+        std::unique_ptr<ala::UnseenEstimator> unseen;
         {
             std::vector<ala::BenchRow> rows;
             for (const char* hw : {"GPU x1", "GPU x2", "GPU x4", "GPU x8"})
@@ -1095,7 +1098,16 @@ private slots:
             u.step_xgb.trees = u.predictor.trees = 5;
             u.threads = 1;
             const auto unc = ala::Uncertainty::learn(rows, o, u);
-            mi.params = m.toJson({{"uncertainty", unc.toJson()}});
+            // Its range for what it never measured (no spec-sheet rows for "GPU": no second
+            // opinion), as fit ala --db stores it.
+            ala::UnseenOptions uo;
+            uo.xgb.trees = 30;
+            uo.configuration_folds = 2;
+            unseen = std::make_unique<ala::UnseenEstimator>(ala::UnseenEstimator::learn(rows, o, uo));
+            mi.params = m.toJson({{"uncertainty", unc.toJson()},
+                                  {"unseen", unseen->toJson()},
+                                  {"spec", ala::SpecModel().toJson()},
+                                  {"coverage", 0.8}});
             mi.training = "{}";
             mi.accuracy = "{}";
             QCOMPARE(st.putModel(mi), 2);
@@ -1116,7 +1128,53 @@ private slots:
         QCOMPARE(names.filter(QStringLiteral("conf. ")).size(), 3);
         QVERIFY2(names.contains(QStringLiteral("256/256 fit ≤ 0.0 %")),
                  qPrintable(names.join('|')));
+        // Each curve with its 80 % band (the stored range).
+        QCOMPARE(w.modelChart()->bandCount(), 7);
+        // A configuration it never measured: the zero-shot estimate with its range, then
+        // fitted to three measured rows (half the estimate: drawn through them) with the
+        // calibrated range, narrower; a bad cell is named; choosing a trained configuration
+        // shows it again.
+        auto* nh = w.findChild<app::NewHardwareBox*>("newHardware");
+        QVERIFY(nh && !nh->isHidden() && nh->isEnabled());
+        ala::BenchRow other{"fw", "m", "Other x1", "p"};
+        nh->setChecked(true);
+        nh->setConfiguration(other);
+        QCOMPARE(w.modelChart()->curveCount(), 2); // 128/128 and 1024/1024
+        QCOMPARE(w.modelChart()->bandCount(), 2);
+        auto* chart = w.modelChart();
+        // Graphs per curve: the band's low and high, the curve, then its dots (if any).
+        // (Drawn at the batch sizes the training measured: 1, 16, 32, 64.)
+        auto at = [&](int graph, int bb) {
+            const auto it = chart->graph(graph)->data()->findBegin(bb, false);
+            return it != chart->graph(graph)->data()->constEnd() && it->key == bb ? it->value : NAN;
+        };
+        const double zero_width = at(1, 16) - at(0, 16);
+        QVERIFY2(zero_width > 0, qPrintable(QString::number(zero_width)));
+        for (auto [ii, bb] : {std::pair{128, 1}, {128, 16}, {128, 64}}) {
+            ala::BenchRow r = other;
+            r.ii = r.oo = ii;
+            r.bb = bb;
+            nh->addMeasurement(ii, ii, bb, 0.5 * unseen->estimate(r));
+        }
+        QCOMPARE(w.modelChart()->curveCount(), 1); // the measured pair only
+        QCOMPARE(w.modelChart()->pointCount(), 3);
+        ala::BenchRow q = other;
+        q.ii = q.oo = 128;
+        q.bb = 16;
+        QCOMPARE_LT(std::abs(at(2, 16) / (0.5 * unseen->estimate(q)) - 1), 1e-9);
+        QCOMPARE_LT(at(1, 16) - at(0, 16), zero_width);
+        auto* status = nh->findChild<QLabel*>("newHardwareStatus");
+        QVERIFY2(status->text().contains("fitted to 3 measured row") &&
+                     status->text().contains("level ×0.5"),
+                 qPrintable(status->text()));
+        QVERIFY(!w.findChild<QPushButton*>("useModel")->isEnabled());
+        const int row = nh->table()->rowCount();
+        nh->table()->insertRow(row);
+        nh->table()->setItem(row, 0, new QTableWidgetItem("abc"));
+        QVERIFY2(status->text().contains("row 4: input \"abc\""), qPrintable(status->text()));
+        QCOMPARE(w.modelChart()->pointCount(), 3);
         w.alaConfigBox()->setCurrentIndex(1);
+        QVERIFY(!nh->isChecked());
         QCOMPARE(w.modelChart()->curveCount(), 7);
         QVERIFY(showModel(w, 1)); // back to the ETE model: at once
         QCOMPARE(w.modelChart()->pointCount(), 4);
