@@ -1,6 +1,6 @@
 #include "length_heads.h"
 
-#include "model/input_error.h"
+#include "util/input_error.h"
 #include "predict/trail_predictor.h"
 #include "weights/safetensors.h"
 

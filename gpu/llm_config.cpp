@@ -1,9 +1,9 @@
 #include "llm_config.h"
 
-#include "model/input_error.h"
-#include "model/input_file.h"
+#include "util/input_error.h"
+#include "util/input_file.h"
 #include "weights/llama2c.h"
-#include "workload/json_line.h"
+#include "util/json_line.h"
 
 #include <cmath>
 #include <filesystem>

@@ -1,7 +1,7 @@
 #include "transformer.h"
 
 #include "kernels/kernels.h"
-#include "model/input_error.h"
+#include "util/input_error.h"
 #include "weights/llama2c.h"
 #include "weights/safetensors.h"
 

@@ -37,6 +37,8 @@ PACKAGES=(
   libopenmpi-dev openmpi-bin
   # looking at exported PDF reports (pdftoppm, pdfinfo)
   poppler-utils
+  # the format gate (make format-check, in CI) and the tidy preset
+  clang-format clang-tidy
 )
 
 # The gpu preset: a compiler, CMake, Ninja and the header-only libraries of the core.

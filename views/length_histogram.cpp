@@ -2,7 +2,7 @@
 
 #include "chart_style.h"
 #include "chart_tools.h"
-#include "lod/cdf.h"
+#include "metrics/cdf.h"
 
 #include <algorithm>
 

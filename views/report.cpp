@@ -4,7 +4,7 @@
 #include "chart_tools.h"
 #include "kv_chart.h"
 #include "latency_chart.h"
-#include "lod/cdf.h"
+#include "metrics/cdf.h"
 #include "lod/timeline.h"
 #include "metrics/compare.h"
 #include "metrics/request_metrics.h"

@@ -4,7 +4,7 @@
 #include "checks.h"
 #include "commands.h"
 #include "exec/execution_model.h"
-#include "export/atomic_file.h"
+#include "util/atomic_file.h"
 #include "export/runlog_jsonl.h"
 #include "metrics/request_metrics.h"
 #include "metrics/summary.h"

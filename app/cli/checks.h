@@ -2,8 +2,8 @@
 // Option domains for kairos-cli: a value outside its domain is an error naming the
 // option (exit 2), never a silent default. CLI11's own Range lets NaN through (every
 // comparison with NaN is false), so numbers are parsed here, strictly and finite.
-#include "run/domains.h"
-#include "workload/text.h"
+#include "model/domains.h"
+#include "util/text.h"
 
 #include <CLI/CLI.hpp>
 #include <cmath>
@@ -16,7 +16,7 @@
 
 namespace kairos::cli {
 
-// The domain of a run's number (run/domains.h), as RunSpec::validate checks it.
+// The domain of a run's number (model/domains.h), as RunSpec::validate checks it.
 inline CLI::Validator number(const domains::Domain& d) {
     const std::string desc = domains::describeOption(d);
     return CLI::Validator(

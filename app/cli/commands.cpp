@@ -2,7 +2,7 @@
 
 #include "checks.h"
 #include "exec/execution_model.h"
-#include "export/atomic_file.h"
+#include "util/atomic_file.h"
 #include "export/perfetto.h"
 #include "export/requests_csv.h"
 #include "export/runlog_jsonl.h"
@@ -13,7 +13,7 @@
 #include "metrics/compare.h"
 #include "metrics/request_metrics.h"
 #include "metrics/summary.h"
-#include "model/input_error.h"
+#include "util/input_error.h"
 #include "model/known_models.h"
 #include "profiles.h"
 #include "run/pipeline.h"

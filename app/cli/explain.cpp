@@ -5,10 +5,10 @@
 #include "commands.h"
 #include "export/runlog_jsonl.h"
 #include "metrics/explain_view.h"
-#include "model/input_error.h"
-#include "model/input_file.h"
-#include "model/json_number.h"
-#include "workload/text.h"
+#include "util/input_error.h"
+#include "util/input_file.h"
+#include "util/json_number.h"
+#include "util/text.h"
 
 #include <algorithm>
 #include <cmath>

@@ -3,7 +3,7 @@
 // settings, stored as models the simulator can use (simulate --exec-model ID).
 #include "checks.h"
 #include "commands.h"
-#include "export/atomic_file.h"
+#include "util/atomic_file.h"
 #if KAIROS_HAVE_ALA
 #include "fit/ala.h"
 #include "fit/ala_holdout.h"
@@ -11,9 +11,9 @@
 #endif
 #include "fit/ete_fit.h"
 #include "metrics/stats.h"
-#include "model/json_number.h"
+#include "util/json_number.h"
 #include "store/store.h"
-#include "workload/text.h"
+#include "util/text.h"
 
 #include <algorithm>
 #include <array>

@@ -3,7 +3,7 @@
 #include "checks.h"
 #include "commands.h"
 #include "exec/execution_model.h"
-#include "export/atomic_file.h"
+#include "util/atomic_file.h"
 #include "length_heads.h"
 #include "live_engine.h"
 #include "live_profile.h"

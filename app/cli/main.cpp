@@ -16,9 +16,9 @@ namespace kairos::cli {
 void installMpi(int* argc, char*** argv);
 }
 #endif
-#include "export/atomic_file.h"
-#include "model/input_error.h"
-#include "model/input_file.h"
+#include "util/atomic_file.h"
+#include "util/input_error.h"
+#include "util/input_file.h"
 #include "path_rules.h"
 #include "sched/scheduler.h"
 #include "store/store.h"
@@ -45,7 +45,7 @@ namespace {
 class CheckedToml : public CLI::ConfigTOML {
 public:
     std::vector<CLI::ConfigItem> from_config(std::istream& input) const override {
-        // Bounded as every input is (model/input_file.h): the file was checked to be a
+        // Bounded as every input is (util/input_file.h): the file was checked to be a
         // regular file of at most the settings limit before CLI11 opened it.
         std::string text;
         char buf[1 << 16];

@@ -1,11 +1,11 @@
 // The paths a command reads and writes, judged together before the command runs (the
-// output rules of export/atomic_file.h), and the option table that the generated hostile
+// output rules of util/atomic_file.h), and the option table that the generated hostile
 // suite (tests/core/tst_hostile.cpp) reads: every option of every command with its kind,
 // its domain and, for a path, whether it is read or written.
 #include "path_rules.h"
 
-#include "export/atomic_file.h"
-#include "model/input_error.h"
+#include "util/atomic_file.h"
+#include "util/input_error.h"
 #include "store/store.h"
 
 #include <cstdio>

@@ -12,7 +12,7 @@ enum class PathRole { None, Input, Output, Store, NameOrFile };
 
 PathRole pathRole(const CLI::Option* o);
 
-// The output rules (export/atomic_file.h) over the paths given to the parsed command:
+// The output rules (util/atomic_file.h) over the paths given to the parsed command:
 // throws InputError naming the options (an empty path, an output that is an input or the
 // file of another output).
 void checkCommandPaths(const CLI::App& app);

@@ -1,10 +1,10 @@
 // kairos-cli reproduce: the papers' experiments, claim by claim (core/repro).
 #include "checks.h"
 #include "commands.h"
-#include "export/atomic_file.h"
+#include "util/atomic_file.h"
 #include "profiles.h"
 #include "repro/repro.h"
-#include "run/parallel.h"
+#include "util/parallel.h"
 
 #include <chrono>
 #include <cstdio>

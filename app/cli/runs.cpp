@@ -2,15 +2,15 @@
 // database holds.
 #include "checks.h"
 #include "commands.h"
-#include "export/atomic_file.h"
+#include "util/atomic_file.h"
 #include "metrics/compare.h"
-#include "model/json_number.h"
+#include "util/json_number.h"
 #include "profiles.h"
 #include "run/pipeline.h"
 #include "run/sweep.h"
 #include "store/store.h"
-#include "workload/json_line.h"
-#include "workload/text.h"
+#include "util/json_line.h"
+#include "util/text.h"
 
 #include <cmath>
 #include <cstdio>

@@ -3,17 +3,18 @@
 
 #include "checks.h"
 #include "commands.h"
-#include "export/atomic_file.h"
-#include "model/input_error.h"
-#include "model/input_file.h"
+#include "util/atomic_file.h"
+#include "util/input_error.h"
+#include "util/input_file.h"
 #include "profiles.h"
 #include "model/router.h"
 #include "run/capacity.h"
-#include "run/parallel.h"
+#include "util/parallel.h"
 #include "sched/registry.h"
 #include "store/store.h"
 #include "workload/readers.h"
-#include "workload/text.h"
+#include "util/text.h"
+#include "util/hash.h"
 
 #include <atomic>
 #include <chrono>
@@ -65,7 +66,7 @@ struct InterruptScope {
     }
 };
 
-// "a,b,,c" -> a, b, c (workload/text.h's split, empty items dropped).
+// "a,b,,c" -> a, b, c (util/text.h's split, empty items dropped).
 std::vector<std::string> splitList(const std::string& s) {
     std::vector<std::string_view> parts;
     text::split(s, ',', parts);
@@ -148,7 +149,7 @@ struct SweepArgs {
 // FNV-1a of a file's bytes, as hex: the journal records what its runs were run on, so a
 // workload or profile changed under the same path is not mixed with the old one's rows.
 std::string contentHash(const std::string& path, const InputLimits& lim) {
-    return text::fnv1a64Hex(readInputFile(path, lim));
+    return fnv1a64Hex(readInputFile(path, lim));
 }
 
 // What to name a sweep's journal: beside its first output when that is a regular file (or
@@ -163,7 +164,7 @@ std::string journalPath(const SweepArgs& a, const std::string& header) {
         }
     const std::string dir = userStateDir();
     if (dir.empty()) return "";
-    return dir + "/sweep-" + text::fnv1a64Hex(header) + ".partial";
+    return dir + "/sweep-" + fnv1a64Hex(header) + ".partial";
 }
 
 void runSweep(const SweepArgs& a) {

@@ -1,6 +1,6 @@
 #include "profiles.h"
 
-#include "model/input_error.h"
+#include "util/input_error.h"
 
 #include <algorithm>
 #include <cstdlib>

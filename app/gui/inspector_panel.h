@@ -1,5 +1,5 @@
 #pragma once
-// The Inspector (issue 20): why the scheduler did what it did.
+// The Inspector: why the scheduler did what it did.
 //  - "Scheduler at t": the waiting queue in the policy's order with each request's key,
 //    the running batch with predicted and true remaining tokens, the suspended requests,
 //    KV use and capacity, and the last decision at or before t with each action's reason

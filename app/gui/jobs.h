@@ -1,9 +1,8 @@
 #pragma once
 // One tracker for all of the workbench's background work: simulations, workload files
 // read, database reads (runs, models, a stored run to compare with, sweeps), model
-// parsing, saves and sweeps. It replaces four patterns (a runner capturing `this`, a
-// load job capturing a raw window pointer, two QPointer + qApp variants) and the window's
-// destructor waiting on the global pool without cancelling anything.
+// parsing, saves and sweeps, so that no job holds a raw pointer to a widget that may be
+// gone and no result arrives after its window.
 //
 // Every job has an id, a channel ("simulate", "load", "runs", ...) and a Job record its
 // work polls (cancel) and writes (progress). A job's work runs on the tracker's own pool

@@ -1,7 +1,7 @@
 #include "main_window.h"
 
 #include "chart_tools.h"
-#include "export/atomic_file.h"
+#include "util/atomic_file.h"
 #include "export/perfetto.h"
 #include "export/requests_csv.h"
 #include "export/runlog_jsonl.h"
@@ -11,13 +11,13 @@
 #include "latency_chart.h"
 #include "length_histogram.h"
 #include "live_panel.h"
-#include "lod/cdf.h"
+#include "metrics/cdf.h"
 #include "metrics/request_filter.h"
 #include "metrics/request_metrics.h"
 #include "metrics_model.h"
 #include "metrics_panel.h"
-#include "model/input_error.h"
-#include "model/input_file.h"
+#include "util/input_error.h"
+#include "util/input_file.h"
 #include "model_chart.h"
 #include "models_panel.h"
 #include "param_slider.h"
@@ -1515,7 +1515,7 @@ void MainWindow::openSession(const QString& path) {
         std::shared_ptr<SessionDevice> device;
         QString error, file;
         try {
-            // Bounded, never waiting on a FIFO (model/input_file.h); a session may embed its
+            // Bounded, never waiting on a FIFO (util/input_file.h); a session may embed its
             // workload, so a workload's limits.
             const std::string text = readInputFile(path.toStdString(), limits::kWorkload);
             try {

@@ -1,6 +1,6 @@
 #include "sim_runner.h"
 
-#include "lod/cdf.h"
+#include "metrics/cdf.h"
 #include "metrics/request_metrics.h"
 #include "metrics/robot_metrics.h"
 #include "run/pipeline.h"

@@ -1,6 +1,6 @@
 #include "export/perfetto.h"
 
-#include "export/atomic_file.h"
+#include "util/atomic_file.h"
 #include "lod/timeline.h"
 
 #include <algorithm>

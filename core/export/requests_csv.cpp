@@ -1,8 +1,8 @@
 #include "export/requests_csv.h"
 
-#include "export/atomic_file.h"
+#include "util/atomic_file.h"
 #include "metrics/request_metrics.h"
-#include "model/input_error.h"
+#include "util/input_error.h"
 
 #include <cmath>
 #include <cstdio>

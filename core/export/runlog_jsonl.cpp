@@ -1,13 +1,13 @@
 #include "export/runlog_jsonl.h"
 
-#include "export/atomic_file.h"
+#include "util/atomic_file.h"
 #include "metrics/request_metrics.h"
-#include "model/input_error.h"
-#include "model/json_number.h"
+#include "util/input_error.h"
+#include "util/json_number.h"
 #include "model/request.h"
 #include "model/router.h"
-#include "workload/json_line.h"
-#include "workload/text.h"
+#include "util/json_line.h"
+#include "util/text.h"
 
 #include <algorithm>
 #include <cmath>

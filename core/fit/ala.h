@@ -1,5 +1,5 @@
 #pragma once
-// ALA (seeds/004, PAPERS.md §5), its analytical part: throughput against batch size
+// ALA (ARCHITECTURE.md, The papers), its analytical part: throughput against batch size
 // thpt(bb) = c - a*exp(-b*bb), fitted per (input ii, output oo) pair of one hardware/
 // software configuration by bounded nonlinear least squares (Ceres): a, c in [0, 1e6],
 // b in [1e-5, 1], started where the authors start (see fitThroughput). The fits of a
@@ -282,7 +282,7 @@ struct PooledErrors {
 };
 PooledErrors poolErrors(const Evaluation& ev);
 
-// ALA's subsets and confidence (PAPERS.md §5). A subset is a set of measured points
+// ALA's subsets and confidence (the paper's Algorithms 6-8). A subset is a set of measured points
 // (ii, oo, bb); simulated annealing logs the subsets it tried with their error. Our
 // points also carry their configuration (framework, model, hardware, precision as ids
 // of a ConfigIds table; -1 when unknown): the paper's features see only (ii, oo, bb),

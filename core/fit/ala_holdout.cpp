@@ -1,7 +1,7 @@
 #include "fit/ala_holdout.h"
 
 #include "metrics/stats.h"
-#include "workload/text.h"
+#include "util/hash.h"
 
 #include <algorithm>
 #include <functional>
@@ -31,7 +31,7 @@ void calibrateHeld(std::vector<HoldoutRow>& rows, std::size_t first, std::size_t
     for (std::size_t i = first; i < rows.size(); ++i) by[rows[i].config].push_back(i);
     for (auto& [cfg, idx] : by) {
         if (idx.size() <= k) continue; // nothing left to score
-        std::mt19937_64 rng(seed ^ text::fnv1a64(cfg));
+        std::mt19937_64 rng(seed ^ fnv1a64(cfg));
         std::shuffle(idx.begin(), idx.end(), rng);
         const std::vector<std::size_t> pick(idx.begin(), idx.begin() + std::ptrdiff_t(k));
         for (std::size_t i : pick) rows[i].calibration_row = true;

@@ -1,6 +1,6 @@
 #include "fit/ala_transfer.h"
 
-#include "workload/text.h"
+#include "util/hash.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -362,7 +362,7 @@ void holdOut(const std::vector<BenchRow>& train, const std::vector<BenchRow>& he
     if (u.calibration_rows == 0) return;
     for (auto& [k, idx] : by) {
         if (idx.size() <= u.calibration_rows) continue;
-        std::mt19937_64 rng(u.seed ^ text::fnv1a64(k));
+        std::mt19937_64 rng(u.seed ^ fnv1a64(k));
         std::shuffle(idx.begin(), idx.end(), rng);
         std::vector<BenchRow> m;
         std::vector<double> e;
@@ -431,7 +431,7 @@ UnseenEstimator UnseenEstimator::learn(const std::vector<BenchRow>& rows, const 
         std::set<std::tuple<std::string, int, int>> held_pairs;
         for (auto& [k, v] : pairs) {
             if (v.size() < 2) continue;
-            std::mt19937_64 rng(u.seed ^ text::fnv1a64(k));
+            std::mt19937_64 rng(u.seed ^ fnv1a64(k));
             std::shuffle(v.begin(), v.end(), rng);
             const std::size_t n = std::clamp<std::size_t>(v.size() / 5, 1, v.size() - 1);
             for (std::size_t i = 0; i < n; ++i) held_pairs.emplace(k, v[i].first, v[i].second);

@@ -1,8 +1,8 @@
 #include "fit/bench.h"
 
-#include "model/input_error.h"
-#include "model/input_file.h"
-#include "workload/text.h"
+#include "util/input_error.h"
+#include "util/input_file.h"
+#include "util/text.h"
 
 #include <fstream>
 #include <map>

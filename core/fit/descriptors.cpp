@@ -1,8 +1,8 @@
 #include "fit/descriptors.h"
 
 #include "hardware_tables.h"
-#include "model/input_error.h"
-#include "workload/text.h"
+#include "util/input_error.h"
+#include "util/text.h"
 
 #include <algorithm>
 #include <cctype>

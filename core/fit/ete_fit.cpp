@@ -1,9 +1,9 @@
 #include "fit/ete_fit.h"
 
 #include "metrics/stats.h"
-#include "model/input_error.h"
-#include "model/input_file.h"
-#include "workload/text.h"
+#include "util/input_error.h"
+#include "util/input_file.h"
+#include "util/text.h"
 
 #include <Eigen/Dense>
 #include <algorithm>

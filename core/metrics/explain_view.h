@@ -1,6 +1,6 @@
 #pragma once
 // The scheduler's view at any instant, and the story of one request, from the run log
-// alone (issue 20): what `kairos-cli explain` prints and the workbench's inspector shows.
+// alone: what `kairos-cli explain` prints and the workbench's inspector shows.
 //
 // ExplainIndex is built once per log (O(events + iterations + reasons)); viewAt(t) then
 // replays the events up to t (a linear scan, about 1 ms on 20,000 requests) and looks up

@@ -1,6 +1,6 @@
 #include "metrics/load.h"
 
-#include "model/huge_pages.h"
+#include "util/huge_pages.h"
 
 #include <algorithm>
 #include <cmath>
@@ -26,7 +26,7 @@ struct QueueWalk {
 QueueWalk walkQueue(const RunLog& log) {
     enum : char { None, Queued, Running, Gone };
     const auto n = static_cast<std::size_t>(std::max(0, log.num_requests));
-    // Arrays of a million requests are in huge pages (model/huge_pages.h says why).
+    // Arrays of a million requests are in huge pages (util/huge_pages.h says why).
     std::vector<char> st = hugeFilled<char>(n, None);
     std::vector<double> since = hugeFilled(n, 0.0), queued = hugeFilled(n, 0.0); // queued so far
     std::vector<KillCause> cause = hugeFilled(n, KillCause::Unknown);

@@ -1,6 +1,6 @@
 #include "metrics/request_metrics.h"
 
-#include "model/huge_pages.h"
+#include "util/huge_pages.h"
 
 #include <algorithm>
 #include <cmath>
@@ -12,7 +12,7 @@ namespace kairos {
 std::vector<RequestMetrics> perRequest(const RunLog& log) {
     std::vector<RequestMetrics> m;
     m.reserve(static_cast<std::size_t>(log.num_requests));
-    adviseHugePages(m); // before it is written (model/huge_pages.h)
+    adviseHugePages(m); // before it is written (util/huge_pages.h)
     m.resize(static_cast<std::size_t>(log.num_requests));
     for (std::size_t i = 0; i < m.size(); ++i) m[i].id = static_cast<ReqId>(i);
     for (const Event& e : log.events) {

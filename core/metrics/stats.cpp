@@ -1,6 +1,6 @@
 #include "metrics/stats.h"
 
-#include "model/huge_pages.h"
+#include "util/huge_pages.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,11 +1,11 @@
 #include "metrics/summary.h"
 
 #include "metrics/request_metrics.h"
-#include "model/huge_pages.h"
-#include "model/input_error.h"
-#include "model/input_file.h"
-#include "model/json_number.h"
-#include "workload/text.h"
+#include "util/huge_pages.h"
+#include "util/input_error.h"
+#include "util/input_file.h"
+#include "util/json_number.h"
+#include "util/text.h"
 
 #include <algorithm>
 #include <cmath>
@@ -242,7 +242,7 @@ Summary summarizeWith(const RunLog& log, const std::vector<RequestMetrics>& reqs
     {
         std::vector<double> buf;
         buf.reserve(reqs.size());
-        adviseHugePages(buf); // model/huge_pages.h
+        adviseHugePages(buf); // util/huge_pages.h
         const auto sample = [&](Stats& out, auto&& value) {
             buf.clear();
             for (const auto& r : reqs) {

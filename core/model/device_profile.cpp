@@ -1,8 +1,8 @@
 #include "model/device_profile.h"
 
-#include "model/input_error.h"
-#include "model/input_file.h"
-#include "workload/json_line.h"
+#include "util/input_error.h"
+#include "util/input_file.h"
+#include "util/json_line.h"
 
 #include <cmath>
 #include <filesystem>

@@ -1,10 +1,10 @@
 #pragma once
-// Decisions with their reasons (issue 20): the third stream of a RunLog, recorded only when
+// Decisions with their reasons: the third stream of a RunLog, recorded only when
 // a run asks for it (RunSpec explain, `--explain`), so runs without it cost nothing extra.
 //
 //  - reasons:  every action a decision took (admit, preempt, suspend, resume, kill, KV
 //              eviction ratio, segment dispatch), in the order the engine applied it, with
-//              the rule that fired (named as in PAPERS.md), the numbers it compared and the
+//              the rule that fired (named as in the paper), the numbers it compared and the
 //              request it compared against. Actions the engine takes on its own (a victim
 //              when the KV cache overflows, a request that cannot grow) are here too.
 //  - calls:    every call of Scheduler::schedule (time, how long the engine may run without

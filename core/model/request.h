@@ -1,6 +1,7 @@
 #pragma once
 // Value types of one request. Units: seconds (double) for time, tokens (int) for lengths.
 #include "model/compact.h"
+#include "util/limits.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -13,13 +14,6 @@ namespace kairos {
 // Index of a request inside its Workload (0..n-1); the engine, scheduler and RunLog use it.
 using ReqId = std::int32_t;
 
-// Bounds every reader and generator enforces, an input error naming the field past them.
-// Times (arrivals, budgets, robot execution, TUF times) stay within 1e9 s (31.7 years),
-// where a double still resolves 0.12 us, so iteration ends always advance the clock; a
-// prompt or an output stays within 1e8 tokens, so a context and its reservation stay
-// inside 32-bit token counts.
-constexpr double kMaxSeconds = 1e9;
-constexpr int kMaxRequestTokens = 100000000;
 // Requests in one workload at most: a run log keeps a request's id in 25 bits (Event,
 // model/run_log.h). Readers refuse more; generate stops at 10 million.
 constexpr std::int32_t kMaxRequests = (1 << 24) - 1;

@@ -2,7 +2,7 @@
 
 #include "predict/simple_predictors.h"
 #include "predict/trail_predictor.h"
-#include "workload/text.h"
+#include "util/text.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,7 +1,7 @@
 #include "predict/trail_predictor.h"
 
-#include "model/hash.h"
-#include "model/huge_pages.h"
+#include "util/hash.h"
+#include "util/huge_pages.h"
 
 #include <algorithm>
 #include <atomic>
@@ -412,11 +412,8 @@ void TrailPredictor::reset(const Workload& w) {
     cache_.assign(truth_.size(), Cache{});
     for (std::size_t i = 0; i < truth_.size(); ++i)
         initial_.push_back(std::max(1.0, estimate(classifier(static_cast<ReqId>(i), 0))));
-    std::uint64_t fp = 1469598103934665603ULL; // FNV-1a over the lengths
-    for (int t : truth_) {
-        fp ^= static_cast<std::uint64_t>(static_cast<std::uint32_t>(t));
-        fp *= 1099511628211ULL;
-    }
+    // The lengths' fingerprint (FNV-1a over their bytes): the cache's key.
+    const std::uint64_t fp = fnv1a64(truth_.data(), truth_.size() * sizeof(truth_[0]));
     table_ = tableCache().get({fp, truth_.size(), opt_.bins, opt_.every, opt_.l_max,
                                opt_.prompt_noise, opt_.token_noise, opt_.spread, seed_});
     rows_ = table_->rows.data();

@@ -1,5 +1,5 @@
 #pragma once
-// Trail's refined length prediction (seeds/002, PAPERS.md section 3). A classifier gives
+// Trail's refined length prediction (ARCHITECTURE.md, The papers). A classifier gives
 // probabilities over k equal bins of *remaining* length in [0, L_max): once from the
 // prompt (Trail: BERT), then every s generated tokens from an intermediate layer's
 // embedding (a 2-layer MLP). Bayesian smoothing across tokens (the authors' code):

@@ -1,9 +1,9 @@
 #include "repro/repro.h"
 
-#include "model/input_error.h"
-#include "model/json_number.h"
+#include "util/input_error.h"
+#include "util/json_number.h"
 #include "repro/common.h"
-#include "run/parallel.h"
+#include "util/parallel.h"
 #include "run/pipeline.h"
 #include "sim/engine.h"
 #include "workload/generators.h"

@@ -108,7 +108,7 @@ Report reproduceTrail(const Options& opt) {
     const std::vector<double> Cs{0, 0.2, 0.5, 0.8, 1};
     const std::size_t c_at = jobs.size();
     for (double C : Cs) jobs.push_back({&w14, policy("sprpt_lp", C, opt.seed, refined), lim, {}});
-    // The same on a memory-bound configuration (issue 31): the paper's reason for C < 1 is
+    // The same on a memory-bound configuration: the paper's reason for C < 1 is
     // the KV that preempted requests keep, which on the full card never runs short here. One
     // factor changed: vLLM's gpu_memory_utilization at 0.4 instead of 0.9, which leaves the
     // KV of FCFS's full batch room (its peak on the full card is ~116 k tokens) but not that

@@ -2,7 +2,7 @@
 
 #include "metrics/stats.h"
 #include "model/router.h"
-#include "run/parallel.h"
+#include "util/parallel.h"
 
 #include <algorithm>
 #include <cmath>

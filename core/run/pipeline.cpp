@@ -4,7 +4,7 @@
 #include "fit/ala.h"
 #include "fit/ala_exec.h"
 #endif
-#include "model/input_error.h"
+#include "util/input_error.h"
 #include "predict/predictor.h"
 #include "sim/fleet.h"
 #include "store/store.h"

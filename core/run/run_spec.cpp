@@ -1,12 +1,12 @@
 #include "run/run_spec.h"
 
-#include "export/atomic_file.h"
+#include "util/atomic_file.h"
 #include "metrics/summary.h"
-#include "model/input_error.h"
-#include "model/input_file.h"
+#include "util/input_error.h"
+#include "util/input_file.h"
 #include "model/router.h"
 #include "predict/predictor.h"
-#include "run/domains.h"
+#include "model/domains.h"
 #include "sched/registry.h"
 #include "sched/scheduler.h"
 #include "workload/readers.h"
@@ -240,7 +240,7 @@ void RunSpec::validate(const std::string& where) const {
     TraceFormat f;
     if (!formatFromName(workload.format, &f))
         bad("workload.format", "unknown format '" + workload.format + "'");
-    // The numbers' domains are the command line's (run/domains.h): a spec file, a stored
+    // The numbers' domains are the command line's (model/domains.h): a spec file, a stored
     // run or a session cannot carry what the options refuse.
     domains::check(domains::kRate, workload.rate, where);
     domains::check(domains::kBurstiness, workload.burstiness, where);

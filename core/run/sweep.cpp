@@ -1,10 +1,11 @@
 #include "run/sweep.h"
 
 #include "metrics/stats.h"
-#include "model/input_error.h"
-#include "run/parallel.h"
+#include "util/input_error.h"
+#include "util/parallel.h"
 #include "sched/registry.h"
-#include "workload/text.h"
+#include "util/text.h"
+#include "util/hash.h"
 
 #include <algorithm>
 #include <cinttypes>
@@ -350,7 +351,7 @@ namespace {
 // A journal line's checksum: a line cut short by an interruption (the last of a journal,
 // "0x1.83a66p+10" cut to "0x1") never reads as a shorter number.
 std::string lineCheck(std::string_view body) {
-    return text::fnv1a64Hex(body);
+    return fnv1a64Hex(body);
 }
 } // namespace
 

@@ -7,7 +7,7 @@
 #include "sched/protect.h"
 #include "sched/timebill.h"
 #include "sched/timely.h"
-#include "workload/text.h"
+#include "util/text.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,5 +1,5 @@
 #pragma once
-// TimeBill (seeds/000, PAPERS.md section 1): per-request time budgets. At admission each
+// TimeBill (ARCHITECTURE.md, The papers): per-request time budgets. At admission each
 // request gets the smallest KV eviction ratio alpha that makes its pessimistic worst-case
 // execution time fit what is left of its budget:
 //   N_W = min(k * N_hat, N_max)                      (pessimism factor k >= 1)
@@ -7,7 +7,7 @@
 //   alpha* = min(alpha_max, 1 - (T - t_prefill - t_pred) / (p N_x (N_W - 1))
 //                           + (N_W - 2) / (2 N_x) + q / (p N_x)),  clamped at 0.
 // (The seed's text prints the middle term as (N_W - 2)/(2 p N_x); solving WCET = T for
-// alpha gives (N_W - 2)/(2 N_x), as PAPERS.md has it; tests check it numerically.)
+// alpha gives (N_W - 2)/(2 N_x), as the paper's formula has it; tests check it numerically.)
 // Overrun strategies: Kill (a request still running at its deadline is dropped, its
 // response empty) and Skip-next (it runs on; requests released while it overruns are
 // skipped, as the job releases of a real-time task that fall inside an overrun). Fixed-

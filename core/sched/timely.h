@@ -1,5 +1,5 @@
 #pragma once
-// TimelyLLM (seeds/001, PAPERS.md section 2): segmented generation for robot plans.
+// TimelyLLM (ARCHITECTURE.md, The papers): segmented generation for robot plans.
 // A request's output is a sequence of segments; when a segment has been generated it is
 // dispatched to the robot and, while the robot executes it, the generation is suspended
 // with its KV kept and queued again for its next segment. Before every pick the queued

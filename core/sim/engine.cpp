@@ -1,6 +1,6 @@
 #include "sim/engine.h"
 
-#include "model/huge_pages.h"
+#include "util/huge_pages.h"
 
 #include <algorithm>
 #include <cassert>
@@ -49,7 +49,7 @@ Simulator::Simulator(const Workload& w, const ExecutionModel& model, Scheduler& 
         }
     }
     st_.reserve(w_.requests.size());
-    adviseHugePages(st_); // before it is written (model/huge_pages.h)
+    adviseHugePages(st_); // before it is written (util/huge_pages.h)
     st_.resize(w_.requests.size());
     waiting_.resize(w_.requests.size());
     for (std::size_t i = 0; i < st_.size(); ++i) {

@@ -32,8 +32,8 @@
 // then costs per node and per run, not per block. Its answers are those of the pool of
 // single blocks, operation by operation (tests/core/prefix_cache_oracle.h keeps that pool;
 // tst_prefix_cache compares them on random operations and whole runs).
-#include "model/hash.h"
-#include "model/huge_pages.h"
+#include "util/hash.h"
+#include "util/huge_pages.h"
 #include "model/request.h"
 
 #include <cstdint>

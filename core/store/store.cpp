@@ -2,9 +2,10 @@
 
 #include "fit/ete_fit.h"
 #include "metrics/stats.h"
-#include "model/json_number.h"
+#include "util/json_number.h"
 #include "workload/readers.h"
-#include "workload/text.h"
+#include "util/text.h"
+#include "util/hash.h"
 
 #include <algorithm>
 #include <chrono>
@@ -330,7 +331,7 @@ const char* migrationSql(int v) {
 }
 
 std::string contentHash(const Workload& w) {
-    // FNV-1a (workload/text.h) over the native serialization without its header (name and
+    // FNV-1a (util/text.h) over the native serialization without its header (name and
     // source do not change the content).
     Workload body = w;
     body.name.clear();
@@ -338,7 +339,7 @@ std::string contentHash(const Workload& w) {
     body.meta.clear();
     std::ostringstream out;
     writeKairos(body, out);
-    return text::fnv1a64Hex(out.str());
+    return fnv1a64Hex(out.str());
 }
 
 Store::Store(const std::string& path, Open mode) : path_(path) {

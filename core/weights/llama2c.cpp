@@ -1,6 +1,6 @@
 #include "weights/llama2c.h"
 
-#include "model/input_error.h"
+#include "util/input_error.h"
 
 #include <algorithm>
 #include <cerrno>

@@ -1,9 +1,9 @@
 #include "workload/generators.h"
 
-#include "model/hash.h"
-#include "run/domains.h"
+#include "util/hash.h"
+#include "model/domains.h"
 #include "workload/random.h"
-#include "workload/text.h"
+#include "util/text.h"
 
 #include <algorithm>
 #include <cmath>
@@ -20,7 +20,7 @@ void ArrivalSpec::validate() const {
     if (!domains::inDomain(domains::kBurstiness, burstiness))
         throw std::invalid_argument("burstiness must be in " +
                                     domains::describe(domains::kBurstiness) +
-                                    " (run/domains.h says why)");
+                                    " (model/domains.h says why)");
     if (!std::isfinite(start)) throw std::invalid_argument("start time must be finite");
 }
 

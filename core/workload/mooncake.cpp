@@ -1,9 +1,9 @@
 // Mooncake traces (FAST'25 release): one JSON object per line,
 // {"timestamp": ms, "input_length": n, "output_length": n, "hash_ids": [...]}.
-#include "model/input_error.h"
-#include "workload/json_line.h"
+#include "util/input_error.h"
+#include "util/json_line.h"
 #include "workload/readers.h"
-#include "workload/text.h"
+#include "util/text.h"
 
 #include <algorithm>
 #include <cmath>

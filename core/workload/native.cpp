@@ -1,10 +1,11 @@
 // The native Kairos workload format (JSONL), documented in sample_traces/README.md.
-#include "export/atomic_file.h"
-#include "model/huge_pages.h"
-#include "model/input_error.h"
-#include "workload/json_line.h"
+#include "util/atomic_file.h"
+#include "util/huge_pages.h"
+#include "util/input_error.h"
+#include "util/json_line.h"
 #include "workload/readers.h"
-#include "workload/text.h"
+#include "util/text.h"
+#include "util/hash.h"
 
 #include <cmath>
 #include <cstdio>
@@ -90,7 +91,7 @@ std::vector<PrefixSpan> parsePrefix(const json& p, const Ctx& c, const Request& 
                                      "an id written as '#' takes 16 lower-case hex digits");
                 sp.id = std::stoull(name.substr(1), nullptr, 16);
             } else {
-                sp.id = text::fnv1a64(name) | (1ULL << 63);
+                sp.id = fnv1a64(name) | (1ULL << 63);
             }
         } else {
             throw InputError(c.file, c.line, f,

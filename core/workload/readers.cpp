@@ -1,8 +1,8 @@
 #include "workload/readers.h"
 
-#include "model/input_error.h"
-#include "model/input_file.h"
-#include "workload/text.h"
+#include "util/input_error.h"
+#include "util/input_file.h"
+#include "util/text.h"
 
 #include <filesystem>
 #include <fstream>
@@ -172,7 +172,7 @@ Workload readWorkload(std::istream& in, const std::string& name, const ReadOptio
 }
 
 Workload readWorkload(const std::string& path, const ReadOptions& opt) {
-    // Bounded, never waiting on a FIFO, refused at the first NUL (model/input_file.h).
+    // Bounded, never waiting on a FIFO, refused at the first NUL (util/input_file.h).
     std::string data = readInputFile(path, limits::kWorkload);
     ReadOptions o = opt;
     o.format = formatOf(data, opt.format, path);

@@ -1,7 +1,7 @@
 #include "workload/robot_generator.h"
 
-#include "model/input_error.h"
-#include "model/input_file.h"
+#include "util/input_error.h"
+#include "util/input_file.h"
 #include "workload/llama3_counts.h"
 #include "workload/random.h"
 

@@ -12,9 +12,9 @@
 // guides, examples: 4,707 characters in ../shared/data/typefly, 1,308 Llama 3 tokens),
 // the same for every task: a shared prefix span (model/request.h), which the paper's
 // server keeps stored and a prefix cache (--prefix-caching on) does not compute again.
-#include "model/input_error.h"
-#include "model/input_file.h"
-#include "workload/json_line.h"
+#include "util/input_error.h"
+#include "util/input_file.h"
+#include "util/json_line.h"
 #include "workload/llama3_counts.h"
 #include "workload/readers.h"
 #include "workload/robot_generator.h"

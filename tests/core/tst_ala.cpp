@@ -9,7 +9,7 @@
 #include "fit/ala_transfer.h"
 #include "fit/descriptors.h"
 #include "fit/xgb.h"
-#include "model/input_error.h"
+#include "util/input_error.h"
 #include "test_util.h"
 #include "workload/random.h"
 

@@ -36,7 +36,7 @@
 // N times.
 #include "export/runlog_jsonl.h"
 #include "metrics/summary.h"
-#include "model/input_error.h"
+#include "util/input_error.h"
 #include "test_util.h"
 
 #include <QDir>

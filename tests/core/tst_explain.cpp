@@ -1,4 +1,4 @@
-// Decisions with their reasons (issue 20), checked rather than printed. For every
+// Decisions with their reasons, checked rather than printed. For every
 // registered policy (policyNames(), so a new policy is covered without anyone editing this
 // file) on random workloads, limits, parameters and predictors (random_cases.h):
 //  - every admit, preempt, suspend, resume, kill and dispatch in the run log has a reason
@@ -16,7 +16,7 @@
 #include "export/runlog_jsonl.h"
 #include "metrics/explain_view.h"
 #include "model/explain.h"
-#include "model/input_error.h"
+#include "util/input_error.h"
 #include "random_cases.h"
 #include "sched/replay.h"
 #include "sim/engine.h"

@@ -7,7 +7,7 @@
 #include "export/runlog_jsonl.h"
 #include "metrics/request_metrics.h"
 #include "metrics/summary.h"
-#include "model/input_error.h"
+#include "util/input_error.h"
 #include "random_cases.h"
 #include "sched/registry.h"
 #include "sim/engine.h"

@@ -2,7 +2,7 @@
 // and size; every malformed header and size refused with the field named), the plain
 // reference forward pass (by hand on a model whose blocks add nothing; on the real model, a
 // trained model's confidence on its own stories), and the seeded sampler's distribution.
-#include "model/input_error.h"
+#include "util/input_error.h"
 #include "test_util.h"
 #include "weights/llama2c.h"
 

@@ -1,7 +1,7 @@
 // Level of detail for the views: the time<->pixel mapping, timeline rows from a run log,
 // folding of narrow spans, and downsampling that keeps peaks.
 #include "exec/execution_model.h"
-#include "lod/cdf.h"
+#include "metrics/cdf.h"
 #include "lod/raster.h"
 #include "lod/time_axis.h"
 #include "lod/timeline.h"

@@ -64,7 +64,7 @@ std::unique_ptr<Scheduler> policy(const std::string& name, PolicyParams p = {},
 class TestMcsf : public QObject {
     Q_OBJECT
 private slots:
-    // PAPERS.md: M = 10, four requests with s = 2 and o = 3, 4, 5, 6, all at round 0.
+    // The paper's notes: M = 10, four requests with s = 2 and o = 3, 4, 5, 6, all at round 0.
     // MC-SF starts (0, 0, 4, 8) (sum 12, latency 30); the optimum sums to 10 (latency 28).
     void paperCounterexample() {
         d::Instance in;

@@ -13,7 +13,7 @@
 #include "workload/generators.h"
 #include "workload/random.h"
 #include "workload/robot_generator.h"
-#include "workload/text.h"
+#include "util/text.h"
 
 #include <QtTest>
 #include <algorithm>

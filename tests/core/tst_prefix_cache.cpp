@@ -6,7 +6,7 @@
 #include "export/runlog_jsonl.h"
 #include "metrics/request_metrics.h"
 #include "metrics/summary.h"
-#include "model/input_error.h"
+#include "util/input_error.h"
 #include "prefix_cache_oracle.h"
 #include "random_cases.h"
 #include "sched/fcfs.h"

@@ -1,6 +1,6 @@
 // Workload readers on the real traces in ../shared/data and on malformed input.
-#include "model/input_error.h"
-#include "model/input_file.h"
+#include "util/input_error.h"
+#include "util/input_file.h"
 #include "test_util.h"
 #include "workload/generators.h"
 #include "workload/readers.h"
@@ -356,7 +356,7 @@ private slots:
         QCOMPARE(detectFormat("hello", "x"), TraceFormat::Auto);
     }
 
-    // The one reader of whole files (model/input_file.h): limits, NULs, FIFOs, devices.
+    // The one reader of whole files (util/input_file.h): limits, NULs, FIFOs, devices.
     void inputFileLimits() {
         using kairos::InputError;
         using kairos::InputLimits;

@@ -1,7 +1,7 @@
 // The safetensors reader and writer against the format's rules: a round trip, the exact
 // byte layout of a file written by hand, and every malformation the specification forbids,
 // each refused with an InputError naming the file and the field.
-#include "model/input_error.h"
+#include "util/input_error.h"
 #include "weights/safetensors.h"
 
 #include <QtTest/QtTest>

@@ -124,7 +124,7 @@ private slots:
         }
     }
 
-    // A property, not a claim (issue 31): with a request's output length fixed, evicting more
+    // A property, not a claim: with a request's output length fixed, evicting more
     // of its prompt only shortens its decode steps, so one at a time with Kill on overrun the
     // share finished in budget never falls as alpha grows. reproduce timebill used to count
     // "vanilla (alpha = 0) has the lowest completion" and "TimeBill completes as alpha = 95 %"

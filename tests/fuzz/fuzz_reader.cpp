@@ -11,7 +11,7 @@
 #include "metrics/explain_view.h"
 #include "metrics/request_filter.h"
 #include "metrics/summary.h"
-#include "model/input_error.h"
+#include "util/input_error.h"
 #include "run/run_spec.h"
 #include "sched/registry.h"
 #include "sim/engine.h"

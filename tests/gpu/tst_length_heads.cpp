@@ -5,7 +5,7 @@
 // saved and loaded; and plugged into a live run as the schedulers' predictor.
 #include "length_heads.h"
 #include "metrics/request_metrics.h"
-#include "model/input_error.h"
+#include "util/input_error.h"
 #include "predict/trail_predictor.h"
 #include "sched/registry.h"
 #include "weights/safetensors.h"

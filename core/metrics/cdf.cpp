@@ -1,4 +1,4 @@
-#include "lod/cdf.h"
+#include "metrics/cdf.h"
 
 #include <algorithm>
 #include <cmath>

@@ -3,7 +3,7 @@
 // numbers strictly (the whole field, nothing else), and fail with InputError naming the
 // file, line and field. Hand-written because the formats are plain comma-separated
 // lines without quoting, and a CSV library would add a dependency for no gain.
-#include "model/input_error.h"
+#include "util/input_error.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -47,12 +47,6 @@ bool parseTimestamp(std::string_view s, std::int64_t* whole, double* fraction);
 // characters (C0, DEL and C1, so no escape sequence passes), newlines included, and bytes
 // that are not valid UTF-8 are written as \xNN; a backslash is doubled.
 std::string printable(std::string_view s);
-
-// FNV-1a, 64 bits, of `s` (and as 16 hex digits): identification of contents, the same on
-// every platform. Hand-written: no hash library is in the dependency set, and this is
-// identification (a workload's content, a journal line's integrity), not security.
-std::uint64_t fnv1a64(std::string_view s);
-std::string fnv1a64Hex(std::string_view s);
 
 // Header of a CSV file: finds columns by name so that column order does not matter.
 class CsvHeader {

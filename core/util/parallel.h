@@ -3,7 +3,7 @@
 // particular order; the first exception any call throws stops the others taking new
 // indices and is rethrown here once all have stopped. The one pool of the Qt-free core
 // (sweeps, capacity searches, reproduce's experiments), so its rules live in one place.
-#include "model/input_error.h"
+#include "util/input_error.h"
 
 #include <algorithm>
 #include <atomic>

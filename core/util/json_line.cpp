@@ -1,6 +1,6 @@
-#include "workload/json_line.h"
+#include "util/json_line.h"
 
-#include "model/input_error.h"
+#include "util/input_error.h"
 
 #include <algorithm>
 #include <utility>

@@ -1,7 +1,7 @@
-#include "workload/text.h"
+#include "util/text.h"
 
-#include "model/input_error.h"
-#include "model/request.h"
+#include "util/input_error.h"
+#include "util/limits.h"
 
 #include <charconv>
 #include <cstdio>
@@ -53,21 +53,6 @@ bool parseDouble(std::string_view s, double* out) {
     const char* end = s.data() + s.size();
     auto [p, ec] = std::from_chars(s.data(), end, *out);
     return ec == std::errc() && p == end && std::isfinite(*out);
-}
-
-std::uint64_t fnv1a64(std::string_view s) {
-    std::uint64_t h = 1469598103934665603ULL;
-    for (unsigned char c : s) {
-        h ^= c;
-        h *= 1099511628211ULL;
-    }
-    return h;
-}
-
-std::string fnv1a64Hex(std::string_view s) {
-    char buf[17];
-    std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(fnv1a64(s)));
-    return buf;
 }
 
 bool parseNumberStrict(std::string_view s, double* out) {

@@ -1,7 +1,7 @@
-#include "model/input_file.h"
+#include "util/input_file.h"
 
-#include "model/huge_pages.h"
-#include "model/input_error.h"
+#include "util/huge_pages.h"
+#include "util/input_error.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -109,7 +109,7 @@ std::string readInputFile(const std::string& path, const InputLimits& lim) {
     std::string data;
     if (S_ISREG(st.st_mode)) {
         data.reserve(std::size_t(st.st_size));
-        adviseHugePages(data.data(), data.capacity()); // model/huge_pages.h
+        adviseHugePages(data.data(), data.capacity()); // util/huge_pages.h
     }
     long line = 1;
     std::uint64_t line_bytes = 0;

@@ -1,7 +1,7 @@
-#include "export/atomic_file.h"
+#include "util/atomic_file.h"
 
-#include "model/input_error.h"
-#include "model/input_file.h"
+#include "util/input_error.h"
+#include "util/input_file.h"
 
 #include <atomic>
 #include <cerrno>

@@ -55,7 +55,7 @@ private:
 };
 
 // A one-command process (kairos-cli, kairos-live) turns this on: then every OutputBatch also
-// refuses to replace a file this process read as input (model/input_file.h). Off in the
+// refuses to replace a file this process read as input (util/input_file.h). Off in the
 // workbench, whose commands are its actions (saving a session over the file it came from
 // is what Save does).
 void guardProcessInputs(bool on);

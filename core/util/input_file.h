@@ -14,7 +14,7 @@
 // ("Limits on input").
 //
 // Every path read this way is also remembered as an input of this process: an output of
-// the same command may not replace it (export/atomic_file.h).
+// the same command may not replace it (util/atomic_file.h).
 #include <cstdint>
 #include <string>
 #include <vector>

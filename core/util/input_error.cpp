@@ -1,4 +1,4 @@
-#include "model/input_error.h"
+#include "util/input_error.h"
 
 namespace kairos {
 namespace {

@@ -18,7 +18,7 @@
 //   kv_capacity    [0, 1e15] tokens (0: the profile's)
 //   block_size     [1, 2^20] tokens; max_num_seqs [1, 2^24]; max_num_batched_tokens [1, 2^30]
 //   limit          [0, 1e12] requests (0: all)
-#include "model/input_error.h"
+#include "util/input_error.h"
 
 #include <cmath>
 #include <cstdio>

@@ -1,0 +1,259 @@
+// ALA held out by pairs beside the baselines (per configuration and dataset-wide, as the
+// paper's), and the pooled errors.
+#include "fit/ala.h"
+#include "fit/ala_holdout.h"
+
+#include "metrics/stats.h"
+#include "util/input_error.h"
+#include "util/parallel.h"
+#include "util/text.h"
+#include "util/hash.h"
+
+#include <Eigen/Dense>
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <ceres/ceres.h>
+#include <climits>
+#include <cmath>
+#include <fstream>
+#include <iterator>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <regex>
+#include <set>
+#include <sstream>
+#include <thread>
+#include <tuple>
+#include "fit/ala_detail.h"
+
+namespace kairos::ala {
+void LinearBaseline::train(const std::vector<BenchRow>& rows) {
+    // Normal equations on [1, ii, oo, bb], solved by Eigen's QR (rank-deficient columns,
+    // e.g. ii = oo in every row, get a least-squares minimum-norm-like solution).
+    Eigen::MatrixXd a(Eigen::Index(rows.size()), 4);
+    Eigen::VectorXd y(Eigen::Index(rows.size()));
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+        a.row(Eigen::Index(i)) << 1.0, rows[i].ii, rows[i].oo, rows[i].bb;
+        y(Eigen::Index(i)) = rows[i].thpt;
+    }
+    const Eigen::VectorXd w = a.completeOrthogonalDecomposition().solve(y);
+    for (int k = 0; k < 4; ++k) w_[k] = w(k);
+}
+
+double LinearBaseline::predict(int ii, int oo, int bb) const {
+    return w_[0] + w_[1] * ii + w_[2] * oo + w_[3] * bb;
+}
+
+void XgbBaseline::train(const std::vector<BenchRow>& rows, const fit::XgbParams& p) {
+    std::vector<std::vector<float>> x;
+    std::vector<float> y;
+    for (const auto& r : rows) {
+        x.push_back({float(r.ii), float(r.oo), float(r.bb)});
+        y.push_back(float(r.thpt));
+    }
+    r_.fit(x, y, p);
+}
+
+double XgbBaseline::predict(int ii, int oo, int bb) const {
+    return r_.predict({{float(ii), float(oo), float(bb)}})[0];
+}
+
+std::vector<double> DatasetWideBaseline::features(const BenchRow& r) const {
+    std::vector<double> f(std::size_t(width_), 0.0);
+    f[0] = r.ii, f[1] = r.oo, f[2] = r.bb;
+    const std::string* v[4] = {&r.framework, &r.model, &r.hardware, &r.precision};
+    int at = 3;
+    for (std::size_t k = 0; k < 4; ++k) {
+        const auto it = cats_[k].find(*v[k]);
+        if (it != cats_[k].end()) f[std::size_t(at + it->second)] = 1.0;
+        at += int(cats_[k].size());
+    }
+    return f;
+}
+
+void DatasetWideBaseline::train(const std::vector<BenchRow>& rows, const fit::XgbParams& p) {
+    for (const auto& r : rows) {
+        const std::string* v[4] = {&r.framework, &r.model, &r.hardware, &r.precision};
+        for (std::size_t k = 0; k < 4; ++k) cats_[k].emplace(*v[k], 0);
+    }
+    width_ = 3;
+    for (auto& m : cats_) {
+        int i = 0;
+        for (auto& [name, id] : m) id = i++;
+        width_ += int(m.size());
+    }
+    // Linear: least squares on [1, features] by Eigen's complete orthogonal decomposition
+    // (the one-hot blocks with the intercept are rank-deficient: a minimum-norm solution).
+    Eigen::MatrixXd a(Eigen::Index(rows.size()), width_ + 1);
+    Eigen::VectorXd y(Eigen::Index(rows.size()));
+    std::vector<std::vector<float>> x;
+    std::vector<float> ly;
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+        const auto f = features(rows[i]);
+        a(Eigen::Index(i), 0) = 1.0;
+        for (int k = 0; k < width_; ++k) a(Eigen::Index(i), k + 1) = f[std::size_t(k)];
+        y(Eigen::Index(i)) = rows[i].thpt;
+        x.emplace_back(f.begin(), f.end());
+        ly.push_back(float(std::log(rows[i].thpt)));
+    }
+    const Eigen::VectorXd w = a.completeOrthogonalDecomposition().solve(y);
+    w_.assign(w.data(), w.data() + w.size());
+    xgb_.fit(x, ly, p);
+}
+
+double DatasetWideBaseline::predictLinear(const BenchRow& r) const {
+    const auto f = features(r);
+    double v = w_[0];
+    for (std::size_t k = 0; k < f.size(); ++k) v += w_[k + 1] * f[k];
+    return v;
+}
+
+double DatasetWideBaseline::predictXgb(const BenchRow& r) const {
+    const auto f = features(r);
+    return std::exp(double(xgb_.predict({std::vector<float>(f.begin(), f.end())})[0]));
+}
+
+nlohmann::json DatasetWideBaseline::toJson() const {
+    nlohmann::json cats = nlohmann::json::array();
+    for (const auto& m : cats_) cats.push_back(m);
+    return {{"categories", cats}, {"linear", w_}, {"xgboost", xgb_.toCompact()}};
+}
+
+DatasetWideBaseline DatasetWideBaseline::fromJson(const nlohmann::json& j) {
+    DatasetWideBaseline b;
+    try {
+        const auto& cats = j.at("categories");
+        if (!cats.is_array() || cats.size() != b.cats_.size())
+            throw std::runtime_error("dataset-wide baseline: four category maps expected");
+        b.width_ = 3;
+        for (std::size_t k = 0; k < b.cats_.size(); ++k) {
+            b.cats_[k] = cats[k].get<std::map<std::string, int>>();
+            for (const auto& [name, id] : b.cats_[k])
+                if (id < 0 || id >= int(b.cats_[k].size()))
+                    throw std::runtime_error("dataset-wide baseline: category index out of range");
+            b.width_ += int(b.cats_[k].size());
+        }
+        b.w_ = j.at("linear").get<std::vector<double>>();
+        if (b.w_.size() != std::size_t(b.width_ + 1))
+            throw std::runtime_error("dataset-wide baseline: linear weights do not match");
+        b.xgb_ = fit::XgbRegressor::fromJson(j.at("xgboost").get<std::string>());
+    } catch (const nlohmann::json::exception& e) {
+        throw std::runtime_error(std::string("dataset-wide baseline: ") + e.what());
+    } catch (const std::invalid_argument& e) {
+        throw std::runtime_error(std::string("dataset-wide baseline: ") + e.what());
+    }
+    return b;
+}
+
+namespace detail {
+Split split(const std::vector<BenchRow>& rows, const AlaOptions& o, double test_fraction,
+            std::uint64_t seed) {
+    Split sp;
+    sp.held.assign(rows.size(), false);
+    for (std::size_t i = 0; i < rows.size(); ++i) sp.by[configKey(rows[i], o.columns)].push_back(i);
+    for (const auto& [k, idx] : sp.by) {
+        std::vector<std::pair<int, int>> pairs;
+        for (std::size_t i : idx) pairs.emplace_back(rows[i].ii, rows[i].oo);
+        std::sort(pairs.begin(), pairs.end());
+        pairs.erase(std::unique(pairs.begin(), pairs.end()), pairs.end());
+        if (pairs.size() < 2) {
+            ++sp.single_pair_configs;
+            continue;
+        }
+        std::mt19937_64 rng(seed ^ fnv1a64(k));
+        std::shuffle(pairs.begin(), pairs.end(), rng);
+        const std::size_t n_test = std::clamp<std::size_t>(
+            std::size_t(std::ceil(test_fraction * double(pairs.size()))), 1, pairs.size() - 1);
+        ConfigEvaluation& ce = sp.per[k];
+        ce.config = k;
+        ce.fields = rows[idx.front()];
+        ce.pairs = pairs.size();
+        ce.held_out.assign(pairs.begin(), pairs.begin() + std::ptrdiff_t(n_test));
+        std::sort(ce.held_out.begin(), ce.held_out.end());
+        for (std::size_t i : idx)
+            sp.held[i] = std::binary_search(ce.held_out.begin(), ce.held_out.end(),
+                                            std::make_pair(rows[i].ii, rows[i].oo));
+    }
+    if (sp.per.empty())
+        throw std::invalid_argument("held-out evaluation needs a configuration with two or more "
+                                    "(ii, oo) pairs");
+    return sp;
+}
+} // namespace detail
+
+double finitePercentile(const std::vector<double>& v, double pct) {
+    std::vector<double> ok;
+    for (double x : v)
+        if (std::isfinite(x)) ok.push_back(x);
+    return ok.empty() ? std::nan("") : describe(ok, {pct}).percentile(pct);
+}
+
+PooledErrors poolErrors(const Evaluation& ev) {
+    PooledErrors p;
+    for (const auto& ce : ev.configs) {
+        const std::array<const std::vector<double>*, PooledErrors::kMethods> e{
+            &ce.ala_pct, &ce.linear_pct, &ce.xgb_pct, &ce.linear_all_pct, &ce.xgb_all_pct};
+        for (std::size_t m = 0; m < PooledErrors::kMethods; ++m) {
+            auto& h = p.by_hardware[ce.fields.hardware][m];
+            h.insert(h.end(), e[m]->begin(), e[m]->end());
+            p.all[m].insert(p.all[m].end(), e[m]->begin(), e[m]->end());
+        }
+    }
+    for (const auto& [hw, e] : p.by_hardware) {
+        const double a = finitePercentile(e[0], 50);
+        p.hardware_ala_best += a < finitePercentile(e[1], 50) && a < finitePercentile(e[2], 50);
+        p.hardware_ala_best_dataset_wide +=
+            a < finitePercentile(e[3], 50) && a < finitePercentile(e[4], 50);
+    }
+    return p;
+}
+
+Evaluation evaluate(const std::vector<BenchRow>& rows, const AlaOptions& o, double test_fraction,
+                    std::uint64_t seed) {
+    detail::Split sp = detail::split(rows, o, test_fraction, seed);
+    const auto suspect = suspectRows(rows, o.columns, o.screen_ratio);
+    Evaluation ev;
+    ev.single_pair_configs = sp.single_pair_configs;
+    std::vector<BenchRow> train;
+    for (std::size_t i = 0; i < rows.size(); ++i)
+        if (!sp.held[i]) train.push_back(rows[i]);
+    AlaModel ala;
+    ala.train(train, o);
+    ev.screened_rows = ala.screenedRows();
+    const auto train_suspect = suspectRows(train, o.columns, o.screen_ratio);
+    {
+        std::vector<BenchRow> clean; // the rows the per-configuration baselines train on
+        for (std::size_t t = 0; t < train.size(); ++t)
+            if (!train_suspect[t]) clean.push_back(train[t]);
+        ev.dataset_wide.train(clean, o.xgb);
+    }
+    for (auto& [k, ce] : sp.per) {
+        std::vector<BenchRow> tr;
+        for (std::size_t t = 0; t < train.size(); ++t)
+            if (!train_suspect[t] && configKey(train[t], o.columns) == k) tr.push_back(train[t]);
+        ce.train_rows = tr.size();
+        LinearBaseline lin;
+        XgbBaseline xgb;
+        if (!tr.empty()) {
+            lin.train(tr);
+            xgb.train(tr, o.xgb);
+        }
+        for (std::size_t i : sp.by.at(k)) {
+            if (!sp.held[i]) continue;
+            const BenchRow& r = rows[i];
+            auto pct = [&](double pred) { return 100.0 * std::abs(pred - r.thpt) / r.thpt; };
+            ce.suspect_held_rows += suspect[i];
+            ce.ala_pct.push_back(pct(ala.predict(r)));
+            ce.linear_pct.push_back(tr.empty() ? NAN : pct(lin.predict(r.ii, r.oo, r.bb)));
+            ce.xgb_pct.push_back(tr.empty() ? NAN : pct(xgb.predict(r.ii, r.oo, r.bb)));
+            ce.linear_all_pct.push_back(pct(ev.dataset_wide.predictLinear(r)));
+            ce.xgb_all_pct.push_back(pct(ev.dataset_wide.predictXgb(r)));
+        }
+        ev.configs.push_back(std::move(ce));
+    }
+    return ev;
+}
+
+} // namespace kairos::ala
