@@ -93,10 +93,10 @@ fuzz: deps
 # (CI's first phase) fails naming the files that differ.
 FORMAT_FILES = git ls-files -- 'core/*.cpp' 'core/*.h' 'views/*.cpp' 'views/*.h' 'app/*.cpp' \
 	'app/*.h' 'tests/*.cpp' 'tests/*.h' 'gpu/*.cpp' 'gpu/*.h' 'gpu/*.cu' 'gpu/*.cuh'
-format:
+format: deps
 	$(FORMAT_FILES) | xargs clang-format -i
 
-format-check:
+format-check: deps
 	@$(FORMAT_FILES) | xargs clang-format --dry-run -Werror 2>&1 | grep -o '^[^:]*:[0-9]*:[0-9]*: error' | \
 	  cut -d: -f1 | sort -u | sed 's/^/format-check: differs from .clang-format: /' | \
 	  { ! grep . ; } || { echo "format-check: run make format"; exit 1; }

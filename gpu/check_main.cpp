@@ -10,12 +10,12 @@
 // Without a GPU, 1 and 2 say why they did not run and 3-4 time the CPU (--device cpu), so
 // CI runs the same program against Debian's CPU libtorch. Exit 0 when every check that ran
 // passed, 1 when one failed (or --require-gpu without a GPU), 2 on bad input.
-#include "util/atomic_file.h"
 #include "kernels/compare.h"
 #include "live_profile.h"
 #include "llm_config.h"
-#include "util/input_error.h"
 #include "transformer.h"
+#include "util/atomic_file.h"
+#include "util/input_error.h"
 
 #include <ATen/Parallel.h>
 #include <CLI/CLI.hpp>

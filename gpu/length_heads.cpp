@@ -1,7 +1,7 @@
 #include "length_heads.h"
 
-#include "util/input_error.h"
 #include "predict/trail_predictor.h"
+#include "util/input_error.h"
 #include "weights/safetensors.h"
 
 #include <ATen/Context.h>
@@ -218,8 +218,8 @@ LengthHeads LengthHeads::train(const std::vector<LengthSample>& train, int hidde
     l.rlp_loss = fitClassifier(d->rlp, (P - d->rlp_mean) / d->rlp_sd, at::tensor(py, at::kLong), o,
                                o.rlp_epochs, o.seed);
     if (o.probe_epochs > 0) // 0: the RLP alone (a bucket-width comparison)
-        l.probe_loss = fitClassifier(d->probe, d->probeInput(Q, age), at::tensor(qy, at::kLong),
-                                     o, o.probe_epochs, o.seed + 1);
+        l.probe_loss = fitClassifier(d->probe, d->probeInput(Q, age), at::tensor(qy, at::kLong), o,
+                                     o.probe_epochs, o.seed + 1);
     l.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     if (log) *log = l;
     return LengthHeads(std::move(d));

@@ -2,8 +2,8 @@
 
 #include "util/input_error.h"
 #include "util/input_file.h"
-#include "weights/llama2c.h"
 #include "util/json_line.h"
+#include "weights/llama2c.h"
 
 #include <cmath>
 #include <filesystem>

@@ -150,8 +150,10 @@ void ModelChart::setCurves(const QString& title, const QString& note,
             // An unbounded top (inf) is drawn to the top of the axis.
             QVector<double> hi = c.hi;
             for (double& y : hi)
-                if (!std::isfinite(y)) y = 1e300;
-                else band_hi = std::max(band_hi, y);
+                if (!std::isfinite(y))
+                    y = 1e300;
+                else
+                    band_hi = std::max(band_hi, y);
             QCPGraph* lo_g = addGraph();
             lo_g->setPen(Qt::NoPen);
             lo_g->setData(c.batch, c.lo);

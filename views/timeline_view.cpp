@@ -54,9 +54,9 @@ void TimelineView::setRows(std::shared_ptr<const std::vector<lod::Row>> rows,
                                          [](const lod::Span& s) { return s.cached > 0; });
                   });
     // Replica stripes only for a fleet's request rows (agent lanes mix replicas).
-    has_replicas_ = rows_ && !agentLanes() &&
-                    std::any_of(rows_->begin(), rows_->end(),
-                                [](const lod::Row& r) { return r.replica > 0; });
+    has_replicas_ =
+        rows_ && !agentLanes() &&
+        std::any_of(rows_->begin(), rows_->end(), [](const lod::Row& r) { return r.replica > 0; });
     updateScrollBar();
     viewport()->update();
 }
@@ -150,11 +150,11 @@ QColor TimelineView::colorOf(lod::SpanKind k) {
 
 QColor TimelineView::replicaColor(int replica) {
     // Ten distinct hues (Tableau 10), repeating past ten replicas (the label says which).
-    static const QColor kHues[] = {
-        QColor(0x4e, 0x79, 0xa7), QColor(0xf2, 0x8e, 0x2b), QColor(0xe1, 0x57, 0x59),
-        QColor(0x76, 0xb7, 0xb2), QColor(0x59, 0xa1, 0x4f), QColor(0xed, 0xc9, 0x48),
-        QColor(0xb0, 0x7a, 0xa1), QColor(0xff, 0x9d, 0xa7), QColor(0x9c, 0x75, 0x5f),
-        QColor(0xba, 0xb0, 0xac)};
+    static const QColor kHues[] = {QColor(0x4e, 0x79, 0xa7), QColor(0xf2, 0x8e, 0x2b),
+                                   QColor(0xe1, 0x57, 0x59), QColor(0x76, 0xb7, 0xb2),
+                                   QColor(0x59, 0xa1, 0x4f), QColor(0xed, 0xc9, 0x48),
+                                   QColor(0xb0, 0x7a, 0xa1), QColor(0xff, 0x9d, 0xa7),
+                                   QColor(0x9c, 0x75, 0x5f), QColor(0xba, 0xb0, 0xac)};
     return replica < 0 ? QColor(Qt::transparent) : kHues[replica % 10];
 }
 

@@ -4,7 +4,6 @@
 #include "checks.h"
 #include "commands.h"
 #include "exec/execution_model.h"
-#include "util/atomic_file.h"
 #include "export/runlog_jsonl.h"
 #include "metrics/request_metrics.h"
 #include "metrics/summary.h"
@@ -15,6 +14,7 @@
 #include "sched/registry.h"
 #include "sim/engine.h"
 #include "store/store.h"
+#include "util/atomic_file.h"
 #include "workload/readers.h"
 
 #include <algorithm>

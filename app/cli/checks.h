@@ -6,8 +6,8 @@
 #include "util/text.h"
 
 #include <CLI/CLI.hpp>
-#include <cmath>
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <limits>
 #include <string>

@@ -2,7 +2,6 @@
 
 #include "checks.h"
 #include "exec/execution_model.h"
-#include "util/atomic_file.h"
 #include "export/perfetto.h"
 #include "export/requests_csv.h"
 #include "export/runlog_jsonl.h"
@@ -13,7 +12,6 @@
 #include "metrics/compare.h"
 #include "metrics/request_metrics.h"
 #include "metrics/summary.h"
-#include "util/input_error.h"
 #include "model/known_models.h"
 #include "profiles.h"
 #include "run/pipeline.h"
@@ -21,6 +19,8 @@
 #include "sim/engine.h"
 #include "sim/prefix_cache.h"
 #include "store/store.h"
+#include "util/atomic_file.h"
+#include "util/input_error.h"
 #include "workload/readers.h"
 #include "workload/robot_generator.h"
 

@@ -10,8 +10,8 @@
 #include <CLI/CLI.hpp>
 #include <cstdint>
 #include <functional>
-#include <memory>
 #include <limits>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <utility>

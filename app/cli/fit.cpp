@@ -11,8 +11,8 @@
 #endif
 #include "fit/ete_fit.h"
 #include "metrics/stats.h"
-#include "util/json_number.h"
 #include "store/store.h"
+#include "util/json_number.h"
 #include "util/text.h"
 
 #include <algorithm>
@@ -329,13 +329,12 @@ void predictAla(const ala::AlaModel& model, const ala::Uncertainty& unc,
                 actual.push_back(100.0 * std::abs(out.predicted - r.thpt) / r.thpt);
             }
         }
-        std::printf("%-62.62s %5zu %-13s %10.2f %10.3f %13.2f %11s %9s\n",
-                    text::printable(k).c_str(), idx.size(),
-                    ala::noveltyName(outs[idx.front()].novelty), ala::finitePercentile(errs, 50),
-                    pc.confidence, ala::finitePercentile(width, 50),
-                    actual.empty() ? "-" : fmt2(describe(actual, {50}).percentile(50)).c_str(),
-                    with_actual ? (std::to_string(in) + "/" + std::to_string(with_actual)).c_str()
-                                : "-");
+        std::printf(
+            "%-62.62s %5zu %-13s %10.2f %10.3f %13.2f %11s %9s\n", text::printable(k).c_str(),
+            idx.size(), ala::noveltyName(outs[idx.front()].novelty),
+            ala::finitePercentile(errs, 50), pc.confidence, ala::finitePercentile(width, 50),
+            actual.empty() ? "-" : fmt2(describe(actual, {50}).percentile(50)).c_str(),
+            with_actual ? (std::to_string(in) + "/" + std::to_string(with_actual)).c_str() : "-");
     }
     writeFileAtomically(a.out, [&](std::ostream& f) {
         f << "framework,model,hardware,precision,input_len,output_len,batch,throughput,"
@@ -431,12 +430,8 @@ void evaluateUncertaintyCli(const std::vector<ala::BenchRow>& rows, const ala::A
 
 // A method's column in fit ala --holdout --out.
 const char* holdoutColumn(std::size_t m) {
-    static const char* names[ala::kHoldoutMethods] = {"ala",
-                                                      "ala_no_prior",
-                                                      "roofline",
-                                                      "linear_dataset_wide",
-                                                      "xgb_dataset_wide",
-                                                      "spec"};
+    static const char* names[ala::kHoldoutMethods] = {
+        "ala", "ala_no_prior", "roofline", "linear_dataset_wide", "xgb_dataset_wide", "spec"};
     return m < ala::kHoldoutMethods ? names[m] : "?";
 }
 
@@ -481,8 +476,8 @@ void holdoutCli(const std::vector<ala::BenchRow>& rows, const ala::AlaOptions& o
                         continue;
                     ++n;
                     for (std::size_t m = 0; m < ala::kHoldoutMethods; ++m)
-                        e[m].push_back(ala::pctError(cal ? h.calibrated[m] : h.predicted[m],
-                                                     h.row.thpt));
+                        e[m].push_back(
+                            ala::pctError(cal ? h.calibrated[m] : h.predicted[m], h.row.thpt));
                 }
                 std::printf("  %-22.22s %5zu", name.c_str(), n);
                 nlohmann::json g{{"held_out", name}, {"calibrated", cal}, {"rows", n}};
@@ -678,9 +673,8 @@ void addFitAla(CLI::App* fit) {
         // not after minutes of training. Every row, in its order (no averaging of repeats).
         const auto queries = a->predict.empty() ? std::vector<ala::BenchRow>{}
                                                 : ala::readBench(a->predict, false, false);
-        const auto calibration = a->calibrate.empty()
-                                     ? std::vector<ala::BenchRow>{}
-                                     : ala::readBench(a->calibrate, true, false);
+        const auto calibration = a->calibrate.empty() ? std::vector<ala::BenchRow>{}
+                                                      : ala::readBench(a->calibrate, true, false);
         if (!a->evaluate_uncertainty.empty()) {
             evaluateUncertaintyCli(rows, o, *a);
             return;

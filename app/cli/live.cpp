@@ -3,7 +3,6 @@
 #include "checks.h"
 #include "commands.h"
 #include "exec/execution_model.h"
-#include "util/atomic_file.h"
 #include "length_heads.h"
 #include "live_engine.h"
 #include "live_profile.h"
@@ -15,6 +14,7 @@
 #include "run/pipeline.h"
 #include "sched/registry.h"
 #include "store/store.h"
+#include "util/atomic_file.h"
 #include "workload/readers.h"
 
 #include <ATen/Parallel.h>

@@ -16,12 +16,12 @@ namespace kairos::cli {
 void installMpi(int* argc, char*** argv);
 }
 #endif
-#include "util/atomic_file.h"
-#include "util/input_error.h"
-#include "util/input_file.h"
 #include "path_rules.h"
 #include "sched/scheduler.h"
 #include "store/store.h"
+#include "util/atomic_file.h"
+#include "util/input_error.h"
+#include "util/input_file.h"
 
 #include <algorithm>
 #include <cerrno>

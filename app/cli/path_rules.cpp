@@ -4,9 +4,9 @@
 // its domain and, for a path, whether it is read or written.
 #include "path_rules.h"
 
+#include "store/store.h"
 #include "util/atomic_file.h"
 #include "util/input_error.h"
-#include "store/store.h"
 
 #include <cstdio>
 #include <filesystem>
@@ -28,7 +28,7 @@ const std::set<std::string>& outputNames() {
 const std::set<std::string>& inputNames() {
     static const std::set<std::string> s = {
         "--workload", "--spec",    "--config",       "--lengths", "--splitwise", "--measurements",
-        "--predict",  "--weights", "--length-heads", "--data",    "runlog", "--calibrate"};
+        "--predict",  "--weights", "--length-heads", "--data",    "runlog",      "--calibrate"};
     return s;
 }
 // A name or a file: an input only when the value names something on disk.

@@ -1,9 +1,9 @@
 // kairos-cli reproduce: the papers' experiments, claim by claim (core/repro).
 #include "checks.h"
 #include "commands.h"
-#include "util/atomic_file.h"
 #include "profiles.h"
 #include "repro/repro.h"
+#include "util/atomic_file.h"
 #include "util/parallel.h"
 
 #include <chrono>

@@ -2,14 +2,14 @@
 // database holds.
 #include "checks.h"
 #include "commands.h"
-#include "util/atomic_file.h"
 #include "metrics/compare.h"
-#include "util/json_number.h"
 #include "profiles.h"
 #include "run/pipeline.h"
 #include "run/sweep.h"
 #include "store/store.h"
+#include "util/atomic_file.h"
 #include "util/json_line.h"
+#include "util/json_number.h"
 #include "util/text.h"
 
 #include <cmath>

@@ -3,18 +3,18 @@
 
 #include "checks.h"
 #include "commands.h"
-#include "util/atomic_file.h"
-#include "util/input_error.h"
-#include "util/input_file.h"
-#include "profiles.h"
 #include "model/router.h"
+#include "profiles.h"
 #include "run/capacity.h"
-#include "util/parallel.h"
 #include "sched/registry.h"
 #include "store/store.h"
-#include "workload/readers.h"
-#include "util/text.h"
+#include "util/atomic_file.h"
 #include "util/hash.h"
+#include "util/input_error.h"
+#include "util/input_file.h"
+#include "util/parallel.h"
+#include "util/text.h"
+#include "workload/readers.h"
 
 #include <atomic>
 #include <chrono>
@@ -213,8 +213,7 @@ void runSweep(const SweepArgs& a) {
     numeric(a.kv, sweep::AxisKind::KvCapacity, "kv_capacity", "--kv-capacity", 1, 1e15, true);
     numeric(a.seats, sweep::AxisKind::MaxNumSeqs, "max_num_seqs", "--max-num-seqs", 1, 1 << 24,
             true);
-    numeric(a.replicas, sweep::AxisKind::Replicas, "replicas", "--replicas", 1, kMaxReplicas,
-            true);
+    numeric(a.replicas, sweep::AxisKind::Replicas, "replicas", "--replicas", 1, kMaxReplicas, true);
     if (!a.routers.empty()) {
         sweep::Axis ax;
         ax.kind = sweep::AxisKind::Router;
@@ -434,8 +433,7 @@ void runSweep(const SweepArgs& a) {
 // A capacity answer's JSON document (--json), written atomically with the run's outputs.
 void writeCapacityJson(const std::string& path, const nlohmann::json& doc) {
     OutputBatch outputs;
-    if (!path.empty())
-        outputs.add(path, [&](std::ostream& o) { o << doc.dump(2) << "\n"; });
+    if (!path.empty()) outputs.add(path, [&](std::ostream& o) { o << doc.dump(2) << "\n"; });
     outputs.commit();
 }
 
@@ -461,8 +459,7 @@ CapacitySetup capacitySetup(const SweepArgs& a) {
 
 // Runs a search with Ctrl-C as its cancel flag (exit 130 when pressed): its result and the
 // seconds it took.
-template <class Search>
-auto interruptibleSearch(capacity::Options& opt, Search&& search) {
+template <class Search> auto interruptibleSearch(capacity::Options& opt, Search&& search) {
     InterruptScope interrupts;
     opt.cancel = &g_interrupted;
     const auto t0 = std::chrono::steady_clock::now();
@@ -625,13 +622,14 @@ void runFewestReplicas(const SweepArgs& a, double target, int max_replicas) {
     }
     nlohmann::json j = nlohmann::json::array();
     for (const auto& r : res)
-        j.push_back({{"policy", r.policy},
-                     {"replicas", r.replicas > 0 ? nlohmann::json(r.replicas) : nlohmann::json(nullptr)},
-                     {"seeds", r.seeds},
-                     {"goodput_fraction", r.met_at},
-                     {"rate", r.rate},
-                     {"runs", r.runs},
-                     {"note", r.note}});
+        j.push_back(
+            {{"policy", r.policy},
+             {"replicas", r.replicas > 0 ? nlohmann::json(r.replicas) : nlohmann::json(nullptr)},
+             {"seeds", r.seeds},
+             {"goodput_fraction", r.met_at},
+             {"rate", r.rate},
+             {"runs", r.runs},
+             {"note", r.note}});
     writeCapacityJson(a.json, {{"target", target},
                                {"question", "fewest replicas"},
                                {"router", spec.fleet.router},

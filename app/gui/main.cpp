@@ -2,9 +2,9 @@
 // OUT.png --quit]` opens on a workload; with --screenshot the window is saved as soon as
 // the first simulation is shown (for tests and docs).
 #include "inspector_panel.h"
-#include "new_hardware_box.h"
 #include "main_window.h"
 #include "model/router.h"
+#include "new_hardware_box.h"
 #include "predict/predictor.h"
 #include "timeline_view.h"
 
@@ -90,13 +90,13 @@ int main(int argc, char** argv) {
         "csv");
     const QCommandLineOption db("db", "Kairos database of the runs browser (default: the user's).",
                                 "file");
-    const QCommandLineOption caching(
-        "prefix-caching", "Automatic prefix caching (16-token blocks): on or off.", "on|off", "off");
+    const QCommandLineOption caching("prefix-caching",
+                                     "Automatic prefix caching (16-token blocks): on or off.",
+                                     "on|off", "off");
     const QCommandLineOption replicas("replicas", "Replicas behind a router (1..64).", "N", "1");
     const QCommandLineOption router(
-        "router",
-        QString::fromStdString("Router of the replicas: " + kairos::routerNames() + "."), "name",
-        "round_robin");
+        "router", QString::fromStdString("Router of the replicas: " + kairos::routerNames() + "."),
+        "name", "round_robin");
     cl.addOptions({workload, policy, param, predictor, profile, shot, quit, size, tab, compare,
                    rows, db, dock, inspect, caching, replicas, router, measurements});
     // Parsed before any window exists: --help, --version and a mistake need no display.

@@ -1,7 +1,6 @@
 #include "main_window.h"
 
 #include "chart_tools.h"
-#include "util/atomic_file.h"
 #include "export/perfetto.h"
 #include "export/requests_csv.h"
 #include "export/runlog_jsonl.h"
@@ -16,8 +15,6 @@
 #include "metrics/request_metrics.h"
 #include "metrics_model.h"
 #include "metrics_panel.h"
-#include "util/input_error.h"
-#include "util/input_file.h"
 #include "model_chart.h"
 #include "models_panel.h"
 #include "param_slider.h"
@@ -33,6 +30,9 @@
 #include "time_range.h"
 #include "timeline_view.h"
 #include "tuf_chart.h"
+#include "util/atomic_file.h"
+#include "util/input_error.h"
+#include "util/input_file.h"
 #include "workload/generators.h"
 #include "workload/readers.h"
 
@@ -1040,8 +1040,7 @@ void MainWindow::showResult(std::shared_ptr<const SimResult> r) {
                 .arg(r->summary.request_throughput, 0, 'f', 2)
                 .arg(QString::fromStdString(load.verdict).toHtmlEscaped()));
     // A fleet's KV is its replicas' together, against their capacity together.
-    kv_->setRun(r->kv,
-                double(r->limits.kv_capacity_tokens) * std::max(1, r->fleet.replicas),
+    kv_->setRun(r->kv, double(r->limits.kv_capacity_tokens) * std::max(1, r->fleet.replicas),
                 r->preemptions, r->kv_held);
     tuf_->setClasses(r->tufs);
     refreshComparison();

@@ -46,12 +46,12 @@ struct StartOptions {
     QString workload, policy = QStringLiteral("fcfs"), predictor = QStringLiteral("oracle"),
                       profile;
     QStringList params;
-    QString compare;         // a policy simulated first and pinned, to compare `policy` against
-    bool agent_rows = false; // timeline rows per agent (robot workloads), else per request
-    bool prefix_caching = false;                       // --prefix-caching on
-    int replicas = 1;                                  // --replicas
-    QString router = QStringLiteral("round_robin");    // --router
-    QString db;              // the Kairos database of the runs browser (default: the user's)
+    QString compare;             // a policy simulated first and pinned, to compare `policy` against
+    bool agent_rows = false;     // timeline rows per agent (robot workloads), else per request
+    bool prefix_caching = false; // --prefix-caching on
+    int replicas = 1;            // --replicas
+    QString router = QStringLiteral("round_robin"); // --router
+    QString db; // the Kairos database of the runs browser (default: the user's)
 };
 
 class MainWindow : public QMainWindow {

@@ -34,8 +34,9 @@ constexpr int kMaxBatch = 64; // drawn when nothing says how far: most of the be
 
 // "x0.42-x2.9": an interval as factors on the estimate.
 QString factors(double lo, double hi) {
-    return QStringLiteral("×%1–%2").arg(lo, 0, 'g', 2).arg(
-        std::isfinite(hi) ? QStringLiteral("×%1").arg(hi, 0, 'g', 2) : QStringLiteral("∞"));
+    return QStringLiteral("×%1–%2")
+        .arg(lo, 0, 'g', 2)
+        .arg(std::isfinite(hi) ? QStringLiteral("×%1").arg(hi, 0, 'g', 2) : QStringLiteral("∞"));
 }
 } // namespace
 
@@ -103,8 +104,10 @@ ModelsPanel::ModelsPanel(JobTracker* jobs, QString db, QWidget* parent)
     chart_layout->addWidget(new_hw_);
     chart_layout->addWidget(use_model_);
     connect(new_hw_, &NewHardwareBox::changed, this, [this] {
-        if (new_hw_->isChecked()) plotNewConfiguration();
-        else plotAlaConfiguration(ala_config_->currentText());
+        if (new_hw_->isChecked())
+            plotNewConfiguration();
+        else
+            plotAlaConfiguration(ala_config_->currentText());
     });
     auto* msplit = new QSplitter(Qt::Vertical);
     msplit->addWidget(models_table_);
@@ -227,8 +230,10 @@ void ModelsPanel::showModel(qint64 id) {
             }
             ala_config_->setVisible(true);
             new_hw_->setVisible(true);
-            if (new_hw_->isChecked() && range_) plotNewConfiguration();
-            else plotAlaConfiguration(ala_config_->currentText());
+            if (new_hw_->isChecked() && range_)
+                plotNewConfiguration();
+            else
+                plotAlaConfiguration(ala_config_->currentText());
             use_model_->setEnabled(true);
             Q_EMIT modelShown(id, true);
         });
@@ -360,7 +365,8 @@ void ModelsPanel::plotNewConfiguration() {
     // its steps.
     std::set<int> batch_set;
     for (const auto& k : ala_->configurations())
-        for (const auto& [pair, f] : ala_->database(k)) batch_set.insert(f.batches.begin(), f.batches.end());
+        for (const auto& [pair, f] : ala_->database(k))
+            batch_set.insert(f.batches.begin(), f.batches.end());
     for (const auto& r : rows) batch_set.insert(r.bb);
     if (batch_set.size() < 2)
         for (int bb = 1; bb <= kMaxBatch; bb *= 2) batch_set.insert(bb);
@@ -400,13 +406,14 @@ void ModelsPanel::plotNewConfiguration() {
         note = tr("new %1 · %2 % range %3")
                    .arg(novelty)
                    .arg(100 * range_->coverage, 0, 'f', 0)
-                   .arg(first.predicted > 0 ? factors(first.lo / first.predicted,
-                                                      first.hi / first.predicted)
-                                            : QStringLiteral("?"));
+                   .arg(first.predicted > 0
+                            ? factors(first.lo / first.predicted, first.hi / first.predicted)
+                            : QStringLiteral("?"));
         note += QLatin1Char('\n') + QString::fromStdString(first.estimate);
     }
-    model_chart_->setCurves(tr("ALA model %1 · %2").arg(ala_id_).arg(QString::fromStdString(cfg.hardware)),
-                            note, curves);
+    model_chart_->setCurves(
+        tr("ALA model %1 · %2").arg(ala_id_).arg(QString::fromStdString(cfg.hardware)), note,
+        curves);
     model_chart_->setToolTip(QString::fromStdString(key) + QLatin1Char('\n') +
                              tr("range from %1").arg(QString::fromStdString(first.from)));
     QString status;
@@ -422,8 +429,7 @@ void ModelsPanel::plotNewConfiguration() {
             status += tr("\nerror score %1 % (the rows left out in turn, and a second "
                          "estimate's disagreement): high means measure more")
                           .arg(first.error_pct, 0, 'f', 0);
-    }
-    else if (!trained)
+    } else if (!trained)
         status = tr("no measured rows: the zero-shot estimate and its range");
     if (!problems.isEmpty()) status += QLatin1Char('\n') + problems.join(QLatin1Char('\n'));
     new_hw_->setStatus(status);

@@ -161,7 +161,8 @@ std::vector<ala::BenchRow> NewHardwareBox::measurements(QStringList* problems) c
             bool ok = false;
             v[c] = text.toDouble(&ok);
             const bool whole = c == 3 || (ok && v[c] == std::floor(v[c]) && v[c] <= 1e7);
-            if (bad.isEmpty() && (!ok || !(v[c] > 0) || !whole || (c == 3 && v[c] > ala::kMaxThroughput)))
+            if (bad.isEmpty() &&
+                (!ok || !(v[c] > 0) || !whole || (c == 3 && v[c] > ala::kMaxThroughput)))
                 bad = text.isEmpty() ? tr("%1 is empty").arg(tr(kColumns[c]))
                                      : tr("%1 \"%2\" is not %3")
                                            .arg(tr(kColumns[c]), text,

@@ -25,7 +25,7 @@ struct SimRequest {
     PolicyConfig policy;
     EngineLimits limits;
     SummaryOptions summary;
-    RunSpec::ExecPart exec; // what `model` was resolved from (for the spec a save stores)
+    RunSpec::ExecPart exec;   // what `model` was resolved from (for the spec a save stores)
     RunSpec::FleetPart fleet; // replicas behind a router (1: one engine)
 };
 

@@ -1,7 +1,7 @@
 #include "export/perfetto.h"
 
-#include "util/atomic_file.h"
 #include "lod/timeline.h"
+#include "util/atomic_file.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,7 +1,7 @@
 #include "export/requests_csv.h"
 
-#include "util/atomic_file.h"
 #include "metrics/request_metrics.h"
+#include "util/atomic_file.h"
 #include "util/input_error.h"
 
 #include <cmath>

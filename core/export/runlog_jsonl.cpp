@@ -1,12 +1,12 @@
 #include "export/runlog_jsonl.h"
 
-#include "util/atomic_file.h"
 #include "metrics/request_metrics.h"
-#include "util/input_error.h"
-#include "util/json_number.h"
 #include "model/request.h"
 #include "model/router.h"
+#include "util/atomic_file.h"
+#include "util/input_error.h"
 #include "util/json_line.h"
+#include "util/json_number.h"
 #include "util/text.h"
 
 #include <algorithm>

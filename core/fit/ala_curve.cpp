@@ -1,13 +1,13 @@
 // ALA's curves: c - a*exp(-b*batch) fitted per (input, output) pair (Ceres, bounded), the
 // configuration keys, and the screen of suspect rows.
 #include "fit/ala.h"
+#include "fit/ala_detail.h"
 #include "fit/ala_holdout.h"
-
 #include "metrics/stats.h"
+#include "util/hash.h"
 #include "util/input_error.h"
 #include "util/parallel.h"
 #include "util/text.h"
-#include "util/hash.h"
 
 #include <Eigen/Dense>
 #include <algorithm>
@@ -26,7 +26,6 @@
 #include <sstream>
 #include <thread>
 #include <tuple>
-#include "fit/ala_detail.h"
 
 namespace kairos::ala {
 
@@ -201,7 +200,6 @@ std::string configKey(const BenchRow& r, const Columns& cols) {
     for (const auto& c : cols) k += (k.empty() ? "" : " | ") + field(r, c);
     return k;
 }
-
 
 std::vector<bool> suspectRows(const std::vector<BenchRow>& rows, const Columns& cols,
                               double ratio) {

@@ -1,13 +1,13 @@
 // ALA held out by pairs beside the baselines (per configuration and dataset-wide, as the
 // paper's), and the pooled errors.
 #include "fit/ala.h"
+#include "fit/ala_detail.h"
 #include "fit/ala_holdout.h"
-
 #include "metrics/stats.h"
+#include "util/hash.h"
 #include "util/input_error.h"
 #include "util/parallel.h"
 #include "util/text.h"
-#include "util/hash.h"
 
 #include <Eigen/Dense>
 #include <algorithm>
@@ -26,7 +26,6 @@
 #include <sstream>
 #include <thread>
 #include <tuple>
-#include "fit/ala_detail.h"
 
 namespace kairos::ala {
 void LinearBaseline::train(const std::vector<BenchRow>& rows) {

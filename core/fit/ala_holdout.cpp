@@ -4,10 +4,10 @@
 #include "util/hash.h"
 
 #include <algorithm>
+#include <cmath>
 #include <functional>
 #include <map>
 #include <random>
-#include <cmath>
 #include <set>
 #include <stdexcept>
 
@@ -58,8 +58,8 @@ void calibrateHeld(std::vector<HoldoutRow>& rows, std::size_t first, std::size_t
 } // namespace
 
 const char* holdoutMethodName(std::size_t m) {
-    static const char* names[kHoldoutMethods] = {"ALA (roofline prior)", "ALA (no prior)",
-                                                 "roofline x efficiency", "linear (dataset-wide)",
+    static const char* names[kHoldoutMethods] = {"ALA (roofline prior)",   "ALA (no prior)",
+                                                 "roofline x efficiency",  "linear (dataset-wide)",
                                                  "XGBoost (dataset-wide)", "spec-sheet XGBoost"};
     return m < kHoldoutMethods ? names[m] : "?";
 }
@@ -208,8 +208,8 @@ IntervalSummary summarizeIntervals(const HoldoutEvaluation& ev, const std::strin
             cwidths.push_back(w);
             PerConfig& p = per[h.config];
             p.actual.push_back(pctError(h.calibrated[kXgbWide], h.row.thpt));
-            p.predicted.push_back(calibratedErrorPct(
-                h.loo_log_error[kXgbWide], h.calibrated[kXgbWide], h.calibrated[kSpec]));
+            p.predicted.push_back(calibratedErrorPct(h.loo_log_error[kXgbWide],
+                                                     h.calibrated[kXgbWide], h.calibrated[kSpec]));
             p.width.push_back(w);
         }
     }

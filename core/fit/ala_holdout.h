@@ -28,12 +28,12 @@ private:
 
 // Methods compared on every held-out row.
 enum HoldoutMethod : std::size_t {
-    kAla,          // ALA with the roofline prior
-    kAlaNoPrior,   // ALA as before the prior
-    kRoofline,     // RooflineBaseline
-    kLinearWide,   // dataset-wide linear regression (the paper's baseline)
-    kXgbWide,      // dataset-wide XGBoost (the paper's baseline)
-    kSpec,         // SpecModel: roofline x efficiency learned from spec-sheet descriptors
+    kAla,        // ALA with the roofline prior
+    kAlaNoPrior, // ALA as before the prior
+    kRoofline,   // RooflineBaseline
+    kLinearWide, // dataset-wide linear regression (the paper's baseline)
+    kXgbWide,    // dataset-wide XGBoost (the paper's baseline)
+    kSpec,       // SpecModel: roofline x efficiency learned from spec-sheet descriptors
     kHoldoutMethods
 };
 const char* holdoutMethodName(std::size_t m);

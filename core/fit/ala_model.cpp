@@ -1,13 +1,13 @@
 // AlaModel: the measured curves of every configuration, extended to unseen pairs and
 // configurations by XGBoost on the curves' parameters; its JSON.
 #include "fit/ala.h"
+#include "fit/ala_detail.h"
 #include "fit/ala_holdout.h"
-
 #include "metrics/stats.h"
+#include "util/hash.h"
 #include "util/input_error.h"
 #include "util/parallel.h"
 #include "util/text.h"
-#include "util/hash.h"
 
 #include <Eigen/Dense>
 #include <algorithm>
@@ -26,7 +26,6 @@
 #include <sstream>
 #include <thread>
 #include <tuple>
-#include "fit/ala_detail.h"
 
 namespace kairos::ala {
 namespace {
@@ -386,7 +385,9 @@ double Prediction::transfer(double bb) const {
     return std::exp(s / double(roof_anchors.size()));
 }
 
-double Prediction::at(double bb) const { return fit(bb) * transfer(bb); }
+double Prediction::at(double bb) const {
+    return fit(bb) * transfer(bb);
+}
 
 double AlaModel::predict(const BenchRow& q) const {
     return parameters(q, q.ii, q.oo).at(q.bb);

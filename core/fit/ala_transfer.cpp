@@ -3,11 +3,11 @@
 #include "util/hash.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <map>
 #include <random>
 #include <tuple>
-#include <cmath>
 
 namespace kairos::ala {
 namespace {
@@ -121,8 +121,7 @@ Calibration ridgeFit(const std::vector<std::array<double, 2>>& x, const std::vec
     }
     double a11 = ridge, a12 = 0, a22 = ridge, r1 = 0, r2 = 0;
     for (std::size_t i = 0; i < x.size(); ++i) {
-        const double u = x[i][0] - c.mean_log_batch, v = x[i][1] - c.mean_log_length,
-                     w = y[i] - my;
+        const double u = x[i][0] - c.mean_log_batch, v = x[i][1] - c.mean_log_length, w = y[i] - my;
         a11 += u * u;
         a12 += u * v;
         a22 += v * v;
@@ -172,7 +171,8 @@ Calibration calibrate(const std::vector<BenchRow>& measured, const std::vector<d
 
 double calibratedErrorPct(double loo_log_error, double estimate, double second) {
     double d = 0;
-    if (std::isfinite(second) && second > 0 && estimate > 0) d = std::abs(std::log(estimate / second));
+    if (std::isfinite(second) && second > 0 && estimate > 0)
+        d = std::abs(std::log(estimate / second));
     if (!std::isfinite(loo_log_error)) return NAN;
     return 100 * (std::exp(loo_log_error + d) - 1);
 }
@@ -184,11 +184,16 @@ std::string vendorOf(const std::string& hardware) {
 
 const char* noveltyName(Novelty n) {
     switch (n) {
-    case Novelty::Pair: return "pair";
-    case Novelty::Configuration: return "configuration";
-    case Novelty::Hardware: return "hardware";
-    case Novelty::Vendor: return "vendor";
-    case Novelty::Framework: return "framework";
+    case Novelty::Pair:
+        return "pair";
+    case Novelty::Configuration:
+        return "configuration";
+    case Novelty::Hardware:
+        return "hardware";
+    case Novelty::Vendor:
+        return "vendor";
+    case Novelty::Framework:
+        return "framework";
     }
     return "?";
 }
@@ -211,12 +216,13 @@ std::size_t ResidualTable::count(Novelty n, bool calibrated) const {
     return r_[std::size_t(n)][calibrated ? 1 : 0].size();
 }
 
-std::size_t ResidualTable::countScaled(Novelty n) const { return scaled_[std::size_t(n)].size(); }
+std::size_t ResidualTable::countScaled(Novelty n) const {
+    return scaled_[std::size_t(n)].size();
+}
 
 ResidualTable::Interval ResidualTable::interval(Novelty n, bool calibrated, double coverage,
                                                 double loo_log_error) const {
-    if (!(coverage > 0 && coverage < 1))
-        throw std::invalid_argument("coverage must be in (0, 1)");
+    if (!(coverage > 0 && coverage < 1)) throw std::invalid_argument("coverage must be in (0, 1)");
     // Scaled wherever the class the ladder lands on has scaled residuals (a new vendor
     // reads the hardware class's, as the plain interval does).
     bool scaled = calibrated && std::isfinite(loo_log_error);
@@ -225,7 +231,9 @@ ResidualTable::Interval ResidualTable::interval(Novelty n, bool calibrated, doub
         while (k > 0 && countScaled(Novelty(k)) < kMinResiduals) --k;
         scaled = countScaled(Novelty(k)) >= kMinResiduals;
     }
-    auto size = [&](int k) { return scaled ? countScaled(Novelty(k)) : count(Novelty(k), calibrated); };
+    auto size = [&](int k) {
+        return scaled ? countScaled(Novelty(k)) : count(Novelty(k), calibrated);
+    };
     Interval out;
     double miss = 1 - coverage;
     int k = int(n);
@@ -253,8 +261,7 @@ ResidualTable::Interval ResidualTable::interval(Novelty n, bool calibrated, doub
     out.lo = lo_k < 1 ? 0.0 : std::exp(scale * v[std::size_t(lo_k - 1)]);
     out.hi = hi_k > long(v.size()) ? INFINITY : std::exp(scale * v[std::size_t(hi_k - 1)]);
     out.note = std::string(noveltyName(out.from)) + " hold-outs" +
-               (calibrated ? " (calibrated)" : "") + ", " + std::to_string(v.size()) +
-               " residuals";
+               (calibrated ? " (calibrated)" : "") + ", " + std::to_string(v.size()) + " residuals";
     if (scaled) {
         char b[96];
         std::snprintf(b, sizeof b, ", scaled by the rows' own error (%.3g + %.2g in log)",
@@ -262,8 +269,8 @@ ResidualTable::Interval ResidualTable::interval(Novelty n, bool calibrated, doub
         out.note += b;
     }
     if (!why.empty())
-        out.note += ", read at " + std::to_string(int(std::lround(100 * out.level))) +
-                    " % (" + why + ")";
+        out.note +=
+            ", read at " + std::to_string(int(std::lround(100 * out.level))) + " % (" + why + ")";
     return out;
 }
 
@@ -455,9 +462,13 @@ UnseenEstimator UnseenEstimator::learn(const std::vector<BenchRow>& rows, const 
     return e;
 }
 
-Novelty UnseenEstimator::novelty(const BenchRow& q) const { return known_.of(q, columns_); }
+Novelty UnseenEstimator::novelty(const BenchRow& q) const {
+    return known_.of(q, columns_);
+}
 
-double UnseenEstimator::estimate(const BenchRow& q) const { return wide_.predictXgb(q); }
+double UnseenEstimator::estimate(const BenchRow& q) const {
+    return wide_.predictXgb(q);
+}
 
 nlohmann::json UnseenEstimator::toJson() const {
     return {{"format", "kairos-ala-unseen-1"},

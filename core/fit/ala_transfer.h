@@ -117,7 +117,7 @@ public:
 
 private:
     std::array<std::array<std::vector<double>, 2>, kNovelties> r_; // sorted
-    std::array<std::vector<double>, kNovelties> scaled_;             // sorted, calibrated
+    std::array<std::vector<double>, kNovelties> scaled_;           // sorted, calibrated
 };
 
 // The estimate and range for configurations with no measured curve of their own.

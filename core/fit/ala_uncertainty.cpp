@@ -1,13 +1,13 @@
 // The error predictor and the confidence learned from held-out predictions (whole
 // hardware, configuration folds, pairs), and how well they rank what they never saw.
 #include "fit/ala.h"
+#include "fit/ala_detail.h"
 #include "fit/ala_holdout.h"
-
 #include "metrics/stats.h"
+#include "util/hash.h"
 #include "util/input_error.h"
 #include "util/parallel.h"
 #include "util/text.h"
-#include "util/hash.h"
 
 #include <Eigen/Dense>
 #include <algorithm>
@@ -26,7 +26,6 @@
 #include <sstream>
 #include <thread>
 #include <tuple>
-#include "fit/ala_detail.h"
 
 namespace kairos::ala {
 

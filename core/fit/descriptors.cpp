@@ -21,8 +21,7 @@ std::string lower(std::string s) {
 }
 
 // A figure that may be left empty (not known); when given, a finite number > 0.
-double optionalPositive(std::string_view s, const std::string& file, long line,
-                        const char* field) {
+double optionalPositive(std::string_view s, const std::string& file, long line, const char* field) {
     if (text::trim(s).empty()) return kUnknown;
     const double v = text::needDouble(s, file, line, field);
     if (!(v > 0)) throw InputError(file, line, field, "must be above 0 (or empty: not known)");
@@ -124,8 +123,9 @@ void Descriptors::addAccelerators(std::istream& in, const std::string& name) {
         Accelerator a;
         a.chip = needText(f[c_chip], name, line, "chip");
         if (splitHardware(a.chip).second != 1 || a.chip != splitHardware(a.chip).first)
-            throw InputError(name, line, "chip",
-                             "a chip without its device count (\"Nvidia H100 GPU\", not \"... x4\")");
+            throw InputError(
+                name, line, "chip",
+                "a chip without its device count (\"Nvidia H100 GPU\", not \"... x4\")");
         a.vendor = needText(f[c_vendor], name, line, "vendor");
         a.memory_gb = optionalPositive(f[c_mem], name, line, "memory_gb");
         a.bandwidth_gbps = optionalPositive(f[c_bw], name, line, "memory_bandwidth_gbps");
@@ -197,9 +197,7 @@ nlohmann::json Descriptors::toJson() const {
 Descriptors Descriptors::fromJson(const nlohmann::json& j) {
     Descriptors d;
     try {
-        auto num = [](const nlohmann::json& v) {
-            return v.is_null() ? kUnknown : v.get<double>();
-        };
+        auto num = [](const nlohmann::json& v) { return v.is_null() ? kUnknown : v.get<double>(); };
         for (const auto& x : j.at("accelerators")) {
             Accelerator a;
             a.chip = x.at("chip").get<std::string>();
@@ -278,14 +276,14 @@ double Roofline::throughput(int ii, int oo, int bb) const {
     };
     // Prefill: every weight read once; 2 FLOP per active parameter and token, and causal
     // attention's 2 * layers * hidden * ii^2 per sequence.
-    const double pre_flops = 2.0 * active_params * b * ii + 2.0 * layers * hidden * double(ii) * ii * b;
+    const double pre_flops =
+        2.0 * active_params * b * ii + 2.0 * layers * hidden * double(ii) * ii * b;
     const double prefill =
         std::max(pre_flops / flops, weight_bytes / bandwidth) + allReduce(b * ii);
     // A decode step at the mean context: the dense weights, the experts any sequence routes
     // to, and every sequence's KV.
     const double ctx = ii + oo / 2.0;
-    const double experts_read =
-        expert_bytes * (1.0 - std::pow(1.0 - expert_active_share, b));
+    const double experts_read = expert_bytes * (1.0 - std::pow(1.0 - expert_active_share, b));
     const double step_bytes = dense_bytes + experts_read + b * ctx * kv_bytes_per_token;
     const double step_flops = 2.0 * active_params * b + 4.0 * layers * hidden * ctx * b;
     const double step = std::max(step_bytes / bandwidth, step_flops / flops) + allReduce(b);

@@ -71,14 +71,14 @@ struct LinearFit {
     std::vector<std::string> terms; // coefficient names, in the order of `beta`
     std::vector<double> beta;
     std::size_t rows = 0, outliers = 0, test_rows = 0;
-    double mape_pct = 0, max_pct = 0;           // training rows, all of them
-    double test_mape_pct = 0, test_max_pct = 0; // held-out rows (NaN when none)
+    double mape_pct = 0, max_pct = 0;             // training rows, all of them
+    double test_mape_pct = 0, test_max_pct = 0;   // held-out rows (NaN when none)
     double test_median_pct = 0, test_p90_pct = 0; // of the held-out absolute % errors
     // Held-out error above kPoorMedianPct (median) or kPoorP90Pct (p90): a model that
     // must not be trusted; every front end warns (fit ete, profile, the Models panel,
     // simulate --exec-model).
     bool poor() const;
-    std::vector<double> residuals_pct;          // (predicted - measured) / measured, training rows
+    std::vector<double> residuals_pct; // (predicted - measured) / measured, training rows
     // (measured, predicted) seconds per row, for plots: training rows, then held-out rows.
     std::vector<std::pair<double, double>> points, test_points;
 };
@@ -88,7 +88,7 @@ constexpr double kPoorMedianPct = 20, kPoorP90Pct = 50;
 bool poorFit(double held_out_median_pct, double held_out_p90_pct);
 
 struct EteReport {
-    std::vector<LinearFit> fits;      // the batch-1 forms first (when there are batch-1 rows)
+    std::vector<LinearFit> fits; // the batch-1 forms first (when there are batch-1 rows)
     // Settings left out of every fit and of the held-out errors because they contradict
     // the others (suspectSettings), one line each saying why.
     std::vector<std::string> suspect;

@@ -44,8 +44,8 @@ void rowsMode(const std::vector<Row>& rows, const std::vector<Row>* requests,
             // A prefill that found part of its context cached: that fraction of the bar's
             // height, from its bottom, in the cached colour (bars of 3 px or more).
             if (d.kind == SpanKind::Prefill && d.cached > 0 && h >= 3 && !robot_colour) {
-                const int hc = std::clamp(static_cast<int>(std::lround(h * double(d.cached))), 1,
-                                          h - 1);
+                const int hc =
+                    std::clamp(static_cast<int>(std::lround(h * double(d.cached))), 1, h - 1);
                 out.push_back({x0, y + h - hc, std::max(1, x1 - x0), hc, Ink::Phase,
                                SpanKind::Cached, alpha});
             }

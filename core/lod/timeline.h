@@ -48,8 +48,8 @@ struct Row {
     bool finished = false, killed = false;
     std::int32_t prompt = 0, output = 0, preemptions = 0;
     std::int32_t replica = -1; // its replica in a fleet (RunLog::replica_of), else -1
-    std::vector<Span> spans; // generation phases: sorted, not overlapping, no empty span
-    std::vector<Span> robot; // robot execution of dispatched segments, sorted
+    std::vector<Span> spans;   // generation phases: sorted, not overlapping, no empty span
+    std::vector<Span> robot;   // robot execution of dispatched segments, sorted
     // Agent lanes only (agentRows): the agent (-1: requests without one), the lane within
     // the agent (0 is the agent's first), and the requests in this lane by time.
     std::int32_t agent = -1, lane = 0;

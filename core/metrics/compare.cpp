@@ -35,7 +35,8 @@ std::vector<MetricRow> keyMetrics(const Summary& s) {
          Better::Higher},
         {"preemptions", "Preemptions", double(s.preemptions), Better::Lower},
         {"suspensions", "Suspensions", double(s.suspensions), Better::Neither},
-        {"kv_peak_tokens", s.replica_count > 1 ? "KV peak, one replica (tokens)" : "KV peak (tokens)",
+        {"kv_peak_tokens",
+         s.replica_count > 1 ? "KV peak, one replica (tokens)" : "KV peak (tokens)",
          double(s.kv_peak_tokens), Better::Neither},
     };
     if (s.prefix_caching)

@@ -38,20 +38,20 @@ namespace kairos {
 
 struct LoadReport {
     std::int64_t arrivals = 0;
-    double arrival_span_s = 0;         // last arrival - first arrival
-    double offered_rate = 0;           // req/s; +inf when all arrive at once; NaN for < 2
-    std::optional<bool> saturated;     // no verdict: offline batch, or too few arrivals
-    double queue_growth = 0;           // the backlog's rise over the stretch that decided
-    double from_s = 0, to_s = 0;       // that stretch, from the first arrival
-    double window_s = 0;               // its length
-    double arrival_cv2 = 1;            // of the inter-arrival times (at least 1)
-    std::int64_t window_arrivals = 0;  // arrivals over it
+    double arrival_span_s = 0;        // last arrival - first arrival
+    double offered_rate = 0;          // req/s; +inf when all arrive at once; NaN for < 2
+    std::optional<bool> saturated;    // no verdict: offline batch, or too few arrivals
+    double queue_growth = 0;          // the backlog's rise over the stretch that decided
+    double from_s = 0, to_s = 0;      // that stretch, from the first arrival
+    double window_s = 0;              // its length
+    double arrival_cv2 = 1;           // of the inter-arrival times (at least 1)
+    std::int64_t window_arrivals = 0; // arrivals over it
     std::int64_t queue_at_last_arrival = 0;
-    std::int64_t max_queue = 0;        // the most waiting that any arrival found
-    std::int64_t dropped_waiting = 0;  // of the rise: requests killed for time after
-                                       // waiting at least half their time in the system
-    double drain_s = 0;                // last arrival to the last request's end
-    std::string verdict;               // one line, for tables and banners
+    std::int64_t max_queue = 0;       // the most waiting that any arrival found
+    std::int64_t dropped_waiting = 0; // of the rise: requests killed for time after
+                                      // waiting at least half their time in the system
+    double drain_s = 0;               // last arrival to the last request's end
+    std::string verdict;              // one line, for tables and banners
 };
 
 LoadReport loadOf(const RunLog& log);

@@ -27,9 +27,9 @@ RequestFilter RequestFilter::parse(const std::string& text) {
         {"unfinished", Kind::Unfinished}, {"preempted", Kind::Preempted},
         {"suspended", Kind::Suspended},   {"slo", Kind::Slo}};
     static const std::map<std::string, Kind> keys = {
-        {"id", Kind::Id},        {"agent", Kind::Agent}, {"class", Kind::Class},
-        {"phase", Kind::Phase},  {"ttft", Kind::Ttft},   {"tpot", Kind::Tpot},
-        {"e2el", Kind::E2el},    {"queue", Kind::Queue}, {"prompt", Kind::Prompt},
+        {"id", Kind::Id},         {"agent", Kind::Agent},     {"class", Kind::Class},
+        {"phase", Kind::Phase},   {"ttft", Kind::Ttft},       {"tpot", Kind::Tpot},
+        {"e2el", Kind::E2el},     {"queue", Kind::Queue},     {"prompt", Kind::Prompt},
         {"output", Kind::Output}, {"replica", Kind::Replica}, {"cached", Kind::Cached}};
     RequestFilter f;
     std::size_t i = 0;

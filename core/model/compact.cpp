@@ -58,7 +58,8 @@ ClassLabel::ClassLabel(std::string_view s) {
 
 const std::string& ClassLabel::str() const {
     if (idx_ == 0) return emptyLabel();
-    const std::string* chunk = labelTable().chunks[idx_ >> kChunkBits].load(std::memory_order_acquire);
+    const std::string* chunk =
+        labelTable().chunks[idx_ >> kChunkBits].load(std::memory_order_acquire);
     return chunk[idx_ & (kChunkSize - 1)];
 }
 

@@ -61,13 +61,14 @@ private:
 };
 
 // std::optional<T> held out of line: one pointer, allocated only when it has a value.
-template <class T>
-class BoxedOptional {
+template <class T> class BoxedOptional {
 public:
     BoxedOptional() = default;
-    BoxedOptional(std::nullopt_t) {}                                   // NOLINT
-    BoxedOptional(const T& v) : p_(std::make_unique<T>(v)) {}          // NOLINT
-    BoxedOptional(const std::optional<T>& o) { if (o) p_ = std::make_unique<T>(*o); } // NOLINT
+    BoxedOptional(std::nullopt_t) {}                          // NOLINT
+    BoxedOptional(const T& v) : p_(std::make_unique<T>(v)) {} // NOLINT
+    BoxedOptional(const std::optional<T>& o) {
+        if (o) p_ = std::make_unique<T>(*o);
+    } // NOLINT
     BoxedOptional(const BoxedOptional& o) : p_(o.p_ ? std::make_unique<T>(*o.p_) : nullptr) {}
     BoxedOptional(BoxedOptional&&) noexcept = default;
     BoxedOptional& operator=(const BoxedOptional& o) {
@@ -116,8 +117,8 @@ private:
 class OptionalSeconds {
 public:
     OptionalSeconds() = default;
-    OptionalSeconds(std::nullopt_t) {}                         // NOLINT
-    OptionalSeconds(double v) : v_(v) {}                       // NOLINT
+    OptionalSeconds(std::nullopt_t) {}                                      // NOLINT
+    OptionalSeconds(double v) : v_(v) {}                                    // NOLINT
     OptionalSeconds(const std::optional<double>& o) : v_(o ? *o : kNone) {} // NOLINT
     OptionalSeconds& operator=(std::nullopt_t) {
         v_ = kNone;
@@ -141,7 +142,9 @@ public:
     }
     double value_or(double d) const { return has_value() ? v_ : d; }
     void reset() { v_ = kNone; }
-    std::optional<double> get() const { return has_value() ? std::optional<double>(v_) : std::nullopt; }
+    std::optional<double> get() const {
+        return has_value() ? std::optional<double>(v_) : std::nullopt;
+    }
 
     // Two empty ones are equal (NaN != NaN would say otherwise).
     friend bool operator==(const OptionalSeconds& a, const OptionalSeconds& b) {
@@ -157,8 +160,7 @@ private:
 // A std::vector<T> that is usually empty, held out of line: one pointer, allocated on the
 // first element. Reads as a const std::vector<T>&; the mutators Request's users need
 // forward to the vector.
-template <class T>
-class RareVector {
+template <class T> class RareVector {
 public:
     using value_type = T;
     using const_iterator = typename std::vector<T>::const_iterator;
@@ -167,7 +169,8 @@ public:
     RareVector() = default;
     RareVector(std::vector<T> v) { *this = std::move(v); } // NOLINT
     RareVector(std::initializer_list<T> l) : RareVector(std::vector<T>(l)) {}
-    RareVector(const RareVector& o) : p_(o.p_ ? std::make_unique<std::vector<T>>(*o.p_) : nullptr) {}
+    RareVector(const RareVector& o)
+        : p_(o.p_ ? std::make_unique<std::vector<T>>(*o.p_) : nullptr) {}
     RareVector(RareVector&&) noexcept = default;
     RareVector& operator=(const RareVector& o) {
         if (this != &o) p_ = o.p_ ? std::make_unique<std::vector<T>>(*o.p_) : nullptr;
@@ -209,8 +212,7 @@ public:
     const T* data() const { return p_ ? p_->data() : nullptr; }
 
     void push_back(const T& v) { edit().push_back(v); }
-    template <class... A>
-    T& emplace_back(A&&... a) {
+    template <class... A> T& emplace_back(A&&... a) {
         return edit().emplace_back(std::forward<A>(a)...);
     }
     void reserve(std::size_t n) {
@@ -224,10 +226,7 @@ public:
         else
             edit().resize(n);
     }
-    template <class It>
-    void assign(It first, It last) {
-        *this = std::vector<T>(first, last);
-    }
+    template <class It> void assign(It first, It last) { *this = std::vector<T>(first, last); }
 
     friend bool operator==(const RareVector& a, const RareVector& b) { return a.get() == b.get(); }
     friend bool operator!=(const RareVector& a, const RareVector& b) { return !(a == b); }

@@ -63,15 +63,15 @@ struct PrefixSpan {
 // interned (model/compact.h) and read like the std::string, std::optional and std::vector
 // they stand for.
 struct Request {
-    std::int64_t id = 0;           // the identifier in the source file (row number if it has none)
-    double arrival = 0.0;          // seconds from the start of the workload
-    int prompt_tokens = 0;         // > 0
-    int output_tokens = 0;         // > 0: the true length the model will generate
-    std::int32_t agent = -1;       // the robot/agent that issued it (>= 0), -1 if none
-    ClassLabel cls;                // free class label ("normal", "urgent", ...); empty if none
-    BoxedOptional<Tuf> tuf;        // time-utility function, if the request has one
-    OptionalSeconds budget_s;      // TimeBill time budget, if any
-    RareVector<Segment> segments;  // robot plan; when present their tokens sum to output_tokens
+    std::int64_t id = 0;          // the identifier in the source file (row number if it has none)
+    double arrival = 0.0;         // seconds from the start of the workload
+    int prompt_tokens = 0;        // > 0
+    int output_tokens = 0;        // > 0: the true length the model will generate
+    std::int32_t agent = -1;      // the robot/agent that issued it (>= 0), -1 if none
+    ClassLabel cls;               // free class label ("normal", "urgent", ...); empty if none
+    BoxedOptional<Tuf> tuf;       // time-utility function, if the request has one
+    OptionalSeconds budget_s;     // TimeBill time budget, if any
+    RareVector<Segment> segments; // robot plan; when present their tokens sum to output_tokens
     // What its context shares with others', from the start (empty: nothing known); the
     // spans cover at most prompt + output tokens.
     RareVector<PrefixSpan> prefix;

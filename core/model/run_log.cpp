@@ -6,10 +6,10 @@
 
 namespace kairos {
 namespace {
-constexpr const char* kNames[] = {
-    "arrive", "admit",    "prefill_start", "prefill_end", "first_token", "preempt", "suspend",
-    "resume", "dispatch", "finish",        "kill",        "token",       "budget",  "evict",
-    "kill_cause", "cache_hit"};
+constexpr const char* kNames[] = {"arrive",      "admit",   "prefill_start", "prefill_end",
+                                  "first_token", "preempt", "suspend",       "resume",
+                                  "dispatch",    "finish",  "kill",          "token",
+                                  "budget",      "evict",   "kill_cause",    "cache_hit"};
 constexpr int kCount = sizeof(kNames) / sizeof(kNames[0]);
 } // namespace
 

@@ -3,12 +3,12 @@
 
 #include "fit/bench.h"
 #include "fit/ete_fit.h"
-#include "util/input_error.h"
 #include "model/known_models.h"
 #include "repro/common.h"
+#include "util/input_error.h"
+#include "util/text.h"
 #include "workload/llama3_counts.h"
 #include "workload/robot_generator.h"
-#include "util/text.h"
 
 #include <cmath>
 #include <fstream>

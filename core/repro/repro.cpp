@@ -1,11 +1,11 @@
 #include "repro/repro.h"
 
-#include "util/input_error.h"
-#include "util/json_number.h"
 #include "repro/common.h"
-#include "util/parallel.h"
 #include "run/pipeline.h"
 #include "sim/engine.h"
+#include "util/input_error.h"
+#include "util/json_number.h"
+#include "util/parallel.h"
 #include "workload/generators.h"
 #include "workload/readers.h"
 

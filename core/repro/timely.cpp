@@ -6,9 +6,9 @@
 // FCFS and EDF with the initial priority kept (section 7.3.2). Figures 5, 7 and 8 and the
 // arm task of Figure 9.
 #include "exec/execution_model.h"
-#include "util/input_error.h"
 #include "repro/common.h"
 #include "repro/derived.h"
+#include "util/input_error.h"
 #include "workload/llama3_counts.h"
 #include "workload/readers.h"
 #include "workload/robot_generator.h"

@@ -463,15 +463,16 @@ Report reproduceTrail(const Options& opt) {
                               "embeddings achieve 2.66x lower mean absolute error compared to "
                               "BERT predictions from sequence prompts\"";
     // Every row rests on the paper's workload, machine and predictors, none of them here.
-    restOn(rep.claims, 0,
-           {{"Alpaca prompts with Llama3-8B-Instruct's answers",
-             "ShareGPT conversations with prompts of at most 256 tokens (Llama-2 tokens; answers "
-             "ShareGPT's own)"},
-            {"vLLM 0.5.0 measured on one A100-80GB",
-             "a derived Llama3-8B A100 profile in Kairos's engine (decode from LLM-Inference-Bench, "
-             "prefill scaled from TimelyLLM's RTX 4090)"},
-            {"the paper's BERT and layer-11 embedding predictors",
-             "Trail's prediction model with noise calibrated to the paper's MAE ratio"}});
+    restOn(
+        rep.claims, 0,
+        {{"Alpaca prompts with Llama3-8B-Instruct's answers",
+          "ShareGPT conversations with prompts of at most 256 tokens (Llama-2 tokens; answers "
+          "ShareGPT's own)"},
+         {"vLLM 0.5.0 measured on one A100-80GB",
+          "a derived Llama3-8B A100 profile in Kairos's engine (decode from LLM-Inference-Bench, "
+          "prefill scaled from TimelyLLM's RTX 4090)"},
+         {"the paper's BERT and layer-11 embedding predictors",
+          "Trail's prediction model with noise calibrated to the paper's MAE ratio"}});
     return rep;
 }
 

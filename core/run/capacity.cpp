@@ -33,8 +33,8 @@ void checkOptions(const RunSpec& base, const Options& opt) {
 
 std::size_t goodputIndex(const RunSpec& base) {
     const auto names = summaryMetricNames(base.summary.percentiles);
-    return static_cast<std::size_t>(
-        std::find(names.begin(), names.end(), "goodput_fraction") - names.begin());
+    return static_cast<std::size_t>(std::find(names.begin(), names.end(), "goodput_fraction") -
+                                    names.begin());
 }
 
 // `base` for policy `policy` (its own parameters when it is the base's policy, else the

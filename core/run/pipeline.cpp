@@ -4,10 +4,10 @@
 #include "fit/ala.h"
 #include "fit/ala_exec.h"
 #endif
-#include "util/input_error.h"
 #include "predict/predictor.h"
 #include "sim/fleet.h"
 #include "store/store.h"
+#include "util/input_error.h"
 #include "workload/generators.h"
 #include "workload/readers.h"
 
@@ -255,8 +255,7 @@ RunLog simulatePrepared(const PreparedRun& p, const RunContext& ctx, LiveBackend
                         std::vector<Simulator::LiveIteration>* live_iterations) {
     const PolicyConfig& policy = policy_override ? *policy_override : p.policy;
     if (p.spec.fleet.replicas > 1) {
-        if (live)
-            throw std::invalid_argument("a live run drives one engine: --replicas must be 1");
+        if (live) throw std::invalid_argument("a live run drives one engine: --replicas must be 1");
         FleetRun run;
         run.workload = p.workload.get();
         run.model = p.model.get();

@@ -1,14 +1,14 @@
 #include "run/run_spec.h"
 
-#include "util/atomic_file.h"
 #include "metrics/summary.h"
-#include "util/input_error.h"
-#include "util/input_file.h"
+#include "model/domains.h"
 #include "model/router.h"
 #include "predict/predictor.h"
-#include "model/domains.h"
 #include "sched/registry.h"
 #include "sched/scheduler.h"
+#include "util/atomic_file.h"
+#include "util/input_error.h"
+#include "util/input_file.h"
 #include "workload/readers.h"
 
 #include <algorithm>

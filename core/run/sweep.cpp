@@ -1,11 +1,11 @@
 #include "run/sweep.h"
 
 #include "metrics/stats.h"
+#include "sched/registry.h"
+#include "util/hash.h"
 #include "util/input_error.h"
 #include "util/parallel.h"
-#include "sched/registry.h"
 #include "util/text.h"
-#include "util/hash.h"
 
 #include <algorithm>
 #include <cinttypes>

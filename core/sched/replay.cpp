@@ -33,7 +33,7 @@ void ReplayScheduler::schedule(const EngineView& view, Decision& out) {
     out.restart = c.restart;
     for (; next_ < rec_.reasons.size() && rec_.reasons[next_].call == call_; ++next_) {
         const Reason& r = rec_.reasons[next_];
-        if (cacheAct(r.act)) continue; // the prefix cache's record, not a decision
+        if (cacheAct(r.act)) continue;    // the prefix cache's record, not a decision
         if (ruleOf(r.rule).engine) break; // the engine's own, after this decision
         switch (r.act) {
         case Act::Admit:

@@ -1,6 +1,6 @@
 #pragma once
-// The Scheduler interface (ARCHITECTURE.md, The one flow): called at every iteration boundary with a read-only
-// view of the engine, it answers with a Decision. The same scheduler objects drive the
+// The Scheduler interface (ARCHITECTURE.md, The one flow): called at every iteration boundary with
+// a read-only view of the engine, it answers with a Decision. The same scheduler objects drive the
 // simulator and the live engine, so a simulated decision and a measured one compare.
 #include "model/run_log.h"
 #include "model/workload.h"

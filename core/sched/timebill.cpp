@@ -182,11 +182,11 @@ void TimeBillScheduler::schedule(const EngineView& view, Decision& out) {
             // With a cached prefix only the rest is prefilled; but a prompt to be compressed
             // is computed whole (the engine gives it no cached prefix), so alpha* > 0 is
             // solved again without one.
-            alpha = timebillAlpha(e, r.prompt_tokens, n_w, left, opt_.t_predict, opt_.alpha_max,
-                                  hit);
+            alpha =
+                timebillAlpha(e, r.prompt_tokens, n_w, left, opt_.t_predict, opt_.alpha_max, hit);
             if (alpha > 0 && hit > 0)
-                alpha = timebillAlpha(e, r.prompt_tokens, n_w, left, opt_.t_predict,
-                                      opt_.alpha_max);
+                alpha =
+                    timebillAlpha(e, r.prompt_tokens, n_w, left, opt_.t_predict, opt_.alpha_max);
             // Whole tokens are evicted: round up so that the budget still holds.
             alpha = std::min(opt_.alpha_max,
                              std::ceil(alpha * r.prompt_tokens - 1e-9) / r.prompt_tokens);

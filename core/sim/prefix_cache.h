@@ -32,9 +32,9 @@
 // then costs per node and per run, not per block. Its answers are those of the pool of
 // single blocks, operation by operation (tests/core/prefix_cache_oracle.h keeps that pool;
 // tst_prefix_cache compares them on random operations and whole runs).
+#include "model/request.h"
 #include "util/hash.h"
 #include "util/huge_pages.h"
-#include "model/request.h"
 
 #include <cstdint>
 #include <functional>

@@ -2,10 +2,10 @@
 
 #include "fit/ete_fit.h"
 #include "metrics/stats.h"
-#include "util/json_number.h"
-#include "workload/readers.h"
-#include "util/text.h"
 #include "util/hash.h"
+#include "util/json_number.h"
+#include "util/text.h"
+#include "workload/readers.h"
 
 #include <algorithm>
 #include <chrono>

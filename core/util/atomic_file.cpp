@@ -102,7 +102,6 @@ template <class Make> bool freshName(const std::string& path, std::string* name,
     return false;
 }
 
-
 // What is at `path` now, and whether it may be replaced. A symbolic link is the user's
 // way of naming another file: what it points to is judged, and written (`*resolved`).
 Target targetKind(const std::string& path, std::string* resolved, bool* via_link = nullptr) {

@@ -32,7 +32,9 @@ inline std::uint64_t fnv1a64(const void* data, std::size_t n, std::uint64_t h = 
     }
     return h;
 }
-inline std::uint64_t fnv1a64(std::string_view s) { return fnv1a64(s.data(), s.size()); }
+inline std::uint64_t fnv1a64(std::string_view s) {
+    return fnv1a64(s.data(), s.size());
+}
 
 // As 16 hex digits.
 inline std::string fnv1a64Hex(std::string_view s) {

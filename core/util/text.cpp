@@ -4,8 +4,8 @@
 #include "util/limits.h"
 
 #include <charconv>
-#include <cstdio>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 
 namespace kairos::text {

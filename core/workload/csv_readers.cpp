@@ -1,8 +1,8 @@
 // Readers for the comma-separated traces: Azure LLM inference 2023, length-only
 // (ShareGPT / Vidur processed traces) and BurstGPT.
 #include "util/input_error.h"
-#include "workload/readers.h"
 #include "util/text.h"
+#include "workload/readers.h"
 
 #include <cmath>
 #include <string_view>

@@ -1,9 +1,9 @@
 #include "workload/generators.h"
 
-#include "util/hash.h"
 #include "model/domains.h"
-#include "workload/random.h"
+#include "util/hash.h"
 #include "util/text.h"
+#include "workload/random.h"
 
 #include <algorithm>
 #include <cmath>
@@ -202,8 +202,8 @@ Workload generateConversations(const GenerateSpec& spec) {
             if (turn > 0 && context + user + answer > spec.max_context) break;
             Request r;
             r.arrival = at;
-            r.prompt_tokens = static_cast<std::int32_t>(std::min<std::int64_t>(
-                context + user, std::numeric_limits<std::int32_t>::max()));
+            r.prompt_tokens = static_cast<std::int32_t>(
+                std::min<std::int64_t>(context + user, std::numeric_limits<std::int32_t>::max()));
             r.output_tokens = answer;
             spans.push_back({spanId(spec.length_seed, c, turn, 1), user});
             spans.push_back({spanId(spec.length_seed, c, turn, 2), answer});
@@ -267,9 +267,9 @@ Workload generateWorkload(const GenerateSpec& spec) {
         Rng sys_rng(spec.length_seed ^ 0x535953ULL);
         for (Request& r : w.requests) {
             const auto k = std::uint64_t(sys_rng.uniformInt(0, spec.system_prompts - 1));
-            r.prompt_tokens = static_cast<std::int32_t>(std::min<std::int64_t>(
-                std::int64_t(r.prompt_tokens) + spec.system_prompt_tokens,
-                std::numeric_limits<std::int32_t>::max()));
+            r.prompt_tokens = static_cast<std::int32_t>(
+                std::min<std::int64_t>(std::int64_t(r.prompt_tokens) + spec.system_prompt_tokens,
+                                       std::numeric_limits<std::int32_t>::max()));
             r.prefix = {{spanId(spec.length_seed, ~0ULL, k, 3), spec.system_prompt_tokens}};
         }
         w.meta["system_prompt"] = std::to_string(spec.system_prompt_tokens) + " tokens x " +

@@ -2,8 +2,8 @@
 // {"timestamp": ms, "input_length": n, "output_length": n, "hash_ids": [...]}.
 #include "util/input_error.h"
 #include "util/json_line.h"
-#include "workload/readers.h"
 #include "util/text.h"
+#include "workload/readers.h"
 
 #include <algorithm>
 #include <cmath>
@@ -42,8 +42,8 @@ Workload readMooncake(std::istream& in, const std::string& name, std::size_t lim
         if (r.arrival > kMaxSeconds)
             throw InputError(name, lineno, "timestamp", "more than 1e12 ms (31.7 years)");
         const double in_len = field("input_length", 1), out_len = field("output_length", 1);
-        for (const auto& [k, v] : {std::pair<const char*, double>{"input_length", in_len},
-                                   {"output_length", out_len}})
+        for (const auto& [k, v] :
+             {std::pair<const char*, double>{"input_length", in_len}, {"output_length", out_len}})
             if (v > kMaxRequestTokens)
                 throw InputError(name, lineno, k,
                                  "more than " + std::to_string(kMaxRequestTokens) + " tokens");
@@ -58,14 +58,14 @@ Workload readMooncake(std::istream& in, const std::string& name, std::size_t lim
         // cache keys on (sim/prefix_cache.h); the last block may be partial.
         if (const auto h = j.find("hash_ids"); h != j.end()) {
             if (!h->is_array()) throw InputError(name, lineno, "hash_ids", "not a list");
-            const auto most = (static_cast<std::int64_t>(in_len) + kMooncakeBlock - 1) /
-                              kMooncakeBlock;
+            const auto most =
+                (static_cast<std::int64_t>(in_len) + kMooncakeBlock - 1) / kMooncakeBlock;
             if (static_cast<std::int64_t>(h->size()) > most)
                 throw InputError(name, lineno, "hash_ids",
                                  std::to_string(h->size()) + " blocks of " +
                                      std::to_string(kMooncakeBlock) + " tokens for " +
-                                     std::to_string(r.prompt_tokens) +
-                                     " input tokens (at most " + std::to_string(most) + ")");
+                                     std::to_string(r.prompt_tokens) + " input tokens (at most " +
+                                     std::to_string(most) + ")");
             r.prefix.reserve(h->size());
             std::int64_t at = 0;
             for (std::size_t k = 0; k < h->size(); ++k) {
@@ -73,7 +73,8 @@ Workload readMooncake(std::istream& in, const std::string& name, std::size_t lim
                 if (!e.is_number_unsigned())
                     throw InputError(name, lineno, "hash_ids[" + std::to_string(k) + "]",
                                      "not a whole number >= 0");
-                const auto tokens = std::min<std::int64_t>(kMooncakeBlock, std::int64_t(in_len) - at);
+                const auto tokens =
+                    std::min<std::int64_t>(kMooncakeBlock, std::int64_t(in_len) - at);
                 r.prefix.push_back({e.get<std::uint64_t>(), static_cast<std::int32_t>(tokens)});
                 at += tokens;
             }

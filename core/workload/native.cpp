@@ -1,11 +1,11 @@
 // The native Kairos workload format (JSONL), documented in sample_traces/README.md.
 #include "util/atomic_file.h"
+#include "util/hash.h"
 #include "util/huge_pages.h"
 #include "util/input_error.h"
 #include "util/json_line.h"
-#include "workload/readers.h"
 #include "util/text.h"
-#include "util/hash.h"
+#include "workload/readers.h"
 
 #include <cmath>
 #include <cstdio>

@@ -9,8 +9,8 @@
 #include "fit/ala_transfer.h"
 #include "fit/descriptors.h"
 #include "fit/xgb.h"
-#include "util/input_error.h"
 #include "test_util.h"
+#include "util/input_error.h"
 #include "workload/random.h"
 
 #include <QtTest>
@@ -257,9 +257,10 @@ private slots:
                 for (const char* hw : hws)
                     for (int ii : {128, 512, 1024})
                         for (int bb : {1, 4, 16, 64}) {
-                            const double scale = (hw[0] == 'A' ? 0.8 : 1.0) *
-                                                 (std::string(hw).find("H100") != std::string::npos ? 2 : 1) *
-                                                 (fw[0] == 'T' ? 1.3 : 1.0);
+                            const double scale =
+                                (hw[0] == 'A' ? 0.8 : 1.0) *
+                                (std::string(hw).find("H100") != std::string::npos ? 2 : 1) *
+                                (fw[0] == 'T' ? 1.3 : 1.0);
                             rows.push_back({fw, m, hw, "fp16", ii, ii, bb,
                                             scale * (4000.0 - ii - 3000.0 * std::exp(-0.05 * bb))});
                         }
@@ -273,8 +274,8 @@ private slots:
         const UnseenEstimator unseen = UnseenEstimator::learn(rows, o, u);
         SpecModel spec;
         spec.train(rows, o.descriptors, u.xgb);
-        UnseenEstimator back = UnseenEstimator::fromJson(
-            nlohmann::json::parse(unseen.toJson().dump()));
+        UnseenEstimator back =
+            UnseenEstimator::fromJson(nlohmann::json::parse(unseen.toJson().dump()));
         SpecModel spec_back = SpecModel::fromJson(nlohmann::json::parse(spec.toJson().dump()));
         const BenchRow pvc{"vLLM", models[0], "Intel PVC GPU x1", "fp16", 256, 256, 8, 0};
         for (const BenchRow& q : {rows[7], pvc}) {
@@ -297,7 +298,8 @@ private slots:
         QCOMPARE(measured.novelty, Novelty::Pair);
         QCOMPARE(measured.estimate, std::string("ALA (measured pair)"));
         const auto pr = model.parameters(rows[7], rows[7].ii, rows[7].oo);
-        KAIROS_COMPARE_NEAR(measured.hi / measured.predicted, 1 + pr.anchor_max_abs_pct / 100, 1e-12);
+        KAIROS_COMPARE_NEAR(measured.hi / measured.predicted, 1 + pr.anchor_max_abs_pct / 100,
+                            1e-12);
         QVERIFY(measured.lo <= measured.predicted && measured.predicted <= measured.hi);
 
         const RangePrediction zero = range.predict(pvc, 0.8);
@@ -341,7 +343,8 @@ private slots:
 
     // A user's table adds hardware; a bad row names its file, line and field.
     void descriptorsFromAUserFile() {
-        const std::string good = test::tempPath("acc_good.csv"), bad = test::tempPath("acc_bad.csv");
+        const std::string good = test::tempPath("acc_good.csv"),
+                          bad = test::tempPath("acc_bad.csv");
         {
             std::ofstream f(good);
             f << "chip,vendor,memory_gb,memory_bandwidth_gbps,fp16_dense_tflops,"

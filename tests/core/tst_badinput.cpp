@@ -36,8 +36,8 @@
 // N times.
 #include "export/runlog_jsonl.h"
 #include "metrics/summary.h"
-#include "util/input_error.h"
 #include "test_util.h"
+#include "util/input_error.h"
 
 #include <QDir>
 #include <QFile>

@@ -16,12 +16,12 @@
 #include "export/runlog_jsonl.h"
 #include "metrics/explain_view.h"
 #include "model/explain.h"
-#include "util/input_error.h"
 #include "random_cases.h"
 #include "sched/replay.h"
 #include "sim/engine.h"
 #include "sim/fleet.h"
 #include "test_util.h"
+#include "util/input_error.h"
 
 #include <QtTest>
 #include <cmath>

@@ -7,12 +7,12 @@
 #include "export/runlog_jsonl.h"
 #include "metrics/request_metrics.h"
 #include "metrics/summary.h"
-#include "util/input_error.h"
 #include "random_cases.h"
 #include "sched/registry.h"
 #include "sim/engine.h"
 #include "sim/fleet.h"
 #include "test_util.h"
+#include "util/input_error.h"
 
 #include <QtTest>
 #include <nlohmann/json.hpp>
@@ -50,12 +50,16 @@ PolicyConfig fcfs() {
     return pc;
 }
 
-double ttft(const RunLog& log, ReqId id) { return perRequest(log)[std::size_t(id)].ttft(); }
+double ttft(const RunLog& log, ReqId id) {
+    return perRequest(log)[std::size_t(id)].ttft();
+}
 
 // Equal up to rounding: a stretch cut in two (at an arrival into the fleet) computes its
 // second part's times from the first part's end, which may differ in the last bits from the
 // uncut stretch's formula.
-bool close(double a, double b) { return std::fabs(a - b) <= 1e-9 * std::max(1.0, std::fabs(a)); }
+bool close(double a, double b) {
+    return std::fabs(a - b) <= 1e-9 * std::max(1.0, std::fabs(a));
+}
 
 } // namespace
 
@@ -88,8 +92,8 @@ private slots:
             }
             for (const auto& r : kRouterNames) {
                 if (r.router == Router::PrefixAware && !lim.prefix_caching) continue;
-                const QString what = test::describeRun(pc, c, lim.kv_capacity_tokens) +
-                                     ", router " + r.name;
+                const QString what =
+                    test::describeRun(pc, c, lim.kv_capacity_tokens) + ", router " + r.name;
                 RunLog one;
                 try {
                     one = fleetRun(c.w, m, pc, lim, 1, r.router);
@@ -245,7 +249,8 @@ private slots:
         const RunLog pa = fleetRun(w, m, fcfs(), lim, 2, Router::PrefixAware);
         const Summary s = summarize(pa);
         QCOMPARE(s.prefix_cached_tokens, std::int64_t((turns - 3) * 32));
-        for (int k = 3; k < turns; ++k) QCOMPARE(pa.replica_of[std::size_t(k)], pa.replica_of[std::size_t(k % 3)]);
+        for (int k = 3; k < turns; ++k)
+            QCOMPARE(pa.replica_of[std::size_t(k)], pa.replica_of[std::size_t(k % 3)]);
         const Summary rr = summarize(fleetRun(w, m, fcfs(), lim, 2, Router::RoundRobin));
         QCOMPARE(rr.prefix_cached_tokens, std::int64_t((turns - 6) * 32));
         QCOMPARE(int(s.replicas.size()), 2);

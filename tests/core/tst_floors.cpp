@@ -18,7 +18,7 @@ namespace {
 // The floors, lowest first (ARCHITECTURE.md's table).
 const std::map<std::string, int>& floors() {
     static const std::map<std::string, int> f = {
-        {"util", 0},    {"model", 1},  {"workload", 2}, {"exec", 2},  {"lod", 2},
+        {"util", 0},    {"model", 1},   {"workload", 2}, {"exec", 2},  {"lod", 2},
         {"weights", 2}, {"predict", 3}, {"metrics", 3},  {"sched", 4}, {"export", 4},
         {"sim", 5},     {"fit", 5},     {"store", 6},    {"run", 6},   {"repro", 7}};
     return f;
@@ -64,10 +64,9 @@ private Q_SLOTS:
         QStringList missing;
         for (const QString& d : core.entryList(QDir::Dirs | QDir::NoDotAndDotDot))
             if (!floors().count(d.toStdString())) missing << d;
-        QVERIFY2(missing.isEmpty(),
-                 qPrintable("core folders without a floor in tst_floors.cpp and "
-                            "ARCHITECTURE.md: " +
-                            missing.join(QStringLiteral(", "))));
+        QVERIFY2(missing.isEmpty(), qPrintable("core folders without a floor in tst_floors.cpp and "
+                                               "ARCHITECTURE.md: " +
+                                               missing.join(QStringLiteral(", "))));
     }
 
     void noIncludeRunsUp() {

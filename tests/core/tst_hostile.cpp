@@ -415,10 +415,9 @@ private Q_SLOTS:
                 speaks_of_files.match(QString::fromStdString(o.help)).hasMatch() &&
                 !names_not_paths.count({o.command, o.name}))
                 unmarked << QString::fromStdString(o.command + " " + o.name);
-        QVERIFY2(unmarked.isEmpty(),
-                 qPrintable(QStringLiteral("path options without a role in "
-                                           "app/cli/path_rules.cpp: ") +
-                            unmarked.join(QStringLiteral(", "))));
+        QVERIFY2(unmarked.isEmpty(), qPrintable(QStringLiteral("path options without a role in "
+                                                               "app/cli/path_rules.cpp: ") +
+                                                unmarked.join(QStringLiteral(", "))));
     }
 
     void everyOptionOfEveryCommand() {

@@ -2,8 +2,8 @@
 // and size; every malformed header and size refused with the field named), the plain
 // reference forward pass (by hand on a model whose blocks add nothing; on the real model, a
 // trained model's confidence on its own stories), and the seeded sampler's distribution.
-#include "util/input_error.h"
 #include "test_util.h"
+#include "util/input_error.h"
 #include "weights/llama2c.h"
 
 #include <QtTest/QtTest>
@@ -146,9 +146,9 @@ private slots:
     // mean negative log-likelihood of the sampled tokens (the model's entropy on its own
     // text) is far under a uniform guess's ln 512 = 6.24. Measured over 12 seeds x 300
     // tokens: 2.90 nats with run.c's semantics (mean entropy 2.94); an entropy of 4.77 with
-    // the KV heads mapped h mod 4 instead of h / 2 (a plausible slip), so the bound 3.8 tells them apart. Rotating
-    // halves instead of adjacent pairs changes little on this model (2.88): that one is
-    // caught by the libtorch transformer agreeing with this pass to 1e-4 (tst_live_model,
+    // the KV heads mapped h mod 4 instead of h / 2 (a plausible slip), so the bound 3.8 tells them
+    // apart. Rotating halves instead of adjacent pairs changes little on this model (2.88): that
+    // one is caught by the libtorch transformer agreeing with this pass to 1e-4 (tst_live_model,
     // whose loader permutes wq and wk for its half rotation).
     void referenceOnTheRealModel() {
         const llama2c::Weights w = llama2c::read(modelPath());

@@ -1,10 +1,10 @@
 // Level of detail for the views: the time<->pixel mapping, timeline rows from a run log,
 // folding of narrow spans, and downsampling that keeps peaks.
 #include "exec/execution_model.h"
-#include "metrics/cdf.h"
 #include "lod/raster.h"
 #include "lod/time_axis.h"
 #include "lod/timeline.h"
+#include "metrics/cdf.h"
 #include "sched/registry.h"
 #include "sim/engine.h"
 #include "test_util.h"

@@ -10,10 +10,10 @@
 #include "sched/registry.h"
 #include "sim/engine.h"
 #include "test_util.h"
+#include "util/text.h"
 #include "workload/generators.h"
 #include "workload/random.h"
 #include "workload/robot_generator.h"
-#include "util/text.h"
 
 #include <QtTest>
 #include <algorithm>
@@ -264,7 +264,6 @@ private slots:
             }
         QVERIFY(runs >= 3 * 6);
     }
-
 
     void numpyValues() {
         const Stats s = describe({4, 1, 3, 2}, {90, 99, 0, 100});
@@ -604,7 +603,8 @@ private slots:
             std::vector<double> flat;
             // Small samples, then large ones (weighted selection partitions past 16 pairs),
             // with many ties or none.
-            const int n = static_cast<int>(trial < 100 ? r.uniformInt(1, 30) : r.uniformInt(17, 3000));
+            const int n =
+                static_cast<int>(trial < 100 ? r.uniformInt(1, 30) : r.uniformInt(17, 3000));
             for (int i = 0; i < n; ++i) {
                 const double v = trial % 2 ? std::round(r.uniform() * 50) / 4 // ties happen
                                            : r.uniform() * 50;

@@ -1,9 +1,9 @@
 // Device profiles: KV sizing by hand, shipped profiles reproduce from the data, bad input.
 #include "fit/ete_fit.h"
 #include "model/device_profile.h"
-#include "util/input_error.h"
 #include "model/known_models.h"
 #include "test_util.h"
+#include "util/input_error.h"
 
 #include <QtTest>
 #include <algorithm>

@@ -1,7 +1,7 @@
 // Workload readers on the real traces in ../shared/data and on malformed input.
+#include "test_util.h"
 #include "util/input_error.h"
 #include "util/input_file.h"
-#include "test_util.h"
 #include "workload/generators.h"
 #include "workload/readers.h"
 
@@ -168,9 +168,9 @@ private slots:
             QVERIFY(wa.meta == wb.meta);
         };
         int files = 0;
-        for (const char* f : {"azure_conv_bursty.jsonl", "chat_poisson_small.jsonl",
-                              "chat_reading.jsonl", "offline_batch.jsonl", "wid1_like.jsonl",
-                              "wid2_like.jsonl", "wid3_like.jsonl"}) {
+        for (const char* f :
+             {"azure_conv_bursty.jsonl", "chat_poisson_small.jsonl", "chat_reading.jsonl",
+              "offline_batch.jsonl", "wid1_like.jsonl", "wid2_like.jsonl", "wid3_like.jsonl"}) {
             std::ifstream in(std::string(KAIROS_SOURCE_DIR) + "/sample_traces/" + f);
             QVERIFY(in);
             std::stringstream s;

@@ -1,10 +1,10 @@
 // RunSpec: JSON and TOML round trips over random specs (every registered policy and its
 // parameters), re-run equality, strict reading with file, line and key in every error.
-#include "util/input_error.h"
 #include "run/pipeline.h"
 #include "run/run_spec.h"
 #include "sched/registry.h"
 #include "test_util.h"
+#include "util/input_error.h"
 #include "workload/random.h"
 
 #include <QtTest>

@@ -5,9 +5,9 @@
 // saved and loaded; and plugged into a live run as the schedulers' predictor.
 #include "length_heads.h"
 #include "metrics/request_metrics.h"
-#include "util/input_error.h"
 #include "predict/trail_predictor.h"
 #include "sched/registry.h"
+#include "util/input_error.h"
 #include "weights/safetensors.h"
 
 #include <QtTest/QtTest>

@@ -2,10 +2,10 @@
 // suspend/resume, recompute, SnapKV-style eviction and checkpoint loading, each against
 // the computation it must equal. Torch headers come first and Qt's keywords are off
 // (QT_NO_KEYWORDS): Qt's `slots` macro breaks them.
-#include "util/input_error.h"
 #include "quality.h"
 #include "real_model.h"
 #include "transformer.h"
+#include "util/input_error.h"
 #include "weights/llama2c.h"
 #include "weights/safetensors.h"
 

@@ -12,11 +12,11 @@
 #include "length_histogram.h"
 #include "live_panel.h"
 #include "main_window.h"
-#include "new_hardware_box.h"
 #include "metrics/compare.h"
 #include "metrics/explain_view.h"
 #include "metrics_model.h"
 #include "model_chart.h"
+#include "new_hardware_box.h"
 #include "param_slider.h"
 #include "run/pipeline.h"
 #include "run/sweep.h"
@@ -1103,7 +1103,8 @@ private slots:
             ala::UnseenOptions uo;
             uo.xgb.trees = 30;
             uo.configuration_folds = 2;
-            unseen = std::make_unique<ala::UnseenEstimator>(ala::UnseenEstimator::learn(rows, o, uo));
+            unseen =
+                std::make_unique<ala::UnseenEstimator>(ala::UnseenEstimator::learn(rows, o, uo));
             mi.params = m.toJson({{"uncertainty", unc.toJson()},
                                   {"unseen", unseen->toJson()},
                                   {"spec", ala::SpecModel().toJson()},
