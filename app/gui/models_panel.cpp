@@ -203,6 +203,10 @@ void ModelsPanel::showModel(qint64 id) {
                 ala_id_ = id;
                 ala_accuracy_ = m->accuracy;
                 range_ = range;
+                ala_batches_.clear();
+                for (const auto& k : model->configurations())
+                    for (const auto& [pair, f] : model->database(k))
+                        ala_batches_.insert(f.batches.begin(), f.batches.end());
                 const QSignalBlocker block(ala_config_);
                 ala_config_->clear();
                 std::set<std::string> fw, md, hw, pr;
@@ -363,10 +367,7 @@ void ModelsPanel::plotNewConfiguration() {
     // At the batch sizes the training measured and the user's rows: the estimate is
     // XGBoost's, a step function of batch between them, so points between would only draw
     // its steps.
-    std::set<int> batch_set;
-    for (const auto& k : ala_->configurations())
-        for (const auto& [pair, f] : ala_->database(k))
-            batch_set.insert(f.batches.begin(), f.batches.end());
+    std::set<int> batch_set = ala_batches_;
     for (const auto& r : rows) batch_set.insert(r.bb);
     if (batch_set.size() < 2)
         for (int bb = 1; bb <= kMaxBatch; bb *= 2) batch_set.insert(bb);

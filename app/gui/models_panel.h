@@ -14,6 +14,7 @@
 
 #include <QWidget>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -78,6 +79,7 @@ private:
     NewHardwareBox* new_hw_ = nullptr;
     qint64 ala_id_ = -1;
     std::string ala_accuracy_, ala_name_;
+    std::set<int> ala_batches_; // every batch size the shown model's fits measured
 };
 
 } // namespace kairos::app

@@ -1,5 +1,6 @@
 #include "fit/ala_transfer.h"
 
+#include "fit/ala_detail.h"
 #include "util/hash.h"
 
 #include <algorithm>
@@ -19,9 +20,7 @@ void addUniqueName(std::vector<std::string>& v, const std::string& x) {
 double medianAbs(std::vector<double> v) {
     if (v.empty()) return NAN;
     for (double& x : v) x = std::abs(x);
-    std::sort(v.begin(), v.end());
-    const std::size_t n = v.size();
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+    return detail::median(std::move(v));
 }
 
 } // namespace
