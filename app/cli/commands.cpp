@@ -60,6 +60,19 @@ ReportWriter& reportWriter() {
     return w;
 }
 
+std::function<void()>& reportHandOver() {
+    static std::function<void()> h;
+    return h;
+}
+
+void needReportWriters(const char* what) {
+    if (reportWriter() && sweepReportWriter()) return;
+    if (reportHandOver()) reportHandOver()();
+    throw std::invalid_argument(std::string(what) +
+                                ": this kairos-cli was built without the GUI libraries "
+                                "(KAIROS_BUILD_GUI=OFF), which draw the charts");
+}
+
 LiveMaker& liveMaker() {
     static LiveMaker m;
     return m;
@@ -577,10 +590,7 @@ void addReport(CLI::App& app) {
     c->callback([a, rate] {
         a->rate_given = rate->count() > 0;
         a->keep_log = true; // the report's charts and --compare read the events
-        if ((!a->html.empty() || !a->pdf.empty()) && !reportWriter())
-            throw std::invalid_argument(
-                "--html/--pdf: this kairos-cli was built without the GUI libraries "
-                "(KAIROS_BUILD_GUI=OFF), which draw the report's charts");
+        if (!a->html.empty() || !a->pdf.empty()) needReportWriters("--html/--pdf");
         std::optional<RunOutputs> ref;
         OutputBatch outputs;
         if (!a->compare.empty()) { // the reference run first: its errors before any output

@@ -61,11 +61,18 @@ struct RunOutputs {
     GoodputSlo goodput;                  // the SLOs the summary used
 };
 // The HTML and/or PDF report's bytes (an empty string where not asked for), comparing
-// with `pinned` when it is not null. Set by a build with the GUI libraries
-// (report_qt.cpp); empty otherwise.
+// with `pinned` when it is not null. Set in kairos-report and kairos-mpi (report_qt.cpp,
+// which paints with Qt's widgets); empty in kairos-cli, which hands such a command over.
 using ReportWriter = std::function<std::pair<std::string, std::string>(
     const RunOutputs&, const RunOutputs* pinned, bool html, bool pdf)>;
 ReportWriter& reportWriter();
+// Where the writers are not in this program: a hand-over to the program that has them
+// (kairos-cli execs kairos-report with its own arguments; it does not return), or empty.
+std::function<void()>& reportHandOver();
+// Called by a command that draws charts (`what`: its options) before it does any work: returns
+// when this program has the writers, else hands the command over, else throws (a build
+// without the GUI libraries).
+void needReportWriters(const char* what);
 
 // `kairos-cli live`: the options of the real model, beside simulate's.
 struct LiveArgs {

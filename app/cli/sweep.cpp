@@ -263,9 +263,7 @@ void runSweep(const SweepArgs& a) {
             }
             d.metrics.push_back(m);
         }
-    if (!a.html.empty() && !sweepReportWriter())
-        throw std::invalid_argument("--html: this kairos-cli was built without the GUI libraries "
-                                    "(KAIROS_BUILD_GUI=OFF), which draw the charts");
+    if (!a.html.empty()) needReportWriters("--html");
     const auto points = sweep::expand(d);
     const std::size_t total = points.size() * std::size_t(d.seeds);
     // Every point's spec is checked before anything runs (a bad value fails now).

@@ -23,6 +23,16 @@ if [ -x "$prefix/bin/kairos-live" ]; then
     exit 1
   fi
 fi
+# Charts are drawn by kairos-report beside it (Qt's widgets; kairos-cli links no Qt).
+if [ -x "$prefix/bin/kairos-report" ]; then
+  if ldd "$prefix/bin/kairos-cli" | grep -q libQt6; then
+    echo "install check: kairos-cli links Qt" >&2
+    exit 1
+  fi
+  "$prefix/bin/kairos-cli" report -w "$src/sample_traces/chat_poisson_small.jsonl" --quiet \
+    --html "$prefix/r.html" 2>/dev/null
+  grep -q 'data:image/svg+xml' "$prefix/r.html"
+fi
 "$prefix/bin/kairos" --workload "$src/sample_traces/chat_poisson_small.jsonl" --policy sprpt_lp \
   --screenshot "$prefix/shot.png" --quit --size 800x600 2>/dev/null | grep -q saved
 test "$(stat -c %s "$prefix/shot.png")" -gt 20000
