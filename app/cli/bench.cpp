@@ -213,10 +213,10 @@ void benchSweeps(const std::string& trace) {
     cap.summary.goodput = {"ttft:2000"};
     capacity::Options co;
     const auto t1 = Clock::now();
-    const auto res = capacity::find(cap, {"fcfs", "sjf", "sprpt_lp", "mcsf"}, co, ctx);
-    std::printf("capacity (TTFT <= 2 s, goodput >= 0.9 x offered, scaled trace): %.2f s for 4 "
+    const auto res = capacity::find(cap, baselinePolicies(), co, ctx);
+    std::printf("capacity (TTFT <= 2 s, goodput >= 0.9 x offered, scaled trace): %.2f s for %zu "
                 "policies\n",
-                secs(t1));
+                secs(t1), res.size());
     for (const auto& r : res)
         std::printf("  %-10s %.4g req/s (%d runs)\n", r.policy.c_str(), r.capacity, r.runs);
     std::printf("sprpt_lp, refined predictions (trail) against exact lengths (oracle), the "

@@ -338,14 +338,13 @@ void checkCliSpec(const RunSpec& s) {
 // and its arrivals, the predictor, the memory and engine limits not swept, the summary.
 void addSharedRunOptions(CLI::App* c, SimulateArgs& a) {
     c->add_option("--workload,-w", a.workload,
-                  "Trace file (Kairos JSONL, Azure CSV, Mooncake JSONL, lengths CSV, BurstGPT "
-                  "CSV); required unless --spec");
+                  "Trace file, its format detected (kairos-cli formats lists them); required "
+                  "unless --spec");
     c->add_option("--spec", a.spec_file,
                   "Run the RunSpec in this file (JSON, or TOML by its .toml extension: "
                   "--save-spec writes one; every stored run keeps its own)")
         ->excludes("--workload");
-    c->add_option("--format", a.format, "auto|kairos|azure|mooncake|lengths|burstgpt|timelyllm")
-        ->capture_default_str();
+    c->add_option("--format", a.format, "auto|" + traceFormatNames("|"))->capture_default_str();
     c->add_option("--burstiness", a.burstiness, "Gamma shape of inter-arrival times (1 = Poisson)")
         ->capture_default_str()
         ->check(number(domains::kBurstiness));
@@ -938,6 +937,48 @@ void addPolicies(CLI::App& app) {
     auto markdown = std::make_shared<bool>(false);
     c->add_flag("--markdown", *markdown, "As Markdown (docs/policies.md is this output)");
     c->callback([markdown] { std::fputs(policyTable(*markdown).c_str(), stdout); });
+}
+
+void addFormats(CLI::App& app) {
+    auto* c = app.add_subcommand(
+        "formats", "List the trace formats --workload reads (detected from the file's start)");
+    struct Args {
+        bool markdown = false, names = false;
+        std::string sample;
+    };
+    auto a = std::make_shared<Args>();
+    c->add_flag("--markdown", a->markdown, "As Markdown");
+    c->add_flag("--names", a->names, "Only the names, one a line");
+    c->add_option("--sample", a->sample,
+                  "Print a small example of the format named, which --workload reads back")
+        ->check(CLI::Validator(
+            [](std::string& name) -> std::string {
+                if (findTraceFormat(name)) return "";
+                return "unknown format '" + name + "' (" + traceFormatNames() + ")";
+            },
+            "NAME", "FORMAT"));
+    c->callback([a] {
+        if (!a->sample.empty()) {
+            std::cout << findTraceFormat(a->sample)->sample;
+            return;
+        }
+        std::ostringstream out;
+        if (a->markdown) out << "| format | files | what it reads |\n|---|---|---|\n";
+        for (const TraceFormat& f : traceFormats()) {
+            if (a->names)
+                out << f.name << '\n';
+            else if (a->markdown)
+                out << "| `" << f.name << "`: " << f.title << " | `" << f.extensions << "` | "
+                    << f.fields << " |\n";
+            else
+                out << f.name << ": " << f.title << ", " << f.extensions << "\n  " << f.fields
+                    << "\n";
+        }
+        if (!a->names && !a->markdown)
+            out << "Detected from the file's first line (--format auto); `formats --sample NAME` "
+                   "prints an example.\n";
+        std::cout << out.str();
+    });
 }
 
 void addProfiles(CLI::App& app) {

@@ -33,6 +33,7 @@ void addSimulate(CLI::App& app);
 void addGenerate(CLI::App& app);
 void addFitProfile(CLI::App& app);
 void addPolicies(CLI::App& app);
+void addFormats(CLI::App& app);
 void addProfiles(CLI::App& app);
 void addProfileCpu(CLI::App& app);
 void addBench(CLI::App& app);

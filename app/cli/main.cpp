@@ -286,6 +286,7 @@ int run(int argc, char** argv) {
     kairos::cli::addProfileCpu(app);
     kairos::cli::addProfiles(app);
     kairos::cli::addPolicies(app);
+    kairos::cli::addFormats(app);
     kairos::cli::addReproduce(app);
     kairos::cli::addReport(app);
     kairos::cli::addExplain(app);

@@ -1,5 +1,6 @@
 #include "generate_dialog.h"
 
+#include "trace_formats.h"
 #include "workload/generators.h"
 #include "workload/readers.h"
 #include "workload/robot_generator.h"
@@ -51,8 +52,8 @@ GenerateDialog::GenerateDialog(QWidget* parent) : QDialog(parent) {
     lrow->addWidget(lengths_);
     lrow->addWidget(browse);
     connect(browse, &QPushButton::clicked, this, [this] {
-        const QString f = QFileDialog::getOpenFileName(this, tr("Lengths from"), QString(),
-                                                       tr("Traces (*.csv *.jsonl *.json)"));
+        const QString f =
+            QFileDialog::getOpenFileName(this, tr("Lengths from"), QString(), traceFileFilter());
         if (!f.isEmpty()) lengths_->setText(f);
     });
     kind_->setToolTip(tr("Chat requests with generated lengths or a trace's lengths, or "

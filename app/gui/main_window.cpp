@@ -29,6 +29,7 @@
 #include "sweep_panel.h"
 #include "time_range.h"
 #include "timeline_view.h"
+#include "trace_formats.h"
 #include "tuf_chart.h"
 #include "util/atomic_file.h"
 #include "util/input_error.h"
@@ -169,20 +170,8 @@ void MainWindow::buildHelpMenu() {
                 "budget.</li>"
                 "<li><b>[common]</b>: over the requests both compared runs completed.</li></ul>"));
     });
-    help->addAction(tr("&Workload formats"), this, [show] {
-        show(tr("Workload formats"),
-             tr("<p>Detected from the file's content:</p><ul>"
-                "<li><b>Kairos JSONL</b>: one request per line (arrival, prompt_tokens, "
-                "output_tokens; optional class, agent, budget_s, tuf, segments).</li>"
-                "<li><b>Azure LLM inference trace</b> (CSV: TIMESTAMP, ContextTokens, "
-                "GeneratedTokens).</li>"
-                "<li><b>Mooncake</b> traces (JSONL: timestamp, input_length, "
-                "output_length).</li>"
-                "<li><b>BurstGPT</b> (CSV).</li>"
-                "<li><b>TimelyLLM</b> robot traces (JSON).</li>"
-                "<li><b>Length CSV</b> (prompt, output) with generated arrivals.</li></ul>"
-                "<p>A bad file is refused whole, with its line and field named.</p>"));
-    });
+    help->addAction(tr("&Workload formats"), this,
+                    [show] { show(tr("Workload formats"), traceFormatsHtml()); });
     help->addAction(tr("&Policies and papers"), this, [show] {
         QString html = tr("<p>The policies (kairos-cli policies --markdown gives "
                           "their parameters):</p><ul>");
@@ -467,8 +456,8 @@ void MainWindow::buildUi() {
     policy_panel_->setRouter(start_.router);
     policy_panel_->attach(state_);
     connect(policy_panel_, &PolicyPanel::openRequested, this, [this] {
-        const QString f = QFileDialog::getOpenFileName(
-            this, tr("Open workload"), QString(), tr("Traces (*.jsonl *.json *.csv);;All (*)"));
+        const QString f =
+            QFileDialog::getOpenFileName(this, tr("Open workload"), QString(), traceFileFilter());
         if (!f.isEmpty()) openWorkload(f);
     });
     connect(policy_panel_, &PolicyPanel::generateRequested, this, &MainWindow::generateWorkload);

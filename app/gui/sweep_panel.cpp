@@ -98,8 +98,9 @@ SweepPanel::SweepPanel(JobTracker* jobs, std::function<SweepBase()> base, QWidge
                           "lengths on a trace every seed gives the same run"));
     compare_ = new QCheckBox(tr("every policy that has it"));
     compare_->setToolTip(tr("One curve per policy: for a policy parameter, the policies that "
-                            "register it; for rate, KV or seats, fcfs, sjf, sprpt_lp, mcsf "
-                            "and the current policy"));
+                            "register it; for rate, KV or seats, the baselines (%1) "
+                            "and the current policy")
+                             .arg(QString::fromStdString(policyNameList(baselinePolicies()))));
     form->addRow(tr("Parameter"), param_);
     form->addRow(tr("Metric"), metric_);
     form->addRow(tr("Against"), against_);
@@ -229,7 +230,7 @@ void SweepPanel::start() {
         if (!p.policies.empty()) {
             policies = p.policies;
         } else {
-            policies = {"fcfs", "sjf", "sprpt_lp", "mcsf"};
+            policies = baselinePolicies();
             if (std::find(policies.begin(), policies.end(), d.base.policy.name) == policies.end())
                 policies.push_back(d.base.policy.name);
         }

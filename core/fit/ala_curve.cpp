@@ -31,7 +31,7 @@ namespace kairos::ala {
 
 namespace {
 
-constexpr double kAMax = 1e6, kCMax = kMaxThroughput, kBMin = 1e-5, kBMax = 1.0;
+using detail::kAMax, detail::kBMax, detail::kBMin, detail::kCMax;
 
 // r = c - a*exp(-b*bb) - thpt: the absolute residual, as the authors' least squares.
 struct Residual {

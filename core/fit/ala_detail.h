@@ -1,6 +1,7 @@
 #pragma once
 // What the files of ALA's fits share and no user of them needs (fit/ala_*.cpp only).
 #include "fit/ala.h"
+#include "fit/bench.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -9,6 +10,10 @@
 #include <vector>
 
 namespace kairos::ala::detail {
+
+// The bounds of a curve's parameters in c - a*exp(-b*batch): the fit's box (ala_curve.cpp)
+// and the starting points the model draws inside it (ala_model.cpp).
+constexpr double kAMax = 1e6, kCMax = kMaxThroughput, kBMin = 1e-5, kBMax = 1.0;
 
 inline double median(std::vector<double> v) {
     std::sort(v.begin(), v.end());

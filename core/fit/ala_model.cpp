@@ -30,6 +30,8 @@
 namespace kairos::ala {
 namespace {
 
+using detail::kAMax, detail::kBMax, detail::kBMin, detail::kCMax;
+
 // A curve: fitted over three or more batch sizes (fewer leave (a, b, c) undetermined).
 bool isCurve(const ExpFit& f) {
     return f.points >= 3;

@@ -26,8 +26,9 @@ std::string cacheKey(const std::string& path, const std::string& format, std::si
 
 Workload readBase(const RunSpec::WorkloadPart& w) {
     ReadOptions ro;
-    if (!formatFromName(w.format, &ro.format))
-        throw InputError(w.path, 0, "workload.format", "unknown format '" + w.format + "'");
+    if (!parseTraceFormat(w.format, &ro.format))
+        throw InputError(w.path, 0, "workload.format",
+                         "unknown format '" + w.format + "' (auto, " + traceFormatNames() + ")");
     ro.limit = w.limit;
     return readWorkload(w.path, ro);
 }

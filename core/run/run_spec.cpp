@@ -237,9 +237,10 @@ void RunSpec::validate(const std::string& where) const {
         throw InputError(where, 0, key, msg);
     };
     if (workload.path.empty()) bad("workload.path", "is required (the trace file)");
-    TraceFormat f;
-    if (!formatFromName(workload.format, &f))
-        bad("workload.format", "unknown format '" + workload.format + "'");
+    const TraceFormat* f = nullptr;
+    if (!parseTraceFormat(workload.format, &f))
+        bad("workload.format",
+            "unknown format '" + workload.format + "' (auto, " + traceFormatNames() + ")");
     // The numbers' domains are the command line's (model/domains.h): a spec file, a stored
     // run or a session cannot carry what the options refuse.
     domains::check(domains::kRate, workload.rate, where);

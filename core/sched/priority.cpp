@@ -11,6 +11,16 @@
 
 namespace kairos {
 
+// One decision's state, shared by the steps of schedule().
+struct PriorityScheduler::Round {
+    const EngineView& view;
+    Decision& out;
+    AdmissionBudget budget;
+    std::int64_t free_seats;      // seats not taken; displaced and dropped requests free theirs
+    std::size_t next_movable = 0; // movable_ entries before it were passed over in rank order
+    double stop_key = NAN;        // the key of the candidate that could not start, if one
+};
+
 PriorityScheduler::PriorityScheduler(PriorityOptions o, std::shared_ptr<LengthPredictor> predictor)
     : opt_(std::move(o)), pred_(std::move(predictor)) {
     if (opt_.key == PriorityOptions::Key::PredictedRemaining && !pred_)
@@ -112,6 +122,10 @@ ReqId PriorityScheduler::overflowVictim(const EngineView& view) {
     return victim;
 }
 
+// One decision, in steps: nothing to decide; the best candidate's key; the running requests
+// ranked after it (movable); candidates taken in rank order (admitted, resumed, or seated
+// and fitted by displacing or dropping movable ones); the displaced suspended; how long the
+// engine may run before asking again.
 void PriorityScheduler::schedule(const EngineView& view, Decision& out) {
     out.hold = opt_.key == PriorityOptions::Key::PredictedRemaining && pred_->refreshEvery() > 0
                    ? pred_->refreshEvery()
@@ -125,28 +139,36 @@ void PriorityScheduler::schedule(const EngineView& view, Decision& out) {
         out.hold = INT_MAX;
         return;
     }
-    const std::int64_t total_seats = view.limits().max_num_seqs;
-    AdmissionBudget budget(view, opt_.watermark, /*shared_credit=*/false); // it drops KV below
-    budget.setSeats(total_seats); // seats are counted below: displaced requests free theirs
-
-    // First suspended entry whose request is still suspended; stale ones are erased.
-    auto suspendedFront = [&]() {
-        auto it = suspended_.begin();
-        while (it != suspended_.end() && view.state(it->second).phase != Phase::Suspended)
-            it = suspended_.erase(it);
-        return it;
-    };
     // The best key waiting or suspended: a running request ranked at or before it is passed
     // over before any candidate is considered (ties keep running), so it can be neither
     // displaced nor dropped and is left out (on a loaded trace that is almost every one).
     double best = INFINITY;
     if (const auto* w = waitingFront(view)) best = w->first;
-    if (auto u = suspendedFront(); u != suspended_.end()) best = std::min(best, u->first);
+    if (auto u = suspendedFront(view); u != suspended_.end()) best = std::min(best, u->first);
+    collectMovable(view, best, out.hold == INT_MAX);
+    Round r{view, out, AdmissionBudget(view, opt_.watermark, /*shared_credit=*/false),
+            view.limits().max_num_seqs - static_cast<std::int64_t>(view.running().size())};
+    // Seats are counted here: displaced requests free theirs.
+    r.budget.setSeats(view.limits().max_num_seqs);
+    takeCandidates(r);
+    suspendDisplaced(r);
+    setHold(r, best);
+}
+
+std::set<std::pair<double, ReqId>>::iterator
+PriorityScheduler::suspendedFront(const EngineView& view) {
+    auto it = suspended_.begin();
+    while (it != suspended_.end() && view.state(it->second).phase != Phase::Suspended)
+        it = suspended_.erase(it);
+    return it;
+}
+
+void PriorityScheduler::collectMovable(const EngineView& view, double best, bool not_refined) {
     // Running requests that may be preempted, with their keys (lookAhead reads them too,
     // when predictions are refined: the scan is never skipped then); the others keep their
     // seats.
     preemptible_now_.clear();
-    if (!(keys_fall_ && out.hold == INT_MAX && running_bound_ <= best)) {
+    if (!(keys_fall_ && not_refined && running_bound_ <= best)) {
         double bound = -INFINITY;
         const bool known = !crossing_.empty();
         for (ReqId id : view.running()) {
@@ -170,18 +192,19 @@ void PriorityScheduler::schedule(const EngineView& view, Decision& out) {
         for (ReqId id : view.running())
             assert(!preemptibleState(view.state(id)) || keyOf(view.state(id)) <= best);
 #endif
-    std::vector<Cand>& movable = movable_; // those ranked after the best waiting or suspended one
-    movable.clear();
+    // Those ranked after the best waiting or suspended one, best first.
+    movable_.clear();
     for (const auto& [k, id] : preemptible_now_)
-        if (k > best) movable.push_back({k, id});
-    std::sort(movable.begin(), movable.end(), [](const Cand& a, const Cand& b) {
+        if (k > best) movable_.push_back({k, id});
+    std::sort(movable_.begin(), movable_.end(), [](const Cand& a, const Cand& b) {
         return a.key < b.key || (a.key == b.key && a.id < b.id);
     });
-    std::vector<char>&dropped = dropped_, &displaced = displaced_;
-    dropped.assign(movable.size(), 0);
-    displaced.assign(movable.size(), 0);
-    std::int64_t free_seats = total_seats - static_cast<std::int64_t>(view.running().size());
+    dropped_.assign(movable_.size(), 0);
+    displaced_.assign(movable_.size(), 0);
+    displaced_by_.assign(movable_.size(), {-1, 0.0});
+}
 
+void PriorityScheduler::reclaim(Round& r, double k, ReqId for_id, std::int64_t need) {
     // Releases kept or displaced KV of requests ranked after `k`, worst-ranked first:
     // suspended requests, then running requests not reached yet; only when that frees
     // enough for `need` (releasing KV for an admission that still fails would make its
@@ -189,137 +212,143 @@ void PriorityScheduler::schedule(const EngineView& view, Decision& out) {
     // life: with memory full and predictions refined every token the ranking flickers, and
     // dropping again and again made long contexts recompute after every token (on the
     // Azure conversation trace at 80 % load, mean latency 20x FCFS's).
+    const EngineView& view = r.view;
     auto droppable = [&](ReqId id) { return view.state(id).preemptions == 0; };
-    auto reclaim = [&](double k, ReqId for_id, std::size_t next_movable, std::int64_t need) {
-        std::int64_t can = budget.freeTokens();
-        for (auto it = suspended_.rbegin(); it != suspended_.rend() && can < need; ++it) {
-            if (it->first <= k) break;
-            const ReqState& s = view.state(it->second);
-            if (s.phase == Phase::Suspended) can += view.kvFreedBy(it->second);
-        }
-        for (std::size_t j = movable.size(); j-- > next_movable && can < need;)
-            if (!dropped[j] && droppable(movable[j].id)) can += view.kvFreedBy(movable[j].id);
-        if (can < need) return;
-        for (auto it = suspended_.rbegin();
-             it != suspended_.rend() && budget.freeTokens() < need;) {
-            if (it->first <= k) break;
-            const ReqId sid = it->second;
-            const double skey = it->first;
-            const ReqState& s = view.state(sid);
-            it = std::make_reverse_iterator(suspended_.erase(std::next(it).base()));
-            if (s.phase != Phase::Suspended) continue;
-            out.preempt.push_back(sid);
-            if (out.explain)
-                out.because(Act::Preempt, sid, RuleId::SuspendedDrop, {skey, k}, for_id);
-            budget.addFree(view.kvFreedBy(sid));
-        }
-        for (std::size_t j = movable.size(); j-- > next_movable && budget.freeTokens() < need;) {
-            if (dropped[j] || !droppable(movable[j].id)) continue;
-            if (!displaced[j]) ++free_seats;
-            dropped[j] = 1;
-            out.preempt.push_back(movable[j].id);
-            if (out.explain)
-                out.because(Act::Preempt, movable[j].id, RuleId::SprptDrop,
-                            {double(view.state(movable[j].id).generated), opt_.C,
-                             initialOf(movable[j].id), movable[j].key, k},
-                            for_id);
-            budget.addFree(view.kvFreedBy(movable[j].id));
-        }
-    };
+    std::int64_t can = r.budget.freeTokens();
+    for (auto it = suspended_.rbegin(); it != suspended_.rend() && can < need; ++it) {
+        if (it->first <= k) break;
+        const ReqState& s = view.state(it->second);
+        if (s.phase == Phase::Suspended) can += view.kvFreedBy(it->second);
+    }
+    for (std::size_t j = movable_.size(); j-- > r.next_movable && can < need;)
+        if (!dropped_[j] && droppable(movable_[j].id)) can += view.kvFreedBy(movable_[j].id);
+    if (can < need) return;
+    for (auto it = suspended_.rbegin(); it != suspended_.rend() && r.budget.freeTokens() < need;) {
+        if (it->first <= k) break;
+        const ReqId sid = it->second;
+        const double skey = it->first;
+        const ReqState& s = view.state(sid);
+        it = std::make_reverse_iterator(suspended_.erase(std::next(it).base()));
+        if (s.phase != Phase::Suspended) continue;
+        r.out.preempt.push_back(sid);
+        if (r.out.explain)
+            r.out.because(Act::Preempt, sid, RuleId::SuspendedDrop, {skey, k}, for_id);
+        r.budget.addFree(view.kvFreedBy(sid));
+    }
+    for (std::size_t j = movable_.size(); j-- > r.next_movable && r.budget.freeTokens() < need;) {
+        if (dropped_[j] || !droppable(movable_[j].id)) continue;
+        if (!displaced_[j]) ++r.free_seats;
+        dropped_[j] = 1;
+        r.out.preempt.push_back(movable_[j].id);
+        if (r.out.explain)
+            r.out.because(Act::Preempt, movable_[j].id, RuleId::SprptDrop,
+                          {double(view.state(movable_[j].id).generated), opt_.C,
+                           initialOf(movable_[j].id), movable_[j].key, k},
+                          for_id);
+        r.budget.addFree(view.kvFreedBy(movable_[j].id));
+    }
+}
 
-    std::size_t mi = 0;
-    double stop_key = NAN; // the key of the candidate that could not start, if one
-    // Seats: a running request keeps its seat; a waiting or suspended one needs a free
-    // seat, or displaces the worst-ranked running request not reached yet (suspended,
-    // KV kept) if that one ranks after it.
-    auto gone = [&](std::size_t j) { return dropped[j] || displaced[j]; };
-    std::vector<std::pair<ReqId, double>>& displaced_by = displaced_by_;
-    displaced_by.assign(movable.size(), {-1, 0.0});
-    auto seatFor = [&](double k, ReqId for_id) {
-        if (free_seats > 0) return true;
-        for (std::size_t j = movable.size(); j-- > mi;) {
-            if (gone(j)) continue;
-            if (!(movable[j].key > k)) return false;
-            displaced[j] = 1;
-            displaced_by[j] = {for_id, k};
-            ++free_seats;
-            return true;
-        }
-        return false;
-    };
+bool PriorityScheduler::seatFor(Round& r, double k, ReqId for_id) {
+    // A running request keeps its seat; a waiting or suspended one needs a free seat, or
+    // displaces the worst-ranked running request not reached yet (suspended, KV kept) if
+    // that one ranks after it.
+    if (r.free_seats > 0) return true;
+    for (std::size_t j = movable_.size(); j-- > r.next_movable;) {
+        if (gone(j)) continue;
+        if (!(movable_[j].key > k)) return false;
+        displaced_[j] = 1;
+        displaced_by_[j] = {for_id, k};
+        ++r.free_seats;
+        return true;
+    }
+    return false;
+}
+
+void PriorityScheduler::takeCandidates(Round& r) {
+    const EngineView& view = r.view;
+    Decision& out = r.out;
     while (true) {
         const auto* wi = waitingFront(view);
-        auto si = suspendedFront();
-        while (mi < movable.size() && gone(mi)) ++mi;
-        const bool have_m = mi < movable.size(), have_w = wi != nullptr,
+        auto si = suspendedFront(view);
+        while (r.next_movable < movable_.size() && gone(r.next_movable)) ++r.next_movable;
+        const bool have_m = r.next_movable < movable_.size(), have_w = wi != nullptr,
                    have_s = si != suspended_.end();
         if (!have_m && !have_w && !have_s) break;
         // The best of the three; ties go to running, then suspended (no churn on equal keys).
-        const double km = have_m ? movable[mi].key : INFINITY;
+        const double km = have_m ? movable_[r.next_movable].key : INFINITY;
         const double ks = have_s ? si->first : INFINITY;
         const double kw = have_w ? wi->first : INFINITY;
         if (have_m && km <= ks && km <= kw) {
-            ++mi;
+            ++r.next_movable;
             continue;
         }
         if (have_s && ks <= kw) {
-            if (!seatFor(ks, si->second)) {
-                stop_key = ks;
+            if (!seatFor(r, ks, si->second)) {
+                r.stop_key = ks;
                 break;
             }
             out.resume.push_back(si->second);
             running_bound_ = std::max(running_bound_, ks);
             if (out.explain)
-                out.because(Act::Resume, si->second, RuleId::RankResume, {ks, double(free_seats)});
+                out.because(Act::Resume, si->second, RuleId::RankResume,
+                            {ks, double(r.free_seats)});
             suspended_.erase(si);
-            --free_seats;
+            --r.free_seats;
             continue;
         }
         const auto [k, id] = *wi;
         const ReqState& s = view.state(id);
-        if (budget.neverFits(s)) {
-            budget.killNeverFits(out, s);
+        if (r.budget.neverFits(s)) {
+            r.budget.killNeverFits(out, s);
             takeWaitingFront();
             continue;
         }
-        if (!seatFor(k, id)) {
-            stop_key = k;
+        if (!seatFor(r, k, id)) {
+            r.stop_key = k;
             break;
         }
-        auto v = budget.take(s);
+        auto v = r.budget.take(s);
         if (v == AdmissionBudget::Verdict::NoRoom) {
-            reclaim(k, id, mi, budget.need(s));
-            v = budget.take(s);
+            reclaim(r, k, id, r.budget.need(s));
+            v = r.budget.take(s);
         }
         if (v == AdmissionBudget::Verdict::NeverFits) {
-            budget.killNeverFits(out, s);
+            r.budget.killNeverFits(out, s);
             takeWaitingFront();
             continue;
         }
         if (v == AdmissionBudget::Verdict::NoRoom) { // memory-bound: stop here
-            stop_key = k;
+            r.stop_key = k;
             break;
         }
         out.admit.push_back(id);
         running_bound_ = std::max(running_bound_, k);
         if (out.explain)
             out.because(Act::Admit, id, RuleId::RankAdmit,
-                        {k, double(budget.lastNeed()), double(budget.lastFree())});
-        --free_seats;
+                        {k, double(r.budget.lastNeed()), double(r.budget.lastFree())});
+        --r.free_seats;
         takeWaitingFront();
     }
+}
+
+void PriorityScheduler::suspendDisplaced(Round& r) {
     // Displaced running requests are suspended (KV kept); those whose KV was released
     // above are preempted (recompute).
-    for (std::size_t j = 0; j < movable.size(); ++j)
-        if (displaced[j] && !dropped[j]) {
-            out.suspend.push_back(movable[j].id);
-            if (out.explain)
-                out.because(Act::Suspend, movable[j].id, RuleId::SprptSuspend,
-                            {double(view.state(movable[j].id).generated), opt_.C,
-                             initialOf(movable[j].id), movable[j].key, displaced_by[j].second},
-                            displaced_by[j].first);
-            suspended_.emplace(movable[j].key, movable[j].id);
+    for (std::size_t j = 0; j < movable_.size(); ++j)
+        if (displaced_[j] && !dropped_[j]) {
+            r.out.suspend.push_back(movable_[j].id);
+            if (r.out.explain)
+                r.out.because(Act::Suspend, movable_[j].id, RuleId::SprptSuspend,
+                              {double(r.view.state(movable_[j].id).generated), opt_.C,
+                               initialOf(movable_[j].id), movable_[j].key, displaced_by_[j].second},
+                              displaced_by_[j].first);
+            suspended_.emplace(movable_[j].key, movable_[j].id);
         }
+}
+
+void PriorityScheduler::setHold(Round& r, double best) {
+    Decision& out = r.out;
     if (out.hold == INT_MAX) return; // predictions are not refined
     if (!opt_.look_ahead) {
         out.hold = 1; // the reference: re-rank after every token
@@ -329,17 +358,17 @@ void PriorityScheduler::schedule(const EngineView& view, Decision& out) {
     // multiples of the period), unless reading ahead proves longer.
     std::int64_t next = INT_MAX;
     const int every = pred_->refreshEvery();
-    auto refreshIn = [&](ReqId id) { return every - view.state(id).generated % every; };
-    for (ReqId id : view.running()) next = std::min<std::int64_t>(next, refreshIn(id));
+    auto refreshIn = [&](ReqId id) { return every - r.view.state(id).generated % every; };
+    for (ReqId id : r.view.running()) next = std::min<std::int64_t>(next, refreshIn(id));
     for (ReqId id : out.resume) next = std::min<std::int64_t>(next, refreshIn(id));
     out.hold = static_cast<std::int32_t>(next);
     if (!out.resume.empty()) return; // resumed requests decode next, unseen by lookAhead
     const bool acted =
         !out.admit.empty() || !out.preempt.empty() || !out.suspend.empty() || !out.kill.empty();
-    if (!acted && !std::isnan(stop_key))
-        out.hold = lookAhead(view, stop_key);
-    else if (movable.empty())
-        out.hold = lookAhead(view, best);
+    if (!acted && !std::isnan(r.stop_key))
+        out.hold = lookAhead(r.view, r.stop_key);
+    else if (movable_.empty())
+        out.hold = lookAhead(r.view, best);
 }
 
 std::int32_t PriorityScheduler::lookAhead(const EngineView& view, double threshold) {

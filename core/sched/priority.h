@@ -118,9 +118,20 @@ private:
         double key;
         ReqId id;
     };
-    std::vector<Cand> movable_;
-    std::vector<char> dropped_, displaced_;
-    std::vector<std::pair<ReqId, double>> displaced_by_;
+    std::vector<Cand> movable_;                          // ranked after the best candidate
+    std::vector<char> dropped_, displaced_;              // per movable_ entry
+    std::vector<std::pair<ReqId, double>> displaced_by_; // (who, its key) per movable_ entry
+    bool gone(std::size_t j) const { return dropped_[j] || displaced_[j]; }
+
+    // The steps of schedule(); Round is one decision's state (priority.cpp).
+    struct Round;
+    std::set<std::pair<double, ReqId>>::iterator suspendedFront(const EngineView& view);
+    void collectMovable(const EngineView& view, double best, bool not_refined);
+    void takeCandidates(Round& r);
+    bool seatFor(Round& r, double k, ReqId for_id);
+    void reclaim(Round& r, double k, ReqId for_id, std::int64_t need);
+    void suspendDisplaced(Round& r);
+    void setHold(Round& r, double best);
 };
 
 } // namespace kairos

@@ -193,17 +193,22 @@ void add(std::vector<PolicySpec>& s, std::string name, std::string summary, bool
 
 std::vector<PolicySpec> buildSpecs() {
     std::vector<PolicySpec> s;
+    // The baselines: vLLM's order, the two length-aware orders of Trail and MC-SF's
+    // memory-aware one.
+    auto baseline = [&s] { s.back().baseline = true; };
     add(s, "fcfs", "first come, first served; new prefills first (vLLM's default)", false, true,
         {watermark()}, [](const ParamValues& v, const PolicyConfig&) {
             FcfsOptions o;
             o.watermark = v.number("watermark");
             return std::unique_ptr<Scheduler>(std::make_unique<FcfsScheduler>(o));
         });
+    baseline();
     add(s, "sjf",
         "shortest predicted job first among waiting requests; a running one is never "
         "preempted (Trail's vLLM-SJF)",
         true, true, {watermark()},
         [](const ParamValues& v, const PolicyConfig& c) { return makePriority("sjf", v, c); });
+    baseline();
     {
         ParamSpec C = number("C", 0.8, 0, 1e6, 0, 1, "",
                              "a running request may be preempted only while its generated "
@@ -215,6 +220,7 @@ std::vector<PolicySpec> buildSpecs() {
             {C, watermark()}, [](const ParamValues& v, const PolicyConfig& c) {
                 return makePriority("sprpt_lp", v, c);
             });
+        baseline();
     }
     add(s, "sprpt", "shortest predicted remaining time first, preempting at any time", true, true,
         {watermark()},
@@ -242,6 +248,7 @@ std::vector<PolicySpec> buildSpecs() {
         true, true, {}, [](const ParamValues&, const PolicyConfig& c) {
             return std::unique_ptr<Scheduler>(std::make_unique<McsfScheduler>(predictorOf(c)));
         });
+    baseline();
     for (const bool clearing : {false, true}) {
         ParamSpec alpha = number("alpha", 0.2, 0, 0.99, 0, 0.9, "fraction of KV",
                                  "share of the KV limit kept free for running requests to grow");
@@ -377,8 +384,12 @@ const PolicySpec* findPolicy(const std::string& name) {
 }
 
 std::string policyNameList() {
+    return policyNameList(policyNames());
+}
+
+std::string policyNameList(const std::vector<std::string>& names) {
     std::string known;
-    for (const auto& n : policyNames()) known += (known.empty() ? "" : ", ") + n;
+    for (const auto& n : names) known += (known.empty() ? "" : ", ") + n;
     return known;
 }
 
@@ -423,6 +434,13 @@ std::vector<std::string> policyNames() {
     std::vector<std::string> out;
     for (const auto& s : policySpecs())
         if (s.general) out.push_back(s.name);
+    return out;
+}
+
+std::vector<std::string> baselinePolicies() {
+    std::vector<std::string> out;
+    for (const auto& s : policySpecs())
+        if (s.baseline) out.push_back(s.name);
     return out;
 }
 

@@ -81,6 +81,9 @@ struct PolicySpec {
     // Runs on any workload (every command lists it); false for `optimal` (<= 8 requests,
     // unit model), which is constructed by name only.
     bool general = true;
+    // One of the comparison set: what a sweep over a run-level axis (rate, KV, seats) draws
+    // "every policy" as, and what bench's capacity search compares.
+    bool baseline = false;
     std::vector<ParamSpec> params;
     std::function<std::unique_ptr<Scheduler>(const ParamValues&, const PolicyConfig&)> make;
     // Where the policy may cycle for ever (detected: it throws SchedulerLoop), the settings
@@ -105,8 +108,12 @@ std::unique_ptr<Scheduler> makeScheduler(const PolicyConfig& cfg);
 std::unique_ptr<Scheduler> makeScheduler(const std::string& name, const PolicyParams& params = {});
 // The general policies' names (every spec with general = true), in registry order.
 std::vector<std::string> policyNames();
+// The baselines' names (baseline = true), in registry order.
+std::vector<std::string> baselinePolicies();
 // "fcfs, sjf, ..." (general policies).
 std::string policyNameList();
+// The names given, as "a, b, c".
+std::string policyNameList(const std::vector<std::string>& names);
 // A table of every policy and its parameters: plain text for the terminal, or Markdown
 // (docs/policies.md is this output).
 std::string policyTable(bool markdown);

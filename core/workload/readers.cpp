@@ -10,57 +10,9 @@
 
 namespace kairos {
 
-const char* formatName(TraceFormat f) {
-    switch (f) {
-    case TraceFormat::Auto:
-        return "auto";
-    case TraceFormat::Kairos:
-        return "kairos";
-    case TraceFormat::Azure:
-        return "azure";
-    case TraceFormat::Mooncake:
-        return "mooncake";
-    case TraceFormat::Lengths:
-        return "lengths";
-    case TraceFormat::TimelyLlm:
-        return "timelyllm";
-    case TraceFormat::BurstGpt:
-        return "burstgpt";
-    }
-    return "?";
-}
-
-bool formatFromName(const std::string& s, TraceFormat* out) {
-    for (auto f :
-         {TraceFormat::Auto, TraceFormat::Kairos, TraceFormat::Azure, TraceFormat::Mooncake,
-          TraceFormat::Lengths, TraceFormat::BurstGpt, TraceFormat::TimelyLlm})
-        if (s == formatName(f)) {
-            *out = f;
-            return true;
-        }
-    return false;
-}
-
-TraceFormat detectFormat(const std::string& head, const std::string& path) {
-    const std::string_view h = text::trim(head);
-    if (!h.empty() && h.front() == '[')
-        return h.find("\"trigger time\"") != std::string_view::npos ? TraceFormat::TimelyLlm
-                                                                    : TraceFormat::Auto;
-    const std::string_view l = text::trim(h.substr(0, h.find('\n')));
-    if (!l.empty() && l.front() == '{') {
-        if (l.find("\"kairos_workload\"") != std::string_view::npos) return TraceFormat::Kairos;
-        if (l.find("\"input_length\"") != std::string_view::npos) return TraceFormat::Mooncake;
-        return TraceFormat::Auto;
-    }
-    if (l.find("ContextTokens") != std::string_view::npos &&
-        l.find("GeneratedTokens") != std::string_view::npos)
-        return TraceFormat::Azure;
-    if (l.find("num_prefill_tokens") != std::string_view::npos) return TraceFormat::Lengths;
-    if (l.find("Request tokens") != std::string_view::npos &&
-        l.find("Response tokens") != std::string_view::npos)
-        return TraceFormat::BurstGpt;
-    (void)path;
-    return TraceFormat::Auto;
+bool parseTraceFormat(std::string_view name, const TraceFormat** out) {
+    *out = name == "auto" ? nullptr : findTraceFormat(name);
+    return name == "auto" || *out;
 }
 
 namespace {
@@ -97,24 +49,23 @@ private:
 namespace {
 // The format named by `all`'s first bytes (or `f` if already named); an empty file, or one
 // whose format cannot be told, is an error naming it.
-TraceFormat formatOf(const std::string& all, TraceFormat f, const std::string& name) {
+const TraceFormat* formatOf(const std::string& all, const TraceFormat* f, const std::string& name) {
     const auto first = all.find_first_not_of(" \t\r\n\xEF\xBB\xBF");
     if (first == std::string::npos) throw InputError(name, 0, "", "empty file");
-    if (f != TraceFormat::Auto) return f;
-    const std::string_view body = std::string_view(all).substr(first);
-    f = detectFormat(std::string(body.substr(0, 4096)), name);
-    if (f == TraceFormat::Auto)
+    if (f) return f;
+    f = detectTraceFormat(std::string_view(all).substr(first, 4096));
+    if (!f)
         throw InputError(name, 1, "",
-                         "unknown trace format; name it with --format "
-                         "(kairos, azure, mooncake, lengths, burstgpt, timelyllm)");
+                         "unknown trace format; name it with --format (" + traceFormatNames() +
+                             "; kairos-cli formats describes them)");
     return f;
 }
 } // namespace
 
 Workload readWorkload(std::istream& in, const std::string& name, const ReadOptions& opt) {
-    TraceFormat f = opt.format;
+    const TraceFormat* f = opt.format;
     const bool watched = opt.progress || opt.cancel;
-    if (f == TraceFormat::Auto || (watched && !dynamic_cast<ProgressBuf*>(in.rdbuf()))) {
+    if (!f || (watched && !dynamic_cast<ProgressBuf*>(in.rdbuf()))) {
         // Peek at the start of the file, then rewind the stream.
         std::string all((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
         ReadOptions o = opt;
@@ -128,36 +79,14 @@ Workload readWorkload(std::istream& in, const std::string& name, const ReadOptio
         std::istringstream again(std::move(all));
         return readWorkload(again, name, o);
     }
-    Workload w;
-    switch (f) {
-    case TraceFormat::Kairos:
-        w = readKairos(in, name, opt.limit);
-        break;
-    case TraceFormat::Azure:
-        w = readAzure(in, name, opt.limit);
-        break;
-    case TraceFormat::Mooncake:
-        w = readMooncake(in, name, opt.limit);
-        break;
-    case TraceFormat::Lengths:
-        w = readLengths(in, name, opt.limit);
-        break;
-    case TraceFormat::BurstGpt:
-        w = readBurstGpt(in, name, opt.limit);
-        break;
-    case TraceFormat::TimelyLlm:
-        w = readTimelyLlmFile(in, name, opt.limit);
-        break;
-    case TraceFormat::Auto:
-        break;
-    }
+    Workload w = f->read(in, name, opt.limit);
     if (w.empty()) throw InputError(name, 0, "", "no requests in the file");
     if (w.size() > static_cast<std::size_t>(kMaxRequests))
         throw InputError(name, 0, "",
                          "holds " + std::to_string(w.size()) + " requests; a run takes at most " +
                              std::to_string(kMaxRequests) + " (--limit reads fewer)");
-    w.meta["format"] = formatName(f);
-    if (f == TraceFormat::Lengths || opt.override_arrivals) {
+    w.meta["format"] = std::string(f->name);
+    if (f->needs_arrivals || opt.override_arrivals) {
         try {
             assignArrivals(w, opt.arrivals);
         } catch (const std::invalid_argument& e) {

@@ -1,8 +1,9 @@
 #pragma once
 // Workload readers with format auto-detection, and the native writer.
 // Every reader either returns a whole Workload or throws InputError naming the file,
-// line and field; none returns a partial result.
+// line and field; none returns a partial result. The formats themselves: workload/formats.h.
 #include "model/workload.h"
+#include "workload/formats.h"
 #include "workload/generators.h"
 
 #include <atomic>
@@ -14,13 +15,8 @@
 
 namespace kairos {
 
-enum class TraceFormat { Auto, Kairos, Azure, Mooncake, Lengths, BurstGpt, TimelyLlm };
-
-const char* formatName(TraceFormat f);
-bool formatFromName(const std::string& s, TraceFormat* out);
-
 struct ReadOptions {
-    TraceFormat format = TraceFormat::Auto;
+    const TraceFormat* format = nullptr; // null: detected from the file (workload/formats.h)
     // Arrivals for formats without timestamps (length-only CSV). Also applied to any
     // format when `override_arrivals` is set.
     ArrivalSpec arrivals;
@@ -37,9 +33,8 @@ struct ReadCancelled : std::runtime_error {
     ReadCancelled() : std::runtime_error("reading cancelled") {}
 };
 
-// Decides the format from the start of the file (its first non-empty line, or for a
-// JSON list its first few kilobytes).
-TraceFormat detectFormat(const std::string& head, const std::string& path);
+// --format's value: "auto" (*out null: detect it) or a format's name. False for any other.
+bool parseTraceFormat(std::string_view name, const TraceFormat** out);
 
 Workload readWorkload(const std::string& path, const ReadOptions& opt = {});
 // The same from a stream; `name` stands for the file in error messages.

@@ -984,6 +984,40 @@ private slots:
         QVERIFY2(bad.err.contains("sprpt_lp") && bad.err.contains("C"), qPrintable(bad.err));
     }
 
+    // kairos-cli formats is the registry (workload/formats.h): every format listed, and each
+    // one's --sample, written to a file, is simulated from it with the format detected (the
+    // file's name says nothing of it).
+    void formatsCommand() {
+        const Result names = cli({"formats", "--names"});
+        QCOMPARE(names.code, 0);
+        QStringList expected;
+        for (const auto& f : kairos::traceFormats())
+            expected << QString::fromUtf8(f.name.data(), int(f.name.size()));
+        QCOMPARE(names.out.split('\n', Qt::SkipEmptyParts), expected);
+        const Result help = cli({"simulate", "--help"});
+        QTemporaryDir dir;
+        for (const QString& name : expected) {
+            QVERIFY2(help.out.contains(name), qPrintable(name)); // --format's values
+            const Result s = cli({"formats", "--sample", name});
+            QCOMPARE(s.code, 0);
+            const QString path = dir.path() + "/sample-" + name + ".txt";
+            QFile f(path);
+            QVERIFY(f.open(QIODevice::WriteOnly));
+            f.write(s.out.toUtf8());
+            f.close();
+            const Result run = cli({"simulate", "-w", path, "-q", "--json", path + ".json"});
+            QVERIFY2(run.code == 0, qPrintable(name + ": " + run.err));
+            QVERIFY(readJson((path + ".json").toStdString())["num_requests"].get<int>() >= 1);
+        }
+        const Result md = cli({"formats", "--markdown"});
+        QCOMPARE(md.code, 0);
+        QVERIFY(md.out.startsWith("| format |"));
+        const Result bad = cli({"formats", "--sample", "yaml"});
+        QCOMPARE(bad.code, 2);
+        QVERIFY2(bad.err.contains("yaml") && bad.err.contains("kairos, azure"),
+                 qPrintable(bad.err));
+    }
+
     // A run's RunSpec: --save-spec writes it (JSON or TOML), --spec runs it to the same
     // summary, a stored run keeps it and runs rerun reproduces every metric.
     void specFilesAndRerun() {

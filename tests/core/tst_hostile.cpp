@@ -71,6 +71,7 @@ const std::map<std::string, std::string>& bases() {
         {"generate", "generate -o {tmp}/g.jsonl -n 20"},
         {"explain", "explain {log} --at 1"},
         {"policies", "policies"},
+        {"formats", "formats"},
         {"profiles", "profiles"},
         {"sweep", "sweep -w {w} -q --policy fcfs"},
         {"capacity", "capacity -w {w} --goodput ttft:2000 -q --tolerance 0.5"},

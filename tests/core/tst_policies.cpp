@@ -158,6 +158,14 @@ private slots:
     // Every registered parameter is consistent: its default and its explored range lie in
     // its domain, a log range is positive, names are unique, and the policy can be built at
     // the default and at both ends of the explored range.
+    // The comparison set sweeps and bench's capacity search use: registered with the
+    // policies, general ones, in registry order.
+    void baselinesAreRegistered() {
+        QCOMPARE(baselinePolicies(), (std::vector<std::string>{"fcfs", "sjf", "sprpt_lp", "mcsf"}));
+        for (const auto& n : baselinePolicies()) QVERIFY(policySpec(n).general);
+        QCOMPARE(policyNameList(baselinePolicies()), std::string("fcfs, sjf, sprpt_lp, mcsf"));
+    }
+
     void registryIsConsistent() {
         std::set<std::string> names;
         for (const auto& spec : policySpecs()) {

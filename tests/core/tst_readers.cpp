@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cmath>
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <sys/stat.h>
 
@@ -33,10 +34,12 @@ template <class Fn> QString expectError(Fn&& fn, long line, const std::string& f
     return {};
 }
 
-Workload readText(const std::string& text, TraceFormat f, const std::string& name = "mem.txt") {
+// `format`: "auto" or a format's name (workload/formats.h).
+Workload readText(const std::string& text, const std::string& format,
+                  const std::string& name = "mem.txt") {
     std::istringstream in(text);
     ReadOptions o;
-    o.format = f;
+    if (!parseTraceFormat(format, &o.format)) QTest::qFail("no such format", __FILE__, __LINE__);
     return readWorkload(in, name, o);
 }
 } // namespace
@@ -95,13 +98,13 @@ private slots:
         QCOMPARE(progress.load(), 1.0);
         cancel = true;
         QVERIFY_THROWS_EXCEPTION(ReadCancelled, readWorkload(path, o));
-        o.format = TraceFormat::Mooncake;
+        o.format = findTraceFormat("mooncake");
         QVERIFY_THROWS_EXCEPTION(ReadCancelled, readWorkload(path, o));
         // Bad input under a watched read is still an InputError naming the line.
         cancel = false;
         std::istringstream bad("{\"kairos_workload\": 1}\n{\"arrival\": 0, \"prompt\": 0, "
                                "\"output\": 2}\n");
-        o.format = TraceFormat::Auto;
+        o.format = nullptr;
         try {
             readWorkload(bad, "bad.jsonl", o);
             QFAIL("no error");
@@ -134,7 +137,7 @@ private slots:
             "5,ChatGPT,472,18,490,Conversation log\n"
             "45,ChatGPT,1087,0,1087,Conversation log\n"
             "118,GPT-4,417,276,693,API log\n";
-        const Workload w = readText(text, TraceFormat::Auto);
+        const Workload w = readText(text, "auto");
         QCOMPARE(w.meta.at("format"), std::string("burstgpt"));
         QCOMPARE(w.size(), std::size_t(2));
         QCOMPARE(w.meta.at("skipped_zero_token_rows"), std::string("1"));
@@ -254,7 +257,7 @@ private slots:
         w.requests.push_back(q);
         std::stringstream s;
         writeKairos(w, s);
-        const Workload b = readText(s.str(), TraceFormat::Auto);
+        const Workload b = readText(s.str(), "auto");
         QCOMPARE(b.name, std::string("rt"));
         QCOMPARE(b.meta.at("k"), std::string("v"));
         QCOMPARE(b.size(), std::size_t(2));
@@ -264,12 +267,10 @@ private slots:
 
     void malformed_data() {
         QTest::addColumn<QString>("text");
-        QTest::addColumn<int>("format");
+        QTest::addColumn<QString>("format");
         QTest::addColumn<int>("line");
         QTest::addColumn<QString>("field");
-        const int az = int(TraceFormat::Azure), ln = int(TraceFormat::Lengths),
-                  na = int(TraceFormat::Kairos), mc = int(TraceFormat::Mooncake),
-                  au = int(TraceFormat::Auto);
+        const QString az = "azure", ln = "lengths", na = "kairos", mc = "mooncake", au = "auto";
         const QString azh = "TIMESTAMP,ContextTokens,GeneratedTokens\n";
         QTest::newRow("azure bad number")
             << azh + "2023-11-16 18:15:46.68,374,44\n2023-11-16 18:15:47.00,3x4,44\n"
@@ -331,11 +332,11 @@ private slots:
 
     void malformed() {
         QFETCH(QString, text);
-        QFETCH(int, format);
+        QFETCH(QString, format);
         QFETCH(int, line);
         QFETCH(QString, field);
         const QString msg =
-            expectError([&] { readText(text.toStdString(), TraceFormat(format), "bad.trace"); },
+            expectError([&] { readText(text.toStdString(), format.toStdString(), "bad.trace"); },
                         line, field.toStdString());
         QVERIFY2(msg.startsWith("bad.trace"), qPrintable(msg)); // names the file
         if (line > 0) QVERIFY2(msg.contains(QString("bad.trace:%1:").arg(line)), qPrintable(msg));
@@ -346,14 +347,53 @@ private slots:
     }
 
     void detection() {
-        QCOMPARE(detectFormat("TIMESTAMP,ContextTokens,GeneratedTokens", "x"), TraceFormat::Azure);
-        QCOMPARE(detectFormat("{\"kairos_workload\": 1}", "x"), TraceFormat::Kairos);
-        QCOMPARE(detectFormat("{\"timestamp\": 0, \"input_length\": 1}", "x"),
-                 TraceFormat::Mooncake);
-        QCOMPARE(detectFormat("num_prefill_tokens,num_decode_tokens", "x"), TraceFormat::Lengths);
-        QCOMPARE(detectFormat("Timestamp,Model,Request tokens,Response tokens", "x"),
-                 TraceFormat::BurstGpt);
-        QCOMPARE(detectFormat("hello", "x"), TraceFormat::Auto);
+        auto detected = [](const char* head) {
+            const TraceFormat* f = detectTraceFormat(head);
+            return f ? std::string(f->name) : std::string("none");
+        };
+        QCOMPARE(detected("TIMESTAMP,ContextTokens,GeneratedTokens"), std::string("azure"));
+        QCOMPARE(detected("{\"kairos_workload\": 1}"), std::string("kairos"));
+        QCOMPARE(detected("{\"timestamp\": 0, \"input_length\": 1}"), std::string("mooncake"));
+        QCOMPARE(detected("num_prefill_tokens,num_decode_tokens"), std::string("lengths"));
+        QCOMPARE(detected("Timestamp,Model,Request tokens,Response tokens"),
+                 std::string("burstgpt"));
+        QCOMPARE(detected("[{\"trigger time\": 0}]"), std::string("timelyllm"));
+        QCOMPARE(detected("hello"), std::string("none"));
+        QCOMPARE(detected("[1, 2]"), std::string("none"));
+        QCOMPARE(detected("{\"a\": 1}"), std::string("none"));
+    }
+
+    // Every registered format, whatever it is: a unique name, file patterns, its fields
+    // said; its sample is detected as itself and reads to requests, detected or named, and
+    // the error for an undetectable file lists it. A row added without a working sample or
+    // detector fails here.
+    void everyFormatReadsItsSample() {
+        std::set<std::string_view> names;
+        QVERIFY(traceFormats().size() >= 6);
+        for (const TraceFormat& f : traceFormats()) {
+            const QString at = QString::fromUtf8(f.name.data(), int(f.name.size()));
+            QVERIFY2(names.insert(f.name).second, qPrintable("two rows named " + at));
+            QVERIFY2(f.name != "auto" && !f.title.empty() && !f.fields.empty() &&
+                         f.extensions.rfind("*.", 0) == 0,
+                     qPrintable(at));
+            QVERIFY2(detectTraceFormat(f.sample) == &f, qPrintable(at + ": sample not detected"));
+            const TraceFormat* named = nullptr;
+            QVERIFY(parseTraceFormat(f.name, &named) && named == &f);
+            const Workload a = readText(std::string(f.sample), "auto", "sample");
+            const Workload b = readText(std::string(f.sample), std::string(f.name), "sample");
+            QVERIFY2(a.size() >= 1, qPrintable(at));
+            QVERIFY2(a.requests == b.requests, qPrintable(at));
+            QCOMPARE(a.meta.at("format"), std::string(f.name));
+            for (const Request& r : a.requests)
+                QVERIFY2(r.prompt_tokens > 0 && r.output_tokens > 0, qPrintable(at));
+        }
+        const QString unknown = expectError([] { readText("a,b,c\n1,2,3\n", "auto", "x"); }, 1, "");
+        for (const TraceFormat& f : traceFormats())
+            QVERIFY2(unknown.contains(QString::fromUtf8(f.name.data(), int(f.name.size()))),
+                     qPrintable(unknown));
+        const TraceFormat* none = nullptr;
+        QVERIFY(parseTraceFormat("auto", &none) && !none);
+        QVERIFY(!parseTraceFormat("yaml", &none));
     }
 
     // The one reader of whole files (util/input_file.h): limits, NULs, FIFOs, devices.

@@ -101,14 +101,15 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
             ref->meta != fast->meta)
             __builtin_trap(); // they disagree
         simulateAndSummarise(*fast);
-#elif defined(KAIROS_FUZZ_READER_azure)
-        simulateAndSummarise(kairos::readAzure(in, "fuzz"));
-#elif defined(KAIROS_FUZZ_READER_mooncake)
-        simulateAndSummarise(kairos::readMooncake(in, "fuzz"));
-#elif defined(KAIROS_FUZZ_READER_lengths)
-        simulateAndSummarise(kairos::readLengths(in, "fuzz"));
-#elif defined(KAIROS_FUZZ_READER_burstgpt)
-        simulateAndSummarise(kairos::readBurstGpt(in, "fuzz"));
+#elif defined(KAIROS_FUZZ_READER_formats)
+        // Every registered trace format (workload/formats.h), read as --format NAME reads it:
+        // the input's first byte picks the row, the rest is the file.
+        if (size == 0) return 0;
+        const auto& rows = kairos::traceFormats();
+        kairos::ReadOptions o;
+        o.format = &rows[data[0] % rows.size()];
+        std::istringstream body(std::string(reinterpret_cast<const char*>(data) + 1, size - 1));
+        simulateAndSummarise(kairos::readWorkload(body, "fuzz", o));
 #elif defined(KAIROS_FUZZ_READER_timelyllm)
         simulateAndSummarise(
             kairos::readTimelyLlm(in, "fuzz", {{0, "?s('cat')==True{g('cat')}->False"}}));

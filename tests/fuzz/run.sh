@@ -13,11 +13,26 @@ seed() { # seed NAME FILE...
   echo x > "$work/$1/empty"
 }
 seed kairos "$root"/sample_traces/*.jsonl
-seed azure "$data/AzureLLMInferenceTrace_conv_2023.csv" "$data/AzureLLMInferenceTrace_code_2023.csv"
-seed mooncake "$data/mooncake_conversation_trace.jsonl"
-seed lengths "$data/sharegpt_8k_lengths_llama2.csv" "$data/arxiv_summarization_lengths_llama2.csv"
-seed burstgpt
-printf 'Timestamp,Model,Request tokens,Response tokens,Total tokens,Log Type\n5,ChatGPT,472,18,490,Conversation log\n' > "$work/burstgpt/seed0"
+# Every registered format (kairos-cli formats): its sample and, where ../shared/data has
+# one, the start of a real trace, each behind the byte that picks the format (its row).
+mkdir -p "$work/formats"
+cli="$root/build/bin/kairos-cli"
+i=0
+for name in $("$cli" formats --names 2>/dev/null || true); do
+  byte=$(printf '\\%03o' "$i")
+  { printf "$byte"; "$cli" formats --sample "$name"; } > "$work/formats/$name-sample"
+  case $name in
+    azure) files=("$data/AzureLLMInferenceTrace_conv_2023.csv" "$data/AzureLLMInferenceTrace_code_2023.csv") ;;
+    mooncake) files=("$data/mooncake_conversation_trace.jsonl") ;;
+    lengths) files=("$data/sharegpt_8k_lengths_llama2.csv" "$data/arxiv_summarization_lengths_llama2.csv") ;;
+    *) files=() ;;
+  esac
+  k=0
+  for f in "${files[@]}"; do
+    [ -f "$f" ] && { printf "$byte"; head -c 16384 "$f"; } > "$work/formats/$name-$((k++))"
+  done
+  i=$((i + 1))
+done
 seed timelyllm "$data/timelyllm/timelyllm_workload_25agents.json"
 seed runlog
 "$root/build/bin/kairos-cli" simulate -q -w "$root/sample_traces/offline_batch.jsonl" --limit 5 --runlog "$work/runlog/seed0" 2>/dev/null || true
@@ -39,12 +54,14 @@ i=0
 for q in "killed" "ttft>2000 class=urgent" "!preempted phase=queued" "17" "e2el<=3e4 prompt>100 slo"; do
   printf '%s' "$q" > "$work/filter/q$((i++))"
 done
-for t in kairos azure mooncake lengths burstgpt timelyllm runlog safetensors runspec filter; do
-  echo "fuzz_$t: ${secs}s"
+for t in formats kairos timelyllm runlog safetensors runspec filter; do
+  # The formats target holds several readers: three times the others' time.
+  t_secs=$secs; [ "$t" = formats ] && t_secs=$((secs * 3))
+  echo "fuzz_$t: ${t_secs}s"
   # Crash reproducers land in $work/crashes; the log keeps libFuzzer's report.
   mkdir -p "$work/crashes"
   # Inputs up to 300 KB: enough for JSON nested 100,000 deep (the seeds have such).
-  if "$bin/fuzz_$t" -max_total_time="$secs" -max_len=300000 -print_final_stats=1 \
+  if "$bin/fuzz_$t" -max_total_time="$t_secs" -max_len=300000 -print_final_stats=1 \
        -artifact_prefix="$work/crashes/$t-" "$work/$t" > "$work/$t.log" 2>&1; then
     grep -E "stat::number_of_executed_units" "$work/$t.log" || true
   else

@@ -26,6 +26,7 @@
 #include "sweep_panel.h"
 #include "time_range.h"
 #include "timeline_view.h"
+#include "trace_formats.h"
 #include "tuf_chart.h"
 #include "workload/generators.h"
 #include "workload/readers.h"
@@ -170,6 +171,25 @@ class TestWorkbench : public QObject {
 private slots:
     // Settings go to a test location, not the user's.
     void initTestCase() { QStandardPaths::setTestModeEnabled(true); }
+
+    // The open dialogs' filter and Help › Workload formats come from the format table: every
+    // format's patterns (once each) and title, and each sample as the reader spells its
+    // fields (Help once named prompt_tokens and budget_s, which the reader does not read).
+    void formatsHelpIsTheTable() {
+        const QString filter = app::traceFileFilter();
+        QCOMPARE(filter.section('(', 1, 1).section(')', 0, 0).split(' '),
+                 (QStringList{"*.jsonl", "*.csv", "*.json"}));
+        QVERIFY(filter.endsWith(";;All files (*)"));
+        const QString html = app::traceFormatsHtml();
+        for (const auto& f : traceFormats()) {
+            QVERIFY(html.contains(QString::fromUtf8(f.title.data(), int(f.title.size()))));
+            const QString first = QString::fromUtf8(f.sample.data(), int(f.sample.size()))
+                                      .section('\n', 0, 0)
+                                      .toHtmlEscaped();
+            QVERIFY2(html.contains(first), qPrintable(first));
+        }
+        QVERIFY(!html.contains("prompt_tokens") && !html.contains("budget_s"));
+    }
 
     // sprpt_lp on a loaded workload with 16 seats: C = 0 never preempts (it is SJF);
     // C = 1 preempts (suspends with KV kept) whenever a shorter request arrives.
