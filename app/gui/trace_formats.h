@@ -12,8 +12,9 @@ namespace kairos::app {
 inline QString traceFileFilter() {
     QStringList patterns;
     for (const TraceFormat& f : traceFormats())
-        for (const QString& p : QString::fromUtf8(f.extensions.data(), qsizetype(f.extensions.size()))
-                                    .split(QLatin1Char(' '), Qt::SkipEmptyParts))
+        for (const QString& p :
+             QString::fromUtf8(f.extensions.data(), qsizetype(f.extensions.size()))
+                 .split(QLatin1Char(' '), Qt::SkipEmptyParts))
             if (!patterns.contains(p)) patterns << p;
     return QStringLiteral("Traces (%1);;All files (*)").arg(patterns.join(QLatin1Char(' ')));
 }
