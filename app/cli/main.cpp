@@ -87,6 +87,18 @@ public:
 };
 } // namespace
 
+namespace {
+// The program `name` beside this one (kairos-live, kairos-mpi, kairos-report), or "" when
+// this program's own path cannot be read.
+[[maybe_unused]] std::string siblingProgram(const char* name) {
+    std::string self(4096, '\0');
+    const ssize_t n = ::readlink("/proc/self/exe", self.data(), self.size() - 1);
+    if (n <= 0) return "";
+    self.resize(static_cast<std::size_t>(n));
+    return self.substr(0, self.find_last_of('/') + 1) + name;
+}
+} // namespace
+
 #ifdef KAIROS_LIVE_FORWARD
 namespace {
 // The commands that run the real transformer live in kairos-live (app/cli/CMakeLists.txt
@@ -124,17 +136,14 @@ void handOverLiveCommands(int argc, char** argv) {
     bool live = false;
     for (const LiveCommand& c : kLiveCommands) live = live || std::strcmp(cmd, c.name) == 0;
     if (!live) return;
-    std::string self(4096, '\0');
-    const ssize_t n = ::readlink("/proc/self/exe", self.data(), self.size() - 1);
-    if (n <= 0) {
+    const std::string live_exe = siblingProgram("kairos-live");
+    if (live_exe.empty()) {
         std::fprintf(stderr,
                      "kairos-cli: error: cannot find kairos-live (the program that runs "
                      "'%s'): /proc/self/exe unreadable\n",
                      cmd);
         std::exit(2);
     }
-    self.resize(static_cast<std::size_t>(n));
-    const std::string live_exe = self.substr(0, self.find_last_of('/') + 1) + "kairos-live";
     ::execv(live_exe.c_str(), argv);
     std::fprintf(stderr, "kairos-cli: error: '%s' runs in %s, which could not be started: %s\n",
                  cmd, live_exe.c_str(), std::strerror(errno));
@@ -166,11 +175,8 @@ void handOverMpiCommands(int argc, char** argv) {
         }
     }
     if (!cmd || std::strcmp(cmd, "sweep") != 0 || !underMpiLauncher()) return;
-    std::string self(4096, '\0');
-    const ssize_t n = ::readlink("/proc/self/exe", self.data(), self.size() - 1);
-    if (n <= 0) return; // run without MPI: one rank per process, each the whole sweep
-    self.resize(static_cast<std::size_t>(n));
-    const std::string mpi_exe = self.substr(0, self.find_last_of('/') + 1) + "kairos-mpi";
+    const std::string mpi_exe = siblingProgram("kairos-mpi");
+    if (mpi_exe.empty()) return; // run without MPI: one rank per process, each the whole sweep
     ::execv(mpi_exe.c_str(), argv);
     std::fprintf(stderr,
                  "kairos-cli: error: 'sweep' under MPI runs in %s, which could not be "
@@ -188,14 +194,11 @@ namespace {
 // libraries (about half its start-up time). The command is handed over once parsed, before
 // it does any work: a --config file can ask for --html as well as the command line.
 void handOverToReportProgram(char** argv) {
-    std::string self(4096, '\0');
-    const ssize_t n = ::readlink("/proc/self/exe", self.data(), self.size() - 1);
-    if (n <= 0)
+    const std::string exe = siblingProgram("kairos-report");
+    if (exe.empty())
         throw std::invalid_argument(
             "cannot find kairos-report (the program that draws charts): /proc/self/exe "
             "unreadable");
-    self.resize(static_cast<std::size_t>(n));
-    const std::string exe = self.substr(0, self.find_last_of('/') + 1) + "kairos-report";
     std::cout.flush();
     ::execv(exe.c_str(), argv);
     throw std::invalid_argument("charts are drawn by " + exe +
