@@ -268,7 +268,7 @@ void InspectorPanel::attach(WorkbenchState* state) {
     setRun(state->run());
 }
 
-void InspectorPanel::setRun(std::shared_ptr<const SimResult> run) {
+void InspectorPanel::setRun(std::shared_ptr<const RunView> run) {
     run_ = std::move(run);
     ix_ = run_ ? run_->explain : nullptr;
     if (req_ >= 0 && (!run_ || !run_->log || req_ >= run_->log->num_requests)) req_ = -1;

@@ -74,7 +74,7 @@ public:
     // Follows `state`'s run and selected request.
     void attach(WorkbenchState* state);
     // The run to inspect (null: none).
-    void setRun(std::shared_ptr<const SimResult> run);
+    void setRun(std::shared_ptr<const RunView> run);
     // The instant shown; the cursor calls this while "follow the cursor" is on.
     void setTime(double t);
     void followCursor(double t);
@@ -104,7 +104,7 @@ private:
     void refreshView();
     void refreshRequest();
 
-    std::shared_ptr<const SimResult> run_;
+    std::shared_ptr<const RunView> run_;
     std::shared_ptr<const ExplainIndex> ix_;
     double t_ = 0;
     int req_ = -1;

@@ -143,7 +143,7 @@ int main(int argc, char** argv) {
     QApplication::setApplicationName(QStringLiteral("Kairos"));
     QApplication::setOrganizationName(QStringLiteral("Kairos"));
     QApplication::setApplicationVersion(QStringLiteral(KAIROS_VERSION));
-    qRegisterMetaType<std::shared_ptr<const kairos::app::SimResult>>();
+    qRegisterMetaType<std::shared_ptr<const kairos::app::RunView>>();
 
     kairos::app::StartOptions opt;
     opt.workload = cl.value(workload);

@@ -21,6 +21,7 @@
 #include "policy_panel.h"
 #include "profiles.h"
 #include "report.h"
+#include "run/knobs.h"
 #include "run/pipeline.h"
 #include "run/run_spec.h"
 #include "runs_model.h"
@@ -229,10 +230,13 @@ QString MainWindow::shortcutsHelp() const {
 MainWindow::MainWindow(const StartOptions& opt, QWidget* parent)
     : QMainWindow(parent), start_(opt), state_(new WorkbenchState(this)), runner_(&jobs_) {
     setWindowTitle(QStringLiteral("Kairos"));
-    profile_ = resolveProfile(opt.profile.isEmpty() ? std::string(kDefaultProfile)
-                                                    : opt.profile.toStdString());
-    model_ = makeExecutionModel(profile_);
-    exec_.profile = profile_.name;
+    auto device = std::make_shared<ResolvedExec>();
+    device->profile = resolveProfile(opt.profile.isEmpty() ? std::string(kDefaultProfile)
+                                                           : opt.profile.toStdString());
+    device->model = makeExecutionModel(device->profile);
+    device_ = std::move(device);
+    exec_.profile = device_->profile.name;
+    cache_.keepTransformed(2); // the shown rate and the pinned run's
     for (const auto& [k, v] : parsePolicyParams([&] {
              std::vector<std::string> items;
              for (const QString& p : opt.params) items.push_back(p.toStdString());
@@ -253,29 +257,12 @@ MainWindow::~MainWindow() {
 
 SweepBase MainWindow::sweepBase() const {
     SweepBase b;
-    b.workload = scaled_;
-    b.profile = profile_;
-    b.profile_kv = profile_.kvCapacityTokens();
-    b.rate = slider("rate")->value();
-    RunSpec& s = b.spec;
-    s.workload.path = "shown";
-    s.policy.name = policy_panel_->policy().toStdString();
-    s.policy.predictor = policy_panel_->predictor().toStdString();
-    if (s.policy.name == start_.policy.toStdString())
-        for (const auto& [k, v] : extra_params_)
-            if (!slider(QString::fromStdString(k))) s.policy.params[k] = v;
-    for (const SliderSpec& sp : sliderSpecs())
-        if (!sp.policies.empty() && appliesTo(sp, s.policy.name))
-            s.policy.params[sp.name] = slider(QString::fromStdString(sp.name))->value();
-    s.exec = exec_;
-    s.limits.kv_capacity_tokens =
-        std::max<std::int64_t>(1, std::llround(double(b.profile_kv) * slider("kv")->value()));
-    s.limits.max_num_seqs = static_cast<int>(std::lround(slider("seqs")->value()));
-    policy_panel_->servingInto(&s.limits.prefix_caching, &s.limits.block_size, &s.fleet);
-    s.summary.goodput = {"ttft:" + std::to_string(slider("ttft_slo")->value()),
-                         "tpot:" + std::to_string(slider("tpot_slo")->value())};
+    b.spec = shownSpec();
+    b.workload = state_->workload();
+    b.profile = device_->profile;
+    b.profile_kv = b.profile.kvCapacityTokens();
     for (const SliderSpec& sp : sliderSpecs()) {
-        if (sp.name == "ttft_slo" || sp.name == "tpot_slo") continue;
+        if (const RunKnob* k = findRunKnob(sp.name); k && !k->axis) continue; // an SLO
         SweepParam p;
         p.name = QString::fromStdString(sp.name);
         p.label = QString::fromStdString(sp.label);
@@ -288,6 +275,25 @@ SweepBase MainWindow::sweepBase() const {
         b.params.push_back(p);
     }
     return b;
+}
+
+RunSpec MainWindow::shownSpec() const {
+    RunSpec s;
+    s.workload.path = workload_file_.isEmpty() ? kMemoryWorkload : workload_file_.toStdString();
+    s.exec = exec_;
+    // --param values without a slider go to the policy they were given for.
+    if (policy_panel_->policy() == start_.policy)
+        for (const auto& [k, v] : extra_params_)
+            if (!slider(QString::fromStdString(k))) s.policy.params[k] = v;
+    policy_panel_->specInto(&s, device_->profile.kvCapacityTokens());
+    return s;
+}
+
+RunContext MainWindow::windowContext() const {
+    RunContext c = runContext();
+    c.cache = const_cast<WorkloadCache*>(&cache_); // thread-safe; its own lock
+    c.exec = device_;
+    return c;
 }
 
 void MainWindow::showInspector() {
@@ -448,7 +454,7 @@ void MainWindow::buildUi() {
     // sliders, the TUF sliders and the request card. The window reacts to its controls.
     policy_panel_ =
         new PolicyPanel(start_.compare.isEmpty() ? start_.policy : start_.compare, start_.predictor,
-                        QString::fromStdString(profile_.name), extra_params_);
+                        QString::fromStdString(device_->profile.name), extra_params_);
     auto* panel = policy_panel_;
     // Serving as the command line asked (before any signal is connected: no re-run).
     policy_panel_->setPrefixCaching(start_.prefix_caching);
@@ -475,10 +481,7 @@ void MainWindow::buildUi() {
                 resimulate();
                 if (sweep_) sweep_->sliderMoved(name, moved);
             });
-    connect(policy_panel_, &PolicyPanel::tufMoved, this, [this] {
-        ++tuf_version_;
-        resimulate();
-    });
+    connect(policy_panel_, &PolicyPanel::tufMoved, this, &MainWindow::resimulate);
     connect(policy_panel_, &PolicyPanel::sweepRequested, this, [this](const QString& name) {
         sweep_dock_->show();
         sweep_dock_->raise();
@@ -550,7 +553,7 @@ void MainWindow::buildUi() {
             [this](const QString& m) { statusBar()->showMessage(m); });
     connect(models_, &ModelsPanel::useModel, this, [this](qint64 id, const QString& config) {
         RunSpec::ExecPart e;
-        e.profile = profile_.name;
+        e.profile = device_->profile.name;
         e.model_id = id;
         e.model_config = config.toStdString();
         e.db = db_path_.toStdString();
@@ -633,7 +636,7 @@ void MainWindow::buildUi() {
     // without charts run on the job tracker; reports draw their charts with widgets, which
     // live on the GUI thread.
     auto exporter = [this](const QString& title, const QString& filter,
-                           std::function<void(const SimResult&, const std::string&)> write,
+                           std::function<void(const RunView&, const std::string&)> write,
                            bool background = true) {
         return [this, title, filter, write, background] {
             if (!state_->run()) return;
@@ -670,7 +673,7 @@ void MainWindow::buildUi() {
         };
     };
     auto report = [this](bool pdf) {
-        return [this, pdf](const SimResult& r, const std::string& f) {
+        return [this, pdf](const RunView& r, const std::string& f) {
             views::ReportData d;
             d.workload = r.workload.get();
             d.log = r.log.get();
@@ -678,7 +681,7 @@ void MainWindow::buildUi() {
             d.pinned = state_->pinned() && state_->pinned().get() != &r ? &state_->pinned()->summary
                                                                         : nullptr;
             d.pinned_log = d.pinned ? state_->pinned()->log.get() : nullptr;
-            d.config = {{"profile", profile_.name},
+            d.config = {{"profile", device_->profile.name},
                         {"execution model", r.log->exec_model},
                         {"predictor", r.policy.predictor}};
             d.name = QStringLiteral("%1 on %2")
@@ -687,9 +690,9 @@ void MainWindow::buildUi() {
             d.goodput = r.summary_options.goodput;
             d.spec_json = QString::fromStdString(runSpecJson(r, 2));
             if (d.spec_json.isEmpty())
-                d.spec_json = tr("(none: a generated workload or edited utility functions "
-                                 "cannot be re-run from a file)");
-            d.profile_json = QString::fromStdString(profile_.toJson().dump(2));
+                d.spec_json = tr("(none: a workload generated in the window is not a file; "
+                                 "File › Save session keeps it)");
+            d.profile_json = QString::fromStdString(device_->profile.toJson().dump(2));
             d.title = tr("Kairos report: %1").arg(QString::fromStdString(r.workload->name));
             if (pdf)
                 views::writeReportPdf(d, QString::fromStdString(f));
@@ -703,17 +706,16 @@ void MainWindow::buildUi() {
                    exporter(tr("Export report"), tr("PDF (*.pdf)"), report(true), false));
     exp->addAction(tr("&Perfetto trace…"), this,
                    exporter(tr("Export Perfetto trace"), tr("Chrome trace (*.json)"),
-                            [](const SimResult& r, const std::string& f) {
+                            [](const RunView& r, const std::string& f) {
                                 writePerfettoFile(*r.log, r.workload.get(), f);
                             }));
-    exp->addAction(tr("Per-request &CSV…"), this,
-                   exporter(tr("Export per-request metrics"), tr("CSV (*.csv)"),
-                            [](const SimResult& r, const std::string& f) {
-                                writeRequestsCsvFile(*r.log, f);
-                            }));
+    exp->addAction(
+        tr("Per-request &CSV…"), this,
+        exporter(tr("Export per-request metrics"), tr("CSV (*.csv)"),
+                 [](const RunView& r, const std::string& f) { writeRequestsCsvFile(*r.log, f); }));
     exp->addAction(tr("&Run log…"), this,
                    exporter(tr("Export run log"), tr("Run log (*.jsonl)"),
-                            [](const SimResult& r, const std::string& f) {
+                            [](const RunView& r, const std::string& f) {
                                 writeRunLogJsonlFile(*r.log, f, RunLogWriteOptions{});
                             }));
     file->addAction(tr("&Save run to database"), QKeySequence::Save, this, &MainWindow::saveRun);
@@ -903,8 +905,7 @@ void MainWindow::openWorkload(const QString& path) {
                 box->setAttribute(Qt::WA_DeleteOnClose);
                 box->open();
             } else {
-                setWorkload(w, QFileInfo(path).fileName());
-                workload_file_ = QFileInfo(path).absoluteFilePath();
+                setWorkload(w, QFileInfo(path).fileName(), QFileInfo(path).absoluteFilePath());
                 rememberRecent(path);
             }
             const bool ok = !cancelled && error.isEmpty();
@@ -924,11 +925,14 @@ bool MainWindow::generateWorkload() {
     return true;
 }
 
-void MainWindow::setWorkload(std::shared_ptr<Workload> w, const QString& label) {
-    workload_file_.clear(); // openWorkload sets it again for a file
+void MainWindow::setWorkload(std::shared_ptr<const Workload> w, const QString& label,
+                             const QString& file) {
+    workload_file_ = file;
+    // The runs' specs name it: the file's path, or the window's memory.
+    cache_.clear();
+    cache_.put(file.isEmpty() ? std::string(kMemoryWorkload) : file.toStdString(), "auto", 0, w);
     // The pinned run and the selection go with the old one; the Policy panel shows it.
     state_->setWorkload(std::move(w), label);
-    scaled_.reset();
     history_.clear();
     history_pos_ = -1;
     back_->setEnabled(false);
@@ -942,60 +946,19 @@ SummaryOptions MainWindow::windowSummary() const {
     // (not shown here; the costliest statistic).
     SummaryOptions so;
     so.itl = false;
-    so.goodput.ttft_ms = slider("ttft_slo")->value();
-    so.goodput.tpot_ms = slider("tpot_slo")->value();
+    so.goodput = GoodputSlo::parse(shownSpec().summary.goodput);
     return so;
 }
 
 void MainWindow::resimulate() {
     if (!state_->workload() || restoring_) return;
-    const double rate = slider("rate")->value();
-    if (!scaled_ || scaled_for_ != rate || scaled_tuf_version_ != tuf_version_) {
-        auto w = std::make_shared<Workload>(*state_->workload());
-        scaleArrivalRate(*w, rate);
-        for (auto& r : w->requests) {
-            // The class's TUF as the sliders set it: utility beta until ERT, then falling
-            // linearly through 0 at the zero-utility time (and below it after: a late first
-            // response scores negatively).
-            const auto [ert_slider, zero_slider] = policy_panel_->tufSliders(r.cls);
-            if (r.tuf && ert_slider) {
-                const double ert = ert_slider->value();
-                const double zero = std::max(zero_slider->value(), ert + 1e-3);
-                r.tuf->ert = ert;
-                r.tuf->slope = -r.tuf->beta / (zero - ert);
-            }
-        }
-        scaled_ = std::move(w);
-        scaled_for_ = rate;
-        scaled_tuf_version_ = tuf_version_;
-        live_->setWorkload(scaled_); // a live run uses the workload as shown
-    }
-    SimRequest req;
-    req.workload = scaled_;
-    req.model = model_;
-    req.exec = exec_;
-    req.policy.name = policy_panel_->policy().toStdString();
-    req.policy.predictor = policy_panel_->predictor().toStdString();
-    // --param values without a slider go to the policy they were given for.
-    if (req.policy.name == start_.policy.toStdString())
-        for (const auto& [k, v] : extra_params_)
-            if (!slider(QString::fromStdString(k))) req.policy.params[k] = v;
-    for (const SliderSpec& s : sliderSpecs())
-        if (!s.policies.empty() && appliesTo(s, req.policy.name))
-            req.policy.params[s.name] = slider(QString::fromStdString(s.name))->value();
-    req.limits.kv_capacity_tokens = std::max<std::int64_t>(
-        1, std::llround(double(profile_.kvCapacityTokens()) * slider("kv")->value()));
-    req.limits.max_num_seqs = static_cast<std::int32_t>(std::lround(slider("seqs")->value()));
-    // Prefix caching in vLLM's 16-token blocks (kairos-cli's default with --prefix-caching).
-    policy_panel_->servingInto(&req.limits.prefix_caching, &req.limits.block_size, &req.fleet);
-    req.summary = windowSummary();
-    const long job = runner_.submit(std::move(req));
+    const long job = runner_.submit(shownSpec(), windowContext());
     job_started_ms_ = QDateTime::currentMSecsSinceEpoch();
     poll_->start();
     statusBar()->showMessage(tr("simulating (job %1)…").arg(job));
 }
 
-void MainWindow::showResult(std::shared_ptr<const SimResult> r) {
+void MainWindow::showResult(std::shared_ptr<const RunView> r) {
     progress_->hide();
     cancel_->hide();
     if (!r->error.isEmpty()) {
@@ -1029,7 +992,8 @@ void MainWindow::showResult(std::shared_ptr<const SimResult> r) {
                 .arg(r->summary.request_throughput, 0, 'f', 2)
                 .arg(QString::fromStdString(load.verdict).toHtmlEscaped()));
     // A fleet's KV is its replicas' together, against their capacity together.
-    kv_->setRun(r->kv, double(r->limits.kv_capacity_tokens) * std::max(1, r->fleet.replicas),
+    live_->setWorkload(r->workload); // a live run uses the workload as shown
+    kv_->setRun(r->kv, double(r->limits.kv_capacity_tokens) * std::max(1, r->spec.fleet.replicas),
                 r->preemptions, r->kv_held);
     tuf_->setClasses(r->tufs);
     refreshComparison();
@@ -1065,41 +1029,15 @@ views::RunsModel* MainWindow::runsModel() const {
     return runs_->model();
 }
 
-std::string MainWindow::runSpecJson(const SimResult& r, int indent) const {
-    // The run's RunSpec when a file and the sliders say all of it (a generated workload, or
-    // time-utility functions edited with the sliders, cannot be re-run from a file).
-    if (!workload_file_.isEmpty() && r.workload == scaled_ && tuf_version_ == 0) {
-        RunSpec s;
-        s.workload.path = workload_file_.toStdString();
-        s.workload.rate_scale = scaled_for_;
-        s.policy.name = r.policy.name;
-        s.policy.params = r.policy.params;
-        s.policy.predictor = r.policy.predictor;
-        s.policy.seed = r.policy.seed;
-        s.exec = r.exec;
-        s.limits = RunSpec::LimitsPart::of(r.limits);
-        s.fleet = r.fleet;
-        s.summary.goodput.clear();
-        auto slo = [](const char* k, double v) {
-            char b[64];
-            std::snprintf(b, sizeof b, "%s:%.17g", k, v);
-            return std::string(b);
-        };
-        if (r.summary_options.goodput.ttft_ms)
-            s.summary.goodput.push_back(slo("ttft", *r.summary_options.goodput.ttft_ms));
-        if (r.summary_options.goodput.tpot_ms)
-            s.summary.goodput.push_back(slo("tpot", *r.summary_options.goodput.tpot_ms));
-        if (r.summary_options.goodput.e2el_ms)
-            s.summary.goodput.push_back(slo("e2el", *r.summary_options.goodput.e2el_ms));
-        s.summary.percentiles = r.summary_options.percentiles;
-        try {
-            s.validate();
-            return s.toJson().dump(indent);
-        } catch (const std::exception&) {
-            return {}; // not expressible: stored without a spec
-        }
+std::string MainWindow::runSpecJson(const RunView& r, int indent) const {
+    // A workload generated in the window is not a file a spec can name (a session keeps it).
+    if (r.spec.workload.path == kMemoryWorkload) return {};
+    try {
+        r.spec.validate();
+        return r.spec.toJson().dump(indent);
+    } catch (const std::exception&) {
+        return {}; // not expressible: stored without a spec
     }
-    return {};
 }
 
 void MainWindow::saveRun() {
@@ -1151,7 +1089,7 @@ void MainWindow::pinStoredRun(qint64 id) {
     statusBar()->showMessage(tr("reading stored run %1…").arg(id));
     jobs_.start(
         QStringLiteral("pin"), this, [this, path, id, shown, window_so](JobTracker::Job& job) {
-            std::shared_ptr<SimResult> r;
+            std::shared_ptr<RunView> r;
             std::optional<store::RunInfo> info;
             QString error, other, overlay_note;
             try {
@@ -1168,15 +1106,10 @@ void MainWindow::pinStoredRun(qint64 id) {
                                               path.toStdString() + ": run " + std::to_string(id));
                         RunContext ctx = runContext();
                         ctx.cancel = &job.cancel;
-                        const PreparedRun prep = prepareRun(spec, ctx);
-                        SimRequest req;
-                        req.workload = prep.workload;
-                        req.model = prep.model;
-                        req.policy = prep.policy;
-                        req.limits = prep.limits;
-                        req.summary = prep.summary;
-                        auto full = std::make_shared<SimResult>(
-                            SimRunner::run(req, job.id, &job.cancel, &job.progress));
+                        ctx.progress = &job.progress;
+                        // Measured as the stored run was (its inter-token latency too).
+                        auto full = std::make_shared<RunView>(
+                            SimRunner::run(spec, ctx, job.id, /*itl=*/true));
                         if (!full->error.isEmpty())
                             throw std::runtime_error(full->error.toStdString());
                         const auto diffs = differingMetrics(stored, full->summary);
@@ -1214,7 +1147,7 @@ void MainWindow::pinStoredRun(qint64 id) {
                                       "overlay");
                 }
                 if (!r) { // the stored figures and per-request rows only
-                    r = std::make_shared<SimResult>();
+                    r = std::make_shared<RunView>();
                     r->summary = stored;
                     r->requests = std::make_shared<const std::vector<RequestMetrics>>(
                         store::toRequestMetrics(db.runRequests(id)));
@@ -1385,13 +1318,13 @@ void MainWindow::useExecution(const RunSpec::ExecPart& exec) {
         return std::function<void()>([this, exec, r, error] {
             if (!error.isEmpty()) {
                 statusBar()->showMessage(tr("cannot use that device: %1").arg(error));
-                policy_panel_->showDevice(QString::fromStdString(profile_.name), exec_.model_id);
+                policy_panel_->showDevice(QString::fromStdString(device_->profile.name),
+                                          exec_.model_id);
                 Q_EMIT executionChanged(false);
                 return;
             }
             exec_ = exec;
-            profile_ = r->profile;
-            model_ = r->model;
+            device_ = r;
             showExecution();
             for (const auto& w : r->model_warnings)
                 statusBar()->showMessage(QString::fromStdString(w));
@@ -1422,68 +1355,51 @@ QString MainWindow::executionLabel() const {
 }
 
 void MainWindow::showExecution() {
-    policy_panel_->showDevice(QString::fromStdString(profile_.name), exec_.model_id);
+    const DeviceProfile& profile = device_->profile;
+    policy_panel_->showDevice(QString::fromStdString(profile.name), exec_.model_id);
     // Short in the status bar (the model's name), whole in the tooltip (its parameters).
-    const QString full = QString::fromStdString(model_->describe());
+    const QString full = QString::fromStdString(device_->model->describe());
     QString name = full.section(QStringLiteral(" ["), 0, 0);
-    if (exec_.model_id > 0) name += tr(" on %1").arg(QString::fromStdString(profile_.name));
-    exec_label_->setText(
-        tr("device: %1 · KV %2 tokens").arg(name).arg(profile_.kvCapacityTokens()));
+    if (exec_.model_id > 0) name += tr(" on %1").arg(QString::fromStdString(profile.name));
+    exec_label_->setText(tr("device: %1 · KV %2 tokens").arg(name).arg(profile.kvCapacityTokens()));
     exec_label_->setToolTip(tr("%1<br>The execution model the simulations use, and the device "
                                "profile's KV capacity (the KV slider scales it)")
                                 .arg(full.toHtmlEscaped()));
 }
 
 bool MainWindow::saveSession(const QString& path, QString* error) {
-    // Everything to come back to this view: the workload (its file, or itself when it was
-    // generated), the run's settings, the pinned run, and the view.
-    nlohmann::json j;
-    j["kairos_session"] = 1;
+    // Everything to come back to this view: the shown run's RunSpec (with the workload
+    // itself when it lives in the window only), the pinned run, and the view.
     if (!state_->workload()) {
         if (error) *error = tr("No workload to save a session of.");
         return false;
     }
-    if (!workload_file_.isEmpty()) {
-        j["workload"] = {{"path", workload_file_.toStdString()}};
-    } else {
+    SessionFile f;
+    f.run = shownSpec();
+    f.label = state_->workloadName().toStdString();
+    if (workload_file_.isEmpty()) {
         std::ostringstream out;
         writeKairos(*state_->workload(), out);
-        j["workload"] = {{"embedded", out.str()}, {"name", state_->workload()->name}};
+        f.embedded = out.str();
+        f.embedded_name = state_->workload()->name;
     }
-    j["workload"]["label"] = state_->workloadName().toStdString();
-    j["policy"] = policy_panel_->policy().toStdString();
-    j["predictor"] = policy_panel_->predictor().toStdString();
-    j["exec"] = {{"profile", exec_.profile},
-                 {"model_id", exec_.model_id},
-                 {"model_config", exec_.model_config},
-                 {"db", exec_.db}};
-    for (const auto& [name, w] : policy_panel_->sliders())
-        j["sliders"][name.toStdString()] = w->value();
-    for (const auto& [cls, pair] : policy_panel_->allTufSliders())
-        j["tuf"][cls] = {pair.first->value(), pair.second->value()};
     if (state_->pinned() && state_->pinnedStoredId() >= 0) {
-        j["pinned"] = {{"stored", state_->pinnedStoredId()}, {"db", db_path_.toStdString()}};
+        f.pinned_stored = state_->pinnedStoredId();
+        f.pinned_db = db_path_.toStdString();
     } else if (state_->pinned()) {
-        nlohmann::json p = {{"policy", state_->pinned()->policy.name},
-                            {"predictor", state_->pinned()->policy.predictor},
-                            {"seed", state_->pinned()->policy.seed},
-                            {"rate", pinned_rate_},
-                            {"kv_capacity_tokens", state_->pinned()->limits.kv_capacity_tokens},
-                            {"max_num_seqs", state_->pinned()->limits.max_num_seqs}};
-        for (const auto& [k, v] : state_->pinned()->policy.params) p["params"][k] = v;
-        j["pinned"] = p;
+        f.pinned_spec = state_->pinned()->spec;
     }
     auto* tabs = findChild<QTabWidget*>(QStringLiteral("charts"));
-    j["view"] = {{"tab", tabs ? tabs->currentIndex() : 0},
-                 {"agent_rows", agent_rows_},
-                 {"from", range_->from()},
-                 {"to", range_->to()},
-                 {"row_height", timeline_->rowHeight()},
-                 {"filter", filter_->text().toStdString()},
-                 {"only_matches", only_matches_->isChecked()}};
+    f.view = {{"tab", tabs ? tabs->currentIndex() : 0},
+              {"agent_rows", agent_rows_},
+              {"from", range_->from()},
+              {"to", range_->to()},
+              {"row_height", timeline_->rowHeight()},
+              {"filter", filter_->text().toStdString()},
+              {"only_matches", only_matches_->isChecked()}};
     try {
         writeFileAtomically(path.toStdString(),
-                            [&](std::ostream& out) { out << j.dump(2) << "\n"; });
+                            [&](std::ostream& out) { out << f.toJson().dump(2) << "\n"; });
     } catch (const std::exception& e) {
         if (error) *error = QString::fromStdString(e.what());
         return false;
@@ -1493,62 +1409,21 @@ bool MainWindow::saveSession(const QString& path, QString* error) {
 }
 
 void MainWindow::openSession(const QString& path) {
-    // Read and parse (an embedded workload can be large) off the GUI thread; then set
-    // everything, simulate once, pin, and restore the view when the run is shown.
+    // Read and parse (an embedded workload can be large) and resolve its device off the GUI
+    // thread; then set everything, simulate once, pin, and restore the view when the run is
+    // shown.
     statusBar()->showMessage(tr("opening session %1…").arg(path));
-    const std::string profile = exec_.profile;
-    jobs_.start(QStringLiteral("load"), this, [this, path, profile](JobTracker::Job& job) {
-        auto j = std::make_shared<nlohmann::json>();
-        std::shared_ptr<Workload> w;
-        std::shared_ptr<SessionDevice> device;
-        QString error, file;
+    jobs_.start(QStringLiteral("load"), this, [this, path](JobTracker::Job& job) {
+        auto opened = std::make_shared<OpenedSession>();
+        QString error;
         try {
-            // Bounded, never waiting on a FIFO (util/input_file.h); a session may embed its
-            // workload, so a workload's limits.
-            const std::string text = readInputFile(path.toStdString(), limits::kWorkload);
-            try {
-                *j = nlohmann::json::parse(text);
-            } catch (const nlohmann::json::parse_error& e) {
-                throw std::runtime_error(path.toStdString() + ": not a session (" + e.what() + ")");
-            }
-            if (!j->is_object() || j->value("kairos_session", 0) != 1 || !j->contains("workload"))
-                throw std::runtime_error(path.toStdString() +
-                                         ": not a Kairos session (no kairos_session: 1 and "
-                                         "workload)");
-            const auto& wj = j->at("workload");
-            ReadOptions o;
-            o.progress = &job.progress;
-            o.cancel = &job.cancel;
-            if (wj.contains("path")) {
-                file = QString::fromStdString(wj.at("path").get<std::string>());
-                w = std::make_shared<Workload>(readWorkload(file.toStdString(), o));
-            } else {
-                std::istringstream in2(wj.at("embedded").get<std::string>());
-                w = std::make_shared<Workload>(
-                    readWorkload(in2, path.toStdString() + ": embedded workload", o));
-                w->name = wj.value("name", w->name);
-            }
-            // The session's device (a profile file read, a stored model parsed), resolved
-            // here: its run must use it from the first simulation on.
-            if (j->contains("exec") && j->at("exec").is_object()) {
-                const auto& e = j->at("exec");
-                device = std::make_shared<SessionDevice>();
-                try {
-                    device->exec.profile = e.value("profile", profile);
-                    device->exec.model_id = e.value("model_id", std::int64_t(0));
-                    device->exec.model_config = e.value("model_config", std::string());
-                    device->exec.db = e.value("db", std::string());
-                    device->resolved = resolveExec(device->exec, runContext());
-                } catch (const std::exception& err) {
-                    device->error = QString::fromStdString(err.what());
-                }
-            }
+            *opened = readSession(path.toStdString(), runContext(), &job.progress, &job.cancel);
         } catch (const ReadCancelled&) {
             error = tr("cancelled");
         } catch (const std::exception& e) {
             error = QString::fromStdString(e.what());
         }
-        return std::function<void()>([this, path, j, w, device, error, file] {
+        return std::function<void()>([this, path, opened, error] {
             if (!error.isEmpty()) {
                 statusBar()->showMessage(tr("cannot open session %1: %2").arg(path, error));
                 auto* box = new QMessageBox(QMessageBox::Warning, tr("Cannot open session"), error,
@@ -1558,96 +1433,65 @@ void MainWindow::openSession(const QString& path) {
                 Q_EMIT sessionOpened(false);
                 return;
             }
-            applySession(*j, w, file, device.get());
+            applySession(*opened);
         });
     });
 }
 
-void MainWindow::applySession(const nlohmann::json& j, std::shared_ptr<Workload> w,
-                              const QString& file, const SessionDevice* device) {
+void MainWindow::applySession(const OpenedSession& s) {
     restoring_ = true; // one simulation at the end, not one per setting
-    applying_undo_ = true;
-    if (device && device->error.isEmpty()) {
-        exec_ = device->exec;
-        profile_ = device->resolved.profile;
-        model_ = device->resolved.model;
+    if (s.device) {
+        exec_ = s.file.run.exec;
+        device_ = s.device;
         showExecution();
-    } else if (device) {
+    } else {
         statusBar()->showMessage(tr("the session's device cannot be used (%1); %2 is")
-                                     .arg(device->error)
-                                     .arg(QString::fromStdString(profile_.name)));
+                                     .arg(QString::fromStdString(s.device_error))
+                                     .arg(QString::fromStdString(device_->profile.name)));
     }
-    try {
-        if (j.contains("policy"))
-            policy_panel_->setPolicy(QString::fromStdString(j.at("policy").get<std::string>()));
-        if (j.contains("predictor"))
-            policy_panel_->setPredictor(
-                QString::fromStdString(j.at("predictor").get<std::string>()));
-        if (j.contains("sliders"))
-            for (const auto& [name, v] : j.at("sliders").items())
-                if (views::ParamSlider* sl = slider(QString::fromStdString(name)))
-                    sl->setValue(v.get<double>());
-    } catch (const std::exception&) {
-        // A field of the wrong type: the rest still applies.
-    }
+    const std::string& name =
+        s.file.label.empty()
+            ? (s.workload->name.empty() ? std::string("session") : s.workload->name)
+            : s.file.label;
+    const QString label = QString::fromStdString(name);
+    setWorkload(s.workload,
+                label.section(QStringLiteral("</b>"), 0, 0).remove(QStringLiteral("<b>")),
+                s.file.embedded.empty()
+                    ? QFileInfo(QString::fromStdString(s.file.run.workload.path)).absoluteFilePath()
+                    : QString());
+    applying_undo_ = true;
+    policy_panel_->applySpec(s.file.run, device_->profile.kvCapacityTokens());
     applying_undo_ = false;
-    for (const auto& [name, w2] : policy_panel_->sliders()) undo_values_[name] = w2->value();
+    for (const auto& [slider_name, w] : policy_panel_->sliders())
+        undo_values_[slider_name] = w->value();
     undo_values_[QStringLiteral("policy")] = policy_panel_->policy();
     undo_values_[QStringLiteral("predictor")] = policy_panel_->predictor();
     undo_->clear();
-    const QString label = QString::fromStdString(
-        j.at("workload").value("label", w->name.empty() ? std::string("session") : w->name));
-    setWorkload(w, label.section(QStringLiteral("</b>"), 0, 0).remove(QStringLiteral("<b>")));
-    workload_file_ = file.isEmpty() ? QString() : QFileInfo(file).absoluteFilePath();
-    if (j.contains("tuf"))
-        for (const auto& [cls, v] : j.at("tuf").items())
-            if (const auto [ert, zero] = policy_panel_->tufSliders(cls); ert && v.size() == 2) {
-                ert->setValue(v[0].get<double>());
-                zero->setValue(v[1].get<double>());
-            }
     restoring_ = false;
-    session_view_ = j.value("view", nlohmann::json::object());
+    session_view_ = s.file.view;
     resimulate();
-    // The pinned run: a stored one read again, or this window's re-simulated.
-    if (j.contains("pinned") && j.at("pinned").is_object()) {
-        const auto& p = j.at("pinned");
-        if (p.contains("stored")) {
-            pinStoredRun(p.at("stored").get<qint64>());
-        } else {
-            SimRequest req;
-            auto pw = std::make_shared<Workload>(*scaled_);
-            const double rate = p.value("rate", 1.0);
-            if (rate != scaled_for_) {
-                *pw = *state_->workload();
-                scaleArrivalRate(*pw, rate);
-            }
-            req.workload = std::move(pw);
-            req.model = model_;
-            req.policy.name = p.at("policy").get<std::string>();
-            req.policy.predictor = p.value("predictor", std::string("oracle"));
-            req.policy.seed = p.value("seed", req.policy.seed);
-            if (p.contains("params"))
-                for (const auto& [k, v] : p.at("params").items())
-                    req.policy.params[k] = v.get<double>();
-            req.limits.kv_capacity_tokens =
-                p.value("kv_capacity_tokens", req.limits.kv_capacity_tokens);
-            req.limits.max_num_seqs = p.value("max_num_seqs", req.limits.max_num_seqs);
-            req.summary = windowSummary();
-            jobs_.start(QStringLiteral("pin"), this, [this, req, rate](JobTracker::Job& job) {
-                auto r = std::make_shared<const SimResult>(
-                    SimRunner::run(req, job.id, &job.cancel, &job.progress));
-                return std::function<void()>([this, r, rate] {
-                    if (!r->error.isEmpty()) {
-                        statusBar()->showMessage(
-                            tr("the session's pinned run failed: %1").arg(r->error));
-                        return;
-                    }
-                    state_->setPinned(r);
-                    pinned_rate_ = rate;
-                    refreshComparison();
-                });
-            });
-        }
+    // The pinned run: a stored one read again, or this window's re-run from its spec.
+    if (s.file.pinned_stored >= 0) {
+        pinStoredRun(s.file.pinned_stored);
+    } else if (s.file.pinned_spec) {
+        RunSpec spec = *s.file.pinned_spec;
+        spec.workload.path = shownSpec().workload.path; // the workload shown, as it was
+        jobs_.start(QStringLiteral("pin"), this,
+                    [this, spec, ctx = windowContext()](JobTracker::Job& job) {
+                        RunContext c = ctx;
+                        c.cancel = &job.cancel;
+                        c.progress = &job.progress;
+                        auto r = std::make_shared<const RunView>(SimRunner::run(spec, c, job.id));
+                        return std::function<void()>([this, r] {
+                            if (!r->error.isEmpty()) {
+                                statusBar()->showMessage(
+                                    tr("the session's pinned run failed: %1").arg(r->error));
+                                return;
+                            }
+                            state_->setPinned(r);
+                            refreshComparison();
+                        });
+                    });
     }
 }
 
@@ -1706,7 +1550,6 @@ void MainWindow::applyRows() {
 void MainWindow::pin() {
     if (!state_->run()) return;
     state_->setPinned(state_->run());
-    pinned_rate_ = scaled_for_;
     refreshComparison();
     statusBar()->showMessage(
         tr("pinned: %1").arg(QString::fromStdString(state_->pinned()->summary.policy)));

@@ -6,6 +6,7 @@
 #include "model/device_profile.h"
 #include "run/pipeline.h"
 #include "run/run_spec.h"
+#include "session_file.h"
 #include "sim_runner.h"
 #include "store/store.h"
 #include "workbench_state.h"
@@ -65,17 +66,22 @@ public:
     // message names the file, line and field. workloadLoaded tells the outcome.
     void openWorkload(const QString& path);
     bool loading() const;
-    // Shows a workload (read or generated); `label` names it in the panel.
-    void setWorkload(std::shared_ptr<Workload> w, const QString& label);
+    // Shows a workload (read or generated); `label` names it in the panel; `file` is the
+    // file it was read from ("": it lives in the window only, as a generated one).
+    void setWorkload(std::shared_ptr<const Workload> w, const QString& label,
+                     const QString& file = {});
     // Opens the generate dialog; true when a workload was generated.
     bool generateWorkload();
     // Re-simulates with the panel's current settings.
     void resimulate();
-    std::shared_ptr<const SimResult> lastResult() const { return state_->run(); }
+    // The RunSpec of the panel's current settings on the shown workload: what resimulate
+    // runs, a sweep starts from and a session keeps.
+    RunSpec shownSpec() const;
+    std::shared_ptr<const RunView> lastResult() const { return state_->run(); }
     // Compare: keep the shown run as the reference the next runs are compared with.
     void pin();
     void unpin();
-    std::shared_ptr<const SimResult> pinned() const { return state_->pinned(); }
+    std::shared_ptr<const RunView> pinned() const { return state_->pinned(); }
     // The warning shown when the pinned stored run is of another workload ("" if none).
     QString pinnedWarning() const { return state_->pinnedOther(); }
     // What the pinned stored run lacks and why (no overlay: no RunSpec, or its re-run
@@ -224,20 +230,22 @@ private:
     void buildUi();
     void rememberRecent(const QString& path);
     void rebuildRecentMenu();
-    void showResult(std::shared_ptr<const SimResult> r);
+    void showResult(std::shared_ptr<const RunView> r);
     void refreshComparison();
     void applyRows();
 
     StartOptions start_;
     WorkbenchState* state_; // the workload, runs, selection and time window the panels share
-    DeviceProfile profile_;
-    std::shared_ptr<const ExecutionModel> model_;
-    std::shared_ptr<const Workload> scaled_;
-    double scaled_for_ = 1.0;
-    long tuf_version_ = 0, scaled_tuf_version_ = -1; // TUF sliders moved since scaling
+    // The device: its profile and execution model, resolved once when chosen.
+    std::shared_ptr<const ResolvedExec> device_;
+    // The shown workload, under its file's path or kMemoryWorkload: what the runs' specs
+    // name (prepareRun takes it from here and keeps its rate-scaled copies).
+    WorkloadCache cache_;
     PolicyParams extra_params_; // from --param, for parameters without a slider
     JobTracker jobs_;           // before runner_, which runs on it
     SimRunner runner_;
+    // The context the window's runs are prepared in: the shipped profiles, cache_, device_.
+    RunContext windowContext() const;
 
     views::TimeRange* range_ = nullptr;
     views::TimelineView* timeline_ = nullptr;
@@ -266,28 +274,20 @@ private:
     class QToolButton *back_ = nullptr, *forward_ = nullptr;
     void recordView();
     void restoreView(int pos);
-    RunSpec::ExecPart exec_; // what profile_ and model_ were resolved from
+    RunSpec::ExecPart exec_; // what device_ was resolved from
     QLabel* exec_label_ = nullptr;
     void showExecution();
     // What the window's runs measure (the SLO sliders' goodput, no ITL).
     SummaryOptions windowSummary() const;
-    // The RunSpec (JSON) that re-runs `r`, when a file and the sliders say all of it;
-    // "" otherwise (a generated workload, edited utility functions).
-    std::string runSpecJson(const SimResult& r, int indent = -1) const;
+    // The RunSpec (JSON) that re-runs `r`; "" for a run on a workload that is not a file
+    // (generated in the window: a session keeps it).
+    std::string runSpecJson(const RunView& r, int indent = -1) const;
     class QUndoStack* undo_ = nullptr;
     std::map<QString, QVariant> undo_values_; // each parameter's value as undo knows it
     bool applying_undo_ = false;
     bool restoring_ = false;      // a session is being applied: no run per setting
     nlohmann::json session_view_; // the opened session's view, applied after its run
-    double pinned_rate_ = 1.0;    // the rate factor of the pinned run's workload
-    // An opened session's device, resolved with the file's read (error: why it cannot be).
-    struct SessionDevice {
-        RunSpec::ExecPart exec;
-        ResolvedExec resolved;
-        QString error;
-    };
-    void applySession(const nlohmann::json& j, std::shared_ptr<Workload> w, const QString& file,
-                      const SessionDevice* device);
+    void applySession(const OpenedSession& s);
     void applySessionView();
     void noteParam(const QString& name, const QVariant& value);
     void buildHelpMenu();

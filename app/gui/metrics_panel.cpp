@@ -54,7 +54,7 @@ void MetricsPanel::attach(WorkbenchState* state) {
     connect(state, &WorkbenchState::pinnedChanged, this, refresh);
 }
 
-void MetricsPanel::show(const SimResult* run, const SimResult* pinned, const QStringList& notes) {
+void MetricsPanel::show(const RunView* run, const RunView* pinned, const QStringList& notes) {
     model_->setRuns(run ? &run->summary : nullptr, pinned ? &pinned->summary : nullptr,
                     run ? run->requests.get() : nullptr, pinned ? pinned->requests.get() : nullptr);
     QStringList lines = notes;

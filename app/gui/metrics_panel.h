@@ -28,7 +28,7 @@ public:
     void attach(WorkbenchState* state);
     // The run and the pinned one (either may be null); `notes` go above the table's own
     // note (a pinned stored run of another workload, one without overlays).
-    void show(const SimResult* run, const SimResult* pinned, const QStringList& notes);
+    void show(const RunView* run, const RunView* pinned, const QStringList& notes);
     views::MetricsModel* model() const { return model_; }
     // The width that shows every column whole (the window fits its dock to it, capped).
     int wantedWidth() const;

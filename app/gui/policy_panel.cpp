@@ -6,6 +6,7 @@
 #include "param_slider.h"
 #include "predict/predictor.h"
 #include "profiles.h"
+#include "run/knobs.h"
 #include "sim/prefix_cache.h"
 #include "timeline_view.h"
 #include "workbench_state.h"
@@ -30,7 +31,7 @@ namespace kairos::app {
 // The sliders: parameter name, label, tooltip, range, default, decimals, log scale, and
 // the policies it applies to (empty: every run). A policy's sliders come from the
 // registry (the parameters it marks `slider`); the run's own (KV capacity, seats, rate,
-// SLOs) are listed here.
+// SLOs) from the run knobs (run/knobs.h).
 
 const std::vector<SliderSpec>& sliderSpecs() {
     static const std::vector<SliderSpec> specs = [] {
@@ -61,54 +62,9 @@ const std::vector<SliderSpec>& sliderSpecs() {
                              {ps.name}});
             }
         }
-        const std::vector<SliderSpec> run{
-            {"kv",
-             "KV capacity ×",
-             "KV cache capacity as a multiple of the profile's",
-             0.1,
-             2,
-             1,
-             2,
-             true,
-             {}},
-            {"seqs",
-             "max running",
-             "most requests running at once (vLLM's max_num_seqs)",
-             1,
-             512,
-             256,
-             0,
-             true,
-             {}},
-            {"rate",
-             "arrival rate ×",
-             "the workload's arrival rate scaled (its gaps divided by this)",
-             0.25,
-             4,
-             1,
-             2,
-             true,
-             {}},
-            {"ttft_slo",
-             "TTFT SLO (ms)",
-             "time to first token a request must meet for goodput",
-             50,
-             20000,
-             2000,
-             0,
-             true,
-             {}},
-            {"tpot_slo",
-             "TPOT SLO (ms)",
-             "time per output token a request must meet for goodput",
-             5,
-             2000,
-             100,
-             0,
-             true,
-             {}},
-        };
-        v.insert(v.end(), run.begin(), run.end());
+        // The run's own knobs (run/knobs.h), after the policies'.
+        for (const RunKnob& k : runKnobs())
+            v.push_back({k.name, k.label, k.help, k.lo, k.hi, k.dflt, k.decimals, k.log, {}});
         return v;
     }();
     return specs;
@@ -323,6 +279,43 @@ void PolicyPanel::servingInto(bool* prefix_caching, std::int32_t* block_size,
     fleet->router = router().toStdString();
 }
 
+void PolicyPanel::specInto(RunSpec* spec, std::int64_t profile_kv) const {
+    spec->policy.name = policy().toStdString();
+    spec->policy.predictor = predictor().toStdString();
+    for (const SliderSpec& sp : sliderSpecs())
+        if (!sp.policies.empty() && appliesTo(sp, spec->policy.name))
+            spec->policy.params[sp.name] = slider(QString::fromStdString(sp.name))->value();
+    for (const RunKnob& k : runKnobs())
+        k.set(*spec, slider(QString::fromStdString(k.name))->value(), profile_kv);
+    servingInto(&spec->limits.prefix_caching, &spec->limits.block_size, &spec->fleet);
+    // A class's utility function as its sliders draw it, once they were moved from the
+    // workload's own (unmoved, the trace's functions run as they are).
+    spec->workload.tuf.clear();
+    for (const auto& [cls, pair] : tuf_sliders_) {
+        const double ert = pair.first->value(), zero = pair.second->value();
+        const auto initial = tuf_initial_.find(cls);
+        if (initial != tuf_initial_.end() && initial->second == std::make_pair(ert, zero)) continue;
+        spec->workload.tuf[cls] = {ert, std::max(zero, ert + 1e-3)};
+    }
+}
+
+void PolicyPanel::applySpec(const RunSpec& spec, std::int64_t profile_kv) {
+    setPolicy(QString::fromStdString(spec.policy.name));
+    setPredictor(QString::fromStdString(spec.policy.predictor));
+    for (const auto& [name, v] : spec.policy.params)
+        if (views::ParamSlider* s = slider(QString::fromStdString(name))) s->setValue(v);
+    for (const RunKnob& k : runKnobs())
+        slider(QString::fromStdString(k.name))->setValue(k.get(spec, profile_kv));
+    setPrefixCaching(spec.limits.prefix_caching);
+    setReplicas(spec.fleet.replicas);
+    setRouter(QString::fromStdString(spec.fleet.router));
+    for (const auto& [cls, t] : spec.workload.tuf)
+        if (const auto [ert, zero] = tufSliders(cls); ert) {
+            ert->setValue(t.ert);
+            zero->setValue(t.zero);
+        }
+}
+
 QString PolicyPanel::policy() const {
     return policy_->currentText();
 }
@@ -397,6 +390,7 @@ void PolicyPanel::rebuildTufSliders(const Workload& w) {
         delete pair.second;
     }
     tuf_sliders_.clear();
+    tuf_initial_.clear();
     for (QLabel* l : tuf_box_->findChildren<QLabel*>(QString(), Qt::FindDirectChildrenOnly))
         delete l;
     // One pair of sliders per class that has a TUF (its first request's), e.g. TimelyLLM's
@@ -429,6 +423,7 @@ void PolicyPanel::rebuildTufSliders(const Workload& w) {
         for (auto* s : {ert, zero})
             connect(s, &views::ParamSlider::valueChanged, this, &PolicyPanel::tufMoved);
         tuf_sliders_[r.cls] = {ert, zero};
+        tuf_initial_[r.cls] = {ert->value(), zero->value()};
     }
     tuf_box_->setVisible(!tuf_sliders_.empty());
 }

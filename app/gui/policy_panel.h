@@ -81,6 +81,14 @@ public:
     // blocks) into `limits`, replicas and router into `fleet`.
     void servingInto(bool* prefix_caching, std::int32_t* block_size,
                      RunSpec::FleetPart* fleet) const;
+    // The run as the panel sets it, written into `spec`: the policy, predictor and the
+    // sliders of its parameters; the run knobs (run/knobs.h: KV capacity as a multiple of
+    // `profile_kv`, seats, the trace's rate scaled, the SLOs); serving; and each class's
+    // utility function once its sliders were moved. The workload's path is the caller's.
+    void specInto(RunSpec* spec, std::int64_t profile_kv) const;
+    // The panel set from `spec` (a session, a stored run): the inverse of specInto. Each
+    // control that changes signals as the user's change would.
+    void applySpec(const RunSpec& spec, std::int64_t profile_kv);
     // The device in use: a shipped profile by name, or a stored model (id > 0) on it.
     void showDevice(const QString& profile, qint64 stored_model = 0);
     QString cardText() const;
@@ -117,6 +125,7 @@ private:
     QLabel* details_ = nullptr;
     std::map<QString, views::ParamSlider*> sliders_;
     std::map<std::string, std::pair<views::ParamSlider*, views::ParamSlider*>> tuf_sliders_;
+    std::map<std::string, std::pair<double, double>> tuf_initial_; // as the workload has them
 };
 
 } // namespace kairos::app

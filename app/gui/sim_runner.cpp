@@ -14,48 +14,38 @@
 
 namespace kairos::app {
 
-SimResult SimRunner::run(const SimRequest& req, long job, const std::atomic<bool>* cancel,
-                         std::atomic<double>* progress) {
-    SimResult r;
+RunView SimRunner::run(const RunSpec& spec, const RunContext& ctx, long job, bool itl) {
+    RunView r;
     r.job = job;
-    r.policy = req.policy;
-    r.limits = req.limits;
-    r.exec = req.exec;
-    r.fleet = req.fleet;
-    r.workload = req.workload;
+    r.spec = spec;
     const auto t0 = std::chrono::steady_clock::now();
     try {
         using Clock = std::chrono::steady_clock;
         auto ms = [](Clock::time_point a, Clock::time_point b) {
             return std::chrono::duration<double, std::milli>(b - a).count();
         };
-        // The core's run pipeline on what the window holds (its workload as shown and its
-        // execution model); the summary is computed below beside the timeline layout.
-        PreparedRun prep;
-        prep.workload = req.workload;
-        prep.model = req.model;
-        prep.limits = req.limits;
-        prep.policy = req.policy;
+        // The core's run pipeline; the summary is computed below beside the timeline layout.
+        PreparedRun prep = prepareRun(spec, ctx);
+        r.workload = prep.workload;
+        r.policy = prep.policy;
+        r.limits = prep.limits;
         // Every decision with its reason, for the Inspector (at most 1.5x the simulation's
         // time: kairos-cli bench explain); a fleet's replicas each record theirs.
-        prep.spec.fleet = req.fleet;
         prep.spec.record.explain = true;
-        RunContext ctx;
-        ctx.cancel = cancel;
-        ctx.progress = progress;
         const auto a = Clock::now();
         auto log = std::make_shared<RunLog>(simulatePrepared(prep, ctx));
         const auto b = Clock::now();
-        SummaryOptions so = req.summary;
-        so.workload = req.workload.get();
+        SummaryOptions so = prep.summary;
+        so.itl = itl;
+        so.workload = prep.workload.get();
         // The timeline's rows and the KV series on a second thread while this one
         // summarises (they read the log only): the two largest parts after the simulation.
-        auto layout = std::async(std::launch::async, [&r, &req, &log] {
+        auto layout = std::async(std::launch::async, [&r, &log] {
             r.rows = std::make_shared<const std::vector<lod::Row>>(
-                lod::buildRows(*log, req.workload.get()));
-            if (lod::hasAgents(*req.workload))
+                lod::buildRows(*log, r.workload.get()));
+            if (lod::hasAgents(*r.workload))
                 r.agent_rows = std::make_shared<const std::vector<lod::Row>>(
-                    lod::agentRows(*r.rows, *req.workload));
+                    lod::agentRows(*r.rows, *r.workload));
             r.kv =
                 std::make_shared<const std::vector<std::pair<double, double>>>(lod::kvSeries(*log));
             if (log->prefix_caching)
@@ -78,7 +68,7 @@ SimResult SimRunner::run(const SimRequest& req, long job, const std::atomic<bool
         r.cdf_tpot = std::move(cdfs.tpot);
         r.cdf_e2el = std::move(cdfs.e2el);
         // Utility view: per class, its TUF and every task at (W(s0), TUF(W(s0))).
-        r.tufs = views::tufClasses(*log, *req.workload, r.summary);
+        r.tufs = views::tufClasses(*log, *r.workload, r.summary);
         const auto c2 = Clock::now();
         layout.get(); // rethrows what the layout threw
         const auto d = Clock::now();
@@ -102,13 +92,16 @@ SimRunner::SimRunner(JobTracker* jobs, QObject* parent) : QObject(parent), jobs_
     }
 }
 
-long SimRunner::submit(SimRequest req) {
+long SimRunner::submit(RunSpec spec, RunContext ctx) {
     // The job's id is the tracker's (one sequence for all background work).
-    return jobs_->start(kChannel, this, [this, req = std::move(req)](JobTracker::Job& job) {
-        auto result =
-            std::make_shared<const SimResult>(run(req, job.id, &job.cancel, &job.progress));
-        return std::function<void()>([this, result] { Q_EMIT finished(result); });
-    });
+    return jobs_->start(
+        kChannel, this, [this, spec = std::move(spec), ctx = std::move(ctx)](JobTracker::Job& job) {
+            RunContext c = ctx;
+            c.cancel = &job.cancel;
+            c.progress = &job.progress;
+            auto result = std::make_shared<const RunView>(run(spec, c, job.id));
+            return std::function<void()>([this, result] { Q_EMIT finished(result); });
+        });
 }
 
 long SimRunner::latest() const {

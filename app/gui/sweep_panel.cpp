@@ -1,6 +1,7 @@
 #include "sweep_panel.h"
 
 #include "chart_tools.h"
+#include "run/knobs.h"
 #include "sched/registry.h"
 #include "store/store.h"
 #include "sweep_chart.h"
@@ -211,9 +212,10 @@ void SweepPanel::start() {
     job->workload = b.workload;
     job->profile = b.profile;
     sweep::Definition& d = job->def;
-    d.base = b.spec;
-    d.base.workload = RunSpec::WorkloadPart{};
+    d.base = b.spec; // its workload transforms (rate, utility functions) included
     d.base.workload.path = kGuiWorkload;
+    d.base.workload.format = "auto";
+    d.base.workload.limit = 0;
     d.seeds = seeds_->value();
     d.metrics = summaryMetricNames(d.base.summary.percentiles);
     // The slider's range as points (log-spaced for a log slider), as the slider shows them.
@@ -246,15 +248,9 @@ void SweepPanel::start() {
     ax.name = p.name.toStdString();
     for (double x : xs) {
         std::string text;
-        if (p.name == "rate") { // the shown workload already has the slider's factor
-            ax.kind = sweep::AxisKind::RateScale;
-            text = sweep::formatValue(x / b.rate);
-        } else if (p.name == "kv") {
-            ax.kind = sweep::AxisKind::KvCapacity;
-            text = sweep::formatValue(std::max<double>(1, std::llround(double(b.profile_kv) * x)));
-        } else if (p.name == "seqs") {
-            ax.kind = sweep::AxisKind::MaxNumSeqs;
-            text = sweep::formatValue(std::max(1.0, std::round(x)));
+        if (const RunKnob* k = findRunKnob(p.name.toStdString()); k && k->axis) {
+            ax.kind = *k->axis; // the run's own knob, as run/knobs.h sweeps it
+            text = k->axis_value(x, b.profile_kv);
         } else {
             ax.kind = sweep::AxisKind::Param;
             text = sweep::formatValue(x);

@@ -34,10 +34,9 @@ struct SweepParam {
     std::vector<std::string> policies; // the policies that have it (empty: every run)
 };
 struct SweepBase {
-    RunSpec spec; // the shown run's settings (workload path is a placeholder)
-    std::shared_ptr<const Workload> workload; // as shown (rate-scaled, TUF-edited)
+    RunSpec spec; // the shown run's (its workload path is replaced: the workload is below)
+    std::shared_ptr<const Workload> workload; // as read (the spec's transforms not applied)
     DeviceProfile profile;
-    double rate = 1;                // the rate slider's factor that `workload` has
     std::int64_t profile_kv = 0;    // the profile's KV capacity (the kv slider's unit)
     std::vector<SweepParam> params; // every slider that can be swept
 };

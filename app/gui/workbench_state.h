@@ -23,8 +23,8 @@ public:
     const std::shared_ptr<const Workload>& workload() const { return workload_; }
     const QString& workloadName() const { return workload_name_; }
     // The shown run (null before the first), and the run it is compared with (null: none).
-    const std::shared_ptr<const SimResult>& run() const { return run_; }
-    const std::shared_ptr<const SimResult>& pinned() const { return pinned_; }
+    const std::shared_ptr<const RunView>& run() const { return run_; }
+    const std::shared_ptr<const RunView>& pinned() const { return pinned_; }
     // The stored run pinned (-1: none, or this window's run is pinned).
     qint64 pinnedStoredId() const { return pinned_stored_; }
     // About a pinned stored run: why it is of another workload ("" if it is not), and what
@@ -50,7 +50,7 @@ public:
     // A new run. A pinned run of this window's that was of another workload (another file
     // opened since) is not comparable and is dropped first; a stored run the user picked
     // stays (with its warning).
-    void setRun(std::shared_ptr<const SimResult> r) {
+    void setRun(std::shared_ptr<const RunView> r) {
         run_ = std::move(r);
         if (pinned_ && pinned_stored_ < 0 && run_ && pinned_->workload != run_->workload &&
             pinned_->summary.num_requests != run_->summary.num_requests) {
@@ -61,7 +61,7 @@ public:
         }
         Q_EMIT runChanged();
     }
-    void setPinned(std::shared_ptr<const SimResult> r, qint64 stored_id = -1,
+    void setPinned(std::shared_ptr<const RunView> r, qint64 stored_id = -1,
                    const QString& note = {}, const QString& other = {}) {
         pinned_ = std::move(r);
         pinned_stored_ = pinned_ ? stored_id : -1;
@@ -95,7 +95,7 @@ private:
     views::TimeRange* range_;
     std::shared_ptr<const Workload> workload_;
     QString workload_name_, pinned_other_, pinned_note_;
-    std::shared_ptr<const SimResult> run_, pinned_;
+    std::shared_ptr<const RunView> run_, pinned_;
     qint64 pinned_stored_ = -1;
     int selected_ = -1;
     double selected_t_ = 0;

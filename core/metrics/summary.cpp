@@ -48,6 +48,19 @@ GoodputSlo GoodputSlo::parse(const std::vector<std::string>& items) {
     return g;
 }
 
+std::vector<std::string> GoodputSlo::terms() const {
+    std::vector<std::string> out;
+    const std::pair<const char*, const std::optional<double>*> slos[] = {
+        {"ttft", &ttft_ms}, {"tpot", &tpot_ms}, {"e2el", &e2el_ms}};
+    for (const auto& [name, v] : slos)
+        if (*v) {
+            char b[64];
+            std::snprintf(b, sizeof b, "%s:%.17g", name, **v); // round-trips exactly
+            out.emplace_back(b);
+        }
+    return out;
+}
+
 double QualityCurve::at(double alpha) const {
     if (points.empty()) return 1.0;
     if (alpha <= points.front().first) return points.front().second;

@@ -22,6 +22,8 @@ struct GoodputSlo {
     // A finished request meets every SLO given (vLLM: TPOT 0 for a one-token output).
     bool meets(const RequestMetrics& r) const;
     static GoodputSlo parse(const std::vector<std::string>& items); // throws std::invalid_argument
+    // The inverse of parse: "ttft:MS" terms that parse back to these exact values.
+    std::vector<std::string> terms() const;
 };
 
 // Response quality as a function of the KV eviction ratio alpha (TimeBill's trade-off),

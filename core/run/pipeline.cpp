@@ -113,7 +113,55 @@ Workload transformWorkload(const Workload& base, const RunSpec::WorkloadPart& w)
     if (w.budget > 0)
         for (auto& r : out.requests)
             if (!r.budget_s) r.budget_s = w.budget;
+    if (!w.tuf.empty())
+        for (auto& r : out.requests)
+            if (auto it = w.tuf.find(r.cls); r.tuf && it != w.tuf.end()) {
+                // Utility beta until ERT, then falling linearly through 0 at the zero time
+                // (and below it after: a late first response scores negatively).
+                r.tuf->ert = it->second.ert;
+                r.tuf->slope = -r.tuf->beta / (it->second.zero - it->second.ert);
+            }
     return out;
+}
+
+bool transformsWorkload(const RunSpec::WorkloadPart& w) {
+    return w.generate_arrivals || w.rate_scale != 1.0 || w.budget > 0 || !w.tuf.empty();
+}
+
+std::shared_ptr<const Workload>
+WorkloadCache::transformed(const std::shared_ptr<const Workload>& base,
+                           const RunSpec::WorkloadPart& w) {
+    if (!transformsWorkload(w)) return base;
+    std::string key;
+    {
+        std::lock_guard<std::mutex> lock(m_);
+        if (keep_transformed_ > 0) {
+            RunSpec s;
+            s.workload = w;
+            key = s.toJson().at("workload").dump();
+            for (const Transformed& t : transformed_)
+                if (t.base == base && t.transforms == key) return t.result;
+        }
+    }
+    auto out = std::make_shared<const Workload>(transformWorkload(*base, w));
+    std::lock_guard<std::mutex> lock(m_);
+    if (keep_transformed_ > 0) {
+        transformed_.push_back({base, key, out});
+        while (transformed_.size() > keep_transformed_) transformed_.erase(transformed_.begin());
+    }
+    return out;
+}
+
+void WorkloadCache::clear() {
+    std::lock_guard<std::mutex> lock(m_);
+    byKey_.clear();
+    transformed_.clear();
+}
+
+void WorkloadCache::keepTransformed(std::size_t n) {
+    std::lock_guard<std::mutex> lock(m_);
+    keep_transformed_ = n;
+    while (transformed_.size() > keep_transformed_) transformed_.erase(transformed_.begin());
 }
 
 ResolvedExec resolveExec(const RunSpec::ExecPart& e, const RunContext& ctx) {
@@ -201,13 +249,14 @@ PreparedRun prepareRun(const RunSpec& spec, const RunContext& ctx) {
         base = ctx.cache->get(spec.workload);
     else
         base = std::make_shared<const Workload>(readBase(spec.workload));
-    const bool transformed = spec.workload.generate_arrivals || spec.workload.rate_scale != 1.0 ||
-                             spec.workload.budget > 0;
-    p.workload = transformed
-                     ? std::make_shared<const Workload>(transformWorkload(*base, spec.workload))
-                     : base;
+    if (ctx.cache)
+        p.workload = ctx.cache->transformed(base, spec.workload);
+    else
+        p.workload = transformsWorkload(spec.workload)
+                         ? std::make_shared<const Workload>(transformWorkload(*base, spec.workload))
+                         : base;
 
-    ResolvedExec ex = resolveExec(spec.exec, ctx);
+    ResolvedExec ex = ctx.exec ? *ctx.exec : resolveExec(spec.exec, ctx);
     p.profile = std::move(ex.profile);
     p.profile_path = std::move(ex.profile_path);
     p.model = std::move(ex.model);

@@ -36,6 +36,16 @@ namespace kairos {
 class WorkloadCache {
 public:
     std::shared_ptr<const Workload> get(const RunSpec::WorkloadPart& w);
+    // The workload of `w` with its transforms applied, on `base` (get(w)'s). With
+    // keepTransformed(n > 0), the last n results are kept and returned again for the same base
+    // and transforms: the workbench re-runs one workload at one rate many times (sliders that
+    // do not move the rate or the utility functions reuse it). Default 0: nothing kept (a
+    // sweep's points each transform once).
+    std::shared_ptr<const Workload> transformed(const std::shared_ptr<const Workload>& base,
+                                                const RunSpec::WorkloadPart& w);
+    void keepTransformed(std::size_t n);
+    // Forgets every workload and transformed copy (the workbench opening another).
+    void clear();
     // A workload already in memory stands for `path` (the workbench's open trace).
     void put(const std::string& path, const std::string& format, std::size_t limit,
              std::shared_ptr<const Workload> w);
@@ -43,7 +53,16 @@ public:
 private:
     std::mutex m_;
     std::map<std::string, std::shared_ptr<const Workload>> byKey_;
+    struct Transformed {
+        std::shared_ptr<const Workload> base;
+        std::string transforms; // the workload part's JSON
+        std::shared_ptr<const Workload> result;
+    };
+    std::vector<Transformed> transformed_; // newest last
+    std::size_t keep_transformed_ = 0;
 };
+
+struct ResolvedExec;
 
 struct RunContext {
     // Finds a device profile by name or path (the app's shipped profiles); without it the
@@ -52,6 +71,9 @@ struct RunContext {
     WorkloadCache* cache = nullptr; // optional
     const std::atomic<bool>* cancel = nullptr;
     std::atomic<double>* progress = nullptr;
+    // The spec's execution side already resolved (the workbench's chosen device, resolved once
+    // when it was chosen): prepareRun takes it as it is instead of resolving spec.exec again.
+    std::shared_ptr<const ResolvedExec> exec;
     // false: the caller keeps only the summary; RunResult.log keeps its header, warnings
     // and explain record, and its events and iterations are released as the summary reads
     // them (summarizeReleasing: a million-request run's peak memory falls by a third).
@@ -113,8 +135,10 @@ RunLog simulatePrepared(const PreparedRun& p, const RunContext& ctx = {},
                         std::vector<Simulator::LiveIteration>* live_iterations = nullptr);
 
 // The workload's transforms alone (arrivals regenerated at a rate, the trace's own rate
-// scaled, budgets filled in), on a copy of `base`.
+// scaled, budgets filled in, utility functions redrawn), on a copy of `base`.
 Workload transformWorkload(const Workload& base, const RunSpec::WorkloadPart& w);
+// Whether `w` asks for any transform (else the base workload is used as it is).
+bool transformsWorkload(const RunSpec::WorkloadPart& w);
 
 // The numbers a sweep tabulates, by name, from a summary: completed, killed,
 // request_throughput, goodput_fraction (request goodput / offered rate; NaN without SLOs),

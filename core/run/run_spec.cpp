@@ -251,6 +251,13 @@ void RunSpec::validate(const std::string& where) const {
             "scales the trace's own arrivals; workload.rate replaces them: give one of the two");
     domains::check(domains::kBudget, workload.budget, where);
     domains::check(domains::kLimit, double(workload.limit), where);
+    for (const auto& [cls, t] : workload.tuf) {
+        if (!(std::isfinite(t.ert) && t.ert >= 0))
+            bad("workload.tuf." + cls + ".ert", "must be a number of seconds >= 0");
+        if (!(std::isfinite(t.zero) && t.zero > t.ert))
+            bad("workload.tuf." + cls + ".zero",
+                "must be a number of seconds after ert (" + std::to_string(t.ert) + ")");
+    }
     try {
         resolvePolicyParams(policy.name, policy.params);
     } catch (const std::invalid_argument& e) {
@@ -338,6 +345,8 @@ json RunSpec::toJson() const {
     if (limits.prefix_caching) j["limits"]["prefix_caching"] = true;
     if (fleet.replicas != 1 || fleet.router != "round_robin")
         j["fleet"] = {{"replicas", fleet.replicas}, {"router", fleet.router}};
+    for (const auto& [cls, t] : workload.tuf)
+        j["workload"]["tuf"][cls] = {{"ert", t.ert}, {"zero", t.zero}};
     return j;
 }
 
@@ -363,6 +372,17 @@ RunSpec RunSpec::fromJson(const json& j, const std::string& where) {
         s.workload.arrival_seed = r.seed("arrival_seed", 0);
         s.workload.rate_scale = r.number("rate_scale", 1.0);
         s.workload.budget = r.number("budget", 0.0);
+        const json& tuf = r.table("tuf");
+        for (auto it = tuf.begin(); it != tuf.end(); ++it) {
+            ObjectReader t(it.value(), where, "workload.tuf." + it.key() + ".");
+            const double nan = std::numeric_limits<double>::quiet_NaN();
+            RunSpec::WorkloadPart::TufOverride& o = s.workload.tuf[it.key()];
+            o.ert = t.number("ert", nan);
+            o.zero = t.number("zero", nan);
+            if (std::isnan(o.ert)) t.fail("ert", "is required");
+            if (std::isnan(o.zero)) t.fail("zero", "is required");
+            t.finish();
+        }
         r.finish();
     }
     {

@@ -40,6 +40,13 @@ struct RunSpec {
         std::uint64_t arrival_seed = 0;
         double rate_scale = 1.0; // the file's own gaps divided by this (not with generated ones)
         double budget = 0;       // time budget (s) of every request without one (0: none)
+        // Time-utility functions redrawn per request class (TimelyLLM's TUF, model/request.h):
+        // the class keeps its utility beta up to `ert` seconds, which then falls linearly to 0
+        // at `zero` (> ert). The workbench's TUF sliders; written only when set.
+        struct TufOverride {
+            double ert = 0, zero = 0;
+        };
+        std::map<std::string, TufOverride> tuf;
     } workload;
 
     struct PolicyPart {

@@ -1,5 +1,6 @@
 // RunSpec: JSON and TOML round trips over random specs (every registered policy and its
 // parameters), re-run equality, strict reading with file, line and key in every error.
+#include "run/knobs.h"
 #include "run/pipeline.h"
 #include "run/run_spec.h"
 #include "sched/registry.h"
@@ -41,6 +42,12 @@ RunSpec randomSpec(Rng& rng) {
         s.workload.rate_scale = rng.bernoulli(0.5) ? 1.0 : U(rng, 0.25, 4);
     }
     s.workload.budget = rng.bernoulli(0.5) ? 0 : U(rng, 0.5, 30);
+    // Utility functions redrawn, under class names TOML must quote.
+    for (const char* cls : {"urgent", "normal", "a b.c"})
+        if (rng.bernoulli(0.3)) {
+            const double ert = U(rng, 0, 5);
+            s.workload.tuf[cls] = {ert, ert + U(rng, 0.001, 20)};
+        }
     const auto names = policyNames();
     const PolicySpec& p = policySpec(names[rng.uniformInt(0, int(names.size()) - 1)]);
     s.policy.name = p.name;
@@ -202,6 +209,104 @@ private slots:
         RunContext cached = ctx;
         cached.cache = &cache;
         QCOMPARE(prepareRun(s, cached).workload.get(), prepareRun(s, cached).workload.get());
+    }
+
+    // TUF overrides redraw the utility of their class only (ERT as given, the slope through
+    // 0 at the zero time: beta / (zero - ert)); other classes keep the file's functions. The
+    // pipeline's transform memo returns the same workload for the same transforms.
+    void tufOverridesRedrawTheirClass() {
+        RunSpec s;
+        s.workload.path = KAIROS_SOURCE_DIR "/sample_traces/wid1_like.jsonl";
+        const RunContext ctx = context();
+        const PreparedRun base = prepareRun(s, ctx);
+        s.workload.tuf["urgent"] = {0.5, 2.5};
+        const PreparedRun p = prepareRun(s, ctx);
+        QCOMPARE(p.workload->size(), base.workload->size());
+        int urgent = 0;
+        for (std::size_t i = 0; i < p.workload->size(); ++i) {
+            const Request& a = base.workload->requests[i];
+            const Request& b = p.workload->requests[i];
+            QVERIFY(a.tuf && b.tuf);
+            if (a.cls == "urgent") {
+                ++urgent;
+                QCOMPARE(b.tuf->ert, 0.5);
+                QCOMPARE(b.tuf->beta, a.tuf->beta);
+                QCOMPARE(b.tuf->slope, -a.tuf->beta / 2.0); // wid1's urgent: beta 2 -> -1
+                QCOMPARE(b.tuf->zeroTime(), 2.5);
+            } else {
+                QVERIFY(*a.tuf == *b.tuf);
+            }
+        }
+        QVERIFY(urgent > 10);
+        // Bad overrides are named by class and field.
+        RunSpec bad = s;
+        bad.workload.tuf["urgent"] = {2, 1};
+        QVERIFY(errorOf([&] { bad.validate("t.json"); }).find("workload.tuf.urgent.zero") !=
+                std::string::npos);
+        const std::string e = errorOf([&] {
+            RunSpec::fromJson(
+                nlohmann::json{{"workload", {{"path", "x"}, {"tuf", {{"urgent", {{"ert", 1}}}}}}}},
+                "u.json");
+        });
+        QVERIFY2(e.find("workload.tuf.urgent.zero") != std::string::npos, e.c_str());
+        // The memo: the same transforms on the same base give the same workload when kept.
+        WorkloadCache cache;
+        RunContext cached = ctx;
+        cached.cache = &cache;
+        QVERIFY(prepareRun(s, cached).workload != prepareRun(s, cached).workload);
+        cache.keepTransformed(2);
+        const auto first = prepareRun(s, cached).workload;
+        QCOMPARE(prepareRun(s, cached).workload, first);
+        RunSpec other = s;
+        other.workload.rate_scale = 2;
+        QVERIFY(prepareRun(other, cached).workload != first);
+        QCOMPARE(prepareRun(s, cached).workload, first); // two are kept
+    }
+
+    // Every run knob (run/knobs.h) reads back what it set, within its range, and a sweep
+    // along its axis gives the spec that setting it gives (the Sweep panel and the Policy
+    // panel agree); goodput terms parse back to the exact SLOs.
+    void runKnobsSetGetAndSweep() {
+        const std::int64_t profile_kv = 123457;
+        Rng rng(11);
+        for (const RunKnob& k : runKnobs()) {
+            QVERIFY2(findRunKnob(k.name) == &k, k.name.c_str());
+            QVERIFY(k.lo < k.dflt && k.dflt < k.hi && k.get && k.set);
+            for (int i = 0; i < 50; ++i) {
+                double x = k.lo * std::pow(k.hi / k.lo, rng.uniform());
+                if (k.decimals == 0) x = std::round(x);
+                RunSpec s;
+                s.workload.path = kTrace;
+                k.set(s, x, profile_kv);
+                s.validate();
+                const double back = k.get(s, profile_kv);
+                // The KV knob is kept in whole tokens: within half a token of the profile's.
+                const double tol = k.name == "kv" ? 0.5 / double(profile_kv) : 0;
+                QVERIFY2(std::fabs(back - x) <= tol, (k.name + " " + std::to_string(x)).c_str());
+                if (!k.axis) continue;
+                sweep::Definition d;
+                d.base.workload.path = kTrace;
+                sweep::Axis ax;
+                ax.kind = *k.axis;
+                ax.name = k.name;
+                ax.values = {k.axis_value(x, profile_kv)};
+                d.axes.push_back(ax);
+                RunSpec expected = d.base;
+                k.set(expected, x, profile_kv);
+                const RunSpec swept = sweep::expand(d).front().spec;
+                // The axis text carries 12 digits: the same spec up to that.
+                QVERIFY2(std::fabs(k.get(swept, profile_kv) - k.get(expected, profile_kv)) <=
+                             1e-11 * std::fabs(k.get(expected, profile_kv)),
+                         k.name.c_str());
+            }
+        }
+        GoodputSlo g;
+        g.ttft_ms = 1234.5678901234567;
+        g.e2el_ms = 0.1;
+        const GoodputSlo back = GoodputSlo::parse(g.terms());
+        QCOMPARE(*back.ttft_ms, *g.ttft_ms);
+        QCOMPARE(*back.e2el_ms, *g.e2el_ms);
+        QVERIFY(!back.tpot_ms);
     }
 
     // Strict reading: an unknown key, a wrong type, a value out of range, an unknown policy

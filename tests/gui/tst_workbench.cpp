@@ -498,7 +498,7 @@ private slots:
     // workload travels inside the session; a file that is not a session is refused.
     void sessionRoundTrip() {
         const QString path = QDir::temp().filePath("kairos_tst.kairos.json");
-        std::shared_ptr<const app::SimResult> a_last, a_pinned;
+        std::shared_ptr<const app::RunView> a_last, a_pinned;
         std::vector<ReqId> a_matches;
         {
             app::StartOptions o;
@@ -569,6 +569,104 @@ private slots:
         QVERIFY(opened.wait(10000));
         QCOMPARE(opened.front().at(0).toBool(), false);
         QFile::remove(path);
+    }
+
+    // A session saved by the window before sessions kept RunSpecs (version 1: sliders by
+    // name) opens as the RunSpec those sliders set: the policy and its C, the rate, KV and
+    // seats, the SLOs, and its pinned run with the pinned settings.
+    void sessionVersion1() {
+        const DeviceProfile a100 =
+            DeviceProfile::load(KAIROS_SOURCE_DIR "/resources/profiles/llama2-70b-a100x2.json");
+        const std::int64_t half_kv = std::llround(double(a100.kvCapacityTokens()) * 0.5);
+        const nlohmann::json v1 = {
+            {"kairos_session", 1},
+            {"workload", {{"path", loadedWorkload().toStdString()}, {"label", "old"}}},
+            {"policy", "sprpt_lp"},
+            {"predictor", "oracle"},
+            {"exec",
+             {{"profile", "llama2-70b-a100x2"}, {"model_id", 0}, {"model_config", ""}, {"db", ""}}},
+            {"sliders",
+             {{"C", 0.4},
+              {"rate", 1.5},
+              {"kv", 0.5},
+              {"seqs", 64},
+              {"ttft_slo", 1500},
+              {"tpot_slo", 80}}},
+            {"pinned",
+             {{"policy", "fcfs"},
+              {"predictor", "oracle"},
+              {"seed", 0},
+              {"rate", 1.5},
+              {"kv_capacity_tokens", half_kv},
+              {"max_num_seqs", 64}}},
+            {"view", {{"filter", "killed"}}}};
+        const QString path = QDir::temp().filePath("kairos_tst_v1.kairos.json");
+        {
+            std::ofstream out(path.toStdString());
+            out << v1.dump(2);
+        }
+        app::MainWindow w(app::StartOptions{});
+        QVERIFY(awaitOk(&w, &app::MainWindow::sessionOpened, [&] { w.openSession(path); }));
+        QVERIFY(w.jobs().waitIdle(30000));
+        QCOMPARE(w.policyBox()->currentText(), QStringLiteral("sprpt_lp"));
+        KAIROS_COMPARE_NEAR(w.slider("C")->value(), 0.4, 1e-9);
+        const RunSpec& shown = w.lastResult()->spec;
+        QCOMPARE(shown.policy.params.at("C"), 0.4);
+        QCOMPARE(shown.workload.rate_scale, 1.5);
+        QCOMPARE(shown.limits.kv_capacity_tokens, half_kv);
+        QCOMPARE(shown.limits.max_num_seqs, 64);
+        QCOMPARE(*w.lastResult()->summary_options.goodput.ttft_ms, 1500.0);
+        QCOMPARE(*w.lastResult()->summary_options.goodput.tpot_ms, 80.0);
+        QVERIFY(w.pinned());
+        QCOMPARE(w.pinned()->spec.policy.name, std::string("fcfs"));
+        QCOMPARE(w.pinned()->limits.kv_capacity_tokens, half_kv);
+        QCOMPARE(w.pinned()->spec.workload.rate_scale, 1.5);
+        QCOMPARE(w.filterMatches().size(),
+                 std::size_t(std::count_if(w.lastResult()->requests->begin(),
+                                           w.lastResult()->requests->end(),
+                                           [](const RequestMetrics& r) { return r.killed; })));
+        QFile::remove(path);
+    }
+
+    // Utility functions edited with the TUF sliders are part of the run's RunSpec: the shown
+    // run carries the moved class's override (the others run as the trace has them), a saved
+    // run keeps the spec, and kairos-cli re-runs it to the stored figures.
+    void tufEditsAreInTheSpec() {
+        const QString db = QDir::temp().filePath("kairos_tst_tuf.db");
+        for (const char* suffix : {"", "-wal", "-shm"}) QFile::remove(db + suffix);
+        app::StartOptions o;
+        o.workload = KAIROS_SOURCE_DIR "/sample_traces/wid1_like.jsonl";
+        o.policy = "timely";
+        o.db = db;
+        app::MainWindow w(o);
+        QSignalSpy shown(&w, &app::MainWindow::resultShown);
+        QVERIFY(waitForResult(shown) > 0);
+        QVERIFY(w.lastResult()->spec.workload.tuf.empty()); // unmoved: the trace's own
+        auto utility = [&w] {
+            double u = 0;
+            for (const auto& c : w.lastResult()->summary.robot) u += c.utility;
+            return u;
+        };
+        const double utility0 = utility();
+        auto [ert, zero] = w.tufSliders("urgent");
+        QVERIFY(ert && zero);
+        zero->setValue(zero->value() * 4);
+        QVERIFY(waitForResult(shown) > 0);
+        const auto& tuf = w.lastResult()->spec.workload.tuf;
+        QCOMPARE(tuf.size(), std::size_t(1));
+        QCOMPARE(tuf.at("urgent").zero, zero->value());
+        QVERIFY(utility() != utility0);
+        QSignalSpy saved(&w, &app::MainWindow::runSaved);
+        w.saveRun();
+        QVERIFY(saved.wait(20000));
+        const auto info = store::Store(db.toStdString()).run(saved.at(0).at(0).toLongLong());
+        QVERIFY(info && !info->spec_json.empty());
+        QProcess rerun;
+        rerun.start(KAIROS_CLI, {"runs", "rerun", QString::number(info->id), "--db", db, "-q"});
+        QVERIFY(rerun.waitForFinished(60000));
+        QVERIFY2(rerun.exitCode() == 0,
+                 (rerun.readAllStandardOutput() + rerun.readAllStandardError()).constData());
+        for (const char* suffix : {"", "-wal", "-shm"}) QFile::remove(db + suffix);
     }
 
     // The device picker: another shipped profile changes the run's execution model and KV
@@ -1356,26 +1454,36 @@ private slots:
         auto w = std::make_shared<const Workload>(generateWorkload(g));
         std::atomic<bool> cancel{true};
         std::atomic<double> progress{0};
-        app::SimRequest req;
-        req.workload = w;
-        req.model = std::make_shared<EteModel>(EteParams{0.02, 2e-4, 0, 0.03, 3e-4, 2e-7});
-        req.policy.name = "fcfs";
-        req.limits.kv_capacity_tokens = 50000;
-        const auto r = app::SimRunner::run(req, 1, &cancel, &progress);
+        WorkloadCache cache;
+        cache.put("memory", "auto", 0, w);
+        auto device = std::make_shared<ResolvedExec>();
+        device->model = std::make_shared<EteModel>(EteParams{0.02, 2e-4, 0, 0.03, 3e-4, 2e-7});
+        RunSpec spec;
+        spec.workload.path = "memory";
+        spec.policy.name = "fcfs";
+        spec.limits.kv_capacity_tokens = 50000;
+        RunContext ctx;
+        ctx.cache = &cache;
+        ctx.exec = device;
+        ctx.cancel = &cancel;
+        ctx.progress = &progress;
+        const auto r = app::SimRunner::run(spec, ctx, 1);
         QCOMPARE(r.error, QString("simulation cancelled"));
         QVERIFY(!r.log);
         cancel = false;
-        const auto full = app::SimRunner::run(req, 2, &cancel, &progress);
+        const auto full = app::SimRunner::run(spec, ctx, 2);
         QVERIFY(full.error.isEmpty());
         QVERIFY(progress.load() > 0.9);
         app::SimRunner runner;
         QSignalSpy spy(&runner, &app::SimRunner::finished);
-        runner.submit(req);
-        runner.submit(req); // cancels the first
+        ctx.cancel = nullptr;
+        ctx.progress = nullptr;
+        runner.submit(spec, ctx);
+        runner.submit(spec, ctx); // cancels the first
         QVERIFY(spy.wait(30000));
         QTest::qWait(200);
         QCOMPARE(spy.count(), 1);
-        const auto shown = spy.at(0).at(0).value<std::shared_ptr<const app::SimResult>>();
+        const auto shown = spy.at(0).at(0).value<std::shared_ptr<const app::RunView>>();
         QCOMPARE(shown->job, 2L);
         QVERIFY(shown->error.isEmpty());
     }
