@@ -89,11 +89,15 @@ public:
     QString pinnedNote() const { return state_->pinnedNote(); }
     // The pinned run as legends name it ("run 3 fcfs", "pinned sjf").
     QString pinnedName() const;
+    // The centre: timeline, find bar, KV, CDF and utility charts (chart_area.h).
+    class ChartArea* charts() const {
+        return charts_;
+    }
     views::MetricsModel* metricsModel() const;
     SimRunner& runner() { return runner_; }
-    views::TimelineView* timeline() const { return timeline_; }
-    views::KvChart* kvChart() const { return kv_; }
-    views::LatencyChart* latencyChart() const { return latency_; }
+    views::TimelineView* timeline() const;
+    views::KvChart* kvChart() const;
+    views::LatencyChart* latencyChart() const;
     views::ParamSlider* slider(const QString& name) const;
     class SweepPanel* sweepPanel() const {
         return sweep_;
@@ -145,19 +149,11 @@ public:
     QStringList chartNames() const;
     bool exportChart(const QString& chart, const QString& path);
 
-    // Find requests (core's RequestFilter grammar, e.g. "killed", "ttft>2000 class=urgent"):
-    // the matches in the shown run are marked on the timeline, next/previous jump to one
-    // (scrolled to, outlined, its card shown), "only matches" shows their rows alone.
-    void setFilter(const QString& text);
-    const std::vector<ReqId>& filterMatches() const { return matches_; }
-    QString filterError() const { return filter_error_; }
-    void nextMatch();
-    void previousMatch();
-    int currentMatch() const {
-        return match_pos_ < 0 ? -1 : int(matches_[std::size_t(match_pos_)]);
-    }
-    class QCheckBox* onlyMatchesBox() const {
-        return only_matches_;
+    // Find requests over the timeline (find_bar.h), and Back / Forward through the views
+    // (view_history.h).
+    class FindBar* findBar() const;
+    class ViewHistory* history() const {
+        return history_;
     }
     QString requestCard() const;
 
@@ -176,27 +172,8 @@ public:
     bool saveSession(const QString& path, QString* error = nullptr);
     void openSession(const QString& path);
 
-    // Back / Forward through the views (time window, search, only matches) the user
-    // settled on: a view kept 600 ms, or a search applied, is a step.
-    void historyBack();
-    void historyForward();
-    struct ViewState {
-        double from = 0, to = 0;
-        QString filter;
-        bool only_matches = false;
-        bool operator==(const ViewState& o) const {
-            return from == o.from && to == o.to && filter == o.filter &&
-                   only_matches == o.only_matches;
-        }
-    };
-    ViewState currentView() const;
-    int historySize() const { return int(history_.size()); }
-    int historyPosition() const { return history_pos_; }
-
     // Undo and redo of parameter changes (Edit menu): sliders, policy, predictor.
-    class QUndoStack* undoStack() const {
-        return undo_;
-    }
+    class QUndoStack* undoStack() const;
     // Sets a parameter ("policy", "predictor" or a slider's name) as undo does, without
     // recording it.
     void setParam(const QString& name, const QVariant& value);
@@ -205,7 +182,7 @@ public:
 
     // Timeline rows per agent lane (when the workload names agents) or per request.
     void setAgentRows(bool on);
-    bool agentRows() const { return agent_rows_; }
+    bool agentRows() const;
     // Why the start-up workload could not be opened or its first run failed (empty: it
     // did not fail): what kairos --screenshot --quit reports with exit code 2.
     const QString& startError() const { return start_error_; }
@@ -232,7 +209,6 @@ private:
     void rebuildRecentMenu();
     void showResult(std::shared_ptr<const RunView> r);
     void refreshComparison();
-    void applyRows();
 
     StartOptions start_;
     WorkbenchState* state_; // the workload, runs, selection and time window the panels share
@@ -247,15 +223,10 @@ private:
     // The context the window's runs are prepared in: the shipped profiles, cache_, device_.
     RunContext windowContext() const;
 
-    views::TimeRange* range_ = nullptr;
-    views::TimelineView* timeline_ = nullptr;
-    views::KvChart* kv_ = nullptr;
-    views::LatencyChart* latency_ = nullptr;
-    views::TufChart* tuf_ = nullptr;
+    class ChartArea* charts_ = nullptr;
     class MetricsPanel* metrics_ = nullptr;
     class QDockWidget* metrics_dock_ = nullptr;
-    bool agent_rows_ = false, startup_compare_done_ = false;
-    class QAction* agent_rows_action_ = nullptr;
+    bool startup_compare_done_ = false;
     class SweepPanel* sweep_ = nullptr;
     QDockWidget* sweep_dock_ = nullptr;
     class InspectorPanel* inspector_ = nullptr;
@@ -267,13 +238,7 @@ private:
     class QToolButton* cancel_ = nullptr;
     QTimer* poll_ = nullptr;
     QString db_path_;
-    std::vector<ViewState> history_;
-    int history_pos_ = -1;
-    bool restoring_view_ = false;
-    QTimer* history_timer_ = nullptr;
-    class QToolButton *back_ = nullptr, *forward_ = nullptr;
-    void recordView();
-    void restoreView(int pos);
+    class ViewHistory* history_ = nullptr;
     RunSpec::ExecPart exec_; // what device_ was resolved from
     QLabel* exec_label_ = nullptr;
     void showExecution();
@@ -282,36 +247,20 @@ private:
     // The RunSpec (JSON) that re-runs `r`; "" for a run on a workload that is not a file
     // (generated in the window: a session keeps it).
     std::string runSpecJson(const RunView& r, int indent = -1) const;
-    class QUndoStack* undo_ = nullptr;
-    std::map<QString, QVariant> undo_values_; // each parameter's value as undo knows it
-    bool applying_undo_ = false;
+    class ParamUndo* undo_ = nullptr;
     bool restoring_ = false;      // a session is being applied: no run per setting
     nlohmann::json session_view_; // the opened session's view, applied after its run
     void applySession(const OpenedSession& s);
     void applySessionView();
-    void noteParam(const QString& name, const QVariant& value);
-    void buildHelpMenu();
-    class QLineEdit* filter_ = nullptr;
-    QLabel* filter_info_ = nullptr;
-    class QCheckBox* only_matches_ = nullptr;
-    QTimer* filter_timer_ = nullptr;
-    std::vector<ReqId> matches_;
-    int match_pos_ = -1;
-    QString filter_error_;
-    QString filter_help_; // the search field's tooltip (an error is added under it)
-    // Re-evaluates the search on the shown run; with `apply_rows`, shows only the matches'
-    // rows when that is on (showResult leaves the rows to refreshComparison).
-    void applyFilter(bool apply_rows = true);
-    void stepMatch(int step);
-    std::map<QString, std::function<bool(const QString&)>> chart_savers_;
     QString workload_file_; // the file the shown workload was read from ("" if generated)
     QString start_error_;
-    QLabel* load_banner_ = nullptr; // above the charts when the run was saturated
     qint64 job_started_ms_ = 0;
     class LivePanel* live_ = nullptr;
     class ModelsPanel* models_ = nullptr;
     class PolicyPanel* policy_panel_ = nullptr;
     class RunsPanel* runs_ = nullptr;
+    class StoredRuns* stored_ = nullptr;
+    class RunExports* exports_ = nullptr;
 };
 
 } // namespace kairos::app

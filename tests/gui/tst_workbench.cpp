@@ -3,6 +3,7 @@
 // --screenshot command writes a real picture.
 #include "core/test_util.h"
 #include "exec/execution_model.h"
+#include "find_bar.h"
 #include "fit/ala.h"
 #include "fit/ala_transfer.h"
 #include "generate_dialog.h"
@@ -28,6 +29,7 @@
 #include "timeline_view.h"
 #include "trace_formats.h"
 #include "tuf_chart.h"
+#include "view_history.h"
 #include "workload/generators.h"
 #include "workload/readers.h"
 
@@ -419,38 +421,38 @@ private slots:
         const double h = w.timeline()->rowHeight();
         QVERIFY2(h * 3000 <= w.timeline()->viewport()->height() + 1,
                  qPrintable(QString::number(h)));
-        w.setFilter("killed");
-        QVERIFY(w.filterError().isEmpty());
-        QCOMPARE(w.filterMatches(), killed);
-        w.nextMatch();
-        QCOMPARE(w.currentMatch(), int(killed.front()));
+        w.findBar()->setFilter("killed");
+        QVERIFY(w.findBar()->filterError().isEmpty());
+        QCOMPARE(w.findBar()->filterMatches(), killed);
+        w.findBar()->nextMatch();
+        QCOMPARE(w.findBar()->currentMatch(), int(killed.front()));
         QCOMPARE(w.timeline()->currentMark(), int(killed.front()));
         QVERIFY2(w.requestCard().contains(QStringLiteral("killed")), qPrintable(w.requestCard()));
         QVERIFY2(w.requestCard().contains(QStringLiteral("request %1").arg(killed.front())),
                  qPrintable(w.requestCard()));
-        w.previousMatch(); // wraps to the last
-        QCOMPARE(w.currentMatch(), int(killed.back()));
-        w.onlyMatchesBox()->setChecked(true);
+        w.findBar()->previousMatch(); // wraps to the last
+        QCOMPARE(w.findBar()->currentMatch(), int(killed.back()));
+        w.findBar()->onlyMatchesBox()->setChecked(true);
         QCOMPARE(w.timeline()->rows()->size(), killed.size());
         for (const auto& row : *w.timeline()->rows()) QVERIFY(row.killed);
         // Two terms; and the search follows a re-run.
-        w.setFilter("killed prompt>500");
+        w.findBar()->setFilter("killed prompt>500");
         std::size_t both = 0;
         for (const auto& r : m) both += r.killed && r.prompt_tokens > 500;
-        QCOMPARE(w.filterMatches().size(), both);
+        QCOMPARE(w.findBar()->filterMatches().size(), both);
         QCOMPARE(w.timeline()->rows()->size(), both);
         w.slider("rate")->setValue(0.5); // half the load: fewer killed
         QVERIFY(waitForResult(shown) > 0);
         std::size_t after = 0;
         for (const auto& r : *w.lastResult()->requests) after += r.killed && r.prompt_tokens > 500;
-        QCOMPARE(w.filterMatches().size(), after);
+        QCOMPARE(w.findBar()->filterMatches().size(), after);
         QCOMPARE(w.timeline()->rows()->size(), after);
-        w.setFilter("killed ttft>fast");
-        QVERIFY(w.filterError().contains(QStringLiteral("ttft>fast")));
-        QVERIFY(w.filterMatches().empty());
+        w.findBar()->setFilter("killed ttft>fast");
+        QVERIFY(w.findBar()->filterError().contains(QStringLiteral("ttft>fast")));
+        QVERIFY(w.findBar()->filterMatches().empty());
         QCOMPARE(w.timeline()->rows()->size(), std::size_t(3000)); // no filter applies
-        w.setFilter("");
-        QVERIFY(w.filterError().isEmpty());
+        w.findBar()->setFilter("");
+        QVERIFY(w.findBar()->filterError().isEmpty());
     }
 
     // Undo and redo of parameter changes: a drag is one step; undo restores the slider,
@@ -516,10 +518,10 @@ private slots:
             QVERIFY(waitForResult(shown) > 0);
             w.slider("rate")->setValue(2.0);
             QVERIFY(waitForResult(shown) > 0);
-            w.setFilter("preempted");
+            w.findBar()->setFilter("preempted");
             a_last = w.lastResult();
             a_pinned = w.pinned();
-            a_matches = w.filterMatches();
+            a_matches = w.findBar()->filterMatches();
             QString error;
             QVERIFY2(w.saveSession(path, &error), qPrintable(error));
         }
@@ -537,7 +539,7 @@ private slots:
             QVERIFY(w.pinned());
             QCOMPARE(w.pinned()->summary.policy, a_pinned->summary.policy);
             QCOMPARE(w.pinned()->summary.e2el_ms.mean, a_pinned->summary.e2el_ms.mean);
-            QCOMPARE(w.filterMatches(), a_matches);
+            QCOMPARE(w.findBar()->filterMatches(), a_matches);
             QCOMPARE(w.undoStack()->count(), 0);
         }
         // A generated workload is embedded.
@@ -621,7 +623,7 @@ private slots:
         QCOMPARE(w.pinned()->spec.policy.name, std::string("fcfs"));
         QCOMPARE(w.pinned()->limits.kv_capacity_tokens, half_kv);
         QCOMPARE(w.pinned()->spec.workload.rate_scale, 1.5);
-        QCOMPARE(w.filterMatches().size(),
+        QCOMPARE(w.findBar()->filterMatches().size(),
                  std::size_t(std::count_if(w.lastResult()->requests->begin(),
                                            w.lastResult()->requests->end(),
                                            [](const RequestMetrics& r) { return r.killed; })));
@@ -756,36 +758,36 @@ private slots:
         app::MainWindow w(o);
         QSignalSpy shown(&w, &app::MainWindow::resultShown);
         QVERIFY(waitForResult(shown) > 0);
-        QCOMPARE(w.historySize(), 1);
-        const auto whole = w.currentView();
+        QCOMPARE(w.history()->size(), 1);
+        const auto whole = w.history()->current();
         auto* range = w.findChild<views::TimeRange*>();
         QVERIFY(range);
         range->setRange(whole.from + 10, whole.from + 20); // a zoom...
         QTest::qWait(100);
-        range->setRange(whole.from + 12, whole.from + 30);   // ...still moving
-        QTRY_COMPARE_WITH_TIMEOUT(w.historySize(), 2, 3000); // settled: one step
-        w.setFilter("prompt>100");
-        QCOMPARE(w.historySize(), 3);
+        range->setRange(whole.from + 12, whole.from + 30);       // ...still moving
+        QTRY_COMPARE_WITH_TIMEOUT(w.history()->size(), 2, 3000); // settled: one step
+        w.findBar()->setFilter("prompt>100");
+        QCOMPARE(w.history()->size(), 3);
         w.slider("C")->setValue(0.3); // a re-run: no step
         QVERIFY(waitForResult(shown) > 0);
-        QCOMPARE(w.historySize(), 3);
-        w.historyBack();
-        QCOMPARE(w.currentView().filter, QString());
-        KAIROS_COMPARE_NEAR(w.currentView().from, whole.from + 12, 1e-9);
-        w.historyBack();
-        KAIROS_COMPARE_NEAR(w.currentView().from, whole.from, 1e-9);
-        KAIROS_COMPARE_NEAR(w.currentView().to, whole.to, 1e-9);
-        w.historyBack(); // at the start: stays
-        QCOMPARE(w.historyPosition(), 0);
-        w.historyForward();
-        w.historyForward();
-        QCOMPARE(w.currentView().filter, QStringLiteral("prompt>100"));
-        QVERIFY(!w.filterMatches().empty());
-        w.historyBack();
-        w.setFilter("killed"); // a new step here drops "prompt>100"
-        QCOMPARE(w.historySize(), 3);
-        w.historyForward();
-        QCOMPARE(w.currentView().filter, QStringLiteral("killed"));
+        QCOMPARE(w.history()->size(), 3);
+        w.history()->back();
+        QCOMPARE(w.history()->current().filter, QString());
+        KAIROS_COMPARE_NEAR(w.history()->current().from, whole.from + 12, 1e-9);
+        w.history()->back();
+        KAIROS_COMPARE_NEAR(w.history()->current().from, whole.from, 1e-9);
+        KAIROS_COMPARE_NEAR(w.history()->current().to, whole.to, 1e-9);
+        w.history()->back(); // at the start: stays
+        QCOMPARE(w.history()->position(), 0);
+        w.history()->forward();
+        w.history()->forward();
+        QCOMPARE(w.history()->current().filter, QStringLiteral("prompt>100"));
+        QVERIFY(!w.findBar()->filterMatches().empty());
+        w.history()->back();
+        w.findBar()->setFilter("killed"); // a new step here drops "prompt>100"
+        QCOMPARE(w.history()->size(), 3);
+        w.history()->forward();
+        QCOMPARE(w.history()->current().filter, QStringLiteral("killed"));
     }
 
     void tufAxisSpansTheData() {

@@ -1,0 +1,197 @@
+#include "chart_area.h"
+
+#include "chart_tools.h"
+#include "find_bar.h"
+#include "kv_chart.h"
+#include "latency_chart.h"
+#include "lod/timeline.h"
+#include "sim_runner.h"
+#include "time_range.h"
+#include "timeline_view.h"
+#include "tuf_chart.h"
+#include "workbench_state.h"
+
+#include <QAction>
+#include <QLabel>
+#include <QPainter>
+#include <QScrollBar>
+#include <QSplitter>
+#include <QStyle>
+#include <QTabWidget>
+#include <QVBoxLayout>
+#include <algorithm>
+
+namespace kairos::app {
+
+ChartArea::ChartArea(WorkbenchState* state, QWidget* parent) : QWidget(parent), state_(state) {
+    timeline_ = new views::TimelineView(state_->range());
+    kv_ = new views::KvChart(state_->range());
+    latency_ = new views::LatencyChart;
+    tuf_ = new views::TufChart;
+    tabs_ = new QTabWidget;
+    tabs_->setObjectName(QStringLiteral("charts"));
+    tabs_->addTab(kv_, tr("&KV memory"));
+    tabs_->addTab(latency_, tr("&Latency CDFs"));
+    tabs_->addTab(tuf_, tr("&Utility (TUF)"));
+    find_ = new FindBar(state_, timeline_);
+    connect(find_, &FindBar::rowsWanted, this, &ChartArea::applyRows);
+    auto* top = new QWidget;
+    auto* tv = new QVBoxLayout(top);
+    tv->setContentsMargins(0, 0, 0, 0);
+    tv->setSpacing(0);
+    tv->addWidget(find_);
+    tv->addWidget(timeline_, 1);
+    auto* split = new QSplitter(Qt::Vertical);
+    split->addWidget(top);
+    split->addWidget(tabs_);
+    split->setStretchFactor(0, 3);
+    split->setStretchFactor(1, 1);
+    split->setSizes({600, 230});
+    // Above the charts, when the run was overloaded: its numbers describe a queue that
+    // grows without bound, not a service level (core/metrics/load.h decides).
+    banner_ = new QLabel;
+    banner_->setObjectName(QStringLiteral("loadBanner"));
+    banner_->setWordWrap(true);
+    banner_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    banner_->setStyleSheet(
+        QStringLiteral("QLabel { background: #fff1d6; color: #6b4300; border: 1px solid #e0a040; "
+                       "padding: 4px 8px; }"));
+    banner_->setVisible(false);
+    auto* cv = new QVBoxLayout(this);
+    cv->setContentsMargins(0, 0, 0, 0);
+    cv->setSpacing(2);
+    cv->addWidget(banner_);
+    cv->addWidget(split, 1);
+    kv_->setPlotMargins(views::TimelineView::kGutter,
+                        timeline_->style()->pixelMetric(QStyle::PM_ScrollBarExtent));
+    // Every chart: right click > Export chart as SVG or PNG (exportChart).
+    savers_[QStringLiteral("timeline")] = [this](const QString& path) {
+        return views::saveDrawing(
+            path, timeline_->viewport()->size(), [this](QPainter& p, const QRect& r) {
+                p.fillRect(r, timeline_->palette().color(QPalette::Base));
+                timeline_->render(p, r, timeline_->verticalScrollBar()->value());
+            });
+    };
+    auto plot = [](QCustomPlot* c) {
+        return [c](const QString& path) { return views::saveChart(c, path); };
+    };
+    savers_[QStringLiteral("kv_memory")] = plot(kv_);
+    savers_[QStringLiteral("latency_cdfs")] = plot(latency_);
+    savers_[QStringLiteral("utility")] = plot(tuf_);
+    views::addChartExport(timeline_, QStringLiteral("timeline"), savers_["timeline"]);
+    views::addChartExport(kv_, QStringLiteral("kv_memory"));
+    views::addChartExport(latency_, QStringLiteral("latency_cdfs"));
+    views::addChartExport(tuf_, QStringLiteral("utility"));
+    agent_action_ = new QAction(tr("Rows per &agent"), this);
+    agent_action_->setCheckable(true);
+    agent_action_->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_R));
+    agent_action_->setToolTip(
+        tr("One row per agent (robot workloads): its requests packed into lanes"));
+    agent_action_->setEnabled(false);
+    connect(agent_action_, &QAction::toggled, this, &ChartArea::setAgentRows);
+}
+
+void ChartArea::showRun(const RunView& r) {
+    const LoadReport& load = r.summary.load;
+    banner_->setVisible(load.saturated.value_or(false));
+    if (load.saturated.value_or(false))
+        banner_->setText(
+            tr("<b>Overloaded:</b> %1 req/s offered, %2 req/s served. %3. Latencies of a run "
+               "like this grow with its length; lower the rate or add capacity to measure a "
+               "service level.")
+                .arg(load.offered_rate, 0, 'f', 2)
+                .arg(r.summary.request_throughput, 0, 'f', 2)
+                .arg(QString::fromStdString(load.verdict).toHtmlEscaped()));
+    // A fleet's KV is its replicas' together, against their capacity together.
+    kv_->setRun(r.kv, double(r.limits.kv_capacity_tokens) * std::max(1, r.spec.fleet.replicas),
+                r.preemptions, r.kv_held);
+    tuf_->setClasses(r.tufs);
+    refreshComparison();
+}
+
+void ChartArea::setAgentRows(bool on) {
+    agent_rows_ = on;
+    if (agent_action_->isChecked() != on) agent_action_->setChecked(on);
+    applyRows();
+}
+
+void ChartArea::applyRows() {
+    agent_action_->setEnabled(state_->run() && state_->run()->agent_rows);
+    if (!state_->run()) return;
+    const bool lanes = agent_rows_ && state_->run()->agent_rows;
+    if (find_->showsOnlyMatches() && !lanes) {
+        // The matching requests' rows only (and the pinned run's same requests).
+        auto rows = std::make_shared<std::vector<lod::Row>>();
+        const bool pin = state_->pinnedComparable() && state_->pinned()->rows &&
+                         state_->pinned()->rows->size() == state_->run()->rows->size();
+        auto pinned = pin ? std::make_shared<std::vector<lod::Row>>() : nullptr;
+        for (ReqId id : find_->filterMatches()) {
+            rows->push_back((*state_->run()->rows)[std::size_t(id)]);
+            if (pin) pinned->push_back((*state_->pinned()->rows)[std::size_t(id)]);
+        }
+        timeline_->setRows(std::move(rows), state_->run()->rows);
+        timeline_->setPinnedRows(std::move(pinned));
+        return;
+    }
+    timeline_->setRows(lanes ? state_->run()->agent_rows : state_->run()->rows,
+                       state_->run()->rows);
+    timeline_->setPinnedRows(state_->pinnedComparable() ? state_->pinned()->rows : nullptr);
+}
+
+QString ChartArea::pinnedName() const {
+    if (!state_->pinned()) return {};
+    // The policy's name without its parameters (the metrics table's header has them).
+    const QString name =
+        QString::fromStdString(state_->pinned()->summary.policy).section('(', 0, 0);
+    return state_->pinnedStoredId() >= 0 ? tr("run %1 %2").arg(state_->pinnedStoredId()).arg(name)
+                                         : tr("pinned %1").arg(name);
+}
+
+void ChartArea::addChart(const QString& name, std::function<bool(const QString&)> save) {
+    savers_[name] = std::move(save);
+}
+
+QStringList ChartArea::chartNames() const {
+    QStringList names;
+    for (const auto& [name, save] : savers_) names << name;
+    return names;
+}
+
+bool ChartArea::exportChart(const QString& chart, const QString& path) const {
+    const auto it = savers_.find(chart);
+    return it != savers_.end() && it->second(path);
+}
+
+void ChartArea::refreshComparison() {
+    // (A pinned run of another workload was dropped by the state when the run came.)
+    // The lower lane compares request by request: only for a run of the same workload
+    // (applyRows; with "only matches", the pinned run's same requests).
+    applyRows();
+    kv_->setPinned(state_->pinned() ? state_->pinned()->kv : nullptr);
+    if (!state_->run()) return;
+    std::vector<views::CdfSeries> cdfs{
+        {tr("TTFT"), QColor(0xf5, 0xa6, 0x23), state_->run()->cdf_ttft},
+        {tr("TPOT"), QColor(0x9b, 0x59, 0xb6), state_->run()->cdf_tpot},
+        {tr("E2EL"), QColor(0x2f, 0x80, 0xed), state_->run()->cdf_e2el}};
+    if (state_->pinned()) { // dashed, named by the pinned run's policy
+        const QString who = pinnedName();
+        cdfs.push_back(
+            {tr("TTFT, %1").arg(who), QColor(0xf5, 0xa6, 0x23), state_->pinned()->cdf_ttft, true});
+        cdfs.push_back(
+            {tr("TPOT, %1").arg(who), QColor(0x9b, 0x59, 0xb6), state_->pinned()->cdf_tpot, true});
+        cdfs.push_back(
+            {tr("E2EL, %1").arg(who), QColor(0x2f, 0x80, 0xed), state_->pinned()->cdf_e2el, true});
+    }
+    latency_->setSeries(cdfs);
+    // The goodput SLOs the shown run was measured against, on the CDFs they judge.
+    std::vector<views::LatencyChart::Slo> slos;
+    if (const auto& g = state_->run()->summary_options.goodput; g.ttft_ms)
+        slos.push_back({tr("TTFT SLO"), QColor(0xf5, 0xa6, 0x23), *g.ttft_ms});
+    if (const auto& g = state_->run()->summary_options.goodput; g.tpot_ms)
+        slos.push_back({tr("TPOT SLO"), QColor(0x9b, 0x59, 0xb6), *g.tpot_ms});
+    if (const auto& g = state_->run()->summary_options.goodput; g.e2el_ms)
+        slos.push_back({tr("E2EL SLO"), QColor(0x2f, 0x80, 0xed), *g.e2el_ms});
+    latency_->setSlos(slos);
+}
+
+} // namespace kairos::app

@@ -1,0 +1,77 @@
+#pragma once
+// The window's centre: the request timeline under the find bar, over the KV-memory chart,
+// the latency CDFs and the utility view (tabs), with a banner above when the run was
+// overloaded. The timeline and the KV chart share the state's time window. The shown run
+// and the pinned one come from WorkbenchState; the window says when to redraw (showRun, and
+// refreshComparison after a pin), since the find bar's matches must be evaluated on a new
+// run before its rows are laid out.
+#include <QWidget>
+#include <functional>
+#include <map>
+
+class QAction;
+class QLabel;
+class QTabWidget;
+
+namespace kairos::views {
+class KvChart;
+class LatencyChart;
+class TimelineView;
+class TufChart;
+} // namespace kairos::views
+
+namespace kairos::app {
+
+class FindBar;
+struct RunView;
+class WorkbenchState;
+
+class ChartArea : public QWidget {
+    Q_OBJECT
+public:
+    explicit ChartArea(WorkbenchState* state, QWidget* parent = nullptr);
+
+    views::TimelineView* timeline() const { return timeline_; }
+    views::KvChart* kvChart() const { return kv_; }
+    views::LatencyChart* latencyChart() const { return latency_; }
+    views::TufChart* tufChart() const { return tuf_; }
+    QTabWidget* tabs() const { return tabs_; }
+    FindBar* findBar() const { return find_; }
+
+    // The shown run drawn: the overload banner, KV, utility, and what refreshComparison draws.
+    void showRun(const RunView& r);
+    // The rows (per request, per agent lane, or the find bar's matches only) with the pinned
+    // run's lane when comparable, and the pinned run's KV and CDF overlays.
+    void refreshComparison();
+    // The pinned run as legends name it ("run 3 fcfs", "pinned sjf"; "" when none).
+    QString pinnedName() const;
+
+    // Timeline rows per agent lane (when the workload names agents) or per request; the
+    // checkable action (View › Rows per agent) follows it.
+    void setAgentRows(bool on);
+    bool agentRows() const { return agent_rows_; }
+    QAction* agentRowsAction() const { return agent_action_; }
+
+    // Every chart by name, written as .svg (vector) or .png: what each chart's right click >
+    // Export chart does. Other panels' charts are added with addChart.
+    void addChart(const QString& name, std::function<bool(const QString&)> save);
+    QStringList chartNames() const;
+    bool exportChart(const QString& chart, const QString& path) const;
+
+private:
+    void applyRows();
+
+    WorkbenchState* state_;
+    views::TimelineView* timeline_;
+    views::KvChart* kv_;
+    views::LatencyChart* latency_;
+    views::TufChart* tuf_;
+    QTabWidget* tabs_;
+    QLabel* banner_;
+    FindBar* find_;
+    QAction* agent_action_;
+    bool agent_rows_ = false;
+    std::map<QString, std::function<bool(const QString&)>> savers_;
+};
+
+} // namespace kairos::app

@@ -1,0 +1,111 @@
+#include "help_menu.h"
+
+#include "predict/predictor.h"
+#include "sched/registry.h"
+#include "trace_formats.h"
+
+#include <QAction>
+#include <QMainWindow>
+#include <QMenu>
+#include <QMenuBar>
+#include <QMessageBox>
+#include <functional>
+
+namespace kairos::app {
+
+void addHelpMenu(QMainWindow* window) {
+    auto* help = window->menuBar()->addMenu(QObject::tr("&Help"));
+    auto show = [window](const QString& title, const QString& html) {
+        auto* box =
+            new QMessageBox(QMessageBox::NoIcon, title, QString(), QMessageBox::Close, window);
+        box->setTextFormat(Qt::RichText);
+        box->setText(html);
+        box->setAttribute(Qt::WA_DeleteOnClose);
+        box->open();
+    };
+    help->addAction(QObject::tr("&Keyboard and mouse"), QKeySequence::HelpContents, window,
+                    [window, show] {
+                        show(QObject::tr("Keyboard and mouse"), shortcutsHelp(window->menuBar()));
+                    });
+    help->addAction(QObject::tr("&Metrics"), window, [show] {
+        show(QObject::tr("What the metrics mean"),
+             QObject::tr(
+                 "<p>Latencies follow vLLM's benchmark definitions.</p><ul>"
+                 "<li><b>TTFT</b>: time to first token, arrival to the first output token "
+                 "(queueing and prefill).</li>"
+                 "<li><b>TPOT</b>: time per output token after the first, (end − first token) "
+                 "/ (output − 1).</li>"
+                 "<li><b>E2EL</b>: end-to-end latency, arrival to the last token.</li>"
+                 "<li><b>Goodput</b>: requests per second that met every SLO set (TTFT, TPOT); a "
+                 "killed request meets none.</li>"
+                 "<li><b>Offered rate / throughput</b>: requests arriving / completing per "
+                 "second. When served falls behind offered the run is <i>overloaded</i> and its "
+                 "latencies grow with its length, not a service level.</li>"
+                 "<li><b>Preemptions</b>: KV dropped and recomputed; <b>suspensions</b>: "
+                 "paused with KV kept (TimelyLLM segments).</li>"
+                 "<li><b>KV peak</b>: most KV-cache tokens in use.</li>"
+                 "<li><b>Utility W(s0)</b> (TimelyLLM): the time-utility function at the first "
+                 "response, as % of the most it can give; negative when late.</li>"
+                 "<li><b>Within budget</b> (TimeBill): finished before the request's time "
+                 "budget.</li>"
+                 "<li><b>[common]</b>: over the requests both compared runs completed.</li></ul>"));
+    });
+    help->addAction(QObject::tr("&Workload formats"), window,
+                    [show] { show(QObject::tr("Workload formats"), traceFormatsHtml()); });
+    help->addAction(QObject::tr("&Policies and papers"), window, [show] {
+        QString html = QObject::tr("<p>The policies (kairos-cli policies --markdown gives "
+                                   "their parameters):</p><ul>");
+        for (const PolicySpec& ps : policySpecs())
+            html += QStringLiteral("<li><b>%1</b>: %2</li>")
+                        .arg(QString::fromStdString(ps.name).toHtmlEscaped(),
+                             QString::fromStdString(ps.summary).toHtmlEscaped());
+        html += QObject::tr(
+                    "</ul><p>Papers: <i>TimeBill</i> (time budgets, KV eviction α*, pessimism "
+                    "k), <i>TimelyLLM</i> (time-utility functions, PUD, segmented generation), "
+                    "<i>Trail</i> (refined length predictions, SPRPT with limited preemption C), "
+                    "<i>MC-SF</i> (memory-constrained shortest-first), <i>ALA</i> (throughput "
+                    "model c − a·e<sup>−b·batch</sup>). Predictors: %1.</p>")
+                    .arg(QString::fromStdString(kPredictorGrammar).toHtmlEscaped());
+        show(QObject::tr("Policies and papers"), html);
+    });
+    help->addSeparator();
+    help->addAction(QObject::tr("&About Kairos"), window, [window] {
+        QMessageBox::about(window, QObject::tr("About Kairos"),
+                           QObject::tr("<b>Kairos %1</b><br>Latency analysis of LLM serving under "
+                                       "deadlines.")
+                               .arg(QStringLiteral(KAIROS_VERSION)));
+    });
+}
+
+QString shortcutsHelp(const QMenuBar* bar) {
+    // From the menus' own actions (never stale), then what the mouse does.
+    QString html = QStringLiteral("<table>");
+    std::function<void(const QMenu*, const QString&)> walk = [&](const QMenu* m,
+                                                                 const QString& path) {
+        for (const QAction* a : m->actions()) {
+            if (a->menu()) {
+                walk(a->menu(), path + a->menu()->title().remove('&') + " › ");
+                continue;
+            }
+            if (a->shortcut().isEmpty() || a->text().isEmpty()) continue;
+            html += QStringLiteral("<tr><td><b>%1</b></td><td>%2%3</td></tr>")
+                        .arg(a->shortcut().toString(QKeySequence::NativeText).toHtmlEscaped(),
+                             path.toHtmlEscaped(), a->text().remove('&').toHtmlEscaped());
+        }
+    };
+    for (const QAction* a : bar->actions())
+        if (a->menu()) walk(a->menu(), a->menu()->title().remove('&') + " › ");
+    html +=
+        QObject::tr("<tr><td><b>F3 / Shift+F3</b></td><td>next / previous found request</td></tr>"
+                    "<tr><td><b>Esc</b></td><td>cancel a long run or read</td></tr>"
+                    "<tr><td><b>Wheel</b></td><td>zoom time around the cursor</td></tr>"
+                    "<tr><td><b>Shift+wheel</b></td><td>scroll rows</td></tr>"
+                    "<tr><td><b>Ctrl+wheel</b></td><td>row height</td></tr>"
+                    "<tr><td><b>Drag</b></td><td>pan time (timeline and KV chart)</td></tr>"
+                    "<tr><td><b>Click</b></td><td>a request's card</td></tr>"
+                    "<tr><td><b>Right click</b></td><td>a chart: Export chart; a slider: "
+                    "Sweep this parameter</td></tr></table>");
+    return html;
+}
+
+} // namespace kairos::app
