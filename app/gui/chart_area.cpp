@@ -147,6 +147,27 @@ QString ChartArea::pinnedName() const {
                                          : tr("pinned %1").arg(name);
 }
 
+nlohmann::json ChartArea::viewJson() const {
+    return {{"tab", tabs_->currentIndex()},         {"agent_rows", agent_rows_},
+            {"from", state_->range()->from()},      {"to", state_->range()->to()},
+            {"row_height", timeline_->rowHeight()}, {"filter", find_->text().toStdString()},
+            {"only_matches", find_->onlyMatches()}};
+}
+
+void ChartArea::restoreView(const nlohmann::json& v) {
+    try {
+        tabs_->setCurrentIndex(v.value("tab", 0));
+        setAgentRows(v.value("agent_rows", false));
+        if (v.contains("from") && v.contains("to"))
+            state_->range()->setRange(v.at("from").get<double>(), v.at("to").get<double>());
+        if (v.contains("row_height")) timeline_->setRowHeight(v.at("row_height").get<double>());
+        find_->setOnlyMatches(v.value("only_matches", false));
+        find_->setFilter(QString::fromStdString(v.value("filter", std::string())));
+    } catch (const std::exception&) {
+        // A view field of the wrong type: the view stays as it is.
+    }
+}
+
 void ChartArea::addChart(const QString& name, std::function<bool(const QString&)> save) {
     savers_[name] = std::move(save);
 }

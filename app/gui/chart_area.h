@@ -8,6 +8,7 @@
 #include <QWidget>
 #include <functional>
 #include <map>
+#include <nlohmann/json.hpp>
 
 class QAction;
 class QLabel;
@@ -51,6 +52,12 @@ public:
     void setAgentRows(bool on);
     bool agentRows() const { return agent_rows_; }
     QAction* agentRowsAction() const { return agent_action_; }
+
+    // The view as a session keeps it (the chart tab, rows per agent, the time window, the
+    // row height, the search and "only matches"), and restored from one (a field of the wrong
+    // type leaves the rest as it is).
+    nlohmann::json viewJson() const;
+    void restoreView(const nlohmann::json& v);
 
     // Every chart by name, written as .svg (vector) or .png: what each chart's right click >
     // Export chart does. Other panels' charts are added with addChart.

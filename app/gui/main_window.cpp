@@ -2,6 +2,7 @@
 
 #include "chart_area.h"
 #include "chart_tools.h"
+#include "device_choice.h"
 #include "export/perfetto.h"
 #include "export/requests_csv.h"
 #include "export/runlog_jsonl.h"
@@ -9,6 +10,7 @@
 #include "generate_dialog.h"
 #include "help_menu.h"
 #include "inspector_panel.h"
+#include "job_progress.h"
 #include "kv_chart.h"
 #include "latency_chart.h"
 #include "length_histogram.h"
@@ -24,6 +26,7 @@
 #include "param_undo.h"
 #include "policy_panel.h"
 #include "profiles.h"
+#include "recent_files.h"
 #include "report.h"
 #include "run/knobs.h"
 #include "run/pipeline.h"
@@ -101,12 +104,9 @@ QString MainWindow::shortcutsHelp() const {
 MainWindow::MainWindow(const StartOptions& opt, QWidget* parent)
     : QMainWindow(parent), start_(opt), state_(new WorkbenchState(this)), runner_(&jobs_) {
     setWindowTitle(QStringLiteral("Kairos"));
-    auto device = std::make_shared<ResolvedExec>();
-    device->profile = resolveProfile(opt.profile.isEmpty() ? std::string(kDefaultProfile)
-                                                           : opt.profile.toStdString());
-    device->model = makeExecutionModel(device->profile);
-    device_ = std::move(device);
-    exec_.profile = device_->profile.name;
+    device_ = new DeviceChoice(
+        &jobs_, opt.profile.isEmpty() ? std::string(kDefaultProfile) : opt.profile.toStdString(),
+        this);
     cache_.keepTransformed(2); // the shown rate and the pinned run's
     for (const auto& [k, v] : parsePolicyParams([&] {
              std::vector<std::string> items;
@@ -130,7 +130,7 @@ SweepBase MainWindow::sweepBase() const {
     SweepBase b;
     b.spec = shownSpec();
     b.workload = state_->workload();
-    b.profile = device_->profile;
+    b.profile = device_->profile();
     b.profile_kv = b.profile.kvCapacityTokens();
     for (const SliderSpec& sp : sliderSpecs()) {
         if (const RunKnob* k = findRunKnob(sp.name); k && !k->axis) continue; // an SLO
@@ -151,19 +151,19 @@ SweepBase MainWindow::sweepBase() const {
 RunSpec MainWindow::shownSpec() const {
     RunSpec s;
     s.workload.path = workload_file_.isEmpty() ? kMemoryWorkload : workload_file_.toStdString();
-    s.exec = exec_;
+    s.exec = device_->exec();
     // --param values without a slider go to the policy they were given for.
     if (policy_panel_->policy() == start_.policy)
         for (const auto& [k, v] : extra_params_)
             if (!slider(QString::fromStdString(k))) s.policy.params[k] = v;
-    policy_panel_->specInto(&s, device_->profile.kvCapacityTokens());
+    policy_panel_->specInto(&s, device_->profile().kvCapacityTokens());
     return s;
 }
 
 RunContext MainWindow::windowContext() const {
     RunContext c = runContext();
     c.cache = const_cast<WorkloadCache*>(&cache_); // thread-safe; its own lock
-    c.exec = device_;
+    c.exec = device_->resolved();
     return c;
 }
 
@@ -203,7 +203,7 @@ void MainWindow::buildUi() {
     // sliders, the TUF sliders and the request card. The window reacts to its controls.
     policy_panel_ =
         new PolicyPanel(start_.compare.isEmpty() ? start_.policy : start_.compare, start_.predictor,
-                        QString::fromStdString(device_->profile.name), extra_params_);
+                        QString::fromStdString(device_->profile().name), extra_params_);
     auto* panel = policy_panel_;
     // Serving as the command line asked (before any signal is connected: no re-run).
     policy_panel_->setPrefixCaching(start_.prefix_caching);
@@ -311,7 +311,7 @@ void MainWindow::buildUi() {
             [this](const QString& m) { statusBar()->showMessage(m); });
     connect(models_, &ModelsPanel::useModel, this, [this](qint64 id, const QString& config) {
         RunSpec::ExecPart e;
-        e.profile = device_->profile.name;
+        e.profile = device_->profile().name;
         e.model_id = id;
         e.model_config = config.toStdString();
         e.db = db_path_.toStdString();
@@ -390,13 +390,13 @@ void MainWindow::buildUi() {
                     &PolicyPanel::openRequested);
     file->addAction(tr("&Generate workload…"), QKeySequence(Qt::CTRL | Qt::Key_G), this,
                     &MainWindow::generateWorkload);
-    recent_menu_ = file->addMenu(tr("Open &recent"));
-    rebuildRecentMenu();
+    recent_ = new RecentFiles(
+        file->addMenu(tr("Open &recent")), [this](const QString& f) { openWorkload(f); }, this);
     auto* exp = file->addMenu(tr("&Export"));
     // Exports of the shown run (run_exports.h); a report names the device and carries the
     // run's RunSpec and the device profile.
     exports_ = new RunExports(this, state_, &jobs_, [this](views::ReportData& d, const RunView& r) {
-        d.config = {{"profile", device_->profile.name},
+        d.config = {{"profile", device_->profile().name},
                     {"execution model", r.log->exec_model},
                     {"predictor", r.policy.predictor}};
         if (d.pinned) d.pinned_name = pinnedName();
@@ -404,7 +404,7 @@ void MainWindow::buildUi() {
         if (d.spec_json.isEmpty())
             d.spec_json = tr("(none: a workload generated in the window is not a file; "
                              "File › Save session keeps it)");
-        d.profile_json = QString::fromStdString(device_->profile.toJson().dump(2));
+        d.profile_json = QString::fromStdString(device_->profile().toJson().dump(2));
     });
     connect(exports_, &RunExports::message, this,
             [this](const QString& m) { statusBar()->showMessage(m); });
@@ -470,41 +470,19 @@ void MainWindow::buildUi() {
     for (auto* d : findChildren<QDockWidget*>(QString(), Qt::FindDirectChildrenOnly))
         view->addAction(d->toggleViewAction());
     addHelpMenu(this);
-    // Progress and cancel for simulations that take longer than a third of a second.
-    progress_ = new QProgressBar;
-    progress_->setRange(0, 1000);
-    progress_->setMaximumWidth(220);
-    progress_->setTextVisible(false);
-    cancel_ = new QToolButton;
-    cancel_->setText(tr("Cancel"));
-    cancel_->setShortcut(QKeySequence(Qt::Key_Escape));
-    exec_label_ = new QLabel;
-    exec_label_->setObjectName(QStringLiteral("execLabel"));
-    statusBar()->addPermanentWidget(exec_label_);
+    // Progress and cancel of a workload read or a simulation that takes a while.
+    progress_ = new JobProgress(&jobs_, {QStringLiteral("load"), SimRunner::kChannel});
+    statusBar()->addPermanentWidget(device_->label());
     statusBar()->addPermanentWidget(progress_);
-    statusBar()->addPermanentWidget(cancel_);
-    progress_->hide();
-    cancel_->hide();
-    connect(cancel_, &QToolButton::clicked, this, [this] {
-        if (loading())
-            jobs_.cancel(QStringLiteral("load"));
-        else
-            runner_.cancel();
+    policy_panel_->showDevice(QString::fromStdString(device_->profile().name));
+    connect(device_, &DeviceChoice::message, this,
+            [this](const QString& m) { statusBar()->showMessage(m); });
+    connect(device_, &DeviceChoice::changed, this, [this](bool ok) {
+        policy_panel_->showDevice(QString::fromStdString(device_->profile().name),
+                                  device_->exec().model_id);
+        if (ok) resimulate();
+        Q_EMIT executionChanged(ok);
     });
-    poll_ = new QTimer(this);
-    poll_->setInterval(100);
-    connect(poll_, &QTimer::timeout, this, [this] {
-        const bool busy = loading() || runner_.busy();
-        const bool show = busy && QDateTime::currentMSecsSinceEpoch() - job_started_ms_ > 300;
-        progress_->setVisible(show);
-        cancel_->setVisible(show);
-        if (show)
-            progress_->setValue(static_cast<int>(
-                1000 * (loading() ? jobs_.latest(QStringLiteral("load"))->progress.load()
-                                  : runner_.progress())));
-        if (!busy) poll_->stop();
-    });
-    showExecution();
     statusBar()->showMessage(tr("Open a workload to begin"));
     resize(1400, 850);
     // Window layout as the user left it.
@@ -529,33 +507,12 @@ MainWindow::tufSliders(const std::string& cls) const {
     return policy_panel_->tufSliders(cls);
 }
 
-void MainWindow::rememberRecent(const QString& path) {
-    QSettings settings;
-    QStringList recent = settings.value(QStringLiteral("recentFiles")).toStringList();
-    const QString abs = QFileInfo(path).absoluteFilePath();
-    recent.removeAll(abs);
-    recent.prepend(abs);
-    while (recent.size() > 10) recent.removeLast();
-    settings.setValue(QStringLiteral("recentFiles"), recent);
-    rebuildRecentMenu();
-}
-
-void MainWindow::rebuildRecentMenu() {
-    recent_menu_->clear();
-    const QStringList recent = QSettings().value(QStringLiteral("recentFiles")).toStringList();
-    for (const QString& f : recent)
-        recent_menu_->addAction(QFileInfo(f).fileName(), this, [this, f] { openWorkload(f); })
-            ->setToolTip(f);
-    recent_menu_->setEnabled(!recent.isEmpty());
-}
-
 bool MainWindow::loading() const {
     return jobs_.busy(QStringLiteral("load"));
 }
 
 void MainWindow::openWorkload(const QString& path) {
-    job_started_ms_ = QDateTime::currentMSecsSinceEpoch();
-    poll_->start();
+    progress_->started();
     statusBar()->showMessage(tr("reading %1…").arg(path));
     // A newer open wins: the tracker cancels this one and drops its result.
     jobs_.start(QStringLiteral("load"), this, [this, path](JobTracker::Job& job) {
@@ -585,7 +542,7 @@ void MainWindow::openWorkload(const QString& path) {
                 box->open();
             } else {
                 setWorkload(w, QFileInfo(path).fileName(), QFileInfo(path).absoluteFilePath());
-                rememberRecent(path);
+                recent_->remember(path);
             }
             const bool ok = !cancelled && error.isEmpty();
             Q_EMIT workloadLoaded(ok);
@@ -629,14 +586,12 @@ SummaryOptions MainWindow::windowSummary() const {
 void MainWindow::resimulate() {
     if (!state_->workload() || restoring_) return;
     const long job = runner_.submit(shownSpec(), windowContext());
-    job_started_ms_ = QDateTime::currentMSecsSinceEpoch();
-    poll_->start();
+    progress_->started();
     statusBar()->showMessage(tr("simulating (job %1)…").arg(job));
 }
 
 void MainWindow::showResult(std::shared_ptr<const RunView> r) {
-    progress_->hide();
-    cancel_->hide();
+    progress_->done();
     if (!r->error.isEmpty()) {
         statusBar()->showMessage(tr("error: %1").arg(r->error));
         state_->reportFailure(r->error);
@@ -717,34 +672,11 @@ QString MainWindow::requestCard() const {
 }
 
 void MainWindow::useExecution(const RunSpec::ExecPart& exec) {
-    // Resolved off the GUI thread (a profile file, a stored model read and an ALA model
-    // parsed); a failure leaves the device as it was.
-    statusBar()->showMessage(tr("loading the execution model…"));
-    jobs_.start(QStringLiteral("exec"), this, [this, exec](JobTracker::Job&) {
-        auto r = std::make_shared<ResolvedExec>();
-        QString error;
-        try {
-            *r = resolveExec(exec, runContext());
-        } catch (const std::exception& e) {
-            error = QString::fromStdString(e.what());
-        }
-        return std::function<void()>([this, exec, r, error] {
-            if (!error.isEmpty()) {
-                statusBar()->showMessage(tr("cannot use that device: %1").arg(error));
-                policy_panel_->showDevice(QString::fromStdString(device_->profile.name),
-                                          exec_.model_id);
-                Q_EMIT executionChanged(false);
-                return;
-            }
-            exec_ = exec;
-            device_ = r;
-            showExecution();
-            for (const auto& w : r->model_warnings)
-                statusBar()->showMessage(QString::fromStdString(w));
-            resimulate();
-            Q_EMIT executionChanged(true);
-        });
-    });
+    device_->use(exec);
+}
+
+const RunSpec::ExecPart& MainWindow::execution() const {
+    return device_->exec();
 }
 
 void MainWindow::showModel(qint64 id) {
@@ -764,20 +696,7 @@ QTableWidget* MainWindow::modelsTable() const {
 }
 
 QString MainWindow::executionLabel() const {
-    return exec_label_->text();
-}
-
-void MainWindow::showExecution() {
-    const DeviceProfile& profile = device_->profile;
-    policy_panel_->showDevice(QString::fromStdString(profile.name), exec_.model_id);
-    // Short in the status bar (the model's name), whole in the tooltip (its parameters).
-    const QString full = QString::fromStdString(device_->model->describe());
-    QString name = full.section(QStringLiteral(" ["), 0, 0);
-    if (exec_.model_id > 0) name += tr(" on %1").arg(QString::fromStdString(profile.name));
-    exec_label_->setText(tr("device: %1 · KV %2 tokens").arg(name).arg(profile.kvCapacityTokens()));
-    exec_label_->setToolTip(tr("%1<br>The execution model the simulations use, and the device "
-                               "profile's KV capacity (the KV slider scales it)")
-                                .arg(full.toHtmlEscaped()));
+    return device_->label()->text();
 }
 
 bool MainWindow::saveSession(const QString& path, QString* error) {
@@ -802,14 +721,7 @@ bool MainWindow::saveSession(const QString& path, QString* error) {
     } else if (state_->pinned()) {
         f.pinned_spec = state_->pinned()->spec;
     }
-    auto* tabs = findChild<QTabWidget*>(QStringLiteral("charts"));
-    f.view = {{"tab", tabs ? tabs->currentIndex() : 0},
-              {"agent_rows", charts_->agentRows()},
-              {"from", state_->range()->from()},
-              {"to", state_->range()->to()},
-              {"row_height", charts_->timeline()->rowHeight()},
-              {"filter", charts_->findBar()->text().toStdString()},
-              {"only_matches", charts_->findBar()->onlyMatches()}};
+    f.view = charts_->viewJson();
     try {
         writeFileAtomically(path.toStdString(),
                             [&](std::ostream& out) { out << f.toJson().dump(2) << "\n"; });
@@ -854,13 +766,11 @@ void MainWindow::openSession(const QString& path) {
 void MainWindow::applySession(const OpenedSession& s) {
     restoring_ = true; // one simulation at the end, not one per setting
     if (s.device) {
-        exec_ = s.file.run.exec;
-        device_ = s.device;
-        showExecution();
+        device_->set(s.file.run.exec, s.device);
     } else {
         statusBar()->showMessage(tr("the session's device cannot be used (%1); %2 is")
                                      .arg(QString::fromStdString(s.device_error))
-                                     .arg(QString::fromStdString(device_->profile.name)));
+                                     .arg(QString::fromStdString(device_->profile().name)));
     }
     const std::string& name =
         s.file.label.empty()
@@ -873,7 +783,7 @@ void MainWindow::applySession(const OpenedSession& s) {
                     ? QFileInfo(QString::fromStdString(s.file.run.workload.path)).absoluteFilePath()
                     : QString());
     undo_->replaceAll(
-        [&] { policy_panel_->applySpec(s.file.run, device_->profile.kvCapacityTokens()); });
+        [&] { policy_panel_->applySpec(s.file.run, device_->profile().kvCapacityTokens()); });
     restoring_ = false;
     session_view_ = s.file.view;
     resimulate();
@@ -906,19 +816,7 @@ void MainWindow::applySessionView() {
     // After the session's first run is shown: the view as it was saved.
     const nlohmann::json v = std::move(session_view_);
     session_view_ = nullptr;
-    try {
-        if (auto* tabs = findChild<QTabWidget*>(QStringLiteral("charts")))
-            tabs->setCurrentIndex(v.value("tab", 0));
-        charts_->setAgentRows(v.value("agent_rows", false));
-        if (v.contains("from") && v.contains("to"))
-            state_->range()->setRange(v.at("from").get<double>(), v.at("to").get<double>());
-        if (v.contains("row_height"))
-            charts_->timeline()->setRowHeight(v.at("row_height").get<double>());
-        charts_->findBar()->setOnlyMatches(v.value("only_matches", false));
-        charts_->findBar()->setFilter(QString::fromStdString(v.value("filter", std::string())));
-    } catch (const std::exception&) {
-        // A view field of the wrong type: the view stays as it is.
-    }
+    charts_->restoreView(v);
     Q_EMIT sessionOpened(true);
 }
 

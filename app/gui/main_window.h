@@ -161,7 +161,7 @@ public:
     // configuration, its database), resolved off the GUI thread (executionChanged); shown in
     // the Policy panel's Device box, the status bar and every export.
     void useExecution(const RunSpec::ExecPart& exec);
-    const RunSpec::ExecPart& execution() const { return exec_; }
+    const RunSpec::ExecPart& execution() const;
     QString executionLabel() const;
 
     // File > Save / Open session: the workload (its file, or embedded when generated), the
@@ -205,15 +205,13 @@ protected:
 
 private:
     void buildUi();
-    void rememberRecent(const QString& path);
-    void rebuildRecentMenu();
     void showResult(std::shared_ptr<const RunView> r);
     void refreshComparison();
 
     StartOptions start_;
     WorkbenchState* state_; // the workload, runs, selection and time window the panels share
     // The device: its profile and execution model, resolved once when chosen.
-    std::shared_ptr<const ResolvedExec> device_;
+    class DeviceChoice* device_ = nullptr;
     // The shown workload, under its file's path or kMemoryWorkload: what the runs' specs
     // name (prepareRun takes it from here and keeps its rate-scaled copies).
     WorkloadCache cache_;
@@ -232,16 +230,10 @@ private:
     class InspectorPanel* inspector_ = nullptr;
     QDockWidget* inspector_dock_ = nullptr;
     bool inspector_widened_ = false;
-    class QMenu* recent_menu_ = nullptr;
-    // Shown while a simulation runs longer than a moment: progress and cancel.
-    QProgressBar* progress_ = nullptr;
-    class QToolButton* cancel_ = nullptr;
-    QTimer* poll_ = nullptr;
+    class RecentFiles* recent_ = nullptr;
+    class JobProgress* progress_ = nullptr; // of a read or a simulation running a while
     QString db_path_;
     class ViewHistory* history_ = nullptr;
-    RunSpec::ExecPart exec_; // what device_ was resolved from
-    QLabel* exec_label_ = nullptr;
-    void showExecution();
     // What the window's runs measure (the SLO sliders' goodput, no ITL).
     SummaryOptions windowSummary() const;
     // The RunSpec (JSON) that re-runs `r`; "" for a run on a workload that is not a file
@@ -254,7 +246,6 @@ private:
     void applySessionView();
     QString workload_file_; // the file the shown workload was read from ("" if generated)
     QString start_error_;
-    qint64 job_started_ms_ = 0;
     class LivePanel* live_ = nullptr;
     class ModelsPanel* models_ = nullptr;
     class PolicyPanel* policy_panel_ = nullptr;

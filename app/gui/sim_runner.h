@@ -4,51 +4,14 @@
 // slider moved ten times repaints once with the last setting.
 #include "exec/execution_model.h"
 #include "jobs.h"
-#include "lod/timeline.h"
-#include "metrics/explain_view.h"
-#include "metrics/summary.h"
-#include "model/run_log.h"
-#include "model/workload.h"
 #include "run/pipeline.h"
-#include "run/run_spec.h"
-#include "sched/registry.h"
-#include "tuf_chart.h"
+#include "run_view.h"
 
 #include <QObject>
 #include <atomic>
 #include <memory>
 
 namespace kairos::app {
-
-// A run as the workbench shows it: the RunSpec that made it, what the core's pipeline
-// returned, and what the views draw from it (timeline rows, KV series, CDFs, the Inspector's
-// index), computed once off the GUI thread.
-struct RunView {
-    long job = 0;
-    RunSpec spec;        // what ran (its workload part may name the window's in-memory one)
-    PolicyConfig policy; // the spec's policy and limits as the engine had them
-    EngineLimits limits;
-    std::shared_ptr<const Workload> workload; // transformed, as it ran
-    std::shared_ptr<const RunLog> log;
-    Summary summary;
-    SummaryOptions summary_options; // what the summary measured (SLOs, percentiles)
-    std::shared_ptr<const std::vector<RequestMetrics>> requests; // perRequest(log), by id
-    std::shared_ptr<const std::vector<lod::Row>> rows;           // one per request, by id
-    std::shared_ptr<const std::vector<lod::Row>> agent_rows;     // agent lanes; null without agents
-    std::shared_ptr<const std::vector<std::pair<double, double>>> kv;
-    // With prefix caching: KV holding data (in use plus cached blocks nobody references).
-    std::shared_ptr<const std::vector<std::pair<double, double>>> kv_held;
-    // The run's decisions with their reasons, indexed (the Inspector); it keeps the log.
-    std::shared_ptr<const ExplainIndex> explain;
-    std::vector<double> preemptions;
-    // Latency CDFs of finished requests (ms, lod::ecdf) and the utility view's data.
-    std::vector<std::pair<double, double>> cdf_ttft, cdf_tpot, cdf_e2el;
-    std::vector<views::TufClass> tufs;
-    double wall_ms = 0;                             // prepare + simulate + summarise + rows
-    double sim_ms = 0, summary_ms = 0, rows_ms = 0; // the parts (rows: after the summary)
-    double layout_wait_ms = 0; // of rows_ms: waiting for the timeline layout's thread
-    QString error;             // set when the run failed (bad parameter, scheduler loop)
-};
 
 class SimRunner : public QObject {
     Q_OBJECT

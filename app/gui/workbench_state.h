@@ -3,7 +3,7 @@
 // pinned run (this window's, or a stored one by id), the selected request and the time
 // window. The window and its panels read it and change it through it; each change is a
 // signal, so a panel follows the others without knowing them.
-#include "sim_runner.h"
+#include "run_view.h"
 #include "time_range.h"
 
 #include <QObject>

@@ -1,0 +1,61 @@
+#include "device_choice.h"
+
+#include "profiles.h"
+
+#include <QLabel>
+
+namespace kairos::app {
+
+DeviceChoice::DeviceChoice(JobTracker* jobs, const std::string& profile, QObject* parent)
+    : QObject(parent), jobs_(jobs), label_(new QLabel) {
+    label_->setObjectName(QStringLiteral("execLabel"));
+    auto r = std::make_shared<ResolvedExec>();
+    r->profile = resolveProfile(profile);
+    r->model = makeExecutionModel(r->profile);
+    resolved_ = std::move(r);
+    exec_.profile = resolved_->profile.name;
+    showLabel();
+}
+
+void DeviceChoice::use(const RunSpec::ExecPart& exec) {
+    Q_EMIT message(tr("loading the execution model…"));
+    jobs_->start(QStringLiteral("exec"), this, [this, exec](JobTracker::Job&) {
+        auto r = std::make_shared<ResolvedExec>();
+        QString error;
+        try {
+            *r = resolveExec(exec, runContext());
+        } catch (const std::exception& e) {
+            error = QString::fromStdString(e.what());
+        }
+        return std::function<void()>([this, exec, r, error] {
+            if (!error.isEmpty()) {
+                Q_EMIT message(tr("cannot use that device: %1").arg(error));
+                Q_EMIT changed(false);
+                return;
+            }
+            for (const auto& w : r->model_warnings) Q_EMIT message(QString::fromStdString(w));
+            set(exec, r);
+        });
+    });
+}
+
+void DeviceChoice::set(const RunSpec::ExecPart& exec, std::shared_ptr<const ResolvedExec> r) {
+    exec_ = exec;
+    resolved_ = std::move(r);
+    showLabel();
+    Q_EMIT changed(true);
+}
+
+void DeviceChoice::showLabel() {
+    const DeviceProfile& p = resolved_->profile;
+    // Short in the status bar (the model's name), whole in the tooltip (its parameters).
+    const QString full = QString::fromStdString(resolved_->model->describe());
+    QString name = full.section(QStringLiteral(" ["), 0, 0);
+    if (exec_.model_id > 0) name += tr(" on %1").arg(QString::fromStdString(p.name));
+    label_->setText(tr("device: %1 · KV %2 tokens").arg(name).arg(p.kvCapacityTokens()));
+    label_->setToolTip(tr("%1<br>The execution model the simulations use, and the device "
+                          "profile's KV capacity (the KV slider scales it)")
+                           .arg(full.toHtmlEscaped()));
+}
+
+} // namespace kairos::app

@@ -1,0 +1,44 @@
+#pragma once
+// The device the window's runs use: a shipped profile, or a fitted model from the store
+// (exec.model_id, its configuration, its database) on a profile's KV capacity. A new choice
+// is resolved off the GUI thread (a profile file read, a stored model read and an ALA model
+// parsed); a failure leaves the device as it was. The status bar's label names it.
+#include "jobs.h"
+#include "run/pipeline.h"
+
+#include <QObject>
+#include <memory>
+
+class QLabel;
+
+namespace kairos::app {
+
+class DeviceChoice : public QObject {
+    Q_OBJECT
+public:
+    // Starts on a shipped profile (or a profile file), resolved now.
+    DeviceChoice(JobTracker* jobs, const std::string& profile, QObject* parent = nullptr);
+    const RunSpec::ExecPart& exec() const { return exec_; }
+    const std::shared_ptr<const ResolvedExec>& resolved() const { return resolved_; }
+    const DeviceProfile& profile() const { return resolved_->profile; }
+    // Resolves `exec` in the background: changed(ok).
+    void use(const RunSpec::ExecPart& exec);
+    // Takes a device resolved already (a session's); changed(true).
+    void set(const RunSpec::ExecPart& exec, std::shared_ptr<const ResolvedExec> resolved);
+    // "device: NAME · KV N tokens" (the model's parameters in its tooltip).
+    QLabel* label() const { return label_; }
+
+Q_SIGNALS:
+    void changed(bool ok);
+    void message(const QString& text); // for the status bar
+
+private:
+    void showLabel();
+
+    JobTracker* jobs_;
+    RunSpec::ExecPart exec_; // what resolved_ was resolved from
+    std::shared_ptr<const ResolvedExec> resolved_;
+    QLabel* label_;
+};
+
+} // namespace kairos::app
