@@ -2,6 +2,7 @@
 
 #include "chart_tools.h"
 #include "find_bar.h"
+#include "inspector_panel.h"
 #include "kv_chart.h"
 #include "latency_chart.h"
 #include "lod/timeline.h"
@@ -107,6 +108,26 @@ void ChartArea::showRun(const RunView& r) {
                 r.preemptions, r.kv_held);
     tuf_->setClasses(r.tufs);
     refreshComparison();
+}
+
+void ChartArea::followInspector(InspectorPanel* inspector) {
+    connect(timeline_, &views::TimelineView::cursorMoved, inspector, &InspectorPanel::followCursor);
+    connect(kv_, &views::KvChart::cursorMoved, inspector, &InspectorPanel::followCursor);
+    connect(kv_, &views::KvChart::timeClicked, this, [this, inspector](double t) {
+        inspector->inspectAt(t);
+        Q_EMIT inspectorWanted();
+    });
+    connect(inspector, &InspectorPanel::timeChanged, this, [this](double t) {
+        timeline_->setInspectedTime(t);
+        kv_->setInspectedTime(t);
+    });
+    connect(inspector, &InspectorPanel::requestPicked, this, [this](int id, double t) {
+        if (id < 0) return;
+        state_->setSelection(id, t);
+        timeline_->scrollToRequest(id);
+    });
+    connect(timeline_, &views::TimelineView::requestClicked, this, &ChartArea::inspectorWanted);
+    connect(timeline_, &views::TimelineView::requestClicked, state_, &WorkbenchState::setSelection);
 }
 
 void ChartArea::setAgentRows(bool on) {

@@ -47,6 +47,11 @@ public:
     // The pinned run as legends name it ("run 3 fcfs", "pinned sjf"; "" when none).
     QString pinnedName() const;
 
+    // The Inspector follows the cursor over the timeline and the KV chart, marks its instant
+    // on both, and a request it picks is selected and scrolled to; a click on the KV chart
+    // inspects that instant. A click on either asks for the Inspector (inspectorWanted).
+    void followInspector(class InspectorPanel* inspector);
+
     // Timeline rows per agent lane (when the workload names agents) or per request; the
     // checkable action (View › Rows per agent) follows it.
     void setAgentRows(bool on);
@@ -64,6 +69,9 @@ public:
     void addChart(const QString& name, std::function<bool(const QString&)> save);
     QStringList chartNames() const;
     bool exportChart(const QString& chart, const QString& path) const;
+
+Q_SIGNALS:
+    void inspectorWanted();
 
 private:
     void applyRows();

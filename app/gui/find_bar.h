@@ -9,6 +9,7 @@
 #include <vector>
 
 class QCheckBox;
+class QHBoxLayout;
 class QLabel;
 class QLineEdit;
 class QTimer;
@@ -56,7 +57,7 @@ private:
 
     WorkbenchState* state_;
     views::TimelineView* timeline_;
-    class QHBoxLayout* layout_;
+    QHBoxLayout* layout_;
     QLineEdit* field_;
     QLabel* info_;
     QCheckBox* only_;

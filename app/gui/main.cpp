@@ -1,6 +1,7 @@
 // kairos: the workbench. `kairos --workload F --policy P [--param K=V ...] [--screenshot
 // OUT.png --quit]` opens on a workload; with --screenshot the window is saved as soon as
 // the first simulation is shown (for tests and docs).
+#include "chart_area.h"
 #include "inspector_panel.h"
 #include "main_window.h"
 #include "model/router.h"
@@ -271,7 +272,9 @@ int main(int argc, char** argv) {
         const QString out = cl.value(shot);
         const bool and_quit = cl.isSet(quit);
         auto save = [&w, out, and_quit] {
-            w->timeline()->finishFrame(); // a large trace's frame is built off the GUI thread
+            w->charts()
+                ->timeline()
+                ->finishFrame(); // a large trace's frame is built off the GUI thread
             // Whole or not at all: a failed write leaves no half-written picture.
             QSaveFile file(out);
             const bool ok =

@@ -3,22 +3,13 @@
 #include "chart_area.h"
 #include "chart_tools.h"
 #include "device_choice.h"
-#include "export/perfetto.h"
-#include "export/requests_csv.h"
-#include "export/runlog_jsonl.h"
 #include "find_bar.h"
 #include "generate_dialog.h"
 #include "help_menu.h"
 #include "inspector_panel.h"
 #include "job_progress.h"
-#include "kv_chart.h"
-#include "latency_chart.h"
 #include "length_histogram.h"
 #include "live_panel.h"
-#include "metrics/cdf.h"
-#include "metrics/request_filter.h"
-#include "metrics/request_metrics.h"
-#include "metrics_model.h"
 #include "metrics_panel.h"
 #include "model_chart.h"
 #include "models_panel.h"
@@ -30,76 +21,38 @@
 #include "report.h"
 #include "run/knobs.h"
 #include "run/pipeline.h"
-#include "run/run_spec.h"
 #include "run_exports.h"
-#include "runs_model.h"
 #include "runs_panel.h"
+#include "session_io.h"
 #include "store/store.h"
 #include "stored_runs.h"
 #include "sweep_panel.h"
 #include "time_range.h"
 #include "timeline_view.h"
 #include "trace_formats.h"
-#include "tuf_chart.h"
-#include "util/atomic_file.h"
-#include "util/input_error.h"
-#include "util/input_file.h"
 #include "view_history.h"
-#include "workload/generators.h"
 #include "workload/readers.h"
 
-#include <QApplication>
-#include <QCheckBox>
 #include <QCloseEvent>
 #include <QComboBox>
-#include <QDateTime>
 #include <QDockWidget>
 #include <QFileDialog>
 #include <QFileInfo>
-#include <QGroupBox>
-#include <QHBoxLayout>
 #include <QLabel>
-#include <QLineEdit>
 #include <QMenu>
 #include <QMenuBar>
 #include <QMessageBox>
-#include <QPointer>
-#include <QProgressBar>
 #include <QScrollArea>
 #include <QScrollBar>
 #include <QSettings>
-#include <QShortcut>
-#include <QSignalBlocker>
-#include <QSplitter>
 #include <QStatusBar>
-#include <QStyle>
-#include <QTabWidget>
-#include <QTableWidget>
-#include <QThreadPool>
 #include <QTimer>
-#include <QToolButton>
 #include <QUndoStack>
-#include <QVBoxLayout>
 #include <cmath>
-#include <fstream>
 #include <functional>
 #include <nlohmann/json.hpp>
-#include <optional>
-#include <sstream>
 
 namespace kairos::app {
-
-QUndoStack* MainWindow::undoStack() const {
-    return undo_->stack();
-}
-
-void MainWindow::setParam(const QString& name, const QVariant& value) {
-    undo_->set(name, value);
-}
-
-QString MainWindow::shortcutsHelp() const {
-    return app::shortcutsHelp(menuBar());
-}
 
 MainWindow::MainWindow(const StartOptions& opt, QWidget* parent)
     : QMainWindow(parent), start_(opt), state_(new WorkbenchState(this)), runner_(&jobs_) {
@@ -132,19 +85,8 @@ SweepBase MainWindow::sweepBase() const {
     b.workload = state_->workload();
     b.profile = device_->profile();
     b.profile_kv = b.profile.kvCapacityTokens();
-    for (const SliderSpec& sp : sliderSpecs()) {
-        if (const RunKnob* k = findRunKnob(sp.name); k && !k->axis) continue; // an SLO
-        SweepParam p;
-        p.name = QString::fromStdString(sp.name);
-        p.label = QString::fromStdString(sp.label);
-        p.lo = sp.lo;
-        p.hi = sp.hi;
-        p.log = sp.log;
-        p.whole = sp.decimals == 0;
-        p.value = slider(p.name)->value();
-        p.policies = sp.policies;
-        b.params.push_back(p);
-    }
+    b.params =
+        sweepParams([this](const QString& name) { return policy_panel_->slider(name)->value(); });
     return b;
 }
 
@@ -155,7 +97,7 @@ RunSpec MainWindow::shownSpec() const {
     // --param values without a slider go to the policy they were given for.
     if (policy_panel_->policy() == start_.policy)
         for (const auto& [k, v] : extra_params_)
-            if (!slider(QString::fromStdString(k))) s.policy.params[k] = v;
+            if (!policy_panel_->slider(QString::fromStdString(k))) s.policy.params[k] = v;
     policy_panel_->specInto(&s, device_->profile().kvCapacityTokens());
     return s;
 }
@@ -182,12 +124,14 @@ void MainWindow::showInspector() {
     }
 }
 
-QComboBox* MainWindow::policyBox() const {
-    return policy_panel_->policyBox();
-}
-
-views::ParamSlider* MainWindow::slider(const QString& name) const {
-    return policy_panel_->slider(name);
+QDockWidget* MainWindow::addPanel(const QString& title, const char* name, QWidget* panel,
+                                  Qt::DockWidgetArea area, QDockWidget* tab_with) {
+    auto* dock = new QDockWidget(title, this);
+    dock->setObjectName(QString::fromLatin1(name)); // kairos --dock NAME raises it
+    dock->setWidget(panel);
+    addDockWidget(area, dock);
+    if (tab_with) tabifyDockWidget(tab_with, dock);
+    return dock;
 }
 
 void MainWindow::buildUi() {
@@ -237,8 +181,6 @@ void MainWindow::buildUi() {
         sweep_dock_->raise();
         sweep_->sweep(name);
     });
-    auto* dock = new QDockWidget(tr("Policy"), this);
-    dock->setObjectName(QStringLiteral("policy"));
     auto* scroll = new QScrollArea; // many TUF classes or a small screen: scroll, never clip
     scroll->setWidget(panel);
     scroll->setWidgetResizable(true);
@@ -248,8 +190,7 @@ void MainWindow::buildUi() {
     // scroll bar: a narrower dock clipped the spin boxes).
     scroll->setMinimumWidth(std::max(250, panel->minimumSizeHint().width() +
                                               scroll->verticalScrollBar()->sizeHint().width()));
-    dock->setWidget(scroll);
-    addDockWidget(Qt::LeftDockWidgetArea, dock);
+    addPanel(tr("Policy"), "policy", scroll, Qt::LeftDockWidgetArea);
 
     metrics_ = new MetricsPanel;
     metrics_->setObjectName(QStringLiteral("metricsPanel"));
@@ -266,10 +207,7 @@ void MainWindow::buildUi() {
         resizeDocks({metrics_dock_}, {std::max(want, metrics_->minimumTableWidth())},
                     Qt::Horizontal);
     });
-    metrics_dock_ = new QDockWidget(tr("Metrics"), this);
-    metrics_dock_->setObjectName(QStringLiteral("metrics"));
-    metrics_dock_->setWidget(metrics_);
-    addDockWidget(Qt::RightDockWidgetArea, metrics_dock_);
+    metrics_dock_ = addPanel(tr("Metrics"), "metrics", metrics_);
 
     // Runs browser: the database's runs, newest first; double-click pins one.
     db_path_ =
@@ -287,6 +225,10 @@ void MainWindow::buildUi() {
             [this](const std::vector<store::ModelInfo>& m) { models_->setModels(m); });
     connect(runs_, &RunsPanel::refreshed, this, &MainWindow::runsRefreshed);
     stored_ = new StoredRuns(&jobs_, state_, runs_, db_path_, this);
+    sessions_ = new SessionIO(this);
+    connect(sessions_, &SessionIO::opened, this, &MainWindow::sessionOpened);
+    connect(sessions_, &SessionIO::message, this,
+            [this](const QString& m) { statusBar()->showMessage(m); });
     connect(stored_, &StoredRuns::saved, this, &MainWindow::runSaved);
     connect(stored_, &StoredRuns::pinned, this, [this](qint64 id, bool ok) {
         if (ok) refreshComparison();
@@ -294,12 +236,7 @@ void MainWindow::buildUi() {
     });
     connect(stored_, &StoredRuns::message, statusBar(),
             [this](const QString& m) { statusBar()->showMessage(m); });
-    auto* runs_dock = new QDockWidget(tr("Runs"), this);
-    runs_dock->setObjectName(QStringLiteral("runs"));
-    runs_dock->setWidget(runs_);
-    addDockWidget(Qt::RightDockWidgetArea, runs_dock);
-    tabifyDockWidget(metrics_dock_, runs_dock);
-    metrics_dock_->raise();
+    auto* runs_dock = addPanel(tr("Runs"), "runs", runs_, Qt::RightDockWidgetArea, metrics_dock_);
     // Models: the fitted models in the database, the selected one plotted (models_panel.h).
     models_ = new ModelsPanel(&jobs_, db_path_);
     models_->setObjectName(QStringLiteral("modelsPanel"));
@@ -317,59 +254,28 @@ void MainWindow::buildUi() {
         e.db = db_path_.toStdString();
         useExecution(e);
     });
-    auto* models_dock = new QDockWidget(tr("Models"), this);
-    models_dock->setObjectName(QStringLiteral("models"));
-    models_dock->setWidget(models_);
-    addDockWidget(Qt::RightDockWidgetArea, models_dock);
-    tabifyDockWidget(runs_dock, models_dock);
+    auto* models_dock =
+        addPanel(tr("Models"), "models", models_, Qt::RightDockWidgetArea, runs_dock);
     // Live: profile the live engine here and run the workload on it (kairos-cli children).
     live_ = new LivePanel;
     live_->setObjectName(QStringLiteral("livePanel"));
     live_->setDatabase(db_path_);
     live_->setPolicy(policy_panel_->policy());
-    auto* live_dock = new QDockWidget(tr("Live"), this);
-    live_dock->setObjectName(QStringLiteral("live"));
-    live_dock->setWidget(live_);
-    addDockWidget(Qt::RightDockWidgetArea, live_dock);
-    tabifyDockWidget(models_dock, live_dock);
+    auto* live_dock = addPanel(tr("Live"), "live", live_, Qt::RightDockWidgetArea, models_dock);
     // Sweep: a slider's whole range as a curve (run/sweep.h in the background).
     sweep_ = new SweepPanel(&jobs_, [this] { return sweepBase(); });
     sweep_->setDatabase(db_path_);
     sweep_->setObjectName(QStringLiteral("sweepPanel"));
-    sweep_dock_ = new QDockWidget(tr("Sweep"), this);
-    sweep_dock_->setObjectName(QStringLiteral("sweep"));
-    sweep_dock_->setWidget(sweep_);
-    addDockWidget(Qt::RightDockWidgetArea, sweep_dock_);
-    tabifyDockWidget(live_dock, sweep_dock_);
+    sweep_dock_ = addPanel(tr("Sweep"), "sweep", sweep_, Qt::RightDockWidgetArea, live_dock);
     // Inspector: why the scheduler did that (inspector_panel.h). It follows the cursor over
     // the timeline and the KV chart; a click on either shows that instant and raises it.
     inspector_ = new InspectorPanel;
     inspector_->setObjectName(QStringLiteral("inspectorPanel"));
     inspector_->attach(state_);
-    inspector_dock_ = new QDockWidget(tr("Inspector"), this);
-    inspector_dock_->setObjectName(QStringLiteral("inspector"));
-    inspector_dock_->setWidget(inspector_);
-    addDockWidget(Qt::RightDockWidgetArea, inspector_dock_);
-    tabifyDockWidget(sweep_dock_, inspector_dock_);
-    connect(charts_->timeline(), &views::TimelineView::cursorMoved, inspector_,
-            &InspectorPanel::followCursor);
-    connect(charts_->kvChart(), &views::KvChart::cursorMoved, inspector_,
-            &InspectorPanel::followCursor);
-    connect(charts_->kvChart(), &views::KvChart::timeClicked, this, [this](double t) {
-        inspector_->inspectAt(t);
-        showInspector();
-    });
-    connect(inspector_, &InspectorPanel::timeChanged, this, [this](double t) {
-        charts_->timeline()->setInspectedTime(t);
-        charts_->kvChart()->setInspectedTime(t);
-    });
-    connect(inspector_, &InspectorPanel::requestPicked, this, [this](int id, double t) {
-        if (id < 0) return;
-        state_->setSelection(id, t);
-        charts_->timeline()->scrollToRequest(id);
-    });
-    connect(charts_->timeline(), &views::TimelineView::requestClicked, this,
-            [this] { showInspector(); });
+    inspector_dock_ =
+        addPanel(tr("Inspector"), "inspector", inspector_, Qt::RightDockWidgetArea, sweep_dock_);
+    charts_->followInspector(inspector_);
+    connect(charts_, &ChartArea::inspectorWanted, this, &MainWindow::showInspector);
     metrics_dock_->raise();
     runs_->refresh();
 
@@ -383,8 +289,6 @@ void MainWindow::buildUi() {
         resimulate();
     });
     connect(policy_panel_, &PolicyPanel::servingChanged, this, &MainWindow::resimulate);
-    connect(charts_->timeline(), &views::TimelineView::requestClicked, state_,
-            &WorkbenchState::setSelection);
     auto* file = menuBar()->addMenu(tr("&File"));
     file->addAction(tr("&Open workload…"), QKeySequence::Open, policy_panel_,
                     &PolicyPanel::openRequested);
@@ -399,7 +303,7 @@ void MainWindow::buildUi() {
         d.config = {{"profile", device_->profile().name},
                     {"execution model", r.log->exec_model},
                     {"predictor", r.policy.predictor}};
-        if (d.pinned) d.pinned_name = pinnedName();
+        if (d.pinned) d.pinned_name = charts_->pinnedName();
         d.spec_json = QString::fromStdString(runSpecJson(r, 2));
         if (d.spec_json.isEmpty())
             d.spec_json = tr("(none: a workload generated in the window is not a file; "
@@ -411,22 +315,7 @@ void MainWindow::buildUi() {
     exports_->fill(exp);
     file->addAction(tr("&Save run to database"), QKeySequence::Save, this, &MainWindow::saveRun);
     file->addSeparator();
-    file->addAction(tr("Save s&ession…"), QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_S), this,
-                    [this] {
-                        const QString f = QFileDialog::getSaveFileName(
-                            this, tr("Save session"), QStringLiteral("session.kairos.json"),
-                            tr("Kairos session (*.kairos.json *.json)"));
-                        if (f.isEmpty()) return;
-                        QString error;
-                        if (!saveSession(f, &error))
-                            QMessageBox::warning(this, tr("Save session"), error);
-                    });
-    file->addAction(
-        tr("Open sess&ion…"), QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_O), this, [this] {
-            const QString f = QFileDialog::getOpenFileName(
-                this, tr("Open session"), QString(), tr("Kairos session (*.kairos.json *.json)"));
-            if (!f.isEmpty()) openSession(f);
-        });
+    sessions_->addActions(file);
     file->addSeparator();
     file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
     auto* run = menuBar()->addMenu(tr("&Run"));
@@ -500,11 +389,6 @@ void MainWindow::closeEvent(QCloseEvent* e) {
     settings.setValue(QStringLiteral("view/agentRows"), charts_->agentRows());
     jobs_.cancelAll(); // closing: stop spending the CPU on what nobody will see
     QMainWindow::closeEvent(e);
-}
-
-std::pair<views::ParamSlider*, views::ParamSlider*>
-MainWindow::tufSliders(const std::string& cls) const {
-    return policy_panel_->tufSliders(cls);
 }
 
 bool MainWindow::loading() const {
@@ -618,7 +502,7 @@ void MainWindow::showResult(std::shared_ptr<const RunView> r) {
                                  .arg(r->wall_ms, 0, 'f', 1)
                                  .arg(r->job));
     Q_EMIT resultShown(r->job);
-    if (session_view_.is_object()) applySessionView();
+    sessions_->runShown();
     // --compare: the first run shown is the reference; pin it and run the chosen policy.
     if (!start_.compare.isEmpty() && !startup_compare_done_) {
         startup_compare_done_ = true;
@@ -630,18 +514,6 @@ void MainWindow::showResult(std::shared_ptr<const RunView> r) {
         return;
     }
     Q_EMIT ready();
-}
-
-views::MetricsModel* MainWindow::metricsModel() const {
-    return metrics_->model();
-}
-
-void MainWindow::refreshRuns() {
-    runs_->refresh();
-}
-
-views::RunsModel* MainWindow::runsModel() const {
-    return runs_->model();
 }
 
 std::string MainWindow::runSpecJson(const RunView& r, int indent) const {
@@ -667,157 +539,16 @@ void MainWindow::pinStoredRun(qint64 id) {
     stored_->pin(id, windowSummary());
 }
 
-QString MainWindow::requestCard() const {
-    return policy_panel_->cardText();
-}
-
 void MainWindow::useExecution(const RunSpec::ExecPart& exec) {
     device_->use(exec);
 }
 
-const RunSpec::ExecPart& MainWindow::execution() const {
-    return device_->exec();
-}
-
-void MainWindow::showModel(qint64 id) {
-    models_->showModel(id);
-}
-
-QComboBox* MainWindow::alaConfigBox() const {
-    return models_->configBox();
-}
-
-views::ModelChart* MainWindow::modelChart() const {
-    return models_->chart();
-}
-
-QTableWidget* MainWindow::modelsTable() const {
-    return models_->table();
-}
-
-QString MainWindow::executionLabel() const {
-    return device_->label()->text();
-}
-
 bool MainWindow::saveSession(const QString& path, QString* error) {
-    // Everything to come back to this view: the shown run's RunSpec (with the workload
-    // itself when it lives in the window only), the pinned run, and the view.
-    if (!state_->workload()) {
-        if (error) *error = tr("No workload to save a session of.");
-        return false;
-    }
-    SessionFile f;
-    f.run = shownSpec();
-    f.label = state_->workloadName().toStdString();
-    if (workload_file_.isEmpty()) {
-        std::ostringstream out;
-        writeKairos(*state_->workload(), out);
-        f.embedded = out.str();
-        f.embedded_name = state_->workload()->name;
-    }
-    if (state_->pinned() && state_->pinnedStoredId() >= 0) {
-        f.pinned_stored = state_->pinnedStoredId();
-        f.pinned_db = db_path_.toStdString();
-    } else if (state_->pinned()) {
-        f.pinned_spec = state_->pinned()->spec;
-    }
-    f.view = charts_->viewJson();
-    try {
-        writeFileAtomically(path.toStdString(),
-                            [&](std::ostream& out) { out << f.toJson().dump(2) << "\n"; });
-    } catch (const std::exception& e) {
-        if (error) *error = QString::fromStdString(e.what());
-        return false;
-    }
-    statusBar()->showMessage(tr("session saved to %1").arg(path));
-    return true;
+    return sessions_->save(path, error);
 }
 
 void MainWindow::openSession(const QString& path) {
-    // Read and parse (an embedded workload can be large) and resolve its device off the GUI
-    // thread; then set everything, simulate once, pin, and restore the view when the run is
-    // shown.
-    statusBar()->showMessage(tr("opening session %1…").arg(path));
-    jobs_.start(QStringLiteral("load"), this, [this, path](JobTracker::Job& job) {
-        auto opened = std::make_shared<OpenedSession>();
-        QString error;
-        try {
-            *opened = readSession(path.toStdString(), runContext(), &job.progress, &job.cancel);
-        } catch (const ReadCancelled&) {
-            error = tr("cancelled");
-        } catch (const std::exception& e) {
-            error = QString::fromStdString(e.what());
-        }
-        return std::function<void()>([this, path, opened, error] {
-            if (!error.isEmpty()) {
-                statusBar()->showMessage(tr("cannot open session %1: %2").arg(path, error));
-                auto* box = new QMessageBox(QMessageBox::Warning, tr("Cannot open session"), error,
-                                            QMessageBox::Ok, this);
-                box->setAttribute(Qt::WA_DeleteOnClose);
-                box->open();
-                Q_EMIT sessionOpened(false);
-                return;
-            }
-            applySession(*opened);
-        });
-    });
-}
-
-void MainWindow::applySession(const OpenedSession& s) {
-    restoring_ = true; // one simulation at the end, not one per setting
-    if (s.device) {
-        device_->set(s.file.run.exec, s.device);
-    } else {
-        statusBar()->showMessage(tr("the session's device cannot be used (%1); %2 is")
-                                     .arg(QString::fromStdString(s.device_error))
-                                     .arg(QString::fromStdString(device_->profile().name)));
-    }
-    const std::string& name =
-        s.file.label.empty()
-            ? (s.workload->name.empty() ? std::string("session") : s.workload->name)
-            : s.file.label;
-    const QString label = QString::fromStdString(name);
-    setWorkload(s.workload,
-                label.section(QStringLiteral("</b>"), 0, 0).remove(QStringLiteral("<b>")),
-                s.file.embedded.empty()
-                    ? QFileInfo(QString::fromStdString(s.file.run.workload.path)).absoluteFilePath()
-                    : QString());
-    undo_->replaceAll(
-        [&] { policy_panel_->applySpec(s.file.run, device_->profile().kvCapacityTokens()); });
-    restoring_ = false;
-    session_view_ = s.file.view;
-    resimulate();
-    // The pinned run: a stored one read again, or this window's re-run from its spec.
-    if (s.file.pinned_stored >= 0) {
-        pinStoredRun(s.file.pinned_stored);
-    } else if (s.file.pinned_spec) {
-        RunSpec spec = *s.file.pinned_spec;
-        spec.workload.path = shownSpec().workload.path; // the workload shown, as it was
-        jobs_.start(QStringLiteral("pin"), this,
-                    [this, spec, ctx = windowContext()](JobTracker::Job& job) {
-                        RunContext c = ctx;
-                        c.cancel = &job.cancel;
-                        c.progress = &job.progress;
-                        auto r = std::make_shared<const RunView>(SimRunner::run(spec, c, job.id));
-                        return std::function<void()>([this, r] {
-                            if (!r->error.isEmpty()) {
-                                statusBar()->showMessage(
-                                    tr("the session's pinned run failed: %1").arg(r->error));
-                                return;
-                            }
-                            state_->setPinned(r);
-                            refreshComparison();
-                        });
-                    });
-    }
-}
-
-void MainWindow::applySessionView() {
-    // After the session's first run is shown: the view as it was saved.
-    const nlohmann::json v = std::move(session_view_);
-    session_view_ = nullptr;
-    charts_->restoreView(v);
-    Q_EMIT sessionOpened(true);
+    sessions_->open(path);
 }
 
 void MainWindow::pin() {
@@ -835,42 +566,6 @@ void MainWindow::unpin() {
 
 void MainWindow::refreshComparison() {
     charts_->refreshComparison();
-}
-
-QString MainWindow::pinnedName() const {
-    return charts_->pinnedName();
-}
-
-views::TimelineView* MainWindow::timeline() const {
-    return charts_->timeline();
-}
-
-views::KvChart* MainWindow::kvChart() const {
-    return charts_->kvChart();
-}
-
-views::LatencyChart* MainWindow::latencyChart() const {
-    return charts_->latencyChart();
-}
-
-FindBar* MainWindow::findBar() const {
-    return charts_->findBar();
-}
-
-void MainWindow::setAgentRows(bool on) {
-    charts_->setAgentRows(on);
-}
-
-bool MainWindow::agentRows() const {
-    return charts_->agentRows();
-}
-
-QStringList MainWindow::chartNames() const {
-    return charts_->chartNames();
-}
-
-bool MainWindow::exportChart(const QString& chart, const QString& path) {
-    return charts_->exportChart(chart, path);
 }
 
 } // namespace kairos::app

@@ -87,102 +87,74 @@ public:
     // What the pinned stored run lacks and why (no overlay: no RunSpec, or its re-run
     // differs); "" when it has every overlay.
     QString pinnedNote() const { return state_->pinnedNote(); }
-    // The pinned run as legends name it ("run 3 fcfs", "pinned sjf").
-    QString pinnedName() const;
-    // The centre: timeline, find bar, KV, CDF and utility charts (chart_area.h).
+    SimRunner& runner() { return runner_; }
+    // What the panels share (workbench_state.h).
+    WorkbenchState* state() const { return state_; }
+    // Every background job of the window (jobs.h).
+    JobTracker& jobs() { return jobs_; }
+
+    // The window's rooms, each testable on its own:
+    // the centre (timeline, find bar, KV, CDF and utility charts; chart_area.h) and Back /
+    // Forward through its views (view_history.h);
     class ChartArea* charts() const {
         return charts_;
     }
-    views::MetricsModel* metricsModel() const;
-    SimRunner& runner() { return runner_; }
-    views::TimelineView* timeline() const;
-    views::KvChart* kvChart() const;
-    views::LatencyChart* latencyChart() const;
-    views::ParamSlider* slider(const QString& name) const;
+    class ViewHistory* history() const {
+        return history_;
+    }
+    // the panels (each its header);
+    class PolicyPanel* policyPanel() const {
+        return policy_panel_;
+    }
+    class MetricsPanel* metricsPanel() const {
+        return metrics_;
+    }
+    class RunsPanel* runsPanel() const {
+        return runs_;
+    }
+    class ModelsPanel* modelsPanel() const {
+        return models_;
+    }
     class SweepPanel* sweepPanel() const {
         return sweep_;
     }
-    // The shown run's settings and workload, and the sliders that can be swept.
-    struct SweepBase sweepBase() const;
-    // The TUF sliders of a class (ERT, zero-utility time); nulls if it has none.
-    std::pair<views::ParamSlider*, views::ParamSlider*> tufSliders(const std::string& cls) const;
-    QComboBox* policyBox() const;
     class LivePanel* livePanel() const {
         return live_;
     }
-    // The Inspector: the scheduler at any instant and a request's story with reasons.
     class InspectorPanel* inspector() const {
         return inspector_;
     }
     QDockWidget* inspectorDock() const { return inspector_dock_; }
     // Shows and raises the Inspector, widening its dock when it is narrow.
     void showInspector();
+    // the device (device_choice.h) and the undo of parameter changes (param_undo.h).
+    class DeviceChoice* device() const {
+        return device_;
+    }
+    class ParamUndo* undo() const {
+        return undo_;
+    }
+    // The shown run's settings and workload, and the sliders that can be swept.
+    struct SweepBase sweepBase() const;
 
-    // The runs browser: the database's runs (re-read off the GUI thread when another
-    // process writes: runsRefreshed), the shown run saved into it (runSaved), a stored run
-    // pinned for comparison (storedRunPinned): re-run from its RunSpec when it has one and
-    // the re-run reproduces its stored metrics, for the timeline, KV and CDF overlays.
+    // The runs database: the shown run saved into it (runSaved, with the RunSpec that re-runs
+    // it), a stored run pinned for comparison (storedRunPinned; stored_runs.h); its runs and
+    // models re-read when another process writes (runsRefreshed).
     QString databasePath() const { return db_path_; }
-    void refreshRuns();
     void saveRun();
     void pinStoredRun(qint64 id);
-    // The stored run pinned (-1: none, or a run of this window's pinned).
     qint64 pinnedStoredId() const { return state_->pinnedStoredId(); }
-    // What the panels share (workbench_state.h).
-    WorkbenchState* state() const { return state_; }
-    views::RunsModel* runsModel() const;
-    // Model views: the database's fitted models (read with the runs); selecting one plots it.
-    // The model is read (and an ALA model parsed) off the GUI thread, then plotted: an ALA
-    // model's configuration chooser filled and the chosen configuration's curves drawn
-    // (modelShown).
-    void showModel(qint64 id);
-    class QComboBox* alaConfigBox() const;
-    bool modelLoading() const { return jobs_.busy(QStringLiteral("model")); }
-    // Every background job of the window (jobs.h).
-    JobTracker& jobs() { return jobs_; }
-    views::ModelChart* modelChart() const;
-    class QTableWidget* modelsTable() const;
 
-    // Every chart of the window by name (timeline, kv_memory, latency_cdfs, utility,
-    // lengths, model), and one written as .svg (vector) or .png: what each chart's right
-    // click > Export chart does.
-    QStringList chartNames() const;
-    bool exportChart(const QString& chart, const QString& path);
-
-    // Find requests over the timeline (find_bar.h), and Back / Forward through the views
-    // (view_history.h).
-    class FindBar* findBar() const;
-    class ViewHistory* history() const {
-        return history_;
-    }
-    QString requestCard() const;
-
-    // The device: a shipped profile or a fitted model from the store (exec.model_id, its
-    // configuration, its database), resolved off the GUI thread (executionChanged); shown in
-    // the Policy panel's Device box, the status bar and every export.
+    // The device: a shipped profile or a fitted model from the store, resolved off the GUI
+    // thread (executionChanged); shown in the Policy panel, the status bar and every export.
     void useExecution(const RunSpec::ExecPart& exec);
-    const RunSpec::ExecPart& execution() const;
-    QString executionLabel() const;
 
-    // File > Save / Open session: the workload (its file, or embedded when generated), the
-    // policy, predictor, every slider and TUF slider, the pinned run (a stored run by id,
-    // or this window's re-simulated from its settings) and the view (chart tab, rows,
-    // time window, row height, search). Opening is asynchronous: sessionOpened(ok) when
-    // the run is shown with the view restored.
+    // File > Save / Open session (session_io.h): the shown run's RunSpec, the workload when
+    // it is not a file, the pinned run and the view. Opening is asynchronous:
+    // sessionOpened(ok) when the run is shown with the view restored.
     bool saveSession(const QString& path, QString* error = nullptr);
     void openSession(const QString& path);
 
-    // Undo and redo of parameter changes (Edit menu): sliders, policy, predictor.
-    class QUndoStack* undoStack() const;
-    // Sets a parameter ("policy", "predictor" or a slider's name) as undo does, without
-    // recording it.
-    void setParam(const QString& name, const QVariant& value);
-    // Help > Keyboard and mouse: every menu shortcut and the mouse's gestures.
-    QString shortcutsHelp() const;
-
-    // Timeline rows per agent lane (when the workload names agents) or per request.
-    void setAgentRows(bool on);
-    bool agentRows() const;
     // Why the start-up workload could not be opened or its first run failed (empty: it
     // did not fail): what kairos --screenshot --quit reports with exit code 2.
     const QString& startError() const { return start_error_; }
@@ -205,6 +177,10 @@ protected:
 
 private:
     void buildUi();
+    // A panel as a dock named `name` in `area`, tabbed with `tab_with` when given.
+    QDockWidget* addPanel(const QString& title, const char* name, QWidget* panel,
+                          Qt::DockWidgetArea area = Qt::RightDockWidgetArea,
+                          QDockWidget* tab_with = nullptr);
     void showResult(std::shared_ptr<const RunView> r);
     void refreshComparison();
 
@@ -223,7 +199,7 @@ private:
 
     class ChartArea* charts_ = nullptr;
     class MetricsPanel* metrics_ = nullptr;
-    class QDockWidget* metrics_dock_ = nullptr;
+    QDockWidget* metrics_dock_ = nullptr;
     bool startup_compare_done_ = false;
     class SweepPanel* sweep_ = nullptr;
     QDockWidget* sweep_dock_ = nullptr;
@@ -240,10 +216,9 @@ private:
     // (generated in the window: a session keeps it).
     std::string runSpecJson(const RunView& r, int indent = -1) const;
     class ParamUndo* undo_ = nullptr;
-    bool restoring_ = false;      // a session is being applied: no run per setting
-    nlohmann::json session_view_; // the opened session's view, applied after its run
-    void applySession(const OpenedSession& s);
-    void applySessionView();
+    bool restoring_ = false; // a session is being applied: no run per setting
+    class SessionIO* sessions_ = nullptr;
+    friend class SessionIO; // File > Save / Open session (session_io.h)
     QString workload_file_; // the file the shown workload was read from ("" if generated)
     QString start_error_;
     class LivePanel* live_ = nullptr;

@@ -19,7 +19,10 @@ class QComboBox;
 class QGroupBox;
 class QSpinBox;
 class QLabel;
+
+namespace kairos {
 struct Workload;
+}
 
 namespace kairos::views {
 class LengthHistogram;

@@ -1,6 +1,7 @@
 #include "sweep_panel.h"
 
 #include "chart_tools.h"
+#include "policy_panel.h"
 #include "run/knobs.h"
 #include "sched/registry.h"
 #include "store/store.h"
@@ -67,6 +68,24 @@ QString metricLabel(const std::string& m) {
 }
 
 } // namespace
+
+std::vector<SweepParam> sweepParams(const std::function<double(const QString&)>& value) {
+    std::vector<SweepParam> out;
+    for (const SliderSpec& sp : sliderSpecs()) {
+        if (const RunKnob* k = findRunKnob(sp.name); k && !k->axis) continue; // an SLO
+        SweepParam p;
+        p.name = QString::fromStdString(sp.name);
+        p.label = QString::fromStdString(sp.label);
+        p.lo = sp.lo;
+        p.hi = sp.hi;
+        p.log = sp.log;
+        p.whole = sp.decimals == 0;
+        p.value = value(p.name);
+        p.policies = sp.policies;
+        out.push_back(p);
+    }
+    return out;
+}
 
 SweepPanel::SweepPanel(JobTracker* jobs, std::function<SweepBase()> base, QWidget* parent)
     : QWidget(parent), jobs_(jobs), base_(std::move(base)) {

@@ -33,6 +33,10 @@ struct SweepParam {
     bool log = false, whole = false;
     std::vector<std::string> policies; // the policies that have it (empty: every run)
 };
+// Every slider that can be swept (the policies' parameters and the run knobs with a sweep
+// axis), at the values `value(name)` gives.
+std::vector<SweepParam> sweepParams(const std::function<double(const QString&)>& value);
+
 struct SweepBase {
     RunSpec spec; // the shown run's (its workload path is replaced: the workload is below)
     std::shared_ptr<const Workload> workload; // as read (the spec's transforms not applied)

@@ -1,12 +1,15 @@
 // The workbench window, offscreen: a slider move re-simulates off the GUI thread and the
 // metrics change as the policy says they must; stale results are dropped; the
 // --screenshot command writes a real picture.
+#include "chart_area.h"
 #include "core/test_util.h"
+#include "device_choice.h"
 #include "exec/execution_model.h"
 #include "find_bar.h"
 #include "fit/ala.h"
 #include "fit/ala_transfer.h"
 #include "generate_dialog.h"
+#include "help_menu.h"
 #include "inspector_panel.h"
 #include "kv_chart.h"
 #include "latency_chart.h"
@@ -16,12 +19,17 @@
 #include "metrics/compare.h"
 #include "metrics/explain_view.h"
 #include "metrics_model.h"
+#include "metrics_panel.h"
 #include "model_chart.h"
+#include "models_panel.h"
 #include "new_hardware_box.h"
 #include "param_slider.h"
+#include "param_undo.h"
+#include "policy_panel.h"
 #include "run/pipeline.h"
 #include "run/sweep.h"
 #include "runs_model.h"
+#include "runs_panel.h"
 #include "store/store.h"
 #include "sweep_chart.h"
 #include "sweep_panel.h"
@@ -59,6 +67,7 @@
 #include <QTableView>
 #include <QTableWidget>
 #include <QThread>
+#include <QUndoStack>
 #include <QtTest>
 #include <cmath>
 #include <fstream>
@@ -140,7 +149,7 @@ bool showModel(app::MainWindow& w, qint64 id) {
     clock.start();
     while (clock.elapsed() < 60000) {
         QSignalSpy spy(&w, &app::MainWindow::modelShown);
-        w.showModel(id);
+        w.modelsPanel()->showModel(id);
         bool other = false;
         for (int seen = 0; !other && clock.elapsed() < 60000;) {
             for (; seen < spy.size(); ++seen) {
@@ -155,7 +164,7 @@ bool showModel(app::MainWindow& w, qint64 id) {
 
 bool refreshRuns(app::MainWindow& w) {
     QSignalSpy spy(&w, &app::MainWindow::runsRefreshed);
-    w.refreshRuns();
+    w.runsPanel()->refresh();
     return spy.wait(20000) && w.jobs().waitIdle(60000); // and the model it selects, drawn
 }
 bool openSweep(app::SweepPanel* p, qint64 id) {
@@ -203,15 +212,15 @@ private slots:
         app::MainWindow w(o);
         QSignalSpy spy(&w, &app::MainWindow::resultShown);
         QVERIFY(waitForResult(spy) > 0);
-        w.slider("seqs")->setValue(16);
+        w.policyPanel()->slider("seqs")->setValue(16);
         QVERIFY(waitForResult(spy) > 0);
-        w.slider("C")->setValue(0.0);
+        w.policyPanel()->slider("C")->setValue(0.0);
         QVERIFY(waitForResult(spy) > 0);
         const auto c0 = w.lastResult();
         QCOMPARE(c0->policy.params.at("C"), 0.0);
         QCOMPARE(c0->limits.max_num_seqs, 16);
         QCOMPARE(c0->summary.preemptions + c0->summary.suspensions, std::int64_t(0));
-        w.slider("C")->setValue(1.0);
+        w.policyPanel()->slider("C")->setValue(1.0);
         QVERIFY(waitForResult(spy) > 0);
         const auto c1 = w.lastResult();
         QCOMPARE(c1->policy.params.at("C"), 1.0);
@@ -219,7 +228,7 @@ private slots:
                  qPrintable(QString::number(c1->summary.suspensions)));
         QCOMPARE(c1->summary.completed, std::int64_t(600));
         // The timeline shows the new run.
-        QCOMPARE(w.timeline()->rows(), c1->rows.get());
+        QCOMPARE(w.charts()->timeline()->rows(), c1->rows.get());
     }
 
     // The policy panel's serving controls drive the run: prefix caching on gives a run log
@@ -329,22 +338,22 @@ private slots:
         QSignalSpy shown(&w, &app::MainWindow::resultShown);
         QVERIFY(waitForResult(shown) > 0);
         w.pin();
-        w.slider("rate")->setValue(1.5);
+        w.policyPanel()->slider("rate")->setValue(1.5);
         QVERIFY(waitForResult(shown) > 0);
         w.resize(1366, 768);
         w.show();
         QVERIFY(QTest::qWaitForWindowExposed(&w));
-        QCOMPARE(w.latencyChart()->sloCount(), 2); // TTFT and TPOT
-        const QStringList names = w.chartNames();
+        QCOMPARE(w.charts()->latencyChart()->sloCount(), 2); // TTFT and TPOT
+        const QStringList names = w.charts()->chartNames();
         for (const char* n :
              {"timeline", "kv_memory", "latency_cdfs", "utility", "lengths", "model"})
             QVERIFY2(names.contains(n), qPrintable(names.join(',')));
-        QVERIFY(!w.exportChart("no such chart", QDir::temp().filePath("x.svg")));
+        QVERIFY(!w.charts()->exportChart("no such chart", QDir::temp().filePath("x.svg")));
         for (const QString& n : names) {
             const QString svg = QDir::temp().filePath("kairos_chart_" + n + ".svg"),
                           png = QDir::temp().filePath("kairos_chart_" + n + ".png");
-            QVERIFY2(w.exportChart(n, svg), qPrintable(n));
-            QVERIFY2(w.exportChart(n, png), qPrintable(n));
+            QVERIFY2(w.charts()->exportChart(n, svg), qPrintable(n));
+            QVERIFY2(w.charts()->exportChart(n, png), qPrintable(n));
             QSvgRenderer r(svg);
             QVERIFY2(r.isValid(), qPrintable(n));
             QFile f(svg);
@@ -386,8 +395,8 @@ private slots:
                 tab->setCurrentIndex(t);
                 QTest::qWait(50);
             }
-        QCOMPARE(under(w.kvChart()), 0);
-        QCOMPARE(under(w.latencyChart()), 0);
+        QCOMPARE(under(w.charts()->kvChart()), 0);
+        QCOMPARE(under(w.charts()->latencyChart()), 0);
         QCOMPARE(under(w.findChild<views::LengthHistogram*>()), 0);
     }
 
@@ -418,41 +427,43 @@ private slots:
             if (r.killed) killed.push_back(r.id);
         QVERIFY2(killed.size() > 3, qPrintable(QString::number(killed.size())));
         // Every row in view: 3,000 rows in a few hundred pixels.
-        const double h = w.timeline()->rowHeight();
-        QVERIFY2(h * 3000 <= w.timeline()->viewport()->height() + 1,
+        const double h = w.charts()->timeline()->rowHeight();
+        QVERIFY2(h * 3000 <= w.charts()->timeline()->viewport()->height() + 1,
                  qPrintable(QString::number(h)));
-        w.findBar()->setFilter("killed");
-        QVERIFY(w.findBar()->filterError().isEmpty());
-        QCOMPARE(w.findBar()->filterMatches(), killed);
-        w.findBar()->nextMatch();
-        QCOMPARE(w.findBar()->currentMatch(), int(killed.front()));
-        QCOMPARE(w.timeline()->currentMark(), int(killed.front()));
-        QVERIFY2(w.requestCard().contains(QStringLiteral("killed")), qPrintable(w.requestCard()));
-        QVERIFY2(w.requestCard().contains(QStringLiteral("request %1").arg(killed.front())),
-                 qPrintable(w.requestCard()));
-        w.findBar()->previousMatch(); // wraps to the last
-        QCOMPARE(w.findBar()->currentMatch(), int(killed.back()));
-        w.findBar()->onlyMatchesBox()->setChecked(true);
-        QCOMPARE(w.timeline()->rows()->size(), killed.size());
-        for (const auto& row : *w.timeline()->rows()) QVERIFY(row.killed);
+        w.charts()->findBar()->setFilter("killed");
+        QVERIFY(w.charts()->findBar()->filterError().isEmpty());
+        QCOMPARE(w.charts()->findBar()->filterMatches(), killed);
+        w.charts()->findBar()->nextMatch();
+        QCOMPARE(w.charts()->findBar()->currentMatch(), int(killed.front()));
+        QCOMPARE(w.charts()->timeline()->currentMark(), int(killed.front()));
+        QVERIFY2(w.policyPanel()->cardText().contains(QStringLiteral("killed")),
+                 qPrintable(w.policyPanel()->cardText()));
+        QVERIFY2(
+            w.policyPanel()->cardText().contains(QStringLiteral("request %1").arg(killed.front())),
+            qPrintable(w.policyPanel()->cardText()));
+        w.charts()->findBar()->previousMatch(); // wraps to the last
+        QCOMPARE(w.charts()->findBar()->currentMatch(), int(killed.back()));
+        w.charts()->findBar()->onlyMatchesBox()->setChecked(true);
+        QCOMPARE(w.charts()->timeline()->rows()->size(), killed.size());
+        for (const auto& row : *w.charts()->timeline()->rows()) QVERIFY(row.killed);
         // Two terms; and the search follows a re-run.
-        w.findBar()->setFilter("killed prompt>500");
+        w.charts()->findBar()->setFilter("killed prompt>500");
         std::size_t both = 0;
         for (const auto& r : m) both += r.killed && r.prompt_tokens > 500;
-        QCOMPARE(w.findBar()->filterMatches().size(), both);
-        QCOMPARE(w.timeline()->rows()->size(), both);
-        w.slider("rate")->setValue(0.5); // half the load: fewer killed
+        QCOMPARE(w.charts()->findBar()->filterMatches().size(), both);
+        QCOMPARE(w.charts()->timeline()->rows()->size(), both);
+        w.policyPanel()->slider("rate")->setValue(0.5); // half the load: fewer killed
         QVERIFY(waitForResult(shown) > 0);
         std::size_t after = 0;
         for (const auto& r : *w.lastResult()->requests) after += r.killed && r.prompt_tokens > 500;
-        QCOMPARE(w.findBar()->filterMatches().size(), after);
-        QCOMPARE(w.timeline()->rows()->size(), after);
-        w.findBar()->setFilter("killed ttft>fast");
-        QVERIFY(w.findBar()->filterError().contains(QStringLiteral("ttft>fast")));
-        QVERIFY(w.findBar()->filterMatches().empty());
-        QCOMPARE(w.timeline()->rows()->size(), std::size_t(3000)); // no filter applies
-        w.findBar()->setFilter("");
-        QVERIFY(w.findBar()->filterError().isEmpty());
+        QCOMPARE(w.charts()->findBar()->filterMatches().size(), after);
+        QCOMPARE(w.charts()->timeline()->rows()->size(), after);
+        w.charts()->findBar()->setFilter("killed ttft>fast");
+        QVERIFY(w.charts()->findBar()->filterError().contains(QStringLiteral("ttft>fast")));
+        QVERIFY(w.charts()->findBar()->filterMatches().empty());
+        QCOMPARE(w.charts()->timeline()->rows()->size(), std::size_t(3000)); // no filter applies
+        w.charts()->findBar()->setFilter("");
+        QVERIFY(w.charts()->findBar()->filterError().isEmpty());
     }
 
     // Undo and redo of parameter changes: a drag is one step; undo restores the slider,
@@ -464,33 +475,33 @@ private slots:
         app::MainWindow w(o);
         QSignalSpy shown(&w, &app::MainWindow::resultShown);
         QVERIFY(waitForResult(shown) > 0);
-        auto* c = w.slider("C");
+        auto* c = w.policyPanel()->slider("C");
         const double c0 = c->value();
         const auto first = w.lastResult()->summary;
         for (double v : {0.7, 0.5, 0.3}) c->setValue(v); // one drag
         QVERIFY(waitForResult(shown) > 0);
-        QCOMPARE(w.undoStack()->count(), 1);
+        QCOMPARE(w.undo()->stack()->count(), 1);
         QTest::qWait(900); // a new step
-        w.policyBox()->setCurrentText("fcfs");
+        w.policyPanel()->policyBox()->setCurrentText("fcfs");
         QVERIFY(waitForResult(shown) > 0);
-        QCOMPARE(w.undoStack()->count(), 2);
-        w.undoStack()->undo();
+        QCOMPARE(w.undo()->stack()->count(), 2);
+        w.undo()->stack()->undo();
         QVERIFY(waitForResult(shown) > 0);
-        QCOMPARE(w.policyBox()->currentText(), QStringLiteral("sprpt_lp"));
+        QCOMPARE(w.policyPanel()->policyBox()->currentText(), QStringLiteral("sprpt_lp"));
         KAIROS_COMPARE_NEAR(c->value(), 0.3, 1e-9);
-        w.undoStack()->undo();
+        w.undo()->stack()->undo();
         QVERIFY(waitForResult(shown) > 0);
         KAIROS_COMPARE_NEAR(c->value(), c0, 1e-9);
         // The run is the first one again.
         QCOMPARE(w.lastResult()->summary.policy, first.policy);
         QCOMPARE(w.lastResult()->summary.ttft_ms.mean, first.ttft_ms.mean);
-        QCOMPARE(w.undoStack()->count(), 2); // redo kept
-        w.undoStack()->redo();
+        QCOMPARE(w.undo()->stack()->count(), 2); // redo kept
+        w.undo()->stack()->redo();
         QVERIFY(waitForResult(shown) > 0);
         KAIROS_COMPARE_NEAR(c->value(), 0.3, 1e-9);
-        QCOMPARE(w.undoStack()->index(), 1);
+        QCOMPARE(w.undo()->stack()->index(), 1);
         // Help: the shortcuts come from the menus.
-        const QString help = w.shortcutsHelp();
+        const QString help = app::shortcutsHelp(w.menuBar());
         for (const char* k : {"Undo", "Find requests", "Re-simulate", "Pin this run"})
             QVERIFY2(help.contains(k), qPrintable(help));
     }
@@ -509,19 +520,19 @@ private slots:
             app::MainWindow w(o);
             QSignalSpy shown(&w, &app::MainWindow::resultShown);
             QVERIFY(waitForResult(shown) > 0);
-            w.slider("rate")->setValue(1.6);
+            w.policyPanel()->slider("rate")->setValue(1.6);
             QVERIFY(waitForResult(shown) > 0);
             w.pin(); // fcfs at 1.6x
-            w.policyBox()->setCurrentText("sprpt_lp");
+            w.policyPanel()->policyBox()->setCurrentText("sprpt_lp");
             QVERIFY(waitForResult(shown) > 0);
-            w.slider("C")->setValue(0.25);
+            w.policyPanel()->slider("C")->setValue(0.25);
             QVERIFY(waitForResult(shown) > 0);
-            w.slider("rate")->setValue(2.0);
+            w.policyPanel()->slider("rate")->setValue(2.0);
             QVERIFY(waitForResult(shown) > 0);
-            w.findBar()->setFilter("preempted");
+            w.charts()->findBar()->setFilter("preempted");
             a_last = w.lastResult();
             a_pinned = w.pinned();
-            a_matches = w.findBar()->filterMatches();
+            a_matches = w.charts()->findBar()->filterMatches();
             QString error;
             QVERIFY2(w.saveSession(path, &error), qPrintable(error));
         }
@@ -531,16 +542,16 @@ private slots:
             app::MainWindow w(o);
             QVERIFY(awaitOk(&w, &app::MainWindow::sessionOpened, [&] { w.openSession(path); }));
             QVERIFY(w.jobs().waitIdle(30000));
-            QCOMPARE(w.policyBox()->currentText(), QStringLiteral("sprpt_lp"));
-            KAIROS_COMPARE_NEAR(w.slider("C")->value(), 0.25, 1e-9);
-            KAIROS_COMPARE_NEAR(w.slider("rate")->value(), 2.0, 1e-9);
+            QCOMPARE(w.policyPanel()->policyBox()->currentText(), QStringLiteral("sprpt_lp"));
+            KAIROS_COMPARE_NEAR(w.policyPanel()->slider("C")->value(), 0.25, 1e-9);
+            KAIROS_COMPARE_NEAR(w.policyPanel()->slider("rate")->value(), 2.0, 1e-9);
             QCOMPARE(w.lastResult()->summary.policy, a_last->summary.policy);
             QCOMPARE(w.lastResult()->summary.e2el_ms.mean, a_last->summary.e2el_ms.mean);
             QVERIFY(w.pinned());
             QCOMPARE(w.pinned()->summary.policy, a_pinned->summary.policy);
             QCOMPARE(w.pinned()->summary.e2el_ms.mean, a_pinned->summary.e2el_ms.mean);
-            QCOMPARE(w.findBar()->filterMatches(), a_matches);
-            QCOMPARE(w.undoStack()->count(), 0);
+            QCOMPARE(w.charts()->findBar()->filterMatches(), a_matches);
+            QCOMPARE(w.undo()->stack()->count(), 0);
         }
         // A generated workload is embedded.
         {
@@ -610,8 +621,8 @@ private slots:
         app::MainWindow w(app::StartOptions{});
         QVERIFY(awaitOk(&w, &app::MainWindow::sessionOpened, [&] { w.openSession(path); }));
         QVERIFY(w.jobs().waitIdle(30000));
-        QCOMPARE(w.policyBox()->currentText(), QStringLiteral("sprpt_lp"));
-        KAIROS_COMPARE_NEAR(w.slider("C")->value(), 0.4, 1e-9);
+        QCOMPARE(w.policyPanel()->policyBox()->currentText(), QStringLiteral("sprpt_lp"));
+        KAIROS_COMPARE_NEAR(w.policyPanel()->slider("C")->value(), 0.4, 1e-9);
         const RunSpec& shown = w.lastResult()->spec;
         QCOMPARE(shown.policy.params.at("C"), 0.4);
         QCOMPARE(shown.workload.rate_scale, 1.5);
@@ -623,7 +634,7 @@ private slots:
         QCOMPARE(w.pinned()->spec.policy.name, std::string("fcfs"));
         QCOMPARE(w.pinned()->limits.kv_capacity_tokens, half_kv);
         QCOMPARE(w.pinned()->spec.workload.rate_scale, 1.5);
-        QCOMPARE(w.findBar()->filterMatches().size(),
+        QCOMPARE(w.charts()->findBar()->filterMatches().size(),
                  std::size_t(std::count_if(w.lastResult()->requests->begin(),
                                            w.lastResult()->requests->end(),
                                            [](const RequestMetrics& r) { return r.killed; })));
@@ -650,7 +661,7 @@ private slots:
             return u;
         };
         const double utility0 = utility();
-        auto [ert, zero] = w.tufSliders("urgent");
+        auto [ert, zero] = w.policyPanel()->tufSliders("urgent");
         QVERIFY(ert && zero);
         zero->setValue(zero->value() * 4);
         QVERIFY(waitForResult(shown) > 0);
@@ -700,7 +711,8 @@ private slots:
         QSignalSpy shown(&w, &app::MainWindow::resultShown);
         QVERIFY(waitForResult(shown) > 0);
         const std::string first = w.lastResult()->log->exec_model;
-        QVERIFY2(w.executionLabel().contains("llama2-70b-a100x2"), qPrintable(w.executionLabel()));
+        QVERIFY2(w.device()->label()->text().contains("llama2-70b-a100x2"),
+                 qPrintable(w.device()->label()->text()));
         auto* device = w.findChild<QComboBox*>("device");
         QVERIFY(device && device->findText("llama2-70b-h100x4") >= 0);
         QVERIFY(awaitOk(&w, &app::MainWindow::executionChanged, [&] {
@@ -712,8 +724,8 @@ private slots:
             DeviceProfile::load(KAIROS_SOURCE_DIR "/resources/profiles/llama2-70b-h100x4.json");
         QCOMPARE(w.lastResult()->limits.kv_capacity_tokens, h100.kvCapacityTokens());
         QVERIFY(w.lastResult()->log->exec_model != first);
-        QVERIFY2(w.executionLabel().contains(QString::number(h100.kvCapacityTokens())),
-                 qPrintable(w.executionLabel()));
+        QVERIFY2(w.device()->label()->text().contains(QString::number(h100.kvCapacityTokens())),
+                 qPrintable(w.device()->label()->text()));
         // A stored ETE model.
         RunSpec::ExecPart e;
         e.profile = "llama2-70b-h100x4";
@@ -724,7 +736,7 @@ private slots:
         QVERIFY2(w.lastResult()->log->exec_model.find("ete model 1") != std::string::npos,
                  w.lastResult()->log->exec_model.c_str());
         QCOMPARE(w.lastResult()->limits.kv_capacity_tokens, h100.kvCapacityTokens());
-        QVERIFY(w.executionLabel().contains("ete model 1"));
+        QVERIFY(w.device()->label()->text().contains("ete model 1"));
         QVERIFY(device->currentText().startsWith("stored model 1"));
         // A saved run's spec names it, and re-runs to the same figures.
         QSignalSpy saved(&w, &app::MainWindow::runSaved);
@@ -744,7 +756,7 @@ private slots:
         // A broken one: refused, the device as it was.
         e.model_id = 2;
         QVERIFY(!awaitOk(&w, &app::MainWindow::executionChanged, [&] { w.useExecution(e); }));
-        QCOMPARE(w.execution().model_id, std::int64_t(1));
+        QCOMPARE(w.device()->exec().model_id, std::int64_t(1));
         for (const char* suffix : {"", "-wal", "-shm"}) QFile::remove(db + suffix);
     }
 
@@ -766,9 +778,9 @@ private slots:
         QTest::qWait(100);
         range->setRange(whole.from + 12, whole.from + 30);       // ...still moving
         QTRY_COMPARE_WITH_TIMEOUT(w.history()->size(), 2, 3000); // settled: one step
-        w.findBar()->setFilter("prompt>100");
+        w.charts()->findBar()->setFilter("prompt>100");
         QCOMPARE(w.history()->size(), 3);
-        w.slider("C")->setValue(0.3); // a re-run: no step
+        w.policyPanel()->slider("C")->setValue(0.3); // a re-run: no step
         QVERIFY(waitForResult(shown) > 0);
         QCOMPARE(w.history()->size(), 3);
         w.history()->back();
@@ -782,9 +794,9 @@ private slots:
         w.history()->forward();
         w.history()->forward();
         QCOMPARE(w.history()->current().filter, QStringLiteral("prompt>100"));
-        QVERIFY(!w.findBar()->filterMatches().empty());
+        QVERIFY(!w.charts()->findBar()->filterMatches().empty());
         w.history()->back();
-        w.findBar()->setFilter("killed"); // a new step here drops "prompt>100"
+        w.charts()->findBar()->setFilter("killed"); // a new step here drops "prompt>100"
         QCOMPARE(w.history()->size(), 3);
         w.history()->forward();
         QCOMPARE(w.history()->current().filter, QStringLiteral("killed"));
@@ -847,10 +859,11 @@ private slots:
                 .toHtmlEscaped()
                 .replace(QLatin1Char('\n'), QStringLiteral("</b><br>"));
         };
-        Q_EMIT w.timeline()->requestClicked(id, 0.0);
+        Q_EMIT w.charts()->timeline()->requestClicked(id, 0.0);
         const QString before = details->text();
         QVERIFY(before.contains(expected()));
-        w.slider("seqs")->setValue(4); // far fewer seats: request 400 waits much longer
+        w.policyPanel()->slider("seqs")->setValue(
+            4); // far fewer seats: request 400 waits much longer
         QVERIFY(waitForResult(spy) > 0);
         QVERIFY(details->text().contains(expected()));
         QVERIFY(details->text() != before);
@@ -899,18 +912,18 @@ private slots:
         o.workload = loadedWorkload();
         o.policy = "sprpt_lp";
         app::MainWindow w(o);
-        QAbstractItemModelTester tester(w.metricsModel(),
+        QAbstractItemModelTester tester(w.metricsPanel()->model(),
                                         QAbstractItemModelTester::FailureReportingMode::QtTest);
         QSignalSpy spy(&w, &app::MainWindow::resultShown);
         QVERIFY(waitForResult(spy) > 0);
-        w.slider("seqs")->setValue(16);
+        w.policyPanel()->slider("seqs")->setValue(16);
         QVERIFY(waitForResult(spy) > 0);
-        QCOMPARE(w.metricsModel()->columnCount(), 2);
+        QCOMPARE(w.metricsPanel()->model()->columnCount(), 2);
         w.pin();
-        QCOMPARE(w.metricsModel()->columnCount(), 4);
-        w.slider("C")->setValue(0.0); // SJF: fewer preemptions than C = 0.8
+        QCOMPARE(w.metricsPanel()->model()->columnCount(), 4);
+        w.policyPanel()->slider("C")->setValue(0.0); // SJF: fewer preemptions than C = 0.8
         QVERIFY(waitForResult(spy) > 0);
-        auto* m = w.metricsModel();
+        auto* m = w.metricsPanel()->model();
         int row = -1;
         for (int r = 0; r < m->rowCount(); ++r)
             if (m->index(r, 0).data(views::MetricsModel::KeyRole).toString() == "preemptions")
@@ -923,7 +936,7 @@ private slots:
         QCOMPARE(m->index(row, views::MetricsModel::Pinned).data().toString(),
                  QString::number(w.pinned()->summary.preemptions));
         w.unpin();
-        QCOMPARE(w.metricsModel()->columnCount(), 2);
+        QCOMPARE(w.metricsPanel()->model()->columnCount(), 2);
     }
 
     // Start-up compare (kairos --compare fcfs --policy sjf): fcfs runs first and is pinned,
@@ -940,10 +953,10 @@ private slots:
         QVERIFY(w.pinned() && w.lastResult());
         QVERIFY(w.pinned()->summary.policy.rfind("fcfs", 0) == 0);
         QVERIFY(w.lastResult()->summary.policy.rfind("sjf", 0) == 0);
-        QCOMPARE(w.metricsModel()->columnCount(), 4);
-        QVERIFY(w.timeline()->showsPinned());
+        QCOMPARE(w.metricsPanel()->model()->columnCount(), 4);
+        QVERIFY(w.charts()->timeline()->showsPinned());
         w.unpin();
-        QVERIFY(!w.timeline()->showsPinned());
+        QVERIFY(!w.charts()->timeline()->showsPinned());
         // An unknown policy is refused at start.
         o.compare = "nope";
         QVERIFY_THROWS_EXCEPTION(std::invalid_argument, app::MainWindow{o});
@@ -961,7 +974,7 @@ private slots:
         QSignalSpy ready(&w, &app::MainWindow::ready);
         QVERIFY(ready.wait(20000));
         QVERIFY(w.lastResult()->summary.killed > 0);
-        const auto* m = w.metricsModel();
+        const auto* m = w.metricsPanel()->model();
         QCOMPARE(m->columnCount(), 4);
         int latency_rows = 0;
         for (int r = 0; r < m->rowCount(); ++r) {
@@ -994,22 +1007,22 @@ private slots:
             QVERIFY(waitForResult(spy) > 0);
             const auto r = w.lastResult();
             QVERIFY(r->agent_rows);
-            QCOMPARE(w.timeline()->rows(), r->rows.get());
-            w.setAgentRows(true);
-            QCOMPARE(w.timeline()->rows(), r->agent_rows.get());
-            QVERIFY(w.timeline()->agentLanes());
+            QCOMPARE(w.charts()->timeline()->rows(), r->rows.get());
+            w.charts()->setAgentRows(true);
+            QCOMPARE(w.charts()->timeline()->rows(), r->agent_rows.get());
+            QVERIFY(w.charts()->timeline()->agentLanes());
             QVERIFY(r->agent_rows->size() >= 42 && r->agent_rows->size() < r->rows->size());
             w.close(); // remembers the choice
         }
         app::StartOptions o;
         o.workload = loadedWorkload(); // chat: no agents
         app::MainWindow w(o);
-        QVERIFY(w.agentRows());
+        QVERIFY(w.charts()->agentRows());
         QSignalSpy spy(&w, &app::MainWindow::resultShown);
         QVERIFY(waitForResult(spy) > 0);
         QVERIFY(!w.lastResult()->agent_rows);
-        QCOMPARE(w.timeline()->rows(), w.lastResult()->rows.get());
-        w.setAgentRows(false);
+        QCOMPARE(w.charts()->timeline()->rows(), w.lastResult()->rows.get());
+        w.charts()->setAgentRows(false);
     }
 
     // Opening reads off the GUI thread: a bad file gives a message naming the file and
@@ -1058,19 +1071,19 @@ private slots:
         o.policy = "sjf";
         o.db = db;
         app::MainWindow w(o);
-        QAbstractItemModelTester tester(w.runsModel(),
+        QAbstractItemModelTester tester(w.runsPanel()->model(),
                                         QAbstractItemModelTester::FailureReportingMode::QtTest);
         QSignalSpy shown(&w, &app::MainWindow::resultShown);
         QVERIFY(waitForResult(shown) > 0);
-        QCOMPARE(w.runsModel()->rowCount(), 0);
+        QCOMPARE(w.runsPanel()->model()->rowCount(), 0);
         QVERIFY(!QFile::exists(db)); // showing runs creates nothing
         QSignalSpy saved(&w, &app::MainWindow::runSaved);
         w.saveRun();
         QVERIFY(saved.wait(20000));
         QCOMPARE(saved.at(0).at(0).toLongLong(), 1LL);
-        QCOMPARE(w.runsModel()->rowCount(), 1);
-        QCOMPARE(w.runsModel()->runAt(0)->policy.rfind("sjf", 0), std::size_t(0));
-        QCOMPARE(w.runsModel()->runAt(0)->num_requests, std::int64_t(600));
+        QCOMPARE(w.runsPanel()->model()->rowCount(), 1);
+        QCOMPARE(w.runsPanel()->model()->runAt(0)->policy.rfind("sjf", 0), std::size_t(0));
+        QCOMPARE(w.runsPanel()->model()->runAt(0)->num_requests, std::int64_t(600));
         // A run saved from a file keeps its RunSpec: kairos-cli re-runs it to the same
         // metrics.
         {
@@ -1085,16 +1098,16 @@ private slots:
         cli.start(KAIROS_CLI, {"simulate", "-w", o.workload, "--policy", "fcfs", "--db", db, "-q"});
         QVERIFY(cli.waitForFinished(60000));
         QCOMPARE(cli.exitCode(), 0);
-        QTRY_COMPARE_WITH_TIMEOUT(w.runsModel()->rowCount(), 2, 10000);
+        QTRY_COMPARE_WITH_TIMEOUT(w.runsPanel()->model()->rowCount(), 2, 10000);
         {
             // Idle: the window's own reads (which create and remove the WAL) do not make
             // it read again, so a selection in the runs table stays.
-            QSignalSpy resets(w.runsModel(), &QAbstractItemModel::modelReset);
+            QSignalSpy resets(w.runsPanel()->model(), &QAbstractItemModel::modelReset);
             QTest::qWait(1500);
             QCOMPARE(resets.count(), 0);
         }
-        QCOMPARE(w.runsModel()->index(0, views::RunsModel::Id).data().toLongLong(), 2LL);
-        QCOMPARE(w.runsModel()->index(0, views::RunsModel::Completed).data().toString(),
+        QCOMPARE(w.runsPanel()->model()->index(0, views::RunsModel::Id).data().toLongLong(), 2LL);
+        QCOMPARE(w.runsPanel()->model()->index(0, views::RunsModel::Completed).data().toString(),
                  QStringLiteral("600"));
         // Pin the stored fcfs run: the table compares sjf (shown) with it.
         // It keeps its RunSpec, and re-running it reproduces every stored metric: the
@@ -1103,14 +1116,14 @@ private slots:
         QVERIFY(pinStored(w, 2));
         QVERIFY(w.pinned()->summary.policy.rfind("fcfs", 0) == 0);
         QCOMPARE(w.pinnedStoredId(), 2LL);
-        QCOMPARE(w.metricsModel()->columnCount(), 4);
+        QCOMPARE(w.metricsPanel()->model()->columnCount(), 4);
         QVERIFY(!w.pinned()->cdf_ttft.empty());
         QVERIFY2(w.pinnedNote().isEmpty(), qPrintable(w.pinnedNote()));
-        QVERIFY(w.timeline()->showsPinned());
-        QVERIFY(w.kvChart()->hasPinned());
+        QVERIFY(w.charts()->timeline()->showsPinned());
+        QVERIFY(w.charts()->kvChart()->hasPinned());
         QVERIFY(w.pinned()->summary.request_goodput.has_value());
-        QVERIFY2(w.pinnedName().startsWith(QStringLiteral("run 2 fcfs")),
-                 qPrintable(w.pinnedName()));
+        QVERIFY2(w.charts()->pinnedName().startsWith(QStringLiteral("run 2 fcfs")),
+                 qPrintable(w.charts()->pinnedName()));
         QVERIFY(!pinStored(w, 99));
         // The runs table keeps its selection when another process writes (the re-read
         // restores it by run id), and "Compare with selected" pins the selected run.
@@ -1131,7 +1144,7 @@ private slots:
                          "--policy", "fcfs", "--db", db, "-q"});
             QVERIFY(other.waitForFinished(60000));
             QCOMPARE(other.exitCode(), 0);
-            QTRY_COMPARE_WITH_TIMEOUT(w.runsModel()->rowCount(), 3, 10000);
+            QTRY_COMPARE_WITH_TIMEOUT(w.runsPanel()->model()->rowCount(), 3, 10000);
             QCOMPARE(selectedId(), 1LL);
             QPushButton* compare = nullptr;
             for (auto* b : w.findChildren<QPushButton*>())
@@ -1166,14 +1179,14 @@ private slots:
             rec.spec_json = spec.toJson().dump();
             const qint64 tampered = store::Store(db.toStdString()).putRun(rec);
             QVERIFY(pinStored(w, tampered));
-            QVERIFY(!w.timeline()->showsPinned());
-            QVERIFY(!w.kvChart()->hasPinned());
+            QVERIFY(!w.charts()->timeline()->showsPinned());
+            QVERIFY(!w.charts()->kvChart()->hasPinned());
             QVERIFY(!w.pinned()->cdf_e2el.empty());
             QVERIFY2(w.pinnedNote().contains(QStringLiteral("other figures")),
                      qPrintable(w.pinnedNote()));
             auto* note = w.findChild<QLabel*>("metricsNote");
             QVERIFY(note && note->text().contains(QStringLiteral("other figures")));
-            QTRY_COMPARE_WITH_TIMEOUT(w.runsModel()->rowCount(), 4, 10000);
+            QTRY_COMPARE_WITH_TIMEOUT(w.runsPanel()->model()->rowCount(), 4, 10000);
         }
         // Model views: a stored model is listed (the newest selected) and plotted, every
         // point of its fits, fitted and held out.
@@ -1190,10 +1203,10 @@ private slots:
             st.putModel(mi);
         }
         QVERIFY(refreshRuns(w));
-        QCOMPARE(w.modelsTable()->rowCount(), 1);
-        QCOMPARE(w.modelsTable()->item(0, 2)->text(), QStringLiteral("test group"));
-        QCOMPARE(w.modelChart()->pointCount(), 4);
-        QVERIFY(!w.alaConfigBox()->isVisible());
+        QCOMPARE(w.modelsPanel()->table()->rowCount(), 1);
+        QCOMPARE(w.modelsPanel()->table()->item(0, 2)->text(), QStringLiteral("test group"));
+        QCOMPARE(w.modelsPanel()->chart()->pointCount(), 4);
+        QVERIFY(!w.modelsPanel()->configBox()->isVisible());
         // An ALA model: loaded off the GUI thread, its configurations offered, the chosen
         // one's curves drawn (its 4 measured pairs and the 3 unseen midpoints between
         // them, predicted); another configuration redraws.
@@ -1235,22 +1248,23 @@ private slots:
         }
         QVERIFY(refreshRuns(w));
         QSignalSpy ala_shown(&w, &app::MainWindow::modelShown);
-        QCOMPARE(w.modelsTable()->item(0, 1)->text(), QStringLiteral("ala")); // newest first
-        w.modelsTable()->selectRow(0);
+        QCOMPARE(w.modelsPanel()->table()->item(0, 1)->text(),
+                 QStringLiteral("ala")); // newest first
+        w.modelsPanel()->table()->selectRow(0);
         QTRY_COMPARE(ala_shown.count(), 1);
         QCOMPARE(ala_shown.front().at(0).toLongLong(), 2LL);
         QCOMPARE(ala_shown.front().at(1).toBool(), true);
-        QVERIFY(!w.modelLoading());
-        QCOMPARE(w.alaConfigBox()->count(), 4);
-        QCOMPARE(w.modelChart()->curveCount(), 7);
-        QCOMPARE(w.modelChart()->pointCount(), 0);
+        QVERIFY(!w.modelsPanel()->loading());
+        QCOMPARE(w.modelsPanel()->configBox()->count(), 4);
+        QCOMPARE(w.modelsPanel()->chart()->curveCount(), 7);
+        QCOMPARE(w.modelsPanel()->chart()->pointCount(), 0);
         // Predicted curves carry the stored error predictor's estimate and confidence.
-        const QStringList names = w.modelChart()->curveNames();
+        const QStringList names = w.modelsPanel()->chart()->curveNames();
         QCOMPARE(names.filter(QStringLiteral("conf. ")).size(), 3);
         QVERIFY2(names.contains(QStringLiteral("256/256 fit ≤ 0.0 %")),
                  qPrintable(names.join('|')));
         // Each curve with its 80 % band (the stored range).
-        QCOMPARE(w.modelChart()->bandCount(), 7);
+        QCOMPARE(w.modelsPanel()->chart()->bandCount(), 7);
         // A configuration it never measured: the zero-shot estimate with its range, then
         // fitted to three measured rows (half the estimate: drawn through them) with the
         // calibrated range, narrower; a bad cell is named; choosing a trained configuration
@@ -1260,9 +1274,9 @@ private slots:
         ala::BenchRow other{"fw", "m", "Other x1", "p"};
         nh->setChecked(true);
         nh->setConfiguration(other);
-        QCOMPARE(w.modelChart()->curveCount(), 2); // 128/128 and 1024/1024
-        QCOMPARE(w.modelChart()->bandCount(), 2);
-        auto* chart = w.modelChart();
+        QCOMPARE(w.modelsPanel()->chart()->curveCount(), 2); // 128/128 and 1024/1024
+        QCOMPARE(w.modelsPanel()->chart()->bandCount(), 2);
+        auto* chart = w.modelsPanel()->chart();
         // Graphs per curve: the band's low and high, the curve, then its dots (if any).
         // (Drawn at the batch sizes the training measured: 1, 16, 32, 64.)
         auto at = [&](int graph, int bb) {
@@ -1277,8 +1291,8 @@ private slots:
             r.bb = bb;
             nh->addMeasurement(ii, ii, bb, 0.5 * unseen->estimate(r));
         }
-        QCOMPARE(w.modelChart()->curveCount(), 1); // the measured pair only
-        QCOMPARE(w.modelChart()->pointCount(), 3);
+        QCOMPARE(w.modelsPanel()->chart()->curveCount(), 1); // the measured pair only
+        QCOMPARE(w.modelsPanel()->chart()->pointCount(), 3);
         ala::BenchRow q = other;
         q.ii = q.oo = 128;
         q.bb = 16;
@@ -1293,13 +1307,13 @@ private slots:
         nh->table()->insertRow(row);
         nh->table()->setItem(row, 0, new QTableWidgetItem("abc"));
         QVERIFY2(status->text().contains("row 4: input \"abc\""), qPrintable(status->text()));
-        QCOMPARE(w.modelChart()->pointCount(), 3);
-        w.alaConfigBox()->setCurrentIndex(1);
+        QCOMPARE(w.modelsPanel()->chart()->pointCount(), 3);
+        w.modelsPanel()->configBox()->setCurrentIndex(1);
         QVERIFY(!nh->isChecked());
-        QCOMPARE(w.modelChart()->curveCount(), 7);
+        QCOMPARE(w.modelsPanel()->chart()->curveCount(), 7);
         QVERIFY(showModel(w, 1)); // back to the ETE model: at once
-        QCOMPARE(w.modelChart()->pointCount(), 4);
-        QCOMPARE(w.modelChart()->curveCount(), 0);
+        QCOMPARE(w.modelsPanel()->chart()->pointCount(), 4);
+        QCOMPARE(w.modelsPanel()->chart()->curveCount(), 0);
         auto* warning = w.findChild<QLabel*>("modelWarning");
         QVERIFY(warning && warning->isHidden()); // its batched fits: none to judge
         // A model whose batched prefill misses its held-out settings by a median of 30 %:
@@ -1369,7 +1383,7 @@ private slots:
                  qPrintable(live->statusLabel()->text()));
         QCOMPARE(live->profiledModelId(), -1LL);
         QVERIFY(refreshRuns(w));
-        QCOMPARE(w.modelsTable()->rowCount(), 0);
+        QCOMPARE(w.modelsPanel()->table()->rowCount(), 0);
 
         // A quick profile: progress to the end, the model stored and listed.
         live->quickBox()->setChecked(true);
@@ -1380,8 +1394,8 @@ private slots:
         QCOMPARE(live->progressBar()->value(), live->progressBar()->maximum());
         QVERIFY(live->statusLabel()->text().contains("ETE model 1 stored"));
         QVERIFY(refreshRuns(w));
-        QCOMPARE(w.modelsTable()->rowCount(), 1);
-        QCOMPARE(w.modelsTable()->item(0, 2)->text(), QStringLiteral("tiny-cpu-fp32"));
+        QCOMPARE(w.modelsPanel()->table()->rowCount(), 1);
+        QCOMPARE(w.modelsPanel()->table()->item(0, 2)->text(), QStringLiteral("tiny-cpu-fp32"));
 
         // Live against simulated on that model: the first 8 requests, E2EL and TTFT each.
         live->limitBox()->setValue(8);
@@ -1563,7 +1577,7 @@ private slots:
         app::MainWindow w(o);
         QSignalSpy spy(&w, &app::MainWindow::resultShown);
         QVERIFY(waitForResult(spy) > 0);
-        const auto [ert, zero] = w.tufSliders("urgent");
+        const auto [ert, zero] = w.policyPanel()->tufSliders("urgent");
         QVERIFY(ert && zero);
         KAIROS_COMPARE_NEAR(ert->value(), 0.2, 1e-9);
         KAIROS_COMPARE_NEAR(zero->value(), 0.5, 1e-9);
@@ -1601,7 +1615,7 @@ private slots:
         QVERIFY(waitForResult(spy) > 0);
         const std::int64_t full = w.lastResult()->limits.kv_capacity_tokens; // KV x 1.0
         spy.clear();
-        for (int i = 1; i <= 12; ++i) w.slider("kv")->setValue(0.3 + 0.05 * i);
+        for (int i = 1; i <= 12; ++i) w.policyPanel()->slider("kv")->setValue(0.3 + 0.05 * i);
         const auto want = std::llround(double(full) * 0.9);
         QTRY_VERIFY_WITH_TIMEOUT(w.lastResult()->limits.kv_capacity_tokens == want, 20000);
         QTest::qWait(300); // let any stale job finish: none may be shown
@@ -1610,7 +1624,7 @@ private slots:
         QVERIFY(!shown.empty());
         QCOMPARE(*shown.rbegin(), w.lastResult()->job);
         QVERIFY(shown.size() < 12); // stale ones dropped (at least one: the last)
-        QVERIFY(std::abs(w.slider("kv")->value() - 0.9) < 1e-9);
+        QVERIFY(std::abs(w.policyPanel()->slider("kv")->value() - 0.9) < 1e-9);
     }
 
     // The load banner: shown over an overloaded run (3,000 requests at 20 req/s on the
@@ -1681,9 +1695,9 @@ private slots:
         for (int i = 0; i < 50; ++i) {
             QElapsedTimer t;
             t.start();
-            w->slider("C")->setValue(i % 2 ? 0.3 + 0.01 * i : 0.9 - 0.01 * i);
+            w->policyPanel()->slider("C")->setValue(i % 2 ? 0.3 + 0.01 * i : 0.9 - 0.01 * i);
             QVERIFY(waitForResult(spy) > 0);
-            w->timeline()->viewport()->repaint();
+            w->charts()->timeline()->viewport()->repaint();
             total.push_back(t.nsecsElapsed() / 1e6);
             sim.push_back(w->lastResult()->wall_ms);
             part_sim.push_back(w->lastResult()->sim_ms);
@@ -1715,7 +1729,8 @@ private slots:
         QVERIFY(QTest::qWaitForWindowExposed(&w));
         QSignalSpy spy(&w, &app::MainWindow::resultShown);
         QVERIFY(waitForResult(spy) > 0);
-        w.slider("seqs")->setValue(16); // busy seats: shorter arrivals displace longer ones
+        w.policyPanel()->slider("seqs")->setValue(
+            16); // busy seats: shorter arrivals displace longer ones
         QVERIFY(waitForResult(spy) > 0);
         auto* ins = w.inspector();
         QVERIFY(ins);
@@ -1747,7 +1762,7 @@ private slots:
                     : v.suspended[std::size_t(row) - v.running.size() - v.waiting.size()];
             QCOMPARE(r->req, want.req);
         }
-        QCOMPARE(w.timeline()->inspectedTime(), displaced->t);
+        QCOMPARE(w.charts()->timeline()->inspectedTime(), displaced->t);
         // Stepping: forward to the next decision that acted, back to this one.
         const double at = ins->time();
         QVERIFY(ins->step(+1));
@@ -1755,7 +1770,7 @@ private slots:
         QVERIFY(ins->step(-1));
         QCOMPARE(ins->time(), at);
         // A click on the timeline: that request's story, with its reasons, and that instant.
-        Q_EMIT w.timeline()->requestClicked(displaced->req, displaced->t);
+        Q_EMIT w.charts()->timeline()->requestClicked(displaced->req, displaced->t);
         QCOMPARE(ins->request(), int(displaced->req));
         QTRY_VERIFY(!w.inspectorDock()->visibleRegion().isEmpty());
         const QString story = ins->storyLines().join('\n');
@@ -1765,17 +1780,17 @@ private slots:
         // The cursor is not followed after a click, until asked again.
         auto* follow = ins->findChild<QCheckBox*>(QStringLiteral("inspectorFollow"));
         QVERIFY(follow && !follow->isChecked());
-        Q_EMIT w.timeline()->cursorMoved(displaced->t + 50);
+        Q_EMIT w.charts()->timeline()->cursorMoved(displaced->t + 50);
         QCOMPARE(ins->time(), displaced->t);
         follow->setChecked(true);
-        Q_EMIT w.timeline()->cursorMoved(displaced->t + 50);
+        Q_EMIT w.charts()->timeline()->cursorMoved(displaced->t + 50);
         QCOMPARE(ins->time(), displaced->t + 50);
-        Q_EMIT w.kvChart()->timeClicked(12.5);
+        Q_EMIT w.charts()->kvChart()->timeClicked(12.5);
         QCOMPARE(ins->time(), 12.5);
         QVERIFY(!follow->isChecked());
-        QCOMPARE(w.timeline()->inspectedTime(), 12.5);
+        QCOMPARE(w.charts()->timeline()->inspectedTime(), 12.5);
         // A new run (another policy) is inspected at once.
-        w.policyBox()->setCurrentText(QStringLiteral("timebill"));
+        w.policyPanel()->policyBox()->setCurrentText(QStringLiteral("timebill"));
         QVERIFY(waitForResult(spy) > 0);
         QVERIFY(w.lastResult()->explain->explained());
         QVERIFY(w.lastResult()->log->policy.rfind("timebill", 0) == 0);
@@ -1813,7 +1828,7 @@ private slots:
             const double t = end * (i + 0.5) / 300;
             QElapsedTimer timer;
             timer.start();
-            Q_EMIT w->timeline()->cursorMoved(t);
+            Q_EMIT w->charts()->timeline()->cursorMoved(t);
             ins->repaint();
             total.push_back(timer.nsecsElapsed() / 1e6);
             update.push_back(ins->lastUpdateMs());
@@ -1840,7 +1855,7 @@ private slots:
         app::MainWindow w(o);
         QSignalSpy spy(&w, &app::MainWindow::resultShown);
         QVERIFY(waitForResult(spy) > 0);
-        w.slider("seqs")->setValue(16);
+        w.policyPanel()->slider("seqs")->setValue(16);
         QVERIFY(waitForResult(spy) > 0);
         auto* panel = w.sweepPanel();
         QVERIFY(panel);
@@ -1858,8 +1873,8 @@ private slots:
         const std::size_t sus = std::find(m.begin(), m.end(), "suspensions") - m.begin();
         QCOMPARE(t->rows.front().mean[pre] + t->rows.front().mean[sus], 0.0);
         QVERIFY(t->rows.back().mean[pre] + t->rows.back().mean[sus] > 0);
-        QCOMPARE(panel->chart()->marker(), w.slider("C")->value());
-        w.slider("C")->setValue(0.35);
+        QCOMPARE(panel->chart()->marker(), w.policyPanel()->slider("C")->value());
+        w.policyPanel()->slider("C")->setValue(0.35);
         QCOMPARE(panel->chart()->marker(), 0.35);
         // Every policy that has the rate: one curve each.
         done.clear();
@@ -1956,7 +1971,7 @@ private slots:
             panel->againstBox()->setCurrentIndex(0);
             panel->compareBox()->setChecked(false);
             done.clear();
-            w.slider("C")->setValue(0.8);
+            w.policyPanel()->slider("C")->setValue(0.8);
             panel->sweep("C");
             QVERIFY(done.wait(60000));
             w.show();
