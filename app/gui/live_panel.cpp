@@ -8,6 +8,7 @@
 #include <QComboBox>
 #include <QCoreApplication>
 #include <QDir>
+#include <QElapsedTimer>
 #include <QFile>
 #include <QFileDialog>
 #include <QFileInfo>
@@ -15,7 +16,7 @@
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QLineEdit>
-#include <QPointer>
+#include <QProcess>
 #include <QProgressBar>
 #include <QPushButton>
 #include <QRegularExpression>
@@ -24,11 +25,19 @@
 #include <QTimer>
 #include <QVBoxLayout>
 #include <cmath>
+#include <mutex>
 #include <nlohmann/json.hpp>
 
 namespace kairos::app {
 
-LivePanel::LivePanel(QWidget* parent) : QWidget(parent), e2el_median_(NAN) {
+LivePanel::LivePanel(JobTracker* jobs, QWidget* parent)
+    : QWidget(parent), jobs_(jobs), e2el_median_(NAN) {
+    if (!jobs_) {
+        own_jobs_ = std::make_unique<JobTracker>();
+        jobs_ = own_jobs_.get();
+    }
+    poll_ = new QTimer(this);
+    poll_->setInterval(100);
     auto* v = new QVBoxLayout(this);
     auto* form = new QFormLayout;
     model_ = new QComboBox;
@@ -107,12 +116,7 @@ LivePanel::LivePanel(QWidget* parent) : QWidget(parent), e2el_median_(NAN) {
     v->addWidget(chart_, 1);
 }
 
-LivePanel::~LivePanel() {
-    if (proc_ && proc_->state() != QProcess::NotRunning) {
-        proc_->kill();
-        proc_->waitForFinished(3000);
-    }
-}
+LivePanel::~LivePanel() = default; // the tracker's shutdown ends a running child
 
 QString LivePanel::cliPath() const {
     if (!cli_.isEmpty()) return cli_;
@@ -124,7 +128,7 @@ void LivePanel::setWorkload(std::shared_ptr<const Workload> w) {
 }
 
 bool LivePanel::busy() const {
-    return proc_ && proc_->state() != QProcess::NotRunning;
+    return jobs_->busy(kChannel);
 }
 
 QStringList LivePanel::modelArgs() const {
@@ -257,6 +261,23 @@ bool LivePanel::showComparison(const QString& json_path) {
     return true;
 }
 
+namespace {
+
+// What the child said so far, shared between the job's thread and the GUI's poll.
+struct ChildProgress {
+    std::mutex m;
+    int done = 0, total = -1; // -1: no progress line yet
+    QString text;
+};
+
+// The last stderr lines that are not progress lines: the error shown on failure.
+void keepTail(QByteArray* tail, const QByteArray& line) {
+    *tail += line + '\n';
+    if (tail->size() > 2000) *tail = tail->right(2000);
+}
+
+} // namespace
+
 void LivePanel::run(const QString& what, const QStringList& args,
                     std::function<bool(const QByteArray&)> done) {
     const QString cli = cliPath();
@@ -265,81 +286,94 @@ void LivePanel::run(const QString& what, const QStringList& args,
         Q_EMIT finished(false);
         return;
     }
-    delete proc_;
-    proc_ = new QProcess(this);
-    job_ = what;
-    on_done_ = std::move(done);
-    cancelled_ = false;
-    err_buf_.clear();
-    err_tail_.clear();
     progress_->setRange(0, 0); // busy until the first progress line
+    progress_->setValue(0);
     status_->setText(what + QStringLiteral("…"));
     setBusy(true);
-    connect(proc_, &QProcess::readyReadStandardError, this, &LivePanel::readProgress);
-    connect(proc_, &QProcess::finished, this, [this](int code, QProcess::ExitStatus st) {
-        readProgress();
-        setBusy(false);
-        progress_->setRange(0, 1);
-        bool ok = false;
-        if (cancelled_) {
-            status_->setText(tr("%1 cancelled.").arg(job_));
-            progress_->setValue(0);
-        } else if (st != QProcess::NormalExit || code != 0) {
-            status_->setText(tr("%1 failed (exit %2): %3")
-                                 .arg(job_)
-                                 .arg(code)
-                                 .arg(QString::fromUtf8(err_tail_.trimmed())));
-            progress_->setValue(0);
-        } else {
-            progress_->setValue(1);
-            ok = on_done_ ? on_done_(proc_->readAllStandardOutput()) : true;
-        }
-        Q_EMIT finished(ok);
-    });
-    connect(proc_, &QProcess::errorOccurred, this, [this](QProcess::ProcessError e) {
-        if (e != QProcess::FailedToStart) return;
-        setBusy(false);
-        progress_->setRange(0, 1);
-        status_->setText(tr("could not start %1: %2").arg(cliPath(), proc_->errorString()));
-        Q_EMIT finished(false);
-    });
-    proc_->start(cli, args);
-}
-
-void LivePanel::readProgress() {
-    if (!proc_) return;
-    err_buf_ += proc_->readAllStandardError();
-    int nl;
-    while ((nl = err_buf_.indexOf('\n')) >= 0) {
-        const QString line = QString::fromUtf8(err_buf_.left(nl));
-        err_buf_.remove(0, nl + 1);
+    auto shared = std::make_shared<ChildProgress>();
+    // The child runs on the window's job tracker: its pipes are read on a pool thread (the
+    // GUI never waits on it), cancel ends it (terminate, then kill after 2 s), and closing
+    // the window cancels it and waits for it to end.
+    jobs_->start(kChannel, this, [this, cli, args, what, done, shared](JobTracker::Job& job) {
+        QProcess p;
+        p.start(cli, args);
+        QByteArray err_buf, tail, out;
+        bool started = p.waitForStarted(30000), cancelled = false;
+        QElapsedTimer since_cancel;
         static const QRegularExpression re(QStringLiteral("^progress (\\d+)/(\\d+) ?(.*)$"));
-        const auto m = re.match(line);
-        if (!m.hasMatch()) {
-            // Keep the last lines that are not progress: the error to show on failure.
-            err_tail_ += line.toUtf8() + '\n';
-            if (err_tail_.size() > 2000) err_tail_ = err_tail_.right(2000);
-            continue;
+        while (started && p.state() != QProcess::NotRunning) {
+            if (job.cancel && !cancelled) {
+                cancelled = true;
+                p.terminate();
+                since_cancel.start();
+            }
+            if (cancelled && since_cancel.elapsed() > 2000) p.kill();
+            p.waitForReadyRead(50);
+            out += p.readAllStandardOutput();
+            err_buf += p.readAllStandardError();
+            for (int nl; (nl = err_buf.indexOf('\n')) >= 0;) {
+                const QByteArray line = err_buf.left(nl);
+                err_buf.remove(0, nl + 1);
+                const auto m = re.match(QString::fromUtf8(line));
+                if (!m.hasMatch()) {
+                    keepTail(&tail, line);
+                    continue;
+                }
+                const std::lock_guard<std::mutex> lock(shared->m);
+                shared->done = m.captured(1).toInt();
+                shared->total = m.captured(2).toInt();
+                shared->text = m.captured(3);
+                job.progress = shared->total > 0 ? double(shared->done) / shared->total : 0.0;
+            }
         }
-        const int done = m.captured(1).toInt(), total = m.captured(2).toInt();
-        if (total > 0) {
-            progress_->setRange(0, total);
-            progress_->setValue(done);
+        if (started) p.waitForFinished(-1);
+        out += p.readAllStandardOutput();
+        keepTail(&tail, err_buf + p.readAllStandardError());
+        const int code = p.exitCode();
+        const bool normal = started && p.exitStatus() == QProcess::NormalExit;
+        const QString start_error = started ? QString() : p.errorString();
+        return std::function<void()>(
+            [this, what, done, code, normal, cancelled, out, tail, start_error] {
+                poll_->stop();
+                setBusy(false);
+                progress_->setRange(0, 1);
+                bool ok = false;
+                if (!start_error.isEmpty()) {
+                    status_->setText(tr("could not start %1: %2").arg(cliPath(), start_error));
+                } else if (cancelled) {
+                    status_->setText(tr("%1 cancelled.").arg(what));
+                    progress_->setValue(0);
+                } else if (!normal || code != 0) {
+                    status_->setText(tr("%1 failed (exit %2): %3")
+                                         .arg(what)
+                                         .arg(code)
+                                         .arg(QString::fromUtf8(tail.trimmed())));
+                    progress_->setValue(0);
+                } else {
+                    progress_->setValue(1);
+                    ok = done ? done(out) : true;
+                }
+                Q_EMIT finished(ok);
+            });
+    });
+    // The bar and the status follow the child's progress lines.
+    disconnect(poll_, nullptr, this, nullptr);
+    connect(poll_, &QTimer::timeout, this, [this, what, shared] {
+        const std::lock_guard<std::mutex> lock(shared->m);
+        if (shared->total < 0) return;
+        if (shared->total > 0) {
+            progress_->setRange(0, shared->total);
+            progress_->setValue(shared->done);
         } else {
             progress_->setRange(0, 0);
         }
-        status_->setText(QStringLiteral("%1: %2").arg(job_, m.captured(3)));
-    }
+        status_->setText(QStringLiteral("%1: %2").arg(what, shared->text));
+    });
+    poll_->start();
 }
 
 void LivePanel::cancel() {
-    if (!busy()) return;
-    cancelled_ = true;
-    proc_->terminate();
-    QPointer<QProcess> p = proc_;
-    QTimer::singleShot(2000, this, [p] {
-        if (p && p->state() != QProcess::NotRunning) p->kill();
-    });
+    if (busy()) jobs_->cancel(kChannel);
 }
 
 } // namespace kairos::app

@@ -4,14 +4,15 @@
 // shown workload live beside its simulation on that profile, per-request TTFT and E2EL
 // plotted live against simulated with the simulator's median and p90 errors.
 //
-// The work runs in a kairos-cli child process (profile / validate --progress-lines), not
-// in the workbench: libtorch stays out of the GUI process (Debian's libtorch loads Qt 5
+// The work runs in a kairos-cli child process (profile / validate --progress-lines), watched
+// from a job of the window's tracker (its pipes read off the GUI thread), not in the
+// workbench: libtorch stays out of the GUI process (Debian's libtorch loads Qt 5
 // through OpenCV, and a crash or a stuck kernel in the model cannot take the workbench
 // down), and cancelling is ending the process (its outputs are written atomically and
 // the database in transactions, so a cancelled job leaves nothing half-written).
+#include "jobs.h"
 #include "model/workload.h"
 
-#include <QProcess>
 #include <QString>
 #include <QStringList>
 #include <QWidget>
@@ -26,6 +27,7 @@ class QProgressBar;
 class QPushButton;
 class QSpinBox;
 class QTemporaryDir;
+class QTimer;
 
 namespace kairos::views {
 class ModelChart;
@@ -36,7 +38,9 @@ namespace kairos::app {
 class LivePanel : public QWidget {
     Q_OBJECT
 public:
-    explicit LivePanel(QWidget* parent = nullptr);
+    // Its child processes are watched on `jobs` (the window's tracker; without one, on a
+    // tracker of its own).
+    explicit LivePanel(JobTracker* jobs = nullptr, QWidget* parent = nullptr);
     ~LivePanel() override;
 
     void setDatabase(const QString& path) { db_ = path; }
@@ -72,7 +76,6 @@ private:
     QStringList modelArgs() const;
     void run(const QString& what, const QStringList& args,
              std::function<bool(const QByteArray& out)> done);
-    void readProgress();
     void setBusy(bool on);
     bool showComparison(const QString& json_path);
 
@@ -87,11 +90,10 @@ private:
     QProgressBar* progress_ = nullptr;
     QLabel* status_ = nullptr;
     views::ModelChart* chart_ = nullptr;
-    QProcess* proc_ = nullptr;
-    QByteArray err_buf_, err_tail_;
-    std::function<bool(const QByteArray&)> on_done_;
-    QString job_;
-    bool cancelled_ = false;
+    static inline const QString kChannel = QStringLiteral("live");
+    JobTracker* jobs_;
+    std::unique_ptr<JobTracker> own_jobs_;
+    QTimer* poll_ = nullptr; // the running child's progress into the bar and status
     qint64 model_id_ = -1;
     QString model_id_for_; // the model options the stored profile was measured with
     double e2el_median_;

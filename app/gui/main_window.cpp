@@ -257,7 +257,7 @@ void MainWindow::buildUi() {
     auto* models_dock =
         addPanel(tr("Models"), "models", models_, Qt::RightDockWidgetArea, runs_dock);
     // Live: profile the live engine here and run the workload on it (kairos-cli children).
-    live_ = new LivePanel;
+    live_ = new LivePanel(&jobs_);
     live_->setObjectName(QStringLiteral("livePanel"));
     live_->setDatabase(db_path_);
     live_->setPolicy(policy_panel_->policy());
