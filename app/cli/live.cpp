@@ -11,6 +11,7 @@
 #include "metrics/summary.h"
 #include "profiles.h"
 #include "quality.h"
+#include "run/live_check.h"
 #include "run/pipeline.h"
 #include "sched/registry.h"
 #include "store/store.h"
@@ -346,79 +347,6 @@ void addProfile(CLI::App& app) {
     });
 }
 
-// Per-request relative errors of the simulator against the live run.
-struct ErrorStats {
-    double median = NAN, p90 = NAN;
-    std::size_t n = 0;
-};
-ErrorStats relErrors(const std::vector<double>& e) {
-    ErrorStats s;
-    s.n = e.size();
-    if (e.empty()) return s;
-    const Stats d = describe(e, {50, 90});
-    s.median = d.percentile(50);
-    s.p90 = d.percentile(90);
-    return s;
-}
-
-// The simulator's per-request errors against a live run of the same workload.
-struct SimErrors {
-    ErrorStats ttft, e2el;
-    nlohmann::json rows = nlohmann::json::array();
-};
-SimErrors simErrors(const RunLog& sim, const RunLog& live) {
-    const auto ms = perRequest(sim), ml = perRequest(live);
-    std::vector<double> e_ttft, e_e2el;
-    SimErrors out;
-    for (std::size_t i = 0; i < ms.size() && i < ml.size(); ++i) {
-        if (!ms[i].finished || !ml[i].finished) continue;
-        e_ttft.push_back(std::abs(ms[i].ttft() - ml[i].ttft()) / ml[i].ttft());
-        e_e2el.push_back(std::abs(ms[i].e2el() - ml[i].e2el()) / ml[i].e2el());
-        out.rows.push_back({{"id", ms[i].id},
-                            {"ttft_live", ml[i].ttft()},
-                            {"ttft_sim", ms[i].ttft()},
-                            {"e2el_live", ml[i].e2el()},
-                            {"e2el_sim", ms[i].e2el()}});
-    }
-    out.ttft = relErrors(e_ttft);
-    out.e2el = relErrors(e_e2el);
-    return out;
-}
-
-// Every coefficient times `k` (a device `k` times slower).
-EteParams scaled(EteParams p, double k) {
-    for (double* x : {&p.a, &p.b, &p.c, &p.q0, &p.q1, &p.p}) *x *= k;
-    return p;
-}
-
-// The planning model against the live run's iterations, by kind (prefill only, decode
-// only, mixed): count, median signed and absolute relative error, median measured time;
-// and the median time between iterations.
-nlohmann::json iterationErrors(const std::vector<Simulator::LiveIteration>& it) {
-    std::map<std::string, std::vector<double>> sgn, mag, meas;
-    std::vector<double> gaps;
-    for (std::size_t i = 0; i < it.size(); ++i) {
-        const auto& x = it[i];
-        if (!(x.measured > 0)) continue;
-        const std::string kind = x.shape.prefill_seqs == 0  ? "decode"
-                                 : x.shape.decode_seqs == 0 ? "prefill"
-                                                            : "mixed";
-        const double e = (x.predicted - x.measured) / x.measured;
-        sgn[kind].push_back(e);
-        mag[kind].push_back(std::abs(e));
-        meas[kind].push_back(x.measured);
-        if (i > 0) gaps.push_back(x.gap);
-    }
-    auto median = [](const std::vector<double>& v) { return describe(v, {50}).percentile(50); };
-    nlohmann::json kinds = nlohmann::json::object();
-    for (const auto& [k, v] : sgn)
-        kinds[k] = {{"count", v.size()},
-                    {"median_signed", median(v)},
-                    {"median_abs", median(mag[k])},
-                    {"median_measured", median(meas[k])}};
-    return {{"kinds", kinds}, {"median_gap", gaps.empty() ? 0.0 : median(gaps)}};
-}
-
 void addValidate(CLI::App& app) {
     struct Args {
         LiveArgs live;
@@ -542,58 +470,41 @@ void addValidate(CLI::App& app) {
                     "by %s (x%.3f)%s\n",
                     ref_ctx + 1, 1e3 * ref_before, 1e3 * ref_then, ref_source.c_str(),
                     ref_before / ref_then, a->recalibrate ? ": the model is scaled by it" : "");
-        prep.model = std::make_shared<const EteModel>(scaled(ete, drift), source);
+        prep.model = std::make_shared<const EteModel>(scaledEte(ete, drift), source);
         prep.limits.kv_capacity_tokens = kvCapacityOr(a->kv_capacity, *m);
         prep.model_warnings.clear(); // the profile named by the spec is not used
         const Workload& w = *prep.workload;
-        const RunLog sim = simulatePrepared(prep, ctx);
         gpu::TorchBackend backend(*m, w, liveOptions(a->live));
         std::fprintf(stderr, "running %zu requests live (%.1f s of arrivals)...\n", w.size(),
                      w.span());
         if (g_progress_lines) std::fprintf(stderr, "progress 0/0 running live\n");
         std::vector<Simulator::LiveIteration> live_iterations;
         const RunLog live = simulatePrepared(prep, ctx, &backend, nullptr, &live_iterations);
-        const double ref_after = reference.steadyTime();
-        const nlohmann::json iters = iterationErrors(live_iterations);
-        // With real stopping the answers end where the model ends them, not at the
-        // workload's lengths (its limits): the simulation compared with the live run is then
-        // told each answer's length as generated, so that it is judged on time alone. The
-        // one planned on the workload's lengths is printed beside it, marked as such.
-        SimErrors planned;
-        RunLog compared = sim;
-        if (a->live.stop_at_eos) {
-            planned = simErrors(sim, live);
-            auto told = std::make_shared<Workload>(w);
-            std::map<std::int64_t, std::int32_t> generated;
-            for (const auto& r : perRequest(live))
-                if (r.output_tokens > 0) generated[r.id] = r.output_tokens;
-            for (auto& r : told->requests)
-                if (auto it = generated.find(r.id); it != generated.end())
-                    r.output_tokens = it->second;
-            prep.workload = told;
-            compared = simulatePrepared(prep, ctx);
-        }
-        const SimErrors err = simErrors(compared, live);
-        // Both runs have the engine's prefix cache (when on), but what it finds depends on
-        // timing (which requests overlap): the hits are compared, as the latencies are.
-        nlohmann::json cache_json = nullptr;
-        if (spec.limits.prefix_caching) {
-            const Summary ls = summarize(live), ss = summarize(compared);
-            cache_json = {{"block_size", spec.limits.block_size},
-                          {"live_hit_rate", ls.prefix_cache_hit_rate},
-                          {"live_cached_tokens", ls.prefix_cached_tokens},
-                          {"live_reused_tokens", backend.reusedTokens()},
-                          {"simulated_hit_rate", ss.prefix_cache_hit_rate},
-                          {"simulated_cached_tokens", ss.prefix_cached_tokens}};
+        LiveCheckInput in;
+        in.prep = prep;
+        in.ete = ete;
+        in.drift = drift;
+        in.source = source;
+        in.lengths_told = a->live.stop_at_eos;
+        in.reference_profile = ref_then;
+        in.reference_before = ref_before;
+        in.reference_after = reference.steadyTime();
+        in.backend_reused_tokens = backend.reusedTokens();
+        const LiveCheck check = checkAgainstLive(in, live, live_iterations, ctx);
+        const SimErrors& err = check.errors;
+        const SimErrors& planned = check.planned;
+        const SimErrors& br = check.bracketed;
+        const nlohmann::json& iters = check.iterations;
+        const nlohmann::json& cache_json = check.prefix_cache;
+        const double ref_after = in.reference_after, mean_speed = check.mean_speed;
+        if (spec.limits.prefix_caching)
             std::printf("prefix cache (%d-token blocks): live %.1f %% of prompt tokens reused "
                         "(%lld tokens, %lld given by the backend's block store), simulation "
                         "%.1f %% (%lld tokens)\n",
-                        spec.limits.block_size, 100 * ls.prefix_cache_hit_rate,
-                        static_cast<long long>(ls.prefix_cached_tokens),
-                        static_cast<long long>(backend.reusedTokens()),
-                        100 * ss.prefix_cache_hit_rate,
-                        static_cast<long long>(ss.prefix_cached_tokens));
-        }
+                        spec.limits.block_size, 100 * cache_json["live_hit_rate"].get<double>(),
+                        cache_json["live_cached_tokens"].get<long long>(), in.backend_reused_tokens,
+                        100 * cache_json["simulated_hit_rate"].get<double>(),
+                        cache_json["simulated_cached_tokens"].get<long long>());
         std::printf("simulator (%s) against the live run (%s), %zu requests finished in both:\n",
                     source.c_str(), live.exec_model.c_str(), err.ttft.n);
         std::printf("  %-6s %10s %10s\n", "", "median", "p90");
@@ -605,13 +516,8 @@ void addValidate(CLI::App& app) {
                         "%.2f%% / %.2f%%: not a measure of the simulator)\n",
                         100 * planned.ttft.median, 100 * planned.ttft.p90,
                         100 * planned.e2el.median, 100 * planned.e2el.p90);
-        // The same simulation with the model scaled to the device's mean speed over the run
-        // (the references before and after it): the error left when drift is taken out.
-        // It uses a timing taken after the run, so it explains the error; it is no forecast.
-        const double mean_speed = 0.5 * (ref_before + ref_after) / ref_then;
-        PreparedRun bracketed = prep;
-        bracketed.model = std::make_shared<const EteModel>(scaled(ete, mean_speed), "bracketed");
-        const SimErrors br = simErrors(simulatePrepared(bracketed, ctx), live);
+        // The model scaled to the device's mean speed over the run (timed before and after):
+        // the error left when drift is taken out; it explains, it does not forecast.
         std::printf("device speed after the run: %.2f ms (x%.3f of before); the model scaled to "
                     "the run's mean speed (x%.3f):\n",
                     1e3 * ref_after, ref_after / ref_before, mean_speed);

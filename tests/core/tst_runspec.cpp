@@ -1,12 +1,15 @@
 // RunSpec: JSON and TOML round trips over random specs (every registered policy and its
 // parameters), re-run equality, strict reading with file, line and key in every error.
 #include "run/knobs.h"
+#include "run/live_check.h"
 #include "run/pipeline.h"
 #include "run/run_spec.h"
 #include "sched/registry.h"
 #include "test_util.h"
 #include "util/input_error.h"
+#include "workload/generators.h"
 #include "workload/random.h"
+#include "workload/readers.h"
 
 #include <QtTest>
 #include <cmath>
@@ -307,6 +310,65 @@ private slots:
         QCOMPARE(*back.ttft_ms, *g.ttft_ms);
         QCOMPARE(*back.e2el_ms, *g.e2el_ms);
         QVERIFY(!back.tpot_ms);
+    }
+
+    // validate's judgement of the simulator against a live run (run/live_check.h), with a
+    // "live" run simulated on a device 10 % slower: requests far apart (no queueing) are
+    // each 10 % slower, so every relative error is 0.1 / 1.1; bracketed by a device timed
+    // 10 % slower before and after, the error is gone. With the answers' lengths told, a live
+    // run that stopped early is judged on time alone (no error left at the same speed) while
+    // the errors planned on the workload's lengths are large.
+    void liveCheckJudgesTheSimulator() {
+        GenerateSpec g;
+        g.count = 30;
+        g.arrivals.rate = 0.01; // ~100 s apart: each request alone
+        g.prompt = LengthDist::parse("const:300");
+        g.output = LengthDist::parse("const:40");
+        const std::string path = test::tempPath("live_check.jsonl");
+        writeKairosFile(generateWorkload(g), path);
+        RunSpec spec;
+        spec.workload.path = path;
+        const EteParams ete{0.02, 2e-4, 0, 0.03, 3e-4, 2e-7};
+        PreparedRun prep = prepareRun(spec, context());
+        prep.model = std::make_shared<const EteModel>(ete, "planned");
+        PreparedRun slow = prep;
+        slow.model = std::make_shared<const EteModel>(scaledEte(ete, 1.1), "slower device");
+        const RunLog live = simulatePrepared(slow, context());
+        LiveCheckInput in;
+        in.prep = prep;
+        in.ete = ete;
+        in.reference_profile = 1e-3;
+        in.reference_before = in.reference_after = 1.1e-3;
+        std::vector<Simulator::LiveIteration> iters(3);
+        for (auto& it : iters) {
+            it.shape.decode_seqs = 1;
+            it.predicted = 1.1;
+            it.measured = 1.0;
+            it.gap = 0.25;
+        }
+        const LiveCheck c = checkAgainstLive(in, live, iters, context());
+        QCOMPARE(c.errors.ttft.n, std::size_t(30));
+        KAIROS_COMPARE_NEAR(c.errors.ttft.median, 0.1 / 1.1, 1e-9);
+        KAIROS_COMPARE_NEAR(c.errors.e2el.p90, 0.1 / 1.1, 1e-9);
+        KAIROS_COMPARE_NEAR(c.mean_speed, 1.1, 1e-12);
+        KAIROS_COMPARE_NEAR(c.bracketed.e2el.p90, 0.0, 1e-9);
+        QVERIFY(c.prefix_cache.is_null());
+        KAIROS_COMPARE_NEAR(c.iterations["kinds"]["decode"]["median_signed"].get<double>(), 0.1,
+                            1e-12);
+        QCOMPARE(c.iterations["kinds"]["decode"]["count"].get<int>(), 3);
+        KAIROS_COMPARE_NEAR(c.iterations["median_gap"].get<double>(), 0.25, 1e-12);
+        // Stopped early: half of each answer, at the planned speed.
+        PreparedRun early = prep;
+        auto shorter = std::make_shared<Workload>(*prep.workload);
+        for (auto& r : shorter->requests) r.output_tokens = 20;
+        early.workload = shorter;
+        const RunLog stopped = simulatePrepared(early, context());
+        in.lengths_told = true;
+        in.reference_before = in.reference_after = 1e-3;
+        const LiveCheck t = checkAgainstLive(in, stopped, {}, context());
+        KAIROS_COMPARE_NEAR(t.errors.e2el.p90, 0.0, 1e-9);
+        QVERIFY2(t.planned.e2el.median > 0.3, qPrintable(QString::number(t.planned.e2el.median)));
+        QCOMPARE(t.errors.rows.size(), std::size_t(30));
     }
 
     // Strict reading: an unknown key, a wrong type, a value out of range, an unknown policy
