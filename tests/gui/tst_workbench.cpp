@@ -111,6 +111,25 @@ long waitForResult(QSignalSpy& spy) {
     return spy.takeLast().at(0).value<long>();
 }
 
+// The one fixture of the window's tests: a MainWindow made from its start options (Opts,
+// set field by field) with a spy on its shown runs; next() waits for the next one (its job
+// id, -1 after 20 s). Tests name the parts: auto& [w, shown] = bench.
+struct Opts {
+    app::StartOptions o;
+    Opts& workload(const QString& v) { return o.workload = v, *this; }
+    Opts& policy(const QString& v) { return o.policy = v, *this; }
+    Opts& predictor(const QString& v) { return o.predictor = v, *this; }
+    Opts& compare(const QString& v) { return o.compare = v, *this; }
+    Opts& db(const QString& v) { return o.db = v, *this; }
+};
+
+struct Bench {
+    explicit Bench(const Opts& opts = {}) : w(opts.o), shown(&w, &app::MainWindow::resultShown) {}
+    long next() { return waitForResult(shown); }
+    app::MainWindow w;
+    QSignalSpy shown;
+};
+
 // The window on the benchmarks' 20,000 requests (workload20k, file `name`) at `rate` under
 // sprpt_lp, shown at 1400x850 with its first run drawn: what the KAIROS_BENCH figures start
 // from. Null if it did not come up.
@@ -205,13 +224,9 @@ private slots:
     // sprpt_lp on a loaded workload with 16 seats: C = 0 never preempts (it is SJF);
     // C = 1 preempts (suspends with KV kept) whenever a shorter request arrives.
     void preemptionSliderChangesTheRun() {
-        app::StartOptions o;
-        o.workload = loadedWorkload();
-        o.policy = "sprpt_lp";
-        o.predictor = "oracle";
-        app::MainWindow w(o);
-        QSignalSpy spy(&w, &app::MainWindow::resultShown);
-        QVERIFY(waitForResult(spy) > 0);
+        Bench bench(Opts().workload(loadedWorkload()).policy("sprpt_lp").predictor("oracle"));
+        auto& [w, spy] = bench;
+        QVERIFY(bench.next() > 0);
         w.policyPanel()->slider("seqs")->setValue(16);
         QVERIFY(waitForResult(spy) > 0);
         w.policyPanel()->slider("C")->setValue(0.0);
@@ -236,8 +251,8 @@ private slots:
     // and a router give a fleet (each row on its replica, the router's rule applied), and
     // back to one replica is the single engine's run again, to the bit.
     void servingControlsDriveTheRun() {
-        app::StartOptions o;
-        app::MainWindow w(o);
+        Bench bench;
+        app::MainWindow& w = bench.w;
         GenerateSpec g;
         g.count = 200;
         g.arrivals.rate = 4;
@@ -308,9 +323,8 @@ private slots:
         QSettings().clear();
         const QString path = loadedWorkload();
         {
-            app::StartOptions o;
-            o.workload = path;
-            app::MainWindow w(o);
+            Bench bench(Opts().workload(path));
+            app::MainWindow& w = bench.w;
             QSignalSpy loaded(&w, &app::MainWindow::workloadLoaded);
             QVERIFY(loaded.wait(20000));
             QCOMPARE(loaded.at(0).at(0).toBool(), true);
@@ -331,12 +345,9 @@ private slots:
     // paths rather than one image), PNG at twice the pixels. The CDFs carry the goodput
     // SLOs; the KV, CDF and length charts keep their legends off their data at 1366x768.
     void chartsExportAndKeepLegendsOffData() {
-        app::StartOptions o;
-        o.workload = loadedWorkload();
-        o.policy = "sprpt_lp";
-        app::MainWindow w(o);
-        QSignalSpy shown(&w, &app::MainWindow::resultShown);
-        QVERIFY(waitForResult(shown) > 0);
+        Bench bench(Opts().workload(loadedWorkload()).policy("sprpt_lp"));
+        auto& [w, shown] = bench;
+        QVERIFY(bench.next() > 0);
         w.pin();
         w.policyPanel()->slider("rate")->setValue(1.5);
         QVERIFY(waitForResult(shown) > 0);
@@ -405,9 +416,8 @@ private slots:
     // "only matches" shows their rows alone; the search follows re-runs; a bad term is
     // said, with no matches. A large trace opens with every row in view.
     void findRequests() {
-        app::StartOptions o;
-        o.policy = "timebill";
-        app::MainWindow w(o);
+        Bench bench(Opts().policy("timebill"));
+        app::MainWindow& w = bench.w;
         w.resize(1366, 768);
         GenerateSpec g;
         g.count = 3000;
@@ -469,12 +479,9 @@ private slots:
     // Undo and redo of parameter changes: a drag is one step; undo restores the slider,
     // the policy and the run; redo goes forward again.
     void undoRedoParameters() {
-        app::StartOptions o;
-        o.workload = loadedWorkload();
-        o.policy = "sprpt_lp";
-        app::MainWindow w(o);
-        QSignalSpy shown(&w, &app::MainWindow::resultShown);
-        QVERIFY(waitForResult(shown) > 0);
+        Bench bench(Opts().workload(loadedWorkload()).policy("sprpt_lp"));
+        auto& [w, shown] = bench;
+        QVERIFY(bench.next() > 0);
         auto* c = w.policyPanel()->slider("C");
         const double c0 = c->value();
         const auto first = w.lastResult()->summary;
@@ -514,12 +521,9 @@ private slots:
         std::shared_ptr<const app::RunView> a_last, a_pinned;
         std::vector<ReqId> a_matches;
         {
-            app::StartOptions o;
-            o.workload = loadedWorkload();
-            o.policy = "fcfs";
-            app::MainWindow w(o);
-            QSignalSpy shown(&w, &app::MainWindow::resultShown);
-            QVERIFY(waitForResult(shown) > 0);
+            Bench bench(Opts().workload(loadedWorkload()).policy("fcfs"));
+            auto& [w, shown] = bench;
+            QVERIFY(bench.next() > 0);
             w.policyPanel()->slider("rate")->setValue(1.6);
             QVERIFY(waitForResult(shown) > 0);
             w.pin(); // fcfs at 1.6x
@@ -538,8 +542,8 @@ private slots:
         }
         QVERIFY(!a_matches.empty());
         {
-            app::StartOptions o;
-            app::MainWindow w(o);
+            Bench bench;
+            app::MainWindow& w = bench.w;
             QVERIFY(awaitOk(&w, &app::MainWindow::sessionOpened, [&] { w.openSession(path); }));
             QVERIFY(w.jobs().waitIdle(30000));
             QCOMPARE(w.policyPanel()->policyBox()->currentText(), QStringLiteral("sprpt_lp"));
@@ -555,8 +559,8 @@ private slots:
         }
         // A generated workload is embedded.
         {
-            app::StartOptions o;
-            app::MainWindow w(o);
+            Bench bench;
+            app::MainWindow& w = bench.w;
             GenerateSpec g;
             g.count = 50;
             g.arrivals.rate = 3;
@@ -565,7 +569,8 @@ private slots:
             QVERIFY(waitForResult(shown) > 0);
             const auto before = w.lastResult()->summary;
             QVERIFY(w.saveSession(path));
-            app::MainWindow w2(o);
+            Bench bench2;
+            app::MainWindow& w2 = bench2.w;
             QVERIFY(awaitOk(&w2, &app::MainWindow::sessionOpened, [&] { w2.openSession(path); }));
             QCOMPARE(w2.lastResult()->summary.num_requests, 50L);
             QCOMPARE(w2.lastResult()->summary.e2el_ms.mean, before.e2el_ms.mean);
@@ -575,8 +580,8 @@ private slots:
             QVERIFY(f.open(QIODevice::WriteOnly));
             f.write("{\"hello\": 1}");
         }
-        app::StartOptions o;
-        app::MainWindow w(o);
+        Bench bench;
+        app::MainWindow& w = bench.w;
         QSignalSpy opened(&w, &app::MainWindow::sessionOpened);
         w.openSession(path);
         QVERIFY(opened.wait(10000));
@@ -618,7 +623,8 @@ private slots:
             std::ofstream out(path.toStdString());
             out << v1.dump(2);
         }
-        app::MainWindow w(app::StartOptions{});
+        Bench bench;
+        app::MainWindow& w = bench.w;
         QVERIFY(awaitOk(&w, &app::MainWindow::sessionOpened, [&] { w.openSession(path); }));
         QVERIFY(w.jobs().waitIdle(30000));
         QCOMPARE(w.policyPanel()->policyBox()->currentText(), QStringLiteral("sprpt_lp"));
@@ -647,13 +653,12 @@ private slots:
     void tufEditsAreInTheSpec() {
         const QString db = QDir::temp().filePath("kairos_tst_tuf.db");
         for (const char* suffix : {"", "-wal", "-shm"}) QFile::remove(db + suffix);
-        app::StartOptions o;
-        o.workload = KAIROS_SOURCE_DIR "/sample_traces/wid1_like.jsonl";
-        o.policy = "timely";
-        o.db = db;
-        app::MainWindow w(o);
-        QSignalSpy shown(&w, &app::MainWindow::resultShown);
-        QVERIFY(waitForResult(shown) > 0);
+        Bench bench(Opts()
+                        .workload(KAIROS_SOURCE_DIR "/sample_traces/wid1_like.jsonl")
+                        .policy("timely")
+                        .db(db));
+        auto& [w, shown] = bench;
+        QVERIFY(bench.next() > 0);
         QVERIFY(w.lastResult()->spec.workload.tuf.empty()); // unmoved: the trace's own
         auto utility = [&w] {
             double u = 0;
@@ -703,13 +708,9 @@ private slots:
             mi.params = R"({"a": 1})";
             QCOMPARE(st.putModel(mi), 2);
         }
-        app::StartOptions o;
-        o.workload = loadedWorkload();
-        o.policy = "fcfs";
-        o.db = db;
-        app::MainWindow w(o);
-        QSignalSpy shown(&w, &app::MainWindow::resultShown);
-        QVERIFY(waitForResult(shown) > 0);
+        Bench bench(Opts().workload(loadedWorkload()).policy("fcfs").db(db));
+        auto& [w, shown] = bench;
+        QVERIFY(bench.next() > 0);
         const std::string first = w.lastResult()->log->exec_model;
         QVERIFY2(w.device()->label()->text().contains("llama2-70b-a100x2"),
                  qPrintable(w.device()->label()->text()));
@@ -764,12 +765,9 @@ private slots:
     // them in reverse (the search cleared, the window zoomed out), Forward again; a new
     // step after Back drops the forward ones; a re-run adds none.
     void backAndForward() {
-        app::StartOptions o;
-        o.workload = loadedWorkload();
-        o.policy = "sprpt_lp";
-        app::MainWindow w(o);
-        QSignalSpy shown(&w, &app::MainWindow::resultShown);
-        QVERIFY(waitForResult(shown) > 0);
+        Bench bench(Opts().workload(loadedWorkload()).policy("sprpt_lp"));
+        auto& [w, shown] = bench;
+        QVERIFY(bench.next() > 0);
         QCOMPARE(w.history()->size(), 1);
         const auto whole = w.history()->current();
         auto* range = w.findChild<views::TimeRange*>();
@@ -844,12 +842,9 @@ private slots:
     // The clicked request's card follows the shown run: a re-run with fewer seats shows the
     // same request as the new run has it (it once kept the old run's numbers).
     void requestDetailsFollowTheRun() {
-        app::StartOptions o;
-        o.workload = loadedWorkload();
-        o.policy = "fcfs";
-        app::MainWindow w(o);
-        QSignalSpy spy(&w, &app::MainWindow::resultShown);
-        QVERIFY(waitForResult(spy) > 0);
+        Bench bench(Opts().workload(loadedWorkload()).policy("fcfs"));
+        auto& [w, spy] = bench;
+        QVERIFY(bench.next() > 0);
         auto* details = w.findChild<QLabel*>("requestDetails");
         QVERIFY(details);
         const int id = 400;
@@ -887,7 +882,8 @@ private slots:
 
     // The View menu lists every panel; a closed panel comes back from it.
     void viewMenuReopensPanels() {
-        app::MainWindow w(app::StartOptions{});
+        Bench bench;
+        app::MainWindow& w = bench.w;
         w.show();
         QVERIFY(QTest::qWaitForWindowExposed(&w));
         QMenu* view = nullptr;
@@ -908,10 +904,8 @@ private slots:
     // The metrics model under Qt's model tester, through no run, one run, a comparison
     // and back; the change column says better/worse as core's comparison decides.
     void metricsModelAndCompare() {
-        app::StartOptions o;
-        o.workload = loadedWorkload();
-        o.policy = "sprpt_lp";
-        app::MainWindow w(o);
+        Bench bench(Opts().workload(loadedWorkload()).policy("sprpt_lp"));
+        app::MainWindow& w = bench.w;
         QAbstractItemModelTester tester(w.metricsPanel()->model(),
                                         QAbstractItemModelTester::FailureReportingMode::QtTest);
         QSignalSpy spy(&w, &app::MainWindow::resultShown);
@@ -943,11 +937,9 @@ private slots:
     // then sjf is shown against it: the metrics table compares, the timeline overlays the
     // pinned run.
     void startupCompare() {
-        app::StartOptions o;
-        o.workload = loadedWorkload();
-        o.policy = "sjf";
-        o.compare = "fcfs";
-        app::MainWindow w(o);
+        Opts opts = Opts().workload(loadedWorkload()).policy("sjf").compare("fcfs");
+        Bench bench(opts);
+        app::MainWindow& w = bench.w;
         QSignalSpy ready(&w, &app::MainWindow::ready);
         QVERIFY(ready.wait(20000));
         QVERIFY(w.pinned() && w.lastResult());
@@ -958,19 +950,15 @@ private slots:
         w.unpin();
         QVERIFY(!w.charts()->timeline()->showsPinned());
         // An unknown policy is refused at start.
-        o.compare = "nope";
-        QVERIFY_THROWS_EXCEPTION(std::invalid_argument, app::MainWindow{o});
+        QVERIFY_THROWS_EXCEPTION(std::invalid_argument, app::MainWindow{opts.compare("nope").o});
     }
 
     // Survivorship in the window: TimeBill (5 s budgets) kills most requests of a loaded
     // workload; against pinned FCFS the latency rows are over the requests both completed,
     // marked and never coloured, and the note under the table says so.
     void pinnedRunThatCompletedOtherRequests() {
-        app::StartOptions o;
-        o.workload = loadedWorkload();
-        o.policy = "timebill";
-        o.compare = "fcfs";
-        app::MainWindow w(o);
+        Bench bench(Opts().workload(loadedWorkload()).policy("timebill").compare("fcfs"));
+        app::MainWindow& w = bench.w;
         QSignalSpy ready(&w, &app::MainWindow::ready);
         QVERIFY(ready.wait(20000));
         QVERIFY(w.lastResult()->summary.killed > 0);
@@ -999,12 +987,11 @@ private slots:
     void agentRowsToggle() {
         QSettings().remove("view/agentRows");
         {
-            app::StartOptions o;
-            o.workload = QString(KAIROS_SOURCE_DIR) + "/sample_traces/wid2_like.jsonl";
-            o.policy = "timely";
-            app::MainWindow w(o);
-            QSignalSpy spy(&w, &app::MainWindow::resultShown);
-            QVERIFY(waitForResult(spy) > 0);
+            Bench bench(Opts()
+                            .workload(QString(KAIROS_SOURCE_DIR) + "/sample_traces/wid2_like.jsonl")
+                            .policy("timely"));
+            auto& [w, spy] = bench;
+            QVERIFY(bench.next() > 0);
             const auto r = w.lastResult();
             QVERIFY(r->agent_rows);
             QCOMPARE(w.charts()->timeline()->rows(), r->rows.get());
@@ -1014,12 +1001,10 @@ private slots:
             QVERIFY(r->agent_rows->size() >= 42 && r->agent_rows->size() < r->rows->size());
             w.close(); // remembers the choice
         }
-        app::StartOptions o;
-        o.workload = loadedWorkload(); // chat: no agents
-        app::MainWindow w(o);
+        Bench bench(Opts().workload(loadedWorkload())); // chat: no agents
+        auto& [w, spy] = bench;
         QVERIFY(w.charts()->agentRows());
-        QSignalSpy spy(&w, &app::MainWindow::resultShown);
-        QVERIFY(waitForResult(spy) > 0);
+        QVERIFY(bench.next() > 0);
         QVERIFY(!w.lastResult()->agent_rows);
         QCOMPARE(w.charts()->timeline()->rows(), w.lastResult()->rows.get());
         w.charts()->setAgentRows(false);
@@ -1034,7 +1019,8 @@ private slots:
             QVERIFY(f.open(QIODevice::WriteOnly));
             f.write("{\"kairos_workload\": 1}\n{\"arrival\": 0, \"prompt\": 1, \"output\": -3}\n");
         }
-        app::MainWindow w(app::StartOptions{});
+        Bench bench;
+        app::MainWindow& w = bench.w;
         QSignalSpy loaded(&w, &app::MainWindow::workloadLoaded);
         QSignalSpy shown(&w, &app::MainWindow::resultShown);
         w.openWorkload(loadedWorkload());
@@ -1066,11 +1052,9 @@ private slots:
     void runsBrowser() {
         const QString db = QDir::temp().filePath("kairos_tst_runs_browser.db");
         for (const char* suffix : {"", "-wal", "-shm"}) QFile::remove(db + suffix);
-        app::StartOptions o;
-        o.workload = loadedWorkload();
-        o.policy = "sjf";
-        o.db = db;
-        app::MainWindow w(o);
+        const Opts opts = Opts().workload(loadedWorkload()).policy("sjf").db(db);
+        Bench bench(opts);
+        app::MainWindow& w = bench.w;
         QAbstractItemModelTester tester(w.runsPanel()->model(),
                                         QAbstractItemModelTester::FailureReportingMode::QtTest);
         QSignalSpy shown(&w, &app::MainWindow::resultShown);
@@ -1095,7 +1079,8 @@ private slots:
         }
         // Another process writes.
         QProcess cli;
-        cli.start(KAIROS_CLI, {"simulate", "-w", o.workload, "--policy", "fcfs", "--db", db, "-q"});
+        cli.start(KAIROS_CLI,
+                  {"simulate", "-w", opts.o.workload, "--policy", "fcfs", "--db", db, "-q"});
         QVERIFY(cli.waitForFinished(60000));
         QCOMPARE(cli.exitCode(), 0);
         QTRY_COMPARE_WITH_TIMEOUT(w.runsPanel()->model()->rowCount(), 2, 10000);
@@ -1167,14 +1152,14 @@ private slots:
         // its spec says 2) has its stored figures and CDFs only, and the window says why.
         {
             RunSpec spec;
-            spec.workload.path = o.workload.toStdString();
+            spec.workload.path = opts.o.workload.toStdString();
             spec.policy.name = "fcfs";
             spec.limits.max_num_seqs = 16;
             spec.exec.profile = KAIROS_SOURCE_DIR "/resources/profiles/llama2-70b-a100x2.json";
             const RunResult res = runSpec(spec);
             store::RunRecord rec =
-                store::makeRunRecord(*res.workload, o.workload.toStdString(), res.log, res.summary,
-                                     res.policy, res.limits, "tampered");
+                store::makeRunRecord(*res.workload, opts.o.workload.toStdString(), res.log,
+                                     res.summary, res.policy, res.limits, "tampered");
             spec.limits.max_num_seqs = 2;
             rec.spec_json = spec.toJson().dump();
             const qint64 tampered = store::Store(db.toStdString()).putRun(rec);
@@ -1353,9 +1338,8 @@ private slots:
 #else
         const QString db = QDir::temp().filePath("kairos_tst_live_panel.db");
         for (const char* suffix : {"", "-wal", "-shm"}) QFile::remove(db + suffix);
-        app::StartOptions o;
-        o.db = db;
-        app::MainWindow w(o);
+        Bench bench(Opts().db(db));
+        app::MainWindow& w = bench.w;
         GenerateSpec g;
         g.count = 40;
         g.arrivals.rate = 50;
@@ -1453,7 +1437,8 @@ private slots:
         int segs = 0;
         for (const auto& r : arm.requests) segs += int(r.segments.size());
         QVERIFY(segs > int(arm.size()));
-        app::MainWindow w(app::StartOptions{});
+        Bench bench;
+        app::MainWindow& w = bench.w;
         QSignalSpy spy(&w, &app::MainWindow::resultShown);
         w.setWorkload(std::make_shared<Workload>(arm), "arm");
         QVERIFY(waitForResult(spy) > 0);
@@ -1571,12 +1556,11 @@ private slots:
     // TUF sliders per class: making the urgent class's deadline looser (zero utility at
     // 5 s instead of 0.5 s) can only raise its utility share, and the run uses the new TUF.
     void tufSlidersPerClass() {
-        app::StartOptions o;
-        o.workload = QString(KAIROS_SOURCE_DIR) + "/sample_traces/wid1_like.jsonl";
-        o.policy = "timely";
-        app::MainWindow w(o);
-        QSignalSpy spy(&w, &app::MainWindow::resultShown);
-        QVERIFY(waitForResult(spy) > 0);
+        Bench bench(Opts()
+                        .workload(QString(KAIROS_SOURCE_DIR) + "/sample_traces/wid1_like.jsonl")
+                        .policy("timely"));
+        auto& [w, spy] = bench;
+        QVERIFY(bench.next() > 0);
         const auto [ert, zero] = w.policyPanel()->tufSliders("urgent");
         QVERIFY(ert && zero);
         KAIROS_COMPARE_NEAR(ert->value(), 0.2, 1e-9);
@@ -1608,11 +1592,9 @@ private slots:
 
     // Many moves in a row: only the latest job's result is shown.
     void staleResultsAreDropped() {
-        app::StartOptions o;
-        o.workload = loadedWorkload();
-        app::MainWindow w(o);
-        QSignalSpy spy(&w, &app::MainWindow::resultShown);
-        QVERIFY(waitForResult(spy) > 0);
+        Bench bench(Opts().workload(loadedWorkload()));
+        auto& [w, spy] = bench;
+        QVERIFY(bench.next() > 0);
         const std::int64_t full = w.lastResult()->limits.kv_capacity_tokens; // KV x 1.0
         spy.clear();
         for (int i = 1; i <= 12; ++i) w.policyPanel()->slider("kv")->setValue(0.3 + 0.05 * i);
@@ -1643,9 +1625,8 @@ private slots:
                 std::ofstream out(path.toStdString());
                 writeKairos(generateWorkload(g), out);
             }
-            app::StartOptions o;
-            o.workload = path;
-            app::MainWindow w(o);
+            Bench bench(Opts().workload(path));
+            app::MainWindow& w = bench.w;
             QSignalSpy ready(&w, &app::MainWindow::ready);
             QVERIFY(ready.wait(20000));
             auto* banner = w.findChild<QLabel*>("loadBanner");
@@ -1663,11 +1644,8 @@ private slots:
     // A bad setting (an unknown predictor) shows an error instead of a run, and the
     // window stays usable: fixing it runs.
     void errorsAreShown() {
-        app::StartOptions o;
-        o.workload = loadedWorkload();
-        o.policy = "sjf";
-        o.predictor = "bogus:1";
-        app::MainWindow w(o);
+        Bench bench(Opts().workload(loadedWorkload()).policy("sjf").predictor("bogus:1"));
+        app::MainWindow& w = bench.w;
         QTest::qWait(500);
         QVERIFY(!w.lastResult());
         QSignalSpy spy(&w, &app::MainWindow::resultShown);
@@ -1719,11 +1697,8 @@ private slots:
     // showing that request's story and instant, a click on the KV chart that instant, the
     // cursor followed only while asked.
     void inspectorExplainsTheRun() {
-        app::StartOptions o;
-        o.workload = loadedWorkload();
-        o.policy = "sprpt_lp";
-        o.predictor = "trail";
-        app::MainWindow w(o);
+        Bench bench(Opts().workload(loadedWorkload()).policy("sprpt_lp").predictor("trail"));
+        app::MainWindow& w = bench.w;
         w.resize(1400, 850);
         w.show();
         QVERIFY(QTest::qWaitForWindowExposed(&w));
@@ -1848,13 +1823,10 @@ private slots:
     // draws the chosen metric with one point per value; the mark follows the slider; the
     // table is the core's (the same numbers as kairos-cli sweep gives for that range).
     void sweepPanelSweepsASlider() {
-        app::StartOptions o;
-        o.workload = loadedWorkload();
-        o.policy = "sprpt_lp";
-        o.predictor = "lognormal:0.5";
-        app::MainWindow w(o);
-        QSignalSpy spy(&w, &app::MainWindow::resultShown);
-        QVERIFY(waitForResult(spy) > 0);
+        Bench bench(
+            Opts().workload(loadedWorkload()).policy("sprpt_lp").predictor("lognormal:0.5"));
+        auto& [w, spy] = bench;
+        QVERIFY(bench.next() > 0);
         w.policyPanel()->slider("seqs")->setValue(16);
         QVERIFY(waitForResult(spy) > 0);
         auto* panel = w.sweepPanel();
