@@ -84,7 +84,6 @@ SweepBase MainWindow::sweepBase() const {
     b.spec = shownSpec();
     b.workload = state_->workload();
     b.profile = device_->profile();
-    b.profile_kv = b.profile.kvCapacityTokens();
     b.params =
         sweepParams([this](const QString& name) { return policy_panel_->slider(name)->value(); });
     return b;
@@ -104,7 +103,7 @@ RunSpec MainWindow::shownSpec() const {
 
 RunContext MainWindow::windowContext() const {
     RunContext c = runContext();
-    c.cache = const_cast<WorkloadCache*>(&cache_); // thread-safe; its own lock
+    c.cache = &cache_;
     c.exec = device_->resolved();
     return c;
 }

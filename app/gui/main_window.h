@@ -190,9 +190,9 @@ private:
     class DeviceChoice* device_ = nullptr;
     // The shown workload, under its file's path or kMemoryWorkload: what the runs' specs
     // name (prepareRun takes it from here and keeps its rate-scaled copies).
-    WorkloadCache cache_;
-    PolicyParams extra_params_; // from --param, for parameters without a slider
-    JobTracker jobs_;           // before runner_, which runs on it
+    mutable WorkloadCache cache_; // thread-safe: runs read it from const methods' contexts
+    PolicyParams extra_params_;   // from --param, for parameters without a slider
+    JobTracker jobs_;             // before runner_, which runs on it
     SimRunner runner_;
     // The context the window's runs are prepared in: the shipped profiles, cache_, device_.
     RunContext windowContext() const;

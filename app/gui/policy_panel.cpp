@@ -295,7 +295,7 @@ void PolicyPanel::specInto(RunSpec* spec, std::int64_t profile_kv) const {
         const double ert = pair.first->value(), zero = pair.second->value();
         const auto initial = tuf_initial_.find(cls);
         if (initial != tuf_initial_.end() && initial->second == std::make_pair(ert, zero)) continue;
-        spec->workload.tuf[cls] = {ert, std::max(zero, ert + 1e-3)};
+        spec->workload.tuf[cls] = RunSpec::WorkloadPart::TufOverride::drawn(ert, zero);
     }
 }
 

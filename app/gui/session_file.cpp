@@ -49,10 +49,9 @@ RunSpec specOfV1(const json& j, const RunSpec::ExecPart& exec, std::int64_t prof
         }
     if (j.contains("tuf") && j.at("tuf").is_object())
         for (const auto& [cls, v] : j.at("tuf").items())
-            if (v.is_array() && v.size() == 2 && v[0].is_number() && v[1].is_number()) {
-                const double ert = v[0].get<double>();
-                s.workload.tuf[cls] = {ert, std::max(v[1].get<double>(), ert + 1e-3)};
-            }
+            if (v.is_array() && v.size() == 2 && v[0].is_number() && v[1].is_number())
+                s.workload.tuf[cls] = RunSpec::WorkloadPart::TufOverride::drawn(v[0].get<double>(),
+                                                                                v[1].get<double>());
     return s;
 }
 

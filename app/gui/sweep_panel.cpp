@@ -269,7 +269,7 @@ void SweepPanel::start() {
         std::string text;
         if (const RunKnob* k = findRunKnob(p.name.toStdString()); k && k->axis) {
             ax.kind = *k->axis; // the run's own knob, as run/knobs.h sweeps it
-            text = k->axis_value(x, b.profile_kv);
+            text = k->axis_value(x, b.profile.kvCapacityTokens());
         } else {
             ax.kind = sweep::AxisKind::Param;
             text = sweep::formatValue(x);

@@ -41,7 +41,6 @@ struct SweepBase {
     RunSpec spec; // the shown run's (its workload path is replaced: the workload is below)
     std::shared_ptr<const Workload> workload; // as read (the spec's transforms not applied)
     DeviceProfile profile;
-    std::int64_t profile_kv = 0;    // the profile's KV capacity (the kv slider's unit)
     std::vector<SweepParam> params; // every slider that can be swept
 };
 

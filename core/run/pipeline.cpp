@@ -124,31 +124,37 @@ Workload transformWorkload(const Workload& base, const RunSpec::WorkloadPart& w)
     return out;
 }
 
+namespace {
 bool transformsWorkload(const RunSpec::WorkloadPart& w) {
     return w.generate_arrivals || w.rate_scale != 1.0 || w.budget > 0 || !w.tuf.empty();
+}
+} // namespace
+
+std::shared_ptr<const Workload> transformedWorkload(const std::shared_ptr<const Workload>& base,
+                                                    const RunSpec::WorkloadPart& w) {
+    return transformsWorkload(w) ? std::make_shared<const Workload>(transformWorkload(*base, w))
+                                 : base;
 }
 
 std::shared_ptr<const Workload>
 WorkloadCache::transformed(const std::shared_ptr<const Workload>& base,
                            const RunSpec::WorkloadPart& w) {
-    if (!transformsWorkload(w)) return base;
-    std::string key;
     {
         std::lock_guard<std::mutex> lock(m_);
-        if (keep_transformed_ > 0) {
-            RunSpec s;
-            s.workload = w;
-            key = s.toJson().at("workload").dump();
-            for (const Transformed& t : transformed_)
-                if (t.base == base && t.transforms == key) return t.result;
-        }
+        if (keep_transformed_ == 0 || !transformsWorkload(w)) return transformedWorkload(base, w);
     }
-    auto out = std::make_shared<const Workload>(transformWorkload(*base, w));
+    RunSpec s; // the memo's key: the workload part as its JSON says it
+    s.workload = w;
+    const std::string key = s.toJson().at("workload").dump();
+    {
+        std::lock_guard<std::mutex> lock(m_);
+        for (const Transformed& t : transformed_)
+            if (t.base == base && t.transforms == key) return t.result;
+    }
+    auto out = transformedWorkload(base, w); // outside the lock: other runs go on
     std::lock_guard<std::mutex> lock(m_);
-    if (keep_transformed_ > 0) {
-        transformed_.push_back({base, key, out});
-        while (transformed_.size() > keep_transformed_) transformed_.erase(transformed_.begin());
-    }
+    transformed_.push_back({base, key, out});
+    while (transformed_.size() > keep_transformed_) transformed_.erase(transformed_.begin());
     return out;
 }
 
@@ -249,12 +255,8 @@ PreparedRun prepareRun(const RunSpec& spec, const RunContext& ctx) {
         base = ctx.cache->get(spec.workload);
     else
         base = std::make_shared<const Workload>(readBase(spec.workload));
-    if (ctx.cache)
-        p.workload = ctx.cache->transformed(base, spec.workload);
-    else
-        p.workload = transformsWorkload(spec.workload)
-                         ? std::make_shared<const Workload>(transformWorkload(*base, spec.workload))
-                         : base;
+    p.workload = ctx.cache ? ctx.cache->transformed(base, spec.workload)
+                           : transformedWorkload(base, spec.workload);
 
     ResolvedExec ex = ctx.exec ? *ctx.exec : resolveExec(spec.exec, ctx);
     p.profile = std::move(ex.profile);

@@ -137,8 +137,10 @@ RunLog simulatePrepared(const PreparedRun& p, const RunContext& ctx = {},
 // The workload's transforms alone (arrivals regenerated at a rate, the trace's own rate
 // scaled, budgets filled in, utility functions redrawn), on a copy of `base`.
 Workload transformWorkload(const Workload& base, const RunSpec::WorkloadPart& w);
-// Whether `w` asks for any transform (else the base workload is used as it is).
-bool transformsWorkload(const RunSpec::WorkloadPart& w);
+// `base` with the transforms of `w` applied: a new workload, or `base` itself when `w` asks
+// for none.
+std::shared_ptr<const Workload> transformedWorkload(const std::shared_ptr<const Workload>& base,
+                                                    const RunSpec::WorkloadPart& w);
 
 // The numbers a sweep tabulates, by name, from a summary: completed, killed,
 // request_throughput, goodput_fraction (request goodput / offered rate; NaN without SLOs),

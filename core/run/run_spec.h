@@ -45,6 +45,10 @@ struct RunSpec {
         // at `zero` (> ert). The workbench's TUF sliders; written only when set.
         struct TufOverride {
             double ert = 0, zero = 0;
+            // The override a pair of sliders draws: the zero time kept at least 1 ms after ERT.
+            static TufOverride drawn(double ert, double zero) {
+                return {ert, zero > ert + 1e-3 ? zero : ert + 1e-3};
+            }
         };
         std::map<std::string, TufOverride> tuf;
     } workload;
