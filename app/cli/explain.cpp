@@ -87,10 +87,18 @@ RunLog readLog(const std::string& path) {
 
 void printRules(bool json) {
     nlohmann::json all = nlohmann::json::array();
-    for (int i = 1; i < static_cast<int>(RuleId::Count); ++i) {
-        const Rule& r = ruleOf(static_cast<RuleId>(i));
+    // The engine's rules, then the policies' by code (their handles follow link order).
+    std::vector<RuleId> ids;
+    for (std::size_t i = 1; i < ruleCount(); ++i) ids.push_back(static_cast<RuleId>(i));
+    std::stable_sort(ids.begin(), ids.end(), [](RuleId a, RuleId b) {
+        const bool ea = a < RuleId::FirstRegistered, eb = b < RuleId::FirstRegistered;
+        if (ea != eb) return ea;
+        return !ea && std::string(ruleOf(a).code) < ruleOf(b).code;
+    });
+    for (const RuleId id : ids) {
+        const Rule& r = ruleOf(id);
         nlohmann::json vars = nlohmann::json::array();
-        for (int k = 0; k < ruleVarCount(static_cast<RuleId>(i)); ++k)
+        for (int k = 0; k < ruleVarCount(id); ++k)
             vars.push_back(r.vars[static_cast<std::size_t>(k)]);
         if (json) {
             all.push_back({{"code", r.code},

@@ -1,6 +1,7 @@
 #include "inspector_panel.h"
 
 #include "chart_style.h"
+#include "sched/timebill.h"
 #include "workbench_state.h"
 
 #include <QCheckBox>
@@ -468,7 +469,7 @@ void InspectorPanel::refreshRequest() {
     for (std::uint32_t i : ix_->reasonsOf(id)) {
         const Reason& r = ex.reasons[i];
         if (r.req != id) continue;
-        if (r.rule == RuleId::TimeBillAdmit) {
+        if (r.rule == rules::kTimeBillAdmit) {
             const double wcet = r.x[4] + r.x[5];
             const Insight* in = ix_->insightAt(id, r.t + 1e-12);
             budget_->setText(

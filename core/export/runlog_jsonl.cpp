@@ -3,6 +3,7 @@
 #include "metrics/request_metrics.h"
 #include "model/request.h"
 #include "model/router.h"
+#include "sched/registry.h"
 #include "util/atomic_file.h"
 #include "util/input_error.h"
 #include "util/json_line.h"
@@ -292,6 +293,7 @@ void readExplainLine(const nlohmann::json& j, const std::string& evs, RunLog& lo
 } // namespace
 
 RunLog readRunLogJsonl(std::istream& in, const std::string& name) {
+    linkPolicyRules(); // its reasons may cite any policy's rule
     RunLog log;
     std::string line;
     long lineno = 0;

@@ -18,9 +18,9 @@
 //              moves with the clock (at the decisions that act); kept only when it changed:
 //              what the "scheduler at t" view reads.
 //
-// Rules are a fixed table (explain.cpp). Each names its numbers and says what they must
-// satisfy; tests check every recorded reason against its rule, so a reason is a claim
-// that was verified, not a caption.
+// Rules are a book: the engine's own (explain.cpp) and those each policy registers in its
+// file. Each names its numbers and says what they must satisfy; tests check every recorded
+// reason against its rule, so a reason is a claim that was verified, not a caption.
 #include "model/request.h"
 
 #include <array>
@@ -54,51 +54,45 @@ inline bool cacheAct(Act a) {
 const char* actName(Act a); // "admit", ...
 bool actFromName(const std::string& s, Act* out);
 
+// A rule's handle: its place in the rule book. The engine's own rules (actions it takes
+// whatever the policy) are fixed here; every policy registers its rules in its own file
+// (registerRule), so a new policy adds nothing to this one. Files store a rule's code, never
+// its handle, which depends on the order the program registered them in.
 enum class RuleId : std::uint16_t {
     Unexplained = 0, // an action its policy gave no reason for (a bug; tests refuse it)
-    // Admission, shared by the policies that admit through AdmissionBudget.
-    FcfsHead,       // fcfs: the head of the queue fits (need <= free, a seat)
-    NeverFits,      // never_fits: need > M - watermark
-    EngineOverflow, // engine: KV overflow, the policy's victim (latest arrival) preempted
-    RankOverflow,   // overflow: the worst-ranked request preempted (key)
-    CannotGrow,     // engine: alone, its next token does not fit M
-    RankAdmit,      // rank: best key waiting, fits
-    RankResume,     // rank: best key suspended, a seat
-    SprptSuspend,   // sprpt_lp: a < C*r and ranked after the one it makes room for
-    SprptDrop,      // sprpt_lp: KV released for a better-ranked request (recompute)
-    SuspendedDrop,  // rank: kept KV of a suspended request released for a better one
-    McsfAdmit,      // mcsf: prefix fits M at every completion time
-    ProtectAdmit,   // protect: used + need <= (1 - alpha) M
-    ProtectIdle,    // protect: nothing runs, used + need <= M
-    ProtectClear,   // protect: used + growth > M, cleared (coin of probability beta)
-    TimeBillAdmit,  // timebill: fits, in arrival order, budget left > 0
-    TimeBillAlpha,  // timebill: alpha* from WCET = budget
-    TimeBillFixed,  // timebill: a fixed alpha (the baseline)
-    TimeBillKill,   // timebill: Kill, now >= arrival + budget
-    TimeBillSkip,   // timebill: Skip-next, released during another request's overrun
-    TimelyDispatch, // timely: segment generated, handed to the robot
-    TimelySuspend,  // timely: segment done, the generation waits for its next turn
-    TimelyAdmit,    // timely: ready segments in rank order (PUD / arrival / deadline), fits
-    TimelyResume,   // timely: a suspended generation in rank order takes a seat
-    OptimalStart,   // optimal: the hindsight schedule starts it this round
-    CacheHit,       // prefix cache: the longest run of cached leading blocks, < context
-    CacheEvict,     // prefix cache: blocks nobody referenced taken back, least recent first
-    Count
+    EngineOverflow,  // engine: KV overflow, the policy's victim (latest arrival) preempted
+    RankOverflow,    // overflow: the worst-ranked request preempted (key)
+    CannotGrow,      // engine: alone, its next token does not fit M
+    CacheHit,        // prefix cache: the longest run of cached leading blocks, < context
+    CacheEvict,      // prefix cache: blocks nobody referenced taken back, least recent first
+    FirstRegistered  // the policies' rules count on from here
 };
 
 // The most numbers a reason carries.
 constexpr std::size_t kReasonNumbers = 8;
 
+using RuleVars = std::array<const char*, kReasonNumbers>;
+
 struct Rule {
-    const char* code;                             // "sprpt_lp.suspend": what files store
-    const char* name;                             // "sprpt_lp: a < C*r, ...": what people read
-    std::array<const char*, kReasonNumbers> vars; // names of its numbers; nullptr past the last
-    const char* text;                             // one line for people
-    bool engine;                                  // an action the engine took on its own
+    const char* code; // "sprpt_lp.suspend": what files store
+    const char* name; // "sprpt_lp: a < C*r, ...": what people read
+    RuleVars vars;    // names of its numbers; nullptr past the last
+    const char* text; // one line for people
+    bool engine;      // an action the engine took on its own
     // Whether the recorded numbers satisfy the rule.
     bool (*holds)(const double* x);
 };
-const Rule& ruleOf(RuleId id);
+// Adds a policy's rule to the book and returns its handle. Called while the program starts,
+// from a namespace-scope constant in the policy's file:
+//     const RuleId kHead = registerRule({"fcfs.head", ...});
+// so every rule of a linked policy is known before main (sched/registry.h's
+// policySpecs() links every policy: readers of rule codes call it). Throws
+// std::logic_error for a code already in the book, and once the book has been read (it
+// is read without a lock).
+RuleId registerRule(const Rule& rule);
+// Every rule, the engine's first; ids 0 .. ruleCount() - 1.
+std::size_t ruleCount();
+const Rule& ruleOf(RuleId id); // Unexplained's rule for an id not in the book
 int ruleVarCount(RuleId id);
 bool ruleFromCode(const std::string& code, RuleId* out);
 

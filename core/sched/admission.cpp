@@ -2,6 +2,15 @@
 
 namespace kairos {
 
+// The rules its reasons cite (model/explain.h), registered as the program starts.
+namespace rules {
+const RuleId kNeverFits = registerRule(
+    {"never_fits", "never_fits: need > M - watermark", RuleVars{"need", "limit"},
+     "its reservation (context + 1) exceeds the KV capacity less the watermark: it can "
+     "never be admitted (vLLM: AllocStatus.NEVER)",
+     false, [](const double* x) { return x[0] > x[1]; }});
+} // namespace rules
+
 AdmissionBudget::AdmissionBudget(const EngineView& view, double watermark, bool shared_credit)
     : view_(view), shared_credit_(shared_credit) {
     const std::int64_t capacity = view.kvCapacity();
@@ -34,7 +43,7 @@ AdmissionBudget::Verdict AdmissionBudget::take(const ReqState& s, bool whole) {
 void AdmissionBudget::killNeverFits(Decision& out, const ReqState& s) const {
     out.killFor(s.id, KillCause::NeverFits);
     if (out.explain)
-        out.because(Act::Kill, s.id, RuleId::NeverFits,
+        out.because(Act::Kill, s.id, rules::kNeverFits,
                     {double(reservation(s)), double(capacity_after_watermark_)});
 }
 

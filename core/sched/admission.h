@@ -10,6 +10,11 @@
 
 namespace kairos {
 
+// The rules its reasons cite (model/explain.h).
+namespace rules {
+extern const RuleId kNeverFits;
+} // namespace rules
+
 class AdmissionBudget {
 public:
     // `shared_credit`: charge an admission less the cached prefix running requests hold

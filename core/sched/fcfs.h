@@ -8,6 +8,11 @@
 
 namespace kairos {
 
+// The rules its reasons cite (model/explain.h).
+namespace rules {
+extern const RuleId kFcfsHead;
+} // namespace rules
+
 struct FcfsOptions {
     double watermark = 0.01; // fraction of the KV capacity kept free at admission (vLLM)
 };

@@ -8,6 +8,16 @@
 
 namespace kairos {
 
+// The rules its reasons cite (model/explain.h), registered as the program starts.
+namespace rules {
+const RuleId kMcsfAdmit =
+    registerRule({"mcsf.admit", "mcsf: prefix fits M at every completion time",
+                  RuleVars{"predicted", "peak", "M"},
+                  "MC-SF: with the request admitted, the predicted KV use at every predicted "
+                  "completion time of the batch (its peak) stays within the capacity",
+                  false, [](const double* x) { return x[1] <= x[2]; }});
+} // namespace rules
+
 McsfScheduler::McsfScheduler(std::shared_ptr<LengthPredictor> predictor)
     : pred_(std::move(predictor)) {
     if (!pred_) throw std::invalid_argument("mcsf: needs a length predictor");
@@ -120,7 +130,7 @@ void McsfScheduler::schedule(const EngineView& view, Decision& out) {
         if (view.kvCost(s.context() + 1) > cap) { // cannot even start
             out.killFor(id, KillCause::NeverFits);
             if (out.explain)
-                out.because(Act::Kill, id, RuleId::NeverFits,
+                out.because(Act::Kill, id, rules::kNeverFits,
                             {double(view.kvCost(s.context() + 1)), double(cap)});
             it = waiting_.erase(it);
             continue;
@@ -143,7 +153,7 @@ void McsfScheduler::schedule(const EngineView& view, Decision& out) {
         }
         out.admit.push_back(id);
         if (out.explain)
-            out.because(Act::Admit, id, RuleId::McsfAdmit, {it->first, double(peak), double(cap)});
+            out.because(Act::Admit, id, rules::kMcsfAdmit, {it->first, double(peak), double(cap)});
         --seats;
         it = waiting_.erase(it);
     }

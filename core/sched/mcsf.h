@@ -20,6 +20,11 @@
 
 namespace kairos {
 
+// The rules its reasons cite (model/explain.h).
+namespace rules {
+extern const RuleId kMcsfAdmit;
+} // namespace rules
+
 class McsfScheduler final : public Scheduler {
 public:
     explicit McsfScheduler(std::shared_ptr<LengthPredictor> predictor);

@@ -9,6 +9,15 @@
 
 namespace kairos {
 
+// The rules its reasons cite (model/explain.h), registered as the program starts.
+namespace rules {
+const RuleId kOptimalStart = registerRule(
+    {"optimal.start", "optimal: the hindsight optimum starts it now", RuleVars{"start", "now"},
+     "MC-SF's exact optimum (exhaustive search over the discrete model) starts it this "
+     "round",
+     false, [](const double* x) { return x[0] <= x[1]; }});
+} // namespace rules
+
 void OptimalScheduler::reset(const Workload& w) {
     if (w.size() > kMaxRequests)
         throw std::invalid_argument(
@@ -48,7 +57,7 @@ void OptimalScheduler::schedule(const EngineView& view, Decision& out) {
         if (s <= now) {
             out.admit.push_back(id);
             if (out.explain)
-                out.because(Act::Admit, id, RuleId::OptimalStart, {double(s), double(now)});
+                out.because(Act::Admit, id, rules::kOptimalStart, {double(s), double(now)});
         } else
             next = std::min(next, static_cast<double>(s));
     }

@@ -14,6 +14,11 @@
 
 namespace kairos {
 
+// The rules its reasons cite (model/explain.h).
+namespace rules {
+extern const RuleId kOptimalStart;
+} // namespace rules
+
 class OptimalScheduler final : public Scheduler {
 public:
     static constexpr std::size_t kMaxRequests = 8;

@@ -11,6 +11,40 @@
 
 namespace kairos {
 
+// The rules its reasons cite (model/explain.h), registered as the program starts.
+namespace rules {
+const RuleId kRankAdmit = registerRule(
+    {"rank.admit", "rank: best key waiting, need <= free", RuleVars{"key", "need", "free"},
+     "the best-ranked waiting request (ties keep running ones) gets a seat and its "
+     "reservation fits",
+     false, [](const double* x) { return x[1] <= x[2]; }});
+const RuleId kRankResume =
+    registerRule({"rank.resume", "rank: best key suspended takes a seat", RuleVars{"key", "seats"},
+                  "the best-ranked suspended request returns to the batch; its KV was kept", false,
+                  [](const double* x) { return x[1] >= 1; }});
+const RuleId kSprptSuspend = registerRule(
+    {"sprpt_lp.suspend", "sprpt_lp: a < C*r, ranked after the one it makes room for",
+     RuleVars{"a", "C", "r", "key", "other_key"},
+     "Trail's limited preemption: a running request may be displaced only while its age a "
+     "(tokens generated) is below C times its initial prediction r, and only by a request "
+     "with a smaller key; its KV is kept (suspended)",
+     false,
+     [](const double* x) { return (std::isinf(x[1]) || x[0] < x[1] * x[2]) && x[3] > x[4]; }});
+const RuleId kSprptDrop = registerRule(
+    {"sprpt_lp.drop", "sprpt_lp: a < C*r, KV released for a better-ranked request",
+     RuleVars{"a", "C", "r", "key", "other_key"},
+     "as the suspension rule, and the better-ranked request needs the KV: it is dropped "
+     "(recompute), at most once in its life",
+     false,
+     [](const double* x) { return (std::isinf(x[1]) || x[0] < x[1] * x[2]) && x[3] > x[4]; }});
+const RuleId kSuspendedDrop = registerRule(
+    {"rank.drop_suspended", "rank: kept KV released for a better-ranked request",
+     RuleVars{"key", "other_key"},
+     "a suspended request's kept KV is released (it will recompute) for a waiting request "
+     "ranked before it",
+     false, [](const double* x) { return x[0] > x[1]; }});
+} // namespace rules
+
 // One decision's state, shared by the steps of schedule().
 struct PriorityScheduler::Round {
     const EngineView& view;
@@ -232,7 +266,7 @@ void PriorityScheduler::reclaim(Round& r, double k, ReqId for_id, std::int64_t n
         if (s.phase != Phase::Suspended) continue;
         r.out.preempt.push_back(sid);
         if (r.out.explain)
-            r.out.because(Act::Preempt, sid, RuleId::SuspendedDrop, {skey, k}, for_id);
+            r.out.because(Act::Preempt, sid, rules::kSuspendedDrop, {skey, k}, for_id);
         r.budget.addFree(view.kvFreedBy(sid));
     }
     for (std::size_t j = movable_.size(); j-- > r.next_movable && r.budget.freeTokens() < need;) {
@@ -241,7 +275,7 @@ void PriorityScheduler::reclaim(Round& r, double k, ReqId for_id, std::int64_t n
         dropped_[j] = 1;
         r.out.preempt.push_back(movable_[j].id);
         if (r.out.explain)
-            r.out.because(Act::Preempt, movable_[j].id, RuleId::SprptDrop,
+            r.out.because(Act::Preempt, movable_[j].id, rules::kSprptDrop,
                           {double(view.state(movable_[j].id).generated), opt_.C,
                            initialOf(movable_[j].id), movable_[j].key, k},
                           for_id);
@@ -291,7 +325,7 @@ void PriorityScheduler::takeCandidates(Round& r) {
             out.resume.push_back(si->second);
             running_bound_ = std::max(running_bound_, ks);
             if (out.explain)
-                out.because(Act::Resume, si->second, RuleId::RankResume,
+                out.because(Act::Resume, si->second, rules::kRankResume,
                             {ks, double(r.free_seats)});
             suspended_.erase(si);
             --r.free_seats;
@@ -325,7 +359,7 @@ void PriorityScheduler::takeCandidates(Round& r) {
         out.admit.push_back(id);
         running_bound_ = std::max(running_bound_, k);
         if (out.explain)
-            out.because(Act::Admit, id, RuleId::RankAdmit,
+            out.because(Act::Admit, id, rules::kRankAdmit,
                         {k, double(r.budget.lastNeed()), double(r.budget.lastFree())});
         --r.free_seats;
         takeWaitingFront();
@@ -339,7 +373,7 @@ void PriorityScheduler::suspendDisplaced(Round& r) {
         if (displaced_[j] && !dropped_[j]) {
             r.out.suspend.push_back(movable_[j].id);
             if (r.out.explain)
-                r.out.because(Act::Suspend, movable_[j].id, RuleId::SprptSuspend,
+                r.out.because(Act::Suspend, movable_[j].id, rules::kSprptSuspend,
                               {double(r.view.state(movable_[j].id).generated), opt_.C,
                                initialOf(movable_[j].id), movable_[j].key, displaced_by_[j].second},
                               displaced_by_[j].first);

@@ -23,6 +23,15 @@
 
 namespace kairos {
 
+// The rules its reasons cite (model/explain.h).
+namespace rules {
+extern const RuleId kRankAdmit;
+extern const RuleId kRankResume;
+extern const RuleId kSprptSuspend;
+extern const RuleId kSprptDrop;
+extern const RuleId kSuspendedDrop;
+} // namespace rules
+
 struct PriorityOptions {
     enum class Key { PredictedRemaining, Deadline };
     Key key = Key::PredictedRemaining;

@@ -9,6 +9,27 @@
 
 namespace kairos {
 
+// The rules its reasons cite (model/explain.h), registered as the program starts.
+namespace rules {
+const RuleId kProtectAdmit =
+    registerRule({"protect.admit", "protect: used + need <= (1 - alpha) M",
+                  RuleVars{"used", "need", "limit", "alpha", "M"},
+                  "MC-SF's alpha-protection baseline: arrival order while the usage stays under "
+                  "(1 - alpha) M",
+                  false, [](const double* x) { return x[0] + x[1] <= x[2]; }});
+const RuleId kProtectIdle = registerRule(
+    {"protect.idle", "protect: nothing runs, used + need <= M", RuleVars{"used", "need", "M"},
+     "the baseline's liveness exception: an empty engine takes the first request that "
+     "fits the whole cache",
+     false, [](const double* x) { return x[0] + x[1] <= x[2]; }});
+const RuleId kProtectClear = registerRule(
+    {"protect.clear", "protect: used + growth > M, cleared",
+     RuleVars{"used", "growth", "M", "beta"},
+     "the next iteration overflows: every running request is cleared (beta-clearing: each "
+     "with probability beta, in rounds until it fits)",
+     false, [](const double* x) { return x[0] + x[1] > x[2]; }});
+} // namespace rules
+
 ProtectScheduler::ProtectScheduler(ProtectOptions o) : opt_(o), rng_(o.seed) {
     if (!(o.alpha >= 0 && o.alpha < 1))
         throw std::invalid_argument("protect: alpha must be in [0, 1)");
@@ -100,7 +121,7 @@ void ProtectScheduler::schedule(const EngineView& view, Decision& out) {
                     out.preempt.push_back(id);
                     if (out.explain)
                         out.because(
-                            Act::Preempt, id, RuleId::ProtectClear,
+                            Act::Preempt, id, rules::kProtectClear,
                             {double(view.kvUsed()), double(growth), double(cap), opt_.beta});
                     used -= view.kvFreedBy(id) +
                             (s.needsPrefill() ? 0 : view.kvCost(s.kv + 1) - s.alloc);
@@ -131,7 +152,7 @@ void ProtectScheduler::schedule(const EngineView& view, Decision& out) {
         if (need > cap) {
             out.killFor(id, KillCause::NeverFits);
             if (out.explain)
-                out.because(Act::Kill, id, RuleId::NeverFits, {double(need), double(cap)});
+                out.because(Act::Kill, id, rules::kNeverFits, {double(need), double(cap)});
             continue;
         }
         const bool idle = view.running().empty() && out.admit.empty();
@@ -142,10 +163,10 @@ void ProtectScheduler::schedule(const EngineView& view, Decision& out) {
         out.admit.push_back(id);
         if (out.explain) {
             if (idle && used + need > limit)
-                out.because(Act::Admit, id, RuleId::ProtectIdle,
+                out.because(Act::Admit, id, rules::kProtectIdle,
                             {double(used), double(need), double(cap)});
             else
-                out.because(Act::Admit, id, RuleId::ProtectAdmit,
+                out.because(Act::Admit, id, rules::kProtectAdmit,
                             {double(used), double(need), double(limit), opt_.alpha, double(cap)});
         }
         used += need;

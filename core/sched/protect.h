@@ -27,6 +27,13 @@
 
 namespace kairos {
 
+// The rules its reasons cite (model/explain.h).
+namespace rules {
+extern const RuleId kProtectAdmit;
+extern const RuleId kProtectIdle;
+extern const RuleId kProtectClear;
+} // namespace rules
+
 struct ProtectOptions {
     double alpha = 0.2;
     double beta = 1.0; // 1: clear all (protect_greedy)

@@ -482,4 +482,6 @@ std::string policyTable(bool markdown) {
     return o;
 }
 
+void linkPolicyRules() {}
+
 } // namespace kairos

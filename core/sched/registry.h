@@ -114,6 +114,11 @@ std::vector<std::string> baselinePolicies();
 std::string policyNameList();
 // The names given, as "a, b, c".
 std::string policyNameList(const std::vector<std::string>& names);
+// Every policy's rules are in the rule book (model/explain.h) where this file is linked: it
+// names every policy, and their files register their rules as the program starts. Readers
+// of rule codes (run logs, the store) call it, so that a program that reads runs without
+// scheduling any still knows every rule. It does nothing at run time.
+void linkPolicyRules();
 // A table of every policy and its parameters: plain text for the terminal, or Markdown
 // (docs/policies.md is this output).
 std::string policyTable(bool markdown);

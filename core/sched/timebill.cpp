@@ -10,6 +10,47 @@
 
 namespace kairos {
 
+namespace {
+// Relative slack for comparisons of times computed by two formulas.
+bool le(double a, double b) {
+    return a <= b + 1e-9 * (1 + std::fabs(b));
+}
+} // namespace
+
+// The rules its reasons cite (model/explain.h), registered as the program starts.
+namespace rules {
+const RuleId kTimeBillAdmit = registerRule(
+    {"timebill.admit", "timebill: arrival order, need <= free",
+     RuleVars{"need", "free", "seats", "left", "prefill", "decode", "k", "n_w"},
+     "TimeBill admits in arrival order while the reservation fits. Its budget arithmetic: "
+     "`left` (s) of its budget remains; the WCET it plans on is the prefill estimate plus "
+     "the decode estimate of N_W = min(ceil(k N_hat), N_max) tokens at the KV eviction "
+     "ratio chosen (alpha*, the state's alpha)",
+     false, [](const double* x) { return x[0] <= x[1] && x[2] >= 1 && x[6] >= 1 && x[7] >= 0; }});
+const RuleId kTimeBillAlpha = registerRule(
+    {"timebill.alpha", "timebill: alpha* from WCET = budget",
+     RuleVars{"alpha", "wcet", "left", "n_w", "alpha_max", "p"},
+     "the smallest KV eviction ratio whose pessimistic WCET (N_W = min(k N_hat, N_max) "
+     "tokens) fits the budget left, capped at alpha_max; 0 when eviction cannot change the "
+     "time (p = 0)",
+     false, [](const double* x) {
+         return x[0] >= 0 && x[0] <= x[4] &&
+                (x[5] <= 0 || x[3] <= 1 || le(x[1], x[2]) || x[0] >= x[4]);
+     }});
+const RuleId kTimeBillFixed = registerRule(
+    {"timebill.fixed_alpha", "timebill: fixed alpha", RuleVars{"alpha"}, "the fixed-alpha baseline",
+     false, [](const double* x) { return x[0] >= 0 && x[0] <= 1; }});
+const RuleId kTimeBillKill =
+    registerRule({"timebill.kill", "timebill: Kill, now >= arrival + budget",
+                  RuleVars{"now", "deadline"}, "TimeBill's Kill: its time budget ran out", false,
+                  [](const double* x) { return x[0] >= x[1]; }});
+const RuleId kTimeBillSkip =
+    registerRule({"timebill.skip_next", "timebill: Skip-next, released during an overrun",
+                  RuleVars{"arrival", "overrun_from", "overrun_to"},
+                  "TimeBill's Skip-next: it arrived while an earlier request ran past its deadline",
+                  false, [](const double* x) { return x[1] <= x[0] && x[0] <= x[2]; }});
+} // namespace rules
+
 double timebillWcet(const EteSingle& e, double n_x, double n_w, double alpha, double cached) {
     // sum_{i=1}^{n-1} [p((1-alpha) N + i - 1) + q] = (n-1)(p(1-alpha)N + q) + p (n-1)(n-2)/2
     const double steps = std::max(0.0, n_w - 1);
@@ -110,7 +151,7 @@ void TimeBillScheduler::schedule(const EngineView& view, Decision& out) {
         if (now >= deadline) {
             if (opt_.kill) {
                 out.killFor(id, KillCause::Deadline);
-                if (out.explain) out.because(Act::Kill, id, RuleId::TimeBillKill, {now, deadline});
+                if (out.explain) out.because(Act::Kill, id, rules::kTimeBillKill, {now, deadline});
             } else if (std::none_of(open_overruns_.begin(), open_overruns_.end(),
                                     [&](const auto& o) { return o.first == id; })) {
                 open_overruns_.emplace_back(id, overruns_.size());
@@ -150,7 +191,7 @@ void TimeBillScheduler::schedule(const EngineView& view, Decision& out) {
         if (opt_.kill && left <= 0) { // its deadline passed while it waited
             out.killFor(id, KillCause::Deadline);
             if (out.explain)
-                out.because(Act::Kill, id, RuleId::TimeBillKill, {now, r.arrival + budgetOf(r)});
+                out.because(Act::Kill, id, rules::kTimeBillKill, {now, r.arrival + budgetOf(r)});
             continue;
         }
         if (const auto o = std::find_if(overruns_.begin(), overruns_.end(),
@@ -161,7 +202,7 @@ void TimeBillScheduler::schedule(const EngineView& view, Decision& out) {
             o != overruns_.end()) {
             out.killFor(id, KillCause::SkipNext); // released during an overrun
             if (out.explain)
-                out.because(Act::Kill, id, RuleId::TimeBillSkip, {r.arrival, o->first, o->second},
+                out.because(Act::Kill, id, rules::kTimeBillSkip, {r.arrival, o->first, o->second},
                             overrun_req_[static_cast<std::size_t>(o - overruns_.begin())]);
             ++skipped_;
             continue;
@@ -206,14 +247,14 @@ void TimeBillScheduler::schedule(const EngineView& view, Decision& out) {
             const double cached = alpha > 0 ? 0.0 : hit;
             wcet_[i] = timebillWcet(e, r.prompt_tokens, n_w, alpha, cached);
             const double prefill = e.prefill(r.prompt_tokens, cached);
-            out.because(Act::Admit, id, RuleId::TimeBillAdmit,
+            out.because(Act::Admit, id, rules::kTimeBillAdmit,
                         {double(budget.lastNeed()), double(budget.lastFree()),
                          double(budget.lastSeats()), left, prefill, wcet_[i] - prefill, k_, n_w});
             if (alpha > 0) {
                 if (opt_.fixed_alpha >= 0)
-                    out.because(Act::Evict, id, RuleId::TimeBillFixed, {alpha});
+                    out.because(Act::Evict, id, rules::kTimeBillFixed, {alpha});
                 else
-                    out.because(Act::Evict, id, RuleId::TimeBillAlpha,
+                    out.because(Act::Evict, id, rules::kTimeBillAlpha,
                                 {alpha, wcet_[i], left, n_w, opt_.alpha_max, e.p});
             }
         }

@@ -25,6 +25,15 @@
 
 namespace kairos {
 
+// The rules its reasons cite (model/explain.h).
+namespace rules {
+extern const RuleId kTimeBillAdmit;
+extern const RuleId kTimeBillAlpha;
+extern const RuleId kTimeBillFixed;
+extern const RuleId kTimeBillKill;
+extern const RuleId kTimeBillSkip;
+} // namespace rules
+
 // TimeBill's single-request ETE: prefill a N^2 + b N + c, decode step p N_kv + q.
 struct EteSingle {
     double a = 0, b = 0, c = 0; // prefill

@@ -8,6 +8,31 @@
 
 namespace kairos {
 
+// The rules its reasons cite (model/explain.h), registered as the program starts.
+namespace rules {
+const RuleId kTimelyDispatch =
+    registerRule({"timely.dispatch", "timely: segment generated, dispatched to the robot",
+                  RuleVars{"generated", "segment_end", "segment"},
+                  "TimelyLLM: a plan segment is complete and goes to the robot", false,
+                  [](const double* x) { return x[0] >= x[1]; }});
+const RuleId kTimelySuspend = registerRule(
+    {"timely.suspend", "timely: segment done, waits for its next turn",
+     RuleVars{"generated", "segment_end"},
+     "TimelyLLM: while the robot executes, the generation is suspended with its KV kept", false,
+     [](const double* x) { return x[0] >= x[1]; }});
+const RuleId kTimelyAdmit = registerRule(
+    {"timely.admit", "timely: ready segments in rank order, need <= free",
+     RuleVars{"key", "rank", "need", "free"},
+     "TimelyLLM: the ready segments ranked (PUD priority, arrival or deadline); this one, "
+     "at `rank` (0: first), starts as its prompt fits",
+     false, [](const double* x) { return x[2] <= x[3] && x[1] >= 0; }});
+const RuleId kTimelyResume = registerRule(
+    {"timely.resume", "timely: suspended generation in rank order takes a seat",
+     RuleVars{"key", "rank", "seats"},
+     "TimelyLLM: a suspended generation's next segment, at `rank`, takes a seat (KV kept)", false,
+     [](const double* x) { return x[2] >= 1 && x[1] >= 0; }});
+} // namespace rules
+
 std::string TimelyScheduler::name() const {
     std::string batching;
     switch (opt_.batching) {
@@ -219,7 +244,7 @@ void TimelyScheduler::schedule(const EngineView& view, Decision& out) {
                s.generated >= p.ends[static_cast<std::size_t>(p.next)]) {
             out.dispatch.emplace_back(id, p.next);
             if (out.explain)
-                out.because(Act::Dispatch, id, RuleId::TimelyDispatch,
+                out.because(Act::Dispatch, id, rules::kTimelyDispatch,
                             {double(s.generated), double(p.ends[static_cast<std::size_t>(p.next)]),
                              double(p.next)},
                             -1, p.next);
@@ -231,7 +256,7 @@ void TimelyScheduler::schedule(const EngineView& view, Decision& out) {
             out.suspend.push_back(id);
             if (out.explain)
                 out.because(
-                    Act::Suspend, id, RuleId::TimelySuspend,
+                    Act::Suspend, id, rules::kTimelySuspend,
                     {double(s.generated), double(p.ends[static_cast<std::size_t>(p.next - 1)])});
             p.ready = now;
             continue;
@@ -418,12 +443,12 @@ void TimelyScheduler::schedule(const EngineView& view, Decision& out) {
             out.admit.push_back(id);
             if (out.explain)
                 out.because(
-                    Act::Admit, id, RuleId::TimelyAdmit,
+                    Act::Admit, id, rules::kTimelyAdmit,
                     {shownKey(key), rank, double(budget.lastNeed()), double(budget.lastFree())});
         } else {
             out.resume.push_back(id); // its KV is kept: it only needs a seat
             if (out.explain)
-                out.because(Act::Resume, id, RuleId::TimelyResume,
+                out.because(Act::Resume, id, rules::kTimelyResume,
                             {shownKey(key), rank, double(seats)});
         }
         Plan& joined = plans_[static_cast<std::size_t>(id)];

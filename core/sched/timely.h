@@ -60,8 +60,17 @@
 #include "sched/scheduler.h"
 
 namespace kairos {
+
+// The rules its reasons cite (model/explain.h).
+namespace rules {
+extern const RuleId kTimelyDispatch;
+extern const RuleId kTimelySuspend;
+extern const RuleId kTimelyAdmit;
+extern const RuleId kTimelyResume;
+} // namespace rules
+
 class EteModel;
-}
+} // namespace kairos
 
 #include <limits>
 #include <memory>

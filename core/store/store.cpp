@@ -2,6 +2,7 @@
 
 #include "fit/ete_fit.h"
 #include "metrics/stats.h"
+#include "sched/registry.h"
 #include "util/hash.h"
 #include "util/json_number.h"
 #include "util/text.h"
@@ -794,6 +795,7 @@ Explanation Store::runExplanation(std::int64_t id) const {
                                         ": some of its calls name a replica and some do not");
     }
     {
+        linkPolicyRules(); // its reasons may cite any policy's rule
         Stmt s(db_, path_,
                "SELECT t, call, req, act, rule, other, value, x FROM run_decisions WHERE run_id = "
                "? ORDER BY seq");

@@ -17,7 +17,11 @@
 #include "metrics/explain_view.h"
 #include "model/explain.h"
 #include "random_cases.h"
+#include "sched/admission.h"
+#include "sched/optimal.h"
+#include "sched/priority.h"
 #include "sched/replay.h"
+#include "sched/timebill.h"
 #include "sim/engine.h"
 #include "sim/fleet.h"
 #include "test_util.h"
@@ -117,41 +121,25 @@ QString checkReasons(const RunLog& log, const PolicyConfig& pc, std::int64_t cap
         }
         if (ex.calls[r.call].t != r.t) return "reason at another time than its call: " + show(r);
         if (r.act != Act::Evict) open[{r.req, r.t}].push_back(i);
-        // What can be checked from outside the policy.
-        switch (r.rule) {
-        case RuleId::EngineOverflow:
-        case RuleId::RankOverflow:
-        case RuleId::CannotGrow:
-        case RuleId::ProtectClear:
-            if (r.x[2] != double(cap)) return "M is not the capacity " + num(cap) + ": " + show(r);
-            break;
-        case RuleId::McsfAdmit:
-            if (r.x[2] != double(cap)) return "M is not the capacity " + num(cap) + ": " + show(r);
-            break;
-        case RuleId::ProtectIdle:
-            if (r.x[2] != double(cap)) return "M is not the capacity " + num(cap) + ": " + show(r);
-            break;
-        case RuleId::ProtectAdmit:
-            if (r.x[4] != double(cap)) return "M is not the capacity " + num(cap) + ": " + show(r);
-            break;
-        case RuleId::SprptSuspend:
-        case RuleId::SprptDrop: {
-            const double C = valueOf(pc, "C", r.x[1]);
-            if (r.x[1] != C) return "C is not the run's " + num(C) + ": " + show(r);
-            break;
+        // What can be checked from outside the policy, by the names of the rule's numbers:
+        // M is the run's KV capacity and C the run's preemption constant, in every rule.
+        const Rule& rule = ruleOf(r.rule);
+        for (int k = 0; k < ruleVarCount(r.rule); ++k) {
+            const std::string var = rule.vars[static_cast<std::size_t>(k)];
+            const double x = r.x[static_cast<std::size_t>(k)];
+            if (var == "M" && x != double(cap))
+                return "M is not the capacity " + num(cap) + ": " + show(r);
+            if (var == "C" && x != valueOf(pc, "C", x))
+                return "C is not the run's " + num(valueOf(pc, "C", x)) + ": " + show(r);
         }
-        case RuleId::TimeBillKill:
-            if (r.x[0] != r.t) return "now is not the kill's time: " + show(r);
-            break;
-        default:
-            break;
-        }
+        if (r.rule == rules::kTimeBillKill && r.x[0] != r.t)
+            return "now is not the kill's time: " + show(r);
         if (r.act == Act::Kill) {
             const auto cause = static_cast<KillCause>(r.value);
-            const bool ok = (r.rule == RuleId::NeverFits && cause == KillCause::NeverFits) ||
+            const bool ok = (r.rule == rules::kNeverFits && cause == KillCause::NeverFits) ||
                             (r.rule == RuleId::CannotGrow && cause == KillCause::CannotGrow) ||
-                            (r.rule == RuleId::TimeBillKill && cause == KillCause::Deadline) ||
-                            (r.rule == RuleId::TimeBillSkip && cause == KillCause::SkipNext);
+                            (r.rule == rules::kTimeBillKill && cause == KillCause::Deadline) ||
+                            (r.rule == rules::kTimeBillSkip && cause == KillCause::SkipNext);
             if (!ok) return QString("kill cause %1 by another rule: ").arg(r.value) + show(r);
         }
     }
@@ -176,7 +164,7 @@ QString checkReasons(const RunLog& log, const PolicyConfig& pc, std::int64_t cap
                 .arg(num(e.t));
         const Reason& r = ex.reasons[it->second[k]];
         // Trail's a is the tokens generated when it was displaced (the event's value).
-        if ((r.rule == RuleId::SprptSuspend || r.rule == RuleId::SprptDrop) &&
+        if ((r.rule == rules::kSprptSuspend || r.rule == rules::kSprptDrop) &&
             r.x[0] != double(e.value))
             return QString("a is not the %1 tokens generated: ").arg(e.value) + show(r);
         it->second.erase(it->second.begin() + static_cast<std::ptrdiff_t>(k));
@@ -478,14 +466,14 @@ private slots:
         QCOMPARE(log.explain.key_name, std::string("predicted remaining (tokens)"));
         QCOMPARE(int(r.size()), 4);
         QCOMPARE(r[0].act, Act::Admit); // A at 0: the best waiting, need 6 of 1,000 free
-        QCOMPARE(r[0].rule, RuleId::RankAdmit);
+        QCOMPARE(r[0].rule, rules::kRankAdmit);
         QCOMPARE(r[0].req, 0);
         QCOMPARE(r[0].t, 0.0);
         QCOMPARE(r[0].x[0], 10.0);
         QCOMPARE(r[0].x[1], 6.0);
         QCOMPARE(r[0].x[2], 1000.0);
         QCOMPARE(r[1].act, Act::Suspend); // applied before admissions
-        QCOMPARE(r[1].rule, RuleId::SprptSuspend);
+        QCOMPARE(r[1].rule, rules::kSprptSuspend);
         QCOMPARE(r[1].req, 0);
         QCOMPARE(r[1].other, 1);
         QCOMPARE(r[1].t, 2.0);
@@ -496,7 +484,7 @@ private slots:
         QCOMPARE(r[2].x[0], 3.0);
         QCOMPARE(r[2].x[1], 6.0);
         QCOMPARE(r[3].act, Act::Resume);
-        QCOMPARE(r[3].rule, RuleId::RankResume);
+        QCOMPARE(r[3].rule, rules::kRankResume);
         QCOMPARE(r[3].req, 0);
         QCOMPARE(r[3].t, 5.0);
         QCOMPARE(r[3].x[0], 8.0);
@@ -756,15 +744,48 @@ private slots:
         const auto s = test::policy("optimal");
         const UnitModel unit;
         const RunLog log = explained(w, *s, lim, unit);
-        std::map<std::string, long> rules;
+        std::map<std::string, long> cited;
         PolicyConfig pc;
         pc.name = "optimal";
-        const QString bad = checkReasons(log, pc, 12, rules);
+        const QString bad = checkReasons(log, pc, 12, cited);
         QVERIFY2(bad.isEmpty(), qPrintable(bad));
-        QVERIFY(rules.count(ruleOf(RuleId::OptimalStart).name));
+        QVERIFY(cited.count(ruleOf(rules::kOptimalStart).name));
         ReplayScheduler replay(log.explain, "optimal");
         Simulator again(w, unit, replay, lim);
         QVERIFY(test::firstEventDifference(log, again.run()).isEmpty());
+    }
+
+    // The rule book: the engine's 6 fixed rules (with "unexplained") and the 21 the policies
+    // register in their own files (fcfs 1, admission 1, priority 5, mcsf 1, protect 3,
+    // timebill 5, timely 4, optimal 1), each found by its code, none registered twice, and
+    // nothing added once the book has been read.
+    void ruleBook() {
+        QCOMPARE(ruleCount(), std::size_t(27));
+        std::set<std::string> codes;
+        for (std::size_t i = 0; i < ruleCount(); ++i) {
+            const auto id = static_cast<RuleId>(i);
+            const Rule& r = ruleOf(id);
+            QVERIFY2(codes.insert(r.code).second, r.code);
+            RuleId back = RuleId::Unexplained;
+            QVERIFY(ruleFromCode(r.code, &back));
+            QCOMPARE(back, id);
+            QVERIFY(r.holds != nullptr);
+            QCOMPARE(r.engine, id > RuleId::Unexplained && id < RuleId::FirstRegistered);
+            QVERIFY2(id == RuleId::Unexplained || ruleVarCount(id) >= 1, r.code);
+        }
+        QCOMPARE(std::string(ruleOf(rules::kSprptSuspend).code), std::string("sprpt_lp.suspend"));
+        QCOMPARE(std::string(ruleOf(rules::kNeverFits).code), std::string("never_fits"));
+        QVERIFY(rules::kTimeBillAdmit >= RuleId::FirstRegistered);
+        // An id outside the book reads as "unexplained" (a damaged handle is not a rule).
+        QCOMPARE(std::string(ruleOf(static_cast<RuleId>(ruleCount())).code),
+                 std::string("unexplained"));
+        RuleId none = RuleId::Unexplained;
+        QVERIFY(!ruleFromCode("no.such_rule", &none));
+        const Rule late{"late.rule",   "late",
+                        RuleVars{"x"}, "registered after main",
+                        false,         [](const double*) { return true; }};
+        QVERIFY_THROWS_EXCEPTION(std::logic_error, registerRule(late));
+        QCOMPARE(ruleCount(), std::size_t(27));
     }
 
     // A replay that is told another decision than the run's does not reproduce it: the

@@ -30,6 +30,7 @@
 #include "run/sweep.h"
 #include "runs_model.h"
 #include "runs_panel.h"
+#include "sched/timebill.h"
 #include "store/store.h"
 #include "sweep_chart.h"
 #include "sweep_panel.h"
@@ -1771,7 +1772,7 @@ private slots:
         QVERIFY(w.lastResult()->log->policy.rfind("timebill", 0) == 0);
         int admitted = -1;
         for (const Reason& r : w.lastResult()->explain->log().explain.reasons)
-            if (r.rule == RuleId::TimeBillAdmit) {
+            if (r.rule == rules::kTimeBillAdmit) {
                 admitted = r.req;
                 break;
             }
