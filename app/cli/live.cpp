@@ -4,6 +4,7 @@
 #include "commands.h"
 #include "exec/execution_model.h"
 #include "length_heads.h"
+#include "length_study.h"
 #include "live_engine.h"
 #include "live_profile.h"
 #include "metrics/request_metrics.h"
@@ -657,178 +658,61 @@ void addLengths(CLI::App& app) {
         ReadOptions ro;
         ro.limit = a->limit;
         const Workload w = readWorkload(a->workload, ro);
-        if (!(a->test_fraction > 0 && a->test_fraction < 1))
-            throw std::invalid_argument("--test-fraction must be in (0, 1)");
-        const auto n_test = std::size_t(std::lround(a->test_fraction * double(w.size())));
-        if (n_test < 1 || n_test >= w.size())
-            throw std::invalid_argument("--test-fraction leaves no training or no test requests "
-                                        "of " +
-                                        std::to_string(w.size()));
+        gpu::heldOutCount(w.size(), a->test_fraction); // before the model is built
+        if (a->repeats > 0 && !(a->live.temperature > 0))
+            throw std::invalid_argument("--repeats needs sampling (--temperature > 0): a "
+                                        "greedy answer is the same every time");
         std::string dtype;
         auto m = buildModel(a->live, &dtype);
-        gpu::LengthHeadOptions o = a->heads;
-        if (o.layer == 0) o.layer = (m->config().layers + 1) / 2;
-        o.validate();
-        if (o.layer > m->config().layers)
-            throw std::invalid_argument("--layer " + std::to_string(o.layer) + ": " +
+        gpu::LengthStudyOptions so;
+        so.heads = a->heads;
+        if (so.heads.layer == 0) so.heads.layer = (m->config().layers + 1) / 2;
+        so.heads.validate();
+        if (so.heads.layer > m->config().layers)
+            throw std::invalid_argument("--layer " + std::to_string(so.heads.layer) + ": " +
                                         m->config().name + " has " +
                                         std::to_string(m->config().layers) + " layers");
-        gpu::TorchBackend backend(*m, w, liveOptions(a->live));
-        gpu::LengthCollector collector(o.layer, o.every);
-        backend.setObserver(&collector);
+        so.test_fraction = a->test_fraction;
+        so.choose_temper = a->choose_temper;
+        so.bucket_sweep = a->bucket_sweep;
+        so.length_cue = a->live.length_cue;
         PolicyConfig pc;
         pc.name = a->policy;
-        auto sched = makeScheduler(pc);
         EngineLimits lim;
         lim.kv_capacity_tokens = kvCapacityOr(a->kv_capacity, *m);
-        UnitModel planning;
-        std::fprintf(stderr, "collecting: %zu requests live on %s (%.1f s of arrivals)...\n",
-                     w.size(), backend.describe().c_str(), w.span());
-        Simulator engine(w, planning, *sched, lim, &backend);
-        const RunLog log = engine.run();
-        const auto samples = collector.samples(*m, backend, w);
-        const std::vector<gpu::LengthSample> train(samples.begin(),
-                                                   samples.end() - std::ptrdiff_t(n_test));
-        const std::vector<gpu::LengthSample> test(samples.end() - std::ptrdiff_t(n_test),
-                                                  samples.end());
-        const double mean = gpu::meanLength(train);
-        std::optional<gpu::TemperChoice> chosen;
-        if (a->choose_temper) {
-            chosen = gpu::chooseTemper(train, m->config().hidden, o);
-            o.temper = chosen->temper;
-            std::printf("temper chosen on %d validation requests:", chosen->validation_requests);
-            for (const auto& [t, mae] : chosen->validation_mae) std::printf("  %g: %.2f", t, mae);
-            std::printf("  -> %g\n", o.temper);
-        }
-        gpu::TrainLog tl;
-        const auto heads = gpu::LengthHeads::train(train, m->config().hidden, o, &tl);
-        const gpu::LengthEval e = gpu::evaluateHeads(heads, test, mean);
-        std::map<std::string, std::string> meta = {
-            {"model", m->config().name},
-            {"weights", m->realWeights()
-                            ? "real: " + m->options().weights_dir
-                            : "synthetic (seed " + std::to_string(m->options().seed) + ")"},
-            {"length_cue", std::to_string(a->live.length_cue)},
-            {"trained_on", a->workload},
-            {"train_requests", std::to_string(train.size())}};
-        heads.save(a->out, meta);
-        std::printf("trained on %zu requests (%d probe readings) in %.1f s; held out: %d requests, "
-                    "%ld tokens\n",
-                    train.size(), tl.probe_examples, tl.seconds, e.requests, e.tokens);
-        std::printf("  RLP (TimeBill, B=%d):  MAE %7.2f tokens, RMSE %7.2f, R^2 %6.3f, bucket "
-                    "accuracy %.1f %%\n",
-                    o.bucket, e.rlp_mae, e.rlp_rmse, e.rlp_r2, 100 * e.rlp_bucket_accuracy);
-        std::printf("  training-mean length:  MAE %7.2f tokens, RMSE %7.2f, R^2 %6.3f\n",
-                    e.mean_baseline_mae, e.mean_baseline_rmse, e.mean_baseline_r2);
-        nlohmann::json sweep_json = nlohmann::json::array();
-        std::optional<double> prompt_floor;
-        for (int b : a->bucket_sweep) {
-            gpu::LengthHeadOptions ob = o;
-            ob.bucket = b;
-            ob.n_max = std::max(b, (o.n_max / b) * b);
-            ob.probe_epochs = 0;
-            const auto hb = gpu::LengthHeads::train(train, m->config().hidden, ob);
-            const gpu::LengthEval eb = gpu::evaluateHeads(hb, test, mean);
-            std::printf("  RLP alone, B=%-4d (%3d buckets): MAE %7.2f, RMSE %7.2f, R^2 %6.3f, "
-                        "bucket accuracy %.1f %%\n",
-                        b, ob.buckets(), eb.rlp_mae, eb.rlp_rmse, eb.rlp_r2,
-                        100 * eb.rlp_bucket_accuracy);
-            sweep_json.push_back({{"bucket", b},
-                                  {"buckets", ob.buckets()},
-                                  {"mae", eb.rlp_mae},
-                                  {"rmse", eb.rlp_rmse},
-                                  {"r2", eb.rlp_r2},
-                                  {"bucket_accuracy", eb.rlp_bucket_accuracy}});
-        }
+        std::fprintf(stderr, "collecting: %zu requests live (%.1f s of arrivals)...\n", w.size(),
+                     w.span());
+        const gpu::LengthCollection got = gpu::collectLengths(*m, w, liveOptions(a->live), pc, lim,
+                                                              so.heads.layer, so.heads.every);
+        std::fprintf(stderr, "collected on %s\n", got.device.c_str());
+        gpu::LengthStudy study = gpu::studyLengths(got.samples, m->config().hidden, so);
         if (a->repeats > 0) {
-            if (!(a->live.temperature > 0))
-                throw std::invalid_argument("--repeats needs sampling (--temperature > 0): a "
-                                            "greedy answer is the same every time");
-            // Each held-out prompt answered again with other sample seeds: the error of its
-            // leave-one-out median, the best a predictor from the prompt alone could do.
-            std::vector<std::vector<int>> lengths(n_test);
-            for (std::size_t i = 0; i < n_test; ++i) lengths[i].push_back(test[i].length);
+            // Each held-out prompt answered again with other sample seeds.
+            std::vector<std::vector<int>> answers;
+            for (int length : study.held_out_lengths) answers.push_back({length});
             for (int k = 1; k <= a->repeats; ++k) {
                 LiveArgs again = a->live;
                 again.sample_seed = a->live.sample_seed + std::uint64_t(k);
-                gpu::TorchBackend b2(*m, w, liveOptions(again));
-                auto s2 = makeScheduler(pc);
-                Simulator e2(w, planning, *s2, lim, &b2);
-                e2.run();
-                for (std::size_t i = 0; i < n_test; ++i)
-                    lengths[i].push_back(int(b2.generated(test[i].id).size()));
+                const std::vector<int> lengths =
+                    gpu::answerLengths(*m, w, liveOptions(again), pc, lim, study.held_out);
+                for (std::size_t i = 0; i < answers.size(); ++i) answers[i].push_back(lengths[i]);
             }
-            double floor_mae = 0;
-            long count = 0;
-            for (const auto& ls : lengths)
-                for (std::size_t j = 0; j < ls.size(); ++j) {
-                    std::vector<double> others;
-                    for (std::size_t k = 0; k < ls.size(); ++k)
-                        if (k != j) others.push_back(ls[k]);
-                    floor_mae += std::fabs(describe(others, {}).median - ls[j]);
-                    ++count;
-                }
-            prompt_floor = floor_mae / double(count);
-            std::printf("  best from the prompt:  MAE %7.2f tokens (each held-out prompt "
-                        "answered %d times; the median of its other answers' lengths)\n",
-                        floor_mae / double(count), a->repeats + 1);
+            study.best_from_prompt = gpu::bestFromPromptMae(answers);
+            study.prompt_answers = a->repeats + 1;
         }
-        std::printf("remaining length at every generated token (MAE, tokens):\n");
-        std::printf("  Trail probe, smoothed: %7.2f   (probe bin accuracy %.1f %%)\n",
-                    e.trail_refined_mae, 100 * e.probe_bin_accuracy);
-        std::printf("  probe's prompt only:   %7.2f   (the refinement's error is %.2fx this)\n",
-                    e.trail_prompt_only_mae,
-                    e.trail_prompt_only_mae > 0 ? e.trail_refined_mae / e.trail_prompt_only_mae
-                                                : 0.0);
-        std::printf("  smoothed, other tempers:");
-        for (const auto& [t, mae] : e.temper_mae) std::printf("  %g: %.2f", t, mae);
-        std::printf("\n");
-        std::printf("  RLP counted down:      %7.2f\n", e.rlp_countdown_mae);
-        std::printf("  mean counted down:     %7.2f\n", e.mean_countdown_mae);
-        const double floor =
-            a->live.length_cue > 0 ? gpu::bucketOracleMae(test, a->live.length_cue) : NAN;
-        if (a->live.length_cue > 0)
-            std::printf("  told the true bucket:  %7.2f   (the task's floor)\n", floor);
+        study.heads->save(
+            a->out, {{"model", m->config().name},
+                     {"weights", m->realWeights() ? "real: " + m->options().weights_dir
+                                                  : "synthetic (seed " +
+                                                        std::to_string(m->options().seed) + ")"},
+                     {"length_cue", std::to_string(a->live.length_cue)},
+                     {"trained_on", a->workload},
+                     {"train_requests", std::to_string(study.train_requests)}});
+        std::fputs(gpu::lengthStudyText(study).c_str(), stdout);
         std::printf("heads written to %s (collecting run: %lld iterations, %.1f s)\n",
-                    a->out.c_str(), static_cast<long long>(backend.iterations()),
-                    log.sim_wall_ms / 1000.0);
+                    a->out.c_str(), got.iterations, got.log.sim_wall_ms / 1000.0);
         if (!a->json_out.empty()) {
-            nlohmann::json j = {{"model", m->config().name},
-                                {"layer", o.layer},
-                                {"train_requests", train.size()},
-                                {"test_requests", e.requests},
-                                {"test_tokens", e.tokens},
-                                {"train_seconds", tl.seconds},
-                                {"rlp",
-                                 {{"mae", e.rlp_mae},
-                                  {"rmse", e.rlp_rmse},
-                                  {"r2", e.rlp_r2},
-                                  {"bucket_accuracy", e.rlp_bucket_accuracy}}},
-                                {"mean_baseline_mae", e.mean_baseline_mae},
-                                {"mean_baseline_rmse", e.mean_baseline_rmse},
-                                {"mean_baseline_r2", e.mean_baseline_r2},
-                                {"remaining_mae",
-                                 {{"trail_refined", e.trail_refined_mae},
-                                  {"trail_prompt_only", e.trail_prompt_only_mae},
-                                  {"rlp_countdown", e.rlp_countdown_mae},
-                                  {"mean_countdown", e.mean_countdown_mae},
-                                  {"bucket_floor", std::isfinite(floor) ? nlohmann::json(floor)
-                                                                        : nlohmann::json()}}},
-                                {"probe_bin_accuracy", e.probe_bin_accuracy},
-                                {"rlp_bucket_sweep", sweep_json},
-                                {"best_from_prompt_mae",
-                                 prompt_floor ? nlohmann::json(*prompt_floor) : nlohmann::json()},
-                                {"temper", o.temper},
-                                {"temper_sweep", nlohmann::json::array()}};
-            nlohmann::json& sweep = j["temper_sweep"];
-            for (const auto& [t, mae] : e.temper_mae)
-                sweep.push_back({{"temper", t}, {"mae", mae}});
-            if (chosen) {
-                j["temper_choice"] = {{"validation_requests", chosen->validation_requests},
-                                      {"sweep", nlohmann::json::array()}};
-                for (const auto& [t, mae] : chosen->validation_mae)
-                    j["temper_choice"]["sweep"].push_back({{"temper", t}, {"mae", mae}});
-            }
+            const nlohmann::json j = gpu::lengthStudyJson(study, m->config().name);
             writeFileAtomically(a->json_out, [&](std::ostream& f) { f << j.dump(2) << "\n"; });
         }
     });

@@ -5,6 +5,7 @@
 
 #include <charconv>
 #include <cmath>
+#include <cstdarg>
 #include <cstdio>
 #include <limits>
 
@@ -230,6 +231,19 @@ std::string printable(std::string_view s) {
         out.append(s.substr(i, n));
         i += n;
     }
+    return out;
+}
+
+std::string formatted(const char* fmt, ...) {
+    std::va_list ap;
+    va_start(ap, fmt);
+    std::va_list again;
+    va_copy(again, ap);
+    const int n = std::vsnprintf(nullptr, 0, fmt, ap);
+    va_end(ap);
+    std::string out(n > 0 ? std::size_t(n) : 0, '\0');
+    if (n > 0) std::vsnprintf(out.data(), out.size() + 1, fmt, again);
+    va_end(again);
     return out;
 }
 

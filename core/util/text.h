@@ -47,6 +47,8 @@ bool parseTimestamp(std::string_view s, std::int64_t* whole, double* fraction);
 // characters (C0, DEL and C1, so no escape sequence passes), newlines included, and bytes
 // that are not valid UTF-8 are written as \xNN; a backslash is doubled.
 std::string printable(std::string_view s);
+// printf into a string (reports built in one place and printed or written elsewhere).
+std::string formatted(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
 
 // Header of a CSV file: finds columns by name so that column order does not matter.
 class CsvHeader {

@@ -4,6 +4,7 @@
 // length_cue), evaluated on held-out requests against baselines from the same data;
 // saved and loaded; and plugged into a live run as the schedulers' predictor.
 #include "length_heads.h"
+#include "length_study.h"
 #include "metrics/request_metrics.h"
 #include "predict/trail_predictor.h"
 #include "sched/registry.h"
@@ -326,6 +327,102 @@ private Q_SLOTS:
         } catch (const InputError& e) {
             QVERIFY(std::string(e.what()).find("rlp.0.weight") != std::string::npos);
         }
+    }
+
+    // `kairos-cli lengths`' study without the command: the same split, training and
+    // evaluation as the hand-built ones above, give the same figures; the text and JSON
+    // report them; the split's and the prompt floor's arithmetic by hand.
+    void lengthStudy() {
+        QCOMPARE(heldOutCount(200, 0.25), std::size_t(50));
+        QCOMPARE(heldOutCount(3, 0.5), std::size_t(2)); // round(1.5) = 2, one left to train
+        QVERIFY_THROWS_EXCEPTION(std::invalid_argument, heldOutCount(200, 0));
+        QVERIFY_THROWS_EXCEPTION(std::invalid_argument, heldOutCount(200, 1));
+        QVERIFY_THROWS_EXCEPTION(std::invalid_argument, heldOutCount(2, 0.1)); // none held out
+        QVERIFY_THROWS_EXCEPTION(std::invalid_argument, heldOutCount(2, 0.9)); // none to train
+        // Answers 10, 20, 30: medians of the others 25, 20, 15; errors 15, 0, 15.
+        QCOMPARE(bestFromPromptMae({{10, 20, 30}}), 10.0);
+        // With a second prompt answered 7 and 9: errors 2 and 2; (30 + 4) / 5 answers.
+        QCOMPARE(bestFromPromptMae({{10, 20, 30}, {7, 9}}), 34.0 / 5.0);
+        QVERIFY_THROWS_EXCEPTION(std::invalid_argument, bestFromPromptMae({{4}}));
+
+        const Trained& t = trained();
+        std::vector<LengthSample> all = t.train;
+        all.insert(all.end(), t.test.begin(), t.test.end());
+        LengthStudyOptions o;
+        o.heads = headOptions();
+        o.test_fraction = 0.25;
+        o.bucket_sweep = {32};
+        o.length_cue = kCue;
+        const LengthStudy s = studyLengths(all, model().config().hidden, o);
+        QCOMPARE(s.train_requests, std::size_t(150));
+        QCOMPARE(s.held_out.size(), std::size_t(50));
+        for (std::size_t i = 0; i < t.test.size(); ++i) {
+            QCOMPARE(s.held_out[i], t.test[i].id);
+            QCOMPARE(s.held_out_lengths[i], t.test[i].length);
+        }
+        QCOMPARE(s.train_mean, t.mean_length);
+        const LengthEval e = evaluateHeads(*t.heads, t.test, t.mean_length);
+        QCOMPARE(s.eval.rlp_mae, e.rlp_mae);
+        QCOMPARE(s.eval.trail_refined_mae, e.trail_refined_mae);
+        QCOMPARE(s.bucket_floor, bucketOracleMae(t.test, kCue));
+        QCOMPARE(s.bucket_sweep.size(), std::size_t(1));
+        QCOMPARE(s.bucket_sweep[0].bucket, 32);
+        QCOMPARE(s.bucket_sweep[0].buckets, 3); // N_max 96 / 32
+        QVERIFY(s.bucket_sweep[0].mae > 0);
+        const std::string text = lengthStudyText(s);
+        QVERIFY(text.find("RLP (TimeBill, B=16)") != std::string::npos);
+        QVERIFY(text.find("RLP alone, B=32") != std::string::npos);
+        QVERIFY(text.find("told the true bucket") != std::string::npos);
+        QVERIFY(text.find("best from the prompt") == std::string::npos);
+        const nlohmann::json j = lengthStudyJson(s, "tiny");
+        QCOMPARE(j["test_requests"].get<int>(), 50);
+        QCOMPARE(j["train_requests"].get<int>(), 150);
+        QCOMPARE(j["rlp"]["mae"].get<double>(), e.rlp_mae);
+        QCOMPARE(j["remaining_mae"]["bucket_floor"].get<double>(), s.bucket_floor);
+        QVERIFY(j["best_from_prompt_mae"].is_null());
+        QCOMPARE(j["rlp_bucket_sweep"].size(), std::size_t(1));
+        // Without the synthetic task there is no floor: null, not a number.
+        o.length_cue = 0;
+        o.bucket_sweep.clear();
+        o.heads.rlp_epochs = 1;
+        o.heads.probe_epochs = 0;
+        const LengthStudy quick = studyLengths(all, model().config().hidden, o);
+        QVERIFY(lengthStudyJson(quick, "tiny")["remaining_mae"]["bucket_floor"].is_null());
+        QVERIFY(lengthStudyText(quick).find("told the true bucket") == std::string::npos);
+        // Too few requests to hold any out: named, before anything trains.
+        const std::vector<LengthSample> two(all.begin(), all.begin() + 2);
+        o.test_fraction = 0.1;
+        QVERIFY_THROWS_EXCEPTION(std::invalid_argument,
+                                 studyLengths(two, model().config().hidden, o));
+    }
+
+    // The collecting run and a second run's answers: greedy decoding answers each prompt
+    // as the run that collected it did, and the samples are the collector's.
+    void collectAndAnswerAgain() {
+        const Workload w = taskWorkload(12, 5);
+        LiveOptions lo;
+        lo.length_cue = kCue;
+        PolicyConfig pc;
+        pc.name = "fcfs";
+        EngineLimits lim;
+        lim.kv_capacity_tokens = 1 << 20;
+        const LengthCollection got = collectLengths(model(), w, lo, pc, lim, 1, 1);
+        std::vector<LengthSample> by_hand;
+        LengthCollector c(1, 1);
+        runTask(w, "fcfs", &c, &by_hand);
+        QCOMPARE(got.samples.size(), by_hand.size());
+        QVERIFY(got.iterations > 0);
+        QVERIFY(!got.device.empty());
+        std::vector<ReqId> ids;
+        for (std::size_t i = 0; i < by_hand.size(); ++i) {
+            QCOMPARE(got.samples[i].id, by_hand[i].id);
+            QCOMPARE(got.samples[i].length, by_hand[i].length);
+            QCOMPARE(got.samples[i].readings.size(), by_hand[i].readings.size());
+            QVERIFY(at::allclose(got.samples[i].prompt, by_hand[i].prompt));
+            ids.push_back(by_hand[i].id);
+        }
+        const std::vector<int> again = answerLengths(model(), w, lo, pc, lim, ids);
+        for (std::size_t i = 0; i < ids.size(); ++i) QCOMPARE(again[i], by_hand[i].length);
     }
 
     // The heads as a live run's predictor: the prompt reading at arrival is the one the
