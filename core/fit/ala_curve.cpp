@@ -4,6 +4,7 @@
 #include "fit/ala_detail.h"
 #include "fit/ala_holdout.h"
 #include "metrics/stats.h"
+#include "util/enum_names.h"
 #include "util/hash.h"
 #include "util/input_error.h"
 #include "util/parallel.h"
@@ -218,16 +219,12 @@ std::vector<bool> suspectRows(const std::vector<BenchRow>& rows, const Columns& 
     return out;
 }
 
+constexpr EnumName<Source> kSourceNames[] = {{Source::Measured, "measured"},
+                                             {Source::Predicted, "predicted"},
+                                             {Source::OtherConfiguration, "other-configuration"}};
+
 const char* sourceName(Source s) {
-    switch (s) {
-    case Source::Measured:
-        return "measured";
-    case Source::Predicted:
-        return "predicted";
-    case Source::OtherConfiguration:
-        return "other-configuration";
-    }
-    return "?";
+    return enumName(kSourceNames, s);
 }
 
 } // namespace kairos::ala

@@ -1,6 +1,7 @@
 #include "fit/ala_transfer.h"
 
 #include "fit/ala_detail.h"
+#include "util/enum_names.h"
 #include "util/hash.h"
 
 #include <algorithm>
@@ -181,20 +182,14 @@ std::string vendorOf(const std::string& hardware) {
     return chip.substr(0, chip.find(' '));
 }
 
+constexpr EnumName<Novelty> kNoveltyNames[] = {{Novelty::Pair, "pair"},
+                                               {Novelty::Configuration, "configuration"},
+                                               {Novelty::Hardware, "hardware"},
+                                               {Novelty::Vendor, "vendor"},
+                                               {Novelty::Framework, "framework"}};
+
 const char* noveltyName(Novelty n) {
-    switch (n) {
-    case Novelty::Pair:
-        return "pair";
-    case Novelty::Configuration:
-        return "configuration";
-    case Novelty::Hardware:
-        return "hardware";
-    case Novelty::Vendor:
-        return "vendor";
-    case Novelty::Framework:
-        return "framework";
-    }
-    return "?";
+    return enumName(kNoveltyNames, n);
 }
 
 void ResidualTable::add(Novelty n, bool calibrated, double log_ratio) {

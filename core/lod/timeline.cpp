@@ -1,31 +1,21 @@
 #include "lod/timeline.h"
 
+#include "util/enum_names.h"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
 
 namespace kairos::lod {
 
+constexpr EnumName<SpanKind> kSpanKindNames[] = {
+    {SpanKind::Queued, "queued"},       {SpanKind::Prefill, "prefill"},
+    {SpanKind::Decode, "decoding"},     {SpanKind::Preempted, "preempted"},
+    {SpanKind::Suspended, "suspended"}, {SpanKind::Robot, "robot executing"},
+    {SpanKind::Folded, "folded"},       {SpanKind::Cached, "cached"}};
+
 const char* spanKindName(SpanKind p) {
-    switch (p) {
-    case SpanKind::Queued:
-        return "queued";
-    case SpanKind::Prefill:
-        return "prefill";
-    case SpanKind::Decode:
-        return "decoding";
-    case SpanKind::Preempted:
-        return "preempted";
-    case SpanKind::Suspended:
-        return "suspended";
-    case SpanKind::Robot:
-        return "robot executing";
-    case SpanKind::Folded:
-        return "folded";
-    case SpanKind::Cached:
-        return "cached";
-    }
-    return "?";
+    return enumName(kSpanKindNames, p);
 }
 
 std::vector<Row> buildRows(const RunLog& log, const Workload* w) {

@@ -1,5 +1,7 @@
 #include "metrics/compare.h"
 
+#include "util/enum_names.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -68,15 +70,11 @@ std::vector<MetricRow> keyMetrics(const Summary& s) {
     return m;
 }
 
+constexpr EnumName<Basis> kBasisNames[] = {{Basis::Common, "common"},
+                                           {Basis::NotComparable, "not_comparable"}};
+
 const char* basisName(Basis b) {
-    switch (b) {
-    case Basis::Common:
-        return "common";
-    case Basis::NotComparable:
-        return "not_comparable";
-    default:
-        return "all";
-    }
+    return enumName(kBasisNames, b, "all");
 }
 
 bool isLatencyMetric(const std::string& key) {

@@ -1,5 +1,7 @@
 #include "model/explain.h"
 
+#include "util/enum_names.h"
+
 #include <algorithm>
 #include <atomic>
 #include <cmath>
@@ -71,37 +73,17 @@ const std::vector<Rule>& readBook() {
 }
 } // namespace
 
+constexpr EnumName<Act> kActNames[] = {
+    {Act::Admit, "admit"},       {Act::Preempt, "preempt"}, {Act::Suspend, "suspend"},
+    {Act::Resume, "resume"},     {Act::Kill, "kill"},       {Act::Evict, "evict"},
+    {Act::Dispatch, "dispatch"}, {Act::Reuse, "reuse"},     {Act::Uncache, "uncache"}};
+
 const char* actName(Act a) {
-    switch (a) {
-    case Act::Admit:
-        return "admit";
-    case Act::Preempt:
-        return "preempt";
-    case Act::Suspend:
-        return "suspend";
-    case Act::Resume:
-        return "resume";
-    case Act::Kill:
-        return "kill";
-    case Act::Evict:
-        return "evict";
-    case Act::Dispatch:
-        return "dispatch";
-    case Act::Reuse:
-        return "reuse";
-    case Act::Uncache:
-        return "uncache";
-    }
-    return "?";
+    return enumName(kActNames, a);
 }
 
 bool actFromName(const std::string& s, Act* out) {
-    for (int i = 0; i <= static_cast<int>(kLastAct); ++i)
-        if (s == actName(static_cast<Act>(i))) {
-            *out = static_cast<Act>(i);
-            return true;
-        }
-    return false;
+    return enumFromName(kActNames, s, out);
 }
 
 RuleId registerRule(const Rule& rule) {

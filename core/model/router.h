@@ -1,37 +1,28 @@
 #pragma once
 // The routers of a fleet of replicas (sim/fleet.h says what each does), by name: what run
 // specs, run logs and the command line spell.
+#include "util/enum_names.h"
+
 #include <string>
 
 namespace kairos {
 
 enum class Router { RoundRobin, LeastOutstanding, LeastKv, PrefixAware };
 
-struct RouterName {
-    Router router;
-    const char* name;
-};
-inline constexpr RouterName kRouterNames[] = {{Router::RoundRobin, "round_robin"},
-                                              {Router::LeastOutstanding, "least_outstanding"},
-                                              {Router::LeastKv, "least_kv"},
-                                              {Router::PrefixAware, "prefix_aware"}};
+inline constexpr EnumName<Router> kRouterNames[] = {{Router::RoundRobin, "round_robin"},
+                                                    {Router::LeastOutstanding, "least_outstanding"},
+                                                    {Router::LeastKv, "least_kv"},
+                                                    {Router::PrefixAware, "prefix_aware"}};
 
 // The most replicas a fleet may have (replica indices are 16-bit in the run log).
 inline constexpr int kMaxReplicas = 4096;
 
 inline const char* routerName(Router r) {
-    for (const auto& x : kRouterNames)
-        if (x.router == r) return x.name;
-    return "?";
+    return enumName(kRouterNames, r);
 }
 
 inline bool routerFromName(const std::string& name, Router* out) {
-    for (const auto& x : kRouterNames)
-        if (name == x.name) {
-            *out = x.router;
-            return true;
-        }
-    return false;
+    return enumFromName(kRouterNames, name, out);
 }
 
 // "round_robin, least_outstanding, least_kv, prefix_aware"

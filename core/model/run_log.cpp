@@ -1,5 +1,7 @@
 #include "model/run_log.h"
 
+#include "util/enum_names.h"
+
 #include <cstring>
 #include <stdexcept>
 #include <string>
@@ -27,19 +29,13 @@ bool evFromName(const std::string& s, Ev* out) {
     return false;
 }
 
+constexpr EnumName<KillCause> kKillCauseNames[] = {{KillCause::NeverFits, "never_fits"},
+                                                   {KillCause::CannotGrow, "cannot_grow"},
+                                                   {KillCause::Deadline, "deadline"},
+                                                   {KillCause::SkipNext, "skip_next"}};
+
 const char* killCauseName(KillCause c) {
-    switch (c) {
-    case KillCause::NeverFits:
-        return "never_fits";
-    case KillCause::CannotGrow:
-        return "cannot_grow";
-    case KillCause::Deadline:
-        return "deadline";
-    case KillCause::SkipNext:
-        return "skip_next";
-    default:
-        return "unknown";
-    }
+    return enumName(kKillCauseNames, c, "unknown");
 }
 
 IterTotals RunLog::iterTotals() const {

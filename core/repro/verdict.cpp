@@ -3,6 +3,7 @@
 #include "metrics/stats.h"
 #include "repro/common.h"
 #include "repro/repro.h"
+#include "util/enum_names.h"
 
 #include <algorithm>
 #include <cmath>
@@ -81,18 +82,13 @@ bool Band::meets(const nlohmann::json& paper, double klo, double khi) const {
     return klo - tol <= hi + 1e-12 && khi + tol >= lo - 1e-12;
 }
 
+constexpr EnumName<Verdict> kVerdictNames[] = {{Verdict::Agrees, "agrees"},
+                                               {Verdict::Disagrees, "disagrees"},
+                                               {Verdict::Calibrated, "calibrated"},
+                                               {Verdict::NotComparable, "not comparable"}};
+
 const char* verdictName(Verdict v) {
-    switch (v) {
-    case Verdict::Agrees:
-        return "agrees";
-    case Verdict::Disagrees:
-        return "disagrees";
-    case Verdict::Calibrated:
-        return "calibrated";
-    case Verdict::NotComparable:
-        return "not comparable";
-    }
-    return "?";
+    return enumName(kVerdictNames, v);
 }
 
 namespace {

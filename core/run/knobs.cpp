@@ -11,17 +11,8 @@ namespace {
 
 RunKnob knob(const char* name, const char* label, const char* help, const char* unit, double lo,
              double hi, double dflt, int decimals) {
-    RunKnob k;
-    k.name = name;
-    k.label = label;
-    k.help = help;
-    k.unit = unit;
-    k.lo = lo;
-    k.hi = hi;
-    k.dflt = dflt;
-    k.decimals = decimals;
-    k.log = true; // every run knob spans decades
-    return k;
+    // Every run knob spans decades: explored on a log scale.
+    return RunKnob{name, label, help, unit, lo, hi, dflt, decimals, true, {}, {}, {}, {}};
 }
 
 // A goodput SLO (GoodputSlo's field), read from and written to the spec's goodput terms.

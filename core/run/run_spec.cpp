@@ -506,26 +506,14 @@ bool RunSpec::operator==(const RunSpec& o) const {
 }
 
 EngineLimits RunSpec::LimitsPart::engine(std::int64_t kv_tokens) const {
-    EngineLimits l;
+    EngineLimits l = *this;
     l.kv_capacity_tokens = kv_tokens;
-    l.block_size = block_size;
-    l.max_num_seqs = max_num_seqs;
-    l.max_num_batched_tokens = max_num_batched_tokens;
-    l.chunked_prefill = chunked_prefill;
-    l.skip_ahead = skip_ahead;
-    l.prefix_caching = prefix_caching;
     return l;
 }
 
 RunSpec::LimitsPart RunSpec::LimitsPart::of(const EngineLimits& l) {
     LimitsPart p;
-    p.kv_capacity_tokens = l.kv_capacity_tokens;
-    p.block_size = l.block_size;
-    p.max_num_seqs = l.max_num_seqs;
-    p.max_num_batched_tokens = l.max_num_batched_tokens;
-    p.chunked_prefill = l.chunked_prefill;
-    p.skip_ahead = l.skip_ahead;
-    p.prefix_caching = l.prefix_caching;
+    static_cast<EngineLimits&>(p) = l;
     return p;
 }
 

@@ -10,6 +10,7 @@
 // Reading is strict: an unknown key, a value of the wrong type or out of range is an InputError
 // naming the file and the key.
 #include "model/device_profile.h"
+#include "sched/engine_limits.h"
 
 #include <cstdint>
 #include <limits>
@@ -19,8 +20,6 @@
 #include <vector>
 
 namespace kairos {
-
-struct EngineLimits;
 
 // The device profile of a run that names none (MC-SF's setting: Llama2-70B on 2x A100).
 inline constexpr const char* kDefaultProfileName = "llama2-70b-a100x2";
@@ -69,16 +68,10 @@ struct RunSpec {
         std::string db;            // the store holding model_id ("" : the default store)
     } exec;
 
-    struct LimitsPart {
-        std::int64_t kv_capacity_tokens = 0; // 0: from the profile
-        int block_size = 1;
-        int max_num_seqs = 256;
-        int max_num_batched_tokens = 8192;
-        bool chunked_prefill = false;
-        bool skip_ahead = true;
-        // Automatic prefix caching (sim/prefix_cache.h); needs block_size >= 2. Written to
-        // JSON/TOML only when on, so that specs without it read and hash as before.
-        bool prefix_caching = false;
+    // The engine's limits, but kv_capacity_tokens 0 means the profile's. prefix_caching
+    // (needs block_size >= 2) is written to JSON/TOML only when on, so that specs without
+    // it read and hash as before.
+    struct LimitsPart : EngineLimits {
 
         // The engine's limits with `kv_tokens` of KV cache (this part's own when > 0 is
         // resolved by the caller: the profile's otherwise), and back.

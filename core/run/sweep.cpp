@@ -2,6 +2,7 @@
 
 #include "metrics/stats.h"
 #include "sched/registry.h"
+#include "util/enum_names.h"
 #include "util/hash.h"
 #include "util/input_error.h"
 #include "util/parallel.h"
@@ -56,28 +57,18 @@ std::vector<std::string> split(const std::string& s, char sep) {
     return out;
 }
 
+constexpr EnumName<AxisKind> kAxisKindNames[] = {{AxisKind::Policy, "policy"},
+                                                 {AxisKind::Param, "param"},
+                                                 {AxisKind::Rate, "rate"},
+                                                 {AxisKind::RateScale, "rate_scale"},
+                                                 {AxisKind::KvCapacity, "kv_capacity"},
+                                                 {AxisKind::Profile, "profile"},
+                                                 {AxisKind::MaxNumSeqs, "max_num_seqs"},
+                                                 {AxisKind::Replicas, "replicas"},
+                                                 {AxisKind::Router, "router"}};
+
 const char* kindName(AxisKind k) {
-    switch (k) {
-    case AxisKind::Policy:
-        return "policy";
-    case AxisKind::Param:
-        return "param";
-    case AxisKind::Rate:
-        return "rate";
-    case AxisKind::RateScale:
-        return "rate_scale";
-    case AxisKind::KvCapacity:
-        return "kv_capacity";
-    case AxisKind::Profile:
-        return "profile";
-    case AxisKind::MaxNumSeqs:
-        return "max_num_seqs";
-    case AxisKind::Replicas:
-        return "replicas";
-    case AxisKind::Router:
-        return "router";
-    }
-    return "?";
+    return enumName(kAxisKindNames, k);
 }
 
 AxisKind kindFromName(const std::string& s, const std::string& where) {

@@ -4,6 +4,7 @@
 // simulator and the live engine, so a simulated decision and a measured one compare.
 #include "model/run_log.h"
 #include "model/workload.h"
+#include "sched/engine_limits.h"
 
 #include <climits>
 #include <cmath>
@@ -112,17 +113,6 @@ struct ReqState {
 };
 static_assert(sizeof(ReqState) == 64, "ReqState stays compact");
 
-struct EngineLimits {
-    std::int64_t kv_capacity_tokens = 0;
-    std::int32_t block_size = 1;                // 1: token granularity; 16: vLLM's paged blocks
-    std::int32_t max_num_seqs = 256;            // running requests at most
-    std::int32_t max_num_batched_tokens = 8192; // tokens per iteration (see sim/engine.h)
-    bool chunked_prefill = false;
-    bool skip_ahead = true;
-    // Automatic prefix caching (sim/prefix_cache.h); needs block_size >= 2.
-    bool prefix_caching = false;
-};
-
 // Read-only view of an engine at an iteration boundary.
 class EngineView {
 public:
@@ -215,12 +205,14 @@ struct Decision {
     std::vector<ReqId> ranked;
     void because(Act act, ReqId id, RuleId rule, std::initializer_list<double> x, ReqId other = -1,
                  std::int32_t value = 0) {
-        Reason r;
-        r.req = id;
-        r.act = act;
-        r.rule = rule;
-        r.other = other;
-        r.value = value;
+        Reason r{/*t, call: the engine's*/ 0,
+                 0,
+                 id,
+                 act,
+                 rule,
+                 other,
+                 value,
+                 {}};
         std::size_t i = 0;
         for (double v : x)
             if (i < r.x.size()) r.x[i++] = v;

@@ -16,13 +16,7 @@ const std::string kAzure =
 
 // Llama-2-70B on 2x A100 (the shipped llama2-70b-a100x4 coefficients, rounded).
 EteParams params() {
-    EteParams p;
-    p.a = 0.0142;
-    p.b = 2.37e-4;
-    p.c = 1.45e-9;
-    p.q0 = 0.0435;
-    p.q1 = 2.08e-4;
-    p.p = 3.18e-7;
+    EteParams p{0.0142, 2.37e-4, 1.45e-9, 0.0435, 2.08e-4, 3.18e-7}; // a, b, c, q0, q1, p
     return p;
 }
 

@@ -3,6 +3,7 @@
 // Helpers shared by the core suites.
 #include "model/request.h"
 #include "sched/registry.h"
+#include "workload/generators.h"
 
 #include <QProcessEnvironment>
 #include <QtTest>
@@ -33,6 +34,20 @@ inline Request req(double arrival, int prompt, int output, std::optional<double>
     r.output_tokens = output;
     r.budget_s = budget;
     return r;
+}
+
+// `count` requests arriving at `rate` per second (Poisson, arrival seed `seed`), with
+// lengths drawn from the distributions `prompt` and `output` ("uniform:5,30",
+// "lognormal:300,0.8,max=2000": LengthDist::parse).
+inline Workload generated(std::size_t count, double rate, const char* prompt, const char* output,
+                          std::uint64_t seed = 0) {
+    GenerateSpec g;
+    g.count = count;
+    g.arrivals.rate = rate;
+    g.arrivals.seed = seed;
+    g.prompt = LengthDist::parse(prompt);
+    g.output = LengthDist::parse(output);
+    return generateWorkload(g);
 }
 
 // Real public traces live in ../shared/data beside the checkout (never copied here).

@@ -91,12 +91,12 @@ private slots:
                 continue; // a setting the policy refuses (or a documented loop): not this test's
             }
             for (const auto& r : kRouterNames) {
-                if (r.router == Router::PrefixAware && !lim.prefix_caching) continue;
+                if (r.value == Router::PrefixAware && !lim.prefix_caching) continue;
                 const QString what =
                     test::describeRun(pc, c, lim.kv_capacity_tokens) + ", router " + r.name;
                 RunLog one;
                 try {
-                    one = fleetRun(c.w, m, pc, lim, 1, r.router);
+                    one = fleetRun(c.w, m, pc, lim, 1, r.value);
                 } catch (const std::exception& e) {
                     QFAIL(qPrintable(what + ": " + e.what()));
                 }

@@ -55,13 +55,7 @@ Case randomCase(std::uint64_t seed) {
 }
 
 RunLog runCase(const Case& c, bool skip) {
-    EteParams p;
-    p.a = 0.02;
-    p.b = 2e-4;
-    p.c = 1e-8;
-    p.q0 = 0.03;
-    p.q1 = 3e-4;
-    p.p = 2e-7;
+    EteParams p{0.02, 2e-4, 1e-8, 0.03, 3e-4, 2e-7}; // a, b, c, q0, q1, p
     EteModel ete(p);
     UnitModel unit;
     FcfsScheduler fcfs;

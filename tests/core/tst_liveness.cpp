@@ -36,13 +36,6 @@ using namespace kairos;
 
 namespace {
 
-using test::Case;
-using test::kPredictors;
-using test::makeCase;
-using test::seedCount;
-using test::valueOf;
-using test::variation;
-
 // Forwards everything to the policy and checks each decision against the engine's state.
 class Watch final : public Scheduler {
 public:
@@ -86,11 +79,11 @@ private slots:
     void everyPolicyIsLive() {
         QFETCH(QString, policy);
         const std::string name = policy.toStdString();
-        const int seeds = seedCount(200);
+        const int seeds = test::seedCount(200);
         long runs = 0, kills = 0, completed = 0, loops = 0;
         std::map<std::string, long> by_cause;
         for (int seed = 1; seed <= seeds; ++seed) {
-            const Case c = makeCase(static_cast<std::uint64_t>(seed));
+            const test::Case c = test::makeCase(static_cast<std::uint64_t>(seed));
             const std::int64_t need = std::max<std::int64_t>(16, c.largest_need);
             const std::int64_t caps[] = {need / 2, need + c.lim.block_size, 4 * need};
             for (int ci = 0; ci < 3; ++ci) {
@@ -129,7 +122,7 @@ private slots:
                 for (const Event& e : log.events)
                     if (e.ev == Ev::Finish || e.ev == Ev::Kill) ++ends[std::size_t(e.req)];
                 const auto m = perRequest(log);
-                const bool skip_next = valueOf(pc, "skip_next", 0) == 1;
+                const bool skip_next = test::valueOf(pc, "skip_next", 0) == 1;
                 for (std::size_t i = 0; i < m.size(); ++i) {
                     const Request& r = c.w.requests[i];
                     const QString req = what + QString(", req %1 (prompt %2, output %3)")
@@ -150,7 +143,7 @@ private slots:
                     const std::int64_t reserve =
                         (std::int64_t(r.prompt_tokens) + m[i].output_tokens + 1 + bs - 1) / bs * bs;
                     // The policy's watermark, or the engine's 1 % for one without.
-                    const auto wm = static_cast<std::int64_t>(valueOf(pc, "watermark", 0.01) *
+                    const auto wm = static_cast<std::int64_t>(test::valueOf(pc, "watermark", 0.01) *
                                                               static_cast<double>(cap));
                     const QString why = req + ": killed at " + QString::number(m[i].end) +
                                         " s as " + killCauseName(m[i].kill_cause);
@@ -172,7 +165,8 @@ private slots:
                         QFAIL(qPrintable(why));
                     }
                     if (m[i].kill_cause == KillCause::Deadline) {
-                        const double budget = r.budget_s ? *r.budget_s : valueOf(pc, "budget", 5.0);
+                        const double budget =
+                            r.budget_s ? *r.budget_s : test::valueOf(pc, "budget", 5.0);
                         QVERIFY2(m[i].end >= r.arrival + budget - 1e-9, qPrintable(why));
                     }
                 }
@@ -194,10 +188,10 @@ private slots:
     void skipAheadChangesNoEvent() {
         QFETCH(QString, policy);
         const std::string name = policy.toStdString();
-        const int seeds = seedCount(60);
+        const int seeds = test::seedCount(60);
         int compared = 0;
         for (int seed = 1; seed <= seeds; ++seed) {
-            const Case c = makeCase(static_cast<std::uint64_t>(seed));
+            const test::Case c = test::makeCase(static_cast<std::uint64_t>(seed));
             const std::int64_t need = std::max<std::int64_t>(16, c.largest_need);
             for (const std::int64_t cap : {need + c.lim.block_size, 4 * need}) {
                 Rng rng(static_cast<std::uint64_t>(seed) * 37 + static_cast<std::uint64_t>(cap));

@@ -145,12 +145,8 @@ private slots:
     // Rows from real simulations tile each request's life: sorted, touching, no empty
     // span, from arrival to its end, for every policy family.
     void rowsTileLifetimes() {
-        GenerateSpec g;
-        g.count = 300;
-        g.arrivals.rate = 30;
-        g.prompt = LengthDist::parse("lognormal:300,0.8,max=2000");
-        g.output = LengthDist::parse("lognormal:80,0.9,max=600");
-        const Workload w = generateWorkload(g);
+        const Workload w =
+            test::generated(300, 30, "lognormal:300,0.8,max=2000", "lognormal:80,0.9,max=600");
         EteModel model(EteParams{0.02, 2e-4, 0, 0.03, 3e-4, 2e-7});
         for (const char* name : {"fcfs", "sprpt_lp", "mcsf"}) {
             EngineLimits lim;
@@ -495,12 +491,7 @@ private slots:
 
     // The KV series of a run never exceeds the capacity and its peak is the summary's.
     void kvSeriesPeak() {
-        GenerateSpec g;
-        g.count = 200;
-        g.arrivals.rate = 40;
-        g.prompt = LengthDist::parse("uniform:100,400");
-        g.output = LengthDist::parse("uniform:10,200");
-        const Workload w = generateWorkload(g);
+        const Workload w = test::generated(200, 40, "uniform:100,400", "uniform:10,200");
         EngineLimits lim;
         lim.kv_capacity_tokens = 5000;
         auto s = test::policy("fcfs");

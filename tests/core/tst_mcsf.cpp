@@ -35,12 +35,7 @@ void inEngine(const d::Instance& in, Workload* w, d::Instance* sorted, EngineLim
 
 // 80 short requests at 50/s: with a 400-token cache the benchmarks overflow and clear.
 Workload crowded() {
-    GenerateSpec g;
-    g.count = 80;
-    g.arrivals.rate = 50;
-    g.prompt = LengthDist::parse("uniform:5,30");
-    g.output = LengthDist::parse("uniform:5,60");
-    return generateWorkload(g);
+    return test::generated(80, 50, "uniform:5,30", "uniform:5,60");
 }
 
 // A and B at t = 0, each 4 prompt tokens and 6 output tokens.

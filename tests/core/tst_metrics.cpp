@@ -553,13 +553,7 @@ private slots:
         // rho 3 saturated by its drops (most of those killed waited their budget out, or
         // were admitted too late to finish), at rho 0.5 it keeps up.
         for (double rho : {3.0, 0.5}) {
-            GenerateSpec g;
-            g.count = 2000;
-            g.arrivals.rate = rho / 10;
-            g.arrivals.seed = 9;
-            g.prompt = LengthDist::parse("const:8");
-            g.output = LengthDist::parse("const:10");
-            Workload w = generateWorkload(g);
+            Workload w = test::generated(2000, rho / 10, "const:8", "const:10", 9);
             for (auto& r : w.requests) r.budget_s = 30;
             EngineLimits lim;
             lim.kv_capacity_tokens = 1000;

@@ -298,13 +298,7 @@ private slots:
             g.length_seed = seed + 1;
             Workload w = generateWorkload(g);
             for (auto& r : w.requests) r.budget_s = 30;
-            EteParams p;
-            p.a = 0.02;
-            p.b = 2e-4;
-            p.c = 1e-8;
-            p.q0 = 0.02;
-            p.q1 = 1e-4;
-            p.p = 1e-7;
+            EteParams p{0.02, 2e-4, 1e-8, 0.02, 1e-4, 1e-7}; // a, b, c, q0, q1, p
             const EteModel m(p);
             EngineLimits lim;
             lim.block_size = 16;

@@ -195,12 +195,7 @@ private slots:
     // predictions (sigma 0.8) that ratio is exp(0.8 Z), whose 95 % quantile is
     // exp(1.645 * 0.8) = 3.73; over a window of 200 finishes the estimate is noisy: +-25 %.
     void autoKAdapts() {
-        GenerateSpec g;
-        g.count = 1500;
-        g.arrivals.rate = 30;
-        g.prompt = LengthDist::parse("uniform:10,100");
-        g.output = LengthDist::parse("uniform:20,200");
-        Workload w = generateWorkload(g);
+        Workload w = test::generated(1500, 30, "uniform:10,100", "uniform:20,200");
         for (auto& r : w.requests) r.budget_s = 100;
         TimeBillOptions o;
         o.auto_k = true;

@@ -299,12 +299,8 @@ private slots:
 
     // sprpt_lp re-ranks as often as the predictions are refined, and finishes everything.
     void sprptWithRefinedPredictions() {
-        GenerateSpec g;
-        g.count = 200;
-        g.arrivals.rate = 8;
-        g.prompt = LengthDist::parse("lognormal:200,0.6,max=1000");
-        g.output = LengthDist::parse("lognormal:120,0.8,max=500");
-        const Workload w = generateWorkload(g);
+        const Workload w =
+            test::generated(200, 8, "lognormal:200,0.6,max=1000", "lognormal:120,0.8,max=500");
         EteModel model(EteParams{0.02, 2e-4, 0, 0.03, 3e-4, 2e-7});
         EngineLimits lim;
         lim.kv_capacity_tokens = 20000;

@@ -420,12 +420,8 @@ private slots:
         Bench bench(Opts().policy("timebill"));
         app::MainWindow& w = bench.w;
         w.resize(1366, 768);
-        GenerateSpec g;
-        g.count = 3000;
-        g.arrivals.rate = 6;
-        g.prompt = LengthDist::parse("lognormal:400,0.8,max=3000");
-        g.output = LengthDist::parse("lognormal:120,0.9,max=1500");
-        Workload wl = generateWorkload(g);
+        Workload wl =
+            test::generated(3000, 6, "lognormal:400,0.8,max=3000", "lognormal:120,0.9,max=1500");
         for (auto& r : wl.requests) r.budget_s = 2.0 + 0.1 * double(r.id % 40);
         QSignalSpy shown(&w, &app::MainWindow::resultShown);
         w.show();
