@@ -39,6 +39,13 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 
+namespace kairos {
+// The engine's limits as `simulate --json` reports them, each under its own name.
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(EngineLimits, kv_capacity_tokens, block_size, max_num_seqs,
+                                   max_num_batched_tokens, chunked_prefill, skip_ahead,
+                                   prefix_caching)
+} // namespace kairos
+
 namespace kairos::cli {
 using app::kDefaultProfile;
 using app::resolveProfile;
@@ -280,13 +287,7 @@ RunOutputs runSimulate(const SimulateArgs& a, OutputBatch& outputs) {
         j["profile"] = prof.name;
         j["workload_file"] = spec.workload.path;
         j["spec"] = spec.toJson();
-        j["limits"] = {{"kv_capacity_tokens", lim.kv_capacity_tokens},
-                       {"block_size", lim.block_size},
-                       {"max_num_seqs", lim.max_num_seqs},
-                       {"max_num_batched_tokens", lim.max_num_batched_tokens},
-                       {"chunked_prefill", lim.chunked_prefill},
-                       {"skip_ahead", lim.skip_ahead},
-                       {"prefix_caching", lim.prefix_caching}};
+        j["limits"] = lim;
         const std::string text = j.dump(2) + "\n";
         outputs.add(a.json_out, [&](std::ostream& out) { out << text; });
     }

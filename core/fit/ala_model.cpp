@@ -27,6 +27,12 @@
 #include <thread>
 #include <tuple>
 
+namespace kairos::fit {
+// XGBoost's settings in a stored model, each under its own name (every key required).
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(XgbParams, trees, max_depth, eta, subsample, colsample, lambda,
+                                   seed)
+} // namespace kairos::fit
+
 namespace kairos::ala {
 namespace {
 
@@ -417,14 +423,7 @@ std::string AlaModel::toJson(const nlohmann::json& extra) const {
     j["format"] = "kairos-ala-1";
     j["columns"] = opt_.columns;
     j["screen_ratio"] = opt_.screen_ratio;
-    const auto& p = opt_.xgb;
-    j["xgboost"] = {{"trees", p.trees},
-                    {"max_depth", p.max_depth},
-                    {"eta", p.eta},
-                    {"subsample", p.subsample},
-                    {"colsample", p.colsample},
-                    {"lambda", p.lambda},
-                    {"seed", p.seed}};
+    j["xgboost"] = opt_.xgb;
     j["frameworks"] = frameworks_;
     j["chips"] = chips_;
     j["precisions"] = precisions_;
@@ -475,14 +474,7 @@ AlaModel AlaModel::fromParsed(const nlohmann::json& j) {
             throw std::runtime_error("not a Kairos ALA model (format kairos-ala-1)");
         m.opt_.columns = j.at("columns").get<Columns>();
         m.opt_.screen_ratio = j.at("screen_ratio").get<double>();
-        const auto& x = j.at("xgboost");
-        m.opt_.xgb.trees = x.at("trees");
-        m.opt_.xgb.max_depth = x.at("max_depth");
-        m.opt_.xgb.eta = x.at("eta");
-        m.opt_.xgb.subsample = x.at("subsample");
-        m.opt_.xgb.colsample = x.at("colsample");
-        m.opt_.xgb.lambda = x.at("lambda");
-        m.opt_.xgb.seed = x.at("seed");
+        m.opt_.xgb = j.at("xgboost").get<fit::XgbParams>();
         // Models stored before the prior predict as they did.
         m.opt_.roofline_prior = j.value("roofline_prior", false);
         if (j.contains("descriptors"))

@@ -148,22 +148,21 @@ std::vector<float> XgbRegressor::predict(const std::vector<std::vector<float>>& 
     return std::vector<float>(out, out + x.size());
 }
 
-std::string XgbRegressor::toJson() const {
+std::string_view XgbRegressor::saved(const char* config) const {
     if (!trained_) throw std::logic_error("XGBoost: save before fit");
     bst_ulong len = 0;
     const char* buf = nullptr;
-    check(XGBoosterSaveModelToBuffer(booster_, R"({"format": "json"})", &len, &buf),
-          "XGBoosterSaveModelToBuffer");
-    return std::to_string(features_) + "\n" + std::string(buf, len);
+    check(XGBoosterSaveModelToBuffer(booster_, config, &len, &buf), "XGBoosterSaveModelToBuffer");
+    return {buf, std::size_t(len)};
+}
+
+std::string XgbRegressor::toJson() const {
+    return std::to_string(features_) + "\n" + std::string(saved(R"({"format": "json"})"));
 }
 
 std::string XgbRegressor::toCompact() const {
-    if (!trained_) throw std::logic_error("XGBoost: save before fit");
-    bst_ulong len = 0;
-    const char* buf = nullptr;
-    check(XGBoosterSaveModelToBuffer(booster_, R"({"format": "ubj"})", &len, &buf),
-          "XGBoosterSaveModelToBuffer");
-    return std::to_string(features_) + "\n" + kCompactTag + base64(buf, std::size_t(len));
+    const std::string_view ubj = saved(R"({"format": "ubj"})");
+    return std::to_string(features_) + "\n" + kCompactTag + base64(ubj.data(), ubj.size());
 }
 
 XgbRegressor XgbRegressor::fromJson(const std::string& json) {

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace kairos::fit {
@@ -52,6 +53,10 @@ public:
     std::string toCompact() const;
 
 private:
+    // The booster saved with XGBoost's `config` ({"format": ...}); the bytes are XGBoost's,
+    // valid until its next call on this booster.
+    std::string_view saved(const char* config) const;
+
     void* booster_ = nullptr; // BoosterHandle
     bool trained_ = false;
     std::size_t features_ = 0;

@@ -39,6 +39,12 @@ QueueWalk walkQueue(const RunLog& log) {
     w.dropped_before.reserve(n);
     adviseHugePages(w.dropped_before);
     std::int64_t q = 0, dropped = 0;
+    // It joins the queue at t (arriving, or displaced from the batch).
+    const auto enqueue = [&](char& s, std::size_t i, double t) {
+        s = Queued;
+        since[i] = t;
+        ++q;
+    };
     for (const Event& e : log.events) {
         if (e.req < 0 || static_cast<std::size_t>(e.req) >= st.size()) continue;
         const auto i = static_cast<std::size_t>(e.req);
@@ -48,11 +54,7 @@ QueueWalk walkQueue(const RunLog& log) {
             out.emplace_back(e.t, q);
             w.dropped_before.push_back(dropped);
             w.arrival[i] = e.t;
-            if (s == None) {
-                s = Queued;
-                since[i] = e.t;
-                ++q;
-            }
+            if (s == None) enqueue(s, i, e.t);
             break;
         case Ev::Admit:
         case Ev::Resume:
@@ -64,11 +66,7 @@ QueueWalk walkQueue(const RunLog& log) {
             break;
         case Ev::Preempt:
         case Ev::Suspend:
-            if (s == Running) {
-                s = Queued;
-                since[i] = e.t;
-                ++q;
-            }
+            if (s == Running) enqueue(s, i, e.t);
             break;
         case Ev::KillCause:
             cause[i] = static_cast<KillCause>(e.value);

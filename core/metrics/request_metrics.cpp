@@ -41,7 +41,8 @@ std::vector<RequestMetrics> perRequest(const RunLog& log) {
             ++r.suspensions;
             break;
         case Ev::Finish:
-            r.finished = true;
+        case Ev::Kill: // its end, with the tokens it had generated
+            (e.ev == Ev::Finish ? r.finished : r.killed) = true;
             r.end = e.t;
             r.output_tokens = e.value;
             break;
@@ -55,11 +56,6 @@ std::vector<RequestMetrics> perRequest(const RunLog& log) {
                 r.cached_tokens = e.value;
             else
                 r.recompute_cached_tokens += e.value;
-            break;
-        case Ev::Kill:
-            r.killed = true;
-            r.end = e.t;
-            r.output_tokens = e.value;
             break;
         default:
             break;

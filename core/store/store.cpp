@@ -22,6 +22,7 @@
 #include <sstream>
 #include <sys/stat.h>
 #include <tuple>
+#include <type_traits>
 #include <unistd.h>
 
 #ifndef KAIROS_VERSION
@@ -194,6 +195,17 @@ public:
     Stmt& bind(int i, const std::string& v) {
         check(sqlite3_bind_text(s_, i, v.data(), int(v.size()), SQLITE_TRANSIENT));
         return *this;
+    }
+    // Every row, each read by `from` (a function of the statement standing at the row).
+    template <class F> auto rows(F from) {
+        std::vector<std::decay_t<decltype(from(*this))>> out;
+        while (step()) out.push_back(from(*this));
+        return out;
+    }
+    // The first row read by `from`; none when there is no row.
+    template <class F> auto first(F from) -> std::optional<std::decay_t<decltype(from(*this))>> {
+        if (!step()) return std::nullopt;
+        return from(*this);
     }
     // True while there is a row.
     bool step() {
@@ -565,36 +577,30 @@ constexpr const char* kSweepColumns =
 } // namespace
 
 std::vector<SweepInfo> Store::listSweeps() const {
-    Stmt s(db_, path_, (std::string(kSweepColumns) + "ORDER BY s.id DESC").c_str());
-    std::vector<SweepInfo> out;
-    while (s.step()) out.push_back(sweepFrom(s));
-    return out;
+    return Stmt(db_, path_, (std::string(kSweepColumns) + "ORDER BY s.id DESC").c_str())
+        .rows(sweepFrom);
 }
 
 std::optional<SweepInfo> Store::sweep(std::int64_t id) const {
-    Stmt s(db_, path_, (std::string(kSweepColumns) + "WHERE s.id = ?").c_str());
-    s.bind(1, id);
-    if (!s.step()) return std::nullopt;
-    return sweepFrom(s);
+    return Stmt(db_, path_, (std::string(kSweepColumns) + "WHERE s.id = ?").c_str())
+        .bind(1, id)
+        .first(sweepFrom);
 }
 
 std::vector<SweepRun> Store::sweepRuns(std::int64_t id) const {
     Stmt s(db_, path_,
            "SELECT job, point, seed, spec, status, metrics FROM sweep_runs WHERE sweep_id = ? "
            "ORDER BY job");
-    s.bind(1, id);
-    std::vector<SweepRun> out;
-    while (s.step()) {
+    return s.bind(1, id).rows([](const Stmt& row) {
         SweepRun r;
-        r.job = s.i64(0);
-        r.point_json = s.text(1);
-        r.seed = s.i64(2);
-        r.spec_json = s.text(3);
-        r.status = s.text(4);
-        r.metrics_json = s.text(5);
-        out.push_back(std::move(r));
-    }
-    return out;
+        r.job = row.i64(0);
+        r.point_json = row.text(1);
+        r.seed = row.i64(2);
+        r.spec_json = row.text(3);
+        r.status = row.text(4);
+        r.metrics_json = row.text(5);
+        return r;
+    });
 }
 
 std::int64_t Store::insertRun(const RunRecord& r,
@@ -846,40 +852,33 @@ Explanation Store::runExplanation(std::int64_t id) const {
 std::vector<RunInfo> Store::listRuns(std::int64_t limit) const {
     const std::string sql = std::string(kRunColumns) + "ORDER BY r.id DESC" +
                             (limit > 0 ? " LIMIT " + std::to_string(limit) : "");
-    Stmt s(db_, path_, sql.c_str());
-    std::vector<RunInfo> out;
-    while (s.step()) out.push_back(runFrom(s));
-    return out;
+    return Stmt(db_, path_, sql.c_str()).rows(runFrom);
 }
 
 std::optional<RunInfo> Store::run(std::int64_t id) const {
-    Stmt s(db_, path_, (std::string(kRunColumns) + "WHERE r.id = ?").c_str());
-    s.bind(1, id);
-    if (!s.step()) return std::nullopt;
-    return runFrom(s);
+    return Stmt(db_, path_, (std::string(kRunColumns) + "WHERE r.id = ?").c_str())
+        .bind(1, id)
+        .first(runFrom);
 }
 
 std::vector<RequestRow> Store::runRequests(std::int64_t id) const {
     Stmt s(db_, path_,
            "SELECT req, arrival, first_token, end_time, prompt, output, preemptions, "
            "suspensions, status FROM run_requests WHERE run_id = ? ORDER BY req");
-    s.bind(1, id);
-    std::vector<RequestRow> out;
-    while (s.step()) {
+    return s.bind(1, id).rows([](const Stmt& row) {
         RequestRow r;
-        r.req = std::int32_t(s.i64(0));
-        r.arrival = s.real(1);
-        r.first_token = s.real(2);
-        r.end = s.real(3);
-        r.prompt = std::int32_t(s.i64(4));
-        r.output = std::int32_t(s.i64(5));
-        r.preemptions = std::int32_t(s.i64(6));
-        r.suspensions = std::int32_t(s.i64(7));
-        r.finished = s.i64(8) == 1;
-        r.killed = s.i64(8) == 2;
-        out.push_back(r);
-    }
-    return out;
+        r.req = std::int32_t(row.i64(0));
+        r.arrival = row.real(1);
+        r.first_token = row.real(2);
+        r.end = row.real(3);
+        r.prompt = std::int32_t(row.i64(4));
+        r.output = std::int32_t(row.i64(5));
+        r.preemptions = std::int32_t(row.i64(6));
+        r.suspensions = std::int32_t(row.i64(7));
+        r.finished = row.i64(8) == 1;
+        r.killed = row.i64(8) == 2;
+        return r;
+    });
 }
 
 bool Store::deleteRun(std::int64_t id) {
@@ -941,21 +940,19 @@ std::vector<ProfileInfo> Store::listProfiles() const {
            "SELECT p.id, p.name, p.device, p.model, p.weights, p.json, p.created_at, "
            "(SELECT count(*) FROM measurements m WHERE m.profile_id = p.id) FROM profiles p "
            "ORDER BY p.id");
-    std::vector<ProfileInfo> out;
-    while (s.step())
-        out.push_back(
-            {s.i64(0), s.text(1), s.text(2), s.text(3), s.text(4), s.text(5), s.text(6), s.i64(7)});
-    return out;
+    return s.rows([](const Stmt& r) {
+        return ProfileInfo{r.i64(0),  r.text(1), r.text(2), r.text(3),
+                           r.text(4), r.text(5), r.text(6), r.i64(7)};
+    });
 }
 
 std::vector<Measurement> Store::measurements(std::int64_t profile_id) const {
     Stmt s(db_, path_,
            "SELECT kind, batch, tokens, context, seconds FROM measurements WHERE profile_id = ? "
            "ORDER BY id");
-    s.bind(1, profile_id);
-    std::vector<Measurement> out;
-    while (s.step()) out.push_back({s.text(0), s.i64(1), s.i64(2), s.i64(3), s.real(4)});
-    return out;
+    return s.bind(1, profile_id).rows([](const Stmt& r) {
+        return Measurement{r.text(0), r.i64(1), r.i64(2), r.i64(3), r.real(4)};
+    });
 }
 
 std::int64_t Store::putModel(const ModelInfo& m) {
@@ -981,19 +978,14 @@ std::vector<ModelInfo> Store::listModels(const std::string& kind) const {
     Stmt s(db_, path_,
            "SELECT id, kind, name, params, training, accuracy, created_at FROM models WHERE ? = "
            "'' OR kind = ? ORDER BY id");
-    s.bind(1, kind).bind(2, kind);
-    std::vector<ModelInfo> out;
-    while (s.step()) out.push_back(modelFrom(s));
-    return out;
+    return s.bind(1, kind).bind(2, kind).rows(modelFrom);
 }
 
 std::optional<ModelInfo> Store::model(std::int64_t id) const {
     Stmt s(
         db_, path_,
         "SELECT id, kind, name, params, training, accuracy, created_at FROM models WHERE id = ?");
-    s.bind(1, id);
-    if (!s.step()) return std::nullopt;
-    return modelFrom(s);
+    return s.bind(1, id).first(modelFrom);
 }
 
 namespace {

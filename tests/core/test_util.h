@@ -50,6 +50,15 @@ inline Workload generated(std::size_t count, double rate, const char* prompt, co
     return generateWorkload(g);
 }
 
+// Writes `text` to the file at `path` (replacing it); false when it cannot be written.
+inline bool writeText(const QString& path, const QByteArray& text) {
+    QFile f(path);
+    return f.open(QIODevice::WriteOnly | QIODevice::Truncate) && f.write(text) == text.size();
+}
+inline bool writeText(const std::string& path, const std::string& text) {
+    return writeText(QString::fromStdString(path), QByteArray::fromStdString(text));
+}
+
 // Real public traces live in ../shared/data beside the checkout (never copied here).
 // KAIROS_DATA_DIR overrides the folder.
 inline std::string dataPath(const std::string& file) {

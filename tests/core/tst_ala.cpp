@@ -345,18 +345,14 @@ private slots:
     void descriptorsFromAUserFile() {
         const std::string good = test::tempPath("acc_good.csv"),
                           bad = test::tempPath("acc_bad.csv");
-        {
-            std::ofstream f(good);
-            f << "chip,vendor,memory_gb,memory_bandwidth_gbps,fp16_dense_tflops,"
-                 "interconnect_gbps,source\n"
-                 "Acme Z1,Acme,64,2000,400,,Acme's datasheet, rev. 2\n";
-        }
-        {
-            std::ofstream f(bad);
-            f << "chip,vendor,memory_gb,memory_bandwidth_gbps,fp16_dense_tflops,"
-                 "interconnect_gbps,source\n"
-                 "Acme Z1,Acme,64,-5,400,,datasheet\n";
-        }
+        QVERIFY(test::writeText(
+            good, std::string("chip,vendor,memory_gb,memory_bandwidth_gbps,fp16_dense_tflops,"
+                              "interconnect_gbps,source\n"
+                              "Acme Z1,Acme,64,2000,400,,Acme's datasheet, rev. 2\n")));
+        QVERIFY(test::writeText(
+            bad, std::string("chip,vendor,memory_gb,memory_bandwidth_gbps,fp16_dense_tflops,"
+                             "interconnect_gbps,source\n"
+                             "Acme Z1,Acme,64,-5,400,,datasheet\n")));
         hw::Descriptors d = hw::Descriptors::shipped();
         d.addFile(good);
         QVERIFY(d.accelerator("acme z1"));

@@ -534,10 +534,7 @@ private slots:
         for (std::size_t i = 0; i < 120; ++i) mine.push_back(jobs[i]);
         const std::string file = kairos::test::tempPath("my_robots.json"),
                           out = kairos::test::tempPath("my_robots_claims.json");
-        {
-            std::ofstream f(file);
-            f << mine.dump();
-        }
+        QVERIFY(kairos::test::writeText(file, std::string(mine.dump())));
         const Result r =
             cli({"reproduce", "timely", "--quick", "--quiet", "--data", data, "--workload",
                  QString::fromStdString(file), "--json", QString::fromStdString(out)});
@@ -602,12 +599,12 @@ private slots:
     void requestsCsv() {
         const std::string trace = kairos::test::tempPath("two.jsonl"),
                           csv = kairos::test::tempPath("two.csv");
-        {
-            std::ofstream o(trace);
-            o << "{\"kairos_workload\":1,\"name\":\"two\"}\n{\"arrival\":0,\"prompt\":4,\"output\":"
-                 "4}\n"
-                 "{\"arrival\":0,\"prompt\":4,\"output\":4}\n";
-        }
+        QVERIFY(kairos::test::writeText(
+            trace,
+            std::string(
+                "{\"kairos_workload\":1,\"name\":\"two\"}\n{\"arrival\":0,\"prompt\":4,\"output\":"
+                "4}\n"
+                "{\"arrival\":0,\"prompt\":4,\"output\":4}\n")));
         // Unit model, 12 KV tokens: the preemption scenario of tst_scenario (B waits 2 units).
         const Result r = cli({"simulate", "-q", "-w", QString::fromStdString(trace), "--profile",
                               "unit", "--kv-capacity", "12", "--param", "watermark=0",
@@ -637,11 +634,10 @@ private slots:
         const std::string trace = kairos::test::tempPath("why.jsonl"),
                           log = kairos::test::tempPath("why.runlog.jsonl"),
                           plain = kairos::test::tempPath("plain.runlog.jsonl");
-        {
-            std::ofstream o(trace);
-            o << "{\"kairos_workload\":1,\"name\":\"two\"}\n{\"arrival\":0,\"prompt\":4,"
-                 "\"output\":4}\n{\"arrival\":0,\"prompt\":4,\"output\":4}\n";
-        }
+        QVERIFY(kairos::test::writeText(
+            trace,
+            std::string("{\"kairos_workload\":1,\"name\":\"two\"}\n{\"arrival\":0,\"prompt\":4,"
+                        "\"output\":4}\n{\"arrival\":0,\"prompt\":4,\"output\":4}\n")));
         const QStringList run{"simulate",
                               "-q",
                               "-w",
@@ -1065,11 +1061,7 @@ private slots:
         r = cli({"simulate", "--spec", toml, "-w", trace});
         QCOMPARE(r.code, 2);
         const QString bad = QString::fromStdString(kairos::test::tempPath("bad.toml"));
-        {
-            QFile f(bad);
-            QVERIFY(f.open(QIODevice::WriteOnly));
-            f.write("[workload]\npath = 'x.jsonl'\nrates = 3\n");
-        }
+        QVERIFY(kairos::test::writeText(bad, "[workload]\npath = 'x.jsonl'\nrates = 3\n"));
         r = cli({"simulate", "--spec", bad});
         QCOMPARE(r.code, 2);
         QVERIFY2(r.err.contains(bad + ":3") && r.err.contains("workload.rates"), qPrintable(r.err));
@@ -1200,11 +1192,7 @@ private slots:
         QVERIFY(g.open(QIODevice::ReadOnly));
         QCOMPARE(resumed, g.readAll());
         // A journal of another sweep is refused.
-        {
-            QFile j(journal);
-            QVERIFY(j.open(QIODevice::WriteOnly));
-            j.write("{\"kairos_sweep\":1}\n");
-        }
+        QVERIFY(kairos::test::writeText(journal, "{\"kairos_sweep\":1}\n"));
         r = cli(args + QStringList{"--resume"});
         QCOMPARE(r.code, 2);
         QVERIFY2(r.err.contains("another sweep"), qPrintable(r.err));
@@ -1339,11 +1327,9 @@ private slots:
 
     void badInputNamesFileLineField() {
         const std::string bad = kairos::test::tempPath("bad.csv");
-        {
-            std::ofstream o(bad);
-            o << "TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 "
-                 "18:15:46.68,374,44\n2023-11-16 18:15:47.1,12,oops\n";
-        }
+        QVERIFY(kairos::test::writeText(
+            bad, std::string("TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 "
+                             "18:15:46.68,374,44\n2023-11-16 18:15:47.1,12,oops\n")));
         const std::string json = kairos::test::tempPath("never.json");
         const Result r = cli({"simulate", "-w", QString::fromStdString(bad), "--json",
                               QString::fromStdString(json)});

@@ -572,11 +572,7 @@ private slots:
             QCOMPARE(w2.lastResult()->summary.num_requests, 50L);
             QCOMPARE(w2.lastResult()->summary.e2el_ms.mean, before.e2el_ms.mean);
         }
-        {
-            QFile f(path);
-            QVERIFY(f.open(QIODevice::WriteOnly));
-            f.write("{\"hello\": 1}");
-        }
+        QVERIFY(test::writeText(path, "{\"hello\": 1}"));
         Bench bench;
         app::MainWindow& w = bench.w;
         QSignalSpy opened(&w, &app::MainWindow::sessionOpened);
@@ -1011,11 +1007,8 @@ private slots:
     // line and leaves the shown workload alone; a cancelled read changes nothing.
     void openIsAsynchronous() {
         const QString bad = QDir::temp().filePath("kairos_bad_workload.jsonl");
-        {
-            QFile f(bad);
-            QVERIFY(f.open(QIODevice::WriteOnly));
-            f.write("{\"kairos_workload\": 1}\n{\"arrival\": 0, \"prompt\": 1, \"output\": -3}\n");
-        }
+        QVERIFY(test::writeText(
+            bad, "{\"kairos_workload\": 1}\n{\"arrival\": 0, \"prompt\": 1, \"output\": -3}\n"));
         Bench bench;
         app::MainWindow& w = bench.w;
         QSignalSpy loaded(&w, &app::MainWindow::workloadLoaded);
