@@ -164,16 +164,23 @@ LoadReport loadOf(const RunLog& log) {
     std::size_t bi = 0, bj = 0;
     double best_a = 0, best_thr = 0, best_rise = 0;
     bool best_clears = false;
+    // The stretch from bin i to bin j: the arrivals between the two bins' middles, the
+    // queue's rise and the threshold it must clear.
+    struct Stretch {
+        double a, rise, thr;
+    };
+    const auto stretch = [&](std::size_t i, std::size_t j) {
+        const double a =
+            (double(cum[j]) + double(cnt[j]) / 2) - (double(cum[i]) + double(cnt[i]) / 2);
+        return Stretch{a, sum[j] / double(cnt[j]) - sum[i] / double(cnt[i]),
+                       std::max(0.1 * a, 3 * std::sqrt(a * r.arrival_cv2))};
+    };
     for (std::size_t i = 0; i < cnt.size(); ++i) {
         if (cnt[i] == 0) continue;
         for (std::size_t j = i + 1; j < cnt.size(); ++j) {
             if (cnt[j] == 0) continue;
-            // Arrivals between the two bins' middles.
-            const double a =
-                (double(cum[j]) + double(cnt[j]) / 2) - (double(cum[i]) + double(cnt[i]) / 2);
+            const auto [a, rise, thr] = stretch(i, j);
             if (a < kMinArrivals) continue;
-            const double rise = sum[j] / double(cnt[j]) - sum[i] / double(cnt[i]);
-            const double thr = std::max(0.1 * a, 3 * std::sqrt(a * r.arrival_cv2));
             const bool clears = rise > thr;
             const bool better =
                 clears ? !best_clears || rise > best_rise : !best_clears && rise / thr > best;
@@ -194,11 +201,8 @@ LoadReport loadOf(const RunLog& log) {
             if (cnt[i] == 0) continue;
             for (std::size_t j = i + 1; j < cnt.size(); ++j) {
                 if (cnt[j] == 0) continue;
-                const double a =
-                    (double(cum[j]) + double(cnt[j]) / 2) - (double(cum[i]) + double(cnt[i]) / 2);
+                const auto [a, rise, thr] = stretch(i, j);
                 if (a < kMinArrivals || a >= best_a) continue;
-                const double rise = sum[j] / double(cnt[j]) - sum[i] / double(cnt[i]);
-                const double thr = std::max(0.1 * a, 3 * std::sqrt(a * r.arrival_cv2));
                 if (rise > thr && rise >= floor) {
                     bi = i;
                     bj = j;

@@ -120,6 +120,13 @@ void walk(const RunLog& log, const std::vector<double>& ends, OnEmit&& onEmit, O
         cursor_t = t;
         return cursor;
     };
+    // A decode run starts at the event: its tokens come at the iteration ends after it.
+    auto startDecoding = [&](Open& o, const Event& e) {
+        o.active = true;
+        o.anchor = e.t;
+        o.first = firstEndAfter(e.t);
+        o.at = e.value;
+    };
     auto close = [&](ReqId id, std::int32_t tokens) {
         Open& o = open[static_cast<std::size_t>(id)];
         if (!o.active) return;
@@ -147,20 +154,12 @@ void walk(const RunLog& log, const std::vector<double>& ends, OnEmit&& onEmit, O
             o.recompute = false;
             onEmit(e.req, e.t, o.last);
             o.last = e.t;
-            o.active = true;
-            o.anchor = e.t;
-            o.first = firstEndAfter(e.t);
-            o.at = e.value;
+            startDecoding(o, e);
             break;
         case Ev::Resume:
             // From suspension the KV is there: decoding continues at the next iteration.
             // After a preemption the request first recomputes (a PrefillEnd follows).
-            if (!std::isnan(o.last) && !o.active && !o.recompute) {
-                o.active = true;
-                o.anchor = e.t;
-                o.first = firstEndAfter(e.t);
-                o.at = e.value;
-            }
+            if (!std::isnan(o.last) && !o.active && !o.recompute) startDecoding(o, e);
             break;
         case Ev::Preempt:
             close(e.req, e.value);
