@@ -22,21 +22,25 @@ const RuleId kRankResume =
     registerRule({"rank.resume", "rank: best key suspended takes a seat", RuleVars{"key", "seats"},
                   "the best-ranked suspended request returns to the batch; its KV was kept", false,
                   [](const double* x) { return x[1] >= 1; }});
-const RuleId kSprptSuspend = registerRule(
-    {"sprpt_lp.suspend", "sprpt_lp: a < C*r, ranked after the one it makes room for",
-     RuleVars{"a", "C", "r", "key", "other_key"},
-     "Trail's limited preemption: a running request may be displaced only while its age a "
-     "(tokens generated) is below C times its initial prediction r, and only by a request "
-     "with a smaller key; its KV is kept (suspended)",
-     false,
-     [](const double* x) { return (std::isinf(x[1]) || x[0] < x[1] * x[2]) && x[3] > x[4]; }});
-const RuleId kSprptDrop = registerRule(
-    {"sprpt_lp.drop", "sprpt_lp: a < C*r, KV released for a better-ranked request",
-     RuleVars{"a", "C", "r", "key", "other_key"},
-     "as the suspension rule, and the better-ranked request needs the KV: it is dropped "
-     "(recompute), at most once in its life",
-     false,
-     [](const double* x) { return (std::isinf(x[1]) || x[0] < x[1] * x[2]) && x[3] > x[4]; }});
+// Trail's limited preemption, for a suspension and a drop alike: age a < C * r (C infinite:
+// always), and the displaced request ranks after the one it makes room for.
+constexpr RuleVars kLimitedPreemptionVars{"a", "C", "r", "key", "other_key"};
+bool limitedPreemption(const double* x) {
+    return (std::isinf(x[1]) || x[0] < x[1] * x[2]) && x[3] > x[4];
+}
+const RuleId kSprptSuspend =
+    registerRule({"sprpt_lp.suspend", "sprpt_lp: a < C*r, ranked after the one it makes room for",
+                  kLimitedPreemptionVars,
+                  "Trail's limited preemption: a running request may be displaced only while its "
+                  "age a (tokens generated) is below C times its initial prediction r, and only "
+                  "by a request with a smaller key; its KV is kept (suspended)",
+                  false, limitedPreemption});
+const RuleId kSprptDrop =
+    registerRule({"sprpt_lp.drop", "sprpt_lp: a < C*r, KV released for a better-ranked request",
+                  kLimitedPreemptionVars,
+                  "as the suspension rule, and the better-ranked request needs the KV: it is "
+                  "dropped (recompute), at most once in its life",
+                  false, limitedPreemption});
 const RuleId kSuspendedDrop = registerRule(
     {"rank.drop_suspended", "rank: kept KV released for a better-ranked request",
      RuleVars{"key", "other_key"},
