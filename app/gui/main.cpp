@@ -210,14 +210,23 @@ int main(int argc, char** argv) {
     w->resize(width, height);
     if (auto* tabs = w->findChild<QTabWidget*>(QStringLiteral("charts")))
         tabs->setCurrentIndex(int(tabs_known.indexOf(cl.value(tab))));
-    if (auto* d = w->findChild<QDockWidget*>(cl.value(dock)))
-        d->raise();
-    else {
-        std::fprintf(stderr,
-                     "kairos: error: --dock %s: no such panel (metrics, runs, models, "
-                     "live, sweep, inspector)\n",
-                     qPrintable(cl.value(dock)));
-        return 2;
+    {
+        // The right-hand panels, as the window has them (the Policy panel, on the left, is
+        // always shown).
+        QStringList right;
+        QDockWidget* chosen = nullptr;
+        for (auto* d : w->findChildren<QDockWidget*>()) {
+            if (w->dockWidgetArea(d) != Qt::RightDockWidgetArea) continue;
+            right << d->objectName();
+            if (d->objectName() == cl.value(dock)) chosen = d;
+        }
+        right.sort();
+        if (!chosen) {
+            std::fprintf(stderr, "kairos: error: --dock %s: no such right-hand panel (%s)\n",
+                         qPrintable(cl.value(dock)), qPrintable(right.join(", ")));
+            return 2;
+        }
+        chosen->raise();
     }
     if (cl.isSet(measurements)) {
         // Read now (a bad file is an error before any window shows); drawn once the
