@@ -282,6 +282,7 @@ void MainWindow::buildUi() {
         undo_->note(QStringLiteral("policy"), p);
         live_->setPolicy(p);
         resimulate();
+        sweep_->refreshParams();
     });
     connect(policy_panel_, &PolicyPanel::predictorChanged, this, [this](const QString& p) {
         undo_->note(QStringLiteral("predictor"), p);

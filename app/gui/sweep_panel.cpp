@@ -20,8 +20,10 @@
 #include <QMenu>
 #include <QMessageBox>
 #include <QPushButton>
+#include <QSignalBlocker>
 #include <QSpinBox>
 #include <QVBoxLayout>
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -174,6 +176,7 @@ SweepPanel::SweepPanel(JobTracker* jobs, std::function<SweepBase()> base, QWidge
         if (ok) save(name);
     });
     connect(open_, &QPushButton::clicked, this, &SweepPanel::chooseStored);
+    connect(param_, &QComboBox::activated, this, [this] { param_chosen_ = true; });
     connect(metric_, &QComboBox::currentIndexChanged, this, [this] { redraw(); });
     connect(against_, &QComboBox::currentIndexChanged, this, [this] { redraw(); });
     refreshParams();
@@ -185,14 +188,26 @@ SweepPanel::~SweepPanel() {
 
 void SweepPanel::refreshParams() {
     const SweepBase b = base_();
-    params_ = b.params;
+    const std::string& policy = b.spec.policy.name;
+    params_.clear();
+    for (const auto& p : b.params)
+        if (p.policies.empty() ||
+            std::find(p.policies.begin(), p.policies.end(), policy) != p.policies.end())
+            params_.push_back(p);
     const QString keep = param_->currentData().toString();
+    const QSignalBlocker quiet(param_);
     param_->clear();
-    for (const auto& p : params_) param_->addItem(p.label, p.name);
-    if (const int i = param_->findData(keep); i >= 0) param_->setCurrentIndex(i);
+    int own = -1;
+    for (const auto& p : params_) {
+        if (own < 0 && !p.policies.empty()) own = param_->count();
+        param_->addItem(p.label, p.name);
+    }
+    const int kept = param_chosen_ ? param_->findData(keep) : -1;
+    param_->setCurrentIndex(kept >= 0 ? kept : own >= 0 ? own : 0);
 }
 
 void SweepPanel::sweep(const QString& param) {
+    param_chosen_ = true;
     refreshParams();
     if (const int i = param_->findData(param); i >= 0) param_->setCurrentIndex(i);
     job_.reset(); // the tracker cancels it when the next one starts

@@ -52,6 +52,10 @@ public:
     ~SweepPanel() override;
     // Sweeps this slider's range now (selecting it in the panel).
     void sweep(const QString& param);
+    // Lists what the shown policy can sweep: its own parameters, then the run's. A choice the
+    // user made is kept where it still applies; otherwise the policy's first parameter, or
+    // the first run knob for a policy without any.
+    void refreshParams();
     // The slider `param` moved: moves the mark when that is the swept parameter.
     void sliderMoved(const QString& param, double value);
     bool running() const { return job_ != nullptr; }
@@ -60,6 +64,7 @@ public:
     QString sweptParam() const { return swept_; }
     double lastSeconds() const { return last_seconds_; }
     QComboBox* metricBox() const { return metric_; }
+    QComboBox* paramBox() const { return param_; }
     // "" (the parameter) or a second metric: the trade-off view.
     QComboBox* againstBox() const { return against_; }
     QCheckBox* compareBox() const { return compare_; }
@@ -92,12 +97,12 @@ private:
     void start();
     void redraw();
     void exportFile(const QString& filter);
-    void refreshParams();
 
     static inline const QString kChannel = QStringLiteral("sweep");
     JobTracker* jobs_;
     std::function<SweepBase()> base_;
     QComboBox *param_, *metric_, *against_;
+    bool param_chosen_ = false; // the user picked the parameter (or asked to sweep it)
     QSpinBox *points_, *seeds_;
     QCheckBox* compare_;
     QPushButton *run_, *export_, *save_, *open_;

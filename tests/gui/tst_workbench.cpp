@@ -1809,6 +1809,30 @@ private slots:
               total.back(), ix->log().explain.reasons.size(), ix->log().explain.insights.size());
     }
 
+    // The Sweep panel offers what the shown policy can sweep: fcfs has no C, so it opens on
+    // the run's first knob (KV capacity); sprpt_lp opens on its C; a run knob the user chose
+    // stays chosen across policies, and another policy's parameters are not offered.
+    void sweepOffersThePolicysParameters() {
+        Bench bench(Opts().workload(loadedWorkload()).policy("fcfs"));
+        auto& [w, spy] = bench;
+        QVERIFY(bench.next() > 0);
+        QComboBox* box = w.sweepPanel()->paramBox();
+        QCOMPARE(box->findData(QStringLiteral("C")), -1);
+        QCOMPARE(box->currentData().toString(), QString("kv"));
+        w.policyPanel()->setPolicy(QStringLiteral("sprpt_lp"));
+        QVERIFY(waitForResult(spy) > 0);
+        QVERIFY(box->findData(QStringLiteral("C")) >= 0);
+        QCOMPARE(box->currentData().toString(), QString("C"));
+        // The user picks the rate (as a click in the list does).
+        box->setCurrentIndex(box->findData(QStringLiteral("rate")));
+        Q_EMIT box->activated(box->currentIndex());
+        w.policyPanel()->setPolicy(QStringLiteral("timebill"));
+        QVERIFY(waitForResult(spy) > 0);
+        QCOMPARE(box->currentData().toString(), QString("rate"));
+        QCOMPARE(box->findData(QStringLiteral("C")), -1);
+        QVERIFY(box->findData(QStringLiteral("k")) >= 0);
+    }
+
     // The Sweep panel: "sweep this parameter" runs the slider's range in the background and
     // draws the chosen metric with one point per value; the mark follows the slider; the
     // table is the core's (the same numbers as kairos-cli sweep gives for that range).
