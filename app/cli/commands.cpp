@@ -93,7 +93,7 @@ RunSpec specFromArgs(const SimulateArgs& a) {
             s.policy.name = a.policy;
             s.policy.params.clear();
         }
-        if (a.explain) s.record.explain = true;
+        if (a.explain || !a.perfetto.empty()) s.record.explain = true;
         return s;
     }
     if (a.workload.empty()) throw std::invalid_argument("--workload is required (or --spec FILE)");
@@ -145,7 +145,8 @@ RunSpec specFromArgs(const SimulateArgs& a) {
     s.summary.goodput = a.goodput;
     s.summary.percentiles = a.percentiles;
     s.summary.quality = a.quality;
-    s.record.explain = a.explain;
+    // A Perfetto trace shows decisions as instants, as the workbench's export does.
+    s.record.explain = a.explain || !a.perfetto.empty();
     checkCliSpec(s); // errors name the options, not the RunSpec's keys
     return s;
 }
@@ -296,7 +297,7 @@ RunOutputs runSimulate(const SimulateArgs& a, OutputBatch& outputs) {
             writeRunLogJsonl(log, out, RunLogWriteOptions{a.tokens});
         });
     if (!a.requests_csv.empty())
-        outputs.add(a.requests_csv, [&](std::ostream& out) { writeRequestsCsv(log, out); });
+        outputs.add(a.requests_csv, [&](std::ostream& out) { writeRequestsCsv(log, &w, out); });
     if (!a.perfetto.empty())
         outputs.add(a.perfetto, [&](std::ostream& out) { writePerfetto(log, &w, out); });
 #if KAIROS_HAVE_STORE
@@ -460,7 +461,9 @@ CLI::Option* addRunOptions(CLI::App* c, const std::shared_ptr<SimulateArgs>& a) 
                 "numbers, the request compared against) and the state each policy decided on, "
                 "into --runlog, --perfetto and --db; kairos-cli explain reads them");
     c->add_option("--perfetto", a->perfetto,
-                  "Write a Chrome/Perfetto trace (JSON): a track per request, KV as a counter");
+                  "Write a Chrome/Perfetto trace (JSON): a track per request named by the "
+                  "trace's id, KV, batch and queues as counters, and every scheduling decision "
+                  "as an instant with its reason (recorded as --explain does)");
     needsStore(c->add_option("--db", a->db, "Store the run in this Kairos database (SQLite)"));
     needsStore(c->add_flag("--store", a->store,
                            "Store the run in the default database ($KAIROS_DB, else "

@@ -87,10 +87,11 @@ void RunExports::fill(QMenu* exp) {
                             [](const RunView& r, const std::string& f) {
                                 writePerfettoFile(*r.log, r.workload.get(), f);
                             }));
-    exp->addAction(
-        tr("Per-request &CSV…"), this,
-        exporter(tr("Export per-request metrics"), tr("CSV (*.csv)"),
-                 [](const RunView& r, const std::string& f) { writeRequestsCsvFile(*r.log, f); }));
+    exp->addAction(tr("Per-request &CSV…"), this,
+                   exporter(tr("Export per-request metrics"), tr("CSV (*.csv)"),
+                            [](const RunView& r, const std::string& f) {
+                                writeRequestsCsvFile(*r.log, r.workload.get(), f);
+                            }));
     exp->addAction(tr("&Run log…"), this,
                    exporter(tr("Export run log"), tr("Run log (*.jsonl)"),
                             [](const RunView& r, const std::string& f) {

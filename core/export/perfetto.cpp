@@ -12,11 +12,27 @@ namespace kairos {
 
 namespace {
 
-// Microseconds with a fixed precision (the format's unit), written without locale.
-void us(std::ostream& out, double seconds) {
+// Times are rounded once, to whole nanoseconds, and a slice's duration is the difference
+// of its rounded ends: two slices that meet in the run meet exactly in the file (rounding
+// the start and the duration separately made consecutive slices overlap by 1 ns, which
+// strict importers nest as parent and child).
+long long ns(double seconds) {
+    return std::llround(seconds * 1e9);
+}
+
+// Nanoseconds as microseconds (the format's unit) with three decimals, without locale.
+void us(std::ostream& out, long long ns) {
     char b[48];
-    std::snprintf(b, sizeof b, "%.3f", seconds * 1e6);
+    const long long whole = ns / 1000, frac = ns % 1000;
+    if (ns < 0 && frac != 0)
+        std::snprintf(b, sizeof b, "-%lld.%03lld", -whole, -frac);
+    else
+        std::snprintf(b, sizeof b, "%lld.%03lld", whole, frac < 0 ? -frac : frac);
     out << b;
+}
+
+void us(std::ostream& out, double seconds) {
+    us(out, ns(seconds));
 }
 
 // A JSON string literal, escaped by nlohmann::json (the project's JSON library).
@@ -53,31 +69,32 @@ PerfettoCounts writePerfetto(const RunLog& log, const Workload* w, std::ostream&
     meta(kRobotPid, 0, "process_name", "robot execution");
     meta(kKvPid, 0, "process_name", "KV cache");
     for (const lod::Row& r : rows) {
-        std::string label = "request " + std::to_string(r.id);
-        if (w && static_cast<std::size_t>(r.id) < w->size() &&
-            !w->requests[static_cast<std::size_t>(r.id)].cls.empty())
-            label += " (" + w->requests[static_cast<std::size_t>(r.id)].cls + ")";
+        // Tracks are numbered by row (unique, in arrival order); names and args carry the
+        // trace's own id, agent and class, so a slice joins back to its line in the trace.
+        const auto row = static_cast<std::size_t>(r.id);
+        const std::string label = w ? w->label(row) : "request " + std::to_string(r.id);
         meta(kPid, r.id, "thread_name", label);
         ++n.tracks;
         // The request's facts, the same on each of its slices.
-        std::string args = ",\"request\":" + std::to_string(r.id) +
-                           ",\"prompt_tokens\":" + std::to_string(r.prompt) +
-                           ",\"output_tokens\":" + std::to_string(r.output) +
-                           ",\"preemptions\":" + std::to_string(r.preemptions) + ",\"outcome\":" +
-                           (r.finished ? "\"finished\""
-                            : r.killed ? "\"killed\""
-                                       : "\"unfinished\"");
-        if (w && static_cast<std::size_t>(r.id) < w->size() &&
-            !w->requests[static_cast<std::size_t>(r.id)].cls.empty())
-            args += ",\"class\":" +
-                    nlohmann::json(w->requests[static_cast<std::size_t>(r.id)].cls).dump();
+        std::string args = ",\"id\":" + std::to_string(w ? w->idOf(row) : r.id) +
+                           ",\"row\":" + std::to_string(r.id);
+        if (w && w->agentOf(row) >= 0) args += ",\"agent\":" + std::to_string(w->agentOf(row));
+        args += ",\"prompt_tokens\":" + std::to_string(r.prompt) +
+                ",\"output_tokens\":" + std::to_string(r.output) +
+                ",\"preemptions\":" + std::to_string(r.preemptions) + ",\"outcome\":" +
+                (r.finished ? "\"finished\""
+                 : r.killed ? "\"killed\""
+                            : "\"unfinished\"");
+        if (w && row < w->size() && !w->requests[row].cls.empty())
+            args += ",\"class\":" + nlohmann::json(w->requests[row].cls.str()).dump();
         auto span = [&](int pid, const lod::Span& s) {
             sep();
             out << "{\"ph\":\"X\",\"pid\":" << pid << ",\"tid\":" << r.id << ",\"name\":\""
                 << lod::spanKindName(s.kind) << "\",\"ts\":";
-            us(out, s.t0);
+            const long long t0 = ns(s.t0);
+            us(out, t0);
             out << ",\"dur\":";
-            us(out, s.t1 - s.t0);
+            us(out, ns(s.t1) - t0);
             out << ",\"args\":{\"phase\":\"" << lod::spanKindName(s.kind) << "\"" << args << "}}";
         };
         for (const lod::Span& s : r.spans) {
@@ -234,7 +251,9 @@ PerfettoCounts writePerfetto(const RunLog& log, const Workload* w, std::ostream&
                 out << (std::isnan(v) ? "null" : v > 0 ? "\"inf\"" : "\"-inf\"");
             }
         }
-        if (r.other >= 0) out << ",\"compared with request\":" << r.other;
+        if (r.other >= 0)
+            out << ",\"compared with request\":"
+                << (w ? w->idOf(static_cast<std::size_t>(r.other)) : r.other);
         out << ",\"call\":" << r.call << "}}";
         ++n.decisions;
     }

@@ -3,6 +3,7 @@
 #include "metrics/request_metrics.h"
 #include "util/atomic_file.h"
 #include "util/input_error.h"
+#include "util/text.h"
 
 #include <cmath>
 #include <cstdio>
@@ -10,8 +11,9 @@
 
 namespace kairos {
 
-void writeRequestsCsv(const RunLog& log, std::ostream& out) {
-    out << "req,arrival_s,prompt_tokens,output_tokens,status,ttft_ms,tpot_ms,e2el_ms,queue_ms,"
+void writeRequestsCsv(const RunLog& log, const Workload* w, std::ostream& out) {
+    out << "id,row,agent,class,arrival_s,prompt_tokens,output_tokens,status,ttft_ms,tpot_ms,e2el_"
+           "ms,queue_ms,"
            "preemptions,suspensions";
     // With prefix caching: prompt tokens served from the cache at its first admission and
     // context tokens at its recomputes (the columns exist only then).
@@ -25,8 +27,13 @@ void writeRequestsCsv(const RunLog& log, std::ostream& out) {
     };
     for (const RequestMetrics& r : perRequest(log)) {
         const char* status = r.finished ? "finished" : r.killed ? "killed" : "unfinished";
-        out << r.id << ',' << cell(r.arrival, 1) << ',' << r.prompt_tokens << ',' << r.output_tokens
-            << ',' << status << ',' << cell(r.ttft(), 1e3) << ',' << cell(r.tpot(), 1e3) << ','
+        const auto row = static_cast<std::size_t>(r.id);
+        const std::int64_t id = w ? w->idOf(row) : r.id;
+        const std::int32_t agent = w ? w->agentOf(row) : -1;
+        out << id << ',' << r.id << ',' << (agent >= 0 ? std::to_string(agent) : "") << ','
+            << (w && row < w->size() ? text::csvField(w->requests[row].cls.str()) : "") << ','
+            << cell(r.arrival, 1) << ',' << r.prompt_tokens << ',' << r.output_tokens << ','
+            << status << ',' << cell(r.ttft(), 1e3) << ',' << cell(r.tpot(), 1e3) << ','
             << cell(r.finished ? r.e2el() : NAN, 1e3) << ',' << cell(r.queue_delay, 1e3) << ','
             << r.preemptions << ',' << r.suspensions;
         if (log.prefix_caching) out << ',' << r.cached_tokens << ',' << r.recompute_cached_tokens;
@@ -35,8 +42,8 @@ void writeRequestsCsv(const RunLog& log, std::ostream& out) {
     }
 }
 
-void writeRequestsCsvFile(const RunLog& log, const std::string& path) {
-    writeFileAtomically(path, [&](std::ostream& out) { writeRequestsCsv(log, out); });
+void writeRequestsCsvFile(const RunLog& log, const Workload* w, const std::string& path) {
+    writeFileAtomically(path, [&](std::ostream& out) { writeRequestsCsv(log, w, out); });
 }
 
 } // namespace kairos

@@ -1,7 +1,9 @@
 #pragma once
 #include "model/request.h"
 
+#include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -22,6 +24,16 @@ struct Workload {
     long long totalPromptTokens() const;
     long long totalOutputTokens() const;
     double span() const; // last arrival - first arrival
+
+    // A request's identity: runs, metrics and timelines number requests by their row (the
+    // index after sorting by arrival); the trace's own id, agent and class are what a user
+    // joins results back to. Out-of-range rows give the row itself, no agent, no class.
+    std::int64_t idOf(std::size_t row) const;
+    std::int32_t agentOf(std::size_t row) const;
+    // The first row whose trace id is `id` (ids need not be unique), or none.
+    std::optional<std::size_t> rowOfId(std::int64_t id) const;
+    // "request 500000 (agent 5, urgent)": the trace id, then agent and class where known.
+    std::string label(std::size_t row) const;
 };
 
 } // namespace kairos

@@ -131,13 +131,6 @@ std::string num(double v) {
     return buf;
 }
 
-std::string csvField(const std::string& s) {
-    if (s.find_first_of(",\"\n") == std::string::npos) return s;
-    std::string out = "\"";
-    for (char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
-    return out + "\"";
-}
-
 } // namespace
 
 std::string formatValue(double v) {
@@ -462,12 +455,12 @@ Table aggregate(const Definition& d, const std::vector<Point>& points,
 
 std::string Table::csv() const {
     std::string out;
-    for (const auto& a : axes) out += csvField(a) + ",";
+    for (const auto& a : axes) out += text::csvField(a) + ",";
     out += "runs,ok";
     for (const auto& m : metrics) out += "," + m + "," + m + "_lo," + m + "_hi";
     out += "\n";
     for (const auto& r : rows) {
-        for (const auto& v : r.values) out += csvField(v) + ",";
+        for (const auto& v : r.values) out += text::csvField(v) + ",";
         out += std::to_string(r.runs) + "," + std::to_string(r.ok);
         for (std::size_t c = 0; c < metrics.size(); ++c) {
             const double m = r.mean[c], h = r.half[c];

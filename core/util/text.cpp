@@ -234,6 +234,13 @@ std::string printable(std::string_view s) {
     return out;
 }
 
+std::string csvField(const std::string& s) {
+    if (s.find_first_of(",\"\r\n") == std::string::npos) return s;
+    std::string out = "\"";
+    for (char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+    return out + "\"";
+}
+
 std::string formatted(const char* fmt, ...) {
     std::va_list ap;
     va_start(ap, fmt);

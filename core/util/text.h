@@ -50,6 +50,10 @@ std::string printable(std::string_view s);
 // printf into a string (reports built in one place and printed or written elsewhere).
 std::string formatted(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
 
+// One CSV field (RFC 4180): quoted, with quotes doubled, when it holds a comma, a quote or
+// a line break; as it is otherwise.
+std::string csvField(const std::string& s);
+
 // Header of a CSV file: finds columns by name so that column order does not matter.
 class CsvHeader {
 public:

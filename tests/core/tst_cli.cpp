@@ -300,19 +300,53 @@ private slots:
         QCOMPARE(long(tracks.size()), long(w.size()));
         QVERIFY(robot > 0);
         QCOMPARE(j["otherData"]["policy"].get<std::string>(), log.policy);
-        // Every slice says whose it is and what: request id, phase, its prompt and output
-        // tokens as the workload has them.
+        // Every slice says whose it is and what: the trace's own id and agent (robot ids
+        // are agent x 100000 + index, not rows), the row, phase, its prompt and output
+        // tokens as the workload has them. Track names carry the trace's id.
         std::map<std::string, std::vector<const nlohmann::json*>> counters;
+        std::map<std::pair<long, long>, std::vector<std::pair<long long, long long>>> slices;
+        long ids_not_rows = 0;
         for (const auto& e : j["traceEvents"]) {
             if (e["ph"] == "C") counters[e["name"].get<std::string>()].push_back(&e);
+            if (e["ph"] == "M" && e["name"] == "thread_name" && e["pid"] == 1) {
+                const auto& q = w.requests[std::size_t(e["tid"].get<long>())];
+                QVERIFY(
+                    e["args"]["name"].get<std::string>().rfind(
+                        "request " + std::to_string(q.id) + " (agent " + std::to_string(q.agent),
+                        0) == 0);
+            }
             if (e["ph"] != "X") continue;
             const auto& a = e["args"];
-            const long id = e["tid"].get<long>();
-            QCOMPARE(a["request"].get<long>(), id);
+            const long row = e["tid"].get<long>();
+            const auto& q = w.requests[std::size_t(row)];
+            QCOMPARE(a["row"].get<long>(), row);
+            QCOMPARE(a["id"].get<std::int64_t>(), q.id);
+            QCOMPARE(a["agent"].get<int>(), int(q.agent));
+            ids_not_rows += q.id != row;
             QCOMPARE(a["phase"], e["name"]);
-            QCOMPARE(a["prompt_tokens"].get<int>(), w.requests[std::size_t(id)].prompt_tokens);
+            QCOMPARE(a["prompt_tokens"].get<int>(), q.prompt_tokens);
             QVERIFY(a.contains("output_tokens") && a.contains("outcome") && a.contains("class"));
+            // Times in whole nanoseconds: three decimals of a microsecond.
+            const auto nanos = [](const nlohmann::json& v) {
+                return std::llround(v.get<double>() * 1000);
+            };
+            slices[{e["pid"].get<long>(), row}].push_back({nanos(e["ts"]), nanos(e["dur"])});
         }
+        QVERIFY(ids_not_rows > 0);
+        // Slices on one track never overlap, not even by the 1 ns that rounding the start
+        // and the duration separately gave (strict importers nest such slices).
+        long meeting = 0;
+        for (auto& [track, v] : slices) {
+            std::sort(v.begin(), v.end());
+            for (std::size_t i = 0; i + 1 < v.size(); ++i) {
+                QVERIFY2(v[i].first + v[i].second <= v[i + 1].first,
+                         qPrintable(QString("row %1 overlaps").arg(track.second)));
+                meeting += v[i].first + v[i].second == v[i + 1].first;
+            }
+        }
+        QVERIFY(meeting > 100);
+        // --perfetto records decisions as instants, with the trace ids of both requests.
+        QVERIFY(ph["i"] > 0);
         QCOMPARE(long(counters["KV tokens"].size()), long(kairos::lod::kvSeries(log).size()));
         QCOMPARE(ph["C"], long(counters["KV tokens"].size() + counters["batch"].size() +
                                counters["queues"].size() + counters["preemptions"].size()));
@@ -614,14 +648,13 @@ private slots:
         QVERIFY(f.open(QIODevice::ReadOnly));
         const QStringList lines = QString::fromUtf8(f.readAll()).split('\n', Qt::SkipEmptyParts);
         QCOMPARE(lines.size(), 3);
-        QCOMPARE(lines[0], QString("req,arrival_s,prompt_tokens,output_tokens,status,ttft_ms,tpot_"
-                                   "ms,e2el_ms,queue_ms,preemptions,suspensions"));
-        QCOMPARE(
-            lines[1],
-            QString("0,0.000000,4,4,finished,1000.000000,1000.000000,4000.000000,0.000000,0,0"));
-        QCOMPARE(
-            lines[2],
-            QString("1,0.000000,4,4,finished,1000.000000,1666.666667,6000.000000,0.000000,1,0"));
+        QCOMPARE(lines[0], QString("id,row,agent,class,arrival_s,prompt_tokens,output_tokens,"
+                                   "status,ttft_ms,tpot_ms,e2el_ms,queue_ms,preemptions,"
+                                   "suspensions"));
+        QCOMPARE(lines[1], QString("0,0,,,0.000000,4,4,finished,1000.000000,1000.000000,"
+                                   "4000.000000,0.000000,0,0"));
+        QCOMPARE(lines[2], QString("1,1,,,0.000000,4,4,finished,1000.000000,1666.666667,"
+                                   "6000.000000,0.000000,1,0"));
     }
 
     // kairos-cli explain on the two-request preemption scenario above (unit model, 12 KV

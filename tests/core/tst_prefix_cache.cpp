@@ -138,7 +138,7 @@ private slots:
 
         // The per-request CSV gains the cached columns (only with caching).
         std::stringstream csv;
-        writeRequestsCsv(on, csv);
+        writeRequestsCsv(on, nullptr, csv);
         std::string header, row0, row1;
         std::getline(csv, header);
         std::getline(csv, row0);
@@ -151,7 +151,7 @@ private slots:
         QVERIFY(endsWith(row0, ",0,0"));
         QVERIFY(endsWith(row1, ",12,0"));
         std::stringstream plain;
-        writeRequestsCsv(run(w, off_lim, m), plain);
+        writeRequestsCsv(run(w, off_lim, m), nullptr, plain);
         std::getline(plain, header);
         QVERIFY(header.find("cached") == std::string::npos);
 

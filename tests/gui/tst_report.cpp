@@ -139,7 +139,16 @@ private slots:
         for (const auto& o : outs) QVERIFY2(QFileInfo(o).size() > 1000, qPrintable(o));
         QFile csv(outs[2]);
         QVERIFY(csv.open(QIODevice::ReadOnly));
-        QCOMPARE(csv.readAll().count('\n'), 302); // header + 301 requests
+        const QByteArray rows = csv.readAll();
+        QCOMPARE(rows.count('\n'), 302); // header + 301 requests
+        // The trace's ids, agents and classes: the first to arrive is robot 5's request
+        // 500000, row 0.
+        QVERIFY(rows.startsWith("id,row,agent,class,arrival_s,"));
+        QVERIFY(rows.contains("\n500000,0,5,urgent,0.574912,"));
+        // --perfetto records the decisions (instants), as the workbench's export does.
+        QFile pf(outs[3]);
+        QVERIFY(pf.open(QIODevice::ReadOnly));
+        QVERIFY(pf.readAll().contains("\"cat\":\"decision\""));
     }
 };
 
