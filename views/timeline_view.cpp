@@ -271,8 +271,11 @@ void TimelineView::paintGutter(QPainter& p, const QRect& rowsArea, const QRect& 
     auto label = [&](const lod::Row& r) {
         if (agents) return r.agent >= 0 ? tr("agent %1").arg(r.agent) : tr("no agent");
         // In a fleet: the replica too (its colour is the stripe at the gutter's left).
-        return has_replicas_ && r.replica >= 0 ? tr("%1 r%2").arg(r.id).arg(r.replica)
-                                               : QString::number(r.id);
+        // The trace's own id (robot traces: agent x 100000 + index), elided to the gutter.
+        const QString id = has_replicas_ && r.replica >= 0
+                               ? tr("%1 r%2").arg(r.trace_id).arg(r.replica)
+                               : QString::number(r.trace_id);
+        return fm.elidedText(id, Qt::ElideMiddle, kGutter - 6);
     };
     if (has_replicas_ && row_h_ >= 1.0) {
         const int h = std::max(1, static_cast<int>(std::ceil(row_h_)));
@@ -454,7 +457,9 @@ QString TimelineView::describe(const lod::Row& r, double t, const lod::Row* pinn
     };
     QString text = tr("request %1: %2\narrival %3 s, end %4 s (%5)\nprompt %6, output %7 tokens, "
                       "%8 preemption(s)")
-                       .arg(r.id)
+                       .arg(r.members.empty() && r.agent >= 0
+                                ? tr("%1 (agent %2)").arg(r.trace_id).arg(r.agent)
+                                : QString::number(r.trace_id))
                        .arg(phase)
                        .arg(r.arrival, 0, 'f', 3)
                        .arg(r.end, 0, 'f', 3)

@@ -22,10 +22,12 @@ FindBar::FindBar(WorkbenchState* state, views::TimelineView* timeline, QWidget* 
     field_->setObjectName(QStringLiteral("requestFilter"));
     field_->setClearButtonEnabled(true);
     field_->setPlaceholderText(
-        tr("Find requests: 17, killed, preempted, slo, class=urgent, agent=3, phase=suspended, "
-           "ttft>2000, e2el>30000 …"));
+        tr("Find requests: id=17, killed, preempted, slo, class=urgent, agent=3, "
+           "phase=suspended, ttft>2000, e2el>30000 …"));
     help_ = tr("<b>Find requests</b> (Ctrl+F). Terms separated by spaces must all hold; a leading "
-               "! negates one.<br><tt>17</tt> or <tt>id=17</tt> a request; <tt>agent=3</tt>, "
+               "! negates one.<br><tt>17</tt> or <tt>id=17</tt> the request the trace calls 17 "
+               "(robot traces: agent × 100000 + index); <tt>row=4</tt> the fifth to arrive; "
+               "<tt>agent=3</tt>, "
                "<tt>class=urgent</tt>; <tt>phase=queued|prefill|decoding|preempted|suspended</tt> "
                "(it spent time in it); <tt>killed finished unfinished preempted suspended</tt>; "
                "<tt>slo</tt> missed a goodput SLO; <tt>ttft&gt;MS tpot&gt;MS e2el&gt;MS "

@@ -384,7 +384,8 @@ void InspectorPanel::refreshView() {
         decisions_->addItem(head);
         for (std::size_t i = first; i < last; ++i) {
             const Reason& r = log.explain.reasons[i];
-            auto* item = new QListWidgetItem(QString::fromStdString(describeReason(r)));
+            auto* item = new QListWidgetItem(
+                QString::fromStdString(describeReason(r, run_->workload.get())));
             item->setData(Qt::UserRole, r.req);
             item->setToolTip(QString::fromUtf8(ruleOf(r.rule).text));
             decisions_->addItem(item);
@@ -395,6 +396,10 @@ void InspectorPanel::refreshView() {
     model_->setView(std::move(v), QString::fromStdString(log.explain.key_name));
     last_ms_ =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+QString InspectorPanel::requestTitle() const {
+    return req_title_->text();
 }
 
 void InspectorPanel::refreshRequest() {
@@ -411,7 +416,13 @@ void InspectorPanel::refreshRequest() {
     const RunLog& log = ix_->log();
     const auto& ex = log.explain;
     const ReqId id = req_;
-    req_title_->setText(tr("Request %1: prompt %2 tokens, %3; arrived at %4 s")
+    // The trace's identity: its id, agent and class (Workload::label); the row in the run.
+    const Workload* wl = run_->workload.get();
+    QString who =
+        wl ? QString::fromStdString(wl->label(std::size_t(id))) : tr("request %1").arg(id);
+    who[0] = who[0].toUpper();
+    req_title_->setText(tr("%1, row %2: prompt %3 tokens, %4; arrived at %5 s")
+                            .arg(who)
                             .arg(id)
                             .arg(ix_->promptOf(id))
                             .arg(ix_->outputOf(id) < 0
@@ -506,7 +517,7 @@ void InspectorPanel::refreshRequest() {
             const Reason& r = ex.reasons[l.index];
             text = QStringLiteral("%1 s   why: %2%3")
                        .arg(r.t, 0, 'f', 4)
-                       .arg(QString::fromStdString(describeReason(r)))
+                       .arg(QString::fromStdString(describeReason(r, run_->workload.get())))
                        .arg(r.req != id ? tr("  [another request's decision]") : QString());
             break;
         }

@@ -91,6 +91,8 @@ public:
     QStringList decisionLines() const;
     QStringList storyLines() const;
     QString budgetText() const;
+    // The request's heading: its id in the trace, agent and class, row, lengths, arrival.
+    QString requestTitle() const;
     // Milliseconds the last setTime took (view rebuilt and the table reset).
     double lastUpdateMs() const { return last_ms_; }
 

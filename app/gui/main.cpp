@@ -82,8 +82,9 @@ int main(int argc, char** argv) {
         "metrics");
     const QCommandLineOption inspect(
         "inspect",
-        "Show the Inspector at time T (s), with request REQ's story when given (T or T,REQ).",
-        "T[,REQ]");
+        "Show the Inspector at time T (s), with the story of the request whose id in the trace "
+        "is ID when given (T or T,ID).",
+        "T[,ID]");
     const QCommandLineOption measurements(
         "measurements",
         "A CSV of measured rows (LLM-Inference-Bench's columns) of a configuration the ALA "
@@ -243,35 +244,41 @@ int main(int argc, char** argv) {
         const QStringList parts = cl.value(inspect).split(',');
         bool tok = false, rok = true;
         const double t = parts.value(0).toDouble(&tok);
-        const int req = parts.size() > 1 ? parts[1].toInt(&rok) : -1;
-        // T: seconds in [0, 1e9] (a run's clock never reaches further); REQ: a row of the
-        // workload, checked once it is read.
-        if (!tok || !rok || parts.size() > 2 || !(t >= 0 && t <= 1e9) ||
-            (parts.size() > 1 && req < 0)) {
+        const qlonglong id = parts.size() > 1 ? parts[1].trimmed().toLongLong(&rok) : 0;
+        // T: seconds in [0, 1e9] (a run's clock never reaches further); ID: the trace's own
+        // id for a request (as its file, the CSV and Perfetto name it), checked once the
+        // workload is read.
+        if (!tok || !rok || parts.size() > 2 || !(t >= 0 && t <= 1e9)) {
             std::fprintf(stderr,
-                         "kairos: error: --inspect %s: expected T or T,REQ (T in [0, 1e9] s, "
-                         "REQ a request's row, from 0)\n",
+                         "kairos: error: --inspect %s: expected T or T,ID (T in [0, 1e9] s, ID "
+                         "a request's id in the trace)\n",
                          qPrintable(cl.value(inspect)));
             return 2;
         }
+        const bool with_request = parts.size() > 1;
         // Once the first run is shown (before a --screenshot is taken: connected first).
         QObject::connect(
             w.get(), &kairos::app::MainWindow::ready, w.get(),
-            [win = w.get(), t, req] {
+            [win = w.get(), t, id, with_request] {
+                if (!with_request) {
+                    win->inspector()->inspectAt(t);
+                    win->showInspector();
+                    return;
+                }
                 const auto& wl = win->state()->workload();
-                const std::size_t count = wl ? wl->requests.size() : 0;
-                if (req >= 0 && std::size_t(req) >= count) {
-                    std::fprintf(stderr,
-                                 "kairos: error: --inspect %g,%d: the workload has %zu requests "
-                                 "(rows 0 to %zu)\n",
-                                 t, req, count, count ? count - 1 : 0);
+                const auto row = wl ? wl->rowOfId(id) : std::nullopt;
+                if (!row) {
+                    const std::size_t n = wl ? wl->size() : 0;
+                    std::fprintf(
+                        stderr,
+                        "kairos: error: --inspect %g,%lld: no request has id %lld (the "
+                        "workload has %zu requests, the first with id %lld, the last %lld)\n",
+                        t, id, id, n, n ? static_cast<long long>(wl->idOf(0)) : 0LL,
+                        n ? static_cast<long long>(wl->idOf(n - 1)) : 0LL);
                     QApplication::exit(2);
                     return;
                 }
-                if (req >= 0)
-                    win->state()->setSelection(req, t);
-                else
-                    win->inspector()->inspectAt(t);
+                win->state()->setSelection(static_cast<int>(*row), t);
                 win->showInspector();
             },
             Qt::SingleShotConnection);

@@ -236,7 +236,8 @@ PerfettoCounts writePerfetto(const RunLog& log, const Workload* w, std::ostream&
         jsonString(out, std::string(actName(r.act)) + ": " + rule.code);
         out << ",\"ts\":";
         us(out, r.t);
-        out << ",\"args\":{\"rule\":";
+        out << ",\"args\":{\"id\":" << (w ? w->idOf(static_cast<std::size_t>(r.req)) : r.req)
+            << ",\"rule\":";
         jsonString(out, rule.name);
         for (int i = 0; i < ruleVarCount(r.rule); ++i) {
             const double v = r.x[static_cast<std::size_t>(i)];

@@ -32,6 +32,8 @@ std::vector<Row> buildRows(const RunLog& log, const Workload* w) {
     std::vector<Open> open(n);
     for (std::size_t i = 0; i < n; ++i) {
         rows[i].id = static_cast<ReqId>(i);
+        rows[i].trace_id = w ? w->idOf(i) : static_cast<std::int64_t>(i);
+        rows[i].agent = w ? w->agentOf(i) : -1;
         if (i < log.replica_of.size()) rows[i].replica = log.replica_of[i];
     }
     auto enter = [&](std::size_t i, double t, SpanKind p, float cached = 0) {
@@ -150,6 +152,7 @@ std::vector<Row> agentRows(const std::vector<Row>& requests, const Workload& w) 
             if (lane == out.size()) {
                 Row l;
                 l.id = r.id;
+                l.trace_id = r.trace_id;
                 l.arrival = r.arrival;
                 l.finished = true;
                 l.agent = key == std::numeric_limits<std::int32_t>::max() ? -1 : key;

@@ -43,15 +43,17 @@ struct Member {
 };
 
 struct Row {
-    ReqId id = 0;                // the request; for an agent lane, its first request
+    ReqId id = 0;                // the request's row; for an agent lane, its first request's
+    std::int64_t trace_id = 0;   // the trace's own id for the request (the row without a workload)
     double arrival = 0, end = 0; // end: finish or kill (or the last event)
     bool finished = false, killed = false;
     std::int32_t prompt = 0, output = 0, preemptions = 0;
     std::int32_t replica = -1; // its replica in a fleet (RunLog::replica_of), else -1
     std::vector<Span> spans;   // generation phases: sorted, not overlapping, no empty span
     std::vector<Span> robot;   // robot execution of dispatched segments, sorted
-    // Agent lanes only (agentRows): the agent (-1: requests without one), the lane within
-    // the agent (0 is the agent's first), and the requests in this lane by time.
+    // The agent (-1: none): a request's, from the workload; an agent lane's (agentRows).
+    // Agent lanes only: the lane within the agent (0 is the agent's first), and the
+    // requests in this lane by time.
     std::int32_t agent = -1, lane = 0;
     std::vector<Member> members;
     // The last moment the row shows anything: its end or its robot's last execution.

@@ -345,8 +345,11 @@ std::string reasonNumbers(const Reason& r) {
     return s;
 }
 
-std::string describeReason(const Reason& r) {
-    std::string s = std::string(actName(r.act)) + " req " + std::to_string(r.req);
+std::string describeReason(const Reason& r, const Workload* w) {
+    const auto id = [w](ReqId row) {
+        return std::to_string(w ? w->idOf(static_cast<std::size_t>(row)) : row);
+    };
+    std::string s = std::string(actName(r.act)) + " req " + id(r.req);
     if (r.act == Act::Dispatch) s += " segment " + std::to_string(r.value);
     if (r.act == Act::Kill)
         s += std::string(" (") + killCauseName(static_cast<KillCause>(r.value)) + ")";
@@ -354,7 +357,7 @@ std::string describeReason(const Reason& r) {
     s += ruleOf(r.rule).name;
     const std::string x = reasonNumbers(r);
     if (!x.empty()) s += " (" + x + ")";
-    if (r.other >= 0) s += " for req " + std::to_string(r.other);
+    if (r.other >= 0) s += " for req " + id(r.other);
     return s;
 }
 

@@ -9,6 +9,7 @@
 // iterations since, its true length from its Finish event (unknown until it finishes or
 // when it was killed), and what the policy decided on from the explain stream.
 #include "model/run_log.h"
+#include "model/workload.h"
 
 #include <cmath>
 #include <cstdint>
@@ -118,8 +119,9 @@ struct StoryLine {
 std::vector<StoryLine> storyOf(const ExplainIndex& ix, ReqId id);
 
 // People's text for a reason: "preempt req 17: sprpt_lp: a < C*r, ... (a = 12, C = 0.8,
-// r = 45, key = 40, other_key = 10) for req 9".
-std::string describeReason(const Reason& r);
+// r = 45, key = 40, other_key = 10) for req 9". Requests by row; with the workload `w`, by
+// the trace's own ids.
+std::string describeReason(const Reason& r, const Workload* w = nullptr);
 // The numbers alone: "a = 12, C = 0.8, r = 45".
 std::string reasonNumbers(const Reason& r);
 

@@ -30,7 +30,8 @@ RequestFilter RequestFilter::parse(const std::string& text) {
         {"id", Kind::Id},         {"agent", Kind::Agent},     {"class", Kind::Class},
         {"phase", Kind::Phase},   {"ttft", Kind::Ttft},       {"tpot", Kind::Tpot},
         {"e2el", Kind::E2el},     {"queue", Kind::Queue},     {"prompt", Kind::Prompt},
-        {"output", Kind::Output}, {"replica", Kind::Replica}, {"cached", Kind::Cached}};
+        {"output", Kind::Output}, {"replica", Kind::Replica}, {"cached", Kind::Cached},
+        {"row", Kind::Row}};
     RequestFilter f;
     std::size_t i = 0;
     while (i < text.size()) {
@@ -127,7 +128,10 @@ bool RequestFilter::matches(const RequestMetrics& m, const Request* q, const lod
     for (const Term& t : terms_) {
         bool ok = false;
         switch (t.kind) {
-        case Kind::Id:
+        case Kind::Id: // the trace's own id; the row where the workload is not known
+            ok = compare(double(q ? q->id : m.id), t.op, t.number);
+            break;
+        case Kind::Row:
             ok = compare(double(m.id), t.op, t.number);
             break;
         case Kind::Agent:

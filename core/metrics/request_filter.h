@@ -1,7 +1,10 @@
 #pragma once
 // Finding requests in a run: the workbench's search field, parsed. Terms are separated by
 // spaces and must all hold; a leading '!' negates one.
-//   17, id=17              that request
+//   17, id=17              the request the trace calls 17 (its own id; robot traces
+//                          number agent x 100000 + index), id>N and id<N too
+//   row=N                  the request in row N (its place in arrival order: the row
+//                          the timeline and the run log number it by)
 //   agent=3, class=urgent  the workload's agent or class
 //   phase=P                it spent time in phase P (queued, prefill, decoding,
 //                          preempted, suspended) at any point
@@ -55,7 +58,8 @@ private:
         Prompt,
         Output,
         Replica,
-        Cached
+        Cached,
+        Row
     };
     enum class Op { Eq, Gt, Ge, Lt, Le };
     struct Term {

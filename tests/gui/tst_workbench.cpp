@@ -1003,6 +1003,58 @@ private slots:
         w.charts()->setAgentRows(false);
     }
 
+    // A request keeps the trace's identity: robot ids (agent x 100000 + index) name it in
+    // Find, the timeline's gutter and tooltip, the Inspector's heading and its decisions;
+    // rows only where a row is meant (row=N).
+    void requestsKeepTheirTraceIds() {
+        Bench bench(Opts()
+                        .workload(QString(KAIROS_SOURCE_DIR) + "/sample_traces/wid1_like.jsonl")
+                        .policy("timely"));
+        auto& [w, spy] = bench;
+        w.resize(1366, 768);
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        QVERIFY(bench.next() > 0);
+        const auto r = w.lastResult();
+        const Workload& wl = *r->workload;
+        QCOMPARE(wl.requests[0].id, std::int64_t(500000));
+        QCOMPARE(wl.requests[0].agent, 5);
+        auto* find = w.charts()->findBar();
+        find->setFilter("id=500000");
+        QVERIFY(find->filterError().isEmpty());
+        QCOMPARE(find->filterMatches(), std::vector<ReqId>{0});
+        find->setFilter("500000");
+        QCOMPARE(find->filterMatches(), std::vector<ReqId>{0});
+        find->setFilter("id=0"); // a row, not an id: nothing
+        QVERIFY(find->filterMatches().empty());
+        find->setFilter("row=0");
+        QCOMPARE(find->filterMatches(), std::vector<ReqId>{0});
+        find->setFilter("agent=5");
+        std::vector<ReqId> five;
+        for (std::size_t i = 0; i < wl.size(); ++i)
+            if (wl.requests[i].agent == 5) five.push_back(ReqId(i));
+        QCOMPARE(find->filterMatches(), five);
+        find->setFilter("");
+        // The timeline's rows and tooltip.
+        const auto& row0 = (*r->rows)[0];
+        QCOMPARE(row0.trace_id, std::int64_t(500000));
+        QVERIFY(views::TimelineView::describe(row0, row0.arrival)
+                    .startsWith(QStringLiteral("request 500000 (agent 5):")));
+        // The Inspector's heading and its decision lines.
+        w.state()->setSelection(0, row0.arrival + 0.01);
+        QTRY_VERIFY2(w.inspector()->requestTitle().startsWith(
+                         QStringLiteral("Request 500000 (agent 5, urgent), row 0:")),
+                     qPrintable(w.inspector()->requestTitle()));
+        w.inspector()->inspectAt(row0.end);
+        bool names_trace_ids = false;
+        for (const QString& l : w.inspector()->decisionLines()) {
+            QVERIFY2(!l.contains(QRegularExpression(QStringLiteral("req \\d{1,3}\\b"))),
+                     qPrintable(l));
+            names_trace_ids = names_trace_ids || l.contains(QStringLiteral("00"));
+        }
+        QVERIFY(names_trace_ids);
+    }
+
     // Opening reads off the GUI thread: a bad file gives a message naming the file and
     // line and leaves the shown workload alone; a cancelled read changes nothing.
     void openIsAsynchronous() {
