@@ -4,6 +4,8 @@
 #include "chart_tools.h"
 #include "lod/timeline.h"
 
+#include <QCursor>
+#include <QKeyEvent>
 #include <algorithm>
 #include <cmath>
 
@@ -71,6 +73,28 @@ KvChart::KvChart(TimeRange* range, QWidget* parent) : QCustomPlot(parent), range
             [this](const QCPRange& r) {
                 if (!syncing_) range_->setRange(r.lower, r.upper);
             });
+    // The range selection: its time in plot coordinates, the plot's full height.
+    selection_ = new QCPItemRect(this);
+    for (QCPItemPosition* c : {selection_->topLeft, selection_->bottomRight}) {
+        c->setTypeX(QCPItemPosition::ptPlotCoords);
+        c->setTypeY(QCPItemPosition::ptAxisRectRatio);
+    }
+    {
+        QColor shade = palette().color(QPalette::Highlight);
+        shade.setAlpha(40);
+        selection_->setBrush(shade);
+        selection_->setPen(QPen(palette().color(QPalette::Highlight), 1));
+    }
+    selection_->setVisible(false);
+    connect(range_, &TimeRange::selectionChanged, this, [this] {
+        selection_->setVisible(range_->hasSelection());
+        if (range_->hasSelection()) {
+            selection_->topLeft->setCoords(range_->selectionFrom(), 0);
+            selection_->bottomRight->setCoords(range_->selectionTo(), 1);
+        }
+        replot(QCustomPlot::rpQueuedReplot);
+    });
+    setFocusPolicy(Qt::ClickFocus);
     inspected_ = new QCPItemStraightLine(this);
     inspected_->setPen(QPen(palette().color(QPalette::Text), 1, Qt::DashLine));
     inspected_->setVisible(false);
@@ -149,6 +173,9 @@ void KvChart::updateYRange() {
 }
 
 void KvChart::setPlotMargins(int left, int right) {
+    if (left == margin_l_ && right == margin_r_) return;
+    margin_l_ = left;
+    margin_r_ = right;
     margin_lr_ = left + right;
     axisRect()->setAutoMargins(QCP::msTop | QCP::msBottom);
     axisRect()->setMargins(QMargins(left, 0, right, 0));
@@ -185,6 +212,16 @@ void KvChart::resample() {
     series(held_.get(), nullptr, held_hi_);
     series(pinned_.get(), nullptr, pinned_hi_);
     replot(QCustomPlot::rpQueuedReplot);
+}
+
+void KvChart::keyPressEvent(QKeyEvent* e) {
+    const QPoint at = mapFromGlobal(QCursor::pos());
+    const double anchor =
+        axisRect()->rect().contains(at) ? xAxis->pixelToCoord(at.x()) : std::nan("");
+    if (range_->handleKey(e, anchor))
+        e->accept();
+    else
+        QCustomPlot::keyPressEvent(e);
 }
 
 } // namespace kairos::views

@@ -38,6 +38,7 @@ Q_SIGNALS:
 
 protected:
     void resizeEvent(QResizeEvent* e) override;
+    void keyPressEvent(QKeyEvent* e) override; // W/S/A/D, Esc (TimeRange::handleKey)
 
 private:
     void resample();
@@ -47,10 +48,12 @@ private:
     std::shared_ptr<const std::vector<std::pair<double, double>>> kv_, pinned_, held_;
     QCPGraph *hi_, *lo_, *cap_, *marks_, *pinned_hi_, *held_hi_;
     QCPItemStraightLine* inspected_ = nullptr;
+    QCPItemRect* selection_ = nullptr; // the shared range selection, shaded
     QPoint press_;
     double capacity_ = 0;
     int buckets_ = 0;
     int margin_lr_ = -1; // left + right plot margins when fixed
+    int margin_l_ = -1, margin_r_ = -1;
     bool syncing_ = false;
 };
 

@@ -3,6 +3,10 @@
 // visible time window inside the run's extent. Views map it to their own pixel widths
 // with lod::TimeAxis.
 #include <QObject>
+#include <cmath>
+#include <limits>
+
+class QKeyEvent;
 
 namespace kairos::views {
 
@@ -24,11 +28,30 @@ public:
     void pan(double dt);
     void reset() { setRange(lo_, hi_); }
 
+    // A selected stretch of time (a drag on the timeline's ruler), inside the extent; every
+    // time track shades it and the window summarises it. None until one is made.
+    bool hasSelection() const { return !std::isnan(sel_from_); }
+    double selectionFrom() const { return sel_from_; }
+    double selectionTo() const { return sel_to_; }
+    // [a, b] in either order, clamped to the extent; an empty one clears.
+    void select(double a, double b);
+    void clearSelection();
+
+    // Perfetto's keys over a time track: W zooms in and S out around `anchor` (the time
+    // under the mouse, else the window's middle), A and D pan by a tenth of the window,
+    // Esc clears the selection. True when the key was one of them.
+    bool handleKey(const QKeyEvent* e, double anchor);
+    static constexpr double kKeyZoom = 1.25; // one W or S press
+    static constexpr double kKeyPan = 0.1;   // one A or D press, of the window's width
+
 Q_SIGNALS:
     void changed(double from, double to);
+    void selectionChanged();
 
 private:
     double lo_ = 0, hi_ = 1, from_ = 0, to_ = 1;
+    double sel_from_ = std::numeric_limits<double>::quiet_NaN();
+    double sel_to_ = std::numeric_limits<double>::quiet_NaN();
 };
 
 } // namespace kairos::views

@@ -2,8 +2,10 @@
 
 #include "lod/time_axis.h"
 
+#include <QCursor>
 #include <QFontMetrics>
 #include <QHelpEvent>
+#include <QKeyEvent>
 #include <QMouseEvent>
 #include <QPainter>
 #include <QScrollBar>
@@ -23,8 +25,11 @@ TimelineView::TimelineView(TimeRange* range, QWidget* parent)
     setMouseTracking(true);
     viewport()->setMouseTracking(true);
     setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    setVerticalScrollBarPolicy(Qt::ScrollBarAlwaysOn); // one time axis width (plotRect)
+    setFocusPolicy(Qt::StrongFocus);                   // W/S/A/D, Esc
     setMinimumHeight(120);
     connect(range_, &TimeRange::changed, viewport(), [this] { viewport()->update(); });
+    connect(range_, &TimeRange::selectionChanged, viewport(), [this] { viewport()->update(); });
     connect(verticalScrollBar(), &QScrollBar::valueChanged, viewport(),
             [this] { viewport()->update(); });
     pool_.setMaxThreadCount(1);
@@ -111,6 +116,39 @@ bool TimelineView::scrollToRequest(int id) {
     }
     viewport()->update();
     return true;
+}
+
+QRect TimelineView::plotRect() const {
+    const QRect v = viewport()->rect();
+    return QRect(v.left() + kGutter, v.top() + kHeader, std::max(0, v.width() - kGutter),
+                 std::max(0, v.height() - kHeader));
+}
+
+double TimelineView::timeAtX(int x) const {
+    const QRect plot = plotRect();
+    const lod::TimeAxis axis{range_->from(), range_->to(), double(std::max(1, plot.width()))};
+    return axis.toT(x - plot.left());
+}
+
+int TimelineView::xOfTime(double t) const {
+    const QRect plot = plotRect();
+    const lod::TimeAxis axis{range_->from(), range_->to(), double(std::max(1, plot.width()))};
+    return plot.left() + static_cast<int>(std::lround(axis.toX(t)));
+}
+
+void TimelineView::paintSelection(QPainter& p, const QRect& column) const {
+    if (!range_->hasSelection()) return;
+    const lod::TimeAxis axis{range_->from(), range_->to(), double(std::max(1, column.width()))};
+    const double a = axis.toX(range_->selectionFrom()), b = axis.toX(range_->selectionTo());
+    if (b < 0 || a > column.width()) return;
+    const int x0 = column.left() + static_cast<int>(std::lround(std::max(a, -1.0)));
+    const int x1 = column.left() + static_cast<int>(std::lround(std::min(b, column.width() + 1.0)));
+    QColor shade = palette().color(QPalette::Highlight);
+    shade.setAlpha(40);
+    p.fillRect(QRect(x0, column.top(), std::max(1, x1 - x0), column.height()), shade);
+    p.setPen(QPen(palette().color(QPalette::Highlight), 1));
+    p.drawLine(x0, column.top(), x0, column.bottom());
+    p.drawLine(x1, column.top(), x1, column.bottom());
 }
 
 void TimelineView::fitRows() {
@@ -258,6 +296,8 @@ void TimelineView::render(QPainter& p, const QRect& area, double scroll_px) cons
     const auto [first, last] = lod::visibleRows(rows_->size(), v);
     paintGutter(p, rowsArea, plot, first, last, scroll_px);
     paintMarks(p, plot, first, last, scroll_px);
+    p.setClipRect(area);
+    paintSelection(p, QRect(plot.left(), area.top(), plot.width(), area.height()));
     p.restore();
 }
 
@@ -287,10 +327,19 @@ void TimelineView::paintGutter(QPainter& p, const QRect& rowsArea, const QRect& 
         draws_ += last - first;
     }
     const auto n = static_cast<long>(rows_->size());
+    // Rows too short for a label each: label every `step`-th row, step a round number (1,
+    // 2 or 5 x 10^k rows) at least a text line and a half apart, so the labels of request
+    // rows read 0, 50, 100 rather than wherever a text line fell.
+    const double min_rows = 1.5 * fm.height() / row_h_;
+    long step = 1;
+    for (long mag = 1; double(step) < min_rows; mag *= 10)
+        for (long m : {1L, 2L, 5L})
+            if (double(step = m * mag) >= min_rows) break;
     if (row_h_ < 1.0) {
-        for (int y = plot.top(); y < plot.bottom() - fm.height(); y += 2 * fm.height()) {
-            const auto i = static_cast<long>(std::floor((y - plot.top() + scroll_px) / row_h_));
-            if (i < 0 || i >= n) continue;
+        const long from = std::max(0L, first / step * step);
+        for (long i = from; i < std::min(n, last + step); i += step) {
+            const int y = plot.top() + static_cast<int>(std::floor(i * row_h_ - scroll_px));
+            if (y < plot.top() || y > plot.bottom() - fm.height()) continue;
             p.drawText(rowsArea.left() + 4, y + fm.ascent(), label((*rows_)[std::size_t(i)]));
         }
         return;
@@ -303,7 +352,7 @@ void TimelineView::paintGutter(QPainter& p, const QRect& rowsArea, const QRect& 
         const int y = plot.top() + static_cast<int>(std::floor(i * row_h_ - scroll_px));
         const bool first_lane = agents && r.lane == 0;
         if (y - last_label_px >= fm.height() && y >= plot.top() &&
-            (agents ? first_lane : (labels || i % 10 == 0))) {
+            (agents ? first_lane : (labels || i % step == 0))) {
             // Centred on a row that is tall enough, else hanging from its top (a label
             // taller than the row must not reach above it, into the header).
             const int base =
@@ -544,12 +593,15 @@ void TimelineView::paintEvent(QPaintEvent*) {
     const auto [first, last] = lod::visibleRows(rows_->size(), key.v);
     paintGutter(p, rowsArea, plot, first, last, key.v.scroll_px);
     paintMarks(p, plot, first, last, key.v.scroll_px);
+    p.setClipRect(viewport()->rect());
+    paintSelection(p, QRect(plot.left(), 0, plot.width(), viewport()->height()));
 }
 
 void TimelineView::resizeEvent(QResizeEvent* e) {
     QAbstractScrollArea::resizeEvent(e);
     if (fit_rows_) fitRows(); // every row still fits (a banner above, a resized window)
     updateScrollBar();
+    Q_EMIT plotGeometryChanged();
 }
 
 void TimelineView::updateScrollBar() {
@@ -581,6 +633,12 @@ void TimelineView::wheelEvent(QWheelEvent* e) {
 }
 
 void TimelineView::mousePressEvent(QMouseEvent* e) {
+    if (e->button() == Qt::LeftButton && e->pos().y() < kHeader && e->pos().x() >= kGutter) {
+        ruler_drag_ = true; // on the ruler: select a stretch of time, as Perfetto does
+        ruler_from_ = timeAtX(e->pos().x());
+        press_ = e->pos();
+        return;
+    }
     if (e->button() == Qt::LeftButton) {
         press_ = e->pos();
         dragging_ = true;
@@ -589,6 +647,11 @@ void TimelineView::mousePressEvent(QMouseEvent* e) {
 }
 
 void TimelineView::mouseMoveEvent(QMouseEvent* e) {
+    if (ruler_drag_) {
+        if (std::abs(e->pos().x() - press_.x()) > 2)
+            range_->select(ruler_from_, timeAtX(e->pos().x()));
+        return;
+    }
     if (!dragging_) {
         // The time under the cursor, for the inspector's "scheduler at t" (mouse tracking).
         const int w = viewport()->width() - kGutter;
@@ -607,12 +670,30 @@ void TimelineView::mouseMoveEvent(QMouseEvent* e) {
 }
 
 void TimelineView::mouseReleaseEvent(QMouseEvent* e) {
+    if (ruler_drag_) { // a click on the ruler (no drag) clears the selection
+        ruler_drag_ = false;
+        if (std::abs(e->pos().x() - press_.x()) > 2)
+            range_->select(ruler_from_, timeAtX(e->pos().x()));
+        else
+            range_->clearSelection();
+        return;
+    }
     if (dragging_ && !moved_ && e->button() == Qt::LeftButton) {
         double t = 0;
         const int id = requestAt(e->pos(), nullptr, &t);
         if (id >= 0) Q_EMIT requestClicked(id, t);
     }
     dragging_ = false;
+}
+
+void TimelineView::keyPressEvent(QKeyEvent* e) {
+    // Around the time under the mouse when it is over the plot, else the window's middle.
+    const QPoint at = viewport()->mapFromGlobal(QCursor::pos());
+    const double anchor = plotRect().contains(at) ? timeAtX(at.x()) : std::nan("");
+    if (range_->handleKey(e, anchor))
+        e->accept();
+    else
+        QAbstractScrollArea::keyPressEvent(e);
 }
 
 bool TimelineView::viewportEvent(QEvent* e) {

@@ -100,8 +100,20 @@ public:
     void setInspectedTime(double t);
     double inspectedTime() const { return inspected_t_; }
 
+    // Where time is drawn, in viewport coordinates: right of the gutter, below the header.
+    // Its width does not depend on how many rows there are: the vertical scroll bar is
+    // always there (disabled when every row fits), so the time axis never moves when it
+    // would appear, and the charts under the timeline line their plots up with it.
+    QRect plotRect() const;
+    // The time at viewport x (inside the plot or not).
+    double timeAtX(int x) const;
+    // The viewport x of time t (rounded to the pixel, as spans are drawn).
+    int xOfTime(double t) const;
+
 Q_SIGNALS:
     void requestClicked(int id, double t);
+    // The plot's place or size changed (a resize): charts sharing its time axis follow.
+    void plotGeometryChanged();
     // The time under the mouse while it moves over the rows without a button held.
     void cursorMoved(double t);
 
@@ -112,6 +124,7 @@ protected:
     void mousePressEvent(QMouseEvent*) override;
     void mouseMoveEvent(QMouseEvent*) override;
     void mouseReleaseEvent(QMouseEvent*) override;
+    void keyPressEvent(QKeyEvent*) override;
     bool viewportEvent(QEvent*) override;
 
 private:
@@ -121,6 +134,9 @@ private:
     void paintMarks(QPainter& p, const QRect& plot, long first, long last, double scroll_px) const;
     void paintGutter(QPainter& p, const QRect& rows_area, const QRect& plot, long first, long last,
                      double scroll_px) const;
+    // The range selection shaded over the ruler and the rows of `column` (the plot's
+    // columns, header included).
+    void paintSelection(QPainter& p, const QRect& column) const;
     static void paintFills(QPainter& p, const std::vector<lod::Fill>& fills, QPoint origin,
                            QColor text, QColor mid);
     // What a frame depends on: the window, the rows shown, the colours and the pixel ratio.
@@ -151,6 +167,8 @@ private:
     bool fit_rows_ = false; // every row fits the view until the user zooms vertically
     QPoint press_;
     bool dragging_ = false, moved_ = false, has_robot_ = false;
+    bool ruler_drag_ = false; // a drag on the ruler selects a stretch of time
+    double ruler_from_ = 0;
     bool has_cached_ = false;   // some prefill found part of its context cached
     bool has_replicas_ = false; // request rows of a fleet
     mutable long draws_ = 0;

@@ -6,6 +6,7 @@
 #include "kv_chart.h"
 #include "latency_chart.h"
 #include "lod/timeline.h"
+#include "metrics/range_summary.h"
 #include "sim_runner.h"
 #include "time_range.h"
 #include "timeline_view.h"
@@ -41,7 +42,18 @@ ChartArea::ChartArea(WorkbenchState* state, QWidget* parent) : QWidget(parent), 
     tv->setContentsMargins(0, 0, 0, 0);
     tv->setSpacing(0);
     tv->addWidget(find_);
+    // The ruler selection's summary (drag on the timeline's ruler; Esc or a click there
+    // clears it), as Perfetto's area selection.
+    range_info_ = new QLabel;
+    range_info_->setObjectName(QStringLiteral("rangeSummary"));
+    range_info_->setWordWrap(true);
+    range_info_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    range_info_->setContentsMargins(6, 2, 6, 2);
+    range_info_->setVisible(false);
+    tv->addWidget(range_info_);
     tv->addWidget(timeline_, 1);
+    connect(state_->range(), &views::TimeRange::selectionChanged, this,
+            &ChartArea::refreshRangeSummary);
     auto* split = new QSplitter(Qt::Vertical);
     split->addWidget(top);
     split->addWidget(tabs_);
@@ -65,6 +77,9 @@ ChartArea::ChartArea(WorkbenchState* state, QWidget* parent) : QWidget(parent), 
     cv->addWidget(split, 1);
     kv_->setPlotMargins(views::TimelineView::kGutter,
                         timeline_->style()->pixelMetric(QStyle::PM_ScrollBarExtent));
+    connect(timeline_, &views::TimelineView::plotGeometryChanged, this, &ChartArea::alignTimeAxes);
+    kv_->installEventFilter(this);
+    tabs_->installEventFilter(this);
     // Every chart: right click > Export chart as SVG or PNG (exportChart).
     savers_[QStringLiteral("timeline")] = [this](const QString& path) {
         return views::saveDrawing(
@@ -92,6 +107,44 @@ ChartArea::ChartArea(WorkbenchState* state, QWidget* parent) : QWidget(parent), 
     connect(agent_action_, &QAction::toggled, this, &ChartArea::setAgentRows);
 }
 
+void ChartArea::alignTimeAxes() {
+    if (!kv_->isVisible() || !timeline_->isVisible()) return;
+    const QRect plot = timeline_->plotRect();
+    const int tl_left = timeline_->viewport()->mapTo(this, plot.topLeft()).x();
+    const int tl_right = timeline_->viewport()->mapTo(this, plot.topRight()).x() + 1;
+    const int kv_left = kv_->mapTo(this, QPoint(0, 0)).x();
+    kv_->setPlotMargins(std::max(0, tl_left - kv_left),
+                        std::max(0, kv_left + kv_->width() - tl_right));
+    kv_->replot(QCustomPlot::rpQueuedReplot);
+}
+
+bool ChartArea::eventFilter(QObject* watched, QEvent* e) {
+    if ((watched == kv_ || watched == tabs_) &&
+        (e->type() == QEvent::Resize || e->type() == QEvent::Show || e->type() == QEvent::Move))
+        alignTimeAxes();
+    return QWidget::eventFilter(watched, e);
+}
+
+QString ChartArea::rangeSummaryText() const {
+    return state_->range()->hasSelection() ? range_info_->text() : QString();
+}
+
+void ChartArea::refreshRangeSummary() {
+    const views::TimeRange* range = state_->range();
+    const RunView* r = state_->run().get();
+    if (!range->hasSelection() || !r || !r->rows || !r->requests) {
+        range_info_->setVisible(false);
+        range_info_->clear();
+        return;
+    }
+    const RangeSummary s = summarizeRange(*r->log, *r->rows, *r->requests,
+                                          r->kv ? *r->kv : std::vector<std::pair<double, double>>{},
+                                          range->selectionFrom(), range->selectionTo());
+    range_info_->setText(QString::fromStdString(kairos::rangeSummaryText(s)) +
+                         tr("  (Esc or a click on the ruler clears)"));
+    range_info_->setVisible(true);
+}
+
 void ChartArea::showRun(const RunView& r) {
     const LoadReport& load = r.summary.load;
     banner_->setVisible(load.saturated.value_or(false));
@@ -108,6 +161,7 @@ void ChartArea::showRun(const RunView& r) {
                 r.preemptions, r.kv_held);
     tuf_->setClasses(r.tufs);
     refreshComparison();
+    refreshRangeSummary(); // the same stretch, in the new run
 }
 
 void ChartArea::followInspector(InspectorPanel* inspector) {

@@ -70,11 +70,24 @@ public:
     QStringList chartNames() const;
     bool exportChart(const QString& chart, const QString& path) const;
 
+    // The ruler selection's summary (requests by phase, KV, decisions, latencies of the
+    // requests that finished in it), shown above the timeline while there is one.
+    QString rangeSummaryText() const;
+
+    // The KV chart's plot spans exactly the timeline's time axis, to the pixel: its left
+    // and right margins follow the timeline's plot wherever frames, the gutter and the
+    // scroll bar put it (called on every resize of either).
+    void alignTimeAxes();
+
 Q_SIGNALS:
     void inspectorWanted();
 
+protected:
+    bool eventFilter(QObject* watched, QEvent* e) override;
+
 private:
     void applyRows();
+    void refreshRangeSummary();
 
     WorkbenchState* state_;
     views::TimelineView* timeline_;
@@ -83,6 +96,7 @@ private:
     views::TufChart* tuf_;
     QTabWidget* tabs_;
     QLabel* banner_;
+    QLabel* range_info_;
     FindBar* find_;
     QAction* agent_action_;
     bool agent_rows_ = false;

@@ -102,6 +102,13 @@ QString shortcutsHelp(const QMenuBar* bar) {
                     "<tr><td><b>Shift+wheel</b></td><td>scroll rows</td></tr>"
                     "<tr><td><b>Ctrl+wheel</b></td><td>row height</td></tr>"
                     "<tr><td><b>Drag</b></td><td>pan time (timeline and KV chart)</td></tr>"
+                    "<tr><td><b>W / S</b></td><td>zoom time in / out (timeline or KV chart "
+                    "focused)</td></tr>"
+                    "<tr><td><b>A / D</b></td><td>pan time left / right</td></tr>"
+                    "<tr><td><b>Drag on the ruler</b></td><td>select a stretch of time: what "
+                    "happened in it is summarised above the timeline</td></tr>"
+                    "<tr><td><b>Esc</b></td><td>clear the selection (timeline or KV chart "
+                    "focused)</td></tr>"
                     "<tr><td><b>Click</b></td><td>a request's card</td></tr>"
                     "<tr><td><b>Right click</b></td><td>a chart: Export chart; a slider: "
                     "Sweep this parameter</td></tr></table>");

@@ -50,6 +50,12 @@ std::string printable(std::string_view s);
 // printf into a string (reports built in one place and printed or written elsewhere).
 std::string formatted(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
 
+// A duration (or a time on a run's clock) for people, with one rule everywhere: the
+// largest unit of µs, ms, s, min and h in which it is at least 1, three significant
+// digits ("850 µs", "12.3 ms", "1.50 s", "2.25 min", "1.73 h"); 0 is "0 s"; negative
+// values carry their sign; NaN and infinities are "–".
+std::string duration(double seconds);
+
 // One CSV field (RFC 4180): quoted, with quotes doubled, when it holds a comma, a quote or
 // a line break; as it is otherwise.
 std::string csvField(const std::string& s);

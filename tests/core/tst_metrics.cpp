@@ -3,6 +3,7 @@
 #include "lod/timeline.h"
 #include "metrics/compare.h"
 #include "metrics/load.h"
+#include "metrics/range_summary.h"
 #include "metrics/request_filter.h"
 #include "metrics/robot_metrics.h"
 #include "metrics/stats.h"
@@ -79,6 +80,70 @@ RunLog logOf(const std::vector<R>& rs) {
 class TestMetrics : public QObject {
     Q_OBJECT
 private slots:
+    // A ruler selection summarised by hand. Four requests (prefill from arrival to first
+    // token, decode to the end): R0 0-1-4 finished, R1 0.5-2-6 finished, R2 5-5.5-7
+    // killed, R3 8-9-10 finished; the window [3, 6). In it: R0 and R1 decode, R2 prefills
+    // and decodes (3 in the system; prefill 1, decode 3); R2 arrives; R0 finishes (R1 at
+    // 6, the window's open end, does not); nothing is killed (R2 at 7). KV steps (0: 0,
+    // 1: 100, 3.5: 300, 5: 50, 6: 500): 100 at 3, then 300 and 50, so 50 to 300. Reasons
+    // at 2.9 (out), 3 and 5.9 (in): 2 decisions.
+    void rangeSummaryByHand() {
+        RunLog log = logOf({{0, 1, 4, 5, R::Finished},
+                            {0.5, 2, 6, 5, R::Finished},
+                            {5, 5.5, 7, 2, R::Killed},
+                            {8, 9, 10, 3, R::Finished}});
+        for (const double t : {2.9, 3.0, 5.9}) {
+            Reason r;
+            r.t = t;
+            r.rule = t < 5 ? RuleId::CannotGrow : RuleId::EngineOverflow;
+            log.explain.reasons.push_back(r);
+        }
+        const auto rows = lod::buildRows(log, nullptr);
+        const auto m = perRequest(log);
+        const std::vector<std::pair<double, double>> kv{
+            {0, 0}, {1, 100}, {3.5, 300}, {5, 50}, {6, 500}};
+        const RangeSummary s = summarizeRange(log, rows, m, kv, 3, 6);
+        QCOMPARE(s.active, 3L);
+        QCOMPARE(s.in_phase[0], 0L); // queued
+        QCOMPARE(s.in_phase[1], 1L); // prefill
+        QCOMPARE(s.in_phase[2], 3L); // decode
+        QCOMPARE(s.arrived, 1L);
+        QCOMPARE(s.finished, 1L);
+        QCOMPARE(s.killed, 0L);
+        QCOMPARE(s.kv_min, 50.0);
+        QCOMPARE(s.kv_max, 300.0);
+        QCOMPARE(s.decisions, 2L);
+        QCOMPARE(s.by_rule.size(), std::size_t(2));
+        QCOMPARE(s.ttft.count, std::int64_t(1));
+        QCOMPARE(s.ttft.percentile(50), 1.0);
+        QCOMPARE(s.e2el.percentile(99), 4.0);
+        const std::string text = rangeSummaryText(s);
+        QVERIFY2(text.rfind("3.00 s to 6.00 s (3.00 s): 3 requests in the system (1 prefill, "
+                            "3 decoding); 1 arrived, 1 finished, 0 killed\nKV in use 50 to 300 "
+                            "tokens; 2 decisions",
+                            0) == 0,
+                 text.c_str());
+        // The whole run: R1 and R3 finish too; R2 is killed.
+        const RangeSummary all = summarizeRange(log, rows, m, kv, 0, 11);
+        QCOMPARE(all.active, 4L);
+        QCOMPARE(all.finished, 3L);
+        QCOMPARE(all.killed, 1L);
+        QCOMPARE(all.ttft.percentile(50), 1.0); // TTFTs 1, 1.5, 1
+        QCOMPARE(all.kv_max, 500.0);
+        QCOMPARE(all.decisions, 3L);
+    }
+
+    // Durations for people: the largest unit it is at least 1 of, three significant digits.
+    void durationsForPeople() {
+        const std::vector<std::pair<double, const char*>> cases{
+            {0, "0 s"},          {850e-6, "850 µs"},   {0.0123, "12.3 ms"}, {0.09996, "100 ms"},
+            {0.99996, "1.00 s"}, {1.5, "1.50 s"},      {59.99, "1.00 min"}, {135, "2.25 min"},
+            {6216.99, "1.73 h"}, {-0.25, "-250 ms"},   {2e-9, "0.00 µs"},   {NAN, "–"},
+            {INFINITY, "–"},     {3600 * 100, "100 h"}};
+        for (const auto& [v, want] : cases)
+            QCOMPARE(QString::fromStdString(text::duration(v)), QString::fromUtf8(want));
+    }
+
     // numpy: np.mean([1,2,3,4]) = 2.5, np.std = sqrt(1.25) = 1.1180339887,
     // np.percentile(x, 90) = 3 + 0.7*(4-3) = 3.7, np.percentile(x, 99) = 3.97.
     // The request filter (the workbench's search) on runs of every registered policy over

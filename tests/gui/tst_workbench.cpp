@@ -18,6 +18,7 @@
 #include "main_window.h"
 #include "metrics/compare.h"
 #include "metrics/explain_view.h"
+#include "metrics/range_summary.h"
 #include "metrics_model.h"
 #include "metrics_panel.h"
 #include "model_chart.h"
@@ -1001,6 +1002,127 @@ private slots:
         QVERIFY(!w.lastResult()->agent_rows);
         QCOMPARE(w.charts()->timeline()->rows(), w.lastResult()->rows.get());
         w.charts()->setAgentRows(false);
+    }
+
+    // One time axis for the timeline and the KV chart, to the pixel: the same instant is
+    // drawn at the same screen x by both, whether every row fits (the scroll bar had been
+    // hidden and the axes drew 6-13 px apart) or not, at 1366x768 and 1920x1080.
+    void timeAxesLineUp() {
+        for (const QString& trace :
+             {QString(KAIROS_SOURCE_DIR) + "/sample_traces/chat_poisson_small.jsonl",
+              loadedWorkload()})
+            for (const QSize size : {QSize(1366, 768), QSize(1920, 1080)}) {
+                Bench bench(Opts().workload(trace).policy("fcfs"));
+                auto& [w, spy] = bench;
+                w.resize(size);
+                w.show();
+                QVERIFY(QTest::qWaitForWindowExposed(&w));
+                QVERIFY(bench.next() > 0);
+                auto* tl = w.charts()->timeline();
+                auto* kv = w.charts()->kvChart();
+                QTRY_VERIFY(kv->isVisible());
+                kv->replot(); // its layout, as painted
+                const auto* rows = tl->rows();
+                const bool all_fit = rows->size() * tl->rowHeight() <= tl->plotRect().height();
+                const views::TimeRange* range = w.state()->range();
+                QCOMPARE(kv->axisRect()->width(), tl->plotRect().width());
+                for (const double f : {0.0, 0.1, 0.37, 0.5, 0.93, 1.0}) {
+                    const double t = range->from() + f * (range->to() - range->from());
+                    const int a = tl->viewport()->mapToGlobal(QPoint(tl->xOfTime(t), 0)).x();
+                    const int b =
+                        kv->mapToGlobal(QPoint(int(std::lround(kv->xAxis->coordToPixel(t))), 0))
+                            .x();
+                    QVERIFY2(a == b, qPrintable(QString("%1 at %2x%3, %4 rows (all fit: %5): "
+                                                        "t = %6 at x %7 and %8")
+                                                    .arg(trace.section('/', -1))
+                                                    .arg(size.width())
+                                                    .arg(size.height())
+                                                    .arg(rows->size())
+                                                    .arg(all_fit)
+                                                    .arg(t)
+                                                    .arg(a)
+                                                    .arg(b)));
+                }
+            }
+    }
+
+    // Perfetto's navigation on the timeline: W/S zoom around the middle (the mouse is
+    // away), A/D pan by a tenth of the window; a drag on the ruler selects a stretch, which
+    // the window summarises (the core's summary of the same stretch) and Esc clears.
+    void perfettoKeysAndRulerSelection() {
+        Bench bench(
+            Opts()
+                .workload(QString(KAIROS_SOURCE_DIR) + "/sample_traces/chat_poisson_small.jsonl")
+                .policy("fcfs"));
+        auto& [w, spy] = bench;
+        w.resize(1366, 768);
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        QVERIFY(bench.next() > 0);
+        QCursor::setPos(-500, -500);
+        auto* tl = w.charts()->timeline();
+        views::TimeRange* range = w.state()->range();
+        const double from = range->from(), to = range->to(), mid = (from + to) / 2;
+        tl->setFocus();
+        QTest::keyClick(tl, Qt::Key_W);
+        QVERIFY(std::abs((range->to() - range->from()) - (to - from) / 1.25) < 1e-9 * (to - from));
+        QVERIFY(std::abs((range->from() + range->to()) / 2 - mid) < 1e-9 * (to - from));
+        QTest::keyClick(tl, Qt::Key_W);
+        const double span = range->to() - range->from(), f0 = range->from();
+        QTest::keyClick(tl, Qt::Key_D);
+        QVERIFY(std::abs(range->from() - (f0 + 0.1 * span)) < 1e-9 * span);
+        QTest::keyClick(tl, Qt::Key_A);
+        QVERIFY(std::abs(range->from() - f0) < 1e-9 * span);
+        QTest::keyClick(tl, Qt::Key_S);
+        QTest::keyClick(tl, Qt::Key_S);
+        QVERIFY(std::abs(range->from() - from) < 1e-9 * (to - from));
+        QVERIFY(std::abs(range->to() - to) < 1e-9 * (to - from));
+        // A drag on the ruler.
+        QVERIFY(!range->hasSelection());
+        QVERIFY(w.charts()->rangeSummaryText().isEmpty());
+        const QRect plot = tl->plotRect();
+        const QPoint p0(plot.left() + plot.width() / 4, 12), p1(plot.left() + plot.width() / 2, 12);
+        QTest::mousePress(tl->viewport(), Qt::LeftButton, {}, p0);
+        QTest::mouseMove(tl->viewport(), p1);
+        QTest::mouseRelease(tl->viewport(), Qt::LeftButton, {}, p1);
+        QVERIFY(range->hasSelection());
+        QCOMPARE(range->selectionFrom(), tl->timeAtX(p0.x()));
+        QCOMPARE(range->selectionTo(), tl->timeAtX(p1.x()));
+        QCOMPARE(range->from(), from); // selecting does not move the window
+        const auto r = w.lastResult();
+        const RangeSummary s = summarizeRange(*r->log, *r->rows, *r->requests, *r->kv,
+                                              range->selectionFrom(), range->selectionTo());
+        QVERIFY(s.active > 10 && s.finished > 0 && s.kv_max > s.kv_min);
+        QVERIFY(s.decisions > 0); // the window records reasons
+        const QString text = w.charts()->rangeSummaryText();
+        QVERIFY2(text.startsWith(QString::fromStdString(rangeSummaryText(s))), qPrintable(text));
+        auto* label = w.charts()->findChild<QLabel*>(QStringLiteral("rangeSummary"));
+        QVERIFY(label && label->isVisible());
+        // A re-run (of the same workload) keeps the stretch and summarises the new run there.
+        w.policyPanel()->slider("kv")->setValue(0.5);
+        QVERIFY(bench.next() > 0);
+        QVERIFY(range->hasSelection());
+        const auto r2 = w.lastResult();
+        QVERIFY(r2 != r);
+        QVERIFY(w.charts()->rangeSummaryText().startsWith(QString::fromStdString(
+            rangeSummaryText(summarizeRange(*r2->log, *r2->rows, *r2->requests, *r2->kv,
+                                            range->selectionFrom(), range->selectionTo())))));
+        // Esc clears it; a click on the ruler does too.
+        tl->setFocus();
+        QTest::keyClick(tl, Qt::Key_Escape);
+        QVERIFY(!range->hasSelection());
+        QVERIFY(!label->isVisible());
+        QTest::mousePress(tl->viewport(), Qt::LeftButton, {}, p0);
+        QTest::mouseMove(tl->viewport(), p1);
+        QTest::mouseRelease(tl->viewport(), Qt::LeftButton, {}, p1);
+        QVERIFY(range->hasSelection());
+        QTest::mouseClick(tl->viewport(), Qt::LeftButton, {}, p0);
+        QVERIFY(!range->hasSelection());
+        // The same keys on the KV chart.
+        auto* kv = w.charts()->kvChart();
+        kv->setFocus();
+        QTest::keyClick(kv, Qt::Key_W);
+        QVERIFY(std::abs((range->to() - range->from()) - (to - from) / 1.25) < 1e-9 * (to - from));
     }
 
     // A request keeps the trace's identity: robot ids (agent x 100000 + index) name it in
