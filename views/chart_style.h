@@ -19,6 +19,10 @@ inline void applyPalette(QCustomPlot* plot, QPalette::ColorRole background = QPa
     plot->legend->setVisible(true);
     plot->legend->setBrush(plot->palette().color(QPalette::Base));
     plot->legend->setTextColor(fg);
+    // QCustomPlot draws an entry's text from the top of a row as tall as the icon when the
+    // icon is taller, and centres the icon: with its default 32x18 icon the text sat above
+    // its swatch. An icon no taller than a line of text keeps them level.
+    plot->legend->setIconSize(28, 10);
 }
 
 } // namespace kairos::views

@@ -4,8 +4,10 @@
 #include <QContextMenuEvent>
 #include <QFileDialog>
 #include <QFileInfo>
+#include <QFontInfo>
 #include <QMenu>
 #include <QMessageBox>
+#include <QRegularExpression>
 #include <QSaveFile>
 #include <QSvgGenerator>
 #include <algorithm>
@@ -110,7 +112,46 @@ QByteArray drawSvg(QSize size, const QString& title,
     if (!p.begin(&gen)) return {};
     paint(p, QRect(QPoint(0, 0), size));
     p.end();
-    return bytes;
+    return withFontFallbacks(bytes);
+}
+
+QByteArray withFontFallbacks(const QByteArray& svg) {
+    // Qt names fonts by the family asked for, often fontconfig's alias "Sans Serif", which
+    // no browser knows (they fall back to a small serif). Each family becomes the one it
+    // resolves to here, then common stand-ins, then the generic family.
+    static const QRegularExpression family(QStringLiteral("font-family=\"([^\"]*)\""));
+    QString text = QString::fromUtf8(svg);
+    QString out;
+    out.reserve(text.size() + 256);
+    qsizetype at = 0;
+    auto it = family.globalMatch(text);
+    while (it.hasNext()) {
+        const QRegularExpressionMatch m = it.next();
+        const QString asked = m.captured(1);
+        if (asked.contains(QLatin1Char(','))) continue; // already a list
+        const QString real = QFontInfo(QFont(asked)).family();
+        const bool mono = QFontInfo(QFont(asked)).fixedPitch();
+        QStringList list{real};
+        if (asked != real && !asked.contains(QStringLiteral("Serif")) &&
+            !asked.contains(QStringLiteral("Sans")))
+            list.prepend(asked);
+        for (const QString& f :
+             mono ? QStringList{QStringLiteral("DejaVu Sans Mono"), QStringLiteral("Consolas"),
+                                QStringLiteral("monospace")}
+                  : QStringList{QStringLiteral("DejaVu Sans"), QStringLiteral("Verdana"),
+                                QStringLiteral("Arial"), QStringLiteral("sans-serif")})
+            if (!list.contains(f)) list << f;
+        QStringList quoted;
+        for (const QString& f : list)
+            quoted << (f.contains(QLatin1Char(' ')) && !f.contains(QLatin1Char('-'))
+                           ? QStringLiteral("'%1'").arg(f)
+                           : f);
+        out += QStringView(text).mid(at, m.capturedStart(1) - at);
+        out += quoted.join(QStringLiteral(", "));
+        at = m.capturedEnd(1);
+    }
+    out += QStringView(text).mid(at);
+    return out.toUtf8();
 }
 
 namespace {
@@ -142,12 +183,23 @@ bool saveDrawing(const QString& path, QSize size,
 bool saveChart(QCustomPlot* plot, const QString& path, int width, int height) {
     if (width <= 0) width = plot->width();
     if (height <= 0) height = plot->height();
-    if (isSvg(path))
-        return writeSvg(path, drawSvg(QSize(width, height), QStringLiteral("Kairos"),
-                                      [&](QCPPainter& p, const QRect&) {
-                                          plot->toPainter(&p, width, height);
-                                      }));
-    return plot->savePng(path, width, height, 2.0);
+    // The mouse's and the Inspector's lines are not part of the chart.
+    std::vector<QCPAbstractItem*> hidden;
+    for (int i = 0; i < plot->itemCount(); ++i)
+        if (QCPAbstractItem* it = plot->item(i);
+            it->visible() && it->property(kTransientItem).toBool()) {
+            it->setVisible(false);
+            hidden.push_back(it);
+        }
+    const bool ok = isSvg(path)
+                        ? writeSvg(path, drawSvg(QSize(width, height), QStringLiteral("Kairos"),
+                                                 [&](QCPPainter& p, const QRect&) {
+                                                     plot->toPainter(&p, width, height);
+                                                 }))
+                        : plot->savePng(path, width, height, 2.0);
+    for (QCPAbstractItem* it : hidden) it->setVisible(true);
+    if (!hidden.empty()) plot->replot(QCustomPlot::rpQueuedReplot);
+    return ok;
 }
 
 void addChartExport(QWidget* chart, const QString& name, std::function<bool(const QString&)> save) {

@@ -24,6 +24,15 @@ void keepLegendOffData(QCustomPlot* plot,
 QByteArray drawSvg(QSize size, const QString& title,
                    const std::function<void(QCPPainter&, const QRect&)>& paint);
 
+// An SVG document with every font-family list completed: the family as it resolves here,
+// common stand-ins and the generic family, so a browser without Qt's font aliases ("Sans
+// Serif") draws the text as Qt did. drawSvg applies it.
+QByteArray withFontFallbacks(const QByteArray& svg);
+
+// Items that follow the mouse or the Inspector (the instant's dashed line) carry this
+// property; an exported chart leaves them out.
+inline constexpr const char* kTransientItem = "kairosTransient";
+
 // Writes a chart by the file's extension: .svg as vectors (QSvgGenerator), anything else
 // as PNG at twice the pixels. Width and height 0: the widget's size. False on failure.
 bool saveChart(QCustomPlot* plot, const QString& path, int width = 0, int height = 0);

@@ -96,6 +96,7 @@ KvChart::KvChart(TimeRange* range, QWidget* parent) : QCustomPlot(parent), range
     });
     setFocusPolicy(Qt::ClickFocus);
     inspected_ = new QCPItemStraightLine(this);
+    inspected_->setProperty(kTransientItem, true);
     inspected_->setPen(QPen(palette().color(QPalette::Text), 1, Qt::DashLine));
     inspected_->setVisible(false);
     setMouseTracking(true);

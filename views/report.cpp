@@ -179,10 +179,30 @@ void saveText(const QString& path, const QByteArray& bytes) {
                                  f.errorString().toStdString() + ")");
 }
 
-// The report's text: everything but the charts, which `charts_html` (HTML) places or the
-// PDF writer draws after it.
-QString html(const ReportData& d, const QString& charts_html) {
-    const Workload& w = *d.workload;
+// A table row: a heading cell and a value.
+void tableRow(QString& h, const QString& k, const QString& v) {
+    h += QStringLiteral("<tr><th align=\"left\">%1</th><td>%2</td></tr>").arg(k, v);
+}
+
+// The overload banner of one run ("" when it kept up).
+QString overloadBanner(const Summary& s, const QString& who) {
+    const LoadReport& load = s.load;
+    if (!load.saturated.value_or(false)) return {};
+    return QStringLiteral("<p class=\"warn\" style=\"background:#fff1d6;border:1px solid #e0a040;"
+                          "padding:6px\"><b>%1 overloaded:</b> %2 req/s offered, %3 req/s served. "
+                          "%4. Its latencies grow with the run's length and describe no "
+                          "service level.</p>\n")
+        .arg(who.toHtmlEscaped())
+        .arg(load.offered_rate, 0, 'f', 2)
+        .arg(s.request_throughput, 0, 'f', 2)
+        .arg(QString::fromStdString(load.verdict).toHtmlEscaped());
+}
+
+// The report's text in two parts, with the charts between them (placed as HTML, or drawn
+// by the PDF writer): first what a reader looks for (the title, an overload banner for
+// each run that was overloaded, the metrics), after the charts what made the run (the
+// workload, the configuration, the RunSpec and the device profile).
+QString htmlHead(const ReportData& d) {
     QString h;
     h += QStringLiteral("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"/>");
     h += QStringLiteral("<title>%1</title>").arg(d.title.toHtmlEscaped());
@@ -191,40 +211,16 @@ QString html(const ReportData& d, const QString& charts_html) {
                        "table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:3px 8px}"
                        "td.n{text-align:right}.better{color:#1e8e3e}.worse{color:#d03030}</style>");
     h += QStringLiteral("</head><body>\n<h1>%1</h1>\n").arg(d.title.toHtmlEscaped());
-    const LoadReport& load = d.summary->load;
-    if (load.saturated.value_or(false))
-        h += QStringLiteral("<p class=\"warn\" style=\"background:#fff1d6;border:1px solid #e0a040;"
-                            "padding:6px\"><b>Overloaded:</b> %1 req/s offered, %2 req/s served. "
-                            "%3. Its latencies grow with the run's length and describe no "
-                            "service level.</p>\n")
-                 .arg(load.offered_rate, 0, 'f', 2)
-                 .arg(d.summary->request_throughput, 0, 'f', 2)
-                 .arg(esc(load.verdict));
-    h += QStringLiteral("<h2>Workload</h2>\n<table>");
-    auto row = [&](const QString& k, const QString& v) {
-        h += QStringLiteral("<tr><th align=\"left\">%1</th><td>%2</td></tr>").arg(k, v);
-    };
-    row(QStringLiteral("name"), esc(w.name));
-    row(QStringLiteral("source"), esc(w.source));
-    row(QStringLiteral("requests"), QString::number(w.size()));
-    row(QStringLiteral("span"), QString::number(w.span(), 'f', 2) + QStringLiteral(" s"));
-    row(QStringLiteral("prompt tokens"), QString::number(w.totalPromptTokens()));
-    row(QStringLiteral("output tokens"), QString::number(w.totalOutputTokens()));
-    row(QStringLiteral("offered rate"),
-        std::isinf(load.offered_rate)
-            ? QStringLiteral("all at once (offline batch)")
-            : QString::number(load.offered_rate, 'f', 2) + QStringLiteral(" req/s"));
-    row(QStringLiteral("achieved rate"),
-        QString::number(d.summary->request_throughput, 'f', 2) + QStringLiteral(" req/s"));
-    row(QStringLiteral("load"), esc(load.verdict));
-    h += QStringLiteral("</table>\n<h2>Configuration</h2>\n<table>");
-    if (!d.name.isEmpty()) row(QStringLiteral("run"), d.name.toHtmlEscaped());
-    row(QStringLiteral("policy"), esc(d.log->policy));
-    row(QStringLiteral("execution model"), esc(d.log->exec_model));
-    row(QStringLiteral("KV capacity"),
-        QString::number(d.log->kv_capacity_tokens) + QStringLiteral(" tokens"));
-    for (const auto& [k, v] : d.config) row(esc(k), esc(v));
-    h += QStringLiteral("</table>\n<h2>Metrics</h2>\n<table><tr><th>metric</th><th>value</th>");
+    h += QStringLiteral("<p>%1 on %2: %3 requests%4.</p>\n")
+             .arg(esc(d.log->policy), esc(d.workload->name))
+             .arg(d.workload->size())
+             .arg(d.pinned ? QStringLiteral(", compared with %1").arg(d.pinned_name.toHtmlEscaped())
+                           : QString());
+    h += overloadBanner(*d.summary, d.name.isEmpty() ? QStringLiteral("This run") : d.name);
+    if (d.pinned)
+        h += overloadBanner(*d.pinned, d.pinned_name.isEmpty() ? QStringLiteral("The pinned run")
+                                                               : d.pinned_name);
+    h += QStringLiteral("<h2>Metrics</h2>\n<table><tr><th>metric</th><th>value</th>");
     if (d.pinned)
         h += QStringLiteral("<th>%1</th><th>change</th>")
                  .arg((d.pinned_name.isEmpty() ? QStringLiteral("pinned") : d.pinned_name)
@@ -271,6 +267,36 @@ QString html(const ReportData& d, const QString& charts_html) {
     }
     h += QStringLiteral("</table>\n");
     if (!note.empty()) h += QStringLiteral("<p class=\"note\">Note: %1.</p>\n").arg(esc(note));
+    return h;
+}
+
+QString htmlTail(const ReportData& d) {
+    const Workload& w = *d.workload;
+    const LoadReport& load = d.summary->load;
+    QString h;
+    h += QStringLiteral("<h2>Workload</h2>\n<table>");
+    auto row = [&](const QString& k, const QString& v) { tableRow(h, k, v); };
+    row(QStringLiteral("name"), esc(w.name));
+    row(QStringLiteral("source"), esc(w.source));
+    row(QStringLiteral("requests"), QString::number(w.size()));
+    row(QStringLiteral("span"), QString::number(w.span(), 'f', 2) + QStringLiteral(" s"));
+    row(QStringLiteral("prompt tokens"), QString::number(w.totalPromptTokens()));
+    row(QStringLiteral("output tokens"), QString::number(w.totalOutputTokens()));
+    row(QStringLiteral("offered rate"),
+        std::isinf(load.offered_rate)
+            ? QStringLiteral("all at once (offline batch)")
+            : QString::number(load.offered_rate, 'f', 2) + QStringLiteral(" req/s"));
+    row(QStringLiteral("achieved rate"),
+        QString::number(d.summary->request_throughput, 'f', 2) + QStringLiteral(" req/s"));
+    row(QStringLiteral("load"), esc(load.verdict));
+    h += QStringLiteral("</table>\n<h2>Configuration</h2>\n<table>");
+    if (!d.name.isEmpty()) row(QStringLiteral("run"), d.name.toHtmlEscaped());
+    row(QStringLiteral("policy"), esc(d.log->policy));
+    row(QStringLiteral("execution model"), esc(d.log->exec_model));
+    row(QStringLiteral("KV capacity"),
+        QString::number(d.log->kv_capacity_tokens) + QStringLiteral(" tokens"));
+    for (const auto& [k, v] : d.config) row(esc(k), esc(v));
+    h += QStringLiteral("</table>\n");
     if (!d.spec_json.isEmpty())
         h += QStringLiteral(
                  "<h2>Run specification</h2>\n<p>kairos-cli simulate --spec FILE "
@@ -280,7 +306,6 @@ QString html(const ReportData& d, const QString& charts_html) {
         h += QStringLiteral("<h2>Device profile</h2>\n<pre "
                             "style=\"font-size:9pt;white-space:pre-wrap\">%1</pre>\n")
                  .arg(d.profile_json.toHtmlEscaped());
-    h += charts_html;
     h += QStringLiteral("<p>Kairos %1</p>\n</body></html>\n").arg(QStringLiteral(KAIROS_VERSION));
     return h;
 }
@@ -298,7 +323,7 @@ QString reportHtml(const ReportData& d) {
                      QString::fromLatin1(chartSvg(c, kHtmlChartWidth).toBase64()))
                 .arg(kHtmlChartWidth)
                 .arg(c.height);
-    return html(d, charts);
+    return htmlHead(d) + charts + htmlTail(d);
 }
 
 void writeReportHtml(const ReportData& d, const QString& path) {
@@ -311,8 +336,9 @@ void writeReportPdf(const ReportData& d, const QString& path) {
 
 QByteArray reportPdfBytes(const ReportData& d) {
     // Into a buffer first, so that a failure leaves no half-written file. A4 with 15 mm
-    // margins at 96 dpi (the HTML is laid out in screen pixels): the text pages from the
-    // HTML, then the charts drawn as vectors straight onto the pages, two or three a page.
+    // margins at 96 dpi (the HTML is laid out in screen pixels): the head's pages (title,
+    // banners, metrics), the charts drawn as vectors straight onto the pages, two or three
+    // a page, then the tail's (workload, configuration, RunSpec, profile).
     QByteArray bytes;
     QBuffer buf(&bytes);
     buf.open(QIODevice::WriteOnly);
@@ -325,20 +351,25 @@ QByteArray reportPdfBytes(const ReportData& d) {
     const QRect paint = pdf.pageLayout().paintRectPixels(pdf.resolution());
     const int W = paint.width(), H = paint.height();
     const auto set = makeCharts(d);
-    QTextDocument doc;
-    doc.setDefaultFont(QFont(QStringLiteral("DejaVu Sans"), 9));
-    doc.setHtml(html(d, QString()));
-    doc.setPageSize(QSizeF(W, H));
     QCPPainter p;
     if (!p.begin(&pdf)) throw std::runtime_error("cannot write the PDF report");
-    const int pages = doc.pageCount();
-    for (int i = 0; i < pages; ++i) {
-        if (i > 0) pdf.newPage();
-        p.save();
-        p.translate(0, -double(i) * H);
-        doc.drawContents(&p, QRectF(0, double(i) * H, W, H));
-        p.restore();
-    }
+    bool first_page = true;
+    // An HTML part on pages of its own.
+    auto text = [&](const QString& part) {
+        QTextDocument doc;
+        doc.setDefaultFont(QFont(QStringLiteral("DejaVu Sans"), 9));
+        doc.setHtml(part);
+        doc.setPageSize(QSizeF(W, H));
+        for (int i = 0; i < doc.pageCount(); ++i) {
+            if (!first_page) pdf.newPage();
+            first_page = false;
+            p.save();
+            p.translate(0, -double(i) * H);
+            doc.drawContents(&p, QRectF(0, double(i) * H, W, H));
+            p.restore();
+        }
+    };
+    text(htmlHead(d));
     QFont heading(QStringLiteral("DejaVu Sans"), 12, QFont::Bold),
         body(QStringLiteral("DejaVu Sans"), 9);
     int y = H; // the charts start on a new page
@@ -361,6 +392,7 @@ QByteArray reportPdfBytes(const ReportData& d) {
         c.paint(p, QRect(0, y, W, c.height));
         y += c.height + 16;
     }
+    text(htmlTail(d));
     p.end();
     return bytes;
 }

@@ -271,7 +271,7 @@ QImage TimelineView::buildFrame(const std::vector<lod::Row>& rows,
     return image;
 }
 
-void TimelineView::render(QPainter& p, const QRect& area, double scroll_px) const {
+void TimelineView::render(QPainter& p, const QRect& area, double scroll_px, bool transient) const {
     draws_ = 0;
     p.save();
     p.setRenderHint(QPainter::Antialiasing, false);
@@ -295,7 +295,8 @@ void TimelineView::render(QPainter& p, const QRect& area, double scroll_px) cons
     draws_ += static_cast<long>(fills.size());
     const auto [first, last] = lod::visibleRows(rows_->size(), v);
     paintGutter(p, rowsArea, plot, first, last, scroll_px);
-    paintMarks(p, plot, first, last, scroll_px);
+    paintMarks(p, plot, first, last, scroll_px,
+               transient ? inspected_t_ : std::numeric_limits<double>::quiet_NaN());
     p.setClipRect(area);
     paintSelection(p, QRect(plot.left(), area.top(), plot.width(), area.height()));
     p.restore();
@@ -370,12 +371,11 @@ void TimelineView::setInspectedTime(double t) {
 }
 
 void TimelineView::paintMarks(QPainter& p, const QRect& plot, long first, long last,
-                              double scroll_px) const {
+                              double scroll_px, double inspected) const {
     // The inspector's instant (inspector_panel.h): a dashed line across the rows.
-    if (!std::isnan(inspected_t_) && inspected_t_ >= range_->from() &&
-        inspected_t_ <= range_->to()) {
+    if (!std::isnan(inspected) && inspected >= range_->from() && inspected <= range_->to()) {
         const lod::TimeAxis axis{range_->from(), range_->to(), double(std::max(1, plot.width()))};
-        const int x = plot.left() + static_cast<int>(std::lround(axis.toX(inspected_t_)));
+        const int x = plot.left() + static_cast<int>(std::lround(axis.toX(inspected)));
         p.setPen(QPen(palette().color(QPalette::Text), 1, Qt::DashLine));
         p.drawLine(x, plot.top(), x, plot.bottom());
         ++draws_;
@@ -592,7 +592,7 @@ void TimelineView::paintEvent(QPaintEvent*) {
     p.setClipRect(rowsArea);
     const auto [first, last] = lod::visibleRows(rows_->size(), key.v);
     paintGutter(p, rowsArea, plot, first, last, key.v.scroll_px);
-    paintMarks(p, plot, first, last, key.v.scroll_px);
+    paintMarks(p, plot, first, last, key.v.scroll_px, inspected_t_);
     p.setClipRect(viewport()->rect());
     paintSelection(p, QRect(plot.left(), 0, plot.width(), viewport()->height()));
 }

@@ -59,8 +59,9 @@ public:
     void setRowHeight(double px);
     double rowHeight() const { return row_h_; }
 
-    // Paints rows [first pixel line = `scroll_px`] into `area` of `p` for the range's window.
-    void render(QPainter& p, const QRect& area, double scroll_px) const;
+    // Paints rows [first pixel line = `scroll_px`] into `area` of `p` for the range's window;
+    // `transient`: with the Inspector's instant (an export leaves it out).
+    void render(QPainter& p, const QRect& area, double scroll_px, bool transient = true) const;
     // The request under a viewport point, -1 if none; `what` describes it (tooltip text)
     // and `t` receives the time under the point.
     int requestAt(const QPoint& pos, QString* what = nullptr, double* t = nullptr) const;
@@ -131,7 +132,9 @@ private:
     void updateScrollBar();
     void fitRows();
     void paintHeader(QPainter& p, const QRect& area) const;
-    void paintMarks(QPainter& p, const QRect& plot, long first, long last, double scroll_px) const;
+    // The search's marks and, unless NaN, the Inspector's instant `inspected`.
+    void paintMarks(QPainter& p, const QRect& plot, long first, long last, double scroll_px,
+                    double inspected) const;
     void paintGutter(QPainter& p, const QRect& rows_area, const QRect& plot, long first, long last,
                      double scroll_px) const;
     // The range selection shaded over the ruler and the rows of `column` (the plot's

@@ -85,7 +85,7 @@ ChartArea::ChartArea(WorkbenchState* state, QWidget* parent) : QWidget(parent), 
         return views::saveDrawing(
             path, timeline_->viewport()->size(), [this](QPainter& p, const QRect& r) {
                 p.fillRect(r, timeline_->palette().color(QPalette::Base));
-                timeline_->render(p, r, timeline_->verticalScrollBar()->value());
+                timeline_->render(p, r, timeline_->verticalScrollBar()->value(), false);
             });
     };
     auto plot = [](QCustomPlot* c) {

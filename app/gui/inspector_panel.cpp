@@ -1,6 +1,7 @@
 #include "inspector_panel.h"
 
 #include "chart_style.h"
+#include "chart_tools.h"
 #include "sched/timebill.h"
 #include "workbench_state.h"
 
@@ -225,6 +226,7 @@ InspectorPanel::InspectorPanel(QWidget* parent) : QWidget(parent) {
     key->setLineStyle(QCPGraph::lsStepLeft);
     key->setPen(QPen(QColor(0xe6, 0x7e, 0x22), 1.4));
     now_ = new QCPItemStraightLine(chart_);
+    now_->setProperty(views::kTransientItem, true);
     now_->setPen(QPen(palette().color(QPalette::Text), 1, Qt::DotLine));
     bv->addWidget(chart_, 2);
     budget_ = new QLabel;

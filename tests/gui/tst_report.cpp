@@ -86,6 +86,30 @@ private slots:
         QVERIFY(text.contains("class=\"n better\">-50.0 %")); // mean TTFT halved vs pinned
         QVERIFY(text.contains("<th>run 7 &lt;sjf&gt;</th>")); // the pinned run's name
         QVERIFY(text.contains("Run specification") && text.contains("test-device"));
+        // Charts first, what made the run after: the metrics, then every chart, then the
+        // workload, the configuration, the RunSpec and the profile.
+        const auto at = [&](const char* s) { return text.indexOf(s); };
+        QVERIFY(at("<h2>Metrics</h2>") < at("<img"));
+        QVERIFY(at("<img") < at("<h2>Workload</h2>"));
+        QVERIFY(text.lastIndexOf("<img") < at("<h2>Workload</h2>"));
+        QVERIFY(at("<h2>Workload</h2>") < at("<h2>Configuration</h2>"));
+        QVERIFY(at("<h2>Configuration</h2>") < at("<h2>Run specification</h2>"));
+        QVERIFY(at("<h2>Run specification</h2>") < at("<h2>Device profile</h2>"));
+        QCOMPARE(text.contains("<b>fcfs run overloaded:</b>"), sum.load.saturated.value_or(false));
+        // A pinned run that was overloaded says so too, by its name.
+        {
+            Summary sat = pinned, kept_up = sum;
+            sat.load.saturated = true;
+            kept_up.load.saturated = false;
+            sat.load.verdict = "the queue grew";
+            views::ReportData e = d;
+            e.pinned = &sat;
+            e.summary = &kept_up;
+            const QString h = views::reportHtml(e);
+            QVERIFY2(h.contains("<b>run 7 &lt;sjf&gt; overloaded:</b>"), qPrintable(h.left(3000)));
+            QVERIFY(!h.contains("<b>fcfs run overloaded:</b>"));
+            QVERIFY(h.indexOf("overloaded:</b>") < h.indexOf("<h2>Metrics</h2>"));
+        }
 
         // PDF: pages of text then charts drawn as vectors (no image objects at all).
         QFile p(pdf);

@@ -375,10 +375,41 @@ private slots:
             QVERIFY2(text.count("<path") + text.count("<polyline") + text.count("<rect") > 5,
                      qPrintable(n));
             QVERIFY2(!text.contains("<image"), qPrintable(n)); // vectors, not a picture
+            // Fonts a browser knows: every family list ends in a generic family, and
+            // Qt's alias "Sans Serif" never stands alone.
+            const QRegularExpression fam(QStringLiteral("font-family=\"([^\"]*)\""));
+            int families = 0;
+            for (auto it = fam.globalMatch(QString::fromUtf8(text)); it.hasNext(); ++families) {
+                const QString list = it.next().captured(1);
+                QVERIFY2(list.endsWith(QStringLiteral("sans-serif")) ||
+                             list.endsWith(QStringLiteral("monospace")),
+                         qPrintable(n + ": " + list));
+            }
+            QVERIFY2(families > 0, qPrintable(n));
             QImage img(png);
             QVERIFY2(!img.isNull() && img.width() > 100, qPrintable(n));
             QFile::remove(svg);
             QFile::remove(png);
+        }
+        // The Inspector's instant (its dashed line on the timeline and the KV chart) is
+        // not part of an exported chart: the export is the same with and without it.
+        for (const QString n : {QStringLiteral("timeline"), QStringLiteral("kv_memory")}) {
+            auto read = [&](const QString& path) {
+                QFile f(path);
+                return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
+            };
+            const QString a = QDir::temp().filePath("kairos_plain.svg"),
+                          b = QDir::temp().filePath("kairos_inspected.svg");
+            w.charts()->timeline()->setInspectedTime(NAN);
+            w.charts()->kvChart()->setInspectedTime(NAN);
+            QVERIFY(w.charts()->exportChart(n, a));
+            const double mid = (w.state()->range()->from() + w.state()->range()->to()) / 2;
+            w.charts()->timeline()->setInspectedTime(mid);
+            w.charts()->kvChart()->setInspectedTime(mid);
+            QVERIFY(w.charts()->exportChart(n, b));
+            QVERIFY2(read(a) == read(b), qPrintable(n));
+            QFile::remove(a);
+            QFile::remove(b);
         }
         // No data point under a legend (lines sampled between points).
         auto under = [](QCustomPlot* c) {
