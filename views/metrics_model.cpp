@@ -85,6 +85,12 @@ QVariant MetricsModel::data(const QModelIndex& index, int role) const {
     return {};
 }
 
+void MetricsModel::setPinnedName(const QString& name) {
+    if (name == pinned_name_) return;
+    pinned_name_ = name;
+    Q_EMIT headerDataChanged(Qt::Horizontal, Pinned, Pinned);
+}
+
 QVariant MetricsModel::headerData(int section, Qt::Orientation o, int role) const {
     if (o != Qt::Horizontal || role != Qt::DisplayRole) return {};
     switch (section) {
@@ -93,7 +99,7 @@ QVariant MetricsModel::headerData(int section, Qt::Orientation o, int role) cons
     case Value:
         return tr("value");
     case Pinned:
-        return tr("pinned");
+        return pinned_name_.isEmpty() ? tr("pinned") : pinned_name_;
     case Change:
         return tr("change");
     }

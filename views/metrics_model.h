@@ -28,6 +28,8 @@ public:
     // What the table leaves out or could not judge, in a sentence (empty when nothing):
     // the comparison's note, else the run's coverage when it did not complete everything.
     const QString& note() const { return note_; }
+    // The pinned column's heading (the pinned run's name; "pinned" until one is set).
+    void setPinnedName(const QString& name);
 
     int rowCount(const QModelIndex& parent = {}) const override;
     int columnCount(const QModelIndex& parent = {}) const override;
@@ -40,6 +42,7 @@ private:
     std::vector<MetricDelta> rows_; // before = pinned (NaN when not comparing)
     bool comparing_ = false;
     QString note_;
+    QString pinned_name_;
 };
 
 } // namespace kairos::views

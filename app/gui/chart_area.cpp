@@ -22,6 +22,7 @@
 #include <QTabWidget>
 #include <QVBoxLayout>
 #include <algorithm>
+#include <cmath>
 
 namespace kairos::app {
 
@@ -213,13 +214,42 @@ void ChartArea::applyRows() {
     timeline_->setPinnedRows(state_->pinnedComparable() ? state_->pinned()->rows : nullptr);
 }
 
+namespace {
+// "sprpt_lp(C=0.8, predictor=oracle)" as its name and its settings.
+std::pair<QString, QStringList> policyParts(const std::string& policy) {
+    const QString s = QString::fromStdString(policy);
+    const int open = s.indexOf('(');
+    if (open < 0 || !s.endsWith(')')) return {s, {}};
+    QStringList items = s.mid(open + 1, s.size() - open - 2).split(QStringLiteral(", "));
+    items.removeAll(QString());
+    return {s.left(open), items};
+}
+} // namespace
+
 QString ChartArea::pinnedName() const {
-    if (!state_->pinned()) return {};
-    // The policy's name without its parameters (the metrics table's header has them).
-    const QString name =
-        QString::fromStdString(state_->pinned()->summary.policy).section('(', 0, 0);
-    return state_->pinnedStoredId() >= 0 ? tr("run %1 %2").arg(state_->pinnedStoredId()).arg(name)
-                                         : tr("pinned %1").arg(name);
+    const RunView* pinned = state_->pinned().get();
+    if (!pinned) return {};
+    // The policy, and where the shown run is the same policy, what sets the pinned one
+    // apart: its parameters that differ, its KV capacity, seats and offered rate (two
+    // sprpt_lp runs read "sprpt_lp C=0.163" and the shown one's C=0.8, not both "sprpt_lp").
+    const auto [name, items] = policyParts(pinned->summary.policy);
+    QStringList differ;
+    if (const RunView* run = state_->run().get()) {
+        const auto [run_name, run_items] = policyParts(run->summary.policy);
+        if (run_name == name)
+            for (const QString& item : items)
+                if (!run_items.contains(item)) differ << item;
+        if (pinned->limits.kv_capacity_tokens != run->limits.kv_capacity_tokens)
+            differ << tr("KV %L1").arg(qlonglong(pinned->limits.kv_capacity_tokens));
+        if (pinned->limits.max_num_seqs != run->limits.max_num_seqs)
+            differ << tr("seats %1").arg(pinned->limits.max_num_seqs);
+        const double a = pinned->summary.load.offered_rate, b = run->summary.load.offered_rate;
+        if (std::isfinite(a) && std::isfinite(b) && std::abs(a - b) > 1e-3 * std::max(a, b))
+            differ << tr("%1 req/s").arg(a, 0, 'g', 3);
+    }
+    const QString who = differ.isEmpty() ? name : name + QLatin1Char(' ') + differ.join(", ");
+    return state_->pinnedStoredId() >= 0 ? tr("run %1 %2").arg(state_->pinnedStoredId()).arg(who)
+                                         : tr("pinned %1").arg(who);
 }
 
 nlohmann::json ChartArea::viewJson() const {

@@ -71,7 +71,11 @@ int main(int argc, char** argv) {
     const QCommandLineOption profile("profile", "Device profile (name or JSON file).", "name");
     const QCommandLineOption shot("screenshot", "Save the window to this PNG once shown.", "png");
     const QCommandLineOption quit("quit", "Quit after --screenshot.");
-    const QCommandLineOption size("size", "Window size WIDTHxHEIGHT.", "WxH", "1400x850");
+    const QCommandLineOption size(
+        "size",
+        "Window size WIDTHxHEIGHT (default: 1400x850, or the screen's available area "
+        "where that is smaller).",
+        "WxH", "1400x850");
     const QCommandLineOption tab("tab", "Chart shown under the timeline: kv, latency or utility.",
                                  "name", "kv");
     const QCommandLineOption compare(
@@ -208,7 +212,12 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "kairos: error: %s\n", e.what());
         return 2;
     }
-    w->resize(width, height);
+    // An explicit --size is taken as it is (screenshots of a given size); otherwise the
+    // window fits the screen.
+    if (cl.isSet(size))
+        w->resize(width, height);
+    else
+        w->fitToScreen();
     if (auto* tabs = w->findChild<QTabWidget*>(QStringLiteral("charts")))
         tabs->setCurrentIndex(int(tabs_known.indexOf(cl.value(tab))));
     {

@@ -38,10 +38,12 @@
 #include <QDockWidget>
 #include <QFileDialog>
 #include <QFileInfo>
+#include <QGuiApplication>
 #include <QLabel>
 #include <QMenu>
 #include <QMenuBar>
 #include <QMessageBox>
+#include <QScreen>
 #include <QScrollArea>
 #include <QScrollBar>
 #include <QSettings>
@@ -195,7 +197,7 @@ void MainWindow::buildUi() {
     metrics_->setObjectName(QStringLiteral("metricsPanel"));
     connect(metrics_, &MetricsPanel::pinRequested, this, &MainWindow::pin);
     connect(metrics_, &MetricsPanel::unpinRequested, this, &MainWindow::unpin);
-    metrics_->attach(state_);
+    metrics_->attach(state_, [this] { return charts_->pinnedName(); });
     // Fit the metrics dock to its columns when they change (the pinned and change columns
     // come with a pin and go with it), at most 38 % of the window: it once widened on
     // every re-run, never shrank, and squeezed the Policy panel to a sliver at 1366x768.
@@ -380,6 +382,24 @@ void MainWindow::buildUi() {
                           settings.value(QStringLiteral("view/agentRows")).toBool());
     restoreGeometry(settings.value(QStringLiteral("window/geometry")).toByteArray());
     restoreState(settings.value(QStringLiteral("window/state")).toByteArray());
+}
+
+void MainWindow::fitToScreen() {
+    const QScreen* s = screen() ? screen() : QGuiApplication::primaryScreen();
+    if (!s) return;
+    const QRect avail = s->availableGeometry();
+    // The frame's own size, where a window manager has already given one.
+    const QSize frame = frameGeometry().size() - size();
+    const QSize fit = size().boundedTo(avail.size() - frame.expandedTo(QSize(0, 0)));
+    if (fit != size()) resize(fit);
+    QRect g = frameGeometry();
+    if (!avail.contains(g)) {
+        g.moveLeft(std::clamp(g.left(), avail.left(),
+                              std::max(avail.left(), avail.right() - g.width() + 1)));
+        g.moveTop(std::clamp(g.top(), avail.top(),
+                             std::max(avail.top(), avail.bottom() - g.height() + 1)));
+        move(g.topLeft());
+    }
 }
 
 void MainWindow::closeEvent(QCloseEvent* e) {

@@ -127,6 +127,9 @@ public:
     QDockWidget* inspectorDock() const { return inspector_dock_; }
     // Shows and raises the Inspector, widening its dock when it is narrow.
     void showInspector();
+    // Never wider or taller than the screen's available area (the default 1400x850, or a
+    // size saved on a larger monitor, on a 1366x768 laptop), and placed inside it.
+    void fitToScreen();
     // the device (device_choice.h) and the undo of parameter changes (param_undo.h).
     class DeviceChoice* device() const {
         return device_;

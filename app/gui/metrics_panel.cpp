@@ -45,8 +45,9 @@ MetricsPanel::MetricsPanel(QWidget* parent) : QWidget(parent) {
     connect(unpin, &QPushButton::clicked, this, &MetricsPanel::unpinRequested);
 }
 
-void MetricsPanel::attach(WorkbenchState* state) {
-    auto refresh = [this, state] {
+void MetricsPanel::attach(WorkbenchState* state, std::function<QString()> pinned_name) {
+    auto refresh = [this, state, pinned_name] {
+        model_->setPinnedName(pinned_name && state->pinned() ? pinned_name() : QString());
         show(state->run().get(), state->pinned().get(),
              {state->pinnedNote(), state->pinnedOther()});
     };

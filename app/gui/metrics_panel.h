@@ -8,6 +8,7 @@
 
 #include <QStringList>
 #include <QWidget>
+#include <functional>
 
 class QLabel;
 class QTableView;
@@ -25,7 +26,8 @@ class MetricsPanel : public QWidget {
 public:
     explicit MetricsPanel(QWidget* parent = nullptr);
     // Shows `state`'s run and pinned run whenever either changes.
-    void attach(WorkbenchState* state);
+    // `pinned_name` names the pinned run in the table's heading.
+    void attach(WorkbenchState* state, std::function<QString()> pinned_name = nullptr);
     // The run and the pinned one (either may be null); `notes` go above the table's own
     // note (a pinned stored run of another workload, one without overlays).
     void show(const RunView* run, const RunView* pinned, const QStringList& notes);

@@ -1156,6 +1156,32 @@ private slots:
         QVERIFY(std::abs((range->to() - range->from()) - (to - from) / 1.25) < 1e-9 * (to - from));
     }
 
+    // A pinned run is named by what sets it apart: two sprpt_lp runs at C = 0.8 and 0.163
+    // were both "sprpt_lp"; now the pinned one reads "pinned sprpt_lp C=0.8" in the metrics
+    // table's heading and the CDF legends; another policy is named by its policy alone.
+    void pinnedRunNamedByItsSettings() {
+        Bench bench(Opts().workload(loadedWorkload()).policy("sprpt_lp"));
+        auto& [w, spy] = bench;
+        QVERIFY(bench.next() > 0);
+        QVERIFY(w.lastResult()->summary.policy.find("C=0.8") != std::string::npos);
+        w.pin();
+        w.policyPanel()->slider("C")->setValue(0.163);
+        QVERIFY(bench.next() > 0);
+        QCOMPARE(w.charts()->pinnedName(), QString("pinned sprpt_lp C=0.8"));
+        QCOMPARE(
+            w.metricsPanel()->model()->headerData(2, Qt::Horizontal, Qt::DisplayRole).toString(),
+            QString("pinned sprpt_lp C=0.8"));
+        w.policyPanel()->setPolicy(QStringLiteral("fcfs"));
+        QVERIFY(bench.next() > 0);
+        QCOMPARE(w.charts()->pinnedName(), QString("pinned sprpt_lp"));
+        w.policyPanel()->setPolicy(QStringLiteral("sprpt_lp"));
+        QVERIFY(bench.next() > 0);
+        w.policyPanel()->slider("kv")->setValue(0.5);
+        QVERIFY(bench.next() > 0);
+        QVERIFY2(w.charts()->pinnedName().startsWith(QStringLiteral("pinned sprpt_lp C=0.8, KV ")),
+                 qPrintable(w.charts()->pinnedName()));
+    }
+
     // A request keeps the trace's identity: robot ids (agent x 100000 + index) name it in
     // Find, the timeline's gutter and tooltip, the Inspector's heading and its decisions;
     // rows only where a row is meant (row=N).
@@ -2219,6 +2245,38 @@ private slots:
                 blue =
                     QColor(img.pixel(x, y)) == views::TimelineView::colorOf(lod::SpanKind::Decode);
         QVERIFY(blue);
+    }
+
+    // Without --size the window fits the screen: --compare on a 1366x768 screen (the
+    // offscreen platform given that screen) opened 1,400 px (with the compare columns,
+    // 1,631 px) wide and 850 tall, the Metrics panel's columns off the screen.
+    void windowFitsTheScreen() {
+        const QString png = QDir::temp().filePath("kairos_tst_fit.png"),
+                      screens = QDir::temp().filePath("kairos_tst_screen.json");
+        QFile::remove(png);
+        QVERIFY(test::writeText(screens, R"({"screens": [{"name": "laptop", "x": 0, "y": 0,
+            "width": 1366, "height": 768, "logicalDpi": 96, "logicalBaseDpi": 96, "dpr": 1}]})"));
+        QProcess p;
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        env.insert("QT_QPA_PLATFORM", "offscreen:configfile=" + screens);
+        p.setProcessEnvironment(env);
+        p.start(KAIROS_GUI, {"--workload", loadedWorkload(), "--policy", "sprpt_lp", "--compare",
+                             "fcfs", "--screenshot", png, "--quit"});
+        QVERIFY(p.waitForFinished(60000));
+        QCOMPARE(p.exitCode(), 0);
+        const QImage img(png);
+        QVERIFY(!img.isNull());
+        QVERIFY2(
+            img.width() <= 1366 && img.height() <= 768,
+            qPrintable(QString("%1x%2 on a 1366x768 screen").arg(img.width()).arg(img.height())));
+        // A size saved on a larger monitor is brought in (here down to the window's least).
+        Bench bench(Opts().workload(loadedWorkload()));
+        bench.w.resize(3000, 2000);
+        bench.w.fitToScreen();
+        const QSize screen = QGuiApplication::primaryScreen()->availableGeometry().size();
+        const QSize least = bench.w.minimumSizeHint();
+        QVERIFY(bench.w.width() <= std::max(screen.width(), least.width()));
+        QVERIFY(bench.w.height() <= std::max(screen.height(), least.height()));
     }
 };
 
