@@ -88,7 +88,7 @@ QVariant MetricsModel::data(const QModelIndex& index, int role) const {
 void MetricsModel::setPinnedName(const QString& name) {
     if (name == pinned_name_) return;
     pinned_name_ = name;
-    Q_EMIT headerDataChanged(Qt::Horizontal, Pinned, Pinned);
+    if (columnCount() > Pinned) Q_EMIT headerDataChanged(Qt::Horizontal, Pinned, Pinned);
 }
 
 QVariant MetricsModel::headerData(int section, Qt::Orientation o, int role) const {
