@@ -2,17 +2,29 @@
 
 #include "chart_style.h"
 #include "chart_tools.h"
+#include "util/text.h"
 
 #include <algorithm>
 #include <cmath>
 
 namespace kairos::views {
 
+namespace {
+// Ticks at powers of ten of milliseconds, labelled as durations in their own unit (10 ms,
+// 1 s, 16.7 min): QCustomPlot's own labels switched from "100000" to "10⁶" mid-axis.
+class DurationLogTicker : public QCPAxisTickerLog {
+protected:
+    QString getTickLabel(double tick, const QLocale&, QChar, int) override {
+        return QString::fromStdString(text::durationTick(tick / 1e3));
+    }
+};
+} // namespace
+
 LatencyChart::LatencyChart(QWidget* parent) : QCustomPlot(parent) {
     applyPalette(this, QPalette::Base);
     xAxis->setScaleType(QCPAxis::stLogarithmic);
-    xAxis->setTicker(QSharedPointer<QCPAxisTickerLog>(new QCPAxisTickerLog));
-    xAxis->setLabel(tr("latency (ms, log scale)"));
+    xAxis->setTicker(QSharedPointer<QCPAxisTickerLog>(new DurationLogTicker));
+    xAxis->setLabel(tr("latency (log scale)"));
     yAxis->setLabel(tr("fraction ≤ x")); // short: the chart is 150 px high at 1366x768
     yAxis->setRange(0, 1.02);
     axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignBottom | Qt::AlignRight);

@@ -1,7 +1,10 @@
 #include "metrics_model.h"
 
+#include "util/text.h"
+
 #include <QColor>
 #include <QFont>
+#include <algorithm>
 #include <cmath>
 
 namespace kairos::views {
@@ -37,7 +40,26 @@ QString MetricsModel::formatValue(double v) {
     if (std::isnan(v)) return QStringLiteral("–");
     if (std::isinf(v)) return v > 0 ? QStringLiteral("∞") : QStringLiteral("-∞");
     if (v == std::floor(v) && std::abs(v) < 1e12) return QString::number(static_cast<qlonglong>(v));
-    return QString::number(v, 'f', std::abs(v) >= 100 ? 1 : 3);
+    // One rule for every number: four significant digits, at most three decimals.
+    const int mag = static_cast<int>(std::floor(std::log10(std::abs(v))));
+    return QString::number(v, 'f', std::clamp(3 - mag, 0, 3));
+}
+
+namespace {
+bool isDuration(const std::string& key) {
+    return key.size() > 3 && key.compare(key.size() - 3, 3, "_ms") == 0;
+}
+} // namespace
+
+QString MetricsModel::formatMetric(const std::string& key, double v) {
+    if (!isDuration(key) || !std::isfinite(v)) return formatValue(v);
+    return QString::fromStdString(text::duration(v / 1e3));
+}
+
+QString MetricsModel::metricLabel(const std::string& key, const std::string& label) {
+    QString l = QString::fromStdString(label);
+    if (isDuration(key)) l.remove(QStringLiteral(" (ms)"));
+    return l;
 }
 
 QVariant MetricsModel::data(const QModelIndex& index, int role) const {
@@ -66,12 +88,12 @@ QVariant MetricsModel::data(const QModelIndex& index, int role) const {
     if (role != Qt::DisplayRole) return {};
     switch (index.column()) {
     case Metric:
-        return d.basis == Basis::Common ? QString::fromStdString(d.label) + tr(" [common]")
-                                        : QString::fromStdString(d.label);
+        return d.basis == Basis::Common ? metricLabel(d.key, d.label) + tr(" [common]")
+                                        : metricLabel(d.key, d.label);
     case Value:
-        return formatValue(d.after);
+        return formatMetric(d.key, d.after);
     case Pinned:
-        return formatValue(d.before);
+        return formatMetric(d.key, d.before);
     case Change: {
         if (d.basis == Basis::NotComparable) return tr("n/c");
         if (std::isnan(d.change)) return QStringLiteral("–");
@@ -79,7 +101,7 @@ QVariant MetricsModel::data(const QModelIndex& index, int role) const {
         const QString sign = d.change > 0 ? QStringLiteral("+") : QString();
         if (!std::isnan(d.relative))
             return sign + QString::number(100 * d.relative, 'f', 1) + QStringLiteral(" %");
-        return sign + formatValue(d.change);
+        return sign + formatMetric(d.key, d.change);
     }
     }
     return {};

@@ -37,6 +37,11 @@ public:
     QVariant headerData(int section, Qt::Orientation o, int role) const override;
 
     static QString formatValue(double v);
+    // A metric's value as people read it: durations (keys ending in _ms) in readable units
+    // (text::duration: "397 ms", "1.73 h", not "6216993.2"), other numbers by formatValue.
+    static QString formatMetric(const std::string& key, double v);
+    // Its label without the unit a readable duration carries itself ("Mean TTFT").
+    static QString metricLabel(const std::string& key, const std::string& label);
 
 private:
     std::vector<MetricDelta> rows_; // before = pinned (NaN when not comparing)

@@ -244,7 +244,8 @@ QString htmlHead(const ReportData& d) {
         note = "latency is over " + d.summary->coverage();
     for (const MetricDelta& m : deltas) {
         h += QStringLiteral("<tr><td>%1</td><td class=\"n\">%2</td>")
-                 .arg(esc(m.label), MetricsModel::formatValue(m.after));
+                 .arg(MetricsModel::metricLabel(m.key, m.label).toHtmlEscaped(),
+                      MetricsModel::formatMetric(m.key, m.after));
         if (d.pinned) {
             const QString cls = m.verdict > 0   ? QStringLiteral("better")
                                 : m.verdict < 0 ? QStringLiteral("worse")
@@ -253,15 +254,15 @@ QString htmlHead(const ReportData& d) {
                 m.basis == Basis::NotComparable ? QStringLiteral("n/c")
                 : m.basis == Basis::Common
                     ? (std::isnan(m.relative)
-                           ? MetricsModel::formatValue(m.change)
+                           ? MetricsModel::formatMetric(m.key, m.change)
                            : QString::number(100 * m.relative, 'f', 1) + QStringLiteral(" %")) +
                           QStringLiteral(" (common set, not judged)")
                 : std::isnan(m.change) ? QStringLiteral("–")
                 : std::isnan(m.relative)
-                    ? MetricsModel::formatValue(m.change)
+                    ? MetricsModel::formatMetric(m.key, m.change)
                     : QString::number(100 * m.relative, 'f', 1) + QStringLiteral(" %");
             h += QStringLiteral("<td class=\"n\">%1</td><td class=\"n %2\">%3</td>")
-                     .arg(MetricsModel::formatValue(m.before), cls, change);
+                     .arg(MetricsModel::formatMetric(m.key, m.before), cls, change);
         }
         h += QStringLiteral("</tr>\n");
     }

@@ -1,6 +1,7 @@
 #include "timeline_view.h"
 
 #include "lod/time_axis.h"
+#include "util/text.h"
 
 #include <QCursor>
 #include <QFontMetrics>
@@ -497,10 +498,10 @@ QString TimelineView::describe(const lod::Row& r, double t, const lod::Row* pinn
     const lod::Span* robot = lod::spanAt(r.robot, t);
     QString phase = s ? QString::fromLatin1(lod::spanKindName(s->kind)) : QStringLiteral("-");
     if (s)
-        phase += QStringLiteral(" %1 – %2 s (%3 ms)")
+        phase += QStringLiteral(" %1 – %2 s (%3)")
                      .arg(s->t0, 0, 'f', 3)
                      .arg(s->t1, 0, 'f', 3)
-                     .arg((s->t1 - s->t0) * 1e3, 0, 'f', 1);
+                     .arg(QString::fromStdString(text::duration(s->t1 - s->t0)));
     auto outcome = [](const lod::Row& x) {
         return x.killed ? tr("killed") : x.finished ? tr("finished") : tr("unfinished");
     };
@@ -518,11 +519,12 @@ QString TimelineView::describe(const lod::Row& r, double t, const lod::Row* pinn
                        .arg(r.preemptions);
     if (robot) text += tr("\nrobot executing a segment");
     if (pinned)
-        text += tr("\npinned run: end %1 s (%2, %3%4 s), %5 preemption(s)")
+        text += tr("\npinned run: end %1 s (%2, this run %3%4), %5 preemption(s)")
                     .arg(pinned->end, 0, 'f', 3)
                     .arg(outcome(*pinned))
                     .arg(r.end - r.arrival >= pinned->end - pinned->arrival ? "+" : "")
-                    .arg((r.end - r.arrival) - (pinned->end - pinned->arrival), 0, 'f', 3)
+                    .arg(QString::fromStdString(
+                        text::duration((r.end - r.arrival) - (pinned->end - pinned->arrival))))
                     .arg(pinned->preemptions);
     return text;
 }

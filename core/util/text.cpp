@@ -234,25 +234,37 @@ std::string printable(std::string_view s) {
     return out;
 }
 
+namespace {
+struct DurationUnit {
+    const char* name;
+    double seconds;
+};
+// The largest unit of which `a` (>= 0) is at least 1, after rounding to three digits.
+DurationUnit durationUnit(double a) {
+    static constexpr DurationUnit kUnits[] = {{"h", 3600}, {"min", 60}, {"s", 1}, {"ms", 1e-3}};
+    for (const DurationUnit& c : kUnits)
+        if (a >= c.seconds * (1 - 5e-4)) return c; // 0.99995 s is "1.00 s", not "1000 ms"
+    return {"µs", 1e-6};
+}
+} // namespace
+
 std::string duration(double seconds) {
     if (!std::isfinite(seconds)) return "–";
     if (seconds == 0) return "0 s";
-    const double a = std::fabs(seconds);
-    struct Unit {
-        const char* name;
-        double seconds;
-    };
-    static constexpr Unit kUnits[] = {{"h", 3600}, {"min", 60}, {"s", 1}, {"ms", 1e-3}};
-    Unit u{"µs", 1e-6};
-    for (const Unit& c : kUnits)
-        if (a >= c.seconds * (1 - 5e-4)) { // 0.99995 s rounds to "1.00 s", not "1000 ms"
-            u = c;
-            break;
-        }
+    const DurationUnit u = durationUnit(std::fabs(seconds));
     const double v = seconds / u.seconds, av = std::fabs(v);
     const int decimals = av >= 99.95 ? 0 : av >= 9.995 ? 1 : 2;
     char b[48];
     std::snprintf(b, sizeof b, "%.*f %s", decimals, v, u.name);
+    return b;
+}
+
+std::string durationTick(double seconds) {
+    if (!std::isfinite(seconds)) return "–";
+    if (seconds == 0) return "0";
+    const DurationUnit u = durationUnit(std::fabs(seconds));
+    char b[48];
+    std::snprintf(b, sizeof b, "%.3g %s", seconds / u.seconds, u.name);
     return b;
 }
 

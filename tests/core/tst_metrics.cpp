@@ -142,6 +142,12 @@ private slots:
             {INFINITY, "–"},     {3600 * 100, "100 h"}};
         for (const auto& [v, want] : cases)
             QCOMPARE(QString::fromStdString(text::duration(v)), QString::fromUtf8(want));
+        // Axis ticks: as short as the number is, in the same unit.
+        const std::vector<std::pair<double, const char*>> ticks{
+            {0.01, "10 ms"},   {0.1, "100 ms"},    {1, "1 s"},      {10, "10 s"},
+            {100, "1.67 min"}, {1000, "16.7 min"}, {1e4, "2.78 h"}, {0, "0"}};
+        for (const auto& [v, want] : ticks)
+            QCOMPARE(QString::fromStdString(text::durationTick(v)), QString::fromUtf8(want));
     }
 
     // numpy: np.mean([1,2,3,4]) = 2.5, np.std = sqrt(1.25) = 1.1180339887,

@@ -1156,6 +1156,34 @@ private slots:
         QVERIFY(std::abs((range->to() - range->from()) - (to - from) / 1.25) < 1e-9 * (to - from));
     }
 
+    // Units people read: a mean TTFT of 6,216,993.2 ms reads "1.73 h" (the label drops
+    // its "(ms)"), 397.7 ms "398 ms"; other numbers keep four significant digits at most
+    // three decimals (85.249 and 127.0 were shown at two precisions).
+    void metricsInReadableUnits() {
+        Summary s;
+        s.num_requests = s.completed = 10;
+        s.ttft_ms.mean = 6216993.2;
+        s.ttft_ms.median = 397.7;
+        s.tpot_ms.mean = 85.249;
+        s.request_throughput = 0.927;
+        views::MetricsModel m;
+        m.setRuns(&s, nullptr);
+        std::map<QString, std::pair<QString, QString>> shown;
+        for (int r = 0; r < m.rowCount(); ++r)
+            shown[m.data(m.index(r, 0), views::MetricsModel::KeyRole).toString()] = {
+                m.data(m.index(r, 0), Qt::DisplayRole).toString(),
+                m.data(m.index(r, 1), Qt::DisplayRole).toString()};
+        QCOMPARE(shown["mean_ttft_ms"].first, QString("Mean TTFT"));
+        QCOMPARE(shown["mean_ttft_ms"].second, QString("1.73 h"));
+        QCOMPARE(shown["median_ttft_ms"].second, QString("398 ms"));
+        QCOMPARE(shown["mean_tpot_ms"].second, QString("85.2 ms"));
+        QCOMPARE(shown["request_throughput"].second, QString("0.927"));
+        QCOMPARE(views::MetricsModel::formatValue(85.249), QString("85.25"));
+        QCOMPARE(views::MetricsModel::formatValue(127.04), QString("127.0"));
+        QCOMPARE(views::MetricsModel::formatValue(15728.3), QString("15728"));
+        QCOMPARE(views::MetricsModel::formatValue(1.0144), QString("1.014"));
+    }
+
     // A pinned run is named by what sets it apart: two sprpt_lp runs at C = 0.8 and 0.163
     // were both "sprpt_lp"; now the pinned one reads "pinned sprpt_lp C=0.8" in the metrics
     // table's heading and the CDF legends; another policy is named by its policy alone.
