@@ -14,6 +14,7 @@
 #include "metrics/summary.h"
 #include "model/known_models.h"
 #include "profiles.h"
+#include "run/knobs.h"
 #include "run/pipeline.h"
 #include "sched/registry.h"
 #include "sim/engine.h"
@@ -21,6 +22,7 @@
 #include "store/store.h"
 #include "util/atomic_file.h"
 #include "util/input_error.h"
+#include "util/text.h"
 #include "workload/readers.h"
 #include "workload/robot_generator.h"
 
@@ -145,6 +147,27 @@ RunSpec specFromArgs(const SimulateArgs& a) {
     s.summary.goodput = a.goodput;
     s.summary.percentiles = a.percentiles;
     s.summary.quality = a.quality;
+    // Last, so they win over the options' defaults. As in the workbench, --param also sets the
+    // run's knobs (core/run/knobs.h: seqs=16, rate=2, ttft_slo=500) where the policy has no
+    // parameter of that name.
+    if (const PolicySpec* ps = findPolicy(a.policy))
+        for (auto it = s.policy.params.begin(); it != s.policy.params.end();) {
+            const auto& [name, value] = *it;
+            const bool own = std::any_of(ps->params.begin(), ps->params.end(),
+                                         [&](const ParamSpec& p) { return p.name == name; });
+            const RunKnob* knob = own ? nullptr : findRunKnob(name);
+            if (!knob) {
+                ++it;
+                continue;
+            }
+            if (name == "kv") // relative to the profile's capacity, known only once resolved
+                throw std::invalid_argument(
+                    "--param kv=" + text::formatted("%g", value) +
+                    ": the KV capacity as a multiple of the profile's is the workbench's "
+                    "slider; here give --kv-capacity TOKENS");
+            knob->set(s, value, 0);
+            it = s.policy.params.erase(it);
+        }
     // A Perfetto trace shows decisions as instants, as the workbench's export does.
     s.record.explain = a.explain || !a.perfetto.empty();
     checkCliSpec(s); // errors name the options, not the RunSpec's keys

@@ -208,6 +208,17 @@ Comparison compare(const RunResults& before, const RunResults& after, double tol
         if (d.basis != Basis::AllRequests) d.verdict = 0;
         c.deltas.push_back(d);
     }
+    // Every row the same: the policies served the requests alike. Said with the reason that
+    // is nearly always behind it (almost nobody waited, so there was nothing to reorder),
+    // so a table of '=' is not read as two policies that perform alike under load.
+    const bool all_same = std::all_of(c.deltas.begin(), c.deltas.end(), [](const MetricDelta& d) {
+        return d.change == 0 || (std::isnan(d.before) && std::isnan(d.after));
+    });
+    if (c.same_workload && c.note.empty() && all_same && !c.deltas.empty())
+        c.note = "every metric is the same: both policies served the requests alike; at most " +
+                 std::to_string(std::max(a.load.max_queue, b.load.max_queue)) +
+                 " waited at once, so there was little to reorder. Raise the rate "
+                 "(--rate-scale) or lower the KV capacity to compare them under load";
     return c;
 }
 

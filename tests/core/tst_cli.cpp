@@ -228,6 +228,30 @@ private slots:
         QVERIFY(mode.err.contains("rlp or trail"));
 #endif
     }
+    // --param sets the run's knobs as the workbench's --param does (seqs=16 was refused
+    // here and taken there): the same run as --max-num-seqs 16, and rate=2 as
+    // --rate-scale 2.
+    void paramSetsRunKnobs() {
+        const QString wl = QString(KAIROS_SOURCE_DIR) + "/sample_traces/chat_poisson_small.jsonl";
+        const QString a = QString::fromStdString(kairos::test::tempPath("knob_a.json")),
+                      b = QString::fromStdString(kairos::test::tempPath("knob_b.json"));
+        const auto same = [&](QStringList x, QStringList y) {
+            const Result rx = cli(QStringList{"simulate", "-q", "-w", wl, "--json", a} + x);
+            const Result ry = cli(QStringList{"simulate", "-q", "-w", wl, "--json", b} + y);
+            if (rx.code != 0 || ry.code != 0) return false;
+            auto ja = readJson(a.toStdString()), jb = readJson(b.toStdString());
+            ja.erase("sim_wall_ms");
+            jb.erase("sim_wall_ms");
+            return ja == jb;
+        };
+        QVERIFY(same({"--param", "seqs=16"}, {"--max-num-seqs", "16"}));
+        QVERIFY(same({"--param", "rate=2"}, {"--rate-scale", "2"}));
+        QVERIFY(!same({"--param", "seqs=16"}, {}));
+        const Result kv = cli({"simulate", "-q", "-w", wl, "--param", "kv=0.5"});
+        QCOMPARE(kv.code, 2);
+        QVERIFY2(kv.err.contains("--kv-capacity"), qPrintable(kv.err));
+    }
+
     // --perfetto with prefix caching: every KV counter point also says how many tokens sit
     // in cached blocks nobody references, the run log's held series less its in-use one;
     // without caching the field is absent.

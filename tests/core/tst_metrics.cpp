@@ -133,6 +133,21 @@ private slots:
         QCOMPARE(all.decisions, 3L);
     }
 
+    // Two runs alike in every metric say so, and why that nearly always is (nobody waited
+    // long enough to be reordered): report --compare printed a table of '=' alone.
+    void identicalRunsSaySo() {
+        Summary a;
+        a.num_requests = a.completed = 4;
+        a.ttft_ms.mean = 120;
+        a.load.max_queue = 3;
+        const Comparison same = compare({&a}, {&a});
+        QVERIFY2(same.note.rfind("every metric is the same", 0) == 0, same.note.c_str());
+        QVERIFY(same.note.find("at most 3 waited") != std::string::npos);
+        Summary b = a;
+        b.ttft_ms.mean = 130;
+        QVERIFY(compare({&a}, {&b}).note.empty());
+    }
+
     // Durations for people: the largest unit it is at least 1 of, three significant digits.
     void durationsForPeople() {
         const std::vector<std::pair<double, const char*>> cases{
