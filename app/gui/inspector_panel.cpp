@@ -12,6 +12,7 @@
 #include <QListWidget>
 #include <QSplitter>
 #include <QTableView>
+#include <QTimer>
 #include <QToolButton>
 #include <QVBoxLayout>
 #include <algorithm>
@@ -273,10 +274,41 @@ void InspectorPanel::attach(WorkbenchState* state) {
 
 void InspectorPanel::setRun(std::shared_ptr<const RunView> run) {
     run_ = std::move(run);
-    ix_ = run_ ? run_->explain : nullptr;
+    // Hidden (a tab behind another panel), it catches up when shown or asked: a slider's
+    // re-run then neither waits for the run's index nor rebuilds a table nobody sees.
+    stale_ = true;
+    if (isVisible()) catchUp(false);
+}
+
+void InspectorPanel::catchUp(bool wait) {
+    if (!stale_) return;
+    // The run's index is built after the run is shown (RunView::explain): shown, the panel
+    // follows it a few milliseconds after the timeline rather than holding the window's
+    // repaint; asked (a getter, a step, a click), it waits.
+    if (!wait && run_ && run_->explain_index.valid() &&
+        run_->explain_index.wait_for(std::chrono::seconds(0)) != std::future_status::ready) {
+        if (!retry_) {
+            retry_ = true;
+            QTimer::singleShot(2, this, [this] {
+                retry_ = false;
+                if (isVisible()) catchUp(false);
+            });
+        }
+        return;
+    }
+    stale_ = false;
+    ix_ = run_ ? run_->explain() : nullptr;
     if (req_ >= 0 && (!run_ || !run_->log || req_ >= run_->log->num_requests)) req_ = -1;
     refreshView();
     refreshRequest();
+    now_->point1->setCoords(t_, 0);
+    now_->point2->setCoords(t_, 1);
+    chart_->replot(QCustomPlot::rpQueuedReplot);
+}
+
+void InspectorPanel::showEvent(QShowEvent* e) {
+    QWidget::showEvent(e);
+    catchUp(false);
 }
 
 void InspectorPanel::followCursor(double t) {
@@ -291,6 +323,12 @@ void InspectorPanel::inspectAt(double t) {
 void InspectorPanel::setTime(double t) {
     if (!std::isfinite(t)) return;
     t_ = t;
+    if (!isVisible()) { // shown later at this instant (catchUp)
+        stale_ = true;
+        Q_EMIT timeChanged(t);
+        return;
+    }
+    catchUp();
     refreshView();
     now_->point1->setCoords(t, 0);
     now_->point2->setCoords(t, 1);
@@ -299,6 +337,7 @@ void InspectorPanel::setTime(double t) {
 }
 
 bool InspectorPanel::step(int direction) {
+    catchUp();
     if (!ix_ || !ix_->explained()) return false;
     const std::int64_t call = ix_->actingCall(t_, direction > 0 ? +1 : -1);
     if (call < 0) return false;
@@ -311,6 +350,7 @@ bool InspectorPanel::step(int direction) {
 void InspectorPanel::showRequest(int id, double t) {
     req_ = id;
     req_t_ = t;
+    catchUp();
     refreshRequest();
     if (id >= 0 && std::isfinite(t)) {
         follow_->setChecked(false); // a click shows that instant until the cursor is followed
@@ -319,18 +359,21 @@ void InspectorPanel::showRequest(int id, double t) {
 }
 
 QStringList InspectorPanel::decisionLines() const {
+    const_cast<InspectorPanel*>(this)->catchUp(); // what it would show now
     QStringList out;
     for (int i = 0; i < decisions_->count(); ++i) out << decisions_->item(i)->text();
     return out;
 }
 
 QStringList InspectorPanel::storyLines() const {
+    const_cast<InspectorPanel*>(this)->catchUp(); // what it would show now
     QStringList out;
     for (int i = 0; i < story_->count(); ++i) out << story_->item(i)->text();
     return out;
 }
 
 QString InspectorPanel::budgetText() const {
+    const_cast<InspectorPanel*>(this)->catchUp(); // what it would show now
     return budget_->isVisible() ? budget_->text() : QString();
 }
 
@@ -401,6 +444,7 @@ void InspectorPanel::refreshView() {
 }
 
 QString InspectorPanel::requestTitle() const {
+    const_cast<InspectorPanel*>(this)->catchUp(); // what it would show now
     return req_title_->text();
 }
 

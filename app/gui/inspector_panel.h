@@ -86,13 +86,18 @@ public:
     // The request whose story is shown (-1: none) and the time it was picked at.
     void showRequest(int id, double t);
     int request() const { return req_; }
-    SchedulerViewModel* model() const { return model_; }
+    SchedulerViewModel* model() const {
+        const_cast<InspectorPanel*>(this)->catchUp(); // what it would show now
+        return model_;
+    }
     // What the "last decision" list and the story show, as text (tests, screenshots).
     QStringList decisionLines() const;
     QStringList storyLines() const;
     QString budgetText() const;
     // The request's heading: its id in the trace, agent and class, row, lengths, arrival.
     QString requestTitle() const;
+    // False while it still shows an earlier run (hidden, or the run's index being built).
+    bool current() const { return !stale_; }
     // Milliseconds the last setTime took (view rebuilt and the table reset).
     double lastUpdateMs() const { return last_ms_; }
 
@@ -102,7 +107,13 @@ Q_SIGNALS:
     // A request picked in the table or a decision (the window selects it).
     void requestPicked(int id, double t);
 
+protected:
+    void showEvent(QShowEvent* e) override;
+
 private:
+    // Applies the run and instant set while hidden or while the run's index was being built
+    // (setRun, setTime); without `wait`, only once the index is ready (retried shortly).
+    void catchUp(bool wait = true);
     void refreshView();
     void refreshRequest();
 
@@ -120,6 +131,8 @@ private:
     QTableView* table_ = nullptr;
     SchedulerViewModel* model_ = nullptr;
     QLabel* req_title_ = nullptr;
+    bool stale_ = false; // run_ or t_ changed while hidden or before the run's index was built
+    bool retry_ = false; // a catchUp is due once the index is ready
     QCustomPlot* chart_ = nullptr;
     QCPItemStraightLine* now_ = nullptr;
     QLabel* budget_ = nullptr;

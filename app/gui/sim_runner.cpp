@@ -51,9 +51,6 @@ RunView SimRunner::run(const RunSpec& spec, const RunContext& ctx, long job, boo
             if (log->prefix_caching)
                 r.kv_held = std::make_shared<const std::vector<std::pair<double, double>>>(
                     lod::kvSeries(*log, true));
-            std::shared_ptr<const RunLog> keep = log;
-            r.explain = std::shared_ptr<const ExplainIndex>(
-                new ExplainIndex(*keep), [keep](const ExplainIndex* p) { delete p; });
         });
         auto requests = std::make_shared<const std::vector<RequestMetrics>>(perRequest(*log));
         const std::vector<RequestMetrics>& per_request = *requests;
@@ -76,6 +73,13 @@ RunView SimRunner::run(const RunSpec& spec, const RunContext& ctx, long job, boo
         r.summary_ms = ms(b, c);
         r.rows_ms = ms(c, d);         // CDFs and utility here, then waiting for the layout
         r.layout_wait_ms = ms(c2, d); // the layout's time beyond the summary and CDFs
+        // The Inspector's index after the run is shown, not before (RunView::explain).
+        std::shared_ptr<const RunLog> keep = log;
+        r.explain_index =
+            std::async(std::launch::async, [keep] {
+                return std::shared_ptr<const ExplainIndex>(
+                    new ExplainIndex(*keep), [keep](const ExplainIndex* p) { delete p; });
+            }).share();
         r.log = std::move(log);
     } catch (const std::exception& e) {
         r.error = QString::fromStdString(e.what());

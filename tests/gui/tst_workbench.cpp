@@ -1918,7 +1918,8 @@ private slots:
         const auto w = window20k("kairos_tst_20k.jsonl", rate);
         QVERIFY(w);
         QSignalSpy spy(w.get(), &app::MainWindow::resultShown);
-        std::vector<double> total, sim, part_sim, part_sum, part_rows;
+        std::vector<double> total, sim, part_sim, part_sum, part_rows, inspector;
+        QVERIFY(w->inspector()->isVisible()); // it follows every run, after the timeline
         for (int i = 0; i < 50; ++i) {
             QElapsedTimer t;
             t.start();
@@ -1926,18 +1927,23 @@ private slots:
             QVERIFY(waitForResult(spy) > 0);
             w->charts()->timeline()->viewport()->repaint();
             total.push_back(t.nsecsElapsed() / 1e6);
+            QTRY_VERIFY_WITH_TIMEOUT(w->inspector()->current(), 5000);
+            inspector.push_back(t.nsecsElapsed() / 1e6);
             sim.push_back(w->lastResult()->wall_ms);
             part_sim.push_back(w->lastResult()->sim_ms);
             part_sum.push_back(w->lastResult()->summary_ms);
             part_rows.push_back(w->lastResult()->rows_ms);
         }
         std::sort(total.begin(), total.end());
-        for (auto* v : {&sim, &part_sim, &part_sum, &part_rows}) std::sort(v->begin(), v->end());
+        for (auto* v : {&sim, &part_sim, &part_sum, &part_rows, &inspector})
+            std::sort(v->begin(), v->end());
         qInfo("slider to repaint, 20,000 requests at %g req/s (sprpt_lp, C moved 50 times): median "
               "%.1f ms, "
               "p95 %.1f ms; of which simulate %.1f, summarise %.1f (timeline layout beside it), "
-              "CDFs + waiting for the layout %.1f ms (medians)",
-              rate, total[25], total[47], part_sim[25], part_sum[25], part_rows[25]);
+              "CDFs + waiting for the layout %.1f ms (medians); the Inspector current at %.1f ms "
+              "median, %.1f p95",
+              rate, total[25], total[47], part_sim[25], part_sum[25], part_rows[25], inspector[25],
+              inspector[47]);
         QCOMPARE(w->lastResult()->summary.completed, std::int64_t(20000));
     }
 
@@ -1958,7 +1964,7 @@ private slots:
         QVERIFY(waitForResult(spy) > 0);
         auto* ins = w.inspector();
         QVERIFY(ins);
-        const auto ix = w.lastResult()->explain;
+        const auto ix = w.lastResult()->explain();
         QVERIFY(ix && ix->explained());
         QAbstractItemModelTester tester(ins->model(),
                                         QAbstractItemModelTester::FailureReportingMode::QtTest);
@@ -2016,10 +2022,10 @@ private slots:
         // A new run (another policy) is inspected at once.
         w.policyPanel()->policyBox()->setCurrentText(QStringLiteral("timebill"));
         QVERIFY(waitForResult(spy) > 0);
-        QVERIFY(w.lastResult()->explain->explained());
+        QVERIFY(w.lastResult()->explain()->explained());
         QVERIFY(w.lastResult()->log->policy.rfind("timebill", 0) == 0);
         int admitted = -1;
-        for (const Reason& r : w.lastResult()->explain->log().explain.reasons)
+        for (const Reason& r : w.lastResult()->explain()->log().explain.reasons)
             if (r.rule == rules::kTimeBillAdmit) {
                 admitted = r.req;
                 break;
@@ -2044,7 +2050,7 @@ private slots:
         w->inspectorDock()->show();
         w->inspectorDock()->raise();
         auto* ins = w->inspector();
-        const auto ix = w->lastResult()->explain;
+        const auto ix = w->lastResult()->explain();
         const double end = ix->log().iters.back().tEnd();
         std::vector<double> update, total;
         std::size_t most_rows = 0;
