@@ -61,15 +61,16 @@ ChartArea::ChartArea(WorkbenchState* state, QWidget* parent) : QWidget(parent), 
     split->setStretchFactor(0, 3);
     split->setStretchFactor(1, 1);
     split->setSizes({600, 230});
-    // Above the charts, when the run was overloaded: its numbers describe a queue that
-    // grows without bound, not a service level (core/metrics/load.h decides).
+    // Above the charts, the load the run was under (core/metrics/load.h decides): overloaded
+    // (its numbers describe a queue that grows without bound, not a service level), near
+    // saturation, or keeping up. One line, always there once a run is shown, so the
+    // timeline does not jump when a slider moves a run across the threshold; the whole
+    // verdict is its tooltip.
     banner_ = new QLabel;
     banner_->setObjectName(QStringLiteral("loadBanner"));
-    banner_->setWordWrap(true);
-    banner_->setTextInteractionFlags(Qt::TextSelectableByMouse);
-    banner_->setStyleSheet(
-        QStringLiteral("QLabel { background: #fff1d6; color: #6b4300; border: 1px solid #e0a040; "
-                       "padding: 4px 8px; }"));
+    banner_->setWordWrap(false);
+    banner_->setTextFormat(Qt::PlainText);
+    banner_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Fixed);
     banner_->setVisible(false);
     auto* cv = new QVBoxLayout(this);
     cv->setContentsMargins(0, 0, 0, 0);
@@ -80,6 +81,7 @@ ChartArea::ChartArea(WorkbenchState* state, QWidget* parent) : QWidget(parent), 
                         timeline_->style()->pixelMetric(QStyle::PM_ScrollBarExtent));
     connect(timeline_, &views::TimelineView::plotGeometryChanged, this, &ChartArea::alignTimeAxes);
     kv_->installEventFilter(this);
+    banner_->installEventFilter(this);
     tabs_->installEventFilter(this);
     // Every chart: right click > Export chart as SVG or PNG (exportChart).
     savers_[QStringLiteral("timeline")] = [this](const QString& path) {
@@ -120,10 +122,18 @@ void ChartArea::alignTimeAxes() {
 }
 
 bool ChartArea::eventFilter(QObject* watched, QEvent* e) {
+    if (watched == banner_ && e->type() == QEvent::Resize) // elided to its new width
+        banner_->setText(banner_->fontMetrics().elidedText(banner_->property("fullText").toString(),
+                                                           Qt::ElideRight,
+                                                           std::max(50, banner_->width() - 20)));
     if ((watched == kv_ || watched == tabs_) &&
         (e->type() == QEvent::Resize || e->type() == QEvent::Show || e->type() == QEvent::Move))
         alignTimeAxes();
     return QWidget::eventFilter(watched, e);
+}
+
+QString ChartArea::loadStripText() const {
+    return banner_->isVisible() ? banner_->property("fullText").toString() : QString();
 }
 
 QString ChartArea::rangeSummaryText() const {
@@ -146,17 +156,42 @@ void ChartArea::refreshRangeSummary() {
     range_info_->setVisible(true);
 }
 
+QString ChartArea::loadText(const RunView& r) {
+    const LoadReport& load = r.summary.load;
+    const QString rates = tr("%1 req/s offered, %2 req/s served")
+                              .arg(load.offered_rate, 0, 'g', 3)
+                              .arg(r.summary.request_throughput, 0, 'g', 3);
+    const QString verdict = QString::fromStdString(load.verdict);
+    if (!load.saturated.has_value()) return tr("No load verdict: %1").arg(verdict);
+    if (load.saturated.value() && load.score > kNearSaturation.second)
+        return tr("Overloaded: %1. %2. Latencies of a run like this grow with its length; "
+                  "lower the rate or add capacity to measure a service level.")
+            .arg(rates, verdict);
+    if (load.score >= kNearSaturation.first)
+        return tr("Near saturation (the queue's largest rise is %1 of its noise threshold; "
+                  "overloaded above 1): %2. %3.")
+            .arg(load.score, 0, 'f', 2)
+            .arg(rates, verdict);
+    return tr("Keeps up: %1. %2.").arg(rates, verdict);
+}
+
 void ChartArea::showRun(const RunView& r) {
     const LoadReport& load = r.summary.load;
-    banner_->setVisible(load.saturated.value_or(false));
-    if (load.saturated.value_or(false))
-        banner_->setText(
-            tr("<b>Overloaded:</b> %1 req/s offered, %2 req/s served. %3. Latencies of a run "
-               "like this grow with its length; lower the rate or add capacity to measure a "
-               "service level.")
-                .arg(load.offered_rate, 0, 'f', 2)
-                .arg(r.summary.request_throughput, 0, 'f', 2)
-                .arg(QString::fromStdString(load.verdict).toHtmlEscaped()));
+    const QString text = loadText(r);
+    const bool over = load.saturated.value_or(false) && load.score > kNearSaturation.second;
+    const bool near = !over && load.saturated.has_value() && load.score >= kNearSaturation.first;
+    banner_->setStyleSheet(
+        over   ? QStringLiteral("QLabel { background: #fff1d6; color: #6b4300; border: 1px solid "
+                                  "#e0a040; padding: 2px 8px; }")
+        : near ? QStringLiteral("QLabel { background: #fffbe6; color: #5c4a00; border: 1px solid "
+                                "#e8d27a; padding: 2px 8px; }")
+               : QStringLiteral("QLabel { color: palette(text); border: 1px solid palette(mid); "
+                                "padding: 2px 8px; }"));
+    banner_->setToolTip(text);
+    banner_->setProperty("fullText", text);
+    banner_->setText(banner_->fontMetrics().elidedText(text, Qt::ElideRight,
+                                                       std::max(50, banner_->width() - 20)));
+    banner_->setVisible(true);
     // A fleet's KV is its replicas' together, against their capacity together.
     kv_->setRun(r.kv, double(r.limits.kv_capacity_tokens) * std::max(1, r.spec.fleet.replicas),
                 r.preemptions, r.kv_held);

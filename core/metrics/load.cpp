@@ -181,6 +181,7 @@ LoadReport loadOf(const RunLog& log) {
             if (cnt[j] == 0) continue;
             const auto [a, rise, thr] = stretch(i, j);
             if (a < kMinArrivals) continue;
+            r.score = std::max(r.score, rise / thr);
             const bool clears = rise > thr;
             const bool better =
                 clears ? !best_clears || rise > best_rise : !best_clears && rise / thr > best;

@@ -38,9 +38,14 @@ namespace kairos {
 
 struct LoadReport {
     std::int64_t arrivals = 0;
-    double arrival_span_s = 0;        // last arrival - first arrival
-    double offered_rate = 0;          // req/s; +inf when all arrive at once; NaN for < 2
-    std::optional<bool> saturated;    // no verdict: offline batch, or too few arrivals
+    double arrival_span_s = 0;     // last arrival - first arrival
+    double offered_rate = 0;       // req/s; +inf when all arrive at once; NaN for < 2
+    std::optional<bool> saturated; // no verdict: offline batch, or too few arrivals
+    // How far the queue came to saturating: the largest rise over any stretch divided by
+    // that stretch's threshold (saturated above 1; 0 without a verdict). A run near 1 is
+    // borderline, and a setting moved across it flips the verdict: the workbench says
+    // "near saturation" from 0.8 to 1.25 rather than flipping between two verdicts.
+    double score = 0;
     double queue_growth = 0;          // the backlog's rise over the stretch that decided
     double from_s = 0, to_s = 0;      // that stretch, from the first arrival
     double window_s = 0;              // its length

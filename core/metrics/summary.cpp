@@ -347,6 +347,7 @@ nlohmann::json Summary::toJson() const {
                        {"queue_at_last_arrival", load.queue_at_last_arrival},
                        {"dropped_waiting", load.dropped_waiting},
                        {"max_queue", load.max_queue},
+                       {"score", jsonNumber(load.score)},
                        {"drain_s", jsonNumber(load.drain_s)}};
     j["request_throughput"] = jsonNumber(request_throughput);
     j["output_throughput"] = jsonNumber(output_throughput);
@@ -506,6 +507,7 @@ Summary Summary::fromJson(const nlohmann::json& j) {
         s.load.drain_s = lnum("drain_s");
         s.load.dropped_waiting = lcount("dropped_waiting");
         s.load.max_queue = lcount("max_queue");
+        if (const double v = lnum("score"); std::isfinite(v)) s.load.score = v;
     }
     s.request_throughput = real("request_throughput");
     s.output_throughput = real("output_throughput");

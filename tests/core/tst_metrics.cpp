@@ -580,6 +580,9 @@ private slots:
                     const Summary s = summarize(log);
                     QVERIFY(s.load.saturated.has_value());
                     saturated += *s.load.saturated;
+                    // The score says how near: above 1 exactly when saturated.
+                    QCOMPARE(s.load.score > 1, *s.load.saturated);
+                    QVERIFY(s.load.score > 0);
                     KAIROS_COMPARE_NEAR(
                         s.load.offered_rate,
                         1999.0 / (w.requests.back().arrival - w.requests.front().arrival), 1e-9);
