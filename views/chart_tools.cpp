@@ -5,6 +5,7 @@
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QFontInfo>
+#include <QLabel>
 #include <QMenu>
 #include <QMessageBox>
 #include <QRegularExpression>
@@ -96,6 +97,53 @@ Qt::Alignment placeLegend(QCustomPlot* plot, const std::function<bool(const QCPG
 void keepLegendOffData(QCustomPlot* plot, const std::function<bool(const QCPGraph*)>& counts) {
     QObject::connect(plot, &QCustomPlot::beforeReplot, plot,
                      [plot, counts] { placeLegend(plot, counts); });
+}
+
+bool chartHasData(const QCustomPlot* plot) {
+    for (int i = 0; i < plot->plottableCount(); ++i) {
+        const QCPAbstractPlottable* p = const_cast<QCustomPlot*>(plot)->plottable(i);
+        if (!p->visible()) continue;
+        if (const auto* g = qobject_cast<const QCPGraph*>(p); g && !g->data()->isEmpty())
+            return true;
+        if (const auto* c = qobject_cast<const QCPCurve*>(p); c && !c->data()->isEmpty())
+            return true;
+        if (const auto* b = qobject_cast<const QCPBars*>(p); b && !b->data()->isEmpty())
+            return true;
+        if (const auto* e = qobject_cast<const QCPErrorBars*>(p); e && e->dataCount() > 0)
+            return true;
+    }
+    return false;
+}
+
+void sayWhenEmpty(QCustomPlot* plot, const QString& message) {
+    QLabel* label = nullptr;
+    if (!message.isEmpty()) {
+        label = new QLabel(message, plot);
+        label->setObjectName(QStringLiteral("emptyMessage"));
+        label->setWordWrap(true);
+        label->setAlignment(Qt::AlignCenter);
+        label->setAttribute(Qt::WA_TransparentForMouseEvents);
+        QPalette pal = label->palette();
+        pal.setColor(QPalette::WindowText, plot->palette().color(QPalette::PlaceholderText));
+        label->setPalette(pal);
+    }
+    const bool legend_wanted = plot->legend->visible();
+    // The axes it shows with data; without, only the message (no empty axes to read).
+    std::vector<QCPAxis*> axes;
+    if (label)
+        for (QCPAxis* a : plot->axisRect()->axes())
+            if (a->visible()) axes.push_back(a);
+    auto follow = [plot, label, legend_wanted, axes] {
+        const bool data = chartHasData(plot);
+        if (legend_wanted && plot->legend->visible() != data) plot->legend->setVisible(data);
+        if (!label) return;
+        for (QCPAxis* a : axes)
+            if (a->visible() != data) a->setVisible(data);
+        label->setVisible(!data);
+        label->setGeometry(plot->rect().adjusted(16, 8, -16, -8));
+    };
+    QObject::connect(plot, &QCustomPlot::beforeReplot, plot, follow);
+    follow();
 }
 
 QByteArray drawSvg(QSize size, const QString& title,

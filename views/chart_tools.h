@@ -24,6 +24,13 @@ void keepLegendOffData(QCustomPlot* plot,
 QByteArray drawSvg(QSize size, const QString& title,
                    const std::function<void(QCPPainter&, const QRect&)>& paint);
 
+// An empty chart says what fills it instead of drawing empty axes and an empty legend
+// box: `message` (the command or the button) over its plot while no graph, curve or bar
+// has data, and its legend hidden until one has ("" : only the legend). Follows every
+// replot. The label is named "emptyMessage" (tests).
+void sayWhenEmpty(QCustomPlot* plot, const QString& message);
+bool chartHasData(const QCustomPlot* plot);
+
 // An SVG document with every font-family list completed: the family as it resolves here,
 // common stand-ins and the generic family, so a browser without Qt's font aliases ("Sans
 // Serif") draws the text as Qt did. drawSvg applies it.

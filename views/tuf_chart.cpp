@@ -35,6 +35,7 @@ TufChart::TufChart(QWidget* parent) : QCustomPlot(parent) {
     setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
     // Placed at every replot, against the plot's size then (a resize or a drag moves it).
     connect(this, &QCustomPlot::beforeReplot, this, &TufChart::placeLegend);
+    sayWhenEmpty(this, QString()); // its own message says why it is empty; no empty legend
 }
 
 QColor TufChart::classColor(std::size_t i) {

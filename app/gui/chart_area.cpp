@@ -161,7 +161,11 @@ QString ChartArea::loadText(const RunView& r) {
     const QString rates = tr("%1 req/s offered, %2 req/s served")
                               .arg(load.offered_rate, 0, 'g', 3)
                               .arg(r.summary.request_throughput, 0, 'g', 3);
-    const QString verdict = QString::fromStdString(load.verdict);
+    // The core's verdict without its leading word ("keeps up: ", "SATURATED: "), which the
+    // strip says in its own.
+    QString verdict = QString::fromStdString(load.verdict);
+    for (const QString& lead : {QStringLiteral("keeps up: "), QStringLiteral("SATURATED: ")})
+        if (verdict.startsWith(lead)) verdict = verdict.mid(lead.size());
     if (!load.saturated.has_value()) return tr("No load verdict: %1").arg(verdict);
     if (load.saturated.value() && load.score > kNearSaturation.second)
         return tr("Overloaded: %1. %2. Latencies of a run like this grow with its length; "

@@ -229,6 +229,10 @@ InspectorPanel::InspectorPanel(QWidget* parent) : QWidget(parent) {
     now_ = new QCPItemStraightLine(chart_);
     now_->setProperty(views::kTransientItem, true);
     now_->setPen(QPen(palette().color(QPalette::Text), 1, Qt::DotLine));
+    views::keepLegendOffData(chart_);
+    views::sayWhenEmpty(chart_, tr("Click a request on the timeline, or a decision above: its "
+                                   "predicted and true remaining tokens over its life are "
+                                   "drawn here."));
     bv->addWidget(chart_, 2);
     budget_ = new QLabel;
     budget_->setWordWrap(true);

@@ -113,6 +113,9 @@ LivePanel::LivePanel(JobTracker* jobs, QWidget* parent)
     chart_ = new views::ModelChart;
     views::addChartExport(chart_, QStringLiteral("live_vs_simulated"));
     chart_->setObjectName(QStringLiteral("liveChart"));
+    views::sayWhenEmpty(chart_, tr("No live run yet. Profile the model, then Run live: each "
+                                   "request's measured time against the simulation's is drawn "
+                                   "here."));
     v->addWidget(chart_, 1);
 }
 

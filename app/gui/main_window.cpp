@@ -33,6 +33,7 @@
 #include "view_history.h"
 #include "workload/readers.h"
 
+#include <QChildEvent>
 #include <QCloseEvent>
 #include <QComboBox>
 #include <QDockWidget>
@@ -48,6 +49,7 @@
 #include <QScrollBar>
 #include <QSettings>
 #include <QStatusBar>
+#include <QTabBar>
 #include <QTimer>
 #include <QUndoStack>
 #include <cmath>
@@ -400,6 +402,15 @@ void MainWindow::fitToScreen() {
                              std::max(avail.top(), avail.bottom() - g.height() + 1)));
         move(g.topLeft());
     }
+}
+
+bool MainWindow::event(QEvent* e) {
+    if (e->type() == QEvent::ChildPolished)
+        if (auto* bar = qobject_cast<QTabBar*>(static_cast<QChildEvent*>(e)->child())) {
+            bar->setElideMode(Qt::ElideNone);
+            bar->setUsesScrollButtons(true);
+        }
+    return QMainWindow::event(e);
 }
 
 void MainWindow::closeEvent(QCloseEvent* e) {

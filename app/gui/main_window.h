@@ -177,6 +177,8 @@ Q_SIGNALS:
 
 protected:
     void closeEvent(QCloseEvent* e) override;
+    // The tab bars of tabbed panels scroll rather than elide ("Metri… Ru… Mod…" at 1366).
+    bool event(QEvent* e) override;
 
 private:
     void buildUi();

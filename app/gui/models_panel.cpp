@@ -54,6 +54,11 @@ ModelsPanel::ModelsPanel(JobTracker* jobs, QString db, QWidget* parent)
     models_table_->setWordWrap(false);
     model_chart_ = new views::ModelChart;
     views::addChartExport(model_chart_, QStringLiteral("model"));
+    views::sayWhenEmpty(
+        model_chart_,
+        tr("No model shown. Pick one in the table above; the database gets them from kairos-cli "
+           "fit (ETE and ALA models) and kairos-cli profile, with --db. Its predicted against "
+           "measured times are drawn here."));
     connect(models_table_, &QTableWidget::itemSelectionChanged, this, [this] {
         const auto sel = models_table_->selectedItems();
         if (!sel.isEmpty())

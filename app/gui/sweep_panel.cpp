@@ -160,6 +160,10 @@ SweepPanel::SweepPanel(JobTracker* jobs, std::function<SweepBase()> base, QWidge
     chart_ = new views::SweepChart;
     views::addChartExport(chart_, QStringLiteral("sweep"),
                           [this](const QString& path) { return chart_->saveAs(path); });
+    views::sayWhenEmpty(chart_,
+                        tr("No sweep yet. Pick a parameter and a metric, then press Sweep (or "
+                           "right-click a slider › Sweep this parameter): the metric at each "
+                           "value, its mean and 95 % interval over the seeds, is drawn here."));
     v->addWidget(chart_, 1);
     connect(run_, &QPushButton::clicked, this, [this] {
         if (job_) {
