@@ -156,6 +156,21 @@ void TimelineView::fitRows() {
     if (!rows_ || rows_->empty()) return;
     const double fit = double(std::max(40, viewport()->height() - kHeader)) / double(rows_->size());
     row_h_ = fit >= 1 ? std::min(16.0, std::floor(fit)) : std::max(0.01, fit);
+    if (agentLanes()) {
+        // Every agent named: its lanes together at least a line of text tall (the gutter
+        // names an agent on its first lane, and skips a name that would overlap the one
+        // above), scrolling when they do not all fit.
+        long fewest = std::numeric_limits<long>::max(), lanes = 0;
+        for (std::size_t i = 0; i < rows_->size(); ++i) {
+            ++lanes;
+            if (i + 1 == rows_->size() || (*rows_)[i + 1].lane == 0) {
+                fewest = std::min(fewest, lanes);
+                lanes = 0;
+            }
+        }
+        const double line = QFontMetrics(font()).height();
+        row_h_ = std::max(row_h_, std::ceil(line / double(fewest)));
+    }
 }
 
 void TimelineView::setRowHeight(double px) {

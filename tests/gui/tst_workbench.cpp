@@ -1036,6 +1036,16 @@ private slots:
             QCOMPARE(w.charts()->timeline()->rows(), r->agent_rows.get());
             QVERIFY(w.charts()->timeline()->agentLanes());
             QVERIFY(r->agent_rows->size() >= 42 && r->agent_rows->size() < r->rows->size());
+            // Every agent named: its lanes together at least a line of text tall (at the
+            // default size agents went unnamed where their lanes were thinner).
+            std::map<int, int> lanes;
+            for (const auto& row : *r->agent_rows) ++lanes[row.agent];
+            int fewest = 1 << 30;
+            for (const auto& [agent, n] : lanes) fewest = std::min(fewest, n);
+            const auto* tl = w.charts()->timeline();
+            QVERIFY2(
+                tl->rowHeight() * fewest >= QFontMetrics(tl->font()).height(),
+                qPrintable(QString("row %1 px, fewest lanes %2").arg(tl->rowHeight()).arg(fewest)));
             w.close(); // remembers the choice
         }
         Bench bench(Opts().workload(loadedWorkload())); // chat: no agents
