@@ -70,9 +70,9 @@ QVariant RunsModel::data(const QModelIndex& index, int role) const {
     case Completed:
         return MetricsModel::formatValue(r.completed);
     case MeanTtft:
-        return MetricsModel::formatValue(r.mean_ttft);
+        return MetricsModel::formatMetric("mean_ttft_ms", r.mean_ttft);
     case P99E2el:
-        return MetricsModel::formatValue(r.p99_e2el);
+        return MetricsModel::formatMetric("p99_e2el_ms", r.p99_e2el);
     case Label:
         return QString::fromStdString(r.info.label);
     }
@@ -81,9 +81,8 @@ QVariant RunsModel::data(const QModelIndex& index, int role) const {
 
 QVariant RunsModel::headerData(int section, Qt::Orientation o, int role) const {
     if (o != Qt::Horizontal || role != Qt::DisplayRole) return {};
-    static const char* names[] = {"id",           "policy",         "workload",      "requests",
-                                  "completed",    "mean TTFT (ms)", "p99 E2EL (ms)", "label",
-                                  "created (UTC)"};
+    static const char* names[] = {"id",        "policy",   "workload", "requests",     "completed",
+                                  "mean TTFT", "p99 E2EL", "label",    "created (UTC)"};
     return section >= 0 && section < 9 ? tr(names[section]) : QVariant();
 }
 

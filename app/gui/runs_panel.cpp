@@ -170,6 +170,10 @@ void RunsPanel::apply(const RunsSnapshot& snap) {
         }
     if (models_changed) Q_EMIT modelsRead(snap.models);
     view_->resizeColumnsToContents();
+    // The policy (with its parameters) and the workload's name are as long as they are:
+    // capped, elided, whole in the tooltip, so the numbers stay in view at 1366 px.
+    for (const int c : {int(views::RunsModel::Policy), int(views::RunsModel::Workload)})
+        if (view_->columnWidth(c) > 170) view_->setColumnWidth(c, 170);
     label_->setText(tr("%1 run(s) in %2").arg(model_->rowCount()).arg(db_));
     Q_EMIT refreshed();
 }
