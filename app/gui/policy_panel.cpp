@@ -9,10 +9,12 @@
 #include "run/knobs.h"
 #include "sim/prefix_cache.h"
 #include "timeline_view.h"
+#include "util/text.h"
 #include "workbench_state.h"
 
 #include <QCheckBox>
 #include <QComboBox>
+#include <QFontMetrics>
 #include <QFormLayout>
 #include <QGroupBox>
 #include <QHBoxLayout>
@@ -374,12 +376,20 @@ QString PolicyPanel::cardText() const {
 void PolicyPanel::showWorkload() {
     const auto& w = state_->workload();
     if (!w) return;
-    workload_label_->setText(tr("<b>%1</b><br>%2 requests over %3 s; %4 prompt + %5 output tokens")
-                                 .arg(state_->workloadName().toHtmlEscaped())
-                                 .arg(w->size())
-                                 .arg(w->span(), 0, 'f', 1)
-                                 .arg(w->totalPromptTokens())
-                                 .arg(w->totalOutputTokens()));
+    // A long file name (no spaces to wrap at) would widen the panel: elided in the middle
+    // to the panel's width, whole in the tooltip.
+    const QString name = state_->workloadName();
+    const int room = std::max(120, workload_label_->width() > 0 ? workload_label_->width() : 240);
+    QFont bold = workload_label_->font();
+    bold.setBold(true);
+    workload_label_->setToolTip(name);
+    workload_label_->setText(
+        tr("<b>%1</b><br>%2 requests over %3; %4 prompt + %5 output tokens")
+            .arg(QFontMetrics(bold).elidedText(name, Qt::ElideMiddle, room).toHtmlEscaped())
+            .arg(w->size())
+            .arg(QString::fromStdString(text::duration(w->span())))
+            .arg(w->totalPromptTokens())
+            .arg(w->totalOutputTokens()));
     histogram_->setWorkload(*w);
     rebuildTufSliders(*w);
 }

@@ -1178,6 +1178,31 @@ private slots:
         QVERIFY(std::abs((range->to() - range->from()) - (to - from) / 1.25) < 1e-9 * (to - from));
     }
 
+    // A long file name (no space to wrap at) is elided in the Policy panel, whole in its
+    // tooltip, instead of widening the panel or being cut.
+    void longWorkloadNameIsElided() {
+        const QString path = QDir::temp().filePath(
+            "kairos_a_workload_file_with_a_very_long_name_that_has_no_spaces_at_all.jsonl");
+        QFile::remove(path);
+        QVERIFY(QFile::copy(QString(KAIROS_SOURCE_DIR) + "/sample_traces/chat_poisson_small.jsonl",
+                            path));
+        Bench bench(Opts().workload(path));
+        auto& [w, spy] = bench;
+        w.resize(1366, 768);
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        QVERIFY(bench.next() > 0);
+        QLabel* label = nullptr;
+        for (auto* l : w.policyPanel()->findChildren<QLabel*>())
+            if (l->toolTip().contains("kairos_a_workload_file_with")) label = l;
+        QVERIFY(label);
+        QVERIFY2(label->text().contains(QStringLiteral("…")), qPrintable(label->text()));
+        QVERIFY2(
+            label->sizeHint().width() <= w.policyPanel()->width(),
+            qPrintable(
+                QString("%1 > %2").arg(label->sizeHint().width()).arg(w.policyPanel()->width())));
+    }
+
     // Empty panels say what fills them (the button or the command) instead of drawing empty
     // axes and an empty legend box; a chart with data shows no message.
     void emptyPanelsSayWhatFillsThem() {
