@@ -152,7 +152,8 @@ RunSpec specFromArgs(const SimulateArgs& a) {
     // parameter of that name.
     if (const PolicySpec* ps = findPolicy(a.policy))
         for (auto it = s.policy.params.begin(); it != s.policy.params.end();) {
-            const auto& [name, value] = *it;
+            const std::string& name = it->first;
+            const double value = it->second;
             const bool own = std::any_of(ps->params.begin(), ps->params.end(),
                                          [&](const ParamSpec& p) { return p.name == name; });
             const RunKnob* knob = own ? nullptr : findRunKnob(name);

@@ -211,8 +211,9 @@ InspectorPanel::InspectorPanel(QWidget* parent) : QWidget(parent) {
     chart_->setMinimumHeight(130);
     views::applyPalette(chart_, QPalette::Base);
     chart_->xAxis->setLabel(tr("time (s)"));
-    chart_->yAxis->setLabel(tr("remaining tokens"));
-    chart_->yAxis2->setLabel(tr("key"));
+    // Short axis labels: the chart is little more than 100 px tall at 1366x768 (a longer
+    // label was cut), and the legend names each line, the key's unit included.
+    chart_->yAxis->setLabel(tr("tokens"));
     chart_->legend->setVisible(true);
     chart_->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignRight);
     auto* predicted = chart_->addGraph();
@@ -522,7 +523,7 @@ void InspectorPanel::refreshRequest() {
     else
         chart_->graph(2)->removeFromLegend();
     chart_->yAxis2->setVisible(show_key);
-    chart_->yAxis2->setLabel(QString::fromStdString(ex.key_name));
+    chart_->yAxis2->setLabel(QString()); // named in the legend ("key: PUD priority (1/s^2)")
     chart_->rescaleAxes();
     chart_->yAxis->setRangeLower(0);
     chart_->replot(QCustomPlot::rpQueuedReplot);
