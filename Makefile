@@ -34,7 +34,7 @@ run: build
 	    --goodput ttft:2000 tpot:100 \
 	    --json $(REPORT_DIR)/sample_summary.json --runlog $(REPORT_DIR)/sample_runlog.jsonl && \
 	  QT_QPA_PLATFORM=offscreen $(GUI) --workload $(SAMPLE) --policy sprpt_lp --predictor trail \
-	    --screenshot $(REPORT_DIR)/sample_workbench.png --quit 2>/dev/null && \
+	    --size 1400x850 --screenshot $(REPORT_DIR)/sample_workbench.png --quit 2>/dev/null && \
 	  echo "report: $(REPORT_DIR)/sample_summary.json, run log: $(REPORT_DIR)/sample_runlog.jsonl, picture: $(REPORT_DIR)/sample_workbench.png"; \
 	fi
 
