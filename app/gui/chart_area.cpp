@@ -166,6 +166,7 @@ QString ChartArea::loadText(const RunView& r) {
     QString verdict = QString::fromStdString(load.verdict);
     for (const QString& lead : {QStringLiteral("keeps up: "), QStringLiteral("SATURATED: ")})
         if (verdict.startsWith(lead)) verdict = verdict.mid(lead.size());
+    if (!verdict.isEmpty()) verdict[0] = verdict[0].toUpper(); // a sentence of its own
     if (!load.saturated.has_value()) return tr("No load verdict: %1").arg(verdict);
     if (load.saturated.value() && load.score > kNearSaturation.second)
         return tr("Overloaded: %1. %2. Latencies of a run like this grow with its length; "

@@ -1976,6 +1976,9 @@ private slots:
                          text.contains("req/s served"),
                      qPrintable(text));
             QVERIFY(banner->text().size() <= text.size()); // elided to one line, not wrapped
+            // The verdict's own first words are not repeated ("Keeps up: … served. keeps up:").
+            QVERIFY2(!text.contains(QStringLiteral(". keeps up")) && !text.contains(". SATURATED"),
+                     qPrintable(text));
             if (rate < 1) continue;
             // From overloaded to keeping up: the timeline stays where it was.
             auto* tl = w.charts()->timeline();
