@@ -125,16 +125,16 @@ QRect TimelineView::plotRect() const {
                  std::max(0, v.height() - kHeader));
 }
 
-double TimelineView::timeAtX(int x) const {
-    const QRect plot = plotRect();
-    const lod::TimeAxis axis{range_->from(), range_->to(), double(std::max(1, plot.width()))};
-    return axis.toT(x - plot.left());
+lod::TimeAxis TimelineView::plotAxis() const {
+    return {range_->from(), range_->to(), double(std::max(1, plotRect().width()))};
+}
+
+double TimelineView::timeAtX(double x) const {
+    return plotAxis().toT(x - kGutter);
 }
 
 int TimelineView::xOfTime(double t) const {
-    const QRect plot = plotRect();
-    const lod::TimeAxis axis{range_->from(), range_->to(), double(std::max(1, plot.width()))};
-    return plot.left() + static_cast<int>(std::lround(axis.toX(t)));
+    return kGutter + static_cast<int>(std::lround(plotAxis().toX(t)));
 }
 
 void TimelineView::paintSelection(QPainter& p, const QRect& column) const {
@@ -551,10 +551,8 @@ int TimelineView::requestAt(const QPoint& pos, QString* what, double* t_out) con
     const auto i = static_cast<long>(std::floor((pos.y() - kHeader + scroll) / row_h_));
     if (i < 0 || i >= static_cast<long>(rows_->size())) return -1;
     const lod::Row& row = (*rows_)[static_cast<std::size_t>(i)];
-    const lod::TimeAxis axis{range_->from(), range_->to(),
-                             double(std::max(1, viewport()->width() - kGutter))};
-    const double t = axis.toT(pos.x() - kGutter);
-    const double slop = 2 * axis.secondsPerPixel();
+    const double t = timeAtX(pos.x());
+    const double slop = 2 * plotAxis().secondsPerPixel();
     const lod::Row* r = &row;
     if (!row.members.empty()) { // an agent lane: the request under the cursor
         const lod::Member* m = lod::memberAt(row.members, t, slop);
@@ -643,9 +641,7 @@ void TimelineView::wheelEvent(QWheelEvent* e) {
         e->accept();
         return;
     }
-    const lod::TimeAxis axis{range_->from(), range_->to(),
-                             double(std::max(1, viewport()->width() - kGutter))};
-    range_->zoom(axis.toT(e->position().x() - kGutter), std::pow(1.25, steps));
+    range_->zoom(timeAtX(e->position().x()), std::pow(1.25, steps));
     e->accept();
 }
 
@@ -671,17 +667,13 @@ void TimelineView::mouseMoveEvent(QMouseEvent* e) {
     }
     if (!dragging_) {
         // The time under the cursor, for the inspector's "scheduler at t" (mouse tracking).
-        const int w = viewport()->width() - kGutter;
-        if (e->pos().x() >= kGutter && w > 0 && e->pos().y() >= kHeader)
-            Q_EMIT cursorMoved(range_->from() + (range_->to() - range_->from()) *
-                                                    double(e->pos().x() - kGutter) / w);
+        if (plotRect().contains(e->pos())) Q_EMIT cursorMoved(timeAtX(e->pos().x()));
         return;
     }
     const QPoint d = e->pos() - press_;
     if (std::abs(d.x()) + std::abs(d.y()) > 2) moved_ = true;
     if (!moved_) return;
-    const double spp = (range_->to() - range_->from()) / std::max(1, viewport()->width() - kGutter);
-    range_->pan(-d.x() * spp);
+    range_->pan(-d.x() * plotAxis().secondsPerPixel());
     verticalScrollBar()->setValue(verticalScrollBar()->value() - d.y());
     press_ = e->pos();
 }

@@ -107,7 +107,7 @@ public:
     // would appear, and the charts under the timeline line their plots up with it.
     QRect plotRect() const;
     // The time at viewport x (inside the plot or not).
-    double timeAtX(int x) const;
+    double timeAtX(double x) const;
     // The viewport x of time t (rounded to the pixel, as spans are drawn).
     int xOfTime(double t) const;
 
@@ -129,6 +129,8 @@ protected:
     bool viewportEvent(QEvent*) override;
 
 private:
+    // The window's time across the plot's width (plotRect), its x 0 at the plot's left.
+    lod::TimeAxis plotAxis() const;
     void updateScrollBar();
     void fitRows();
     void paintHeader(QPainter& p, const QRect& area) const;

@@ -122,10 +122,7 @@ void ChartArea::alignTimeAxes() {
 }
 
 bool ChartArea::eventFilter(QObject* watched, QEvent* e) {
-    if (watched == banner_ && e->type() == QEvent::Resize) // elided to its new width
-        banner_->setText(banner_->fontMetrics().elidedText(banner_->property("fullText").toString(),
-                                                           Qt::ElideRight,
-                                                           std::max(50, banner_->width() - 20)));
+    if (watched == banner_ && e->type() == QEvent::Resize) elideBanner(); // to its new width
     if ((watched == kv_ || watched == tabs_) &&
         (e->type() == QEvent::Resize || e->type() == QEvent::Show || e->type() == QEvent::Move))
         alignTimeAxes();
@@ -167,24 +164,34 @@ QString ChartArea::loadText(const RunView& r) {
     for (const QString& lead : {QStringLiteral("keeps up: "), QStringLiteral("SATURATED: ")})
         if (verdict.startsWith(lead)) verdict = verdict.mid(lead.size());
     if (!verdict.isEmpty()) verdict[0] = verdict[0].toUpper(); // a sentence of its own
-    if (!load.saturated.has_value()) return tr("No load verdict: %1").arg(verdict);
-    if (load.saturated.value() && load.score > kNearSaturation.second)
+    switch (loadBand(load)) {
+    case LoadBand::NoVerdict:
+        return tr("No load verdict: %1").arg(verdict);
+    case LoadBand::Overloaded:
         return tr("Overloaded: %1. %2. Latencies of a run like this grow with its length; "
                   "lower the rate or add capacity to measure a service level.")
             .arg(rates, verdict);
-    if (load.score >= kNearSaturation.first)
+    case LoadBand::NearSaturation:
         return tr("Near saturation (the queue's largest rise is %1 of its noise threshold; "
                   "overloaded above 1): %2. %3.")
             .arg(load.score, 0, 'f', 2)
             .arg(rates, verdict);
+    case LoadBand::KeepsUp:
+        break;
+    }
     return tr("Keeps up: %1. %2.").arg(rates, verdict);
 }
 
+void ChartArea::elideBanner() {
+    banner_->setText(banner_->fontMetrics().elidedText(banner_->property("fullText").toString(),
+                                                       Qt::ElideRight,
+                                                       std::max(50, banner_->width() - 20)));
+}
+
 void ChartArea::showRun(const RunView& r) {
-    const LoadReport& load = r.summary.load;
     const QString text = loadText(r);
-    const bool over = load.saturated.value_or(false) && load.score > kNearSaturation.second;
-    const bool near = !over && load.saturated.has_value() && load.score >= kNearSaturation.first;
+    const LoadBand band = loadBand(r.summary.load);
+    const bool over = band == LoadBand::Overloaded, near = band == LoadBand::NearSaturation;
     banner_->setStyleSheet(
         over   ? QStringLiteral("QLabel { background: #fff1d6; color: #6b4300; border: 1px solid "
                                   "#e0a040; padding: 2px 8px; }")
@@ -194,8 +201,7 @@ void ChartArea::showRun(const RunView& r) {
                                 "padding: 2px 8px; }"));
     banner_->setToolTip(text);
     banner_->setProperty("fullText", text);
-    banner_->setText(banner_->fontMetrics().elidedText(text, Qt::ElideRight,
-                                                       std::max(50, banner_->width() - 20)));
+    elideBanner();
     banner_->setVisible(true);
     // A fleet's KV is its replicas' together, against their capacity together.
     kv_->setRun(r.kv, double(r.limits.kv_capacity_tokens) * std::max(1, r.spec.fleet.replicas),

@@ -70,11 +70,10 @@ public:
     QStringList chartNames() const;
     bool exportChart(const QString& chart, const QString& path) const;
 
-    // The load strip's words for a run: overloaded (score above kNearSaturation.second and
-    // saturated), near saturation (score from .first), or keeping up; the core's verdict
-    // after. Its whole text (the strip shows it elided to one line).
+    // The load strip's words for a run, by the core's loadBand (overloaded, near
+    // saturation, keeping up), the core's verdict after. Its whole text (the strip shows it
+    // elided to one line).
     static QString loadText(const RunView& r);
-    static constexpr std::pair<double, double> kNearSaturation{0.8, 1.25};
     QString loadStripText() const;
 
     // The ruler selection's summary (requests by phase, KV, decisions, latencies of the
@@ -95,6 +94,7 @@ protected:
 private:
     void applyRows();
     void refreshRangeSummary();
+    void elideBanner(); // the load strip's whole text, elided to its width
 
     WorkbenchState* state_;
     views::TimelineView* timeline_;

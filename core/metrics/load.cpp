@@ -263,4 +263,10 @@ LoadReport loadOf(const RunLog& log) {
     return r;
 }
 
+LoadBand loadBand(const LoadReport& r) {
+    if (!r.saturated.has_value()) return LoadBand::NoVerdict;
+    if (*r.saturated && r.score > kNearSaturation.second) return LoadBand::Overloaded;
+    return r.score >= kNearSaturation.first ? LoadBand::NearSaturation : LoadBand::KeepsUp;
+}
+
 } // namespace kairos

@@ -32,6 +32,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace kairos {
@@ -60,6 +61,15 @@ struct LoadReport {
 };
 
 LoadReport loadOf(const RunLog& log);
+
+// How a run's load reads where a verdict that flips on a slider would mislead (the
+// workbench's load strip): overloaded only when saturated with a score above
+// kNearSaturation.second, near saturation from kNearSaturation.first (either side of the
+// threshold at 1), keeping up below; no verdict without one. The core's `saturated` and
+// verdict line stay two-way.
+enum class LoadBand { NoVerdict, KeepsUp, NearSaturation, Overloaded };
+inline constexpr std::pair<double, double> kNearSaturation{0.8, 1.25};
+LoadBand loadBand(const LoadReport& r);
 
 // The waiting queue as each request found it on arrival: (arrival time, queue length),
 // in arrival order. The series the verdict is fitted to.

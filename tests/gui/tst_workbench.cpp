@@ -129,6 +129,12 @@ struct Opts {
 struct Bench {
     explicit Bench(const Opts& opts = {}) : w(opts.o), shown(&w, &app::MainWindow::resultShown) {}
     long next() { return waitForResult(shown); }
+    // The window shown at `size` with its first run drawn.
+    bool showAt(QSize size) {
+        w.resize(size);
+        w.show();
+        return QTest::qWaitForWindowExposed(&w) && next() > 0;
+    }
     app::MainWindow w;
     QSignalSpy shown;
 };
@@ -1067,10 +1073,7 @@ private slots:
             for (const QSize size : {QSize(1366, 768), QSize(1920, 1080)}) {
                 Bench bench(Opts().workload(trace).policy("fcfs"));
                 auto& [w, spy] = bench;
-                w.resize(size);
-                w.show();
-                QVERIFY(QTest::qWaitForWindowExposed(&w));
-                QVERIFY(bench.next() > 0);
+                QVERIFY(bench.showAt(size));
                 auto* tl = w.charts()->timeline();
                 auto* kv = w.charts()->kvChart();
                 QTRY_VERIFY(kv->isVisible());
@@ -1108,10 +1111,7 @@ private slots:
                 .workload(QString(KAIROS_SOURCE_DIR) + "/sample_traces/chat_poisson_small.jsonl")
                 .policy("fcfs"));
         auto& [w, spy] = bench;
-        w.resize(1366, 768);
-        w.show();
-        QVERIFY(QTest::qWaitForWindowExposed(&w));
-        QVERIFY(bench.next() > 0);
+        QVERIFY(bench.showAt(QSize(1366, 768)));
         QCursor::setPos(-500, -500);
         auto* tl = w.charts()->timeline();
         views::TimeRange* range = w.state()->range();
@@ -1188,10 +1188,7 @@ private slots:
                             path));
         Bench bench(Opts().workload(path));
         auto& [w, spy] = bench;
-        w.resize(1366, 768);
-        w.show();
-        QVERIFY(QTest::qWaitForWindowExposed(&w));
-        QVERIFY(bench.next() > 0);
+        QVERIFY(bench.showAt(QSize(1366, 768)));
         QLabel* label = nullptr;
         for (auto* l : w.policyPanel()->findChildren<QLabel*>())
             if (l->toolTip().contains("kairos_a_workload_file_with")) label = l;
@@ -1208,10 +1205,7 @@ private slots:
     void emptyPanelsSayWhatFillsThem() {
         Bench bench(Opts().workload(loadedWorkload()).policy("sprpt_lp"));
         auto& [w, spy] = bench;
-        w.resize(1366, 768);
-        w.show();
-        QVERIFY(QTest::qWaitForWindowExposed(&w));
-        QVERIFY(bench.next() > 0);
+        QVERIFY(bench.showAt(QSize(1366, 768)));
         const std::vector<std::pair<QString, QString>> panels{{"sweep", "press Sweep"},
                                                               {"live", "Run live"},
                                                               {"models", "kairos-cli fit"},
@@ -1303,10 +1297,7 @@ private slots:
                         .workload(QString(KAIROS_SOURCE_DIR) + "/sample_traces/wid1_like.jsonl")
                         .policy("timely"));
         auto& [w, spy] = bench;
-        w.resize(1366, 768);
-        w.show();
-        QVERIFY(QTest::qWaitForWindowExposed(&w));
-        QVERIFY(bench.next() > 0);
+        QVERIFY(bench.showAt(QSize(1366, 768)));
         const auto r = w.lastResult();
         const Workload& wl = *r->workload;
         QCOMPARE(wl.requests[0].id, std::int64_t(500000));
@@ -1964,10 +1955,7 @@ private slots:
             }
             Bench bench(Opts().workload(path));
             app::MainWindow& w = bench.w;
-            w.resize(1366, 768);
-            w.show();
-            QVERIFY(QTest::qWaitForWindowExposed(&w));
-            QVERIFY(bench.next() > 0);
+            QVERIFY(bench.showAt(QSize(1366, 768)));
             auto* banner = w.findChild<QLabel*>("loadBanner");
             QVERIFY(banner && banner->isVisible());
             QCOMPARE(w.lastResult()->summary.load.saturated.value_or(false), rate > 1);
