@@ -18,7 +18,10 @@ namespace kairos::views {
 
 Qt::Alignment placeLegend(QCustomPlot* plot, const std::function<bool(const QCPGraph*)>& counts) {
     QCPLegend* legend = plot->legend;
-    if (!legend->visible() || legend->itemCount() == 0) return Qt::AlignTop | Qt::AlignRight;
+    // A hidden legend is placed too: sayWhenEmpty shows it after this, in the same replot,
+    // once data arrives (the utility chart's legend was drawn where it first stood, on the
+    // tasks, until the next replot).
+    if (legend->itemCount() == 0) return Qt::AlignTop | Qt::AlignRight;
     QCPAxisRect* ar_el = plot->axisRect();
     const Qt::Alignment corners[] = {Qt::AlignTop | Qt::AlignRight, Qt::AlignTop | Qt::AlignLeft,
                                      Qt::AlignBottom | Qt::AlignRight,

@@ -464,7 +464,11 @@ CLI::Option* addRunOptions(CLI::App* c, const std::shared_ptr<SimulateArgs>& a) 
                       "parameters)")
         ->capture_default_str();
     c->add_option("--param", a->params, "Policy parameter NAME=VALUE (repeatable)");
-    c->add_option("--profile", a->profile, "Device profile: a shipped name or a JSON file")
+    c->add_option("--profile", a->profile,
+                  std::string("Device profile: a shipped name (kairos-cli profiles) or a JSON "
+                              "file; auto: ") +
+                      kRobotProfileName + " (TimelyLLM's setting) for robot plans, " +
+                      kDefaultProfileName + " (MC-SF's) otherwise")
         ->capture_default_str();
     c->add_option("--kv-capacity", a->kv_capacity,
                   "KV cache capacity in tokens (default: from the profile)")

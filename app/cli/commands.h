@@ -38,6 +38,7 @@ void addProfiles(CLI::App& app);
 void addProfileCpu(CLI::App& app);
 void addBench(CLI::App& app);
 void addReproduce(CLI::App& app);
+void addDeriveProfile(CLI::App& app);
 void addReport(CLI::App& app);
 void addRuns(CLI::App& app);
 void addFit(CLI::App& app);
@@ -98,7 +99,7 @@ struct LiveArgs {
 // A live run's model and backend (live.cpp, in builds with libtorch).
 // The options of a simulate/report/live run (and the base of sweep and capacity).
 struct SimulateArgs {
-    std::string workload, format = "auto", policy = "fcfs", profile = kDefaultProfileName,
+    std::string workload, format = "auto", policy = "fcfs", profile = kAutoProfile,
                           predictor = "oracle";
     std::uint64_t policy_seed = 0;
     std::vector<std::string> params, goodput;

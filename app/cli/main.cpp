@@ -291,6 +291,7 @@ int run(int argc, char** argv) {
     kairos::cli::addPolicies(app);
     kairos::cli::addFormats(app);
     kairos::cli::addReproduce(app);
+    kairos::cli::addDeriveProfile(app);
     kairos::cli::addReport(app);
     kairos::cli::addExplain(app);
 #if KAIROS_HAVE_STORE

@@ -2,6 +2,7 @@
 #include "checks.h"
 #include "commands.h"
 #include "profiles.h"
+#include "repro/derived.h"
 #include "repro/repro.h"
 #include "util/atomic_file.h"
 #include "util/parallel.h"
@@ -95,6 +96,39 @@ void addReproduce(CLI::App& app) {
             writeFileAtomically(a->json_out, [&](std::ostream& out) {
                 out << repro::toJson(r.claims).dump(2) << "\n";
             });
+    });
+}
+
+void addDeriveProfile(CLI::App& app) {
+    struct Args {
+        std::string setting, data = KAIROS_SHARED_DATA, out;
+    };
+    auto a = std::make_shared<Args>();
+    auto* c = app.add_subcommand(
+        "derive-profile",
+        "Write the profile of a paper's own machine, derived from the public data (no "
+        "measurement of that machine is here): timelyllm (Llama3-8B on an RTX 4090, fitted to "
+        "the TimelyLLM authors' plan times) or trail (Llama3-8B on an A100)");
+    c->add_option("setting", a->setting, "timelyllm or trail")
+        ->required()
+        ->check(CLI::IsMember({"timelyllm", "trail"}));
+    c->add_option("--data", a->data, "Folder of the public traces (../shared/data)")
+        ->capture_default_str();
+    c->add_option("--out,-o", a->out, "Output JSON")->required();
+    c->callback([a] {
+        repro::Options o;
+        o.data_dir = a->data;
+        DeviceProfile p =
+            a->setting == "timelyllm" ? repro::llama3_8bRtx4090(o) : repro::llama3_8bA100(o);
+        // A shipped profile is found by its name: the file's stem, without "(derived)" (the
+        // description and the provenance say it is derived).
+        p.name = a->setting == "timelyllm" ? "llama3-8b-rtx4090" : "llama3-8b-a100";
+        p.provenance = "kairos-cli derive-profile " + a->setting + ": " + p.provenance;
+        writeFileAtomically(a->out, [&](std::ostream& out) { out << p.toJson().dump(2) << "\n"; });
+        std::printf("%s: prefill a=%.6g b=%.6g, decode q0=%.6g q1=%.6g p=%.6g, KV capacity %lld "
+                    "tokens\n",
+                    p.name.c_str(), p.ete.a, p.ete.b, p.ete.q0, p.ete.q1, p.ete.p,
+                    static_cast<long long>(p.kvCapacityTokens()));
     });
 }
 

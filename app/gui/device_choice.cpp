@@ -7,17 +7,32 @@
 namespace kairos::app {
 
 DeviceChoice::DeviceChoice(JobTracker* jobs, const std::string& profile, QObject* parent)
-    : QObject(parent), jobs_(jobs), label_(new QLabel) {
+    : QObject(parent), jobs_(jobs), automatic_(profile == kAutoProfile), label_(new QLabel) {
     label_->setObjectName(QStringLiteral("execLabel"));
     auto r = std::make_shared<ResolvedExec>();
-    r->profile = resolveProfile(profile);
+    r->profile = resolveProfile(profileFor(profile, nullptr));
     r->model = makeExecutionModel(r->profile);
     resolved_ = std::move(r);
     exec_.profile = resolved_->profile.name;
     showLabel();
 }
 
+bool DeviceChoice::followWorkload(const Workload& w) {
+    if (!automatic_ || exec_.model_id > 0) return false;
+    const std::string name = profileFor(kAutoProfile, &w);
+    if (name == resolved_->profile.name) return false;
+    auto r = std::make_shared<ResolvedExec>();
+    r->profile = resolveProfile(name, &r->profile_path);
+    r->model = makeExecutionModel(r->profile);
+    resolved_ = std::move(r);
+    exec_ = {};
+    exec_.profile = name;
+    showLabel();
+    return true;
+}
+
 void DeviceChoice::use(const RunSpec::ExecPart& exec) {
+    automatic_ = false;
     Q_EMIT message(tr("loading the execution model…"));
     jobs_->start(QStringLiteral("exec"), this, [this, exec](JobTracker::Job&) {
         auto r = std::make_shared<ResolvedExec>();
@@ -40,6 +55,7 @@ void DeviceChoice::use(const RunSpec::ExecPart& exec) {
 }
 
 void DeviceChoice::set(const RunSpec::ExecPart& exec, std::shared_ptr<const ResolvedExec> r) {
+    automatic_ = false;
     exec_ = exec;
     resolved_ = std::move(r);
     showLabel();

@@ -16,8 +16,15 @@ namespace kairos::app {
 class DeviceChoice : public QObject {
     Q_OBJECT
 public:
-    // Starts on a shipped profile (or a profile file), resolved now.
+    // Starts on a shipped profile (or a profile file), resolved now. "auto" (kAutoProfile):
+    // the default profile, and each workload opened picks its own (followWorkload) until a
+    // device is chosen.
     DeviceChoice(JobTracker* jobs, const std::string& profile, QObject* parent = nullptr);
+    // While no device was chosen: the profile `w` asks for (profileFor, run_spec.h),
+    // resolved now (a shipped profile's JSON: no wait worth a thread). True when it changed
+    // (no changed(): the caller runs the new workload on it).
+    bool followWorkload(const Workload& w);
+    bool automatic() const { return automatic_; }
     const RunSpec::ExecPart& exec() const { return exec_; }
     const std::shared_ptr<const ResolvedExec>& resolved() const { return resolved_; }
     const DeviceProfile& profile() const { return resolved_->profile; }
@@ -36,6 +43,7 @@ private:
     void showLabel();
 
     JobTracker* jobs_;
+    bool automatic_ = false;
     RunSpec::ExecPart exec_; // what resolved_ was resolved from
     std::shared_ptr<const ResolvedExec> resolved_;
     QLabel* label_;

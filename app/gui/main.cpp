@@ -7,6 +7,7 @@
 #include "model/router.h"
 #include "new_hardware_box.h"
 #include "predict/predictor.h"
+#include "run/run_spec.h"
 #include "timeline_view.h"
 
 #include <QApplication>
@@ -68,7 +69,13 @@ int main(int argc, char** argv) {
     const QCommandLineOption policy({"p", "policy"}, "Scheduling policy.", "name", "fcfs");
     const QCommandLineOption param("param", "Policy parameter NAME=VALUE (repeatable).", "k=v");
     const QCommandLineOption predictor("predictor", "Length predictor.", "spec", "oracle");
-    const QCommandLineOption profile("profile", "Device profile (name or JSON file).", "name");
+    const QCommandLineOption profile(
+        "profile",
+        QStringLiteral("Device profile (name or JSON file). Default: each workload's own, %1 "
+                       "(TimelyLLM's setting) for robot plans, %2 (MC-SF's) otherwise.")
+            .arg(QLatin1String(kairos::kRobotProfileName),
+                 QLatin1String(kairos::kDefaultProfileName)),
+        "name");
     const QCommandLineOption shot("screenshot", "Save the window to this PNG once shown.", "png");
     const QCommandLineOption quit("quit", "Quit after --screenshot.");
     const QCommandLineOption size(

@@ -62,7 +62,7 @@ MainWindow::MainWindow(const StartOptions& opt, QWidget* parent)
     : QMainWindow(parent), start_(opt), state_(new WorkbenchState(this)), runner_(&jobs_) {
     setWindowTitle(QStringLiteral("Kairos"));
     device_ = new DeviceChoice(
-        &jobs_, opt.profile.isEmpty() ? std::string(kDefaultProfile) : opt.profile.toStdString(),
+        &jobs_, opt.profile.isEmpty() ? std::string(kAutoProfile) : opt.profile.toStdString(),
         this);
     cache_.keepTransformed(2); // the shown rate and the pinned run's
     for (const auto& [k, v] : parsePolicyParams([&] {
@@ -486,6 +486,9 @@ void MainWindow::setWorkload(std::shared_ptr<const Workload> w, const QString& l
     state_->setWorkload(std::move(w), label);
     history_->clear();
     setWindowTitle(tr("Kairos — %1").arg(label));
+    // Robot plans on TimelyLLM's device, the rest on MC-SF's, until a device is chosen.
+    if (device_->followWorkload(*state_->workload()))
+        policy_panel_->showDevice(QString::fromStdString(device_->profile().name));
     resimulate();
 }
 

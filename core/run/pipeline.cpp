@@ -170,7 +170,10 @@ void WorkloadCache::keepTransformed(std::size_t n) {
     while (transformed_.size() > keep_transformed_) transformed_.erase(transformed_.begin());
 }
 
-ResolvedExec resolveExec(const RunSpec::ExecPart& e, const RunContext& ctx) {
+ResolvedExec resolveExec(const RunSpec::ExecPart& asked, const RunContext& ctx,
+                         const Workload* workload) {
+    RunSpec::ExecPart e = asked;
+    e.profile = profileFor(asked.profile, workload);
     ResolvedExec r;
     // The device profile gives the KV capacity (and the execution model unless a fitted
     // one from the store replaces it).
@@ -258,7 +261,7 @@ PreparedRun prepareRun(const RunSpec& spec, const RunContext& ctx) {
     p.workload = ctx.cache ? ctx.cache->transformed(base, spec.workload)
                            : transformedWorkload(base, spec.workload);
 
-    ResolvedExec ex = ctx.exec ? *ctx.exec : resolveExec(spec.exec, ctx);
+    ResolvedExec ex = ctx.exec ? *ctx.exec : resolveExec(spec.exec, ctx, p.workload.get());
     p.profile = std::move(ex.profile);
     p.profile_path = std::move(ex.profile_path);
     p.model = std::move(ex.model);

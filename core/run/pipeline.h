@@ -118,7 +118,9 @@ struct ResolvedExec {
     std::shared_ptr<const ExecutionModel> model;
     std::vector<std::string> model_warnings;
 };
-ResolvedExec resolveExec(const RunSpec::ExecPart& exec, const RunContext& ctx = {});
+// A profile named "auto" is the one for `workload` (profileFor, run_spec.h).
+ResolvedExec resolveExec(const RunSpec::ExecPart& exec, const RunContext& ctx = {},
+                         const Workload* workload = nullptr);
 
 PreparedRun prepareRun(const RunSpec& spec, const RunContext& ctx = {});
 // `live` runs the iterations on a real model (the CLI's live command); `policy_override`

@@ -3,6 +3,7 @@
 #include "metrics/summary.h"
 #include "model/domains.h"
 #include "model/router.h"
+#include "model/workload.h"
 #include "predict/predictor.h"
 #include "sched/registry.h"
 #include "sched/scheduler.h"
@@ -19,6 +20,16 @@
 #include <toml++/toml.h>
 
 namespace kairos {
+
+bool hasRobotPlans(const Workload& w) {
+    return std::any_of(w.requests.begin(), w.requests.end(),
+                       [](const Request& r) { return r.agent >= 0 && !r.segments.empty(); });
+}
+
+std::string profileFor(const std::string& asked, const Workload* w) {
+    if (asked != kAutoProfile) return asked;
+    return w && hasRobotPlans(*w) ? kRobotProfileName : kDefaultProfileName;
+}
 
 namespace {
 

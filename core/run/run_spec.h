@@ -21,8 +21,20 @@
 
 namespace kairos {
 
-// The device profile of a run that names none (MC-SF's setting: Llama2-70B on 2x A100).
+struct Workload;
+
+// A run that names no device profile ("auto") gets the setting of the paper its workload
+// belongs to: robot plans (requests of agents, with plan segments) TimelyLLM's, Llama3-8B
+// on one RTX 4090 (derived: `kairos-cli derive-profile timelyllm`); every other workload
+// MC-SF's, Llama2-70B on 2x A100. On the 70B model a robot plan's first segment waits
+// seconds, and TimelyLLM's utility reads -1,237 % of its maximum on the WID1 sample (30 %
+// on the RTX 4090).
+inline constexpr const char* kAutoProfile = "auto";
 inline constexpr const char* kDefaultProfileName = "llama2-70b-a100x2";
+inline constexpr const char* kRobotProfileName = "llama3-8b-rtx4090";
+bool hasRobotPlans(const Workload& w);
+// `asked`, unless it is "auto": then the profile for `w` (no workload: the default).
+std::string profileFor(const std::string& asked, const Workload* w);
 
 struct RunSpec {
     static constexpr int kVersion = 1; // "kairos_run_spec" in the files
@@ -60,12 +72,12 @@ struct RunSpec {
     } policy;
 
     struct ExecPart {
-        std::string profile = kDefaultProfileName; // a shipped name or a JSON file
-        double gpu_mem_gib = 0;                    // > 0 replaces the profile's
-        double mem_fraction = 0;                   // > 0 replaces the profile's
-        std::int64_t model_id = 0; // > 0: a fitted ETE/ALA model from the store `db`
-        std::string model_config;  // an ALA model's configuration
-        std::string db;            // the store holding model_id ("" : the default store)
+        std::string profile = kAutoProfile; // a shipped name, a JSON file, or auto
+        double gpu_mem_gib = 0;             // > 0 replaces the profile's
+        double mem_fraction = 0;            // > 0 replaces the profile's
+        std::int64_t model_id = 0;          // > 0: a fitted ETE/ALA model from the store `db`
+        std::string model_config;           // an ALA model's configuration
+        std::string db;                     // the store holding model_id ("" : the default store)
     } exec;
 
     // The engine's limits, but kv_capacity_tokens 0 means the profile's. prefix_caching

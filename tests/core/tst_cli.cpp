@@ -252,6 +252,36 @@ private slots:
         QVERIFY2(kv.err.contains("--kv-capacity"), qPrintable(kv.err));
     }
 
+    // A run that names no profile runs on its workload's paper's machine: robot plans on
+    // TimelyLLM's RTX 4090 (where the WID1 sample keeps a positive utility, 30 % of its
+    // maximum; on the 70B model of 2x A100 it read -1,237 %), chat on MC-SF's 2x A100. A
+    // named profile wins, and a spec that says "auto" runs as the command line does.
+    void profileFollowsTheWorkload() {
+        const QString robot = QString(KAIROS_SOURCE_DIR) + "/sample_traces/wid1_like.jsonl",
+                      chat = QString(KAIROS_SOURCE_DIR) + "/sample_traces/chat_poisson_small.jsonl",
+                      out = QString::fromStdString(kairos::test::tempPath("auto.json")),
+                      spec = QString::fromStdString(kairos::test::tempPath("auto.spec.json"));
+        const auto run = [&](QStringList args) {
+            const Result r = cli(QStringList{"simulate", "-q", "--json", out} + args);
+            if (r.code != 0) qWarning("%s", qPrintable(r.err));
+            return r.code == 0 ? readJson(out.toStdString()) : nlohmann::json();
+        };
+        const auto robot_auto = run({"-w", robot, "-p", "timely", "--save-spec", spec});
+        QCOMPARE(robot_auto.value("profile", ""), std::string("llama3-8b-rtx4090"));
+        QVERIFY(robot_auto.at("robot_all_utility_pct").get<double>() > 0);
+        QCOMPARE(readJson(spec.toStdString()).at("exec").at("profile").get<std::string>(),
+                 std::string("auto"));
+        QCOMPARE(run({"-w", chat}).value("profile", ""), std::string("llama2-70b-a100x2"));
+        const auto named = run({"-w", robot, "-p", "timely", "--profile", "llama2-70b-a100x2"});
+        QCOMPARE(named.value("profile", ""), std::string("llama2-70b-a100x2"));
+        QVERIFY(named.at("robot_all_utility_pct").get<double>() < 0);
+        auto again = run({"--spec", spec});
+        auto first = robot_auto;
+        again.erase("sim_wall_ms");
+        first.erase("sim_wall_ms");
+        QVERIFY(again == first);
+    }
+
     // --perfetto with prefix caching: every KV counter point also says how many tokens sit
     // in cached blocks nobody references, the run log's held series less its in-use one;
     // without caching the field is absent.

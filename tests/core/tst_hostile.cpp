@@ -91,6 +91,7 @@ const std::map<std::string, std::string>& bases() {
         {"fit ala", "fit ala --data {data}/llm_inference_bench.csv"},
         {"fit-profile", "fit-profile --splitwise {data}/splitwise_perf_model.csv --model "
                         "llama2-70b --hardware a100-80gb --name p -o {tmp}/p.json"},
+        {"derive-profile", "derive-profile timelyllm --data {data} -o {tmp}/d.json"},
         {"profile-cpu", "profile-cpu -o {tmp}/cpu.json --repeats 1"},
         {"bench", "bench -n 200"},
         // timely: the quickest experiment (0.1 s), and the one that takes --workload.

@@ -408,6 +408,37 @@ private slots:
         QVERIFY(p.ete.b > 0 && p.ete.a > 0.016); // at least 16 GB over 1.0 TB/s
     }
 
+    // The shipped profiles of the papers' own machines are what `kairos-cli derive-profile`
+    // derives from the data today, to the last bit: a change to the derivation (or to the
+    // data) that leaves resources/profiles behind fails here.
+    void shippedDerivedProfilesAreTheDerivation() {
+        repro::Options opt;
+        opt.data_dir = test::dataPath("");
+        const std::pair<const char*, DeviceProfile> cases[] = {
+            {"llama3-8b-rtx4090", repro::llama3_8bRtx4090(opt)},
+            {"llama3-8b-a100", repro::llama3_8bA100(opt)}};
+        for (const auto& [name, derived] : cases) {
+            const DeviceProfile shipped = DeviceProfile::load(
+                std::string(KAIROS_SOURCE_DIR) + "/resources/profiles/" + name + ".json");
+            QCOMPARE(QString::fromStdString(shipped.name), QString(name));
+            const double got[] = {shipped.ete.a,  shipped.ete.b,  shipped.ete.c,
+                                  shipped.ete.q0, shipped.ete.q1, shipped.ete.p};
+            const double want[] = {derived.ete.a,  derived.ete.b,  derived.ete.c,
+                                   derived.ete.q0, derived.ete.q1, derived.ete.p};
+            for (int i = 0; i < 6; ++i)
+                QVERIFY2(got[i] == want[i], qPrintable(QStringLiteral("%1: coefficient %2 is %3, "
+                                                                      "derived %4")
+                                                           .arg(name)
+                                                           .arg(i)
+                                                           .arg(got[i], 0, 'g', 17)
+                                                           .arg(want[i], 0, 'g', 17)));
+            QCOMPARE(shipped.kvCapacityTokens(), derived.kvCapacityTokens());
+            QCOMPARE(QString::fromStdString(shipped.model.name),
+                     QString::fromStdString(derived.model.name));
+            QVERIFY(shipped.provenance.find("derived, not measured") != std::string::npos);
+        }
+    }
+
     // Every segmented policy finishes the authors' workload, keeps KV within capacity and
     // dispatches every segment exactly once.
     void authorsWorkloadRuns() {

@@ -882,6 +882,29 @@ private slots:
         QVERIFY(chart.legendCorner() != (Qt::AlignTop | Qt::AlignRight));
     }
 
+    // The first picture with tasks already keeps the legend off them. The legend, hidden
+    // while the chart was empty, was shown after its placement in that replot and drawn
+    // where it stood before, on the on-time tasks at the top right (the README's utility
+    // screenshot), until some later replot moved it.
+    void tufLegendOffTasksInTheFirstPicture() {
+        views::TufChart chart;
+        chart.resize(700, 250);
+        chart.replot(); // empty: no legend
+        QVERIFY(!chart.legend->visible());
+        views::TufClass normal;
+        normal.cls = "normal";
+        normal.tuf = Tuf{1.0, -1.0, 1.0};
+        for (int i = 0; i < 100; ++i) normal.tasks.emplace_back(0.05 + 0.02 * i, 1.0);
+        chart.setClasses({normal});
+        chart.replot(); // the first with tasks
+        QVERIFY(chart.legend->visible());
+        const QRectF lr = chart.legend->outerRect();
+        QVERIFY(!lr.isEmpty());
+        for (const auto& [t, u] : normal.tasks)
+            QVERIFY2(!lr.contains(chart.xAxis->coordToPixel(t), chart.yAxis->coordToPixel(u)),
+                     qPrintable(QStringLiteral("a task at %1 s under the legend").arg(t)));
+    }
+
     // The clicked request's card follows the shown run: a re-run with fewer seats shows the
     // same request as the new run has it (it once kept the old run's numbers).
     void requestDetailsFollowTheRun() {
@@ -1287,6 +1310,40 @@ private slots:
         QVERIFY(bench.next() > 0);
         QVERIFY2(w.charts()->pinnedName().startsWith(QStringLiteral("pinned sprpt_lp C=0.8, KV ")),
                  qPrintable(w.charts()->pinnedName()));
+    }
+
+    // A window opened without --profile runs robot plans on TimelyLLM's device (Llama3-8B
+    // on an RTX 4090) and a chat trace on MC-SF's (Llama2-70B on 2x A100): the robot sample
+    // opened on the 70B model, where its utility read -1,237 % of the maximum. Once a
+    // device is chosen, every workload keeps it.
+    void deviceFollowsTheWorkload() {
+        const QString robot = QString(KAIROS_SOURCE_DIR) + "/sample_traces/wid1_like.jsonl",
+                      chat = QString(KAIROS_SOURCE_DIR) + "/sample_traces/chat_poisson_small.jsonl";
+        Bench bench(Opts().workload(robot).policy("timely"));
+        auto& [w, spy] = bench;
+        QVERIFY(bench.showAt(QSize(1366, 768)));
+        auto* combo = w.policyPanel()->findChild<QComboBox*>(QStringLiteral("device"));
+        QVERIFY(combo);
+        const auto shownOn = [&](const char* profile) {
+            const auto r = w.lastResult();
+            return r->spec.exec.profile == profile && w.device()->profile().name == profile &&
+                   combo->currentText() == QLatin1String(profile) &&
+                   r->limits.kv_capacity_tokens == w.device()->profile().kvCapacityTokens();
+        };
+        QVERIFY(shownOn("llama3-8b-rtx4090"));
+        QCOMPARE(w.lastResult()->summary.robot.front().cls, std::string("all"));
+        QVERIFY(w.lastResult()->summary.robot.front().utilityPercent() > 0);
+        w.openWorkload(chat);
+        QVERIFY(bench.next() > 0);
+        QVERIFY(shownOn("llama2-70b-a100x2"));
+        RunSpec::ExecPart e;
+        e.profile = "llama2-70b-h100x2";
+        QVERIFY(awaitOk(&w, &app::MainWindow::executionChanged, [&] { w.useExecution(e); }));
+        QVERIFY(bench.next() > 0);
+        w.openWorkload(robot);
+        QVERIFY(bench.next() > 0);
+        QVERIFY(w.lastResult()->workload->requests.front().agent >= 0);
+        QVERIFY(shownOn("llama2-70b-h100x2"));
     }
 
     // A request keeps the trace's identity: robot ids (agent x 100000 + index) name it in
