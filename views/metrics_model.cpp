@@ -59,6 +59,9 @@ QString MetricsModel::formatMetric(const std::string& key, double v) {
 QString MetricsModel::metricLabel(const std::string& key, const std::string& label) {
     QString l = QString::fromStdString(label);
     if (isDuration(key)) l.remove(QStringLiteral(" (ms)"));
+    // A unit is one word: no line break after its slash (the table wrapped "(tok/" and "s)"
+    // onto two lines). U+2060 WORD JOINER forbids it and draws nothing.
+    l.replace(QStringLiteral("/"), QStringLiteral("/\u2060"));
     return l;
 }
 

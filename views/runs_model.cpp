@@ -48,11 +48,19 @@ QVariant RunsModel::data(const QModelIndex& index, int role) const {
     if (role == Qt::TextAlignmentRole)
         return QVariant::fromValue(numeric ? Qt::AlignRight | Qt::AlignVCenter
                                            : Qt::AlignLeft | Qt::AlignVCenter);
-    if (role == Qt::ToolTipRole)
-        return tr("%1\n%2\nparams %3\nlimits %4\nKairos %5")
-            .arg(QString::fromStdString(r.info.policy), QString::fromStdString(r.info.exec_model),
+    if (role == Qt::ToolTipRole) // every column, shown or hidden, and the rest of the run
+        return tr("run %1: %2\n%3: %4 requests, %5 completed\n%6\nparams %7\nlimits %8\n"
+                  "stored %9%10, Kairos %11")
+            .arg(r.info.id)
+            .arg(QString::fromStdString(r.info.policy),
+                 QString::fromStdString(r.info.workload_name))
+            .arg(r.info.num_requests)
+            .arg(MetricsModel::formatValue(r.completed), QString::fromStdString(r.info.exec_model),
                  QString::fromStdString(r.info.params_json),
                  QString::fromStdString(r.info.limits_json),
+                 data(index.siblingAtColumn(Created), Qt::DisplayRole).toString(),
+                 r.info.label.empty() ? QString()
+                                      : tr(", label %1").arg(QString::fromStdString(r.info.label)),
                  QString::fromStdString(r.info.kairos_version));
     if (role != Qt::DisplayRole) return {};
     switch (index.column()) {

@@ -30,7 +30,7 @@ std::vector<TufClass> tufClasses(const RunLog& log, const Workload& w, const Sum
 TufChart::TufChart(QWidget* parent) : QCustomPlot(parent) {
     applyPalette(this, QPalette::Base);
     xAxis->setLabel(tr("response time W(s0) (s)"));
-    yAxis->setLabel(tr("first-response utility"));
+    yAxis->setLabel(tr("utility")); // the legend says of what: a longer label was cut at 1366x768
     axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignRight);
     setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
     // Placed at every replot, against the plot's size then (a resize or a drag moves it).

@@ -208,7 +208,7 @@ InspectorPanel::InspectorPanel(QWidget* parent) : QWidget(parent) {
     bv->addWidget(req_title_);
     chart_ = new QCustomPlot;
     chart_->setObjectName(QStringLiteral("inspectorChart"));
-    chart_->setMinimumHeight(130);
+    chart_->setMinimumHeight(170); // a plot, and a legend of two rows below it at 1366x768
     views::applyPalette(chart_, QPalette::Base);
     chart_->xAxis->setLabel(tr("time (s)"));
     // Short axis labels: the chart is little more than 100 px tall at 1366x768 (a longer

@@ -7,7 +7,9 @@
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
+#include <QMenu>
 #include <QPushButton>
+#include <QSettings>
 #include <QTableView>
 #include <QTimer>
 #include <QVBoxLayout>
@@ -55,7 +57,34 @@ RunsPanel::RunsPanel(JobTracker* jobs, QString db, QWidget* parent)
     view_->setSelectionBehavior(QAbstractItemView::SelectRows);
     view_->setSelectionMode(QAbstractItemView::SingleSelection);
     view_->verticalHeader()->setVisible(false);
-    view_->horizontalHeader()->setStretchLastSection(true);
+    // The policy takes the width the other columns leave (elided, whole in its tooltip):
+    // no sideways scrolling in a 370 px panel. Hotspot's way with columns: the header's
+    // context menu shows and hides them, and the choice is remembered.
+    view_->horizontalHeader()->setStretchLastSection(false);
+    view_->horizontalHeader()->setSectionResizeMode(views::RunsModel::Policy, QHeaderView::Stretch);
+    view_->horizontalHeader()->setContextMenuPolicy(Qt::CustomContextMenu);
+    view_->horizontalHeader()->setToolTip(tr("Right-click: choose the columns"));
+    connect(view_->horizontalHeader(), &QHeaderView::customContextMenuRequested, this,
+            [this](const QPoint& at) {
+                QMenu menu(this);
+                for (int c = views::RunsModel::Policy; c < model_->columnCount(); ++c) {
+                    QAction* a = menu.addAction(
+                        model_->headerData(c, Qt::Horizontal, Qt::DisplayRole).toString());
+                    a->setCheckable(true);
+                    a->setChecked(columnShown(c));
+                    connect(a, &QAction::toggled, this, [this, c](bool on) { showColumn(c, on); });
+                }
+                menu.exec(view_->horizontalHeader()->mapToGlobal(at));
+            });
+    {
+        QSettings settings;
+        if (settings.contains(QStringLiteral("runs/hiddenColumns"))) {
+            columns_chosen_ = true;
+            for (const QVariant& v : settings.value(QStringLiteral("runs/hiddenColumns")).toList())
+                if (v.toInt() > views::RunsModel::Id && v.toInt() <= views::RunsModel::Created)
+                    hidden_ << v.toInt();
+        }
+    }
     connect(view_, &QTableView::doubleClicked, this, [this](const QModelIndex& i) {
         Q_EMIT compareRequested(i.data(views::RunsModel::RunIdRole).toLongLong());
     });
@@ -98,6 +127,50 @@ RunsPanel::RunsPanel(JobTracker* jobs, QString db, QWidget* parent)
     connect(watch_, &QFileSystemWatcher::fileChanged, this, &RunsPanel::filesChanged);
     connect(watch_, &QFileSystemWatcher::directoryChanged, this, &RunsPanel::filesChanged);
     filesChanged(); // starts watching
+}
+
+bool RunsPanel::columnShown(int column) const {
+    if (column == views::RunsModel::Id || column == views::RunsModel::Policy) return true;
+    if (columns_chosen_) return !hidden_.contains(column);
+    // By default what tells runs apart and how they did; the rest is a right-click away
+    // (and in the rows' tooltips). A label is shown once some run has one.
+    switch (column) {
+    case views::RunsModel::Workload:
+    case views::RunsModel::MeanTtft:
+    case views::RunsModel::P99E2el:
+        return true;
+    case views::RunsModel::Label:
+        for (int r = 0; r < model_->rowCount(); ++r)
+            if (!model_->runAt(r)->label.empty()) return true;
+        return false;
+    default:
+        return false;
+    }
+}
+
+void RunsPanel::showColumn(int column, bool shown) {
+    if (!columns_chosen_) // the defaults become the choice, then this change
+        for (int c = views::RunsModel::Workload; c < model_->columnCount(); ++c)
+            if (!columnShown(c)) hidden_ << c;
+    columns_chosen_ = true;
+    hidden_.removeAll(column);
+    if (!shown && column > views::RunsModel::Policy) hidden_ << column;
+    QVariantList list;
+    for (int c : hidden_) list << c;
+    QSettings().setValue(QStringLiteral("runs/hiddenColumns"), list);
+    applyColumns();
+    fitColumns();
+}
+
+void RunsPanel::applyColumns() {
+    for (int c = 0; c < model_->columnCount(); ++c) view_->setColumnHidden(c, !columnShown(c));
+}
+
+void RunsPanel::fitColumns() {
+    view_->resizeColumnsToContents();
+    // The workload's name is as long as it is: capped, elided, whole in the tooltip.
+    if (view_->columnWidth(views::RunsModel::Workload) > 110)
+        view_->setColumnWidth(views::RunsModel::Workload, 110);
 }
 
 qint64 RunsPanel::selectedRun() const {
@@ -169,11 +242,8 @@ void RunsPanel::apply(const RunsSnapshot& snap) {
             break;
         }
     if (models_changed) Q_EMIT modelsRead(snap.models);
-    view_->resizeColumnsToContents();
-    // The policy (with its parameters) and the workload's name are as long as they are:
-    // capped, elided, whole in the tooltip, so the numbers stay in view at 1366 px.
-    for (const int c : {int(views::RunsModel::Policy), int(views::RunsModel::Workload)})
-        if (view_->columnWidth(c) > 170) view_->setColumnWidth(c, 170);
+    applyColumns();
+    fitColumns();
     label_->setText(tr("%1 run(s) in %2").arg(model_->rowCount()).arg(db_));
     Q_EMIT refreshed();
 }

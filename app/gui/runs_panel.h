@@ -49,6 +49,9 @@ public:
     QTableView* view() const { return view_; }
     // The selected run's id, or -1.
     qint64 selectedRun() const;
+    // The columns shown (RunsModel::Column); the header's context menu chooses them.
+    bool columnShown(int column) const;
+    void showColumn(int column, bool shown);
 
 Q_SIGNALS:
     void refreshed();
@@ -59,6 +62,8 @@ Q_SIGNALS:
 
 private:
     void filesChanged();
+    void applyColumns();
+    void fitColumns();
 
     JobTracker* jobs_;
     QString db_;
@@ -69,6 +74,9 @@ private:
     QFileSystemWatcher* watch_ = nullptr;
     QString seen_;                                  // the database files' state after the last read
     QStringList runs_signature_, models_signature_; // what the tables show (ids, times)
+    // Columns hidden by the user's choice (remembered); empty optional: the defaults.
+    QList<int> hidden_;
+    bool columns_chosen_ = false;
 };
 
 } // namespace kairos::app

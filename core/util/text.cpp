@@ -262,9 +262,27 @@ std::string duration(double seconds) {
 std::string durationTick(double seconds) {
     if (!std::isfinite(seconds)) return "–";
     if (seconds == 0) return "0";
-    const DurationUnit u = durationUnit(std::fabs(seconds));
+    // A tick is a round number of some unit: the largest unit in which it is one exactly
+    // (100 s reads "100 s", not "1.67 min"; 600 s "10 min"), else three digits of the
+    // largest unit it is at least 1 of.
+    static constexpr DurationUnit kUnits[] = {{"h", 3600}, {"min", 60}, {"s", 1}, {"ms", 1e-3}};
     char b[48];
-    std::snprintf(b, sizeof b, "%.3g %s", seconds / u.seconds, u.name);
+    const DurationUnit first = durationUnit(std::fabs(seconds));
+    bool below = false;
+    for (const DurationUnit& u : kUnits) {
+        below = below || u.seconds == first.seconds;
+        if (!below) continue;
+        const double v = seconds / u.seconds;
+        std::snprintf(b, sizeof b, "%.4g", v); // four significant digits at most
+        if (std::fabs(std::strtod(b, nullptr) - v) <= 1e-9 * std::fabs(v)) {
+            if (std::fabs(v) < 1e15 && v == std::round(v))
+                std::snprintf(b, sizeof b, "%.0f %s", v, u.name); // 10000, not 1e+04
+            else
+                std::snprintf(b, sizeof b, "%.4g %s", v, u.name);
+            return b;
+        }
+    }
+    std::snprintf(b, sizeof b, "%.3g %s", seconds / first.seconds, first.name);
     return b;
 }
 

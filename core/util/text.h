@@ -56,8 +56,9 @@ std::string formatted(const char* fmt, ...) __attribute__((format(printf, 1, 2))
 // values carry their sign; NaN and infinities are "–".
 std::string duration(double seconds);
 
-// The same for an axis tick: the unit chosen the same way, the number as short as it is
-// ("10 ms", "1 s", "1.67 min"), so a log axis reads 100 ms, 1 s, 10 s, not 100, 1000, 10⁴.
+// The same for an axis tick: a round number of the largest unit it is one of exactly
+// ("10 ms", "1 s", "100 s", "10 min"), else as duration() chooses, so a log axis reads
+// 100 ms, 1 s, 10 s, 100 s, not 100, 1000, 10⁴ (nor "1.67 min").
 std::string durationTick(double seconds);
 
 // One CSV field (RFC 4180): quoted, with quotes doubled, when it holds a comma, a quote or

@@ -157,10 +157,13 @@ private slots:
             {INFINITY, "–"},     {3600 * 100, "100 h"}};
         for (const auto& [v, want] : cases)
             QCOMPARE(QString::fromStdString(text::duration(v)), QString::fromUtf8(want));
-        // Axis ticks: as short as the number is, in the same unit.
+        // Axis ticks: a round number of the largest unit it is one of exactly (a log
+        // axis's 100 s read "1.67 min"), else three digits of the largest unit.
         const std::vector<std::pair<double, const char*>> ticks{
-            {0.01, "10 ms"},   {0.1, "100 ms"},    {1, "1 s"},      {10, "10 s"},
-            {100, "1.67 min"}, {1000, "16.7 min"}, {1e4, "2.78 h"}, {0, "0"}};
+            {0.01, "10 ms"},     {0.1, "100 ms"},  {1, "1 s"},       {10, "10 s"},
+            {100, "100 s"},      {1000, "1000 s"}, {1e4, "10000 s"}, {600, "10 min"},
+            {7200, "2 h"},       {5400, "1.5 h"},  {2.5, "2.5 s"},   {0.0005, "500 µs"},
+            {1.0 / 3, "333 ms"}, {0, "0"}};
         for (const auto& [v, want] : ticks)
             QCOMPARE(QString::fromStdString(text::durationTick(v)), QString::fromUtf8(want));
     }

@@ -60,6 +60,7 @@
 #include <QProcess>
 #include <QProgressBar>
 #include <QPushButton>
+#include <QScrollBar>
 #include <QSettings>
 #include <QSignalSpy>
 #include <QSpinBox>
@@ -882,6 +883,54 @@ private slots:
         QVERIFY(chart.legendCorner() != (Qt::AlignTop | Qt::AlignRight));
     }
 
+    // At 1366x768 every legend entry of every chart in the window gets its whole text: the
+    // Inspector's three entries once shared one row of its 370 px chart, each cut short
+    // ("predicted rem", "true rema"), and then one column of three rows in a chart too
+    // short for them.
+    void legendEntriesAreWhole() {
+        Bench bench(Opts()
+                        .workload(QString(KAIROS_SOURCE_DIR) + "/sample_traces/wid1_like.jsonl")
+                        .policy("timely"));
+        auto& [w, spy] = bench;
+        QVERIFY(bench.showAt(QSize(1366, 768)));
+        w.showInspector();
+        const auto r = w.lastResult();
+        w.state()->setSelection(0, (*r->rows)[0].arrival + 0.01);
+        QTRY_VERIFY(w.inspector()->requestTitle().startsWith(QStringLiteral("Request 500000")));
+        int checked = 0;
+        for (auto* tab : w.findChildren<QTabWidget*>())
+            for (int t = 0; t < tab->count(); ++t) {
+                tab->setCurrentIndex(t);
+                QTest::qWait(20);
+                for (QCustomPlot* c : w.findChildren<QCustomPlot*>()) {
+                    if (!c->isVisible() || !c->legend->visible()) continue;
+                    c->replot();
+                    for (int i = 0; i < c->legend->itemCount(); ++i) {
+                        const QCPAbstractLegendItem* item = c->legend->item(i);
+                        if (!item) continue; // an empty cell of a wrapped legend
+                        const QRect at = item->outerRect();
+                        const QSize need = item->minimumOuterSizeHint();
+                        QVERIFY2(at.width() >= need.width() && at.height() >= need.height() &&
+                                     c->rect().contains(at),
+                                 qPrintable(QStringLiteral("%1: entry %2 has %3x%4 at x %5 of "
+                                                           "%6, needs %7x%8")
+                                                .arg(c->objectName().isEmpty()
+                                                         ? c->metaObject()->className()
+                                                         : c->objectName())
+                                                .arg(i)
+                                                .arg(at.width())
+                                                .arg(at.height())
+                                                .arg(at.x())
+                                                .arg(c->width())
+                                                .arg(need.width())
+                                                .arg(need.height())));
+                        ++checked;
+                    }
+                }
+            }
+        QVERIFY(checked > 5);
+    }
+
     // The first picture with tasks already keeps the legend off them. The legend, hidden
     // while the chart was empty, was shown after its placement in that replot and drawn
     // where it stood before, on the on-time tasks at the top right (the README's utility
@@ -1426,6 +1475,56 @@ private slots:
         QTRY_COMPARE_WITH_TIMEOUT(loaded.size(), 1, 20000);
         QVERIFY(loaded.takeFirst().at(0).toBool());
         QFile::remove(bad);
+    }
+
+    // The Runs panel fits its 370 px dock at 1366x768: the policy takes what the other
+    // columns leave (elided, whole in the row's tooltip), and what does not tell runs apart
+    // is a right-click away (it scrolled sideways over 9 columns). A column chosen from the
+    // header's menu is remembered.
+    void runsTableFitsItsPanel() {
+        QSettings().remove(QStringLiteral("runs/hiddenColumns"));
+        const QString db = QDir::temp().filePath("kairos_tst_runs_fit.db");
+        for (const char* suffix : {"", "-wal", "-shm"}) QFile::remove(db + suffix);
+        const QString wl = QString(KAIROS_SOURCE_DIR) + "/sample_traces/wid1_like.jsonl";
+        for (const char* p : {"timely", "sprpt_lp", "fcfs"}) {
+            QProcess cli;
+            cli.start(KAIROS_CLI, {"simulate", "-w", wl, "--policy", p, "--db", db, "-q"});
+            QVERIFY(cli.waitForFinished(60000));
+            QCOMPARE(cli.exitCode(), 0);
+        }
+        Bench bench(Opts().workload(wl).policy("timely").db(db));
+        auto& [w, spy] = bench;
+        QVERIFY(bench.showAt(QSize(1366, 768)));
+        auto* dock = w.findChild<QDockWidget*>(QStringLiteral("runs"));
+        QVERIFY(dock);
+        dock->raise();
+        QTRY_COMPARE_WITH_TIMEOUT(w.runsPanel()->model()->rowCount(), 3, 10000);
+        auto* view = w.runsPanel()->view();
+        QTRY_VERIFY(view->isVisible());
+        QTest::qWait(50);
+        QVERIFY2(view->horizontalScrollBar()->maximum() == 0,
+                 qPrintable(QStringLiteral("scrolls sideways by %1 px in %2 px")
+                                .arg(view->horizontalScrollBar()->maximum())
+                                .arg(view->width())));
+        using C = views::RunsModel;
+        for (int c : {C::Id, C::Policy, C::Workload, C::MeanTtft, C::P99E2el})
+            QVERIFY2(!view->isColumnHidden(c), qPrintable(QString::number(c)));
+        for (int c : {C::Requests, C::Completed, C::Label, C::Created})
+            QVERIFY2(view->isColumnHidden(c), qPrintable(QString::number(c)));
+        const QString tip =
+            w.runsPanel()->model()->index(0, C::Id).data(Qt::ToolTipRole).toString();
+        QVERIFY2(tip.contains(QStringLiteral("301 requests, 301 completed")) &&
+                     tip.contains(QStringLiteral("stored 20")),
+                 qPrintable(tip));
+        w.runsPanel()->showColumn(C::Created, true);
+        w.runsPanel()->showColumn(C::P99E2el, false);
+        QVERIFY(!view->isColumnHidden(C::Created) && view->isColumnHidden(C::P99E2el));
+        QVERIFY(view->isColumnHidden(C::Requests)); // the other defaults kept
+        app::RunsPanel again(nullptr, db);
+        QVERIFY(again.columnShown(C::Created) && !again.columnShown(C::P99E2el) &&
+                again.columnShown(C::MeanTtft) && !again.columnShown(C::Requests));
+        QSettings().remove(QStringLiteral("runs/hiddenColumns"));
+        for (const char* suffix : {"", "-wal", "-shm"}) QFile::remove(db + suffix);
     }
 
     // The runs browser: no database until a run is saved; the saved run is listed; a run
