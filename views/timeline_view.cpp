@@ -511,7 +511,13 @@ void TimelineView::finishFrame() {
 QString TimelineView::describe(const lod::Row& r, double t, const lod::Row* pinned) {
     const lod::Span* s = lod::spanAt(r.spans, t);
     const lod::Span* robot = lod::spanAt(r.robot, t);
-    QString phase = s ? QString::fromLatin1(lod::spanKindName(s->kind)) : QStringLiteral("-");
+    // Where the request is at t; outside its spans it is not yet there, done, or with the
+    // robot (the card once read "request 500000 (agent 5): -").
+    QString phase = s               ? QString::fromLatin1(lod::spanKindName(s->kind))
+                    : robot         ? tr("robot executing")
+                    : t < r.arrival ? tr("not arrived at %1 s").arg(t, 0, 'f', 3)
+                    : t >= r.end    ? tr("done at %1 s").arg(t, 0, 'f', 3)
+                                    : tr("between phases at %1 s").arg(t, 0, 'f', 3);
     if (s)
         phase += QStringLiteral(" %1 – %2 s (%3)")
                      .arg(s->t0, 0, 'f', 3)
@@ -532,7 +538,7 @@ QString TimelineView::describe(const lod::Row& r, double t, const lod::Row* pinn
                        .arg(r.prompt)
                        .arg(r.output)
                        .arg(r.preemptions);
-    if (robot) text += tr("\nrobot executing a segment");
+    if (robot && s) text += tr("\nrobot executing a segment");
     if (pinned)
         text += tr("\npinned run: end %1 s (%2, this run %3%4), %5 preemption(s)")
                     .arg(pinned->end, 0, 'f', 3)

@@ -5,23 +5,43 @@
 #include "trace_formats.h"
 
 #include <QAction>
+#include <QDialog>
+#include <QDialogButtonBox>
 #include <QMainWindow>
 #include <QMenu>
 #include <QMenuBar>
 #include <QMessageBox>
+#include <QScreen>
+#include <QTextBrowser>
+#include <QVBoxLayout>
+#include <algorithm>
 #include <functional>
 
 namespace kairos::app {
 
 void addHelpMenu(QMainWindow* window) {
     auto* help = window->menuBar()->addMenu(QObject::tr("&Help"));
+    // A page of help in a dialog that fits the screen and scrolls (a message box grew to
+    // the screen's height and cut the formats' examples at its right edge); examples wrap.
     auto show = [window](const QString& title, const QString& html) {
-        auto* box =
-            new QMessageBox(QMessageBox::NoIcon, title, QString(), QMessageBox::Close, window);
-        box->setTextFormat(Qt::RichText);
-        box->setText(html);
-        box->setAttribute(Qt::WA_DeleteOnClose);
-        box->open();
+        auto* dlg = new QDialog(window);
+        dlg->setObjectName(QStringLiteral("helpDialog"));
+        dlg->setWindowTitle(title);
+        dlg->setAttribute(Qt::WA_DeleteOnClose);
+        auto* text = new QTextBrowser;
+        text->setObjectName(QStringLiteral("helpText"));
+        text->setOpenExternalLinks(true);
+        text->document()->setDefaultStyleSheet(QStringLiteral("pre { white-space: pre-wrap; }"));
+        text->setHtml(html);
+        auto* buttons = new QDialogButtonBox(QDialogButtonBox::Close);
+        QObject::connect(buttons, &QDialogButtonBox::rejected, dlg, &QDialog::reject);
+        auto* v = new QVBoxLayout(dlg);
+        v->addWidget(text);
+        v->addWidget(buttons);
+        const QScreen* screen = window->screen();
+        const QRect avail = screen ? screen->availableGeometry() : QRect(0, 0, 1366, 768);
+        dlg->resize(std::min(760, avail.width() * 9 / 10), std::min(620, avail.height() * 8 / 10));
+        dlg->open();
     };
     help->addAction(QObject::tr("&Keyboard and mouse"), QKeySequence::HelpContents, window,
                     [window, show] {

@@ -47,6 +47,7 @@
 #include <QAbstractItemModelTester>
 #include <QCheckBox>
 #include <QComboBox>
+#include <QDialog>
 #include <QDir>
 #include <QDockWidget>
 #include <QElapsedTimer>
@@ -70,6 +71,7 @@
 #include <QTabWidget>
 #include <QTableView>
 #include <QTableWidget>
+#include <QTextBrowser>
 #include <QThread>
 #include <QUndoStack>
 #include <QtTest>
@@ -229,6 +231,40 @@ private slots:
             QVERIFY2(html.contains(first), qPrintable(first));
         }
         QVERIFY(!html.contains("prompt_tokens") && !html.contains("budget_s"));
+    }
+
+    // Every Help page opens in a dialog inside the screen that scrolls and wraps: a
+    // message box grew to the screen's height and cut the formats' examples at its edge.
+    void helpPagesFitTheScreen() {
+        Bench bench;
+        auto& [w, spy] = bench;
+        w.resize(1366, 768);
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        const QRect avail = w.screen()->availableGeometry();
+        QMenu* help = nullptr;
+        for (QAction* a : w.menuBar()->actions())
+            if (a->text() == QStringLiteral("&Help")) help = a->menu();
+        QVERIFY(help);
+        int pages = 0;
+        for (QAction* a : help->actions()) {
+            if (a->isSeparator() || a->text().contains(QStringLiteral("About"))) continue;
+            a->trigger();
+            QDialog* dlg = nullptr;
+            QTRY_VERIFY((dlg = w.findChild<QDialog*>(QStringLiteral("helpDialog"))) &&
+                        dlg->isVisible());
+            auto* text = dlg->findChild<QTextBrowser*>(QStringLiteral("helpText"));
+            QVERIFY(text);
+            QTest::qWait(20);
+            QVERIFY2(dlg->width() <= avail.width() && dlg->height() <= avail.height(),
+                     qPrintable(a->text()));
+            QVERIFY2(text->horizontalScrollBar()->maximum() == 0, qPrintable(a->text()));
+            QVERIFY(!text->toPlainText().isEmpty());
+            dlg->close();
+            QTRY_VERIFY(!w.findChild<QDialog*>(QStringLiteral("helpDialog")));
+            ++pages;
+        }
+        QCOMPARE(pages, 4);
     }
 
     // sprpt_lp on a loaded workload with 16 seats: C = 0 never preempts (it is SJF);
@@ -1429,6 +1465,11 @@ private slots:
         QCOMPARE(row0.trace_id, std::int64_t(500000));
         QVERIFY(views::TimelineView::describe(row0, row0.arrival)
                     .startsWith(QStringLiteral("request 500000 (agent 5):")));
+        // Outside its life the card says where it is, not "-".
+        QVERIFY(views::TimelineView::describe(row0, row0.end + 1000)
+                    .startsWith(QStringLiteral("request 500000 (agent 5): done at")));
+        QVERIFY(views::TimelineView::describe(row0, 0).startsWith(
+            QStringLiteral("request 500000 (agent 5): not arrived at 0.000 s")));
         // The Inspector's heading and its decision lines.
         w.state()->setSelection(0, row0.arrival + 0.01);
         QTRY_VERIFY2(w.inspector()->requestTitle().startsWith(
