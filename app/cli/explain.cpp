@@ -9,12 +9,14 @@
 #include "util/input_file.h"
 #include "util/json_number.h"
 #include "util/text.h"
+#include "workload/readers.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <memory>
 #include <sstream>
 
 namespace kairos::cli {
@@ -22,8 +24,10 @@ namespace kairos::cli {
 namespace {
 
 struct ExplainArgs {
-    std::string log;
+    std::string log, workload;
     long long req = -1;
+    std::int64_t id = 0;
+    bool id_given = false;
     double at = std::nan("");
     bool rules = false, json = false;
     int top = 20;
@@ -114,7 +118,8 @@ void printRules(bool json) {
     if (json) std::cout << all.dump(2) << '\n';
 }
 
-void printStory(const ExplainIndex& ix, ReqId id, bool json) {
+// `w` (optional): the run's workload; the story then names requests by the trace's ids.
+void printStory(const ExplainIndex& ix, ReqId id, bool json, const Workload* w) {
     const RunLog& log = ix.log();
     const auto story = storyOf(ix, id);
     const Explanation& ex = log.explain;
@@ -148,6 +153,10 @@ void printStory(const ExplainIndex& ix, ReqId id, bool json) {
         }
         nlohmann::json j = {
             {"req", id},
+            {"id", w ? nlohmann::json(w->idOf(std::size_t(id))) : nlohmann::json(nullptr)},
+            {"agent", w && w->agentOf(std::size_t(id)) >= 0
+                          ? nlohmann::json(w->agentOf(std::size_t(id)))
+                          : nlohmann::json(nullptr)},
             {"replica", log.fleet() ? nlohmann::json(log.replica_of[std::size_t(id)])
                                     : nlohmann::json(nullptr)},
             {"policy", log.policy},
@@ -163,7 +172,9 @@ void printStory(const ExplainIndex& ix, ReqId id, bool json) {
         return;
     }
     std::printf(
-        "request %d under %s: prompt %d tokens, %s, arrived at %.6f s%s\n", id,
+        "%s under %s: prompt %d tokens, %s, arrived at %.6f s%s\n",
+        w ? (text::printable(w->label(std::size_t(id))) + ", row " + std::to_string(id)).c_str()
+          : ("request " + std::to_string(id)).c_str(),
         text::printable(log.policy).c_str(), ix.promptOf(id),
         ix.outputOf(id) < 0 ? "did not finish"
                             : ("output " + std::to_string(ix.outputOf(id)) + " tokens").c_str(),
@@ -184,7 +195,7 @@ void printStory(const ExplainIndex& ix, ReqId id, bool json) {
         }
         case StoryLine::Kind::Reason: {
             const Reason& r = ex.reasons[l.index];
-            std::printf("%14.6f    why: %s%s\n", r.t, describeReason(r).c_str(),
+            std::printf("%14.6f    why: %s%s\n", r.t, describeReason(r, w).c_str(),
                         r.req != id ? "  [another request's decision]" : "");
             break;
         }
@@ -202,9 +213,10 @@ void printStory(const ExplainIndex& ix, ReqId id, bool json) {
     }
 }
 
-nlohmann::json rowJson(const ViewRow& r, double t, bool fleet) {
+nlohmann::json rowJson(const ViewRow& r, double t, bool fleet, const Workload* w) {
     nlohmann::json j = {
         {"req", r.req},
+        {"id", w ? nlohmann::json(w->idOf(std::size_t(r.req))) : nlohmann::json(nullptr)},
         {"arrival", r.arrival},
         {"since", r.since},
         {"prompt_tokens", r.prompt},
@@ -225,7 +237,8 @@ nlohmann::json rowJson(const ViewRow& r, double t, bool fleet) {
     return j;
 }
 
-void printView(const ExplainIndex& ix, double t, bool json, int top, int replica) {
+void printView(const ExplainIndex& ix, double t, bool json, int top, int replica,
+               const Workload* w) {
     const RunLog& log = ix.log();
     if (replica >= 0 && !log.fleet())
         throw std::invalid_argument("explain: --replica is for a fleet's run log (simulate "
@@ -247,7 +260,7 @@ void printView(const ExplainIndex& ix, double t, bool json, int top, int replica
     if (json) {
         auto rows = [&](const std::vector<ViewRow>& rs) {
             nlohmann::json a = nlohmann::json::array();
-            for (const ViewRow& r : rs) a.push_back(rowJson(r, t, fleet));
+            for (const ViewRow& r : rs) a.push_back(rowJson(r, t, fleet, w));
             return a;
         };
         nlohmann::json decided = nlohmann::json::array();
@@ -301,14 +314,14 @@ void printView(const ExplainIndex& ix, double t, bool json, int top, int replica
                     fleet ? (" on replica " + std::to_string(replicaOfCall(v.call))).c_str() : "",
                     v.call_t, v.reasons.second - v.reasons.first);
         for (std::size_t i = v.reasons.first; i < v.reasons.second; ++i)
-            std::printf("  %s\n", describeReason(ex.reasons[i]).c_str());
+            std::printf("  %s\n", describeReason(ex.reasons[i], w).c_str());
     }
     auto table = [&](const char* title, const std::vector<ViewRow>& rs) {
         std::printf("\n%s (%zu)%s\n", title, rs.size(),
                     rs.size() > std::size_t(top) ? (", first " + std::to_string(top)).c_str() : "");
         if (rs.empty()) return;
         const bool col = fleet && replica < 0; // which replica, when all are shown
-        std::printf("  %7s%s %12s %12s %7s %9s %11s %10s %12s %9s %8s\n", "req",
+        std::printf("  %7s%s %12s %12s %7s %9s %11s %10s %12s %9s %8s\n", w ? "id" : "req",
                     col ? " replica" : "", "arrival", "since", "prompt", "generated", "pred. rem.",
                     "true rem.", "key", "slack (s)", "alpha");
         auto f = [](double x, const char* format) {
@@ -321,7 +334,8 @@ void printView(const ExplainIndex& ix, double t, bool json, int top, int replica
             const ViewRow& r = rs[i];
             char rep[16] = "";
             if (col) std::snprintf(rep, sizeof rep, " %7d", int(r.replica));
-            std::printf("  %7d%s %12.4f %12.4f %7d %9d %11s %10s %12s %9s %8s\n", r.req, rep,
+            std::printf("  %7lld%s %12.4f %12.4f %7d %9d %11s %10s %12s %9s %8s\n",
+                        static_cast<long long>(w ? w->idOf(std::size_t(r.req)) : r.req), rep,
                         r.arrival, r.since, r.prompt, r.generated, f(r.predicted, "%.5g").c_str(),
                         f(r.trueRemaining(), "%.0f").c_str(), f(r.key, "%.6g").c_str(),
                         f(r.deadline - t, "%.4g").c_str(), f(r.alpha, "%.3g").c_str());
@@ -349,6 +363,13 @@ void addExplain(CLI::App& app) {
                   "The story of this request: every event and every decision "
                   "that touched it, with the rule and its numbers")
         ->check(CLI::Range(0LL, 1000000000LL));
+    c->add_option("--id", a->id,
+                  "The story of the request with this id in the trace (needs -w: a run log "
+                  "numbers requests by row)")
+        ->each([a](const std::string&) { a->id_given = true; });
+    c->add_option("--workload,-w", a->workload,
+                  "The run's workload: --id is looked up in it, and the story, decisions and "
+                  "tables name requests by the trace's ids (checked against the run log)");
     c->add_option("--at", a->at,
                   "The scheduler's view at this time (s): waiting queue in the "
                   "policy's order with keys, running batch with predicted and "
@@ -370,19 +391,51 @@ void addExplain(CLI::App& app) {
             return;
         }
         if (a->log.empty()) throw std::invalid_argument("explain: give a run log (or --rules)");
-        const bool want_req = a->req >= 0, want_at = !std::isnan(a->at);
-        if (want_req == want_at)
-            throw std::invalid_argument("explain: give one of --req N and --at T");
+        const bool want_req = a->req >= 0 || a->id_given, want_at = !std::isnan(a->at);
+        if (want_req == want_at || (a->req >= 0 && a->id_given))
+            throw std::invalid_argument("explain: give one of --req ROW, --id ID and --at T");
+        if (a->id_given && a->workload.empty())
+            throw std::invalid_argument("explain: --id needs -w, the run's workload (a run log "
+                                        "numbers requests by row: --req ROW)");
         const RunLog log = readLog(a->log);
+        std::unique_ptr<Workload> w;
+        if (!a->workload.empty()) {
+            w = std::make_unique<Workload>(readWorkload(a->workload));
+            // The same requests in the same rows, or the ids would name other requests.
+            const ExplainIndex check(log);
+            if (std::int64_t(w->size()) != std::int64_t(log.num_requests))
+                throw InputError(a->workload, 0, "-w",
+                                 "has " + std::to_string(w->size()) + " requests, the run log " +
+                                     std::to_string(log.num_requests) + ": not the run's workload");
+            for (std::size_t i = 0; i < w->size(); ++i)
+                if (w->requests[i].prompt_tokens != check.promptOf(ReqId(i)))
+                    throw InputError(a->workload, 0, "-w",
+                                     "row " + std::to_string(i) + " has a " +
+                                         std::to_string(w->requests[i].prompt_tokens) +
+                                         "-token prompt, the run log's " +
+                                         std::to_string(check.promptOf(ReqId(i))) +
+                                         ": not the run's workload (or its arrivals were "
+                                         "replaced, --rate)");
+        }
         const ExplainIndex ix(log);
         if (want_req) {
-            if (a->req >= log.num_requests)
-                throw InputError(a->log, 0, "--req",
-                                 "the run has requests 0 to " +
-                                     std::to_string(log.num_requests - 1));
-            printStory(ix, static_cast<ReqId>(a->req), a->json);
+            ReqId row = 0;
+            if (a->id_given) {
+                const auto found = w->rowOfId(a->id);
+                if (!found)
+                    throw InputError(a->workload, 0, "--id",
+                                     "no request has id " + std::to_string(a->id));
+                row = static_cast<ReqId>(*found);
+            } else {
+                if (a->req >= log.num_requests)
+                    throw InputError(a->log, 0, "--req",
+                                     "the run has requests 0 to " +
+                                         std::to_string(log.num_requests - 1));
+                row = static_cast<ReqId>(a->req);
+            }
+            printStory(ix, row, a->json, w.get());
         } else {
-            printView(ix, a->at, a->json, a->top, a->replica);
+            printView(ix, a->at, a->json, a->top, a->replica, w.get());
         }
     });
 }

@@ -129,16 +129,19 @@ void writeRunLogJsonl(const RunLog& log, std::ostream& out, const RunLogWriteOpt
                          [](const TokenLine& a, const TokenLine& b) { return a.t < b.t; });
     }
     char buf[320];
-    std::size_t ie = 0, ii = 0, it = 0;
+    std::size_t ie = 0, ii = 0, it = 0, ig = 0;
     const auto& ev = log.events;
     const auto& iters = log.iters;
+    const auto& idle = log.kv_idle;
     const double inf = std::numeric_limits<double>::infinity();
-    while (ie < ev.size() || ii < iters.size() || it < tokens.size()) {
+    while (ie < ev.size() || ii < iters.size() || it < tokens.size() || ig < idle.size()) {
         const double te = ie < ev.size() ? ev[ie].t : inf;
         const double ti = ii < iters.size() ? iters[ii].t0 : inf;
         const double tt = it < tokens.size() ? tokens[it].t : inf;
-        // At equal times: events first, then the iteration that starts, then tokens.
-        if (te <= ti && te <= tt) {
+        const double tg = ig < idle.size() ? idle[ig].t : inf;
+        // At equal times: events first, then an idle gap's KV (after the finishes at a
+        // stretch's end), then the iteration that starts, then tokens.
+        if (te <= tg && te <= ti && te <= tt) {
             const Event& e = ev[ie++];
             if (log.fleet() && e.ev == Ev::Arrive) // a fleet: the request's replica
                 std::snprintf(buf, sizeof buf,
@@ -148,6 +151,19 @@ void writeRunLogJsonl(const RunLog& log, std::ostream& out, const RunLogWriteOpt
             else
                 std::snprintf(buf, sizeof buf, "{\"t\":%.17g,\"req\":%d,\"ev\":\"%s\",\"v\":%d}\n",
                               e.t, e.req, evName(e.ev), e.value);
+        } else if (tg <= ti && tg <= tt) {
+            const RunLog::KvIdle& g = idle[ig];
+            char extra[64] = "";
+            int at = 0;
+            if (log.prefix_caching)
+                at = std::snprintf(extra, sizeof extra, ",\"kv_cached\":%lld",
+                                   static_cast<long long>(g.cached));
+            if (log.fleet())
+                std::snprintf(extra + at, sizeof extra - std::size_t(at), ",\"replica\":%d",
+                              log.kv_idle_replica[ig]);
+            ++ig;
+            std::snprintf(buf, sizeof buf, "{\"t\":%.17g,\"ev\":\"kv_idle\",\"kv\":%lld%s}\n", g.t,
+                          static_cast<long long>(g.kv), extra);
         } else if (ti <= tt) {
             const IterSpan& s = iters[ii];
             char cached[64] = "";
@@ -401,6 +417,20 @@ RunLog readRunLogJsonl(std::istream& in, const std::string& name) {
                 throw InputError(name, lineno, "ev",
                                  "'" + evs + "' line in a log whose header has no 'explain'");
             readExplainLine(j, evs, log, name, lineno);
+            continue;
+        }
+        if (evs == "kv_idle") { // RunLog::kv_idle: the KV through an idle gap
+            RunLog::KvIdle g;
+            g.t = getTime(j, "t");
+            g.kv = static_cast<std::int64_t>(getInt(j, "kv", 0, kMaxTokens));
+            if (j.contains("kv_cached"))
+                g.cached = static_cast<std::int64_t>(getInt(j, "kv_cached", 0, kMaxTokens));
+            if (log.fleet())
+                log.kv_idle_replica.push_back(
+                    static_cast<std::int16_t>(getInt(j, "replica", 0, log.replicas - 1.0)));
+            if (!log.kv_idle.empty() && g.t < log.kv_idle.back().t)
+                throw InputError(name, lineno, "t", "before the idle record before it");
+            log.kv_idle.push_back(g);
             continue;
         }
         if (evs == "iter") {

@@ -268,8 +268,13 @@ std::vector<std::pair<double, double>> kvSeries(const RunLog& log, bool held) {
         return out;
     }
     std::vector<std::pair<double, double>> s;
-    s.reserve(log.iters.size() * 2);
+    s.reserve(log.iters.size() * 2 + log.kv_idle.size());
+    std::size_t gap = 0; // the idle gaps' values (RunLog::kv_idle), in time order
     for (const IterSpan& it : log.iters) {
+        for (; gap < log.kv_idle.size() && log.kv_idle[gap].t <= it.t0; ++gap)
+            s.emplace_back(log.kv_idle[gap].t,
+                           static_cast<double>(log.kv_idle[gap].kv) +
+                               (held ? static_cast<double>(log.kv_idle[gap].cached) : 0.0));
         const double cached = held ? static_cast<double>(it.kv_cached) : 0.0;
         s.emplace_back(it.t0, static_cast<double>(it.kv_first) + cached);
         if (it.n > 1) s.emplace_back(it.end(it.n - 2), static_cast<double>(it.kv_last) + cached);

@@ -81,6 +81,8 @@ RunLog replicaLog(const RunLog& fleet, int replica, std::vector<ReqId>* members)
     }
     for (std::size_t i = 0; i < fleet.iters.size(); ++i)
         if (fleet.iter_replica[i] == r16) out.iters.push_back(fleet.iters[i]);
+    for (std::size_t i = 0; i < fleet.kv_idle.size(); ++i)
+        if (fleet.kv_idle_replica[i] == r16) out.kv_idle.push_back(fleet.kv_idle[i]);
     const std::string tag = "replica " + std::to_string(replica) + ": ";
     for (const auto& w : fleet.warnings)
         if (w.compare(0, tag.size(), tag) == 0) out.warnings.push_back(w.substr(tag.size()));

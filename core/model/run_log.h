@@ -138,6 +138,19 @@ struct RunLog {
     std::string router;
     std::vector<std::int16_t> replica_of;   // per request
     std::vector<std::int16_t> iter_replica; // per iteration record
+    // KV in use (and, with prefix caching, in idle cached blocks) at the end of a stretch
+    // that the next one does not follow at once, its finished requests' KV released: the
+    // KV series' value through the idle gap (the stretch's own value stood there before,
+    // as if the finished requests still held their KV). A kill of a request holding KV
+    // inside a gap is not seen until the next stretch. Recorded with the iterations; a
+    // fleet's are tagged with their replica (kv_idle_replica). Logs written before have
+    // none, and read as before.
+    struct KvIdle {
+        double t = 0;
+        std::int64_t kv = 0, cached = 0;
+    };
+    std::vector<KvIdle> kv_idle;
+    std::vector<std::int16_t> kv_idle_replica;
     // A run that kept no iteration records (Simulator::recordIterations(false), for a caller
     // that wants the summary alone: a million-request run's records are 72 MB) has `iters`
     // empty and this digest of them instead, what the summary reads from them. Off (and

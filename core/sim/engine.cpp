@@ -645,6 +645,7 @@ void Simulator::runIteration() {
             std::to_string(shape.decode_seqs) + " decode(s) at t = " + std::to_string(sp.t0) +
             " s a duration of " + std::to_string(sp.d0) + " s, which does not advance the clock");
     if (record_iters_) {
+        if (after_last_.t >= 0 && sp.t0 > after_last_.t) log_.kv_idle.push_back(after_last_);
         log_.iters.push_back(sp);
     } else { // the digest: what the summary would read from the record (RunLog::IterDigest)
         log_.iter_digest.totals.add(sp);
@@ -697,6 +698,8 @@ void Simulator::runIteration() {
         doFinish(id, t_end);
         sched_.onFinish(*this, id);
     }
+    after_last_ = {t_end, kv_used_,
+                   cache_ ? cache_->idleCachedBlocks() * std::int64_t(lim_.block_size) : 0};
 }
 
 RunLog Simulator::run() {

@@ -265,6 +265,8 @@ private:
     std::int64_t too_big_ = 0, too_big_need_ = 0; // requests killed for their size
     bool explain_ = false;
     bool record_iters_ = true;
+    // The KV after the last stretch (RunLog::kv_idle), logged when the next starts later.
+    RunLog::KvIdle after_last_{-1.0, 0, 0};
     bool running_vary_ = false, waiting_vary_ = false; // sched_'s, when explaining
     std::vector<std::int64_t> last_insight_;           // per request: its latest sample, -1: none
     std::vector<char> why_used_;                       // reasons of this decision already matched

@@ -178,6 +178,12 @@ private:
             out.iters.push_back(logs[static_cast<std::size_t>(x.r)].iters[x.i]);
             out.iter_replica.push_back(x.r);
         }
+        for (const At& x : timeOrder(
+                 logs, [](const RunLog&l, std::size_t i) { return l.kv_idle[i].t; },
+                 [](const RunLog&l) { return l.kv_idle.size(); })) {
+            out.kv_idle.push_back(logs[static_cast<std::size_t>(x.r)].kv_idle[x.i]);
+            out.kv_idle_replica.push_back(x.r);
+        }
         for (std::size_t r = 0; r < logs.size(); ++r)
             for (const auto& w : logs[r].warnings)
                 out.warnings.push_back("replica " + std::to_string(r) + ": " + w);
