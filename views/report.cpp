@@ -187,6 +187,17 @@ void tableRow(QString& h, const QString& k, const QString& v) {
 // The overload banner of one run ("" when it kept up).
 QString overloadBanner(const Summary& s, const QString& who) {
     const LoadReport& load = s.load;
+    if (loadBand(load) == LoadBand::NearSaturation)
+        return QStringLiteral(
+                   "<p class=\"warn\" style=\"background:#fffbe6;border:1px solid #d8c060;"
+                   "padding:6px\"><b>%1 near saturation:</b> %2 req/s offered, %3 req/s served; "
+                   "its backlog's largest rise is %4 of the saturation threshold (%5). A small "
+                   "change of rate or policy tips it either way.</p>\n")
+            .arg(who.toHtmlEscaped())
+            .arg(load.offered_rate, 0, 'f', 2)
+            .arg(s.request_throughput, 0, 'f', 2)
+            .arg(load.score, 0, 'f', 2)
+            .arg(QString::fromStdString(load.verdict).toHtmlEscaped());
     if (!load.saturated.value_or(false)) return {};
     return QStringLiteral("<p class=\"warn\" style=\"background:#fff1d6;border:1px solid #e0a040;"
                           "padding:6px\"><b>%1 overloaded:</b> %2 req/s offered, %3 req/s served. "

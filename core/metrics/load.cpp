@@ -269,4 +269,18 @@ LoadBand loadBand(const LoadReport& r) {
     return r.score >= kNearSaturation.first ? LoadBand::NearSaturation : LoadBand::KeepsUp;
 }
 
+const char* loadBandName(LoadBand b) {
+    switch (b) {
+    case LoadBand::KeepsUp:
+        return "keeps up";
+    case LoadBand::NearSaturation:
+        return "near saturation";
+    case LoadBand::Overloaded:
+        return "overloaded";
+    case LoadBand::NoVerdict:
+        break;
+    }
+    return "";
+}
+
 } // namespace kairos

@@ -70,6 +70,8 @@ LoadReport loadOf(const RunLog& log);
 enum class LoadBand { NoVerdict, KeepsUp, NearSaturation, Overloaded };
 inline constexpr std::pair<double, double> kNearSaturation{0.8, 1.25};
 LoadBand loadBand(const LoadReport& r);
+// "keeps up", "near saturation", "overloaded"; "" without a verdict.
+const char* loadBandName(LoadBand b);
 
 // The waiting queue as each request found it on arrival: (arrival time, queue length),
 // in arrival order. The series the verdict is fitted to.

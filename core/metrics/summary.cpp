@@ -348,6 +348,7 @@ nlohmann::json Summary::toJson() const {
                        {"dropped_waiting", load.dropped_waiting},
                        {"max_queue", load.max_queue},
                        {"score", jsonNumber(load.score)},
+                       {"band", loadBandName(loadBand(load))},
                        {"drain_s", jsonNumber(load.drain_s)}};
     j["request_throughput"] = jsonNumber(request_throughput);
     j["output_throughput"] = jsonNumber(output_throughput);
@@ -684,7 +685,13 @@ std::string Summary::table() const {
                                               ? std::string("inf (all arrive at once)")
                                               : f(load.offered_rate));
     line("Achieved request rate (req/s):", f(request_throughput));
-    line("Load:", load.verdict.empty() ? std::string("n/a") : load.verdict);
+    // Near the threshold either side (kNearSaturation) the two-way verdict is said with
+    // its band: a small change of rate or policy moves it across.
+    line("Load:", load.verdict.empty() ? std::string("n/a")
+                  : loadBand(load) == LoadBand::NearSaturation
+                      ? "near saturation (" + f(load.score) +
+                            " of the threshold; 0.8 to 1.25 read alike): " + load.verdict
+                      : load.verdict);
     line("Duration (s):", f(duration_s));
     line("Total input tokens:", std::to_string(total_input_tokens));
     line("Total generated tokens:", std::to_string(total_output_tokens));

@@ -586,6 +586,14 @@ private slots:
                     // The score says how near: above 1 exactly when saturated.
                     QCOMPARE(s.load.score > 1, *s.load.saturated);
                     QVERIFY(s.load.score > 0);
+                    // Its band, in the JSON and the text alike (0.8 to 1.25: near).
+                    const LoadBand band = loadBand(s.load);
+                    QCOMPARE(band == LoadBand::NearSaturation,
+                             s.load.score >= 0.8 && s.load.score <= 1.25);
+                    QCOMPARE(s.toJson()["saturation"]["band"].get<std::string>(),
+                             std::string(loadBandName(band)));
+                    QCOMPARE(s.table().find("near saturation (") != std::string::npos,
+                             band == LoadBand::NearSaturation);
                     KAIROS_COMPARE_NEAR(
                         s.load.offered_rate,
                         1999.0 / (w.requests.back().arrival - w.requests.front().arrival), 1e-9);
