@@ -184,29 +184,30 @@ void tableRow(QString& h, const QString& k, const QString& v) {
     h += QStringLiteral("<tr><th align=\"left\">%1</th><td>%2</td></tr>").arg(k, v);
 }
 
-// The overload banner of one run ("" when it kept up).
+// The load banner of one run: overloaded, or near saturation ("" when it kept up).
 QString overloadBanner(const Summary& s, const QString& who) {
     const LoadReport& load = s.load;
-    if (loadBand(load) == LoadBand::NearSaturation)
-        return QStringLiteral(
-                   "<p class=\"warn\" style=\"background:#fffbe6;border:1px solid #d8c060;"
-                   "padding:6px\"><b>%1 near saturation:</b> %2 req/s offered, %3 req/s served; "
-                   "its backlog's largest rise is %4 of the saturation threshold (%5). A small "
-                   "change of rate or policy tips it either way.</p>\n")
-            .arg(who.toHtmlEscaped())
-            .arg(load.offered_rate, 0, 'f', 2)
-            .arg(s.request_throughput, 0, 'f', 2)
-            .arg(load.score, 0, 'f', 2)
-            .arg(QString::fromStdString(load.verdict).toHtmlEscaped());
-    if (!load.saturated.value_or(false)) return {};
-    return QStringLiteral("<p class=\"warn\" style=\"background:#fff1d6;border:1px solid #e0a040;"
-                          "padding:6px\"><b>%1 overloaded:</b> %2 req/s offered, %3 req/s served. "
-                          "%4. Its latencies grow with the run's length and describe no "
-                          "service level.</p>\n")
-        .arg(who.toHtmlEscaped())
-        .arg(load.offered_rate, 0, 'f', 2)
-        .arg(s.request_throughput, 0, 'f', 2)
-        .arg(QString::fromStdString(load.verdict).toHtmlEscaped());
+    const LoadBand band = loadBand(load);
+    if (band != LoadBand::NearSaturation && !load.saturated.value_or(false)) return {};
+    const bool near = band == LoadBand::NearSaturation;
+    const QString rates = QStringLiteral("%1 req/s offered, %2 req/s served")
+                              .arg(load.offered_rate, 0, 'f', 2)
+                              .arg(s.request_throughput, 0, 'f', 2);
+    const QString verdict = QString::fromStdString(load.verdict).toHtmlEscaped();
+    const QString text =
+        near ? QStringLiteral("%1; its backlog's largest rise is %2 of the saturation threshold "
+                              "(%3). A small change of rate or policy tips it either way.")
+                   .arg(rates)
+                   .arg(load.score, 0, 'f', 2)
+                   .arg(verdict)
+             : QStringLiteral("%1. %2. Its latencies grow with the run's length and describe no "
+                              "service level.")
+                   .arg(rates, verdict);
+    return QStringLiteral("<p class=\"warn\" style=\"background:%1;border:1px solid %2;"
+                          "padding:6px\"><b>%3 %4:</b> %5</p>\n")
+        .arg(near ? QStringLiteral("#fffbe6") : QStringLiteral("#fff1d6"),
+             near ? QStringLiteral("#d8c060") : QStringLiteral("#e0a040"), who.toHtmlEscaped(),
+             near ? QStringLiteral("near saturation") : QStringLiteral("overloaded"), text);
 }
 
 // The report's text in two parts, with the charts between them (placed as HTML, or drawn

@@ -100,6 +100,19 @@ struct TokenLine {
 };
 } // namespace
 
+namespace {
+// The optional tail of an iteration or idle-gap record: its cached KV (with prefix caching)
+// and its replica (a fleet's).
+void cachedAndReplica(char* out, std::size_t size, const RunLog& log, std::int64_t cached,
+                      int replica) {
+    out[0] = '\0';
+    int at = 0;
+    if (log.prefix_caching)
+        at = std::snprintf(out, size, ",\"kv_cached\":%lld", static_cast<long long>(cached));
+    if (log.fleet()) std::snprintf(out + at, size - std::size_t(at), ",\"replica\":%d", replica);
+}
+} // namespace
+
 void writeRunLogJsonl(const RunLog& log, std::ostream& out, const RunLogWriteOptions& opt) {
     nlohmann::json h = {{"kairos_runlog", 1},
                         {"workload", log.workload},
@@ -153,27 +166,17 @@ void writeRunLogJsonl(const RunLog& log, std::ostream& out, const RunLogWriteOpt
                               e.t, e.req, evName(e.ev), e.value);
         } else if (tg <= ti && tg <= tt) {
             const RunLog::KvIdle& g = idle[ig];
-            char extra[64] = "";
-            int at = 0;
-            if (log.prefix_caching)
-                at = std::snprintf(extra, sizeof extra, ",\"kv_cached\":%lld",
-                                   static_cast<long long>(g.cached));
-            if (log.fleet())
-                std::snprintf(extra + at, sizeof extra - std::size_t(at), ",\"replica\":%d",
-                              log.kv_idle_replica[ig]);
+            char extra[64];
+            cachedAndReplica(extra, sizeof extra, log, g.cached,
+                             log.fleet() ? log.kv_idle_replica[ig] : 0);
             ++ig;
             std::snprintf(buf, sizeof buf, "{\"t\":%.17g,\"ev\":\"kv_idle\",\"kv\":%lld%s}\n", g.t,
                           static_cast<long long>(g.kv), extra);
         } else if (ti <= tt) {
             const IterSpan& s = iters[ii];
-            char cached[64] = "";
-            int at = 0;
-            if (log.prefix_caching)
-                at = std::snprintf(cached, sizeof cached, ",\"kv_cached\":%lld",
-                                   static_cast<long long>(s.kv_cached));
-            if (log.fleet())
-                std::snprintf(cached + at, sizeof cached - std::size_t(at), ",\"replica\":%d",
-                              log.iter_replica[ii]);
+            char cached[64];
+            cachedAndReplica(cached, sizeof cached, log, s.kv_cached,
+                             log.fleet() ? log.iter_replica[ii] : 0);
             ++ii;
             std::snprintf(
                 buf, sizeof buf,
