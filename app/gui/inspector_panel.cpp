@@ -10,6 +10,8 @@
 #include <QHeaderView>
 #include <QLabel>
 #include <QListWidget>
+#include <QMenu>
+#include <QSettings>
 #include <QSplitter>
 #include <QTableView>
 #include <QTimer>
@@ -74,6 +76,14 @@ QVariant SchedulerViewModel::data(const QModelIndex& index, int role) const {
         return QColor(0x80, 0x80, 0x80);
     if (role == Qt::ToolTipRole && index.column() == TrueRem && r->output < 0)
         return tr("it was killed: its true length is not known");
+    if (role == Qt::ToolTipRole) // the columns a narrow dock hides, a hover away
+        return tr("%1, row %2: prompt %3 tokens, arrived at %4 s, in this state since %5 s")
+            .arg(w_ ? QString::fromStdString(w_->label(std::size_t(r->req)))
+                    : tr("request %1").arg(r->req))
+            .arg(r->req)
+            .arg(r->prompt)
+            .arg(r->arrival, 0, 'f', 3)
+            .arg(r->since, 0, 'f', 3);
     if (role != Qt::DisplayRole) return {};
     // Position within its section (the queue's order is the policy's).
     int pos = index.row();
@@ -85,7 +95,8 @@ QVariant SchedulerViewModel::data(const QModelIndex& index, int role) const {
     case Pos:
         return pos + 1;
     case Req:
-        return r->req;
+        return w_ ? QVariant::fromValue<qlonglong>(w_->idOf(std::size_t(r->req)))
+                  : QVariant(r->req);
     case Arrival:
         return QString::number(r->arrival, 'f', 3);
     case Since:
@@ -116,13 +127,13 @@ QVariant SchedulerViewModel::data(const QModelIndex& index, int role) const {
 QVariant SchedulerViewModel::headerData(int section, Qt::Orientation o, int role) const {
     if (o != Qt::Horizontal) return {};
     static const char* const names[] = {
-        "state",     "#", "req",      "generated", "pred. rem.",  "true rem.", "key",
+        "state",     "#", "id",       "generated", "pred. rem.",  "true rem.", "key",
         "slack (s)", "α", "WCET (s)", "prompt",    "arrival (s)", "since (s)", "replica"};
     static const char* const tips[] = {
         "running: in the batch (admission order); waiting: queued, in the policy's order; "
         "suspended: paused with its KV kept",
         "position in its section (the queue's order is the policy's)",
-        "request id",
+        "the request's id in the trace (its row in the row's tooltip)",
         "tokens generated so far",
         "the policy's predicted remaining tokens (at its latest look, counted down since)",
         "true remaining tokens (from its finish; unknown if it was killed)",
@@ -143,6 +154,7 @@ QVariant SchedulerViewModel::headerData(int section, Qt::Orientation o, int role
 }
 
 InspectorPanel::InspectorPanel(QWidget* parent) : QWidget(parent) {
+    has_data_.fill(true); // until a view says otherwise
     auto* top = new QWidget;
     auto* tv = new QVBoxLayout(top);
     tv->setContentsMargins(4, 4, 4, 0);
@@ -197,6 +209,32 @@ InspectorPanel::InspectorPanel(QWidget* parent) : QWidget(parent) {
     // A fleet's replica column shows beside the request's id (hidden for one engine).
     table_->horizontalHeader()->moveSection(SchedulerViewModel::Replica,
                                             SchedulerViewModel::Req + 1);
+    table_->horizontalHeader()->setToolTip(tr("Right-click: choose the columns"));
+    table_->horizontalHeader()->setContextMenuPolicy(Qt::CustomContextMenu);
+    connect(table_->horizontalHeader(), &QHeaderView::customContextMenuRequested, this,
+            [this](const QPoint& at) {
+                QMenu menu(this);
+                for (int c = SchedulerViewModel::Pos; c < SchedulerViewModel::Replica; ++c) {
+                    if (c == SchedulerViewModel::Req) continue; // always shown
+                    QAction* a = menu.addAction(
+                        model_->headerData(c, Qt::Horizontal, Qt::DisplayRole).toString());
+                    a->setCheckable(true);
+                    a->setChecked(columnShown(c));
+                    connect(a, &QAction::toggled, this, [this, c](bool on) { showColumn(c, on); });
+                }
+                menu.exec(table_->horizontalHeader()->mapToGlobal(at));
+            });
+    {
+        QSettings settings;
+        if (settings.contains(QStringLiteral("inspector/hiddenColumns"))) {
+            columns_chosen_ = true;
+            for (const QVariant& v :
+                 settings.value(QStringLiteral("inspector/hiddenColumns")).toList())
+                if (v.toInt() > SchedulerViewModel::Req && v.toInt() < SchedulerViewModel::Replica)
+                    hidden_ << v.toInt();
+        }
+    }
+    applyColumns();
     tv->addWidget(table_, 1);
 
     auto* bottom = new QWidget;
@@ -382,6 +420,35 @@ QString InspectorPanel::budgetText() const {
     return budget_->isVisible() ? budget_->text() : QString();
 }
 
+bool InspectorPanel::columnShown(int column) const {
+    using M = SchedulerViewModel;
+    if (column == M::State || column == M::Req) return true;
+    if (column == M::Replica) return false; // a fleet's: refreshView shows it
+    if (columns_chosen_) return !hidden_.contains(column);
+    if (column == M::Prompt || column == M::Arrival || column == M::Since) return false;
+    return has_data_[std::size_t(column)];
+}
+
+void InspectorPanel::showColumn(int column, bool shown) {
+    using M = SchedulerViewModel;
+    if (!columns_chosen_) // the defaults become the choice, then this change
+        for (int c = M::Pos; c < M::Replica; ++c)
+            if (!columnShown(c)) hidden_ << c;
+    columns_chosen_ = true;
+    hidden_.removeAll(column);
+    if (!shown && column != M::State && column != M::Req) hidden_ << column;
+    QVariantList list;
+    for (int c : hidden_) list << c;
+    QSettings().setValue(QStringLiteral("inspector/hiddenColumns"), list);
+    applyColumns();
+}
+
+void InspectorPanel::applyColumns() {
+    for (int c = 0; c < SchedulerViewModel::Replica; ++c)
+        if (table_->isColumnHidden(c) == columnShown(c))
+            table_->setColumnHidden(c, !columnShown(c));
+}
+
 void InspectorPanel::refreshView() {
     const auto t0 = std::chrono::steady_clock::now();
     prev_->setEnabled(ix_ && ix_->explained());
@@ -396,6 +463,32 @@ void InspectorPanel::refreshView() {
     const RunLog& log = ix_->log();
     SchedulerView v = viewAt(*ix_, t_);
     table_->setColumnHidden(SchedulerViewModel::Replica, !log.fleet());
+    model_->setWorkload(run_ ? run_->workload.get() : nullptr);
+    // Which columns have something to say here (an empty view keeps the last choice).
+    if (!v.running.empty() || !v.waiting.empty() || !v.suspended.empty()) {
+        using M = SchedulerViewModel;
+        has_data_.fill(true);
+        bool pred = false, true_rem = false, key = false, slack = false, alpha = false,
+             wcet = false;
+        for (const auto* rows : {&v.running, &v.waiting, &v.suspended})
+            for (const ViewRow& r : *rows) {
+                pred = pred || !std::isnan(r.predicted);
+                true_rem = true_rem || r.output >= 0;
+                // The key says something the predicted column does not (SPRPT's key is
+                // its prediction).
+                key = key || (!std::isnan(r.key) && !(r.key == r.predicted));
+                slack = slack || !std::isnan(r.deadline);
+                alpha = alpha || !std::isnan(r.alpha);
+                wcet = wcet || !std::isnan(r.wcet);
+            }
+        has_data_[M::Predicted] = pred;
+        has_data_[M::TrueRem] = true_rem;
+        has_data_[M::Key] = key;
+        has_data_[M::Slack] = slack;
+        has_data_[M::Alpha] = alpha;
+        has_data_[M::Wcet] = wcet;
+        applyColumns();
+    }
     title_->setText(tr("Scheduler at t = %1 s").arg(t_, 0, 'f', 4));
     const QString order = log.explain.key_name.empty()
                               ? QString()

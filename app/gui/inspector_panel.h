@@ -16,6 +16,7 @@
 
 #include <QAbstractTableModel>
 #include <QWidget>
+#include <array>
 #include <memory>
 
 class QCheckBox;
@@ -54,6 +55,8 @@ public:
     };
     explicit SchedulerViewModel(QObject* parent = nullptr) : QAbstractTableModel(parent) {}
     void setView(SchedulerView v, QString key_name);
+    // The run's workload: the id column shows the trace's ids (rows without it).
+    void setWorkload(const Workload* w) { w_ = w; }
     const SchedulerView& view() const { return v_; }
     // The row's request and the section it is in.
     const ViewRow* rowAt(int row, int* section = nullptr) const;
@@ -65,6 +68,7 @@ public:
 private:
     SchedulerView v_;
     QString key_name_;
+    const Workload* w_ = nullptr;
 };
 
 class InspectorPanel : public QWidget {
@@ -80,6 +84,12 @@ public:
     void followCursor(double t);
     // A click at t (the KV chart): shows t and stops following the cursor.
     void inspectAt(double t);
+    // The scheduler table's columns (SchedulerViewModel::Column): by default those with
+    // something to say in the view shown (a policy without deadlines has no slack), prompt,
+    // arrival and since a right-click on the header away; a choice there is remembered.
+    bool columnShown(int column) const;
+    void showColumn(int column, bool shown);
+
     double time() const { return t_; }
     // One decision forward (+1) or back (-1) from the shown instant (decisions that acted).
     bool step(int direction);
@@ -111,6 +121,7 @@ protected:
     void showEvent(QShowEvent* e) override;
 
 private:
+    void applyColumns();
     // Applies the run and instant set while hidden or while the run's index was being built
     // (setRun, setTime); without `wait`, only once the index is ready (retried shortly).
     void catchUp(bool wait = true);
@@ -137,6 +148,9 @@ private:
     QCPItemStraightLine* now_ = nullptr;
     QLabel* budget_ = nullptr;
     QListWidget* story_ = nullptr;
+    QList<int> hidden_;           // the user's choice of hidden columns
+    bool columns_chosen_ = false; // false: the defaults
+    std::array<bool, SchedulerViewModel::ColumnCount> has_data_{}; // in the view shown
 };
 
 } // namespace kairos::app

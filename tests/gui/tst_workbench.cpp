@@ -967,6 +967,61 @@ private slots:
         QVERIFY(checked > 5);
     }
 
+    // The Inspector's scheduler table shows the columns the view has something in, ids as
+    // the trace has them: SPRPT's key is its prediction and it has no deadlines, so at
+    // 1366x768 its table fits the dock (14 columns scrolled sideways before). A column
+    // chosen from the header's menu is remembered.
+    void inspectorTableShowsWhatTheViewHas() {
+        QSettings().remove(QStringLiteral("inspector/hiddenColumns"));
+        using M = app::SchedulerViewModel;
+        Bench bench(Opts().workload(loadedWorkload()).policy("sprpt_lp"));
+        auto& [w, spy] = bench;
+        QVERIFY(bench.showAt(QSize(1366, 768)));
+        w.showInspector();
+        const double mid = w.lastResult()->summary.duration_s / 3;
+        w.inspector()->inspectAt(mid);
+        auto* table = w.inspector()->findChild<QTableView*>(QStringLiteral("inspectorTable"));
+        QVERIFY(table);
+        QTRY_VERIFY(table->model()->rowCount() > 0);
+        QTest::qWait(50);
+        for (int c : {M::State, M::Pos, M::Req, M::Generated, M::Predicted, M::TrueRem})
+            QVERIFY2(!table->isColumnHidden(c), qPrintable(QString::number(c)));
+        for (int c : {M::Key, M::Slack, M::Alpha, M::Wcet, M::Prompt, M::Arrival, M::Since})
+            QVERIFY2(table->isColumnHidden(c), qPrintable(QString::number(c)));
+        QVERIFY2(table->horizontalScrollBar()->maximum() == 0,
+                 qPrintable(QString::number(table->horizontalScrollBar()->maximum())));
+        w.inspector()->showColumn(M::Prompt, true);
+        QVERIFY(!table->isColumnHidden(M::Prompt));
+        app::InspectorPanel again;
+        QVERIFY(again.columnShown(M::Prompt) && !again.columnShown(M::Since));
+        QSettings().remove(QStringLiteral("inspector/hiddenColumns"));
+    }
+
+    // The scheduler table's id column is the trace's id (robot ids are not rows); timely's
+    // key (PUD priority) and deadlines have their columns.
+    void inspectorTableNamesTraceIds() {
+        Bench bench(Opts()
+                        .workload(QString(KAIROS_SOURCE_DIR) + "/sample_traces/wid1_like.jsonl")
+                        .policy("timely"));
+        auto& [w, spy] = bench;
+        QVERIFY(bench.showAt(QSize(1366, 768)));
+        w.showInspector();
+        const auto r = w.lastResult();
+        w.inspector()->inspectAt((*r->rows)[0].arrival + 0.01);
+        auto* table = w.inspector()->findChild<QTableView*>(QStringLiteral("inspectorTable"));
+        QTRY_VERIFY(table->model()->rowCount() > 0);
+        auto* model = static_cast<app::SchedulerViewModel*>(table->model());
+        for (int row = 0; row < model->rowCount(); ++row) {
+            const ViewRow* v = model->rowAt(row);
+            QCOMPARE(model->index(row, app::SchedulerViewModel::Req).data().toLongLong(),
+                     qlonglong(r->workload->idOf(std::size_t(v->req))));
+        }
+        QCOMPARE(model->index(0, app::SchedulerViewModel::Req).data().toLongLong(), 500000LL);
+        QVERIFY(!table->isColumnHidden(app::SchedulerViewModel::Key));
+        QVERIFY(!table->isColumnHidden(app::SchedulerViewModel::Slack));
+        QVERIFY(table->isColumnHidden(app::SchedulerViewModel::Wcet));
+    }
+
     // The first picture with tasks already keeps the legend off them. The legend, hidden
     // while the chart was empty, was shown after its placement in that replot and drawn
     // where it stood before, on the on-time tasks at the top right (the README's utility
