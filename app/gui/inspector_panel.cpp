@@ -2,6 +2,7 @@
 
 #include "chart_style.h"
 #include "chart_tools.h"
+#include "column_menu.h"
 #include "sched/timebill.h"
 #include "workbench_state.h"
 
@@ -10,8 +11,6 @@
 #include <QHeaderView>
 #include <QLabel>
 #include <QListWidget>
-#include <QMenu>
-#include <QSettings>
 #include <QSplitter>
 #include <QTableView>
 #include <QTimer>
@@ -209,30 +208,16 @@ InspectorPanel::InspectorPanel(QWidget* parent) : QWidget(parent) {
     // A fleet's replica column shows beside the request's id (hidden for one engine).
     table_->horizontalHeader()->moveSection(SchedulerViewModel::Replica,
                                             SchedulerViewModel::Req + 1);
-    table_->horizontalHeader()->setToolTip(tr("Right-click: choose the columns"));
-    table_->horizontalHeader()->setContextMenuPolicy(Qt::CustomContextMenu);
-    connect(table_->horizontalHeader(), &QHeaderView::customContextMenuRequested, this,
-            [this](const QPoint& at) {
-                QMenu menu(this);
-                for (int c = SchedulerViewModel::Pos; c < SchedulerViewModel::Replica; ++c) {
-                    if (c == SchedulerViewModel::Req) continue; // always shown
-                    QAction* a = menu.addAction(
-                        model_->headerData(c, Qt::Horizontal, Qt::DisplayRole).toString());
-                    a->setCheckable(true);
-                    a->setChecked(columnShown(c));
-                    connect(a, &QAction::toggled, this, [this, c](bool on) { showColumn(c, on); });
-                }
-                menu.exec(table_->horizontalHeader()->mapToGlobal(at));
-            });
     {
-        QSettings settings;
-        if (settings.contains(QStringLiteral("inspector/hiddenColumns"))) {
-            columns_chosen_ = true;
-            for (const QVariant& v :
-                 settings.value(QStringLiteral("inspector/hiddenColumns")).toList())
-                if (v.toInt() > SchedulerViewModel::Req && v.toInt() < SchedulerViewModel::Replica)
-                    hidden_ << v.toInt();
-        }
+        std::vector<int> columns;
+        for (int c = SchedulerViewModel::Pos; c < SchedulerViewModel::Replica; ++c)
+            if (c != SchedulerViewModel::Req) columns.push_back(c); // the id always shows
+        addColumnMenu(
+            table_, columns, [this](int c) { return columnShown(c); },
+            [this](int c, bool on) { showColumn(c, on); });
+        hidden_ = rememberedHiddenColumns(QStringLiteral("inspector/hiddenColumns"),
+                                          SchedulerViewModel::Req + 1,
+                                          SchedulerViewModel::Replica - 1, &columns_chosen_);
     }
     applyColumns();
     tv->addWidget(table_, 1);
@@ -437,9 +422,7 @@ void InspectorPanel::showColumn(int column, bool shown) {
     columns_chosen_ = true;
     hidden_.removeAll(column);
     if (!shown && column != M::State && column != M::Req) hidden_ << column;
-    QVariantList list;
-    for (int c : hidden_) list << c;
-    QSettings().setValue(QStringLiteral("inspector/hiddenColumns"), list);
+    rememberHiddenColumns(QStringLiteral("inspector/hiddenColumns"), hidden_);
     applyColumns();
 }
 

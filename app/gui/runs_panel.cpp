@@ -1,5 +1,6 @@
 #include "runs_panel.h"
 
+#include "column_menu.h"
 #include "runs_model.h"
 
 #include <QFileInfo>
@@ -7,9 +8,7 @@
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
-#include <QMenu>
 #include <QPushButton>
-#include <QSettings>
 #include <QTableView>
 #include <QTimer>
 #include <QVBoxLayout>
@@ -62,28 +61,16 @@ RunsPanel::RunsPanel(JobTracker* jobs, QString db, QWidget* parent)
     // context menu shows and hides them, and the choice is remembered.
     view_->horizontalHeader()->setStretchLastSection(false);
     view_->horizontalHeader()->setSectionResizeMode(views::RunsModel::Policy, QHeaderView::Stretch);
-    view_->horizontalHeader()->setContextMenuPolicy(Qt::CustomContextMenu);
-    view_->horizontalHeader()->setToolTip(tr("Right-click: choose the columns"));
-    connect(view_->horizontalHeader(), &QHeaderView::customContextMenuRequested, this,
-            [this](const QPoint& at) {
-                QMenu menu(this);
-                for (int c = views::RunsModel::Policy; c < model_->columnCount(); ++c) {
-                    QAction* a = menu.addAction(
-                        model_->headerData(c, Qt::Horizontal, Qt::DisplayRole).toString());
-                    a->setCheckable(true);
-                    a->setChecked(columnShown(c));
-                    connect(a, &QAction::toggled, this, [this, c](bool on) { showColumn(c, on); });
-                }
-                menu.exec(view_->horizontalHeader()->mapToGlobal(at));
-            });
     {
-        QSettings settings;
-        if (settings.contains(QStringLiteral("runs/hiddenColumns"))) {
-            columns_chosen_ = true;
-            for (const QVariant& v : settings.value(QStringLiteral("runs/hiddenColumns")).toList())
-                if (v.toInt() > views::RunsModel::Id && v.toInt() <= views::RunsModel::Created)
-                    hidden_ << v.toInt();
-        }
+        std::vector<int> columns; // the id and the policy always show
+        for (int c = views::RunsModel::Workload; c <= views::RunsModel::Created; ++c)
+            columns.push_back(c);
+        addColumnMenu(
+            view_, columns, [this](int c) { return columnShown(c); },
+            [this](int c, bool on) { showColumn(c, on); });
+        hidden_ = rememberedHiddenColumns(QStringLiteral("runs/hiddenColumns"),
+                                          views::RunsModel::Workload, views::RunsModel::Created,
+                                          &columns_chosen_);
     }
     connect(view_, &QTableView::doubleClicked, this, [this](const QModelIndex& i) {
         Q_EMIT compareRequested(i.data(views::RunsModel::RunIdRole).toLongLong());
@@ -155,9 +142,7 @@ void RunsPanel::showColumn(int column, bool shown) {
     columns_chosen_ = true;
     hidden_.removeAll(column);
     if (!shown && column > views::RunsModel::Policy) hidden_ << column;
-    QVariantList list;
-    for (int c : hidden_) list << c;
-    QSettings().setValue(QStringLiteral("runs/hiddenColumns"), list);
+    rememberHiddenColumns(QStringLiteral("runs/hiddenColumns"), hidden_);
     applyColumns();
     fitColumns();
 }

@@ -129,6 +129,13 @@ struct Opts {
     Opts& db(const QString& v) { return o.db = v, *this; }
 };
 
+// The robot sample (wid1: ids agent x 100000 + index, not rows) under timely.
+Opts robotSample() {
+    return Opts()
+        .workload(QString(KAIROS_SOURCE_DIR) + "/sample_traces/wid1_like.jsonl")
+        .policy("timely");
+}
+
 struct Bench {
     explicit Bench(const Opts& opts = {}) : w(opts.o), shown(&w, &app::MainWindow::resultShown) {}
     long next() { return waitForResult(shown); }
@@ -924,9 +931,7 @@ private slots:
     // ("predicted rem", "true rema"), and then one column of three rows in a chart too
     // short for them.
     void legendEntriesAreWhole() {
-        Bench bench(Opts()
-                        .workload(QString(KAIROS_SOURCE_DIR) + "/sample_traces/wid1_like.jsonl")
-                        .policy("timely"));
+        Bench bench(robotSample());
         auto& [w, spy] = bench;
         QVERIFY(bench.showAt(QSize(1366, 768)));
         w.showInspector();
@@ -1000,9 +1005,7 @@ private slots:
     // The scheduler table's id column is the trace's id (robot ids are not rows); timely's
     // key (PUD priority) and deadlines have their columns.
     void inspectorTableNamesTraceIds() {
-        Bench bench(Opts()
-                        .workload(QString(KAIROS_SOURCE_DIR) + "/sample_traces/wid1_like.jsonl")
-                        .policy("timely"));
+        Bench bench(robotSample());
         auto& [w, spy] = bench;
         QVERIFY(bench.showAt(QSize(1366, 768)));
         w.showInspector();
@@ -1490,9 +1493,7 @@ private slots:
     // Find, the timeline's gutter and tooltip, the Inspector's heading and its decisions;
     // rows only where a row is meant (row=N).
     void requestsKeepTheirTraceIds() {
-        Bench bench(Opts()
-                        .workload(QString(KAIROS_SOURCE_DIR) + "/sample_traces/wid1_like.jsonl")
-                        .policy("timely"));
+        Bench bench(robotSample());
         auto& [w, spy] = bench;
         QVERIFY(bench.showAt(QSize(1366, 768)));
         const auto r = w.lastResult();
@@ -2133,9 +2134,7 @@ private slots:
     // TUF sliders per class: making the urgent class's deadline looser (zero utility at
     // 5 s instead of 0.5 s) can only raise its utility share, and the run uses the new TUF.
     void tufSlidersPerClass() {
-        Bench bench(Opts()
-                        .workload(QString(KAIROS_SOURCE_DIR) + "/sample_traces/wid1_like.jsonl")
-                        .policy("timely"));
+        Bench bench(robotSample());
         auto& [w, spy] = bench;
         QVERIFY(bench.next() > 0);
         const auto [ert, zero] = w.policyPanel()->tufSliders("urgent");
