@@ -112,6 +112,38 @@ KvChart::KvChart(TimeRange* range, QWidget* parent) : QCustomPlot(parent), range
     });
 }
 
+void KvChart::mousePressEvent(QMouseEvent* e) {
+    if (e->button() == Qt::LeftButton && (e->modifiers() & Qt::ShiftModifier) &&
+        axisRect()->rect().contains(e->pos())) {
+        selecting_ = true; // not passed on: QCustomPlot would start a pan
+        select_from_ = xAxis->pixelToCoord(e->pos().x());
+        press_ = e->pos();
+        return;
+    }
+    QCustomPlot::mousePressEvent(e);
+}
+
+void KvChart::mouseMoveEvent(QMouseEvent* e) {
+    if (selecting_) {
+        if (std::abs(e->pos().x() - press_.x()) > 2)
+            range_->select(select_from_, xAxis->pixelToCoord(e->pos().x()));
+        return;
+    }
+    QCustomPlot::mouseMoveEvent(e);
+}
+
+void KvChart::mouseReleaseEvent(QMouseEvent* e) {
+    if (selecting_) {
+        selecting_ = false;
+        if (std::abs(e->pos().x() - press_.x()) > 2)
+            range_->select(select_from_, xAxis->pixelToCoord(e->pos().x()));
+        else
+            range_->clearSelection(); // a Shift+click clears it, as a click on the ruler does
+        return;
+    }
+    QCustomPlot::mouseReleaseEvent(e);
+}
+
 void KvChart::setInspectedTime(double t) {
     const bool show = !std::isnan(t);
     if (!show && !inspected_->visible()) return;

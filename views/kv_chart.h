@@ -39,12 +39,19 @@ Q_SIGNALS:
 protected:
     void resizeEvent(QResizeEvent* e) override;
     void keyPressEvent(QKeyEvent* e) override; // W/S/A/D, Esc (TimeRange::handleKey)
+    // Shift+drag selects a stretch of time (the timeline's ruler's selection); a plain
+    // drag pans.
+    void mousePressEvent(QMouseEvent* e) override;
+    void mouseMoveEvent(QMouseEvent* e) override;
+    void mouseReleaseEvent(QMouseEvent* e) override;
 
 private:
     void resample();
     void updateYRange();
 
     TimeRange* range_;
+    bool selecting_ = false;
+    double select_from_ = 0;
     std::shared_ptr<const std::vector<std::pair<double, double>>> kv_, pinned_, held_;
     QCPGraph *hi_, *lo_, *cap_, *marks_, *pinned_hi_, *held_hi_;
     QCPItemStraightLine* inspected_ = nullptr;

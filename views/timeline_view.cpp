@@ -652,8 +652,12 @@ void TimelineView::wheelEvent(QWheelEvent* e) {
 }
 
 void TimelineView::mousePressEvent(QMouseEvent* e) {
-    if (e->button() == Qt::LeftButton && e->pos().y() < kHeader && e->pos().x() >= kGutter) {
-        ruler_drag_ = true; // on the ruler: select a stretch of time, as Perfetto does
+    // On the ruler, or Shift+drag anywhere on the plot: select a stretch of time, as
+    // Perfetto does (a plain drag on the rows pans).
+    const bool on_ruler = e->pos().y() < kHeader && e->pos().x() >= kGutter;
+    const bool shifted = (e->modifiers() & Qt::ShiftModifier) && plotRect().contains(e->pos());
+    if (e->button() == Qt::LeftButton && (on_ruler || shifted)) {
+        ruler_drag_ = true;
         ruler_from_ = timeAtX(e->pos().x());
         press_ = e->pos();
         return;

@@ -1337,8 +1337,32 @@ private slots:
         QVERIFY(range->hasSelection());
         QTest::mouseClick(tl->viewport(), Qt::LeftButton, {}, p0);
         QVERIFY(!range->hasSelection());
-        // The same keys on the KV chart.
+        // Shift+drag on the rows selects too (a plain drag there pans), and on the KV chart:
+        // the same stretch, and the window does not move.
+        const double before_from = range->from();
+        const QPoint r0(p0.x(), tl->viewport()->height() / 2), r1(p1.x(), r0.y());
+        QTest::mousePress(tl->viewport(), Qt::LeftButton, Qt::ShiftModifier, r0);
+        QTest::mouseMove(tl->viewport(), r1);
+        QTest::mouseRelease(tl->viewport(), Qt::LeftButton, Qt::ShiftModifier, r1);
+        QVERIFY(range->hasSelection());
+        QCOMPARE(range->selectionFrom(), tl->timeAtX(r0.x()));
+        QCOMPARE(range->selectionTo(), tl->timeAtX(r1.x()));
+        QCOMPARE(range->from(), before_from);
+        range->clearSelection();
         auto* kv = w.charts()->kvChart();
+        const QRect ar = kv->axisRect()->rect();
+        const QPoint k0(ar.left() + ar.width() / 4, ar.center().y()),
+            k1(ar.left() + ar.width() / 2, ar.center().y());
+        QTest::mousePress(kv, Qt::LeftButton, Qt::ShiftModifier, k0);
+        QTest::mouseMove(kv, k1);
+        QTest::mouseRelease(kv, Qt::LeftButton, Qt::ShiftModifier, k1);
+        QVERIFY(range->hasSelection());
+        QCOMPARE(range->selectionFrom(), kv->xAxis->pixelToCoord(k0.x()));
+        QCOMPARE(range->selectionTo(), kv->xAxis->pixelToCoord(k1.x()));
+        QCOMPARE(range->from(), before_from);
+        QTest::mouseClick(kv, Qt::LeftButton, Qt::ShiftModifier, k0); // a Shift+click clears
+        QVERIFY(!range->hasSelection());
+        // The same keys on the KV chart.
         kv->setFocus();
         QTest::keyClick(kv, Qt::Key_W);
         QVERIFY(std::abs((range->to() - range->from()) - (to - from) / 1.25) < 1e-9 * (to - from));
