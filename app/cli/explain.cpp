@@ -398,26 +398,25 @@ void addExplain(CLI::App& app) {
             throw std::invalid_argument("explain: --id needs -w, the run's workload (a run log "
                                         "numbers requests by row: --req ROW)");
         const RunLog log = readLog(a->log);
+        const ExplainIndex ix(log);
         std::unique_ptr<Workload> w;
         if (!a->workload.empty()) {
             w = std::make_unique<Workload>(readWorkload(a->workload));
             // The same requests in the same rows, or the ids would name other requests.
-            const ExplainIndex check(log);
             if (std::int64_t(w->size()) != std::int64_t(log.num_requests))
                 throw InputError(a->workload, 0, "-w",
                                  "has " + std::to_string(w->size()) + " requests, the run log " +
                                      std::to_string(log.num_requests) + ": not the run's workload");
             for (std::size_t i = 0; i < w->size(); ++i)
-                if (w->requests[i].prompt_tokens != check.promptOf(ReqId(i)))
+                if (w->requests[i].prompt_tokens != ix.promptOf(ReqId(i)))
                     throw InputError(a->workload, 0, "-w",
                                      "row " + std::to_string(i) + " has a " +
                                          std::to_string(w->requests[i].prompt_tokens) +
                                          "-token prompt, the run log's " +
-                                         std::to_string(check.promptOf(ReqId(i))) +
+                                         std::to_string(ix.promptOf(ReqId(i))) +
                                          ": not the run's workload (or its arrivals were "
                                          "replaced, --rate)");
         }
-        const ExplainIndex ix(log);
         if (want_req) {
             ReqId row = 0;
             if (a->id_given) {

@@ -9,10 +9,14 @@ namespace kairos::app {
 DeviceChoice::DeviceChoice(JobTracker* jobs, const std::string& profile, QObject* parent)
     : QObject(parent), jobs_(jobs), automatic_(profile == kAutoProfile), label_(new QLabel) {
     label_->setObjectName(QStringLiteral("execLabel"));
-    auto r = std::make_shared<ResolvedExec>();
-    r->profile = resolveProfile(profileFor(profile, nullptr));
-    r->model = makeExecutionModel(r->profile);
-    resolved_ = std::move(r);
+    resolveNow(profileFor(profile, nullptr));
+}
+
+void DeviceChoice::resolveNow(const std::string& profile) {
+    RunSpec::ExecPart e;
+    e.profile = profile;
+    resolved_ = std::make_shared<const ResolvedExec>(resolveExec(e, runContext()));
+    exec_ = {};
     exec_.profile = resolved_->profile.name;
     showLabel();
 }
@@ -21,13 +25,7 @@ bool DeviceChoice::followWorkload(const Workload& w) {
     if (!automatic_ || exec_.model_id > 0) return false;
     const std::string name = profileFor(kAutoProfile, &w);
     if (name == resolved_->profile.name) return false;
-    auto r = std::make_shared<ResolvedExec>();
-    r->profile = resolveProfile(name, &r->profile_path);
-    r->model = makeExecutionModel(r->profile);
-    resolved_ = std::move(r);
-    exec_ = {};
-    exec_.profile = name;
-    showLabel();
+    resolveNow(name);
     return true;
 }
 

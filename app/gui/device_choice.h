@@ -40,6 +40,8 @@ Q_SIGNALS:
     void message(const QString& text); // for the status bar
 
 private:
+    // A shipped profile (or a profile file) resolved on this thread: its JSON is small.
+    void resolveNow(const std::string& profile);
     void showLabel();
 
     JobTracker* jobs_;

@@ -687,11 +687,13 @@ std::string Summary::table() const {
     line("Achieved request rate (req/s):", f(request_throughput));
     // Near the threshold either side (kNearSaturation) the two-way verdict is said with
     // its band: a small change of rate or policy moves it across.
-    line("Load:", load.verdict.empty() ? std::string("n/a")
-                  : loadBand(load) == LoadBand::NearSaturation
-                      ? "near saturation (" + f(load.score) +
-                            " of the threshold; 0.8 to 1.25 read alike): " + load.verdict
-                      : load.verdict);
+    line("Load:",
+         load.verdict.empty() ? std::string("n/a")
+         : loadBand(load) == LoadBand::NearSaturation
+             ? "near saturation (" + f(load.score) + " of the threshold; " +
+                   text::formatted("%g to %g", kNearSaturation.first, kNearSaturation.second) +
+                   " read alike): " + load.verdict
+             : load.verdict);
     line("Duration (s):", f(duration_s));
     line("Total input tokens:", std::to_string(total_input_tokens));
     line("Total generated tokens:", std::to_string(total_output_tokens));

@@ -239,9 +239,10 @@ struct DurationUnit {
     const char* name;
     double seconds;
 };
+// The units a duration is written in, largest first (below the last: µs).
+constexpr DurationUnit kUnits[] = {{"h", 3600}, {"min", 60}, {"s", 1}, {"ms", 1e-3}};
 // The largest unit of which `a` (>= 0) is at least 1, after rounding to three digits.
 DurationUnit durationUnit(double a) {
-    static constexpr DurationUnit kUnits[] = {{"h", 3600}, {"min", 60}, {"s", 1}, {"ms", 1e-3}};
     for (const DurationUnit& c : kUnits)
         if (a >= c.seconds * (1 - 5e-4)) return c; // 0.99995 s is "1.00 s", not "1000 ms"
     return {"µs", 1e-6};
@@ -265,7 +266,6 @@ std::string durationTick(double seconds) {
     // A tick is a round number of some unit: the largest unit in which it is one exactly
     // (100 s reads "100 s", not "1.67 min"; 600 s "10 min"), else three digits of the
     // largest unit it is at least 1 of.
-    static constexpr DurationUnit kUnits[] = {{"h", 3600}, {"min", 60}, {"s", 1}, {"ms", 1e-3}};
     char b[48];
     const DurationUnit first = durationUnit(std::fabs(seconds));
     bool below = false;
