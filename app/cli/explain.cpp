@@ -16,6 +16,7 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <limits>
 #include <memory>
 #include <sstream>
 
@@ -366,6 +367,8 @@ void addExplain(CLI::App& app) {
     c->add_option("--id", a->id,
                   "The story of the request with this id in the trace (needs -w: a run log "
                   "numbers requests by row)")
+        ->check(whole(std::numeric_limits<std::int64_t>::min(),
+                      std::numeric_limits<std::int64_t>::max()))
         ->each([a](const std::string&) { a->id_given = true; });
     c->add_option("--workload,-w", a->workload,
                   "The run's workload: --id is looked up in it, and the story, decisions and "
