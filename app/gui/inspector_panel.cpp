@@ -195,16 +195,12 @@ InspectorPanel::InspectorPanel(QWidget* parent) : QWidget(parent) {
     table_->verticalHeader()->hide();
     table_->verticalHeader()->setDefaultSectionSize(table_->fontMetrics().height() + 4);
     table_->horizontalHeader()->setSectionResizeMode(QHeaderView::Interactive);
-    table_->horizontalHeader()->setStretchLastSection(true);
+    // Not setStretchLastSection: a stretched last section does not shrink below its width
+    // when the table narrows (it scrolled sideways); fitColumns sizes it.
     table_->setSelectionBehavior(QAbstractItemView::SelectRows);
     table_->setSelectionMode(QAbstractItemView::SingleSelection);
     table_->setWordWrap(false);
-    for (int c = 0; c < SchedulerViewModel::ColumnCount; ++c)
-        table_->setColumnWidth(c, c == SchedulerViewModel::State ? 84
-                                  : c == SchedulerViewModel::Pos || c == SchedulerViewModel::Alpha
-                                      ? 40
-                                  : c == SchedulerViewModel::Key ? 96
-                                                                 : 70);
+    table_->viewport()->installEventFilter(this); // fitColumns on every resize
     // A fleet's replica column shows beside the request's id (hidden for one engine).
     table_->horizontalHeader()->moveSection(SchedulerViewModel::Replica,
                                             SchedulerViewModel::Req + 1);
@@ -430,6 +426,42 @@ void InspectorPanel::applyColumns() {
     for (int c = 0; c < SchedulerViewModel::Replica; ++c)
         if (table_->isColumnHidden(c) == columnShown(c))
             table_->setColumnHidden(c, !columnShown(c));
+    fitColumns();
+}
+
+bool InspectorPanel::eventFilter(QObject* watched, QEvent* e) {
+    if (watched == table_->viewport() && e->type() == QEvent::Resize) fitColumns();
+    return QWidget::eventFilter(watched, e);
+}
+
+void InspectorPanel::fitColumns() {
+    using M = SchedulerViewModel;
+    auto preferred = [](int c) {
+        return c == M::State ? 84 : c == M::Pos || c == M::Alpha ? 40 : c == M::Key ? 96 : 70;
+    };
+    QHeaderView* header = table_->horizontalHeader();
+    std::vector<int> shown; // in the order the header shows them
+    for (int v = 0; v < header->count(); ++v) {
+        const int c = header->logicalIndex(v);
+        if (!table_->isColumnHidden(c)) shown.push_back(c);
+    }
+    if (shown.empty()) return;
+    int want = 0;
+    for (int c : shown) want += preferred(c);
+    const int room = table_->viewport()->width();
+    const double scale = want > room ? double(room) / want : 1.0;
+    const QFontMetrics fm = header->fontMetrics();
+    int used = 0;
+    for (int c : shown) {
+        const int text = fm.horizontalAdvance(
+                             model_->headerData(c, Qt::Horizontal, Qt::DisplayRole).toString()) +
+                         12; // the header's margins
+        const int w = std::max({int(std::floor(preferred(c) * scale)), std::min(text, preferred(c)),
+                                header->minimumSectionSize()});
+        // The last takes what is left too (the stretch the header would give it).
+        table_->setColumnWidth(c, c == shown.back() ? std::max(w, room - used) : w);
+        used += w;
+    }
 }
 
 void InspectorPanel::refreshView() {
@@ -445,7 +477,10 @@ void InspectorPanel::refreshView() {
     }
     const RunLog& log = ix_->log();
     SchedulerView v = viewAt(*ix_, t_);
-    table_->setColumnHidden(SchedulerViewModel::Replica, !log.fleet());
+    if (table_->isColumnHidden(SchedulerViewModel::Replica) == log.fleet()) {
+        table_->setColumnHidden(SchedulerViewModel::Replica, !log.fleet());
+        fitColumns();
+    }
     model_->setWorkload(run_ ? run_->workload.get() : nullptr);
     // Which columns have something to say here (an empty view keeps the last choice).
     if (!v.running.empty() || !v.waiting.empty() || !v.suspended.empty()) {

@@ -119,9 +119,14 @@ Q_SIGNALS:
 
 protected:
     void showEvent(QShowEvent* e) override;
+    bool eventFilter(QObject* watched, QEvent* e) override;
 
 private:
     void applyColumns();
+    // Sizes the shown columns to the table's width: each its preferred width while they
+    // fit, all narrowed in proportion (never below a header's text) when they do not, so a
+    // dock a few pixels narrower than planned does not scroll sideways; the last stretches.
+    void fitColumns();
     // Applies the run and instant set while hidden or while the run's index was being built
     // (setRun, setTime); without `wait`, only once the index is ready (retried shortly).
     void catchUp(bool wait = true);
