@@ -14,12 +14,15 @@
 #include "workbench_state.h"
 
 #include <QAction>
+#include <QHBoxLayout>
+#include <QHeaderView>
 #include <QLabel>
 #include <QPainter>
 #include <QScrollBar>
 #include <QSplitter>
 #include <QStyle>
 #include <QTabWidget>
+#include <QTreeWidget>
 #include <QVBoxLayout>
 #include <algorithm>
 #include <cmath>
@@ -44,15 +47,36 @@ ChartArea::ChartArea(WorkbenchState* state, QWidget* parent) : QWidget(parent), 
     tv->setSpacing(0);
     tv->addWidget(find_);
     // The ruler selection's summary (drag on the timeline's ruler; Esc or a click there
-    // clears it), as Perfetto's area selection.
+    // clears it), as Perfetto's area selection: one line above the tracks, so they keep
+    // their height, and every figure in the Selection tab below.
+    range_bar_ = new QWidget;
+    range_bar_->setObjectName(QStringLiteral("rangeBar"));
+    auto* rb = new QHBoxLayout(range_bar_);
+    rb->setContentsMargins(6, 2, 6, 2);
     range_info_ = new QLabel;
     range_info_->setObjectName(QStringLiteral("rangeSummary"));
-    range_info_->setWordWrap(true);
-    range_info_->setTextInteractionFlags(Qt::TextSelectableByMouse);
-    range_info_->setContentsMargins(6, 2, 6, 2);
-    range_info_->setVisible(false);
-    tv->addWidget(range_info_);
+    range_info_->setTextFormat(Qt::PlainText);
+    range_info_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Fixed);
+    range_info_->installEventFilter(this); // elided again on every resize
+    rb->addWidget(range_info_, 1);
+    auto* more = new QLabel(tr("<a href=\"details\">details</a> · Esc clears"));
+    more->setObjectName(QStringLiteral("rangeDetailsLink"));
+    more->setToolTip(tr("Every figure of the selection, in the Selection tab below"));
+    connect(more, &QLabel::linkActivated, this, &ChartArea::showSelectionDetails);
+    rb->addWidget(more);
+    range_bar_->setVisible(false);
+    tv->addWidget(range_bar_);
     tv->addWidget(timeline_, 1);
+    details_ = new QTreeWidget;
+    details_->setObjectName(QStringLiteral("selectionDetails"));
+    details_->setColumnCount(2);
+    details_->setHeaderLabels({tr("in the selection"), tr("value")});
+    details_->setRootIsDecorated(false);
+    details_->setUniformRowHeights(true);
+    details_->header()->setStretchLastSection(false);
+    details_->setSelectionMode(QAbstractItemView::ExtendedSelection);
+    details_->setParent(this); // owned here while it is not a tab
+    details_->hide();
     connect(state_->range(), &views::TimeRange::selectionChanged, this,
             &ChartArea::refreshRangeSummary);
     auto* split = new QSplitter(Qt::Vertical);
@@ -123,6 +147,7 @@ void ChartArea::alignTimeAxes() {
 
 bool ChartArea::eventFilter(QObject* watched, QEvent* e) {
     if (watched == banner_ && e->type() == QEvent::Resize) elideBanner(); // to its new width
+    if (watched == range_info_ && e->type() == QEvent::Resize) elideRangeLine();
     if ((watched == kv_ || watched == tabs_) &&
         (e->type() == QEvent::Resize || e->type() == QEvent::Show || e->type() == QEvent::Move))
         alignTimeAxes();
@@ -134,23 +159,71 @@ QString ChartArea::loadStripText() const {
 }
 
 QString ChartArea::rangeSummaryText() const {
+    return state_->range()->hasSelection() ? range_info_->toolTip() : QString();
+}
+
+QString ChartArea::rangeSummaryLine() const {
     return state_->range()->hasSelection() ? range_info_->text() : QString();
+}
+
+QWidget* ChartArea::selectionTab() const {
+    return tabs_->indexOf(details_) >= 0 ? details_ : nullptr;
+}
+
+void ChartArea::showSelectionDetails() {
+    if (selectionTab()) tabs_->setCurrentWidget(details_);
+}
+
+void ChartArea::elideRangeLine() {
+    range_info_->setText(range_info_->fontMetrics().elidedText(
+        range_info_->property("fullText").toString(), Qt::ElideRight,
+        std::max(50, range_info_->width() - 4)));
 }
 
 void ChartArea::refreshRangeSummary() {
     const views::TimeRange* range = state_->range();
     const RunView* r = state_->run().get();
     if (!range->hasSelection() || !r || !r->rows || !r->requests) {
-        range_info_->setVisible(false);
+        range_bar_->setVisible(false);
         range_info_->clear();
+        range_info_->setToolTip({});
+        if (const int i = tabs_->indexOf(details_); i >= 0) {
+            // Back to the chart it was opened from, not to whichever tab follows it.
+            if (tabs_->currentIndex() == i) tabs_->setCurrentIndex(0);
+            tabs_->removeTab(i);
+            details_->setParent(this);
+            details_->hide();
+        }
+        details_->clear();
         return;
     }
     const RangeSummary s = summarizeRange(*r->log, *r->rows, *r->requests,
                                           r->kv ? *r->kv : std::vector<std::pair<double, double>>{},
                                           range->selectionFrom(), range->selectionTo());
-    range_info_->setText(QString::fromStdString(kairos::rangeSummaryText(s)) +
-                         tr("  (Esc or a click on the ruler clears)"));
-    range_info_->setVisible(true);
+    range_info_->setProperty("fullText", QString::fromStdString(kairos::rangeSummaryLine(s)));
+    range_info_->setToolTip(QString::fromStdString(kairos::rangeSummaryText(s)));
+    elideRangeLine();
+    range_bar_->setVisible(true);
+    details_->clear();
+    QTreeWidgetItem* group = nullptr;
+    for (const RangeDetail& d : rangeSummaryDetails(s)) {
+        const QString name = QString::fromStdString(d.group);
+        if (!group || group->text(0) != name) {
+            group = new QTreeWidgetItem(details_, {name});
+            QFont bold = group->font(0);
+            bold.setBold(true);
+            group->setFont(0, bold);
+            group->setFirstColumnSpanned(true);
+        }
+        auto* row = new QTreeWidgetItem(
+            group, {QString::fromStdString(d.name), QString::fromStdString(d.value)});
+        row->setTextAlignment(1, Qt::AlignRight | Qt::AlignVCenter);
+    }
+    details_->expandAll();
+    // Each value beside its name (a stretched value column put them 500 px apart).
+    details_->resizeColumnToContents(0);
+    details_->resizeColumnToContents(1);
+    if (tabs_->indexOf(details_) < 0) tabs_->addTab(details_, tr("&Selection"));
 }
 
 QString ChartArea::loadText(const RunView& r) {

@@ -12,6 +12,7 @@
 
 class QAction;
 class QLabel;
+class QTreeWidget;
 class QTabWidget;
 
 namespace kairos::views {
@@ -77,8 +78,15 @@ public:
     QString loadStripText() const;
 
     // The ruler selection's summary (requests by phase, KV, decisions, latencies of the
-    // requests that finished in it), shown above the timeline while there is one.
+    // requests that finished in it), while there is one: its counts on one line above the
+    // timeline (the whole text its tooltip), every figure in the Selection tab under it, as
+    // Perfetto's area selection fills its details panel. Empty without a selection.
     QString rangeSummaryText() const;
+    // The strip's line as shown (elided to its width) and the Selection tab (null without
+    // a selection); showSelectionDetails makes it the tab shown (the strip's "details").
+    QString rangeSummaryLine() const;
+    QWidget* selectionTab() const;
+    void showSelectionDetails();
 
     // The KV chart's plot spans exactly the timeline's time axis, to the pixel: its left
     // and right margins follow the timeline's plot wherever frames, the gutter and the
@@ -95,6 +103,7 @@ private:
     void applyRows();
     void refreshRangeSummary();
     void elideBanner(); // the load strip's whole text, elided to its width
+    void elideRangeLine();
 
     WorkbenchState* state_;
     views::TimelineView* timeline_;
@@ -103,7 +112,9 @@ private:
     views::TufChart* tuf_;
     QTabWidget* tabs_;
     QLabel* banner_;
-    QLabel* range_info_;
+    QWidget* range_bar_;   // the selection's strip: range_info_ and the details link
+    QLabel* range_info_;   // its line, elided (property fullText: the line, whole)
+    QTreeWidget* details_; // the Selection tab (a page of tabs_ while there is a selection)
     FindBar* find_;
     QAction* agent_action_;
     bool agent_rows_ = false;

@@ -67,16 +67,69 @@ RangeSummary summarizeRange(const RunLog& log, const std::vector<lod::Row>& rows
     return s;
 }
 
-std::string rangeSummaryText(const RangeSummary& s) {
-    // Its ends on the run's clock in seconds, as the ruler reads, to a precision that
-    // tells them apart (three significant digits of the selection's length); its length
-    // in readable units.
+namespace {
+
+// The window's ends on the run's clock in seconds, as the ruler reads, to a precision that
+// tells them apart (three significant digits of the selection's length); its length in
+// readable units.
+int windowDecimals(const RangeSummary& s) {
     const double len = s.to - s.from;
-    const int decimals =
-        len > 0 ? std::clamp(2 - static_cast<int>(std::floor(std::log10(len))), 0, 9) : 3;
+    return len > 0 ? std::clamp(2 - static_cast<int>(std::floor(std::log10(len))), 0, 9) : 3;
+}
+
+std::string windowText(const RangeSummary& s) {
+    const int decimals = windowDecimals(s);
+    return text::formatted("%.*f s to %.*f s (%s)", decimals, s.from, decimals, s.to,
+                           text::duration(s.to - s.from).c_str());
+}
+
+} // namespace
+
+std::string rangeSummaryLine(const RangeSummary& s) {
     std::string out =
-        text::formatted("%.*f s to %.*f s (%s): %ld requests in the system", decimals, s.from,
-                        decimals, s.to, text::duration(len).c_str(), s.active);
+        text::formatted("%s: %ld requests, %ld arrived, %ld finished, %ld killed",
+                        windowText(s).c_str(), s.active, s.arrived, s.finished, s.killed);
+    if (std::isfinite(s.kv_min))
+        out += text::formatted("; KV %.0f to %.0f tokens", s.kv_min, s.kv_max);
+    if (s.decisions > 0) out += text::formatted("; %ld decisions", s.decisions);
+    return out;
+}
+
+std::vector<RangeDetail> rangeSummaryDetails(const RangeSummary& s) {
+    std::vector<RangeDetail> out;
+    auto add = [&](const char* group, std::string name, std::string value) {
+        out.push_back({group, std::move(name), std::move(value)});
+    };
+    auto count = [](long n) { return std::to_string(n); };
+    add("window", "from", text::formatted("%.*f s", windowDecimals(s), s.from));
+    add("window", "to", text::formatted("%.*f s", windowDecimals(s), s.to));
+    add("window", "length", text::duration(s.to - s.from));
+    add("requests in the system", "any phase", count(s.active));
+    for (std::size_t k = 0; k < s.in_phase.size(); ++k)
+        if (s.in_phase[k] > 0)
+            add("requests in the system", lod::spanKindName(RangeSummary::kPhases[k]),
+                count(s.in_phase[k]));
+    add("requests", "arrived", count(s.arrived));
+    add("requests", "finished", count(s.finished));
+    add("requests", "killed", count(s.killed));
+    if (std::isfinite(s.kv_min)) {
+        add("KV in use", "lowest", text::formatted("%.0f tokens", s.kv_min));
+        add("KV in use", "highest", text::formatted("%.0f tokens", s.kv_max));
+    }
+    add("decisions by rule", "all", count(s.decisions));
+    for (const auto& [rule, n] : s.by_rule) add("decisions by rule", rule, count(n));
+    if (s.finished > 0)
+        for (const auto& [name, stats] :
+             {std::pair<const char*, const Stats*>{"TTFT", &s.ttft}, {"end-to-end", &s.e2el}})
+            for (double q : {50.0, 90.0, 99.0})
+                add("finished here", text::formatted("%s p%.0f", name, q),
+                    text::duration(stats->percentile(q)));
+    return out;
+}
+
+std::string rangeSummaryText(const RangeSummary& s) {
+    std::string out =
+        text::formatted("%s: %ld requests in the system", windowText(s).c_str(), s.active);
     std::string phases;
     for (std::size_t k = 0; k < s.in_phase.size(); ++k)
         if (s.in_phase[k] > 0)

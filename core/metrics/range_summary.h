@@ -50,4 +50,19 @@ RangeSummary summarizeRange(const RunLog& log, const std::vector<lod::Row>& rows
 // Two or three lines for people, durations in readable units (text::duration).
 std::string rangeSummaryText(const RangeSummary& s);
 
+// One line, the window and its counts (the strip above the timeline; the details are
+// rangeSummaryDetails): "12.0 s to 20.0 s (8 s): 37 requests, 4 arrived, 5 finished,
+// 2 killed; KV 1024 to 5012 tokens; 12 decisions".
+std::string rangeSummaryLine(const RangeSummary& s);
+
+// Every figure of the summary as a row of a details table, as Perfetto's area selection
+// lists them: its group ("window", "requests in the system", "requests", "KV in use",
+// "decisions by rule", "finished here"), what it counts, and its value for people. Every
+// rule is listed (rangeSummaryText names the three most frequent), every phase with
+// requests in it; the latencies only when a request finished in the window.
+struct RangeDetail {
+    std::string group, name, value;
+};
+std::vector<RangeDetail> rangeSummaryDetails(const RangeSummary& s);
+
 } // namespace kairos

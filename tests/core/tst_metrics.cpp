@@ -123,6 +123,30 @@ private slots:
                             "tokens; 2 decisions",
                             0) == 0,
                  text.c_str());
+        // The strip's one line, and the details table: every figure in its group, both
+        // rules (the by-count order, ties by code), percentiles of the one finished.
+        QCOMPARE(rangeSummaryLine(s), std::string("3.00 s to 6.00 s (3.00 s): 3 requests, 1 "
+                                                  "arrived, 1 finished, 0 killed; KV 50 to "
+                                                  "300 tokens; 2 decisions"));
+        std::string table;
+        for (const RangeDetail& d : rangeSummaryDetails(s))
+            table += d.group + "|" + d.name + "|" + d.value + "\n";
+        QCOMPARE(table, std::string("window|from|3.00 s\nwindow|to|6.00 s\nwindow|length|3.00 s\n"
+                                    "requests in the system|any phase|3\n"
+                                    "requests in the system|prefill|1\n"
+                                    "requests in the system|decoding|3\n"
+                                    "requests|arrived|1\nrequests|finished|1\n"
+                                    "requests|killed|0\nKV in use|lowest|50 tokens\n"
+                                    "KV in use|highest|300 tokens\n"
+                                    "decisions by rule|all|2\n"
+                                    "decisions by rule|cannot_grow|1\n"
+                                    "decisions by rule|overflow.latest|1\n"
+                                    "finished here|TTFT p50|1.00 s\n"
+                                    "finished here|TTFT p90|1.00 s\n"
+                                    "finished here|TTFT p99|1.00 s\n"
+                                    "finished here|end-to-end p50|4.00 s\n"
+                                    "finished here|end-to-end p90|4.00 s\n"
+                                    "finished here|end-to-end p99|4.00 s\n"));
         // The whole run: R1 and R3 finish too; R2 is killed.
         const RangeSummary all = summarizeRange(log, rows, m, kv, 0, 11);
         QCOMPARE(all.active, 4L);

@@ -73,6 +73,7 @@
 #include <QTableWidget>
 #include <QTextBrowser>
 #include <QThread>
+#include <QTreeWidget>
 #include <QUndoStack>
 #include <QtTest>
 #include <cmath>
@@ -1332,24 +1333,56 @@ private slots:
                                               range->selectionFrom(), range->selectionTo());
         QVERIFY(s.active > 10 && s.finished > 0 && s.kv_max > s.kv_min);
         QVERIFY(s.decisions > 0); // the window records reasons
-        const QString text = w.charts()->rangeSummaryText();
-        QVERIFY2(text.startsWith(QString::fromStdString(rangeSummaryText(s))), qPrintable(text));
+        QCOMPARE(w.charts()->rangeSummaryText(), QString::fromStdString(rangeSummaryText(s)));
+        // Above the tracks, one line (the tracks keep their height): the counts, elided to
+        // the strip's width; every figure in the Selection tab below, the chart kept shown
+        // until "details" is followed.
         auto* label = w.charts()->findChild<QLabel*>(QStringLiteral("rangeSummary"));
         QVERIFY(label && label->isVisible());
+        QVERIFY2(label->height() < 2 * label->fontMetrics().height(),
+                 qPrintable(QString::number(label->height())));
+        const QString line = QString::fromStdString(rangeSummaryLine(s));
+        QString shown = w.charts()->rangeSummaryLine();
+        QVERIFY2(shown == line ||
+                     (shown.endsWith(QChar(0x2026)) && line.startsWith(shown.chopped(1))),
+                 qPrintable(shown));
+        QTabWidget* tabs = w.charts()->tabs();
+        QCOMPARE(tabs->currentIndex(), 0);
+        auto* details = qobject_cast<QTreeWidget*>(w.charts()->selectionTab());
+        QVERIFY(details && tabs->indexOf(details) == 3);
+        const auto want = rangeSummaryDetails(s);
+        int rows = 0;
+        for (int g = 0; g < details->topLevelItemCount(); ++g)
+            for (int i = 0; i < details->topLevelItem(g)->childCount(); ++i, ++rows) {
+                const QTreeWidgetItem* item = details->topLevelItem(g)->child(i);
+                QCOMPARE(details->topLevelItem(g)->text(0),
+                         QString::fromStdString(want[rows].group));
+                QCOMPARE(item->text(0), QString::fromStdString(want[rows].name));
+                QCOMPARE(item->text(1), QString::fromStdString(want[rows].value));
+            }
+        QCOMPARE(std::size_t(rows), want.size());
+        w.charts()->showSelectionDetails();
+        QCOMPARE(tabs->currentWidget(), details);
         // A re-run (of the same workload) keeps the stretch and summarises the new run there.
         w.policyPanel()->slider("kv")->setValue(0.5);
         QVERIFY(bench.next() > 0);
         QVERIFY(range->hasSelection());
         const auto r2 = w.lastResult();
         QVERIFY(r2 != r);
-        QVERIFY(w.charts()->rangeSummaryText().startsWith(QString::fromStdString(
-            rangeSummaryText(summarizeRange(*r2->log, *r2->rows, *r2->requests, *r2->kv,
-                                            range->selectionFrom(), range->selectionTo())))));
-        // Esc clears it; a click on the ruler does too.
+        QCOMPARE(w.charts()->rangeSummaryText(),
+                 QString::fromStdString(rangeSummaryText(
+                     summarizeRange(*r2->log, *r2->rows, *r2->requests, *r2->kv,
+                                    range->selectionFrom(), range->selectionTo()))));
+        QCOMPARE(tabs->currentWidget(), details); // the details stay open over a re-run
+        // Esc clears it, the Selection tab goes and the KV chart is back; a click on the
+        // ruler clears it too.
         tl->setFocus();
         QTest::keyClick(tl, Qt::Key_Escape);
         QVERIFY(!range->hasSelection());
         QVERIFY(!label->isVisible());
+        QVERIFY(!w.charts()->selectionTab());
+        QCOMPARE(tabs->count(), 3);
+        QCOMPARE(tabs->currentIndex(), 0);
         QTest::mousePress(tl->viewport(), Qt::LeftButton, {}, p0);
         QTest::mouseMove(tl->viewport(), p1);
         QTest::mouseRelease(tl->viewport(), Qt::LeftButton, {}, p1);
