@@ -19,6 +19,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <map>
 #include <qcustomplot.h>
 
 namespace kairos::app {
@@ -446,21 +447,53 @@ void InspectorPanel::fitColumns() {
         if (!table_->isColumnHidden(c)) shown.push_back(c);
     }
     if (shown.empty()) return;
-    int want = 0;
-    for (int c : shown) want += preferred(c);
-    const int room = table_->viewport()->width();
-    const double scale = want > room ? double(room) / want : 1.0;
     const QFontMetrics fm = header->fontMetrics();
+    // Each column's floor: its header's text or the widest of its cells in view (with the
+    // margins), whichever is wider, unless its preferred width is narrower; never under the
+    // header's minimum. (QTableView::sizeHintForColumn is protected.)
+    const int top = std::max(0, table_->rowAt(0));
+    const int bottom = table_->rowAt(table_->viewport()->height() - 1);
+    const int end = std::min(model_->rowCount(), (bottom < 0 ? top + 50 : bottom + 1));
+    const QFontMetrics cell = table_->fontMetrics();
+    std::map<int, int> floor_of;
+    for (int c : shown) {
+        int text =
+            fm.horizontalAdvance(model_->headerData(c, Qt::Horizontal, Qt::DisplayRole).toString());
+        for (int r = top; r < end; ++r)
+            text =
+                std::max(text, cell.horizontalAdvance(
+                                   model_->data(model_->index(r, c), Qt::DisplayRole).toString()));
+        floor_of[c] = std::max(header->minimumSectionSize(), std::min(preferred(c), text + 12));
+    }
+    // Narrowed in proportion; a column its floor stops takes its floor, and the others share
+    // what is left (so a few wide headers do not push the table into scrolling).
+    const int room = table_->viewport()->width();
+    std::map<int, int> width;
+    std::vector<int> free = shown;
+    int fixed = 0;
+    for (bool again = true; again;) {
+        again = false;
+        int want = 0;
+        for (int c : free) want += preferred(c);
+        const double scale =
+            want > room - fixed && want > 0 ? std::max(0.0, double(room - fixed) / want) : 1.0;
+        for (auto it = free.begin(); it != free.end();) {
+            width[*it] = int(std::floor(preferred(*it) * scale));
+            if (width[*it] < floor_of[*it]) {
+                width[*it] = floor_of[*it];
+                fixed += width[*it];
+                it = free.erase(it);
+                again = true;
+            } else {
+                ++it;
+            }
+        }
+    }
     int used = 0;
     for (int c : shown) {
-        const int text = fm.horizontalAdvance(
-                             model_->headerData(c, Qt::Horizontal, Qt::DisplayRole).toString()) +
-                         12; // the header's margins
-        const int w = std::max({int(std::floor(preferred(c) * scale)), std::min(text, preferred(c)),
-                                header->minimumSectionSize()});
         // The last takes what is left too (the stretch the header would give it).
-        table_->setColumnWidth(c, c == shown.back() ? std::max(w, room - used) : w);
-        used += w;
+        table_->setColumnWidth(c, c == shown.back() ? std::max(width[c], room - used) : width[c]);
+        used += width[c];
     }
 }
 

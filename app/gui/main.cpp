@@ -304,6 +304,9 @@ int main(int argc, char** argv) {
         const QString out = cl.value(shot);
         const bool and_quit = cl.isSet(quit);
         auto save = [&w, out, and_quit] {
+            // Layouts asked for by timers that fired in the same pass as this one (the
+            // Inspector's first widening) are applied before the picture is taken.
+            QCoreApplication::sendPostedEvents();
             w->charts()
                 ->timeline()
                 ->finishFrame(); // a large trace's frame is built off the GUI thread

@@ -1022,6 +1022,39 @@ private slots:
         QSettings().remove(QStringLiteral("inspector/hiddenColumns"));
     }
 
+    // TimeBill's table has the most columns (key, slack, alpha and WCET with values): at
+    // 1366x768 they fit the Inspector's dock, each cell whole (it scrolled sideways, then
+    // cut alpha to "0....").
+    void inspectorTableFitsUnderTimeBill() {
+        QSettings().remove(QStringLiteral("inspector/hiddenColumns"));
+        using M = app::SchedulerViewModel;
+        Bench bench(
+            Opts()
+                .workload(QString(KAIROS_SOURCE_DIR) + "/sample_traces/chat_poisson_small.jsonl")
+                .policy("timebill"));
+        auto& [w, spy] = bench;
+        QVERIFY(bench.showAt(QSize(1366, 768)));
+        w.showInspector();
+        w.inspector()->inspectAt(20);
+        auto* table = w.inspector()->findChild<QTableView*>(QStringLiteral("inspectorTable"));
+        QTRY_VERIFY(table->model()->rowCount() > 0);
+        for (int c : {M::Key, M::Slack, M::Alpha, M::Wcet})
+            QVERIFY2(!table->isColumnHidden(c), qPrintable(QString::number(c)));
+        QTRY_COMPARE(table->horizontalScrollBar()->maximum(), 0);
+        const QFontMetrics fm = table->fontMetrics();
+        for (int c = 0; c < M::ColumnCount; ++c) {
+            if (table->isColumnHidden(c)) continue;
+            for (int r = 0; r < table->model()->rowCount(); ++r) {
+                const QString text = table->model()->index(r, c).data().toString();
+                QVERIFY2(fm.horizontalAdvance(text) + 6 <= table->columnWidth(c),
+                         qPrintable(QStringLiteral("column %1 (%2 px): \"%3\"")
+                                        .arg(c)
+                                        .arg(table->columnWidth(c))
+                                        .arg(text)));
+            }
+        }
+    }
+
     // The scheduler table's id column is the trace's id (robot ids are not rows); timely's
     // key (PUD priority) and deadlines have their columns.
     void inspectorTableNamesTraceIds() {
