@@ -29,6 +29,16 @@
 
 namespace kairos::app {
 
+namespace {
+// A one-line label's whole text (its "fullText" property), elided to the label's width less
+// `margins` (its padding).
+void elideToWidth(QLabel* label, int margins) {
+    label->setText(label->fontMetrics().elidedText(label->property("fullText").toString(),
+                                                   Qt::ElideRight,
+                                                   std::max(50, label->width() - margins)));
+}
+} // namespace
+
 ChartArea::ChartArea(WorkbenchState* state, QWidget* parent) : QWidget(parent), state_(state) {
     timeline_ = new views::TimelineView(state_->range());
     kv_ = new views::KvChart(state_->range());
@@ -175,9 +185,7 @@ void ChartArea::showSelectionDetails() {
 }
 
 void ChartArea::elideRangeLine() {
-    range_info_->setText(range_info_->fontMetrics().elidedText(
-        range_info_->property("fullText").toString(), Qt::ElideRight,
-        std::max(50, range_info_->width() - 4)));
+    elideToWidth(range_info_, 4);
 }
 
 void ChartArea::refreshRangeSummary() {
@@ -256,9 +264,7 @@ QString ChartArea::loadText(const RunView& r) {
 }
 
 void ChartArea::elideBanner() {
-    banner_->setText(banner_->fontMetrics().elidedText(banner_->property("fullText").toString(),
-                                                       Qt::ElideRight,
-                                                       std::max(50, banner_->width() - 20)));
+    elideToWidth(banner_, 20);
 }
 
 void ChartArea::showRun(const RunView& r) {

@@ -131,6 +131,13 @@ struct Opts {
 };
 
 // The robot sample (wid1: ids agent x 100000 + index, not rows) under timely.
+// The bundled chat sample (400 requests) under `policy`.
+Opts chatSample(const char* policy) {
+    return Opts()
+        .workload(QString(KAIROS_SOURCE_DIR) + "/sample_traces/chat_poisson_small.jsonl")
+        .policy(policy);
+}
+
 Opts robotSample() {
     return Opts()
         .workload(QString(KAIROS_SOURCE_DIR) + "/sample_traces/wid1_like.jsonl")
@@ -1028,10 +1035,7 @@ private slots:
     void inspectorTableFitsUnderTimeBill() {
         QSettings().remove(QStringLiteral("inspector/hiddenColumns"));
         using M = app::SchedulerViewModel;
-        Bench bench(
-            Opts()
-                .workload(QString(KAIROS_SOURCE_DIR) + "/sample_traces/chat_poisson_small.jsonl")
-                .policy("timebill"));
+        Bench bench(chatSample("timebill"));
         auto& [w, spy] = bench;
         QVERIFY(bench.showAt(QSize(1366, 768)));
         w.showInspector();
@@ -1325,10 +1329,7 @@ private slots:
     // away), A/D pan by a tenth of the window; a drag on the ruler selects a stretch, which
     // the window summarises (the core's summary of the same stretch) and Esc clears.
     void perfettoKeysAndRulerSelection() {
-        Bench bench(
-            Opts()
-                .workload(QString(KAIROS_SOURCE_DIR) + "/sample_traces/chat_poisson_small.jsonl")
-                .policy("fcfs"));
+        Bench bench(chatSample("fcfs"));
         auto& [w, spy] = bench;
         QVERIFY(bench.showAt(QSize(1366, 768)));
         QCursor::setPos(-500, -500);
