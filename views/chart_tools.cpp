@@ -1,5 +1,7 @@
 #include "chart_tools.h"
 
+#include "util/atomic_file.h"
+
 #include <QBuffer>
 #include <QContextMenuEvent>
 #include <QFileDialog>
@@ -9,10 +11,10 @@
 #include <QMenu>
 #include <QMessageBox>
 #include <QRegularExpression>
-#include <QSaveFile>
 #include <QSvgGenerator>
 #include <algorithm>
 #include <cmath>
+#include <stdexcept>
 
 namespace kairos::views {
 
@@ -219,22 +221,39 @@ QByteArray withFontFallbacks(const QByteArray& svg) {
     return out.toUtf8();
 }
 
+void writeOutputFile(const QString& path, const QByteArray& bytes) {
+    writeFileAtomically(path.toStdString(), [&](std::ostream& out) {
+        out.write(bytes.constData(), std::streamsize(bytes.size()));
+    });
+}
+
+QByteArray pngBytes(const QImage& img) {
+    QByteArray bytes;
+    QBuffer buf(&bytes);
+    if (!buf.open(QIODevice::WriteOnly) || !img.save(&buf, "PNG") || bytes.isEmpty())
+        throw std::runtime_error("cannot encode the picture as PNG");
+    return bytes;
+}
+
 namespace {
-bool writeSvg(const QString& path, const QByteArray& svg) {
-    QSaveFile f(path);
-    return !svg.isEmpty() && f.open(QIODevice::WriteOnly) && f.write(svg) == svg.size() &&
-           f.commit();
+void writeSvg(const QString& path, const QByteArray& svg) {
+    if (svg.isEmpty()) throw std::runtime_error("cannot draw the chart as SVG");
+    writeOutputFile(path, svg);
 }
 bool isSvg(const QString& path) {
     return path.endsWith(QStringLiteral(".svg"), Qt::CaseInsensitive);
 }
 } // namespace
 
-bool saveDrawing(const QString& path, QSize size,
+void saveDrawing(const QString& path, QSize size,
                  const std::function<void(QPainter&, const QRect&)>& paint) {
-    if (isSvg(path))
-        return writeSvg(path, drawSvg(size, QStringLiteral("Kairos"),
-                                      [&](QCPPainter& p, const QRect& r) { paint(p, r); }));
+    // The target is judged before anything is drawn (a device, a pipe, a run's input).
+    checkOutputTarget(path.toStdString());
+    if (isSvg(path)) {
+        writeSvg(path, drawSvg(size, QStringLiteral("Kairos"),
+                               [&](QCPPainter& p, const QRect& r) { paint(p, r); }));
+        return;
+    }
     QImage img(size * 2, QImage::Format_ARGB32);
     img.setDevicePixelRatio(2.0);
     img.fill(Qt::white);
@@ -242,10 +261,11 @@ bool saveDrawing(const QString& path, QSize size,
     p.setRenderHint(QPainter::Antialiasing);
     paint(p, QRect(QPoint(0, 0), size));
     p.end();
-    return img.save(path);
+    writeOutputFile(path, pngBytes(img));
 }
 
-bool saveChart(QCustomPlot* plot, const QString& path, int width, int height) {
+void saveChart(QCustomPlot* plot, const QString& path, int width, int height) {
+    checkOutputTarget(path.toStdString());
     if (width <= 0) width = plot->width();
     if (height <= 0) height = plot->height();
     // The mouse's and the Inspector's lines are not part of the chart.
@@ -256,41 +276,54 @@ bool saveChart(QCustomPlot* plot, const QString& path, int width, int height) {
             it->setVisible(false);
             hidden.push_back(it);
         }
-    const bool ok = isSvg(path)
-                        ? writeSvg(path, drawSvg(QSize(width, height), QStringLiteral("Kairos"),
-                                                 [&](QCPPainter& p, const QRect&) {
-                                                     plot->toPainter(&p, width, height);
-                                                 }))
-                        : plot->savePng(path, width, height, 2.0);
-    for (QCPAbstractItem* it : hidden) it->setVisible(true);
-    if (!hidden.empty()) plot->replot(QCustomPlot::rpQueuedReplot);
-    return ok;
+    struct Restore { // the hidden items come back whatever happens to the write
+        QCustomPlot* plot;
+        std::vector<QCPAbstractItem*>& hidden;
+        ~Restore() {
+            for (QCPAbstractItem* it : hidden) it->setVisible(true);
+            if (!hidden.empty()) plot->replot(QCustomPlot::rpQueuedReplot);
+        }
+    } restore{plot, hidden};
+    if (isSvg(path)) {
+        writeSvg(path,
+                 drawSvg(QSize(width, height), QStringLiteral("Kairos"),
+                         [&](QCPPainter& p, const QRect&) { plot->toPainter(&p, width, height); }));
+        return;
+    }
+    // As QCustomPlot's savePng draws it (twice the pixels), into memory first: the file is
+    // then written whole through the output rules, never by QImage::save in place.
+    writeOutputFile(path, pngBytes(plot->toPixmap(width, height, 2.0).toImage()));
 }
 
-void addChartExport(QWidget* chart, const QString& name, std::function<bool(const QString&)> save) {
+void addChartExport(QWidget* chart, const QString& name, std::function<void(const QString&)> save) {
     if (!save) {
         auto* plot = qobject_cast<QCustomPlot*>(chart);
         Q_ASSERT(plot);
-        save = [plot](const QString& path) { return saveChart(plot, path); };
+        save = [plot](const QString& path) { saveChart(plot, path); };
     }
     chart->setContextMenuPolicy(Qt::CustomContextMenu);
-    QObject::connect(chart, &QWidget::customContextMenuRequested, chart,
-                     [chart, name, save](const QPoint& at) {
-                         QMenu menu(chart);
-                         QAction* svg = menu.addAction(QObject::tr("Export chart as &SVG…"));
-                         QAction* png = menu.addAction(QObject::tr("Export chart as &PNG…"));
-                         QAction* picked = menu.exec(chart->mapToGlobal(at));
-                         if (picked != svg && picked != png) return;
-                         const bool vector = picked == svg;
-                         const QString path = QFileDialog::getSaveFileName(
-                             chart, QObject::tr("Export chart"),
-                             name + (vector ? QStringLiteral(".svg") : QStringLiteral(".png")),
-                             vector ? QObject::tr("SVG (*.svg)") : QObject::tr("PNG (*.png)"));
-                         if (path.isEmpty()) return;
-                         if (!save(path))
-                             QMessageBox::warning(chart, QObject::tr("Export chart"),
-                                                  QObject::tr("Cannot write %1").arg(path));
-                     });
+    QObject::connect(
+        chart, &QWidget::customContextMenuRequested, chart, [chart, name, save](const QPoint& at) {
+            QMenu menu(chart);
+            QAction* svg = menu.addAction(QObject::tr("Export chart as &SVG…"));
+            QAction* png = menu.addAction(QObject::tr("Export chart as &PNG…"));
+            QAction* picked = menu.exec(chart->mapToGlobal(at));
+            if (picked != svg && picked != png) return;
+            const bool vector = picked == svg;
+            const QString path = QFileDialog::getSaveFileName(
+                chart, QObject::tr("Export chart"),
+                name + (vector ? QStringLiteral(".svg") : QStringLiteral(".png")),
+                vector ? QObject::tr("SVG (*.svg)") : QObject::tr("PNG (*.png)"));
+            if (path.isEmpty()) return;
+            try {
+                save(path);
+            } catch (const std::exception& e) {
+                // The path and why (a device, a run's input, a full disk).
+                QMessageBox::warning(
+                    chart, QObject::tr("Export chart"),
+                    QObject::tr("Nothing was written: %1").arg(QString::fromStdString(e.what())));
+            }
+        });
 }
 
 } // namespace kairos::views

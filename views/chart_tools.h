@@ -40,17 +40,27 @@ QByteArray withFontFallbacks(const QByteArray& svg);
 // property; an exported chart leaves them out.
 inline constexpr const char* kTransientItem = "kairosTransient";
 
+// Every file the window writes goes through here: whole or not at all, by the project's
+// output rules (util/atomic_file.h; the workbench refuses a device, a pipe, a folder, a
+// link to nothing and its run's inputs), the write checked to its close. Throws
+// kairos::InputError naming the path and the reason.
+void writeOutputFile(const QString& path, const QByteArray& bytes);
+// A picture as PNG bytes (throws when Qt cannot encode it).
+QByteArray pngBytes(const QImage& img);
+
 // Writes a chart by the file's extension: .svg as vectors (QSvgGenerator), anything else
-// as PNG at twice the pixels. Width and height 0: the widget's size. False on failure.
-bool saveChart(QCustomPlot* plot, const QString& path, int width = 0, int height = 0);
+// as PNG at twice the pixels. Width and height 0: the widget's size. Throws (InputError
+// naming the path, or std::runtime_error) when nothing could be written.
+void saveChart(QCustomPlot* plot, const QString& path, int width = 0, int height = 0);
 // The same for a widget that paints itself: `paint` draws it into a painter of the size.
-bool saveDrawing(const QString& path, QSize size,
+void saveDrawing(const QString& path, QSize size,
                  const std::function<void(QPainter&, const QRect&)>& paint);
 
 // A right click on `chart` offers "Export chart as SVG…" and "as PNG…", which ask for a
 // file (named `name` by default) and write it with `save` (saveChart for a QCustomPlot
-// when empty). Errors are shown in a message box.
+// when empty; it throws on failure). Errors are shown in a message box that names the path
+// and the reason.
 void addChartExport(QWidget* chart, const QString& name,
-                    std::function<bool(const QString&)> save = nullptr);
+                    std::function<void(const QString&)> save = nullptr);
 
 } // namespace kairos::views

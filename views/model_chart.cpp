@@ -1,6 +1,7 @@
 #include "model_chart.h"
 
 #include "chart_style.h"
+#include "util/json_line.h"
 
 #include <algorithm>
 #include <cmath>
@@ -62,7 +63,7 @@ bool ModelChart::setModel(const QString& title, const std::string& accuracy, con
     xAxis->setLabel(x_label.isEmpty() ? tr("measured (s)") : x_label);
     yAxis->setLabel(y_label.isEmpty() ? tr("predicted (s)") : y_label);
     legend->setVisible(true);
-    const auto j = nlohmann::json::parse(accuracy, nullptr, false);
+    const auto j = parseJsonLenient(accuracy);
     static const QColor colors[] = {QColor(0xf5, 0xa6, 0x23), QColor(0x2f, 0x80, 0xed),
                                     QColor(0xe0, 0x3e, 0x3e), QColor(0x27, 0xae, 0x60)};
     double lo = INFINITY, hi = 0;

@@ -12,13 +12,13 @@
 #include "time_range.h"
 #include "timeline_view.h"
 #include "tuf_chart.h"
+#include "util/atomic_file.h"
 
 #include <QBuffer>
 #include <QImage>
 #include <QPageSize>
 #include <QPainter>
 #include <QPdfWriter>
-#include <QSaveFile>
 #include <QTextDocument>
 #include <algorithm>
 #include <array>
@@ -173,10 +173,7 @@ QString esc(const std::string& s) {
 }
 
 void saveText(const QString& path, const QByteArray& bytes) {
-    QSaveFile f(path);
-    if (!f.open(QIODevice::WriteOnly) || f.write(bytes) != bytes.size() || !f.commit())
-        throw std::runtime_error(path.toStdString() + ": cannot write the report (" +
-                                 f.errorString().toStdString() + ")");
+    writeOutputFile(path, bytes); // chart_tools.h: the output rules, whole or not at all
 }
 
 // A table row: a heading cell and a value.
@@ -339,11 +336,14 @@ QString reportHtml(const ReportData& d) {
     return htmlHead(d) + charts + htmlTail(d);
 }
 
+// The target is judged before the report is drawn (a device, a pipe, a run's input).
 void writeReportHtml(const ReportData& d, const QString& path) {
+    checkOutputTarget(path.toStdString());
     saveText(path, reportHtml(d).toUtf8());
 }
 
 void writeReportPdf(const ReportData& d, const QString& path) {
+    checkOutputTarget(path.toStdString());
     saveText(path, reportPdfBytes(d));
 }
 

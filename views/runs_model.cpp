@@ -1,6 +1,7 @@
 #include "runs_model.h"
 
 #include "metrics_model.h"
+#include "util/json_line.h"
 
 #include <cmath>
 #include <nlohmann/json.hpp>
@@ -12,7 +13,7 @@ void RunsModel::setRuns(std::vector<store::RunInfo> runs) {
     rows_.clear();
     for (auto& r : runs) {
         Row row;
-        const auto j = nlohmann::json::parse(r.summary_json, nullptr, false);
+        const auto j = parseJsonLenient(r.summary_json);
         auto num = [&](const char* k) {
             if (!j.is_object()) return std::nan("");
             const auto it = j.find(k);

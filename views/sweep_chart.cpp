@@ -177,8 +177,8 @@ void SweepChart::setCapacityMarks(const std::vector<CapacityMark>& marks) {
     replot(QCustomPlot::rpQueuedReplot);
 }
 
-bool SweepChart::saveAs(const QString& path, int width, int height) {
-    return saveChart(this, path, width, height);
+void SweepChart::saveAs(const QString& path, int width, int height) {
+    saveChart(this, path, width, height);
 }
 
 void SweepChart::setMarker(double x) {

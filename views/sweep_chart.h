@@ -41,7 +41,7 @@ public:
     int capacityMarkCount() const { return static_cast<int>(capacity_items_.size()); }
     // The chart as a file: PNG (raster, 2x) or SVG (vector), by the extension; false when
     // it could not be written.
-    bool saveAs(const QString& path, int width = 900, int height = 560);
+    void saveAs(const QString& path, int width = 900, int height = 560); // throws on failure
     // The slider's value (NaN hides the mark).
     void setMarker(double x);
     double marker() const { return marker_x_; }

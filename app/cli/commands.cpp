@@ -843,6 +843,18 @@ void addFitProfile(CLI::App& app) {
         p.ete = fit.params;
         p.fit_mape_prefill = fit.mape_prefill_pct;
         p.fit_mape_decode = fit.mape_decode_pct;
+        // A profile every command could read back: the memory must hold the weights and
+        // at least one token of KV (1e-300 GiB wrote a profile no run could use).
+        if (p.kvCapacityTokens() <= 0) {
+            char b[320];
+            std::snprintf(b, sizeof b,
+                          "--gpu-mem-gib %g: %d GPU(s) x %g GiB x --mem-fraction %g leave no "
+                          "memory for the KV cache after %s's weights (%.1f GiB); give more "
+                          "memory per GPU or more GPUs (--gpu-count)",
+                          a->gpu_mem_gib, p.gpu_count, a->gpu_mem_gib, a->mem_fraction,
+                          a->model.c_str(), cfg->weightBytes() / (1024.0 * 1024.0 * 1024.0));
+            throw std::invalid_argument(b);
+        }
         const std::string file = a->splitwise.substr(a->splitwise.find_last_of('/') + 1);
         p.provenance =
             "kairos-cli fit-profile --splitwise " + file + " --model " + a->model + " --hardware " +

@@ -20,6 +20,7 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -675,6 +676,21 @@ void addFitAla(CLI::App* fit) {
                                                 : ala::readBench(a->predict, false, false);
         const auto calibration = a->calibrate.empty() ? std::vector<ala::BenchRow>{}
                                                       : ala::readBench(a->calibrate, true, false);
+        {
+            // Calibration rows of a configuration no --predict row asks for fix nothing that
+            // is printed: said, so that a typo in a name is not mistaken for a calibration.
+            std::set<std::string> asked;
+            for (const auto& q : queries) asked.insert(ala::configKey(q, o.columns));
+            std::map<std::string, std::size_t> unmatched;
+            for (const auto& r : calibration)
+                if (!asked.count(ala::configKey(r, o.columns)))
+                    ++unmatched[ala::configKey(r, o.columns)];
+            for (const auto& [k, n] : unmatched)
+                std::fprintf(stderr,
+                             "warning: --calibrate: %zu row(s) of %s match no row of --predict "
+                             "(%s): not used\n",
+                             n, text::printable(k).c_str(), a->predict.c_str());
+        }
         if (!a->evaluate_uncertainty.empty()) {
             evaluateUncertaintyCli(rows, o, *a);
             return;

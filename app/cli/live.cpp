@@ -17,6 +17,7 @@
 #include "sched/registry.h"
 #include "store/store.h"
 #include "util/atomic_file.h"
+#include "util/json_line.h"
 #include "workload/readers.h"
 
 #include <ATen/Parallel.h>
@@ -439,7 +440,7 @@ void addValidate(CLI::App& app) {
                                             " in " + db->path());
             ete = EteParams::fromModelJson(mi->params);
             source = "ete model " + std::to_string(a->exec_model) + " (" + mi->name + ")";
-            const auto tr = nlohmann::json::parse(mi->training, nullptr, false);
+            const auto tr = parseJsonLenient(mi->training);
             if (tr.is_object() && tr.contains("reference")) {
                 ref_then = tr["reference"].value("seconds", 0.0);
                 ref_ctx = int(tr["reference"].value("context", std::int64_t(ref_ctx + 1)) - 1);

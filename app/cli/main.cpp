@@ -269,14 +269,14 @@ int run(int argc, char** argv) {
             [](std::string& path) -> std::string {
                 // A regular file within the settings limit: CLI11 opens it with an
                 // ifstream, which would wait on a FIFO and read a device without end.
-                struct stat st;
-                if (path.empty()) return "an empty path names no file";
-                if (::stat(path.c_str(), &st) != 0) return path + ": no such file";
-                if (!S_ISREG(st.st_mode))
-                    return path + ": not a regular file (a TOML configuration is a file)";
-                if (std::uint64_t(st.st_size) > kairos::limits::kSettings.max_bytes)
-                    return path + ": larger than 64 MiB, the limit for a settings file";
-                kairos::noteInput(path);
+                try {
+                    kairos::requireRegularFile(path);
+                    // Read once through the bounded reader (size, NUL bytes, line length);
+                    // CLI11 then reads the same regular file.
+                    (void)kairos::readInputFile(path, kairos::limits::kSettings);
+                } catch (const kairos::InputError& e) {
+                    return e.what();
+                }
                 return "";
             },
             "FILE", "CONFIG"));
@@ -343,7 +343,12 @@ int run(int argc, char** argv) {
         const std::string key = dotted.substr(dotted.find_last_of('.') + 1);
         long line = 0;
         if (!file.empty() && !key.empty()) {
-            std::ifstream in(file);
+            std::istringstream in;
+            try {
+                in.str(kairos::readInputFile(file, kairos::limits::kSettings));
+            } catch (const kairos::InputError&) {
+                // The key's line is a courtesy: the error below names the key without it.
+            }
             std::string l;
             for (long n = 1; std::getline(in, l); ++n) {
                 const auto k = l.find_first_not_of(" \t");

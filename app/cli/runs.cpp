@@ -47,7 +47,7 @@ store::RunInfo need(const store::Store& s, std::int64_t id) {
 // `row` names it ("run 3", "sweep 1").
 nlohmann::json storedJson(const std::string& db, const std::string& row, const char* name,
                           const std::string& text) {
-    auto j = nlohmann::json::parse(text, nullptr, false);
+    auto j = parseJsonLenient(text);
     if (j.is_discarded() || jsonDepth(text) > kMaxJsonDepth)
         throw store::StoreError(db, row + ": its stored " + name +
                                         " is not valid JSON (changed outside Kairos?)");
@@ -74,7 +74,7 @@ template <class F> auto fromStored(const std::string& db, const std::string& row
 // A stored JSON text as JSON, or its text as a string when it is not valid JSON (what a
 // listing shows of a corrupt row instead of failing on every row).
 nlohmann::json lenient(const std::string& text) {
-    auto j = nlohmann::json::parse(text, nullptr, false);
+    auto j = parseJsonLenient(text);
     if (j.is_discarded() || jsonDepth(text) > kMaxJsonDepth)
         return nlohmann::json{{"invalid_json", text.substr(0, 200)}};
     return j;
@@ -343,7 +343,7 @@ void listModels(const RunsArgs& a) {
     }
     std::printf("%6s  %-6s %-36s %-24s  %s\n", "id", "kind", "name", "created (UTC)", "training");
     for (const auto& m : models) {
-        const auto t = nlohmann::json::parse(m.training, nullptr, false);
+        const auto t = parseJsonLenient(m.training);
         const std::string src = t.is_object() && t.contains("source") && t["source"].is_string()
                                     ? t["source"].get<std::string>()
                                     : std::string();

@@ -119,14 +119,14 @@ ChartArea::ChartArea(WorkbenchState* state, QWidget* parent) : QWidget(parent), 
     tabs_->installEventFilter(this);
     // Every chart: right click > Export chart as SVG or PNG (exportChart).
     savers_[QStringLiteral("timeline")] = [this](const QString& path) {
-        return views::saveDrawing(
+        views::saveDrawing(
             path, timeline_->viewport()->size(), [this](QPainter& p, const QRect& r) {
                 p.fillRect(r, timeline_->palette().color(QPalette::Base));
                 timeline_->render(p, r, timeline_->verticalScrollBar()->value(), false);
             });
     };
     auto plot = [](QCustomPlot* c) {
-        return [c](const QString& path) { return views::saveChart(c, path); };
+        return [c](const QString& path) { views::saveChart(c, path); };
     };
     savers_[QStringLiteral("kv_memory")] = plot(kv_);
     savers_[QStringLiteral("latency_cdfs")] = plot(latency_);
@@ -398,7 +398,7 @@ void ChartArea::restoreView(const nlohmann::json& v) {
     }
 }
 
-void ChartArea::addChart(const QString& name, std::function<bool(const QString&)> save) {
+void ChartArea::addChart(const QString& name, std::function<void(const QString&)> save) {
     savers_[name] = std::move(save);
 }
 
@@ -408,9 +408,19 @@ QStringList ChartArea::chartNames() const {
     return names;
 }
 
-bool ChartArea::exportChart(const QString& chart, const QString& path) const {
+bool ChartArea::exportChart(const QString& chart, const QString& path, QString* error) const {
     const auto it = savers_.find(chart);
-    return it != savers_.end() && it->second(path);
+    if (it == savers_.end()) {
+        if (error) *error = tr("no chart named %1").arg(chart);
+        return false;
+    }
+    try {
+        it->second(path);
+    } catch (const std::exception& e) {
+        if (error) *error = QString::fromStdString(e.what());
+        return false;
+    }
+    return true;
 }
 
 void ChartArea::refreshComparison() {

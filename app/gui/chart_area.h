@@ -67,9 +67,11 @@ public:
 
     // Every chart by name, written as .svg (vector) or .png: what each chart's right click >
     // Export chart does. Other panels' charts are added with addChart.
-    void addChart(const QString& name, std::function<bool(const QString&)> save);
+    // `save` throws when it cannot write (chart_tools.h).
+    void addChart(const QString& name, std::function<void(const QString&)> save);
     QStringList chartNames() const;
-    bool exportChart(const QString& chart, const QString& path) const;
+    // False for an unknown chart or a failed write, with the reason in `error`.
+    bool exportChart(const QString& chart, const QString& path, QString* error = nullptr) const;
 
     // The load strip's words for a run, by the core's loadBand (overloaded, near
     // saturation, keeping up), the core's verdict after. Its whole text (the strip shows it
@@ -118,7 +120,7 @@ private:
     FindBar* find_;
     QAction* agent_action_;
     bool agent_rows_ = false;
-    std::map<QString, std::function<bool(const QString&)>> savers_;
+    std::map<QString, std::function<void(const QString&)>> savers_;
 };
 
 } // namespace kairos::app

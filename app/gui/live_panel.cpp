@@ -2,6 +2,8 @@
 
 #include "chart_tools.h"
 #include "model_chart.h"
+#include "util/input_file.h"
+#include "util/json_line.h"
 #include "workload/readers.h"
 
 #include <QCheckBox>
@@ -212,12 +214,15 @@ void LivePanel::startCompare() {
 }
 
 bool LivePanel::showComparison(const QString& json_path) {
-    QFile f(json_path);
-    if (!f.open(QIODevice::ReadOnly)) {
-        status_->setText(tr("kairos-cli wrote no comparison (%1)").arg(json_path));
+    std::string body;
+    try {
+        body = readInputFile(json_path.toStdString(), limits::kSettings);
+    } catch (const std::exception& e) {
+        status_->setText(
+            tr("kairos-cli wrote no comparison (%1)").arg(QString::fromStdString(e.what())));
         return false;
     }
-    const auto j = nlohmann::json::parse(f.readAll().toStdString(), nullptr, false);
+    const auto j = parseJsonLenient(body);
     if (!j.is_object() || !j.contains("requests")) {
         status_->setText(tr("The comparison file is not what kairos-cli validate writes."));
         return false;

@@ -2,6 +2,7 @@
 // OUT.png --quit]` opens on a workload; with --screenshot the window is saved as soon as
 // the first simulation is shown (for tests and docs).
 #include "chart_area.h"
+#include "chart_tools.h"
 #include "inspector_panel.h"
 #include "main_window.h"
 #include "model/router.h"
@@ -9,6 +10,7 @@
 #include "predict/predictor.h"
 #include "run/run_spec.h"
 #include "timeline_view.h"
+#include "util/atomic_file.h"
 
 #include <QApplication>
 #include <QCommandLineParser>
@@ -17,7 +19,6 @@
 #include <QFileInfo>
 #include <QLibraryInfo>
 #include <QPixmap>
-#include <QSaveFile>
 #include <QTabWidget>
 #include <QTimer>
 #include <cstdio>
@@ -140,6 +141,26 @@ int main(int argc, char** argv) {
                          qPrintable(o->names().last()));
             return 2;
         }
+    // Every file the window writes (the screenshot, a chart, a report, a session) goes through
+    // the project's output rules with one more: a device or a pipe is refused, never
+    // written into (nor replaced: a Save dialog names files).
+    kairos::outputsFilesOnly(true);
+    if (cl.isSet(shot)) {
+        // Judged before any window opens: a device, a pipe, a folder, a link to nothing, or
+        // a file this command reads (the workload, the database, a profile or measurements
+        // file) is refused with exit 2 and nothing is written.
+        std::vector<kairos::NamedPath> ins;
+        for (const auto* o : {&workload, &db, &profile, &measurements})
+            if (cl.isSet(*o) && QFileInfo(cl.value(*o)).isFile())
+                ins.push_back({"--" + o->names().last().toStdString(), cl.value(*o).toStdString()});
+        try {
+            kairos::checkOutputRules(ins, {{"--screenshot", cl.value(shot).toStdString()}});
+            kairos::checkOutputTarget(cl.value(shot).toStdString());
+        } catch (const std::exception& e) {
+            std::fprintf(stderr, "kairos: error: --screenshot: %s\n", e.what());
+            return 2;
+        }
+    }
     try {
         kairos::makePredictor(cl.value(predictor).toStdString(), 0);
     } catch (const std::exception& e) {
@@ -310,13 +331,16 @@ int main(int argc, char** argv) {
             w->charts()
                 ->timeline()
                 ->finishFrame(); // a large trace's frame is built off the GUI thread
-            // Whole or not at all: a failed write leaves no half-written picture.
-            QSaveFile file(out);
-            const bool ok =
-                file.open(QIODevice::WriteOnly) && w->grab().save(&file, "PNG") && file.commit();
-            std::fprintf(ok ? stdout : stderr,
-                         ok ? "kairos: saved %s\n" : "kairos: error: cannot write %s\n",
-                         qPrintable(out));
+            // Whole or not at all, through the output rules (chart_tools.h): a failed write
+            // (a full disk, a path that became a device) leaves nothing and says why.
+            bool ok = true;
+            try {
+                kairos::views::writeOutputFile(out, kairos::views::pngBytes(w->grab().toImage()));
+                std::printf("kairos: saved %s\n", qPrintable(out));
+            } catch (const std::exception& e) {
+                ok = false;
+                std::fprintf(stderr, "kairos: error: --screenshot: %s\n", e.what());
+            }
             // A workload that could not be opened, or a first run that failed, is an error
             // for a script, whatever the picture shows.
             if (!w->startError().isEmpty())

@@ -30,6 +30,7 @@
 #include "time_range.h"
 #include "timeline_view.h"
 #include "trace_formats.h"
+#include "util/atomic_file.h"
 #include "view_history.h"
 #include "workload/readers.h"
 
@@ -53,6 +54,7 @@
 #include <QTimer>
 #include <QUndoStack>
 #include <cmath>
+#include <filesystem>
 #include <functional>
 #include <nlohmann/json.hpp>
 
@@ -165,7 +167,7 @@ void MainWindow::buildUi() {
     });
     connect(policy_panel_, &PolicyPanel::generateRequested, this, &MainWindow::generateWorkload);
     charts_->addChart(QStringLiteral("lengths"), [this](const QString& path) {
-        return views::saveChart(policy_panel_->histogram(), path);
+        views::saveChart(policy_panel_->histogram(), path);
     });
     connect(policy_panel_, &PolicyPanel::deviceChosen, this, [this](const QString& name) {
         RunSpec::ExecPart e;
@@ -243,9 +245,8 @@ void MainWindow::buildUi() {
     // Models: the fitted models in the database, the selected one plotted (models_panel.h).
     models_ = new ModelsPanel(&jobs_, db_path_);
     models_->setObjectName(QStringLiteral("modelsPanel"));
-    charts_->addChart(QStringLiteral("model"), [this](const QString& path) {
-        return views::saveChart(models_->chart(), path);
-    });
+    charts_->addChart(QStringLiteral("model"),
+                      [this](const QString& path) { views::saveChart(models_->chart(), path); });
     connect(models_, &ModelsPanel::modelShown, this, &MainWindow::modelShown);
     connect(models_, &ModelsPanel::message, this,
             [this](const QString& m) { statusBar()->showMessage(m); });
@@ -503,7 +504,19 @@ SummaryOptions MainWindow::windowSummary() const {
 
 void MainWindow::resimulate() {
     if (!state_->workload() || restoring_) return;
-    const long job = runner_.submit(shownSpec(), windowContext());
+    const RunSpec spec = shownSpec();
+    {
+        // What this run reads may not be replaced by anything the window writes (a chart,
+        // a report, a session saved over the workload): util/atomic_file.h.
+        std::vector<std::string> inputs;
+        if (!workload_file_.isEmpty()) inputs.push_back(workload_file_.toStdString());
+        if (!db_path_.isEmpty()) inputs.push_back(db_path_.toStdString());
+        std::error_code ec;
+        if (std::filesystem::is_regular_file(spec.exec.profile, ec))
+            inputs.push_back(spec.exec.profile);
+        protectFromOutputs(std::move(inputs));
+    }
+    const long job = runner_.submit(spec, windowContext());
     progress_->started();
     statusBar()->showMessage(tr("simulating (job %1)…").arg(job));
 }

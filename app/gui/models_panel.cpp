@@ -5,6 +5,7 @@
 #include "fit/ala_transfer.h"
 #include "model_chart.h"
 #include "new_hardware_box.h"
+#include "util/json_line.h"
 
 #include <QComboBox>
 #include <QHeaderView>
@@ -161,7 +162,7 @@ void ModelsPanel::showModel(qint64 id) {
             if (!m) {
                 error = tr("no model %1 in %2").arg(id).arg(path);
             } else if (m->kind == "ala" && id != loaded_id) {
-                const auto j = nlohmann::json::parse(m->params);
+                const auto j = parseJsonDocument(m->params, path.toStdString() + ": model");
                 model = std::make_shared<const ala::AlaModel>(ala::AlaModel::fromParsed(j));
                 // Models stored with the first, annealed uncertainty (format 1) carry none
                 // that tracks error: their curves are drawn without an estimate.
@@ -323,7 +324,7 @@ void ModelsPanel::plotAlaConfiguration(const QString& key) {
     }
     // The configuration's held-out error, when fit ala stored one.
     QString note;
-    const auto acc = nlohmann::json::parse(ala_accuracy_, nullptr, false);
+    const auto acc = parseJsonLenient(ala_accuracy_);
     if (acc.is_object() && acc.contains("configurations"))
         for (const auto& c : acc["configurations"])
             if (c.value("configuration", std::string()) == k && c.contains("ala_pct")) {

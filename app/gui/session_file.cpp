@@ -5,6 +5,7 @@
 #include "sched/registry.h"
 #include "util/input_error.h"
 #include "util/input_file.h"
+#include "util/json_line.h"
 #include "workload/readers.h"
 
 #include <algorithm>
@@ -76,12 +77,7 @@ OpenedSession readSession(const std::string& path, const RunContext& ctx,
     // Bounded, never waiting on a FIFO (util/input_file.h); a session may embed its
     // workload, so a workload's limits.
     const std::string text = readInputFile(path, limits::kWorkload);
-    json j;
-    try {
-        j = json::parse(text);
-    } catch (const json::parse_error& e) {
-        throw std::runtime_error(path + ": not a session (" + e.what() + ")");
-    }
+    const json j = parseJsonDocument(text, path);
     const int version = j.is_object() ? j.value("kairos_session", 0) : 0;
     if (version < 1 || !j.contains("workload") || !j.at("workload").is_object())
         throw std::runtime_error(path + ": not a Kairos session (no kairos_session and workload)");

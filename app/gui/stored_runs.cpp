@@ -5,6 +5,7 @@
 #include "profiles.h"
 #include "runs_panel.h"
 #include "store/store.h"
+#include "util/json_line.h"
 #include "workbench_state.h"
 
 #include <nlohmann/json.hpp>
@@ -61,12 +62,13 @@ void StoredRuns::pin(qint64 id, const SummaryOptions& window_so) {
                 if (!info)
                     throw std::invalid_argument("no run " + std::to_string(id) + " in " +
                                                 path.toStdString());
-                const Summary stored = Summary::fromJson(nlohmann::json::parse(info->summary_json));
+                const Summary stored = Summary::fromJson(
+                    parseJsonDocument(info->summary_json, path.toStdString() + ": run summary"));
                 if (!info->spec_json.empty()) {
                     try {
-                        const RunSpec spec =
-                            RunSpec::fromJson(nlohmann::json::parse(info->spec_json),
-                                              path.toStdString() + ": run " + std::to_string(id));
+                        const RunSpec spec = RunSpec::fromJson(
+                            parseJsonDocument(info->spec_json, path.toStdString()),
+                            path.toStdString() + ": run " + std::to_string(id));
                         RunContext ctx = runContext();
                         ctx.cancel = &job.cancel;
                         ctx.progress = &job.progress;

@@ -6,6 +6,7 @@
 #include "sched/registry.h"
 #include "store/store.h"
 #include "sweep_chart.h"
+#include "util/json_line.h"
 
 #include <QCheckBox>
 #include <QComboBox>
@@ -159,7 +160,7 @@ SweepPanel::SweepPanel(JobTracker* jobs, std::function<SweepBase()> base, QWidge
     v->addWidget(status_);
     chart_ = new views::SweepChart;
     views::addChartExport(chart_, QStringLiteral("sweep"),
-                          [this](const QString& path) { return chart_->saveAs(path); });
+                          [this](const QString& path) { chart_->saveAs(path); });
     views::sayWhenEmpty(chart_,
                         tr("No sweep yet. Pick a parameter and a metric, then press Sweep (or "
                            "right-click a slider › Sweep this parameter): the metric at each "
@@ -528,9 +529,9 @@ void SweepPanel::open(std::int64_t id) {
             if (!w)
                 throw std::invalid_argument("no sweep " + std::to_string(id) + " in " +
                                             db.toStdString());
-            const auto def = nlohmann::json::parse(w->definition_json);
-            o->table = std::make_unique<sweep::Table>(
-                sweep::Table::fromJson(nlohmann::json::parse(w->results_json), db.toStdString()));
+            const auto def = parseJsonDocument(w->definition_json, db.toStdString());
+            o->table = std::make_unique<sweep::Table>(sweep::Table::fromJson(
+                parseJsonDocument(w->results_json, db.toStdString()), db.toStdString()));
             if (def.contains("workbench")) {
                 const auto& wb = def.at("workbench");
                 o->param = QString::fromStdString(wb.at("param").get<std::string>());
@@ -595,8 +596,8 @@ bool SweepPanel::exportTo(const QString& path) {
         const QString html =
             views::sweepReportHtml(tr("Kairos sweep of %1").arg(swept_), settings, *table_, x_,
                                    swept_.toStdString(), swept_log_, charted);
-        QFile f(path);
-        return f.open(QIODevice::WriteOnly) && f.write(html.toUtf8()) >= 0;
+        views::writeOutputFile(path, html.toUtf8());
+        return true;
     }
     if (path.endsWith(QStringLiteral(".csv"), Qt::CaseInsensitive)) {
         // The swept column as the slider shows it (the rate slider's factor, the KV
@@ -605,10 +606,11 @@ bool SweepPanel::exportTo(const QString& path) {
         t.axes.back() = swept_.toStdString();
         for (std::size_t r = 0; r < t.rows.size(); ++r)
             t.rows[r].values.back() = sweep::formatValue(x_[r]);
-        QFile f(path);
-        return f.open(QIODevice::WriteOnly) && f.write(QByteArray::fromStdString(t.csv())) >= 0;
+        views::writeOutputFile(path, QByteArray::fromStdString(t.csv()));
+        return true;
     }
-    return chart_->saveAs(path);
+    chart_->saveAs(path);
+    return true;
 }
 
 void SweepPanel::exportFile(const QString& filter) {
@@ -620,8 +622,11 @@ void SweepPanel::exportFile(const QString& filter) {
     const QString path = QFileDialog::getSaveFileName(
         this, tr("Export the sweep"), QStringLiteral("sweep_%1.%2").arg(swept_, ext), filter);
     if (path.isEmpty()) return;
-    if (!exportTo(path)) {
-        QMessageBox::warning(this, tr("Export"), tr("Cannot write %1").arg(path));
+    try {
+        if (!exportTo(path)) return;
+    } catch (const std::exception& e) {
+        QMessageBox::warning(this, tr("Export"),
+                             tr("Nothing was written: %1").arg(QString::fromStdString(e.what())));
         return;
     }
     status_->setText(tr("Exported to %1").arg(path));

@@ -79,7 +79,9 @@ public:
     // Reads and shows a stored sweep (this panel's or kairos-cli sweep --db's) off the GUI
     // thread: opened(id, ok).
     void open(std::int64_t id);
-    // Writes the finished sweep by the extension: .csv the table, .png or .svg the chart.
+    // Writes the finished sweep by the extension: .csv the table, .html the report, .png or
+    // .svg the chart. False when no sweep has finished; throws (naming the path and why)
+    // when the file cannot be written.
     bool exportTo(const QString& path);
     // A rate sweep's capacity per policy: the rate where goodput / offered rate first falls
     // below kCapacityTarget, interpolated between the two points around it (NaN: it never

@@ -6,6 +6,7 @@
 #include "metrics/stats.h"
 #include "util/hash.h"
 #include "util/input_error.h"
+#include "util/json_line.h"
 #include "util/parallel.h"
 #include "util/text.h"
 
@@ -460,8 +461,8 @@ std::string AlaModel::toJson(const nlohmann::json& extra) const {
 AlaModel AlaModel::fromJson(const std::string& text) {
     nlohmann::json j;
     try {
-        j = nlohmann::json::parse(text);
-    } catch (const nlohmann::json::exception& e) {
+        j = parseJsonDocument(text, "ALA model");
+    } catch (const std::exception& e) {
         throw std::runtime_error(std::string("ALA model: ") + e.what());
     }
     return fromParsed(j);

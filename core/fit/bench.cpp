@@ -31,10 +31,19 @@ std::vector<BenchRow> readBench(const std::string& path, bool need_throughput, b
     std::vector<int> count;
     text::forCsvRows(in, path, h, 0, [&](const std::vector<std::string_view>& f, long lineno) {
         BenchRow r;
-        r.framework = std::string(f[cF]);
-        r.model = std::string(f[cM]);
-        r.hardware = std::string(f[cH]);
-        r.precision = std::string(f[cP]);
+        // The four columns that name a configuration: an empty one would make a
+        // configuration of its own ("vLLM |  | ...") that no model was measured as.
+        auto name = [&](std::size_t c, const char* field) {
+            if (f[c].empty())
+                throw InputError(path, lineno, field,
+                                 "empty: each row names its configuration (framework, model, "
+                                 "hardware, precision)");
+            return std::string(f[c]);
+        };
+        r.framework = name(cF, "framework");
+        r.model = name(cM, "model");
+        r.hardware = name(cH, "hardware");
+        r.precision = name(cP, "precision");
         r.ii = text::needCount(f[cI], path, lineno, "input_len", 1);
         r.oo = text::needCount(f[cO], path, lineno, "output_len", 1);
         r.bb = text::needCount(f[cB], path, lineno, "batch", 1);

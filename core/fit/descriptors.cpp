@@ -2,6 +2,7 @@
 
 #include "hardware_tables.h"
 #include "util/input_error.h"
+#include "util/input_file.h"
 #include "util/text.h"
 
 #include <algorithm>
@@ -94,8 +95,7 @@ const Descriptors& Descriptors::shipped() {
 }
 
 void Descriptors::addFile(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw InputError(path, 0, "", "cannot open the file");
+    std::istringstream in(readInputFile(path, limits::kTable));
     std::string first;
     std::getline(in, first);
     in.clear();
@@ -119,21 +119,24 @@ void Descriptors::addAccelerators(std::istream& in, const std::string& name) {
                       c_fl = h.column("fp16_dense_tflops"), c_ic = h.column("interconnect_gbps"),
                       c_src = h.column("source");
     std::map<std::string, Accelerator> rows;
-    text::forCsvRows(in, name, h, 0, [&](const std::vector<std::string_view>& f, long line) {
-        Accelerator a;
-        a.chip = needText(f[c_chip], name, line, "chip");
-        if (splitHardware(a.chip).second != 1 || a.chip != splitHardware(a.chip).first)
-            throw InputError(
-                name, line, "chip",
-                "a chip without its device count (\"Nvidia H100 GPU\", not \"... x4\")");
-        a.vendor = needText(f[c_vendor], name, line, "vendor");
-        a.memory_gb = optionalPositive(f[c_mem], name, line, "memory_gb");
-        a.bandwidth_gbps = optionalPositive(f[c_bw], name, line, "memory_bandwidth_gbps");
-        a.fp16_tflops = optionalPositive(f[c_fl], name, line, "fp16_dense_tflops");
-        a.interconnect_gbps = optionalPositive(f[c_ic], name, line, "interconnect_gbps");
-        a.source = sourceOf(f, c_src, h.count(), name, line);
-        addOnce(rows, a.chip, a, name, line, "chip");
-    });
+    text::forCsvRows(
+        in, name, h, 0,
+        [&](const std::vector<std::string_view>& f, long line) {
+            Accelerator a;
+            a.chip = needText(f[c_chip], name, line, "chip");
+            if (splitHardware(a.chip).second != 1 || a.chip != splitHardware(a.chip).first)
+                throw InputError(
+                    name, line, "chip",
+                    "a chip without its device count (\"Nvidia H100 GPU\", not \"... x4\")");
+            a.vendor = needText(f[c_vendor], name, line, "vendor");
+            a.memory_gb = optionalPositive(f[c_mem], name, line, "memory_gb");
+            a.bandwidth_gbps = optionalPositive(f[c_bw], name, line, "memory_bandwidth_gbps");
+            a.fp16_tflops = optionalPositive(f[c_fl], name, line, "fp16_dense_tflops");
+            a.interconnect_gbps = optionalPositive(f[c_ic], name, line, "interconnect_gbps");
+            a.source = sourceOf(f, c_src, h.count(), name, line);
+            addOnce(rows, a.chip, a, name, line, "chip");
+        },
+        text::CsvRowWidth::LastTakesRest);
     for (auto& [k, a] : rows) acc_[k] = std::move(a);
 }
 
@@ -144,20 +147,23 @@ void Descriptors::addModels(std::istream& in, const std::string& name) {
                       c_h = h.column("hidden"), c_kv = h.column("kv_heads"),
                       c_hd = h.column("head_dim"), c_src = h.column("source");
     std::map<std::string, ModelSpec> rows;
-    text::forCsvRows(in, name, h, 0, [&](const std::vector<std::string_view>& f, long line) {
-        ModelSpec m;
-        m.model = needText(f[c_model], name, line, "model");
-        m.params_b = needPositive(f[c_p], name, line, "parameters_b");
-        m.active_b = needPositive(f[c_a], name, line, "active_parameters_b");
-        if (m.active_b > m.params_b)
-            throw InputError(name, line, "active_parameters_b", "above parameters_b");
-        m.layers = text::needCount(f[c_l], name, line, "layers", 1);
-        m.hidden = text::needCount(f[c_h], name, line, "hidden", 1);
-        m.kv_heads = text::needCount(f[c_kv], name, line, "kv_heads", 1);
-        m.head_dim = text::needCount(f[c_hd], name, line, "head_dim", 1);
-        m.source = sourceOf(f, c_src, h.count(), name, line);
-        addOnce(rows, m.model, m, name, line, "model");
-    });
+    text::forCsvRows(
+        in, name, h, 0,
+        [&](const std::vector<std::string_view>& f, long line) {
+            ModelSpec m;
+            m.model = needText(f[c_model], name, line, "model");
+            m.params_b = needPositive(f[c_p], name, line, "parameters_b");
+            m.active_b = needPositive(f[c_a], name, line, "active_parameters_b");
+            if (m.active_b > m.params_b)
+                throw InputError(name, line, "active_parameters_b", "above parameters_b");
+            m.layers = text::needCount(f[c_l], name, line, "layers", 1);
+            m.hidden = text::needCount(f[c_h], name, line, "hidden", 1);
+            m.kv_heads = text::needCount(f[c_kv], name, line, "kv_heads", 1);
+            m.head_dim = text::needCount(f[c_hd], name, line, "head_dim", 1);
+            m.source = sourceOf(f, c_src, h.count(), name, line);
+            addOnce(rows, m.model, m, name, line, "model");
+        },
+        text::CsvRowWidth::LastTakesRest);
     for (auto& [k, m] : rows) models_[k] = std::move(m);
 }
 

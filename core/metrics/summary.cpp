@@ -4,6 +4,7 @@
 #include "util/huge_pages.h"
 #include "util/input_error.h"
 #include "util/input_file.h"
+#include "util/json_line.h"
 #include "util/json_number.h"
 #include "util/text.h"
 
@@ -84,7 +85,7 @@ QualityCurve QualityCurve::parse(const std::string& text) {
         }
         nlohmann::json j;
         try {
-            j = nlohmann::json::parse(body);
+            j = parseJsonDocument(body, text);
         } catch (const std::exception& e) {
             throw std::invalid_argument("quality curve file '" + text + "': not JSON (" + e.what() +
                                         ")");

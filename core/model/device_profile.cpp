@@ -18,7 +18,7 @@ nlohmann::json EteParams::toModelJson() const {
 }
 
 EteParams EteParams::fromModelJson(const std::string& text) {
-    const auto j = nlohmann::json::parse(text, nullptr, false);
+    const auto j = parseJsonLenient(text);
     if (!j.is_object()) throw std::invalid_argument("ETE model parameters: not a JSON object");
     EteParams e;
     double* fields[] = {&e.a, &e.b, &e.c, &e.q0, &e.q1, &e.p};

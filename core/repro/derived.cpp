@@ -6,12 +6,13 @@
 #include "model/known_models.h"
 #include "repro/common.h"
 #include "util/input_error.h"
+#include "util/input_file.h"
 #include "util/text.h"
 #include "workload/llama3_counts.h"
 #include "workload/robot_generator.h"
 
 #include <cmath>
-#include <fstream>
+#include <sstream>
 
 namespace kairos::repro {
 
@@ -67,7 +68,7 @@ std::vector<Plan> measuredPlans(const Options& opt) {
     const std::vector<RobotTrace> traces =
         readRobotTraces(dataFile(opt, "timelyllm/timelyllm_drone_trace_set_extracted.json"));
     const std::string path = dataFile(opt, "timelyllm/timelyllm_plan_times.csv");
-    std::ifstream in(path);
+    std::istringstream in(readInputFile(path, limits::kTable));
     const text::CsvHeader h(in, path);
     const std::size_t c_sys = h.column("system"), c_idx = h.column("index"),
                       c_t = h.column("plan_time_s");

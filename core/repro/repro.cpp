@@ -4,6 +4,7 @@
 #include "run/pipeline.h"
 #include "sim/engine.h"
 #include "util/input_error.h"
+#include "util/input_file.h"
 #include "util/json_number.h"
 #include "util/parallel.h"
 #include "workload/generators.h"
@@ -102,10 +103,10 @@ std::string fixed(double v, int decimals) {
 
 std::string dataFile(const Options& opt, const std::string& name) {
     const std::string path = opt.data_dir + "/" + name;
-    if (!std::ifstream(path))
-        throw InputError(path, 0, "",
-                         "data file not found (reproduce reads the public traces of "
-                         "../shared/data; give their folder with --data)");
+    // Checked without opening (a FIFO there was waited on for ever), and remembered as an
+    // input, so that no output of the command replaces it.
+    requireRegularFile(path, "(reproduce and derive-profile read the public traces of "
+                             "../shared/data; give their folder with --data)");
     return path;
 }
 

@@ -10,6 +10,7 @@
 #include "util/atomic_file.h"
 #include "util/input_error.h"
 #include "util/input_file.h"
+#include "util/json_line.h"
 #include "workload/readers.h"
 
 #include <algorithm>
@@ -89,6 +90,10 @@ public:
         const json* v = find(key);
         if (!v) return dflt;
         if (!v->is_string()) fail(key, "must be a string");
+        // "\u0000" is valid JSON, but a path (or name) with a NUL byte would be cut there
+        // by the system: "a.jsonl\u0000x" would read a.jsonl.
+        if (v->get_ref<const std::string&>().find('\0') != std::string::npos)
+            fail(key, "holds a NUL byte (\\u0000): no path or name may");
         return v->get<std::string>();
     }
     std::vector<std::string> texts(const std::string& key) {
@@ -400,9 +405,22 @@ RunSpec RunSpec::fromJson(const json& j, const std::string& where) {
         ObjectReader r(top.table("policy"), where, "policy.");
         s.policy.name = r.text("name", s.policy.name);
         const json& params = r.table("params");
+        // A parameter's JSON type is its kind's: true/false only for a flag (0 or 1), a
+        // number for every other. {"C": true} is a mistake, not 1.
+        const PolicySpec* known = findPolicy(s.policy.name);
         for (auto it = params.begin(); it != params.end(); ++it) {
+            const ParamSpec* ps = nullptr;
+            if (known)
+                for (const ParamSpec& p : known->params)
+                    if (p.name == it.key()) ps = &p;
+            const bool flag = ps && ps->kind == ParamSpec::Kind::Flag;
+            if (it.value().is_boolean() && !flag)
+                r.fail("params." + it.key(),
+                       "must be a number, not true or false (only a flag parameter, 0 or 1, "
+                       "takes true or false)");
             if (!it.value().is_number() && !it.value().is_boolean())
-                r.fail("params." + it.key(), "must be a number");
+                r.fail("params." + it.key(),
+                       flag ? "must be true, false, 0 or 1" : "must be a number");
             s.policy.params[it.key()] = it.value().is_boolean() ? (it.value().get<bool>() ? 1 : 0)
                                                                 : it.value().get<double>();
         }
@@ -491,15 +509,7 @@ bool isTomlPath(const std::string& path) {
 RunSpec RunSpec::load(const std::string& path) {
     const std::string text = readInputFile(path, limits::kSettings);
     if (isTomlPath(path)) return fromToml(text, path);
-    json j;
-    try {
-        j = json::parse(text);
-    } catch (const json::parse_error& e) {
-        // nlohmann reports a byte offset; give the line.
-        const std::size_t upto = std::min<std::size_t>(e.byte, text.size());
-        const long line = 1 + long(std::count(text.begin(), text.begin() + long(upto), '\n'));
-        throw InputError(path, line, "", "not JSON: " + std::string(e.what()));
-    }
+    const json j = parseJsonDocument(text, path); // the syntax error's line named
     return fromJson(j, path);
 }
 

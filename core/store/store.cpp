@@ -4,6 +4,7 @@
 #include "metrics/stats.h"
 #include "sched/registry.h"
 #include "util/hash.h"
+#include "util/json_line.h"
 #include "util/json_number.h"
 #include "util/text.h"
 #include "workload/readers.h"
@@ -432,12 +433,16 @@ Store::Store(const std::string& path, Open mode) : path_(path) {
                                                 (db_ ? sqlite3_errmsg(db_) : "out of memory"));
                 have = schemaVersion();
             }
+            checkSchemaVersion(have);
             if (have != kSchemaVersion)
                 throw StoreError(path_, "is read-only and has schema version " +
                                             std::to_string(have) + ", not " +
                                             std::to_string(kSchemaVersion) +
                                             ": it cannot be upgraded (make it writable)");
         } else {
+            // Judged before anything is written (the switch to WAL rewrites the file's
+            // header): a database that is not Kairos's is left byte for byte as it was.
+            checkSchemaVersion(schemaVersion());
             {
                 Stmt s(db_, path_, "PRAGMA journal_mode = WAL");
                 if (!s.step() || s.text(0) != "wal")
@@ -502,12 +507,31 @@ int Store::schemaVersion() const {
     return int(s.i64(0));
 }
 
-void Store::migrate() {
-    const int have = schemaVersion();
+void Store::checkSchemaVersion(int have) const {
+    // SQLite's user_version is any 32-bit integer a tool may have set: only 0 (a new, empty
+    // database) and the versions this build migrates from are Kairos's.
+    if (have < 0)
+        throw StoreError(path_, "has schema version " + std::to_string(have) +
+                                    ", which no Kairos writes: not a Kairos database (or a "
+                                    "damaged one); give another --db");
     if (have > kSchemaVersion)
         throw StoreError(path_, "the database has schema version " + std::to_string(have) +
                                     ", newer than this Kairos knows (" +
                                     std::to_string(kSchemaVersion) + "); use a newer Kairos");
+    if (have == 0) {
+        // Version 0 is a database nobody has set up; one that already holds tables belongs
+        // to another program, whose file Kairos would otherwise fill with its own tables.
+        Stmt s(db_, path_, "SELECT count(*) FROM sqlite_master");
+        s.step();
+        if (s.i64(0) > 0)
+            throw StoreError(path_, "has tables but schema version 0: another program's "
+                                    "SQLite database, not a Kairos one; give another --db");
+    }
+}
+
+void Store::migrate() {
+    const int have = schemaVersion();
+    checkSchemaVersion(have);
     for (int v = have + 1; v <= kSchemaVersion; ++v) {
         Transaction t(db_, path_);
         // Another process may have migrated meanwhile: look again under the write lock.
@@ -774,7 +798,7 @@ Explanation Store::runExplanation(std::int64_t id) const {
         if (!s.step()) throw StoreError(path_, "no run " + std::to_string(id));
         const std::string head = s.text(0);
         if (head.empty()) return ex;
-        const auto j = nlohmann::json::parse(head, nullptr, false);
+        const auto j = parseJsonLenient(head);
         if (!j.is_object()) throw StoreError(path_, "run " + std::to_string(id) + ": bad explain");
         ex.on = true;
         ex.key_name = j.value("key", std::string());
@@ -816,7 +840,7 @@ Explanation Store::runExplanation(std::int64_t id) const {
                                             s.text(3) + "', '" + s.text(4) + "'");
             r.other = s.isNull(5) ? -1 : ReqId(s.i64(5));
             r.value = std::int32_t(s.i64(6));
-            const auto x = nlohmann::json::parse(s.text(7), nullptr, false);
+            const auto x = parseJsonLenient(s.text(7));
             if (x.is_array())
                 for (std::size_t i = 0; i < std::min<std::size_t>(x.size(), r.x.size()); ++i)
                     r.x[i] = numberOrInf(x[i]).value_or(std::nan(""));
@@ -1003,7 +1027,7 @@ std::string pctText(double v) {
 
 std::vector<std::string> modelFitWarnings(const ModelInfo& m, const std::string& config) {
     std::vector<std::string> out;
-    const auto acc = nlohmann::json::parse(m.accuracy, nullptr, false);
+    const auto acc = parseJsonLenient(m.accuracy);
     const std::string who = "model " + std::to_string(m.id) + " (" + m.name + ")";
     auto number = [](const nlohmann::json& j, const char* k) {
         const auto it = j.find(k);

@@ -183,6 +183,9 @@ private:
                            const std::function<void(std::int64_t rows)>& progress);
     void insertExplanation(std::int64_t run_id, const Explanation& ex);
     void migrate();
+    // Refuses a user_version that is not a Kairos schema this build reads (negative, newer, or
+    // 0 on a database that already has tables), naming the database.
+    void checkSchemaVersion(int have) const;
     std::string path_;
     bool read_only_ = false;
     sqlite3* db_ = nullptr;

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <fcntl.h>
 #include <filesystem>
+#include <mutex>
 #include <random>
 #include <sstream>
 #include <streambuf>
@@ -31,12 +32,28 @@ using atomic_file_detail::Target;
 namespace {
 
 std::atomic<bool> g_guard_inputs{false};
+std::atomic<bool> g_files_only{false};
+std::mutex g_protected_mutex;
+std::vector<std::string>& protectedPaths() {
+    static std::vector<std::string> v;
+    return v;
+}
+
+// close(2) checked: on a network or quota-limited file system the last write's error may
+// only be reported here.
+void closeChecked(int fd, const std::string& path) {
+    if (::close(fd) != 0 && errno != EINTR)
+        throw InputError(path, 0, "",
+                         std::string("write failed at close: ") + std::strerror(errno) +
+                             " (disk full?)");
+}
 
 // An ostream's buffer over a file descriptor; a failed write marks the stream bad.
 class FdBuf : public std::streambuf {
 public:
     explicit FdBuf(int fd) : fd_(fd) { setp(buf_, buf_ + sizeof buf_); }
     bool failed() const { return failed_; }
+    int error() const { return error_; }
 
 protected:
     int_type overflow(int_type ch) override {
@@ -58,6 +75,7 @@ private:
             if (n < 0 && errno == EINTR) continue;
             if (n <= 0) {
                 failed_ = true;
+                error_ = n < 0 ? errno : ENOSPC;
                 return false;
             }
             p += n;
@@ -68,6 +86,7 @@ private:
     }
     int fd_;
     bool failed_ = false;
+    int error_ = 0;
     char buf_[1 << 16];
 };
 
@@ -208,6 +227,10 @@ struct OutputBatch::Staged {
     void fill(const std::function<void(std::ostream&)>& f) {
         std::string resolved;
         kind = targetKind(path, &resolved, &via_link);
+        if (kind == Target::InPlace && g_files_only)
+            throw InputError(path, 0, "",
+                             "is a device or a pipe, not a regular file: the workbench writes "
+                             "only files (choose a file name)");
         path = resolved;
         if (kind == Target::InPlace) {
             std::ostringstream out;
@@ -220,7 +243,11 @@ struct OutputBatch::Staged {
         std::ostream out(&buf);
         f(out);
         out.flush();
-        if (!out || buf.failed()) throw InputError(path, 0, "", "write failed (disk full?)");
+        if (!out || buf.failed())
+            throw InputError(path, 0, "",
+                             std::string("write failed: ") +
+                                 (buf.error() ? std::strerror(buf.error()) : "the stream failed") +
+                                 " (disk full?); nothing was written");
     }
 
     // Gives the unnamed temporary a fresh name beside the target.
@@ -261,7 +288,7 @@ struct OutputBatch::Staged {
                 ::close(out);
                 throw;
             }
-            ::close(out);
+            closeChecked(out, path);
             return;
         }
         // The target may have changed kind since the content was written.
@@ -269,13 +296,16 @@ struct OutputBatch::Staged {
         if (targetKind(path, &again) == Target::InPlace || again != path)
             throw InputError(path, 0, "", "became a device or pipe while it was written");
         name();
+        // Closed, and the close checked, before the file takes the target's place: a write
+        // that fails only at close (NFS, a quota) leaves the previous file as it was.
+        const int f = fd;
+        fd = -1;
+        closeChecked(f, path);
         if (::rename(tmp.c_str(), path.c_str()) != 0)
             throw InputError(path, 0, "",
                              std::string("cannot move the finished file into place: ") +
                                  std::strerror(errno));
         tmp.clear();
-        ::close(fd);
-        fd = -1;
     }
 };
 
@@ -288,11 +318,17 @@ void OutputBatch::protect(const std::string& path) {
 
 void OutputBatch::add(const std::string& path, const std::function<void(std::ostream&)>& fill) {
     if (path.empty()) throw InputError("<output>", 0, "", "an empty path names no file to write");
+    if (path.find('\0') != std::string::npos)
+        throw InputError(path.c_str(), 0, "", "a path with a NUL byte names no file");
     const std::string id = fileIdentity(path);
     if (!id.empty()) {
         std::vector<std::string> ins;
         if (g_guard_inputs) ins = inputsOfThisProcess();
         ins.insert(ins.end(), protected_.begin(), protected_.end());
+        {
+            std::lock_guard<std::mutex> lock(g_protected_mutex);
+            ins.insert(ins.end(), protectedPaths().begin(), protectedPaths().end());
+        }
         for (const auto& in : ins)
             if (fileIdentity(in) == id)
                 throw InputError(path, 0, "",
@@ -318,6 +354,35 @@ void OutputBatch::commit() {
 
 void guardProcessInputs(bool on) {
     g_guard_inputs = on;
+}
+
+void outputsFilesOnly(bool on) {
+    g_files_only = on;
+}
+
+void protectFromOutputs(std::vector<std::string> paths) {
+    std::lock_guard<std::mutex> lock(g_protected_mutex);
+    protectedPaths() = std::move(paths);
+}
+
+void checkOutputTarget(const std::string& path) {
+    if (path.empty()) throw InputError("<output>", 0, "", "an empty path names no file to write");
+    if (path.find('\0') != std::string::npos)
+        throw InputError(path.c_str(), 0, "", "a path with a NUL byte names no file");
+    std::string resolved;
+    if (targetKind(path, &resolved) == Target::InPlace && g_files_only)
+        throw InputError(path, 0, "",
+                         "is a device or a pipe, not a regular file: the workbench writes only "
+                         "files (choose a file name)");
+    const std::string id = fileIdentity(path);
+    if (id.empty()) return;
+    std::lock_guard<std::mutex> lock(g_protected_mutex);
+    for (const auto& in : protectedPaths())
+        if (fileIdentity(in) == id)
+            throw InputError(path, 0, "",
+                             "is also an input of this run (" + in +
+                                 "): writing it would replace what was read; choose another "
+                                 "file");
 }
 
 std::string fileIdentity(const std::string& path) {

@@ -60,6 +60,21 @@ private:
 // is what Save does).
 void guardProcessInputs(bool on);
 
+// The workbench turns this on: then an output that is a device or a pipe (after following a
+// link) is refused rather than written in place. A window's Save dialog names files; a
+// picture or a report written into /dev/full or a FIFO is a mistake, not a use.
+void outputsFilesOnly(bool on);
+
+// Paths no output of this process may replace, whatever the guard above (the workbench's
+// current run inputs: its workload file, device profile file and database). Replaces the
+// list given before; thread-safe.
+void protectFromOutputs(std::vector<std::string> paths);
+
+// The rules every write applies, checked before any work (a dialog's choice, a command
+// line's --screenshot): an empty path, a folder, a link to nothing, a device or a pipe
+// when outputsFilesOnly is on, a path protected above. Throws InputError naming the path.
+void checkOutputTarget(const std::string& path);
+
 // What names the same file for the output rules: "file:DEV:INODE" for an existing file
 // (links followed), "path:/ABSOLUTE" for a file not there yet, "" for a device, a FIFO or
 // anything else that two outputs may share.

@@ -74,6 +74,33 @@ std::vector<std::string> inputsOfThisProcess() {
     return inputs();
 }
 
+void requireRegularFile(const std::string& path, const std::string& missing_hint) {
+    if (path.empty()) throw InputError(path, 0, "", "an empty path names no file");
+    if (path.find('\0') != std::string::npos)
+        throw InputError(path.c_str(), 0, "", "a path with a NUL byte names no file");
+    struct stat st;
+    if (::stat(path.c_str(), &st) != 0) {
+        struct stat lst;
+        if (errno == ENOENT && ::lstat(path.c_str(), &lst) == 0 && S_ISLNK(lst.st_mode))
+            throw InputError(path, 0, "", "is a link to nothing");
+        if (errno == ENOENT)
+            throw InputError(path, 0, "",
+                             "no such file" + (missing_hint.empty() ? "" : " " + missing_hint));
+        throw InputError(path, 0, "", std::string("cannot open: ") + std::strerror(errno));
+    }
+    if (S_ISDIR(st.st_mode)) throw InputError(path, 0, "", "is a folder, not a file");
+    if (!S_ISREG(st.st_mode))
+        throw InputError(path, 0, "",
+                         std::string("is ") +
+                             (S_ISFIFO(st.st_mode)  ? "a FIFO"
+                              : S_ISCHR(st.st_mode) ? "a character device"
+                              : S_ISBLK(st.st_mode) ? "a block device"
+                                                    : "a socket") +
+                             ", not a regular file: files found in a folder are read only when "
+                             "they are regular files");
+    noteInput(path);
+}
+
 void checkText(const std::string& data, const std::string& name, const InputLimits& lim) {
     long line = 1;
     std::uint64_t line_bytes = 0;
@@ -82,6 +109,9 @@ void checkText(const std::string& data, const std::string& name, const InputLimi
 
 std::string readInputFile(const std::string& path, const InputLimits& lim) {
     if (path.empty()) throw InputError(path, 0, "", "an empty path names no file");
+    if (path.find('\0') != std::string::npos)
+        throw InputError(path.c_str(), 0, "",
+                         "a path with a NUL byte names no file (the name ends at the NUL)");
     const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
     if (fd < 0) {
         if (errno == ENOENT) throw InputError(path, 0, "", "no such file");

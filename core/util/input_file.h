@@ -52,6 +52,14 @@ std::string readInputFile(const std::string& path, const InputLimits& lim);
 // NUL byte or over-long line is an InputError naming its line.
 void checkText(const std::string& data, const std::string& name, const InputLimits& lim);
 
+// A file a command finds by itself (in a data folder it was given, beside a trace, in a
+// profile folder) must be a regular file: checked here without opening it, so that a FIFO
+// is never waited on and a link to /dev/zero never read; the file is then remembered as an
+// input (noteInput) so that no output of the same command replaces it. Throws InputError
+// naming the file: "no such file" followed by `missing_hint`, or what it is instead.
+// The readers then read it with readInputFile (bounded, NUL-checked).
+void requireRegularFile(const std::string& path, const std::string& missing_hint = "");
+
 // Remembers `path` as an input of this process (readInputFile does it itself; readers that
 // open a file their own way, the store, the weights, call it).
 void noteInput(const std::string& path);

@@ -3,6 +3,8 @@
 #include "util/input_error.h"
 
 #include <algorithm>
+#include <functional>
+#include <set>
 #include <utility>
 #include <vector>
 
@@ -34,6 +36,63 @@ std::pair<int, std::size_t> scanDepth(std::string_view text, int limit) {
     }
     return {deepest, std::string_view::npos};
 }
+
+// Every object's keys, checked as nlohmann's parser reports them: JSON (RFC 8259) leaves a
+// repeated name's meaning to the reader, and nlohmann keeps the last silently, so a file
+// that says two things at once would be read as one of them. A repeated key throws
+// Duplicate with the key's path ("policy.params.C", "[3].tuf").
+struct Duplicate {
+    std::string path;
+};
+class KeyWatch {
+public:
+    bool operator()(int /*depth*/, nlohmann::json::parse_event_t ev, nlohmann::json& parsed) {
+        using E = nlohmann::json::parse_event_t;
+        switch (ev) {
+        case E::object_start:
+        case E::array_start:
+            frames_.push_back({childPath(), ev == E::array_start, 0, {}, {}});
+            break;
+        case E::key: {
+            Frame& f = frames_.back();
+            f.key = parsed.get<std::string>();
+            if (!f.keys.insert(f.key).second)
+                throw Duplicate{f.path.empty() ? f.key : f.path + "." + f.key};
+            break;
+        }
+        case E::object_end:
+        case E::array_end:
+            frames_.pop_back();
+            break;
+        case E::value:
+            if (!frames_.empty() && frames_.back().array) ++frames_.back().index;
+            break;
+        }
+        return true;
+    }
+
+private:
+    struct Frame {
+        std::string path;
+        bool array;
+        long index;
+        std::string key;
+        std::set<std::string> keys;
+    };
+    // The path of the value that starts now (an array's element takes the next index).
+    std::string childPath() {
+        if (frames_.empty()) return "";
+        Frame& f = frames_.back();
+        if (f.array) return f.path + "[" + std::to_string(f.index++) + "]";
+        return f.path.empty() ? f.key : f.path + "." + f.key;
+    }
+    std::vector<Frame> frames_;
+};
+
+nlohmann::json parseChecked(std::string_view text) {
+    KeyWatch watch;
+    return nlohmann::json::parse(text.begin(), text.end(), std::ref(watch));
+}
 } // namespace
 
 int jsonDepth(std::string_view text, int limit) {
@@ -52,7 +111,10 @@ nlohmann::json parseJsonObjectLine(const std::string& line, const std::string& f
     checkDepth(line, file, lineno);
     nlohmann::json j;
     try {
-        j = nlohmann::json::parse(line);
+        j = parseChecked(line);
+    } catch (const Duplicate& d) {
+        throw InputError(file, lineno, d.path,
+                         "given twice in one object (JSON names each key once)");
     } catch (const nlohmann::json::exception& e) {
         throw InputError(file, lineno, "", std::string("not valid JSON: ") + e.what());
     }
@@ -70,13 +132,26 @@ nlohmann::json parseJsonDocument(std::string_view text, const std::string& file,
         throw InputError(file, lineAt(at), "",
                          "JSON nested deeper than " + std::to_string(kMaxJsonDepth) + " levels");
     try {
-        return nlohmann::json::parse(text.begin(), text.end());
+        return parseChecked(text);
+    } catch (const Duplicate& d) {
+        throw InputError(file, JsonLines(text, first_line).line(d.path), d.path,
+                         "given twice in one object (JSON names each key once)");
     } catch (const nlohmann::json::parse_error& e) {
         throw InputError(file, lineAt(e.byte > 0 ? e.byte - 1 : 0), "",
                          std::string("not valid JSON: ") + e.what());
     } catch (const nlohmann::json::exception& e) {
         throw InputError(file, 0, "", std::string("not valid JSON: ") + e.what());
     }
+}
+
+nlohmann::json parseJsonLenient(std::string_view text) {
+    if (jsonDepth(text) > kMaxJsonDepth) return nlohmann::json(nlohmann::json::value_t::discarded);
+    try {
+        return parseChecked(text);
+    } catch (const Duplicate&) {
+    } catch (const nlohmann::json::exception&) {
+    }
+    return nlohmann::json(nlohmann::json::value_t::discarded);
 }
 
 JsonLines::JsonLines(std::string_view text, long first_line) {

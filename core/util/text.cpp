@@ -33,6 +33,71 @@ void split(std::string_view line, char sep, std::vector<std::string_view>& out) 
     }
 }
 
+void splitCsvRow(std::string& line, std::vector<std::string_view>& out, const std::string& file,
+                 long lineno) {
+    if (line.find('"') == std::string::npos) { // the common case: no quoting at all
+        split(line, ',', out);
+        return;
+    }
+    out.clear();
+    // Fields are compacted in place: a quoted field's text is written at `w` (never past
+    // the read position `r`), so the views below stay valid until the next call.
+    std::vector<std::pair<std::size_t, std::size_t>> spans; // (start, length) in `line`
+    const std::size_t n = line.size();
+    std::size_t r = 0, w = 0;
+    auto blank = [](char c) { return c == ' ' || c == '\t'; };
+    for (;;) {
+        while (r < n && blank(line[r])) ++r;
+        const std::size_t start = w;
+        if (r < n && line[r] == '"') {
+            ++r;
+            for (;;) {
+                if (r >= n)
+                    throw InputError(file, lineno, "",
+                                     "a quote left open at the end of the line (a quoted field "
+                                     "must end on its line)");
+                if (line[r] == '"') {
+                    if (r + 1 < n && line[r + 1] == '"') {
+                        line[w++] = '"';
+                        r += 2;
+                        continue;
+                    }
+                    ++r;
+                    break;
+                }
+                line[w++] = line[r++];
+            }
+            while (r < n && blank(line[r])) ++r;
+            if (r < n && line[r] != ',')
+                throw InputError(file, lineno, "",
+                                 "text after a closing quote (field " +
+                                     std::to_string(spans.size() + 1) + ")");
+            spans.emplace_back(start, w - start);
+        } else {
+            while (r < n && line[r] != ',') {
+                if (line[r] == '"')
+                    throw InputError(file, lineno, "",
+                                     "a quote inside an unquoted field (field " +
+                                         std::to_string(spans.size() + 1) +
+                                         "; quote the whole field and double the quote)");
+                line[w++] = line[r++];
+            }
+            std::size_t len = w - start;
+            while (len > 0 && blank(line[start + len - 1])) --len;
+            spans.emplace_back(start, len);
+        }
+        if (r >= n) break;
+        ++r; // the comma
+        line[w++] = ',';
+        if (r >= n) { // a trailing comma: one more, empty field
+            spans.emplace_back(w, 0);
+            break;
+        }
+    }
+    line.resize(w);
+    for (const auto& [at, len] : spans) out.push_back(std::string_view(line).substr(at, len));
+}
+
 bool parseInt64(std::string_view s, std::int64_t* out) {
     s = trim(s);
     if (s.empty()) return false;

@@ -1,8 +1,9 @@
 #pragma once
 // Small text helpers for the readers: split lines and fields without copying, parse
 // numbers strictly (the whole field, nothing else), and fail with InputError naming the
-// file, line and field. Hand-written because the formats are plain comma-separated
-// lines without quoting, and a CSV library would add a dependency for no gain.
+// file, line and field. Hand-written because the formats are comma-separated lines whose
+// fields need at most RFC 4180's quoting within a line (no field Kairos reads spans lines),
+// and a CSV library would add a dependency for no gain.
 #include "util/input_error.h"
 
 #include <algorithm>
@@ -65,7 +66,16 @@ std::string durationTick(double seconds);
 // a line break; as it is otherwise.
 std::string csvField(const std::string& s);
 
-// Header of a CSV file: finds columns by name so that column order does not matter.
+// One CSV row (RFC 4180 within a line): fields split on commas and trimmed; a field in
+// double quotes may hold commas, and "" stands for one quote. The quoted text is unescaped
+// in place in `line`, which the views in `out` then point into. Throws InputError naming
+// the file and line for a quote left open at the line's end (a field may not span lines),
+// text after a closing quote, or a quote inside an unquoted field.
+void splitCsvRow(std::string& line, std::vector<std::string_view>& out, const std::string& file,
+                 long lineno);
+
+// Header of a CSV file: finds columns by name so that column order does not matter. A
+// name given twice is refused (which of the two would be read?).
 class CsvHeader {
 public:
     CsvHeader(std::istream& in, const std::string& file) : file_(file) {
@@ -78,7 +88,14 @@ public:
         // Strip a UTF-8 byte-order mark.
         if (line.size() >= 3 && line.compare(0, 3, "\xEF\xBB\xBF") == 0) line.erase(0, 3);
         text_ = line;
-        text::split(text_, ',', cols_);
+        splitCsvRow(text_, cols_, file, lineno_);
+        for (std::size_t i = 0; i < cols_.size(); ++i)
+            for (std::size_t k = 0; k < i; ++k)
+                if (!cols_[i].empty() && cols_[i] == cols_[k])
+                    throw InputError(file, lineno_, std::string(cols_[i]),
+                                     "the column is named twice in the header (columns " +
+                                         std::to_string(k + 1) + " and " + std::to_string(i + 1) +
+                                         ")");
     }
     std::size_t column(const char* name) const {
         for (std::size_t i = 0; i < cols_.size(); ++i)
@@ -98,10 +115,15 @@ private:
     std::vector<std::string_view> cols_;
 };
 
-// Iterates the data rows; checks that each has at least the header's column count.
+// How many fields a row may have: exactly the header's (a longer row has a field no column
+// names: a comma too many, or columns shifted), or at least as many where the last column
+// is free text that takes the rest of the line, commas included (a source note).
+enum class CsvRowWidth { Exact, LastTakesRest };
+
+// Iterates the data rows, checking each one's width.
 template <class Fn>
 void forCsvRows(std::istream& in, const std::string& file, const CsvHeader& h, std::size_t limit,
-                Fn&& fn) {
+                Fn&& fn, CsvRowWidth width = CsvRowWidth::Exact) {
     std::string line;
     std::vector<std::string_view> f;
     long lineno = h.lines();
@@ -109,11 +131,12 @@ void forCsvRows(std::istream& in, const std::string& file, const CsvHeader& h, s
     while (text::nextLine(in, line)) {
         ++lineno;
         if (text::trim(line).empty()) continue;
-        text::split(line, ',', f);
-        if (f.size() < h.count())
+        splitCsvRow(line, f, file, lineno);
+        if (width == CsvRowWidth::Exact ? f.size() != h.count() : f.size() < h.count())
             throw InputError(file, lineno, "",
                              "expected " + std::to_string(h.count()) + " fields, found " +
-                                 std::to_string(f.size()));
+                                 std::to_string(f.size()) +
+                                 (f.size() > h.count() ? " (more than the header names)" : ""));
         fn(f, lineno);
         if (limit && ++rows >= limit) break;
     }

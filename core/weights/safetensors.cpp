@@ -3,6 +3,7 @@
 #include "util/atomic_file.h"
 #include "util/input_error.h"
 #include "util/input_file.h"
+#include "util/json_line.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -83,23 +84,15 @@ Header parseHeader(const std::byte* bytes, std::size_t size, std::uint64_t file_
     const char* text = reinterpret_cast<const char*>(bytes + 8);
     if (text[0] != '{') fail(file, "header", "the JSON header must start with '{'");
 
-    // Duplicate top-level names are an error in the format; nlohmann keeps the last one
-    // silently, so a parser callback watches the keys at depth 1.
-    std::set<std::string> keys;
-    std::string duplicate;
-    const auto watch = [&](int depth, nlohmann::json::parse_event_t ev, nlohmann::json& j) {
-        if (ev == nlohmann::json::parse_event_t::key && depth == 1 &&
-            !keys.insert(j.get<std::string>()).second && duplicate.empty())
-            duplicate = j.get<std::string>();
-        return true;
-    };
+    // Duplicate names are an error in the format (nlohmann keeps the last one silently):
+    // parseJsonDocument refuses a name given twice in any object of the header.
     nlohmann::json h;
     try {
-        h = nlohmann::json::parse(text, text + n, watch);
-    } catch (const nlohmann::json::exception& e) {
-        fail(file, "header", std::string("not valid JSON: ") + e.what());
+        h = parseJsonDocument(std::string_view(text, std::size_t(n)), file);
+    } catch (const InputError& e) {
+        fail(file, e.field().empty() ? "header" : e.field(),
+             e.field().empty() ? e.message() : "the name appears twice in the header");
     }
-    if (!duplicate.empty()) fail(file, duplicate, "the name appears twice in the header");
     if (!h.is_object()) fail(file, "header", "the JSON header must be an object");
 
     Header out;
@@ -235,7 +228,7 @@ Checkpoint::Checkpoint(const std::string& dir) : dir_(dir) {
         const std::string in = readInputFile(index.string(), limits::kSettings);
         nlohmann::json j;
         try {
-            j = nlohmann::json::parse(in);
+            j = parseJsonDocument(in, index.string());
         } catch (const nlohmann::json::exception& e) {
             fail(index.string(), "", std::string("not valid JSON: ") + e.what());
         }

@@ -2,6 +2,7 @@
 
 #include "util/input_error.h"
 #include "util/input_file.h"
+#include "util/json_line.h"
 #include "workload/llama3_counts.h"
 #include "workload/random.h"
 
@@ -20,12 +21,7 @@ const Tuf kUrgent{0.2, -2.0 / 0.3, 2.0}; // [2, 0.2, 0.5]
 
 std::vector<RobotTrace> readRobotTraces(const std::string& path) {
     const std::string in = readInputFile(path, limits::kWorkload);
-    nlohmann::json j;
-    try {
-        j = nlohmann::json::parse(in);
-    } catch (const nlohmann::json::exception& e) {
-        throw InputError(path, 0, "", std::string("not valid JSON: ") + e.what());
-    }
+    const nlohmann::json j = parseJsonDocument(in, path);
     if (!j.is_array()) throw InputError(path, 0, "", "expected a JSON list of traces");
     std::vector<RobotTrace> out;
     for (std::size_t k = 0; k < j.size(); ++k) {

@@ -42,6 +42,7 @@ std::map<int, std::string> readPlans(const std::string& workload_path) {
     for (const auto& e : fs::directory_iterator(dir.empty() ? fs::path(".") : dir, ec)) {
         const std::string f = e.path().filename().string();
         if (e.path().extension() != ".json" || f.find("trace_set") == std::string::npos) continue;
+        requireRegularFile(e.path().string());
         const json j = parseJsonDocument(readInputFile(e.path().string(), limits::kWorkload),
                                          e.path().string());
         if (!j.is_array()) continue;
