@@ -4,6 +4,7 @@
 #include "model/run_log.h"
 #include "model/workload.h"
 #include "predict/predictor.h"
+#include "run/memory_estimate.h"
 #include "run/run_spec.h"
 #include "sim/engine.h"
 
@@ -59,6 +60,7 @@ struct RunOutputs {
     Summary summary;
     std::vector<std::pair<std::string, std::string>> config;
     std::int64_t run_id = 0;             // when stored (--db/--store)
+    MemoryEstimate memory;               // what the run was expected to hold (prepareRun)
     std::string spec_json, profile_json; // the RunSpec and the device profile (reports)
     GoodputSlo goodput;                  // the SLOs the summary used
 };

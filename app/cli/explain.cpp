@@ -7,6 +7,7 @@
 #include "metrics/explain_view.h"
 #include "util/input_error.h"
 #include "util/input_file.h"
+#include "util/memory.h"
 #include "util/json_number.h"
 #include "util/text.h"
 #include "workload/readers.h"
@@ -19,6 +20,7 @@
 #include <limits>
 #include <memory>
 #include <sstream>
+#include <sys/stat.h>
 
 namespace kairos::cli {
 
@@ -86,6 +88,13 @@ std::string insightText(const Insight& in, const std::string& key_name) {
 }
 
 RunLog readLog(const std::string& path) {
+    // Its text, the stream's copy of it and the log it becomes: 2.1 times the file at the
+    // peak, measured on a 93 MB run log of 100,000 requests with reasons; 3 times here.
+    struct stat st;
+    if (::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode))
+        checkMemoryNeed(3.0 * double(st.st_size),
+                        "reading the run log " + path + " (" + bytesText(double(st.st_size)) + ")",
+                        "explain a shorter run (simulate --limit)");
     std::istringstream in(readInputFile(path, limits::kRunLog));
     return readRunLogJsonl(in, path);
 }

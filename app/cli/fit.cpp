@@ -317,9 +317,11 @@ void predictAla(const ala::AlaModel& model, const ala::Uncertainty& unc,
         pc.confidence = unc.confidence(model, w);
         std::vector<double> actual, width, errs;
         std::size_t in = 0, with_actual = 0;
-        for (std::size_t i : idx) {
+        const std::vector<Out> predicted = range.predict(w, a.coverage); // one XGBoost call
+        for (std::size_t k = 0; k < idx.size(); ++k) {
+            const std::size_t i = idx[k];
             const auto& r = queries[i];
-            outs[i] = range.predict(r, a.coverage);
+            outs[i] = predicted[k];
             Out& out = outs[i];
             if (!std::isfinite(out.error_pct)) out.error_pct = pc.predicted_error;
             errs.push_back(out.error_pct);

@@ -22,16 +22,20 @@ void installMpi(int* argc, char*** argv);
 #include "util/atomic_file.h"
 #include "util/input_error.h"
 #include "util/input_file.h"
+#include "util/memory.h"
 
 #include <algorithm>
 #include <cerrno>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <iterator>
 #include <memory>
+#include <set>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -243,7 +247,18 @@ int checkedStdout(int code) {
 } // namespace
 
 int main(int argc, char** argv) {
-    return checkedStdout(run(argc, argv));
+    // A file past the size limit (ulimit -f) fails its write with EFBIG, which the writers
+    // report as a failed write (exit 2, nothing replaced), instead of the signal's default
+    // of killing the process with a core dump.
+    std::signal(SIGXFSZ, SIG_IGN);
+    const int code = checkedStdout(run(argc, argv));
+    // For the generated hostile suite (tests/core/tst_hostile.cpp): every file this command
+    // read, whether named or found in a folder, so that each is tried missing, as a FIFO, as
+    // /dev/zero, empty, binary and as the command's own output.
+    if (const char* e = std::getenv("KAIROS_PRINT_INPUTS"); e && std::string(e) == "1")
+        for (const std::string& p : kairos::inputsOfThisProcess())
+            std::fprintf(stderr, "kairos-cli: input: %s\n", p.c_str());
+    return code;
 }
 
 namespace {
@@ -315,6 +330,32 @@ int run(int argc, char** argv) {
 #ifdef KAIROS_REPORT_FORWARD
     kairos::cli::reportHandOver() = [argv] { handOverToReportProgram(argv); };
 #endif
+    // --max-memory on every command that does work: the budget its estimates are judged
+    // against (util/memory.h), in place of the machine's available memory.
+    {
+        const std::set<std::string> no_work = {"policies", "formats", "profiles"};
+        std::function<void(CLI::App*)> add = [&](CLI::App* a) {
+            const auto subs = a->get_subcommands([](CLI::App*) { return true; });
+            if (subs.empty() && !no_work.count(a->get_name()) && !a->get_option_no_throw("--max-memory"))
+                a->add_option("--max-memory", "The memory this command may use (4G, 512MiB, bytes): "
+                                              "work estimated to need more is refused before it "
+                                              "starts (default: what the machine has available, "
+                                              "within ulimit and cgroup limits)")
+                    ->type_name("SIZE")
+                    ->check(CLI::Validator(
+                        [](std::string& v) -> std::string {
+                            try {
+                                kairos::setMaxMemory(kairos::parseMemorySize(v));
+                            } catch (const std::invalid_argument& e) {
+                                return e.what();
+                            }
+                            return "";
+                        },
+                        "SIZE", "MEMORY"));
+            for (CLI::App* s : subs) add(s);
+        };
+        for (CLI::App* s : app.get_subcommands([](CLI::App*) { return true; })) add(s);
+    }
     // One command per process: an output may not replace a file this process read.
     kairos::guardProcessInputs(true);
     // Every command's paths judged together before it runs (path_rules.h).
@@ -391,6 +432,17 @@ int run(int argc, char** argv) {
         return 2;
     } catch (const std::invalid_argument& e) {
         std::fprintf(stderr, "kairos-cli: error: %s\n", safe(e.what()).c_str());
+        return 2;
+    } catch (const std::bad_alloc&) {
+        // Work is estimated and refused before it starts (util/memory.h); this is the last
+        // line for what no estimate foresaw (another program taking the memory meanwhile).
+        // Every output is written whole or not at all, so nothing half-written remains.
+        const kairos::MemoryBudget b = kairos::memoryBudget();
+        std::fprintf(stderr,
+                     "kairos-cli: error: out of memory (%s available now, %s): nothing was "
+                     "written; give the command less work (--limit, fewer replicas or "
+                     "--threads)\n",
+                     kairos::bytesText(b.bytes).c_str(), b.source.c_str());
         return 2;
     } catch (const std::exception& e) {
         std::fprintf(stderr, "kairos-cli: internal error: %s\n", safe(e.what()).c_str());

@@ -62,7 +62,8 @@ void collect(const CLI::App* app, std::vector<NamedPath>& in, std::vector<NamedP
         for (const auto& v : valuesOf(o)) {
             if (role == PathRole::Output) {
                 out.push_back({name, v});
-            } else if (role == PathRole::Input || role == PathRole::Store) {
+            } else if (role == PathRole::Input || role == PathRole::Store ||
+                       role == PathRole::Folder) {
                 in.push_back({name, v});
             } else if (role == PathRole::NameOrFile) {
                 std::error_code ec;
@@ -79,6 +80,8 @@ PathRole pathRole(const CLI::Option* o) {
     const std::string name = longName(o);
     if (o->get_expected_max() == 0 && !o->get_positional()) return PathRole::None; // a flag
     if (name == "--db") return PathRole::Store;
+    // A folder of input files is typed FOLDER where it is declared (reproduce's --data).
+    if (o->get_type_name() == "FOLDER") return PathRole::Folder;
     if (outputNames().count(name)) return PathRole::Output;
     if (inputNames().count(name)) return PathRole::Input;
     if (nameOrFileNames().count(name)) return PathRole::NameOrFile;
@@ -131,6 +134,7 @@ void printOptionTable(const CLI::App& app, std::ostream& os) {
                         : r == PathRole::Input      ? "input"
                         : r == PathRole::Store      ? "store"
                         : r == PathRole::NameOrFile ? "name-or-file"
+                        : r == PathRole::Folder     ? "folder"
                                                     : "";
             all.push_back(j);
         }

@@ -8,7 +8,9 @@
 
 namespace kairos::cli {
 
-enum class PathRole { None, Input, Output, Store, NameOrFile };
+// Folder: a folder the command finds its input files in (reproduce and derive-profile's
+// --data); each file it reads there is an input as much as one named on the command line.
+enum class PathRole { None, Input, Output, Store, NameOrFile, Folder };
 
 PathRole pathRole(const CLI::Option* o);
 

@@ -36,7 +36,8 @@ void addReproduce(CLI::App& app) {
                   "Write the claims as a JSON list of {paper, claim, quote, paper_value, "
                   "kairos_value, unit, compared, setting, band, band_origin, seeds (each seed's "
                   "value), ci_low, ci_high, rule, verdict, cause}");
-    c->add_option("--data", a->data, "Folder of the public traces (../shared/data)");
+    c->add_option("--data", a->data, "Folder of the public traces (../shared/data)")
+        ->type_name("FOLDER");
     c->add_option("--workload,-w", a->workload,
                   "timely only: run every TimelyLLM claim made on the authors' WID1 sample on "
                   "this workload instead (their data format: a JSON list of jobs with "
@@ -113,6 +114,7 @@ void addDeriveProfile(CLI::App& app) {
         ->required()
         ->check(CLI::IsMember({"timelyllm", "trail"}));
     c->add_option("--data", a->data, "Folder of the public traces (../shared/data)")
+        ->type_name("FOLDER")
         ->capture_default_str();
     c->add_option("--out,-o", a->out, "Output JSON")->required();
     c->callback([a] {

@@ -333,6 +333,10 @@ void runSweep(const SweepArgs& a) {
     ro.finished = [&](std::size_t job, const sweep::Outcome& o) {
         if (jout) jout->line(sweep::encode(job, o));
     };
+    if (!a.quiet && root)
+        ro.memory = [](const MemoryEstimate& m) {
+            std::fprintf(stderr, "memory: %s estimated\n", m.text().c_str());
+        };
     const auto t0 = std::chrono::steady_clock::now();
     std::map<std::size_t, sweep::Outcome> mine;
     try {
@@ -483,6 +487,10 @@ void runCapacity(const SweepArgs& a, double target, bool poisson, double start, 
     opt.rel_tol = tol;
     opt.seeds = a.seeds;
     opt.threads = a.threads;
+    if (!a.quiet)
+        opt.memory = [](const MemoryEstimate& m) {
+            std::fprintf(stderr, "memory: %s estimated\n", m.text().c_str());
+        };
     const auto [res, secs] = interruptibleSearch(
         opt, [&] { return capacity::find(spec, cs.policies, opt, app::runContext()); });
     if (!a.quiet) {
@@ -593,6 +601,10 @@ void runFewestReplicas(const SweepArgs& a, double target, int max_replicas) {
     opt.target = target;
     opt.seeds = a.seeds;
     opt.threads = a.threads;
+    if (!a.quiet)
+        opt.memory = [](const MemoryEstimate& m) {
+            std::fprintf(stderr, "memory: %s estimated\n", m.text().c_str());
+        };
     const auto [res, secs] = interruptibleSearch(opt, [&] {
         return capacity::fewestReplicas(spec, cs.policies, opt, app::runContext(), max_replicas);
     });

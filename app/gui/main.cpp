@@ -21,6 +21,7 @@
 #include <QPixmap>
 #include <QTabWidget>
 #include <QTimer>
+#include <csignal>
 #include <cstdio>
 
 namespace {
@@ -60,6 +61,9 @@ QString noDisplayReason() {
 } // namespace
 
 int main(int argc, char** argv) {
+    // A file past the size limit fails its write (a message, nothing replaced) instead of
+    // the process being killed by SIGXFSZ (kairos-cli does the same).
+    std::signal(SIGXFSZ, SIG_IGN);
     QStringList args;
     for (int i = 0; i < argc; ++i) args << QString::fromLocal8Bit(argv[i]);
     QCommandLineParser cl;

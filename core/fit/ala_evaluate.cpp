@@ -114,6 +114,20 @@ double DatasetWideBaseline::predictXgb(const BenchRow& r) const {
     return std::exp(double(xgb_.predict({std::vector<float>(f.begin(), f.end())})[0]));
 }
 
+std::vector<double> DatasetWideBaseline::predictXgb(const std::vector<BenchRow>& rows) const {
+    std::vector<std::vector<float>> x;
+    x.reserve(rows.size());
+    for (const BenchRow& r : rows) {
+        const auto f = features(r);
+        x.emplace_back(f.begin(), f.end());
+    }
+    std::vector<double> out;
+    out.reserve(rows.size());
+    if (x.empty()) return out;
+    for (float e : xgb_.predict(x)) out.push_back(std::exp(double(e)));
+    return out;
+}
+
 nlohmann::json DatasetWideBaseline::toJson() const {
     nlohmann::json cats = nlohmann::json::array();
     for (const auto& m : cats_) cats.push_back(m);

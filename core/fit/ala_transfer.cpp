@@ -77,6 +77,24 @@ double SpecModel::predict(const BenchRow& r) const {
     return f->throughput(r.ii, r.oo, r.bb) * std::exp(e);
 }
 
+std::vector<double> SpecModel::predict(const std::vector<BenchRow>& rows) const {
+    std::vector<double> out(rows.size(), NAN);
+    if (!xgb_.trained()) return out;
+    std::vector<std::vector<float>> x;
+    std::vector<std::size_t> at;
+    std::vector<double> bound;
+    for (std::size_t i = 0; i < rows.size(); ++i)
+        if (const auto f = hw::roofline(d_, rows[i])) {
+            x.push_back(features(rows[i], *f));
+            at.push_back(i);
+            bound.push_back(f->throughput(rows[i].ii, rows[i].oo, rows[i].bb));
+        }
+    if (x.empty()) return out;
+    const std::vector<float> e = xgb_.predict(x);
+    for (std::size_t k = 0; k < at.size(); ++k) out[at[k]] = bound[k] * std::exp(double(e[k]));
+    return out;
+}
+
 nlohmann::json SpecModel::toJson() const {
     return {{"descriptors", d_.toJson()},
             {"frameworks", frameworks_},
@@ -490,6 +508,10 @@ double UnseenEstimator::estimate(const BenchRow& q) const {
     return wide_.predictXgb(q);
 }
 
+std::vector<double> UnseenEstimator::estimate(const std::vector<BenchRow>& rows) const {
+    return wide_.predictXgb(rows);
+}
+
 nlohmann::json UnseenEstimator::toJson() const {
     return {{"format", "kairos-ala-unseen-1"},
             {"columns", columns_},
@@ -531,11 +553,7 @@ std::vector<std::string> RangePredictor::calibrateWith(const std::vector<BenchRo
             continue;
         }
         Fix f;
-        std::vector<double> est, sec;
-        for (const BenchRow& r : rs) {
-            est.push_back(unseen_.estimate(r));
-            sec.push_back(spec_.predict(r));
-        }
+        const std::vector<double> est = unseen_.estimate(rs), sec = spec_.predict(rs);
         f.estimate = calibrate(rs, est);
         f.second_ok = std::all_of(sec.begin(), sec.end(), [](double x) { return x > 0; });
         if (f.second_ok) f.second = calibrate(rs, sec);
@@ -550,6 +568,42 @@ const Calibration* RangePredictor::calibration(const std::string& config_key) co
 }
 
 RangePrediction RangePredictor::predict(const BenchRow& r, double coverage) const {
+    return predict(std::vector<BenchRow>{r}, coverage).front();
+}
+
+std::vector<RangePrediction> RangePredictor::predict(const std::vector<BenchRow>& rows,
+                                                     double coverage) const {
+    // The XGBoost estimates of every row that needs one, in one call each (a call per row
+    // costs a thread pool's wake-up: 100,000 rows took a minute).
+    std::vector<BenchRow> newer;
+    std::vector<std::size_t> at(rows.size(), std::size_t(-1));
+    for (std::size_t i = 0; i < rows.size(); ++i)
+        if (unseen_.novelty(rows[i]) != Novelty::Pair) {
+            at[i] = newer.size();
+            newer.push_back(rows[i]);
+        }
+    const std::vector<double> est = unseen_.estimate(newer);
+    std::vector<BenchRow> second_rows;
+    std::vector<std::size_t> second_at(rows.size(), std::size_t(-1));
+    for (std::size_t i = 0; i < rows.size(); ++i)
+        if (at[i] != std::size_t(-1)) {
+            const auto fx = fixes_.find(configKey(rows[i], columns_));
+            if (fx != fixes_.end() && fx->second.second_ok) {
+                second_at[i] = second_rows.size();
+                second_rows.push_back(rows[i]);
+            }
+        }
+    const std::vector<double> spec = spec_.predict(second_rows);
+    std::vector<RangePrediction> out;
+    out.reserve(rows.size());
+    for (std::size_t i = 0; i < rows.size(); ++i)
+        out.push_back(predictOne(rows[i], coverage, at[i] == std::size_t(-1) ? NAN : est[at[i]],
+                                 second_at[i] == std::size_t(-1) ? NAN : spec[second_at[i]]));
+    return out;
+}
+
+RangePrediction RangePredictor::predictOne(const BenchRow& r, double coverage, double est,
+                                           double spec) const {
     RangePrediction out;
     out.novelty = unseen_.novelty(r);
     const ResidualTable& table = unseen_.residuals();
@@ -572,7 +626,6 @@ RangePrediction RangePredictor::predict(const BenchRow& r, double coverage) cons
         out.from = iv.note;
         return out;
     }
-    const double est = unseen_.estimate(r);
     const auto fx = fixes_.find(configKey(r, columns_));
     out.calibrated = fx != fixes_.end();
     out.predicted = out.calibrated ? est * fx->second.estimate.factor(r) : est;
@@ -586,7 +639,7 @@ RangePrediction RangePredictor::predict(const BenchRow& r, double coverage) cons
     out.from = iv.note;
     if (out.calibrated) {
         const double second =
-            fx->second.second_ok ? spec_.predict(r) * fx->second.second.factor(r) : NAN;
+            fx->second.second_ok ? spec * fx->second.second.factor(r) : NAN;
         out.error_pct =
             calibratedErrorPct(fx->second.estimate.loo_log_error, out.predicted, second);
     }

@@ -34,6 +34,7 @@ public:
                const fit::XgbParams& p);
     // Tokens/s; NaN where the configuration has no roofline (no row, or no bandwidth).
     double predict(const BenchRow& r) const;
+    std::vector<double> predict(const std::vector<BenchRow>& rows) const; // one XGBoost call
     bool trained() const { return xgb_.trained(); }
     nlohmann::json toJson() const;                      // the tables it was trained with too
     static SpecModel fromJson(const nlohmann::json& j); // throws std::runtime_error
@@ -152,6 +153,7 @@ public:
                                  const UnseenOptions& u = {});
     Novelty novelty(const BenchRow& q) const;
     double estimate(const BenchRow& q) const; // tokens/s
+    std::vector<double> estimate(const std::vector<BenchRow>& rows) const; // one XGBoost call
     const ResidualTable& residuals() const { return table_; }
     // Stored beside an ALA model (fit ala --db): the estimate, its residuals and what the
     // training held, so a stored model answers for new hardware as fit ala --predict does.
@@ -193,10 +195,14 @@ public:
     void clearCalibration() { fixes_.clear(); }
     const Calibration* calibration(const std::string& config_key) const;
     RangePrediction predict(const BenchRow& r, double coverage) const;
+    // Many rows: the same predictions, the XGBoost estimates in one call.
+    std::vector<RangePrediction> predict(const std::vector<BenchRow>& rows, double coverage) const;
     const UnseenEstimator& unseen() const { return unseen_; }
     const SpecModel& spec() const { return spec_; }
 
 private:
+    // One row, its unseen estimate and its second opinion's (NaN: none) computed already.
+    RangePrediction predictOne(const BenchRow& r, double coverage, double est, double spec) const;
     struct Fix {
         Calibration estimate, second;
         bool second_ok = false;

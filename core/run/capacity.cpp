@@ -75,6 +75,10 @@ std::vector<Result> find(const RunSpec& base, const std::vector<std::string>& po
     probe.workload.generate_arrivals = false;
     probe.workload.rate_scale = 1.0;
     const double trace_rate = offeredRate(*prepareRun(probe, c).workload);
+    const MemoryEstimate need = checkConcurrentRuns(
+        base, c, parallelThreads(policies.size() * std::size_t(opt.seeds), opt.threads),
+        "the capacity search", "fewer searches at once (--threads) or fewer requests (--limit)");
+    if (opt.memory) opt.memory(need);
     if (!opt.generate && !(std::isfinite(trace_rate) && trace_rate > 0))
         throw std::invalid_argument(
             "the trace's arrivals span no time (an offline batch): scaling them changes "
@@ -194,6 +198,16 @@ std::vector<ReplicaResult> fewestReplicas(const RunSpec& base,
     WorkloadCache cache;
     const RunContext c = forManyRuns(ctx, cache, opt.cancel);
     const double rate = offeredRate(*prepareRun(base, c).workload);
+    {
+        // The largest fleet the search may try, as many at once as it runs.
+        RunSpec worst = base;
+        worst.fleet.replicas = max_replicas;
+        const MemoryEstimate need = checkConcurrentRuns(worst, c, parallelThreads(policies.size() * std::size_t(opt.seeds), opt.threads),
+                            "the search up to --max-replicas " + std::to_string(max_replicas),
+                            "a smaller --max-replicas, fewer searches at once (--threads), fewer "
+                            "requests (--limit)");
+        if (opt.memory) opt.memory(need);
+    }
     const std::size_t gf_index = goodputIndex(base);
     struct Task {
         std::size_t policy;

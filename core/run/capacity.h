@@ -39,6 +39,9 @@ struct Options {
     int threads = 0; // 0: every core
     const std::atomic<bool>* cancel = nullptr;
     std::function<void(const std::string& policy, int seed, double rate, double fraction)> step;
+    // Called once before any run with what the searches at once will hold (checked against
+    // the budget first: run/memory_estimate.h).
+    std::function<void(const MemoryEstimate&)> memory;
 };
 
 struct SeedResult {

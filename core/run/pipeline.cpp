@@ -1,5 +1,7 @@
 #include "run/pipeline.h"
 
+#include "util/memory.h"
+
 #if KAIROS_HAVE_ALA
 #include "fit/ala.h"
 #include "fit/ala_exec.h"
@@ -247,6 +249,41 @@ ResolvedExec resolveExec(const RunSpec::ExecPart& asked, const RunContext& ctx,
     return r;
 }
 
+RunShape runShape(const Workload& w, const RunContext& ctx, const EngineLimits& limits,
+                  const ExecutionModel* model) {
+    RunShape s;
+    s.requests = w.requests.size();
+    s.workload_bytes = workloadBytes(w);
+    double tokens = 0, first = 0, last = 0;
+    for (const Request& r : w.requests) {
+        tokens += double(r.prompt_tokens) + r.output_tokens;
+        s.output_tokens += r.output_tokens;
+    }
+    if (!w.requests.empty()) {
+        first = w.requests.front().arrival;
+        last = w.requests.front().arrival;
+        for (const Request& r : w.requests) {
+            first = std::min(first, r.arrival);
+            last = std::max(last, r.arrival);
+        }
+    }
+    s.mean_context = s.requests ? tokens / double(s.requests) : 0;
+    s.arrival_span_s = last - first;
+    s.kv_tokens = double(limits.kv_capacity_tokens);
+    s.max_num_seqs = limits.max_num_seqs;
+    s.block_size = limits.block_size;
+    if (model) {
+        BatchShape one;
+        one.decode_seqs = 1;
+        one.decode_kv_tokens = static_cast<std::int64_t>(s.mean_context);
+        s.decode_step_s = model->iterationTime(one);
+    }
+    s.keep_log = ctx.keep_log;
+    s.runlog_output = ctx.runlog_output;
+    s.token_lines = ctx.token_lines;
+    return s;
+}
+
 PreparedRun prepareRun(const RunSpec& spec, const RunContext& ctx) {
     spec.validate();
     PreparedRun p;
@@ -286,7 +323,32 @@ PreparedRun prepareRun(const RunSpec& spec, const RunContext& ctx) {
     p.summary.percentiles = spec.summary.percentiles;
     if (!spec.summary.quality.empty())
         p.summary.quality = QualityCurve::parse(spec.summary.quality);
+    p.memory = runMemory(spec, runShape(*p.workload, ctx, p.limits, p.model.get()));
+    if (ctx.check_memory)
+        checkMemory(p.memory,
+                    "a run of " + std::to_string(p.workload->requests.size()) + " requests",
+                    runMemoryRemedy(spec));
     return p;
+}
+
+MemoryEstimate checkConcurrentRuns(const RunSpec& worst, const RunContext& ctx,
+                                   std::size_t concurrent, const std::string& what,
+                                   const std::string& remedy) {
+    RunContext c = ctx;
+    c.check_memory = false;
+    const PreparedRun p = prepareRun(worst, c);
+    const MemoryEstimate one = runMemory(worst, runShape(*p.workload, c, p.limits, p.model.get()));
+    MemoryEstimate all;
+    const double shared = workloadBytes(*p.workload);
+    all.add("the workload", shared);
+    const double k = double(std::max<std::size_t>(1, concurrent));
+    all.add(std::to_string(std::max<std::size_t>(1, concurrent)) +
+                (concurrent > 1 ? " runs at once of " : " run of ") +
+                std::to_string(p.workload->requests.size()) + " requests (" +
+                bytesText(one.bytes - shared) + " each)",
+            k * (one.bytes - shared));
+    checkMemory(all, what, remedy);
+    return all;
 }
 
 RunResult executeRun(const PreparedRun& p, const RunContext& ctx, LiveBackend* live,

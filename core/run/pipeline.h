@@ -14,6 +14,7 @@
 // model are const); executeRun builds its own scheduler, so many threads may execute runs
 // of one PreparedRun, or of several sharing a WorkloadCache, at once.
 #include "exec/execution_model.h"
+#include "run/memory_estimate.h"
 #include "metrics/summary.h"
 #include "model/run_log.h"
 #include "model/workload.h"
@@ -78,6 +79,13 @@ struct RunContext {
     // and explain record, and its events and iterations are released as the summary reads
     // them (summarizeReleasing: a million-request run's peak memory falls by a third).
     bool keep_log = true;
+    // The run log is written as JSONL (--runlog): counted in the memory estimate.
+    bool runlog_output = false;
+    bool token_lines = false; // ... with a line per token (--tokens)
+    // prepareRun states the memory the run will need (PreparedRun::memory) and refuses, with
+    // std::invalid_argument naming the options, what exceeds the budget (util/memory.h).
+    // Off where a caller has judged the whole of its work already (a sweep's runs at once).
+    bool check_memory = true;
 };
 
 // The context many runs of one sweep or search share: `ctx` with `cache` for its workloads
@@ -85,6 +93,19 @@ struct RunContext {
 // per run; thread-safe), the cancel flag given and no per-run progress.
 RunContext forManyRuns(const RunContext& ctx, WorkloadCache& cache,
                        const std::atomic<bool>* cancel);
+
+// What the memory estimate needs to know of a workload and a context.
+RunShape runShape(const Workload& w, const RunContext& ctx, const EngineLimits& limits,
+                  const ExecutionModel* model);
+
+// Several runs at once (a sweep's jobs, a capacity search's seeds and policies): the
+// workload of `worst` (the largest of them) held once and the rest of its run `concurrent`
+// times, judged against the budget before any starts; throws std::invalid_argument naming
+// `what` and `remedy` (util/memory.h). `ctx` is the runs' context (its cache).
+// Returns the estimate (what the caller states).
+MemoryEstimate checkConcurrentRuns(const RunSpec& worst, const RunContext& ctx,
+                                   std::size_t concurrent, const std::string& what,
+                                   const std::string& remedy);
 
 struct PreparedRun {
     RunSpec spec;
@@ -96,6 +117,7 @@ struct PreparedRun {
     EngineLimits limits;
     PolicyConfig policy;
     SummaryOptions summary; // .workload is set by executeRun
+    MemoryEstimate memory;  // what executing it will hold at its peak (run/memory_estimate.h)
 };
 
 struct RunResult {

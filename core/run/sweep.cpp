@@ -387,6 +387,22 @@ std::map<std::size_t, Outcome> runJobs(const Definition& d, const std::vector<Po
     WorkloadCache cache;
     const RunContext c = forManyRuns(ctx, cache, opt.cancel);
     const std::size_t n_metrics = summaryMetricNames(d.base.summary.percentiles).size();
+    if (!mine.empty()) {
+        // The memory of the runs that go at once, judged before any starts, on the job
+        // with the most replicas (then the most requests kept: --explain).
+        std::size_t worst = mine.front();
+        auto weight = [&](std::size_t j) {
+            const RunSpec s = jobSpec(d, points, j);
+            return std::make_pair(s.fleet.replicas, int(s.record.explain));
+        };
+        for (std::size_t j : mine)
+            if (weight(j) > weight(worst)) worst = j;
+        const MemoryEstimate need = checkConcurrentRuns(jobSpec(d, points, worst), c, parallelThreads(mine.size(), opt.threads),
+                            "the sweep",
+                            "fewer runs at once (--threads), fewer requests (--limit) or "
+                            "fewer replicas");
+        if (opt.memory) opt.memory(need);
+    }
 
     std::map<std::size_t, Outcome> out;
     std::mutex m;

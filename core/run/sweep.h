@@ -93,6 +93,9 @@ struct RunOptions {
     std::function<void(std::size_t done, std::size_t total)> progress;
     // Called (serialised) with each finished job: the resume journal.
     std::function<void(std::size_t job, const Outcome&)> finished;
+    // Called once before any job runs with what the runs at once will hold (checked
+    // against the budget first: run/memory_estimate.h).
+    std::function<void(const MemoryEstimate&)> memory;
 };
 // Runs this rank's jobs not in `done` (resumed); returns those it ran. Cancelled jobs are
 // left out. An error other than a policy loop stops the sweep and is rethrown.

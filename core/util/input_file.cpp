@@ -2,6 +2,7 @@
 
 #include "util/huge_pages.h"
 #include "util/input_error.h"
+#include "util/memory.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -132,6 +133,10 @@ std::string readInputFile(const std::string& path, const InputLimits& lim) {
         throw InputError(path, 0, "",
                          "is " + sizeText(std::uint64_t(st.st_size)) + ", larger than " +
                              sizeText(lim.max_bytes) + ", the limit for " + lim.what);
+    // A file this process could not hold: refused before a byte is read (util/memory.h).
+    if (S_ISREG(st.st_mode))
+        checkMemoryNeed(double(st.st_size), "reading " + path + " (" + sizeText(std::uint64_t(st.st_size)) + ")",
+                        "give a smaller file");
     noteInput(path);
     // Blocking from here on: a FIFO with no writer now reads as end of file at once.
     const int flags = ::fcntl(fd, F_GETFL);

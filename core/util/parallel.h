@@ -23,10 +23,16 @@ namespace kairos {
 // than indices, nor than kMaxThreads.
 constexpr unsigned kMaxThreads = 1024;
 
+// The threads parallelFor(n, threads, ...) runs on.
+inline unsigned parallelThreads(std::size_t n, int threads) {
+    const unsigned k = threads > 0 ? static_cast<unsigned>(threads)
+                                   : std::max(1u, std::thread::hardware_concurrency());
+    return static_cast<unsigned>(
+        std::min<std::size_t>({k, kMaxThreads, std::max<std::size_t>(1, n)}));
+}
+
 template <class F> void parallelFor(std::size_t n, int threads, F&& f) {
-    unsigned k = threads > 0 ? static_cast<unsigned>(threads)
-                             : std::max(1u, std::thread::hardware_concurrency());
-    k = static_cast<unsigned>(std::min<std::size_t>({k, kMaxThreads, std::max<std::size_t>(1, n)}));
+    const unsigned k = parallelThreads(n, threads);
     std::atomic<std::size_t> next{0};
     std::exception_ptr failure;
     std::mutex m;

@@ -2,8 +2,10 @@
 
 #include "util/input_error.h"
 #include "util/input_file.h"
+#include "util/memory.h"
 #include "util/text.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -103,6 +105,14 @@ Workload readWorkload(std::istream& in, const std::string& name, const ReadOptio
 Workload readWorkload(const std::string& path, const ReadOptions& opt) {
     // Bounded, never waiting on a FIFO, refused at the first NUL (util/input_file.h).
     std::string data = readInputFile(path, limits::kWorkload);
+    {
+        // Its requests as they will sit in memory, at most one a line, while the text is
+        // still held (a vector that doubles: twice 64 bytes a request).
+        const auto lines = std::count(data.begin(), data.end(), '\n') + 1;
+        checkMemoryNeed(double(lines) * 2 * sizeof(Request),
+                        "reading the " + std::to_string(lines) + " lines of " + path,
+                        "give a smaller workload");
+    }
     ReadOptions o = opt;
     o.format = formatOf(data, opt.format, path);
     ProgressBuf buf(std::move(data), opt.progress, opt.cancel);

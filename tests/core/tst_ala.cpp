@@ -14,6 +14,8 @@
 #include "workload/random.h"
 
 #include <QtTest>
+#include <algorithm>
+#include <random>
 #include <cmath>
 #include <fstream>
 #include <set>
@@ -123,6 +125,41 @@ private slots:
         KAIROS_COMPARE_NEAR(one.factor(q), 2.0, 1e-12);
         QVERIFY(std::isnan(one.loo_log_error));
         QVERIFY_THROWS_EXCEPTION(std::invalid_argument, calibrate(m, {1.0}));
+    }
+
+    // The leave-one-out error, computed in O(n) from the sums less each row's, equals a refit
+    // on the other rows for each (the O(n^2) way it was computed before), over random rows.
+    void calibrationLeaveOneOutIsARefit() {
+        std::mt19937_64 rng(53);
+        std::uniform_int_distribution<int> pick(0, 4);
+        const int bbs[] = {1, 2, 8, 32, 128}, lens[] = {64, 128, 512, 1024, 4096};
+        for (int trial = 0; trial < 200; ++trial) {
+            const int n = 2 + trial % 40;
+            std::vector<BenchRow> m;
+            std::vector<double> est;
+            std::lognormal_distribution<double> noise(0, 0.3);
+            for (int i = 0; i < n; ++i) {
+                const int bb = bbs[pick(rng)], len = lens[pick(rng)];
+                m.push_back({"vLLM", "x", "Acme Z1 x1", "default", len, len / 2, bb,
+                             50.0 * std::pow(bb, 0.6) * noise(rng)});
+                est.push_back(40.0 * std::pow(bb, 0.5) * noise(rng));
+            }
+            const Calibration c = calibrate(m, est);
+            std::vector<double> loo;
+            for (int k = 0; k < n; ++k) {
+                std::vector<BenchRow> mk;
+                std::vector<double> ek;
+                for (int i = 0; i < n; ++i)
+                    if (i != k) mk.push_back(m[std::size_t(i)]), ek.push_back(est[std::size_t(i)]);
+                const Calibration o = calibrate(mk, ek);
+                const BenchRow& r = m[std::size_t(k)];
+                loo.push_back(std::abs(std::log(r.thpt / est[std::size_t(k)]) - std::log(o.factor(r))));
+            }
+            std::sort(loo.begin(), loo.end());
+            const double median = loo.size() % 2 ? loo[loo.size() / 2]
+                                                 : (loo[loo.size() / 2 - 1] + loo[loo.size() / 2]) / 2;
+            KAIROS_COMPARE_NEAR(c.loo_log_error, median, 1e-9);
+        }
     }
 
     // Split-conformal intervals by hand: 39 residuals (i - 20) / 20, i = 1..39, of the
@@ -331,6 +368,32 @@ private slots:
         KAIROS_COMPARE_NEAR(c->loo_log_error, 0, 1e-12);
         const RangePrediction cal = range.predict(pvc, 0.8);
         QVERIFY(cal.calibrated);
+        {
+            // Many rows at once (one XGBoost call) predict what each alone does: pairs,
+            // calibrated and uncalibrated new configurations mixed.
+            std::vector<BenchRow> mixed = {rows[7], pvc, rows[3], measured_rows[1]};
+            BenchRow other = pvc;
+            other.hardware = "AMD MI300X GPU x4";
+            mixed.push_back(other);
+            const auto many = range.predict(mixed, 0.8);
+            QCOMPARE(many.size(), mixed.size());
+            for (std::size_t i = 0; i < mixed.size(); ++i) {
+                const RangePrediction one = range.predict(mixed[i], 0.8);
+                QCOMPARE(many[i].predicted, one.predicted);
+                QCOMPARE(many[i].lo, one.lo);
+                QCOMPARE(many[i].hi, one.hi);
+                QCOMPARE(many[i].calibrated, one.calibrated);
+                QCOMPARE(many[i].estimate, one.estimate);
+                if (std::isfinite(one.error_pct)) QCOMPARE(many[i].error_pct, one.error_pct);
+            }
+            const auto est = unseen.estimate(mixed);
+            const auto sp = spec.predict(mixed);
+            for (std::size_t i = 0; i < mixed.size(); ++i) {
+                QCOMPARE(est[i], unseen.estimate(mixed[i]));
+                if (std::isfinite(sp[i]) || std::isfinite(spec.predict(mixed[i])))
+                    QCOMPARE(sp[i], spec.predict(mixed[i]));
+            }
+        }
         KAIROS_COMPARE_NEAR(cal.predicted / zero.predicted, 0.5, 1e-9);
         QCOMPARE(cal.from,
                  unseen.residuals().interval(Novelty::Vendor, true, 0.8, c->loo_log_error).note);

@@ -62,19 +62,19 @@ struct Result {
 // folder, {data} ../shared/data. A command missing here fails the suite (add one).
 const std::map<std::string, std::string>& bases() {
     static const std::map<std::string, std::string> b = {
-        {"simulate", "simulate -w {w} -q"},
+        {"simulate", "simulate --workload {w} --quiet"},
 #if KAIROS_REPORT_CHARTS
-        {"report", "report -w {w} --html {tmp}/r.html"},
+        {"report", "report --workload {w} --html {tmp}/r.html"},
 #else // built without the GUI libraries that draw the charts: --html is refused first
-        {"report", "report -w {w}"},
+        {"report", "report --workload {w}"},
 #endif
-        {"generate", "generate -o {tmp}/g.jsonl -n 20"},
+        {"generate", "generate --out {tmp}/g.jsonl --count 20"},
         {"explain", "explain {log} --at 1"},
         {"policies", "policies"},
         {"formats", "formats"},
         {"profiles", "profiles"},
-        {"sweep", "sweep -w {w} -q --policy fcfs"},
-        {"capacity", "capacity -w {w} --goodput ttft:2000 -q --tolerance 0.5"},
+        {"sweep", "sweep --workload {w} --quiet --policy fcfs"},
+        {"capacity", "capacity --workload {w} --goodput ttft:2000 --quiet --tolerance 0.5"},
         {"runs", "runs list --db {db}"},
         {"runs list", "runs list --db {db}"},
         {"runs show", "runs show 1 --db {db}"},
@@ -90,16 +90,16 @@ const std::map<std::string, std::string>& bases() {
         {"fit ete", "fit ete --splitwise {data}/splitwise_perf_model.csv"},
         {"fit ala", "fit ala --data {data}/llm_inference_bench.csv"},
         {"fit-profile", "fit-profile --splitwise {data}/splitwise_perf_model.csv --model "
-                        "llama2-70b --hardware a100-80gb --name p -o {tmp}/p.json"},
-        {"derive-profile", "derive-profile timelyllm --data {data} -o {tmp}/d.json"},
-        {"profile-cpu", "profile-cpu -o {tmp}/cpu.json --repeats 1"},
-        {"bench", "bench -n 200"},
+                        "llama2-70b --hardware a100-80gb --name p --out {tmp}/p.json"},
+        {"derive-profile", "derive-profile timelyllm --data {data} --out {tmp}/d.json"},
+        {"profile-cpu", "profile-cpu --out {tmp}/cpu.json --repeats 1"},
+        {"bench", "bench --requests 200"},
         // timely: the quickest experiment (0.1 s), and the one that takes --workload.
         {"reproduce", "reproduce timely --quick --quiet"},
-        {"live", "live -w {w} --limit 2 -q"},
-        {"profile", "profile --quick -o {tmp}/prof.json"},
-        {"validate", "validate -w {w} --limit 2"},
-        {"lengths", "lengths -w {w} -o {tmp}/heads.safetensors --limit 8"},
+        {"live", "live --workload {w} --limit 2 --quiet"},
+        {"profile", "profile --quick --out {tmp}/prof.json"},
+        {"validate", "validate --workload {w} --limit 2"},
+        {"lengths", "lengths --workload {w} --out {tmp}/heads.safetensors --limit 8"},
         {"quality", "quality --prompts 2 --prompt-tokens 8 --answer-tokens 4"},
     };
     return b;
@@ -260,7 +260,8 @@ std::vector<HostileCase> generate(const std::vector<Option>& table, QStringList*
             }
             continue;
         }
-        if (o.role == "input" || o.role == "name-or-file" || o.role == "store") {
+        if (o.role == "input" || o.role == "name-or-file" || o.role == "store" ||
+            o.role == "folder") {
             for (const char* v : {"", "{dir}", "{fifo}", "/dev/zero", "/dev/null", "{tmp}/missing",
                                   "{dangling}", "{nul}", "{victim}"})
                 add(QString::fromLatin1(v), QStringLiteral("path"));
@@ -392,12 +393,230 @@ QStringList runOne(const HostileCase& c, const Prepared& prep, int index) {
     return failures;
 }
 
+// Data folders: every file a command reads in a folder it is given (the option table's
+// "folder" role), found by running the command once with KAIROS_PRINT_INPUTS=1 (kairos-cli
+// lists every file it read through the bounded reader at exit), then tried in a copy of
+// the folder missing, as a FIFO, as a link to /dev/zero, empty, binary and as the command's
+// own output. A data file added to a command is in the list because it is read, so it is
+// tried without anyone adding a case.
+enum class Spoil { Missing, Fifo, Zero, Empty, Binary, OwnOutput };
+const char* spoilName(Spoil s) {
+    switch (s) {
+    case Spoil::Missing: return "missing";
+    case Spoil::Fifo: return "a FIFO";
+    case Spoil::Zero: return "a link to /dev/zero";
+    case Spoil::Empty: return "empty";
+    case Spoil::Binary: return "binary";
+    case Spoil::OwnOutput: return "the command's own output";
+    }
+    return "";
+}
+
+// `dst` as a tree of the folders of `src` with a link to each of its files (a case may
+// change any of them without touching ../shared/data).
+bool mirrorTree(const QString& src, const QString& dst) {
+    if (!QDir().mkpath(dst)) return false;
+    for (const QFileInfo& e : QDir(src).entryInfoList(QDir::AllEntries | QDir::NoDotAndDotDot)) {
+        const QString to = dst + QLatin1Char('/') + e.fileName();
+        if (e.isDir() && !e.isSymLink()) {
+            if (!mirrorTree(e.absoluteFilePath(), to)) return false;
+        } else if (!QFile::link(e.absoluteFilePath(), to)) {
+            return false;
+        }
+    }
+    return true;
+}
+
+struct FolderInvocation {
+    std::string command;
+    QStringList args;   // {data} the folder, {tmp} the case's folder
+    Option output;      // the option that names its output (tried on a data file)
+};
+
+// Each command with a folder option, from its base invocation, the folder option set to
+// {data}; a positional with choices (derive-profile's setting) tried with each, where the
+// command is quick.
+std::vector<FolderInvocation> folderInvocations(const std::vector<Option>& table) {
+    std::vector<FolderInvocation> out;
+    for (const Option& o : table) {
+        if (o.role != "folder") continue;
+        const auto b = bases().find(o.command);
+        if (b == bases().end()) continue;
+        Option output;
+        std::vector<QString> choices;
+        for (const Option& p : table) {
+            if (p.command != o.command) continue;
+            if (p.role == "output" && output.name.empty()) output = p;
+            const auto l = p.type.find('{'), r = p.type.find('}');
+            if (p.positional && l != std::string::npos && r != std::string::npos &&
+                !slowCommand(o.command))
+                for (const QString& c :
+                     QString::fromStdString(p.type.substr(l + 1, r - l - 1)).split(QLatin1Char(',')))
+                    choices.push_back(c);
+        }
+        QStringList base = withOption(splitBase(b->second), o, QStringLiteral("{data}"));
+        if (choices.empty()) {
+            out.push_back({o.command, base, output});
+            continue;
+        }
+        const int at = int(splitBase(o.command).size()); // the positional's place
+        for (const QString& c : choices) {
+            QStringList args = base;
+            args[at] = c;
+            out.push_back({o.command, args, output});
+        }
+    }
+    return out;
+}
+
 } // namespace
 
 class TestHostile : public QObject {
     Q_OBJECT
 
 private Q_SLOTS:
+    void everyFileOfEveryDataFolder() {
+        const QString shared = QStringLiteral(KAIROS_SHARED_DATA);
+        if (!QFileInfo(shared).isDir()) QSKIP("../shared/data is not here");
+        const auto table = optionTable();
+        QVERIFY(!table.empty());
+        const auto invocations = folderInvocations(table);
+        QVERIFY2(!invocations.empty(), "no command has a data folder in the option table");
+        QTemporaryDir dir;
+        auto run = [&](const QStringList& given, const QString& tmp, const QString& data,
+                       bool list_inputs) {
+            QStringList args;
+            for (QString a : given) {
+                a.replace(QStringLiteral("{data}"), data);
+                a.replace(QStringLiteral("{tmp}"), tmp);
+                args << a;
+            }
+            QProcess p;
+            p.setWorkingDirectory(tmp);
+            QProcessEnvironment env = kairos::test::programEnvironment(tmp);
+            if (list_inputs) env.insert(QStringLiteral("KAIROS_PRINT_INPUTS"), QStringLiteral("1"));
+            p.setProcessEnvironment(env);
+            p.start(QStringLiteral(KAIROS_CLI), args);
+            Result r;
+            r.finished = p.waitForFinished(60000);
+            if (!r.finished) {
+                p.kill();
+                p.waitForFinished(5000);
+            }
+            r.code = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
+            r.out = QString::fromUtf8(p.readAllStandardOutput());
+            r.err = QString::fromUtf8(p.readAllStandardError());
+            return std::make_pair(r, QStringLiteral("kairos-cli ") + args.join(QLatin1Char(' ')));
+        };
+        QStringList failures;
+        int cases = 0, files = 0;
+        const Spoil spoils[] = {Spoil::Missing, Spoil::Fifo,   Spoil::Zero,
+                                Spoil::Empty,   Spoil::Binary, Spoil::OwnOutput};
+        for (std::size_t k = 0; k < invocations.size(); ++k) {
+            const FolderInvocation& inv = invocations[k];
+            // Which files it reads there: one run on an intact copy.
+            const QString probe = dir.path() + QStringLiteral("/probe") + QString::number(k);
+            const QString probe_data = probe + QStringLiteral("/data");
+            QVERIFY(mirrorTree(shared, probe_data));
+            const auto [first, what] = run(inv.args, probe, probe_data, true);
+            QVERIFY2(first.finished && first.code == 0,
+                     qPrintable(what + QStringLiteral(": exit ") + QString::number(first.code) +
+                                QStringLiteral(" on the intact data: ") + first.err.left(600)));
+            QStringList read;
+            for (const QString& line : first.err.split(QLatin1Char('\n'))) {
+                const QString tag = QStringLiteral("kairos-cli: input: ");
+                if (!line.startsWith(tag)) continue;
+                const QString path = QFileInfo(line.mid(tag.size())).absoluteFilePath();
+                if (path.startsWith(probe_data + QLatin1Char('/')))
+                    read << path.mid(probe_data.size() + 1);
+            }
+            read.removeDuplicates();
+            QVERIFY2(!read.isEmpty(),
+                     qPrintable(what + QStringLiteral(" read no file of its data folder")));
+            files += int(read.size());
+            for (const QString& rel : read)
+                for (const Spoil s : spoils) {
+                    const QString tmp = dir.path() + QStringLiteral("/c") + QString::number(cases++);
+                    const QString data = tmp + QStringLiteral("/data");
+                    QVERIFY(mirrorTree(shared, data));
+                    const QString f = data + QLatin1Char('/') + rel;
+                    const QString source = QFileInfo(f).symLinkTarget();
+                    QFile::remove(f);
+                    QStringList args = inv.args;
+                    QByteArray before;
+                    switch (s) {
+                    case Spoil::Missing:
+                        break;
+                    case Spoil::Fifo:
+                        ::mkfifo(f.toLocal8Bit().constData(), 0600);
+                        break;
+                    case Spoil::Zero:
+                        QFile::link(QStringLiteral("/dev/zero"), f);
+                        break;
+                    case Spoil::Empty: {
+                        QFile e(f);
+                        e.open(QIODevice::WriteOnly);
+                        break;
+                    }
+                    case Spoil::Binary: {
+                        QFile b(f);
+                        if (b.open(QIODevice::WriteOnly)) {
+                            QByteArray bytes(4096, '\0');
+                            for (int i = 0; i < bytes.size(); ++i) bytes[i] = char((i * 131) % 256);
+                            b.write(bytes);
+                        }
+                        break;
+                    }
+                    case Spoil::OwnOutput:
+                        // A real copy (never the link: a write through it would reach
+                        // ../shared/data), named as the command's output.
+                        QFile::copy(source, f);
+                        before = bytesOf(f);
+                        args = withOption(args, inv.output, f);
+                        break;
+                    }
+                    const auto [r, cmd] = run(args, tmp, data, false);
+                    const QString where = QStringLiteral("%1 with %2 %3: exit %4: %5")
+                                              .arg(cmd.left(300), rel,
+                                                   QString::fromLatin1(spoilName(s)))
+                                              .arg(r.code)
+                                              .arg(r.err.left(400));
+                    auto check = [&](bool ok, const QString& why) {
+                        if (!ok) failures << why + QStringLiteral(": ") + where;
+                    };
+                    if (!r.finished) {
+                        check(false, QStringLiteral("did not finish (a hang)"));
+                        continue;
+                    }
+                    check(!r.err.contains(QStringLiteral("internal error")) &&
+                              !r.err.contains(QStringLiteral("AddressSanitizer")) &&
+                              !r.err.contains(QStringLiteral("runtime error:")),
+                          QStringLiteral("an internal error or a sanitizer report"));
+                    // Nothing it reads may be missing, a FIFO, a device, binary or its own
+                    // output; an empty file may be a table with no rows, where it says so.
+                    const bool may_pass = s == Spoil::Empty;
+                    check(r.code == 2 || (may_pass && r.code == 0),
+                          QStringLiteral("exit ") + QString::number(r.code));
+                    if (r.code == 2)
+                        check(r.err.contains(QStringLiteral("error:")) &&
+                                  r.err.contains(QFileInfo(rel).fileName()),
+                              QStringLiteral("the message does not name the file"));
+                    if (s == Spoil::OwnOutput)
+                        check(bytesOf(f) == before, QStringLiteral("the data file was replaced"));
+                    if (s == Spoil::Fifo)
+                        check(QFileInfo(f).exists() && !QFileInfo(f).isFile(),
+                              QStringLiteral("the FIFO was replaced"));
+                    QDir(tmp).removeRecursively();
+                }
+        }
+        qInfo("data folders: %d cases over %d files of %zu invocations, %d failures", cases,
+              files, invocations.size(), int(failures.size()));
+        for (const QString& f : failures) qWarning("%s", qPrintable(f));
+        QVERIFY2(failures.isEmpty(),
+                 qPrintable(QString::number(failures.size()) + QStringLiteral(" failures:\n") +
+                            failures.mid(0, 30).join(QStringLiteral("\n"))));
+    }
+
     // The suite tries paths on the options the table marks as read or written; a path
     // option left unmarked would escape it (fit ala --calibrate and --hardware did: an
     // --out on the same file was refused only after minutes of training). A text option
