@@ -63,6 +63,9 @@ namespace kairos::app {
 MainWindow::MainWindow(const StartOptions& opt, QWidget* parent)
     : QMainWindow(parent), start_(opt), state_(new WorkbenchState(this)), runner_(&jobs_) {
     setWindowTitle(QStringLiteral("Kairos"));
+    // The window's files (charts, reports, sessions, exports) are files: a device or a pipe
+    // chosen in a Save dialog is refused, never written into or replaced (util/atomic_file.h).
+    outputsFilesOnly(true);
     device_ = new DeviceChoice(
         &jobs_, opt.profile.isEmpty() ? std::string(kAutoProfile) : opt.profile.toStdString(),
         this);

@@ -95,7 +95,11 @@ const Descriptors& Descriptors::shipped() {
 }
 
 void Descriptors::addFile(const std::string& path) {
-    std::istringstream in(readInputFile(path, limits::kTable));
+    const std::string text = readInputFile(path, limits::kTable);
+    if (text::trim(text).empty())
+        throw InputError(path, 0, "",
+                         "empty: no header line (a FIFO that no program writes reads as empty)");
+    std::istringstream in(text);
     std::string first;
     std::getline(in, first);
     in.clear();

@@ -37,6 +37,13 @@ public:
     // instead of re-ranking every token. Default, for predictors that cannot see ahead
     // (a live model's head): the next refresh point, where the caller looks again.
     virtual int firstAbove(ReqId id, int generated, int limit, double threshold) const;
+    // The memory (bytes) its state will hold over a run of `requests` requests generating
+    // `output_tokens` tokens in all, for the run's memory estimate (run/memory_estimate.h).
+    // Default: a prediction per request.
+    virtual double memoryFor(double requests, double output_tokens) const {
+        (void)output_tokens;
+        return requests * 16;
+    }
 };
 
 // Mean absolute error of the initial predictions over a workload (tokens).

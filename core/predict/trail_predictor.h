@@ -15,6 +15,7 @@
 // paper's 2.66x below the prompt-only one.
 #include "predict/predictor.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <memory>
@@ -59,6 +60,13 @@ public:
     // Reads ahead in the shared table (the modelled classifier's outputs are known).
     int firstAbove(ReqId id, int generated, int limit, double threshold) const override;
     const TrailOptions& options() const { return opt_; }
+    // Its table: an estimate per classifier call of every request (every `every` tokens),
+    // 18 B a call with the blocks' maxima and the allocator's share (352 MiB over 19.25
+    // million tokens at every = 1, 42 MiB at every = 16), and each request's posterior.
+    double memoryFor(double requests, double output_tokens) const override {
+        return (output_tokens / std::max(1, opt_.every) + requests * kFillAhead) * 18 +
+               requests * (double(opt_.bins) * 8 * 3 + 96);
+    }
     // The modelled classifier output for request `id` after `generated` tokens.
     std::vector<double> classifier(ReqId id, int generated) const;
     // The prompt-only estimate of the remaining length after `generated` tokens.

@@ -1,6 +1,8 @@
 #include "run/memory_estimate.h"
 
 #include "model/workload.h"
+#include "predict/predictor.h"
+#include "sched/registry.h"
 #include "util/memory.h"
 
 #include <algorithm>
@@ -22,7 +24,11 @@ constexpr double kMiB = 1024.0 * 1024.0;
 //    4 iterations less 4 x 68 B; the workload's 64 B are counted apart);
 //  - 68 B per iteration: its record and the inter-token latencies' arrays (the multi-turn
 //    workload's 1,515 B a request with 17 iterations against 472 B with 4);
-//  - 563 B per request for --explain (the same on both workloads and sizes);
+//  - 563 B per request for --explain (the same on both workloads and sizes), on each
+//    replica and half as much again (a fleet's replicas each record their decisions: 2, 4
+//    and 8 replicas held 2.5, 4.1 and 7.6 times one engine's); with the prefix cache,
+//    3,100 B per request more (13.7 decisions recorded per request instead of 1.04, on the
+//    generated workload at 100,000 and 400,000 requests; 900 B on the multi-turn one);
 //  - 327 B per request for each replica beyond the first (4 replicas: +93 MiB and +374 MiB
 //    over 100,000 and 400,000 requests);
 //  - the run log kept and written (--runlog): 147 B per request;
@@ -34,13 +40,14 @@ constexpr double kMargin = 1.25;
 constexpr double kPerRequest = 200 * kMargin;
 constexpr double kPerIteration = 68 * kMargin;
 constexpr double kExplainPerRequest = 563 * kMargin;
+constexpr double kExplainCachePerRequest = 3100 * kMargin;
 constexpr double kReplicaPerRequest = 327 * kMargin;
 constexpr double kKeptLogPerRequest = 60 * kMargin;
 constexpr double kRunlogPerRequest = 87 * kMargin;
 constexpr double kPerTokenLine = 52 * kMargin;
 constexpr double kCachePerBlock = 96 * kMargin;
 constexpr double kCachePerRequest = 16 * kMargin;
-constexpr double kBase = 16 * kMiB; // the run's fixed part beyond the program (tables, buffers)
+constexpr double kBase = 4 * kMiB; // the run's fixed part beyond the program (1 request: 0.1 MiB)
 
 } // namespace
 
@@ -98,9 +105,22 @@ MemoryEstimate runMemory(const RunSpec& spec, const RunShape& shape) {
     if (shape.keep_log) m.add("the run log kept for the outputs", n * kKeptLogPerRequest);
     if (shape.runlog_output) m.add("the run log's JSONL", n * kRunlogPerRequest);
     if (shape.token_lines) m.add("a line per token (--tokens)", shape.output_tokens * kPerTokenLine);
-    if (spec.record.explain) m.add("the recorded decisions (--explain)", n * kExplainPerRequest);
+    if (spec.record.explain)
+        m.add("the recorded decisions (--explain)",
+              n * kExplainPerRequest * (replicas + 0.5) +
+                  (spec.limits.prefix_caching ? n * kExplainCachePerRequest : 0));
     if (replicas > 1)
         m.add(std::to_string(replicas) + " replicas", n * double(replicas - 1) * kReplicaPerRequest);
+    if (const PolicySpec* ps = findPolicy(spec.policy.name); ps && ps->predicts) {
+        // The length predictor's own state (Trail's table of refined estimates).
+        try {
+            const auto pred = makePredictor(spec.policy.predictor, spec.policy.seed);
+            m.add("the length predictor (" + spec.policy.predictor + ")",
+                  kMargin * pred->memoryFor(n, shape.output_tokens));
+        } catch (const std::exception&) {
+            // A predictor that cannot be made is refused with its own error by the run.
+        }
+    }
     if (spec.limits.prefix_caching)
         m.add("the prefix cache",
               replicas * shape.kv_tokens / std::max(1, shape.block_size) * kCachePerBlock +

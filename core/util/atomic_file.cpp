@@ -327,7 +327,12 @@ void OutputBatch::add(const std::string& path, const std::function<void(std::ost
         ins.insert(ins.end(), protected_.begin(), protected_.end());
         {
             std::lock_guard<std::mutex> lock(g_protected_mutex);
-            ins.insert(ins.end(), protectedPaths().begin(), protectedPaths().end());
+            for (const auto& in : protectedPaths())
+                if (fileIdentity(in) == id)
+                    throw InputError(path, 0, "",
+                                     "is also an input of this run (" + in +
+                                         "): writing it would replace what was read; choose "
+                                         "another file");
         }
         for (const auto& in : ins)
             if (fileIdentity(in) == id)

@@ -25,11 +25,16 @@
 //   islink: PATH                    (after the run PATH is still a symbolic link)
 //   fuzz: TARGET                    (the case's first file also seeds this fuzz target)
 //   fifo: PATH                      (a FIFO made before the run; nobody writes or reads it)
+//   device: PATH                    (a character device like /dev/full, 1:7, made with mknod
+//                                    in the case's folder, never a real node; the case is
+//                                    skipped where mknod is not allowed; after the run it
+//                                    must still be that device)
 //   chmod: PATH OCTAL               (permissions set before the run)
 //   mode: PATH OCTAL                (after the run PATH has these permissions)
 //   env: NAME=VALUE                 (repeatable; VALUE may be empty: set to "")
 //   wrap: PROGRAM ARGS              (the program runs under this one, e.g. prlimit --as=N --)
-//   --- FILE [escaped]              (a file, its lines up to the next --- or ===; with
+//   --- FILE [escaped]              (a file, its lines up to the next --- or ===, FILE may
+//                                    name subfolders (made); with
 //                                    "escaped", \n \t \\ and \xNN are decoded)
 // Placeholders: {FILE} the path of a file section, {tmp} the case's folder, {src} the
 // source tree, {data} ../shared/data. In file contents, ${repeat TEXT N} stands for TEXT
@@ -51,6 +56,7 @@
 #include <fstream>
 #include <sqlite3.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <thread>
 
 namespace {
@@ -61,7 +67,7 @@ struct Case {
     QString args;
     int expect = 2;
     QStringList stderr_has, stdout_has, absent, unchanged, setup, sql, symlinks, needs, contains,
-        links, fifos, chmods, modes, envs;
+        links, fifos, chmods, modes, envs, devices;
     QString wrap;
     QString fuzz;
     std::vector<std::pair<QString, QByteArray>> files;
@@ -176,6 +182,8 @@ std::vector<Case> readCases(const QString& dir) {
                 c->links << val;
             else if (key == QStringLiteral("fifo"))
                 c->fifos << val;
+            else if (key == QStringLiteral("device"))
+                c->devices << val;
             else if (key == QStringLiteral("chmod"))
                 c->chmods << val;
             else if (key == QStringLiteral("mode"))
@@ -298,6 +306,7 @@ Outcome runCase(const Case& c) {
         return s;
     };
     for (const auto& [name, body] : c.files) {
+        QDir().mkpath(QFileInfo(tmp + QLatin1Char('/') + name).absolutePath());
         QFile f(tmp + QLatin1Char('/') + name);
         if (!f.open(QIODevice::WriteOnly)) o.failures << QStringLiteral("cannot write ") + name;
         f.write(body);
@@ -322,11 +331,21 @@ Outcome runCase(const Case& c) {
     }
     for (const QString& s : c.symlinks) {
         const QStringList p = subst(s).split(QLatin1Char(' '), Qt::SkipEmptyParts);
+        if (p.size() == 2) QDir().mkpath(QFileInfo(p[0]).absolutePath());
         if (p.size() != 2 || !QFile::link(p[1], p[0])) o.failures << QStringLiteral("symlink ") + s;
     }
-    for (const QString& s : c.fifos)
+    for (const QString& s : c.fifos) {
+        QDir().mkpath(QFileInfo(subst(s)).absolutePath());
         if (::mkfifo(subst(s).toLocal8Bit().constData(), 0600) != 0)
             o.failures << QStringLiteral("fifo ") + s;
+    }
+    for (const QString& s : c.devices)
+        if (::mknod(subst(s).toLocal8Bit().constData(), S_IFCHR | 0666, makedev(1, 7)) != 0) {
+            o.skipped = true;
+            o.skip_why = QStringLiteral("mknod is not allowed here (run as root to try a device "
+                                        "node as an output)");
+            return o;
+        }
     for (const QString& s : c.chmods) {
         const QStringList p = subst(s).split(QLatin1Char(' '), Qt::SkipEmptyParts);
         if (p.size() != 2 ||
@@ -403,6 +422,12 @@ Outcome runCase(const Case& c) {
     }
     for (const QString& l : c.links)
         check(QFileInfo(subst(l)).isSymLink(), QStringLiteral("no longer a link: ") + subst(l));
+    for (const QString& d : c.devices) {
+        struct stat st;
+        check(::lstat(subst(d).toLocal8Bit().constData(), &st) == 0 && S_ISCHR(st.st_mode) &&
+                  st.st_rdev == makedev(1, 7),
+              QStringLiteral("no longer the device node: ") + subst(d));
+    }
     // Nothing left behind but what the case made: no temporaries beside the outputs.
     for (const QString& f : QDir(tmp).entryList(QDir::Files | QDir::Hidden | QDir::System))
         check(!f.contains(QStringLiteral(".kairos-")), QStringLiteral("temporary left: ") + f);

@@ -7,6 +7,7 @@
 
 #include <QDir>
 #include <QProcess>
+#include <QRegularExpression>
 #include <QStandardPaths>
 #include <QTemporaryDir>
 #include <QtTest>
@@ -43,6 +44,70 @@ nlohmann::json readJson(const std::string& path) {
 class TestCli : public QObject {
     Q_OBJECT
 private slots:
+    // The memory a run states before it starts (run/memory_estimate.h) is what a too-large
+    // run is refused by: it must hold the run's measured peak (address space, less the
+    // program's own, read off a run of one request), over every option it counts, on two
+    // workloads whose iterations per request differ fourfold; and it must not be so far
+    // above it that ordinary runs are refused (at most 4 times the peak, and 8 MiB).
+    void memoryEstimateBoundsThePeak() {
+#ifdef KAIROS_SANITIZED
+        QSKIP("the sanitizers reserve terabytes of address space and double the heap");
+#else
+        const auto tmp = [](const char* n) { return QString::fromStdString(kairos::test::tempPath(n)); };
+        QCOMPARE(cli({"generate", "-o", tmp("m1.jsonl"), "-n", "1"}).code, 0);
+        QCOMPARE(cli({"generate", "-o", tmp("m.jsonl"), "-n", "30000", "--rate", "50", "--seed", "2"}).code, 0);
+        QCOMPARE(cli({"generate", "-o", tmp("mt.jsonl"), "-n", "20000", "--rate", "50", "--seed",
+                      "2", "--system-prompt", "512", "--system-prompts", "100", "--turns", "4"})
+                     .code,
+                 0);
+        // "memory: about X (...) estimated before the run; Y resident and Z of address
+        // space at the peak"
+        const QRegularExpression line(QStringLiteral(
+            "memory: about ([0-9.]+) (KiB|MiB|GiB).*estimated before the run; ([0-9.]+) "
+            "(KiB|MiB|GiB) resident and ([0-9.]+) (KiB|MiB|GiB) of address space"));
+        auto bytes = [](const QString& v, const QString& unit) {
+            const double k = unit == "KiB" ? 1024.0 : unit == "MiB" ? 1048576.0 : 1073741824.0;
+            return v.toDouble() * k;
+        };
+        auto measure = [&](const QStringList& args, double* est, double* peak) {
+            const Result r = cli(args);
+            QVERIFY2(r.code == 0, qPrintable(r.err));
+            const auto m = line.match(r.out);
+            QVERIFY2(m.hasMatch(), qPrintable(r.out.right(400)));
+            *est = bytes(m.captured(1), m.captured(2));
+            *peak = bytes(m.captured(5), m.captured(6));
+        };
+        double est0 = 0, base = 0;
+        measure({"simulate", "-w", tmp("m1.jsonl")}, &est0, &base);
+        const QStringList options[] = {{},
+                                       {"--explain"},
+                                       {"--replicas", "4"},
+                                       {"--prefix-caching", "on"},
+                                       {"--runlog", tmp("m.runlog.jsonl")},
+                                       {"--runlog", tmp("m.runlog.jsonl"), "--tokens"},
+                                       {"--perfetto", tmp("m.perfetto.json")},
+                                       {"--explain", "--replicas", "2", "--runlog", tmp("m.runlog.jsonl")},
+                                       {"--explain", "--replicas", "8"},
+                                       {"--explain", "--prefix-caching", "on"},
+                                       {"--explain", "--prefix-caching", "on", "--replicas", "4"},
+                                       {"--perfetto", tmp("m.perfetto.json"), "--replicas", "4"},
+                                       {"--policy", "sprpt_lp", "--predictor", "trail"},
+                                       {"--policy", "sprpt_lp", "--predictor", "trail:2,0.7,16"}};
+        for (const char* w : {"m.jsonl", "mt.jsonl"})
+            for (const QStringList& o : options) {
+                double est = 0, peak = 0;
+                measure(QStringList{"simulate", "-w", tmp(w)} + o, &est, &peak);
+                const double grew = peak - base;
+                qInfo("%s %s: estimated %.1f MiB, the peak grew by %.1f MiB (%.2fx)", w,
+                      qPrintable(o.join(' ')), est / 1048576, grew / 1048576, est / grew);
+                QVERIFY2(est >= grew, qPrintable(QStringLiteral("%1 %2: estimate below the peak")
+                                                     .arg(w, o.join(' '))));
+                QVERIFY2(est <= 4 * grew + 8 * 1048576.0,
+                         qPrintable(QStringLiteral("%1 %2: estimate above 4x the peak").arg(w, o.join(' '))));
+            }
+#endif
+    }
+
     // live: the same run options and outputs as simulate, on the real (tiny) model.
     void liveRun() {
 #ifndef KAIROS_WITH_LIVE

@@ -76,6 +76,10 @@
 #include <QTreeWidget>
 #include <QUndoStack>
 #include <QtTest>
+#include <csignal>
+#include <sys/resource.h>
+#include <sys/sysmacros.h>
+#include <sys/stat.h>
 #include <cmath>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -610,6 +614,99 @@ private slots:
         const QString help = app::shortcutsHelp(w.menuBar());
         for (const char* k : {"Undo", "Find requests", "Re-simulate", "Pin this run"})
             QVERIFY2(help.contains(k), qPrintable(help));
+    }
+
+    // Every file the window writes goes through the output rules (issue 53): a device node
+    // (made with mknod in a temporary folder, never a real one), a FIFO, a folder and the
+    // run's own workload are refused with a message naming the path, and stay as they were;
+    // a write past the file-size limit (a full disk) fails with the reason and leaves
+    // nothing, never "saved".
+    void windowWritersKeepTheOutputRules() {
+        QTemporaryDir dir;
+        const QString workload = dir.filePath(QStringLiteral("w.jsonl"));
+        QVERIFY(QFile::copy(QString(KAIROS_SOURCE_DIR) + "/sample_traces/chat_poisson_small.jsonl",
+                            workload));
+        const QByteArray workload_bytes = [&] {
+            QFile f(workload);
+            return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
+        }();
+        Bench bench(Opts().workload(workload).policy("fcfs"));
+        auto& [w, shown] = bench;
+        QVERIFY(bench.next() > 0);
+        const QString device = dir.filePath(QStringLiteral("full")),
+                      fifo = dir.filePath(QStringLiteral("pipe"));
+        const bool have_device =
+            ::mknod(device.toLocal8Bit().constData(), S_IFCHR | 0666, makedev(1, 7)) == 0;
+        QCOMPARE(::mkfifo(fifo.toLocal8Bit().constData(), 0600), 0);
+        auto stillDevice = [&] {
+            struct stat st;
+            return ::lstat(device.toLocal8Bit().constData(), &st) == 0 && S_ISCHR(st.st_mode) &&
+                   st.st_rdev == makedev(1, 7);
+        };
+        auto stillFifo = [&] {
+            struct stat st;
+            return ::lstat(fifo.toLocal8Bit().constData(), &st) == 0 && S_ISFIFO(st.st_mode);
+        };
+        for (const QString& chart : {QStringLiteral("kv_memory"), QStringLiteral("timeline")}) {
+            QString error;
+            if (have_device) {
+                QVERIFY(!w.charts()->exportChart(chart, device, &error));
+                QVERIFY2(error.contains(device) && error.contains("a device or a pipe"),
+                         qPrintable(error));
+                QVERIFY(stillDevice());
+            }
+            QVERIFY(!w.charts()->exportChart(chart, fifo, &error));
+            QVERIFY2(error.contains("a device or a pipe"), qPrintable(error));
+            QVERIFY(stillFifo());
+            QVERIFY(!w.charts()->exportChart(chart, workload, &error));
+            QVERIFY2(error.contains("input of this run"), qPrintable(error));
+            QVERIFY(!w.charts()->exportChart(chart, dir.path(), &error));
+            QVERIFY2(error.contains("folder"), qPrintable(error));
+        }
+        QString error;
+        QVERIFY(!w.saveSession(fifo, &error));
+        QVERIFY2(error.contains("a device or a pipe"), qPrintable(error));
+        QVERIFY(stillFifo());
+        QVERIFY(!w.saveSession(workload, &error));
+        QVERIFY2(error.contains("input of this run"), qPrintable(error));
+        if (have_device) {
+            QVERIFY(!w.saveSession(device, &error));
+            QVERIFY(stillDevice());
+        } else {
+            qInfo("mknod is not allowed here: the device node cases were skipped");
+        }
+        {
+            QFile f(workload);
+            QVERIFY(f.open(QIODevice::ReadOnly));
+            QCOMPARE(f.readAll(), workload_bytes);
+        }
+        // A full disk: the file-size limit of this process, its signal ignored (kairos does).
+        struct rlimit old;
+        QCOMPARE(::getrlimit(RLIMIT_FSIZE, &old), 0);
+        const auto old_handler = std::signal(SIGXFSZ, SIG_IGN);
+        struct rlimit small = old;
+        small.rlim_cur = 2048;
+        QCOMPARE(::setrlimit(RLIMIT_FSIZE, &small), 0);
+        const QString png = dir.filePath(QStringLiteral("kv.png")),
+                      session = dir.filePath(QStringLiteral("s.kairos.json"));
+        const bool chart_ok = w.charts()->exportChart(QStringLiteral("kv_memory"), png, &error);
+        const QString chart_error = error;
+        small.rlim_cur = 100; // a session that names its workload file is a few hundred bytes
+        QCOMPARE(::setrlimit(RLIMIT_FSIZE, &small), 0);
+        const bool session_ok = w.saveSession(session, &error);
+        ::setrlimit(RLIMIT_FSIZE, &old);
+        std::signal(SIGXFSZ, old_handler);
+        QVERIFY(!chart_ok);
+        QVERIFY2(chart_error.contains("File too large"), qPrintable(chart_error));
+        QVERIFY(!QFileInfo::exists(png));
+        QVERIFY(!session_ok);
+        QVERIFY2(error.contains("write failed"), qPrintable(error));
+        QVERIFY(!QFileInfo::exists(session));
+        for (const QString& f : QDir(dir.path()).entryList(QDir::Files | QDir::Hidden | QDir::System))
+            QVERIFY2(!f.contains(".kairos-"), qPrintable("temporary left: " + f));
+        // And the same window writes an ordinary file.
+        QVERIFY2(w.charts()->exportChart(QStringLiteral("kv_memory"), png, &error), qPrintable(error));
+        QVERIFY(QFileInfo(png).size() > 1000);
     }
 
     // File > Save / Open session: another window opening it shows the same run (workload
