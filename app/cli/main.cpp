@@ -23,6 +23,7 @@ void installMpi(int* argc, char*** argv);
 #include "util/input_error.h"
 #include "util/input_file.h"
 #include "util/memory.h"
+#include "util/text.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -67,8 +68,13 @@ public:
         if (text.compare(0, 3, "\xEF\xBB\xBF") == 0) text.erase(0, 3);
         std::istringstream lines(text);
         std::string line;
+        // A key given twice in one section: CLI11 would name only the option ("At Most 1
+        // required"), or keep one of the two; TOML forbids it.
+        std::string section;
+        std::set<std::string> keys;
         for (long n = 1; std::getline(lines, line); ++n) {
             char open = 0;
+            std::size_t eq = std::string::npos;
             for (std::size_t i = 0; i < line.size(); ++i) {
                 const char c = line[i];
                 if (open) {
@@ -81,9 +87,21 @@ public:
                     break;
                 } else if (c == '"' || c == '\'') {
                     open = c;
+                } else if (c == '=' && eq == std::string::npos) {
+                    eq = i;
                 }
             }
             if (open) throw CLI::ConfigError("line " + std::to_string(n) + ": unterminated string");
+            const std::string t = std::string(kairos::text::trim(line));
+            if (!t.empty() && t.front() == '[') {
+                section = t;
+            } else if (eq != std::string::npos) {
+                const std::string key = std::string(kairos::text::trim(line.substr(0, eq)));
+                if (!keys.insert(section + "\n" + key).second)
+                    throw CLI::ConfigError("line " + std::to_string(n) + ": '" + key +
+                                           "' is given twice" +
+                                           (section.empty() ? "" : " in " + section));
+            }
         }
         std::istringstream in(text);
         return CLI::ConfigTOML::from_config(in);
@@ -336,11 +354,13 @@ int run(int argc, char** argv) {
         const std::set<std::string> no_work = {"policies", "formats", "profiles"};
         std::function<void(CLI::App*)> add = [&](CLI::App* a) {
             const auto subs = a->get_subcommands([](CLI::App*) { return true; });
-            if (subs.empty() && !no_work.count(a->get_name()) && !a->get_option_no_throw("--max-memory"))
-                a->add_option("--max-memory", "The memory this command may use (4G, 512MiB, bytes): "
-                                              "work estimated to need more is refused before it "
-                                              "starts (default: what the machine has available, "
-                                              "within ulimit and cgroup limits)")
+            if (subs.empty() && !no_work.count(a->get_name()) &&
+                !a->get_option_no_throw("--max-memory"))
+                a->add_option("--max-memory",
+                              "The memory this command may use (4G, 512MiB, bytes): "
+                              "work estimated to need more is refused before it "
+                              "starts (default: what the machine has available, "
+                              "within ulimit and cgroup limits)")
                     ->type_name("SIZE")
                     ->check(CLI::Validator(
                         [](std::string& v) -> std::string {

@@ -39,6 +39,29 @@ std::vector<std::string>& protectedPaths() {
     return v;
 }
 
+// An output may not be a path the workbench protects (its run's inputs).
+void refuseProtected(const std::string& path, const std::string& id) {
+    std::lock_guard<std::mutex> lock(g_protected_mutex);
+    for (const auto& in : protectedPaths())
+        if (fileIdentity(in) == id)
+            throw InputError(path, 0, "",
+                             "is also an input of this run (" + in +
+                                 "): writing it would replace what was read; choose another "
+                                 "file");
+}
+
+void refuseNamelessPath(const std::string& path) {
+    if (path.empty()) throw InputError("<output>", 0, "", "an empty path names no file to write");
+    if (path.find('\0') != std::string::npos)
+        throw InputError(path.c_str(), 0, "", "a path with a NUL byte names no file");
+}
+
+[[noreturn]] void refuseInPlace(const std::string& path) {
+    throw InputError(path, 0, "",
+                     "is a device or a pipe, not a regular file: the workbench writes only files "
+                     "(choose a file name)");
+}
+
 // close(2) checked: on a network or quota-limited file system the last write's error may
 // only be reported here.
 void closeChecked(int fd, const std::string& path) {
@@ -227,10 +250,7 @@ struct OutputBatch::Staged {
     void fill(const std::function<void(std::ostream&)>& f) {
         std::string resolved;
         kind = targetKind(path, &resolved, &via_link);
-        if (kind == Target::InPlace && g_files_only)
-            throw InputError(path, 0, "",
-                             "is a device or a pipe, not a regular file: the workbench writes "
-                             "only files (choose a file name)");
+        if (kind == Target::InPlace && g_files_only) refuseInPlace(path);
         path = resolved;
         if (kind == Target::InPlace) {
             std::ostringstream out;
@@ -317,23 +337,13 @@ void OutputBatch::protect(const std::string& path) {
 }
 
 void OutputBatch::add(const std::string& path, const std::function<void(std::ostream&)>& fill) {
-    if (path.empty()) throw InputError("<output>", 0, "", "an empty path names no file to write");
-    if (path.find('\0') != std::string::npos)
-        throw InputError(path.c_str(), 0, "", "a path with a NUL byte names no file");
+    refuseNamelessPath(path);
     const std::string id = fileIdentity(path);
     if (!id.empty()) {
+        refuseProtected(path, id);
         std::vector<std::string> ins;
         if (g_guard_inputs) ins = inputsOfThisProcess();
         ins.insert(ins.end(), protected_.begin(), protected_.end());
-        {
-            std::lock_guard<std::mutex> lock(g_protected_mutex);
-            for (const auto& in : protectedPaths())
-                if (fileIdentity(in) == id)
-                    throw InputError(path, 0, "",
-                                     "is also an input of this run (" + in +
-                                         "): writing it would replace what was read; choose "
-                                         "another file");
-        }
         for (const auto& in : ins)
             if (fileIdentity(in) == id)
                 throw InputError(path, 0, "",
@@ -371,23 +381,10 @@ void protectFromOutputs(std::vector<std::string> paths) {
 }
 
 void checkOutputTarget(const std::string& path) {
-    if (path.empty()) throw InputError("<output>", 0, "", "an empty path names no file to write");
-    if (path.find('\0') != std::string::npos)
-        throw InputError(path.c_str(), 0, "", "a path with a NUL byte names no file");
+    refuseNamelessPath(path);
     std::string resolved;
-    if (targetKind(path, &resolved) == Target::InPlace && g_files_only)
-        throw InputError(path, 0, "",
-                         "is a device or a pipe, not a regular file: the workbench writes only "
-                         "files (choose a file name)");
-    const std::string id = fileIdentity(path);
-    if (id.empty()) return;
-    std::lock_guard<std::mutex> lock(g_protected_mutex);
-    for (const auto& in : protectedPaths())
-        if (fileIdentity(in) == id)
-            throw InputError(path, 0, "",
-                             "is also an input of this run (" + in +
-                                 "): writing it would replace what was read; choose another "
-                                 "file");
+    if (targetKind(path, &resolved) == Target::InPlace && g_files_only) refuseInPlace(path);
+    if (const std::string id = fileIdentity(path); !id.empty()) refuseProtected(path, id);
 }
 
 std::string fileIdentity(const std::string& path) {

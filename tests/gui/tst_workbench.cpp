@@ -76,14 +76,14 @@
 #include <QTreeWidget>
 #include <QUndoStack>
 #include <QtTest>
-#include <csignal>
-#include <sys/resource.h>
-#include <sys/sysmacros.h>
-#include <sys/stat.h>
 #include <cmath>
+#include <csignal>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 
 using namespace kairos;
 
@@ -702,10 +702,12 @@ private slots:
         QVERIFY(!session_ok);
         QVERIFY2(error.contains("write failed"), qPrintable(error));
         QVERIFY(!QFileInfo::exists(session));
-        for (const QString& f : QDir(dir.path()).entryList(QDir::Files | QDir::Hidden | QDir::System))
+        for (const QString& f :
+             QDir(dir.path()).entryList(QDir::Files | QDir::Hidden | QDir::System))
             QVERIFY2(!f.contains(".kairos-"), qPrintable("temporary left: " + f));
         // And the same window writes an ordinary file.
-        QVERIFY2(w.charts()->exportChart(QStringLiteral("kv_memory"), png, &error), qPrintable(error));
+        QVERIFY2(w.charts()->exportChart(QStringLiteral("kv_memory"), png, &error),
+                 qPrintable(error));
         QVERIFY(QFileInfo(png).size() > 1000);
     }
 
