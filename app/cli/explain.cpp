@@ -7,8 +7,8 @@
 #include "metrics/explain_view.h"
 #include "util/input_error.h"
 #include "util/input_file.h"
-#include "util/memory.h"
 #include "util/json_number.h"
+#include "util/memory.h"
 #include "util/text.h"
 #include "workload/readers.h"
 

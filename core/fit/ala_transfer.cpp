@@ -638,8 +638,7 @@ RangePrediction RangePredictor::predictOne(const BenchRow& r, double coverage, d
     out.hi = out.predicted * iv.hi;
     out.from = iv.note;
     if (out.calibrated) {
-        const double second =
-            fx->second.second_ok ? spec * fx->second.second.factor(r) : NAN;
+        const double second = fx->second.second_ok ? spec * fx->second.second.factor(r) : NAN;
         out.error_pct =
             calibratedErrorPct(fx->second.estimate.loo_log_error, out.predicted, second);
     }

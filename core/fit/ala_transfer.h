@@ -152,7 +152,7 @@ public:
     static UnseenEstimator learn(const std::vector<BenchRow>& rows, const AlaOptions& o,
                                  const UnseenOptions& u = {});
     Novelty novelty(const BenchRow& q) const;
-    double estimate(const BenchRow& q) const; // tokens/s
+    double estimate(const BenchRow& q) const;                              // tokens/s
     std::vector<double> estimate(const std::vector<BenchRow>& rows) const; // one XGBoost call
     const ResidualTable& residuals() const { return table_; }
     // Stored beside an ALA model (fit ala --db): the estimate, its residuals and what the

@@ -202,10 +202,11 @@ std::vector<ReplicaResult> fewestReplicas(const RunSpec& base,
         // The largest fleet the search may try, as many at once as it runs.
         RunSpec worst = base;
         worst.fleet.replicas = max_replicas;
-        const MemoryEstimate need = checkConcurrentRuns(worst, c, parallelThreads(policies.size() * std::size_t(opt.seeds), opt.threads),
-                            "the search up to --max-replicas " + std::to_string(max_replicas),
-                            "a smaller --max-replicas, fewer searches at once (--threads), fewer "
-                            "requests (--limit)");
+        const MemoryEstimate need = checkConcurrentRuns(
+            worst, c, parallelThreads(policies.size() * std::size_t(opt.seeds), opt.threads),
+            "the search up to --max-replicas " + std::to_string(max_replicas),
+            "a smaller --max-replicas, fewer searches at once (--threads), fewer "
+            "requests (--limit)");
         if (opt.memory) opt.memory(need);
     }
     const std::size_t gf_index = goodputIndex(base);

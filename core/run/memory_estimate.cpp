@@ -71,7 +71,8 @@ std::string MemoryEstimate::text() const {
 double workloadBytes(const Workload& w) {
     double b = double(w.requests.capacity()) * sizeof(Request);
     for (const Request& r : w.requests) {
-        b += double(r.segments.size()) * sizeof(Segment) + double(r.prefix.size()) * sizeof(PrefixSpan);
+        b += double(r.segments.size()) * sizeof(Segment) +
+             double(r.prefix.size()) * sizeof(PrefixSpan);
         if (r.tuf) b += sizeof(Tuf);
     }
     return b;
@@ -104,13 +105,15 @@ MemoryEstimate runMemory(const RunSpec& spec, const RunShape& shape) {
     m.add("iterations", expectedIterations(spec, shape) * kPerIteration);
     if (shape.keep_log) m.add("the run log kept for the outputs", n * kKeptLogPerRequest);
     if (shape.runlog_output) m.add("the run log's JSONL", n * kRunlogPerRequest);
-    if (shape.token_lines) m.add("a line per token (--tokens)", shape.output_tokens * kPerTokenLine);
+    if (shape.token_lines)
+        m.add("a line per token (--tokens)", shape.output_tokens * kPerTokenLine);
     if (spec.record.explain)
         m.add("the recorded decisions (--explain)",
               n * kExplainPerRequest * (replicas + 0.5) +
                   (spec.limits.prefix_caching ? n * kExplainCachePerRequest : 0));
     if (replicas > 1)
-        m.add(std::to_string(replicas) + " replicas", n * double(replicas - 1) * kReplicaPerRequest);
+        m.add(std::to_string(replicas) + " replicas",
+              n * double(replicas - 1) * kReplicaPerRequest);
     if (const PolicySpec* ps = findPolicy(spec.policy.name); ps && ps->predicts) {
         // The length predictor's own state (Trail's table of refined estimates).
         try {

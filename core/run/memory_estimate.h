@@ -41,17 +41,17 @@ MemoryEstimate workloadReadMemory(std::uint64_t file_bytes);
 // What to know of a run besides its spec (runShape in run/pipeline.h fills it).
 struct RunShape {
     std::size_t requests = 0;
-    double workload_bytes = 0;   // workloadBytes of the workload the run reads
-    double output_tokens = 0;    // their sum
-    double mean_context = 0;     // mean prompt + output tokens
-    double arrival_span_s = 0;   // last arrival less the first
-    double kv_tokens = 0;        // KV capacity of one engine
-    int max_num_seqs = 256;      // seats of one engine
+    double workload_bytes = 0; // workloadBytes of the workload the run reads
+    double output_tokens = 0;  // their sum
+    double mean_context = 0;   // mean prompt + output tokens
+    double arrival_span_s = 0; // last arrival less the first
+    double kv_tokens = 0;      // KV capacity of one engine
+    int max_num_seqs = 256;    // seats of one engine
     int block_size = 16;
-    double decode_step_s = 0;    // one decode step of one request at the mean context
-    bool keep_log = true;        // the run log is kept after the summary (outputs need it)
-    bool runlog_output = false;  // written as JSONL (--runlog)
-    bool token_lines = false;    // ... with a line per token (--tokens)
+    double decode_step_s = 0;   // one decode step of one request at the mean context
+    bool keep_log = true;       // the run log is kept after the summary (outputs need it)
+    bool runlog_output = false; // written as JSONL (--runlog)
+    bool token_lines = false;   // ... with a line per token (--tokens)
 };
 
 // The engine iterations a run is expected to take, at most: a prefill per request, and the

@@ -14,10 +14,10 @@
 // model are const); executeRun builds its own scheduler, so many threads may execute runs
 // of one PreparedRun, or of several sharing a WorkloadCache, at once.
 #include "exec/execution_model.h"
-#include "run/memory_estimate.h"
 #include "metrics/summary.h"
 #include "model/run_log.h"
 #include "model/workload.h"
+#include "run/memory_estimate.h"
 #include "run/run_spec.h"
 #include "sched/registry.h"
 #include "sim/engine.h"

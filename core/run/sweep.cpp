@@ -397,10 +397,10 @@ std::map<std::size_t, Outcome> runJobs(const Definition& d, const std::vector<Po
         };
         for (std::size_t j : mine)
             if (weight(j) > weight(worst)) worst = j;
-        const MemoryEstimate need = checkConcurrentRuns(jobSpec(d, points, worst), c, parallelThreads(mine.size(), opt.threads),
-                            "the sweep",
-                            "fewer runs at once (--threads), fewer requests (--limit) or "
-                            "fewer replicas");
+        const MemoryEstimate need = checkConcurrentRuns(
+            jobSpec(d, points, worst), c, parallelThreads(mine.size(), opt.threads), "the sweep",
+            "fewer runs at once (--threads), fewer requests (--limit) or "
+            "fewer replicas");
         if (opt.memory) opt.memory(need);
     }
 

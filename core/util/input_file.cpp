@@ -135,7 +135,8 @@ std::string readInputFile(const std::string& path, const InputLimits& lim) {
                              sizeText(lim.max_bytes) + ", the limit for " + lim.what);
     // A file this process could not hold: refused before a byte is read (util/memory.h).
     if (S_ISREG(st.st_mode))
-        checkMemoryNeed(double(st.st_size), "reading " + path + " (" + sizeText(std::uint64_t(st.st_size)) + ")",
+        checkMemoryNeed(double(st.st_size),
+                        "reading " + path + " (" + sizeText(std::uint64_t(st.st_size)) + ")",
                         "give a smaller file");
     noteInput(path);
     // Blocking from here on: a FIFO with no writer now reads as end of file at once.

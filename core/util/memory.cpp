@@ -65,7 +65,8 @@ double cgroupRoom(std::string* what) {
         double room = std::numeric_limits<double>::infinity();
         for (std::string d = dir; d.size() >= std::strlen("/sys/fs/cgroup");) {
             const double lim = cgroupNumber(d + (v2 ? "/memory.max" : "/memory.limit_in_bytes"));
-            const double use = cgroupNumber(d + (v2 ? "/memory.current" : "/memory.usage_in_bytes"));
+            const double use =
+                cgroupNumber(d + (v2 ? "/memory.current" : "/memory.usage_in_bytes"));
             // v1 reports "no limit" as a huge number (PAGE_COUNTER_MAX pages).
             if (lim > 0 && lim < 1e18) {
                 const double r = lim - std::max(0.0, use);
@@ -107,10 +108,11 @@ void checkMemoryNeed(double need, const std::string& what, const std::string& re
     if (!(need > b.bytes)) return;
     // --max-memory can give more than the machine reports available (swap, memory other
     // programs will free), never more than a hard limit.
-    const bool soft = b.source.rfind("the machine's", 0) == 0 || b.source.rfind("--max-memory", 0) == 0;
+    const bool soft =
+        b.source.rfind("the machine's", 0) == 0 || b.source.rfind("--max-memory", 0) == 0;
     throw std::invalid_argument(what + " needs about " + bytesText(need) + "; " +
-                                bytesText(b.bytes) + " is available (" + b.source + "): " +
-                                remedy + (soft ? ", or raise the budget with --max-memory" : ""));
+                                bytesText(b.bytes) + " is available (" + b.source + "): " + remedy +
+                                (soft ? ", or raise the budget with --max-memory" : ""));
 }
 
 MemoryBudget memoryBudget() {
@@ -126,8 +128,8 @@ MemoryBudget memoryBudget() {
     struct rlimit rl;
     if (::getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY) {
         const double used = double(procField("/proc/self/status", "VmSize"));
-        consider(double(rl.rlim_cur) - used, "RLIMIT_AS (" + bytesText(double(rl.rlim_cur)) +
-                                                 ", " + bytesText(used) + " mapped already)");
+        consider(double(rl.rlim_cur) - used, "RLIMIT_AS (" + bytesText(double(rl.rlim_cur)) + ", " +
+                                                 bytesText(used) + " mapped already)");
     }
     if (::getrlimit(RLIMIT_DATA, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY) {
         const double used = double(procField("/proc/self/status", "VmData"));
@@ -140,8 +142,8 @@ MemoryBudget memoryBudget() {
     if (max_memory_bytes > 0) {
         consider(max_memory_bytes, "--max-memory " + bytesText(max_memory_bytes));
     } else if (const std::uint64_t avail = procField("/proc/meminfo", "MemAvailable")) {
-        consider(double(avail), "the machine's available memory (MemAvailable " +
-                                    bytesText(double(avail)) + ")");
+        consider(double(avail),
+                 "the machine's available memory (MemAvailable " + bytesText(double(avail)) + ")");
     }
     return b;
 }
@@ -181,7 +183,8 @@ double parseMemorySize(const std::string& text) {
         const char u = unit[0];
         scale = u == 'K' ? kKiB : u == 'M' ? kMiB : u == 'G' ? kGiB : u == 'T' ? kGiB * 1024 : 0;
         const std::string rest = scale == 0 ? unit : unit.substr(1);
-        if (scale == 0 && unit == "B") scale = 1;
+        if (scale == 0 && unit == "B")
+            scale = 1;
         else if (scale == 0 || !(rest.empty() || rest == "B" || rest == "IB"))
             throw bad("unknown unit '" + text.substr(i) + "'");
     }

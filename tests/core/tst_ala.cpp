@@ -15,9 +15,9 @@
 
 #include <QtTest>
 #include <algorithm>
-#include <random>
 #include <cmath>
 #include <fstream>
+#include <random>
 #include <set>
 
 using namespace kairos;
@@ -153,11 +153,13 @@ private slots:
                     if (i != k) mk.push_back(m[std::size_t(i)]), ek.push_back(est[std::size_t(i)]);
                 const Calibration o = calibrate(mk, ek);
                 const BenchRow& r = m[std::size_t(k)];
-                loo.push_back(std::abs(std::log(r.thpt / est[std::size_t(k)]) - std::log(o.factor(r))));
+                loo.push_back(
+                    std::abs(std::log(r.thpt / est[std::size_t(k)]) - std::log(o.factor(r))));
             }
             std::sort(loo.begin(), loo.end());
-            const double median = loo.size() % 2 ? loo[loo.size() / 2]
-                                                 : (loo[loo.size() / 2 - 1] + loo[loo.size() / 2]) / 2;
+            const double median = loo.size() % 2
+                                      ? loo[loo.size() / 2]
+                                      : (loo[loo.size() / 2 - 1] + loo[loo.size() / 2]) / 2;
             KAIROS_COMPARE_NEAR(c.loo_log_error, median, 1e-9);
         }
     }

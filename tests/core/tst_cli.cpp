@@ -53,9 +53,14 @@ private slots:
 #ifdef KAIROS_SANITIZED
         QSKIP("the sanitizers reserve terabytes of address space and double the heap");
 #else
-        const auto tmp = [](const char* n) { return QString::fromStdString(kairos::test::tempPath(n)); };
+        const auto tmp = [](const char* n) {
+            return QString::fromStdString(kairos::test::tempPath(n));
+        };
         QCOMPARE(cli({"generate", "-o", tmp("m1.jsonl"), "-n", "1"}).code, 0);
-        QCOMPARE(cli({"generate", "-o", tmp("m.jsonl"), "-n", "30000", "--rate", "50", "--seed", "2"}).code, 0);
+        QCOMPARE(
+            cli({"generate", "-o", tmp("m.jsonl"), "-n", "30000", "--rate", "50", "--seed", "2"})
+                .code,
+            0);
         QCOMPARE(cli({"generate", "-o", tmp("mt.jsonl"), "-n", "20000", "--rate", "50", "--seed",
                       "2", "--system-prompt", "512", "--system-prompts", "100", "--turns", "4"})
                      .code,
@@ -79,20 +84,21 @@ private slots:
         };
         double est0 = 0, base = 0;
         measure({"simulate", "-w", tmp("m1.jsonl")}, &est0, &base);
-        const QStringList options[] = {{},
-                                       {"--explain"},
-                                       {"--replicas", "4"},
-                                       {"--prefix-caching", "on"},
-                                       {"--runlog", tmp("m.runlog.jsonl")},
-                                       {"--runlog", tmp("m.runlog.jsonl"), "--tokens"},
-                                       {"--perfetto", tmp("m.perfetto.json")},
-                                       {"--explain", "--replicas", "2", "--runlog", tmp("m.runlog.jsonl")},
-                                       {"--explain", "--replicas", "8"},
-                                       {"--explain", "--prefix-caching", "on"},
-                                       {"--explain", "--prefix-caching", "on", "--replicas", "4"},
-                                       {"--perfetto", tmp("m.perfetto.json"), "--replicas", "4"},
-                                       {"--policy", "sprpt_lp", "--predictor", "trail"},
-                                       {"--policy", "sprpt_lp", "--predictor", "trail:2,0.7,16"}};
+        const QStringList options[] = {
+            {},
+            {"--explain"},
+            {"--replicas", "4"},
+            {"--prefix-caching", "on"},
+            {"--runlog", tmp("m.runlog.jsonl")},
+            {"--runlog", tmp("m.runlog.jsonl"), "--tokens"},
+            {"--perfetto", tmp("m.perfetto.json")},
+            {"--explain", "--replicas", "2", "--runlog", tmp("m.runlog.jsonl")},
+            {"--explain", "--replicas", "8"},
+            {"--explain", "--prefix-caching", "on"},
+            {"--explain", "--prefix-caching", "on", "--replicas", "4"},
+            {"--perfetto", tmp("m.perfetto.json"), "--replicas", "4"},
+            {"--policy", "sprpt_lp", "--predictor", "trail"},
+            {"--policy", "sprpt_lp", "--predictor", "trail:2,0.7,16"}};
         for (const char* w : {"m.jsonl", "mt.jsonl"})
             for (const QStringList& o : options) {
                 double est = 0, peak = 0;
@@ -100,10 +106,13 @@ private slots:
                 const double grew = peak - base;
                 qInfo("%s %s: estimated %.1f MiB, the peak grew by %.1f MiB (%.2fx)", w,
                       qPrintable(o.join(' ')), est / 1048576, grew / 1048576, est / grew);
-                QVERIFY2(est >= grew, qPrintable(QStringLiteral("%1 %2: estimate below the peak")
-                                                     .arg(w, o.join(' '))));
-                QVERIFY2(est <= 4 * grew + 8 * 1048576.0,
-                         qPrintable(QStringLiteral("%1 %2: estimate above 4x the peak").arg(w, o.join(' '))));
+                QVERIFY2(est >= grew,
+                         qPrintable(
+                             QStringLiteral("%1 %2: estimate below the peak").arg(w, o.join(' '))));
+                QVERIFY2(
+                    est <= 4 * grew + 8 * 1048576.0,
+                    qPrintable(
+                        QStringLiteral("%1 %2: estimate above 4x the peak").arg(w, o.join(' '))));
             }
 #endif
     }

@@ -402,12 +402,18 @@ QStringList runOne(const HostileCase& c, const Prepared& prep, int index) {
 enum class Spoil { Missing, Fifo, Zero, Empty, Binary, OwnOutput };
 const char* spoilName(Spoil s) {
     switch (s) {
-    case Spoil::Missing: return "missing";
-    case Spoil::Fifo: return "a FIFO";
-    case Spoil::Zero: return "a link to /dev/zero";
-    case Spoil::Empty: return "empty";
-    case Spoil::Binary: return "binary";
-    case Spoil::OwnOutput: return "the command's own output";
+    case Spoil::Missing:
+        return "missing";
+    case Spoil::Fifo:
+        return "a FIFO";
+    case Spoil::Zero:
+        return "a link to /dev/zero";
+    case Spoil::Empty:
+        return "empty";
+    case Spoil::Binary:
+        return "binary";
+    case Spoil::OwnOutput:
+        return "the command's own output";
     }
     return "";
 }
@@ -429,8 +435,8 @@ bool mirrorTree(const QString& src, const QString& dst) {
 
 struct FolderInvocation {
     std::string command;
-    QStringList args;   // {data} the folder, {tmp} the case's folder
-    Option output;      // the option that names its output (tried on a data file)
+    QStringList args; // {data} the folder, {tmp} the case's folder
+    Option output;    // the option that names its output (tried on a data file)
 };
 
 // Each command with a folder option, from its base invocation, the folder option set to
@@ -450,8 +456,8 @@ std::vector<FolderInvocation> folderInvocations(const std::vector<Option>& table
             const auto l = p.type.find('{'), r = p.type.find('}');
             if (p.positional && l != std::string::npos && r != std::string::npos &&
                 !slowCommand(o.command))
-                for (const QString& c :
-                     QString::fromStdString(p.type.substr(l + 1, r - l - 1)).split(QLatin1Char(',')))
+                for (const QString& c : QString::fromStdString(p.type.substr(l + 1, r - l - 1))
+                                            .split(QLatin1Char(',')))
                     choices.push_back(c);
         }
         QStringList base = withOption(splitBase(b->second), o, QStringLiteral("{data}"));
@@ -536,7 +542,8 @@ private Q_SLOTS:
             files += int(read.size());
             for (const QString& rel : read)
                 for (const Spoil s : spoils) {
-                    const QString tmp = dir.path() + QStringLiteral("/c") + QString::number(cases++);
+                    const QString tmp =
+                        dir.path() + QStringLiteral("/c") + QString::number(cases++);
                     const QString data = tmp + QStringLiteral("/data");
                     QVERIFY(mirrorTree(shared, data));
                     const QString f = data + QLatin1Char('/') + rel;
@@ -576,11 +583,11 @@ private Q_SLOTS:
                         break;
                     }
                     const auto [r, cmd] = run(args, tmp, data, false);
-                    const QString where = QStringLiteral("%1 with %2 %3: exit %4: %5")
-                                              .arg(cmd.left(300), rel,
-                                                   QString::fromLatin1(spoilName(s)))
-                                              .arg(r.code)
-                                              .arg(r.err.left(400));
+                    const QString where =
+                        QStringLiteral("%1 with %2 %3: exit %4: %5")
+                            .arg(cmd.left(300), rel, QString::fromLatin1(spoilName(s)))
+                            .arg(r.code)
+                            .arg(r.err.left(400));
                     auto check = [&](bool ok, const QString& why) {
                         if (!ok) failures << why + QStringLiteral(": ") + where;
                     };
@@ -609,8 +616,8 @@ private Q_SLOTS:
                     QDir(tmp).removeRecursively();
                 }
         }
-        qInfo("data folders: %d cases over %d files of %zu invocations, %d failures", cases,
-              files, invocations.size(), int(failures.size()));
+        qInfo("data folders: %d cases over %d files of %zu invocations, %d failures", cases, files,
+              invocations.size(), int(failures.size()));
         for (const QString& f : failures) qWarning("%s", qPrintable(f));
         QVERIFY2(failures.isEmpty(),
                  qPrintable(QString::number(failures.size()) + QStringLiteral(" failures:\n") +
