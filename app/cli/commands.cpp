@@ -743,12 +743,34 @@ void addGenerate(CLI::App& app) {
                   "words per minute")
         ->check(number(1, 10000));
     c->callback([a] {
-        // The requests held in memory while they are generated and written: 174 B each
-        // measured at 10 million (a 1.7 GB peak), 220 B with a margin; a prefix span more
-        // per request with --system-prompt or --turns.
-        checkMemoryNeed(double(a->count) * (a->system_prompt > 0 || a->turns > 1 ? 260 : 220),
-                        "generating " + std::to_string(a->count) + " requests",
-                        "fewer requests (--count)");
+        {
+            // The requests held in memory while they are generated and written: 174 B each
+            // measured at 10 million (a 1.7 GB peak), 220 B with a margin. A conversation's
+            // turn carries a prefix span for each earlier prompt and answer, so a request
+            // holds as many spans as its conversation has turns on average over its requests:
+            // twice the mean number of turns (geometric), at most what --max-context allows
+            // at the lengths' medians, and never more than --count; 24 B a span (10,000
+            // requests at --turns 50 and 1,000: 1.6 KB and 34 KB a request measured).
+            double spans = a->system_prompt > 0 ? 1 : 0;
+            if (a->turns > 1) {
+                double per_turn = 2;
+                try {
+                    if (a->lengths.empty())
+                        per_turn = std::max(2.0, LengthDist::parse(a->prompt).p1 +
+                                                     LengthDist::parse(a->output).p1);
+                } catch (const std::exception&) {
+                    // a bad distribution is refused with its own error below
+                }
+                spans +=
+                    std::min({2 * a->turns, double(a->max_context) / per_turn, double(a->count)});
+            }
+            checkMemoryNeed(double(a->count) * (220 + 24 * spans),
+                            "generating " + std::to_string(a->count) + " requests" +
+                                (a->turns > 1 ? " in conversations" : ""),
+                            a->turns > 1 ? "fewer requests (--count), fewer --turns or a "
+                                           "smaller --max-context"
+                                         : "fewer requests (--count)");
+        }
         if (!a->robot.empty() && a->reading_wpm > 0)
             throw std::invalid_argument("--reading-time is for chat workloads; --robot gives "
                                         "each task its robot's plan");
@@ -938,6 +960,21 @@ void addProfileCpu(CLI::App& app) {
             grid.prefill_lengths = {16, 64, 128};
             grid.decode_batches = {1, 4};
             grid.decode_contexts = {32, 512};
+        }
+        {
+            // The decoder's weights (fp32) and the KV cache of its largest point (the largest
+            // batch at the longest context, or the longest batched prefill), a third more for
+            // activations and the allocator (qwen2.5-0.5b: 2.1 GB resident, its weights 2.0).
+            const auto mx = [](const std::vector<int>& v) {
+                return v.empty() ? 0.0 : double(*std::max_element(v.begin(), v.end()));
+            };
+            const double kv = double(cfg->kvBytesPerToken()) *
+                              std::max(mx(grid.decode_batches) * mx(grid.decode_contexts),
+                                       mx(grid.prefill_batches) * mx(grid.prefill_lengths));
+            checkMemoryNeed(1.33 * (cfg->weightBytes() + kv) + 64.0 * 1024 * 1024,
+                            "profiling " + a->model + " on the CPU (fp32 weights " +
+                                bytesText(cfg->weightBytes()) + ")",
+                            "a smaller --model, or --quick");
         }
         const CpuProfileResult r = profileReferenceDecoder(
             *cfg, grid, [](const std::string& s) { std::printf("  %s\n", s.c_str()); });

@@ -93,10 +93,24 @@ public:
             }
             if (open) throw CLI::ConfigError("line " + std::to_string(n) + ": unterminated string");
             const std::string t = std::string(kairos::text::trim(line));
+            // A section names a command ([simulate], [runs.list]) and a key an option: more
+            // parts than that are a mistake, and CLI11 builds a table per part (a 40 KB
+            // section of 20,000 parts took 12.5 GB).
+            auto parts = [](const std::string& name) {
+                return 1 + std::count(name.begin(), name.end(), '.');
+            };
             if (!t.empty() && t.front() == '[') {
                 section = t;
+                if (parts(t) > 3)
+                    throw CLI::ConfigError("line " + std::to_string(n) +
+                                           ": a section of more than 3 dotted parts (a section "
+                                           "names a command: [simulate], [runs.list])");
             } else if (eq != std::string::npos) {
                 const std::string key = std::string(kairos::text::trim(line.substr(0, eq)));
+                if (parts(key) > 3)
+                    throw CLI::ConfigError("line " + std::to_string(n) +
+                                           ": a key of more than 3 dotted parts (a key names an "
+                                           "option of the section's command)");
                 if (!keys.insert(section + "\n" + key).second)
                     throw CLI::ConfigError("line " + std::to_string(n) + ": '" + key +
                                            "' is given twice" +
@@ -351,10 +365,15 @@ int run(int argc, char** argv) {
     // --max-memory on every command that does work: the budget its estimates are judged
     // against (util/memory.h), in place of the machine's available memory.
     {
-        const std::set<std::string> no_work = {"policies", "formats", "profiles"};
+        // The commands that estimate their work (run/memory_estimate.h and the checks beside
+        // generate, bench, explain, fit ala and profile-cpu); a command that does not would
+        // take the option and ignore it.
+        const std::set<std::string> estimates = {"simulate", "report",   "sweep",      "capacity",
+                                                 "generate", "bench",    "explain",    "ala",
+                                                 "live",     "validate", "profile-cpu"};
         std::function<void(CLI::App*)> add = [&](CLI::App* a) {
             const auto subs = a->get_subcommands([](CLI::App*) { return true; });
-            if (subs.empty() && !no_work.count(a->get_name()) &&
+            if (subs.empty() && estimates.count(a->get_name()) &&
                 !a->get_option_no_throw("--max-memory"))
                 a->add_option("--max-memory",
                               "The memory this command may use (4G, 512MiB, bytes): "

@@ -312,6 +312,9 @@ void runSweep(const SweepArgs& a) {
     }
     std::unique_ptr<AppendFile> jout;
     if (dist.size == 1 && !journal.empty()) {
+        // The journal is named after the first output: it may not be one of the inputs (a
+        // workload called OUT.partial was truncated before it was read).
+        refuseInputsOfThisProcess(journal, a.resume ? journal : "");
         jout = std::make_unique<AppendFile>(journal, !a.resume);
         if (!a.resume) jout->line(header);
     }

@@ -1,6 +1,7 @@
 #include "profiles.h"
 
 #include "util/input_error.h"
+#include "util/input_file.h"
 
 #include <algorithm>
 #include <cstdlib>
@@ -35,6 +36,10 @@ DeviceProfile resolveProfile(const std::string& name, std::string* found_at) {
             if (found_at) *found_at = p.string();
             return DeviceProfile::load(p.string());
         }
+        // Something else under the name (a FIFO, a folder, a link to nothing) is not a
+        // profile: said with its path, never waited on or taken as "no such profile".
+        if (fs::symlink_status(p, ec).type() != fs::file_type::not_found && !ec)
+            requireRegularFile(p.string());
     }
     std::string known;
     for (const auto& n : shippedProfileNames()) known += (known.empty() ? "" : ", ") + n;
@@ -49,7 +54,8 @@ std::vector<std::string> shippedProfileNames() {
     for (const auto& d : profileDirs()) {
         if (!fs::is_directory(d, ec)) continue;
         for (const auto& e : fs::directory_iterator(d, ec))
-            if (e.path().extension() == ".json") names.push_back(e.path().stem().string());
+            if (e.path().extension() == ".json" && fs::is_regular_file(e.path(), ec))
+                names.push_back(e.path().stem().string());
         if (!names.empty()) break;
     }
     std::sort(names.begin(), names.end());

@@ -217,6 +217,8 @@ bool LivePanel::showComparison(const QString& json_path) {
     std::string body;
     try {
         body = readInputFile(json_path.toStdString(), limits::kSettings);
+        forgetInput(
+            json_path.toStdString()); // the panel's own scratch file, written anew by each run
     } catch (const std::exception& e) {
         status_->setText(
             tr("kairos-cli wrote no comparison (%1)").arg(QString::fromStdString(e.what())));

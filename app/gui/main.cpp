@@ -11,6 +11,7 @@
 #include "run/run_spec.h"
 #include "timeline_view.h"
 #include "util/atomic_file.h"
+#include "util/memory.h"
 
 #include <QApplication>
 #include <QCommandLineParser>
@@ -20,7 +21,9 @@
 #include <QLibraryInfo>
 #include <QPixmap>
 #include <QTabWidget>
+#include <QThread>
 #include <QTimer>
+#include <algorithm>
 #include <csignal>
 #include <cstdio>
 
@@ -177,6 +180,27 @@ int main(int argc, char** argv) {
         return 2;
     }
 
+    {
+        // The window's memory, judged before Qt starts (Qt cannot recover from a failed
+        // allocation: under a tight ulimit -v it crashed or hung on a thread it could not
+        // start): Qt and the panels (300 MiB of address space), each thread's stack (8 MiB)
+        // and two allocator arenas (64 MiB each), and a picture of the window four times over
+        // (--screenshot: the grab, its conversion and the PNG's buffers; 711 MB resident at
+        // 8192x8192).
+        // (A --size outside 200..8192 is refused with its own message further on.)
+        const QStringList wh = cl.value(size).split('x');
+        double w = wh.size() == 2 ? wh[0].toDouble() : 0, h = wh.size() == 2 ? wh[1].toDouble() : 0;
+        if (!(w >= 200 && w <= 8192 && h >= 200 && h <= 8192)) w = 1400, h = 850;
+        const double threads = std::max(2, QThread::idealThreadCount()) + 4;
+        const double need =
+            (300.0 + threads * 8 + 2 * 64) * 1024 * 1024 + (cl.isSet(shot) ? w * h * 4 * 4 : 0);
+        try {
+            kairos::checkMemoryNeed(need, "the workbench", "a smaller --size");
+        } catch (const std::exception& e) {
+            std::fprintf(stderr, "kairos: error: %s\n", e.what());
+            return 2;
+        }
+    }
     QApplication app(argc, argv);
     QApplication::setApplicationName(QStringLiteral("Kairos"));
     QApplication::setOrganizationName(QStringLiteral("Kairos"));

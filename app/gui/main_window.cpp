@@ -66,6 +66,10 @@ MainWindow::MainWindow(const StartOptions& opt, QWidget* parent)
     // The window's files (charts, reports, sessions, exports) are files: a device or a pipe
     // chosen in a Save dialog is refused, never written into or replaced (util/atomic_file.h).
     outputsFilesOnly(true);
+    // Nor a file the window has read (a workload, the drone traces beside a TimelyLLM one, a
+    // profile, measurements, a database), but the session it opened, which Save writes
+    // over (SessionIO::open forgets it as an input).
+    guardProcessInputs(true);
     device_ = new DeviceChoice(
         &jobs_, opt.profile.isEmpty() ? std::string(kAutoProfile) : opt.profile.toStdString(),
         this);

@@ -77,6 +77,9 @@ OpenedSession readSession(const std::string& path, const RunContext& ctx,
     // Bounded, never waiting on a FIFO (util/input_file.h); a session may embed its
     // workload, so a workload's limits.
     const std::string text = readInputFile(path, limits::kWorkload);
+    // A session is the one file the window may write over after reading it: Save writes
+    // the session it came from (util/atomic_file.h guards every other input).
+    forgetInput(path);
     const json j = parseJsonDocument(text, path);
     const int version = j.is_object() ? j.value("kairos_session", 0) : 0;
     if (version < 1 || !j.contains("workload") || !j.at("workload").is_object())

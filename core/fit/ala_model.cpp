@@ -277,8 +277,13 @@ Prediction AlaModel::parameters(const BenchRow& q, int ii, int oo) const {
         out.source = Source::OtherConfiguration;
     }
     if (from.empty() || !learned_)
-        throw std::runtime_error("ALA: no measured curve to predict (" + std::to_string(ii) + ", " +
-                                 std::to_string(oo) + ") from");
+        // What the rows lack, not a fault of Kairos: exit 2 in the programs.
+        throw std::invalid_argument(
+            "ALA cannot predict (" + std::to_string(ii) + ", " + std::to_string(oo) +
+            "): it learns how a configuration's curve thpt = c - a*exp(-b*batch) changes from "
+            "one (input, output) pair to another, and no configuration of the training rows "
+            "has two pairs measured at 3 or more batch sizes each; give rows at several batch "
+            "sizes per pair");
     // Each equally near configuration predicts; the mean in (u, v, w) is the prediction.
     std::array<double, 3> mean{0, 0, 0};
     for (const Config* c : from) {

@@ -2,10 +2,12 @@
 
 #include "metrics/stats.h"
 #include "model/router.h"
+#include "util/input_error.h"
 #include "util/parallel.h"
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <exception>
 #include <limits>
 #include <mutex>
@@ -109,7 +111,21 @@ std::vector<Result> find(const RunSpec& base, const std::vector<std::string>& po
             s.workload.generate_arrivals = false;
             s.workload.rate_scale = base.workload.rate_scale * rate / trace_rate;
         }
-        const double f = goodputFraction(s, c, gf_index);
+        double f = 0;
+        try {
+            f = goodputFraction(s, c, gf_index);
+        } catch (const InputError& e) {
+            // The search's own rate, not one the user gave: say so, with what to change.
+            if (e.field() != "workload.rate_scale") throw;
+            char b[96];
+            std::snprintf(b, sizeof b, "%.3g req/s (the trace's arrivals scaled by %.3g)", rate,
+                          s.workload.rate_scale);
+            throw std::invalid_argument(
+                "the capacity search went down to " + std::string(b) +
+                " without meeting --target, and the trace's arrivals would then pass 1e9 s: no "
+                "rate of this trace meets the SLOs; relax --goodput or --target, or search "
+                "Poisson arrivals (--arrivals poisson)");
+        }
         if (opt.step) opt.step(policies[t.policy], t.seed, rate, f);
         return f;
     };

@@ -4,6 +4,7 @@
 #include "metrics/stats.h"
 #include "sched/registry.h"
 #include "util/hash.h"
+#include "util/input_file.h"
 #include "util/json_line.h"
 #include "util/json_number.h"
 #include "util/text.h"
@@ -376,11 +377,27 @@ Store::Store(const std::string& path, Open mode) : path_(path) {
         throw StoreError(path, "is not a regular file (a device or a pipe): not a database");
     // SQLite opens its -wal, -shm and -journal files beside the database by name: a link
     // planted there would have it write through the link.
+    // A FIFO there would be waited on (or removed), a device written into, and a file with
+    // other names (a hard link) would have another file overwritten.
     for (const char* suffix : {"-wal", "-shm", "-journal"}) {
         const std::string side = path + suffix;
-        if (::lstat(side.c_str(), &lst) == 0 && S_ISLNK(lst.st_mode))
+        if (::lstat(side.c_str(), &lst) != 0) continue;
+        if (S_ISLNK(lst.st_mode))
             throw StoreError(path, side + " is a symbolic link: SQLite would write through it");
+        if (!S_ISREG(lst.st_mode))
+            throw StoreError(path,
+                             side + " is not a regular file (" +
+                                 (S_ISFIFO(lst.st_mode)  ? std::string("a FIFO")
+                                  : S_ISDIR(lst.st_mode) ? std::string("a folder")
+                                                         : std::string("a device or socket")) +
+                                 "): SQLite keeps its journal there; remove it");
+        if (lst.st_nlink > 1)
+            throw StoreError(path, side + " has other names (hard links): SQLite would write "
+                                          "into the files they name; remove it");
     }
+    // An input of this command: no output of it may replace the database (a RunSpec's
+    // exec.db names it where no --db option does).
+    noteInput(path);
     if (mode == Open::Existing && !there)
         throw StoreError(path, "no database here (a command that stores, e.g. simulate --db, "
                                "creates one)");

@@ -380,6 +380,19 @@ void protectFromOutputs(std::vector<std::string> paths) {
     protectedPaths() = std::move(paths);
 }
 
+void refuseInputsOfThisProcess(const std::string& path, const std::string& except) {
+    const std::string id = fileIdentity(path);
+    if (id.empty()) return;
+    const std::string skip = except.empty() ? "" : fileIdentity(except);
+    for (const auto& in : inputsOfThisProcess())
+        if (const std::string i = fileIdentity(in); i == id && i != skip)
+            throw InputError(path, 0, "",
+                             "is also an input of this command (" + in +
+                                 "): writing it would replace what was read; choose another "
+                                 "file");
+    refuseProtected(path, id);
+}
+
 void checkOutputTarget(const std::string& path) {
     refuseNamelessPath(path);
     std::string resolved;
@@ -465,6 +478,13 @@ AppendFile::AppendFile(const std::string& path, bool fresh) : path_(path) {
         ::close(fd_);
         fd_ = -1;
         throw InputError(path, 0, "", "is not a regular file: a journal is not written there");
+    }
+    if (st.st_nlink > 1) { // another name of the same file would be overwritten
+        ::close(fd_);
+        fd_ = -1;
+        throw InputError(path, 0, "",
+                         "has other names (hard links): a journal is not written into a file "
+                         "that other paths name; remove it");
     }
     if (fresh && ::ftruncate(fd_, 0) != 0) {
         ::close(fd_);

@@ -75,6 +75,11 @@ void protectFromOutputs(std::vector<std::string> paths);
 // when outputsFilesOnly is on, a path protected above. Throws InputError naming the path.
 void checkOutputTarget(const std::string& path);
 
+// Throws InputError when `path` names a file this process read as an input (other than
+// `except`, the file itself when it is read and then appended to, as a resumed journal) or
+// a path protected above: for files written outside OutputBatch (a sweep's journal).
+void refuseInputsOfThisProcess(const std::string& path, const std::string& except = "");
+
 // What names the same file for the output rules: "file:DEV:INODE" for an existing file
 // (links followed), "path:/ABSOLUTE" for a file not there yet, "" for a device, a FIFO or
 // anything else that two outputs may share.

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <fcntl.h>
 #include <mutex>
+#include <poll.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -68,6 +69,12 @@ void noteInput(const std::string& path) {
     std::lock_guard<std::mutex> lock(g_inputs_mutex);
     auto& v = inputs();
     if (std::find(v.begin(), v.end(), path) == v.end()) v.push_back(path);
+}
+
+void forgetInput(const std::string& path) {
+    std::lock_guard<std::mutex> lock(g_inputs_mutex);
+    auto& v = inputs();
+    v.erase(std::remove(v.begin(), v.end(), path), v.end());
 }
 
 std::vector<std::string> inputsOfThisProcess() {
@@ -139,9 +146,13 @@ std::string readInputFile(const std::string& path, const InputLimits& lim) {
                         "reading " + path + " (" + sizeText(std::uint64_t(st.st_size)) + ")",
                         "give a smaller file");
     noteInput(path);
-    // Blocking from here on: a FIFO with no writer now reads as end of file at once.
-    const int flags = ::fcntl(fd, F_GETFL);
-    if (flags >= 0) ::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
+    // Never blocking: a regular file that would block (a kernel file such as /proc/kmsg) is
+    // refused; a FIFO or a device is waited on for at most kStallSeconds without a byte
+    // (a FIFO whose writer has gone reads as its end; a terminal or /dev/kmsg that never
+    // ends is refused), and may not grow past the memory this process has (util/memory.h).
+    constexpr int kStallSeconds = 10;
+    const bool stream = !S_ISREG(st.st_mode);
+    const double room = stream ? memoryBudget().bytes : 0;
     std::string data;
     if (S_ISREG(st.st_mode)) {
         data.reserve(std::size_t(st.st_size));
@@ -153,16 +164,35 @@ std::string readInputFile(const std::string& path, const InputLimits& lim) {
     while (true) {
         const ssize_t n = ::read(fd, buf, sizeof buf);
         if (n < 0 && errno == EINTR) continue;
-        if (n < 0) {
-            if (errno == EAGAIN) break; // a FIFO whose writer has not come: nothing to read
-            throw InputError(path, 0, "", std::string("read failed: ") + std::strerror(errno));
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+            if (!stream)
+                throw InputError(path, 0, "",
+                                 "blocks when read (a kernel file such as /proc/kmsg?): not a "
+                                 "file to read");
+            struct pollfd pfd = {fd, POLLIN, 0};
+            int ready;
+            do {
+                ready = ::poll(&pfd, 1, kStallSeconds * 1000);
+            } while (ready < 0 && errno == EINTR);
+            if (ready == 0)
+                throw InputError(path, 0, "",
+                                 "nothing came from it for " + std::to_string(kStallSeconds) +
+                                     " s (a terminal or a device that does not end?)");
+            continue;
         }
+        if (n < 0)
+            throw InputError(path, 0, "", std::string("read failed: ") + std::strerror(errno));
         if (n == 0) break;
         if (lim.text) scanText(buf, std::size_t(n), path, lim, &line, &line_bytes);
         if (data.size() + std::size_t(n) > lim.max_bytes)
             throw InputError(path, 0, "",
                              "is larger than " + sizeText(lim.max_bytes) + ", the limit for " +
                                  lim.what);
+        if (stream && double(data.size() + std::size_t(n)) > room / 2)
+            throw InputError(path, 0, "",
+                             "is more than half of the memory available to read it (" +
+                                 sizeText(std::uint64_t(room)) + ": " + memoryBudget().source +
+                                 "): give a smaller input");
         data.append(buf, std::size_t(n));
     }
     return data;

@@ -1,10 +1,13 @@
 #pragma once
 // Every file Kairos reads whole comes in through here, with a stated limit, so that no
 // input can make a command read or allocate without end or wait for ever:
-//   - a regular file larger than the limit is refused before a byte is read;
-//   - a FIFO is opened without waiting for a writer (O_NONBLOCK): with none it reads as
-//     empty, never blocks; a character device (/dev/zero, /dev/urandom, a terminal) is read
-//     up to the limit and refused past it;
+//   - a regular file larger than the limit, or than the memory this process may still
+//     use (util/memory.h), is refused before a byte is read; one that would block when read
+//     (a kernel file such as /proc/kmsg) is refused;
+//   - a FIFO is opened and read without blocking (O_NONBLOCK): with no writer it reads as
+//     empty; a character device (/dev/zero, /dev/urandom) or a FIFO with a writer is read
+//     up to the limit (and half the memory available) and refused past it, and refused
+//     when nothing comes from it for 10 s (a terminal, /dev/kmsg);
 //   - a folder, a socket or a block device is refused;
 //   - a text file is refused at its first NUL byte (no text format Kairos reads has one:
 //     a binary file given by mistake, /dev/zero) and at a line longer than the line limit,
@@ -63,6 +66,10 @@ void requireRegularFile(const std::string& path, const std::string& missing_hint
 // Remembers `path` as an input of this process (readInputFile does it itself; readers that
 // open a file their own way, the store, the weights, call it).
 void noteInput(const std::string& path);
+
+// Forgets `path` as an input (the workbench's session, which Save may write over as the
+// file it came from).
+void forgetInput(const std::string& path);
 
 // What this process has read or opened as input, in order (paths as given).
 std::vector<std::string> inputsOfThisProcess();

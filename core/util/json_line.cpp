@@ -1,6 +1,7 @@
 #include "util/json_line.h"
 
 #include "util/input_error.h"
+#include "util/memory.h"
 
 #include <algorithm>
 #include <functional>
@@ -128,6 +129,12 @@ nlohmann::json parseJsonDocument(std::string_view text, const std::string& file,
         for (std::size_t i = 0; i < byte && i < text.size(); ++i) n += text[i] == '\n';
         return n;
     };
+    // Its values as nlohmann holds them (16 B each, a few bytes of text apiece) and as much
+    // again to free them: an allocation that fails while nlohmann frees a document aborts
+    // the process, so a large document is judged before it is parsed.
+    if (text.size() > (1u << 20))
+        checkMemoryNeed(5.0 * double(text.size()), "parsing the JSON of " + file,
+                        "give a smaller file");
     if (const auto [deepest, at] = scanDepth(text, kMaxJsonDepth); deepest > kMaxJsonDepth)
         throw InputError(file, lineAt(at), "",
                          "JSON nested deeper than " + std::to_string(kMaxJsonDepth) + " levels");

@@ -21,6 +21,7 @@
 //   setup: ARGUMENTS                (repeatable: kairos-cli commands run first, exit 0)
 //   sql: PATH STATEMENT             (run on a database after the setup)
 //   symlink: LINK TARGET            (made before the run)
+//   hardlink: LINK TARGET           (a second name of TARGET, made before the run)
 //   contains: FILE TEXT             (after the run FILE holds TEXT)
 //   islink: PATH                    (after the run PATH is still a symbolic link)
 //   fuzz: TARGET                    (the case's first file also seeds this fuzz target)
@@ -58,6 +59,7 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <thread>
+#include <unistd.h>
 
 namespace {
 
@@ -67,7 +69,7 @@ struct Case {
     QString args;
     int expect = 2;
     QStringList stderr_has, stdout_has, absent, unchanged, setup, sql, symlinks, needs, contains,
-        links, fifos, chmods, modes, envs, devices;
+        links, fifos, chmods, modes, envs, devices, hardlinks;
     QString wrap;
     QString fuzz;
     std::vector<std::pair<QString, QByteArray>> files;
@@ -184,6 +186,8 @@ std::vector<Case> readCases(const QString& dir) {
                 c->fifos << val;
             else if (key == QStringLiteral("device"))
                 c->devices << val;
+            else if (key == QStringLiteral("hardlink"))
+                c->hardlinks << val;
             else if (key == QStringLiteral("chmod"))
                 c->chmods << val;
             else if (key == QStringLiteral("mode"))
@@ -333,6 +337,12 @@ Outcome runCase(const Case& c) {
         const QStringList p = subst(s).split(QLatin1Char(' '), Qt::SkipEmptyParts);
         if (p.size() == 2) QDir().mkpath(QFileInfo(p[0]).absolutePath());
         if (p.size() != 2 || !QFile::link(p[1], p[0])) o.failures << QStringLiteral("symlink ") + s;
+    }
+    for (const QString& s : c.hardlinks) {
+        const QStringList p = subst(s).split(QLatin1Char(' '), Qt::SkipEmptyParts);
+        if (p.size() != 2 ||
+            ::link(p[1].toLocal8Bit().constData(), p[0].toLocal8Bit().constData()) != 0)
+            o.failures << QStringLiteral("hardlink ") + s;
     }
     for (const QString& s : c.fifos) {
         QDir().mkpath(QFileInfo(subst(s)).absolutePath());
