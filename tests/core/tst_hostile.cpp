@@ -15,7 +15,7 @@
 //     few seconds and, when still working then, are stopped and counted as "accepted"; they
 //     are tried on their own options (those shared with a quick command, the same
 //     registration, are tried there) with fewer values.
-// The ASan build runs a deterministic eighth of the quick commands' cases
+// The ASan build runs a deterministic twelfth of the quick commands' cases
 // (KAIROS_HOSTILE_SHARE) to keep CI's time; the dev build runs them all.
 #include "test_util.h"
 
