@@ -318,10 +318,10 @@ void predictAla(const ala::AlaModel& model, const ala::Uncertainty& unc,
         std::vector<double> actual, width, errs;
         std::size_t in = 0, with_actual = 0;
         const std::vector<Out> predicted = range.predict(w, a.coverage); // one XGBoost call
-        for (std::size_t k = 0; k < idx.size(); ++k) {
-            const std::size_t i = idx[k];
+        for (std::size_t j = 0; j < idx.size(); ++j) {
+            const std::size_t i = idx[j];
             const auto& r = queries[i];
-            outs[i] = predicted[k];
+            outs[i] = predicted[j];
             Out& out = outs[i];
             if (!std::isfinite(out.error_pct)) out.error_pct = pc.predicted_error;
             errs.push_back(out.error_pct);

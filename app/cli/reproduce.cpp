@@ -16,7 +16,8 @@ using app::resolveProfile;
 
 void addReproduce(CLI::App& app) {
     struct Args {
-        std::string paper = "all", json_out, data = KAIROS_SHARED_DATA, workload;
+        std::string paper = "all", json_out, data = KAIROS_SHARED_DATA, workload,
+                    profile = "llama3-8b-h100";
         bool quick = false, quiet = false, details = true, uncovered = false, audit = false;
         std::uint64_t seed = 1;
         int seeds = 1;
@@ -35,7 +36,9 @@ void addReproduce(CLI::App& app) {
     c->add_option("--json", a->json_out,
                   "Write the claims as a JSON list of {paper, claim, quote, paper_value, "
                   "kairos_value, unit, compared, setting, band, band_origin, seeds (each seed's "
-                  "value), ci_low, ci_high, rule, verdict, cause}");
+                  "value), ci_low, ci_high, rule, verdict, cause}; for 'timely', an object "
+                  "{claims: that list, systems: each arm of the TimelyLLM authors' code by "
+                  "their metric}");
     c->add_option("--data", a->data, "Folder of the public traces (../shared/data)")
         ->type_name("FOLDER");
     c->add_option("--workload,-w", a->workload,
@@ -44,6 +47,11 @@ void addReproduce(CLI::App& app) {
                   "'trigger time', 'tuf', 'exe_time_detail'; the plans from a *trace_set*.json "
                   "beside it)")
         ->check(CLI::ExistingFile);
+    c->add_option("--profile", a->profile,
+                  "timely only: the device profile the TimelyLLM code's arms run on (the "
+                  "'systems' object of --json; default llama3-8b-h100, where the code's real "
+                  "runs were made)")
+        ->capture_default_str();
     c->add_option("--seed", a->seed, "Seed of arrivals, predictors and random instances")
         ->check(seedValue());
     c->add_option("--seeds", a->seeds,
@@ -62,17 +70,23 @@ void addReproduce(CLI::App& app) {
     c->add_flag("--quick", a->quick, "Smaller experiments (a first look; noisier figures)");
     c->add_flag("--quiet", a->quiet, "Print nothing but errors");
     c->add_flag("!--no-details", a->details, "Print only the claims, not the tables behind them");
-    c->callback([a] {
+    c->callback([a, c] {
         if (a->uncovered) {
             std::fputs(repro::uncoveredTable().c_str(), stdout);
             return;
         }
+        if (c->count("--profile") && a->paper != "timely")
+            throw std::invalid_argument("--profile: only for 'reproduce timely' (the profile "
+                                        "of the TimelyLLM code's arms), not '" +
+                                        a->paper + "'");
         if (!a->workload.empty() && a->paper != "timely")
             throw std::invalid_argument("--workload: only for 'reproduce timely' (the other "
                                         "papers' claims are made on their own traces), not '" +
                                         a->paper + "'");
         repro::Options o;
         o.timely_workload = a->workload;
+        o.timely_profile = a->profile;
+        if (a->paper == "timely") (void)resolveProfile(a->profile); // a bad name fails first
         o.seeds = a->seeds;
         o.data_dir = a->data;
         o.quick = a->quick;
@@ -95,7 +109,14 @@ void addReproduce(CLI::App& app) {
         }
         if (!a->json_out.empty())
             writeFileAtomically(a->json_out, [&](std::ostream& out) {
-                out << repro::toJson(r.claims).dump(2) << "\n";
+                // With the TimelyLLM code's arms: {"claims": [...], "systems": {...}}.
+                if (r.systems.is_object() && !r.systems.empty())
+                    out << nlohmann::json{{"claims", repro::toJson(r.claims)},
+                                          {"systems", r.systems}}
+                               .dump(2)
+                        << "\n";
+                else
+                    out << repro::toJson(r.claims).dump(2) << "\n";
             });
     });
 }
@@ -109,10 +130,11 @@ void addDeriveProfile(CLI::App& app) {
         "derive-profile",
         "Write the profile of a paper's own machine, derived from the public data (no "
         "measurement of that machine is here): timelyllm (Llama3-8B on an RTX 4090, fitted to "
-        "the TimelyLLM authors' plan times) or trail (Llama3-8B on an A100)");
-    c->add_option("setting", a->setting, "timelyllm or trail")
+        "the TimelyLLM authors' plan times), trail (Llama3-8B on an A100) or h100 (Llama3-8B "
+        "on an H100, where the TimelyLLM code's real runs were made)");
+    c->add_option("setting", a->setting, "timelyllm, trail or h100")
         ->required()
-        ->check(CLI::IsMember({"timelyllm", "trail"}));
+        ->check(CLI::IsMember({"timelyllm", "trail", "h100"}));
     c->add_option("--data", a->data, "Folder of the public traces (../shared/data)")
         ->type_name("FOLDER")
         ->capture_default_str();
@@ -120,11 +142,14 @@ void addDeriveProfile(CLI::App& app) {
     c->callback([a] {
         repro::Options o;
         o.data_dir = a->data;
-        DeviceProfile p =
-            a->setting == "timelyllm" ? repro::llama3_8bRtx4090(o) : repro::llama3_8bA100(o);
+        DeviceProfile p = a->setting == "timelyllm" ? repro::llama3_8bRtx4090(o)
+                          : a->setting == "h100"    ? repro::llama3_8bH100(o)
+                                                    : repro::llama3_8bA100(o);
         // A shipped profile is found by its name: the file's stem, without "(derived)" (the
         // description and the provenance say it is derived).
-        p.name = a->setting == "timelyllm" ? "llama3-8b-rtx4090" : "llama3-8b-a100";
+        p.name = a->setting == "timelyllm" ? "llama3-8b-rtx4090"
+                 : a->setting == "h100"    ? "llama3-8b-h100"
+                                           : "llama3-8b-a100";
         p.provenance = "kairos-cli derive-profile " + a->setting + ": " + p.provenance;
         writeFileAtomically(a->out, [&](std::ostream& out) { out << p.toJson().dump(2) << "\n"; });
         std::printf("%s: prefill a=%.6g b=%.6g, decode q0=%.6g q1=%.6g p=%.6g, KV capacity %lld "

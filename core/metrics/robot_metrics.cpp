@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 
 namespace kairos {
 
@@ -103,6 +104,123 @@ std::vector<RobotClassSummary> summarizeRobotTasks(const std::vector<RobotTask>&
         s.mean_completion = s.complete > 0 ? s.mean_completion / double(s.complete) : nan;
     }
     return out;
+}
+
+AuthorsMetric authorsMetric(const RunLog& log, const Workload& w, const AuthorsMetricOptions& opt) {
+    const std::size_t n = w.requests.size();
+    // What each request handed its robot: (time, request, segment).
+    struct Item {
+        double t;
+        ReqId req;
+        int seg;
+        bool operator<(const Item& o) const {
+            return t != o.t ? t < o.t : req != o.req ? req < o.req : seg < o.seg;
+        }
+    };
+    std::vector<std::vector<double>> dispatch(n);
+    std::vector<double> finish(n, RobotTask::kNaN);
+    for (const Event& e : log.events) {
+        const auto i = static_cast<std::size_t>(e.req);
+        if (i >= n) continue;
+        if (e.ev == Ev::Dispatch) {
+            auto& d = dispatch[i];
+            if (static_cast<std::size_t>(e.value) >= d.size())
+                d.resize(static_cast<std::size_t>(e.value) + 1, RobotTask::kNaN);
+            d[static_cast<std::size_t>(e.value)] = e.t;
+        } else if (e.ev == Ev::Finish) {
+            finish[i] = e.t;
+        }
+    }
+    auto execOf = [&](std::size_t i, int k) {
+        const Request& r = w.requests[i];
+        return r.segments.empty() ? 0.0 : r.segments[static_cast<std::size_t>(k)].exec_s;
+    };
+    std::map<std::int64_t, std::vector<Item>> by_agent; // an agent's robot; -1 - i: its own
+    for (std::size_t i = 0; i < n; ++i) {
+        const Request& r = w.requests[i];
+        const int segs = r.segments.empty() ? 1 : static_cast<int>(r.segments.size());
+        const std::int64_t robot = r.agent >= 0 ? r.agent : -1 - static_cast<std::int64_t>(i);
+        for (int k = 0; k < segs; ++k) {
+            double d = k < static_cast<int>(dispatch[i].size())
+                           ? dispatch[i][static_cast<std::size_t>(k)]
+                           : RobotTask::kNaN;
+            if (std::isnan(d)) d = finish[i]; // handed over with the finished plan
+            if (std::isnan(d)) break;         // never generated (shed or unfinished)
+            by_agent[robot].push_back({d, static_cast<ReqId>(i), k});
+        }
+    }
+    std::vector<std::vector<std::pair<double, double>>> runs(n); // (start, end) per segment
+    for (auto& [robot, items] : by_agent) {
+        std::sort(items.begin(), items.end());
+        double free = -INFINITY;
+        for (const Item& it : items) {
+            const double start = std::max(it.t, free);
+            free = start + execOf(static_cast<std::size_t>(it.req), it.seg);
+            runs[static_cast<std::size_t>(it.req)].emplace_back(start, free);
+        }
+    }
+    // Per task, then per (class, type).
+    struct Acc {
+        double u = 0, resp = 0, wait = 0;
+        long scored = 0;
+    };
+    std::map<std::pair<bool, int>, Acc> types;
+    AuthorsMetric m;
+    std::vector<std::size_t> order(n);
+    for (std::size_t i = 0; i < n; ++i) order[i] = i;
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+        return w.requests[a].arrival < w.requests[b].arrival;
+    });
+    for (std::size_t rank = 0; rank < n; ++rank) {
+        const std::size_t i = order[rank];
+        const Request& r = w.requests[i];
+        if (!r.tuf && r.segments.empty()) continue;
+        if (static_cast<int>(rank) < opt.skip_first) {
+            ++m.skipped;
+            continue;
+        }
+        const bool urgent = r.cls == "urgent";
+        AuthorsClassFigures& cls = urgent ? m.urgent : m.normal;
+        if (runs[i].empty()) {
+            ++cls.dropped;
+            ++m.all.dropped;
+            continue;
+        }
+        const Tuf tuf = r.tuf ? *r.tuf : Tuf{};
+        const double response = runs[i][0].first - r.arrival;
+        double wait = response;
+        for (std::size_t k = 1; k < runs[i].size(); ++k)
+            wait += runs[i][k].first - runs[i][k - 1].second;
+        const int type = i < opt.type.size() && !opt.pooled ? opt.type[i] : -1;
+        Acc& a = types[{urgent, type}];
+        a.u += tuf.beta > 0 ? tuf.signedValue(response) / tuf.beta : 0.0;
+        a.resp += response;
+        a.wait += wait;
+        ++a.scored;
+        ++cls.scored;
+        ++m.all.scored;
+    }
+    // Means per type, then over the class's types ("all": over every type).
+    auto finishClass = [&](AuthorsClassFigures& f, int which) { // 0 normal, 1 urgent, 2 all
+        double u = 0, resp = 0, wait = 0;
+        int k = 0;
+        for (const auto& [key, a] : types) {
+            if (which != 2 && key.first != (which == 1)) continue;
+            if (a.scored == 0) continue;
+            u += a.u / double(a.scored);
+            resp += a.resp / double(a.scored);
+            wait += a.wait / double(a.scored);
+            ++k;
+        }
+        if (k == 0) return;
+        f.utility_pct = 100 * u / k;
+        f.response_s = resp / k;
+        f.waiting_s = wait / k;
+    };
+    finishClass(m.normal, 0);
+    finishClass(m.urgent, 1);
+    finishClass(m.all, 2);
+    return m;
 }
 
 } // namespace kairos

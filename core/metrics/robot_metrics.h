@@ -69,4 +69,35 @@ struct RobotClassSummary {
 // Per class ("all" first), in order of first appearance.
 std::vector<RobotClassSummary> summarizeRobotTasks(const std::vector<RobotTask>& tasks);
 
+// The TimelyLLM authors' own metric, as their scripts compute it from their run's log
+// (MarkoMile/TimelyLLM resdata.py and fig_plot/performance_compare_vllm.py, as read):
+//  - each agent has one robot that executes what it is handed in the order handed: a
+//    segment when it is generated (a plan not cut into segments: whole, when it finishes),
+//    starting when the robot is free;
+//  - response = the first segment's start - arrival (it includes waiting for the agent's
+//    robot to finish earlier tasks); waiting = response + the robot's idle time between
+//    the task's segments;
+//  - utility = TUF(response) with no floor (negative past the zero point), as % of beta;
+//  - the first `skip_first` tasks by arrival are left out (warm-up), and so is a task whose
+//    robot never started (shed, or unfinished): counted in `dropped`, not scored;
+//  - a figure per task type, then the mean over the class's types (their Fig. 5), or
+//    (`pooled`) the mean over the class's tasks (their Fig. 8 ablation).
+struct AuthorsMetricOptions {
+    int skip_first = 10;
+    bool pooled = false;
+    // The task type of request i (their trace_id); without it each class is one type.
+    std::vector<int> type;
+};
+struct AuthorsClassFigures {
+    double utility_pct = RobotTask::kNaN; // mean utility / beta, in %
+    double response_s = RobotTask::kNaN, waiting_s = RobotTask::kNaN;
+    long scored = 0, dropped = 0;
+};
+struct AuthorsMetric {
+    AuthorsClassFigures urgent, normal, all;
+    long skipped = 0;
+};
+AuthorsMetric authorsMetric(const RunLog& log, const Workload& w,
+                            const AuthorsMetricOptions& opt = {});
+
 } // namespace kairos

@@ -42,10 +42,17 @@ struct Tuf {
 };
 
 // One piece of a robot plan: generate `tokens`, then the robot executes it for `exec_s`.
+// `wcet_s`: what the serving system predicts that execution takes (the TimelyLLM code's WCET
+// table over the segment's text), < 0 when nothing predicts it (the scheduler then uses
+// exec_s).
 struct Segment {
     int tokens = 0;
     double exec_s = 0.0;
-    bool operator==(const Segment& o) const { return tokens == o.tokens && exec_s == o.exec_s; }
+    double wcet_s = -1.0;
+    double predicted() const { return wcet_s >= 0 ? wcet_s : exec_s; }
+    bool operator==(const Segment& o) const {
+        return tokens == o.tokens && exec_s == o.exec_s && wcet_s == o.wcet_s;
+    }
 };
 
 // A run of a request's context (prompt, then output) whose content has an identity: two

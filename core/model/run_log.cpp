@@ -32,7 +32,8 @@ bool evFromName(const std::string& s, Ev* out) {
 constexpr EnumName<KillCause> kKillCauseNames[] = {{KillCause::NeverFits, "never_fits"},
                                                    {KillCause::CannotGrow, "cannot_grow"},
                                                    {KillCause::Deadline, "deadline"},
-                                                   {KillCause::SkipNext, "skip_next"}};
+                                                   {KillCause::SkipNext, "skip_next"},
+                                                   {KillCause::Shed, "shed"}};
 
 const char* killCauseName(KillCause c) {
     return enumName(kKillCauseNames, c, "unknown");

@@ -50,6 +50,7 @@ enum class KillCause : std::int32_t {
     CannotGrow = 2, // alone in the engine, its next token does not fit the KV cache
     Deadline = 3,   // TimeBill's Kill: its time budget ran out
     SkipNext = 4,   // TimeBill's Skip-next: it arrived while an earlier request overran
+    Shed = 5,       // TimelyLLM's code: queued, its utility had fallen to 0 (load shedding)
 };
 const char* killCauseName(KillCause c); // "never_fits", ...; "unknown" for others
 

@@ -25,6 +25,8 @@ namespace {
 // step already counts): scaled by dense fp16 tensor FLOPs (165 -> 312 TFLOPS).
 constexpr double kPrefill4090 = 0.13331 / 1300;
 constexpr double kPrefillA100 = kPrefill4090 * 165.0 / 312.0;
+// The H100 SXM's dense fp16 tensor FLOPs: 989.
+constexpr double kPrefillH100 = kPrefill4090 * 165.0 / 989.0;
 
 struct BenchFit {
     EteFit fit;
@@ -39,23 +41,27 @@ struct BenchFit {
 // (7.9 ms). So a row's time is T = B * 2n / throughput, and its mean decode step
 // (T - prefill) / n at the mean context n + (n - 1) / 2 per request (exact for a step
 // linear in the KV). The prefill is a few % of a row's time, so its error matters little.
-BenchFit fitA100Decode(const Options& opt) {
+BenchFit fitDecode(const Options& opt, const std::string& hardware, double prefill) {
     const std::string path = dataFile(opt, "llm_inference_bench.csv");
     std::vector<DecodeSample> dec;
     for (const ala::BenchRow& r : ala::readBench(path)) {
         if (r.framework != "vLLM" || r.model != "meta-llama/Meta-Llama-3-8B" ||
-            r.hardware != "Nvidia A100 GPU x1" || r.precision != "default")
+            r.hardware != hardware || r.precision != "default")
             continue;
         const double total = double(r.bb) * (r.ii + r.oo) / r.thpt;
-        const double step = (total - kPrefillA100 * r.bb * r.ii) / r.oo;
+        const double step = (total - prefill * r.bb * r.ii) / r.oo;
         dec.push_back({double(r.bb), double(r.bb) * (r.ii + (r.oo - 1) / 2.0), step});
     }
     if (dec.size() < 4)
-        throw InputError(path, 0, "", "fewer than 4 vLLM rows of Meta-Llama-3-8B on one A100");
+        throw InputError(path, 0, "",
+                         "fewer than 4 vLLM rows of Meta-Llama-3-8B on '" + hardware + "'");
     // fitEte needs prefill rows: three on the prefill line (they fit it exactly).
     std::vector<PrefillSample> pre;
-    for (double l : {325.0, 650.0, 1300.0}) pre.push_back({l, l * l, kPrefillA100 * l});
+    for (double l : {325.0, 650.0, 1300.0}) pre.push_back({l, l * l, prefill * l});
     return {fitEte(pre, dec), dec.size()};
+}
+BenchFit fitA100Decode(const Options& opt) {
+    return fitDecode(opt, "Nvidia A100 GPU x1", kPrefillA100);
 }
 
 // The authors' measured plan times of the drone traces: (task tokens, plan tokens with
@@ -122,9 +128,9 @@ DeviceProfile llama3_8b(const std::string& gpu, double mem_gib) {
     return p;
 }
 
-std::string shape(const BenchFit& f) {
+std::string shape(const BenchFit& f, const std::string& gpu = "A100") {
     return "decode-step shape (q0, q1, p) fitted to " + std::to_string(f.rows) +
-           " vLLM rows of Meta-Llama-3-8B on one A100 in LLM-Inference-Bench (MAPE " +
+           " vLLM rows of Meta-Llama-3-8B on one " + gpu + " in LLM-Inference-Bench (MAPE " +
            fixed(f.fit.mape_decode_pct, 1) + " %)";
 }
 
@@ -141,6 +147,30 @@ DeviceProfile llama3_8bA100(const Options& opt) {
     p.provenance = "derived, not measured: " + shape(f) +
                    "; prefill 0.054 ms per token (the TimelyLLM paper's 4090 figure scaled "
                    "by fp16 tensor FLOPs, 165 -> 312 TFLOPS)";
+    return p;
+}
+
+DeviceProfile llama3_8bH100(const Options& opt) {
+    // The machine the TimelyLLM authors' code was run on for the comparison this project is
+    // checked against: one H100-80GB. Its decode steps from LLM-Inference-Bench's own H100
+    // rows (the A100 profile's reading of them); the prefill per token from the paper's
+    // RTX 4090 figure scaled by fp16 tensor FLOPs (165 -> 989), as the A100's is.
+    const BenchFit f = fitDecode(opt, "Nvidia H100 GPU x1", kPrefillH100);
+    DeviceProfile p = llama3_8b("h100-80gb", 80);
+    p.description = "Llama3-8B fp16 on one H100-80GB, derived: the TimelyLLM code's real runs";
+    p.ete.b = kPrefillH100;
+    p.ete.q0 = f.fit.params.q0;
+    p.ete.q1 = f.fit.params.q1;
+    p.ete.p = f.fit.params.p;
+    // A prefill pass streams the weights as a decode step does (the 4090 profile's
+    // reasoning): the robots' segments re-prefill a few uncached tokens each.
+    p.ete.a = p.ete.q0 + p.ete.q1;
+    p.provenance = "derived, not measured: " + shape(f, "H100") + "; prefill " +
+                   fixed(1e3 * p.ete.a, 2) +
+                   " ms a pass (one pass over the weights, as a decode step at batch 1) plus " +
+                   fixed(1e3 * kPrefillH100, 4) +
+                   " ms a token (the TimelyLLM paper's 4090 figure, 133.31 ms for 1,300 "
+                   "tokens, scaled by fp16 tensor FLOPs, 165 -> 989 TFLOPS)";
     return p;
 }
 

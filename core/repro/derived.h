@@ -22,5 +22,7 @@ struct PlanTimes {
 PlanTimes planTimes(const Options& opt, const DeviceProfile& p);
 // `fit` (optional): the plan times the profile was fitted to, against it.
 DeviceProfile llama3_8bRtx4090(const Options& opt, PlanTimes* fit = nullptr);
+// Llama3-8B on one H100-80GB (the TimelyLLM code's real runs), derived the same way.
+DeviceProfile llama3_8bH100(const Options& opt);
 
 } // namespace kairos::repro

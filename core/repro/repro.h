@@ -168,6 +168,8 @@ struct Options {
     // TimelyLLM: a workload in the authors' data format (a JSON list of jobs, the trace set
     // beside it) instead of their WID1 sample, for every claim made on that sample.
     std::string timely_workload;
+    // TimelyLLM: the profile the code's arms run on (reproduce timely --profile).
+    std::string timely_profile = "llama3-8b-h100";
     // Finds a shipped device profile by name (the CLI's resolver).
     std::function<DeviceProfile(const std::string&)> profile;
     std::function<void(const std::string&)> progress; // one line per step; may be empty
@@ -179,6 +181,9 @@ struct Report {
     // Set by the experiments that run the engine: whether they ran it with prefix caching
     // (sim/prefix_cache.h). reproduce() then ends every row's setting saying which.
     std::optional<bool> prefix_caching;
+    // TimelyLLM: each arm of the authors' code on the main workload, by their metric
+    // (`reproduce timely --json` writes it beside the claims); empty for other papers.
+    nlohmann::json systems;
 };
 
 // "mcsf", "trail", "timely", "timebill", "ala"; "all" runs each in that order. Throws

@@ -7,6 +7,7 @@
 #include "sched/protect.h"
 #include "sched/timebill.h"
 #include "sched/timely.h"
+#include "sched/timely_code.h"
 #include "util/text.h"
 
 #include <algorithm>
@@ -334,9 +335,12 @@ std::vector<PolicySpec> buildSpecs() {
             });
     }
     const std::pair<const char*, const char*> timely[] = {
-        {"timely", "TimelyLLM: segmented generation, PUD priorities, latency-guided batching"},
-        {"seg_fcfs", "TimelyLLM's segments dispatched first come, first served (its baseline)"},
-        {"seg_edf", "TimelyLLM's segments dispatched earliest deadline first (its baseline)"},
+        {"timely", "TimelyLLM as Kairos reads the paper: segmented generation, PUD priorities, "
+                   "latency-guided batching (as the authors' code runs it: timely_code)"},
+        {"seg_fcfs", "TimelyLLM's segments dispatched first come, first served (its baseline, "
+                     "as Kairos reads the paper; the code's: fcfs_code)"},
+        {"seg_edf", "TimelyLLM's segments dispatched earliest deadline first (its baseline, as "
+                    "Kairos reads the paper; the code's: edf_code)"},
     };
     for (const auto& [name, summary] : timely) {
         const std::string n = name;
@@ -356,9 +360,87 @@ std::vector<PolicySpec> buildSpecs() {
         std::vector<ParamSpec> ps;
         for (auto& p : timelyParams())
             if (p.name == "watermark") ps.push_back(p); // it never suspends nor batches by WCET
-        add(s, "vllm_stream", "TimelyLLM's vLLM baseline: whole plans streamed, fixed batch", false,
-            true, ps, [](const ParamValues& v, const PolicyConfig&) {
+        add(s, "vllm_stream",
+            "TimelyLLM's vLLM baseline as Kairos reads the paper: whole plans streamed, fixed "
+            "batch (the code's: vllm_code)",
+            false, true, ps, [](const ParamValues& v, const PolicyConfig&) {
                 return makeTimely(TimelyOptions::Mode::Stream, v);
+            });
+    }
+    // TimelyLLM as the authors' code runs it (sched/timely_code.h): their harness's arms.
+    {
+        const TimelyCodeOptions d;
+        auto common = [&](bool ranked) {
+            std::vector<ParamSpec> ps;
+            if (ranked) {
+                ps.push_back(whole("lmax", d.lmax, 1, 1 << 20, 1, 64, "tokens",
+                                   "segment length the adaptive admission assumes (the "
+                                   "code's 10 for drones, 20 for the robot arm)"));
+                ps.push_back(number("seg_exe", d.seg_exe, 0, 1e6, 0, 0.5, "s",
+                                    "a segment's generation time in the priority (the code's "
+                                    "90 ms for drones, 160 ms for the arm)"));
+                ps.push_back(flag("shed", d.shed,
+                                  "1: drop a queued task whose utility fell to 0 (the code's "
+                                  "load shedding); 0: keep it"));
+            }
+            ps.push_back(number("comm", d.comm, 0, 1e6, 0, 0.1, "s",
+                                "hand-off to the robot in the due times (the code's 8 ms)"));
+            ParamSpec slack_p = number("slack", d.slack, 0, kMaxSeconds, 0.1, 100, "s",
+                                       "ERT of a request without a TUF");
+            slack_p.lo_open = true;
+            slack_p.log = true;
+            ps.push_back(slack_p);
+            ps.push_back(watermark());
+            return ps;
+        };
+        auto opts = [](const ParamValues& v, TimelyCodeOptions::Mode mode) {
+            TimelyCodeOptions o;
+            o.mode = mode;
+            o.batch = v.whole("batch");
+            if (mode == TimelyCodeOptions::Mode::Rtllm) {
+                o.lmax = v.whole("lmax");
+                o.seg_exe = v.number("seg_exe");
+                o.shed = v.flag("shed");
+            }
+            o.comm = v.number("comm");
+            o.slack = v.number("slack");
+            o.watermark = v.number("watermark");
+            return std::unique_ptr<Scheduler>(std::make_unique<TimelyCodeScheduler>(o));
+        };
+        std::vector<ParamSpec> ps = common(true);
+        ps.insert(ps.begin(), whole("batch", 0, 0, 1 << 20, 0, 16, "requests",
+                                    "0: the adaptive batching (the code's rtllm); N: at most "
+                                    "N added requests unfinished (rtllm-fixed, exp743: 6)"));
+        add(s, "timely_code",
+            "TimelyLLM as its authors' code runs it: one task added per step, token-rate "
+            "admission, TUF priority, load shedding, segments re-queued",
+            false, true, ps, [opts](const ParamValues& v, const PolicyConfig&) {
+                return opts(v, TimelyCodeOptions::Mode::Rtllm);
+            });
+        for (const auto& [name, mode, summary] :
+             {std::tuple{"edf_code", TimelyCodeOptions::Mode::Edf,
+                         "the TimelyLLM code's EDF arm (exp743): segments by arrival + ERT, a "
+                         "fixed batch"},
+              std::tuple{"fcfs_code", TimelyCodeOptions::Mode::Fcfs,
+                         "the TimelyLLM code's FCFS arm (exp743): segments by arrival, then "
+                         "by when the last ended, a fixed batch"}}) {
+            std::vector<ParamSpec> q = common(false);
+            q.insert(q.begin(), whole("batch", 6, 1, 1 << 20, 1, 16, "requests",
+                                      "added requests unfinished at most (exp743: 6)"));
+            const auto m = mode;
+            add(s, name, summary, false, true, q,
+                [opts, m](const ParamValues& v, const PolicyConfig&) { return opts(v, m); });
+        }
+        std::vector<ParamSpec> q;
+        q.push_back(watermark());
+        add(s, "vllm_code",
+            "the TimelyLLM code's vLLM arm: whole plans, first come first served, one task "
+            "added per step",
+            false, true, q, [](const ParamValues& v, const PolicyConfig&) {
+                TimelyCodeOptions o;
+                o.mode = TimelyCodeOptions::Mode::Vllm;
+                o.watermark = v.number("watermark");
+                return std::unique_ptr<Scheduler>(std::make_unique<TimelyCodeScheduler>(o));
             });
     }
     add(s, "optimal",

@@ -160,14 +160,20 @@ Request parseRequest(const json& j, const Ctx& c, std::int64_t default_id) {
         for (std::size_t k = 0; k < s.size(); ++k) {
             const std::string f = "segments[" + std::to_string(k) + "]";
             const json& e = s[k];
-            if (!e.is_array() || e.size() != 2 || !e[0].is_number() || !e[1].is_number())
-                throw InputError(c.file, c.line, f, "must be [tokens, exec_seconds]");
+            if (!e.is_array() || e.size() < 2 || e.size() > 3 || !e[0].is_number() ||
+                !e[1].is_number() || (e.size() == 3 && !e[2].is_number()))
+                throw InputError(c.file, c.line, f,
+                                 "must be [tokens, exec_seconds] or [tokens, exec_seconds, "
+                                 "predicted_seconds]");
             const double tok = e[0].get<double>(), ex = e[1].get<double>();
+            const double wc = e.size() == 3 ? e[2].get<double>() : -1.0;
+            if (e.size() == 3 && (!(wc >= 0) || !(wc <= kMaxSeconds)))
+                throw InputError(c.file, c.line, f, "predicted seconds must be in [0, 1e9]");
             if (tok < 1 || tok != std::floor(tok) || tok > kMaxRequestTokens)
                 throw InputError(c.file, c.line, f, "tokens must be a whole number in [1, 1e8]");
             if (!(ex >= 0) || !(ex <= kMaxSeconds))
                 throw InputError(c.file, c.line, f, "exec seconds must be in [0, 1e9]");
-            r.segments.push_back({static_cast<int>(tok), ex});
+            r.segments.push_back({static_cast<int>(tok), ex, wc});
             sum += static_cast<long>(tok);
         }
         if (!r.segments.empty() && sum != r.output_tokens)
@@ -364,8 +370,14 @@ void writeKairos(const Workload& w, std::ostream& out) {
         if (!r.segments.empty()) {
             out << ",\"segments\":[";
             for (std::size_t k = 0; k < r.segments.size(); ++k) {
-                std::snprintf(buf, sizeof buf, "%.17g", r.segments[k].exec_s);
-                out << (k ? "," : "") << "[" << r.segments[k].tokens << "," << buf << "]";
+                const Segment& sg = r.segments[k];
+                std::snprintf(buf, sizeof buf, "%.17g", sg.exec_s);
+                out << (k ? "," : "") << "[" << sg.tokens << "," << buf;
+                if (sg.wcet_s >= 0) {
+                    std::snprintf(buf, sizeof buf, "%.17g", sg.wcet_s);
+                    out << "," << buf;
+                }
+                out << "]";
             }
             out << "]";
         }

@@ -52,8 +52,12 @@ Workload readBurstGpt(std::istream& in, const std::string& name, std::size_t lim
 // TimelyLLM's job list; plan texts by trace id (see workload/timelyllm.cpp).
 Workload readTimelyLlm(std::istream& in, const std::string& name,
                        const std::map<int, std::string>& plans, std::size_t limit = 0);
-// The same, with the plans read from a "*trace_set*.json" beside `path`.
+// The same, with the plans read from a "*trace_set*.json" beside `path`; and, where none
+// beside it has a job's trace, from `trace_set` for the traces whose task text every such
+// job repeats.
 Workload readTimelyLlmFile(std::istream& in, const std::string& path, std::size_t limit = 0);
+Workload readTimelyLlmFile(std::istream& in, const std::string& path, std::size_t limit,
+                           const std::string& trace_set);
 
 // Native format: a header line, then one request per line (sample_traces/README.md).
 void writeKairos(const Workload& w, std::ostream& out);

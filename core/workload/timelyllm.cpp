@@ -1,30 +1,36 @@
 // The TimelyLLM authors' drone workload (MarkoMile/TimelyLLM dataset/data_sample_*.json):
 // a JSON list of jobs {"job_id", "trigger time" (s), "agent_id", "trace_id", "task_input",
 // "exe_time_detail": [[skill, seconds], ...], "task_exe_time", "tuf": [beta, ERT, zero-
-// utility time]}. Each executable skill is one plan segment. The plan text comes from the
+// utility time]}, optionally "robot_type" and "robot_system". The plan text comes from the
 // trace set beside the file (a JSON list of {"trace_id", "task_plan", ...}); tokens are
 // Llama 3's (the paper's plans come from Llama 3-8B): counted once with its tokenizer for
 // the texts of the shipped trace set (workload/llama3_counts.h), a plan being its count
 // plus the EOS that ends it; a text not counted there (a user's own traces) is estimated
 // at 3 characters per token for MiniSpec's code-like plans and 4 for English task text,
-// and the workload's metadata says how many were estimated. The segments share the plan's
-// tokens evenly. The prompt also carries TypeFly's system prompt (MiniSpec syntax, skills,
-// guides, examples: 4,707 characters in ../shared/data/typefly, 1,308 Llama 3 tokens),
-// the same for every task: a shared prefix span (model/request.h), which the paper's
-// server keeps stored and a prefix cache (--prefix-caching on) does not compute again.
+// and the workload's metadata says how many were estimated. A plan is cut into segments as
+// the authors' server cuts it (workload/minispec.h: their stop rule; each segment runs for
+// the next measured durations, as many as its skill keywords; its predicted time from
+// their WCET table); a job without plan text has one segment per measured skill. The prompt also
+// carries TypeFly's system prompt (MiniSpec syntax, skills, guides, examples: 4,707 characters in
+// ../shared/data/typefly, 1,308 Llama 3 tokens), the same for every task: a shared prefix span
+// (model/request.h), which the paper's server keeps stored and a prefix cache (--prefix-caching on)
+// does not compute again.
 #include "util/input_error.h"
 #include "util/input_file.h"
 #include "util/json_line.h"
 #include "workload/llama3_counts.h"
+#include "workload/minispec.h"
 #include "workload/readers.h"
 #include "workload/robot_generator.h"
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 namespace kairos {
 namespace {
@@ -34,23 +40,36 @@ std::string slurp(std::istream& in) {
     return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
 }
 
+// A trace set's plans by trace id, with each trace's task text.
+struct TracePlan {
+    std::string plan, input;
+};
+void readTraceSet(const std::string& path, std::map<int, TracePlan>& plans) {
+    requireRegularFile(path);
+    const json j = parseJsonDocument(readInputFile(path, limits::kWorkload), path);
+    if (!j.is_array()) return;
+    for (const auto& t : j)
+        if (t.is_object() && t.contains("trace_id") && t["trace_id"].is_number_integer() &&
+            t.contains("task_plan") && t["task_plan"].is_string())
+            plans[t["trace_id"].get<int>()] = {t["task_plan"].get<std::string>(),
+                                               t.contains("task_input") &&
+                                                       t["task_input"].is_string()
+                                                   ? t["task_input"].get<std::string>()
+                                                   : std::string()};
+}
+
 std::map<int, std::string> readPlans(const std::string& workload_path) {
-    std::map<int, std::string> plans;
+    std::map<int, TracePlan> found;
     namespace fs = std::filesystem;
     std::error_code ec;
     const fs::path dir = fs::path(workload_path).parent_path();
     for (const auto& e : fs::directory_iterator(dir.empty() ? fs::path(".") : dir, ec)) {
         const std::string f = e.path().filename().string();
         if (e.path().extension() != ".json" || f.find("trace_set") == std::string::npos) continue;
-        requireRegularFile(e.path().string());
-        const json j = parseJsonDocument(readInputFile(e.path().string(), limits::kWorkload),
-                                         e.path().string());
-        if (!j.is_array()) continue;
-        for (const auto& t : j)
-            if (t.is_object() && t.contains("trace_id") && t["trace_id"].is_number_integer() &&
-                t.contains("task_plan") && t["task_plan"].is_string())
-                plans[t["trace_id"].get<int>()] = t["task_plan"].get<std::string>();
+        readTraceSet(e.path().string(), found);
     }
+    std::map<int, std::string> plans;
+    for (auto& [id, t] : found) plans[id] = std::move(t.plan);
     return plans;
 }
 } // namespace
@@ -128,13 +147,8 @@ Workload readTimelyLlm(std::istream& in, const std::string& name,
                               ? job["trace_id"].get<int>()
                               : -1;
         const auto plan = plans.find(trace);
-        // A plan and its EOS; without the plan text, the paper's typical drone plan: about
-        // 20 tokens.
-        int plan_tokens = plan != plans.end() ? tokens(plan->second, 3.0) + 1 : 20;
         if (exec.size() > std::size_t(kMaxRequestTokens))
             throw fail(at + "exe_time_detail", "more segments than 1e8");
-        if (plan == plans.end()) ++missing_plans;
-        plan_tokens = std::max<int>(plan_tokens, static_cast<int>(exec.size()));
         const std::string input = job.contains("task_input") && job["task_input"].is_string()
                                       ? job["task_input"].get<std::string>()
                                       : "";
@@ -142,11 +156,55 @@ Workload readTimelyLlm(std::istream& in, const std::string& name,
             throw fail(at + "task_input", "more than 1e8 tokens");
         r.prompt_tokens = system_prompt + tokens(input, 4.0);
         r.prefix = {{kTypeFlyPromptId, system_prompt}};
-        r.output_tokens = plan_tokens;
-        const int n = static_cast<int>(exec.size());
-        for (int s = 0; s < n; ++s)
-            r.segments.push_back({plan_tokens / n + (s < plan_tokens % n ? 1 : 0),
-                                  exec[static_cast<std::size_t>(s)]});
+        if (plan != plans.end()) {
+            // The plan as the authors' server generates it: cut by their stop rule, each
+            // segment taking the next measured durations as their virtual robot does
+            // (workload/minispec.h). Its Llama 3 tokens (and the EOS, in the last segment)
+            // are shared by the segments' characters.
+            auto str = [&](const char* key) {
+                const auto f = job.find(key);
+                return f != job.end() && f->is_string() ? f->get<std::string>() : std::string();
+            };
+            const auto robot = minispec::robotOf(str("robot_type"), str("robot_system"));
+            const std::vector<minispec::PlanSegment> segs =
+                minispec::segmentPlan(plan->second, robot);
+            const int text_tokens =
+                std::max<int>(static_cast<int>(segs.size()) - 1, tokens(plan->second, 3.0));
+            const double chars = static_cast<double>(plan->second.size());
+            std::size_t cursor = 0, done_chars = 0;
+            int given = 0;
+            for (std::size_t sk = 0; sk < segs.size(); ++sk) {
+                const minispec::PlanSegment& g = segs[sk];
+                done_chars += g.text.size();
+                const bool last = sk + 1 == segs.size();
+                // At least a token each, and room for one per segment still to come; the
+                // last has the rest and the EOS.
+                const int later = static_cast<int>(segs.size() - sk) - 2;
+                const int upto =
+                    last ? text_tokens + 1
+                         : std::clamp(
+                               static_cast<int>(std::lround(text_tokens * done_chars / chars)),
+                               given + 1, text_tokens - later);
+                double secs = 0;
+                for (int m = 0; m < g.skills; ++m) {
+                    secs += exec[cursor];
+                    cursor = (cursor + 1) % exec.size(); // starts over after the last
+                }
+                r.segments.push_back({upto - given, secs, g.wcet_s});
+                given = upto;
+            }
+            r.output_tokens = given;
+        } else {
+            // No plan text: the paper's typical drone plan (about 20 tokens with its EOS),
+            // one segment per measured skill, the tokens shared evenly.
+            ++missing_plans;
+            const int plan_tokens = std::max<int>(20, static_cast<int>(exec.size()));
+            r.output_tokens = plan_tokens;
+            const int n = static_cast<int>(exec.size());
+            for (int s = 0; s < n; ++s)
+                r.segments.push_back({plan_tokens / n + (s < plan_tokens % n ? 1 : 0),
+                                      exec[static_cast<std::size_t>(s)]});
+        }
         w.requests.push_back(std::move(r));
         if (limit && w.requests.size() >= limit) break;
     }
@@ -160,6 +218,38 @@ Workload readTimelyLlm(std::istream& in, const std::string& name,
 
 Workload readTimelyLlmFile(std::istream& in, const std::string& path, std::size_t limit) {
     return readTimelyLlm(in, path, readPlans(path), limit);
+}
+
+Workload readTimelyLlmFile(std::istream& in, const std::string& path, std::size_t limit,
+                           const std::string& trace_set) {
+    std::map<int, std::string> plans = readPlans(path);
+    if (!trace_set.empty()) {
+        // The other trace set's plan serves a job only where the job's task text is that
+        // trace's (a trace id alone may name another trace in another set).
+        std::map<int, TracePlan> more;
+        readTraceSet(trace_set, more);
+        const std::string text = slurp(in);
+        const json j = parseJsonDocument(text, path);
+        std::map<int, bool> same; // trace id -> every job's text matches
+        if (j.is_array())
+            for (const auto& job : j) {
+                if (!job.is_object() || !job.contains("trace_id") ||
+                    !job["trace_id"].is_number_integer())
+                    continue;
+                const int id = job["trace_id"].get<int>();
+                const auto m = more.find(id);
+                const bool ok = m != more.end() && job.contains("task_input") &&
+                                job["task_input"].is_string() &&
+                                job["task_input"].get<std::string>() == m->second.input;
+                const auto [it, fresh] = same.emplace(id, ok);
+                if (!fresh) it->second = it->second && ok;
+            }
+        for (const auto& [id, ok] : same)
+            if (ok && plans.count(id) == 0) plans[id] = more[id].plan;
+        std::istringstream again(text);
+        return readTimelyLlm(again, path, plans, limit);
+    }
+    return readTimelyLlm(in, path, plans, limit);
 }
 
 } // namespace kairos

@@ -22,6 +22,7 @@
 #include "sched/priority.h"
 #include "sched/replay.h"
 #include "sched/timebill.h"
+#include "sched/timely_code.h"
 #include "sim/engine.h"
 #include "sim/fleet.h"
 #include "test_util.h"
@@ -139,7 +140,8 @@ QString checkReasons(const RunLog& log, const PolicyConfig& pc, std::int64_t cap
             const bool ok = (r.rule == rules::kNeverFits && cause == KillCause::NeverFits) ||
                             (r.rule == RuleId::CannotGrow && cause == KillCause::CannotGrow) ||
                             (r.rule == rules::kTimeBillKill && cause == KillCause::Deadline) ||
-                            (r.rule == rules::kTimeBillSkip && cause == KillCause::SkipNext);
+                            (r.rule == rules::kTimeBillSkip && cause == KillCause::SkipNext) ||
+                            (r.rule == rules::kCodeShed && cause == KillCause::Shed);
             if (!ok) return QString("kill cause %1 by another rule: ").arg(r.value) + show(r);
         }
     }

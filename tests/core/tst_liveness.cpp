@@ -161,6 +161,16 @@ private slots:
                     case KillCause::SkipNext:
                         QVERIFY2(name == "timebill" && skip_next, qPrintable(why));
                         break;
+                    case KillCause::Shed: {
+                        // Queued at least its TUF's fall (zero point - ERT) past its due
+                        // time, which is never before its arrival.
+                        const double slack = test::valueOf(pc, "slack", 10.0);
+                        const double fall = r.tuf ? r.tuf->zeroTime() - r.tuf->ert : slack;
+                        QVERIFY2(name == "timely_code" && test::valueOf(pc, "shed", 1) == 1 &&
+                                     m[i].end >= r.arrival + fall - 1e-9,
+                                 qPrintable(why));
+                        break;
+                    }
                     default:
                         QFAIL(qPrintable(why));
                     }

@@ -8,6 +8,7 @@
 #include "sim/engine.h"
 #include "test_util.h"
 #include "workload/llama3_counts.h"
+#include "workload/minispec.h"
 #include "workload/readers.h"
 #include "workload/robot_generator.h"
 
@@ -122,9 +123,21 @@ private slots:
         QCOMPARE(r.prompt_tokens, 1364); // TypeFly's 1,308 and the task's 56
         QCOMPARE(r.prefix.size(), std::size_t(1));
         QCOMPARE(r.prefix[0].tokens, 1308);
-        QCOMPARE(r.segments.size(), std::size_t(3));
-        QCOMPARE(r.segments[0].tokens, 6);
+        // Cut as the authors' server cuts it: "mu(40);" | "?iv('book')==True{" | "tp();" |
+        // "->True}->False" (7, 18, 5 and 14 of 44 characters: 3, 7, 2 and 5 of the 17
+        // tokens, the EOS in the last); one measured duration per skill keyword.
+        QCOMPARE(r.segments.size(), std::size_t(4));
+        QCOMPARE(r.segments[0].tokens, 3);
+        QCOMPARE(r.segments[1].tokens, 7);
+        QCOMPARE(r.segments[2].tokens, 2);
+        QCOMPARE(r.segments[3].tokens, 6);
         KAIROS_COMPARE_NEAR(r.segments[0].exec_s, 2.4995, 1e-12);
+        KAIROS_COMPARE_NEAR(r.segments[1].exec_s, 0.001, 1e-12);
+        KAIROS_COMPARE_NEAR(r.segments[2].exec_s, 0.001, 1e-12);
+        QCOMPARE(r.segments[3].exec_s, 0.0);
+        // The WCET table: mu at v = 40: 8e-7 v^3 - 0.0003 v^2 + 0.0388 v + 1.3195.
+        KAIROS_COMPARE_NEAR(r.segments[0].wcet_s, 2.4427, 1e-9);
+        KAIROS_COMPARE_NEAR(r.segments[1].wcet_s, 0.001, 1e-9);
         QCOMPARE(r.cls, std::string("normal"));
         KAIROS_COMPARE_NEAR(r.tuf->slope, -2.0, 1e-12);
         QCOMPARE(r.agent, 0);
@@ -139,7 +152,128 @@ private slots:
         QCOMPARE(*agents.begin(), 0);
         QCOMPARE(*agents.rbegin(), 24);
         QCOMPARE(urgent, 108);
-        QCOMPARE(segments, 731);
+        QCOMPARE(segments, 1026); // 731 skills; the code's cut adds the ends ("->False")
+    }
+
+    // The stop rule of the authors' server (rtengine/stop_rule.py as read): segments as
+    // their fork logged them on trace 3, and each rule of the statement parser.
+    void codeSegmentsThePlans() {
+        using namespace minispec;
+        auto texts = [](const std::string& plan, Robot robot = Robot::Drone) {
+            std::vector<std::string> out;
+            for (const PlanSegment& s : segmentPlan(plan, robot)) out.push_back(s.text);
+            return out;
+        };
+        using V = std::vector<std::string>;
+        QCOMPARE(texts("md(40);?iv('toy')==True{g('toy')}->False;"),
+                 (V{"md(40);", "?iv('toy')==True{", "g('toy')}", "->False;"}));
+        QCOMPARE(texts("mr(50);mf(50);"), (V{"mr(50);", "mf(50);", ""}));
+        // A condition without an action goes on into its block, to the block's first
+        // completion at a token's end (");" is one token).
+        QCOMPARE(texts("?_1==True{mf(10);}"), (V{"?_1==True{mf(10);", "}"}));
+        // A loop: "2{" then the block's first completion.
+        QCOMPARE(texts("2{tc(90);}"), (V{"2{tc(90);", "}"}));
+        // `)` of a call ends a statement (a token `)` alone), an action must be named.
+        QVERIFY(stopsAfter("mf(100)", Robot::Drone));
+        QVERIFY(!stopsAfter("->True}", Robot::Drone));
+        QVERIFY(!stopsAfter("mf(100", Robot::Drone));
+        QCOMPARE(texts("take(apple); move_to(box); drop(apple)", Robot::ArmFltrnn),
+                 (V{"take(apple);", " move_to(box);", " drop(apple)"}));
+        // Whole words only: "wallet" and "False" hold no `l`; `l('Yes')` does.
+        QCOMPARE(executorSkills("?iv('keys')&iv('wallet')->{l('Yes');->True}l('No');->False"), 4);
+        QCOMPARE(executorSkills("d(3);mf(50);"), 2);
+        KAIROS_COMPARE_NEAR(predictedSeconds("d(3);", Robot::Drone), 3.0, 1e-12);
+        KAIROS_COMPARE_NEAR(predictedSeconds("mf(50);", Robot::Drone), 0.0072 * 50 + 1.8144, 1e-9);
+        KAIROS_COMPARE_NEAR(predictedSeconds("tc(90);", Robot::Drone), 0.0165 * 90 + 0.784, 1e-9);
+        KAIROS_COMPARE_NEAR(predictedSeconds("g('cat')}", Robot::Drone), 2.5, 1e-12);
+        KAIROS_COMPARE_NEAR(predictedSeconds("pi(a);", Robot::Arm), 3.0, 1e-12);
+        // Token ends: a punctuation run is one token, "?" is its own before letters.
+        QCOMPARE(tokenEnds("?iv('toy')==True{"),
+                 (std::vector<std::size_t>{1, 3, 5, 8, 12, 16, 17}));
+    }
+
+    // The code's vLLM arm adds one task per engine step: three requests arriving together
+    // are admitted at 0, 1 and 2 (unit time; without chunked prefill each prefill runs
+    // alone), where vLLM alone (fcfs) takes all three in at 0.
+    void codeArmsAddOnePerStep() {
+        Workload w;
+        w.requests = {test::req(0, 4, 3), test::req(0, 4, 3), test::req(0, 4, 3)};
+        EngineLimits lim;
+        lim.kv_capacity_tokens = 1000;
+        lim.max_num_seqs = 8;
+        auto s = policy("vllm_code");
+        const RunLog log = simulate(w, UnitModel(), *s, lim);
+        QCOMPARE(firstEvent(log, 0, Ev::Admit), 0.0);
+        QCOMPARE(firstEvent(log, 1, Ev::Admit), 1.0);
+        QCOMPARE(firstEvent(log, 2, Ev::Admit), 2.0);
+        auto f = policy("fcfs");
+        const RunLog all = simulate(w, UnitModel(), *f, lim);
+        QCOMPARE(firstEvent(all, 2, Ev::Admit), 0.0);
+    }
+
+    // Load shedding, by hand (a fixed batch of 1): R0 (t=0, 10 tokens) holds the batch to
+    // t=10; R1 (t=0.5, TUF ERT 0.2, zero at 0.5 after arrival) is due at 0.7 and its
+    // utility is 0 from 1.0: at its dequeue (t=10) it is dropped; with shed=0 it runs.
+    void codeShedsWhatCannotScore() {
+        Workload w;
+        w.requests = {test::req(0, 4, 10), test::req(0.5, 4, 3)};
+        w.requests[1].tuf = Tuf{0.2, -1.0 / 0.3, 1.0};
+        EngineLimits lim;
+        lim.kv_capacity_tokens = 1000;
+        auto s = test::policyNoWatermark("timely_code", {{"batch", 1}});
+        const RunLog log = simulate(w, UnitModel(), *s, lim);
+        const auto m = perRequest(log);
+        QCOMPARE(m[0].end, 10.0);
+        QVERIFY(m[1].killed);
+        QCOMPARE(m[1].kill_cause, KillCause::Shed);
+        QCOMPARE(m[1].end, 10.0);
+        auto keep = test::policyNoWatermark("timely_code", {{"batch", 1}, {"shed", 0}});
+        const auto m2 = perRequest(simulate(w, UnitModel(), *keep, lim));
+        QVERIFY(!m2[1].killed);
+        QCOMPARE(m2[1].end, 13.0);
+    }
+
+    // The authors' metric by hand. Agent 0's robot: R0's first segment (handed at 2, 5 s)
+    // runs 2 -> 7; R1's plan (finished at 3, 3 s) waits for it, 7 -> 10; R0's second
+    // segment (handed at 4, 1 s) runs 10 -> 11. R0: response 2, utility TUF(2) = -1 (no
+    // floor), waiting 2 + (10 - 7) = 5. R1 (urgent, ERT 0.2, zero at 0.5, beta 2):
+    // response 6, utility 2 - (2 / 0.3) 5.8 = -36.67, -1833 % of beta. R2 never finished:
+    // dropped, not scored.
+    void authorsMetricByHand() {
+        Workload w;
+        w.requests = {test::req(0, 4, 4), test::req(1, 4, 3), test::req(0, 4, 3)};
+        w.requests[0].segments = {{2, 5.0}, {2, 1.0}};
+        w.requests[0].tuf = Tuf{1, -2, 1};
+        w.requests[0].agent = 0;
+        w.requests[0].cls = "normal";
+        w.requests[1].segments = {{3, 3.0}};
+        w.requests[1].tuf = Tuf{0.2, -2.0 / 0.3, 2};
+        w.requests[1].agent = 0;
+        w.requests[1].cls = "urgent";
+        w.requests[2].tuf = Tuf{1, -2, 1};
+        w.requests[2].agent = 1;
+        w.requests[2].cls = "normal";
+        RunLog log;
+        log.events = {{2, 0, Ev::Dispatch, 0},
+                      {3, 1, Ev::Finish, 0},
+                      {4, 0, Ev::Dispatch, 1},
+                      {4, 0, Ev::Finish, 0}};
+        AuthorsMetricOptions o;
+        o.skip_first = 0;
+        const AuthorsMetric m = authorsMetric(log, w, o);
+        QCOMPARE(m.normal.scored, 1L);
+        QCOMPARE(m.normal.dropped, 1L);
+        QCOMPARE(m.urgent.scored, 1L);
+        KAIROS_COMPARE_NEAR(m.normal.utility_pct, -100.0, 1e-9);
+        KAIROS_COMPARE_NEAR(m.normal.response_s, 2.0, 1e-12);
+        KAIROS_COMPARE_NEAR(m.normal.waiting_s, 5.0, 1e-12);
+        KAIROS_COMPARE_NEAR(m.urgent.response_s, 6.0, 1e-12);
+        KAIROS_COMPARE_NEAR(m.urgent.utility_pct, 100.0 * (2 - 2.0 / 0.3 * 5.8) / 2, 1e-9);
+        KAIROS_COMPARE_NEAR(m.all.utility_pct, (m.normal.utility_pct + m.urgent.utility_pct) / 2,
+                            1e-9);
+        o.skip_first = 1; // R0 and R2 arrive first: R0 (index 0) is skipped
+        QCOMPARE(authorsMetric(log, w, o).skipped, 1L);
+        QCOMPARE(authorsMetric(log, w, o).normal.scored, 0L);
     }
 
     // Unit time, one seat. R0 (t=0): two segments of 2 tokens, the robot takes 5 s then
@@ -416,7 +550,8 @@ private slots:
         opt.data_dir = test::dataPath("");
         const std::pair<const char*, DeviceProfile> cases[] = {
             {"llama3-8b-rtx4090", repro::llama3_8bRtx4090(opt)},
-            {"llama3-8b-a100", repro::llama3_8bA100(opt)}};
+            {"llama3-8b-a100", repro::llama3_8bA100(opt)},
+            {"llama3-8b-h100", repro::llama3_8bH100(opt)}};
         for (const auto& [name, derived] : cases) {
             const DeviceProfile shipped = DeviceProfile::load(
                 std::string(KAIROS_SOURCE_DIR) + "/resources/profiles/" + name + ".json");
