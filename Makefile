@@ -8,7 +8,7 @@ SAMPLE := sample_traces/chat_poisson_small.jsonl
 REPORT_DIR ?= out
 FUZZ_SECONDS ?= 20
 
-.PHONY: all deps configure build run test bench asan test-asan asan-full test-asan-full fuzz format format-check tidy clean package gpu-preset
+.PHONY: all deps configure build run test bench asan test-asan asan-full test-asan-full fuzz fuzz-asan format format-check tidy clean package gpu-preset
 
 all: build
 
@@ -88,6 +88,11 @@ fuzz: deps
 	cmake --preset fuzz
 	cmake --build --preset fuzz -j $(JOBS)
 	bash tests/fuzz/run.sh build-fuzz/bin $(FUZZ_SECONDS)
+
+# The same targets from the asan build (its core carries libFuzzer's coverage): what CI runs
+# after test-asan, with nothing more to compile than the targets themselves.
+fuzz-asan: asan
+	bash tests/fuzz/run.sh build-asan/bin $(FUZZ_SECONDS)
 
 # The tree's C++ in .clang-format's style: `make format` rewrites it, `make format-check`
 # (CI's first phase) fails naming the files that differ.
