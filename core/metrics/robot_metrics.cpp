@@ -5,6 +5,36 @@
 #include <map>
 
 namespace kairos {
+namespace {
+
+// What each request handed its robot and when: segment k's dispatch time (NaN: not
+// dispatched on its own), and when it finished (NaN: never).
+struct Handed {
+    std::vector<std::vector<double>> dispatch;
+    std::vector<double> finish;
+    double run_end = 0;
+};
+Handed handed(const RunLog& log, std::size_t n) {
+    Handed h;
+    h.dispatch.resize(n);
+    h.finish.assign(n, RobotTask::kNaN);
+    for (const Event& e : log.events) {
+        h.run_end = std::max(h.run_end, e.t);
+        const auto i = static_cast<std::size_t>(e.req);
+        if (i >= n) continue;
+        if (e.ev == Ev::Dispatch) {
+            auto& d = h.dispatch[i];
+            if (static_cast<std::size_t>(e.value) >= d.size())
+                d.resize(static_cast<std::size_t>(e.value) + 1, RobotTask::kNaN);
+            d[static_cast<std::size_t>(e.value)] = e.t;
+        } else if (e.ev == Ev::Finish) {
+            h.finish[i] = e.t;
+        }
+    }
+    return h;
+}
+
+} // namespace
 
 std::vector<RobotTask> robotTasks(const RunLog& log, const Workload& w) {
     // Tasks are requests with a plan or a TUF; a workload with neither (most traces) has
@@ -12,22 +42,10 @@ std::vector<RobotTask> robotTasks(const RunLog& log, const Workload& w) {
     const auto isTask = [](const Request& r) { return !r.segments.empty() || r.tuf; };
     if (std::none_of(w.requests.begin(), w.requests.end(), isTask)) return {};
     const std::size_t n = w.requests.size();
-    std::vector<std::vector<double>> dispatch(n);
-    std::vector<double> finish(n, RobotTask::kNaN);
-    double run_end = 0;
-    for (const Event& e : log.events) {
-        run_end = std::max(run_end, e.t);
-        const auto i = static_cast<std::size_t>(e.req);
-        if (i >= n) continue;
-        if (e.ev == Ev::Dispatch) {
-            auto& d = dispatch[i];
-            if (static_cast<std::size_t>(e.value) >= d.size())
-                d.resize(static_cast<std::size_t>(e.value) + 1, RobotTask::kNaN);
-            d[static_cast<std::size_t>(e.value)] = e.t;
-        } else if (e.ev == Ev::Finish) {
-            finish[i] = e.t;
-        }
-    }
+    const Handed h = handed(log, n);
+    const auto& dispatch = h.dispatch;
+    const auto& finish = h.finish;
+    const double run_end = h.run_end;
     std::vector<RobotTask> out;
     for (std::size_t i = 0; i < n; ++i) {
         const Request& r = w.requests[i];
@@ -117,20 +135,9 @@ AuthorsMetric authorsMetric(const RunLog& log, const Workload& w, const AuthorsM
             return t != o.t ? t < o.t : req != o.req ? req < o.req : seg < o.seg;
         }
     };
-    std::vector<std::vector<double>> dispatch(n);
-    std::vector<double> finish(n, RobotTask::kNaN);
-    for (const Event& e : log.events) {
-        const auto i = static_cast<std::size_t>(e.req);
-        if (i >= n) continue;
-        if (e.ev == Ev::Dispatch) {
-            auto& d = dispatch[i];
-            if (static_cast<std::size_t>(e.value) >= d.size())
-                d.resize(static_cast<std::size_t>(e.value) + 1, RobotTask::kNaN);
-            d[static_cast<std::size_t>(e.value)] = e.t;
-        } else if (e.ev == Ev::Finish) {
-            finish[i] = e.t;
-        }
-    }
+    const Handed h = handed(log, n);
+    const auto& dispatch = h.dispatch;
+    const auto& finish = h.finish;
     auto execOf = [&](std::size_t i, int k) {
         const Request& r = w.requests[i];
         return r.segments.empty() ? 0.0 : r.segments[static_cast<std::size_t>(k)].exec_s;

@@ -131,7 +131,10 @@ CodeArms runCodeArms(const Workload& w, const std::vector<int>& types, const Dev
     AuthorsMetricOptions mo;
     mo.type = types;
     Table t({"arm", "urgent %", "normal %", "urgent resp ms", "normal resp ms", "urgent wait ms",
-             "normal wait ms", "scored", "dropped"});
+             "normal wait ms", "scored", "dropped", "urgent % (V0)", "normal % (V0)"});
+    // vLLM V0 (the upstream artifact's 0.5.4): no chunked prefill, a prefill runs alone.
+    EngineLimits v0 = lim;
+    v0.chunked_prefill = false;
     CodeArms out;
     for (const Arm& a : arms) {
         PolicyParams params;
@@ -139,6 +142,8 @@ CodeArms runCodeArms(const Workload& w, const std::vector<int>& types, const Dev
         auto sched = makeScheduler(a.policy, params);
         const RunLog log = simulate(w, *model, *sched, lim);
         const AuthorsMetric m = authorsMetric(log, w, mo);
+        auto sched_v0 = makeScheduler(a.policy, params);
+        const AuthorsMetric m0 = authorsMetric(simulate(w, *model, *sched_v0, v0), w, mo);
         auto ms = [](double s) { return jsonNumber(1e3 * s); };
         out.systems[a.key] = {{"policy", sched->name()},
                               {"urgent_utility_pct", jsonNumber(m.urgent.utility_pct)},
@@ -152,7 +157,8 @@ CodeArms runCodeArms(const Workload& w, const std::vector<int>& types, const Dev
         t.add({a.label, fixed(m.urgent.utility_pct, 1), fixed(m.normal.utility_pct, 1),
                fixed(1e3 * m.urgent.response_s, 0), fixed(1e3 * m.normal.response_s, 0),
                fixed(1e3 * m.urgent.waiting_s, 0), fixed(1e3 * m.normal.waiting_s, 0),
-               std::to_string(m.all.scored), std::to_string(m.all.dropped)});
+               std::to_string(m.all.scored), std::to_string(m.all.dropped),
+               fixed(m0.urgent.utility_pct, 1), fixed(m0.normal.utility_pct, 1)});
     }
     out.systems["setting"] = {
         {"workload", workload_name},
@@ -322,8 +328,9 @@ Report reproduceTimely(const Options& opt) {
         "-token system prompt cached (prefix caching, the paper's stored context); task texts "
         "and plans in Llama 3 tokens (" +
         llama3::tokenizerName() +
-        "; a plan is its count plus EOS), segmented at each skill; robot-arm tasks with the "
-        "normal TUF (section 7.1); TimelyLLM with the paper's WCET batching (max segment 10 "
+        "; a plan is its count plus EOS), cut into segments by the authors' stop rule; "
+        "robot-arm tasks with the normal TUF (section 7.1); TimelyLLM with the paper's WCET "
+        "batching (max segment 10 "
         "tokens) and G = 90 ms; utility = TUF of the first response W(s0), negative past the "
         "cut-off (the paper's metric). No 8 ms network delay is added";
     Table t({"workload", "policy", "urgent %", "normal %", "all %", "summed %", "mean W(s0) s",

@@ -661,7 +661,8 @@ private slots:
         const Result two = cli({"reproduce", "timely", "--quick", "--seeds", "2", "--quiet",
                                 "--data", data, "--json", QString::fromStdString(t2)});
         QVERIFY2(two.code == 0, qPrintable(two.err));
-        for (const auto& c : readJson(t2).at("claims")) {
+        const auto two_json = readJson(t2); // (a range over a temporary's member dangles)
+        for (const auto& c : two_json.at("claims")) {
             QCOMPARE(c.at("seeds").size(), std::size_t(2));
             if (c.at("kairos_value").is_number() && c.at("ci_low").is_number())
                 QVERIFY(c["ci_low"].get<double>() <= c["kairos_value"].get<double>() + 1e-9);
