@@ -134,6 +134,13 @@ std::string shape(const BenchFit& f, const std::string& gpu = "A100") {
            fixed(f.fit.mape_decode_pct, 1) + " %)";
 }
 
+// The fitted decode step's shape (q0, q1, p) into the profile.
+void setDecode(DeviceProfile& p, const BenchFit& f) {
+    p.ete.q0 = f.fit.params.q0;
+    p.ete.q1 = f.fit.params.q1;
+    p.ete.p = f.fit.params.p;
+}
+
 } // namespace
 
 DeviceProfile llama3_8bA100(const Options& opt) {
@@ -141,9 +148,7 @@ DeviceProfile llama3_8bA100(const Options& opt) {
     DeviceProfile p = llama3_8b("a100-80gb", 80);
     p.description = "Llama3-8B fp16 on one A100-80GB, derived: Trail's setting";
     p.ete.b = kPrefillA100;
-    p.ete.q0 = f.fit.params.q0;
-    p.ete.q1 = f.fit.params.q1;
-    p.ete.p = f.fit.params.p;
+    setDecode(p, f);
     p.provenance = "derived, not measured: " + shape(f) +
                    "; prefill 0.054 ms per token (the TimelyLLM paper's 4090 figure scaled "
                    "by fp16 tensor FLOPs, 165 -> 312 TFLOPS)";
@@ -159,9 +164,7 @@ DeviceProfile llama3_8bH100(const Options& opt) {
     DeviceProfile p = llama3_8b("h100-80gb", 80);
     p.description = "Llama3-8B fp16 on one H100-80GB, derived: the TimelyLLM code's real runs";
     p.ete.b = kPrefillH100;
-    p.ete.q0 = f.fit.params.q0;
-    p.ete.q1 = f.fit.params.q1;
-    p.ete.p = f.fit.params.p;
+    setDecode(p, f);
     // A prefill pass streams the weights as a decode step does (the 4090 profile's
     // reasoning): the robots' segments re-prefill a few uncached tokens each.
     p.ete.a = p.ete.q0 + p.ete.q1;

@@ -54,6 +54,9 @@ bool TimelyCodeScheduler::ranked() const {
 bool TimelyCodeScheduler::sheds() const {
     return ranked() && opt_.shed;
 }
+bool TimelyCodeScheduler::adaptive() const {
+    return ranked() && !fixedBatch();
+}
 
 void TimelyCodeScheduler::reset(const Workload& w) {
     tasks_.assign(w.requests.size(), Task{});
@@ -223,11 +226,8 @@ void TimelyCodeScheduler::schedule(const EngineView& view, Decision& out) {
         }
         if (add_one) {
             const ReqId id = dequeue(view, out);
-            if (ranked() && !fixedBatch()) urgent_ = pickUrgent(speed_, now);
-            if (id >= 0) {
-                add(id, now);
-                if (ranked() && !fixedBatch()) urgent_ = pickUrgent(speed_, now);
-            }
+            if (id >= 0) add(id, now);
+            if (adaptive()) urgent_ = pickUrgent(speed_, now);
         }
     }
 
@@ -279,10 +279,10 @@ void TimelyCodeScheduler::schedule(const EngineView& view, Decision& out) {
         running_[i] = running_.back();
         running_.pop_back();
         enqueue(id);
-        if (id == urgent_ && ranked() && !fixedBatch()) urgent_ = pickUrgent(speed_, now);
+        if (id == urgent_ && adaptive()) urgent_ = pickUrgent(speed_, now);
     }
     if (freed) wait_ = false;
-    if (urgent_ < 0 && ranked() && !fixedBatch()) urgent_ = pickUrgent(speed_, now);
+    if (urgent_ < 0 && adaptive()) urgent_ = pickUrgent(speed_, now);
 
     // 3. Nothing left in vLLM: the harness adds the next queued task at once. (After a
     //    segment ended here, in the engine's next decision at this same instant: the engine
@@ -292,7 +292,7 @@ void TimelyCodeScheduler::schedule(const EngineView& view, Decision& out) {
         const ReqId id = dequeue(view, out);
         if (id >= 0) {
             add(id, now);
-            if (ranked() && !fixedBatch()) urgent_ = pickUrgent(speed_, now);
+            if (adaptive()) urgent_ = pickUrgent(speed_, now);
         }
     }
 

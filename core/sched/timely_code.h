@@ -94,6 +94,7 @@ private:
     bool fixedBatch() const { return opt_.batch > 0; }
     bool ranked() const;
     bool sheds() const;
+    bool adaptive() const; // rtllm: the urgent task's token rate decides (no fixed batch)
     // The best queued task (dropping the ones shed), -1 if none.
     ReqId dequeue(const EngineView& view, Decision& out);
     void add(ReqId id, double now);
