@@ -1,6 +1,9 @@
 // kairos-cli reproduce: the papers' experiments, claim by claim (core/repro).
 #include "checks.h"
 #include "commands.h"
+#include "exec/vidur_model.h"
+#include "fit/vidur_fit.h"
+#include "model/known_models.h"
 #include "profiles.h"
 #include "repro/derived.h"
 #include "repro/repro.h"
@@ -9,6 +12,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 
 namespace kairos::cli {
 using app::kDefaultProfile;
@@ -121,25 +125,101 @@ void addReproduce(CLI::App& app) {
     });
 }
 
+namespace {
+
+struct DeriveArgs {
+    std::string setting, data = KAIROS_SHARED_DATA, out;
+    // vidur
+    std::string compute, network, model = "llama2-70b";
+    int tp = 2, max_request_tokens = 4096;
+};
+
+// A profile whose batch times are Vidur's: its operator tables, its GQA and NCCL
+// overheads, its memory planner's KV cache (fit/vidur_fit.h).
+void deriveVidur(const DeriveArgs& a) {
+    fit::VidurFitOptions o;
+    o.compute_dir = a.compute.empty() ? a.data + "/vidur/a100/Llama-2-70b-hf" : a.compute;
+    o.network_dir = a.network.empty() ? a.data + "/vidur/network/a100_dgx" : a.network;
+    o.model = *knownModel(a.model);
+    o.tp = a.tp;
+    o.max_request_tokens = a.max_request_tokens;
+    const fit::VidurFit f = fit::fitVidur(o);
+    if (f.kv_capacity_tokens <= 0)
+        throw std::invalid_argument(
+            "--tp: Vidur's memory planner leaves no room for one request of " +
+            std::to_string(a.max_request_tokens) + " tokens on " + std::to_string(a.tp) +
+            " devices of 80 GiB");
+    const std::string device =
+        std::filesystem::path(o.compute_dir).lexically_normal().parent_path().filename().string();
+    DeviceProfile p;
+    p.name = a.model + "-tp" + std::to_string(a.tp) + "-vidur";
+    p.description = o.model.name + " at TP " + std::to_string(a.tp) + " on " + device +
+                    ", batch times from Vidur's operator profiles";
+    p.hardware = std::to_string(a.tp) + "x " + device;
+    p.gpu_count = a.tp;
+    p.gpu_mem_gib = o.gpu_mem_gib;
+    p.mem_fraction = 0.9;
+    p.model = o.model;
+    p.exec_kind = "vidur";
+    p.vidur = std::make_shared<const VidurTables>(f.tables);
+    p.kv_capacity_tokens = f.kv_capacity_tokens;
+    p.provenance =
+        "kairos-cli derive-profile vidur --model " + a.model + " --tp " + std::to_string(a.tp) +
+        " --max-request-tokens " + std::to_string(a.max_request_tokens) + ": per-layer operator " +
+        "medians of Vidur's profiler (" + o.compute_dir + "/{mlp,attention}.csv" +
+        (a.tp > 1 ? ", " + o.network_dir + "/all_reduce.csv" : std::string()) +
+        "), each predicted by the candidate with the lower held-out error (vidur.fit), "
+        "tabulated on Vidur's grid (tokens rounded up to 8, KV to 64); KV cache as Vidur's "
+        "memory planner: " +
+        std::to_string(f.planner_requests) + " requests of " +
+        std::to_string(a.max_request_tokens) + " tokens";
+    writeFileAtomically(a.out, [&](std::ostream& out) { out << p.toJson().dump(1) << "\n"; });
+    std::fputs(f.report().c_str(), stdout);
+    std::printf("%s: %d layers, TP %d, KV capacity %lld tokens (%d requests of %d)\n",
+                p.name.c_str(), o.model.layers, a.tp, static_cast<long long>(f.kv_capacity_tokens),
+                f.planner_requests, a.max_request_tokens);
+}
+
+} // namespace
+
 void addDeriveProfile(CLI::App& app) {
-    struct Args {
-        std::string setting, data = KAIROS_SHARED_DATA, out;
-    };
+    using Args = DeriveArgs;
     auto a = std::make_shared<Args>();
     auto* c = app.add_subcommand(
         "derive-profile",
         "Write the profile of a paper's own machine, derived from the public data (no "
         "measurement of that machine is here): timelyllm (Llama3-8B on an RTX 4090, fitted to "
-        "the TimelyLLM authors' plan times), trail (Llama3-8B on an A100) or h100 (Llama3-8B "
-        "on an H100, where the TimelyLLM code's real runs were made)");
-    c->add_option("setting", a->setting, "timelyllm, trail or h100")
+        "the TimelyLLM authors' plan times), trail (Llama3-8B on an A100), h100 (Llama3-8B "
+        "on an H100, where the TimelyLLM code's real runs were made) or vidur (a model's batch "
+        "times built from Vidur's operator profiles as Vidur builds them: MC-SF's Llama2-70B on "
+        "two A100s by default)");
+    c->add_option("setting", a->setting, "timelyllm, trail, h100 or vidur")
         ->required()
-        ->check(CLI::IsMember({"timelyllm", "trail", "h100"}));
+        ->check(CLI::IsMember({"timelyllm", "trail", "h100", "vidur"}));
     c->add_option("--data", a->data, "Folder of the public traces (../shared/data)")
         ->type_name("FOLDER")
         ->capture_default_str();
     c->add_option("--out,-o", a->out, "Output JSON")->required();
+    c->add_option("--compute", a->compute,
+                  "vidur: folder of Vidur's mlp.csv and attention.csv for the model on its "
+                  "device (default: DATA/vidur/a100/Llama-2-70b-hf)")
+        ->type_name("FOLDER");
+    c->add_option("--network", a->network,
+                  "vidur: folder of Vidur's all_reduce.csv (default: DATA/vidur/network/a100_dgx)")
+        ->type_name("FOLDER");
+    c->add_option("--model", a->model, "vidur: the model (its shape filters the profiles' rows)")
+        ->check(CLI::IsMember(knownModelNames()))
+        ->capture_default_str();
+    c->add_option("--tp", a->tp, "vidur: tensor-parallel degree")
+        ->check(CLI::Range(1, 64))
+        ->capture_default_str();
+    c->add_option("--max-request-tokens", a->max_request_tokens,
+                  "vidur: KV reserved per request by Vidur's memory planner (its "
+                  "max_request_tokens), which sizes the KV cache")
+        ->check(CLI::Range(16, 1 << 20))
+        ->capture_default_str();
     c->callback([a] {
+        if (a->setting == "vidur") return deriveVidur(*a);
         repro::Options o;
         o.data_dir = a->data;
         DeviceProfile p = a->setting == "timelyllm" ? repro::llama3_8bRtx4090(o)

@@ -1,5 +1,7 @@
 #include "exec/execution_model.h"
 
+#include "exec/vidur_model.h"
+
 #include <sstream>
 #include <stdexcept>
 
@@ -39,6 +41,8 @@ std::string EteModel::describe() const {
 
 std::unique_ptr<ExecutionModel> makeExecutionModel(const DeviceProfile& profile) {
     if (profile.exec_kind == "unit") return std::make_unique<UnitModel>();
+    if (profile.exec_kind == "vidur")
+        return std::make_unique<VidurModel>(profile.vidur, profile.name);
     return std::make_unique<EteModel>(profile.ete, profile.name);
 }
 

@@ -3,6 +3,7 @@
 #include "model/device_profile.h"
 
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <string>
@@ -17,6 +18,11 @@ struct BatchShape {
     double prefill_tokens_sq = 0.0;    // sum L^2 (double: 100k-token prompts square past int32)
     std::int32_t decode_seqs = 0;      // B
     std::int64_t decode_kv_tokens = 0; // sum N_kv
+    // Vidur's prefill features (exec/vidur_model.h): the chunks' squares alone (sum c^2,
+    // without the cached prefix that prefill_tokens_sq extends them by) and their cached
+    // tokens each rounded up to 64, summed.
+    double prefill_chunk_sq = 0.0;
+    std::int64_t prefill_kv_r64 = 0;
 };
 
 // Duration of iteration j of a stretch of decode-only iterations whose batch stays the
@@ -25,6 +31,9 @@ struct BatchShape {
 struct DecodeRamp {
     double d0 = 0.0;
     double dd = 0.0;
+    // Iterations j = 0 .. exact_for - 1 follow the ramp exactly (a table model is flat only
+    // until the batch's context crosses its next key); the engine steps no further at once.
+    std::int64_t exact_for = std::numeric_limits<std::int64_t>::max();
 };
 
 class ExecutionModel {

@@ -1,5 +1,6 @@
 #include "model/device_profile.h"
 
+#include "model/vidur_tables.h"
 #include "util/input_error.h"
 #include "util/input_file.h"
 #include "util/json_line.h"
@@ -153,10 +154,13 @@ DeviceProfile DeviceProfile::fromJson(const json& j, const std::string& file) {
             p.fit_mape_prefill = num(e, "mape_prefill_pct", file, "ete.");
         if (e.contains("mape_decode_pct"))
             p.fit_mape_decode = num(e, "mape_decode_pct", file, "ete.");
+    } else if (p.exec_kind == "vidur") {
+        p.vidur = std::make_shared<const VidurTables>(
+            VidurTables::fromJson(need(j, "vidur", file, ""), file));
     } else if (p.exec_kind != "unit") {
         throw InputError(file, 0, "exec",
                          "unknown execution model '" + p.exec_kind +
-                             "' (expected \"ete\" or \"unit\")");
+                             "' (expected \"ete\", \"unit\" or \"vidur\")");
     }
     if (!p.kv_capacity_tokens && p.gpu_mem_gib <= 0)
         throw InputError(file, 0, "gpu_mem_gib",
@@ -207,6 +211,7 @@ json DeviceProfile::toJson() const {
         if (fit_mape_prefill) j["ete"]["mape_prefill_pct"] = *fit_mape_prefill;
         if (fit_mape_decode) j["ete"]["mape_decode_pct"] = *fit_mape_decode;
     }
+    if (exec_kind == "vidur" && vidur) j["vidur"] = vidur->toJson();
     j["provenance"] = provenance;
     return j;
 }

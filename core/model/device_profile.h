@@ -4,11 +4,14 @@
 #include "model/model_config.h"
 
 #include <cstdint>
+#include <memory>
 #include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
 
 namespace kairos {
+
+struct VidurTables; // model/vidur_tables.h
 
 // ETE-batched coefficients, times in seconds (TimeBill's forms, batched as DistServe does):
 //   prefill iteration: a + b * sum(L) + c * sum(L^2)      over the prefill chunks L
@@ -37,8 +40,9 @@ struct DeviceProfile {
     double gpu_mem_gib = 0.0;  // per GPU
     double mem_fraction = 0.9; // vLLM's gpu_memory_utilization
     ModelConfig model;
-    std::string exec_kind = "ete"; // "ete" or "unit"
+    std::string exec_kind = "ete"; // "ete", "unit" or "vidur"
     EteParams ete;
+    std::shared_ptr<const VidurTables> vidur;                // exec "vidur": operator tables
     std::optional<std::int64_t> kv_capacity_tokens;          // explicit, overrides the computed one
     std::string provenance;                                  // how the coefficients were obtained
     std::optional<double> fit_mape_prefill, fit_mape_decode; // in percent

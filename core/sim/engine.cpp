@@ -560,6 +560,9 @@ void Simulator::runIteration() {
         const double h = st(c.id).cached;
         shape.prefill_tokens_sq += h > 0 ? (h + c.tokens) * (h + c.tokens) - h * h
                                          : static_cast<double>(c.tokens) * c.tokens;
+        shape.prefill_chunk_sq += static_cast<double>(c.tokens) * c.tokens;
+        const std::int64_t past = std::int64_t(st(c.id).cached) + st(c.id).prefilled;
+        shape.prefill_kv_r64 += (past + 63) / 64 * 64;
     }
     shape.decode_seqs = static_cast<std::int32_t>(decoders_.size());
     shape.decode_kv_tokens = decode_kv_;
@@ -598,7 +601,7 @@ void Simulator::runIteration() {
         made_room_ || !dec_.preempt.empty() || !dec_.suspend.empty() || !dec_.kill.empty();
     if (chunks_.empty() && lim_.skip_ahead && dec_.hold > 1 && !decoders_.empty() && !freed) {
         if (const auto ramp = model_.decodeRamp(shape.decode_seqs, shape.decode_kv_tokens)) {
-            std::int64_t n = std::min<std::int64_t>(dec_.hold, min_remaining);
+            std::int64_t n = std::min<std::int64_t>({dec_.hold, min_remaining, ramp->exact_for});
             // KV: the largest n whose growth still fits.
             const std::int64_t room = capacity_ - kv_used_;
             if (lim_.block_size <= 1) {

@@ -446,6 +446,12 @@ std::vector<FolderInvocation> folderInvocations(const std::vector<Option>& table
     std::vector<FolderInvocation> out;
     for (const Option& o : table) {
         if (o.role != "folder") continue;
+        // A folder inside --data (derive-profile vidur's --compute and --network default to
+        // DATA/vidur/...): its files are read, and spoiled, through the --data invocation.
+        if (o.name != "--data" && std::any_of(table.begin(), table.end(), [&](const Option& p) {
+                return p.command == o.command && p.name == "--data" && p.role == "folder";
+            }))
+            continue;
         const auto b = bases().find(o.command);
         if (b == bases().end()) continue;
         Option output;
