@@ -113,19 +113,18 @@ double VidurTables::batchMs(std::int64_t tokens, std::int32_t decodes, std::int6
 }
 
 json VidurTables::toJson() const {
-    json j;
-    j["layers"] = layers;
-    j["tensor_parallel"] = tensor_parallel;
-    j["gqa_decode_overhead"] = gqa_decode_overhead;
-    j["gqa_prefill_overhead"] = gqa_prefill_overhead;
-    j["nccl_launch_ms"] = nccl_launch_ms;
-    j["token_step"] = kTokenStep;
-    j["kv_step"] = kKvStep;
-    j["chunk_step"] = chunk_step;
-    j["token_ops_ms"] = token_ops;
+    json j{{"layers", layers},
+           {"tensor_parallel", tensor_parallel},
+           {"gqa_decode_overhead", gqa_decode_overhead},
+           {"gqa_prefill_overhead", gqa_prefill_overhead},
+           {"nccl_launch_ms", nccl_launch_ms},
+           {"token_step", kTokenStep},
+           {"kv_step", kKvStep},
+           {"chunk_step", chunk_step},
+           {"token_ops_ms", token_ops},
+           {"decode_ms", decode},
+           {"prefill_ms", prefill}};
     if (!all_reduce.empty()) j["all_reduce_ms"] = all_reduce;
-    j["decode_ms"] = decode;
-    j["prefill_ms"] = prefill;
     if (!fit_report_json.empty()) j["fit"] = json::parse(fit_report_json);
     return j;
 }
