@@ -290,6 +290,13 @@ nlohmann::json toJson(const std::vector<Claim>& claims) {
              {"baseline_queue_share", jsonNumber(c.baseline_queue_share)},
              {"premises", premisesJson(c)},
              {"missing_data", substitutesJson(c)},
+             {"null_model",
+              c.null_model.empty() ? nlohmann::json(nullptr) : nlohmann::json(c.null_model)},
+             {"null_value", jsonNumber(c.null_value)},
+             {"null_verdict", c.null_model.empty() ? nlohmann::json(nullptr)
+                                                   : nlohmann::json(verdictName(c.null_verdict))},
+             {"paper_value_source",
+              c.paper_value_source.empty() ? "the paper's text" : c.paper_value_source},
              {"rule", c.rule}});
     return a;
 }
@@ -328,6 +335,15 @@ std::string auditText(const std::vector<Claim>& claims) {
                  fmt(p.at_least, 4) + ": " + p.why + ")\n";
         for (const Substitute& x : c.substitutes)
             s += "  missing:  " + x.paper_used + "; measured instead: " + x.measured_instead + "\n";
+        if (!c.null_model.empty())
+            s += "  null:     " + c.null_model + " = " + fmt(c.null_value, 6) +
+                 (c.null_seed_values.size() > 1 ? " (95 % interval " + fmt(c.null_ci_low, 4) +
+                                                      " .. " + fmt(c.null_ci_high, 4) + ")"
+                                                : std::string()) +
+                 ": by the band it " + verdictName(c.null_verdict) + "\n";
+        else if (c.verdict == Verdict::Agrees || c.verdict == Verdict::Disagrees)
+            s += "  null:     (none named)\n";
+        if (!c.paper_value_source.empty()) s += "  source:   " + c.paper_value_source + "\n";
         s += "  setting:  " + c.setting + "\n";
         s += "  band:     " + c.band.text() +
              "; from: " + (origin.empty() ? std::string("(not stated yet)") : origin) + "\n";

@@ -117,9 +117,25 @@ struct Claim {
     Verdict verdict = Verdict::NotComparable;
     std::string rule;       // the verdict rule that decided, in words
     bool ruled_out = false; // not_comparable was set by judge()'s rules (judged again: cleared)
+    // The null model of the row: what a trivial answer (a constant model, FCFS order, no
+    // effect, the paper's own baseline) gives in the same setting, and its value (over
+    // several seeds: their mean, with its interval). A row agrees only where Kairos agrees
+    // and the null model does not (rule 9 of judge()). Empty: none named.
+    std::string null_model;
+    double null_value = std::numeric_limits<double>::quiet_NaN();
+    std::vector<double> null_seed_values;
+    double null_ci_low = std::numeric_limits<double>::quiet_NaN(),
+           null_ci_high = std::numeric_limits<double>::quiet_NaN();
+    Verdict null_verdict = Verdict::NotComparable; // the band's verdict on the null value
+    // Where the paper's figure comes from when it is not the paper's text (the seed file):
+    // e.g. "PAPERS.md's notes (lost in the seed's text conversion)". Such a row is judged
+    // but not tallied (rule 10). Empty: the seed text.
+    std::string paper_value_source;
     int seeds = 1;
     std::vector<double> seed_values; // each seed's kairos_value
-    double ci_low = 0, ci_high = 0;  // 95 % interval of the mean over the seeds (t-based)
+    // 95 % interval of the mean over the seeds: a percentile bootstrap from 10 seeds on,
+    // Student's t below (the row's rule says which).
+    double ci_low = 0, ci_high = 0;
 
     // This claim's figure is numerator / denominator: kairos_value is set to it and both are
     // kept in `compared` for the verdict rules.
@@ -145,11 +161,20 @@ struct Claim {
 //  7. a side claim (a direction: which side of a pivot; or "at least" / "at most" a bound)
 //     over several seeds whose 95 % interval contains the pivot or bound: not comparable
 //     (the seeds do not resolve the side);
-//  8. otherwise the band decides: agrees or disagrees.
+//  8. otherwise the band decides: agrees or disagrees;
+//  9. a row that agrees while its null model's value agrees too (by the same band, over
+//     its own seeds' interval): not comparable (the agreement is no evidence);
+// 10. a paper figure that is not in the paper's text (paper_value_source): not comparable,
+//     the verdict it would have said in the reason (not tallied).
+// Rules 5 and 6 exclude a magnitude, never a direction: where the seeds' interval lies
+// wholly on the other side of no effect (or of the bound) from the paper's figure, the row
+// disagrees whatever the load or the premises.
 void judge(Claim& c);
+// From this many seeds on, the intervals are a bootstrap's (Claim::ci_low).
+constexpr std::size_t kBootstrapSeeds = 10;
 // Claims of one experiment run over several seeds: the same rows in the same order, each
-// one's kairos_value the mean, with its 95 % interval; the first run's words. Throws
-// std::logic_error when the runs' rows differ.
+// one's kairos_value the mean, with its 95 % interval (and its null model's value the same); the
+// first run's words. Throws std::logic_error when the runs' rows differ.
 std::vector<Claim> aggregate(const std::vector<std::vector<Claim>>& runs);
 
 // A headline claim of a paper that no row measures, and why.

@@ -419,6 +419,9 @@ Report reproduceTrail(const Options& opt) {
             "recomputed when memory runs out, so unlimited preemption costs a recompute, not a "
             "stall; " +
             full_card;
+        constexpr const char* kFig5Source =
+            "PAPERS.md's notes (the values of C, 0.8 and 1, are lost in the seed's text "
+            "conversion)";
         const std::string fig5_quote =
             "seeds/002 (Trail), 5.2: \"Figure 5 shows that when [C = 1], Trail exhibits higher "
             "mean latency and TTFT, while [C = 0.8] results in the lowest values ... while "
@@ -433,6 +436,7 @@ Report reproduceTrail(const Options& opt) {
             "the paper's reason for C < 1 is preemption's memory overhead, which costs nothing "
             "where memory never runs short"};
         rep.claims.back().quote = fig5_quote;
+        rep.claims.back().paper_value_source = kFig5Source;
         rep.claims.back().band_origin = "one step of the paper's C grid either side (0.2)";
         rep.claims.back().premises.push_back(memory_binds);
         rep.claims.push_back(makeClaim("trail",
@@ -441,6 +445,7 @@ Report reproduceTrail(const Options& opt) {
                                        1.0, c1.e2el_ms.mean / c08.e2el_ms.mean, "ratio", cset));
         rep.claims.back().band = Band::atLeast();
         rep.claims.back().quote = fig5_quote;
+        rep.claims.back().paper_value_source = kFig5Source;
         rep.claims.back().band_origin = "Kairos's reading of 'higher' (at least 1)";
         rep.claims.back().premises.push_back(memory_binds);
         rep.claims.back().cause = full_card;

@@ -286,6 +286,107 @@ private slots:
         QVERIFY_THROWS_EXCEPTION(std::logic_error, aggregate(odd));
     }
 
+    // Rule 9: an agreement the null model reaches too is no evidence. TimeBill's decode MAPE
+    // 1.69 % (+-0.005): Kairos's 1.692 agrees; a constant model's 1.694 agrees too, so the
+    // row is not counted; at 1.9 % the null model disagrees and the row agrees.
+    void agreementsMustBeatTheNullModel() {
+        Claim c = row(1.69, 1.692, Band::measured(0.005));
+        QCOMPARE(c.verdict, Verdict::Agrees);
+        c.null_model = "a constant time";
+        c.null_value = 1.694;
+        judge(c);
+        QCOMPARE(c.verdict, Verdict::NotComparable);
+        QCOMPARE(c.null_verdict, Verdict::Agrees);
+        QVERIFY(c.rule.find("null model") == 0);
+        QVERIFY(c.not_comparable.find("a constant time") != std::string::npos);
+        c.null_value = 1.9;
+        judge(c);
+        QCOMPARE(c.verdict, Verdict::Agrees);
+        QCOMPARE(c.null_verdict, Verdict::Disagrees);
+        const nlohmann::json j = toJson({c})[0];
+        QCOMPARE(j["null_model"].get<std::string>(), std::string("a constant time"));
+        QCOMPARE(j["null_value"].get<double>(), 1.9);
+        QCOMPARE(j["null_verdict"].get<std::string>(), std::string("disagrees"));
+        QCOMPARE(j["paper_value_source"].get<std::string>(), std::string("the paper's text"));
+        // Over seeds the null's values get their own interval: 1.5, 1.7, 1.9 (mean 1.7,
+        // t interval [1.20, 2.20]) meets 1.69 +- 0.005, so the row is not counted.
+        std::vector<std::vector<Claim>> runs;
+        for (double v : {1.5, 1.7, 1.9}) {
+            Claim r = row(1.69, 1.69, Band::measured(0.005));
+            r.null_model = "a constant time";
+            r.null_value = v;
+            runs.push_back({r});
+        }
+        const Claim a = aggregate(runs)[0];
+        KAIROS_COMPARE_NEAR(a.null_value, 1.7, 1e-12);
+        KAIROS_COMPARE_NEAR(a.null_ci_low, 1.7 - 4.303 * 0.2 / std::sqrt(3.0), 1e-9);
+        QCOMPARE(a.verdict, Verdict::NotComparable);
+        // A side claim's default null is no effect: at the edge it is on no side.
+        const Claim side = row(1.0, 1.2, Band::atLeast());
+        QCOMPARE(side.verdict, Verdict::Agrees);
+        QCOMPARE(side.null_model, std::string("no effect"));
+        QCOMPARE(side.null_verdict, Verdict::Disagrees);
+    }
+
+    // Rules 5 and 6 exclude a magnitude, never a direction: a gain the paper puts above no
+    // effect (1.91 = +191 %, no effect 0) measured wholly below it, with a premise unmet,
+    // disagrees; inside the interval's reach of no effect it stays not comparable.
+    void premisesNeverExcuseADirection() {
+        const Premise room{"the highest gain any order reaches", 0.2, 1.0, "no room"};
+        auto seeds = [&](std::vector<double> v) {
+            std::vector<std::vector<Claim>> runs;
+            for (double x : v) {
+                Claim s = row(191.0, x, Band::measured(0.5, 0));
+                s.premises = {room};
+                runs.push_back({s});
+            }
+            return aggregate(runs)[0];
+        };
+        const Claim wrong = seeds({-40, -44, -48});
+        QCOMPARE(wrong.verdict, Verdict::Disagrees);
+        QVERIFY(wrong.rule.find("direction") == 0);
+        QCOMPARE(seeds({-40, 10, 30}).verdict, Verdict::NotComparable);
+        QCOMPARE(seeds({40, 44, 48}).verdict, Verdict::NotComparable); // right side, premise unmet
+        // The same where the baseline barely queues (rule 5).
+        Claim q = row(2.0, 0.5, Band::measured(0.005, 1));
+        q.load = 0.3;
+        q.baseline_queue_share = 0.01;
+        judge(q);
+        QCOMPARE(q.verdict, Verdict::Disagrees);
+        q.kairos_value = 1.5;
+        judge(q);
+        QCOMPARE(q.verdict, Verdict::NotComparable);
+    }
+
+    // Rule 10: a figure from outside the paper's text is judged but not tallied.
+    void figuresFromElsewhereAreNotTallied() {
+        Claim c = row(0.24, 0.24, Band::measured(0.015));
+        c.paper_value_source = "PAPERS.md's notes";
+        judge(c);
+        QCOMPARE(c.verdict, Verdict::NotComparable);
+        QVERIFY(c.not_comparable.find("PAPERS.md's notes") != std::string::npos);
+        QVERIFY(c.not_comparable.find("agrees (not tallied)") != std::string::npos);
+        QCOMPARE(tally({c}).comparable, 0);
+        QCOMPARE(toJson({c})[0]["paper_value_source"].get<std::string>(),
+                 std::string("PAPERS.md's notes"));
+    }
+
+    // From 10 seeds on the interval is a percentile bootstrap of the mean: it lies within
+    // the seeds' range, holds the mean, and is the same on every run; ten seeds 0..9 give
+    // a narrower interval than Student's t would (mean 4.5, t half-width 2.166).
+    void tenSeedsBootstrap() {
+        std::vector<std::vector<Claim>> runs;
+        for (int v = 0; v < 10; ++v) runs.push_back({row(4.5, double(v), Band::measured(0.05))});
+        const Claim a = aggregate(runs)[0];
+        KAIROS_COMPARE_NEAR(a.kairos_value, 4.5, 1e-12);
+        QVERIFY(a.ci_low < 4.5 && a.ci_high > 4.5);
+        QVERIFY(a.ci_low > 4.5 - 2.166 && a.ci_high < 4.5 + 2.166);
+        QVERIFY(a.ci_low > 2.0 && a.ci_high < 7.0);
+        const Claim b = aggregate(runs)[0];
+        QCOMPARE(b.ci_low, a.ci_low);
+        QCOMPARE(b.ci_high, a.ci_high);
+    }
+
     // The JSON row carries what an audit needs, and --audit prints it.
     void rowsAreAuditable() {
         Claim c = row(1.42, 1.0, Band::relative(0.25));
