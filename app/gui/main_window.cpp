@@ -497,6 +497,15 @@ void MainWindow::setWorkload(std::shared_ptr<const Workload> w, const QString& l
     // Robot plans on TimelyLLM's device, the rest on MC-SF's, until a device is chosen.
     if (device_->followWorkload(*state_->workload()))
         policy_panel_->showDevice(QString::fromStdString(device_->profile().name));
+    // Robot plans with prefix caching (the system TimelyLLM models caches its system
+    // prompt: without it every urgent response pays a 1,300-token prefill), until the user
+    // or --prefix-caching sets it. One run below, not one for the checkbox as well.
+    if (!start_.prefix_caching_given && !policy_panel_->cachingChosen()) {
+        const bool was = restoring_;
+        restoring_ = true;
+        policy_panel_->setPrefixCaching(hasRobotPlans(*state_->workload()));
+        restoring_ = was;
+    }
     resimulate();
 }
 

@@ -50,7 +50,11 @@ struct StartOptions {
     QString compare;             // a policy simulated first and pinned, to compare `policy` against
     bool agent_rows = false;     // timeline rows per agent (robot workloads), else per request
     bool prefix_caching = false; // --prefix-caching on
-    int replicas = 1;            // --replicas
+    // --prefix-caching was given: the window keeps it. Otherwise caching follows the
+    // workload until the user sets it: on for robot plans (the TimelyLLM code's server
+    // caches its 1,300-token system prompt), off for the rest.
+    bool prefix_caching_given = false;
+    int replicas = 1;                               // --replicas
     QString router = QStringLiteral("round_robin"); // --router
     QString db; // the Kairos database of the runs browser (default: the user's)
 };

@@ -76,6 +76,9 @@ public:
     // blocks), the replicas behind a router (1: one engine, the router unused).
     bool prefixCaching() const;
     void setPrefixCaching(bool on);
+    // Whether the user has set Caching (by hand or with a session): the window then no
+    // longer sets it for the workload.
+    bool cachingChosen() const { return caching_chosen_; }
     int replicas() const;
     void setReplicas(int n);
     QString router() const;
@@ -129,6 +132,7 @@ private:
     std::map<QString, views::ParamSlider*> sliders_;
     std::map<std::string, std::pair<views::ParamSlider*, views::ParamSlider*>> tuf_sliders_;
     std::map<std::string, std::pair<double, double>> tuf_initial_; // as the workload has them
+    bool caching_chosen_ = false;
 };
 
 } // namespace kairos::app

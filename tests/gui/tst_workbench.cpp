@@ -1685,17 +1685,30 @@ private slots:
         QVERIFY(shownOn("llama3-8b-rtx4090"));
         QCOMPARE(w.lastResult()->summary.robot.front().cls, std::string("all"));
         QVERIFY(w.lastResult()->summary.robot.front().utilityPercent() > 0);
+        // Caching follows the workload too, until the user sets it: on for robot plans (the
+        // system prompt stays cached, as the TimelyLLM code's server keeps it), off for chat.
+        auto* caching = w.findChild<QCheckBox*>("prefix_caching");
+        QVERIFY(caching && caching->isChecked());
+        QVERIFY(w.lastResult()->log->prefix_caching);
         w.openWorkload(chat);
         QVERIFY(bench.next() > 0);
         QVERIFY(shownOn("llama2-70b-a100x2"));
+        QVERIFY(!caching->isChecked());
+        QVERIFY(!w.lastResult()->log->prefix_caching);
         RunSpec::ExecPart e;
         e.profile = "llama2-70b-h100x2";
         QVERIFY(awaitOk(&w, &app::MainWindow::executionChanged, [&] { w.useExecution(e); }));
+        QVERIFY(bench.next() > 0);
+        caching->click(); // the user's: kept from now on
+        QVERIFY(bench.next() > 0);
+        caching->click();
         QVERIFY(bench.next() > 0);
         w.openWorkload(robot);
         QVERIFY(bench.next() > 0);
         QVERIFY(w.lastResult()->workload->requests.front().agent >= 0);
         QVERIFY(shownOn("llama2-70b-h100x2"));
+        QVERIFY(!caching->isChecked());
+        QVERIFY(!w.lastResult()->log->prefix_caching);
     }
 
     // A request keeps the trace's identity: robot ids (agent x 100000 + index) name it in
