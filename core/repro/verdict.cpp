@@ -120,7 +120,10 @@ int paperSide(const Claim& c, double edge) {
 
 // Kairos's figure wholly on the other side of the edge from the paper's (the seeds'
 // interval; one seed: the value): a direction no setting can excuse.
+// Only where the edge is no effect (a direction's pivot, a gain's no-effect value): below
+// an "at least 8" bound is a smaller effect, not the other direction.
 bool oppositeSide(const Claim& c) {
+    if (c.band.kind != Band::Kind::Direction && c.band.kind != Band::Kind::Measured) return false;
     const double edge = sideEdge(c);
     const int p = paperSide(c, edge);
     if (p == 0) return false;
