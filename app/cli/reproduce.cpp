@@ -143,7 +143,7 @@ void deriveVidur(const DeriveArgs& a) {
     o.model = *knownModel(a.model);
     o.tp = a.tp;
     o.max_request_tokens = a.max_request_tokens;
-    const fit::VidurFit f = fit::fitVidur(o);
+    fit::VidurFit f = fit::fitVidur(o);
     if (f.kv_capacity_tokens <= 0)
         throw std::invalid_argument(
             "--tp: Vidur's memory planner leaves no room for one request of " +
@@ -161,7 +161,7 @@ void deriveVidur(const DeriveArgs& a) {
     p.mem_fraction = 0.9;
     p.model = o.model;
     p.exec_kind = "vidur";
-    p.vidur = std::make_shared<const VidurTables>(f.tables);
+    p.vidur = std::make_shared<const VidurTables>(std::move(f.tables));
     p.kv_capacity_tokens = f.kv_capacity_tokens;
     p.provenance =
         "kairos-cli derive-profile vidur --model " + a.model + " --tp " + std::to_string(a.tp) +

@@ -186,6 +186,22 @@ std::vector<double> tabulate(const Predict& f, const std::vector<std::array<doub
     return v;
 }
 
+// A table of rows x cols from one prediction call over the grid point(r, c).
+template <class Point>
+std::vector<std::vector<double>> tabulateGrid(const Predict& f, std::size_t rows, std::size_t cols,
+                                              Point point) {
+    std::vector<std::array<double, 2>> q;
+    q.reserve(rows * cols);
+    for (std::size_t r = 0; r < rows; ++r)
+        for (std::size_t c = 0; c < cols; ++c) q.push_back(point(r, c));
+    const std::vector<double> v = tabulate(f, q);
+    std::vector<std::vector<double>> out(rows);
+    for (std::size_t r = 0; r < rows; ++r)
+        out[r].assign(v.begin() + std::ptrdiff_t(r * cols),
+                      v.begin() + std::ptrdiff_t((r + 1) * cols));
+    return out;
+}
+
 struct Csv {
     std::string path;
     std::string data;
@@ -242,11 +258,19 @@ VidurFit fitVidur(const VidurFitOptions& o) {
                           c_e = h.column("n_embd"), c_x = h.column("n_expanded_embd"),
                           c_g = h.column("use_gated_mlp"), c_n = h.column("num_tokens"),
                           c_tp = h.column("num_tensor_parallel_workers");
-        std::vector<std::size_t> cols;
+        struct Column {
+            std::string name;
+            std::size_t at;
+            bool zero_if_missing;
+        };
+        std::vector<Column> cols;
         for (const char* op : kOps) {
             token_pts.push_back({op, c.path, 1, {}});
-            const std::string col = std::string("time_stats.") + op + ".median";
-            cols.push_back(h.column(col.c_str()));
+            std::string name = std::string("time_stats.") + op + ".median";
+            const std::size_t at = h.column(name.c_str());
+            cols.push_back({std::move(name), at,
+                            std::any_of(std::begin(kZeroIfMissing), std::end(kZeroIfMissing),
+                                        [&](const char* z) { return std::string(z) == op; })});
         }
         text::forCsvRows(in, c.path, h, 0, [&](const std::vector<std::string_view>& f, long no) {
             auto num = [&](std::size_t col, const char* name) {
@@ -259,13 +283,11 @@ VidurFit fitVidur(const VidurFitOptions& o) {
                 return;
             const double n = double(text::needCount(f[c_n], c.path, no, "num_tokens", 1));
             for (std::size_t i = 0; i < cols.size(); ++i) {
-                const std::string name = std::string("time_stats.") + kOps[i] + ".median";
-                double y = 0;
-                if (!(text::trim(f[cols[i]]).empty() &&
-                      std::any_of(std::begin(kZeroIfMissing), std::end(kZeroIfMissing),
-                                  [&](const char* z) { return std::string(z) == kOps[i]; })))
-                    y = text::needDouble(f[cols[i]], c.path, no, name.c_str());
-                if (y < 0) throw InputError(c.path, no, name, "a time cannot be negative");
+                const Column& col = cols[i];
+                const bool missing = text::trim(f[col.at]).empty() && col.zero_if_missing;
+                const double y =
+                    missing ? 0.0 : text::needDouble(f[col.at], c.path, no, col.name.c_str());
+                if (y < 0) throw InputError(c.path, no, col.name, "a time cannot be negative");
                 token_pts[i].add(n, 0, y);
             }
         });
@@ -348,26 +370,20 @@ VidurFit fitVidur(const VidurFitOptions& o) {
         out.ops.emplace_back();
         t.all_reduce = tabulate(choose(reduce, o, out.ops.back()), tokens);
     }
-    {
-        out.ops.emplace_back();
-        const Predict f = choose(decode, o, out.ops.back());
-        for (int b = 1; b <= o.max_batch; ++b) {
-            std::vector<std::array<double, 2>> q;
-            for (int kv = 0; kv <= o.max_kv; kv += VidurTables::kKvStep)
-                q.push_back({double(b), double(kv)});
-            t.decode.push_back(tabulate(f, q));
-        }
-    }
-    {
-        out.ops.emplace_back();
-        const Predict f = choose(prefill, o, out.ops.back());
-        for (int kv = 0; kv <= o.max_kv; kv += VidurTables::kKvStep) {
-            std::vector<std::array<double, 2>> q;
-            for (int c = t.chunk_step; c <= o.max_chunk; c += t.chunk_step)
-                q.push_back({double(kv), double(c) * c});
-            t.prefill.push_back(tabulate(f, q));
-        }
-    }
+    const auto kv_keys = std::size_t(o.max_kv / VidurTables::kKvStep + 1);
+    out.ops.emplace_back();
+    t.decode = tabulateGrid(
+        choose(decode, o, out.ops.back()), std::size_t(o.max_batch), kv_keys,
+        [](std::size_t b, std::size_t k) {
+            return std::array<double, 2>{double(b + 1), double(k * VidurTables::kKvStep)};
+        });
+    out.ops.emplace_back();
+    t.prefill =
+        tabulateGrid(choose(prefill, o, out.ops.back()), kv_keys,
+                     std::size_t(o.max_chunk / t.chunk_step), [&](std::size_t k, std::size_t j) {
+                         const double c = double((j + 1) * std::size_t(t.chunk_step));
+                         return std::array<double, 2>{double(k * VidurTables::kKvStep), c * c};
+                     });
     nlohmann::json rep = nlohmann::json::array();
     for (const VidurOpFit& f : out.ops) {
         nlohmann::json r{{"op", f.op},

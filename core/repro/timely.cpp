@@ -281,11 +281,12 @@ Report reproduceTimely(const Options& opt) {
         return res[b.main + k * pols.size() + static_cast<std::size_t>(i)].summary;
     };
     // Figure 7's curves: mean utility per task at each batch size, TimelyLLM and vLLM.
-    auto fig7At = [&](const Block& b, std::size_t i, bool timely) {
-        return meanUtility(res[b.fig7 + 3 * i + (timely ? 0 : 1)].summary, "all");
+    // Figure 7's run k (0 TimelyLLM, 1 vLLM, 2 segmented FCFS) at the i-th batch size.
+    auto fig7Run = [&](const Block& b, std::size_t i, std::size_t k) {
+        return meanUtility(res[b.fig7 + 3 * i + k].summary, "all");
     };
-    auto fig7SegAt = [&](const Block& b, std::size_t i) {
-        return meanUtility(res[b.fig7 + 3 * i + 2].summary, "all");
+    auto fig7At = [&](const Block& b, std::size_t i, bool timely) {
+        return fig7Run(b, i, timely ? 0 : 1);
     };
     struct Peaks {
         double best_t = -INFINITY, best_v = -INFINITY;
@@ -606,7 +607,7 @@ Report reproduceTimely(const Options& opt) {
         {
             int seg_above = 0;
             for (std::size_t i = 0; i < batches.size(); ++i)
-                seg_above += fig7SegAt(full, i) > fig7At(full, i, false);
+                seg_above += fig7Run(full, i, 2) > fig7Run(full, i, 1);
             all.null_model = "segmented FCFS in TimelyLLM's place (any segmented order against "
                              "whole plans)";
             all.null_value = double(seg_above) / double(batches.size());

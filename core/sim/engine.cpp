@@ -1,5 +1,6 @@
 #include "sim/engine.h"
 
+#include "model/vidur_tables.h"
 #include "util/huge_pages.h"
 
 #include <algorithm>
@@ -561,8 +562,9 @@ void Simulator::runIteration() {
         shape.prefill_tokens_sq += h > 0 ? (h + c.tokens) * (h + c.tokens) - h * h
                                          : static_cast<double>(c.tokens) * c.tokens;
         shape.prefill_chunk_sq += static_cast<double>(c.tokens) * c.tokens;
+        constexpr std::int64_t r = VidurTables::kKvStep;
         const std::int64_t past = std::int64_t(st(c.id).cached) + st(c.id).prefilled;
-        shape.prefill_kv_r64 += (past + 63) / 64 * 64;
+        shape.prefill_kv_r64 += (past + r - 1) / r * r;
     }
     shape.decode_seqs = static_cast<std::int32_t>(decoders_.size());
     shape.decode_kv_tokens = decode_kv_;

@@ -350,6 +350,19 @@ private slots:
         }
     }
 
+    // MC-SF's setting in Vidur's profiles, derived once for the tests that read it.
+    static fit::VidurFitOptions vidurOptions() {
+        fit::VidurFitOptions o;
+        o.compute_dir = test::dataPath("vidur/a100/Llama-2-70b-hf");
+        o.network_dir = test::dataPath("vidur/network/a100_dgx");
+        o.model = *knownModel("llama2-70b");
+        return o;
+    }
+    static const fit::VidurFit& vidurFit() {
+        static const fit::VidurFit f = fit::fitVidur(vidurOptions());
+        return f;
+    }
+
     // From Vidur's own profiles of MC-SF's setting (Llama2-70B, TP 2, A100): every
     // operator's kept predictor misses its held-out rows by under 5 %; the tables give back
     // the measured attention medians; the KV cache is Vidur's planner's by hand: 80 GiB x 0.9
@@ -357,11 +370,8 @@ private slots:
     // 8,858,370,048 B; one request of 4,096 tokens holds 2 x 2 x 128 x 4 x 4,096 x 80 =
     // 671,088,640 B: 13 requests, 53,248 tokens.
     void vidurFromTheProfiles() {
-        fit::VidurFitOptions o;
-        o.compute_dir = test::dataPath("vidur/a100/Llama-2-70b-hf");
-        o.network_dir = test::dataPath("vidur/network/a100_dgx");
-        o.model = *knownModel("llama2-70b");
-        const fit::VidurFit f = fit::fitVidur(o);
+        const fit::VidurFitOptions o = vidurOptions();
+        const fit::VidurFit& f = vidurFit();
         QCOMPARE(f.ops.size(), std::size_t(12));
         for (const auto& op : f.ops) {
             const double kept = op.chosen == "xgboost" ? op.xgb_mape : op.interp_mape;
@@ -417,11 +427,7 @@ private slots:
     void shippedVidurProfileIsTheDerivation() {
         const DeviceProfile p = DeviceProfile::load(
             std::string(KAIROS_SOURCE_DIR) + "/resources/profiles/llama2-70b-tp2-vidur.json");
-        fit::VidurFitOptions o;
-        o.compute_dir = test::dataPath("vidur/a100/Llama-2-70b-hf");
-        o.network_dir = test::dataPath("vidur/network/a100_dgx");
-        o.model = *knownModel("llama2-70b");
-        const fit::VidurFit f = fit::fitVidur(o);
+        const fit::VidurFit& f = vidurFit();
         QVERIFY(p.vidur);
         QCOMPARE(p.kvCapacityTokens(), f.kv_capacity_tokens);
         QVERIFY(p.vidur->decode == f.tables.decode);
