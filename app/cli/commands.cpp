@@ -142,6 +142,7 @@ RunSpec specFromArgs(const SimulateArgs& a) {
     s.limits.max_num_seqs = a.max_num_seqs;
     s.limits.max_num_batched_tokens = a.max_num_batched_tokens;
     s.limits.chunked_prefill = a.chunked;
+    engineRulesFromName(a.engine_rules, s.limits.rules); // checked by the option
     s.limits.skip_ahead = !a.no_skip;
     s.fleet.replicas = a.replicas;
     s.fleet.router = a.router;
@@ -200,6 +201,7 @@ std::string cliField(const std::string& key) {
         {"limits.kv_capacity_tokens", "--kv-capacity"},
         {"limits.block_size", "--block-size"},
         {"limits.prefix_caching", "--prefix-caching"},
+        {"limits.rules", "--engine-rules"},
         {"fleet.replicas", "--replicas"},
         {"fleet.router", "--router"},
         {"limits.max_num_seqs", "--max-num-seqs"},
@@ -316,6 +318,7 @@ RunOutputs runSimulate(const SimulateArgs& a, OutputBatch& outputs) {
         j["workload_file"] = spec.workload.path;
         j["spec"] = spec.toJson();
         j["limits"] = lim;
+        if (lim.rules != EngineRules::Kairos) j["limits"]["rules"] = engineRulesName(lim.rules);
         const std::string text = j.dump(2) + "\n";
         outputs.add(a.json_out, [&](std::ostream& out) { out << text; });
     }
@@ -347,6 +350,8 @@ RunOutputs runSimulate(const SimulateArgs& a, OutputBatch& outputs) {
                 {"chunked prefill", lim.chunked_prefill ? "yes" : "no"},
                 {"prefix caching", lim.prefix_caching ? "on" : "off"},
                 {"workload file", spec.workload.path}};
+    if (lim.rules != EngineRules::Kairos)
+        o.config.push_back({"engine rules", engineRulesName(lim.rules)});
     if (live)
         for (auto& kv : live->config()) o.config.push_back(kv);
     o.workload = prep.workload;
@@ -409,6 +414,13 @@ void addSharedRunOptions(CLI::App* c, SimulateArgs& a) {
         ->capture_default_str()
         ->check(number(domains::kMaxBatchedTokens));
     c->add_flag("--chunked-prefill", a.chunked, "Mix prefill chunks into decode iterations");
+    c->add_option("--engine-rules", a.engine_rules,
+                  "Whose rules the engine follows where engines differ (kairos|vllm-v0): "
+                  "vllm-v0 is vLLM 0.4-0.5's scheduler and block manager v1 as their code runs "
+                  "(with chunked prefill: admission within the iteration's token budget, the "
+                  "running requests served in arrival order; one free block per check)")
+        ->capture_default_str()
+        ->check(CLI::IsMember({"kairos", "vllm-v0"}));
     c->add_option("--budget", a.budget, "Time budget (s) for every request without one (TimeBill)")
         ->check(number(domains::kBudget));
     c->add_option("--quality", a.quality,

@@ -114,7 +114,8 @@ struct SimulateArgs {
     std::string quality;
     // 0: not given (1 token, or 16 with prefix caching on)
     int block_size = 0, max_num_seqs = 256, max_num_batched_tokens = 8192;
-    std::string prefix_caching = "off"; // on|off
+    std::string prefix_caching = "off";  // on|off
+    std::string engine_rules = "kairos"; // kairos|vllm-v0 (EngineRules)
     int replicas = 1;
     std::string router = "round_robin";
     bool chunked = false, no_skip = false, tokens = false, quiet = false;

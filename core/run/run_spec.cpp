@@ -359,6 +359,7 @@ json RunSpec::toJson() const {
     // Written only when on, so that specs saved before it read and compare as before.
     if (record.explain) j["record"] = {{"explain", true}};
     if (limits.prefix_caching) j["limits"]["prefix_caching"] = true;
+    if (limits.rules != EngineRules::Kairos) j["limits"]["rules"] = engineRulesName(limits.rules);
     if (fleet.replicas != 1 || fleet.router != "round_robin")
         j["fleet"] = {{"replicas", fleet.replicas}, {"router", fleet.router}};
     for (const auto& [cls, t] : workload.tuf)
@@ -448,6 +449,9 @@ RunSpec RunSpec::fromJson(const json& j, const std::string& where) {
         s.limits.chunked_prefill = r.flag("chunked_prefill", false);
         s.limits.skip_ahead = r.flag("skip_ahead", true);
         s.limits.prefix_caching = r.flag("prefix_caching", false);
+        const std::string rules = r.text("rules", "kairos");
+        if (!engineRulesFromName(rules, s.limits.rules))
+            r.fail("rules", "must be kairos or vllm-v0, not '" + rules + "'");
         r.finish();
     }
     {

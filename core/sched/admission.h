@@ -3,10 +3,14 @@
 // the KV it reserves (prompt, tokens to recompute, one slot) must leave a watermark of
 // the capacity free, the running count must stay under max_num_seqs, and without
 // chunked prefill one prefill batch stays under max_num_batched_tokens (its first
-// request is always allowed, so long prompts are not starved).
+// request is always allowed, so long prompts are not starved). Under vLLM v0's rules with
+// chunked prefill (EngineRules::VllmV0) a request is admitted only while the iteration's
+// token budget has room after the running requests' decodes and prefill chunks, as
+// _schedule_prefills does: its first chunk is what is left.
 #include "sched/scheduler.h"
 
 #include <cstdint>
+#include <limits>
 
 namespace kairos {
 
@@ -51,6 +55,9 @@ public:
     std::int64_t lastFree() const { return last_free_; }
     std::int64_t lastSeats() const { return last_seats_; }
     std::int64_t limit() const { return capacity_after_watermark_; }
+    // VllmV0 with chunked prefill: the tokens of this iteration's budget still free (the
+    // running requests' share taken first); otherwise unbounded.
+    std::int64_t tokensLeft() const { return tokens_left_; }
 
 private:
     const EngineView& view_;
@@ -58,6 +65,7 @@ private:
     std::int64_t free_;
     std::int64_t seats_;
     std::int64_t batch_tokens_ = 0;
+    std::int64_t tokens_left_ = std::numeric_limits<std::int64_t>::max();
     bool shared_credit_;
     std::int64_t last_need_ = 0, last_free_ = 0, last_seats_ = 0;
 };

@@ -11,6 +11,40 @@
 
 namespace kairos {
 
+// The engine's own rules under vLLM v0's (EngineRules::VllmV0), registered as the program
+// starts: its overflow check asks for one free block more when the last request it checks
+// grows into none (`check`: that block, 0 when it grows).
+namespace rules {
+namespace {
+bool overflowV0(const double* x) {
+    return x[0] + x[1] + x[4] > x[2];
+}
+} // namespace
+const RuleId kV0OverflowLatest = registerRule(
+    {"overflow.latest.vllm_v0",
+     "overflow (vLLM v0): used + growth + check > M, the latest "
+     "arrival preempted",
+     RuleVars{"used", "growth", "M", "arrival", "check"},
+     "the next iteration's KV growth, and the free block vLLM's can_append_slots asks of the "
+     "last request it checks, do not fit; the most recently arrived running request is "
+     "preempted (it will recompute)",
+     true, overflowV0});
+const RuleId kV0OverflowRank = registerRule(
+    {"overflow.rank.vllm_v0",
+     "overflow (vLLM v0): used + growth + check > M, the worst-ranked "
+     "preempted",
+     RuleVars{"used", "growth", "M", "key", "check"},
+     "the next iteration's KV growth, and the free block vLLM's can_append_slots asks of the "
+     "last request it checks, do not fit; the policy gives up the request it ranks last",
+     true, overflowV0});
+const RuleId kV0CannotGrow = registerRule(
+    {"cannot_grow.vllm_v0", "cannot_grow (vLLM v0): alone, used + growth + check > M",
+     RuleVars{"used", "growth", "M", "check"},
+     "the only request in the engine cannot pass vLLM's check for its next token (vLLM "
+     "would preempt it and admit it again forever): it is killed",
+     true, [](const double* x) { return x[0] + x[1] + x[3] > x[2]; }});
+} // namespace rules
+
 namespace {
 constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr std::size_t kMaxWarnings = 50;
@@ -313,6 +347,7 @@ void Simulator::doAdmit(ReqId id) {
         return;
     }
     removeWaiting(id);
+    if (!admit_step_.empty()) admit_step_[static_cast<std::size_t>(id)] = steps_;
     const bool first = !s.admitted;
     s.admitted = true;
     log(now_, id, first ? Ev::Admit : Ev::Resume, s.generated);
@@ -468,6 +503,32 @@ void Simulator::compose() {
         min_remaining_ = std::min(min_remaining_, s.remaining());
         growth1_ += kvCost(s.kv + 1) - s.alloc; // growth(1), term by term
     }
+    check_block_ = 0;
+    if (lim_.rules == EngineRules::VllmV0 && lim_.block_size > 1) {
+        // vLLM checks each request of the iteration in turn for one free block and takes a
+        // block for those that grow into one: all pass iff the free blocks cover the growth
+        // and, when the last one checked grows into none, one block more.
+        ReqId last = -1;
+        if (lim_.chunked_prefill) {
+            if (!by_arrival_.empty()) last = by_arrival_.back();
+        } else if (!decoders_.empty()) {
+            last = lastByArrival(decoders_);
+        }
+        if (last >= 0) {
+            const ReqState& s = st(last);
+            const bool grows = !s.needsPrefill() && kvCost(s.kv + 1) > s.alloc;
+            if (!grows) check_block_ = lim_.block_size;
+        }
+    }
+}
+
+ReqId Simulator::lastByArrival(const std::vector<ReqId>& ids) const {
+    ReqId last = -1;
+    for (ReqId id : ids)
+        if (last < 0 || st(id).req->arrival > st(last).req->arrival ||
+            (st(id).req->arrival == st(last).req->arrival && id > last))
+            last = id;
+    return last;
 }
 
 void Simulator::composeBatch() {
@@ -487,6 +548,39 @@ void Simulator::composeBatch() {
         } else {
             decoders_ = running_;
         }
+        return;
+    }
+    if (lim_.rules == EngineRules::VllmV0) {
+        // vLLM v0 (_schedule_running, chunked): the running requests in arrival order take
+        // the budget, a decode one token, a prefill the rest of its prompt or what is left;
+        // the first that gets nothing ends the iteration's batch (those after it wait).
+        // Those admitted at this step are vLLM's new prefills (_schedule_prefills), after
+        // the running ones, in the order the policy admitted them; the running ones are
+        // sorted by arrival (a stable sort, as Python's: ties keep the running order).
+        by_arrival_ = running_;
+        const auto fresh = [&](ReqId id) {
+            return admit_step_[static_cast<std::size_t>(id)] == steps_;
+        };
+        const auto old_end = std::stable_partition(by_arrival_.begin(), by_arrival_.end(),
+                                                   [&](ReqId id) { return !fresh(id); });
+        std::stable_sort(by_arrival_.begin(), old_end,
+                         [&](ReqId a, ReqId b) { return st(a).req->arrival < st(b).req->arrival; });
+        std::int64_t left = lim_.max_num_batched_tokens;
+        std::size_t in = 0;
+        for (; in < by_arrival_.size() && left > 0; ++in) {
+            const ReqId id = by_arrival_[in];
+            const ReqState& s = st(id);
+            if (!s.needsPrefill()) {
+                decoders_.push_back(id);
+                --left;
+                continue;
+            }
+            const auto take = static_cast<std::int32_t>(
+                std::min<std::int64_t>(left, s.prefill_target - s.prefilled));
+            chunks_.push_back({id, take});
+            left -= take;
+        }
+        by_arrival_.resize(in); // those in the batch, in the order vLLM checks them
         return;
     }
     std::int64_t budget = lim_.max_num_batched_tokens;
@@ -517,13 +611,13 @@ std::int64_t Simulator::growth(std::int64_t iterations) const {
 bool Simulator::makeRoom() {
     compose();
     made_room_ = false;
-    while (!running_.empty() && kv_used_ + growth1_ > capacity_) {
+    while (!running_.empty() && kv_used_ + growth1_ + check_block_ > capacity_) {
         made_room_ = true;
         const ReqId victim = sched_.overflowVictim(*this);
         const Phase ph = st(victim).phase;
         if (explain_ && (ph == Phase::Suspended || ph == Phase::Running)) {
             const bool dies = ph == Phase::Running && running_.size() == 1 && suspended_.empty();
-            const RuleId rule = dies ? RuleId::CannotGrow : sched_.overflowRule();
+            RuleId rule = dies ? RuleId::CannotGrow : sched_.overflowRule();
             std::array<double, kReasonNumbers> x{double(kv_used_), double(growth1_),
                                                  double(capacity_)};
             if (rule == RuleId::RankOverflow) {
@@ -532,6 +626,13 @@ bool Simulator::makeRoom() {
                 x[3] = in.key;
             } else if (rule == RuleId::EngineOverflow) {
                 x[3] = st(victim).req->arrival;
+            }
+            if (lim_.rules == EngineRules::VllmV0) {
+                x[rule == RuleId::CannotGrow ? 3 : 4] = double(check_block_);
+                rule = rule == RuleId::CannotGrow       ? rules::kV0CannotGrow
+                       : rule == RuleId::RankOverflow   ? rules::kV0OverflowRank
+                       : rule == RuleId::EngineOverflow ? rules::kV0OverflowLatest
+                                                        : rule;
             }
             recordEngine(dies ? Act::Kill : Act::Preempt, victim, rule, x);
         }
@@ -605,7 +706,11 @@ void Simulator::runIteration() {
         if (const auto ramp = model_.decodeRamp(shape.decode_seqs, shape.decode_kv_tokens)) {
             std::int64_t n = std::min<std::int64_t>({dec_.hold, min_remaining, ramp->exact_for});
             // KV: the largest n whose growth still fits.
-            const std::int64_t room = capacity_ - kv_used_;
+            // (VllmV0: less the block vLLM's check asks for at every step of the stretch,
+            // so that a stretch never runs past where stepping would preempt.)
+            const std::int64_t room =
+                capacity_ - kv_used_ -
+                (lim_.rules == EngineRules::VllmV0 && lim_.block_size > 1 ? lim_.block_size : 0);
             if (lim_.block_size <= 1) {
                 n = std::min<std::int64_t>(n, room / static_cast<std::int64_t>(decoders_.size()));
             } else if (growth(n) > room) {
@@ -739,6 +844,7 @@ void Simulator::start() {
         adviseHugePages(log_.iter_digest.decode_ends);
     }
     sched_.reset(w_);
+    if (lim_.vllmV0Chunked()) admit_step_.assign(w_.requests.size(), ~std::uint32_t{0});
     if (explain_) {
         log_.explain.on = true;
         log_.explain.key_name = sched_.keyName();

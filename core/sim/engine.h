@@ -43,6 +43,13 @@
 
 namespace kairos {
 
+// The engine's rules under vLLM v0's (model/explain.h; the others are RuleId's own).
+namespace rules {
+extern const RuleId kV0OverflowLatest;
+extern const RuleId kV0OverflowRank;
+extern const RuleId kV0CannotGrow;
+} // namespace rules
+
 // What runs the iterations of a live run: a real model on the wall clock (gpu/). The
 // engine is the same for simulation and live runs, so both take the same scheduling
 // decisions through the same code and write the same RunLog; with a backend, each
@@ -178,6 +185,7 @@ private:
     };
 
     ReqState& st(ReqId id) { return st_[static_cast<std::size_t>(id)]; }
+    const ReqState& st(ReqId id) const { return st_[static_cast<std::size_t>(id)]; }
     void log(double t, ReqId id, Ev ev, std::int32_t value) {
         log_.events.push_back({t, id, ev, value});
     }
@@ -204,6 +212,7 @@ private:
     // The next iteration's batch (chunks_, decoders_) and the decoders' sums.
     void compose();
     void composeBatch();
+    ReqId lastByArrival(const std::vector<ReqId>& ids) const; // -1 when empty
     std::int64_t growth(std::int64_t iterations) const;
     bool makeRoom();
     void runIteration();
@@ -237,6 +246,13 @@ private:
     // million tokens in 1.1 million stretches.
     std::int64_t decode_kv_ = 0, growth1_ = 0;
     std::int32_t min_remaining_ = 0;
+    // EngineRules::VllmV0: a block that must be free beyond growth1_ (the last request
+    // vLLM checks grows into no new block, yet can_append_slots asks for one free); else 0.
+    std::int64_t check_block_ = 0;
+    std::vector<ReqId> by_arrival_; // VllmV0 with chunked prefill: the batch, in vLLM's order
+    // VllmV0: the step (steps_) at which each request was last admitted; those admitted
+    // at this step are vLLM's new prefills, scheduled after the running requests.
+    std::vector<std::uint32_t> admit_step_;
     // Running requests in their prefill (runningPrefill(), asked before every decision).
     std::int64_t prefilling_ = 0;
     std::vector<ReqId> finished_now_;

@@ -327,12 +327,13 @@ RunRecord makeRunRecord(const Workload& w, const std::string& source, const RunL
     rec.policy = log.policy;
     rec.params_json = params.dump();
     rec.exec_model = log.exec_model;
-    rec.limits_json = nlohmann::json{{"kv_capacity_tokens", limits.kv_capacity_tokens},
-                                     {"block_size", limits.block_size},
-                                     {"max_num_seqs", limits.max_num_seqs},
-                                     {"max_num_batched_tokens", limits.max_num_batched_tokens},
-                                     {"chunked_prefill", limits.chunked_prefill}}
-                          .dump();
+    nlohmann::json lj{{"kv_capacity_tokens", limits.kv_capacity_tokens},
+                      {"block_size", limits.block_size},
+                      {"max_num_seqs", limits.max_num_seqs},
+                      {"max_num_batched_tokens", limits.max_num_batched_tokens},
+                      {"chunked_prefill", limits.chunked_prefill}};
+    if (limits.rules != EngineRules::Kairos) lj["rules"] = engineRulesName(limits.rules);
+    rec.limits_json = lj.dump();
     rec.label = label;
     rec.summary = &summary;
     rec.per_request = perRequest(log);

@@ -111,6 +111,12 @@ inline Case makeCase(std::uint64_t seed) {
         }
         label << " prefix-caching groups=" << groups;
     }
+    // vLLM v0's engine rules on a quarter of the cases (drawn after the rest, so that the
+    // other cases stay as they were).
+    if (rng.bernoulli(0.25)) {
+        c.lim.rules = EngineRules::VllmV0;
+        label << " rules=vllm-v0";
+    }
     for (const auto& r : c.w.requests)
         c.largest_need = std::max<std::int64_t>(c.largest_need, std::int64_t(r.prompt_tokens) +
                                                                     r.output_tokens + 1);

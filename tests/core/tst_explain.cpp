@@ -138,7 +138,8 @@ QString checkReasons(const RunLog& log, const PolicyConfig& pc, std::int64_t cap
         if (r.act == Act::Kill) {
             const auto cause = static_cast<KillCause>(r.value);
             const bool ok = (r.rule == rules::kNeverFits && cause == KillCause::NeverFits) ||
-                            (r.rule == RuleId::CannotGrow && cause == KillCause::CannotGrow) ||
+                            ((r.rule == RuleId::CannotGrow || r.rule == rules::kV0CannotGrow) &&
+                             cause == KillCause::CannotGrow) ||
                             (r.rule == rules::kTimeBillKill && cause == KillCause::Deadline) ||
                             (r.rule == rules::kTimeBillSkip && cause == KillCause::SkipNext) ||
                             (r.rule == rules::kCodeShed && cause == KillCause::Shed);
@@ -785,7 +786,9 @@ private slots:
             QVERIFY(ruleFromCode(r.code, &back));
             QCOMPARE(back, id);
             QVERIFY(r.holds != nullptr);
-            QCOMPARE(r.engine, id > RuleId::Unexplained && id < RuleId::FirstRegistered);
+            const bool v0 = id == rules::kV0OverflowLatest || id == rules::kV0OverflowRank ||
+                            id == rules::kV0CannotGrow; // the engine's under vLLM v0's rules
+            QCOMPARE(r.engine, (id > RuleId::Unexplained && id < RuleId::FirstRegistered) || v0);
             QVERIFY2(id == RuleId::Unexplained || ruleVarCount(id) >= 1, r.code);
         }
         QCOMPARE(std::string(ruleOf(rules::kSprptSuspend).code), std::string("sprpt_lp.suspend"));

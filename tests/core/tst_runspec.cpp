@@ -78,6 +78,7 @@ RunSpec randomSpec(Rng& rng) {
     if (rng.bernoulli(0.3)) s.summary.goodput.push_back("tpot:100");
     if (rng.bernoulli(0.5)) s.summary.percentiles = {50, 95, 99.9};
     if (rng.bernoulli(0.3)) s.summary.quality = "0:1,0.5:0.8,1:0";
+    if (rng.bernoulli(0.3)) s.limits.rules = EngineRules::VllmV0;
     return s;
 }
 
@@ -388,6 +389,13 @@ private slots:
         });
         QVERIFY2(e.find("g.toml:4") != std::string::npos &&
                      e.find("limits.max_num_seqs") != std::string::npos,
+                 e.c_str());
+        e = errorOf([&] {
+            RunSpec::fromToml("[workload]\npath = 'x'\n[limits]\nrules = 'vllm-v9'\n", "r.toml");
+        });
+        QVERIFY2(e.find("r.toml:4") != std::string::npos &&
+                     e.find("limits.rules") != std::string::npos &&
+                     e.find("kairos or vllm-v0") != std::string::npos,
                  e.c_str());
         e = errorOf([&] {
             RunSpec::fromToml(

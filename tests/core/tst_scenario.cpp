@@ -3,6 +3,7 @@
 #include "export/runlog_jsonl.h"
 #include "metrics/request_metrics.h"
 #include "metrics/summary.h"
+#include "sched/admission.h"
 #include "sched/fcfs.h"
 #include "sim/engine.h"
 #include "test_util.h"
@@ -23,6 +24,27 @@ struct Ev3 {
     Ev ev;
     int v;
 };
+
+// Admits nothing until two requests wait, then both, the later arrival first, within the
+// engine's admission rules (AdmissionBudget): an older request behind a younger one.
+class YoungerFirst final : public Scheduler {
+public:
+    std::string name() const override { return "younger-first"; }
+    void schedule(const EngineView& v, Decision& out) override {
+        if (v.waiting().size() < 2) return;
+        std::vector<ReqId> ids;
+        for (ReqId id : v.waiting()) ids.insert(ids.begin(), id);
+        AdmissionBudget b(v, 0.0);
+        for (ReqId id : ids)
+            if (b.take(v.state(id)) == AdmissionBudget::Verdict::Ok) out.admit.push_back(id);
+    }
+};
+
+double admitTime(const RunLog& log, ReqId id) {
+    for (const Event& e : log.events)
+        if (e.req == id && e.ev == Ev::Admit) return e.t;
+    return -1;
+}
 
 void compareEvents(const RunLog& log, const std::vector<Ev3>& want) {
     QCOMPARE(log.events.size(), want.size());
@@ -173,6 +195,98 @@ private slots:
             QCOMPARE(seen[0], (std::vector<double>{1, 2, 3, 4}));
             QCOMPARE(seen[1], (std::vector<double>{1, 2, 5, 6}));
         }
+    }
+
+    // vLLM v0's rules (EngineRules::VllmV0), chunked prefill, 8 tokens per iteration, unit
+    // model: three requests at t = 0, 6 prompt tokens and 2 output tokens each.
+    //   t=0: R0 takes 6 of the budget, R1 the 2 left; R2 finds none: vLLM does not admit it
+    //        (Kairos's rules admit it; its prefill waits for budget all the same).
+    //   t=1: R0 decodes (1), R1's prefill takes its last 4, R2 is admitted with the 3 left.
+    //   t=2: R1 decodes, R2 its last 3.  Token times are the same under both rules.
+    void vllmV0AdmitsWithinTheTokenBudget() {
+        for (const EngineRules rules : {EngineRules::VllmV0, EngineRules::Kairos}) {
+            Workload w;
+            w.requests = {req(0, 6, 2), req(0, 6, 2), req(0, 6, 2)};
+            UnitModel model;
+            FcfsScheduler fcfs(FcfsOptions{0.0});
+            EngineLimits lim;
+            lim.kv_capacity_tokens = 1000;
+            lim.chunked_prefill = true;
+            lim.max_num_batched_tokens = 8;
+            lim.rules = rules;
+            const RunLog log = simulate(w, model, fcfs, lim);
+            QCOMPARE(admitTime(log, 0), 0.0);
+            QCOMPARE(admitTime(log, 1), 0.0);
+            QCOMPARE(admitTime(log, 2), rules == EngineRules::VllmV0 ? 1.0 : 0.0);
+            QCOMPARE(tokenTimes(log, 0), (std::vector<double>{1, 2}));
+            QCOMPARE(tokenTimes(log, 1), (std::vector<double>{2, 3}));
+            QCOMPARE(tokenTimes(log, 2), (std::vector<double>{3, 4}));
+        }
+    }
+
+    // vLLM v0 serves the running requests in arrival order within the token budget, so a
+    // decode waits behind an older request's prefill (4 tokens per iteration, unit model).
+    // R0 (t=0, 8 -> 2) and R1 (t=0.5, 1 -> 3), admitted at 0.5 younger first:
+    //   t=0.5: new prefills in admission order: R1 its 1 token, R0 3.  R1's first token 1.5.
+    //   t=1.5: R0 (older) takes 4 of its 5 left: nothing is left for R1's decode (vLLM:
+    //          num_running_tokens == 0, break).  Kairos's rules run R1's decode first.
+    //   t=2.5: R0 its last 1, R1 decodes.  t=3.5: both decode.
+    void vllmV0DecodesWaitBehindAnOlderPrefill() {
+        for (const bool skip : {true, false})
+            for (const EngineRules rules : {EngineRules::VllmV0, EngineRules::Kairos}) {
+                Workload w;
+                w.requests = {req(0, 8, 2), req(0.5, 1, 3)};
+                UnitModel model;
+                YoungerFirst sched;
+                EngineLimits lim;
+                lim.kv_capacity_tokens = 1000;
+                lim.chunked_prefill = true;
+                lim.max_num_batched_tokens = 4;
+                lim.skip_ahead = skip;
+                lim.rules = rules;
+                const RunLog log = simulate(w, model, sched, lim);
+                QCOMPARE(admitTime(log, 0), 0.5);
+                QCOMPARE(admitTime(log, 1), 0.5);
+                if (rules == EngineRules::VllmV0) {
+                    QCOMPARE(tokenTimes(log, 0), (std::vector<double>{3.5, 4.5}));
+                    QCOMPARE(tokenTimes(log, 1), (std::vector<double>{1.5, 3.5, 4.5}));
+                } else { // t=1.5: R1 decodes, R0 takes 3; t=2.5: R1, R0 its last 2
+                    QCOMPARE(tokenTimes(log, 0), (std::vector<double>{3.5, 4.5}));
+                    QCOMPARE(tokenTimes(log, 1), (std::vector<double>{1.5, 2.5, 3.5}));
+                }
+            }
+    }
+
+    // vLLM v0's block manager checks each request of an iteration for one free block
+    // (can_append_slots), even one that grows into none. Blocks of 4, 8 tokens of KV, one
+    // request of 3 prompt and 3 output tokens, alone:
+    //   t=0: admitted with 4 tokens (one block); prefill -> kv 4 at t=1.
+    //   t=1: its decode grows into the second block (4 <= 4 free): kv 5 at t=2.
+    //   t=2: its decode fits its blocks, but no block is free: vLLM preempts it and would
+    //        admit it again forever; Kairos kills it (cannot_grow). Kairos's rules finish it.
+    void vllmV0NeedsAFreeBlockPerCheck() {
+        for (const bool skip : {true, false})
+            for (const EngineRules rules : {EngineRules::VllmV0, EngineRules::Kairos}) {
+                Workload w;
+                w.requests = {req(0, 3, 3)};
+                UnitModel model;
+                FcfsScheduler fcfs(FcfsOptions{0.0});
+                EngineLimits lim;
+                lim.kv_capacity_tokens = 8;
+                lim.block_size = 4;
+                lim.skip_ahead = skip;
+                lim.rules = rules;
+                const RunLog log = simulate(w, model, fcfs, lim);
+                const auto m = perRequest(log);
+                if (rules == EngineRules::VllmV0) {
+                    QVERIFY(m[0].killed);
+                    QCOMPARE(m[0].kill_cause, KillCause::CannotGrow);
+                    QCOMPARE(tokenTimes(log, 0), (std::vector<double>{1, 2}));
+                } else {
+                    QVERIFY(m[0].finished);
+                    QCOMPARE(tokenTimes(log, 0), (std::vector<double>{1, 2, 3}));
+                }
+            }
     }
 
     // A request that cannot fit even alone is killed, not looped on forever.

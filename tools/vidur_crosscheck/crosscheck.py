@@ -153,6 +153,8 @@ def main():
     ap.add_argument("--trace", default=os.path.join(ROOT, "../shared/data/AzureLLMInferenceTrace_conv_2023.csv"))
     ap.add_argument("--limit", type=int, default=1000)
     ap.add_argument("--rate-scale", type=float, default=0.25)
+    ap.add_argument("--engine-rules", default="kairos", choices=["kairos", "vllm-v0"],
+                    help="the rules Kairos's engine follows (simulate --engine-rules)")
     a = ap.parse_args()
     prof = json.load(open(a.profile))
     load_tables(prof)
@@ -169,7 +171,7 @@ def main():
         out = os.path.join(d, "k.json")
         subprocess.run([a.kairos, "simulate", "-w", a.trace, "--profile", a.profile, "--chunked-prefill",
                         "--max-num-batched-tokens", "512", "--max-num-seqs", "128", "--block-size", "16",
-                        "--limit", str(a.limit), "--rate-scale", str(a.rate_scale), "--json", out, "-q"],
+                        "--engine-rules", a.engine_rules, "--limit", str(a.limit), "--rate-scale", str(a.rate_scale), "--json", out, "-q"],
                        check=True)
         k = json.load(open(out))
     print("%-6s %12s %12s %8s %12s %12s %8s" % ("", "ref mean", "kairos", "diff", "ref p99", "kairos", "diff"))
