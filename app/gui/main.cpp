@@ -227,6 +227,7 @@ int main(int argc, char** argv) {
     }
     opt.prefix_caching = cl.value(caching) == "on";
     opt.prefix_caching_given = cl.isSet(caching);
+    opt.policy_follows_workload = !cl.isSet(policy);
     bool replicas_ok = false;
     opt.replicas = cl.value(replicas).toInt(&replicas_ok);
     if (!replicas_ok || opt.replicas < 1 || opt.replicas > 64) {

@@ -506,6 +506,18 @@ void MainWindow::setWorkload(std::shared_ptr<const Workload> w, const QString& l
         policy_panel_->setPrefixCaching(hasRobotPlans(*state_->workload()));
         restoring_ = was;
     }
+    // Without --policy: TimelyLLM as its authors' code runs it for robot plans (timely_code
+    // with their harness's max_num_seqs 8; docs/upstream/timelyllm.md), until the user picks
+    // a policy; the start policy with vLLM's 256 seats for the rest.
+    if (start_.policy_follows_workload && !policy_panel_->policyChosen()) {
+        const bool robot = hasRobotPlans(*state_->workload());
+        const bool was = restoring_;
+        restoring_ = true;
+        policy_panel_->setPolicy(robot ? QStringLiteral("timely_code") : start_.policy);
+        if (views::ParamSlider* seats = policy_panel_->slider(QStringLiteral("seqs")))
+            seats->setValue(robot ? 8 : 256);
+        restoring_ = was;
+    }
     resimulate();
 }
 

@@ -54,6 +54,10 @@ struct StartOptions {
     // workload until the user sets it: on for robot plans (the TimelyLLM code's server
     // caches its 1,300-token system prompt), off for the rest.
     bool prefix_caching_given = false;
+    // No --policy was given: the policy follows the workload until the user picks one: for
+    // robot plans TimelyLLM as its authors' code runs it (timely_code, their harness's 8
+    // seats), for the rest `policy` with vLLM's 256 seats. Off: `policy` is kept.
+    bool policy_follows_workload = false;
     int replicas = 1;                               // --replicas
     QString router = QStringLiteral("round_robin"); // --router
     QString db; // the Kairos database of the runs browser (default: the user's)

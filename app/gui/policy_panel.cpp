@@ -193,6 +193,7 @@ PolicyPanel::PolicyPanel(const QString& policy, const QString& predictor, const 
     offerPrefixAware(false);
     // A click is the user's (setChecked, the window's preset, does not click).
     connect(caching_, &QCheckBox::clicked, this, [this] { caching_chosen_ = true; });
+    connect(policy_, &QComboBox::activated, this, [this] { policy_chosen_ = true; });
     connect(caching_, &QCheckBox::toggled, this, [this, offerPrefixAware](bool on) {
         offerPrefixAware(on);
         Q_EMIT servingChanged();
@@ -312,6 +313,7 @@ void PolicyPanel::applySpec(const RunSpec& spec, std::int64_t profile_kv) {
         slider(QString::fromStdString(k.name))->setValue(k.get(spec, profile_kv));
     setPrefixCaching(spec.limits.prefix_caching);
     caching_chosen_ = true; // a session's or a stored run's setting is a choice
+    policy_chosen_ = true;
     setReplicas(spec.fleet.replicas);
     setRouter(QString::fromStdString(spec.fleet.router));
     for (const auto& [cls, t] : spec.workload.tuf)

@@ -79,6 +79,8 @@ public:
     // Whether the user has set Caching (by hand or with a session): the window then no
     // longer sets it for the workload.
     bool cachingChosen() const { return caching_chosen_; }
+    // Whether the user (or a session, or a stored run) picked the policy or the seats.
+    bool policyChosen() const { return policy_chosen_; }
     int replicas() const;
     void setReplicas(int n);
     QString router() const;
@@ -133,6 +135,7 @@ private:
     std::map<std::string, std::pair<views::ParamSlider*, views::ParamSlider*>> tuf_sliders_;
     std::map<std::string, std::pair<double, double>> tuf_initial_; // as the workload has them
     bool caching_chosen_ = false;
+    bool policy_chosen_ = false;
 };
 
 } // namespace kairos::app

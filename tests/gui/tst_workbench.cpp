@@ -1711,6 +1711,38 @@ private slots:
         QVERIFY(!w.lastResult()->log->prefix_caching);
     }
 
+    // Without --policy the policy follows the workload until the user picks one: robot plans
+    // open as TimelyLLM's authors' code runs them (timely_code, their harness's 8 seats), the
+    // rest under the start policy with vLLM's 256 seats.
+    void policyFollowsTheWorkload() {
+        const QString robot = QString(KAIROS_SOURCE_DIR) + "/sample_traces/wid1_like.jsonl",
+                      chat = QString(KAIROS_SOURCE_DIR) + "/sample_traces/chat_poisson_small.jsonl";
+        Opts o = Opts().workload(robot).policy("sprpt_lp");
+        o.o.policy_follows_workload = true;
+        Bench bench(o);
+        auto& [w, spy] = bench;
+        QVERIFY(bench.showAt(QSize(1366, 768)));
+        const auto shown = [&](const char* policy, int seats) {
+            const auto r = w.lastResult();
+            return r->spec.policy.name == policy && r->limits.max_num_seqs == seats &&
+                   w.policyPanel()->policy() == QLatin1String(policy);
+        };
+        QVERIFY2(shown("timely_code", 8), qPrintable(w.policyPanel()->policy()));
+        QVERIFY(w.lastResult()->log->prefix_caching);
+        w.openWorkload(chat);
+        QVERIFY(bench.next() > 0);
+        QVERIFY2(shown("sprpt_lp", 256), qPrintable(w.policyPanel()->policy()));
+        // The user's pick is kept from then on.
+        auto* combo = w.policyPanel()->findChild<QComboBox*>(QStringLiteral("policy"));
+        QVERIFY(combo);
+        combo->setCurrentText(QStringLiteral("edf"));
+        Q_EMIT combo->activated(combo->currentIndex());
+        QVERIFY(bench.next() > 0);
+        w.openWorkload(robot);
+        QVERIFY(bench.next() > 0);
+        QVERIFY2(shown("edf", 256), qPrintable(w.policyPanel()->policy()));
+    }
+
     // A request keeps the trace's identity: robot ids (agent x 100000 + index) name it in
     // Find, the timeline's gutter and tooltip, the Inspector's heading and its decisions;
     // rows only where a row is meant (row=N).
