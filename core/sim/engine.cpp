@@ -16,27 +16,24 @@ namespace kairos {
 // grows into none (`check`: that block, 0 when it grows).
 namespace rules {
 namespace {
-bool overflowV0(const double* x) {
-    return x[0] + x[1] + x[4] > x[2];
+// An overflow rule under vLLM v0's: its numbers used, growth, M, the victim's `victim`
+// (its arrival or its key), check.
+RuleId overflowV0(const char* code, const char* name, const char* victim, const char* text) {
+    return registerRule({code, name, RuleVars{"used", "growth", "M", victim, "check"}, text, true,
+                         [](const double* x) { return x[0] + x[1] + x[4] > x[2]; }});
 }
 } // namespace
-const RuleId kV0OverflowLatest = registerRule(
-    {"overflow.latest.vllm_v0",
-     "overflow (vLLM v0): used + growth + check > M, the latest "
-     "arrival preempted",
-     RuleVars{"used", "growth", "M", "arrival", "check"},
-     "the next iteration's KV growth, and the free block vLLM's can_append_slots asks of the "
-     "last request it checks, do not fit; the most recently arrived running request is "
-     "preempted (it will recompute)",
-     true, overflowV0});
-const RuleId kV0OverflowRank = registerRule(
-    {"overflow.rank.vllm_v0",
-     "overflow (vLLM v0): used + growth + check > M, the worst-ranked "
-     "preempted",
-     RuleVars{"used", "growth", "M", "key", "check"},
-     "the next iteration's KV growth, and the free block vLLM's can_append_slots asks of the "
-     "last request it checks, do not fit; the policy gives up the request it ranks last",
-     true, overflowV0});
+const RuleId kV0OverflowLatest = overflowV0(
+    "overflow.latest.vllm_v0",
+    "overflow (vLLM v0): used + growth + check > M, the latest arrival preempted", "arrival",
+    "the next iteration's KV growth, and the free block vLLM's can_append_slots asks of the "
+    "last request it checks, do not fit; the most recently arrived running request is "
+    "preempted (it will recompute)");
+const RuleId kV0OverflowRank = overflowV0(
+    "overflow.rank.vllm_v0",
+    "overflow (vLLM v0): used + growth + check > M, the worst-ranked preempted", "key",
+    "the next iteration's KV growth, and the free block vLLM's can_append_slots asks of the "
+    "last request it checks, do not fit; the policy gives up the request it ranks last");
 const RuleId kV0CannotGrow = registerRule(
     {"cannot_grow.vllm_v0", "cannot_grow (vLLM v0): alone, used + growth + check > M",
      RuleVars{"used", "growth", "M", "check"},
