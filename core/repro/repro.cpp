@@ -264,6 +264,13 @@ nlohmann::json premisesJson(const Claim& c) {
                      {"why", p.why}});
     return a;
 }
+
+nlohmann::json readingsJson(const Claim& c) {
+    nlohmann::json a = nlohmann::json::array();
+    for (const Claim::Reading& r : c.readings)
+        a.push_back({{"what", r.what}, {"value", jsonNumber(r.value)}});
+    return a;
+}
 } // namespace
 
 nlohmann::json toJson(const std::vector<Claim>& claims) {
@@ -297,6 +304,7 @@ nlohmann::json toJson(const std::vector<Claim>& claims) {
                                                    : nlohmann::json(verdictName(c.null_verdict))},
              {"paper_value_source",
               c.paper_value_source.empty() ? "the paper's text" : c.paper_value_source},
+             {"readings", readingsJson(c)},
              {"rule", c.rule}});
     return a;
 }
@@ -344,6 +352,8 @@ std::string auditText(const std::vector<Claim>& claims) {
         else if (c.verdict == Verdict::Agrees || c.verdict == Verdict::Disagrees)
             s += "  null:     (none named)\n";
         if (!c.paper_value_source.empty()) s += "  source:   " + c.paper_value_source + "\n";
+        for (const Claim::Reading& r : c.readings)
+            s += "  reading:  " + r.what + " = " + fmt(r.value, 4) + "\n";
         s += "  setting:  " + c.setting + "\n";
         s += "  band:     " + c.band.text() +
              "; from: " + (origin.empty() ? std::string("(not stated yet)") : origin) + "\n";

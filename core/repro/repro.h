@@ -131,6 +131,15 @@ struct Claim {
     // e.g. "PAPERS.md's notes (lost in the seed's text conversion)". Such a row is judged
     // but not tallied (rule 10). Empty: the seed text.
     std::string paper_value_source;
+    // The figure under other readings of a choice the paper leaves unstated (rule 11 of
+    // judge()): e.g. the system prompt cached or computed, a batching's joins serialised or
+    // not. A verdict stands only if every reading gives the same one; else the row is not
+    // comparable and says which reading flips it. Over several seeds: each the mean.
+    struct Reading {
+        std::string what;
+        double value = 0;
+    };
+    std::vector<Reading> readings;
     int seeds = 1;
     std::vector<double> seed_values; // each seed's kairos_value
     // 95 % interval of the mean over the seeds: a percentile bootstrap from 10 seeds on,

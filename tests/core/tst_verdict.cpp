@@ -371,6 +371,64 @@ private slots:
                  std::string("PAPERS.md's notes"));
     }
 
+    // Rule 11: a verdict stands only if every reading of what the paper leaves unstated
+    // gives it; the readings are averaged over the seeds like the figure.
+    void readingsThatFlipAreNoVerdict() {
+        Claim c = row(81.5, 81.5, Band::measured(0.05));
+        c.readings = {{"the system prompt computed", 81.52}};
+        judge(c);
+        QCOMPARE(c.verdict, Verdict::Agrees); // both readings agree
+        c.readings.push_back({"joins not serialised", 95.0});
+        judge(c);
+        QCOMPARE(c.verdict, Verdict::NotComparable);
+        QVERIFY(c.not_comparable.find("joins not serialised: 95 (disagrees)") != std::string::npos);
+        QVERIFY(c.not_comparable.find("as run Kairos agrees") != std::string::npos);
+        QCOMPARE(toJson({c})[0]["readings"].size(), std::size_t(2));
+        // A disagreement flipped to an agreement is no verdict either; over seeds the mean.
+        std::vector<std::vector<Claim>> runs;
+        for (double x : {60.0, 62.0, 64.0}) {
+            Claim s = row(81.5, x, Band::measured(0.05));
+            s.readings = {{"cached", x + 19.5}};
+            runs.push_back({s});
+        }
+        const Claim a = aggregate(runs)[0];
+        KAIROS_COMPARE_NEAR(a.readings[0].value, 81.5, 1e-12);
+        QCOMPARE(a.verdict, Verdict::NotComparable);
+    }
+
+    // Rule 12: from 10 seeds on, an agreement on a side needs the seeds on it by a sign count
+    // (P(X >= k) < 5 % for X ~ Binomial(n, 1/2): 9 of 10). Six of ten above 1, the mean's
+    // interval above 1 too, is no agreement; nine of ten is.
+    void sidesNeedTheSeeds() {
+        auto seeds = [&](std::vector<double> v) {
+            std::vector<std::vector<Claim>> runs;
+            for (double x : v) runs.push_back({row(1.0, x, Band::atLeast())});
+            return aggregate(runs)[0];
+        };
+        const Claim few = seeds({0.999, 1.2, 0.999, 1.2, 0.999, 1.2, 0.999, 1.2, 1.2, 1.2});
+        QVERIFY(few.ci_low > 1); // the mean's interval excludes the edge
+        QCOMPARE(few.verdict, Verdict::NotComparable);
+        QVERIFY2(few.not_comparable.find("only 6 of 10 seeds") != std::string::npos,
+                 few.not_comparable.c_str());
+        const Claim most = seeds({0.99, 1.02, 1.03, 1.04, 1.05, 1.02, 1.03, 1.02, 1.06, 1.04});
+        QCOMPARE(most.verdict, Verdict::Agrees);
+    }
+
+    // A gain whose seeds' interval holds no effect but excludes the paper's figure is a
+    // disagreement: the gate hides an unresolved side, never a magnitude the seeds exclude.
+    void noEffectNeverHidesAnExcludedMagnitude() {
+        auto seeds = [&](double paper, std::vector<double> v) {
+            std::vector<std::vector<Claim>> runs;
+            for (double x : v) runs.push_back({row(paper, x, Band::measured(0.005, 1))});
+            return aggregate(runs)[0];
+        };
+        const Claim small = seeds(1.42, {0.98, 1.05, 1.12, 1.0, 1.1});
+        QCOMPARE(small.verdict, Verdict::Disagrees);
+        QVERIFY(small.rule.find("excludes the paper's figure") != std::string::npos);
+        // The paper's figure inside the interval too: unresolved.
+        QCOMPARE(seeds(1.05, {0.98, 1.05, 1.12, 1.0, 1.1}).verdict, Verdict::NotComparable);
+    }
+
     // From 10 seeds on the interval is a percentile bootstrap of the mean: it lies within
     // the seeds' range, holds the mean, and is the same on every run; ten seeds 0..9 give
     // a narrower interval than Student's t would (mean 4.5, t half-width 2.166).
