@@ -375,6 +375,25 @@ void interval95(const std::vector<double>& v, double& mean, double& lo, double& 
 }
 } // namespace
 
+namespace {
+// c's list `field` (premises, readings: entries with a `value`) with each value the mean of
+// row i's over the seeds; every seed must have as many entries.
+template <class Entry>
+void meanOverSeeds(Claim& c, const std::vector<std::vector<Claim>>& runs, std::size_t i,
+                   std::vector<Entry> Claim::*field, const char* what) {
+    std::vector<Entry>& out = c.*field;
+    for (const auto& r : runs)
+        if ((r[i].*field).size() != out.size())
+            throw std::logic_error("reproduce: '" + c.claim + "' has different " + what +
+                                   " between seeds");
+    for (std::size_t k = 0; k < out.size(); ++k) {
+        double m = 0;
+        for (const auto& r : runs) m += (r[i].*field)[k].value / double(runs.size());
+        out[k].value = m;
+    }
+}
+} // namespace
+
 std::vector<Claim> aggregate(const std::vector<std::vector<Claim>>& runs) {
     if (runs.empty()) return {};
     std::vector<Claim> out = runs[0];
@@ -402,16 +421,10 @@ std::vector<Claim> aggregate(const std::vector<std::vector<Claim>>& runs) {
             c.load = l;
             c.baseline_queue_share = q;
         }
-        // Each premise's value: the mean over the seeds (the rule judges the mean).
-        for (const auto& r : runs)
-            if (r[i].premises.size() != c.premises.size())
-                throw std::logic_error("reproduce: '" + c.claim +
-                                       "' has different premises between seeds");
-        for (std::size_t k = 0; k < c.premises.size(); ++k) {
-            double m = 0;
-            for (const auto& r : runs) m += r[i].premises[k].value / n;
-            c.premises[k].value = m;
-        }
+        // Each premise's and each reading's value: the mean over the seeds (the rules judge
+        // the mean).
+        meanOverSeeds(c, runs, i, &Claim::premises, "premises");
+        meanOverSeeds(c, runs, i, &Claim::readings, "readings");
         // The values compared, each the mean over the seeds (a ratio's sides too: the rules
         // judge the mean numerator against the mean denominator).
         for (auto it = c.compared.begin(); it != c.compared.end(); ++it) {
@@ -428,16 +441,6 @@ std::vector<Claim> aggregate(const std::vector<std::vector<Claim>>& runs) {
         }
         c.ci_low = lo95;
         c.ci_high = hi95;
-        // Each reading's value: the mean over the seeds.
-        for (const auto& r : runs)
-            if (r[i].readings.size() != c.readings.size())
-                throw std::logic_error("reproduce: '" + c.claim +
-                                       "' has different readings between seeds");
-        for (std::size_t k = 0; k < c.readings.size(); ++k) {
-            double m = 0;
-            for (const auto& r : runs) m += r[i].readings[k].value / n;
-            c.readings[k].value = m;
-        }
         // The null model's value, the same way (every seed must have one).
         c.null_seed_values.clear();
         for (const auto& r : runs)
