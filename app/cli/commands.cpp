@@ -690,6 +690,7 @@ void addGenerate(CLI::App& app) {
         std::size_t count = 1000;
         double rate = 1.0, burstiness = 1.0;
         std::uint64_t seed = 0, length_seed = 1;
+        std::string robot_agents = "code";
         std::string robot, traces = std::string(KAIROS_SHARED_DATA) +
                                     "/timelyllm/timelyllm_drone_trace_set_extracted.json";
         double reading_wpm = 0;
@@ -726,6 +727,13 @@ void addGenerate(CLI::App& app) {
     c->add_option("--robot", a->robot,
                   "A TimelyLLM-like robot workload instead: wid1, wid2 or wid3 (uses --seed)");
     c->add_option("--traces", a->traces, "Drone trace set for wid1/wid2")->capture_default_str();
+    c->add_option("--robot-agents", a->robot_agents,
+                  "With --robot, how tasks find their agents: code (as the authors' generator: "
+                  "the earliest free agent, a new one when all are busy, so no task waits for "
+                  "its robot) or paper (Table 3's agent count, distinct agents drawn at random "
+                  "per event)")
+        ->capture_default_str()
+        ->check(CLI::IsMember({"code", "paper"}));
     c->add_option("--system-prompt", a->system_prompt,
                   "Every request begins with a shared system prompt of this many tokens (a "
                   "prefix span: what --prefix-caching reuses)")
@@ -797,11 +805,14 @@ void addGenerate(CLI::App& app) {
                 throw std::invalid_argument(std::string("--robot: ") + e.what());
             }
             spec.seed = a->seed;
+            spec.agent_rule = a->robot_agents == "paper" ? RobotWorkloadSpec::Agents::Paper
+                                                         : RobotWorkloadSpec::Agents::Code;
             Workload w = generateRobotWorkload(
                 spec, a->robot == "wid3" ? std::vector<RobotTrace>{} : readRobotTraces(a->traces));
             if (!a->name.empty()) w.name = a->name;
-            w.source =
-                "kairos-cli generate --robot " + a->robot + " --seed " + std::to_string(a->seed);
+            w.source = "kairos-cli generate --robot " + a->robot + " --seed " +
+                       std::to_string(a->seed) +
+                       (a->robot_agents == "paper" ? " --robot-agents paper" : "");
             writeKairosFile(w, a->out);
             std::printf("wrote %zu robot tasks to %s (span %.1f s)\n", w.size(), a->out.c_str(),
                         w.span());

@@ -168,11 +168,12 @@ AuthorsMetric authorsMetric(const RunLog& log, const Workload& w, const AuthorsM
     }
     // Per task, then per (class, type).
     struct Acc {
-        double u = 0, resp = 0, wait = 0;
+        double u = 0, raw = 0, resp = 0, wait = 0;
         long scored = 0;
     };
     std::map<std::pair<bool, int>, Acc> types;
     AuthorsMetric m;
+    double pooled = 0;
     std::vector<std::size_t> order(n);
     for (std::size_t i = 0; i < n; ++i) order[i] = i;
     std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
@@ -201,6 +202,8 @@ AuthorsMetric authorsMetric(const RunLog& log, const Workload& w, const AuthorsM
         const int type = i < opt.type.size() && !opt.pooled ? opt.type[i] : -1;
         Acc& a = types[{urgent, type}];
         a.u += tuf.beta > 0 ? tuf.signedValue(response) / tuf.beta : 0.0;
+        a.raw += tuf.signedValue(response);
+        pooled += tuf.signedValue(response);
         a.resp += response;
         a.wait += wait;
         ++a.scored;
@@ -209,24 +212,27 @@ AuthorsMetric authorsMetric(const RunLog& log, const Workload& w, const AuthorsM
     }
     // Means per type, then over the class's types ("all": over every type).
     auto finishClass = [&](AuthorsClassFigures& f, int which) { // 0 normal, 1 urgent, 2 all
-        double u = 0, resp = 0, wait = 0;
+        double u = 0, raw = 0, resp = 0, wait = 0;
         int k = 0;
         for (const auto& [key, a] : types) {
             if (which != 2 && key.first != (which == 1)) continue;
             if (a.scored == 0) continue;
             u += a.u / double(a.scored);
+            raw += a.raw / double(a.scored);
             resp += a.resp / double(a.scored);
             wait += a.wait / double(a.scored);
             ++k;
         }
         if (k == 0) return;
         f.utility_pct = 100 * u / k;
+        f.utility = raw / k;
         f.response_s = resp / k;
         f.waiting_s = wait / k;
     };
     finishClass(m.normal, 0);
     finishClass(m.urgent, 1);
     finishClass(m.all, 2);
+    if (m.all.scored > 0) m.task_utility = pooled / double(m.all.scored);
     return m;
 }
 

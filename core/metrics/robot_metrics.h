@@ -90,12 +90,14 @@ struct AuthorsMetricOptions {
 };
 struct AuthorsClassFigures {
     double utility_pct = RobotTask::kNaN; // mean utility / beta, in %
+    double utility = RobotTask::kNaN;     // mean utility (TUF value, the unit of their Fig. 7)
     double response_s = RobotTask::kNaN, waiting_s = RobotTask::kNaN;
     long scored = 0, dropped = 0;
 };
 struct AuthorsMetric {
     AuthorsClassFigures urgent, normal, all;
     long skipped = 0;
+    double task_utility = RobotTask::kNaN; // mean utility over every scored task, pooled
 };
 AuthorsMetric authorsMetric(const RunLog& log, const Workload& w,
                             const AuthorsMetricOptions& opt = {});

@@ -2,6 +2,7 @@
 // What the reproduction experiments share: running many simulations in parallel, small
 // text tables, and fitting a line.
 #include "exec/execution_model.h"
+#include "metrics/robot_metrics.h"
 #include "metrics/summary.h"
 #include "model/workload.h"
 #include "repro/repro.h"
@@ -9,6 +10,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -20,11 +22,14 @@ struct Job {
     PolicyConfig policy;
     EngineLimits limits;
     SummaryOptions summary; // its `workload` is set to the job's
+    // Set: the run is also scored by the TimelyLLM authors' metric (Outcome::authors).
+    std::optional<AuthorsMetricOptions> authors = std::nullopt;
 };
 
 struct Outcome {
     Summary summary;
-    bool looped = false; // the scheduler threw SchedulerLoop
+    std::optional<AuthorsMetric> authors; // where the job asked for it
+    bool looped = false;                  // the scheduler threw SchedulerLoop
     std::string error;
 };
 

@@ -40,7 +40,9 @@ std::vector<Outcome> runAll(const std::vector<Job>& jobs, const ExecutionModel& 
             p.policy = j.policy;
             SummaryOptions so = j.summary;
             so.workload = j.workload;
-            out[i].summary = summarize(simulatePrepared(p), so);
+            const RunLog log = simulatePrepared(p);
+            out[i].summary = summarize(log, so);
+            if (j.authors) out[i].authors = authorsMetric(log, *j.workload, *j.authors);
         } catch (const SchedulerLoop& e) {
             out[i].looped = true;
             out[i].error = e.what();

@@ -66,6 +66,7 @@ RobotWorkloadSpec RobotWorkloadSpec::preset_(const std::string& name) {
     }
     if (name == "wid3") {
         s.event_rate = 0.1;
+        s.plan_time_s = 1.8820; // timelyllm_plan_times.csv: robotarm_fltrnn's mean
         s.max_tasks_per_event = 8;
         s.agents = 40;
         s.duration_s = 900;
@@ -74,30 +75,36 @@ RobotWorkloadSpec RobotWorkloadSpec::preset_(const std::string& name) {
     throw std::invalid_argument("unknown robot workload '" + name + "' (wid1, wid2, wid3)");
 }
 
-Workload generateRobotWorkload(const RobotWorkloadSpec& spec,
-                               const std::vector<RobotTrace>& traces) {
+Workload generateRobotWorkload(const RobotWorkloadSpec& spec, const std::vector<RobotTrace>& traces,
+                               std::map<std::int64_t, int>* trace_of) {
     const bool arm = spec.preset == "wid3";
     if (!arm && traces.empty())
         throw std::invalid_argument(spec.preset + ": needs the drone traces");
-    if (spec.max_tasks_per_event > spec.agents)
+    const bool fixed_agents = spec.agent_rule == RobotWorkloadSpec::Agents::Paper;
+    if (fixed_agents && spec.max_tasks_per_event > spec.agents)
         throw std::invalid_argument("more tasks per event than agents");
     Rng rng(spec.seed);
     Workload w;
     w.name = spec.preset;
-    std::vector<int> agents(static_cast<std::size_t>(spec.agents));
+    std::vector<int> agents(fixed_agents ? static_cast<std::size_t>(spec.agents) : 0);
+    std::vector<double> busy_until; // Agents::Code: each agent's timer
     for (double t = rng.exponential(spec.event_rate); t < spec.duration_s;
          t += rng.exponential(spec.event_rate)) {
         const auto tasks = rng.uniformInt(1, spec.max_tasks_per_event);
         std::iota(agents.begin(), agents.end(), 0);
         for (std::int64_t k = 0; k < tasks; ++k) {
-            // Distinct agents: a partial Fisher-Yates shuffle.
-            const auto pick = rng.uniformInt(k, spec.agents - 1);
-            std::swap(agents[static_cast<std::size_t>(k)], agents[static_cast<std::size_t>(pick)]);
+            if (fixed_agents) {
+                // Distinct agents: a partial Fisher-Yates shuffle.
+                const auto pick = rng.uniformInt(k, spec.agents - 1);
+                std::swap(agents[static_cast<std::size_t>(k)],
+                          agents[static_cast<std::size_t>(pick)]);
+            }
             Request r;
             r.arrival = t + 0.001 * static_cast<double>(k);
             std::vector<double> secs;
             int plan_tokens;
             int task_tokens;
+            int trace = -1;
             if (arm) {
                 const int objects = static_cast<int>(rng.uniformInt(2, 4)); // desk items to clear
                 for (int o = 0; o < objects; ++o) {
@@ -118,6 +125,7 @@ Workload generateRobotWorkload(const RobotWorkloadSpec& spec,
                 plan_tokens = tr.plan_tokens;
                 task_tokens = llama3::tokensOf(tr.task, 4.0);
                 r.cls = tr.cls;
+                trace = tr.id;
             }
             r.tuf = r.cls == "urgent" ? kUrgent : kNormal;
             r.prompt_tokens = spec.system_prompt_tokens + task_tokens;
@@ -128,16 +136,29 @@ Workload generateRobotWorkload(const RobotWorkloadSpec& spec,
             for (int s = 0; s < n; ++s)
                 r.segments.push_back({r.output_tokens / n + (s < r.output_tokens % n ? 1 : 0),
                                       secs[static_cast<std::size_t>(s)]});
-            r.agent = agents[static_cast<std::size_t>(k)];
+            if (fixed_agents) {
+                r.agent = agents[static_cast<std::size_t>(k)];
+            } else {
+                // The earliest free agent, or a new one when even that one is still busy.
+                auto free = std::min_element(busy_until.begin(), busy_until.end());
+                if (free == busy_until.end() || *free > r.arrival)
+                    free = busy_until.insert(busy_until.end(), 0.0);
+                r.agent = static_cast<int>(free - busy_until.begin());
+                *free = r.arrival + std::accumulate(secs.begin(), secs.end(), 0.0) +
+                        spec.plan_time_s + 1.0;
+            }
             r.id = static_cast<std::int64_t>(r.agent) * 100000 +
                    static_cast<std::int64_t>(w.requests.size());
+            if (trace_of && trace >= 0) (*trace_of)[r.id] = trace;
             w.requests.push_back(std::move(r));
         }
     }
     w.meta["preset"] = spec.preset;
     w.meta["event_rate"] = std::to_string(spec.event_rate);
     w.meta["max_tasks_per_event"] = std::to_string(spec.max_tasks_per_event);
-    w.meta["agents"] = std::to_string(spec.agents);
+    w.meta["agents"] = fixed_agents
+                           ? std::to_string(spec.agents)
+                           : std::to_string(busy_until.size()) + " (the authors' generator's rule)";
     w.meta["duration_s"] = std::to_string(spec.duration_s);
     w.meta["seed"] = std::to_string(spec.seed);
     w.meta["id"] = "agent * 100000 + request index";

@@ -13,6 +13,8 @@
 #include "workload/robot_generator.h"
 
 #include <QtTest>
+#include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <set>
 
@@ -271,6 +273,10 @@ private slots:
         KAIROS_COMPARE_NEAR(m.urgent.utility_pct, 100.0 * (2 - 2.0 / 0.3 * 5.8) / 2, 1e-9);
         KAIROS_COMPARE_NEAR(m.all.utility_pct, (m.normal.utility_pct + m.urgent.utility_pct) / 2,
                             1e-9);
+        // In TUF units (their Fig. 7): -1 and 2 - (2 / 0.3) 5.8; per task over both: their mean.
+        KAIROS_COMPARE_NEAR(m.normal.utility, -1.0, 1e-9);
+        KAIROS_COMPARE_NEAR(m.urgent.utility, 2 - 2.0 / 0.3 * 5.8, 1e-9);
+        KAIROS_COMPARE_NEAR(m.task_utility, (-1.0 + 2 - 2.0 / 0.3 * 5.8) / 2, 1e-9);
         o.skip_first = 1; // R0 and R2 arrive first: R0 (index 0) is skipped
         QCOMPARE(authorsMetric(log, w, o).skipped, 1L);
         QCOMPARE(authorsMetric(log, w, o).normal.scored, 0L);
@@ -367,6 +373,7 @@ private slots:
         for (std::uint64_t seed = 1; seed <= 12; ++seed) {
             RobotWorkloadSpec spec = RobotWorkloadSpec::preset_("wid1");
             spec.seed = seed;
+            spec.agent_rule = RobotWorkloadSpec::Agents::Paper;
             const Workload w = generateRobotWorkload(spec, traces);
             total += double(w.size());
             for (std::size_t i = 0; i < w.size(); ++i) {
@@ -385,6 +392,49 @@ private slots:
             }
         }
         KAIROS_COMPARE_NEAR(total / 12, 292.5, 0.08 * 292.5);
+        // The authors' generator's agents (the default): each agent's next task at least its
+        // last task's arrival + plan time + execution + 1 s later, a new agent only when
+        // every one is busy.
+        for (const char* preset : {"wid1", "wid2", "wid3"}) {
+            RobotWorkloadSpec spec = RobotWorkloadSpec::preset_(preset);
+            spec.seed = 3;
+            QVERIFY(spec.agent_rule == RobotWorkloadSpec::Agents::Code);
+            const Workload w = generateRobotWorkload(
+                spec, std::string(preset) == "wid3" ? std::vector<RobotTrace>{} : traces);
+            std::map<int, double> free_at;
+            for (const Request& r : w.requests) {
+                double exec = 0;
+                for (const auto& sg : r.segments) exec += sg.exec_s;
+                const auto f = free_at.find(r.agent);
+                if (f != free_at.end()) {
+                    QVERIFY(r.arrival >= f->second);
+                } else { // a new agent: every earlier one was busy
+                    QCOMPARE(r.agent, int(free_at.size()));
+                    for (const auto& [agent, at] : free_at) QVERIFY2(at > r.arrival, preset);
+                }
+                free_at[r.agent] = r.arrival + exec + spec.plan_time_s + 1.0;
+            }
+        }
+        // The timer's plan times are the authors' measured means.
+        {
+            std::ifstream csv(test::dataPath("timelyllm/timelyllm_plan_times.csv"));
+            std::string line;
+            std::map<std::string, std::pair<double, int>> mean;
+            while (std::getline(csv, line)) {
+                const auto a = line.find(','), b = line.rfind(',');
+                if (a == std::string::npos || line.rfind("system", 0) == 0) continue;
+                const std::string sys = line.substr(0, a);
+                const int index = std::stoi(line.substr(a + 1, b - a - 1));
+                if (sys == "drone_typefly" && index >= int(traces.size())) continue;
+                mean[sys].first += std::stod(line.substr(b + 1));
+                ++mean[sys].second;
+            }
+            KAIROS_COMPARE_NEAR(RobotWorkloadSpec::preset_("wid1").plan_time_s,
+                                mean["drone_typefly"].first / mean["drone_typefly"].second, 1e-5);
+            KAIROS_COMPARE_NEAR(RobotWorkloadSpec::preset_("wid3").plan_time_s,
+                                mean["robotarm_fltrnn"].first / mean["robotarm_fltrnn"].second,
+                                1e-4);
+        }
         // The generator's system prompt is the counted one; the paper's section 7.1 gives the
         // arm's tasks (trace ids 9-11) the normal TUF.
         QCOMPARE(RobotWorkloadSpec{}.system_prompt_tokens, llama3::typeflySystemPromptTokens());
