@@ -58,8 +58,11 @@ RunView SimRunner::run(const RunSpec& spec, const RunContext& ctx, long job, boo
         r.summary = summarize(*log, per_request, so);
         r.summary_options = so;
         const auto c = Clock::now();
-        for (const Event& e : log->events)
-            if (e.ev == Ev::Preempt) r.preemptions.push_back(e.t);
+        HandBacks hand_backs(per_request.size());
+        for (const Event& e : log->events) {
+            const bool hand_back = hand_backs.handBack(e);
+            if (e.ev == Ev::Preempt && !hand_back) r.preemptions.push_back(e.t);
+        }
         auto cdfs = lod::latencyCdfs(per_request);
         r.cdf_ttft = std::move(cdfs.ttft);
         r.cdf_tpot = std::move(cdfs.tpot);

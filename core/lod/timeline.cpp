@@ -1,5 +1,6 @@
 #include "lod/timeline.h"
 
+#include "model/hand_backs.h"
 #include "util/enum_names.h"
 
 #include <algorithm>
@@ -50,10 +51,12 @@ std::vector<Row> buildRows(const RunLog& log, const Workload* w) {
         o.active = false;
         rows[i].end = t;
     };
+    HandBacks hand_backs(n);
     for (const Event& e : log.events) {
         const auto i = static_cast<std::size_t>(e.req);
         if (i >= n) continue;
         Row& r = rows[i];
+        const bool hand_back = hand_backs.handBack(e);
         switch (e.ev) {
         case Ev::Arrive:
             r.arrival = r.end = e.t;
@@ -82,8 +85,9 @@ std::vector<Row> buildRows(const RunLog& log, const Workload* w) {
             enter(i, e.t, SpanKind::Decode);
             break;
         case Ev::Preempt:
-            ++r.preemptions;
-            enter(i, e.t, SpanKind::Preempted);
+            // A segment handed back waits in the harness's queue as a new request.
+            if (!hand_back) ++r.preemptions;
+            enter(i, e.t, hand_back ? SpanKind::Queued : SpanKind::Preempted);
             break;
         case Ev::Suspend:
             enter(i, e.t, SpanKind::Suspended);

@@ -60,6 +60,16 @@ std::vector<MetricRow> keyMetrics(const Summary& s) {
         m.push_back({"mean_alpha", "Mean eviction α", s.mean_alpha, Better::Lower});
         m.push_back({"mean_quality", "Mean quality", s.mean_quality, Better::Higher});
     }
+    if (s.authors) {
+        // The TimelyLLM authors' own figures: a task never handed to its robot is dropped,
+        // not scored (Kairos's W(s0) below scores it at its TUF at the run's end).
+        m.push_back({"authors_urgent_utility_pct", "Urgent utility, authors' metric (% of β)",
+                     s.authors->urgent_pct, Better::Higher});
+        m.push_back({"authors_normal_utility_pct", "Normal utility, authors' metric (% of β)",
+                     s.authors->normal_pct, Better::Higher});
+        m.push_back({"authors_dropped", "Tasks dropped (authors' metric)",
+                     double(s.authors->dropped), Better::Lower});
+    }
     for (const auto& c : s.robot)
         m.push_back({"utility_pct_" + c.cls, "Utility W(s0), " + c.cls + " (% of max)",
                      c.utilityPercent(), Better::Higher});
@@ -67,6 +77,9 @@ std::vector<MetricRow> keyMetrics(const Summary& s) {
         m.push_back({"segment_utility_pct_" + c.cls,
                      "Utility summed over segments, " + c.cls + " (% of max)",
                      c.segmentUtilityPercent(), Better::Higher});
+    if (s.resubmissions > 0)
+        m.push_back({"segment_resubmissions", "Segments re-queued", double(s.resubmissions),
+                     Better::Neither});
     return m;
 }
 

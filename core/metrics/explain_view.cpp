@@ -195,10 +195,12 @@ SchedulerView viewAt(const ExplainIndex& ix, double t, int replica) {
     std::vector<double> since(n, 0);
     std::vector<std::int32_t> preempt(n, 0), suspend(n, 0);
     std::vector<std::uint32_t> order; // requests in the order they entered the batch
+    HandBacks hand_backs(n);
     for (const Event& e : log.events) {
         if (e.t > t) break;
         const auto r = static_cast<std::size_t>(e.req);
         if (r >= n || !mine(r)) continue;
+        const bool hand_back = hand_backs.handBack(e);
         char next = phase[r];
         switch (e.ev) {
         case Ev::Arrive:
@@ -210,7 +212,7 @@ SchedulerView viewAt(const ExplainIndex& ix, double t, int replica) {
             break;
         case Ev::Preempt:
             next = Waiting;
-            ++preempt[r];
+            if (!hand_back) ++preempt[r];
             break;
         case Ev::Suspend:
             next = Suspended;

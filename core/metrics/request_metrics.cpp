@@ -15,8 +15,10 @@ std::vector<RequestMetrics> perRequest(const RunLog& log) {
     adviseHugePages(m); // before it is written (util/huge_pages.h)
     m.resize(static_cast<std::size_t>(log.num_requests));
     for (std::size_t i = 0; i < m.size(); ++i) m[i].id = static_cast<ReqId>(i);
+    HandBacks hand_backs(m.size());
     for (const Event& e : log.events) {
         RequestMetrics& r = m[static_cast<std::size_t>(e.req)];
+        const bool hand_back = hand_backs.handBack(e);
         switch (e.ev) {
         case Ev::Arrive:
             r.arrival = e.t;
@@ -29,7 +31,10 @@ std::vector<RequestMetrics> perRequest(const RunLog& log) {
             r.first_token = e.t;
             break;
         case Ev::Preempt:
-            ++r.preemptions;
+            if (!hand_back)
+                ++r.preemptions;
+            else if (r.resubmissions < std::numeric_limits<std::uint16_t>::max())
+                ++r.resubmissions;
             break;
         case Ev::Budget:
             r.budget = e.value / 1e3;

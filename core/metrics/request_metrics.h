@@ -1,5 +1,6 @@
 #pragma once
 // Per-request metrics and inter-token latencies, computed from a RunLog alone.
+#include "model/hand_backs.h"
 #include "model/run_log.h"
 
 #include <cstdint>
@@ -25,12 +26,18 @@ struct RequestMetrics {
     ReqId id = 0;
     std::int32_t prompt_tokens = 0;
     std::int32_t output_tokens = 0; // tokens generated (at finish or kill)
+    // KV dropped by the engine (recomputed on return); see resubmissions.
     std::int32_t preemptions = 0;
     std::int32_t suspensions = 0;
     std::int32_t cached_tokens = 0;
     KillCause kill_cause = KillCause::Unknown; // when killed
     bool finished = false;
     bool killed = false;
+    // A preemption at the moment one of the request's robot segments is handed over is the
+    // segment's hand-back (the TimelyLLM code re-queues each segment as a new request) and
+    // counts here, not in preemptions (16 bits keep the struct at 88 bytes; a plan has tens
+    // of segments, and the count saturates).
+    std::uint16_t resubmissions = 0;
     // Its first prefill began (it was admitted and computed on at least once).
     bool started() const { return queue_delay == queue_delay; }
     bool inBudget() const { return finished && !(e2el() > budget); }

@@ -143,7 +143,23 @@ struct Early {
     LoadReport load;
     IterTotals iters;
     std::vector<RobotClassSummary> robot;
+    std::optional<Summary::Authors> authors;
 };
+
+// The TimelyLLM authors' metric of a run whose tasks have agents (robots), else none.
+std::optional<Summary::Authors> authorsOf(const RunLog& log, const Workload& w) {
+    if (std::none_of(w.requests.begin(), w.requests.end(),
+                     [](const Request& r) { return r.agent >= 0 && !r.segments.empty(); }))
+        return std::nullopt;
+    const AuthorsMetric m = authorsMetric(log, w);
+    Summary::Authors a;
+    a.urgent_pct = m.urgent.utility_pct;
+    a.normal_pct = m.normal.utility_pct;
+    a.all_pct = m.all.utility_pct;
+    a.scored = m.all.scored;
+    a.dropped = m.all.dropped;
+    return a;
+}
 
 Summary summarizeWith(const RunLog& log, const std::vector<RequestMetrics>& reqs,
                       const SummaryOptions& opt, Early* early);
@@ -166,6 +182,7 @@ Summary summarizeLog(const RunLog& log, RunLog* release, const SummaryOptions& o
     if (opt.workload) {
         const auto tasks = robotTasks(log, *opt.workload);
         if (!tasks.empty()) early.robot = summarizeRobotTasks(tasks);
+        early.authors = authorsOf(log, *opt.workload);
     }
     SummaryOptions rest = opt;
     rest.itl = false;
@@ -214,6 +231,7 @@ Summary summarizeWith(const RunLog& log, const std::vector<RequestMetrics>& reqs
         if (!std::isnan(r.arrival)) t_first = std::min(t_first, r.arrival);
         if (!std::isnan(r.end)) t_last = std::max(t_last, r.end);
         s.preemptions += r.preemptions;
+        s.resubmissions += r.resubmissions;
         s.suspensions += r.suspensions;
         if (r.killed) {
             ++s.killed;
@@ -283,9 +301,11 @@ Summary summarizeWith(const RunLog& log, const std::vector<RequestMetrics>& reqs
     s.load = early ? std::move(early->load) : loadOf(log);
     if (early) {
         s.robot = std::move(early->robot);
+        s.authors = early->authors;
     } else if (opt.workload) {
         const auto tasks = robotTasks(log, *opt.workload);
         if (!tasks.empty()) s.robot = summarizeRobotTasks(tasks);
+        s.authors = authorsOf(log, *opt.workload);
     }
     if (log.fleet()) {
         s.replica_count = log.replicas;
@@ -399,7 +419,16 @@ nlohmann::json Summary::toJson() const {
     }
     j["kv_peak_tokens"] = kv_peak_tokens;
     j["kv_capacity_tokens"] = kv_capacity_tokens;
+    if (authors) {
+        // The TimelyLLM authors' metric (Summary::authors).
+        j["authors_urgent_utility_pct"] = jsonNumber(authors->urgent_pct);
+        j["authors_normal_utility_pct"] = jsonNumber(authors->normal_pct);
+        j["authors_utility_pct"] = jsonNumber(authors->all_pct);
+        j["authors_scored"] = authors->scored;
+        j["authors_dropped"] = authors->dropped;
+    }
     j["preemptions"] = preemptions;
+    if (resubmissions > 0) j["segment_resubmissions"] = resubmissions;
     j["suspensions"] = suspensions;
     j["iterations"] = iterations;
     j["stretches"] = stretches;
@@ -612,6 +641,16 @@ Summary Summary::fromJson(const nlohmann::json& j) {
     s.kv_peak_tokens = count("kv_peak_tokens");
     s.kv_capacity_tokens = count("kv_capacity_tokens");
     s.preemptions = count("preemptions");
+    s.resubmissions = count("segment_resubmissions");
+    if (j.contains("authors_scored")) {
+        Authors a;
+        a.urgent_pct = real("authors_urgent_utility_pct");
+        a.normal_pct = real("authors_normal_utility_pct");
+        a.all_pct = real("authors_utility_pct");
+        a.scored = count("authors_scored");
+        a.dropped = count("authors_dropped");
+        s.authors = a;
+    }
     s.suspensions = count("suspensions");
     s.iterations = count("iterations");
     s.stretches = count("stretches");
@@ -751,11 +790,20 @@ std::string Summary::table() const {
         line("Mean task completion time (s):", f(a.mean_completion, 3) + over(a.complete));
         if (a.responded < a.tasks)
             line("Tasks never answered:", std::to_string(a.tasks - a.responded));
+        if (authors) {
+            line("Authors' metric, urgent / normal:",
+                 f(authors->urgent_pct, 1) + " % / " + f(authors->normal_pct, 1) + " % of beta");
+            line("Authors' metric, scored / dropped:", std::to_string(authors->scored) + " / " +
+                                                           std::to_string(authors->dropped) +
+                                                           " (the first 10 tasks skipped)");
+        }
     }
     head("KV cache and engine");
     line("KV peak / capacity (tokens):",
          std::to_string(kv_peak_tokens) + " / " + std::to_string(kv_capacity_tokens));
     line("Preemptions:", std::to_string(preemptions));
+    if (resubmissions > 0)
+        line("Segments re-queued (not preemptions):", std::to_string(resubmissions));
     if (prefix_caching) {
         line("Prompt tokens from the prefix cache:", std::to_string(prefix_cached_tokens) + " (" +
                                                          f(100.0 * prefix_cache_hit_rate, 1) +

@@ -83,6 +83,9 @@ struct Summary {
     Stats ttft_ms, tpot_ms, itl_ms, e2el_ms, queue_ms;
     std::int64_t kv_peak_tokens = 0, kv_capacity_tokens = 0;
     std::int64_t preemptions = 0, suspensions = 0, iterations = 0, stretches = 0;
+    // Robot segments handed back and queued again as new requests (RequestMetrics::
+    // resubmissions: the TimelyLLM code's segmented generation), not counted as preemptions.
+    std::int64_t resubmissions = 0;
     // Prefix caching (when the run had it): prompt tokens served from the cache at first
     // admissions, their share of all prompt tokens, and context tokens served to recomputes.
     bool prefix_caching = false;
@@ -95,6 +98,15 @@ struct Summary {
     double mean_alpha = 0;                // over requests with a budget that were prefilled
     double mean_quality = 0;              // q(alpha) if finished within budget, else 0; averaged
     std::vector<RobotClassSummary> robot; // TimelyLLM utility per class, when known
+    // The TimelyLLM authors' metric (metrics/robot_metrics.h authorsMetric: the first 10
+    // tasks skipped, a task never handed to its robot not scored but counted as dropped;
+    // each class one task type here), when the workload's tasks have agents.
+    struct Authors {
+        double urgent_pct = RobotTask::kNaN, normal_pct = RobotTask::kNaN,
+               all_pct = RobotTask::kNaN;
+        std::int64_t scored = 0, dropped = 0;
+    };
+    std::optional<Authors> authors;
     // A fleet (more than one replica): its router and a row per replica. Everything above is
     // over the whole fleet (kv_peak_tokens: the largest of one replica; kv_capacity_tokens:
     // each replica's).

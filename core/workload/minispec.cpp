@@ -2,6 +2,7 @@
 // keyword tables over plans of a few dozen characters); no library models them.
 #include "workload/minispec.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace kairos::minispec {
@@ -241,6 +242,36 @@ double predictedSeconds(std::string_view text, Robot robot) {
     else
         add(kArm);
     return std::round(s * 1e6) / 1e6;
+}
+
+std::vector<PlanPart> planParts(const std::string& plan, Robot robot, int text_tokens,
+                                const std::vector<double>& exec) {
+    const std::vector<PlanSegment> segs = segmentPlan(plan, robot);
+    text_tokens = std::max<int>(static_cast<int>(segs.size()) - 1, text_tokens);
+    const double chars = static_cast<double>(std::max<std::size_t>(1, plan.size()));
+    std::vector<PlanPart> out;
+    std::size_t cursor = 0, done_chars = 0;
+    int given = 0;
+    for (std::size_t sk = 0; sk < segs.size(); ++sk) {
+        const PlanSegment& g = segs[sk];
+        done_chars += g.text.size();
+        const bool last = sk + 1 == segs.size();
+        // At least a token each, and room for one per segment still to come; the last has
+        // the rest and the EOS.
+        const int later = static_cast<int>(segs.size() - sk) - 2;
+        const int upto =
+            last ? text_tokens + 1
+                 : std::clamp(static_cast<int>(std::lround(text_tokens * done_chars / chars)),
+                              given + 1, text_tokens - later);
+        double secs = 0;
+        for (int m = 0; m < g.skills && !exec.empty(); ++m) {
+            secs += exec[cursor];
+            cursor = (cursor + 1) % exec.size(); // starts over after the last
+        }
+        out.push_back({upto - given, secs, g.wcet_s});
+        given = upto;
+    }
+    return out;
 }
 
 } // namespace kairos::minispec

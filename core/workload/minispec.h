@@ -44,6 +44,17 @@ bool stopsAfter(std::string_view text, Robot robot);
 // The plan cut at token ends where stopsAfter fires; the rest (possibly empty: the EOS
 // alone) is the last segment.
 std::vector<PlanSegment> segmentPlan(const std::string& plan, Robot robot);
+// A plan of `text_tokens` tokens (the EOS comes on top, in the last segment) as the authors'
+// server generates it: cut by segmentPlan, its tokens shared by the segments' characters (at
+// least one each), each segment taking the next measured durations of `exec` (the task's
+// exe_time_detail, starting over after the last) as their virtual robot does, and the WCET
+// table's prediction of it. The TimelyLLM reader and the robot generator both cut plans so.
+struct PlanPart {
+    int tokens = 0;
+    double exec_s = 0, wcet_s = 0;
+};
+std::vector<PlanPart> planParts(const std::string& plan, Robot robot, int text_tokens,
+                                const std::vector<double>& exec);
 // Approximate token ends of `text` (positions one past each token's last character).
 std::vector<std::size_t> tokenEnds(std::string_view text);
 int executorSkills(std::string_view text);

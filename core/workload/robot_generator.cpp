@@ -4,6 +4,7 @@
 #include "util/input_file.h"
 #include "util/json_line.h"
 #include "workload/llama3_counts.h"
+#include "workload/minispec.h"
 #include "workload/random.h"
 
 #include <algorithm>
@@ -35,6 +36,7 @@ std::vector<RobotTrace> readRobotTraces(const std::string& path) {
         const std::string plan = t.contains("task_plan") && t["task_plan"].is_string()
                                      ? t["task_plan"].get<std::string>()
                                      : "";
+        r.plan = plan;
         // Llama 3's tokens and the EOS (workload/llama3_counts.h).
         r.plan_tokens = llama3::tokensOf(plan, 3.0) + 1;
         if (!t.contains("exe_time_detail") || !t["exe_time_detail"].is_array() ||
@@ -105,6 +107,7 @@ Workload generateRobotWorkload(const RobotWorkloadSpec& spec, const std::vector<
             int plan_tokens;
             int task_tokens;
             int trace = -1;
+            std::string plan_text;
             if (arm) {
                 const int objects = static_cast<int>(rng.uniformInt(2, 4)); // desk items to clear
                 for (int o = 0; o < objects; ++o) {
@@ -126,16 +129,27 @@ Workload generateRobotWorkload(const RobotWorkloadSpec& spec, const std::vector<
                 task_tokens = llama3::tokensOf(tr.task, 4.0);
                 r.cls = tr.cls;
                 trace = tr.id;
+                plan_text = tr.plan;
             }
             r.tuf = r.cls == "urgent" ? kUrgent : kNormal;
             r.prompt_tokens = spec.system_prompt_tokens + task_tokens;
             if (spec.system_prompt_tokens > 0)
                 r.prefix = {{kTypeFlyPromptId, spec.system_prompt_tokens}};
-            r.output_tokens = std::max<int>(plan_tokens, static_cast<int>(secs.size()));
-            const int n = static_cast<int>(secs.size());
-            for (int s = 0; s < n; ++s)
-                r.segments.push_back({r.output_tokens / n + (s < r.output_tokens % n ? 1 : 0),
-                                      secs[static_cast<std::size_t>(s)]});
+            if (!plan_text.empty()) {
+                // The plan's Llama 3 tokens without the EOS (plan_tokens counts it).
+                r.output_tokens = 0;
+                for (const minispec::PlanPart& part : minispec::planParts(
+                         plan_text, minispec::Robot::Drone, plan_tokens - 1, secs)) {
+                    r.segments.push_back({part.tokens, part.exec_s, part.wcet_s});
+                    r.output_tokens += part.tokens;
+                }
+            } else {
+                r.output_tokens = std::max<int>(plan_tokens, static_cast<int>(secs.size()));
+                const int n = static_cast<int>(secs.size());
+                for (int s = 0; s < n; ++s)
+                    r.segments.push_back({r.output_tokens / n + (s < r.output_tokens % n ? 1 : 0),
+                                          secs[static_cast<std::size_t>(s)]});
+            }
             if (fixed_agents) {
                 r.agent = agents[static_cast<std::size_t>(k)];
             } else {

@@ -10,8 +10,13 @@
 //         events/s, <= 8 tasks, 40 agents, 900 s, skill times drawn from the FLTRNN arm
 //         models of timelyllm_skill_time_models.csv (move_to U(1, 3) s, take/drop
 //         U(3, 4.2) s), about 100 plan tokens.
+// A drone task's plan is cut into segments where the authors' server cuts it (their stop
+// rule over the trace's plan text, workload/minispec.h planParts: each segment runs the
+// next measured skill durations, and the scheduler predicts it by the WCET table), as the
+// TimelyLLM reader cuts their own workloads; a trace without plan text, and every generated
+// arm plan (no text), get one segment per skill, the tokens shared evenly.
 // TUFs as the authors': normal [beta 1, ERT 1, zero 1.5], urgent [2, 0.2, 0.5]; drone
-// traces 0-4 normal and 5-7 urgent; arm tasks urgent with probability 3/8.
+// traces 0-4 normal and 5-7 urgent; arm tasks normal (section 7.1).
 #include "model/workload.h"
 
 #include <cstdint>
@@ -29,6 +34,7 @@ struct RobotTrace {
     int id = 0;
     std::string cls = "normal";
     std::string task; // task text (prompt)
+    std::string plan; // the plan's text (MiniSpec), where the trace set gives it
     int plan_tokens = 20;
     std::vector<double> skill_seconds; // one per executable skill
 };

@@ -166,32 +166,11 @@ Workload readTimelyLlm(std::istream& in, const std::string& name,
                 return f != job.end() && f->is_string() ? f->get<std::string>() : std::string();
             };
             const auto robot = minispec::robotOf(str("robot_type"), str("robot_system"));
-            const std::vector<minispec::PlanSegment> segs =
-                minispec::segmentPlan(plan->second, robot);
-            const int text_tokens =
-                std::max<int>(static_cast<int>(segs.size()) - 1, tokens(plan->second, 3.0));
-            const double chars = static_cast<double>(plan->second.size());
-            std::size_t cursor = 0, done_chars = 0;
             int given = 0;
-            for (std::size_t sk = 0; sk < segs.size(); ++sk) {
-                const minispec::PlanSegment& g = segs[sk];
-                done_chars += g.text.size();
-                const bool last = sk + 1 == segs.size();
-                // At least a token each, and room for one per segment still to come; the
-                // last has the rest and the EOS.
-                const int later = static_cast<int>(segs.size() - sk) - 2;
-                const int upto =
-                    last ? text_tokens + 1
-                         : std::clamp(
-                               static_cast<int>(std::lround(text_tokens * done_chars / chars)),
-                               given + 1, text_tokens - later);
-                double secs = 0;
-                for (int m = 0; m < g.skills; ++m) {
-                    secs += exec[cursor];
-                    cursor = (cursor + 1) % exec.size(); // starts over after the last
-                }
-                r.segments.push_back({upto - given, secs, g.wcet_s});
-                given = upto;
+            for (const minispec::PlanPart& part :
+                 minispec::planParts(plan->second, robot, tokens(plan->second, 3.0), exec)) {
+                r.segments.push_back({part.tokens, part.exec_s, part.wcet_s});
+                given += part.tokens;
             }
             r.output_tokens = given;
         } else {

@@ -213,6 +213,41 @@ private slots:
         QCOMPARE(firstEvent(all, 2, Ev::Admit), 0.0);
     }
 
+    // A segment handed to the robot and queued again is not a preemption: R0's plan of three
+    // segments (2 + 2 + 2 tokens) is re-queued twice, R1's single segment never; nothing is
+    // evicted (1,000 KV tokens). The summary counts them apart, the authors' metric beside.
+    void segmentHandBacksAreNotPreemptions() {
+        Workload w;
+        w.requests = {test::req(0, 4, 6), test::req(0, 4, 3)};
+        w.requests[0].segments = {{2, 1.0}, {2, 1.0}, {2, 1.0}};
+        w.requests[1].segments = {{3, 1.0}};
+        for (int i = 0; i < 2; ++i) {
+            w.requests[std::size_t(i)].tuf = Tuf{5, -1, 1};
+            w.requests[std::size_t(i)].agent = i;
+            w.requests[std::size_t(i)].cls = "normal";
+        }
+        EngineLimits lim;
+        lim.kv_capacity_tokens = 1000;
+        auto s = test::policyNoWatermark("timely_code", {{"batch", 2}});
+        const RunLog log = simulate(w, UnitModel(), *s, lim);
+        const auto m = perRequest(log);
+        QCOMPARE(m[0].resubmissions, std::uint16_t(2));
+        QCOMPARE(m[0].preemptions, 0);
+        QCOMPARE(m[1].resubmissions, std::uint16_t(0));
+        SummaryOptions so;
+        so.workload = &w;
+        const Summary sum = summarize(log, so);
+        QCOMPARE(sum.preemptions, std::int64_t(0));
+        QCOMPARE(sum.resubmissions, std::int64_t(2));
+        QVERIFY(sum.authors.has_value());
+        // Two tasks, fewer than the 10 the authors' metric skips: nothing scored.
+        QCOMPARE(sum.authors->scored, std::int64_t(0));
+        const Summary back = Summary::fromJson(sum.toJson());
+        QCOMPARE(back.resubmissions, std::int64_t(2));
+        QVERIFY(back.authors.has_value());
+        QVERIFY(sum.table().find("Segments re-queued (not preemptions):") != std::string::npos);
+    }
+
     // Load shedding, by hand (a fixed batch of 1): R0 (t=0, 10 tokens) holds the batch to
     // t=10; R1 (t=0.5, TUF ERT 0.2, zero at 0.5 after arrival) is due at 0.7 and its
     // utility is 0 from 1.0: at its dequeue (t=10) it is dropped; with shed=0 it runs.
