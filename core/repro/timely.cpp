@@ -96,6 +96,24 @@ std::vector<int> traceTypes(const std::string& path, const Workload& w) {
     return type;
 }
 
+// The engine of the TimelyLLM authors' harness (EngineArgs in their RequestScheduler,
+// timelyllm/config.py): max_num_seqs 8, gpu_memory_utilization 0.8, prefix caching on
+// (16-token blocks). `v0`: vLLM 0.5 as their code pins it (0.5.4), no chunked prefill, a
+// prefill step of at most max_model_len (4,000) tokens, vLLM 0.5's scheduler rules; else
+// vLLM V1's chunked prefill, 8,192 tokens a step, as a third party's port of the code runs.
+EngineLimits harnessLimits(const DeviceProfile& prof, bool v0) {
+    EngineLimits lim;
+    lim.kv_capacity_tokens =
+        kvCapacityFromMemory(prof.model, prof.gpu_count * prof.gpu_mem_gib * 1073741824.0, 0.8);
+    lim.block_size = 16;
+    lim.prefix_caching = true;
+    lim.max_num_seqs = 8;
+    lim.chunked_prefill = !v0;
+    lim.rules = v0 ? EngineRules::VllmV0 : EngineRules::Kairos;
+    lim.max_num_batched_tokens = v0 ? 4000 : 8192;
+    return lim;
+}
+
 // The TimelyLLM code's arms (sched/timely_code.h) on one workload, as their harness runs
 // them, scored by their own metric (metrics/robot_metrics.h): the object `systems` of
 // `reproduce timely --json`, and a table.
@@ -106,17 +124,9 @@ struct CodeArms {
 CodeArms runCodeArms(const Workload& w, const std::vector<int>& types, const DeviceProfile& prof,
                      const std::string& workload_name) {
     const auto model = makeExecutionModel(prof);
-    // The harness's engine (EngineArgs in their RequestScheduler): max_num_seqs 8,
-    // gpu_memory_utilization 0.8, prefix caching on (16-token blocks); vLLM V1's chunked
-    // prefill (the fork they ran ports the code to vLLM 0.27), 8,192 tokens a step.
-    EngineLimits lim;
-    lim.kv_capacity_tokens =
-        kvCapacityFromMemory(prof.model, prof.gpu_count * prof.gpu_mem_gib * 1073741824.0, 0.8);
-    lim.block_size = 16;
-    lim.prefix_caching = true;
-    lim.max_num_seqs = 8;
-    lim.chunked_prefill = true;
-    lim.max_num_batched_tokens = 8192;
+    // The port's engine (vLLM V1, chunked prefill), where the code's real runs on an H100
+    // were made; beside it the upstream's vLLM 0.5.
+    const EngineLimits lim = harnessLimits(prof, false), v0 = harnessLimits(prof, true);
     struct Arm {
         const char* key;
         const char* policy;
@@ -132,12 +142,6 @@ CodeArms runCodeArms(const Workload& w, const std::vector<int>& types, const Dev
     mo.type = types;
     Table t({"arm", "urgent %", "normal %", "urgent resp ms", "normal resp ms", "urgent wait ms",
              "normal wait ms", "scored", "dropped", "urgent % (V0)", "normal % (V0)"});
-    // vLLM V0 (the upstream artifact's 0.5.4): no chunked prefill, a prefill step of at most
-    // max_model_len tokens, vLLM 0.5's scheduler rules.
-    EngineLimits v0 = lim;
-    v0.chunked_prefill = false;
-    v0.rules = EngineRules::VllmV0;
-    v0.max_num_batched_tokens = 4000;
     CodeArms out;
     for (const Arm& a : arms) {
         PolicyParams params;
@@ -293,18 +297,7 @@ Report reproduceTimely(const Options& opt) {
     // tokens, vLLM 0.5's scheduler rules: --engine-rules vllm-v0). Beside it, for comparison
     // only (`compared.vllm_v1_chunked`, not a reading: the code settles the engine), vLLM V1
     // with chunked prefill, 8,192 tokens a step: a third party's port of the code.
-    EngineLimits code_lim;
-    code_lim.kv_capacity_tokens =
-        kvCapacityFromMemory(prof.model, prof.gpu_count * prof.gpu_mem_gib * 1073741824.0, 0.8);
-    code_lim.block_size = 16;
-    code_lim.prefix_caching = true;
-    code_lim.max_num_seqs = 8;
-    code_lim.rules = EngineRules::VllmV0;
-    code_lim.max_num_batched_tokens = 4000;
-    EngineLimits code_v1 = code_lim;
-    code_v1.rules = EngineRules::Kairos;
-    code_v1.chunked_prefill = true;
-    code_v1.max_num_batched_tokens = 8192;
+    const EngineLimits code_lim = harnessLimits(prof, true), code_v1 = harnessLimits(prof, false);
     // One arm on workload k, on both engines (the first job's index); `ablation`: scored as
     // their ablation script scores (fig_plot/ablation_study_sched.py: every task, pooled).
     auto addCode = [&](std::size_t k, const std::string& policy, int batch, int seqs,
