@@ -201,9 +201,10 @@ AuthorsMetric authorsMetric(const RunLog& log, const Workload& w, const AuthorsM
             wait += runs[i][k].first - runs[i][k - 1].second;
         const int type = i < opt.type.size() && !opt.pooled ? opt.type[i] : -1;
         Acc& a = types[{urgent, type}];
-        a.u += tuf.beta > 0 ? tuf.signedValue(response) / tuf.beta : 0.0;
-        a.raw += tuf.signedValue(response);
-        pooled += tuf.signedValue(response);
+        const double u = tuf.signedValue(response);
+        a.u += tuf.beta > 0 ? u / tuf.beta : 0.0;
+        a.raw += u;
+        pooled += u;
         a.resp += response;
         a.wait += wait;
         ++a.scored;

@@ -161,6 +161,14 @@ std::optional<Summary::Authors> authorsOf(const RunLog& log, const Workload& w) 
     return a;
 }
 
+// Both robot figures of a run on `w`: Kairos's per class, and the authors'.
+void robotFigures(const RunLog& log, const Workload& w, std::vector<RobotClassSummary>& robot,
+                  std::optional<Summary::Authors>& authors) {
+    const auto tasks = robotTasks(log, w);
+    if (!tasks.empty()) robot = summarizeRobotTasks(tasks);
+    authors = authorsOf(log, w);
+}
+
 Summary summarizeWith(const RunLog& log, const std::vector<RequestMetrics>& reqs,
                       const SummaryOptions& opt, Early* early);
 
@@ -179,11 +187,7 @@ Summary summarizeLog(const RunLog& log, RunLog* release, const SummaryOptions& o
         std::vector<double>().swap(release->iter_digest.decode_ends);
     }
     early.load = loadOf(log);
-    if (opt.workload) {
-        const auto tasks = robotTasks(log, *opt.workload);
-        if (!tasks.empty()) early.robot = summarizeRobotTasks(tasks);
-        early.authors = authorsOf(log, *opt.workload);
-    }
+    if (opt.workload) robotFigures(log, *opt.workload, early.robot, early.authors);
     SummaryOptions rest = opt;
     rest.itl = false;
     std::vector<RequestMetrics> reqs = perRequest(log);
@@ -303,9 +307,7 @@ Summary summarizeWith(const RunLog& log, const std::vector<RequestMetrics>& reqs
         s.robot = std::move(early->robot);
         s.authors = early->authors;
     } else if (opt.workload) {
-        const auto tasks = robotTasks(log, *opt.workload);
-        if (!tasks.empty()) s.robot = summarizeRobotTasks(tasks);
-        s.authors = authorsOf(log, *opt.workload);
+        robotFigures(log, *opt.workload, s.robot, s.authors);
     }
     if (log.fleet()) {
         s.replica_count = log.replicas;

@@ -207,9 +207,12 @@ Report reproduceTimely(const Options& opt) {
         Workload w;
     };
     std::vector<Named> ws;
+    // The main workload's file: the one given, or the authors' WID1 sample.
+    const std::string main_path = opt.timely_workload.empty()
+                                      ? dataFile(opt, "timelyllm/timelyllm_workload_25agents.json")
+                                      : opt.timely_workload;
     if (opt.timely_workload.empty()) {
-        ws.push_back({"authors' WID1 sample (25 agents)",
-                      readWorkload(dataFile(opt, "timelyllm/timelyllm_workload_25agents.json"))});
+        ws.push_back({"authors' WID1 sample (25 agents)", readWorkload(main_path)});
     } else {
         Workload w = readWorkload(opt.timely_workload);
         if (w.meta.count("format") == 0 || w.meta.at("format") != "timelyllm")
@@ -231,10 +234,7 @@ Report reproduceTimely(const Options& opt) {
     }
     // Each workload's task types (the authors' trace ids), what their metric averages over.
     std::vector<std::vector<int>> types;
-    types.push_back(traceTypes(opt.timely_workload.empty()
-                                   ? dataFile(opt, "timelyllm/timelyllm_workload_25agents.json")
-                                   : opt.timely_workload,
-                               ws[0].w));
+    types.push_back(traceTypes(main_path, ws[0].w));
     for (const char* p : {"wid1", "wid2", "wid3"}) {
         RobotWorkloadSpec spec = RobotWorkloadSpec::preset_(p);
         spec.seed = opt.seed;
@@ -345,23 +345,17 @@ Report reproduceTimely(const Options& opt) {
         const auto& o = res[first + static_cast<std::size_t>(e)].authors;
         return o ? &*o : nullptr;
     };
-    const double kNaN = std::nan("");
-    auto urgentPct = [&](std::size_t first, int e) {
-        const AuthorsMetric* m = code(first, e);
-        return m ? m->urgent.utility_pct : kNaN;
+    // One figure of a code run (NaN where it looped).
+    auto figureOf = [&](double (*get)(const AuthorsMetric&)) {
+        return [&, get](std::size_t first, int e) {
+            const AuthorsMetric* m = code(first, e);
+            return m ? get(*m) : std::nan("");
+        };
     };
-    auto normalPct = [&](std::size_t first, int e) {
-        const AuthorsMetric* m = code(first, e);
-        return m ? m->normal.utility_pct : kNaN;
-    };
-    auto taskUtility = [&](std::size_t first, int e) {
-        const AuthorsMetric* m = code(first, e);
-        return m ? m->task_utility : kNaN;
-    };
-    auto waitingOf = [&](std::size_t first, int e) {
-        const AuthorsMetric* m = code(first, e);
-        return m ? m->all.waiting_s : kNaN;
-    };
+    const auto urgentPct = figureOf([](const AuthorsMetric& m) { return m.urgent.utility_pct; });
+    const auto normalPct = figureOf([](const AuthorsMetric& m) { return m.normal.utility_pct; });
+    const auto taskUtility = figureOf([](const AuthorsMetric& m) { return m.task_utility; });
+    const auto waitingOf = figureOf([](const AuthorsMetric& m) { return m.all.waiting_s; });
     auto at = [&](const Block& b, std::size_t k, const std::string& p) -> const Summary& {
         const auto i = std::find(pols.begin(), pols.end(), p) - pols.begin();
         return res[b.main + k * pols.size() + static_cast<std::size_t>(i)].summary;
@@ -811,12 +805,9 @@ Report reproduceTimely(const Options& opt) {
              "a derived RTX 4090 profile: its level from the authors' plan times, its decode "
              "step's growth with the batch from A100 rows"}});
     {
-        // The code's arms on the main workload: the file given, or the authors' WID1 sample.
-        const std::string path = opt.timely_workload.empty()
-                                     ? dataFile(opt, "timelyllm/timelyllm_workload_25agents.json")
-                                     : opt.timely_workload;
+        // The code's arms on the main workload, on the profile of their real runs.
         const DeviceProfile code_prof = opt.profile(opt.timely_profile);
-        CodeArms arms = runCodeArms(ws[0].w, traceTypes(path, ws[0].w), code_prof, ws[0].name);
+        CodeArms arms = runCodeArms(ws[0].w, types[0], code_prof, ws[0].name);
         rep.systems = std::move(arms.systems);
         rep.details += arms.table;
     }
