@@ -63,6 +63,9 @@ struct HoldoutEvaluation {
 };
 // Each group of `regime` held out in turn (a group with every configuration of one vendor,
 // framework or hardware); models trained on the rest, every held-out row predicted.
+// "chip-as-vendor": each chip held out as "hardware" does, its rows' range read as a vendor's
+// never measured (ResidualTable::newVendorInterval) while every vendor stays in training:
+// the case of a third vendor where the data has two.
 // Throws std::invalid_argument for an unknown regime or fewer than two groups.
 HoldoutEvaluation evaluateHoldout(const std::vector<BenchRow>& rows, const AlaOptions& o,
                                   const std::string& regime, std::size_t calibration_rows = 3,
@@ -89,6 +92,7 @@ struct IntervalSummary {
         return calibrated_rows ? double(calibrated_inside) / double(calibrated_rows) : NAN;
     }
 };
+// An empty `group`: every held-out row pooled (no interval_from).
 IntervalSummary summarizeIntervals(const HoldoutEvaluation& ev, const std::string& group);
 
 } // namespace kairos::ala

@@ -312,6 +312,58 @@ ResidualTable::Interval ResidualTable::interval(Novelty n, bool calibrated, doub
     return out;
 }
 
+void ResidualTable::addGroup(Novelty n, const std::vector<double>& log_ratios) {
+    std::vector<double> v;
+    for (double x : log_ratios)
+        if (std::isfinite(x)) v.push_back(x);
+    if (v.size() < kMinGroupRows) return;
+    std::sort(v.begin(), v.end());
+    const double off = detail::median(v);
+    offsets_[std::size_t(n)].push_back(off);
+    auto& c = centred_[std::size_t(n)];
+    for (double x : v) c.insert(std::upper_bound(c.begin(), c.end(), x - off), x - off);
+}
+
+ResidualTable::Interval ResidualTable::newVendorInterval(double coverage) const {
+    if (!(coverage > 0 && coverage < 1)) throw std::invalid_argument("coverage must be in (0, 1)");
+    int k = int(Novelty::Vendor);
+    while (k > int(Novelty::Configuration) && offsets_[std::size_t(k)].size() < 2) --k;
+    const auto& off = offsets_[std::size_t(k)];
+    if (off.size() < 2) {
+        Interval out = interval(Novelty::Vendor, false, coverage);
+        out.note += "; no two vendors or chips held out in training to widen it by";
+        return out;
+    }
+    const auto& v = centred_[std::size_t(k)];
+    double mean = 0;
+    for (double x : off) mean += x;
+    mean /= double(off.size());
+    double ss = 0;
+    for (double x : off) ss += (x - mean) * (x - mean);
+    const double sd = std::sqrt(ss / double(off.size() - 1));
+    const double widen = kNewVendorWidening * sd;
+    const double miss = 1 - coverage;
+    const double m = double(v.size());
+    const long lo_k = long(std::floor((m + 1) * miss / 2 + 1e-9));
+    const long hi_k = long(std::ceil((m + 1) * (1 - miss / 2) - 1e-9));
+    double lo = lo_k < 1 ? -INFINITY : mean + v[std::size_t(lo_k - 1)] - widen;
+    double hi = hi_k > long(v.size()) ? INFINITY : mean + v[std::size_t(hi_k - 1)] + widen;
+    Interval out;
+    out.from = Novelty(k);
+    out.level = coverage;
+    out.lo = std::exp(lo);
+    out.hi = std::exp(hi);
+    char b[256];
+    std::snprintf(b, sizeof b,
+                  "a vendor never measured: %zu %s hold-outs' residuals less their offsets, "
+                  "widened by %.2g x the offsets' spread (%.3g in log); a guess until rows of "
+                  "it are measured",
+                  off.size(), k == int(Novelty::Vendor) ? "vendor" : "chip", kNewVendorWidening,
+                  sd);
+    out.note = b;
+    return out;
+}
+
 double ResidualTable::typicalErrorPct(Novelty n, bool calibrated) const {
     int k = int(n);
     while (k > 0 && count(Novelty(k), calibrated) < kMinResiduals) --k;
@@ -327,6 +379,10 @@ nlohmann::json ResidualTable::toJson() const {
                 r_[std::size_t(k)][std::size_t(c)];
     for (int k = 0; k < kNovelties; ++k)
         j[std::string(noveltyName(Novelty(k))) + "_calibrated_scaled"] = scaled_[std::size_t(k)];
+    for (int k = 0; k < kNovelties; ++k) {
+        j[std::string(noveltyName(Novelty(k))) + "_group_offsets"] = offsets_[std::size_t(k)];
+        j[std::string(noveltyName(Novelty(k))) + "_centred"] = centred_[std::size_t(k)];
+    }
     return j;
 }
 
@@ -345,6 +401,17 @@ ResidualTable ResidualTable::fromJson(const nlohmann::json& j) {
             if (!j.contains(key)) continue;
             auto& v = t.scaled_[std::size_t(k)];
             for (double x : j.at(key).get<std::vector<double>>())
+                if (std::isfinite(x)) v.push_back(x);
+            std::sort(v.begin(), v.end());
+        }
+        // Tables stored before group offsets: a new vendor reads interval() (and says so).
+        for (int k = 0; k < kNovelties; ++k) {
+            const std::string name = noveltyName(Novelty(k));
+            if (!j.contains(name + "_group_offsets")) continue;
+            for (double x : j.at(name + "_group_offsets").get<std::vector<double>>())
+                if (std::isfinite(x)) t.offsets_[std::size_t(k)].push_back(x);
+            auto& v = t.centred_[std::size_t(k)];
+            for (double x : j.at(name + "_centred").get<std::vector<double>>())
                 if (std::isfinite(x)) v.push_back(x);
             std::sort(v.begin(), v.end());
         }
@@ -391,7 +458,7 @@ namespace {
 // by its novelty to `train`; then each held configuration calibrated from k of its rows
 // and the rest recorded as calibrated.
 void holdOut(const std::vector<BenchRow>& train, const std::vector<BenchRow>& held,
-             const AlaOptions& o, const UnseenOptions& u, ResidualTable& t) {
+             const AlaOptions& o, const UnseenOptions& u, ResidualTable& t, bool whole_group) {
     if (train.empty() || held.empty()) return;
     DatasetWideBaseline wide;
     wide.train(train, u.xgb);
@@ -399,11 +466,19 @@ void holdOut(const std::vector<BenchRow>& train, const std::vector<BenchRow>& he
     for (const BenchRow& r : train) known.add(r, o.columns);
     std::map<std::string, std::vector<std::size_t>> by;
     std::vector<double> est(held.size());
+    std::array<std::vector<double>, kNovelties> group;
     for (std::size_t i = 0; i < held.size(); ++i) {
         est[i] = wide.predictXgb(held[i]);
-        t.add(known.of(held[i], o.columns), false, std::log(held[i].thpt / est[i]));
+        const Novelty n = known.of(held[i], o.columns);
+        const double lr = std::log(held[i].thpt / est[i]);
+        t.add(n, false, lr);
+        group[std::size_t(n)].push_back(lr);
         by[configKey(held[i], o.columns)].push_back(i);
     }
+    // The group's offsets, where it is a whole chip or vendor (configuration folds mix them).
+    if (whole_group)
+        for (int k = int(Novelty::Hardware); k <= int(Novelty::Vendor); ++k)
+            t.addGroup(Novelty(k), group[std::size_t(k)]);
     if (u.calibration_rows == 0) return;
     for (auto& [k, idx] : by) {
         if (idx.size() <= u.calibration_rows) continue;
@@ -440,20 +515,31 @@ UnseenEstimator UnseenEstimator::learn(const std::vector<BenchRow>& rows, const 
     for (const BenchRow& r : clean) e.known_.add(r, o.columns);
     // Grouped hold-outs of the clean rows: a group's rows against a model without them.
     auto byGroup = [&](const std::function<std::string(const BenchRow&)>& group,
-                       const std::string& what) {
+                       const std::string& what, const std::set<std::string>& skip = {}) {
         std::set<std::string> gs;
         for (const BenchRow& r : clean) gs.insert(group(r));
         if (gs.size() < 2) return;
         for (const std::string& g : gs) {
+            if (skip.count(g)) continue;
             std::vector<BenchRow> train, held;
             for (const BenchRow& r : clean) (group(r) == g ? held : train).push_back(r);
-            holdOut(train, held, o, u, e.table_);
+            holdOut(train, held, o, u, e.table_, what == "vendor" || what == "chip");
             if (u.progress) u.progress("residuals: " + what + " " + g + " held out");
         }
     };
     byGroup([](const BenchRow& r) { return r.framework; }, "framework");
     byGroup([](const BenchRow& r) { return vendorOf(r.hardware); }, "vendor");
-    byGroup([](const BenchRow& r) { return hw::splitHardware(r.hardware).first; }, "chip");
+    // A vendor's only chip is the vendor's hold-out again: held out once (a second copy
+    // would count one vendor's offset twice).
+    std::map<std::string, std::set<std::string>> chips_of;
+    for (const BenchRow& r : clean)
+        chips_of[vendorOf(r.hardware)].insert(hw::splitHardware(r.hardware).first);
+    std::set<std::string> only_chips;
+    if (chips_of.size() > 1)
+        for (const auto& [v, cs] : chips_of)
+            if (cs.size() == 1) only_chips.insert(*cs.begin());
+    byGroup([](const BenchRow& r) { return hw::splitHardware(r.hardware).first; }, "chip",
+            only_chips);
     {
         std::vector<std::string> keys(e.known_.configs.begin(), e.known_.configs.end());
         std::mt19937_64 rng(u.seed);
@@ -632,8 +718,10 @@ RangePrediction RangePredictor::predictOne(const BenchRow& r, double coverage, d
     out.estimate = out.calibrated ? "dataset-wide XGBoost calibrated on " +
                                         std::to_string(fx->second.estimate.rows) + " rows"
                                   : "dataset-wide XGBoost";
-    const auto iv = table.interval(out.novelty, out.calibrated, coverage,
-                                   out.calibrated ? fx->second.estimate.loo_log_error : NAN);
+    const auto iv = out.novelty == Novelty::Vendor && !out.calibrated
+                        ? table.newVendorInterval(coverage)
+                        : table.interval(out.novelty, out.calibrated, coverage,
+                                         out.calibrated ? fx->second.estimate.loo_log_error : NAN);
     out.lo = out.predicted * iv.lo;
     out.hi = out.predicted * iv.hi;
     out.from = iv.note;

@@ -218,6 +218,62 @@ private slots:
         QCOMPARE(back.interval(Novelty::Hardware, true, 0.8, 0.45).hi, wide.hi);
     }
 
+    // A vendor never measured, by hand. Two vendor hold-outs of 10 rows each: residuals
+    // 0.2 + (j - 5.5) / 10 and -0.4 + (j - 5.5) / 10, j = 1..10, so the offsets (medians)
+    // are 0.2 and -0.4 (mean -0.1, standard deviation 0.6 / sqrt(2)), and the 20 residuals
+    // less their offsets are -0.45 .. 0.45 in steps of 0.1, each twice. At 80 %: the
+    // floor(21 * 0.1) = 2nd and ceil(21 * 0.9) = 19th of them, -0.45 and +0.45; the interval
+    // is -0.1 -+ (0.45 + 0.7 * 0.4243) in log. A group under 10 rows is no group; with one
+    // vendor group the chips' groups answer; with none, interval() does and says so.
+    void newVendorByHand() {
+        ResidualTable t;
+        auto group = [](double offset, int n) {
+            std::vector<double> v;
+            for (int j = 1; j <= n; ++j) v.push_back(offset + (j - 5.5) / 10);
+            return v;
+        };
+        t.addGroup(Novelty::Vendor, group(0.2, 10));
+        t.addGroup(Novelty::Vendor, group(-0.4, 10));
+        t.addGroup(Novelty::Vendor, group(3.0, 9)); // too few rows: not a group
+        QCOMPARE(t.groups(Novelty::Vendor), std::size_t(2));
+        const double sd = 0.6 / std::sqrt(2.0);
+        const double w = ResidualTable::kNewVendorWidening * sd;
+        const auto iv = t.newVendorInterval(0.8);
+        QCOMPARE(iv.from, Novelty::Vendor);
+        KAIROS_COMPARE_NEAR(iv.lo, std::exp(-0.1 - 0.45 - w), 1e-12);
+        KAIROS_COMPARE_NEAR(iv.hi, std::exp(-0.1 + 0.45 + w), 1e-12);
+        QVERIFY(iv.note.find("2 vendor hold-outs") != std::string::npos);
+        QVERIFY(iv.note.find("a guess until rows of it are measured") != std::string::npos);
+        // Stored and read back: the same interval.
+        const auto back = ResidualTable::fromJson(t.toJson()).newVendorInterval(0.8);
+        QCOMPARE(back.lo, iv.lo);
+        QCOMPARE(back.hi, iv.hi);
+        // One vendor group: the chips' groups (here offsets 0 and 1) answer.
+        ResidualTable c;
+        c.addGroup(Novelty::Vendor, group(0.2, 10));
+        c.addGroup(Novelty::Hardware, group(0.0, 10));
+        c.addGroup(Novelty::Hardware, group(1.0, 10));
+        const auto chip = c.newVendorInterval(0.8);
+        QCOMPARE(chip.from, Novelty::Hardware);
+        const double wc = ResidualTable::kNewVendorWidening * (1.0 / std::sqrt(2.0));
+        KAIROS_COMPARE_NEAR(chip.hi, std::exp(0.5 + 0.45 + wc), 1e-12);
+        QVERIFY(chip.note.find("2 chip hold-outs") != std::string::npos);
+        // No groups: the plain ladder, which says it had nothing to widen by.
+        ResidualTable none;
+        for (int i = 1; i <= 39; ++i) none.add(Novelty::Hardware, false, (i - 20) / 20.0);
+        const auto plain = none.newVendorInterval(0.8);
+        KAIROS_COMPARE_NEAR(plain.hi, std::exp(0.9), 1e-12);
+        QVERIFY(plain.note.find("no two vendors or chips held out") != std::string::npos);
+        // A table stored before group offsets reads the same way.
+        nlohmann::json old = none.toJson();
+        for (const char* k : {"vendor", "hardware", "configuration", "pair", "framework"}) {
+            old.erase(std::string(k) + "_group_offsets");
+            old.erase(std::string(k) + "_centred");
+        }
+        KAIROS_COMPARE_NEAR(ResidualTable::fromJson(old).newVendorInterval(0.8).hi, plain.hi,
+                            1e-12);
+    }
+
     // The interval summary of a held-out group, by hand: three configurations, each with a
     // calibration row (not scored when calibrated) and two scored rows. Zero-shot, every row
     // but row 2 of cfg1 and of cfg2 lies inside (7 of 9); calibrated, 3 of 6. The
@@ -345,7 +401,8 @@ private slots:
         QCOMPARE(zero.novelty, Novelty::Vendor);
         QVERIFY(!zero.calibrated);
         QCOMPARE(zero.predicted, unseen.estimate(pvc));
-        const auto iv = unseen.residuals().interval(Novelty::Vendor, false, 0.8);
+        // A vendor never measured: the new-vendor range (ResidualTable::newVendorInterval).
+        const auto iv = unseen.residuals().newVendorInterval(0.8);
         QCOMPARE(zero.lo, zero.predicted * iv.lo);
         QCOMPARE(zero.hi, zero.predicted * iv.hi);
         QCOMPARE(zero.from, iv.note);

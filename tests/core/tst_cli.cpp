@@ -1104,7 +1104,7 @@ private slots:
                 QVERIFY(g["interval_coverage"].get<double>() > 0.3);
                 QVERIFY(g.contains("spearman_calibrated_width_vs_actual"));
             }
-        QCOMPARE(with_coverage, (std::set<std::string>{"AMD", "Nvidia"}));
+        QCOMPARE(with_coverage, (std::set<std::string>{"AMD", "Nvidia", "all held-out rows"}));
         auto models = cli({"models", "list", "--db", QString::fromStdString(db)});
         QCOMPARE(models.code, 0);
         QVERIFY2(models.out.contains("ala"), qPrintable(models.out));
