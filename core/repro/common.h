@@ -24,6 +24,9 @@ struct Job {
     SummaryOptions summary; // its `workload` is set to the job's
     // Set: the run is also scored by the TimelyLLM authors' metric (Outcome::authors).
     std::optional<AuthorsMetricOptions> authors = std::nullopt;
+    // Set: the job runs on this model instead of runAll's (a derived device's level moved
+    // for its device readings, Claim::device_readings). Must outlive the run.
+    const ExecutionModel* model = nullptr;
 };
 
 struct Outcome {

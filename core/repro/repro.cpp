@@ -35,7 +35,8 @@ std::vector<Outcome> runAll(const std::vector<Job>& jobs, const ExecutionModel& 
             // the model outlive the runs).
             PreparedRun p;
             p.workload = std::shared_ptr<const Workload>(j.workload, [](const Workload*) {});
-            p.model = std::shared_ptr<const ExecutionModel>(&model, [](const ExecutionModel*) {});
+            p.model = std::shared_ptr<const ExecutionModel>(j.model ? j.model : &model,
+                                                            [](const ExecutionModel*) {});
             p.limits = j.limits;
             p.policy = j.policy;
             SummaryOptions so = j.summary;
@@ -267,9 +268,9 @@ nlohmann::json premisesJson(const Claim& c) {
     return a;
 }
 
-nlohmann::json readingsJson(const Claim& c) {
+nlohmann::json readingsJson(const std::vector<Claim::Reading>& readings) {
     nlohmann::json a = nlohmann::json::array();
-    for (const Claim::Reading& r : c.readings)
+    for (const Claim::Reading& r : readings)
         a.push_back({{"what", r.what}, {"value", jsonNumber(r.value)}});
     return a;
 }
@@ -306,7 +307,8 @@ nlohmann::json toJson(const std::vector<Claim>& claims) {
                                                    : nlohmann::json(verdictName(c.null_verdict))},
              {"paper_value_source",
               c.paper_value_source.empty() ? "the paper's text" : c.paper_value_source},
-             {"readings", readingsJson(c)},
+             {"readings", readingsJson(c.readings)},
+             {"device_readings", readingsJson(c.device_readings)},
              {"rule", c.rule}});
     return a;
 }
@@ -356,6 +358,8 @@ std::string auditText(const std::vector<Claim>& claims) {
         if (!c.paper_value_source.empty()) s += "  source:   " + c.paper_value_source + "\n";
         for (const Claim::Reading& r : c.readings)
             s += "  reading:  " + r.what + " = " + fmt(r.value, 4) + "\n";
+        for (const Claim::Reading& r : c.device_readings)
+            s += "  device:   " + r.what + " = " + fmt(r.value, 4) + "\n";
         s += "  setting:  " + c.setting + "\n";
         s += "  band:     " + c.band.text() +
              "; from: " + (origin.empty() ? std::string("(not stated yet)") : origin) + "\n";

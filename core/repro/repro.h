@@ -140,6 +140,12 @@ struct Claim {
         double value = 0;
     };
     std::vector<Reading> readings;
+    // The figure on the derived device's other plausible levels (rule 13 of judge()): a row
+    // measured on a device profile derived rather than measured (derived.h) runs again with
+    // its iteration times moved by the derivation's own uncertainty, each way. A paper's
+    // figure printed to a precision finer than that uncertainty can then neither agree nor
+    // disagree by that precision alone. Over several seeds: each the mean.
+    std::vector<Reading> device_readings;
     int seeds = 1;
     std::vector<double> seed_values; // each seed's kairos_value
     // 95 % interval of the mean over the seeds: a percentile bootstrap from 10 seeds on,
@@ -174,7 +180,14 @@ struct Claim {
 //  9. a row that agrees while its null model's value agrees too (by the same band, over
 //     its own seeds' interval): not comparable (the agreement is no evidence);
 // 10. a paper figure that is not in the paper's text (paper_value_source): not comparable,
-//     the verdict it would have said in the reason (not tallied).
+//     the verdict it would have said in the reason (not tallied);
+// 11. a verdict that another reading of what the paper leaves unstated flips (readings):
+//     not comparable;
+// 12. from 10 seeds on, a side agrees only where a sign count of the seeds puts them on it;
+// 13. on a derived device (device_readings): an agreement stands only if the figure agrees
+//     at every level of the device, a disagreement only if no figure between the lowest and
+//     the highest of Kairos's interval and the device readings would agree; else not
+//     comparable (the device's own uncertainty, not the method, decides).
 // Rules 5 and 6 exclude a magnitude, never a direction: where the seeds' interval lies
 // wholly on the other side of no effect (or of the bound) from the paper's figure, the row
 // disagrees whatever the load or the premises.

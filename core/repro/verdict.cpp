@@ -154,6 +154,15 @@ Verdict byBand(const Claim& c, double value, double lo, double hi, bool interval
     return Verdict::Agrees;
 }
 
+// A verdict reached is no verdict after all: `rule`, and `why` after what it would have said.
+void overrule(Claim& c, const char* rule, const std::string& why) {
+    const std::string was = verdictName(c.verdict);
+    c.verdict = Verdict::NotComparable;
+    c.rule = rule;
+    c.ruled_out = true;
+    c.not_comparable = "as run Kairos " + was + " (" + fmt(c.kairos_value, 4) + "), but " + why;
+}
+
 void disagreeByDirection(Claim& c, const std::string& excluded) {
     c.verdict = Verdict::Disagrees;
     c.rule = "direction: " + excluded +
@@ -310,17 +319,47 @@ void judge(Claim& c) {
                 flips += std::string(flips.empty() ? "" : "; ") + r.what + ": " + fmt(r.value, 4) +
                          " (" + verdictName(v) + ")";
         }
-        if (!flips.empty()) {
-            const char* was = verdictName(c.verdict);
-            c.verdict = Verdict::NotComparable;
-            c.rule = "readings: a verdict stands only if every reading of what the paper leaves "
-                     "unstated gives it";
-            c.ruled_out = true;
-            c.not_comparable = std::string("as run Kairos ") + was + " (" + fmt(c.kairos_value, 4) +
-                               "), but another reading of what the "
-                               "paper does not state flips it: " +
-                               flips;
+        if (!flips.empty())
+            overrule(c,
+                     "readings: a verdict stands only if every reading of what the paper leaves "
+                     "unstated gives it",
+                     "another reading of what the paper does not state flips it: " + flips);
+    }
+    // Rule 13: on a derived device, a verdict its own uncertainty can flip is no verdict.
+    if ((c.verdict == Verdict::Agrees || c.verdict == Verdict::Disagrees) &&
+        !c.device_readings.empty()) {
+        const bool many = c.seeds > 1;
+        double low = many ? c.ci_low : c.kairos_value, high = many ? c.ci_high : c.kairos_value;
+        std::string values;
+        bool every_agrees = true;
+        for (const Claim::Reading& r : c.device_readings) {
+            values += std::string(values.empty() ? "" : "; ") + r.what + ": " + fmt(r.value, 4);
+            if (!std::isfinite(r.value)) {
+                every_agrees = false;
+                continue;
+            }
+            low = std::min(low, r.value);
+            high = std::max(high, r.value);
+            every_agrees = every_agrees &&
+                           byBand(c, r.value, r.value, r.value, false, nullptr) == Verdict::Agrees;
         }
+        // Whether some figure in [low, high] would agree: the band met by the range (a
+        // stated figure's), or the paper's figure clamped into the range contained by it.
+        double p_lo = 0, p_hi = 0;
+        paperRange(c.paper_value, p_lo, p_hi);
+        const double nearest = std::clamp(0.5 * (p_lo + p_hi), low, high);
+        const bool reachable = c.band.kind == Band::Kind::Measured
+                                   ? c.band.meets(c.paper_value, low, high)
+                                   : c.band.contains(c.paper_value, nearest);
+        const bool flips = c.verdict == Verdict::Agrees ? !every_agrees : reachable;
+        if (flips)
+            overrule(c,
+                     "device: on a derived device a verdict stands only if the device's own "
+                     "uncertainty cannot flip it",
+                     "at the derived device's other plausible levels the figure moves to " +
+                         fmt(low, 4) + " .. " + fmt(high, 4) + " (" + values +
+                         "): the device's uncertainty, not the method, decides at the paper's "
+                         "precision");
     }
     // Rule 10: a figure that is not the paper's text is judged but not tallied.
     if (!c.paper_value_source.empty() &&
@@ -425,6 +464,7 @@ std::vector<Claim> aggregate(const std::vector<std::vector<Claim>>& runs) {
         // the mean).
         meanOverSeeds(c, runs, i, &Claim::premises, "premises");
         meanOverSeeds(c, runs, i, &Claim::readings, "readings");
+        meanOverSeeds(c, runs, i, &Claim::device_readings, "device readings");
         // The values compared, each the mean over the seeds (a ratio's sides too: the rules
         // judge the mean numerator against the mean denominator).
         for (auto it = c.compared.begin(); it != c.compared.end(); ++it) {

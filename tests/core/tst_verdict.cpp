@@ -396,6 +396,57 @@ private slots:
         QCOMPARE(a.verdict, Verdict::NotComparable);
     }
 
+    // Rule 13: on a derived device, an agreement stands only if it agrees at every level of
+    // the device, a disagreement only if the range from Kairos's interval to the device
+    // readings cannot reach the paper's band; readings averaged over the seeds.
+    void derivedDevicesDecideNothingFinerThanTheirOwnError() {
+        // Disagrees at +-0.05 (57.6 against 59.5), but the card's levels reach 44 .. 70.
+        Claim d = row(59.5, 57.6, Band::measured(0.05));
+        d.device_readings = {{"the card 12 % faster", 70.5}, {"the card 12 % slower", 44.2}};
+        judge(d);
+        QCOMPARE(d.verdict, Verdict::NotComparable);
+        QVERIFY(d.not_comparable.find("as run Kairos disagrees") != std::string::npos);
+        QVERIFY(d.not_comparable.find("44.2 .. 70.5") != std::string::npos);
+        QVERIFY(d.rule.find("derived device") != std::string::npos);
+        QCOMPARE(toJson({d})[0]["device_readings"].size(), std::size_t(2));
+        // 96.3 against 81.5: the card's levels (93.8 .. 97.9) stay far from it.
+        Claim far = row(81.5, 96.3, Band::measured(0.05));
+        far.device_readings = {{"faster", 97.9}, {"slower", 93.8}};
+        judge(far);
+        QCOMPARE(far.verdict, Verdict::Disagrees);
+        // An agreement must hold at every level: 6 within 2 of 6, and 4 still is (|4 - 6| <=
+        // 2), 3 is not.
+        // A contained band (not a stated precision): a disagreement whose range holds a
+        // figure the band contains is no verdict (9 .. 11 reaches within 2 of 12).
+        struct Case {
+            double paper, kairos, faster, slower;
+            Verdict expected;
+        };
+        for (const Case& k :
+             {Case{6, 6, 6, 4, Verdict::Agrees}, Case{6, 6, 6, 3, Verdict::NotComparable},
+              Case{12, 9, 11, 8, Verdict::NotComparable},
+              Case{12, 9, 9.5, 8, Verdict::Disagrees}}) {
+            Claim a = row(k.paper, k.kairos, Band::absolute(2));
+            a.device_readings = {{"faster", k.faster}, {"slower", k.slower}};
+            judge(a);
+            QCOMPARE(a.verdict, k.expected);
+            if (k.expected == Verdict::NotComparable)
+                QVERIFY(a.not_comparable.find(k.kairos == k.paper ? "as run Kairos agrees"
+                                                                  : "as run Kairos disagrees") !=
+                        std::string::npos);
+        }
+        // Over seeds: each reading is the mean of the seeds'.
+        std::vector<std::vector<Claim>> runs;
+        for (double x : {90.0, 92.0, 94.0}) {
+            Claim s = row(81.5, x, Band::measured(0.05));
+            s.device_readings = {{"faster", x + 2}, {"slower", x - 4}};
+            runs.push_back({s});
+        }
+        const Claim m = aggregate(runs)[0];
+        KAIROS_COMPARE_NEAR(m.device_readings[1].value, 88.0, 1e-12);
+        QCOMPARE(m.verdict, Verdict::Disagrees);
+    }
+
     // Rule 12: from 10 seeds on, an agreement on a side needs the seeds on it by a sign count
     // (P(X >= k) < 5 % for X ~ Binomial(n, 1/2): 9 of 10). Six of ten above 1, the mean's
     // interval above 1 too, is no agreement; nine of ten is.
