@@ -101,14 +101,15 @@ void benchPolicies(const std::string& trace, int repeat) {
                 w.size(), prof.name.c_str(), repeat);
     double fcfs_ms = 0;
     // Through the run pipeline, on the workload and model read above (not owned here).
-    PreparedRun p;
-    p.workload = std::shared_ptr<const Workload>(&w, [](const Workload*) {});
-    p.model = std::shared_ptr<const ExecutionModel>(model.get(), [](const ExecutionModel*) {});
-    p.limits = lim;
+    WorkloadCache cache;
+    const RunContext ctx = inMemory({}, cache, trace, w, *model);
+    RunSpec spec;
+    spec.workload.path = trace;
+    spec.limits = RunSpec::LimitsPart::of(lim);
     for (const auto& name : policyNames()) {
-        p.policy = PolicyConfig{};
-        p.policy.name = name;
-        const double ms = medianMs(repeat, [&] { (void)simulatePrepared(p); });
+        spec.policy.name = name;
+        const PreparedRun p = prepareRun(spec, ctx);
+        const double ms = medianMs(repeat, [&] { (void)simulatePrepared(p, ctx); });
         if (name == "fcfs") fcfs_ms = ms;
         std::printf("%-18s %10.1f ms  (%.2fx fcfs)\n", name.c_str(), ms, ms / fcfs_ms);
     }
@@ -120,10 +121,11 @@ void benchExplain(const std::string& trace, int repeat) {
     const DeviceProfile prof = resolveProfile(kDefaultProfile);
     const auto model = makeExecutionModel(prof);
     const Workload w = readWorkload(trace);
-    PreparedRun p;
-    p.workload = std::shared_ptr<const Workload>(&w, [](const Workload*) {});
-    p.model = std::shared_ptr<const ExecutionModel>(model.get(), [](const ExecutionModel*) {});
-    p.limits.kv_capacity_tokens = prof.kvCapacityTokens();
+    WorkloadCache cache;
+    const RunContext ctx = inMemory({}, cache, trace, w, *model);
+    RunSpec spec;
+    spec.workload.path = trace;
+    spec.limits.kv_capacity_tokens = prof.kvCapacityTokens();
     std::printf("recording reasons (--explain): %s (%zu requests), profile %s; median of %d runs "
                 "each, alternated\n",
                 trace.c_str(), w.size(), prof.name.c_str(), repeat);
@@ -136,16 +138,16 @@ void benchExplain(const std::string& trace, int repeat) {
                                                         {"timebill", "oracle"},
                                                         {"timely", "oracle"}};
     for (const auto& [name, predictor] : runs) {
-        p.policy = PolicyConfig{};
-        p.policy.name = name;
-        p.policy.predictor = predictor;
+        spec.policy.name = name;
+        spec.policy.predictor = predictor;
+        PreparedRun p = prepareRun(spec, ctx);
         std::vector<double> plain, explained;
         RunLog with, without;
         for (int i = 0; i < repeat; ++i)
             for (bool on : {false, true}) {
                 p.spec.record.explain = on;
                 const auto a = std::chrono::steady_clock::now();
-                RunLog log = simulatePrepared(p);
+                RunLog log = simulatePrepared(p, ctx);
                 const double ms =
                     std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - a)
                         .count();
@@ -469,16 +471,19 @@ void addBench(CLI::App& app) {
         EngineLimits lim;
         lim.kv_capacity_tokens = prof.kvCapacityTokens();
         RunLog log;
-        PreparedRun prep; // the run pipeline, on the workload and model above (not owned)
-        prep.workload = std::shared_ptr<const Workload>(&w, [](const Workload*) {});
-        prep.model =
-            std::shared_ptr<const ExecutionModel>(model.get(), [](const ExecutionModel*) {});
-        prep.policy.name = "fcfs";
-        auto run = [&](bool skip) {
+        // The run pipeline, on the workload and model above (not owned).
+        WorkloadCache cache;
+        const RunContext ctx = inMemory({}, cache, path, w, *model);
+        RunSpec spec;
+        spec.workload.path = path;
+        spec.policy.name = "fcfs";
+        auto prepared = [&](bool skip) {
             lim.skip_ahead = skip;
-            prep.limits = lim;
-            log = simulatePrepared(prep);
+            spec.limits = RunSpec::LimitsPart::of(lim);
+            return prepareRun(spec, ctx);
         };
+        const PreparedRun skipping = prepared(true), stepping = prepared(false);
+        auto run = [&](bool skip) { log = simulatePrepared(skip ? skipping : stepping, ctx); };
         const double sim_ms = medianMs(a->repeat, [&] { run(true); });
         const Summary s = summarize(log);
         const double metrics_ms = medianMs(a->repeat, [&] { (void)summarize(log); });

@@ -26,22 +26,40 @@ namespace kairos::repro {
 std::vector<Outcome> runAll(const std::vector<Job>& jobs, const ExecutionModel& model,
                             const Options& opt) {
     std::vector<Outcome> out(jobs.size());
+    // Each job as a RunSpec through the one run pipeline (prepareRun): its workload and its
+    // model, held in memory, stand in a context of their own (inMemory); its policy is the
+    // spec's, or the job's own where it carries a trained predictor.
+    WorkloadCache cache;
+    struct InMemory {
+        std::string name;
+        RunContext ctx;
+    };
+    std::map<std::pair<const Workload*, const ExecutionModel*>, InMemory> contexts;
+    for (const Job& j : jobs) {
+        const ExecutionModel* m = j.model ? j.model : &model;
+        if (contexts.count({j.workload, m})) continue;
+        const std::string name = "reproduce:run-inputs-" + std::to_string(contexts.size());
+        contexts[{j.workload, m}] = {name, inMemory({}, cache, name, *j.workload, *m)};
+    }
     // Exceptions other than a loop are programming or input errors: the first escapes
     // (after the threads are joined) rather than a partial table.
     parallelFor(jobs.size(), opt.threads, [&](std::size_t i) {
         const Job& j = jobs[i];
         try {
-            // The core's run pipeline on the experiment's inputs (not owned: the jobs and
-            // the model outlive the runs).
-            PreparedRun p;
-            p.workload = std::shared_ptr<const Workload>(j.workload, [](const Workload*) {});
-            p.model = std::shared_ptr<const ExecutionModel>(j.model ? j.model : &model,
-                                                            [](const ExecutionModel*) {});
-            p.limits = j.limits;
-            p.policy = j.policy;
+            const InMemory& in = contexts.at({j.workload, j.model ? j.model : &model});
+            RunSpec spec;
+            spec.workload.path = in.name;
+            spec.policy.name = j.policy.name;
+            spec.policy.params = j.policy.params;
+            spec.policy.predictor = j.policy.predictor;
+            spec.policy.seed = j.policy.seed;
+            spec.limits = RunSpec::LimitsPart::of(j.limits);
+            const RunContext& ctx = in.ctx;
+            const PreparedRun p = prepareRun(spec, ctx);
             SummaryOptions so = j.summary;
             so.workload = j.workload;
-            const RunLog log = simulatePrepared(p);
+            const RunLog log = simulatePrepared(p, ctx, nullptr,
+                                                j.policy.predictor_instance ? &j.policy : nullptr);
             out[i].summary = summarize(log, so);
             if (j.authors) out[i].authors = authorsMetric(log, *j.workload, *j.authors);
         } catch (const SchedulerLoop& e) {

@@ -331,6 +331,18 @@ PreparedRun prepareRun(const RunSpec& spec, const RunContext& ctx) {
     return p;
 }
 
+RunContext inMemory(const RunContext& base, WorkloadCache& cache, const std::string& name,
+                    const Workload& w, const ExecutionModel& model) {
+    cache.put(name, "auto", 0, std::shared_ptr<const Workload>(&w, [](const Workload*) {}));
+    auto ex = std::make_shared<ResolvedExec>();
+    ex->model = std::shared_ptr<const ExecutionModel>(&model, [](const ExecutionModel*) {});
+    RunContext c = base;
+    c.cache = &cache;
+    c.exec = std::move(ex);
+    c.check_memory = false;
+    return c;
+}
+
 MemoryEstimate checkConcurrentRuns(const RunSpec& worst, const RunContext& ctx,
                                    std::size_t concurrent, const std::string& what,
                                    const std::string& remedy) {

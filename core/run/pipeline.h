@@ -145,6 +145,13 @@ ResolvedExec resolveExec(const RunSpec::ExecPart& exec, const RunContext& ctx = 
                          const Workload* workload = nullptr);
 
 PreparedRun prepareRun(const RunSpec& spec, const RunContext& ctx = {});
+// Runs of a workload and a model already in memory (an experiment's, a benchmark's), made by
+// prepareRun like any other: `w` stands in `cache` for `name` (a spec's workload.path
+// naming it finds it), and the context's execution side is `model` as resolved (no profile:
+// the spec's limits must give the KV capacity). Neither is owned: both must outlive the
+// runs. The context carries no memory check (the caller's instances are its own).
+RunContext inMemory(const RunContext& base, WorkloadCache& cache, const std::string& name,
+                    const Workload& w, const ExecutionModel& model);
 // `live` runs the iterations on a real model (the CLI's live command); `policy_override`
 // replaces the prepared policy config (a live run's trained predictor).
 RunResult executeRun(const PreparedRun& p, const RunContext& ctx = {}, LiveBackend* live = nullptr,
