@@ -501,22 +501,24 @@ void holdoutCli(const std::vector<ala::BenchRow>& rows, const ala::AlaOptions& o
         // training groups: how often it holds the truth, and whether the predicted error
         // ranks the configurations as their actual error does.
         std::printf("  the unseen estimate's %.0f %% interval (residuals from hold-outs inside "
-                    "the training groups only):\n",
+                    "the training groups only; 'before': the range before the new-vendor "
+                    "rule, on the same rows):\n",
                     100 * ev.coverage);
-        std::printf("  %-22s %9s %9s %10s %10s %10s %10s\n", "held out", "coverage", "calibr.",
-                    "width (x)", "width cal.", "Spearman", "(width)");
+        std::printf("  %-22s %9s %9s %9s %10s %10s %10s %10s\n", "held out", "coverage", "before",
+                    "calibr.", "width (x)", "width cal.", "Spearman", "(width)");
         std::vector<std::string> rows_of = ev.groups;
         rows_of.emplace_back(); // every held-out row pooled
         for (const auto& g : rows_of) {
             const ala::IntervalSummary is = ala::summarizeIntervals(ev, g);
-            std::printf("  %-22.22s %8.1f%% %8.1f%% %10.2f %10.2f %10.2f %10.2f%s%s%s\n",
+            std::printf("  %-22.22s %8.1f%% %8.1f%% %8.1f%% %10.2f %10.2f %10.2f %10.2f%s%s%s\n",
                         g.empty() ? "all held-out rows" : g.c_str(), 100 * is.coverage(),
-                        100 * is.calibratedCoverage(), is.median_width, is.calibrated_median_width,
-                        is.spearman_predicted, is.spearman_width, g.empty() ? "" : "   (",
-                        is.interval_from.c_str(), g.empty() ? "" : ")");
+                        100 * is.plainCoverage(), 100 * is.calibratedCoverage(), is.median_width,
+                        is.calibrated_median_width, is.spearman_predicted, is.spearman_width,
+                        g.empty() ? "" : "   (", is.interval_from.c_str(), g.empty() ? "" : ")");
             groups.push_back(
                 {{"held_out", g.empty() ? "all held-out rows" : g},
                  {"interval_coverage", jsonNumber(is.coverage())},
+                 {"interval_coverage_before_new_vendor_rule", jsonNumber(is.plainCoverage())},
                  {"calibrated_interval_coverage", jsonNumber(is.calibratedCoverage())},
                  {"median_width_factor", jsonNumber(is.median_width)},
                  {"calibrated_median_width_factor", jsonNumber(is.calibrated_median_width)},

@@ -175,6 +175,9 @@ HoldoutEvaluation evaluateHoldout(const std::vector<BenchRow>& rows, const AlaOp
                                : unseen.residuals().interval(h.novelty, false, coverage);
             h.lo = h.predicted[kXgbWide] * z.lo;
             h.hi = h.predicted[kXgbWide] * z.hi;
+            const auto plain = unseen.residuals().interval(h.novelty, false, coverage);
+            h.plain_lo = h.predicted[kXgbWide] * plain.lo;
+            h.plain_hi = h.predicted[kXgbWide] * plain.hi;
             h.interval_note = z.note;
             if (std::isfinite(h.calibrated[kXgbWide])) {
                 const auto c = unseen.residuals().interval(h.novelty, true, coverage,
@@ -206,6 +209,7 @@ IntervalSummary summarizeIntervals(const HoldoutEvaluation& ev, const std::strin
         if (std::isfinite(h.lo)) {
             ++out.rows;
             out.inside += h.row.thpt >= h.lo && h.row.thpt <= h.hi;
+            out.plain_inside += h.row.thpt >= h.plain_lo && h.row.thpt <= h.plain_hi;
             widths.push_back(h.hi / std::max(h.lo, 1e-300));
         }
         if (!h.calibration_row && std::isfinite(h.cal_lo)) {

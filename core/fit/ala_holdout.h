@@ -53,6 +53,9 @@ struct HoldoutRow {
     // its residuals from hold-outs inside them), zero-shot and calibrated, at `coverage`.
     Novelty novelty = Novelty::Pair;
     double lo = NAN, hi = NAN, cal_lo = NAN, cal_hi = NAN;
+    // The zero-shot range as before the new-vendor rule (ResidualTable::interval of the
+    // row's novelty): the baseline of that rule, measured in the same run.
+    double plain_lo = NAN, plain_hi = NAN;
     std::string interval_note;
 };
 struct HoldoutEvaluation {
@@ -83,11 +86,13 @@ double pctError(double predicted, double actual);
 struct IntervalSummary {
     std::string group;
     std::size_t rows = 0, inside = 0, calibrated_rows = 0, calibrated_inside = 0;
+    std::size_t plain_inside = 0; // of `rows`, inside the range before the new-vendor rule
     double median_width = NAN, calibrated_median_width = NAN;
     double spearman_predicted = NAN, spearman_width = NAN;
     std::size_t configurations = 0;
     std::string interval_from; // where the intervals came from, in words ("; " between)
     double coverage() const { return rows ? double(inside) / double(rows) : NAN; }
+    double plainCoverage() const { return rows ? double(plain_inside) / double(rows) : NAN; }
     double calibratedCoverage() const {
         return calibrated_rows ? double(calibrated_inside) / double(calibrated_rows) : NAN;
     }

@@ -331,7 +331,8 @@ ResidualTable::Interval ResidualTable::newVendorInterval(double coverage) const 
     const auto& off = offsets_[std::size_t(k)];
     if (off.size() < 2) {
         Interval out = interval(Novelty::Vendor, false, coverage);
-        out.note += "; no two vendors or chips held out in training to widen it by";
+        out.note += "; no two vendors or chips held out in training to widen it by (or a "
+                    "table stored before their offsets were kept)";
         return out;
     }
     const auto& v = centred_[std::size_t(k)];

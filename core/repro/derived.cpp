@@ -12,18 +12,20 @@
 #include "workload/robot_generator.h"
 
 #include <cmath>
+#include <numeric>
 #include <sstream>
 
 namespace kairos::repro {
 
 namespace {
 
-// Prefill per prompt token of Llama3-8B on the RTX 4090, from the TimelyLLM paper's own
-// figure for its machine (section 4.1): re-prefilling a robot-control context (170.35 MB
-// of KV, 1,300 tokens at 128 KiB each) takes 133.31 ms. On the A100 (Trail, chunked
-// prefill: prefill chunks ride in decode iterations, whose pass over the weights the decode
-// step already counts): scaled by dense fp16 tensor FLOPs (165 -> 312 TFLOPS).
-constexpr double kPrefill4090 = 0.13331 / 1300;
+// The TimelyLLM paper's figure for its machine (section 4.1): re-prefilling a robot-control
+// context (170.35 MB of KV, 1,300 tokens at 128 KiB each) takes 133.31 ms.
+constexpr double kRePrefill = 0.13331, kRePrefillTokens = 1300;
+// Prefill per prompt token of Llama3-8B on the RTX 4090, from it. On the A100 (Trail,
+// chunked prefill: prefill chunks ride in decode iterations, whose pass over the weights the
+// decode step already counts): scaled by dense fp16 tensor FLOPs (165 -> 312 TFLOPS).
+constexpr double kPrefill4090 = kRePrefill / kRePrefillTokens;
 constexpr double kPrefillA100 = kPrefill4090 * 165.0 / 312.0;
 // The H100 SXM's dense fp16 tensor FLOPs: 989.
 constexpr double kPrefillH100 = kPrefill4090 * 165.0 / 989.0;
@@ -197,23 +199,31 @@ DeviceProfile llama3_8bRtx4090(const Options& opt, PlanTimes* fit) {
     p.ete.q0 = f.fit.params.q0;
     p.ete.q1 = f.fit.params.q1;
     p.ete.p = f.fit.params.p;
-    constexpr double kRePrefill = 0.13331, kRePrefillTokens = 1300;
     const std::vector<Plan> plans = measuredPlans(opt);
     // At scale s: a = s f1, b = (133.31 ms - a) / 1300, and a plan takes
     // a + b task + s D (D its decode steps at the A100 shape), i.e.
-    // 133.31 ms task / 1300 + s (f1 (1 - task / 1300) + D): the means agree at one s.
+    // 133.31 ms task / 1300 + s (f1 (1 - task / 1300) + D) = pinned + s x: the means agree
+    // at s = sum y / sum x, y = seconds - pinned (a ratio estimator).
     const double f1 = p.ete.q0 + p.ete.q1;
-    double num = 0, den = 0;
+    std::vector<double> ys, xs;
     {
         EteParams shape_params = p.ete;
         shape_params.b = kPrefill4090; // unused here; the model wants a prefill that takes time
         const EteModel shape_model(shape_params);
         for (const Plan& q : plans) {
-            num += q.seconds - kRePrefill * q.task / kRePrefillTokens;
-            den += f1 * (1 - q.task / kRePrefillTokens) + planDecode(shape_model, q);
+            ys.push_back(q.seconds - kRePrefill * q.task / kRePrefillTokens);
+            xs.push_back(f1 * (1 - q.task / kRePrefillTokens) + planDecode(shape_model, q));
         }
     }
+    const double num = std::accumulate(ys.begin(), ys.end(), 0.0),
+                 den = std::accumulate(xs.begin(), xs.end(), 0.0);
     const double scale = num / den;
+    // Its standard error: sqrt(sum (y - s x)^2 / (n (n - 1))) / mean x.
+    double ss = 0;
+    for (std::size_t i = 0; i < ys.size(); ++i)
+        ss += (ys[i] - scale * xs[i]) * (ys[i] - scale * xs[i]);
+    const double n = double(ys.size());
+    const double scale_se = n > 1 ? std::sqrt(ss / (n * (n - 1))) / (den / n) : NAN;
     p.ete.q0 *= scale;
     p.ete.q1 *= scale;
     p.ete.p *= scale;
@@ -223,7 +233,9 @@ DeviceProfile llama3_8bRtx4090(const Options& opt, PlanTimes* fit) {
         throw InputError(dataFile(opt, "timelyllm/timelyllm_plan_times.csv"), 0, "",
                          "the plan times imply a pass over the weights longer than the paper's "
                          "133.31 ms prefill of 1,300 tokens");
-    const PlanTimes pt = planTimesOf(plans, EteModel(p.ete));
+    PlanTimes pt = planTimesOf(plans, EteModel(p.ete));
+    pt.scale = scale;
+    pt.scale_se = scale_se;
     if (fit) *fit = pt;
     p.provenance =
         "derived, not measured: " + shape(f) + ", scaled by " + fixed(scale, 2) +
@@ -236,6 +248,22 @@ DeviceProfile llama3_8bRtx4090(const Options& opt, PlanTimes* fit) {
         "weights, as a decode step at batch 1) plus " +
         fixed(1e3 * p.ete.b, 4) + " ms a token, the paper's 133.31 ms re-prefill of 1,300 tokens";
     return p;
+}
+
+DeviceProfile llama3_8bRtx4090AtLevel(const DeviceProfile& p, double factor) {
+    DeviceProfile q = p;
+    q.ete.q0 *= factor;
+    q.ete.q1 *= factor;
+    q.ete.p *= factor;
+    q.ete.a *= factor;
+    q.ete.b = (kRePrefill - q.ete.a) / kRePrefillTokens;
+    if (!(q.ete.b > 0))
+        throw InputError(p.name, 0, "ete.a",
+                         "at " + fixed(factor, 3) +
+                             " times its level a pass over the weights takes longer than the "
+                             "paper's 133.31 ms prefill of 1,300 tokens");
+    q.provenance = p.provenance + "; here at " + fixed(factor, 3) + " times that level";
+    return q;
 }
 
 PlanTimes planTimes(const Options& opt, const DeviceProfile& p) {

@@ -5,6 +5,8 @@
 #include "model/device_profile.h"
 #include "repro/repro.h"
 
+#include <limits>
+
 namespace kairos::repro {
 
 // Llama3-8B on one A100-80GB (Trail's machine) and on one RTX 4090 (TimelyLLM's): see
@@ -18,10 +20,19 @@ DeviceProfile llama3_8bA100(const Options& opt);
 struct PlanTimes {
     int plans = 0;
     double measured_mean = 0, predicted_mean = 0, mape = 0;
+    // The derivation's level (the factor on the A100 shape) and its standard error as a
+    // ratio estimator over the plans (NaN where the profile was not fitted to them).
+    double scale = std::numeric_limits<double>::quiet_NaN();
+    double scale_se = std::numeric_limits<double>::quiet_NaN();
 };
 PlanTimes planTimes(const Options& opt, const DeviceProfile& p);
 // `fit` (optional): the plan times the profile was fitted to, against it.
 DeviceProfile llama3_8bRtx4090(const Options& opt, PlanTimes* fit = nullptr);
+// The same derivation at `factor` times its level: decode steps and the prefill pass
+// (the weights streamed once) scaled, the per-token prefill still making the paper's
+// 133.31 ms for 1,300 tokens (what the derivation pins). Throws InputError where that
+// leaves no per-token cost.
+DeviceProfile llama3_8bRtx4090AtLevel(const DeviceProfile& p, double factor);
 // Llama3-8B on one H100-80GB (the TimelyLLM code's real runs), derived the same way.
 DeviceProfile llama3_8bH100(const Options& opt);
 

@@ -30,26 +30,39 @@
 namespace kairos::repro {
 namespace {
 
-// A model's iteration times times a factor: the derived device at another level its
-// derivation allows (Claim::device_readings).
-class ScaledModel final : public ExecutionModel {
+// A model plus host time the harness spends outside the GPU: `step_s` on every engine step
+// (the scheduler's re-scoring and fetch, between steps of the synchronous loop) and
+// `prefill_s` for each request whose prefill the step runs (a resubmitted segment's
+// stop-check, token-id and KV caching and retrieval: charged to every prefill, a plan's
+// first included, which Table 4's per-plan figure also covers). The paper measured both
+// (section 7.5, Tables 4 and 5); TimelyLLM's arm on the WID1 row runs with them beside.
+class OverheadModel final : public ExecutionModel {
 public:
-    ScaledModel(const ExecutionModel& m, double factor) : m_(m), f_(factor) {}
-    double iterationTime(const BatchShape& s) const override { return f_ * m_.iterationTime(s); }
+    OverheadModel(const ExecutionModel& m, double step_s, double prefill_s)
+        : m_(m), step_(step_s), prefill_(prefill_s) {}
+    double iterationTime(const BatchShape& s) const override {
+        return m_.iterationTime(s) + step_ + prefill_ * s.prefill_seqs;
+    }
     std::optional<DecodeRamp> decodeRamp(std::int32_t b, std::int64_t kv) const override {
         auto r = m_.decodeRamp(b, kv);
-        if (r) {
-            r->d0 *= f_;
-            r->dd *= f_;
-        }
+        if (r) r->d0 += step_;
         return r;
     }
-    std::string describe() const override { return m_.describe() + " x " + std::to_string(f_); }
+    std::string describe() const override {
+        return m_.describe() + " + " + std::to_string(step_) + " s a step + " +
+               std::to_string(prefill_) + " s a prefill";
+    }
 
 private:
     const ExecutionModel& m_;
-    double f_;
+    double step_, prefill_;
 };
+
+// The paper's Table 4: segmented-generation overhead of each of the eight drone traces (ms).
+constexpr double kSegmentedOverheadMs[] = {13.7, 24.1, 19.9, 19.9, 16.0, 13.1, 14.4, 14.8};
+// Table 5: scheduling overhead (ms) at 1 and at 8 queued tasks (0.58, 0.83, 1.25, 1.58, 2.03
+// at 1, 2, 4, 6, 8).
+constexpr double kSchedulingOverheadMs[2] = {0.58, 2.03};
 
 const RobotClassSummary* cls(const Summary& s, const std::string& name) {
     for (const auto& c : s.robot)
@@ -319,12 +332,13 @@ Report reproduceTimely(const Options& opt) {
     // only (`compared.vllm_v1_chunked`, not a reading: the code settles the engine), vLLM V1
     // with chunked prefill, 8,192 tokens a step: a third party's port of the code.
     const EngineLimits code_lim = harnessLimits(prof, true), code_v1 = harnessLimits(prof, false);
-    // The derived card's level is known to its standard error over the plans it was scaled
-    // to (1.25 x their MAPE over sqrt(n), the normal's ratio of standard to mean absolute
-    // deviation): each claim runs again at that level each way on vLLM 0.5 (its device
-    // readings; verdict rule 13), since the paper's figures are printed finer than it.
-    const double level_se = 1.25 * plan_fit.mape / 100 / std::sqrt(double(plan_fit.plans));
-    const ScaledModel faster(*model, 1 - level_se), slower(*model, 1 + level_se);
+    // The derived card's level is known to a standard error over the 8 plans it was scaled
+    // to (a ratio estimator's, derived.h PlanTimes): each claim runs again on vLLM 0.5 with
+    // the card re-derived at the ends of the level's 95 % interval (its device readings;
+    // verdict rule 13), since the paper's figures are printed finer than that.
+    const double level_half = 1.96 * plan_fit.scale_se / plan_fit.scale;
+    const auto faster = makeExecutionModel(llama3_8bRtx4090AtLevel(prof, 1 - level_half)),
+               slower = makeExecutionModel(llama3_8bRtx4090AtLevel(prof, 1 + level_half));
     // One arm on workload k, on both engines (the first job's index); `ablation`: scored as
     // their ablation script scores (fig_plot/ablation_study_sched.py: tasks pooled per class,
     // not per type).
@@ -348,12 +362,28 @@ Report reproduceTimely(const Options& opt) {
             jobs.push_back({&ws[k].w, p, x, {}, mo});
         }
         // Engines 2 and 3: vLLM 0.5 on the card at its faster and its slower level.
-        for (const ExecutionModel* m : {&faster, &slower}) {
+        for (const ExecutionModel* m : {faster.get(), slower.get()}) {
             jobs.push_back(jobs[first]);
             jobs.back().model = m;
         }
         return first;
     };
+    // TimelyLLM on WID1 with the paper's measured host overheads (OverheadModel): Table 4's
+    // mean per plan spread over a WID1 plan's mean number of segments, on each segment's
+    // prefill; Table 5's at one and at eight queued tasks on every step.
+    double plan_segments = 0;
+    int segmented = 0;
+    for (const Request& r : ws[0].w.requests)
+        if (r.segments.size() > 1) {
+            plan_segments += double(r.segments.size());
+            ++segmented;
+        }
+    plan_segments = segmented ? plan_segments / segmented : 1.0;
+    double table4 = 0;
+    for (double x : kSegmentedOverheadMs) table4 += x / std::size(kSegmentedOverheadMs);
+    const double per_segment_s = table4 / 1000 / plan_segments;
+    const OverheadModel overhead_low(*model, kSchedulingOverheadMs[0] / 1000, per_segment_s),
+        overhead_high(*model, kSchedulingOverheadMs[1] / 1000, per_segment_s);
     const std::size_t w1_timely = addCode(0, "timely_code", 0, 0, false),
                       w1_vllm = addCode(0, "vllm_code", 0, 0, false),
                       w2_timely = addCode(2, "timely_code", 0, 0, false),
@@ -370,6 +400,11 @@ Report reproduceTimely(const Options& opt) {
     const std::size_t arm_timely = addCode(3, "timely_code", 0, 0, false),
                       arm_vllm = addCode(3, "vllm_code", 0, 0, false),
                       arm_fcfs = addCode(3, "fcfs_code", 8, 0, false);
+    const std::size_t w1_overheads = jobs.size();
+    for (const ExecutionModel* m : {&overhead_low, &overhead_high}) {
+        jobs.push_back(jobs[w1_timely]);
+        jobs.back().model = m;
+    }
     say(opt, "timely: " + std::to_string(jobs.size()) + " runs");
     const auto res = runAll(jobs, *model, opt);
     // Run `first`'s authors' metric on engine e (0: vLLM 0.5, 1: V1 chunked, 2 and 3: vLLM
@@ -529,8 +564,9 @@ Report reproduceTimely(const Options& opt) {
                   "sched/timely.h) gives " +
                   kairos_reads + " on seed " + std::to_string(opt.seed);
         c.compared["vllm_v1_chunked"] = figure(1);
-        c.device_readings = {{"the card " + fixed(100 * level_se, 1) + " % faster", figure(2)},
-                             {"the card " + fixed(100 * level_se, 1) + " % slower", figure(3)}};
+        c.device_readings = {
+            {"the card's level " + fixed(100 * level_half, 1) + " % lower (faster)", figure(2)},
+            {"the card's level " + fixed(100 * level_half, 1) + " % higher (slower)", figure(3)}};
         rep.claims.push_back(std::move(c));
         return rep.claims.back();
     };
@@ -575,6 +611,22 @@ Report reproduceTimely(const Options& opt) {
         tu.quote = quote;
         tu.band_origin = origin;
         needsContention(tu, vllm_urgent / 100, 0.595);
+        // The host overheads the paper measured and the code's arms leave out.
+        const double with_low = urgentPct(w1_overheads, 0),
+                     with_high = urgentPct(w1_overheads + 1, 0);
+        tu.compared["with_paper_overheads_low"] = with_low;
+        tu.compared["with_paper_overheads_high"] = with_high;
+        tu.cause += "; with the host overheads the paper measured and this model leaves out "
+                    "(Table 4's segmented generation, " +
+                    fixed(table4, 1) + " ms a plan over a WID1 plan's " + fixed(plan_segments, 2) +
+                    " segments, on each segment's prefill; Table 5's scheduling, 0.58 ms at one "
+                    "queued task to 2.03 ms at eight, on every engine step) TimelyLLM's urgent "
+                    "utility is " +
+                    fixed(with_low, 1) + " % (0.58 ms) and " + fixed(with_high, 1) +
+                    " % (2.03 ms), of " + fixed(urgentPct(w1_timely, 0), 1) +
+                    " % without: they close " + fixed(urgentPct(w1_timely, 0) - with_high, 1) +
+                    " of the " + fixed(urgentPct(w1_timely, 0) - 81.5, 1) +
+                    " points to the paper's 81.5 %";
         Claim& v = row(
             "vLLM urgent utility, WID1 (Fig. 5a)", 59.5,
             [&](int e) { return urgentPct(w1_vllm, e); }, "% of max", where, tenth,
@@ -635,8 +687,13 @@ Report reproduceTimely(const Options& opt) {
                 fcfs ? "urgent utility TimelyLLM / segmented FCFS (Fig. 8: 183 %)"
                      : "urgent utility TimelyLLM / segmented EDF (Fig. 8: 142 %)",
                 fcfs ? 1.83 : 1.42,
-                [&, other](int e) { return urgentPct(f8_timely, e) / urgentPct(other, e); }, "x",
-                where, ratio,
+                [&, other](int e) {
+                    // (A ratio of utilities at or below zero says nothing: NaN, as judge()'s
+                    // rule 4 treats the row's own.)
+                    const double n = urgentPct(f8_timely, e), d = urgentPct(other, e);
+                    return n > 0 && d > 0 ? n / d : std::nan("");
+                },
+                "x", where, ratio,
                 fixed(pct(at(full, 2, "timely"), "urgent") /
                           pct(at(full, 2, kairos_other), "urgent"),
                       2) +

@@ -328,7 +328,7 @@ void judge(Claim& c) {
     // Rule 13: on a derived device, a verdict its own uncertainty can flip is no verdict.
     if ((c.verdict == Verdict::Agrees || c.verdict == Verdict::Disagrees) &&
         !c.device_readings.empty()) {
-        const bool many = c.seeds > 1;
+        const bool many = c.seeds > 1 && std::isfinite(c.ci_low) && std::isfinite(c.ci_high);
         double low = many ? c.ci_low : c.kairos_value, high = many ? c.ci_high : c.kairos_value;
         std::string values;
         bool every_agrees = true;

@@ -235,6 +235,8 @@ private slots:
         t.addGroup(Novelty::Vendor, group(0.2, 10));
         t.addGroup(Novelty::Vendor, group(-0.4, 10));
         t.addGroup(Novelty::Vendor, group(3.0, 9)); // too few rows: not a group
+        for (double off : {0.2, -0.4})              // the plain residuals the hold-outs also give
+            for (double x : group(off, 10)) t.add(Novelty::Vendor, false, x);
         QCOMPARE(t.groups(Novelty::Vendor), std::size_t(2));
         const double sd = 0.6 / std::sqrt(2.0);
         const double w = ResidualTable::kNewVendorWidening * sd;
@@ -264,14 +266,20 @@ private slots:
         const auto plain = none.newVendorInterval(0.8);
         KAIROS_COMPARE_NEAR(plain.hi, std::exp(0.9), 1e-12);
         QVERIFY(plain.note.find("no two vendors or chips held out") != std::string::npos);
-        // A table stored before group offsets reads the same way.
-        nlohmann::json old = none.toJson();
+        // A table stored before group offsets (t's, without them) reads as one without
+        // groups: interval()'s range, not a widened one.
+        nlohmann::json old = t.toJson();
         for (const char* k : {"vendor", "hardware", "configuration", "pair", "framework"}) {
             old.erase(std::string(k) + "_group_offsets");
             old.erase(std::string(k) + "_centred");
         }
-        KAIROS_COMPARE_NEAR(ResidualTable::fromJson(old).newVendorInterval(0.8).hi, plain.hi,
-                            1e-12);
+        const ResidualTable before = ResidualTable::fromJson(old);
+        QCOMPARE(before.groups(Novelty::Vendor), std::size_t(0));
+        const auto stored = before.newVendorInterval(0.8);
+        QVERIFY(stored.note.find("stored before their offsets") != std::string::npos);
+        // (the plain residuals' 2nd and 19th of 20: -0.4 - 0.35 and 0.2 + 0.35)
+        KAIROS_COMPARE_NEAR(stored.lo, std::exp(-0.75), 1e-12);
+        KAIROS_COMPARE_NEAR(stored.hi, std::exp(0.55), 1e-12);
     }
 
     // The interval summary of a held-out group, by hand: three configurations, each with a
@@ -367,10 +375,24 @@ private slots:
         u.xgb.trees = 20;
         u.configuration_folds = 2;
         const UnseenEstimator unseen = UnseenEstimator::learn(rows, o, u);
+        // Group offsets: each vendor held out (2), each chip (A100, H100, MI250, MI300X).
+        QCOMPARE(unseen.residuals().groups(Novelty::Vendor), std::size_t(2));
+        QCOMPARE(unseen.residuals().groups(Novelty::Hardware), std::size_t(4));
+        {
+            // A vendor's only chip (MI300X once MI250 is gone) is its vendor's hold-out
+            // again: held out once, not a second group.
+            std::vector<BenchRow> no_mi250;
+            for (const BenchRow& r : rows)
+                if (r.hardware.find("MI250") == std::string::npos) no_mi250.push_back(r);
+            const UnseenEstimator once = UnseenEstimator::learn(no_mi250, o, u);
+            QCOMPARE(once.residuals().groups(Novelty::Vendor), std::size_t(2));
+            QCOMPARE(once.residuals().groups(Novelty::Hardware), std::size_t(2));
+        }
         SpecModel spec;
         spec.train(rows, o.descriptors, u.xgb);
         UnseenEstimator back =
             UnseenEstimator::fromJson(nlohmann::json::parse(unseen.toJson().dump()));
+        QCOMPARE(back.residuals().groups(Novelty::Vendor), std::size_t(2));
         SpecModel spec_back = SpecModel::fromJson(nlohmann::json::parse(spec.toJson().dump()));
         const BenchRow pvc{"vLLM", models[0], "Intel PVC GPU x1", "fp16", 256, 256, 8, 0};
         for (const BenchRow& q : {rows[7], pvc}) {

@@ -608,6 +608,19 @@ private slots:
                          c["claim"].get<std::string>().c_str());
                 QVERIFY2(c.at("compared").contains("vllm_v1_chunked"),
                          c["claim"].get<std::string>().c_str());
+                // On the derived card, each row again at the ends of its level's interval
+                // (verdict rule 13).
+                QVERIFY2(c.at("device_readings").size() == 2,
+                         c["claim"].get<std::string>().c_str());
+                // The WID1 row with the paper's measured host overheads beside it.
+                if (c["claim"] == "TimelyLLM urgent utility, WID1 (Fig. 5a)") {
+                    const double low = c["compared"].at("with_paper_overheads_low"),
+                                 high = c["compared"].at("with_paper_overheads_high");
+                    QVERIFY2(high <= low + 1e-9 && low <= c["kairos_value"].get<double>() + 1e-9,
+                             c.dump().c_str());
+                }
+            } else if (c["paper"] != "timely") {
+                QVERIFY(c.at("device_readings").empty());
             }
             if ((verdict == "agrees" || verdict == "disagrees") && !c["missing_data"].empty())
                 QVERIFY(r.out.contains("Not here, and what the judged rows rest on instead"));
@@ -1091,12 +1104,26 @@ private slots:
         // calibrated, and the interval's coverage, per held-out vendor.
         const std::string hj = kairos::test::tempPath("ala_holdout.json");
         auto ho = cli({"fit", "ala", "--data", QString::fromStdString(sub), "--trees", "20",
-                       "--holdout", "vendor", "--json", QString::fromStdString(hj)},
+                       "--holdout", "vendor,chip-as-vendor", "--json", QString::fromStdString(hj)},
                       300000);
         QVERIFY2(ho.code == 0, qPrintable(ho.err));
         QVERIFY(ho.out.contains("spec-sheet XGBoost") && ho.out.contains("width cal."));
         const auto hjs = readJson(hj);
-        QCOMPARE(hjs.size(), std::size_t(1));
+        QCOMPARE(hjs.size(), std::size_t(2));
+        // chip-as-vendor: every chip held out, its range a vendor's never measured, with the
+        // range before that rule beside it.
+        QCOMPARE(hjs[1]["regime"].get<std::string>(), std::string("chip-as-vendor"));
+        std::set<std::string> chips;
+        for (const auto& g : hjs[1]["groups"])
+            if (g.contains("interval_coverage")) {
+                chips.insert(g["held_out"].get<std::string>());
+                QVERIFY(g.contains("interval_coverage_before_new_vendor_rule"));
+                if (g["held_out"] != "all held-out rows")
+                    QVERIFY2(g["interval_from"].get<std::string>().find(
+                                 "a vendor never measured") != std::string::npos,
+                             g.dump().c_str());
+            }
+        QVERIFY2(chips.size() >= 3, hjs[1].dump().c_str());
         std::set<std::string> with_coverage;
         for (const auto& g : hjs[0]["groups"])
             if (g.contains("interval_coverage")) {
