@@ -258,6 +258,20 @@ std::size_t ResidualTable::countScaled(Novelty n) const {
     return scaled_[std::size_t(n)].size();
 }
 
+namespace {
+// Split-conformal quantiles of sorted residuals `v` at miscoverage `miss`: the
+// floor((n+1) miss/2)-th and ceil((n+1)(1 - miss/2))-th, -inf / +inf where the rank falls
+// outside (unbounded).
+std::pair<double, double> conformalQuantiles(const std::vector<double>& v, double miss) {
+    const double m = double(v.size());
+    // 1-based ranks; the 1e-9 keeps 1 - 0.8 = 0.19999... from moving a rank.
+    const long lo_k = long(std::floor((m + 1) * miss / 2 + 1e-9));
+    const long hi_k = long(std::ceil((m + 1) * (1 - miss / 2) - 1e-9));
+    return {lo_k < 1 ? -INFINITY : v[std::size_t(lo_k - 1)],
+            hi_k > long(v.size()) ? INFINITY : v[std::size_t(hi_k - 1)]};
+}
+} // namespace
+
 ResidualTable::Interval ResidualTable::interval(Novelty n, bool calibrated, double coverage,
                                                 double loo_log_error) const {
     if (!(coverage > 0 && coverage < 1)) throw std::invalid_argument("coverage must be in (0, 1)");
@@ -292,12 +306,9 @@ ResidualTable::Interval ResidualTable::interval(Novelty n, bool calibrated, doub
         out.note = "no held-out residuals: unbounded";
         return out;
     }
-    const double m = double(v.size());
-    // 1-based ranks (0: unbounded); the 1e-9 keeps 1 - 0.8 = 0.19999... from moving a rank.
-    const long lo_k = long(std::floor((m + 1) * miss / 2 + 1e-9));
-    const long hi_k = long(std::ceil((m + 1) * (1 - miss / 2) - 1e-9));
-    out.lo = lo_k < 1 ? 0.0 : std::exp(scale * v[std::size_t(lo_k - 1)]);
-    out.hi = hi_k > long(v.size()) ? INFINITY : std::exp(scale * v[std::size_t(hi_k - 1)]);
+    const auto [qlo, qhi] = conformalQuantiles(v, miss);
+    out.lo = std::exp(scale * qlo);
+    out.hi = std::exp(scale * qhi);
     out.note = std::string(noveltyName(out.from)) + " hold-outs" +
                (calibrated ? " (calibrated)" : "") + ", " + std::to_string(v.size()) + " residuals";
     if (scaled) {
@@ -343,17 +354,12 @@ ResidualTable::Interval ResidualTable::newVendorInterval(double coverage) const 
     for (double x : off) ss += (x - mean) * (x - mean);
     const double sd = std::sqrt(ss / double(off.size() - 1));
     const double widen = kNewVendorWidening * sd;
-    const double miss = 1 - coverage;
-    const double m = double(v.size());
-    const long lo_k = long(std::floor((m + 1) * miss / 2 + 1e-9));
-    const long hi_k = long(std::ceil((m + 1) * (1 - miss / 2) - 1e-9));
-    double lo = lo_k < 1 ? -INFINITY : mean + v[std::size_t(lo_k - 1)] - widen;
-    double hi = hi_k > long(v.size()) ? INFINITY : mean + v[std::size_t(hi_k - 1)] + widen;
+    const auto [qlo, qhi] = conformalQuantiles(v, 1 - coverage);
     Interval out;
     out.from = Novelty(k);
     out.level = coverage;
-    out.lo = std::exp(lo);
-    out.hi = std::exp(hi);
+    out.lo = std::exp(mean + qlo - widen);
+    out.hi = std::exp(mean + qhi + widen);
     char b[256];
     std::snprintf(b, sizeof b,
                   "a vendor never measured: %zu %s hold-outs' residuals less their offsets, "

@@ -339,6 +339,11 @@ Report reproduceTimely(const Options& opt) {
     const double level_half = 1.96 * plan_fit.scale_se / plan_fit.scale;
     const auto faster = makeExecutionModel(llama3_8bRtx4090AtLevel(prof, 1 - level_half)),
                slower = makeExecutionModel(llama3_8bRtx4090AtLevel(prof, 1 + level_half));
+    // Job `i` again, on model `m`.
+    auto onModel = [&](std::size_t i, const ExecutionModel* m) {
+        jobs.push_back(jobs[i]);
+        jobs.back().model = m;
+    };
     // One arm on workload k, on both engines (the first job's index); `ablation`: scored as
     // their ablation script scores (fig_plot/ablation_study_sched.py: tasks pooled per class,
     // not per type).
@@ -362,10 +367,7 @@ Report reproduceTimely(const Options& opt) {
             jobs.push_back({&ws[k].w, p, x, {}, mo});
         }
         // Engines 2 and 3: vLLM 0.5 on the card at its faster and its slower level.
-        for (const ExecutionModel* m : {faster.get(), slower.get()}) {
-            jobs.push_back(jobs[first]);
-            jobs.back().model = m;
-        }
+        for (const ExecutionModel* m : {faster.get(), slower.get()}) onModel(first, m);
         return first;
     };
     // TimelyLLM on WID1 with the paper's measured host overheads (OverheadModel): Table 4's
@@ -401,10 +403,7 @@ Report reproduceTimely(const Options& opt) {
                       arm_vllm = addCode(3, "vllm_code", 0, 0, false),
                       arm_fcfs = addCode(3, "fcfs_code", 8, 0, false);
     const std::size_t w1_overheads = jobs.size();
-    for (const ExecutionModel* m : {&overhead_low, &overhead_high}) {
-        jobs.push_back(jobs[w1_timely]);
-        jobs.back().model = m;
-    }
+    for (const ExecutionModel* m : {&overhead_low, &overhead_high}) onModel(w1_timely, m);
     say(opt, "timely: " + std::to_string(jobs.size()) + " runs");
     const auto res = runAll(jobs, *model, opt);
     // Run `first`'s authors' metric on engine e (0: vLLM 0.5, 1: V1 chunked, 2 and 3: vLLM
