@@ -33,8 +33,10 @@ const std::set<std::string>& inputNames() {
 }
 // A name or a file: an input only when the value names something on disk.
 const std::set<std::string>& nameOrFileNames() {
-    // --hardware: a profile's hardware name, or fit ala's table of accelerators or models.
-    static const std::set<std::string> s = {"--profile", "--quality", "--traces", "--hardware"};
+    // --hardware: a profile's hardware name, or fit ala's table of accelerators or models;
+    // paper: reproduce's paper, or an experiment file.
+    static const std::set<std::string> s = {"--profile", "--quality", "--traces", "--hardware",
+                                            "paper"};
     return s;
 }
 

@@ -6,6 +6,7 @@
 #include "model/known_models.h"
 #include "profiles.h"
 #include "repro/derived.h"
+#include "repro/experiment.h"
 #include "repro/repro.h"
 #include "util/atomic_file.h"
 #include "util/parallel.h"
@@ -18,11 +19,34 @@ namespace kairos::cli {
 using app::kDefaultProfile;
 using app::resolveProfile;
 
+namespace {
+// reproduce --list: the papers' experiments in code and the experiment files, each file
+// read whole (a malformed one stops the list with its error, as running it would).
+void listExperiments(const std::string& dir) {
+    std::printf("Experiments: 'reproduce PAPER' runs a paper's experiments in code, then its "
+                "files; 'reproduce FILE' runs one file.\n");
+    std::printf("Experiment files: %s\n\n", dir.empty() ? "(none found)" : dir.c_str());
+    std::printf("  %-9s %-56s %6s %5s  %s\n", "paper", "experiment", "claims", "runs",
+                "defined in");
+    for (const auto& paper : repro::paperNames()) {
+        std::printf("  %-9s %-56s %6s %5s  %s\n", paper.c_str(),
+                    (paper + "'s experiments in code").c_str(), "-", "-",
+                    ("core/repro/" + paper + ".cpp").c_str());
+        for (const auto& file : repro::experimentFiles(dir, paper)) {
+            const repro::Experiment e = repro::loadExperiment(file);
+            std::printf("  %-9s %-56s %6zu %5zu  %s\n", paper.c_str(), e.title.c_str(), e.claims,
+                        e.runs, file.c_str());
+        }
+    }
+}
+} // namespace
+
 void addReproduce(CLI::App& app) {
     struct Args {
         std::string paper = "all", json_out, data = KAIROS_SHARED_DATA, workload,
                     profile = "llama3-8b-h100";
-        bool quick = false, quiet = false, details = true, uncovered = false, audit = false;
+        bool quick = false, quiet = false, details = true, uncovered = false, audit = false,
+             list = false;
         std::uint64_t seed = 1;
         int seeds = 1;
         int threads = 0;
@@ -36,7 +60,15 @@ void addReproduce(CLI::App& app) {
     std::string list;
     for (const auto& n : papers) list += n + ", ";
     papers.push_back("all");
-    c->add_option("paper", a->paper, list + "or all")->check(CLI::IsMember(papers));
+    // A paper's name, or an experiment file (repro/experiment.h): one the user wrote, or a
+    // shipped one (reproduce --list names them).
+    c->add_option("paper", a->paper,
+                  list + "or all (each paper's experiments in code, then its files), or an "
+                         "experiment file (TOML; reproduce --list shows the shipped ones)")
+        ->check(CLI::IsMember(papers) | CLI::ExistingFile);
+    c->add_flag("--list", a->list,
+                "List the experiments: each paper's in code and the experiment files (title, "
+                "claims, runs, path), and exit");
     c->add_option("--json", a->json_out,
                   "Write the claims as a JSON list of {paper, claim, quote, paper_value, "
                   "kairos_value, unit, compared, setting, band, band_origin, seeds (each seed's "
@@ -79,6 +111,11 @@ void addReproduce(CLI::App& app) {
             std::fputs(repro::uncoveredTable().c_str(), stdout);
             return;
         }
+        const std::string experiments = app::experimentsDir();
+        if (a->list) return listExperiments(experiments);
+        if (repro::isExperimentPath(a->paper) && (c->count("--workload") || c->count("--profile")))
+            throw std::invalid_argument("--workload and --profile: only for 'reproduce timely'; "
+                                        "an experiment file names its own workload and device");
         if (c->count("--profile") && a->paper != "timely")
             throw std::invalid_argument("--profile: only for 'reproduce timely' (the profile "
                                         "of the TimelyLLM code's arms), not '" +
@@ -90,6 +127,7 @@ void addReproduce(CLI::App& app) {
         repro::Options o;
         o.timely_workload = a->workload;
         o.timely_profile = a->profile;
+        o.experiments_dir = experiments;
         if (a->paper == "timely") (void)resolveProfile(a->profile); // a bad name fails first
         o.seeds = a->seeds;
         o.data_dir = a->data;

@@ -11,17 +11,32 @@ namespace fs = std::filesystem;
 
 namespace kairos::app {
 
-std::vector<std::string> profileDirs() {
+namespace {
+// $ENV, <exe>/../share/kairos/SUB, then the source tree's copy.
+std::vector<std::string> resourceDirs(const char* env_name, const char* sub, const char* source) {
     std::vector<std::string> dirs;
-    if (const char* env = std::getenv("KAIROS_PROFILE_DIR"); env && *env) dirs.emplace_back(env);
+    if (const char* env = std::getenv(env_name); env && *env) dirs.emplace_back(env);
     std::error_code ec;
     const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-    if (!ec) dirs.push_back((exe.parent_path().parent_path() / "share/kairos/profiles").string());
+    if (!ec) dirs.push_back((exe.parent_path().parent_path() / "share/kairos" / sub).string());
     // The source tree last (a build run in place); KAIROS_INSTALLED_ONLY=1 leaves it out,
     // which the install test uses to prove the installed copy is found.
     if (const char* only = std::getenv("KAIROS_INSTALLED_ONLY"); !only || std::string(only) != "1")
-        dirs.emplace_back(KAIROS_SOURCE_PROFILES);
+        dirs.emplace_back(source);
     return dirs;
+}
+} // namespace
+
+std::vector<std::string> profileDirs() {
+    return resourceDirs("KAIROS_PROFILE_DIR", "profiles", KAIROS_SOURCE_PROFILES);
+}
+
+std::string experimentsDir() {
+    std::error_code ec;
+    for (const auto& d :
+         resourceDirs("KAIROS_EXPERIMENT_DIR", "experiments", KAIROS_SOURCE_EXPERIMENTS))
+        if (fs::is_directory(d, ec)) return d;
+    return "";
 }
 
 DeviceProfile resolveProfile(const std::string& name, std::string* found_at) {

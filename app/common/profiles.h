@@ -17,6 +17,10 @@ std::vector<std::string> profileDirs();
 // A path to a JSON file, or the name of a shipped profile. Throws InputError.
 DeviceProfile resolveProfile(const std::string& name_or_path, std::string* found_at = nullptr);
 std::vector<std::string> shippedProfileNames();
+// The folder of the shipped experiment files (repro/experiment.h), searched as the
+// profiles are: $KAIROS_EXPERIMENT_DIR, <exe>/../share/kairos/experiments, the source tree's
+// resources/experiments. Empty when none exists.
+std::string experimentsDir();
 // A run context (run/pipeline.h) that finds profiles as resolveProfile does: what every
 // command that runs a RunSpec uses.
 RunContext runContext();

@@ -5,6 +5,7 @@
 #include "metrics/robot_metrics.h"
 #include "metrics/summary.h"
 #include "model/workload.h"
+#include "predict/trail_predictor.h"
 #include "repro/repro.h"
 #include "sched/registry.h"
 
@@ -73,6 +74,16 @@ Workload conversationTrace(const Options& opt, double rate, std::size_t n);
 // median prompt 55 tokens, the closest here to Alpaca's instructions and LMSYS-Chat-1M's
 // questions), arrivals Poisson at `rate` (all at 0 when rate is infinite: a burst).
 Workload shortPromptConversations(const Options& opt, double rate, std::size_t n);
+
+// Trail's prediction model as the paper's predictors (trail.cpp): the per-token classifier's
+// noise set so that the prompt-only predictions' MAE is `mae_ratio` times the refined ones'
+// on n short-prompt conversations (arrivals at 1 req/s; the seed's). `refined` and
+// `prompt_only` are predictor specs (predict/predictor.h); `mae` both MAEs as measured.
+struct TrailPredictors {
+    std::string refined, prompt_only;
+    TrailMae mae;
+};
+TrailPredictors trailPredictors(const Options& opt, double mae_ratio, std::size_t n);
 
 // A claim with no band yet (set it, or a flag, before the report is judged).
 inline Claim makeClaim(std::string paper, std::string claim, nlohmann::json paper_value,

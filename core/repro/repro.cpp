@@ -1,6 +1,7 @@
 #include "repro/repro.h"
 
 #include "repro/common.h"
+#include "repro/experiment.h"
 #include "run/pipeline.h"
 #include "sim/engine.h"
 #include "util/input_error.h"
@@ -182,7 +183,7 @@ std::vector<std::string> paperNames() {
 }
 
 namespace {
-Report reproduceOnce(const std::string& paper, const Options& opt) {
+Report reproduceInCode(const std::string& paper, const Options& opt) {
     if (paper == "mcsf") return reproduceMcsf(opt);
     if (paper == "trail") return reproduceTrail(opt);
     if (paper == "timely") return reproduceTimely(opt);
@@ -196,6 +197,28 @@ Report reproduceOnce(const std::string& paper, const Options& opt) {
     std::string names;
     for (const auto& n : paperNames()) names += n + ", ";
     throw std::invalid_argument("reproduce: unknown paper '" + paper + "' (" + names + "all)");
+}
+
+// The engine's prefix caching, said at the end of a row's setting.
+std::string cachingNote(bool on) {
+    return on ? " Engine: prefix caching on (vLLM's automatic prefix caching)."
+              : " Engine: prefix caching off (every prompt computed in full).";
+}
+
+// One seed of a paper (its experiments in code, then its files) or of one file.
+Report reproduceOnce(const std::string& paper, const Options& opt) {
+    if (isExperimentPath(paper)) return runExperiment(loadExperiment(paper), opt);
+    Report rep = reproduceInCode(paper, opt);
+    for (const std::string& file : experimentFiles(opt.experiments_dir, paper)) {
+        Report r = runExperiment(loadExperiment(file), opt);
+        if (!rep.prefix_caching)
+            rep.prefix_caching = r.prefix_caching;
+        else if (r.prefix_caching && *r.prefix_caching != *rep.prefix_caching)
+            for (Claim& c : r.claims) c.setting += cachingNote(*r.prefix_caching);
+        rep.claims.insert(rep.claims.end(), r.claims.begin(), r.claims.end());
+        rep.details += r.details;
+    }
+    return rep;
 }
 } // namespace
 
@@ -226,9 +249,8 @@ Report reproduce(const std::string& paper, const Options& opt) {
     first.claims = aggregate(runs);
     if (first.prefix_caching)
         for (Claim& c : first.claims)
-            c.setting += *first.prefix_caching
-                             ? " Engine: prefix caching on (vLLM's automatic prefix caching)."
-                             : " Engine: prefix caching off (every prompt computed in full).";
+            if (c.setting.find(" Engine: prefix caching") == std::string::npos)
+                c.setting += cachingNote(*first.prefix_caching);
     if (opt.seeds > 1)
         first.details += "  (tables above: seed " + std::to_string(opt.seed) +
                          "; the claims below are means over " + std::to_string(opt.seeds) +

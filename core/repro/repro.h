@@ -217,6 +217,9 @@ struct Options {
     std::string timely_workload;
     // TimelyLLM: the profile the code's arms run on (reproduce timely --profile).
     std::string timely_profile = "llama3-8b-h100";
+    // The folder of the experiment files (repro/experiment.h): reproduce(PAPER) runs the
+    // paper's files there after its experiments in code. Empty: none.
+    std::string experiments_dir;
     // Finds a shipped device profile by name (the CLI's resolver).
     std::function<DeviceProfile(const std::string&)> profile;
     std::function<void(const std::string&)> progress; // one line per step; may be empty
@@ -233,8 +236,11 @@ struct Report {
     nlohmann::json systems;
 };
 
-// "mcsf", "trail", "timely", "timebill", "ala"; "all" runs each in that order. Throws
-// std::invalid_argument for another name and InputError when a data file is missing.
+// "mcsf", "trail", "timely", "timebill", "ala"; "all" runs each in that order; a path to an
+// experiment file (isExperimentPath, repro/experiment.h) runs that file alone. A paper's
+// experiments in code come first, then its files in opt.experiments_dir. Throws
+// std::invalid_argument for another name and InputError when a data file is missing or an
+// experiment file is malformed.
 Report reproduce(const std::string& paper, const Options& opt);
 std::vector<std::string> paperNames();
 

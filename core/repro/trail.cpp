@@ -3,8 +3,9 @@
 // scheduler's rules as coded (EngineRules::VllmV0), recompute on out-of-memory, short
 // single-question prompts; the paper's four systems: vLLM-FCFS, vLLM-SJF on prompt-only
 // predictions, Trail (SPRPT with limited preemption, C = 0.8) with refined predictions, and Trail
-// with prompt-only predictions (Trail-BERT). Figure 5 (C at 14 req/s), Figure 6 (mean latency and
-// TTFT against the rate), Figure 7 (a burst).
+// with prompt-only predictions (Trail-BERT): Figure 6 (mean latency and TTFT against the rate)
+// and the predictors' MAE ratio. Figure 5 (C at 14 req/s) and Figure 7 (a burst) are experiment
+// files: resources/experiments/trail_fig5_preemption.toml and trail_fig7_burst.toml.
 #include "predict/trail_predictor.h"
 #include "repro/common.h"
 #include "repro/derived.h"
@@ -13,13 +14,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
+#include <mutex>
+#include <tuple>
 
 namespace kairos::repro {
 namespace {
-
-// Figure 5's and 7's values of C (1 and 0.8) are lost in the seed's text conversion.
-constexpr const char* kCValuesSource =
-    "PAPERS.md's notes (the values of C, 0.8 and 1, are lost in the seed's text conversion)";
 
 PolicyConfig policy(const std::string& name, double C, std::uint64_t seed,
                     const std::string& predictor) {
@@ -32,6 +32,28 @@ PolicyConfig policy(const std::string& name, double C, std::uint64_t seed,
 }
 
 } // namespace
+
+TrailPredictors trailPredictors(const Options& opt, double mae_ratio, std::size_t n) {
+    // Remembered for the process: Trail's experiments in code and its files calibrate the
+    // same predictors at each seed (2.5 s each).
+    static std::mutex m;
+    static std::map<std::tuple<std::string, std::uint64_t, double, std::size_t>, TrailPredictors>
+        known;
+    const auto key = std::make_tuple(opt.data_dir, opt.seed, mae_ratio, n);
+    {
+        std::lock_guard<std::mutex> lock(m);
+        if (const auto it = known.find(key); it != known.end()) return it->second;
+    }
+    const Workload sample = shortPromptConversations(opt, 1.0, n);
+    const TrailOptions to = calibrateTrail(sample, TrailOptions{}, mae_ratio, opt.seed);
+    TrailPredictors p;
+    p.mae = trailMae(sample, to, opt.seed);
+    p.refined = "trail:" + fmt(to.prompt_noise, 6) + "," + fmt(to.token_noise, 6);
+    p.prompt_only = p.refined + ",1000000"; // no classifier call after the prompt
+    std::lock_guard<std::mutex> lock(m);
+    known.emplace(key, p);
+    return p;
+}
 
 Report reproduceTrail(const Options& opt) {
     Report rep;
@@ -63,11 +85,10 @@ Report reproduceTrail(const Options& opt) {
     // Prediction quality as the paper's: the per-token classifier's noise is set so that
     // refined predictions have 2.66x lower MAE than prompt-only ones on this workload.
     say(opt, "trail: calibrating the prediction model to the paper's MAE ratio");
-    const Workload sample = shortPromptConversations(opt, 1.0, n);
-    const TrailOptions to = calibrateTrail(sample, TrailOptions{}, 2.66, opt.seed);
-    const TrailMae mae = trailMae(sample, to, opt.seed);
-    const std::string refined = "trail:" + fmt(to.prompt_noise, 6) + "," + fmt(to.token_noise, 6);
-    const std::string prompt_only = refined + ",1000000"; // no classifier call after the prompt
+    const TrailPredictors predictors = trailPredictors(opt, 2.66, n);
+    const TrailMae& mae = predictors.mae;
+    const std::string& refined = predictors.refined;
+    const std::string& prompt_only = predictors.prompt_only;
     say(opt, "trail: measuring FCFS's service rate");
     const Workload flood = shortPromptConversations(opt, INFINITY, n);
     const double mu =
@@ -118,27 +139,6 @@ Report reproduceTrail(const Options& opt) {
         half_at[r] = jobs.size();
         for (std::size_t k = 0; k < 3; ++k) jobs.push_back({&halves.back(), systems[k].p, lim, {}});
     }
-    const std::size_t burst_at = jobs.size();
-    const Workload burst = shortPromptConversations(opt, INFINITY, opt.quick ? 400 : 1000);
-    for (const auto& s : systems) jobs.push_back({&burst, s.p, lim, {}});
-    jobs.push_back({&burst, policy("sprpt_lp", 1.0, opt.seed, refined), lim, {}});
-    // Figure 5: C at the paper's 14 req/s (the last rate above).
-    const Workload& w14 = ws.back();
-    const std::vector<double> Cs{0, 0.2, 0.5, 0.8, 1};
-    const std::size_t c_at = jobs.size();
-    for (double C : Cs) jobs.push_back({&w14, policy("sprpt_lp", C, opt.seed, refined), lim, {}});
-    // The same on a memory-bound configuration: the paper's reason for C < 1 is
-    // the KV that preempted requests keep, which on the full card never runs short here. One
-    // factor changed: vLLM's gpu_memory_utilization at 0.4 instead of 0.9, which leaves the
-    // KV of FCFS's full batch room (its peak on the full card is ~116 k tokens) but not that
-    // of unlimited preemption (~202 k).
-    DeviceProfile capped_prof = prof;
-    capped_prof.mem_fraction = 0.4;
-    EngineLimits capped = lim;
-    capped.kv_capacity_tokens = capped_prof.kvCapacityTokens();
-    const std::size_t cap_at = jobs.size();
-    for (double C : Cs)
-        jobs.push_back({&w14, policy("sprpt_lp", C, opt.seed, refined), capped, {}});
     say(opt, "trail: " + std::to_string(jobs.size()) + " runs");
     const auto res = runAll(jobs, *model, opt);
     // Requests a better-ranked one pushed out of the batch: suspended with their KV kept,
@@ -405,139 +405,6 @@ Report reproduceTrail(const Options& opt) {
             "Trail and Trail-BERT differ here only in the noise of Kairos's length-prediction "
             "models (their MAEs set to the paper's), not in trained predictors: which is lower "
             "at a load is the noise's draw";
-    }
-
-    // Figure 7: the burst.
-    {
-        const Summary& f = res[burst_at].summary;
-        const Summary& tr = res[burst_at + 2].summary;
-        const Summary& c1 = res[burst_at + systems.size()].summary;
-        const Summary& sjf = res[burst_at + 1].summary; // the null model's: SJF in Trail's place
-        Table bt({"system", "mean E2E s", "mean TTFT s", "displaced"});
-        for (std::size_t s = 0; s <= systems.size(); ++s) {
-            const Summary& x = res[burst_at + s].summary;
-            bt.add({s < systems.size() ? systems[s].label : "Trail C=1",
-                    fixed(x.e2el_ms.mean / 1e3, 2), fixed(x.ttft_ms.mean / 1e3, 2),
-                    std::to_string(displaced(x))});
-        }
-        rep.details += "\n  Fig. 7: a burst of " + std::to_string(burst.size()) +
-                       " requests at t = 0\n" + bt.str();
-        // Any shortest-first order beats FCFS in a burst: does Trail's agreement need Trail?
-        constexpr const char* kSjfNull = "vLLM-SJF (prompt-only) in Trail's place (FCFS over SJF)";
-        const std::string f7 =
-            setting + "; Figure 7: " + std::to_string(burst.size()) + " requests all at t = 0";
-        rep.claims.push_back(makeClaim(
-            "trail", "burst: vLLM-FCFS mean latency / Trail's (paper: lower, read as >= 1)", 1.0,
-            f.e2el_ms.mean / tr.e2el_ms.mean, "ratio", f7));
-        rep.claims.back().band = Band::atLeast();
-        rep.claims.back().null_model = kSjfNull;
-        rep.claims.back().null_value = f.e2el_ms.mean / sjf.e2el_ms.mean;
-        rep.claims.push_back(
-            makeClaim("trail", "burst: vLLM-FCFS mean TTFT / Trail's (paper: lower, read as >= 1)",
-                      1.0, f.ttft_ms.mean / tr.ttft_ms.mean, "ratio", f7));
-        rep.claims.back().band = Band::atLeast();
-        rep.claims.back().null_model = kSjfNull;
-        rep.claims.back().null_value = f.ttft_ms.mean / sjf.ttft_ms.mean;
-        rep.claims.push_back(makeClaim(
-            "trail", "burst: Trail mean latency at C=1 / at C=0.8 (paper: similar, within 5 %)",
-            1.0, c1.e2el_ms.mean / tr.e2el_ms.mean, "ratio", f7));
-        rep.claims.back().band = Band::absolute(0.05);
-        rep.claims.back().paper_value_source = kCValuesSource;
-        // The three burst rows quote Figure 7's text.
-        for (std::size_t k = rep.claims.size() - 3; k < rep.claims.size(); ++k) {
-            rep.claims[k].quote =
-                "seeds/002 (Trail), 5 (Fig. 7): \"Trail continues to offer benefits with lower "
-                "latency and TTFT ... preemption has no advantage, leading to similar "
-                "performance between Trail with [C = 1] and [C = 0.8]\"";
-            rep.claims[k].band_origin = k + 1 == rep.claims.size()
-                                            ? "Kairos's reading of 'similar' (within 5 %)"
-                                            : "Kairos's reading of 'lower' (at least 1x)";
-        }
-    }
-
-    // Figure 5: C at 14 req/s, on the full card and on the memory-bound configuration; the
-    // claims are judged where memory binds (the paper's reason for limiting preemption).
-    {
-        struct Sweep {
-            double best_c = 0, best = INFINITY, lo = INFINITY, hi = 0;
-        };
-        auto sweep = [&](std::size_t first, const std::string& title) {
-            Table ct({"C", "mean E2E s", "mean TTFT s", "peak KV tokens", "displaced"});
-            Sweep w;
-            for (std::size_t i = 0; i < Cs.size(); ++i) {
-                const Summary& s = res[first + i].summary;
-                ct.add({fmt(Cs[i]), fixed(s.e2el_ms.mean / 1e3, 2), fixed(s.ttft_ms.mean / 1e3, 2),
-                        std::to_string(s.kv_peak_tokens), std::to_string(displaced(s))});
-                if (s.e2el_ms.mean < w.best) w.best = s.e2el_ms.mean, w.best_c = Cs[i];
-                w.lo = std::min(w.lo, s.e2el_ms.mean), w.hi = std::max(w.hi, s.e2el_ms.mean);
-            }
-            rep.details += "\n  " + title + "\n" + ct.str();
-            return w;
-        };
-        const Sweep full =
-            sweep(c_at, "Fig. 5: C at the paper's 14 req/s (" + fixed(paper_rate / mu, 2) +
-                            " of FCFS's service rate here), the full card");
-        const Sweep cap = sweep(cap_at, "the same with gpu_memory_utilization 0.4 (" +
-                                            std::to_string(capped.kv_capacity_tokens) +
-                                            " KV tokens): the memory-bound configuration");
-        const std::string cset =
-            setting + "; Figure 5: C at the paper's 14 req/s (" + fixed(paper_rate / mu, 2) +
-            " of FCFS's service rate here) with vLLM's gpu_memory_utilization at 0.4 instead of "
-            "0.9 (" +
-            std::to_string(capped.kv_capacity_tokens) +
-            " KV tokens), so that the KV preempted requests keep runs memory short as in the "
-            "paper's reason for C < 1";
-        const Summary &c1 = res[cap_at + 4].summary, &c08 = res[cap_at + 3].summary;
-        const Summary& full_c1 = res[c_at + 4].summary;
-        const std::string full_card =
-            "on the full card (" + std::to_string(lim.kv_capacity_tokens) +
-            " KV tokens) the peak at C = 1 is " + std::to_string(full_c1.kv_peak_tokens) +
-            " tokens and mean latency varies by " + fixed(100 * (full.hi / full.lo - 1), 1) +
-            " % over C (best C = " + fmt(full.best_c) + ")";
-        rep.claims.push_back(makeClaim("trail",
-                                       "C with the lowest mean latency at 14 req/s, memory-bound "
-                                       "(Fig. 5)",
-                                       0.8, cap.best_c, "C", cset));
-        rep.claims.back().band = Band::absolute(0.2);
-        rep.claims.back().cause =
-            "with memory binding, mean latency varies by " + fixed(100 * (cap.hi / cap.lo - 1), 1) +
-            " % over C in {0, 0.2, 0.5, 0.8, 1} (seed " + std::to_string(opt.seed) +
-            "; best C = " + fmt(cap.best_c) +
-            "): a preempted request's KV is dropped and "
-            "recomputed when memory runs out, so unlimited preemption costs a recompute, not a "
-            "stall; " +
-            full_card;
-        const std::string fig5_quote =
-            "seeds/002 (Trail), 5.2: \"Figure 5 shows that when [C = 1], Trail exhibits higher "
-            "mean latency and TTFT, while [C = 0.8] results in the lowest values ... while "
-            "preemption in scheduling benefits LLM systems, it should be limited due to the "
-            "additional memory overhead it introduces\" (the values of C were lost in the seed's "
-            "conversion; PAPERS.md gives C = 0.8 as Trail's default)";
-        // Limiting preemption pays only where the KV a displaced request keeps runs memory
-        // short: the premise holds by construction of the configuration, and is checked.
-        const Premise memory_binds{
-            "the KV in use at its peak at C = 1, a share of the capacity",
-            double(c1.kv_peak_tokens) / double(capped.kv_capacity_tokens), 0.9,
-            "the paper's reason for C < 1 is preemption's memory overhead, which costs nothing "
-            "where memory never runs short"};
-        rep.claims.back().quote = fig5_quote;
-        rep.claims.back().paper_value_source = kCValuesSource;
-        rep.claims.back().band_origin = "one step of the paper's C grid either side (0.2)";
-        rep.claims.back().premises.push_back(memory_binds);
-        rep.claims.push_back(makeClaim("trail",
-                                       "mean latency at C=1 / at C=0.8, 14 req/s, memory-bound "
-                                       "(Fig. 5: higher, read as >= 1)",
-                                       1.0, c1.e2el_ms.mean / c08.e2el_ms.mean, "ratio", cset));
-        rep.claims.back().band = Band::atLeast();
-        rep.claims.back().quote = fig5_quote;
-        rep.claims.back().paper_value_source = kCValuesSource;
-        rep.claims.back().band_origin = "Kairos's reading of 'higher' (at least 1)";
-        rep.claims.back().premises.push_back(memory_binds);
-        rep.claims.back().cause = full_card;
-        rep.claims.push_back(makeClaim(
-            "trail", "peak KV at C=1 / at C=0, full card (memory grows with preemption)", nullptr,
-            double(full_c1.kv_peak_tokens) / double(res[c_at].summary.kv_peak_tokens), "ratio",
-            setting + "; Figure 5's C sweep on the full card"));
     }
 
     rep.details += "\n  remaining-length MAE over every token: prompt-only " +

@@ -11,6 +11,7 @@
 #include "util/input_error.h"
 #include "util/input_file.h"
 #include "util/json_line.h"
+#include "util/object_reader.h"
 #include "workload/readers.h"
 
 #include <algorithm>
@@ -36,109 +37,6 @@ namespace {
 
 using json = nlohmann::json;
 
-// Strict reading of one JSON object: every key read is ticked off; what is left over at
-// the end is an unknown key, an error naming it.
-class ObjectReader {
-public:
-    ObjectReader(const json& j, std::string where, std::string prefix)
-        : j_(j), where_(std::move(where)), prefix_(std::move(prefix)) {
-        if (!j_.is_object()) fail("", "must be a table/object");
-    }
-    [[noreturn]] void fail(const std::string& key, const std::string& msg) const {
-        throw InputError(where_, 0, prefix_ + key, msg);
-    }
-    const json* find(const std::string& key) {
-        seen_.push_back(key);
-        auto it = j_.find(key);
-        return it == j_.end() ? nullptr : &*it;
-    }
-    double number(const std::string& key, double dflt) {
-        const json* v = find(key);
-        if (!v) return dflt;
-        if (v->is_null()) return std::numeric_limits<double>::infinity();
-        if (v->is_string() && (v->get<std::string>() == "inf"))
-            return std::numeric_limits<double>::infinity();
-        if (!v->is_number()) fail(key, "must be a number");
-        return v->get<double>();
-    }
-    std::int64_t integer(const std::string& key, std::int64_t dflt, std::int64_t lo,
-                         std::int64_t hi) {
-        const json* v = find(key);
-        if (!v) return dflt;
-        if (!v->is_number()) fail(key, "must be a whole number");
-        const double d = v->get<double>();
-        if (d != std::floor(d) || d < double(lo) || d > double(hi))
-            fail(key, "must be a whole number in [" + std::to_string(lo) + ", " +
-                          std::to_string(hi) + "]");
-        return v->is_number_unsigned() ? std::int64_t(v->get<std::uint64_t>())
-                                       : v->get<std::int64_t>();
-    }
-    std::uint64_t seed(const std::string& key, std::uint64_t dflt) {
-        const json* v = find(key);
-        if (!v) return dflt;
-        if (!v->is_number_integer() || (!v->is_number_unsigned() && v->get<std::int64_t>() < 0))
-            fail(key, "must be a whole number >= 0");
-        return v->get<std::uint64_t>();
-    }
-    bool flag(const std::string& key, bool dflt) {
-        const json* v = find(key);
-        if (!v) return dflt;
-        if (!v->is_boolean()) fail(key, "must be true or false");
-        return v->get<bool>();
-    }
-    std::string text(const std::string& key, const std::string& dflt) {
-        const json* v = find(key);
-        if (!v) return dflt;
-        if (!v->is_string()) fail(key, "must be a string");
-        // "\u0000" is valid JSON, but a path (or name) with a NUL byte would be cut there
-        // by the system: "a.jsonl\u0000x" would read a.jsonl.
-        if (v->get_ref<const std::string&>().find('\0') != std::string::npos)
-            fail(key, "holds a NUL byte (\\u0000): no path or name may");
-        return v->get<std::string>();
-    }
-    std::vector<std::string> texts(const std::string& key) {
-        const json* v = find(key);
-        if (!v) return {};
-        if (!v->is_array()) fail(key, "must be a list of strings");
-        std::vector<std::string> out;
-        for (const auto& e : *v) {
-            if (!e.is_string()) fail(key, "must be a list of strings");
-            out.push_back(e.get<std::string>());
-        }
-        return out;
-    }
-    std::vector<double> numbers(const std::string& key, std::vector<double> dflt) {
-        const json* v = find(key);
-        if (!v) return dflt;
-        if (!v->is_array()) fail(key, "must be a list of numbers");
-        std::vector<double> out;
-        for (const auto& e : *v) {
-            if (!e.is_number()) fail(key, "must be a list of numbers");
-            out.push_back(e.get<double>());
-        }
-        return out;
-    }
-    // A sub-table, or an empty object when absent.
-    const json& table(const std::string& key) {
-        static const json empty = json::object();
-        const json* v = find(key);
-        if (!v) return empty;
-        if (!v->is_object()) fail(key, "must be a table/object");
-        return *v;
-    }
-    void finish() const {
-        for (auto it = j_.begin(); it != j_.end(); ++it)
-            if (std::find(seen_.begin(), seen_.end(), it.key()) == seen_.end())
-                fail(it.key(), "unknown key");
-    }
-    const std::string& where() const { return where_; }
-
-private:
-    const json& j_;
-    std::string where_, prefix_;
-    std::vector<std::string> seen_;
-};
-
 json numberOrNull(double v) {
     return std::isfinite(v) ? json(v) : json(nullptr);
 }
@@ -154,9 +52,11 @@ void tomlNodeToJson(const toml::node& n, json& out, const std::string& path,
         }
     } else if (const auto* a = n.as_array()) {
         out = json::array();
+        std::size_t i = 0;
         for (const auto& e : *a) {
             json item;
-            tomlNodeToJson(e, item, path, nullptr);
+            // Each element's line under "path[i]" (an array of tables: [[claim]]).
+            tomlNodeToJson(e, item, path + "[" + std::to_string(i++) + "]", lines);
             out.push_back(std::move(item));
         }
     } else if (const auto* i = n.as_integer()) {
@@ -226,12 +126,13 @@ void jsonToTomlNode(const json& j, toml::table& t, const std::string& key) {
 
 } // namespace
 
-json tomlToJson(const std::string& text, const std::string& where) {
+json tomlToJson(const std::string& text, const std::string& where,
+                std::map<std::string, long>* lines) {
     return [&] {
         try {
             const toml::table t = toml::parse(text, where);
             json out;
-            tomlNodeToJson(t, out, "", nullptr);
+            tomlNodeToJson(t, out, "", lines);
             return out;
         } catch (const toml::parse_error& e) {
             throw InputError(where, static_cast<long>(e.source().begin.line), "",
@@ -495,13 +396,17 @@ RunSpec RunSpec::fromToml(const std::string& text, const std::string& where) {
         return fromJson(j, where);
     } catch (const InputError& e) {
         // The line of the key at fault (or of its table) from the TOML source.
-        std::string key = e.field();
-        while (!key.empty() && !lines.count(key)) {
-            const auto dot = key.rfind('.');
-            key = dot == std::string::npos ? "" : key.substr(0, dot);
-        }
-        throw InputError(where, key.empty() ? 0 : lines[key], e.field(), e.message());
+        throw InputError(where, tomlLine(lines, e.field()), e.field(), e.message());
     }
+}
+
+long tomlLine(const std::map<std::string, long>& lines, std::string field) {
+    while (!field.empty()) {
+        if (const auto it = lines.find(field); it != lines.end()) return it->second;
+        const auto cut = field.find_last_of(".[");
+        field = cut == std::string::npos ? "" : field.substr(0, cut);
+    }
+    return 0;
 }
 
 namespace {

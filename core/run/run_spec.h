@@ -130,8 +130,13 @@ struct RunSpec {
 };
 
 // TOML text <-> JSON (tables as objects, arrays as arrays; an integer stays an integer).
-// Errors are InputError with the TOML parser's line. Shared by RunSpec and sweep files.
-nlohmann::json tomlToJson(const std::string& text, const std::string& where);
+// Errors are InputError with the TOML parser's line. Shared by RunSpec, sweep and experiment
+// files. `lines` (optional) gets each value's line by its path: "a.b" for a key, "a[2].b"
+// inside an array's third element.
+nlohmann::json tomlToJson(const std::string& text, const std::string& where,
+                          std::map<std::string, long>* lines = nullptr);
+// The line of `field` (a path as above) or of the nearest table around it; 0 if none.
+long tomlLine(const std::map<std::string, long>& lines, std::string field);
 std::string jsonToToml(const nlohmann::json& j);
 
 } // namespace kairos

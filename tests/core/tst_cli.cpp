@@ -14,7 +14,9 @@
 #include <algorithm>
 #include <csignal>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -708,6 +710,54 @@ private slots:
         const Result bad = cli({"reproduce", "mcsf", "--quick", "--data", "/nonexistent"});
         QCOMPARE(bad.code, 2);
         QVERIFY2(bad.err.contains("/nonexistent/"), qPrintable(bad.err));
+    }
+
+    // reproduce --list names the shipped experiment files; reproduce FILE runs one alone (the
+    // same rows as in reproduce trail); a malformed file is refused naming the file, the line
+    // and the key (exit 2, nothing written); --workload is not for a file.
+    void reproduceAnExperimentFile() {
+        const QString data = QString::fromStdString(kairos::test::dataPath(""));
+        const Result list = cli({"reproduce", "--list"});
+        QVERIFY2(list.code == 0, qPrintable(list.err));
+        for (const char* f : {"trail_fig5_preemption.toml", "trail_fig7_burst.toml"})
+            QVERIFY2(list.out.contains(f), qPrintable(list.out));
+        QVERIFY(list.out.contains("core/repro/mcsf.cpp"));
+        const QString burst =
+            QString(KAIROS_SOURCE_DIR) + "/resources/experiments/trail_fig7_burst.toml";
+        const std::string out = kairos::test::tempPath("burst_claims.json");
+        const Result r = cli({"reproduce", burst, "--quick", "--quiet", "--data", data, "--json",
+                              QString::fromStdString(out)});
+        QVERIFY2(r.code == 0, qPrintable(r.err));
+        const auto j = readJson(out);
+        QCOMPARE(j.size(), std::size_t(3));
+        for (const auto& c : j) {
+            QCOMPARE(c.at("paper").get<std::string>(), std::string("trail"));
+            QVERIFY(c.at("kairos_value").is_number() && c["kairos_value"].get<double>() > 0);
+            QCOMPARE(c.at("missing_data").size(), std::size_t(3));
+            QVERIFY(c.at("compared").contains("numerator"));
+        }
+        QVERIFY(j[0].at("null_value").is_number());
+        // A malformed copy: its line and key named, nothing written.
+        std::ifstream in(burst.toStdString());
+        std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+        const auto pos = text.find("\"trail:ttft_mean_ms\"");
+        QVERIFY(pos != std::string::npos);
+        text.replace(pos, 20, "\"trail:ttft_mean_s\"");
+        const std::string bad = kairos::test::tempPath("bad_experiment.toml"),
+                          bad_out = kairos::test::tempPath("bad_experiment.json");
+        QVERIFY(kairos::test::writeText(bad, text));
+        const long line = std::count(text.begin(), text.begin() + long(pos), '\n') + 1;
+        const Result refused = cli({"reproduce", QString::fromStdString(bad), "--quick", "--data",
+                                    data, "--json", QString::fromStdString(bad_out)});
+        QCOMPARE(refused.code, 2);
+        QVERIFY2(refused.err.contains(QString::fromStdString(bad) + ":" + QString::number(line) +
+                                      ": field 'claim[1].value.ratio'"),
+                 qPrintable(refused.err));
+        QVERIFY(refused.err.contains("no metric 'ttft_mean_s'"));
+        QVERIFY(!std::filesystem::exists(bad_out));
+        const Result other = cli({"reproduce", burst, "--workload", burst});
+        QCOMPARE(other.code, 2);
+        QVERIFY(other.err.contains("names its own workload"));
     }
 
     // reproduce timely --workload: every WID1 claim on a user's own workload in the authors'

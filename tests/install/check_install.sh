@@ -14,6 +14,8 @@ export KAIROS_INSTALLED_ONLY=1 QT_QPA_PLATFORM=offscreen
 "$prefix/bin/kairos-cli" simulate -w "$src/sample_traces/chat_poisson_small.jsonl" \
   --profile llama2-70b-a100x4 --quiet --json "$prefix/s.json"
 grep -q '"completed": 400' "$prefix/s.json"
+# The shipped experiment files, found in the installed share/ (repro/experiment.h).
+"$prefix/bin/kairos-cli" reproduce --list | grep -q "$prefix/share/kairos/experiments/trail_fig7_burst.toml"
 # The commands that run a model are handed to kairos-live beside it (it links libtorch;
 # kairos-cli does not).
 if [ -x "$prefix/bin/kairos-live" ]; then

@@ -1,0 +1,881 @@
+#include "repro/experiment.h"
+
+#include "predict/trail_predictor.h"
+#include "repro/common.h"
+#include "repro/derived.h"
+#include "run/pipeline.h"
+#include "run/sweep.h"
+#include "util/input_error.h"
+#include "util/input_file.h"
+#include "util/object_reader.h"
+#include "util/parallel.h"
+#include "workload/readers.h"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <set>
+#include <sstream>
+
+namespace kairos::repro {
+namespace {
+
+using json = nlohmann::json;
+constexpr const char* kWorkloadName = "experiment:workload";
+
+// A metric of an arm at one value of its varied parameter (or its only run).
+struct Ref {
+    std::string text; // as written
+    std::string arm;
+    bool at_point = false;
+    std::string point; // the varied parameter's value, as the sweep writes it
+    std::string metric;
+    std::size_t arm_index = 0, column = 0;
+};
+
+struct Formula {
+    enum class Kind { Number, Metric, Ratio, Difference, ArgMin, ArgMax, Spread, Figure };
+    Kind kind = Kind::Number;
+    double number = 0;
+    Ref a, b;
+    std::string figure;
+    double offset = 0, scale = 1;
+};
+
+struct Arm {
+    std::string id, label;
+    json spec; // {"policy": ..., "limits": ...}: a RunSpec's tables, placeholders unexpanded
+    std::size_t index = 0;
+    double mem_fraction = 0;
+    std::string vary;                // the varied parameter ("" : none)
+    std::vector<std::string> values; // its values as the sweep writes them
+};
+
+struct PremiseDef {
+    std::string what, why;
+    Formula value;
+    double at_least = 0;
+};
+
+struct ClaimDef {
+    std::string claim, unit, quote, band_origin, paper_value_source, null_model, not_comparable,
+        setting, cause;
+    json paper_value;
+    Band band;
+    Formula value;
+    bool has_null = false, calibrated = false;
+    Formula null_value;
+    std::vector<PremiseDef> premises;
+};
+
+struct Calibration {
+    std::string name, kind;
+    double mae_ratio = 0;
+    std::size_t requests = 0, requests_quick = 0;
+};
+
+struct WorkloadDef {
+    std::string builder, file;
+    std::size_t requests = 0, requests_quick = 0;
+    double rate = std::numeric_limits<double>::infinity();
+};
+
+struct Parsed {
+    std::string paper, title, setting, profile;
+    std::vector<Substitute> substitutes;
+    WorkloadDef workload;
+    json limits = json::object();
+    std::vector<Calibration> calibrations;
+    std::vector<Arm> arms;
+    std::map<std::string, Formula> figures;
+    std::vector<std::string> report;
+    std::vector<ClaimDef> claims;
+};
+
+// What a formula may read of an arm's run: summaryMetrics's names (run/pipeline.h), then the
+// arm's KV capacity in tokens (kv_capacity_tokens: its limits', else its device's).
+std::vector<std::string> metricNames() {
+    auto names = summaryMetricNames(RunSpec{}.summary.percentiles);
+    names.push_back("kv_capacity_tokens");
+    return names;
+}
+
+// The values a text may name, besides formulas: the device's, the workload's, the seed, each
+// arm's KV capacity and each calibration's outputs.
+std::set<std::string> textNames(const Parsed& p) {
+    std::set<std::string> names{"profile.provenance", "profile.kv_capacity_tokens",
+                                "workload.requests", "seed"};
+    for (const Arm& a : p.arms) names.insert("arm." + a.id + ".kv_capacity_tokens");
+    for (const Calibration& c : p.calibrations)
+        for (const char* out : {"refined", "prompt_only"}) names.insert(c.name + "." + out);
+    return names;
+}
+
+class Reader {
+public:
+    Reader(const Experiment& e) : e_(e) {}
+
+    [[noreturn]] void fail(const std::string& field, const std::string& msg) const {
+        throw InputError(e_.path, tomlLine(e_.lines, field), field, msg);
+    }
+
+    Parsed parse() {
+        try {
+            return parseAll();
+        } catch (const InputError& err) {
+            if (err.line() > 0 || err.file() != e_.path) throw;
+            fail(err.field(), err.message()); // the line put back from the key's path
+        }
+    }
+
+    // "ARM:METRIC" or "ARM@PARAM=VALUE:METRIC".
+    Ref ref(const std::string& text, const std::string& field, const Parsed& p) const {
+        Ref r;
+        r.text = text;
+        const auto colon = text.rfind(':');
+        if (colon == std::string::npos || colon == 0)
+            fail(field, "'" + text + "' is not ARM:METRIC or ARM@PARAM=VALUE:METRIC");
+        std::string head = text.substr(0, colon);
+        r.metric = text.substr(colon + 1);
+        if (const auto at = head.find('@'); at != std::string::npos) {
+            r.at_point = true;
+            const std::string point = head.substr(at + 1);
+            head = head.substr(0, at);
+            const auto eq = point.find('=');
+            if (eq == std::string::npos)
+                fail(field, "'" + text + "': the point must be PARAM=VALUE");
+            r.point = point.substr(eq + 1);
+            r.arm = head;
+            const Arm* a = findArm(p, head);
+            if (!a) fail(field, "'" + text + "' names no arm '" + head + "' (" + armIds(p) + ")");
+            if (a->vary != point.substr(0, eq))
+                fail(field, "'" + text + "': arm '" + head + "' varies " +
+                                (a->vary.empty() ? "nothing" : "'" + a->vary + "'"));
+            // The value as the sweep writes it: 0.80 is 0.8.
+            try {
+                r.point = sweep::formatValue(std::stod(r.point));
+            } catch (const std::exception&) {
+                fail(field, "'" + text + "': '" + r.point + "' is not a number");
+            }
+            if (std::find(a->values.begin(), a->values.end(), r.point) == a->values.end())
+                fail(field, "'" + text + "': arm '" + head + "' has no run at " + a->vary + " = " +
+                                r.point);
+        }
+        r.arm = head;
+        const Arm* a = findArm(p, head);
+        if (!a) fail(field, "'" + text + "' names no arm '" + head + "' (" + armIds(p) + ")");
+        r.arm_index = a->index;
+        const auto names = metricNames();
+        const auto it = std::find(names.begin(), names.end(), r.metric);
+        if (it == names.end()) {
+            std::string known;
+            for (const auto& n : names) known += (known.empty() ? "" : ", ") + n;
+            fail(field, "'" + text + "': no metric '" + r.metric + "' (" + known + ")");
+        }
+        r.column = static_cast<std::size_t>(it - names.begin());
+        return r;
+    }
+
+    Formula formula(const json& j, const std::string& field, const Parsed& p) const {
+        Formula f;
+        if (j.is_number()) {
+            f.number = j.get<double>();
+            return f;
+        }
+        if (!j.is_object())
+            fail(field, "must be a number or a table with one of metric, ratio, difference, "
+                        "argmin, argmax, spread, figure");
+        ObjectReader r(j, e_.path, field + ".");
+        int kinds = 0;
+        auto one = [&](const char* key, Formula::Kind k) {
+            const json* v = r.find(key);
+            if (!v) return;
+            ++kinds;
+            f.kind = k;
+            const std::string at = field + "." + key;
+            if (k == Formula::Kind::Ratio || k == Formula::Kind::Difference) {
+                if (!v->is_array() || v->size() != 2 || !(*v)[0].is_string() ||
+                    !(*v)[1].is_string())
+                    fail(at, "must be a list of two references [\"ARM:METRIC\", \"ARM:METRIC\"]");
+                f.a = ref((*v)[0].get<std::string>(), at, p);
+                f.b = ref((*v)[1].get<std::string>(), at, p);
+            } else if (k == Formula::Kind::Figure) {
+                if (!v->is_string()) fail(at, "must be a figure's name");
+                f.figure = v->get<std::string>();
+                if (!p.figures.count(f.figure)) fail(at, "no figure '" + f.figure + "'");
+            } else {
+                if (!v->is_string()) fail(at, "must be a reference \"ARM:METRIC\"");
+                f.a = ref(v->get<std::string>(), at, p);
+                const Arm& arm = p.arms[f.a.arm_index];
+                const bool over_axis = k != Formula::Kind::Metric;
+                if (over_axis && (arm.vary.empty() || f.a.at_point))
+                    fail(at, "'" + f.a.text + "': " + key +
+                                 " reads over an arm's varied parameter: name the arm alone");
+                if (!over_axis && !arm.vary.empty() && !f.a.at_point)
+                    fail(at, "'" + f.a.text + "': arm '" + arm.id + "' varies " + arm.vary +
+                                 ": name a point (" + arm.id + "@" + arm.vary + "=VALUE:METRIC)");
+            }
+        };
+        one("metric", Formula::Kind::Metric);
+        one("ratio", Formula::Kind::Ratio);
+        one("difference", Formula::Kind::Difference);
+        one("argmin", Formula::Kind::ArgMin);
+        one("argmax", Formula::Kind::ArgMax);
+        one("spread", Formula::Kind::Spread);
+        one("figure", Formula::Kind::Figure);
+        if (kinds != 1)
+            fail(field, "must hold exactly one of metric, ratio, difference, argmin, argmax, "
+                        "spread, figure");
+        f.offset = r.number("offset", 0);
+        f.scale = r.number("scale", 1);
+        if (!std::isfinite(f.offset) || !std::isfinite(f.scale))
+            fail(field, "offset and scale must be finite numbers");
+        r.finish();
+        return f;
+    }
+
+    // Every ${...} of a text names something (checked before anything runs).
+    void checkText(const std::string& text, const std::string& field, const Parsed& p) const {
+        const auto names = textNames(p);
+        std::size_t pos = 0;
+        while ((pos = text.find("${", pos)) != std::string::npos) {
+            const auto end = text.find('}', pos);
+            if (end == std::string::npos) fail(field, "a '${' without its '}'");
+            std::string name = text.substr(pos + 2, end - pos - 2);
+            pos = end + 1;
+            if (names.count(name)) continue;
+            stripDecimals(name);
+            if (name.rfind("figure.", 0) == 0) {
+                if (!p.figures.count(name.substr(7)))
+                    fail(field, "${" + name + "}: no figure '" + name.substr(7) + "'");
+                continue;
+            }
+            if (name.find(':') == std::string::npos)
+                fail(field, "${" + name + "} names nothing (a REF ARM:METRIC, figure.NAME, or " +
+                                joined(names) + ")");
+            const Ref r = ref(name, field, p);
+            if (!p.arms[r.arm_index].vary.empty() && !r.at_point)
+                fail(field, "${" + name + "}: name a point of arm '" + r.arm + "'");
+        }
+    }
+
+    // "REF:2" -> "REF" (and 2): the decimals a number is written with; -1: none given.
+    static int stripDecimals(std::string& name) {
+        const auto colon = name.rfind(':');
+        if (colon == std::string::npos || colon + 1 == name.size()) return -1;
+        const std::string tail = name.substr(colon + 1);
+        if (tail.size() > 1 || !std::isdigit(static_cast<unsigned char>(tail[0]))) return -1;
+        name = name.substr(0, colon);
+        return tail[0] - '0';
+    }
+
+private:
+    const Experiment& e_;
+
+    static const Arm* findArm(const Parsed& p, const std::string& id) {
+        for (const Arm& a : p.arms)
+            if (a.id == id) return &a;
+        return nullptr;
+    }
+    static std::string armIds(const Parsed& p) {
+        std::string s = "arms:";
+        for (const Arm& a : p.arms) s += " " + a.id;
+        return s;
+    }
+    static std::string joined(const std::set<std::string>& names) {
+        std::string s;
+        for (const auto& n : names) s += (s.empty() ? "" : ", ") + n;
+        return s;
+    }
+
+    // A RunSpec made of `parts` (its policy and limits tables) with every placeholder of a
+    // calibration replaced by a value of its kind: the arm's policy, parameters and limits
+    // are checked before anything runs. `field` prefixes the spec's own key in errors.
+    void checkSpec(json parts, const std::string& field, const Parsed& p) const {
+        if (parts.contains("policy") && parts["policy"].is_object() &&
+            parts["policy"].contains("predictor") && parts["policy"]["predictor"].is_string()) {
+            std::string pred = parts["policy"]["predictor"].get<std::string>();
+            for (const Calibration& c : p.calibrations)
+                for (const char* out : {"refined", "prompt_only"})
+                    if (pred == "${" + c.name + "." + out + "}") pred = "trail";
+            if (pred.find("${") != std::string::npos)
+                fail(field + "policy.predictor",
+                     "'" + pred + "': only a calibration's value may stand in a predictor");
+            parts["policy"]["predictor"] = pred;
+        }
+        parts["workload"] = {{"path", kWorkloadName}};
+        try {
+            (void)RunSpec::fromJson(parts, e_.path);
+        } catch (const InputError& err) {
+            fail(field + err.field(), err.message());
+        }
+    }
+
+    Parsed parseAll() {
+        Parsed p;
+        ObjectReader top(e_.doc, e_.path, "");
+        {
+            ObjectReader r(top.table("experiment"), e_.path, "experiment.");
+            p.paper = r.text("paper", "");
+            const auto papers = paperNames();
+            if (std::find(papers.begin(), papers.end(), p.paper) == papers.end()) {
+                std::string known;
+                for (const auto& n : papers) known += (known.empty() ? "" : ", ") + n;
+                r.fail("paper", p.paper.empty() ? "is required (" + known + ")"
+                                                : "'" + p.paper + "' is not one of " + known);
+            }
+            p.title = r.text("title", "");
+            if (p.title.empty()) r.fail("title", "is required");
+            p.setting = r.text("setting", "");
+            if (p.setting.empty()) r.fail("setting", "is required (what the runs are)");
+            if (const json* subs = r.find("substitute")) {
+                if (!subs->is_array()) r.fail("substitute", "must be [[experiment.substitute]]");
+                for (std::size_t i = 0; i < subs->size(); ++i) {
+                    ObjectReader s((*subs)[i], e_.path,
+                                   "experiment.substitute[" + std::to_string(i) + "].");
+                    Substitute x{s.text("paper_used", ""), s.text("measured_instead", "")};
+                    if (x.paper_used.empty()) s.fail("paper_used", "is required");
+                    if (x.measured_instead.empty()) s.fail("measured_instead", "is required");
+                    s.finish();
+                    p.substitutes.push_back(std::move(x));
+                }
+            }
+            r.finish();
+        }
+        {
+            ObjectReader r(top.table("workload"), e_.path, "workload.");
+            p.workload.builder = r.text("builder", "");
+            const std::set<std::string> builders{"short_prompt_conversations", "conversation_trace",
+                                                 "trace"};
+            if (!builders.count(p.workload.builder))
+                r.fail("builder", "must be short_prompt_conversations, conversation_trace or "
+                                  "trace, not '" +
+                                      p.workload.builder + "'");
+            p.workload.requests = static_cast<std::size_t>(r.integer("requests", 0, 0, 100000000));
+            p.workload.requests_quick = static_cast<std::size_t>(
+                r.integer("requests_quick", std::int64_t(p.workload.requests), 0, 100000000));
+            if (p.workload.builder != "trace" && p.workload.requests == 0)
+                r.fail("requests", "is required (at least 1)");
+            p.workload.rate = r.number("rate", std::numeric_limits<double>::infinity());
+            if (!(p.workload.rate > 0)) r.fail("rate", "must be > 0 (or \"inf\": all at 0)");
+            p.workload.file = r.text("file", "");
+            if ((p.workload.builder == "trace") != !p.workload.file.empty())
+                r.fail("file", p.workload.builder == "trace"
+                                   ? "is required (a file of the data folder)"
+                                   : "is only for builder = \"trace\"");
+            if (p.workload.file.find('/') != std::string::npos ||
+                p.workload.file.find("..") != std::string::npos)
+                r.fail("file", "must be a file name in the data folder, not a path");
+            r.finish();
+        }
+        {
+            ObjectReader r(top.table("device"), e_.path, "device.");
+            p.profile = r.text("profile", "");
+            if (p.profile.empty()) r.fail("profile", "is required");
+            if (p.profile.rfind("derived:", 0) == 0 && p.profile != "derived:trail" &&
+                p.profile != "derived:timelyllm" && p.profile != "derived:h100")
+                r.fail("profile", "'" + p.profile +
+                                      "': derived profiles are derived:trail, derived:timelyllm "
+                                      "and derived:h100");
+            r.finish();
+        }
+        p.limits = top.table("limits");
+        checkSpec(json{{"limits", p.limits}}, "", p);
+        {
+            const json& cals = top.table("calibrate");
+            for (auto it = cals.begin(); it != cals.end(); ++it) {
+                ObjectReader r(it.value(), e_.path, "calibrate." + it.key() + ".");
+                Calibration c;
+                c.name = it.key();
+                c.kind = r.text("kind", "");
+                if (c.kind != "trail_predictor")
+                    r.fail("kind", "must be trail_predictor, not '" + c.kind + "'");
+                c.mae_ratio = r.number("mae_ratio", 0);
+                if (!(c.mae_ratio > 1) || !std::isfinite(c.mae_ratio))
+                    r.fail("mae_ratio", "must be a finite number > 1");
+                c.requests = static_cast<std::size_t>(r.integer("requests", 0, 1, 100000000));
+                if (c.requests == 0) r.fail("requests", "is required");
+                c.requests_quick = static_cast<std::size_t>(
+                    r.integer("requests_quick", std::int64_t(c.requests), 1, 100000000));
+                r.finish();
+                p.calibrations.push_back(std::move(c));
+            }
+        }
+        const json* arms = top.find("arm");
+        if (!arms || !arms->is_array() || arms->empty())
+            fail("arm", "at least one [[arm]] is required");
+        for (std::size_t i = 0; i < arms->size(); ++i) {
+            const std::string at = "arm[" + std::to_string(i) + "].";
+            ObjectReader r((*arms)[i], e_.path, at);
+            Arm a;
+            a.index = i;
+            a.id = r.text("id", "");
+            if (a.id.empty() || a.id.find_first_of(":@=.${} ") != std::string::npos)
+                r.fail("id", "is required: a name without ':', '@', '=', '.', '$', braces or "
+                             "spaces");
+            for (const Arm& b : p.arms)
+                if (b.id == a.id) r.fail("id", "'" + a.id + "' names two arms");
+            a.label = r.text("label", a.id);
+            a.spec = json::object();
+            a.spec["policy"] = r.table("policy");
+            json lim = p.limits;
+            for (auto it = r.table("limits").begin(); it != r.table("limits").end(); ++it)
+                lim[it.key()] = it.value();
+            a.spec["limits"] = lim;
+            a.mem_fraction = r.number("mem_fraction", 0);
+            if (!(a.mem_fraction >= 0 && a.mem_fraction <= 1))
+                r.fail("mem_fraction", "must lie in (0, 1] (0 or absent: the device's)");
+            checkSpec(a.spec, at, p);
+            const json& vary = r.table("vary");
+            if (vary.size() > 1) r.fail("vary", "varies one policy parameter at most");
+            for (auto it = vary.begin(); it != vary.end(); ++it) {
+                a.vary = it.key();
+                if (!it.value().is_array() || it.value().empty())
+                    r.fail("vary." + a.vary, "must be a list of numbers");
+                std::string list;
+                for (const auto& v : it.value()) {
+                    if (!v.is_number()) r.fail("vary." + a.vary, "must be a list of numbers");
+                    list += (list.empty() ? "" : ",") + sweep::formatValue(v.get<double>());
+                }
+                try {
+                    const std::string name = a.spec["policy"].value("name", "fcfs");
+                    a.values = sweep::paramAxis(a.vary + "=" + list, {name}).values;
+                } catch (const std::invalid_argument& e) {
+                    r.fail("vary." + a.vary, e.what());
+                }
+            }
+            r.finish();
+            p.arms.push_back(std::move(a));
+        }
+        // Figures may name earlier figures only (no cycles): read in the file's order is not
+        // kept by JSON, so each may name any figure defined without one.
+        {
+            const json& figs = top.table("figure");
+            for (int pass = 0; pass < 2; ++pass)
+                for (auto it = figs.begin(); it != figs.end(); ++it) {
+                    const bool names_figure =
+                        it.value().is_object() && it.value().contains("figure");
+                    if ((pass == 0) == names_figure) continue;
+                    p.figures[it.key()] = formula(it.value(), "figure." + it.key(), p);
+                }
+        }
+        {
+            ObjectReader r(top.table("report"), e_.path, "report.");
+            p.report = r.texts("metrics");
+            const auto names = metricNames();
+            for (const auto& m : p.report)
+                if (std::find(names.begin(), names.end(), m) == names.end())
+                    r.fail("metrics", "no metric '" + m + "'");
+            r.finish();
+        }
+        const json* claims = top.find("claim");
+        if (!claims || !claims->is_array() || claims->empty())
+            fail("claim", "at least one [[claim]] is required");
+        for (std::size_t i = 0; i < claims->size(); ++i) {
+            const std::string at = "claim[" + std::to_string(i) + "]";
+            ObjectReader r((*claims)[i], e_.path, at + ".");
+            ClaimDef c;
+            c.claim = r.text("claim", "");
+            if (c.claim.empty()) r.fail("claim", "is required (what is compared, in words)");
+            c.unit = r.text("unit", "");
+            const json* value = r.find("value");
+            if (!value) r.fail("value", "is required (a formula)");
+            c.value = formula(*value, at + ".value", p);
+            if (const json* pv = r.find("paper_value")) {
+                const bool range = pv->is_array() && pv->size() == 2 && (*pv)[0].is_number() &&
+                                   (*pv)[1].is_number() &&
+                                   (*pv)[0].get<double>() <= (*pv)[1].get<double>();
+                if (!pv->is_number() && !range)
+                    r.fail("paper_value", "must be a number or [low, high] (absent: none)");
+                c.paper_value = *pv;
+            }
+            c.paper_value_source = r.text("paper_value_source", "");
+            c.quote = r.text("quote", "");
+            c.band_origin = r.text("band_origin", "");
+            c.null_model = r.text("null_model", "");
+            if (const json* nv = r.find("null_value")) {
+                if (c.null_model.empty())
+                    r.fail("null_value", "needs null_model (what the null model is)");
+                c.has_null = true;
+                c.null_value = formula(*nv, at + ".null_value", p);
+            }
+            c.not_comparable = r.text("not_comparable", "");
+            c.calibrated = r.flag("calibrated", false);
+            c.setting = r.text("setting", "");
+            c.cause = r.text("cause", "");
+            for (const auto& [key, text] :
+                 {std::pair{"setting", &c.setting}, std::pair{"cause", &c.cause},
+                  std::pair{"claim", &c.claim}})
+                checkText(*text, at + "." + key, p);
+            c.band = band(r.table("band"), at + ".band");
+            if (const json* prem = r.find("premise")) {
+                if (!prem->is_array()) r.fail("premise", "must be [[claim.premise]]");
+                for (std::size_t k = 0; k < prem->size(); ++k) {
+                    const std::string pat = at + ".premise[" + std::to_string(k) + "]";
+                    ObjectReader pr((*prem)[k], e_.path, pat + ".");
+                    PremiseDef d;
+                    d.what = pr.text("what", "");
+                    d.why = pr.text("why", "");
+                    if (d.what.empty()) pr.fail("what", "is required");
+                    if (d.why.empty()) pr.fail("why", "is required");
+                    const json* pv = pr.find("value");
+                    if (!pv) pr.fail("value", "is required (a formula)");
+                    d.value = formula(*pv, pat + ".value", p);
+                    d.at_least = pr.number("at_least", NAN);
+                    if (!std::isfinite(d.at_least)) pr.fail("at_least", "is required");
+                    pr.finish();
+                    c.premises.push_back(std::move(d));
+                }
+            }
+            r.finish();
+            p.claims.push_back(std::move(c));
+        }
+        checkText(p.setting, "experiment.setting", p);
+        top.finish();
+        return p;
+    }
+
+    Band band(const json& j, const std::string& field) const {
+        if (j.empty()) return {};
+        ObjectReader r(j, e_.path, field + ".");
+        const std::string kind = r.text("kind", "");
+        const double tol = r.number("tol", 0);
+        if (!(tol >= 0) || !std::isfinite(tol)) r.fail("tol", "must be a finite number >= 0");
+        Band b;
+        if (kind == "relative")
+            b = Band::relative(tol);
+        else if (kind == "absolute")
+            b = Band::absolute(tol);
+        else if (kind == "at_least")
+            b = Band::atLeast(tol);
+        else if (kind == "at_most")
+            b = Band::atMost(tol);
+        else if (kind == "direction")
+            b = Band::direction(r.number("pivot", 1));
+        else if (kind == "measured")
+            b = Band::measured(tol, r.number("no_effect", NAN));
+        else
+            r.fail("kind", "must be relative, absolute, at_least, at_most, direction or "
+                           "measured, not '" +
+                               kind + "'");
+        r.finish();
+        return b;
+    }
+};
+
+// One seed's results: per arm, per point of its varied parameter, summaryMetrics's values.
+using Results = std::vector<std::vector<std::vector<double>>>;
+
+class Evaluator {
+public:
+    Evaluator(const Parsed& p, const Results& res, std::map<std::string, std::string> texts)
+        : p_(p), res_(res), texts_(std::move(texts)) {}
+
+    double value(const Ref& r) const {
+        const Arm& a = p_.arms[r.arm_index];
+        std::size_t k = 0;
+        if (r.at_point)
+            k = static_cast<std::size_t>(std::find(a.values.begin(), a.values.end(), r.point) -
+                                         a.values.begin());
+        return res_[r.arm_index][k][r.column];
+    }
+
+    double eval(const Formula& f) const {
+        double v = f.number;
+        const auto column = [&](const Ref& r) {
+            std::vector<double> out;
+            for (const auto& point : res_[r.arm_index]) out.push_back(point[r.column]);
+            return out;
+        };
+        switch (f.kind) {
+        case Formula::Kind::Number:
+            return v;
+        case Formula::Kind::Metric:
+            v = value(f.a);
+            break;
+        case Formula::Kind::Ratio:
+            v = value(f.a) / value(f.b);
+            break;
+        case Formula::Kind::Difference:
+            v = value(f.a) - value(f.b);
+            break;
+        case Formula::Kind::ArgMin:
+        case Formula::Kind::ArgMax: {
+            // The first value of the parameter at the least (greatest) metric; NaN runs lose.
+            const auto c = column(f.a);
+            std::size_t best = c.size();
+            for (std::size_t i = 0; i < c.size(); ++i)
+                if (!std::isnan(c[i]) &&
+                    (best == c.size() ||
+                     (f.kind == Formula::Kind::ArgMin ? c[i] < c[best] : c[i] > c[best])))
+                    best = i;
+            v = best == c.size() ? NAN : std::stod(p_.arms[f.a.arm_index].values[best]);
+            break;
+        }
+        case Formula::Kind::Spread: {
+            const auto c = column(f.a);
+            const auto [lo, hi] = std::minmax_element(c.begin(), c.end());
+            v = *hi / *lo;
+            break;
+        }
+        case Formula::Kind::Figure:
+            v = eval(p_.figures.at(f.figure));
+            break;
+        }
+        return (v + f.offset) * f.scale;
+    }
+
+    std::string text(const std::string& t) const {
+        std::string out;
+        std::size_t pos = 0;
+        while (true) {
+            const auto open = t.find("${", pos);
+            if (open == std::string::npos) break;
+            const auto close = t.find('}', open);
+            out += t.substr(pos, open - pos);
+            std::string name = t.substr(open + 2, close - open - 2);
+            pos = close + 1;
+            if (const auto it = texts_.find(name); it != texts_.end()) {
+                out += it->second;
+                continue;
+            }
+            const int decimals = Reader::stripDecimals(name);
+            const double v = name.rfind("figure.", 0) == 0 ? eval(p_.figures.at(name.substr(7)))
+                                                           : value(refOf(name));
+            out += decimals >= 0 ? fixed(v, decimals) : fmt(v);
+        }
+        return out + t.substr(pos);
+    }
+
+private:
+    const Parsed& p_;
+    const Results& res_;
+    std::map<std::string, std::string> texts_;
+
+    Ref refOf(const std::string& name) const {
+        // Checked at load: found, and a point where the arm varies.
+        Ref r;
+        const auto colon = name.rfind(':');
+        std::string head = name.substr(0, colon);
+        if (const auto at = head.find('@'); at != std::string::npos) {
+            r.at_point = true;
+            r.point = sweep::formatValue(std::stod(head.substr(head.find('=', at) + 1)));
+            head = head.substr(0, at);
+        }
+        for (const Arm& a : p_.arms)
+            if (a.id == head) r.arm_index = a.index;
+        const auto names = metricNames();
+        r.column = static_cast<std::size_t>(
+            std::find(names.begin(), names.end(), name.substr(colon + 1)) - names.begin());
+        return r;
+    }
+};
+
+std::string replaceAll(std::string s, const std::map<std::string, std::string>& texts) {
+    for (const auto& [name, value] : texts) {
+        const std::string key = "${" + name + "}";
+        for (std::size_t pos = 0; (pos = s.find(key, pos)) != std::string::npos;
+             pos += value.size())
+            s.replace(pos, key.size(), value);
+    }
+    return s;
+}
+
+DeviceProfile deviceOf(const Parsed& p, const Options& opt) {
+    if (p.profile == "derived:trail") return llama3_8bA100(opt);
+    if (p.profile == "derived:timelyllm") return llama3_8bRtx4090(opt);
+    if (p.profile == "derived:h100") return llama3_8bH100(opt);
+    return opt.profile(p.profile);
+}
+
+Workload workloadOf(const Parsed& p, const Options& opt) {
+    const WorkloadDef& w = p.workload;
+    const std::size_t n = opt.quick ? w.requests_quick : w.requests;
+    if (w.builder == "short_prompt_conversations") return shortPromptConversations(opt, w.rate, n);
+    if (w.builder == "conversation_trace") return conversationTrace(opt, w.rate, n);
+    ReadOptions ro;
+    ro.limit = n;
+    if (std::isfinite(w.rate)) {
+        ro.override_arrivals = true;
+        ro.arrivals.rate = w.rate;
+        ro.arrivals.seed = opt.seed;
+    }
+    return readWorkload(dataFile(opt, w.file), ro);
+}
+
+} // namespace
+
+bool isExperimentPath(const std::string& name) {
+    const auto papers = paperNames();
+    return name != "all" && std::find(papers.begin(), papers.end(), name) == papers.end() &&
+           name != "ala"; // "ala" in a build without it is still a paper's name, not a file
+}
+
+Experiment loadExperiment(const std::string& path) {
+    Experiment e;
+    e.path = path;
+    requireRegularFile(path, "(an experiment file: TOML, see docs/experiments.md)");
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw InputError(path, 0, "", "cannot be read");
+    std::stringstream text;
+    text << in.rdbuf();
+    e.doc = tomlToJson(text.str(), path, &e.lines);
+    const Parsed p = Reader(e).parse();
+    e.paper = p.paper;
+    e.title = p.title;
+    e.arms = p.arms.size();
+    for (const Arm& a : p.arms) e.runs += std::max<std::size_t>(1, a.values.size());
+    e.claims = p.claims.size();
+    return e;
+}
+
+std::vector<std::string> experimentFiles(const std::string& dir, const std::string& paper) {
+    namespace fs = std::filesystem;
+    std::vector<std::string> out;
+    std::error_code ec;
+    if (dir.empty() || !fs::is_directory(dir, ec)) return out;
+    for (const auto& entry : fs::directory_iterator(dir, ec))
+        if (entry.path().extension() == ".toml") out.push_back(entry.path().string());
+    std::sort(out.begin(), out.end());
+    if (!paper.empty())
+        out.erase(
+            std::remove_if(out.begin(), out.end(),
+                           [&](const std::string& f) { return loadExperiment(f).paper != paper; }),
+            out.end());
+    return out;
+}
+
+Report runExperiment(const Experiment& e, const Options& opt) {
+    const Parsed p = Reader(e).parse();
+    say(opt, p.paper + ": " + p.title);
+    const DeviceProfile prof = deviceOf(p, opt);
+    const auto model = makeExecutionModel(prof);
+    const Workload w = workloadOf(p, opt);
+
+    std::map<std::string, std::string> texts{
+        {"profile.provenance", prof.provenance},
+        {"profile.kv_capacity_tokens", std::to_string(prof.kvCapacityTokens())},
+        {"workload.requests", std::to_string(w.size())},
+        {"seed", std::to_string(opt.seed)}};
+    for (const Calibration& c : p.calibrations) {
+        // Trail's prediction model with the per-token classifier's noise set so that the
+        // refined predictions' MAE is mae_ratio times below the prompt-only ones' on a
+        // sample of the workload's kind (trailPredictors, common.h).
+        const TrailPredictors tp =
+            trailPredictors(opt, c.mae_ratio, opt.quick ? c.requests_quick : c.requests);
+        texts[c.name + ".refined"] = tp.refined;
+        texts[c.name + ".prompt_only"] = tp.prompt_only;
+    }
+
+    // Each arm a sweep over its varied parameter (one point when none), every point a RunSpec
+    // run through prepareRun on the workload and model held in memory.
+    WorkloadCache cache;
+    RunContext ctx = inMemory({}, cache, kWorkloadName, w, *model);
+    ctx.keep_log = false;
+    struct ArmRun {
+        std::size_t arm, point;
+        RunSpec spec;
+    };
+    std::vector<ArmRun> jobs;
+    for (const Arm& a : p.arms) {
+        json parts = a.spec;
+        parts["workload"] = {{"path", kWorkloadName}};
+        if (parts["policy"].contains("predictor"))
+            parts["policy"]["predictor"] =
+                replaceAll(parts["policy"]["predictor"].get<std::string>(), texts);
+        sweep::Definition d;
+        d.base = RunSpec::fromJson(parts, e.path);
+        d.base.policy.seed = opt.seed;
+        DeviceProfile arm_prof = prof;
+        if (a.mem_fraction > 0) arm_prof.mem_fraction = a.mem_fraction;
+        if (d.base.limits.kv_capacity_tokens == 0)
+            d.base.limits.kv_capacity_tokens = arm_prof.kvCapacityTokens();
+        texts["arm." + a.id + ".kv_capacity_tokens"] =
+            std::to_string(d.base.limits.kv_capacity_tokens);
+        if (!a.vary.empty()) {
+            sweep::Axis x;
+            x.kind = sweep::AxisKind::Param;
+            x.name = a.vary;
+            x.values = a.values;
+            d.axes.push_back(std::move(x));
+        }
+        const auto points = sweep::expand(d);
+        for (std::size_t k = 0; k < points.size(); ++k)
+            jobs.push_back({a.index, k, sweep::jobSpec(d, points, k)});
+    }
+    say(opt, p.paper + ": " + std::to_string(jobs.size()) + " runs");
+    const std::size_t columns = metricNames().size();
+    Results res(p.arms.size());
+    for (const Arm& a : p.arms)
+        res[a.index].assign(std::max<std::size_t>(1, a.values.size()),
+                            std::vector<double>(columns, NAN));
+    for (const ArmRun& j : jobs) // known even where the policy cycles
+        res[j.arm][j.point].back() = double(j.spec.limits.kv_capacity_tokens);
+    parallelFor(jobs.size(), opt.threads, [&](std::size_t i) {
+        std::vector<double>& out = res[jobs[i].arm][jobs[i].point];
+        try {
+            const RunResult r = runSpec(jobs[i].spec, ctx);
+            std::size_t c = 0;
+            for (const auto& [name, v] : summaryMetrics(r.summary)) out[c++] = v;
+            out[c] = double(jobs[i].spec.limits.kv_capacity_tokens);
+        } catch (const SchedulerLoop&) {
+            // A policy that cycles: its metrics stay NaN (as a sweep's "loop" row).
+        }
+    });
+
+    const Evaluator ev(p, res, texts);
+    Report rep;
+    rep.prefix_caching =
+        RunSpec::fromJson({{"workload", {{"path", kWorkloadName}}}, {"limits", p.limits}}, e.path)
+            .limits.prefix_caching;
+    const std::string setting = ev.text(p.setting);
+    {
+        std::vector<std::string> header{"arm"};
+        bool varies = false;
+        for (const Arm& a : p.arms) varies = varies || !a.vary.empty();
+        if (varies) header.push_back("value");
+        for (const auto& m : p.report) header.push_back(m);
+        Table t(header);
+        const auto names = metricNames();
+        for (const Arm& a : p.arms)
+            for (std::size_t k = 0; k < res[a.index].size(); ++k) {
+                std::vector<std::string> row{a.label};
+                if (varies) row.push_back(a.vary.empty() ? "-" : a.vary + "=" + a.values[k]);
+                for (const auto& m : p.report) {
+                    const auto col = static_cast<std::size_t>(
+                        std::find(names.begin(), names.end(), m) - names.begin());
+                    row.push_back(fmt(res[a.index][k][col], 6));
+                }
+                t.add(std::move(row));
+            }
+        rep.details += "\n  " + p.title + " (" + e.path + ")\n" + t.str();
+    }
+    for (const ClaimDef& d : p.claims) {
+        Claim c = makeClaim(p.paper, ev.text(d.claim), d.paper_value, ev.eval(d.value), d.unit,
+                            d.setting.empty() ? setting : setting + "; " + ev.text(d.setting));
+        if (d.value.kind == Formula::Kind::Ratio && d.value.offset == 0 && d.value.scale == 1)
+            c.ratio(ev.value(d.value.a), ev.value(d.value.b));
+        c.band = d.band;
+        c.band_origin = d.band_origin;
+        c.quote = d.quote;
+        c.paper_value_source = d.paper_value_source;
+        c.not_comparable = d.not_comparable;
+        c.calibrated = d.calibrated;
+        c.cause = ev.text(d.cause);
+        if (d.has_null) {
+            c.null_model = d.null_model;
+            c.null_value = ev.eval(d.null_value);
+        } else {
+            c.null_model = d.null_model;
+        }
+        for (const PremiseDef& pd : d.premises)
+            c.premises.push_back({pd.what, ev.eval(pd.value), pd.at_least, pd.why});
+        c.substitutes = p.substitutes;
+        rep.claims.push_back(std::move(c));
+    }
+    return rep;
+}
+
+} // namespace kairos::repro

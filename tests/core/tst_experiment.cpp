@@ -1,0 +1,364 @@
+// Experiment files (repro/experiment.h): each formula against the same runs made directly by
+// runSpec and computed here by hand; a generated bad-input suite (every key of a file given
+// a value of the wrong kind, an unknown key in every table, every key removed) whose errors
+// all name the file, the line and the key; the shipped files read.
+#include "repro/experiment.h"
+#include "run/pipeline.h"
+#include "run/run_spec.h"
+#include "test_util.h"
+#include "util/input_error.h"
+
+#include <QtTest>
+#include <cmath>
+#include <filesystem>
+#include <functional>
+#include <nlohmann/json.hpp>
+
+using namespace kairos;
+using json = nlohmann::json;
+
+namespace {
+
+const std::string kProfile = "llama2-70b-a100x2";
+
+std::string profilePath(const std::string& name) {
+    return std::string(KAIROS_SOURCE_DIR) + "/resources/profiles/" + name + ".json";
+}
+
+repro::Options options() {
+    repro::Options o;
+    o.data_dir = test::dataPath("");
+    o.seed = 3;
+    o.threads = 2;
+    o.profile = [](const std::string& name) { return DeviceProfile::load(profilePath(name)); };
+    return o;
+}
+
+// 60 requests of the Azure conversation trace at their own arrivals, on the shipped 2x A100
+// profile; FCFS, SJF (oracle lengths) and SPRPT with limited preemption over C.
+const char* kFile = R"(# a test experiment
+[experiment]
+paper = "trail"
+title = "formulas by hand"
+setting = "${workload.requests} requests on ${profile.kv_capacity_tokens} KV tokens"
+
+[[experiment.substitute]]
+paper_used = "the paper's machine"
+measured_instead = "a shipped profile"
+
+[workload]
+builder = "trace"
+file = "AzureLLMInferenceTrace_conv_2023.csv"
+requests = 60
+
+[device]
+profile = "llama2-70b-a100x2"
+
+[limits]
+block_size = 16
+max_num_seqs = 8
+
+[[arm]]
+id = "fcfs"
+policy = { name = "fcfs" }
+
+[[arm]]
+id = "sjf"
+label = "SJF"
+policy = { name = "sjf", predictor = "oracle" }
+
+[[arm]]
+id = "sp"
+policy = { name = "sprpt_lp" }
+vary = { C = [0, 0.5, 1] }
+limits = { max_num_seqs = 4 }
+
+[figure]
+best = { argmin = "sp:e2el_mean_ms" }
+
+[report]
+metrics = ["e2el_mean_ms", "ttft_mean_ms"]
+
+[[claim]]
+claim = "fcfs over sjf"
+unit = "ratio"
+value = { ratio = ["fcfs:e2el_mean_ms", "sjf:e2el_mean_ms"] }
+paper_value = 1.0
+band = { kind = "at_least" }
+null_model = "no effect"
+null_value = 1.0
+cause = "best C ${figure.best}; fcfs ${fcfs:e2el_mean_ms:1} ms"
+
+[[claim]]
+claim = "fcfs minus sjf TTFT"
+unit = "ms"
+value = { difference = ["fcfs:ttft_mean_ms", "sjf:ttft_mean_ms"], scale = 0.001 }
+
+[[claim]]
+claim = "best C"
+unit = "C"
+value = { argmin = "sp:e2el_mean_ms" }
+paper_value = [0.5, 1]
+band = { kind = "absolute", tol = 0 }
+
+[[claim]]
+claim = "spread"
+unit = "%"
+value = { spread = "sp:e2el_mean_ms", offset = -1, scale = 100 }
+
+[[claim]]
+claim = "KV of C=1"
+unit = "tokens"
+value = { metric = "sp@C=1:kv_capacity_tokens" }
+
+[[claim.premise]]
+what = "C=0.5 latency"
+value = { metric = "sp@C=0.5:e2el_mean_ms" }
+at_least = 0
+why = "test"
+)";
+
+// The same run made directly: the trace file, the profile and the arm's policy in a RunSpec.
+Summary direct(const std::string& policy, double C, int seats) {
+    RunSpec s;
+    s.workload.path = test::dataPath("AzureLLMInferenceTrace_conv_2023.csv");
+    s.workload.limit = 60;
+    s.exec.profile = profilePath(kProfile);
+    s.policy.name = policy;
+    if (policy == "sprpt_lp") s.policy.params["C"] = C;
+    s.policy.seed = 3;
+    s.limits.block_size = 16;
+    s.limits.max_num_seqs = seats;
+    return runSpec(s).summary;
+}
+
+// Every path of a JSON document: "a.b", "a[2].c".
+void paths(const json& j, const std::string& at, std::vector<std::string>& out) {
+    if (!at.empty()) out.push_back(at);
+    if (j.is_object())
+        for (auto it = j.begin(); it != j.end(); ++it)
+            paths(it.value(), at.empty() ? it.key() : at + "." + it.key(), out);
+    else if (j.is_array())
+        for (std::size_t i = 0; i < j.size(); ++i)
+            paths(j[i], at + "[" + std::to_string(i) + "]", out);
+}
+
+// The value at `path` in `j` (created where absent), and its parent with the last key.
+json* at(json& j, const std::string& path, json** parent = nullptr, std::string* key = nullptr) {
+    json* cur = &j;
+    std::size_t pos = 0;
+    while (pos < path.size()) {
+        if (parent) *parent = cur;
+        if (path[pos] == '[') {
+            const auto end = path.find(']', pos);
+            const std::size_t i = std::stoul(path.substr(pos + 1, end - pos - 1));
+            if (key) *key = "[" + std::to_string(i) + "]";
+            cur = &(*cur)[i];
+            pos = end + 1;
+        } else {
+            if (path[pos] == '.') ++pos;
+            const auto end = path.find_first_of(".[", pos);
+            const std::string k = path.substr(pos, end == std::string::npos ? end : end - pos);
+            if (key) *key = k;
+            cur = &(*cur)[k];
+            pos = end == std::string::npos ? path.size() : end;
+        }
+    }
+    return cur;
+}
+
+} // namespace
+
+class TestExperiment : public QObject {
+    Q_OBJECT
+private slots:
+    // Each formula equals the arithmetic of the same runs made directly by runSpec.
+    void formulasByHand() {
+        const std::string file = test::tempPath("hand.toml");
+        QVERIFY(test::writeText(file, kFile));
+        const repro::Experiment e = repro::loadExperiment(file);
+        QCOMPARE(e.arms, std::size_t(3));
+        QCOMPARE(e.runs, std::size_t(5)); // fcfs, sjf, three values of C
+        QCOMPARE(e.claims, std::size_t(5));
+        const repro::Report r = repro::runExperiment(e, options());
+        QCOMPARE(r.claims.size(), std::size_t(5));
+
+        const Summary fcfs = direct("fcfs", 0, 8), sjf = direct("sjf", 0, 8);
+        std::vector<double> sp;
+        for (double C : {0.0, 0.5, 1.0}) sp.push_back(direct("sprpt_lp", C, 4).e2el_ms.mean);
+        QVERIFY(fcfs.e2el_ms.mean > 0 && sjf.e2el_ms.mean > 0);
+        qInfo("fcfs %.1f sjf %.1f ms; sprpt_lp C=0, 0.5, 1: %.1f %.1f %.1f ms", fcfs.e2el_ms.mean,
+              sjf.e2el_ms.mean, sp[0], sp[1], sp[2]);
+        QCOMPARE(r.claims[0].kairos_value, fcfs.e2el_ms.mean / sjf.e2el_ms.mean);
+        QCOMPARE(r.claims[0].compared["numerator"].get<double>(), fcfs.e2el_ms.mean);
+        QCOMPARE(r.claims[0].null_value, 1.0);
+        QCOMPARE(r.claims[0].null_model, std::string("no effect"));
+        QCOMPARE(r.claims[0].band.kind, repro::Band::Kind::AtLeast);
+        QCOMPARE(r.claims[1].kairos_value, (fcfs.ttft_ms.mean - sjf.ttft_ms.mean) * 0.001);
+        QVERIFY(r.claims[1].compared.empty()); // not a ratio
+        std::size_t best = 0;                  // the first C at the least mean latency
+        for (std::size_t i = 1; i < sp.size(); ++i)
+            if (sp[i] < sp[best]) best = i;
+        const double Cs[] = {0, 0.5, 1};
+        QCOMPARE(r.claims[2].kairos_value, Cs[best]);
+        QCOMPARE(r.claims[2].paper_value, json({0.5, 1}));
+        const auto [lo, hi] = std::minmax_element(sp.begin(), sp.end());
+        QCOMPARE(r.claims[3].kairos_value, (*hi / *lo - 1) * 100);
+        const DeviceProfile prof = DeviceProfile::load(profilePath(kProfile));
+        QCOMPARE(r.claims[4].kairos_value, double(prof.kvCapacityTokens()));
+        QCOMPARE(r.claims[4].premises.size(), std::size_t(1));
+        QCOMPARE(r.claims[4].premises[0].value, sp[1]);
+        // Texts: the first seed's numbers, the experiment's setting on every row.
+        char fcfs_ms[64];
+        std::snprintf(fcfs_ms, sizeof fcfs_ms, "%.1f", fcfs.e2el_ms.mean);
+        const char* best_c[] = {"0", "0.5", "1"};
+        QCOMPARE(r.claims[0].cause,
+                 std::string("best C ") + best_c[best] + "; fcfs " + fcfs_ms + " ms");
+        QCOMPARE(r.claims[0].setting,
+                 "60 requests on " + std::to_string(prof.kvCapacityTokens()) + " KV tokens");
+        QCOMPARE(r.claims[3].substitutes.size(), std::size_t(1));
+        QVERIFY(r.details.find("SJF") != std::string::npos); // the arm's label in the table
+        QVERIFY(r.prefix_caching && !*r.prefix_caching);
+    }
+
+    // Generated: every key of a valid file given a value of the wrong kind, an unknown key
+    // added to every table, every key removed. Each such file reads or fails with an
+    // InputError naming the file, a line (removed keys may have none left to name) and the
+    // key; nothing else escapes.
+    void badInputNamesFileLineAndKey() {
+        const std::string good = test::tempPath("good.toml");
+        QVERIFY(test::writeText(good, kFile));
+        (void)repro::loadExperiment(good);
+        std::map<std::string, long> lines;
+        const json doc = tomlToJson(kFile, good, &lines);
+        std::vector<std::string> all;
+        paths(doc, "", all);
+        int cases = 0, refused = 0;
+        const std::string file = test::tempPath("mutated.toml");
+        auto check = [&](const json& mutated, const std::string& what, bool must_fail,
+                         bool needs_line) {
+            ++cases;
+            QVERIFY(test::writeText(file, jsonToToml(mutated)));
+            try {
+                (void)repro::loadExperiment(file);
+                QVERIFY2(!must_fail, qPrintable(QString::fromStdString(what + ": read")));
+            } catch (const InputError& e) {
+                ++refused;
+                QVERIFY2(e.file() == file, qPrintable(QString::fromStdString(what)));
+                QVERIFY2(!e.field().empty(),
+                         qPrintable(QString::fromStdString(what + ": " + e.what())));
+                QVERIFY2(!needs_line || e.line() > 0,
+                         qPrintable(QString::fromStdString(what + ": " + e.what())));
+            }
+        };
+        for (const std::string& p : all) {
+            json* parent = nullptr;
+            std::string key;
+            json m = doc;
+            json* v = at(m, p, &parent, &key);
+            const json original = *v;
+            // A value of the wrong kind.
+            *v = original.is_string()                            ? json(12345)
+                 : original.is_number() || original.is_boolean() ? json("text")
+                                                                 : json(7);
+            // A number stands for a string nowhere; a string for a number only where "inf" or
+            // a placeholder is allowed; 7 in place of a formula table is a constant formula.
+            check(m, "wrong kind at " + p, false, true);
+            // An unknown key in every table (figures take any name: a new figure is one).
+            if (original.is_object() && p != "figure" && p.find("calibrate.") != 0 &&
+                p != "calibrate") {
+                json u = doc;
+                (*at(u, p))["zz_unknown"] = 1;
+                check(u, "unknown key in " + p, true, true);
+            }
+            // Removed.
+            json r = doc;
+            json* rp = nullptr;
+            std::string rk;
+            (void)at(r, p, &rp, &rk);
+            if (rk.front() == '[')
+                rp->erase(std::stoul(rk.substr(1)));
+            else
+                rp->erase(rk);
+            check(r, "removed " + p, false, false);
+        }
+        {
+            json u = doc;
+            u["zz_unknown"] = 1;
+            check(u, "unknown top-level key", true, true);
+        }
+        qInfo("%d mutated files, %d refused", cases, refused);
+        QVERIFY2(cases > 150, qPrintable(QString::number(cases)));
+        QVERIFY2(refused > cases / 2, qPrintable(QString("%1 of %2").arg(refused).arg(cases)));
+    }
+
+    // Formulas, references and placeholders that name nothing: each refused before anything
+    // runs, with the key at fault and its line.
+    void wrongReferencesAreNamed() {
+        struct Case {
+            const char* from;
+            const char* to;
+            const char* field;
+            const char* says;
+        };
+        const Case cases[] = {
+            {"\"fcfs:e2el_mean_ms\", \"sjf", "\"fifo:e2el_mean_ms\", \"sjf", "claim[0].value.ratio",
+             "names no arm 'fifo'"},
+            {"sjf:e2el_mean_ms\"] }", "sjf:e2e_mean_ms\"] }", "claim[0].value.ratio",
+             "no metric 'e2e_mean_ms'"},
+            {"{ argmin = \"sp:e2el_mean_ms\" }\npaper", "{ argmin = \"fcfs:e2el_mean_ms\" }\npaper",
+             "claim[2].value.argmin", "reads over an arm's varied parameter"},
+            {"sp@C=1:kv_capacity_tokens", "sp@C=0.7:kv_capacity_tokens", "claim[4].value.metric",
+             "has no run at C = 0.7"},
+            {"sp@C=0.5:e2el_mean_ms", "sp:e2el_mean_ms", "claim[4].premise[0].value.metric",
+             "name a point"},
+            {"${figure.best}", "${figure.worst}", "claim[0].cause", "no figure 'worst'"},
+            {"${workload.requests}", "${workload.size}", "experiment.setting", "names nothing"},
+            {"vary = { C = [0, 0.5, 1] }", "vary = { D = [0, 0.5, 1] }", "arm[2].vary.D",
+             "no policy of the sweep has a parameter 'D'"},
+            {"kind = \"at_least\"", "kind = \"atleast\"", "claim[0].band.kind", "must be"},
+            {"paper_value = 1.0", "paper_value = [2, 1]", "claim[0].paper_value", "[low, high]"},
+            {"max_num_seqs = 4", "max_num_seqs = 0", "arm[2].limits.max_num_seqs", "whole number"},
+            {"builder = \"trace\"", "builder = \"tracer\"", "workload.builder", "must be"},
+            {"file = \"AzureLLMInferenceTrace_conv_2023.csv\"", "file = \"../x.csv\"",
+             "workload.file", "not a path"},
+        };
+        const std::string file = test::tempPath("wrong.toml");
+        for (const Case& c : cases) {
+            std::string text = kFile;
+            const auto pos = text.find(c.from);
+            QVERIFY2(pos != std::string::npos, c.from);
+            text.replace(pos, std::strlen(c.from), c.to);
+            QVERIFY(test::writeText(file, text));
+            try {
+                (void)repro::loadExperiment(file);
+                QFAIL(c.to);
+            } catch (const InputError& e) {
+                QVERIFY2(e.field() == c.field, qPrintable(QString::fromStdString(e.what())));
+                QVERIFY2(std::string(e.what()).find(c.says) != std::string::npos,
+                         qPrintable(QString::fromStdString(e.what())));
+                QVERIFY2(e.line() > 0, qPrintable(QString::fromStdString(e.what())));
+            }
+        }
+    }
+
+    // The shipped files read, each names its paper, and no two share a title.
+    void shippedFilesRead() {
+        const std::string dir = std::string(KAIROS_SOURCE_DIR) + "/resources/experiments";
+        const auto files = repro::experimentFiles(dir);
+        QVERIFY(files.size() >= 2);
+        std::set<std::string> titles;
+        for (const auto& f : files) {
+            const repro::Experiment e = repro::loadExperiment(f);
+            QVERIFY2(titles.insert(e.title).second, f.c_str());
+            QCOMPARE(repro::experimentFiles(dir, e.paper).empty(), false);
+            QVERIFY(e.claims > 0 && e.runs >= e.arms);
+        }
+        QCOMPARE(repro::experimentFiles(dir, "trail").size(), std::size_t(2));
+        QVERIFY(repro::isExperimentPath("x.toml") && !repro::isExperimentPath("trail") &&
+                !repro::isExperimentPath("all"));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestExperiment)
+#include "tst_experiment.moc"
