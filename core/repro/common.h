@@ -85,6 +85,11 @@ struct TrailPredictors {
 };
 TrailPredictors trailPredictors(const Options& opt, double mae_ratio, std::size_t n);
 
+// The predictor spec "lognormal:SIGMA" whose MAE on `w`'s lengths (initialMae, the noise
+// seeded by opt.seed) is `mae` tokens: SIGMA by bisection over [0.001, 3] (TimeBill's RLP
+// error, timebill.cpp). Remembered per seed and lengths for the process.
+std::string lognormalAtMae(const Options& opt, const Workload& w, double mae);
+
 // A claim with no band yet (set it, or a flag, before the report is judged).
 inline Claim makeClaim(std::string paper, std::string claim, nlohmann::json paper_value,
                        double value, std::string unit, std::string setting) {

@@ -70,16 +70,28 @@ struct ClaimDef {
     std::vector<PremiseDef> premises;
 };
 
+// A value computed before the runs, at each seed:
+//  trail_predictor: Trail's predictors at the paper's MAE ratio (outputs refined, prompt_only);
+//  lognormal_mae: a log-normal length predictor whose MAE on the workload is `mae` (output
+//  spec).
 struct Calibration {
     std::string name, kind;
-    double mae_ratio = 0;
+    double mae_ratio = 0, mae = 0;
     std::size_t requests = 0, requests_quick = 0;
+    std::vector<std::string> outputs() const {
+        if (kind == "trail_predictor") return {"refined", "prompt_only"};
+        return {"spec"};
+    }
+    // A predictor of its kind, standing in while a file is checked.
+    std::string standIn() const { return kind == "trail_predictor" ? "trail" : "lognormal:0.5"; }
 };
 
 struct WorkloadDef {
     std::string builder, file;
     std::size_t requests = 0, requests_quick = 0;
     double rate = std::numeric_limits<double>::infinity();
+    double spacing = 0; // > 0: request i arrives at i * spacing (one at a time)
+    double budget = 0;  // > 0: every request's time budget (s)
 };
 
 struct Parsed {
@@ -109,7 +121,7 @@ std::set<std::string> textNames(const Parsed& p) {
                                 "workload.requests", "seed"};
     for (const Arm& a : p.arms) names.insert("arm." + a.id + ".kv_capacity_tokens");
     for (const Calibration& c : p.calibrations)
-        for (const char* out : {"refined", "prompt_only"}) names.insert(c.name + "." + out);
+        for (const auto& out : c.outputs()) names.insert(c.name + "." + out);
     return names;
 }
 
@@ -298,8 +310,8 @@ private:
             parts["policy"].contains("predictor") && parts["policy"]["predictor"].is_string()) {
             std::string pred = parts["policy"]["predictor"].get<std::string>();
             for (const Calibration& c : p.calibrations)
-                for (const char* out : {"refined", "prompt_only"})
-                    if (pred == "${" + c.name + "." + out + "}") pred = "trail";
+                for (const auto& out : c.outputs())
+                    if (pred == "${" + c.name + "." + out + "}") pred = c.standIn();
             if (pred.find("${") != std::string::npos)
                 fail(field + "policy.predictor",
                      "'" + pred + "': only a calibration's value may stand in a predictor");
@@ -368,6 +380,15 @@ private:
             if (p.workload.file.find('/') != std::string::npos ||
                 p.workload.file.find("..") != std::string::npos)
                 r.fail("file", "must be a file name in the data folder, not a path");
+            p.workload.spacing = r.number("spacing", 0);
+            if (!(p.workload.spacing >= 0) || !std::isfinite(p.workload.spacing))
+                r.fail("spacing", "must be a finite number of seconds >= 0");
+            if (p.workload.spacing > 0 &&
+                (p.workload.builder != "trace" || std::isfinite(p.workload.rate)))
+                r.fail("spacing", "is for builder = \"trace\" without a rate");
+            p.workload.budget = r.number("budget", 0);
+            if (!(p.workload.budget >= 0) || !std::isfinite(p.workload.budget))
+                r.fail("budget", "must be a finite number of seconds >= 0");
             r.finish();
         }
         {
@@ -390,15 +411,22 @@ private:
                 Calibration c;
                 c.name = it.key();
                 c.kind = r.text("kind", "");
-                if (c.kind != "trail_predictor")
-                    r.fail("kind", "must be trail_predictor, not '" + c.kind + "'");
-                c.mae_ratio = r.number("mae_ratio", 0);
-                if (!(c.mae_ratio > 1) || !std::isfinite(c.mae_ratio))
-                    r.fail("mae_ratio", "must be a finite number > 1");
-                c.requests = static_cast<std::size_t>(r.integer("requests", 0, 1, 100000000));
-                if (c.requests == 0) r.fail("requests", "is required");
-                c.requests_quick = static_cast<std::size_t>(
-                    r.integer("requests_quick", std::int64_t(c.requests), 1, 100000000));
+                if (c.kind == "trail_predictor") {
+                    c.mae_ratio = r.number("mae_ratio", 0);
+                    if (!(c.mae_ratio > 1) || !std::isfinite(c.mae_ratio))
+                        r.fail("mae_ratio", "must be a finite number > 1");
+                    c.requests = static_cast<std::size_t>(r.integer("requests", 0, 1, 100000000));
+                    if (c.requests == 0) r.fail("requests", "is required");
+                    c.requests_quick = static_cast<std::size_t>(
+                        r.integer("requests_quick", std::int64_t(c.requests), 1, 100000000));
+                } else if (c.kind == "lognormal_mae") {
+                    c.mae = r.number("mae", 0);
+                    if (!(c.mae > 0) || !std::isfinite(c.mae))
+                        r.fail("mae", "must be a finite number > 0 (tokens)");
+                } else {
+                    r.fail("kind",
+                           "must be trail_predictor or lognormal_mae, not '" + c.kind + "'");
+                }
                 r.finish();
                 p.calibrations.push_back(std::move(c));
             }
@@ -691,18 +719,28 @@ DeviceProfile deviceOf(const Parsed& p, const Options& opt) {
 }
 
 Workload workloadOf(const Parsed& p, const Options& opt) {
-    const WorkloadDef& w = p.workload;
-    const std::size_t n = opt.quick ? w.requests_quick : w.requests;
-    if (w.builder == "short_prompt_conversations") return shortPromptConversations(opt, w.rate, n);
-    if (w.builder == "conversation_trace") return conversationTrace(opt, w.rate, n);
-    ReadOptions ro;
-    ro.limit = n;
-    if (std::isfinite(w.rate)) {
-        ro.override_arrivals = true;
-        ro.arrivals.rate = w.rate;
-        ro.arrivals.seed = opt.seed;
+    const WorkloadDef& d = p.workload;
+    const std::size_t n = opt.quick ? d.requests_quick : d.requests;
+    Workload w;
+    if (d.builder == "short_prompt_conversations") {
+        w = shortPromptConversations(opt, d.rate, n);
+    } else if (d.builder == "conversation_trace") {
+        w = conversationTrace(opt, d.rate, n);
+    } else {
+        ReadOptions ro;
+        ro.limit = n;
+        if (std::isfinite(d.rate)) {
+            ro.override_arrivals = true;
+            ro.arrivals.rate = d.rate;
+            ro.arrivals.seed = opt.seed;
+        }
+        w = readWorkload(dataFile(opt, d.file), ro);
     }
-    return readWorkload(dataFile(opt, w.file), ro);
+    for (std::size_t i = 0; i < w.size(); ++i) {
+        if (d.spacing > 0) w.requests[i].arrival = static_cast<double>(i) * d.spacing;
+        if (d.budget > 0) w.requests[i].budget_s = d.budget;
+    }
+    return w;
 }
 
 } // namespace
@@ -760,6 +798,10 @@ Report runExperiment(const Experiment& e, const Options& opt) {
         {"workload.requests", std::to_string(w.size())},
         {"seed", std::to_string(opt.seed)}};
     for (const Calibration& c : p.calibrations) {
+        if (c.kind == "lognormal_mae") { // on the workload's own lengths (common.h)
+            texts[c.name + ".spec"] = lognormalAtMae(opt, w, c.mae);
+            continue;
+        }
         // Trail's prediction model with the per-token classifier's noise set so that the
         // refined predictions' MAE is mae_ratio times below the prompt-only ones' on a
         // sample of the workload's kind (trailPredictors, common.h).

@@ -2,11 +2,14 @@
 // runSpec and computed here by hand; a generated bad-input suite (every key of a file given
 // a value of the wrong kind, an unknown key in every table, every key removed) whose errors
 // all name the file, the line and the key; the shipped files read.
+#include "predict/predictor.h"
+#include "repro/common.h"
 #include "repro/experiment.h"
 #include "run/pipeline.h"
 #include "run/run_spec.h"
 #include "test_util.h"
 #include "util/input_error.h"
+#include "workload/readers.h"
 
 #include <QtTest>
 #include <cmath>
@@ -50,6 +53,11 @@ measured_instead = "a shipped profile"
 builder = "trace"
 file = "AzureLLMInferenceTrace_conv_2023.csv"
 requests = 60
+budget = 200
+
+[calibrate.rlp]
+kind = "lognormal_mae"
+mae = 20
 
 [device]
 profile = "llama2-70b-a100x2"
@@ -65,7 +73,7 @@ policy = { name = "fcfs" }
 [[arm]]
 id = "sjf"
 label = "SJF"
-policy = { name = "sjf", predictor = "oracle" }
+policy = { name = "sjf", predictor = "${rlp.spec}" }
 
 [[arm]]
 id = "sp"
@@ -119,10 +127,13 @@ why = "test"
 )";
 
 // The same run made directly: the trace file, the profile and the arm's policy in a RunSpec.
-Summary direct(const std::string& policy, double C, int seats) {
+Summary direct(const std::string& policy, double C, int seats,
+               const std::string& predictor = "oracle") {
     RunSpec s;
     s.workload.path = test::dataPath("AzureLLMInferenceTrace_conv_2023.csv");
     s.workload.limit = 60;
+    s.workload.budget = 200;
+    s.policy.predictor = predictor;
     s.exec.profile = profilePath(kProfile);
     s.policy.name = policy;
     if (policy == "sprpt_lp") s.policy.params["C"] = C;
@@ -183,7 +194,17 @@ private slots:
         const repro::Report r = repro::runExperiment(e, options());
         QCOMPARE(r.claims.size(), std::size_t(5));
 
-        const Summary fcfs = direct("fcfs", 0, 8), sjf = direct("sjf", 0, 8);
+        // The calibrated predictor: log-normal noise whose MAE on these 60 lengths is 20.
+        ReadOptions ro;
+        ro.limit = 60;
+        const Workload w = readWorkload(test::dataPath("AzureLLMInferenceTrace_conv_2023.csv"), ro);
+        const std::string rlp = repro::lognormalAtMae(options(), w, 20);
+        {
+            auto pred = makePredictor(rlp, 3);
+            pred->reset(w);
+            KAIROS_COMPARE_NEAR(initialMae(*pred, w), 20, 0.01);
+        }
+        const Summary fcfs = direct("fcfs", 0, 8), sjf = direct("sjf", 0, 8, rlp);
         std::vector<double> sp;
         for (double C : {0.0, 0.5, 1.0}) sp.push_back(direct("sprpt_lp", C, 4).e2el_ms.mean);
         QVERIFY(fcfs.e2el_ms.mean > 0 && sjf.e2el_ms.mean > 0);
@@ -320,6 +341,11 @@ private slots:
             {"paper_value = 1.0", "paper_value = [2, 1]", "claim[0].paper_value", "[low, high]"},
             {"max_num_seqs = 4", "max_num_seqs = 0", "arm[2].limits.max_num_seqs", "whole number"},
             {"builder = \"trace\"", "builder = \"tracer\"", "workload.builder", "must be"},
+            {"requests = 60\n", "requests = 60\nspacing = 5\nrate = 2\n", "workload.spacing",
+             "without a rate"},
+            {"mae = 20", "mae = -1", "calibrate.rlp.mae", "must be a finite number > 0"},
+            {"\"${rlp.spec}\"", "\"${rlp.refined}\"", "arm[1].policy.predictor",
+             "only a calibration's value"},
             {"file = \"AzureLLMInferenceTrace_conv_2023.csv\"", "file = \"../x.csv\"",
              "workload.file", "not a path"},
         };
@@ -355,6 +381,7 @@ private slots:
             QVERIFY(e.claims > 0 && e.runs >= e.arms);
         }
         QCOMPARE(repro::experimentFiles(dir, "trail").size(), std::size_t(2));
+        QCOMPARE(repro::experimentFiles(dir, "timebill").size(), std::size_t(2));
         QVERIFY(repro::isExperimentPath("x.toml") && !repro::isExperimentPath("trail") &&
                 !repro::isExperimentPath("all"));
     }
