@@ -9,6 +9,7 @@
 #include "repro/experiment.h"
 #include "repro/repro.h"
 #include "util/atomic_file.h"
+#include "util/input_error.h"
 #include "util/parallel.h"
 
 #include <chrono>
@@ -26,18 +27,33 @@ void listExperiments(const std::string& dir) {
     std::printf("Experiments: 'reproduce PAPER' runs a paper's experiments in code, then its "
                 "files; 'reproduce FILE' runs one file.\n");
     std::printf("Experiment files: %s\n\n", dir.empty() ? "(none found)" : dir.c_str());
+    // Every file read whole; one that does not read is listed with its error (and the
+    // command ends with exit 2) rather than hiding the others.
+    std::vector<repro::Experiment> files;
+    std::vector<std::string> broken;
+    for (const auto& file : repro::experimentFiles(dir)) {
+        try {
+            files.push_back(repro::loadExperiment(file));
+        } catch (const InputError& e) {
+            broken.push_back(e.what());
+        }
+    }
     std::printf("  %-9s %-56s %6s %5s  %s\n", "paper", "experiment", "claims", "runs",
                 "defined in");
     for (const auto& paper : repro::paperNames()) {
         std::printf("  %-9s %-56s %6s %5s  %s\n", paper.c_str(),
                     (paper + "'s experiments in code").c_str(), "-", "-",
                     ("core/repro/" + paper + ".cpp").c_str());
-        for (const auto& file : repro::experimentFiles(dir, paper)) {
-            const repro::Experiment e = repro::loadExperiment(file);
-            std::printf("  %-9s %-56s %6zu %5zu  %s\n", paper.c_str(), e.title.c_str(), e.claims,
-                        e.runs, file.c_str());
-        }
+        for (const auto& e : files)
+            if (e.paper == paper)
+                std::printf("  %-9s %-56s %6zu %5zu  %s\n", paper.c_str(), e.title.c_str(),
+                            e.claims, e.runs, e.path.c_str());
     }
+    if (broken.empty()) return;
+    std::string all;
+    for (const auto& b : broken) all += "\n  " + b;
+    throw InputError("reproduce --list", 0, "",
+                     std::to_string(broken.size()) + " experiment file(s) do not read:" + all);
 }
 } // namespace
 

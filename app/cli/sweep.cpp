@@ -138,7 +138,7 @@ struct SweepArgs {
     SimulateArgs base;
     std::string policies = "fcfs";
     std::vector<std::string> params;
-    std::string rate, rate_scale, kv, profiles, seats, replicas, routers;
+    std::string rate, rate_scale, kv, profiles, seats, replicas, routers, budgets;
     int seeds = 1;
     std::string metrics;
     std::string csv, json, name, html;
@@ -214,6 +214,8 @@ void runSweep(const SweepArgs& a) {
     numeric(a.seats, sweep::AxisKind::MaxNumSeqs, "max_num_seqs", "--max-num-seqs", 1, 1 << 24,
             true);
     numeric(a.replicas, sweep::AxisKind::Replicas, "replicas", "--replicas", 1, kMaxReplicas, true);
+    numeric(a.budgets, sweep::AxisKind::Budget, "budget", "--budgets", 1e-9, domains::kBudget.hi,
+            false);
     if (!a.routers.empty()) {
         sweep::Axis ax;
         ax.kind = sweep::AxisKind::Router;
@@ -572,6 +574,9 @@ void addSweep(CLI::App& app) {
                   "Routers, comma-separated: round_robin, least_outstanding, least_kv, "
                   "prefix_aware (needs --prefix-caching on)");
     c->add_option("--profile", a->profiles, "Device profiles, comma-separated");
+    c->add_option("--budgets", a->budgets,
+                  "Time budgets (s) of every request without one (TimeBill's Kill / Skip-next): "
+                  "a range; --budget sets one for every point");
     c->add_option("--seeds", a->seeds,
                   "Seeds per point (seed k adds k to --seed and --policy-seed)")
         ->capture_default_str()

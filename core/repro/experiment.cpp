@@ -1,5 +1,6 @@
 #include "repro/experiment.h"
 
+#include "model/domains.h"
 #include "predict/trail_predictor.h"
 #include "repro/common.h"
 #include "repro/derived.h"
@@ -36,10 +37,22 @@ struct Ref {
 };
 
 struct Formula {
-    enum class Kind { Number, Metric, Ratio, Difference, ArgMin, ArgMax, Spread, Figure };
+    enum class Kind {
+        Number,
+        Metric,
+        Ratio,
+        Difference,
+        ArgMin,
+        ArgMax,
+        Spread,
+        Mean,
+        Rank,
+        Figure
+    };
     Kind kind = Kind::Number;
     double number = 0;
     Ref a, b;
+    std::vector<Ref> others; // Rank: the rivals of `a`
     std::string figure;
     double offset = 0, scale = 1;
 };
@@ -90,8 +103,9 @@ struct WorkloadDef {
     std::string builder, file;
     std::size_t requests = 0, requests_quick = 0;
     double rate = std::numeric_limits<double>::infinity();
-    double spacing = 0; // > 0: request i arrives at i * spacing (one at a time)
-    double budget = 0;  // > 0: every request's time budget (s)
+    bool has_rate = false; // rate given (a trace keeps its own arrivals otherwise)
+    double spacing = 0;    // > 0: request i arrives at i * spacing (one at a time)
+    double budget = 0;     // > 0: every request's time budget (s)
 };
 
 struct Parsed {
@@ -166,11 +180,17 @@ public:
                 fail(field, "'" + text + "': arm '" + head + "' varies " +
                                 (a->vary.empty() ? "nothing" : "'" + a->vary + "'"));
             // The value as the sweep writes it: 0.80 is 0.8.
+            // Strictly a number: "1xyz" is not 1.
+            std::size_t used = 0;
+            double x = NAN;
             try {
-                r.point = sweep::formatValue(std::stod(r.point));
+                x = std::stod(r.point, &used);
             } catch (const std::exception&) {
-                fail(field, "'" + text + "': '" + r.point + "' is not a number");
+                used = 0;
             }
+            if (used == 0 || used != r.point.size() || !std::isfinite(x))
+                fail(field, "'" + text + "': '" + r.point + "' is not a number");
+            r.point = sweep::formatValue(x);
             if (std::find(a->values.begin(), a->values.end(), r.point) == a->values.end())
                 fail(field, "'" + text + "': arm '" + head + "' has no run at " + a->vary + " = " +
                                 r.point);
@@ -198,7 +218,7 @@ public:
         }
         if (!j.is_object())
             fail(field, "must be a number or a table with one of metric, ratio, difference, "
-                        "argmin, argmax, spread, figure");
+                        "argmin, argmax, spread, mean, rank, figure");
         ObjectReader r(j, e_.path, field + ".");
         int kinds = 0;
         auto one = [&](const char* key, Formula::Kind k) {
@@ -213,6 +233,28 @@ public:
                     fail(at, "must be a list of two references [\"ARM:METRIC\", \"ARM:METRIC\"]");
                 f.a = ref((*v)[0].get<std::string>(), at, p);
                 f.b = ref((*v)[1].get<std::string>(), at, p);
+                for (const Ref* x : {&f.a, &f.b})
+                    if (!p.arms[x->arm_index].vary.empty() && !x->at_point)
+                        fail(at, "'" + x->text + "': arm '" + x->arm + "' varies " +
+                                     p.arms[x->arm_index].vary + ": name a point (" + x->arm + "@" +
+                                     p.arms[x->arm_index].vary + "=VALUE:METRIC)");
+            } else if (k == Formula::Kind::Rank) {
+                // [REF, REF, ...]: the first's rank among all by their means over the varied
+                // values (1 = the highest).
+                if (!v->is_array() || v->size() < 2)
+                    fail(at, "must be a list of at least two references [\"ARM:METRIC\", ...]");
+                for (std::size_t i = 0; i < v->size(); ++i) {
+                    if (!(*v)[i].is_string()) fail(at, "must be a list of references");
+                    Ref x = ref((*v)[i].get<std::string>(), at, p);
+                    if (x.at_point)
+                        fail(at, "'" + x.text +
+                                     "': rank reads an arm's mean: name it without a "
+                                     "point");
+                    if (i == 0)
+                        f.a = std::move(x);
+                    else
+                        f.others.push_back(std::move(x));
+                }
             } else if (k == Formula::Kind::Figure) {
                 if (!v->is_string()) fail(at, "must be a figure's name");
                 f.figure = v->get<std::string>();
@@ -221,11 +263,15 @@ public:
                 if (!v->is_string()) fail(at, "must be a reference \"ARM:METRIC\"");
                 f.a = ref(v->get<std::string>(), at, p);
                 const Arm& arm = p.arms[f.a.arm_index];
-                const bool over_axis = k != Formula::Kind::Metric;
+                const bool over_axis = k != Formula::Kind::Metric && k != Formula::Kind::Mean;
+                if (k == Formula::Kind::Mean && f.a.at_point)
+                    fail(at, "'" + f.a.text +
+                                 "': mean reads over an arm's varied values: name "
+                                 "the arm alone");
                 if (over_axis && (arm.vary.empty() || f.a.at_point))
                     fail(at, "'" + f.a.text + "': " + key +
                                  " reads over an arm's varied parameter: name the arm alone");
-                if (!over_axis && !arm.vary.empty() && !f.a.at_point)
+                if (k == Formula::Kind::Metric && !arm.vary.empty() && !f.a.at_point)
                     fail(at, "'" + f.a.text + "': arm '" + arm.id + "' varies " + arm.vary +
                                  ": name a point (" + arm.id + "@" + arm.vary + "=VALUE:METRIC)");
             }
@@ -236,10 +282,12 @@ public:
         one("argmin", Formula::Kind::ArgMin);
         one("argmax", Formula::Kind::ArgMax);
         one("spread", Formula::Kind::Spread);
+        one("mean", Formula::Kind::Mean);
+        one("rank", Formula::Kind::Rank);
         one("figure", Formula::Kind::Figure);
         if (kinds != 1)
             fail(field, "must hold exactly one of metric, ratio, difference, argmin, argmax, "
-                        "spread, figure");
+                        "spread, mean, rank, figure");
         f.offset = r.number("offset", 0);
         f.scale = r.number("scale", 1);
         if (!std::isfinite(f.offset) || !std::isfinite(f.scale))
@@ -370,6 +418,7 @@ private:
                 r.integer("requests_quick", std::int64_t(p.workload.requests), 0, 100000000));
             if (p.workload.builder != "trace" && p.workload.requests == 0)
                 r.fail("requests", "is required (at least 1)");
+            p.workload.has_rate = r.find("rate") != nullptr;
             p.workload.rate = r.number("rate", std::numeric_limits<double>::infinity());
             if (!(p.workload.rate > 0)) r.fail("rate", "must be > 0 (or \"inf\": all at 0)");
             p.workload.file = r.text("file", "");
@@ -383,8 +432,7 @@ private:
             p.workload.spacing = r.number("spacing", 0);
             if (!(p.workload.spacing >= 0) || !std::isfinite(p.workload.spacing))
                 r.fail("spacing", "must be a finite number of seconds >= 0");
-            if (p.workload.spacing > 0 &&
-                (p.workload.builder != "trace" || std::isfinite(p.workload.rate)))
+            if (p.workload.spacing > 0 && (p.workload.builder != "trace" || p.workload.has_rate))
                 r.fail("spacing", "is for builder = \"trace\" without a rate");
             p.workload.budget = r.number("budget", 0);
             if (!(p.workload.budget >= 0) || !std::isfinite(p.workload.budget))
@@ -457,15 +505,31 @@ private:
                 r.fail("mem_fraction", "must lie in (0, 1] (0 or absent: the device's)");
             checkSpec(a.spec, at, p);
             const json& vary = r.table("vary");
-            if (vary.size() > 1) r.fail("vary", "varies one policy parameter at most");
+            if (vary.size() > 1) r.fail("vary", "varies one policy parameter (or budget) at most");
             for (auto it = vary.begin(); it != vary.end(); ++it) {
                 a.vary = it.key();
                 if (!it.value().is_array() || it.value().empty())
                     r.fail("vary." + a.vary, "must be a list of numbers");
                 std::string list;
+                std::set<std::string> seen;
                 for (const auto& v : it.value()) {
-                    if (!v.is_number()) r.fail("vary." + a.vary, "must be a list of numbers");
-                    list += (list.empty() ? "" : ",") + sweep::formatValue(v.get<double>());
+                    if (!v.is_number() || !std::isfinite(v.get<double>()))
+                        r.fail("vary." + a.vary, "must be a list of finite numbers");
+                    const std::string text = sweep::formatValue(v.get<double>());
+                    if (!seen.insert(text).second)
+                        r.fail("vary." + a.vary, text + " appears twice");
+                    list += (list.empty() ? "" : ",") + text;
+                }
+                if (a.vary == "budget" && p.workload.budget > 0)
+                    r.fail("vary.budget", "the workload gives every request its budget already "
+                                          "(workload.budget): vary one or the other");
+                if (a.vary == "budget") { // every request's time budget, s (a sweep axis)
+                    for (const auto& v : it.value()) {
+                        if (!(v.get<double>() > 0) || v.get<double>() > domains::kBudget.hi)
+                            r.fail("vary.budget", "budgets must lie in (0, 1e9] s");
+                        a.values.push_back(sweep::formatValue(v.get<double>()));
+                    }
+                    continue;
                 }
                 try {
                     const std::string name = a.spec["policy"].value("name", "fcfs");
@@ -512,11 +576,14 @@ private:
             if (!value) r.fail("value", "is required (a formula)");
             c.value = formula(*value, at + ".value", p);
             if (const json* pv = r.find("paper_value")) {
-                const bool range = pv->is_array() && pv->size() == 2 && (*pv)[0].is_number() &&
-                                   (*pv)[1].is_number() &&
+                const auto finite = [](const json& x) {
+                    return x.is_number() && std::isfinite(x.get<double>());
+                };
+                const bool range = pv->is_array() && pv->size() == 2 && finite((*pv)[0]) &&
+                                   finite((*pv)[1]) &&
                                    (*pv)[0].get<double>() <= (*pv)[1].get<double>();
-                if (!pv->is_number() && !range)
-                    r.fail("paper_value", "must be a number or [low, high] (absent: none)");
+                if (!finite(*pv) && !range)
+                    r.fail("paper_value", "must be a finite number or [low, high] (absent: none)");
                 c.paper_value = *pv;
             }
             c.paper_value_source = r.text("paper_value_source", "");
@@ -534,10 +601,16 @@ private:
             c.setting = r.text("setting", "");
             c.cause = r.text("cause", "");
             for (const auto& [key, text] :
-                 {std::pair{"setting", &c.setting}, std::pair{"cause", &c.cause},
-                  std::pair{"claim", &c.claim}})
+                 {std::pair{"setting", &c.setting}, std::pair{"cause", &c.cause}})
                 checkText(*text, at + "." + key, p);
+            // The claim's words name the row in every seed: no number of one seed in them.
+            if (c.claim.find("${") != std::string::npos)
+                r.fail("claim", "names the row in every seed: no ${...} here (put the numbers "
+                                "in the cause)");
             c.band = band(r.table("band"), at + ".band");
+            if (!c.paper_value.is_null() && c.band.kind == Band::Kind::None && !c.calibrated &&
+                c.not_comparable.empty())
+                r.fail("band", "is required with paper_value (how close agrees)");
             if (const json* prem = r.find("premise")) {
                 if (!prem->is_array()) r.fail("premise", "must be [[claim.premise]]");
                 for (std::size_t k = 0; k < prem->size(); ++k) {
@@ -572,22 +645,26 @@ private:
         const double tol = r.number("tol", 0);
         if (!(tol >= 0) || !std::isfinite(tol)) r.fail("tol", "must be a finite number >= 0");
         Band b;
-        if (kind == "relative")
+        if (kind == "relative") {
             b = Band::relative(tol);
-        else if (kind == "absolute")
+        } else if (kind == "absolute") {
             b = Band::absolute(tol);
-        else if (kind == "at_least")
+        } else if (kind == "at_least") {
             b = Band::atLeast(tol);
-        else if (kind == "at_most")
+        } else if (kind == "at_most") {
             b = Band::atMost(tol);
-        else if (kind == "direction")
+        } else if (kind == "direction") {
             b = Band::direction(r.number("pivot", 1));
-        else if (kind == "measured")
+            if (!std::isfinite(b.pivot)) r.fail("pivot", "must be a finite number");
+        } else if (kind == "measured") {
             b = Band::measured(tol, r.number("no_effect", NAN));
-        else
+            if (r.find("no_effect") && !std::isfinite(b.pivot))
+                r.fail("no_effect", "must be a finite number (absent: the figure is not a gain)");
+        } else {
             r.fail("kind", "must be relative, absolute, at_least, at_most, direction or "
                            "measured, not '" +
                                kind + "'");
+        }
         r.finish();
         return b;
     }
@@ -645,7 +722,18 @@ public:
         case Formula::Kind::Spread: {
             const auto c = column(f.a);
             const auto [lo, hi] = std::minmax_element(c.begin(), c.end());
-            v = *hi / *lo;
+            const bool any_nan =
+                std::any_of(c.begin(), c.end(), [](double x) { return std::isnan(x); });
+            v = any_nan ? NAN : *hi / *lo;
+            break;
+        }
+        case Formula::Kind::Mean:
+            v = mean(f.a);
+            break;
+        case Formula::Kind::Rank: {
+            const double own = mean(f.a);
+            v = 1;
+            for (const Ref& r : f.others) v += mean(r) > own;
             break;
         }
         case Formula::Kind::Figure:
@@ -653,6 +741,15 @@ public:
             break;
         }
         return (v + f.offset) * f.scale;
+    }
+
+    // An arm's metric averaged over its varied values (each over their count, summed in
+    // their order).
+    double mean(const Ref& r) const {
+        const auto& points = res_[r.arm_index];
+        double m = 0;
+        for (const auto& point : points) m += point[r.column] / double(points.size());
+        return m;
     }
 
     std::string text(const std::string& t) const {
@@ -729,7 +826,7 @@ Workload workloadOf(const Parsed& p, const Options& opt) {
     } else {
         ReadOptions ro;
         ro.limit = n;
-        if (std::isfinite(d.rate)) {
+        if (d.has_rate) { // "inf": every request at 0
             ro.override_arrivals = true;
             ro.arrivals.rate = d.rate;
             ro.arrivals.seed = opt.seed;
@@ -788,9 +885,21 @@ std::vector<std::string> experimentFiles(const std::string& dir, const std::stri
 Report runExperiment(const Experiment& e, const Options& opt) {
     const Parsed p = Reader(e).parse();
     say(opt, p.paper + ": " + p.title);
-    const DeviceProfile prof = deviceOf(p, opt);
+    // What only running finds wrong (a profile or data file that is not there, a workload
+    // the engine refuses) is said with the file's key and line.
+    const auto named = [&](const std::string& field, const auto& make) {
+        try {
+            return make();
+        } catch (const InputError& x) {
+            throw InputError(e.path, tomlLine(e.lines, field), field,
+                             (x.file().empty() ? "" : x.file() + ": ") + x.message());
+        } catch (const std::invalid_argument& x) {
+            throw InputError(e.path, tomlLine(e.lines, field), field, x.what());
+        }
+    };
+    const DeviceProfile prof = named("device.profile", [&] { return deviceOf(p, opt); });
     const auto model = makeExecutionModel(prof);
-    const Workload w = workloadOf(p, opt);
+    const Workload w = named("workload", [&] { return workloadOf(p, opt); });
 
     std::map<std::string, std::string> texts{
         {"profile.provenance", prof.provenance},
@@ -838,7 +947,7 @@ Report runExperiment(const Experiment& e, const Options& opt) {
             std::to_string(d.base.limits.kv_capacity_tokens);
         if (!a.vary.empty()) {
             sweep::Axis x;
-            x.kind = sweep::AxisKind::Param;
+            x.kind = a.vary == "budget" ? sweep::AxisKind::Budget : sweep::AxisKind::Param;
             x.name = a.vary;
             x.values = a.values;
             d.axes.push_back(std::move(x));

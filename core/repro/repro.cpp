@@ -208,9 +208,14 @@ std::string cachingNote(bool on) {
 // One seed of a paper (its experiments in code, then its files) or of one file.
 Report reproduceOnce(const std::string& paper, const Options& opt) {
     if (isExperimentPath(paper)) return runExperiment(loadExperiment(paper), opt);
+    // The files read (and checked) before the experiments in code run: a malformed one stops
+    // the command before minutes of work, not after.
+    std::vector<Experiment> files;
+    for (const std::string& file : experimentFiles(opt.experiments_dir, paper))
+        files.push_back(loadExperiment(file));
     Report rep = reproduceInCode(paper, opt);
-    for (const std::string& file : experimentFiles(opt.experiments_dir, paper)) {
-        Report r = runExperiment(loadExperiment(file), opt);
+    for (const Experiment& e : files) {
+        Report r = runExperiment(e, opt);
         if (!rep.prefix_caching)
             rep.prefix_caching = r.prefix_caching;
         else if (r.prefix_caching && *r.prefix_caching != *rep.prefix_caching)

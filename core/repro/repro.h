@@ -166,6 +166,8 @@ struct Claim {
 //  1. calibrated (tuned to the paper's figure): not counted;
 //  2. the experiment says why the row cannot be compared: not comparable;
 //  3. the paper gives no figure: not comparable;
+//     (then: a figure that is not a number, a run failed or a division by zero: not
+//     comparable)
 //  4. a ratio whose numerator or denominator is not positive: not comparable. A ratio of
 //     negative utilities reads backwards (-202 / -152 = 1.33 "more" although -202 is worse)
 //     and one over zero means nothing; the row keeps both values in `compared`;
@@ -178,7 +180,8 @@ struct Claim {
 //     (the seeds do not resolve the side);
 //  8. otherwise the band decides: agrees or disagrees;
 //  9. a row that agrees while its null model's value agrees too (by the same band, over
-//     its own seeds' interval): not comparable (the agreement is no evidence);
+//     its own seeds' interval), or while the null model it names gives no number: not
+//     comparable (the agreement is no evidence);
 // 10. a paper figure that is not in the paper's text (paper_value_source): not comparable,
 //     the verdict it would have said in the reason (not tallied);
 // 11. a verdict that another reading of what the paper leaves unstated flips (readings):

@@ -1,8 +1,9 @@
-// TimeBill (seeds/000): completion rate and a quality proxy under time budgets, for fixed
-// eviction ratios and for the closed-form alpha*; the execution-time estimator's accuracy;
-// the length predictor's calibration. The pessimism factor k and the shared machine are
-// experiment files: resources/experiments/timebill_pessimism.toml and
-// timebill_shared_machine.toml.
+// TimeBill (seeds/000) in code: the execution-time estimator's accuracy on held-out settings
+// (model fits, against a constant null model) and the length predictor's calibration. The
+// runs of the policy are experiment files (resources/experiments): timebill_budgets.toml
+// (completion rate and a quality proxy under time budgets, for fixed eviction ratios and
+// the closed-form alpha*), timebill_pessimism.toml (the pessimism factor k) and
+// timebill_shared_machine.toml (k = 5 against auto_k with requests queueing).
 #include "fit/ete_fit.h"
 #include "metrics/stats.h"
 #include "predict/predictor.h"
@@ -48,32 +49,12 @@ std::string lognormalAtMae(const Options& opt, const Workload& w, double mae) {
 
 Report reproduceTimebill(const Options& opt) {
     Report rep;
-    // Our own measured profile: on this CPU a decode step grows with the KV it reads
-    // (p * N_kv is ~40 % of a step at 3k tokens), the regime TimeBill's eviction acts on.
-    // The shipped GPU profiles are fitted to Splitwise data whose token time barely grows
-    // with context, so eviction would change nothing there.
-    const DeviceProfile prof = opt.profile("smollm-135m-cpu");
-    const auto model = makeExecutionModel(prof);
-    EngineLimits lim;
-    lim.kv_capacity_tokens = prof.kvCapacityTokens();
-    rep.prefix_caching = lim.prefix_caching;
-
-    // One request at a time, as in the paper: arrivals further apart than any budget
-    // (Kill ends every request by its budget).
-    constexpr double kScale = 3; // budgets 5-10 s scaled to this CPU's slower prefill
-    const std::vector<double> budgets{5, 6, 7, 8, 9, 10};
+    // The first 200 arXiv-summarisation requests (40 with --quick), as the experiment files'
+    // (resources/experiments/timebill_*.toml): their lengths calibrate the predictor.
     const std::size_t n = opt.quick ? 40 : 200;
     ReadOptions ro;
     ro.limit = n;
-    Workload w = readWorkload(dataFile(opt, "arxiv_summarization_lengths_llama2.csv"), ro);
-    for (std::size_t i = 0; i < w.size(); ++i)
-        w.requests[i].arrival = static_cast<double>(i) * (kScale * budgets.back() + 1);
-    std::vector<Workload> per_budget;
-    for (double T : budgets) {
-        Workload b = w;
-        for (auto& r : b.requests) r.budget_s = kScale * T;
-        per_budget.push_back(std::move(b));
-    }
+    const Workload w = readWorkload(dataFile(opt, "arxiv_summarization_lengths_llama2.csv"), ro);
     // The response-length predictor's error as the paper's RLP (MAE 42.71 tokens with 512
     // buckets): multiplicative log-normal noise whose sigma is set by bisection so that the
     // MAE on this workload is 42.71. (How wrong the predictor is decides what k is worth.)
@@ -83,77 +64,6 @@ Report reproduceTimebill(const Options& opt) {
         return initialMae(*p, w);
     };
     const std::string predictor = lognormalAtMae(opt, w, 42.71);
-    auto tb = [&](double alpha, double k) {
-        PolicyConfig p;
-        p.name = "timebill";
-        p.params = {{"alpha", alpha}, {"k", k}};
-        p.predictor = predictor;
-        p.seed = opt.seed;
-        return p;
-    };
-    struct Method {
-        std::string name;
-        PolicyConfig p;
-    };
-    const std::vector<Method> methods{{"vanilla", tb(0, 5)},      {"alpha=25%", tb(0.25, 5)},
-                                      {"alpha=50%", tb(0.5, 5)},  {"alpha=75%", tb(0.75, 5)},
-                                      {"alpha=95%", tb(0.95, 5)}, {"TimeBill k=5", tb(-1, 5)}};
-    std::vector<Job> jobs;
-    for (const auto& b : per_budget)
-        for (const auto& m : methods) jobs.push_back({&b, m.p, lim, {}});
-    say(opt, "timebill: " + std::to_string(jobs.size()) + " runs over budgets");
-    const auto res = runAll(jobs, *model, opt);
-
-    const std::string setting =
-        "SmolLM-135M on this machine's CPU (profile smollm-135m-cpu, measured by kairos-cli "
-        "profile-cpu) with arXiv-summarisation lengths (prompts ~2.6k tokens), one request at "
-        "a time, Kill on overrun; budgets are the paper's 5-10 s times 3 (this CPU's prefill "
-        "of a 2.6k-token prompt takes ~7 s); predictions with the paper's RLP error (MAE "
-        "42.71 tokens, log-normal); "
-        "quality proxy q(alpha) = 1 - alpha^2 (Kairos's default curve), 0 when killed. The "
-        "paper: Qwen2.5-7B on an A40, LongBench scores";
-    Table t({"budget s", "method", "completion %", "score", "mean alpha"});
-    std::vector<double> score(methods.size(), 0), done(methods.size(), 0);
-    for (std::size_t b = 0; b < budgets.size(); ++b)
-        for (std::size_t m = 0; m < methods.size(); ++m) {
-            const Summary& s = res[b * methods.size() + m].summary;
-            t.add({fmt(kScale * budgets[b]), methods[m].name, fixed(100 * s.completion_rate, 1),
-                   fixed(s.mean_quality, 3), fixed(s.mean_alpha, 3)});
-            score[m] += s.mean_quality / double(budgets.size());
-            done[m] += s.completion_rate / double(budgets.size());
-        }
-    rep.details += "TimeBill: time budgets (" + setting + ")\n" + t.str();
-    auto rankOf = [&](const std::vector<double>& v, std::size_t i) {
-        return 1.0 + double(std::count_if(v.begin(), v.end(), [&](double x) { return x > v[i]; }));
-    };
-    const std::size_t tbi = methods.size() - 1;
-    const std::string invented =
-        "needs a measured quality curve: the score is q(alpha) = 1 - alpha^2, Kairos's "
-        "placeholder, not a model's measured answer quality under eviction (with a flatter "
-        "curve the rank changes)";
-    const std::size_t budget_rows = rep.claims.size();
-    rep.claims.push_back(makeClaim("timebill",
-                                   "TimeBill's rank by average score (1 = highest of 6)", 1.0,
-                                   rankOf(score, tbi), "rank", setting));
-    rep.claims.back().not_comparable = invented;
-    rep.claims.back().quote = "seeds/000 (TimeBill), Main Results table: \"TimeBill 5-10s "
-                              "Highest\" (average score column)";
-    // The paper's completion-rate column ("TimeBill: comparable to alpha=95%"; "Vanilla:
-    // lowest") is true here by construction: one request at a time with fixed output
-    // lengths, completion never falls as alpha grows (tst_timebill completionMonotoneIn-
-    // Alpha), and TimeBill's alpha* at k=5 sits near 0.95 on these budgets. Reported, not
-    // counted as claims.
-    rep.details += "  (as constructed, not claims: vanilla's completion rank " +
-                   fmt(rankOf(done, 0)) + " of 6 and TimeBill's completion minus alpha=95%'s " +
-                   fixed(100 * (done[tbi] - done[4]), 1) +
-                   " points follow from completion rising with alpha at fixed output lengths)\n";
-    rep.claims.push_back(makeClaim("timebill", "TimeBill average completion rate", nullptr,
-                                   100 * done[tbi], "%", setting));
-
-    restOn(rep.claims, budget_rows,
-           {{"Qwen2.5-7B on an A40 with LongBench's tasks and their scores",
-             "SmolLM-135M measured on this machine's CPU, arXiv-summarisation lengths, and "
-             "q(alpha) = 1 - alpha^2 for the score"}});
     const std::size_t ete_rows = rep.claims.size();
 
     constexpr const char* kConstantNull =
@@ -212,6 +122,13 @@ Report reproduceTimebill(const Options& opt) {
         rep.claims.back().band_origin = precisionOrigin("two decimals: +-0.005 points");
         rep.claims.back().null_model = kConstantNull;
         rep.claims.back().null_value = median(pre_null);
+        // The paper's 1.22 % is a property of its own profiling (Qwen2.5-7B on an A40) as much
+        // as of the form: on other models and hardware the figure tests the data, not the
+        // paper (an outside audit). The measured error is reported with its cause.
+        rep.claims.back().not_comparable =
+            "the paper's MAPE is the fit's error on its own profiling of Qwen2.5-7B on an A40, "
+            "which is not here; on Splitwise's Llama2-70B and BLOOM-176B timings the same form "
+            "measures those data's shape, not the paper's figure";
         rep.claims.back().cause =
             "Splitwise's batch-1 prefill times are not quadratic in N over 128-8,192 tokens: "
             "even on the settings it is fitted to the form is " +
@@ -226,6 +143,7 @@ Report reproduceTimebill(const Options& opt) {
         rep.claims.back().band_origin = precisionOrigin("two decimals: +-0.005 points");
         rep.claims.back().null_model = kConstantNull;
         rep.claims.back().null_value = median(dec_null);
+        rep.claims.back().not_comparable = rep.claims[rep.claims.size() - 2].not_comparable;
     }
     restOn(rep.claims, ete_rows,
            {{"the paper's profiling of Qwen2.5-7B on an A40",

@@ -33,6 +33,11 @@ PolicyConfig policy(const std::string& name, double C, std::uint64_t seed,
 
 } // namespace
 
+// The length of the paper's runs, in its words.
+constexpr const char* kPaperRequests =
+    "10k prompts: seeds/002, 4: \"We sample 10k unique prompts from the dataset for model "
+    "serving\"";
+
 TrailPredictors trailPredictors(const Options& opt, double mae_ratio, std::size_t n) {
     // Remembered for the process: Trail's experiments in code and its files calibrate the
     // same predictors at each seed (2.5 s each).
@@ -214,7 +219,8 @@ Report reproduceTrail(const Options& opt) {
         by_length += std::to_string(full_run ? n : horizons[i]) + " requests " +
                      fixed(f.ttft_ms.mean / x.ttft_ms.mean, 1) + "x, " +
                      fixed(f.e2el_ms.mean / x.e2el_ms.mean, 2) + "x" +
-                     (full_run ? " (the paper does not state its run's length)" : "; ");
+                     (full_run ? std::string(" (the paper served ") + kPaperRequests + ")"
+                               : std::string("; "));
     }
     // What reordering can win at most: FCFS's mean latency over it without its queueing
     // (the service part stays; a size-based order only shortens the waits).
@@ -264,8 +270,9 @@ Report reproduceTrail(const Options& opt) {
                by_length + "; " + pairing;
     };
     // Above FCFS's service rate its queue grows with every arrival: a gain there is judged
-    // only if it holds when the run is halved (within 5 %), as the paper does not state its
-    // run's length (an outsider's audit: 1.05x to 1.24x from 1,000 to 4,000 requests).
+    // only if it holds when the run is halved (within 5 %), as the paper's run (10k prompts)
+    // is longer than this one (an outsider's audit: 1.05x to 1.24x from 1,000 to 4,000
+    // requests), unless it already lies beyond the paper's figure and moves away from it.
     auto stableAt = [&](Claim& c, std::size_t r, std::size_t sys, bool of_ttft) {
         if (!(fractions[r] > 1)) { // below the service rate nothing grows with the run
             c.premises.push_back({"the gain on half the requests over the gain on all", 1.0, 0.95,
@@ -277,15 +284,29 @@ Report reproduceTrail(const Options& opt) {
         };
         const double full_gain = gain(at(r, 0), at(r, sys)),
                      half_gain = gain(res[half_at[r]].summary, res[half_at[r] + sys].summary);
+        // The paper served 10k prompts, more than this run: where the gain already lies beyond
+        // the paper's figure and moves further from it as the run grows, a run of the paper's
+        // length could only move it further, so the length excuses nothing (a premise excludes
+        // a magnitude, never a direction; an outside audit found Trail's TTFT rows so).
+        const bool grows = full_gain > half_gain;
+        const nlohmann::json& p = c.paper_value;
+        const double hi = p.is_array() ? p[1].get<double>() : p.get<double>(),
+                     lo = p.is_array() ? p[0].get<double>() : p.get<double>();
+        const bool away =
+            !c.band.contains(p, full_gain) && (grows ? full_gain > hi : full_gain < lo);
+        const std::string moved = fixed(half_gain, 3) + "x on " + std::to_string(n / 2) +
+                                  " requests, " + fixed(full_gain, 3) + "x on " + std::to_string(n);
         c.premises.push_back(
             {"the gain on half the requests over the gain on all (or its inverse), at load " +
-                 fixed(fractions[r], 2),
-             std::min(half_gain / full_gain, full_gain / half_gain), 0.95,
-             "above the baseline's service rate its queue grows with every arrival, so a gain "
-             "that moves with the run's length measures the length, not the systems (here " +
-                 fixed(half_gain, 3) + "x on " + std::to_string(n / 2) + " requests, " +
-                 fixed(full_gain, 3) + "x on " + std::to_string(n) +
-                 "); the paper does not state its run's length"});
+                 fixed(fractions[r], 2) + "; 1 where it moves away from the paper's figure",
+             away ? 1.0 : std::min(half_gain / full_gain, full_gain / half_gain), 0.95,
+             away ? "the gain moves away from the paper's figure as the run grows (" + moved +
+                        ") and the paper served more requests (" + kPaperRequests +
+                        "): a run of its length would only move it further"
+                  : "above the baseline's service rate its queue grows with every arrival, so a "
+                    "gain that moves with the run's length measures the length, not the systems "
+                    "(here " +
+                        moved + "; the paper served " + kPaperRequests + ")"});
     };
     // Each gain names its load and how much FCFS queues there (judge(): no gain is judged
     // where the baseline barely queues).

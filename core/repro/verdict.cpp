@@ -192,6 +192,12 @@ void judge(Claim& c) {
         c.not_comparable = "the paper gives no figure (a measurement of ours)";
         c.ruled_out = true;
         c.rule = "no paper figure";
+    } else if (!std::isfinite(c.kairos_value)) {
+        c.verdict = Verdict::NotComparable;
+        c.rule = "no number: Kairos's figure is not a number";
+        c.ruled_out = true;
+        c.not_comparable = "Kairos's figure is not a number (a run that failed, a division by "
+                           "zero): nothing to judge";
     } else if (c.band.kind == Band::Kind::None) {
         throw std::logic_error("reproduce: claim '" + c.claim + "' has a figure but no band");
     } else if (is_ratio && !(num->get<double>() > 0 && den->get<double>() > 0)) {
@@ -279,6 +285,16 @@ void judge(Claim& c) {
                           : std::string()) +
                 ", so Kairos's agreement is no evidence";
         }
+    }
+    // A null model named but without a number (a division by zero in its runs) cannot make
+    // an agreement evidence: not comparable.
+    if (c.verdict == Verdict::Agrees && !c.null_model.empty() && !std::isfinite(c.null_value)) {
+        c.verdict = Verdict::NotComparable;
+        c.rule = "null model: an agreement counts only against a null model's number";
+        c.ruled_out = true;
+        c.not_comparable = "the null model (" + c.null_model +
+                           ") gives no number, so Kairos's "
+                           "agreement cannot be weighed against it";
     }
     // Rule 12: from 10 seeds on, a side agrees only where the seeds are on it by a sign
     // count (one-sided binomial test at 5 %: 9 of 10, 15 of 20), not only their mean: a few
@@ -485,8 +501,15 @@ std::vector<Claim> aggregate(const std::vector<std::vector<Claim>>& runs) {
         c.null_seed_values.clear();
         for (const auto& r : runs)
             if (std::isfinite(r[i].null_value)) c.null_seed_values.push_back(r[i].null_value);
-        if (!c.null_seed_values.empty() && c.null_seed_values.size() != runs.size())
-            throw std::logic_error("reproduce: '" + c.claim + "' has a null value in some seeds");
+        if (!c.null_seed_values.empty() && c.null_seed_values.size() != runs.size()) {
+            // The null model gave no number at some seeds (a division by zero): it cannot
+            // show the agreement to be evidence or not.
+            c.not_comparable = "the null model (" + c.null_model + ") gives no number at " +
+                               std::to_string(runs.size() - c.null_seed_values.size()) + " of " +
+                               std::to_string(runs.size()) + " seeds: nothing to weigh the row by";
+            c.null_seed_values.clear();
+            c.null_value = std::numeric_limits<double>::quiet_NaN();
+        }
         if (!c.null_seed_values.empty())
             interval95(c.null_seed_values, c.null_value, c.null_ci_low, c.null_ci_high);
         // A cause measured under any seed is kept (the first one that has it).

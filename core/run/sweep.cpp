@@ -65,7 +65,8 @@ constexpr EnumName<AxisKind> kAxisKindNames[] = {{AxisKind::Policy, "policy"},
                                                  {AxisKind::Profile, "profile"},
                                                  {AxisKind::MaxNumSeqs, "max_num_seqs"},
                                                  {AxisKind::Replicas, "replicas"},
-                                                 {AxisKind::Router, "router"}};
+                                                 {AxisKind::Router, "router"},
+                                                 {AxisKind::Budget, "budget"}};
 
 const char* kindName(AxisKind k) {
     return enumName(kAxisKindNames, k);
@@ -74,7 +75,7 @@ const char* kindName(AxisKind k) {
 AxisKind kindFromName(const std::string& s, const std::string& where) {
     for (AxisKind k : {AxisKind::Policy, AxisKind::Param, AxisKind::Rate, AxisKind::RateScale,
                        AxisKind::KvCapacity, AxisKind::Profile, AxisKind::MaxNumSeqs,
-                       AxisKind::Replicas, AxisKind::Router})
+                       AxisKind::Replicas, AxisKind::Router, AxisKind::Budget})
         if (s == kindName(k)) return k;
     throw InputError(where, 0, "axes.kind", "unknown axis kind '" + s + "'");
 }
@@ -119,6 +120,9 @@ bool apply(const Axis& a, const std::string& v, RunSpec& s) {
         return true;
     case AxisKind::Router:
         s.fleet.router = v;
+        return true;
+    case AxisKind::Budget:
+        s.workload.budget = std::strtod(v.c_str(), nullptr);
         return true;
     }
     return false;

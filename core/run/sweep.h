@@ -1,6 +1,7 @@
 #pragma once
 // Sweeps: a base RunSpec, axes of values (policies, any registered policy parameter, the
-// arrival rate, the trace's rate scale, the KV capacity, the device profile, the seats) and
+// arrival rate, the trace's rate scale, the KV capacity, the device profile, the seats, the
+// replicas and their router, every request's time budget) and
 // a number of seeds. Every combination x seed is a RunSpec; the table has a row per
 // combination with each metric's mean and 95 % interval over the seeds.
 //
@@ -39,7 +40,8 @@ enum class AxisKind {
     Profile,
     MaxNumSeqs,
     Replicas,
-    Router
+    Router,
+    Budget // every request's time budget (s): the workload's `budget`
 };
 
 struct Axis {

@@ -16,6 +16,7 @@
 #include <filesystem>
 #include <functional>
 #include <nlohmann/json.hpp>
+#include <tuple>
 
 using namespace kairos;
 using json = nlohmann::json;
@@ -124,6 +125,49 @@ what = "C=0.5 latency"
 value = { metric = "sp@C=0.5:e2el_mean_ms" }
 at_least = 0
 why = "test"
+)";
+
+// TimeBill's methods over budgets: the mean and the rank of a varied arm.
+const char* kBudgetFile = R"([experiment]
+paper = "timebill"
+title = "budgets by hand"
+setting = "20 requests one at a time"
+
+[workload]
+builder = "trace"
+file = "arxiv_summarization_lengths_llama2.csv"
+requests = 20
+spacing = 100
+
+[device]
+profile = "smollm-135m-cpu"
+
+[[arm]]
+id = "vanilla"
+policy = { name = "timebill", params = { alpha = 0, k = 5 } }
+vary = { budget = [9, 12, 20] }
+
+[[arm]]
+id = "half"
+policy = { name = "timebill", params = { alpha = 0.5, k = 5 } }
+vary = { budget = [9, 12, 20] }
+
+[[arm]]
+id = "tb"
+policy = { name = "timebill", params = { alpha = -1, k = 2 } }
+vary = { budget = [9, 12, 20] }
+
+[[claim]]
+claim = "rank of vanilla by completion"
+value = { rank = ["vanilla:completion_rate", "half:completion_rate", "tb:completion_rate"] }
+
+[[claim]]
+claim = "TimeBill's mean completion"
+value = { mean = "tb:completion_rate", scale = 100 }
+
+[[claim]]
+claim = "budget where TimeBill's score is highest"
+value = { argmax = "tb:mean_quality" }
 )";
 
 // The same run made directly: the trace file, the profile and the arm's policy in a RunSpec.
@@ -242,6 +286,54 @@ private slots:
         QVERIFY(r.prefix_caching && !*r.prefix_caching);
     }
 
+    // An arm over budgets (a sweep's budget axis): mean and rank by hand from runSpec's runs
+    // with the workload's budget set, on the same 20 requests 100 s apart (SmolLM on this
+    // project's CPU profile, where eviction shortens decoding).
+    void budgetsByHand() {
+        const std::string file = test::tempPath("budgets.toml");
+        QVERIFY(test::writeText(file, kBudgetFile));
+        const repro::Report r = repro::runExperiment(repro::loadExperiment(file), options());
+        const double budgets[] = {9, 12, 20};
+        ReadOptions ro;
+        ro.limit = 20;
+        Workload w = readWorkload(test::dataPath("arxiv_summarization_lengths_llama2.csv"), ro);
+        for (std::size_t i = 0; i < w.size(); ++i) w.requests[i].arrival = 100.0 * double(i);
+        const DeviceProfile prof = DeviceProfile::load(profilePath("smollm-135m-cpu"));
+        const auto model = makeExecutionModel(prof);
+        WorkloadCache cache;
+        const RunContext ctx = inMemory({}, cache, "twenty", w, *model);
+        std::map<std::string, std::vector<Summary>> runs;
+        for (const auto& [id, alpha, k] :
+             {std::tuple{"vanilla", 0.0, 5.0}, std::tuple{"half", 0.5, 5.0},
+              std::tuple{"tb", -1.0, 2.0}})
+            for (double b : budgets) {
+                RunSpec s;
+                s.workload.path = "twenty";
+                s.workload.budget = b;
+                s.limits.kv_capacity_tokens = prof.kvCapacityTokens();
+                s.policy.name = "timebill";
+                s.policy.params = {{"alpha", alpha}, {"k", k}};
+                s.policy.seed = 3;
+                runs[id].push_back(runSpec(s, ctx).summary);
+            }
+        auto mean = [&](const std::string& id, double Summary::*m) {
+            double x = 0;
+            for (const Summary& s : runs[id]) x += s.*m / 3.0;
+            return x;
+        };
+        const double v = mean("vanilla", &Summary::completion_rate);
+        const double h = mean("half", &Summary::completion_rate);
+        const double t = mean("tb", &Summary::completion_rate);
+        qInfo("mean completion: vanilla %.4f, alpha 0.5 %.4f, TimeBill k=2 %.4f", v, h, t);
+        QVERIFY(v != h || h != t); // the methods differ: the rank is not a tie
+        QCOMPARE(r.claims[0].kairos_value, 1.0 + (h > v) + (t > v));
+        QCOMPARE(r.claims[1].kairos_value, 100 * t);
+        std::size_t best = 0;
+        for (std::size_t i = 1; i < 3; ++i)
+            if (runs["tb"][i].mean_quality > runs["tb"][best].mean_quality) best = i;
+        QCOMPARE(r.claims[2].kairos_value, budgets[best]);
+    }
+
     // Generated: every key of a valid file given a value of the wrong kind, an unknown key
     // added to every table, every key removed. Each such file reads or fails with an
     // InputError naming the file, a line (removed keys may have none left to name) and the
@@ -344,6 +436,26 @@ private slots:
             {"requests = 60\n", "requests = 60\nspacing = 5\nrate = 2\n", "workload.spacing",
              "without a rate"},
             {"mae = 20", "mae = -1", "calibrate.rlp.mae", "must be a finite number > 0"},
+            {"claim = \"fcfs over sjf\"", "claim = \"fcfs over sjf at ${seed}\"", "claim[0].claim",
+             "no ${...} here"},
+            {"paper_value = 1.0", "paper_value = nan", "claim[0].paper_value", "finite number"},
+            {"band = { kind = \"at_least\" }\nnull", "null", "claim[0].band",
+             "is required with paper_value"},
+            {"\"fcfs:e2el_mean_ms\", \"sjf", "\"sp:e2el_mean_ms\", \"sjf", "claim[0].value.ratio",
+             "name a point"},
+            {"vary = { C = [0, 0.5, 1] }", "vary = { C = [0, 0.5, 0.50] }", "arm[2].vary.C",
+             "0.5 appears twice"},
+            {"sp@C=1:kv_capacity_tokens", "sp@C=1xyz:kv_capacity_tokens", "claim[4].value.metric",
+             "is not a number"},
+            {"kind = \"at_least\"", "kind = \"direction\", pivot = nan", "claim[0].band.pivot",
+             "finite"},
+            {"vary = { C = [0, 0.5, 1] }", "vary = { budget = [10, 20] }", "arm[2].vary.budget",
+             "gives every request its budget already"},
+            {"{ argmin = \"sp:e2el_mean_ms\" }\npaper", "{ mean = \"sp@C=1:e2el_mean_ms\" }\npaper",
+             "claim[2].value.mean", "name the arm alone"},
+            {"{ metric = \"sp@C=1:kv_capacity_tokens\" }",
+             "{ rank = [\"sp@C=1:kv_capacity_tokens\", \"fcfs:e2el_mean_ms\"] }",
+             "claim[4].value.rank", "without a point"},
             {"\"${rlp.spec}\"", "\"${rlp.refined}\"", "arm[1].policy.predictor",
              "only a calibration's value"},
             {"file = \"AzureLLMInferenceTrace_conv_2023.csv\"", "file = \"../x.csv\"",
@@ -368,6 +480,39 @@ private slots:
         }
     }
 
+    // A figure that is not a number (0 / 0: FCFS preempts nothing) is not comparable, not a
+    // disagreement; a null model without a number at some seeds makes the row not comparable.
+    void noNumberIsNotComparable() {
+        std::string text = kFile;
+        const std::string from =
+            "value = { ratio = [\"fcfs:e2el_mean_ms\", \"sjf:e2el_mean_ms\"] }";
+        const auto pos = text.find(from);
+        QVERIFY(pos != std::string::npos);
+        text.replace(pos, from.size(),
+                     "value = { ratio = [\"fcfs:preemptions\", \"sjf:preemptions\"] }");
+        const std::string file = test::tempPath("nan.toml");
+        QVERIFY(test::writeText(file, text));
+        const repro::Report r = repro::runExperiment(repro::loadExperiment(file), options());
+        QVERIFY(std::isnan(r.claims[0].kairos_value));
+        const auto judged = repro::aggregate({r.claims});
+        QCOMPARE(judged[0].verdict, repro::Verdict::NotComparable);
+        QVERIFY(judged[0].not_comparable.find("not a number") != std::string::npos);
+        // The null model: a number at one seed, none at the other.
+        std::vector<repro::Claim> one = r.claims, two = r.claims;
+        for (auto* c : {&one[3], &two[3]}) {
+            c->paper_value = 1.0;
+            c->band = repro::Band::atLeast();
+            c->null_model = "a null";
+            c->kairos_value = 2;
+        }
+        one[3].null_value = 0.5;
+        two[3].null_value = NAN;
+        const auto mixed = repro::aggregate({one, two});
+        QCOMPARE(mixed[3].verdict, repro::Verdict::NotComparable);
+        QVERIFY(mixed[3].not_comparable.find("gives no number at 1 of 2 seeds") !=
+                std::string::npos);
+    }
+
     // The shipped files read, each names its paper, and no two share a title.
     void shippedFilesRead() {
         const std::string dir = std::string(KAIROS_SOURCE_DIR) + "/resources/experiments";
@@ -381,7 +526,7 @@ private slots:
             QVERIFY(e.claims > 0 && e.runs >= e.arms);
         }
         QCOMPARE(repro::experimentFiles(dir, "trail").size(), std::size_t(2));
-        QCOMPARE(repro::experimentFiles(dir, "timebill").size(), std::size_t(2));
+        QCOMPARE(repro::experimentFiles(dir, "timebill").size(), std::size_t(3));
         QVERIFY(repro::isExperimentPath("x.toml") && !repro::isExperimentPath("trail") &&
                 !repro::isExperimentPath("all"));
     }

@@ -123,6 +123,23 @@ private slots:
         QCOMPARE(bare.values.back(), std::string("1"));
     }
 
+    // A budget axis sets every request's time budget; it survives a stored definition.
+    void budgetAxis() {
+        sweep::Definition d = smallSweep();
+        sweep::Axis b;
+        b.kind = sweep::AxisKind::Budget;
+        b.name = "budget";
+        b.values = {"2", "20"};
+        d.axes = {b};
+        const auto points = sweep::expand(d);
+        QCOMPARE(points.size(), std::size_t(2));
+        QCOMPARE(points[0].spec.workload.budget, 2.0);
+        QCOMPARE(points[1].spec.workload.budget, 20.0);
+        const auto back = sweep::Definition::fromJson(d.toJson(), "test");
+        QCOMPARE(back.axes.at(0).kind, sweep::AxisKind::Budget);
+        QCOMPARE(sweep::expand(back)[1].spec.workload.budget, 20.0);
+    }
+
     // The same table, byte for byte, from 1 thread, 2 threads, 3 ranks (run one after the
     // other here, merged as rank 0 gathers them) and a run resumed from half its jobs.
     void deterministicOverThreadsRanksAndResume() {
