@@ -10,7 +10,9 @@
 #include "sched/registry.h"
 
 #include <functional>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -64,6 +66,9 @@ std::string precisionOrigin(const std::string& precision);
 // " (agrees)" or " (still disagrees)".
 std::string readsInBand(const Band& band, const nlohmann::json& paper, double value);
 
+// The paper's figure as [lo, hi] (a number is [v, v]); false when it has none.
+bool paperRange(const nlohmann::json& p, double& lo, double& hi);
+
 // Adds `what` to the substitutes of rows[from..]: the rows of one setting rest on it.
 void restOn(std::vector<Claim>& rows, std::size_t from, const std::vector<Substitute>& what);
 
@@ -84,6 +89,25 @@ struct TrailPredictors {
     TrailMae mae;
 };
 TrailPredictors trailPredictors(const Options& opt, double mae_ratio, std::size_t n);
+
+// make() once per key for the process (thread-safe; two threads may both make a missing
+// key, the first kept): the calibrations that experiments in code and in files repeat at
+// each seed. Each call site (its `make`'s type) has its own store.
+template <class Key, class Make> auto remembered(const Key& key, Make make) -> decltype(make()) {
+    using Value = decltype(make());
+    static std::mutex m;
+    static std::map<Key, Value> known;
+    {
+        std::lock_guard<std::mutex> lock(m);
+        if (const auto it = known.find(key); it != known.end()) return it->second;
+    }
+    Value v = make();
+    std::lock_guard<std::mutex> lock(m);
+    return known.emplace(key, std::move(v)).first->second;
+}
+
+// A length predictor's MAE on `w` (initialMae, its noise seeded by `seed`).
+double predictorMae(const std::string& spec, const Workload& w, std::uint64_t seed);
 
 // The predictor spec "lognormal:SIGMA" whose MAE on `w`'s lengths (initialMae, the noise
 // seeded by opt.seed) is `mae` tokens: SIGMA by bisection over [0.001, 3] (TimeBill's RLP

@@ -21,7 +21,8 @@
 #include <sstream>
 
 namespace kairos::repro {
-namespace {
+// The parsed form of a file (named, not anonymous: Experiment keeps it, see experiment.h).
+namespace experiment_file {
 
 using json = nlohmann::json;
 constexpr const char* kWorkloadName = "experiment:workload";
@@ -109,6 +110,8 @@ struct WorkloadDef {
 };
 
 struct Parsed {
+    bool prefix_caching = false;      // the [limits]' (every arm's unless it says otherwise)
+    std::set<std::string> text_names; // textNames(): what a ${...} may name besides formulas
     std::string paper, title, setting, profile;
     std::vector<Substitute> substitutes;
     WorkloadDef workload;
@@ -122,9 +125,12 @@ struct Parsed {
 
 // What a formula may read of an arm's run: summaryMetrics's names (run/pipeline.h), then the
 // arm's KV capacity in tokens (kv_capacity_tokens: its limits', else its device's).
-std::vector<std::string> metricNames() {
-    auto names = summaryMetricNames(RunSpec{}.summary.percentiles);
-    names.push_back("kv_capacity_tokens");
+const std::vector<std::string>& metricNames() {
+    static const std::vector<std::string> names = [] {
+        auto n = summaryMetricNames(RunSpec{}.summary.percentiles);
+        n.push_back("kv_capacity_tokens");
+        return n;
+    }();
     return names;
 }
 
@@ -165,6 +171,7 @@ public:
             fail(field, "'" + text + "' is not ARM:METRIC or ARM@PARAM=VALUE:METRIC");
         std::string head = text.substr(0, colon);
         r.metric = text.substr(colon + 1);
+        std::string param; // ARM@PARAM=VALUE
         if (const auto at = head.find('@'); at != std::string::npos) {
             r.at_point = true;
             const std::string point = head.substr(at + 1);
@@ -172,11 +179,15 @@ public:
             const auto eq = point.find('=');
             if (eq == std::string::npos)
                 fail(field, "'" + text + "': the point must be PARAM=VALUE");
+            param = point.substr(0, eq);
             r.point = point.substr(eq + 1);
-            r.arm = head;
-            const Arm* a = findArm(p, head);
-            if (!a) fail(field, "'" + text + "' names no arm '" + head + "' (" + armIds(p) + ")");
-            if (a->vary != point.substr(0, eq))
+        }
+        r.arm = head;
+        const Arm* a = findArm(p, head);
+        if (!a) fail(field, "'" + text + "' names no arm '" + head + "' (" + armIds(p) + ")");
+        r.arm_index = a->index;
+        if (r.at_point) {
+            if (a->vary != param)
                 fail(field, "'" + text + "': arm '" + head + "' varies " +
                                 (a->vary.empty() ? "nothing" : "'" + a->vary + "'"));
             // The value as the sweep writes it: 0.80 is 0.8.
@@ -195,11 +206,7 @@ public:
                 fail(field, "'" + text + "': arm '" + head + "' has no run at " + a->vary + " = " +
                                 r.point);
         }
-        r.arm = head;
-        const Arm* a = findArm(p, head);
-        if (!a) fail(field, "'" + text + "' names no arm '" + head + "' (" + armIds(p) + ")");
-        r.arm_index = a->index;
-        const auto names = metricNames();
+        const auto& names = metricNames();
         const auto it = std::find(names.begin(), names.end(), r.metric);
         if (it == names.end()) {
             std::string known;
@@ -298,7 +305,7 @@ public:
 
     // Every ${...} of a text names something (checked before anything runs).
     void checkText(const std::string& text, const std::string& field, const Parsed& p) const {
-        const auto names = textNames(p);
+        const auto& names = p.text_names;
         std::size_t pos = 0;
         while ((pos = text.find("${", pos)) != std::string::npos) {
             const auto end = text.find('}', pos);
@@ -353,7 +360,7 @@ private:
     // A RunSpec made of `parts` (its policy and limits tables) with every placeholder of a
     // calibration replaced by a value of its kind: the arm's policy, parameters and limits
     // are checked before anything runs. `field` prefixes the spec's own key in errors.
-    void checkSpec(json parts, const std::string& field, const Parsed& p) const {
+    RunSpec checkSpec(json parts, const std::string& field, const Parsed& p) const {
         if (parts.contains("policy") && parts["policy"].is_object() &&
             parts["policy"].contains("predictor") && parts["policy"]["predictor"].is_string()) {
             std::string pred = parts["policy"]["predictor"].get<std::string>();
@@ -367,7 +374,7 @@ private:
         }
         parts["workload"] = {{"path", kWorkloadName}};
         try {
-            (void)RunSpec::fromJson(parts, e_.path);
+            return RunSpec::fromJson(parts, e_.path);
         } catch (const InputError& err) {
             fail(field + err.field(), err.message());
         }
@@ -451,7 +458,7 @@ private:
             r.finish();
         }
         p.limits = top.table("limits");
-        checkSpec(json{{"limits", p.limits}}, "", p);
+        p.prefix_caching = checkSpec(json{{"limits", p.limits}}, "", p).limits.prefix_caching;
         {
             const json& cals = top.table("calibrate");
             for (auto it = cals.begin(); it != cals.end(); ++it) {
@@ -497,8 +504,7 @@ private:
             a.spec = json::object();
             a.spec["policy"] = r.table("policy");
             json lim = p.limits;
-            for (auto it = r.table("limits").begin(); it != r.table("limits").end(); ++it)
-                lim[it.key()] = it.value();
+            lim.update(r.table("limits")); // the arm's own over [limits]
             a.spec["limits"] = lim;
             a.mem_fraction = r.number("mem_fraction", 0);
             if (!(a.mem_fraction >= 0 && a.mem_fraction <= 1))
@@ -541,6 +547,7 @@ private:
             r.finish();
             p.arms.push_back(std::move(a));
         }
+        p.text_names = textNames(p); // the arms' and calibrations' names known now
         // Figures may name earlier figures only (no cycles): read in the file's order is not
         // kept by JSON, so each may name any figure defined without one.
         {
@@ -556,7 +563,7 @@ private:
         {
             ObjectReader r(top.table("report"), e_.path, "report.");
             p.report = r.texts("metrics");
-            const auto names = metricNames();
+            const auto& names = metricNames();
             for (const auto& m : p.report)
                 if (std::find(names.begin(), names.end(), m) == names.end())
                     r.fail("metrics", "no metric '" + m + "'");
@@ -675,8 +682,10 @@ using Results = std::vector<std::vector<std::vector<double>>>;
 
 class Evaluator {
 public:
-    Evaluator(const Parsed& p, const Results& res, std::map<std::string, std::string> texts)
-        : p_(p), res_(res), texts_(std::move(texts)) {}
+    // `reader` reads the references a text names (checked when the file was read).
+    Evaluator(const Parsed& p, const Reader& reader, const Results& res,
+              std::map<std::string, std::string> texts)
+        : p_(p), reader_(reader), res_(res), texts_(std::move(texts)) {}
 
     double value(const Ref& r) const {
         const Arm& a = p_.arms[r.arm_index];
@@ -768,7 +777,7 @@ public:
             }
             const int decimals = Reader::stripDecimals(name);
             const double v = name.rfind("figure.", 0) == 0 ? eval(p_.figures.at(name.substr(7)))
-                                                           : value(refOf(name));
+                                                           : value(reader_.ref(name, "", p_));
             out += decimals >= 0 ? fixed(v, decimals) : fmt(v);
         }
         return out + t.substr(pos);
@@ -776,37 +785,10 @@ public:
 
 private:
     const Parsed& p_;
+    const Reader& reader_;
     const Results& res_;
     std::map<std::string, std::string> texts_;
-
-    Ref refOf(const std::string& name) const {
-        // Checked at load: found, and a point where the arm varies.
-        Ref r;
-        const auto colon = name.rfind(':');
-        std::string head = name.substr(0, colon);
-        if (const auto at = head.find('@'); at != std::string::npos) {
-            r.at_point = true;
-            r.point = sweep::formatValue(std::stod(head.substr(head.find('=', at) + 1)));
-            head = head.substr(0, at);
-        }
-        for (const Arm& a : p_.arms)
-            if (a.id == head) r.arm_index = a.index;
-        const auto names = metricNames();
-        r.column = static_cast<std::size_t>(
-            std::find(names.begin(), names.end(), name.substr(colon + 1)) - names.begin());
-        return r;
-    }
 };
-
-std::string replaceAll(std::string s, const std::map<std::string, std::string>& texts) {
-    for (const auto& [name, value] : texts) {
-        const std::string key = "${" + name + "}";
-        for (std::size_t pos = 0; (pos = s.find(key, pos)) != std::string::npos;
-             pos += value.size())
-            s.replace(pos, key.size(), value);
-    }
-    return s;
-}
 
 DeviceProfile deviceOf(const Parsed& p, const Options& opt) {
     if (p.profile == "derived:trail") return llama3_8bA100(opt);
@@ -840,7 +822,9 @@ Workload workloadOf(const Parsed& p, const Options& opt) {
     return w;
 }
 
-} // namespace
+} // namespace experiment_file
+
+using namespace experiment_file;
 
 bool isExperimentPath(const std::string& name) {
     const auto papers = paperNames();
@@ -857,7 +841,8 @@ Experiment loadExperiment(const std::string& path) {
     std::stringstream text;
     text << in.rdbuf();
     e.doc = tomlToJson(text.str(), path, &e.lines);
-    const Parsed p = Reader(e).parse();
+    e.parsed = std::make_shared<const Parsed>(Reader(e).parse());
+    const Parsed& p = *e.parsed;
     e.paper = p.paper;
     e.title = p.title;
     e.arms = p.arms.size();
@@ -874,16 +859,26 @@ std::vector<std::string> experimentFiles(const std::string& dir, const std::stri
     for (const auto& entry : fs::directory_iterator(dir, ec))
         if (entry.path().extension() == ".toml") out.push_back(entry.path().string());
     std::sort(out.begin(), out.end());
-    if (!paper.empty())
-        out.erase(
-            std::remove_if(out.begin(), out.end(),
-                           [&](const std::string& f) { return loadExperiment(f).paper != paper; }),
-            out.end());
+    if (paper.empty()) return out;
+    out.clear();
+    for (const Experiment& e : loadExperiments(dir, paper)) out.push_back(e.path);
+    return out;
+}
+
+std::vector<Experiment> loadExperiments(const std::string& dir, const std::string& paper) {
+    std::vector<Experiment> out;
+    for (const std::string& file : experimentFiles(dir)) {
+        Experiment e = loadExperiment(file);
+        if (paper.empty() || e.paper == paper) out.push_back(std::move(e));
+    }
     return out;
 }
 
 Report runExperiment(const Experiment& e, const Options& opt) {
-    const Parsed p = Reader(e).parse();
+    if (!e.parsed)
+        throw std::logic_error("runExperiment: an experiment not read by loadExperiment");
+    const Parsed& p = *e.parsed;
+    const Reader reader(e);
     say(opt, p.paper + ": " + p.title);
     // What only running finds wrong (a profile or data file that is not there, a workload
     // the engine refuses) is said with the file's key and line.
@@ -930,12 +925,14 @@ Report runExperiment(const Experiment& e, const Options& opt) {
         RunSpec spec;
     };
     std::vector<ArmRun> jobs;
+    const Results none;                                 // no runs yet:
+    const Evaluator calibrated(p, reader, none, texts); // the calibrations' values only
     for (const Arm& a : p.arms) {
         json parts = a.spec;
         parts["workload"] = {{"path", kWorkloadName}};
-        if (parts["policy"].contains("predictor"))
+        if (parts["policy"].contains("predictor")) // a calibration's value, filled in
             parts["policy"]["predictor"] =
-                replaceAll(parts["policy"]["predictor"].get<std::string>(), texts);
+                calibrated.text(parts["policy"]["predictor"].get<std::string>());
         sweep::Definition d;
         d.base = RunSpec::fromJson(parts, e.path);
         d.base.policy.seed = opt.seed;
@@ -970,17 +967,14 @@ Report runExperiment(const Experiment& e, const Options& opt) {
             const RunResult r = runSpec(jobs[i].spec, ctx);
             std::size_t c = 0;
             for (const auto& [name, v] : summaryMetrics(r.summary)) out[c++] = v;
-            out[c] = double(jobs[i].spec.limits.kv_capacity_tokens);
         } catch (const SchedulerLoop&) {
             // A policy that cycles: its metrics stay NaN (as a sweep's "loop" row).
         }
     });
 
-    const Evaluator ev(p, res, texts);
+    const Evaluator ev(p, reader, res, texts);
     Report rep;
-    rep.prefix_caching =
-        RunSpec::fromJson({{"workload", {{"path", kWorkloadName}}}, {"limits", p.limits}}, e.path)
-            .limits.prefix_caching;
+    rep.prefix_caching = p.prefix_caching;
     const std::string setting = ev.text(p.setting);
     {
         std::vector<std::string> header{"arm"};
@@ -989,7 +983,7 @@ Report runExperiment(const Experiment& e, const Options& opt) {
         if (varies) header.push_back("value");
         for (const auto& m : p.report) header.push_back(m);
         Table t(header);
-        const auto names = metricNames();
+        const auto& names = metricNames();
         for (const Arm& a : p.arms)
             for (std::size_t k = 0; k < res[a.index].size(); ++k) {
                 std::vector<std::string> row{a.label};

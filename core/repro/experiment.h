@@ -48,18 +48,24 @@
 #include "repro/repro.h"
 
 #include <map>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
 namespace kairos::repro {
 
+namespace experiment_file {
+struct Parsed; // the file's parts, checked (experiment.cpp)
+}
+
 struct Experiment {
     std::string path;
     std::string paper, title;
-    std::size_t arms = 0, runs = 0, claims = 0; // runs: arms times their varied values
-    nlohmann::json doc;                         // the file as JSON
-    std::map<std::string, long> lines;          // each key's line (tomlLine)
+    std::size_t arms = 0, runs = 0, claims = 0;            // runs: arms times their varied values
+    nlohmann::json doc;                                    // the file as JSON
+    std::map<std::string, long> lines;                     // each key's line (tomlLine)
+    std::shared_ptr<const experiment_file::Parsed> parsed; // read once, run at every seed
 };
 
 // Reads and checks a file whole (every formula, reference and placeholder), running
@@ -71,6 +77,9 @@ Report runExperiment(const Experiment& e, const Options& opt);
 // The experiment files of `dir` (*.toml), sorted by name; of one paper when `paper` is
 // given (read to know: a file that does not load throws).
 std::vector<std::string> experimentFiles(const std::string& dir, const std::string& paper = "");
+// The experiment files of `dir` read, sorted by name; of one paper when `paper` is given.
+// A file that does not read throws.
+std::vector<Experiment> loadExperiments(const std::string& dir, const std::string& paper = "");
 // Whether `name` names a file rather than a paper: it is neither a paper's name nor "all".
 bool isExperimentPath(const std::string& name);
 

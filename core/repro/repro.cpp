@@ -210,9 +210,7 @@ Report reproduceOnce(const std::string& paper, const Options& opt) {
     if (isExperimentPath(paper)) return runExperiment(loadExperiment(paper), opt);
     // The files read (and checked) before the experiments in code run: a malformed one stops
     // the command before minutes of work, not after.
-    std::vector<Experiment> files;
-    for (const std::string& file : experimentFiles(opt.experiments_dir, paper))
-        files.push_back(loadExperiment(file));
+    const std::vector<Experiment> files = loadExperiments(opt.experiments_dir, paper);
     Report rep = reproduceInCode(paper, opt);
     for (const Experiment& e : files) {
         Report r = runExperiment(e, opt);

@@ -12,39 +12,29 @@
 
 #include <algorithm>
 #include <cmath>
-#include <map>
-#include <mutex>
 #include <tuple>
 
 namespace kairos::repro {
 
+double predictorMae(const std::string& spec, const Workload& w, std::uint64_t seed) {
+    auto p = makePredictor(spec, seed);
+    p->reset(w);
+    return initialMae(*p, w);
+}
+
 std::string lognormalAtMae(const Options& opt, const Workload& w, double mae) {
     // Remembered for the process: TimeBill's experiments in code and its files calibrate the
     // same predictor at each seed (the key: the seed, the target and the lengths).
-    static std::mutex m;
-    static std::map<std::tuple<std::uint64_t, double, std::vector<std::int64_t>>, std::string>
-        known;
     std::vector<std::int64_t> lengths;
     for (const Request& r : w.requests) lengths.push_back(r.output_tokens);
-    const auto key = std::make_tuple(opt.seed, mae, std::move(lengths));
-    {
-        std::lock_guard<std::mutex> lock(m);
-        if (const auto it = known.find(key); it != known.end()) return it->second;
-    }
-    auto maeOf = [&](const std::string& spec) {
-        auto p = makePredictor(spec, opt.seed);
-        p->reset(w);
-        return initialMae(*p, w);
-    };
-    double lo = 0.001, hi = 3;
-    for (int i = 0; i < 40; ++i) {
-        const double mid = 0.5 * (lo + hi);
-        (maeOf("lognormal:" + fmt(mid, 9)) < mae ? lo : hi) = mid;
-    }
-    const std::string spec = "lognormal:" + fmt(0.5 * (lo + hi), 9);
-    std::lock_guard<std::mutex> lock(m);
-    known.emplace(key, spec);
-    return spec;
+    return remembered(std::make_tuple(opt.seed, mae, std::move(lengths)), [&] {
+        double lo = 0.001, hi = 3;
+        for (int i = 0; i < 40; ++i) {
+            const double mid = 0.5 * (lo + hi);
+            (predictorMae("lognormal:" + fmt(mid, 9), w, opt.seed) < mae ? lo : hi) = mid;
+        }
+        return "lognormal:" + fmt(0.5 * (lo + hi), 9);
+    });
 }
 
 Report reproduceTimebill(const Options& opt) {
@@ -58,11 +48,6 @@ Report reproduceTimebill(const Options& opt) {
     // The response-length predictor's error as the paper's RLP (MAE 42.71 tokens with 512
     // buckets): multiplicative log-normal noise whose sigma is set by bisection so that the
     // MAE on this workload is 42.71. (How wrong the predictor is decides what k is worth.)
-    auto maeOf = [&](const std::string& spec) {
-        auto p = makePredictor(spec, opt.seed);
-        p->reset(w);
-        return initialMae(*p, w);
-    };
     const std::string predictor = lognormalAtMae(opt, w, 42.71);
     const std::size_t ete_rows = rep.claims.size();
 
@@ -150,7 +135,7 @@ Report reproduceTimebill(const Options& opt) {
              "Splitwise's measured times of Llama2-70B and BLOOM-176B on A100 and H100"}});
 
     rep.claims.push_back(makeClaim("timebill", "response-length predictor MAE (paper: 512 buckets)",
-                                   42.71, maeOf(predictor), "tokens",
+                                   42.71, predictorMae(predictor, w, opt.seed), "tokens",
                                    "set, not found: " + predictor +
                                        " predictions, its sigma chosen so that the MAE on these "
                                        "arXiv-summarisation lengths is the paper's (its RLP is a "

@@ -14,8 +14,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <map>
-#include <mutex>
 #include <tuple>
 
 namespace kairos::repro {
@@ -41,23 +39,15 @@ constexpr const char* kPaperRequests =
 TrailPredictors trailPredictors(const Options& opt, double mae_ratio, std::size_t n) {
     // Remembered for the process: Trail's experiments in code and its files calibrate the
     // same predictors at each seed (2.5 s each).
-    static std::mutex m;
-    static std::map<std::tuple<std::string, std::uint64_t, double, std::size_t>, TrailPredictors>
-        known;
-    const auto key = std::make_tuple(opt.data_dir, opt.seed, mae_ratio, n);
-    {
-        std::lock_guard<std::mutex> lock(m);
-        if (const auto it = known.find(key); it != known.end()) return it->second;
-    }
-    const Workload sample = shortPromptConversations(opt, 1.0, n);
-    const TrailOptions to = calibrateTrail(sample, TrailOptions{}, mae_ratio, opt.seed);
-    TrailPredictors p;
-    p.mae = trailMae(sample, to, opt.seed);
-    p.refined = "trail:" + fmt(to.prompt_noise, 6) + "," + fmt(to.token_noise, 6);
-    p.prompt_only = p.refined + ",1000000"; // no classifier call after the prompt
-    std::lock_guard<std::mutex> lock(m);
-    known.emplace(key, p);
-    return p;
+    return remembered(std::make_tuple(opt.data_dir, opt.seed, mae_ratio, n), [&] {
+        const Workload sample = shortPromptConversations(opt, 1.0, n);
+        const TrailOptions to = calibrateTrail(sample, TrailOptions{}, mae_ratio, opt.seed);
+        TrailPredictors p;
+        p.mae = trailMae(sample, to, opt.seed);
+        p.refined = "trail:" + fmt(to.prompt_noise, 6) + "," + fmt(to.token_noise, 6);
+        p.prompt_only = p.refined + ",1000000"; // no classifier call after the prompt
+        return p;
+    });
 }
 
 Report reproduceTrail(const Options& opt) {
@@ -289,11 +279,10 @@ Report reproduceTrail(const Options& opt) {
         // length could only move it further, so the length excuses nothing (a premise excludes
         // a magnitude, never a direction; an outside audit found Trail's TTFT rows so).
         const bool grows = full_gain > half_gain;
-        const nlohmann::json& p = c.paper_value;
-        const double hi = p.is_array() ? p[1].get<double>() : p.get<double>(),
-                     lo = p.is_array() ? p[0].get<double>() : p.get<double>();
+        double lo = NAN, hi = NAN;
+        paperRange(c.paper_value, lo, hi);
         const bool away =
-            !c.band.contains(p, full_gain) && (grows ? full_gain > hi : full_gain < lo);
+            !c.band.contains(c.paper_value, full_gain) && (grows ? full_gain > hi : full_gain < lo);
         const std::string moved = fixed(half_gain, 3) + "x on " + std::to_string(n / 2) +
                                   " requests, " + fixed(full_gain, 3) + "x on " + std::to_string(n);
         c.premises.push_back(

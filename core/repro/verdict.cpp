@@ -10,9 +10,7 @@
 #include <stdexcept>
 
 namespace kairos::repro {
-namespace {
 
-// The paper's figure as [lo, hi] (a number is [v, v]); false when it has none.
 bool paperRange(const nlohmann::json& p, double& lo, double& hi) {
     if (p.is_number()) {
         lo = hi = p.get<double>();
@@ -25,6 +23,8 @@ bool paperRange(const nlohmann::json& p, double& lo, double& hi) {
     }
     return false;
 }
+
+namespace {
 
 int sign(double v) {
     return v > 0 ? 1 : v < 0 ? -1 : 0;
