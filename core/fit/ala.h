@@ -71,6 +71,10 @@ struct AlaOptions {
     // it lowered it from 97 % to 90 % (fit ala --holdout, LLM-Inference-Bench).
     bool roofline_prior = false;
     hw::Descriptors descriptors = hw::Descriptors::shipped();
+    // Trainings run at once where they are independent (ALA's three regressors; evaluate()'s
+    // ALA, dataset-wide and per-configuration trainings); 0: the hardware's count. Each
+    // training is single-threaded and seeded, so the result is the same at any count.
+    int threads = 0;
 };
 
 // Where a pair's (a, b, c) came from.

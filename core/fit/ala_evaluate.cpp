@@ -264,40 +264,47 @@ Evaluation evaluate(const std::vector<BenchRow>& rows, const AlaOptions& o, doub
     std::vector<BenchRow> train;
     for (std::size_t i = 0; i < rows.size(); ++i)
         if (!sp.held[i]) train.push_back(rows[i]);
-    AlaModel ala;
-    ala.train(train, o);
-    ev.screened_rows = ala.screenedRows();
     const auto train_suspect = suspectRows(train, o.columns, o.screen_ratio);
-    {
-        std::vector<BenchRow> clean; // the rows the per-configuration baselines train on
-        for (std::size_t t = 0; t < train.size(); ++t)
-            if (!train_suspect[t]) clean.push_back(train[t]);
-        ev.dataset_wide.train(clean, o.xgb);
-    }
+    std::vector<BenchRow> clean; // the rows the per-configuration baselines train on
+    for (std::size_t t = 0; t < train.size(); ++t)
+        if (!train_suspect[t]) clean.push_back(train[t]);
     // The training rows of each configuration, grouped once (a scan of every row per
     // configuration was quadratic: 32,000 rows of 1,600 configurations took 72 s).
     std::map<std::string, std::vector<BenchRow>> train_by;
-    for (std::size_t t = 0; t < train.size(); ++t)
-        if (!train_suspect[t]) train_by[configKey(train[t], o.columns)].push_back(train[t]);
-    for (auto& [k, ce] : sp.per) {
-        const auto found = train_by.find(k);
-        const std::vector<BenchRow> tr =
-            found == train_by.end() ? std::vector<BenchRow>{} : std::move(found->second);
-        ce.train_rows = tr.size();
-        LinearBaseline lin;
-        XgbBaseline xgb;
-        if (!tr.empty()) {
-            lin.train(tr);
-            xgb.train(tr, o.xgb);
-        }
+    for (const BenchRow& r : clean) train_by[configKey(r, o.columns)].push_back(r);
+    std::vector<std::pair<const std::string*, ConfigEvaluation*>> configs;
+    for (auto& [k, ce] : sp.per) configs.emplace_back(&k, &ce);
+    // Every training is independent of the others: ALA, the dataset-wide baselines and each
+    // configuration's two baselines run at once (each single-threaded and seeded, so the
+    // figures are the same at any thread count).
+    AlaModel ala;
+    std::vector<LinearBaseline> lins(configs.size());
+    std::vector<XgbBaseline> xgbs(configs.size());
+    parallelFor(2 + configs.size(), o.threads, [&](std::size_t t) {
+        if (t == 0) return ala.train(train, o);
+        if (t == 1) return ev.dataset_wide.train(clean, o.xgb);
+        const std::size_t c = t - 2;
+        const auto found = train_by.find(*configs[c].first);
+        if (found == train_by.end()) return;
+        configs[c].second->train_rows = found->second.size();
+        lins[c].train(found->second);
+        xgbs[c].train(found->second, o.xgb);
+    });
+    ev.screened_rows = ala.screenedRows();
+    for (std::size_t c = 0; c < configs.size(); ++c) {
+        const std::string& k = *configs[c].first;
+        ConfigEvaluation& ce = *configs[c].second;
+        const bool trained = ce.train_rows > 0;
+        const LinearBaseline& lin = lins[c];
+        const XgbBaseline& xgb = xgbs[c];
         for (std::size_t i : sp.by.at(k)) {
             if (!sp.held[i]) continue;
             const BenchRow& r = rows[i];
             auto pct = [&](double pred) { return 100.0 * std::abs(pred - r.thpt) / r.thpt; };
             ce.suspect_held_rows += suspect[i];
             ce.ala_pct.push_back(pct(ala.predict(r)));
-            ce.linear_pct.push_back(tr.empty() ? NAN : pct(lin.predict(r.ii, r.oo, r.bb)));
-            ce.xgb_pct.push_back(tr.empty() ? NAN : pct(xgb.predict(r.ii, r.oo, r.bb)));
+            ce.linear_pct.push_back(trained ? pct(lin.predict(r.ii, r.oo, r.bb)) : NAN);
+            ce.xgb_pct.push_back(trained ? pct(xgb.predict(r.ii, r.oo, r.bb)) : NAN);
             ce.linear_all_pct.push_back(pct(ev.dataset_wide.predictLinear(r)));
             ce.xgb_all_pct.push_back(pct(ev.dataset_wide.predictXgb(r)));
         }

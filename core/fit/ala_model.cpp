@@ -229,8 +229,8 @@ void AlaModel::train(const std::vector<BenchRow>& rows, const AlaOptions& o) {
         }
     learned_pairs_ = x.size();
     learned_ = !x.empty();
-    if (learned_)
-        for (int j = 0; j < 3; ++j) r_[j].fit(x, y[std::size_t(j)], o.xgb);
+    if (learned_) // the three coordinates' regressors are independent
+        parallelFor(3, o.threads, [&](std::size_t j) { r_[j].fit(x, y[j], o.xgb); });
 }
 
 std::vector<const AlaModel::Config*> AlaModel::nearestWithCurves(const BenchRow& q,

@@ -220,6 +220,7 @@ Uncertainty Uncertainty::learn(const std::vector<BenchRow>& rows, const AlaOptio
     AlaOptions step = o;
     step.xgb = u.step_xgb;
     step.xgb.seed = o.xgb.seed;
+    step.threads = 1; // the tasks below already run at once
     std::vector<Task> tasks;
     for (const char* regime : {"hardware", "configuration", "pairs"}) {
         auto t = foldsOf(rows, o, regime, u.configuration_folds, u.test_fraction, u.seed);

@@ -20,6 +20,7 @@ Report reproduceAla(const Options& opt) {
     o.xgb.eta = ala::UncertaintyOptions::fast().eta;
     if (opt.quick) o.xgb = fit::XgbParams::with(60, 0.3); // a first look
     o.xgb.seed = opt.seed;
+    o.threads = opt.threads;
     constexpr double kHeldOut = 0.2;
     say(opt, "ala: training on LLM-Inference-Bench with 20 % of each configuration's pairs "
              "held out");

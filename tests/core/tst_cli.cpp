@@ -663,6 +663,16 @@ private slots:
                 if (c["premises"][0]["value"].get<double>() < 0.9)
                     QCOMPARE(c["verdict"], "not comparable");
             }
+            // MC-SF's slope ratios: the null is shortest-first without the look-ahead, FCFS
+            // beside it; the high-demand row at other load anchors too.
+            if (claim.rfind("best benchmark slope / MC-SF slope", 0) == 0) {
+                QVERIFY2(c["null_model"].get<std::string>().rfind("SJF", 0) == 0, claim.c_str());
+                QVERIFY(c["compared"].contains("null_fcfs_in_mcsf_place"));
+                if (claim.find("high demand") != std::string::npos)
+                    for (const char* k : {"ratio_low_demand_at_0.95x_flood_rate",
+                                          "ratio_low_demand_at_anchor_plus_0.5"})
+                        QVERIFY2(c["compared"].at(k).is_number(), k);
+            }
             // Tuned to the paper's figure: never counted as agreeing.
             if (claim == "prompt-only MAE / refined MAE") QCOMPARE(c["verdict"], "calibrated");
             // Decided by an invented quality curve: not comparable.
