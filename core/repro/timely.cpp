@@ -452,6 +452,13 @@ Report reproduceTimely(const Options& opt) {
     auto codePeaks = [&](int e) {
         return peaksOf([&, e](std::size_t i, bool t) { return codeFig7(i, t ? 0 : 1, e); });
     };
+    // The other reading of Fig. 7's unit (rule 11): the mean per task type, then over the
+    // types, as their Fig. 5 scores (Kairos reads Fig. 7 per task: no script of theirs
+    // computes it, and "utility" there is in TUF units, not a share of the maximum).
+    const auto typeUtility = figureOf([](const AuthorsMetric& m) { return m.all.utility; });
+    const Peaks type_peaks = peaksOf([&](std::size_t i, bool t) {
+        return typeUtility(f7[3 * i + (t ? 0 : 1)], 0);
+    });
     const Peaks kairos_peaks = peaksOf([&](std::size_t i, bool t) { return fig7At(full, i, t); });
     const EteModel ete(prof.ete);
 
@@ -745,6 +752,9 @@ Report reproduceTimely(const Options& opt) {
                 fixed(timely ? kairos_peaks.best_t : kairos_peaks.best_v, 3));
             c.quote = fig7_quote;
             c.band_origin = precisionOrigin("two decimals: +-0.005");
+            c.readings.push_back({"Fig. 7's utility a mean per task type, then over the types "
+                                  "(their Fig. 5's unit), not per task",
+                                  timely ? type_peaks.best_t : type_peaks.best_v});
             if (timely) {
                 const Peaks k = codePeaks(0);
                 needsContention(c, k.best_v / k.best_t, 0.74 / 1.21);
