@@ -348,8 +348,9 @@ nlohmann::json toJson(const std::vector<Claim>& claims) {
              {"null_value", jsonNumber(c.null_value)},
              {"null_verdict", c.null_model.empty() ? nlohmann::json(nullptr)
                                                    : nlohmann::json(verdictName(c.null_verdict))},
-             {"paper_value_source",
-              c.paper_value_source.empty() ? "the paper's text" : c.paper_value_source},
+             {"paper_value_source", !c.paper_value_source.empty() ? c.paper_value_source
+                                    : c.paper_value.is_null() ? "none: the paper gives no figure"
+                                                              : "the paper's text"},
              {"readings", readingsJson(c.readings)},
              {"device_readings", readingsJson(c.device_readings)},
              {"rule", c.rule}});

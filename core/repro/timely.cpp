@@ -456,9 +456,8 @@ Report reproduceTimely(const Options& opt) {
     // types, as their Fig. 5 scores (Kairos reads Fig. 7 per task: no script of theirs
     // computes it, and "utility" there is in TUF units, not a share of the maximum).
     const auto typeUtility = figureOf([](const AuthorsMetric& m) { return m.all.utility; });
-    const Peaks type_peaks = peaksOf([&](std::size_t i, bool t) {
-        return typeUtility(f7[3 * i + (t ? 0 : 1)], 0);
-    });
+    const Peaks type_peaks =
+        peaksOf([&](std::size_t i, bool t) { return typeUtility(f7[3 * i + (t ? 0 : 1)], 0); });
     const Peaks kairos_peaks = peaksOf([&](std::size_t i, bool t) { return fig7At(full, i, t); });
     const EteModel ete(prof.ete);
 

@@ -308,6 +308,11 @@ private slots:
         QCOMPARE(j["null_value"].get<double>(), 1.9);
         QCOMPARE(j["null_verdict"].get<std::string>(), std::string("disagrees"));
         QCOMPARE(j["paper_value_source"].get<std::string>(), std::string("the paper's text"));
+        // A row of Kairos's own names no source in the paper's text.
+        Claim own = c;
+        own.paper_value = nullptr;
+        QCOMPARE(toJson({own})[0]["paper_value_source"].get<std::string>(),
+                 std::string("none: the paper gives no figure"));
         // Over seeds the null's values get their own interval: 1.5, 1.7, 1.9 (mean 1.7,
         // t interval [1.20, 2.20]) meets 1.69 +- 0.005, so the row is not counted.
         std::vector<std::vector<Claim>> runs;
