@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <tuple>
 
 namespace kairos::repro {
@@ -32,6 +33,7 @@ PolicyConfig policy(const std::string& name, double C, std::uint64_t seed,
 } // namespace
 
 // The length of the paper's runs, in its words.
+constexpr std::size_t kPaperRequestCount = 10000;
 constexpr const char* kPaperRequests =
     "10k prompts: seeds/002, 4: \"We sample 10k unique prompts from the dataset for model "
     "serving\"";
@@ -49,6 +51,25 @@ TrailPredictors trailPredictors(const Options& opt, double mae_ratio, std::size_
         return p;
     });
 }
+
+namespace {
+// A run of the paper's length on the substitute: `count` requests (10,000; --quick: fewer)
+// taken in turn from its short-prompt conversations (5,256 of them: the same lengths,
+// repeated), Poisson arrivals.
+Workload paperLength(const Options& opt, double rate, std::size_t count) {
+    const Workload distinct = shortPromptConversations(opt, rate, count);
+    Workload w = distinct;
+    w.requests.clear();
+    const auto t = generateArrivals({rate, 1.0, opt.seed, 0.0}, count);
+    for (std::size_t i = 0; i < count; ++i) {
+        Request q = distinct.requests[i % distinct.size()];
+        q.id = static_cast<std::int64_t>(i);
+        q.arrival = t[i];
+        w.requests.push_back(q);
+    }
+    return w;
+}
+} // namespace
 
 Report reproduceTrail(const Options& opt) {
     Report rep;
@@ -243,7 +264,37 @@ Report reproduceTrail(const Options& opt) {
                             "and latency 1.66-2.01x)";
     if (!any_pair) pairing.clear();
     const nlohmann::json lat_paper = {1.66, 2.01}, ttft_paper = {1.76, 24.07};
-    const Range lat = over(2, false), ttft = over(2, true);
+    const Range lat = over(2, false), ttft = over(2, true), sjf_range = over(1, false);
+    // Above FCFS's service rate a gain moves with the run's length, and the paper's runs are
+    // longer (10k prompts) than these: the rows judged there run again at its length, FCFS
+    // and the row's system (an outside audit: a trend extrapolated from 1,000-4,000 requests
+    // is no measurement). paper_length[{r, s}]: FCFS's and system s's summaries at load r.
+    std::map<std::pair<std::size_t, std::size_t>, std::pair<Summary, Summary>> paper_length;
+    const std::size_t paper_n = opt.quick ? 4 * n : kPaperRequestCount; // --quick: a first look
+    {
+        std::vector<std::pair<std::size_t, std::size_t>> wanted;
+        for (const auto& [r, sys] : {std::pair{lat.r_lo, std::size_t(2)},
+                                     {lat.r_hi, 2},
+                                     {ttft.r_lo, 2},
+                                     {ttft.r_hi, 2},
+                                     {sjf_range.r_hi, 1}})
+            if (fractions[r] > 1 &&
+                std::find(wanted.begin(), wanted.end(), std::pair{r, sys}) == wanted.end())
+                wanted.emplace_back(r, sys);
+        std::map<std::size_t, Workload> long_runs;
+        for (const auto& [r, sys] : wanted)
+            if (!long_runs.count(r))
+                long_runs.emplace(r, paperLength(opt, fractions[r] * mu, paper_n));
+        std::vector<Job> long_jobs;
+        for (const auto& [r, sys] : wanted) {
+            long_jobs.push_back({&long_runs.at(r), systems[0].p, lim, {}});
+            long_jobs.push_back({&long_runs.at(r), systems[sys].p, lim, {}});
+        }
+        say(opt, "trail: " + std::to_string(long_jobs.size()) + " runs of the paper's length");
+        const auto long_res = runAll(long_jobs, *model, opt);
+        for (std::size_t i = 0; i < wanted.size(); ++i)
+            paper_length[wanted[i]] = {long_res[2 * i].summary, long_res[2 * i + 1].summary};
+    }
     const std::string f6 = setting +
                            "; Figure 6; the paper's loads read as those where FCFS "
                            "queues at least 40 % of its latency (its lowest gain, "
@@ -259,14 +310,21 @@ Report reproduceTrail(const Options& opt) {
                " running requests, their KV kept, so a new request waits only for its prefill); " +
                by_length + "; " + pairing;
     };
-    // Above FCFS's service rate its queue grows with every arrival: a gain there is judged
-    // only if it holds when the run is halved (within 5 %), as the paper's run (10k prompts)
-    // is longer than this one (an outsider's audit: 1.05x to 1.24x from 1,000 to 4,000
-    // requests), unless it already lies beyond the paper's figure and moves away from it.
+    // Above FCFS's service rate its queue grows with every arrival, so a gain there moves with
+    // the run's length (an outsider's audit: 1.05x to 1.24x from 1,000 to 4,000 requests), and
+    // the paper's runs (10k prompts) are longer than this one: a gain there is judged only if
+    // at the paper's length it reads as here by the band (paperLength's runs; the half runs
+    // show the trend).
+    auto lengthPremise = [&](std::size_t r) {
+        return "the gain on " + std::to_string(paper_n) + " requests (the paper's length; " +
+               "fewer with --quick) reads as on " + std::to_string(n) +
+               " by the band (1) or not (0), at load " + fixed(fractions[r], 2);
+    };
     auto stableAt = [&](Claim& c, std::size_t r, std::size_t sys, bool of_ttft) {
         if (!(fractions[r] > 1)) { // below the service rate nothing grows with the run
-            c.premises.push_back({"the gain on half the requests over the gain on all", 1.0, 0.95,
-                                  "below the baseline's service rate"});
+            c.compared["gain_at_paper_length"] = NAN; // not run: nothing to measure
+            c.premises.push_back({lengthPremise(r), 1.0, 0.95,
+                                  "below the baseline's service rate nothing grows with the run"});
             return;
         }
         auto gain = [&](const Summary& f, const Summary& x) {
@@ -274,28 +332,35 @@ Report reproduceTrail(const Options& opt) {
         };
         const double full_gain = gain(at(r, 0), at(r, sys)),
                      half_gain = gain(res[half_at[r]].summary, res[half_at[r] + sys].summary);
-        // The paper served 10k prompts, more than this run: where the gain already lies beyond
-        // the paper's figure and moves further from it as the run grows, a run of the paper's
-        // length could only move it further, so the length excuses nothing (a premise excludes
-        // a magnitude, never a direction; an outside audit found Trail's TTFT rows so).
-        const bool grows = full_gain > half_gain;
+        const auto& [lf, lx] = paper_length.at({r, sys});
+        const double paper_gain = gain(lf, lx);
+        // The paper served 10k prompts, more than this run: the gain at its length is
+        // measured (paperLength), and the row is judged only where it reads as on this run
+        // (inside the band, or outside it on the same side): then the length decides nothing
+        // (a premise excludes a magnitude, never a direction). Where it reads otherwise, the
+        // run's length, not the systems, decides the verdict.
         double lo = NAN, hi = NAN;
         paperRange(c.paper_value, lo, hi);
-        const bool away =
-            !c.band.contains(c.paper_value, full_gain) && (grows ? full_gain > hi : full_gain < lo);
+        const auto side = [&](double g) {
+            return c.band.contains(c.paper_value, g) ? 0 : g < lo ? -1 : 1;
+        };
+        const bool same = side(paper_gain) == side(full_gain);
         const std::string moved = fixed(half_gain, 3) + "x on " + std::to_string(n / 2) +
-                                  " requests, " + fixed(full_gain, 3) + "x on " + std::to_string(n);
+                                  " requests, " + fixed(full_gain, 3) + "x on " +
+                                  std::to_string(n) + ", " + fixed(paper_gain, 3) + "x on " +
+                                  std::to_string(paper_n);
+        c.compared["gain_at_paper_length"] = paper_gain;
         c.premises.push_back(
-            {"the gain on half the requests over the gain on all (or its inverse), at load " +
-                 fixed(fractions[r], 2) + "; 1 where it moves away from the paper's figure",
-             away ? 1.0 : std::min(half_gain / full_gain, full_gain / half_gain), 0.95,
-             away ? "the gain moves away from the paper's figure as the run grows (" + moved +
-                        ") and the paper served more requests (" + kPaperRequests +
-                        "): a run of its length would only move it further"
-                  : "above the baseline's service rate its queue grows with every arrival, so a "
-                    "gain that moves with the run's length measures the length, not the systems "
-                    "(here " +
-                        moved + "; the paper served " + kPaperRequests + ")"});
+            {lengthPremise(r), same ? 1.0 : 0.0,
+             0.95, // over seeds: the share of them (every one of 10)
+             same ? "above the baseline's service rate the gain moves with the run's length (" +
+                        moved + "), but on " + std::to_string(paper_n) + " requests (the paper: " +
+                        kPaperRequests + ") it reads as here: the length decides nothing"
+                  : "above the baseline's service rate the gain moves with the run's length (" +
+                        moved + "), and on " + std::to_string(paper_n) +
+                        " requests (the paper: " + kPaperRequests +
+                        ") it reads otherwise: the length, not the systems, "
+                        "decides"});
     };
     // Each gain names its load and how much FCFS queues there (judge(): no gain is judged
     // where the baseline barely queues).
@@ -332,7 +397,7 @@ Report reproduceTrail(const Options& opt) {
                       1.0, sjf.hi, "x lower", f6));
         rep.claims.back().band = Band::absolute(0.15);
         rep.claims.back().quote =
-            "seeds/002 (Trail), 5 (Fig. 6): \"SJF based on BERT predictions provides minimal "
+            "seeds/002 (Trail), 4.2 (Fig. 6): \"SJF based on BERT predictions provides minimal "
             "benefits over vLLM-FCFS\"";
         rep.claims.back().band_origin =
             "Kairos's reading of 'minimal' (+-0.15x): the paper gives no figure";
@@ -365,9 +430,10 @@ Report reproduceTrail(const Options& opt) {
             c.load = fractions[r];
             c.baseline_queue_share = sj.queue_ms.mean / sj.e2el_ms.mean;
             atPaperLoad(c, queueShare(r));
-            c.quote = "seeds/002 (Trail), 5 (Fig. 6): \"both Trail and Trail-BERT, which implement "
-                      "limited preemption, achieve lower mean and median latency ... compared to "
-                      "vLLM\"";
+            c.quote =
+                "seeds/002 (Trail), 4.2 (Fig. 6): \"both Trail and Trail-BERT, which implement "
+                "limited preemption, achieve lower mean and median latency ... compared to "
+                "vLLM\"";
             c.band_origin = "the paper's lowest gain over FCFS (1.66x, abstract) over Kairos's "
                             "reading of SJF's 'minimal benefit' (at most 1.15x, the SJF row's "
                             "band): at least 1.44x";
@@ -408,13 +474,19 @@ Report reproduceTrail(const Options& opt) {
                                   " tokens against the prompt-only " + fixed(mae.prompt_only, 1);
         rep.claims.back().band = Band::absolute(0);
         rep.claims.back().quote =
-            "seeds/002 (Trail), 5 (Fig. 6): \"with Trail using refined embedding predictions "
+            "seeds/002 (Trail), 4.2 (Fig. 6): \"with Trail using refined embedding predictions "
             "showing the lowest latency and TTFT due to more accurate predictions\"";
         rep.claims.back().band_origin = "exact: the paper says at every rate of the figure";
+        // The two differ by design in their predictions' accuracy (the MAE gap set to the
+        // paper's 2.66x); what that gap does to latency here is a fraction of a percent, so the
+        // share counts the signs of an effect the seeds do not resolve (an outside audit: the
+        // former reason called the designed gap noise).
         rep.claims.back().not_comparable =
-            "Trail and Trail-BERT differ here only in the noise of Kairos's length-prediction "
-            "models (their MAEs set to the paper's), not in trained predictors: which is lower "
-            "at a load is the noise's draw";
+            "Trail and Trail-BERT differ here by the designed accuracy gap of Kairos's "
+            "length-prediction models (their MAEs set 2.66x apart, as the paper's), not by "
+            "trained predictors, and that gap moves the mean latency by a fraction of a percent "
+            "(per load in the cause): the share counts the signs of an effect the seeds do not "
+            "resolve";
     }
 
     rep.details += "\n  remaining-length MAE over every token: prompt-only " +
