@@ -143,18 +143,6 @@ Report reproduceTrail(const Options& opt) {
         jobs.push_back({&w, systems[0].p, lim, {}});
         jobs.push_back({&w, systems[2].p, lim, {}});
     }
-    // Above FCFS's service rate the same three systems on half the requests: a gain there
-    // that moves with the run's length measures the length, not the systems (the premise of
-    // each overloaded row, stableAt below).
-    std::vector<Workload> halves;
-    halves.reserve(fractions.size());
-    std::vector<std::size_t> half_at(fractions.size(), 0);
-    for (std::size_t r = 0; r < fractions.size(); ++r) {
-        if (!(fractions[r] > 1)) continue;
-        halves.push_back(shortPromptConversations(opt, fractions[r] * mu, n / 2));
-        half_at[r] = jobs.size();
-        for (std::size_t k = 0; k < 3; ++k) jobs.push_back({&halves.back(), systems[k].p, lim, {}});
-    }
     say(opt, "trail: " + std::to_string(jobs.size()) + " runs");
     const auto res = runAll(jobs, *model, opt);
     // Requests a better-ranked one pushed out of the batch: suspended with their KV kept,
@@ -313,8 +301,7 @@ Report reproduceTrail(const Options& opt) {
     // Above FCFS's service rate its queue grows with every arrival, so a gain there moves with
     // the run's length (an outsider's audit: 1.05x to 1.24x from 1,000 to 4,000 requests), and
     // the paper's runs (10k prompts) are longer than this one: a gain there is judged only if
-    // at the paper's length it reads as here by the band (paperLength's runs; the half runs
-    // show the trend).
+    // at the paper's length it reads as here by the band (paperLength's runs).
     auto lengthPremise = [&](std::size_t r) {
         return "the gain on " + std::to_string(paper_n) + " requests (the paper's length; " +
                "fewer with --quick) reads as on " + std::to_string(n) +
@@ -330,8 +317,7 @@ Report reproduceTrail(const Options& opt) {
         auto gain = [&](const Summary& f, const Summary& x) {
             return of_ttft ? f.ttft_ms.mean / x.ttft_ms.mean : f.e2el_ms.mean / x.e2el_ms.mean;
         };
-        const double full_gain = gain(at(r, 0), at(r, sys)),
-                     half_gain = gain(res[half_at[r]].summary, res[half_at[r] + sys].summary);
+        const double full_gain = gain(at(r, 0), at(r, sys));
         const auto& [lf, lx] = paper_length.at({r, sys});
         const double paper_gain = gain(lf, lx);
         // The paper served 10k prompts, more than this run: the gain at its length is
@@ -345,9 +331,8 @@ Report reproduceTrail(const Options& opt) {
             return c.band.contains(c.paper_value, g) ? 0 : g < lo ? -1 : 1;
         };
         const bool same = side(paper_gain) == side(full_gain);
-        const std::string moved = fixed(half_gain, 3) + "x on " + std::to_string(n / 2) +
-                                  " requests, " + fixed(full_gain, 3) + "x on " +
-                                  std::to_string(n) + ", " + fixed(paper_gain, 3) + "x on " +
+        const std::string moved = fixed(full_gain, 3) + "x on " + std::to_string(n) +
+                                  " requests, " + fixed(paper_gain, 3) + "x on " +
                                   std::to_string(paper_n);
         c.compared["gain_at_paper_length"] = paper_gain;
         c.premises.push_back(
