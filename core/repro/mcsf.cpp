@@ -92,14 +92,14 @@ Report reproduceMcsf(const Options& opt) {
     // state" (7.2) in which MC-SF's mean latency "increases at a remarkably slow rate" (1/800 s
     // per arrival in PAPERS.md's notes; the rates, 10 and 50 req/s there, are lost from the
     // seed's text) and the best benchmark's eight times as fast or more; high demand is five
-    // times that rate. Its rates are not stated
-    // relative to its capacity, so low demand here is the lowest multiple of MC-SF's flood
-    // rate (its throughput with every request queued at 0, which the drain tail holds below
-    // what it sustains under Poisson arrivals) on a 0.1 grid at which MC-SF's mean latency
-    // grows at a tenth of the paper's 1/800 or more: the paper's regime, where MC-SF's
-    // latency grows slowly, rather than a load below capacity where every order ties (an
-    // outside audit: the previous fixed 95 % of the flood rate was such a load, and the only
-    // agreement rested on it). The high-demand ratio at other anchors is reported beside it.
+    // times that rate. Its rates are not stated relative to its capacity, so low demand here
+    // is the lowest multiple of MC-SF's flood rate (its throughput with every request queued
+    // at 0, which the drain tail holds below what it sustains under Poisson arrivals) on a
+    // 0.1 grid at which MC-SF's mean latency grows at a tenth of 1/800 or more: the paper's
+    // regime, where MC-SF's latency grows slowly, rather than a load below capacity where
+    // every order ties (an outside audit: the previous fixed 95 % of the flood rate was such
+    // a load, and the only agreement rested on it). The high-demand ratio at other anchors
+    // is reported beside it.
     say(opt, "mcsf: measuring MC-SF's service rate on this setting");
     PolicyConfig mcsf;
     mcsf.name = "mcsf";
