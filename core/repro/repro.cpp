@@ -317,6 +317,12 @@ nlohmann::json readingsJson(const std::vector<Claim::Reading>& readings) {
         a.push_back({{"what", r.what}, {"value", jsonNumber(r.value)}});
     return a;
 }
+nlohmann::json paperReadingsJson(const std::vector<Claim::PaperReading>& readings) {
+    nlohmann::json a = nlohmann::json::array();
+    for (const Claim::PaperReading& r : readings)
+        a.push_back({{"what", r.what}, {"paper_value", r.paper_value}});
+    return a;
+}
 } // namespace
 
 nlohmann::json toJson(const std::vector<Claim>& claims) {
@@ -352,6 +358,7 @@ nlohmann::json toJson(const std::vector<Claim>& claims) {
                                     : c.paper_value.is_null() ? "none: the paper gives no figure"
                                                               : "the paper's text"},
              {"readings", readingsJson(c.readings)},
+             {"paper_readings", paperReadingsJson(c.paper_readings)},
              {"device_readings", readingsJson(c.device_readings)},
              {"rule", c.rule}});
     return a;
@@ -402,6 +409,8 @@ std::string auditText(const std::vector<Claim>& claims) {
         if (!c.paper_value_source.empty()) s += "  source:   " + c.paper_value_source + "\n";
         for (const Claim::Reading& r : c.readings)
             s += "  reading:  " + r.what + " = " + fmt(r.value, 4) + "\n";
+        for (const Claim::PaperReading& r : c.paper_readings)
+            s += "  reading:  " + r.what + ": the paper's " + r.paper_value.dump() + "\n";
         for (const Claim::Reading& r : c.device_readings)
             s += "  device:   " + r.what + " = " + fmt(r.value, 4) + "\n";
         s += "  setting:  " + c.setting + "\n";

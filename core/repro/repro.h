@@ -140,6 +140,14 @@ struct Claim {
         double value = 0;
     };
     std::vector<Reading> readings;
+    // Other readings of the paper's own words (rule 11 too): the same figure judged against
+    // the paper's value as another reading of its text gives it (e.g. "183 % relative to"
+    // read as an increase, 2.83, rather than a ratio, 1.83).
+    struct PaperReading {
+        std::string what;
+        nlohmann::json paper_value;
+    };
+    std::vector<PaperReading> paper_readings;
     // The figure on the derived device's other plausible levels (rule 13 of judge()): a row
     // measured on a device profile derived rather than measured (derived.h) runs again with
     // its iteration times moved by the derivation's own uncertainty, each way. A paper's

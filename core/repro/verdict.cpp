@@ -335,6 +335,15 @@ void judge(Claim& c) {
                 flips += std::string(flips.empty() ? "" : "; ") + r.what + ": " + fmt(r.value, 4) +
                          " (" + verdictName(v) + ")";
         }
+        const bool interval = c.seeds > 1 && std::isfinite(c.ci_low) && std::isfinite(c.ci_high);
+        for (const Claim::PaperReading& r : c.paper_readings) {
+            Claim other = c; // the same figure against the paper's value as read otherwise
+            other.paper_value = r.paper_value;
+            const Verdict v = byBand(other, c.kairos_value, c.ci_low, c.ci_high, interval, nullptr);
+            if (v != c.verdict)
+                flips += std::string(flips.empty() ? "" : "; ") + r.what + ": the paper's " +
+                         r.paper_value.dump() + " (" + verdictName(v) + ")";
+        }
         if (!flips.empty())
             overrule(c,
                      "readings: a verdict stands only if every reading of what the paper leaves "

@@ -401,6 +401,25 @@ private slots:
         QCOMPARE(a.verdict, Verdict::NotComparable);
     }
 
+    // Rule 11 over the paper's own words: the figure judged against the paper's value as
+    // another reading of its text gives it ("183 %" as a ratio, 1.83, or an increase, 2.83).
+    void paperReadingsThatFlipAreNoVerdict() {
+        Claim c = row(1.83, 2.54, Band::measured(0.005, 1));
+        QCOMPARE(c.verdict, Verdict::Disagrees);
+        c.paper_readings = {{"read as an increase", 3.5}};
+        judge(c);
+        QCOMPARE(c.verdict, Verdict::Disagrees); // 2.54 is neither 1.83 nor 3.5
+        c.paper_readings.push_back({"read as an increase, closer", 2.54});
+        judge(c);
+        QCOMPARE(c.verdict, Verdict::NotComparable);
+        QVERIFY2(c.not_comparable.find("read as an increase, closer: the paper's 2.54 (agrees)") !=
+                     std::string::npos,
+                 c.not_comparable.c_str());
+        const auto j = toJson({c})[0]["paper_readings"];
+        QCOMPARE(j.size(), std::size_t(2));
+        QCOMPARE(j[1]["paper_value"].get<double>(), 2.54);
+    }
+
     // Rule 13: on a derived device, an agreement stands only if it agrees at every level of
     // the device, a disagreement only if the range from Kairos's interval to the device
     // readings cannot reach the paper's band; readings averaged over the seeds.
