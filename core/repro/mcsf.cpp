@@ -109,12 +109,17 @@ Report reproduceMcsf(const Options& opt) {
             .summary.request_throughput;
     };
     const double mu = serviceRate(shortPromptConversations(opt, INFINITY, n_max));
+    // A workload's first n requests for each n of `ns`: a slope's x axis.
+    auto prefixesOf = [&](const Workload& w) {
+        std::vector<Workload> out;
+        out.reserve(ns.size());
+        for (std::size_t n : ns) out.push_back(prefix(w, n));
+        return out;
+    };
     // MC-SF's mean latency against the number of arrivals: its slope, s per arrival.
     auto mcsfSlope = [&](const Workload& w) {
-        std::vector<Workload> prefixes;
-        prefixes.reserve(ns.size());
+        const std::vector<Workload> prefixes = prefixesOf(w);
         std::vector<Job> jobs;
-        for (std::size_t n : ns) prefixes.push_back(prefix(w, n));
         for (const auto& pw : prefixes) jobs.push_back({&pw, mcsf, paperLimits(), {}});
         const auto res = runAll(jobs, *model, opt);
         std::vector<double> x(ns.begin(), ns.end()), y;
@@ -183,9 +188,7 @@ Report reproduceMcsf(const Options& opt) {
         sjf.name = "sjf";
         pols.push_back(fcfs);
         pols.push_back(sjf);
-        std::vector<Workload> prefixes;
-        prefixes.reserve(ns.size());
-        for (std::size_t n : ns) prefixes.push_back(prefix(w, n));
+        const std::vector<Workload> prefixes = prefixesOf(w);
         std::vector<Job> jobs;
         for (const auto& p : pols)
             for (const auto& pw : prefixes) jobs.push_back({&pw, p, paperLimits(), {}});

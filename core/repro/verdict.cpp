@@ -132,6 +132,11 @@ bool oppositeSide(const Claim& c) {
     return p > 0 ? hi < edge : lo > edge;
 }
 
+// Whether the row's figure has an interval over seeds to judge by.
+bool hasInterval(const Claim& c) {
+    return c.seeds > 1 && std::isfinite(c.ci_low) && std::isfinite(c.ci_high);
+}
+
 // The band's verdict on a figure with its interval [lo, hi] (`interval`: over seeds).
 Verdict byBand(const Claim& c, double value, double lo, double hi, bool interval,
                std::string* rule) {
@@ -258,8 +263,7 @@ void judge(Claim& c) {
                                 ? ", no effect: whether there is a gain at all is not resolved"
                                 : ": which side the figure lies on is not resolved");
     } else {
-        const bool interval = c.seeds > 1 && std::isfinite(c.ci_low) && std::isfinite(c.ci_high);
-        c.verdict = byBand(c, c.kairos_value, c.ci_low, c.ci_high, interval, &c.rule);
+        c.verdict = byBand(c, c.kairos_value, c.ci_low, c.ci_high, hasInterval(c), &c.rule);
     }
     // Rule 9: the null model; a side claim's is no effect (its edge) unless the experiment
     // names a stronger one.
@@ -335,11 +339,11 @@ void judge(Claim& c) {
                 flips += std::string(flips.empty() ? "" : "; ") + r.what + ": " + fmt(r.value, 4) +
                          " (" + verdictName(v) + ")";
         }
-        const bool interval = c.seeds > 1 && std::isfinite(c.ci_low) && std::isfinite(c.ci_high);
         for (const Claim::PaperReading& r : c.paper_readings) {
             Claim other = c; // the same figure against the paper's value as read otherwise
             other.paper_value = r.paper_value;
-            const Verdict v = byBand(other, c.kairos_value, c.ci_low, c.ci_high, interval, nullptr);
+            const Verdict v =
+                byBand(other, c.kairos_value, c.ci_low, c.ci_high, hasInterval(c), nullptr);
             if (v != c.verdict)
                 flips += std::string(flips.empty() ? "" : "; ") + r.what + ": the paper's " +
                          r.paper_value.dump() + " (" + verdictName(v) + ")";
@@ -353,7 +357,7 @@ void judge(Claim& c) {
     // Rule 13: on a derived device, a verdict its own uncertainty can flip is no verdict.
     if ((c.verdict == Verdict::Agrees || c.verdict == Verdict::Disagrees) &&
         !c.device_readings.empty()) {
-        const bool many = c.seeds > 1 && std::isfinite(c.ci_low) && std::isfinite(c.ci_high);
+        const bool many = hasInterval(c);
         double low = many ? c.ci_low : c.kairos_value, high = many ? c.ci_high : c.kairos_value;
         std::string values;
         bool every_agrees = true;
