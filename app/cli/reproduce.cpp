@@ -41,9 +41,10 @@ void listExperiments(const std::string& dir) {
     std::printf("  %-9s %-56s %6s %5s  %s\n", "paper", "experiment", "claims", "runs",
                 "defined in");
     for (const auto& paper : repro::paperNames()) {
-        std::printf("  %-9s %-56s %6s %5s  %s\n", paper.c_str(),
-                    (paper + "'s experiments in code").c_str(), "-", "-",
-                    ("core/repro/" + paper + ".cpp").c_str());
+        if (repro::hasExperimentsInCode(paper))
+            std::printf("  %-9s %-56s %6s %5s  %s\n", paper.c_str(),
+                        (paper + "'s experiments in code").c_str(), "-", "-",
+                        ("core/repro/" + paper + ".cpp").c_str());
         for (const auto& e : files)
             if (e.paper == paper)
                 std::printf("  %-9s %-56s %6zu %5zu  %s\n", paper.c_str(), e.title.c_str(),

@@ -250,6 +250,31 @@ DeviceProfile llama3_8bRtx4090(const Options& opt, PlanTimes* fit) {
     return p;
 }
 
+std::vector<GrowthShare> otherGrowthShares(const Options& opt) {
+    // Each card's prefill per token from the 4090's by fp16 tensor FLOPs (a few % of a row's
+    // time: its error matters little): H100 and GH200 989, MI250 383, MI300X 1,307 TFLOPS.
+    const std::pair<const char*, double> cards[] = {{"Nvidia H100 GPU x1", 989},
+                                                    {"Nvidia GH200 GPU x1", 989},
+                                                    {"AMD MI250 GPU x1", 383},
+                                                    {"AMD MI300X GPU x1", 1307}};
+    std::vector<GrowthShare> out;
+    for (const auto& [card, tflops] : cards) {
+        const EteParams e = fitDecode(opt, card, kPrefill4090 * 165.0 / tflops).fit.params;
+        out.push_back({card, e.q1 / (e.q0 + e.q1)});
+    }
+    return out;
+}
+
+DeviceProfile llama3_8bRtx4090WithGrowth(const DeviceProfile& p, const GrowthShare& g) {
+    DeviceProfile q = p;
+    const double step = p.ete.q0 + p.ete.q1;
+    q.ete.q1 = g.share * step;
+    q.ete.q0 = step - q.ete.q1;
+    q.provenance = p.provenance + "; here with the growth with the batch of " + g.card +
+                   " (each added request " + fixed(100 * g.share, 1) + " % of a batch-1 step)";
+    return q;
+}
+
 DeviceProfile llama3_8bRtx4090AtLevel(const DeviceProfile& p, double factor) {
     DeviceProfile q = p;
     q.ete.q0 *= factor;

@@ -33,6 +33,20 @@ DeviceProfile llama3_8bRtx4090(const Options& opt, PlanTimes* fit = nullptr);
 // 133.31 ms for 1,300 tokens (what the derivation pins). Throws InputError where that
 // leaves no per-token cost.
 DeviceProfile llama3_8bRtx4090AtLevel(const DeviceProfile& p, double factor);
+// How a decode step grows with the batch on the other single cards LLM-Inference-Bench
+// measured Llama-3-8B on with vLLM (H100, GH200, MI250, MI300X): each card's fitted share of
+// its batch-1 step that each added request costs, q1 / (q0 + q1). The A100's is the derived
+// cards' own.
+struct GrowthShare {
+    std::string card;
+    double share = 0;
+};
+std::vector<GrowthShare> otherGrowthShares(const Options& opt);
+// The derived RTX 4090 with another card's growth with the batch: its batch-1 step (q0 + q1)
+// and KV cost kept (what its level was fitted to), the step's share per added request set to
+// `share`.
+DeviceProfile llama3_8bRtx4090WithGrowth(const DeviceProfile& p, const GrowthShare& g);
+
 // Llama3-8B on one H100-80GB (the TimelyLLM code's real runs), derived the same way.
 DeviceProfile llama3_8bH100(const Options& opt);
 

@@ -10,6 +10,7 @@
 #include "util/input_file.h"
 #include "util/object_reader.h"
 #include "util/parallel.h"
+#include "workload/generators.h"
 #include "workload/readers.h"
 
 #include <algorithm>
@@ -43,6 +44,8 @@ struct Formula {
         Metric,
         Ratio,
         Difference,
+        Sum,
+        Calibration,
         ArgMin,
         ArgMax,
         Spread,
@@ -55,7 +58,41 @@ struct Formula {
     Ref a, b;
     std::vector<Ref> others; // Rank: the rivals of `a`
     std::string figure;
+    std::string calibration; // Calibration: "NAME.OUTPUT", a calibration's number
     double offset = 0, scale = 1;
+    bool reciprocal = false; // 1 / ((x + offset) * scale)
+    bool needs_row = false;  // reads a loaded arm at the row it is read at
+    // Over a selection of the workload's loads (`over`): the formula at each, then the least
+    // (Min), the greatest (Max, the first on ties) or the share of them above `above`.
+    enum class Take { None, Min, Max, ShareAbove };
+    Take take = Take::None;
+    std::string over;
+    double above = 0;
+};
+
+// The loads of the workload: every arm runs at each (a workload axis), a fraction of a
+// measured service rate (a service_rate calibration, `of`) or a rate in req/s, itself read
+// as a fraction of that service rate. Points are named "0.8" (a fraction) and "rate=14".
+struct LoadsDef {
+    std::string of; // "": the workload has one rate (no loads)
+    std::vector<double> fractions, rates;
+    std::vector<std::string> points;
+};
+
+// The loads where `where` (a formula at each load) is at least `at_least`; where there is
+// none, the most loaded one (most_loaded) or none.
+struct SelectDef {
+    Formula where;
+    double at_least = 0;
+    bool most_loaded = false;
+};
+
+// A claim judged at its load again on a longer run (the paper's length: workload.
+// paper_length's requests, the workload's conversations taken in turn): where the figure
+// there reads otherwise by the band, the run's length decides, not the systems (a premise).
+// Only above the baseline's service rate (load > 1); below it nothing grows with the run.
+struct AtLengthDef {
+    std::string compared, what, why_same, why_differs, why_below;
 };
 
 struct Arm {
@@ -76,6 +113,19 @@ struct PremiseDef {
 struct ClaimDef {
     std::string claim, unit, quote, band_origin, paper_value_source, null_model, not_comparable,
         setting, cause;
+    std::string at;       // a load's point: the claim's row (else its value's over picks it)
+    bool has_bqs = false; // baseline_queue_share given (a formula at the row)
+    Formula baseline_queue_share;
+    std::vector<AtLengthDef> at_length; // zero or one
+    struct ReadingDef {                 // the figure under another reading (rule 11)
+        std::string what;
+        Formula value;
+    };
+    std::vector<ReadingDef> readings;
+    std::vector<Claim::PaperReading> paper_readings; // the paper's words read otherwise
+    bool row() const {
+        return !at.empty() || value.take == Formula::Take::Min || value.take == Formula::Take::Max;
+    }
     json paper_value;
     Band band;
     Formula value;
@@ -88,13 +138,24 @@ struct ClaimDef {
 //  trail_predictor: Trail's predictors at the paper's MAE ratio (outputs refined, prompt_only);
 //  lognormal_mae: a log-normal length predictor whose MAE on the workload is `mae` (output
 //  spec).
+//  service_rate: the request throughput of `policy` on the workload with every request at 0
+//  (output rate, req/s): what the workload's loads are fractions of.
 struct Calibration {
     std::string name, kind;
     double mae_ratio = 0, mae = 0;
     std::size_t requests = 0, requests_quick = 0;
+    json policy; // service_rate: a RunSpec's policy table
+    // What may stand in a predictor.
     std::vector<std::string> outputs() const {
         if (kind == "trail_predictor") return {"refined", "prompt_only"};
-        return {"spec"};
+        if (kind == "lognormal_mae") return {"spec"};
+        return {};
+    }
+    // Its numbers (formulas' calibration = "NAME.OUTPUT", texts' ${NAME.OUTPUT}).
+    std::vector<std::string> numbers() const {
+        if (kind == "trail_predictor") return {"mae_refined", "mae_prompt_only", "mae_ratio"};
+        if (kind == "service_rate") return {"rate"};
+        return {};
     }
     // A predictor of its kind, standing in while a file is checked.
     std::string standIn() const { return kind == "trail_predictor" ? "trail" : "lognormal:0.5"; }
@@ -107,6 +168,8 @@ struct WorkloadDef {
     bool has_rate = false; // rate given (a trace keeps its own arrivals otherwise)
     double spacing = 0;    // > 0: request i arrives at i * spacing (one at a time)
     double budget = 0;     // > 0: every request's time budget (s)
+    LoadsDef loads;
+    std::size_t length = 0, length_quick = 0; // paper_length: a claim's at_length runs
 };
 
 struct Parsed {
@@ -119,6 +182,7 @@ struct Parsed {
     std::vector<Calibration> calibrations;
     std::vector<Arm> arms;
     std::map<std::string, Formula> figures;
+    std::map<std::string, SelectDef> selects;
     std::vector<std::string> report;
     std::vector<ClaimDef> claims;
 };
@@ -140,10 +204,17 @@ std::set<std::string> textNames(const Parsed& p) {
     std::set<std::string> names{"profile.provenance", "profile.kv_capacity_tokens",
                                 "workload.requests", "seed"};
     for (const Arm& a : p.arms) names.insert("arm." + a.id + ".kv_capacity_tokens");
-    for (const Calibration& c : p.calibrations)
+    for (const Calibration& c : p.calibrations) {
         for (const auto& out : c.outputs()) names.insert(c.name + "." + out);
+        for (const auto& out : c.numbers()) names.insert(c.name + "." + out);
+    }
+    if (p.workload.length > 0) names.insert("length.requests");
     return names;
 }
+
+// What a claim's texts may name besides: its row's load, its value there and at the paper's
+// length (a claim with a row: `at`, or a value that picks one).
+const std::set<std::string> kRowNames{"row.load", "row.value", "row.value_at_length"};
 
 class Reader {
 public:
@@ -186,8 +257,10 @@ public:
         const Arm* a = findArm(p, head);
         if (!a) fail(field, "'" + text + "' names no arm '" + head + "' (" + armIds(p) + ")");
         r.arm_index = a->index;
+        // The workload's loads: ARM@load=FRACTION, or ARM@rate=RATE for a load given as a rate.
+        const bool rate_point = r.at_point && param == "rate" && a->vary == "load";
         if (r.at_point) {
-            if (a->vary != param)
+            if (a->vary != param && !rate_point)
                 fail(field, "'" + text + "': arm '" + head + "' varies " +
                                 (a->vary.empty() ? "nothing" : "'" + a->vary + "'"));
             // The value as the sweep writes it: 0.80 is 0.8.
@@ -202,9 +275,11 @@ public:
             if (used == 0 || used != r.point.size() || !std::isfinite(x))
                 fail(field, "'" + text + "': '" + r.point + "' is not a number");
             r.point = sweep::formatValue(x);
+            if (rate_point) r.point = "rate=" + r.point;
             if (std::find(a->values.begin(), a->values.end(), r.point) == a->values.end())
-                fail(field, "'" + text + "': arm '" + head + "' has no run at " + a->vary + " = " +
-                                r.point);
+                fail(field,
+                     "'" + text + "': arm '" + head + "' has no run at " +
+                         (rate_point ? "rate = " + r.point.substr(5) : a->vary + " = " + r.point));
         }
         const auto& names = metricNames();
         const auto it = std::find(names.begin(), names.end(), r.metric);
@@ -217,16 +292,57 @@ public:
         return r;
     }
 
-    Formula formula(const json& j, const std::string& field, const Parsed& p) const {
+    // `row`: the formula is read at one load of the workload (a claim's row, a selection's
+    // test), so a reference may name a loaded arm without a point.
+    Formula formula(const json& j, const std::string& field, const Parsed& p,
+                    bool row = false) const {
         Formula f;
         if (j.is_number()) {
             f.number = j.get<double>();
             return f;
         }
         if (!j.is_object())
-            fail(field, "must be a number or a table with one of metric, ratio, difference, "
-                        "argmin, argmax, spread, mean, rank, figure");
+            fail(field, "must be a number or a table with one of metric, ratio, difference, sum, "
+                        "calibration, argmin, argmax, spread, mean, rank, figure");
         ObjectReader r(j, e_.path, field + ".");
+        if (const json* over = r.find("over")) { // the formula at each load of a selection
+            if (!over->is_string() || !p.selects.count(over->get<std::string>()))
+                fail(field + ".over",
+                     "must name a [select.NAME] table (" + joinedKeys(p.selects) + ")");
+            f.over = over->get<std::string>();
+            const std::string take = r.text("take", "");
+            if (take == "min")
+                f.take = Formula::Take::Min;
+            else if (take == "max")
+                f.take = Formula::Take::Max;
+            else if (take == "share_above")
+                f.take = Formula::Take::ShareAbove;
+            else
+                r.fail("take", "must be min, max or share_above (with over), not '" + take + "'");
+            f.above = r.number("above", 0);
+            if (!std::isfinite(f.above)) r.fail("above", "must be a finite number");
+            row = true;
+        } else if (r.find("take") || r.find("above")) {
+            fail(field, "take and above go with over (a selection of loads)");
+        }
+        const auto atLoad = [&](const Ref& x) { // unpointed on a loaded arm: read at the row
+            return !x.at_point && p.arms[x.arm_index].vary == "load";
+        };
+        const auto pointed = [&](const Ref& x, const std::string& at) {
+            if (atLoad(x)) {
+                if (!row)
+                    fail(at, "'" + x.text + "': arm '" + x.arm +
+                                 "' runs at every load: name one (" + x.arm +
+                                 "@load=FRACTION:METRIC), or read it at the claim's row (at, "
+                                 "or a value over a selection)");
+                f.needs_row = true;
+                return;
+            }
+            if (!p.arms[x.arm_index].vary.empty() && !x.at_point)
+                fail(at, "'" + x.text + "': arm '" + x.arm + "' varies " +
+                             p.arms[x.arm_index].vary + ": name a point (" + x.arm + "@" +
+                             p.arms[x.arm_index].vary + "=VALUE:METRIC)");
+        };
         int kinds = 0;
         auto one = [&](const char* key, Formula::Kind k) {
             const json* v = r.find(key);
@@ -234,17 +350,19 @@ public:
             ++kinds;
             f.kind = k;
             const std::string at = field + "." + key;
-            if (k == Formula::Kind::Ratio || k == Formula::Kind::Difference) {
+            if (k == Formula::Kind::Ratio || k == Formula::Kind::Difference ||
+                k == Formula::Kind::Sum) {
                 if (!v->is_array() || v->size() != 2 || !(*v)[0].is_string() ||
                     !(*v)[1].is_string())
                     fail(at, "must be a list of two references [\"ARM:METRIC\", \"ARM:METRIC\"]");
                 f.a = ref((*v)[0].get<std::string>(), at, p);
                 f.b = ref((*v)[1].get<std::string>(), at, p);
-                for (const Ref* x : {&f.a, &f.b})
-                    if (!p.arms[x->arm_index].vary.empty() && !x->at_point)
-                        fail(at, "'" + x->text + "': arm '" + x->arm + "' varies " +
-                                     p.arms[x->arm_index].vary + ": name a point (" + x->arm + "@" +
-                                     p.arms[x->arm_index].vary + "=VALUE:METRIC)");
+                for (const Ref* x : {&f.a, &f.b}) pointed(*x, at);
+            } else if (k == Formula::Kind::Calibration) {
+                const std::set<std::string> numbers = calibrationNumbers(p);
+                if (!v->is_string() || !numbers.count(v->get<std::string>()))
+                    fail(at, "must name a calibration's number (" + joined(numbers) + ")");
+                f.calibration = v->get<std::string>();
             } else if (k == Formula::Kind::Rank) {
                 // [REF, REF, ...]: the first's rank among all by their means over the varied
                 // values (1 = the highest).
@@ -266,6 +384,9 @@ public:
                 if (!v->is_string()) fail(at, "must be a figure's name");
                 f.figure = v->get<std::string>();
                 if (!p.figures.count(f.figure)) fail(at, "no figure '" + f.figure + "'");
+                if (p.figures.at(f.figure).needs_row && !row)
+                    fail(at, "figure '" + f.figure + "' is read at a load: only at a claim's row");
+                f.needs_row = p.figures.at(f.figure).needs_row;
             } else {
                 if (!v->is_string()) fail(at, "must be a reference \"ARM:METRIC\"");
                 f.a = ref(v->get<std::string>(), at, p);
@@ -278,14 +399,14 @@ public:
                 if (over_axis && (arm.vary.empty() || f.a.at_point))
                     fail(at, "'" + f.a.text + "': " + key +
                                  " reads over an arm's varied parameter: name the arm alone");
-                if (k == Formula::Kind::Metric && !arm.vary.empty() && !f.a.at_point)
-                    fail(at, "'" + f.a.text + "': arm '" + arm.id + "' varies " + arm.vary +
-                                 ": name a point (" + arm.id + "@" + arm.vary + "=VALUE:METRIC)");
+                if (k == Formula::Kind::Metric) pointed(f.a, at);
             }
         };
         one("metric", Formula::Kind::Metric);
         one("ratio", Formula::Kind::Ratio);
         one("difference", Formula::Kind::Difference);
+        one("sum", Formula::Kind::Sum);
+        one("calibration", Formula::Kind::Calibration);
         one("argmin", Formula::Kind::ArgMin);
         one("argmax", Formula::Kind::ArgMax);
         one("spread", Formula::Kind::Spread);
@@ -293,18 +414,28 @@ public:
         one("rank", Formula::Kind::Rank);
         one("figure", Formula::Kind::Figure);
         if (kinds != 1)
-            fail(field, "must hold exactly one of metric, ratio, difference, argmin, argmax, "
-                        "spread, mean, rank, figure");
+            fail(field, "must hold exactly one of metric, ratio, difference, sum, calibration, "
+                        "argmin, argmax, spread, mean, rank, figure");
         f.offset = r.number("offset", 0);
         f.scale = r.number("scale", 1);
         if (!std::isfinite(f.offset) || !std::isfinite(f.scale))
             fail(field, "offset and scale must be finite numbers");
+        f.reciprocal = r.flag("reciprocal", false);
+        if (!f.over.empty()) {
+            if (!f.needs_row)
+                fail(field + ".over", "reads the formula at each load: name a loaded arm without "
+                                      "a point (ARM:METRIC)");
+            f.needs_row = false; // read over the loads, not at one
+        }
         r.finish();
         return f;
     }
 
-    // Every ${...} of a text names something (checked before anything runs).
-    void checkText(const std::string& text, const std::string& field, const Parsed& p) const {
+    // Every ${...} of a text names something (checked before anything runs). `row`: the text
+    // is read at a claim's row (row.*, a loaded arm without a point, a figure read at a
+    // load); `length`: the claim runs again at the paper's length (row.value_at_length).
+    void checkText(const std::string& text, const std::string& field, const Parsed& p,
+                   bool row = false, bool length = false) const {
         const auto& names = p.text_names;
         std::size_t pos = 0;
         while ((pos = text.find("${", pos)) != std::string::npos) {
@@ -314,16 +445,29 @@ public:
             pos = end + 1;
             if (names.count(name)) continue;
             stripDecimals(name);
+            if (names.count(name)) continue;
+            if (kRowNames.count(name)) {
+                if (!row)
+                    fail(field, "${" + name + "}: only in a claim with a row (at, or a " +
+                                    "value over a selection)");
+                if (name == "row.value_at_length" && !length)
+                    fail(field, "${" + name + "}: only in a claim with at_length");
+                continue;
+            }
             if (name.rfind("figure.", 0) == 0) {
                 if (!p.figures.count(name.substr(7)))
                     fail(field, "${" + name + "}: no figure '" + name.substr(7) + "'");
+                if (p.figures.at(name.substr(7)).needs_row && !row)
+                    fail(field, "${" + name + "}: the figure is read at a load: only in a claim " +
+                                    "with a row");
                 continue;
             }
             if (name.find(':') == std::string::npos)
                 fail(field, "${" + name + "} names nothing (a REF ARM:METRIC, figure.NAME, or " +
                                 joined(names) + ")");
             const Ref r = ref(name, field, p);
-            if (!p.arms[r.arm_index].vary.empty() && !r.at_point)
+            if (!p.arms[r.arm_index].vary.empty() && !r.at_point &&
+                !(row && p.arms[r.arm_index].vary == "load"))
                 fail(field, "${" + name + "}: name a point of arm '" + r.arm + "'");
         }
     }
@@ -355,6 +499,31 @@ private:
         std::string s;
         for (const auto& n : names) s += (s.empty() ? "" : ", ") + n;
         return s;
+    }
+    // Each table of the array of tables `key` under `at` ([[claim.KEY]]), read by
+    // `read(reader, its path)`; its unknown keys refused.
+    template <class F>
+    void eachTable(ObjectReader& r, const std::string& at, const std::string& key, F read) const {
+        const json* list = r.find(key);
+        if (!list) return;
+        if (!list->is_array()) r.fail(key, "must be tables ([[claim." + key + "]])");
+        for (std::size_t k = 0; k < list->size(); ++k) {
+            const std::string kat = at + "." + key + "[" + std::to_string(k) + "]";
+            ObjectReader kr((*list)[k], e_.path, kat + ".");
+            read(kr, kat);
+            kr.finish();
+        }
+    }
+    template <class Map> static std::string joinedKeys(const Map& m) {
+        std::string s;
+        for (const auto& [k, v] : m) s += (s.empty() ? "" : ", ") + k;
+        return s.empty() ? "none" : s;
+    }
+    static std::set<std::string> calibrationNumbers(const Parsed& p) {
+        std::set<std::string> out;
+        for (const Calibration& c : p.calibrations)
+            for (const auto& n : c.numbers()) out.insert(c.name + "." + n);
+        return out;
     }
 
     // A RunSpec made of `parts` (its policy and limits tables) with every placeholder of a
@@ -444,6 +613,47 @@ private:
             p.workload.budget = r.number("budget", 0);
             if (!(p.workload.budget >= 0) || !std::isfinite(p.workload.budget))
                 r.fail("budget", "must be a finite number of seconds >= 0");
+            if (const json* loads = r.find("loads")) {
+                // Every arm at each load: fractions of a measured service rate, and rates
+                // (req/s) read as fractions of it.
+                ObjectReader l(*loads, e_.path, "workload.loads.");
+                LoadsDef& d = p.workload.loads;
+                d.of = l.text("of", "");
+                if (d.of.empty())
+                    l.fail("of", "is required: the service_rate calibration the loads are "
+                                 "fractions of");
+                d.fractions = l.numbers("fractions", {});
+                d.rates = l.numbers("rates", {});
+                if (d.fractions.empty() && d.rates.empty())
+                    l.fail("fractions", "at least one load is required (fractions or rates)");
+                std::set<std::string> seen;
+                for (const auto& [key, list] :
+                     {std::pair{"fractions", &d.fractions}, std::pair{"rates", &d.rates}})
+                    for (double x : *list) {
+                        if (!(x > 0) || !std::isfinite(x))
+                            l.fail(key, "must be finite numbers > 0");
+                        const std::string point = std::string(key) == "rates"
+                                                      ? "rate=" + sweep::formatValue(x)
+                                                      : sweep::formatValue(x);
+                        if (!seen.insert(point).second) l.fail(key, point + " appears twice");
+                        d.points.push_back(point);
+                    }
+                l.finish();
+                if (p.workload.has_rate) r.fail("rate", "the loads give the rates: not both");
+                if (p.workload.builder == "trace" || p.workload.spacing > 0)
+                    r.fail("loads", "are for the generated workloads (Poisson arrivals)");
+            }
+            if (const json* length = r.find("paper_length")) {
+                ObjectReader l(*length, e_.path, "workload.paper_length.");
+                p.workload.length =
+                    static_cast<std::size_t>(l.integer("requests", 0, 0, 100000000));
+                if (p.workload.length == 0) l.fail("requests", "is required (at least 1)");
+                p.workload.length_quick = static_cast<std::size_t>(
+                    l.integer("requests_quick", std::int64_t(p.workload.length), 1, 100000000));
+                l.finish();
+                if (p.workload.loads.of.empty())
+                    r.fail("paper_length", "is for claims at a load: give workload.loads");
+            }
             r.finish();
         }
         {
@@ -478,12 +688,26 @@ private:
                     c.mae = r.number("mae", 0);
                     if (!(c.mae > 0) || !std::isfinite(c.mae))
                         r.fail("mae", "must be a finite number > 0 (tokens)");
+                } else if (c.kind == "service_rate") {
+                    c.policy = r.table("policy"); // checked as a RunSpec's below
+                    checkSpec(json{{"policy", c.policy}, {"limits", p.limits}},
+                              "calibrate." + c.name + ".", p);
                 } else {
-                    r.fail("kind",
-                           "must be trail_predictor or lognormal_mae, not '" + c.kind + "'");
+                    r.fail("kind", "must be trail_predictor, lognormal_mae or service_rate, not '" +
+                                       c.kind + "'");
                 }
                 r.finish();
                 p.calibrations.push_back(std::move(c));
+            }
+            if (!p.workload.loads.of.empty()) {
+                const auto it = std::find_if(
+                    p.calibrations.begin(), p.calibrations.end(), [&](const Calibration& c) {
+                        return c.name == p.workload.loads.of && c.kind == "service_rate";
+                    });
+                if (it == p.calibrations.end())
+                    fail("workload.loads.of", "'" + p.workload.loads.of +
+                                                  "' names no [calibrate.NAME] of kind "
+                                                  "service_rate");
             }
         }
         const json* arms = top.find("arm");
@@ -512,6 +736,13 @@ private:
             checkSpec(a.spec, at, p);
             const json& vary = r.table("vary");
             if (vary.size() > 1) r.fail("vary", "varies one policy parameter (or budget) at most");
+            if (!p.workload.loads.of.empty()) { // every arm runs at each of the loads
+                if (!vary.empty())
+                    r.fail("vary", "the workload's loads are this experiment's axis: an arm "
+                                   "varies nothing beside them");
+                a.vary = "load";
+                a.values = p.workload.loads.points;
+            }
             for (auto it = vary.begin(); it != vary.end(); ++it) {
                 a.vary = it.key();
                 if (!it.value().is_array() || it.value().empty())
@@ -548,6 +779,29 @@ private:
             p.arms.push_back(std::move(a));
         }
         p.text_names = textNames(p); // the arms' and calibrations' names known now
+        {
+            // Selections of the loads: where a formula read at each load is at least a value.
+            const json& sels = top.table("select");
+            if (!sels.empty() && p.workload.loads.of.empty())
+                fail("select", "selects among the workload's loads: give workload.loads");
+            for (auto it = sels.begin(); it != sels.end(); ++it) {
+                const std::string at = "select." + it.key();
+                ObjectReader r(it.value(), e_.path, at + ".");
+                SelectDef d;
+                const json* where = r.find("where");
+                if (!where) r.fail("where", "is required (a formula read at each load)");
+                d.where = formula(*where, at + ".where", p, true);
+                if (!d.where.over.empty()) r.fail("where", "is read at one load: no over here");
+                d.at_least = r.number("at_least", NAN);
+                if (!std::isfinite(d.at_least)) r.fail("at_least", "is required");
+                const std::string otherwise = r.text("otherwise", "none");
+                if (otherwise != "none" && otherwise != "most_loaded")
+                    r.fail("otherwise", "must be none or most_loaded, not '" + otherwise + "'");
+                d.most_loaded = otherwise == "most_loaded";
+                r.finish();
+                p.selects[it.key()] = std::move(d);
+            }
+        }
         // Figures may name earlier figures only (no cycles): read in the file's order is not
         // kept by JSON, so each may name any figure defined without one.
         {
@@ -557,7 +811,8 @@ private:
                     const bool names_figure =
                         it.value().is_object() && it.value().contains("figure");
                     if ((pass == 0) == names_figure) continue;
-                    p.figures[it.key()] = formula(it.value(), "figure." + it.key(), p);
+                    p.figures[it.key()] =
+                        formula(it.value(), "figure." + it.key(), p, !p.workload.loads.of.empty());
                 }
         }
         {
@@ -579,9 +834,34 @@ private:
             c.claim = r.text("claim", "");
             if (c.claim.empty()) r.fail("claim", "is required (what is compared, in words)");
             c.unit = r.text("unit", "");
+            // The claim's row: a load named by `at`, or the one its value's over picks.
+            const std::string at_load = r.text("at", "");
+            if (!at_load.empty()) {
+                const auto eq = at_load.find('=');
+                const std::string kind = at_load.substr(0, eq == std::string::npos ? 0 : eq);
+                std::size_t used = 0;
+                double x = NAN;
+                try {
+                    x = eq == std::string::npos ? NAN : std::stod(at_load.substr(eq + 1), &used);
+                } catch (const std::exception&) {
+                    used = 0;
+                }
+                if ((kind != "load" && kind != "rate") || used == 0 ||
+                    eq + 1 + used != at_load.size() || !std::isfinite(x))
+                    r.fail("at", "must be load=FRACTION or rate=RATE, not '" + at_load + "'");
+                c.at = kind == "rate" ? "rate=" + sweep::formatValue(x) : sweep::formatValue(x);
+                const auto& points = p.workload.loads.points;
+                if (std::find(points.begin(), points.end(), c.at) == points.end())
+                    r.fail("at", "'" + at_load + "' is not one of the workload's loads");
+            }
             const json* value = r.find("value");
             if (!value) r.fail("value", "is required (a formula)");
-            c.value = formula(*value, at + ".value", p);
+            c.value = formula(*value, at + ".value", p, !c.at.empty());
+            if (!c.at.empty() && !c.value.over.empty())
+                r.fail("at", "the value picks its load (over): not both");
+            if (c.value.take == Formula::Take::ShareAbove && !c.at.empty())
+                r.fail("at", "a share over loads has no row");
+            const bool row = c.row();
             if (const json* pv = r.find("paper_value")) {
                 const auto finite = [](const json& x) {
                     return x.is_number() && std::isfinite(x.get<double>());
@@ -593,6 +873,54 @@ private:
                     r.fail("paper_value", "must be a finite number or [low, high] (absent: none)");
                 c.paper_value = *pv;
             }
+            eachTable(r, at, "paper_reading", [&](ObjectReader& rr, const std::string&) {
+                Claim::PaperReading pr;
+                pr.what = rr.text("what", "");
+                if (pr.what.empty()) rr.fail("what", "is required");
+                const json* v = rr.find("paper_value");
+                if (!v || !v->is_number() || !std::isfinite(v->get<double>()))
+                    rr.fail("paper_value", "is required (a finite number)");
+                pr.paper_value = *v;
+                c.paper_readings.push_back(std::move(pr));
+            });
+            if (!c.paper_readings.empty() && c.paper_value.is_null())
+                r.fail("paper_reading", "reads the paper's value otherwise: give paper_value");
+            eachTable(r, at, "reading", [&](ObjectReader& rr, const std::string& rat) {
+                ClaimDef::ReadingDef d;
+                d.what = rr.text("what", "");
+                if (d.what.empty()) rr.fail("what", "is required");
+                const json* v = rr.find("value");
+                if (!v) rr.fail("value", "is required (a formula)");
+                d.value = formula(*v, rat + ".value", p, row);
+                c.readings.push_back(std::move(d));
+            });
+            if (const json* bqs = r.find("baseline_queue_share")) {
+                if (!row)
+                    r.fail("baseline_queue_share", "is read at the claim's row (at, or a "
+                                                   "value over a selection)");
+                c.has_bqs = true;
+                c.baseline_queue_share = formula(*bqs, at + ".baseline_queue_share", p, true);
+            }
+            if (const json* len = r.find("at_length")) {
+                if (!row || p.workload.length == 0)
+                    r.fail("at_length", "needs a claim with a row and workload.paper_length");
+                ObjectReader lr(*len, e_.path, at + ".at_length.");
+                AtLengthDef d;
+                d.compared = lr.text("compared", "value_at_paper_length");
+                d.what = lr.text("what", "");
+                d.why_same = lr.text("why_same", "");
+                d.why_differs = lr.text("why_differs", "");
+                d.why_below = lr.text("why_below", "");
+                for (const auto& [key, text] :
+                     {std::pair{"what", &d.what}, std::pair{"why_same", &d.why_same},
+                      std::pair{"why_differs", &d.why_differs},
+                      std::pair{"why_below", &d.why_below}}) {
+                    if (text->empty()) lr.fail(key, "is required");
+                    checkText(*text, at + ".at_length." + key, p, true, true);
+                }
+                lr.finish();
+                c.at_length.push_back(std::move(d));
+            }
             c.paper_value_source = r.text("paper_value_source", "");
             c.quote = r.text("quote", "");
             c.band_origin = r.text("band_origin", "");
@@ -601,7 +929,7 @@ private:
                 if (c.null_model.empty())
                     r.fail("null_value", "needs null_model (what the null model is)");
                 c.has_null = true;
-                c.null_value = formula(*nv, at + ".null_value", p);
+                c.null_value = formula(*nv, at + ".null_value", p, row);
             }
             c.not_comparable = r.text("not_comparable", "");
             c.calibrated = r.flag("calibrated", false);
@@ -609,7 +937,7 @@ private:
             c.cause = r.text("cause", "");
             for (const auto& [key, text] :
                  {std::pair{"setting", &c.setting}, std::pair{"cause", &c.cause}})
-                checkText(*text, at + "." + key, p);
+                checkText(*text, at + "." + key, p, row, !c.at_length.empty());
             // The claim's words name the row in every seed: no number of one seed in them.
             if (c.claim.find("${") != std::string::npos)
                 r.fail("claim", "names the row in every seed: no ${...} here (put the numbers "
@@ -618,25 +946,19 @@ private:
             if (!c.paper_value.is_null() && c.band.kind == Band::Kind::None && !c.calibrated &&
                 c.not_comparable.empty())
                 r.fail("band", "is required with paper_value (how close agrees)");
-            if (const json* prem = r.find("premise")) {
-                if (!prem->is_array()) r.fail("premise", "must be [[claim.premise]]");
-                for (std::size_t k = 0; k < prem->size(); ++k) {
-                    const std::string pat = at + ".premise[" + std::to_string(k) + "]";
-                    ObjectReader pr((*prem)[k], e_.path, pat + ".");
-                    PremiseDef d;
-                    d.what = pr.text("what", "");
-                    d.why = pr.text("why", "");
-                    if (d.what.empty()) pr.fail("what", "is required");
-                    if (d.why.empty()) pr.fail("why", "is required");
-                    const json* pv = pr.find("value");
-                    if (!pv) pr.fail("value", "is required (a formula)");
-                    d.value = formula(*pv, pat + ".value", p);
-                    d.at_least = pr.number("at_least", NAN);
-                    if (!std::isfinite(d.at_least)) pr.fail("at_least", "is required");
-                    pr.finish();
-                    c.premises.push_back(std::move(d));
-                }
-            }
+            eachTable(r, at, "premise", [&](ObjectReader& pr, const std::string& pat) {
+                PremiseDef d;
+                d.what = pr.text("what", "");
+                d.why = pr.text("why", "");
+                if (d.what.empty()) pr.fail("what", "is required");
+                if (d.why.empty()) pr.fail("why", "is required");
+                const json* pv = pr.find("value");
+                if (!pv) pr.fail("value", "is required (a formula)");
+                d.value = formula(*pv, pat + ".value", p, row);
+                d.at_least = pr.number("at_least", NAN);
+                if (!std::isfinite(d.at_least)) pr.fail("at_least", "is required");
+                c.premises.push_back(std::move(d));
+            });
             r.finish();
             p.claims.push_back(std::move(c));
         }
@@ -682,10 +1004,31 @@ using Results = std::vector<std::vector<std::vector<double>>>;
 
 class Evaluator {
 public:
-    // `reader` reads the references a text names (checked when the file was read).
+    static constexpr std::size_t kNoRow = std::numeric_limits<std::size_t>::max();
+    // `reader` reads the references a text names (checked when the file was read); `numbers`:
+    // the calibrations' numbers and a row's (row.load, ...); `loads`: each load as a fraction
+    // of the service rate (empty: the workload has one rate).
     Evaluator(const Parsed& p, const Reader& reader, const Results& res,
-              std::map<std::string, std::string> texts)
-        : p_(p), reader_(reader), res_(res), texts_(std::move(texts)) {}
+              std::map<std::string, std::string> texts, std::map<std::string, double> numbers,
+              std::vector<double> loads)
+        : p_(p), reader_(reader), res_(&res), texts_(std::move(texts)),
+          numbers_(std::move(numbers)), loads_(std::move(loads)) {}
+
+    // The same at one load: a loaded arm named without a point is read there.
+    Evaluator at(std::size_t row) const {
+        Evaluator e = *this;
+        e.row_ = row;
+        if (row < loads_.size()) e.numbers_["row.load"] = loads_[row];
+        return e;
+    }
+    // The same on other runs (a claim's runs at the paper's length).
+    Evaluator on(const Results& res) const {
+        Evaluator e = *this;
+        e.res_ = &res;
+        return e;
+    }
+    void set(const std::string& name, double v) { numbers_[name] = v; }
+    std::size_t row() const { return row_; }
 
     double value(const Ref& r) const {
         const Arm& a = p_.arms[r.arm_index];
@@ -693,14 +1036,58 @@ public:
         if (r.at_point)
             k = static_cast<std::size_t>(std::find(a.values.begin(), a.values.end(), r.point) -
                                          a.values.begin());
-        return res_[r.arm_index][k][r.column];
+        else if (a.vary == "load")
+            k = row_; // a claim's row (checked when the file was read)
+        if (k >= (*res_)[r.arm_index].size()) return NAN;
+        return (*res_)[r.arm_index][k][r.column];
+    }
+
+    // The value of the varied parameter at point k: a load's fraction of the service rate.
+    double pointValue(const Arm& a, std::size_t k) const {
+        if (a.vary == "load") return loads_[k];
+        return std::stod(a.values[k]);
+    }
+
+    // The loads a selection keeps (computed at each use: a handful of loads).
+    std::vector<std::size_t> selection(const std::string& name) const {
+        const SelectDef& d = p_.selects.at(name);
+        std::vector<std::size_t> out;
+        for (std::size_t k = 0; k < loads_.size(); ++k)
+            if (at(k).eval(d.where) >= d.at_least) out.push_back(k);
+        if (out.empty() && d.most_loaded && !loads_.empty())
+            out.push_back(static_cast<std::size_t>(std::max_element(loads_.begin(), loads_.end()) -
+                                                   loads_.begin()));
+        return out;
+    }
+
+    // A formula over a selection: its value and the load it was taken at (kNoRow for a share,
+    // or where none qualifies).
+    std::pair<double, std::size_t> over(const Formula& f) const {
+        Formula inner = f;
+        inner.take = Formula::Take::None;
+        inner.over.clear();
+        const auto rows = selection(f.over);
+        if (f.take == Formula::Take::ShareAbove) {
+            int above = 0;
+            for (std::size_t k : rows) above += at(k).eval(inner) > f.above;
+            return {rows.empty() ? NAN : double(above) / double(rows.size()), kNoRow};
+        }
+        // The first least (greatest); NaN never taken.
+        double best = f.take == Formula::Take::Min ? INFINITY : -INFINITY;
+        std::size_t where = rows.empty() ? kNoRow : rows.front();
+        for (std::size_t k : rows) {
+            const double v = at(k).eval(inner);
+            if (f.take == Formula::Take::Min ? v < best : v > best) best = v, where = k;
+        }
+        return {rows.empty() ? NAN : best, where};
     }
 
     double eval(const Formula& f) const {
+        if (f.take != Formula::Take::None) return over(f).first;
         double v = f.number;
         const auto column = [&](const Ref& r) {
             std::vector<double> out;
-            for (const auto& point : res_[r.arm_index]) out.push_back(point[r.column]);
+            for (const auto& point : (*res_)[r.arm_index]) out.push_back(point[r.column]);
             return out;
         };
         switch (f.kind) {
@@ -715,6 +1102,12 @@ public:
         case Formula::Kind::Difference:
             v = value(f.a) - value(f.b);
             break;
+        case Formula::Kind::Sum:
+            v = value(f.a) + value(f.b);
+            break;
+        case Formula::Kind::Calibration:
+            v = numbers_.at(f.calibration);
+            break;
         case Formula::Kind::ArgMin:
         case Formula::Kind::ArgMax: {
             // The first value of the parameter at the least (greatest) metric; NaN runs lose.
@@ -725,7 +1118,7 @@ public:
                     (best == c.size() ||
                      (f.kind == Formula::Kind::ArgMin ? c[i] < c[best] : c[i] > c[best])))
                     best = i;
-            v = best == c.size() ? NAN : std::stod(p_.arms[f.a.arm_index].values[best]);
+            v = best == c.size() ? NAN : pointValue(p_.arms[f.a.arm_index], best);
             break;
         }
         case Formula::Kind::Spread: {
@@ -749,13 +1142,14 @@ public:
             v = eval(p_.figures.at(f.figure));
             break;
         }
-        return (v + f.offset) * f.scale;
+        v = (v + f.offset) * f.scale;
+        return f.reciprocal ? 1 / v : v;
     }
 
     // An arm's metric averaged over its varied values (each over their count, summed in
     // their order).
     double mean(const Ref& r) const {
-        const auto& points = res_[r.arm_index];
+        const auto& points = (*res_)[r.arm_index];
         double m = 0;
         for (const auto& point : points) m += point[r.column] / double(points.size());
         return m;
@@ -776,8 +1170,13 @@ public:
                 continue;
             }
             const int decimals = Reader::stripDecimals(name);
-            const double v = name.rfind("figure.", 0) == 0 ? eval(p_.figures.at(name.substr(7)))
-                                                           : value(reader_.ref(name, "", p_));
+            double v = NAN;
+            if (const auto it = numbers_.find(name); it != numbers_.end())
+                v = it->second;
+            else if (name.rfind("figure.", 0) == 0)
+                v = eval(p_.figures.at(name.substr(7)));
+            else if (name.find(':') != std::string::npos)
+                v = value(reader_.ref(name, "", p_));
             out += decimals >= 0 ? fixed(v, decimals) : fmt(v);
         }
         return out + t.substr(pos);
@@ -786,8 +1185,11 @@ public:
 private:
     const Parsed& p_;
     const Reader& reader_;
-    const Results& res_;
+    const Results* res_;
     std::map<std::string, std::string> texts_;
+    std::map<std::string, double> numbers_;
+    std::vector<double> loads_;
+    std::size_t row_ = kNoRow;
 };
 
 DeviceProfile deviceOf(const Parsed& p, const Options& opt) {
@@ -797,14 +1199,16 @@ DeviceProfile deviceOf(const Parsed& p, const Options& opt) {
     return opt.profile(p.profile);
 }
 
-Workload workloadOf(const Parsed& p, const Options& opt) {
+// The experiment's workload; at `rate` (a load's) and of `count` requests where given.
+Workload workloadOf(const Parsed& p, const Options& opt, double rate = NAN, std::size_t count = 0) {
     const WorkloadDef& d = p.workload;
-    const std::size_t n = opt.quick ? d.requests_quick : d.requests;
+    const std::size_t n = count > 0 ? count : opt.quick ? d.requests_quick : d.requests;
+    if (std::isnan(rate)) rate = d.rate;
     Workload w;
     if (d.builder == "short_prompt_conversations") {
-        w = shortPromptConversations(opt, d.rate, n);
+        w = shortPromptConversations(opt, rate, n);
     } else if (d.builder == "conversation_trace") {
-        w = conversationTrace(opt, d.rate, n);
+        w = conversationTrace(opt, rate, n);
     } else {
         ReadOptions ro;
         ro.limit = n;
@@ -818,6 +1222,24 @@ Workload workloadOf(const Parsed& p, const Options& opt) {
     for (std::size_t i = 0; i < w.size(); ++i) {
         if (d.spacing > 0) w.requests[i].arrival = static_cast<double>(i) * d.spacing;
         if (d.budget > 0) w.requests[i].budget_s = d.budget;
+    }
+    return w;
+}
+
+// A run of the paper's length at `rate`: `count` requests taken in turn from the workload's
+// own (ShareGPT's short-prompt conversations are 5,256: the same lengths, repeated), Poisson
+// arrivals at `rate` seeded by the run's seed.
+Workload paperLengthOf(const Parsed& p, const Options& opt, double rate, std::size_t count) {
+    const Workload distinct = workloadOf(p, opt, rate, count);
+    Workload w = distinct;
+    w.requests.clear();
+    const auto t = generateArrivals({rate, 1.0, opt.seed, 0.0}, count);
+    for (std::size_t i = 0; i < count && !distinct.requests.empty(); ++i) {
+        Request q = distinct.requests[i % distinct.size()];
+        q.id = static_cast<std::int64_t>(i);
+        q.arrival = t[i];
+        if (p.workload.budget > 0) q.budget_s = p.workload.budget;
+        w.requests.push_back(q);
     }
     return w;
 }
@@ -894,52 +1316,109 @@ Report runExperiment(const Experiment& e, const Options& opt) {
     };
     const DeviceProfile prof = named("device.profile", [&] { return deviceOf(p, opt); });
     const auto model = makeExecutionModel(prof);
-    const Workload w = named("workload", [&] { return workloadOf(p, opt); });
-
     std::map<std::string, std::string> texts{
         {"profile.provenance", prof.provenance},
         {"profile.kv_capacity_tokens", std::to_string(prof.kvCapacityTokens())},
-        {"workload.requests", std::to_string(w.size())},
         {"seed", std::to_string(opt.seed)}};
+    std::map<std::string, double> numbers;
+    const std::size_t length = opt.quick ? p.workload.length_quick : p.workload.length;
+    if (length > 0) texts["length.requests"] = std::to_string(length);
+    // Each arm at each point a RunSpec run through prepareRun on workloads and a model held
+    // in memory (the workloads named in `cache`).
+    WorkloadCache cache;
+    RunContext ctx;
+    ctx.keep_log = false;
+    const auto holding = [&](const std::string& name, const Workload& w) {
+        ctx = inMemory(ctx, cache, name, w, *model);
+        ctx.keep_log = false;
+    };
+    // An arm's RunSpec (its policy and limits tables, a calibration's values filled in) on
+    // the workload `name`, its KV capacity the device's where its limits give none.
+    const Results none;
+    const auto specOf = [&](json parts, const std::string& name, double mem_fraction) {
+        parts["workload"] = {{"path", name}};
+        if (parts["policy"].contains("predictor")) { // a calibration's value, filled in
+            const Evaluator calibrated(p, reader, none, texts, numbers, {});
+            parts["policy"]["predictor"] =
+                calibrated.text(parts["policy"]["predictor"].get<std::string>());
+        }
+        RunSpec spec = RunSpec::fromJson(parts, e.path);
+        spec.policy.seed = opt.seed;
+        DeviceProfile arm_prof = prof;
+        if (mem_fraction > 0) arm_prof.mem_fraction = mem_fraction;
+        if (spec.limits.kv_capacity_tokens == 0)
+            spec.limits.kv_capacity_tokens = arm_prof.kvCapacityTokens();
+        return spec;
+    };
+
+    // The calibrations: predictors first, then service rates (whose policy may use one).
+    const Workload w = named("workload", [&] { return workloadOf(p, opt); });
     for (const Calibration& c : p.calibrations) {
         if (c.kind == "lognormal_mae") { // on the workload's own lengths (common.h)
             texts[c.name + ".spec"] = lognormalAtMae(opt, w, c.mae);
-            continue;
+        } else if (c.kind == "trail_predictor") {
+            // Trail's prediction model with the per-token classifier's noise set so that the
+            // refined predictions' MAE is mae_ratio times below the prompt-only ones' on a
+            // sample of the workload's kind (trailPredictors, common.h).
+            const TrailPredictors tp =
+                trailPredictors(opt, c.mae_ratio, opt.quick ? c.requests_quick : c.requests);
+            texts[c.name + ".refined"] = tp.refined;
+            texts[c.name + ".prompt_only"] = tp.prompt_only;
+            numbers[c.name + ".mae_refined"] = tp.mae.refined;
+            numbers[c.name + ".mae_prompt_only"] = tp.mae.prompt_only;
+            numbers[c.name + ".mae_ratio"] = tp.mae.ratio();
         }
-        // Trail's prediction model with the per-token classifier's noise set so that the
-        // refined predictions' MAE is mae_ratio times below the prompt-only ones' on a
-        // sample of the workload's kind (trailPredictors, common.h).
-        const TrailPredictors tp =
-            trailPredictors(opt, c.mae_ratio, opt.quick ? c.requests_quick : c.requests);
-        texts[c.name + ".refined"] = tp.refined;
-        texts[c.name + ".prompt_only"] = tp.prompt_only;
+    }
+    std::vector<Workload> flood; // kept while ctx names them
+    flood.reserve(p.calibrations.size());
+    for (const Calibration& c : p.calibrations) {
+        if (c.kind != "service_rate") continue;
+        // What the policy serves with every request waiting from the start: its service rate.
+        flood.push_back(named("workload", [&] { return workloadOf(p, opt, INFINITY); }));
+        const std::string name = std::string(kWorkloadName) + "@flood:" + c.name;
+        holding(name, flood.back());
+        const RunSpec spec = specOf(json{{"policy", c.policy}, {"limits", p.limits}}, name, 0);
+        numbers[c.name + ".rate"] = runSpec(spec, ctx).summary.request_throughput;
     }
 
-    // Each arm a sweep over its varied parameter (one point when none), every point a RunSpec
-    // run through prepareRun on the workload and model held in memory.
-    WorkloadCache cache;
-    RunContext ctx = inMemory({}, cache, kWorkloadName, w, *model);
-    ctx.keep_log = false;
+    // The loads: each a fraction of the service rate (a rate in req/s read as one), every
+    // arm run at each on its own Poisson arrivals.
+    std::vector<double> loads, rates;
+    std::vector<Workload> at_load;
+    if (!p.workload.loads.of.empty()) {
+        const double mu = numbers.at(p.workload.loads.of + ".rate");
+        for (double f : p.workload.loads.fractions) loads.push_back(f);
+        for (double r : p.workload.loads.rates) loads.push_back(r / mu);
+        at_load.reserve(loads.size());
+        for (double f : loads) {
+            rates.push_back(f * mu);
+            at_load.push_back(named("workload", [&] { return workloadOf(p, opt, f * mu); }));
+        }
+        for (std::size_t k = 0; k < loads.size(); ++k)
+            holding(std::string(kWorkloadName) + "@" + p.workload.loads.points[k], at_load[k]);
+    } else {
+        holding(kWorkloadName, w);
+    }
+    texts["workload.requests"] = std::to_string(at_load.empty() ? w.size() : at_load[0].size());
+
     struct ArmRun {
         std::size_t arm, point;
         RunSpec spec;
     };
     std::vector<ArmRun> jobs;
-    const Results none;                                 // no runs yet:
-    const Evaluator calibrated(p, reader, none, texts); // the calibrations' values only
     for (const Arm& a : p.arms) {
-        json parts = a.spec;
-        parts["workload"] = {{"path", kWorkloadName}};
-        if (parts["policy"].contains("predictor")) // a calibration's value, filled in
-            parts["policy"]["predictor"] =
-                calibrated.text(parts["policy"]["predictor"].get<std::string>());
+        if (a.vary == "load") {
+            for (std::size_t k = 0; k < loads.size(); ++k)
+                jobs.push_back({a.index, k,
+                                specOf(a.spec, std::string(kWorkloadName) + "@" + a.values[k],
+                                       a.mem_fraction)});
+            texts["arm." + a.id + ".kv_capacity_tokens"] =
+                std::to_string(jobs.back().spec.limits.kv_capacity_tokens);
+            continue;
+        }
+        // A sweep over its varied parameter (one point when none).
         sweep::Definition d;
-        d.base = RunSpec::fromJson(parts, e.path);
-        d.base.policy.seed = opt.seed;
-        DeviceProfile arm_prof = prof;
-        if (a.mem_fraction > 0) arm_prof.mem_fraction = a.mem_fraction;
-        if (d.base.limits.kv_capacity_tokens == 0)
-            d.base.limits.kv_capacity_tokens = arm_prof.kvCapacityTokens();
+        d.base = specOf(a.spec, kWorkloadName, a.mem_fraction);
         texts["arm." + a.id + ".kv_capacity_tokens"] =
             std::to_string(d.base.limits.kv_capacity_tokens);
         if (!a.vary.empty()) {
@@ -953,26 +1432,77 @@ Report runExperiment(const Experiment& e, const Options& opt) {
         for (std::size_t k = 0; k < points.size(); ++k)
             jobs.push_back({a.index, k, sweep::jobSpec(d, points, k)});
     }
-    say(opt, p.paper + ": " + std::to_string(jobs.size()) + " runs");
     const std::size_t columns = metricNames().size();
-    Results res(p.arms.size());
-    for (const Arm& a : p.arms)
-        res[a.index].assign(std::max<std::size_t>(1, a.values.size()),
-                            std::vector<double>(columns, NAN));
-    for (const ArmRun& j : jobs) // known even where the policy cycles
-        res[j.arm][j.point].back() = double(j.spec.limits.kv_capacity_tokens);
-    parallelFor(jobs.size(), opt.threads, [&](std::size_t i) {
-        std::vector<double>& out = res[jobs[i].arm][jobs[i].point];
-        try {
-            const RunResult r = runSpec(jobs[i].spec, ctx);
-            std::size_t c = 0;
-            for (const auto& [name, v] : summaryMetrics(r.summary)) out[c++] = v;
-        } catch (const SchedulerLoop&) {
-            // A policy that cycles: its metrics stay NaN (as a sweep's "loop" row).
-        }
-    });
+    const auto runJobs = [&](const std::vector<ArmRun>& todo, Results& res) {
+        res.assign(p.arms.size(), {});
+        for (const Arm& a : p.arms)
+            res[a.index].assign(std::max<std::size_t>(1, a.values.size()),
+                                std::vector<double>(columns, NAN));
+        for (const ArmRun& j : todo) // known even where the policy cycles
+            res[j.arm][j.point].back() = double(j.spec.limits.kv_capacity_tokens);
+        parallelFor(todo.size(), opt.threads, [&](std::size_t i) {
+            std::vector<double>& out = res[todo[i].arm][todo[i].point];
+            try {
+                const RunResult r = runSpec(todo[i].spec, ctx);
+                std::size_t c = 0;
+                for (const auto& [name, v] : summaryMetrics(r.summary)) out[c++] = v;
+            } catch (const SchedulerLoop&) {
+                // A policy that cycles: its metrics stay NaN (as a sweep's "loop" row).
+            }
+        });
+    };
+    say(opt, p.paper + ": " + std::to_string(jobs.size()) + " runs");
+    Results res;
+    runJobs(jobs, res);
 
-    const Evaluator ev(p, reader, res, texts);
+    const Evaluator ev(p, reader, res, texts, numbers, loads);
+    // Each claim's row: the load `at` names, or the one its value's over picks.
+    std::vector<std::size_t> rows;
+    for (const ClaimDef& d : p.claims) {
+        std::size_t row = Evaluator::kNoRow;
+        if (!d.at.empty())
+            row = static_cast<std::size_t>(
+                std::find(p.workload.loads.points.begin(), p.workload.loads.points.end(), d.at) -
+                p.workload.loads.points.begin());
+        else if (d.row())
+            row = ev.over(d.value).second;
+        rows.push_back(row);
+    }
+    // The claims judged again at the paper's length, above the service rate: the arms their
+    // value reads, at their row's load, on the longer run.
+    Results long_res;
+    {
+        std::set<std::pair<std::size_t, std::size_t>> wanted; // (arm, load)
+        for (std::size_t i = 0; i < p.claims.size(); ++i) {
+            const ClaimDef& d = p.claims[i];
+            if (d.at_length.empty() || rows[i] == Evaluator::kNoRow || !(loads[rows[i]] > 1))
+                continue;
+            std::vector<const Ref*> refs{&d.value.a, &d.value.b};
+            for (const Ref& r : d.value.others) refs.push_back(&r);
+            for (const Ref* r : refs)
+                if (!r->text.empty()) wanted.insert({r->arm_index, rows[i]});
+        }
+        std::map<std::size_t, Workload> long_runs;
+        for (const auto& [arm, k] : wanted)
+            if (!long_runs.count(k))
+                long_runs.emplace(k, named("workload.paper_length", [&] {
+                                      return paperLengthOf(p, opt, rates[k], length);
+                                  }));
+        for (const auto& [k, lw] : long_runs)
+            holding(std::string(kWorkloadName) + "@length:" + p.workload.loads.points[k], lw);
+        std::vector<ArmRun> long_jobs;
+        for (const auto& [arm, k] : wanted)
+            long_jobs.push_back(
+                {arm, k,
+                 specOf(p.arms[arm].spec,
+                        std::string(kWorkloadName) + "@length:" + p.workload.loads.points[k],
+                        p.arms[arm].mem_fraction)});
+        if (!long_jobs.empty())
+            say(opt,
+                p.paper + ": " + std::to_string(long_jobs.size()) + " runs of the paper's length");
+        runJobs(long_jobs, long_res);
+    }
+
     Report rep;
     rep.prefix_caching = p.prefix_caching;
     const std::string setting = ev.text(p.setting);
@@ -987,7 +1517,11 @@ Report runExperiment(const Experiment& e, const Options& opt) {
         for (const Arm& a : p.arms)
             for (std::size_t k = 0; k < res[a.index].size(); ++k) {
                 std::vector<std::string> row{a.label};
-                if (varies) row.push_back(a.vary.empty() ? "-" : a.vary + "=" + a.values[k]);
+                if (a.vary == "load") // a load: its fraction of the service rate, its rate
+                    row.push_back("load " + fixed(loads[k], 2) + " (" + fixed(rates[k], 2) +
+                                  " req/s)");
+                else if (varies)
+                    row.push_back(a.vary.empty() ? "-" : a.vary + "=" + a.values[k]);
                 for (const auto& m : p.report) {
                     const auto col = static_cast<std::size_t>(
                         std::find(names.begin(), names.end(), m) - names.begin());
@@ -997,26 +1531,69 @@ Report runExperiment(const Experiment& e, const Options& opt) {
             }
         rep.details += "\n  " + p.title + " (" + e.path + ")\n" + t.str();
     }
-    for (const ClaimDef& d : p.claims) {
-        Claim c = makeClaim(p.paper, ev.text(d.claim), d.paper_value, ev.eval(d.value), d.unit,
-                            d.setting.empty() ? setting : setting + "; " + ev.text(d.setting));
-        if (d.value.kind == Formula::Kind::Ratio && d.value.offset == 0 && d.value.scale == 1)
-            c.ratio(ev.value(d.value.a), ev.value(d.value.b));
+    for (std::size_t i = 0; i < p.claims.size(); ++i) {
+        const ClaimDef& d = p.claims[i];
+        const std::size_t row = rows[i];
+        Evaluator ce = row == Evaluator::kNoRow ? ev : ev.at(row);
+        const double value = ce.eval(d.value.over.empty() ? d.value : [&] {
+            Formula inner = d.value; // the value at its row
+            inner.take = Formula::Take::None;
+            inner.over.clear();
+            return inner;
+        }());
+        const double kept = d.row() && row == Evaluator::kNoRow ? NAN : value;
+        ce.set("row.value", kept);
+        double at_length = NAN;
+        if (!d.at_length.empty() && row != Evaluator::kNoRow && loads[row] > 1) {
+            Formula inner = d.value;
+            inner.take = Formula::Take::None;
+            inner.over.clear();
+            at_length = ce.on(long_res).eval(inner);
+        }
+        ce.set("row.value_at_length", at_length);
+        Claim c =
+            makeClaim(p.paper, ev.text(d.claim), d.paper_value,
+                      d.value.take == Formula::Take::ShareAbove ? ev.eval(d.value) : kept, d.unit,
+                      d.setting.empty() ? setting : setting + "; " + ce.text(d.setting));
+        if (d.value.kind == Formula::Kind::Ratio && d.value.offset == 0 && d.value.scale == 1 &&
+            !d.value.reciprocal && d.value.take != Formula::Take::ShareAbove)
+            c.ratio(ce.value(d.value.a), ce.value(d.value.b));
+        if (row != Evaluator::kNoRow) c.load = loads[row];
+        if (d.has_bqs) c.baseline_queue_share = ce.eval(d.baseline_queue_share);
         c.band = d.band;
         c.band_origin = d.band_origin;
         c.quote = d.quote;
         c.paper_value_source = d.paper_value_source;
         c.not_comparable = d.not_comparable;
         c.calibrated = d.calibrated;
-        c.cause = ev.text(d.cause);
-        if (d.has_null) {
-            c.null_model = d.null_model;
-            c.null_value = ev.eval(d.null_value);
-        } else {
-            c.null_model = d.null_model;
-        }
+        c.cause = ce.text(d.cause);
+        c.null_model = d.null_model;
+        if (d.has_null) c.null_value = ce.eval(d.null_value);
         for (const PremiseDef& pd : d.premises)
-            c.premises.push_back({pd.what, ev.eval(pd.value), pd.at_least, pd.why});
+            c.premises.push_back({pd.what, ce.eval(pd.value), pd.at_least, pd.why});
+        for (const AtLengthDef& l : d.at_length) {
+            // Above the service rate the figure moves with the run's length: judged only
+            // where at the paper's length it reads as here by the band (inside it, or outside
+            // on the same side), a premise over seeds (every one of 10: 0.95). Below it
+            // nothing grows with the run.
+            if (row == Evaluator::kNoRow || !(loads[row] > 1)) {
+                c.compared[l.compared] = NAN; // not run: nothing to measure
+                c.premises.push_back({ce.text(l.what), 1.0, 0.95, ce.text(l.why_below)});
+                continue;
+            }
+            double lo = NAN, hi = NAN;
+            paperRange(c.paper_value, lo, hi);
+            const auto side = [&](double g) {
+                return c.band.contains(c.paper_value, g) ? 0 : g < lo ? -1 : 1;
+            };
+            const bool same = side(at_length) == side(kept);
+            c.compared[l.compared] = at_length;
+            c.premises.push_back({ce.text(l.what), same ? 1.0 : 0.0, 0.95,
+                                  ce.text(same ? l.why_same : l.why_differs)});
+        }
+        for (const ClaimDef::ReadingDef& r : d.readings)
+            c.readings.push_back({r.what, ce.eval(r.value)});
+        c.paper_readings = d.paper_readings;
         c.substitutes = p.substitutes;
         rep.claims.push_back(std::move(c));
     }

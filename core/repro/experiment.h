@@ -17,31 +17,42 @@
 //                 measured_instead
 //   [workload]    builder = "short_prompt_conversations" | "conversation_trace" | "trace";
 //                 requests, requests_quick, rate (a number or "inf"; Poisson, seeded by the
-//                 run's seed), file (trace: a file of the data folder)
+//                 run's seed), file (trace: a file of the data folder); loads = { of, fractions,
+//                 rates } (every arm at each load: a fraction of a service_rate calibration, a
+//                 rate read as one), paper_length = { requests, requests_quick }
 //   [device]      profile: a shipped name, or "derived:trail" / "derived:timelyllm" /
 //                 "derived:h100" (repro/derived.h)
 //   [limits]      a RunSpec's limits table (kv_capacity_tokens 0: the device's)
 //   [calibrate.NAME]  kind = "trail_predictor" (mae_ratio, requests, requests_quick): text
-//                 values ${NAME.refined}, ${NAME.prompt_only}; figures NAME.mae_refined,
-//                 NAME.mae_prompt_only
+//                 values ${NAME.refined}, ${NAME.prompt_only}; numbers NAME.mae_refined,
+//                 NAME.mae_prompt_only, NAME.mae_ratio; "lognormal_mae" (mae): ${NAME.spec};
+//                 "service_rate" (policy): the number NAME.rate
 //   [[arm]]       id, label, policy = { a RunSpec's policy table }, limits = {...},
 //                 mem_fraction (the device's share of memory for this arm's KV cache),
-//                 vary = { PARAM = [values] } (one policy parameter, a sweep axis)
+//                 vary = { PARAM = [values] } (one policy parameter or budget, a sweep axis)
+//   [select.NAME] where (a formula read at each load), at_least, otherwise = "most_loaded"
 //   [figure]      NAME = a formula (below), for texts
 //   [report]      metrics: the columns of the table behind the claims
 //   [[claim]]     claim, unit, value = a formula, paper_value (number, [lo, hi]; absent: none),
 //                 paper_value_source, quote, band = { kind, tol, no_effect | pivot },
 //                 band_origin, null_model, null_value (a formula), not_comparable, calibrated,
-//                 setting (added to the experiment's), cause (text), [[claim.premise]] what,
-//                 value (a formula), at_least, why
+//                 setting (added to the experiment's), cause (text), at (a load: the claim's
+//                 row), baseline_queue_share (a formula at the row), [[claim.premise]] what,
+//                 value (a formula), at_least, why; [[claim.reading]] what, value;
+//                 [[claim.paper_reading]] what, paper_value; [claim.at_length] compared,
+//                 what, why_same, why_differs, why_below
 // A formula is a number or a table with one of: metric = REF, ratio = [REF, REF],
-// difference = [REF, REF], argmin / argmax / spread = REF (over the arm's varied parameter:
-// the value at the least / greatest metric, the first on ties; greatest over least), figure =
-// NAME; then optionally offset and scale ((x + offset) * scale). A REF is
-// "ARM:METRIC" or "ARM@PARAM=VALUE:METRIC"; METRIC a name of summaryMetrics (run/pipeline.h).
-// Texts take ${NAME} placeholders: profile.provenance, profile.kv_capacity_tokens,
-// workload.requests, seed, arm.ID.kv_capacity_tokens, a calibration's values, and a REF or
-// figure.NAME with an optional ":DECIMALS" (without: three significant digits).
+// difference = [REF, REF], sum = [REF, REF], calibration = "NAME.OUTPUT", argmin / argmax /
+// spread = REF (over the arm's varied parameter: the value at the least / greatest metric, the
+// first on ties; greatest over least), figure = NAME; then optionally offset and scale
+// ((x + offset) * scale), reciprocal (1 / that), over = SELECT with take = "min" | "max" |
+// "share_above" (and above). A REF is "ARM:METRIC", "ARM@PARAM=VALUE:METRIC", with loads
+// "ARM@load=FRACTION:METRIC" / "ARM@rate=RATE:METRIC" (or "ARM:METRIC" read at a claim's row);
+// METRIC a name of summaryMetrics (run/pipeline.h). Texts take ${NAME} placeholders:
+// profile.provenance, profile.kv_capacity_tokens, workload.requests, length.requests, seed,
+// arm.ID.kv_capacity_tokens, a calibration's values and numbers, row.load, row.value,
+// row.value_at_length (in a claim with a row), and a REF or figure.NAME with an optional
+// ":DECIMALS" (without: three significant digits).
 //
 // Errors (an unknown key, a wrong type, an arm or metric a formula names that is not there,
 // a placeholder that names nothing) are InputError naming the file, the line and the key.

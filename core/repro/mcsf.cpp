@@ -262,16 +262,17 @@ Report reproduceMcsf(const Options& opt) {
             "conversion)";
         rep.claims.back().quote =
             d.name == "high"
-                ? "seeds/003 (MC-SF), 7: \"with a small value of [alpha], this may create "
-                  "infinite processing loops ... under high demand ... memory usage enters a "
-                  "repetitive loop\" (the values are lost in the seed's text conversion; "
-                  "PAPERS.md: 0.21 high)"
+                ? "seeds/003 (MC-SF), 7.1: \"Through a grid search with a step size of [ ], we "
+                  "identify [alpha = ] as the smallest value that avoids an infinite processing "
+                  "loop\" (the values are lost in the seed's text conversion; PAPERS.md: 0.21 "
+                  "high)"
                 : "seeds/003 (MC-SF), 7.2: \"Using a grid search with a [ ] step size, we "
                   "identified [alpha = ] as the smallest value that prevents infinite processing "
                   "loops\" (the values are lost in the seed's text conversion; PAPERS.md: 0.24 "
                   "low)";
         rep.claims.back().band_origin =
-            precisionOrigin("two decimals, +-0.005, plus the scan's grid step, " + fmt(alpha_step));
+            precisionOrigin("two decimals, +-0.005, plus Kairos's scan's grid step, " +
+                            fmt(alpha_step) + " (the paper's step is lost in the seed's text)");
         // The same multiple of MC-SF's flood rate on the Azure trace: the other
         // substitute, reported beside the row.
         const double rate_azure = d.rate / mu * mu_azure;

@@ -182,10 +182,14 @@ std::vector<std::string> paperNames() {
 #endif
 }
 
+bool hasExperimentsInCode(const std::string& paper) {
+    return paper != "trail";
+}
+
 namespace {
 Report reproduceInCode(const std::string& paper, const Options& opt) {
     if (paper == "mcsf") return reproduceMcsf(opt);
-    if (paper == "trail") return reproduceTrail(opt);
+    if (paper == "trail") return {}; // every experiment of Trail's is a file
     if (paper == "timely") return reproduceTimely(opt);
     if (paper == "timebill") return reproduceTimebill(opt);
 #if KAIROS_HAVE_ALA
@@ -376,7 +380,9 @@ std::string auditText(const std::vector<Claim>& claims) {
         if (c.seeds > 1) {
             s += " (mean of " + std::to_string(c.seeds) + " seeds:";
             for (double v : c.seed_values) s += " " + fmt(v, 4);
-            s += "; 95 % interval " + fmt(c.ci_low, 4) + " .. " + fmt(c.ci_high, 4) + ")";
+            s += c.ci_low == c.ci_high
+                     ? std::string("; alike at every seed: no spread, not an interval)")
+                     : "; 95 % interval " + fmt(c.ci_low, 4) + " .. " + fmt(c.ci_high, 4) + ")";
         }
         s += "\n";
         if (!c.compared.empty()) {
@@ -440,7 +446,11 @@ std::string claimsTable(const std::vector<Claim>& claims) {
                  fmt(c.paper_value[1].get<double>(), 4);
         std::vector<std::string> row{c.paper, c.claim, pv, fmt(c.kairos_value, 4)};
         if (several)
-            row.push_back(c.seeds > 1 ? fmt(c.ci_low, 4) + " .. " + fmt(c.ci_high, 4) : "-");
+            // A run every seed makes alike (a fixed file) has no spread: said so, not as an
+            // interval of zero width.
+            row.push_back(c.seeds <= 1            ? "-"
+                          : c.ci_low == c.ci_high ? "alike at every seed"
+                                                  : fmt(c.ci_low, 4) + " .. " + fmt(c.ci_high, 4));
         row.insert(row.end(), {c.unit, c.band.text(), verdictName(c.verdict)});
         t.add(row);
     }
@@ -450,7 +460,12 @@ std::string claimsTable(const std::vector<Claim>& claims) {
          " comparable claims agree";
     if (several) s += " (means over " + std::to_string(claims.front().seeds) + " seeds)";
     s += "; " + std::to_string(n.calibrated) + " calibrated (tuned to the paper's figure, not " +
-         "counted), " + std::to_string(n.not_comparable) + " not comparable (not counted)\n";
+         "counted), " + std::to_string(n.not_comparable) + " not comparable (not counted)";
+    if (n.untallied_agree + n.untallied_disagree > 0) // rule 10's, said beside the headline
+        s += "; of these, " + std::to_string(n.untallied_disagree) + " would disagree and " +
+             std::to_string(n.untallied_agree) +
+             " agree by their bands but rest on a figure not in the paper's text";
+    s += "\n";
     // The rows of one verdict with their reason, under a heading (nothing when none).
     auto section = [&](Verdict v, const char* heading, auto reason) {
         std::string lines;

@@ -117,6 +117,9 @@ struct Claim {
     Verdict verdict = Verdict::NotComparable;
     std::string rule;       // the verdict rule that decided, in words
     bool ruled_out = false; // not_comparable was set by judge()'s rules (judged again: cleared)
+    // Rule 10's row: the verdict its band gives a figure that is not the paper's text (not
+    // tallied; the summary counts them apart). NotComparable otherwise.
+    Verdict untallied = Verdict::NotComparable;
     // The null model of the row: what a trivial answer (a constant model, FCFS order, no
     // effect, the paper's own baseline) gives in the same setting, and its value (over
     // several seeds: their mean, with its interval). A row agrees only where Kairos agrees
@@ -254,6 +257,9 @@ struct Report {
 // experiment file is malformed.
 Report reproduce(const std::string& paper, const Options& opt);
 std::vector<std::string> paperNames();
+// Whether a paper has experiments in code (core/repro/PAPER.cpp) beside its files; Trail's are
+// all files.
+bool hasExperimentsInCode(const std::string& paper);
 
 nlohmann::json toJson(const std::vector<Claim>& claims);
 // Every row as an auditor reads it: the paper's words, both figures (each seed's), the
@@ -265,11 +271,12 @@ std::string auditText(const std::vector<Claim>& claims);
 std::string claimsTable(const std::vector<Claim>& claims);
 struct Tally {
     int agree = 0, comparable = 0, calibrated = 0, not_comparable = 0;
+    // Rule 10's rows (figures not from the paper's text): how their bands read, not tallied.
+    int untallied_agree = 0, untallied_disagree = 0;
 };
 Tally tally(const std::vector<Claim>& claims);
 
 Report reproduceMcsf(const Options& opt);
-Report reproduceTrail(const Options& opt);
 Report reproduceTimely(const Options& opt);
 Report reproduceTimebill(const Options& opt);
 Report reproduceAla(const Options& opt);

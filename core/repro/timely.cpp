@@ -339,6 +339,17 @@ Report reproduceTimely(const Options& opt) {
     const double level_half = 1.96 * plan_fit.scale_se / plan_fit.scale;
     const auto faster = makeExecutionModel(llama3_8bRtx4090AtLevel(prof, 1 - level_half)),
                slower = makeExecutionModel(llama3_8bRtx4090AtLevel(prof, 1 + level_half));
+    // Its growth with the batch is the A100's, which a 4090 need not share (an outside
+    // audit: Fig. 7 sweeps the batch): the flattest and the steepest growth of the other
+    // single cards LLM-Inference-Bench measured (derived.h otherGrowthShares), the card's
+    // batch-1 step kept, are two more device readings.
+    const auto shares = otherGrowthShares(opt);
+    const auto [flattest, steepest] = std::minmax_element(
+        shares.begin(), shares.end(),
+        [](const GrowthShare& a, const GrowthShare& b) { return a.share < b.share; });
+    const auto flatter = makeExecutionModel(llama3_8bRtx4090WithGrowth(prof, *flattest)),
+               steeper = makeExecutionModel(llama3_8bRtx4090WithGrowth(prof, *steepest));
+    const double own_share = prof.ete.q1 / (prof.ete.q0 + prof.ete.q1);
     // Job `i` again, on model `m`.
     auto onModel = [&](std::size_t i, const ExecutionModel* m) {
         jobs.push_back(jobs[i]);
@@ -366,8 +377,10 @@ Report reproduceTimely(const Options& opt) {
             if (seqs > 0) x.max_num_seqs = seqs;
             jobs.push_back({&ws[k].w, p, x, {}, mo});
         }
-        // Engines 2 and 3: vLLM 0.5 on the card at its faster and its slower level.
-        for (const ExecutionModel* m : {faster.get(), slower.get()}) onModel(first, m);
+        // Engines 2 and 3: vLLM 0.5 on the card at its faster and its slower level; 4 and 5:
+        // with the flattest and the steepest growth with the batch.
+        for (const ExecutionModel* m : {faster.get(), slower.get(), flatter.get(), steeper.get()})
+            onModel(first, m);
         return first;
     };
     // TimelyLLM on WID1 with the paper's measured host overheads (OverheadModel): Table 4's
@@ -407,7 +420,8 @@ Report reproduceTimely(const Options& opt) {
     say(opt, "timely: " + std::to_string(jobs.size()) + " runs");
     const auto res = runAll(jobs, *model, opt);
     // Run `first`'s authors' metric on engine e (0: vLLM 0.5, 1: V1 chunked, 2 and 3: vLLM
-    // 0.5 on the card's faster and slower level); null if looped.
+    // 0.5 on the card's faster and slower level, 4 and 5 with its flattest and steepest
+    // growth with the batch); null if looped.
     auto code = [&](std::size_t first, int e) -> const AuthorsMetric* {
         const auto& o = res[first + static_cast<std::size_t>(e)].authors;
         return o ? &*o : nullptr;
@@ -571,7 +585,14 @@ Report reproduceTimely(const Options& opt) {
         c.compared["vllm_v1_chunked"] = figure(1);
         c.device_readings = {
             {"the card's level " + fixed(100 * level_half, 1) + " % lower (faster)", figure(2)},
-            {"the card's level " + fixed(100 * level_half, 1) + " % higher (slower)", figure(3)}};
+            {"the card's level " + fixed(100 * level_half, 1) + " % higher (slower)", figure(3)},
+            {"the card's growth with the batch as " + flattest->card + "'s (each added request " +
+                 fixed(100 * flattest->share, 1) + " % of a batch-1 step, the A100's " +
+                 fixed(100 * own_share, 1) + " %)",
+             figure(4)},
+            {"the card's growth with the batch as " + steepest->card + "'s (" +
+                 fixed(100 * steepest->share, 1) + " %)",
+             figure(5)}};
         rep.claims.push_back(std::move(c));
         return rep.claims.back();
     };
@@ -671,13 +692,11 @@ Report reproduceTimely(const Options& opt) {
         c.compared["vllm_urgent_pct"] = u_f;
         c.compared["difference"] = urgentPct(w2_timely, 0) - u_f; // in points of the maximum
         // The paper's +191 % is a ratio to a vLLM that kept about a third of TimelyLLM's
-        // urgent utility (1 / 2.91); a ratio to a vLLM near zero measures noise.
-        c.premises.push_back(
-            {"vLLM's urgent utility over TimelyLLM's, here over the paper's (1 / 2.91)",
-             urgentPct(w2_timely, 0) > 0 ? (u_f / urgentPct(w2_timely, 0)) * 2.91 : 0.0, 0.5,
-             "the paper's gain is over a baseline that kept about a third of TimelyLLM's "
-             "utility; where vLLM keeps far less, the ratio is one to noise and its magnitude "
-             "is not tested (the difference is in compared)"});
+        // urgent utility (1 / 2.91), and a ratio to a vLLM near zero is large whatever the
+        // order. A premise on vLLM over TimelyLLM would be the figure itself (2.91 / (1 +
+        // gain): an outside audit), ruling out large gains only: the only premise is on the
+        // baseline alone (room for the paper's ratio), and the derived card's uncertainty
+        // (rule 13) and the difference in points (compared) say the rest.
         needsRoom(c, 2.91, u_f);
     }
     // Figure 8: the scheduling ablation (exp743: rtllm-fixed, EDF and FCFS at batch 6 on their
@@ -764,6 +783,23 @@ Report reproduceTimely(const Options& opt) {
             if (timely) {
                 const Peaks k = codePeaks(0);
                 needsContention(c, k.best_v / k.best_t, 0.74 / 1.21);
+                // Not the card (an outside audit asked): its level's ends and the flattest and
+                // steepest growth with the batch of the measured cards all leave the peak
+                // above the paper's; what is left is the workload.
+                double lo = INFINITY, hi = -INFINITY;
+                for (int e : {0, 2, 3, 4, 5}) {
+                    lo = std::min(lo, codePeaks(e).best_t);
+                    hi = std::max(hi, codePeaks(e).best_t);
+                }
+                c.cause = "not the card: at its level's 95 % ends and with the flattest and the "
+                          "steepest growth with the batch of the cards LLM-Inference-Bench "
+                          "measured, TimelyLLM's peak is " +
+                          fixed(lo, 3) + " to " + fixed(hi, 3) + " on seed " +
+                          std::to_string(opt.seed) +
+                          " (the paper's 1.21); what is left is the workload, a generated "
+                          "WID2-like one (the authors' WID2 file is not here) with its plan "
+                          "lengths and urgent share, and the plans' own text. " +
+                          c.cause;
             }
         }
         // Where a peak sits is a claim only where the curve has one: its prominence, how far

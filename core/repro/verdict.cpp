@@ -182,6 +182,7 @@ void judge(Claim& c) {
         c.not_comparable.clear();
         c.ruled_out = false;
     }
+    c.untallied = Verdict::NotComparable;
     double lo, hi;
     const auto num = c.compared.find("numerator"), den = c.compared.find("denominator");
     const bool is_ratio =
@@ -394,6 +395,7 @@ void judge(Claim& c) {
     if (!c.paper_value_source.empty() &&
         (c.verdict == Verdict::Agrees || c.verdict == Verdict::Disagrees)) {
         const char* would = verdictName(c.verdict);
+        c.untallied = c.verdict;
         c.verdict = Verdict::NotComparable;
         c.rule = "source: a figure not in the paper's text is not tallied";
         c.ruled_out = true;
@@ -540,6 +542,9 @@ Tally tally(const std::vector<Claim>& claims) {
         if (c.verdict == Verdict::NotComparable) ++t.not_comparable;
         if (c.verdict == Verdict::Agrees || c.verdict == Verdict::Disagrees) ++t.comparable;
         if (c.verdict == Verdict::Agrees) ++t.agree;
+        t.untallied_agree += c.verdict == Verdict::NotComparable && c.untallied == Verdict::Agrees;
+        t.untallied_disagree +=
+            c.verdict == Verdict::NotComparable && c.untallied == Verdict::Disagrees;
     }
     return t;
 }
