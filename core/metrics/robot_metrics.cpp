@@ -161,7 +161,7 @@ AuthorsMetric authorsMetric(const RunLog& log, const Workload& w, const AuthorsM
         std::sort(items.begin(), items.end());
         double free = -INFINITY;
         for (const Item& it : items) {
-            const double start = std::max(it.t, free);
+            const double start = std::max(it.t + opt.network_s, free);
             free = start + execOf(static_cast<std::size_t>(it.req), it.seg);
             runs[static_cast<std::size_t>(it.req)].emplace_back(start, free);
         }

@@ -85,6 +85,10 @@ std::vector<RobotClassSummary> summarizeRobotTasks(const std::vector<RobotTask>&
 struct AuthorsMetricOptions {
     int skip_first = 10;
     bool pooled = false;
+    // The paper's simulated network latency (TimelyLLM 7.2: 8 ms, "by measuring the time each
+    // response remains in the execution queue and adding necessary delays"): a segment starts
+    // no sooner than this after it was handed over. 0: the code's virtual executor.
+    double network_s = 0;
     // The task type of request i (their trace_id); without it each class is one type.
     std::vector<int> type;
 };

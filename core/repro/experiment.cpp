@@ -1483,11 +1483,13 @@ Report runExperiment(const Experiment& e, const Options& opt) {
                 if (!r->text.empty()) wanted.insert({r->arm_index, rows[i]});
         }
         std::map<std::size_t, Workload> long_runs;
-        for (const auto& [arm, k] : wanted)
+        for (const auto& want : wanted) {
+            const std::size_t k = want.second; // (a structured binding is not captured)
             if (!long_runs.count(k))
                 long_runs.emplace(k, named("workload.paper_length", [&] {
                                       return paperLengthOf(p, opt, rates[k], length);
                                   }));
+        }
         for (const auto& [k, lw] : long_runs)
             holding(std::string(kWorkloadName) + "@length:" + p.workload.loads.points[k], lw);
         std::vector<ArmRun> long_jobs;

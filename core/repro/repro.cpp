@@ -461,10 +461,12 @@ std::string claimsTable(const std::vector<Claim>& claims) {
     if (several) s += " (means over " + std::to_string(claims.front().seeds) + " seeds)";
     s += "; " + std::to_string(n.calibrated) + " calibrated (tuned to the paper's figure, not " +
          "counted), " + std::to_string(n.not_comparable) + " not comparable (not counted)";
-    if (n.untallied_agree + n.untallied_disagree > 0) // rule 10's, said beside the headline
-        s += "; of these, " + std::to_string(n.untallied_disagree) + " would disagree and " +
-             std::to_string(n.untallied_agree) +
-             " agree by their bands but rest on a figure not in the paper's text";
+    if (n.untallied_agree + n.untallied_disagree > 0) // said beside the headline
+        s += "; of these, " + std::to_string(n.untallied_disagree) + " disagree and " +
+             std::to_string(n.untallied_agree) + " agree as run but a rule sets them aside (" +
+             std::to_string(n.by_source) + " on a figure not in the paper's text, " +
+             std::to_string(n.by_reading) + " flipped by another reading, " +
+             std::to_string(n.by_device) + " by the derived card's own error)";
     s += "\n";
     // The rows of one verdict with their reason, under a heading (nothing when none).
     auto section = [&](Verdict v, const char* heading, auto reason) {

@@ -117,8 +117,9 @@ struct Claim {
     Verdict verdict = Verdict::NotComparable;
     std::string rule;       // the verdict rule that decided, in words
     bool ruled_out = false; // not_comparable was set by judge()'s rules (judged again: cleared)
-    // Rule 10's row: the verdict its band gives a figure that is not the paper's text (not
-    // tallied; the summary counts them apart). NotComparable otherwise.
+    // The verdict a rule set aside (rule 10: a figure not from the paper's text; 11: another
+    // reading flips it; 13: the derived card's error does): not tallied, counted apart by the
+    // summary. NotComparable otherwise.
     Verdict untallied = Verdict::NotComparable;
     // The null model of the row: what a trivial answer (a constant model, FCFS order, no
     // effect, the paper's own baseline) gives in the same setting, and its value (over
@@ -271,8 +272,11 @@ std::string auditText(const std::vector<Claim>& claims);
 std::string claimsTable(const std::vector<Claim>& claims);
 struct Tally {
     int agree = 0, comparable = 0, calibrated = 0, not_comparable = 0;
-    // Rule 10's rows (figures not from the paper's text): how their bands read, not tallied.
+    // Rows whose as-run verdict a rule set aside (not tallied): how they read as run, and
+    // by which rule (10: a figure not from the paper's text; 11: another reading; 13: the
+    // derived card's own error).
     int untallied_agree = 0, untallied_disagree = 0;
+    int by_source = 0, by_reading = 0, by_device = 0;
 };
 Tally tally(const std::vector<Claim>& claims);
 

@@ -162,6 +162,7 @@ Verdict byBand(const Claim& c, double value, double lo, double hi, bool interval
 // A verdict reached is no verdict after all: `rule`, and `why` after what it would have said.
 void overrule(Claim& c, const char* rule, const std::string& why) {
     const std::string was = verdictName(c.verdict);
+    c.untallied = c.verdict; // the summary counts the verdicts set aside, by rule
     c.verdict = Verdict::NotComparable;
     c.rule = rule;
     c.ruled_out = true;
@@ -542,9 +543,12 @@ Tally tally(const std::vector<Claim>& claims) {
         if (c.verdict == Verdict::NotComparable) ++t.not_comparable;
         if (c.verdict == Verdict::Agrees || c.verdict == Verdict::Disagrees) ++t.comparable;
         if (c.verdict == Verdict::Agrees) ++t.agree;
-        t.untallied_agree += c.verdict == Verdict::NotComparable && c.untallied == Verdict::Agrees;
-        t.untallied_disagree +=
-            c.verdict == Verdict::NotComparable && c.untallied == Verdict::Disagrees;
+        if (c.verdict != Verdict::NotComparable || c.untallied == Verdict::NotComparable) continue;
+        t.untallied_agree += c.untallied == Verdict::Agrees;
+        t.untallied_disagree += c.untallied == Verdict::Disagrees;
+        t.by_source += c.rule.rfind("source:", 0) == 0;
+        t.by_reading += c.rule.rfind("readings:", 0) == 0;
+        t.by_device += c.rule.rfind("device:", 0) == 0;
     }
     return t;
 }

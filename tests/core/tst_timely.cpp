@@ -312,6 +312,15 @@ private slots:
         KAIROS_COMPARE_NEAR(m.normal.utility, -1.0, 1e-9);
         KAIROS_COMPARE_NEAR(m.urgent.utility, 2 - 2.0 / 0.3 * 5.8, 1e-9);
         KAIROS_COMPARE_NEAR(m.task_utility, (-1.0 + 2 - 2.0 / 0.3 * 5.8) / 2, 1e-9);
+        // The paper's simulated network latency (0.5 s here): each segment starts no sooner
+        // than that after it was handed over. R0's first runs 2.5 -> 7.5, R1's plan 7.5 ->
+        // 10.5, R0's second 10.5 -> 11.5: R0 response 2.5, waiting 2.5 + 3 = 5.5; R1 6.5.
+        o.network_s = 0.5;
+        const AuthorsMetric late = authorsMetric(log, w, o);
+        KAIROS_COMPARE_NEAR(late.normal.response_s, 2.5, 1e-12);
+        KAIROS_COMPARE_NEAR(late.normal.waiting_s, 5.5, 1e-12);
+        KAIROS_COMPARE_NEAR(late.urgent.response_s, 6.5, 1e-12);
+        o.network_s = 0;
         o.skip_first = 1; // R0 and R2 arrive first: R0 (index 0) is skipped
         QCOMPARE(authorsMetric(log, w, o).skipped, 1L);
         QCOMPARE(authorsMetric(log, w, o).normal.scored, 0L);
