@@ -29,16 +29,32 @@ ParamSlider::ParamSlider(const QString& label, double lo, double hi, double valu
     spin_->setSingleStep(std::pow(10.0, -decimals));
     spin_->setValue(value_);
     spin_->setKeyboardTracking(false);
+    unit_ = std::pow(10.0, -decimals);
+    fitStep();
     l->addWidget(label_);
     l->addWidget(slider_, 1);
     l->addWidget(spin_);
     label_->setBuddy(slider_);
+    // A slider step gives the value its box shows (rounded to the box's decimals), never one
+    // the box hides (C = 0.797 under a box reading 0.80). A value set from data (a workload's
+    // utility function, a session) keeps its digits.
     connect(slider_, &QSlider::valueChanged, this, [this](int s) {
-        if (!syncing_) setValue(fromStep(s));
+        if (!syncing_) setValue(spin_->valueFromText(spin_->textFromValue(fromStep(s))));
     });
     connect(spin_, qOverload<double>(&QDoubleSpinBox::valueChanged), this, [this](double v) {
         if (!syncing_) setValue(v);
     });
+}
+
+// A slider step moves the value by at least one of the box's units (the value is what the
+// box shows): the wheel and the arrow keys are never swallowed by the rounding. On a log
+// scale a step's size grows with the value, so it is fitted to the value at hand.
+void ParamSlider::fitStep() {
+    const double finest =
+        log_ ? value_ * (std::pow(hi_ / lo_, 1.0 / kSteps) - 1) : (hi_ - lo_) / kSteps;
+    const int step = finest > 0 ? std::max(1, int(std::ceil(unit_ / finest - 1e-9))) : 1;
+    slider_->setSingleStep(std::min(step, kSteps));
+    slider_->setPageStep(std::min(std::max(step, kSteps / 10), kSteps));
 }
 
 int ParamSlider::toStep(double v) const {
@@ -59,6 +75,7 @@ void ParamSlider::setValue(double v) {
     syncing_ = false;
     if (v == value_) return;
     value_ = v;
+    if (log_) fitStep();
     Q_EMIT valueChanged(v);
 }
 

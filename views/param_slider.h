@@ -1,6 +1,7 @@
 #pragma once
-// One double parameter as a slider with a spin box beside it (both edit the same value).
-// The slider has 1,000 steps over [lo, hi], linear or logarithmic.
+// One double parameter as a slider with a spin box beside it (both edit the same value). A
+// slider step gives the value its box shows (rounded to the box's decimals); a value set from
+// data keeps its digits. The slider has 1,000 steps over [lo, hi], linear or logarithmic.
 #include <QWidget>
 
 class QSlider;
@@ -23,10 +24,12 @@ Q_SIGNALS:
     void valueChanged(double v);
 
 private:
+    void fitStep();
     int toStep(double v) const;
     double fromStep(int s) const;
 
     double lo_, hi_, value_;
+    double unit_ = 1; // the box's smallest step (10^-decimals)
     bool log_;
     QLabel* label_;
     QSlider* slider_;

@@ -127,6 +127,8 @@ QString shortcutsHelp(const QMenuBar* bar) {
                     "<tr><td><b>Wheel</b></td><td>zoom time around the cursor</td></tr>"
                     "<tr><td><b>Shift+wheel</b></td><td>scroll rows</td></tr>"
                     "<tr><td><b>Ctrl+wheel</b></td><td>row height</td></tr>"
+                    "<tr><td><b>Wheel over a setting</b></td><td>scrolls its panel; it edits "
+                    "a slider, box or list only once clicked or tabbed to</td></tr>"
                     "<tr><td><b>Drag</b></td><td>pan time (timeline and KV chart)</td></tr>"
                     "<tr><td><b>W / S</b></td><td>zoom time in / out (timeline or KV chart "
                     "focused)</td></tr>"

@@ -32,6 +32,7 @@
 #include "trace_formats.h"
 #include "util/atomic_file.h"
 #include "view_history.h"
+#include "wheel_guard.h"
 #include "workload/readers.h"
 
 #include <QChildEvent>
@@ -63,6 +64,7 @@ namespace kairos::app {
 MainWindow::MainWindow(const StartOptions& opt, QWidget* parent)
     : QMainWindow(parent), start_(opt), state_(new WorkbenchState(this)), runner_(&jobs_) {
     setWindowTitle(QStringLiteral("Kairos"));
+    installWheelGuard(); // the wheel scrolls the panels; it edits only a focused control
     // The window's files (charts, reports, sessions, exports) are files: a device or a pipe
     // chosen in a Save dialog is refused, never written into or replaced (util/atomic_file.h).
     outputsFilesOnly(true);

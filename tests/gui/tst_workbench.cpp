@@ -61,6 +61,7 @@
 #include <QProcess>
 #include <QProgressBar>
 #include <QPushButton>
+#include <QScrollArea>
 #include <QScrollBar>
 #include <QSettings>
 #include <QSignalSpy>
@@ -75,6 +76,8 @@
 #include <QThread>
 #include <QTreeWidget>
 #include <QUndoStack>
+#include <QWheelEvent>
+#include <QtTest/qtestspontaneevent.h>
 #include <QtTest>
 #include <cmath>
 #include <csignal>
@@ -581,6 +584,64 @@ private slots:
 
     // Undo and redo of parameter changes: a drag is one step; undo restores the slider,
     // the policy and the run; redo goes forward again.
+    // The wheel over a setting it has not been given (no keyboard focus) edits nothing: it
+    // scrolls the panel (issue 55: scrolling the Policy panel moved the slider under the
+    // cursor, eight re-simulations, no undo). With focus it edits, as a drag does. A slider
+    // step's value is the one its box shows.
+    void wheelEditsOnlyAFocusedControl() {
+        Bench bench(Opts().workload(loadedWorkload()).policy("sprpt_lp"));
+        auto& [w, shown] = bench;
+        QVERIFY(bench.showAt(QSize(1366, 600))); // short: the policy panel scrolls
+        w.activateWindow();
+        QVERIFY(QTest::qWaitForWindowActive(&w));
+        auto* c = w.policyPanel()->slider("C");
+        const double before = c->value();
+        const int undo = w.undo()->stack()->count();
+        const long runs = shown.count();
+        // The wheel as the window system delivers it (spontaneous: offered to the parents
+        // until one accepts it).
+        auto wheel = [](QWidget* target, int dy) {
+            const QPointF at(target->width() / 2.0, target->height() / 2.0);
+            QWheelEvent e(at, target->mapToGlobal(at), QPoint(), QPoint(0, dy), Qt::NoButton,
+                          Qt::NoModifier, Qt::NoScrollPhase, false);
+            QSpontaneKeyEvent::setSpontaneous(&e);
+            qApp->notify(target, &e);
+        };
+        QScrollArea* scroll = nullptr;
+        for (QWidget* p = c; p && !scroll; p = p->parentWidget())
+            scroll = qobject_cast<QScrollArea*>(p);
+        QVERIFY(scroll);
+        QScrollBar* bar = scroll->verticalScrollBar();
+        QVERIFY2(bar->maximum() > 0, "the policy panel does not scroll at 1366x600");
+        bar->setValue(0);
+        QWidget* box = w.policyPanel()->policyBox();
+        for (QWidget* t :
+             {static_cast<QWidget*>(c->slider()), static_cast<QWidget*>(c->spinBox()), box}) {
+            QVERIFY(t->focusPolicy() != Qt::WheelFocus); // the wheel gives no focus either
+            QVERIFY(!t->hasFocus());
+            wheel(t, -120);
+        }
+        QTest::qWait(300);
+        QCOMPARE(c->value(), before);
+        QCOMPARE(w.policyPanel()->policyBox()->currentText(), QStringLiteral("sprpt_lp"));
+        QCOMPARE(w.undo()->stack()->count(), undo);
+        QCOMPARE(shown.count(), runs); // nothing re-simulated
+        QVERIFY2(bar->value() > 0, "the wheel did not scroll the panel");
+        // Given focus, the slider takes the wheel, and Undo takes it back.
+        c->slider()->setFocus();
+        QVERIFY(c->slider()->hasFocus());
+        wheel(c->slider(), 120);
+        QVERIFY(c->value() != before);
+        QVERIFY(waitForResult(shown) > 0);
+        QCOMPARE(w.undo()->stack()->count(), undo + 1);
+        w.undo()->stack()->undo();
+        QCOMPARE(c->value(), before);
+        // A step between two of the box's values gives the box's value.
+        c->slider()->setValue(797);
+        QCOMPARE(c->value(), c->spinBox()->value());
+        QCOMPARE(c->spinBox()->text(), c->spinBox()->textFromValue(c->value()));
+    }
+
     void undoRedoParameters() {
         Bench bench(Opts().workload(loadedWorkload()).policy("sprpt_lp"));
         auto& [w, shown] = bench;
