@@ -185,26 +185,35 @@ void tableRow(QString& h, const QString& k, const QString& v) {
 QString overloadBanner(const Summary& s, const QString& who) {
     const LoadReport& load = s.load;
     const LoadBand band = loadBand(load);
-    if (band != LoadBand::NearSaturation && !load.saturated.value_or(false)) return {};
+    const bool sheds = band == LoadBand::ShedsLoad;
+    if (!sheds && band != LoadBand::NearSaturation && !load.saturated.value_or(false)) return {};
     const bool near = band == LoadBand::NearSaturation;
     const QString rates = QStringLiteral("%1 req/s offered, %2 req/s served")
                               .arg(load.offered_rate, 0, 'f', 2)
                               .arg(s.request_throughput, 0, 'f', 2);
     const QString verdict = QString::fromStdString(load.verdict).toHtmlEscaped();
     const QString text =
-        near ? QStringLiteral("%1; its backlog's largest rise is %2 of the saturation threshold "
-                              "(%3). A small change of rate or policy tips it either way.")
-                   .arg(rates)
-                   .arg(load.score, 0, 'f', 2)
-                   .arg(verdict)
-             : QStringLiteral("%1. %2. Its latencies grow with the run's length and describe no "
-                              "service level.")
-                   .arg(rates, verdict);
+        sheds ? QStringLiteral("%1 of %2 requests were killed or dropped before finishing; the "
+                               "latencies describe the rest. %3. The queue alone: %4.")
+                    .arg(load.killed)
+                    .arg(load.arrivals)
+                    .arg(rates, verdict)
+        : near ? QStringLiteral("%1; its backlog's largest rise is %2 of the saturation threshold "
+                                "(%3). A small change of rate or policy tips it either way.")
+                     .arg(rates)
+                     .arg(load.score, 0, 'f', 2)
+                     .arg(verdict)
+               : QStringLiteral("%1. %2. Its latencies grow with the run's length and describe no "
+                                "service level.")
+                     .arg(rates, verdict);
     return QStringLiteral("<p class=\"warn\" style=\"background:%1;border:1px solid %2;"
                           "padding:6px\"><b>%3 %4:</b> %5</p>\n")
         .arg(near ? QStringLiteral("#fffbe6") : QStringLiteral("#fff1d6"),
              near ? QStringLiteral("#d8c060") : QStringLiteral("#e0a040"), who.toHtmlEscaped(),
-             near ? QStringLiteral("near saturation") : QStringLiteral("overloaded"), text);
+             sheds  ? QStringLiteral("sheds load")
+             : near ? QStringLiteral("near saturation")
+                    : QStringLiteral("overloaded"),
+             text);
 }
 
 // The report's text in two parts, with the charts between them (placed as HTML, or drawn

@@ -257,6 +257,12 @@ QString ChartArea::loadText(const RunView& r) {
                   "overloaded above 1): %2. %3.")
             .arg(load.score, 0, 'f', 2)
             .arg(rates, verdict);
+    case LoadBand::ShedsLoad:
+        return tr("Sheds load: %1 of %2 requests were killed or dropped before finishing; the "
+                  "latencies describe the rest. %3. The queue alone: %4.")
+            .arg(load.killed)
+            .arg(load.arrivals)
+            .arg(rates, verdict.isEmpty() ? tr("no verdict") : verdict);
     case LoadBand::KeepsUp:
         break;
     }
@@ -270,7 +276,8 @@ void ChartArea::elideBanner() {
 void ChartArea::showRun(const RunView& r) {
     const QString text = loadText(r);
     const LoadBand band = loadBand(r.summary.load);
-    const bool over = band == LoadBand::Overloaded, near = band == LoadBand::NearSaturation;
+    const bool over = band == LoadBand::Overloaded || band == LoadBand::ShedsLoad,
+               near = band == LoadBand::NearSaturation;
     banner_->setStyleSheet(
         over   ? QStringLiteral("QLabel { background: #fff1d6; color: #6b4300; border: 1px solid "
                                   "#e0a040; padding: 2px 8px; }")

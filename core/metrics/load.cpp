@@ -103,8 +103,10 @@ LoadReport loadOf(const RunLog& log) {
     const auto& q = walk.at_arrivals;
     r.arrivals = static_cast<std::int64_t>(q.size());
     double last_end = -std::numeric_limits<double>::infinity();
-    for (const Event& e : log.events)
+    for (const Event& e : log.events) {
         if (e.ev == Ev::Finish || e.ev == Ev::Kill) last_end = std::max(last_end, e.t);
+        r.killed += e.ev == Ev::Kill;
+    }
     char buf[512];
     if (q.size() < 2) {
         r.offered_rate = std::numeric_limits<double>::quiet_NaN();
@@ -264,6 +266,7 @@ LoadReport loadOf(const RunLog& log) {
 }
 
 LoadBand loadBand(const LoadReport& r) {
+    if (r.arrivals > 0 && 2 * r.killed > r.arrivals) return LoadBand::ShedsLoad;
     if (!r.saturated.has_value()) return LoadBand::NoVerdict;
     if (*r.saturated && r.score > kNearSaturation.second) return LoadBand::Overloaded;
     return r.score >= kNearSaturation.first ? LoadBand::NearSaturation : LoadBand::KeepsUp;
@@ -277,6 +280,8 @@ const char* loadBandName(LoadBand b) {
         return "near saturation";
     case LoadBand::Overloaded:
         return "overloaded";
+    case LoadBand::ShedsLoad:
+        return "sheds load";
     case LoadBand::NoVerdict:
         break;
     }

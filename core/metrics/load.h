@@ -57,20 +57,25 @@ struct LoadReport {
     std::int64_t dropped_waiting = 0; // of the rise: requests killed for time after
                                       // waiting at least half their time in the system
     double drain_s = 0;               // last arrival to the last request's end
-    std::string verdict;              // one line, for tables and banners
+    // Requests killed or dropped (a kill of any cause: TimeBill's Kill, load shedding, a
+    // prompt that never fits): a run that ends most of its requests this way sheds load,
+    // whatever its queue did (loadBand).
+    std::int64_t killed = 0;
+    std::string verdict; // one line, for tables and banners
 };
 
 LoadReport loadOf(const RunLog& log);
 
 // How a run's load reads where a verdict that flips on a slider would mislead (the
-// workbench's load strip): overloaded only when saturated with a score above
-// kNearSaturation.second, near saturation from kNearSaturation.first (either side of the
-// threshold at 1), keeping up below; no verdict without one. The core's `saturated` and
-// verdict line stay two-way.
-enum class LoadBand { NoVerdict, KeepsUp, NearSaturation, Overloaded };
+// workbench's load strip): sheds load when more than half its requests were killed or
+// dropped (what they got, whatever the queue did: a policy that kills keeps its queue
+// short); else overloaded only when saturated with a score above kNearSaturation.second,
+// near saturation from kNearSaturation.first (either side of the threshold at 1), keeping
+// up below; no verdict without one. The core's `saturated` and verdict line stay two-way.
+enum class LoadBand { NoVerdict, KeepsUp, NearSaturation, Overloaded, ShedsLoad };
 inline constexpr std::pair<double, double> kNearSaturation{0.8, 1.25};
 LoadBand loadBand(const LoadReport& r);
-// "keeps up", "near saturation", "overloaded"; "" without a verdict.
+// "keeps up", "near saturation", "overloaded", "sheds load"; "" without a verdict.
 const char* loadBandName(LoadBand b);
 
 // The waiting queue as each request found it on arrival: (arrival time, queue length),

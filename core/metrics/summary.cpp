@@ -372,6 +372,8 @@ nlohmann::json Summary::toJson() const {
                        {"max_queue", load.max_queue},
                        {"score", jsonNumber(load.score)},
                        {"band", loadBandName(loadBand(load))},
+                       {"arrivals", load.arrivals},
+                       {"killed", load.killed},
                        {"drain_s", jsonNumber(load.drain_s)}};
     j["request_throughput"] = jsonNumber(request_throughput);
     j["output_throughput"] = jsonNumber(output_throughput);
@@ -540,6 +542,8 @@ Summary Summary::fromJson(const nlohmann::json& j) {
         s.load.drain_s = lnum("drain_s");
         s.load.dropped_waiting = lcount("dropped_waiting");
         s.load.max_queue = lcount("max_queue");
+        s.load.arrivals = lcount("arrivals"); // absent in runs stored before: 0
+        s.load.killed = lcount("killed");
         if (const double v = lnum("score"); std::isfinite(v)) s.load.score = v;
     }
     s.request_throughput = real("request_throughput");
@@ -730,7 +734,12 @@ std::string Summary::table() const {
     // Near the threshold either side (kNearSaturation) the two-way verdict is said with
     // its band: a small change of rate or policy moves it across.
     line("Load:",
-         load.verdict.empty() ? std::string("n/a")
+         loadBand(load) == LoadBand::ShedsLoad
+             ? "sheds load: " + std::to_string(load.killed) + " of " +
+                   std::to_string(load.arrivals) +
+                   " requests killed or dropped, never finished (the queue alone: " +
+                   (load.verdict.empty() ? std::string("n/a") : load.verdict) + ")"
+         : load.verdict.empty() ? std::string("n/a")
          : loadBand(load) == LoadBand::NearSaturation
              ? "near saturation (" + f(load.score) + " of the threshold; " +
                    text::formatted("%g to %g", kNearSaturation.first, kNearSaturation.second) +

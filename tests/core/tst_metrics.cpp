@@ -707,6 +707,35 @@ private slots:
         QVERIFY(s.toJson()["saturated"].is_null() && s.toJson()["offered_rate"].is_null());
     }
 
+    // What requests got enters the load's band: a run that kills or drops most of its
+    // requests sheds load, whatever its queue did (issue 55: TimeBill read "keeps up" while
+    // 376 of 400 were killed). Ten requests a second apart, each served in half a second:
+    // the queue never grows. Six killed: sheds load (text, JSON, a stored summary read
+    // back); five, exactly half: not most, it keeps up.
+    void shedsLoadCountsWhatRequestsGot() {
+        for (const int killed : {6, 5}) {
+            std::vector<R> rs;
+            for (int i = 0; i < 10; ++i)
+                rs.push_back({double(i), i + 0.1, i + 0.5, i < killed ? 0 : 1,
+                              i < killed ? R::Killed : R::Finished});
+            const Summary s = summarize(logOf(rs));
+            QCOMPARE(s.load.killed, std::int64_t(killed));
+            QCOMPARE(s.load.arrivals, std::int64_t(10));
+            const bool sheds = killed > 5;
+            QCOMPARE(loadBand(s.load) == LoadBand::ShedsLoad, sheds);
+            const auto j = s.toJson();
+            QCOMPARE(j["saturation"]["band"].get<std::string>(),
+                     std::string(sheds ? "sheds load" : loadBandName(loadBand(s.load))));
+            QCOMPARE(j["saturation"]["killed"].get<std::int64_t>(), std::int64_t(killed));
+            const std::string text = s.table();
+            QCOMPARE(text.find("sheds load: 6 of 10 requests killed or dropped") !=
+                         std::string::npos,
+                     sheds);
+            // A stored summary keeps the band.
+            QCOMPARE(loadBand(Summary::fromJson(j).load), loadBand(s.load));
+        }
+    }
+
     void emptyIsNan() {
         const Stats s = describe({}, {99});
         QCOMPARE(s.count, std::int64_t(0));

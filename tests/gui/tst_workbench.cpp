@@ -2560,6 +2560,13 @@ private slots:
                                                  : "Near saturation"),
                      qPrintable(t));
         }
+        // Most requests killed (TimeBill's 376 of 400): it sheds load, whatever the queue did.
+        r.summary.load.score = 0.2;
+        r.summary.load.saturated = false;
+        r.summary.load.arrivals = 400;
+        r.summary.load.killed = 376;
+        const QString shed = app::ChartArea::loadText(r);
+        QVERIFY2(shed.startsWith("Sheds load: 376 of 400 requests"), qPrintable(shed));
     }
 
     // A bad setting (an unknown predictor) shows an error instead of a run, and the
