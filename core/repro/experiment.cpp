@@ -1002,6 +1002,13 @@ private:
 // One seed's results: per arm, per point of its varied parameter, summaryMetrics's values.
 using Results = std::vector<std::vector<std::vector<double>>>;
 
+// A formula over a selection read at one load (itself where it has no `over`).
+Formula atOneLoad(Formula f) {
+    f.take = Formula::Take::None;
+    f.over.clear();
+    return f;
+}
+
 class Evaluator {
 public:
     static constexpr std::size_t kNoRow = std::numeric_limits<std::size_t>::max();
@@ -1063,9 +1070,7 @@ public:
     // A formula over a selection: its value and the load it was taken at (kNoRow for a share,
     // or where none qualifies).
     std::pair<double, std::size_t> over(const Formula& f) const {
-        Formula inner = f;
-        inner.take = Formula::Take::None;
-        inner.over.clear();
+        const Formula inner = atOneLoad(f);
         const auto rows = selection(f.over);
         if (f.take == Formula::Take::ShareAbove) {
             int above = 0;
@@ -1537,20 +1542,13 @@ Report runExperiment(const Experiment& e, const Options& opt) {
         const ClaimDef& d = p.claims[i];
         const std::size_t row = rows[i];
         Evaluator ce = row == Evaluator::kNoRow ? ev : ev.at(row);
-        const double value = ce.eval(d.value.over.empty() ? d.value : [&] {
-            Formula inner = d.value; // the value at its row
-            inner.take = Formula::Take::None;
-            inner.over.clear();
-            return inner;
-        }());
+        const Formula at_row = atOneLoad(d.value); // the value at its row
+        const double value = ce.eval(at_row);
         const double kept = d.row() && row == Evaluator::kNoRow ? NAN : value;
         ce.set("row.value", kept);
         double at_length = NAN;
         if (!d.at_length.empty() && row != Evaluator::kNoRow && loads[row] > 1) {
-            Formula inner = d.value;
-            inner.take = Formula::Take::None;
-            inner.over.clear();
-            at_length = ce.on(long_res).eval(inner);
+            at_length = ce.on(long_res).eval(at_row);
         }
         ce.set("row.value_at_length", at_length);
         Claim c =
