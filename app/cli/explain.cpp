@@ -5,6 +5,7 @@
 #include "commands.h"
 #include "export/runlog_jsonl.h"
 #include "metrics/explain_view.h"
+#include "metrics/waits.h"
 #include "util/input_error.h"
 #include "util/input_file.h"
 #include "util/json_number.h"
@@ -128,12 +129,42 @@ void printRules(bool json) {
     if (json) std::cout << all.dump(2) << '\n';
 }
 
+nlohmann::json waitJson(const Wait& x, const Workload* w) {
+    nlohmann::json ahead = nlohmann::json::array();
+    for (ReqId r : x.ahead) ahead.push_back(r);
+    nlohmann::json j = {{"from_s", x.from},
+                        {"to_s", x.to},
+                        {"state", waitStateName(x.state)},
+                        {"cause", waitCauseName(x.cause)},
+                        {"rule", x.rule},
+                        {"ahead", ahead},
+                        {"ahead_count", x.ahead_count},
+                        {"decisions", x.decisions},
+                        {"passed_over", x.passed_over},
+                        {"passed_by", x.passed_by},
+                        {"text", describeWait(x)}};
+    if (w) {
+        nlohmann::json ids = nlohmann::json::array();
+        for (ReqId r : x.ahead) ids.push_back(w->idOf(std::size_t(r)));
+        j["ahead_ids"] = ids;
+    }
+    const std::pair<const char*, double> nums[] = {{"running", double(x.running)},
+                                                   {"seats", double(x.seats)},
+                                                   {"kv_free", double(x.kv_free)},
+                                                   {"kv_need", double(x.kv_need)}};
+    for (const auto& [k, v] : nums) j[k] = v < 0 ? nlohmann::json(nullptr) : nlohmann::json(v);
+    return j;
+}
+
 // `w` (optional): the run's workload; the story then names requests by the trace's ids.
 void printStory(const ExplainIndex& ix, ReqId id, bool json, const Workload* w) {
     const RunLog& log = ix.log();
     const auto story = storyOf(ix, id);
     const Explanation& ex = log.explain;
+    const std::vector<Wait> waits = waitsOf(ix, id);
     if (json) {
+        nlohmann::json wj = nlohmann::json::array();
+        for (const Wait& x : waits) wj.push_back(waitJson(x, w));
         nlohmann::json lines = nlohmann::json::array();
         for (const StoryLine& l : story) {
             switch (l.kind) {
@@ -177,6 +208,9 @@ void printStory(const ExplainIndex& ix, ReqId id, bool json, const Workload* w) 
             {"prompt_tokens", ix.promptOf(id)},
             {"output_tokens",
              ix.outputOf(id) < 0 ? nlohmann::json(nullptr) : nlohmann::json(ix.outputOf(id))},
+            {"waited_s", num(timeNotRunning(ix, id))},
+            {"waits", wj},
+            {"wait_story", waitStory(waits)},
             {"lines", lines}};
         std::cout << j.dump(2) << '\n';
         return;
@@ -196,6 +230,12 @@ void printStory(const ExplainIndex& ix, ReqId id, bool json, const Workload* w) 
     if (!ix.explained())
         std::printf("(this run log has no decisions recorded: simulate with --explain for the "
                     "reasons)\n");
+    if (const std::string ws = waitStory(waits); !ws.empty()) {
+        std::printf("%s\n", ws.c_str());
+        for (const Wait& x : waits)
+            if (x.seconds() > 0 || x.passed_over > 0)
+                std::printf("  %12.6f - %12.6f  %s\n", x.from, x.to, describeWait(x).c_str());
+    }
     for (const StoryLine& l : story) {
         switch (l.kind) {
         case StoryLine::Kind::Event: {

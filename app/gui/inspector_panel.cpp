@@ -3,6 +3,7 @@
 #include "chart_style.h"
 #include "chart_tools.h"
 #include "column_menu.h"
+#include "metrics/waits.h"
 #include "sched/timebill.h"
 #include "workbench_state.h"
 
@@ -19,6 +20,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <qcustomplot.h>
 
@@ -226,6 +228,14 @@ InspectorPanel::InspectorPanel(QWidget* parent) : QWidget(parent) {
     req_title_->setWordWrap(true);
     req_title_->setTextInteractionFlags(Qt::TextSelectableByMouse);
     bv->addWidget(req_title_);
+    waits_ = new QLabel;
+    waits_->setObjectName(QStringLiteral("inspectorWaits"));
+    waits_->setWordWrap(true);
+    waits_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    waits_->setToolTip(tr("Its whole time not running, by cause: seats, KV, token budget, the "
+                          "policy's order, the router, suspension (kairos-cli explain --req)"));
+    waits_->setVisible(false);
+    bv->addWidget(waits_);
     chart_ = new QCustomPlot;
     chart_->setObjectName(QStringLiteral("inspectorChart"));
     chart_->setMinimumHeight(170); // a plot, and a legend of two rows below it at 1366x768
@@ -600,6 +610,7 @@ QString InspectorPanel::requestTitle() const {
 void InspectorPanel::refreshRequest() {
     story_->clear();
     budget_->setVisible(false);
+    waits_->setVisible(false);
     for (int g = 0; g < chart_->graphCount(); ++g) chart_->graph(g)->data()->clear();
     if (!ix_ || req_ < 0) {
         req_title_->setText(run_ && !ix_ ? tr("This run was not recorded with its reasons")
@@ -696,8 +707,35 @@ void InspectorPanel::refreshRequest() {
             budget_->setVisible(true);
         }
     }
+    // Why it waited, in one line, and each wait in the story at its start.
+    const std::vector<Wait> waits = waitsOf(*ix_, id);
+    const std::string told = waitStory(waits);
+    waits_->setText(told.empty() ? tr("It never waited: taken in at its arrival.")
+                                 : QString::fromStdString(told));
+    waits_->setVisible(true);
+    std::size_t next_wait = 0;
+    auto addWaitsBefore = [&](double t) {
+        for (; next_wait < waits.size() && waits[next_wait].from < t; ++next_wait) {
+            const Wait& w = waits[next_wait];
+            if (!(w.seconds() > 0) && w.passed_over == 0) continue;
+            auto* item = new QListWidgetItem(QStringLiteral("%1 s   wait: %2")
+                                                 .arg(w.from, 0, 'f', 4)
+                                                 .arg(QString::fromStdString(describeWait(w))));
+            item->setData(Qt::UserRole, w.from);
+            QFont f = item->font();
+            f.setItalic(true);
+            item->setFont(f);
+            item->setToolTip(tr("Why it was not running from %1 s to %2 s: the limit that "
+                                "bound at the decisions it stood through, and who went ahead")
+                                 .arg(w.from, 0, 'f', 4)
+                                 .arg(w.to, 0, 'f', 4));
+            story_->addItem(item);
+        }
+    };
     // Its story: events and decisions (state changes are the chart's).
     for (const StoryLine& l : storyOf(*ix_, id)) {
+        // A wait starts with its event (arrival, preemption, suspension): listed after it.
+        addWaitsBefore(l.t);
         QString text;
         switch (l.kind) {
         case StoryLine::Kind::Event: {
@@ -729,6 +767,7 @@ void InspectorPanel::refreshRequest() {
         }
         story_->addItem(item);
     }
+    addWaitsBefore(std::numeric_limits<double>::infinity());
     // The line at or just before the time it was picked at.
     for (int i = story_->count() - 1; i >= 0; --i)
         if (story_->item(i)->data(Qt::UserRole).toDouble() <= req_t_ + 1e-9) {

@@ -152,6 +152,7 @@ private:
     QCustomPlot* chart_ = nullptr;
     QCPItemStraightLine* now_ = nullptr;
     QLabel* budget_ = nullptr;
+    QLabel* waits_ = nullptr; // why it waited (metrics/waits.h)
     QListWidget* story_ = nullptr;
     QList<int> hidden_;           // the user's choice of hidden columns
     bool columns_chosen_ = false; // false: the defaults

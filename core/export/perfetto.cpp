@@ -65,15 +65,26 @@ PerfettoCounts writePerfetto(const RunLog& log, const Workload* w, std::ostream&
         jsonString(out, name);
         out << "}}";
     };
-    meta(kPid, 0, "process_name", "requests");
+    // A fleet: a process per replica (its requests' tracks, their decisions, its KV and
+    // batch counters), named by replica; the KV process keeps the fleet's total.
+    constexpr int kReplicaPid = 10;
+    auto pidOf = [&](std::size_t row) {
+        return log.fleet() ? kReplicaPid + int(log.replica_of[row]) : kPid;
+    };
+    if (log.fleet())
+        for (int rep = 0; rep < log.replicas; ++rep)
+            meta(kReplicaPid + rep, 0, "process_name",
+                 "replica " + std::to_string(rep) + " (" + log.router + " router)");
+    else
+        meta(kPid, 0, "process_name", "requests");
     meta(kRobotPid, 0, "process_name", "robot execution");
-    meta(kKvPid, 0, "process_name", "KV cache");
+    meta(kKvPid, 0, "process_name", log.fleet() ? "KV cache (fleet)" : "KV cache");
     for (const lod::Row& r : rows) {
         // Tracks are numbered by row (unique, in arrival order); names and args carry the
         // trace's own id, agent and class, so a slice joins back to its line in the trace.
         const auto row = static_cast<std::size_t>(r.id);
         const std::string label = w ? w->label(row) : "request " + std::to_string(r.id);
-        meta(kPid, r.id, "thread_name", label);
+        meta(pidOf(row), r.id, "thread_name", label);
         ++n.tracks;
         // The request's facts, the same on each of its slices.
         std::string args = ",\"id\":" + std::to_string(w ? w->idOf(row) : r.id) +
@@ -85,6 +96,7 @@ PerfettoCounts writePerfetto(const RunLog& log, const Workload* w, std::ostream&
                 (r.finished ? "\"finished\""
                  : r.killed ? "\"killed\""
                             : "\"unfinished\"");
+        if (log.fleet()) args += ",\"replica\":" + std::to_string(log.replica_of[row]);
         if (w && row < w->size() && !w->requests[row].cls.empty())
             args += ",\"class\":" + nlohmann::json(w->requests[row].cls.str()).dump();
         auto span = [&](int pid, const lod::Span& s) {
@@ -98,7 +110,7 @@ PerfettoCounts writePerfetto(const RunLog& log, const Workload* w, std::ostream&
             out << ",\"args\":{\"phase\":\"" << lod::spanKindName(s.kind) << "\"" << args << "}}";
         };
         for (const lod::Span& s : r.spans) {
-            span(kPid, s);
+            span(pidOf(row), s);
             ++n.phases;
         }
         if (!r.robot.empty()) meta(kRobotPid, r.id, "thread_name", label);
@@ -109,35 +121,41 @@ PerfettoCounts writePerfetto(const RunLog& log, const Workload* w, std::ostream&
     }
     // With prefix caching, a third value: cached blocks nobody references (the allocator
     // may take them; until then a request with the same prefix reuses them).
-    const auto kv = lod::kvSeries(log);
-    const auto held = log.prefix_caching ? lod::kvSeries(log, true) : kv;
-    for (std::size_t i = 0; i < kv.size(); ++i) {
-        const auto [t, v] = kv[i];
-        sep();
-        out << "{\"ph\":\"C\",\"pid\":" << kKvPid << ",\"tid\":0,\"name\":\"KV tokens\",\"ts\":";
-        us(out, t);
-        out << ",\"args\":{\"in use\":" << static_cast<long long>(std::llround(v));
-        if (log.prefix_caching)
-            out << ",\"cached, unreferenced\":"
-                << static_cast<long long>(std::llround(held[i].second - v));
-        out << ",\"capacity\":" << log.kv_capacity_tokens * log.replicas << "}}";
-        ++n.counters;
-    }
+    auto kvCounter = [&](const RunLog& one, int pid, long long capacity) {
+        const auto kv = lod::kvSeries(one);
+        const auto held = one.prefix_caching ? lod::kvSeries(one, true) : kv;
+        for (std::size_t i = 0; i < kv.size(); ++i) {
+            const auto [t, v] = kv[i];
+            sep();
+            out << "{\"ph\":\"C\",\"pid\":" << pid << ",\"tid\":0,\"name\":\"KV tokens\",\"ts\":";
+            us(out, t);
+            out << ",\"args\":{\"in use\":" << static_cast<long long>(std::llround(v));
+            if (one.prefix_caching)
+                out << ",\"cached, unreferenced\":"
+                    << static_cast<long long>(std::llround(held[i].second - v));
+            out << ",\"capacity\":" << capacity << "}}";
+            ++n.counters;
+        }
+    };
+    kvCounter(log, kKvPid, log.kv_capacity_tokens * log.replicas);
+    if (log.fleet())
+        for (int rep = 0; rep < log.replicas; ++rep)
+            kvCounter(replicaLog(log, rep), kReplicaPid + rep, log.kv_capacity_tokens);
     const int kBatchPid = 4, kQueuePid = 5, kPreemptPid = 6;
-    meta(kBatchPid, 0, "process_name", "batch");
+    if (!log.fleet()) meta(kBatchPid, 0, "process_name", "batch");
     meta(kQueuePid, 0, "process_name", "queues");
     meta(kPreemptPid, 0, "process_name", "preemptions");
     // Batch per iteration: requests in it and tokens prefilled; 0 over idle gaps. A
     // stretch (iterations with one batch) is one point. A fleet: a counter per replica.
     for (int rep = 0; rep < log.replicas; ++rep) {
-        const std::string name =
-            log.fleet() ? "batch (replica " + std::to_string(rep) + ")" : std::string("batch");
+        const std::string name = "batch";
+        const int batch_pid = log.fleet() ? kReplicaPid + rep : kBatchPid;
         long last_n = -1, last_p = -1;
         double busy_until = -1;
         auto point = [&](double t, long reqs, long prefill) {
             if (reqs == last_n && prefill == last_p) return;
             sep();
-            out << "{\"ph\":\"C\",\"pid\":" << kBatchPid << ",\"tid\":0,\"name\":\"" << name
+            out << "{\"ph\":\"C\",\"pid\":" << batch_pid << ",\"tid\":0,\"name\":\"" << name
                 << "\",\"ts\":";
             us(out, t);
             out << ",\"args\":{\"requests\":" << reqs << ",\"prefill tokens\":" << prefill << "}}";
@@ -231,8 +249,8 @@ PerfettoCounts writePerfetto(const RunLog& log, const Workload* w, std::ostream&
     for (const Reason& r : log.explain.reasons) {
         const Rule& rule = ruleOf(r.rule);
         sep();
-        out << "{\"ph\":\"i\",\"s\":\"t\",\"pid\":" << kPid << ",\"tid\":" << r.req
-            << ",\"cat\":\"decision\",\"name\":";
+        out << "{\"ph\":\"i\",\"s\":\"t\",\"pid\":" << pidOf(std::size_t(r.req))
+            << ",\"tid\":" << r.req << ",\"cat\":\"decision\",\"name\":";
         jsonString(out, std::string(actName(r.act)) + ": " + rule.code);
         out << ",\"ts\":";
         us(out, r.t);
@@ -255,6 +273,7 @@ PerfettoCounts writePerfetto(const RunLog& log, const Workload* w, std::ostream&
         if (r.other >= 0)
             out << ",\"compared with request\":"
                 << (w ? w->idOf(static_cast<std::size_t>(r.other)) : r.other);
+        if (log.fleet()) out << ",\"replica\":" << log.replica_of[std::size_t(r.req)];
         out << ",\"call\":" << r.call << "}}";
         ++n.decisions;
     }

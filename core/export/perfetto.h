@@ -9,6 +9,10 @@
 // event on its request's track, its rule's numbers as args. Times in microseconds, as the
 // format wants.
 //
+// A fleet's run (RunLog::replicas > 1): a process per replica, named by it and the router,
+// holding its requests' tracks (each slice and decision with `replica` in its args), its
+// own KV and batch counters; the KV process keeps the fleet's total.
+//
 // The queue counters are the timeline's own phases counted (lod::buildRows): running =
 // in prefill or decode, waiting = queued or preempted, suspended; so the trace and the
 // workbench's timeline agree at every instant.

@@ -48,6 +48,8 @@ void writeExplain(const Explanation& ex, std::ostream& out) {
         o += b;
         putNum(o, c.wake_at);
         if (fleet) o += ",\"replica\":" + std::to_string(ex.call_replica[i]);
+        if (c.running >= 0) o += ",\"run\":" + std::to_string(c.running);
+        if (c.kv_used >= 0) o += ",\"kv\":" + std::to_string(c.kv_used);
         o += c.restart ? ",\"restart\":true}\n" : "}\n";
         out << o;
     }
@@ -126,10 +128,12 @@ void writeRunLogJsonl(const RunLog& log, std::ostream& out, const RunLogWriteOpt
         h["prefix_caching"] = {{"block_size", log.cache_block_size},
                                {"evictions", log.cache_evictions}};
     if (log.fleet()) h["fleet"] = {{"replicas", log.replicas}, {"router", log.router}};
-    if (log.explain.on)
+    if (log.explain.on) {
         h["explain"] = {{"key", log.explain.key_name},
                         {"key_descending", log.explain.key_descending},
                         {"key_counts_down", log.explain.key_counts_down}};
+        if (log.explain.limits.known()) h["explain"]["limits"] = limitsJson(log.explain.limits);
+    }
     out << h.dump() << '\n';
     std::vector<TokenLine> tokens;
     if (opt.tokens) {
@@ -257,6 +261,8 @@ void readExplainLine(const nlohmann::json& j, const std::string& evs, RunLog& lo
             if (!r->is_boolean()) throw InputError(name, lineno, "restart", "not true or false");
             c.restart = r->get<bool>();
         }
+        if (j.contains("run")) c.running = static_cast<std::int32_t>(whole("run", 0, 2147483647.0));
+        if (j.contains("kv")) c.kv_used = static_cast<std::int64_t>(whole("kv", 0, 9.0e15));
         // A fleet's call names its replica; one engine's does not.
         if (log.fleet())
             ex.call_replica.push_back(
@@ -391,6 +397,8 @@ RunLog readRunLogJsonl(std::istream& in, const std::string& name) {
                                              "not true or false");
                         *flag = d->get<bool>();
                     }
+                if (const auto l = x->find("limits"); l != x->end())
+                    log.explain.limits = limitsFromJson(*l, name, lineno);
             }
             if (const auto x = j.find("fleet"); x != j.end()) {
                 if (!x->is_object()) throw InputError(name, lineno, "fleet", "not an object");

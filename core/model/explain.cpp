@@ -1,6 +1,7 @@
 #include "model/explain.h"
 
 #include "util/enum_names.h"
+#include "util/input_error.h"
 
 #include <algorithm>
 #include <atomic>
@@ -8,6 +9,7 @@
 #include <cstdint>
 #include <iterator>
 #include <limits>
+#include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -149,6 +151,7 @@ Explanation replicaExplanation(const Explanation& ex, const std::vector<std::int
     out.key_name = ex.key_name;
     out.key_descending = ex.key_descending;
     out.key_counts_down = ex.key_counts_down;
+    out.limits = ex.limits;
     std::vector<std::uint32_t> local(ex.calls.size(), UINT32_MAX);
     for (std::size_t i = 0; i < ex.calls.size(); ++i)
         if (ex.call_replica[i] == replica) {
@@ -165,6 +168,40 @@ Explanation replicaExplanation(const Explanation& ex, const std::vector<std::int
             replica_of[static_cast<std::size_t>(in.req)] == replica)
             out.insights.push_back(in);
     return out;
+}
+
+nlohmann::json limitsJson(const ExplainLimits& l) {
+    return {{"seats", l.seats},
+            {"token_budget", l.token_budget},
+            {"block_size", l.block_size},
+            {"chunked", l.chunked},
+            {"watermark", l.watermark}};
+}
+
+ExplainLimits limitsFromJson(const nlohmann::json& j, const std::string& file, long line) {
+    if (!j.is_object()) throw InputError(file, line, "explain.limits", "not an object");
+    auto whole = [&](const char* k, double lo, double hi) {
+        const auto f = j.find(k);
+        if (f == j.end() || !f->is_number() || !(f->get<double>() >= lo) ||
+            !(f->get<double>() <= hi) || f->get<double>() != std::floor(f->get<double>()))
+            throw InputError(file, line, std::string("explain.limits.") + k,
+                             "must be a whole number in [" + std::to_string(std::int64_t(lo)) +
+                                 ", " + std::to_string(std::int64_t(hi)) + "]");
+        return static_cast<std::int32_t>(f->get<double>());
+    };
+    ExplainLimits l;
+    l.seats = whole("seats", 1, 2147483647.0);
+    l.token_budget = whole("token_budget", 1, 2147483647.0);
+    l.block_size = whole("block_size", 1, 65536);
+    const auto c = j.find("chunked");
+    if (c == j.end() || !c->is_boolean())
+        throw InputError(file, line, "explain.limits.chunked", "not true or false");
+    l.chunked = c->get<bool>();
+    const auto w = j.find("watermark");
+    if (w == j.end() || !w->is_number() || !(w->get<double>() >= 0) || !(w->get<double>() < 1))
+        throw InputError(file, line, "explain.limits.watermark", "must be a number in [0, 1)");
+    l.watermark = w->get<double>();
+    return l;
 }
 
 } // namespace kairos

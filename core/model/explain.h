@@ -26,6 +26,7 @@
 #include <array>
 #include <cstdint>
 #include <limits>
+#include <nlohmann/json_fwd.hpp>
 #include <string>
 #include <vector>
 
@@ -113,7 +114,27 @@ struct CallRecord {
     std::int32_t hold = 1;
     double wake_at = std::numeric_limits<double>::infinity();
     bool restart = false;
+    // The engine once the decision was applied: requests running (seats taken) and KV tokens
+    // allocated. What tells why a request left waiting was not taken in (metrics/waits.h).
+    // -1: not recorded (a log written before they were).
+    std::int32_t running = -1;
+    std::int64_t kv_used = -1;
 };
+
+// The engine's limits a run's decisions worked under (EngineLimits), and the policy's KV
+// watermark: what a wait is measured against (metrics/waits.h). 0: not recorded.
+struct ExplainLimits {
+    std::int32_t seats = 0;        // max_num_seqs
+    std::int32_t token_budget = 0; // max_num_batched_tokens
+    std::int32_t block_size = 0;
+    bool chunked = false;   // chunked prefill
+    double watermark = 0.0; // fraction of the KV capacity the policy keeps free at admission
+    bool known() const { return seats > 0; }
+};
+// As a run log's header and the store keep them: {"seats", "token_budget", "block_size",
+// "chunked", "watermark"}. Reading throws InputError naming `file`, `line` and the field.
+nlohmann::json limitsJson(const ExplainLimits& l);
+ExplainLimits limitsFromJson(const nlohmann::json& j, const std::string& file, long line);
 
 // What a policy decides on for one request. NaN where the policy has no such notion.
 struct Insight {
@@ -141,6 +162,7 @@ struct Explanation {
     std::string key_name;         // "arrival (s)", "predicted remaining (tokens)", ...
     bool key_descending = false;  // higher keys first (PUD priority)
     bool key_counts_down = false; // the key is a remaining count (see Insight::generated)
+    ExplainLimits limits;
     std::vector<CallRecord> calls;
     std::vector<Reason> reasons;
     std::vector<Insight> insights;

@@ -21,6 +21,7 @@ class FcfsScheduler final : public Scheduler {
 public:
     explicit FcfsScheduler(FcfsOptions o = {}) : opt_(o) {}
     std::string name() const override;
+    double kvWatermark() const override { return opt_.watermark; }
     void schedule(const EngineView& view, Decision& out) override;
 
 private:

@@ -50,6 +50,7 @@ class PriorityScheduler final : public Scheduler {
 public:
     PriorityScheduler(PriorityOptions o, std::shared_ptr<LengthPredictor> predictor);
     std::string name() const override;
+    double kvWatermark() const override { return opt_.watermark; }
     void reset(const Workload& w) override;
     void schedule(const EngineView& view, Decision& out) override;
     ReqId overflowVictim(const EngineView& view) override;

@@ -282,6 +282,9 @@ public:
     // What the key is, and whether higher keys go first.
     virtual std::string keyName() const { return "arrival (s)"; }
     virtual bool keyDescending() const { return false; }
+    // The fraction of the KV capacity it keeps free when it admits (AdmissionBudget's
+    // watermark): recorded with its reasons, so a wait on KV is told from one on its order.
+    virtual double kvWatermark() const { return 0.0; }
     // Whether waiting requests' keys change while they wait (then the decisions that act
     // sample those the policy ranked, Decision::ranked; otherwise they are sampled when
     // they enter the queue).

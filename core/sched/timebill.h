@@ -71,6 +71,7 @@ class TimeBillScheduler final : public Scheduler {
 public:
     TimeBillScheduler(TimeBillOptions o, std::shared_ptr<LengthPredictor> predictor);
     std::string name() const override;
+    double kvWatermark() const override { return opt_.watermark; }
     void reset(const Workload& w) override;
     void schedule(const EngineView& view, Decision& out) override;
     void onFinish(const EngineView& view, ReqId id) override;

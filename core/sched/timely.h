@@ -100,6 +100,7 @@ class TimelyScheduler final : public Scheduler {
 public:
     explicit TimelyScheduler(TimelyOptions o) : opt_(o) {}
     std::string name() const override;
+    double kvWatermark() const override { return opt_.watermark; }
     void reset(const Workload& w) override;
     void schedule(const EngineView& view, Decision& out) override;
     void onEnqueue(const EngineView& view, ReqId id) override;

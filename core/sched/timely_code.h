@@ -61,6 +61,7 @@ class TimelyCodeScheduler final : public Scheduler {
 public:
     explicit TimelyCodeScheduler(TimelyCodeOptions o) : opt_(o) {}
     std::string name() const override;
+    double kvWatermark() const override { return opt_.watermark; }
     void reset(const Workload& w) override;
     void schedule(const EngineView& view, Decision& out) override;
     void onEnqueue(const EngineView& view, ReqId id) override;

@@ -847,6 +847,9 @@ void Simulator::start() {
         log_.explain.key_name = sched_.keyName();
         log_.explain.key_descending = sched_.keyDescending();
         log_.explain.key_counts_down = sched_.keyCountsDown();
+        log_.explain.limits = {lim_.max_num_seqs, lim_.max_num_batched_tokens,
+                               std::max<std::int32_t>(1, lim_.block_size), lim_.chunked_prefill,
+                               sched_.kvWatermark()};
         last_insight_.assign(w_.requests.size(), -1);
         // Most runs give two or three reasons and states per request (reserved address
         // space: pages are touched only as they fill).
@@ -891,6 +894,10 @@ void Simulator::advance(double horizon) {
         if (explain_) recordCall();
         applyDecision();
         if (explain_) {
+            // The engine as the decision left it: what a wait is measured against.
+            CallRecord& c = log_.explain.calls.back();
+            c.running = static_cast<std::int32_t>(running_.size());
+            c.kv_used = kv_used_;
             // What the decision set on the requests it took in (TimeBill's alpha and WCET).
             for (ReqId id : dec_.admit) sampleInsight(id);
             for (ReqId id : dec_.resume) sampleInsight(id);

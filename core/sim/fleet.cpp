@@ -202,6 +202,7 @@ private:
         ex.key_name = a.key_name;
         ex.key_descending = a.key_descending;
         ex.key_counts_down = a.key_counts_down;
+        ex.limits = a.limits;
         const std::vector<At> order = timeOrder(
             logs, [](const RunLog& l, std::size_t i) { return l.explain.calls[i].t; },
             [](const RunLog& l) { return l.explain.calls.size(); });

@@ -4,6 +4,7 @@
 #include "metrics/stats.h"
 #include "sched/registry.h"
 #include "util/hash.h"
+#include "util/input_error.h"
 #include "util/input_file.h"
 #include "util/json_line.h"
 #include "util/json_number.h"
@@ -156,6 +157,12 @@ CREATE TABLE run_states(
     // call names the replica that made it.
     R"sql(
 ALTER TABLE run_calls ADD COLUMN replica INTEGER;  -- NULL: one engine's call
+)sql",
+    // 6: a call records the engine as its decision left it (seats taken, KV allocated),
+    // which a wait is measured against (metrics/waits.h); the run's limits are in `explain`.
+    R"sql(
+ALTER TABLE run_calls ADD COLUMN running INTEGER;  -- NULL: not recorded
+ALTER TABLE run_calls ADD COLUMN kv_used INTEGER;
 )sql",
 };
 static_assert(sizeof(kMigrations) / sizeof(kMigrations[0]) == Store::kSchemaVersion,
@@ -736,16 +743,16 @@ std::string reasonNumbers(const Reason& r) {
 void Store::insertExplanation(std::int64_t run_id, const Explanation& ex) {
     {
         Stmt up(db_, path_, "UPDATE runs SET explain = ? WHERE id = ?");
-        up.bind(1, nlohmann::json{{"key", ex.key_name},
-                                  {"key_descending", ex.key_descending},
-                                  {"key_counts_down", ex.key_counts_down}}
-                       .dump())
-            .bind(2, run_id);
+        nlohmann::json head = {{"key", ex.key_name},
+                               {"key_descending", ex.key_descending},
+                               {"key_counts_down", ex.key_counts_down}};
+        if (ex.limits.known()) head["limits"] = limitsJson(ex.limits);
+        up.bind(1, head.dump()).bind(2, run_id);
         up.step();
     }
     Stmt call(db_, path_,
-              "INSERT INTO run_calls(run_id, seq, t, hold, wake_at, restart, replica) VALUES (?, "
-              "?, ?, ?, ?, ?, ?)");
+              "INSERT INTO run_calls(run_id, seq, t, hold, wake_at, restart, replica, running, "
+              "kv_used) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)");
     for (std::size_t i = 0; i < ex.calls.size(); ++i) {
         const CallRecord& c = ex.calls[i];
         call.bind(1, run_id).bind(2, std::int64_t(i)).bind(3, c.t).bind(4, std::int64_t(c.hold));
@@ -758,6 +765,14 @@ void Store::insertExplanation(std::int64_t run_id, const Explanation& ex) {
             call.bindNull(7);
         else
             call.bind(7, std::int64_t(ex.call_replica[i]));
+        if (c.running < 0)
+            call.bindNull(8);
+        else
+            call.bind(8, std::int64_t(c.running));
+        if (c.kv_used < 0)
+            call.bindNull(9);
+        else
+            call.bind(9, c.kv_used);
         call.step();
         call.reset();
     }
@@ -822,11 +837,18 @@ Explanation Store::runExplanation(std::int64_t id) const {
         ex.key_name = j.value("key", std::string());
         ex.key_descending = j.value("key_descending", false);
         ex.key_counts_down = j.value("key_counts_down", false);
+        if (const auto l = j.find("limits"); l != j.end()) {
+            try {
+                ex.limits = limitsFromJson(*l, path_, 0);
+            } catch (const InputError& e) {
+                throw StoreError(path_, "run " + std::to_string(id) + ": " + e.what());
+            }
+        }
     }
     {
         Stmt s(db_, path_,
-               "SELECT t, hold, wake_at, restart, replica FROM run_calls WHERE run_id = ? ORDER "
-               "BY seq");
+               "SELECT t, hold, wake_at, restart, replica, running, kv_used FROM run_calls WHERE "
+               "run_id = ? ORDER BY seq");
         s.bind(1, id);
         while (s.step()) {
             CallRecord c;
@@ -836,6 +858,9 @@ Explanation Store::runExplanation(std::int64_t id) const {
             c.restart = s.i64(3) != 0;
             // A fleet's calls name their replica, all of them (a mix is a damaged database).
             if (!s.isNull(4)) ex.call_replica.push_back(std::int16_t(s.i64(4)));
+            if (!s.isNull(5))
+                c.running = std::int32_t(std::clamp<std::int64_t>(s.i64(5), 0, INT32_MAX));
+            if (!s.isNull(6)) c.kv_used = std::max<std::int64_t>(0, s.i64(6));
             ex.calls.push_back(c);
         }
         if (!ex.call_replica.empty() && ex.call_replica.size() != ex.calls.size())

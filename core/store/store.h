@@ -114,7 +114,7 @@ struct ModelInfo {
 
 class Store {
 public:
-    static constexpr int kSchemaVersion = 5;
+    static constexpr int kSchemaVersion = 6;
 
     // How a missing database is met: created (commands that store), or refused
     // (commands that only read one: a mistyped path must not leave an empty database).

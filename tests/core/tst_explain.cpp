@@ -453,6 +453,65 @@ private slots:
         QVERIFY_THROWS_EXCEPTION(std::invalid_argument, viewAt(ix, 1.0, 3));
     }
 
+    // A fleet's Perfetto trace: a process per replica, named by it; every slice and decision
+    // of a request in its replica's process with `replica` in its args; a KV counter per
+    // replica at most its capacity, whose values at each of the fleet total's points add up
+    // to the total.
+    void fleetPerfettoHasAProcessPerReplica() {
+        const Case c = makeCase(7);
+        EngineLimits lim = c.lim;
+        lim.kv_capacity_tokens = std::max<std::int64_t>(16, c.largest_need) * 2;
+        Rng rng(3);
+        const PolicyConfig pc = test::randomConfig("sprpt_lp", 7, rng);
+        FleetRun run;
+        run.workload = &c.w;
+        const EteModel ete(c.ete);
+        run.model = &ete;
+        run.limits = lim;
+        run.fleet.replicas = 3;
+        run.fleet.router = Router::LeastOutstanding;
+        run.explain = true;
+        run.make_scheduler = [&] { return makeScheduler(pc); };
+        const RunLog log = simulateFleet(run);
+        std::stringstream out;
+        const PerfettoCounts n = writePerfetto(log, &c.w, out);
+        const auto j = nlohmann::json::parse(out.str());
+        std::map<int, std::string> processes;
+        std::map<int, std::vector<std::pair<double, long long>>> kv; // pid -> (ts, in use)
+        long slices = 0, decisions = 0;
+        for (const auto& e : j["traceEvents"]) {
+            const std::string ph = e.value("ph", "");
+            const int pid = e.value("pid", -1);
+            if (ph == "M" && e.value("name", "") == "process_name")
+                processes[pid] = e["args"]["name"].get<std::string>();
+            if ((ph == "X" && pid != 2) || ph == "i") { // 2: the robot's execution
+                const int row = ph == "X" ? e["args"]["row"].get<int>() : e.value("tid", -1);
+                const int rep = log.replica_of[std::size_t(row)];
+                QCOMPARE(e["args"]["replica"].get<int>(), rep);
+                QCOMPARE(pid, 10 + rep);
+                ++(ph == "X" ? slices : decisions);
+            }
+            if (ph == "C" && e.value("name", "") == "KV tokens")
+                kv[pid].push_back({e["ts"].get<double>(), e["args"]["in use"].get<long long>()});
+        }
+        QCOMPARE(slices, n.phases);
+        QCOMPARE(decisions, long(log.explain.reasons.size()));
+        for (int r = 0; r < 3; ++r) {
+            QVERIFY2(processes[10 + r].rfind("replica " + std::to_string(r), 0) == 0,
+                     processes[10 + r].c_str());
+            QVERIFY(!kv[10 + r].empty());
+            for (const auto& [t, v] : kv[10 + r]) QVERIFY(v <= lim.kv_capacity_tokens);
+        }
+        // At each point of the fleet's total, the replicas' last values add up to it.
+        auto at = [&](int pid, double t) {
+            long long v = 0;
+            for (const auto& [ts, x] : kv[pid])
+                if (ts <= t) v = x;
+            return v;
+        };
+        for (const auto& [t, total] : kv[3]) QCOMPARE(at(10, t) + at(11, t) + at(12, t), total);
+    }
+
     // tst_policies' sprptLimitedPreemptionByHand with its reasons: one seat, unit time, C = 1.
     // A (t=0, prompt 5, 10 tokens) runs; B (t=2, 3 tokens) arrives. At t=2 A has generated
     // a = 2 < C * r = 1 * 10 tokens and ranks after B (8 left against 3): A is suspended for

@@ -1,0 +1,102 @@
+#pragma once
+// Every wait explained: for one request, each stretch it spent not running (queued before
+// its prefill, preempted until its recompute starts, suspended until it resumes), cut at
+// the decisions it stood through, each piece with why it was not running then and who went
+// ahead. Read from a run log recorded with --explain (model/explain.h): the calls carry the
+// engine as each decision left it (seats taken, KV allocated) and the explanation the
+// run's limits, so every cause is a comparison of recorded numbers, not a guess.
+//
+// The causes, checked in this order at each decision the request stood through:
+//   step          it arrived (or was preempted) while an iteration ran: nothing is decided
+//                 until the iteration ends (ahead: the prefills that iteration carries)
+//   seats         every seat was taken after the decision (running >= max_num_seqs)
+//   kv            its reservation (context + 1 tokens in whole blocks) exceeded the KV free
+//                 above the policy's watermark after the decision
+//   token_budget  the iteration after the decision had no token budget left for its prompt
+//                 (max_num_batched_tokens); also an admitted request whose prefill waits
+//                 for the budget behind earlier prefills
+//   router        (a fleet) its replica was full on seats or KV while another replica had
+//                 room for it: the router's placement held it
+//   kv            (also) room for it, but the request first in the policy's order did not
+//                 fit: admission stops there, as vLLM's does (head of line)
+//   order         room for it, but the policy took others in ahead of it, or ranked
+//                 another first
+//   policy        room for it, and the policy took nobody in (it batches, or runs one at a
+//                 time: its own rule)
+//   suspended     the policy paused it with its KV kept (the rule of its suspension)
+//   unrecorded    the run log has no decisions with the engine's state (not --explain, or
+//                 written before they were recorded)
+// A decision that took others in while the request stayed passed it over, whatever bound:
+// `passed_over` counts those decisions and `ahead` names whom they took in, by the rule
+// their reasons cite.
+//
+// The spans of a request's waits are contiguous within each stretch and add up to its
+// whole time not running between arrival and its end (tests/core/tst_waits.cpp checks it
+// over every registered policy); the queued stretch is its queue delay.
+#include "metrics/explain_view.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace kairos {
+
+enum class WaitState : std::uint8_t { Queued, Admitted, Preempted, Suspended };
+enum class WaitCause : std::uint8_t {
+    Step,
+    Seats,
+    Kv,
+    TokenBudget,
+    Router,
+    Order,
+    Policy,
+    Suspended,
+    Unrecorded
+};
+const char* waitStateName(WaitState s);  // "queued", "admitted", "preempted", "suspended"
+const char* waitCauseName(WaitCause c);  // "step", "seats", ...
+const char* waitCauseWords(WaitCause c); // "an iteration in progress", "every seat taken", ...
+
+struct Wait {
+    static constexpr std::size_t kAheadShown = 64; // ids listed at most (ahead_count: all)
+    double from = 0, to = 0;
+    WaitState state = WaitState::Queued;
+    WaitCause cause = WaitCause::Unrecorded;
+    // The rule behind it: the code of the rule the decisions that went ahead cited (most
+    // cited), the suspension's rule, or the limit that bound ("max_num_seqs", "kv_cache",
+    // "max_num_batched_tokens", "iteration", the router's name); "" for none.
+    std::string rule;
+    // The rule the decisions that took others in ahead of it cited most ("" if none did).
+    std::string passed_by;
+    std::vector<ReqId> ahead;     // who went ahead: taken in at decisions in the span (the
+                                  // prefills of the iteration, for `step`), first kAheadShown
+    std::int64_t ahead_count = 0; // all of them, distinct
+    std::int32_t decisions = 0;   // decisions it stood through in the span
+    std::int32_t passed_over = 0; // of them, those that took another request in
+    // The engine at the span's first decision (or in the iteration, for `step`): requests
+    // running, the seats, KV free above the watermark and what it needed. -1: not known.
+    std::int32_t running = -1, seats = -1;
+    std::int64_t kv_free = -1, kv_need = -1;
+    // Room for it, but a request ahead of it in the policy's order was first: that one
+    // (-1: none), and its reservation when it did not fit (the queue stops there).
+    ReqId blocked_by = -1;
+    std::int64_t blocked_need = -1;
+    double seconds() const { return to - from; }
+};
+
+// The waits of `id`, in time order. Throws std::out_of_range for a request not in the log.
+std::vector<Wait> waitsOf(const ExplainIndex& ix, ReqId id);
+
+// Its whole time not running, from its events alone (what the waits add up to): arrival to
+// first prefill start (or its end, never started), preempt to recompute start, suspend to
+// resume.
+double timeNotRunning(const ExplainIndex& ix, ReqId id);
+
+// One line for people: "waited 21.9 min: KV full for 12.3 min behind 37 running requests;
+// ...; passed over 214 times (sprpt_lp.rank)". "" when it never waited.
+std::string waitStory(const std::vector<Wait>& waits);
+// A span in words: "12.3 s queued: every seat taken (32 of 32 running); passed over 4 times
+// by 7 requests (sprpt_lp.rank)".
+std::string describeWait(const Wait& w);
+
+} // namespace kairos
