@@ -4,7 +4,7 @@ JOBS ?= $(shell nproc)
 BUILD := build
 CLI := $(BUILD)/bin/kairos-cli
 GUI := $(BUILD)/bin/kairos
-SAMPLE := sample_traces/chat_poisson_small.jsonl
+SAMPLE := sample_traces/chat_near_saturation.jsonl
 REPORT_DIR ?= out
 FUZZ_SECONDS ?= 20
 

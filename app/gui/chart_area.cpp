@@ -110,6 +110,15 @@ ChartArea::ChartArea(WorkbenchState* state, QWidget* parent) : QWidget(parent), 
     cv->setContentsMargins(0, 0, 0, 0);
     cv->setSpacing(2);
     cv->addWidget(banner_);
+    hint_ = new QLabel;
+    hint_->setObjectName(QStringLiteral("sliderHint"));
+    hint_->setWordWrap(false);
+    hint_->setTextFormat(Qt::PlainText);
+    hint_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Fixed);
+    hint_->setStyleSheet(QStringLiteral("QLabel { color: palette(dark); padding: 0px 9px; }"));
+    hint_->setVisible(false);
+    hint_->installEventFilter(this);
+    cv->addWidget(hint_);
     cv->addWidget(split, 1);
     kv_->setPlotMargins(views::TimelineView::kGutter,
                         timeline_->style()->pixelMetric(QStyle::PM_ScrollBarExtent));
@@ -157,6 +166,7 @@ void ChartArea::alignTimeAxes() {
 
 bool ChartArea::eventFilter(QObject* watched, QEvent* e) {
     if (watched == banner_ && e->type() == QEvent::Resize) elideBanner(); // to its new width
+    if (watched == hint_ && e->type() == QEvent::Resize) elideToWidth(hint_, 18);
     if (watched == range_info_ && e->type() == QEvent::Resize) elideRangeLine();
     if ((watched == kv_ || watched == tabs_) &&
         (e->type() == QEvent::Resize || e->type() == QEvent::Show || e->type() == QEvent::Move))
@@ -166,6 +176,17 @@ bool ChartArea::eventFilter(QObject* watched, QEvent* e) {
 
 QString ChartArea::loadStripText() const {
     return banner_->isVisible() ? banner_->property("fullText").toString() : QString();
+}
+
+void ChartArea::setHint(const QString& text) {
+    hint_->setProperty("fullText", text);
+    hint_->setToolTip(text);
+    hint_->setVisible(!text.isEmpty());
+    elideToWidth(hint_, 18);
+}
+
+QString ChartArea::hintText() const {
+    return hint_->property("fullText").toString();
 }
 
 QString ChartArea::rangeSummaryText() const {

@@ -42,6 +42,10 @@ public:
 
     // The shown run drawn: the overload banner, KV, utility, and what refreshComparison draws.
     void showRun(const RunView& r);
+    // The line under the load banner: what to try with the sliders on this run, or why one
+    // cannot change it ("" hides it).
+    void setHint(const QString& text);
+    QString hintText() const;
     // The rows (per request, per agent lane, or the find bar's matches only) with the pinned
     // run's lane when comparable, and the pinned run's KV and CDF overlays.
     void refreshComparison();
@@ -114,6 +118,7 @@ private:
     views::TufChart* tuf_;
     QTabWidget* tabs_;
     QLabel* banner_;
+    QLabel* hint_;         // what to try with the sliders, or why one cannot change this run
     QWidget* range_bar_;   // the selection's strip: range_info_ and the details link
     QLabel* range_info_;   // its line, elided (property fullText: the line, whole)
     QTreeWidget* details_; // the Selection tab (a page of tabs_ while there is a selection)

@@ -9,6 +9,7 @@
 #include "new_hardware_box.h"
 #include "predict/predictor.h"
 #include "run/run_spec.h"
+#include "session_io.h"
 #include "timeline_view.h"
 #include "util/atomic_file.h"
 #include "util/memory.h"
@@ -114,12 +115,25 @@ int main(int argc, char** argv) {
     const QCommandLineOption caching("prefix-caching",
                                      "Automatic prefix caching (16-token blocks): on or off.",
                                      "on|off", "off");
-    const QCommandLineOption replicas("replicas", "Replicas behind a router (1..64).", "N", "1");
+    const QCommandLineOption replicas(
+        "replicas", QString("Replicas behind a router (1..%1).").arg(kairos::kMaxReplicas), "N",
+        "1");
     const QCommandLineOption router(
         "router", QString::fromStdString("Router of the replicas: " + kairos::routerNames() + "."),
         "name", "round_robin");
-    cl.addOptions({workload, policy, param, predictor, profile, shot, quit, size, tab, compare,
-                   rows, db, dock, inspect, caching, replicas, router, measurements});
+    const QCommandLineOption open_file(
+        "open",
+        "Open a workload, a session or a run log (simulate --runlog, a fleet's, a live run's: "
+        "shown as recorded, without simulating), told apart by content.",
+        "file");
+    const QCommandLineOption save_session(
+        "save-session",
+        "Write the session (run settings and view) to this file when the window "
+        "closes (--quit included).",
+        "file");
+    cl.addOptions({workload, policy,   param,   predictor,    profile,   shot,        quit,
+                   size,     tab,      compare, rows,         db,        dock,        inspect,
+                   caching,  replicas, router,  measurements, open_file, save_session});
     // Parsed before any window exists: --help, --version and a mistake need no display.
     if (!cl.parse(args)) {
         std::fprintf(stderr, "kairos: error: %s (kairos --help lists the options)\n",
@@ -142,7 +156,12 @@ int main(int argc, char** argv) {
         return 2;
     }
     // Each text option's value checked where it enters, as kairos-cli checks it.
-    for (const auto* o : {&workload, &shot, &db, &profile, &measurements})
+    if (cl.isSet(workload) && cl.isSet(open_file)) {
+        std::fprintf(stderr, "kairos: error: give --workload or --open, not both\n");
+        return 2;
+    }
+    for (const auto* o :
+         {&workload, &shot, &db, &profile, &measurements, &open_file, &save_session})
         if (cl.isSet(*o) && cl.value(*o).isEmpty()) {
             std::fprintf(stderr, "kairos: error: --%s: an empty value names nothing\n",
                          qPrintable(o->names().last()));
@@ -152,6 +171,24 @@ int main(int argc, char** argv) {
     // the project's output rules with one more: a device or a pipe is refused, never
     // written into (nor replaced: a Save dialog names files).
     kairos::outputsFilesOnly(true);
+    if (cl.isSet(save_session)) {
+        // Judged before any window opens, as --screenshot is: nothing the window reads is
+        // written over, and a device, a pipe or a folder is refused.
+        std::vector<kairos::NamedPath> ins;
+        for (const auto* o : {&workload, &db, &profile, &measurements, &open_file})
+            if (cl.isSet(*o) && QFileInfo(cl.value(*o)).isFile())
+                ins.push_back({"--" + o->names().last().toStdString(), cl.value(*o).toStdString()});
+        std::vector<kairos::NamedPath> outs = {
+            {"--save-session", cl.value(save_session).toStdString()}};
+        if (cl.isSet(shot)) outs.push_back({"--screenshot", cl.value(shot).toStdString()});
+        try {
+            kairos::checkOutputRules(ins, outs);
+            kairos::checkOutputTarget(cl.value(save_session).toStdString());
+        } catch (const std::exception& e) {
+            std::fprintf(stderr, "kairos: error: --save-session: %s\n", e.what());
+            return 2;
+        }
+    }
     if (cl.isSet(shot)) {
         // Judged before any window opens: a device, a pipe, a folder, a link to nothing, or
         // a file this command reads (the workload, the database, a profile or measurements
@@ -209,6 +246,7 @@ int main(int argc, char** argv) {
 
     kairos::app::StartOptions opt;
     opt.workload = cl.value(workload);
+    opt.open = cl.value(open_file);
     opt.policy = cl.value(policy);
     opt.params = cl.values(param);
     opt.predictor = cl.value(predictor);
@@ -228,11 +266,26 @@ int main(int argc, char** argv) {
     opt.prefix_caching = cl.value(caching) == "on";
     opt.prefix_caching_given = cl.isSet(caching);
     opt.policy_follows_workload = !cl.isSet(policy);
+    // A bare `kairos` opens the first-look sample (installed beside the profiles, or in the
+    // source tree of a build run in place) where preemption C visibly matters: 400 chat
+    // requests near saturation under Trail's SPRPT with limited preemption.
+    if (!cl.isSet(workload) && !cl.isSet(open_file)) {
+        const QDir bin(QCoreApplication::applicationDirPath());
+        for (const QString& rel :
+             {QStringLiteral("../share/kairos/samples/chat_near_saturation.jsonl"),
+              QStringLiteral("../../sample_traces/chat_near_saturation.jsonl")})
+            if (QFileInfo(bin.filePath(rel)).isFile()) {
+                opt.workload = QDir::cleanPath(bin.filePath(rel));
+                if (!cl.isSet(policy)) opt.policy = QStringLiteral("sprpt_lp");
+                if (!cl.isSet(predictor)) opt.predictor = QStringLiteral("trail");
+                break;
+            }
+    }
     bool replicas_ok = false;
     opt.replicas = cl.value(replicas).toInt(&replicas_ok);
-    if (!replicas_ok || opt.replicas < 1 || opt.replicas > 64) {
-        std::fprintf(stderr, "kairos: error: --replicas %s: expected a whole number in 1..64\n",
-                     qPrintable(cl.value(replicas)));
+    if (!replicas_ok || opt.replicas < 1 || opt.replicas > kairos::kMaxReplicas) {
+        std::fprintf(stderr, "kairos: error: --replicas %s: expected a whole number in 1..%d\n",
+                     qPrintable(cl.value(replicas)), kairos::kMaxReplicas);
         return 2;
     }
     kairos::Router parsed_router{};
@@ -377,7 +430,7 @@ int main(int argc, char** argv) {
                 std::fprintf(stderr, "kairos: error: %s\n", qPrintable(w->startError()));
             if (and_quit) QApplication::exit(!ok || !w->startError().isEmpty() ? 2 : 0);
         };
-        if (opt.workload.isEmpty())
+        if (opt.workload.isEmpty() && opt.open.isEmpty())
             QTimer::singleShot(200, save);
         else
             QObject::connect(
@@ -394,5 +447,15 @@ int main(int argc, char** argv) {
                 },
                 Qt::SingleShotConnection);
     }
-    return QApplication::exec();
+    const int rc = QApplication::exec();
+    if (cl.isSet(save_session)) {
+        QString error;
+        if (!w->sessions()->save(cl.value(save_session), &error)) {
+            std::fprintf(stderr, "kairos: error: --save-session %s: %s\n",
+                         qPrintable(cl.value(save_session)), qPrintable(error));
+            return 2;
+        }
+        std::fprintf(stderr, "kairos: saved session %s\n", qPrintable(cl.value(save_session)));
+    }
+    return rc;
 }

@@ -3,6 +3,7 @@
 #include "chart_area.h"
 #include "chart_tools.h"
 #include "device_choice.h"
+#include "export/runlog_jsonl.h"
 #include "find_bar.h"
 #include "generate_dialog.h"
 #include "help_menu.h"
@@ -10,6 +11,7 @@
 #include "job_progress.h"
 #include "length_histogram.h"
 #include "live_panel.h"
+#include "metrics/waits.h"
 #include "metrics_panel.h"
 #include "model_chart.h"
 #include "models_panel.h"
@@ -31,6 +33,7 @@
 #include "timeline_view.h"
 #include "trace_formats.h"
 #include "util/atomic_file.h"
+#include "util/input_file.h"
 #include "view_history.h"
 #include "wheel_guard.h"
 #include "workload/readers.h"
@@ -39,6 +42,7 @@
 #include <QCloseEvent>
 #include <QComboBox>
 #include <QDockWidget>
+#include <QFile>
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QGuiApplication>
@@ -58,6 +62,7 @@
 #include <filesystem>
 #include <functional>
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 namespace kairos::app {
 
@@ -82,12 +87,97 @@ MainWindow::MainWindow(const StartOptions& opt, QWidget* parent)
              return items;
          }()))
         extra_params_[k] = v;
+    for (const auto& [k, v] : extra_params_) policy_params_[start_.policy.toStdString()][k] = v;
     buildUi();
     for (const QString& p : {start_.policy, start_.compare})
         if (!p.isEmpty() && !policy_panel_->knowsPolicy(p))
             throw std::invalid_argument("unknown policy: " + p.toStdString());
     connect(&runner_, &SimRunner::finished, this, &MainWindow::showResult);
-    if (!opt.workload.isEmpty()) openWorkload(opt.workload);
+    if (!opt.open.isEmpty())
+        openFile(opt.open);
+    else if (!opt.workload.isEmpty())
+        openWorkload(opt.workload);
+}
+
+MainWindow::FileKind MainWindow::fileKind(const QString& path) {
+    // The first 4 KiB: a run log's header is its first line; a session is a JSON object
+    // whose first key is kairos_session (SessionFile::toJson writes it first).
+    QFile f(path);
+    if (!f.open(QIODevice::ReadOnly)) return FileKind::Workload; // its reader says why
+    const QByteArray head = f.read(4096);
+    const QByteArray first = head.left(head.indexOf('\n') < 0 ? head.size() : head.indexOf('\n'));
+    if (first.contains("\"kairos_runlog\"")) return FileKind::RunLog;
+    if (head.trimmed().startsWith('{') && head.contains("\"kairos_session\""))
+        return FileKind::Session;
+    return FileKind::Workload;
+}
+
+void MainWindow::openFile(const QString& path) {
+    switch (fileKind(path)) {
+    case FileKind::Session:
+        sessions_->open(path);
+        return;
+    case FileKind::RunLog:
+        openRunLog(path);
+        return;
+    case FileKind::Workload:
+        openWorkload(path);
+        return;
+    }
+}
+
+void MainWindow::openRunLog(const QString& path) {
+    progress_->started();
+    statusBar()->showMessage(tr("reading run log %1…").arg(path));
+    const SummaryOptions so = windowSummary();
+    jobs_.start(QStringLiteral("load"), this, [this, path, so](JobTracker::Job& job) {
+        std::shared_ptr<const RunView> view;
+        QString error;
+        try {
+            std::istringstream in(readInputFile(path.toStdString(), limits::kRunLog));
+            auto log = std::make_shared<RunLog>(readRunLogJsonl(in, path.toStdString()));
+            auto w = std::make_shared<const Workload>(workloadOfRunLog(*log));
+            auto r = std::make_shared<RunView>(SimRunner::fromLog(std::move(log), w, so, job.id));
+            if (!r->error.isEmpty()) throw std::runtime_error(r->error.toStdString());
+            view = std::move(r);
+        } catch (const std::exception& e) {
+            error = QString::fromStdString(e.what());
+        }
+        return std::function<void()>([this, path, view, error] {
+            if (!error.isEmpty()) {
+                progress_->done();
+                statusBar()->showMessage(tr("cannot open %1: %2").arg(path, error));
+                if (!state_->run()) start_error_ = error;
+                auto* box = new QMessageBox(QMessageBox::Warning, tr("Cannot open run log"), error,
+                                            QMessageBox::Ok, this);
+                box->setAttribute(Qt::WA_DeleteOnClose);
+                box->open();
+                Q_EMIT workloadLoaded(false);
+                if (!state_->run()) Q_EMIT ready();
+                return;
+            }
+            // Its requests as the workload, its policy in the panel, no simulation: the run
+            // is shown as recorded.
+            const bool was = restoring_;
+            restoring_ = true;
+            setWorkload(view->workload, QFileInfo(path).fileName());
+            const QString policy = QString::fromStdString(view->policy.name);
+            if (policy_panel_->knowsPolicy(policy)) policy_panel_->setPolicy(policy);
+            policy_panel_->setReplicas(view->log->replicas);
+            if (view->log->fleet())
+                policy_panel_->setRouter(QString::fromStdString(view->log->router));
+            policy_panel_->setPrefixCaching(view->log->prefix_caching);
+            restoring_ = was;
+            recent_->remember(path);
+            showResult(view);
+            statusBar()->showMessage(
+                tr("run log %1 shown as recorded (%2, %3 requests; not re-simulated: a control "
+                   "moved now simulates its requests under the window's settings)")
+                    .arg(QFileInfo(path).fileName(), QString::fromStdString(view->log->policy))
+                    .arg(view->log->num_requests));
+            Q_EMIT workloadLoaded(true);
+        });
+    });
 }
 
 MainWindow::~MainWindow() {
@@ -108,9 +198,10 @@ RunSpec MainWindow::shownSpec() const {
     RunSpec s;
     s.workload.path = workload_file_.isEmpty() ? kMemoryWorkload : workload_file_.toStdString();
     s.exec = device_->exec();
-    // --param values without a slider go to the policy they were given for.
-    if (policy_panel_->policy() == start_.policy)
-        for (const auto& [k, v] : extra_params_)
+    // Values without a slider go to the policy they were given for (--param, a session).
+    if (auto it = policy_params_.find(policy_panel_->policy().toStdString());
+        it != policy_params_.end())
+        for (const auto& [k, v] : it->second)
             if (!policy_panel_->slider(QString::fromStdString(k))) s.policy.params[k] = v;
     policy_panel_->specInto(&s, device_->profile().kvCapacityTokens());
     return s;
@@ -241,6 +332,12 @@ void MainWindow::buildUi() {
     stored_ = new StoredRuns(&jobs_, state_, runs_, db_path_, this);
     sessions_ = new SessionIO(this);
     connect(sessions_, &SessionIO::opened, this, &MainWindow::sessionOpened);
+    // --open of a session that cannot be read: nothing to show (a script's error).
+    connect(sessions_, &SessionIO::opened, this, [this](bool ok) {
+        if (ok || state_->run() || start_.open.isEmpty()) return;
+        start_error_ = tr("cannot open session %1").arg(start_.open);
+        Q_EMIT ready();
+    });
     connect(sessions_, &SessionIO::message, this,
             [this](const QString& m) { statusBar()->showMessage(m); });
     connect(stored_, &StoredRuns::saved, this, &MainWindow::runSaved);
@@ -459,7 +556,8 @@ void MainWindow::openWorkload(const QString& path) {
                 statusBar()->showMessage(tr("reading %1 cancelled").arg(path));
             } else if (!error.isEmpty()) {
                 statusBar()->showMessage(tr("cannot open %1: %2").arg(path, error));
-                if (!state_->run() && path == start_.workload) start_error_ = error;
+                if (!state_->run() && (path == start_.workload || path == start_.open))
+                    start_error_ = error;
                 // Not modal: automation (--screenshot --quit) must not hang on it.
                 auto* box = new QMessageBox(QMessageBox::Warning, tr("Cannot open workload"), error,
                                             QMessageBox::Ok, this);
@@ -471,7 +569,7 @@ void MainWindow::openWorkload(const QString& path) {
             }
             const bool ok = !cancelled && error.isEmpty();
             Q_EMIT workloadLoaded(ok);
-            if (!ok && !start_.workload.isEmpty() && !state_->run())
+            if (!ok && (!start_.workload.isEmpty() || !start_.open.isEmpty()) && !state_->run())
                 Q_EMIT ready(); // nothing to show
         });
     });
@@ -573,6 +671,7 @@ void MainWindow::showResult(std::shared_ptr<const RunView> r) {
     if (history_->size() == 0) history_->record();
     live_->setWorkload(r->workload); // a live run uses the workload as shown
     charts_->showRun(*r);
+    charts_->setHint(sliderHint(*r));
     statusBar()->showMessage(tr("%1: %2 requests simulated in %3 ms (job %4)")
                                  .arg(QString::fromStdString(r->summary.policy))
                                  .arg(r->summary.num_requests)
@@ -591,6 +690,46 @@ void MainWindow::showResult(std::shared_ptr<const RunView> r) {
         return;
     }
     Q_EMIT ready();
+}
+
+QString MainWindow::sliderHint(const RunView& r) {
+    // The two knobs the product is built around: Trail's preemption C and TimeBill's
+    // pessimism k. Each says what to try where it can act, and why it cannot where it can't.
+    views::ParamSlider* c = policy_panel_->slider(QStringLiteral("C"));
+    views::ParamSlider* k = policy_panel_->slider(QStringLiteral("k"));
+    const bool c_on = c && c->isEnabled(), k_on = k && k->isEnabled();
+    if (c_on && r.log) {
+        const Explanation& ex = r.log->explain;
+        auto it = r.policy.params.find("watermark");
+        const double wm = ex.limits.known()             ? ex.limits.watermark
+                          : it != r.policy.params.end() ? it->second
+                                                        : 0.01;
+        const RoomUse u = roomUse(*r.log, r.limits.max_num_seqs, r.limits.block_size, wm);
+        const QString why =
+            u.binds ? QString()
+                    : tr("Preemption C cannot change this run: room never binds (KV peaked at "
+                         "%L1 of %L2 tokens, at most %3 of %4 seats taken), so no request waits "
+                         "for a running one to give way. Raise the arrival rate or lower the KV "
+                         "capacity to see it act.")
+                          .arg(u.kv_peak)
+                          .arg(r.log->kv_capacity_tokens)
+                          .arg(u.peak_running)
+                          .arg(u.seats);
+        policy_panel_->setSliderNote(QStringLiteral("C"), why);
+        if (!why.isEmpty()) return why;
+        return tr("Try: drag preemption C from 0 (never preempt: SJF) to 1 (SPRPT) and watch "
+                  "mean TTFT: room binds here (KV peaked at %L1 of %L2 tokens).")
+            .arg(u.kv_peak)
+            .arg(r.log->kv_capacity_tokens);
+    }
+    if (k_on)
+        return tr("Try: raise pessimism k (each request's planned decode time is k x its "
+                  "predicted one, so more are killed or run with KV evicted), and the budget "
+                  "of requests the workload gives none.");
+    if (c && k)
+        return tr("Preemption C is Trail's (sprpt_lp) and pessimism k is TimeBill's (timebill): "
+                  "pick either policy to use them.");
+    return {};
 }
 
 std::string MainWindow::runSpecJson(const RunView& r, int indent) const {

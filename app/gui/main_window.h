@@ -61,6 +61,8 @@ struct StartOptions {
     int replicas = 1;                               // --replicas
     QString router = QStringLiteral("round_robin"); // --router
     QString db; // the Kairos database of the runs browser (default: the user's)
+    // --open: a workload, a session or a run log, told apart by content (openFile).
+    QString open;
 };
 
 class MainWindow : public QMainWindow {
@@ -74,6 +76,20 @@ public:
     // message names the file, line and field. workloadLoaded tells the outcome.
     void openWorkload(const QString& path);
     bool loading() const;
+    // Opens a workload, a session or a run log, told apart by their content (a run log's
+    // header names kairos_runlog, a session's kairos_session; anything else is read as a
+    // workload in any format).
+    enum class FileKind { Workload, Session, RunLog };
+    static FileKind fileKind(const QString& path);
+    void openFile(const QString& path);
+    // A run log (`simulate --runlog`, a fleet's, a live run's) shown as recorded, without
+    // simulating: timeline, KV, Inspector and exports from the log. Its requests are the
+    // log's (workloadOfRunLog); a control moved afterwards simulates them under the
+    // window's settings. workloadLoaded tells the outcome.
+    void openRunLog(const QString& path);
+    class SessionIO* sessions() const {
+        return sessions_;
+    }
     // Shows a workload (read or generated); `label` names it in the panel; `file` is the
     // file it was read from ("": it lives in the window only, as a generated one).
     void setWorkload(std::shared_ptr<const Workload> w, const QString& label,
@@ -204,8 +220,11 @@ private:
     // The shown workload, under its file's path or kMemoryWorkload: what the runs' specs
     // name (prepareRun takes it from here and keeps its rate-scaled copies).
     mutable WorkloadCache cache_; // thread-safe: runs read it from const methods' contexts
-    PolicyParams extra_params_;   // from --param, for parameters without a slider
-    JobTracker jobs_;             // before runner_, which runs on it
+    // Parameters without a slider, per policy: from --param (for the start policy) and from
+    // an opened session's or run's RunSpec. A run of that policy gets them.
+    PolicyParams extra_params_;
+    std::map<std::string, PolicyParams> policy_params_;
+    JobTracker jobs_; // before runner_, which runs on it
     SimRunner runner_;
     // The context the window's runs are prepared in: the shipped profiles, cache_, device_.
     RunContext windowContext() const;
@@ -228,6 +247,9 @@ private:
     // The RunSpec (JSON) that re-runs `r`; "" for a run on a workload that is not a file
     // (generated in the window: a session keeps it).
     std::string runSpecJson(const RunView& r, int indent = -1) const;
+    // The line under the load banner for run `r`: what to try with C or k, or why the slider
+    // cannot change this run (its tooltip says so too).
+    QString sliderHint(const RunView& r);
     class ParamUndo* undo_ = nullptr;
     bool restoring_ = false; // a session is being applied: no run per setting
     class SessionIO* sessions_ = nullptr;

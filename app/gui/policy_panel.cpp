@@ -159,9 +159,9 @@ PolicyPanel::PolicyPanel(const QString& policy, const QString& predictor, const 
                             "on"));
     replicas_ = new QSpinBox;
     replicas_->setObjectName(QStringLiteral("replicas"));
-    replicas_->setRange(1, 64);
+    replicas_->setRange(1, kMaxReplicas); // RunSpec::validate's range, not a second list
     replicas_->setToolTip(tr("Identical replicas of the device behind a router, each with its "
-                             "own scheduler and KV cache. kairos-cli: --replicas N (up to %1)")
+                             "own scheduler and KV cache (1 to %1)")
                               .arg(kMaxReplicas));
     router_ = new QComboBox;
     router_->setObjectName(QStringLiteral("router"));
@@ -212,6 +212,7 @@ PolicyPanel::PolicyPanel(const QString& policy, const QString& predictor, const 
         auto* w = new views::ParamSlider(QString::fromStdString(s.label), s.lo, s.hi, value,
                                          s.decimals, s.log);
         w->setToolTip(QString::fromStdString(s.tooltip));
+        w->setProperty("baseTip", QString::fromStdString(s.tooltip));
         sliders_[QString::fromStdString(s.name)] = w;
         v->addWidget(w);
         // "Sweep this parameter": the slider's whole range in the Sweep panel.
@@ -357,8 +358,25 @@ PolicyPanel::tufSliders(const std::string& cls) const {
 
 void PolicyPanel::enableParams() {
     const std::string p = policy_->currentText().toStdString();
-    for (const SliderSpec& s : sliderSpecs())
-        sliders_.at(QString::fromStdString(s.name))->setEnabled(appliesTo(s, p));
+    for (const SliderSpec& s : sliderSpecs()) {
+        const bool on = appliesTo(s, p);
+        const QString name = QString::fromStdString(s.name);
+        sliders_.at(name)->setEnabled(on);
+        // A greyed slider says whose it is (a disabled widget shows its tooltip too).
+        QStringList whose;
+        for (const std::string& q : s.policies) whose << QString::fromStdString(q);
+        setSliderNote(name,
+                      on ? QString()
+                         : tr("Not used by %1: a parameter of %2.")
+                               .arg(QString::fromStdString(p), whose.join(QStringLiteral(", "))));
+    }
+}
+
+void PolicyPanel::setSliderNote(const QString& name, const QString& note) {
+    views::ParamSlider* w = slider(name);
+    if (!w) return;
+    const QString base = w->property("baseTip").toString();
+    w->setToolTip(note.isEmpty() ? base : base + QStringLiteral("\n\n") + note);
 }
 
 void PolicyPanel::showDevice(const QString& profile, qint64 stored_model) {

@@ -65,6 +65,9 @@ public:
     void setPredictor(const QString& spec);
     // The slider of a parameter (sliderSpecs' names), nullptr if none.
     views::ParamSlider* slider(const QString& name) const;
+    // A line under the slider's own tooltip: why it is greyed, or why it cannot change the
+    // run shown ("" clears it).
+    void setSliderNote(const QString& name, const QString& note);
     const std::map<QString, views::ParamSlider*>& sliders() const { return sliders_; }
     // A class's ERT and zero-utility-time sliders ({nullptr, nullptr}: none), and all.
     std::pair<views::ParamSlider*, views::ParamSlider*> tufSliders(const std::string& cls) const;

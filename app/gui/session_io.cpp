@@ -120,6 +120,12 @@ void SessionIO::apply(const OpenedSession& s) {
         s.file.embedded.empty()
             ? QFileInfo(QString::fromStdString(s.file.run.workload.path)).absoluteFilePath()
             : QString());
+    // The policy's parameters without a slider are the session's (a session keeps every
+    // --param it was run with).
+    PolicyParams& extra = w_->policy_params_[s.file.run.policy.name];
+    extra.clear();
+    for (const auto& [k, v] : s.file.run.policy.params)
+        if (!w_->policy_panel_->slider(QString::fromStdString(k))) extra[k] = v;
     w_->undo_->replaceAll([&] {
         w_->policy_panel_->applySpec(s.file.run, w_->device_->profile().kvCapacityTokens());
     });

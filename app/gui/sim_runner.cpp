@@ -4,6 +4,7 @@
 #include "metrics/request_metrics.h"
 #include "metrics/robot_metrics.h"
 #include "run/pipeline.h"
+#include "session_file.h"
 #include "sim/engine.h"
 
 #include <QMetaObject>
@@ -14,16 +15,66 @@
 
 namespace kairos::app {
 
+namespace {
+using Clock = std::chrono::steady_clock;
+double ms(Clock::time_point a, Clock::time_point b) {
+    return std::chrono::duration<double, std::milli>(b - a).count();
+}
+} // namespace
+
+void SimRunner::present(RunView& r, std::shared_ptr<RunLog> log, const SummaryOptions& so) {
+    const auto b = Clock::now();
+    // The timeline's rows and the KV series on a second thread while this one summarises
+    // (they read the log only): the two largest parts after the simulation.
+    auto layout = std::async(std::launch::async, [&r, &log] {
+        r.rows =
+            std::make_shared<const std::vector<lod::Row>>(lod::buildRows(*log, r.workload.get()));
+        if (lod::hasAgents(*r.workload))
+            r.agent_rows =
+                std::make_shared<const std::vector<lod::Row>>(lod::agentRows(*r.rows, *r.workload));
+        r.kv = std::make_shared<const std::vector<std::pair<double, double>>>(lod::kvSeries(*log));
+        if (log->prefix_caching)
+            r.kv_held = std::make_shared<const std::vector<std::pair<double, double>>>(
+                lod::kvSeries(*log, true));
+    });
+    auto requests = std::make_shared<const std::vector<RequestMetrics>>(perRequest(*log));
+    const std::vector<RequestMetrics>& per_request = *requests;
+    r.requests = requests;
+    r.summary = summarize(*log, per_request, so);
+    r.summary_options = so;
+    const auto c = Clock::now();
+    HandBacks hand_backs(per_request.size());
+    for (const Event& e : log->events) {
+        const bool hand_back = hand_backs.handBack(e);
+        if (e.ev == Ev::Preempt && !hand_back) r.preemptions.push_back(e.t);
+    }
+    auto cdfs = lod::latencyCdfs(per_request);
+    r.cdf_ttft = std::move(cdfs.ttft);
+    r.cdf_tpot = std::move(cdfs.tpot);
+    r.cdf_e2el = std::move(cdfs.e2el);
+    // Utility view: per class, its TUF and every task at (W(s0), TUF(W(s0))).
+    r.tufs = views::tufClasses(*log, *r.workload, r.summary);
+    const auto c2 = Clock::now();
+    layout.get(); // rethrows what the layout threw
+    const auto d = Clock::now();
+    r.summary_ms = ms(b, c);
+    r.rows_ms = ms(c, d);         // CDFs and utility here, then waiting for the layout
+    r.layout_wait_ms = ms(c2, d); // the layout's time beyond the summary and CDFs
+    // The Inspector's index after the run is shown, not before (RunView::explain).
+    std::shared_ptr<const RunLog> keep = log;
+    r.explain_index = std::async(std::launch::async, [keep] {
+                          return std::shared_ptr<const ExplainIndex>(
+                              new ExplainIndex(*keep), [keep](const ExplainIndex* p) { delete p; });
+                      }).share();
+    r.log = std::move(log);
+}
+
 RunView SimRunner::run(const RunSpec& spec, const RunContext& ctx, long job, bool itl) {
     RunView r;
     r.job = job;
     r.spec = spec;
-    const auto t0 = std::chrono::steady_clock::now();
+    const auto t0 = Clock::now();
     try {
-        using Clock = std::chrono::steady_clock;
-        auto ms = [](Clock::time_point a, Clock::time_point b) {
-            return std::chrono::duration<double, std::milli>(b - a).count();
-        };
         // The core's run pipeline; the summary is computed below beside the timeline layout.
         PreparedRun prep = prepareRun(spec, ctx);
         r.workload = prep.workload;
@@ -34,61 +85,44 @@ RunView SimRunner::run(const RunSpec& spec, const RunContext& ctx, long job, boo
         prep.spec.record.explain = true;
         const auto a = Clock::now();
         auto log = std::make_shared<RunLog>(simulatePrepared(prep, ctx));
-        const auto b = Clock::now();
+        r.sim_ms = ms(a, Clock::now());
         SummaryOptions so = prep.summary;
         so.itl = itl;
         so.workload = prep.workload.get();
-        // The timeline's rows and the KV series on a second thread while this one
-        // summarises (they read the log only): the two largest parts after the simulation.
-        auto layout = std::async(std::launch::async, [&r, &log] {
-            r.rows = std::make_shared<const std::vector<lod::Row>>(
-                lod::buildRows(*log, r.workload.get()));
-            if (lod::hasAgents(*r.workload))
-                r.agent_rows = std::make_shared<const std::vector<lod::Row>>(
-                    lod::agentRows(*r.rows, *r.workload));
-            r.kv =
-                std::make_shared<const std::vector<std::pair<double, double>>>(lod::kvSeries(*log));
-            if (log->prefix_caching)
-                r.kv_held = std::make_shared<const std::vector<std::pair<double, double>>>(
-                    lod::kvSeries(*log, true));
-        });
-        auto requests = std::make_shared<const std::vector<RequestMetrics>>(perRequest(*log));
-        const std::vector<RequestMetrics>& per_request = *requests;
-        r.requests = requests;
-        r.summary = summarize(*log, per_request, so);
-        r.summary_options = so;
-        const auto c = Clock::now();
-        HandBacks hand_backs(per_request.size());
-        for (const Event& e : log->events) {
-            const bool hand_back = hand_backs.handBack(e);
-            if (e.ev == Ev::Preempt && !hand_back) r.preemptions.push_back(e.t);
-        }
-        auto cdfs = lod::latencyCdfs(per_request);
-        r.cdf_ttft = std::move(cdfs.ttft);
-        r.cdf_tpot = std::move(cdfs.tpot);
-        r.cdf_e2el = std::move(cdfs.e2el);
-        // Utility view: per class, its TUF and every task at (W(s0), TUF(W(s0))).
-        r.tufs = views::tufClasses(*log, *r.workload, r.summary);
-        const auto c2 = Clock::now();
-        layout.get(); // rethrows what the layout threw
-        const auto d = Clock::now();
-        r.sim_ms = ms(a, b);
-        r.summary_ms = ms(b, c);
-        r.rows_ms = ms(c, d);         // CDFs and utility here, then waiting for the layout
-        r.layout_wait_ms = ms(c2, d); // the layout's time beyond the summary and CDFs
-        // The Inspector's index after the run is shown, not before (RunView::explain).
-        std::shared_ptr<const RunLog> keep = log;
-        r.explain_index =
-            std::async(std::launch::async, [keep] {
-                return std::shared_ptr<const ExplainIndex>(
-                    new ExplainIndex(*keep), [keep](const ExplainIndex* p) { delete p; });
-            }).share();
-        r.log = std::move(log);
+        present(r, std::move(log), so);
     } catch (const std::exception& e) {
         r.error = QString::fromStdString(e.what());
     }
-    r.wall_ms =
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    r.wall_ms = ms(t0, Clock::now());
+    return r;
+}
+
+RunView SimRunner::fromLog(std::shared_ptr<RunLog> log, std::shared_ptr<const Workload> w,
+                           SummaryOptions so, long job) {
+    RunView r;
+    r.job = job;
+    const auto t0 = Clock::now();
+    try {
+        r.workload = std::move(w);
+        r.spec.workload.path = kMemoryWorkload; // shown as recorded: no spec re-runs it
+        r.policy.name = log->policy.substr(0, log->policy.find('('));
+        r.limits.kv_capacity_tokens = log->kv_capacity_tokens;
+        r.limits.prefix_caching = log->prefix_caching;
+        if (log->prefix_caching) r.limits.block_size = log->cache_block_size;
+        if (log->explain.limits.known()) {
+            r.limits.max_num_seqs = log->explain.limits.seats;
+            r.limits.max_num_batched_tokens = log->explain.limits.token_budget;
+            r.limits.block_size = log->explain.limits.block_size;
+            r.limits.chunked_prefill = log->explain.limits.chunked;
+        }
+        r.spec.fleet.replicas = log->replicas;
+        if (log->fleet()) r.spec.fleet.router = log->router;
+        so.workload = r.workload.get();
+        present(r, std::move(log), so);
+    } catch (const std::exception& e) {
+        r.error = QString::fromStdString(e.what());
+    }
+    r.wall_ms = ms(t0, Clock::now());
     return r;
 }
 

@@ -34,12 +34,20 @@ public:
     // latency, the costliest statistic: it is measured only with `itl` (a re-run compared
     // with a stored run, which has it).
     static RunView run(const RunSpec& spec, const RunContext& ctx, long job, bool itl = false);
+    // A run log as the window shows it, without simulating (`simulate --runlog`, a fleet's,
+    // a live run's): `w` is its requests (workloadOfRunLog, or the workload it ran on).
+    static RunView fromLog(std::shared_ptr<RunLog> log, std::shared_ptr<const Workload> w,
+                           SummaryOptions so, long job);
     static inline const QString kChannel = QStringLiteral("simulate");
 
 Q_SIGNALS:
     void finished(std::shared_ptr<const kairos::app::RunView> result);
 
 private:
+    // What the views draw from a run's log: summary, rows, KV, CDFs, TUFs, the Inspector's
+    // index (after the log is shown).
+    static void present(RunView& r, std::shared_ptr<RunLog> log, const SummaryOptions& so);
+
     std::unique_ptr<JobTracker> own_;
     JobTracker* jobs_;
 };

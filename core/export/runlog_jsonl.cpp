@@ -534,4 +534,33 @@ RunLog readRunLogJsonl(std::istream& in, const std::string& name) {
     return log;
 }
 
+Workload workloadOfRunLog(const RunLog& log) {
+    Workload w;
+    w.name = log.workload;
+    w.source = "the requests of a run log (" + log.policy + ")";
+    w.requests.resize(static_cast<std::size_t>(std::max(0, log.num_requests)));
+    for (const Event& e : log.events) {
+        Request& r = w.requests[static_cast<std::size_t>(e.req)];
+        switch (e.ev) {
+        case Ev::Arrive:
+            r.arrival = e.t;
+            r.prompt_tokens = e.value;
+            break;
+        case Ev::Budget:
+            r.budget_s = e.value / 1e3;
+            break;
+        case Ev::Finish:
+        case Ev::Kill:
+        case Ev::Preempt:
+        case Ev::Suspend:
+            r.output_tokens = std::max(r.output_tokens, e.value);
+            break;
+        default:
+            break;
+        }
+    }
+    for (Request& r : w.requests) r.output_tokens = std::max(1, r.output_tokens);
+    return w;
+}
+
 } // namespace kairos

@@ -553,4 +553,27 @@ std::string waitStory(const std::vector<Wait>& waits) {
     return s;
 }
 
+RoomUse roomUse(const RunLog& log, std::int32_t seats, std::int32_t block_size, double watermark) {
+    RoomUse u;
+    u.seats = seats;
+    const std::int64_t cap = log.kv_capacity_tokens;
+    u.kv_limit = cap - static_cast<std::int64_t>(watermark * double(cap));
+    std::vector<std::int32_t> prompts;
+    for (const Event& e : log.events)
+        if (e.ev == Ev::Arrive) prompts.push_back(e.value);
+    if (!prompts.empty()) {
+        auto mid = prompts.begin() + std::ptrdiff_t(prompts.size() / 2);
+        std::nth_element(prompts.begin(), mid, prompts.end());
+        const std::int64_t bs = std::max<std::int32_t>(1, block_size);
+        u.typical_need = (std::int64_t(*mid) + 1 + bs - 1) / bs * bs;
+    }
+    for (const IterSpan& sp : log.iters) {
+        u.kv_peak = std::max(u.kv_peak, sp.kvPeak());
+        u.peak_running = std::max(u.peak_running, sp.decode_seqs + sp.prefill_seqs);
+    }
+    if (log.iters.empty()) u.kv_peak = log.iterTotals().kv_peak;
+    u.binds = (seats > 0 && u.peak_running >= seats) || u.kv_peak + u.typical_need > u.kv_limit;
+    return u;
+}
+
 } // namespace kairos

@@ -99,4 +99,16 @@ std::string waitStory(const std::vector<Wait>& waits);
 // by 7 requests (sprpt_lp.rank)".
 std::string describeWait(const Wait& w);
 
+// Whether room ever bound in a run: what a preemption knob (Trail's C) needs to act on,
+// since it only decides who gives room up. Room bound when the running requests filled
+// every seat, or KV in use came within a typical request's reservation (its median prompt
+// + 1, in whole blocks) of the capacity less the watermark. Read from the iteration
+// records; a fleet's per replica (each has the capacity).
+struct RoomUse {
+    std::int64_t kv_peak = 0, kv_limit = 0, typical_need = 0;
+    std::int32_t peak_running = 0, seats = 0;
+    bool binds = false;
+};
+RoomUse roomUse(const RunLog& log, std::int32_t seats, std::int32_t block_size, double watermark);
+
 } // namespace kairos

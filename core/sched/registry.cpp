@@ -295,6 +295,8 @@ std::vector<PolicySpec> buildSpecs() {
                                   "time budget of a request the workload gives none");
         budget.lo_open = true;
         budget.log = true;
+        budget.slider = true; // the budget k is judged against: in the window, beside k
+        budget.label = "budget (s)";
         ParamSpec quantile =
             number("quantile", d.auto_k_quantile, 0, 0.999999, 0.5, 0.99, "fraction",
                    "auto_k: the quantile of observed/predicted decode time");

@@ -6,6 +6,7 @@
 #include "core/test_util.h"
 #include "device_choice.h"
 #include "exec/execution_model.h"
+#include "export/runlog_jsonl.h"
 #include "find_bar.h"
 #include "fit/ala.h"
 #include "fit/ala_transfer.h"
@@ -135,6 +136,7 @@ struct Opts {
     Opts& predictor(const QString& v) { return o.predictor = v, *this; }
     Opts& compare(const QString& v) { return o.compare = v, *this; }
     Opts& db(const QString& v) { return o.db = v, *this; }
+    Opts& params(const QStringList& v) { return o.params = v, *this; }
 };
 
 // The robot sample (wid1: ids agent x 100000 + index, not rows) under timely.
@@ -312,6 +314,46 @@ private slots:
         QCOMPARE(c1->summary.completed, std::int64_t(600));
         // The timeline shows the new run.
         QCOMPARE(w.charts()->timeline()->rows(), c1->rows.get());
+    }
+
+    // What `make run` and a bare `kairos` open (the near-saturation chat sample under
+    // sprpt_lp with Trail's predictor) is a picture where C matters: moving it across its
+    // range changes mean TTFT by at least 20 %, and the line under the banner says to try
+    // it. On the 1 req/s sample room never binds: the line and C's tooltip say C cannot
+    // change that run, with the KV peak and seats that show it; greyed k says whose it is.
+    void firstPictureShowsWhatCDoes() {
+        Bench bench(
+            Opts()
+                .workload(QString(KAIROS_SOURCE_DIR) + "/sample_traces/chat_near_saturation.jsonl")
+                .policy("sprpt_lp")
+                .predictor("trail"));
+        auto& [w, spy] = bench;
+        QVERIFY(bench.next() > 0);
+        QVERIFY2(w.charts()->hintText().startsWith("Try: drag preemption C"),
+                 qPrintable(w.charts()->hintText()));
+        double lo = INFINITY, hi = 0;
+        for (double c : {0.0, 0.25, 0.5, 1.0}) {
+            w.policyPanel()->slider("C")->setValue(c);
+            QVERIFY(waitForResult(spy) > 0);
+            const double ttft = w.lastResult()->summary.ttft_ms.mean;
+            lo = std::min(lo, ttft);
+            hi = std::max(hi, ttft);
+        }
+        QVERIFY2(hi >= 1.2 * lo, qPrintable(QString("mean TTFT %1 to %2 ms").arg(lo).arg(hi)));
+        qInfo("first picture: mean TTFT %.0f to %.0f ms as C moves over [0, 1]", lo, hi);
+        QVERIFY(w.policyPanel()->slider("k")->toolTip().contains("Not used by sprpt_lp"));
+
+        Bench calm(chatSample("sprpt_lp"));
+        QVERIFY(calm.next() > 0);
+        const QString hint = calm.w.charts()->hintText();
+        QVERIFY2(hint.startsWith("Preemption C cannot change this run: room never binds"),
+                 qPrintable(hint));
+        QVERIFY(calm.w.policyPanel()->slider("C")->toolTip().contains("room never binds"));
+        // Where room binds, the note goes: the rate slider raised to 1.75x.
+        calm.w.policyPanel()->slider("rate")->setValue(1.75);
+        QVERIFY(calm.next() > 0);
+        QVERIFY(calm.w.charts()->hintText().startsWith("Try:"));
+        QVERIFY(!calm.w.policyPanel()->slider("C")->toolTip().contains("room never binds"));
     }
 
     // The policy panel's serving controls drive the run: prefix caching on gives a run log
@@ -842,6 +884,58 @@ private slots:
         QVERIFY(opened.wait(10000));
         QCOMPARE(opened.front().at(0).toBool(), false);
         QFile::remove(path);
+    }
+
+    // A session keeps every --param, those without a slider too (sprpt_lp's watermark):
+    // saved, opened in another window and saved again, the file is the same, byte for byte,
+    // and the run has the parameter. A run log opens (told apart from a workload and a
+    // session by content) and is shown as recorded, with the figures of the run it logs.
+    void sessionKeepsEveryParamAndRunLogsOpen() {
+        const QString one = QDir::temp().filePath("kairos_tst_params_1.kairos.json"),
+                      two = QDir::temp().filePath("kairos_tst_params_2.kairos.json"),
+                      log = QDir::temp().filePath("kairos_tst_open.runlog.jsonl");
+        std::shared_ptr<const app::RunView> first;
+        {
+            Bench bench(chatSample("sprpt_lp").params({"watermark=0.05", "C=0.3"}));
+            QVERIFY(bench.next() > 0);
+            first = bench.w.lastResult();
+            QCOMPARE(first->policy.params.at("watermark"), 0.05);
+            QCOMPARE(first->policy.params.at("C"), 0.3);
+            QVERIFY(bench.w.saveSession(one));
+            writeRunLogJsonlFile(*first->log, log.toStdString());
+        }
+        QCOMPARE(app::MainWindow::fileKind(one), app::MainWindow::FileKind::Session);
+        QCOMPARE(app::MainWindow::fileKind(log), app::MainWindow::FileKind::RunLog);
+        QCOMPARE(app::MainWindow::fileKind(QString(KAIROS_SOURCE_DIR) +
+                                           "/sample_traces/chat_poisson_small.jsonl"),
+                 app::MainWindow::FileKind::Workload);
+        {
+            Bench bench;
+            app::MainWindow& w = bench.w;
+            QVERIFY(awaitOk(&w, &app::MainWindow::sessionOpened, [&] { w.openFile(one); }));
+            QVERIFY(w.jobs().waitIdle(30000));
+            QCOMPARE(w.lastResult()->policy.params.at("watermark"), 0.05);
+            QCOMPARE(w.lastResult()->summary.e2el_ms.mean, first->summary.e2el_ms.mean);
+            QVERIFY(w.saveSession(two));
+        }
+        QFile a(one), b(two);
+        QVERIFY(a.open(QIODevice::ReadOnly) && b.open(QIODevice::ReadOnly));
+        QCOMPARE(b.readAll(), a.readAll());
+        {
+            Bench bench;
+            app::MainWindow& w = bench.w;
+            QVERIFY(awaitOk(&w, &app::MainWindow::workloadLoaded, [&] { w.openFile(log); }));
+            QVERIFY(w.lastResult());
+            QCOMPARE(w.lastResult()->log->policy, first->log->policy);
+            QCOMPARE(w.lastResult()->summary.e2el_ms.mean, first->summary.e2el_ms.mean);
+            QCOMPARE(w.lastResult()->summary.ttft_ms.median, first->summary.ttft_ms.median);
+            QCOMPARE(w.lastResult()->rows->size(), first->rows->size());
+            QVERIFY(w.lastResult()->explain()); // the Inspector's index, from the log
+            QCOMPARE(w.policyPanel()->policyBox()->currentText(), QStringLiteral("sprpt_lp"));
+        }
+        QFile::remove(one);
+        QFile::remove(two);
+        QFile::remove(log);
     }
 
     // A session saved by the window before sessions kept RunSpecs (version 1: sliders by
