@@ -1,6 +1,7 @@
 #include "metrics_model.h"
 
 #include "util/text.h"
+#include "window_words.h"
 
 #include <QColor>
 #include <QFont>
@@ -19,7 +20,7 @@ void MetricsModel::setRuns(const Summary* current, const Summary* pinned,
     if (comparing_) {
         const Comparison c = compare({pinned, pinned_requests}, {current, current_requests});
         rows_ = c.deltas;
-        note_ = QString::fromStdString(c.note);
+        note_ = windowWords(QString::fromStdString(c.note));
     } else if (current) {
         rows_ = compareRuns(nullptr, *current);
     }

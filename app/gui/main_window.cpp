@@ -36,6 +36,7 @@
 #include "util/input_file.h"
 #include "view_history.h"
 #include "wheel_guard.h"
+#include "window_words.h"
 #include "workload/readers.h"
 
 #include <QChildEvent>
@@ -202,7 +203,7 @@ RunSpec MainWindow::shownSpec() const {
     if (auto it = policy_params_.find(policy_panel_->policy().toStdString());
         it != policy_params_.end())
         for (const auto& [k, v] : it->second)
-            if (!policy_panel_->slider(QString::fromStdString(k))) s.policy.params[k] = v;
+            if (!policy_panel_->sliderSets(it->first, k)) s.policy.params[k] = v;
     policy_panel_->specInto(&s, device_->profile().kvCapacityTokens());
     return s;
 }
@@ -389,6 +390,20 @@ void MainWindow::buildUi() {
     metrics_dock_->raise();
     runs_->refresh();
 
+    // The parameter table: the shown policy's values without a slider; an edit is the
+    // policy's value from now on (kept per policy, as --param's are).
+    auto showParams = [this] {
+        const auto it = policy_params_.find(policy_panel_->policy().toStdString());
+        policy_panel_->showOtherParams(it == policy_params_.end() ? PolicyParams{} : it->second);
+    };
+    showParams();
+    connect(policy_panel_, &PolicyPanel::paramEdited, this, [this](const QString& name, double v) {
+        policy_params_[policy_panel_->policy().toStdString()][name.toStdString()] = v;
+        resimulate();
+    });
+    connect(policy_panel_, &PolicyPanel::message, this,
+            [this](const QString& text) { statusBar()->showMessage(text, 10000); });
+    connect(policy_panel_, &PolicyPanel::policyChanged, this, showParams);
     connect(policy_panel_, &PolicyPanel::policyChanged, this, [this](const QString& p) {
         undo_->note(QStringLiteral("policy"), p);
         live_->setPolicy(p);
@@ -549,7 +564,7 @@ void MainWindow::openWorkload(const QString& path) {
         } catch (const ReadCancelled&) {
             cancelled = true;
         } catch (const std::exception& e) {
-            error = QString::fromStdString(e.what());
+            error = views::windowWords(QString::fromStdString(e.what()));
         }
         return std::function<void()>([this, path, w, error, cancelled] {
             if (cancelled) {
@@ -652,8 +667,9 @@ void MainWindow::resimulate() {
 void MainWindow::showResult(std::shared_ptr<const RunView> r) {
     progress_->done();
     if (!r->error.isEmpty()) {
-        statusBar()->showMessage(tr("error: %1").arg(r->error));
-        state_->reportFailure(r->error);
+        const QString error = views::windowWords(r->error);
+        statusBar()->showMessage(tr("error: %1").arg(error));
+        state_->reportFailure(error);
         if (!state_->run()) start_error_ = r->error;
         Q_EMIT ready();
         return;

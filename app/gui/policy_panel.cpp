@@ -18,12 +18,14 @@
 #include <QFormLayout>
 #include <QGroupBox>
 #include <QHBoxLayout>
+#include <QHeaderView>
 #include <QLabel>
 #include <QMenu>
 #include <QPushButton>
 #include <QSignalBlocker>
 #include <QSpinBox>
 #include <QStandardItemModel>
+#include <QTableWidget>
 #include <QVBoxLayout>
 #include <algorithm>
 #include <cmath>
@@ -229,6 +231,54 @@ PolicyPanel::PolicyPanel(const QString& policy, const QString& predictor, const 
             });
         }
     }
+    // Every registered parameter of the policy without a slider, from the registry: what
+    // --param sets, reachable here too (showOtherParams).
+    params_box_ = new QGroupBox(tr("Other parameters"));
+    params_box_->setObjectName(QStringLiteral("otherParams"));
+    auto* pl = new QVBoxLayout(params_box_);
+    pl->setContentsMargins(2, 2, 2, 2);
+    params_ = new QTableWidget(0, 4);
+    params_->setObjectName(QStringLiteral("paramTable"));
+    params_->setHorizontalHeaderLabels({tr("parameter"), tr("value"), tr("unit"), tr("accepted")});
+    params_->verticalHeader()->hide();
+    params_->horizontalHeader()->setStretchLastSection(true);
+    params_->setSelectionMode(QAbstractItemView::SingleSelection);
+    params_->setEditTriggers(QAbstractItemView::DoubleClicked | QAbstractItemView::EditKeyPressed |
+                             QAbstractItemView::AnyKeyPressed);
+    params_->setToolTip(tr("The policy's parameters without a slider (kairos-cli policies lists "
+                           "them): double-click a value to change it"));
+    pl->addWidget(params_);
+    v->addWidget(params_box_);
+    connect(params_, &QTableWidget::itemChanged, this, [this](QTableWidgetItem* item) {
+        if (filling_params_ || item->column() != 1) return;
+        const QString name = params_->item(item->row(), 0)->text();
+        const PolicySpec* ps = findPolicy(this->policy().toStdString());
+        const ParamSpec* spec = nullptr;
+        if (ps)
+            for (const ParamSpec& p : ps->params)
+                if (p.name == name.toStdString()) spec = &p;
+        bool ok = false;
+        const double edited = item->text().trimmed().toDouble(&ok);
+        QString error;
+        if (!ok)
+            error = tr("%1: \"%2\" is not a number").arg(name, item->text());
+        else if (spec)
+            try {
+                spec->check(this->policy().toStdString(), edited);
+            } catch (const std::exception& e) {
+                error = QString::fromStdString(e.what());
+            }
+        if (!error.isEmpty()) {
+            // The value it had, and why not, naming the control.
+            const QSignalBlocker block(params_);
+            item->setText(item->data(Qt::UserRole).toString());
+            Q_EMIT message(tr("Other parameters, %1: %2").arg(name, error));
+            return;
+        }
+        item->setData(Qt::UserRole, item->text());
+        Q_EMIT paramEdited(name, edited);
+    });
+
     tuf_box_ = new QGroupBox(tr("Time-utility per class"));
     tuf_box_->setLayout(new QVBoxLayout);
     tuf_box_->hide();
@@ -370,6 +420,45 @@ void PolicyPanel::enableParams() {
                          : tr("Not used by %1: a parameter of %2.")
                                .arg(QString::fromStdString(p), whose.join(QStringLiteral(", "))));
     }
+}
+
+bool PolicyPanel::sliderSets(const std::string& policy, const std::string& name) const {
+    for (const SliderSpec& s : sliderSpecs())
+        if (s.name == name) return appliesTo(s, policy);
+    return false;
+}
+
+void PolicyPanel::showOtherParams(const PolicyParams& values) {
+    filling_params_ = true;
+    params_->setRowCount(0);
+    if (const PolicySpec* ps = findPolicy(policy().toStdString()))
+        for (const ParamSpec& p : ps->params) {
+            if (sliderSets(ps->name, p.name)) continue;
+            const int row = params_->rowCount();
+            params_->insertRow(row);
+            auto it = values.find(p.name);
+            const double v = it != values.end() ? it->second : p.dflt;
+            auto cell = [&](int col, const QString& text, bool editable) {
+                auto* item = new QTableWidgetItem(text);
+                item->setToolTip(QString::fromStdString(p.help));
+                if (!editable) item->setFlags(item->flags() & ~Qt::ItemIsEditable);
+                params_->setItem(row, col, item);
+                return item;
+            };
+            cell(0, QString::fromStdString(p.name), false);
+            QTableWidgetItem* value = cell(1, QString::number(v, 'g', 10), true);
+            value->setData(Qt::UserRole, value->text());
+            value->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
+            cell(2, QString::fromStdString(p.unit), false);
+            cell(3, QString::fromStdString(p.domainText()), false);
+        }
+    params_->resizeColumnsToContents();
+    const int rows = params_->rowCount();
+    params_box_->setVisible(rows > 0);
+    // Every row in view (a policy has at most a handful): the panel scrolls, not the table.
+    params_->setFixedHeight(params_->horizontalHeader()->height() + 4 +
+                            rows * params_->verticalHeader()->defaultSectionSize());
+    filling_params_ = false;
 }
 
 void PolicyPanel::setSliderNote(const QString& name, const QString& note) {

@@ -65,9 +65,19 @@ public:
     void setPredictor(const QString& spec);
     // The slider of a parameter (sliderSpecs' names), nullptr if none.
     views::ParamSlider* slider(const QString& name) const;
+    // Whether `policy`'s parameter `name` is set by a slider (one of that name that applies
+    // to it: timebill's alpha is not α-protection's slider).
+    bool sliderSets(const std::string& policy, const std::string& name) const;
     // A line under the slider's own tooltip: why it is greyed, or why it cannot change the
     // run shown ("" clears it).
     void setSliderNote(const QString& name, const QString& note);
+    // The parameter table: every registered parameter of the current policy without a
+    // slider (name, value, unit, accepted values; its help as the tooltip), showing `values`
+    // where given and the registry's default otherwise. Editing a value emits paramEdited.
+    void showOtherParams(const PolicyParams& values);
+    class QTableWidget* paramTable() const {
+        return params_;
+    }
     const std::map<QString, views::ParamSlider*>& sliders() const { return sliders_; }
     // A class's ERT and zero-utility-time sliders ({nullptr, nullptr}: none), and all.
     std::pair<views::ParamSlider*, views::ParamSlider*> tufSliders(const std::string& cls) const;
@@ -118,6 +128,10 @@ Q_SIGNALS:
     void tufMoved();                                    // a class's TUF slider
     void deviceChosen(const QString& profile);          // a shipped profile picked
     void servingChanged(); // prefix caching, replicas or router changed
+    // A parameter without a slider edited in the parameter table (its value checked against
+    // the registry's domain first).
+    void paramEdited(const QString& name, double value);
+    void message(const QString& text); // for the status bar
 
 private:
     void showWorkload();
@@ -133,6 +147,9 @@ private:
     QSpinBox* replicas_ = nullptr;
     QComboBox* router_ = nullptr;
     QGroupBox* tuf_box_ = nullptr;
+    QGroupBox* params_box_ = nullptr;
+    class QTableWidget* params_ = nullptr;
+    bool filling_params_ = false;
     QLabel* details_ = nullptr;
     std::map<QString, views::ParamSlider*> sliders_;
     std::map<std::string, std::pair<views::ParamSlider*, views::ParamSlider*>> tuf_sliders_;

@@ -7,6 +7,7 @@
 #include "policy_panel.h"
 #include "profiles.h"
 #include "util/atomic_file.h"
+#include "window_words.h"
 #include "workload/readers.h"
 
 #include <QFileDialog>
@@ -84,7 +85,7 @@ void SessionIO::open(const QString& path) {
         } catch (const ReadCancelled&) {
             error = tr("cancelled");
         } catch (const std::exception& e) {
-            error = QString::fromStdString(e.what());
+            error = views::windowWords(QString::fromStdString(e.what()));
         }
         return std::function<void()>([this, path, read, error] {
             if (!error.isEmpty()) {
@@ -125,10 +126,11 @@ void SessionIO::apply(const OpenedSession& s) {
     PolicyParams& extra = w_->policy_params_[s.file.run.policy.name];
     extra.clear();
     for (const auto& [k, v] : s.file.run.policy.params)
-        if (!w_->policy_panel_->slider(QString::fromStdString(k))) extra[k] = v;
+        if (!w_->policy_panel_->sliderSets(s.file.run.policy.name, k)) extra[k] = v;
     w_->undo_->replaceAll([&] {
         w_->policy_panel_->applySpec(s.file.run, w_->device_->profile().kvCapacityTokens());
     });
+    w_->policy_panel_->showOtherParams(extra);
     w_->restoring_ = false;
     pending_view_ = s.file.view;
     w_->resimulate();

@@ -886,6 +886,56 @@ private slots:
         QFile::remove(path);
     }
 
+    // Every registered parameter of every policy is reachable in the window: a slider where
+    // the registry marks one, a row of the parameter table (name, value, unit, accepted
+    // values, its help) for the rest. Editing a row re-runs with the value; a value outside
+    // its domain is refused at the control (the cell goes back, the status bar names it).
+    void everyParameterIsReachable() {
+        Bench bench(chatSample("sprpt_lp"));
+        auto& [w, shown] = bench;
+        QVERIFY(bench.next() > 0);
+        QTableWidget* table = w.policyPanel()->paramTable();
+        for (const PolicySpec& ps : policySpecs()) {
+            if (!w.policyPanel()->knowsPolicy(QString::fromStdString(ps.name))) continue;
+            w.policyPanel()->setPolicy(QString::fromStdString(ps.name));
+            QVERIFY(w.jobs().waitIdle(30000)); // its run (or its refusal) done
+            for (const ParamSpec& p : ps.params) {
+                const QString name = QString::fromStdString(p.name);
+                if (w.policyPanel()->sliderSets(ps.name, p.name)) {
+                    QVERIFY2(w.policyPanel()->slider(name)->isEnabled(),
+                             qPrintable(QString::fromStdString(ps.name) + ": " + name));
+                    continue;
+                }
+                const auto rows = table->findItems(name, Qt::MatchExactly);
+                QVERIFY2(!rows.isEmpty(),
+                         qPrintable(QString::fromStdString(ps.name) + ": no row for " + name));
+                const int r = rows.front()->row();
+                QCOMPARE(table->item(r, 3)->text(), QString::fromStdString(p.domainText()));
+                QCOMPARE(table->item(r, 0)->toolTip(), QString::fromStdString(p.help));
+            }
+        }
+        w.policyPanel()->setPolicy("sprpt_lp");
+        QVERIFY(waitForResult(shown) > 0);
+        const int r = table->findItems("watermark", Qt::MatchExactly).front()->row();
+        QCOMPARE(table->item(r, 1)->text(), QStringLiteral("0.01"));
+        table->item(r, 1)->setText("0.05");
+        QVERIFY(waitForResult(shown) > 0);
+        QCOMPARE(w.lastResult()->policy.params.at("watermark"), 0.05);
+        const long runs = w.runner().latest();
+        table->item(r, 1)->setText("2");
+        QCOMPARE(table->item(r, 1)->text(), QStringLiteral("0.05"));
+        QVERIFY2(w.statusBar()->currentMessage().startsWith("Other parameters, watermark"),
+                 qPrintable(w.statusBar()->currentMessage()));
+        QTest::qWait(50);
+        QCOMPARE(w.runner().latest(), runs); // nothing re-ran
+        // The table's value is the policy's from now on: another policy and back keeps it.
+        w.policyPanel()->setPolicy("fcfs");
+        QVERIFY(waitForResult(shown) > 0);
+        w.policyPanel()->setPolicy("sprpt_lp");
+        QVERIFY(waitForResult(shown) > 0);
+        QCOMPARE(w.lastResult()->policy.params.at("watermark"), 0.05);
+    }
+
     // A session keeps every --param, those without a slider too (sprpt_lp's watermark):
     // saved, opened in another window and saved again, the file is the same, byte for byte,
     // and the run has the parameter. A run log opens (told apart from a workload and a
