@@ -12,6 +12,8 @@ void TimeRange::setExtent(double lo, double hi) {
     hi_ = std::max(hi, lo + 1e-6);
     setRange(lo_, hi_);
     clearSelection(); // another run: a stretch of the last one means nothing here
+    before_zoom_.clear();
+    focus_from_ = focus_to_ = 0;
 }
 
 void TimeRange::select(double a, double b) {
@@ -50,6 +52,10 @@ bool TimeRange::handleKey(const QKeyEvent* e, double anchor) {
     case Qt::Key_D:
         pan(kKeyPan * (to_ - from_));
         return true;
+    case Qt::Key_M:
+    case Qt::Key_F:
+        if (e->key() == Qt::Key_M && (e->modifiers() & Qt::ShiftModifier)) return zoomBack();
+        return zoomToSelection();
     case Qt::Key_Escape: // passed on when there is nothing to clear
         if (!hasSelection()) return false;
         clearSelection();
@@ -57,6 +63,33 @@ bool TimeRange::handleKey(const QKeyEvent* e, double anchor) {
     default:
         return false;
     }
+}
+
+void TimeRange::setFocusSpan(double from, double to) {
+    focus_from_ = from;
+    focus_to_ = to;
+}
+
+bool TimeRange::zoomToSelection() {
+    double a = sel_from_, b = sel_to_;
+    if (!hasSelection()) {
+        if (!(focus_to_ > focus_from_)) return false;
+        a = focus_from_;
+        b = focus_to_;
+    }
+    const double spare = (b - a) / 20;
+    before_zoom_.emplace_back(from_, to_);
+    if (before_zoom_.size() > 64) before_zoom_.erase(before_zoom_.begin());
+    setRange(a - spare, b + spare);
+    return true;
+}
+
+bool TimeRange::zoomBack() {
+    if (before_zoom_.empty()) return false;
+    const auto [a, b] = before_zoom_.back();
+    before_zoom_.pop_back();
+    setRange(a, b);
+    return true;
 }
 
 void TimeRange::setRange(double from, double to) {

@@ -5,6 +5,8 @@
 #include <QObject>
 #include <cmath>
 #include <limits>
+#include <utility>
+#include <vector>
 
 class QKeyEvent;
 
@@ -37,9 +39,19 @@ public:
     void select(double a, double b);
     void clearSelection();
 
+    // What M zooms to when no stretch is selected (the selected request's life, set by
+    // the window); an empty one (from >= to) clears it.
+    void setFocusSpan(double from, double to);
+    // Zoom to the selected stretch (else the focus span), a twentieth of its length spare
+    // either side, remembering the view it left; back to that view. False when there is
+    // nothing to zoom to, or to go back to.
+    bool zoomToSelection();
+    bool zoomBack();
+
     // Perfetto's keys over a time track: W zooms in and S out around `anchor` (the time
     // under the mouse, else the window's middle), A and D pan by a tenth of the window,
-    // Esc clears the selection. True when the key was one of them.
+    // M (and F) zoom to the selection or the selected request, Shift+M back to the view
+    // before, Esc clears the selection. True when the key was one of them.
     bool handleKey(const QKeyEvent* e, double anchor);
     static constexpr double kKeyZoom = 1.25; // one W or S press
     static constexpr double kKeyPan = 0.1;   // one A or D press, of the window's width
@@ -52,6 +64,8 @@ private:
     double lo_ = 0, hi_ = 1, from_ = 0, to_ = 1;
     double sel_from_ = std::numeric_limits<double>::quiet_NaN();
     double sel_to_ = std::numeric_limits<double>::quiet_NaN();
+    double focus_from_ = 0, focus_to_ = 0;
+    std::vector<std::pair<double, double>> before_zoom_; // views M left, latest last
 };
 
 } // namespace kairos::views

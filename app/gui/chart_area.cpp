@@ -13,15 +13,23 @@
 #include "tuf_chart.h"
 #include "workbench_state.h"
 
+#include <QAbstractItemView>
+#include <QAbstractSpinBox>
 #include <QAction>
+#include <QApplication>
+#include <QComboBox>
 #include <QHBoxLayout>
 #include <QHeaderView>
+#include <QKeyEvent>
 #include <QLabel>
+#include <QLineEdit>
 #include <QPainter>
+#include <QPlainTextEdit>
 #include <QScrollBar>
 #include <QSplitter>
 #include <QStyle>
 #include <QTabWidget>
+#include <QTextEdit>
 #include <QTreeWidget>
 #include <QVBoxLayout>
 #include <algorithm>
@@ -165,6 +173,8 @@ void ChartArea::alignTimeAxes() {
 }
 
 bool ChartArea::eventFilter(QObject* watched, QEvent* e) {
+    if (e->type() == QEvent::KeyPress && routeTrackKey(watched, static_cast<QKeyEvent*>(e)))
+        return true;
     if (watched == banner_ && e->type() == QEvent::Resize) elideBanner(); // to its new width
     if (watched == hint_ && e->type() == QEvent::Resize) elideToWidth(hint_, 18);
     if (watched == range_info_ && e->type() == QEvent::Resize) elideRangeLine();
@@ -290,12 +300,24 @@ QString ChartArea::loadText(const RunView& r) {
     return tr("Keeps up: %1. %2.").arg(rates, verdict);
 }
 
+QString ChartArea::bannerText(const RunView& r) {
+    // The load's words, and what requests got beside it: the finished ones that missed an
+    // SLO of the window's goodput (the TTFT and TPOT sliders).
+    QString text = loadText(r);
+    const LoadReport& load = r.summary.load;
+    if (load.slo_missed > 0)
+        text += tr(" %1 of %2 finished requests missed an SLO.")
+                    .arg(load.slo_missed)
+                    .arg(load.finished);
+    return text;
+}
+
 void ChartArea::elideBanner() {
     elideToWidth(banner_, 20);
 }
 
 void ChartArea::showRun(const RunView& r) {
-    const QString text = loadText(r);
+    const QString text = bannerText(r);
     const LoadBand band = loadBand(r.summary.load);
     const bool over = band == LoadBand::Overloaded || band == LoadBand::ShedsLoad,
                near = band == LoadBand::NearSaturation;
@@ -336,6 +358,48 @@ void ChartArea::followInspector(InspectorPanel* inspector) {
     });
     connect(timeline_, &views::TimelineView::requestClicked, this, &ChartArea::inspectorWanted);
     connect(timeline_, &views::TimelineView::requestClicked, state_, &WorkbenchState::setSelection);
+    // M with no stretch selected zooms to the selected request's life (arrival to end).
+    connect(state_, &WorkbenchState::selectionChanged, this, [this] {
+        const auto& r = state_->run();
+        const int id = state_->selectedRequest();
+        double a = 0, b = 0;
+        if (r && r->rows && id >= 0 && std::size_t(id) < r->rows->size()) {
+            const lod::Row& row = (*r->rows)[std::size_t(id)];
+            if (!row.spans.empty()) {
+                a = row.spans.front().t0;
+                b = row.spans.back().t1;
+            }
+        }
+        state_->range()->setFocusSpan(a, b);
+    });
+    // W/A/S/D and M over the timeline or the KV chart without clicking it first (as in
+    // Perfetto): a key meant for the time tracks reaches them while the pointer is over
+    // them, unless the focus is somewhere that types.
+    qApp->installEventFilter(this);
+}
+
+bool ChartArea::routeTrackKey(QObject* watched, QKeyEvent* e) {
+    QWidget* focus = QApplication::focusWidget();
+    if (watched != (focus ? static_cast<QObject*>(focus) : window())) return false;
+    if (!isVisible() || (focus && focus->window() != window())) return false;
+    if (focus == timeline_ || focus == timeline_->viewport() || focus == kv_) return false;
+    if (qobject_cast<QLineEdit*>(focus) || qobject_cast<QAbstractSpinBox*>(focus) ||
+        qobject_cast<QTextEdit*>(focus) || qobject_cast<QPlainTextEdit*>(focus))
+        return false;
+    if (auto* combo = qobject_cast<QComboBox*>(focus); combo && combo->isEditable()) return false;
+    if (auto* view = qobject_cast<QAbstractItemView*>(focus);
+        view && (view->editTriggers() & QAbstractItemView::AnyKeyPressed))
+        return false;
+    const QPoint g = QCursor::pos();
+    double anchor = std::nan("");
+    if (const QPoint at = timeline_->viewport()->mapFromGlobal(g);
+        timeline_->viewport()->rect().contains(at) && timeline_->isVisible())
+        anchor = timeline_->timeAtX(at.x());
+    else if (const QPoint k = kv_->mapFromGlobal(g); kv_->rect().contains(k) && kv_->isVisible())
+        anchor = kv_->xAxis->pixelToCoord(k.x());
+    else
+        return false;
+    return state_->range()->handleKey(e, anchor);
 }
 
 void ChartArea::setAgentRows(bool on) {

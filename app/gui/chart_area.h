@@ -81,6 +81,8 @@ public:
     // saturation, keeping up), the core's verdict after. Its whole text (the strip shows it
     // elided to one line).
     static QString loadText(const RunView& r);
+    // The strip's whole text: loadText, then the finished requests that missed an SLO.
+    static QString bannerText(const RunView& r);
     QString loadStripText() const;
 
     // The ruler selection's summary (requests by phase, KV, decisions, latencies of the
@@ -106,6 +108,10 @@ protected:
     bool eventFilter(QObject* watched, QEvent* e) override;
 
 private:
+    // A key press anywhere in the window meant for the time tracks (routeTrackKey: the
+    // pointer over the timeline or the KV chart, the focus not in something that types).
+    bool routeTrackKey(QObject* watched, class QKeyEvent* e);
+
     void applyRows();
     void refreshRangeSummary();
     void elideBanner(); // the load strip's whole text, elided to its width

@@ -71,10 +71,13 @@ ModelsPanel::ModelsPanel(JobTracker* jobs, QString db, QWidget* parent)
     ala_config_->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
     ala_config_->setMinimumContentsLength(30);
     ala_config_->setVisible(false);
-    connect(ala_config_, &QComboBox::currentTextChanged, this, [this](const QString& key) {
-        const QSignalBlocker block(new_hw_);
-        new_hw_->setChecked(false); // a trained configuration chosen: it is shown
-        plotAlaConfiguration(key);
+    connect(ala_config_, &QComboBox::currentTextChanged, this, [this] {
+        {
+            const QSignalBlocker block(new_hw_);
+            new_hw_->setChecked(false); // a trained configuration chosen: it is shown
+        }
+        showChosenConfiguration();
+        plotAlaConfiguration(ala_config_->currentText());
     });
     auto* chart_box = new QWidget;
     auto* chart_layout = new QVBoxLayout(chart_box);
@@ -110,6 +113,7 @@ ModelsPanel::ModelsPanel(JobTracker* jobs, QString db, QWidget* parent)
     chart_layout->addWidget(new_hw_);
     chart_layout->addWidget(use_model_);
     connect(new_hw_, &NewHardwareBox::changed, this, [this] {
+        showChosenConfiguration();
         if (new_hw_->isChecked())
             plotNewConfiguration();
         else
@@ -240,6 +244,7 @@ void ModelsPanel::showModel(qint64 id) {
             }
             ala_config_->setVisible(true);
             new_hw_->setVisible(true);
+            showChosenConfiguration();
             if (new_hw_->isChecked() && range_)
                 plotNewConfiguration();
             else
@@ -443,6 +448,32 @@ void ModelsPanel::plotNewConfiguration() {
     showModelWarnings({});
     // The simulator runs ALA's trained curves only.
     use_model_->setEnabled(false);
+}
+
+void ModelsPanel::showChosenConfiguration() {
+    // The chooser names what the chart shows: the new configuration while the box is on
+    // (an entry of its own, the trained ones out of reach), the trained one picked after.
+    const QSignalBlocker block(ala_config_);
+    const int at = ala_config_->findData(QStringLiteral("new"));
+    if (new_hw_->isChecked() && ala_) {
+        const QString key = tr("new: %1").arg(QString::fromStdString(
+            ala::configKey(new_hw_->configuration(), ala_->options().columns)));
+        if (at < 0) {
+            picked_before_new_ = ala_config_->currentIndex();
+            ala_config_->addItem(key, QStringLiteral("new"));
+        } else {
+            ala_config_->setItemText(at, key);
+        }
+        ala_config_->setCurrentIndex(ala_config_->findData(QStringLiteral("new")));
+        ala_config_->setToolTip(tr("The configuration of New hardware below, not one ALA "
+                                   "measured: pick one of those to plot it instead"));
+    } else if (at >= 0) {
+        // Back to the trained one shown before, unless one was just picked.
+        const bool was_new = ala_config_->currentIndex() == at;
+        ala_config_->removeItem(at);
+        if (was_new) ala_config_->setCurrentIndex(std::max(0, picked_before_new_));
+        ala_config_->setToolTip(tr("The ALA model's configuration to plot"));
+    }
 }
 
 void ModelsPanel::showModelWarnings(const std::vector<std::string>& warnings) {

@@ -59,6 +59,10 @@ Q_SIGNALS:
     void message(const QString& text);                   // for the status bar
 
 private:
+    // The configuration chooser names the configuration the chart shows.
+    void showChosenConfiguration();
+    int picked_before_new_ = 0;
+
     void plotAlaConfiguration(const QString& key);
     void plotNewConfiguration(); // the new-hardware box's configuration, with its range
     void showModelWarnings(const std::vector<std::string>& warnings);

@@ -542,8 +542,31 @@ void PolicyPanel::rebuildTufSliders(const Workload& w) {
         tuf_box_->layout()->addWidget(label);
         tuf_box_->layout()->addWidget(ert);
         tuf_box_->layout()->addWidget(zero);
-        for (auto* s : {ert, zero})
-            connect(s, &views::ParamSlider::valueChanged, this, &PolicyPanel::tufMoved);
+        // ERT stays below the zero-utility time (RunSpec::validate's rule), at the control:
+        // a slider dragged past the other stops a box unit short of it, and the run is the
+        // clamped value's, not a refusal.
+        const QString clamp_note =
+            tr("ERT stays below the zero-utility time of class %1").arg(name);
+        connect(ert, &views::ParamSlider::valueChanged, this,
+                [this, ert, zero, clamp_note](double v) {
+                    const double top = zero->value() - 0.01;
+                    if (v > top + 1e-9) {
+                        Q_EMIT message(clamp_note);
+                        ert->setValue(top); // emits again, with a valid value
+                        return;
+                    }
+                    Q_EMIT tufMoved();
+                });
+        connect(zero, &views::ParamSlider::valueChanged, this,
+                [this, ert, zero, clamp_note](double v) {
+                    const double bottom = ert->value() + 0.01;
+                    if (v < bottom - 1e-9) {
+                        Q_EMIT message(clamp_note);
+                        zero->setValue(bottom);
+                        return;
+                    }
+                    Q_EMIT tufMoved();
+                });
         tuf_sliders_[r.cls] = {ert, zero};
         tuf_initial_[r.cls] = {ert->value(), zero->value()};
     }

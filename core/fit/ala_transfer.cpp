@@ -732,10 +732,41 @@ RangePrediction RangePredictor::predictOne(const BenchRow& r, double coverage, d
     out.lo = out.predicted * iv.lo;
     out.hi = out.predicted * iv.hi;
     out.from = iv.note;
+    // The calibrated residuals are of calibrations from UnseenOptions::calibration_rows (3)
+    // rows each; a level fitted to fewer rows errs more, by sqrt(3 / n) as a mean's does, so
+    // the range (on the log scale) and the error score widen by that (one row's range is
+    // 1.73 times three rows', never the same).
+    const std::size_t trained_rows = UnseenOptions{}.calibration_rows;
+    const std::size_t n_rows = out.calibrated ? fx->second.estimate.rows : 0;
+    const double widen = out.calibrated && n_rows > 0 && n_rows < trained_rows
+                             ? std::sqrt(double(trained_rows) / double(n_rows))
+                             : 1.0;
+    if (widen > 1) {
+        if (iv.lo > 0) out.lo = out.predicted * std::exp(std::log(iv.lo) * widen);
+        if (std::isfinite(iv.hi)) out.hi = out.predicted * std::exp(std::log(iv.hi) * widen);
+        char b[160];
+        std::snprintf(b, sizeof b,
+                      "; widened x%.2f on the log scale for %zu measured row(s) (the residuals "
+                      "are of %zu-row calibrations)",
+                      widen, n_rows, trained_rows);
+        out.from += b;
+    }
     if (out.calibrated) {
         const double second = fx->second.second_ok ? spec * fx->second.second.factor(r) : NAN;
         out.error_pct =
             calibratedErrorPct(fx->second.estimate.loo_log_error, out.predicted, second);
+        if (widen > 1) {
+            // Too few rows to leave one out and trust the rest: the typical calibrated
+            // error, widened as the range is, and the second estimate's disagreement.
+            const double d = std::isfinite(second) && second > 0 && out.predicted > 0
+                                 ? std::abs(std::log(out.predicted / second))
+                                 : 0.0;
+            const double typical = table.typicalErrorPct(out.novelty, true);
+            if (std::isfinite(typical)) {
+                const double few = 100 * (std::exp(std::log1p(typical / 100) * widen + d) - 1);
+                out.error_pct = std::isfinite(out.error_pct) ? std::max(out.error_pct, few) : few;
+            }
+        }
     }
     if (!std::isfinite(out.error_pct))
         out.error_pct = table.typicalErrorPct(out.novelty, out.calibrated);

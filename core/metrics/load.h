@@ -61,6 +61,11 @@ struct LoadReport {
     // prompt that never fits): a run that ends most of its requests this way sheds load,
     // whatever its queue did (loadBand).
     std::int64_t killed = 0;
+    // Of the finished requests, those that missed an SLO of the run's goodput (-1: the run
+    // gave no SLO). What requests got beside kills: a run can keep up with its arrivals and
+    // still serve most of them late.
+    std::int64_t slo_missed = -1;
+    std::int64_t finished = 0;
     std::string verdict; // one line, for tables and banners
 };
 

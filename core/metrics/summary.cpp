@@ -303,6 +303,8 @@ Summary summarizeWith(const RunLog& log, const std::vector<RequestMetrics>& reqs
     s.prefix_cache_hit_rate =
         all_prompt_tokens > 0 ? double(s.prefix_cached_tokens) / double(all_prompt_tokens) : 0.0;
     s.load = early ? std::move(early->load) : loadOf(log);
+    s.load.finished = s.completed;
+    s.load.slo_missed = opt.goodput.any() ? s.completed - s.good_requests : -1;
     if (early) {
         s.robot = std::move(early->robot);
         s.authors = early->authors;
@@ -374,6 +376,9 @@ nlohmann::json Summary::toJson() const {
                        {"band", loadBandName(loadBand(load))},
                        {"arrivals", load.arrivals},
                        {"killed", load.killed},
+                       {"finished", load.finished},
+                       {"slo_missed", load.slo_missed < 0 ? nlohmann::json(nullptr)
+                                                          : nlohmann::json(load.slo_missed)},
                        {"drain_s", jsonNumber(load.drain_s)}};
     j["request_throughput"] = jsonNumber(request_throughput);
     j["output_throughput"] = jsonNumber(output_throughput);
@@ -544,6 +549,10 @@ Summary Summary::fromJson(const nlohmann::json& j) {
         s.load.max_queue = lcount("max_queue");
         s.load.arrivals = lcount("arrivals"); // absent in runs stored before: 0
         s.load.killed = lcount("killed");
+        s.load.finished = lcount("finished");
+        if (const auto m = l.find("slo_missed");
+            m != l.end() && m->is_number_integer() && m->get<std::int64_t>() >= 0)
+            s.load.slo_missed = m->get<std::int64_t>();
         if (const double v = lnum("score"); std::isfinite(v)) s.load.score = v;
     }
     s.request_throughput = real("request_throughput");
@@ -733,18 +742,24 @@ std::string Summary::table() const {
     line("Achieved request rate (req/s):", f(request_throughput));
     // Near the threshold either side (kNearSaturation) the two-way verdict is said with
     // its band: a small change of rate or policy moves it across.
+    // What requests got beside the queue: the finished ones that missed an SLO.
+    const std::string slo_tail = load.slo_missed > 0
+                                     ? "; " + std::to_string(load.slo_missed) + " of " +
+                                           std::to_string(load.finished) + " finished missed an SLO"
+                                     : std::string();
     line("Load:",
-         loadBand(load) == LoadBand::ShedsLoad
-             ? "sheds load: " + std::to_string(load.killed) + " of " +
-                   std::to_string(load.arrivals) +
-                   " requests killed or dropped, never finished (the queue alone: " +
-                   (load.verdict.empty() ? std::string("n/a") : load.verdict) + ")"
-         : load.verdict.empty() ? std::string("n/a")
-         : loadBand(load) == LoadBand::NearSaturation
-             ? "near saturation (" + f(load.score) + " of the threshold; " +
-                   text::formatted("%g to %g", kNearSaturation.first, kNearSaturation.second) +
-                   " read alike): " + load.verdict
-             : load.verdict);
+         (loadBand(load) == LoadBand::ShedsLoad
+              ? "sheds load: " + std::to_string(load.killed) + " of " +
+                    std::to_string(load.arrivals) +
+                    " requests killed or dropped, never finished (the queue alone: " +
+                    (load.verdict.empty() ? std::string("n/a") : load.verdict) + ")"
+          : load.verdict.empty() ? std::string("n/a")
+          : loadBand(load) == LoadBand::NearSaturation
+              ? "near saturation (" + f(load.score) + " of the threshold; " +
+                    text::formatted("%g to %g", kNearSaturation.first, kNearSaturation.second) +
+                    " read alike): " + load.verdict
+              : load.verdict) +
+             slo_tail);
     line("Duration (s):", f(duration_s));
     line("Total input tokens:", std::to_string(total_input_tokens));
     line("Total generated tokens:", std::to_string(total_output_tokens));

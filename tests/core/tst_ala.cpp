@@ -479,6 +479,28 @@ private slots:
         QCOMPARE(cal.from,
                  unseen.residuals().interval(Novelty::Vendor, true, 0.8, c->loo_log_error).note);
         QVERIFY(std::isfinite(cal.error_pct) && cal.error_pct >= 0);
+        // One measured row: a wider range than three rows' (sqrt(3) on the log scale: the
+        // residuals are of 3-row calibrations), and an error score not below theirs.
+        {
+            range.clearCalibration();
+            QVERIFY(range.calibrateWith({measured_rows[0]}).empty());
+            QCOMPARE(range.calibration(configKey(pvc, o.columns))->rows, std::size_t(1));
+            const RangePrediction one = range.predict(pvc, 0.8);
+            QVERIFY(one.calibrated);
+            KAIROS_COMPARE_NEAR(one.predicted, cal.predicted, 1e-9 * cal.predicted);
+            // One row leaves none out: the calibrated residuals unscaled, widened by sqrt(3).
+            const auto iv1 = unseen.residuals().interval(Novelty::Vendor, true, 0.8, NAN);
+            KAIROS_COMPARE_NEAR(std::log(one.hi / one.predicted), std::sqrt(3.0) * std::log(iv1.hi),
+                                1e-9);
+            KAIROS_COMPARE_NEAR(std::log(one.lo / one.predicted), std::sqrt(3.0) * std::log(iv1.lo),
+                                1e-9);
+            QVERIFY(one.hi / one.lo > cal.hi / cal.lo);
+            QVERIFY2(one.error_pct >= cal.error_pct,
+                     qPrintable(QString("%1 < %2").arg(one.error_pct).arg(cal.error_pct)));
+            QVERIFY(one.from.find("widened x1.73") != std::string::npos);
+            range.clearCalibration();
+            QVERIFY(range.calibrateWith(measured_rows).size() == 1);
+        }
         BenchRow no_thpt = pvc;
         QVERIFY_THROWS_EXCEPTION(std::invalid_argument, range.calibrateWith({no_thpt}));
         range.clearCalibration();

@@ -736,6 +736,28 @@ private slots:
         }
     }
 
+    // SLO misses enter the load's report: 10 finished one-token requests, 3 of them with
+    // their first token 800 ms after arrival, under a 500 ms TTFT SLO: 3 of 10 missed it, in the
+    // report, its JSON (read back) and the table's Load line; without an SLO, none is said.
+    void sloMissesAreCounted() {
+        std::vector<R> rs;
+        for (int i = 0; i < 10; ++i)
+            rs.push_back({double(i), i + (i < 3 ? 0.8 : 0.1), i + 0.9, 1, R::Finished});
+        SummaryOptions so;
+        so.goodput.ttft_ms = 500;
+        const Summary s = summarize(logOf(rs), so);
+        QCOMPARE(s.load.slo_missed, std::int64_t(3));
+        QCOMPARE(s.load.finished, std::int64_t(10));
+        const auto j = s.toJson();
+        QCOMPARE(j["saturation"]["slo_missed"].get<std::int64_t>(), std::int64_t(3));
+        QCOMPARE(Summary::fromJson(j).load.slo_missed, std::int64_t(3));
+        QVERIFY(s.table().find("; 3 of 10 finished missed an SLO") != std::string::npos);
+        const Summary none = summarize(logOf(rs));
+        QCOMPARE(none.load.slo_missed, std::int64_t(-1));
+        QVERIFY(none.toJson()["saturation"]["slo_missed"].is_null());
+        QVERIFY(none.table().find("missed an SLO") == std::string::npos);
+    }
+
     void emptyIsNan() {
         const Stats s = describe({}, {99});
         QCOMPARE(s.count, std::int64_t(0));

@@ -1756,6 +1756,43 @@ private slots:
         kv->setFocus();
         QTest::keyClick(kv, Qt::Key_W);
         QVERIFY(std::abs((range->to() - range->from()) - (to - from) / 1.25) < 1e-9 * (to - from));
+        range->reset();
+        // M zooms to the selected stretch (a twentieth spare either side), Shift+M back.
+        range->select(from + (to - from) * 0.4, from + (to - from) * 0.5);
+        QTest::keyClick(tl, Qt::Key_M);
+        KAIROS_COMPARE_NEAR(range->from(), from + (to - from) * 0.395, 1e-9 * (to - from));
+        KAIROS_COMPARE_NEAR(range->to(), from + (to - from) * 0.505, 1e-9 * (to - from));
+        QTest::keyClick(tl, Qt::Key_M, Qt::ShiftModifier);
+        QCOMPARE(range->from(), from);
+        QCOMPARE(range->to(), to);
+        // No stretch: M zooms to the selected request's life.
+        range->clearSelection();
+        w.state()->setSelection(100, 0.0);
+        QTest::keyClick(tl, Qt::Key_M);
+        const lod::Row& row = (*w.lastResult()->rows)[100];
+        const double life = row.spans.back().t1 - row.spans.front().t0;
+        KAIROS_COMPARE_NEAR(range->from(), row.spans.front().t0 - life / 20, 1e-9 * (to - from));
+        QTest::keyClick(tl, Qt::Key_M, Qt::ShiftModifier);
+        QCOMPARE(range->to(), to);
+        // W/A/S/D with the pointer over the timeline and the focus elsewhere (the policy
+        // list): no click first. With the focus in the Find box the keys type.
+        w.policyPanel()->policyBox()->setFocus();
+        QCursor::setPos(tl->viewport()->mapToGlobal(tl->plotRect().center()));
+        if (tl->viewport()->rect().contains(tl->viewport()->mapFromGlobal(QCursor::pos()))) {
+            QTest::keyClick(w.policyPanel()->policyBox(), Qt::Key_W);
+            QVERIFY(range->to() - range->from() < 0.9 * (to - from));
+            QCOMPARE(w.policyPanel()->policyBox()->currentText(), QStringLiteral("fcfs"));
+            range->reset();
+            auto* find = w.charts()->findBar()->findChild<QLineEdit*>();
+            QVERIFY(find);
+            find->setFocus();
+            QTest::keyClick(find, Qt::Key_W);
+            QCOMPARE(range->from(), from);
+            QCOMPARE(range->to(), to);
+        } else {
+            QWARN("this platform does not move the pointer: hover keys not checked");
+        }
+        QCursor::setPos(-500, -500);
     }
 
     // A long file name (no space to wrap at) is elided in the Policy panel, whole in its
@@ -2296,6 +2333,10 @@ private slots:
         ala::BenchRow other{"fw", "m", "Other x1", "p"};
         nh->setChecked(true);
         nh->setConfiguration(other);
+        // The chooser names the configuration shown, not the trained one it showed before.
+        QVERIFY2(w.modelsPanel()->configBox()->currentText().startsWith("new: ") &&
+                     w.modelsPanel()->configBox()->currentText().contains("Other x1"),
+                 qPrintable(w.modelsPanel()->configBox()->currentText()));
         QCOMPARE(w.modelsPanel()->chart()->curveCount(), 2); // 128/128 and 1024/1024
         QCOMPARE(w.modelsPanel()->chart()->bandCount(), 2);
         auto* chart = w.modelsPanel()->chart();
@@ -2332,6 +2373,8 @@ private slots:
         QCOMPARE(w.modelsPanel()->chart()->pointCount(), 3);
         w.modelsPanel()->configBox()->setCurrentIndex(1);
         QVERIFY(!nh->isChecked());
+        QCOMPARE(w.modelsPanel()->configBox()->count(), 4); // the new entry gone
+        QCOMPARE(w.modelsPanel()->configBox()->currentIndex(), 1);
         QCOMPARE(w.modelsPanel()->chart()->curveCount(), 7);
         QVERIFY(showModel(w, 1)); // back to the ETE model: at once
         QCOMPARE(w.modelsPanel()->chart()->pointCount(), 4);
@@ -2623,6 +2666,19 @@ private slots:
                  qPrintable(QString("%1 -> %2").arg(before).arg(urgentPct())));
         for (const auto& r : w.lastResult()->workload->requests)
             if (r.cls == "urgent") KAIROS_COMPARE_NEAR(r.tuf->zeroTime(), 5.0, 1e-9);
+        // ERT stays below the zero time, at the control: dragged past it (to 2 with zero at
+        // 1.0, inside the ERT slider's range), it stops at 0.99, and the run is of 0.99.
+        zero->setValue(1.0);
+        QVERIFY(waitForResult(spy) > 0);
+        ert->setValue(2.0);
+        QVERIFY(waitForResult(spy) > 0);
+        KAIROS_COMPARE_NEAR(ert->value(), 0.99, 1e-9);
+        QVERIFY(w.lastResult()->error.isEmpty());
+        for (const auto& r : w.lastResult()->workload->requests)
+            if (r.cls == "urgent") KAIROS_COMPARE_NEAR(r.tuf->ert, 0.99, 1e-9);
+        zero->setValue(0.5); // below ERT: it stops a unit above it
+        QVERIFY(waitForResult(spy) > 0);
+        KAIROS_COMPARE_NEAR(zero->value(), 1.0, 1e-9);
     }
 
     // Many moves in a row: only the latest job's result is shown.
