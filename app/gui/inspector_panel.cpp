@@ -12,6 +12,7 @@
 #include <QHeaderView>
 #include <QLabel>
 #include <QListWidget>
+#include <QScrollBar>
 #include <QSplitter>
 #include <QTableView>
 #include <QTimer>
@@ -170,7 +171,11 @@ InspectorPanel::InspectorPanel(QWidget* parent) : QWidget(parent) {
     title_ = new QLabel(tr("No run"));
     title_->setObjectName(QStringLiteral("inspectorTitle"));
     title_->setTextInteractionFlags(Qt::TextSelectableByMouse);
-    follow_ = new QCheckBox(tr("Follow the cursor"));
+    // Elided by the layout rather than widening the panel: the timeline keeps 60 % of the
+    // window (MainWindow::keepTimelineWide); the whole line is its tooltip.
+    title_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
+    title_->setMinimumWidth(60);
+    follow_ = new QCheckBox(tr("Follow"));
     follow_->setObjectName(QStringLiteral("inspectorFollow"));
     follow_->setChecked(true);
     follow_->setToolTip(tr("Show the scheduler at the time under the mouse on the timeline or "
@@ -475,6 +480,12 @@ void InspectorPanel::fitColumns() {
                                    model_->data(model_->index(r, c), Qt::DisplayRole).toString()));
         floor_of[c] = std::max(header->minimumSectionSize(), std::min(preferred(c), text + 12));
     }
+    // What the panel needs to show every column at its floor (keepTimelineWide's bound).
+    const int had = floors_width_;
+    floors_width_ = 0;
+    for (int c : shown) floors_width_ += floor_of[c];
+    if (floors_width_ > had && floors_width_ > table_->viewport()->width())
+        QTimer::singleShot(0, this, [this] { Q_EMIT widthWanted(); });
     // Narrowed in proportion; a column its floor stops takes its floor, and the others share
     // what is left (so a few wide headers do not push the table into scrolling).
     const int room = table_->viewport()->width();
@@ -505,6 +516,15 @@ void InspectorPanel::fitColumns() {
         table_->setColumnWidth(c, c == shown.back() ? std::max(width[c], room - used) : width[c]);
         used += width[c];
     }
+}
+
+int InspectorPanel::neededWidth() const {
+    // The table's columns at their floors, its frame and vertical scroll bar, the panel's
+    // margins and the dock's frame, and 48 px spare: a dock a little narrower than planned
+    // (another font, another style) narrows the columns rather than scrolling.
+    if (floors_width_ <= 0) return 0;
+    const int bar = table_->verticalScrollBar()->sizeHint().width();
+    return floors_width_ + bar + 2 * table_->frameWidth() + 8 + 12 + 48;
 }
 
 void InspectorPanel::refreshView() {
@@ -551,6 +571,7 @@ void InspectorPanel::refreshView() {
         applyColumns();
     }
     title_->setText(tr("Scheduler at t = %1 s").arg(t_, 0, 'f', 4));
+    title_->setToolTip(title_->text());
     const QString order = log.explain.key_name.empty()
                               ? QString()
                               : tr("; the queue by %1, %2 first")

@@ -74,6 +74,9 @@ private:
 class InspectorPanel : public QWidget {
     Q_OBJECT
 public:
+    // The width the panel needs to show its table's columns whole (0 before it is laid
+    // out): the window keeps the timeline wide down to this (MainWindow::keepTimelineWide).
+    int neededWidth() const;
     explicit InspectorPanel(QWidget* parent = nullptr);
     // Follows `state`'s run and selected request.
     void attach(WorkbenchState* state);
@@ -112,6 +115,8 @@ public:
     double lastUpdateMs() const { return last_ms_; }
 
 Q_SIGNALS:
+    // Its table's columns no longer fit at their floors (neededWidth grew).
+    void widthWanted();
     // The shown instant changed (the timeline and KV chart draw it).
     void timeChanged(double t);
     // A request picked in the table or a decision (the window selects it).
@@ -153,6 +158,7 @@ private:
     QCPItemStraightLine* now_ = nullptr;
     QLabel* budget_ = nullptr;
     QLabel* waits_ = nullptr; // why it waited (metrics/waits.h)
+    int floors_width_ = 0;    // the shown columns' floors, summed (fitColumns)
     QListWidget* story_ = nullptr;
     QList<int> hidden_;           // the user's choice of hidden columns
     bool columns_chosen_ = false; // false: the defaults

@@ -218,15 +218,27 @@ RunContext MainWindow::windowContext() const {
 void MainWindow::showInspector() {
     inspector_dock_->show();
     inspector_dock_->raise();
-    // Its table and reasons want width: about 40 % of the window the first time, as the
-    // user leaves it after (once the dock is laid out in its tab).
-    if (!inspector_widened_) {
-        inspector_widened_ = true;
-        QTimer::singleShot(0, this, [this] {
-            if (inspector_dock_->width() < int(width() * 0.36))
-                resizeDocks({inspector_dock_}, {std::min(760, int(width() * 0.40))},
-                            Qt::Horizontal);
-        });
+    // Its table and reasons want width, but the timeline keeps at least 60 % of the
+    // window: the right column gets what the left one leaves of the other 40 %, the first
+    // time and whenever it has grown past that, but never less than the Inspector's table
+    // needs to show every column whole (TimeBill's, the widest, needs about 470 px). At
+    // 1920 px the timeline keeps 60 %; at 1366 the right column's panels' own minimums
+    // (Metrics, Sweep: 360 px) and that table leave it about half.
+    inspector_widened_ = true;
+    QTimer::singleShot(0, this, [this] { keepTimelineWide(); });
+}
+
+void MainWindow::keepTimelineWide() {
+    if (!inspector_dock_->isVisible() || inspector_dock_->isFloating()) return;
+    int left = 0;
+    for (QDockWidget* d : findChildren<QDockWidget*>())
+        if (d->isVisible() && !d->isFloating() && dockWidgetArea(d) == Qt::LeftDockWidgetArea)
+            left = std::max(left, d->width());
+    const int room = std::max({360, inspector_->neededWidth(), int(width() * 0.40) - left});
+    if (inspector_dock_->width() > room || inspector_dock_->width() < inspector_->neededWidth() ||
+        (inspector_dock_->width() < std::min(room, int(width() * 0.36)) && !inspector_sized_)) {
+        resizeDocks({inspector_dock_}, {room}, Qt::Horizontal);
+        inspector_sized_ = true;
     }
 }
 
@@ -386,6 +398,10 @@ void MainWindow::buildUi() {
     inspector_dock_ =
         addPanel(tr("Inspector"), "inspector", inspector_, Qt::RightDockWidgetArea, sweep_dock_);
     charts_->followInspector(inspector_);
+    connect(inspector_, &InspectorPanel::widthWanted, this, [this] { keepTimelineWide(); });
+    // A request picked (its story in the Inspector) never narrows the timeline below 60 %.
+    connect(state_, &WorkbenchState::selectionChanged, this,
+            [this] { QTimer::singleShot(0, this, [this] { keepTimelineWide(); }); });
     connect(charts_, &ChartArea::inspectorWanted, this, &MainWindow::showInspector);
     metrics_dock_->raise();
     runs_->refresh();

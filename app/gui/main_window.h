@@ -238,6 +238,9 @@ private:
     class InspectorPanel* inspector_ = nullptr;
     QDockWidget* inspector_dock_ = nullptr;
     bool inspector_widened_ = false;
+    bool inspector_sized_ = false;
+    // The Inspector's column narrowed so the timeline keeps 60 % of the window's width.
+    void keepTimelineWide();
     class RecentFiles* recent_ = nullptr;
     class JobProgress* progress_ = nullptr; // of a read or a simulation running a while
     QString db_path_;
