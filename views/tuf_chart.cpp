@@ -38,11 +38,18 @@ TufChart::TufChart(QWidget* parent) : QCustomPlot(parent) {
     sayWhenEmpty(this, QString()); // its own message says why it is empty; no empty legend
 }
 
-QColor TufChart::classColor(std::size_t i) {
+QColor TufChart::classColor(const std::string& cls) {
+    // By the class's name, not its place in a workload: "urgent" is red and "normal" blue in
+    // every workload (they swapped between workloads whose first class differed); another
+    // name takes a palette colour by its hash (FNV-1a), the same in every run.
     static const QColor c[] = {QColor(0xe0, 0x3e, 0x3e), QColor(0x2f, 0x80, 0xed),
                                QColor(0x27, 0xae, 0x60), QColor(0x9b, 0x59, 0xb6),
                                QColor(0xf5, 0xa6, 0x23)};
-    return c[i % std::size(c)];
+    if (cls == "urgent") return c[0];
+    if (cls == "normal") return c[1];
+    std::uint32_t h = 2166136261u;
+    for (unsigned char ch : cls) h = (h ^ ch) * 16777619u;
+    return c[2 + h % 3];
 }
 
 void TufChart::setClasses(const std::vector<TufClass>& classes) {
@@ -68,7 +75,7 @@ void TufChart::setClasses(const std::vector<TufClass>& classes) {
     beyond_ = below_ = 0;
     for (std::size_t i = 0; i < classes.size(); ++i) {
         const TufClass& k = classes[i];
-        const QColor col = classColor(i);
+        const QColor col = classColor(k.cls);
         ymax = std::max(ymax, k.tuf.beta);
         QCPGraph* curve = addGraph();
         curve->setName(tr("%1: %2 % of max (first response)")

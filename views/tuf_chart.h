@@ -35,7 +35,7 @@ public:
     // into a corner); tasks beyond it, and below the -3 x beta floor, are counted in a note
     // on the chart, not dropped silently.
     void setClasses(const std::vector<TufClass>& classes);
-    static QColor classColor(std::size_t i);
+    static QColor classColor(const std::string& cls);
     int tasksBeyond() const { return beyond_; } // right of the x axis
     int tasksBelow() const { return below_; }   // drawn at the -3 x beta floor
     double xMax() const { return xAxis->range().upper; }

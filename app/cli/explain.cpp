@@ -148,11 +148,17 @@ nlohmann::json waitJson(const Wait& x, const Workload* w) {
         for (ReqId r : x.ahead) ids.push_back(w->idOf(std::size_t(r)));
         j["ahead_ids"] = ids;
     }
-    const std::pair<const char*, double> nums[] = {{"running", double(x.running)},
-                                                   {"seats", double(x.seats)},
-                                                   {"kv_free", double(x.kv_free)},
-                                                   {"kv_need", double(x.kv_need)}};
-    for (const auto& [k, v] : nums) j[k] = v < 0 ? nlohmann::json(nullptr) : nlohmann::json(v);
+    // Counts as whole numbers; null where not known (a step has no decision's numbers). KV
+    // free may be below 0: running requests grew past the admission limit.
+    auto count = [](std::int64_t v) { return v < 0 ? nlohmann::json(nullptr) : nlohmann::json(v); };
+    j["running"] = count(x.running);
+    j["peak_running"] = count(x.peak_running);
+    j["seats"] = count(x.seats);
+    j["kv_need"] = count(x.kv_need);
+    j["kv_free"] = x.kv_need < 0 ? nlohmann::json(nullptr) : nlohmann::json(x.kv_free);
+    j["blocked_by"] = count(x.blocked_by);
+    j["blocked_need"] = count(x.blocked_need);
+    if (w && x.blocked_by >= 0) j["blocked_by_id"] = w->idOf(std::size_t(x.blocked_by));
     return j;
 }
 

@@ -754,6 +754,12 @@ QString MainWindow::sliderHint(const RunView& r) {
             .arg(u.kv_peak)
             .arg(r.log->kv_capacity_tokens);
     }
+    // A robot workload opens as the system TimelyLLM's code serves it: with prefix caching
+    // (it caches its system prompt), until the user or --prefix-caching sets it.
+    if (r.workload && hasRobotPlans(*r.workload) && r.limits.prefix_caching &&
+        !start_.prefix_caching_given && !policy_panel_->cachingChosen())
+        return tr("Prefix caching is on, as in the system TimelyLLM's code serves (vLLM caching "
+                  "its robot system prompt); the Caching box turns it off.");
     if (k_on)
         return tr("Try: raise pessimism k (each request's planned decode time is k x its "
                   "predicted one, so more are killed or run with KV evicted), and the budget "

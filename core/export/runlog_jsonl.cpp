@@ -15,6 +15,7 @@
 #include <cstdio>
 #include <fstream>
 #include <limits>
+#include <map>
 #include <nlohmann/json.hpp>
 
 namespace kairos {
@@ -128,6 +129,14 @@ void writeRunLogJsonl(const RunLog& log, std::ostream& out, const RunLogWriteOpt
         h["prefix_caching"] = {{"block_size", log.cache_block_size},
                                {"evictions", log.cache_evictions}};
     if (log.fleet()) h["fleet"] = {{"replicas", log.replicas}, {"router", log.router}};
+    // How many lines of each kind follow: a reader tells a log cut short at a line's end
+    // (which reads as a shorter run, wrongly) from a whole one.
+    h["lines"] = {{"events", log.events.size()},
+                  {"iters", log.iters.size()},
+                  {"kv_idle", log.kv_idle.size()},
+                  {"calls", log.explain.on ? log.explain.calls.size() : 0},
+                  {"reasons", log.explain.on ? log.explain.reasons.size() : 0},
+                  {"states", log.explain.on ? log.explain.insights.size() : 0}};
     if (log.explain.on) {
         h["explain"] = {{"key", log.explain.key_name},
                         {"key_descending", log.explain.key_descending},
@@ -354,6 +363,7 @@ RunLog readRunLogJsonl(std::istream& in, const std::string& name) {
     enum : char { NotYet, Arrived, Ended };
     std::vector<char> life;
     std::int64_t arrivals = 0;
+    std::map<std::string, std::size_t> declared_lines; // the header's "lines"
     auto getTime = [&](const nlohmann::json& j, const char* k) {
         const double t = getNum(j, k);
         if (t < 0 || t > kMaxLogSeconds)
@@ -399,6 +409,13 @@ RunLog readRunLogJsonl(std::istream& in, const std::string& name) {
                     }
                 if (const auto l = x->find("limits"); l != x->end())
                     log.explain.limits = limitsFromJson(*l, name, lineno);
+            }
+            if (const auto x = j.find("lines"); x != j.end()) {
+                if (!x->is_object()) throw InputError(name, lineno, "lines", "not an object");
+                for (auto k = x->begin(); k != x->end(); ++k)
+                    declared_lines[k.key()] = static_cast<std::size_t>(
+                        wholeIn(k->is_number() ? k->get<double>() : -1.0, name, lineno,
+                                ("lines." + k.key()).c_str(), 0, 9.0e15));
             }
             if (const auto x = j.find("fleet"); x != j.end()) {
                 if (!x->is_object()) throw InputError(name, lineno, "fleet", "not an object");
@@ -524,6 +541,20 @@ RunLog readRunLogJsonl(std::istream& in, const std::string& name) {
         log.events.push_back(e);
     }
     if (!header) throw InputError(name, 0, "", "empty run log");
+    // A log cut short at a line's end: fewer lines of a kind than its header declares.
+    for (const auto& [kind, have] :
+         {std::pair<const char*, std::size_t>{"events", log.events.size()},
+          {"iters", log.iters.size()},
+          {"kv_idle", log.kv_idle.size()},
+          {"calls", log.explain.calls.size()},
+          {"reasons", log.explain.reasons.size()},
+          {"states", log.explain.insights.size()}})
+        if (const auto it = declared_lines.find(kind);
+            it != declared_lines.end() && it->second != have)
+            throw InputError(name, lineno, std::string("lines.") + kind,
+                             "the header declares " + std::to_string(it->second) + " " + kind +
+                                 " lines but the file has " + std::to_string(have) +
+                                 ": the log is cut short or altered");
     // Every request of a run arrives in its log (the engine logs each arrival); a header
     // claiming more is damaged, and would size every per-request table by its claim.
     if (arrivals != log.num_requests)

@@ -353,26 +353,32 @@ private:
                 w.cause = WaitCause::TokenBudget;
             else
                 w.cause = took ? WaitCause::Order : WaitCause::Policy;
-            if (w.cause == WaitCause::Order || w.cause == WaitCause::Policy) {
-                // Room for it: what the policy's order put first. A request ahead of it that
-                // does not fit stops admission there (vLLM's rule: the queue is taken in
-                // order until one does not fit): it waits on KV behind that one.
+            if (w.cause == WaitCause::Policy) {
+                // Room for it and nobody taken in. Of the requests ahead of it in the policy's
+                // order (by their last recorded keys), the first that does not fit: admission
+                // stopped at it (vLLM's rule: head of line), and it waits on KV behind it.
+                // Without one, the policy held (its own rule), whoever it ranks first. (When
+                // others were taken in, it was passed over: the policy's order.)
                 const SchedulerView v = viewAt(ix_, c.t, log_.fleet() ? replica_ : -1);
-                if (!v.waiting.empty() && v.waiting.front().req != id_) {
-                    const ViewRow& h = v.waiting.front();
-                    w.blocked_by = h.req;
-                    const std::int64_t bs = std::max<std::int32_t>(1, ex_.limits.block_size);
+                const std::int64_t bs = std::max<std::int32_t>(1, ex_.limits.block_size);
+                for (const ViewRow& h : v.waiting) {
+                    if (h.req == id_) break;
                     const std::int64_t hn =
                         (std::int64_t(h.prompt) + h.generated + 1 + bs - 1) / bs * bs;
                     if (hn > w.kv_free) {
                         w.cause = WaitCause::Kv;
+                        w.blocked_by = h.req;
                         w.blocked_need = hn;
-                    } else {
-                        w.cause = WaitCause::Order;
+                        break;
                     }
                 }
+                if (w.cause != WaitCause::Kv && !v.waiting.empty() && v.waiting.front().req != id_)
+                    w.blocked_by = v.waiting.front().req;
             }
-            if (log_.fleet() &&
+            // The router placed it (queued, never run): its replica had no room for it
+            // itself while another did. A preempted request waits in its own replica's
+            // queue, as does one behind another's head of line.
+            if (log_.fleet() && s.state == WaitState::Queued && w.blocked_by < 0 &&
                 (w.cause == WaitCause::Seats || w.cause == WaitCause::Kv ||
                  w.cause == WaitCause::TokenBudget) &&
                 roomElsewhere(c.t, w.kv_need)) {
@@ -415,18 +421,22 @@ private:
             }
             if (!spans.empty()) {
                 Piece& b = spans.back();
+                // Alike: the same state, cause, bound and request ahead (a long span says
+                // what held it all along). The numbers are its first decision's.
                 const bool ordered = p.w.cause == WaitCause::Order;
                 if (b.w.state == p.w.state && b.w.cause == p.w.cause &&
-                    (ordered || b.w.rule == p.w.rule) && b.w.to == p.w.from) {
+                    (ordered || b.w.rule == p.w.rule) && b.w.blocked_by == p.w.blocked_by &&
+                    b.w.to == p.w.from) {
                     b.w.to = p.w.to;
                     b.w.decisions += p.w.decisions;
                     b.w.passed_over += p.w.passed_over;
                     b.ahead.insert(p.ahead.begin(), p.ahead.end());
                     for (const auto& [code, k] : p.cited) b.cited[code] += k;
-                    b.w.running = std::max(b.w.running, p.w.running);
+                    b.w.peak_running = std::max(b.w.peak_running, p.w.running);
                     continue;
                 }
             }
+            p.w.peak_running = p.w.running;
             spans.push_back(std::move(p));
         }
         std::vector<Wait> out;
@@ -472,22 +482,29 @@ std::string describeWait(const Wait& w) {
         std::snprintf(b, sizeof b, " (%d of %d running)", w.running, w.seats);
         s += b;
         break;
-    case WaitCause::Kv:
+    case WaitCause::Kv: {
+        // Free KV above the admission watermark; below zero when running requests grew
+        // past it.
+        const std::string free_kv =
+            w.kv_free >= 0
+                ? std::to_string(w.kv_free) + " free"
+                : "none free (in use " + std::to_string(-w.kv_free) + " over the admission limit)";
         if (w.blocked_by >= 0)
             std::snprintf(b, sizeof b,
-                          " (behind req %d, first in the policy's order, which needs %lld "
-                          "tokens, %lld free; %d running)",
-                          w.blocked_by, static_cast<long long>(w.blocked_need),
-                          static_cast<long long>(w.kv_free), w.running);
-        else
-            std::snprintf(b, sizeof b, " (needs %lld tokens, %lld free; %d running)",
-                          static_cast<long long>(w.kv_need), static_cast<long long>(w.kv_free),
+                          " (behind req %d, ahead of it in the policy's order, which needs %lld "
+                          "tokens, %s; %d running)",
+                          w.blocked_by, static_cast<long long>(w.blocked_need), free_kv.c_str(),
                           w.running);
+        else
+            std::snprintf(b, sizeof b, " (needs %lld tokens, %s; %d running)",
+                          static_cast<long long>(w.kv_need), free_kv.c_str(), w.running);
         s += b;
         break;
-    case WaitCause::Order:
+    }
+    case WaitCause::Policy:
         if (w.blocked_by >= 0) {
-            std::snprintf(b, sizeof b, " (req %d first in the policy's order)", w.blocked_by);
+            std::snprintf(b, sizeof b, " (room for it; req %d first by its last recorded key)",
+                          w.blocked_by);
             s += b;
         }
         break;
@@ -527,7 +544,7 @@ std::string waitStory(const std::vector<Wait>& waits) {
     for (const Wait& w : waits) {
         total += w.seconds();
         by[w.cause] += w.seconds();
-        running[w.cause] = std::max(running[w.cause], w.running);
+        running[w.cause] = std::max(running[w.cause], w.peak_running);
         passed += w.passed_over;
         if (!w.passed_by.empty()) passed_by[w.passed_by] += w.passed_over;
     }
@@ -541,7 +558,7 @@ std::string waitStory(const std::vector<Wait>& waits) {
     for (const auto& [t, c] : parts) {
         s += sep + std::string(waitCauseWords(c)) + " for " + duration(t);
         if ((c == WaitCause::Seats || c == WaitCause::Kv) && running[c] > 0)
-            s += " behind " + std::to_string(running[c]) + " running requests";
+            s += " behind as many as " + std::to_string(running[c]) + " running requests";
         sep = "; ";
     }
     if (passed > 0) {

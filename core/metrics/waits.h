@@ -17,16 +17,18 @@
 //                 for the budget behind earlier prefills
 //   router        (a fleet) its replica was full on seats or KV while another replica had
 //                 room for it: the router's placement held it
-//   kv            (also) room for it, but the request first in the policy's order did not
-//                 fit: admission stops there, as vLLM's does (head of line)
-//   order         room for it, but the policy took others in ahead of it, or ranked
-//                 another first
-//   policy        room for it, and the policy took nobody in (it batches, or runs one at a
-//                 time: its own rule)
+//   kv            (also) room for it, but a request ahead of it in the policy's order (by
+//                 their last recorded keys) did not fit: admission stops there, as vLLM's
+//                 does (head of line); `blocked_by` names it
+//   order         room for it, and the policy took others in ahead of it
+//   policy        room for it, nobody ahead of it that did not fit, and the policy took
+//                 nobody in (it batches, or runs one at a time: its own rule)
 //   suspended     the policy paused it with its KV kept (the rule of its suspension)
 //   unrecorded    the run log has no decisions with the engine's state (not --explain, or
 //                 written before they were recorded)
-// A decision that took others in while the request stayed passed it over, whatever bound:
+// Neighbouring decisions alike (state, cause, bound, the request ahead) make one span; its
+// numbers are its first decision's. A decision that took others in while the request stayed
+// passed it over, whatever bound:
 // `passed_over` counts those decisions and `ahead` names whom they took in, by the rule
 // their reasons cite.
 //
@@ -74,8 +76,10 @@ struct Wait {
     std::int32_t decisions = 0;   // decisions it stood through in the span
     std::int32_t passed_over = 0; // of them, those that took another request in
     // The engine at the span's first decision (or in the iteration, for `step`): requests
-    // running, the seats, KV free above the watermark and what it needed. -1: not known.
+    // running, the seats, KV free above the watermark (below 0 when running requests grew
+    // past it) and what it needed. -1 (kv_need, running): not known.
     std::int32_t running = -1, seats = -1;
+    std::int32_t peak_running = -1; // the most running at any of its decisions
     std::int64_t kv_free = -1, kv_need = -1;
     // Room for it, but a request ahead of it in the policy's order was first: that one
     // (-1: none), and its reservation when it did not fit (the queue stops there).
