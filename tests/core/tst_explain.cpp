@@ -197,6 +197,25 @@ QString checkReasons(const RunLog& log, const PolicyConfig& pc, std::int64_t cap
     return {};
 }
 
+// sprpt_lp on case 7 (twice its largest need of KV per replica) as a fleet of three behind
+// least_outstanding, recorded with its reasons; `lim` receives the limits it ran with.
+RunLog fleetOfThree(const test::Case& c, EngineLimits* lim) {
+    *lim = c.lim;
+    lim->kv_capacity_tokens = std::max<std::int64_t>(16, c.largest_need) * 2;
+    Rng rng(3);
+    const PolicyConfig pc = test::randomConfig("sprpt_lp", 7, rng);
+    FleetRun run;
+    run.workload = &c.w;
+    const EteModel ete(c.ete);
+    run.model = &ete;
+    run.limits = *lim;
+    run.fleet.replicas = 3;
+    run.fleet.router = Router::LeastOutstanding;
+    run.explain = true;
+    run.make_scheduler = [&] { return makeScheduler(pc); };
+    return simulateFleet(run);
+}
+
 RunLog explained(const Workload& w, Scheduler& s, const EngineLimits& lim,
                  const ExecutionModel& m) {
     Simulator sim(w, m, s, lim);
@@ -402,20 +421,8 @@ private slots:
     // and calls, and the replicas' views add up to the fleet's at every sampled instant.
     void fleetViewSplitsByReplica() {
         const Case c = makeCase(7);
-        EngineLimits lim = c.lim;
-        lim.kv_capacity_tokens = std::max<std::int64_t>(16, c.largest_need) * 2;
-        Rng rng(3);
-        const PolicyConfig pc = test::randomConfig("sprpt_lp", 7, rng);
-        FleetRun run;
-        run.workload = &c.w;
-        const EteModel ete(c.ete);
-        run.model = &ete;
-        run.limits = lim;
-        run.fleet.replicas = 3;
-        run.fleet.router = Router::LeastOutstanding;
-        run.explain = true;
-        run.make_scheduler = [&] { return makeScheduler(pc); };
-        const RunLog log = simulateFleet(run);
+        EngineLimits lim;
+        const RunLog log = fleetOfThree(c, &lim);
         const ExplainIndex ix(log);
         const double end = log.events.back().t;
         int checked = 0;
@@ -459,20 +466,8 @@ private slots:
     // to the total.
     void fleetPerfettoHasAProcessPerReplica() {
         const Case c = makeCase(7);
-        EngineLimits lim = c.lim;
-        lim.kv_capacity_tokens = std::max<std::int64_t>(16, c.largest_need) * 2;
-        Rng rng(3);
-        const PolicyConfig pc = test::randomConfig("sprpt_lp", 7, rng);
-        FleetRun run;
-        run.workload = &c.w;
-        const EteModel ete(c.ete);
-        run.model = &ete;
-        run.limits = lim;
-        run.fleet.replicas = 3;
-        run.fleet.router = Router::LeastOutstanding;
-        run.explain = true;
-        run.make_scheduler = [&] { return makeScheduler(pc); };
-        const RunLog log = simulateFleet(run);
+        EngineLimits lim;
+        const RunLog log = fleetOfThree(c, &lim);
         std::stringstream out;
         const PerfettoCounts n = writePerfetto(log, &c.w, out);
         const auto j = nlohmann::json::parse(out.str());

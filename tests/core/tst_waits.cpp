@@ -39,6 +39,20 @@ RunLog explainedRun(const Workload& w, Scheduler& s, const EngineLimits& lim,
     return sim.run();
 }
 
+// FCFS (no watermark) on one seat, 1,000 tokens of KV, an iteration per time unit.
+RunLog oneSeat(std::vector<Request> requests, bool explain) {
+    Workload w;
+    w.requests = std::move(requests);
+    EngineLimits lim;
+    lim.kv_capacity_tokens = 1000;
+    lim.max_num_seqs = 1;
+    const auto s = test::policyNoWatermark("fcfs");
+    const UnitModel unit;
+    Simulator sim(w, unit, *s, lim);
+    sim.explain(explain);
+    return sim.run();
+}
+
 // Its time not running, from the events alone: what the waits must add up to.
 double notRunning(const RunLog& log, ReqId id) {
     double total = 0, since = NAN;
@@ -226,13 +240,7 @@ private slots:
     // it waits for that iteration (ahead: A, whose prefill it carries), then on the seat
     // from 1 until A finishes at 3, when FCFS takes it in: 2.5 s, its queue delay.
     void oneSeatByHand() {
-        Workload w;
-        w.requests = {test::req(0, 5, 3), test::req(0.5, 5, 2)};
-        EngineLimits lim;
-        lim.kv_capacity_tokens = 1000;
-        lim.max_num_seqs = 1;
-        const auto s = test::policyNoWatermark("fcfs");
-        const RunLog log = explainedRun(w, *s, lim, UnitModel());
+        const RunLog log = oneSeat({test::req(0, 5, 3), test::req(0.5, 5, 2)}, true);
         const ExplainIndex ix(log);
         const auto waits = waitsOf(ix, 1);
         QCOMPARE(int(waits.size()), 2);
@@ -294,13 +302,8 @@ private slots:
     // A run log cut short at a line's end is refused (its header declares how many lines of
     // each kind follow), not read as a shorter run whose waits would be told wrongly.
     void truncatedLogIsRefused() {
-        Workload w;
-        w.requests = {test::req(0, 5, 3), test::req(0.5, 5, 2), test::req(0.7, 4, 2)};
-        EngineLimits lim;
-        lim.kv_capacity_tokens = 1000;
-        lim.max_num_seqs = 1;
-        const auto s = test::policyNoWatermark("fcfs");
-        const RunLog log = explainedRun(w, *s, lim, UnitModel());
+        const RunLog log =
+            oneSeat({test::req(0, 5, 3), test::req(0.5, 5, 2), test::req(0.7, 4, 2)}, true);
         std::stringstream io;
         writeRunLogJsonl(log, io);
         const std::string whole = io.str();
@@ -326,14 +329,7 @@ private slots:
     // A run log without decisions recorded still has its waits, each said to be unrecorded,
     // adding up to the time not running.
     void unrecordedRunsSaySo() {
-        Workload w;
-        w.requests = {test::req(0, 5, 3), test::req(0.5, 5, 2)};
-        EngineLimits lim;
-        lim.kv_capacity_tokens = 1000;
-        lim.max_num_seqs = 1;
-        const auto s = test::policyNoWatermark("fcfs");
-        Simulator sim(w, UnitModel(), *s, lim);
-        const RunLog log = sim.run();
+        const RunLog log = oneSeat({test::req(0, 5, 3), test::req(0.5, 5, 2)}, false);
         const ExplainIndex ix(log);
         const auto waits = waitsOf(ix, 1);
         QCOMPARE(int(waits.size()), 1);
