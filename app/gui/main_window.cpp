@@ -755,15 +755,29 @@ QString MainWindow::sliderHint(const RunView& r) {
             .arg(r.log->kv_capacity_tokens);
     }
     // A robot workload opens as the system TimelyLLM's code serves it: with prefix caching
-    // (it caches its system prompt), until the user or --prefix-caching sets it.
+    // (it caches its system prompt), until the user or --prefix-caching sets it; whether it
+    // saves anything here is the workload's (prompts with a shared prefix span).
     if (r.workload && hasRobotPlans(*r.workload) && r.limits.prefix_caching &&
         !start_.prefix_caching_given && !policy_panel_->cachingChosen())
-        return tr("Prefix caching is on, as in the system TimelyLLM's code serves (vLLM caching "
-                  "its robot system prompt); the Caching box turns it off.");
-    if (k_on)
+        return r.summary.prefix_cache_hit_rate > 0
+                   ? tr("Prefix caching is on, as in the system TimelyLLM's code serves: %1 % of "
+                        "prompt tokens came from the cache. The Caching box turns it off.")
+                         .arg(100 * r.summary.prefix_cache_hit_rate, 0, 'f', 1)
+                   : tr("Prefix caching is on, as in the system TimelyLLM's code serves, but this "
+                        "workload's prompts share no prefix span, so it saves nothing here.");
+    if (k_on) {
+        // k decides only for requests whose budget is within reach: when most run out of it
+        // whatever k is, the budget is the knob to move first.
+        const LoadReport& load = r.summary.load;
+        if (load.arrivals > 0 && 2 * load.killed > load.arrivals)
+            return tr("%1 of %2 requests run out of their time budget whatever pessimism k is: "
+                      "raise budget (s) first, then k decides which requests are admitted, "
+                      "skipped or run with KV evicted.")
+                .arg(load.killed)
+                .arg(load.arrivals);
         return tr("Try: raise pessimism k (each request's planned decode time is k x its "
-                  "predicted one, so more are killed or run with KV evicted), and the budget "
-                  "of requests the workload gives none.");
+                  "predicted one, so more are killed or run with KV evicted).");
+    }
     if (c && k)
         return tr("Preemption C is Trail's (sprpt_lp) and pessimism k is TimeBill's (timebill): "
                   "pick either policy to use them.");

@@ -242,6 +242,10 @@ PolicyPanel::PolicyPanel(const QString& policy, const QString& predictor, const 
     params_->setHorizontalHeaderLabels({tr("parameter"), tr("value"), tr("unit"), tr("accepted")});
     params_->verticalHeader()->hide();
     params_->horizontalHeader()->setStretchLastSection(true);
+    params_->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    params_->setVerticalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    params_->setWordWrap(false);
+    params_->setTextElideMode(Qt::ElideRight); // a cell's whole text is its tooltip
     params_->setSelectionMode(QAbstractItemView::SingleSelection);
     params_->setEditTriggers(QAbstractItemView::DoubleClicked | QAbstractItemView::EditKeyPressed |
                              QAbstractItemView::AnyKeyPressed);
@@ -455,8 +459,10 @@ void PolicyPanel::showOtherParams(const PolicyParams& values) {
     params_->resizeColumnsToContents();
     const int rows = params_->rowCount();
     params_box_->setVisible(rows > 0);
-    // Every row in view (a policy has at most a handful): the panel scrolls, not the table.
-    params_->setFixedHeight(params_->horizontalHeader()->height() + 4 +
+    // Every row and column in view (a policy has at most a handful): the panel scrolls, not
+    // the table (nor does the wheel scroll it: nothing to scroll, the panel takes it).
+    params_->setFixedHeight(params_->horizontalHeader()->sizeHint().height() +
+                            2 * params_->frameWidth() + 2 +
                             rows * params_->verticalHeader()->defaultSectionSize());
     filling_params_ = false;
 }

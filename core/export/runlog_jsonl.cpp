@@ -590,7 +590,11 @@ Workload workloadOfRunLog(const RunLog& log) {
             break;
         }
     }
-    for (Request& r : w.requests) r.output_tokens = std::max(1, r.output_tokens);
+    // Ids are rows: the log numbers requests by row (the trace's own ids are not in it).
+    for (std::size_t i = 0; i < w.requests.size(); ++i) {
+        w.requests[i].id = static_cast<std::int64_t>(i);
+        w.requests[i].output_tokens = std::max(1, w.requests[i].output_tokens);
+    }
     return w;
 }
 

@@ -25,7 +25,8 @@ RunLog readRunLogJsonl(std::istream& in, const std::string& name);
 // The requests a run log saw, as a workload (what the window shows a run log on when its
 // workload is not at hand): by row, each request's arrival and prompt from its arrive event,
 // its output from its finish (or, unfinished, the tokens it had generated), its budget from
-// its budget event. Named after the log's workload; no classes, TUFs or segments.
+// its budget event, its id its row (the log numbers requests by row). Named after the log's
+// workload; no classes, TUFs or segments.
 Workload workloadOfRunLog(const RunLog& log);
 
 } // namespace kairos

@@ -4,7 +4,9 @@
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <memory>
 #include <stdexcept>
+#include <unordered_map>
 #include <unordered_set>
 
 namespace kairos {
@@ -71,7 +73,8 @@ const char* waitCauseWords(WaitCause c) {
     return "";
 }
 
-namespace {
+// What a WaitIndex keeps (named, not anonymous: WaitIndex::Impl holds them).
+namespace wait_detail {
 
 // The log's calls and iteration records, per replica (one engine: replica 0), in time order.
 struct PerReplica {
@@ -89,6 +92,18 @@ struct PerReplica {
                 static_cast<std::uint32_t>(i));
     }
 };
+
+// The queue after call k, in the policy's order by the last recorded keys: each waiting
+// request and its reservation. Built once per call (viewAt replays the events up to it) and
+// shared by every request that stood through that decision.
+using Queue = std::vector<std::pair<ReqId, std::int64_t>>;
+
+} // namespace wait_detail
+
+namespace {
+
+using wait_detail::PerReplica;
+using wait_detail::Queue;
 
 struct Stretch {
     WaitState state;
@@ -184,8 +199,9 @@ struct Piece {
 
 class Explainer {
 public:
-    Explainer(const ExplainIndex& ix, ReqId id)
-        : ix_(ix), log_(ix.log()), ex_(log_.explain), per_(log_), id_(id),
+    Explainer(const ExplainIndex& ix, const PerReplica& per,
+              std::unordered_map<std::uint32_t, Queue>& queues, ReqId id)
+        : ix_(ix), log_(ix.log()), ex_(log_.explain), per_(per), queues_(queues), id_(id),
           replica_(log_.fleet() ? log_.replica_of[std::size_t(id)] : 0) {}
 
     std::vector<Wait> all() {
@@ -202,9 +218,22 @@ private:
     const ExplainIndex& ix_;
     const RunLog& log_;
     const Explanation& ex_;
-    PerReplica per_;
+    const PerReplica& per_;
+    std::unordered_map<std::uint32_t, Queue>& queues_;
     ReqId id_;
     int replica_;
+
+    const Queue& queueAfter(std::uint32_t k, double t) const {
+        const auto it = queues_.find(k);
+        if (it != queues_.end()) return it->second;
+        const SchedulerView v = viewAt(ix_, t, log_.fleet() ? replica_ : -1);
+        const std::int64_t bs = std::max<std::int32_t>(1, ex_.limits.block_size);
+        Queue q;
+        q.reserve(v.waiting.size());
+        for (const ViewRow& h : v.waiting)
+            q.emplace_back(h.req, (std::int64_t(h.prompt) + h.generated + 1 + bs - 1) / bs * bs);
+        return queues_.emplace(k, std::move(q)).first->second;
+    }
 
     bool recorded() const {
         return ex_.on && ex_.limits.known() && !ex_.calls.empty() && ex_.calls.front().running >= 0;
@@ -359,21 +388,18 @@ private:
                 // stopped at it (vLLM's rule: head of line), and it waits on KV behind it.
                 // Without one, the policy held (its own rule), whoever it ranks first. (When
                 // others were taken in, it was passed over: the policy's order.)
-                const SchedulerView v = viewAt(ix_, c.t, log_.fleet() ? replica_ : -1);
-                const std::int64_t bs = std::max<std::int32_t>(1, ex_.limits.block_size);
-                for (const ViewRow& h : v.waiting) {
-                    if (h.req == id_) break;
-                    const std::int64_t hn =
-                        (std::int64_t(h.prompt) + h.generated + 1 + bs - 1) / bs * bs;
-                    if (hn > w.kv_free) {
+                const Queue& q = queueAfter(k, c.t);
+                for (const auto& [req, need] : q) {
+                    if (req == id_) break;
+                    if (need > w.kv_free) {
                         w.cause = WaitCause::Kv;
-                        w.blocked_by = h.req;
-                        w.blocked_need = hn;
+                        w.blocked_by = req;
+                        w.blocked_need = need;
                         break;
                     }
                 }
-                if (w.cause != WaitCause::Kv && !v.waiting.empty() && v.waiting.front().req != id_)
-                    w.blocked_by = v.waiting.front().req;
+                if (w.cause != WaitCause::Kv && !q.empty() && q.front().first != id_)
+                    w.blocked_by = q.front().first;
             }
             // The router placed it (queued, never run): its replica had no room for it
             // itself while another did. A preempted request waits in its own replica's
@@ -467,10 +493,24 @@ std::string duration(double s) {
 
 } // namespace
 
-std::vector<Wait> waitsOf(const ExplainIndex& ix, ReqId id) {
-    if (id < 0 || id >= ix.log().num_requests)
+struct WaitIndex::Impl {
+    explicit Impl(const ExplainIndex& ix_) : ix(ix_), per(ix_.log()) {}
+    const ExplainIndex& ix;
+    wait_detail::PerReplica per;
+    std::unordered_map<std::uint32_t, wait_detail::Queue> queues;
+};
+
+WaitIndex::WaitIndex(const ExplainIndex& ix) : impl_(std::make_unique<Impl>(ix)) {}
+WaitIndex::~WaitIndex() = default;
+
+std::vector<Wait> WaitIndex::of(ReqId id) const {
+    if (id < 0 || id >= impl_->ix.log().num_requests)
         throw std::out_of_range("no request " + std::to_string(id) + " in the run log");
-    return Explainer(ix, id).all();
+    return Explainer(impl_->ix, impl_->per, impl_->queues, id).all();
+}
+
+std::vector<Wait> waitsOf(const ExplainIndex& ix, ReqId id) {
+    return WaitIndex(ix).of(id);
 }
 
 std::string describeWait(const Wait& w) {

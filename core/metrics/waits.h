@@ -38,6 +38,7 @@
 #include "metrics/explain_view.h"
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -90,6 +91,20 @@ struct Wait {
 
 // The waits of `id`, in time order. Throws std::out_of_range for a request not in the log.
 std::vector<Wait> waitsOf(const ExplainIndex& ix, ReqId id);
+
+// The same for many requests of one log: the per-replica indexes are built once, and each
+// decision's queue (in the policy's order) once for every request that stood through it.
+// Not thread-safe (it fills its cache as it goes).
+class WaitIndex {
+public:
+    explicit WaitIndex(const ExplainIndex& ix);
+    ~WaitIndex();
+    std::vector<Wait> of(ReqId id) const;
+
+private:
+    struct Impl;
+    std::unique_ptr<Impl> impl_;
+};
 
 // Its whole time not running, from its events alone (what the waits add up to): arrival to
 // first prefill start (or its end, never started), preempt to recompute start, suspend to

@@ -342,6 +342,17 @@ private slots:
         QVERIFY2(hi >= 1.2 * lo, qPrintable(QString("mean TTFT %1 to %2 ms").arg(lo).arg(hi)));
         qInfo("first picture: mean TTFT %.0f to %.0f ms as C moves over [0, 1]", lo, hi);
         QVERIFY(w.policyPanel()->slider("k")->toolTip().contains("Not used by sprpt_lp"));
+        // Under TimeBill most requests run out of the 5 s budget whatever k is: the line says
+        // to raise the budget first, with the run's own counts.
+        w.policyPanel()->setPolicy("timebill");
+        QVERIFY(waitForResult(spy) > 0);
+        const LoadReport& load = w.lastResult()->summary.load;
+        QVERIFY(2 * load.killed > load.arrivals);
+        QVERIFY2(w.charts()->hintText().startsWith(
+                     QString("%1 of %2 requests run out of their time budget whatever pessimism k")
+                         .arg(load.killed)
+                         .arg(load.arrivals)),
+                 qPrintable(w.charts()->hintText()));
 
         Bench calm(chatSample("sprpt_lp"));
         QVERIFY(calm.next() > 0);
@@ -980,6 +991,8 @@ private slots:
             QCOMPARE(w.lastResult()->summary.e2el_ms.mean, first->summary.e2el_ms.mean);
             QCOMPARE(w.lastResult()->summary.ttft_ms.median, first->summary.ttft_ms.median);
             QCOMPARE(w.lastResult()->rows->size(), first->rows->size());
+            for (std::size_t row : {std::size_t(0), std::size_t(1), std::size_t(302)})
+                QCOMPARE(w.lastResult()->workload->idOf(row), std::int64_t(row)); // not all 0
             QVERIFY(w.lastResult()->explain()); // the Inspector's index, from the log
             QCOMPARE(w.policyPanel()->policyBox()->currentText(), QStringLiteral("sprpt_lp"));
         }
