@@ -343,7 +343,7 @@ private slots:
         QCOMPARE(int(waits.size()), 1);
         QCOMPARE(waits[0].cause, WaitCause::Unrecorded);
         QCOMPARE(waits[0].seconds(), 2.5);
-        QVERIFY_EXCEPTION_THROWN(waitsOf(ix, 2), std::out_of_range);
+        QVERIFY_THROWS_EXCEPTION(std::out_of_range, waitsOf(ix, 2));
     }
 };
 
