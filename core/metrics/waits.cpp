@@ -1,5 +1,7 @@
 #include "metrics/waits.h"
 
+#include "util/enum_names.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -11,67 +13,48 @@
 
 namespace kairos {
 
+constexpr EnumName<WaitState> kStateNames[] = {{WaitState::Queued, "queued"},
+                                               {WaitState::Admitted, "admitted"},
+                                               {WaitState::Preempted, "preempted"},
+                                               {WaitState::Suspended, "suspended"}};
+constexpr EnumName<WaitCause> kCauseNames[] = {{WaitCause::Step, "step"},
+                                               {WaitCause::Seats, "seats"},
+                                               {WaitCause::Kv, "kv"},
+                                               {WaitCause::TokenBudget, "token_budget"},
+                                               {WaitCause::Router, "router"},
+                                               {WaitCause::Order, "order"},
+                                               {WaitCause::Policy, "policy"},
+                                               {WaitCause::Suspended, "suspended"},
+                                               {WaitCause::Unrecorded, "unrecorded"}};
+constexpr EnumName<WaitCause> kCauseWords[] = {
+    {WaitCause::Step, "an iteration in progress"},
+    {WaitCause::Seats, "every seat taken"},
+    {WaitCause::Kv, "KV full"},
+    {WaitCause::TokenBudget, "no token budget left"},
+    {WaitCause::Router, "its replica full while another had room"},
+    {WaitCause::Order, "others taken in first"},
+    {WaitCause::Policy, "the policy took none in"},
+    {WaitCause::Suspended, "suspended by the policy"},
+    {WaitCause::Unrecorded, "no decisions recorded"}};
+
 const char* waitStateName(WaitState s) {
-    switch (s) {
-    case WaitState::Queued:
-        return "queued";
-    case WaitState::Admitted:
-        return "admitted";
-    case WaitState::Preempted:
-        return "preempted";
-    case WaitState::Suspended:
-        return "suspended";
-    }
-    return "queued";
+    return enumName(kStateNames, s);
 }
-
 const char* waitCauseName(WaitCause c) {
-    switch (c) {
-    case WaitCause::Step:
-        return "step";
-    case WaitCause::Seats:
-        return "seats";
-    case WaitCause::Kv:
-        return "kv";
-    case WaitCause::TokenBudget:
-        return "token_budget";
-    case WaitCause::Router:
-        return "router";
-    case WaitCause::Order:
-        return "order";
-    case WaitCause::Policy:
-        return "policy";
-    case WaitCause::Suspended:
-        return "suspended";
-    case WaitCause::Unrecorded:
-        return "unrecorded";
-    }
-    return "unrecorded";
+    return enumName(kCauseNames, c);
+}
+const char* waitCauseWords(WaitCause c) {
+    return enumName(kCauseWords, c);
 }
 
-const char* waitCauseWords(WaitCause c) {
-    switch (c) {
-    case WaitCause::Step:
-        return "an iteration in progress";
-    case WaitCause::Seats:
-        return "every seat taken";
-    case WaitCause::Kv:
-        return "KV full";
-    case WaitCause::TokenBudget:
-        return "no token budget left";
-    case WaitCause::Router:
-        return "its replica full while another had room";
-    case WaitCause::Order:
-        return "others taken in first";
-    case WaitCause::Policy:
-        return "the policy took none in";
-    case WaitCause::Suspended:
-        return "suspended by the policy";
-    case WaitCause::Unrecorded:
-        return "no decisions recorded";
-    }
-    return "";
+namespace {
+// A reservation of `tokens` in whole blocks of `block_size` (EngineView::kvCost's rule, for
+// a log: the engine is gone).
+std::int64_t inBlocks(std::int64_t tokens, std::int32_t block_size) {
+    const std::int64_t bs = std::max<std::int32_t>(1, block_size);
+    return (tokens + bs - 1) / bs * bs;
 }
+} // namespace
 
 // What a WaitIndex keeps (named, not anonymous: WaitIndex::Impl holds them).
 namespace wait_detail {
@@ -227,11 +210,11 @@ private:
         const auto it = queues_.find(k);
         if (it != queues_.end()) return it->second;
         const SchedulerView v = viewAt(ix_, t, log_.fleet() ? replica_ : -1);
-        const std::int64_t bs = std::max<std::int32_t>(1, ex_.limits.block_size);
         Queue q;
         q.reserve(v.waiting.size());
         for (const ViewRow& h : v.waiting)
-            q.emplace_back(h.req, (std::int64_t(h.prompt) + h.generated + 1 + bs - 1) / bs * bs);
+            q.emplace_back(
+                h.req, inBlocks(std::int64_t(h.prompt) + h.generated + 1, ex_.limits.block_size));
         return queues_.emplace(k, std::move(q)).first->second;
     }
 
@@ -240,9 +223,8 @@ private:
     }
     // Its reservation at t: context + 1 tokens in whole blocks.
     std::int64_t need(double t) const {
-        const std::int64_t ctx = std::int64_t(ix_.promptOf(id_)) + ix_.generatedAt(id_, t) + 1;
-        const std::int64_t bs = std::max<std::int32_t>(1, ex_.limits.block_size);
-        return (ctx + bs - 1) / bs * bs;
+        return inBlocks(std::int64_t(ix_.promptOf(id_)) + ix_.generatedAt(id_, t) + 1,
+                        ex_.limits.block_size);
     }
     // KV free above the policy's watermark once call `c` was applied.
     std::int64_t kvFree(const CallRecord& c) const {
@@ -621,8 +603,7 @@ RoomUse roomUse(const RunLog& log, std::int32_t seats, std::int32_t block_size, 
     if (!prompts.empty()) {
         auto mid = prompts.begin() + std::ptrdiff_t(prompts.size() / 2);
         std::nth_element(prompts.begin(), mid, prompts.end());
-        const std::int64_t bs = std::max<std::int32_t>(1, block_size);
-        u.typical_need = (std::int64_t(*mid) + 1 + bs - 1) / bs * bs;
+        u.typical_need = inBlocks(std::int64_t(*mid) + 1, block_size);
     }
     for (const IterSpan& sp : log.iters) {
         u.kv_peak = std::max(u.kv_peak, sp.kvPeak());
