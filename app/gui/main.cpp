@@ -182,7 +182,12 @@ int main(int argc, char** argv) {
             {"--save-session", cl.value(save_session).toStdString()}};
         if (cl.isSet(shot)) outs.push_back({"--screenshot", cl.value(shot).toStdString()});
         try {
-            kairos::checkOutputRules(ins, outs);
+            kairos::checkOutputRules(ins, outs); // its message names the option
+        } catch (const std::exception& e) {
+            std::fprintf(stderr, "kairos: error: %s\n", e.what());
+            return 2;
+        }
+        try {
             kairos::checkOutputTarget(cl.value(save_session).toStdString());
         } catch (const std::exception& e) {
             std::fprintf(stderr, "kairos: error: --save-session: %s\n", e.what());

@@ -103,6 +103,9 @@ MainWindow::MainWindow(const StartOptions& opt, QWidget* parent)
 MainWindow::FileKind MainWindow::fileKind(const QString& path) {
     // The first 4 KiB: a run log's header is its first line; a session is a JSON object
     // whose first key is kairos_session (SessionFile::toJson writes it first).
+    // Only a regular file is looked into (a FIFO would block the window here); anything
+    // else goes to the workload reader, which refuses it naming the path.
+    if (!QFileInfo(path).isFile()) return FileKind::Workload;
     QFile f(path);
     if (!f.open(QIODevice::ReadOnly)) return FileKind::Workload; // its reader says why
     const QByteArray head = f.read(4096);
