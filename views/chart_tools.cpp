@@ -18,7 +18,8 @@
 
 namespace kairos::views {
 
-Qt::Alignment placeLegend(QCustomPlot* plot, const std::function<bool(const QCPGraph*)>& counts) {
+Qt::Alignment placeLegend(QCustomPlot* plot, const std::function<bool(const QCPGraph*)>& counts,
+                          bool below) {
     QCPLegend* legend = plot->legend;
     // A hidden legend is placed too: sayWhenEmpty shows it after this, in the same replot,
     // once data arrives (the utility chart's legend was drawn where it first stood, on the
@@ -67,7 +68,7 @@ Qt::Alignment placeLegend(QCustomPlot* plot, const std::function<bool(const QCPG
         }
     }
     const int best = int(std::min_element(count, count + 4) - count);
-    const bool inside = count[best] == 0;
+    const bool inside = !below && count[best] == 0;
     const bool outside_now = legend->layout() == plot->plotLayout();
     if (inside && outside_now) {
         plot->plotLayout()->take(legend);
@@ -116,6 +117,167 @@ Qt::Alignment placeLegend(QCustomPlot* plot, const std::function<bool(const QCPG
 void keepLegendOffData(QCustomPlot* plot, const std::function<bool(const QCPGraph*)>& counts) {
     QObject::connect(plot, &QCustomPlot::beforeReplot, plot,
                      [plot, counts] { placeLegend(plot, counts); });
+}
+
+void keepLegendBelow(QCustomPlot* plot) {
+    QObject::connect(plot, &QCustomPlot::beforeReplot, plot,
+                     [plot] { placeLegend(plot, nullptr, true); });
+}
+
+namespace {
+
+// Liang-Barsky: the part of the segment a-b inside `r`; false when none is.
+bool clipSegment(QPointF& a, QPointF& b, const QRectF& r) {
+    const double dx = b.x() - a.x(), dy = b.y() - a.y();
+    double t0 = 0, t1 = 1;
+    const double p[4] = {-dx, dx, -dy, dy};
+    const double q[4] = {a.x() - r.left(), r.right() - a.x(), a.y() - r.top(), r.bottom() - a.y()};
+    for (int i = 0; i < 4; ++i) {
+        if (p[i] == 0) {
+            if (q[i] < 0) return false;
+            continue;
+        }
+        const double t = q[i] / p[i];
+        if (p[i] < 0)
+            t0 = std::max(t0, t);
+        else
+            t1 = std::min(t1, t);
+        if (t0 > t1) return false;
+    }
+    const QPointF a0 = a;
+    a = QPointF(a0.x() + t0 * dx, a0.y() + t0 * dy);
+    b = QPointF(a0.x() + t1 * dx, a0.y() + t1 * dy);
+    return true;
+}
+
+// The graphs of `plot` cut to their axis rects while it lives (see toPainterClipped).
+class ClippedGraphs {
+public:
+    explicit ClippedGraphs(QCustomPlot* plot) {
+        for (int i = 0; i < plot->graphCount(); ++i) {
+            QCPGraph* g = plot->graph(i);
+            // A filled graph (the KV band, a channel) is left as it is: cutting its outline
+            // would cut its fill differently from its partner's.
+            if (!g->visible() || g->brush().style() != Qt::NoBrush || g->channelFillGraph() ||
+                !g->keyAxis() || !g->valueAxis() || g->data()->isEmpty())
+                continue;
+            saved_.push_back({g, g->data(), g->lineStyle()});
+            g->setData(clipped(g));
+            if (g->lineStyle() != QCPGraph::lsNone) g->setLineStyle(QCPGraph::lsLine);
+        }
+    }
+    ~ClippedGraphs() {
+        for (const Saved& s : saved_) {
+            s.graph->setData(s.data);
+            s.graph->setLineStyle(s.style);
+        }
+    }
+    ClippedGraphs(const ClippedGraphs&) = delete;
+    ClippedGraphs& operator=(const ClippedGraphs&) = delete;
+
+private:
+    struct Saved {
+        QCPGraph* graph;
+        QSharedPointer<QCPGraphDataContainer> data;
+        QCPGraph::LineStyle style;
+    };
+    static QSharedPointer<QCPGraphDataContainer> clipped(const QCPGraph* g) {
+        QCPAxis *k = g->keyAxis(), *v = g->valueAxis();
+        const QRectF r = QRectF(k->axisRect()->rect()).adjusted(-0.5, -0.5, 0.5, 0.5);
+        const bool horizontal = k->orientation() == Qt::Horizontal;
+        auto toPixel = [&](double key, double value) {
+            const double kp = k->coordToPixel(key), vp = v->coordToPixel(value);
+            return horizontal ? QPointF(kp, vp) : QPointF(vp, kp);
+        };
+        auto toData = [&](const QPointF& px) {
+            return horizontal ? QCPGraphData(k->pixelToCoord(px.x()), v->pixelToCoord(px.y()))
+                              : QCPGraphData(k->pixelToCoord(px.y()), v->pixelToCoord(px.x()));
+        };
+        // The polyline as drawn: steps as their corners; NaN values break it.
+        std::vector<QCPGraphData> pts;
+        const QCPGraph::LineStyle style = g->lineStyle();
+        const QCPGraphData* prev = nullptr;
+        for (auto it = g->data()->constBegin(); it != g->data()->constEnd(); ++it) {
+            if (prev && std::isfinite(prev->value) && std::isfinite(it->value)) {
+                if (style == QCPGraph::lsStepLeft)
+                    pts.push_back(QCPGraphData(it->key, prev->value));
+                else if (style == QCPGraph::lsStepRight)
+                    pts.push_back(QCPGraphData(prev->key, it->value));
+                else if (style == QCPGraph::lsStepCenter) {
+                    const double mid = (prev->key + it->key) / 2;
+                    pts.push_back(QCPGraphData(mid, prev->value));
+                    pts.push_back(QCPGraphData(mid, it->value));
+                }
+            }
+            pts.push_back(*it);
+            prev = &*it;
+        }
+        auto out = QSharedPointer<QCPGraphDataContainer>::create();
+        QVector<QCPGraphData> kept;
+        auto gap = [&](double key) {
+            if (!kept.isEmpty() && !std::isnan(kept.back().value))
+                kept.push_back(QCPGraphData(key, qQNaN()));
+        };
+        if (style == QCPGraph::lsNone) { // points: those inside
+            for (const QCPGraphData& d : pts)
+                if (std::isfinite(d.value) && r.contains(toPixel(d.key, d.value)))
+                    kept.push_back(d);
+        } else {
+            bool joined = false; // the last point kept ends the previous piece
+            for (std::size_t i = 0; i + 1 < pts.size(); ++i) {
+                const QCPGraphData &a = pts[i], &b = pts[i + 1];
+                if (!std::isfinite(a.value) || !std::isfinite(b.value)) {
+                    joined = false;
+                    continue;
+                }
+                QPointF pa = toPixel(a.key, a.value), pb = toPixel(b.key, b.value);
+                const QPointF oa = pa;
+                if (!clipSegment(pa, pb, r)) {
+                    joined = false;
+                    continue;
+                }
+                if (!joined || pa != oa) {
+                    gap(a.key);
+                    kept.push_back(pa == oa ? a : toData(pa));
+                }
+                const bool whole_end = pb == toPixel(b.key, b.value);
+                kept.push_back(whole_end ? b : toData(pb));
+                joined = whole_end;
+            }
+            if (pts.size() == 1 && std::isfinite(pts[0].value) &&
+                r.contains(toPixel(pts[0].key, pts[0].value)))
+                kept.push_back(pts[0]);
+        }
+        out->set(kept, true);
+        return out;
+    }
+    std::vector<Saved> saved_;
+};
+
+} // namespace
+
+void toPainterClipped(QCustomPlot* plot, QCPPainter* painter, int width, int height) {
+    QPaintEngine* engine = painter->paintEngine();
+    if (!engine || engine->type() != QPaintEngine::SVG) {
+        plot->toPainter(painter, width, height);
+        return;
+    }
+    // The layout at the size drawn (toPainter lays it out the same), so that pixels here
+    // are the drawing's.
+    const QRect old = plot->viewport();
+    plot->setViewport(
+        QRect(0, 0, width > 0 ? width : old.width(), height > 0 ? height : old.height()));
+    for (auto phase :
+         {QCPLayoutElement::upPreparation, QCPLayoutElement::upMargins, QCPLayoutElement::upLayout})
+        plot->plotLayout()->update(phase);
+    {
+        const ClippedGraphs cut(plot);
+        plot->toPainter(painter, width, height);
+    }
+    plot->setViewport(old);
+    for (auto phase :
+         {QCPLayoutElement::upPreparation, QCPLayoutElement::upMargins, QCPLayoutElement::upLayout})
+        plot->plotLayout()->update(phase);
 }
 
 bool chartHasData(const QCustomPlot* plot) {
@@ -285,9 +447,10 @@ void saveChart(QCustomPlot* plot, const QString& path, int width, int height) {
         }
     } restore{plot, hidden};
     if (isSvg(path)) {
-        writeSvg(path,
-                 drawSvg(QSize(width, height), QStringLiteral("Kairos"),
-                         [&](QCPPainter& p, const QRect&) { plot->toPainter(&p, width, height); }));
+        writeSvg(path, drawSvg(QSize(width, height), QStringLiteral("Kairos"),
+                               [&](QCPPainter& p, const QRect&) {
+                                   toPainterClipped(plot, &p, width, height);
+                               }));
         return;
     }
     // As QCustomPlot's savePng draws it (twice the pixels), into memory first: the file is

@@ -14,15 +14,27 @@ namespace kairos::views {
 // so a line crossing a corner counts). Returns the corner, or no alignment when below.
 // Call from beforeReplot (the sizes are the ones about to be drawn).
 Qt::Alignment placeLegend(QCustomPlot* plot,
-                          const std::function<bool(const QCPGraph*)>& counts = nullptr);
+                          const std::function<bool(const QCPGraph*)>& counts = nullptr,
+                          bool below = false);
 // Connects placeLegend to every replot of `plot`.
 void keepLegendOffData(QCustomPlot* plot,
                        const std::function<bool(const QCPGraph*)>& counts = nullptr);
+// The legend below the plot, always, in as many columns as fit (a chart whose data changes
+// with every slider move: a legend moving between corners and below read as a jump).
+void keepLegendBelow(QCustomPlot* plot);
 
 // A drawing as an SVG document (vectors), `size` pixels; empty when it cannot be drawn.
 // What every SVG the workbench writes (a chart's export, a report's charts) comes from.
 QByteArray drawSvg(QSize size, const QString& title,
                    const std::function<void(QCPPainter&, const QRect&)>& paint);
+
+// plot->toPainter(painter, width, height), with every line and point kept inside its plot
+// area on any paint engine. Qt's SVG engine ignores clipping (QCustomPlot clips each graph
+// to its axis rect), so a curve leaving its axes ran over the tick labels in SVG and HTML
+// exports: for an SVG painter each unfilled graph is drawn from its part inside the axes
+// (lines cut where they cross the edge, in pixels, so log axes too; steps as their
+// corners; points outside left out), its data restored afterwards.
+void toPainterClipped(QCustomPlot* plot, QCPPainter* painter, int width, int height);
 
 // An empty chart says what fills it instead of drawing empty axes and an empty legend
 // box: `message` (the command or the button) over its plot while no graph, curve or bar

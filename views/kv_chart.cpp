@@ -61,7 +61,7 @@ KvChart::KvChart(TimeRange* range, QWidget* parent) : QCustomPlot(parent), range
     setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
     axisRect()->setRangeDrag(Qt::Horizontal);
     axisRect()->setRangeZoom(Qt::Horizontal);
-    keepLegendOffData(this);
+    keepLegendBelow(this); // the same place at every run (in a corner, it moved as runs changed)
     // Two-way: the shared range moves the axis; dragging or zooming here moves the range.
     connect(range_, &TimeRange::changed, this, [this](double from, double to) {
         syncing_ = true;

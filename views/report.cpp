@@ -55,7 +55,7 @@ void plotInto(QCustomPlot* plot, QCPPainter& p, const QRect& r) {
     plot->replot(QCustomPlot::rpImmediateRefresh); // legend placement and layout at this size
     p.save();
     p.translate(r.topLeft());
-    plot->toPainter(&p, r.width(), r.height());
+    toPainterClipped(plot, &p, r.width(), r.height());
     p.restore();
 }
 
@@ -382,7 +382,28 @@ QByteArray reportPdfBytes(const ReportData& d) {
         doc.setDefaultFont(QFont(QStringLiteral("DejaVu Sans"), 9));
         doc.setHtml(part);
         doc.setPageSize(QSizeF(W, H));
+        // The pages something is drawn on: a part ending at a page's end left the next one
+        // blank (its closing empty block, or the margin after the last). Judged by drawing
+        // each page small: whatever the HTML holds (tables, pre), ink is ink.
+        auto inked = [&](int i) {
+            QImage img(std::max(1, W / 4), std::max(1, H / 4), QImage::Format_Grayscale8);
+            img.fill(Qt::white);
+            QPainter ip(&img);
+            ip.scale(0.25, 0.25);
+            ip.translate(0, -double(i) * H);
+            doc.drawContents(&ip, QRectF(0, double(i) * H, W, H));
+            ip.end();
+            for (int y = 0; y < img.height(); ++y) {
+                const uchar* line = img.constScanLine(y);
+                for (int x = 0; x < img.width(); ++x)
+                    if (line[x] < 250) return true;
+            }
+            return false;
+        };
+        std::vector<bool> used(std::size_t(std::max(0, doc.pageCount())), false);
+        for (int i = 0; i < doc.pageCount(); ++i) used[std::size_t(i)] = inked(i);
         for (int i = 0; i < doc.pageCount(); ++i) {
+            if (!used[std::size_t(i)]) continue;
             if (!first_page) pdf.newPage();
             first_page = false;
             p.save();

@@ -151,11 +151,9 @@ void TufChart::setClasses(const std::vector<TufClass>& classes) {
 }
 
 void TufChart::placeLegend() {
-    // The legend in an empty corner, or below the plot when every corner has tasks under it
-    // (a crowded late run): it once sat on the late tasks at the -3 beta floor. The tasks
-    // count, not the curves, which cross the whole plot.
-    legend_corner_ = views::placeLegend(
-        this, [](const QCPGraph* g) { return g->lineStyle() == QCPGraph::lsNone; });
+    // The legend in a corner with no data under it, the curves counted too (they cross the
+    // plot: the legend sat on the urgent curve), else below the plot, where it hides nothing.
+    legend_corner_ = views::placeLegend(this);
 }
 
 } // namespace kairos::views

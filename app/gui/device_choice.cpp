@@ -66,10 +66,23 @@ void DeviceChoice::showLabel() {
     const QString full = QString::fromStdString(resolved_->model->describe());
     QString name = full.section(QStringLiteral(" ["), 0, 0);
     if (exec_.model_id > 0) name += tr(" on %1").arg(QString::fromStdString(p.name));
-    label_->setText(tr("device: %1 · KV %2 tokens").arg(name).arg(p.kvCapacityTokens()));
-    label_->setToolTip(tr("%1<br>The execution model the simulations use, and the device "
-                          "profile's KV capacity (the KV slider scales it)")
-                           .arg(full.toHtmlEscaped()));
+    // The KV capacity the shown run had (the report's, the KV chart's, the Inspector's): the
+    // profile's scaled by the KV slider, in whole blocks with prefix caching. Before a run,
+    // the profile's.
+    const std::int64_t kv = run_kv_ > 0 ? run_kv_ : p.kvCapacityTokens();
+    label_->setText(tr("device: %1 · KV %L2 tokens").arg(name).arg(qlonglong(kv)));
+    label_->setToolTip(
+        tr("%1<br>The execution model the simulations use. KV: %2 (the device profile has "
+           "%L3 tokens; the KV slider scales it, and prefix caching rounds it to whole blocks)")
+            .arg(full.toHtmlEscaped(), run_kv_ > 0 ? tr("the shown run's capacity per replica")
+                                                   : tr("the device profile's capacity"))
+            .arg(qlonglong(p.kvCapacityTokens())));
+}
+
+void DeviceChoice::showRunCapacity(std::int64_t tokens) {
+    if (tokens == run_kv_) return;
+    run_kv_ = tokens;
+    showLabel();
 }
 
 } // namespace kairos::app

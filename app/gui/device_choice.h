@@ -34,6 +34,9 @@ public:
     void set(const RunSpec::ExecPart& exec, std::shared_ptr<const ResolvedExec> resolved);
     // "device: NAME · KV N tokens" (the model's parameters in its tooltip).
     QLabel* label() const { return label_; }
+    // The KV capacity the label says: the shown run's (per replica; 0: the profile's), so
+    // that the status bar, the KV chart, the Inspector and the report say one number.
+    void showRunCapacity(std::int64_t tokens);
 
 Q_SIGNALS:
     void changed(bool ok);
@@ -49,6 +52,7 @@ private:
     RunSpec::ExecPart exec_; // what resolved_ was resolved from
     std::shared_ptr<const ResolvedExec> resolved_;
     QLabel* label_;
+    std::int64_t run_kv_ = 0;
 };
 
 } // namespace kairos::app

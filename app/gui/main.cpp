@@ -98,8 +98,9 @@ int main(int argc, char** argv) {
         "compare", "Simulate this policy first and pin it; then show --policy against it.", "name");
     const QCommandLineOption rows("rows", "Timeline rows: request or agent.", "kind", "request");
     const QCommandLineOption dock(
-        "dock", "Right-hand panel shown: metrics, runs, models, live, sweep or inspector.", "name",
-        "metrics");
+        "dock",
+        "Right-hand panel shown: metrics, runs, models, live, sweep, inspector or requests.",
+        "name", "metrics");
     const QCommandLineOption inspect(
         "inspect",
         "Show the Inspector at time T (s), with the story of the request whose id in the trace "

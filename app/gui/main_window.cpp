@@ -16,16 +16,17 @@
 #include "model_chart.h"
 #include "models_panel.h"
 #include "param_slider.h"
-#include "param_undo.h"
 #include "policy_panel.h"
 #include "profiles.h"
 #include "recent_files.h"
 #include "report.h"
+#include "requests_panel.h"
 #include "run/knobs.h"
 #include "run/pipeline.h"
 #include "run_exports.h"
 #include "runs_panel.h"
 #include "session_io.h"
+#include "spec_undo.h"
 #include "store/store.h"
 #include "stored_runs.h"
 #include "sweep_panel.h"
@@ -64,8 +65,16 @@
 #include <functional>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <tuple>
 
 namespace kairos::app {
+
+namespace {
+// The docks' arrangement as QMainWindow::saveState writes it, versioned: a layout saved
+// before a dock existed (the Requests panel came in 2) is not restored over one that has it
+// (it left the new dock squeezed beside the Inspector's group).
+constexpr int kLayoutVersion = 2;
+} // namespace
 
 MainWindow::MainWindow(const StartOptions& opt, QWidget* parent)
     : QMainWindow(parent), start_(opt), state_(new WorkbenchState(this)), runner_(&jobs_) {
@@ -172,6 +181,7 @@ void MainWindow::openRunLog(const QString& path) {
                 policy_panel_->setRouter(QString::fromStdString(view->log->router));
             policy_panel_->setPrefixCaching(view->log->prefix_caching);
             restoring_ = was;
+            undo_->reset(panelSpec()); // the log's settings, a new undo history
             recent_->remember(path);
             showResult(view);
             statusBar()->showMessage(
@@ -198,17 +208,77 @@ SweepBase MainWindow::sweepBase() const {
     return b;
 }
 
-RunSpec MainWindow::shownSpec() const {
-    RunSpec s;
-    s.workload.path = workload_file_.isEmpty() ? kMemoryWorkload : workload_file_.toStdString();
+RunSpec MainWindow::panelSpec() const {
+    RunSpec s = state_->spec(); // what no panel sets stays as it is (a session's, a spec's)
+    const std::string path =
+        workload_file_.isEmpty() ? std::string(kMemoryWorkload) : workload_file_.toStdString();
+    if (s.workload.path != path) { // another workload: its own part, from its defaults
+        s.workload = {};
+        s.workload.path = path;
+    }
     s.exec = device_->exec();
-    // Values without a slider go to the policy they were given for (--param, a session).
+    // Values without a slider go to the policy they were given for (--param, the parameter
+    // table, a session); the sliders' are specInto's.
+    s.policy.params.clear();
     if (auto it = policy_params_.find(policy_panel_->policy().toStdString());
         it != policy_params_.end())
         for (const auto& [k, v] : it->second)
             if (!policy_panel_->sliderSets(it->first, k)) s.policy.params[k] = v;
     policy_panel_->specInto(&s, device_->profile().kvCapacityTokens());
     return s;
+}
+
+void MainWindow::panelEdited(const QString& what) {
+    if (restoring_ || !state_->workload()) return; // a workload opened takes the panels' spec
+    const RunSpec next = panelSpec();
+    try {
+        next.validate(); // the window's domains are the spec's: no second list
+    } catch (const std::exception& e) {
+        statusBar()->showMessage(
+            tr("%1 not changed: %2")
+                .arg(what, views::windowWords(QString::fromStdString(e.what()))),
+            10000);
+        showSpec(state_->spec());
+        return;
+    }
+    undo_->edit(next, what); // specChanged(Edit): it runs
+}
+
+namespace {
+bool sameExec(const RunSpec::ExecPart& a, const RunSpec::ExecPart& b) {
+    return std::tie(a.profile, a.gpu_mem_gib, a.mem_fraction, a.model_id, a.model_config, a.db) ==
+           std::tie(b.profile, b.gpu_mem_gib, b.mem_fraction, b.model_id, b.model_config, b.db);
+}
+} // namespace
+
+void MainWindow::showSpec(const RunSpec& spec) {
+    const bool was = restoring_;
+    restoring_ = true;
+    // The parameters without a slider are the policy's from now on (its table shows them).
+    PolicyParams& extra = policy_params_[spec.policy.name];
+    extra.clear();
+    for (const auto& [k, v] : spec.policy.params)
+        if (!policy_panel_->sliderSets(spec.policy.name, k)) extra[k] = v;
+    policy_panel_->applySpec(spec, device_->profile().kvCapacityTokens());
+    policy_panel_->showOtherParams(extra);
+    restoring_ = was;
+    if (!sameExec(spec.exec, device_->exec())) {
+        device_pending_ = true; // resolved off the GUI thread; it runs then
+        device_->use(spec.exec);
+    }
+}
+
+void MainWindow::adoptSpec(const RunSpec& spec) {
+    showSpec(spec);
+    undo_->reset(spec);
+    resimulate();
+}
+
+void MainWindow::quietly(const std::function<void()>& change) {
+    const bool was = restoring_;
+    restoring_ = true;
+    change();
+    restoring_ = was;
 }
 
 RunContext MainWindow::windowContext() const {
@@ -231,12 +301,17 @@ void MainWindow::showInspector() {
     QTimer::singleShot(0, this, [this] { keepTimelineWide(); });
 }
 
-void MainWindow::keepTimelineWide() {
-    if (!inspector_dock_->isVisible() || inspector_dock_->isFloating()) return;
+int MainWindow::leftDockWidth() const {
     int left = 0;
     for (QDockWidget* d : findChildren<QDockWidget*>())
         if (d->isVisible() && !d->isFloating() && dockWidgetArea(d) == Qt::LeftDockWidgetArea)
             left = std::max(left, d->width());
+    return left;
+}
+
+void MainWindow::keepTimelineWide() {
+    if (!inspector_dock_->isVisible() || inspector_dock_->isFloating()) return;
+    const int left = leftDockWidth();
     const int room = std::max({360, inspector_->neededWidth(), int(width() * 0.40) - left});
     if (inspector_dock_->width() > room || inspector_dock_->width() < inspector_->neededWidth() ||
         (inspector_dock_->width() < std::min(room, int(width() * 0.36)) && !inspector_sized_)) {
@@ -275,7 +350,16 @@ void MainWindow::buildUi() {
     policy_panel_->setReplicas(start_.replicas);
     policy_panel_->setRouter(start_.router);
     policy_panel_->attach(state_);
-    undo_ = new ParamUndo(policy_panel_, this);
+    undo_ = new SpecUndo(state_, this);
+    // The spec changed: by the user (it runs), or by Undo and Redo (the panels show it, and
+    // it runs once its device is resolved). A workload, session or run log opened runs itself.
+    connect(state_, &WorkbenchState::specChanged, this, [this](SpecChange why) {
+        if (why == SpecChange::Undo) {
+            showSpec(state_->spec());
+            if (device_pending_) return;
+        }
+        if (why != SpecChange::Reset) resimulate();
+    });
     connect(policy_panel_, &PolicyPanel::openRequested, this, [this] {
         const QString f =
             QFileDialog::getOpenFileName(this, tr("Open workload"), QString(), traceFileFilter());
@@ -292,11 +376,10 @@ void MainWindow::buildUi() {
     });
     connect(policy_panel_, &PolicyPanel::paramMoved, this,
             [this](const QString& name, double moved) {
-                undo_->note(name, moved);
-                resimulate();
+                panelEdited(name);
                 if (sweep_) sweep_->sliderMoved(name, moved);
             });
-    connect(policy_panel_, &PolicyPanel::tufMoved, this, &MainWindow::resimulate);
+    connect(policy_panel_, &PolicyPanel::tufMoved, this, &MainWindow::panelEdited);
     connect(policy_panel_, &PolicyPanel::sweepRequested, this, [this](const QString& name) {
         sweep_dock_->show();
         sweep_dock_->raise();
@@ -401,6 +484,24 @@ void MainWindow::buildUi() {
     inspector_dock_ =
         addPanel(tr("Inspector"), "inspector", inspector_, Qt::RightDockWidgetArea, sweep_dock_);
     charts_->followInspector(inspector_);
+    // Requests: every request of the run in a sortable table, linked with the timeline, Find
+    // and the Inspector (requests_panel.h).
+    requests_ = new RequestsPanel(state_, charts_->findBar(),
+                                  [this](int id) { charts_->timeline()->scrollToRequest(id); });
+    requests_->setObjectName(QStringLiteral("requestsPanel"));
+    connect(requests_, &RequestsPanel::inspectRequested, this, &MainWindow::showInspector);
+    requests_dock_ =
+        addPanel(tr("Requests"), "requests", requests_, Qt::RightDockWidgetArea, inspector_dock_);
+    // Raised, the table gets the right column's share of the window (up to 40 % with the
+    // timeline's 60 %), as the Inspector does: at its narrowest it showed two columns.
+    connect(requests_dock_, &QDockWidget::visibilityChanged, this, [this](bool shown) {
+        if (!shown || requests_dock_->isFloating()) return;
+        QTimer::singleShot(0, this, [this] {
+            const int room = std::max(360, int(width() * 0.40) - leftDockWidth());
+            if (requests_dock_->width() < room)
+                resizeDocks({requests_dock_}, {room}, Qt::Horizontal);
+        });
+    });
     connect(inspector_, &InspectorPanel::widthWanted, this, [this] { keepTimelineWide(); });
     // A request picked (its story in the Inspector) never narrows the timeline below 60 %.
     connect(state_, &WorkbenchState::selectionChanged, this,
@@ -418,22 +519,19 @@ void MainWindow::buildUi() {
     showParams();
     connect(policy_panel_, &PolicyPanel::paramEdited, this, [this](const QString& name, double v) {
         policy_params_[policy_panel_->policy().toStdString()][name.toStdString()] = v;
-        resimulate();
+        panelEdited(name);
     });
     connect(policy_panel_, &PolicyPanel::message, this,
             [this](const QString& text) { statusBar()->showMessage(text, 10000); });
     connect(policy_panel_, &PolicyPanel::policyChanged, this, showParams);
     connect(policy_panel_, &PolicyPanel::policyChanged, this, [this](const QString& p) {
-        undo_->note(QStringLiteral("policy"), p);
         live_->setPolicy(p);
-        resimulate();
+        panelEdited(tr("policy"));
         sweep_->refreshParams();
     });
-    connect(policy_panel_, &PolicyPanel::predictorChanged, this, [this](const QString& p) {
-        undo_->note(QStringLiteral("predictor"), p);
-        resimulate();
-    });
-    connect(policy_panel_, &PolicyPanel::servingChanged, this, &MainWindow::resimulate);
+    connect(policy_panel_, &PolicyPanel::predictorChanged, this,
+            [this] { panelEdited(tr("predictor")); });
+    connect(policy_panel_, &PolicyPanel::servingChanged, this, &MainWindow::panelEdited);
     auto* file = menuBar()->addMenu(tr("&File"));
     file->addAction(tr("&Open workload…"), QKeySequence::Open, policy_panel_,
                     &PolicyPanel::openRequested);
@@ -445,9 +543,8 @@ void MainWindow::buildUi() {
     // Exports of the shown run (run_exports.h); a report names the device and carries the
     // run's RunSpec and the device profile.
     exports_ = new RunExports(this, state_, &jobs_, [this](views::ReportData& d, const RunView& r) {
-        d.config = {{"profile", device_->profile().name},
-                    {"execution model", r.log->exec_model},
-                    {"predictor", r.policy.predictor}};
+        // The report has the policy, execution model and KV capacity from the run's log.
+        d.config = {{"profile", device_->profile().name}, {"predictor", r.policy.predictor}};
         if (d.pinned) d.pinned_name = charts_->pinnedName();
         d.spec_json = QString::fromStdString(runSpecJson(r, 2));
         if (d.spec_json.isEmpty())
@@ -514,7 +611,12 @@ void MainWindow::buildUi() {
     connect(device_, &DeviceChoice::changed, this, [this](bool ok) {
         policy_panel_->showDevice(QString::fromStdString(device_->profile().name),
                                   device_->exec().model_id);
-        if (ok) resimulate();
+        // The user's choice is a step; a device Undo asked for is the spec's already.
+        if (ok && device_pending_)
+            resimulate();
+        else if (ok)
+            panelEdited(tr("device"));
+        device_pending_ = false;
         Q_EMIT executionChanged(ok);
     });
     statusBar()->showMessage(tr("Open a workload to begin"));
@@ -524,7 +626,7 @@ void MainWindow::buildUi() {
     charts_->setAgentRows(start_.agent_rows ||
                           settings.value(QStringLiteral("view/agentRows")).toBool());
     restoreGeometry(settings.value(QStringLiteral("window/geometry")).toByteArray());
-    restoreState(settings.value(QStringLiteral("window/state")).toByteArray());
+    restoreState(settings.value(QStringLiteral("window/state")).toByteArray(), kLayoutVersion);
 }
 
 void MainWindow::fitToScreen() {
@@ -557,7 +659,7 @@ bool MainWindow::event(QEvent* e) {
 void MainWindow::closeEvent(QCloseEvent* e) {
     QSettings settings;
     settings.setValue(QStringLiteral("window/geometry"), saveGeometry());
-    settings.setValue(QStringLiteral("window/state"), saveState());
+    settings.setValue(QStringLiteral("window/state"), saveState(kLayoutVersion));
     settings.setValue(QStringLiteral("view/agentRows"), charts_->agentRows());
     jobs_.cancelAll(); // closing: stop spending the CPU on what nobody will see
     QMainWindow::closeEvent(e);
@@ -652,6 +754,8 @@ void MainWindow::setWorkload(std::shared_ptr<const Workload> w, const QString& l
             seats->setValue(robot ? 8 : 256);
         restoring_ = was;
     }
+    // The spec of this workload as the panels set it: a new undo history.
+    undo_->reset(panelSpec());
     resimulate();
 }
 
@@ -666,7 +770,7 @@ SummaryOptions MainWindow::windowSummary() const {
 
 void MainWindow::resimulate() {
     if (!state_->workload() || restoring_) return;
-    const RunSpec spec = shownSpec();
+    const RunSpec& spec = state_->spec();
     {
         // What this run reads may not be replaced by anything the window writes (a chart,
         // a report, a session saved over the workload): util/atomic_file.h.
@@ -705,6 +809,7 @@ void MainWindow::showResult(std::shared_ptr<const RunView> r) {
     history_->quietly([this] { charts_->findBar()->apply(false); });
     if (history_->size() == 0) history_->record();
     live_->setWorkload(r->workload); // a live run uses the workload as shown
+    device_->showRunCapacity(r->log ? r->log->kv_capacity_tokens : 0);
     charts_->showRun(*r);
     charts_->setHint(sliderHint(*r));
     statusBar()->showMessage(tr("%1: %2 requests simulated in %3 ms (job %4)")
@@ -718,10 +823,9 @@ void MainWindow::showResult(std::shared_ptr<const RunView> r) {
     if (!start_.compare.isEmpty() && !startup_compare_done_) {
         startup_compare_done_ = true;
         pin();
-        if (policy_panel_->policy() != start_.policy)
-            policy_panel_->setPolicy(start_.policy); // re-simulates
-        else
-            resimulate();
+        quietly([this] { policy_panel_->setPolicy(start_.policy); });
+        undo_->reset(panelSpec()); // the start-up setting, not a step to undo
+        resimulate();
         return;
     }
     Q_EMIT ready();

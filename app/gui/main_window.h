@@ -96,11 +96,24 @@ public:
                      const QString& file = {});
     // Opens the generate dialog; true when a workload was generated.
     bool generateWorkload();
-    // Re-simulates with the panel's current settings.
+    // Runs the state's RunSpec (WorkbenchState::spec) again.
     void resimulate();
-    // The RunSpec of the panel's current settings on the shown workload: what resimulate
-    // runs, a sweep starts from and a session keeps.
-    RunSpec shownSpec() const;
+    // The window's RunSpec (the state's): what resimulate runs, a sweep starts from and a
+    // session keeps. The panels edit it (every change a step of Edit > Undo, spec_undo.h).
+    RunSpec shownSpec() const { return state_->spec(); }
+    // The panels set from `spec` (a session's run) with no run per setting; the spec then
+    // is the window's, with a new undo history, and runs.
+    void adoptSpec(const RunSpec& spec);
+    // Runs `change` (settings the window is given, not the user's moves) with no run and no
+    // undo step per setting.
+    void quietly(const std::function<void()>& change);
+    // The file the shown workload was read from ("" if generated in the window).
+    const QString& workloadFile() const { return workload_file_; }
+    // The context the window's runs are prepared in: the shipped profiles, the shown
+    // workload's cache, the device.
+    RunContext windowContext() const;
+    // The comparison panels redrawn for the pinned run.
+    void refreshComparison();
     std::shared_ptr<const RunView> lastResult() const { return state_->run(); }
     // Compare: keep the shown run as the reference the next runs are compared with.
     void pin();
@@ -149,16 +162,21 @@ public:
         return inspector_;
     }
     QDockWidget* inspectorDock() const { return inspector_dock_; }
+    // every request in a sortable table (requests_panel.h).
+    class RequestsPanel* requestsPanel() const {
+        return requests_;
+    }
+    QDockWidget* requestsDock() const { return requests_dock_; }
     // Shows and raises the Inspector, widening its dock when it is narrow.
     void showInspector();
     // Never wider or taller than the screen's available area (the default 1400x850, or a
     // size saved on a larger monitor, on a 1366x768 laptop), and placed inside it.
     void fitToScreen();
-    // the device (device_choice.h) and the undo of parameter changes (param_undo.h).
+    // the device (device_choice.h) and the undo of the RunSpec's changes (spec_undo.h).
     class DeviceChoice* device() const {
         return device_;
     }
-    class ParamUndo* undo() const {
+    class SpecUndo* undo() const {
         return undo_;
     }
     // The shown run's settings and workload, and the sliders that can be swept.
@@ -211,7 +229,17 @@ private:
                           Qt::DockWidgetArea area = Qt::RightDockWidgetArea,
                           QDockWidget* tab_with = nullptr);
     void showResult(std::shared_ptr<const RunView> r);
-    void refreshComparison();
+    // The RunSpec the panels say now: the state's, with what the panels set (policy,
+    // predictor, sliders, the parameter table's values, serving, utility functions) and the
+    // device; a workload part of its own for another workload.
+    RunSpec panelSpec() const;
+    // The user moved control `what`: the panels' spec, checked by RunSpec::validate, is the
+    // window's (an undo step) and runs; refused, the panels go back to the window's spec
+    // and the status bar says why.
+    void panelEdited(const QString& what);
+    // The panels set from `spec` (Undo, Redo, a session), with no run per setting.
+    void showSpec(const RunSpec& spec);
+    bool device_pending_ = false; // Undo asked for another device: its run waits for it
 
     StartOptions start_;
     WorkbenchState* state_; // the workload, runs, selection and time window the panels share
@@ -220,14 +248,12 @@ private:
     // The shown workload, under its file's path or kMemoryWorkload: what the runs' specs
     // name (prepareRun takes it from here and keeps its rate-scaled copies).
     mutable WorkloadCache cache_; // thread-safe: runs read it from const methods' contexts
-    // Parameters without a slider, per policy: from --param (for the start policy) and from
-    // an opened session's or run's RunSpec. A run of that policy gets them.
+    // Parameters without a slider, per policy: from --param (for the start policy), the
+    // parameter table, an opened session's RunSpec and Undo. A run of that policy gets them.
     PolicyParams extra_params_;
     std::map<std::string, PolicyParams> policy_params_;
     JobTracker jobs_; // before runner_, which runs on it
     SimRunner runner_;
-    // The context the window's runs are prepared in: the shipped profiles, cache_, device_.
-    RunContext windowContext() const;
 
     class ChartArea* charts_ = nullptr;
     class MetricsPanel* metrics_ = nullptr;
@@ -237,10 +263,13 @@ private:
     QDockWidget* sweep_dock_ = nullptr;
     class InspectorPanel* inspector_ = nullptr;
     QDockWidget* inspector_dock_ = nullptr;
+    class RequestsPanel* requests_ = nullptr;
+    QDockWidget* requests_dock_ = nullptr;
     bool inspector_widened_ = false;
     bool inspector_sized_ = false;
     // The Inspector's column narrowed so the timeline keeps 60 % of the window's width.
     void keepTimelineWide();
+    int leftDockWidth() const; // the widest visible dock on the left (the Policy panel)
     class RecentFiles* recent_ = nullptr;
     class JobProgress* progress_ = nullptr; // of a read or a simulation running a while
     QString db_path_;
@@ -253,10 +282,9 @@ private:
     // The line under the load banner for run `r`: what to try with C or k, or why the slider
     // cannot change this run (its tooltip says so too).
     QString sliderHint(const RunView& r);
-    class ParamUndo* undo_ = nullptr;
+    class SpecUndo* undo_ = nullptr;
     bool restoring_ = false; // a session is being applied: no run per setting
     class SessionIO* sessions_ = nullptr;
-    friend class SessionIO; // File > Save / Open session (session_io.h)
     QString workload_file_; // the file the shown workload was read from ("" if generated)
     QString start_error_;
     class LivePanel* live_ = nullptr;

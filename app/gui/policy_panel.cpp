@@ -181,16 +181,17 @@ PolicyPanel::PolicyPanel(const QString& policy, const QString& predictor, const 
     form->addRow(tr("Ro&uter"), router_);
     // prefix_aware reads the replicas' caches: offered only with caching on. Turning caching
     // off under it falls back to what prefix_aware does without a hit (the least loaded).
+    // Quietly: an item's flags changed make the box re-announce its current text, a change
+    // of router with caching already off (a refused spec) before the caller's own signal.
     const auto offerPrefixAware = [this](bool on) {
+        const QSignalBlocker quiet(router_);
         const int i = router_->findText(QString::fromLatin1(routerName(Router::PrefixAware)));
         if (auto* m = qobject_cast<QStandardItemModel*>(router_->model()); m && i >= 0) {
             m->item(i)->setEnabled(on);
             m->item(i)->setToolTip(on ? QString() : tr("needs Caching"));
         }
-        if (!on && router_->currentIndex() == i) {
-            const QSignalBlocker quiet(router_);
+        if (!on && router_->currentIndex() == i)
             router_->setCurrentText(QString::fromLatin1(routerName(Router::LeastOutstanding)));
-        }
     };
     offerPrefixAware(false);
     // A click is the user's (setChecked, the window's preset, does not click).
@@ -198,14 +199,14 @@ PolicyPanel::PolicyPanel(const QString& policy, const QString& predictor, const 
     connect(policy_, &QComboBox::activated, this, [this] { policy_chosen_ = true; });
     connect(caching_, &QCheckBox::toggled, this, [this, offerPrefixAware](bool on) {
         offerPrefixAware(on);
-        Q_EMIT servingChanged();
+        Q_EMIT servingChanged(tr("caching"));
     });
     connect(replicas_, &QSpinBox::valueChanged, this, [this](int n) {
         router_->setEnabled(n > 1);
-        Q_EMIT servingChanged();
+        Q_EMIT servingChanged(tr("replicas"));
     });
     connect(router_, &QComboBox::currentTextChanged, this, [this] {
-        if (replicas_->value() > 1) Q_EMIT servingChanged();
+        if (replicas_->value() > 1) Q_EMIT servingChanged(tr("router"));
     });
     v->addLayout(form);
     for (const SliderSpec& s : sliderSpecs()) {
@@ -363,7 +364,7 @@ void PolicyPanel::applySpec(const RunSpec& spec, std::int64_t profile_kv) {
     setPolicy(QString::fromStdString(spec.policy.name));
     setPredictor(QString::fromStdString(spec.policy.predictor));
     for (const auto& [name, v] : spec.policy.params)
-        if (views::ParamSlider* s = slider(QString::fromStdString(name))) s->setValue(v);
+        if (sliderSets(spec.policy.name, name)) slider(QString::fromStdString(name))->setValue(v);
     for (const RunKnob& k : runKnobs())
         slider(QString::fromStdString(k.name))->setValue(k.get(spec, profile_kv));
     setPrefixCaching(spec.limits.prefix_caching);
@@ -371,11 +372,18 @@ void PolicyPanel::applySpec(const RunSpec& spec, std::int64_t profile_kv) {
     policy_chosen_ = true;
     setReplicas(spec.fleet.replicas);
     setRouter(QString::fromStdString(spec.fleet.router));
-    for (const auto& [cls, t] : spec.workload.tuf)
-        if (const auto [ert, zero] = tufSliders(cls); ert) {
-            ert->setValue(t.ert);
-            zero->setValue(t.zero);
-        }
+    // Each class's utility function: the spec's where it redraws one, else the workload's.
+    for (const auto& [cls, pair] : tuf_sliders_) {
+        const auto it = spec.workload.tuf.find(cls);
+        const auto initial = tuf_initial_.find(cls);
+        if (it == spec.workload.tuf.end() && initial == tuf_initial_.end()) continue;
+        const auto [ert, zero] = it != spec.workload.tuf.end()
+                                     ? std::make_pair(it->second.ert, it->second.zero)
+                                     : initial->second;
+        pair.second->setValue(std::max(zero, pair.second->value())); // zero stays after ERT
+        pair.first->setValue(ert);
+        pair.second->setValue(zero);
+    }
 }
 
 QString PolicyPanel::policy() const {
@@ -554,24 +562,24 @@ void PolicyPanel::rebuildTufSliders(const Workload& w) {
         const QString clamp_note =
             tr("ERT stays below the zero-utility time of class %1").arg(name);
         connect(ert, &views::ParamSlider::valueChanged, this,
-                [this, ert, zero, clamp_note](double v) {
+                [this, ert, zero, clamp_note, name](double v) {
                     const double top = zero->value() - 0.01;
                     if (v > top + 1e-9) {
                         Q_EMIT message(clamp_note);
                         ert->setValue(top); // emits again, with a valid value
                         return;
                     }
-                    Q_EMIT tufMoved();
+                    Q_EMIT tufMoved(tr("%1 ERT").arg(name));
                 });
         connect(zero, &views::ParamSlider::valueChanged, this,
-                [this, ert, zero, clamp_note](double v) {
+                [this, ert, zero, clamp_note, name](double v) {
                     const double bottom = ert->value() + 0.01;
                     if (v < bottom - 1e-9) {
                         Q_EMIT message(clamp_note);
                         zero->setValue(bottom);
                         return;
                     }
-                    Q_EMIT tufMoved();
+                    Q_EMIT tufMoved(tr("%1 zero time").arg(name));
                 });
         tuf_sliders_[r.cls] = {ert, zero};
         tuf_initial_[r.cls] = {ert->value(), zero->value()};

@@ -125,9 +125,9 @@ Q_SIGNALS:
     void policyChanged(const QString& policy);
     void predictorChanged(const QString& predictor);
     void paramMoved(const QString& name, double value); // a slider
-    void tufMoved();                                    // a class's TUF slider
+    void tufMoved(const QString& what);                 // a class's TUF slider ("urgent ERT")
     void deviceChosen(const QString& profile);          // a shipped profile picked
-    void servingChanged(); // prefix caching, replicas or router changed
+    void servingChanged(const QString& what);           // "caching", "replicas" or "router" changed
     // A parameter without a slider edited in the parameter table (its value checked against
     // the registry's domain first).
     void paramEdited(const QString& name, double value);

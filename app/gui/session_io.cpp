@@ -3,7 +3,6 @@
 #include "chart_area.h"
 #include "device_choice.h"
 #include "main_window.h"
-#include "param_undo.h"
 #include "policy_panel.h"
 #include "profiles.h"
 #include "util/atomic_file.h"
@@ -41,26 +40,26 @@ void SessionIO::addActions(QMenu* menu) {
 bool SessionIO::save(const QString& path, QString* error) {
     // Everything to come back to this view: the shown run's RunSpec (with the workload
     // itself when it lives in the window only), the pinned run, and the view.
-    if (!w_->state_->workload()) {
+    if (!w_->state()->workload()) {
         if (error) *error = tr("No workload to save a session of.");
         return false;
     }
     SessionFile f;
     f.run = w_->shownSpec();
-    f.label = w_->state_->workloadName().toStdString();
-    if (w_->workload_file_.isEmpty()) {
+    f.label = w_->state()->workloadName().toStdString();
+    if (w_->workloadFile().isEmpty()) {
         std::ostringstream out;
-        writeKairos(*w_->state_->workload(), out);
+        writeKairos(*w_->state()->workload(), out);
         f.embedded = out.str();
-        f.embedded_name = w_->state_->workload()->name;
+        f.embedded_name = w_->state()->workload()->name;
     }
-    if (w_->state_->pinned() && w_->state_->pinnedStoredId() >= 0) {
-        f.pinned_stored = w_->state_->pinnedStoredId();
-        f.pinned_db = w_->db_path_.toStdString();
-    } else if (w_->state_->pinned()) {
-        f.pinned_spec = w_->state_->pinned()->spec;
+    if (w_->state()->pinned() && w_->state()->pinnedStoredId() >= 0) {
+        f.pinned_stored = w_->state()->pinnedStoredId();
+        f.pinned_db = w_->databasePath().toStdString();
+    } else if (w_->state()->pinned()) {
+        f.pinned_spec = w_->state()->pinned()->spec;
     }
-    f.view = w_->charts_->viewJson();
+    f.view = w_->charts()->viewJson();
     try {
         writeFileAtomically(path.toStdString(),
                             [&](std::ostream& out) { out << f.toJson().dump(2) << "\n"; });
@@ -77,7 +76,7 @@ void SessionIO::open(const QString& path) {
     // thread; then set everything, simulate once, pin, and restore the view when the run is
     // shown.
     Q_EMIT message(tr("opening session %1…").arg(path));
-    w_->jobs_.start(QStringLiteral("load"), this, [this, path](JobTracker::Job& job) {
+    w_->jobs().start(QStringLiteral("load"), this, [this, path](JobTracker::Job& job) {
         auto read = std::make_shared<OpenedSession>();
         QString error;
         try {
@@ -103,56 +102,51 @@ void SessionIO::open(const QString& path) {
 }
 
 void SessionIO::apply(const OpenedSession& s) {
-    w_->restoring_ = true; // one simulation at the end, not one per setting
-    if (s.device) {
-        w_->device_->set(s.file.run.exec, s.device);
-    } else {
-        Q_EMIT message(tr("the session's device cannot be used (%1); %2 is")
-                           .arg(QString::fromStdString(s.device_error))
-                           .arg(QString::fromStdString(w_->device_->profile().name)));
-    }
-    const std::string& name =
-        s.file.label.empty()
-            ? (s.workload->name.empty() ? std::string("session") : s.workload->name)
-            : s.file.label;
-    const QString label = QString::fromStdString(name);
-    w_->setWorkload(
-        s.workload, label.section(QStringLiteral("</b>"), 0, 0).remove(QStringLiteral("<b>")),
-        s.file.embedded.empty()
-            ? QFileInfo(QString::fromStdString(s.file.run.workload.path)).absoluteFilePath()
-            : QString());
-    // The policy's parameters without a slider are the session's (a session keeps every
-    // --param it was run with).
-    PolicyParams& extra = w_->policy_params_[s.file.run.policy.name];
-    extra.clear();
-    for (const auto& [k, v] : s.file.run.policy.params)
-        if (!w_->policy_panel_->sliderSets(s.file.run.policy.name, k)) extra[k] = v;
-    w_->undo_->replaceAll([&] {
-        w_->policy_panel_->applySpec(s.file.run, w_->device_->profile().kvCapacityTokens());
+    // The device and the workload with no run per setting; then the session's spec is the
+    // window's (every part of it, what no panel shows too), with a new undo history, and runs.
+    RunSpec spec = s.file.run;
+    w_->quietly([&] {
+        if (s.device) {
+            w_->device()->set(s.file.run.exec, s.device);
+        } else {
+            Q_EMIT message(tr("the session's device cannot be used (%1); %2 is")
+                               .arg(QString::fromStdString(s.device_error))
+                               .arg(QString::fromStdString(w_->device()->profile().name)));
+        }
+        const std::string& name =
+            s.file.label.empty()
+                ? (s.workload->name.empty() ? std::string("session") : s.workload->name)
+                : s.file.label;
+        const QString label = QString::fromStdString(name);
+        w_->setWorkload(
+            s.workload, label.section(QStringLiteral("</b>"), 0, 0).remove(QStringLiteral("<b>")),
+            s.file.embedded.empty()
+                ? QFileInfo(QString::fromStdString(s.file.run.workload.path)).absoluteFilePath()
+                : QString());
     });
-    w_->policy_panel_->showOtherParams(extra);
-    w_->restoring_ = false;
+    spec.exec = w_->device()->exec();
+    spec.workload.path = w_->shownSpec().workload.path; // the workload as opened
     pending_view_ = s.file.view;
-    w_->resimulate();
+    w_->adoptSpec(spec);
     // The pinned run: a stored one read again, or this window's re-run from its spec.
     if (s.file.pinned_stored >= 0) {
         w_->pinStoredRun(s.file.pinned_stored);
     } else if (s.file.pinned_spec) {
-        RunSpec spec = *s.file.pinned_spec;
-        spec.workload.path = w_->shownSpec().workload.path; // the workload shown, as it was
-        w_->jobs_.start(
+        RunSpec pinned = *s.file.pinned_spec;
+        pinned.workload.path = w_->shownSpec().workload.path; // the workload shown, as it was
+        w_->jobs().start(
             QStringLiteral("pin"), this,
-            [this, spec, ctx = w_->windowContext()](JobTracker::Job& job) {
+            [this, pinned, ctx = w_->windowContext()](JobTracker::Job& job) {
                 RunContext c = ctx;
                 c.cancel = &job.cancel;
                 c.progress = &job.progress;
-                auto r = std::make_shared<const RunView>(SimRunner::run(spec, c, job.id));
+                auto r = std::make_shared<const RunView>(SimRunner::run(pinned, c, job.id));
                 return std::function<void()>([this, r] {
                     if (!r->error.isEmpty()) {
                         Q_EMIT message(tr("the session's pinned run failed: %1").arg(r->error));
                         return;
                     }
-                    w_->state_->setPinned(r);
+                    w_->state()->setPinned(r);
                     w_->refreshComparison();
                 });
             });
@@ -164,7 +158,7 @@ void SessionIO::runShown() {
     // After the session's first run is shown: the view as it was saved.
     const nlohmann::json v = std::move(pending_view_);
     pending_view_ = nullptr;
-    w_->charts_->restoreView(v);
+    w_->charts()->restoreView(v);
     Q_EMIT opened(true);
 }
 

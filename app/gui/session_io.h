@@ -33,7 +33,7 @@ Q_SIGNALS:
 private:
     void apply(const OpenedSession& s);
 
-    MainWindow* w_;               // the session is the window's state: this is its room (a friend)
+    MainWindow* w_;               // the window whose RunSpec, workload, pin and view it keeps
     nlohmann::json pending_view_; // the opened session's view, applied after its run
 };
 

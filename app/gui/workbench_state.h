@@ -1,8 +1,8 @@
 #pragma once
-// What the workbench's panels share, in one place: the shown workload, the shown run, the
-// pinned run (this window's, or a stored one by id), the selected request and the time
-// window. The window and its panels read it and change it through it; each change is a
-// signal, so a panel follows the others without knowing them.
+// What the workbench's panels share, in one place: the RunSpec the window runs, the shown
+// workload, the shown run, the pinned run (this window's, or a stored one by id), the
+// selected request and the time window. The window and its panels read it and change it through it;
+// each change is a signal, so a panel follows the others without knowing them.
 #include "run_view.h"
 #include "time_range.h"
 
@@ -11,6 +11,11 @@
 #include <memory>
 
 namespace kairos::app {
+
+// Why the spec changed: the user moved a control (Edit), Undo or Redo took it back or forth
+// (Undo: the panels are to show it), or it was replaced by a workload, session or run log
+// opened (Reset).
+enum class SpecChange { Edit, Undo, Reset };
 
 class WorkbenchState : public QObject {
     Q_OBJECT
@@ -38,6 +43,14 @@ public:
     int selectedRequest() const { return selected_; }
     double selectedTime() const { return selected_t_; }
     views::TimeRange* range() const { return range_; }
+    // The run the window's settings say: what a run is submitted from, a sweep starts from
+    // and a session keeps. Its workload part names the shown workload (a file's path, or
+    // kMemoryWorkload). Changed through SpecUndo (undoable) or by what opens a workload.
+    const RunSpec& spec() const { return spec_; }
+    void setSpec(const RunSpec& s, SpecChange why) {
+        spec_ = s;
+        Q_EMIT specChanged(why);
+    }
 
     // A new workload: the pinned run and the selection no longer apply.
     void setWorkload(std::shared_ptr<const Workload> w, const QString& name) {
@@ -85,6 +98,7 @@ public:
     }
 
 Q_SIGNALS:
+    void specChanged(kairos::app::SpecChange why);
     void workloadChanged();
     void runChanged();
     void pinnedChanged();
@@ -93,6 +107,7 @@ Q_SIGNALS:
 
 private:
     views::TimeRange* range_;
+    RunSpec spec_;
     std::shared_ptr<const Workload> workload_;
     QString workload_name_, pinned_other_, pinned_note_;
     std::shared_ptr<const RunView> run_, pinned_;

@@ -1,5 +1,6 @@
 // Reports: the HTML is well-formed XML and escapes what the workload names; the PDF has
 // pages; kairos-cli report writes every document it is asked for.
+#include "chart_tools.h"
 #include "exec/execution_model.h"
 #include "metrics/request_metrics.h"
 #include "metrics/summary.h"
@@ -11,6 +12,7 @@
 #include "workload/robot_generator.h"
 
 #include <QFile>
+#include <QPainter>
 #include <QProcess>
 #include <QSvgRenderer>
 #include <QXmlStreamReader>
@@ -22,6 +24,72 @@ using namespace kairos;
 class TestReport : public QObject {
     Q_OBJECT
 private slots:
+    // Qt's SVG engine ignores clipping, so an exported curve leaving its axes ran over the
+    // tick labels (the urgent utility curve in the HTML report). toPainterClipped draws each
+    // line, step line and scatter from its part inside the axis rect: rendered back, the
+    // SVG has no ink outside the axis rect, and has it inside. Drawn plainly (toPainter),
+    // the same chart has ink outside: the check can fail.
+    void svgCurvesStayInTheirAxes() {
+        QCustomPlot plot;
+        plot.resize(300, 200);
+        plot.axisRect()->setAutoMargins(QCP::msNone);
+        plot.axisRect()->setMargins(QMargins(50, 50, 50, 50));
+        for (QCPAxis* a : plot.axisRect()->axes()) a->setVisible(false);
+        plot.xAxis->setRange(0, 10);
+        plot.yAxis->setRange(0, 10);
+        plot.xAxis2->setScaleType(QCPAxis::stLogarithmic);
+        plot.xAxis2->setRange(1, 100);
+        const QColor red(255, 0, 0);
+        QCPGraph* line = plot.addGraph();
+        line->setPen(QPen(red, 2));
+        line->setData({-10, 5, 20}, {-10, 5, 30}); // crosses in and out
+        QCPGraph* steps = plot.addGraph();
+        steps->setPen(QPen(red, 2));
+        steps->setLineStyle(QCPGraph::lsStepLeft);
+        steps->setData({-5, 3, 8, 40}, {2, 12, 4, -7});
+        QCPGraph* dots = plot.addGraph();
+        dots->setLineStyle(QCPGraph::lsNone);
+        dots->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, red, red, 6));
+        dots->setData({-3, 2, 5, 15}, {5, 5, -4, 5});
+        QCPGraph* logline = plot.addGraph(plot.xAxis2, plot.yAxis);
+        logline->setPen(QPen(red, 2));
+        logline->setData({0.1, 10, 1000}, {1, 5, 9});
+        plot.replot();
+        const QRect inside = plot.axisRect()->rect();
+        auto ink = [&](bool clipped) {
+            const QByteArray svg = views::drawSvg(
+                QSize(300, 200), QStringLiteral("t"), [&](QCPPainter& p, const QRect&) {
+                    if (clipped)
+                        views::toPainterClipped(&plot, &p, 300, 200);
+                    else
+                        plot.toPainter(&p, 300, 200);
+                });
+            QSvgRenderer r(svg);
+            QImage img(300, 200, QImage::Format_RGB32);
+            img.fill(Qt::white);
+            QPainter p(&img);
+            r.render(&p, QRectF(0, 0, 300, 200));
+            p.end();
+            int out = 0, in = 0;
+            for (int y = 0; y < img.height(); ++y)
+                for (int x = 0; x < img.width(); ++x) {
+                    const QColor c = img.pixelColor(x, y);
+                    if (c.red() < 200 || c.green() > 200) continue; // not red
+                    (inside.adjusted(-2, -2, 2, 2).contains(x, y) ? in : out)++;
+                }
+            return std::make_pair(in, out);
+        };
+        const auto [in, out] = ink(true);
+        QVERIFY2(out == 0, qPrintable(QString("%1 red pixels outside the axes").arg(out)));
+        QVERIFY(in > 200);
+        QVERIFY2(ink(false).second > 100, "the plain SVG drew nothing outside: no check");
+        // The graphs' own data are as they were.
+        QCOMPARE(line->data()->size(), 3);
+        QCOMPARE(steps->data()->size(), 4);
+        QCOMPARE(steps->lineStyle(), QCPGraph::lsStepLeft);
+        QCOMPARE(dots->data()->size(), 4);
+    }
+
     void htmlAndPdf() {
         GenerateSpec g;
         g.count = 120;

@@ -6,6 +6,7 @@
 #include "core/test_util.h"
 #include "device_choice.h"
 #include "exec/execution_model.h"
+#include "export/requests_csv.h"
 #include "export/runlog_jsonl.h"
 #include "find_bar.h"
 #include "fit/ala.h"
@@ -27,13 +28,15 @@
 #include "models_panel.h"
 #include "new_hardware_box.h"
 #include "param_slider.h"
-#include "param_undo.h"
 #include "policy_panel.h"
+#include "request_table_model.h"
+#include "requests_panel.h"
 #include "run/pipeline.h"
 #include "run/sweep.h"
 #include "runs_model.h"
 #include "runs_panel.h"
 #include "sched/timebill.h"
+#include "spec_undo.h"
 #include "store/store.h"
 #include "sweep_chart.h"
 #include "sweep_panel.h"
@@ -85,6 +88,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <sstream>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -578,6 +582,92 @@ private slots:
     // budgets); next jumps to the first (scrolled to, outlined, its card says killed);
     // "only matches" shows their rows alone; the search follows re-runs; a bad term is
     // said, with no matches. A large trace opens with every row in view.
+    // The Requests panel: every request of the run, the requests CSV's columns (one list:
+    // RequestColumns), sortable with undefined values last, showing only Find's matches
+    // while a search is on, and linked both ways with the selection (timeline, Inspector).
+    void requestTable() {
+        Bench bench(Opts().policy("timebill"));
+        app::MainWindow& w = bench.w;
+        w.resize(1366, 768);
+        Workload wl =
+            test::generated(800, 6, "lognormal:400,0.8,max=3000", "lognormal:120,0.9,max=1500");
+        for (auto& r : wl.requests) r.budget_s = 2.0 + 0.1 * double(r.id % 40);
+        QSignalSpy shown(&w, &app::MainWindow::resultShown);
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        w.setWorkload(std::make_shared<Workload>(std::move(wl)), "budgets");
+        QVERIFY(waitForResult(shown) > 0);
+        app::RequestsPanel* panel = w.requestsPanel();
+        w.requestsDock()->show();
+        w.requestsDock()->raise();
+        QTRY_VERIFY(panel->isVisible());
+        const auto run = w.lastResult();
+        const auto& m = *run->requests;
+        views::RequestTableModel* model = panel->model();
+        QCOMPARE(model->rowCount(), int(m.size()));
+        // The CSV's header, column for column.
+        std::ostringstream csv;
+        writeRequestsCsv(*run->log, run->workload.get(), csv);
+        const QString header = QString::fromStdString(csv.str().substr(0, csv.str().find('\n')));
+        QStringList names;
+        for (int c = 0; c < model->columnCount(); ++c)
+            names << model->headerData(c, Qt::Horizontal, Qt::DisplayRole).toString();
+        QCOMPARE(names.join(','), header);
+        // Sorted by TTFT, longest first: the first row is the longest TTFT; requests with no
+        // first token (killed before it) come after every one with one.
+        const int ttft = model->columns()->find("ttft_ms");
+        QVERIFY(ttft >= 0);
+        panel->table()->sortByColumn(ttft, Qt::DescendingOrder);
+        double longest = -1;
+        ReqId longest_id = -1;
+        std::size_t with_ttft = 0;
+        for (const auto& r : m)
+            if (std::isfinite(r.ttft())) {
+                ++with_ttft;
+                if (r.ttft() > longest) longest = r.ttft(), longest_id = r.id;
+            }
+        QVERIFY2(with_ttft < m.size(), "every request got a first token: no undefined cell");
+        QCOMPARE(panel->requestAt(0), int(longest_id));
+        const QModelIndex top = panel->filter()->index(0, ttft);
+        QCOMPARE(top.data().toString(), QString::number(longest * 1e3, 'f', 1));
+        const QModelIndex last_defined = panel->filter()->index(int(with_ttft) - 1, ttft);
+        QVERIFY(!last_defined.data().toString().isEmpty());
+        QVERIFY(panel->filter()->index(int(with_ttft), ttft).data().toString().isEmpty());
+        panel->table()->sortByColumn(ttft, Qt::AscendingOrder); // undefined still last
+        QVERIFY(panel->filter()->index(int(m.size()) - 1, ttft).data().toString().isEmpty());
+        QVERIFY(!panel->filter()->index(0, ttft).data().toString().isEmpty());
+        // Find's search filters the table.
+        std::vector<ReqId> killed;
+        for (const auto& r : m)
+            if (r.killed) killed.push_back(r.id);
+        QVERIFY(!killed.empty());
+        w.charts()->findBar()->setFilter("killed");
+        QCOMPARE(panel->filter()->rowCount(), int(killed.size()));
+        QVERIFY2(
+            panel->summaryText().contains(QString("%1 of %2").arg(killed.size()).arg(m.size())),
+            qPrintable(panel->summaryText()));
+        // A row picked selects its request (its card, the timeline's mark).
+        panel->table()->selectRow(1);
+        const int picked = panel->requestAt(1);
+        QVERIFY(picked >= 0);
+        QCOMPARE(w.state()->selectedRequest(), picked);
+        QVERIFY(std::binary_search(killed.begin(), killed.end(), ReqId(picked)));
+        QVERIFY2(w.policyPanel()->cardText().contains(QStringLiteral("request %1").arg(picked)),
+                 qPrintable(w.policyPanel()->cardText()));
+        // A request selected elsewhere is the table's current row; one the search hides is
+        // no row.
+        w.state()->setSelection(int(killed.back()), 0.0);
+        QCOMPARE(panel->requestAt(panel->table()->currentIndex().row()), int(killed.back()));
+        w.charts()->findBar()->setFilter("");
+        QCOMPARE(panel->filter()->rowCount(), int(m.size()));
+        QCOMPARE(panel->requestAt(panel->table()->currentIndex().row()), int(killed.back()));
+        // Double-click: the Inspector, on that request.
+        QSignalSpy inspect(panel, &app::RequestsPanel::inspectRequested);
+        Q_EMIT panel->table()->doubleClicked(panel->table()->currentIndex());
+        QCOMPARE(inspect.count(), 1);
+        QTRY_VERIFY(w.inspectorDock()->isVisible());
+    }
+
     void findRequests() {
         Bench bench(Opts().policy("timebill"));
         app::MainWindow& w = bench.w;
@@ -947,6 +1037,94 @@ private slots:
         QCOMPARE(w.lastResult()->policy.params.at("watermark"), 0.05);
     }
 
+    // The window holds one RunSpec (WorkbenchState::spec): every control edits it and each
+    // change is a step of Undo over it: caching, replicas, a value of the parameter table,
+    // a slider. Undo brings the panels and the run back to the spec before, step by step; a
+    // new change drops what could be redone; each run is the spec's. What no control shows
+    // (a session's chunked prefill and token budget) survives every edit and the next save.
+    void undoIsOverTheRunSpec() {
+        const QString one = QDir::temp().filePath("kairos_tst_spec_1.kairos.json"),
+                      two = QDir::temp().filePath("kairos_tst_spec_2.kairos.json");
+        {
+            Bench bench(chatSample("sprpt_lp"));
+            auto& [w, shown] = bench;
+            QVERIFY(bench.next() > 0);
+            QUndoStack* stack = w.undo()->stack();
+            QCOMPARE(stack->count(), 0);
+            const RunSpec start = w.shownSpec();
+            const double start_ttft = w.lastResult()->summary.ttft_ms.mean;
+            QVERIFY(w.lastResult()->spec == start);
+            auto* caching = w.findChild<QCheckBox*>("prefix_caching");
+            auto* replicas = w.findChild<QSpinBox*>("replicas");
+            QTableWidget* table = w.policyPanel()->paramTable();
+            const int r = table->findItems("watermark", Qt::MatchExactly).front()->row();
+            caching->setChecked(!caching->isChecked());
+            QVERIFY(waitForResult(shown) > 0);
+            replicas->setValue(2);
+            QVERIFY(waitForResult(shown) > 0);
+            table->item(r, 1)->setText("0.05");
+            QVERIFY(waitForResult(shown) > 0);
+            QCOMPARE(stack->count(), 3); // three controls: three steps, however fast
+            const RunSpec after = w.shownSpec();
+            QCOMPARE(after.policy.params.at("watermark"), 0.05);
+            QCOMPARE(after.fleet.replicas, 2);
+            QCOMPARE(after.limits.prefix_caching, !start.limits.prefix_caching);
+            QVERIFY(w.lastResult()->spec == after);
+            QCOMPARE(stack->undoText(), QStringLiteral("change watermark"));
+            stack->undo();
+            QVERIFY(waitForResult(shown) > 0);
+            QCOMPARE(table->item(r, 1)->text(), QStringLiteral("0.01"));
+            QVERIFY(!w.shownSpec().policy.params.count("watermark"));
+            stack->undo();
+            QVERIFY(waitForResult(shown) > 0);
+            QCOMPARE(replicas->value(), 1);
+            stack->undo();
+            QVERIFY(waitForResult(shown) > 0);
+            QCOMPARE(caching->isChecked(), start.limits.prefix_caching);
+            QVERIFY(w.shownSpec() == start);
+            QVERIFY(w.lastResult()->spec == start);
+            QCOMPARE(w.lastResult()->summary.ttft_ms.mean, start_ttft);
+            QVERIFY(!stack->canUndo() && stack->canRedo());
+            // A new change drops the steps that could be redone.
+            w.policyPanel()->slider("C")->setValue(0.2);
+            QVERIFY(waitForResult(shown) > 0);
+            QVERIFY(!stack->canRedo());
+            QCOMPARE(stack->count(), 1);
+            QVERIFY(w.saveSession(one));
+        }
+        // A part no control shows, in the session's spec: kept through an edit and a save.
+        {
+            QFile f(one);
+            QVERIFY(f.open(QIODevice::ReadOnly));
+            nlohmann::json j = nlohmann::json::parse(f.readAll().toStdString());
+            j["run"]["limits"]["chunked_prefill"] = true;
+            j["run"]["limits"]["max_num_batched_tokens"] = 2048;
+            f.close();
+            QVERIFY(test::writeText(one.toStdString(), j.dump(2)));
+        }
+        {
+            Bench bench;
+            auto& [w, shown] = bench;
+            QVERIFY(awaitOk(&w, &app::MainWindow::sessionOpened, [&] { w.openSession(one); }));
+            QVERIFY(w.jobs().waitIdle(30000));
+            QVERIFY(w.lastResult()->limits.chunked_prefill);
+            QCOMPARE(w.undo()->stack()->count(), 0); // a new history
+            w.policyPanel()->slider("C")->setValue(0.6);
+            QVERIFY(waitForResult(shown) > 0);
+            QVERIFY(w.lastResult()->limits.chunked_prefill);
+            QCOMPARE(w.lastResult()->limits.max_num_batched_tokens, 2048);
+            QVERIFY(w.saveSession(two));
+        }
+        QFile b(two);
+        QVERIFY(b.open(QIODevice::ReadOnly));
+        const nlohmann::json saved = nlohmann::json::parse(b.readAll().toStdString());
+        QCOMPARE(saved["run"]["limits"]["chunked_prefill"].get<bool>(), true);
+        QCOMPARE(saved["run"]["limits"]["max_num_batched_tokens"].get<int>(), 2048);
+        QCOMPARE(saved["run"]["policy"]["params"]["C"].get<double>(), 0.6);
+        QFile::remove(one);
+        QFile::remove(two);
+    }
+
     // A session keeps every --param, those without a slider too (sprpt_lp's watermark):
     // saved, opened in another window and saved again, the file is the same, byte for byte,
     // and the run has the parameter. A run log opens (told apart from a workload and a
@@ -1137,7 +1315,10 @@ private slots:
             DeviceProfile::load(KAIROS_SOURCE_DIR "/resources/profiles/llama2-70b-h100x4.json");
         QCOMPARE(w.lastResult()->limits.kv_capacity_tokens, h100.kvCapacityTokens());
         QVERIFY(w.lastResult()->log->exec_model != first);
-        QVERIFY2(w.device()->label()->text().contains(QString::number(h100.kvCapacityTokens())),
+        // The status bar says the run's KV capacity, the number the report and chart say.
+        QCOMPARE(w.lastResult()->log->kv_capacity_tokens, h100.kvCapacityTokens());
+        QVERIFY2(w.device()->label()->text().contains(
+                     QLocale().toString(qlonglong(w.lastResult()->log->kv_capacity_tokens))),
                  qPrintable(w.device()->label()->text()));
         // A stored ETE model.
         RunSpec::ExecPart e;
@@ -1351,6 +1532,9 @@ private slots:
     // cut alpha to "0....").
     void inspectorTableFitsUnderTimeBill() {
         QSettings().remove(QStringLiteral("inspector/hiddenColumns"));
+        // The layout of a window of its own, not the one an earlier test left (a Requests dock
+        // raised there is restored over the Inspector's width).
+        QSettings().remove(QStringLiteral("window/state"));
         using M = app::SchedulerViewModel;
         Bench bench(chatSample("timebill"));
         auto& [w, spy] = bench;
@@ -2683,15 +2867,25 @@ private slots:
         // 1.0, inside the ERT slider's range), it stops at 0.99, and the run is of 0.99.
         zero->setValue(1.0);
         QVERIFY(waitForResult(spy) > 0);
+        const double ert_before = ert->value();
         ert->setValue(2.0);
         QVERIFY(waitForResult(spy) > 0);
         KAIROS_COMPARE_NEAR(ert->value(), 0.99, 1e-9);
         QVERIFY(w.lastResult()->error.isEmpty());
         for (const auto& r : w.lastResult()->workload->requests)
             if (r.cls == "urgent") KAIROS_COMPARE_NEAR(r.tuf->ert, 0.99, 1e-9);
-        zero->setValue(0.5); // below ERT: it stops a unit above it
-        QVERIFY(waitForResult(spy) > 0);
+        zero->setValue(0.5); // below ERT: it stops a unit above it, where it was: no change
         KAIROS_COMPARE_NEAR(zero->value(), 1.0, 1e-9);
+        QVERIFY(w.jobs().waitIdle(30000));
+        KAIROS_COMPARE_NEAR(w.shownSpec().workload.tuf.at("urgent").zero, 1.0, 1e-9);
+        KAIROS_COMPARE_NEAR(w.lastResult()->spec.workload.tuf.at("urgent").zero, 1.0, 1e-9);
+        // A utility function's change is a step of Undo, per slider: the ERT goes back.
+        QCOMPARE(w.undo()->stack()->undoText(), QStringLiteral("change urgent ERT"));
+        w.undo()->stack()->undo();
+        QVERIFY(waitForResult(spy) > 0);
+        KAIROS_COMPARE_NEAR(ert->value(), ert_before, 1e-9);
+        KAIROS_COMPARE_NEAR(zero->value(), 1.0, 1e-9);
+        KAIROS_COMPARE_NEAR(w.lastResult()->spec.workload.tuf.at("urgent").ert, ert_before, 1e-9);
     }
 
     // Many moves in a row: only the latest job's result is shown.

@@ -1,0 +1,158 @@
+#include "requests_panel.h"
+
+#include "find_bar.h"
+#include "request_table_model.h"
+#include "workbench_state.h"
+
+#include <QHeaderView>
+#include <QItemSelectionModel>
+#include <QLabel>
+#include <QTableView>
+#include <QVBoxLayout>
+#include <cmath>
+
+namespace kairos::app {
+
+RequestsPanel::RequestsPanel(WorkbenchState* state, FindBar* find, std::function<void(int)> reveal,
+                             QWidget* parent)
+    : QWidget(parent), state_(state), find_(find), reveal_(std::move(reveal)), summary_(new QLabel),
+      table_(new QTableView), model_(new views::RequestTableModel(this)),
+      filter_(new views::RequestFilter(this)) {
+    auto* v = new QVBoxLayout(this);
+    v->setContentsMargins(4, 4, 4, 4);
+    summary_->setWordWrap(true);
+    v->addWidget(summary_);
+    filter_->setSourceModel(model_);
+    table_->setModel(filter_);
+    table_->setObjectName(QStringLiteral("requestTable"));
+    table_->setSortingEnabled(true);
+    table_->sortByColumn(-1, Qt::AscendingOrder); // the run log's order until a header is clicked
+    table_->setSelectionBehavior(QAbstractItemView::SelectRows);
+    table_->setSelectionMode(QAbstractItemView::SingleSelection);
+    table_->setEditTriggers(QAbstractItemView::NoEditTriggers);
+    table_->setAlternatingRowColors(true);
+    table_->verticalHeader()->hide();
+    table_->verticalHeader()->setDefaultSectionSize(table_->fontMetrics().height() + 6);
+    table_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+    table_->horizontalHeader()->setHighlightSections(false);
+    table_->setToolTip(tr("Every request of the shown run; click a header to sort, pick a row "
+                          "to select the request on the timeline, double-click for its "
+                          "story in the Inspector. A search in Find shows its matches only."));
+    v->addWidget(table_, 1);
+
+    connect(state_, &WorkbenchState::runChanged, this, [this] {
+        stale_ = true;
+        if (isVisible()) readRun();
+    });
+    connect(state_, &WorkbenchState::workloadChanged, this, [this] {
+        model_->clear();
+        stale_ = true;
+        updateSummary();
+    });
+    connect(state_, &WorkbenchState::selectionChanged, this, &RequestsPanel::showSelection);
+    connect(find_, &FindBar::applied, this, [this] {
+        if (isVisible()) readMatches();
+    });
+    connect(table_->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
+            [this](const QModelIndex& now) {
+                if (syncing_ || !now.isValid()) return;
+                const int id = requestAt(now.row());
+                const auto& run = state_->run();
+                if (id < 0 || !run) return;
+                if (reveal_) reveal_(id);
+                state_->setSelection(id, (*run->rows)[std::size_t(id)].arrival); // as Find does
+            });
+    connect(table_, &QTableView::doubleClicked, this, [this] { Q_EMIT inspectRequested(); });
+    updateSummary();
+}
+
+int RequestsPanel::requestAt(int row) const {
+    const QModelIndex i = filter_->index(row, 0);
+    return i.isValid() ? int(i.data(views::RequestTableModel::RequestRole).toLongLong()) : -1;
+}
+
+void RequestsPanel::showEvent(QShowEvent* e) {
+    QWidget::showEvent(e);
+    if (stale_) readRun();
+}
+
+void RequestsPanel::readRun() {
+    const auto& run = state_->run();
+    stale_ = false;
+    const bool was = syncing_;
+    syncing_ = true;
+    if (run && run->log && run->requests)
+        model_->setRun(run->log, run->requests, run->workload);
+    else
+        model_->clear();
+    syncing_ = was;
+    hideEmptyColumns();
+    readMatches();
+}
+
+void RequestsPanel::hideEmptyColumns() {
+    // A column empty in every row (no agents, no classes) is hidden, and the row when it is
+    // the id in every row (a trace numbered in arrival order): room for the latencies. The
+    // requests CSV keeps them all.
+    const RequestColumns* cols = model_->columns();
+    if (!cols) return;
+    const int id_col = cols->find("id"), row_col = cols->find("row");
+    for (std::size_t c = 0; c < cols->columns().size(); ++c) {
+        bool empty = true, same_as_id = int(c) == row_col && id_col >= 0;
+        for (std::size_t i = 0; i < cols->rows() && (empty || same_as_id); ++i) {
+            if (empty && (cols->columns()[c].kind == RequestColumns::Kind::Text
+                              ? !cols->text(i, c).empty()
+                              : std::isfinite(cols->number(i, c))))
+                empty = false;
+            if (same_as_id && cols->number(i, c) != cols->number(i, std::size_t(id_col)))
+                same_as_id = false;
+        }
+        table_->setColumnHidden(int(c), empty || same_as_id);
+    }
+}
+
+void RequestsPanel::readMatches() {
+    const bool was = syncing_;
+    syncing_ = true;
+    const bool searching = !find_->text().isEmpty() && find_->filterError().isEmpty();
+    filter_->setRequests(searching ? std::optional<std::vector<ReqId>>(find_->filterMatches())
+                                   : std::nullopt);
+    syncing_ = was;
+    updateSummary();
+    showSelection();
+}
+
+void RequestsPanel::showSelection() {
+    if (stale_ || !isVisible()) return;
+    const int id = state_->selectedRequest();
+    const int src = id >= 0 ? model_->rowOf(id) : -1;
+    const QModelIndex at = src >= 0 ? filter_->mapFromSource(model_->index(src, 0)) : QModelIndex();
+    const bool was = syncing_;
+    syncing_ = true;
+    if (at.isValid()) {
+        table_->selectionModel()->setCurrentIndex(at, QItemSelectionModel::ClearAndSelect |
+                                                          QItemSelectionModel::Rows);
+        table_->scrollTo(at);
+    } else {
+        table_->selectionModel()->clearSelection();
+    }
+    syncing_ = was;
+}
+
+void RequestsPanel::updateSummary() {
+    summary_->setText(summaryText());
+}
+
+QString RequestsPanel::summaryText() const {
+    const int all = model_->rowCount();
+    if (all == 0) return tr("No run shown.");
+    if (!filter_->filtered())
+        return tr("%L1 requests. Click a header to sort; a search in Find keeps its matches.")
+            .arg(all);
+    return tr("%L1 of %L2 requests match “%3” (Find).")
+        .arg(filter_->rowCount())
+        .arg(all)
+        .arg(find_->text().toHtmlEscaped());
+}
+
+} // namespace kairos::app
