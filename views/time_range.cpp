@@ -77,6 +77,11 @@ bool TimeRange::zoomToSelection() {
         a = focus_from_;
         b = focus_to_;
     }
+    return zoomTo(a, b);
+}
+
+bool TimeRange::zoomTo(double a, double b) {
+    if (!(b > a) || !std::isfinite(a) || !std::isfinite(b)) return false;
     const double spare = (b - a) / 20;
     before_zoom_.emplace_back(from_, to_);
     if (before_zoom_.size() > 64) before_zoom_.erase(before_zoom_.begin());

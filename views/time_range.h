@@ -47,6 +47,8 @@ public:
     // nothing to zoom to, or to go back to.
     bool zoomToSelection();
     bool zoomBack();
+    // Zoom to [a, b] (a twentieth spare either side), remembering the view for zoomBack.
+    bool zoomTo(double a, double b);
 
     // Perfetto's keys over a time track: W zooms in and S out around `anchor` (the time
     // under the mouse, else the window's middle), A and D pan by a tenth of the window,

@@ -705,6 +705,18 @@ void TimelineView::mouseReleaseEvent(QMouseEvent* e) {
     dragging_ = false;
 }
 
+void TimelineView::mouseDoubleClickEvent(QMouseEvent* e) {
+    if (e->button() != Qt::LeftButton || !plotRect().contains(e->pos()) || !requests_) {
+        QAbstractScrollArea::mouseDoubleClickEvent(e);
+        return;
+    }
+    const int id = requestAt(e->pos());
+    if (id < 0 || std::size_t(id) >= requests_->size()) return;
+    const lod::Row& row = (*requests_)[std::size_t(id)];
+    if (row.id == id && !row.spans.empty())
+        range_->zoomTo(row.spans.front().t0, row.spans.back().t1);
+}
+
 void TimelineView::keyPressEvent(QKeyEvent* e) {
     // Around the time under the mouse when it is over the plot, else the window's middle.
     const QPoint at = viewport()->mapFromGlobal(QCursor::pos());

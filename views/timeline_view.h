@@ -125,6 +125,8 @@ protected:
     void mousePressEvent(QMouseEvent*) override;
     void mouseMoveEvent(QMouseEvent*) override;
     void mouseReleaseEvent(QMouseEvent*) override;
+    // Nsight Systems' habit: a double-click on a request zooms to its life (Shift+M back).
+    void mouseDoubleClickEvent(QMouseEvent*) override;
     void keyPressEvent(QKeyEvent*) override;
     bool viewportEvent(QEvent*) override;
 

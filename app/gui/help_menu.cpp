@@ -142,6 +142,8 @@ QString shortcutsHelp(const QMenuBar* bar) {
                     "<tr><td><b>Esc</b></td><td>clear the selection (timeline or KV chart "
                     "focused)</td></tr>"
                     "<tr><td><b>Click</b></td><td>a request's card</td></tr>"
+                    "<tr><td><b>Double-click</b></td><td>a request: zoom to its life "
+                    "(Shift+M back)</td></tr>"
                     "<tr><td><b>Right click</b></td><td>a chart: Export chart; a slider: "
                     "Sweep this parameter</td></tr></table>");
     return html;

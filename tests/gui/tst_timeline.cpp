@@ -100,6 +100,20 @@ private slots:
         QCOMPARE(clicked.at(0).at(0).toInt(), 7);
         QVERIFY(std::abs(clicked.at(0).at(1).toDouble() - t) <
                 2 * (range.to() - range.from()) / width);
+        // A double-click (Nsight's habit) zooms to the request's life, a twentieth of it
+        // spare either side; Shift+M's zoomBack returns to the view before.
+        const double from = range.from(), to = range.to();
+        QTest::mouseDClick(view.viewport(), Qt::LeftButton, {},
+                           QPoint(x, views::TimelineView::kHeader + 7 * 10 + 4));
+        const double a = r.spans.front().t0, b = r.spans.back().t1, spare = (b - a) / 20;
+        QCOMPARE(range.from(), std::max(0.0, a - spare));
+        QCOMPARE(range.to(), b + spare);
+        QVERIFY(range.zoomBack());
+        QCOMPARE(range.from(), from);
+        QCOMPARE(range.to(), to);
+        // On no request: no zoom.
+        QTest::mouseDClick(view.viewport(), Qt::LeftButton, {}, QPoint(5, 200));
+        QCOMPARE(range.from(), from);
     }
 
     // Agent lanes: the request under the cursor is the lane's member at that time, its
