@@ -22,6 +22,7 @@
 #include <QLabel>
 #include <QMenu>
 #include <QPushButton>
+#include <QScrollArea>
 #include <QSignalBlocker>
 #include <QSpinBox>
 #include <QStandardItemModel>
@@ -245,8 +246,8 @@ PolicyPanel::PolicyPanel(const QString& policy, const QString& predictor, const 
     params_->horizontalHeader()->setStretchLastSection(true);
     params_->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
     params_->setVerticalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
-    params_->setWordWrap(false);
     params_->setTextElideMode(Qt::ElideRight); // a cell's whole text is its tooltip
+    params_->installEventFilter(this);         // refitted to the dock's width
     params_->setSelectionMode(QAbstractItemView::SingleSelection);
     params_->setEditTriggers(QAbstractItemView::DoubleClicked | QAbstractItemView::EditKeyPressed |
                              QAbstractItemView::AnyKeyPressed);
@@ -464,15 +465,62 @@ void PolicyPanel::showOtherParams(const PolicyParams& values) {
             cell(2, QString::fromStdString(p.unit), false);
             cell(3, QString::fromStdString(p.domainText()), false);
         }
-    params_->resizeColumnsToContents();
-    const int rows = params_->rowCount();
-    params_box_->setVisible(rows > 0);
-    // Every row and column in view (a policy has at most a handful): the panel scrolls, not
-    // the table (nor does the wheel scroll it: nothing to scroll, the panel takes it).
-    params_->setFixedHeight(params_->horizontalHeader()->sizeHint().height() +
-                            2 * params_->frameWidth() + 2 +
-                            rows * params_->verticalHeader()->defaultSectionSize());
+    params_box_->setVisible(params_->rowCount() > 0);
+    fitParamTable();
     filling_params_ = false;
+}
+
+void PolicyPanel::fitParamTable() {
+    // Every row and column in view (a policy has at most a handful): the panel scrolls, not
+    // the table (nor does the wheel scroll it: nothing to scroll, the panel takes it). When
+    // the columns are wider than the dock, the unit and accepted values wrap onto more
+    // lines rather than being cut ("[0, 0.99]" read "[0, 0.9" at 1920x1080).
+    params_->setWordWrap(false);
+    params_->resizeColumnsToContents();
+    // The table's own width (its viewport follows it only after this resize event), or what
+    // the scrolling panel shows of it when the panel is wider than its dock.
+    int avail = params_->width() - 2 * params_->frameWidth();
+    for (QWidget* p = parentWidget(); p; p = p->parentWidget())
+        if (auto* scroll = qobject_cast<QScrollArea*>(p)) {
+            const int left = params_->mapTo(scroll->widget(), QPoint(0, 0)).x();
+            avail =
+                std::min(avail, scroll->viewport()->width() - left - 2 * params_->frameWidth() - 4);
+            break;
+        }
+    int total = 0;
+    for (int c = 0; c < params_->columnCount(); ++c) total += params_->columnWidth(c);
+    if (avail > 0 && total > avail) {
+        params_->setWordWrap(true);
+        const int fixed = params_->columnWidth(0) + params_->columnWidth(1);
+        const int rest = std::max(80, avail - fixed);
+        // Each wrapping column at least its longest word, the rest shared by content width.
+        auto longestWord = [this](int col) {
+            int w = 0;
+            const QFontMetrics fm = params_->fontMetrics();
+            for (int r = 0; r < params_->rowCount(); ++r)
+                if (const QTableWidgetItem* it = params_->item(r, col))
+                    for (const QString& word : it->text().split(QLatin1Char(' ')))
+                        w = std::max(w, fm.horizontalAdvance(word));
+            return w + 12;
+        };
+        const int unit_min = longestWord(2), domain_min = longestWord(3);
+        const int unit = params_->columnWidth(2), domain = params_->columnWidth(3);
+        const int spare = std::max(0, rest - unit_min - domain_min);
+        const int unit_w =
+            std::min(unit, unit_min + spare * std::max(0, unit - unit_min) /
+                                          std::max(1, unit - unit_min + domain - domain_min));
+        params_->setColumnWidth(2, unit_w);
+        params_->setColumnWidth(3, std::max(domain_min, rest - unit_w));
+    }
+    params_->resizeRowsToContents();
+    int h = params_->horizontalHeader()->sizeHint().height() + 2 * params_->frameWidth() + 2;
+    for (int r = 0; r < params_->rowCount(); ++r) h += params_->rowHeight(r);
+    params_->setFixedHeight(h);
+}
+
+bool PolicyPanel::eventFilter(QObject* o, QEvent* e) {
+    if (o == params_ && e->type() == QEvent::Resize && !filling_params_) fitParamTable();
+    return QWidget::eventFilter(o, e);
 }
 
 void PolicyPanel::setSliderNote(const QString& name, const QString& note) {

@@ -133,7 +133,11 @@ Q_SIGNALS:
     void paramEdited(const QString& name, double value);
     void message(const QString& text); // for the status bar
 
+protected:
+    bool eventFilter(QObject* o, QEvent* e) override;
+
 private:
+    void fitParamTable(); // every row and column in view, wrapping when the dock is narrow
     void showWorkload();
     void rebuildTufSliders(const Workload& w);
     void showCard();

@@ -170,6 +170,18 @@ struct Bench {
     QSignalSpy shown;
 };
 
+// `n` generated requests, each with a time budget of 2 to 5.9 s (TimeBill kills some), shown
+// in the bench's window at 1366x768 with their first run drawn.
+bool showBudgets(Bench& bench, std::size_t n) {
+    bench.w.resize(1366, 768);
+    Workload wl = test::generated(n, 6, "lognormal:400,0.8,max=3000", "lognormal:120,0.9,max=1500");
+    for (auto& r : wl.requests) r.budget_s = 2.0 + 0.1 * double(r.id % 40);
+    bench.w.show();
+    if (!QTest::qWaitForWindowExposed(&bench.w)) return false;
+    bench.w.setWorkload(std::make_shared<Workload>(std::move(wl)), "budgets");
+    return waitForResult(bench.shown) > 0;
+}
+
 // The window on the benchmarks' 20,000 requests (workload20k, file `name`) at `rate` under
 // sprpt_lp, shown at 1400x850 with its first run drawn: what the KAIROS_BENCH figures start
 // from. Null if it did not come up.
@@ -578,25 +590,13 @@ private slots:
         QCOMPARE(under(w.findChild<views::LengthHistogram*>()), 0);
     }
 
-    // Find requests: "killed" finds exactly the run's killed requests (TimeBill with tight
-    // budgets); next jumps to the first (scrolled to, outlined, its card says killed);
-    // "only matches" shows their rows alone; the search follows re-runs; a bad term is
-    // said, with no matches. A large trace opens with every row in view.
     // The Requests panel: every request of the run, the requests CSV's columns (one list:
     // RequestColumns), sortable with undefined values last, showing only Find's matches
     // while a search is on, and linked both ways with the selection (timeline, Inspector).
     void requestTable() {
         Bench bench(Opts().policy("timebill"));
         app::MainWindow& w = bench.w;
-        w.resize(1366, 768);
-        Workload wl =
-            test::generated(800, 6, "lognormal:400,0.8,max=3000", "lognormal:120,0.9,max=1500");
-        for (auto& r : wl.requests) r.budget_s = 2.0 + 0.1 * double(r.id % 40);
-        QSignalSpy shown(&w, &app::MainWindow::resultShown);
-        w.show();
-        QVERIFY(QTest::qWaitForWindowExposed(&w));
-        w.setWorkload(std::make_shared<Workload>(std::move(wl)), "budgets");
-        QVERIFY(waitForResult(shown) > 0);
+        QVERIFY(showBudgets(bench, 800));
         app::RequestsPanel* panel = w.requestsPanel();
         w.requestsDock()->show();
         w.requestsDock()->raise();
@@ -668,18 +668,14 @@ private slots:
         QTRY_VERIFY(w.inspectorDock()->isVisible());
     }
 
+    // Find requests: "killed" finds exactly the run's killed requests (TimeBill with tight
+    // budgets); next jumps to the first (scrolled to, outlined, its card says killed);
+    // "only matches" shows their rows alone; the search follows re-runs; a bad term is
+    // said, with no matches. A large trace opens with every row in view.
     void findRequests() {
         Bench bench(Opts().policy("timebill"));
-        app::MainWindow& w = bench.w;
-        w.resize(1366, 768);
-        Workload wl =
-            test::generated(3000, 6, "lognormal:400,0.8,max=3000", "lognormal:120,0.9,max=1500");
-        for (auto& r : wl.requests) r.budget_s = 2.0 + 0.1 * double(r.id % 40);
-        QSignalSpy shown(&w, &app::MainWindow::resultShown);
-        w.show();
-        QVERIFY(QTest::qWaitForWindowExposed(&w));
-        w.setWorkload(std::make_shared<Workload>(std::move(wl)), "budgets");
-        QVERIFY(waitForResult(shown) > 0);
+        auto& [w, shown] = bench;
+        QVERIFY(showBudgets(bench, 3000));
         const auto& m = *w.lastResult()->requests;
         std::vector<ReqId> killed;
         for (const auto& r : m)
