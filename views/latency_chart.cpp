@@ -31,7 +31,7 @@ LatencyChart::LatencyChart(QWidget* parent) : QCustomPlot(parent) {
     setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
     axisRect()->setRangeDrag(Qt::Horizontal);
     axisRect()->setRangeZoom(Qt::Horizontal);
-    keepLegendOffData(this);
+    keepLegendBelow(this); // a corner still hid the E2EL curve at some sizes
 }
 
 void LatencyChart::setSeries(const std::vector<CdfSeries>& series) {

@@ -86,9 +86,15 @@ std::unique_ptr<ChartSet> makeCharts(const ReportData& d) {
                          }});
     c->kv = std::make_unique<KvChart>(c->range.get());
     c->kv->setPlotMargins(TimelineView::kGutter, 0);
+    // As the window draws it: a fleet's KV against its replicas' capacity together, the
+    // preemptions marked, and with prefix caching the cached blocks nobody references.
     c->kv->setRun(
         std::make_shared<const std::vector<std::pair<double, double>>>(lod::kvSeries(*d.log)),
-        double(d.log->kv_capacity_tokens), {});
+        double(d.log->kv_capacity_tokens) * std::max(1, d.log->replicas),
+        lod::preemptionTimes(*d.log),
+        d.log->prefix_caching ? std::make_shared<const std::vector<std::pair<double, double>>>(
+                                    lod::kvSeries(*d.log, true))
+                              : nullptr);
     if (d.pinned_log)
         c->kv->setPinned(std::make_shared<const std::vector<std::pair<double, double>>>(
             lod::kvSeries(*d.pinned_log)));
@@ -313,7 +319,14 @@ QString htmlTail(const ReportData& d) {
     row(QStringLiteral("policy"), esc(d.log->policy));
     row(QStringLiteral("execution model"), esc(d.log->exec_model));
     row(QStringLiteral("KV capacity"),
-        QString::number(d.log->kv_capacity_tokens) + QStringLiteral(" tokens"));
+        QString::number(d.log->kv_capacity_tokens) + QStringLiteral(" tokens") +
+            (d.log->replicas > 1 ? QStringLiteral(" per replica") : QString()) +
+            (d.log->prefix_caching && d.log->cache_block_size > 1
+                 ? QStringLiteral(" (in whole %1-token blocks: a capacity asked for, as the "
+                                  "run specification's kv_capacity_tokens, is rounded down)")
+                       .arg(d.log->cache_block_size)
+                 : QString()));
+    row(QStringLiteral("Kairos"), QStringLiteral(KAIROS_VERSION));
     for (const auto& [k, v] : d.config) row(esc(k), esc(v));
     h += QStringLiteral("</table>\n");
     if (!d.spec_json.isEmpty())
@@ -325,7 +338,8 @@ QString htmlTail(const ReportData& d) {
         h += QStringLiteral("<h2>Device profile</h2>\n<pre "
                             "style=\"font-size:9pt;white-space:pre-wrap\">%1</pre>\n")
                  .arg(d.profile_json.toHtmlEscaped());
-    h += QStringLiteral("<p>Kairos %1</p>\n</body></html>\n").arg(QStringLiteral(KAIROS_VERSION));
+    // The version is a Configuration row: alone at the end it made a page of its own.
+    h += QStringLiteral("</body></html>\n");
     return h;
 }
 

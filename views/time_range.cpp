@@ -16,6 +16,22 @@ void TimeRange::setExtent(double lo, double hi) {
     focus_from_ = focus_to_ = 0;
 }
 
+void TimeRange::followExtent(double lo, double hi) {
+    hi = std::max(hi, lo + 1e-6);
+    if (lo == lo_ && hi == hi_) return;
+    // The whole run was in view: the whole new one is. Else the view stays where it was,
+    // inside the new extent (a longer run reaches further; a shorter one clamps it).
+    const bool whole = from_ <= lo_ && to_ >= hi_;
+    const double from = from_, to = to_;
+    lo_ = lo;
+    hi_ = hi;
+    if (whole)
+        setRange(lo_, hi_);
+    else
+        setRange(from, to);
+    if (hasSelection()) select(sel_from_, sel_to_); // clamped to the new extent
+}
+
 void TimeRange::select(double a, double b) {
     a = std::clamp(a, lo_, hi_);
     b = std::clamp(b, lo_, hi_);

@@ -47,6 +47,10 @@ public:
     // nothing to zoom to, or to go back to.
     bool zoomToSelection();
     bool zoomBack();
+    // A re-run of the same workload ends elsewhere: the extent becomes [lo, hi], the view
+    // following it when it showed the whole run, else staying (clamped); the selected
+    // stretch and the zoom history are kept. (setExtent is for another workload.)
+    void followExtent(double lo, double hi);
     // Zoom to [a, b] (a twentieth spare either side), remembering the view for zoomBack.
     bool zoomTo(double a, double b);
 

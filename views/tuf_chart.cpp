@@ -151,9 +151,9 @@ void TufChart::setClasses(const std::vector<TufClass>& classes) {
 }
 
 void TufChart::placeLegend() {
-    // The legend in a corner with no data under it, the curves counted too (they cross the
-    // plot: the legend sat on the urgent curve), else below the plot, where it hides nothing.
-    legend_corner_ = views::placeLegend(this);
+    // Below the plot, where it hides nothing: in a corner it sat on the urgent curve, or on
+    // tasks at some window sizes.
+    legend_corner_ = views::placeLegend(this, nullptr, true);
 }
 
 } // namespace kairos::views

@@ -70,7 +70,12 @@ void DeviceChoice::showLabel() {
     // profile's scaled by the KV slider, in whole blocks with prefix caching. Before a run,
     // the profile's.
     const std::int64_t kv = run_kv_ > 0 ? run_kv_ : p.kvCapacityTokens();
-    label_->setText(tr("device: %1 · KV %L2 tokens").arg(name).arg(qlonglong(kv)));
+    label_->setText(run_replicas_ > 1
+                        ? tr("device: %1 · KV %L2 tokens per replica × %3")
+                              .arg(name)
+                              .arg(qlonglong(kv))
+                              .arg(run_replicas_)
+                        : tr("device: %1 · KV %L2 tokens").arg(name).arg(qlonglong(kv)));
     label_->setToolTip(
         tr("%1<br>The execution model the simulations use. KV: %2 (the device profile has "
            "%L3 tokens; the KV slider scales it, and prefix caching rounds it to whole blocks)")
@@ -79,9 +84,10 @@ void DeviceChoice::showLabel() {
             .arg(qlonglong(p.kvCapacityTokens())));
 }
 
-void DeviceChoice::showRunCapacity(std::int64_t tokens) {
-    if (tokens == run_kv_) return;
+void DeviceChoice::showRunCapacity(std::int64_t tokens, int replicas) {
+    if (tokens == run_kv_ && replicas == run_replicas_) return;
     run_kv_ = tokens;
+    run_replicas_ = replicas;
     showLabel();
 }
 

@@ -36,7 +36,7 @@ public:
     QLabel* label() const { return label_; }
     // The KV capacity the label says: the shown run's (per replica; 0: the profile's), so
     // that the status bar, the KV chart, the Inspector and the report say one number.
-    void showRunCapacity(std::int64_t tokens);
+    void showRunCapacity(std::int64_t tokens, int replicas = 1);
 
 Q_SIGNALS:
     void changed(bool ok);
@@ -53,6 +53,7 @@ private:
     std::shared_ptr<const ResolvedExec> resolved_;
     QLabel* label_;
     std::int64_t run_kv_ = 0;
+    int run_replicas_ = 1;
 };
 
 } // namespace kairos::app

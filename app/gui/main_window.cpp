@@ -378,7 +378,13 @@ void MainWindow::buildUi() {
     });
     connect(policy_panel_, &PolicyPanel::paramMoved, this,
             [this](const QString& name, double moved) {
-                panelEdited(name);
+                // Named as the panel labels it ("max running", not "seqs") in the Edit menu.
+                QString label = name;
+                for (const SliderSpec& sp : sliderSpecs())
+                    if (QString::fromStdString(sp.name) == name &&
+                        appliesTo(sp, policy_panel_->policy().toStdString()))
+                        label = QString::fromStdString(sp.label);
+                panelEdited(label);
                 if (sweep_) sweep_->sliderMoved(name, moved);
             });
     connect(policy_panel_, &PolicyPanel::tufMoved, this, &MainWindow::panelEdited);
@@ -407,8 +413,9 @@ void MainWindow::buildUi() {
     // come with a pin and go with it), at most 38 % of the window: it once widened on
     // every re-run, never shrank, and squeezed the Policy panel to a sliver at 1366x768.
     connect(metrics_, &MetricsPanel::columnsChanged, this, [this] {
-        // Not while the Inspector, tabbed in the same area, is the one shown (it is wider).
-        if (inspector_dock_ && !inspector_dock_->visibleRegion().isEmpty()) return;
+        // Only while it is the panel in view: another of its tab group (the Inspector, the
+        // Requests table the user widened) keeps its width.
+        if (!metrics_dock_ || metrics_dock_->visibleRegion().isEmpty()) return;
         const int want = std::min(metrics_->wantedWidth(), int(width() * 0.38));
         resizeDocks({metrics_dock_}, {std::max(want, metrics_->minimumTableWidth())},
                     Qt::Horizontal);
@@ -488,8 +495,12 @@ void MainWindow::buildUi() {
     charts_->followInspector(inspector_);
     // Requests: every request of the run in a sortable table, linked with the timeline, Find
     // and the Inspector (requests_panel.h).
-    requests_ = new RequestsPanel(state_, charts_->findBar(),
-                                  [this](int id) { charts_->timeline()->scrollToRequest(id); });
+    // A row picked outlines the request's row on the timeline (as F3 does) and scrolls to it.
+    requests_ = new RequestsPanel(state_, charts_->findBar(), [this](int id) {
+        views::TimelineView* tl = charts_->timeline();
+        tl->setMarked(tl->marked(), id);
+        tl->scrollToRequest(id);
+    });
     requests_->setObjectName(QStringLiteral("requestsPanel"));
     connect(requests_, &RequestsPanel::inspectRequested, this, &MainWindow::showInspector);
     requests_dock_ =
@@ -508,7 +519,12 @@ void MainWindow::buildUi() {
     // A request picked (its story in the Inspector) never narrows the timeline below 60 %.
     connect(state_, &WorkbenchState::selectionChanged, this,
             [this] { QTimer::singleShot(0, this, [this] { keepTimelineWide(); }); });
-    connect(charts_, &ChartArea::inspectorWanted, this, &MainWindow::showInspector);
+    // A request clicked shows its story in the Inspector, unless the Requests table is the
+    // panel in view: it follows the click there (raising the Inspector hid it).
+    connect(charts_, &ChartArea::inspectorWanted, this, [this] {
+        if (requests_dock_->isVisible() && !requests_dock_->visibleRegion().isEmpty()) return;
+        showInspector();
+    });
     metrics_dock_->raise();
     runs_->refresh();
 
@@ -600,8 +616,25 @@ void MainWindow::buildUi() {
     // Every panel, shown or hidden: a closed panel comes back from here.
     view->addSeparator();
     view->addSection(tr("Panels"));
-    for (auto* d : findChildren<QDockWidget*>(QString(), Qt::FindDirectChildrenOnly))
-        view->addAction(d->toggleViewAction());
+    // A panel open behind another's tab is raised, not closed (Qt's toggle closed it: it
+    // counts as shown); one in view is closed; a closed one opens in front.
+    for (auto* d : findChildren<QDockWidget*>(QString(), Qt::FindDirectChildrenOnly)) {
+        QAction* toggle = d->toggleViewAction();
+        auto* a = view->addAction(toggle->text());
+        a->setCheckable(true);
+        a->setChecked(toggle->isChecked());
+        connect(toggle, &QAction::toggled, a, &QAction::setChecked);
+        connect(a, &QAction::triggered, this, [d, a] {
+            const bool behind = d->isVisible() && d->visibleRegion().isEmpty();
+            if (behind || !d->isVisible()) {
+                d->show();
+                d->raise();
+                a->setChecked(true);
+            } else {
+                d->close();
+            }
+        });
+    }
     addHelpMenu(this);
     // Progress and cancel of a workload read or a simulation that takes a while.
     progress_ = new JobProgress(&jobs_, {QStringLiteral("load"), SimRunner::kChannel});
@@ -821,12 +854,18 @@ void MainWindow::showResult(std::shared_ptr<const RunView> r) {
         // The new extent is the history's first step, not a move.
         history_->quietly([&] { state_->range()->setExtent(lo, hi); });
         state_->setSelection(-1, 0.0); // another workload: another request with that id
+    } else {
+        // The same workload run again may end later or sooner (a smaller KV): the axes reach
+        // the new end (they stayed at the old run's, its queued bars running off the edge).
+        const std::pair<double, double> ext = lod::timeExtent(*r->rows);
+        history_->quietly([&] { state_->range()->followExtent(ext.first, ext.second); });
     }
     // The search's matches in this run (its rows: refreshComparison below); not a new step.
     history_->quietly([this] { charts_->findBar()->apply(false); });
     if (history_->size() == 0) history_->record();
     live_->setWorkload(r->workload); // a live run uses the workload as shown
-    device_->showRunCapacity(r->log ? r->log->kv_capacity_tokens : 0);
+    device_->showRunCapacity(r->log ? r->log->kv_capacity_tokens : 0,
+                             r->log ? r->log->replicas : 1);
     charts_->showRun(*r);
     charts_->setHint(sliderHint(*r));
     statusBar()->showMessage(tr("%1: %2 requests simulated in %3 ms (job %4)")

@@ -21,6 +21,7 @@ RequestsPanel::RequestsPanel(WorkbenchState* state, FindBar* find, std::function
     auto* v = new QVBoxLayout(this);
     v->setContentsMargins(4, 4, 4, 4);
     summary_->setWordWrap(true);
+    summary_->setTextFormat(Qt::PlainText); // a search such as ttft>2000 as typed
     v->addWidget(summary_);
     filter_->setSourceModel(model_);
     table_->setModel(filter_);
@@ -87,7 +88,19 @@ void RequestsPanel::readRun() {
         model_->clear();
     syncing_ = was;
     hideEmptyColumns();
+    orderColumns();
     readMatches();
+}
+
+void RequestsPanel::orderColumns() {
+    // The latencies first, where a narrow dock shows them; the CSV's order is the model's.
+    const RequestColumns* cols = model_->columns();
+    if (!cols) return;
+    QHeaderView* h = table_->horizontalHeader();
+    int at = 0;
+    for (const char* name : {"id", "class", "agent", "status", "ttft_ms", "tpot_ms", "e2el_ms",
+                             "queue_ms", "arrival_s", "prompt_tokens", "output_tokens"})
+        if (const int c = cols->find(name); c >= 0) h->moveSection(h->visualIndex(c), at++);
 }
 
 void RequestsPanel::hideEmptyColumns() {
@@ -152,7 +165,7 @@ QString RequestsPanel::summaryText() const {
     return tr("%L1 of %L2 requests match “%3” (Find).")
         .arg(filter_->rowCount())
         .arg(all)
-        .arg(find_->text().toHtmlEscaped());
+        .arg(find_->text());
 }
 
 } // namespace kairos::app

@@ -47,6 +47,7 @@ private:
     void readMatches(); // Find's matches as the filter
     void showSelection();
     void hideEmptyColumns();
+    void orderColumns();
     void updateSummary();
 
     WorkbenchState* state_;

@@ -43,11 +43,7 @@ void SimRunner::present(RunView& r, std::shared_ptr<RunLog> log, const SummaryOp
     r.summary = summarize(*log, per_request, so);
     r.summary_options = so;
     const auto c = Clock::now();
-    HandBacks hand_backs(per_request.size());
-    for (const Event& e : log->events) {
-        const bool hand_back = hand_backs.handBack(e);
-        if (e.ev == Ev::Preempt && !hand_back) r.preemptions.push_back(e.t);
-    }
+    r.preemptions = lod::preemptionTimes(*log);
     auto cdfs = lod::latencyCdfs(per_request);
     r.cdf_ttft = std::move(cdfs.ttft);
     r.cdf_tpot = std::move(cdfs.tpot);

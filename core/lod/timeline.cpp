@@ -315,4 +315,14 @@ std::vector<Bucket> downsample(const std::vector<std::pair<double, double>>& poi
     return out;
 }
 
+std::vector<double> preemptionTimes(const RunLog& log) {
+    std::vector<double> out;
+    HandBacks hand_backs(static_cast<std::size_t>(log.num_requests));
+    for (const Event& e : log.events) {
+        const bool hand_back = hand_backs.handBack(e);
+        if (e.ev == Ev::Preempt && !hand_back) out.push_back(e.t);
+    }
+    return out;
+}
+
 } // namespace kairos::lod

@@ -104,6 +104,9 @@ struct Bucket {
 // in use plus the cached blocks nobody references (IterSpan::kv_cached, as at each
 // stretch's start); the same as in use without prefix caching.
 std::vector<std::pair<double, double>> kvSeries(const RunLog& log, bool held = false);
+// The times the engine preempted a request (KV dropped), in order; a robot segment's
+// hand-back (HandBacks) is not one. The KV chart's markers, in the window and the report.
+std::vector<double> preemptionTimes(const RunLog& log);
 // `points` sorted by time, read as a step function: buckets of equal width over [from, to].
 std::vector<Bucket> downsample(const std::vector<std::pair<double, double>>& points, double from,
                                double to, int buckets);

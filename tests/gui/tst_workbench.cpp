@@ -1033,6 +1033,29 @@ private slots:
         QCOMPARE(w.lastResult()->policy.params.at("watermark"), 0.05);
     }
 
+    // A re-run of the same workload that ends later (a tenth of the KV) widens the time axes
+    // to its end; with the whole run in view, the view follows; zoomed in, the view stays.
+    void axesFollowALongerRun() {
+        Bench bench(chatSample("sprpt_lp"));
+        auto& [w, shown] = bench;
+        QVERIFY(bench.next() > 0);
+        views::TimeRange* range = w.state()->range();
+        const double end = range->extentTo();
+        QCOMPARE(range->to(), end);
+        w.policyPanel()->slider("kv")->setValue(0.1);
+        QVERIFY(waitForResult(shown) > 0);
+        const double longer = lod::timeExtent(*w.lastResult()->rows).second;
+        QVERIFY2(longer > 1.5 * end, qPrintable(QString("%1 -> %2").arg(end).arg(longer)));
+        QCOMPARE(range->extentTo(), longer);
+        QCOMPARE(range->to(), longer);
+        range->setRange(10, 50); // zoomed in: kept through the next run
+        w.policyPanel()->slider("kv")->setValue(0.2);
+        QVERIFY(waitForResult(shown) > 0);
+        QCOMPARE(range->from(), 10.0);
+        QCOMPARE(range->to(), 50.0);
+        QCOMPARE(range->extentTo(), lod::timeExtent(*w.lastResult()->rows).second);
+    }
+
     // The window holds one RunSpec (WorkbenchState::spec): every control edits it and each
     // change is a step of Undo over it: caching, replicas, a value of the parameter table,
     // a slider. Undo brings the panels and the run back to the spec before, step by step; a
@@ -1086,6 +1109,27 @@ private slots:
             QVERIFY(waitForResult(shown) > 0);
             QVERIFY(!stack->canRedo());
             QCOMPARE(stack->count(), 1);
+            QCOMPARE(stack->undoText(), QStringLiteral("change preemption C")); // the label
+            // A value typed into a box and entered: Ctrl+Z there is the window's Undo (the
+            // box's line edit took it and did nothing).
+            w.resize(1366, 768);
+            w.show();
+            QVERIFY(QTest::qWaitForWindowExposed(&w));
+            w.activateWindow();
+            QVERIFY(QTest::qWaitForWindowActive(&w));
+            QTest::qWait(900); // a new step, not merged with the move to 0.2
+            QDoubleSpinBox* box = w.policyPanel()->slider("C")->spinBox();
+            box->setFocus();
+            box->selectAll();
+            QTest::keyClicks(box, "0.55");
+            QTest::keyClick(box, Qt::Key_Return);
+            QVERIFY(waitForResult(shown) > 0);
+            KAIROS_COMPARE_NEAR(w.shownSpec().policy.params.at("C"), 0.55, 1e-9);
+            QTRY_VERIFY(box->hasFocus());
+            QTest::keyClick(box, Qt::Key_Z, Qt::ControlModifier);
+            QVERIFY(waitForResult(shown) > 0);
+            KAIROS_COMPARE_NEAR(w.shownSpec().policy.params.at("C"), 0.2, 1e-9);
+            KAIROS_COMPARE_NEAR(box->value(), 0.2, 1e-9);
             QVERIFY(w.saveSession(one));
         }
         // A part no control shows, in the session's spec: kept through an edit and a save.
@@ -1404,10 +1448,10 @@ private slots:
         QCOMPARE(chart.tasksBeyond(), 0);
         QCOMPARE(chart.tasksBelow(), 100); // about -66 each: drawn at -3
         QVERIFY(chart.note().contains(QStringLiteral("100 task(s) below")));
-        // The late tasks lie along the bottom right: the legend stays at the top right.
+        // The legend is below the plot, whatever lies where (no corner: Qt::Alignment()).
         chart.replot();
         chart.replot();
-        QCOMPARE(chart.legendCorner(), Qt::AlignTop | Qt::AlignRight);
+        QCOMPARE(chart.legendCorner(), Qt::Alignment());
         // On time, and one task 300 s late: the axis keeps the on-time ones readable.
         urgent.tasks.clear();
         for (int i = 0; i < 100; ++i) urgent.tasks.emplace_back(0.1 + 0.003 * i, 1.0);
@@ -1418,14 +1462,15 @@ private slots:
         QVERIFY2(chart.note().contains(QStringLiteral("1 task(s) beyond")) &&
                      chart.note().contains(QStringLiteral("300 s")),
                  qPrintable(chart.note()));
-        // Tasks at the top right (on time, late in the axis): the legend moves away.
+        // Tasks at the top right: still below, off the data.
         urgent.tasks.clear();
         for (int i = 0; i < 50; ++i) urgent.tasks.emplace_back(6 + 0.05 * i, 1.0);
         urgent.tuf = Tuf{8, -1.0, 1.0};
         chart.setClasses({urgent});
         chart.replot(); // placed at replot, against the laid-out plot
         chart.replot();
-        QVERIFY(chart.legendCorner() != (Qt::AlignTop | Qt::AlignRight));
+        QCOMPARE(chart.legendCorner(), Qt::Alignment());
+        QVERIFY(chart.legend->outerRect().top() >= chart.axisRect()->outerRect().bottom());
     }
 
     // At 1366x768 every legend entry of every chart in the window gets its whole text: the
@@ -1655,13 +1700,29 @@ private slots:
         QVERIFY(view);
         const auto docks = w.findChildren<QDockWidget*>(QString(), Qt::FindDirectChildrenOnly);
         QVERIFY(docks.size() >= 6);
+        auto item = [&](QDockWidget* d) -> QAction* {
+            for (QAction* a : view->actions())
+                if (a->text() == d->toggleViewAction()->text()) return a;
+            return nullptr;
+        };
         for (QDockWidget* d : docks) {
-            QVERIFY2(view->actions().contains(d->toggleViewAction()), qPrintable(d->windowTitle()));
+            QAction* a = item(d);
+            QVERIFY2(a && a->isCheckable(), qPrintable(d->windowTitle()));
             d->close();
             QVERIFY(d->isHidden());
-            d->toggleViewAction()->trigger();
+            QVERIFY(!a->isChecked());
+            a->trigger(); // closed: opens, in front
             QVERIFY2(!d->isHidden(), qPrintable(d->windowTitle()));
+            QVERIFY(a->isChecked());
         }
+        // Open behind another panel's tab: the item raises it, and it stays open.
+        w.metricsPanel()->parentWidget()->raise();
+        QTRY_VERIFY(w.requestsDock()->visibleRegion().isEmpty());
+        item(w.requestsDock())->trigger();
+        QTRY_VERIFY(!w.requestsDock()->visibleRegion().isEmpty());
+        QVERIFY(!w.requestsDock()->isHidden());
+        item(w.requestsDock())->trigger(); // in view: closes
+        QVERIFY(w.requestsDock()->isHidden());
     }
 
     // The metrics model under Qt's model tester, through no run, one run, a comparison
