@@ -105,7 +105,7 @@ void addHelpMenu(QMainWindow* window) {
 
 QString shortcutsHelp(const QMenuBar* bar) {
     // From the menus' own actions (never stale), then what the mouse does.
-    QString html = QStringLiteral("<table>");
+    QString html = QStringLiteral("<table cellspacing=\"0\" cellpadding=\"3\">");
     std::function<void(const QMenu*, const QString&)> walk = [&](const QMenu* m,
                                                                  const QString& path) {
         for (const QAction* a : m->actions()) {
@@ -114,9 +114,14 @@ QString shortcutsHelp(const QMenuBar* bar) {
                 continue;
             }
             if (a->shortcut().isEmpty() || a->text().isEmpty()) continue;
+            // An action whose text follows the state (Undo's "Undo change C") is named by its
+            // fixed help text.
+            const QString text = a->property("helpText").isValid()
+                                     ? a->property("helpText").toString()
+                                     : a->text().remove('&');
             html += QStringLiteral("<tr><td><b>%1</b></td><td>%2%3</td></tr>")
                         .arg(a->shortcut().toString(QKeySequence::NativeText).toHtmlEscaped(),
-                             path.toHtmlEscaped(), a->text().remove('&').toHtmlEscaped());
+                             path.toHtmlEscaped(), text.toHtmlEscaped());
         }
     };
     for (const QAction* a : bar->actions())

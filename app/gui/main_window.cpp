@@ -587,8 +587,10 @@ void MainWindow::buildUi() {
     auto* edit = menuBar()->addMenu(tr("&Edit"));
     QAction* undo = undo_->stack()->createUndoAction(this, tr("&Undo"));
     undo->setShortcut(QKeySequence::Undo);
+    undo->setProperty("helpText", tr("Undo the last change to the run"));
     QAction* redo = undo_->stack()->createRedoAction(this, tr("&Redo"));
     redo->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_Z));
+    redo->setProperty("helpText", tr("Redo the change undone"));
     edit->addAction(undo);
     edit->addAction(redo);
     edit->addSeparator();

@@ -814,6 +814,9 @@ private slots:
         const QString help = app::shortcutsHelp(w.menuBar());
         for (const char* k : {"Undo", "Find requests", "Re-simulate", "Pin this run"})
             QVERIFY2(help.contains(k), qPrintable(help));
+        // Undo and Redo by what they do, not by the step at hand ("Redo change C").
+        QVERIFY2(!help.contains("change C"), qPrintable(help));
+        QVERIFY2(help.contains("Redo the change undone"), qPrintable(help));
     }
 
     // Every file the window writes goes through the output rules (issue 53): a device node
