@@ -26,6 +26,7 @@ Qt::Alignment placeLegend(QCustomPlot* plot, const std::function<bool(const QCPG
     // tasks, until the next replot).
     if (legend->itemCount() == 0) return Qt::AlignTop | Qt::AlignRight;
     QCPAxisRect* ar_el = plot->axisRect();
+    int count[4] = {0, 0, 0, 0};
     const Qt::Alignment corners[] = {Qt::AlignTop | Qt::AlignRight, Qt::AlignTop | Qt::AlignLeft,
                                      Qt::AlignBottom | Qt::AlignRight,
                                      Qt::AlignBottom | Qt::AlignLeft};
@@ -33,7 +34,6 @@ Qt::Alignment placeLegend(QCustomPlot* plot, const std::function<bool(const QCPG
     const QRect ar = ar_el->rect();
     const double wf = ar.width() > 0 ? std::min(0.9, (ls.width() + 16.0) / ar.width()) : 0.45;
     const double hf = ar.height() > 0 ? std::min(0.9, (ls.height() + 16.0) / ar.height()) : 0.3;
-    int count[4] = {0, 0, 0, 0};
     auto at = [&](QCPAxis* axis, double v) { // 0..1 across the axis, log axes too
         const QCPRange r = axis->range();
         if (axis->scaleType() == QCPAxis::stLogarithmic) {
@@ -49,7 +49,8 @@ Qt::Alignment placeLegend(QCustomPlot* plot, const std::function<bool(const QCPG
             if ((right ? fx > 1 - wf : fx < wf) && (top ? fy > 1 - hf : fy < hf)) ++count[c];
         }
     };
-    for (int g = 0; g < plot->graphCount(); ++g) {
+    // Below anyway: no corner to judge (the KV chart's 20,000 points, at every replot).
+    for (int g = 0; g < (below ? 0 : plot->graphCount()); ++g) {
         const QCPGraph* graph = plot->graph(g);
         if (!graph->visible() || (counts && !counts(graph))) continue;
         const bool line = graph->lineStyle() != QCPGraph::lsNone;

@@ -52,6 +52,7 @@
 #include <QMenu>
 #include <QMenuBar>
 #include <QMessageBox>
+#include <QScopedValueRollback>
 #include <QScreen>
 #include <QScrollArea>
 #include <QScrollBar>
@@ -173,16 +174,15 @@ void MainWindow::openRunLog(const QString& path) {
             }
             // Its requests as the workload, its policy in the panel, no simulation: the run
             // is shown as recorded.
-            const bool was = restoring_;
-            restoring_ = true;
-            setWorkload(view->workload, QFileInfo(path).fileName());
-            const QString policy = QString::fromStdString(view->policy.name);
-            if (policy_panel_->knowsPolicy(policy)) policy_panel_->setPolicy(policy);
-            policy_panel_->setReplicas(view->log->replicas);
-            if (view->log->fleet())
-                policy_panel_->setRouter(QString::fromStdString(view->log->router));
-            policy_panel_->setPrefixCaching(view->log->prefix_caching);
-            restoring_ = was;
+            quietly([&] {
+                setWorkload(view->workload, QFileInfo(path).fileName());
+                const QString policy = QString::fromStdString(view->policy.name);
+                if (policy_panel_->knowsPolicy(policy)) policy_panel_->setPolicy(policy);
+                policy_panel_->setReplicas(view->log->replicas);
+                if (view->log->fleet())
+                    policy_panel_->setRouter(QString::fromStdString(view->log->router));
+                policy_panel_->setPrefixCaching(view->log->prefix_caching);
+            });
             undo_->reset(panelSpec()); // the log's settings, a new undo history
             recent_->remember(path);
             showResult(view);
@@ -254,16 +254,15 @@ bool sameExec(const RunSpec::ExecPart& a, const RunSpec::ExecPart& b) {
 } // namespace
 
 void MainWindow::showSpec(const RunSpec& spec) {
-    const bool was = restoring_;
-    restoring_ = true;
-    // The parameters without a slider are the policy's from now on (its table shows them).
-    PolicyParams& extra = policy_params_[spec.policy.name];
-    extra.clear();
-    for (const auto& [k, v] : spec.policy.params)
-        if (!policy_panel_->sliderSets(spec.policy.name, k)) extra[k] = v;
-    policy_panel_->applySpec(spec, device_->profile().kvCapacityTokens());
-    policy_panel_->showOtherParams(extra);
-    restoring_ = was;
+    quietly([&] {
+        // The parameters without a slider are the policy's from now on (its table shows them).
+        PolicyParams& extra = policy_params_[spec.policy.name];
+        extra.clear();
+        for (const auto& [k, v] : spec.policy.params)
+            if (!policy_panel_->sliderSets(spec.policy.name, k)) extra[k] = v;
+        policy_panel_->applySpec(spec, device_->profile().kvCapacityTokens());
+        policy_panel_->showOtherParams(extra);
+    });
     if (!sameExec(spec.exec, device_->exec())) {
         device_pending_ = true; // resolved off the GUI thread; it runs then
         device_->use(spec.exec);
@@ -277,10 +276,8 @@ void MainWindow::adoptSpec(const RunSpec& spec) {
 }
 
 void MainWindow::quietly(const std::function<void()>& change) {
-    const bool was = restoring_;
-    restoring_ = true;
+    const QScopedValueRollback<bool> quiet(restoring_, true);
     change();
-    restoring_ = was;
 }
 
 RunContext MainWindow::windowContext() const {
@@ -774,22 +771,18 @@ void MainWindow::setWorkload(std::shared_ptr<const Workload> w, const QString& l
     // prompt: without it every urgent response pays a 1,300-token prefill), until the user
     // or --prefix-caching sets it. One run below, not one for the checkbox as well.
     if (!start_.prefix_caching_given && !policy_panel_->cachingChosen()) {
-        const bool was = restoring_;
-        restoring_ = true;
-        policy_panel_->setPrefixCaching(hasRobotPlans(*state_->workload()));
-        restoring_ = was;
+        quietly([this] { policy_panel_->setPrefixCaching(hasRobotPlans(*state_->workload())); });
     }
     // Without --policy: TimelyLLM as its authors' code runs it for robot plans (timely_code
     // with their harness's max_num_seqs 8; docs/upstream/timelyllm.md), until the user picks
     // a policy; the start policy with vLLM's 256 seats for the rest.
     if (start_.policy_follows_workload && !policy_panel_->policyChosen()) {
         const bool robot = hasRobotPlans(*state_->workload());
-        const bool was = restoring_;
-        restoring_ = true;
-        policy_panel_->setPolicy(robot ? QStringLiteral("timely_code") : start_.policy);
-        if (views::ParamSlider* seats = policy_panel_->slider(QStringLiteral("seqs")))
-            seats->setValue(robot ? 8 : 256);
-        restoring_ = was;
+        quietly([&] {
+            policy_panel_->setPolicy(robot ? QStringLiteral("timely_code") : start_.policy);
+            if (views::ParamSlider* seats = policy_panel_->slider(QStringLiteral("seqs")))
+                seats->setValue(robot ? 8 : 256);
+        });
     }
     // The spec of this workload as the panels set it: a new undo history.
     undo_->reset(panelSpec());

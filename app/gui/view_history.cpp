@@ -4,6 +4,7 @@
 #include "time_range.h"
 #include "workbench_state.h"
 
+#include <QScopedValueRollback>
 #include <QTimer>
 #include <QToolButton>
 
@@ -56,10 +57,8 @@ void ViewHistory::clear() {
 }
 
 void ViewHistory::quietly(const std::function<void()>& change) {
-    const bool was = restoring_;
-    restoring_ = true;
+    const QScopedValueRollback<bool> quiet(restoring_, true);
     change();
-    restoring_ = was;
 }
 
 void ViewHistory::restore(int pos) {
