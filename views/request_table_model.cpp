@@ -48,11 +48,7 @@ QVariant RequestTableModel::data(const QModelIndex& index, int role) const {
     case Qt::DisplayRole: {
         if (col.kind == RequestColumns::Kind::Text)
             return QString::fromStdString(table_->text(i, c));
-        const double v = table_->number(i, c);
-        if (!std::isfinite(v)) return QString();
-        if (col.kind == RequestColumns::Kind::Integer) return QString::number(qint64(v));
-        // Milliseconds to a tenth, seconds to the millisecond: what a reader compares.
-        return QString::number(v, 'f', col.name == "arrival_s" ? 3 : 1);
+        return display(col, table_->number(i, c));
     }
     case SortRole:
         if (col.kind == RequestColumns::Kind::Text)
@@ -66,6 +62,13 @@ QVariant RequestTableModel::data(const QModelIndex& index, int role) const {
     default:
         return {};
     }
+}
+
+QString RequestTableModel::display(const RequestColumns::Column& col, double v) {
+    if (!std::isfinite(v)) return QString();
+    if (col.kind == RequestColumns::Kind::Integer) return QString::number(qint64(v));
+    // Milliseconds to a tenth, seconds to the millisecond: what a reader compares.
+    return QString::number(v, 'f', col.name == "arrival_s" ? 3 : 1);
 }
 
 QVariant RequestTableModel::headerData(int section, Qt::Orientation o, int role) const {

@@ -34,6 +34,8 @@ public:
     int columnCount(const QModelIndex& parent = {}) const override;
     QVariant data(const QModelIndex& index, int role) const override;
     QVariant headerData(int section, Qt::Orientation o, int role) const override;
+    // A number of column `col` as a cell shows it ("" where undefined).
+    static QString display(const RequestColumns::Column& col, double v);
 
 private:
     std::shared_ptr<const RunLog> log_;

@@ -34,6 +34,7 @@
 #include "timeline_view.h"
 #include "trace_formats.h"
 #include "util/atomic_file.h"
+#include "util/heap_reuse.h"
 #include "util/input_file.h"
 #include "view_history.h"
 #include "wheel_guard.h"
@@ -82,7 +83,8 @@ constexpr int kLayoutVersion = 2;
 MainWindow::MainWindow(const StartOptions& opt, QWidget* parent)
     : QMainWindow(parent), start_(opt), state_(new WorkbenchState(this)), runner_(&jobs_) {
     setWindowTitle(QStringLiteral("Kairos"));
-    installWheelGuard(); // the wheel scrolls the panels; it edits only a focused control
+    keepFreedMemoryForReuse(); // a re-run reuses the last one's pages (util/heap_reuse.h)
+    installWheelGuard();       // the wheel scrolls the panels; it edits only a focused control
     // The window's files (charts, reports, sessions, exports) are files: a device or a pipe
     // chosen in a Save dialog is refused, never written into or replaced (util/atomic_file.h).
     outputsFilesOnly(true);
@@ -889,12 +891,7 @@ QString MainWindow::sliderHint(const RunView& r) {
     views::ParamSlider* k = policy_panel_->slider(QStringLiteral("k"));
     const bool c_on = c && c->isEnabled(), k_on = k && k->isEnabled();
     if (c_on && r.log) {
-        const Explanation& ex = r.log->explain;
-        auto it = r.policy.params.find("watermark");
-        const double wm = ex.limits.known()             ? ex.limits.watermark
-                          : it != r.policy.params.end() ? it->second
-                                                        : 0.01;
-        const RoomUse u = roomUse(*r.log, r.limits.max_num_seqs, r.limits.block_size, wm);
+        const RoomUse& u = r.room; // SimRunner::present
         const QString why =
             u.binds ? QString()
                     : tr("Preemption C cannot change this run: room never binds (KV peaked at "

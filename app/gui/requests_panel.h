@@ -7,6 +7,7 @@
 // Hidden, it does no work: a run shown meanwhile is read when it shows again.
 #include "model/request.h"
 
+#include <QSet>
 #include <QWidget>
 #include <functional>
 
@@ -46,7 +47,7 @@ private:
     void readRun();     // the shown run into the model (when visible)
     void readMatches(); // Find's matches as the filter
     void showSelection();
-    void hideEmptyColumns();
+    void fitColumns(); // widths from the run's values; empty columns hidden
     void orderColumns();
     void updateSummary();
 
@@ -57,8 +58,10 @@ private:
     QTableView* table_;
     views::RequestTableModel* model_;
     views::RequestFilter* filter_;
-    bool stale_ = true;    // a run was shown while hidden
-    bool syncing_ = false; // the table follows the state: no selection back
+    bool stale_ = true;        // a run was shown while hidden
+    bool syncing_ = false;     // the table follows the state: no selection back
+    bool fitting_ = false;     // widths being set by fitColumns, not by the user
+    QSet<QString> user_sized_; // columns the user resized keep their width
 };
 
 } // namespace kairos::app

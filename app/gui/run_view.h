@@ -5,6 +5,7 @@
 #include "lod/timeline.h"
 #include "metrics/explain_view.h"
 #include "metrics/summary.h"
+#include "metrics/waits.h"
 #include "model/run_log.h"
 #include "model/workload.h"
 #include "run/run_spec.h"
@@ -48,6 +49,8 @@ struct RunView {
     // Latency CDFs of finished requests (ms, lod::ecdf) and the utility view's data.
     std::vector<std::pair<double, double>> cdf_ttft, cdf_tpot, cdf_e2el;
     std::vector<views::TufClass> tufs;
+    // Whether seats or KV ever bound (what preemption C can act on; the banner's hint says).
+    RoomUse room;
     double wall_ms = 0;                             // prepare + simulate + summarise + rows
     double sim_ms = 0, summary_ms = 0, rows_ms = 0; // the parts (rows: after the summary)
     double layout_wait_ms = 0; // of rows_ms: waiting for the timeline layout's thread

@@ -40,16 +40,29 @@ void SimRunner::present(RunView& r, std::shared_ptr<RunLog> log, const SummaryOp
     auto requests = std::make_shared<const std::vector<RequestMetrics>>(perRequest(*log));
     const std::vector<RequestMetrics>& per_request = *requests;
     r.requests = requests;
+    // The CDFs (three sorts of every latency) on a third thread, beside the summary and the
+    // layout: a quarter of what followed the simulation, with the load shared by two cores.
+    auto cdf_job =
+        std::async(std::launch::async, [&per_request] { return lod::latencyCdfs(per_request); });
     r.summary = summarize(*log, per_request, so);
     r.summary_options = so;
     const auto c = Clock::now();
     r.preemptions = lod::preemptionTimes(*log);
-    auto cdfs = lod::latencyCdfs(per_request);
+    // Utility view: per class, its TUF and every task at (W(s0), TUF(W(s0))).
+    r.tufs = views::tufClasses(*log, *r.workload, r.summary);
+    // Whether room ever bound (the banner's hint for C), from the iterations: here, not on
+    // the GUI thread. The watermark the engine used, else the policy's, else vLLM's 0.01.
+    {
+        const auto it = r.policy.params.find("watermark");
+        const double wm = log->explain.limits.known()   ? log->explain.limits.watermark
+                          : it != r.policy.params.end() ? it->second
+                                                        : 0.01;
+        r.room = roomUse(*log, r.limits.max_num_seqs, r.limits.block_size, wm);
+    }
+    auto cdfs = cdf_job.get();
     r.cdf_ttft = std::move(cdfs.ttft);
     r.cdf_tpot = std::move(cdfs.tpot);
     r.cdf_e2el = std::move(cdfs.e2el);
-    // Utility view: per class, its TUF and every task at (W(s0), TUF(W(s0))).
-    r.tufs = views::tufClasses(*log, *r.workload, r.summary);
     const auto c2 = Clock::now();
     layout.get(); // rethrows what the layout threw
     const auto d = Clock::now();
