@@ -82,6 +82,11 @@ Qt::Alignment placeLegend(QCustomPlot* plot, const std::function<bool(const QCPG
         legend->setMargins(QMargins(6, 2, 6, 4));
         plot->plotLayout()->setRowStretchFactor(plot->plotLayout()->rowCount() - 1, 0.001);
     }
+    // QCPLegend draws its border on its outer rect, whose bottom below the plot is the
+    // chart's last pixel row plus one: without a margin under it, the border's bottom line
+    // fell outside the chart (the PDF report's legends had three sides).
+    const QMargins room(0, 0, 0, inside ? 0 : 2);
+    if (plot->plotLayout()->margins() != room) plot->plotLayout()->setMargins(room);
     if (!inside) {
         // Below the plot, in as many columns as fit the plot's width (one row of every
         // entry would set the chart's minimum width to the legend's). Entry i goes to column

@@ -53,12 +53,19 @@ void TimelineView::setRows(std::shared_ptr<const std::vector<lod::Row>> rows,
     if (rows_ && rows_->size() != before && !rows_->empty()) fit_rows_ = true;
     if (fit_rows_) fitRows();
     requests_ = requests ? std::move(requests) : rows_;
-    has_robot_ = rows_ && std::any_of(rows_->begin(), rows_->end(),
-                                      [](const lod::Row& r) { return !r.robot.empty(); });
-    has_cached_ = rows_ && std::any_of(rows_->begin(), rows_->end(), [](const lod::Row& r) {
-                      return std::any_of(r.spans.begin(), r.spans.end(),
-                                         [](const lod::Span& s) { return s.cached > 0; });
-                  });
+    // What the legend names: the phases drawn, the cached part of prefills, kills (one pass).
+    kinds_ = 0;
+    has_cached_ = has_killed_ = false;
+    if (rows_)
+        for (const lod::Row& r : *rows_) {
+            for (const lod::Span& sp : r.spans) {
+                kinds_ |= 1u << unsigned(sp.kind);
+                has_cached_ = has_cached_ || sp.cached > 0;
+            }
+            if (!r.robot.empty()) kinds_ |= 1u << unsigned(lod::SpanKind::Robot);
+            has_killed_ = has_killed_ || r.killed;
+        }
+    has_robot_ = kinds_ & (1u << unsigned(lod::SpanKind::Robot));
     // Replica stripes only for a fleet's request rows (agent lanes mix replicas).
     has_replicas_ =
         rows_ && !agentLanes() &&
@@ -101,7 +108,7 @@ long TimelineView::rowOf(int id) const {
 bool TimelineView::scrollToRequest(int id) {
     const long i = rowOf(id);
     if (i < 0) return false;
-    const int page = std::max(1, viewport()->height() - kHeader);
+    const int page = std::max(1, viewport()->height() - headerHeight(viewport()->width()));
     verticalScrollBar()->setValue(
         static_cast<int>(std::lround((double(i) + 0.5) * row_h_ - page / 2.0)));
     // Its lifetime in the window: the window keeps its width when that is wide enough.
@@ -121,8 +128,9 @@ bool TimelineView::scrollToRequest(int id) {
 
 QRect TimelineView::plotRect() const {
     const QRect v = viewport()->rect();
-    return QRect(v.left() + kGutter, v.top() + kHeader, std::max(0, v.width() - kGutter),
-                 std::max(0, v.height() - kHeader));
+    const int head = headerHeight(v.width());
+    return QRect(v.left() + kGutter, v.top() + head, std::max(0, v.width() - kGutter),
+                 std::max(0, v.height() - head));
 }
 
 lod::TimeAxis TimelineView::plotAxis() const {
@@ -154,7 +162,9 @@ void TimelineView::paintSelection(QPainter& p, const QRect& column) const {
 
 void TimelineView::fitRows() {
     if (!rows_ || rows_->empty()) return;
-    const double fit = double(std::max(40, viewport()->height() - kHeader)) / double(rows_->size());
+    const double fit =
+        double(std::max(40, viewport()->height() - headerHeight(viewport()->width()))) /
+        double(rows_->size());
     row_h_ = fit >= 1 ? std::min(16.0, std::floor(fit)) : std::max(0.01, fit);
     if (agentLanes()) {
         // Every agent named: its lanes together at least a line of text tall (the gutter
@@ -212,42 +222,83 @@ QColor TimelineView::replicaColor(int replica) {
     return replica < 0 ? QColor(Qt::transparent) : kHues[replica % 10];
 }
 
-void TimelineView::paintHeader(QPainter& p, const QRect& area) const {
-    // Legend: a swatch and a name per phase.
-    const QFontMetrics fm = p.fontMetrics();
-    int x = area.left() + 4;
-    const int y = area.top() + 3;
+std::vector<TimelineView::LegendEntry> TimelineView::legend() const {
+    std::vector<LegendEntry> out;
     for (lod::SpanKind k : {lod::SpanKind::Queued, lod::SpanKind::Prefill, lod::SpanKind::Decode,
                             lod::SpanKind::Preempted, lod::SpanKind::Suspended,
                             lod::SpanKind::Robot, lod::SpanKind::Folded}) {
-        if (k == lod::SpanKind::Robot && !has_robot_) continue; // not a robot workload
-        p.fillRect(x, y + 2, 10, 10, colorOf(k));
-        const QString name = QString::fromLatin1(lod::spanKindName(k));
-        p.drawText(x + 14, y + fm.ascent(), name);
-        x += 14 + fm.horizontalAdvance(name) + 12;
-        if (k == lod::SpanKind::Prefill && has_cached_) { // the part of it found cached
+        // Folded draws come with zooming out (any run); the rest where this run has them.
+        if (k != lod::SpanKind::Folded && !(kinds_ & (1u << unsigned(k)))) continue;
+        out.push_back({k == lod::SpanKind::Robot ? tr("robot executing")
+                                                 : QString::fromLatin1(lod::spanKindName(k)),
+                       Swatch::Phase, k});
+        if (k == lod::SpanKind::Prefill && has_cached_) // the part of it found cached
+            out.push_back({tr("cached part"), Swatch::CachedPart, k});
+    }
+    if (has_killed_) out.push_back({tr("killed"), Swatch::Killed, lod::SpanKind::Queued});
+    if (showsPinned() && row_h_ >= lod::kLanePx) // lanes are drawn: say what the lower one is
+        out.push_back({tr("pinned (lower lane)"), Swatch::PinnedLane, lod::SpanKind::Decode});
+    return out;
+}
+
+QStringList TimelineView::legendEntries() const {
+    QStringList names;
+    for (const LegendEntry& e : legend()) names << e.name;
+    return names;
+}
+
+int TimelineView::legendLines(int width, const QFontMetrics& fm) const {
+    int lines = 1, x = 4;
+    for (const LegendEntry& e : legend()) {
+        const int w = 14 + fm.horizontalAdvance(e.name);
+        if (x > 4 && x + w > width - 4) ++lines, x = 4;
+        x += w + 12;
+    }
+    return lines;
+}
+
+int TimelineView::headerHeight(int width) const {
+    return kHeader + kLegendLine * (legendLines(width, fontMetrics()) - 1);
+}
+
+void TimelineView::paintHeader(QPainter& p, const QRect& area) const {
+    // Legend: a swatch and a name per entry, flowing onto another line where the width ends
+    // (headerHeight made room for it).
+    const QFontMetrics fm = p.fontMetrics();
+    int x = area.left() + 4, y = area.top() + 3;
+    for (const LegendEntry& e : legend()) {
+        const int w = 14 + fm.horizontalAdvance(e.name);
+        if (x > area.left() + 4 && x + w > area.right() - 4) {
+            x = area.left() + 4;
+            y += kLegendLine;
+        }
+        switch (e.swatch) {
+        case Swatch::Phase:
+            p.fillRect(x, y + 2, 10, 10, colorOf(e.kind));
+            break;
+        case Swatch::CachedPart:
             p.fillRect(x, y + 2, 10, 10, colorOf(lod::SpanKind::Prefill));
             p.fillRect(x, y + 7, 10, 5, colorOf(lod::SpanKind::Cached));
-            const QString c = tr("cached part");
-            p.drawText(x + 14, y + fm.ascent(), c);
-            x += 14 + fm.horizontalAdvance(c) + 12;
+            break;
+        case Swatch::Killed:
+            p.fillRect(x + 4, y + 2, 2, 10, palette().color(QPalette::Text));
+            break;
+        case Swatch::PinnedLane: {
+            QColor c = colorOf(lod::SpanKind::Decode);
+            c.setAlpha(lod::kPinnedAlpha);
+            p.fillRect(x, y + 7, 10, 5, c);
+            break;
         }
-    }
-    p.fillRect(x, y + 2, 2, 10, palette().color(QPalette::Text));
-    p.drawText(x + 6, y + fm.ascent(), tr("killed"));
-    if (showsPinned() && row_h_ >= lod::kLanePx) { // lanes are drawn: say what the lower one is
-        x += 6 + fm.horizontalAdvance(tr("killed")) + 12;
-        QColor c = colorOf(lod::SpanKind::Decode);
-        c.setAlpha(lod::kPinnedAlpha);
-        p.fillRect(x, y + 7, 10, 5, c);
-        p.drawText(x + 14, y + fm.ascent(), tr("pinned (lower lane)"));
+        }
+        p.drawText(x + 14, y + fm.ascent(), e.name);
+        x += w + 12;
     }
     // Ruler: ticks and labels over the plot area.
     const QRect plot(area.left() + kGutter, area.top(), area.width() - kGutter, area.height());
     const lod::TimeAxis axis{range_->from(), range_->to(), double(std::max(1, plot.width()))};
     const int base = area.bottom();
     p.drawLine(plot.left(), base, plot.right(), base);
-    const int max_ticks = std::max(2, plot.width() / 90);
+    const int max_ticks = std::max(2, plot.width() / 80);
     for (double t : lod::niceTicks(axis.t0, axis.t1, max_ticks)) {
         const int tx = plot.left() + static_cast<int>(std::lround(axis.toX(t)));
         p.drawLine(tx, base - 4, tx, base);
@@ -293,8 +344,9 @@ void TimelineView::render(QPainter& p, const QRect& area, double scroll_px, bool
     p.setRenderHint(QPainter::Antialiasing, false);
     p.setClipRect(area);
     p.setPen(palette().color(QPalette::Text));
-    paintHeader(p, QRect(area.left(), area.top(), area.width(), kHeader));
-    const QRect rowsArea(area.left(), area.top() + kHeader, area.width(), area.height() - kHeader);
+    const int head = headerHeight(area.width());
+    paintHeader(p, QRect(area.left(), area.top(), area.width(), head));
+    const QRect rowsArea(area.left(), area.top() + head, area.width(), area.height() - head);
     const QRect plot(rowsArea.left() + kGutter, rowsArea.top(), rowsArea.width() - kGutter,
                      rowsArea.height());
     p.setClipRect(rowsArea);
@@ -433,8 +485,9 @@ bool TimelineView::FrameKey::operator==(const FrameKey& o) const {
 
 TimelineView::FrameKey TimelineView::currentKey(QRect* plot_out) const {
     const QRect area = viewport()->rect();
-    const QRect plot(area.left() + kGutter, area.top() + kHeader, area.width() - kGutter,
-                     area.height() - kHeader);
+    const int head = headerHeight(area.width());
+    const QRect plot(area.left() + kGutter, area.top() + head, area.width() - kGutter,
+                     area.height() - head);
     if (plot_out) *plot_out = plot;
     FrameKey k;
     k.v = {{range_->from(), range_->to(), double(std::max(1, plot.width()))},
@@ -553,8 +606,9 @@ QString TimelineView::describe(const lod::Row& r, double t, const lod::Row* pinn
 int TimelineView::requestAt(const QPoint& pos, QString* what, double* t_out) const {
     if (!rows_) return -1;
     const double scroll = verticalScrollBar()->value();
-    if (pos.y() < kHeader || pos.x() < kGutter) return -1;
-    const auto i = static_cast<long>(std::floor((pos.y() - kHeader + scroll) / row_h_));
+    const int head = headerHeight(viewport()->width());
+    if (pos.y() < head || pos.x() < kGutter) return -1;
+    const auto i = static_cast<long>(std::floor((pos.y() - head + scroll) / row_h_));
     if (i < 0 || i >= static_cast<long>(rows_->size())) return -1;
     const lod::Row& row = (*rows_)[static_cast<std::size_t>(i)];
     const double t = timeAtX(pos.x());
@@ -593,8 +647,9 @@ void TimelineView::paintEvent(QPaintEvent*) {
     draws_ = 0;
     p.setRenderHint(QPainter::Antialiasing, false);
     p.setPen(palette().color(QPalette::Text));
-    paintHeader(p, QRect(0, 0, viewport()->width(), kHeader));
-    const QRect rowsArea(0, kHeader, viewport()->width(), viewport()->height() - kHeader);
+    const int head = headerHeight(viewport()->width());
+    paintHeader(p, QRect(0, 0, viewport()->width(), head));
+    const QRect rowsArea(0, head, viewport()->width(), viewport()->height() - head);
     p.setClipRect(plot);
     if (frame_) {
         const lod::RasterView& a = frame_->key.v; // the frame's window
@@ -627,7 +682,7 @@ void TimelineView::resizeEvent(QResizeEvent* e) {
 
 void TimelineView::updateScrollBar() {
     const double total = rows_ ? double(rows_->size()) * row_h_ : 0.0;
-    const int page = std::max(1, viewport()->height() - kHeader);
+    const int page = std::max(1, viewport()->height() - headerHeight(viewport()->width()));
     verticalScrollBar()->setRange(0, std::max(0, static_cast<int>(std::ceil(total)) - page));
     verticalScrollBar()->setPageStep(page);
     verticalScrollBar()->setSingleStep(std::max(1, static_cast<int>(row_h_)));
@@ -640,7 +695,7 @@ void TimelineView::wheelEvent(QWheelEvent* e) {
         return;
     }
     if (e->modifiers() & Qt::ControlModifier) { // row height, keeping the row under the cursor
-        const double y = e->position().y() - kHeader;
+        const double y = e->position().y() - headerHeight(viewport()->width());
         const double row = (y + verticalScrollBar()->value()) / row_h_;
         setRowHeight(row_h_ * std::pow(1.25, steps));
         verticalScrollBar()->setValue(static_cast<int>(row * row_h_ - y));
@@ -654,7 +709,8 @@ void TimelineView::wheelEvent(QWheelEvent* e) {
 void TimelineView::mousePressEvent(QMouseEvent* e) {
     // On the ruler, or Shift+drag anywhere on the plot: select a stretch of time, as
     // Perfetto does (a plain drag on the rows pans).
-    const bool on_ruler = e->pos().y() < kHeader && e->pos().x() >= kGutter;
+    const bool on_ruler =
+        e->pos().y() < headerHeight(viewport()->width()) && e->pos().x() >= kGutter;
     const bool shifted = (e->modifiers() & Qt::ShiftModifier) && plotRect().contains(e->pos());
     if (e->button() == Qt::LeftButton && (on_ruler || shifted)) {
         ruler_drag_ = true;

@@ -75,7 +75,14 @@ public:
     // Left gutter (request ids) and header (legend and time ruler) in pixels: the chart
     // under the timeline uses the same left margin so that both share one time axis.
     static constexpr int kGutter = 72;
-    static constexpr int kHeader = 36;
+    static constexpr int kHeader = 36; // with the legend on one line
+    static constexpr int kLegendLine = 16;
+    // The header's height at `width` pixels: kHeader, and kLegendLine more for each line the
+    // legend flows onto (it wraps, never cutting an entry off at the right edge).
+    int headerHeight(int width) const;
+    // The legend's entries, in order: the phases this run shows (a run without preemptions
+    // has no "preempted"), the cached part, folded draws, killed, the pinned lane.
+    QStringList legendEntries() const;
     // Rectangles filled by the last render() or frame (level-of-detail benchmark figure).
     long lastDrawCount() const { return draws_; }
 
@@ -176,7 +183,17 @@ private:
     bool dragging_ = false, moved_ = false, has_robot_ = false;
     bool ruler_drag_ = false; // a drag on the ruler selects a stretch of time
     double ruler_from_ = 0;
-    bool has_cached_ = false;   // some prefill found part of its context cached
+    bool has_cached_ = false; // some prefill found part of its context cached
+    bool has_killed_ = false; // some request was killed
+    std::uint32_t kinds_ = 0; // bit k: some span of lod::SpanKind k
+    enum class Swatch { Phase, CachedPart, Killed, PinnedLane };
+    struct LegendEntry {
+        QString name;
+        Swatch swatch;
+        lod::SpanKind kind;
+    };
+    std::vector<LegendEntry> legend() const;
+    int legendLines(int width, const QFontMetrics& fm) const;
     bool has_replicas_ = false; // request rows of a fleet
     mutable long draws_ = 0;
     long async_rows_ = 4000;

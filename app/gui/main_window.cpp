@@ -399,9 +399,17 @@ void MainWindow::buildUi() {
     scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
     // Labels, sliders and spin boxes whole, whatever the other docks want (no horizontal
     // scroll bar: a narrower dock clipped the spin boxes).
-    scroll->setMinimumWidth(std::max(250, panel->minimumSizeHint().width() +
-                                              scroll->verticalScrollBar()->sizeHint().width()));
-    addPanel(tr("Policy"), "policy", scroll, Qt::LeftDockWidgetArea);
+    const int policy_min = std::max(250, panel->minimumSizeHint().width() +
+                                             scroll->verticalScrollBar()->sizeHint().width());
+    scroll->setMinimumWidth(policy_min);
+    // A policy whose parameter table needs more (long names such as gain_admission): the
+    // panel widens to show every word of it whole, once, not on every re-run.
+    connect(panel, &PolicyPanel::tableWidthNeeded, this, [scroll, policy_min](int need) {
+        const int want =
+            std::max(policy_min, need + scroll->verticalScrollBar()->sizeHint().width());
+        if (want > scroll->minimumWidth()) scroll->setMinimumWidth(want);
+    });
+    policy_dock_ = addPanel(tr("Policy"), "policy", scroll, Qt::LeftDockWidgetArea);
 
     metrics_ = new MetricsPanel;
     metrics_->setObjectName(QStringLiteral("metricsPanel"));
@@ -409,13 +417,18 @@ void MainWindow::buildUi() {
     connect(metrics_, &MetricsPanel::unpinRequested, this, &MainWindow::unpin);
     metrics_->attach(state_, [this] { return charts_->pinnedName(); });
     // Fit the metrics dock to its columns when they change (the pinned and change columns
-    // come with a pin and go with it), at most 38 % of the window: it once widened on
-    // every re-run, never shrank, and squeezed the Policy panel to a sliver at 1366x768.
+    // come with a pin and go with it), within what leaves the timeline 60 % of the window
+    // beside the Policy panel (a metric's long name is elided, whole in its tooltip): it
+    // once widened on every re-run, never shrank, and squeezed the Policy panel to a sliver
+    // at 1366x768; at 38 % of the window it left the timeline 44 % there.
     connect(metrics_, &MetricsPanel::columnsChanged, this, [this] {
         // Only while it is the panel in view: another of its tab group (the Inspector, the
         // Requests table the user widened) keeps its width.
         if (!metrics_dock_ || metrics_dock_->visibleRegion().isEmpty()) return;
-        const int want = std::min(metrics_->wantedWidth(), int(width() * 0.38));
+        // A pinned run's two more columns (pinned, change) get up to 38 % of the window.
+        const int room =
+            metrics_->columns() > 2 ? int(width() * 0.38) : int(width() * 0.40) - leftDockWidth();
+        const int want = std::min(metrics_->wantedWidth(), room);
         resizeDocks({metrics_dock_}, {std::max(want, metrics_->minimumTableWidth())},
                     Qt::Horizontal);
     });
@@ -662,7 +675,23 @@ void MainWindow::buildUi() {
     charts_->setAgentRows(start_.agent_rows ||
                           settings.value(QStringLiteral("view/agentRows")).toBool());
     restoreGeometry(settings.value(QStringLiteral("window/geometry")).toByteArray());
-    restoreState(settings.value(QStringLiteral("window/state")).toByteArray(), kLayoutVersion);
+    layout_restored_ =
+        restoreState(settings.value(QStringLiteral("window/state")).toByteArray(), kLayoutVersion);
+}
+
+void MainWindow::showEvent(QShowEvent* e) {
+    QMainWindow::showEvent(e);
+    if (shown_once_) return;
+    shown_once_ = true;
+    // A first layout (none saved): the Policy panel gets 17 % of a wide window, so that its
+    // parameter table shows its accepted values whole at 1920x1080 (at its narrowest it cut
+    // them), and its narrowest at 1366x768, where the timeline needs the room.
+    if (!layout_restored_)
+        QTimer::singleShot(0, this, [this] {
+            if (!policy_dock_ || policy_dock_->isFloating() || !policy_dock_->isVisible()) return;
+            const int want = std::max(policy_dock_->minimumSizeHint().width(), int(width() * 0.17));
+            if (policy_dock_->width() < want) resizeDocks({policy_dock_}, {want}, Qt::Horizontal);
+        });
 }
 
 void MainWindow::fitToScreen() {
@@ -918,6 +947,13 @@ QString MainWindow::sliderHint(const RunView& r) {
                    ? tr("Prefix caching is on, as in the system TimelyLLM's code serves: %1 % of "
                         "prompt tokens came from the cache. The Caching box turns it off.")
                          .arg(100 * r.summary.prefix_cache_hit_rate, 0, 'f', 1)
+               : r.summary.prefix_recompute_cached_tokens > 0
+                   // Segmented generation: a request resumed for its next segment finds its
+                   // own context cached (the timeline's "cached part").
+                   ? tr("Prefix caching is on, as in the system TimelyLLM's code serves: prompts "
+                        "share no prefix here, but %L1 context tokens came from the cache when "
+                        "requests resumed. The Caching box turns it off.")
+                         .arg(r.summary.prefix_recompute_cached_tokens)
                    : tr("Prefix caching is on, as in the system TimelyLLM's code serves, but this "
                         "workload's prompts share no prefix span, so it saves nothing here.");
     if (k_on) {

@@ -219,6 +219,7 @@ Q_SIGNALS:
 
 protected:
     void closeEvent(QCloseEvent* e) override;
+    void showEvent(QShowEvent* e) override;
     // The tab bars of tabbed panels scroll rather than elide ("Metri… Ru… Mod…" at 1366).
     bool event(QEvent* e) override;
 
@@ -258,6 +259,8 @@ private:
     class ChartArea* charts_ = nullptr;
     class MetricsPanel* metrics_ = nullptr;
     QDockWidget* metrics_dock_ = nullptr;
+    QDockWidget* policy_dock_ = nullptr;
+    bool layout_restored_ = false, shown_once_ = false;
     bool startup_compare_done_ = false;
     class SweepPanel* sweep_ = nullptr;
     QDockWidget* sweep_dock_ = nullptr;

@@ -21,7 +21,7 @@ MetricsPanel::MetricsPanel(QWidget* parent) : QWidget(parent) {
     table_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
     table_->horizontalHeader()->setStretchLastSection(false);
     table_->verticalHeader()->setVisible(false);
-    table_->setMinimumWidth(360);
+    table_->setMinimumWidth(300); // the metric's name elided, the numbers whole
     auto* v = new QVBoxLayout(this);
     v->setContentsMargins(0, 0, 0, 0);
     auto* row = new QHBoxLayout;

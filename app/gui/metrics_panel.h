@@ -36,6 +36,8 @@ public:
     int wantedWidth() const;
     int minimumTableWidth() const;
 
+    int columns() const { return columns_; } // metric, value (and pinned, change)
+
 Q_SIGNALS:
     void pinRequested();
     void unpinRequested();

@@ -27,6 +27,7 @@
 #include <QSpinBox>
 #include <QStandardItemModel>
 #include <QTableWidget>
+#include <QTimer>
 #include <QVBoxLayout>
 #include <algorithm>
 #include <cmath>
@@ -304,6 +305,24 @@ void PolicyPanel::attach(WorkbenchState* state) {
     for (auto sig : {&WorkbenchState::runChanged, &WorkbenchState::pinnedChanged,
                      &WorkbenchState::selectionChanged})
         connect(state, sig, this, &PolicyPanel::showCard);
+    // A request picked (on the timeline, in Find, the Requests table) brings its card into
+    // view: it is the panel's last part, below the fold at 1366x768. A re-run keeps the
+    // panel where the user scrolled it.
+    connect(state, &WorkbenchState::selectionChanged, this, [this] {
+        const int id = state_->selectedRequest();
+        if (id < 0 || id == card_shown_for_) {
+            card_shown_for_ = id;
+            return;
+        }
+        card_shown_for_ = id;
+        QTimer::singleShot(0, this, [this] {
+            for (QWidget* p = parentWidget(); p; p = p->parentWidget())
+                if (auto* scroll = qobject_cast<QScrollArea*>(p)) {
+                    if (!details_->text().isEmpty()) scroll->ensureWidgetVisible(details_, 0, 8);
+                    break;
+                }
+        });
+    });
     connect(state, &WorkbenchState::runFailed, this, [this](const QString& error) {
         details_->setText(tr("<b>The run failed:</b> %1").arg(error.toHtmlEscaped()));
     });
@@ -463,7 +482,12 @@ void PolicyPanel::showOtherParams(const PolicyParams& values) {
             value->setData(Qt::UserRole, value->text());
             value->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
             cell(2, QString::fromStdString(p.unit), false);
-            cell(3, QString::fromStdString(p.domainText()), false);
+            // "1..1048576" as "1 – 1048576": it may wrap where the dock is narrow (the
+            // column's narrowest is then its longest number, not the whole range).
+            cell(3,
+                 QString::fromStdString(p.domainText())
+                     .replace(QStringLiteral(".."), QStringLiteral(" – ")),
+                 false);
         }
     params_box_->setVisible(params_->rowCount() > 0);
     fitParamTable();
@@ -480,11 +504,12 @@ void PolicyPanel::fitParamTable() {
     // The table's own width (its viewport follows it only after this resize event), or what
     // the scrolling panel shows of it when the panel is wider than its dock.
     int avail = params_->width() - 2 * params_->frameWidth();
+    int margin = -1; // what the scrolling panel's viewport has besides the columns
     for (QWidget* p = parentWidget(); p; p = p->parentWidget())
         if (auto* scroll = qobject_cast<QScrollArea*>(p)) {
             const int left = params_->mapTo(scroll->widget(), QPoint(0, 0)).x();
-            avail =
-                std::min(avail, scroll->viewport()->width() - left - 2 * params_->frameWidth() - 4);
+            margin = left + 2 * params_->frameWidth() + 4;
+            avail = std::min(avail, scroll->viewport()->width() - margin);
             break;
         }
     int total = 0;
@@ -504,6 +529,9 @@ void PolicyPanel::fitParamTable() {
             return w + 12;
         };
         const int unit_min = longestWord(2), domain_min = longestWord(3);
+        // Narrower than that cuts a word: the window widens the panel (timely's names).
+        if (margin >= 0 && fixed + unit_min + domain_min > avail)
+            Q_EMIT tableWidthNeeded(margin + fixed + unit_min + domain_min);
         const int unit = params_->columnWidth(2), domain = params_->columnWidth(3);
         const int spare = std::max(0, rest - unit_min - domain_min);
         const int unit_w =

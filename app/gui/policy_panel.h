@@ -131,6 +131,9 @@ Q_SIGNALS:
     // A parameter without a slider edited in the parameter table (its value checked against
     // the registry's domain first).
     void paramEdited(const QString& name, double value);
+    // The scrolling panel's viewport must be this wide to show the parameter table whole
+    // (its names and values unwrapped, its units and accepted values wrapped at spaces).
+    void tableWidthNeeded(int viewport_width);
     void message(const QString& text); // for the status bar
 
 protected:
@@ -154,6 +157,7 @@ private:
     QGroupBox* params_box_ = nullptr;
     class QTableWidget* params_ = nullptr;
     bool filling_params_ = false;
+    int card_shown_for_ = -1; // the request whose card was last brought into view
     QLabel* details_ = nullptr;
     std::map<QString, views::ParamSlider*> sliders_;
     std::map<std::string, std::pair<views::ParamSlider*, views::ParamSlider*>> tuf_sliders_;

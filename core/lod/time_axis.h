@@ -41,11 +41,22 @@ struct TimeAxis {
     }
 };
 
-// Tick positions for an axis over [from, to]: multiples of 1, 2 or 5 x 10^k, at most
-// `max_ticks` of them (at least 2 for any non-empty range).
+// Tick positions for an axis over [from, to]: multiples of 1, 2 or 5 x 10^k, as many as fit
+// in `max_ticks` (the finest such step that gives at most that many; at least 2 ticks for
+// any non-empty range). 0-230 s in 5 gives 0, 50, ..., 200 (a step from the range over
+// max - 1 gave 0, 100, 200: three labels on a 500-pixel ruler).
 inline std::vector<double> niceTicks(double from, double to, int max_ticks) {
     std::vector<double> ticks;
     if (!(to > from) || max_ticks < 2) return ticks;
+    const auto count = [&](double step) {
+        return std::floor(to / step + 1e-9) - std::ceil(from / step - 1e-9) + 1;
+    };
+    const auto fill = [&](double step) {
+        for (double t = std::ceil(from / step - 1e-9) * step; t <= to + step * 1e-9; t += step)
+            ticks.push_back(std::abs(t) < step * 1e-9 ? 0.0 : t);
+    };
+    // The coarsest step that certainly gives 2..max_ticks ticks (range / (max - 1), rounded
+    // up to 1, 2 or 5 x 10^k), then finer ones while they still fit.
     const double raw = (to - from) / (max_ticks - 1);
     const double mag = std::pow(10.0, std::floor(std::log10(raw)));
     double step = mag;
@@ -54,8 +65,16 @@ inline std::vector<double> niceTicks(double from, double to, int max_ticks) {
             step = m * mag;
             break;
         }
-    for (double t = std::ceil(from / step) * step; t <= to + step * 1e-9; t += step)
-        ticks.push_back(std::abs(t) < step * 1e-9 ? 0.0 : t);
+    for (;;) {
+        // The next finer nice step: 10 -> 5 -> 2 -> 1 (x 10^k).
+        const double e = std::pow(10.0, std::floor(std::log10(step) + 1e-9));
+        const double lead = step / e;
+        const double finer = lead > 7 ? 5 * e : lead > 3 ? 2 * e : lead > 1.5 ? e : 0.5 * e;
+        const double n = count(finer);
+        if (n > max_ticks || n < 2) break;
+        step = finer;
+    }
+    fill(step);
     return ticks;
 }
 

@@ -42,6 +42,14 @@ std::string num(double v) {
     return b;
 }
 
+// A whole bound in full (1048576, not 1.04858e+06, which reads as a fraction).
+std::string whole(double v) {
+    if (!(std::abs(v) < 1e15)) return num(v);
+    char b[48];
+    std::snprintf(b, sizeof b, "%.0f", v);
+    return b;
+}
+
 } // namespace
 
 std::string ParamSpec::domainText() const {
@@ -49,7 +57,7 @@ std::string ParamSpec::domainText() const {
     case Kind::Flag:
         return "{0, 1}";
     case Kind::Whole:
-        return "whole numbers " + num(lo) + ".." + num(hi);
+        return "whole numbers " + whole(lo) + ".." + whole(hi);
     case Kind::Number:
         break;
     }

@@ -91,6 +91,10 @@ private slots:
         QTest::newRow("3.7-4.2") << 3.7 << 4.2 << 6 << 0.1 << 3.7;
         QTest::newRow("ms") << 0.0012 << 0.0049 << 5 << 0.001 << 0.002;
         QTest::newRow("1000 s") << 12.0 << 1012.0 << 8 << 200.0 << 200.0;
+        // The finest step that fits: 50 s gives 5 ticks (100 s, from the range over 4, gave 3).
+        QTest::newRow("0-230 by 5") << 0.0 << 230.0 << 5 << 50.0 << 0.0;
+        QTest::newRow("0-230 by 4") << 0.0 << 230.0 << 4 << 100.0 << 0.0;
+        QTest::newRow("0.3-0.9 by 7") << 0.3 << 0.9 << 7 << 0.1 << 0.3;
     }
     void ticks() {
         QFETCH(double, from);

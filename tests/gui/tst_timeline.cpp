@@ -246,7 +246,8 @@ private slots:
         views::TimelineView view(&range);
         view.setRows(rows);
         view.setRowHeight(0.5);
-        const int w = 100 + views::TimelineView::kGutter, top = views::TimelineView::kHeader;
+        // (The legend wraps in 100 px: the header is as tall as it says.)
+        const int w = 100 + views::TimelineView::kGutter, top = view.headerHeight(w);
         QImage img(w, top + 10, QImage::Format_RGB32);
         img.fill(Qt::white);
         {
@@ -270,6 +271,45 @@ private slots:
         }
         QCOMPARE(img.pixelColor(x0 + 25, top), QColor(Qt::white));
         QCOMPARE(img.pixelColor(x0 + 5, top + 1), QColor(Qt::white)); // one line only
+    }
+
+    // The legend names what the run drew (no "preempted" in a run without preemptions; a
+    // robot's execution and kills where there are some) and wraps onto a second line where
+    // the width ends, the header growing by a line (at 1366x768 "robot executing", "folded"
+    // and "killed" were cut off the right edge); a click still picks the row under it.
+    void legendNamesWhatIsDrawnAndWraps() {
+        auto rows = std::make_shared<std::vector<lod::Row>>(2);
+        (*rows)[0].spans = {{0, 2, lod::SpanKind::Queued},
+                            {2, 3, lod::SpanKind::Prefill},
+                            {3, 10, lod::SpanKind::Decode}};
+        (*rows)[0].robot = {{10, 14, lod::SpanKind::Robot}};
+        (*rows)[0].end = 10;
+        (*rows)[0].finished = true;
+        (*rows)[1].id = 1;
+        (*rows)[1].spans = {{0, 5, lod::SpanKind::Queued}};
+        (*rows)[1].end = 5;
+        (*rows)[1].killed = true;
+        views::TimeRange range;
+        range.setExtent(0, 20);
+        views::TimelineView view(&range);
+        view.setRows(rows);
+        QCOMPARE(view.legendEntries(), QStringList({"queued", "prefill", "decoding",
+                                                    "robot executing", "folded", "killed"}));
+        QCOMPARE(view.headerHeight(2000), views::TimelineView::kHeader);
+        const int narrow = views::TimelineView::kGutter + 230;
+        QVERIFY2(view.headerHeight(narrow) > views::TimelineView::kHeader,
+                 qPrintable(QString::number(view.headerHeight(narrow))));
+        view.resize(narrow, 200);
+        view.setRowHeight(10);
+        const int head = view.headerHeight(view.viewport()->width());
+        QCOMPARE(view.plotRect().top(), head);
+        const int x = view.xOfTime(1);
+        QCOMPARE(view.requestAt(QPoint(x, head + 10 + 4)), 1);
+        QCOMPARE(view.requestAt(QPoint(x, head - 2)), -1); // on the header: no request
+        // Preempted spans appear in the legend with the run that has them.
+        (*rows)[1].spans.push_back({5, 6, lod::SpanKind::Preempted});
+        view.setRows(rows);
+        QVERIFY(view.legendEntries().contains("preempted"));
     }
 
     // A large trace's frame is built off the GUI thread: the first paint asks for it and
