@@ -295,7 +295,7 @@ QString htmlHead(const ReportData& d) {
     return h;
 }
 
-QString htmlTail(const ReportData& d) {
+QString htmlTail(const ReportData& d, int pre_pt = 9) {
     const Workload& w = *d.workload;
     const LoadReport& load = d.summary->load;
     QString h;
@@ -332,12 +332,12 @@ QString htmlTail(const ReportData& d) {
     if (!d.spec_json.isEmpty())
         h += QStringLiteral(
                  "<h2>Run specification</h2>\n<p>kairos-cli simulate --spec FILE "
-                 "runs it again.</p><pre style=\"font-size:9pt;white-space:pre-wrap\">%1</pre>\n")
-                 .arg(d.spec_json.toHtmlEscaped());
+                 "runs it again.</p><pre style=\"font-size:%2pt;white-space:pre-wrap\">%1</pre>\n")
+                 .arg(d.spec_json.toHtmlEscaped(), QString::number(pre_pt)); // at once: no %2 in it
     if (!d.profile_json.isEmpty())
         h += QStringLiteral("<h2>Device profile</h2>\n<pre "
-                            "style=\"font-size:9pt;white-space:pre-wrap\">%1</pre>\n")
-                 .arg(d.profile_json.toHtmlEscaped());
+                            "style=\"font-size:%2pt;white-space:pre-wrap\">%1</pre>\n")
+                 .arg(d.profile_json.toHtmlEscaped(), QString::number(pre_pt));
     // The version is a Configuration row: alone at the end it made a page of its own.
     h += QStringLiteral("</body></html>\n");
     return h;
@@ -390,34 +390,55 @@ QByteArray reportPdfBytes(const ReportData& d) {
     QCPPainter p;
     if (!p.begin(&pdf)) throw std::runtime_error("cannot write the PDF report");
     bool first_page = true;
-    // An HTML part on pages of its own.
-    auto text = [&](const QString& part) {
-        QTextDocument doc;
-        doc.setDefaultFont(QFont(QStringLiteral("DejaVu Sans"), 9));
-        doc.setHtml(part);
-        doc.setPageSize(QSizeF(W, H));
-        // The pages something is drawn on: a part ending at a page's end left the next one
-        // blank (its closing empty block, or the margin after the last). Judged by drawing
-        // each page small: whatever the HTML holds (tables, pre), ink is ink.
-        auto inked = [&](int i) {
-            QImage img(std::max(1, W / 4), std::max(1, H / 4), QImage::Format_Grayscale8);
-            img.fill(Qt::white);
-            QPainter ip(&img);
-            ip.scale(0.25, 0.25);
-            ip.translate(0, -double(i) * H);
-            doc.drawContents(&ip, QRectF(0, double(i) * H, W, H));
-            ip.end();
-            for (int y = 0; y < img.height(); ++y) {
-                const uchar* line = img.constScanLine(y);
-                for (int x = 0; x < img.width(); ++x)
-                    if (line[x] < 250) return true;
-            }
-            return false;
+    // An HTML part on pages of its own. `part(pt)` is its HTML with its code blocks at `pt`
+    // points: where the last page would carry only a few lines (the RunSpec's closing "}"
+    // alone on page 6), the code is set a point or two smaller if that saves the page.
+    auto text = [&](const std::function<QString(int)>& part) {
+        // The pages something is drawn on, and how far down the last one is inked (a part
+        // ending at a page's end left the next one blank: its closing empty block, or the
+        // margin after the last). Judged by drawing each page small: ink is ink.
+        struct Laid {
+            std::unique_ptr<QTextDocument> doc;
+            std::vector<bool> used;
+            double last_ink = 0; // the last used page's inked height, as a share of a page
         };
-        std::vector<bool> used(std::size_t(std::max(0, doc.pageCount())), false);
-        for (int i = 0; i < doc.pageCount(); ++i) used[std::size_t(i)] = inked(i);
+        auto lay = [&](int pt) {
+            Laid l;
+            l.doc = std::make_unique<QTextDocument>();
+            QTextDocument& doc = *l.doc;
+            doc.setDefaultFont(QFont(QStringLiteral("DejaVu Sans"), 9));
+            doc.setHtml(part(pt));
+            doc.setPageSize(QSizeF(W, H));
+            auto inked = [&](int i) { // the lowest inked row's share of the page; 0: blank
+                QImage img(std::max(1, W / 4), std::max(1, H / 4), QImage::Format_Grayscale8);
+                img.fill(Qt::white);
+                QPainter ip(&img);
+                ip.scale(0.25, 0.25);
+                ip.translate(0, -double(i) * H);
+                doc.drawContents(&ip, QRectF(0, double(i) * H, W, H));
+                ip.end();
+                for (int y = img.height() - 1; y >= 0; --y) {
+                    const uchar* line = img.constScanLine(y);
+                    for (int x = 0; x < img.width(); ++x)
+                        if (line[x] < 250) return double(y + 1) / img.height();
+                }
+                return 0.0;
+            };
+            l.used.assign(std::size_t(std::max(0, doc.pageCount())), false);
+            for (int i = 0; i < doc.pageCount(); ++i) {
+                const double ink = inked(i);
+                l.used[std::size_t(i)] = ink > 0;
+                if (ink > 0) l.last_ink = ink;
+            }
+            return l;
+        };
+        auto pages = [](const Laid& l) { return std::count(l.used.begin(), l.used.end(), true); };
+        Laid best = lay(9);
+        for (int pt = 8; pt >= 7 && best.last_ink < 0.15 && pages(best) > 1; --pt)
+            if (Laid smaller = lay(pt); pages(smaller) < pages(best)) best = std::move(smaller);
+        QTextDocument& doc = *best.doc;
         for (int i = 0; i < doc.pageCount(); ++i) {
-            if (!used[std::size_t(i)]) continue;
+            if (!best.used[std::size_t(i)]) continue;
             if (!first_page) pdf.newPage();
             first_page = false;
             p.save();
@@ -426,7 +447,7 @@ QByteArray reportPdfBytes(const ReportData& d) {
             p.restore();
         }
     };
-    text(htmlHead(d));
+    text([&](int) { return htmlHead(d); });
     QFont heading(QStringLiteral("DejaVu Sans"), 12, QFont::Bold),
         body(QStringLiteral("DejaVu Sans"), 9);
     int y = H; // the charts start on a new page
@@ -449,7 +470,7 @@ QByteArray reportPdfBytes(const ReportData& d) {
         c.paint(p, QRect(0, y, W, c.height));
         y += c.height + 16;
     }
-    text(htmlTail(d));
+    text([&](int pt) { return htmlTail(d, pt); });
     p.end();
     return bytes;
 }

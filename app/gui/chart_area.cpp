@@ -284,9 +284,13 @@ QString ChartArea::loadText(const RunView& r) {
                   "lower the rate or add capacity to measure a service level.")
             .arg(rates, verdict);
     case LoadBand::NearSaturation:
+        // The band's own bounds (load.h): "overloaded above 1" read as a contradiction of
+        // a score of 1.10 called near.
         return tr("Near saturation (the queue's largest rise is %1 of its noise threshold; "
-                  "overloaded above 1): %2. %3.")
+                  "near from %2, overloaded above %3): %4. %5.")
             .arg(load.score, 0, 'f', 2)
+            .arg(kNearSaturation.first, 0, 'g', 3)
+            .arg(kNearSaturation.second, 0, 'g', 3)
             .arg(rates, verdict);
     case LoadBand::ShedsLoad:
         return tr("Sheds load: %1 of %2 requests were killed or dropped before finishing; the "

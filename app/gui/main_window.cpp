@@ -807,10 +807,13 @@ void MainWindow::setWorkload(std::shared_ptr<const Workload> w, const QString& l
     // Without --policy: TimelyLLM as its authors' code runs it for robot plans (timely_code
     // with their harness's max_num_seqs 8; docs/upstream/timelyllm.md), until the user picks
     // a policy; the start policy with vLLM's 256 seats for the rest.
+    // With --compare, the first run is the reference policy's whichever policy follows.
     if (start_.policy_follows_workload && !policy_panel_->policyChosen()) {
         const bool robot = hasRobotPlans(*state_->workload());
         quietly([&] {
-            policy_panel_->setPolicy(robot ? QStringLiteral("timely_code") : start_.policy);
+            policy_panel_->setPolicy(!start_.compare.isEmpty() && !startup_compare_done_
+                                         ? start_.compare
+                                         : startPolicy());
             if (views::ParamSlider* seats = policy_panel_->slider(QStringLiteral("seqs")))
                 seats->setValue(robot ? 8 : 256);
         });
@@ -818,6 +821,13 @@ void MainWindow::setWorkload(std::shared_ptr<const Workload> w, const QString& l
     // The spec of this workload as the panels set it: a new undo history.
     undo_->reset(panelSpec());
     resimulate();
+}
+
+QString MainWindow::startPolicy() const {
+    // Without --policy: TimelyLLM as its authors' code runs it for robot plans, the start
+    // policy (sprpt_lp) for the rest.
+    const auto& w = state_->workload();
+    return w && hasRobotPlans(*w) ? QStringLiteral("timely_code") : start_.policy;
 }
 
 SummaryOptions MainWindow::windowSummary() const {
@@ -905,7 +915,10 @@ void MainWindow::showResult(std::shared_ptr<const RunView> r) {
     if (!start_.compare.isEmpty() && !startup_compare_done_) {
         startup_compare_done_ = true;
         pin();
-        quietly([this] { policy_panel_->setPolicy(start_.policy); });
+        quietly([this] {
+            policy_panel_->setPolicy(start_.policy_follows_workload ? startPolicy()
+                                                                    : start_.policy);
+        });
         undo_->reset(panelSpec()); // the start-up setting, not a step to undo
         resimulate();
         return;
@@ -933,10 +946,26 @@ QString MainWindow::sliderHint(const RunView& r) {
                           .arg(u.seats);
         policy_panel_->setSliderNote(QStringLiteral("C"), why);
         if (!why.isEmpty()) return why;
+        // Say which room binds: the seats (all taken at once) or the KV (its peak within a
+        // request's need of the limit); "KV peaked at 22 %" read as a contradiction.
+        const bool seats = u.seats > 0 && u.peak_running >= u.seats;
+        const bool kv = u.kv_limit > 0 && u.kv_peak + u.typical_need > u.kv_limit;
+        const QString what = seats && kv ? tr("all %1 seats taken and KV peaked at %L2 of %L3 "
+                                              "tokens")
+                                               .arg(u.seats)
+                                               .arg(u.kv_peak)
+                                               .arg(r.log->kv_capacity_tokens)
+                             : seats ? tr("all %1 seats taken at once; KV peaked at %L2 of %L3 "
+                                          "tokens")
+                                           .arg(u.seats)
+                                           .arg(u.kv_peak)
+                                           .arg(r.log->kv_capacity_tokens)
+                                     : tr("KV peaked at %L1 of %L2 tokens")
+                                           .arg(u.kv_peak)
+                                           .arg(r.log->kv_capacity_tokens);
         return tr("Try: drag preemption C from 0 (never preempt: SJF) to 1 (SPRPT) and watch "
-                  "mean TTFT: room binds here (KV peaked at %L1 of %L2 tokens).")
-            .arg(u.kv_peak)
-            .arg(r.log->kv_capacity_tokens);
+                  "mean TTFT: room binds here (%1).")
+            .arg(what);
     }
     // A robot workload opens as the system TimelyLLM's code serves it: with prefix caching
     // (it caches its system prompt), until the user or --prefix-caching sets it; whether it

@@ -219,6 +219,7 @@ Q_SIGNALS:
 
 protected:
     void closeEvent(QCloseEvent* e) override;
+    QString startPolicy() const; // the policy a workload opens with when none is given
     void showEvent(QShowEvent* e) override;
     // The tab bars of tabbed panels scroll rather than elide ("Metri… Ru… Mod…" at 1366).
     bool event(QEvent* e) override;

@@ -14,6 +14,7 @@
 
 #include <QCheckBox>
 #include <QComboBox>
+#include <QCoreApplication>
 #include <QFontMetrics>
 #include <QFormLayout>
 #include <QGroupBox>
@@ -23,6 +24,7 @@
 #include <QMenu>
 #include <QPushButton>
 #include <QScrollArea>
+#include <QScrollBar>
 #include <QSignalBlocker>
 #include <QSpinBox>
 #include <QStandardItemModel>
@@ -247,8 +249,9 @@ PolicyPanel::PolicyPanel(const QString& policy, const QString& predictor, const 
     params_->horizontalHeader()->setStretchLastSection(true);
     params_->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
     params_->setVerticalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
-    params_->setTextElideMode(Qt::ElideRight); // a cell's whole text is its tooltip
-    params_->installEventFilter(this);         // refitted to the dock's width
+    params_->setTextElideMode(Qt::ElideRight);     // a cell's whole text is its tooltip
+    params_->installEventFilter(this);             // refitted to the dock's width
+    params_->viewport()->installEventFilter(this); // its wheel scrolls the panel
     params_->setSelectionMode(QAbstractItemView::SingleSelection);
     params_->setEditTriggers(QAbstractItemView::DoubleClicked | QAbstractItemView::EditKeyPressed |
                              QAbstractItemView::AnyKeyPressed);
@@ -294,6 +297,7 @@ PolicyPanel::PolicyPanel(const QString& policy, const QString& predictor, const 
     details_->setObjectName(QStringLiteral("requestDetails"));
     details_->setWordWrap(true);
     details_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    details_->installEventFilter(this); // kept in view while it settles after a pick
     v->addWidget(details_);
     v->addStretch(1);
     enableParams();
@@ -315,13 +319,11 @@ void PolicyPanel::attach(WorkbenchState* state) {
             return;
         }
         card_shown_for_ = id;
-        QTimer::singleShot(0, this, [this] {
-            for (QWidget* p = parentWidget(); p; p = p->parentWidget())
-                if (auto* scroll = qobject_cast<QScrollArea*>(p)) {
-                    if (!details_->text().isEmpty()) scroll->ensureWidgetVisible(details_, 0, 8);
-                    break;
-                }
-        });
+        // Now, and again whenever the card or the panel's range changes in the next half
+        // second (the card's height and the scroll area's range settle over a few layout
+        // passes: a single reveal showed its first line only).
+        reveal_until_.start();
+        revealCard();
     });
     connect(state, &WorkbenchState::runFailed, this, [this](const QString& error) {
         details_->setText(tr("<b>The run failed:</b> %1").arg(error.toHtmlEscaped()));
@@ -482,11 +484,11 @@ void PolicyPanel::showOtherParams(const PolicyParams& values) {
             value->setData(Qt::UserRole, value->text());
             value->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
             cell(2, QString::fromStdString(p.unit), false);
-            // "1..1048576" as "1 – 1048576": it may wrap where the dock is narrow (the
-            // column's narrowest is then its longest number, not the whole range).
+            // "1..1048576" as "1 – 1048576": it may wrap after the dash where the dock is
+            // narrow (the column's narrowest is then its longest number, not the range).
             cell(3,
                  QString::fromStdString(p.domainText())
-                     .replace(QStringLiteral(".."), QStringLiteral(" – ")),
+                     .replace(QStringLiteral(".."), QStringLiteral("\u00A0– ")),
                  false);
         }
     params_box_->setVisible(params_->rowCount() > 0);
@@ -508,8 +510,14 @@ void PolicyPanel::fitParamTable() {
     for (QWidget* p = parentWidget(); p; p = p->parentWidget())
         if (auto* scroll = qobject_cast<QScrollArea*>(p)) {
             const int left = params_->mapTo(scroll->widget(), QPoint(0, 0)).x();
-            margin = left + 2 * params_->frameWidth() + 4;
-            avail = std::min(avail, scroll->viewport()->width() - margin);
+            avail =
+                std::min(avail, scroll->viewport()->width() - left - 2 * params_->frameWidth() - 4);
+            // Both sides' margins (the group box's and the panel's, the same on the right as
+            // on the left) and the table's frame. Not from the table's width, which before
+            // the panel is laid out is anything (it asked for a 662 px panel).
+            const int right =
+                std::clamp(scroll->widget()->width() - left - params_->width(), left, 2 * left + 8);
+            margin = left + right + 2 * params_->frameWidth() + 4;
             break;
         }
     int total = 0;
@@ -530,13 +538,17 @@ void PolicyPanel::fitParamTable() {
         };
         const int unit_min = longestWord(2), domain_min = longestWord(3);
         // Narrower than that cuts a word: the window widens the panel (timely's names).
-        if (margin >= 0 && fixed + unit_min + domain_min > avail)
+        if (margin >= 0 && params_->isVisible() && fixed + unit_min + domain_min > avail)
             Q_EMIT tableWidthNeeded(margin + fixed + unit_min + domain_min);
         const int unit = params_->columnWidth(2), domain = params_->columnWidth(3);
+        // The spare beyond both floors shared by what each would take more (a content width
+        // under its floor wants nothing more: counted negative, it gave the unit 8 px too
+        // many and the table outgrew its dock by 4).
         const int spare = std::max(0, rest - unit_min - domain_min);
+        const int more_unit = std::max(0, unit - unit_min),
+                  more_domain = std::max(0, domain - domain_min);
         const int unit_w =
-            std::min(unit, unit_min + spare * std::max(0, unit - unit_min) /
-                                          std::max(1, unit - unit_min + domain - domain_min));
+            std::min(unit, unit_min + spare * more_unit / std::max(1, more_unit + more_domain));
         params_->setColumnWidth(2, unit_w);
         params_->setColumnWidth(3, std::max(domain_min, rest - unit_w));
     }
@@ -546,8 +558,38 @@ void PolicyPanel::fitParamTable() {
     params_->setFixedHeight(h);
 }
 
+QScrollArea* PolicyPanel::scrollArea() const {
+    for (QWidget* p = parentWidget(); p; p = p->parentWidget())
+        if (auto* scroll = qobject_cast<QScrollArea*>(p)) return scroll;
+    return nullptr;
+}
+
+void PolicyPanel::revealCard() {
+    if (!reveal_until_.isValid() || reveal_until_.elapsed() > 500) return;
+    if (QScrollArea* scroll = scrollArea(); scroll && !range_watched_) {
+        range_watched_ = true;
+        connect(scroll->verticalScrollBar(), &QScrollBar::rangeChanged, this,
+                [this] { revealCard(); });
+    }
+    QTimer::singleShot(0, this, [this] {
+        QScrollArea* scroll = scrollArea();
+        if (!scroll || details_->text().isEmpty() || state_->selectedRequest() != card_shown_for_)
+            return;
+        scroll->ensureWidgetVisible(details_, 0, 8);
+    });
+}
+
 bool PolicyPanel::eventFilter(QObject* o, QEvent* e) {
+    if (o == details_ && (e->type() == QEvent::Resize || e->type() == QEvent::Move)) revealCard();
     if (o == params_ && e->type() == QEvent::Resize && !filling_params_) fitParamTable();
+    // The table shows every row (nothing of its own to scroll), yet its scroll area took the
+    // wheel: the panel under the pointer did not move. Handed to the panel's scroll area.
+    if (o == params_->viewport() && e->type() == QEvent::Wheel)
+        for (QWidget* p = parentWidget(); p; p = p->parentWidget())
+            if (auto* scroll = qobject_cast<QScrollArea*>(p)) {
+                QCoreApplication::sendEvent(scroll->viewport(), e);
+                return true;
+            }
     return QWidget::eventFilter(o, e);
 }
 

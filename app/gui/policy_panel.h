@@ -8,6 +8,7 @@
 #include "run/run_spec.h"
 #include "sched/registry.h"
 
+#include <QElapsedTimer>
 #include <QString>
 #include <QWidget>
 #include <map>
@@ -19,6 +20,8 @@ class QComboBox;
 class QGroupBox;
 class QSpinBox;
 class QLabel;
+
+class QScrollArea;
 
 namespace kairos {
 struct Workload;
@@ -157,7 +160,11 @@ private:
     QGroupBox* params_box_ = nullptr;
     class QTableWidget* params_ = nullptr;
     bool filling_params_ = false;
-    int card_shown_for_ = -1; // the request whose card was last brought into view
+    int card_shown_for_ = -1;    // the request whose card was last brought into view
+    QElapsedTimer reveal_until_; // since the last pick: the card is kept in view a while
+    void revealCard();
+    QScrollArea* scrollArea() const;
+    bool range_watched_ = false;
     QLabel* details_ = nullptr;
     std::map<QString, views::ParamSlider*> sliders_;
     std::map<std::string, std::pair<views::ParamSlider*, views::ParamSlider*>> tuf_sliders_;

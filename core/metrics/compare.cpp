@@ -41,9 +41,15 @@ std::vector<MetricRow> keyMetrics(const Summary& s) {
          s.replica_count > 1 ? "KV peak, one replica (tokens)" : "KV peak (tokens)",
          double(s.kv_peak_tokens), Better::Neither},
     };
-    if (s.prefix_caching)
+    if (s.prefix_caching) {
         m.push_back({"prefix_cache_hit_rate", "Prefix cache hit rate (%)",
                      100 * s.prefix_cache_hit_rate, Better::Higher});
+        // The hit rate counts prompts at their first admission; a request resumed (a robot
+        // plan's next segment, a recompute after preemption) finds its own context cached,
+        // which the hit rate does not count (wid1: 0 % beside 517,072 tokens reused).
+        m.push_back({"prefix_recompute_cached_tokens", "Context reused on resume (tokens)",
+                     double(s.prefix_recompute_cached_tokens), Better::Higher});
+    }
     // A fleet: each replica's load and latency (how evenly the router spread the work).
     for (const ReplicaSummary& r : s.replicas) {
         const std::string k = "replica_" + std::to_string(r.replica) + "_",

@@ -495,7 +495,8 @@ std::vector<Wait> waitsOf(const ExplainIndex& ix, ReqId id) {
     return WaitIndex(ix).of(id);
 }
 
-std::string describeWait(const Wait& w) {
+std::string describeWait(const Wait& w, const std::function<std::int64_t(ReqId)>& name) {
+    const auto id = [&](ReqId r) { return static_cast<long long>(name ? name(r) : r); };
     std::string s =
         duration(w.seconds()) + " " + waitStateName(w.state) + ": " + waitCauseWords(w.cause);
     char b[160];
@@ -513,9 +514,9 @@ std::string describeWait(const Wait& w) {
                 : "none free (in use " + std::to_string(-w.kv_free) + " over the admission limit)";
         if (w.blocked_by >= 0)
             std::snprintf(b, sizeof b,
-                          " (behind req %d, ahead of it in the policy's order, which needs %lld "
+                          " (behind req %lld, ahead of it in the policy's order, which needs %lld "
                           "tokens, %s; %d running)",
-                          w.blocked_by, static_cast<long long>(w.blocked_need), free_kv.c_str(),
+                          id(w.blocked_by), static_cast<long long>(w.blocked_need), free_kv.c_str(),
                           w.running);
         else
             std::snprintf(b, sizeof b, " (needs %lld tokens, %s; %d running)",
@@ -525,8 +526,8 @@ std::string describeWait(const Wait& w) {
     }
     case WaitCause::Policy:
         if (w.blocked_by >= 0) {
-            std::snprintf(b, sizeof b, " (room for it; req %d first by its last recorded key)",
-                          w.blocked_by);
+            std::snprintf(b, sizeof b, " (room for it; req %lld first by its last recorded key)",
+                          id(w.blocked_by));
             s += b;
         }
         break;
@@ -537,7 +538,7 @@ std::string describeWait(const Wait& w) {
             if (!w.ahead.empty()) {
                 s += "; prefilling req";
                 for (std::size_t i = 0; i < std::min<std::size_t>(4, w.ahead.size()); ++i)
-                    s += (i ? ", " : " ") + std::to_string(w.ahead[i]);
+                    s += (i ? ", " : " ") + std::to_string(id(w.ahead[i]));
                 if (w.ahead_count > 4) s += ", ...";
             }
             s += ")";

@@ -38,6 +38,7 @@
 #include "metrics/explain_view.h"
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -116,7 +117,8 @@ double timeNotRunning(const ExplainIndex& ix, ReqId id);
 std::string waitStory(const std::vector<Wait>& waits);
 // A span in words: "12.3 s queued: every seat taken (32 of 32 running); passed over 4 times
 // by 7 requests (sprpt_lp.rank)".
-std::string describeWait(const Wait& w);
+// `name` gives the id a request is shown by (the trace's id; none: its run-log row).
+std::string describeWait(const Wait& w, const std::function<std::int64_t(ReqId)>& name = {});
 
 // Whether room ever bound in a run: what a preemption knob (Trail's C) needs to act on,
 // since it only decides who gives room up. Room bound when the running requests filled

@@ -65,6 +65,7 @@
 #include <QProcess>
 #include <QProgressBar>
 #include <QPushButton>
+#include <QRegularExpression>
 #include <QScrollArea>
 #include <QScrollBar>
 #include <QSettings>
@@ -357,6 +358,33 @@ private slots:
         }
         QVERIFY2(hi >= 1.2 * lo, qPrintable(QString("mean TTFT %1 to %2 ms").arg(lo).arg(hi)));
         qInfo("first picture: mean TTFT %.0f to %.0f ms as C moves over [0, 1]", lo, hi);
+        // The README quotes these figures (an outside test found them stale): each is the
+        // window's mean TTFT at that C, to the 10 ms it rounds to.
+        {
+            QFile readme(QStringLiteral(KAIROS_SOURCE_DIR "/README.md"));
+            QVERIFY(readme.open(QIODevice::ReadOnly));
+            const QString text = QString::fromUtf8(readme.readAll()).simplified();
+            const QRegularExpression quoted(
+                "mean TTFT between ([0-9.]+) s \\(C = 0\\) and ([0-9.]+) s \\(C = ([0-9.]+); "
+                "([0-9.]+) s from C = ([0-9.]+) up");
+            const QRegularExpressionMatch m = quoted.match(text);
+            QVERIFY2(m.hasMatch(), "the README's C figures are not where this test reads them");
+            const std::pair<double, double> said[] = {
+                {0.0, m.captured(1).toDouble()},
+                {m.captured(3).toDouble(), m.captured(2).toDouble()},
+                {m.captured(5).toDouble(), m.captured(4).toDouble()},
+                {1.0, m.captured(4).toDouble()}};
+            for (const auto& [c, seconds] : said) {
+                w.policyPanel()->slider("C")->setValue(c);
+                QVERIFY(waitForResult(spy) > 0);
+                const double got = w.lastResult()->summary.ttft_ms.mean / 1e3;
+                QVERIFY2(std::abs(got - seconds) <= 0.005 + 1e-9,
+                         qPrintable(QString("C = %1: README %2 s, the window %3 s")
+                                        .arg(c)
+                                        .arg(seconds)
+                                        .arg(got, 0, 'f', 3)));
+            }
+        }
         QVERIFY(w.policyPanel()->slider("k")->toolTip().contains("Not used by sprpt_lp"));
         // Under TimeBill most requests run out of the 5 s budget whatever k is: the line says
         // to raise the budget first, with the run's own counts.
@@ -790,6 +818,17 @@ private slots:
         QCOMPARE(w.undo()->stack()->count(), undo);
         QCOMPARE(shown.count(), runs); // nothing re-simulated
         QVERIFY2(bar->value() > 0, "the wheel did not scroll the panel");
+        // Over the Other parameters table (every row shown: nothing of its own to scroll)
+        // the wheel scrolls the panel too (its scroll area took it, and nothing moved).
+        {
+            QTableWidget* table = w.policyPanel()->paramTable();
+            QVERIFY(table->isVisible() && table->rowCount() > 0);
+            bar->setValue(bar->maximum() / 2);
+            const int from = bar->value();
+            wheel(table->viewport(), -120);
+            QVERIFY2(bar->value() > from,
+                     qPrintable(QString("%1 -> %2").arg(from).arg(bar->value())));
+        }
         // Given focus, the slider takes the wheel, and Undo takes it back.
         c->slider()->setFocus();
         QVERIFY(c->slider()->hasFocus());
@@ -1035,9 +1074,9 @@ private slots:
                          qPrintable(QString::fromStdString(ps.name) + ": no row for " + name));
                 const int r = rows.front()->row();
                 // The window writes a range "1..8" as "1 – 8" (it may wrap there).
-                QCOMPARE(
-                    table->item(r, 3)->text().replace(QStringLiteral(" – "), QStringLiteral("..")),
-                    QString::fromStdString(p.domainText()));
+                QCOMPARE(table->item(r, 3)->text().replace(QStringLiteral("\u00A0– "),
+                                                           QStringLiteral("..")),
+                         QString::fromStdString(p.domainText()));
                 QCOMPARE(table->item(r, 0)->toolTip(), QString::fromStdString(p.help));
             }
         }
@@ -1083,14 +1122,20 @@ private slots:
                 QVERIFY(w.jobs().waitIdle(30000));
                 QTest::qWait(20); // the dock's resize events
                 QVERIFY2(table->rowCount() > 0, policy);
+
                 const QString at =
                     QStringLiteral("%1 at %2x%3").arg(policy).arg(size.width()).arg(size.height());
                 int total = 0;
                 for (int c = 0; c < table->columnCount(); ++c) total += table->columnWidth(c);
-                const int right = table->mapTo(scroll->widget(), QPoint(0, 0)).x() +
-                                  2 * table->frameWidth() + total;
+                // Within the table's own viewport (which the panel's margins make narrower
+                // than the panel), and the table within the panel's viewport.
+                QVERIFY2(total <= table->viewport()->width(),
+                         qPrintable(at + QStringLiteral(": columns %1 px in a table of %2 px")
+                                             .arg(total)
+                                             .arg(table->viewport()->width())));
+                const int right = table->mapTo(scroll->viewport(), QPoint(table->width(), 0)).x();
                 QVERIFY2(right <= scroll->viewport()->width(),
-                         qPrintable(at + QStringLiteral(": columns end at %1 of %2 px")
+                         qPrintable(at + QStringLiteral(": the table ends at %1 of %2 px")
                                              .arg(right)
                                              .arg(scroll->viewport()->width())));
                 const QFontMetrics fm = table->fontMetrics();
@@ -1744,6 +1789,43 @@ private slots:
                      qPrintable(QStringLiteral("a task at %1 s under the legend").arg(t)));
     }
 
+    // At 1366x768 a picked request's card is in view, whole (it is the Policy panel's last
+    // part, below the fold; at first only its first line was brought into view); a re-run
+    // of the same request leaves the panel where it is.
+    void requestCardInView() {
+        QSettings().remove(QStringLiteral("window/state"));
+        Bench bench(robotSample());
+        auto& [w, shown] = bench;
+        QVERIFY(bench.showAt(QSize(1366, 768)));
+        auto* details = w.findChild<QLabel*>("requestDetails");
+        QVERIFY(details);
+        auto* scroll = qobject_cast<QScrollArea*>(w.policyPanel()->parentWidget()->parentWidget());
+        QVERIFY(scroll);
+        scroll->verticalScrollBar()->setValue(0);
+        w.state()->setSelection(40, 0.0);
+        QTRY_VERIFY(!details->text().isEmpty());
+        const auto cardRect = [&] {
+            return QRect(details->mapTo(scroll->viewport(), QPoint(0, 0)), details->size());
+        };
+        QTRY_VERIFY_WITH_TIMEOUT(scroll->viewport()->rect().contains(cardRect()), 1000);
+        const QRect card = cardRect();
+        QVERIFY2(scroll->viewport()->rect().contains(card),
+                 qPrintable(QString("card %1,%2 %3x%4 in a viewport of height %5")
+                                .arg(card.x())
+                                .arg(card.y())
+                                .arg(card.width())
+                                .arg(card.height())
+                                .arg(scroll->viewport()->height())));
+        QTest::qWait(100); // its reveal done (a second pass once the panel has grown)
+        QVERIFY(scroll->viewport()->rect().contains(cardRect()));
+        const int at = scroll->verticalScrollBar()->value();
+        w.policyPanel()->slider("kv")->setValue(0.9); // a re-run: the same request's card
+        QVERIFY(bench.next() > 0);
+        QTest::qWait(50);
+        QCOMPARE(scroll->verticalScrollBar()->value(), at);
+        QSettings().remove(QStringLiteral("window/state"));
+    }
+
     // The clicked request's card follows the shown run: a re-run with fewer seats shows the
     // same request as the new run has it (it once kept the old run's numbers).
     void requestDetailsFollowTheRun() {
@@ -1870,6 +1952,22 @@ private slots:
         QVERIFY(w.charts()->timeline()->showsPinned());
         w.unpin();
         QVERIFY(!w.charts()->timeline()->showsPinned());
+        // Without --policy (kairos --compare fcfs): fcfs is still the pinned reference and the
+        // start policy is shown against it (the policy that follows the workload replaced
+        // the reference, and the window compared sprpt_lp with itself).
+        {
+            Opts bare = Opts().workload(loadedWorkload()).compare("fcfs");
+            bare.o.policy = "sprpt_lp";
+            bare.o.policy_follows_workload = true;
+            Bench b2(bare);
+            QSignalSpy ready2(&b2.w, &app::MainWindow::ready);
+            QVERIFY(ready2.wait(20000));
+            QVERIFY(b2.w.pinned() && b2.w.lastResult());
+            QVERIFY2(b2.w.pinned()->summary.policy.rfind("fcfs", 0) == 0,
+                     b2.w.pinned()->summary.policy.c_str());
+            QVERIFY2(b2.w.lastResult()->summary.policy.rfind("sprpt_lp", 0) == 0,
+                     b2.w.lastResult()->summary.policy.c_str());
+        }
         // An unknown policy is refused at start.
         QVERIFY_THROWS_EXCEPTION(std::invalid_argument, app::MainWindow{opts.compare("nope").o});
     }
