@@ -251,6 +251,9 @@ InspectorPanel::InspectorPanel(QWidget* parent) : QWidget(parent) {
     // Short axis labels: the chart is little more than 100 px tall at 1366x768 (a longer
     // label was cut), and the legend names each line, the key's unit included.
     chart_->yAxis->setLabel(tr("tokens"));
+    // Three ticks a side: at 100 px tall the key axis stacked seven labels with no gaps.
+    chart_->yAxis->ticker()->setTickCount(3);
+    chart_->yAxis2->ticker()->setTickCount(3);
     chart_->legend->setVisible(true);
     chart_->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignRight);
     auto* predicted = chart_->addGraph();
@@ -491,7 +494,11 @@ void InspectorPanel::fitColumns() {
     const int had = floors_width_;
     floors_width_ = 0;
     for (int c : shown) floors_width_ += floor_of[c];
-    if (floors_width_ > had && floors_width_ > table_->viewport()->width())
+    // Asked whenever the floors grew past what the dock gives with its spare (the floors
+    // alone against the table were met at 356 px of a needed 411, and a dock a pixel
+    // narrower then scrolled).
+    const int dock = parentWidget() ? parentWidget()->width() : width();
+    if (floors_width_ > had && neededWidth() > dock)
         QTimer::singleShot(0, this, [this] { Q_EMIT widthWanted(); });
     // Narrowed in proportion; a column its floor stops takes its floor, and the others share
     // what is left (so a few wide headers do not push the table into scrolling).
