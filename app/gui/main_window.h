@@ -167,6 +167,9 @@ public:
         return requests_;
     }
     QDockWidget* requestsDock() const { return requests_dock_; }
+    class RunExports* exports() const {
+        return exports_;
+    }
     // Shows and raises the Inspector, widening its dock when it is narrow.
     void showInspector();
     // Never wider or taller than the screen's available area (the default 1400x850, or a

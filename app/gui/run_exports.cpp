@@ -6,8 +6,10 @@
 #include "workbench_state.h"
 
 #include <QFileDialog>
+#include <QFileInfo>
 #include <QMenu>
 #include <QMessageBox>
+#include <QRegularExpression>
 #include <QWidget>
 
 namespace kairos::app {
@@ -20,7 +22,8 @@ std::function<void()> RunExports::exporter(const QString& title, const QString& 
                                            Writer write, bool background) {
     return [this, title, filter, write, background] {
         if (!state_->run()) return;
-        const QString f = QFileDialog::getSaveFileName(window_, title, QString(), filter);
+        const QString f =
+            QFileDialog::getSaveFileName(window_, title, suggestedName(filter), filter);
         if (f.isEmpty()) return;
         auto done = [this, title, f](const QString& error) {
             if (error.isEmpty())
@@ -51,6 +54,22 @@ std::function<void()> RunExports::exporter(const QString& title, const QString& 
             },
             JobTracker::Keep::All);
     };
+}
+
+QString RunExports::suggestedName(const QString& filter) const {
+    // "wid1_like-timely_code.pdf": the workload and the policy shown, the filter's extension
+    // (the dialog offered no name at all).
+    const QRegularExpressionMatch ext =
+        QRegularExpression(QStringLiteral("\\*\\.([A-Za-z0-9]+)")).match(filter);
+    QString base = QFileInfo(state_->workloadName()).completeBaseName();
+    if (state_->run()) {
+        const QString policy =
+            QString::fromStdString(state_->run()->summary.policy).section(QLatin1Char('('), 0, 0);
+        if (!policy.isEmpty()) base += (base.isEmpty() ? QString() : QStringLiteral("-")) + policy;
+    }
+    if (base.isEmpty()) base = QStringLiteral("kairos");
+    base.replace(QRegularExpression(QStringLiteral("[^A-Za-z0-9._-]+")), QStringLiteral("_"));
+    return ext.hasMatch() ? base + QLatin1Char('.') + ext.captured(1) : base;
 }
 
 void RunExports::writeReport(const RunView& r, const std::string& f, bool pdf) const {

@@ -25,6 +25,9 @@ public:
     RunExports(QWidget* window, WorkbenchState* state, JobTracker* jobs, Describe describe);
     // Adds one action per export to `menu`.
     void fill(QMenu* menu);
+    // The file name a Save dialog offers for `filter` ("Report (*.pdf)"): the workload's
+    // and the shown policy's names with the filter's extension.
+    QString suggestedName(const QString& filter) const;
 
 Q_SIGNALS:
     void message(const QString& text); // for the status bar

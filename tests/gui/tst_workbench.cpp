@@ -33,6 +33,7 @@
 #include "requests_panel.h"
 #include "run/pipeline.h"
 #include "run/sweep.h"
+#include "run_exports.h"
 #include "runs_model.h"
 #include "runs_panel.h"
 #include "sched/timebill.h"
@@ -1824,6 +1825,19 @@ private slots:
         QTest::qWait(50);
         QCOMPARE(scroll->verticalScrollBar()->value(), at);
         QSettings().remove(QStringLiteral("window/state"));
+    }
+
+    // An export's Save dialog offers a name: the workload's and the shown policy's, with the
+    // filter's extension (it offered none).
+    void exportOffersAName() {
+        Bench bench(robotSample());
+        QVERIFY(bench.next() > 0);
+        app::RunExports* ex = bench.w.exports();
+        QVERIFY(ex);
+        QCOMPARE(ex->suggestedName(QStringLiteral("PDF report (*.pdf)")),
+                 QStringLiteral("wid1_like-timely.pdf")); // robotSample runs timely
+        QCOMPARE(ex->suggestedName(QStringLiteral("Perfetto trace (*.json *.perfetto)")),
+                 QStringLiteral("wid1_like-timely.json"));
     }
 
     // The clicked request's card follows the shown run: a re-run with fewer seats shows the
