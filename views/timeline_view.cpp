@@ -247,31 +247,37 @@ QStringList TimelineView::legendEntries() const {
     return names;
 }
 
-int TimelineView::legendLines(int width, const QFontMetrics& fm) const {
-    int lines = 1, x = 4;
-    for (const LegendEntry& e : legend()) {
+std::vector<QPoint> TimelineView::flowLegend(const std::vector<LegendEntry>& entries, int width,
+                                             const QFontMetrics& fm) {
+    // Each entry's place from the header's top left: a swatch and its name, left to right,
+    // onto another line where `width` ends (headerHeight and paintHeader both use this).
+    std::vector<QPoint> at;
+    int x = 4, y = 3;
+    for (const LegendEntry& e : entries) {
         const int w = 14 + fm.horizontalAdvance(e.name);
-        if (x > 4 && x + w > width - 4) ++lines, x = 4;
+        if (x > 4 && x + w > width - 4) {
+            x = 4;
+            y += kLegendLine;
+        }
+        at.emplace_back(x, y);
         x += w + 12;
     }
-    return lines;
+    return at;
 }
 
 int TimelineView::headerHeight(int width) const {
-    return kHeader + kLegendLine * (legendLines(width, fontMetrics()) - 1);
+    const std::vector<QPoint> at = flowLegend(legend(), width, fontMetrics());
+    return kHeader + (at.empty() ? 0 : at.back().y() - 3);
 }
 
 void TimelineView::paintHeader(QPainter& p, const QRect& area) const {
-    // Legend: a swatch and a name per entry, flowing onto another line where the width ends
-    // (headerHeight made room for it).
+    // Legend: a swatch and a name per entry (headerHeight made room for its lines).
     const QFontMetrics fm = p.fontMetrics();
-    int x = area.left() + 4, y = area.top() + 3;
-    for (const LegendEntry& e : legend()) {
-        const int w = 14 + fm.horizontalAdvance(e.name);
-        if (x > area.left() + 4 && x + w > area.right() - 4) {
-            x = area.left() + 4;
-            y += kLegendLine;
-        }
+    const std::vector<LegendEntry> entries = legend();
+    const std::vector<QPoint> at = flowLegend(entries, area.width(), fm);
+    for (std::size_t i = 0; i < entries.size(); ++i) {
+        const LegendEntry& e = entries[i];
+        const int x = area.left() + at[i].x(), y = area.top() + at[i].y();
         switch (e.swatch) {
         case Swatch::Phase:
             p.fillRect(x, y + 2, 10, 10, colorOf(e.kind));
@@ -291,7 +297,6 @@ void TimelineView::paintHeader(QPainter& p, const QRect& area) const {
         }
         }
         p.drawText(x + 14, y + fm.ascent(), e.name);
-        x += w + 12;
     }
     // Ruler: ticks and labels over the plot area.
     const QRect plot(area.left() + kGutter, area.top(), area.width() - kGutter, area.height());

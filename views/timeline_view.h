@@ -193,7 +193,8 @@ private:
         lod::SpanKind kind;
     };
     std::vector<LegendEntry> legend() const;
-    int legendLines(int width, const QFontMetrics& fm) const;
+    static std::vector<QPoint> flowLegend(const std::vector<LegendEntry>& entries, int width,
+                                          const QFontMetrics& fm);
     bool has_replicas_ = false; // request rows of a fleet
     mutable long draws_ = 0;
     long async_rows_ = 4000;

@@ -885,16 +885,15 @@ void MainWindow::showResult(std::shared_ptr<const RunView> r) {
     } release{state_->run()};
     const bool first = !state_->run() || state_->run()->workload != r->workload;
     state_->setRun(r);
+    const auto [lo, hi] = lod::timeExtent(*r->rows);
     if (first) {
-        const auto [lo, hi] = lod::timeExtent(*r->rows);
         // The new extent is the history's first step, not a move.
         history_->quietly([&] { state_->range()->setExtent(lo, hi); });
         state_->setSelection(-1, 0.0); // another workload: another request with that id
     } else {
         // The same workload run again may end later or sooner (a smaller KV): the axes reach
         // the new end (they stayed at the old run's, its queued bars running off the edge).
-        const std::pair<double, double> ext = lod::timeExtent(*r->rows);
-        history_->quietly([&] { state_->range()->followExtent(ext.first, ext.second); });
+        history_->quietly([&] { state_->range()->followExtent(lo, hi); });
     }
     // The search's matches in this run (its rows: refreshComparison below); not a new step.
     history_->quietly([this] { charts_->findBar()->apply(false); });
@@ -946,23 +945,14 @@ QString MainWindow::sliderHint(const RunView& r) {
                           .arg(u.seats);
         policy_panel_->setSliderNote(QStringLiteral("C"), why);
         if (!why.isEmpty()) return why;
-        // Say which room binds: the seats (all taken at once) or the KV (its peak within a
-        // request's need of the limit); "KV peaked at 22 %" read as a contradiction.
-        const bool seats = u.seats > 0 && u.peak_running >= u.seats;
-        const bool kv = u.kv_limit > 0 && u.kv_peak + u.typical_need > u.kv_limit;
-        const QString what = seats && kv ? tr("all %1 seats taken and KV peaked at %L2 of %L3 "
-                                              "tokens")
-                                               .arg(u.seats)
-                                               .arg(u.kv_peak)
-                                               .arg(r.log->kv_capacity_tokens)
-                             : seats ? tr("all %1 seats taken at once; KV peaked at %L2 of %L3 "
-                                          "tokens")
-                                           .arg(u.seats)
-                                           .arg(u.kv_peak)
-                                           .arg(r.log->kv_capacity_tokens)
-                                     : tr("KV peaked at %L1 of %L2 tokens")
-                                           .arg(u.kv_peak)
-                                           .arg(r.log->kv_capacity_tokens);
+        // Say which room binds (roomUse): "KV peaked at 22 %" alone read as a contradiction
+        // where the seats bound.
+        const QString kv =
+            tr("KV peaked at %L1 of %L2 tokens").arg(u.kv_peak).arg(r.log->kv_capacity_tokens);
+        const QString what = !u.seats_bound ? kv
+                             : u.kv_bound
+                                 ? tr("all %1 seats taken and %2").arg(u.seats).arg(kv)
+                                 : tr("all %1 seats taken at once; %2").arg(u.seats).arg(kv);
         return tr("Try: drag preemption C from 0 (never preempt: SJF) to 1 (SPRPT) and watch "
                   "mean TTFT: room binds here (%1).")
             .arg(what);

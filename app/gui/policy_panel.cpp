@@ -507,19 +507,16 @@ void PolicyPanel::fitParamTable() {
     // the scrolling panel shows of it when the panel is wider than its dock.
     int avail = params_->width() - 2 * params_->frameWidth();
     int margin = -1; // what the scrolling panel's viewport has besides the columns
-    for (QWidget* p = parentWidget(); p; p = p->parentWidget())
-        if (auto* scroll = qobject_cast<QScrollArea*>(p)) {
-            const int left = params_->mapTo(scroll->widget(), QPoint(0, 0)).x();
-            avail =
-                std::min(avail, scroll->viewport()->width() - left - 2 * params_->frameWidth() - 4);
-            // Both sides' margins (the group box's and the panel's, the same on the right as
-            // on the left) and the table's frame. Not from the table's width, which before
-            // the panel is laid out is anything (it asked for a 662 px panel).
-            const int right =
-                std::clamp(scroll->widget()->width() - left - params_->width(), left, 2 * left + 8);
-            margin = left + right + 2 * params_->frameWidth() + 4;
-            break;
-        }
+    if (QScrollArea* scroll = scrollArea()) {
+        const int left = params_->mapTo(scroll->widget(), QPoint(0, 0)).x();
+        avail = std::min(avail, scroll->viewport()->width() - left - 2 * params_->frameWidth() - 4);
+        // Both sides' margins (the group box's and the panel's, the same on the right as on
+        // the left) and the table's frame. Not from the table's width, which before the panel
+        // is laid out is anything (it asked for a 662 px panel).
+        const int right =
+            std::clamp(scroll->widget()->width() - left - params_->width(), left, 2 * left + 8);
+        margin = left + right + 2 * params_->frameWidth() + 4;
+    }
     int total = 0;
     for (int c = 0; c < params_->columnCount(); ++c) total += params_->columnWidth(c);
     if (avail > 0 && total > avail) {
@@ -585,11 +582,10 @@ bool PolicyPanel::eventFilter(QObject* o, QEvent* e) {
     // The table shows every row (nothing of its own to scroll), yet its scroll area took the
     // wheel: the panel under the pointer did not move. Handed to the panel's scroll area.
     if (o == params_->viewport() && e->type() == QEvent::Wheel)
-        for (QWidget* p = parentWidget(); p; p = p->parentWidget())
-            if (auto* scroll = qobject_cast<QScrollArea*>(p)) {
-                QCoreApplication::sendEvent(scroll->viewport(), e);
-                return true;
-            }
+        if (QScrollArea* scroll = scrollArea()) {
+            QCoreApplication::sendEvent(scroll->viewport(), e);
+            return true;
+        }
     return QWidget::eventFilter(o, e);
 }
 

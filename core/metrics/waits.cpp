@@ -611,7 +611,9 @@ RoomUse roomUse(const RunLog& log, std::int32_t seats, std::int32_t block_size, 
         u.peak_running = std::max(u.peak_running, sp.decode_seqs + sp.prefill_seqs);
     }
     if (log.iters.empty()) u.kv_peak = log.iterTotals().kv_peak;
-    u.binds = (seats > 0 && u.peak_running >= seats) || u.kv_peak + u.typical_need > u.kv_limit;
+    u.seats_bound = seats > 0 && u.peak_running >= seats;
+    u.kv_bound = u.kv_peak + u.typical_need > u.kv_limit;
+    u.binds = u.seats_bound || u.kv_bound;
     return u;
 }
 

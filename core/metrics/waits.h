@@ -128,7 +128,8 @@ std::string describeWait(const Wait& w, const std::function<std::int64_t(ReqId)>
 struct RoomUse {
     std::int64_t kv_peak = 0, kv_limit = 0, typical_need = 0;
     std::int32_t peak_running = 0, seats = 0;
-    bool binds = false;
+    bool seats_bound = false, kv_bound = false; // every seat taken at once; KV near its limit
+    bool binds = false;                         // either
 };
 RoomUse roomUse(const RunLog& log, std::int32_t seats, std::int32_t block_size, double watermark);
 
