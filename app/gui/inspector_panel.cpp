@@ -12,6 +12,7 @@
 #include <QHeaderView>
 #include <QLabel>
 #include <QListWidget>
+#include <QScrollArea>
 #include <QScrollBar>
 #include <QSplitter>
 #include <QTableView>
@@ -227,6 +228,12 @@ InspectorPanel::InspectorPanel(QWidget* parent) : QWidget(parent) {
     }
     applyColumns();
     tv->addWidget(table_, 1);
+    narrowed_note_ = new QLabel;
+    narrowed_note_->setObjectName(QStringLiteral("inspectorNarrowed"));
+    narrowed_note_->setWordWrap(true);
+    narrowed_note_->setEnabled(false); // a quiet line under the table
+    narrowed_note_->hide();
+    tv->addWidget(narrowed_note_);
 
     auto* bottom = new QWidget;
     auto* bv = new QVBoxLayout(bottom);
@@ -289,7 +296,15 @@ InspectorPanel::InspectorPanel(QWidget* parent) : QWidget(parent) {
 
     auto* split = new QSplitter(Qt::Vertical);
     split->addWidget(top);
-    split->addWidget(bottom);
+    // The request's part scrolls when the splitter gives it less than its wrapped lines and
+    // chart need (a narrow dock wraps the budget line to five: it was drawn over the chart).
+    auto* bottom_scroll = new QScrollArea;
+    bottom_scroll->setObjectName(QStringLiteral("inspectorRequestScroll"));
+    bottom_scroll->setWidget(bottom);
+    bottom_scroll->setWidgetResizable(true);
+    bottom_scroll->setFrameShape(QFrame::NoFrame);
+    bottom_scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    split->addWidget(bottom_scroll);
     split->setStretchFactor(0, 3);
     split->setStretchFactor(1, 2);
     auto* v = new QVBoxLayout(this);
@@ -449,9 +464,10 @@ void InspectorPanel::showColumn(int column, bool shown) {
 }
 
 void InspectorPanel::applyColumns() {
-    for (int c = 0; c < SchedulerViewModel::Replica; ++c)
-        if (table_->isColumnHidden(c) == columnShown(c))
-            table_->setColumnHidden(c, !columnShown(c));
+    for (int c = 0; c < SchedulerViewModel::Replica; ++c) {
+        const bool hide = !columnShown(c) || narrowed_.contains(c);
+        if (table_->isColumnHidden(c) != hide) table_->setColumnHidden(c, hide);
+    }
     fitColumns();
 }
 
@@ -466,10 +482,12 @@ void InspectorPanel::fitColumns() {
         return c == M::State ? 84 : c == M::Pos || c == M::Alpha ? 40 : c == M::Key ? 96 : 70;
     };
     QHeaderView* header = table_->horizontalHeader();
-    std::vector<int> shown; // in the order the header shows them
+    // Every column the table would show with room for all (the replica's as refreshView set
+    // it), in the order the header shows them.
+    std::vector<int> shown;
     for (int v = 0; v < header->count(); ++v) {
         const int c = header->logicalIndex(v);
-        if (!table_->isColumnHidden(c)) shown.push_back(c);
+        if (c == M::Replica ? !table_->isColumnHidden(c) : columnShown(c)) shown.push_back(c);
     }
     if (shown.empty()) return;
     const QFontMetrics fm = header->fontMetrics();
@@ -490,10 +508,61 @@ void InspectorPanel::fitColumns() {
                                    model_->data(model_->index(r, c), Qt::DisplayRole).toString()));
         floor_of[c] = std::max(header->minimumSectionSize(), std::min(preferred(c), text + 12));
     }
-    // What the panel needs to show every column at its floor (keepTimelineWide's bound).
+    // Where their floors do not fit the table, the least telling columns are left out, in
+    // this order (a 1366-pixel window's right column is a quarter of it when the timeline
+    // keeps 60 %): state and id always stay, and the one of the rest that tells most.
+    static constexpr int kLeaveOut[] = {M::Pos,       M::Since,     M::Arrival, M::Prompt,
+                                        M::Wcet,      M::TrueRem,   M::Alpha,   M::Slack,
+                                        M::Generated, M::Predicted, M::Key};
+    const int room = table_->viewport()->width();
+    auto sum = [&](const std::vector<int>& cols) {
+        int w = 0;
+        for (int c : cols) w += floor_of[c];
+        return w;
+    };
+    QList<int> narrowed;
+    std::vector<int> kept = shown;
+    for (int c : kLeaveOut) {
+        if (sum(kept) <= room) break;
+        const auto it = std::find(kept.begin(), kept.end(), c);
+        if (it == kept.end()) continue;
+        // The last of the rest stays (the panel asks for its width instead).
+        if (std::count_if(kept.begin(), kept.end(), [](int k) {
+                return k != M::State && k != M::Req && k != M::Replica;
+            }) <= 1)
+            break;
+        kept.erase(it);
+        narrowed << c;
+    }
+    if (narrowed != narrowed_) {
+        narrowed_ = narrowed;
+        for (int c : shown) {
+            const bool hide = narrowed_.contains(c);
+            if (table_->isColumnHidden(c) != hide) table_->setColumnHidden(c, hide);
+        }
+        QStringList names;
+        for (int c : narrowed_)
+            names << model_->headerData(c, Qt::Horizontal, Qt::DisplayRole).toString();
+        narrowed_note_->setText(
+            tr("Left out for width: %1 (widen the panel, or right-click the header)")
+                .arg(names.join(QStringLiteral(", "))));
+        narrowed_note_->setVisible(!narrowed_.isEmpty());
+    }
+    shown = kept;
+    // What the panel needs to show its first columns at their floors (keepTimelineWide's
+    // bound): state, id, a fleet's replica and the most telling of the rest.
     const int had = floors_width_;
     floors_width_ = 0;
-    for (int c : shown) floors_width_ += floor_of[c];
+    {
+        int best = -1;
+        for (int c : shown)
+            if (c == M::State || c == M::Req || c == M::Replica)
+                floors_width_ += floor_of[c];
+            else
+                for (int k = 0; k < int(std::size(kLeaveOut)); ++k)
+                    if (kLeaveOut[k] == c) best = std::max(best, k);
+        if (best >= 0) floors_width_ += floor_of[kLeaveOut[best]];
+    }
     // Asked whenever the floors grew past what the dock gives with its spare (the floors
     // alone against the table were met at 356 px of a needed 411, and a dock a pixel
     // narrower then scrolled).
@@ -502,7 +571,6 @@ void InspectorPanel::fitColumns() {
         QTimer::singleShot(0, this, [this] { Q_EMIT widthWanted(); });
     // Narrowed in proportion; a column its floor stops takes its floor, and the others share
     // what is left (so a few wide headers do not push the table into scrolling).
-    const int room = table_->viewport()->width();
     std::map<int, int> width;
     std::vector<int> free = shown;
     int fixed = 0;

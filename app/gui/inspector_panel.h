@@ -74,9 +74,13 @@ private:
 class InspectorPanel : public QWidget {
     Q_OBJECT
 public:
-    // The width the panel needs to show its table's columns whole (0 before it is laid
-    // out): the window keeps the timeline wide down to this (MainWindow::keepTimelineWide).
+    // The width the panel needs to show its table's first columns whole (state, id and the
+    // most telling of the others; 0 before it is laid out): the window keeps the timeline
+    // wide down to this (MainWindow::keepTimelineWide). A narrower table leaves out its less
+    // telling columns rather than scrolling, and says which (narrowedColumns).
     int neededWidth() const;
+    // The columns left out for width, least telling first; they return as the panel widens.
+    const QList<int>& narrowedColumns() const { return narrowed_; }
     explicit InspectorPanel(QWidget* parent = nullptr);
     // Follows `state`'s run and selected request.
     void attach(WorkbenchState* state);
@@ -131,6 +135,7 @@ private:
     // Sizes the shown columns to the table's width: each its preferred width while they
     // fit, all narrowed in proportion (never below a header's text) when they do not, so a
     // dock a few pixels narrower than planned does not scroll sideways; the last stretches.
+    // Where even their floors do not fit, the least telling columns are left out.
     void fitColumns();
     // Applies the run and instant set while hidden or while the run's index was being built
     // (setRun, setTime); without `wait`, only once the index is ready (retried shortly).
@@ -158,7 +163,9 @@ private:
     QCPItemStraightLine* now_ = nullptr;
     QLabel* budget_ = nullptr;
     QLabel* waits_ = nullptr; // why it waited (metrics/waits.h)
-    int floors_width_ = 0;    // the shown columns' floors, summed (fitColumns)
+    int floors_width_ = 0;    // the first columns' floors, summed (fitColumns)
+    QList<int> narrowed_;     // left out for width (fitColumns)
+    QLabel* narrowed_note_ = nullptr;
     QListWidget* story_ = nullptr;
     QList<int> hidden_;           // the user's choice of hidden columns
     bool columns_chosen_ = false; // false: the defaults

@@ -313,7 +313,12 @@ int MainWindow::leftDockWidth() const {
 void MainWindow::keepTimelineWide() {
     if (!inspector_dock_->isVisible() || inspector_dock_->isFloating()) return;
     const int left = leftDockWidth();
-    const int room = std::max({360, inspector_->neededWidth(), int(width() * 0.40) - left});
+    // The width beside the docks that is neither (separators, the central widget's margins),
+    // as laid out now: the timeline keeps 60 % of the window exactly.
+    const int other =
+        std::max(0, width() - left - inspector_dock_->width() - charts_->timeline()->width());
+    const int room =
+        std::max(inspector_->neededWidth(), width() - left - other - (width() * 3 + 4) / 5);
     if (inspector_dock_->width() > room || inspector_dock_->width() < inspector_->neededWidth() ||
         (inspector_dock_->width() < std::min(room, int(width() * 0.36)) && !inspector_sized_)) {
         resizeDocks({inspector_dock_}, {room}, Qt::Horizontal);
@@ -325,7 +330,29 @@ QDockWidget* MainWindow::addPanel(const QString& title, const char* name, QWidge
                                   Qt::DockWidgetArea area, QDockWidget* tab_with) {
     auto* dock = new QDockWidget(title, this);
     dock->setObjectName(QString::fromLatin1(name)); // kairos --dock NAME raises it
-    dock->setWidget(panel);
+    const QString id = QString::fromLatin1(name);
+    if (id == QLatin1String("runs") || id == QLatin1String("models") ||
+        id == QLatin1String("live") || id == QLatin1String("sweep")) {
+        // A panel of the right column's tab group scrolls rather than holding the whole
+        // column at its own width: the widest of them (Sweep, 356 px) kept the timeline at
+        // 52 % of a 1366-pixel window whichever panel was in view. Raised, it gets its own
+        // width back.
+        auto* scroll = new QScrollArea;
+        scroll->setWidget(panel);
+        scroll->setWidgetResizable(true);
+        scroll->setFrameShape(QFrame::NoFrame);
+        dock->setWidget(scroll);
+        connect(dock, &QDockWidget::visibilityChanged, this, [this, dock, panel](bool shown) {
+            if (!shown || dock->isFloating()) return;
+            QTimer::singleShot(0, this, [this, dock, panel] {
+                const int want = panel->minimumSizeHint().width() + 4;
+                if (dock->isVisible() && dock->width() < want)
+                    resizeDocks({dock}, {want}, Qt::Horizontal);
+            });
+        });
+    } else {
+        dock->setWidget(panel);
+    }
     addDockWidget(area, dock);
     if (tab_with) tabifyDockWidget(tab_with, dock);
     return dock;

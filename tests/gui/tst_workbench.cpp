@@ -1659,7 +1659,9 @@ private slots:
         QTRY_VERIFY(table->model()->rowCount() > 0);
         QTest::qWait(50);
         for (int c : {M::State, M::Pos, M::Req, M::Generated, M::Predicted, M::TrueRem})
-            QVERIFY2(!table->isColumnHidden(c), qPrintable(QString::number(c)));
+            QVERIFY2(!table->isColumnHidden(c) || w.inspector()->narrowedColumns().contains(c),
+                     qPrintable(QString::number(c)));
+        QVERIFY(!table->isColumnHidden(M::State) && !table->isColumnHidden(M::Req));
         for (int c : {M::Key, M::Slack, M::Alpha, M::Wcet, M::Prompt, M::Arrival, M::Since})
             QVERIFY2(table->isColumnHidden(c), qPrintable(QString::number(c)));
         // Once the view has laid itself out (the header's stretch and the scroll range follow
@@ -1672,8 +1674,12 @@ private slots:
             table->resize(natural - less, table->height());
             QTRY_COMPARE(table->horizontalScrollBar()->maximum(), 0);
         }
+        // Much narrower, columns are left out (named under the table) down to state, id and
+        // the most telling of the rest, which scroll only when even they do not fit.
         table->resize(natural - 200, table->height());
-        QTRY_VERIFY(table->horizontalScrollBar()->maximum() > 0);
+        QTRY_COMPARE(table->horizontalHeader()->count() -
+                         table->horizontalHeader()->hiddenSectionCount(),
+                     3);
         for (int c = 0; c < M::ColumnCount; ++c)
             if (!table->isColumnHidden(c)) {
                 const QString head = table->model()->headerData(c, Qt::Horizontal).toString();
@@ -1683,11 +1689,55 @@ private slots:
                                  40),
                     qPrintable(head));
             }
+        // A column chosen from the header's menu shows where there is room, and is named as
+        // left out where there is not.
         w.inspector()->showColumn(M::Prompt, true);
-        QVERIFY(!table->isColumnHidden(M::Prompt));
+        QVERIFY(w.inspector()->columnShown(M::Prompt));
+        QVERIFY(w.inspector()->narrowedColumns().contains(M::Prompt));
+        w.resizeDocks({w.inspectorDock()}, {900}, Qt::Horizontal);
+        QTRY_VERIFY(!table->isColumnHidden(M::Prompt));
         app::InspectorPanel again;
         QVERIFY(again.columnShown(M::Prompt) && !again.columnShown(M::Since));
         QSettings().remove(QStringLiteral("inspector/hiddenColumns"));
+    }
+
+    // Selecting a request never takes the timeline below 60 % of the window (the Inspector
+    // narrowed it to 49 % at 1366x768 and to 39 % under TimeBill, whose table asked for
+    // 565 px): the Inspector's table leaves out its less telling columns instead, and says
+    // which; the right column's other panels scroll rather than hold it at their width.
+    void selectingKeepsTheTimelineWide_data() {
+        QTest::addColumn<QSize>("size");
+        QTest::addColumn<QString>("policy");
+        for (QSize sz : {QSize(1366, 768), QSize(1920, 1080)})
+            for (const char* pol : {"sprpt_lp", "timebill"})
+                QTest::addRow("%dx%d %s", sz.width(), sz.height(), pol) << sz << QString(pol);
+    }
+    void selectingKeepsTheTimelineWide() {
+        QFETCH(QSize, size);
+        QFETCH(QString, policy);
+        QSettings().remove(QStringLiteral("window/state"));
+        QSettings().remove(QStringLiteral("inspector/hiddenColumns"));
+        Bench bench(chatSample(policy.toStdString().c_str()));
+        auto& [w, spy] = bench;
+        QVERIFY(bench.showAt(size));
+        auto* tl = w.charts()->timeline();
+        w.showInspector();
+        w.state()->setSelection(12, 20);
+        QTest::qWait(200);
+        QTRY_VERIFY2(tl->width() >= w.width() * 0.6 - 1,
+                     qPrintable(QStringLiteral("timeline %1 of %2, Inspector %3")
+                                    .arg(tl->width())
+                                    .arg(w.width())
+                                    .arg(w.inspectorDock()->width())));
+        auto* table = w.inspector()->findChild<QTableView*>(QStringLiteral("inspectorTable"));
+        QTRY_VERIFY(table->model()->rowCount() > 0);
+        QTRY_COMPARE(table->horizontalScrollBar()->maximum(), 0);
+        auto* note = w.inspector()->findChild<QLabel*>(QStringLiteral("inspectorNarrowed"));
+        QVERIFY(note);
+        QCOMPARE(note->isVisible(), !w.inspector()->narrowedColumns().isEmpty());
+        for (int c : w.inspector()->narrowedColumns())
+            QVERIFY(
+                note->text().contains(table->model()->headerData(c, Qt::Horizontal).toString()));
     }
 
     // TimeBill's table has the most columns (key, slack, alpha and WCET with values): at
@@ -1706,6 +1756,15 @@ private slots:
         w.inspector()->inspectAt(20);
         auto* table = w.inspector()->findChild<QTableView*>(QStringLiteral("inspectorTable"));
         QTRY_VERIFY(table->model()->rowCount() > 0);
+        // At 1366 the timeline keeps 60 %: what does not fit is left out and named.
+        for (int c : {M::Key, M::Slack, M::Alpha, M::Wcet})
+            QVERIFY2(!table->isColumnHidden(c) || w.inspector()->narrowedColumns().contains(c),
+                     qPrintable(QString::number(c)));
+        QVERIFY(!table->isColumnHidden(M::Key)); // the most telling stays
+        QTRY_COMPARE(table->horizontalScrollBar()->maximum(), 0);
+        // Widened by hand, every column comes back.
+        w.resizeDocks({w.inspectorDock()}, {640}, Qt::Horizontal);
+        QTRY_VERIFY(w.inspector()->narrowedColumns().isEmpty());
         for (int c : {M::Key, M::Slack, M::Alpha, M::Wcet})
             QVERIFY2(!table->isColumnHidden(c), qPrintable(QString::number(c)));
         QTRY_COMPARE(table->horizontalScrollBar()->maximum(), 0);
