@@ -5,6 +5,7 @@
 #include "column_menu.h"
 #include "metrics/waits.h"
 #include "sched/timebill.h"
+#include "scrolling.h"
 #include "workbench_state.h"
 
 #include <QCheckBox>
@@ -12,7 +13,6 @@
 #include <QHeaderView>
 #include <QLabel>
 #include <QListWidget>
-#include <QScrollArea>
 #include <QScrollBar>
 #include <QSplitter>
 #include <QTableView>
@@ -298,11 +298,8 @@ InspectorPanel::InspectorPanel(QWidget* parent) : QWidget(parent) {
     split->addWidget(top);
     // The request's part scrolls when the splitter gives it less than its wrapped lines and
     // chart need (a narrow dock wraps the budget line to five: it was drawn over the chart).
-    auto* bottom_scroll = new QScrollArea;
+    QScrollArea* bottom_scroll = scrolling(bottom);
     bottom_scroll->setObjectName(QStringLiteral("inspectorRequestScroll"));
-    bottom_scroll->setWidget(bottom);
-    bottom_scroll->setWidgetResizable(true);
-    bottom_scroll->setFrameShape(QFrame::NoFrame);
     bottom_scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
     split->addWidget(bottom_scroll);
     split->setStretchFactor(0, 3);
@@ -464,11 +461,15 @@ void InspectorPanel::showColumn(int column, bool shown) {
 }
 
 void InspectorPanel::applyColumns() {
+    syncHidden();
+    fitColumns();
+}
+
+void InspectorPanel::syncHidden() {
     for (int c = 0; c < SchedulerViewModel::Replica; ++c) {
         const bool hide = !columnShown(c) || narrowed_.contains(c);
         if (table_->isColumnHidden(c) != hide) table_->setColumnHidden(c, hide);
     }
-    fitColumns();
 }
 
 bool InspectorPanel::eventFilter(QObject* watched, QEvent* e) {
@@ -510,36 +511,25 @@ void InspectorPanel::fitColumns() {
     }
     // Where their floors do not fit the table, the least telling columns are left out, in
     // this order (a 1366-pixel window's right column is a quarter of it when the timeline
-    // keeps 60 %): state and id always stay, and the one of the rest that tells most.
+    // keeps 60 %): state, id and a fleet's replica always stay, and the most telling of the
+    // rest (the last of them here that the table has).
     static constexpr int kLeaveOut[] = {M::Pos,       M::Since,     M::Arrival, M::Prompt,
                                         M::Wcet,      M::TrueRem,   M::Alpha,   M::Slack,
                                         M::Generated, M::Predicted, M::Key};
     const int room = table_->viewport()->width();
-    auto sum = [&](const std::vector<int>& cols) {
-        int w = 0;
-        for (int c : cols) w += floor_of[c];
-        return w;
-    };
+    std::vector<int> rest; // shown, in kLeaveOut's order
+    for (int c : kLeaveOut)
+        if (std::find(shown.begin(), shown.end(), c) != shown.end()) rest.push_back(c);
+    int floors = 0;
+    for (int c : shown) floors += floor_of[c];
     QList<int> narrowed;
-    std::vector<int> kept = shown;
-    for (int c : kLeaveOut) {
-        if (sum(kept) <= room) break;
-        const auto it = std::find(kept.begin(), kept.end(), c);
-        if (it == kept.end()) continue;
-        // The last of the rest stays (the panel asks for its width instead).
-        if (std::count_if(kept.begin(), kept.end(), [](int k) {
-                return k != M::State && k != M::Req && k != M::Replica;
-            }) <= 1)
-            break;
-        kept.erase(it);
-        narrowed << c;
+    for (std::size_t i = 0; i + 1 < rest.size() && floors > room; ++i) {
+        narrowed << rest[i];
+        floors -= floor_of[rest[i]];
     }
     if (narrowed != narrowed_) {
         narrowed_ = narrowed;
-        for (int c : shown) {
-            const bool hide = narrowed_.contains(c);
-            if (table_->isColumnHidden(c) != hide) table_->setColumnHidden(c, hide);
-        }
+        syncHidden();
         QStringList names;
         for (int c : narrowed_)
             names << model_->headerData(c, Qt::Horizontal, Qt::DisplayRole).toString();
@@ -548,21 +538,15 @@ void InspectorPanel::fitColumns() {
                 .arg(names.join(QStringLiteral(", "))));
         narrowed_note_->setVisible(!narrowed_.isEmpty());
     }
-    shown = kept;
+    shown.erase(
+        std::remove_if(shown.begin(), shown.end(), [&](int c) { return narrowed_.contains(c); }),
+        shown.end());
     // What the panel needs to show its first columns at their floors (keepTimelineWide's
-    // bound): state, id, a fleet's replica and the most telling of the rest.
+    // bound): the rest's most telling with those that always stay.
     const int had = floors_width_;
-    floors_width_ = 0;
-    {
-        int best = -1;
-        for (int c : shown)
-            if (c == M::State || c == M::Req || c == M::Replica)
-                floors_width_ += floor_of[c];
-            else
-                for (int k = 0; k < int(std::size(kLeaveOut)); ++k)
-                    if (kLeaveOut[k] == c) best = std::max(best, k);
-        if (best >= 0) floors_width_ += floor_of[kLeaveOut[best]];
-    }
+    floors_width_ = floors;
+    for (std::size_t i = narrowed_.size(); i + 1 < rest.size(); ++i)
+        floors_width_ -= floor_of[rest[i]];
     // Asked whenever the floors grew past what the dock gives with its spare (the floors
     // alone against the table were met at 356 px of a needed 411, and a dock a pixel
     // narrower then scrolled).

@@ -132,6 +132,8 @@ protected:
 
 private:
     void applyColumns();
+    // Hides what columnShown leaves out and what fitColumns left out for width.
+    void syncHidden();
     // Sizes the shown columns to the table's width: each its preferred width while they
     // fit, all narrowed in proportion (never below a header's text) when they do not, so a
     // dock a few pixels narrower than planned does not scroll sideways; the last stretches.

@@ -25,6 +25,7 @@
 #include "run/pipeline.h"
 #include "run_exports.h"
 #include "runs_panel.h"
+#include "scrolling.h"
 #include "session_io.h"
 #include "spec_undo.h"
 #include "store/store.h"
@@ -327,21 +328,15 @@ void MainWindow::keepTimelineWide() {
 }
 
 QDockWidget* MainWindow::addPanel(const QString& title, const char* name, QWidget* panel,
-                                  Qt::DockWidgetArea area, QDockWidget* tab_with) {
+                                  Qt::DockWidgetArea area, QDockWidget* tab_with, bool scrolls) {
     auto* dock = new QDockWidget(title, this);
     dock->setObjectName(QString::fromLatin1(name)); // kairos --dock NAME raises it
-    const QString id = QString::fromLatin1(name);
-    if (id == QLatin1String("runs") || id == QLatin1String("models") ||
-        id == QLatin1String("live") || id == QLatin1String("sweep")) {
+    if (scrolls) {
         // A panel of the right column's tab group scrolls rather than holding the whole
         // column at its own width: the widest of them (Sweep, 356 px) kept the timeline at
         // 52 % of a 1366-pixel window whichever panel was in view. Raised, it gets its own
         // width back.
-        auto* scroll = new QScrollArea;
-        scroll->setWidget(panel);
-        scroll->setWidgetResizable(true);
-        scroll->setFrameShape(QFrame::NoFrame);
-        dock->setWidget(scroll);
+        dock->setWidget(scrolling(panel));
         connect(dock, &QDockWidget::visibilityChanged, this, [this, dock, panel](bool shown) {
             if (!shown || dock->isFloating()) return;
             QTimer::singleShot(0, this, [this, dock, panel] {
@@ -419,10 +414,7 @@ void MainWindow::buildUi() {
         sweep_dock_->raise();
         sweep_->sweep(name);
     });
-    auto* scroll = new QScrollArea; // many TUF classes or a small screen: scroll, never clip
-    scroll->setWidget(panel);
-    scroll->setWidgetResizable(true);
-    scroll->setFrameShape(QFrame::NoFrame);
+    QScrollArea* scroll = scrolling(panel); // many TUF classes or a small screen: never clip
     scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
     // Labels, sliders and spin boxes whole, whatever the other docks want (no horizontal
     // scroll bar: a narrower dock clipped the spin boxes).
@@ -494,7 +486,8 @@ void MainWindow::buildUi() {
     });
     connect(stored_, &StoredRuns::message, statusBar(),
             [this](const QString& m) { statusBar()->showMessage(m); });
-    auto* runs_dock = addPanel(tr("Runs"), "runs", runs_, Qt::RightDockWidgetArea, metrics_dock_);
+    auto* runs_dock =
+        addPanel(tr("Runs"), "runs", runs_, Qt::RightDockWidgetArea, metrics_dock_, true);
     // Models: the fitted models in the database, the selected one plotted (models_panel.h).
     models_ = new ModelsPanel(&jobs_, db_path_);
     models_->setObjectName(QStringLiteral("modelsPanel"));
@@ -512,18 +505,19 @@ void MainWindow::buildUi() {
         useExecution(e);
     });
     auto* models_dock =
-        addPanel(tr("Models"), "models", models_, Qt::RightDockWidgetArea, runs_dock);
+        addPanel(tr("Models"), "models", models_, Qt::RightDockWidgetArea, runs_dock, true);
     // Live: profile the live engine here and run the workload on it (kairos-cli children).
     live_ = new LivePanel(&jobs_);
     live_->setObjectName(QStringLiteral("livePanel"));
     live_->setDatabase(db_path_);
     live_->setPolicy(policy_panel_->policy());
-    auto* live_dock = addPanel(tr("Live"), "live", live_, Qt::RightDockWidgetArea, models_dock);
+    auto* live_dock =
+        addPanel(tr("Live"), "live", live_, Qt::RightDockWidgetArea, models_dock, true);
     // Sweep: a slider's whole range as a curve (run/sweep.h in the background).
     sweep_ = new SweepPanel(&jobs_, [this] { return sweepBase(); });
     sweep_->setDatabase(db_path_);
     sweep_->setObjectName(QStringLiteral("sweepPanel"));
-    sweep_dock_ = addPanel(tr("Sweep"), "sweep", sweep_, Qt::RightDockWidgetArea, live_dock);
+    sweep_dock_ = addPanel(tr("Sweep"), "sweep", sweep_, Qt::RightDockWidgetArea, live_dock, true);
     // Inspector: why the scheduler did that (inspector_panel.h). It follows the cursor over
     // the timeline and the KV chart; a click on either shows that instant and raises it.
     inspector_ = new InspectorPanel;

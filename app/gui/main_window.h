@@ -229,10 +229,12 @@ protected:
 
 private:
     void buildUi();
-    // A panel as a dock named `name` in `area`, tabbed with `tab_with` when given.
+    // A panel as a dock named `name` in `area`, tabbed with `tab_with` when given; with
+    // `scrolls`, in a scroll area (it does not hold its tab group at its width), and given
+    // its width back when raised.
     QDockWidget* addPanel(const QString& title, const char* name, QWidget* panel,
                           Qt::DockWidgetArea area = Qt::RightDockWidgetArea,
-                          QDockWidget* tab_with = nullptr);
+                          QDockWidget* tab_with = nullptr, bool scrolls = false);
     void showResult(std::shared_ptr<const RunView> r);
     // The RunSpec the panels say now: the state's, with what the panels set (policy,
     // predictor, sliders, the parameter table's values, serving, utility functions) and the
