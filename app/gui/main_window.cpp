@@ -311,15 +311,27 @@ int MainWindow::leftDockWidth() const {
     return left;
 }
 
+int MainWindow::rightColumnRoom(const QDockWidget* dock) const {
+    // The width beside the docks that is neither (separators, the central widget's margins),
+    // as laid out now with `dock` in the right column: the timeline keeps 60 % exactly.
+    const int left = leftDockWidth();
+    const int other = std::max(0, width() - left - dock->width() - charts_->timeline()->width());
+    return width() - left - other - (width() * 3 + 4) / 5;
+}
+
+void MainWindow::fitMetricsDock() {
+    // Only while it is the panel in view: another of its tab group (the Inspector, the
+    // Requests table the user widened) keeps its width.
+    if (!metrics_dock_ || metrics_dock_->visibleRegion().isEmpty()) return;
+    // A pinned run's two more columns (pinned, change) get up to 38 % of the window.
+    const int room = metrics_->columns() > 2 ? int(width() * 0.38) : rightColumnRoom(metrics_dock_);
+    const int want = std::min(metrics_->wantedWidth(), room);
+    resizeDocks({metrics_dock_}, {std::max(want, metrics_->minimumTableWidth())}, Qt::Horizontal);
+}
+
 void MainWindow::keepTimelineWide() {
     if (!inspector_dock_->isVisible() || inspector_dock_->isFloating()) return;
-    const int left = leftDockWidth();
-    // The width beside the docks that is neither (separators, the central widget's margins),
-    // as laid out now: the timeline keeps 60 % of the window exactly.
-    const int other =
-        std::max(0, width() - left - inspector_dock_->width() - charts_->timeline()->width());
-    const int room =
-        std::max(inspector_->neededWidth(), width() - left - other - (width() * 3 + 4) / 5);
+    const int room = std::max(inspector_->neededWidth(), rightColumnRoom(inspector_dock_));
     if (inspector_dock_->width() > room || inspector_dock_->width() < inspector_->neededWidth() ||
         (inspector_dock_->width() < std::min(room, int(width() * 0.36)) && !inspector_sized_)) {
         resizeDocks({inspector_dock_}, {room}, Qt::Horizontal);
@@ -440,17 +452,7 @@ void MainWindow::buildUi() {
     // beside the Policy panel (a metric's long name is elided, whole in its tooltip): it
     // once widened on every re-run, never shrank, and squeezed the Policy panel to a sliver
     // at 1366x768; at 38 % of the window it left the timeline 44 % there.
-    connect(metrics_, &MetricsPanel::columnsChanged, this, [this] {
-        // Only while it is the panel in view: another of its tab group (the Inspector, the
-        // Requests table the user widened) keeps its width.
-        if (!metrics_dock_ || metrics_dock_->visibleRegion().isEmpty()) return;
-        // A pinned run's two more columns (pinned, change) get up to 38 % of the window.
-        const int room =
-            metrics_->columns() > 2 ? int(width() * 0.38) : int(width() * 0.40) - leftDockWidth();
-        const int want = std::min(metrics_->wantedWidth(), room);
-        resizeDocks({metrics_dock_}, {std::max(want, metrics_->minimumTableWidth())},
-                    Qt::Horizontal);
-    });
+    connect(metrics_, &MetricsPanel::columnsChanged, this, &MainWindow::fitMetricsDock);
     metrics_dock_ = addPanel(tr("Metrics"), "metrics", metrics_);
 
     // Runs browser: the database's runs, newest first; double-click pins one.
@@ -543,7 +545,7 @@ void MainWindow::buildUi() {
     connect(requests_dock_, &QDockWidget::visibilityChanged, this, [this](bool shown) {
         if (!shown || requests_dock_->isFloating()) return;
         QTimer::singleShot(0, this, [this] {
-            const int room = std::max(360, int(width() * 0.40) - leftDockWidth());
+            const int room = std::max(360, rightColumnRoom(requests_dock_));
             if (requests_dock_->width() < room)
                 resizeDocks({requests_dock_}, {room}, Qt::Horizontal);
         });
@@ -712,6 +714,9 @@ void MainWindow::showEvent(QShowEvent* e) {
             if (!policy_dock_ || policy_dock_->isFloating() || !policy_dock_->isVisible()) return;
             const int want = std::max(policy_dock_->minimumSizeHint().width(), int(width() * 0.17));
             if (policy_dock_->width() < want) resizeDocks({policy_dock_}, {want}, Qt::Horizontal);
+            // The Metrics panel within what is left once that is laid out (its first run may
+            // have been shown before the window was: the timeline had 58 % at 1920x1080).
+            QTimer::singleShot(0, this, &MainWindow::fitMetricsDock);
         });
 }
 

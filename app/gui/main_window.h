@@ -236,6 +236,12 @@ private:
                           Qt::DockWidgetArea area = Qt::RightDockWidgetArea,
                           QDockWidget* tab_with = nullptr, bool scrolls = false);
     void showResult(std::shared_ptr<const RunView> r);
+    // The width the right column may take with `dock` in it, the timeline keeping 60 % of
+    // the window (keepTimelineWide, the Metrics and Requests docks).
+    int rightColumnRoom(const QDockWidget* dock) const;
+    // The Metrics dock as wide as its columns within that (a pinned run's: 38 %), while in
+    // view; when its columns change and at a first layout.
+    void fitMetricsDock();
     // The RunSpec the panels say now: the state's, with what the panels set (policy,
     // predictor, sliders, the parameter table's values, serving, utility functions) and the
     // device; a workload part of its own for another workload.

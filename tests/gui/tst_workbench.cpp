@@ -1721,6 +1721,11 @@ private slots:
         auto& [w, spy] = bench;
         QVERIFY(bench.showAt(size));
         auto* tl = w.charts()->timeline();
+        // The first layout leaves it 60 % too, beside the Metrics panel.
+        QTRY_VERIFY2(
+            tl->width() >= w.width() * 0.6 - 1,
+            qPrintable(
+                QStringLiteral("timeline %1 of %2 before a pick").arg(tl->width()).arg(w.width())));
         w.showInspector();
         w.state()->setSelection(12, 20);
         QTest::qWait(200);
