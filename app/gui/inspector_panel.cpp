@@ -600,6 +600,8 @@ void InspectorPanel::refreshView() {
     decisions_->clear();
     if (!ix_) {
         title_->setText(run_ ? tr("This run was not recorded with its reasons") : tr("No run"));
+        title_->setToolTip(title_->text());
+        title_->setMinimumWidth(60); // elided, whole in its tooltip
         summary_->clear();
         model_->setView({}, {});
         return;
@@ -636,8 +638,11 @@ void InspectorPanel::refreshView() {
         has_data_[M::Wcet] = wcet;
         applyColumns();
     }
-    title_->setText(tr("Scheduler at t = %1 s").arg(t_, 0, 'f', 4));
-    title_->setToolTip(title_->text());
+    // The instant, whole: in a 236-pixel dock (1366x768) "Scheduler at t = 1" was all of it,
+    // a wrong number that looked right. Its width is the label's least.
+    title_->setText(tr("t = %1 s").arg(t_, 0, 'f', 4));
+    title_->setToolTip(tr("The scheduler at t = %1 s").arg(t_, 0, 'f', 4));
+    title_->setMinimumWidth(title_->fontMetrics().horizontalAdvance(title_->text()) + 4);
     const QString order = log.explain.key_name.empty()
                               ? QString()
                               : tr("; the queue by %1, %2 first")

@@ -272,14 +272,16 @@ int main(int argc, char** argv) {
     opt.prefix_caching = cl.value(caching) == "on";
     opt.prefix_caching_given = cl.isSet(caching);
     opt.policy_follows_workload = !cl.isSet(policy);
-    // A bare `kairos` opens the first-look sample (installed beside the profiles, or in the
-    // source tree of a build run in place) where preemption C visibly matters: 400 chat
-    // requests near saturation under Trail's SPRPT with limited preemption.
+    // A bare `kairos` opens the first-look sample (installed beside the profiles, in the
+    // source tree of a build run in place, or beside a copied bin/ folder) where preemption C
+    // visibly matters: 400 chat requests near saturation under Trail's SPRPT with limited
+    // preemption.
     if (!cl.isSet(workload) && !cl.isSet(open_file)) {
         const QDir bin(QCoreApplication::applicationDirPath());
         for (const QString& rel :
              {QStringLiteral("../share/kairos/samples/chat_near_saturation.jsonl"),
-              QStringLiteral("../../sample_traces/chat_near_saturation.jsonl")})
+              QStringLiteral("../../sample_traces/chat_near_saturation.jsonl"),
+              QStringLiteral("../sample_traces/chat_near_saturation.jsonl")})
             if (QFileInfo(bin.filePath(rel)).isFile()) {
                 opt.workload = QDir::cleanPath(bin.filePath(rel));
                 if (!cl.isSet(policy)) opt.policy = QStringLiteral("sprpt_lp");

@@ -344,18 +344,15 @@ QDockWidget* MainWindow::addPanel(const QString& title, const char* name, QWidge
     auto* dock = new QDockWidget(title, this);
     dock->setObjectName(QString::fromLatin1(name)); // kairos --dock NAME raises it
     if (scrolls) {
-        // A panel of the right column's tab group scrolls rather than holding the whole
-        // column at its own width: the widest of them (Sweep, 356 px) kept the timeline at
-        // 52 % of a 1366-pixel window whichever panel was in view. Raised, it gets its own
-        // width back.
-        dock->setWidget(scrolling(panel));
-        connect(dock, &QDockWidget::visibilityChanged, this, [this, dock, panel](bool shown) {
-            if (!shown || dock->isFloating()) return;
-            QTimer::singleShot(0, this, [this, dock, panel] {
-                const int want = panel->minimumSizeHint().width() + 4;
-                if (dock->isVisible() && dock->width() < want)
-                    resizeDocks({dock}, {want}, Qt::Horizontal);
-            });
+        // A panel of the right column's tab group holds the column at its own width only
+        // while it is the one in view: the widest of them (Sweep, 356 px) kept the timeline
+        // at 52 % of a 1366-pixel window whichever panel was in view. In view, its least
+        // width is its own again (dragged narrower, Sweep's controls ran off the edge).
+        QScrollArea* scroll = scrolling(panel);
+        dock->setWidget(scroll);
+        connect(dock, &QDockWidget::visibilityChanged, this, [dock, scroll, panel](bool shown) {
+            scroll->setMinimumWidth(
+                shown && !dock->isFloating() ? panel->minimumSizeHint().width() + 4 : 0);
         });
     } else {
         dock->setWidget(panel);
@@ -439,6 +436,13 @@ void MainWindow::buildUi() {
         const int want =
             std::max(policy_min, need + scroll->verticalScrollBar()->sizeHint().width());
         if (want > scroll->minimumWidth()) scroll->setMinimumWidth(want);
+    });
+    // Another policy: a panel widened for the last one's table narrows again (the next
+    // table asks for what it needs): it stayed 28 px wider after TimeBill at 1366x768.
+    connect(panel, &PolicyPanel::policyChanged, this, [this, scroll, policy_min] {
+        if (scroll->minimumWidth() <= policy_min) return;
+        scroll->setMinimumWidth(policy_min);
+        QTimer::singleShot(0, this, [this] { fitPolicyDock(true); });
     });
     policy_dock_ = addPanel(tr("Policy"), "policy", scroll, Qt::LeftDockWidgetArea);
 
@@ -527,6 +531,15 @@ void MainWindow::buildUi() {
     inspector_->attach(state_);
     inspector_dock_ =
         addPanel(tr("Inspector"), "inspector", inspector_, Qt::RightDockWidgetArea, sweep_dock_);
+    // Raised again after a wider panel of the group (Runs, Sweep), the Metrics panel and the
+    // Inspector give the timeline its 60 % back (it went from 820 to 680 px at 1366x768
+    // over a few tab switches, the tabs moving under the pointer).
+    connect(metrics_dock_, &QDockWidget::visibilityChanged, this, [this](bool shown) {
+        if (shown) QTimer::singleShot(0, this, &MainWindow::fitMetricsDock);
+    });
+    connect(inspector_dock_, &QDockWidget::visibilityChanged, this, [this](bool shown) {
+        if (shown) QTimer::singleShot(0, this, &MainWindow::keepTimelineWide);
+    });
     charts_->followInspector(inspector_);
     // Requests: every request of the run in a sortable table, linked with the timeline, Find
     // and the Inspector (requests_panel.h).
@@ -711,13 +724,18 @@ void MainWindow::showEvent(QShowEvent* e) {
     // them), and its narrowest at 1366x768, where the timeline needs the room.
     if (!layout_restored_)
         QTimer::singleShot(0, this, [this] {
-            if (!policy_dock_ || policy_dock_->isFloating() || !policy_dock_->isVisible()) return;
-            const int want = std::max(policy_dock_->minimumSizeHint().width(), int(width() * 0.17));
-            if (policy_dock_->width() < want) resizeDocks({policy_dock_}, {want}, Qt::Horizontal);
+            fitPolicyDock(false);
             // The Metrics panel within what is left once that is laid out (its first run may
             // have been shown before the window was: the timeline had 58 % at 1920x1080).
             QTimer::singleShot(0, this, &MainWindow::fitMetricsDock);
         });
+}
+
+void MainWindow::fitPolicyDock(bool shrink) {
+    if (!policy_dock_ || policy_dock_->isFloating() || !policy_dock_->isVisible()) return;
+    const int want = std::max(policy_dock_->minimumSizeHint().width(), int(width() * 0.17));
+    if (policy_dock_->width() < want || (shrink && policy_dock_->width() > want))
+        resizeDocks({policy_dock_}, {want}, Qt::Horizontal);
 }
 
 void MainWindow::fitToScreen() {

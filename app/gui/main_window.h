@@ -242,6 +242,9 @@ private:
     // The Metrics dock as wide as its columns within that (a pinned run's: 38 %), while in
     // view; when its columns change and at a first layout.
     void fitMetricsDock();
+    // The Policy panel at 17 % of the window or its least width (a first layout; with
+    // `shrink`, also narrowed to that, after another policy's wider table).
+    void fitPolicyDock(bool shrink);
     // The RunSpec the panels say now: the state's, with what the panels set (policy,
     // predictor, sliders, the parameter table's values, serving, utility functions) and the
     // device; a workload part of its own for another workload.

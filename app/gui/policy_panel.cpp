@@ -578,7 +578,12 @@ void PolicyPanel::revealCard() {
 
 bool PolicyPanel::eventFilter(QObject* o, QEvent* e) {
     if (o == details_ && (e->type() == QEvent::Resize || e->type() == QEvent::Move)) revealCard();
-    if (o == params_ && e->type() == QEvent::Resize && !filling_params_) fitParamTable();
+    // Refitted when shown too: a table filled before the window was shown (a first policy
+    // with long values, TimeBill at 1366x768) could not ask for its width then, and kept
+    // its width after (264 px of columns in a 240 px table).
+    if (o == params_ && (e->type() == QEvent::Resize || e->type() == QEvent::Show) &&
+        !filling_params_)
+        fitParamTable();
     // The table shows every row (nothing of its own to scroll), yet its scroll area took the
     // wheel: the panel under the pointer did not move. Handed to the panel's scroll area.
     if (o == params_->viewport() && e->type() == QEvent::Wheel)

@@ -1107,10 +1107,18 @@ private slots:
     // 1920x1080 for the policies with the most rows (TimelyLLM's code: batch, lmax, seg_exe,
     // ...): its columns within what the Policy panel shows, each word of a wrapped cell
     // within its column (at 1920x1080 "accepted" was cut to "whole nu" and "[0, 1e+0").
+    // Opened on the robot sample and moved through the policies, and opened under TimeBill
+    // on the chat sample (no wider policy before it).
+    void parameterTableWhole_data() {
+        QTest::addColumn<bool>("robot");
+        QTest::newRow("robot sample, four policies") << true;
+        QTest::newRow("chat sample under timebill") << false;
+    }
     void parameterTableWhole() {
+        QFETCH(bool, robot);
         for (const QSize size : {QSize(1366, 768), QSize(1920, 1080)}) {
             QSettings().remove(QStringLiteral("window/state")); // a first layout
-            Bench bench(robotSample());
+            Bench bench(robot ? robotSample() : chatSample("timebill"));
             auto& [w, shown] = bench;
             QVERIFY(bench.showAt(size));
             QTableWidget* table = w.policyPanel()->paramTable();
@@ -1118,7 +1126,10 @@ private slots:
                 w.policyPanel()->parentWidget() ? w.policyPanel()->parentWidget()->parentWidget()
                                                 : nullptr);
             QVERIFY(scroll);
-            for (const char* policy : {"timely_code", "timely", "sprpt_lp", "timebill"}) {
+            const std::vector<const char*> policies =
+                robot ? std::vector<const char*>{"timely_code", "timely", "sprpt_lp", "timebill"}
+                      : std::vector<const char*>{"timebill"};
+            for (const char* policy : policies) {
                 w.policyPanel()->setPolicy(QString::fromLatin1(policy));
                 QVERIFY(w.jobs().waitIdle(30000));
                 QTest::qWait(20); // the dock's resize events
@@ -1721,15 +1732,21 @@ private slots:
         auto& [w, spy] = bench;
         QVERIFY(bench.showAt(size));
         auto* tl = w.charts()->timeline();
-        // The first layout leaves it 60 % too, beside the Metrics panel.
-        QTRY_VERIFY2(
-            tl->width() >= w.width() * 0.6 - 1,
-            qPrintable(
-                QStringLiteral("timeline %1 of %2 before a pick").arg(tl->width()).arg(w.width())));
+        // The first layout leaves it 60 % too, beside the Metrics panel, unless the Policy
+        // panel widened for its parameter table (TimeBill's at 1366x768: 312 px, where 270
+        // would cut its words): then picking a request leaves it as it was.
+        const bool policy_widened = size.width() < 1600 && policy == QLatin1String("timebill");
+        if (!policy_widened)
+            QTRY_VERIFY2(tl->width() >= w.width() * 0.6 - 1,
+                         qPrintable(QStringLiteral("timeline %1 of %2 before a pick")
+                                        .arg(tl->width())
+                                        .arg(w.width())));
+        QTest::qWait(100);
+        const int before = tl->width();
         w.showInspector();
         w.state()->setSelection(12, 20);
         QTest::qWait(200);
-        QTRY_VERIFY2(tl->width() >= w.width() * 0.6 - 1,
+        QTRY_VERIFY2(tl->width() >= std::min(w.width() * 0.6, double(before)) - 1,
                      qPrintable(QStringLiteral("timeline %1 of %2, Inspector %3")
                                     .arg(tl->width())
                                     .arg(w.width())
@@ -1743,6 +1760,63 @@ private slots:
         for (int c : w.inspector()->narrowedColumns())
             QVERIFY(
                 note->text().contains(table->model()->headerData(c, Qt::Horizontal).toString()));
+    }
+
+    // Mends from an outside test at 1366x768: switching the right column's tabs gives the
+    // timeline its 60 % back when Metrics or the Inspector is raised again (it fell from 820
+    // to 680 px over a few switches), a raised Sweep holds its own width (dragged narrower,
+    // its controls ran off the edge), the Policy panel narrows again after TimeBill's wider
+    // table, and the Inspector's clock is whole ("Scheduler at t = 1" at 126.4 s).
+    void tabSwitchesKeepTheLayout() {
+        QSettings().remove(QStringLiteral("window/state"));
+        Bench bench(chatSample("sprpt_lp"));
+        auto& [w, spy] = bench;
+        QVERIFY(bench.showAt(QSize(1366, 768)));
+        auto* tl = w.charts()->timeline();
+        QTRY_VERIFY(tl->width() >= w.width() * 0.6 - 1);
+        auto* policy_dock = w.findChild<QDockWidget*>(QStringLiteral("policy"));
+        QVERIFY(policy_dock);
+        const int policy_width = policy_dock->width();
+        for (const char* name : {"runs", "sweep", "metrics", "models", "inspector"}) {
+            auto* d = w.findChild<QDockWidget*>(QString::fromLatin1(name));
+            QVERIFY(d);
+            d->raise();
+            QTest::qWait(50);
+            if (QLatin1String(name) == QLatin1String("sweep")) {
+                auto* panel = w.findChild<QWidget*>(QStringLiteral("sweepPanel"));
+                QVERIFY(panel);
+                QTRY_VERIFY2(d->width() >= panel->minimumSizeHint().width(),
+                             qPrintable(QStringLiteral("sweep dock %1 < its panel's %2")
+                                            .arg(d->width())
+                                            .arg(panel->minimumSizeHint().width())));
+                // Dragged narrower, it holds its width.
+                w.resizeDocks({d}, {150}, Qt::Horizontal);
+                QTest::qWait(50);
+                QVERIFY(d->width() >= panel->minimumSizeHint().width());
+            }
+            if (QLatin1String(name) == QLatin1String("metrics") ||
+                QLatin1String(name) == QLatin1String("inspector"))
+                QTRY_VERIFY2(tl->width() >= w.width() * 0.6 - 1,
+                             qPrintable(QStringLiteral("%1 raised: timeline %2 of %3")
+                                            .arg(QLatin1String(name))
+                                            .arg(tl->width())
+                                            .arg(w.width())));
+        }
+        w.policyPanel()->setPolicy(QStringLiteral("timebill"));
+        QVERIFY(waitForResult(spy) > 0);
+        QTRY_VERIFY(policy_dock->width() > policy_width); // its table's words whole
+        w.policyPanel()->setPolicy(QStringLiteral("sprpt_lp"));
+        QVERIFY(waitForResult(spy) > 0);
+        QTRY_VERIFY2(
+            policy_dock->width() <= policy_width,
+            qPrintable(QStringLiteral("%1 > %2").arg(policy_dock->width()).arg(policy_width)));
+        w.inspector()->inspectAt(126.4);
+        auto* title = w.inspector()->findChild<QLabel*>(QStringLiteral("inspectorTitle"));
+        QVERIFY(title);
+        QTRY_VERIFY(title->text().startsWith(QStringLiteral("t = 126.4")));
+        QVERIFY2(
+            title->width() >= title->fontMetrics().horizontalAdvance(title->text()),
+            qPrintable(QStringLiteral("\"%1\" in %2 px").arg(title->text()).arg(title->width())));
     }
 
     // TimeBill's table has the most columns (key, slack, alpha and WCET with values): at
@@ -1806,7 +1880,10 @@ private slots:
         }
         QCOMPARE(model->index(0, app::SchedulerViewModel::Req).data().toLongLong(), 500000LL);
         QVERIFY(!table->isColumnHidden(app::SchedulerViewModel::Key));
-        QVERIFY(!table->isColumnHidden(app::SchedulerViewModel::Slack));
+        // Slack shows, or is named as left out for width (the Policy panel is wider for
+        // timely's parameters at 1366x768).
+        QVERIFY(!table->isColumnHidden(app::SchedulerViewModel::Slack) ||
+                w.inspector()->narrowedColumns().contains(app::SchedulerViewModel::Slack));
         QVERIFY(table->isColumnHidden(app::SchedulerViewModel::Wcet));
     }
 
