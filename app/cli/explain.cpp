@@ -142,7 +142,7 @@ nlohmann::json waitJson(const Wait& x, const Workload* w) {
                         {"decisions", x.decisions},
                         {"passed_over", x.passed_over},
                         {"passed_by", x.passed_by},
-                        {"text", describeWait(x)}};
+                        {"text", describeWait(x, w)}};
     if (w) {
         nlohmann::json ids = nlohmann::json::array();
         for (ReqId r : x.ahead) ids.push_back(w->idOf(std::size_t(r)));
@@ -240,13 +240,17 @@ void printStory(const ExplainIndex& ix, ReqId id, bool json, const Workload* w) 
         std::printf("%s\n", ws.c_str());
         for (const Wait& x : waits)
             if (x.seconds() > 0 || x.passed_over > 0)
-                std::printf("  %12.6f - %12.6f  %s\n", x.from, x.to, describeWait(x).c_str());
+                std::printf("  %12.6f - %12.6f  %s\n", x.from, x.to, describeWait(x, w).c_str());
     }
     for (const StoryLine& l : story) {
         switch (l.kind) {
         case StoryLine::Kind::Event: {
             const Event& e = log.events[l.index];
-            std::printf("%14.6f  %-11s %d\n", e.t, evName(e.ev), e.value);
+            const std::string what = eventValueText(e);
+            if (what.empty())
+                std::printf("%14.6f  %s\n", e.t, evName(e.ev));
+            else
+                std::printf("%14.6f  %-13s %s\n", e.t, evName(e.ev), what.c_str());
             break;
         }
         case StoryLine::Kind::Reason: {

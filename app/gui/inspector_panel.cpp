@@ -806,19 +806,14 @@ void InspectorPanel::refreshRequest() {
                                  : QString::fromStdString(told));
     waits_->setVisible(true);
     std::size_t next_wait = 0;
-    // Requests by the trace's id, as the decisions and the table name them.
-    const std::function<std::int64_t(ReqId)> traceId =
-        [w = run_ ? run_->workload : nullptr](ReqId r) -> std::int64_t {
-        return w && r >= 0 && std::size_t(r) < w->size() ? w->idOf(std::size_t(r)) : r;
-    };
     auto addWaitsBefore = [&](double t) {
         for (; next_wait < waits.size() && waits[next_wait].from < t; ++next_wait) {
             const Wait& w = waits[next_wait];
             if (!(w.seconds() > 0) && w.passed_over == 0) continue;
-            auto* item =
-                new QListWidgetItem(QStringLiteral("%1 s   wait: %2")
-                                        .arg(w.from, 0, 'f', 4)
-                                        .arg(QString::fromStdString(describeWait(w, traceId))));
+            auto* item = new QListWidgetItem(QStringLiteral("%1 s   wait: %2")
+                                                 .arg(w.from, 0, 'f', 4)
+                                                 .arg(QString::fromStdString(describeWait(
+                                                     w, run_ ? run_->workload.get() : nullptr))));
             item->setData(Qt::UserRole, w.from);
             QFont f = item->font();
             f.setItalic(true);
@@ -838,10 +833,11 @@ void InspectorPanel::refreshRequest() {
         switch (l.kind) {
         case StoryLine::Kind::Event: {
             const Event& e = log.events[l.index];
-            text = QStringLiteral("%1 s   %2 (%3)")
+            const std::string what = eventValueText(e);
+            text = QStringLiteral("%1 s   %2")
                        .arg(e.t, 0, 'f', 4)
-                       .arg(QString::fromLatin1(evName(e.ev)))
-                       .arg(e.value);
+                       .arg(QString::fromLatin1(evName(e.ev)));
+            if (!what.empty()) text += QStringLiteral(" (%1)").arg(QString::fromStdString(what));
             break;
         }
         case StoryLine::Kind::Reason: {

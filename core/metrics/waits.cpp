@@ -495,8 +495,10 @@ std::vector<Wait> waitsOf(const ExplainIndex& ix, ReqId id) {
     return WaitIndex(ix).of(id);
 }
 
-std::string describeWait(const Wait& w, const std::function<std::int64_t(ReqId)>& name) {
-    const auto id = [&](ReqId r) { return static_cast<long long>(name ? name(r) : r); };
+std::string describeWait(const Wait& w, const Workload* wl) {
+    const auto id = [&](ReqId r) {
+        return static_cast<long long>(wl ? wl->idOf(static_cast<std::size_t>(r)) : r);
+    };
     std::string s =
         duration(w.seconds()) + " " + waitStateName(w.state) + ": " + waitCauseWords(w.cause);
     char b[160];

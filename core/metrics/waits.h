@@ -38,7 +38,6 @@
 #include "metrics/explain_view.h"
 
 #include <cstdint>
-#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -117,8 +116,9 @@ double timeNotRunning(const ExplainIndex& ix, ReqId id);
 std::string waitStory(const std::vector<Wait>& waits);
 // A span in words: "12.3 s queued: every seat taken (32 of 32 running); passed over 4 times
 // by 7 requests (sprpt_lp.rank)".
-// `name` gives the id a request is shown by (the trace's id; none: its run-log row).
-std::string describeWait(const Wait& w, const std::function<std::int64_t(ReqId)>& name = {});
+// Requests by their run-log row; with the workload `w`, by the trace's own ids (as
+// describeReason names them).
+std::string describeWait(const Wait& w, const Workload* wl = nullptr);
 
 // Whether room ever bound in a run: what a preemption knob (Trail's C) needs to act on,
 // since it only decides who gives room up. Room bound when the running requests filled

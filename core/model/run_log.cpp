@@ -2,6 +2,7 @@
 
 #include "util/enum_names.h"
 
+#include <cstdio>
 #include <cstring>
 #include <stdexcept>
 #include <string>
@@ -37,6 +38,42 @@ constexpr EnumName<KillCause> kKillCauseNames[] = {{KillCause::NeverFits, "never
 
 const char* killCauseName(KillCause c) {
     return enumName(kKillCauseNames, c, "unknown");
+}
+
+std::string eventValueText(const Event& e) {
+    const std::string v = std::to_string(e.value);
+    switch (e.ev) {
+    case Ev::Arrive:
+        return v + " prompt tokens";
+    case Ev::PrefillStart:
+        return v + " context tokens to compute";
+    case Ev::PrefillEnd:
+    case Ev::Preempt:
+    case Ev::Suspend:
+    case Ev::Resume:
+    case Ev::Finish:
+    case Ev::Kill:
+        return v + " generated";
+    case Ev::Dispatch:
+        return "segment " + v;
+    case Ev::Token:
+        return "token " + v;
+    case Ev::Budget:
+        return "budget " + v + " ms";
+    case Ev::Evict: {
+        char b[48];
+        std::snprintf(b, sizeof b, "KV eviction ratio alpha = %.4g", e.value / 10000.0);
+        return b;
+    }
+    case Ev::KillCause:
+        return killCauseName(static_cast<KillCause>(e.value));
+    case Ev::CacheHit:
+        return v + " tokens cached";
+    case Ev::Admit:
+    case Ev::FirstToken:
+        return {};
+    }
+    return v;
 }
 
 IterTotals RunLog::iterTotals() const {

@@ -71,6 +71,11 @@ struct Event {
 };
 static_assert(sizeof(Event) == 16, "Event is packed to 16 bytes");
 
+// What an event's value means, in words ("342 prompt tokens", "30 generated", "KV eviction ratio
+// alpha = 0.95", "budget 5000 ms"); empty where it says nothing (admit, first_token). The
+// Inspector's and `kairos-cli explain`'s stories ("evict (9500)" read as a count of something).
+std::string eventValueText(const Event& e);
+
 struct IterSpan {
     double t0 = 0.0;           // start of the first iteration
     double d0 = 0.0;           // duration of the first iteration

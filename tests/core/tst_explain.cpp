@@ -274,6 +274,23 @@ class TestExplain : public QObject {
 private slots:
     void reasonsHoldAndReplay_data() { test::policyRows(); }
 
+    // An event's value in words, as the stories print it (by hand, one per kind whose value
+    // says something): "evict (9500)" read as a count of something.
+    void eventValuesInWords() {
+        auto text = [](Ev ev, int v) { return eventValueText(Event(1.0, 0, ev, v)); };
+        QCOMPARE(text(Ev::Arrive, 342), std::string("342 prompt tokens"));
+        QCOMPARE(text(Ev::PrefillStart, 299), std::string("299 context tokens to compute"));
+        QCOMPARE(text(Ev::Kill, 21), std::string("21 generated"));
+        QCOMPARE(text(Ev::Finish, 172), std::string("172 generated"));
+        QCOMPARE(text(Ev::Evict, 9500), std::string("KV eviction ratio alpha = 0.95"));
+        QCOMPARE(text(Ev::Budget, 5000), std::string("budget 5000 ms"));
+        QCOMPARE(text(Ev::Dispatch, 3), std::string("segment 3"));
+        QCOMPARE(text(Ev::CacheHit, 512), std::string("512 tokens cached"));
+        QCOMPARE(text(Ev::KillCause, int(KillCause::Deadline)), std::string("deadline"));
+        QCOMPARE(text(Ev::Admit, 0), std::string());
+        QCOMPARE(text(Ev::FirstToken, 1), std::string());
+    }
+
     void reasonsHoldAndReplay() {
         QFETCH(QString, policy);
         const std::string name = policy.toStdString();
