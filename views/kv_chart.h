@@ -59,7 +59,8 @@ private:
     QPoint press_;
     double capacity_ = 0;
     int buckets_ = 0;
-    int margin_lr_ = -1; // left + right plot margins when fixed
+    std::vector<double> preemptions_; // sorted; drawn one mark per pixel column (resample)
+    int margin_lr_ = -1;              // left + right plot margins when fixed
     int margin_l_ = -1, margin_r_ = -1;
     bool syncing_ = false;
 };

@@ -83,10 +83,12 @@ void rowsMode(const std::vector<Row>& rows, const std::vector<Row>* requests,
     }
 }
 
-// Several requests per pixel line: each line's rows go into per-phase difference arrays
-// (+1 where a span starts, -1 where it ends), one sweep finds at every pixel column the
-// most telling phase present, and one rectangle fills each run of equal phase and shade.
-// O(spans + phases * width) per line, whatever the spans' lengths.
+// Several requests per pixel line: each span of a line's rows is an event pair (+1 where
+// it starts, -1 where it ends, per phase); sorted by column, one sweep finds between
+// events the most telling phase present and its shade, and one rectangle fills each run
+// of equal phase and shade. O(e log e) per line for its e events, whatever the width: a
+// line of 26 rows has ~200 events where the plot has 1,400 columns x 7 phases (sweeping
+// every column of every line took 12 ms of a 20,000-request overview).
 void denseMode(const std::vector<Row>& rows, const RasterView& v, long first, long last,
                const std::atomic<bool>* cancel, std::vector<Fill>& out) {
     // Phases by how telling they are when rows of one line disagree (last wins).
@@ -102,42 +104,51 @@ void denseMode(const std::vector<Row>& rows, const RasterView& v, long first, lo
     const TimeAxis& axis = v.axis;
     const int w = static_cast<int>(axis.width);
     if (w <= 0) return;
-    const auto stride = static_cast<std::size_t>(w + 1);
-    std::vector<int> diff(stride * kPhases, 0);
+    struct Event {
+        int x, rank, delta;
+        bool operator<(const Event& o) const { return x < o.x; }
+    };
+    std::vector<Event> events;
     std::vector<Draw> draws;
     const double fold_len = axis.secondsPerPixel(); // one pixel: finer cannot show
     int line_y = std::numeric_limits<int>::min();
     int line_rows = 0;
-    bool any = false;
     auto flush = [&] {
-        if (!any) return;
+        if (events.empty()) return;
+        std::sort(events.begin(), events.end());
         int cnt[kPhases] = {};
         int run_start = 0, run_key = -1;
-        for (int x = 0; x <= w; ++x) {
+        // The key from column x on (x < w: after the events at x; x = w: nothing).
+        auto keyAt = [&](int x) {
+            if (x >= w) return -1;
             int top = -1, total = 0;
-            if (x < w)
-                for (int k = kPhases - 1; k >= 0; --k) {
-                    cnt[k] += diff[std::size_t(k) * stride + std::size_t(x)];
-                    total += cnt[k];
-                    if (top < 0 && cnt[k] > 0) top = k;
-                }
-            const int shade =
-                top < 0 ? 0
-                        : std::clamp((total * kShades + line_rows - 1) / std::max(1, line_rows), 1,
-                                     kShades);
-            const int key = top < 0 ? -1 : top * (kShades + 1) + shade;
-            if (key != run_key) {
-                if (run_key >= 0)
-                    out.push_back({run_start, line_y, x - run_start, 1, Ink::Phase,
-                                   kOrder[run_key / (kShades + 1)],
-                                   static_cast<std::uint8_t>(255 * (run_key % (kShades + 1) + 1) /
-                                                             (kShades + 1))});
-                run_start = x;
-                run_key = key;
+            for (int k = kPhases - 1; k >= 0; --k) {
+                total += cnt[k];
+                if (top < 0 && cnt[k] > 0) top = k;
             }
+            if (top < 0) return -1;
+            const int shade =
+                std::clamp((total * kShades + line_rows - 1) / std::max(1, line_rows), 1, kShades);
+            return top * (kShades + 1) + shade;
+        };
+        auto at = [&](int x, int key) {
+            if (key == run_key) return;
+            if (run_key >= 0)
+                out.push_back({run_start, line_y, x - run_start, 1, Ink::Phase,
+                               kOrder[run_key / (kShades + 1)],
+                               static_cast<std::uint8_t>(255 * (run_key % (kShades + 1) + 1) /
+                                                         (kShades + 1))});
+            run_start = x;
+            run_key = key;
+        };
+        for (std::size_t i = 0; i < events.size();) {
+            const int x = events[i].x;
+            for (; i < events.size() && events[i].x == x; ++i)
+                cnt[events[i].rank] += events[i].delta;
+            at(x, keyAt(x));
         }
-        std::fill(diff.begin(), diff.end(), 0);
-        any = false;
+        at(w, -1);
+        events.clear();
     };
     for (long i = first; i < last; ++i) {
         if ((i & 1023) == 0 && cancelled(cancel)) return;
@@ -155,10 +166,9 @@ void denseMode(const std::vector<Row>& rows, const RasterView& v, long first, lo
         for (const Draw& d : draws) {
             const int x0 = std::clamp(static_cast<int>(std::floor(axis.toX(d.t0))), 0, w - 1);
             const int x1 = std::clamp(static_cast<int>(std::ceil(axis.toX(d.t1))), x0 + 1, w);
-            int* row = diff.data() + std::size_t(kRankOf[std::size_t(d.kind)]) * stride;
-            ++row[x0];
-            --row[x1];
-            any = true;
+            const int rank = kRankOf[std::size_t(d.kind)];
+            events.push_back({x0, rank, +1});
+            events.push_back({x1, rank, -1});
         }
     }
     flush();

@@ -14,6 +14,9 @@
 #include "workload/readers.h"
 
 #include <QtTest>
+#include <algorithm>
+#include <array>
+#include <map>
 #include <sstream>
 
 using namespace kairos;
@@ -432,6 +435,106 @@ private slots:
                 QVERIFY(rasterize(rows, nullptr, nullptr, v, &stop).empty());
             }
         }
+    }
+
+    // Density lines against a column-by-column reference: for every pixel line and column,
+    // the most telling phase among the line's rows (queued < robot < folded < decode <
+    // suspended < prefill < preempted) and the shade of how many of the line's rows have a
+    // span there; runs of equal (phase, shade) in the rasteriser's fills, on runs of every
+    // policy family at random windows.
+    void rasterDenseMatchesColumns() {
+        GenerateSpec g;
+        g.count = 600;
+        g.arrivals.rate = 60;
+        g.prompt = LengthDist::parse("lognormal:300,0.8,max=2000");
+        g.output = LengthDist::parse("lognormal:80,0.9,max=600");
+        const Workload w = generateWorkload(g);
+        EteModel model(EteParams{0.02, 2e-4, 0, 0.03, 3e-4, 2e-7});
+        const SpanKind order[] = {SpanKind::Queued,   SpanKind::Robot,     SpanKind::Folded,
+                                  SpanKind::Decode,   SpanKind::Suspended, SpanKind::Prefill,
+                                  SpanKind::Preempted};
+        auto rankOf = [&](SpanKind k) {
+            return int(std::find(std::begin(order), std::end(order), k) - std::begin(order));
+        };
+        Rng r(5);
+        long lines_checked = 0;
+        for (const std::string& name : policyNames()) {
+            EngineLimits lim;
+            lim.kv_capacity_tokens = 6000;
+            auto s = test::policy(name, {}, "lognormal:0.6", 3);
+            const RunLog log = simulate(w, model, *s, lim);
+            const auto rows = buildRows(log, &w);
+            const double end = timeExtent(rows).second;
+            for (int k = 0; k < 6; ++k) {
+                const double t0 = unif(r, -1, end * 0.5), t1 = t0 + unif(r, 1e-2, end);
+                const int width = int(r.uniformInt(1, 700)), height = int(r.uniformInt(1, 300));
+                const double row_h = unif(r, 0.05, 0.99);
+                const double scroll = unif(r, 0, std::max(0.0, rows.size() * row_h - height));
+                const RasterView v{{t0, t1, double(width)}, height, row_h, scroll};
+                const auto fills = rasterize(rows, nullptr, nullptr, v);
+                // The reference: per line, per column, counts by phase.
+                std::map<int, std::vector<std::array<int, 7>>> cover;
+                std::map<int, int> line_rows;
+                const auto [first, last] = visibleRows(rows.size(), v);
+                for (long i = first; i < last; ++i) {
+                    const int y = int(std::floor(double(i) * row_h - scroll));
+                    ++line_rows[y];
+                    auto& cols = cover[y];
+                    cols.resize(std::size_t(width));
+                    const Row& row = rows[std::size_t(i)];
+                    if (row.end < t0 || row.arrival > t1) continue;
+                    std::vector<Draw> draws;
+                    fold(row.spans, t0, t1, v.axis.secondsPerPixel(), draws);
+                    for (const Draw& d : draws) {
+                        const int x0 = std::clamp(int(std::floor(v.axis.toX(d.t0))), 0, width - 1);
+                        const int x1 = std::clamp(int(std::ceil(v.axis.toX(d.t1))), x0 + 1, width);
+                        for (int x = x0; x < x1; ++x)
+                            ++cols[std::size_t(x)][std::size_t(rankOf(d.kind))];
+                    }
+                }
+                std::vector<Fill> want;
+                for (const auto& [y, cols] : cover) {
+                    int run_start = 0, run_key = -1;
+                    for (int x = 0; x <= width; ++x) {
+                        int key = -1;
+                        if (x < width) {
+                            int top = -1, total = 0;
+                            for (int p = 6; p >= 0; --p) {
+                                total += cols[std::size_t(x)][std::size_t(p)];
+                                if (top < 0 && cols[std::size_t(x)][std::size_t(p)] > 0) top = p;
+                            }
+                            if (top >= 0)
+                                key =
+                                    top * (kShades + 1) +
+                                    std::clamp((total * kShades + line_rows[y] - 1) / line_rows[y],
+                                               1, kShades);
+                        }
+                        if (key == run_key) continue;
+                        if (run_key >= 0)
+                            want.push_back({run_start, y, x - run_start, 1, Ink::Phase,
+                                            order[run_key / (kShades + 1)],
+                                            std::uint8_t(255 * (run_key % (kShades + 1) + 1) /
+                                                         (kShades + 1))});
+                        run_start = x;
+                        run_key = key;
+                    }
+                    ++lines_checked;
+                }
+                QCOMPARE(fills.size(), want.size());
+                for (std::size_t i = 0; i < want.size(); ++i)
+                    QVERIFY2(fills[i] == want[i],
+                             qPrintable(QString("%1 fill %2: x %3 y %4 w %5 vs x %6 y %7 w %8")
+                                            .arg(QString::fromStdString(name))
+                                            .arg(i)
+                                            .arg(fills[i].x)
+                                            .arg(fills[i].y)
+                                            .arg(fills[i].w)
+                                            .arg(want[i].x)
+                                            .arg(want[i].y)
+                                            .arg(want[i].w)));
+            }
+        }
+        QVERIFY(lines_checked > 1000);
     }
 
     // ECDF by hand: values 3, 1, 2, 2, NaN: (1, 1/4), (2, 3/4), (3, 1). A large sample

@@ -18,6 +18,7 @@
 #include <QSignalSpy>
 #include <QtTest>
 #include <algorithm>
+#include <set>
 
 using namespace kairos;
 
@@ -501,6 +502,46 @@ private slots:
             above = above || held[i].second > in_use[i].second;
         }
         QVERIFY(above);
+    }
+
+    // Preemption marks: one per pixel column that has a preemption in view, none elsewhere,
+    // and they follow the range (zoomed in, marks of one column part again).
+    void kvChartMarksOnePerColumn() {
+        views::TimeRange range;
+        range.setExtent(0, 100);
+        views::KvChart chart(&range);
+        chart.resize(900, 250);
+        chart.setPlotMargins(views::TimelineView::kGutter, 15);
+        std::vector<double> pre;
+        for (int i = 0; i < 5000; ++i) pre.push_back(40.0 + 20.0 * i / 5000); // 40-60 s
+        pre.push_back(90.0);
+        pre.push_back(150.0); // out of view
+        chart.setRun(nullptr, 1000, pre);
+        QCPGraph* marks = nullptr;
+        for (int g = 0; g < chart.graphCount(); ++g)
+            if (chart.graph(g)->name() == QStringLiteral("preemption")) marks = chart.graph(g);
+        QVERIFY(marks);
+        auto columns = [&](double from, double to) {
+            std::set<long> cols;
+            const double per_px = (to - from) / chart.bucketCount();
+            for (double t : pre)
+                if (t >= from && t <= to) cols.insert(long(std::floor((t - from) / per_px)));
+            return cols;
+        };
+        auto check = [&](double from, double to) {
+            const auto want = columns(from, to);
+            QCOMPARE(marks->dataCount(), int(want.size()));
+            std::set<long> got;
+            for (auto it = marks->data()->constBegin(); it != marks->data()->constEnd(); ++it)
+                got.insert(
+                    long(std::floor((it->key - from) / ((to - from) / chart.bucketCount()))));
+            QVERIFY(got == want);
+        };
+        check(0, 100);
+        QVERIFY(marks->dataCount() < 200); // 5,002 preemptions in view
+        range.setRange(45, 46);
+        check(45, 46);
+        QVERIFY(marks->dataCount() > 200);
     }
 
     void kvChartFollowsRange() {
