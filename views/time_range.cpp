@@ -19,17 +19,23 @@ void TimeRange::setExtent(double lo, double hi) {
 void TimeRange::followExtent(double lo, double hi) {
     hi = std::max(hi, lo + 1e-6);
     if (lo == lo_ && hi == hi_) return;
-    // The whole run was in view: the whole new one is. Else the view stays where it was,
-    // inside the new extent (a longer run reaches further; a shorter one clamps it).
-    const bool whole = from_ <= lo_ && to_ >= hi_;
-    const double from = from_, to = to_;
+    const auto [from, to] = followed(from_, to_, lo_, hi_, lo, hi, false);
     lo_ = lo;
     hi_ = hi;
-    if (whole)
-        setRange(lo_, hi_);
-    else
-        setRange(from, to);
+    setRange(from, to);
     if (hasSelection()) select(sel_from_, sel_to_); // clamped to the new extent
+}
+
+std::pair<double, double> TimeRange::followed(double from, double to, double old_lo, double old_hi,
+                                              double lo, double hi, bool whole) {
+    hi = std::max(hi, lo + 1e-6);
+    // The whole run was in view: the whole new one is. Else the view stays where it was,
+    // inside the new extent (a longer run reaches further; a shorter one clamps it), as
+    // setRange clamps it.
+    if (whole || (from <= old_lo && to >= old_hi)) return {lo, hi};
+    lod::TimeAxis a{from, std::max(to, from + 1e-6), 1.0};
+    a.clampTo(lo, hi);
+    return {a.t0, a.t1};
 }
 
 void TimeRange::select(double a, double b) {

@@ -51,6 +51,11 @@ public:
     // following it when it showed the whole run, else staying (clamped); the selected
     // stretch and the zoom history are kept. (setExtent is for another workload.)
     void followExtent(double lo, double hi);
+    // The window followExtent(lo, hi) leads to from this one (`from`, `to` in the extent
+    // [`old_lo`, `old_hi`]), or setExtent when `whole`: for a frame built before the run is
+    // shown (TimelineView::prebuildFrame).
+    static std::pair<double, double> followed(double from, double to, double old_lo, double old_hi,
+                                              double lo, double hi, bool whole);
     // Zoom to [a, b] (a twentieth spare either side), remembering the view for zoomBack.
     bool zoomTo(double a, double b);
 

@@ -104,6 +104,48 @@ public:
                              QSize size, double dpr, QColor text, QColor mid,
                              const std::atomic<bool>* cancel = nullptr, long* fills = nullptr);
 
+    // What a frame depends on: the window, the rows shown, the colours and the pixel ratio.
+    struct FrameKey {
+        lod::RasterView v;
+        const void *rows = nullptr, *requests = nullptr, *pinned = nullptr;
+        QRgb text = 0, mid = 0;
+        double dpr = 1;
+        QSize size;
+        bool operator==(const FrameKey& o) const;
+    };
+    // A frame built before its rows reach the view: the simulation's worker builds the next
+    // run's overview beside its summary, so that the window shows the new run's picture as
+    // it shows the run, not a worker's build later (a slider move on 20,000 overloaded
+    // requests waited 13 ms more for it). planFrame() is the view as it is now (GUI
+    // thread); prebuildFrame() builds, on any thread, the frame the view will ask for once
+    // given `rows` of a run whose time extent is [lo, hi] (the window followed to it as
+    // TimeRange::followExtent does; `whole`: as setExtent, another workload), or nothing
+    // where the view would paint them on its own thread or the plan cannot tell (lanes,
+    // rows fitted anew); offerFrame() takes it when its key is the view's then.
+    struct FramePlan {
+        bool valid = false;
+        FrameKey key;              // as now (its rows: the run shown now)
+        bool fit_rows = false;     // rows are fitted to the height: row_h follows their count
+        int rows_height = 0;       // the height rows are fitted to
+        std::size_t row_count = 0; // rows shown now
+        double extent_lo = 0, extent_hi = 0;                 // the time range's extent now
+        long async_rows = 0;                                 // setAsyncRows
+        std::shared_ptr<const std::vector<lod::Row>> pinned; // the pinned run's rows, if any
+    };
+    struct PrebuiltFrame {
+        FrameKey key;
+        QImage image;
+        long fills = 0;
+    };
+    FramePlan planFrame() const;
+    static std::optional<PrebuiltFrame>
+    prebuildFrame(const FramePlan& plan, const std::shared_ptr<const std::vector<lod::Row>>& rows,
+                  double lo, double hi, bool whole, const std::atomic<bool>* cancel = nullptr);
+    // True when `f` is the frame the view would ask for now (it is shown from then on).
+    bool offerFrame(PrebuiltFrame f);
+    // Frames taken from offerFrame (tests and the benchmark).
+    long framesOffered() const { return frames_offered_; }
+
     // The inspector's instant, drawn as a dashed line across the rows (NaN: none).
     void setInspectedTime(double t);
     double inspectedTime() const { return inspected_t_; }
@@ -153,15 +195,6 @@ private:
     void paintSelection(QPainter& p, const QRect& column) const;
     static void paintFills(QPainter& p, const std::vector<lod::Fill>& fills, QPoint origin,
                            QColor text, QColor mid);
-    // What a frame depends on: the window, the rows shown, the colours and the pixel ratio.
-    struct FrameKey {
-        lod::RasterView v;
-        const void *rows = nullptr, *requests = nullptr, *pinned = nullptr;
-        QRgb text = 0, mid = 0;
-        double dpr = 1;
-        QSize size;
-        bool operator==(const FrameKey& o) const;
-    };
     struct Frame {
         FrameKey key;
         QImage image;
@@ -203,7 +236,7 @@ private:
     std::optional<FrameKey> wanted_;
     std::uint64_t generation_ = 0;
     std::shared_ptr<std::atomic<bool>> cancel_;
-    long frames_built_ = 0;
+    long frames_built_ = 0, frames_offered_ = 0;
     QThreadPool pool_; // one thread: a newer frame cancels and replaces a queued one
 };
 

@@ -412,6 +412,12 @@ void ChartArea::setAgentRows(bool on) {
     applyRows();
 }
 
+views::TimelineView::FramePlan ChartArea::framePlan() const {
+    if (find_->showsOnlyMatches() || (agent_rows_ && state_->run() && state_->run()->agent_rows))
+        return {};
+    return timeline_->planFrame();
+}
+
 void ChartArea::applyRows() {
     agent_action_->setEnabled(state_->run() && state_->run()->agent_rows);
     if (!state_->run()) return;

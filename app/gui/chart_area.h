@@ -5,6 +5,8 @@
 // and the pinned one come from WorkbenchState; the window says when to redraw (showRun, and
 // refreshComparison after a pin), since the find bar's matches must be evaluated on a new
 // run before its rows are laid out.
+#include "timeline_view.h"
+
 #include <QWidget>
 #include <functional>
 #include <map>
@@ -34,6 +36,9 @@ public:
     explicit ChartArea(WorkbenchState* state, QWidget* parent = nullptr);
 
     views::TimelineView* timeline() const { return timeline_; }
+    // The timeline as it is now, for the next run's frame to be built beside its summary
+    // (TimelineView::planFrame); none while Find shows only its matches.
+    views::TimelineView::FramePlan framePlan() const;
     views::KvChart* kvChart() const { return kv_; }
     views::LatencyChart* latencyChart() const { return latency_; }
     views::TufChart* tufChart() const { return tuf_; }

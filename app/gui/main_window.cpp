@@ -897,7 +897,10 @@ void MainWindow::resimulate() {
             inputs.push_back(spec.exec.profile);
         protectFromOutputs(std::move(inputs));
     }
-    const long job = runner_.submit(spec, windowContext());
+    FrameJob frame;
+    frame.plan = charts_->framePlan();
+    frame.shown = state_->run() ? state_->run()->workload.get() : nullptr;
+    const long job = runner_.submit(spec, windowContext(), std::move(frame));
     progress_->started();
     statusBar()->showMessage(tr("simulating (job %1)…").arg(job));
 }
@@ -946,6 +949,8 @@ void MainWindow::showResult(std::shared_ptr<const RunView> r) {
     device_->showRunCapacity(r->log ? r->log->kv_capacity_tokens : 0,
                              r->log ? r->log->replicas : 1);
     charts_->showRun(*r);
+    // The timeline's frame built beside the summary, if the view still looks as planned.
+    if (r->frame) charts_->timeline()->offerFrame(*r->frame);
     charts_->setHint(sliderHint(*r));
     statusBar()->showMessage(tr("%1: %2 requests simulated in %3 ms (job %4)")
                                  .arg(QString::fromStdString(r->summary.policy))

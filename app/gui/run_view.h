@@ -10,11 +10,13 @@
 #include "model/workload.h"
 #include "run/run_spec.h"
 #include "sched/registry.h"
+#include "timeline_view.h"
 #include "tuf_chart.h"
 
 #include <QString>
 #include <future>
 #include <memory>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -46,6 +48,9 @@ struct RunView {
         return explain_index.valid() ? explain_index.get() : nullptr;
     }
     std::vector<double> preemptions;
+    // The timeline's next frame, built beside the summary for the view as it was when the
+    // run was asked for (SimRunner::FrameJob); the view takes it if it still looks so.
+    std::optional<views::TimelineView::PrebuiltFrame> frame;
     // Latency CDFs of finished requests (ms, lod::ecdf) and the utility view's data.
     std::vector<std::pair<double, double>> cdf_ttft, cdf_tpot, cdf_e2el;
     std::vector<views::TufClass> tufs;

@@ -22,13 +22,19 @@ double ms(Clock::time_point a, Clock::time_point b) {
 }
 } // namespace
 
-void SimRunner::present(RunView& r, std::shared_ptr<RunLog> log, const SummaryOptions& so) {
+void SimRunner::present(RunView& r, std::shared_ptr<RunLog> log, const SummaryOptions& so,
+                        const FrameJob& frame, const std::atomic<bool>* cancel) {
     const auto b = Clock::now();
-    // The timeline's rows and the KV series on a second thread while this one summarises
-    // (they read the log only): the two largest parts after the simulation.
-    auto layout = std::async(std::launch::async, [&r, &log] {
+    // The timeline's rows, its next frame and the KV series on a second thread while this
+    // one summarises (they read the log only): the largest parts after the simulation.
+    auto layout = std::async(std::launch::async, [&r, &log, &frame, cancel] {
         r.rows =
             std::make_shared<const std::vector<lod::Row>>(lod::buildRows(*log, r.workload.get()));
+        if (frame.plan.valid) {
+            const auto [lo, hi] = lod::timeExtent(*r.rows);
+            r.frame = views::TimelineView::prebuildFrame(frame.plan, r.rows, lo, hi,
+                                                         frame.shown != r.workload.get(), cancel);
+        }
         if (lod::hasAgents(*r.workload))
             r.agent_rows =
                 std::make_shared<const std::vector<lod::Row>>(lod::agentRows(*r.rows, *r.workload));
@@ -78,7 +84,8 @@ void SimRunner::present(RunView& r, std::shared_ptr<RunLog> log, const SummaryOp
     r.log = std::move(log);
 }
 
-RunView SimRunner::run(const RunSpec& spec, const RunContext& ctx, long job, bool itl) {
+RunView SimRunner::run(const RunSpec& spec, const RunContext& ctx, long job, bool itl,
+                       const FrameJob& frame) {
     RunView r;
     r.job = job;
     r.spec = spec;
@@ -98,7 +105,7 @@ RunView SimRunner::run(const RunSpec& spec, const RunContext& ctx, long job, boo
         SummaryOptions so = prep.summary;
         so.itl = itl;
         so.workload = prep.workload.get();
-        present(r, std::move(log), so);
+        present(r, std::move(log), so, frame, ctx.cancel);
     } catch (const std::exception& e) {
         r.error = QString::fromStdString(e.what());
     }
@@ -142,14 +149,16 @@ SimRunner::SimRunner(JobTracker* jobs, QObject* parent) : QObject(parent), jobs_
     }
 }
 
-long SimRunner::submit(RunSpec spec, RunContext ctx) {
+long SimRunner::submit(RunSpec spec, RunContext ctx, FrameJob frame) {
     // The job's id is the tracker's (one sequence for all background work).
     return jobs_->start(
-        kChannel, this, [this, spec = std::move(spec), ctx = std::move(ctx)](JobTracker::Job& job) {
+        kChannel, this,
+        [this, spec = std::move(spec), ctx = std::move(ctx),
+         frame = std::move(frame)](JobTracker::Job& job) {
             RunContext c = ctx;
             c.cancel = &job.cancel;
             c.progress = &job.progress;
-            auto result = std::make_shared<const RunView>(run(spec, c, job.id));
+            auto result = std::make_shared<const RunView>(run(spec, c, job.id, false, frame));
             return std::function<void()>([this, result] { Q_EMIT finished(result); });
         });
 }

@@ -13,6 +13,12 @@
 
 namespace kairos::app {
 
+// The timeline as the run was asked for, for its next frame (RunView::frame).
+struct FrameJob {
+    views::TimelineView::FramePlan plan;
+    const Workload* shown = nullptr; // the workload of the run shown then
+};
+
 class SimRunner : public QObject {
     Q_OBJECT
 public:
@@ -21,7 +27,8 @@ public:
     // Starts a job running `spec` through the core's pipeline (prepareRun, then the
     // simulation) in `ctx` (its workload cache and resolved device; the job sets cancel and
     // progress); the previous job is cancelled (its result would be dropped anyway).
-    long submit(RunSpec spec, RunContext ctx);
+    // With `frame`, the timeline's next frame is built beside the summary (RunView::frame).
+    long submit(RunSpec spec, RunContext ctx, FrameJob frame = {});
     long latest() const;
     // Cancels the latest job (it reports a result with error "simulation cancelled").
     void cancel();
@@ -33,7 +40,8 @@ public:
     // Inspector), summarised beside the timeline's layout. The window shows no inter-token
     // latency, the costliest statistic: it is measured only with `itl` (a re-run compared
     // with a stored run, which has it).
-    static RunView run(const RunSpec& spec, const RunContext& ctx, long job, bool itl = false);
+    static RunView run(const RunSpec& spec, const RunContext& ctx, long job, bool itl = false,
+                       const FrameJob& frame = {});
     // A run log as the window shows it, without simulating (`simulate --runlog`, a fleet's,
     // a live run's): `w` is its requests (workloadOfRunLog, or the workload it ran on).
     static RunView fromLog(std::shared_ptr<RunLog> log, std::shared_ptr<const Workload> w,
@@ -46,7 +54,8 @@ Q_SIGNALS:
 private:
     // What the views draw from a run's log: summary, rows, KV, CDFs, TUFs, the Inspector's
     // index (after the log is shown).
-    static void present(RunView& r, std::shared_ptr<RunLog> log, const SummaryOptions& so);
+    static void present(RunView& r, std::shared_ptr<RunLog> log, const SummaryOptions& so,
+                        const FrameJob& frame = {}, const std::atomic<bool>* cancel = nullptr);
 
     std::unique_ptr<JobTracker> own_;
     JobTracker* jobs_;

@@ -504,6 +504,106 @@ private slots:
         QVERIFY(above);
     }
 
+    // A frame built before its rows reach the view (the simulation's worker): the view
+    // takes it when it looks as planned, the next run's extent followed (a whole view
+    // stays whole, a zoomed one stays put) and is ready without building; a plan made
+    // before a resize, or for rows of another count in a view zoomed vertically, is not
+    // taken (or not built), and the view builds its own frame.
+    void prebuiltFrameTaken() {
+        const Run a = simulateChat(6000, 40), b = simulateChat(6000, 30);
+        views::TimeRange range;
+        range.setExtent(0, extentEnd(*a.rows));
+        views::TimelineView view(&range);
+        view.setAsyncRows(0);
+        view.resize(900, 600);
+        view.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        view.setRows(a.rows);
+        view.finishFrame();
+        const auto [lo, hi] = lod::timeExtent(*b.rows);
+        QVERIFY(hi != extentEnd(*a.rows));
+        auto offer = [&](const views::TimelineView::FramePlan& plan, bool whole) {
+            auto f = views::TimelineView::prebuildFrame(plan, b.rows, lo, hi, whole);
+            if (!f) return false;
+            view.setRows(b.rows);
+            if (whole)
+                range.setExtent(lo, hi);
+            else
+                range.followExtent(lo, hi);
+            return view.offerFrame(std::move(*f));
+        };
+        const long built = view.framesBuilt();
+        QVERIFY(offer(view.planFrame(), false)); // the whole run in view: the whole new one
+        QVERIFY(view.frameReady());
+        QCOMPARE(range.from(), lo);
+        QCOMPARE(range.to(), hi);
+        QCOMPARE(view.framesOffered(), 1L);
+        // Zoomed in: the window stays where it was.
+        view.setRows(a.rows);
+        range.setExtent(0, extentEnd(*a.rows));
+        range.setRange(hi * 0.2, hi * 0.3);
+        view.finishFrame();
+        QVERIFY(offer(view.planFrame(), false));
+        QCOMPARE(range.from(), hi * 0.2);
+        QVERIFY(view.frameReady());
+        QCOMPARE(view.framesOffered(), 2L);
+        // Another workload (whole): the new extent.
+        view.setRows(a.rows);
+        range.setExtent(0, extentEnd(*a.rows));
+        range.setRange(hi * 0.2, hi * 0.3);
+        QVERIFY(offer(view.planFrame(), true));
+        QCOMPARE(range.from(), lo);
+        QCOMPARE(view.framesOffered(), 3L);
+        // Planned, then resized: not taken; the view builds its own.
+        view.setRows(a.rows);
+        range.setExtent(0, extentEnd(*a.rows));
+        const auto plan = view.planFrame();
+        view.resize(800, 600);
+        QTRY_COMPARE(view.viewport()->width() < 800, true);
+        QVERIFY(!offer(plan, false));
+        QCOMPARE(view.framesOffered(), 3L);
+        view.viewport()->repaint();
+        QTRY_VERIFY(view.frameReady());
+        QVERIFY(view.framesBuilt() > built);
+        // Rows of another count in a view the user zoomed vertically: not built.
+        view.setRowHeight(0.5);
+        auto fewer =
+            std::make_shared<std::vector<lod::Row>>(b.rows->begin(), b.rows->begin() + 100);
+        QVERIFY(!views::TimelineView::prebuildFrame(view.planFrame(), fewer, lo, hi, false));
+    }
+
+    // A density frame written straight into the image has QPainter's pixels: the same
+    // fills painted with fillRect in their colours on a transparent image, at random
+    // windows of a loaded run (every phase, every shade).
+    void denseFrameAsPainted() {
+        const Run run = simulateChat(3000, 60);
+        const double end = extentEnd(*run.rows);
+        const QColor text(Qt::black), mid(Qt::gray);
+        for (int k = 0; k < 8; ++k) {
+            const double t0 = end * 0.05 * k, t1 = end * (1 - 0.04 * k);
+            const QSize size(300 + 97 * k, 200 + 31 * k);
+            const lod::RasterView v{{t0, t1, double(size.width())},
+                                    size.height(),
+                                    double(size.height()) / 3000.0 * (1 + 0.1 * k),
+                                    3.0 * k};
+            QVERIFY(v.row_h < 1);
+            const QImage fast = views::TimelineView::buildFrame(*run.rows, run.rows.get(), nullptr,
+                                                                v, size, 1.0, text, mid);
+            QImage want(size, QImage::Format_ARGB32_Premultiplied);
+            want.fill(Qt::transparent);
+            {
+                QPainter p(&want);
+                for (const lod::Fill& f : lod::rasterize(*run.rows, run.rows.get(), nullptr, v)) {
+                    QColor c = views::TimelineView::colorOf(f.kind);
+                    c.setAlpha(f.alpha);
+                    p.fillRect(f.x, f.y, f.w, f.h, c);
+                }
+            }
+            QCOMPARE(fast.format(), want.format());
+            QVERIFY(fast == want);
+        }
+    }
+
     // Preemption marks: one per pixel column that has a preemption in view, none elsewhere,
     // and they follow the range (zoomed in, marks of one column part again).
     void kvChartMarksOnePerColumn() {

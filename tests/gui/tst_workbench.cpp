@@ -334,6 +334,30 @@ private slots:
         QCOMPARE(w.charts()->timeline()->rows(), c1->rows.get());
     }
 
+    // The timeline's frame of a re-run is built beside its summary and shown with the run
+    // (where it is built off the GUI thread: here every frame is), not a build later.
+    void rerunFrameShownWithTheRun() {
+        Bench bench(Opts().workload(loadedWorkload()).policy("sprpt_lp").predictor("oracle"));
+        auto& [w, spy] = bench;
+        w.resize(1400, 850);
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        QVERIFY(bench.next() > 0);
+        views::TimelineView* tl = w.charts()->timeline();
+        tl->setAsyncRows(0);
+        tl->viewport()->repaint();
+        QTRY_VERIFY(tl->frameReady());
+        const long offered = tl->framesOffered();
+        bool ready_when_shown = false;
+        connect(&w, &app::MainWindow::resultShown, &w,
+                [&] { ready_when_shown = tl->frameReady(); });
+        w.policyPanel()->slider("C")->setValue(0.9);
+        QVERIFY(waitForResult(spy) > 0);
+        QVERIFY(ready_when_shown);
+        QCOMPARE(tl->framesOffered(), offered + 1);
+        QCOMPARE(tl->rows(), w.lastResult()->rows.get());
+    }
+
     // What `make run` and a bare `kairos` open (the near-saturation chat sample under
     // sprpt_lp with Trail's predictor) is a picture where C matters: moving it across its
     // range changes mean TTFT by at least 20 %, and the line under the banner says to try
@@ -3396,9 +3420,10 @@ private slots:
         QVERIFY(w.lastResult()->summary.policy.rfind("sjf", 0) == 0);
     }
 
-    // Slider to repaint with 20,000 requests (the issue's target: under 100 ms): move the
+    // Slider to repaint with 20,000 requests (issue 55's target: under 40 ms): move the
     // preemption C slider 50 times, each time until the new run is simulated, summarised,
-    // laid out as timeline rows and painted. A figure for the closing note, not a timed test.
+    // laid out as timeline rows and painted with its own frame (not the last one moved).
+    // A figure for the closing note, not a timed test; KAIROS_DUMP=1 prints every move.
     void sliderToRepaint20k_data() {
         QTest::addColumn<double>("rate");
         QTest::newRow("1 req/s, ~90 % load") << 1.0;
@@ -3411,7 +3436,7 @@ private slots:
         const auto w = window20k("kairos_tst_20k.jsonl", rate);
         QVERIFY(w);
         QSignalSpy spy(w.get(), &app::MainWindow::resultShown);
-        std::vector<double> total, sim, part_sim, part_sum, part_rows, inspector;
+        std::vector<double> total, picture, sim, part_sim, part_sum, part_rows, inspector;
         QVERIFY(w->inspector()->isVisible()); // it follows every run, after the timeline
         // When the window has shown the result (before the timeline's repaint): what the GUI
         // thread adds to the worker's wall time.
@@ -3419,29 +3444,42 @@ private slots:
         QElapsedTimer t;
         connect(w.get(), &app::MainWindow::resultShown, w.get(),
                 [&] { shown.push_back(t.nsecsElapsed() / 1e6); });
+        const long offered_before = w->charts()->timeline()->framesOffered();
         for (int i = 0; i < 50; ++i) {
             t.start();
             w->policyPanel()->slider("C")->setValue(i % 2 ? 0.3 + 0.01 * i : 0.9 - 0.01 * i);
             QVERIFY(waitForResult(spy) > 0);
             w->charts()->timeline()->viewport()->repaint();
             total.push_back(t.nsecsElapsed() / 1e6);
+            while (!w->charts()->timeline()->frameReady())
+                QCoreApplication::processEvents(QEventLoop::WaitForMoreEvents);
+            w->charts()->timeline()->viewport()->repaint();
+            picture.push_back(t.nsecsElapsed() / 1e6);
             QTRY_VERIFY_WITH_TIMEOUT(w->inspector()->current(), 5000);
             inspector.push_back(t.nsecsElapsed() / 1e6);
             sim.push_back(w->lastResult()->wall_ms);
             part_sim.push_back(w->lastResult()->sim_ms);
             part_sum.push_back(w->lastResult()->summary_ms);
             part_rows.push_back(w->lastResult()->rows_ms);
+            if (qEnvironmentVariableIsSet("KAIROS_DUMP"))
+                qInfo("run %d: total %.1f picture %.1f worker %.1f sim %.1f sum %.1f rows %.1f "
+                      "shown %.1f",
+                      i, total.back(), picture.back(), sim.back(), part_sim.back(), part_sum.back(),
+                      part_rows.back(), shown.back());
         }
-        std::sort(total.begin(), total.end());
-        for (auto* v : {&sim, &part_sim, &part_sum, &part_rows, &inspector, &shown})
+        const long offered = w->charts()->timeline()->framesOffered() - offered_before;
+        for (auto* v :
+             {&total, &picture, &sim, &part_sim, &part_sum, &part_rows, &inspector, &shown})
             std::sort(v->begin(), v->end());
-        qInfo("slider to repaint, 20,000 requests at %g req/s (sprpt_lp, C moved 50 times): median "
-              "%.1f ms, "
-              "p95 %.1f ms; of which simulate %.1f, summarise %.1f (timeline layout beside it), "
-              "CDFs + waiting for the layout %.1f ms; the worker's wall time %.1f, the result "
-              "shown at %.1f (medians); the Inspector current at %.1f ms median, %.1f p95",
-              rate, total[25], total[47], part_sim[25], part_sum[25], part_rows[25], sim[25],
-              shown[25], inspector[25], inspector[47]);
+        qInfo("slider to repaint, 20,000 requests at %g req/s (sprpt_lp, C moved 50 times): the "
+              "new run's picture painted at median %.1f ms, p95 %.1f ms (its frame built beside "
+              "the summary %ld of 50 times); the window repainted (its last frame, moved, where "
+              "the new one was not ready) at %.1f ms, p95 %.1f; of which simulate %.1f, "
+              "summarise %.1f (timeline layout and frame beside it), CDFs + waiting for the "
+              "layout %.1f ms; the worker's wall time %.1f, the result shown at %.1f (medians); "
+              "the Inspector current at %.1f ms median, %.1f p95",
+              rate, picture[25], picture[47], offered, total[25], total[47], part_sim[25],
+              part_sum[25], part_rows[25], sim[25], shown[25], inspector[25], inspector[47]);
         QCOMPARE(w->lastResult()->summary.completed, std::int64_t(20000));
     }
 
