@@ -306,9 +306,16 @@ bool PriorityScheduler::seatFor(Round& r, double k, ReqId for_id) {
 void PriorityScheduler::takeCandidates(Round& r) {
     const EngineView& view = r.view;
     Decision& out = r.out;
+    // The fronts change only where this loop takes or reclaims (no phase changes during a
+    // decision): looked up again there, not at every step (a loaded run passes over ~6
+    // movable requests per decision).
+    const auto* wi = waitingFront(view);
+    auto si = suspendedFront(view);
+    const auto takeWaiting = [&] {
+        takeWaitingFront();
+        wi = waitingFront(view);
+    };
     while (true) {
-        const auto* wi = waitingFront(view);
-        auto si = suspendedFront(view);
         while (r.next_movable < movable_.size() && gone(r.next_movable)) ++r.next_movable;
         const bool have_m = r.next_movable < movable_.size(), have_w = wi != nullptr,
                    have_s = si != suspended_.end();
@@ -332,6 +339,7 @@ void PriorityScheduler::takeCandidates(Round& r) {
                 out.because(Act::Resume, si->second, rules::kRankResume,
                             {ks, double(r.free_seats)});
             suspended_.erase(si);
+            si = suspendedFront(view);
             --r.free_seats;
             continue;
         }
@@ -339,7 +347,7 @@ void PriorityScheduler::takeCandidates(Round& r) {
         const ReqState& s = view.state(id);
         if (r.budget.neverFits(s)) {
             r.budget.killNeverFits(out, s);
-            takeWaitingFront();
+            takeWaiting();
             continue;
         }
         if (!seatFor(r, k, id)) {
@@ -349,11 +357,12 @@ void PriorityScheduler::takeCandidates(Round& r) {
         auto v = r.budget.take(s);
         if (v == AdmissionBudget::Verdict::NoRoom) {
             reclaim(r, k, id, r.budget.need(s));
+            si = suspendedFront(view); // reclaim may have released suspended requests
             v = r.budget.take(s);
         }
         if (v == AdmissionBudget::Verdict::NeverFits) {
             r.budget.killNeverFits(out, s);
-            takeWaitingFront();
+            takeWaiting();
             continue;
         }
         if (v == AdmissionBudget::Verdict::NoRoom) { // memory-bound: stop here
@@ -366,7 +375,7 @@ void PriorityScheduler::takeCandidates(Round& r) {
             out.because(Act::Admit, id, rules::kRankAdmit,
                         {k, double(r.budget.lastNeed()), double(r.budget.lastFree())});
         --r.free_seats;
-        takeWaitingFront();
+        takeWaiting();
     }
 }
 
