@@ -26,6 +26,25 @@ namespace {
 double unif(Rng& r, double lo, double hi) {
     return lo + (hi - lo) * r.uniform();
 }
+// Timeline rows of every registered policy's run of `count` chat requests at `rate` with
+// 6,000 KV tokens (the rasteriser's property tests): (policy, rows).
+std::vector<std::pair<std::string, std::vector<Row>>> policyRows(std::size_t count, double rate) {
+    GenerateSpec g;
+    g.count = count;
+    g.arrivals.rate = rate;
+    g.prompt = LengthDist::parse("lognormal:300,0.8,max=2000");
+    g.output = LengthDist::parse("lognormal:80,0.9,max=600");
+    const Workload w = generateWorkload(g);
+    EteModel model(EteParams{0.02, 2e-4, 0, 0.03, 3e-4, 2e-7});
+    std::vector<std::pair<std::string, std::vector<Row>>> out;
+    for (const std::string& name : policyNames()) {
+        EngineLimits lim;
+        lim.kv_capacity_tokens = 6000;
+        auto s = test::policy(name, {}, "lognormal:0.6", 3);
+        out.emplace_back(name, buildRows(simulate(w, model, *s, lim), &w));
+    }
+    return out;
+}
 } // namespace
 
 class TestLod : public QObject {
@@ -385,20 +404,8 @@ private slots:
     // right edge), lies on a visible line, and density lines never overlap; a set cancel
     // flag returns at once with nothing.
     void rasterInvariants() {
-        GenerateSpec g;
-        g.count = 400;
-        g.arrivals.rate = 40;
-        g.prompt = LengthDist::parse("lognormal:300,0.8,max=2000");
-        g.output = LengthDist::parse("lognormal:80,0.9,max=600");
-        const Workload w = generateWorkload(g);
-        EteModel model(EteParams{0.02, 2e-4, 0, 0.03, 3e-4, 2e-7});
         Rng r(11);
-        for (const std::string& name : policyNames()) {
-            EngineLimits lim;
-            lim.kv_capacity_tokens = 6000;
-            auto s = test::policy(name, {}, "lognormal:0.6", 3);
-            const RunLog log = simulate(w, model, *s, lim);
-            const auto rows = buildRows(log, &w);
+        for (const auto& [name, rows] : policyRows(400, 40)) {
             const double end = timeExtent(rows).second;
             for (int k = 0; k < 20; ++k) {
                 const double t0 = unif(r, -1, end), t1 = t0 + unif(r, 1e-3, end);
@@ -443,13 +450,6 @@ private slots:
     // span there; runs of equal (phase, shade) in the rasteriser's fills, on runs of every
     // policy family at random windows.
     void rasterDenseMatchesColumns() {
-        GenerateSpec g;
-        g.count = 600;
-        g.arrivals.rate = 60;
-        g.prompt = LengthDist::parse("lognormal:300,0.8,max=2000");
-        g.output = LengthDist::parse("lognormal:80,0.9,max=600");
-        const Workload w = generateWorkload(g);
-        EteModel model(EteParams{0.02, 2e-4, 0, 0.03, 3e-4, 2e-7});
         const SpanKind order[] = {SpanKind::Queued,   SpanKind::Robot,     SpanKind::Folded,
                                   SpanKind::Decode,   SpanKind::Suspended, SpanKind::Prefill,
                                   SpanKind::Preempted};
@@ -458,12 +458,7 @@ private slots:
         };
         Rng r(5);
         long lines_checked = 0;
-        for (const std::string& name : policyNames()) {
-            EngineLimits lim;
-            lim.kv_capacity_tokens = 6000;
-            auto s = test::policy(name, {}, "lognormal:0.6", 3);
-            const RunLog log = simulate(w, model, *s, lim);
-            const auto rows = buildRows(log, &w);
+        for (const auto& [name, rows] : policyRows(600, 60)) {
             const double end = timeExtent(rows).second;
             for (int k = 0; k < 6; ++k) {
                 const double t0 = unif(r, -1, end * 0.5), t1 = t0 + unif(r, 1e-2, end);
