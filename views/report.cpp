@@ -267,9 +267,17 @@ QString htmlHead(const ReportData& d) {
     if (note.empty() && d.summary->completed < d.summary->num_requests)
         note = "latency is over " + d.summary->coverage();
     for (const MetricDelta& m : deltas) {
+        // The name as text (the table's U+2060 after a unit's slash is an invisible character
+        // here: a search for "req/s" missed it, a copy carried it); its unit kept on one
+        // line by the style instead.
+        QString name = MetricsModel::metricLabel(m.key, m.label).remove(QChar(0x2060));
+        const qsizetype unit = name.lastIndexOf(QStringLiteral(" ("));
+        name = unit < 0 ? name.toHtmlEscaped()
+                        : name.left(unit).toHtmlEscaped() +
+                              QStringLiteral(" <span style=\"white-space: nowrap\">") +
+                              name.mid(unit + 1).toHtmlEscaped() + QStringLiteral("</span>");
         h += QStringLiteral("<tr><td>%1</td><td class=\"n\">%2</td>")
-                 .arg(MetricsModel::metricLabel(m.key, m.label).toHtmlEscaped(),
-                      MetricsModel::formatMetric(m.key, m.after));
+                 .arg(name, MetricsModel::formatMetric(m.key, m.after));
         if (d.pinned) {
             const QString cls = m.verdict > 0   ? QStringLiteral("better")
                                 : m.verdict < 0 ? QStringLiteral("worse")

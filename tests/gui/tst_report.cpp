@@ -206,6 +206,11 @@ private slots:
             r.summary = &rs;
             const QString h2 = views::reportHtml(r);
             QVERIFY(h2.contains(QStringLiteral("alt=\"Utility (TUF)\"")));
+            // Metric names are plain text (no invisible word joiner); a unit stays on one line.
+            QVERIFY(!h2.contains(QChar(0x2060)));
+            QVERIFY2(h2.contains(QStringLiteral("<span style=\"white-space: nowrap\">(req/s)"
+                                                "</span>")),
+                     qPrintable(h2.left(4000)));
         }
     }
 
