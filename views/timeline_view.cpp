@@ -160,12 +160,15 @@ void TimelineView::paintSelection(QPainter& p, const QRect& column) const {
     p.drawLine(x1, column.top(), x1, column.bottom());
 }
 
+double TimelineView::fittedRowHeight(int height, std::size_t rows) {
+    const double fit = double(std::max(40, height)) / double(rows);
+    return fit >= 1 ? std::min(16.0, std::floor(fit)) : std::max(0.01, fit);
+}
+
 void TimelineView::fitRows() {
     if (!rows_ || rows_->empty()) return;
-    const double fit =
-        double(std::max(40, viewport()->height() - headerHeight(viewport()->width()))) /
-        double(rows_->size());
-    row_h_ = fit >= 1 ? std::min(16.0, std::floor(fit)) : std::max(0.01, fit);
+    row_h_ =
+        fittedRowHeight(viewport()->height() - headerHeight(viewport()->width()), rows_->size());
     if (agentLanes()) {
         // Every agent named: its lanes together at least a line of text tall (the gutter
         // names an agent on its first lane, and skips a name that would overlap the one
@@ -343,17 +346,16 @@ QImage TimelineView::buildFrame(const std::vector<lod::Row>& rows,
         // straight into the scan lines (37,000 fills of an overloaded 20,000-request run
         // took QPainter 3-7 ms); the same pixels as QPainter's (tst_timeline
         // denseFrameAsPainted).
-        std::array<std::array<QRgb, 256>, 8> ink{}; // by kind and alpha, filled when met
-        std::array<std::array<bool, 256>, 8> known{};
+        // By kind and alpha, filled when met (0: not yet; a density line's alpha is never 0).
+        std::array<std::array<QRgb, 256>, 8> ink{};
         for (const lod::Fill& f : list) {
             if (f.ink != lod::Ink::Phase || f.h != 1 || f.y < 0 || f.y >= image.height())
                 continue; // (dense mode draws phase lines only)
             const auto k = std::size_t(f.kind);
-            if (!known[k][f.alpha]) {
+            if (!ink[k][f.alpha]) {
                 QColor c = colorOf(f.kind);
                 c.setAlpha(f.alpha);
                 ink[k][f.alpha] = qPremultiply(c.rgba64()).toArgb32();
-                known[k][f.alpha] = true;
             }
             const int x0 = std::max(0, f.x), x1 = std::min(image.width(), f.x + f.w);
             auto* line = reinterpret_cast<QRgb*>(image.scanLine(f.y));
@@ -559,22 +561,21 @@ TimelineView::prebuildFrame(const FramePlan& plan,
     PrebuiltFrame f;
     f.key = plan.key;
     lod::RasterView& v = f.key.v;
-    if (plan.fit_rows || rows->size() != plan.row_count) {
-        const double fit = double(std::max(40, plan.rows_height)) / double(rows->size());
-        v.row_h = fit >= 1 ? std::min(16.0, std::floor(fit)) : std::max(0.01, fit);
-    }
+    if (plan.fit_rows) v.row_h = fittedRowHeight(plan.rows_height, rows->size());
     const auto [from, to] = TimeRange::followed(plan.key.v.axis.t0, plan.key.v.axis.t1,
                                                 plan.extent_lo, plan.extent_hi, lo, hi, whole);
     v.axis.t0 = from;
     v.axis.t1 = to;
     f.key.rows = rows.get();
     f.key.requests = rows.get(); // setRows(rows, rows): the requests are the rows
-    f.key.pinned = plan.pinned && plan.pinned->size() == rows->size() ? plan.pinned.get() : nullptr;
+    const std::vector<lod::Row>* pinned =
+        plan.pinned && plan.pinned->size() == rows->size() ? plan.pinned.get() : nullptr;
+    f.key.pinned = pinned;
     const auto [first, last] = lod::visibleRows(rows->size(), v);
     if (last - first <= plan.async_rows) return std::nullopt; // painted on the GUI thread
-    f.image = buildFrame(*rows, rows.get(), f.key.pinned ? plan.pinned.get() : nullptr, v,
-                         f.key.size, f.key.dpr, QColor::fromRgba(f.key.text),
-                         QColor::fromRgba(f.key.mid), cancel, &f.fills);
+    f.image =
+        buildFrame(*rows, rows.get(), pinned, v, f.key.size, f.key.dpr,
+                   QColor::fromRgba(f.key.text), QColor::fromRgba(f.key.mid), cancel, &f.fills);
     if (f.image.isNull()) return std::nullopt;
     return f;
 }
@@ -583,10 +584,7 @@ bool TimelineView::offerFrame(PrebuiltFrame f) {
     const FrameKey key = currentKey();
     if (!asyncFor(key) || !(f.key == key)) return false;
     if (frame_ && frame_->key == key) return false; // already there
-    if (cancel_) cancel_->store(true);
-    pool_.clear();
-    ++generation_; // a build in flight is no longer wanted
-    wanted_.reset();
+    dropPendingFrame();
     frame_ = Frame{key, std::move(f.image), f.fills};
     ++frames_offered_;
     viewport()->update();
@@ -634,13 +632,17 @@ void TimelineView::requestFrame(const FrameKey& key) {
     });
 }
 
-void TimelineView::finishFrame() {
-    const FrameKey key = currentKey();
-    if (!asyncFor(key) || (frame_ && frame_->key == key)) return;
+void TimelineView::dropPendingFrame() {
     if (cancel_) cancel_->store(true);
     pool_.clear();
     ++generation_; // whatever is in flight is no longer wanted
     wanted_.reset();
+}
+
+void TimelineView::finishFrame() {
+    const FrameKey key = currentKey();
+    if (!asyncFor(key) || (frame_ && frame_->key == key)) return;
+    dropPendingFrame();
     long fills = 0;
     QImage image =
         buildFrame(*rows_, requests_.get(), key.pinned ? pinned_.get() : nullptr, key.v, key.size,

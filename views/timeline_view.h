@@ -184,6 +184,9 @@ private:
     lod::TimeAxis plotAxis() const;
     void updateScrollBar();
     void fitRows();
+    // Every one of `rows` rows in `height` pixels (at least 40): whole pixels up to 16 px,
+    // below a pixel density rows (fitRows, and prebuildFrame for rows not given yet).
+    static double fittedRowHeight(int height, std::size_t rows);
     void paintHeader(QPainter& p, const QRect& area) const;
     // The search's marks and, unless NaN, the Inspector's instant `inspected`.
     void paintMarks(QPainter& p, const QRect& plot, long first, long last, double scroll_px,
@@ -203,6 +206,8 @@ private:
     // The key for the viewport as it is now (plot area and scroll position).
     FrameKey currentKey(QRect* plot = nullptr) const;
     void requestFrame(const FrameKey& key);
+    // Cancels the frame being built or queued: a frame of this thread replaces it.
+    void dropPendingFrame();
     bool asyncFor(const FrameKey& key) const;
 
     TimeRange* range_;

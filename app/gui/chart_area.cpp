@@ -413,8 +413,7 @@ void ChartArea::setAgentRows(bool on) {
 }
 
 views::TimelineView::FramePlan ChartArea::framePlan() const {
-    if (find_->showsOnlyMatches() || (agent_rows_ && state_->run() && state_->run()->agent_rows))
-        return {};
+    if (find_->showsOnlyMatches()) return {}; // (agent lanes: planFrame says none)
     return timeline_->planFrame();
 }
 

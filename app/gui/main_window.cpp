@@ -932,7 +932,7 @@ void MainWindow::showResult(std::shared_ptr<const RunView> r) {
     } release{state_->run()};
     const bool first = !state_->run() || state_->run()->workload != r->workload;
     state_->setRun(r);
-    const auto [lo, hi] = lod::timeExtent(*r->rows);
+    const auto [lo, hi] = r->extent; // lod::timeExtent of its rows (SimRunner::present)
     if (first) {
         // The new extent is the history's first step, not a move.
         history_->quietly([&] { state_->range()->setExtent(lo, hi); });

@@ -37,6 +37,7 @@ struct RunView {
     std::shared_ptr<const std::vector<RequestMetrics>> requests; // perRequest(log), by id
     std::shared_ptr<const std::vector<lod::Row>> rows;           // one per request, by id
     std::shared_ptr<const std::vector<lod::Row>> agent_rows;     // agent lanes; null without agents
+    std::pair<double, double> extent{0, 0};                      // lod::timeExtent(rows)
     std::shared_ptr<const std::vector<std::pair<double, double>>> kv;
     // With prefix caching: KV holding data (in use plus cached blocks nobody references).
     std::shared_ptr<const std::vector<std::pair<double, double>>> kv_held;

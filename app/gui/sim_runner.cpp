@@ -30,11 +30,11 @@ void SimRunner::present(RunView& r, std::shared_ptr<RunLog> log, const SummaryOp
     auto layout = std::async(std::launch::async, [&r, &log, &frame, cancel] {
         r.rows =
             std::make_shared<const std::vector<lod::Row>>(lod::buildRows(*log, r.workload.get()));
-        if (frame.plan.valid) {
-            const auto [lo, hi] = lod::timeExtent(*r.rows);
-            r.frame = views::TimelineView::prebuildFrame(frame.plan, r.rows, lo, hi,
+        r.extent = lod::timeExtent(*r.rows);
+        if (frame.plan.valid)
+            r.frame = views::TimelineView::prebuildFrame(frame.plan, r.rows, r.extent.first,
+                                                         r.extent.second,
                                                          frame.shown != r.workload.get(), cancel);
-        }
         if (lod::hasAgents(*r.workload))
             r.agent_rows =
                 std::make_shared<const std::vector<lod::Row>>(lod::agentRows(*r.rows, *r.workload));
