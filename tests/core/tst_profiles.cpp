@@ -12,6 +12,7 @@
 
 #include <QtTest>
 #include <algorithm>
+#include <cstdio>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -71,6 +72,18 @@ private slots:
         QVERIFY2(f.mape_prefill_pct < 16, qPrintable(QString::number(f.mape_prefill_pct)));
         QVERIFY2(f.mape_decode_pct < 6, qPrintable(QString::number(f.mape_decode_pct)));
         QVERIFY(p.ete.q1 > 0); // decode time grows with batch
+        // The provenance names its two errors apart, each as this fit measures it: the rows
+        // kept (the profile's own fit_mape_*) and every row.
+        char kept[96], all[96];
+        std::snprintf(kept, sizeof kept,
+                      "over the rows kept (the profile's fit_mape_*): prefill %.2f%%",
+                      f.mape_prefill_pct);
+        std::snprintf(all, sizeof all, "those left out included: prefill %.1f%%",
+                      f.mape_prefill_all_pct);
+        QVERIFY2(p.provenance.find(kept) != std::string::npos, p.provenance.c_str());
+        QVERIFY2(p.provenance.find(all) != std::string::npos, p.provenance.c_str());
+        QVERIFY(p.fit_mape_prefill);
+        KAIROS_COMPARE_NEAR(*p.fit_mape_prefill, f.mape_prefill_pct, 1e-6);
     }
 
     // A fit on exact synthetic data recovers the coefficients.
