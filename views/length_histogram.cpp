@@ -22,6 +22,9 @@ LengthHistogram::LengthHistogram(QWidget* parent) : QCustomPlot(parent) {
     xAxis->setTickLabelFont(small);
     yAxis->setTickLabelFont(small);
     keepLegendOffData(this);
+    // Before a workload (or with no requests): a line saying so, not a log axis's default
+    // 0.001-1 tokens.
+    sayWhenEmpty(this, tr("No requests yet: their prompt and output lengths show here"));
 }
 
 void LengthHistogram::setWorkload(const Workload& w) {

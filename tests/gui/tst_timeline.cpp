@@ -2,6 +2,7 @@
 // how zoom and pan move the shared range, and the paint cost with 20,000 requests.
 #include "exec/execution_model.h"
 #include "kv_chart.h"
+#include "length_histogram.h"
 #include "lod/timeline.h"
 #include "sched/registry.h"
 #include "sim/engine.h"
@@ -13,6 +14,7 @@
 
 #include <QElapsedTimer>
 #include <QImage>
+#include <QLabel>
 #include <QPainter>
 #include <QScrollBar>
 #include <QSignalSpy>
@@ -602,6 +604,28 @@ private slots:
             QCOMPARE(fast.format(), want.format());
             QVERIFY(fast == want);
         }
+    }
+
+    // The length histogram before a workload says so (no empty log axis of 0.001-1
+    // tokens); with one, its two histograms, axes and legend.
+    void lengthHistogramEmptyFirst() {
+        views::LengthHistogram h;
+        h.resize(400, 220);
+        h.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&h));
+        h.replot();
+        auto* msg = h.findChild<QLabel*>(QStringLiteral("emptyMessage"));
+        QVERIFY(msg && msg->isVisible());
+        QVERIFY(!h.xAxis->visible());
+        const Run run = simulateChat(200, 10);
+        h.setWorkload(run.w);
+        h.replot();
+        QVERIFY(!msg->isVisible());
+        QVERIFY(h.xAxis->visible() && h.legend->visible());
+        QVERIFY(h.xAxis->range().lower >= 1);
+        h.setWorkload(Workload{});
+        h.replot();
+        QVERIFY(msg->isVisible());
     }
 
     // Preemption marks: one per pixel column that has a preemption in view, none elsewhere,
