@@ -900,9 +900,14 @@ void MainWindow::resimulate() {
     FrameJob frame;
     frame.plan = charts_->framePlan();
     frame.shown = state_->run() ? state_->run()->workload.get() : nullptr;
-    const long job = runner_.submit(spec, windowContext(), std::move(frame));
+    // Another setting of the workload being simulated (a slider dragged): the run in flight
+    // is shown before the newest setting runs (SimRunner::submit).
+    const bool coalesce = state_->workload() == submitted_workload_;
+    submitted_workload_ = state_->workload();
+    const long job = runner_.submit(spec, windowContext(), std::move(frame), coalesce);
     progress_->started();
-    statusBar()->showMessage(tr("simulating (job %1)…").arg(job));
+    statusBar()->showMessage(job > 0 ? tr("simulating (job %1)…").arg(job)
+                                     : tr("simulating after the run in flight…"));
 }
 
 void MainWindow::showResult(std::shared_ptr<const RunView> r) {

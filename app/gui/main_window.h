@@ -236,6 +236,7 @@ private:
                           Qt::DockWidgetArea area = Qt::RightDockWidgetArea,
                           QDockWidget* tab_with = nullptr, bool scrolls = false);
     void showResult(std::shared_ptr<const RunView> r);
+    std::shared_ptr<const Workload> submitted_workload_; // of the last run asked for
     // The width the right column may take with `dock` in it, the timeline keeping 60 % of
     // the window (keepTimelineWide, the Metrics and Requests docks).
     int rightColumnRoom(const QDockWidget* dock) const;

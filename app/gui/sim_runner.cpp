@@ -149,18 +149,37 @@ SimRunner::SimRunner(JobTracker* jobs, QObject* parent) : QObject(parent), jobs_
     }
 }
 
-long SimRunner::submit(RunSpec spec, RunContext ctx, FrameJob frame) {
+long SimRunner::submit(RunSpec spec, RunContext ctx, FrameJob frame, bool coalesce) {
+    if (coalesce && jobs_->busy(kChannel)) {
+        waiting_ = Waiting{std::move(spec), std::move(ctx), std::move(frame)};
+        return 0;
+    }
+    waiting_.reset(); // started now: it is newer
+    return start(std::move(spec), std::move(ctx), std::move(frame));
+}
+
+long SimRunner::start(RunSpec spec, RunContext ctx, FrameJob frame) {
     // The job's id is the tracker's (one sequence for all background work).
-    return jobs_->start(
-        kChannel, this,
-        [this, spec = std::move(spec), ctx = std::move(ctx),
-         frame = std::move(frame)](JobTracker::Job& job) {
-            RunContext c = ctx;
-            c.cancel = &job.cancel;
-            c.progress = &job.progress;
-            auto result = std::make_shared<const RunView>(run(spec, c, job.id, false, frame));
-            return std::function<void()>([this, result] { Q_EMIT finished(result); });
-        });
+    return jobs_->start(kChannel, this,
+                        [this, spec = std::move(spec), ctx = std::move(ctx),
+                         frame = std::move(frame)](JobTracker::Job& job) {
+                            RunContext c = ctx;
+                            c.cancel = &job.cancel;
+                            c.progress = &job.progress;
+                            auto result =
+                                std::make_shared<const RunView>(run(spec, c, job.id, false, frame));
+                            // (The job outlives its continuation: the tracker holds it until
+                            // delivered.)
+                            return std::function<void()>([this, result, &job] {
+                                Q_EMIT finished(result);
+                                if (job.cancel)
+                                    waiting_.reset(); // cancelled: what waited for it too
+                                if (!waiting_ || jobs_->busy(kChannel)) return;
+                                Waiting w = std::move(*waiting_);
+                                waiting_.reset();
+                                start(std::move(w.spec), std::move(w.ctx), std::move(w.frame));
+                            });
+                        });
 }
 
 long SimRunner::latest() const {
@@ -169,6 +188,7 @@ long SimRunner::latest() const {
 }
 
 void SimRunner::cancel() {
+    waiting_.reset();
     jobs_->cancel(kChannel);
 }
 
@@ -178,7 +198,7 @@ double SimRunner::progress() const {
 }
 
 bool SimRunner::busy() const {
-    return jobs_->busy(kChannel);
+    return jobs_->busy(kChannel) || waiting_.has_value();
 }
 
 } // namespace kairos::app

@@ -10,6 +10,7 @@
 #include <QObject>
 #include <atomic>
 #include <memory>
+#include <optional>
 
 namespace kairos::app {
 
@@ -28,9 +29,14 @@ public:
     // simulation) in `ctx` (its workload cache and resolved device; the job sets cancel and
     // progress); the previous job is cancelled (its result would be dropped anyway).
     // With `frame`, the timeline's next frame is built beside the summary (RunView::frame).
-    long submit(RunSpec spec, RunContext ctx, FrameJob frame = {});
+    // With `coalesce` (a slider dragged over the same workload), a run in flight is not
+    // cancelled: it finishes and is shown, and then the newest setting submitted meanwhile
+    // runs (those between are skipped; 0 is returned for a setting that waits). Cancelling
+    // each run for the next left a 20,000-request trace's picture frozen for a whole drag.
+    long submit(RunSpec spec, RunContext ctx, FrameJob frame = {}, bool coalesce = false);
     long latest() const;
-    // Cancels the latest job (it reports a result with error "simulation cancelled").
+    // Cancels the latest job (it reports a result with error "simulation cancelled") and the
+    // setting waiting for it.
     void cancel();
     // The latest job's progress in [0, 1], and whether it is still running.
     double progress() const;
@@ -56,6 +62,14 @@ private:
     // index (after the log is shown).
     static void present(RunView& r, std::shared_ptr<RunLog> log, const SummaryOptions& so,
                         const FrameJob& frame = {}, const std::atomic<bool>* cancel = nullptr);
+
+    long start(RunSpec spec, RunContext ctx, FrameJob frame);
+    struct Waiting {
+        RunSpec spec;
+        RunContext ctx;
+        FrameJob frame;
+    };
+    std::optional<Waiting> waiting_; // the newest setting coalesced behind the run in flight
 
     std::unique_ptr<JobTracker> own_;
     JobTracker* jobs_;

@@ -334,6 +334,28 @@ private slots:
         QCOMPARE(w.charts()->timeline()->rows(), c1->rows.get());
     }
 
+    // A drag: settings arriving faster than runs finish do not cancel the run in flight
+    // (a 20,000-request trace's picture stayed frozen for a whole drag): it is shown, then
+    // the newest setting runs and is shown; those between are skipped.
+    void dragShowsRunsAsTheyFinish() {
+        Bench bench(Opts().workload(loadedWorkload()).policy("sprpt_lp").predictor("oracle"));
+        auto& [w, spy] = bench;
+        QVERIFY(bench.next() > 0);
+        spy.clear();
+        views::ParamSlider* c = w.policyPanel()->slider("C");
+        for (int i = 1; i <= 30; ++i) c->setValue(0.3 + 0.02 * i); // no event loop between
+        QVERIFY(w.jobs().waitIdle(30000));
+        QTRY_COMPARE(spy.size(), 2);
+        QCOMPARE(w.lastResult()->policy.params.at("C"), 0.3 + 0.02 * 30);
+        QVERIFY(!w.runner().busy());
+        // Cancelled: what waited for the run is dropped with it.
+        for (int i = 1; i <= 5; ++i) c->setValue(0.2 + 0.02 * i);
+        w.runner().cancel();
+        QVERIFY(w.jobs().waitIdle(30000));
+        QVERIFY(!w.runner().busy());
+        QVERIFY(spy.size() <= 3);
+    }
+
     // The timeline's frame of a re-run is built beside its summary and shown with the run
     // (where it is built off the GUI thread: here every frame is), not a build later.
     void rerunFrameShownWithTheRun() {
@@ -3481,6 +3503,46 @@ private slots:
               rate, picture[25], picture[47], offered, total[25], total[47], part_sim[25],
               part_sum[25], part_rows[25], sim[25], shown[25], inspector[25], inspector[47]);
         QCOMPARE(w->lastResult()->summary.completed, std::int64_t(20000));
+    }
+
+    // A drag on 20,000 overloaded requests: C moved every 16 ms (a 60 Hz pointer) for 2 s.
+    // How many runs the window shows while the hand moves, the longest wait between two,
+    // and the last setting's run after the hand stops. A figure, not a timed test.
+    void dragOver20k() {
+        if (qEnvironmentVariableIsEmpty("KAIROS_BENCH"))
+            QSKIP("a benchmark: run with KAIROS_BENCH=1 (make bench)");
+        const auto w = window20k("kairos_tst_20k.jsonl", 8.0);
+        QVERIFY(w);
+        std::vector<double> shown_at;
+        QElapsedTimer t;
+        connect(w.get(), &app::MainWindow::resultShown, w.get(),
+                [&] { shown_at.push_back(t.nsecsElapsed() / 1e6); });
+        views::ParamSlider* c = w->policyPanel()->slider("C");
+        constexpr int kMoves = 125;
+        int moved = 0;
+        QTimer hand;
+        hand.setInterval(16);
+        connect(&hand, &QTimer::timeout, [&] {
+            c->setValue(0.2 + 0.6 * moved / (kMoves - 1));
+            if (++moved == kMoves) hand.stop();
+        });
+        t.start();
+        hand.start();
+        QTRY_VERIFY_WITH_TIMEOUT(moved == kMoves, 20000);
+        const double released = t.nsecsElapsed() / 1e6;
+        QVERIFY(w->jobs().waitIdle(20000));
+        QCOMPARE(w->lastResult()->policy.params.at("C"), 0.8);
+        std::size_t during = 0;
+        double gap = shown_at.empty() ? released : shown_at.front(), prev = 0;
+        for (double at : shown_at) {
+            during += at <= released;
+            gap = std::max(gap, std::min(at, released) - prev);
+            prev = at;
+        }
+        qInfo("drag over 20,000 overloaded requests, C moved %d times in %.0f ms: %zu runs shown "
+              "while moving, longest wait between two %.0f ms; the last setting's run shown %.0f "
+              "ms after the hand stopped",
+              kMoves, released, during, gap, shown_at.back() - released);
     }
 
     // The Inspector: the scheduler at t with the last decision's reasons, the view's table
