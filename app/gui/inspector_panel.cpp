@@ -330,6 +330,9 @@ void InspectorPanel::attach(WorkbenchState* state) {
 }
 
 void InspectorPanel::setRun(std::shared_ptr<const RunView> run) {
+    // Another workload: its start, not the last one's instant (t = 2984 s stayed on a run of
+    // 330 s); a re-run of the same workload keeps the instant.
+    if (run && (!run_ || run_->workload != run->workload)) t_ = 0;
     run_ = std::move(run);
     // Hidden (a tab behind another panel), it catches up when shown or asked: a slider's
     // re-run then neither waits for the run's index nor rebuilds a table nobody sees.

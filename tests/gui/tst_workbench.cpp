@@ -334,6 +334,21 @@ private slots:
         QCOMPARE(w.charts()->timeline()->rows(), c1->rows.get());
     }
 
+    // The Inspector's instant: kept across re-runs of a workload (a slider), the start of
+    // another workload's run (it kept t = 2984 s on a run of 330 s).
+    void inspectorStartsAnotherWorkload() {
+        Bench bench(Opts().workload(loadedWorkload()).policy("sprpt_lp").predictor("oracle"));
+        auto& [w, spy] = bench;
+        QVERIFY(bench.next() > 0);
+        w.inspector()->inspectAt(42.5);
+        w.policyPanel()->slider("C")->setValue(0.9);
+        QVERIFY(bench.next() > 0);
+        QCOMPARE(w.inspector()->time(), 42.5);
+        w.openWorkload(QString(KAIROS_SOURCE_DIR) + "/sample_traces/chat_poisson_small.jsonl");
+        QVERIFY(bench.next() > 0);
+        QCOMPARE(w.inspector()->time(), 0.0);
+    }
+
     // A drag: settings arriving faster than runs finish do not cancel the run in flight
     // (a 20,000-request trace's picture stayed frozen for a whole drag): it is shown, then
     // the newest setting runs and is shown; those between are skipped.
