@@ -9,6 +9,10 @@ namespace kairos::app {
 DeviceChoice::DeviceChoice(JobTracker* jobs, const std::string& profile, QObject* parent)
     : QObject(parent), jobs_(jobs), automatic_(profile == kAutoProfile), label_(new QLabel) {
     label_->setObjectName(QStringLiteral("execLabel"));
+    // A gap before it: the status message it follows is cut, not ended, at its
+    // left ("...bins=10, evdevice: llama2-70b").
+    label_->setContentsMargins(12, 0, 0, 0);
+    label_->setFrameShape(QFrame::NoFrame);
     resolveNow(profileFor(profile, nullptr));
 }
 

@@ -19,6 +19,14 @@ JobProgress::JobProgress(JobTracker* jobs, QStringList channels, QWidget* parent
     cancel_ = new QToolButton;
     cancel_->setText(tr("Cancel"));
     cancel_->setShortcut(QKeySequence(Qt::Key_Escape));
+    // Hidden, they keep their room: a run over 0.3 s showed them, the status bar grew 5 px
+    // and the whole window above it moved up and back at every slider move on a large trace,
+    // and the device label beside them jumped from the right edge to the middle.
+    for (QWidget* part : {static_cast<QWidget*>(bar_), static_cast<QWidget*>(cancel_)}) {
+        QSizePolicy sp = part->sizePolicy();
+        sp.setRetainSizeWhenHidden(true);
+        part->setSizePolicy(sp);
+    }
     l->addWidget(bar_);
     l->addWidget(cancel_);
     done();

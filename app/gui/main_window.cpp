@@ -957,11 +957,12 @@ void MainWindow::showResult(std::shared_ptr<const RunView> r) {
     // The timeline's frame built beside the summary, if the view still looks as planned.
     if (r->frame) charts_->timeline()->offerFrame(*r->frame);
     charts_->setHint(sliderHint(*r));
-    statusBar()->showMessage(tr("%1: %2 requests simulated in %3 ms (job %4)")
-                                 .arg(QString::fromStdString(r->summary.policy))
+    // What happened first, the policy's settings after (a narrow status bar cuts the end).
+    statusBar()->showMessage(tr("%1 requests simulated in %2 ms (job %3): %4")
                                  .arg(r->summary.num_requests)
                                  .arg(r->wall_ms, 0, 'f', 1)
-                                 .arg(r->job));
+                                 .arg(r->job)
+                                 .arg(QString::fromStdString(r->summary.policy)));
     Q_EMIT resultShown(r->job);
     sessions_->runShown();
     // --compare: the first run shown is the reference; pin it and run the chosen policy.

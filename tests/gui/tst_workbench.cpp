@@ -74,12 +74,14 @@
 #include <QSpinBox>
 #include <QStandardItemModel>
 #include <QStandardPaths>
+#include <QStatusBar>
 #include <QSvgRenderer>
 #include <QTabWidget>
 #include <QTableView>
 #include <QTableWidget>
 #include <QTextBrowser>
 #include <QThread>
+#include <QToolButton>
 #include <QTreeWidget>
 #include <QUndoStack>
 #include <QWheelEvent>
@@ -332,6 +334,33 @@ private slots:
         QCOMPARE(c1->summary.completed, std::int64_t(600));
         // The timeline shows the new run.
         QCOMPARE(w.charts()->timeline()->rows(), c1->rows.get());
+    }
+
+    // The status bar keeps its height and the device label its place when a long run's
+    // progress bar and Cancel button appear (the window above moved at every slider move on
+    // a large trace); its message says what happened first.
+    void statusBarStaysPut() {
+        Bench bench(chatSample("sprpt_lp"));
+        auto& [w, spy] = bench;
+        w.resize(1366, 768);
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        QVERIFY(bench.next() > 0);
+        QVERIFY2(w.statusBar()->currentMessage().contains(QRegularExpression("^\\d+ requests "
+                                                                             "simulated in")),
+                 qPrintable(w.statusBar()->currentMessage()));
+        auto* bar = w.statusBar()->findChild<QProgressBar*>();
+        auto* label = w.statusBar()->findChild<QLabel*>(QStringLiteral("execLabel"));
+        QVERIFY(bar && label && !bar->isVisible());
+        QCoreApplication::processEvents();
+        const int h = w.statusBar()->height();
+        const QPoint at = label->mapTo(&w, QPoint(0, 0));
+        bar->show();
+        for (QToolButton* b : w.statusBar()->findChildren<QToolButton*>()) b->show();
+        QTRY_VERIFY(bar->isVisible());
+        QCoreApplication::processEvents();
+        QCOMPARE(w.statusBar()->height(), h);
+        QCOMPARE(label->mapTo(&w, QPoint(0, 0)), at);
     }
 
     // The Inspector's instant: kept across re-runs of a workload (a slider), the start of
