@@ -197,7 +197,9 @@ QString overloadBanner(const Summary& s, const QString& who) {
     const QString rates = QStringLiteral("%1 req/s offered, %2 req/s served")
                               .arg(load.offered_rate, 0, 'f', 2)
                               .arg(s.request_throughput, 0, 'f', 2);
-    const QString verdict = QString::fromStdString(load.verdict).toHtmlEscaped();
+    // The evidence without the verdict's own word: the banner names the band ("near
+    // saturation ... (SATURATED: the backlog grew ...)" read as a contradiction).
+    const QString verdict = QString::fromStdString(loadEvidence(load)).toHtmlEscaped();
     const QString text =
         sheds ? QStringLiteral("%1 of %2 requests were killed or dropped before finishing; the "
                                "latencies describe the rest. %3. The queue alone: %4.")

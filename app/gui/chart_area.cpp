@@ -270,12 +270,8 @@ QString ChartArea::loadText(const RunView& r) {
     const QString rates = tr("%1 req/s offered, %2 req/s served")
                               .arg(load.offered_rate, 0, 'g', 3)
                               .arg(r.summary.request_throughput, 0, 'g', 3);
-    // The core's verdict without its leading word ("keeps up: ", "SATURATED: "), which the
-    // strip says in its own.
-    QString verdict = QString::fromStdString(load.verdict);
-    for (const QString& lead : {QStringLiteral("keeps up: "), QStringLiteral("SATURATED: ")})
-        if (verdict.startsWith(lead)) verdict = verdict.mid(lead.size());
-    if (!verdict.isEmpty()) verdict[0] = verdict[0].toUpper(); // a sentence of its own
+    // The core's verdict without its leading word, which the strip says in its own.
+    const QString verdict = QString::fromStdString(loadEvidence(load));
     switch (loadBand(load)) {
     case LoadBand::NoVerdict:
         return tr("No load verdict: %1").arg(verdict);

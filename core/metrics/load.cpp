@@ -272,6 +272,14 @@ LoadBand loadBand(const LoadReport& r) {
     return r.score >= kNearSaturation.first ? LoadBand::NearSaturation : LoadBand::KeepsUp;
 }
 
+std::string loadEvidence(const LoadReport& r) {
+    std::string v = r.verdict;
+    for (const char* lead : {"keeps up: ", "SATURATED: "})
+        if (v.rfind(lead, 0) == 0) v.erase(0, std::char_traits<char>::length(lead));
+    if (!v.empty() && v[0] >= 'a' && v[0] <= 'z') v[0] = static_cast<char>(v[0] - 'a' + 'A');
+    return v;
+}
+
 const char* loadBandName(LoadBand b) {
     switch (b) {
     case LoadBand::KeepsUp:

@@ -82,6 +82,10 @@ inline constexpr std::pair<double, double> kNearSaturation{0.8, 1.25};
 LoadBand loadBand(const LoadReport& r);
 // "keeps up", "near saturation", "overloaded", "sheds load"; "" without a verdict.
 const char* loadBandName(LoadBand b);
+// The verdict's evidence without its leading word ("keeps up: ", "SATURATED: "), as a sentence
+// of its own ("The backlog grew by ..."): for a banner that names the band itself (a report's
+// "near saturation" beside "SATURATED: the backlog grew" read as a contradiction).
+std::string loadEvidence(const LoadReport& r);
 
 // The waiting queue as each request found it on arrival: (arrival time, queue length),
 // in arrival order. The series the verdict is fitted to.

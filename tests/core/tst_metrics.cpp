@@ -712,6 +712,18 @@ private slots:
     // 376 of 400 were killed). Ten requests a second apart, each served in half a second:
     // the queue never grows. Six killed: sheds load (text, JSON, a stored summary read
     // back); five, exactly half: not most, it keeps up.
+    // The verdict's evidence for a banner that names the band: its leading word gone, a
+    // sentence of its own (by hand).
+    void loadEvidenceDropsTheVerdictsWord() {
+        LoadReport r;
+        r.verdict = "SATURATED: the backlog grew by 12 requests";
+        QCOMPARE(loadEvidence(r), std::string("The backlog grew by 12 requests"));
+        r.verdict = "keeps up: over no stretch did the backlog grow";
+        QCOMPARE(loadEvidence(r), std::string("Over no stretch did the backlog grow"));
+        r.verdict = "";
+        QCOMPARE(loadEvidence(r), std::string());
+    }
+
     void shedsLoadCountsWhatRequestsGot() {
         for (const int killed : {6, 5}) {
             std::vector<R> rs;
