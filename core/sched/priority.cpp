@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdio>
 #include <functional>
+#include <limits>
 #include <stdexcept>
 
 namespace kairos {
@@ -94,9 +95,14 @@ void PriorityScheduler::reset(const Workload& w) {
     keys_fall_ = count_down_ || opt_.key == PriorityOptions::Key::Deadline;
     running_bound_ = INFINITY;
     crossing_.clear();
-    if (opt_.key == PriorityOptions::Key::PredictedRemaining && pred_->refreshEvery() > 0 &&
-        opt_.look_ahead)
-        crossing_.resize(w.requests.size());
+    const bool refined =
+        opt_.key == PriorityOptions::Key::PredictedRemaining && pred_->refreshEvery() > 0;
+    if (refined && opt_.look_ahead) crossing_.resize(w.requests.size());
+    clocked_ = opt_.clocked && keys_fall_ && !refined && opt_.C > 0;
+    ranked_.clear();
+    unanchored_.clear();
+    anchor_.assign(clocked_ ? w.requests.size() : 0, NAN);
+    taken_.assign(clocked_ ? w.requests.size() : 0, 0);
 }
 
 const std::pair<double, ReqId>* PriorityScheduler::waitingFront(const EngineView& view) {
@@ -155,9 +161,31 @@ ReqId PriorityScheduler::overflowVictim(const EngineView& view) {
     // ranked running request.
     const auto k = [&](ReqId id) { return key(view, id); };
     ReqId victim = worstBy(view.suspended(), k);
-    if (victim < 0) victim = worstBy(view.running(), k);
+    if (victim < 0) {
+        victim = worstBy(view.running(), k);
+        if (victim >= 0) unrank(victim);
+    }
     if (victim < 0) throw std::logic_error("overflowVictim: nothing to preempt");
     return victim;
+}
+
+void PriorityScheduler::onFinish(const EngineView& view, ReqId id) {
+    (void)view;
+    unrank(id);
+}
+
+void PriorityScheduler::takenIn(ReqId id) {
+    if (!clocked_) return;
+    unrank(id); // an entry of an earlier stay, if one was left
+    auto& t = taken_[static_cast<std::size_t>(id)];
+    if (!t) unanchored_.push_back(id);
+    t = 1;
+}
+
+void PriorityScheduler::unrank(ReqId id) {
+    // Its entry goes stale (its anchor no longer matches) and is dropped where met: erasing
+    // it from the middle now cost more than every use of ranked_ together.
+    if (clocked_) anchor_[static_cast<std::size_t>(id)] = NAN;
 }
 
 // One decision, in steps: nothing to decide; the best candidate's key; the running requests
@@ -183,7 +211,19 @@ void PriorityScheduler::schedule(const EngineView& view, Decision& out) {
     double best = INFINITY;
     if (const auto* w = waitingFront(view)) best = w->first;
     if (auto u = suspendedFront(view); u != suspended_.end()) best = std::min(best, u->first);
-    collectMovable(view, best, out.hold == INT_MAX);
+    const std::int64_t D = clocked_ ? view.decodeClock() : -1;
+    if (clocked_ && D < 0) { // this engine has no decode clock: scan (for the run)
+        clocked_ = false;
+        ranked_.clear();
+        unanchored_.clear();
+    }
+    if (clocked_)
+        collectClocked(view, best, D);
+    else
+        collectMovable(view, best, out.hold == INT_MAX);
+    dropped_.assign(movable_.size(), 0);
+    displaced_.assign(movable_.size(), 0);
+    displaced_by_.assign(movable_.size(), {-1, 0.0});
     Round r{view, out, AdmissionBudget(view, opt_.watermark, /*shared_credit=*/false),
             view.limits().max_num_seqs - static_cast<std::int64_t>(view.running().size())};
     // Seats are counted here: displaced requests free theirs.
@@ -234,12 +274,91 @@ void PriorityScheduler::collectMovable(const EngineView& view, double best, bool
     movable_.clear();
     for (const auto& [k, id] : preemptible_now_)
         if (k > best) movable_.push_back({k, id});
-    std::sort(movable_.begin(), movable_.end(), [](const Cand& a, const Cand& b) {
-        return a.key < b.key || (a.key == b.key && a.id < b.id);
-    });
-    dropped_.assign(movable_.size(), 0);
-    displaced_.assign(movable_.size(), 0);
-    displaced_by_.assign(movable_.size(), {-1, 0.0});
+    std::sort(movable_.begin(), movable_.end(), candBefore);
+}
+
+void PriorityScheduler::collectClocked(const EngineView& view, double best, std::int64_t D) {
+    movable_.clear();
+    // Requests taken in since the last decision: ranked once past their prefill; until
+    // then (a chunked engine decides while they prefill) read as the scan would.
+    std::size_t keep = 0;
+    for (ReqId id : unanchored_) {
+        const ReqState& s = view.state(id);
+        const auto i = static_cast<std::size_t>(id);
+        if (s.phase != Phase::Running) {
+            taken_[i] = 0;
+            continue;
+        }
+        if (s.needsPrefill()) {
+            unanchored_[keep++] = id;
+            if (preemptibleState(s))
+                if (const double k = keyOf(s); k > best) movable_.push_back({k, id});
+            continue;
+        }
+        taken_[i] = 0;
+        if (!preemptibleState(s)) continue; // never again while it runs
+        const double a = count_down_ ? initialOf(id) - double(s.generated - D) : keyOf(s);
+        anchor_[i] = a;
+        const std::pair<double, ReqId> e{a, id};
+        ranked_.insert(std::upper_bound(ranked_.begin(), ranked_.end(), e), e);
+    }
+    unanchored_.resize(keep);
+    // Stale entries (unrank) that sank below where decisions look go when they outnumber
+    // the running requests. (An entry made stale and then made again, the same anchor for
+    // the same request, would be met twice: unique() drops the copy.)
+    if (ranked_.size() > 2 * view.running().size() + 64) {
+        ranked_.erase(std::remove_if(ranked_.begin(), ranked_.end(),
+                                     [&](const std::pair<double, ReqId>& e) {
+                                         double& a = anchor_[static_cast<std::size_t>(e.second)];
+                                         if (a != e.first) return true;
+                                         if (view.state(e.second).phase == Phase::Running)
+                                             return false;
+                                         a = NAN; // left without unrank (none known)
+                                         return true;
+                                     }),
+                      ranked_.end());
+        ranked_.erase(std::unique(ranked_.begin(), ranked_.end()), ranked_.end());
+    }
+    // The tail ranked after `best`: an anchor less D is the key (count_down_, before the
+    // key's floor of 1, which no key above `best` >= 1 meets) to the rounding of one
+    // subtraction, so a token's margin and the exact key decide. Entries of requests that
+    // left, or can no longer be preempted, are dropped as they are met.
+    const double from =
+        count_down_ ? best + double(D) - 1 - 1e-9 * (std::abs(best) + double(D)) : best;
+    auto it = std::lower_bound(ranked_.begin(), ranked_.end(),
+                               std::pair<double, ReqId>{from, std::numeric_limits<ReqId>::min()});
+    auto kept = it;
+    for (; it != ranked_.end(); ++it) {
+        const auto [a, id] = *it;
+        const ReqState& s = view.state(id);
+        double& mine = anchor_[static_cast<std::size_t>(id)];
+        if (mine != a) continue; // stale: left since (and maybe taken in again)
+        if (kept != ranked_.begin() && *std::prev(kept) == *it) continue; // a copy
+        if (s.phase != Phase::Running || !preemptibleState(s)) {
+            mine = NAN;
+            continue;
+        }
+        *kept++ = *it;
+        if (const double k = keyOf(s); k > best) movable_.push_back({k, id});
+    }
+    ranked_.erase(kept, ranked_.end());
+    // Nearly in order already (anchors tie where keys differ by a rounding; those still
+    // in prefill come first): an insertion sort is linear then.
+    for (std::size_t i = 1; i < movable_.size(); ++i)
+        for (std::size_t j = i; j > 0 && candBefore(movable_[j], movable_[j - 1]); --j)
+            std::swap(movable_[j], movable_[j - 1]);
+#ifndef NDEBUG
+    { // the scan's answer
+        std::vector<Cand> scan;
+        for (ReqId id : view.running())
+            if (preemptibleState(view.state(id)))
+                if (const double k = keyOf(view.state(id)); k > best) scan.push_back({k, id});
+        std::sort(scan.begin(), scan.end(), candBefore);
+        assert(scan.size() == movable_.size());
+        for (std::size_t i = 0; i < scan.size(); ++i)
+            assert(scan[i].id == movable_[i].id && scan[i].key == movable_[i].key);
+    }
+#endif
 }
 
 void PriorityScheduler::reclaim(Round& r, double k, ReqId for_id, std::int64_t need) {
@@ -278,6 +397,7 @@ void PriorityScheduler::reclaim(Round& r, double k, ReqId for_id, std::int64_t n
         if (!displaced_[j]) ++r.free_seats;
         dropped_[j] = 1;
         r.out.preempt.push_back(movable_[j].id);
+        unrank(movable_[j].id);
         if (r.out.explain)
             r.out.because(Act::Preempt, movable_[j].id, rules::kSprptDrop,
                           {double(view.state(movable_[j].id).generated), opt_.C,
@@ -334,6 +454,7 @@ void PriorityScheduler::takeCandidates(Round& r) {
                 break;
             }
             out.resume.push_back(si->second);
+            takenIn(si->second);
             running_bound_ = std::max(running_bound_, ks);
             if (out.explain)
                 out.because(Act::Resume, si->second, rules::kRankResume,
@@ -370,6 +491,7 @@ void PriorityScheduler::takeCandidates(Round& r) {
             break;
         }
         out.admit.push_back(id);
+        takenIn(id);
         running_bound_ = std::max(running_bound_, k);
         if (out.explain)
             out.because(Act::Admit, id, rules::kRankAdmit,
@@ -385,6 +507,7 @@ void PriorityScheduler::suspendDisplaced(Round& r) {
     for (std::size_t j = 0; j < movable_.size(); ++j)
         if (displaced_[j] && !dropped_[j]) {
             r.out.suspend.push_back(movable_[j].id);
+            unrank(movable_[j].id);
             if (r.out.explain)
                 r.out.because(Act::Suspend, movable_[j].id, rules::kSprptSuspend,
                               {double(r.view.state(movable_[j].id).generated), opt_.C,

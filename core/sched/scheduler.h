@@ -154,6 +154,15 @@ public:
     // KV tokens dropping the request's KV now frees: its allocation, less blocks other
     // requests hold too (prefix caching).
     virtual std::int64_t kvFreedBy(ReqId id) const { return state(id).alloc; }
+    // A decode clock, when the engine has one: a count that grows by n whenever it decodes n
+    // tokens of every running request past its prefill at once, and only then (every
+    // iteration of a non-chunked engine that does not prefill, every iteration of a
+    // chunked one that batches every decode). While a request runs past its prefill, its
+    // tokens generated less this count stay constant, so a policy whose keys follow the
+    // tokens generated can keep its running requests in order without reading them at
+    // every decision (PriorityScheduler). -1: none (an engine that may leave some decodes
+    // out of an iteration, as vLLM v0's chunked budget does, or a live one).
+    virtual std::int64_t decodeClock() const { return -1; }
     // Whether a running request is still in its prefill (a non-chunked engine finishes
     // those first). The engine keeps a count; this default looks.
     virtual bool runningPrefill() const {

@@ -794,6 +794,7 @@ void Simulator::runIteration() {
         if (s.generated == 1) log(t_end, c.id, Ev::FirstToken, 1);
         if (done(c.id, s)) finished_now_.push_back(c.id);
     }
+    if (!decoders_.empty()) decode_clock_ += sp.n;
     for (ReqId id : decoders_) {
         ReqState& s = st(id);
         s.generated += sp.n;

@@ -177,6 +177,9 @@ public:
     std::int64_t prefixShared(ReqId id) const override;
     std::int64_t kvFreedBy(ReqId id) const override;
     bool runningPrefill() const override;
+    std::int64_t decodeClock() const override {
+        return lim_.vllmV0Chunked() || live_ ? -1 : decode_clock_;
+    }
 
 private:
     struct Chunk {
@@ -265,6 +268,7 @@ private:
     bool ran_ = false;
     std::chrono::steady_clock::time_point t_start_;
     std::uint32_t steps_ = 0;
+    std::int64_t decode_clock_ = 0; // decodeClock(): tokens each decoder got, summed
     // In a fleet: the requests routed here, in arrival order (next_ indexes them), and the
     // next arrival into the fleet not routed yet (infinity when all are).
     bool fleet_ = false;

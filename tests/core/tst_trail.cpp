@@ -297,6 +297,95 @@ private slots:
         QVERIFY(ahead.iters.size() <= step.iters.size());
     }
 
+    // Where the engine has a decode clock and keys follow it (a prediction counting down,
+    // a deadline), the running requests stay in order between decisions
+    // (PriorityOptions::clocked) instead of being read and sorted at each. That must change
+    // no decision: over random workloads, limits (tight KV, few seats, blocks, chunked
+    // prefill under both engines' rules, prefix caching), keys, predictors and C, the run
+    // log's events are exactly those of the scanning run, and the clock was used wherever
+    // the engine has one (not vLLM v0's chunked budget, which leaves decodes out).
+    void clockedRankingChangesNoDecision_data() {
+        QTest::addColumn<quint64>("seed");
+        for (quint64 s = 1; s <= 150; ++s) QTest::newRow(qPrintable(QString::number(s))) << s;
+    }
+    void clockedRankingChangesNoDecision() {
+        QFETCH(quint64, seed);
+        Rng rng(seed);
+        GenerateSpec g;
+        g.count = static_cast<std::size_t>(rng.uniformInt(30, 400));
+        g.arrivals.rate = 1 + 40 * rng.uniform();
+        g.arrivals.burstiness = rng.bernoulli(0.5) ? 1.0 : 0.3 + 2 * rng.uniform();
+        g.arrivals.seed = seed;
+        g.length_seed = seed + 1;
+        g.prompt = LengthDist::parse("lognormal:" + std::to_string(rng.uniformInt(4, 600)) +
+                                     ",0.9,max=2000");
+        g.output = LengthDist::parse("lognormal:" + std::to_string(rng.uniformInt(5, 300)) +
+                                     ",1.0,max=900");
+        Workload w = generateWorkload(g);
+        const bool deadline = rng.bernoulli(0.3);
+        if (deadline) // budgets for some, the slack for the others
+            for (auto& r : w.requests)
+                if (rng.bernoulli(0.6)) r.budget_s = 0.5 + 20 * rng.uniform();
+        EngineLimits lim;
+        lim.block_size = rng.bernoulli(0.5) ? 1 : 16;
+        lim.kv_capacity_tokens = rng.uniformInt(3000, 60000);
+        lim.max_num_seqs = static_cast<std::int32_t>(rng.uniformInt(2, 128));
+        lim.max_num_batched_tokens = static_cast<std::int32_t>(rng.uniformInt(2048, 8192));
+        lim.chunked_prefill = rng.bernoulli(0.4);
+        lim.rules = rng.bernoulli(0.5) ? EngineRules::Kairos : EngineRules::VllmV0;
+        lim.prefix_caching = lim.block_size > 1 && rng.bernoulli(0.3);
+        lim.skip_ahead = rng.bernoulli(0.8);
+        const double Cs[] = {0.2, 0.5, 0.8, 1.0, 3.0, INFINITY};
+        PriorityOptions po;
+        po.C = Cs[rng.uniformInt(0, 5)];
+        const char* predictors[] = {"oracle", "lognormal:0.8", "bucket:50,0.7"};
+        const std::string predictor = predictors[rng.uniformInt(0, 2)];
+        if (deadline) {
+            po.key = PriorityOptions::Key::Deadline;
+            po.policy = "edf";
+            po.slack = 1 + 10 * rng.uniform();
+        }
+        const QString label =
+            QString("n=%1 %2 C=%3 seqs=%4 kv=%5 block=%6 chunked=%7 rules=%8 cache=%9 skip=%10")
+                .arg(w.size())
+                .arg(deadline ? QString("edf") : QString::fromStdString(predictor))
+                .arg(po.C)
+                .arg(lim.max_num_seqs)
+                .arg(lim.kv_capacity_tokens)
+                .arg(lim.block_size)
+                .arg(lim.chunked_prefill)
+                .arg(engineRulesName(lim.rules))
+                .arg(lim.prefix_caching)
+                .arg(lim.skip_ahead);
+        EteModel ete(EteParams{0.02, 2e-4, 0, 0.03, 3e-4, 2e-7});
+        bool used = false;
+        auto run = [&](bool clocked) {
+            PriorityOptions o = po;
+            o.clocked = clocked;
+            PriorityScheduler s(o, makePredictor(predictor, seed + 7));
+            RunLog log = simulate(w, ete, s, lim);
+            if (clocked) used = s.clocked();
+            return log;
+        };
+        const RunLog clocked = run(true), scanned = run(false);
+        const QString diff = test::firstEventDifference(clocked, scanned);
+        QVERIFY2(diff.isEmpty(), qPrintable(label + ": " + diff));
+        QCOMPARE(clocked.iters.size(), scanned.iters.size());
+        QVERIFY2(used == !lim.vllmV0Chunked(), qPrintable(label));
+        // The rows must move running requests under the clock, or they show nothing.
+        static int clocked_rows_ = 0, clocked_moves_ = 0;
+        ++clocked_rows_;
+        if (used && std::any_of(clocked.events.begin(), clocked.events.end(), [](const Event& e) {
+                return e.ev == Ev::Suspend || e.ev == Ev::Preempt;
+            }))
+            ++clocked_moves_;
+        if (clocked_rows_ == 150) qInfo("%d of 150 rows move running requests", clocked_moves_);
+        if (clocked_rows_ == 150)
+            QVERIFY2(clocked_moves_ >= 40, qPrintable(QString("only %1 of 150 rows suspend or "
+                                                              "preempt under the clock")
+                                                          .arg(clocked_moves_)));
+    }
+
     // sprpt_lp re-ranks as often as the predictions are refined, and finishes everything.
     void sprptWithRefinedPredictions() {
         const Workload w =
