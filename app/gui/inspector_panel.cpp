@@ -163,7 +163,9 @@ InspectorPanel::InspectorPanel(QWidget* parent) : QWidget(parent) {
     has_data_.fill(true); // until a view says otherwise
     auto* top = new QWidget;
     auto* tv = new QVBoxLayout(top);
-    tv->setContentsMargins(4, 4, 4, 0);
+    // Narrow side margins: the instant, its arrows and Follow are the panel's least width
+    // (223 px with 4 px margins, over the 220 the timeline's 60 % leaves at 1366x768).
+    tv->setContentsMargins(2, 4, 2, 0);
     auto* bar = new QHBoxLayout;
     prev_ = new QToolButton;
     prev_->setArrowType(Qt::LeftArrow);
@@ -589,11 +591,11 @@ void InspectorPanel::fitColumns() {
 
 int InspectorPanel::neededWidth() const {
     // The table's columns at their floors, its frame and vertical scroll bar, the panel's
-    // margins and the dock's frame, and 48 px spare: a dock a little narrower than planned
+    // margins and the dock's frame, and 40 px spare: a dock a little narrower than planned
     // (another font, another style) narrows the columns rather than scrolling.
     if (floors_width_ <= 0) return 0;
     const int bar = table_->verticalScrollBar()->sizeHint().width();
-    return floors_width_ + bar + 2 * table_->frameWidth() + 8 + 12 + 48;
+    return floors_width_ + bar + 2 * table_->frameWidth() + 8 + 12 + 40;
 }
 
 void InspectorPanel::refreshView() {

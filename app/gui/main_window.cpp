@@ -531,6 +531,10 @@ void MainWindow::buildUi() {
     inspector_->attach(state_);
     inspector_dock_ =
         addPanel(tr("Inspector"), "inspector", inspector_, Qt::RightDockWidgetArea, sweep_dock_);
+    // The right column's seven tabs stand on its outer edge, their labels read downwards (as
+    // an IDE's tool windows): along the bottom a 1366-pixel window showed three and a half of
+    // them, the rest behind scroll arrows.
+    setTabPosition(Qt::RightDockWidgetArea, QTabWidget::East);
     // Raised again after a wider panel of the group (Runs, Sweep), the Metrics panel and the
     // Inspector give the timeline its 60 % back (it went from 820 to 680 px at 1366x768
     // over a few tab switches, the tabs moving under the pointer).

@@ -21,9 +21,9 @@ MetricsPanel::MetricsPanel(QWidget* parent) : QWidget(parent) {
     table_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
     table_->horizontalHeader()->setStretchLastSection(false);
     table_->verticalHeader()->setVisible(false);
-    // The metric's name elided, the numbers whole: 240 px leaves the timeline 60 % of a
-    // 1366-pixel window beside the Policy panel.
-    table_->setMinimumWidth(240);
+    // The metric's name elided, the numbers whole: 220 px leaves the timeline 60 % of a
+    // 1366-pixel window beside the Policy panel and the right column's tabs.
+    table_->setMinimumWidth(220);
     auto* v = new QVBoxLayout(this);
     v->setContentsMargins(0, 0, 0, 0);
     auto* row = new QHBoxLayout;
