@@ -98,17 +98,20 @@ QVariant MetricsModel::data(const QModelIndex& index, int role) const {
         return formatMetric(d.key, d.after);
     case Pinned:
         return formatMetric(d.key, d.before);
-    case Change: {
-        if (d.basis == Basis::NotComparable) return tr("n/c");
-        if (std::isnan(d.change)) return QStringLiteral("–");
-        if (d.change == 0) return QStringLiteral("=");
-        const QString sign = d.change > 0 ? QStringLiteral("+") : QString();
-        if (!std::isnan(d.relative))
-            return sign + QString::number(100 * d.relative, 'f', 1) + QStringLiteral(" %");
-        return sign + formatMetric(d.key, d.change);
-    }
+    case Change:
+        return formatChange(d);
     }
     return {};
+}
+
+QString MetricsModel::formatChange(const MetricDelta& d) {
+    if (d.basis == Basis::NotComparable) return tr("n/c");
+    if (std::isnan(d.change)) return QStringLiteral("–");
+    if (d.change == 0) return QStringLiteral("=");
+    const QString sign = d.change > 0 ? QStringLiteral("+") : QString();
+    if (!std::isnan(d.relative))
+        return sign + QString::number(100 * d.relative, 'f', 1) + QStringLiteral(" %");
+    return sign + formatMetric(d.key, d.change);
 }
 
 void MetricsModel::setPinnedName(const QString& name) {

@@ -40,6 +40,10 @@ public:
     // A metric's value as people read it: durations (keys ending in _ms) in readable units
     // (text::duration: "397 ms", "1.73 h", not "6216993.2"), other numbers by formatValue.
     static QString formatMetric(const std::string& key, double v);
+    // A comparison's change as the table and the reports show it: "+12.3 %", "-4 ms" (a
+    // signed difference where no relative one is defined), "=" unchanged, "–" unknown, "n/c"
+    // not comparable.
+    static QString formatChange(const MetricDelta& d);
     // Its label without the unit a readable duration carries itself ("Mean TTFT").
     static QString metricLabel(const std::string& key, const std::string& label);
 

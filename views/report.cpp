@@ -174,6 +174,29 @@ QByteArray chartSvg(const Chart& chart, int width) {
 
 constexpr int kHtmlChartWidth = 900;
 
+// One chart as a PNG at twice its size (for screens that double pixels), `width` pixels
+// wide as laid out.
+QByteArray chartPng(const Chart& chart, int width) {
+    QImage img(QSize(width, chart.height) * 2, QImage::Format_RGB32);
+    img.setDevicePixelRatio(2);
+    img.fill(Qt::white);
+    QCPPainter p(&img);
+    p.setRenderHint(QPainter::Antialiasing);
+    chart.paint(p, QRect(0, 0, width, chart.height));
+    p.end();
+    QByteArray bytes;
+    QBuffer buf(&bytes);
+    buf.open(QIODevice::WriteOnly);
+    if (!img.save(&buf, "PNG"))
+        throw std::runtime_error("cannot draw the chart " + chart.title.toStdString());
+    return bytes;
+}
+
+// Past this an SVG chart goes into the HTML as a PNG: a 20,000-request timeline drew
+// 4.7 MB of rectangles (a 6.5 MB report that a browser took seconds to open), where its
+// picture at twice the size is a tenth of that.
+constexpr qsizetype kSvgLimit = 512 * 1024;
+
 QString esc(const std::string& s) {
     return QString::fromStdString(s).toHtmlEscaped();
 }
@@ -183,6 +206,8 @@ void saveText(const QString& path, const QByteArray& bytes) {
 }
 
 // A table row: a heading cell and a value.
+// (The tail's tables carry their own cell padding: the PDF lays the tail out without the
+// head's style sheet, and "execution model" touched its value.)
 void tableRow(QString& h, const QString& k, const QString& v) {
     h += QStringLiteral("<tr><th align=\"left\">%1</th><td>%2</td></tr>").arg(k, v);
 }
@@ -284,17 +309,12 @@ QString htmlHead(const ReportData& d) {
             const QString cls = m.verdict > 0   ? QStringLiteral("better")
                                 : m.verdict < 0 ? QStringLiteral("worse")
                                                 : QString();
+            // As the window's table says it ("+74", "=": the PDF read "74" and "0"
+            // where the table and the command line said "+74" and "=").
             const QString change =
-                m.basis == Basis::NotComparable ? QStringLiteral("n/c")
-                : m.basis == Basis::Common
-                    ? (std::isnan(m.relative)
-                           ? MetricsModel::formatMetric(m.key, m.change)
-                           : QString::number(100 * m.relative, 'f', 1) + QStringLiteral(" %")) +
-                          QStringLiteral(" (common set, not judged)")
-                : std::isnan(m.change) ? QStringLiteral("–")
-                : std::isnan(m.relative)
-                    ? MetricsModel::formatMetric(m.key, m.change)
-                    : QString::number(100 * m.relative, 'f', 1) + QStringLiteral(" %");
+                MetricsModel::formatChange(m) + (m.basis == Basis::Common
+                                                     ? QStringLiteral(" (common set, not judged)")
+                                                     : QString());
             h += QStringLiteral("<td class=\"n\">%1</td><td class=\"n %2\">%3</td>")
                      .arg(MetricsModel::formatMetric(m.key, m.before), cls, change);
         }
@@ -309,7 +329,7 @@ QString htmlTail(const ReportData& d, int pre_pt = 9) {
     const Workload& w = *d.workload;
     const LoadReport& load = d.summary->load;
     QString h;
-    h += QStringLiteral("<h2>Workload</h2>\n<table>");
+    h += QStringLiteral("<h2>Workload</h2>\n<table cellpadding=\"3\" cellspacing=\"0\">");
     auto row = [&](const QString& k, const QString& v) { tableRow(h, k, v); };
     row(QStringLiteral("name"), esc(w.name));
     row(QStringLiteral("source"), esc(w.source));
@@ -323,8 +343,18 @@ QString htmlTail(const ReportData& d, int pre_pt = 9) {
             : QString::number(load.offered_rate, 'f', 2) + QStringLiteral(" req/s"));
     row(QStringLiteral("achieved rate"),
         QString::number(d.summary->request_throughput, 'f', 2) + QStringLiteral(" req/s"));
-    row(QStringLiteral("load"), esc(load.verdict));
-    h += QStringLiteral("</table>\n<h2>Configuration</h2>\n<table>");
+    // The band the banners name, then its evidence ("SATURATED: ..." here under an
+    // "overloaded" banner read as a second verdict).
+    {
+        const char* band = loadBandName(loadBand(load));
+        const std::string evidence = loadEvidence(load);
+        row(QStringLiteral("load"),
+            *band ? QString::fromUtf8(band).toHtmlEscaped() +
+                        (evidence.empty() ? QString() : QStringLiteral(": ") + esc(evidence))
+                  : esc(load.verdict));
+    }
+    h += QStringLiteral(
+        "</table>\n<h2>Configuration</h2>\n<table cellpadding=\"3\" cellspacing=\"0\">");
     if (!d.name.isEmpty()) row(QStringLiteral("run"), d.name.toHtmlEscaped());
     row(QStringLiteral("policy"), esc(d.log->policy));
     row(QStringLiteral("execution model"), esc(d.log->exec_model));
@@ -358,14 +388,18 @@ QString htmlTail(const ReportData& d, int pre_pt = 9) {
 QString reportHtml(const ReportData& d) {
     const auto set = makeCharts(d);
     QString charts;
-    for (const Chart& c : set->charts)
-        charts +=
-            QStringLiteral("<h2>%1</h2>\n<p>%2</p>\n<p><img src=\"data:image/svg+xml;base64,%3\" "
-                           "width=\"%4\" height=\"%5\" alt=\"%1\"/></p>\n")
-                .arg(c.title.toHtmlEscaped(), c.caption.toHtmlEscaped(),
-                     QString::fromLatin1(chartSvg(c, kHtmlChartWidth).toBase64()))
-                .arg(kHtmlChartWidth)
-                .arg(c.height);
+    for (const Chart& c : set->charts) {
+        QByteArray image = chartSvg(c, kHtmlChartWidth);
+        const bool png = image.size() > kSvgLimit;
+        if (png) image = chartPng(c, kHtmlChartWidth);
+        charts += QStringLiteral("<h2>%1</h2>\n<p>%2</p>\n<p><img src=\"data:image/%6;base64,%3\" "
+                                 "width=\"%4\" height=\"%5\" alt=\"%1\"/></p>\n")
+                      .arg(c.title.toHtmlEscaped(), c.caption.toHtmlEscaped(),
+                           QString::fromLatin1(image.toBase64()))
+                      .arg(kHtmlChartWidth)
+                      .arg(c.height)
+                      .arg(png ? QStringLiteral("png") : QStringLiteral("svg+xml"));
+    }
     return htmlHead(d) + charts + htmlTail(d);
 }
 
@@ -403,6 +437,7 @@ QByteArray reportPdfBytes(const ReportData& d) {
     // An HTML part on pages of its own. `part(pt)` is its HTML with its code blocks at `pt`
     // points: where the last page would carry only a few lines (the RunSpec's closing "}"
     // alone on page 6), the code is set a point or two smaller if that saves the page.
+    // Returns how far down its last page is inked (a share of the page).
     auto text = [&](const std::function<QString(int)>& part) {
         // The pages something is drawn on, and how far down the last one is inked (a part
         // ending at a page's end left the next one blank: its closing empty block, or the
@@ -456,17 +491,39 @@ QByteArray reportPdfBytes(const ReportData& d) {
             doc.drawContents(&p, QRectF(0, double(i) * H, W, H));
             p.restore();
         }
+        return best.last_ink;
     };
-    text([&](int) { return htmlHead(d); });
+    // The charts follow the head on its last page where they fit (they started a page of
+    // their own: the first page was half blank, and the last chart alone on another).
+    const double head_ink = text([&](int) { return htmlHead(d); });
     QFont heading(QStringLiteral("DejaVu Sans"), 12, QFont::Bold),
         body(QStringLiteral("DejaVu Sans"), 9);
-    int y = H; // the charts start on a new page
+    // In their order, except that where the next one does not fit what is left of a page
+    // and a later one does, that one comes first (the timeline, too tall for the head's
+    // page, left it half blank).
+    int y = int(std::ceil(head_ink * H)) + 12;
+    p.setFont(body);
+    std::vector<int> need;
+    std::vector<int> caption_hs;
     for (const Chart& c : set->charts) {
-        p.setFont(body);
-        const int caption_h =
-            p.boundingRect(QRect(0, 0, W, 1000), Qt::TextWordWrap, c.caption).height() + 4;
-        const int need = 24 + caption_h + c.height + 16;
-        if (y + need > H) {
+        caption_hs.push_back(
+            p.boundingRect(QRect(0, 0, W, 1000), Qt::TextWordWrap, c.caption).height() + 4);
+        need.push_back(24 + caption_hs.back() + c.height + 16);
+    }
+    std::vector<bool> drawn(set->charts.size(), false);
+    for (std::size_t n = 0; n < set->charts.size(); ++n) {
+        std::size_t i = 0;
+        while (drawn[i]) ++i; // the first not drawn
+        if (y + need[i] > H)
+            for (std::size_t j = i + 1; j < set->charts.size(); ++j)
+                if (!drawn[j] && y + need[j] <= H) {
+                    i = j;
+                    break;
+                }
+        drawn[i] = true;
+        const Chart& c = set->charts[i];
+        const int caption_h = caption_hs[i];
+        if (y + need[i] > H) {
             pdf.newPage();
             y = 0;
         }
