@@ -263,6 +263,8 @@ InspectorPanel::InspectorPanel(QWidget* parent) : QWidget(parent) {
     // Three ticks a side: at 100 px tall the key axis stacked seven labels with no gaps.
     chart_->yAxis->ticker()->setTickCount(3);
     chart_->yAxis2->ticker()->setTickCount(3);
+    // And three along time: in a 220-pixel dock five read as one number ("120140160180200").
+    chart_->xAxis->ticker()->setTickCount(3);
     chart_->legend->setVisible(true);
     chart_->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignRight);
     auto* predicted = chart_->addGraph();

@@ -568,6 +568,11 @@ void MainWindow::buildUi() {
         });
     });
     connect(inspector_, &InspectorPanel::widthWanted, this, [this] { keepTimelineWide(); });
+    // The Inspector in view tells a picked request's story: the Policy panel stays where the
+    // user has it (it scrolled to its own card, the sliders out of view).
+    policy_panel_->setRevealCardWhen([this] {
+        return !inspector_dock_->isVisible() || inspector_dock_->visibleRegion().isEmpty();
+    });
     // A request picked (its story in the Inspector) never narrows the timeline below 60 %.
     connect(state_, &WorkbenchState::selectionChanged, this,
             [this] { QTimer::singleShot(0, this, [this] { keepTimelineWide(); }); });

@@ -572,6 +572,8 @@ void PolicyPanel::revealCard() {
         QScrollArea* scroll = scrollArea();
         if (!scroll || details_->text().isEmpty() || state_->selectedRequest() != card_shown_for_)
             return;
+        // Asked here, after the click that picked the request has raised what it raises.
+        if (reveal_when_ && !reveal_when_()) return;
         scroll->ensureWidgetVisible(details_, 0, 8);
     });
 }

@@ -11,6 +11,7 @@
 #include <QElapsedTimer>
 #include <QString>
 #include <QWidget>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -74,6 +75,10 @@ public:
     // A line under the slider's own tooltip: why it is greyed, or why it cannot change the
     // run shown ("" clears it).
     void setSliderNote(const QString& name, const QString& note);
+    // Whether a request picked brings its card into view (scrolling the panel): not while
+    // the window tells its story elsewhere in view (the Inspector), where scrolling the
+    // panel away from the sliders only lost the user's place. Unset: always.
+    void setRevealCardWhen(std::function<bool()> when) { reveal_when_ = std::move(when); }
     // The parameter table: every registered parameter of the current policy without a
     // slider (name, value, unit, accepted values; its help as the tooltip), showing `values`
     // where given and the registry's default otherwise. Editing a value emits paramEdited.
@@ -163,6 +168,7 @@ private:
     int card_shown_for_ = -1;    // the request whose card was last brought into view
     QElapsedTimer reveal_until_; // since the last pick: the card is kept in view a while
     void revealCard();
+    std::function<bool()> reveal_when_;
     QScrollArea* scrollArea() const;
     bool range_watched_ = false;
     QLabel* details_ = nullptr;

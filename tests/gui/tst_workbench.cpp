@@ -2058,6 +2058,36 @@ private slots:
         QSettings().remove(QStringLiteral("window/state"));
     }
 
+    // With the Inspector in view, a request picked is told there: the Policy panel stays
+    // where the user has it (it scrolled to its own card, the sliders out of view: an
+    // outside new-user test's item at 1366x768).
+    void pickWithInspectorKeepsPolicyPanel() {
+        QSettings().remove(QStringLiteral("window/state"));
+        Bench bench(robotSample());
+        auto& [w, shown] = bench;
+        QVERIFY(bench.showAt(QSize(1366, 768)));
+        auto* details = w.findChild<QLabel*>("requestDetails");
+        QVERIFY(details);
+        auto* scroll = qobject_cast<QScrollArea*>(w.policyPanel()->parentWidget()->parentWidget());
+        QVERIFY(scroll);
+        QVERIFY(scroll->verticalScrollBar()->maximum() > 0); // it can scroll at this size
+        scroll->verticalScrollBar()->setValue(0);
+        w.showInspector();
+        QTRY_VERIFY(!w.inspectorDock()->visibleRegion().isEmpty());
+        w.state()->setSelection(40, 0.0);
+        QTRY_VERIFY(!details->text().isEmpty());
+        QTest::qWait(200); // past any reveal
+        QCOMPARE(scroll->verticalScrollBar()->value(), 0);
+        // The Metrics panel raised instead: the card is the story, brought into view.
+        auto* metrics = w.findChild<QDockWidget*>(QStringLiteral("metrics"));
+        metrics->raise();
+        // (A tab behind another stays "visible", moved out of the window.)
+        QTRY_VERIFY(w.inspectorDock()->visibleRegion().isEmpty());
+        w.state()->setSelection(41, 0.0);
+        QTRY_VERIFY_WITH_TIMEOUT(scroll->verticalScrollBar()->value() > 0, 1000);
+        QSettings().remove(QStringLiteral("window/state"));
+    }
+
     // An export's Save dialog offers a name: the workload's and the shown policy's, with the
     // filter's extension (it offered none).
     void exportOffersAName() {
