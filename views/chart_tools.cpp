@@ -4,6 +4,7 @@
 
 #include <QBuffer>
 #include <QContextMenuEvent>
+#include <QDir>
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QFontInfo>
@@ -11,6 +12,7 @@
 #include <QMenu>
 #include <QMessageBox>
 #include <QRegularExpression>
+#include <QSettings>
 #include <QSvgGenerator>
 #include <algorithm>
 #include <cmath>
@@ -481,9 +483,11 @@ void addChartExport(QWidget* chart, const QString& name, std::function<void(cons
             const bool vector = picked == svg;
             const QString path = QFileDialog::getSaveFileName(
                 chart, QObject::tr("Export chart"),
-                name + (vector ? QStringLiteral(".svg") : QStringLiteral(".png")),
+                dialogPath(QStringLiteral("export"),
+                           name + (vector ? QStringLiteral(".svg") : QStringLiteral(".png"))),
                 vector ? QObject::tr("SVG (*.svg)") : QObject::tr("PNG (*.png)"));
             if (path.isEmpty()) return;
+            rememberDialogChoice(QStringLiteral("export"), path);
             try {
                 save(path);
             } catch (const std::exception& e) {
@@ -493,6 +497,19 @@ void addChartExport(QWidget* chart, const QString& name, std::function<void(cons
                     QObject::tr("Nothing was written: %1").arg(QString::fromStdString(e.what())));
             }
         });
+}
+
+QString dialogPath(const QString& kind, const QString& name) {
+    const QString folder = QSettings().value(QStringLiteral("folders/") + kind).toString();
+    if (folder.isEmpty() || !QFileInfo(folder).isDir()) return name;
+    return name.isEmpty() ? folder : QDir(folder).filePath(name);
+}
+
+void rememberDialogChoice(const QString& kind, const QString& chosen, bool is_folder) {
+    if (chosen.isEmpty()) return;
+    const QFileInfo f(chosen);
+    QSettings().setValue(QStringLiteral("folders/") + kind,
+                         is_folder ? f.absoluteFilePath() : f.absolutePath());
 }
 
 } // namespace kairos::views

@@ -75,4 +75,14 @@ void saveDrawing(const QString& path, QSize size,
 void addChartExport(QWidget* chart, const QString& name,
                     std::function<void(const QString&)> save = nullptr);
 
+// File dialogs open where the user last chose a file of the same kind ("workload", "export",
+// "session", "model", "measurements"; QSettings "folders/KIND"): every one opened in the
+// current directory, so a second export went looking for the first one's folder again.
+// `name` (a file name a save dialog offers) is put in that folder; none remembered yet:
+// `name` alone (the dialog's own default folder).
+QString dialogPath(const QString& kind, const QString& name = {});
+// Remembers the folder of `chosen` (a file, or a folder for a folder dialog) for `kind`;
+// nothing when the dialog was cancelled (empty).
+void rememberDialogChoice(const QString& kind, const QString& chosen, bool is_folder = false);
+
 } // namespace kairos::views

@@ -15,7 +15,8 @@ constexpr int kSteps = 1000;
 
 ParamSlider::ParamSlider(const QString& label, double lo, double hi, double value, int decimals,
                          bool log_scale, QWidget* parent)
-    : QWidget(parent), lo_(lo), hi_(hi), value_(std::clamp(value, lo, hi)), log_(log_scale) {
+    : QWidget(parent), lo_(lo), hi_(hi), value_(std::clamp(value, lo, hi)), box_lo_(lo),
+      box_hi_(hi), log_(log_scale) {
     auto* l = new QHBoxLayout(this);
     l->setContentsMargins(0, 0, 0, 0);
     label_ = new QLabel(label, this);
@@ -57,7 +58,22 @@ void ParamSlider::fitStep() {
     slider_->setPageStep(std::min(std::max(step, kSteps / 10), kSteps));
 }
 
+void ParamSlider::setBoxRange(double lo, double hi) {
+    box_lo_ = std::min(lo, lo_);
+    box_hi_ = std::max(hi, hi_);
+    // The slider range's width and a digit more (a value past its end shows whole up to ten
+    // times it), not the domain's: 1e9 made every box as wide as its slider.
+    spin_->setFixedWidth(spin_->sizeHint().width() +
+                         spin_->fontMetrics().horizontalAdvance(QLatin1Char('0')));
+    syncing_ = true;
+    spin_->setRange(box_lo_, box_hi_);
+    spin_->setValue(value_);
+    syncing_ = false;
+}
+
 int ParamSlider::toStep(double v) const {
+    if (v <= lo_) return 0; // (and below a log scale's start, where log() has no answer)
+    if (v >= hi_) return kSteps;
     const double f = log_ ? std::log(v / lo_) / std::log(hi_ / lo_) : (v - lo_) / (hi_ - lo_);
     return static_cast<int>(std::lround(std::clamp(f, 0.0, 1.0) * kSteps));
 }
@@ -68,7 +84,7 @@ double ParamSlider::fromStep(int s) const {
 }
 
 void ParamSlider::setValue(double v) {
-    v = std::clamp(v, lo_, hi_);
+    v = std::clamp(v, box_lo_, box_hi_);
     syncing_ = true;
     slider_->setValue(toStep(v));
     spin_->setValue(v);

@@ -217,8 +217,22 @@ QString overloadBanner(const Summary& s, const QString& who) {
     const LoadReport& load = s.load;
     const LoadBand band = loadBand(load);
     const bool sheds = band == LoadBand::ShedsLoad;
-    if (!sheds && band != LoadBand::NearSaturation && !load.saturated.value_or(false)) return {};
-    const bool near = band == LoadBand::NearSaturation;
+    // A run that keeps up but killed or dropped some says so too, as the window's banner.
+    const bool some_killed = !sheds && load.killed > 0 && load.arrivals > 0;
+    if (!sheds && !some_killed && band != LoadBand::NearSaturation &&
+        !load.saturated.value_or(false))
+        return {};
+    // Kept up (the queue did) but killed some: its own words, near saturation's colours.
+    const bool keeps = some_killed && band != LoadBand::Overloaded &&
+                       band != LoadBand::NearSaturation && !load.saturated.value_or(false);
+    const bool near = band == LoadBand::NearSaturation || keeps;
+    const QString kills =
+        some_killed ? QStringLiteral(" %1 of %2 requests (%3 %) were killed or dropped before "
+                                     "finishing; the latencies describe the rest.")
+                          .arg(load.killed)
+                          .arg(load.arrivals)
+                          .arg(100.0 * double(load.killed) / double(load.arrivals), 0, 'f', 0)
+                    : QString();
     const QString rates = QStringLiteral("%1 req/s offered, %2 req/s served")
                               .arg(load.offered_rate, 0, 'f', 2)
                               .arg(s.request_throughput, 0, 'f', 2);
@@ -231,22 +245,26 @@ QString overloadBanner(const Summary& s, const QString& who) {
                     .arg(load.killed)
                     .arg(load.arrivals)
                     .arg(rates, verdict)
-        : near ? QStringLiteral("%1; its backlog's largest rise is %2 of the saturation threshold "
-                                "(%3). A small change of rate or policy tips it either way.")
-                     .arg(rates)
-                     .arg(load.score, 0, 'f', 2)
-                     .arg(verdict)
-               : QStringLiteral("%1. %2. Its latencies grow with the run's length and describe no "
-                                "service level.")
-                     .arg(rates, verdict);
+        : keeps ? QStringLiteral("%1. %2.").arg(rates, verdict)
+        : band == LoadBand::NearSaturation
+            ? QStringLiteral("%1; its backlog's largest rise is %2 of the saturation threshold "
+                             "(%3). A small change of rate or policy tips it either way.")
+                  .arg(rates)
+                  .arg(load.score, 0, 'f', 2)
+                  .arg(verdict)
+            : QStringLiteral("%1. %2. Its latencies grow with the run's length and describe no "
+                             "service level.")
+                  .arg(rates, verdict);
     return QStringLiteral("<p class=\"warn\" style=\"background:%1;border:1px solid %2;"
                           "padding:6px\"><b>%3 %4:</b> %5</p>\n")
         .arg(near ? QStringLiteral("#fffbe6") : QStringLiteral("#fff1d6"),
              near ? QStringLiteral("#d8c060") : QStringLiteral("#e0a040"), who.toHtmlEscaped(),
-             sheds  ? QStringLiteral("sheds load")
-             : near ? QStringLiteral("near saturation")
-                    : QStringLiteral("overloaded"),
-             text);
+             sheds                              ? QStringLiteral("sheds load")
+             : band == LoadBand::NearSaturation ? QStringLiteral("near saturation")
+             : band == LoadBand::Overloaded || load.saturated.value_or(false)
+                 ? QStringLiteral("overloaded")
+                 : QStringLiteral("keeps up, but kills"),
+             text + kills);
 }
 
 // The report's text in two parts, with the charts between them (placed as HTML, or drawn

@@ -272,9 +272,23 @@ QString ChartArea::loadText(const RunView& r) {
                               .arg(r.summary.request_throughput, 0, 'g', 3);
     // The core's verdict without its leading word, which the strip says in its own.
     const QString verdict = QString::fromStdString(loadEvidence(load));
+    // Requests killed or dropped lead, whatever the band: "Keeps up" with 168 of 540 killed
+    // read as a run that served its load (an outside new-user test's item). Most killed is
+    // the band of its own (sheds load).
+    const QString kills =
+        load.killed > 0 && load.arrivals > 0
+            ? tr(", but %1 of %2 requests (%3 %) were killed or dropped before finishing; the "
+                 "latencies describe the rest")
+                  .arg(load.killed)
+                  .arg(load.arrivals)
+                  .arg(100.0 * double(load.killed) / double(load.arrivals), 0, 'f', 0)
+            : QString();
     switch (loadBand(load)) {
     case LoadBand::NoVerdict:
-        return tr("No load verdict: %1").arg(verdict);
+        // (The evidence may say it has none itself: "No load verdict: No verdict: ...".)
+        return verdict.startsWith(QLatin1String("No verdict"), Qt::CaseInsensitive)
+                   ? verdict + kills
+                   : tr("No load verdict%1: %2").arg(kills, verdict);
     case LoadBand::Overloaded:
         return tr("Overloaded: %1. %2. Latencies of a run like this grow with its length; "
                   "lower the rate or add capacity to measure a service level.")
@@ -283,11 +297,11 @@ QString ChartArea::loadText(const RunView& r) {
         // The band's own bounds (load.h): "overloaded above 1" read as a contradiction of
         // a score of 1.10 called near.
         return tr("Near saturation (the queue's largest rise is %1 of its noise threshold; "
-                  "near from %2, overloaded above %3): %4. %5.")
+                  "near from %2, overloaded above %3)%6: %4. %5.")
             .arg(load.score, 0, 'f', 2)
             .arg(kNearSaturation.first, 0, 'g', 3)
             .arg(kNearSaturation.second, 0, 'g', 3)
-            .arg(rates, verdict);
+            .arg(rates, verdict, kills);
     case LoadBand::ShedsLoad:
         return tr("Sheds load: %1 of %2 requests were killed or dropped before finishing; the "
                   "latencies describe the rest. %3. The queue alone: %4.")
@@ -297,7 +311,7 @@ QString ChartArea::loadText(const RunView& r) {
     case LoadBand::KeepsUp:
         break;
     }
-    return tr("Keeps up: %1. %2.").arg(rates, verdict);
+    return tr("Keeps up%3: %1. %2.").arg(rates, verdict, kills);
 }
 
 QString ChartArea::bannerText(const RunView& r) {
@@ -320,7 +334,7 @@ void ChartArea::showRun(const RunView& r) {
     const QString text = bannerText(r);
     const LoadBand band = loadBand(r.summary.load);
     const bool over = band == LoadBand::Overloaded || band == LoadBand::ShedsLoad,
-               near = band == LoadBand::NearSaturation;
+               near = band == LoadBand::NearSaturation || r.summary.load.killed > 0;
     banner_->setStyleSheet(
         over   ? QStringLiteral("QLabel { background: #fff1d6; color: #6b4300; border: 1px solid "
                                   "#e0a040; padding: 2px 8px; }")
@@ -371,6 +385,9 @@ void ChartArea::followInspector(InspectorPanel* inspector) {
             }
         }
         state_->range()->setFocusSpan(a, b);
+        // The request picked is outlined across its row, as Find's current match is: with
+        // rows a pixel tall nothing showed which one a click had picked.
+        if (timeline_->currentMark() != id) timeline_->setMarked(timeline_->marked(), id);
     });
     // W/A/S/D and M over the timeline or the KV chart without clicking it first (as in
     // Perfetto): a key meant for the time tracks reaches them while the pointer is over

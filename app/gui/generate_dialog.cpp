@@ -1,5 +1,6 @@
 #include "generate_dialog.h"
 
+#include "chart_tools.h"
 #include "trace_formats.h"
 #include "workload/generators.h"
 #include "workload/readers.h"
@@ -52,8 +53,10 @@ GenerateDialog::GenerateDialog(QWidget* parent) : QDialog(parent) {
     lrow->addWidget(lengths_);
     lrow->addWidget(browse);
     connect(browse, &QPushButton::clicked, this, [this] {
-        const QString f =
-            QFileDialog::getOpenFileName(this, tr("Lengths from"), QString(), traceFileFilter());
+        const QString f = QFileDialog::getOpenFileName(
+            this, tr("Lengths from"), views::dialogPath(QStringLiteral("workload")),
+            traceFileFilter());
+        views::rememberDialogChoice(QStringLiteral("workload"), f);
         if (!f.isEmpty()) lengths_->setText(f);
     });
     kind_->setToolTip(tr("Chat requests with generated lengths or a trace's lengths, or "

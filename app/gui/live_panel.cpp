@@ -52,7 +52,9 @@ LivePanel::LivePanel(JobTracker* jobs, QWidget* parent)
     auto* browse = new QPushButton(tr("…"));
     browse->setToolTip(tr("Choose a Hugging Face model folder"));
     connect(browse, &QPushButton::clicked, this, [this] {
-        const QString d = QFileDialog::getExistingDirectory(this, tr("Model folder"));
+        const QString d = QFileDialog::getExistingDirectory(
+            this, tr("Model folder"), views::dialogPath(QStringLiteral("model")));
+        views::rememberDialogChoice(QStringLiteral("model"), d, true);
         if (!d.isEmpty()) weights_->setText(d);
     });
     auto* wrow = new QHBoxLayout;

@@ -1,5 +1,7 @@
 #include "new_hardware_box.h"
 
+#include "chart_tools.h"
+
 #include <QComboBox>
 #include <QFileDialog>
 #include <QGridLayout>
@@ -83,9 +85,11 @@ NewHardwareBox::NewHardwareBox(QWidget* parent)
     import->setToolTip(tr("framework, model, hardware, precision, input_len, output_len, batch, "
                           "throughput: the first row's configuration and its rows"));
     connect(import, &QPushButton::clicked, this, [this] {
-        const QString path = QFileDialog::getOpenFileName(this, tr("Measured rows"), QString(),
-                                                          tr("CSV (*.csv);;All files (*)"));
+        const QString path = QFileDialog::getOpenFileName(
+            this, tr("Measured rows"), views::dialogPath(QStringLiteral("measurements")),
+            tr("CSV (*.csv);;All files (*)"));
         if (path.isEmpty()) return;
+        views::rememberDialogChoice(QStringLiteral("measurements"), path);
         QString error;
         if (!importCsv(path, &error)) setStatus(error);
     });

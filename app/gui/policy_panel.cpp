@@ -59,6 +59,9 @@ const std::vector<SliderSpec>& sliderSpecs() {
                 tip += ". Accepted: " + p.domainText() +
                        "; kairos-cli policies lists every "
                        "parameter.";
+                // The box takes the domain, an open end one shown unit inside, an unbounded
+                // one at 1e9 (a spin box needs a number).
+                const double unit = std::pow(10.0, -p.decimals);
                 v.push_back({p.name,
                              p.label.empty() ? p.name : p.label,
                              tip,
@@ -67,12 +70,15 @@ const std::vector<SliderSpec>& sliderSpecs() {
                              p.dflt,
                              p.decimals,
                              p.log,
-                             {ps.name}});
+                             {ps.name},
+                             p.lo_open ? p.lo + unit : p.lo,
+                             std::min(p.hi, 1e9)});
             }
         }
         // The run's own knobs (run/knobs.h), after the policies'.
         for (const RunKnob& k : runKnobs())
-            v.push_back({k.name, k.label, k.help, k.lo, k.hi, k.dflt, k.decimals, k.log, {}});
+            v.push_back(
+                {k.name, k.label, k.help, k.lo, k.hi, k.dflt, k.decimals, k.log, {}, k.lo, k.hi});
         return v;
     }();
     return specs;
@@ -218,6 +224,8 @@ PolicyPanel::PolicyPanel(const QString& policy, const QString& predictor, const 
         if (auto it = params.find(s.name); it != params.end()) value = it->second;
         auto* w = new views::ParamSlider(QString::fromStdString(s.label), s.lo, s.hi, value,
                                          s.decimals, s.log);
+        w->setBoxRange(s.box_lo, s.box_hi);
+        w->setValue(value); // a --param beyond the slider's range kept (C=5 became 1)
         w->setToolTip(QString::fromStdString(s.tooltip));
         w->setProperty("baseTip", QString::fromStdString(s.tooltip));
         sliders_[QString::fromStdString(s.name)] = w;

@@ -45,6 +45,9 @@ struct SliderSpec {
     int decimals;
     bool log;
     std::vector<std::string> policies;
+    // What its box accepts: the parameter's domain (RunSpec::validate's), wider than the
+    // slider's explored range [lo, hi]; the run's knobs: that range.
+    double box_lo = 0, box_hi = 0;
 };
 // Every slider: the policies' (the parameters the registry marks `slider`), then the run's.
 const std::vector<SliderSpec>& sliderSpecs();

@@ -1,5 +1,6 @@
 #include "run_exports.h"
 
+#include "chart_tools.h"
 #include "export/perfetto.h"
 #include "export/requests_csv.h"
 #include "export/runlog_jsonl.h"
@@ -25,6 +26,7 @@ std::function<void()> RunExports::exporter(const QString& title, const QString& 
         const QString f =
             QFileDialog::getSaveFileName(window_, title, suggestedName(filter), filter);
         if (f.isEmpty()) return;
+        views::rememberDialogChoice(QStringLiteral("export"), f);
         auto done = [this, title, f](const QString& error) {
             if (error.isEmpty())
                 Q_EMIT message(tr("wrote %1").arg(f));
@@ -69,7 +71,8 @@ QString RunExports::suggestedName(const QString& filter) const {
     }
     if (base.isEmpty()) base = QStringLiteral("kairos");
     base.replace(QRegularExpression(QStringLiteral("[^A-Za-z0-9._-]+")), QStringLiteral("_"));
-    return ext.hasMatch() ? base + QLatin1Char('.') + ext.captured(1) : base;
+    return views::dialogPath(QStringLiteral("export"),
+                             ext.hasMatch() ? base + QLatin1Char('.') + ext.captured(1) : base);
 }
 
 void RunExports::writeReport(const RunView& r, const std::string& f, bool pdf) const {

@@ -1,6 +1,7 @@
 #include "session_io.h"
 
 #include "chart_area.h"
+#include "chart_tools.h"
 #include "device_choice.h"
 #include "main_window.h"
 #include "policy_panel.h"
@@ -21,20 +22,24 @@ SessionIO::SessionIO(MainWindow* window) : QObject(window), w_(window) {}
 
 void SessionIO::addActions(QMenu* menu) {
     const QString filter = tr("Kairos session (*.kairos.json *.json)");
-    menu->addAction(tr("Save s&ession…"), QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_S), this,
-                    [this, filter] {
-                        const QString f = QFileDialog::getSaveFileName(
-                            w_, tr("Save session"), QStringLiteral("session.kairos.json"), filter);
-                        if (f.isEmpty()) return;
-                        QString error;
-                        if (!save(f, &error)) QMessageBox::warning(w_, tr("Save session"), error);
-                    });
-    menu->addAction(tr("Open sess&ion…"), QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_O), this,
-                    [this, filter] {
-                        const QString f =
-                            QFileDialog::getOpenFileName(w_, tr("Open session"), QString(), filter);
-                        if (!f.isEmpty()) open(f);
-                    });
+    menu->addAction(
+        tr("Save s&ession…"), QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_S), this, [this, filter] {
+            const QString f = QFileDialog::getSaveFileName(
+                w_, tr("Save session"),
+                views::dialogPath(QStringLiteral("session"), QStringLiteral("session.kairos.json")),
+                filter);
+            if (f.isEmpty()) return;
+            views::rememberDialogChoice(QStringLiteral("session"), f);
+            QString error;
+            if (!save(f, &error)) QMessageBox::warning(w_, tr("Save session"), error);
+        });
+    menu->addAction(
+        tr("Open sess&ion…"), QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_O), this, [this, filter] {
+            const QString f = QFileDialog::getOpenFileName(
+                w_, tr("Open session"), views::dialogPath(QStringLiteral("session")), filter);
+            views::rememberDialogChoice(QStringLiteral("session"), f);
+            if (!f.isEmpty()) open(f);
+        });
 }
 
 bool SessionIO::save(const QString& path, QString* error) {

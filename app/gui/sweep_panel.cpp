@@ -620,8 +620,11 @@ void SweepPanel::exportFile(const QString& filter) {
                         : filter.contains("html") ? "html"
                                                   : "png";
     const QString path = QFileDialog::getSaveFileName(
-        this, tr("Export the sweep"), QStringLiteral("sweep_%1.%2").arg(swept_, ext), filter);
+        this, tr("Export the sweep"),
+        views::dialogPath(QStringLiteral("export"), QStringLiteral("sweep_%1.%2").arg(swept_, ext)),
+        filter);
     if (path.isEmpty()) return;
+    views::rememberDialogChoice(QStringLiteral("export"), path);
     try {
         if (!exportTo(path)) return;
     } catch (const std::exception& e) {

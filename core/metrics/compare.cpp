@@ -197,9 +197,13 @@ Comparison compare(const RunResults& before, const RunResults& after, double tol
             rb = restricted(b, y, both);
             lat_a = &ra;
             lat_b = &rb;
+            // Named by role, not order: the window lists this run first and the pinned one
+            // second, so "only in the first" read backwards there.
             c.note = "the runs completed different requests (" + std::to_string(c.only_before) +
-                     " only in the first, " + std::to_string(c.only_after) +
-                     " only in the second): latency rows are over the " + std::to_string(c.common) +
+                     " only by the reference run, the pinned one, and " +
+                     std::to_string(c.only_after) +
+                     " only by the run compared with it): latency rows are over the " +
+                     std::to_string(c.common) +
                      " requests both completed, and not judged (which requests finish "
                      "depends on the policy)";
         }

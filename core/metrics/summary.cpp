@@ -743,10 +743,15 @@ std::string Summary::table() const {
     // Near the threshold either side (kNearSaturation) the two-way verdict is said with
     // its band: a small change of rate or policy moves it across.
     // What requests got beside the queue: the finished ones that missed an SLO.
-    const std::string slo_tail = load.slo_missed > 0
-                                     ? "; " + std::to_string(load.slo_missed) + " of " +
-                                           std::to_string(load.finished) + " finished missed an SLO"
-                                     : std::string();
+    std::string slo_tail = load.slo_missed > 0
+                               ? "; " + std::to_string(load.slo_missed) + " of " +
+                                     std::to_string(load.finished) + " finished missed an SLO"
+                               : std::string();
+    // Killed or dropped requests where they are not most (that band says them itself): the
+    // queue "keeps up" read alone as a run that served its load.
+    if (load.killed > 0 && loadBand(load) != LoadBand::ShedsLoad)
+        slo_tail = "; but " + std::to_string(load.killed) + " of " + std::to_string(load.arrivals) +
+                   " requests killed or dropped" + slo_tail;
     line("Load:",
          (loadBand(load) == LoadBand::ShedsLoad
               ? "sheds load: " + std::to_string(load.killed) + " of " +

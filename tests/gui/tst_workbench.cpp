@@ -57,6 +57,7 @@
 #include <QDockWidget>
 #include <QElapsedTimer>
 #include <QFile>
+#include <QFileDialog>
 #include <QImage>
 #include <QLabel>
 #include <QLineEdit>
@@ -79,6 +80,7 @@
 #include <QTabWidget>
 #include <QTableView>
 #include <QTableWidget>
+#include <QTemporaryDir>
 #include <QTextBrowser>
 #include <QThread>
 #include <QToolButton>
@@ -455,16 +457,41 @@ private slots:
             QFile readme(QStringLiteral(KAIROS_SOURCE_DIR "/README.md"));
             QVERIFY(readme.open(QIODevice::ReadOnly));
             const QString text = QString::fromUtf8(readme.readAll()).simplified();
-            const QRegularExpression quoted(
-                "mean TTFT between ([0-9.]+) s \\(C = 0\\) and ([0-9.]+) s \\(C = ([0-9.]+); "
-                "([0-9.]+) s from C = ([0-9.]+) up");
-            const QRegularExpressionMatch m = quoted.match(text);
-            QVERIFY2(m.hasMatch(), "the README's C figures are not where this test reads them");
-            const std::pair<double, double> said[] = {
-                {0.0, m.captured(1).toDouble()},
-                {m.captured(3).toDouble(), m.captured(2).toDouble()},
-                {m.captured(5).toDouble(), m.captured(4).toDouble()},
-                {1.0, m.captured(4).toDouble()}};
+            // "moves mean TTFT from 0.68 s (C = 0) to between 1.49 s and 2.22 s (2.22 s at
+            // C = 0.3, 1.49 s at 0.2 and 0.4, ..., 1.83 s from 0.8 up: not monotone": every
+            // figure at its C, and the range the two ends of.
+            const int from = text.indexOf(QLatin1String("moves mean TTFT from"));
+            const int to = text.indexOf(QLatin1String("not monotone"), from);
+            QVERIFY2(from >= 0 && to > from,
+                     "the README's C figures are not where this test reads them");
+            const QString span = text.mid(from, to - from);
+            std::vector<std::pair<double, double>> said; // (C, seconds)
+            const QRegularExpressionMatch first =
+                QRegularExpression("from ([0-9.]+) s \\(C = 0\\)").match(span);
+            QVERIFY2(first.hasMatch(), qPrintable(span));
+            said.push_back({0.0, first.captured(1).toDouble()});
+            auto at = QRegularExpression("([0-9.]+) s at (?:C = )?([0-9.]+)(?: and ([0-9.]+))?")
+                          .globalMatch(span);
+            while (at.hasNext()) {
+                const auto m = at.next();
+                said.push_back({m.captured(2).toDouble(), m.captured(1).toDouble()});
+                if (!m.captured(3).isEmpty())
+                    said.push_back({m.captured(3).toDouble(), m.captured(1).toDouble()});
+            }
+            const QRegularExpressionMatch up =
+                QRegularExpression("([0-9.]+) s from ([0-9.]+) up").match(span);
+            QVERIFY2(up.hasMatch(), qPrintable(span));
+            said.push_back({up.captured(2).toDouble(), up.captured(1).toDouble()});
+            said.push_back({1.0, up.captured(1).toDouble()});
+            QVERIFY2(said.size() >= 5, qPrintable(span));
+            const QRegularExpressionMatch range =
+                QRegularExpression("between ([0-9.]+) s and ([0-9.]+) s").match(span);
+            QVERIFY2(range.hasMatch(), qPrintable(span));
+            double least = INFINITY, most = 0;
+            for (const auto& [c, seconds] : said)
+                if (c > 0) least = std::min(least, seconds), most = std::max(most, seconds);
+            QCOMPARE(range.captured(1).toDouble(), least);
+            QCOMPARE(range.captured(2).toDouble(), most);
             for (const auto& [c, seconds] : said) {
                 w.policyPanel()->slider("C")->setValue(c);
                 QVERIFY(waitForResult(spy) > 0);
@@ -2078,6 +2105,9 @@ private slots:
         QTRY_VERIFY(!details->text().isEmpty());
         QTest::qWait(200); // past any reveal
         QCOMPARE(scroll->verticalScrollBar()->value(), 0);
+        // The request picked is outlined on the timeline (nothing showed which row a click
+        // had picked).
+        QCOMPARE(w.charts()->timeline()->currentMark(), 40);
         // The Metrics panel raised instead: the card is the story, brought into view.
         auto* metrics = w.findChild<QDockWidget*>(QStringLiteral("metrics"));
         metrics->raise();
@@ -2099,6 +2129,75 @@ private slots:
                  QStringLiteral("wid1_like-timely.pdf")); // robotSample runs timely
         QCOMPARE(ex->suggestedName(QStringLiteral("Perfetto trace (*.json *.perfetto)")),
                  QStringLiteral("wid1_like-timely.json"));
+    }
+
+    // A value beyond a slider's explored range is the parameter's own, as the command line
+    // takes it: --param C=5 runs C = 5 (the window ran 1), and "120" typed into TimeBill's
+    // budget box (its slider ends at 60 s) is 120 s (it read "12.00": the box dropped the
+    // keystroke past its maximum). The slider stays at its end; the box keeps its width.
+    void valuesBeyondTheSliderAreKept() {
+        Bench bench(chatSample("sprpt_lp").params({"C=5"}));
+        QVERIFY(bench.next() > 0);
+        QCOMPARE(bench.w.lastResult()->policy.params.at("C"), 5.0);
+        views::ParamSlider* c = bench.w.policyPanel()->slider("C");
+        QCOMPARE(c->value(), 5.0);
+        QCOMPARE(c->slider()->value(), c->slider()->maximum());
+        bench.w.policyPanel()->setPolicy(QStringLiteral("timebill"));
+        QVERIFY(bench.next() > 0);
+        views::ParamSlider* budget = bench.w.policyPanel()->slider("budget");
+        QVERIFY(budget && budget->isEnabled());
+        const int box_width = budget->spinBox()->width();
+        QDoubleSpinBox* box = budget->spinBox();
+        box->setFocus();
+        box->selectAll();
+        QTest::keyClicks(box, "120");
+        QTest::keyClick(box, Qt::Key_Return);
+        QCOMPARE(budget->value(), 120.0);
+        QVERIFY(bench.next() > 0);
+        QCOMPARE(bench.w.lastResult()->policy.params.at("budget"), 120.0);
+        QCOMPARE(budget->slider()->value(), budget->slider()->maximum());
+        QCOMPARE(box->width(), box_width);
+        // Outside the parameter's domain the box stops, as validate would refuse it.
+        box->selectAll();
+        QTest::keyClicks(box, "-3");
+        QTest::keyClick(box, Qt::Key_Return);
+        QVERIFY(budget->value() >= 0);
+    }
+
+    // File dialogs open where the user last chose a file of that kind (every one opened in
+    // the current directory: an outside new-user test's item). An export offers its name in
+    // the last export's folder; Open workload starts in the last workload's folder.
+    void dialogsRememberTheirFolder() {
+        QSettings().remove(QStringLiteral("folders"));
+        Bench bench(robotSample());
+        QVERIFY(bench.next() > 0);
+        app::RunExports* ex = bench.w.exports();
+        QCOMPARE(ex->suggestedName(QStringLiteral("PDF report (*.pdf)")),
+                 QStringLiteral("wid1_like-timely.pdf")); // nothing remembered yet
+        QTemporaryDir out;
+        QVERIFY(out.isValid());
+        views::rememberDialogChoice(QStringLiteral("export"), out.filePath("first.pdf"));
+        QCOMPARE(ex->suggestedName(QStringLiteral("PDF report (*.pdf)")),
+                 QDir(out.path()).filePath("wid1_like-timely.pdf"));
+        // Open workload starts in the folder remembered; cancelled, it remembers nothing new.
+        const QString samples = QString(KAIROS_SOURCE_DIR) + "/sample_traces";
+        views::rememberDialogChoice(QStringLiteral("workload"), QDir(samples).filePath("x.jsonl"));
+        QString seen;
+        QTimer poll; // until the dialog is up (its first showing takes a while)
+        connect(&poll, &QTimer::timeout, [&] {
+            auto* d = qobject_cast<QFileDialog*>(QApplication::activeModalWidget());
+            if (!d || !d->isVisible()) return;
+            poll.stop();
+            seen = d->directory().absolutePath();
+            QMetaObject::invokeMethod(d, "reject", Qt::QueuedConnection);
+        });
+        poll.start(50);
+        QTimer::singleShot(0, [&] { Q_EMIT bench.w.policyPanel()->openRequested(); });
+        QTRY_VERIFY_WITH_TIMEOUT(!seen.isEmpty(), 10000);
+        QCOMPARE(seen, QDir(samples).absolutePath());
+        QTRY_VERIFY(!QApplication::activeModalWidget());
+        QCOMPARE(views::dialogPath(QStringLiteral("workload")), QDir(samples).absolutePath());
+        QSettings().remove(QStringLiteral("folders"));
     }
 
     // The clicked request's card follows the shown run: a re-run with fewer seats shows the
@@ -3501,6 +3600,20 @@ private slots:
         r.summary.load.killed = 376;
         const QString shed = app::ChartArea::loadText(r);
         QVERIFY2(shed.startsWith("Sheds load: 376 of 400 requests"), qPrintable(shed));
+        // Fewer than most killed: the band stays, the kills lead its sentence (wid2_like read
+        // "Keeps up: 1.81 req/s offered ..." with 168 of 540 killed).
+        r.summary.load.killed = 168;
+        r.summary.load.arrivals = 540;
+        const QString some = app::ChartArea::loadText(r);
+        QVERIFY2(some.startsWith("Keeps up, but 168 of 540 requests (31 %) were killed or "
+                                 "dropped before finishing"),
+                 qPrintable(some));
+        // A run without a verdict says so once ("No load verdict: No verdict: ...").
+        r.summary.load.killed = 0;
+        r.summary.load.saturated.reset();
+        r.summary.load.verdict = "no verdict: too few arrivals";
+        const QString none = app::ChartArea::loadText(r);
+        QVERIFY2(none == QLatin1String("No verdict: too few arrivals"), qPrintable(none));
     }
 
     // A bad setting (an unknown predictor) shows an error instead of a run, and the
