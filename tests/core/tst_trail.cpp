@@ -16,6 +16,27 @@
 
 using namespace kairos;
 
+// A random chat workload for the property tests below: count, rate, burstiness and the
+// lengths' medians drawn from `rng` (in that order), each up to its bound.
+struct Bounds {
+    int count;
+    double rate;
+    int prompt_median, prompt_max, output_median, output_max;
+};
+Workload randomWorkload(Rng& rng, quint64 seed, const Bounds& b, int least = 20) {
+    GenerateSpec g;
+    g.count = static_cast<std::size_t>(rng.uniformInt(least, b.count));
+    g.arrivals.rate = 1 + b.rate * rng.uniform();
+    g.arrivals.burstiness = rng.bernoulli(0.5) ? 1.0 : 0.3 + 2 * rng.uniform();
+    g.arrivals.seed = seed;
+    g.length_seed = seed + 1;
+    g.prompt = LengthDist::parse("lognormal:" + std::to_string(rng.uniformInt(4, b.prompt_median)) +
+                                 ",0.9,max=" + std::to_string(b.prompt_max));
+    g.output = LengthDist::parse("lognormal:" + std::to_string(rng.uniformInt(5, b.output_median)) +
+                                 ",1.0,max=" + std::to_string(b.output_max));
+    return generateWorkload(g);
+}
+
 class TestTrail : public QObject {
     Q_OBJECT
 private slots:
@@ -249,17 +270,7 @@ private slots:
     void lookAheadChangesNoDecision() {
         QFETCH(quint64, seed);
         Rng rng(seed);
-        GenerateSpec g;
-        g.count = static_cast<std::size_t>(rng.uniformInt(20, 250));
-        g.arrivals.rate = 1 + 30 * rng.uniform();
-        g.arrivals.burstiness = rng.bernoulli(0.5) ? 1.0 : 0.3 + 2 * rng.uniform();
-        g.arrivals.seed = seed;
-        g.length_seed = seed + 1;
-        g.prompt = LengthDist::parse("lognormal:" + std::to_string(rng.uniformInt(4, 400)) +
-                                     ",0.9,max=1500");
-        g.output = LengthDist::parse("lognormal:" + std::to_string(rng.uniformInt(5, 250)) +
-                                     ",1.0,max=700");
-        const Workload w = generateWorkload(g);
+        const Workload w = randomWorkload(rng, seed, {250, 30, 400, 1500, 250, 700});
         EngineLimits lim;
         lim.block_size = rng.bernoulli(0.5) ? 1 : 16;
         lim.kv_capacity_tokens = rng.uniformInt(3000, 40000);
@@ -311,17 +322,7 @@ private slots:
     void clockedRankingChangesNoDecision() {
         QFETCH(quint64, seed);
         Rng rng(seed);
-        GenerateSpec g;
-        g.count = static_cast<std::size_t>(rng.uniformInt(30, 400));
-        g.arrivals.rate = 1 + 40 * rng.uniform();
-        g.arrivals.burstiness = rng.bernoulli(0.5) ? 1.0 : 0.3 + 2 * rng.uniform();
-        g.arrivals.seed = seed;
-        g.length_seed = seed + 1;
-        g.prompt = LengthDist::parse("lognormal:" + std::to_string(rng.uniformInt(4, 600)) +
-                                     ",0.9,max=2000");
-        g.output = LengthDist::parse("lognormal:" + std::to_string(rng.uniformInt(5, 300)) +
-                                     ",1.0,max=900");
-        Workload w = generateWorkload(g);
+        Workload w = randomWorkload(rng, seed, {400, 40, 600, 2000, 300, 900}, 30);
         const bool deadline = rng.bernoulli(0.3);
         if (deadline) // budgets for some, the slack for the others
             for (auto& r : w.requests)

@@ -21,6 +21,14 @@
 
 using namespace kairos;
 
+// FCFS on `w` with `kv` tokens of KV, on a fixed ETE model.
+RunLog fcfsRun(const Workload& w, std::int64_t kv) {
+    EngineLimits lim;
+    lim.kv_capacity_tokens = kv;
+    auto s = makeScheduler("fcfs");
+    return simulate(w, EteModel(EteParams{0.02, 2e-4, 0, 0.03, 3e-4, 2e-7}), *s, lim);
+}
+
 class TestReport : public QObject {
     Q_OBJECT
 private slots:
@@ -98,9 +106,7 @@ private slots:
         w.name = "chat <script>alert(\"x\")</script> & more";
         EngineLimits lim;
         lim.kv_capacity_tokens = 20000;
-        auto s = makeScheduler("fcfs");
-        const RunLog log =
-            simulate(w, EteModel(EteParams{0.02, 2e-4, 0, 0.03, 3e-4, 2e-7}), *s, lim);
+        const RunLog log = fcfsRun(w, lim.kv_capacity_tokens);
         const Summary sum = summarize(log);
         Summary pinned = sum;
         pinned.ttft_ms.mean *= 2;   // the current run is better on mean TTFT
@@ -230,11 +236,7 @@ private slots:
         g.count = 20000;
         g.arrivals.rate = 40;
         const Workload w = generateWorkload(g);
-        EngineLimits lim;
-        lim.kv_capacity_tokens = 200000;
-        auto s = makeScheduler("fcfs");
-        const RunLog log =
-            simulate(w, EteModel(EteParams{0.02, 2e-4, 0, 0.03, 3e-4, 2e-7}), *s, lim);
+        const RunLog log = fcfsRun(w, 200000);
         const Summary sum = summarize(log);
         views::ReportData d;
         d.workload = &w;
