@@ -13,6 +13,9 @@ LengthHistogram::LengthHistogram(QWidget* parent) : QCustomPlot(parent) {
     applyPalette(this, QPalette::Window);
     xAxis->setScaleType(QCPAxis::stLogarithmic);
     xAxis->setTicker(QSharedPointer<QCPAxisTickerLog>(new QCPAxisTickerLog));
+    // Within one decade the log ticker steps linearly; on a log axis five such labels crowd
+    // its upper end ("250 500 7501000 1250" on a robot workload's lengths): three.
+    xAxis->ticker()->setTickCount(3);
     xAxis->setLabel(tr("tokens"));
     yAxis->setLabel(tr("requests"));
     QFont small = font();

@@ -296,9 +296,14 @@ InspectorPanel::InspectorPanel(QWidget* parent) : QWidget(parent) {
     story_->setWordWrap(true);
     story_->setToolTip(tr("Every event of the request and every decision that touched it "
                           "(click: show the scheduler at that time)"));
+    // A few events at least (at 1366x768 the list was squeezed to nothing under the chart:
+    // the "why" of a picked request hidden behind a splitter handle); the request's part
+    // scrolls to it.
+    story_->setMinimumHeight(story_->fontMetrics().lineSpacing() * 6 + 8);
     bv->addWidget(story_, 2);
 
     auto* split = new QSplitter(Qt::Vertical);
+    split_ = split;
     split->addWidget(top);
     // The request's part scrolls when the splitter gives it less than its wrapped lines and
     // chart need (a narrow dock wraps the budget line to five: it was drawn over the chart).
@@ -417,10 +422,18 @@ bool InspectorPanel::step(int direction) {
 }
 
 void InspectorPanel::showRequest(int id, double t) {
+    const bool picked = id >= 0 && id != req_;
     req_ = id;
     req_t_ = t;
     catchUp();
     refreshRequest();
+    // A request picked is what the user looks at now: its part gets the larger share of the
+    // panel (three fifths) if it had less.
+    if (picked && split_ && split_->count() == 2) {
+        const QList<int> s = split_->sizes();
+        const int all = s[0] + s[1];
+        if (all > 0 && s[1] < all * 3 / 5) split_->setSizes({all - all * 3 / 5, all * 3 / 5});
+    }
     if (id >= 0 && std::isfinite(t)) {
         follow_->setChecked(false); // a click shows that instant until the cursor is followed
         setTime(t);

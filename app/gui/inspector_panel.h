@@ -169,8 +169,9 @@ private:
     QList<int> narrowed_;     // left out for width (fitColumns)
     QLabel* narrowed_note_ = nullptr;
     QListWidget* story_ = nullptr;
-    QList<int> hidden_;           // the user's choice of hidden columns
-    bool columns_chosen_ = false; // false: the defaults
+    class QSplitter* split_ = nullptr; // the instant's part over the request's
+    QList<int> hidden_;                // the user's choice of hidden columns
+    bool columns_chosen_ = false;      // false: the defaults
     std::array<bool, SchedulerViewModel::ColumnCount> has_data_{}; // in the view shown
 };
 

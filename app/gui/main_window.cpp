@@ -75,6 +75,13 @@
 namespace kairos::app {
 
 namespace {
+// "cannot open PATH: ERROR", the path once: the readers' errors name their file already
+// ("cannot open x.jsonl: x.jsonl: no such file" said it twice).
+QString cannotOpen(const QString& path, const QString& error) {
+    return error.contains(path) || error.contains(QFileInfo(path).fileName())
+               ? QObject::tr("cannot open: %1").arg(error)
+               : QObject::tr("cannot open %1: %2").arg(path, error);
+}
 // The docks' arrangement as QMainWindow::saveState writes it, versioned: a layout saved
 // before a dock existed (the Requests panel came in 2) is not restored over one that has it
 // (it left the new dock squeezed beside the Inspector's group).
@@ -165,7 +172,7 @@ void MainWindow::openRunLog(const QString& path) {
         return std::function<void()>([this, path, view, error] {
             if (!error.isEmpty()) {
                 progress_->done();
-                statusBar()->showMessage(tr("cannot open %1: %2").arg(path, error));
+                statusBar()->showMessage(cannotOpen(path, error));
                 if (!state_->run()) start_error_ = error;
                 auto* box = new QMessageBox(QMessageBox::Warning, tr("Cannot open run log"), error,
                                             QMessageBox::Ok, this);
@@ -811,7 +818,7 @@ void MainWindow::openWorkload(const QString& path) {
             if (cancelled) {
                 statusBar()->showMessage(tr("reading %1 cancelled").arg(path));
             } else if (!error.isEmpty()) {
-                statusBar()->showMessage(tr("cannot open %1: %2").arg(path, error));
+                statusBar()->showMessage(cannotOpen(path, error));
                 if (!state_->run() && (path == start_.workload || path == start_.open))
                     start_error_ = error;
                 // Not modal: automation (--screenshot --quit) must not hang on it.
