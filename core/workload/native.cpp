@@ -7,6 +7,7 @@
 #include "util/text.h"
 #include "workload/readers.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -279,6 +280,7 @@ Workload readKairosLines(std::istream& in, const std::string& name, std::size_t 
     FastLines fast;
     Request fast_request;
 #endif
+    std::vector<long> line_of; // each request's line, for a duplicate id's error
     while (text::nextLine(in, line)) {
         ++lineno;
         if (text::trim(line).empty()) continue;
@@ -287,6 +289,7 @@ Workload readKairosLines(std::istream& in, const std::string& name, std::size_t 
         if (header && use_fast &&
             fast.parse(line, static_cast<std::int64_t>(w.requests.size()), fast_request)) {
             w.requests.push_back(std::move(fast_request));
+            line_of.push_back(lineno);
             if (limit && w.requests.size() >= limit) break;
             continue;
         }
@@ -322,7 +325,27 @@ Workload readKairosLines(std::istream& in, const std::string& name, std::size_t 
             continue;
         }
         w.requests.push_back(parseRequest(j, c, static_cast<std::int64_t>(w.requests.size())));
+        line_of.push_back(lineno);
         if (limit && w.requests.size() >= limit) break;
+    }
+    // A request's id names it everywhere (Find's id=, --inspect T,ID, explain --req): two
+    // lines with one id made both answer to it (an outside test's trace loaded silently).
+    // A line without an id takes its row number, which may collide with one given.
+    {
+        std::vector<std::pair<std::int64_t, std::size_t>> ids(w.requests.size());
+        for (std::size_t i = 0; i < ids.size(); ++i) ids[i] = {w.requests[i].id, i};
+        std::sort(ids.begin(), ids.end());
+        for (std::size_t k = 1; k < ids.size(); ++k)
+            if (ids[k].first == ids[k - 1].first) {
+                const std::size_t a = std::min(ids[k].second, ids[k - 1].second),
+                                  b = std::max(ids[k].second, ids[k - 1].second);
+                throw InputError(name, line_of[b], "id",
+                                 "request id " + std::to_string(ids[k].first) +
+                                     " is also the id of line " + std::to_string(line_of[a]) +
+                                     (w.requests[b].id == static_cast<std::int64_t>(b)
+                                          ? " (a line without an id takes its row number)"
+                                          : ""));
+            }
     }
     if (!header) throw InputError(name, 0, "", "empty file: no header line");
     if (!limit && declared >= 0 && static_cast<std::size_t>(declared) != w.requests.size())

@@ -327,6 +327,18 @@ private slots:
         QTest::newRow("native truncated") << "{\"kairos_workload\": 1, \"requests\": "
                                              "3}\n{\"arrival\": 0, \"prompt\": 1, \"output\": 2}\n"
                                           << na << 2 << "requests";
+        // Two lines with one id (both answered to Find's id=0 and --inspect T,0): the later
+        // line is named, and the first in its words.
+        QTest::newRow("native duplicate id")
+            << nh + "{\"id\": 0, \"arrival\": 0, \"prompt\": 1, \"output\": 2}\n"
+                    "{\"id\": 5, \"arrival\": 1, \"prompt\": 1, \"output\": 2}\n"
+                    "{\"id\": 0, \"arrival\": 2, \"prompt\": 1, \"output\": 2}\n"
+            << na << 4 << "id";
+        // A line without an id takes its row number: here 1, which line 2 gave too.
+        QTest::newRow("native id = a row number")
+            << nh + "{\"id\": 1, \"arrival\": 0, \"prompt\": 1, \"output\": 2}\n"
+                    "{\"arrival\": 1, \"prompt\": 1, \"output\": 2}\n"
+            << na << 3 << "id";
         QTest::newRow("unknown format") << "a,b,c\n1,2,3\n" << au << 1 << "";
     }
 
