@@ -128,7 +128,8 @@ QString shortcutsHelp(const QMenuBar* bar) {
         if (a->menu()) walk(a->menu(), a->menu()->title().remove('&') + " › ");
     html +=
         QObject::tr("<tr><td><b>F3 / Shift+F3</b></td><td>next / previous found request</td></tr>"
-                    "<tr><td><b>Esc</b></td><td>cancel a long run or read</td></tr>"
+                    "<tr><td><b>Esc</b></td><td>cancel a long run or read while one runs; "
+                    "else clear the selected stretch (timeline or KV chart focused)</td></tr>"
                     "<tr><td><b>Wheel</b></td><td>zoom time around the cursor</td></tr>"
                     "<tr><td><b>Shift+wheel</b></td><td>scroll rows</td></tr>"
                     "<tr><td><b>Ctrl+wheel</b></td><td>row height</td></tr>"
@@ -144,8 +145,6 @@ QString shortcutsHelp(const QMenuBar* bar) {
                     "<tr><td><b>Drag on the ruler, Shift+drag</b></td><td>select a stretch "
                     "of time (Shift+drag on the rows or the KV chart): its counts on a line "
                     "above the timeline, every figure in the Selection tab</td></tr>"
-                    "<tr><td><b>Esc</b></td><td>clear the selection (timeline or KV chart "
-                    "focused)</td></tr>"
                     "<tr><td><b>Click</b></td><td>a request's card</td></tr>"
                     "<tr><td><b>Double-click</b></td><td>a request: zoom to its life "
                     "(Shift+M back)</td></tr>"

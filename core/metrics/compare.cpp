@@ -41,6 +41,15 @@ std::vector<MetricRow> keyMetrics(const Summary& s) {
          s.replica_count > 1 ? "KV peak, one replica (tokens)" : "KV peak (tokens)",
          double(s.kv_peak_tokens), Better::Neither},
     };
+    // Time budgets (TimeBill): what the budget got, and what meeting it cost in KV evicted
+    // (Help > Metrics described "Within budget" where no table showed it).
+    if (s.budget_requests > 0) {
+        m.push_back(
+            {"within_budget_pct", "Within budget (%)", 100 * s.completion_rate, Better::Higher});
+        m.push_back({"mean_alpha", "Mean KV evicted, alpha", s.mean_alpha, Better::Lower});
+        m.push_back(
+            {"mean_quality", "Mean quality proxy q(alpha)", s.mean_quality, Better::Higher});
+    }
     if (s.prefix_caching) {
         m.push_back({"prefix_cache_hit_rate", "Prefix cache hit rate (%)",
                      100 * s.prefix_cache_hit_rate, Better::Higher});

@@ -7,6 +7,7 @@
 #include "model/run_log.h"
 #include "model/workload.h"
 
+#include <limits>
 #include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
@@ -50,6 +51,10 @@ struct SummaryOptions {
     // Inter-token latencies are the costliest statistic (one sample per decode
     // iteration gap); a view that does not show them can skip them (itl_ms stays empty).
     bool itl = true;
+    // The time budget of requests that carry none, where the policy gives them one
+    // (TimeBill's `budget`): they are scored against it (within budget, alpha, quality).
+    // NaN: only requests with their own budget are.
+    double default_budget_s = std::numeric_limits<double>::quiet_NaN();
 };
 
 // One replica of a fleet (sim/fleet.h): its share of the requests and its figures, as

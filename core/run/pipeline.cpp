@@ -7,6 +7,7 @@
 #include "fit/ala_exec.h"
 #endif
 #include "predict/predictor.h"
+#include "sched/registry.h"
 #include "sim/fleet.h"
 #include "store/store.h"
 #include "util/input_error.h"
@@ -319,6 +320,16 @@ PreparedRun prepareRun(const RunSpec& spec, const RunContext& ctx) {
     p.policy.predictor = spec.policy.predictor;
     p.policy.seed = spec.policy.seed;
 
+    // A policy that gives requests without one a time budget (TimeBill's `budget`): the
+    // summary scores them against it (its "within budget" was shown only for workloads that
+    // carry budgets, though Help described it for TimeBill).
+    for (const PolicySpec& ps : policySpecs())
+        if (ps.name == p.policy.name)
+            for (const ParamSpec& q : ps.params)
+                if (q.name == "budget") {
+                    const auto it = p.policy.params.find("budget");
+                    p.summary.default_budget_s = it != p.policy.params.end() ? it->second : q.dflt;
+                }
     p.summary.goodput = GoodputSlo::parse(spec.summary.goodput);
     p.summary.percentiles = spec.summary.percentiles;
     if (!spec.summary.quality.empty())

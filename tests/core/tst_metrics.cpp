@@ -724,6 +724,31 @@ private slots:
         QCOMPARE(loadEvidence(r), std::string());
     }
 
+    // A policy's time budget for requests that carry none (TimeBill's `budget`) scores them:
+    // ten requests finished 0.5 s after arriving are all within a 0.6 s budget and none
+    // within 0.4 s; without one, nothing is scored (Help described "Within budget" for
+    // TimeBill where no table showed it). By hand.
+    void defaultBudgetScoresRequests() {
+        std::vector<R> rs;
+        for (int i = 0; i < 10; ++i) rs.push_back({double(i), i + 0.1, i + 0.5, 1, R::Finished});
+        const RunLog log = logOf(rs);
+        SummaryOptions so;
+        QCOMPARE(summarize(log, so).budget_requests, std::int64_t(0));
+        so.default_budget_s = 0.6;
+        Summary s = summarize(log, so);
+        QCOMPARE(s.budget_requests, std::int64_t(10));
+        QCOMPARE(s.in_budget, std::int64_t(10));
+        QCOMPARE(s.completion_rate, 1.0);
+        so.default_budget_s = 0.4;
+        s = summarize(log, so);
+        QCOMPARE(s.in_budget, std::int64_t(0));
+        // The comparison table carries it.
+        bool shown = false;
+        for (const MetricRow& m : keyMetrics(s))
+            if (m.key == "within_budget_pct") shown = m.value == 0.0;
+        QVERIFY(shown);
+    }
+
     void shedsLoadCountsWhatRequestsGot() {
         for (const int killed : {6, 5}) {
             std::vector<R> rs;

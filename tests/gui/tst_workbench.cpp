@@ -510,6 +510,8 @@ private slots:
         QVERIFY(waitForResult(spy) > 0);
         const LoadReport& load = w.lastResult()->summary.load;
         QVERIFY(2 * load.killed > load.arrivals);
+        // Every request is scored against TimeBill's budget (the sample carries none).
+        QCOMPARE(w.lastResult()->summary.budget_requests, std::int64_t(400));
         QVERIFY2(w.charts()->hintText().startsWith(
                      QString("%1 of %2 requests run out of their time budget whatever pessimism k")
                          .arg(load.killed)
