@@ -109,8 +109,15 @@ QString MetricsModel::formatChange(const MetricDelta& d) {
     if (std::isnan(d.change)) return QStringLiteral("–");
     if (d.change == 0) return QStringLiteral("=");
     const QString sign = d.change > 0 ? QStringLiteral("+") : QString();
-    if (!std::isnan(d.relative))
-        return sign + QString::number(100 * d.relative, 'f', 1) + QStringLiteral(" %");
+    if (!std::isnan(d.relative)) {
+        // A change too small for one decimal keeps two significant digits ("-0.014 %"): a
+        // KV peak of 50,806 against 50,813 read "-0.0 %".
+        const double pct = 100 * d.relative;
+        return sign +
+               (std::abs(pct) < 0.05 ? QString::number(pct, 'g', 2)
+                                     : QString::number(pct, 'f', 1)) +
+               QStringLiteral(" %");
+    }
     return sign + formatMetric(d.key, d.change);
 }
 

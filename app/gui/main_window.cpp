@@ -1061,11 +1061,28 @@ QString MainWindow::sliderHint(const RunView& r) {
         // Which way k moves what (an outside test measured killed 27 -> 24 from k = 1 to 8,
         // where the hint said "more are killed"): a request plans for k x its predicted
         // decode time, so more of its KV is evicted to finish in its budget; only one that
-        // cannot fit even then is killed or skipped.
+        // cannot fit even then is killed or skipped. Where nearly every request already
+        // finishes in its budget, k buys no fewer misses, only more KV evicted (an outside
+        // test raised k from 1 to 100 at 99 % within budget: the misses never moved): say so,
+        // with the run's own figures.
+        const Summary& sum = r.summary;
+        if (sum.budget_requests > 0 && sum.completion_rate >= 0.95)
+            return tr("Pessimism k has little left to win here: %1 of %2 requests finish within "
+                      "their budget. Raising it evicts more KV (mean alpha %3, quality proxy %4) "
+                      "for few or no fewer misses; lower the budget to see it trade.")
+                .arg(sum.in_budget)
+                .arg(sum.budget_requests)
+                .arg(sum.mean_alpha, 0, 'f', 2)
+                .arg(sum.mean_quality, 0, 'f', 2);
         return tr("Try: raise pessimism k: each request plans for k x its predicted decode "
                   "time, so more of its KV is evicted (the Inspector's alpha) to finish within "
                   "its budget: fewer misses and a smaller KV peak, at a cost in answer quality; "
-                  "one that cannot fit even then is killed or skipped.");
+                  "one that cannot fit even then is killed or skipped%1.")
+            .arg(sum.budget_requests > 0 ? tr(" (now %1 of %2 within budget, mean alpha %3)")
+                                               .arg(sum.in_budget)
+                                               .arg(sum.budget_requests)
+                                               .arg(sum.mean_alpha, 0, 'f', 2)
+                                         : QString());
     }
     if (c && k)
         return tr("Preemption C is Trail's (sprpt_lp) and pessimism k is TimeBill's (timebill): "

@@ -4,6 +4,7 @@
 #include "exec/execution_model.h"
 #include "metrics/request_metrics.h"
 #include "metrics/summary.h"
+#include "metrics_model.h"
 #include "report.h"
 #include "sched/registry.h"
 #include "sim/engine.h"
@@ -226,6 +227,29 @@ private slots:
                                                 "</span>")),
                      qPrintable(h2.left(4000)));
         }
+    }
+
+    // A change as the window's table and the reports say it (MetricsModel::formatChange):
+    // signed, "=" unchanged, and two significant digits where one decimal would read
+    // "-0.0 %" (a KV peak of 50,806 against 50,813). By hand.
+    void changeFormatting() {
+        MetricDelta d;
+        d.key = "kv_peak_tokens";
+        d.before = 50813;
+        d.after = 50806;
+        d.change = -7;
+        d.relative = -7.0 / 50813;
+        QCOMPARE(views::MetricsModel::formatChange(d), QStringLiteral("-0.014 %"));
+        d.change = 25406.5;
+        d.relative = 0.5;
+        QCOMPARE(views::MetricsModel::formatChange(d), QStringLiteral("+50.0 %"));
+        d.change = 0;
+        d.relative = 0;
+        QCOMPARE(views::MetricsModel::formatChange(d), QStringLiteral("="));
+        d.key = "preemptions";
+        d.change = 74;
+        d.relative = std::numeric_limits<double>::quiet_NaN(); // from 0
+        QCOMPARE(views::MetricsModel::formatChange(d), QStringLiteral("+74"));
     }
 
     // A report of 20,000 requests stays a file a browser opens at once: its timeline, whose
