@@ -102,8 +102,11 @@ std::unique_ptr<ChartSet> makeCharts(const ReportData& d) {
     c->charts.push_back({QStringLiteral("KV-cache memory"),
                          QStringLiteral("Tokens in use (the band: each pixel's minimum to "
                                         "maximum) against the capacity%1.")
-                             .arg(d.pinned_log ? QStringLiteral("; the pinned run's peak as a "
-                                                                "grey line")
+                             // Its whole curve, each pixel's maximum ("the pinned run's
+                             // peak" read as one figure, a line at its highest point).
+                             .arg(d.pinned_log ? QStringLiteral("; the pinned run's tokens in "
+                                                                "use (each pixel's maximum) as "
+                                                                "a grey line")
                                                : QString()),
                          230, [kv](QCPPainter& p, const QRect& r) { plotInto(kv, p, r); }});
     // Latency CDFs of the finished requests, the pinned run's dashed, the SLOs dotted.
