@@ -230,12 +230,7 @@ QString overloadBanner(const Summary& s, const QString& who) {
                        band != LoadBand::NearSaturation && !load.saturated.value_or(false);
     const bool near = band == LoadBand::NearSaturation || keeps;
     const QString kills =
-        some_killed ? QStringLiteral(" %1 of %2 requests (%3 %) were killed or dropped before "
-                                     "finishing; the latencies describe the rest.")
-                          .arg(load.killed)
-                          .arg(load.arrivals)
-                          .arg(100.0 * double(load.killed) / double(load.arrivals), 0, 'f', 0)
-                    : QString();
+        some_killed ? QStringLiteral(" %1.").arg(esc(killedPhrase(load))) : QString();
     const QString rates = QStringLiteral("%1 req/s offered, %2 req/s served")
                               .arg(load.offered_rate, 0, 'f', 2)
                               .arg(s.request_throughput, 0, 'f', 2);

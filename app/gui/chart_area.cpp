@@ -275,14 +275,9 @@ QString ChartArea::loadText(const RunView& r) {
     // Requests killed or dropped lead, whatever the band: "Keeps up" with 168 of 540 killed
     // read as a run that served its load (an outside new-user test's item). Most killed is
     // the band of its own (sheds load).
+    const std::string killed = killedPhrase(load);
     const QString kills =
-        load.killed > 0 && load.arrivals > 0
-            ? tr(", but %1 of %2 requests (%3 %) were killed or dropped before finishing; the "
-                 "latencies describe the rest")
-                  .arg(load.killed)
-                  .arg(load.arrivals)
-                  .arg(100.0 * double(load.killed) / double(load.arrivals), 0, 'f', 0)
-            : QString();
+        killed.empty() ? QString() : QStringLiteral(", but ") + QString::fromStdString(killed);
     switch (loadBand(load)) {
     case LoadBand::NoVerdict:
         // (The evidence may say it has none itself: "No load verdict: No verdict: ...".)

@@ -1,6 +1,7 @@
 #include "metrics/load.h"
 
 #include "util/huge_pages.h"
+#include "util/text.h"
 
 #include <algorithm>
 #include <cmath>
@@ -278,6 +279,13 @@ std::string loadEvidence(const LoadReport& r) {
         if (v.rfind(lead, 0) == 0) v.erase(0, std::char_traits<char>::length(lead));
     if (!v.empty() && v[0] >= 'a' && v[0] <= 'z') v[0] = static_cast<char>(v[0] - 'a' + 'A');
     return v;
+}
+
+std::string killedPhrase(const LoadReport& r) {
+    if (r.killed <= 0 || r.arrivals <= 0) return {};
+    return std::to_string(r.killed) + " of " + std::to_string(r.arrivals) + " requests (" +
+           text::formatted("%.0f", 100.0 * double(r.killed) / double(r.arrivals)) +
+           " %) were killed or dropped before finishing; the latencies describe the rest";
 }
 
 const char* loadBandName(LoadBand b) {

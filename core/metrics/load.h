@@ -87,6 +87,11 @@ const char* loadBandName(LoadBand b);
 // "near saturation" beside "SATURATED: the backlog grew" read as a contradiction).
 std::string loadEvidence(const LoadReport& r);
 
+// What requests got beside the queue, where some were killed or dropped: "168 of 540
+// requests (31 %) were killed or dropped before finishing; the latencies describe the rest"
+// ("" when none were). The window's banner and the report's say it after their band.
+std::string killedPhrase(const LoadReport& r);
+
 // The waiting queue as each request found it on arrival: (arrival time, queue length),
 // in arrival order. The series the verdict is fitted to.
 std::vector<std::pair<double, std::int64_t>> queueAtArrivals(const RunLog& log);

@@ -40,7 +40,9 @@ struct RequestMetrics {
     std::uint16_t resubmissions = 0;
     // Its first prefill began (it was admitted and computed on at least once).
     bool started() const { return queue_delay == queue_delay; }
-    bool inBudget() const { return finished && !(e2el() > budget); }
+    bool inBudget() const { return inBudget(budget); }
+    // Finished within `seconds` (a budget the policy gave it, where it carries none).
+    bool inBudget(double seconds) const { return finished && !(e2el() > seconds); }
     // Seconds (vLLM's definitions); NaN where undefined.
     double ttft() const { return first_token - arrival; }
     double e2el() const { return end - arrival; }

@@ -245,7 +245,7 @@ Summary summarizeWith(const RunLog& log, const std::vector<RequestMetrics>& reqs
         if (const double budget = std::isnan(r.budget) ? opt.default_budget_s : r.budget;
             !std::isnan(budget)) {
             ++s.budget_requests;
-            const bool ok = r.finished && !(r.e2el() > budget);
+            const bool ok = r.inBudget(budget);
             s.in_budget += ok;
             s.mean_quality += ok ? opt.quality.at(r.alpha) : 0.0;
             if (!std::isnan(r.queue_delay)) {

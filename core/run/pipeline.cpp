@@ -323,13 +323,11 @@ PreparedRun prepareRun(const RunSpec& spec, const RunContext& ctx) {
     // A policy that gives requests without one a time budget (TimeBill's `budget`): the
     // summary scores them against it (its "within budget" was shown only for workloads that
     // carry budgets, though Help described it for TimeBill).
-    for (const PolicySpec& ps : policySpecs())
-        if (ps.name == p.policy.name)
-            for (const ParamSpec& q : ps.params)
-                if (q.name == "budget") {
-                    const auto it = p.policy.params.find("budget");
-                    p.summary.default_budget_s = it != p.policy.params.end() ? it->second : q.dflt;
-                }
+    if (const PolicySpec* ps = findPolicy(p.policy.name))
+        if (const ParamSpec* q = ps->param("budget")) {
+            const auto it = p.policy.params.find("budget");
+            p.summary.default_budget_s = it != p.policy.params.end() ? it->second : q->dflt;
+        }
     p.summary.goodput = GoodputSlo::parse(spec.summary.goodput);
     p.summary.percentiles = spec.summary.percentiles;
     if (!spec.summary.quality.empty())
