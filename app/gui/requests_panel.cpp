@@ -50,7 +50,7 @@ RequestsPanel::RequestsPanel(WorkbenchState* state, FindBar* find, std::function
 
     connect(state_, &WorkbenchState::runChanged, this, [this] {
         stale_ = true;
-        if (isVisible()) readRun();
+        if (inView()) readRun();
     });
     connect(state_, &WorkbenchState::workloadChanged, this, [this] {
         model_->clear();
@@ -59,7 +59,7 @@ RequestsPanel::RequestsPanel(WorkbenchState* state, FindBar* find, std::function
     });
     connect(state_, &WorkbenchState::selectionChanged, this, &RequestsPanel::showSelection);
     connect(find_, &FindBar::applied, this, [this] {
-        if (isVisible()) readMatches();
+        if (!stale_ && inView()) readMatches();
     });
     connect(table_->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
             [this](const QModelIndex& now) {
@@ -83,9 +83,21 @@ int RequestsPanel::requestAt(int row) const {
     return i.isValid() ? int(i.data(views::RequestTableModel::RequestRole).toLongLong()) : -1;
 }
 
+bool RequestsPanel::inView() const {
+    return isVisible() && !visibleRegion().isEmpty();
+}
+
 void RequestsPanel::showEvent(QShowEvent* e) {
     QWidget::showEvent(e);
     if (stale_) readRun();
+}
+
+void RequestsPanel::catchUp() {
+    if (!isVisible()) return;
+    if (stale_)
+        readRun();
+    else
+        readMatches(); // Find applied and a request selected meanwhile (it shows the selection)
 }
 
 void RequestsPanel::readRun() {

@@ -22,17 +22,27 @@ ExplainIndex::ExplainIndex(const RunLog& log) : log_(log) {
     else
         decode_ends_.push_back(decodeEnds(log));
     const auto n = static_cast<std::size_t>(std::max(0, log.num_requests));
-    events_of_.resize(n);
-    reasons_of_.resize(n);
-    insights_of_.resize(n);
     output_.assign(n, -1);
     prompt_.assign(n, 0);
     arrival_.assign(n, std::nan(""));
-    for (std::size_t i = 0; i < log.events.size(); ++i) {
-        const Event& e = log.events[i];
+    // Each table in two passes: count per request, then place each index at its slot.
+    // `each(visit)` calls visit(request, index) for every entry, in order.
+    auto build = [n](PerRequest& t, const auto& each) {
+        t.start.assign(n + 1, 0);
+        each([&](std::size_t r, std::uint32_t) { ++t.start[r + 1]; });
+        for (std::size_t r = 0; r < n; ++r) t.start[r + 1] += t.start[r];
+        t.index.resize(t.start[n]);
+        std::vector<std::uint32_t> at(t.start.begin(), t.start.end() - 1);
+        each([&](std::size_t r, std::uint32_t i) { t.index[at[r]++] = i; });
+    };
+    build(events_of_, [&](const auto& visit) {
+        for (std::size_t i = 0; i < log.events.size(); ++i)
+            if (const auto r = static_cast<std::size_t>(log.events[i].req); r < n)
+                visit(r, static_cast<std::uint32_t>(i));
+    });
+    for (const Event& e : log.events) {
         const auto r = static_cast<std::size_t>(e.req);
         if (r >= n) continue;
-        events_of_[r].push_back(static_cast<std::uint32_t>(i));
         if (e.ev == Ev::Arrive) {
             arrival_[r] = e.t;
             prompt_[r] = e.value;
@@ -41,24 +51,30 @@ ExplainIndex::ExplainIndex(const RunLog& log) : log_(log) {
         }
     }
     const auto& ex = log.explain;
-    for (std::size_t i = 0; i < ex.reasons.size(); ++i) {
-        const Reason& r = ex.reasons[i];
-        if (static_cast<std::size_t>(r.req) < n)
-            reasons_of_[static_cast<std::size_t>(r.req)].push_back(static_cast<std::uint32_t>(i));
-        if (r.other >= 0 && static_cast<std::size_t>(r.other) < n && r.other != r.req)
-            reasons_of_[static_cast<std::size_t>(r.other)].push_back(static_cast<std::uint32_t>(i));
-        if (i == 0 || ex.reasons[i - 1].call != r.call) acting_calls_.push_back(r.call);
-    }
-    for (std::size_t i = 0; i < ex.insights.size(); ++i) {
-        const auto r = static_cast<std::size_t>(ex.insights[i].req);
-        if (r < n) insights_of_[r].push_back(static_cast<std::uint32_t>(i));
-    }
+    build(reasons_of_, [&](const auto& visit) {
+        for (std::size_t i = 0; i < ex.reasons.size(); ++i) {
+            const Reason& r = ex.reasons[i];
+            if (static_cast<std::size_t>(r.req) < n)
+                visit(static_cast<std::size_t>(r.req), static_cast<std::uint32_t>(i));
+            if (r.other >= 0 && static_cast<std::size_t>(r.other) < n && r.other != r.req)
+                visit(static_cast<std::size_t>(r.other), static_cast<std::uint32_t>(i));
+        }
+    });
+    for (std::size_t i = 0; i < ex.reasons.size(); ++i)
+        if (i == 0 || ex.reasons[i - 1].call != ex.reasons[i].call)
+            acting_calls_.push_back(ex.reasons[i].call);
+    build(insights_of_, [&](const auto& visit) {
+        for (std::size_t i = 0; i < ex.insights.size(); ++i)
+            if (const auto r = static_cast<std::size_t>(ex.insights[i].req); r < n)
+                visit(r, static_cast<std::uint32_t>(i));
+    });
     // A request's samples are recorded in time order but for its arrival, sampled when the
     // engine saw it (at the end of a stretch, with the arrival's time): keep them sorted.
-    for (auto& v : insights_of_)
-        std::stable_sort(v.begin(), v.end(), [&](std::uint32_t a, std::uint32_t b) {
-            return ex.insights[a].t < ex.insights[b].t;
-        });
+    for (std::size_t r = 0; r < n; ++r)
+        std::stable_sort(
+            insights_of_.index.begin() + insights_of_.start[r],
+            insights_of_.index.begin() + insights_of_.start[r + 1],
+            [&](std::uint32_t a, std::uint32_t b) { return ex.insights[a].t < ex.insights[b].t; });
     kv_ = lod::kvSeries(log);
 }
 
