@@ -4,6 +4,7 @@
 #include "chart_tools.h"
 
 #include <QFileInfo>
+#include <QResizeEvent>
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -93,6 +94,7 @@ void SweepChart::setCurves(const QString& x_label, const QString& y_label, bool 
         yAxis->setRange(ylo - ypad, yhi + ypad);
     }
     setMarker(marker_x_);
+    fitLegend(width());
     replot(QCustomPlot::rpQueuedReplot);
 }
 
@@ -151,6 +153,7 @@ void SweepChart::setTradeoff(const QString& x_label, const QString& y_label,
         yAxis->setRange(ylo - 0.06 * (yhi - ylo), yhi + 0.06 * (yhi - ylo));
     }
     marker_->setVisible(false);
+    fitLegend(width());
     replot(QCustomPlot::rpQueuedReplot);
 }
 
@@ -178,7 +181,25 @@ void SweepChart::setCapacityMarks(const std::vector<CapacityMark>& marks) {
 }
 
 void SweepChart::saveAs(const QString& path, int width, int height) {
+    fitLegend(width);
     saveChart(this, path, width, height);
+    fitLegend(this->width());
+}
+
+void SweepChart::resizeEvent(QResizeEvent* e) {
+    fitLegend(e->size().width());
+    QCustomPlot::resizeEvent(e);
+}
+
+void SweepChart::fitLegend(int width) {
+    int widest = 1;
+    for (int i = 0; i < legend->itemCount(); ++i)
+        if (QCPAbstractLegendItem* it = legend->item(i))
+            widest = std::max(widest, it->minimumOuterSizeHint().width());
+    const int columns = std::max(1, (width - 20) / (widest + legend->columnSpacing()));
+    if (legend->wrap() == columns) return;
+    legend->setWrap(columns);
+    legend->setFillOrder(QCPLayoutGrid::foColumnsFirst, true); // re-laid with the new wrap
 }
 
 void SweepChart::setMarker(double x) {
@@ -215,7 +236,8 @@ std::vector<SweepCurve> sweepCurves(const sweep::Table& t, const std::vector<dou
         SweepCurve& cv = curves[pos->second];
         cv.x.push_back(against ? row.mean[*against] : x[r]);
         cv.mean.push_back(row.mean[metric]);
-        cv.lo.push_back(row.mean[metric] - row.half[metric]);
+        cv.lo.push_back(
+            std::max(row.mean[metric] - row.half[metric], sweep::metricFloor(t.metrics[metric])));
         cv.hi.push_back(row.mean[metric] + row.half[metric]);
     }
     return curves;

@@ -48,7 +48,13 @@ public:
     int curveCount() const { return curves_; }
     bool tradeoff() const { return tradeoff_; }
 
+protected:
+    void resizeEvent(QResizeEvent* e) override;
+
 private:
+    // The legend in as many columns as fit `width` pixels, wrapping to more rows (in one
+    // row, four policies' curves ran past the chart's edge, cut).
+    void fitLegend(int width);
     QCPItemStraightLine* marker_ = nullptr;
     double marker_x_ = 0;
     int curves_ = 0;

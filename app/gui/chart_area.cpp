@@ -367,6 +367,9 @@ void ChartArea::followInspector(InspectorPanel* inspector) {
     });
     connect(timeline_, &views::TimelineView::requestClicked, this, &ChartArea::inspectorWanted);
     connect(timeline_, &views::TimelineView::requestClicked, state_, &WorkbenchState::setSelection);
+    // A match stepped to is a request picked, as a click on its row: its story shows (the
+    // Policy panel scrolled to its card instead, the sliders out of view).
+    connect(find_, &FindBar::stepped, this, &ChartArea::inspectorWanted);
     // M with no stretch selected zooms to the selected request's life (arrival to end).
     connect(state_, &WorkbenchState::selectionChanged, this, [this] {
         const auto& r = state_->run();

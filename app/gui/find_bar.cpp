@@ -144,6 +144,7 @@ void FindBar::step(int by) {
     timeline_->scrollToRequest(id);
     // The request's card, at its arrival.
     state_->setSelection(id, (*run->rows)[std::size_t(id)].arrival);
+    Q_EMIT stepped();
 }
 
 void FindBar::nextMatch() {

@@ -51,6 +51,7 @@ public:
 Q_SIGNALS:
     void applied();    // the search was (re-)evaluated
     void rowsWanted(); // the timeline's rows should follow (only matches toggled or re-evaluated)
+    void stepped();    // next or previous match selected (as a click on its row would)
 
 private:
     void step(int by);

@@ -285,12 +285,10 @@ InspectorPanel::InspectorPanel(QWidget* parent) : QWidget(parent) {
     views::sayWhenEmpty(chart_, tr("Click a request on the timeline, or a decision above: its "
                                    "predicted and true remaining tokens over its life are "
                                    "drawn here."));
-    bv->addWidget(chart_, 2);
     budget_ = new QLabel;
     budget_->setWordWrap(true);
     budget_->setTextInteractionFlags(Qt::TextSelectableByMouse);
     budget_->setVisible(false);
-    bv->addWidget(budget_);
     story_ = new QListWidget;
     story_->setObjectName(QStringLiteral("inspectorStory"));
     story_->setWordWrap(true);
@@ -301,6 +299,10 @@ InspectorPanel::InspectorPanel(QWidget* parent) : QWidget(parent) {
     // scrolls to it.
     story_->setMinimumHeight(story_->fontMetrics().lineSpacing() * 6 + 8);
     bv->addWidget(story_, 2);
+    bv->addWidget(budget_); // TimeBill's plan for it, after its story (it left the list two lines)
+    // The chart after the story: the "why" first, in view at 1366x768 (under the chart it
+    // was below the request part's fold, and opened at its last line).
+    bv->addWidget(chart_, 2);
 
     auto* split = new QSplitter(Qt::Vertical);
     split_ = split;
@@ -882,13 +884,19 @@ void InspectorPanel::refreshRequest() {
         story_->addItem(item);
     }
     addWaitsBefore(std::numeric_limits<double>::infinity());
-    // The line at or just before the time it was picked at.
-    for (int i = story_->count() - 1; i >= 0; --i)
-        if (story_->item(i)->data(Qt::UserRole).toDouble() <= req_t_ + 1e-9) {
-            story_->setCurrentRow(i);
-            story_->scrollToItem(story_->item(i), QAbstractItemView::PositionAtCenter);
-            break;
-        }
+    // The line at or just before the time it was picked at, shown from the first line of
+    // that instant down: its "why" comes before what it did, and a why wraps to several
+    // lines (centred on the last line of the instant, the why was above the view at 1366).
+    for (int i = story_->count() - 1; i >= 0; --i) {
+        const double t = story_->item(i)->data(Qt::UserRole).toDouble();
+        if (t > req_t_ + 1e-9) continue;
+        int first = i;
+        while (first > 0 && story_->item(first - 1)->data(Qt::UserRole).toDouble() >= t - 1e-9)
+            --first;
+        story_->setCurrentRow(i);
+        story_->scrollToItem(story_->item(first), QAbstractItemView::PositionAtTop);
+        break;
+    }
 }
 
 } // namespace kairos::app

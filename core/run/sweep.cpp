@@ -484,7 +484,8 @@ std::string Table::csv() const {
         out += std::to_string(r.runs) + "," + std::to_string(r.ok);
         for (std::size_t c = 0; c < metrics.size(); ++c) {
             const double m = r.mean[c], h = r.half[c];
-            out += "," + num(m) + "," + (std::isfinite(m) ? num(m - h) : "") + "," +
+            out += "," + num(m) + "," +
+                   (std::isfinite(m) ? num(std::max(m - h, metricFloor(metrics[c]))) : "") + "," +
                    (std::isfinite(m) ? num(m + h) : "");
         }
         out += "\n";
@@ -500,9 +501,10 @@ json Table::toJson() const {
         for (std::size_t i = 0; i < axes.size(); ++i) point[axes[i]] = r.values[i];
         json metrics_j = json::object();
         for (std::size_t c = 0; c < metrics.size(); ++c)
-            metrics_j[metrics[c]] = {{"mean", jn(r.mean[c])},
-                                     {"lo", jn(r.mean[c] - r.half[c])},
-                                     {"hi", jn(r.mean[c] + r.half[c])}};
+            metrics_j[metrics[c]] = {
+                {"mean", jn(r.mean[c])},
+                {"lo", jn(std::max(r.mean[c] - r.half[c], metricFloor(metrics[c])))},
+                {"hi", jn(r.mean[c] + r.half[c])}};
         rows_j.push_back(
             {{"point", point}, {"runs", r.runs}, {"ok", r.ok}, {"metrics", metrics_j}});
     }
@@ -598,6 +600,10 @@ bool higherIsBetter(const std::string& metric) {
         "completed",       "request_throughput", "goodput_fraction", "output_throughput",
         "completion_rate", "mean_quality",       "utility_pct"};
     return more.count(metric) > 0;
+}
+
+double metricFloor(const std::string& metric) {
+    return metric.find("utility") != std::string::npos ? -INFINITY : 0.0;
 }
 
 std::vector<std::size_t> paretoFront(const std::vector<std::pair<double, double>>& points,

@@ -130,6 +130,10 @@ Table aggregate(const Definition& d, const std::vector<Point>& points,
 // Whether more is better for a summaryMetrics name (throughput, goodput, completions,
 // budgets met, quality, utility) or less (latencies, queueing, KV, preemptions, kills).
 bool higherIsBetter(const std::string& metric);
+// The least value a summaryMetrics name can take: 0 for every count, rate, latency, share
+// and size; -infinity for a utility (a late urgent task's utility is negative). A 95 %
+// band is cut there: mean - half of a latency near 0 went below it in the Sweep chart.
+double metricFloor(const std::string& metric);
 // The points no other point beats on both coordinates (at least as good on both and better
 // on one), as indices sorted by x; NaN points are never on it.
 std::vector<std::size_t> paretoFront(const std::vector<std::pair<double, double>>& points,

@@ -12,6 +12,21 @@
 namespace kairos {
 
 namespace {
+// nlohmann's message without its own prefix ("[json.exception.parse_error.101] parse error
+// at line 1, column 59: "), which counted lines within the record, not the file's; the
+// column is given by the caller, counted in the file's line.
+std::string jsonWhat(const nlohmann::json::exception& e, long column) {
+    std::string what = e.what();
+    if (const auto bracket = what.find("] ");
+        what.rfind("[json.exception.", 0) == 0 && bracket != std::string::npos)
+        what.erase(0, bracket + 2);
+    if (what.rfind("parse error", 0) == 0)
+        if (const auto colon = what.find(": "); colon != std::string::npos)
+            what.erase(0, colon + 2);
+    return "not valid JSON" +
+           (column > 0 ? " (column " + std::to_string(column) + ")" : std::string()) + ": " + what;
+}
+
 // The deepest nesting of arrays and objects outside strings, and the offset of the
 // bracket that first went past `limit` (the scan stops there; npos when none did).
 std::pair<int, std::size_t> scanDepth(std::string_view text, int limit) {
@@ -116,8 +131,10 @@ nlohmann::json parseJsonObjectLine(const std::string& line, const std::string& f
     } catch (const Duplicate& d) {
         throw InputError(file, lineno, d.path,
                          "given twice in one object (JSON names each key once)");
+    } catch (const nlohmann::json::parse_error& e) {
+        throw InputError(file, lineno, "", jsonWhat(e, long(e.byte)));
     } catch (const nlohmann::json::exception& e) {
-        throw InputError(file, lineno, "", std::string("not valid JSON: ") + e.what());
+        throw InputError(file, lineno, "", jsonWhat(e, 0));
     }
     if (!j.is_object()) throw InputError(file, lineno, "", "expected a JSON object");
     return j;
@@ -144,10 +161,13 @@ nlohmann::json parseJsonDocument(std::string_view text, const std::string& file,
         throw InputError(file, JsonLines(text, first_line).line(d.path), d.path,
                          "given twice in one object (JSON names each key once)");
     } catch (const nlohmann::json::parse_error& e) {
-        throw InputError(file, lineAt(e.byte > 0 ? e.byte - 1 : 0), "",
-                         std::string("not valid JSON: ") + e.what());
+        // The column within the file's line of the byte nlohmann stopped at (1-based).
+        const std::size_t at = std::min<std::size_t>(e.byte > 0 ? e.byte - 1 : 0, text.size());
+        const std::size_t nl = at == 0 ? std::string_view::npos : text.rfind('\n', at - 1);
+        const long column = long(at - (nl == std::string_view::npos ? 0 : nl + 1)) + 1;
+        throw InputError(file, lineAt(at), "", jsonWhat(e, column));
     } catch (const nlohmann::json::exception& e) {
-        throw InputError(file, 0, "", std::string("not valid JSON: ") + e.what());
+        throw InputError(file, 0, "", jsonWhat(e, 0));
     }
 }
 

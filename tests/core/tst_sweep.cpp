@@ -78,6 +78,28 @@ private slots:
 
     // The Pareto front by hand: lower-better on both, (1,5) (2,3) (4,1) are the front; (3,4)
     // is beaten by (2,3); (2,3) again (a tie) is kept once per index; NaN is never on it.
+    // A 95 % band is cut at what the metric can be: a latency's at 0, a utility's not at all
+    // (by hand: mean 1, half-width 3 -> [0, 4]; mean -5, half-width 3 -> [-8, -2]).
+    void bandStopsAtTheMetricsFloor() {
+        sweep::Table t;
+        t.axes = {"C"};
+        t.metrics = {"ttft_mean_ms", "utility_pct"};
+        sweep::Table::Row r;
+        r.values = {"0.5"};
+        r.runs = r.ok = 3;
+        r.mean = {1.0, -5.0};
+        r.half = {3.0, 3.0};
+        t.rows.push_back(r);
+        QCOMPARE(QString::fromStdString(t.csv()).split('\n').at(1),
+                 QStringLiteral("0.5,3,3,1,0,4,-5,-8,-2"));
+        const auto j = t.toJson();
+        QCOMPARE(j["rows"][0]["metrics"]["ttft_mean_ms"]["lo"].get<double>(), 0.0);
+        QCOMPARE(j["rows"][0]["metrics"]["utility_pct"]["lo"].get<double>(), -8.0);
+        // Read back, the band is the same (its half-width from the upper bound).
+        const auto back = sweep::Table::fromJson(j, "t");
+        QCOMPARE(back.rows[0].half[0], 3.0);
+    }
+
     void paretoFrontByHand() {
         const std::vector<std::pair<double, double>> p = {{4, 1}, {3, 4},   {1, 5},
                                                           {2, 3}, {NAN, 0}, {5, 5}};

@@ -873,6 +873,10 @@ private slots:
         w.charts()->findBar()->nextMatch();
         QCOMPARE(w.charts()->findBar()->currentMatch(), int(killed.front()));
         QCOMPARE(w.charts()->timeline()->currentMark(), int(killed.front()));
+        // A match stepped to is a request picked, as a click on its row: its story shows in
+        // the Inspector, raised (the Policy panel had scrolled to its card instead).
+        QTRY_VERIFY(!w.inspectorDock()->visibleRegion().isEmpty());
+        QCOMPARE(w.inspector()->request(), int(killed.front()));
         QVERIFY2(w.policyPanel()->cardText().contains(QStringLiteral("killed")),
                  qPrintable(w.policyPanel()->cardText()));
         QVERIFY2(
