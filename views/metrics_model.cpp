@@ -128,6 +128,10 @@ void MetricsModel::setPinnedName(const QString& name) {
 }
 
 QVariant MetricsModel::headerData(int section, Qt::Orientation o, int role) const {
+    // The pinned run's whole name on hover: its column is as wide as its numbers, and a
+    // long name ("pinned timebill k=20, KV 50,838") is cut there.
+    if (o == Qt::Horizontal && role == Qt::ToolTipRole && section == Pinned)
+        return pinned_name_.isEmpty() ? tr("pinned") : pinned_name_;
     if (o != Qt::Horizontal || role != Qt::DisplayRole) return {};
     switch (section) {
     case Metric:

@@ -231,9 +231,10 @@ QString overloadBanner(const Summary& s, const QString& who) {
     const bool near = band == LoadBand::NearSaturation || keeps;
     const QString kills =
         some_killed ? QStringLiteral(" %1.").arg(esc(killedPhrase(load))) : QString();
-    const QString rates = QStringLiteral("%1 req/s offered, %2 req/s served")
-                              .arg(load.offered_rate, 0, 'f', 2)
-                              .arg(s.request_throughput, 0, 'f', 2);
+    const QString rates =
+        QStringLiteral("%1 req/s offered, %2 req/s served over the whole run, its tail included")
+            .arg(load.offered_rate, 0, 'f', 2)
+            .arg(s.request_throughput, 0, 'f', 2);
     // The evidence without the verdict's own word: the banner names the band ("near
     // saturation ... (SATURATED: the backlog grew ...)" read as a contradiction).
     const QString verdict = QString::fromStdString(loadEvidence(load)).toHtmlEscaped();

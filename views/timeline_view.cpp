@@ -683,6 +683,20 @@ QString TimelineView::describe(const lod::Row& r, double t, const lod::Row* pinn
                        .arg(r.output)
                        .arg(r.preemptions);
     if (robot && s) text += tr("\nrobot executing a segment");
+    // Its whole wait, every stretch (the Inspector's "waited"): the phase above is only
+    // the stretch at t ("queued ... (54.2 s)" beside the Inspector's "waited 54.67 s").
+    double waited = 0;
+    int stretches = 0;
+    for (const lod::Span& w : r.spans)
+        if (w.kind == lod::SpanKind::Queued || w.kind == lod::SpanKind::Preempted ||
+            w.kind == lod::SpanKind::Suspended) {
+            waited += w.t1 - w.t0;
+            ++stretches;
+        }
+    if (stretches > 1)
+        text += tr("\nwaited %1 in all, in %2 stretches (queued, preempted, suspended)")
+                    .arg(QString::fromStdString(text::duration(waited)))
+                    .arg(stretches);
     if (pinned)
         text += tr("\npinned run: end %1 s (%2, this run %3%4), %5 preemption(s)")
                     .arg(pinned->end, 0, 'f', 3)

@@ -61,6 +61,7 @@
 #include <QSettings>
 #include <QStatusBar>
 #include <QTabBar>
+#include <QTableView>
 #include <QThreadPool>
 #include <QTimer>
 #include <QUndoStack>
@@ -332,12 +333,26 @@ void MainWindow::fitMetricsDock() {
     if (!metrics_dock_ || metrics_dock_->visibleRegion().isEmpty()) return;
     // A pinned run's two more columns (pinned, change) get up to 38 % of the window.
     const int room = metrics_->columns() > 2 ? int(width() * 0.38) : rightColumnRoom(metrics_dock_);
-    const int want = std::min(metrics_->wantedWidth(), room);
-    resizeDocks({metrics_dock_}, {std::max(want, metrics_->minimumTableWidth())}, Qt::Horizontal);
+    // The table's width and what the dock puts around it (its frame, the panel's scroll
+    // area): fitted to the table alone, a pinned table's change column was cut.
+    const int chrome = std::max(0, metrics_dock_->width() - metrics_->table()->width());
+    const int want = std::min(metrics_->wantedWidth() + chrome, room);
+    // The size given is the column's, the group's tab bar on its edge included.
+    int tabs = 0;
+    for (const QTabBar* bar : findChildren<QTabBar*>())
+        if (bar->isVisible() && bar->shape() == QTabBar::RoundedEast)
+            for (int i = 0; i < bar->count(); ++i)
+                if (bar->tabText(i) == metrics_dock_->windowTitle()) tabs = bar->width();
+    resizeDocks({metrics_dock_}, {std::max(want, metrics_->minimumTableWidth() + chrome) + tabs},
+                Qt::Horizontal);
 }
 
 void MainWindow::keepTimelineWide() {
-    if (!inspector_dock_->isVisible() || inspector_dock_->isFloating()) return;
+    // The Inspector in view only: behind another tab of its group Qt still counts it
+    // visible, and sizing the column for it took a pinned Metrics table's change column.
+    if (!inspector_dock_->isVisible() || inspector_dock_->isFloating() ||
+        inspector_dock_->visibleRegion().isEmpty())
+        return;
     const int room = std::max(inspector_->neededWidth(), rightColumnRoom(inspector_dock_));
     if (inspector_dock_->width() > room || inspector_dock_->width() < inspector_->neededWidth() ||
         (inspector_dock_->width() < std::min(room, int(width() * 0.36)) && !inspector_sized_)) {
@@ -580,8 +595,13 @@ void MainWindow::buildUi() {
     connect(inspector_, &InspectorPanel::widthWanted, this, [this] { keepTimelineWide(); });
     // The Inspector in view tells a picked request's story: the Policy panel stays where the
     // user has it (it scrolled to its own card, the sliders out of view).
+    // Nor does it when the request was picked in the Requests table: the table is where the
+    // user works (the panel scrolled to its bottom under a click on a row).
     policy_panel_->setRevealCardWhen([this] {
-        return !inspector_dock_->isVisible() || inspector_dock_->visibleRegion().isEmpty();
+        const auto inView = [](const QDockWidget* d) {
+            return d->isVisible() && !d->visibleRegion().isEmpty();
+        };
+        return !inView(inspector_dock_) && !inView(requests_dock_);
     });
     // A request picked (its story in the Inspector) never narrows the timeline below 60 %.
     connect(state_, &WorkbenchState::selectionChanged, this,

@@ -8,8 +8,10 @@
 #include <QLabel>
 #include <QPushButton>
 #include <QScrollBar>
+#include <QStyle>
 #include <QTableView>
 #include <QVBoxLayout>
+#include <algorithm>
 
 namespace kairos::app {
 
@@ -65,8 +67,26 @@ void MetricsPanel::show(const RunView* run, const RunView* pinned, const QString
     if (!model_->note().isEmpty()) lines << model_->note();
     note_->setText(lines.join(QLatin1Char('\n')));
     note_->setVisible(!lines.isEmpty());
-    if (model_->columnCount() > 0)
-        table_->horizontalHeader()->setSectionResizeMode(0, QHeaderView::Stretch);
+    QHeaderView* h = table_->horizontalHeader();
+    if (model_->columnCount() > 2) {
+        h->setSectionResizeMode(0, QHeaderView::Fixed);
+        h->resizeSection(0, wrappedNameWidth());
+        // The pinned column as wide as its numbers, its heading cut to fit (whole on hover):
+        // a long name ("pinned timebill k=20, KV 50,838") pushed the change column out.
+        constexpr int kPinned = 2;
+        const int numbers = static_cast<QAbstractItemView*>(table_)->sizeHintForColumn(kPinned);
+        const int least = h->fontMetrics().horizontalAdvance(tr("pinned ...")) + 12;
+        h->setSectionResizeMode(kPinned, QHeaderView::Fixed);
+        h->resizeSection(kPinned, std::max({numbers, least,
+                                            std::min(h->sectionSizeHint(kPinned), numbers + 40)}));
+    } else if (model_->columnCount() > 0) {
+        h->setSectionResizeMode(0, QHeaderView::Stretch);
+    }
+    // Beside a pinned run the names wrap (their rows as tall as they need), so that four
+    // columns fit in a quarter of a 1366-pixel window: in 220 px they were cut to "...",
+    // and whole on one line the panel took 370 px, the timeline under half the window.
+    table_->verticalHeader()->setSectionResizeMode(
+        model_->columnCount() > 2 ? QHeaderView::ResizeToContents : QHeaderView::Interactive);
     if (model_->columnCount() != columns_) {
         columns_ = model_->columnCount();
         Q_EMIT columnsChanged();
@@ -75,9 +95,26 @@ void MetricsPanel::show(const RunView* run, const RunView* pinned, const QString
 
 int MetricsPanel::wantedWidth() const {
     int want = table_->frameWidth() * 2 + table_->verticalScrollBar()->sizeHint().width();
+    // Each number column as its contents and header ask (measured now: the header's own
+    // sizes follow at its next layout, and a pinned table was fitted to the last run's).
+    const QHeaderView* h = table_->horizontalHeader();
     for (int c = 0; c < model_->columnCount(); ++c)
-        want += table_->horizontalHeader()->sectionSize(c);
+        want += h->sectionResizeMode(c) != QHeaderView::ResizeToContents
+                    ? h->sectionSize(c) // the names wrapped, the pinned numbers (show)
+                    : std::max(h->sectionSizeHint(c),
+                               static_cast<const QAbstractItemView*>(table_)->sizeHintForColumn(c));
     return want;
+}
+
+int MetricsPanel::wrappedNameWidth() const {
+    // The longest word of any name, and room for its cell's margins.
+    const QFontMetrics fm(table_->font());
+    int widest = 0;
+    for (int r = 0; r < model_->rowCount(); ++r)
+        for (const QString& word : model_->index(r, 0).data().toString().split(QLatin1Char(' ')))
+            widest = std::max(widest, fm.horizontalAdvance(word));
+    return std::clamp(widest + 2 * table_->style()->pixelMetric(QStyle::PM_FocusFrameHMargin) + 8,
+                      80, 160);
 }
 
 int MetricsPanel::minimumTableWidth() const {

@@ -35,6 +35,9 @@ public:
     // The width that shows every column whole (the window fits its dock to it, capped).
     int wantedWidth() const;
     int minimumTableWidth() const;
+    QTableView* table() const { return table_; }
+    // Beside a pinned run: the names' column wrapped at their longest word.
+    int wrappedNameWidth() const;
 
     int columns() const { return columns_; } // metric, value (and pinned, change)
 

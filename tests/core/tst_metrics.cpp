@@ -159,14 +159,22 @@ private slots:
 
     // Two runs alike in every metric say so, and why that nearly always is (nobody waited
     // long enough to be reordered): report --compare printed a table of '=' alone.
+    // Two runs of one setting say that instead (a run pinned, k moved and undone).
     void identicalRunsSaySo() {
         Summary a;
         a.num_requests = a.completed = 4;
         a.ttft_ms.mean = 120;
         a.load.max_queue = 3;
+        a.policy = "sjf";
+        Summary other = a;
+        other.policy = "fcfs";
+        const Comparison alike = compare({&a}, {&other});
+        QVERIFY2(alike.note.rfind("every metric is the same", 0) == 0, alike.note.c_str());
+        QVERIFY(alike.note.find("at most 3 waited") != std::string::npos);
         const Comparison same = compare({&a}, {&a});
-        QVERIFY2(same.note.rfind("every metric is the same", 0) == 0, same.note.c_str());
-        QVERIFY(same.note.find("at most 3 waited") != std::string::npos);
+        QCOMPARE(same.note, std::string("every metric is the same: both runs have the same "
+                                        "settings (sjf), and a simulation run twice is the "
+                                        "same run"));
         Summary b = a;
         b.ttft_ms.mean = 130;
         QVERIFY(compare({&a}, {&b}).note.empty());
@@ -744,9 +752,15 @@ private slots:
         QCOMPARE(s.in_budget, std::int64_t(0));
         // The comparison table carries it.
         bool shown = false;
-        for (const MetricRow& m : keyMetrics(s))
+        std::set<std::string> keys, labels;
+        for (const MetricRow& m : keyMetrics(s)) {
             if (m.key == "within_budget_pct") shown = m.value == 0.0;
+            // Each figure once: the same three were listed twice under other names.
+            QVERIFY2(keys.insert(m.key).second, m.key.c_str());
+            QVERIFY2(labels.insert(m.label).second, m.label.c_str());
+        }
         QVERIFY(shown);
+        QVERIFY(!keys.count("completion_rate")); // within_budget_pct is it
     }
 
     void shedsLoadCountsWhatRequestsGot() {

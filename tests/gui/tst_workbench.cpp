@@ -58,6 +58,7 @@
 #include <QElapsedTimer>
 #include <QFile>
 #include <QFileDialog>
+#include <QHeaderView>
 #include <QImage>
 #include <QLabel>
 #include <QLineEdit>
@@ -2727,6 +2728,42 @@ private slots:
         QVERIFY(bench.next() > 0);
         QVERIFY2(w.charts()->pinnedName().startsWith(QStringLiteral("pinned sprpt_lp C=0.8, KV ")),
                  qPrintable(w.charts()->pinnedName()));
+    }
+
+    // A pinned run's table at 1366x768: every name whole (wrapped at its longest word), every
+    // column in view with its numbers whole (the change column was behind a scroll bar, the
+    // names cut to "Com..."), a long pinned name cut in its heading and whole on hover, and
+    // the timeline keeps more than half the window.
+    void pinnedTableFitsAt1366() {
+        Bench bench(Opts().workload(loadedWorkload()).policy("sprpt_lp"));
+        auto& w = bench.w;
+        QVERIFY(bench.showAt(QSize(1366, 768)));
+        w.pin();
+        w.policyPanel()->slider("C")->setValue(0.3);
+        QVERIFY(bench.next() > 0);
+        w.policyPanel()->slider("kv")->setValue(0.9); // a long name: "pinned ... C=0.8, KV ..."
+        QVERIFY(bench.next() > 0);
+        QTableView* table = w.metricsPanel()->table();
+        const views::MetricsModel* model = w.metricsPanel()->model();
+        QCOMPARE(model->columnCount(), 4);
+        QTRY_VERIFY2(table->horizontalScrollBar()->maximum() == 0,
+                     qPrintable(QString("%1 px of columns in %2 px")
+                                    .arg(table->horizontalHeader()->length())
+                                    .arg(table->viewport()->width())));
+        const QFontMetrics fm(table->font());
+        for (int r = 0; r < model->rowCount(); ++r) {
+            for (const QString& word : model->index(r, 0).data().toString().split(QLatin1Char(' ')))
+                QVERIFY2(fm.horizontalAdvance(word) <= table->columnWidth(0), qPrintable(word));
+            for (int c = 1; c < 4; ++c)
+                QVERIFY2(fm.horizontalAdvance(model->index(r, c).data().toString()) <=
+                             table->columnWidth(c),
+                         qPrintable(model->index(r, c).data().toString()));
+        }
+        QVERIFY(model->headerData(2, Qt::Horizontal, Qt::ToolTipRole)
+                    .toString()
+                    .startsWith(QStringLiteral("pinned sprpt_lp C=0.8, KV ")));
+        QVERIFY2(w.charts()->timeline()->width() > w.width() / 2,
+                 qPrintable(QString::number(w.charts()->timeline()->width())));
     }
 
     // A window opened without --profile runs robot plans on TimelyLLM's device (Llama3-8B
