@@ -528,6 +528,20 @@ private slots:
                      QString("Pessimism k has little left to win here: %1 of 400 requests")
                          .arg(w.lastResult()->summary.in_budget)),
                  qPrintable(w.charts()->hintText()));
+        // Between the two, k trades: the run's figures first (a narrow banner cut them).
+        w.policyPanel()->slider("budget")->setValue(60);
+        QVERIFY(waitForResult(spy) > 0);
+        {
+            const Summary& s = w.lastResult()->summary;
+            QVERIFY(s.completion_rate < 0.95 && 2 * s.load.killed <= s.load.arrivals);
+            QVERIFY2(w.charts()->hintText().startsWith(
+                         QString("Pessimism k trades answer quality for misses: now %1 of 400 "
+                                 "within budget, mean KV evicted %2, quality proxy %3.")
+                             .arg(s.in_budget)
+                             .arg(s.mean_alpha, 0, 'f', 2)
+                             .arg(s.mean_quality, 0, 'f', 2)),
+                     qPrintable(w.charts()->hintText()));
+        }
 
         Bench calm(chatSample("sprpt_lp"));
         QVERIFY(calm.next() > 0);
