@@ -1084,23 +1084,20 @@ QString MainWindow::sliderHint(const RunView& r) {
         // test raised k from 1 to 100 at 99 % within budget: the misses never moved): say so,
         // with the run's own figures.
         const Summary& sum = r.summary;
-        if (sum.budget_requests > 0 && sum.completion_rate >= 0.95)
-            return tr("Pessimism k has little left to win here: %1 of %2 requests finish within "
-                      "their budget. Raising it evicts more KV (mean alpha %3, quality proxy %4) "
-                      "for few or no fewer misses; lower the budget to see it trade.")
-                .arg(sum.in_budget)
-                .arg(sum.budget_requests)
-                .arg(sum.mean_alpha, 0, 'f', 2)
-                .arg(sum.mean_quality, 0, 'f', 2);
-        // The run's figures first, where a narrow banner cuts the rest (an outside test read
-        // "Try: raise pessimism k" at every k while the quality proxy fell 0.93 -> 0.28 for
-        // 27 -> 23 killed, the cost only in the tooltip).
+        // Between the two ends, the run's figures first, where a narrow banner cuts the rest
+        // (an outside test read "Try: raise pessimism k" at every k while the quality proxy
+        // fell 0.93 -> 0.28 for 27 -> 23 killed, the cost only in the tooltip).
         if (sum.budget_requests > 0)
-            return tr("Pessimism k trades answer quality for misses: now %1 of %2 within "
-                      "budget, mean KV evicted %3, quality proxy %4. A higher k plans each "
-                      "request for k x its predicted decode time and evicts more of its KV to "
-                      "finish in its budget; one that cannot fit even then is killed or "
-                      "skipped.")
+            return (sum.completion_rate >= 0.95
+                        ? tr("Pessimism k has little left to win here: %1 of %2 requests finish "
+                             "within their budget. Raising it evicts more KV (mean alpha %3, "
+                             "quality proxy %4) for few or no fewer misses; lower the budget to "
+                             "see it trade.")
+                        : tr("Pessimism k trades answer quality for misses: now %1 of %2 "
+                             "within budget, mean KV evicted %3, quality proxy %4. A higher k "
+                             "plans each request for k x its predicted decode time and evicts "
+                             "more of its KV to finish in its budget; one that cannot fit even "
+                             "then is killed or skipped."))
                 .arg(sum.in_budget)
                 .arg(sum.budget_requests)
                 .arg(sum.mean_alpha, 0, 'f', 2)
