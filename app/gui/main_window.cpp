@@ -993,12 +993,22 @@ void MainWindow::showResult(std::shared_ptr<const RunView> r) {
     // The timeline's frame built beside the summary, if the view still looks as planned.
     if (r->frame) charts_->timeline()->offerFrame(*r->frame);
     charts_->setHint(sliderHint(*r));
-    // What happened first, the policy's settings after (a narrow status bar cuts the end).
-    statusBar()->showMessage(tr("%1 requests simulated in %2 ms (job %3): %4")
+    // What happened first, the policy's settings after, cut with an ellipsis where the
+    // status bar is narrow (it cut mid-word: "predictor=trail(bins=10, ev"), whole on hover.
+    {
+        const QString line = tr("%1 requests simulated in %2 ms (job %3): %4")
                                  .arg(r->summary.num_requests)
                                  .arg(r->wall_ms, 0, 'f', 1)
                                  .arg(r->job)
-                                 .arg(QString::fromStdString(r->summary.policy)));
+                                 .arg(QString::fromStdString(r->summary.policy));
+        // The message is drawn left of the permanent widgets (the device label first).
+        const QWidget* device = device_->label();
+        const int room =
+            (device->isVisible() && device->x() > 0 ? device->x() : statusBar()->width() / 2) - 16;
+        statusBar()->setToolTip(line);
+        statusBar()->showMessage(
+            room > 80 ? statusBar()->fontMetrics().elidedText(line, Qt::ElideRight, room) : line);
+    }
     Q_EMIT resultShown(r->job);
     sessions_->runShown();
     // --compare: the first run shown is the reference; pin it and run the chosen policy.

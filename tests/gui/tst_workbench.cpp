@@ -352,6 +352,12 @@ private slots:
         QVERIFY2(w.statusBar()->currentMessage().contains(QRegularExpression("^\\d+ requests "
                                                                              "simulated in")),
                  qPrintable(w.statusBar()->currentMessage()));
+        // At 1366 the policy's settings do not fit: cut with an ellipsis, whole on hover
+        // (it was cut mid-word).
+        QVERIFY2(w.statusBar()->currentMessage().endsWith(QChar(0x2026)),
+                 qPrintable(w.statusBar()->currentMessage()));
+        QVERIFY(w.statusBar()->toolTip().endsWith(
+            QString::fromStdString(w.lastResult()->summary.policy)));
         auto* bar = w.statusBar()->findChild<QProgressBar*>();
         auto* label = w.statusBar()->findChild<QLabel*>(QStringLiteral("execLabel"));
         QVERIFY(bar && label && !bar->isVisible());
