@@ -245,8 +245,10 @@ void KvChart::updateYRange() {
     for (const auto* kv : {kv_.get(), pinned_.get(), held_.get()})
         if (kv)
             for (const auto& pt : *kv) peak = std::max(peak, pt.second);
+    // Up to the highest of them too: a pinned run on a larger capacity ran off the top
+    // (its line cut from 30 s to 238 s under a halved KV slider).
     const bool cap_on_scale = peak >= capacity_ / 3;
-    yAxis->setRange(0, std::max(1.0, cap_on_scale ? capacity_ * 1.08 : peak * 1.25));
+    yAxis->setRange(0, std::max({1.0, cap_on_scale ? capacity_ * 1.08 : peak * 1.25, peak * 1.05}));
     cap_->setName(cap_on_scale
                       ? tr("capacity")
                       : tr("capacity %L1 (off scale)").arg(static_cast<qlonglong>(capacity_)));

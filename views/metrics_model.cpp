@@ -139,7 +139,9 @@ QVariant MetricsModel::headerData(int section, Qt::Orientation o, int role) cons
     case Value:
         return tr("value");
     case Pinned:
-        return pinned_name_.isEmpty() ? tr("pinned") : pinned_name_;
+        // Short: the column is as wide as its numbers; the whole name on hover (cut at both
+        // ends it read "ned sprpt_lp C=").
+        return tr("pinned");
     case Change:
         return tr("change");
     }

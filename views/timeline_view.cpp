@@ -47,6 +47,7 @@ void TimelineView::setRows(std::shared_ptr<const std::vector<lod::Row>> rows,
                            std::shared_ptr<const std::vector<lod::Row>> requests) {
     const std::size_t before = rows_ ? rows_->size() : 0;
     rows_ = std::move(rows);
+    stale_.clear();
     // New rows (another workload, lanes instead of requests, a filter): every row fits
     // the view (up to 16 px; below a pixel, density rows), so a large trace opens whole
     // rather than at its first 60 requests. Ctrl+wheel zooms in.
@@ -687,16 +688,20 @@ QString TimelineView::describe(const lod::Row& r, double t, const lod::Row* pinn
     // the stretch at t ("queued ... (54.2 s)" beside the Inspector's "waited 54.67 s").
     double waited = 0;
     int stretches = 0;
+    QStringList kinds; // those it waited in, in the order met
     for (const lod::Span& w : r.spans)
         if (w.kind == lod::SpanKind::Queued || w.kind == lod::SpanKind::Preempted ||
             w.kind == lod::SpanKind::Suspended) {
             waited += w.t1 - w.t0;
             ++stretches;
+            const QString k = QString::fromLatin1(lod::spanKindName(w.kind));
+            if (!kinds.contains(k)) kinds << k;
         }
     if (stretches > 1)
-        text += tr("\nwaited %1 in all, in %2 stretches (queued, preempted, suspended)")
+        text += tr("\nwaited %1 in all, in %2 stretches (%3)")
                     .arg(QString::fromStdString(text::duration(waited)))
-                    .arg(stretches);
+                    .arg(stretches)
+                    .arg(kinds.join(QStringLiteral(", ")));
     if (pinned)
         text += tr("\npinned run: end %1 s (%2, this run %3%4), %5 preemption(s)")
                     .arg(pinned->end, 0, 'f', 3)
@@ -744,6 +749,7 @@ void TimelineView::paintEvent(QPaintEvent*) {
     const FrameKey key = currentKey(&plot);
     if (!asyncFor(key)) {
         render(p, viewport()->rect(), verticalScrollBar()->value());
+        paintStale(p);
         return;
     }
     // Many rows: the frame is built off this thread. Until it arrives, the last frame is
@@ -776,6 +782,25 @@ void TimelineView::paintEvent(QPaintEvent*) {
     paintMarks(p, plot, first, last, key.v.scroll_px, inspected_t_);
     p.setClipRect(viewport()->rect());
     paintSelection(p, QRect(plot.left(), 0, plot.width(), viewport()->height()));
+    paintStale(p);
+}
+
+void TimelineView::setStale(const QString& note) {
+    if (note == stale_) return;
+    stale_ = note;
+    viewport()->update();
+}
+
+void TimelineView::paintStale(QPainter& p) {
+    // The last workload's rows stayed under the new one's name until its run arrived (an
+    // outside test read them as the new workload's).
+    if (stale_.isEmpty()) return;
+    p.setClipRect(viewport()->rect());
+    QColor veil = palette().color(QPalette::Base);
+    veil.setAlpha(190);
+    p.fillRect(viewport()->rect(), veil);
+    p.setPen(palette().color(QPalette::Text));
+    p.drawText(viewport()->rect(), Qt::AlignCenter | Qt::TextWordWrap, stale_);
 }
 
 void TimelineView::resizeEvent(QResizeEvent* e) {

@@ -149,6 +149,10 @@ public:
     // The inspector's instant, drawn as a dashed line across the rows (NaN: none).
     void setInspectedTime(double t);
     double inspectedTime() const { return inspected_t_; }
+    // A note over the rows, greyed, while they belong to another workload than the one
+    // named (a new one simulating); empty: none. New rows clear it.
+    void setStale(const QString& note);
+    QString staleNote() const { return stale_; }
 
     // Where time is drawn, in viewport coordinates: right of the gutter, below the header.
     // Its width does not depend on how many rows there are: the vertical scroll bar is
@@ -215,6 +219,8 @@ private:
     std::shared_ptr<const std::vector<bool>> marked_;
     int current_ = -1;
     double inspected_t_ = std::numeric_limits<double>::quiet_NaN();
+    QString stale_;
+    void paintStale(QPainter& p);
     double row_h_ = 8.0;
     bool fit_rows_ = false; // every row fits the view until the user zooms vertically
     QPoint press_;

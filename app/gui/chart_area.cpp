@@ -59,6 +59,17 @@ ChartArea::ChartArea(WorkbenchState* state, QWidget* parent) : QWidget(parent), 
     tabs_->addTab(tuf_, tr("&Utility (TUF)"));
     find_ = new FindBar(state_, timeline_);
     connect(find_, &FindBar::rowsWanted, this, &ChartArea::applyRows);
+    // Another workload opened: the rows shown are the last one's until its first run.
+    connect(state_, &WorkbenchState::workloadChanged, this, [this] {
+        if (state_->run() && state_->run()->workload != state_->workload())
+            timeline_->setStale(tr("simulating %1…").arg(state_->workloadName()));
+    });
+    connect(state_, &WorkbenchState::runFailed, this, [this] {
+        if (!timeline_->staleNote().isEmpty())
+            timeline_->setStale(tr("%1 could not be simulated (the status bar says why); the "
+                                   "rows are the last workload's")
+                                    .arg(state_->workloadName()));
+    });
     auto* top = new QWidget;
     auto* tv = new QVBoxLayout(top);
     tv->setContentsMargins(0, 0, 0, 0);

@@ -608,8 +608,13 @@ void MainWindow::buildUi() {
             [this] { QTimer::singleShot(0, this, [this] { keepTimelineWide(); }); });
     // A request clicked shows its story in the Inspector, unless the Requests table is the
     // panel in view: it follows the click there (raising the Inspector hid it).
+    // Nor when a pinned run's comparison is the panel in view: the click's request shows on
+    // its card, the comparison stays (raising the Inspector took it away).
     connect(charts_, &ChartArea::inspectorWanted, this, [this] {
         if (requests_dock_->isVisible() && !requests_dock_->visibleRegion().isEmpty()) return;
+        if (state_->pinned() && metrics_dock_->isVisible() &&
+            !metrics_dock_->visibleRegion().isEmpty())
+            return;
         showInspector();
     });
     metrics_dock_->raise();
@@ -1099,10 +1104,11 @@ QString MainWindow::sliderHint(const RunView& r) {
         // fell 0.93 -> 0.28 for 27 -> 23 killed, the cost only in the tooltip).
         if (sum.budget_requests > 0)
             return (sum.completion_rate >= 0.95
-                        ? tr("Pessimism k has little left to win here: %1 of %2 requests finish "
-                             "within their budget. Raising it evicts more KV (mean alpha %3, "
-                             "quality proxy %4) for few or no fewer misses; lower the budget to "
-                             "see it trade.")
+                        ? tr("Pessimism k has few misses left to remove here: %1 of %2 "
+                             "requests finish within their budget (now mean KV evicted %3, "
+                             "quality proxy %4). It still moves latency and quality: pin this "
+                             "run and move k to see by how much; lower the budget to see it "
+                             "trade misses.")
                         : tr("Pessimism k trades answer quality for misses: now %1 of %2 "
                              "within budget, mean KV evicted %3, quality proxy %4. A higher k "
                              "plans each request for k x its predicted decode time and evicts "

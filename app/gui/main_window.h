@@ -162,6 +162,7 @@ public:
         return inspector_;
     }
     QDockWidget* inspectorDock() const { return inspector_dock_; }
+    QDockWidget* metricsDock() const { return metrics_dock_; }
     // every request in a sortable table (requests_panel.h).
     class RequestsPanel* requestsPanel() const {
         return requests_;

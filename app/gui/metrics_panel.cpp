@@ -75,10 +75,9 @@ void MetricsPanel::show(const RunView* run, const RunView* pinned, const QString
         // a long name ("pinned timebill k=20, KV 50,838") pushed the change column out.
         constexpr int kPinned = 2;
         const int numbers = static_cast<QAbstractItemView*>(table_)->sizeHintForColumn(kPinned);
-        const int least = h->fontMetrics().horizontalAdvance(tr("pinned ...")) + 12;
+        const int least = h->fontMetrics().horizontalAdvance(tr("pinned")) + 16;
         h->setSectionResizeMode(kPinned, QHeaderView::Fixed);
-        h->resizeSection(kPinned, std::max({numbers, least,
-                                            std::min(h->sectionSizeHint(kPinned), numbers + 40)}));
+        h->resizeSection(kPinned, std::max(numbers, least));
     } else if (model_->columnCount() > 0) {
         h->setSectionResizeMode(0, QHeaderView::Stretch);
     }
@@ -87,8 +86,11 @@ void MetricsPanel::show(const RunView* run, const RunView* pinned, const QString
     // and whole on one line the panel took 370 px, the timeline under half the window.
     table_->verticalHeader()->setSectionResizeMode(
         model_->columnCount() > 2 ? QHeaderView::ResizeToContents : QHeaderView::Interactive);
-    if (model_->columnCount() != columns_) {
+    // Refitted when the rows change too: more rows (TimeBill's budget figures) bring a
+    // vertical scroll bar, which took the change column's last characters.
+    if (model_->columnCount() != columns_ || model_->rowCount() != rows_) {
         columns_ = model_->columnCount();
+        rows_ = model_->rowCount();
         Q_EMIT columnsChanged();
     }
 }

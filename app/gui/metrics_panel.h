@@ -51,7 +51,7 @@ private:
     views::MetricsModel* model_ = nullptr;
     QTableView* table_ = nullptr;
     QLabel* note_ = nullptr;
-    int columns_ = -1;
+    int columns_ = -1, rows_ = -1;
 };
 
 } // namespace kairos::app
