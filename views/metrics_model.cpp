@@ -50,9 +50,20 @@ namespace {
 bool isDuration(const std::string& key) {
     return key.size() > 3 && key.compare(key.size() - 3, 3, "_ms") == 0;
 }
+bool endsWith(const std::string& key, const char* tail) {
+    const std::size_t n = std::char_traits<char>::length(tail);
+    return key.size() >= n && key.compare(key.size() - n, n, tail) == 0;
+}
+// The rows whose values are percentages (keyMetrics: "_pct", and the hit rates in %).
+bool isPercent(const std::string& key) {
+    return endsWith(key, "_pct") || endsWith(key, "hit_rate");
+}
 } // namespace
 
 QString MetricsModel::formatMetric(const std::string& key, double v) {
+    // A percentage with one decimal: with four significant digits one run read "99" and
+    // the next "98.50" in the same row.
+    if (isPercent(key) && std::isfinite(v)) return QString::number(v, 'f', 1);
     if (!isDuration(key) || !std::isfinite(v)) return formatValue(v);
     return QString::fromStdString(text::duration(v / 1e3));
 }

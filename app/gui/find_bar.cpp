@@ -126,6 +126,8 @@ void FindBar::apply(bool rows) {
                            .arg(error_.section(':', 1).trimmed().toHtmlEscaped()));
     else if (t.isEmpty() || !run)
         info_->clear();
+    else if (matches_.empty()) // "0 of 400" read as a search that had not run
+        info_->setText(tr("none of %1 matches").arg(run->requests->size()));
     else
         info_->setText(tr("%1 of %2").arg(matches_.size()).arg(run->requests->size()));
     timeline_->setMarked(marked, -1);
@@ -145,6 +147,10 @@ void FindBar::step(int by) {
     // The request's card, at its arrival.
     state_->setSelection(id, (*run->rows)[std::size_t(id)].arrival);
     Q_EMIT stepped();
+}
+
+QString FindBar::infoText() const {
+    return info_->text();
 }
 
 void FindBar::nextMatch() {

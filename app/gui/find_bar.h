@@ -37,6 +37,7 @@ public:
     void apply(bool rows = true);
     const std::vector<ReqId>& filterMatches() const { return matches_; }
     QString filterError() const { return error_; }
+    QString infoText() const; // what the bar says of the search ("3 of 400", ...)
     void nextMatch();
     void previousMatch();
     // The request stepped to (-1: none).

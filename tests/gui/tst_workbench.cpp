@@ -920,6 +920,10 @@ private slots:
         for (const auto& r : *w.lastResult()->requests) after += r.killed && r.prompt_tokens > 500;
         QCOMPARE(w.charts()->findBar()->filterMatches().size(), after);
         QCOMPARE(w.charts()->timeline()->rows()->size(), after);
+        w.charts()->findBar()->setFilter("killed prompt>100000000"); // none: said in words
+        QVERIFY(w.charts()->findBar()->filterMatches().empty());
+        QCOMPARE(w.charts()->findBar()->infoText(),
+                 QString("none of %1 matches").arg(w.lastResult()->requests->size()));
         w.charts()->findBar()->setFilter("killed ttft>fast");
         QVERIFY(w.charts()->findBar()->filterError().contains(QStringLiteral("ttft>fast")));
         QVERIFY(w.charts()->findBar()->filterMatches().empty());
@@ -2725,6 +2729,11 @@ private slots:
         QCOMPARE(views::MetricsModel::formatValue(127.04), QString("127.0"));
         QCOMPARE(views::MetricsModel::formatValue(15728.3), QString("15728"));
         QCOMPARE(views::MetricsModel::formatValue(1.0144), QString("1.014"));
+        // Percentages keep one decimal, whatever their size ("99" beside "98.50" before).
+        QCOMPARE(views::MetricsModel::formatMetric("within_budget_pct", 99), QString("99.0"));
+        QCOMPARE(views::MetricsModel::formatMetric("within_budget_pct", 98.5), QString("98.5"));
+        QCOMPARE(views::MetricsModel::formatMetric("prefix_cache_hit_rate", 13.26),
+                 QString("13.3"));
     }
 
     // A pinned run is named by what sets it apart: two sprpt_lp runs at C = 0.8 and 0.163
