@@ -57,10 +57,22 @@ const TraceFormat* formatOf(const std::string& all, const TraceFormat* f, const 
     if (first == std::string::npos) throw InputError(name, 0, "", "empty file");
     if (f) return f;
     f = detectTraceFormat(std::string_view(all).substr(first, 4096));
-    if (!f)
-        throw InputError(name, 1, "",
-                         "unknown trace format; name it with --format (" + traceFormatNames() +
-                             "; kairos-cli formats describes them)");
+    if (!f) {
+        // Kairos's own rows without their header: said, since that is nearly always why (an
+        // outside test's headerless file was told only "unknown trace format").
+        const std::string_view line =
+            std::string_view(all).substr(first, all.find('\n', first) - first);
+        const bool rows =
+            line.front() == '{' && line.find("\"arrival\"") != line.npos &&
+            (line.find("\"prompt\"") != line.npos || line.find("\"output\"") != line.npos);
+        throw InputError(
+            name, 1, "",
+            "unknown trace format; name it with --format (" + traceFormatNames() +
+                "; kairos-cli formats describes them)" +
+                (rows ? std::string("; rows of a Kairos trace follow its header line, such as "
+                                    "{\"kairos_workload\":1}, which this file lacks")
+                      : std::string()));
+    }
     return f;
 }
 } // namespace
