@@ -91,35 +91,38 @@ Qt::Alignment placeLegend(QCustomPlot* plot, const std::function<bool(const QCPG
     if (plot->plotLayout()->margins() != room) plot->plotLayout()->setMargins(room);
     if (!inside) {
         // Below the plot, in as many columns as fit the plot's width (one row of every
-        // entry would set the chart's minimum width to the legend's). Entry i goes to column
-        // i % n, and a column is as wide as its widest entry.
-        std::vector<int> widths;
-        for (int i = 0; i < legend->elementCount(); ++i)
-            if (QCPLayoutElement* e = legend->elementAt(i)) // empty cells of a wrapped grid
-                widths.push_back(e->minimumOuterSizeHint().width());
-        const int avail =
-            std::max(1, plot->width() - 12 - legend->margins().left() - legend->margins().right());
-        int columns = 1;
-        for (int n = int(widths.size()); n > 1 && columns == 1; --n) {
-            std::vector<int> col(std::size_t(n), 0);
-            for (std::size_t i = 0; i < widths.size(); ++i)
-                col[i % std::size_t(n)] = std::max(col[i % std::size_t(n)], widths[i]);
-            int total = legend->columnSpacing() * (n - 1);
-            for (int c : col) total += c;
-            if (total <= avail) columns = n;
-        }
-        if (legend->wrap() != columns) {
-            // setWrap alone moves no entry: they stay in the row they were laid out in (the
-            // Inspector's three entries shared a 370 px row, each cut short).
-            legend->setWrap(columns);
-            legend->setFillOrder(QCPLayoutGrid::foColumnsFirst, true);
-        }
+        // entry would set the chart's minimum width to the legend's).
+        wrapLegend(legend,
+                   plot->width() - 12 - legend->margins().left() - legend->margins().right());
     }
     if (inside) {
         const int i = ar_el->insetLayout()->elements(false).indexOf(legend);
         if (i >= 0) ar_el->insetLayout()->setInsetAlignment(i, corners[best]);
     }
     return inside ? corners[best] : Qt::Alignment();
+}
+
+void wrapLegend(QCPLegend* legend, int avail) {
+    avail = std::max(1, avail);
+    std::vector<int> widths;
+    for (int i = 0; i < legend->elementCount(); ++i)
+        if (QCPLayoutElement* e = legend->elementAt(i)) // empty cells of a wrapped grid
+            widths.push_back(e->minimumOuterSizeHint().width());
+    int columns = 1;
+    for (int n = int(widths.size()); n > 1 && columns == 1; --n) {
+        std::vector<int> col(std::size_t(n), 0);
+        for (std::size_t i = 0; i < widths.size(); ++i)
+            col[i % std::size_t(n)] = std::max(col[i % std::size_t(n)], widths[i]);
+        int total = legend->columnSpacing() * (n - 1);
+        for (int c : col) total += c;
+        if (total <= avail) columns = n;
+    }
+    if (legend->wrap() != columns) {
+        // setWrap alone moves no entry: they stay in the row they were laid out in (the
+        // Inspector's three entries shared a 370 px row, each cut short).
+        legend->setWrap(columns);
+        legend->setFillOrder(QCPLayoutGrid::foColumnsFirst, true);
+    }
 }
 
 void keepLegendOffData(QCustomPlot* plot, const std::function<bool(const QCPGraph*)>& counts) {

@@ -16,6 +16,9 @@ namespace kairos::views {
 Qt::Alignment placeLegend(QCustomPlot* plot,
                           const std::function<bool(const QCPGraph*)>& counts = nullptr,
                           bool below = false);
+// Lays `legend`'s entries out in as many columns as fit `avail` pixels (entry i in column
+// i % n, a column as wide as its widest entry), wrapping to more rows.
+void wrapLegend(QCPLegend* legend, int avail);
 // Connects placeLegend to every replot of `plot`.
 void keepLegendOffData(QCustomPlot* plot,
                        const std::function<bool(const QCPGraph*)>& counts = nullptr);

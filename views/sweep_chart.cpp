@@ -192,14 +192,7 @@ void SweepChart::resizeEvent(QResizeEvent* e) {
 }
 
 void SweepChart::fitLegend(int width) {
-    int widest = 1;
-    for (int i = 0; i < legend->itemCount(); ++i)
-        if (QCPAbstractLegendItem* it = legend->item(i))
-            widest = std::max(widest, it->minimumOuterSizeHint().width());
-    const int columns = std::max(1, (width - 20) / (widest + legend->columnSpacing()));
-    if (legend->wrap() == columns) return;
-    legend->setWrap(columns);
-    legend->setFillOrder(QCPLayoutGrid::foColumnsFirst, true); // re-laid with the new wrap
+    wrapLegend(legend, width - 20); // the legend row's margins and the plot's
 }
 
 void SweepChart::setMarker(double x) {

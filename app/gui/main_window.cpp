@@ -319,6 +319,14 @@ int MainWindow::leftDockWidth() const {
     return left;
 }
 
+namespace {
+// A dock in the user's view: shown, and not behind another tab of its group (Qt counts
+// such a dock visible).
+bool inView(const QDockWidget* d) {
+    return d->isVisible() && !d->visibleRegion().isEmpty();
+}
+} // namespace
+
 int MainWindow::rightColumnRoom(const QDockWidget* dock) const {
     // The width beside the docks that is neither (separators, the central widget's margins),
     // as laid out now with `dock` in the right column: the timeline keeps 60 % exactly.
@@ -350,9 +358,7 @@ void MainWindow::fitMetricsDock() {
 void MainWindow::keepTimelineWide() {
     // The Inspector in view only: behind another tab of its group Qt still counts it
     // visible, and sizing the column for it took a pinned Metrics table's change column.
-    if (!inspector_dock_->isVisible() || inspector_dock_->isFloating() ||
-        inspector_dock_->visibleRegion().isEmpty())
-        return;
+    if (!inView(inspector_dock_) || inspector_dock_->isFloating()) return;
     const int room = std::max(inspector_->neededWidth(), rightColumnRoom(inspector_dock_));
     if (inspector_dock_->width() > room || inspector_dock_->width() < inspector_->neededWidth() ||
         (inspector_dock_->width() < std::min(room, int(width() * 0.36)) && !inspector_sized_)) {
@@ -597,12 +603,8 @@ void MainWindow::buildUi() {
     // user has it (it scrolled to its own card, the sliders out of view).
     // Nor does it when the request was picked in the Requests table: the table is where the
     // user works (the panel scrolled to its bottom under a click on a row).
-    policy_panel_->setRevealCardWhen([this] {
-        const auto inView = [](const QDockWidget* d) {
-            return d->isVisible() && !d->visibleRegion().isEmpty();
-        };
-        return !inView(inspector_dock_) && !inView(requests_dock_);
-    });
+    policy_panel_->setRevealCardWhen(
+        [this] { return !inView(inspector_dock_) && !inView(requests_dock_); });
     // A request picked (its story in the Inspector) never narrows the timeline below 60 %.
     connect(state_, &WorkbenchState::selectionChanged, this,
             [this] { QTimer::singleShot(0, this, [this] { keepTimelineWide(); }); });
@@ -611,10 +613,7 @@ void MainWindow::buildUi() {
     // Nor when a pinned run's comparison is the panel in view: the click's request shows on
     // its card, the comparison stays (raising the Inspector took it away).
     connect(charts_, &ChartArea::inspectorWanted, this, [this] {
-        if (requests_dock_->isVisible() && !requests_dock_->visibleRegion().isEmpty()) return;
-        if (state_->pinned() && metrics_dock_->isVisible() &&
-            !metrics_dock_->visibleRegion().isEmpty())
-            return;
+        if (inView(requests_dock_) || (state_->pinned() && inView(metrics_dock_))) return;
         showInspector();
     });
     metrics_dock_->raise();

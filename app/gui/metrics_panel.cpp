@@ -67,25 +67,26 @@ void MetricsPanel::show(const RunView* run, const RunView* pinned, const QString
     if (!model_->note().isEmpty()) lines << model_->note();
     note_->setText(lines.join(QLatin1Char('\n')));
     note_->setVisible(!lines.isEmpty());
+    using Col = views::MetricsModel::Column;
+    const bool comparing = model_->columnCount() > Col::Pinned;
     QHeaderView* h = table_->horizontalHeader();
-    if (model_->columnCount() > 2) {
+    if (comparing) {
         h->setSectionResizeMode(0, QHeaderView::Fixed);
         h->resizeSection(0, wrappedNameWidth());
         // The pinned column as wide as its numbers, its heading cut to fit (whole on hover):
         // a long name ("pinned timebill k=20, KV 50,838") pushed the change column out.
-        constexpr int kPinned = 2;
-        const int numbers = static_cast<QAbstractItemView*>(table_)->sizeHintForColumn(kPinned);
+        const int numbers = static_cast<QAbstractItemView*>(table_)->sizeHintForColumn(Col::Pinned);
         const int least = h->fontMetrics().horizontalAdvance(tr("pinned")) + 16;
-        h->setSectionResizeMode(kPinned, QHeaderView::Fixed);
-        h->resizeSection(kPinned, std::max(numbers, least));
+        h->setSectionResizeMode(Col::Pinned, QHeaderView::Fixed);
+        h->resizeSection(Col::Pinned, std::max(numbers, least));
     } else if (model_->columnCount() > 0) {
         h->setSectionResizeMode(0, QHeaderView::Stretch);
     }
     // Beside a pinned run the names wrap (their rows as tall as they need), so that four
     // columns fit in a quarter of a 1366-pixel window: in 220 px they were cut to "...",
     // and whole on one line the panel took 370 px, the timeline under half the window.
-    table_->verticalHeader()->setSectionResizeMode(
-        model_->columnCount() > 2 ? QHeaderView::ResizeToContents : QHeaderView::Interactive);
+    table_->verticalHeader()->setSectionResizeMode(comparing ? QHeaderView::ResizeToContents
+                                                             : QHeaderView::Interactive);
     // Refitted when the rows change too: more rows (TimeBill's budget figures) bring a
     // vertical scroll bar, which took the change column's last characters.
     if (model_->columnCount() != columns_ || model_->rowCount() != rows_) {
