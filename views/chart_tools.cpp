@@ -87,7 +87,12 @@ Qt::Alignment placeLegend(QCustomPlot* plot, const std::function<bool(const QCPG
     // QCPLegend draws its border on its outer rect, whose bottom below the plot is the
     // chart's last pixel row plus one: without a margin under it, the border's bottom line
     // fell outside the chart (the PDF report's legends had three sides).
-    const QMargins room(0, 0, 0, inside ? 0 : 2);
+    // The same on the right: the box spans the chart's width, and its right side fell one
+    // pixel past the widget (the length histogram's legend had no right side). Not where
+    // the plot's sides are fixed to line up with the timeline's (the KV chart's): a pixel
+    // there would move its time axis.
+    const bool sides_fixed = !(ar_el->autoMargins() & QCP::msRight);
+    const QMargins room(0, 0, inside || sides_fixed ? 0 : 1, inside ? 0 : 2);
     if (plot->plotLayout()->margins() != room) plot->plotLayout()->setMargins(room);
     if (!inside) {
         // Below the plot, in as many columns as fit the plot's width (one row of every

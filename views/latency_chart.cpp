@@ -32,6 +32,12 @@ LatencyChart::LatencyChart(QWidget* parent) : QCustomPlot(parent) {
     axisRect()->setRangeDrag(Qt::Horizontal);
     axisRect()->setRangeZoom(Qt::Horizontal);
     keepLegendBelow(this); // a corner still hid the E2EL curve at some sizes
+    // Where the plot is short (75 px at 1366x768 with the timeline tall), six fractions
+    // crowd its axis: 0, 0.5 and 1 then (a hint of 2). The layout of the last replot decides.
+    connect(this, &QCustomPlot::beforeReplot, this, [this] {
+        const int ticks = axisRect()->height() > 0 && axisRect()->height() < 110 ? 2 : 5;
+        if (yAxis->ticker()->tickCount() != ticks) yAxis->ticker()->setTickCount(ticks);
+    });
 }
 
 void LatencyChart::setSeries(const std::vector<CdfSeries>& series) {
@@ -78,7 +84,8 @@ void LatencyChart::setSlos(const std::vector<Slo>& slos) {
     for (const Slo& s : slos) {
         if (!(s.ms > 0)) continue;
         QCPGraph* g = addGraph();
-        g->setName(tr("%1 %2 ms").arg(s.name).arg(s.ms, 0, 'g', 4));
+        // In the axis' own units (2 s beside ticks of 1 s and 10 s, not 2000 ms).
+        g->setName(tr("%1 %2").arg(s.name, QString::fromStdString(text::durationTick(s.ms / 1e3))));
         g->setPen(QPen(s.color, 1.5, Qt::DotLine));
         g->setData(QVector<double>{s.ms, s.ms}, QVector<double>{0.0, 1.0}, true);
         slo_lines_.push_back(g);

@@ -24,7 +24,9 @@ LengthHistogram::LengthHistogram(QWidget* parent) : QCustomPlot(parent) {
     axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignRight);
     xAxis->setTickLabelFont(small);
     yAxis->setTickLabelFont(small);
-    keepLegendOffData(this);
+    // Below the plot at every workload: in a corner it was judged on the size it had below
+    // (one row) and drawn in two, over the bars of a 600-request workload.
+    keepLegendBelow(this);
     // Before a workload (or with no requests): a line saying so, not a log axis's default
     // 0.001-1 tokens.
     sayWhenEmpty(this, tr("No requests yet: their prompt and output lengths show here"));

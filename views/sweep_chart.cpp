@@ -74,7 +74,10 @@ void SweepChart::setCurves(const QString& x_label, const QString& y_label, bool 
         band.setAlpha(50);
         upper->setBrush(band);
         upper->setChannelFillGraph(lower);
-        if (curves.size() == 1)
+        // Named only where it has a width: seeds that all gave the same run leave none.
+        bool spread = false;
+        for (qsizetype i = 0; i < x.size(); ++i) spread = spread || hi[i] > lo[i];
+        if (curves.size() == 1 && spread)
             upper->setName(tr("95 % interval over seeds"));
         else
             upper->removeFromLegend();
@@ -160,6 +163,13 @@ void SweepChart::setTradeoff(const QString& x_label, const QString& y_label,
 void SweepChart::setCapacityMarks(const std::vector<CapacityMark>& marks) {
     for (auto* item : capacity_items_) removeItem(item);
     capacity_items_.clear();
+    // The labels stacked in the corner of the plot with the fewest points: at their lines
+    // they ran over the curves and each other's lines. Each keeps its line's colour.
+    const int n = static_cast<int>(marks.size());
+    constexpr double kStep = 0.06;
+    const Qt::Corner corner = emptiestCorner(0.5, 0.04 + kStep * n);
+    const bool right = corner == Qt::TopRightCorner || corner == Qt::BottomRightCorner;
+    const bool bottom = corner == Qt::BottomLeftCorner || corner == Qt::BottomRightCorner;
     int k = 0;
     for (const auto& m : marks) {
         auto* line = new QCPItemStraightLine(this);
@@ -168,16 +178,47 @@ void SweepChart::setCapacityMarks(const std::vector<CapacityMark>& marks) {
         line->point2->setCoords(m.x, 1);
         capacity_items_.push_back(line);
         auto* text = new QCPItemText(this);
-        text->setPositionAlignment(Qt::AlignLeft | Qt::AlignTop);
-        text->position->setTypeX(QCPItemPosition::ptPlotCoords);
-        text->position->setTypeY(QCPItemPosition::ptAxisRectRatio);
-        text->position->setCoords(m.x, 0.02 + 0.06 * k++); // stacked: labels never overlap
+        text->setPositionAlignment((right ? Qt::AlignRight : Qt::AlignLeft) |
+                                   (bottom ? Qt::AlignBottom : Qt::AlignTop));
+        text->position->setType(QCPItemPosition::ptAxisRectRatio);
+        const double y = bottom ? 0.98 - kStep * (n - 1 - k) : 0.02 + kStep * k;
+        ++k;
+        text->position->setCoords(right ? 0.98 : 0.02, y); // stacked: labels never overlap
         text->setText(m.label);
         text->setColor(m.color);
-        text->setPadding(QMargins(3, 0, 0, 0));
+        text->setBrush(QColor(255, 255, 255, 215)); // a line crossing it stays legible
+        text->setPadding(QMargins(3, 0, 3, 0));
         capacity_items_.push_back(text);
     }
     replot(QCustomPlot::rpQueuedReplot);
+}
+
+Qt::Corner SweepChart::emptiestCorner(double w, double h) const {
+    // Each graph's points as fractions of the axis rect (0 at the left and bottom).
+    auto frac = [](const QCPAxis* a, double v) {
+        const QCPRange r = a->range();
+        if (a->scaleType() == QCPAxis::stLogarithmic)
+            return v > 0 && r.lower > 0 ? std::log(v / r.lower) / std::log(r.upper / r.lower)
+                                        : -1.0;
+        return r.size() > 0 ? (v - r.lower) / r.size() : -1.0;
+    };
+    const Qt::Corner order[] = {Qt::BottomLeftCorner, Qt::TopRightCorner, Qt::TopLeftCorner,
+                                Qt::BottomRightCorner};
+    int count[4] = {0, 0, 0, 0};
+    for (int g = 0; g < graphCount(); ++g)
+        for (auto it = graph(g)->data()->constBegin(); it != graph(g)->data()->constEnd(); ++it) {
+            const double fx = frac(xAxis, it->key), fy = frac(yAxis, it->value);
+            for (int c = 0; c < 4; ++c) {
+                const bool right =
+                    order[c] == Qt::TopRightCorner || order[c] == Qt::BottomRightCorner;
+                const bool bottom =
+                    order[c] == Qt::BottomLeftCorner || order[c] == Qt::BottomRightCorner;
+                const bool in_x = right ? fx >= 1 - w : fx <= w;
+                const bool in_y = bottom ? fy <= h : fy >= 1 - h;
+                count[c] += in_x && in_y;
+            }
+        }
+    return order[std::min_element(count, count + 4) - count];
 }
 
 void SweepChart::saveAs(const QString& path, int width, int height) {

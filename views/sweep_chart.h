@@ -55,6 +55,9 @@ private:
     // The legend in as many columns as fit `width` pixels, wrapping to more rows (in one
     // row, four policies' curves ran past the chart's edge, cut).
     void fitLegend(int width);
+    // The corner of the axis rect whose w x h box (fractions of the rect) holds the fewest
+    // data points of the graphs: where the capacity labels go.
+    Qt::Corner emptiestCorner(double w, double h) const;
     QCPItemStraightLine* marker_ = nullptr;
     double marker_x_ = 0;
     int curves_ = 0;

@@ -1013,6 +1013,7 @@ void MainWindow::showResult(std::shared_ptr<const RunView> r) {
         statusBar()->showMessage(
             room > 80 ? statusBar()->fontMetrics().elidedText(line, Qt::ElideRight, room) : line);
     }
+    if (sweep_) sweep_->checkSettings(); // a finished sweep says what changed since
     Q_EMIT resultShown(r->job);
     sessions_->runShown();
     // --compare: the first run shown is the reference; pin it and run the chosen policy.

@@ -29,6 +29,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <utility>
 
 namespace kairos::app {
 
@@ -223,10 +224,77 @@ void SweepPanel::sliderMoved(const QString& param, double value) {
     if (param == swept_) chart_->setMarker(value);
 }
 
+void SweepPanel::checkSettings() {
+    if (!def_ || job_) return;
+    const SweepBase b = base_();
+    const RunSpec& was = def_->base;
+    RunSpec now = b.spec;
+    QStringList changed;
+    if (b.workload != swept_workload_) changed << tr("the workload");
+    const bool across = std::any_of(def_->axes.begin(), def_->axes.end(), [](const auto& a) {
+        return a.kind == sweep::AxisKind::Policy;
+    });
+    if (!across && now.policy.name != was.policy.name) changed << tr("the policy");
+    if (now.policy.predictor != was.policy.predictor) changed << tr("the predictor");
+    std::map<std::string, int> names; // the policy's parameters, set on either side
+    for (const auto& [k, v] : was.policy.params) names[k];
+    for (const auto& [k, v] : now.policy.params) names[k];
+    for (const auto& [k, n] : names) {
+        if (QString::fromStdString(k) == swept_) continue;
+        const auto a = was.policy.params.find(k);
+        const auto c = std::as_const(now.policy.params).find(k);
+        const bool same = (a == was.policy.params.end()) == (c == now.policy.params.end()) &&
+                          (a == was.policy.params.end() || a->second == c->second);
+        if (!same) changed << QString::fromStdString(k);
+    }
+    // The run's knobs (rate, KV, seats, SLOs): each by the slider's label.
+    const std::int64_t kv = b.profile.kvCapacityTokens();
+    for (const RunKnob& k : runKnobs()) {
+        if (QString::fromStdString(k.name) == swept_) continue;
+        if (k.get(now, kv) != k.get(was, kv)) changed << QString::fromStdString(k.label);
+    }
+    // What is left, with all of the above made equal: the device, then anything else.
+    now.workload.path = was.workload.path;
+    now.workload.format = was.workload.format;
+    now.workload.limit = was.workload.limit;
+    now.policy = was.policy;
+    for (const RunKnob& k : runKnobs()) k.set(now, k.get(was, kv), kv);
+    RunSpec same_device = now;
+    same_device.exec = was.exec;
+    if (same_device.toJson() != now.toJson()) changed << tr("the device");
+    if (same_device.toJson() != was.toJson()) changed << tr("other settings");
+    if (changed == stale_) return;
+    stale_ = changed;
+    showStatus();
+}
+
+void SweepPanel::plainStatus(const QString& text) {
+    status_->setTextFormat(Qt::PlainText);
+    status_->setText(text);
+}
+
+void SweepPanel::showStatus() {
+    QStringList lines{done_status_.toHtmlEscaped()};
+    if (seeds_agree_)
+        lines << tr("Every seed gave the same value at every point: seeds change noisy "
+                    "predictions and randomised policies, and no run here depended on them "
+                    "(exact lengths on a replayed trace, or a queue that never had to "
+                    "choose). There is no interval to draw.")
+                     .toHtmlEscaped();
+    if (!stale_.isEmpty())
+        lines << QStringLiteral("<span style=\"color:#b35900\">%1</span>")
+                     .arg(tr("Swept under earlier settings: %1 changed since. Sweep again to "
+                             "see the window's run.")
+                              .arg(stale_.join(QStringLiteral(", ")))
+                              .toHtmlEscaped());
+    status_->setTextFormat(Qt::RichText);
+    status_->setText(lines.join(QStringLiteral("<br>")));
+}
+
 void SweepPanel::start() {
     const SweepBase b = base_();
     if (!b.workload) {
-        status_->setText(tr("Open or generate a workload first."));
+        plainStatus(tr("Open or generate a workload first."));
         return;
     }
     params_ = b.params;
@@ -234,15 +302,15 @@ void SweepPanel::start() {
     auto pit = std::find_if(params_.begin(), params_.end(),
                             [&](const SweepParam& p) { return p.name == name; });
     if (pit == params_.end()) {
-        status_->setText(tr("Choose a parameter to sweep."));
+        plainStatus(tr("Choose a parameter to sweep."));
         return;
     }
     const SweepParam& p = *pit;
     if (!compare_->isChecked() && !p.policies.empty() &&
         std::find(p.policies.begin(), p.policies.end(), b.spec.policy.name) == p.policies.end()) {
-        status_->setText(tr("%1 has no %2: choose a policy that has it, or compare every "
-                            "policy that has it")
-                             .arg(QString::fromStdString(b.spec.policy.name), p.label));
+        plainStatus(tr("%1 has no %2: choose a policy that has it, or compare every "
+                       "policy that has it")
+                        .arg(QString::fromStdString(b.spec.policy.name), p.label));
         return;
     }
     auto job = std::make_shared<Job>();
@@ -303,13 +371,13 @@ void SweepPanel::start() {
         job->points = sweep::expand(d);
         for (const auto& pt : job->points) pt.spec.validate("the sweep");
     } catch (const std::exception& e) {
-        status_->setText(tr("Cannot sweep: %1").arg(QString::fromUtf8(e.what())));
+        plainStatus(tr("Cannot sweep: %1").arg(QString::fromUtf8(e.what())));
         Q_EMIT finished();
         return;
     }
     job_ = job;
     run_->setText(tr("&Stop"));
-    status_->setText(
+    plainStatus(
         tr("sweeping %1: %2 points × %3 seeds…").arg(p.label).arg(job->points.size()).arg(d.seeds));
     jobs_->start(kChannel, this, [this, job](JobTracker::Job& tracked) {
         QElapsedTimer t;
@@ -342,7 +410,7 @@ void SweepPanel::start() {
             job_.reset();
             run_->setText(tr("&Sweep"));
             if (!error.isEmpty()) {
-                status_->setText(tr("Sweep: %1").arg(error));
+                plainStatus(tr("Sweep: %1").arg(error));
                 Q_EMIT finished();
                 return;
             }
@@ -358,14 +426,18 @@ void SweepPanel::start() {
             def_ = std::make_unique<sweep::Definition>(job->def);
             save_->setEnabled(!db_.isEmpty());
             swept_log_ = job->log;
+            swept_workload_ = job->workload;
             last_seconds_ = secs;
             export_->setEnabled(true);
-            status_->setText(tr("%1 points × %2 seeds = %3 runs in %4 s")
-                                 .arg(job->points.size())
-                                 .arg(job->def.seeds)
-                                 .arg(job->points.size() * std::size_t(job->def.seeds))
-                                 .arg(secs, 0, 'f', 2));
+            done_status_ = tr("%1 points × %2 seeds = %3 runs in %4 s")
+                               .arg(job->points.size())
+                               .arg(job->def.seeds)
+                               .arg(job->points.size() * std::size_t(job->def.seeds))
+                               .arg(secs, 0, 'f', 2);
+            stale_.clear();
             redraw();
+            checkSettings(); // the settings may have moved while it ran
+            showStatus();
             Q_EMIT finished();
         });
     });
@@ -401,6 +473,15 @@ void SweepPanel::redraw() {
     for (const auto& p : params_)
         if (p.name == swept_) label = p.label;
     chart_->setCurves(label, metric_->currentText(), swept_log_, curves);
+    // Several seeds and not one point with a spread: say why there is no band.
+    bool agree = def_ && def_->seeds > 1;
+    for (const auto& cv : curves)
+        for (std::size_t i = 0; agree && i < cv.x.size(); ++i)
+            agree = !std::isfinite(cv.mean[i]) || !(cv.hi[i] > cv.lo[i]);
+    if (agree != seeds_agree_) {
+        seeds_agree_ = agree;
+        showStatus();
+    }
     // A rate sweep marks each policy's capacity (goodput / offered rate >= the target).
     capacities_.clear();
     std::vector<views::SweepChart::CapacityMark> marks;
@@ -454,7 +535,7 @@ void SweepPanel::chooseStored() {
         }
         return std::function<void()>([this, db, all, error] {
             if (!error.isEmpty()) {
-                status_->setText(tr("No stored sweeps: %1").arg(error));
+                plainStatus(tr("No stored sweeps: %1").arg(error));
                 return;
             }
             QStringList items;
@@ -465,7 +546,7 @@ void SweepPanel::chooseStored() {
                              .arg(w.runs)
                              .arg(QString::fromStdString(w.created_at.substr(0, 16)));
             if (items.isEmpty()) {
-                status_->setText(tr("No stored sweeps in %1").arg(db));
+                plainStatus(tr("No stored sweeps in %1").arg(db));
                 return;
             }
             bool ok = false;
@@ -503,8 +584,8 @@ void SweepPanel::save(const QString& name) {
                 error = QString::fromUtf8(e.what());
             }
             return std::function<void()>([this, db, id, error] {
-                status_->setText(id ? tr("Saved as sweep %1 in %2").arg(id).arg(db)
-                                    : tr("Cannot save: %1").arg(error));
+                plainStatus(id ? tr("Saved as sweep %1 in %2").arg(id).arg(db)
+                               : tr("Cannot save: %1").arg(error));
                 Q_EMIT saved(id);
             });
         },
@@ -559,7 +640,7 @@ void SweepPanel::open(std::int64_t id) {
         }
         return std::function<void()>([this, id, o] {
             if (!o->error.isEmpty()) {
-                status_->setText(tr("Cannot open sweep %1: %2").arg(id).arg(o->error));
+                plainStatus(tr("Cannot open sweep %1: %2").arg(id).arg(o->error));
                 Q_EMIT opened(id, false);
                 return;
             }
@@ -568,11 +649,14 @@ void SweepPanel::open(std::int64_t id) {
             swept_ = o->param;
             swept_log_ = o->log;
             policy_ = o->policy;
-            def_.reset();
+            def_.reset(); // stored: the window's settings are not compared with it
+            swept_workload_.reset();
+            stale_.clear();
             save_->setEnabled(false);
             export_->setEnabled(true);
-            status_->setText(o->status);
+            done_status_ = o->status;
             redraw();
+            showStatus();
             Q_EMIT opened(id, true);
         });
     });
@@ -632,7 +716,7 @@ void SweepPanel::exportFile(const QString& filter) {
                              tr("Nothing was written: %1").arg(QString::fromStdString(e.what())));
         return;
     }
-    status_->setText(tr("Exported to %1").arg(path));
+    plainStatus(tr("Exported to %1").arg(path));
 }
 
 } // namespace kairos::app

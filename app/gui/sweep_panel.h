@@ -8,6 +8,7 @@
 #include "jobs.h"
 #include "run/sweep.h"
 
+#include <QStringList>
 #include <QWidget>
 #include <atomic>
 #include <cstdint>
@@ -58,6 +59,14 @@ public:
     void refreshParams();
     // The slider `param` moved: moves the mark when that is the swept parameter.
     void sliderMoved(const QString& param, double value);
+    // The window shows another run: the finished sweep says which of its settings the
+    // window has changed since (the swept parameter aside), or nothing when none.
+    void checkSettings();
+    // What checkSettings found: the settings changed since the finished sweep, by label.
+    const QStringList& staleSettings() const { return stale_; }
+    // Whether the drawn metric's band is empty at every point although several seeds ran:
+    // the seeds gave the same run (exact lengths on a replayed trace), said in the status.
+    bool seedsAgree() const { return seeds_agree_; }
     bool running() const { return job_ != nullptr; }
     views::SweepChart* chart() const { return chart_; }
     const sweep::Table* table() const { return table_.get(); }
@@ -121,6 +130,12 @@ private:
     std::vector<std::pair<std::string, double>> capacities_;
     std::string policy_;                     // the finished sweep's policy (one-policy sweeps)
     std::unique_ptr<sweep::Definition> def_; // the finished sweep's definition
+    std::shared_ptr<const Workload> swept_workload_; // the workload it ran (a panel sweep's)
+    QString done_status_;                            // what the finished sweep says of itself
+    QStringList stale_;
+    bool seeds_agree_ = false;
+    void showStatus();
+    void plainStatus(const QString& text);
     QString db_;
 };
 

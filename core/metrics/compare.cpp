@@ -203,13 +203,14 @@ Comparison compare(const RunResults& before, const RunResults& after, double tol
             lat_b = &rb;
             // Named by role, not order: the window lists this run first and the pinned one
             // second, so "only in the first" read backwards there.
-            c.note = "the runs completed different requests (" + std::to_string(c.only_before) +
-                     " only by the reference run, the pinned one, and " +
-                     std::to_string(c.only_after) +
-                     " only by the run compared with it): latency rows are over the " +
+            // The count the rows are over first, then who completed the rest (an outside
+            // reader could not parse the two counts in one parenthesis).
+            c.note = "the runs completed different requests: latency rows are over the " +
                      std::to_string(c.common) +
-                     " requests both completed, and not judged (which requests finish "
-                     "depends on the policy)";
+                     " both completed, and no change is judged. The reference run (the "
+                     "pinned one) also completed " +
+                     std::to_string(c.only_before) + " others, the compared run " +
+                     std::to_string(c.only_after) + "; which requests finish depends on the policy";
         }
     } else if (!(a.completed == a.num_requests && b.completed == b.num_requests)) {
         latency = Basis::NotComparable;

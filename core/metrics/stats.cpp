@@ -229,15 +229,20 @@ double studentT975(int df) {
 }
 
 std::pair<double, double> meanInterval95(const std::vector<double>& values, int* n_out) {
-    double sum = 0;
+    double sum = 0, lo = INFINITY, hi = -INFINITY;
     int n = 0;
     for (double v : values)
         if (std::isfinite(v)) {
             sum += v;
+            lo = std::min(lo, v);
+            hi = std::max(hi, v);
             ++n;
         }
     if (n_out) *n_out = n;
     if (n == 0) return {std::numeric_limits<double>::quiet_NaN(), 0.0};
+    // Equal values have no spread: the value itself, not a sum / n that rounds away from
+    // it and leaves a half-width of 1e-11 (a sweep printed "±4.4e-11" for identical runs).
+    if (lo == hi) return {lo, 0.0};
     const double mean = sum / n;
     if (n == 1) return {mean, 0.0};
     double ss = 0;

@@ -160,6 +160,21 @@ private slots:
     // Two runs alike in every metric say so, and why that nearly always is (nobody waited
     // long enough to be reordered): report --compare printed a table of '=' alone.
     // Two runs of one setting say that instead (a run pinned, k moved and undone).
+    // Seeds that gave the same value: no spread at all, not the rounding of sum / n (0.1
+    // three times summed is 0.30000000000000004, and its "interval" was 1e-17 wide). By hand:
+    // {1, 2, 3} has mean 2, s = 1, half-width t(2) * 1 / sqrt(3) = 4.303 / 1.7320508.
+    void intervalOfEqualValuesIsZero() {
+        const auto [m, h] = meanInterval95({0.1, 0.1, 0.1});
+        QCOMPARE(m, 0.1);
+        QCOMPARE(h, 0.0);
+        const auto [m2, h2] = meanInterval95({1.2345e5, 1.2345e5, NAN, 1.2345e5});
+        QCOMPARE(m2, 1.2345e5);
+        QCOMPARE(h2, 0.0);
+        const auto [m3, h3] = meanInterval95({1, 2, 3});
+        QCOMPARE(m3, 2.0);
+        QVERIFY(std::abs(h3 - 4.303 / std::sqrt(3.0)) < 1e-12);
+    }
+
     void identicalRunsSaySo() {
         Summary a;
         a.num_requests = a.completed = 4;
@@ -509,7 +524,10 @@ private slots:
         QCOMPARE(c.common, std::int64_t(1));
         QCOMPARE(c.only_before, std::int64_t(3));
         QCOMPARE(c.only_after, std::int64_t(0));
-        QVERIFY(c.note.find("1 requests both completed") != std::string::npos);
+        QVERIFY2(c.note.find("latency rows are over the 1 both completed") != std::string::npos &&
+                     c.note.find("also completed 3 others, the compared run 0;") !=
+                         std::string::npos,
+                 c.note.c_str());
         std::map<std::string, MetricDelta> d;
         for (const auto& x : c.deltas) d[x.key] = x;
         KAIROS_COMPARE_NEAR(d.at("mean_ttft_ms").before, 1000.0, 1e-9);

@@ -4014,6 +4014,54 @@ private slots:
     // The Sweep panel: "sweep this parameter" runs the slider's range in the background and
     // draws the chosen metric with one point per value; the mark follows the slider; the
     // table is the core's (the same numbers as kairos-cli sweep gives for that range).
+    // A finished sweep says which settings the window changed since (the swept parameter
+    // aside), and says so no more once they are back; seeds that all give the same run (exact
+    // lengths on a replayed trace) leave no band, which the status says instead of drawing a
+    // "95 % interval" of zero width.
+    void sweepSaysWhatChangedSince() {
+        Bench bench(Opts().workload(loadedWorkload()).policy("sprpt_lp").predictor("oracle"));
+        auto& [w, spy] = bench;
+        QVERIFY(bench.next() > 0);
+        auto* panel = w.sweepPanel();
+        QSignalSpy done(panel, &app::SweepPanel::finished);
+        panel->pointsBox()->setValue(4);
+        panel->sweep("C");
+        QVERIFY(done.wait(60000));
+        QVERIFY(panel->staleSettings().isEmpty());
+        QVERIFY(panel->seedsAgree()); // oracle lengths on a trace: every seed the same run
+        for (int i = 0; i < panel->chart()->legend->itemCount(); ++i)
+            if (auto* item = qobject_cast<QCPPlottableLegendItem*>(panel->chart()->legend->item(i)))
+                QVERIFY2(!item->plottable()->name().contains("95"),
+                         qPrintable(item->plottable()->name()));
+        const double seqs = w.policyPanel()->slider("seqs")->value();
+        w.policyPanel()->slider("C")->setValue(0.3); // the swept one: still current
+        QVERIFY(waitForResult(spy) > 0);
+        QVERIFY(panel->staleSettings().isEmpty());
+        w.policyPanel()->slider("seqs")->setValue(8);
+        QVERIFY(waitForResult(spy) > 0);
+        QCOMPARE(panel->staleSettings(), QStringList{"max running"});
+        w.policyPanel()->setPredictor(QStringLiteral("lognormal:0.5"));
+        QVERIFY(waitForResult(spy) > 0);
+        QCOMPARE(panel->staleSettings(), (QStringList{"the predictor", "max running"}));
+        w.policyPanel()->slider("seqs")->setValue(seqs);
+        QVERIFY(waitForResult(spy) > 0);
+        QCOMPARE(panel->staleSettings(), QStringList{"the predictor"});
+        if (const QString dir = qEnvironmentVariable("KAIROS_SHOTS"); !dir.isEmpty()) {
+            w.show();
+            w.resize(1366, 768);
+            if (auto* d = w.findChild<QDockWidget*>("sweep")) d->raise();
+            QTest::qWait(300);
+            w.grab().save(dir + "/sweep_stale_1366x768.png");
+        }
+        // Swept again with 8 seats under a noisy predictor: current, and the seeds differ.
+        w.policyPanel()->slider("seqs")->setValue(8);
+        QVERIFY(waitForResult(spy) > 0);
+        panel->sweep("C");
+        QVERIFY(done.wait(60000));
+        QVERIFY(panel->staleSettings().isEmpty());
+        QVERIFY(!panel->seedsAgree());
+    }
+
     void sweepPanelSweepsASlider() {
         Bench bench(
             Opts().workload(loadedWorkload()).policy("sprpt_lp").predictor("lognormal:0.5"));
