@@ -173,7 +173,7 @@ void MainWindow::openRunLog(const QString& path) {
         return std::function<void()>([this, path, view, error] {
             if (!error.isEmpty()) {
                 progress_->done();
-                statusBar()->showMessage(cannotOpen(path, error));
+                showOpenError(cannotOpen(path, error));
                 if (!state_->run()) start_error_ = error;
                 auto* box = new QMessageBox(QMessageBox::Warning, tr("Cannot open run log"), error,
                                             QMessageBox::Ok, this);
@@ -205,6 +205,14 @@ void MainWindow::openRunLog(const QString& path) {
             Q_EMIT workloadLoaded(true);
         });
     });
+}
+
+void MainWindow::showOpenError(const QString& message) {
+    // The status bar cuts a long error (the reader's line, column and what it expected):
+    // whole on hover there, and, with no run to show, whole over the empty timeline.
+    statusBar()->showMessage(message);
+    statusBar()->setToolTip(message);
+    if (!state_->run()) charts_->timeline()->setStale(message);
 }
 
 MainWindow::~MainWindow() {
@@ -843,7 +851,7 @@ void MainWindow::openWorkload(const QString& path) {
             if (cancelled) {
                 statusBar()->showMessage(tr("reading %1 cancelled").arg(path));
             } else if (!error.isEmpty()) {
-                statusBar()->showMessage(cannotOpen(path, error));
+                showOpenError(cannotOpen(path, error));
                 if (!state_->run() && (path == start_.workload || path == start_.open))
                     start_error_ = error;
                 // Not modal: automation (--screenshot --quit) must not hang on it.

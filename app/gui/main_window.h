@@ -230,6 +230,9 @@ protected:
 
 private:
     void buildUi();
+    // A workload or run log that could not be opened: its error in the status bar (whole
+    // on hover) and over the timeline when no run is shown.
+    void showOpenError(const QString& message);
     // A panel as a dock named `name` in `area`, tabbed with `tab_with` when given; with
     // `scrolls`, in a scroll area (it does not hold its tab group at its width), and given
     // its width back when raised.

@@ -132,6 +132,19 @@ QString workload20k(const QString& name, double rate) {
     return path;
 }
 
+// KAIROS_SHOTS=DIR: the window at 1366x768 with dock `dock` raised, saved as DIR/`file`, to
+// look at. The folder, or empty when no pictures are asked for.
+QString shotAt1366(QMainWindow& w, const char* dock, const QString& file) {
+    const QString dir = qEnvironmentVariable("KAIROS_SHOTS");
+    if (dir.isEmpty()) return dir;
+    w.show();
+    w.resize(1366, 768);
+    if (auto* d = w.findChild<QDockWidget*>(dock)) d->raise();
+    QTest::qWait(300);
+    w.grab().save(dir + "/" + file);
+    return dir;
+}
+
 long waitForResult(QSignalSpy& spy) {
     if (!spy.wait(20000)) return -1;
     return spy.takeLast().at(0).value<long>();
@@ -2975,6 +2988,15 @@ private slots:
         app::MainWindow& w = bench.w;
         QSignalSpy loaded(&w, &app::MainWindow::workloadLoaded);
         QSignalSpy shown(&w, &app::MainWindow::resultShown);
+        // With nothing shown yet, the error stands whole over the empty timeline and on the
+        // status bar's hover (its message is cut at the device label).
+        w.openWorkload(bad);
+        QVERIFY(loaded.wait(20000));
+        QVERIFY(!loaded.takeFirst().at(0).toBool());
+        QVERIFY2(w.charts()->timeline()->staleNote().contains("kairos_bad_workload.jsonl:2"),
+                 qPrintable(w.charts()->timeline()->staleNote()));
+        QCOMPARE(w.statusBar()->toolTip(), w.charts()->timeline()->staleNote());
+        for (auto* box : w.findChildren<QMessageBox*>()) box->close();
         w.openWorkload(loadedWorkload());
         QVERIFY(loaded.wait(20000));
         QVERIFY(loaded.takeFirst().at(0).toBool());
@@ -4046,13 +4068,7 @@ private slots:
         w.policyPanel()->slider("seqs")->setValue(seqs);
         QVERIFY(waitForResult(spy) > 0);
         QCOMPARE(panel->staleSettings(), QStringList{"the predictor"});
-        if (const QString dir = qEnvironmentVariable("KAIROS_SHOTS"); !dir.isEmpty()) {
-            w.show();
-            w.resize(1366, 768);
-            if (auto* d = w.findChild<QDockWidget*>("sweep")) d->raise();
-            QTest::qWait(300);
-            w.grab().save(dir + "/sweep_stale_1366x768.png");
-        }
+        shotAt1366(w, "sweep", "sweep_stale_1366x768.png");
         // Swept again with 8 seats under a noisy predictor: current, and the seeds differ.
         w.policyPanel()->slider("seqs")->setValue(8);
         QVERIFY(waitForResult(spy) > 0);
@@ -4132,12 +4148,7 @@ private slots:
                 QVERIFY(all.contains("<table>"));
             }
         }
-        if (const QString dir = qEnvironmentVariable("KAIROS_SHOTS"); !dir.isEmpty()) {
-            w.show();
-            w.resize(1366, 768);
-            if (auto* d = w.findChild<QDockWidget*>("sweep")) d->raise();
-            QTest::qWait(300);
-            w.grab().save(dir + "/capacity_1366x768.png");
+        if (const QString dir = shotAt1366(w, "sweep", "capacity_1366x768.png"); !dir.isEmpty()) {
             panel->exportTo(dir + "/sweep_chart.svg");
         }
         // Saved to the window's database and opened again: the same table and curve.
