@@ -532,6 +532,23 @@ void MainWindow::buildUi() {
             [this](const QString& m) { statusBar()->showMessage(m); });
     auto* runs_dock =
         addPanel(tr("Runs"), "runs", runs_, Qt::RightDockWidgetArea, metrics_dock_, true);
+    // Raised, the Runs table gets the width of its columns, up to 30 % of the window (or the
+    // timeline's 60 % rule where that leaves more): at 1920x1080 it stood at 380 px with its
+    // columns cut ("requ...") beside a 900-pixel timeline.
+    connect(runs_dock, &QDockWidget::visibilityChanged, this, [this, runs_dock](bool shown) {
+        if (!shown) return;
+        QTimer::singleShot(0, this, [this, runs_dock] {
+            if (!inView(runs_dock) || runs_dock->isFloating()) return;
+            const QTableView* view = runs_->view();
+            int columns = 2 * view->frameWidth() + view->verticalScrollBar()->sizeHint().width();
+            for (int c = 0; c < view->model()->columnCount(); ++c)
+                if (!view->isColumnHidden(c)) columns += view->columnWidth(c);
+            const int chrome = std::max(0, runs_dock->width() - view->width());
+            const int room = std::max(rightColumnRoom(runs_dock), int(width() * 0.3));
+            const int want = std::min(columns + chrome, room);
+            if (want > runs_dock->width()) resizeDocks({runs_dock}, {want}, Qt::Horizontal);
+        });
+    });
     // Models: the fitted models in the database, the selected one plotted (models_panel.h).
     models_ = new ModelsPanel(&jobs_, db_path_);
     models_->setObjectName(QStringLiteral("modelsPanel"));

@@ -2781,6 +2781,21 @@ private slots:
 
     // Another workload opened: until its first run, the rows shown (the last workload's)
     // are greyed under "simulating NAME..." (they stood under the new name as its own).
+    // Raised at 1920x1080, the Runs table widens towards its columns' width, up to 30 % of
+    // the window (it stood at 380 px, its columns cut, beside a 900-pixel timeline).
+    void runsPanelWidensWhenRaised() {
+        Bench bench(chatSample("fcfs"));
+        auto& w = bench.w;
+        QVERIFY(bench.showAt(QSize(1920, 1080)));
+        auto* dock = w.findChild<QDockWidget*>("runs");
+        QVERIFY(dock);
+        const int before = dock->width();
+        dock->raise();
+        QTRY_VERIFY2(dock->width() > before + 100,
+                     qPrintable(QString("%1 -> %2").arg(before).arg(dock->width())));
+        QVERIFY(dock->width() <= int(w.width() * 0.3) + 40); // the tab bar and separators
+    }
+
     void newWorkloadGreysTheOldRows() {
         Bench bench(chatSample("fcfs"));
         auto& w = bench.w;
