@@ -20,6 +20,15 @@
 
 namespace kairos::views {
 
+double axisFraction(const QCPAxis* axis, double v) {
+    const QCPRange r = axis->range();
+    if (axis->scaleType() == QCPAxis::stLogarithmic) {
+        if (v <= 0 || r.lower <= 0) return -1.0;
+        return std::log(v / r.lower) / std::log(r.upper / r.lower);
+    }
+    return r.size() > 0 ? (v - r.lower) / r.size() : -1.0;
+}
+
 Qt::Alignment placeLegend(QCustomPlot* plot, const std::function<bool(const QCPGraph*)>& counts,
                           bool below) {
     QCPLegend* legend = plot->legend;
@@ -36,14 +45,6 @@ Qt::Alignment placeLegend(QCustomPlot* plot, const std::function<bool(const QCPG
     const QRect ar = ar_el->rect();
     const double wf = ar.width() > 0 ? std::min(0.9, (ls.width() + 16.0) / ar.width()) : 0.45;
     const double hf = ar.height() > 0 ? std::min(0.9, (ls.height() + 16.0) / ar.height()) : 0.3;
-    auto at = [&](QCPAxis* axis, double v) { // 0..1 across the axis, log axes too
-        const QCPRange r = axis->range();
-        if (axis->scaleType() == QCPAxis::stLogarithmic) {
-            if (v <= 0 || r.lower <= 0) return -1.0;
-            return std::log(v / r.lower) / std::log(r.upper / r.lower);
-        }
-        return (v - r.lower) / r.size();
-    };
     auto mark = [&](double fx, double fy) {
         if (!(fx >= 0 && fx <= 1 && fy >= 0 && fy <= 1)) return;
         for (int c = 0; c < 4; ++c) {
@@ -59,7 +60,8 @@ Qt::Alignment placeLegend(QCustomPlot* plot, const std::function<bool(const QCPG
         const bool fill = graph->brush().style() != Qt::NoBrush;
         double px = NAN, py = NAN;
         for (auto it = graph->data()->constBegin(); it != graph->data()->constEnd(); ++it) {
-            const double fx = at(graph->keyAxis(), it->key), fy = at(graph->valueAxis(), it->value);
+            const double fx = axisFraction(graph->keyAxis(), it->key),
+                         fy = axisFraction(graph->valueAxis(), it->value);
             if (line && std::isfinite(px)) // the line between: a few samples
                 for (int k = 1; k < 8; ++k)
                     mark(px + (fx - px) * k / 8.0, py + (fy - py) * k / 8.0);

@@ -16,6 +16,10 @@ namespace kairos::views {
 Qt::Alignment placeLegend(QCustomPlot* plot,
                           const std::function<bool(const QCPGraph*)>& counts = nullptr,
                           bool below = false);
+// Where `v` falls across `axis`'s range as shown: 0 at its lower end, 1 at its upper, on a
+// log axis too; outside [0, 1] when off the range, -1 where it has no place (a value <= 0 on
+// a log axis, an empty range).
+double axisFraction(const QCPAxis* axis, double v);
 // Lays `legend`'s entries out in as many columns as fit `avail` pixels (entry i in column
 // i % n, a column as wide as its widest entry), wrapping to more rows.
 void wrapLegend(QCPLegend* legend, int avail);

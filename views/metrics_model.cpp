@@ -47,12 +47,12 @@ QString MetricsModel::formatValue(double v) {
 }
 
 namespace {
-bool isDuration(const std::string& key) {
-    return key.size() > 3 && key.compare(key.size() - 3, 3, "_ms") == 0;
-}
 bool endsWith(const std::string& key, const char* tail) {
     const std::size_t n = std::char_traits<char>::length(tail);
     return key.size() >= n && key.compare(key.size() - n, n, tail) == 0;
+}
+bool isDuration(const std::string& key) {
+    return key.size() > 3 && endsWith(key, "_ms");
 }
 // The rows whose values are percentages (keyMetrics: "_pct", and the hit rates in %).
 bool isPercent(const std::string& key) {

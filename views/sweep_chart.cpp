@@ -34,6 +34,7 @@ void SweepChart::setCurves(const QString& x_label, const QString& y_label, bool 
     clearPlottables();
     legend->clearItems();
     tradeoff_ = false;
+    spread_ = false;
     xAxis->setLabel(x_label);
     yAxis->setLabel(y_label);
     if (log_x) {
@@ -77,6 +78,7 @@ void SweepChart::setCurves(const QString& x_label, const QString& y_label, bool 
         // Named only where it has a width: seeds that all gave the same run leave none.
         bool spread = false;
         for (qsizetype i = 0; i < x.size(); ++i) spread = spread || hi[i] > lo[i];
+        spread_ = spread_ || spread;
         if (curves.size() == 1 && spread)
             upper->setName(tr("95 % interval over seeds"));
         else
@@ -107,6 +109,7 @@ void SweepChart::setTradeoff(const QString& x_label, const QString& y_label,
     clearPlottables();
     legend->clearItems();
     tradeoff_ = true;
+    spread_ = false;
     xAxis->setLabel(x_label);
     yAxis->setLabel(y_label);
     xAxis->setScaleType(QCPAxis::stLinear);
@@ -195,19 +198,12 @@ void SweepChart::setCapacityMarks(const std::vector<CapacityMark>& marks) {
 
 Qt::Corner SweepChart::emptiestCorner(double w, double h) const {
     // Each graph's points as fractions of the axis rect (0 at the left and bottom).
-    auto frac = [](const QCPAxis* a, double v) {
-        const QCPRange r = a->range();
-        if (a->scaleType() == QCPAxis::stLogarithmic)
-            return v > 0 && r.lower > 0 ? std::log(v / r.lower) / std::log(r.upper / r.lower)
-                                        : -1.0;
-        return r.size() > 0 ? (v - r.lower) / r.size() : -1.0;
-    };
     const Qt::Corner order[] = {Qt::BottomLeftCorner, Qt::TopRightCorner, Qt::TopLeftCorner,
                                 Qt::BottomRightCorner};
     int count[4] = {0, 0, 0, 0};
     for (int g = 0; g < graphCount(); ++g)
         for (auto it = graph(g)->data()->constBegin(); it != graph(g)->data()->constEnd(); ++it) {
-            const double fx = frac(xAxis, it->key), fy = frac(yAxis, it->value);
+            const double fx = axisFraction(xAxis, it->key), fy = axisFraction(yAxis, it->value);
             for (int c = 0; c < 4; ++c) {
                 const bool right =
                     order[c] == Qt::TopRightCorner || order[c] == Qt::BottomRightCorner;
@@ -270,9 +266,8 @@ std::vector<SweepCurve> sweepCurves(const sweep::Table& t, const std::vector<dou
         SweepCurve& cv = curves[pos->second];
         cv.x.push_back(against ? row.mean[*against] : x[r]);
         cv.mean.push_back(row.mean[metric]);
-        cv.lo.push_back(
-            std::max(row.mean[metric] - row.half[metric], sweep::metricFloor(t.metrics[metric])));
-        cv.hi.push_back(row.mean[metric] + row.half[metric]);
+        cv.lo.push_back(t.lo(r, metric));
+        cv.hi.push_back(t.hi(r, metric));
     }
     return curves;
 }

@@ -46,6 +46,8 @@ public:
     void setMarker(double x);
     double marker() const { return marker_x_; }
     int curveCount() const { return curves_; }
+    // Whether any curve's band has a width (seeds that all gave the same run leave none).
+    bool hasSpread() const { return spread_; }
     bool tradeoff() const { return tradeoff_; }
 
 protected:
@@ -62,6 +64,7 @@ private:
     double marker_x_ = 0;
     int curves_ = 0;
     bool tradeoff_ = false;
+    bool spread_ = false;
     std::vector<QCPAbstractItem*> capacity_items_;
 };
 

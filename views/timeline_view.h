@@ -149,8 +149,9 @@ public:
     // The inspector's instant, drawn as a dashed line across the rows (NaN: none).
     void setInspectedTime(double t);
     double inspectedTime() const { return inspected_t_; }
-    // A note over the rows, greyed, while they belong to another workload than the one
-    // named (a new one simulating); empty: none. New rows clear it.
+    // A note over the rows, greyed: while they belong to another workload than the one
+    // named (a new one simulating), or why nothing could be opened when no run is shown;
+    // empty: none. New rows clear it.
     void setStale(const QString& note);
     QString staleNote() const { return stale_; }
 

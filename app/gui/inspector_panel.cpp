@@ -831,7 +831,7 @@ void InspectorPanel::refreshRequest() {
     auto addWaitsBefore = [&](double t) {
         for (; next_wait < waits.size() && waits[next_wait].from < t; ++next_wait) {
             const Wait& w = waits[next_wait];
-            if (!(w.seconds() >= 0.0005) && w.passed_over == 0) continue; // not "wait: 0 ms"
+            if (!w.told()) continue; // not "wait: 0 ms"
             auto* item = new QListWidgetItem(QStringLiteral("%1 s   wait: %2")
                                                  .arg(w.from, 0, 'f', 4)
                                                  .arg(QString::fromStdString(describeWait(

@@ -7,6 +7,7 @@
 #include "find_bar.h"
 #include "generate_dialog.h"
 #include "help_menu.h"
+#include "in_view.h"
 #include "inspector_panel.h"
 #include "job_progress.h"
 #include "length_histogram.h"
@@ -327,14 +328,6 @@ int MainWindow::leftDockWidth() const {
     return left;
 }
 
-namespace {
-// A dock in the user's view: shown, and not behind another tab of its group (Qt counts
-// such a dock visible).
-bool inView(const QDockWidget* d) {
-    return d->isVisible() && !d->visibleRegion().isEmpty();
-}
-} // namespace
-
 int MainWindow::rightColumnRoom(const QDockWidget* dock) const {
     // The width beside the docks that is neither (separators, the central widget's margins),
     // as laid out now with `dock` in the right column: the timeline keeps 60 % exactly.
@@ -343,24 +336,30 @@ int MainWindow::rightColumnRoom(const QDockWidget* dock) const {
     return width() - left - other - (width() * 3 + 4) / 5;
 }
 
-void MainWindow::fitMetricsDock() {
-    // Only while it is the panel in view: another of its tab group (the Inspector, the
-    // Requests table the user widened) keeps its width.
-    if (!metrics_dock_ || metrics_dock_->visibleRegion().isEmpty()) return;
-    // A pinned run's two more columns (pinned, change) get up to 38 % of the window.
-    const int room = metrics_->columns() > 2 ? int(width() * 0.38) : rightColumnRoom(metrics_dock_);
-    // The table's width and what the dock puts around it (its frame, the panel's scroll
-    // area): fitted to the table alone, a pinned table's change column was cut.
-    const int chrome = std::max(0, metrics_dock_->width() - metrics_->table()->width());
-    const int want = std::min(metrics_->wantedWidth() + chrome, room);
-    // The size given is the column's, the group's tab bar on its edge included.
+void MainWindow::fitDockTo(QDockWidget* dock, const QWidget* content, int width, int least,
+                           int room, bool widen_only) {
+    // The content's width and what the dock puts around it (its frame, the panel's scroll
+    // area): fitted to the table alone, a pinned Metrics table's change column was cut.
+    const int chrome = std::max(0, dock->width() - content->width());
+    // The size given is the column's, the group's tab bar on its edge included (without it
+    // the Metrics dock came out 26 px short).
     int tabs = 0;
     for (const QTabBar* bar : findChildren<QTabBar*>())
         if (bar->isVisible() && bar->shape() == QTabBar::RoundedEast)
             for (int i = 0; i < bar->count(); ++i)
-                if (bar->tabText(i) == metrics_dock_->windowTitle()) tabs = bar->width();
-    resizeDocks({metrics_dock_}, {std::max(want, metrics_->minimumTableWidth() + chrome) + tabs},
-                Qt::Horizontal);
+                if (bar->tabText(i) == dock->windowTitle()) tabs = bar->width();
+    const int want = std::max(std::min(width + chrome, room), least + chrome) + tabs;
+    if (!widen_only || want > dock->width() + tabs) resizeDocks({dock}, {want}, Qt::Horizontal);
+}
+
+void MainWindow::fitMetricsDock() {
+    // Only while it is the panel in view: another of its tab group (the Inspector, the
+    // Requests table the user widened) keeps its width.
+    if (!metrics_dock_ || !inView(metrics_dock_)) return;
+    // A pinned run's two more columns (pinned, change) get up to 38 % of the window.
+    const int room = metrics_->columns() > 2 ? int(width() * 0.38) : rightColumnRoom(metrics_dock_);
+    fitDockTo(metrics_dock_, metrics_->table(), metrics_->wantedWidth(),
+              metrics_->minimumTableWidth(), room);
 }
 
 void MainWindow::keepTimelineWide() {
@@ -543,10 +542,8 @@ void MainWindow::buildUi() {
             int columns = 2 * view->frameWidth() + view->verticalScrollBar()->sizeHint().width();
             for (int c = 0; c < view->model()->columnCount(); ++c)
                 if (!view->isColumnHidden(c)) columns += view->columnWidth(c);
-            const int chrome = std::max(0, runs_dock->width() - view->width());
-            const int room = std::max(rightColumnRoom(runs_dock), int(width() * 0.3));
-            const int want = std::min(columns + chrome, room);
-            if (want > runs_dock->width()) resizeDocks({runs_dock}, {want}, Qt::Horizontal);
+            fitDockTo(runs_dock, view, columns, 0,
+                      std::max(rightColumnRoom(runs_dock), int(width() * 0.3)), true);
         });
     });
     // Models: the fitted models in the database, the selected one plotted (models_panel.h).

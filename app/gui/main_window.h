@@ -233,6 +233,11 @@ private:
     // A workload or run log that could not be opened: its error in the status bar (whole
     // on hover) and over the timeline when no run is shown.
     void showOpenError(const QString& message);
+    // Sizes `dock` (of the right column's tab group) to show `width` pixels of `content`
+    // (the table it holds), at most `room` and at least `least` of it, with the dock's frame
+    // and the group's tab bar counted; `widen_only`: never narrower than it is.
+    void fitDockTo(QDockWidget* dock, const QWidget* content, int width, int least, int room,
+                   bool widen_only = false);
     // A panel as a dock named `name` in `area`, tabbed with `tab_with` when given; with
     // `scrolls`, in a scroll area (it does not hold its tab group at its width), and given
     // its width back when raised.

@@ -1,6 +1,7 @@
 #include "requests_panel.h"
 
 #include "find_bar.h"
+#include "in_view.h"
 #include "request_table_model.h"
 #include "workbench_state.h"
 
@@ -50,7 +51,7 @@ RequestsPanel::RequestsPanel(WorkbenchState* state, FindBar* find, std::function
 
     connect(state_, &WorkbenchState::runChanged, this, [this] {
         stale_ = true;
-        if (inView()) readRun();
+        if (inView(this)) readRun();
     });
     connect(state_, &WorkbenchState::workloadChanged, this, [this] {
         model_->clear();
@@ -59,7 +60,7 @@ RequestsPanel::RequestsPanel(WorkbenchState* state, FindBar* find, std::function
     });
     connect(state_, &WorkbenchState::selectionChanged, this, &RequestsPanel::showSelection);
     connect(find_, &FindBar::applied, this, [this] {
-        if (!stale_ && inView()) readMatches();
+        if (!stale_ && inView(this)) readMatches();
     });
     connect(table_->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
             [this](const QModelIndex& now) {
@@ -81,10 +82,6 @@ RequestsPanel::RequestsPanel(WorkbenchState* state, FindBar* find, std::function
 int RequestsPanel::requestAt(int row) const {
     const QModelIndex i = filter_->index(row, 0);
     return i.isValid() ? int(i.data(views::RequestTableModel::RequestRole).toLongLong()) : -1;
-}
-
-bool RequestsPanel::inView() const {
-    return isVisible() && !visibleRegion().isEmpty();
 }
 
 void RequestsPanel::showEvent(QShowEvent* e) {

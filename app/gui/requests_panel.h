@@ -48,9 +48,8 @@ protected:
     void showEvent(QShowEvent* e) override;
 
 private:
-    bool inView() const; // shown and not covered by another tab of its dock group
-    void readRun();      // the shown run into the model (when in view)
-    void readMatches();  // Find's matches as the filter
+    void readRun();     // the shown run into the model (when in view)
+    void readMatches(); // Find's matches as the filter
     void showSelection();
     void fitColumns(); // widths from the run's values; empty columns hidden
     void orderColumns();

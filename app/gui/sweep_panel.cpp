@@ -29,7 +29,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
-#include <utility>
+#include <set>
 
 namespace kairos::app {
 
@@ -236,17 +236,17 @@ void SweepPanel::checkSettings() {
     });
     if (!across && now.policy.name != was.policy.name) changed << tr("the policy");
     if (now.policy.predictor != was.policy.predictor) changed << tr("the predictor");
-    std::map<std::string, int> names; // the policy's parameters, set on either side
-    for (const auto& [k, v] : was.policy.params) names[k];
-    for (const auto& [k, v] : now.policy.params) names[k];
-    for (const auto& [k, n] : names) {
-        if (QString::fromStdString(k) == swept_) continue;
-        const auto a = was.policy.params.find(k);
-        const auto c = std::as_const(now.policy.params).find(k);
-        const bool same = (a == was.policy.params.end()) == (c == now.policy.params.end()) &&
-                          (a == was.policy.params.end() || a->second == c->second);
-        if (!same) changed << QString::fromStdString(k);
-    }
+    // The policy's parameters set on either side, by name (unset differs from any value).
+    auto param = [](const RunSpec& s, const std::string& k) {
+        const auto it = s.policy.params.find(k);
+        return it == s.policy.params.end() ? std::optional<double>() : it->second;
+    };
+    std::set<std::string> names;
+    for (const auto& [k, v] : was.policy.params) names.insert(k);
+    for (const auto& [k, v] : now.policy.params) names.insert(k);
+    for (const std::string& k : names)
+        if (QString::fromStdString(k) != swept_ && param(was, k) != param(now, k))
+            changed << QString::fromStdString(k);
     // The run's knobs (rate, KV, seats, SLOs): each by the slider's label.
     const std::int64_t kv = b.profile.kvCapacityTokens();
     for (const RunKnob& k : runKnobs()) {
@@ -261,8 +261,9 @@ void SweepPanel::checkSettings() {
     for (const RunKnob& k : runKnobs()) k.set(now, k.get(was, kv), kv);
     RunSpec same_device = now;
     same_device.exec = was.exec;
-    if (same_device.toJson() != now.toJson()) changed << tr("the device");
-    if (same_device.toJson() != was.toJson()) changed << tr("other settings");
+    const nlohmann::json rest = same_device.toJson();
+    if (rest != now.toJson()) changed << tr("the device");
+    if (rest != was.toJson()) changed << tr("other settings");
     if (changed == stale_) return;
     stale_ = changed;
     showStatus();
@@ -474,10 +475,7 @@ void SweepPanel::redraw() {
         if (p.name == swept_) label = p.label;
     chart_->setCurves(label, metric_->currentText(), swept_log_, curves);
     // Several seeds and not one point with a spread: say why there is no band.
-    bool agree = def_ && def_->seeds > 1;
-    for (const auto& cv : curves)
-        for (std::size_t i = 0; agree && i < cv.x.size(); ++i)
-            agree = !std::isfinite(cv.mean[i]) || !(cv.hi[i] > cv.lo[i]);
+    const bool agree = def_ && def_->seeds > 1 && !chart_->hasSpread();
     if (agree != seeds_agree_) {
         seeds_agree_ = agree;
         showStatus();

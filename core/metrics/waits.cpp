@@ -575,10 +575,8 @@ std::string waitStory(const std::vector<Wait>& waits) {
     }
     if (total <= 0 && passed == 0) return "";
     std::vector<std::pair<double, WaitCause>> parts;
-    // A part too short to read as more than "0 ms" is left out ("an iteration in progress
-    // for 0 ms" read as a cause that did not hold anybody).
-    for (const auto& [c, t] : by)
-        if (t >= 0.0005) parts.emplace_back(t, c);
+    for (const auto& [c, t] : by) // a part too short to read is left out
+        if (t >= Wait::kShortestTold) parts.emplace_back(t, c);
     std::sort(parts.rbegin(), parts.rend());
     std::string s = "waited " + duration(total);
     const char* sep = ": ";

@@ -87,6 +87,11 @@ struct Wait {
     ReqId blocked_by = -1;
     std::int64_t blocked_need = -1;
     double seconds() const { return to - from; }
+    // The shortest time told as a wait, or as a cause's part of one: what reads as more
+    // than "0 ms" ("an iteration in progress for 0 ms" read as a cause that held nobody).
+    static constexpr double kShortestTold = 0.0005;
+    // Whether the story tells it: long enough to read, or others went ahead meanwhile.
+    bool told() const { return seconds() >= kShortestTold || passed_over > 0; }
 };
 
 // The waits of `id`, in time order. Throws std::out_of_range for a request not in the log.

@@ -479,32 +479,35 @@ std::string Table::csv() const {
     out += "runs,ok";
     for (const auto& m : metrics) out += "," + m + "," + m + "_lo," + m + "_hi";
     out += "\n";
-    for (const auto& r : rows) {
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+        const Row& r = rows[i];
         for (const auto& v : r.values) out += text::csvField(v) + ",";
         out += std::to_string(r.runs) + "," + std::to_string(r.ok);
         for (std::size_t c = 0; c < metrics.size(); ++c) {
-            const double m = r.mean[c], h = r.half[c];
-            out += "," + num(m) + "," +
-                   (std::isfinite(m) ? num(std::max(m - h, metricFloor(metrics[c]))) : "") + "," +
-                   (std::isfinite(m) ? num(m + h) : "");
+            const bool m = std::isfinite(r.mean[c]);
+            out += "," + num(r.mean[c]) + "," + (m ? num(lo(i, c)) : "") + "," +
+                   (m ? num(hi(i, c)) : "");
         }
         out += "\n";
     }
     return out;
 }
 
+double Table::lo(std::size_t r, std::size_t c) const {
+    return std::max(rows[r].mean[c] - rows[r].half[c], metricFloor(metrics[c]));
+}
+
 json Table::toJson() const {
     json rows_j = json::array();
     auto jn = [](double v) { return std::isfinite(v) ? json(v) : json(nullptr); };
-    for (const auto& r : rows) {
+    for (std::size_t row = 0; row < rows.size(); ++row) {
+        const Row& r = rows[row];
         json point = json::object();
         for (std::size_t i = 0; i < axes.size(); ++i) point[axes[i]] = r.values[i];
         json metrics_j = json::object();
         for (std::size_t c = 0; c < metrics.size(); ++c)
             metrics_j[metrics[c]] = {
-                {"mean", jn(r.mean[c])},
-                {"lo", jn(std::max(r.mean[c] - r.half[c], metricFloor(metrics[c])))},
-                {"hi", jn(r.mean[c] + r.half[c])}};
+                {"mean", jn(r.mean[c])}, {"lo", jn(lo(row, c))}, {"hi", jn(hi(row, c))}};
         rows_j.push_back(
             {{"point", point}, {"runs", r.runs}, {"ok", r.ok}, {"metrics", metrics_j}});
     }

@@ -113,6 +113,10 @@ struct Table {
         std::vector<double> mean, half; // per metric: mean over seeds and 95 % half-width
     };
     std::vector<Row> rows;
+    // Row r's 95 % band of metric column c: mean -/+ half, the low end cut at the metric's
+    // floor (metricFloor). What the CSV, the JSON and the window's chart draw.
+    double lo(std::size_t r, std::size_t c) const;
+    double hi(std::size_t r, std::size_t c) const { return rows[r].mean[c] + rows[r].half[c]; }
     // CSV: the axes, runs, ok, then per metric its mean, _lo and _hi (%.10g; empty for NaN).
     std::string csv() const;
     nlohmann::json toJson() const;
