@@ -35,6 +35,8 @@ void SweepChart::setCurves(const QString& x_label, const QString& y_label, bool 
     legend->clearItems();
     tradeoff_ = false;
     spread_ = false;
+    shown_ = nullptr; // cleared with the plottables; the panel places it again
+    capacity_graphs_.clear();
     xAxis->setLabel(x_label);
     yAxis->setLabel(y_label);
     if (log_x) {
@@ -110,6 +112,8 @@ void SweepChart::setTradeoff(const QString& x_label, const QString& y_label,
     legend->clearItems();
     tradeoff_ = true;
     spread_ = false;
+    shown_ = nullptr;
+    capacity_graphs_.clear();
     xAxis->setLabel(x_label);
     yAxis->setLabel(y_label);
     xAxis->setScaleType(QCPAxis::stLinear);
@@ -166,55 +170,24 @@ void SweepChart::setTradeoff(const QString& x_label, const QString& y_label,
 void SweepChart::setCapacityMarks(const std::vector<CapacityMark>& marks) {
     for (auto* item : capacity_items_) removeItem(item);
     capacity_items_.clear();
-    // The labels stacked in the corner of the plot with the fewest points: at their lines
-    // they ran over the curves and each other's lines. Each keeps its line's colour.
-    const int n = static_cast<int>(marks.size());
-    constexpr double kStep = 0.06;
-    const Qt::Corner corner = emptiestCorner(0.5, 0.04 + kStep * n);
-    const bool right = corner == Qt::TopRightCorner || corner == Qt::BottomRightCorner;
-    const bool bottom = corner == Qt::BottomLeftCorner || corner == Qt::BottomRightCorner;
-    int k = 0;
+    for (auto* g : capacity_graphs_) removeGraph(g);
+    capacity_graphs_.clear();
+    // A dotted line per mark, named in the legend: labels in the plot ran over the curves
+    // and each other's lines wherever they were put (four policies' labels take most of a
+    // 340-pixel plot's width).
     for (const auto& m : marks) {
         auto* line = new QCPItemStraightLine(this);
         line->setPen(QPen(m.color, 1.5, Qt::DotLine));
         line->point1->setCoords(m.x, 0);
         line->point2->setCoords(m.x, 1);
         capacity_items_.push_back(line);
-        auto* text = new QCPItemText(this);
-        text->setPositionAlignment((right ? Qt::AlignRight : Qt::AlignLeft) |
-                                   (bottom ? Qt::AlignBottom : Qt::AlignTop));
-        text->position->setType(QCPItemPosition::ptAxisRectRatio);
-        const double y = bottom ? 0.98 - kStep * (n - 1 - k) : 0.02 + kStep * k;
-        ++k;
-        text->position->setCoords(right ? 0.98 : 0.02, y); // stacked: labels never overlap
-        text->setText(m.label);
-        text->setColor(m.color);
-        text->setBrush(QColor(255, 255, 255, 215)); // a line crossing it stays legible
-        text->setPadding(QMargins(3, 0, 3, 0));
-        capacity_items_.push_back(text);
+        QCPGraph* entry = addGraph(); // no data: its legend entry only
+        entry->setPen(line->pen());
+        entry->setName(m.label);
+        capacity_graphs_.push_back(entry);
     }
+    fitLegend(width());
     replot(QCustomPlot::rpQueuedReplot);
-}
-
-Qt::Corner SweepChart::emptiestCorner(double w, double h) const {
-    // Each graph's points as fractions of the axis rect (0 at the left and bottom).
-    const Qt::Corner order[] = {Qt::BottomLeftCorner, Qt::TopRightCorner, Qt::TopLeftCorner,
-                                Qt::BottomRightCorner};
-    int count[4] = {0, 0, 0, 0};
-    for (int g = 0; g < graphCount(); ++g)
-        for (auto it = graph(g)->data()->constBegin(); it != graph(g)->data()->constEnd(); ++it) {
-            const double fx = axisFraction(xAxis, it->key), fy = axisFraction(yAxis, it->value);
-            for (int c = 0; c < 4; ++c) {
-                const bool right =
-                    order[c] == Qt::TopRightCorner || order[c] == Qt::BottomRightCorner;
-                const bool bottom =
-                    order[c] == Qt::BottomLeftCorner || order[c] == Qt::BottomRightCorner;
-                const bool in_x = right ? fx >= 1 - w : fx <= w;
-                const bool in_y = bottom ? fy <= h : fy >= 1 - h;
-                count[c] += in_x && in_y;
-            }
-        }
-    return order[std::min_element(count, count + 4) - count];
 }
 
 void SweepChart::saveAs(const QString& path, int width, int height) {
@@ -239,7 +212,41 @@ void SweepChart::setMarker(double x) {
         marker_->point1->setCoords(x, 0);
         marker_->point2->setCoords(x, 1);
     }
+    placeShownRun();
     replot(QCustomPlot::rpQueuedReplot);
+}
+
+void SweepChart::setShownRun(double y, const QString& name) {
+    shown_y_ = y;
+    shown_name_ = name;
+    placeShownRun();
+    replot(QCustomPlot::rpQueuedReplot);
+}
+
+void SweepChart::placeShownRun() {
+    const bool on =
+        std::isfinite(shown_y_) && std::isfinite(marker_x_) && curves_ > 0 && !tradeoff_;
+    if (!on) {
+        if (shown_) removeGraph(shown_);
+        shown_ = nullptr;
+        return;
+    }
+    if (!shown_) {
+        shown_ = addGraph();
+        shown_->setLineStyle(QCPGraph::lsNone);
+        shown_->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDiamond,
+                                                palette().color(QPalette::Text),
+                                                palette().color(QPalette::Base), 10));
+        fitLegend(width());
+    }
+    shown_->setName(shown_name_);
+    shown_->setData(QVector<double>{marker_x_}, QVector<double>{shown_y_}, true);
+    // On the chart even where it lies off the curves' range.
+    const QCPRange r = yAxis->range();
+    if (shown_y_ < r.lower || shown_y_ > r.upper) {
+        const double pad = 0.06 * std::max(r.size(), std::abs(shown_y_) * 0.1);
+        yAxis->setRange(std::min(r.lower, shown_y_ - pad), std::max(r.upper, shown_y_ + pad));
+    }
 }
 
 std::vector<SweepCurve> sweepCurves(const sweep::Table& t, const std::vector<double>& x,

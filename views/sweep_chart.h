@@ -7,6 +7,7 @@
 
 #include <QColor>
 #include <QString>
+#include <limits>
 #include <qcustomplot.h>
 #include <vector>
 
@@ -31,20 +32,27 @@ public:
                      const std::vector<SweepCurve>& curves,
                      const std::vector<std::pair<double, double>>& front);
     // Capacity marks (a rate sweep): a dotted vertical line per policy at the rate where
-    // goodput fell below the target, labelled; an empty list removes them.
+    // goodput fell below the target, its label in the legend; an empty list removes them.
     struct CapacityMark {
         double x;
         QColor color;
         QString label;
     };
     void setCapacityMarks(const std::vector<CapacityMark>& marks);
-    int capacityMarkCount() const { return static_cast<int>(capacity_items_.size()); }
+    // Its lines and their legend entries.
+    int capacityMarkCount() const {
+        return static_cast<int>(capacity_items_.size() + capacity_graphs_.size());
+    }
     // The chart as a file: PNG (raster, 2x) or SVG (vector), by the extension; false when
     // it could not be written.
     void saveAs(const QString& path, int width = 900, int height = 560); // throws on failure
     // The slider's value (NaN hides the mark).
     void setMarker(double x);
     double marker() const { return marker_x_; }
+    // The window's own run: its value `y` of the drawn metric at the mark, a diamond named
+    // `name` in the legend (NaN hides it). The curves are means over seeds, and it is one.
+    void setShownRun(double y, const QString& name);
+    bool shownRunVisible() const { return shown_ != nullptr; }
     int curveCount() const { return curves_; }
     // Whether any curve's band has a width (seeds that all gave the same run leave none).
     bool hasSpread() const { return spread_; }
@@ -57,15 +65,17 @@ private:
     // The legend in as many columns as fit `width` pixels, wrapping to more rows (in one
     // row, four policies' curves ran past the chart's edge, cut).
     void fitLegend(int width);
-    // The corner of the axis rect whose w x h box (fractions of the rect) holds the fewest
-    // data points of the graphs: where the capacity labels go.
-    Qt::Corner emptiestCorner(double w, double h) const;
+    void placeShownRun();
     QCPItemStraightLine* marker_ = nullptr;
+    QCPGraph* shown_ = nullptr;
+    double shown_y_ = std::numeric_limits<double>::quiet_NaN();
+    QString shown_name_;
     double marker_x_ = 0;
     int curves_ = 0;
     bool tradeoff_ = false;
     bool spread_ = false;
     std::vector<QCPAbstractItem*> capacity_items_;
+    std::vector<QCPGraph*> capacity_graphs_;
 };
 
 // A table's rows as curves of metric column `metric`: one per combination of the axes

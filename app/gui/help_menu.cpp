@@ -74,7 +74,11 @@ void addHelpMenu(QMainWindow* window) {
                  "its robot not scored but counted as <i>dropped</i>.</li>"
                  "<li><b>Within budget</b> (TimeBill): finished before the request's time "
                  "budget.</li>"
-                 "<li><b>[common]</b>: over the requests both compared runs completed.</li></ul>"));
+                 "<li><b>[common]</b>: over the requests both compared runs completed.</li>"
+                 "<li><b>n/c</b> in the change column: not compared. The two runs served "
+                 "other workloads, or the same requests arriving at other times (another "
+                 "rate): latency depends on the arrivals, so no change is judged; the note "
+                 "under the table says which.</li></ul>"));
     });
     help->addAction(QObject::tr("&Workload formats"), window,
                     [show] { show(QObject::tr("Workload formats"), traceFormatsHtml()); });

@@ -156,7 +156,7 @@ void MainWindow::openFile(const QString& path) {
 
 void MainWindow::openRunLog(const QString& path) {
     progress_->started();
-    statusBar()->showMessage(tr("reading run log %1…").arg(path));
+    say(tr("reading run log %1…").arg(path));
     const SummaryOptions so = windowSummary();
     jobs_.start(QStringLiteral("load"), this, [this, path, so](JobTracker::Job& job) {
         std::shared_ptr<const RunView> view;
@@ -198,8 +198,7 @@ void MainWindow::openRunLog(const QString& path) {
             undo_->reset(panelSpec()); // the log's settings, a new undo history
             recent_->remember(path);
             showResult(view);
-            statusBar()->showMessage(
-                tr("run log %1 shown as recorded (%2, %3 requests; not re-simulated: a control "
+            say(tr("run log %1 shown as recorded (%2, %3 requests; not re-simulated: a control "
                    "moved now simulates its requests under the window's settings)")
                     .arg(QFileInfo(path).fileName(), QString::fromStdString(view->log->policy))
                     .arg(view->log->num_requests));
@@ -209,11 +208,24 @@ void MainWindow::openRunLog(const QString& path) {
 }
 
 void MainWindow::showOpenError(const QString& message) {
-    // The status bar cuts a long error (the reader's line, column and what it expected):
-    // whole on hover there, and, with no run to show, whole over the empty timeline.
-    statusBar()->showMessage(message);
-    statusBar()->setToolTip(message);
+    // Whole over the empty timeline too when no run is shown: a reader's error (its line,
+    // column and what it expected) is longer than the status bar.
+    say(message);
     if (!state_->run()) charts_->timeline()->setStale(message);
+}
+
+void MainWindow::say(const QString& message, int timeout_ms) {
+    // Drawn left of the permanent widgets (the device label first): cut there with an
+    // ellipsis (it cut mid-word: "predictor=trail(bins=10, ev", "...parsing o"), whole on
+    // hover.
+    const QWidget* device = device_ ? device_->label() : nullptr;
+    const int room = (device && device->isVisible() && device->x() > 0 ? device->x()
+                                                                       : statusBar()->width() / 2) -
+                     16;
+    statusBar()->setToolTip(message);
+    statusBar()->showMessage(
+        room > 80 ? statusBar()->fontMetrics().elidedText(message, Qt::ElideRight, room) : message,
+        timeout_ms);
 }
 
 MainWindow::~MainWindow() {
@@ -256,8 +268,7 @@ void MainWindow::panelEdited(const QString& what) {
     try {
         next.validate(); // the window's domains are the spec's: no second list
     } catch (const std::exception& e) {
-        statusBar()->showMessage(
-            tr("%1 not changed: %2")
+        say(tr("%1 not changed: %2")
                 .arg(what, views::windowWords(QString::fromStdString(e.what()))),
             10000);
         showSpec(state_->spec());
@@ -520,15 +531,13 @@ void MainWindow::buildUi() {
         start_error_ = tr("cannot open session %1").arg(start_.open);
         Q_EMIT ready();
     });
-    connect(sessions_, &SessionIO::message, this,
-            [this](const QString& m) { statusBar()->showMessage(m); });
+    connect(sessions_, &SessionIO::message, this, [this](const QString& m) { say(m); });
     connect(stored_, &StoredRuns::saved, this, &MainWindow::runSaved);
     connect(stored_, &StoredRuns::pinned, this, [this](qint64 id, bool ok) {
         if (ok) refreshComparison();
         Q_EMIT storedRunPinned(id, ok);
     });
-    connect(stored_, &StoredRuns::message, statusBar(),
-            [this](const QString& m) { statusBar()->showMessage(m); });
+    connect(stored_, &StoredRuns::message, statusBar(), [this](const QString& m) { say(m); });
     auto* runs_dock =
         addPanel(tr("Runs"), "runs", runs_, Qt::RightDockWidgetArea, metrics_dock_, true);
     // Raised, the Runs table gets the width of its columns, up to 30 % of the window (or the
@@ -552,8 +561,7 @@ void MainWindow::buildUi() {
     charts_->addChart(QStringLiteral("model"),
                       [this](const QString& path) { views::saveChart(models_->chart(), path); });
     connect(models_, &ModelsPanel::modelShown, this, &MainWindow::modelShown);
-    connect(models_, &ModelsPanel::message, this,
-            [this](const QString& m) { statusBar()->showMessage(m); });
+    connect(models_, &ModelsPanel::message, this, [this](const QString& m) { say(m); });
     connect(models_, &ModelsPanel::useModel, this, [this](qint64 id, const QString& config) {
         RunSpec::ExecPart e;
         e.profile = device_->profile().name;
@@ -653,7 +661,7 @@ void MainWindow::buildUi() {
         panelEdited(name);
     });
     connect(policy_panel_, &PolicyPanel::message, this,
-            [this](const QString& text) { statusBar()->showMessage(text, 10000); });
+            [this](const QString& text) { say(text, 10000); });
     connect(policy_panel_, &PolicyPanel::policyChanged, this, showParams);
     connect(policy_panel_, &PolicyPanel::policyChanged, this, [this](const QString& p) {
         live_->setPolicy(p);
@@ -683,8 +691,7 @@ void MainWindow::buildUi() {
                              "File › Save session keeps it)");
         d.profile_json = QString::fromStdString(device_->profile().toJson().dump(2));
     });
-    connect(exports_, &RunExports::message, this,
-            [this](const QString& m) { statusBar()->showMessage(m); });
+    connect(exports_, &RunExports::message, this, [this](const QString& m) { say(m); });
     exports_->fill(exp);
     file->addAction(tr("&Save run to database"), QKeySequence::Save, this, &MainWindow::saveRun);
     file->addSeparator();
@@ -756,8 +763,7 @@ void MainWindow::buildUi() {
     statusBar()->addPermanentWidget(device_->label());
     statusBar()->addPermanentWidget(progress_);
     policy_panel_->showDevice(QString::fromStdString(device_->profile().name));
-    connect(device_, &DeviceChoice::message, this,
-            [this](const QString& m) { statusBar()->showMessage(m); });
+    connect(device_, &DeviceChoice::message, this, [this](const QString& m) { say(m); });
     connect(device_, &DeviceChoice::changed, this, [this](bool ok) {
         policy_panel_->showDevice(QString::fromStdString(device_->profile().name),
                                   device_->exec().model_id);
@@ -769,7 +775,7 @@ void MainWindow::buildUi() {
         device_pending_ = false;
         Q_EMIT executionChanged(ok);
     });
-    statusBar()->showMessage(tr("Open a workload to begin"));
+    say(tr("Open a workload to begin"));
     resize(1400, 850);
     // Window layout as the user left it.
     QSettings settings;
@@ -845,7 +851,7 @@ bool MainWindow::loading() const {
 
 void MainWindow::openWorkload(const QString& path) {
     progress_->started();
-    statusBar()->showMessage(tr("reading %1…").arg(path));
+    say(tr("reading %1…").arg(path));
     // A newer open wins: the tracker cancels this one and drops its result.
     jobs_.start(QStringLiteral("load"), this, [this, path](JobTracker::Job& job) {
         std::shared_ptr<Workload> w;
@@ -863,7 +869,7 @@ void MainWindow::openWorkload(const QString& path) {
         }
         return std::function<void()>([this, path, w, error, cancelled] {
             if (cancelled) {
-                statusBar()->showMessage(tr("reading %1 cancelled").arg(path));
+                say(tr("reading %1 cancelled").arg(path));
             } else if (!error.isEmpty()) {
                 showOpenError(cannotOpen(path, error));
                 if (!state_->run() && (path == start_.workload || path == start_.open))
@@ -971,15 +977,14 @@ void MainWindow::resimulate() {
     submitted_workload_ = state_->workload();
     const long job = runner_.submit(spec, windowContext(), std::move(frame), coalesce);
     progress_->started();
-    statusBar()->showMessage(job > 0 ? tr("simulating (job %1)…").arg(job)
-                                     : tr("simulating after the run in flight…"));
+    say(job > 0 ? tr("simulating (job %1)…").arg(job) : tr("simulating after the run in flight…"));
 }
 
 void MainWindow::showResult(std::shared_ptr<const RunView> r) {
     progress_->done();
     if (!r->error.isEmpty()) {
         const QString error = views::windowWords(r->error);
-        statusBar()->showMessage(tr("error: %1").arg(error));
+        say(tr("error: %1").arg(error));
         state_->reportFailure(error);
         if (!state_->run()) start_error_ = r->error;
         Q_EMIT ready();
@@ -1019,23 +1024,16 @@ void MainWindow::showResult(std::shared_ptr<const RunView> r) {
     // The timeline's frame built beside the summary, if the view still looks as planned.
     if (r->frame) charts_->timeline()->offerFrame(*r->frame);
     charts_->setHint(sliderHint(*r));
-    // What happened first, the policy's settings after, cut with an ellipsis where the
-    // status bar is narrow (it cut mid-word: "predictor=trail(bins=10, ev"), whole on hover.
-    {
-        const QString line = tr("%1 requests simulated in %2 ms (job %3): %4")
-                                 .arg(r->summary.num_requests)
-                                 .arg(r->wall_ms, 0, 'f', 1)
-                                 .arg(r->job)
-                                 .arg(QString::fromStdString(r->summary.policy));
-        // The message is drawn left of the permanent widgets (the device label first).
-        const QWidget* device = device_->label();
-        const int room =
-            (device->isVisible() && device->x() > 0 ? device->x() : statusBar()->width() / 2) - 16;
-        statusBar()->setToolTip(line);
-        statusBar()->showMessage(
-            room > 80 ? statusBar()->fontMetrics().elidedText(line, Qt::ElideRight, room) : line);
+    // What happened first, the policy's settings after.
+    say(tr("%1 requests simulated in %2 ms (job %3): %4")
+            .arg(r->summary.num_requests)
+            .arg(r->wall_ms, 0, 'f', 1)
+            .arg(r->job)
+            .arg(QString::fromStdString(r->summary.policy)));
+    if (sweep_) { // a finished sweep says what changed since, and shows this run on it
+        sweep_->checkSettings();
+        sweep_->setShownRun(r);
     }
-    if (sweep_) sweep_->checkSettings(); // a finished sweep says what changed since
     Q_EMIT resultShown(r->job);
     sessions_->runShown();
     // --compare: the first run shown is the reference; pin it and run the chosen policy.
@@ -1164,7 +1162,7 @@ std::string MainWindow::runSpecJson(const RunView& r, int indent) const {
 
 void MainWindow::saveRun() {
     if (!state_->run() || !state_->run()->log) {
-        statusBar()->showMessage(tr("no run to save"));
+        say(tr("no run to save"));
         return;
     }
     stored_->save(state_->run(), runSpecJson(*state_->run()));
@@ -1190,8 +1188,7 @@ void MainWindow::pin() {
     if (!state_->run()) return;
     state_->setPinned(state_->run());
     refreshComparison();
-    statusBar()->showMessage(
-        tr("pinned: %1").arg(QString::fromStdString(state_->pinned()->summary.policy)));
+    say(tr("pinned: %1").arg(QString::fromStdString(state_->pinned()->summary.policy)));
 }
 
 void MainWindow::unpin() {

@@ -233,6 +233,9 @@ private:
     // A workload or run log that could not be opened: its error in the status bar (whole
     // on hover) and over the timeline when no run is shown.
     void showOpenError(const QString& message);
+    // A message on the status bar, cut with an ellipsis where the bar is narrow and whole
+    // on hover; `timeout_ms` as QStatusBar::showMessage's.
+    void say(const QString& message, int timeout_ms = 0);
     // Sizes `dock` (of the right column's tab group) to show `width` pixels of `content`
     // (the table it holds), at most `room` and at least `least` of it, with the dock's frame
     // and the group's tab bar counted; `widen_only`: never narrower than it is.

@@ -450,6 +450,17 @@ PolicyPanel::tufSliders(const std::string& cls) const {
 
 void PolicyPanel::enableParams() {
     const std::string p = policy_->currentText().toStdString();
+    // The predictor only where the policy predicts (it stood enabled under fcfs, whose run
+    // names no predictor); greyed, it says so, and keeps its choice for the next policy.
+    const PolicySpec* ps = findPolicy(p);
+    const bool predicts = !ps || ps->predicts;
+    predictor_->setEnabled(predicts);
+    predictor_->setToolTip((predicts
+                                ? QString()
+                                : tr("Not used by %1: it does not predict response lengths.<br>")
+                                      .arg(QString::fromStdString(p).toHtmlEscaped())) +
+                           tr("Response-length predictor of the predicting policies: %1")
+                               .arg(QString::fromStdString(kPredictorGrammar).toHtmlEscaped()));
     for (const SliderSpec& s : sliderSpecs()) {
         const bool on = appliesTo(s, p);
         const QString name = QString::fromStdString(s.name);
@@ -639,7 +650,7 @@ void PolicyPanel::showWorkload() {
     bold.setBold(true);
     workload_label_->setToolTip(name);
     workload_label_->setText(
-        tr("<b>%1</b><br>%2 requests over %3; %4 prompt + %5 output tokens")
+        tr("<b>%1</b><br>%L2 requests over %3; %L4 prompt + %L5 output tokens")
             .arg(QFontMetrics(bold).elidedText(name, Qt::ElideMiddle, room).toHtmlEscaped())
             .arg(w->size())
             .arg(QString::fromStdString(text::duration(w->span())))

@@ -3,6 +3,7 @@
 #include "chart_tools.h"
 #include "policy_panel.h"
 #include "run/knobs.h"
+#include "run/pipeline.h"
 #include "sched/registry.h"
 #include "store/store.h"
 #include "sweep_chart.h"
@@ -266,7 +267,30 @@ void SweepPanel::checkSettings() {
     if (rest != was.toJson()) changed << tr("other settings");
     if (changed == stale_) return;
     stale_ = changed;
+    placeShownRun();
     showStatus();
+}
+
+void SweepPanel::setShownRun(std::shared_ptr<const RunView> run) {
+    shown_ = std::move(run);
+    placeShownRun();
+}
+
+void SweepPanel::placeShownRun() {
+    // Only where it compares: the sweep current, one curve (the window's policy), the
+    // metric against the parameter.
+    double y = NAN;
+    if (shown_ && table_ && def_ && stale_.isEmpty() && chart_->curveCount() == 1 &&
+        !chart_->tradeoff()) {
+        const std::string key = metric_->currentData().toString().toStdString();
+        for (const auto& [k, v] : summaryMetrics(shown_->summary))
+            if (k == key) y = v;
+    }
+    const bool was = chart_->shownRunVisible();
+    chart_->setShownRun(y, def_ && def_->seeds > 1
+                               ? tr("the window's run (the first of the %1 seeds)").arg(def_->seeds)
+                               : tr("the window's run"));
+    if (chart_->shownRunVisible() != was && table_) showStatus(); // its line comes and goes
 }
 
 void SweepPanel::plainStatus(const QString& text) {
@@ -281,6 +305,16 @@ void SweepPanel::showStatus() {
                     "predictions and randomised policies, and no run here depended on them "
                     "(exact lengths on a replayed trace, or a queue that never had to "
                     "choose). There is no interval to draw.")
+                     .toHtmlEscaped();
+    // The window's run beside a mean of seeds: which seed it is, and what a seed changes.
+    if (def_ && def_->seeds > 1 && !seeds_agree_ && chart_->shownRunVisible())
+        lines << tr("The curve: the mean of %1 seeds (a seed changes the predictor's noise and "
+                    "a randomised policy's draws). The diamond: the window's run, the first.")
+                     .arg(def_->seeds)
+                     .toHtmlEscaped();
+    if (!capacities_.empty())
+        lines << tr("Capacity: where goodput falls below %1 % of the offered rate.")
+                     .arg(kCapacityTarget * 100, 0, 'f', 0)
                      .toHtmlEscaped();
     if (!stale_.isEmpty())
         lines << QStringLiteral("<span style=\"color:#b35900\">%1</span>")
@@ -378,8 +412,10 @@ void SweepPanel::start() {
     }
     job_ = job;
     run_->setText(tr("&Stop"));
-    plainStatus(
-        tr("sweeping %1: %2 points × %3 seeds…").arg(p.label).arg(job->points.size()).arg(d.seeds));
+    plainStatus(tr("sweeping %1: %2 points × %3…")
+                    .arg(p.label)
+                    .arg(job->points.size())
+                    .arg(d.seeds == 1 ? tr("1 seed") : tr("%1 seeds").arg(d.seeds)));
     jobs_->start(kChannel, this, [this, job](JobTracker::Job& tracked) {
         QElapsedTimer t;
         t.start();
@@ -430,11 +466,12 @@ void SweepPanel::start() {
             swept_workload_ = job->workload;
             last_seconds_ = secs;
             export_->setEnabled(true);
-            done_status_ = tr("%1 points × %2 seeds = %3 runs in %4 s")
-                               .arg(job->points.size())
-                               .arg(job->def.seeds)
-                               .arg(job->points.size() * std::size_t(job->def.seeds))
-                               .arg(secs, 0, 'f', 2);
+            done_status_ =
+                tr("%1 points × %2 = %3 runs in %4 s")
+                    .arg(job->points.size())
+                    .arg(job->def.seeds == 1 ? tr("1 seed") : tr("%1 seeds").arg(job->def.seeds))
+                    .arg(job->points.size() * std::size_t(job->def.seeds))
+                    .arg(secs, 0, 'f', 2);
             stale_.clear();
             redraw();
             checkSettings(); // the settings may have moved while it ran
@@ -485,6 +522,14 @@ void SweepPanel::redraw() {
     std::vector<views::SweepChart::CapacityMark> marks;
     const auto g = column("goodput_fraction");
     if (swept_ == "rate" && g) {
+        // The workload's own offered rate (x 1), from the window's run at its rate factor:
+        // a capacity in req/s beside the factor the axis shows.
+        double base_rate = NAN;
+        if (const RunKnob* knob = findRunKnob("rate"); knob && shown_) {
+            const SweepBase b = base_();
+            const double now = knob->get(b.spec, b.profile.kvCapacityTokens());
+            if (now > 0) base_rate = shown_->summary.load.offered_rate / now;
+        }
         const auto goodput = views::sweepCurves(*table_, x_, *g);
         for (std::size_t k = 0; k < goodput.size(); ++k) {
             // The policy's points in rate order, and the first fall below the target after
@@ -511,14 +556,19 @@ void SweepPanel::redraw() {
                 table_->axes.size() > 1 ? goodput[k].name.toStdString() : policy_;
             capacities_.emplace_back(who, cap);
             if (std::isfinite(cap))
-                marks.push_back(
-                    {cap, curves[k].color,
-                     tr("%1 capacity ≈ %2×").arg(QString::fromStdString(who)).arg(cap, 0, 'g', 3)});
+                marks.push_back({cap, curves[k].color,
+                                 tr("%1 capacity ≈ %2×%3")
+                                     .arg(QString::fromStdString(who))
+                                     .arg(cap, 0, 'g', 3)
+                                     .arg(std::isfinite(base_rate)
+                                              ? tr(", %1 req/s").arg(cap * base_rate, 0, 'g', 3)
+                                              : QString())});
         }
     }
     chart_->setCapacityMarks(marks);
     for (const auto& p : params_)
         if (p.name == swept_) chart_->setMarker(p.value);
+    placeShownRun();
 }
 
 void SweepPanel::chooseStored() {

@@ -7,6 +7,7 @@
 // Switching the metric redraws from the finished table; Export writes its CSV.
 #include "jobs.h"
 #include "run/sweep.h"
+#include "run_view.h"
 
 #include <QStringList>
 #include <QWidget>
@@ -62,6 +63,10 @@ public:
     // The window shows another run: the finished sweep says which of its settings the
     // window has changed since (the swept parameter aside), or nothing when none.
     void checkSettings();
+    // The window's run shown now: drawn on the chart at the slider's mark while the sweep is
+    // current (the curve is a mean over seeds; the window's run is the first of them), and
+    // its offered rate for capacities in req/s. Its metrics are read only then.
+    void setShownRun(std::shared_ptr<const RunView> run);
     // What checkSettings found: the settings changed since the finished sweep, by label.
     const QStringList& staleSettings() const { return stale_; }
     // Whether the drawn metric's band is empty at every point although several seeds ran:
@@ -135,6 +140,8 @@ private:
     QStringList stale_;
     bool seeds_agree_ = false;
     void showStatus();
+    void placeShownRun(); // the window's run on the chart, where it compares
+    std::shared_ptr<const RunView> shown_;
     void plainStatus(const QString& text);
     QString db_;
 };

@@ -1,6 +1,7 @@
 #include "metrics/compare.h"
 
 #include "util/enum_names.h"
+#include "util/text.h"
 
 #include <algorithm>
 #include <cmath>
@@ -180,9 +181,24 @@ Comparison compare(const RunResults& before, const RunResults& after, double tol
     if (!c.same_workload) {
         latency = Basis::NotComparable;
         c.same_completed = false;
-        c.note = "different workloads (" + std::to_string(a.num_requests) + " and " +
-                 std::to_string(b.num_requests) +
-                 " requests): values side by side, no change judged";
+        // The same requests at other times (the rate slider, another arrival seed) said as
+        // such: "different workloads (400 and 400 requests)" read as another file.
+        bool same_requests =
+            before.requests && after.requests && before.requests->size() == after.requests->size();
+        for (std::size_t i = 0; same_requests && i < before.requests->size(); ++i)
+            same_requests =
+                (*before.requests)[i].prompt_tokens == (*after.requests)[i].prompt_tokens;
+        if (same_requests)
+            c.note = "the same " + std::to_string(a.num_requests) +
+                     " requests arriving at other times (" +
+                     text::formatted("%.3g", a.load.offered_rate) + " and " +
+                     text::formatted("%.3g", b.load.offered_rate) +
+                     " req/s offered, the reference run's first): latency depends on the arrivals, "
+                     "so values stand side by side and no change is judged (n/c)";
+        else
+            c.note = "different workloads (" + std::to_string(a.num_requests) + " and " +
+                     std::to_string(b.num_requests) +
+                     " requests): values side by side, no change judged (n/c)";
     } else if (before.requests && after.requests) {
         const auto& x = *before.requests;
         const auto& y = *after.requests;

@@ -2,6 +2,7 @@
 
 #include "util/input_error.h"
 #include "util/memory.h"
+#include "util/text.h"
 
 #include <algorithm>
 #include <functional>
@@ -15,7 +16,11 @@ namespace {
 // nlohmann's message without its own prefix ("[json.exception.parse_error.101] parse error
 // at line 1, column 59: "), which counted lines within the record, not the file's; the
 // column is given by the caller, counted in the file's line.
-std::string jsonWhat(const nlohmann::json::exception& e, long column) {
+// `line` (the file's line holding the error, when known) quotes what was read up to the
+// column, and a value met where a ',' or the closing bracket belongs is named as the comma
+// it nearly always is: nlohmann says only "expected '}'" (an outside test read it as a
+// brace to add, on `{"arrival":1.5 "prompt":300}`).
+std::string jsonWhat(const nlohmann::json::exception& e, long column, std::string_view line = {}) {
     std::string what = e.what();
     if (const auto bracket = what.find("] ");
         what.rfind("[json.exception.", 0) == 0 && bracket != std::string::npos)
@@ -23,6 +28,18 @@ std::string jsonWhat(const nlohmann::json::exception& e, long column) {
     if (what.rfind("parse error", 0) == 0)
         if (const auto colon = what.find(": "); colon != std::string::npos)
             what.erase(0, colon + 2);
+    const bool missing_comma = what.find(" - unexpected ") != std::string::npos &&
+                               what.find("end of input") == std::string::npos &&
+                               (what.find("expected '}'") != std::string::npos ||
+                                what.find("expected ']'") != std::string::npos);
+    if (missing_comma) what += " (a ',' missing before the last value read?)";
+    if (column > 0 && !line.empty()) {
+        // What was read up to where it stopped: the last 32 characters of it.
+        const auto end = std::min<std::size_t>(std::size_t(column), line.size());
+        const auto from = end > 32 ? end - 32 : 0;
+        what += "; read up to there: " + std::string(from > 0 ? "..." : "") +
+                text::printable(line.substr(from, end - from));
+    }
     return "not valid JSON" +
            (column > 0 ? " (column " + std::to_string(column) + ")" : std::string()) + ": " + what;
 }
@@ -132,7 +149,7 @@ nlohmann::json parseJsonObjectLine(const std::string& line, const std::string& f
         throw InputError(file, lineno, d.path,
                          "given twice in one object (JSON names each key once)");
     } catch (const nlohmann::json::parse_error& e) {
-        throw InputError(file, lineno, "", jsonWhat(e, long(e.byte)));
+        throw InputError(file, lineno, "", jsonWhat(e, long(e.byte), line));
     } catch (const nlohmann::json::exception& e) {
         throw InputError(file, lineno, "", jsonWhat(e, 0));
     }
@@ -165,7 +182,11 @@ nlohmann::json parseJsonDocument(std::string_view text, const std::string& file,
         const std::size_t at = std::min<std::size_t>(e.byte > 0 ? e.byte - 1 : 0, text.size());
         const std::size_t nl = at == 0 ? std::string_view::npos : text.rfind('\n', at - 1);
         const long column = long(at - (nl == std::string_view::npos ? 0 : nl + 1)) + 1;
-        throw InputError(file, lineAt(at), "", jsonWhat(e, column));
+        const std::size_t line_start = nl == std::string_view::npos ? 0 : nl + 1;
+        const std::size_t line_end = text.find('\n', line_start);
+        const std::string_view line = text.substr(
+            line_start, line_end == std::string_view::npos ? line_end : line_end - line_start);
+        throw InputError(file, lineAt(at), "", jsonWhat(e, column, line));
     } catch (const nlohmann::json::exception& e) {
         throw InputError(file, 0, "", jsonWhat(e, 0));
     }

@@ -507,6 +507,28 @@ private slots:
     // 1000 ms, shown but not judged. Completed and killed are judged as usual. Without
     // per-request results the latency rows do not compare at all; with another workload
     // nothing does.
+    // The same requests arriving at other times (the rate slider): said as such, with the
+    // two offered rates, not as "different workloads (4 and 4 requests)". By hand, the offered
+    // rate is (n - 1) / the arrivals' span: 3 / 3 s = 1 req/s, then 3 / 6 s = 0.5 req/s.
+    void sameRequestsAtOtherTimes() {
+        const RunLog la = logOf({{0, 1, 2, 1, R::Finished},
+                                 {1, 2, 3, 1, R::Finished},
+                                 {2, 3, 4, 1, R::Finished},
+                                 {3, 4, 5, 1, R::Finished}});
+        const RunLog lb = logOf({{0, 1, 2, 1, R::Finished},
+                                 {2, 3, 4, 1, R::Finished},
+                                 {4, 5, 6, 1, R::Finished},
+                                 {6, 7, 8, 1, R::Finished}});
+        const Summary a = summarize(la), b = summarize(lb);
+        const auto qa = perRequest(la), qb = perRequest(lb);
+        const Comparison c = compare({&a, &qa}, {&b, &qb});
+        QVERIFY(!c.same_workload);
+        QVERIFY2(c.note.rfind("the same 4 requests arriving at other times (1 and 0.5 req/s "
+                              "offered",
+                              0) == 0,
+                 c.note.c_str());
+    }
+
     void comparisonOnTheCommonSet() {
         const RunLog la = logOf({{0, 1, 2, 1, R::Finished},
                                  {0, 2, 3, 1, R::Finished},

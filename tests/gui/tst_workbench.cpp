@@ -4066,6 +4066,8 @@ private slots:
         QVERIFY(done.wait(60000));
         QVERIFY(panel->staleSettings().isEmpty());
         QVERIFY(panel->seedsAgree()); // oracle lengths on a trace: every seed the same run
+        // The window's own run at the mark, while the sweep is current; gone once it is not.
+        QVERIFY(panel->chart()->shownRunVisible());
         for (int i = 0; i < panel->chart()->legend->itemCount(); ++i)
             if (auto* item = qobject_cast<QCPPlottableLegendItem*>(panel->chart()->legend->item(i)))
                 QVERIFY2(!item->plottable()->name().contains("95"),
@@ -4077,6 +4079,7 @@ private slots:
         w.policyPanel()->slider("seqs")->setValue(8);
         QVERIFY(waitForResult(spy) > 0);
         QCOMPARE(panel->staleSettings(), QStringList{"max running"});
+        QVERIFY(!panel->chart()->shownRunVisible());
         w.policyPanel()->setPredictor(QStringLiteral("lognormal:0.5"));
         QVERIFY(waitForResult(spy) > 0);
         QCOMPARE(panel->staleSettings(), (QStringList{"the predictor", "max running"}));
@@ -4091,6 +4094,7 @@ private slots:
         QVERIFY(done.wait(60000));
         QVERIFY(panel->staleSettings().isEmpty());
         QVERIFY(!panel->seedsAgree());
+        QVERIFY(panel->chart()->shownRunVisible());
     }
 
     void sweepPanelSweepsASlider() {
