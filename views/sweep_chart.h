@@ -32,14 +32,15 @@ public:
                      const std::vector<SweepCurve>& curves,
                      const std::vector<std::pair<double, double>>& front);
     // Capacity marks (a rate sweep): a dotted vertical line per policy at the rate where
-    // goodput fell below the target, its label in the legend; an empty list removes them.
+    // goodput fell below the target, its label in the legend (an empty label: none, as for
+    // a second policy at the same rate); an empty list removes them.
     struct CapacityMark {
         double x;
         QColor color;
         QString label;
     };
     void setCapacityMarks(const std::vector<CapacityMark>& marks);
-    // Its lines and their legend entries.
+    // Its lines and their legend entries (one per label).
     int capacityMarkCount() const {
         return static_cast<int>(capacity_items_.size() + capacity_graphs_.size());
     }

@@ -223,9 +223,19 @@ void MainWindow::say(const QString& message, int timeout_ms) {
                                                                        : statusBar()->width() / 2) -
                      16;
     statusBar()->setToolTip(message);
-    statusBar()->showMessage(
-        room > 80 ? statusBar()->fontMetrics().elidedText(message, Qt::ElideRight, room) : message,
-        timeout_ms);
+    QString shown = message;
+    if (room > 80 && statusBar()->fontMetrics().horizontalAdvance(message) > room) {
+        // Cut between words, not inside a value ("bins=1…" read as bins=1 where it was 10).
+        shown = statusBar()->fontMetrics().elidedText(message, Qt::ElideRight, room);
+        shown.chop(1); // the ellipsis
+        const int space = shown.lastIndexOf(QLatin1Char(' '));
+        if (space > shown.size() / 2) shown.truncate(space);
+        while (shown.endsWith(QLatin1Char(',')) || shown.endsWith(QLatin1Char(';')) ||
+               shown.endsWith(QLatin1Char(':')))
+            shown.chop(1);
+        shown += QStringLiteral(" …");
+    }
+    statusBar()->showMessage(shown, timeout_ms);
 }
 
 MainWindow::~MainWindow() {

@@ -252,7 +252,7 @@ PolicyPanel::PolicyPanel(const QString& policy, const QString& predictor, const 
     pl->setContentsMargins(2, 2, 2, 2);
     params_ = new QTableWidget(0, 4);
     params_->setObjectName(QStringLiteral("paramTable"));
-    params_->setHorizontalHeaderLabels({tr("parameter"), tr("value"), tr("unit"), tr("accepted")});
+    params_->setHorizontalHeaderLabels({tr("parameter"), tr("value"), tr("unit"), tr("range")});
     params_->verticalHeader()->hide();
     params_->horizontalHeader()->setStretchLastSection(true);
     params_->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);

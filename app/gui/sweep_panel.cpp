@@ -312,10 +312,23 @@ void SweepPanel::showStatus() {
                     "a randomised policy's draws). The diamond: the window's run, the first.")
                      .arg(def_->seeds)
                      .toHtmlEscaped();
-    if (!capacities_.empty())
-        lines << tr("Capacity: where goodput falls below %1 % of the offered rate.")
+    if (!capacities_.empty()) {
+        // Goodput by the SLOs it counted ("ttft:2000" as "TTFT 2000 ms").
+        QStringList slos;
+        if (def_)
+            for (const std::string& g : def_->base.summary.goodput) {
+                const auto colon = g.find(':');
+                slos << QString::fromStdString(g.substr(0, colon)).toUpper() + QLatin1Char(' ') +
+                            QString::fromStdString(
+                                colon == std::string::npos ? "" : g.substr(colon + 1)) +
+                            tr(" ms");
+            }
+        lines << tr("Capacity: where goodput%1 falls below %2 % of the offered rate.")
+                     .arg(slos.isEmpty() ? QString()
+                                         : tr(" (requests within %1)").arg(slos.join(tr(" and "))))
                      .arg(kCapacityTarget * 100, 0, 'f', 0)
                      .toHtmlEscaped();
+    }
     if (!stale_.isEmpty())
         lines << QStringLiteral("<span style=\"color:#b35900\">%1</span>")
                      .arg(tr("Swept under earlier settings: %1 changed since. Sweep again to "
@@ -520,6 +533,7 @@ void SweepPanel::redraw() {
     // A rate sweep marks each policy's capacity (goodput / offered rate >= the target).
     capacities_.clear();
     std::vector<views::SweepChart::CapacityMark> marks;
+    QStringList named; // the policy of each mark
     const auto g = column("goodput_fraction");
     if (swept_ == "rate" && g) {
         // The workload's own offered rate (x 1), from the window's run at its rate factor:
@@ -555,14 +569,28 @@ void SweepPanel::redraw() {
             const std::string who =
                 table_->axes.size() > 1 ? goodput[k].name.toStdString() : policy_;
             capacities_.emplace_back(who, cap);
-            if (std::isfinite(cap))
-                marks.push_back({cap, curves[k].color,
-                                 tr("%1 capacity ≈ %2×%3")
-                                     .arg(QString::fromStdString(who))
-                                     .arg(cap, 0, 'g', 3)
-                                     .arg(std::isfinite(base_rate)
-                                              ? tr(", %1 req/s").arg(cap * base_rate, 0, 'g', 3)
-                                              : QString())});
+            if (std::isfinite(cap)) {
+                marks.push_back({cap, curves[k].color, QString()});
+                named.push_back(QString::fromStdString(who));
+            }
+        }
+        // One legend entry per capacity, naming every policy at it: four policies at the
+        // same rate read as four entries for one line (the others hidden under the last).
+        for (std::size_t i = 0; i < marks.size(); ++i) {
+            const QString value = QString::number(marks[i].x, 'g', 3);
+            QStringList who;
+            bool first = true;
+            for (std::size_t j = 0; j < marks.size(); ++j)
+                if (QString::number(marks[j].x, 'g', 3) == value) {
+                    who << named[j];
+                    first = first && j >= i;
+                }
+            if (!first) continue; // named with an earlier mark at the same value
+            marks[i].label = tr("%1 capacity ≈ %2×%3")
+                                 .arg(who.join(QStringLiteral(", ")), value,
+                                      std::isfinite(base_rate)
+                                          ? tr(", %1 req/s").arg(marks[i].x * base_rate, 0, 'g', 3)
+                                          : QString());
         }
     }
     chart_->setCapacityMarks(marks);

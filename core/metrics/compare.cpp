@@ -194,11 +194,11 @@ Comparison compare(const RunResults& before, const RunResults& after, double tol
                      text::formatted("%.3g", a.load.offered_rate) + " and " +
                      text::formatted("%.3g", b.load.offered_rate) +
                      " req/s offered, the reference run's first): latency depends on the arrivals, "
-                     "so values stand side by side and no change is judged (n/c)";
+                     "so values stand side by side, not compared (n/c)";
         else
             c.note = "different workloads (" + std::to_string(a.num_requests) + " and " +
                      std::to_string(b.num_requests) +
-                     " requests): values side by side, no change judged (n/c)";
+                     " requests): values side by side, not compared (n/c)";
     } else if (before.requests && after.requests) {
         const auto& x = *before.requests;
         const auto& y = *after.requests;
