@@ -328,22 +328,6 @@ bool Simulator::removeWaiting(ReqId id) {
     return true;
 }
 
-void Simulator::joinDecoding(const ReqState& s) {
-    const auto i = static_cast<std::size_t>(s.id);
-    if (!decoding_sums_ || decoding_[i] || s.needsPrefill()) return;
-    decoding_[i] = 1;
-    decoding_kv_ += s.kv;
-    finish_heap_.emplace_back(decode_clock_ + s.remaining(), s.id);
-    std::push_heap(finish_heap_.begin(), finish_heap_.end(), std::greater<>());
-}
-
-void Simulator::leaveDecoding(const ReqState& s) {
-    const auto i = static_cast<std::size_t>(s.id);
-    if (!decoding_sums_ || !decoding_[i]) return;
-    decoding_[i] = 0; // its heap entry is dropped when it comes to the top
-    decoding_kv_ -= s.kv;
-}
-
 void Simulator::doAdmit(ReqId id) {
     ReqState& s = st(id);
     if (s.phase != Phase::Waiting) {
@@ -380,7 +364,6 @@ void Simulator::doAdmit(ReqId id) {
     setKv(s, reserve);
     running_.push_back(id);
     prefilling_ += s.needsPrefill();
-    joinDecoding(s);
 }
 
 void Simulator::doPreempt(ReqId id, bool restart) {
@@ -388,7 +371,6 @@ void Simulator::doPreempt(ReqId id, bool restart) {
     if (s.phase == Phase::Running) {
         removeFrom(running_, id);
         prefilling_ -= s.needsPrefill();
-        leaveDecoding(s);
     } else if (s.phase == Phase::Suspended)
         removeFrom(suspended_, id);
     else
@@ -412,7 +394,6 @@ void Simulator::doSuspend(ReqId id) {
     if (s.phase != Phase::Running) return;
     removeFrom(running_, id);
     prefilling_ -= s.needsPrefill();
-    leaveDecoding(s);
     s.phase = Phase::Suspended;
     ++s.suspensions;
     suspended_.push_back(id);
@@ -431,7 +412,6 @@ void Simulator::doResume(ReqId id) {
     s.phase = Phase::Running;
     running_.push_back(id);
     prefilling_ += s.needsPrefill();
-    joinDecoding(s);
     log(now_, id, Ev::Resume, s.generated);
 }
 
@@ -441,7 +421,6 @@ void Simulator::doKill(ReqId id, KillCause cause) {
     case Phase::Running:
         removeFrom(running_, id);
         prefilling_ -= s.needsPrefill();
-        leaveDecoding(s);
         break;
     case Phase::Suspended:
         removeFrom(suspended_, id);
@@ -469,7 +448,6 @@ void Simulator::doFinish(ReqId id, double t) {
     ReqState& s = st(id);
     removeFrom(running_, id);
     prefilling_ -= s.needsPrefill();
-    leaveDecoding(s);
     setKv(s, 0);
     if (live_) live_->release(id, false);
     s.phase = Phase::Finished;
@@ -516,30 +494,6 @@ void Simulator::compose() {
     decode_kv_ = 0;
     growth1_ = 0;
     min_remaining_ = std::numeric_limits<std::int32_t>::max();
-    if (decoding_sums_) {
-        // Every decoder decodes, or none does (a prefill iteration): the kept sums.
-        if (decoders_.empty()) return;
-        while (!decoding_[static_cast<std::size_t>(finish_heap_.front().second)] ||
-               finish_heap_.front().first !=
-                   decode_clock_ + st(finish_heap_.front().second).remaining()) {
-            std::pop_heap(finish_heap_.begin(), finish_heap_.end(), std::greater<>());
-            finish_heap_.pop_back();
-        }
-        decode_kv_ = decoding_kv_;
-        growth1_ = static_cast<std::int64_t>(decoders_.size()); // one token each, one slot
-        min_remaining_ = static_cast<std::int32_t>(finish_heap_.front().first - decode_clock_);
-#ifndef NDEBUG
-        // The pass it replaces, where asserts run (the sanitizer builds' tests).
-        std::int64_t kv = 0;
-        std::int32_t least = std::numeric_limits<std::int32_t>::max();
-        for (ReqId id : decoders_) {
-            kv += st(id).kv;
-            least = std::min(least, st(id).remaining());
-        }
-        assert(kv == decode_kv_ && least == min_remaining_);
-#endif
-        return;
-    }
     for (ReqId id : decoders_) {
         const ReqState& s = st_[static_cast<std::size_t>(id)];
         decode_kv_ += s.kv;
@@ -834,7 +788,6 @@ void Simulator::runIteration() {
             if (kept < prompt) cache_->release(c.id, -1);
         }
         setKv(s, kept + s.generated);
-        joinDecoding(s);
         if (s.alpha > 0)
             log(t_end, c.id, Ev::Evict, static_cast<std::int32_t>(std::lround(s.alpha * 1e4)));
         log(t_end, c.id, Ev::PrefillEnd, s.generated);
@@ -847,7 +800,6 @@ void Simulator::runIteration() {
         // None finishes before the fewest remaining tokens among them (compose), so the
         // requests themselves are read only when one may.
         const bool may_finish = sp.n >= min_remaining;
-        if (decoding_sums_) decoding_kv_ += std::int64_t(sp.n) * std::int64_t(decoders_.size());
         for (ReqId id : decoders_) {
             ReqState& s = st_[static_cast<std::size_t>(id)];
             s.generated += sp.n;
@@ -907,8 +859,6 @@ void Simulator::start() {
     }
     sched_.reset(w_);
     if (lim_.vllmV0Chunked()) admit_step_.assign(w_.requests.size(), ~std::uint32_t{0});
-    decoding_sums_ = !cache_ && !live_ && lim_.block_size <= 1 && !lim_.chunked_prefill;
-    if (decoding_sums_) decoding_.assign(w_.requests.size(), 0);
     if (explain_) {
         log_.explain.on = true;
         log_.explain.key_name = sched_.keyName();

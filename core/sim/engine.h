@@ -249,20 +249,6 @@ private:
     // million tokens in 1.1 million stretches.
     std::int64_t decode_kv_ = 0, growth1_ = 0;
     std::int32_t min_remaining_ = 0;
-    // Those sums kept as requests join and leave the decoding set (running, past their
-    // prefill), where a decoder holds exactly its tokens (block size 1, no prefix cache,
-    // no live backend) and, without chunked prefill, every decoder decodes together: then
-    // compose() costs O(1) instead of a pass over every running request (24M of an
-    // overloaded 20,000-request run's 189M instructions, callgrind). Each decoder's finish
-    // clock (decode_clock_ + its remaining tokens) does not move while it decodes, so the
-    // fewest remaining is the least finish clock less the clock: a heap, entries of
-    // requests that left dropped when met.
-    bool decoding_sums_ = false;
-    std::int64_t decoding_kv_ = 0;
-    std::vector<std::uint8_t> decoding_; // per request: in the decoding set
-    std::vector<std::pair<std::int64_t, ReqId>> finish_heap_;
-    void joinDecoding(const ReqState& s);
-    void leaveDecoding(const ReqState& s);
     // EngineRules::VllmV0: a block that must be free beyond growth1_ (the last request
     // vLLM checks grows into no new block, yet can_append_slots asks for one free); else 0.
     std::int64_t check_block_ = 0;
