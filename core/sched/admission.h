@@ -32,8 +32,9 @@ public:
     // Its reservation exceeds the capacity less the watermark: it can never be admitted
     // (whatever a prefix cache holds now: what it shares may be gone by then).
     bool neverFits(const ReqState& s) const { return reservation(s) > capacity_after_watermark_; }
-    // Its whole reservation: context + 1 tokens in whole blocks.
-    std::int64_t reservation(const ReqState& s) const { return view_.kvCost(s.context() + 1); }
+    // Its whole reservation (EngineView::reservation: context + 1 tokens in whole blocks,
+    // context alone with prefix caching).
+    std::int64_t reservation(const ReqState& s) const { return view_.reservation(s); }
     // Drops a request that never fits (KillCause::NeverFits), with the rule's reason: its
     // reservation against the capacity less the watermark.
     void killNeverFits(Decision& out, const ReqState& s) const;

@@ -127,11 +127,11 @@ void McsfScheduler::schedule(const EngineView& view, Decision& out) {
             s.context() - view.prefixShared(id),
             std::max<std::int64_t>(1, std::min<std::int64_t>(static_cast<std::int64_t>(it->first),
                                                              cap - s.context()))};
-        if (view.kvCost(s.context() + 1) > cap) { // cannot even start
+        if (view.reservation(s) > cap) { // cannot even start
             out.killFor(id, KillCause::NeverFits);
             if (out.explain)
                 out.because(Act::Kill, id, rules::kNeverFits,
-                            {double(view.kvCost(s.context() + 1)), double(cap)});
+                            {double(view.reservation(s)), double(cap)});
             it = waiting_.erase(it);
             continue;
         }

@@ -148,7 +148,7 @@ void ProtectScheduler::schedule(const EngineView& view, Decision& out) {
     std::int64_t batch = 0;
     for (ReqId id : view.waiting()) {
         const ReqState& s = view.state(id);
-        const std::int64_t need = view.kvCost(s.context() + 1);
+        const std::int64_t need = view.reservation(s);
         if (need > cap) {
             out.killFor(id, KillCause::NeverFits);
             if (out.explain)

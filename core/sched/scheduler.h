@@ -170,11 +170,17 @@ public:
             if (state(id).needsPrefill()) return true;
         return false;
     }
-    // KV tokens admitting `id` now adds to kvUsed: its reservation (context + 1, in whole
-    // blocks) less the blocks it shares with running requests.
-    std::int64_t admissionCost(ReqId id) const {
-        return kvCost(std::int64_t(state(id).context()) + 1) - prefixShared(id);
+    // KV slots a request holds beyond its computed context: 1 in Kairos's own accounting (a
+    // slot for the newest token, taken with the token); 0 with prefix caching, as vLLM
+    // allocates the slot in the step that feeds the token (sim/prefix_cache.h).
+    virtual std::int32_t kvLead() const { return 1; }
+    // The KV tokens admitting `s` reserves: its context, plus the lead, in whole blocks.
+    std::int64_t reservation(const ReqState& s) const {
+        return kvCost(std::int64_t(s.context()) + kvLead());
     }
+    // KV tokens admitting `id` now adds to kvUsed: its reservation less the blocks it
+    // shares with running requests.
+    std::int64_t admissionCost(ReqId id) const { return reservation(state(id)) - prefixShared(id); }
 };
 
 struct Decision {

@@ -72,6 +72,7 @@ Simulator::Simulator(const Workload& w, const ExecutionModel& model, Scheduler& 
         cache_ = std::make_unique<PrefixCache>(lim_.block_size, capacity_ / lim_.block_size,
                                                w_.requests, std::move(prefix_layout));
         probes_.resize(w_.requests.size());
+        kv_lead_ = 0;
         if (live_) {
             live_->shareBlocks(lim_.block_size);
             cache_->onCached([live = live_](ReqId id, std::int32_t index, std::uint64_t hash) {
@@ -169,8 +170,8 @@ std::int64_t Simulator::computedTokens(const ReqState& s) const {
     // In prefill: the cached part and the chunks done; after it: the context but the newest
     // token, whose KV the next decode step computes.
     if (s.needsPrefill()) return std::int64_t(s.cached) + s.prefilled;
-    if (s.kv < s.context()) return -1; // compressed by alpha
-    return std::max<std::int64_t>(0, s.kv - 1);
+    if (s.kv - kv_lead_ + 1 < s.context()) return -1; // compressed by alpha
+    return std::max<std::int64_t>(0, s.kv - kv_lead_);
 }
 
 void Simulator::warn(const std::string& w) {
@@ -334,7 +335,7 @@ void Simulator::doAdmit(ReqId id) {
         warn("admit of a request that is not waiting (req " + std::to_string(id) + ")");
         return;
     }
-    const std::int64_t reserve = s.context() + 1;
+    const std::int64_t reserve = s.context() + kv_lead_;
     // A prompt to be compressed (alpha > 0) is computed whole, in blocks of its own: its
     // compressed KV replaces them, and a shared prefix could not be replaced.
     const PrefixCache::Hit hit = cache_ && !(s.alpha > 0) ? probe(id) : PrefixCache::Hit{};
@@ -353,13 +354,9 @@ void Simulator::doAdmit(ReqId id) {
     s.prefill_target = s.context() - s.cached;
     s.prefilled = 0;
     if (cache_) {
-        cache_->admit(id, hit.blocks); // setKv allocates the rest
+        // setKv allocates the rest; what it found is logged at its first chunk (lookUp).
+        cache_->admit(id, hit.blocks);
         if (live_ && hit.blocks > 0) live_->reuseBlocks(id, cache_->blockHashes(id, hit.blocks));
-        if (s.cached > 0) log(now_, id, Ev::CacheHit, s.cached);
-        if (explain_ && s.cached > 0)
-            recordEngine(Act::Reuse, id, RuleId::CacheHit,
-                         {double(s.cached), double(s.context()), double(lim_.block_size),
-                          double(std::int64_t(hit.referenced) * lim_.block_size)});
     }
     setKv(s, reserve);
     running_.push_back(id);
@@ -496,7 +493,7 @@ void Simulator::compose() {
     min_remaining_ = std::numeric_limits<std::int32_t>::max();
     for (ReqId id : decoders_) {
         const ReqState& s = st_[static_cast<std::size_t>(id)];
-        decode_kv_ += s.kv;
+        decode_kv_ += s.kv + 1 - kv_lead_; // the step attends over the fed token too
         min_remaining_ = std::min(min_remaining_, s.remaining());
         growth1_ += kvCost(s.kv + 1) - s.alloc; // growth(1), term by term
     }
@@ -537,8 +534,8 @@ void Simulator::composeBatch() {
             for (ReqId id : running_) {
                 const ReqState& s = st(id);
                 if (!s.needsPrefill()) continue;
-                const std::int32_t rest = s.prefill_target - s.prefilled;
-                if (!chunks_.empty() && rest > budget) break;
+                if (!chunks_.empty() && s.prefill_target - s.prefilled > budget) break;
+                const std::int32_t rest = chunkOf(id, std::numeric_limits<std::int32_t>::max());
                 chunks_.push_back({id, rest});
                 budget -= rest;
             }
@@ -572,8 +569,7 @@ void Simulator::composeBatch() {
                 --left;
                 continue;
             }
-            const auto take = static_cast<std::int32_t>(
-                std::min<std::int64_t>(left, s.prefill_target - s.prefilled));
+            const std::int32_t take = chunkOf(id, left);
             chunks_.push_back({id, take});
             left -= take;
         }
@@ -586,13 +582,65 @@ void Simulator::composeBatch() {
     budget -= static_cast<std::int64_t>(decoders_.size());
     for (ReqId id : running_) {
         if (budget <= 0) break;
-        const ReqState& s = st(id);
-        if (!s.needsPrefill()) continue;
-        const auto take = static_cast<std::int32_t>(
-            std::min<std::int64_t>(budget, s.prefill_target - s.prefilled));
+        if (!st(id).needsPrefill()) continue;
+        const std::int32_t take = chunkOf(id, budget);
         chunks_.push_back({id, take});
         budget -= take;
     }
+}
+
+std::int32_t Simulator::chunkOf(ReqId id, std::int64_t budget) {
+    if (committing_ && st(id).prefilled == 0) lookUp(id);
+    const ReqState& s = st(id);
+    const auto take =
+        static_cast<std::int32_t>(std::min<std::int64_t>(budget, s.prefill_target - s.prefilled));
+    // Registered now (a later request of this step finds them); a live backend copies a
+    // block's KV as it is registered, so there they wait for the step (runIteration).
+    if (committing_ && !live_) cache_->publish(id, std::int64_t(s.cached) + s.prefilled + take);
+    return take;
+}
+
+void Simulator::lookUp(ReqId id) {
+    // vLLM looks a request up when it first schedules tokens of it: here it was admitted
+    // (and charged) with what it found then, possibly iterations ago (a chunked prefill
+    // ahead of it took the budget); blocks registered since extend its hit.
+    ReqState& s = st(id);
+    if (!(s.alpha > 0)) {
+        const PrefixCache::Hit& hit = probe(id);
+        if (std::int64_t(hit.blocks) * lim_.block_size > s.cached) {
+            cache_->extend(id, hit.blocks);
+            s.cached = hit.blocks * lim_.block_size;
+            s.prefill_target = s.context() - s.cached;
+            kv_used_ = cache_->referencedBlocks() * lim_.block_size;
+            if (live_) live_->reuseBlocks(id, cache_->blockHashes(id, hit.blocks));
+        }
+    }
+    if (s.cached <= 0) return;
+    log(now_, id, Ev::CacheHit, s.cached);
+    if (explain_)
+        recordEngine(
+            Act::Reuse, id, RuleId::CacheHit,
+            {double(s.cached), double(s.context()), double(lim_.block_size),
+             double(cache_->sharedBlocks(id, s.cached / lim_.block_size) * lim_.block_size)});
+}
+
+void Simulator::commitBatch() {
+    // vLLM schedules the running requests before the waiting ones: the decoders' blocks
+    // are registered before a new request looks the cache up. First what every decoder
+    // has computed (a skipped-ahead stretch registers nothing as it runs: nobody looks
+    // meanwhile), then, in this step's batch, the block its fed token fills.
+    for (ReqId id : running_) {
+        const ReqState& s = st(id);
+        if (!s.needsPrefill() && computedTokens(s) >= 0) cache_->publish(id, computedTokens(s));
+    }
+    if (!live_)
+        for (ReqId id : decoders_) {
+            const ReqState& s = st(id);
+            if (computedTokens(s) >= 0) cache_->publish(id, s.context());
+        }
+    committing_ = true;
+    composeBatch();
+    committing_ = false;
 }
 
 std::int64_t Simulator::growth(std::int64_t iterations) const {
@@ -650,6 +698,7 @@ bool Simulator::makeRoom() {
 
 void Simulator::runIteration() {
     if (!makeRoom()) return;
+    if (cache_) commitBatch();
     BatchShape shape;
     for (const Chunk& c : chunks_) {
         ++shape.prefill_seqs;
@@ -787,7 +836,7 @@ void Simulator::runIteration() {
             cache_->publish(c.id, s.context() - 1);
             if (kept < prompt) cache_->release(c.id, -1);
         }
-        setKv(s, kept + s.generated);
+        setKv(s, kept + s.generated - 1 + kv_lead_);
         if (s.alpha > 0)
             log(t_end, c.id, Ev::Evict, static_cast<std::int32_t>(std::lround(s.alpha * 1e4)));
         log(t_end, c.id, Ev::PrefillEnd, s.generated);
@@ -814,6 +863,7 @@ void Simulator::runIteration() {
             ReqState& s = st(id);
             s.generated += sp.n;
             setKv(s, s.kv + sp.n);
+            if (live_ && cache_ && computedTokens(s) >= 0) cache_->publish(id, computedTokens(s));
             if (done(id, s)) finished_now_.push_back(id);
         }
     }

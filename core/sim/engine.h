@@ -176,6 +176,7 @@ public:
     std::int64_t prefixHit(ReqId id) const override;
     std::int64_t prefixShared(ReqId id) const override;
     std::int64_t kvFreedBy(ReqId id) const override;
+    std::int32_t kvLead() const override { return kv_lead_; }
     bool runningPrefill() const override;
     std::int64_t decodeClock() const override {
         return lim_.vllmV0Chunked() || live_ ? -1 : decode_clock_;
@@ -215,6 +216,15 @@ private:
     // The next iteration's batch (chunks_, decoders_) and the decoders' sums.
     void compose();
     void composeBatch();
+    // The tokens of request `id`'s prefill that a batch with `budget` tokens left gives it
+    // now. Committing the batch (committing_, prefix caching): at its first chunk the
+    // request looks the cache up again (lookUp), and the blocks its chunk fills are
+    // registered before the step computes them, as vLLM's allocate_slots does.
+    std::int32_t chunkOf(ReqId id, std::int64_t budget);
+    void lookUp(ReqId id);
+    // Prefix caching: the batch as it will run, committed (see chunkOf), and the blocks the
+    // decoders' fed tokens fill registered (vLLM hashes decode blocks as they fill).
+    void commitBatch();
     ReqId lastByArrival(const std::vector<ReqId>& ids) const; // -1 when empty
     std::int64_t growth(std::int64_t iterations) const;
     bool makeRoom();
@@ -295,6 +305,10 @@ private:
     std::atomic<double>* progress_ = nullptr;
     // Prefix caching (null when off).
     std::unique_ptr<PrefixCache> cache_;
+    // KV slots a request holds beyond its computed context (EngineView::kvLead): 1, or 0
+    // with prefix caching.
+    std::int32_t kv_lead_ = 1;
+    bool committing_ = false;
     struct Probe {
         std::uint64_t version = ~0ULL;
         std::int64_t context = -1;

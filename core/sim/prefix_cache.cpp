@@ -92,387 +92,251 @@ std::shared_ptr<const PrefixLayout> PrefixLayout::build(const std::vector<Reques
 PrefixCache::PrefixCache(std::int32_t block_size, std::int64_t capacity_blocks,
                          const std::vector<Request>& requests,
                          std::shared_ptr<const PrefixLayout> layout)
-    : bs_(block_size),
+    : bs_(block_size), capacity_(capacity_blocks),
       layout_(layout ? std::move(layout) : PrefixLayout::build(requests, block_size)),
-      held_(requests.size()), fresh_(capacity_blocks) {
+      tables_(requests.size()) {
     if (layout_->block_size != block_size || layout_->part_at.size() != requests.size() + 1)
         throw std::logic_error("prefix cache: a layout of another workload or block size");
-    first_.reserve(layout_->keys.size());
-    adviseHugePages(first_);
-    first_.assign(layout_->keys.size(), -1);
+    buckets_.assign(64, -1);
+    tails_.assign(64, -1);
+    mask_ = 63;
 }
 
-std::int32_t PrefixCache::newRun(std::int32_t node, std::int32_t lo, std::int32_t hi,
-                                 std::int32_t ref) {
-    std::int32_t i = free_runs_;
-    if (i >= 0) {
-        free_runs_ = runs_[static_cast<std::size_t>(i)].next;
+std::uint64_t PrefixCache::HashCursor::at(std::int32_t j) {
+    while (p != end && p->b <= j) ++p;
+    return mixHash(c.layout_->keys[static_cast<std::size_t>(p->node)], std::uint64_t(j));
+}
+
+PrefixCache::HashCursor PrefixCache::cursor(ReqId id) const {
+    const auto i = idx(id);
+    return {*this, layout_->parts.data() + layout_->part_at[i],
+            layout_->parts.data() + layout_->part_at[i + 1]};
+}
+
+// ---- the hash table -------------------------------------------------------------------
+
+void PrefixCache::link(std::int32_t b) {
+    Block& blk = blocks_[static_cast<std::size_t>(b)];
+    const std::size_t k = blk.hash & mask_;
+    blk.hnext = -1;
+    blk.hprev = tails_[k];
+    (tails_[k] >= 0 ? blocks_[static_cast<std::size_t>(tails_[k])].hnext : buckets_[k]) = b;
+    tails_[k] = b;
+}
+
+void PrefixCache::grow() {
+    // Twice the buckets; every chain re-linked in its order (duplicates keep theirs).
+    const std::vector<std::int32_t> old = std::move(buckets_);
+    buckets_.assign(old.size() * 2, -1);
+    tails_.assign(old.size() * 2, -1);
+    mask_ = buckets_.size() - 1;
+    for (std::int32_t head : old)
+        for (std::int32_t b = head; b >= 0;) {
+            const std::int32_t next = blocks_[static_cast<std::size_t>(b)].hnext;
+            link(b);
+            b = next;
+        }
+}
+
+void PrefixCache::insert(std::uint64_t h, std::int32_t b) {
+    Block& blk = blocks_[static_cast<std::size_t>(b)];
+    blk.hash = h;
+    blk.hashed = true;
+    ++version_;
+    link(b);
+    if (++hashed_count_ > buckets_.size()) grow();
+}
+
+void PrefixCache::erase(std::int32_t b) {
+    Block& blk = blocks_[static_cast<std::size_t>(b)];
+    const std::size_t k = blk.hash & mask_;
+    (blk.hprev >= 0 ? blocks_[static_cast<std::size_t>(blk.hprev)].hnext : buckets_[k]) = blk.hnext;
+    (blk.hnext >= 0 ? blocks_[static_cast<std::size_t>(blk.hnext)].hprev : tails_[k]) = blk.hprev;
+    blk.hprev = blk.hnext = -1;
+    blk.hashed = false;
+    --hashed_count_;
+    ++version_;
+    if (on_evicted_ && find(blk.hash) < 0) on_evicted_(blk.hash); // its hash's last block
+}
+
+// ---- the free queue -------------------------------------------------------------------
+
+void PrefixCache::pushFront(std::int32_t b) {
+    Block& blk = blocks_[static_cast<std::size_t>(b)];
+    blk.qprev = -1;
+    blk.qnext = qhead_;
+    (qhead_ >= 0 ? blocks_[static_cast<std::size_t>(qhead_)].qprev : qtail_) = b;
+    qhead_ = b;
+}
+
+void PrefixCache::pushBack(std::int32_t b) {
+    Block& blk = blocks_[static_cast<std::size_t>(b)];
+    blk.qnext = -1;
+    blk.qprev = qtail_;
+    (qtail_ >= 0 ? blocks_[static_cast<std::size_t>(qtail_)].qnext : qhead_) = b;
+    qtail_ = b;
+}
+
+void PrefixCache::unlink(std::int32_t b) {
+    Block& blk = blocks_[static_cast<std::size_t>(b)];
+    (blk.qprev >= 0 ? blocks_[static_cast<std::size_t>(blk.qprev)].qnext : qhead_) = blk.qnext;
+    (blk.qnext >= 0 ? blocks_[static_cast<std::size_t>(blk.qnext)].qprev : qtail_) = blk.qprev;
+    blk.qprev = blk.qnext = -1;
+}
+
+std::int32_t PrefixCache::allocate() {
+    // The queue is [freed without a hash][never used][freed with a hash]: vLLM's order,
+    // where the never-used blocks are records not made yet.
+    std::int32_t b = qhead_;
+    if (b >= 0 && !blocks_[static_cast<std::size_t>(b)].hashed) {
+        unlink(b);
+        --hashless_free_;
+    } else if (std::int64_t(blocks_.size()) < capacity_) {
+        if (blocks_.size() >= std::size_t(std::numeric_limits<std::int32_t>::max()))
+            throw std::invalid_argument("prefix caching: more than 2^31 KV blocks in use");
+        b = static_cast<std::int32_t>(blocks_.size());
+        blocks_.emplace_back();
     } else {
-        i = static_cast<std::int32_t>(runs_.size());
-        runs_.emplace_back();
+        if (b < 0) throw std::logic_error("prefix cache: every KV block is referenced");
+        unlink(b);
+        --idle_cached_;
+        ++evictions_;
+        erase(b);
     }
-    Run& r = runs_[static_cast<std::size_t>(i)];
-    r = Run{};
-    r.lo = lo;
-    r.hi = hi;
-    r.ref = ref;
-    r.node = node;
-    return i;
+    Block& blk = blocks_[static_cast<std::size_t>(b)];
+    blk.ref = 1;
+    ++referenced_;
+    return b;
 }
 
-void PrefixCache::freeRun(std::int32_t i) {
-    runs_[static_cast<std::size_t>(i)].next = free_runs_;
-    free_runs_ = i;
+void PrefixCache::touch(std::int32_t b) {
+    Block& blk = blocks_[static_cast<std::size_t>(b)];
+    if (blk.ref++ > 0) return;
+    unlink(b);
+    --idle_cached_;
+    ++referenced_;
+    ++version_;
 }
 
-void PrefixCache::qPushBack(std::int32_t i) {
-    Run& r = runs_[static_cast<std::size_t>(i)];
-    r.qprev = qtail_;
-    r.qnext = -1;
-    (qtail_ >= 0 ? runs_[static_cast<std::size_t>(qtail_)].qnext : qhead_) = i;
-    qtail_ = i;
-}
-
-void PrefixCache::qInsertBefore(std::int32_t i, std::int32_t at) {
-    Run& r = runs_[static_cast<std::size_t>(i)];
-    Run& a = runs_[static_cast<std::size_t>(at)];
-    r.qprev = a.qprev;
-    r.qnext = at;
-    (a.qprev >= 0 ? runs_[static_cast<std::size_t>(a.qprev)].qnext : qhead_) = i;
-    a.qprev = i;
-}
-
-void PrefixCache::qUnlink(std::int32_t i) {
-    Run& r = runs_[static_cast<std::size_t>(i)];
-    (r.qprev >= 0 ? runs_[static_cast<std::size_t>(r.qprev)].qnext : qhead_) = r.qnext;
-    (r.qnext >= 0 ? runs_[static_cast<std::size_t>(r.qnext)].qprev : qtail_) = r.qprev;
-    r.qprev = r.qnext = -1;
-}
-
-void PrefixCache::nodeUnlink(std::int32_t node, std::int32_t i) {
-    std::int32_t* at = &first_[static_cast<std::size_t>(node)];
-    while (*at != i) at = &runs_[static_cast<std::size_t>(*at)].next;
-    *at = runs_[static_cast<std::size_t>(i)].next;
-}
-
-void PrefixCache::splitAt(std::int32_t node, std::int32_t x) {
-    for (std::int32_t i = first_[static_cast<std::size_t>(node)]; i >= 0;
-         i = runs_[static_cast<std::size_t>(i)].next) {
-        const Run r = runs_[static_cast<std::size_t>(i)];
-        if (r.lo >= x) return;
-        if (r.hi <= x) continue;
-        // [lo, x) stays i; [x, hi) is new, after it in the node and, when idle, ahead of it
-        // in the queue (a run's highest block is the one taken first).
-        const std::int32_t s = newRun(node, x, r.hi, r.ref);
-        runs_[static_cast<std::size_t>(s)].next = r.next;
-        runs_[static_cast<std::size_t>(i)].next = s;
-        runs_[static_cast<std::size_t>(i)].hi = x;
-        if (r.ref == 0) qInsertBefore(s, i);
-        return;
-    }
-}
-
-void PrefixCache::coalesce(std::int32_t node) {
-    std::int32_t i = first_[static_cast<std::size_t>(node)];
-    while (i >= 0) {
-        Run& r = runs_[static_cast<std::size_t>(i)];
-        const std::int32_t s = r.next;
-        if (s < 0) return;
-        const Run& n = runs_[static_cast<std::size_t>(s)];
-        // Idle runs are one only where the queue has them as one: the upper right ahead.
-        if (n.lo == r.hi && n.ref == r.ref && (r.ref > 0 || n.qnext == i)) {
-            r.hi = n.hi;
-            r.next = n.next;
-            if (r.ref == 0) qUnlink(s);
-            freeRun(s);
-        } else {
-            i = s;
-        }
-    }
-}
-
-void PrefixCache::addRef(std::int32_t node, std::int32_t lo, std::int32_t hi) {
-    splitAt(node, lo);
-    splitAt(node, hi);
-    std::int32_t covered = 0;
-    for (std::int32_t i = first_[static_cast<std::size_t>(node)]; i >= 0;
-         i = runs_[static_cast<std::size_t>(i)].next) {
-        Run& r = runs_[static_cast<std::size_t>(i)];
-        if (r.hi <= lo) continue;
-        if (r.lo >= hi) break;
-        if (r.lo != lo + covered) break; // a gap
-        if (r.ref++ == 0) {
-            qUnlink(i);
-            idle_cached_ -= r.size();
-            referenced_ += r.size();
-            ++version_;
-        }
-        covered += r.size();
-    }
-    if (covered != hi - lo) throw std::logic_error("prefix cache: hit block not cached");
-    coalesce(node);
-}
-
-void PrefixCache::dropRef(std::int32_t node, std::int32_t lo, std::int32_t hi) {
-    splitAt(node, lo);
-    splitAt(node, hi);
-    std::int32_t in[64];
-    std::vector<std::int32_t> more;
-    std::size_t n = 0;
-    std::int32_t covered = 0;
-    for (std::int32_t i = first_[static_cast<std::size_t>(node)]; i >= 0;
-         i = runs_[static_cast<std::size_t>(i)].next) {
-        const Run& r = runs_[static_cast<std::size_t>(i)];
-        if (r.hi <= lo) continue;
-        if (r.lo >= hi) break;
-        covered += r.size();
-        if (!(r.ref > 0)) throw std::logic_error("prefix cache: letting go of blocks not held");
-        if (n < 64)
-            in[n++] = i;
-        else
-            more.push_back(i);
-    }
-    if (covered != hi - lo) throw std::logic_error("prefix cache: letting go of blocks not held");
-    // Tail first: the highest run goes into the queue first.
-    const auto drop = [&](std::int32_t i) {
-        Run& r = runs_[static_cast<std::size_t>(i)];
-        if (--r.ref > 0) return;
-        referenced_ -= r.size();
-        idle_cached_ += r.size();
+void PrefixCache::unref(std::int32_t b) {
+    Block& blk = blocks_[static_cast<std::size_t>(b)];
+    if (--blk.ref > 0) return;
+    --referenced_;
+    if (blk.hashed) {
+        pushBack(b);
+        ++idle_cached_;
         ++version_;
-        qPushBack(i);
-    };
-    for (auto it = more.rbegin(); it != more.rend(); ++it) drop(*it);
-    while (n > 0) drop(in[--n]);
-    coalesce(node);
+    } else {
+        pushFront(b);
+        ++hashless_free_;
+    }
 }
 
-void PrefixCache::cacheGaps(ReqId id, std::int32_t node, std::int32_t lo, std::int32_t hi,
-                            std::vector<std::pair<std::int32_t, std::int32_t>>& made) {
-    const std::uint64_t key = layout_->keys[static_cast<std::size_t>(node)];
-    // prev: the run before the gap looked at (-1: the node's first); indices, not pointers,
-    // as newRun may move the runs.
-    const auto nextOf = [&](std::int32_t prev) {
-        return prev < 0 ? first_[static_cast<std::size_t>(node)]
-                        : runs_[static_cast<std::size_t>(prev)].next;
-    };
-    std::int32_t prev = -1, j = lo;
-    while (j < hi) {
-        std::int32_t at = nextOf(prev);
-        while (at >= 0 && runs_[static_cast<std::size_t>(at)].hi <= j) {
-            prev = at;
-            at = runs_[static_cast<std::size_t>(at)].next;
-        }
-        const std::int32_t next_lo = at >= 0 ? runs_[static_cast<std::size_t>(at)].lo : kEnd;
-        if (next_lo <= j) { // cached already (computed twice): stays the request's own
-            j = runs_[static_cast<std::size_t>(at)].hi;
-            continue;
-        }
-        const std::int32_t g1 = std::min(hi, next_lo);
-        const std::int32_t s = newRun(node, j, g1, 1);
-        runs_[static_cast<std::size_t>(s)].next = at;
-        (prev < 0 ? first_[static_cast<std::size_t>(node)]
-                  : runs_[static_cast<std::size_t>(prev)].next) = s;
-        prev = s;
-        cached_count_ += g1 - j;
-        ++version_;
-        if (on_cached_)
-            for (std::int32_t b = j; b < g1; ++b) on_cached_(id, b, mixHash(key, std::uint64_t(b)));
-        made.emplace_back(j, g1);
-        j = g1;
-    }
-    coalesce(node);
-}
-
-void PrefixCache::take(std::int64_t blocks) {
-    std::int64_t need = blocks;
-    const std::int64_t f = std::min(need, fresh_);
-    fresh_ -= f;
-    need -= f;
-    while (need > 0) {
-        const std::int32_t h = qhead_;
-        if (h < 0) throw std::logic_error("prefix cache: every KV block is referenced");
-        Run& r = runs_[static_cast<std::size_t>(h)];
-        const auto k = static_cast<std::int32_t>(std::min<std::int64_t>(need, r.size()));
-        if (r.node >= 0) { // cached blocks evicted, the highest first
-            if (on_evicted_)
-                for (std::int32_t b = r.hi - 1; b >= r.hi - k; --b)
-                    on_evicted_(
-                        mixHash(layout_->keys[static_cast<std::size_t>(r.node)], std::uint64_t(b)));
-            evictions_ += k;
-            idle_cached_ -= k;
-            cached_count_ -= k;
-            ++version_;
-        }
-        r.hi -= k;
-        need -= k;
-        if (r.size() == 0) {
-            qUnlink(h);
-            if (r.node >= 0) nodeUnlink(r.node, h);
-            freeRun(h);
-        }
-    }
-    referenced_ += blocks;
-}
-
-void PrefixCache::markShared(std::vector<Seg>& segs,
-                             const std::vector<std::pair<std::int32_t, std::int32_t>>& made) {
-    // `made`: ascending ranges, each inside one of the segments (a private one).
-    std::vector<Seg>& out = seg_scratch_;
-    out.clear();
-    const auto emit = [&](std::int32_t lo, std::int32_t hi, bool shared) {
-        if (hi <= lo) return;
-        if (!out.empty() && out.back().shared == shared && out.back().hi == lo)
-            out.back().hi = hi;
-        else
-            out.push_back({lo, hi, shared});
-    };
-    std::size_t k = 0;
-    for (const Seg& s : segs) {
-        std::int32_t at = s.lo;
-        for (; k < made.size() && made[k].first < s.hi; ++k) {
-            emit(at, made[k].first, s.shared);
-            emit(made[k].first, made[k].second, true);
-            at = made[k].second;
-        }
-        emit(at, s.hi, s.shared);
-    }
-    segs.swap(out);
-}
-
-void PrefixCache::letGo(ReqId id, std::int32_t from) {
-    Held& h = held_[static_cast<std::size_t>(id)];
-    const Parts parts = layout(id);
-    while (!h.segs.empty() && h.segs.back().hi > from) {
-        Seg& g = h.segs.back();
-        const std::int32_t lo = std::max(g.lo, from), hi = g.hi;
-        if (g.shared) {
-            for (const Part* p = parts.end(); p-- != parts.begin();)
-                if (p->a < hi && p->b > lo)
-                    dropRef(p->node, std::max(lo, p->a), std::min(hi, p->b));
-        } else {
-            // Blocks holding nothing cached: any later allocation may take them.
-            referenced_ -= hi - lo;
-            if (qtail_ >= 0 && runs_[static_cast<std::size_t>(qtail_)].node < 0)
-                runs_[static_cast<std::size_t>(qtail_)].hi += hi - lo;
-            else
-                qPushBack(newRun(-1, 0, hi - lo, 0));
-        }
-        if (lo > g.lo)
-            g.hi = lo;
-        else
-            h.segs.pop_back();
-    }
-    h.n = std::min(h.n, from);
-    h.published = std::min(h.published, from);
-}
+// ---- requests -------------------------------------------------------------------------
 
 PrefixCache::Hit PrefixCache::probe(ReqId id, std::int64_t context) const {
     Hit hit;
-    if (cached_count_ == 0 || context < 2) return hit;
+    if (hashed_count_ == 0 || context < 2) return hit;
     const auto most = static_cast<std::int32_t>(
         std::min<std::int64_t>((context - 1) / bs_, std::numeric_limits<std::int32_t>::max()));
-    for (const Part& p : layout(id)) {
-        if (p.a >= most) break;
-        const std::int32_t node = p.node;
-        const std::int32_t end = std::min(p.b, most);
-        std::int32_t j = p.a;
-        for (std::int32_t i = first_[static_cast<std::size_t>(node)]; i >= 0 && j < end;
-             i = runs_[static_cast<std::size_t>(i)].next) {
-            const Run& run = runs_[static_cast<std::size_t>(i)];
-            if (run.hi <= j) continue;
-            if (run.lo > j) break;
-            const std::int32_t k = std::min(run.hi, end) - j;
-            hit.blocks += k;
-            if (run.ref > 0) hit.referenced += k;
-            j += k;
-        }
-        if (j < end) break;
+    HashCursor c = cursor(id);
+    for (std::int32_t j = 0; j < most; ++j) {
+        const std::int32_t b = find(c.at(j));
+        if (b < 0) break;
+        ++hit.blocks;
+        if (blocks_[static_cast<std::size_t>(b)].ref > 0) ++hit.referenced;
     }
     return hit;
 }
 
-std::int64_t PrefixCache::exclusiveBlocks(ReqId id) const {
-    const Held& h = held_[static_cast<std::size_t>(id)];
-    std::int64_t n = 0;
-    for (const Seg& g : h.segs) {
-        if (!g.shared) {
-            n += g.hi - g.lo;
-            continue;
-        }
-        for (const Part& p : layout(id)) {
-            const std::int32_t lo = std::max(g.lo, p.a), hi = std::min(g.hi, p.b);
-            if (lo >= hi) continue;
-            for (std::int32_t i = first_[static_cast<std::size_t>(p.node)]; i >= 0;
-                 i = runs_[static_cast<std::size_t>(i)].next) {
-                const Run& run = runs_[static_cast<std::size_t>(i)];
-                if (run.lo >= hi) break;
-                if (run.ref == 1) n += std::max(0, std::min(run.hi, hi) - std::max(run.lo, lo));
-            }
-        }
+void PrefixCache::admit(ReqId id, std::int32_t hit_blocks) {
+    Table& t = tables_[idx(id)];
+    if (!t.blocks.empty()) throw std::logic_error("prefix cache: admitted twice");
+    HashCursor c = cursor(id);
+    for (std::int32_t j = 0; j < hit_blocks; ++j) {
+        const std::int32_t b = find(c.at(j));
+        if (b < 0) throw std::logic_error("prefix cache: hit block not cached");
+        touch(b);
+        t.blocks.push_back(b);
     }
-    return n;
+    t.hashed = hit_blocks;
 }
 
-void PrefixCache::admit(ReqId id, std::int32_t hit_blocks) {
-    Held& h = held_[static_cast<std::size_t>(id)];
-    if (h.n != 0) throw std::logic_error("prefix cache: admitted twice");
-    for (const Part& p : layout(id)) {
-        if (p.a >= hit_blocks) break;
-        addRef(p.node, p.a, std::min(p.b, hit_blocks));
+void PrefixCache::extend(ReqId id, std::int32_t hit_blocks) {
+    Table& t = tables_[idx(id)];
+    if (hit_blocks <= t.hashed) return;
+    if (hit_blocks > std::int32_t(t.blocks.size()))
+        throw std::logic_error("prefix cache: a hit longer than the blocks held");
+    HashCursor c = cursor(id);
+    for (std::int32_t j = t.hashed; j < hit_blocks; ++j) {
+        std::int32_t& at = t.blocks[static_cast<std::size_t>(j)];
+        if (blocks_[static_cast<std::size_t>(at)].hashed)
+            throw std::logic_error("prefix cache: extending the hit of a scheduled request");
+        const std::int32_t b = find(c.at(j));
+        if (b < 0) throw std::logic_error("prefix cache: hit block not cached");
+        touch(b);
+        unref(at);
+        at = b;
     }
-    if (hit_blocks > 0) h.segs.push_back({0, hit_blocks, true});
-    h.n = h.published = hit_blocks;
+    t.hashed = hit_blocks;
 }
 
 void PrefixCache::resizeBlocks(ReqId id, std::int64_t tokens) {
-    Held& h = held_[static_cast<std::size_t>(id)];
-    const auto want = static_cast<std::int32_t>((tokens + bs_ - 1) / bs_);
-    if (want > h.n) {
-        take(want - h.n);
-        if (!h.segs.empty() && !h.segs.back().shared)
-            h.segs.back().hi = want;
-        else
-            h.segs.push_back({h.n, want, false});
-        h.n = want;
-    } else if (want < h.n) {
-        letGo(id, want);
+    Table& t = tables_[idx(id)];
+    const auto want = static_cast<std::size_t>((tokens + bs_ - 1) / bs_);
+    while (t.blocks.size() < want) t.blocks.push_back(allocate());
+    while (t.blocks.size() > want) { // the tail first
+        unref(t.blocks.back());
+        t.blocks.pop_back();
     }
+    t.hashed = std::min(t.hashed, static_cast<std::int32_t>(want));
 }
 
-void PrefixCache::publish(ReqId id, std::int64_t valid) {
-    Held& h = held_[static_cast<std::size_t>(id)];
-    const auto full = static_cast<std::int32_t>(std::min<std::int64_t>(valid / bs_, h.n));
-    if (h.published >= full) return;
-    auto& made = made_scratch_;
-    made.clear();
-    for (const Seg& g : h.segs) {
-        const std::int32_t x = std::max(g.lo, h.published), y = std::min(g.hi, full);
-        if (g.shared || x >= y) continue;
-        for (const Part& p : layout(id)) {
-            const std::int32_t lo = std::max(x, p.a), hi = std::min(y, p.b);
-            if (lo < hi) cacheGaps(id, p.node, lo, hi, made);
-        }
+void PrefixCache::publishBlocks(ReqId id, std::int64_t valid) {
+    Table& t = tables_[idx(id)];
+    const auto full = static_cast<std::int32_t>(
+        std::min<std::int64_t>(valid / bs_, std::int64_t(t.blocks.size())));
+    HashCursor c = cursor(id);
+    for (std::int32_t j = t.hashed; j < full; ++j) {
+        const std::int32_t b = t.blocks[static_cast<std::size_t>(j)];
+        if (blocks_[static_cast<std::size_t>(b)].hashed) continue; // found in the cache
+        const std::uint64_t h = c.at(j);
+        const bool first = on_cached_ && find(h) < 0;
+        insert(h, b);
+        if (first && on_cached_) on_cached_(id, j, h);
     }
-    if (!made.empty()) markShared(h.segs, made);
-    h.published = full;
+    t.hashed = std::max(t.hashed, full);
 }
 
 void PrefixCache::release(ReqId id, std::int64_t valid) {
     if (valid > 0) publish(id, valid);
-    letGo(id, 0);
-    Held& h = held_[static_cast<std::size_t>(id)];
-    h.segs.clear();
-    h.n = h.published = 0;
+    Table& t = tables_[idx(id)];
+    for (auto it = t.blocks.rbegin(); it != t.blocks.rend(); ++it) unref(*it);
+    t.blocks.clear();
+    t.blocks.shrink_to_fit();
+    t.hashed = 0;
+}
+
+std::int64_t PrefixCache::exclusiveBlocks(ReqId id) const {
+    std::int64_t n = 0;
+    for (std::int32_t b : tables_[idx(id)].blocks)
+        n += blocks_[static_cast<std::size_t>(b)].ref == 1;
+    return n;
+}
+
+std::int64_t PrefixCache::sharedBlocks(ReqId id, std::int32_t n) const {
+    const auto& t = tables_[idx(id)].blocks;
+    std::int64_t k = 0;
+    for (std::size_t j = 0; j < std::min(t.size(), static_cast<std::size_t>(std::max(0, n))); ++j)
+        k += blocks_[static_cast<std::size_t>(t[j])].ref > 1;
+    return k;
 }
 
 std::vector<std::uint64_t> PrefixCache::blockHashes(ReqId id, std::int32_t n) const {
     std::vector<std::uint64_t> out;
     out.reserve(static_cast<std::size_t>(std::max(0, n)));
-    for (const Part& p : layout(id))
-        for (std::int32_t j = p.a; j < std::min(p.b, n); ++j)
-            out.push_back(
-                mixHash(layout_->keys[static_cast<std::size_t>(p.node)], std::uint64_t(j)));
+    HashCursor c = cursor(id);
+    for (std::int32_t j = 0; j < n; ++j) out.push_back(c.at(j));
     return out;
 }
 

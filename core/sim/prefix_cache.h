@@ -1,41 +1,49 @@
 #pragma once
-// Automatic prefix caching with vLLM's (V1) semantics, for the simulator's KV cache:
-//  - the cache is a pool of blocks of `block_size` tokens (capacity / block_size of them);
-//  - a full block is identified by a hash of its tokens chained to its parent's: here, of
+// Automatic prefix caching as current vLLM (V1) runs it, for the simulator's KV cache.
+// Modelled on vllm-project/vllm's block pool and KV cache manager as read at these commits
+// (docs/upstream/vllm_v1_prefix_cache.md, our reading in our words, no code copied):
+//   vllm/v1/core/block_pool.py                     c59cb7941357443da7c5eef75cfa8697d683d228
+//   vllm/v1/core/kv_cache_manager.py               ace980e6de0540f49b0c63248437a1a7807590c1
+//   vllm/v1/core/single_type_kv_cache_manager.py   129ab7c60cbb8eb11e875373e67f7e521b74aa30
+//   vllm/v1/core/sched/scheduler.py                b4622cf924bc72504aed99e486062d6633fde39e
+// with the free queue of PR #42656 (merged 2026-05: blocks without a hash go to its head).
+//  - The cache is a pool of blocks of `block_size` tokens (capacity / block_size of them).
+//  - A full block is identified by a hash of its tokens chained to its parent's: here, of
 //    the request's prefix spans (model/request.h) that cover the block's last token,
 //    chained, and the block's index; a block holding tokens past the spans is the
 //    request's own (a hash of the request and the index), so only the request itself
-//    can find it again (after a preemption by recompute);
-//  - each block has a reference count: the running or suspended requests holding it;
-//  - a block nobody references stays cached (its hash still finds it) in a free queue,
-//    and the allocator takes the queue's head when it needs a block: least recently
-//    released first, and of one request's blocks the tail of its chain first (vLLM frees
-//    a request's blocks in reverse order);
-//  - at admission a request takes its longest run of cached leading blocks, at most
-//    (context - 1) tokens (one prompt token is always computed, for its logits: vLLM's
-//    max_cache_hit_length), neither computed nor allocated again.
-// Where Kairos departs from vLLM: blocks filled by decoding are hashed when the request
-// lets them go (it finishes or is preempted), not as each fills: another request can find
-// them only when its prompt names that answer, which a conversation's next turn does after
-// the answer is complete. Blocks compressed by a KV eviction ratio (TimeBill's alpha) hold
-// a request's own selection of the prompt: they are never cached (the prompt's blocks are,
-// as computed before the compression).
+//    finds it again (after a preemption by recompute).
+//  - Each block has a reference count: the running or suspended requests holding it.
+//  - Blocks are hashed ("registered") when the engine schedules the tokens that fill them
+//    (vLLM's allocate_slots -> cache_blocks), before the step computes them: a prompt's
+//    blocks as its chunk is scheduled, a block filled by decoding in the step that feeds
+//    its last token. A second request in the same step finds them.
+//  - A block whose hash is registered already (another request computed the same tokens)
+//    is registered too, a second block under the hash: vLLM does not deduplicate. A
+//    lookup finds the first registered; evicting one leaves the others findable.
+//  - Freed blocks (a request's, tail first) go to the free queue: those with a hash to its
+//    tail (least recently freed evicted first, of one request the chain's tail first),
+//    those without to its head (reused at once, PR #42656). The allocator takes the head:
+//    blocks without a hash, then blocks never used, then cached blocks (evicting them).
+//  - A request takes its longest run of cached leading blocks, at most (context - 1)
+//    tokens (vLLM's max_cache_hit_length: one token is always computed, for its logits),
+//    when the engine first schedules tokens of it (the engine looks again at its first
+//    chunk: sim/engine.cpp, Simulator::lookUp).
+// Blocks compressed by a KV eviction ratio (TimeBill's alpha) hold a request's own
+// selection of the prompt: they are never cached (the prompt's blocks are, as computed
+// before the compression).
 //
-// How it is kept (hand-written: vLLM's block pool is Python inside vLLM, and a pool of
-// single blocks cost 15x the run without caching on Mooncake's trace, 9 M blocks of
-// 16 tokens): the blocks whose last token falls in the same span of the same chain of
-// spans share a *node* (the chain's hash), and a node holds the same block indices for
-// every request that has it. A node's cached blocks are kept as runs [lo, hi) of one
-// reference count each; the free queue holds runs (a node's idle run, whose highest block
-// is taken first, or a count of blocks holding nothing cached); a request holds a list of
-// segments, each either references to cached runs or blocks of its own. Every operation
-// then costs per node and per run, not per block. Its answers are those of the pool of
-// single blocks, operation by operation (tests/core/prefix_cache_oracle.h keeps that pool;
-// tst_prefix_cache compares them on random operations and whole runs).
+// How it is kept (hand-written: vLLM's block pool is Python inside vLLM): one record per
+// physical block, made when first used (a large KV capacity costs nothing until it is
+// filled); the hash -> block table is chained through the block records (buckets by the
+// hash's low bits, the keys being hashes already; a bucket's chain is in registration
+// order, so the first block of a hash in it is the one registered first), so a block
+// leaves it in O(1) when evicted; the free queue is a doubly linked list over the records.
 #include "model/request.h"
 #include "util/hash.h"
 #include "util/huge_pages.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -87,17 +95,24 @@ public:
     Hit probe(ReqId id, std::int64_t context) const;
     // Takes the hit's blocks (no request of `id` may hold any now); resize() adds the rest.
     void admit(ReqId id, std::int32_t hit_blocks);
-    // The request now holds `tokens` logical tokens: new private blocks at the tail, or the
-    // tail's blocks let go.
+    // A request admitted with a hit of fewer blocks, none of whose other blocks is hashed
+    // yet (it has not been scheduled), takes the longer hit `hit_blocks`: its own blocks
+    // there are let go and the cached ones taken instead.
+    void extend(ReqId id, std::int32_t hit_blocks);
+    // The request now holds `tokens` logical tokens: new blocks at the tail, or the tail's
+    // blocks let go.
     void resize(ReqId id, std::int64_t tokens) {
         // Called for every token decoded; a new block is needed once per block's tokens.
-        if ((tokens + bs_ - 1) / bs_ != held_[static_cast<std::size_t>(id)].n)
+        if ((tokens + bs_ - 1) / bs_ != static_cast<std::int64_t>(tables_[idx(id)].blocks.size()))
             resizeBlocks(id, tokens);
     }
-    // Hashes the request's blocks that the first `valid` tokens of its context fill (those
-    // not hashed yet); a block whose hash is cached already (another request computed the
-    // same tokens at the same time) stays private, as in vLLM.
-    void publish(ReqId id, std::int64_t valid);
+    // Registers the request's blocks that the first `valid` tokens of its context fill
+    // (those not hashed yet), duplicates included.
+    void publish(ReqId id, std::int64_t valid) {
+        if (std::min<std::int64_t>(valid / bs_, std::int64_t(tables_[idx(id)].blocks.size())) >
+            tables_[idx(id)].hashed)
+            publishBlocks(id, valid);
+    }
     // Lets all of its blocks go (tail first). `valid`: as for publish, which runs first;
     // negative: none of its blocks hold its context in order (compressed), none is cached.
     void release(ReqId id, std::int64_t valid);
@@ -105,11 +120,16 @@ public:
     std::int64_t referencedBlocks() const { return referenced_; }
     // Blocks of the request that no other request references (what releasing it frees).
     std::int64_t exclusiveBlocks(ReqId id) const;
+    // Of the request's first `n` blocks, those another request references too.
+    std::int64_t sharedBlocks(ReqId id, std::int32_t n) const;
     // Blocks nobody references that still hold cached KV (the allocator may take them).
     std::int64_t idleCachedBlocks() const { return idle_cached_; }
     std::int64_t evictions() const { return evictions_; }
-    // Blocks never used yet (the allocator takes them before evicting any cached block).
-    std::int64_t unusedBlocks() const { return fresh_; }
+    // Blocks holding nothing (never used, or freed without a hash): taken before any
+    // cached block is evicted.
+    std::int64_t unusedBlocks() const {
+        return capacity_ - std::int64_t(blocks_.size()) + hashless_free_;
+    }
     std::int32_t blockSize() const { return bs_; }
     // Changes whenever a probe's answer may change (a block cached or evicted, a cached
     // block referenced or let go).
@@ -117,77 +137,64 @@ public:
 
     // The hashes of request `id`'s first `n` blocks (what identifies their content).
     std::vector<std::uint64_t> blockHashes(ReqId id, std::int32_t n) const;
-    // Called as each block is cached (request, the block's index in its context, its hash)
-    // and as each cached block is evicted (its hash): a live run's backend keeps the
-    // blocks' KV meanwhile (sim/engine.h).
+    // Called as a hash is first registered (request, the block's index in its context,
+    // its hash) and as the last block under a hash is evicted (its hash): a live run's
+    // backend keeps the blocks' KV meanwhile (sim/engine.h).
     void onCached(std::function<void(ReqId, std::int32_t, std::uint64_t)> f) {
         on_cached_ = std::move(f);
     }
     void onEvicted(std::function<void(std::uint64_t)> f) { on_evicted_ = std::move(f); }
 
 private:
-    // A run of cached blocks [lo, hi) of `node` with one reference count; with ref 0 it
-    // is in the free queue. A queue entry with node -1 is (hi - lo) blocks holding nothing.
-    struct Run {
-        std::int32_t lo = 0, hi = 0, ref = 0, node = -1;
-        std::int32_t next = -1;              // the node's next run
-        std::int32_t qprev = -1, qnext = -1; // the free queue
-        std::int32_t size() const { return hi - lo; }
+    static std::size_t idx(ReqId id) { return static_cast<std::size_t>(id); }
+    struct Block {
+        std::uint64_t hash = 0;
+        std::int32_t ref = 0;
+        std::int32_t qprev = -1, qnext = -1; // the free queue (ref 0)
+        std::int32_t hprev = -1, hnext = -1; // its bucket's chain (when hashed)
+        bool hashed = false;
     };
-    // A request's blocks: its context's partition into nodes (from its spans), computed
-    // for every request at the start, and what it holds: segments [lo, hi), references to
-    // cached runs or its own.
-    using Part = PrefixPart;
-    struct Seg {
-        std::int32_t lo, hi;
-        bool shared;
+    struct Table {
+        std::vector<std::int32_t> blocks; // in context order
+        std::int32_t hashed = 0;          // its leading blocks registered (or found)
     };
-    struct Held {
-        std::vector<Seg> segs;
-        std::int32_t n = 0, published = 0;
+    // Block j's hash for request `id`, walking its parts forwards (a cursor per walk).
+    struct HashCursor {
+        const PrefixCache& c;
+        const PrefixPart *p, *end;
+        std::uint64_t at(std::int32_t j);
     };
-
-    struct Parts {
-        const Part *first, *last;
-        const Part* begin() const { return first; }
-        const Part* end() const { return last; }
-    };
-    Parts layout(ReqId id) const {
-        const auto i = static_cast<std::size_t>(id);
-        return {layout_->parts.data() + layout_->part_at[i],
-                layout_->parts.data() + layout_->part_at[i + 1]};
+    HashCursor cursor(ReqId id) const;
+    // The hash table: hash -> the first block registered under it (-1: none).
+    std::int32_t find(std::uint64_t h) const {
+        for (std::int32_t b = buckets_[h & mask_]; b >= 0;
+             b = blocks_[static_cast<std::size_t>(b)].hnext)
+            if (blocks_[static_cast<std::size_t>(b)].hash == h) return b;
+        return -1;
     }
-    std::int32_t newRun(std::int32_t node, std::int32_t lo, std::int32_t hi, std::int32_t ref);
-    void freeRun(std::int32_t i);
-    void qPushBack(std::int32_t i);
-    void qInsertBefore(std::int32_t i, std::int32_t at);
-    void qUnlink(std::int32_t i);
-    void nodeUnlink(std::int32_t node, std::int32_t i);
-    // Splits the node's run holding block x (lo < x < hi) at x.
-    void splitAt(std::int32_t node, std::int32_t x);
-    void coalesce(std::int32_t node);
-    void addRef(std::int32_t node, std::int32_t lo, std::int32_t hi);
-    void dropRef(std::int32_t node, std::int32_t lo, std::int32_t hi);
-    // Caches [lo, hi) of `node` where it holds nothing yet, for request `id`, whose blocks
-    // they become; returns the runs made (ascending) in `made`.
-    void cacheGaps(ReqId id, std::int32_t node, std::int32_t lo, std::int32_t hi,
-                   std::vector<std::pair<std::int32_t, std::int32_t>>& made);
+    void insert(std::uint64_t h, std::int32_t b); // at the end of its bucket's chain
+    void erase(std::int32_t b);                   // out of its bucket's chain
+    void link(std::int32_t b);                    // at the end of its bucket's chain
+    void grow();
+
+    void pushFront(std::int32_t b);
+    void pushBack(std::int32_t b);
+    void unlink(std::int32_t b);
+    std::int32_t allocate(); // one block: the queue's head or a new one, evicting if cached
+    void touch(std::int32_t b);
+    void unref(std::int32_t b);
     void resizeBlocks(ReqId id, std::int64_t tokens);
-    void take(std::int64_t blocks);          // for new private blocks: fresh, then the queue's head
-    void letGo(ReqId id, std::int32_t from); // the request's blocks from `from` on, tail first
-    void markShared(std::vector<Seg>& segs,
-                    const std::vector<std::pair<std::int32_t, std::int32_t>>& made);
+    void publishBlocks(ReqId id, std::int64_t valid);
 
     std::int32_t bs_;
+    std::int64_t capacity_;
     std::shared_ptr<const PrefixLayout> layout_;
-    HugeVector<std::int32_t> first_; // per node: its cached runs, ascending by lo (-1: none)
-    HugeVector<Run> runs_;
-    std::int32_t free_runs_ = -1;          // unused Run slots, linked by next
-    std::int32_t qhead_ = -1, qtail_ = -1; // the free queue, head taken first
-    std::vector<Held> held_;
-    std::vector<Seg> seg_scratch_;
-    std::vector<std::pair<std::int32_t, std::int32_t>> made_scratch_;
-    std::int64_t fresh_ = 0, referenced_ = 0, idle_cached_ = 0, evictions_ = 0, cached_count_ = 0;
+    std::vector<Block> blocks_; // those used so far
+    std::int32_t qhead_ = -1, qtail_ = -1;
+    std::vector<std::int32_t> buckets_, tails_; // each chain's first and last block (-1: empty)
+    std::size_t mask_ = 0, hashed_count_ = 0;
+    std::vector<Table> tables_;
+    std::int64_t referenced_ = 0, idle_cached_ = 0, hashless_free_ = 0, evictions_ = 0;
     std::uint64_t version_ = 0;
     std::function<void(ReqId, std::int32_t, std::uint64_t)> on_cached_;
     std::function<void(std::uint64_t)> on_evicted_;

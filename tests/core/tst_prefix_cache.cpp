@@ -177,36 +177,41 @@ private slots:
             if (sp.t0 < 20.0) QCOMPARE(sp.kv_cached, std::int64_t(0));
     }
 
-    // Four blocks of 4 tokens. A (8-token prompt, span X) runs alone and ends: blocks
-    // A0, A1 are cached, its third (partial) block is not; let go tail first, the free
-    // queue holds [a2, A1, A0]. B (another span) takes a fresh block, then a2 (nothing
-    // evicted), then A1 (evicted: the tail of A's chain goes first). C (9 tokens, span X)
-    // finds A0 only: 4 tokens. An allocator that evicted A0 first would leave C nothing.
+    // Four blocks of 4 tokens (vLLM's accounting: a request holds the slots of the tokens
+    // it has computed or computes in this step, no slot for its newest token). A (8-token
+    // prompt, span X, one output token) runs alone and ends holding A0, A1, both cached;
+    // let go tail first, the free queue holds [A1, A0] after the two never-used blocks. B
+    // (12 tokens of span Y) takes the two never-used blocks, then A1 (evicted: the tail of
+    // A's chain goes first). C (9 tokens, span X) finds A0 only: 4 tokens, and takes two
+    // blocks more, evicting B2 and B1 (B let its blocks go tail first after A's). An
+    // allocator that evicted A0 first would leave C nothing.
     void evictionTakesTheChainsTailFirst() {
         Workload w;
-        w.requests = {shared(0, 8, 1, 1, 8), shared(10, 8, 1, 2, 8), shared(20, 9, 1, 1, 8)};
+        w.requests = {shared(0, 8, 1, 1, 8), shared(10, 12, 1, 2, 12), shared(20, 9, 1, 1, 8)};
         const EteModel m = handModel();
         const RunLog log = run(w, cachingLimits(16), m);
         QCOMPARE(first(log, 1, Ev::CacheHit).first, -1);
         QCOMPARE(first(log, 2, Ev::CacheHit).first, 4);
-        // B evicted A1; C evicted B's second block (B1) for its own third.
-        QCOMPARE(log.cache_evictions, std::int64_t(2));
+        QCOMPARE(log.cache_evictions, std::int64_t(3));
     }
 
-    // Seven blocks of 4 tokens; A and B (8 -> 12 tokens, no shared prefix) arrive
-    // together. Both hold 3 blocks after their prefill; at 13 tokens each needs a fourth,
-    // one is free: B (the later arrival) is preempted with 4 tokens generated, its full
-    // blocks B0, B1 (tokens 0..7; the third holds 8..11 but token 11's KV was not computed)
-    // cached. A grows into the unused block and B's uncached one. When A ends (its blocks
-    // A0..A3 cached, let go tail first after B's), B comes back with its 12-token context:
-    // B0 and B1 are found (8 tokens) and 4 are recomputed; its two new blocks are B's old
-    // uncached one and A3 (evicted), and its fifth, as it grows to 20 tokens, A2 (evicted).
+    // Seven blocks of 4 tokens; A and B (8-token prompts, 12 output tokens, no shared
+    // prefix) arrive together. Each holds the slots of its computed tokens, 8 + g - 1
+    // after g generated, and a step feeding the newest token takes its slot. At 12 slots
+    // (3 blocks each, g = 5) the next step needs a fourth block each, one is free: B (the
+    // later arrival) is preempted with 5 tokens generated; its blocks B0..B2 (tokens 0..11,
+    // all computed) were hashed as they filled and go to the free queue's tail, tail first:
+    // [B2, B1, B0]. A grows into the never-used block, then into B2 (evicted). A ends at 19
+    // slots: A4 (partial, no hash) goes to the queue's head, A3..A0 to its tail:
+    // [A4, B1, B0, A3, A2, A1, A0]. B comes back with its 13-token context: B0 and B1 are
+    // found (8 tokens), 5 are recomputed; its two new blocks are A4 and A3 (evicted), and
+    // its fifth, as it grows to 17 slots, A2 (evicted): three evictions.
     void preemptedRequestReusesItsOwnBlocks() {
         Workload w;
         w.requests = {req(0, 8, 12), req(0, 8, 12)};
         const EteModel m = handModel();
         const RunLog log = run(w, cachingLimits(28), m);
-        QCOMPARE(first(log, 1, Ev::Preempt).first, 4);
+        QCOMPARE(first(log, 1, Ev::Preempt).first, 5);
         QCOMPARE(first(log, 0, Ev::Preempt).first, -1);
         bool resumed = false;
         for (std::size_t i = 0; i + 1 < log.events.size(); ++i) {
@@ -219,13 +224,13 @@ private slots:
                 std::find_if(log.events.begin() + long(i), log.events.end(),
                              [](const Event& x) { return x.req == 1 && x.ev == Ev::PrefillStart; });
             QVERIFY(pf != log.events.end());
-            QCOMPARE(pf->value, 4);
+            QCOMPARE(pf->value, 5);
         }
         QVERIFY(resumed);
         const auto mets = perRequest(log);
         QCOMPARE(mets[1].cached_tokens, 0);
         QCOMPARE(mets[1].recompute_cached_tokens, std::int64_t(8));
-        QCOMPARE(log.cache_evictions, std::int64_t(2));
+        QCOMPARE(log.cache_evictions, std::int64_t(3));
     }
 
     // Six blocks of 4 tokens. A and B: 14-token prompts sharing 12 tokens, 2 output
@@ -285,7 +290,9 @@ private slots:
     }
 
     // With no prefix shared and nothing preempted, the cache never hits, and then nothing
-    // may differ from the run without it: every registered policy, several seeds.
+    // may differ from the run without it but the KV accounting: every registered policy,
+    // several seeds. With caching a request holds no slot for its newest token (vLLM's
+    // allocation, sim/prefix_cache.h): at most one block less per request in the step.
     void cachingWithoutHitsChangesNothing_data() { test::policyRows(); }
     void cachingWithoutHitsChangesNothing() {
         QFETCH(QString, policy);
@@ -327,8 +334,18 @@ private slots:
             for (std::size_t i = 0; i < on.iters.size(); ++i) {
                 QCOMPARE(on.iters[i].t0, off.iters[i].t0);
                 QCOMPARE(on.iters[i].n, off.iters[i].n);
-                QCOMPARE(on.iters[i].kv_first, off.iters[i].kv_first);
-                QCOMPARE(on.iters[i].kv_last, off.iters[i].kv_last);
+                // Requests holding KV as the iteration starts.
+                std::int64_t seqs = 0;
+                for (const Event& e : on.events) {
+                    if (e.t > on.iters[i].t0) break;
+                    if (e.ev == Ev::Admit || e.ev == Ev::Resume) ++seqs;
+                    if (e.ev == Ev::Finish || e.ev == Ev::Preempt || e.ev == Ev::Kill) --seqs;
+                }
+                for (const auto& [a, b] : {std::pair{on.iters[i].kv_first, off.iters[i].kv_first},
+                                           std::pair{on.iters[i].kv_last, off.iters[i].kv_last}}) {
+                    QVERIFY(a <= b);
+                    QVERIFY(b - a <= lim.block_size * seqs);
+                }
             }
         }
         QVERIFY2(compared >= 3, "too few runs without a cache hit to compare");
@@ -389,16 +406,154 @@ private slots:
         }
     }
 
-    // The cache keeps runs of blocks per prefix node; the pool of single blocks it replaced
-    // (prefix_cache_oracle.h) is the specification. Random operations on both, as the
-    // engine makes them (admit at a probe's hit, grow, publish, shrink, release with or
-    // without publishing), on workloads whose spans share prefixes, answers that later
-    // prompts quote and spans shorter than a block, into caches small enough to evict all
-    // the time: after every operation the counts, every held request's exclusive blocks
-    // and a probe of every request agree.
-    void runsEqualTheBlockPool() {
+    // Golden cases of current vLLM's prefix cache (sim/prefix_cache.h names the commits),
+    // each worked out by hand from vLLM's semantics: blocks of 16 tokens, FCFS, the hand
+    // model, every request done before the next arrives unless said otherwise.
+    //  - Whole-block prompts: A and B, 64 tokens of span X. B may take at most
+    //    (64 - 1) / 16 = 3 blocks (one token is always computed): 48, and computes 16.
+    //  - A partial last block: C, 70 tokens of span Y (4 full blocks and 6 tokens); D, 90
+    //    tokens starting with the same 70: block 4 (tokens 64..79) holds tokens past the
+    //    span, D's own: 64.
+    //  - A cached prefix longer than the new prompt: E, 100 tokens of span Z (96); F, a
+    //    40-token prompt whose spans name the same 96 tokens (its answer quotes E's): at
+    //    most (40 - 1) / 16 = 2 blocks, 32.
+    //  - An answer's blocks are hashed as they fill (during decoding, not at the end): G,
+    //    40 prompt tokens of span P then 24 output tokens of span Q; H, 74 tokens quoting
+    //    G's prompt and answer, arrives while G decodes, after the step that fed G's
+    //    47th token (token 40 + 8 - 1, at G's 8th decode step) registered block 2: 48.
+    void vllmGoldenCases() {
+        const EteModel m = handModel();
+        Workload w;
+        w.requests = {shared(0, 64, 2, 1, 64),   shared(10, 64, 2, 1, 64),
+                      shared(20, 70, 2, 2, 70),  shared(30, 90, 2, 2, 70),
+                      shared(40, 100, 2, 3, 96), shared(50, 40, 60, 3, 96)};
+        // G at 200 (F, 60 tokens from 50 s, is done): prefill of 40: 1 + 0.4 + 0.16 =
+        // 1.56 s; decode steps of 1 s each (alone): step k (k >= 1) starts at 201.56 +
+        // (k - 1); step 8 at 208.56. H at 209.
+        Request g = req(200, 40, 24);
+        g.prefix = {{4, 40}, {5, 24}};
+        Request h = req(209, 74, 2);
+        h.prefix = {{4, 40}, {5, 24}};
+        w.requests.push_back(g);
+        w.requests.push_back(h);
+        const RunLog log = run(w, cachingLimits(100000, 16), m);
+        const std::map<ReqId, int> want = {{0, -1}, {1, 48}, {2, -1}, {3, 64},
+                                           {4, -1}, {5, 32}, {6, -1}, {7, 48}};
+        for (const auto& [id, tokens] : want) QCOMPARE(first(log, id, Ev::CacheHit).first, tokens);
+        // H looked up at the first boundary after its arrival, 209.56 s (step 9 of G).
+        QVERIFY(std::fabs(first(log, 7, Ev::CacheHit).second - 209.56) < 1e-9);
+        QCOMPARE(first(log, 7, Ev::PrefillStart).first, 74 - 48);
+    }
+
+    // Three requests with the same 512-token prefix (600-token prompts) arrive together:
+    // the first's blocks are registered as its prefill is scheduled, before the step
+    // computes them, and the next two find them in the same step: 0 / 512 / 512. One
+    // iteration prefills 600 + 88 + 88 tokens, the quadratic term over the cached prefix
+    // (h + L)^2 - h^2: 1 + 0.01 * 776 + 1e-4 * (600^2 + 2 * (600^2 - 512^2)) = 64.3312 s,
+    // every first token then.
+    void vllmSameStepHits() {
+        const EteModel m = handModel();
+        Workload w;
+        w.requests = {shared(0, 600, 2, 9, 512), shared(0, 600, 2, 9, 512),
+                      shared(0, 600, 2, 9, 512)};
+        const RunLog log = run(w, cachingLimits(100000, 16), m);
+        QCOMPARE(first(log, 0, Ev::CacheHit).first, -1);
+        QCOMPARE(first(log, 1, Ev::CacheHit).first, 512);
+        QCOMPARE(first(log, 2, Ev::CacheHit).first, 512);
+        const auto mets = perRequest(log);
+        for (const auto& r : mets) QVERIFY(std::fabs(r.ttft() - 64.3312) < 1e-9);
+        const Summary s = summarize(log);
+        QCOMPARE(s.prefix_cached_tokens, std::int64_t(1024));
+    }
+
+    // A request arriving during another's chunked prefill of the same 8,000-token prefix.
+    // A: 8,016 tokens (the prefix and 16 of its own), chunks of 2,048: 2,048, 2,048,
+    // 2,048, 1,872. B (8,100 tokens, the same prefix) arrives during the first chunk and
+    // is admitted at once, but gets no budget until A's last chunk leaves 176 tokens:
+    // vLLM looks it up then, when A's last chunk is registered: 8,000 cached (500 blocks;
+    // A's block 500 is its own), 100 computed in that same step, so both first tokens
+    // come at its end. Looked up at admission it would find only A's first chunk.
+    void vllmInFlightChunkedPrefill() {
+        const EteModel m = handModel();
+        Workload w;
+        Request a = req(0, 8016, 2);
+        a.prefix = {{21, 8000}};
+        Request b = req(1, 8100, 2);
+        b.prefix = {{21, 8000}};
+        w.requests = {a, b};
+        EngineLimits lim = cachingLimits(100000, 16);
+        lim.chunked_prefill = true;
+        lim.max_num_batched_tokens = 2048;
+        const RunLog log = run(w, lim, m);
+        QCOMPARE(first(log, 1, Ev::CacheHit).first, 8000);
+        QCOMPARE(first(log, 1, Ev::PrefillStart).first, 100);
+        QCOMPARE(first(log, 1, Ev::FirstToken).second, first(log, 0, Ev::FirstToken).second);
+        QVERIFY(first(log, 1, Ev::Admit).second < first(log, 1, Ev::CacheHit).second);
+    }
+
+    // Duplicates, at the cache itself (blocks of 4, span X of 8 tokens): A and B both
+    // compute X's blocks (B admitted before A registered them); both register them, B's
+    // as second blocks under the same hashes. A lets go first, then B: the free queue's
+    // tail holds [A1, A0, B1, B0]. Taking two blocks evicts A1 and A0, and X is still
+    // found, in B's blocks: 8 tokens for a 9-token context. A cache that kept B's copies
+    // private (freed without a hash, to the queue's head) would reuse them and find 0.
+    void duplicateBlocksAreRegistered() {
+        std::vector<Request> rs = {shared(0, 8, 1, 1, 8), shared(0, 8, 1, 1, 8), req(0, 8, 1),
+                                   shared(0, 9, 1, 1, 8)};
+        PrefixCache c(4, 6, rs);
+        c.admit(0, 0);
+        c.resize(0, 8);
+        c.admit(1, 0);
+        c.resize(1, 8);
+        c.publish(0, 8);
+        c.publish(1, 8);
+        QCOMPARE(c.probe(3, 9).blocks, 2);
+        c.release(0, 8);
+        c.release(1, 8);
+        QCOMPARE(c.idleCachedBlocks(), std::int64_t(4));
+        c.admit(2, 0);
+        c.resize(2, 8); // the two never-used blocks
+        QCOMPARE(c.evictions(), std::int64_t(0));
+        c.release(2, -1); // hashless: to the head
+        c.admit(2, 0);
+        c.resize(2, 16); // those two again, then A1 and A0
+        QCOMPARE(c.evictions(), std::int64_t(2));
+        QCOMPARE(c.probe(3, 9).blocks, 2);
+        QCOMPARE(c.probe(3, 9).referenced, 0);
+        c.resize(2, 24); // B1, B0: X is gone
+        QCOMPARE(c.probe(3, 9).blocks, 0);
+    }
+
+    // Two requests let go, one after the other; a third's allocation evicts the first's
+    // blocks before the second's (least recently freed first) and of one chain the tail
+    // first. Six blocks of 16 tokens: A (32 tokens, span 1) and B (32, span 2) run and end
+    // in turn: the free queue holds [2 never used][A1, A0, B1, B0]. D (80 tokens, span 3)
+    // takes the two never-used blocks, then A1, A0, B1 (evicted); it ends: [B0, D4..D0].
+    // F (33 tokens, span 2) finds B0 (16 tokens), takes two blocks evicting D4, D3, and
+    // ends: F2 (one token, no hash) to the head, F1 and B0 to the tail. E (33 tokens, span
+    // 1) finds nothing (A's chain is gone) and takes F2, then D2, D1 (evicted): 7.
+    void vllmEvictionOrderBetweenTwoFreedRequests() {
+        const EteModel m = handModel();
+        Workload w;
+        w.requests = {shared(0, 32, 1, 1, 32), shared(10, 32, 1, 2, 32), shared(20, 80, 1, 3, 80),
+                      shared(30, 33, 1, 2, 32), shared(40, 33, 1, 1, 32)};
+        const RunLog log = run(w, cachingLimits(96, 16), m);
+        QCOMPARE(first(log, 2, Ev::CacheHit).first, -1);
+        QCOMPARE(first(log, 3, Ev::CacheHit).first, 16);
+        QCOMPARE(first(log, 4, Ev::CacheHit).first, -1);
+        QCOMPARE(log.cache_evictions, std::int64_t(7));
+    }
+
+    // The cache (sim/prefix_cache.h) against vLLM's block pool written the plain way
+    // (prefix_cache_oracle.h). Random operations on both, as the engine makes them (admit
+    // at a probe's hit, extend a hit before the first chunk, grow, publish, shrink,
+    // release with or without publishing), on workloads whose spans share prefixes,
+    // answers that later prompts quote and spans shorter than a block, into caches small
+    // enough to evict all the time: after every operation the counts, every held
+    // request's exclusive blocks and a probe of every request agree.
+    void cacheEqualsThePlainBlockPool() {
         int evicting = 0;
-        std::int64_t ops = 0, hits = 0;
+        std::int64_t ops = 0, hits = 0, extended = 0;
         for (std::uint64_t seed = 1; seed <= 60; ++seed) {
             std::mt19937_64 rng(seed);
             const auto pick = [&](int lo, int hi) {
@@ -422,75 +577,90 @@ private slots:
             }
             const std::int64_t cap = pick(8, 80);
             PrefixCache a(bs, cap, w.requests);
-            oracle::BlockPoolCache b(bs, cap, w.requests.size());
+            oracle::VllmBlockPool b(bs, cap, w.requests);
             std::vector<std::int64_t> held(w.requests.size(), -1); // tokens; -1: not admitted
-            const auto referenced = [&] { return a.referencedBlocks(); };
+            std::vector<char> fresh(w.requests.size(), 0); // admitted, nothing published since
+            std::vector<std::int64_t> ctx_of(w.requests.size(), 0);
             for (int step = 0; step < 3000; ++step) {
                 const auto id = static_cast<ReqId>(pick(0, int(w.requests.size()) - 1));
-                const Request& r = w.requests[std::size_t(id)];
+                const auto i = std::size_t(id);
+                const Request& r = w.requests[i];
                 const std::int64_t most = r.prompt_tokens + r.output_tokens;
-                const int op = pick(0, 9);
-                if (held[std::size_t(id)] < 0) {
+                const int op = pick(0, 10);
+                if (held[i] < 0) {
                     const std::int64_t context = r.prompt_tokens + pick(0, r.output_tokens - 1);
                     const auto ha = a.probe(id, context);
-                    const auto hb = b.probe(id, r, context);
+                    const auto hb = b.probe(id, context);
                     QCOMPARE(ha.blocks, hb.blocks);
                     QCOMPARE(ha.referenced, hb.referenced);
-                    const std::int64_t need = (context + 1 + bs - 1) / bs - ha.referenced;
-                    if (need > cap - referenced()) continue;
+                    const std::int64_t need = (context + bs - 1) / bs - ha.referenced;
+                    if (need > cap - a.referencedBlocks()) continue;
                     a.admit(id, ha.blocks);
-                    b.admit(id, r, hb.blocks);
+                    b.admit(id, ha.blocks);
                     hits += ha.blocks > 0;
-                    a.resize(id, context + 1);
-                    b.resize(id, context + 1);
-                    held[std::size_t(id)] = context + 1;
-                } else if (op < 4) { // grow
-                    const std::int64_t to = std::min(most, held[std::size_t(id)] + pick(1, 20));
-                    const std::int64_t need =
-                        (to + bs - 1) / bs - (held[std::size_t(id)] + bs - 1) / bs;
-                    if (need > cap - referenced()) continue;
+                    a.resize(id, context);
+                    b.resize(id, context);
+                    held[i] = context;
+                    ctx_of[i] = context;
+                    fresh[i] = 1;
+                } else if (op < 1) { // its first chunk: looked up again
+                    if (!fresh[i]) continue;
+                    const auto ha = a.probe(id, ctx_of[i]);
+                    const auto hb = b.probe(id, ctx_of[i]);
+                    QCOMPARE(ha.blocks, hb.blocks);
+                    a.extend(id, ha.blocks);
+                    b.extend(id, ha.blocks);
+                    extended += ha.blocks > 0;
+                } else if (op < 5) { // grow
+                    const std::int64_t to = std::min(most, held[i] + pick(1, 20));
+                    const std::int64_t need = (to + bs - 1) / bs - (held[i] + bs - 1) / bs;
+                    if (need > cap - a.referencedBlocks()) continue;
                     a.resize(id, to);
                     b.resize(id, to);
-                    held[std::size_t(id)] = to;
-                } else if (op < 6) { // publish what is computed
-                    const std::int64_t valid = pick(0, int(held[std::size_t(id)]));
+                    held[i] = to;
+                } else if (op < 7) { // publish what is scheduled
+                    const std::int64_t valid = pick(0, int(held[i]));
                     a.publish(id, valid);
-                    b.publish(id, r, valid);
-                } else if (op < 7) { // shrink
-                    const std::int64_t to = pick(1, int(held[std::size_t(id)]));
+                    b.publish(id, valid);
+                    fresh[i] = 0;
+                } else if (op < 8) { // shrink
+                    const std::int64_t to = pick(1, int(held[i]));
                     a.resize(id, to);
                     b.resize(id, to);
-                    held[std::size_t(id)] = to;
+                    held[i] = to;
+                    fresh[i] = 0;
                 } else { // release
-                    const std::int64_t valid = std::array<std::int64_t, 3>{
-                        -1, 0, held[std::size_t(id)] - 1}[std::size_t(pick(0, 2))];
+                    const std::int64_t valid =
+                        std::array<std::int64_t, 3>{-1, 0, held[i]}[std::size_t(pick(0, 2))];
                     a.release(id, valid);
-                    b.release(id, r, valid);
-                    held[std::size_t(id)] = -1;
+                    b.release(id, valid);
+                    held[i] = -1;
                 }
                 ++ops;
                 QCOMPARE(a.referencedBlocks(), b.referencedBlocks());
                 QCOMPARE(a.idleCachedBlocks(), b.idleCachedBlocks());
                 QCOMPARE(a.evictions(), b.evictions());
                 QCOMPARE(a.unusedBlocks(), b.unusedBlocks());
-                for (std::size_t i = 0; i < held.size(); ++i) {
-                    const auto rid = static_cast<ReqId>(i);
-                    if (held[i] >= 0)
+                for (std::size_t k = 0; k < held.size(); ++k) {
+                    const auto rid = static_cast<ReqId>(k);
+                    if (held[k] >= 0) {
                         QCOMPARE(a.exclusiveBlocks(rid), b.exclusiveBlocks(rid));
-                    else {
-                        const std::int64_t ctx = w.requests[i].prompt_tokens;
-                        QCOMPARE(a.probe(rid, ctx).blocks, b.probe(rid, w.requests[i], ctx).blocks);
-                        QCOMPARE(a.probe(rid, ctx).referenced,
-                                 b.probe(rid, w.requests[i], ctx).referenced);
+                    } else {
+                        const std::int64_t ctx = w.requests[k].prompt_tokens;
+                        QCOMPARE(a.probe(rid, ctx).blocks, b.probe(rid, ctx).blocks);
+                        QCOMPARE(a.probe(rid, ctx).referenced, b.probe(rid, ctx).referenced);
                     }
                 }
             }
             evicting += a.evictions() > 0;
         }
-        qInfo("%lld operations, %lld admissions with a hit, %d of 60 caches evicting",
-              static_cast<long long>(ops), static_cast<long long>(hits), evicting);
+        qInfo("%lld operations, %lld admissions with a hit, %lld hits extended, %d of 60 caches "
+              "evicting",
+              static_cast<long long>(ops), static_cast<long long>(hits),
+              static_cast<long long>(extended), evicting);
         QVERIFY2(evicting >= 50, qPrintable(QString::number(evicting)));
         QVERIFY(hits > 1000);
+        QVERIFY(extended > 50);
     }
 };
 
