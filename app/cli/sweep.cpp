@@ -499,8 +499,8 @@ void runCapacity(const SweepArgs& a, double target, bool poisson, double start, 
     const auto [res, secs] = interruptibleSearch(
         opt, [&] { return capacity::find(spec, cs.policies, opt, app::runContext()); });
     if (!a.quiet) {
-        std::printf("capacity: the highest %s rate with goodput >= %.3g x offered (SLOs %s), "
-                    "%d seed%s, bisection to %.3g %%\n",
+        std::printf("capacity: the highest %s rate with SLO attainment >= %.3g (the share of "
+                    "requests within SLOs %s), %d seed%s, bisection to %.3g %%\n",
                     poisson ? "Poisson" : "scaled-trace", target, slos.c_str(), a.seeds,
                     a.seeds == 1 ? "" : "s", 100 * tol);
         if (!poisson && !res.empty())
@@ -542,6 +542,7 @@ void runCapacity(const SweepArgs& a, double target, bool poisson, double start, 
                      {"note", r.note}});
     }
     writeCapacityJson(a.json, {{"target", target},
+                               {"criterion", "slo_attainment"},
                                {"arrivals", poisson ? "poisson" : "scaled trace"},
                                {"goodput", spec.summary.goodput},
                                {"base", spec.toJson()},
@@ -617,8 +618,8 @@ void runFewestReplicas(const SweepArgs& a, double target, int max_replicas) {
         return capacity::fewestReplicas(spec, cs.policies, opt, app::runContext(), max_replicas);
     });
     if (!a.quiet) {
-        std::printf("capacity: the fewest replicas (router %s) with goodput >= %.3g x offered "
-                    "(SLOs %s) at the workload's own rate, %d seed%s\n",
+        std::printf("capacity: the fewest replicas (router %s) with SLO attainment >= %.3g (the "
+                    "share of requests within SLOs %s) at the workload's own rate, %d seed%s\n",
                     spec.fleet.router.c_str(), target, slos.c_str(), a.seeds,
                     a.seeds == 1 ? "" : "s");
         if (!res.empty()) std::printf("offered rate: %.4g req/s\n", res.front().rate);
@@ -644,12 +645,13 @@ void runFewestReplicas(const SweepArgs& a, double target, int max_replicas) {
             {{"policy", r.policy},
              {"replicas", r.replicas > 0 ? nlohmann::json(r.replicas) : nlohmann::json(nullptr)},
              {"seeds", r.seeds},
-             {"goodput_fraction", r.met_at},
+             {"slo_attainment", r.met_at},
              {"rate", r.rate},
              {"runs", r.runs},
              {"note", r.note}});
     writeCapacityJson(a.json, {{"target", target},
                                {"question", "fewest replicas"},
+                               {"criterion", "slo_attainment"},
                                {"router", spec.fleet.router},
                                {"max_replicas", max_replicas},
                                {"goodput", spec.summary.goodput},
@@ -666,14 +668,15 @@ void addCapacity(CLI::App& app) {
     auto fewest = std::make_shared<bool>(false);
     auto max_replicas = std::make_shared<int>(1024);
     auto* c = app.add_subcommand(
-        "capacity", "Per policy, the highest arrival rate at which goodput stays at or above "
-                    "a target fraction of the offered rate under the SLOs (bracketing and "
-                    "bisection, per seed; mean and 95 % interval)");
+        "capacity", "Per policy, the highest arrival rate at which the SLO attainment (the "
+                    "share of requests meeting every SLO) stays at or above a target "
+                    "(bracketing and bisection, per seed; mean and 95 % interval)");
     addSharedRunOptions(c, a->base);
     addFleetOptions(c, a->base);
     c->add_option("--policy,-p", a->policies, "Policies, comma-separated: " + policyNameList())
         ->capture_default_str();
-    c->add_option("--target", *target, "Goodput / offered rate to keep (0, 1]")
+    c->add_option("--target", *target,
+                  "SLO attainment to keep, (0, 1]: the share of requests meeting every SLO")
         ->capture_default_str()
         ->check(number(0, 1, true));
     c->add_option("--arrivals", *arrivals,

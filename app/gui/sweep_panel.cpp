@@ -56,6 +56,7 @@ QString metricLabel(const std::string& m) {
         {"killed", "killed requests"},
         {"request_throughput", "throughput (req/s)"},
         {"goodput_fraction", "goodput / offered rate"},
+        {"slo_attainment", "SLO attainment (share of requests)"},
         {"output_throughput", "output tokens/s"},
         {"kv_peak_tokens", "KV peak (tokens)"},
         {"preemptions", "preemptions"},
@@ -323,9 +324,8 @@ void SweepPanel::showStatus() {
                                 colon == std::string::npos ? "" : g.substr(colon + 1)) +
                             tr(" ms");
             }
-        lines << tr("Capacity: where goodput%1 falls below %2 % of the offered rate.")
-                     .arg(slos.isEmpty() ? QString()
-                                         : tr(" (requests within %1)").arg(slos.join(tr(" and "))))
+        lines << tr("Capacity: where the share of requests meeting every SLO%1 falls below %2 %.")
+                     .arg(slos.isEmpty() ? QString() : tr(" (%1)").arg(slos.join(tr(" and "))))
                      .arg(kCapacityTarget * 100, 0, 'f', 0)
                      .toHtmlEscaped();
     }
@@ -530,11 +530,12 @@ void SweepPanel::redraw() {
         seeds_agree_ = agree;
         showStatus();
     }
-    // A rate sweep marks each policy's capacity (goodput / offered rate >= the target).
+    // A rate sweep marks each policy's capacity (SLO attainment >= the target, as
+    // kairos-cli capacity: run/capacity.h).
     capacities_.clear();
     std::vector<views::SweepChart::CapacityMark> marks;
     QStringList named; // the policy of each mark
-    const auto g = column("goodput_fraction");
+    const auto g = column("slo_attainment");
     if (swept_ == "rate" && g) {
         // The workload's own offered rate (x 1), from the window's run at its rate factor:
         // a capacity in req/s beside the factor the axis shows.

@@ -33,9 +33,9 @@ void checkOptions(const RunSpec& base, const Options& opt) {
     if (opt.seeds < 1) throw std::invalid_argument("--seeds must be >= 1");
 }
 
-std::size_t goodputIndex(const RunSpec& base) {
+std::size_t attainmentIndex(const RunSpec& base) {
     const auto names = summaryMetricNames(base.summary.percentiles);
-    return static_cast<std::size_t>(std::find(names.begin(), names.end(), "goodput_fraction") -
+    return static_cast<std::size_t>(std::find(names.begin(), names.end(), "slo_attainment") -
                                     names.begin());
 }
 
@@ -52,8 +52,8 @@ RunSpec forPolicy(const RunSpec& base, const std::string& policy, int seed) {
     return s;
 }
 
-// The run's goodput fraction (0 when not finite, or when the policy cycles).
-double goodputFraction(const RunSpec& s, const RunContext& c, std::size_t gf_index) {
+// The run's SLO attainment (0 when not finite, or when the policy cycles).
+double attainment(const RunSpec& s, const RunContext& c, std::size_t gf_index) {
     try {
         const RunResult r = runSpec(s, c);
         const double f = summaryMetrics(r.summary).at(gf_index).second;
@@ -88,7 +88,7 @@ std::vector<Result> find(const RunSpec& base, const std::vector<std::string>& po
     const double start = opt.start > 0                                 ? opt.start
                          : std::isfinite(trace_rate) && trace_rate > 0 ? trace_rate
                                                                        : 1.0;
-    const std::size_t gf_index = goodputIndex(base);
+    const std::size_t gf_index = attainmentIndex(base);
 
     struct Task {
         std::size_t policy;
@@ -113,7 +113,7 @@ std::vector<Result> find(const RunSpec& base, const std::vector<std::string>& po
         }
         double f = 0;
         try {
-            f = goodputFraction(s, c, gf_index);
+            f = attainment(s, c, gf_index);
         } catch (const InputError& e) {
             // The search's own rate, not one the user gave: say so, with what to change.
             if (e.field() != "workload.rate_scale") throw;
@@ -225,7 +225,7 @@ std::vector<ReplicaResult> fewestReplicas(const RunSpec& base,
             "requests (--limit)");
         if (opt.memory) opt.memory(need);
     }
-    const std::size_t gf_index = goodputIndex(base);
+    const std::size_t gf_index = attainmentIndex(base);
     struct Task {
         std::size_t policy;
         int seed;
@@ -243,7 +243,7 @@ std::vector<ReplicaResult> fewestReplicas(const RunSpec& base,
             RunSpec s = forPolicy(base, policies[t.policy], t.seed);
             s.fleet.replicas = n;
             ++t.runs;
-            const double f = goodputFraction(s, c, gf_index);
+            const double f = attainment(s, c, gf_index);
             if (opt.step) opt.step(policies[t.policy], t.seed, double(n), f);
             return f;
         };

@@ -1,6 +1,7 @@
 #pragma once
-// Capacity search: per policy, the highest arrival rate at which goodput stays at or above
-// a target fraction of the offered rate under the spec's SLOs (summary.goodput).
+// Capacity search: per policy, the highest arrival rate at which the SLO attainment (the
+// share of requests that meet every SLO of the spec, summary.goodput: DistServe's measure)
+// stays at or above a target.
 //
 // The rate is varied either by scaling the trace's own arrivals (its burstiness and daily
 // shape kept; the rate reported is the scaled offered rate in requests per second) or by
@@ -10,11 +11,14 @@
 // capacity is the highest rate that met the target. The policy's capacity is the mean over
 // seeds with a 95 % interval (t-based), and each seed's bracket.
 //
-// The goodput fraction is request goodput / offered rate (run/pipeline.h's
-// goodput_fraction): a run that keeps up serves nearly all requests within their SLOs over
-// about the arrival window; an overloaded one serves fewer good requests over a longer one.
-// Goodput need not fall monotonically with the rate; bisection finds one crossing between
-// a rate that met the target and a higher one that did not.
+// SLO attainment is run/pipeline.h's slo_attainment: good requests / requests, killed and
+// unfinished ones counting as missing. It does not involve the run's duration: vLLM's
+// goodput (good requests per second, its fraction of the offered rate) does, and over a
+// run the decode tail that no replica shortens bounds it below the target however many
+// replicas serve (40 requests all within their SLOs on 2 replicas read as "above
+// max_replicas" up to 64). Goodput stays a reported metric. Attainment need not fall
+// monotonically with the rate; bisection finds one crossing between a rate that met the
+// target and a higher one that did not.
 #include "run/pipeline.h"
 
 #include <atomic>
@@ -29,7 +33,7 @@ namespace kairos::capacity {
 inline constexpr double kMinTolerance = 1e-6, kMaxTolerance = 0.5;
 
 struct Options {
-    double target = 0.9;    // goodput / offered rate at or above this
+    double target = 0.9;    // SLO attainment at or above this
     bool generate = false;  // Poisson/gamma at the rate instead of scaling the trace
     double start = 0;       // first rate tried (req/s); 0: the trace's own rate
     double rel_tol = 0.02;  // bisection stops when hi / lo - 1 < rel_tol
@@ -65,17 +69,17 @@ std::vector<Result> find(const RunSpec& base, const std::vector<std::string>& po
 
 // The other question (what Vidur-Search answers by brute force): at the workload's own rate
 // (the base spec's arrivals), the fewest replicas behind the base spec's router that keep the
-// goodput fraction at or above the target. Per policy and seed: 1, 2, 4, ... until the target
+// SLO attainment at or above the target. Per policy and seed: 1, 2, 4, ... until the target
 // is met (bracketing), then bisection over the whole numbers between the last that failed and
 // the first that met it. The answer for a policy holds for every seed (the largest of the
-// seeds' answers); each seed's own is kept. Goodput need not rise monotonically with replicas
+// seeds' answers); each seed's own is kept. Attainment need not rise monotonically with replicas
 // (a router can place badly); bisection finds one crossing. `opt.start`, `rel_tol`,
 // `min_rate` and `max_rate` are not used; `max_replicas` bounds the bracketing.
 struct ReplicaResult {
     std::string policy;
     int replicas = 0;           // the fewest that met the target for every seed (0: none did)
     std::vector<int> seeds;     // each seed's fewest (0: none up to max_replicas)
-    std::vector<double> met_at; // each seed's goodput fraction with its fewest
+    std::vector<double> met_at; // each seed's SLO attainment with its fewest
     double rate = 0;            // the offered rate searched at (req/s)
     int runs = 0;
     std::string note; // "", "above max_replicas"

@@ -451,6 +451,11 @@ std::vector<std::pair<std::string, double>> summaryMetrics(const Summary& s) {
             gf = double(s.good_requests) / double(s.num_requests);
     }
     m.emplace_back("goodput_fraction", gf);
+    // The share of requests that meet every SLO (DistServe's SLO attainment): what a fleet
+    // is sized by, as no rate or window enters it (run/capacity.h).
+    m.emplace_back("slo_attainment", s.request_goodput && s.num_requests > 0
+                                         ? double(s.good_requests) / double(s.num_requests)
+                                         : nan);
     m.emplace_back("output_throughput", s.output_throughput);
     const std::pair<const char*, const Stats*> stats[] = {{"ttft", &s.ttft_ms},
                                                           {"tpot", &s.tpot_ms},

@@ -175,6 +175,7 @@ std::shared_ptr<const Workload> transformedWorkload(const std::shared_ptr<const 
 
 // The numbers a sweep tabulates, by name, from a summary: completed, killed,
 // request_throughput, goodput_fraction (request goodput / offered rate; NaN without SLOs),
+// slo_attainment (the share of requests meeting every SLO; NaN without SLOs),
 // ttft/tpot/itl/e2el/queue _mean_ms and _pNN_ms, kv_peak_tokens, preemptions, suspensions,
 // completion_rate and mean_quality (with budgets), utility_pct (TimelyLLM, all classes).
 std::vector<std::pair<std::string, double>> summaryMetrics(const Summary& s);

@@ -600,8 +600,8 @@ std::string Table::text() const {
 
 bool higherIsBetter(const std::string& metric) {
     static const std::set<std::string> more = {
-        "completed",       "request_throughput", "goodput_fraction", "output_throughput",
-        "completion_rate", "mean_quality",       "utility_pct"};
+        "completed",         "request_throughput", "goodput_fraction", "slo_attainment",
+        "output_throughput", "completion_rate",    "mean_quality",     "utility_pct"};
     return more.count(metric) > 0;
 }
 

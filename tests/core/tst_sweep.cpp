@@ -5,11 +5,13 @@
 #include "run/sweep.h"
 #include "sched/registry.h"
 #include "test_util.h"
+#include "workload/generators.h"
 #include "workload/readers.h"
 
 #include <QtTest>
 #include <cmath>
 #include <nlohmann/json.hpp>
+#include <random>
 
 using namespace kairos;
 
@@ -250,11 +252,13 @@ private slots:
         }
     }
 
-    // One seat, the unit model (one time unit per iteration), requests of 1 prompt token
-    // and 9 output tokens arriving evenly: the service time S of a lone request is the whole
-    // story, and the capacity under a TTFT SLO of 2 units is 1/S (below it nobody waits;
-    // above it the queue grows by S - 1/rate per request). The search finds it within its
-    // tolerance, for scaled trace arrivals.
+    // One seat, the unit model (one time unit per iteration), 200 requests of 1 prompt
+    // token and 9 output tokens arriving evenly: the service time S and the TTFT p of a
+    // lone request are the whole story. Below 1/S nobody waits; above it the queue grows
+    // by S - 1/r per request, so request k (from 0) has TTFT p + k (S - 1/r), and it meets
+    // a TTFT SLO of 2 s while k (S - 1/r) <= 2 - p. SLO attainment >= 0.9 needs requests
+    // 0..179 good: 179 (S - 1/r) <= 2 - p, r <= 1 / (S - (2 - p) / 179), the capacity. The
+    // search finds it within its tolerance, for scaled trace arrivals.
     void capacityKnownByConstruction() {
         Workload w;
         w.name = "even";
@@ -277,19 +281,20 @@ private slots:
         RunSpec lone = base;
         lone.workload.limit = 1;
         const RunResult r1 = runSpec(lone, context());
-        const double service = r1.summary.e2el_ms.mean / 1e3;
-        QVERIFY(service > 1);
+        const double service = r1.summary.e2el_ms.mean / 1e3, p = r1.summary.ttft_ms.mean / 1e3;
+        QVERIFY(service > 1 && p < 2);
         capacity::Options opt;
         opt.rel_tol = 0.01;
         opt.threads = 2;
         const auto res = capacity::find(base, {"fcfs", "sjf"}, opt, context());
         for (const auto& r : res) {
             QCOMPARE(r.base_rate, 1.0);
-            const double expected = 1 / service;
-            qInfo("%s: capacity %.5f req/s (bracket to %.5f, %d runs); 1/S = %.5f",
+            const double expected = 1 / (service - (2 - p) / 179);
+            qInfo("%s: capacity %.5f req/s (bracket to %.5f, %d runs); 1 / (S - (2 - p) / 179) = "
+                  "%.5f",
                   r.policy.c_str(), r.capacity, r.seeds.front().failed_at, r.runs, expected);
             QVERIFY2(r.capacity >= expected * 0.98 && r.capacity <= expected * 1.01,
-                     qPrintable(QString("%1: %2 vs 1/S = %3")
+                     qPrintable(QString("%1: %2 vs 1 / (S - (2 - p) / 179) = %3")
                                     .arg(QString::fromStdString(r.policy))
                                     .arg(r.capacity)
                                     .arg(expected)));
@@ -301,6 +306,119 @@ private slots:
         no_slo.summary.goodput.clear();
         QVERIFY(error([&] { capacity::find(no_slo, {"fcfs"}, opt, context()); }).find("goodput") !=
                 std::string::npos);
+    }
+
+    // Fleet sizing agrees with simulate. Over random traces (40-160 requests at 2-40 req/s,
+    // some with shared system prompts), policies, routers, SLOs and targets: at the answer
+    // N of capacity --fewest-replicas, a run with N replicas attains the target and one
+    // with N - 1 does not; "above max_replicas" means max_replicas does not either. Then
+    // the case: 40 requests that 2 replicas serve entirely within a 2 s TTFT need
+    // at most 2 (goodput / offered rate, bounded by the decode tail, had found none up to
+    // 64).
+    void fewestReplicasAgreesWithSimulate() {
+        std::mt19937_64 rng(56);
+        const auto pick = [&](int lo, int hi) {
+            return std::uniform_int_distribution<int>(lo, hi)(rng);
+        };
+        const std::vector<std::string> policies = {"fcfs", "sjf", "sprpt_lp", "edf", "mcsf"};
+        const std::vector<std::string> routers = {"round_robin", "least_outstanding", "least_kv"};
+        const auto attained = [&](RunSpec s, int n) {
+            s.fleet.replicas = n;
+            const auto m = summaryMetrics(runSpec(s, context()).summary);
+            for (const auto& [name, v] : m)
+                if (name == "slo_attainment") return v;
+            return std::nan("");
+        };
+        int found = 0, checked_below = 0;
+        for (int c = 0; c < 14; ++c) {
+            GenerateSpec g;
+            g.count = std::size_t(pick(40, 160));
+            g.arrivals.rate = pick(2, 40);
+            g.arrivals.seed = std::uint64_t(c) + 1;
+            g.length_seed = std::uint64_t(c) + 100;
+            g.prompt = LengthDist::parse("lognormal:400,0.8,max=3000");
+            g.output = LengthDist::parse("lognormal:120,0.8,max=800");
+            const std::string path = test::tempPath("fleet_" + std::to_string(c) + ".jsonl");
+            writeKairosFile(generateWorkload(g), path);
+            RunSpec base;
+            base.workload.path = path;
+            base.policy.name = policies[std::size_t(pick(0, int(policies.size()) - 1))];
+            base.fleet.router = routers[std::size_t(pick(0, int(routers.size()) - 1))];
+            base.summary.goodput = {"ttft:" + std::to_string(pick(3, 30) * 100)};
+            if (pick(0, 1)) base.summary.goodput.push_back("tpot:" + std::to_string(pick(40, 150)));
+            capacity::Options opt;
+            opt.target = std::array<double, 3>{0.8, 0.9, 0.99}[std::size_t(pick(0, 2))];
+            opt.threads = 1;
+            const int max_n = 32;
+            const auto res =
+                capacity::fewestReplicas(base, {base.policy.name}, opt, context(), max_n);
+            QCOMPARE(res.size(), std::size_t(1));
+            const int n = res.front().replicas;
+            const QString what = QString("case %1: %2 / %3, %4, target %5: N = %6")
+                                     .arg(c)
+                                     .arg(QString::fromStdString(base.policy.name),
+                                          QString::fromStdString(base.fleet.router),
+                                          QString::fromStdString(base.summary.goodput.front()))
+                                     .arg(opt.target)
+                                     .arg(n);
+            if (n == 0) {
+                QVERIFY2(attained(base, max_n) < opt.target, qPrintable(what));
+                continue;
+            }
+            ++found;
+            QVERIFY2(attained(base, n) >= opt.target, qPrintable(what));
+            QCOMPARE(res.front().met_at.front(), attained(base, n));
+            if (n > 1) {
+                ++checked_below;
+                QVERIFY2(attained(base, n - 1) < opt.target, qPrintable(what));
+            }
+            // The rate search is monotone in replicas (within its tolerance).
+            if (c < 5) {
+                capacity::Options ro;
+                ro.target = opt.target;
+                ro.threads = 1;
+                double last = 0;
+                for (int r : {1, 2, 4}) {
+                    RunSpec s = base;
+                    s.fleet.replicas = r;
+                    const double cap =
+                        capacity::find(s, {base.policy.name}, ro, context()).front().capacity;
+                    qInfo("case %d, %d replica(s): capacity %.4g req/s", c, r, cap);
+                    QVERIFY2(cap >= last / (1 + ro.rel_tol), qPrintable(what));
+                    last = cap;
+                }
+            }
+        }
+        qInfo("%d of 14 random cases with an answer, %d of them above 1 replica", found,
+              checked_below);
+        QVERIFY2(found >= 8 && checked_below >= 5,
+                 qPrintable(QString("%1 found, %2 with N > 1").arg(found).arg(checked_below)));
+
+        // 40 requests at 8 req/s, a 2 s TTFT: 4 replicas serve every one within it, while
+        // goodput / offered rate stays under 0.08 even with 64 (the run's decode tail).
+        GenerateSpec g;
+        g.count = 40;
+        g.arrivals.rate = 8;
+        g.arrivals.seed = 3;
+        const std::string path = test::tempPath("fleet_forty.jsonl");
+        writeKairosFile(generateWorkload(g), path);
+        RunSpec base;
+        base.workload.path = path;
+        base.summary.goodput = {"ttft:2000"};
+        QCOMPARE(attained(base, 4), 1.0);
+        {
+            RunSpec s = base;
+            s.fleet.replicas = 64;
+            for (const auto& [name, v] : summaryMetrics(runSpec(s, context()).summary))
+                if (name == "goodput_fraction") QVERIFY(v < 0.9);
+        }
+        capacity::Options opt;
+        const auto res = capacity::fewestReplicas(base, {"fcfs"}, opt, context(), 64);
+        const int n = res.front().replicas;
+        qInfo("40 requests at 8 req/s, TTFT 2 s: %d replicas (attainment %.3f; %d: %.3f)", n,
+              attained(base, n), n - 1, attained(base, n - 1));
+        QVERIFY(n >= 1 && n <= 4);
+        QVERIFY(attained(base, n) >= 0.9 && attained(base, n - 1) < 0.9);
     }
 };
 
