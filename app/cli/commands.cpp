@@ -146,6 +146,9 @@ RunSpec specFromArgs(const SimulateArgs& a) {
     s.limits.skip_ahead = !a.no_skip;
     s.fleet.replicas = a.replicas;
     s.fleet.router = a.router;
+    s.fleet.cache_threshold = a.cache_threshold;
+    s.fleet.balance_abs = a.balance_abs;
+    s.fleet.balance_rel = a.balance_rel;
     s.summary.goodput = a.goodput;
     s.summary.percentiles = a.percentiles;
     s.summary.quality = a.quality;
@@ -204,6 +207,9 @@ std::string cliField(const std::string& key) {
         {"limits.rules", "--engine-rules"},
         {"fleet.replicas", "--replicas"},
         {"fleet.router", "--router"},
+        {"fleet.cache_threshold", "--cache-threshold"},
+        {"fleet.balance_abs", "--balance-abs"},
+        {"fleet.balance_rel", "--balance-rel"},
         {"limits.max_num_seqs", "--max-num-seqs"},
         {"limits.max_num_batched_tokens", "--max-num-batched-tokens"},
         {"summary.goodput", "--goodput"},
@@ -453,9 +459,25 @@ void addFleetOptions(CLI::App* c, SimulateArgs& a) {
     c->add_option("--router", a.router,
                   "How requests are placed on replicas: round_robin, least_outstanding, "
                   "least_kv (fewest KV tokens in use and queued), prefix_aware (SGLang's "
-                  "cache-aware rule; needs --prefix-caching on)")
+                  "cache-aware router as it routes: an approximate tree of the prompts it "
+                  "sent), prefix_oracle (the same rule on the replicas' real caches); the last "
+                  "two need --prefix-caching on")
         ->capture_default_str()
-        ->check(CLI::IsMember({"round_robin", "least_outstanding", "least_kv", "prefix_aware"}));
+        ->check(CLI::IsMember(
+            {"round_robin", "least_outstanding", "least_kv", "prefix_aware", "prefix_oracle"}));
+    c->add_option("--cache-threshold", a.cache_threshold,
+                  "prefix_aware / prefix_oracle: route to the replica matching more than this "
+                  "share of the prompt (default 0.3, SGLang's launcher; prefix_oracle 0.5)")
+        ->check(number(domains::kCacheThreshold));
+    c->add_option("--balance-abs", a.balance_abs,
+                  "prefix_aware / prefix_oracle: the load is imbalanced when max - min "
+                  "outstanding exceeds this and max exceeds --balance-rel x min (default 64; "
+                  "prefix_oracle 32)")
+        ->check(number(domains::kBalanceAbs));
+    c->add_option("--balance-rel", a.balance_rel,
+                  "prefix_aware / prefix_oracle: see --balance-abs (default 1.5; prefix_oracle "
+                  "1.0001)")
+        ->check(number(domains::kBalanceRel));
 }
 
 namespace {

@@ -118,6 +118,8 @@ struct SimulateArgs {
     std::string engine_rules = "kairos"; // kairos|vllm-v0 (EngineRules)
     int replicas = 1;
     std::string router = "round_robin";
+    double cache_threshold = -1, balance_rel = -1; // -1: the router's default
+    std::int64_t balance_abs = -1;
     bool chunked = false, no_skip = false, tokens = false, quiet = false;
     bool explain = false; // record every decision with its reason (RunSpec record.explain)
     std::size_t limit = 0;

@@ -573,7 +573,7 @@ void addSweep(CLI::App& app) {
                   "Replicas behind the router (each its own engine): a range");
     c->add_option("--router", a->routers,
                   "Routers, comma-separated: round_robin, least_outstanding, least_kv, "
-                  "prefix_aware (needs --prefix-caching on)");
+                  "prefix_aware, prefix_oracle (need --prefix-caching on)");
     c->add_option("--profile", a->profiles, "Device profiles, comma-separated");
     c->add_option("--budgets", a->budgets,
                   "Time budgets (s) of every request without one (TimeBill's Kill / Skip-next): "

@@ -302,8 +302,11 @@ int main(int argc, char** argv) {
                      qPrintable(cl.value(router)), kairos::routerNames().c_str());
         return 2;
     }
-    if (parsed_router == kairos::Router::PrefixAware && !opt.prefix_caching) {
-        std::fprintf(stderr, "kairos: error: --router prefix_aware needs --prefix-caching on\n");
+    if ((parsed_router == kairos::Router::PrefixAware ||
+         parsed_router == kairos::Router::PrefixOracle) &&
+        !opt.prefix_caching) {
+        std::fprintf(stderr, "kairos: error: --router %s needs --prefix-caching on\n",
+                     qPrintable(cl.value(router)));
         return 2;
     }
     opt.router = cl.value(router);

@@ -183,8 +183,10 @@ PolicyPanel::PolicyPanel(const QString& policy, const QString& predictor, const 
     for (const auto& r : kRouterNames) router_->addItem(QString::fromLatin1(r.name));
     router_->setToolTip(tr("Where each request goes when it arrives: round_robin, "
                            "least_outstanding (fewest requests), least_kv (least KV in use "
-                           "and queued), prefix_aware (the replica caching most of its "
-                           "prompt, else the least loaded; needs prefix caching)"));
+                           "and queued), prefix_aware (SGLang's router: the replica its tree "
+                           "of the prompts it sent says holds most of this one, else the "
+                           "least loaded), prefix_oracle (the same on the real caches); the "
+                           "last two need prefix caching"));
     router_->setEnabled(false);
     form->addRow(tr("&Caching"), caching_); // prefix caching (the tooltip says)
     form->addRow(tr("Replic&as"), replicas_);
@@ -195,13 +197,15 @@ PolicyPanel::PolicyPanel(const QString& policy, const QString& predictor, const 
     // of router with caching already off (a refused spec) before the caller's own signal.
     const auto offerPrefixAware = [this](bool on) {
         const QSignalBlocker quiet(router_);
-        const int i = router_->findText(QString::fromLatin1(routerName(Router::PrefixAware)));
-        if (auto* m = qobject_cast<QStandardItemModel*>(router_->model()); m && i >= 0) {
-            m->item(i)->setEnabled(on);
-            m->item(i)->setToolTip(on ? QString() : tr("needs Caching"));
+        for (const Router r : {Router::PrefixAware, Router::PrefixOracle}) {
+            const int i = router_->findText(QString::fromLatin1(routerName(r)));
+            if (auto* m = qobject_cast<QStandardItemModel*>(router_->model()); m && i >= 0) {
+                m->item(i)->setEnabled(on);
+                m->item(i)->setToolTip(on ? QString() : tr("needs Caching"));
+            }
+            if (!on && router_->currentIndex() == i)
+                router_->setCurrentText(QString::fromLatin1(routerName(Router::LeastOutstanding)));
         }
-        if (!on && router_->currentIndex() == i)
-            router_->setCurrentText(QString::fromLatin1(routerName(Router::LeastOutstanding)));
     };
     offerPrefixAware(false);
     // A click is the user's (setChecked, the window's preset, does not click).

@@ -62,6 +62,15 @@ inline constexpr Domain kMaxBatchedTokens{"limits.max_num_batched_tokens",
                                           false,
                                           true};
 inline constexpr Domain kReplicas{"fleet.replicas", "--replicas", 1, 4096, false, false, true};
+// The cache-aware routers' thresholds (sim/fleet.h); a RunSpec's negative value: the
+// router's default. cache_threshold is a share of the prompt; balance_abs a count of
+// requests; balance_rel a ratio of loads (1: any difference).
+inline constexpr Domain kCacheThreshold{
+    "fleet.cache_threshold", "--cache-threshold", 0, 1, false, false, false};
+inline constexpr Domain kBalanceAbs{
+    "fleet.balance_abs", "--balance-abs", 0, 1e9, false, false, true};
+inline constexpr Domain kBalanceRel{
+    "fleet.balance_rel", "--balance-rel", 1, 1e6, false, false, false};
 inline constexpr Domain kLimit{"workload.limit", "--limit", 0, 1e12, false, false, true, true};
 
 // The command line's view: (0, hi] where 0 is a RunSpec's "default".

@@ -401,6 +401,9 @@ RunLog simulatePrepared(const PreparedRun& p, const RunContext& ctx, LiveBackend
         run.limits = p.limits;
         run.fleet.replicas = p.spec.fleet.replicas;
         routerFromName(p.spec.fleet.router, &run.fleet.router); // validated with the spec
+        run.fleet.cache_threshold = p.spec.fleet.cache_threshold;
+        run.fleet.balance_abs = p.spec.fleet.balance_abs;
+        run.fleet.balance_rel = p.spec.fleet.balance_rel;
         run.explain = p.spec.record.explain;
         run.cancel = ctx.cancel;
         run.progress = ctx.progress;

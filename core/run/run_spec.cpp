@@ -203,9 +203,14 @@ void RunSpec::validate(const std::string& where) const {
     Router router{};
     if (!routerFromName(fleet.router, &router))
         bad("fleet.router", "unknown router '" + fleet.router + "' (" + routerNames() + ")");
-    if (router == Router::PrefixAware && !limits.prefix_caching)
-        bad("fleet.router",
-            "prefix_aware reads the replicas' prefix caches: it needs limits.prefix_caching on");
+    if ((router == Router::PrefixAware || router == Router::PrefixOracle) && !limits.prefix_caching)
+        bad("fleet.router", std::string(routerName(router)) +
+                                " routes by prefix caches: it needs limits.prefix_caching on");
+    if (fleet.cache_threshold >= 0)
+        domains::check(domains::kCacheThreshold, fleet.cache_threshold, where);
+    if (fleet.balance_abs >= 0)
+        domains::check(domains::kBalanceAbs, double(fleet.balance_abs), where);
+    if (fleet.balance_rel >= 0) domains::check(domains::kBalanceRel, fleet.balance_rel, where);
     try {
         GoodputSlo::parse(summary.goodput);
     } catch (const std::exception& e) {
@@ -263,6 +268,10 @@ json RunSpec::toJson() const {
     if (limits.rules != EngineRules::Kairos) j["limits"]["rules"] = engineRulesName(limits.rules);
     if (fleet.replicas != 1 || fleet.router != "round_robin")
         j["fleet"] = {{"replicas", fleet.replicas}, {"router", fleet.router}};
+    // The thresholds only when set, so that specs saved before them read as before.
+    if (fleet.cache_threshold >= 0) j["fleet"]["cache_threshold"] = fleet.cache_threshold;
+    if (fleet.balance_abs >= 0) j["fleet"]["balance_abs"] = fleet.balance_abs;
+    if (fleet.balance_rel >= 0) j["fleet"]["balance_rel"] = fleet.balance_rel;
     for (const auto& [cls, t] : workload.tuf)
         j["workload"]["tuf"][cls] = {{"ert", t.ert}, {"zero", t.zero}};
     return j;
@@ -366,6 +375,9 @@ RunSpec RunSpec::fromJson(const json& j, const std::string& where) {
         ObjectReader r(top.table("fleet"), where, "fleet.");
         s.fleet.replicas = int(r.integer("replicas", 1, 1, kMaxReplicas));
         s.fleet.router = r.text("router", s.fleet.router);
+        s.fleet.cache_threshold = r.number("cache_threshold", -1);
+        s.fleet.balance_abs = r.integer("balance_abs", -1, -1, std::int64_t(1e9));
+        s.fleet.balance_rel = r.number("balance_rel", -1);
         r.finish();
     }
     {

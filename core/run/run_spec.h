@@ -96,6 +96,10 @@ struct RunSpec {
     struct FleetPart {
         int replicas = 1;
         std::string router = "round_robin";
+        // prefix_aware / prefix_oracle (sim/fleet.h); negative: the router's default.
+        double cache_threshold = -1;
+        std::int64_t balance_abs = -1;
+        double balance_rel = -1;
     } fleet;
 
     struct SummaryPart {

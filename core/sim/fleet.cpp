@@ -1,9 +1,11 @@
 #include "sim/fleet.h"
 
 #include "sim/engine.h"
+#include "sim/router_tree.h"
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <limits>
 #include <numeric>
 #include <stdexcept>
@@ -50,6 +52,11 @@ std::vector<At> timeOrder(const std::vector<RunLog>& logs, Time time, Count coun
 class Fleet {
 public:
     explicit Fleet(const FleetRun& run) : run_(run), n_(run.fleet.replicas) {
+        const RouterThresholds d = routerDefaults(run.fleet.router);
+        th_ = {run.fleet.cache_threshold >= 0 ? run.fleet.cache_threshold : d.cache_threshold,
+               run.fleet.balance_abs >= 0 ? run.fleet.balance_abs : d.balance_abs,
+               run.fleet.balance_rel >= 0 ? run.fleet.balance_rel : d.balance_rel};
+        if (run.fleet.router == Router::PrefixAware) tree_ = std::make_unique<RouterTree>(n_);
         scheds_.reserve(static_cast<std::size_t>(n_));
         sims_.reserve(static_cast<std::size_t>(n_));
         for (int r = 0; r < n_; ++r) {
@@ -102,6 +109,15 @@ public:
 
 private:
     std::int64_t load(int r) const { return sims_[static_cast<std::size_t>(r)]->outstanding(); }
+    // SGLang's balance check: max - min > abs and max > rel * min, both strict.
+    bool imbalanced() const {
+        std::int64_t lo = load(0), hi = lo;
+        for (int r = 1; r < n_; ++r) {
+            lo = std::min(lo, load(r));
+            hi = std::max(hi, load(r));
+        }
+        return hi - lo > th_.balance_abs && double(hi) > double(lo) * th_.balance_rel;
+    }
 
     int choose(ReqId id) {
         const FleetOptions& o = run_.fleet;
@@ -116,15 +132,27 @@ private:
                 return std::make_pair(s.kvUsed() + s.queuedContext(), s.outstanding());
             });
         case Router::PrefixAware: {
-            std::int64_t lo = load(0), hi = lo;
-            for (int r = 1; r < n_; ++r) {
-                lo = std::min(lo, load(r));
-                hi = std::max(hi, load(r));
+            const Request& r = run_.workload->requests[static_cast<std::size_t>(id)];
+            const double t = r.arrival;
+            // The tree's upkeep, at the sweeps' times passed since the last arrival.
+            if (t >= next_sweep_) {
+                tree_->evict(kTreeTokens);
+                next_sweep_ = (std::floor(t / kTreeEvictionInterval) + 1) * kTreeEvictionInterval;
             }
-            const bool imbalanced =
-                hi - lo > o.balance_abs && double(hi) > double(lo) * o.balance_rel;
+            const int least = argmin(n_, [&](int x) { return load(x); });
+            int to = least;
+            if (!imbalanced()) {
+                const RouterTree::Match m = tree_->match(r, id, t);
+                if (m.tenant >= 0 && r.prompt_tokens > 0 &&
+                    double(m.tokens) / double(r.prompt_tokens) > th_.cache_threshold)
+                    to = m.tenant;
+            }
+            tree_->insert(r, id, to, t);
+            return to;
+        }
+        case Router::PrefixOracle: {
             const int least = argmin(n_, [&](int r) { return load(r); });
-            if (imbalanced) return least;
+            if (imbalanced()) return least;
             // The longest cached prefix (each replica's cache walked once); ties to the less
             // loaded, then the lower index.
             hits_.resize(static_cast<std::size_t>(n_));
@@ -137,7 +165,7 @@ private:
             const double hit = double(hits_[static_cast<std::size_t>(best)]);
             const double prompt =
                 double(run_.workload->requests[static_cast<std::size_t>(id)].prompt_tokens);
-            return prompt > 0 && hit > o.cache_threshold * prompt ? best : least;
+            return prompt > 0 && hit > th_.cache_threshold * prompt ? best : least;
         }
         }
         return 0;
@@ -244,7 +272,10 @@ private:
     std::vector<std::unique_ptr<Scheduler>> scheds_;
     std::vector<std::unique_ptr<Simulator>> sims_;
     std::uint64_t next_rr_ = 0;
-    std::vector<std::int64_t> hits_; // prefix_aware: each replica's cached prefix of a request
+    std::vector<std::int64_t> hits_; // prefix_oracle: each replica's cached prefix of a request
+    RouterThresholds th_{};
+    std::unique_ptr<RouterTree> tree_; // prefix_aware
+    double next_sweep_ = kTreeEvictionInterval;
 };
 
 } // namespace
@@ -255,9 +286,10 @@ RunLog simulateFleet(const FleetRun& run) {
     const FleetOptions& o = run.fleet;
     if (o.replicas < 1 || o.replicas > kMaxReplicas)
         throw std::invalid_argument("replicas must be 1 to " + std::to_string(kMaxReplicas));
-    if (o.router == Router::PrefixAware && !run.limits.prefix_caching)
-        throw std::invalid_argument("the prefix_aware router reads the replicas' prefix caches: "
-                                    "it needs prefix caching on");
+    if ((o.router == Router::PrefixAware || o.router == Router::PrefixOracle) &&
+        !run.limits.prefix_caching)
+        throw std::invalid_argument(std::string("the ") + routerName(o.router) +
+                                    " router routes by prefix caches: it needs prefix caching on");
     if (o.replicas == 1) {
         auto sched = run.make_scheduler();
         Simulator engine(*run.workload, *run.model, *sched, run.limits);

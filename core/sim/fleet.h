@@ -10,14 +10,22 @@
 //    (Vidur's "lor"); ties to the lowest index;
 //  - least_kv: the replica with the fewest KV tokens in use plus context tokens queued for
 //    admission (the most room once its queue is in); ties by outstanding requests, then index;
-//  - prefix_aware: SGLang's cache-aware rule. When the load is imbalanced (max - min
-//    outstanding > 32 and max > 1.0001 * min, SGLang's defaults) the least loaded replica;
-//    else the replica whose prefix cache holds the longest leading part of the prompt, when
-//    that part exceeds half the prompt (cache_threshold 0.5); else the least loaded.
-//    Where Kairos departs from SGLang: the router reads each replica's real prefix cache (an
-//    ideal router; SGLang's keeps an approximate radix tree of what it sent), and without a
-//    match it takes the least loaded replica, as this project's issue asks (SGLang: the
-//    replica with the smallest tree). It needs prefix caching on.
+//  - prefix_aware: SGLang's cache-aware router as it routes (sgl-model-gateway's
+//    cache_aware policy; sim/router_tree.h names the commits). The load of a replica is the
+//    router's own count of requests it sent there and not finished. When the load is
+//    imbalanced (max - min > balance_abs and max > balance_rel * min, both strict) the
+//    least loaded replica (ties to the lowest index); else the tenant of the deepest node
+//    of an approximate radix tree that the prompts it routed built (never the replicas'
+//    real caches), when the tokens matched exceed cache_threshold of the prompt; else the
+//    least loaded. Either way the prompt is then inserted under the replica chosen. Every
+//    kTreeEvictionInterval seconds each replica's part of the tree is cut to
+//    kTreeTokens, least recently used leaves first. Defaults: SGLang's launcher and CLI,
+//    cache_threshold 0.3, balance_abs 64, balance_rel 1.5.
+//  - prefix_oracle: Kairos's earlier ideal router: the same rule, but the match is each
+//    replica's real prefix cache (the longest cached leading part of the prompt; ties to
+//    the less loaded, then the lower index), and its defaults are the early SGLang
+//    launcher's: 0.5, 32, 1.0001.
+//    Both need prefix caching on.
 //
 // What the router sees: each replica at an iteration boundary at or after the arrival. A
 // replica's stretch (sim/engine.h) never runs past an arrival into the fleet, so this is the
@@ -41,14 +49,31 @@
 
 namespace kairos {
 
+// SGLang's router's tree upkeep, from its launcher: a sweep every 120 s (the Rust CLI's
+// --eviction-interval) to 2^26 characters per worker, here 2^24 tokens at 4 characters a
+// token.
+inline constexpr double kTreeEvictionInterval = 120;
+inline constexpr std::int64_t kTreeTokens = std::int64_t(1) << 24;
+
 struct FleetOptions {
     int replicas = 1;
     Router router = Router::RoundRobin;
-    // SGLang's cache-aware defaults (prefix_aware only).
-    double cache_threshold = 0.5;
-    std::int64_t balance_abs = 32;
-    double balance_rel = 1.0001;
+    // The cache-aware routers' thresholds (prefix_aware, prefix_oracle); negative: the
+    // router's default (routerDefaults).
+    double cache_threshold = -1;
+    std::int64_t balance_abs = -1;
+    double balance_rel = -1;
 };
+// The defaults of a cache-aware router: {cache_threshold, balance_abs, balance_rel}.
+struct RouterThresholds {
+    double cache_threshold;
+    std::int64_t balance_abs;
+    double balance_rel;
+};
+inline RouterThresholds routerDefaults(Router r) {
+    return r == Router::PrefixOracle ? RouterThresholds{0.5, 32, 1.0001}
+                                     : RouterThresholds{0.3, 64, 1.5};
+}
 
 struct FleetRun {
     const Workload* workload = nullptr; // sorted by arrival

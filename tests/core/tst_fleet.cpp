@@ -11,6 +11,7 @@
 #include "sched/registry.h"
 #include "sim/engine.h"
 #include "sim/fleet.h"
+#include "sim/router_tree.h"
 #include "test_util.h"
 #include "util/input_error.h"
 
@@ -33,8 +34,10 @@ std::string text(RunLog log) {
 }
 
 RunLog fleetRun(const Workload& w, const ExecutionModel& m, const PolicyConfig& pc,
-                const EngineLimits& lim, int replicas, Router router) {
+                const EngineLimits& lim, int replicas, Router router,
+                const FleetOptions* thresholds = nullptr) {
     FleetRun run;
+    if (thresholds) run.fleet = *thresholds;
     run.workload = &w;
     run.model = &m;
     run.make_scheduler = [&pc] { return makeScheduler(pc); };
@@ -91,7 +94,9 @@ private slots:
                 continue; // a setting the policy refuses (or a documented loop): not this test's
             }
             for (const auto& r : kRouterNames) {
-                if (r.value == Router::PrefixAware && !lim.prefix_caching) continue;
+                if ((r.value == Router::PrefixAware || r.value == Router::PrefixOracle) &&
+                    !lim.prefix_caching)
+                    continue;
                 const QString what =
                     test::describeRun(pc, c, lim.kv_capacity_tokens) + ", router " + r.name;
                 RunLog one;
@@ -232,8 +237,16 @@ private slots:
     // arrives, so the load never tips the balance. prefix_aware sends a conversation's later
     // turns where its prefix is cached (32 > half of 50): every turn after each
     // conversation's first finds 32 tokens (2 blocks of 16). Round robin over two replicas
-    // sends a conversation to alternating replicas: its second turn misses too.
+    // sends a conversation to alternating replicas: its second turn misses too. The same for
+    // prefix_oracle (the real caches) and prefix_aware (SGLang's tree of what it sent: with
+    // equal loads it sends every first turn to replica 0, the first of the least loaded).
+    void prefixAwareFollowsTheCache_data() {
+        QTest::addColumn<int>("router");
+        QTest::newRow("prefix_aware") << int(Router::PrefixAware);
+        QTest::newRow("prefix_oracle") << int(Router::PrefixOracle);
+    }
     void prefixAwareFollowsTheCache() {
+        QFETCH(int, router);
         Workload w;
         const int turns = 12;
         for (int k = 0; k < turns; ++k) {
@@ -246,7 +259,7 @@ private slots:
         lim.block_size = 16;
         lim.prefix_caching = true;
         const EteModel m = handModel();
-        const RunLog pa = fleetRun(w, m, fcfs(), lim, 2, Router::PrefixAware);
+        const RunLog pa = fleetRun(w, m, fcfs(), lim, 2, Router(router));
         const Summary s = summarize(pa);
         QCOMPARE(s.prefix_cached_tokens, std::int64_t((turns - 3) * 32));
         for (int k = 3; k < turns; ++k)
@@ -269,7 +282,96 @@ private slots:
         // Without prefix caching the prefix-aware router has nothing to read: refused.
         lim.prefix_caching = false;
         QVERIFY_THROWS_EXCEPTION(std::invalid_argument,
-                                 fleetRun(w, m, fcfs(), lim, 2, Router::PrefixAware));
+                                 fleetRun(w, m, fcfs(), lim, 2, Router(router)));
+    }
+
+    // SGLang's router routes by the tree of the prompts it sent, not by the replicas' caches.
+    // Two replicas of 8 blocks of 16 tokens. R0 (64 tokens of span A, 2 out) at 0 s goes to
+    // replica 0 (equal loads: the first); R1 (96 tokens of span B, 30 out) at 10 s too (no
+    // match). R1's blocks evict A's: at its admission hashless A4 and the 3 never-used blocks,
+    // then A3, A2, and A1 as it grows past 96 tokens; at 20 s replica 0 still holds A0 only.
+    // R2 (80 tokens, A then 16 of its own) at 20 s, replica 0 running R1 (load 1 to 0, not
+    // imbalanced under 64 / 1.5):
+    //  - prefix_aware: the tree matches A, 64 of 80 tokens = 0.8 > 0.3: replica 0, where A
+    //    is gone (the router is never told);
+    //  - prefix_oracle: replica 0's cache holds 16 of 80 = 0.2, not above 0.5: the least
+    //    loaded, replica 1;
+    //  - prefix_aware with --cache-threshold 0.9: 0.8 is not above it: replica 1;
+    //  - prefix_aware with --balance-abs 0 --balance-rel 1: loads 1 and 0 are imbalanced
+    //    (1 - 0 > 0 and 1 > 1 x 0): the least loaded, replica 1, before any match.
+    void prefixAwareRoutesByWhatItSent() {
+        Workload w;
+        Request r0 = req(0, 64, 2), r1 = req(10, 96, 30), r2 = req(20, 80, 2);
+        r0.prefix = {{1, 64}};
+        r1.prefix = {{2, 96}};
+        r2.prefix = {{1, 64}};
+        w.requests = {r0, r1, r2};
+        EngineLimits lim;
+        lim.kv_capacity_tokens = 128;
+        lim.block_size = 16;
+        lim.prefix_caching = true;
+        const EteModel m = handModel();
+        // Where R0, R1 and R2 go.
+        const auto to = [&](Router router, const FleetOptions* o = nullptr) {
+            const RunLog log = fleetRun(w, m, fcfs(), lim, 2, router, o);
+            return std::vector<int>(log.replica_of.begin(), log.replica_of.end());
+        };
+        QCOMPARE(to(Router::PrefixAware), std::vector<int>({0, 0, 0}));
+        QCOMPARE(to(Router::PrefixOracle), std::vector<int>({0, 0, 1}));
+        FleetOptions strict;
+        strict.cache_threshold = 0.9;
+        QCOMPARE(to(Router::PrefixAware, &strict), std::vector<int>({0, 0, 1}));
+        FleetOptions eager;
+        eager.balance_abs = 0;
+        eager.balance_rel = 1;
+        QCOMPARE(to(Router::PrefixAware, &eager), std::vector<int>({0, 0, 1}));
+    }
+
+    // The approximate tree by hand: spans as nodes, split where two spans of one id part,
+    // matches part-way into a node, a tenant's tokens, and its least recently used leaves
+    // evicted first.
+    void routerTreeByHand() {
+        RouterTree tree(2);
+        Request a = req(0, 100, 1), b = req(0, 100, 1), c = req(0, 60, 1);
+        a.prefix = {{7, 40}, {8, 40}}; // 80 of spans, 20 of its own
+        b.prefix = {{7, 40}, {9, 40}};
+        c.prefix = {{7, 30}};
+        tree.insert(a, 0, 0, 1.0);
+        QCOMPARE(tree.tenantTokens(0), std::int64_t(100));
+        // b matches span 7 (40 tokens), then parts: tenant 0 made that node.
+        RouterTree::Match m = tree.match(b, 1, 2.0);
+        QCOMPARE(m.tokens, std::int64_t(40));
+        QCOMPARE(m.tenant, 0);
+        tree.insert(b, 1, 1, 2.0);
+        QCOMPARE(tree.tenantTokens(1), std::int64_t(100));
+        // c's span 7 is 30 tokens: 30 matched, part-way into the node; its sticky tenant is
+        // still the one that made it.
+        m = tree.match(c, 2, 3.0);
+        QCOMPARE(m.tokens, std::int64_t(30));
+        QCOMPARE(m.tenant, 0);
+        // Inserting c under tenant 1 splits span 7's node at 30: counts unchanged but for
+        // c's own 30 tokens.
+        tree.insert(c, 2, 1, 4.0);
+        QCOMPARE(tree.tenantTokens(1), std::int64_t(130));
+        QCOMPARE(tree.tenantTokens(0), std::int64_t(100));
+        m = tree.match(a, 3, 5.0); // a's spans, not its own tokens (another request's id)
+        QCOMPARE(m.tokens, std::int64_t(80));
+        QCOMPARE(m.tenant, 0);
+        // Every tenant cut to 70 tokens, its least recently used leaves first. Tenant 1: b's
+        // own 20 (accessed at 2), then span 9's 40 (at 2, a leaf once b's own is gone): 70;
+        // c's own 30 and span 7's 30 + 10 stay. Tenant 0: a's own 20 (at 1), then span 8's
+        // 40 (refreshed at 5, then a leaf): 40.
+        tree.evict(70);
+        QCOMPARE(tree.tenantTokens(1), std::int64_t(70));
+        QCOMPARE(tree.tenantTokens(0), std::int64_t(40));
+        m = tree.match(b, 4, 6.0);
+        QCOMPARE(m.tokens, std::int64_t(40));
+        QCOMPARE(m.tenant, 0);
+        // Every tenant cut to nothing: nothing matches.
+        tree.evict(0);
+        QCOMPARE(tree.tenantTokens(0), std::int64_t(0));
+        QCOMPARE(tree.tenantTokens(1), std::int64_t(0));
+        QCOMPARE(tree.match(a, 5, 7.0).tenant, -1);
     }
 
     // A fleet's run log round-trips through JSONL (replica of each request and iteration),
