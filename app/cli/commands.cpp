@@ -17,6 +17,7 @@
 #include "run/knobs.h"
 #include "run/pipeline.h"
 #include "sched/registry.h"
+#include "sim/disagg.h"
 #include "sim/engine.h"
 #include "sim/prefix_cache.h"
 #include "store/store.h"
@@ -149,6 +150,8 @@ RunSpec specFromArgs(const SimulateArgs& a) {
     s.fleet.cache_threshold = a.cache_threshold;
     s.fleet.balance_abs = a.balance_abs;
     s.fleet.balance_rel = a.balance_rel;
+    s.fleet.disaggregate = a.disaggregate;
+    s.fleet.link = a.link;
     s.summary.goodput = a.goodput;
     s.summary.percentiles = a.percentiles;
     s.summary.quality = a.quality;
@@ -210,6 +213,8 @@ std::string cliField(const std::string& key) {
         {"fleet.cache_threshold", "--cache-threshold"},
         {"fleet.balance_abs", "--balance-abs"},
         {"fleet.balance_rel", "--balance-rel"},
+        {"fleet.disaggregate", "--disaggregate"},
+        {"fleet.link", "--link"},
         {"limits.max_num_seqs", "--max-num-seqs"},
         {"limits.max_num_batched_tokens", "--max-num-batched-tokens"},
         {"summary.goodput", "--goodput"},
@@ -478,6 +483,14 @@ void addFleetOptions(CLI::App* c, SimulateArgs& a) {
                   "prefix_aware / prefix_oracle: see --balance-abs (default 1.5; prefix_oracle "
                   "1.0001)")
         ->check(number(domains::kBalanceRel));
+    c->add_option("--disaggregate", a.disaggregate,
+                  "P:D: prefill/decode disaggregation, P prefill and D decode replicas behind "
+                  "the router; each request's KV moves from its prefill replica to a decode "
+                  "replica over --link (instead of --replicas)");
+    c->add_option("--link", a.link,
+                  std::string("With --disaggregate, the link the KV moves over: ") +
+                      LinkModel::presetList())
+        ->capture_default_str();
 }
 
 namespace {

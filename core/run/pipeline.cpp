@@ -8,6 +8,7 @@
 #endif
 #include "predict/predictor.h"
 #include "sched/registry.h"
+#include "sim/disagg.h"
 #include "sim/fleet.h"
 #include "store/store.h"
 #include "util/input_error.h"
@@ -392,6 +393,33 @@ RunLog simulatePrepared(const PreparedRun& p, const RunContext& ctx, LiveBackend
                         const PolicyConfig* policy_override,
                         std::vector<Simulator::LiveIteration>* live_iterations) {
     const PolicyConfig& policy = policy_override ? *policy_override : p.policy;
+    if (!p.spec.fleet.disaggregate.empty()) {
+        if (live) throw std::invalid_argument("a live run drives one engine: no --disaggregate");
+        const auto [np, nd] = parseDisaggregate(p.spec.fleet.disaggregate);
+        DisaggRun run;
+        run.prefill.workload = p.workload.get();
+        run.prefill.model = p.model.get();
+        run.prefill.make_scheduler = [&policy] { return makeScheduler(policy); };
+        run.prefill.limits = p.limits;
+        routerFromName(p.spec.fleet.router, &run.prefill.fleet.router);
+        run.prefill.fleet.cache_threshold = p.spec.fleet.cache_threshold;
+        run.prefill.fleet.balance_abs = p.spec.fleet.balance_abs;
+        run.prefill.fleet.balance_rel = p.spec.fleet.balance_rel;
+        run.prefill.cancel = ctx.cancel;
+        run.decode = run.prefill;
+        run.prefill.fleet.replicas = np;
+        run.decode.fleet.replicas = nd;
+        run.link = LinkModel::parse(p.spec.fleet.link);
+        run.kv_bytes_per_token = p.profile.model.kvBytesPerToken();
+        run.gpus_per_replica = p.profile.gpu_count;
+        if (run.kv_bytes_per_token <= 0)
+            throw InputError(p.profile_path, 0, "model",
+                             "disaggregation moves KV: the profile's model gives no KV bytes "
+                             "per token");
+        RunLog log = simulateDisaggregated(run);
+        for (const auto& w : p.model_warnings) log.warnings.push_back(w);
+        return log;
+    }
     if (p.spec.fleet.replicas > 1) {
         if (live) throw std::invalid_argument("a live run drives one engine: --replicas must be 1");
         FleetRun run;

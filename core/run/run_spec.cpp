@@ -7,6 +7,7 @@
 #include "predict/predictor.h"
 #include "sched/registry.h"
 #include "sched/scheduler.h"
+#include "sim/disagg.h"
 #include "util/atomic_file.h"
 #include "util/input_error.h"
 #include "util/input_file.h"
@@ -211,6 +212,21 @@ void RunSpec::validate(const std::string& where) const {
     if (fleet.balance_abs >= 0)
         domains::check(domains::kBalanceAbs, double(fleet.balance_abs), where);
     if (fleet.balance_rel >= 0) domains::check(domains::kBalanceRel, fleet.balance_rel, where);
+    if (!fleet.disaggregate.empty()) {
+        try {
+            parseDisaggregate(fleet.disaggregate);
+        } catch (const std::invalid_argument& e) {
+            bad("fleet.disaggregate", e.what());
+        }
+        if (fleet.replicas != 1)
+            bad("fleet.disaggregate",
+                "gives the replicas of both pools: --replicas (fleet.replicas) must stay 1");
+    }
+    try {
+        LinkModel::parse(fleet.link);
+    } catch (const std::invalid_argument& e) {
+        bad("fleet.link", e.what());
+    }
     try {
         GoodputSlo::parse(summary.goodput);
     } catch (const std::exception& e) {
@@ -272,6 +288,8 @@ json RunSpec::toJson() const {
     if (fleet.cache_threshold >= 0) j["fleet"]["cache_threshold"] = fleet.cache_threshold;
     if (fleet.balance_abs >= 0) j["fleet"]["balance_abs"] = fleet.balance_abs;
     if (fleet.balance_rel >= 0) j["fleet"]["balance_rel"] = fleet.balance_rel;
+    if (!fleet.disaggregate.empty()) j["fleet"]["disaggregate"] = fleet.disaggregate;
+    if (fleet.link != "ib-hdr") j["fleet"]["link"] = fleet.link;
     for (const auto& [cls, t] : workload.tuf)
         j["workload"]["tuf"][cls] = {{"ert", t.ert}, {"zero", t.zero}};
     return j;
@@ -378,6 +396,8 @@ RunSpec RunSpec::fromJson(const json& j, const std::string& where) {
         s.fleet.cache_threshold = r.number("cache_threshold", -1);
         s.fleet.balance_abs = r.integer("balance_abs", -1, -1, std::int64_t(1e9));
         s.fleet.balance_rel = r.number("balance_rel", -1);
+        s.fleet.disaggregate = r.text("disaggregate", "");
+        s.fleet.link = r.text("link", s.fleet.link);
         r.finish();
     }
     {

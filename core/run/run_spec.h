@@ -100,6 +100,10 @@ struct RunSpec {
         double cache_threshold = -1;
         std::int64_t balance_abs = -1;
         double balance_rel = -1;
+        // Prefill/decode disaggregation (sim/disagg.h): "P:D", empty for none; the link the
+        // KV moves over (LinkModel::parse).
+        std::string disaggregate;
+        std::string link = "ib-hdr";
     } fleet;
 
     struct SummaryPart {

@@ -351,6 +351,10 @@ void Simulator::doAdmit(ReqId id) {
     log(now_, id, first ? Ev::Admit : Ev::Resume, s.generated);
     s.phase = Phase::Running;
     s.cached = hit.blocks * lim_.block_size;
+    if (preloaded_ && first)
+        s.cached = std::max<std::int32_t>(
+            s.cached,
+            std::min<std::int32_t>((*preloaded_)[static_cast<std::size_t>(id)], s.context() - 1));
     s.prefill_target = s.context() - s.cached;
     s.prefilled = 0;
     if (cache_) {
@@ -605,6 +609,8 @@ void Simulator::lookUp(ReqId id) {
     // (and charged) with what it found then, possibly iterations ago (a chunked prefill
     // ahead of it took the budget); blocks registered since extend its hit.
     ReqState& s = st(id);
+    // KV that arrived with it (a disaggregated decode pool) is not a cache hit.
+    if (preloaded_ && s.preemptions == 0 && (*preloaded_)[static_cast<std::size_t>(id)] > 0) return;
     if (!(s.alpha > 0)) {
         const PrefixCache::Hit& hit = probe(id);
         if (std::int64_t(hit.blocks) * lim_.block_size > s.cached) {

@@ -151,6 +151,10 @@ public:
     // For front ends: `cancel` is polled between iterations (run() then throws
     // SimulationCancelled); `progress` receives the fraction of requests done.
     void setCancelFlag(const std::atomic<bool>* cancel) { cancel_ = cancel; }
+    // Per request, context tokens whose KV arrives with it (sim/disagg.h's decode pool): at
+    // its first admission they count as computed (at most all but one: the last prompt token
+    // is computed here, for its logits). Must outlive the run; null: none.
+    void setPreloaded(const std::vector<std::int32_t>* preloaded) { preloaded_ = preloaded; }
     void setProgress(std::atomic<double>* progress) { progress_ = progress; }
     // Live runs: each iteration's shape, its measured duration and what the execution
     // model predicts for that shape (validate's iteration-level errors: the model's own
@@ -309,6 +313,7 @@ private:
     // with prefix caching.
     std::int32_t kv_lead_ = 1;
     bool committing_ = false;
+    const std::vector<std::int32_t>* preloaded_ = nullptr;
     struct Probe {
         std::uint64_t version = ~0ULL;
         std::int64_t context = -1;

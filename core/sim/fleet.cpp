@@ -65,6 +65,7 @@ public:
             sims_.push_back(std::make_unique<Simulator>(
                 *run.workload, *run.model, *scheds_.back(), run.limits, nullptr,
                 sims_.empty() ? nullptr : sims_.front()->prefixLayout()));
+            sims_.back()->setPreloaded(run.preloaded);
             sims_.back()->setCancelFlag(run.cancel);
             sims_.back()->explain(run.explain);
             sims_.back()->joinFleet();
@@ -293,6 +294,7 @@ RunLog simulateFleet(const FleetRun& run) {
     if (o.replicas == 1) {
         auto sched = run.make_scheduler();
         Simulator engine(*run.workload, *run.model, *sched, run.limits);
+        engine.setPreloaded(run.preloaded);
         engine.setCancelFlag(run.cancel);
         engine.setProgress(run.progress);
         engine.explain(run.explain);

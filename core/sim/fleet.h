@@ -88,6 +88,9 @@ struct FleetRun {
     // Where each request goes, in the workload's order, instead of the router's choice: a
     // replay of a recorded fleet (sched/replay.h) routes as the run did.
     const std::vector<std::int16_t>* routes = nullptr;
+    // Per request, context tokens whose KV arrives with it (a disaggregated decode pool,
+    // sim/disagg.h): not computed at its first admission. Null: none.
+    const std::vector<std::int32_t>* preloaded = nullptr;
     const std::atomic<bool>* cancel = nullptr;
     std::atomic<double>* progress = nullptr;
 };

@@ -9,6 +9,7 @@
 #include "metrics/summary.h"
 #include "random_cases.h"
 #include "sched/registry.h"
+#include "sim/disagg.h"
 #include "sim/engine.h"
 #include "sim/fleet.h"
 #include "sim/router_tree.h"
@@ -325,6 +326,74 @@ private slots:
         eager.balance_abs = 0;
         eager.balance_rel = 1;
         QCOMPARE(to(Router::PrefixAware, &eager), std::vector<int>({0, 0, 1}));
+    }
+
+    // Prefill/decode disaggregation by hand (sim/disagg.h). The hand model: a prefill of L
+    // tokens alone takes 1 + 0.01 L + 1e-4 L^2 s, a decode step 1 s. One prefill and one
+    // decode replica, one seat each; a link of 1 GB/s and 1 ms, 1 MB of KV per token.
+    //  - A (100 prompt tokens, 3 out) at 0: prefill 0 -> 3 s; its 100 MB move in 0.101 s:
+    //    at the decode replica at 3.101, where it computes its last prompt token over the 99
+    //    that came (1 + 0.01 + 1e-4 (100^2 - 99^2) = 1.0299 s): first token 4.1309, then
+    //    5.1309 and 6.1309, done.
+    //  - B (the same) at 0 waits for the prefill seat: 3 -> 6 s; there at 6.101, it waits
+    //    for the decode seat until A is done at 6.1309: first token 7.1608, done 9.1608.
+    void disaggregationByHand() {
+        const LinkModel link = LinkModel::parse("1:1000");
+        QCOMPARE(link.transferTime(1e8, 1), 0.101);
+        QCOMPARE(link.transferTime(1e8, 4), 0.001 + 0.025);
+        Workload w;
+        w.requests = {req(0, 100, 3), req(0, 100, 3)};
+        w.requests[1].id = 1;
+        EngineLimits lim;
+        lim.kv_capacity_tokens = 10000;
+        lim.max_num_seqs = 1;
+        const EteModel m = handModel();
+        const PolicyConfig pc = fcfs();
+        DisaggRun run;
+        run.prefill.workload = &w;
+        run.prefill.model = &m;
+        run.prefill.make_scheduler = [&pc] { return makeScheduler(pc); };
+        run.prefill.limits = lim;
+        run.decode = run.prefill;
+        run.prefill.fleet.replicas = 1;
+        run.decode.fleet.replicas = 1;
+        run.link = link;
+        run.kv_bytes_per_token = 1000000;
+        const RunLog log = simulateDisaggregated(run);
+        QCOMPARE(log.replicas, 2);
+        const auto mets = perRequest(log);
+        QVERIFY(std::fabs(mets[0].ttft() - 4.1309) < 1e-9);
+        QVERIFY(std::fabs(mets[0].end - 6.1309) < 1e-9);
+        QVERIFY(std::fabs(mets[1].ttft() - 7.1608) < 1e-9);
+        QVERIFY(std::fabs(mets[1].end - 9.1608) < 1e-9);
+        QVERIFY(std::fabs(mets[1].queue_delay - 3.0) < 1e-9); // the prefill pool's queue
+        QCOMPARE(int(log.replica_of[0]), 1);
+        QCOMPARE(int(log.replica_of[1]), 1);
+        QCOMPARE(mets[0].output_tokens, 3);
+        const Summary s = summarize(log);
+        QCOMPARE(s.completed, std::int64_t(2));
+        // The prefill pool's iterations on replica 0, the decode pool's on replica 1.
+        for (std::size_t i = 0; i < log.iters.size(); ++i)
+            QCOMPARE(int(log.iter_replica[i]),
+                     log.iters[i].decode_seqs > 0 || log.iters[i].t0 > 3.1 ? 1 : 0);
+
+        // Bad input, each naming what is wrong.
+        QVERIFY_THROWS_EXCEPTION(std::invalid_argument, parseDisaggregate("0:2"));
+        QVERIFY_THROWS_EXCEPTION(std::invalid_argument, parseDisaggregate("3"));
+        QVERIFY_THROWS_EXCEPTION(std::invalid_argument, parseDisaggregate("2:x"));
+        QCOMPARE(parseDisaggregate("3:5"), std::make_pair(3, 5));
+        QVERIFY_THROWS_EXCEPTION(std::invalid_argument, LinkModel::parse("fast"));
+        QVERIFY_THROWS_EXCEPTION(std::invalid_argument, LinkModel::parse("0:5"));
+        QCOMPARE(LinkModel::parse("ib-ndr").bandwidth_gbs, 50.0);
+        DisaggRun small = run;
+        small.decode.limits.kv_capacity_tokens = 50; // a 100-token prompt's KV cannot land
+        try {
+            simulateDisaggregated(small);
+            QFAIL("a transfer larger than the decode replica's KV was accepted");
+        } catch (const std::invalid_argument& e) {
+            QVERIFY(std::string(e.what()).find("larger than a decode replica's KV") !=
+                    std::string::npos);
+        }
     }
 
     // The approximate tree by hand: spans as nodes, split where two spans of one id part,
