@@ -618,6 +618,10 @@ void runFewestReplicas(const SweepArgs& a, double target, int max_replicas) {
         return capacity::fewestReplicas(spec, cs.policies, opt, app::runContext(), max_replicas);
     });
     if (!a.quiet) {
+        if (!spec.fleet.disaggregate.empty())
+            std::printf("disaggregated: the fewest prefill + decode replicas, each total at "
+                        "its best split P:D (link %s)\n",
+                        spec.fleet.link.c_str());
         std::printf("capacity: the fewest replicas (router %s) with SLO attainment >= %.3g (the "
                     "share of requests within SLOs %s) at the workload's own rate, %d seed%s\n",
                     spec.fleet.router.c_str(), target, slos.c_str(), a.seeds,
@@ -626,8 +630,13 @@ void runFewestReplicas(const SweepArgs& a, double target, int max_replicas) {
         std::printf("%-18s %9s %24s %6s  %s\n", "policy", "replicas", "per seed", "runs", "note");
         for (const auto& r : res) {
             std::string per;
-            for (int n : r.seeds) {
-                per += (per.empty() ? "" : " ") + (n > 0 ? std::to_string(n) : std::string("-"));
+            for (std::size_t k = 0; k < r.seeds.size(); ++k) {
+                const int n = r.seeds[k];
+                const int p = k < r.prefill.size() ? r.prefill[k] : 0;
+                per += (per.empty() ? "" : " ") +
+                       (n <= 0  ? std::string("-")
+                        : p > 0 ? std::to_string(p) + ":" + std::to_string(n - p)
+                                : std::to_string(n));
                 if (per.size() > 40) {
                     per += " ...";
                     break;
@@ -646,6 +655,7 @@ void runFewestReplicas(const SweepArgs& a, double target, int max_replicas) {
              {"replicas", r.replicas > 0 ? nlohmann::json(r.replicas) : nlohmann::json(nullptr)},
              {"seeds", r.seeds},
              {"slo_attainment", r.met_at},
+             {"prefill_replicas", r.prefill},
              {"rate", r.rate},
              {"runs", r.runs},
              {"note", r.note}});
@@ -705,7 +715,8 @@ void addCapacity(CLI::App& app) {
     c->add_flag("--fewest-replicas", *fewest,
                 "The other question: at the workload's own rate, the fewest replicas (behind "
                 "--router) that keep the target (bracketing 1, 2, 4, ... then bisection, per "
-                "seed; the answer holds for every seed)");
+                "seed; the answer holds for every seed). With --disaggregate (any P:D), the "
+                "fewest prefill + decode replicas, each total at its best split");
     c->add_option("--max-replicas", *max_replicas, "With --fewest-replicas: search up to this")
         ->capture_default_str()
         ->check(whole(1, 4096));

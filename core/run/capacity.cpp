@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <exception>
 #include <limits>
+#include <map>
 #include <mutex>
 #include <stdexcept>
 #include <thread>
@@ -218,6 +219,7 @@ std::vector<ReplicaResult> fewestReplicas(const RunSpec& base,
         // The largest fleet the search may try, as many at once as it runs.
         RunSpec worst = base;
         worst.fleet.replicas = max_replicas;
+        worst.fleet.disaggregate.clear(); // both pools together: as many replicas at most
         const MemoryEstimate need = checkConcurrentRuns(
             worst, c, parallelThreads(policies.size() * std::size_t(opt.seeds), opt.threads),
             "the search up to --max-replicas " + std::to_string(max_replicas),
@@ -226,28 +228,70 @@ std::vector<ReplicaResult> fewestReplicas(const RunSpec& base,
         if (opt.memory) opt.memory(need);
     }
     const std::size_t gf_index = attainmentIndex(base);
+    // With disaggregation the question is the fewest prefill + decode replicas, each total
+    // at its best split.
+    const bool split = !base.fleet.disaggregate.empty();
+    if (split && max_replicas < 2)
+        throw std::invalid_argument("--max-replicas: disaggregation needs at least 2 (1:1)");
     struct Task {
         std::size_t policy;
         int seed;
-        int replicas = 0, runs = 0;
+        int replicas = 0, runs = 0, prefill = 0;
         double met = 0;
         bool above = false;
+        std::map<int, int> best_prefill; // per total tried, its best split's prefill replicas
     };
     std::vector<Task> tasks;
     for (std::size_t p = 0; p < policies.size(); ++p)
         for (int s = 0; s < opt.seeds; ++s) tasks.push_back({p, s});
     auto search = [&](std::size_t i) {
         Task& t = tasks[i];
-        auto fraction = [&](int n) {
+        auto run = [&](int n, int prefill) {
             if (opt.cancel && opt.cancel->load()) throw SimulationCancelled();
             RunSpec s = forPolicy(base, policies[t.policy], t.seed);
-            s.fleet.replicas = n;
+            if (prefill > 0)
+                s.fleet.disaggregate = std::to_string(prefill) + ":" + std::to_string(n - prefill);
+            else
+                s.fleet.replicas = n;
             ++t.runs;
             const double f = attainment(s, c, gf_index);
             if (opt.step) opt.step(policies[t.policy], t.seed, double(n), f);
             return f;
         };
-        int lo = 0, hi = 1; // lo failed (0: none tried), hi to try
+        auto fraction = [&](int n) {
+            if (!split) return run(n, 0);
+            // The best split of n. Attainment against prefill replicas P = 1 .. n - 1 rises
+            // while prefills queue and falls once decodes do, so a ternary search narrows it
+            // to a few, which are all tried. A tie says nothing about the side of the peak
+            // (both probes on one flat side of it), so then every split left is tried. Any
+            // split that attains the target answers for n.
+            std::map<int, double> f;
+            int best = 1;
+            const auto at = [&](int p) {
+                const auto it = f.find(p);
+                const double v = it != f.end() ? it->second : (f[p] = run(n, p));
+                if (!f.count(best) || v > f.at(best)) best = p;
+                return v;
+            };
+            int a = 1, b = n - 1;
+            bool met = false;
+            while (b - a > 3 && !met) {
+                const int m1 = a + (b - a) / 3, m2 = b - (b - a) / 3;
+                const double f1 = at(m1), f2 = at(m2);
+                if (std::max(f1, f2) >= opt.target)
+                    met = true;
+                else if (f1 < f2)
+                    a = m1 + 1;
+                else if (f1 > f2)
+                    b = m2 - 1;
+                else
+                    break;
+            }
+            for (int p = a; p <= b && !met; ++p) met = at(p) >= opt.target;
+            t.best_prefill[n] = best;
+            return f[best];
+        };
+        int lo = split ? 1 : 0, hi = split ? 2 : 1; // lo failed (or impossible), hi to try
         double f = fraction(hi);
         while (f < opt.target) {
             lo = hi;
@@ -271,6 +315,7 @@ std::vector<ReplicaResult> fewestReplicas(const RunSpec& base,
         }
         t.replicas = hi;
         t.met = met;
+        if (split) t.prefill = t.best_prefill[hi];
     };
     parallelFor(tasks.size(), opt.threads, search);
     std::vector<ReplicaResult> out;
@@ -282,6 +327,7 @@ std::vector<ReplicaResult> fewestReplicas(const RunSpec& base,
         for (const Task& t : tasks) {
             if (t.policy != p) continue;
             r.seeds.push_back(t.replicas);
+            r.prefill.push_back(t.prefill);
             r.met_at.push_back(t.met);
             r.runs += t.runs;
             if (t.above) {

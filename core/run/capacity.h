@@ -80,7 +80,11 @@ struct ReplicaResult {
     int replicas = 0;           // the fewest that met the target for every seed (0: none did)
     std::vector<int> seeds;     // each seed's fewest (0: none up to max_replicas)
     std::vector<double> met_at; // each seed's SLO attainment with its fewest
-    double rate = 0;            // the offered rate searched at (req/s)
+    // With disaggregation (the base spec's fleet.disaggregate set, whatever its split):
+    // `replicas` counts both pools, and each seed's answer is split into this many prefill
+    // replicas (the rest decode), the split of that total with the highest attainment.
+    std::vector<int> prefill;
+    double rate = 0; // the offered rate searched at (req/s)
     int runs = 0;
     std::string note; // "", "above max_replicas"
 };
