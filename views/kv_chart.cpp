@@ -90,6 +90,13 @@ KvChart::KvChart(TimeRange* range, QWidget* parent) : QCustomPlot(parent), range
     fill.setAlpha(110);
     hi_->setBrush(fill); // the columns' colour, and the legend's swatch
     hi_->setName(QStringLiteral("in use"));
+    // A disaggregated run's prefill pool, inside the band of both pools.
+    prefill_hi_ = addGraph();
+    prefill_hi_->setPen(QPen(QColor(0xf5, 0xa6, 0x23), 1.5));
+    prefill_hi_->setAdaptiveSampling(false);
+    prefill_hi_->setName(QStringLiteral("prefill pool (of the total)"));
+    prefill_hi_->setVisible(false);
+    prefill_hi_->removeFromLegend();
     cap_ = addGraph();
     cap_->setPen(QPen(QColor(0xe0, 0x3e, 0x3e), 1, Qt::DashLine));
     cap_->setName(QStringLiteral("capacity"));
@@ -208,8 +215,15 @@ void KvChart::setInspectedTime(double t) {
 
 void KvChart::setRun(std::shared_ptr<const std::vector<std::pair<double, double>>> kv,
                      double capacity, std::vector<double> preemptions,
-                     std::shared_ptr<const std::vector<std::pair<double, double>>> held) {
+                     std::shared_ptr<const std::vector<std::pair<double, double>>> held,
+                     std::shared_ptr<const std::vector<std::pair<double, double>>> prefill) {
     kv_ = std::move(kv);
+    prefill_ = std::move(prefill);
+    prefill_hi_->setVisible(bool(prefill_));
+    if (prefill_)
+        prefill_hi_->addToLegend();
+    else
+        prefill_hi_->removeFromLegend();
     held_ = std::move(held);
     held_hi_->setVisible(bool(held_));
     if (held_)
@@ -292,6 +306,7 @@ void KvChart::resample() {
     };
     series(kv_.get(), lo_, hi_);
     series(held_.get(), nullptr, held_hi_);
+    series(prefill_.get(), nullptr, prefill_hi_);
     series(pinned_.get(), nullptr, pinned_hi_);
     // Preemption marks in view, one per pixel column: marks in one column are drawn on
     // top of each other, and an overloaded 20,000-request run has thousands (drawing each

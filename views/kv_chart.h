@@ -18,10 +18,13 @@ public:
     explicit KvChart(TimeRange* range, QWidget* parent = nullptr);
     // The KV series (lod::kvSeries), the capacity in tokens and the preemption times;
     // with prefix caching, `held` (lod::kvSeries(log, true)): the cached blocks nobody
-    // references are drawn as a pale band above the tokens in use.
+    // references are drawn as a pale band above the tokens in use. A disaggregated run:
+    // `kv` is both pools' and `prefill` (lod::kvPoolSeries) the prefill pool's, a line
+    // inside the band (the band above the line is the decode pool's).
     void setRun(std::shared_ptr<const std::vector<std::pair<double, double>>> kv, double capacity,
                 std::vector<double> preemptions,
-                std::shared_ptr<const std::vector<std::pair<double, double>>> held = nullptr);
+                std::shared_ptr<const std::vector<std::pair<double, double>>> held = nullptr,
+                std::shared_ptr<const std::vector<std::pair<double, double>>> prefill = nullptr);
     // Compare: the pinned run's KV series, drawn as a grey line (nullptr: none).
     void setPinned(std::shared_ptr<const std::vector<std::pair<double, double>>> kv);
     bool hasPinned() const { return pinned_ && !pinned_->empty(); }
@@ -52,8 +55,8 @@ private:
     TimeRange* range_;
     bool selecting_ = false;
     double select_from_ = 0;
-    std::shared_ptr<const std::vector<std::pair<double, double>>> kv_, pinned_, held_;
-    QCPGraph *hi_, *lo_, *cap_, *marks_, *pinned_hi_, *held_hi_;
+    std::shared_ptr<const std::vector<std::pair<double, double>>> kv_, pinned_, held_, prefill_;
+    QCPGraph *hi_, *lo_, *cap_, *marks_, *pinned_hi_, *held_hi_, *prefill_hi_;
     QCPItemStraightLine* inspected_ = nullptr;
     QCPItemRect* selection_ = nullptr; // the shared range selection, shaded
     QPoint press_;

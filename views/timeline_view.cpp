@@ -212,6 +212,8 @@ QColor TimelineView::colorOf(lod::SpanKind k) {
         return QColor(0x6b, 0x72, 0x80);
     case lod::SpanKind::Cached:
         return QColor(0xfb, 0xe3, 0xb0); // the prefill's amber, pale: not computed
+    case lod::SpanKind::Transfer:
+        return QColor(0x14, 0xb8, 0xa6); // teal: on the link, neither pool computing
     }
     return Qt::black;
 }
@@ -228,9 +230,10 @@ QColor TimelineView::replicaColor(int replica) {
 
 std::vector<TimelineView::LegendEntry> TimelineView::legend() const {
     std::vector<LegendEntry> out;
-    for (lod::SpanKind k : {lod::SpanKind::Queued, lod::SpanKind::Prefill, lod::SpanKind::Decode,
-                            lod::SpanKind::Preempted, lod::SpanKind::Suspended,
-                            lod::SpanKind::Robot, lod::SpanKind::Folded}) {
+    for (lod::SpanKind k :
+         {lod::SpanKind::Queued, lod::SpanKind::Prefill, lod::SpanKind::Decode,
+          lod::SpanKind::Transfer, lod::SpanKind::Preempted, lod::SpanKind::Suspended,
+          lod::SpanKind::Robot, lod::SpanKind::Folded}) {
         // Folded draws come with zooming out (any run); the rest where this run has them.
         if (k != lod::SpanKind::Folded && !(kinds_ & (1u << unsigned(k)))) continue;
         out.push_back({k == lod::SpanKind::Robot ? tr("robot executing")

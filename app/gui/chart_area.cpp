@@ -356,8 +356,10 @@ void ChartArea::showRun(const RunView& r) {
     elideBanner();
     banner_->setVisible(true);
     // A fleet's KV is its replicas' together, against their capacity together.
-    kv_->setRun(r.kv, double(r.limits.kv_capacity_tokens) * std::max(1, r.spec.fleet.replicas),
-                r.preemptions, r.kv_held);
+    kv_->setRun(r.kv,
+                double(r.limits.kv_capacity_tokens) *
+                    std::max(1, r.log ? int(r.log->replicas) : r.spec.fleet.replicas),
+                r.preemptions, r.kv_held, r.kv_prefill);
     tuf_->setClasses(r.tufs);
     refreshComparison();
     refreshRangeSummary(); // the same stretch, in the new run

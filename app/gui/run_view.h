@@ -41,6 +41,8 @@ struct RunView {
     std::shared_ptr<const std::vector<std::pair<double, double>>> kv;
     // With prefix caching: KV holding data (in use plus cached blocks nobody references).
     std::shared_ptr<const std::vector<std::pair<double, double>>> kv_held;
+    // A disaggregated run: its prefill pool's KV in use (kv is both pools').
+    std::shared_ptr<const std::vector<std::pair<double, double>>> kv_prefill;
     // The run's decisions with their reasons, indexed (the Inspector; it keeps the log):
     // built on a thread of its own once the run is done (8 ms at 20,000 requests), so the
     // run is shown without waiting for it; explain() waits for it on first use.

@@ -42,6 +42,9 @@ void SimRunner::present(RunView& r, std::shared_ptr<RunLog> log, const SummaryOp
         if (log->prefix_caching)
             r.kv_held = std::make_shared<const std::vector<std::pair<double, double>>>(
                 lod::kvSeries(*log, true));
+        if (log->disaggregated())
+            r.kv_prefill = std::make_shared<const std::vector<std::pair<double, double>>>(
+                lod::kvPoolSeries(*log, 0, log->prefill_replicas));
     });
     auto requests = std::make_shared<const std::vector<RequestMetrics>>(perRequest(*log));
     const std::vector<RequestMetrics>& per_request = *requests;

@@ -74,7 +74,7 @@ PerfettoCounts writePerfetto(const RunLog& log, const Workload* w, std::ostream&
     if (log.fleet())
         for (int rep = 0; rep < log.replicas; ++rep)
             meta(kReplicaPid + rep, 0, "process_name",
-                 "replica " + std::to_string(rep) + " (" + log.router + " router)");
+                 log.replicaName(rep) + " (" + log.router + " router)");
     else
         meta(kPid, 0, "process_name", "requests");
     meta(kRobotPid, 0, "process_name", "robot execution");
@@ -85,6 +85,15 @@ PerfettoCounts writePerfetto(const RunLog& log, const Workload* w, std::ostream&
         const auto row = static_cast<std::size_t>(r.id);
         const std::string label = w ? w->label(row) : "request " + std::to_string(r.id);
         meta(pidOf(row), r.id, "thread_name", label);
+        // Disaggregation: its spans up to its KV's arrival are on its prefill replica's
+        // track (the transfer too: the prefill side sends it), the rest on its decode one's.
+        const bool split =
+            log.disaggregated() && r.prefill_replica >= 0 && r.prefill_replica != r.replica;
+        const int prefill_pid = kReplicaPid + r.prefill_replica;
+        if (split) meta(prefill_pid, r.id, "thread_name", label);
+        auto spanPid = [&](const lod::Span& s) {
+            return split && !(s.t0 >= r.handoff) ? prefill_pid : pidOf(row);
+        };
         ++n.tracks;
         // The request's facts, the same on each of its slices.
         std::string args = ",\"id\":" + std::to_string(w ? w->idOf(row) : r.id) +
@@ -97,6 +106,8 @@ PerfettoCounts writePerfetto(const RunLog& log, const Workload* w, std::ostream&
                  : r.killed ? "\"killed\""
                             : "\"unfinished\"");
         if (log.fleet()) args += ",\"replica\":" + std::to_string(log.replica_of[row]);
+        if (log.disaggregated())
+            args += ",\"prefill_replica\":" + std::to_string(log.prefill_of[row]);
         if (w && row < w->size() && !w->requests[row].cls.empty())
             args += ",\"class\":" + nlohmann::json(w->requests[row].cls.str()).dump();
         auto span = [&](int pid, const lod::Span& s) {
@@ -110,7 +121,7 @@ PerfettoCounts writePerfetto(const RunLog& log, const Workload* w, std::ostream&
             out << ",\"args\":{\"phase\":\"" << lod::spanKindName(s.kind) << "\"" << args << "}}";
         };
         for (const lod::Span& s : r.spans) {
-            span(pidOf(row), s);
+            span(spanPid(s), s);
             ++n.phases;
         }
         if (!r.robot.empty()) meta(kRobotPid, r.id, "thread_name", label);

@@ -129,6 +129,7 @@ void writeRunLogJsonl(const RunLog& log, std::ostream& out, const RunLogWriteOpt
         h["prefix_caching"] = {{"block_size", log.cache_block_size},
                                {"evictions", log.cache_evictions}};
     if (log.fleet()) h["fleet"] = {{"replicas", log.replicas}, {"router", log.router}};
+    if (log.disaggregated()) h["fleet"]["prefill_replicas"] = log.prefill_replicas;
     // How many lines of each kind follow: a reader tells a log cut short at a line's end
     // (which reads as a shorter run, wrongly) from a whole one.
     h["lines"] = {{"events", log.events.size()},
@@ -169,11 +170,15 @@ void writeRunLogJsonl(const RunLog& log, std::ostream& out, const RunLogWriteOpt
         // stretch's end), then the iteration that starts, then tokens.
         if (te <= tg && te <= ti && te <= tt) {
             const Event& e = ev[ie++];
-            if (log.fleet() && e.ev == Ev::Arrive) // a fleet: the request's replica
+            // A fleet: the request's replica at its arrival; with disaggregation its
+            // prefill replica there and its decode replica where its KV arrives.
+            const auto req = static_cast<std::size_t>(e.req);
+            if (log.fleet() && (e.ev == Ev::Arrive || e.ev == Ev::KvArrive))
                 std::snprintf(buf, sizeof buf,
                               "{\"t\":%.17g,\"req\":%d,\"ev\":\"%s\",\"v\":%d,\"replica\":%d}\n",
                               e.t, e.req, evName(e.ev), e.value,
-                              log.replica_of[static_cast<std::size_t>(e.req)]);
+                              log.disaggregated() && e.ev == Ev::Arrive ? log.prefill_of[req]
+                                                                        : log.replica_of[req]);
             else
                 std::snprintf(buf, sizeof buf, "{\"t\":%.17g,\"req\":%d,\"ev\":\"%s\",\"v\":%d}\n",
                               e.t, e.req, evName(e.ev), e.value);
@@ -425,6 +430,9 @@ RunLog readRunLogJsonl(std::istream& in, const std::string& name) {
                 if (!routerFromName(log.router, &r))
                     throw InputError(name, lineno, "fleet.router",
                                      "unknown router '" + log.router + "'");
+                if (x->contains("prefill_replicas"))
+                    log.prefill_replicas = static_cast<std::int32_t>(
+                        getInt(*x, "prefill_replicas", 1, log.replicas - 1.0));
                 last_iter_end.assign(static_cast<std::size_t>(log.replicas), -1.0);
             }
             if (const auto x = j.find("prefix_caching"); x != j.end()) {
@@ -526,13 +534,40 @@ RunLog readRunLogJsonl(std::istream& in, const std::string& name) {
             if (log.fleet()) {
                 if (log.replica_of.size() <= static_cast<std::size_t>(e.req))
                     log.replica_of.resize(static_cast<std::size_t>(e.req) + 1, -1);
-                log.replica_of[static_cast<std::size_t>(e.req)] =
+                const auto rep =
                     static_cast<std::int16_t>(getInt(j, "replica", 0, log.replicas - 1.0));
+                log.replica_of[static_cast<std::size_t>(e.req)] = rep;
+                if (log.disaggregated()) {
+                    if (rep >= log.prefill_replicas)
+                        throw InputError(name, lineno, "replica",
+                                         "a request arrives at a decode replica (" +
+                                             std::to_string(rep) + "; the prefill pool is 0 to " +
+                                             std::to_string(log.prefill_replicas - 1) + ")");
+                    if (log.prefill_of.size() <= static_cast<std::size_t>(e.req))
+                        log.prefill_of.resize(static_cast<std::size_t>(e.req) + 1, -1);
+                    log.prefill_of[static_cast<std::size_t>(e.req)] = rep;
+                }
             }
         } else if (st == NotYet) {
             throw InputError(name, lineno, "ev",
                              "request " + std::to_string(e.req) + " has '" + evs +
                                  "' before it arrives");
+        }
+        if (ev == Ev::Transfer || ev == Ev::KvArrive) {
+            if (!log.disaggregated())
+                throw InputError(name, lineno, "ev",
+                                 std::string("'") + evs +
+                                     "' in a log without disaggregation (fleet.prefill_replicas)");
+        }
+        if (ev == Ev::KvArrive) {
+            const auto rep = static_cast<std::int16_t>(getInt(j, "replica", 0, log.replicas - 1.0));
+            if (rep < log.prefill_replicas)
+                throw InputError(name, lineno, "replica",
+                                 "KV arrives at a prefill replica (" + std::to_string(rep) +
+                                     "; the decode pool is " +
+                                     std::to_string(log.prefill_replicas) + " to " +
+                                     std::to_string(log.replicas - 1) + ")");
+            log.replica_of[static_cast<std::size_t>(e.req)] = rep;
         }
         if (ev == Ev::Finish || ev == Ev::Kill) st = Ended;
         if ((ev == Ev::Finish || ev == Ev::PrefillEnd) && e.value < 1)
@@ -562,6 +597,7 @@ RunLog readRunLogJsonl(std::istream& in, const std::string& name) {
                          "the header claims " + std::to_string(log.num_requests) +
                              " requests but " + std::to_string(arrivals) + " arrive in the log");
     if (log.fleet()) log.replica_of.resize(static_cast<std::size_t>(log.num_requests), 0);
+    if (log.disaggregated()) log.prefill_of.resize(static_cast<std::size_t>(log.num_requests), 0);
     return log;
 }
 

@@ -93,11 +93,11 @@ void denseMode(const std::vector<Row>& rows, const RasterView& v, long first, lo
                const std::atomic<bool>* cancel, std::vector<Fill>& out) {
     // Phases by how telling they are when rows of one line disagree (last wins).
     static constexpr SpanKind kOrder[] = {
-        SpanKind::Queued,    SpanKind::Robot,   SpanKind::Folded,   SpanKind::Decode,
-        SpanKind::Suspended, SpanKind::Prefill, SpanKind::Preempted};
+        SpanKind::Queued, SpanKind::Robot,     SpanKind::Folded,  SpanKind::Transfer,
+        SpanKind::Decode, SpanKind::Suspended, SpanKind::Prefill, SpanKind::Preempted};
     constexpr int kPhases = int(std::size(kOrder));
     static const auto kRankOf = [] {
-        std::array<int, 8> r{};
+        std::array<int, 9> r{};
         for (int i = 0; i < kPhases; ++i) r[std::size_t(kOrder[i])] = i;
         return r;
     }();

@@ -13,7 +13,8 @@ constexpr EnumName<SpanKind> kSpanKindNames[] = {
     {SpanKind::Queued, "queued"},       {SpanKind::Prefill, "prefill"},
     {SpanKind::Decode, "decoding"},     {SpanKind::Preempted, "preempted"},
     {SpanKind::Suspended, "suspended"}, {SpanKind::Robot, "robot executing"},
-    {SpanKind::Folded, "folded"},       {SpanKind::Cached, "cached"}};
+    {SpanKind::Folded, "folded"},       {SpanKind::Cached, "cached"},
+    {SpanKind::Transfer, "KV transfer"}};
 
 const char* spanKindName(SpanKind p) {
     return enumName(kSpanKindNames, p);
@@ -36,6 +37,7 @@ std::vector<Row> buildRows(const RunLog& log, const Workload* w) {
         rows[i].trace_id = w ? w->idOf(i) : static_cast<std::int64_t>(i);
         rows[i].agent = w ? w->agentOf(i) : -1;
         if (i < log.replica_of.size()) rows[i].replica = log.replica_of[i];
+        if (i < log.prefill_of.size()) rows[i].prefill_replica = log.prefill_of[i];
     }
     auto enter = [&](std::size_t i, double t, SpanKind p, float cached = 0) {
         Open& o = open[i];
@@ -63,6 +65,8 @@ std::vector<Row> buildRows(const RunLog& log, const Workload* w) {
                 case Ev::PrefillEnd:
                 case Ev::Preempt:
                 case Ev::Suspend:
+                case Ev::Transfer:
+                case Ev::KvArrive:
                     ++most[static_cast<std::size_t>(e.req)];
                     break;
                 default:
@@ -110,6 +114,13 @@ std::vector<Row> buildRows(const RunLog& log, const Workload* w) {
             break;
         case Ev::Suspend:
             enter(i, e.t, SpanKind::Suspended);
+            break;
+        case Ev::Transfer:
+            enter(i, e.t, SpanKind::Transfer);
+            break;
+        case Ev::KvArrive: // queued at its decode replica until it is taken in
+            r.handoff = e.t;
+            enter(i, e.t, SpanKind::Queued);
             break;
         case Ev::Dispatch: {
             double exec = 0;
@@ -264,32 +275,35 @@ const Span* spanAt(const std::vector<Span>& spans, double t) {
     return t < it->t1 ? &*it : nullptr;
 }
 
-std::vector<std::pair<double, double>> kvSeries(const RunLog& log, bool held) {
-    if (log.fleet()) { // the fleet's KV in use: the replicas' step functions summed
-        struct Step {
-            double t;
-            int r;
-            double v;
-        };
-        std::vector<Step> steps;
-        for (int r = 0; r < log.replicas; ++r)
-            for (const auto& [t, v] : kvSeries(replicaLog(log, r), held))
-                steps.push_back({t, r, v});
-        std::stable_sort(steps.begin(), steps.end(),
-                         [](const Step& a, const Step& b) { return a.t < b.t; });
-        std::vector<double> now(static_cast<std::size_t>(log.replicas), 0.0);
-        double total = 0;
-        std::vector<std::pair<double, double>> out;
-        for (const Step& x : steps) {
-            total += x.v - now[static_cast<std::size_t>(x.r)];
-            now[static_cast<std::size_t>(x.r)] = x.v;
-            if (!out.empty() && out.back().first == x.t)
-                out.back().second = total;
-            else
-                out.emplace_back(x.t, total);
-        }
-        return out;
+std::vector<std::pair<double, double>> kvPoolSeries(const RunLog& log, int from, int to,
+                                                    bool held) {
+    // The replicas' step functions summed.
+    struct Step {
+        double t;
+        int r;
+        double v;
+    };
+    std::vector<Step> steps;
+    for (int r = from; r < to; ++r)
+        for (const auto& [t, v] : kvSeries(replicaLog(log, r), held)) steps.push_back({t, r, v});
+    std::stable_sort(steps.begin(), steps.end(),
+                     [](const Step& a, const Step& b) { return a.t < b.t; });
+    std::vector<double> now(static_cast<std::size_t>(log.replicas), 0.0);
+    double total = 0;
+    std::vector<std::pair<double, double>> out;
+    for (const Step& x : steps) {
+        total += x.v - now[static_cast<std::size_t>(x.r)];
+        now[static_cast<std::size_t>(x.r)] = x.v;
+        if (!out.empty() && out.back().first == x.t)
+            out.back().second = total;
+        else
+            out.emplace_back(x.t, total);
     }
+    return out;
+}
+
+std::vector<std::pair<double, double>> kvSeries(const RunLog& log, bool held) {
+    if (log.fleet()) return kvPoolSeries(log, 0, log.replicas, held);
     std::vector<std::pair<double, double>> s;
     s.reserve(log.iters.size() * 2 + log.kv_idle.size());
     std::size_t gap = 0; // the idle gaps' values (RunLog::kv_idle), in time order

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <limits>
 #include <vector>
 
 namespace kairos::lod {
@@ -23,6 +24,7 @@ enum class SpanKind : std::uint8_t {
     Folded,    // several spans narrower than the fold width, merged
     Cached,    // drawn only: the part of a prefill's context found in the prefix cache
                // (the lower part of the prefill's bar, its height that fraction)
+    Transfer,  // disaggregation: its KV on the link from its prefill to its decode replica
 };
 const char* spanKindName(SpanKind p);
 
@@ -49,8 +51,13 @@ struct Row {
     bool finished = false, killed = false;
     std::int32_t prompt = 0, output = 0, preemptions = 0;
     std::int32_t replica = -1; // its replica in a fleet (RunLog::replica_of), else -1
-    std::vector<Span> spans;   // generation phases: sorted, not overlapping, no empty span
-    std::vector<Span> robot;   // robot execution of dispatched segments, sorted
+    // Disaggregation: its prefill replica (RunLog::prefill_of), else -1, and when its KV
+    // arrived at its decode replica (NaN: never, or not disaggregated). Spans before it ran
+    // on the prefill replica.
+    std::int32_t prefill_replica = -1;
+    double handoff = std::numeric_limits<double>::quiet_NaN();
+    std::vector<Span> spans; // generation phases: sorted, not overlapping, no empty span
+    std::vector<Span> robot; // robot execution of dispatched segments, sorted
     // The agent (-1: none): a request's, from the workload; an agent lane's (agentRows).
     // Agent lanes only: the lane within the agent (0 is the agent's first), and the
     // requests in this lane by time.
@@ -104,6 +111,10 @@ struct Bucket {
 // in use plus the cached blocks nobody references (IterSpan::kv_cached, as at each
 // stretch's start); the same as in use without prefix caching.
 std::vector<std::pair<double, double>> kvSeries(const RunLog& log, bool held = false);
+// Replicas [from, to) of a fleet's log: their KV in use summed (disaggregation: a pool's,
+// RunLog::prefill_replicas).
+std::vector<std::pair<double, double>> kvPoolSeries(const RunLog& log, int from, int to,
+                                                    bool held = false);
 // The times the engine preempted a request (KV dropped), in order; a robot segment's
 // hand-back (HandBacks) is not one. The KV chart's markers, in the window and the report.
 std::vector<double> preemptionTimes(const RunLog& log);

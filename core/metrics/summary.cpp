@@ -322,6 +322,7 @@ Summary summarizeWith(const RunLog& log, const std::vector<RequestMetrics>& reqs
             const Summary x = summarize(replicaLog(log, r), one);
             ReplicaSummary row;
             row.replica = r;
+            if (log.disaggregated()) row.pool = r < log.prefill_replicas ? "prefill" : "decode";
             row.requests = x.num_requests;
             row.completed = x.completed;
             row.killed = x.killed;
@@ -455,6 +456,7 @@ nlohmann::json Summary::toJson() const {
         for (const auto& r : replicas) {
             nlohmann::json x;
             x["replica"] = r.replica;
+            if (!r.pool.empty()) x["pool"] = r.pool;
             x["requests"] = r.requests;
             x["completed"] = r.completed;
             x["killed"] = r.killed;
@@ -850,11 +852,16 @@ std::string Summary::table() const {
     if (replica_count > 1) {
         head(("Replicas (" + std::to_string(replica_count) + ", router " + router + ")").c_str());
         char b[160];
-        std::snprintf(b, sizeof b, "%-8s%9s%10s%12s%12s%12s%12s\n", "replica", "requests",
+        const int wide = !replicas.empty() && !replicas.front().pool.empty() ? 11 : 8;
+        std::snprintf(b, sizeof b, "%-*s%9s%10s%12s%12s%12s%12s\n", wide, "replica", "requests",
                       "completed", "TTFT mean", "TTFT p50", "TPOT mean", "KV peak");
         o << b;
+        // Disaggregation: the prefill pool's requests end when their KV leaves (its TTFT is
+        // the prompt's time there), the decode pool's begin when it has arrived.
         for (const auto& r : replicas) {
-            std::snprintf(b, sizeof b, "%-8d%9lld%10lld%12s%12s%12s%12lld\n", r.replica,
+            const std::string who = r.pool.empty() ? std::to_string(r.replica)
+                                                   : std::to_string(r.replica) + " " + r.pool;
+            std::snprintf(b, sizeof b, "%-*s%9lld%10lld%12s%12s%12s%12lld\n", wide, who.c_str(),
                           static_cast<long long>(r.requests), static_cast<long long>(r.completed),
                           f(r.ttft_ms.mean).c_str(), f(r.ttft_ms.median).c_str(),
                           f(r.tpot_ms.mean).c_str(), static_cast<long long>(r.kv_peak_tokens));

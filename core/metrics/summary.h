@@ -61,6 +61,7 @@ struct SummaryOptions {
 // summarize() gives them for the replica's own log.
 struct ReplicaSummary {
     int replica = 0;
+    std::string pool; // disaggregation: "prefill" or "decode" (RunLog::replicaName); else ""
     std::int64_t requests = 0, completed = 0, killed = 0, good_requests = 0;
     std::int64_t preemptions = 0, iterations = 0, kv_peak_tokens = 0;
     std::int64_t prefix_cached_tokens = 0;

@@ -9,10 +9,10 @@
 
 namespace kairos {
 namespace {
-constexpr const char* kNames[] = {"arrive",      "admit",   "prefill_start", "prefill_end",
-                                  "first_token", "preempt", "suspend",       "resume",
-                                  "dispatch",    "finish",  "kill",          "token",
-                                  "budget",      "evict",   "kill_cause",    "cache_hit"};
+constexpr const char* kNames[] = {
+    "arrive",  "admit",  "prefill_start", "prefill_end", "first_token", "preempt",
+    "suspend", "resume", "dispatch",      "finish",      "kill",        "token",
+    "budget",  "evict",  "kill_cause",    "cache_hit",   "transfer",    "kv_arrive"};
 constexpr int kCount = sizeof(kNames) / sizeof(kNames[0]);
 } // namespace
 
@@ -69,11 +69,21 @@ std::string eventValueText(const Event& e) {
         return killCauseName(static_cast<KillCause>(e.value));
     case Ev::CacheHit:
         return v + " tokens cached";
+    case Ev::Transfer:
+        return v + " tokens of KV sent";
+    case Ev::KvArrive:
+        return v + " tokens of KV received";
     case Ev::Admit:
     case Ev::FirstToken:
         return {};
     }
     return v;
+}
+
+std::string RunLog::replicaName(int replica) const {
+    if (!disaggregated()) return "replica " + std::to_string(replica);
+    return replica < prefill_replicas ? "prefill " + std::to_string(replica)
+                                      : "decode " + std::to_string(replica - prefill_replicas);
 }
 
 IterTotals RunLog::iterTotals() const {
@@ -99,9 +109,14 @@ RunLog replicaLog(const RunLog& fleet, int replica, std::vector<ReqId>* members)
                                     std::to_string(fleet.replicas) + " (0 to " +
                                     std::to_string(fleet.replicas - 1) + ")");
     const auto r16 = static_cast<std::int16_t>(replica);
-    std::vector<ReqId> local(fleet.replica_of.size(), -1), ids;
-    for (std::size_t i = 0; i < fleet.replica_of.size(); ++i)
-        if (fleet.replica_of[i] == r16) {
+    // With disaggregation a prefill replica's requests are those it prefilled, and each
+    // request's part on it ends when its KV leaves; a decode replica's begins when the KV
+    // has arrived.
+    const bool prefill_side = fleet.disaggregated() && replica < fleet.prefill_replicas;
+    const auto& whose = prefill_side ? fleet.prefill_of : fleet.replica_of;
+    std::vector<ReqId> local(whose.size(), -1), ids;
+    for (std::size_t i = 0; i < whose.size(); ++i)
+        if (whose[i] == r16) {
             local[i] = static_cast<ReqId>(ids.size());
             ids.push_back(static_cast<ReqId>(i));
         }
@@ -113,9 +128,36 @@ RunLog replicaLog(const RunLog& fleet, int replica, std::vector<ReqId>* members)
     out.num_requests = static_cast<std::int32_t>(ids.size());
     out.prefix_caching = fleet.prefix_caching;
     out.cache_block_size = fleet.cache_block_size;
-    for (const Event& e : fleet.events) {
-        const ReqId l = local[static_cast<std::size_t>(e.req)];
-        if (l >= 0) out.events.push_back({e.t, l, e.ev, e.value});
+    if (!fleet.disaggregated()) {
+        for (const Event& e : fleet.events) {
+            const ReqId l = local[static_cast<std::size_t>(e.req)];
+            if (l >= 0) out.events.push_back({e.t, l, e.ev, e.value});
+        }
+    } else {
+        // Each request's events on this side of its transfer. The prefill instance's own
+        // log ends the request with its one token when the KV leaves; the decode
+        // instance's starts it (its whole prompt) when the KV arrives.
+        std::vector<std::int32_t> prompt(ids.size(), 0);
+        std::vector<char> here(ids.size(), prefill_side ? 1 : 0);
+        for (const Event& e : fleet.events) {
+            const ReqId l = local[static_cast<std::size_t>(e.req)];
+            if (l < 0) continue;
+            const auto k = static_cast<std::size_t>(l);
+            if (e.ev == Ev::Arrive) prompt[k] = e.value;
+            if (prefill_side && here[k] && e.ev == Ev::Transfer) {
+                out.events.push_back({e.t, l, Ev::PrefillEnd, 1});
+                out.events.push_back({e.t, l, Ev::FirstToken, 1});
+                out.events.push_back({e.t, l, Ev::Finish, 1});
+                here[k] = 0;
+                continue;
+            }
+            if (!prefill_side && e.ev == Ev::KvArrive) {
+                out.events.push_back({e.t, l, Ev::Arrive, prompt[k]});
+                here[k] = 1;
+                continue;
+            }
+            if (here[k]) out.events.push_back({e.t, l, e.ev, e.value});
+        }
     }
     for (std::size_t i = 0; i < fleet.iters.size(); ++i)
         if (fleet.iter_replica[i] == r16) out.iters.push_back(fleet.iters[i]);

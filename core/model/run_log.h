@@ -39,6 +39,10 @@ enum class Ev : std::uint8_t {
     CacheHit,     // right after an Admit or Resume that found part of its context in the
                   // prefix cache (sim/prefix_cache.h); value = tokens neither computed nor
                   // allocated again
+    Transfer,     // disaggregation (sim/disagg.h): its prompt computed on the prefill pool, its
+                  // KV leaves for the decode pool; value = tokens of KV sent
+    KvArrive,     // ... the KV has arrived at its decode replica, which queues the request
+                  // until it admits it; value = tokens of KV received
 };
 
 // Why a request was dropped unfinished. Every kill names one, and each is a documented
@@ -144,6 +148,12 @@ struct RunLog {
     std::string router;
     std::vector<std::int16_t> replica_of;   // per request
     std::vector<std::int16_t> iter_replica; // per iteration record
+    // Prefill/decode disaggregation (sim/disagg.h): replicas 0 .. prefill_replicas - 1 are
+    // the prefill pool, the others the decode pool; replica_of is each request's decode
+    // replica (its prefill replica when it never got there) and prefill_of its prefill
+    // replica. 0 and empty for a colocated fleet.
+    std::int32_t prefill_replicas = 0;
+    std::vector<std::int16_t> prefill_of;
     // KV in use (and, with prefix caching, in idle cached blocks) at the end of a stretch
     // that the next one does not follow at once, its finished requests' KV released: the
     // KV series' value through the idle gap (the stretch's own value stood there before,
@@ -171,6 +181,9 @@ struct RunLog {
     IterTotals iterTotals() const;
     std::int64_t totalIterations() const { return iterTotals().iterations; }
     bool fleet() const { return replicas > 1; }
+    bool disaggregated() const { return prefill_replicas > 0; }
+    // "replica 3", or with disaggregation "prefill 1" / "decode 0" (each pool from 0).
+    std::string replicaName(int replica) const;
 };
 
 // One replica of a fleet's log as a log of its own: its requests renumbered 0.. in arrival

@@ -243,7 +243,11 @@ std::vector<ReplicaResult> fewestReplicas(const RunSpec& base,
     };
     std::vector<Task> tasks;
     for (std::size_t p = 0; p < policies.size(); ++p)
-        for (int s = 0; s < opt.seeds; ++s) tasks.push_back({p, s});
+        for (int s = 0; s < opt.seeds; ++s) {
+            tasks.emplace_back();
+            tasks.back().policy = p;
+            tasks.back().seed = s;
+        }
     auto search = [&](std::size_t i) {
         Task& t = tasks[i];
         auto run = [&](int n, int prefill) {

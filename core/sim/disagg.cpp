@@ -167,8 +167,17 @@ RunLog simulateDisaggregated(const DisaggRun& run) {
                                                       e.ev == Ev::Finish || e.ev == Ev::PrefillEnd);
                                     }),
                      out.events.end());
+    out.prefill_replicas = P;
+    out.prefill_of = out.replica_of;
     if (!wd.requests.empty()) {
         asFleet(ld, P);
+        // The transfers, before the decode side's events (at one time, its KV arrives
+        // before the decode replica takes the request in).
+        for (std::size_t i : order) {
+            const std::int32_t tokens = w.requests[i].prompt_tokens;
+            out.events.push_back({done[i], static_cast<ReqId>(i), Ev::Transfer, tokens});
+            out.events.push_back({there[i], static_cast<ReqId>(i), Ev::KvArrive, tokens});
+        }
         for (Event e : ld.events) {
             if (e.ev == Ev::Arrive || e.ev == Ev::Budget || e.ev == Ev::Dispatch) continue;
             e.req = static_cast<ReqId>(order[static_cast<std::size_t>(e.req)]);

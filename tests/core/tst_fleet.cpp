@@ -4,7 +4,9 @@
 // prefix-aware router keeps a conversation's turns where its prefix is cached; the fleet's
 // run log round-trips and its summary adds up over the replicas.
 #include "exec/execution_model.h"
+#include "export/perfetto.h"
 #include "export/runlog_jsonl.h"
+#include "lod/timeline.h"
 #include "metrics/request_metrics.h"
 #include "metrics/summary.h"
 #include "random_cases.h"
@@ -17,6 +19,7 @@
 #include "util/input_error.h"
 
 #include <QtTest>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -376,6 +379,77 @@ private slots:
         for (std::size_t i = 0; i < log.iters.size(); ++i)
             QCOMPARE(int(log.iter_replica[i]),
                      log.iters[i].decode_seqs > 0 || log.iters[i].t0 > 3.1 ? 1 : 0);
+
+        // The two-stage queue by hand. Prefill pool (one seat): request 0's prompt 0 -> 3 s,
+        // request 1's 3 -> 6 s (queued 3 s). Transfers of 100 tokens x 1 MB at 1 GB/s +
+        // 1 ms: 0.101 s, so the KV arrives at 3.101 and 6.101. Decode pool (one seat):
+        // request 0 runs from 3.101 to 6.1309; request 1 waits there for the seat until
+        // 6.1309 (0.0299 s), its first token at 7.1608.
+        const lod::Row* rows1 = nullptr;
+        const auto rows = lod::buildRows(log, &w);
+        rows1 = &rows[1];
+        std::vector<std::pair<lod::SpanKind, std::pair<double, double>>> want = {
+            {lod::SpanKind::Queued, {0, 3}},
+            {lod::SpanKind::Prefill, {3, 6}},
+            {lod::SpanKind::Transfer, {6, 6.101}},
+            {lod::SpanKind::Queued, {6.101, 6.1309}},
+            {lod::SpanKind::Prefill, {6.1309, 7.1608}},
+            {lod::SpanKind::Decode, {7.1608, 9.1608}}};
+        QCOMPARE(rows1->spans.size(), want.size());
+        for (std::size_t k = 0; k < want.size(); ++k) {
+            QCOMPARE(int(rows1->spans[k].kind), int(want[k].first));
+            QVERIFY(std::fabs(rows1->spans[k].t0 - want[k].second.first) < 1e-9);
+            QVERIFY(std::fabs(rows1->spans[k].t1 - want[k].second.second) < 1e-9);
+        }
+        QCOMPARE(rows1->prefill_replica, 0);
+        QCOMPARE(rows1->replica, 1);
+        QVERIFY(std::fabs(rows1->handoff - 6.101) < 1e-9);
+        QCOMPARE(log.prefill_replicas, 1);
+        QCOMPARE(log.replicaName(0), std::string("prefill 0"));
+        QCOMPARE(log.replicaName(1), std::string("decode 0"));
+        // Each side's own log: the prefill instance finishes each request with its one token
+        // when the KV leaves; the decode instance sees it arrive when the KV has arrived.
+        const auto side = [&](int rep) { return perRequest(replicaLog(log, rep)); };
+        const auto pf = side(0), dc = side(1);
+        QCOMPARE(pf.size(), std::size_t(2));
+        QVERIFY(std::fabs(pf[1].end - 6.0) < 1e-9);
+        QCOMPARE(pf[1].output_tokens, 1);
+        QVERIFY(std::fabs(dc[1].arrival - 6.101) < 1e-9);
+        QVERIFY(std::fabs(dc[1].queue_delay - 0.0299) < 1e-9); // the decode pool's queue
+        QVERIFY(std::fabs(dc[1].end - 9.1608) < 1e-9);
+        // The run log keeps both replicas of each request, and reads back as written.
+        std::stringstream text;
+        writeRunLogJsonl(log, text);
+        const RunLog back = readRunLogJsonl(text, "disagg.jsonl");
+        QCOMPARE(back.prefill_replicas, 1);
+        QVERIFY(back.prefill_of == log.prefill_of);
+        QVERIFY(back.replica_of == log.replica_of);
+        QCOMPARE(back.events.size(), log.events.size());
+        // Perfetto: a process per replica, named by pool; request 1's spans before its KV
+        // arrived on the prefill replica's process.
+        std::stringstream trace;
+        writePerfetto(log, &w, trace);
+        const auto tj = nlohmann::json::parse(trace.str());
+        std::map<int, std::string> procs;
+        int transfer_pid = -1;
+        for (const auto& e : tj["traceEvents"]) {
+            if (e["ph"] == "M" && e["name"] == "process_name")
+                procs[e["pid"].get<int>()] = e["args"]["name"].get<std::string>();
+            if (e["ph"] == "X" && e["tid"] == 1 && e["name"] == "KV transfer")
+                transfer_pid = e["pid"].get<int>();
+        }
+        QVERIFY(procs.count(transfer_pid));
+        QVERIFY(procs[transfer_pid].rfind("prefill 0", 0) == 0);
+        bool decode_named = false;
+        for (const auto& [pid, name] : procs) decode_named |= name.rfind("decode 0", 0) == 0;
+        QVERIFY(decode_named);
+        // A log that says nothing of disaggregation cannot carry a transfer.
+        std::string bad = text.str();
+        const auto at = bad.find("\"prefill_replicas\":1,");
+        QVERIFY(at != std::string::npos);
+        bad.erase(at, std::string("\"prefill_replicas\":1,").size());
+        std::stringstream bad_in(bad);
+        QVERIFY_THROWS_EXCEPTION(InputError, readRunLogJsonl(bad_in, "bad.jsonl"));
 
         // Bad input, each naming what is wrong.
         QVERIFY_THROWS_EXCEPTION(std::invalid_argument, parseDisaggregate("0:2"));
