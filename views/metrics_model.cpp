@@ -1,5 +1,6 @@
 #include "metrics_model.h"
 
+#include "metrics/metric_table.h"
 #include "util/text.h"
 #include "window_words.h"
 
@@ -54,9 +55,17 @@ bool endsWith(const std::string& key, const char* tail) {
 bool isDuration(const std::string& key) {
     return key.size() > 3 && endsWith(key, "_ms");
 }
-// The rows whose values are percentages (keyMetrics: "_pct", and the hit rates in %).
+// The rows whose values are percentages (keyMetrics: "utility_pct", "utility_pct_urgent",
+// "authors_normal_utility_pct").
 bool isPercent(const std::string& key) {
-    return endsWith(key, "_pct") || endsWith(key, "hit_rate");
+    return endsWith(key, "_pct") || key.find("_pct_") != std::string::npos;
+}
+// The rows whose values are shares (0..1, the metric table's unit "share": the hit rates,
+// within budget), shown as percentages.
+bool isShare(const std::string& key) {
+    static const std::vector<MetricDef> table = metricTable({99});
+    if (const MetricDef* d = findMetric(table, key)) return d->unit == "share";
+    return endsWith(key, "hit_rate"); // a replica's row
 }
 } // namespace
 
@@ -64,6 +73,7 @@ QString MetricsModel::formatMetric(const std::string& key, double v) {
     // A percentage with one decimal: with four significant digits one run read "99" and
     // the next "98.50" in the same row.
     if (isPercent(key) && std::isfinite(v)) return QString::number(v, 'f', 1);
+    if (isShare(key) && std::isfinite(v)) return QString::number(100 * v, 'f', 1);
     if (!isDuration(key) || !std::isfinite(v)) return formatValue(v);
     return QString::fromStdString(text::duration(v / 1e3));
 }
@@ -71,6 +81,7 @@ QString MetricsModel::formatMetric(const std::string& key, double v) {
 QString MetricsModel::metricLabel(const std::string& key, const std::string& label) {
     QString l = QString::fromStdString(label);
     if (isDuration(key)) l.remove(QStringLiteral(" (ms)"));
+    if (isShare(key)) l.replace(QStringLiteral(" (share)"), QStringLiteral(" (%)"));
     // A unit is one word: no line break after its slash (the table wrapped "(tok/" and "s)"
     // onto two lines). U+2060 WORD JOINER forbids it and draws nothing.
     l.replace(QStringLiteral("/"), QStringLiteral("/\u2060"));

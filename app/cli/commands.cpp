@@ -1109,6 +1109,36 @@ void addPolicies(CLI::App& app) {
     c->callback([markdown] { std::fputs(policyTable(*markdown).c_str(), stdout); });
 }
 
+void addMetrics(CLI::App& app) {
+    auto* c = app.add_subcommand(
+        "metrics", "List the metrics a run reports: name (the JSON key, and what sweep, "
+                   "capacity and experiments take), display name, unit, better direction, "
+                   "whether vLLM reports it under that name, description");
+    auto json = std::make_shared<bool>(false);
+    c->add_flag("--json", *json, "As JSON");
+    c->callback([json] {
+        const std::vector<double> pcts = SummaryOptions{}.percentiles;
+        if (!*json) {
+            std::fputs(metricTableText(pcts).c_str(), stdout);
+            return;
+        }
+        const auto tab = tabulatedMetrics(pcts);
+        nlohmann::json rows = nlohmann::json::array();
+        for (const MetricDef& d : metricTable(pcts)) {
+            const bool swept = std::any_of(tab.begin(), tab.end(),
+                                           [&](const MetricDef& t) { return t.key == d.key; });
+            rows.push_back({{"name", d.key},
+                            {"display", d.display},
+                            {"unit", d.unit},
+                            {"better", betterName(d.better)},
+                            {"vllm", d.vllm},
+                            {"tabulated", swept},
+                            {"description", d.description}});
+        }
+        std::cout << rows.dump(2) << "\n";
+    });
+}
+
 void addFormats(CLI::App& app) {
     auto* c = app.add_subcommand(
         "formats", "List the trace formats --workload reads (detected from the file's start)");

@@ -34,6 +34,7 @@ void addSimulate(CLI::App& app);
 void addGenerate(CLI::App& app);
 void addFitProfile(CLI::App& app);
 void addPolicies(CLI::App& app);
+void addMetrics(CLI::App& app);
 void addFormats(CLI::App& app);
 void addProfiles(CLI::App& app);
 void addProfileCpu(CLI::App& app);

@@ -336,6 +336,7 @@ int run(int argc, char** argv) {
     kairos::cli::addProfileCpu(app);
     kairos::cli::addProfiles(app);
     kairos::cli::addPolicies(app);
+    kairos::cli::addMetrics(app);
     kairos::cli::addFormats(app);
     kairos::cli::addReproduce(app);
     kairos::cli::addDeriveProfile(app);

@@ -3,6 +3,7 @@
 
 #include "checks.h"
 #include "commands.h"
+#include "metrics/metric_table.h"
 #include "model/router.h"
 #include "profiles.h"
 #include "run/capacity.h"
@@ -256,11 +257,13 @@ void runSweep(const SweepArgs& a) {
     else if (splitList(a.metrics).empty())
         throw std::invalid_argument("--metrics: no metric named (a list, or all)");
     else
-        for (const auto& m : splitList(a.metrics)) {
+        for (const auto& given : splitList(a.metrics)) {
+            // An earlier release's name ("ttft_mean_ms") is today's ("mean_ttft_ms").
+            const std::string m = canonicalMetricKey(given);
             if (std::find(all.begin(), all.end(), m) == all.end()) {
                 std::string list;
                 for (const auto& n : all) list += (list.empty() ? "" : ", ") + n;
-                throw std::invalid_argument("--metrics: unknown metric '" + m +
+                throw std::invalid_argument("--metrics: unknown metric '" + given +
                                             "' (known: " + list + ")");
             }
             d.metrics.push_back(m);
@@ -610,9 +613,13 @@ void runFewestReplicas(const SweepArgs& a, double target, int max_replicas) {
     opt.target = target;
     opt.seeds = a.seeds;
     opt.threads = a.threads;
+    // The estimate is of the largest fleet the search may try (checked before it starts);
+    // a search that stops short of --max-replicas needs less.
     if (!a.quiet)
-        opt.memory = [](const MemoryEstimate& m) {
-            std::fprintf(stderr, "memory: %s estimated\n", m.text().c_str());
+        opt.memory = [max_replicas](const MemoryEstimate& m) {
+            std::fprintf(stderr,
+                         "memory: %s estimated, should the search reach --max-replicas %d\n",
+                         m.text().c_str(), max_replicas);
         };
     const auto [res, secs] = interruptibleSearch(opt, [&] {
         return capacity::fewestReplicas(spec, cs.policies, opt, app::runContext(), max_replicas);

@@ -1,5 +1,6 @@
 #include "help_menu.h"
 
+#include "metrics/metric_table.h"
 #include "predict/predictor.h"
 #include "sched/registry.h"
 #include "trace_formats.h"
@@ -18,6 +19,29 @@
 #include <functional>
 
 namespace kairos::app {
+
+namespace {
+
+// The metric table (metrics/metric_table.h) as Help shows it: each metric's name (its JSON
+// key and what sweeps and experiments take), unit, better direction and meaning.
+QString metricTableHtml() {
+    QString html = QObject::tr("<p>Every metric (kairos-cli metrics lists the same):</p>"
+                               "<table cellspacing=\"0\" cellpadding=\"3\" border=\"1\">"
+                               "<tr><th>name</th><th>shown as</th><th>unit</th><th>better</th>"
+                               "<th>meaning</th></tr>");
+    for (const MetricDef& d : metricTable({50, 90, 99}))
+        html += QStringLiteral("<tr><td><code>%1</code>%2</td><td>%3</td><td>%4</td><td>%5</td>"
+                               "<td>%6</td></tr>")
+                    .arg(QString::fromStdString(d.key).toHtmlEscaped(),
+                         d.vllm ? QObject::tr(" (vLLM)") : QString(),
+                         QString::fromStdString(d.display).toHtmlEscaped(),
+                         QString::fromStdString(d.unit).toHtmlEscaped(),
+                         QString::fromUtf8(betterName(d.better)),
+                         QString::fromStdString(d.description).toHtmlEscaped());
+    return html + QStringLiteral("</table>");
+}
+
+} // namespace
 
 void addHelpMenu(QMainWindow* window) {
     auto* help = window->menuBar()->addMenu(QObject::tr("&Help"));
@@ -78,7 +102,8 @@ void addHelpMenu(QMainWindow* window) {
                  "<li><b>n/c</b> in the change column: not compared. The two runs served "
                  "other workloads, or the same requests arriving at other times (another "
                  "rate): latency depends on the arrivals, so no change is judged; the note "
-                 "under the table says which.</li></ul>"));
+                 "under the table says which.</li></ul>") +
+                 metricTableHtml());
     });
     help->addAction(QObject::tr("&Workload formats"), window,
                     [show] { show(QObject::tr("Workload formats"), traceFormatsHtml()); });

@@ -1,6 +1,7 @@
 #include "sweep_panel.h"
 
 #include "chart_tools.h"
+#include "metrics/metric_table.h"
 #include "policy_panel.h"
 #include "run/knobs.h"
 #include "run/pipeline.h"
@@ -50,27 +51,11 @@ namespace {
 
 const char* kGuiWorkload = "kairos-workbench:shown-workload";
 
+// A metric's name in the menus: the metric table's display name and unit.
 QString metricLabel(const std::string& m) {
-    static const std::map<std::string, const char*> labels = {
-        {"completed", "completed requests"},
-        {"killed", "killed requests"},
-        {"request_throughput", "throughput (req/s)"},
-        {"goodput_fraction", "goodput / offered rate"},
-        {"slo_attainment", "SLO attainment (share of requests)"},
-        {"output_throughput", "output tokens/s"},
-        {"kv_peak_tokens", "KV peak (tokens)"},
-        {"preemptions", "preemptions"},
-        {"suspensions", "suspensions"},
-        {"completion_rate", "within budget (fraction)"},
-        {"mean_quality", "mean quality"},
-        {"utility_pct", "first-response utility (%)"}};
-    if (auto it = labels.find(m); it != labels.end()) return QString::fromUtf8(it->second);
-    QString s = QString::fromStdString(m);
-    s.replace("_ms", " (ms)").replace('_', ' ');
-    return s.replace("ttft", "TTFT")
-        .replace("tpot", "TPOT")
-        .replace("e2el", "E2EL")
-        .replace("itl", "ITL");
+    static const std::vector<MetricDef> table = metricTable({50, 90, 99});
+    const MetricDef* d = findMetric(table, m);
+    return QString::fromStdString(d ? d->label() : m);
 }
 
 } // namespace
@@ -102,7 +87,7 @@ SweepPanel::SweepPanel(JobTracker* jobs, std::function<SweepBase()> base, QWidge
     metric_ = new QComboBox;
     for (const auto& m : summaryMetricNames({50, 90, 99}))
         metric_->addItem(metricLabel(m), QString::fromStdString(m));
-    metric_->setCurrentIndex(metric_->findData(QStringLiteral("ttft_p99_ms")));
+    metric_->setCurrentIndex(metric_->findData(QStringLiteral("p99_ttft_ms")));
     metric_->setToolTip(
         tr("The metric drawn against the parameter (switching redraws; no re-run)"));
     against_ = new QComboBox;
@@ -752,7 +737,7 @@ bool SweepPanel::exportTo(const QString& path) {
             settings.push_back(tr("seeds per point: %1 (the band: the 95 % interval of the mean)")
                                    .arg(def_->seeds));
         }
-        const std::vector<std::string> charted = {"goodput_fraction", "ttft_p99_ms", "e2el_mean_ms",
+        const std::vector<std::string> charted = {"goodput_fraction", "p99_ttft_ms", "mean_e2el_ms",
                                                   "request_throughput", "preemptions"};
         const QString html =
             views::sweepReportHtml(tr("Kairos sweep of %1").arg(swept_), settings, *table_, x_,

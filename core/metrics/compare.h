@@ -10,6 +10,7 @@
 // completed and shown unjudged (which requests finish depends on the policy, so even the
 // common set favours the run that dropped more); without them they are marked not
 // comparable. Runs of different workloads are shown side by side and never judged.
+#include "metrics/metric_table.h"
 #include "metrics/request_metrics.h"
 #include "metrics/summary.h"
 
@@ -18,8 +19,6 @@
 #include <vector>
 
 namespace kairos {
-
-enum class Better { Lower, Higher, Neither };
 
 struct MetricRow {
     std::string key;   // stable id, e.g. "mean_ttft_ms" (vLLM's names where they exist)

@@ -867,9 +867,13 @@ std::string Summary::table() const {
                           f(r.tpot_ms.mean).c_str(), static_cast<long long>(r.kv_peak_tokens));
             o << b;
         }
+        if (!replicas.empty() && !replicas.front().pool.empty())
+            o << "(prefill: TTFT to the KV's transfer; decode: TTFT from its arrival)\n";
         if (prefix_caching)
             for (const auto& r : replicas)
-                line(("Replica " + std::to_string(r.replica) + " prefix cache hit rate:").c_str(),
+                line(("Replica " + std::to_string(r.replica) +
+                      (r.pool.empty() ? "" : " " + r.pool) + " prefix cache hit rate:")
+                         .c_str(),
                      f(100.0 * r.prefix_cache_hit_rate, 1) + " %");
     }
     line(live ? "Engine wall time (ms):" : "Simulation wall time (ms):", f(sim_wall_ms, 1));

@@ -1,5 +1,6 @@
 #include "repro/experiment.h"
 
+#include "metrics/metric_table.h"
 #include "model/domains.h"
 #include "predict/trail_predictor.h"
 #include "repro/common.h"
@@ -282,6 +283,7 @@ public:
                          (rate_point ? "rate = " + r.point.substr(5) : a->vary + " = " + r.point));
         }
         const auto& names = metricNames();
+        r.metric = canonicalMetricKey(r.metric); // an earlier release's name: today's
         const auto it = std::find(names.begin(), names.end(), r.metric);
         if (it == names.end()) {
             std::string known;
@@ -818,6 +820,7 @@ private:
         {
             ObjectReader r(top.table("report"), e_.path, "report.");
             p.report = r.texts("metrics");
+            for (auto& m : p.report) m = canonicalMetricKey(m); // earlier releases' names
             const auto& names = metricNames();
             for (const auto& m : p.report)
                 if (std::find(names.begin(), names.end(), m) == names.end())

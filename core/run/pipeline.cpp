@@ -5,6 +5,7 @@
 #if KAIROS_HAVE_ALA
 #include "fit/ala.h"
 #include "fit/ala_exec.h"
+#include "metrics/metric_table.h"
 #endif
 #include "predict/predictor.h"
 #include "sched/registry.h"
@@ -469,45 +470,8 @@ std::vector<MetricDifference> differingMetrics(const Summary& stored, const Summ
 }
 
 std::vector<std::pair<std::string, double>> summaryMetrics(const Summary& s) {
-    const double nan = std::numeric_limits<double>::quiet_NaN();
     std::vector<std::pair<std::string, double>> m;
-    m.emplace_back("completed", double(s.completed));
-    m.emplace_back("killed", double(s.killed));
-    m.emplace_back("request_throughput", s.request_throughput);
-    double gf = nan;
-    if (s.request_goodput) {
-        if (std::isfinite(s.load.offered_rate) && s.load.offered_rate > 0)
-            gf = *s.request_goodput / s.load.offered_rate;
-        else if (s.num_requests > 0) // an offline batch: the share of requests that are good
-            gf = double(s.good_requests) / double(s.num_requests);
-    }
-    m.emplace_back("goodput_fraction", gf);
-    // The share of requests that meet every SLO (DistServe's SLO attainment): what a fleet
-    // is sized by, as no rate or window enters it (run/capacity.h).
-    m.emplace_back("slo_attainment", s.request_goodput && s.num_requests > 0
-                                         ? double(s.good_requests) / double(s.num_requests)
-                                         : nan);
-    m.emplace_back("output_throughput", s.output_throughput);
-    const std::pair<const char*, const Stats*> stats[] = {{"ttft", &s.ttft_ms},
-                                                          {"tpot", &s.tpot_ms},
-                                                          {"itl", &s.itl_ms},
-                                                          {"e2el", &s.e2el_ms},
-                                                          {"queue", &s.queue_ms}};
-    for (const auto& [name, st] : stats) {
-        m.emplace_back(std::string(name) + "_mean_ms", st->count ? st->mean : nan);
-        for (double q : s.percentiles)
-            m.emplace_back(std::string(name) + "_" + percentileKey(q) + "_ms",
-                           st->count ? st->percentile(q) : nan);
-    }
-    m.emplace_back("kv_peak_tokens", double(s.kv_peak_tokens));
-    m.emplace_back("preemptions", double(s.preemptions));
-    m.emplace_back("suspensions", double(s.suspensions));
-    m.emplace_back("completion_rate", s.budget_requests ? s.completion_rate : nan);
-    m.emplace_back("mean_quality", s.budget_requests ? s.mean_quality : nan);
-    double util = nan;
-    for (const auto& c : s.robot)
-        if (c.cls == "all") util = c.utilityPercent();
-    m.emplace_back("utility_pct", util);
+    for (const MetricDef& d : tabulatedMetrics(s.percentiles)) m.emplace_back(d.key, d.value(s));
     return m;
 }
 

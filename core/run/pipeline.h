@@ -173,11 +173,10 @@ Workload transformWorkload(const Workload& base, const RunSpec::WorkloadPart& w)
 std::shared_ptr<const Workload> transformedWorkload(const std::shared_ptr<const Workload>& base,
                                                     const RunSpec::WorkloadPart& w);
 
-// The numbers a sweep tabulates, by name, from a summary: completed, killed,
-// request_throughput, goodput_fraction (request goodput / offered rate; NaN without SLOs),
-// slo_attainment (the share of requests meeting every SLO; NaN without SLOs),
-// ttft/tpot/itl/e2el/queue _mean_ms and _pNN_ms, kv_peak_tokens, preemptions, suspensions,
-// completion_rate and mean_quality (with budgets), utility_pct (TimelyLLM, all classes).
+// The numbers a sweep, capacity and an experiment tabulate, by name, from a summary: the
+// metric table's tabulatedMetrics (metrics/metric_table.h: completed, killed, the throughputs,
+// goodput_fraction, slo_attainment, mean_ttft_ms, p99_ttft_ms, ..., utility_pct), NaN where
+// the run does not measure one.
 std::vector<std::pair<std::string, double>> summaryMetrics(const Summary& s);
 // Where a re-run's summary differs from a stored one: (name, stored, re-run) for every
 // metric both measured that differs by more than 1e-9 relative (a metric the stored run

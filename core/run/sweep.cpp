@@ -1,5 +1,6 @@
 #include "run/sweep.h"
 
+#include "metrics/metric_table.h"
 #include "metrics/stats.h"
 #include "sched/registry.h"
 #include "util/enum_names.h"
@@ -236,11 +237,11 @@ Axis paramAxis(const std::string& arg, const std::vector<std::string>& policies)
 
 std::vector<std::string> Definition::defaultMetrics(const RunSpec& base) {
     std::vector<std::string> m = {"completed",    "request_throughput", "goodput_fraction",
-                                  "ttft_mean_ms", "tpot_mean_ms",       "e2el_mean_ms"};
+                                  "mean_ttft_ms", "mean_tpot_ms",       "mean_e2el_ms"};
     for (double q : base.summary.percentiles)
         if (q == 99) {
-            m.push_back("ttft_p99_ms");
-            m.push_back("e2el_p99_ms");
+            m.push_back("p99_ttft_ms");
+            m.push_back("p99_e2el_ms");
         }
     m.push_back("kv_peak_tokens");
     m.push_back("preemptions");
@@ -272,7 +273,9 @@ Definition Definition::fromJson(const json& j, const std::string& where) {
             d.axes.push_back(std::move(x));
         }
         d.seeds = j.at("seeds").get<int>();
-        d.metrics = j.at("metrics").get<std::vector<std::string>>();
+        // Names of earlier releases ("ttft_mean_ms") read as today's ("mean_ttft_ms").
+        for (const auto& m : j.at("metrics").get<std::vector<std::string>>())
+            d.metrics.push_back(canonicalMetricKey(m));
     } catch (const json::exception& e) {
         throw InputError(where, 0, "", std::string("not a sweep definition: ") + e.what());
     }
@@ -437,11 +440,11 @@ Table aggregate(const Definition& d, const std::vector<Point>& points,
                 const std::map<std::size_t, Outcome>& outcomes) {
     Table t;
     for (const auto& a : d.axes) t.axes.push_back(a.name);
-    t.metrics = d.metrics;
+    for (const auto& m : d.metrics) t.metrics.push_back(canonicalMetricKey(m));
     const auto names = summaryMetricNames(d.base.summary.percentiles);
     std::vector<std::size_t> col;
     for (const auto& mname : d.metrics) {
-        const auto it = std::find(names.begin(), names.end(), mname);
+        const auto it = std::find(names.begin(), names.end(), canonicalMetricKey(mname));
         if (it == names.end()) throw std::invalid_argument("unknown metric '" + mname + "'");
         col.push_back(static_cast<std::size_t>(it - names.begin()));
     }
@@ -599,10 +602,9 @@ std::string Table::text() const {
 }
 
 bool higherIsBetter(const std::string& metric) {
-    static const std::set<std::string> more = {
-        "completed",         "request_throughput", "goodput_fraction", "slo_attainment",
-        "output_throughput", "completion_rate",    "mean_quality",     "utility_pct"};
-    return more.count(metric) > 0;
+    static const std::vector<MetricDef> table = metricTable({50, 90, 99});
+    const MetricDef* d = findMetric(table, metric);
+    return d && d->better == Better::Higher;
 }
 
 double metricFloor(const std::string& metric) {

@@ -769,9 +769,9 @@ private slots:
         // A malformed copy: its line and key named, nothing written.
         std::ifstream in(burst.toStdString());
         std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-        const auto pos = text.find("\"trail:ttft_mean_ms\"");
+        const auto pos = text.find("\"trail:mean_ttft_ms\"");
         QVERIFY(pos != std::string::npos);
-        text.replace(pos, 20, "\"trail:ttft_mean_s\"");
+        text.replace(pos, 20, "\"trail:mean_ttft_s\"");
         const std::string bad = kairos::test::tempPath("bad_experiment.toml"),
                           bad_out = kairos::test::tempPath("bad_experiment.json");
         QVERIFY(kairos::test::writeText(bad, text));
@@ -782,7 +782,7 @@ private slots:
         QVERIFY2(refused.err.contains(QString::fromStdString(bad) + ":" + QString::number(line) +
                                       ": field 'claim[1].value.ratio'"),
                  qPrintable(refused.err));
-        QVERIFY(refused.err.contains("no metric 'ttft_mean_s'"));
+        QVERIFY(refused.err.contains("no metric 'mean_ttft_s'"));
         QVERIFY(!std::filesystem::exists(bad_out));
         const Result other = cli({"reproduce", burst, "--workload", burst});
         QCOMPARE(other.code, 2);

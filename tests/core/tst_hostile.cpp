@@ -71,6 +71,7 @@ const std::map<std::string, std::string>& bases() {
         {"generate", "generate --out {tmp}/g.jsonl --count 20"},
         {"explain", "explain {log} --at 1"},
         {"policies", "policies"},
+        {"metrics", "metrics"},
         {"formats", "formats"},
         {"profiles", "profiles"},
         {"sweep", "sweep --workload {w} --quiet --policy fcfs"},

@@ -2722,6 +2722,7 @@ private slots:
     void metricsInReadableUnits() {
         Summary s;
         s.num_requests = s.completed = 10;
+        s.ttft_ms.count = s.tpot_ms.count = 10;
         s.ttft_ms.mean = 6216993.2;
         s.ttft_ms.median = 397.7;
         s.tpot_ms.mean = 85.249;
@@ -2743,10 +2744,16 @@ private slots:
         QCOMPARE(views::MetricsModel::formatValue(15728.3), QString("15728"));
         QCOMPARE(views::MetricsModel::formatValue(1.0144), QString("1.014"));
         // Percentages keep one decimal, whatever their size ("99" beside "98.50" before).
-        QCOMPARE(views::MetricsModel::formatMetric("within_budget_pct", 99), QString("99.0"));
-        QCOMPARE(views::MetricsModel::formatMetric("within_budget_pct", 98.5), QString("98.5"));
-        QCOMPARE(views::MetricsModel::formatMetric("prefix_cache_hit_rate", 13.26),
+        QCOMPARE(views::MetricsModel::formatMetric("utility_pct_all", 99), QString("99.0"));
+        QCOMPARE(views::MetricsModel::formatMetric("utility_pct_all", 98.5), QString("98.5"));
+        // Shares (the metric table's unit "share") as percentages, their label saying so.
+        QCOMPARE(views::MetricsModel::formatMetric("completion_rate", 0.99), QString("99.0"));
+        QCOMPARE(views::MetricsModel::formatMetric("prefix_cache_hit_rate", 0.1326),
                  QString("13.3"));
+        QCOMPARE(views::MetricsModel::formatMetric("replica_2_prefix_cache_hit_rate", 0.5),
+                 QString("50.0"));
+        QCOMPARE(views::MetricsModel::metricLabel("completion_rate", "Within budget (share)"),
+                 QString("Within budget (%)"));
     }
 
     // A pinned run is named by what sets it apart: two sprpt_lp runs at C = 0.8 and 0.163
