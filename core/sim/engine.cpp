@@ -113,6 +113,14 @@ void Simulator::route(ReqId id) {
 
 void Simulator::setFleetNext(double t) {
     fleet_next_ = t;
+    done_later_.erase(
+        std::remove_if(done_later_.begin(), done_later_.end(), [t](double x) { return x <= t; }),
+        done_later_.end());
+}
+
+void Simulator::countDone(double t) {
+    ++done_;
+    if (fleet_ && t > fleet_next_) done_later_.push_back(t);
 }
 
 std::size_t Simulator::expected() const {
@@ -124,7 +132,7 @@ bool Simulator::complete() const {
 }
 
 std::int64_t Simulator::outstanding() const {
-    return static_cast<std::int64_t>(expected() - done_);
+    return static_cast<std::int64_t>(expected() - done_ + done_later_.size());
 }
 
 std::int64_t Simulator::queuedContext() const {
@@ -435,7 +443,7 @@ void Simulator::doKill(ReqId id, KillCause cause) {
     setKv(s, 0);
     if (live_) live_->release(id, false);
     s.phase = Phase::Killed;
-    ++done_;
+    countDone(now_);
     if (cause == KillCause::NeverFits || cause == KillCause::CannotGrow) {
         ++too_big_;
         too_big_need_ = std::max<std::int64_t>(too_big_need_, std::int64_t(s.req->prompt_tokens) +
@@ -452,7 +460,7 @@ void Simulator::doFinish(ReqId id, double t) {
     setKv(s, 0);
     if (live_) live_->release(id, false);
     s.phase = Phase::Finished;
-    ++done_;
+    countDone(t);
     log(t, id, Ev::Finish, s.generated);
 }
 

@@ -131,7 +131,10 @@ public:
     RunLog finish();
     void setFleetNext(double t);
     void route(ReqId id);
-    // What a router reads at a boundary: requests routed here and not finished or killed;
+    // What a router reads at a boundary: requests routed here and not finished or killed by
+    // the router's time (the next arrival, setFleetNext: a replica stops at its first
+    // iteration boundary at or after it, so a request that iteration finishes is still in
+    // flight when the router decides);
     // context tokens waiting for admission (queued and routed-not-yet-arrived); the leading
     // prompt tokens of `id` the prefix cache holds now (0 without a cache).
     std::int64_t outstanding() const;
@@ -217,6 +220,8 @@ private:
     void doResume(ReqId id);
     void doKill(ReqId id, KillCause cause);
     void doFinish(ReqId id, double t);
+    // A request finished or killed at t (done_, and done_later_ in a fleet).
+    void countDone(double t);
     // The next iteration's batch (chunks_, decoders_) and the decoders' sums.
     void compose();
     void composeBatch();
@@ -291,6 +296,9 @@ private:
     // (queuedContext(): least_kv's measure, kept as requests come and go).
     std::int64_t waiting_context_ = 0, routed_context_ = 0;
     double fleet_next_ = std::numeric_limits<double>::infinity();
+    // In a fleet: the times of finishes and kills later than fleet_next_ (the iteration a
+    // replica stopped after ran past the router's time): in flight for outstanding().
+    std::vector<double> done_later_;
     bool made_room_ = false; // this iteration's makeRoom() preempted or killed
     double last_iter_s_ = 0;
     bool time_decisions_ = false;

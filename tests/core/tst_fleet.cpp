@@ -236,6 +236,25 @@ private slots:
         QCOMPARE(back.replicas[0].ttft_ms.mean, s.replicas[0].ttft_ms.mean);
     }
 
+    // What the router reads is the fleet at the arrival's time, not at the replica's next
+    // boundary. A (prompt 10, output 1) arrives at 0 and finishes with its prefill at 1.11 s;
+    // B (10, 1) arrives at 0.5. Replica 0 has stopped at its boundary at or after 0.5, the
+    // end of A's prefill, so A is done there, but at 0.5 it is in flight: least_outstanding
+    // sends B to the idle replica 1 (TTFT 1.11 s), not behind A (1.72 s, as when the router
+    // counted A done). A prefill pool (disaggregation: every request one token) left half
+    // its replicas idle and its prompts queued that way.
+    void routerSeesTheFleetAtTheArrival() {
+        Workload w;
+        w.requests = {req(0, 10, 1), req(0.5, 10, 1)};
+        EngineLimits lim;
+        lim.kv_capacity_tokens = 1000;
+        const EteModel m = handModel();
+        const RunLog lo = fleetRun(w, m, fcfs(), lim, 2, Router::LeastOutstanding);
+        QCOMPARE(lo.replica_of, (std::vector<std::int16_t>{0, 1}));
+        QVERIFY(close(ttft(lo, 0), 1.11));
+        QVERIFY(close(ttft(lo, 1), 1.11));
+    }
+
     // Three conversations (32-token shared prefixes, prompts of 50, answers of 2) take turns,
     // 3 s apart: each turn (prefill at most 1.75 s, a 1 s decode) has finished before the next
     // arrives, so the load never tips the balance. prefix_aware sends a conversation's later

@@ -3784,14 +3784,19 @@ private slots:
     // A figure for the closing note, not a timed test; KAIROS_DUMP=1 prints every move.
     void sliderToRepaint20k_data() {
         QTest::addColumn<double>("rate");
-        QTest::newRow("1 req/s, ~90 % load") << 1.0;
-        QTest::newRow("8 req/s, overloaded") << 8.0;
+        QTest::addColumn<QString>("predictor");
+        QTest::newRow("1 req/s, ~90 % load") << 1.0 << QString();
+        QTest::newRow("8 req/s, overloaded") << 8.0 << QString();
+        // What a user tunes C against: Trail's refined predictions (issue 56, item 7).
+        QTest::newRow("1 req/s, trail") << 1.0 << QStringLiteral("trail");
+        QTest::newRow("8 req/s, trail") << 8.0 << QStringLiteral("trail");
     }
     void sliderToRepaint20k() {
         QFETCH(double, rate);
+        QFETCH(QString, predictor);
         if (qEnvironmentVariableIsEmpty("KAIROS_BENCH"))
             QSKIP("a benchmark: run with KAIROS_BENCH=1 (make bench)");
-        const auto w = window20k("kairos_tst_20k.jsonl", rate);
+        const auto w = window20k("kairos_tst_20k.jsonl", rate, predictor);
         QVERIFY(w);
         QSignalSpy spy(w.get(), &app::MainWindow::resultShown);
         std::vector<double> total, picture, sim, part_sim, part_sum, part_rows, inspector;
@@ -3850,7 +3855,8 @@ private slots:
         for (auto* v :
              {&total, &picture, &sim, &part_sim, &part_sum, &part_rows, &inspector, &shown})
             std::sort(v->begin(), v->end());
-        qInfo("slider to repaint, 20,000 requests at %g req/s (sprpt_lp, C moved 50 times): the "
+        qInfo("slider to repaint, 20,000 requests at %g req/s (sprpt_lp, predictor %s, C moved "
+              "50 times): the "
               "new run's picture painted at median %.1f ms, p95 %.1f ms (its frame built beside "
               "the summary %ld of 50 times); the window repainted (its last frame, moved, where "
               "the new one was not ready) at %.1f ms, p95 %.1f; of which simulate %.1f, "
@@ -3858,9 +3864,10 @@ private slots:
               "layout %.1f ms; the worker's wall time %.1f, the result shown at %.1f (medians); "
               "the Inspector current at %.1f ms median, %.1f p95. The first three moves after "
               "opening (not counted above): %.1f, %.1f, %.1f ms",
-              rate, picture[25], picture[47], offered, total[25], total[47], part_sim[25],
-              part_sum[25], part_rows[25], sim[25], shown[25], inspector[25], inspector[47],
-              first_moves[0], first_moves[1], first_moves[2]);
+              rate, predictor.isEmpty() ? "oracle" : qPrintable(predictor), picture[25],
+              picture[47], offered, total[25], total[47], part_sim[25], part_sum[25], part_rows[25],
+              sim[25], shown[25], inspector[25], inspector[47], first_moves[0], first_moves[1],
+              first_moves[2]);
         QCOMPARE(w->lastResult()->summary.completed, std::int64_t(20000));
     }
 
