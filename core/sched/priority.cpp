@@ -99,6 +99,9 @@ void PriorityScheduler::reset(const Workload& w) {
         opt_.key == PriorityOptions::Key::PredictedRemaining && pred_->refreshEvery() > 0;
     if (refined && opt_.look_ahead) crossing_.resize(w.requests.size());
     clocked_ = opt_.clocked && keys_fall_ && !refined && opt_.C > 0;
+    tracked_ = opt_.tracked && refined && opt_.C > 0;
+    pre_.clear();
+    in_pre_.assign(tracked_ ? w.requests.size() : 0, 0);
     ranked_.clear();
     unanchored_.clear();
     anchor_.assign(clocked_ ? w.requests.size() : 0, NAN);
@@ -175,6 +178,11 @@ void PriorityScheduler::onFinish(const EngineView& view, ReqId id) {
 }
 
 void PriorityScheduler::takenIn(ReqId id) {
+    if (tracked_) {
+        char& in = in_pre_[static_cast<std::size_t>(id)];
+        if (!in) pre_.push_back(id);
+        in = 1;
+    }
     if (!clocked_) return;
     unrank(id); // an entry of an earlier stay, if one was left
     auto& t = taken_[static_cast<std::size_t>(id)];
@@ -249,19 +257,33 @@ void PriorityScheduler::collectMovable(const EngineView& view, double best, bool
     if (!(keys_fall_ && not_refined && running_bound_ <= best)) {
         double bound = -INFINITY;
         const bool known = !crossing_.empty();
-        for (ReqId id : view.running()) {
-            const ReqState& s = view.state(id);
-            if (!preemptibleState(s)) continue;
+        const auto visit = [&](ReqId id, const ReqState& s) {
             if (known) { // its key is at or below c.T <= best: not movable, no need to ask
                 const Crossing& c = crossing_[static_cast<std::size_t>(id)];
                 if (c.T <= best && c.from <= s.generated && s.generated < c.at) {
                     preemptible_now_.emplace_back(c.T, id);
-                    continue;
+                    return;
                 }
             }
             const double k = keyOf(s);
             preemptible_now_.emplace_back(k, id);
             bound = std::max(bound, k);
+        };
+        if (tracked_) { // the preemptible running requests, in the order they were taken in
+            std::size_t keep = 0;
+            for (const ReqId id : pre_) {
+                const ReqState& s = view.state(id);
+                if (s.phase != Phase::Running || !preemptibleState(s)) {
+                    in_pre_[static_cast<std::size_t>(id)] = 0;
+                    continue;
+                }
+                pre_[keep++] = id;
+                visit(id, s);
+            }
+            pre_.resize(keep);
+        } else {
+            for (ReqId id : view.running())
+                if (const ReqState& s = view.state(id); preemptibleState(s)) visit(id, s);
         }
         running_bound_ = bound;
     }
@@ -274,7 +296,9 @@ void PriorityScheduler::collectMovable(const EngineView& view, double best, bool
     movable_.clear();
     for (const auto& [k, id] : preemptible_now_)
         if (k > best) movable_.push_back({k, id});
-    std::sort(movable_.begin(), movable_.end(), candBefore);
+    // A lambda, not the function's address: the comparison is inlined into the sort.
+    std::sort(movable_.begin(), movable_.end(),
+              [](const Cand& a, const Cand& b) { return candBefore(a, b); });
 }
 
 void PriorityScheduler::collectClocked(const EngineView& view, double best, std::int64_t D) {
@@ -529,8 +553,12 @@ void PriorityScheduler::setHold(Round& r, double best) {
     std::int64_t next = INT_MAX;
     const int every = pred_->refreshEvery();
     auto refreshIn = [&](ReqId id) { return every - r.view.state(id).generated % every; };
-    for (ReqId id : r.view.running()) next = std::min<std::int64_t>(next, refreshIn(id));
-    for (ReqId id : out.resume) next = std::min<std::int64_t>(next, refreshIn(id));
+    if (every == 1 && !(r.view.running().empty() && out.resume.empty())) {
+        next = 1; // every request is refined at every token
+    } else {
+        for (ReqId id : r.view.running()) next = std::min<std::int64_t>(next, refreshIn(id));
+        for (ReqId id : out.resume) next = std::min<std::int64_t>(next, refreshIn(id));
+    }
     out.hold = static_cast<std::int32_t>(next);
     if (!out.resume.empty()) return; // resumed requests decode next, unseen by lookAhead
     const bool acted =

@@ -49,6 +49,11 @@ struct PriorityOptions {
     // instead of reading and sorting every one at each (see ranked_). Off: the scan, the
     // reference that tests compare with (it changes no decision).
     bool clocked = true;
+    // With refined predictions, keep the running requests that may still be preempted in a
+    // list between decisions (see pre_) instead of reading every running request at every
+    // decision. Off: the scan over every running request, the reference that tests compare
+    // with (it changes no decision).
+    bool tracked = true;
 };
 
 class PriorityScheduler final : public Scheduler {
@@ -148,8 +153,18 @@ private:
     std::vector<ReqId> unanchored_;
     std::vector<double> anchor_;
     std::vector<char> taken_; // per request: in unanchored_
-    void takenIn(ReqId id);   // admitted or resumed now
-    void unrank(ReqId id);    // left the running requests
+    // The running requests that may still be preempted, where predictions are refined
+    // (PriorityOptions::tracked): a request joins as it is admitted or resumed and leaves
+    // when a scan meets it no longer running or no longer preemptible (its age only grows,
+    // so one that stops being preemptible is never again while it runs). Under load most
+    // running requests are past C times their prediction: the scan of a decision reads the
+    // few that are not (at C = 0.3 on an overloaded 20,000-request trace, one in five)
+    // instead of every seat. in_pre_[id]: the request is in pre_.
+    bool tracked_ = false;
+    std::vector<ReqId> pre_;
+    std::vector<char> in_pre_;
+    void takenIn(ReqId id); // admitted or resumed now
+    void unrank(ReqId id);  // left the running requests
     void collectClocked(const EngineView& view, double best, std::int64_t D);
     // Buffers of schedule(), reused.
     struct Cand {

@@ -121,7 +121,8 @@ public:
     virtual const ReqList& waiting() const = 0;            // in queue order
     virtual const std::vector<ReqId>& running() const = 0; // in admission order
     virtual const std::vector<ReqId>& suspended() const = 0;
-    virtual const ReqState& state(ReqId id) const = 0;
+    // Not virtual: policies read it for every running request at every decision.
+    const ReqState& state(ReqId id) const { return states_[static_cast<std::size_t>(id)]; }
     virtual std::int64_t kvUsed() const = 0; // allocated KV tokens
     virtual const EngineLimits& limits() const = 0;
     virtual const ExecutionModel* model() const = 0; // nullptr in the live engine
@@ -181,6 +182,9 @@ public:
     // KV tokens admitting `id` now adds to kvUsed: its reservation less the blocks it
     // shares with running requests.
     std::int64_t admissionCost(ReqId id) const { return reservation(state(id)) - prefixShared(id); }
+
+protected:
+    const ReqState* states_ = nullptr; // by request id: set by the engine once they exist
 };
 
 struct Decision {

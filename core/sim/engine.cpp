@@ -84,6 +84,7 @@ Simulator::Simulator(const Workload& w, const ExecutionModel& model, Scheduler& 
     st_.reserve(w_.requests.size());
     adviseHugePages(st_); // before it is written (util/huge_pages.h)
     st_.resize(w_.requests.size());
+    states_ = st_.data(); // never resized again
     waiting_.resize(w_.requests.size());
     for (std::size_t i = 0; i < st_.size(); ++i) {
         st_[i].req = &w_.requests[i];

@@ -103,6 +103,8 @@ public:
 
 class Simulator final : public EngineView {
 public:
+    Simulator(const Simulator&) = delete; // EngineView::states_ points into st_
+    Simulator& operator=(const Simulator&) = delete;
     // `w` must be sorted by arrival (Workload::sortByArrival) and outlive the simulator.
     // With `live`, iterations run on it (see LiveBackend); it must outlive the simulator.
     // `prefix_layout`: with prefix caching, the workload's prefix layout when another
@@ -174,7 +176,6 @@ public:
     const ReqList& waiting() const override { return waiting_; }
     const std::vector<ReqId>& running() const override { return running_; }
     const std::vector<ReqId>& suspended() const override { return suspended_; }
-    const ReqState& state(ReqId id) const override { return st_[static_cast<std::size_t>(id)]; }
     std::int64_t kvUsed() const override { return kv_used_; }
     const EngineLimits& limits() const override { return lim_; }
     const ExecutionModel* model() const override { return &model_; }

@@ -258,8 +258,9 @@ private slots:
 
     // sprpt_lp with refined predictions runs until a prediction can change a decision
     // (PriorityOptions::look_ahead, the predictor reading ahead in its table) instead of
-    // re-ranking every token. That must change no decision: over random workloads, engine
-    // limits (tight KV, few seats, blocks, chunked prefill), C (0 to unlimited), classifier
+    // re-ranking every token, and reads only the running requests that may still be
+    // preempted (PriorityOptions::tracked). That must change no decision: over random workloads,
+    // engine limits (tight KV, few seats, blocks, chunked prefill), C (0 to unlimited), classifier
     // periods and execution models, the run log's events are those of the token-by-token
     // run: the same events of the same requests with the same values, at the same times
     // (to rounding: one skipped-ahead stretch sums its iteration times in closed form).
@@ -295,9 +296,12 @@ private slots:
                                   .arg(unit);
         EteModel ete(EteParams{0.02, 2e-4, 0, 0.03, 3e-4, 2e-7});
         UnitModel unit_model;
+        // The reference also reads every running request at each decision (tracked off):
+        // the list of preemptible ones must change no decision either.
         auto run = [&](bool look_ahead) {
             PriorityOptions o = po;
             o.look_ahead = look_ahead;
+            o.tracked = look_ahead;
             PriorityScheduler s(o, std::make_shared<TrailPredictor>(to, seed + 7));
             return simulate(w, unit ? static_cast<const ExecutionModel&>(unit_model) : ete, s, lim);
         };
