@@ -240,6 +240,9 @@ void Simulator::sampleInsight(ReqId id) {
     in.req = id;
     last = static_cast<std::int64_t>(log_.explain.insights.size());
     log_.explain.insights.push_back(in);
+    // Sampled again once it has generated max(8 tokens, 5 % of its predicted total) more.
+    const double total = std::isfinite(in.predicted) ? in.predicted + std::max(0, in.generated) : 0.0;
+    sample_due_[static_cast<std::size_t>(id)] = {in.generated, std::max(8.0, 0.05 * total)};
 }
 
 void Simulator::recordCall() {
@@ -252,12 +255,9 @@ void Simulator::recordCall() {
         // max(8 tokens, 5 % of its predicted total) since its last sample: its course, at a
         // bounded cost per token.
         for (ReqId id : running_) {
-            const std::int64_t last = last_insight_[static_cast<std::size_t>(id)];
-            if (last >= 0) {
-                const Insight& l = log_.explain.insights[static_cast<std::size_t>(last)];
-                const double total =
-                    std::isfinite(l.predicted) ? l.predicted + std::max(0, l.generated) : 0.0;
-                if (st(id).generated - l.generated < std::max(8.0, 0.05 * total)) continue;
+            if (last_insight_[static_cast<std::size_t>(id)] >= 0) {
+                const SampleDue& due = sample_due_[static_cast<std::size_t>(id)];
+                if (st(id).generated - due.generated < due.margin) continue;
             }
             sampleInsight(id);
         }
@@ -933,6 +933,7 @@ void Simulator::start() {
                                std::max<std::int32_t>(1, lim_.block_size), lim_.chunked_prefill,
                                sched_.kvWatermark()};
         last_insight_.assign(w_.requests.size(), -1);
+        sample_due_.assign(w_.requests.size(), SampleDue{});
         // Most runs give two or three reasons and states per request (reserved address
         // space: pages are touched only as they fill).
         log_.explain.reasons.reserve(3 * w_.requests.size());

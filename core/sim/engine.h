@@ -312,6 +312,16 @@ private:
     RunLog::KvIdle after_last_{-1.0, 0, 0};
     bool running_vary_ = false, waiting_vary_ = false; // sched_'s, when explaining
     std::vector<std::int64_t> last_insight_;           // per request: its latest sample, -1: none
+    // Per request, from its latest sample: the tokens it had generated then and how many
+    // more before a running request is sampled again (recordCall). Kept beside the id so that
+    // the check at each decision reads no sample: those lie scattered in a long vector, and
+    // reading one per running request per decision was most of what explaining cost a
+    // refining predictor's run.
+    struct SampleDue {
+        std::int32_t generated = 0;
+        double margin = 0;
+    };
+    std::vector<SampleDue> sample_due_;
     std::vector<char> why_used_;                       // reasons of this decision already matched
     std::size_t why_next_ = 0;
     const std::atomic<bool>* cancel_ = nullptr;
