@@ -152,6 +152,7 @@ RunSpec specFromArgs(const SimulateArgs& a) {
     s.fleet.balance_rel = a.balance_rel;
     s.fleet.disaggregate = a.disaggregate;
     s.fleet.link = a.link;
+    s.fleet.decode_profile = a.decode_profile;
     s.summary.goodput = a.goodput;
     s.summary.percentiles = a.percentiles;
     s.summary.quality = a.quality;
@@ -214,6 +215,7 @@ std::string cliField(const std::string& key) {
         {"fleet.balance_abs", "--balance-abs"},
         {"fleet.balance_rel", "--balance-rel"},
         {"fleet.disaggregate", "--disaggregate"},
+        {"fleet.decode_profile", "--decode-profile"},
         {"fleet.link", "--link"},
         {"limits.max_num_seqs", "--max-num-seqs"},
         {"limits.max_num_batched_tokens", "--max-num-batched-tokens"},
@@ -491,6 +493,10 @@ void addFleetOptions(CLI::App* c, SimulateArgs& a) {
                   std::string("With --disaggregate, the link the KV moves over: ") +
                       LinkModel::presetList())
         ->capture_default_str();
+    c->add_option("--decode-profile", a.decode_profile,
+                  "With --disaggregate, the decode pool's device profile (a shipped name or a "
+                  "JSON file): other hardware for the same model, its KV capacity, iteration "
+                  "times and GPUs; default the run's --profile for both pools");
 }
 
 namespace {

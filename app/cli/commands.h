@@ -121,7 +121,7 @@ struct SimulateArgs {
     std::string router = "round_robin";
     double cache_threshold = -1, balance_rel = -1; // -1: the router's default
     std::int64_t balance_abs = -1;
-    std::string disaggregate, link = "ib-hdr";
+    std::string disaggregate, link = "ib-hdr", decode_profile;
     bool chunked = false, no_skip = false, tokens = false, quiet = false;
     bool explain = false; // record every decision with its reason (RunSpec record.explain)
     std::size_t limit = 0;

@@ -35,8 +35,8 @@ const std::set<std::string>& inputNames() {
 const std::set<std::string>& nameOrFileNames() {
     // --hardware: a profile's hardware name, or fit ala's table of accelerators or models;
     // paper: reproduce's paper, or an experiment file.
-    static const std::set<std::string> s = {"--profile", "--quality", "--traces", "--hardware",
-                                            "paper"};
+    static const std::set<std::string> s = {"--profile", "--decode-profile", "--quality",
+                                            "--traces",  "--hardware",       "paper"};
     return s;
 }
 

@@ -624,11 +624,25 @@ void runFewestReplicas(const SweepArgs& a, double target, int max_replicas) {
     const auto [res, secs] = interruptibleSearch(opt, [&] {
         return capacity::fewestReplicas(spec, cs.policies, opt, app::runContext(), max_replicas);
     });
+    // Pools on different hardware (--decode-profile): each split's GPUs, since the search
+    // minimises replicas, not GPUs.
+    int prefill_gpus = 0, decode_gpus = 0;
+    if (!spec.fleet.decode_profile.empty()) {
+        const PreparedRun p = prepareRun(spec, app::runContext());
+        prefill_gpus = p.profile.gpu_count;
+        decode_gpus = p.decode ? p.decode->profile.gpu_count : prefill_gpus;
+    }
+    const auto gpusOf = [&](int n, int p) { return p * prefill_gpus + (n - p) * decode_gpus; };
     if (!a.quiet) {
         if (!spec.fleet.disaggregate.empty())
             std::printf("disaggregated: the fewest prefill + decode replicas, each total at "
                         "its best split P:D (link %s)\n",
                         spec.fleet.link.c_str());
+        if (prefill_gpus > 0)
+            std::printf("pools on different hardware: %d GPUs a prefill replica, %d a decode "
+                        "replica (%s); the search minimises replicas, not GPUs: each split's "
+                        "GPUs in brackets\n",
+                        prefill_gpus, decode_gpus, spec.fleet.decode_profile.c_str());
         std::printf("capacity: the fewest replicas (router %s) with SLO attainment >= %.3g (the "
                     "share of requests within SLOs %s) at the workload's own rate, %d seed%s\n",
                     spec.fleet.router.c_str(), target, slos.c_str(), a.seeds,
@@ -642,7 +656,9 @@ void runFewestReplicas(const SweepArgs& a, double target, int max_replicas) {
                 const int p = k < r.prefill.size() ? r.prefill[k] : 0;
                 per += (per.empty() ? "" : " ") +
                        (n <= 0  ? std::string("-")
-                        : p > 0 ? std::to_string(p) + ":" + std::to_string(n - p)
+                        : p > 0 ? std::to_string(p) + ":" + std::to_string(n - p) +
+                                      (prefill_gpus > 0 ? " [" + std::to_string(gpusOf(n, p)) + "]"
+                                                        : std::string())
                                 : std::to_string(n));
                 if (per.size() > 40) {
                     per += " ...";
@@ -656,7 +672,15 @@ void runFewestReplicas(const SweepArgs& a, double target, int max_replicas) {
         std::printf("%zu policies in %.2f s\n", res.size(), secs);
     }
     nlohmann::json j = nlohmann::json::array();
-    for (const auto& r : res)
+    for (const auto& r : res) {
+        nlohmann::json gpus = nullptr; // per seed, with pools on different hardware
+        if (prefill_gpus > 0) {
+            gpus = nlohmann::json::array();
+            for (std::size_t k = 0; k < r.seeds.size(); ++k)
+                gpus.push_back(r.seeds[k] > 0 && k < r.prefill.size()
+                                   ? nlohmann::json(gpusOf(r.seeds[k], r.prefill[k]))
+                                   : nlohmann::json(nullptr));
+        }
         j.push_back(
             {{"policy", r.policy},
              {"replicas", r.replicas > 0 ? nlohmann::json(r.replicas) : nlohmann::json(nullptr)},
@@ -665,7 +689,9 @@ void runFewestReplicas(const SweepArgs& a, double target, int max_replicas) {
              {"prefill_replicas", r.prefill},
              {"rate", r.rate},
              {"runs", r.runs},
+             {"gpus", gpus},
              {"note", r.note}});
+    }
     writeCapacityJson(a.json, {{"target", target},
                                {"question", "fewest replicas"},
                                {"criterion", "slo_attainment"},

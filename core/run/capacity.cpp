@@ -220,6 +220,7 @@ std::vector<ReplicaResult> fewestReplicas(const RunSpec& base,
         RunSpec worst = base;
         worst.fleet.replicas = max_replicas;
         worst.fleet.disaggregate.clear(); // both pools together: as many replicas at most
+        worst.fleet.decode_profile.clear();
         const MemoryEstimate need = checkConcurrentRuns(
             worst, c, parallelThreads(policies.size() * std::size_t(opt.seeds), opt.threads),
             "the search up to --max-replicas " + std::to_string(max_replicas),

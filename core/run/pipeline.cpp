@@ -316,6 +316,41 @@ PreparedRun prepareRun(const RunSpec& spec, const RunContext& ctx) {
                                                       : "gpu_mem_gib",
                          "the weights of the profile's model (" + p.profile.name + ")" +
                              " leave no memory for the KV cache");
+    if (!spec.fleet.decode_profile.empty()) {
+        RunSpec::ExecPart e = spec.exec;
+        e.profile = spec.fleet.decode_profile;
+        e.model_id = 0; // a fitted model is of the run's hardware: the profile's own here
+        e.model_config.clear();
+        ResolvedExec d;
+        try {
+            d = resolveExec(e, ctx, p.workload.get());
+        } catch (const InputError& err) {  // named as the option the user gave
+            if (err.file() == "--profile") // the CLI's and window's "no such profile"
+                throw InputError("--decode-profile", 0, "", err.message());
+            if (err.field() != "exec.profile") throw;
+            throw InputError(err.file(), err.line(), "fleet.decode_profile", err.message());
+        }
+        PreparedRun::DecodePool pool;
+        pool.profile = std::move(d.profile);
+        pool.profile_path = std::move(d.profile_path);
+        pool.model = std::move(d.model);
+        const std::int64_t mine = p.profile.model.kvBytesPerToken(),
+                           theirs = pool.profile.model.kvBytesPerToken();
+        if (mine != theirs)
+            throw InputError(pool.profile_path, 0, "fleet.decode_profile",
+                             "its model keeps " + std::to_string(theirs) +
+                                 " bytes of KV per token where the prefill pool's (" +
+                                 p.profile.name + ") keeps " + std::to_string(mine) +
+                                 ": both pools must serve the same model (--decode-profile)");
+        pool.limits = spec.limits.engine(spec.limits.kv_capacity_tokens > 0
+                                             ? spec.limits.kv_capacity_tokens
+                                             : pool.profile.kvCapacityTokens());
+        if (pool.limits.kv_capacity_tokens <= 0)
+            throw InputError(pool.profile_path, 0, "fleet.decode_profile",
+                             "the weights of the profile's model (" + pool.profile.name +
+                                 ") leave no memory for the KV cache (--decode-profile)");
+        p.decode = std::move(pool);
+    }
 
     p.policy.name = spec.policy.name;
     p.policy.params = spec.policy.params;
@@ -410,6 +445,11 @@ RunLog simulatePrepared(const PreparedRun& p, const RunContext& ctx, LiveBackend
         run.decode = run.prefill;
         run.prefill.fleet.replicas = np;
         run.decode.fleet.replicas = nd;
+        if (p.decode) {
+            run.decode.model = p.decode->model.get();
+            run.decode.limits = p.decode->limits;
+            run.decode_gpus_per_replica = p.decode->profile.gpu_count;
+        }
         run.link = LinkModel::parse(p.spec.fleet.link);
         run.kv_bytes_per_token = p.profile.model.kvBytesPerToken();
         run.gpus_per_replica = p.profile.gpu_count;
@@ -418,6 +458,15 @@ RunLog simulatePrepared(const PreparedRun& p, const RunContext& ctx, LiveBackend
                              "disaggregation moves KV: the profile's model gives no KV bytes "
                              "per token");
         RunLog log = simulateDisaggregated(run);
+        if (p.decode) { // the log's execution model and KV capacity are the prefill pool's
+            log.exec_model =
+                "prefill: " + log.exec_model + "; decode: " + p.decode->model->describe();
+            log.warnings.push_back(
+                "the decode pool runs on " + p.decode->profile.name + " (" +
+                std::to_string(p.decode->profile.gpu_count) + " GPUs a replica, KV capacity " +
+                std::to_string(p.decode->limits.kv_capacity_tokens) +
+                " tokens); the KV capacity shown is the prefill pool's (" + p.profile.name + ")");
+        }
         for (const auto& w : p.model_warnings) log.warnings.push_back(w);
         return log;
     }

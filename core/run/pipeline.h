@@ -26,6 +26,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -115,6 +116,15 @@ struct PreparedRun {
     std::shared_ptr<const ExecutionModel> model;
     std::vector<std::string> model_warnings; // a stored model's own fit warnings
     EngineLimits limits;
+    // With fleet.decode_profile: the decode pool's profile, its execution model (the
+    // profile's own) and limits (its KV capacity); none: both pools run on `profile`.
+    struct DecodePool {
+        DeviceProfile profile;
+        std::string profile_path;
+        std::shared_ptr<const ExecutionModel> model;
+        EngineLimits limits;
+    };
+    std::optional<DecodePool> decode;
     PolicyConfig policy;
     SummaryOptions summary; // .workload is set by executeRun
     MemoryEstimate memory;  // what executing it will hold at its peak (run/memory_estimate.h)

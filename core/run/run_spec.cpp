@@ -221,6 +221,9 @@ void RunSpec::validate(const std::string& where) const {
         if (fleet.replicas != 1)
             bad("fleet.disaggregate",
                 "gives the replicas of both pools: --replicas (fleet.replicas) must stay 1");
+    } else if (!fleet.decode_profile.empty()) {
+        bad("fleet.decode_profile",
+            "is the decode pool's profile: it needs disaggregation (--disaggregate P:D)");
     }
     try {
         LinkModel::parse(fleet.link);
@@ -290,6 +293,7 @@ json RunSpec::toJson() const {
     if (fleet.balance_rel >= 0) j["fleet"]["balance_rel"] = fleet.balance_rel;
     if (!fleet.disaggregate.empty()) j["fleet"]["disaggregate"] = fleet.disaggregate;
     if (fleet.link != "ib-hdr") j["fleet"]["link"] = fleet.link;
+    if (!fleet.decode_profile.empty()) j["fleet"]["decode_profile"] = fleet.decode_profile;
     for (const auto& [cls, t] : workload.tuf)
         j["workload"]["tuf"][cls] = {{"ert", t.ert}, {"zero", t.zero}};
     return j;
@@ -398,6 +402,7 @@ RunSpec RunSpec::fromJson(const json& j, const std::string& where) {
         s.fleet.balance_rel = r.number("balance_rel", -1);
         s.fleet.disaggregate = r.text("disaggregate", "");
         s.fleet.link = r.text("link", s.fleet.link);
+        s.fleet.decode_profile = r.text("decode_profile", "");
         r.finish();
     }
     {

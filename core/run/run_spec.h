@@ -104,6 +104,11 @@ struct RunSpec {
         // KV moves over (LinkModel::parse).
         std::string disaggregate;
         std::string link = "ib-hdr";
+        // With disaggregation, the decode pool's device profile (other hardware for the same
+        // model: its KV capacity, iteration times and GPUs per replica); empty: the run's
+        // profile for both pools. Resolved as exec.profile is, with exec's memory overrides
+        // and the profile's own execution model.
+        std::string decode_profile;
     } fleet;
 
     struct SummaryPart {

@@ -103,7 +103,8 @@ RunLog simulateDisaggregated(const DisaggRun& run) {
             "disaggregation: a transfer larger than a decode replica's KV (a prompt of " +
             std::to_string(largest) + " tokens, " +
             std::to_string(run.decode.limits.kv_capacity_tokens) +
-            " tokens of KV: --kv-capacity, --profile)");
+            " tokens of KV: --kv-capacity, or the decode pool's profile, --decode-profile or "
+            "else --profile)");
 
     // The prefill pool: every prompt, one output token (the prefill instance's).
     Workload wp = w;
@@ -129,7 +130,7 @@ RunLog simulateDisaggregated(const DisaggRun& run) {
     for (std::size_t i = 0; i < n; ++i) {
         if (killed[i] || std::isnan(done[i])) continue;
         const double bytes = double(w.requests[i].prompt_tokens) * double(run.kv_bytes_per_token);
-        there[i] = done[i] + run.link.transferTime(bytes, run.gpus_per_replica);
+        there[i] = done[i] + run.link.transferTime(bytes, run.transferGpus());
         order.push_back(i);
     }
     std::stable_sort(order.begin(), order.end(),

@@ -24,6 +24,7 @@
 // decode side).
 #include "sim/fleet.h"
 
+#include <algorithm>
 #include <string>
 
 namespace kairos {
@@ -48,6 +49,15 @@ struct DisaggRun {
     LinkModel link;
     std::int64_t kv_bytes_per_token = 0;
     int gpus_per_replica = 1;
+    // A decode replica's GPUs when the pools run on different hardware (0: the same as a
+    // prefill replica's). Each GPU's shard moves over its own link, so a transfer between
+    // replicas of different tensor-parallel degrees runs over as many links as the smaller
+    // of the two has GPUs.
+    int decode_gpus_per_replica = 0;
+    int transferGpus() const {
+        return decode_gpus_per_replica > 0 ? std::min(gpus_per_replica, decode_gpus_per_replica)
+                                           : gpus_per_replica;
+    }
 };
 
 // Throws std::invalid_argument for a pool of no replicas, a link without bandwidth, or a

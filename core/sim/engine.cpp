@@ -241,7 +241,8 @@ void Simulator::sampleInsight(ReqId id) {
     last = static_cast<std::int64_t>(log_.explain.insights.size());
     log_.explain.insights.push_back(in);
     // Sampled again once it has generated max(8 tokens, 5 % of its predicted total) more.
-    const double total = std::isfinite(in.predicted) ? in.predicted + std::max(0, in.generated) : 0.0;
+    const double total =
+        std::isfinite(in.predicted) ? in.predicted + std::max(0, in.generated) : 0.0;
     sample_due_[static_cast<std::size_t>(id)] = {in.generated, std::max(8.0, 0.05 * total)};
 }
 

@@ -322,7 +322,7 @@ private:
         double margin = 0;
     };
     std::vector<SampleDue> sample_due_;
-    std::vector<char> why_used_;                       // reasons of this decision already matched
+    std::vector<char> why_used_; // reasons of this decision already matched
     std::size_t why_next_ = 0;
     const std::atomic<bool>* cancel_ = nullptr;
     std::atomic<double>* progress_ = nullptr;

@@ -10,6 +10,7 @@
 #include "metrics/request_metrics.h"
 #include "metrics/summary.h"
 #include "random_cases.h"
+#include "run/pipeline.h"
 #include "sched/registry.h"
 #include "sim/disagg.h"
 #include "sim/engine.h"
@@ -486,6 +487,76 @@ private slots:
         } catch (const std::invalid_argument& e) {
             QVERIFY(std::string(e.what()).find("larger than a decode replica's KV") !=
                     std::string::npos);
+        }
+    }
+
+    // The decode pool on other hardware (--decode-profile), by hand: the setup above, with
+    // decode steps of 0.5 s on the decode side and 4 GPUs a prefill replica against 2 a
+    // decode replica, so the 100 MB move over 2 links: 0.001 + 1e8 / 2e9 = 0.051 s.
+    //  - A: prefill 0 -> 3 s, there at 3.051; its last prompt token (1.0299 s) gives the
+    //    first token at 4.0809, then 4.5809 and 5.0809, done.
+    //  - B: prefill 3 -> 6 s, there at 6.051, the seat free: 7.0809, done 8.0809.
+    void disaggregationOnOtherHardwareByHand() {
+        Workload w;
+        w.requests = {req(0, 100, 3), req(0, 100, 3)};
+        w.requests[1].id = 1;
+        EngineLimits lim;
+        lim.kv_capacity_tokens = 10000;
+        lim.max_num_seqs = 1;
+        const EteModel m = handModel();
+        EteParams fast;
+        fast.a = 1;
+        fast.b = 0.01;
+        fast.c = 1e-4;
+        fast.q0 = 0.5;
+        const EteModel dm(fast);
+        const PolicyConfig pc = fcfs();
+        DisaggRun run;
+        run.prefill.workload = &w;
+        run.prefill.model = &m;
+        run.prefill.make_scheduler = [&pc] { return makeScheduler(pc); };
+        run.prefill.limits = lim;
+        run.decode = run.prefill;
+        run.decode.model = &dm;
+        run.prefill.fleet.replicas = 1;
+        run.decode.fleet.replicas = 1;
+        run.link = LinkModel::parse("1:1000");
+        run.kv_bytes_per_token = 1000000;
+        run.gpus_per_replica = 4;
+        run.decode_gpus_per_replica = 2;
+        QCOMPARE(run.transferGpus(), 2);
+        const auto mets = perRequest(simulateDisaggregated(run));
+        QVERIFY(std::fabs(mets[0].first_token - 4.0809) < 1e-9);
+        QVERIFY(std::fabs(mets[0].end - 5.0809) < 1e-9);
+        QVERIFY(std::fabs(mets[1].first_token - 7.0809) < 1e-9);
+        QVERIFY(std::fabs(mets[1].end - 8.0809) < 1e-9);
+        // Through a spec: the decode pool's own KV capacity, round-tripped with the spec;
+        // a decode profile needs disaggregation.
+        RunSpec s;
+        s.workload.path = KAIROS_SOURCE_DIR "/sample_traces/chat_poisson_small.jsonl";
+        s.exec.profile = KAIROS_SOURCE_DIR "/resources/profiles/llama2-70b-a100x4.json";
+        s.fleet.disaggregate = "1:1";
+        s.fleet.decode_profile = KAIROS_SOURCE_DIR "/resources/profiles/llama2-70b-h100x2.json";
+        s.validate();
+        QCOMPARE(RunSpec::fromJson(s.toJson()).fleet.decode_profile, s.fleet.decode_profile);
+        const PreparedRun p = prepareRun(s);
+        QVERIFY(p.decode.has_value());
+        QCOMPARE(p.decode->profile.gpu_count, 2);
+        QCOMPARE(p.decode->limits.kv_capacity_tokens, p.decode->profile.kvCapacityTokens());
+        QVERIFY(p.decode->limits.kv_capacity_tokens != p.limits.kv_capacity_tokens);
+        const RunResult r = executeRun(p);
+        QCOMPARE(r.summary.completed, r.summary.num_requests);
+        QVERIFY(r.log.exec_model.find("decode: llama2-70b-h100x2") != std::string::npos);
+        RunSpec alone = s;
+        alone.fleet.disaggregate.clear();
+        QVERIFY_THROWS_EXCEPTION(InputError, alone.validate());
+        RunSpec other = s;
+        other.fleet.decode_profile = KAIROS_SOURCE_DIR "/resources/profiles/llama3-8b-h100.json";
+        try {
+            prepareRun(other);
+            QFAIL("a decode pool of another model was accepted");
+        } catch (const InputError& e) {
+            QCOMPARE(e.field(), std::string("fleet.decode_profile"));
         }
     }
 
