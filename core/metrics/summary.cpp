@@ -172,6 +172,12 @@ void robotFigures(const RunLog& log, const Workload& w, std::vector<RobotClassSu
 Summary summarizeWith(const RunLog& log, const std::vector<RequestMetrics>& reqs,
                       const SummaryOptions& opt, Early* early);
 
+// A fleet's inter-token latencies: each replica's (interTokenLatencies, in replica order),
+// taken from the replica logs the per-replica rows build anyway.
+bool itlFromReplicas(const RunLog& log, const SummaryOptions& opt) {
+    return opt.itl && log.fleet();
+}
+
 // Reads the log alone first, the inter-token latencies, the iteration totals and the
 // load: their buffers are gone before the per-request table is built, which lowers a
 // million-request run's peak memory by their size. `release` (null, or the log itself):
@@ -180,7 +186,7 @@ Summary summarizeLog(const RunLog& log, RunLog* release, const SummaryOptions& o
     // A fleet's per-replica rows re-read the events; keep them.
     if (log.fleet()) release = nullptr;
     Early early;
-    if (opt.itl) early.itl = itlStats(log, opt.percentiles);
+    if (opt.itl && !itlFromReplicas(log, opt)) early.itl = itlStats(log, opt.percentiles);
     early.iters = log.iterTotals();
     if (release) {
         std::vector<IterSpan>().swap(release->iters);
@@ -189,11 +195,11 @@ Summary summarizeLog(const RunLog& log, RunLog* release, const SummaryOptions& o
     early.load = loadOf(log);
     if (opt.workload) robotFigures(log, *opt.workload, early.robot, early.authors);
     SummaryOptions rest = opt;
-    rest.itl = false;
+    rest.itl = itlFromReplicas(log, opt); // else computed above
     std::vector<RequestMetrics> reqs = perRequest(log);
     if (release) std::vector<Event>().swap(release->events);
     Summary s = summarizeWith(log, reqs, rest, &early);
-    if (opt.itl) s.itl_ms = std::move(early.itl);
+    if (opt.itl && !rest.itl) s.itl_ms = std::move(early.itl);
     return s;
 }
 } // namespace
@@ -294,7 +300,7 @@ Summary summarizeWith(const RunLog& log, const std::vector<RequestMetrics>& reqs
         sample(s.e2el_ms, [&](const RequestMetrics& r) { return r.finished ? r.e2el() : kSkip; });
         sample(s.queue_ms, [](const RequestMetrics& r) { return r.queue_delay; });
     }
-    if (opt.itl) s.itl_ms = itlStats(log, opt.percentiles);
+    if (opt.itl && !itlFromReplicas(log, opt)) s.itl_ms = itlStats(log, opt.percentiles);
     const IterTotals it = early ? early->iters : log.iterTotals();
     s.kv_peak_tokens = it.kv_peak;
     s.iterations = it.iterations;
@@ -318,8 +324,14 @@ Summary summarizeWith(const RunLog& log, const std::vector<RequestMetrics>& reqs
         SummaryOptions one = opt;
         one.workload = nullptr;
         one.itl = false;
+        std::vector<std::pair<double, std::int64_t>> itl; // itlFromReplicas
         for (int r = 0; r < log.replicas; ++r) {
-            const Summary x = summarize(replicaLog(log, r), one);
+            const RunLog part = replicaLog(log, r);
+            const Summary x = summarize(part, one);
+            if (itlFromReplicas(log, opt)) {
+                const auto gaps = interTokenLatencies(part);
+                itl.insert(itl.end(), gaps.begin(), gaps.end());
+            }
             ReplicaSummary row;
             row.replica = r;
             if (log.disaggregated()) row.pool = r < log.prefill_replicas ? "prefill" : "decode";
@@ -337,6 +349,10 @@ Summary summarizeWith(const RunLog& log, const std::vector<RequestMetrics>& reqs
             row.tpot_ms = x.tpot_ms;
             row.e2el_ms = x.e2el_ms;
             s.replicas.push_back(std::move(row));
+        }
+        if (itlFromReplicas(log, opt)) { // as itlStats(log) gives them
+            for (auto& p : itl) p.first *= 1e3;
+            s.itl_ms = describeWeighted(std::move(itl), opt.percentiles);
         }
     }
     return s;

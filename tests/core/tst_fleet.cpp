@@ -147,6 +147,9 @@ private slots:
                 continue;
             }
             QCOMPARE(fleet.replicas, n);
+            // The fleet's inter-token latencies (its summary takes them from the replica logs
+            // of its per-replica rows): each alone run's, in replica order.
+            std::vector<std::pair<double, std::int64_t>> itl;
             for (int r = 0; r < n; ++r) {
                 Workload part;
                 part.name = c.w.name;
@@ -192,6 +195,17 @@ private slots:
                 }
                 QCOMPARE(mine.totalIterations(), alone.totalIterations());
                 QVERIFY(mine.iters.size() >= alone.iters.size());
+                const auto gaps = interTokenLatencies(mine);
+                itl.insert(itl.end(), gaps.begin(), gaps.end());
+            }
+            for (auto& g : itl) g.first *= 1e3;
+            const Stats want = describeWeighted(itl, {50, 90, 99});
+            const Stats got = summarize(fleet).itl_ms;
+            QCOMPARE(got.count, want.count);
+            if (want.count > 0) {
+                QCOMPARE(got.mean, want.mean);
+                QCOMPARE(got.std, want.std);
+                QCOMPARE(got.percentiles, want.percentiles);
             }
             ++compared;
         }
