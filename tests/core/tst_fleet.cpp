@@ -58,6 +58,34 @@ PolicyConfig fcfs() {
     return pc;
 }
 
+// The disaggregation tests' hand setup: two requests of 100 prompt and 3 output tokens at
+// 0; one seat and 10,000 tokens of KV a replica, the hand model, FCFS; one prefill and one
+// decode replica over a link of 1 GB/s and 1 ms; 1 MB of KV per token.
+struct HandDisagg {
+    Workload w;
+    EteModel m = handModel();
+    PolicyConfig pc = fcfs();
+    DisaggRun run;
+    HandDisagg() {
+        w.requests = {req(0, 100, 3), req(0, 100, 3)};
+        w.requests[1].id = 1;
+        EngineLimits lim;
+        lim.kv_capacity_tokens = 10000;
+        lim.max_num_seqs = 1;
+        run.prefill.workload = &w;
+        run.prefill.model = &m;
+        run.prefill.make_scheduler = [this] { return makeScheduler(pc); };
+        run.prefill.limits = lim;
+        run.decode = run.prefill;
+        run.prefill.fleet.replicas = 1;
+        run.decode.fleet.replicas = 1;
+        run.link = LinkModel::parse("1:1000");
+        run.kv_bytes_per_token = 1000000;
+    }
+    HandDisagg(const HandDisagg&) = delete; // the run points into it
+    HandDisagg& operator=(const HandDisagg&) = delete;
+};
+
 double ttft(const RunLog& log, ReqId id) {
     return perRequest(log)[std::size_t(id)].ttft();
 }
@@ -378,24 +406,9 @@ private slots:
         const LinkModel link = LinkModel::parse("1:1000");
         QCOMPARE(link.transferTime(1e8, 1), 0.101);
         QCOMPARE(link.transferTime(1e8, 4), 0.001 + 0.025);
-        Workload w;
-        w.requests = {req(0, 100, 3), req(0, 100, 3)};
-        w.requests[1].id = 1;
-        EngineLimits lim;
-        lim.kv_capacity_tokens = 10000;
-        lim.max_num_seqs = 1;
-        const EteModel m = handModel();
-        const PolicyConfig pc = fcfs();
-        DisaggRun run;
-        run.prefill.workload = &w;
-        run.prefill.model = &m;
-        run.prefill.make_scheduler = [&pc] { return makeScheduler(pc); };
-        run.prefill.limits = lim;
-        run.decode = run.prefill;
-        run.prefill.fleet.replicas = 1;
-        run.decode.fleet.replicas = 1;
-        run.link = link;
-        run.kv_bytes_per_token = 1000000;
+        HandDisagg hand;
+        const Workload& w = hand.w;
+        const DisaggRun& run = hand.run;
         const RunLog log = simulateDisaggregated(run);
         QCOMPARE(log.replicas, 2);
         const auto mets = perRequest(log);
@@ -511,31 +524,15 @@ private slots:
     //    first token at 4.0809, then 4.5809 and 5.0809, done.
     //  - B: prefill 3 -> 6 s, there at 6.051, the seat free: 7.0809, done 8.0809.
     void disaggregationOnOtherHardwareByHand() {
-        Workload w;
-        w.requests = {req(0, 100, 3), req(0, 100, 3)};
-        w.requests[1].id = 1;
-        EngineLimits lim;
-        lim.kv_capacity_tokens = 10000;
-        lim.max_num_seqs = 1;
-        const EteModel m = handModel();
+        HandDisagg hand;
+        DisaggRun& run = hand.run;
         EteParams fast;
         fast.a = 1;
         fast.b = 0.01;
         fast.c = 1e-4;
         fast.q0 = 0.5;
         const EteModel dm(fast);
-        const PolicyConfig pc = fcfs();
-        DisaggRun run;
-        run.prefill.workload = &w;
-        run.prefill.model = &m;
-        run.prefill.make_scheduler = [&pc] { return makeScheduler(pc); };
-        run.prefill.limits = lim;
-        run.decode = run.prefill;
         run.decode.model = &dm;
-        run.prefill.fleet.replicas = 1;
-        run.decode.fleet.replicas = 1;
-        run.link = LinkModel::parse("1:1000");
-        run.kv_bytes_per_token = 1000000;
         run.gpus_per_replica = 4;
         run.decode_gpus_per_replica = 2;
         QCOMPARE(run.transferGpus(), 2);
