@@ -97,7 +97,9 @@ RunSpec specFromArgs(const SimulateArgs& a) {
             s.policy.name = a.policy;
             s.policy.params.clear();
         }
-        if (a.explain || !a.perfetto.empty()) s.record.explain = true;
+        // (A disaggregated run records no decisions yet: its trace has none.)
+        if (a.explain || (!a.perfetto.empty() && s.fleet.disaggregate.empty()))
+            s.record.explain = true;
         return s;
     }
     if (a.workload.empty()) throw std::invalid_argument("--workload is required (or --spec FILE)");
@@ -178,8 +180,9 @@ RunSpec specFromArgs(const SimulateArgs& a) {
             knob->set(s, value, 0);
             it = s.policy.params.erase(it);
         }
-    // A Perfetto trace shows decisions as instants, as the workbench's export does.
-    s.record.explain = a.explain || !a.perfetto.empty();
+    // A Perfetto trace shows decisions as instants, as the workbench's export does (a
+    // disaggregated run records none yet: its trace has none).
+    s.record.explain = a.explain || (!a.perfetto.empty() && s.fleet.disaggregate.empty());
     checkCliSpec(s); // errors name the options, not the RunSpec's keys
     return s;
 }
@@ -217,6 +220,7 @@ std::string cliField(const std::string& key) {
         {"fleet.disaggregate", "--disaggregate"},
         {"fleet.decode_profile", "--decode-profile"},
         {"fleet.link", "--link"},
+        {"record.explain", "--explain"},
         {"limits.max_num_seqs", "--max-num-seqs"},
         {"limits.max_num_batched_tokens", "--max-num-batched-tokens"},
         {"summary.goodput", "--goodput"},

@@ -221,6 +221,7 @@ std::vector<ReplicaResult> fewestReplicas(const RunSpec& base,
         worst.fleet.replicas = max_replicas;
         worst.fleet.disaggregate.clear(); // both pools together: as many replicas at most
         worst.fleet.decode_profile.clear();
+        worst.fleet.link = RunSpec().fleet.link;
         const MemoryEstimate need = checkConcurrentRuns(
             worst, c, parallelThreads(policies.size() * std::size_t(opt.seeds), opt.threads),
             "the search up to --max-replicas " + std::to_string(max_replicas),

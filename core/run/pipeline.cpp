@@ -342,6 +342,26 @@ PreparedRun prepareRun(const RunSpec& spec, const RunContext& ctx) {
                                  " bytes of KV per token where the prefill pool's (" +
                                  p.profile.name + ") keeps " + std::to_string(mine) +
                                  ": both pools must serve the same model (--decode-profile)");
+        // The same model: its name and shape, not only its KV size per token (a 70B model
+        // and another with the same KV layout would pass that).
+        const ModelConfig &a = p.profile.model, &b = pool.profile.model;
+        if (a.name != b.name || a.layers != b.layers || a.hidden != b.hidden ||
+            a.heads != b.heads || a.kv_heads != b.kv_heads || a.head_dim != b.head_dim ||
+            a.dtype_bytes != b.dtype_bytes || a.params != b.params)
+            throw InputError(pool.profile_path, 0, "fleet.decode_profile",
+                             "its model is " + (b.name.empty() ? std::string("unnamed") : b.name) +
+                                 " where the prefill pool's (" + p.profile.name + ") is " +
+                                 (a.name.empty() ? std::string("unnamed") : a.name) +
+                                 " (or the same name with another shape): both pools must serve "
+                                 "the same model (--decode-profile)");
+        // Abstract time units (the unit profile) and seconds do not add up on one clock.
+        if ((p.profile.exec_kind == "unit") != (pool.profile.exec_kind == "unit"))
+            throw InputError(pool.profile_path, 0, "fleet.decode_profile",
+                             std::string("the ") +
+                                 (pool.profile.exec_kind == "unit" ? "decode" : "prefill") +
+                                 " pool's profile counts abstract iterations (exec \"unit\") and "
+                                 "the other seconds: both pools must run on one clock "
+                                 "(--decode-profile)");
         pool.limits = spec.limits.engine(spec.limits.kv_capacity_tokens > 0
                                              ? spec.limits.kv_capacity_tokens
                                              : pool.profile.kvCapacityTokens());
@@ -458,14 +478,19 @@ RunLog simulatePrepared(const PreparedRun& p, const RunContext& ctx, LiveBackend
                              "disaggregation moves KV: the profile's model gives no KV bytes "
                              "per token");
         RunLog log = simulateDisaggregated(run);
+        if (p.spec.record.explain) // the window asks every run for its decisions
+            log.warnings.push_back("disaggregated runs do not record their decisions yet: the "
+                                   "Inspector and explain have none for this run");
         if (p.decode) { // the log's execution model and KV capacity are the prefill pool's
             log.exec_model =
                 "prefill: " + log.exec_model + "; decode: " + p.decode->model->describe();
+            const int g = p.decode->profile.gpu_count;
             log.warnings.push_back(
-                "the decode pool runs on " + p.decode->profile.name + " (" +
-                std::to_string(p.decode->profile.gpu_count) + " GPUs a replica, KV capacity " +
+                "the decode pool runs on " + p.decode->profile.name + " (" + std::to_string(g) +
+                (g == 1 ? " GPU" : " GPUs") + " a replica, KV capacity " +
                 std::to_string(p.decode->limits.kv_capacity_tokens) +
-                " tokens); the KV capacity shown is the prefill pool's (" + p.profile.name + ")");
+                " tokens); the KV capacity shown is the prefill pool's (" + p.profile.name +
+                "), the KV peak the largest of any replica in either pool");
         }
         for (const auto& w : p.model_warnings) log.warnings.push_back(w);
         return log;

@@ -221,9 +221,15 @@ void RunSpec::validate(const std::string& where) const {
         if (fleet.replicas != 1)
             bad("fleet.disaggregate",
                 "gives the replicas of both pools: --replicas (fleet.replicas) must stay 1");
+        if (record.explain)
+            bad("record.explain", "disaggregated runs do not record their decisions yet: run "
+                                  "without --explain");
     } else if (!fleet.decode_profile.empty()) {
         bad("fleet.decode_profile",
             "is the decode pool's profile: it needs disaggregation (--disaggregate P:D)");
+    } else if (fleet.link != "ib-hdr") {
+        bad("fleet.link", "is the link a disaggregated run's KV moves over: it needs "
+                          "disaggregation (--disaggregate P:D)");
     }
     try {
         LinkModel::parse(fleet.link);

@@ -41,9 +41,11 @@ LinkModel LinkModel::parse(const std::string& text) {
         const double us = std::strtod(b.c_str(), &end);
         const bool b_ok = !b.empty() && end && *end == '\0';
         if (a_ok && b_ok) {
-            if (!(gbs > 0 && gbs <= 1e6))
+            // At least 1 MB/s: slower, a long prompt's transfer outlasts any clock (and 1e-300
+            // GB/s was read as a bandwidth).
+            if (!(gbs >= 1e-3 && gbs <= 1e6))
                 throw std::invalid_argument("link '" + text +
-                                            "': the bandwidth must be in (0, 1e6] GB/s");
+                                            "': the bandwidth must be in [0.001, 1e6] GB/s");
             if (!(us >= 0 && us <= 1e9))
                 throw std::invalid_argument("link '" + text +
                                             "': the latency must be in [0, 1e9] microseconds");
@@ -59,8 +61,8 @@ std::pair<int, int> parseDisaggregate(const std::string& text) {
         if (s.empty() || s.size() > 5 || !std::all_of(s.begin(), s.end(), ::isdigit))
             throw std::invalid_argument("'" + text +
                                         "': expected P:D, the prefill and decode replicas "
-                                        "(whole numbers, each 1 to " +
-                                        std::to_string(kMaxReplicas) + ")");
+                                        "(whole numbers >= 1, " +
+                                        std::to_string(kMaxReplicas) + " in all at most)");
         return std::atoi(s.c_str());
     };
     if (colon == std::string::npos) whole("");
