@@ -409,9 +409,19 @@ private slots:
         QVERIFY(bench.next() > 0);
         spy.clear();
         views::ParamSlider* c = w.policyPanel()->slider("C");
-        for (int i = 1; i <= 30; ++i) c->setValue(0.3 + 0.02 * i); // no event loop between
+        c->setValue(0.32);
+        const long first = w.runner().latest();
+        for (int i = 2; i <= 30; ++i) c->setValue(0.3 + 0.02 * i); // no event loop between
+        // The first run still in flight when the last setting came (every later one waited
+        // behind it): it is shown, then the newest. On a loaded machine it may have finished
+        // meanwhile, and a later setting started at once as the newest (the first's result,
+        // no longer the latest job's, is dropped): then one or two are shown, the newest last.
+        const bool held = w.runner().latest() == first;
         QVERIFY(w.jobs().waitIdle(30000));
-        QTRY_COMPARE(spy.size(), 2);
+        if (held)
+            QTRY_COMPARE(spy.size(), 2);
+        else
+            QTRY_VERIFY(spy.size() >= 1 && !w.runner().busy());
         QCOMPARE(w.lastResult()->policy.params.at("C"), 0.3 + 0.02 * 30);
         QVERIFY(!w.runner().busy());
         // Cancelled: what waited for the run is dropped with it.
