@@ -130,6 +130,8 @@ void writeRunLogJsonl(const RunLog& log, std::ostream& out, const RunLogWriteOpt
                                {"evictions", log.cache_evictions}};
     if (log.fleet()) h["fleet"] = {{"replicas", log.replicas}, {"router", log.router}};
     if (log.disaggregated()) h["fleet"]["prefill_replicas"] = log.prefill_replicas;
+    if (log.disaggregated() && log.decode_kv_capacity_tokens > 0)
+        h["fleet"]["decode_kv_capacity_tokens"] = log.decode_kv_capacity_tokens;
     // How many lines of each kind follow: a reader tells a log cut short at a line's end
     // (which reads as a shorter run, wrongly) from a whole one.
     h["lines"] = {{"events", log.events.size()},
@@ -433,6 +435,14 @@ RunLog readRunLogJsonl(std::istream& in, const std::string& name) {
                 if (x->contains("prefill_replicas"))
                     log.prefill_replicas = static_cast<std::int32_t>(
                         getInt(*x, "prefill_replicas", 1, log.replicas - 1.0));
+                if (x->contains("decode_kv_capacity_tokens")) {
+                    if (log.prefill_replicas == 0)
+                        throw InputError(name, lineno, "fleet.decode_kv_capacity_tokens",
+                                         "a decode pool's KV capacity in a log without "
+                                         "disaggregation (fleet.prefill_replicas)");
+                    log.decode_kv_capacity_tokens = static_cast<std::int64_t>(
+                        getInt(*x, "decode_kv_capacity_tokens", 1, kMaxTokens));
+                }
                 last_iter_end.assign(static_cast<std::size_t>(log.replicas), -1.0);
             }
             if (const auto x = j.find("prefix_caching"); x != j.end()) {

@@ -348,8 +348,14 @@ Summary summarizeWith(const RunLog& log, const std::vector<RequestMetrics>& reqs
             row.ttft_ms = x.ttft_ms;
             row.tpot_ms = x.tpot_ms;
             row.e2el_ms = x.e2el_ms;
+            if (log.decode_kv_capacity_tokens > 0) {
+                std::int64_t& pool =
+                    row.pool == "prefill" ? s.prefill_kv_peak_tokens : s.decode_kv_peak_tokens;
+                pool = std::max(pool, row.kv_peak_tokens);
+            }
             s.replicas.push_back(std::move(row));
         }
+        s.decode_kv_capacity_tokens = log.decode_kv_capacity_tokens;
         if (itlFromReplicas(log, opt)) { // as itlStats(log) gives them
             for (auto& p : itl) p.first *= 1e3;
             s.itl_ms = describeWeighted(std::move(itl), opt.percentiles);
@@ -446,6 +452,11 @@ nlohmann::json Summary::toJson() const {
     }
     j["kv_peak_tokens"] = kv_peak_tokens;
     j["kv_capacity_tokens"] = kv_capacity_tokens;
+    if (decode_kv_capacity_tokens > 0) {
+        j["decode_kv_capacity_tokens"] = decode_kv_capacity_tokens;
+        j["prefill_kv_peak_tokens"] = prefill_kv_peak_tokens;
+        j["decode_kv_peak_tokens"] = decode_kv_peak_tokens;
+    }
     if (authors) {
         // The TimelyLLM authors' metric (Summary::authors).
         j["authors_urgent_utility_pct"] = jsonNumber(authors->urgent_pct);
@@ -674,6 +685,9 @@ Summary Summary::fromJson(const nlohmann::json& j) {
                           [](const RobotClassSummary& r) { return r.cls == "all"; });
     s.kv_peak_tokens = count("kv_peak_tokens");
     s.kv_capacity_tokens = count("kv_capacity_tokens");
+    s.decode_kv_capacity_tokens = count("decode_kv_capacity_tokens");
+    s.prefill_kv_peak_tokens = count("prefill_kv_peak_tokens");
+    s.decode_kv_peak_tokens = count("decode_kv_peak_tokens");
     s.preemptions = count("preemptions");
     s.resubmissions = count("segment_resubmissions");
     if (j.contains("authors_scored")) {
@@ -849,8 +863,15 @@ std::string Summary::table() const {
         }
     }
     head("KV cache and engine");
-    line("KV peak / capacity (tokens):",
-         std::to_string(kv_peak_tokens) + " / " + std::to_string(kv_capacity_tokens));
+    if (decode_kv_capacity_tokens > 0) { // the pools on different hardware
+        line("KV peak / capacity, prefill pool:",
+             std::to_string(prefill_kv_peak_tokens) + " / " + std::to_string(kv_capacity_tokens));
+        line("KV peak / capacity, decode pool:", std::to_string(decode_kv_peak_tokens) + " / " +
+                                                     std::to_string(decode_kv_capacity_tokens));
+    } else {
+        line("KV peak / capacity (tokens):",
+             std::to_string(kv_peak_tokens) + " / " + std::to_string(kv_capacity_tokens));
+    }
     line("Preemptions:", std::to_string(preemptions));
     if (resubmissions > 0)
         line("Segments re-queued (not preemptions):", std::to_string(resubmissions));

@@ -88,6 +88,11 @@ struct Summary {
     std::int64_t good_requests = 0;
     Stats ttft_ms, tpot_ms, itl_ms, e2el_ms, queue_ms;
     std::int64_t kv_peak_tokens = 0, kv_capacity_tokens = 0;
+    // Disaggregation with the decode pool on other hardware: each pool's KV capacity per
+    // replica and largest peak of one replica (kv_capacity_tokens is then the prefill
+    // pool's, kv_peak_tokens the largest of either); 0 otherwise.
+    std::int64_t decode_kv_capacity_tokens = 0, prefill_kv_peak_tokens = 0,
+                 decode_kv_peak_tokens = 0;
     std::int64_t preemptions = 0, suspensions = 0, iterations = 0, stretches = 0;
     // Robot segments handed back and queued again as new requests (RequestMetrics::
     // resubmissions: the TimelyLLM code's segmented generation), not counted as preemptions.

@@ -124,7 +124,10 @@ RunLog replicaLog(const RunLog& fleet, int replica, std::vector<ReqId>* members)
     out.workload = fleet.workload;
     out.policy = fleet.policy;
     out.exec_model = fleet.exec_model;
-    out.kv_capacity_tokens = fleet.kv_capacity_tokens;
+    out.kv_capacity_tokens = fleet.decode_kv_capacity_tokens > 0 && fleet.disaggregated() &&
+                                     replica >= fleet.prefill_replicas
+                                 ? fleet.decode_kv_capacity_tokens
+                                 : fleet.kv_capacity_tokens;
     out.num_requests = static_cast<std::int32_t>(ids.size());
     out.prefix_caching = fleet.prefix_caching;
     out.cache_block_size = fleet.cache_block_size;

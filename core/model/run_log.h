@@ -154,6 +154,9 @@ struct RunLog {
     // replica. 0 and empty for a colocated fleet.
     std::int32_t prefill_replicas = 0;
     std::vector<std::int16_t> prefill_of;
+    // The decode pool's KV capacity per replica when it runs on other hardware
+    // (--decode-profile); 0: kv_capacity_tokens, as every other replica's.
+    std::int64_t decode_kv_capacity_tokens = 0;
     // KV in use (and, with prefix caching, in idle cached blocks) at the end of a stretch
     // that the next one does not follow at once, its finished requests' KV released: the
     // KV series' value through the idle gap (the stretch's own value stood there before,

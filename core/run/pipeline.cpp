@@ -485,12 +485,10 @@ RunLog simulatePrepared(const PreparedRun& p, const RunContext& ctx, LiveBackend
             log.exec_model =
                 "prefill: " + log.exec_model + "; decode: " + p.decode->model->describe();
             const int g = p.decode->profile.gpu_count;
-            log.warnings.push_back(
-                "the decode pool runs on " + p.decode->profile.name + " (" + std::to_string(g) +
-                (g == 1 ? " GPU" : " GPUs") + " a replica, KV capacity " +
-                std::to_string(p.decode->limits.kv_capacity_tokens) +
-                " tokens); the KV capacity shown is the prefill pool's (" + p.profile.name +
-                "), the KV peak the largest of any replica in either pool");
+            log.decode_kv_capacity_tokens = p.decode->limits.kv_capacity_tokens;
+            log.warnings.push_back("the decode pool runs on " + p.decode->profile.name + " (" +
+                                   std::to_string(g) + (g == 1 ? " GPU" : " GPUs") +
+                                   " a replica), the prefill pool on " + p.profile.name);
         }
         for (const auto& w : p.model_warnings) log.warnings.push_back(w);
         return log;

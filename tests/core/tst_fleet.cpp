@@ -558,6 +558,25 @@ private slots:
         const RunResult r = executeRun(p);
         QCOMPARE(r.summary.completed, r.summary.num_requests);
         QVERIFY(r.log.exec_model.find("decode: llama2-70b-h100x2") != std::string::npos);
+        // Each pool's KV: the capacities of its hardware, peaks from its replicas, kept by
+        // the run log and the stored summary; a decode replica's own log has its pool's.
+        QCOMPARE(r.log.decode_kv_capacity_tokens, p.decode->limits.kv_capacity_tokens);
+        QCOMPARE(r.summary.kv_capacity_tokens, p.limits.kv_capacity_tokens);
+        QCOMPARE(r.summary.decode_kv_capacity_tokens, p.decode->limits.kv_capacity_tokens);
+        QCOMPARE(r.summary.prefill_kv_peak_tokens, r.summary.replicas[0].kv_peak_tokens);
+        QCOMPARE(r.summary.decode_kv_peak_tokens, r.summary.replicas[1].kv_peak_tokens);
+        QCOMPARE(std::max(r.summary.prefill_kv_peak_tokens, r.summary.decode_kv_peak_tokens),
+                 r.summary.kv_peak_tokens);
+        QCOMPARE(replicaLog(r.log, 1).kv_capacity_tokens, p.decode->limits.kv_capacity_tokens);
+        QCOMPARE(replicaLog(r.log, 0).kv_capacity_tokens, p.limits.kv_capacity_tokens);
+        std::stringstream logged;
+        writeRunLogJsonl(r.log, logged);
+        QCOMPARE(readRunLogJsonl(logged, "pools.jsonl").decode_kv_capacity_tokens,
+                 r.log.decode_kv_capacity_tokens);
+        const Summary back = Summary::fromJson(r.summary.toJson());
+        QCOMPARE(back.decode_kv_capacity_tokens, r.summary.decode_kv_capacity_tokens);
+        QCOMPARE(back.decode_kv_peak_tokens, r.summary.decode_kv_peak_tokens);
+        QVERIFY(r.summary.table().find("KV peak / capacity, decode pool:") != std::string::npos);
         RunSpec alone = s;
         alone.fleet.disaggregate.clear();
         QVERIFY_THROWS_EXCEPTION(InputError, alone.validate());
