@@ -355,11 +355,15 @@ void ChartArea::showRun(const RunView& r) {
     banner_->setProperty("fullText", text);
     elideBanner();
     banner_->setVisible(true);
-    // A fleet's KV is its replicas' together, against their capacity together.
-    kv_->setRun(r.kv,
-                double(r.limits.kv_capacity_tokens) *
-                    std::max(1, r.log ? int(r.log->replicas) : r.spec.fleet.replicas),
-                r.preemptions, r.kv_held, r.kv_prefill);
+    // A fleet's KV is its replicas' together, against their capacity together (with the
+    // decode pool on other hardware, each pool's replicas at its own capacity).
+    double capacity = double(r.limits.kv_capacity_tokens) *
+                      std::max(1, r.log ? int(r.log->replicas) : r.spec.fleet.replicas);
+    if (r.log && r.log->disaggregated() && r.log->decode_kv_capacity_tokens > 0)
+        capacity =
+            double(r.limits.kv_capacity_tokens) * r.log->prefill_replicas +
+            double(r.log->decode_kv_capacity_tokens) * (r.log->replicas - r.log->prefill_replicas);
+    kv_->setRun(r.kv, capacity, r.preemptions, r.kv_held, r.kv_prefill);
     tuf_->setClasses(r.tufs);
     refreshComparison();
     refreshRangeSummary(); // the same stretch, in the new run

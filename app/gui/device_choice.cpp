@@ -74,12 +74,20 @@ void DeviceChoice::showLabel() {
     // profile's scaled by the KV slider, in whole blocks with prefix caching. Before a run,
     // the profile's.
     const std::int64_t kv = run_kv_ > 0 ? run_kv_ : p.kvCapacityTokens();
-    label_->setText(run_replicas_ > 1
-                        ? tr("device: %1 · KV %L2 tokens per replica × %3")
-                              .arg(name)
-                              .arg(qlonglong(kv))
-                              .arg(run_replicas_)
-                        : tr("device: %1 · KV %L2 tokens").arg(name).arg(qlonglong(kv)));
+    label_->setText(
+        run_decode_kv_ > 0
+            ? tr("device: %1 · KV %L2 tokens per prefill replica × %3, %L4 per decode replica × "
+                 "%5")
+                  .arg(name)
+                  .arg(qlonglong(kv))
+                  .arg(run_prefill_replicas_)
+                  .arg(qlonglong(run_decode_kv_))
+                  .arg(run_replicas_ - run_prefill_replicas_)
+        : run_replicas_ > 1 ? tr("device: %1 · KV %L2 tokens per replica × %3")
+                                  .arg(name)
+                                  .arg(qlonglong(kv))
+                                  .arg(run_replicas_)
+                            : tr("device: %1 · KV %L2 tokens").arg(name).arg(qlonglong(kv)));
     label_->setToolTip(
         tr("%1<br>The execution model the simulations use. KV: %2 (the device profile has "
            "%L3 tokens; the KV slider scales it, and prefix caching rounds it to whole blocks)")
@@ -88,10 +96,15 @@ void DeviceChoice::showLabel() {
             .arg(qlonglong(p.kvCapacityTokens())));
 }
 
-void DeviceChoice::showRunCapacity(std::int64_t tokens, int replicas) {
-    if (tokens == run_kv_ && replicas == run_replicas_) return;
+void DeviceChoice::showRunCapacity(std::int64_t tokens, int replicas, std::int64_t decode_tokens,
+                                   int prefill_replicas) {
+    if (tokens == run_kv_ && replicas == run_replicas_ && decode_tokens == run_decode_kv_ &&
+        prefill_replicas == run_prefill_replicas_)
+        return;
     run_kv_ = tokens;
     run_replicas_ = replicas;
+    run_decode_kv_ = decode_tokens;
+    run_prefill_replicas_ = prefill_replicas;
     showLabel();
 }
 

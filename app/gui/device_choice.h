@@ -36,7 +36,10 @@ public:
     QLabel* label() const { return label_; }
     // The KV capacity the label says: the shown run's (per replica; 0: the profile's), so
     // that the status bar, the KV chart, the Inspector and the report say one number.
-    void showRunCapacity(std::int64_t tokens, int replicas = 1);
+    // With the decode pool of a disaggregated run on other hardware: its replicas' capacity
+    // (`decode_tokens`) and how many of the `replicas` prefill (the others decode).
+    void showRunCapacity(std::int64_t tokens, int replicas = 1, std::int64_t decode_tokens = 0,
+                         int prefill_replicas = 0);
 
 Q_SIGNALS:
     void changed(bool ok);
@@ -54,6 +57,8 @@ private:
     QLabel* label_;
     std::int64_t run_kv_ = 0;
     int run_replicas_ = 1;
+    std::int64_t run_decode_kv_ = 0; // showRunCapacity's decode pool, 0: none of its own
+    int run_prefill_replicas_ = 0;
 };
 
 } // namespace kairos::app

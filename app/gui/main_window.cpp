@@ -1028,8 +1028,9 @@ void MainWindow::showResult(std::shared_ptr<const RunView> r) {
     history_->quietly([this] { charts_->findBar()->apply(false); });
     if (history_->size() == 0) history_->record();
     live_->setWorkload(r->workload); // a live run uses the workload as shown
-    device_->showRunCapacity(r->log ? r->log->kv_capacity_tokens : 0,
-                             r->log ? r->log->replicas : 1);
+    device_->showRunCapacity(r->log ? r->log->kv_capacity_tokens : 0, r->log ? r->log->replicas : 1,
+                             r->log ? r->log->decode_kv_capacity_tokens : 0,
+                             r->log ? r->log->prefill_replicas : 0);
     charts_->showRun(*r);
     // The timeline's frame built beside the summary, if the view still looks as planned.
     if (r->frame) charts_->timeline()->offerFrame(*r->frame);
