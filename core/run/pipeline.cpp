@@ -306,9 +306,14 @@ PreparedRun prepareRun(const RunSpec& spec, const RunContext& ctx) {
     p.profile_path = std::move(ex.profile_path);
     p.model = std::move(ex.model);
     p.model_warnings = std::move(ex.model_warnings);
-    p.limits =
-        spec.limits.engine(spec.limits.kv_capacity_tokens > 0 ? spec.limits.kv_capacity_tokens
-                                                              : p.profile.kvCapacityTokens());
+    // The spec's limits with its own KV capacity, else the profile's (each pool's, with a
+    // decode profile).
+    const auto limitsOn = [&spec](const DeviceProfile& profile) {
+        return spec.limits.engine(spec.limits.kv_capacity_tokens > 0
+                                      ? spec.limits.kv_capacity_tokens
+                                      : profile.kvCapacityTokens());
+    };
+    p.limits = limitsOn(p.profile);
     if (p.limits.kv_capacity_tokens <= 0)
         throw InputError(p.profile_path, 0,
                          spec.exec.gpu_mem_gib > 0    ? "exec.gpu_mem_gib"
@@ -362,9 +367,7 @@ PreparedRun prepareRun(const RunSpec& spec, const RunContext& ctx) {
                                  " pool's profile counts abstract iterations (exec \"unit\") and "
                                  "the other seconds: both pools must run on one clock "
                                  "(--decode-profile)");
-        pool.limits = spec.limits.engine(spec.limits.kv_capacity_tokens > 0
-                                             ? spec.limits.kv_capacity_tokens
-                                             : pool.profile.kvCapacityTokens());
+        pool.limits = limitsOn(pool.profile);
         if (pool.limits.kv_capacity_tokens <= 0)
             throw InputError(pool.profile_path, 0, "fleet.decode_profile",
                              "the weights of the profile's model (" + pool.profile.name +
